@@ -1,0 +1,29 @@
+// Bundles the CLI/host and the editor extension. node-pty (native) and vscode stay external.
+import * as esbuild from 'esbuild';
+import { readFileSync, existsSync } from 'node:fs';
+
+const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url)));
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  sourcemap: true,
+  external: ['vscode', 'node-pty'],
+  define: { __SHARED_PTY_VERSION__: JSON.stringify(pkg.version) },
+  logLevel: 'warning',
+};
+
+const entries = [{ in: 'src/cli/main.ts', out: 'dist/cli.js' }];
+if (existsSync('src/vscode/extension.ts')) entries.push({ in: 'src/vscode/extension.ts', out: 'dist/extension.js' });
+if (existsSync('src/view/main.ts')) entries.push({ in: 'src/view/main.ts', out: 'dist/view.js', browser: true });
+
+await Promise.all(
+  entries.map((e) =>
+    esbuild.build(
+      e.browser
+        ? { ...common, entryPoints: [e.in], outfile: e.out, platform: 'browser', format: 'iife', target: 'es2020', external: [] }
+        : { ...common, entryPoints: [e.in], outfile: e.out },
+    ),
+  ),
+);

@@ -1,0 +1,57 @@
+/** A bad command line: printed as one line, exit status 2. */
+export class UsageError extends Error {}
+
+export interface FlagSpec {
+  /** Flags that take a value (`--timeout 500` or `--timeout=500`). */
+  values?: string[];
+  /** Flags that take none. */
+  booleans?: string[];
+}
+
+export interface ParsedArgs {
+  positional: string[];
+  flags: Map<string, string | true>;
+  /** Everything after a lone `--`. */
+  rest: string[];
+}
+
+/** Parses argv against a flag spec; an unknown flag is a UsageError. */
+export function parseArgs(argv: string[], spec: FlagSpec): ParsedArgs {
+  const values = new Set(spec.values ?? []);
+  const booleans = new Set(spec.booleans ?? []);
+  const out: ParsedArgs = { positional: [], flags: new Map(), rest: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--') {
+      out.rest = argv.slice(i + 1);
+      break;
+    }
+    if (a.startsWith('--') || (a.startsWith('-') && a.length === 2 && !/^-\d$/.test(a))) {
+      const eq = a.indexOf('=');
+      const name = eq === -1 ? a : a.slice(0, eq);
+      if (booleans.has(name)) {
+        if (eq !== -1) throw new UsageError(`${name} takes no value`);
+        out.flags.set(name, true);
+      } else if (values.has(name)) {
+        const v = eq !== -1 ? a.slice(eq + 1) : argv[++i];
+        if (v === undefined) throw new UsageError(`${name} needs a value`);
+        out.flags.set(name, v);
+      } else throw new UsageError(`unknown flag ${name}`);
+    } else out.positional.push(a);
+  }
+  return out;
+}
+
+/** A flag's value as a non-negative integer (or undefined when absent). */
+export function intFlag(args: ParsedArgs, name: string, min = 0, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const v = args.flags.get(name);
+  if (v === undefined) return undefined;
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new UsageError(`${name} needs a whole number from ${min} to ${max}, got "${v}"`);
+  return n;
+}
+
+export function strFlag(args: ParsedArgs, name: string): string | undefined {
+  const v = args.flags.get(name);
+  return typeof v === 'string' ? v : undefined;
+}

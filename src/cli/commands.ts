@@ -1,0 +1,123 @@
+import { readLiveRecords } from '../host/discovery';
+import { RpcCallError } from '../transport/rpc-client';
+import { intFlag, parseArgs, strFlag, UsageError } from './args';
+import { CliError, connectHost, findSession } from './find-session';
+
+/** Calls one method on the session's host; RPC errors become one-line CLI errors. */
+async function callOn<T>(selector: string, method: string, params: Record<string, unknown>): Promise<T> {
+  const found = findSession(selector);
+  const client = await connectHost(found);
+  try {
+    return await client.request<T>(method, { session: found.session.id, ...params });
+  } catch (e) {
+    if (e instanceof RpcCallError) throw new CliError(e.message);
+    throw e;
+  } finally {
+    client.close();
+  }
+}
+
+function needSession(positional: string[], usage: string): string {
+  if (!positional[0]) throw new UsageError(`missing <session>; usage: ${usage}`);
+  return positional[0];
+}
+
+/** `list [--json]`: every session of every live host. */
+export async function listCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { booleans: ['--json'] });
+  const sessions = readLiveRecords().flatMap((h) => h.sessions.map((s) => ({ ...s, hostId: h.hostId })));
+  if (args.flags.has('--json')) {
+    process.stdout.write(JSON.stringify(sessions, null, 2) + '\n');
+    return 0;
+  }
+  if (sessions.length === 0) return 0;
+  const rows = sessions.map((s) => [
+    s.id,
+    s.name,
+    s.running ? 'running' : `exited ${s.exitCode}`,
+    `${s.cols}x${s.rows}`,
+    String(s.clients),
+    s.origin,
+    [s.command, ...s.args].join(' '),
+    s.address,
+  ]);
+  const header = ['ID', 'NAME', 'STATE', 'SIZE', 'CLIENTS', 'ORIGIN', 'COMMAND', 'ADDRESS'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  for (const r of [header, ...rows]) process.stdout.write(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ') + '\n');
+  return 0;
+}
+
+const READ_USAGE = 'shared-pty read <session> [--top N | --bottom N | --start A --end B | --scrollback [--offset N] [--lines N]]';
+
+/** `read <session> [...]`: the screen, part of it, or a page of scrollback. */
+export async function readCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { values: ['--top', '--bottom', '--start', '--end', '--offset', '--lines'], booleans: ['--scrollback', '--json'] });
+  const selector = needSession(args.positional, READ_USAGE);
+  if (args.flags.has('--scrollback')) {
+    const r = await callOn<{ text: string }>(selector, 'pty/scrollback', {
+      offset: intFlag(args, '--offset'),
+      lines: intFlag(args, '--lines', 1, 10000),
+    });
+    process.stdout.write(args.flags.has('--json') ? JSON.stringify(r) + '\n' : r.text + (r.text ? '\n' : ''));
+    return 0;
+  }
+  const r = await callOn<{ screen: string }>(selector, 'pty/read', {
+    top: intFlag(args, '--top'),
+    bottom: intFlag(args, '--bottom'),
+    start: intFlag(args, '--start', 1),
+    end: intFlag(args, '--end', 1),
+  });
+  process.stdout.write(args.flags.has('--json') ? JSON.stringify(r) + '\n' : r.screen);
+  return 0;
+}
+
+/** `send <session> <text> [--no-submit] [--timeout MS]`: prints the output and the wait reason. */
+export async function sendCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { values: ['--timeout', '--idle'], booleans: ['--no-submit', '--json'] });
+  const usage = 'shared-pty send <session> <text> [--no-submit] [--timeout MS]';
+  const selector = needSession(args.positional, usage);
+  const text = args.positional[1];
+  if (text === undefined) throw new UsageError(`missing <text>; usage: ${usage}`);
+  const r = await callOn<{ output: string; waitReason: string; truncated: boolean }>(selector, 'pty/send', {
+    text,
+    submit: !args.flags.has('--no-submit'),
+    timeout: intFlag(args, '--timeout', 1),
+    idleMs: intFlag(args, '--idle', 1),
+  });
+  if (args.flags.has('--json')) process.stdout.write(JSON.stringify(r) + '\n');
+  else {
+    if (r.output) process.stdout.write(r.output + '\n');
+    process.stdout.write(`[wait reason: ${r.waitReason}${r.truncated ? ', output truncated' : ''}]\n`);
+  }
+  return 0;
+}
+
+/** `keys <session> <Key>…`: named keys (Enter, Ctrl+C, ArrowUp, q, …). */
+export async function keysCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, {});
+  const selector = needSession(args.positional, 'shared-pty keys <session> <Key>…');
+  const keys = args.positional.slice(1);
+  if (keys.length === 0) throw new UsageError('missing <Key>; usage: shared-pty keys <session> <Key>…');
+  await callOn(selector, 'pty/write', { action: keys.map((key) => ({ key })) });
+  return 0;
+}
+
+/** `wait <session> <text> [--regex] [--timeout MS]`: exit 0 when it shows, 1 on timeout. */
+export async function waitCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { values: ['--timeout'], booleans: ['--regex', '--json'] });
+  const usage = 'shared-pty wait <session> <text> [--regex] [--timeout MS]';
+  const selector = needSession(args.positional, usage);
+  const text = args.positional[1];
+  if (text === undefined) throw new UsageError(`missing <text>; usage: ${usage}`);
+  const pattern = args.flags.has('--regex') ? { regex: text } : { match: text };
+  const r = await callOn<{ matched: boolean; reason: string; screen: string }>(selector, 'pty/wait', {
+    ...pattern,
+    timeout: intFlag(args, '--timeout', 0),
+  });
+  if (args.flags.has('--json')) process.stdout.write(JSON.stringify(r) + '\n');
+  if (r.matched) return 0;
+  process.stderr.write(`shared-pty: not seen before ${r.reason === 'session_exit' ? 'the session exited' : 'the timeout'}: ${text}\n`);
+  return 1;
+}
+
+export { strFlag };

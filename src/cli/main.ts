@@ -1,0 +1,75 @@
+import { RpcCallError } from '../transport/rpc-client';
+import { UsageError } from './args';
+import { attachCommand } from './attach';
+import { keysCommand, listCommand, readCommand, sendCommand, waitCommand } from './commands';
+import { CliError } from './find-session';
+import { serveCommand } from './serve';
+import { VERSION } from '../version';
+
+const HELP = `shared-pty ${VERSION} — terminals shared between people and agents
+
+Usage:
+  shared-pty list [--json]
+  shared-pty read <session> [--top N | --bottom N | --start A --end B | --scrollback [--offset N] [--lines N]]
+  shared-pty send <session> <text> [--no-submit] [--timeout MS]
+  shared-pty keys <session> <Key>...
+  shared-pty wait <session> <text> [--regex] [--timeout MS]
+  shared-pty attach <session>
+  shared-pty serve [--cmd CMD [-- ARGS...]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http]
+  shared-pty mcp
+
+<session> is a session id, its exact name, or a unique id prefix.
+`;
+
+type Command = (argv: string[]) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  list: listCommand,
+  read: readCommand,
+  send: sendCommand,
+  keys: keysCommand,
+  wait: waitCommand,
+  attach: attachCommand,
+  serve: serveCommand,
+  mcp: async (argv) => (await import('./mcp')).mcpCommand(argv),
+};
+
+/** Runs the CLI; resolves to the exit status. */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(HELP);
+    return name ? 0 : 2;
+  }
+  if (name === '--version' || name === '-v') {
+    process.stdout.write(VERSION + '\n');
+    return 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) return fail(`unknown command "${name}" (see shared-pty --help)`, 2);
+  try {
+    return await command(rest);
+  } catch (e) {
+    if (e instanceof UsageError) return fail(e.message, 2);
+    if (e instanceof CliError) return fail(e.message, e.exitCode);
+    if (e instanceof RpcCallError) return fail(e.message, 1);
+    return fail((e as Error).message ?? String(e), 1);
+  }
+}
+
+function fail(message: string, code: number): number {
+  process.stderr.write(`shared-pty: ${message}\n`);
+  return code;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e) => {
+      process.stderr.write(`shared-pty: ${(e as Error).message}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

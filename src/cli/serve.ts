@@ -1,0 +1,88 @@
+import * as path from 'node:path';
+import { splitShellWords } from '../core/shell-words';
+import { defaultShell } from '../core/registry';
+import { Host } from '../host/host';
+import type { Endpoint } from '../transport/socket-server';
+import { intFlag, parseArgs, strFlag, UsageError } from './args';
+import { startHttpFor } from './http-option';
+
+const USAGE =
+  'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--session-tcp]';
+
+/**
+ * `serve`: with --socket/--port, socket-pty's single-session server (pty/kill ends it);
+ * otherwise a full host in the foreground with one session of --cmd (default: your shell).
+ */
+export async function serveCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, {
+    values: ['--cmd', '--socket', '--port', '--cols', '--rows', '--cwd', '--http-port', '--name', '--max-line-bytes'],
+    booleans: ['--no-http', '--session-tcp', '--quiet'],
+  });
+  if (args.positional.length) throw new UsageError(`unexpected argument "${args.positional[0]}"; usage: ${USAGE}`);
+  const socketPath = strFlag(args, '--socket');
+  const port = intFlag(args, '--port', 1, 65535);
+  if (socketPath !== undefined && port !== undefined) throw new UsageError('--socket and --port are mutually exclusive');
+  let words: string[];
+  try {
+    words = args.flags.has('--cmd') ? splitShellWords(strFlag(args, '--cmd') ?? '') : [defaultShell()];
+  } catch (e) {
+    throw new UsageError(`--cmd: ${(e as Error).message}`);
+  }
+  if (words.length === 0) throw new UsageError('--cmd needs a command');
+  const [command, ...cmdArgs] = words;
+  const cwd = path.resolve(strFlag(args, '--cwd') ?? process.cwd());
+  const compat: Endpoint | undefined =
+    socketPath !== undefined ? { type: 'unix', path: path.resolve(socketPath) } : port !== undefined ? { type: 'tcp', host: '127.0.0.1', port } : undefined;
+  const log = (line: string) => {
+    if (!args.flags.has('--quiet')) process.stdout.write(line + '\n');
+  };
+
+  const host = await Host.start({
+    kind: 'serve',
+    defaultCwd: cwd,
+    workspace: cwd,
+    sessionTcp: args.flags.has('--session-tcp'),
+    maxLineBytes: intFlag(args, '--max-line-bytes', 1024),
+  });
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    await host.close();
+    process.exit(code);
+  };
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop(0));
+
+  try {
+    if (!args.flags.has('--no-http')) await startHttpFor(host, intFlag(args, '--http-port', 0, 65535));
+    const session = await host.createSession(
+      {
+        command,
+        args: [...cmdArgs, ...args.rest],
+        cwd,
+        cols: intFlag(args, '--cols', 2, 1000),
+        rows: intFlag(args, '--rows', 1, 500),
+        name: strFlag(args, '--name'),
+        origin: 'user',
+      },
+      compat,
+    );
+    const info = host.describe(session);
+    if (compat) {
+      // socket-pty's single-session server: pty/kill (or the session going away) ends the process.
+      host.killOverride = () => void stop(0);
+      host.registry.onDidRemove(() => void stop(0));
+      log(`[shared-pty] session started, command: ${[command, ...info.args].join(' ')}`);
+      log(`[shared-pty] address: ${info.address}`);
+    } else {
+      log(`[shared-pty] host ${host.hostId} serving (pid ${process.pid}); control socket: ${host.controlAddress}`);
+      log(`[shared-pty] session ${info.id} (${info.name}): ${[command, ...info.args].join(' ')} at ${info.address}`);
+      if (host.http) log(`[shared-pty] http: ${host.http.url} (token in ${path.join(host.runtimeDir, host.hostId + '.json')})`);
+      log(`[shared-pty] attach with: shared-pty attach ${info.name}   ·   list with: shared-pty list`);
+    }
+  } catch (e) {
+    await host.close();
+    throw e;
+  }
+  return new Promise<number>(() => {}); // runs until a signal or pty/kill
+}

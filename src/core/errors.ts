@@ -1,0 +1,48 @@
+/** JSON-RPC 2.0 error codes used on every transport (CONTRACT §3, §8; seeds/socket-pty.md). */
+export const enum ErrorCode {
+  ParseError = -32700,
+  InvalidRequest = -32600,
+  MethodNotFound = -32601,
+  InvalidParams = -32602,
+  InternalError = -32603,
+  ServerError = -32000,
+  UnknownSession = -32001,
+  SessionBusy = -32002,
+}
+
+/** An error that travels to the client as a JSON-RPC error object. */
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = 'RpcError';
+  }
+
+  toJSON(): { code: number; message: string; data?: unknown } {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
+  }
+}
+
+export function invalidParams(message: string, data?: unknown): RpcError {
+  return new RpcError(ErrorCode.InvalidParams, message, data);
+}
+
+export function unknownSession(session: string): RpcError {
+  return new RpcError(ErrorCode.UnknownSession, `Unknown session: ${session}`, { session });
+}
+
+export function serverError(message: string, data?: unknown): RpcError {
+  return new RpcError(ErrorCode.ServerError, message, data);
+}
+
+/** Maps anything thrown by a handler to an RpcError; unexpected errors become -32603 without leaking stacks. */
+export function toRpcError(err: unknown): RpcError {
+  if (err instanceof RpcError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new RpcError(ErrorCode.InternalError, `Internal error: ${message}`);
+}

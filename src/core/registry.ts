@@ -1,0 +1,161 @@
+import * as crypto from 'node:crypto';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { RpcError, ErrorCode, invalidParams, unknownSession } from './errors';
+import { Disposable, Emitter } from './lifecycle';
+import { DEFAULT_COLS, DEFAULT_ROWS, Session, type Origin } from './session';
+
+/** How long an exited session stays listed and readable when nobody closes it (CONTRACT §8). */
+export const EXITED_SESSION_TTL_MS = 5 * 60 * 1000;
+/** Terminal sizes beyond these are a client's mistake, not a screen. */
+export const MAX_COLS = 1000;
+export const MAX_ROWS = 500;
+
+export interface CreateSessionParams {
+  command?: string;
+  args?: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  cols?: number;
+  rows?: number;
+  name?: string;
+  origin?: Origin;
+  workspace?: string | null;
+}
+
+export interface RegistryOptions {
+  scrollbackLines?: number;
+  ringBytes?: number;
+  /** Default working directory for new sessions. */
+  defaultCwd?: string;
+  /** How long an exited session is kept. */
+  exitedTtlMs?: number;
+}
+
+/** The user's shell: $SHELL, else /bin/sh. */
+export function defaultShell(): string {
+  return process.env.SHELL || '/bin/sh';
+}
+
+/**
+ * Every session of one host, by id. Resolves selectors (id, exact name, unique id prefix) and
+ * removes exited sessions after a while, so a crashed program's last screen stays readable.
+ */
+export class SessionRegistry extends Disposable {
+  private readonly _sessions = new Map<string, Session>();
+  private readonly _expiry = new Map<string, NodeJS.Timeout>();
+  private _counter = 0;
+
+  private readonly _onDidAdd = this._register(new Emitter<Session>());
+  readonly onDidAdd = this._onDidAdd.event;
+  private readonly _onDidRemove = this._register(new Emitter<Session>());
+  readonly onDidRemove = this._onDidRemove.event;
+  private readonly _onDidChange = this._register(new Emitter<Session>());
+  /** A session's name, size or running state changed. */
+  readonly onDidChange = this._onDidChange.event;
+
+  constructor(private readonly _options: RegistryOptions = {}) {
+    super();
+  }
+
+  get size(): number {
+    return this._sessions.size;
+  }
+
+  list(): Session[] {
+    return [...this._sessions.values()];
+  }
+
+  get(id: string): Session | undefined {
+    return this._sessions.get(id);
+  }
+
+  /** Finds a session by id, exact name, or unique id prefix; -32001 otherwise. */
+  resolve(selector: string): Session {
+    const byId = this._sessions.get(selector);
+    if (byId) return byId;
+    const byName = this.list().filter((s) => s.name === selector);
+    if (byName.length === 1) return byName[0];
+    const byPrefix = selector.length > 0 ? this.list().filter((s) => s.id.startsWith(selector)) : [];
+    if (byPrefix.length === 1) return byPrefix[0];
+    if (byName.length > 1 || byPrefix.length > 1) {
+      throw new RpcError(ErrorCode.UnknownSession, `Session selector is ambiguous: ${selector}`, { session: selector });
+    }
+    throw unknownSession(selector);
+  }
+
+  create(params: CreateSessionParams = {}): Session {
+    const command = params.command || defaultShell();
+    const cols = params.cols ?? DEFAULT_COLS;
+    const rows = params.rows ?? DEFAULT_ROWS;
+    if (!Number.isInteger(cols) || cols < 2 || cols > MAX_COLS) throw invalidParams(`cols must be an integer from 2 to ${MAX_COLS}`);
+    if (!Number.isInteger(rows) || rows < 1 || rows > MAX_ROWS) throw invalidParams(`rows must be an integer from 1 to ${MAX_ROWS}`);
+    const cwd = params.cwd || this._options.defaultCwd || os.homedir();
+    const id = this._newId();
+    const name = params.name || this._defaultName(command);
+    if (params.name && this.list().some((s) => s.name === params.name)) {
+      throw invalidParams(`A session named "${params.name}" already exists`);
+    }
+    let session: Session;
+    try {
+      session = new Session({
+        id,
+        name,
+        command,
+        args: params.args ?? [],
+        cwd,
+        env: params.env,
+        cols,
+        rows,
+        origin: params.origin ?? 'script',
+        workspace: params.workspace ?? null,
+        scrollbackLines: this._options.scrollbackLines,
+        ringBytes: this._options.ringBytes,
+      });
+    } catch (e) {
+      // node-pty reports a bad command or cwd by throwing: that is the caller's input, not our crash.
+      throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}": ${(e as Error).message}`);
+    }
+    this._sessions.set(id, session);
+    session.onDidChange(() => this._onDidChange.fire(session));
+    session.onExit(() => {
+      const t = setTimeout(() => this.remove(id), this._options.exitedTtlMs ?? EXITED_SESSION_TTL_MS);
+      t.unref?.();
+      this._expiry.set(id, t);
+    });
+    this._onDidAdd.fire(session);
+    return session;
+  }
+
+  /** Ends a session (if running) and forgets it. */
+  remove(id: string): void {
+    const session = this._sessions.get(id);
+    if (!session) return;
+    this._sessions.delete(id);
+    clearTimeout(this._expiry.get(id));
+    this._expiry.delete(id);
+    session.dispose();
+    this._onDidRemove.fire(session);
+  }
+
+  override dispose(): void {
+    for (const id of [...this._sessions.keys()]) this.remove(id);
+    super.dispose();
+  }
+
+  private _newId(): string {
+    // 6 base-36 characters: short enough for socket paths, 2 billion values against collisions.
+    for (;;) {
+      const id = crypto.randomBytes(5).readUInt32BE(0).toString(36).padStart(6, '0').slice(-6);
+      if (!this._sessions.has(id) && /^[a-z]/.test(id)) return id;
+    }
+  }
+
+  private _defaultName(command: string): string {
+    const base = path.basename(command) || 'session';
+    for (;;) {
+      const name = `${base}-${++this._counter}`;
+      if (!this.list().some((s) => s.name === name)) return name;
+    }
+  }
+}

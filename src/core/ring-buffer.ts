@@ -1,0 +1,102 @@
+import { leadingContinuationBytes, utf8CutPoint } from './utf8';
+
+/** Default retained raw output per session (CONTRACT §8: 1 MiB). */
+export const DEFAULT_RING_BYTES = 1024 * 1024;
+
+/** What a read from the ring returns. */
+export interface RingRead {
+  data: Buffer;
+  /** Absolute byte offset just after `data`. */
+  cursor: number;
+  /** Bytes between the requested `since` and the oldest retained byte, lost to the ring's bound. */
+  dropped: number;
+}
+
+/**
+ * A bounded byte buffer addressed by absolute offsets ("cursors") that only grow.
+ * The storage grows on demand up to `capacity`, so idle sessions stay small.
+ */
+export class RingBuffer {
+  private _buf: Buffer;
+  private _start = 0; // physical index of the oldest byte
+  private _length = 0; // bytes retained
+  private _end = 0; // absolute offset after the newest byte
+
+  constructor(readonly capacity = DEFAULT_RING_BYTES) {
+    // Start small: most sessions never fill a megabyte.
+    this._buf = Buffer.alloc(Math.min(capacity, 64 * 1024));
+  }
+
+  /** Absolute offset just after the newest byte. */
+  get end(): number {
+    return this._end;
+  }
+
+  /** Absolute offset of the oldest retained byte. */
+  get start(): number {
+    return this._end - this._length;
+  }
+
+  append(chunk: Uint8Array): void {
+    if (chunk.length === 0) return;
+    this._end += chunk.length;
+    if (chunk.length >= this.capacity) {
+      this._grow(this.capacity);
+      this._buf.set(chunk.subarray(chunk.length - this.capacity), 0);
+      this._start = 0;
+      this._length = this.capacity;
+      return;
+    }
+    if (this._length + chunk.length > this._buf.length && this._buf.length < this.capacity) {
+      this._grow(Math.min(this.capacity, Math.max(this._buf.length * 2, this._length + chunk.length)));
+    }
+    const size = this._buf.length;
+    let write = (this._start + this._length) % size;
+    let rest = chunk;
+    while (rest.length > 0) {
+      const n = Math.min(rest.length, size - write);
+      this._buf.set(rest.subarray(0, n), write);
+      rest = rest.subarray(n);
+      write = (write + n) % size;
+    }
+    const overflow = this._length + chunk.length - size;
+    if (overflow > 0) {
+      this._start = (this._start + overflow) % size;
+      this._length = size;
+    } else {
+      this._length += chunk.length;
+    }
+  }
+
+  /** Reads from absolute offset `since` (clamped to what is retained), at most `maxBytes`, never splitting a UTF-8 character. */
+  read(since: number, maxBytes = Infinity): RingRead {
+    const from = Math.max(since, this.start);
+    const dropped = Math.max(0, this.start - since);
+    if (from >= this._end) return { data: Buffer.alloc(0), cursor: Math.max(since, this._end), dropped };
+    let data = this._copy(from - this.start, this._end - from);
+    let skip = 0;
+    if (dropped > 0) skip = leadingContinuationBytes(data); // the ring cut a character in half
+    if (skip) data = data.subarray(skip);
+    const cut = utf8CutPoint(data, maxBytes);
+    data = data.subarray(0, cut);
+    return { data, cursor: from + skip + data.length, dropped: dropped + skip };
+  }
+
+  private _copy(offset: number, length: number): Buffer {
+    const out = Buffer.allocUnsafe(length);
+    const size = this._buf.length;
+    const p = (this._start + offset) % size;
+    const first = Math.min(length, size - p);
+    this._buf.copy(out, 0, p, p + first);
+    if (first < length) this._buf.copy(out, first, 0, length - first);
+    return out;
+  }
+
+  private _grow(newSize: number): void {
+    if (newSize <= this._buf.length) return;
+    const data = this._copy(0, this._length);
+    this._buf = Buffer.alloc(newSize);
+    data.copy(this._buf, 0);
+    this._start = 0;
+  }
+}

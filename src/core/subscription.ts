@@ -1,0 +1,75 @@
+import type { IDisposable } from './lifecycle';
+import type { Session } from './session';
+
+/** A client that receives notifications and may fall behind. */
+export interface NotificationSink {
+  /** Sends one JSON-RPC notification. */
+  notify(method: string, params: Record<string, unknown>): void;
+  /** True while the client's unsent data is above its high-water mark. */
+  congested(): boolean;
+  /** Calls `fn` once the client has caught up (or closed); returns a handle to cancel. */
+  whenDrained(fn: () => void): IDisposable;
+}
+
+/** Most raw output put in one notification; larger backlogs go out in several. */
+const MAX_NOTIFICATION_BYTES = 64 * 1024;
+
+/**
+ * Streams one session's output to one client. The ring buffer is the only queue: the
+ * subscription is just a cursor into it, so a slow client costs no memory; when it falls behind
+ * further than the ring holds, its next notification says how many bytes it missed (`dropped`).
+ */
+export class OutputSubscription implements IDisposable {
+  private _cursor: number;
+  private _disposed = false;
+  private _waitingDrain: IDisposable | undefined;
+  private _exitSent = false;
+  private readonly _subs: IDisposable[];
+
+  constructor(
+    private readonly _session: Session,
+    private readonly _sink: NotificationSink,
+    since: number | undefined,
+    /** Extra fields in every notification (the control socket adds `session`). */
+    private readonly _extra: Record<string, unknown> = {},
+  ) {
+    this._cursor = since === undefined ? _session.cursor : Math.min(since, _session.cursor);
+    this._subs = [_session.onOutput(() => this.pump()), _session.onExit(() => this.pump())];
+  }
+
+  /** Where the notifications start. */
+  get startCursor(): number {
+    return Math.max(this._cursor, this._session.ring.start);
+  }
+
+  /** Sends what the client has not seen yet, as far as it can take it now. */
+  pump(): void {
+    if (this._disposed || this._waitingDrain) return;
+    while (this._cursor < this._session.cursor) {
+      if (this._sink.congested()) {
+        this._waitingDrain = this._sink.whenDrained(() => {
+          this._waitingDrain = undefined;
+          this.pump();
+        });
+        return;
+      }
+      const r = this._session.ring.read(this._cursor, MAX_NOTIFICATION_BYTES);
+      if (r.data.length === 0 && r.dropped === 0) break;
+      const params: Record<string, unknown> = { ...this._extra, data: r.data.toString('utf8'), cursor: r.cursor };
+      if (r.dropped > 0) params.dropped = r.dropped;
+      this._cursor = r.cursor;
+      this._sink.notify('pty/output', params);
+    }
+    const exit = this._session.exitInfo;
+    if (exit && !this._exitSent && this._cursor >= this._session.cursor) {
+      this._exitSent = true;
+      this._sink.notify('pty/exit', { ...this._extra, exitCode: exit.exitCode, signal: exit.signal });
+    }
+  }
+
+  dispose(): void {
+    this._disposed = true;
+    this._waitingDrain?.dispose();
+    for (const s of this._subs) s.dispose();
+  }
+}

@@ -1,0 +1,74 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { SessionInfo } from '../core/types';
+import { runtimeDirPath } from './runtime-dir';
+
+export type HostKind = 'daemon' | 'serve';
+
+/** One host's discovery record, `<runtime>/<hostId>.json` (CONTRACT §2). */
+export interface HostRecord {
+  hostId: string;
+  pid: number;
+  kind: HostKind;
+  version: string;
+  startedAt: string;
+  control: string;
+  http: { url: string; token: string } | null;
+  sessions: SessionInfo[];
+  /** Where the host's sessions start by default (used to pick a host for a workspace). */
+  workspace?: string | null;
+}
+
+/** Writes a record atomically with mode 0600 (written to a temporary file, then renamed). */
+export function writeRecord(dir: string, record: HostRecord): void {
+  const file = path.join(dir, `${record.hostId}.json`);
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
+  fs.renameSync(tmp, file);
+}
+
+export function removeRecord(dir: string, hostId: string): void {
+  fs.rmSync(path.join(dir, `${hostId}.json`), { force: true });
+}
+
+/** True when a process with this pid exists (it may belong to another user). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Every live host's record. Records whose pid is dead are removed, with their socket folder,
+ * so a crashed host leaves nothing behind for long.
+ */
+export function readLiveRecords(dir = runtimeDirPath()): HostRecord[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const out: HostRecord[] = [];
+  for (const name of names) {
+    if (!name.endsWith('.json')) continue;
+    const file = path.join(dir, name);
+    let rec: HostRecord;
+    try {
+      rec = JSON.parse(fs.readFileSync(file, 'utf8')) as HostRecord;
+    } catch {
+      continue; // being written, or not ours
+    }
+    if (typeof rec?.pid !== 'number' || typeof rec.hostId !== 'string') continue;
+    if (!isAlive(rec.pid)) {
+      fs.rmSync(file, { force: true });
+      if (/^[a-z0-9]+$/.test(rec.hostId)) fs.rmSync(path.join(dir, rec.hostId), { recursive: true, force: true });
+      continue;
+    }
+    out.push(rec);
+  }
+  return out.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+}

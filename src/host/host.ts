@@ -1,0 +1,223 @@
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Disposable, toDisposable, type IDisposable } from '../core/lifecycle';
+import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/registry';
+import type { Session } from '../core/session';
+import type { HostServices, SessionInfo } from '../core/types';
+import { listenRpc, type Endpoint, type RpcServer } from '../transport/socket-server';
+import { VERSION } from '../version';
+import { removeRecord, writeRecord, type HostKind, type HostRecord } from './discovery';
+import { ensureRuntimeDir } from './runtime-dir';
+
+/** A transport the host can add later (the HTTP server) and how it shows in the record and SessionInfo. */
+export interface HttpAttachment extends IDisposable {
+  url: string;
+  token: string;
+  /** The `stream` URL of a session. */
+  streamUrl(sessionId: string): string;
+}
+
+export interface HostOptions extends RegistryOptions {
+  kind: HostKind;
+  runtimeDir?: string;
+  /** Also publish each session on a loopback TCP port (`tcp` in SessionInfo). */
+  sessionTcp?: boolean;
+  /** Longest JSON-RPC line accepted. */
+  maxLineBytes?: number;
+  /** The workspace this host serves, if any. */
+  workspace?: string | null;
+  /** Hook for the editor: a session was created through the protocol. */
+  onSessionCreated?: (session: Session) => void;
+}
+
+/**
+ * One process that owns sessions: the registry, the host control socket, one socket per
+ * session, and the discovery record that lets every client find them.
+ */
+export class Host extends Disposable implements HostServices {
+  readonly hostId: string;
+  readonly registry: SessionRegistry;
+  readonly startedAt = new Date().toISOString();
+  readonly runtimeDir: string;
+  readonly hostDir: string;
+  private _control: RpcServer | undefined;
+  private readonly _sessionServers = new Map<string, RpcServer[]>();
+  private readonly _clientCounters = new Map<string, IDisposable>();
+  private _http: HttpAttachment | undefined;
+  private _recordTimer: NodeJS.Timeout | undefined;
+  private _closed = false;
+  /** Overrides `pty/kill` (socket-pty compatible serve ends the whole server). */
+  killOverride: ((session: Session) => Promise<void> | void) | undefined;
+
+  private constructor(readonly options: HostOptions) {
+    super();
+    this.runtimeDir = ensureRuntimeDir(options.runtimeDir);
+    this.hostId = newHostId(this.runtimeDir);
+    this.hostDir = path.join(this.runtimeDir, this.hostId);
+    fs.mkdirSync(this.hostDir, { mode: 0o700 });
+    this.registry = this._register(new SessionRegistry(options));
+    this._register(this.registry.onDidRemove((s) => void this._unpublish(s)));
+    this._register(this.registry.onDidChange(() => this._scheduleRecord()));
+    this._register(toDisposable(() => clearTimeout(this._recordTimer)));
+  }
+
+  /** Starts a host: runtime directory, control socket, discovery record. */
+  static async start(options: HostOptions): Promise<Host> {
+    const host = new Host(options);
+    host._control = await listenRpc({
+      endpoint: { type: 'unix', path: path.join(host.hostDir, 'control.sock') },
+      mode: { kind: 'control' },
+      services: host,
+      maxLineBytes: options.maxLineBytes,
+    });
+    host.writeRecordNow();
+    return host;
+  }
+
+  get controlAddress(): string {
+    return this._control?.address ?? '';
+  }
+
+  get http(): HttpAttachment | undefined {
+    return this._http;
+  }
+
+  /** Attaches the HTTP server (issue #3); it shows in the record from now on. */
+  attachHttp(http: HttpAttachment): void {
+    this._http = this._register(http);
+    this.writeRecordNow();
+  }
+
+  // ---- HostServices
+
+  async createSession(params: CreateSessionParams, extraEndpoint?: Endpoint): Promise<Session> {
+    const session = this.registry.create({ workspace: this.options.workspace ?? null, ...params });
+    try {
+      await this._publish(session, extraEndpoint);
+    } catch (e) {
+      this.registry.remove(session.id);
+      throw e;
+    }
+    this.writeRecordNow();
+    this.options.onSessionCreated?.(session);
+    return session;
+  }
+
+  describe(session: Session): SessionInfo {
+    const servers = this._sessionServers.get(session.id) ?? [];
+    const unix = servers.find((s) => s.endpoint.type === 'unix');
+    const tcp = servers.find((s) => s.endpoint.type === 'tcp');
+    const o = session.options;
+    const info: SessionInfo = {
+      id: session.id,
+      name: session.name,
+      pid: session.pid,
+      command: o.command,
+      args: o.args,
+      cwd: o.cwd,
+      workspace: o.workspace ?? null,
+      cols: session.cols,
+      rows: session.rows,
+      createdAt: session.createdAt.toISOString(),
+      running: session.running,
+      exitCode: session.exitCode,
+      origin: o.origin,
+      address: unix?.address ?? tcp?.address ?? '',
+      clients: session.clients,
+    };
+    if (tcp) info.tcp = tcp.address;
+    if (this._http) info.stream = this._http.streamUrl(session.id);
+    return info;
+  }
+
+  /** The discovery record (with the token: only for the 0600 file). */
+  record(): HostRecord {
+    return {
+      hostId: this.hostId,
+      pid: process.pid,
+      kind: this.options.kind,
+      version: VERSION,
+      startedAt: this.startedAt,
+      control: this.controlAddress,
+      http: this._http ? { url: this._http.url, token: this._http.token } : null,
+      sessions: this.registry.list().map((s) => this.describe(s)),
+      workspace: this.options.workspace ?? null,
+    };
+  }
+
+  hostInfo(): Record<string, unknown> {
+    const rec = this.record();
+    return { ...rec, http: rec.http ? { url: rec.http.url } : null };
+  }
+
+  async killSession(session: Session): Promise<void> {
+    if (this.killOverride) return this.killOverride(session);
+    this.registry.remove(session.id);
+  }
+
+  // ---- lifetime
+
+  writeRecordNow(): void {
+    clearTimeout(this._recordTimer);
+    this._recordTimer = undefined;
+    if (this._closed) return;
+    try {
+      writeRecord(this.runtimeDir, this.record());
+    } catch {
+      // The runtime directory vanished (tmp cleaners): the next change tries again.
+    }
+  }
+
+  private _scheduleRecord(): void {
+    // Client counts and sizes change in bursts: coalesce them into one write.
+    if (this._recordTimer || this._closed) return;
+    this._recordTimer = setTimeout(() => this.writeRecordNow(), 20);
+  }
+
+  private async _publish(session: Session, extraEndpoint?: Endpoint): Promise<void> {
+    const endpoints: Endpoint[] = [extraEndpoint ?? { type: 'unix', path: path.join(this.hostDir, `${session.id}.sock`) }];
+    if (this.options.sessionTcp && extraEndpoint?.type !== 'tcp') endpoints.push({ type: 'tcp', host: '127.0.0.1', port: 0 });
+    const servers: RpcServer[] = [];
+    this._sessionServers.set(session.id, servers);
+    for (const endpoint of endpoints) {
+      servers.push(
+        await listenRpc({
+          endpoint,
+          mode: { kind: 'session', session },
+          services: this,
+          maxLineBytes: this.options.maxLineBytes,
+          onClient: () => session.addClient(),
+        }),
+      );
+    }
+  }
+
+  private async _unpublish(session: Session): Promise<void> {
+    const servers = this._sessionServers.get(session.id) ?? [];
+    this._sessionServers.delete(session.id);
+    this._clientCounters.get(session.id)?.dispose();
+    await Promise.all(servers.map((s) => s.close()));
+    this.writeRecordNow();
+  }
+
+  /** Ends every session, closes every socket and removes the host's files. */
+  async close(): Promise<void> {
+    if (this._closed) return;
+    const servers = [...this._sessionServers.values()].flat();
+    this._sessionServers.clear();
+    this._closed = true;
+    this.dispose();
+    await Promise.all([...servers.map((s) => s.close()), this._control?.close()]);
+    removeRecord(this.runtimeDir, this.hostId);
+    fs.rmSync(this.hostDir, { recursive: true, force: true });
+  }
+}
+
+/** A short random host id (socket paths must stay under ~100 bytes) not used in this directory. */
+function newHostId(dir: string): string {
+  for (;;) {
+    const id = 'h' + crypto.randomBytes(4).readUInt32BE(0).toString(36).slice(0, 5);
+    if (!fs.existsSync(path.join(dir, id)) && !fs.existsSync(path.join(dir, `${id}.json`))) return id;
+  }
+}

@@ -1,0 +1,48 @@
+/** Default longest JSON-RPC line a host accepts (CONTRACT §3: 1 MiB). */
+export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
+
+/**
+ * Splits a byte stream into `\n`-terminated lines without ever holding more than `maxBytes`
+ * of an unfinished line: past that it reports an overflow and stops, so a client that never
+ * sends a newline cannot grow our memory.
+ */
+export class LineReader {
+  private _parts: Buffer[] = [];
+  private _partBytes = 0;
+  private _overflowed = false;
+
+  constructor(
+    private readonly _maxBytes: number,
+    private readonly _onLine: (line: Buffer) => void,
+    private readonly _onOverflow: () => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    if (this._overflowed) return;
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(0x0a, start);
+      if (nl === -1) break;
+      const piece = chunk.subarray(start, nl);
+      if (this._partBytes + piece.length > this._maxBytes) return this._overflow();
+      const line = this._parts.length ? Buffer.concat([...this._parts, piece]) : piece;
+      this._parts = [];
+      this._partBytes = 0;
+      this._onLine(line);
+      if (this._overflowed) return;
+      start = nl + 1;
+    }
+    const rest = chunk.subarray(start);
+    if (rest.length === 0) return;
+    if (this._partBytes + rest.length > this._maxBytes) return this._overflow();
+    this._parts.push(Buffer.from(rest));
+    this._partBytes += rest.length;
+  }
+
+  private _overflow(): void {
+    this._overflowed = true;
+    this._parts = [];
+    this._partBytes = 0;
+    this._onOverflow();
+  }
+}

@@ -1,0 +1,102 @@
+import * as net from 'node:net';
+import { Emitter } from '../core/lifecycle';
+import { DEFAULT_MAX_LINE_BYTES, LineReader } from './line-reader';
+import { parseAddress, type Endpoint } from './socket-server';
+
+/** An error answer from the server, with its JSON-RPC code. */
+export class RpcCallError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = 'RpcCallError';
+  }
+}
+
+/** A notification pushed by the server. */
+export interface Notification {
+  method: string;
+  params: Record<string, unknown>;
+}
+
+/** A small JSON-RPC 2.0 client over a Unix or TCP socket (used by the CLI, the MCP bridge and tests). */
+export class RpcClient {
+  private _nextId = 1;
+  private readonly _pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  private readonly _onNotification = new Emitter<Notification>();
+  readonly onNotification = this._onNotification.event;
+  private readonly _onClose = new Emitter<void>();
+  readonly onClose = this._onClose.event;
+  private _closed = false;
+
+  private constructor(private readonly _socket: net.Socket) {
+    const reader = new LineReader(
+      // Responses can carry a whole screen or ring read; allow generous lines.
+      16 * DEFAULT_MAX_LINE_BYTES,
+      (line) => this._handle(line),
+      () => _socket.destroy(),
+    );
+    _socket.on('data', (c: Buffer) => reader.push(c));
+    _socket.on('close', () => this._handleClose());
+    _socket.on('error', () => this._handleClose());
+  }
+
+  /** Connects to `unix:/path`, `tcp:host:port`, or an Endpoint. */
+  static connect(address: string | Endpoint): Promise<RpcClient> {
+    const ep = typeof address === 'string' ? parseAddress(address) : address;
+    return new Promise((resolve, reject) => {
+      const socket = ep.type === 'unix' ? net.connect(ep.path) : net.connect(ep.port, ep.host);
+      socket.once('connect', () => {
+        socket.off('error', reject);
+        resolve(new RpcClient(socket));
+      });
+      socket.once('error', reject);
+    });
+  }
+
+  get closed(): boolean {
+    return this._closed;
+  }
+
+  request<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+    if (this._closed) return Promise.reject(new Error('Connection closed'));
+    const id = this._nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this._pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this._socket.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+    });
+  }
+
+  close(): void {
+    this._socket.end();
+    this._socket.destroy();
+  }
+
+  private _handle(line: Buffer): void {
+    let msg: { id?: unknown; method?: string; params?: Record<string, unknown>; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+    try {
+      msg = JSON.parse(line.toString('utf8'));
+    } catch {
+      return;
+    }
+    if (typeof msg.method === 'string' && msg.id === undefined) {
+      this._onNotification.fire({ method: msg.method, params: msg.params ?? {} });
+      return;
+    }
+    const pending = typeof msg.id === 'number' ? this._pending.get(msg.id) : undefined;
+    if (!pending) return;
+    this._pending.delete(msg.id as number);
+    if (msg.error) pending.reject(new RpcCallError(msg.error.code, msg.error.message, msg.error.data));
+    else pending.resolve(msg.result);
+  }
+
+  private _handleClose(): void {
+    if (this._closed) return;
+    this._closed = true;
+    for (const p of this._pending.values()) p.reject(new Error('Connection closed'));
+    this._pending.clear();
+    this._onClose.fire();
+  }
+}

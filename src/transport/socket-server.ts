@@ -1,0 +1,95 @@
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import type { DispatchMode } from '../core/dispatch';
+import type { IDisposable } from '../core/lifecycle';
+import type { HostServices } from '../core/types';
+import { RpcConnection } from './rpc-connection';
+
+/** Where a JSON-RPC socket listens: a Unix socket path or a loopback TCP port. */
+export type Endpoint = { type: 'unix'; path: string } | { type: 'tcp'; host: string; port: number };
+
+/** The address string of an endpoint: `unix:/path` or `tcp:127.0.0.1:PORT`. */
+export function formatAddress(ep: Endpoint): string {
+  return ep.type === 'unix' ? `unix:${ep.path}` : `tcp:${ep.host}:${ep.port}`;
+}
+
+/** Parses `unix:/path`, `tcp:host:port`, a bare path, or `host:port`. */
+export function parseAddress(address: string): Endpoint {
+  if (address.startsWith('unix:')) return { type: 'unix', path: address.slice(5) };
+  const tcp = /^(?:tcp:)?([^:/]+):(\d+)$/.exec(address);
+  if (tcp) return { type: 'tcp', host: tcp[1], port: Number(tcp[2]) };
+  return { type: 'unix', path: address };
+}
+
+export interface RpcServerOptions {
+  endpoint: Endpoint;
+  mode: DispatchMode;
+  services: HostServices;
+  maxLineBytes?: number;
+  /** Called for each client connection; dispose the result when it leaves (client counting). */
+  onClient?: () => IDisposable;
+}
+
+/** A listening JSON-RPC socket. */
+export interface RpcServer {
+  readonly address: string;
+  readonly endpoint: Endpoint;
+  close(): Promise<void>;
+}
+
+/** Listens for JSON-RPC clients; Unix sockets get mode 0600 and a stale file is replaced. */
+export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    const client = options.onClient?.();
+    socket.on('close', () => {
+      sockets.delete(socket);
+      client?.dispose();
+    });
+    socket.on('error', () => socket.destroy());
+    new RpcConnection(socket, { mode: options.mode, services: options.services, maxLineBytes: options.maxLineBytes });
+  });
+  let endpoint = options.endpoint;
+  if (endpoint.type === 'unix') await removeStaleSocket(endpoint.path);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    if (endpoint.type === 'unix') server.listen(endpoint.path, resolve);
+    else server.listen(endpoint.port, endpoint.host, resolve);
+  });
+  server.on('error', () => {});
+  if (endpoint.type === 'unix') fs.chmodSync(endpoint.path, 0o600);
+  else endpoint = { ...endpoint, port: (server.address() as net.AddressInfo).port };
+  const unixPath = endpoint.type === 'unix' ? endpoint.path : undefined;
+  let closing: Promise<void> | undefined;
+  return {
+    address: formatAddress(endpoint),
+    endpoint,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.end();
+        setTimeout(() => {
+          for (const s of sockets) s.destroy();
+        }, 200).unref();
+        if (unixPath) fs.rmSync(unixPath, { force: true });
+      });
+      return closing;
+    },
+  };
+}
+
+/** A socket file nobody answers on is left over from a crash: remove it; a live one is an error. */
+async function removeStaleSocket(path: string): Promise<void> {
+  if (!fs.existsSync(path)) return;
+  const alive = await new Promise<boolean>((resolve) => {
+    const probe = net.connect(path);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+  if (alive) throw new Error(`Another server is already listening on ${path}`);
+  fs.rmSync(path, { force: true });
+}

@@ -1,0 +1,45 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Host, type HostOptions } from '../../src/host/host';
+import { RpcClient } from '../../src/transport/rpc-client';
+
+/** A private runtime directory for one test file (mode 0700, removed by the caller). */
+export function tempRuntimeDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-test-'));
+  fs.chmodSync(dir, 0o700);
+  return dir;
+}
+
+/** The plain bash every test uses: no rc files, a fixed prompt, so screens are predictable. */
+export const BASH = { command: 'bash', args: ['--norc', '--noprofile', '-i'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };
+
+/** Starts an in-process host in its own runtime directory. */
+export async function startHost(options: Partial<HostOptions> = {}): Promise<{ host: Host; dir: string; close(): Promise<void> }> {
+  const dir = tempRuntimeDir();
+  const host = await Host.start({ kind: 'serve', runtimeDir: dir, ...options });
+  return {
+    host,
+    dir,
+    async close() {
+      await host.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Connects a JSON-RPC client to an address. */
+export function connect(address: string): Promise<RpcClient> {
+  return RpcClient.connect(address);
+}
+
+/** Polls `fn` until it returns a truthy value or `ms` passes. */
+export async function until<T>(fn: () => T | Promise<T>, ms = 5000, what = 'condition'): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
