@@ -450,6 +450,7 @@ export async function startCodeServer({
 export async function installVsix(vsixPath, runDir, { log = defaultLog } = {}) {
   const sb = await ensureSandbox({ log });
   await run(sb.codeServerBin, [
+    '--config', path.join(runDir, 'config.yaml'), // else it writes ~/.config/code-server/config.yaml
     '--user-data-dir', path.join(runDir, 'ud'), '--extensions-dir', path.join(runDir, 'exts'),
     '--install-extension', path.resolve(vsixPath), '--force',
   ], { env: codeServerEnv(sb.node24Bin), log });

@@ -1,10 +1,8 @@
 import type { Host } from '../host/host';
+import { startHttpServer } from '../transport/http-server';
 
-/**
- * Starts the host's HTTP server (REST, WebSocket, MCP) when that transport is built in.
- * Kept behind one function so `serve` and the daemon share it.
- */
-export async function startHttpFor(host: Host, port: number | undefined): Promise<void> {
-  void host;
-  void port;
+/** Starts the host's HTTP server (REST, WebSocket, MCP, browser view) and shows it in the record. */
+export async function startHttpFor(host: Host, port: number | undefined, allowedOrigins?: string[]): Promise<void> {
+  const http = await startHttpServer(host, { hostId: host.hostId, port, allowedOrigins });
+  host.attachHttp(http);
 }

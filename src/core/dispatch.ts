@@ -39,36 +39,53 @@ export async function dispatch(message: unknown, opts: DispatchOptions): Promise
   const id: JsonRpcId = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null;
   try {
     const req = checkEnvelope(message);
-    const spec = METHOD_INDEX.get(req.method);
-    if (!spec || (spec.scope === 'host' && opts.mode.kind === 'session')) {
-      throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${req.method}`);
-    }
-    let params = req.params;
-    let session: Session | undefined;
-    if (spec.scope === 'session') {
-      if (opts.mode.kind === 'session') session = opts.mode.session;
-      else {
-        const { session: selector, ...rest } = params;
-        if (typeof selector !== 'string' || selector === '') {
-          throw new RpcError(ErrorCode.InvalidParams, `${req.method} needs a session selector (id, name or id prefix) in params.session`);
-        }
-        session = opts.services.registry.resolve(selector);
-        params = rest;
-      }
-    }
-    const ctx: MethodContext = {
-      services: opts.services,
-      session,
-      connection: opts.connection,
-      signal: opts.signal,
-      tagNotifications: opts.mode.kind === 'control',
-      afterResponse: (fn) => afterSend.push(fn),
-    };
-    const result = await spec.handler(ctx, parseParams(spec, params));
+    const result = await invoke(req.method, req.params, { ...opts, afterResponse: (fn) => afterSend.push(fn) });
     return { response: { jsonrpc: '2.0', id, result: result ?? {} }, afterSend };
   } catch (err) {
     return { response: errorResponse(id, toRpcError(err)), afterSend: [] };
   }
+}
+
+export interface InvokeOptions extends DispatchOptions {
+  afterResponse?: (fn: () => void) => void;
+}
+
+/**
+ * Runs one method of the table by name, for every transport: resolves the session (implied by
+ * the endpoint, or `params.session` on a control endpoint), validates params, calls the handler.
+ * Throws RpcError on failure.
+ */
+export async function invoke(method: string, rawParams: Record<string, unknown>, opts: InvokeOptions): Promise<unknown> {
+  const spec = METHOD_INDEX.get(method);
+  if (!spec || (spec.scope === 'host' && opts.mode.kind === 'session')) {
+    throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
+  }
+  let params = rawParams;
+  let session: Session | undefined;
+  if (spec.scope === 'session') {
+    if (opts.mode.kind === 'session') session = opts.mode.session;
+    else {
+      const { session: selector, ...rest } = params;
+      if (typeof selector !== 'string' || selector === '') {
+        throw new RpcError(ErrorCode.InvalidParams, `${method} needs a session selector (id, name or id prefix) in params.session`);
+      }
+      session = opts.services.registry.resolve(selector);
+      params = rest;
+    }
+  }
+  const after: Array<() => void> = [];
+  const ctx: MethodContext = {
+    services: opts.services,
+    session,
+    connection: opts.connection,
+    signal: opts.signal,
+    tagNotifications: opts.mode.kind === 'control',
+    afterResponse: opts.afterResponse ?? ((fn) => after.push(fn)),
+  };
+  const result = (await spec.handler(ctx, parseParams(spec, params))) ?? {};
+  // One-shot callers (REST, MCP) have no response to wait for: run the follow-ups now.
+  if (!opts.afterResponse) for (const fn of after) setImmediate(fn);
+  return result;
 }
 
 function checkEnvelope(message: unknown): { method: string; params: Record<string, unknown> } {

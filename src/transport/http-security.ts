@@ -1,0 +1,92 @@
+import * as crypto from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+/** What a request's credentials allow. */
+export type Access = 'full' | 'view' | 'none';
+
+/** Name of the cookie the view page uses after its one-time `?token=` link. */
+export const AUTH_COOKIE = 'shared_pty_auth';
+
+/** Refusal of a request, with its HTTP status. */
+export interface Refusal {
+  status: 401 | 403;
+  code: 'UNAUTHORIZED' | 'FORBIDDEN';
+  message: string;
+}
+
+/**
+ * The checks every HTTP request and WebSocket upgrade passes, in CONTRACT §8's order:
+ * Host (DNS rebinding), Origin (cross-site requests and WebSocket hijacking), then the token.
+ */
+export class HttpGuard {
+  /** A token that opens the read-only view and nothing else (derived, so it needs no storage). */
+  readonly viewToken: string;
+  private readonly _allowedOrigins: Set<string>;
+
+  constructor(
+    readonly token: string,
+    private readonly _port: number,
+    allowedOrigins: readonly string[] = [],
+  ) {
+    this.viewToken = crypto.createHmac('sha256', token).update('shared-pty view-only').digest('base64url');
+    this._allowedOrigins = new Set([
+      `http://127.0.0.1:${_port}`,
+      `http://localhost:${_port}`,
+      `http://[::1]:${_port}`,
+      ...allowedOrigins.map((o) => o.replace(/\/$/, '')),
+    ]);
+  }
+
+  /** Host and Origin checks; undefined when both pass. */
+  checkSource(req: IncomingMessage): Refusal | undefined {
+    const host = (req.headers.host ?? '').toLowerCase();
+    const p = this._port;
+    if (host !== `127.0.0.1:${p}` && host !== `localhost:${p}` && host !== `[::1]:${p}`) {
+      return { status: 403, code: 'FORBIDDEN', message: 'Forbidden: unexpected Host header' };
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && !this._allowedOrigins.has(origin)) {
+      return { status: 403, code: 'FORBIDDEN', message: 'Forbidden: origin not allowed' };
+    }
+    return undefined;
+  }
+
+  /** Which token the request carries: Bearer header, `?token=`, or the view cookie. */
+  access(req: IncomingMessage, url: URL): Access {
+    const candidates: string[] = [];
+    const auth = req.headers.authorization;
+    if (auth?.startsWith('Bearer ')) candidates.push(auth.slice(7).trim());
+    const q = url.searchParams.get('token');
+    if (q) candidates.push(q);
+    const cookie = readCookie(req, AUTH_COOKIE);
+    if (cookie) candidates.push(cookie);
+    let best: Access = 'none';
+    for (const c of candidates) {
+      if (safeEqual(c, this.token)) return 'full';
+      if (safeEqual(c, this.viewToken)) best = 'view';
+    }
+    return best;
+  }
+}
+
+/** Compares secrets in constant time (length differences leak nothing useful: both are hashed). */
+export function safeEqual(a: string, b: string): boolean {
+  const ha = crypto.createHash('sha256').update(a).digest();
+  const hb = crypto.createHash('sha256').update(b).digest();
+  return crypto.timingSafeEqual(ha, hb);
+}
+
+/** A new random token (256 bits). */
+export function newToken(): string {
+  return crypto.randomBytes(32).toString('base64url');
+}
+
+function readCookie(req: IncomingMessage, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}

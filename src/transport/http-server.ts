@@ -1,0 +1,123 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+import type { HostServices } from '../core/types';
+import { AUTH_COOKIE, HttpGuard, newToken, type Access } from './http-security';
+import { sendError, sendJson } from './http-util';
+import { handleMcp } from './mcp-http';
+import { handleRest } from './rest-routes';
+import { handleViewAsset, handleViewPage } from './view-page';
+import { serveRpcWebSocket } from './ws-rpc';
+import { serveStream } from './ws-stream';
+
+/** Limits of the HTTP server. */
+export const enum HttpLimits {
+  /** Simultaneous connections; a local tool never needs more, a runaway client gets refused. */
+  MaxConnections = 256,
+  /** Largest WebSocket message accepted (a JSON-RPC line's limit). */
+  MaxWsPayload = 1024 * 1024,
+}
+
+export interface HttpServerOptions {
+  hostId: string;
+  port?: number;
+  token?: string;
+  /** Extra origins allowed for browsers (CONTRACT §4; default none). */
+  allowedOrigins?: string[];
+}
+
+/** A running HTTP server of a host. */
+export interface HttpServer {
+  url: string;
+  port: number;
+  token: string;
+  /** A link that opens the read-only view of a session. */
+  viewUrl(sessionId: string, readOnly?: boolean): string;
+  streamUrl(sessionId: string): string;
+  dispose(): void;
+}
+
+/** One HTTP server per host on 127.0.0.1: REST, the WebSocket stream and `/rpc`, `/mcp`, and the browser view. */
+export async function startHttpServer(services: HostServices, options: HttpServerOptions): Promise<HttpServer> {
+  const token = options.token ?? newToken();
+  const server = http.createServer();
+  server.maxConnections = HttpLimits.MaxConnections;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  server.on('error', () => {});
+  const port = (server.address() as AddressInfo).port;
+  const guard = new HttpGuard(token, port, options.allowedOrigins);
+  const url = `http://127.0.0.1:${port}`;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: HttpLimits.MaxWsPayload });
+
+  server.on('request', (req, res) => {
+    void handleRequest(req, res).catch((e) => sendError(res, 'INTERNAL', `Internal error: ${(e as Error).message}`));
+  });
+
+  async function handleRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const refusal = guard.checkSource(req);
+    if (refusal) return sendError(res, refusal.code, refusal.message);
+    const u = new URL(req.url ?? '/', url);
+    const access = guard.access(req, u);
+    const isView = /^\/sessions\/[^/]+\/view$/.test(u.pathname) || u.pathname.startsWith('/view/');
+    if (access === 'none' || (access === 'view' && !isView)) return sendError(res, 'UNAUTHORIZED', 'Unauthorized: send Authorization: Bearer <token>');
+    if (u.pathname === '/health' && req.method === 'GET') {
+      return sendJson(res, 200, { ok: true, data: { hostId: options.hostId, sessions: services.registry.size } });
+    }
+    if (u.pathname === '/mcp') return handleMcp(services, req, res);
+    if (isView) {
+      const t = u.searchParams.get('token');
+      if (t) {
+        // The token came in the link: keep it in an HttpOnly cookie and drop it from the address bar and history.
+        u.searchParams.delete('token');
+        res.writeHead(303, {
+          location: u.pathname + (u.search || ''),
+          'set-cookie': `${AUTH_COOKIE}=${encodeURIComponent(t)}; HttpOnly; SameSite=Strict; Path=/`,
+          'cache-control': 'no-store',
+        });
+        return void res.end();
+      }
+      if (u.pathname.startsWith('/view/')) return handleViewAsset(req, res, u);
+      return handleViewPage(services, req, res, u, access);
+    }
+    if (await handleRest(services, req, res, u)) return;
+    sendError(res, 'NOT_FOUND', `No route for ${req.method} ${u.pathname}`);
+  }
+
+  server.on('upgrade', (req, socket, head) => {
+    const reject = (status: number, text: string) => {
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    };
+    socket.on('error', () => socket.destroy());
+    const refusal = guard.checkSource(req);
+    if (refusal) return reject(403, 'Forbidden');
+    const u = new URL(req.url ?? '/', url);
+    const access: Access = guard.access(req, u);
+    const stream = /^\/sessions\/([^/]+)\/stream$/.exec(u.pathname);
+    if (access === 'none' || (access === 'view' && !stream)) return reject(401, 'Unauthorized');
+    if (u.pathname === '/rpc') {
+      return wss.handleUpgrade(req, socket, head, (ws) => serveRpcWebSocket(services, ws));
+    }
+    if (stream) {
+      const readOnly = access !== 'full' || u.searchParams.get('readonly') === '1';
+      return wss.handleUpgrade(req, socket, head, (ws) => serveStream(services, ws, decodeURIComponent(stream[1]), !readOnly));
+    }
+    reject(404, 'Not Found');
+  });
+
+  return {
+    url,
+    port,
+    token,
+    viewUrl: (id, readOnly) => `${url}/sessions/${id}/view?token=${readOnly ? guard.viewToken : token}${readOnly ? '&readonly=1' : ''}`,
+    streamUrl: (id) => `ws://127.0.0.1:${port}/sessions/${id}/stream`,
+    dispose() {
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      server.closeAllConnections?.();
+      server.close();
+    },
+  };
+}

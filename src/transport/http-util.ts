@@ -1,0 +1,81 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ErrorCode, RpcError, toRpcError } from '../core/errors';
+
+/** Largest JSON body a REST call may send. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** The REST error codes of seeds/pty-session-mcp.md, with their HTTP statuses. */
+export type RestErrorCode = 'UNAUTHORIZED' | 'BAD_REQUEST' | 'NOT_FOUND' | 'FORBIDDEN' | 'INTERNAL';
+
+const STATUS: Record<RestErrorCode, number> = { UNAUTHORIZED: 401, BAD_REQUEST: 400, NOT_FOUND: 404, FORBIDDEN: 403, INTERNAL: 500 };
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers });
+  res.end(text);
+}
+
+export function sendOk(res: ServerResponse, data: unknown): void {
+  sendJson(res, 200, { ok: true, data });
+}
+
+export function sendError(res: ServerResponse, code: RestErrorCode, message: string): void {
+  sendJson(res, STATUS[code], { ok: false, error: { code, message } });
+}
+
+/** Maps a method-table error to the REST envelope. */
+export function sendRpcError(res: ServerResponse, err: unknown): void {
+  const e = toRpcError(err);
+  sendError(res, restCodeOf(e), e.message);
+}
+
+function restCodeOf(e: RpcError): RestErrorCode {
+  switch (e.code) {
+    case ErrorCode.UnknownSession:
+    case ErrorCode.MethodNotFound:
+      return 'NOT_FOUND';
+    case ErrorCode.InternalError:
+      return 'INTERNAL';
+    default:
+      return 'BAD_REQUEST';
+  }
+}
+
+/** Reads a JSON object body (empty means `{}`), bounded to MAX_BODY_BYTES. */
+export function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new RpcError(ErrorCode.InvalidRequest, `Body larger than ${MAX_BODY_BYTES} bytes`));
+        req.destroy();
+        return;
+      }
+      parts.push(c);
+    });
+    req.on('end', () => {
+      const text = Buffer.concat(parts).toString('utf8').trim();
+      if (!text) return resolve({});
+      try {
+        const v = JSON.parse(text);
+        if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object');
+        resolve(v as Record<string, unknown>);
+      } catch {
+        reject(new RpcError(ErrorCode.ParseError, 'Body must be a JSON object'));
+      }
+    });
+    req.on('error', reject);
+  });
+}
+
+/** An AbortSignal that fires when the client goes away before we answer. */
+export function requestSignal(req: IncomingMessage, res: ServerResponse): AbortSignal {
+  const ac = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) ac.abort();
+  });
+  return ac.signal;
+}

@@ -1,0 +1,41 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { invoke } from '../core/dispatch';
+import type { HostServices } from '../core/types';
+import { readJsonBody, sendJson } from './http-util';
+import { createMcpServer, type ToolBackend } from './mcp-tools';
+
+/** The tools of an in-process host call its method table directly. */
+export function localBackend(services: HostServices, signal?: AbortSignal): ToolBackend {
+  return {
+    call: (method, params) => invoke(method, params, { mode: { kind: 'control' }, services, signal: signal ?? new AbortController().signal }),
+  };
+}
+
+/**
+ * `/mcp`: MCP over Streamable HTTP, stateless: each POST gets a fresh server and transport, so
+ * there is no per-client state to leak. GET (server-initiated stream) is not offered: 405.
+ */
+export async function handleMcp(services: HostServices, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.method !== 'POST') {
+    sendJson(res, 405, { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: use POST' }, id: null }, { allow: 'POST' });
+    return;
+  }
+  let body: unknown;
+  try {
+    body = await readJsonBody(req);
+  } catch (e) {
+    sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: (e as Error).message }, id: null });
+    return;
+  }
+  const ac = new AbortController();
+  res.on('close', () => ac.abort());
+  const server = createMcpServer(localBackend(services, ac.signal));
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  res.on('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  await server.connect(transport);
+  await transport.handleRequest(req, res, body);
+}

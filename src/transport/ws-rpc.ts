@@ -1,0 +1,36 @@
+import type WebSocket from 'ws';
+import { dispatch, errorResponse } from '../core/dispatch';
+import { ErrorCode, RpcError } from '../core/errors';
+import type { IDisposable } from '../core/lifecycle';
+import type { Connection, HostServices } from '../core/types';
+import { wsCongested, wsWhenDrained } from './ws-sink';
+
+/** `GET /rpc` (WebSocket): the control socket's JSON-RPC, one message per frame. */
+export function serveRpcWebSocket(services: HostServices, ws: WebSocket): void {
+  const abort = new AbortController();
+  const connection: Connection = {
+    subscriptions: new Map<string, IDisposable>(),
+    notify: (method, params) => send({ jsonrpc: '2.0', method, params }),
+    congested: () => wsCongested(ws),
+    whenDrained: (fn) => wsWhenDrained(ws, fn),
+  };
+  function send(msg: unknown) {
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
+  }
+  ws.on('message', async (raw) => {
+    let message: unknown;
+    try {
+      message = JSON.parse(raw.toString());
+    } catch {
+      return send(errorResponse(null, new RpcError(ErrorCode.ParseError, 'Parse error: invalid JSON')));
+    }
+    const { response, afterSend } = await dispatch(message, { mode: { kind: 'control' }, services, connection, signal: abort.signal });
+    send(response);
+    for (const fn of afterSend) fn();
+  });
+  ws.on('close', () => {
+    abort.abort();
+    for (const s of connection.subscriptions.values()) s.dispose();
+    connection.subscriptions.clear();
+  });
+}

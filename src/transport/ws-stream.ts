@@ -1,0 +1,80 @@
+import type WebSocket from 'ws';
+import { invoke } from '../core/dispatch';
+import type { Session } from '../core/session';
+import { OutputSubscription } from '../core/subscription';
+import type { HostServices } from '../core/types';
+import { wsCongested, wsWhenDrained } from './ws-sink';
+
+/** WebSocket close codes of the stream endpoint. */
+export const enum StreamClose {
+  Normal = 1000,
+  UnknownSession = 4004,
+  /** The client read so slowly that output it had not received was overwritten. */
+  TooSlow = 4008,
+}
+
+/**
+ * `GET /sessions/:id/stream` (seeds/pty-session-mcp.md): replays retained output, then pushes
+ * `{type:"data"}` and a final `{type:"exit"}`; takes `{type:"write"}`, `{type:"resize"}` and raw text.
+ */
+export function serveStream(services: HostServices, ws: WebSocket, selector: string, canWrite: boolean): void {
+  let session: Session;
+  try {
+    session = services.registry.resolve(selector);
+  } catch {
+    ws.close(StreamClose.UnknownSession, 'unknown session');
+    return;
+  }
+  const client = session.addClient();
+  const abort = new AbortController();
+  let replayed = false;
+  const sub = new OutputSubscription(session, {
+    notify(method, params) {
+      if (method === 'pty/output') {
+        if (params.dropped && replayed) {
+          ws.close(StreamClose.TooSlow, 'client too slow: output was dropped');
+          return;
+        }
+        replayed = true;
+        ws.send(JSON.stringify({ type: 'data', data: params.data }));
+      } else if (method === 'pty/exit') {
+        ws.send(JSON.stringify({ type: 'exit', exitCode: params.exitCode }));
+        ws.close(StreamClose.Normal, 'session exited');
+      }
+    },
+    congested: () => wsCongested(ws),
+    whenDrained: (fn) => wsWhenDrained(ws, fn),
+  }, 0);
+  const call = (method: string, params: Record<string, unknown>) =>
+    invoke(method, { session: session.id, ...params }, { mode: { kind: 'control' }, services, signal: abort.signal }).catch((e: Error) => {
+      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'error', message: e.message }));
+    });
+
+  ws.on('message', (raw, isBinary) => {
+    const text = isBinary ? Buffer.from(raw as Buffer).toString('utf8') : raw.toString();
+    let msg: { type?: unknown; data?: unknown; submit?: unknown; cols?: unknown; rows?: unknown } | undefined;
+    try {
+      const v = JSON.parse(text);
+      if (v && typeof v === 'object' && !Array.isArray(v) && typeof v.type === 'string') msg = v;
+    } catch {
+      // not JSON: raw input, as the seed says
+    }
+    if (!canWrite) {
+      if (!msg || msg.type !== 'resize') ws.send(JSON.stringify({ type: 'error', message: 'read-only: input is not accepted' }));
+      return;
+    }
+    if (!msg) return void call('pty/write', { action: { text } });
+    if (msg.type === 'write' && typeof msg.data === 'string') {
+      const data = msg.submit === true && !/[\r\n]$/.test(msg.data) ? msg.data + '\n' : msg.data;
+      return void call('pty/write', { action: { text: data } });
+    }
+    if (msg.type === 'resize') return void call('pty/resize', { cols: msg.cols, rows: msg.rows });
+    ws.send(JSON.stringify({ type: 'error', message: `unknown message type: ${String(msg.type)}` }));
+  });
+  ws.on('close', () => {
+    abort.abort();
+    sub.dispose();
+    client.dispose();
+  });
+  sub.pump();
+}
