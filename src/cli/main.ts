@@ -32,6 +32,7 @@ const COMMANDS: Record<string, Command> = {
   attach: attachCommand,
   serve: serveCommand,
   mcp: async (argv) => (await import('./mcp')).mcpCommand(argv),
+  daemon: async (argv) => (await import('./daemon')).daemonCommand(argv),
 };
 
 /** Runs the CLI; resolves to the exit status. */

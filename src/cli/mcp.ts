@@ -1,6 +1,95 @@
-import { CliError } from './find-session';
+import * as path from 'node:path';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { RpcError, unknownSession } from '../core/errors';
+import type { SessionInfo } from '../core/types';
+import { ensureDaemon } from '../host/daemon';
+import { readLiveRecords, type HostRecord } from '../host/discovery';
+import { RpcCallError, RpcClient } from '../transport/rpc-client';
+import { createMcpServer, type ToolBackend } from '../transport/mcp-tools';
+import { parseArgs } from './args';
 
-/** `mcp`: the stdio MCP server (built with the HTTP transports). */
-export async function mcpCommand(_argv: string[]): Promise<number> {
-  throw new CliError('the MCP server is not built yet');
+/**
+ * The stdio MCP backend: reaches every live host of the user through discovery, routes each
+ * session's calls to the host that owns it, and opens new sessions in the host whose workspace
+ * holds `cwd`, else in the per-user host (started on demand).
+ */
+export class DiscoveryBackend implements ToolBackend {
+  private readonly _clients = new Map<string, Promise<RpcClient>>();
+
+  constructor(private readonly _cliPath: string) {}
+
+  async call(method: string, params: Record<string, unknown>): Promise<unknown> {
+    try {
+      if (method === 'session/list') return { sessions: readLiveRecords().flatMap((h) => h.sessions) };
+      if (method === 'session/create') return await this._create(params);
+      const selector = String(params.session ?? '');
+      const host = this._hostOf(selector);
+      const client = await this._client(host);
+      return await client.request(method, params);
+    } catch (e) {
+      if (e instanceof RpcCallError) throw new RpcError(e.code, e.message, e.data);
+      throw e;
+    }
+  }
+
+  private async _create(params: Record<string, unknown>): Promise<unknown> {
+    const cwd = typeof params.cwd === 'string' ? path.resolve(params.cwd) : undefined;
+    const hosts = readLiveRecords();
+    let host = cwd ? hosts.find((h) => h.workspace && isInside(cwd, h.workspace)) : undefined;
+    host ??= hosts.find((h) => h.kind === 'daemon') ?? (await ensureDaemon({ cliPath: this._cliPath }));
+    return (await this._client(host)).request('session/create', params);
+  }
+
+  private _hostOf(selector: string): HostRecord {
+    const all = readLiveRecords().flatMap((host) => host.sessions.map((s: SessionInfo) => ({ host, s })));
+    const pick = (list: typeof all) => (list.length === 1 ? list[0].host : undefined);
+    const found =
+      pick(all.filter((f) => f.s.id === selector)) ??
+      pick(all.filter((f) => f.s.name === selector)) ??
+      pick(all.filter((f) => f.s.id.startsWith(selector)));
+    if (!found || !selector) throw unknownSession(selector);
+    return found;
+  }
+
+  private _client(host: HostRecord): Promise<RpcClient> {
+    let c = this._clients.get(host.hostId);
+    if (!c) {
+      c = RpcClient.connect(host.control);
+      this._clients.set(host.hostId, c);
+      c.then(
+        (client) => client.onClose(() => this._clients.delete(host.hostId)),
+        () => this._clients.delete(host.hostId),
+      );
+    }
+    return c;
+  }
+
+  dispose(): void {
+    for (const c of this._clients.values()) void c.then((client) => client.close(), () => {});
+  }
+}
+
+function isInside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** `mcp`: the MCP server over stdio (one line of MCP configuration is all a client needs). */
+export async function mcpCommand(argv: string[]): Promise<number> {
+  parseArgs(argv, {});
+  const cliPath = require.main?.filename ?? process.argv[1];
+  const backend = new DiscoveryBackend(cliPath);
+  const server = createMcpServer(backend);
+  const transport = new StdioServerTransport();
+  await server.connect(transport);
+  return new Promise<number>((resolve) => {
+    transport.onclose = () => {
+      backend.dispose();
+      resolve(0);
+    };
+    process.stdin.on('end', () => {
+      backend.dispose();
+      resolve(0);
+    });
+  });
 }
