@@ -286,10 +286,23 @@ export const METHODS: readonly MethodSpec[] = [
       rows: int().min(1).max(MAX_ROWS).optional(),
       name: z.string().min(1).max(200).optional(),
       origin: z.enum(['user', 'agent', 'script']).optional(),
+      leaseSeconds: z.number().min(0).max(7 * 24 * 3600).optional(),
     }),
     async handler(ctx, p) {
       const session = await ctx.services.createSession(p);
       return ctx.services.describe(session);
+    },
+  }),
+  method({
+    name: 'session/keep',
+    scope: 'session',
+    summary: 'Keep the session running when no client is attached (clears its lease; a detach, as in tmux).',
+    params: z.object({ leaseSeconds: z.number().min(0).max(7 * 24 * 3600).optional() }),
+    handler(ctx, p) {
+      const s = requireSession(ctx);
+      s.leaseSeconds = p.leaseSeconds;
+      s.addClient().dispose(); // re-evaluates the lease now
+      return { id: s.id, leaseSeconds: s.leaseSeconds ?? null };
     },
   }),
   method({

@@ -21,6 +21,7 @@ export interface CreateSessionParams {
   name?: string;
   origin?: Origin;
   workspace?: string | null;
+  leaseSeconds?: number;
 }
 
 export interface RegistryOptions {
@@ -111,13 +112,29 @@ export class SessionRegistry extends Disposable {
         workspace: params.workspace ?? null,
         scrollbackLines: this._options.scrollbackLines,
         ringBytes: this._options.ringBytes,
+        leaseSeconds: params.leaseSeconds,
       });
     } catch (e) {
       // node-pty reports a bad command or cwd by throwing: that is the caller's input, not our crash.
       throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}": ${(e as Error).message}`);
     }
     this._sessions.set(id, session);
-    session.onDidChange(() => this._onDidChange.fire(session));
+    let leaseTimer: NodeJS.Timeout | undefined;
+    const checkLease = () => {
+      // No client for leaseSeconds: the editor that owned it is gone for good.
+      if (session.clients > 0 || session.leaseSeconds === undefined || !session.running) {
+        clearTimeout(leaseTimer);
+        leaseTimer = undefined;
+      } else if (!leaseTimer) {
+        leaseTimer = setTimeout(() => this.remove(id), session.leaseSeconds * 1000);
+        leaseTimer.unref?.();
+      }
+    };
+    session.onDidChange(() => {
+      checkLease();
+      this._onDidChange.fire(session);
+    });
+    checkLease();
     session.onExit(() => {
       const t = setTimeout(() => this.remove(id), this._options.exitedTtlMs ?? EXITED_SESSION_TTL_MS);
       t.unref?.();

@@ -36,6 +36,8 @@ export interface SessionOptions {
   workspace?: string | null;
   scrollbackLines?: number;
   ringBytes?: number;
+  /** See Session.leaseSeconds. */
+  leaseSeconds?: number;
 }
 
 /** How the top-level process ended. */
@@ -100,6 +102,7 @@ export class Session extends Disposable {
     this.mirror = this._register(new Mirror(options.cols, options.rows, options.scrollbackLines ?? DEFAULT_SCROLLBACK_LINES));
     this._exitedPromise = new Promise((r) => (this._resolveExited = r));
     const pty = loadNodePty();
+    this.leaseSeconds = options.leaseSeconds;
     this._pty = pty.spawn(options.command, options.args, {
       name: 'xterm-256color',
       cols: options.cols,
@@ -155,6 +158,12 @@ export class Session extends Disposable {
   get exited(): Promise<ExitInfo> {
     return this._exitedPromise;
   }
+
+  /**
+   * Seconds the session may stay with no client before it ends (an editor window that closed
+   * for good); undefined keeps it running regardless ("Keep running", a detach as in tmux).
+   */
+  leaseSeconds: number | undefined;
 
   /** Connected clients (socket connections, subscribers, streams, editor terminals). */
   get clients(): number {

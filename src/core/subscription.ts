@@ -34,7 +34,8 @@ export class OutputSubscription implements IDisposable {
     private readonly _extra: Record<string, unknown> = {},
   ) {
     this._cursor = since === undefined ? _session.cursor : Math.min(since, _session.cursor);
-    this._subs = [_session.onOutput(() => this.pump()), _session.onExit(() => this.pump())];
+    // A subscriber is a connected client of the session (SessionInfo.clients, editor leases).
+    this._subs = [_session.onOutput(() => this.pump()), _session.onExit(() => this.pump()), _session.addClient()];
   }
 
   /** Where the notifications start. */
