@@ -42,7 +42,7 @@ const writeAction = z.object({ text: z.string().optional(), key: z.string().opti
 const writeParams = z.object({ action: z.union([writeAction, z.array(writeAction)]) });
 
 const readParams = z
-  .object({ top: nonNegInt().optional(), bottom: nonNegInt().optional(), start: int().min(1).optional(), end: int().min(1).optional() })
+  .object({ top: nonNegInt().optional(), bottom: nonNegInt().optional(), start: nonNegInt().optional(), end: nonNegInt().optional() })
   .superRefine((p, ctx) => {
     const problem = rowSelectionProblem(p);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });

@@ -72,7 +72,8 @@ export class RingBuffer {
   read(since: number, maxBytes = Infinity): RingRead {
     const from = Math.max(since, this.start);
     const dropped = Math.max(0, this.start - since);
-    if (from >= this._end) return { data: Buffer.alloc(0), cursor: Math.max(since, this._end), dropped };
+    // A cursor from the future (a stale or made-up one) is answered with the real end, so polling resumes correctly.
+    if (from >= this._end) return { data: Buffer.alloc(0), cursor: this._end, dropped };
     let data = this._copy(from - this.start, this._end - from);
     let skip = 0;
     if (dropped > 0) skip = leadingContinuationBytes(data); // the ring cut a character in half

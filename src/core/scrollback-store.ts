@@ -38,9 +38,12 @@ export class ScrollbackStore {
     return this._rows[this._head + i];
   }
 
-  /** Drops every row (the program cleared the scrollback, as `clear` does with ED 3). */
-  clear(): void {
-    this._dropped += this.length;
+  /**
+   * Drops every row (the program cleared the scrollback, as `clear` does with ED 3).
+   * `alsoGone` counts rows that vanished before reaching the store, so row numbers keep growing.
+   */
+  clear(alsoGone = 0): void {
+    this._dropped += this.length + alsoGone;
     this._rows = [];
     this._head = 0;
   }

@@ -193,6 +193,8 @@ describe('screen fidelity against tmux (80x24)', { skip: hasTmux ? false : 'tmux
       step,
       settle,
       tmuxScreen: () => tmux.screen(t),
+      target: t,
+      id: info.id,
       async close() {
         try {
           tmux.run('kill-session', '-t', t);
@@ -235,6 +237,16 @@ describe('screen fidelity against tmux (80x24)', { skip: hasTmux ? false : 'tmux
     await p.close();
   });
 
+  test('combining marks, variation selectors and joined emoji', async () => {
+    const p = await pair();
+    await p.step(
+      'combining',
+      "printf 'e\\xcc\\x81\\e[3G|\\n\\xe1\\x84\\x80\\xe1\\x85\\xa1\\e[4G|\\n❤️\\e[4G|\\n👍🏽\\e[6G|\\nA\\xe2\\x80\\x8bB|\\n'; echo end",
+      { ready: (r) => /end\n\$/.test(r) },
+    );
+    await p.close();
+  });
+
   test('a long line wraps at 80 columns', async () => {
     const p = await pair();
     await p.step('200 chars', "printf 'x%.0s' $(seq 1 200); echo; printf '%0200d\\n' 7", { ready: (r) => /07\n\$/.test(r) });
@@ -266,6 +278,23 @@ describe('screen fidelity against tmux (80x24)', { skip: hasTmux ? false : 'tmux
     await p.close();
   });
 
+  test('the scrollback reads like tmux history, wrapped rows and wide characters included', async () => {
+    const p = await pair();
+    await p.step(
+      'mixed lines',
+      "for i in $(seq 1 300); do if [ $((i % 7)) = 0 ]; then printf '%d:%s\\n' $i \"$(printf '中%.0s' $(seq 1 $((i % 90))))\"; else printf \"%d:%0${i}d\\n\" $i 0; fi; done; echo end",
+      { ready: (r) => /end\n\$/.test(r) },
+    );
+    const history = tmux.run('capture-pane', '-p', '-t', p.target, '-S', '-', '-E', '-').split('\n');
+    while (history.length && history[history.length - 1] === '') history.pop();
+    const page = await client.request<{ text: string; totalLines: number }>('pty/scrollback', { session: p.id, lines: 10000 });
+    const rows = page.text.split('\n');
+    assert.ok(history.length > 500, `tmux history has ${history.length} rows`);
+    assert.equal(rows.length, history.length, 'as many retained rows as tmux has history and screen rows');
+    for (let i = 0; i < rows.length; i++) assert.equal(rows[i], history[i], `row ${i + 1} of ${rows.length}`);
+    await p.close();
+  });
+
   test('a progress bar drawn with carriage returns', async () => {
     const p = await pair();
     await p.step(
@@ -291,7 +320,7 @@ describe('screen fidelity against tmux (80x24)', { skip: hasTmux ? false : 'tmux
     const p = await pair();
     const vim = which('vim') ? 'vim' : 'vi';
     await p.step('before', 'echo before vim', { ready: (r) => /before vim\n\$/.test(r) });
-    await p.step('vim shown', `${vim} -u NONE -i NONE -N numbers.txt`, { ready: (r) => r.includes('line 023') && r.includes('numbers.txt') });
+    await p.step('vim shown', `${vim} -u NONE -i NONE -N -n numbers.txt`, { ready: (r) => r.includes('line 023') && r.includes('numbers.txt') });
     assert.equal(p.tmuxScreen().alternate, true, 'tmux shows vim on the alternate screen');
     await p.step('vim move', '10Gdd', { enter: false, ready: (r) => r.includes('line 011') && !r.includes('line 010') });
     await p.step('vim quit', ':q!', { ready: (r) => /before vim\n\$ .*numbers\.txt\n\$/.test(r) });

@@ -347,6 +347,27 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     assert.equal(noParams.result.running, true);
   });
 
+  test('a line over the 1 MiB limit → -32600 and that connection closes; the server and other clients carry on', { timeout: TEST_TIMEOUT }, async () => {
+    const big = await LineClient.connect({ path: sockPath });
+    const answer = big.next((m) => 'error' in m, 15_000, 'the oversized-line error');
+    big.sendJson({ jsonrpc: '2.0', method: 'pty/write', params: { action: { text: 'x'.repeat(1024 * 1024 + 100) } }, id: 'big' });
+    const res = await answer;
+    assert.equal(res.error.code, -32600, JSON.stringify(res).slice(0, 300));
+    assert.ok(res.id === null || res.id === 'big');
+    await withTimeout(big.closed, 10_000, 'the server to close the connection');
+    // Nothing was typed, and the session and other connections are unaffected.
+    const r = await c.result('pty/read', {});
+    assert.ok(!r.screen.includes('xxxxxxxxxx'));
+    assert.equal((await c.result('pty/status')).running, true);
+    // Explicit null ids and non-scalar ids are not requests.
+    const nullId = c.next((m) => m.id === null && m.error?.code === -32600, 10_000, 'null-id error');
+    c.sendJson({ jsonrpc: '2.0', method: 'pty/status', params: {}, id: null });
+    assertError(await nullId, -32600, null);
+    const objId = c.next((m) => m.id === null && m.error?.code === -32600, 10_000, 'object-id error');
+    c.sendJson({ jsonrpc: '2.0', method: 'pty/status', params: {}, id: { x: 1 } });
+    assertError(await objId, -32600, null);
+  });
+
   test('string ids are echoed as strings; several requests in one chunk and one request split across chunks', { timeout: TEST_TIMEOUT }, async () => {
     const res = await c.call('pty/status', {}, 'abc-123');
     assert.equal(res.id, 'abc-123');
@@ -462,6 +483,19 @@ describe('serve --port: the same protocol over TCP on 127.0.0.1', () => {
     const parseErr = c.next((m) => m.id === null && m.error?.code === -32700, 10_000, 'parse error');
     c.raw('}{\n');
     assertError(await parseErr, -32700, null);
+
+    // The program ending by itself does not end the server: status reports it, the last screen stays readable.
+    await c.result('pty/write', { action: [{ text: 'exit 4' }, { key: 'Enter' }] });
+    const end = Date.now() + 10_000;
+    let st: Msg;
+    for (;;) {
+      st = await c.result('pty/status');
+      if (!st.running || Date.now() > end) break;
+      await sleep(50);
+    }
+    assert.deepEqual(st, { running: false, exitCode: 4, pid: bashPid });
+    assert.ok((await c.result('pty/read', {})).screen.includes('$ exit 4'));
+    assert.ok(serve!.child.exitCode === null, 'serve still runs');
 
     assert.deepEqual(await c.call('pty/kill', {}, 5), { jsonrpc: '2.0', result: {}, id: 5 });
     await withTimeout(c.closed, 10_000, 'the server to close the connection');

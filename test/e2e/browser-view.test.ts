@@ -1,0 +1,312 @@
+// The browser view of a session in a real browser: Debian's Chromium driven by playwright-core.
+// Needs the view bundle (`node esbuild.mjs` builds dist/view.js) and /usr/bin/chromium.
+/// <reference lib="dom" />
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Host } from '../../src/host/host';
+import type { Session } from '../../src/core/session';
+import { startHttpServer, type HttpServer } from '../../src/transport/http-server';
+import { startHost, until } from '../helpers/host';
+
+/** What src/view/main.ts exposes for tests. */
+declare global {
+  interface Window {
+    __sharedPtyTerm?: import('@xterm/xterm').Terminal;
+  }
+}
+
+const CHROMIUM = '/usr/bin/chromium';
+const ROOT = path.join(__dirname, '..', '..');
+const SCREENSHOT = path.join(ROOT, 'media', 'browser-view.png');
+const skip = fs.existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium); the browser view test needs it`;
+
+/** Bounds on waits; generous, since a browser on a loaded test machine is slow to start. */
+const enum Wait {
+  Load = 30_000,
+  Screen = 15_000,
+  /** How long input that must not arrive is given to arrive anyway. */
+  Refused = 1_500,
+}
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+}
+
+/** One raw request to the host with exactly these headers. */
+function get(port: number, pathname: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path: pathname, method: 'GET', headers: { host: `127.0.0.1:${port}`, ...headers }, agent: false }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(parts).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.setTimeout(Wait.Load, () => req.destroy(new Error(`GET ${pathname}: no answer`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The lines of the page's xterm buffer (scrollback and screen), trailing spaces trimmed. */
+function pageLines(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const term = window.__sharedPtyTerm;
+    if (!term) return [];
+    const buf = term.buffer.active;
+    const out: string[] = [];
+    for (let y = 0; y < buf.length; y++) out.push(buf.getLine(y)?.translateToString(true) ?? '');
+    return out;
+  });
+}
+
+async function waitForPageLine(page: Page, pred: (line: string) => boolean, what: string): Promise<string[]> {
+  let last: string[] = [];
+  try {
+    await until(async () => {
+      last = await pageLines(page);
+      return last.some(pred);
+    }, Wait.Screen, what);
+    return last;
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; page buffer: ${JSON.stringify(last.filter(Boolean).slice(-8))}`);
+  }
+}
+
+/** The rows of the session's own screen (the host's mirror), what the shell really got. */
+function screenRows(session: Session): string[] {
+  return session.mirror.screen().rows;
+}
+
+describe('browser view (Chromium + xterm.js)', { skip }, () => {
+  let hostHandle: Awaited<ReturnType<typeof startHost>>;
+  let host: Host;
+  let server: HttpServer;
+  let session: Session;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+
+  const newPage = async (): Promise<Page> => {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 640 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.setDefaultTimeout(Wait.Load);
+    return page;
+  };
+
+  before(async () => {
+    assert.ok(fs.existsSync(path.join(ROOT, 'dist', 'view.js')), 'dist/view.js is missing: run `node esbuild.mjs` first');
+    hostHandle = await startHost();
+    host = hostHandle.host;
+    server = await startHttpServer(host, { hostId: host.hostId });
+    host.attachHttp(server);
+    session = await host.createSession({
+      command: 'bash',
+      args: ['--norc', '--noprofile', '-i'],
+      env: { PS1: 'view$ ', HISTFILE: '/dev/null' },
+      cols: 90,
+      rows: 24,
+      name: 'browser-view-test',
+    });
+    await until(() => screenRows(session).some((r) => r.startsWith('view$')), Wait.Screen, 'the bash prompt');
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+
+  after(async () => {
+    for (const c of contexts) await c.close().catch(() => {});
+    await browser?.close().catch(() => {});
+    await hostHandle?.close();
+  });
+
+  it('refuses the page without a token (401) and from a foreign Origin (403); unknown session is 404', async () => {
+    const pagePath = `/sessions/${session.id}/view`;
+    assert.equal((await get(server.port, pagePath)).status, 401);
+    assert.equal((await get(server.port, '/view/view.js')).status, 401);
+    const foreign = await get(server.port, pagePath, { authorization: `Bearer ${server.token}`, origin: 'http://evil.example' });
+    assert.equal(foreign.status, 403);
+    const foreignCookie = await get(server.port, pagePath, { cookie: `shared_pty_auth=${server.token}`, origin: 'http://evil.example' });
+    assert.equal(foreignCookie.status, 403);
+    const unknown = await get(server.port, '/sessions/no-such-session/view', { authorization: `Bearer ${server.token}` });
+    assert.equal(unknown.status, 404);
+    assert.equal(JSON.parse(unknown.text).ok, false);
+
+    // In the browser too: a fresh context has no cookie, so the bare page is refused.
+    const page = await newPage();
+    const res = await page.goto(`${server.url}${pagePath}`);
+    assert.equal(res?.status(), 401);
+  });
+
+  it('serves the page and its bundled assets with strict headers and without the token', async () => {
+    const auth = { authorization: `Bearer ${server.token}` };
+    const pageAnswer = await get(server.port, `/sessions/${session.id}/view`, auth);
+    assert.equal(pageAnswer.status, 200);
+    assert.match(String(pageAnswer.headers['content-type']), /^text\/html/);
+    assert.match(String(pageAnswer.headers['content-security-policy']), /default-src 'self'/);
+    assert.equal(pageAnswer.headers['referrer-policy'], 'no-referrer');
+    assert.equal(pageAnswer.headers['x-content-type-options'], 'nosniff');
+    assert.equal(pageAnswer.headers['cache-control'], 'no-store');
+    assert.ok(!pageAnswer.text.includes(server.token), 'the token must not appear in the page');
+    assert.match(pageAnswer.text, /<title>browser-view-test — Shared PTY<\/title>/);
+    assert.match(pageAnswer.text, /src="\/view\/view\.js"/);
+    assert.doesNotMatch(pageAnswer.text, /https?:\/\/(?!127\.0\.0\.1)/, 'no external (CDN) references');
+    const js = await get(server.port, '/view/view.js', auth);
+    assert.equal(js.status, 200);
+    assert.match(String(js.headers['content-type']), /^text\/javascript/);
+    const css = await get(server.port, '/view/xterm.css', auth);
+    assert.equal(css.status, 200);
+    assert.match(String(css.headers['content-type']), /^text\/css/);
+    assert.match(css.text, /\.xterm/);
+    assert.equal((await get(server.port, '/view/nothing.js', auth)).status, 404);
+  });
+
+  it('shows the session live: prompt, typed input reaches the shell, output and colours render', async () => {
+    const page = await newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    page.on('response', (r) => {
+      if (r.status() >= 400) errors.push(`${r.status()} ${r.url()}`);
+    });
+    await page.goto(server.viewUrl(session.id));
+    // The one-time token was traded for a cookie: it is neither in the address bar nor in history.
+    const landed = new URL(page.url());
+    assert.equal(landed.pathname, `/sessions/${session.id}/view`);
+    assert.equal(landed.searchParams.get('token'), null);
+    assert.ok(!page.url().includes(server.token));
+    // No history entry holds the token either (the 303 replaced the link's entry).
+    const cdp = await page.context().newCDPSession(page);
+    const history = (await cdp.send('Page.getNavigationHistory')) as { entries: Array<{ url: string }> };
+    await cdp.detach();
+    assert.ok(history.entries.some((e) => e.url === page.url()));
+    for (const e of history.entries) assert.ok(!e.url.includes(server.token), `history entry with the token: ${e.url}`);
+    assert.ok(!(await page.content()).includes(server.token));
+    assert.equal(await page.title(), 'browser-view-test — Shared PTY');
+    assert.equal(await page.isVisible('#readonly-badge'), false);
+
+    await waitForPageLine(page, (l) => l.startsWith('view$'), 'the prompt in the page');
+    assert.deepEqual(await page.evaluate(() => [window.__sharedPtyTerm!.cols, window.__sharedPtyTerm!.rows]), [90, 24]);
+    await until(async () => (await page.textContent('#status'))?.startsWith('live'), Wait.Screen, 'the live status');
+
+    await page.click('#terminal');
+    await page.keyboard.type('echo typed-in-browser');
+    await page.keyboard.press('Enter');
+    await until(() => screenRows(session).includes('typed-in-browser'), Wait.Screen, 'the shell to run the typed command');
+    assert.ok(screenRows(session).includes('view$ echo typed-in-browser'));
+    await waitForPageLine(page, (l) => l === 'typed-in-browser', 'the command output in the page');
+
+    await page.keyboard.type("printf '\\e[31mRED\\e[0m\\n'");
+    await page.keyboard.press('Enter');
+    const lines = await waitForPageLine(page, (l) => l === 'RED', 'the coloured output');
+    const y = lines.lastIndexOf('RED');
+    const cell = await page.evaluate((row) => {
+      const c = window.__sharedPtyTerm!.buffer.active.getLine(row)!.getCell(0)!;
+      return { fg: c.getFgColor(), palette: c.isFgPalette() };
+    }, y);
+    assert.deepEqual(cell, { fg: 1, palette: true }, 'RED is drawn in palette colour 1');
+    // The DOM renderer draws it with the palette class too.
+    await page.waitForSelector('.xterm-rows span.xterm-fg-1');
+    assert.equal(await page.textContent('.xterm-rows span.xterm-fg-1'), 'RED');
+
+    // Output produced by someone else appears too.
+    session.write('echo from-elsewhere\n');
+    await waitForPageLine(page, (l) => l === 'from-elsewhere', 'output written by another client');
+
+    // Scrollback: far more lines than the screen stay reachable in the page.
+    session.write('seq -f line-%g 1 300\n');
+    const scrolled = await waitForPageLine(page, (l) => l === 'line-300', 'a long output');
+    assert.ok(scrolled.includes('line-1'), 'the first of 300 lines is still in the scrollback');
+    assert.ok(await page.evaluate(() => window.__sharedPtyTerm!.buffer.active.baseY > 250));
+
+    session.write("clear; printf '\\e[1;32mgreen \\e[0;34mblue \\e[43;30m black-on-yellow \\e[0m \\e[38;5;208m256-orange\\e[0m \\e[38;2;200;120;255mtruecolor\\e[0m\\n'; ls --color=always -d / /tmp /dev/null\n");
+    await waitForPageLine(page, (l) => l.startsWith('green blue'), 'the colour sample');
+    await waitForPageLine(page, (l) => l.includes('/dev/null'), 'the ls output');
+    fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT });
+    assert.deepEqual(errors, [], 'no errors in the page (CSP included)');
+  });
+
+  it('the read-only link shows the badge and does not let typing reach the shell', async () => {
+    const page = await newPage();
+    const url = server.viewUrl(session.id, true);
+    assert.ok(url.includes('readonly=1'));
+    await page.goto(url);
+    const landed = new URL(page.url());
+    assert.equal(landed.searchParams.get('token'), null);
+    assert.equal(landed.searchParams.get('readonly'), '1');
+    assert.equal(await page.isVisible('#readonly-badge'), true);
+    assert.equal(await page.textContent('#readonly-badge'), 'read-only');
+    assert.equal(await page.isVisible('#fit'), false, 'a read-only view cannot resize the terminal');
+    await waitForPageLine(page, (l) => l.startsWith('view$'), 'the replayed prompt in the read-only page');
+
+    await page.click('#terminal');
+    await page.keyboard.type('echo should-not-arrive');
+    await page.keyboard.press('Enter');
+    await new Promise((r) => setTimeout(r, Wait.Refused));
+    assert.ok(!screenRows(session).some((r) => r.includes('should-not-arrive')), 'the shell got input from a read-only view');
+    assert.ok(!(await pageLines(page)).some((l) => l.includes('should-not-arrive')));
+
+    // Even a hand-made write over the read-only page's WebSocket (view-only cookie) is refused.
+    const reply = await page.evaluate(
+      (id) =>
+        new Promise<string>((resolve) => {
+          const ws = new WebSocket(`ws://${location.host}/sessions/${id}/stream`);
+          ws.onopen = () => ws.send(JSON.stringify({ type: 'write', data: 'echo sneaked-in\n' }));
+          ws.onmessage = (ev) => {
+            const m = JSON.parse(ev.data as string);
+            if (m.type === 'error') {
+              resolve(m.message);
+              ws.close();
+            }
+          };
+          ws.onclose = () => resolve('closed');
+        }),
+      session.id,
+    );
+    assert.match(reply, /read-only/);
+    await new Promise((r) => setTimeout(r, Wait.Refused));
+    assert.ok(!screenRows(session).some((r) => r.includes('sneaked-in')));
+
+    // The view-only cookie opens the view and nothing else.
+    assert.equal(await page.evaluate(async () => (await fetch('/sessions')).status), 401);
+
+    // It still follows the session live.
+    session.write('echo seen-by-viewer\n');
+    await waitForPageLine(page, (l) => l === 'seen-by-viewer', 'live output in the read-only page');
+  });
+
+  it('follows the session size, fits to the window on request, and shows the exit', async () => {
+    const page = await newPage();
+    await page.goto(server.viewUrl(session.id));
+    await waitForPageLine(page, (l) => l.startsWith('view$'), 'the prompt');
+    const size = () => page.evaluate(() => [window.__sharedPtyTerm!.cols, window.__sharedPtyTerm!.rows]);
+
+    // Someone else resizes the terminal: the view follows, it does not push its own size.
+    session.resize(100, 30);
+    await until(async () => (await size()).join('x') === '100x30', Wait.Screen, 'the view to follow the resize');
+    assert.equal(await page.textContent('#size'), '100×30');
+
+    // "Fit to window" resizes the shared terminal to the browser window.
+    await page.setViewportSize({ width: 800, height: 500 });
+    await page.click('#fit');
+    await until(() => session.cols !== 100 && session.rows !== 30, Wait.Screen, 'the PTY to take the window size');
+    assert.deepEqual(await size(), [session.cols, session.rows]);
+    assert.ok(session.cols < 100 && session.rows < 30, `fitted to ${session.cols}x${session.rows}`);
+
+    await page.click('#terminal');
+    await page.keyboard.type('exit 3');
+    await page.keyboard.press('Enter');
+    await until(async () => (await page.textContent('#status')) === 'exited with code 3', Wait.Screen, 'the exit status in the page');
+    assert.equal(session.exitCode, 3);
+  });
+});
