@@ -1,6 +1,6 @@
 // Bundles the CLI/host and the editor extension. node-pty (native) and vscode stay external.
 import * as esbuild from 'esbuild';
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync, mkdirSync, copyFileSync } from 'node:fs';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url)));
 const common = {
@@ -27,3 +27,7 @@ await Promise.all(
     ),
   ),
 );
+
+// The browser view's stylesheet ships next to the bundles (the VSIX has no node_modules/@xterm).
+mkdirSync('dist', { recursive: true });
+copyFileSync('node_modules/@xterm/xterm/css/xterm.css', 'dist/xterm.css');

@@ -1,19 +1,187 @@
+import * as fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import * as path from 'node:path';
+import type { Session } from '../core/session';
 import type { HostServices } from '../core/types';
 import type { Access } from './http-security';
-import { sendError } from './http-util';
+import { sendError, sendJson } from './http-util';
 
-/** The browser view of a session (built with the view bundle). */
-export function handleViewPage(services: HostServices, req: IncomingMessage, res: ServerResponse, url: URL, access: Access): void {
-  void services;
-  void req;
-  void url;
-  void access;
-  sendError(res, 'NOT_FOUND', 'The browser view is not built');
+/**
+ * Headers of everything the view serves. No inline script runs (the page passes its data in
+ * attributes); xterm.js sets inline styles, hence style-src 'unsafe-inline'. The page may not be
+ * framed, so another site cannot overlay it and steer a person's typing.
+ */
+export const VIEW_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy':
+    "default-src 'self'; connect-src 'self' ws://127.0.0.1:* ws://localhost:*; style-src 'self' 'unsafe-inline'; " +
+    "img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'cache-control': 'no-store',
+};
+
+/** The view's assets: URL path → file name in dist/, and where else to look when running from source. */
+const ASSETS: Readonly<Record<string, { type: string; candidates: () => string[] }>> = {
+  '/view/view.js': {
+    type: 'text/javascript; charset=utf-8',
+    candidates: () => [path.join(__dirname, 'view.js'), path.join(__dirname, '..', '..', 'dist', 'view.js')],
+  },
+  '/view/view.js.map': {
+    type: 'application/json; charset=utf-8',
+    candidates: () => [path.join(__dirname, 'view.js.map'), path.join(__dirname, '..', '..', 'dist', 'view.js.map')],
+  },
+  '/view/xterm.css': {
+    type: 'text/css; charset=utf-8',
+    candidates: () => [
+      // dist/xterm.css, copied by the build next to the bundles (the VSIX has no node_modules)
+      path.join(__dirname, 'xterm.css'),
+      // dist/../node_modules when running the bundle from a checkout
+      path.join(__dirname, '..', 'node_modules', '@xterm', 'xterm', 'css', 'xterm.css'),
+      // src/transport/../../ under tsx
+      path.join(__dirname, '..', '..', 'dist', 'xterm.css'),
+      path.join(__dirname, '..', '..', 'node_modules', '@xterm', 'xterm', 'css', 'xterm.css'),
+    ],
+  },
+};
+
+/** Whether nobody may type into the session, whoever asks (a session-level read-only flag, if the session has one). */
+function sessionReadOnly(session: Session): boolean {
+  return (session.options as { readOnly?: unknown }).readOnly === true;
 }
 
+/**
+ * `GET /sessions/:id/view`: the browser view of a session. The token never reaches this page
+ * (the server has already traded `?token=` for a cookie). With `Accept: application/json` it
+ * answers the session's size and state instead, which the page polls to follow resizes.
+ */
+export function handleViewPage(services: HostServices, req: IncomingMessage, res: ServerResponse, url: URL, access: Access): void {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(res);
+  const m = /^\/sessions\/([^/]+)\/view$/.exec(url.pathname);
+  let session: Session | undefined;
+  try {
+    session = m ? services.registry.resolve(decodeURIComponent(m[1])) : undefined;
+  } catch {
+    session = undefined;
+  }
+  if (!session) return sendError(res, 'NOT_FOUND', `Unknown session: ${m ? safeDecode(m[1]) : url.pathname}`);
+  const info = services.describe(session);
+  const readOnly = access !== 'full' || url.searchParams.get('readonly') === '1' || sessionReadOnly(session);
+
+  if (/\bapplication\/json\b/.test(req.headers.accept ?? '')) {
+    return sendJson(
+      res,
+      200,
+      { ok: true, data: { id: info.id, name: info.name, cols: info.cols, rows: info.rows, running: info.running, exitCode: info.exitCode, readOnly } },
+      { ...VIEW_SECURITY_HEADERS },
+    );
+  }
+
+  const html = renderPage({
+    id: info.id,
+    name: info.name,
+    command: [info.command, ...info.args].map(quoteWord).join(' '),
+    cols: info.cols,
+    rows: info.rows,
+    running: info.running,
+    exitCode: info.exitCode,
+    readOnly,
+  });
+  const body = Buffer.from(html, 'utf8');
+  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': body.length, ...VIEW_SECURITY_HEADERS });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** `GET /view/view.js`, `/view/view.js.map`, `/view/xterm.css`: the bundled assets (no CDN). */
 export function handleViewAsset(req: IncomingMessage, res: ServerResponse, url: URL): void {
-  void req;
-  void url;
-  sendError(res, 'NOT_FOUND', 'The browser view is not built');
+  if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(res);
+  const asset = Object.prototype.hasOwnProperty.call(ASSETS, url.pathname) ? ASSETS[url.pathname] : undefined;
+  if (!asset) return sendError(res, 'NOT_FOUND', `No view asset ${url.pathname}`);
+  const file = asset.candidates().find((p) => fs.existsSync(p));
+  if (!file) return sendError(res, 'NOT_FOUND', `The browser view is not built (${path.basename(url.pathname)} missing; run npm run build)`);
+  fs.readFile(file, (err, data) => {
+    if (err) return sendError(res, 'NOT_FOUND', `Cannot read ${path.basename(url.pathname)}`);
+    if (res.headersSent) return;
+    res.writeHead(200, { 'content-type': asset.type, 'content-length': data.length, ...VIEW_SECURITY_HEADERS });
+    res.end(req.method === 'HEAD' ? undefined : data);
+  });
+}
+
+interface PageData {
+  id: string;
+  name: string;
+  command: string;
+  cols: number;
+  rows: number;
+  running: boolean;
+  exitCode: number | null;
+  readOnly: boolean;
+}
+
+function renderPage(d: PageData): string {
+  const e = escapeHtml;
+  const status = d.running ? 'connecting…' : d.exitCode === null ? 'exited' : `exited with code ${d.exitCode}`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<link rel="icon" href="data:,">
+<title>${e(d.name)} — Shared PTY</title>
+<link rel="stylesheet" href="/view/xterm.css">
+<style>
+  html, body { margin: 0; height: 100%; background: #1e1e1e; color: #d4d4d4; }
+  body { display: flex; flex-direction: column; font: 13px system-ui, -apple-system, "Segoe UI", sans-serif; }
+  header { display: flex; align-items: center; gap: 12px; height: 32px; box-sizing: border-box; padding: 0 10px; background: #2d2d2d; border-bottom: 1px solid #3c3c3c; white-space: nowrap; }
+  header .name { font-weight: 600; color: #fff; }
+  header .command, header .size { font-family: ui-monospace, "DejaVu Sans Mono", monospace; color: #9d9d9d; overflow: hidden; text-overflow: ellipsis; }
+  header .spacer { flex: 1; }
+  .badge { font-size: 11px; padding: 1px 7px; border-radius: 9px; background: #8a5a00; color: #fff; text-transform: uppercase; letter-spacing: .04em; }
+  .badge[hidden] { display: none; }
+  .status { color: #9d9d9d; }
+  .status-error { color: #f48771; }
+  .status-exit { color: #dcdcaa; }
+  button { font: inherit; padding: 2px 10px; background: #0e639c; color: #fff; border: 0; border-radius: 3px; cursor: pointer; }
+  button:hover { background: #1177bb; }
+  button[hidden] { display: none; }
+  #terminal { flex: 1; min-height: 0; overflow: auto; padding: 6px; }
+</style>
+<script src="/view/view.js" defer></script>
+</head>
+<body data-session-id="${e(d.id)}" data-name="${e(d.name)}" data-cols="${d.cols}" data-rows="${d.rows}" data-running="${d.running ? '1' : '0'}" data-exit-code="${d.exitCode ?? ''}" data-readonly="${d.readOnly ? '1' : '0'}">
+<header>
+  <span class="name">${e(d.name)}</span>
+  <span class="command" title="${e(d.command)}">${e(d.command)}</span>
+  <span class="size" id="size">${d.cols}×${d.rows}</span>
+  <span class="badge" id="readonly-badge"${d.readOnly ? '' : ' hidden'}>read-only</span>
+  <span class="spacer"></span>
+  <span class="status" id="status">${e(status)}</span>
+  <button type="button" id="fit" hidden title="Resize the shared terminal to this window (it changes for everyone)">Fit to window</button>
+</header>
+<main id="terminal" aria-label="Terminal of ${e(d.name)}"></main>
+<noscript>The terminal view needs JavaScript.</noscript>
+</body>
+</html>
+`;
+}
+
+function methodNotAllowed(res: ServerResponse): void {
+  sendJson(res, 405, { ok: false, error: { code: 'BAD_REQUEST', message: 'Only GET is allowed here' } }, { allow: 'GET, HEAD' });
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+}
+
+function quoteWord(w: string): string {
+  return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }

@@ -22,12 +22,13 @@ declare global {
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = path.join(__dirname, '..', '..');
 const SCREENSHOT = path.join(ROOT, 'media', 'browser-view.png');
+const SCREENSHOT_READ_ONLY = path.join(ROOT, 'media', 'browser-view-readonly.png');
 const skip = fs.existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium); the browser view test needs it`;
 
 /** Bounds on waits; generous, since a browser on a loaded test machine is slow to start. */
 const enum Wait {
   Load = 30_000,
-  Screen = 15_000,
+  Screen = 20_000,
   /** How long input that must not arrive is given to arrive anyway. */
   Refused = 1_500,
 }
@@ -222,17 +223,18 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     session.write('echo from-elsewhere\n');
     await waitForPageLine(page, (l) => l === 'from-elsewhere', 'output written by another client');
 
+    session.write("printf '\\e[1;32mgreen \\e[0;34mblue \\e[43;30m black-on-yellow \\e[0m \\e[38;5;208m256-orange\\e[0m \\e[38;2;200;120;255mtruecolor\\e[0m\\n'; ls --color=always -d / /tmp /dev/null\n");
+    await waitForPageLine(page, (l) => l.startsWith('green blue'), 'the colour sample');
+    await waitForPageLine(page, (l) => l.includes('/dev/null'), 'the ls output');
+    fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT });
+
     // Scrollback: far more lines than the screen stay reachable in the page.
     session.write('seq -f line-%g 1 300\n');
     const scrolled = await waitForPageLine(page, (l) => l === 'line-300', 'a long output');
     assert.ok(scrolled.includes('line-1'), 'the first of 300 lines is still in the scrollback');
     assert.ok(await page.evaluate(() => window.__sharedPtyTerm!.buffer.active.baseY > 250));
 
-    session.write("clear; printf '\\e[1;32mgreen \\e[0;34mblue \\e[43;30m black-on-yellow \\e[0m \\e[38;5;208m256-orange\\e[0m \\e[38;2;200;120;255mtruecolor\\e[0m\\n'; ls --color=always -d / /tmp /dev/null\n");
-    await waitForPageLine(page, (l) => l.startsWith('green blue'), 'the colour sample');
-    await waitForPageLine(page, (l) => l.includes('/dev/null'), 'the ls output');
-    fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
-    await page.screenshot({ path: SCREENSHOT });
     assert.deepEqual(errors, [], 'no errors in the page (CSP included)');
   });
 
@@ -283,6 +285,7 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     // It still follows the session live.
     session.write('echo seen-by-viewer\n');
     await waitForPageLine(page, (l) => l === 'seen-by-viewer', 'live output in the read-only page');
+    await page.screenshot({ path: SCREENSHOT_READ_ONLY });
   });
 
   it('follows the session size, fits to the window on request, and shows the exit', async () => {

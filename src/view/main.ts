@@ -1,0 +1,190 @@
+// The browser view of a session (dist/view.js, served by the host at /view/view.js).
+// It shows the session live through `GET /sessions/:id/stream` and, unless the view is read-only,
+// sends what the person types. It renders at the session's own size and follows it when someone
+// else resizes the terminal; only the "Fit to window" button (writable views) resizes the PTY,
+// since a shared terminal has one size for everyone.
+import { Terminal } from '@xterm/xterm';
+import { FitAddon } from '@xterm/addon-fit';
+
+/** Lines of history the view keeps (more than the screen: the replay can be long). */
+const SCROLLBACK_LINES = 10000;
+/** How often the page asks the host for the session's size (the stream carries no resize events). */
+const SIZE_POLL_MS = 1000;
+
+interface SessionState {
+  cols: number;
+  rows: number;
+  running: boolean;
+  exitCode: number | null;
+}
+
+type ServerMessage =
+  | { type: 'data'; data: string }
+  | { type: 'exit'; exitCode: number | null }
+  | { type: 'error'; message: string };
+
+declare global {
+  interface Window {
+    /** The terminal, for end-to-end tests. */
+    __sharedPtyTerm?: Terminal;
+    /** What the view is doing, for end-to-end tests. */
+    __sharedPtyView?: { readOnly: boolean; state: () => string };
+  }
+}
+
+function intAttr(el: HTMLElement, name: string, fallback: number): number {
+  const n = Number.parseInt(el.dataset[name] ?? '', 10);
+  return Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+function sessionIdFromPath(pathname: string): string {
+  const m = /^\/sessions\/([^/]+)\/view\/?$/.exec(pathname);
+  return m ? decodeURIComponent(m[1]) : '';
+}
+
+function start(): void {
+  const body = document.body;
+  const container = document.getElementById('terminal');
+  if (!container) return;
+  const id = sessionIdFromPath(location.pathname) || body.dataset.sessionId || '';
+  const params = new URLSearchParams(location.search);
+  const readOnly = body.dataset.readonly === '1' || params.get('readonly') === '1';
+  const sizeLabel = document.getElementById('size');
+  const statusLabel = document.getElementById('status');
+  const badge = document.getElementById('readonly-badge');
+  const fitButton = document.getElementById('fit') as HTMLButtonElement | null;
+
+  let state = 'connecting';
+  const setStatus = (text: string, kind: 'info' | 'error' | 'exit' = 'info') => {
+    state = text;
+    if (!statusLabel) return;
+    statusLabel.textContent = text;
+    statusLabel.className = `status status-${kind}`;
+  };
+
+  if (badge) badge.hidden = !readOnly;
+
+  const term = new Terminal({
+    cols: intAttr(body, 'cols', 80),
+    rows: intAttr(body, 'rows', 24),
+    scrollback: SCROLLBACK_LINES,
+    disableStdin: readOnly,
+    cursorBlink: !readOnly,
+    fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, "Liberation Mono", monospace',
+    fontSize: 14,
+    theme: { background: '#1e1e1e', foreground: '#d4d4d4' },
+  });
+  const fit = new FitAddon();
+  term.loadAddon(fit);
+  term.open(container);
+  window.__sharedPtyTerm = term;
+  window.__sharedPtyView = { readOnly, state: () => state };
+
+  const showSize = () => {
+    if (sizeLabel) sizeLabel.textContent = `${term.cols}×${term.rows}`;
+  };
+  showSize();
+  term.onResize(showSize);
+
+  const wsUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/sessions/${encodeURIComponent(id)}/stream${readOnly ? '?readonly=1' : ''}`;
+  const ws = new WebSocket(wsUrl);
+  let exited = false;
+  let open = false;
+  const send = (msg: unknown) => {
+    if (open && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg));
+  };
+
+  ws.addEventListener('open', () => {
+    open = true;
+    setStatus(readOnly ? 'live (read-only)' : 'live');
+    if (fitButton && !readOnly) fitButton.hidden = false;
+    if (!readOnly) term.focus();
+  });
+  ws.addEventListener('message', (ev) => {
+    if (typeof ev.data !== 'string') return;
+    let msg: ServerMessage;
+    try {
+      msg = JSON.parse(ev.data) as ServerMessage;
+    } catch {
+      return;
+    }
+    if (msg.type === 'data' && typeof msg.data === 'string') term.write(msg.data);
+    else if (msg.type === 'exit') onExit(msg.exitCode);
+    else if (msg.type === 'error' && !readOnly) setStatus(`error: ${msg.message}`, 'error');
+  });
+  ws.addEventListener('close', (ev) => {
+    open = false;
+    if (fitButton) fitButton.hidden = true;
+    stopPolling();
+    if (exited) return;
+    term.options.disableStdin = true;
+    if (ev.code === 4004) setStatus('unknown session', 'error');
+    else if (ev.code === 4008) setStatus('disconnected: the view fell too far behind; reload the page', 'error');
+    else setStatus('disconnected; reload the page to reconnect', 'error');
+  });
+
+  function onExit(exitCode: number | null): void {
+    exited = true;
+    term.options.disableStdin = true;
+    term.options.cursorBlink = false;
+    setStatus(exitCode === null ? 'exited' : `exited with code ${exitCode}`, 'exit');
+  }
+
+  if (!readOnly) {
+    term.onData((data) => send({ type: 'write', data }));
+    term.onBinary((data) => send({ type: 'write', data }));
+  }
+
+  // The session's size is the truth; follow it. A poll that began before our own resize is stale.
+  let generation = 0;
+  const applySize = (cols: number, rows: number) => {
+    if (Number.isInteger(cols) && Number.isInteger(rows) && cols > 0 && rows > 0 && (cols !== term.cols || rows !== term.rows)) {
+      term.resize(cols, rows);
+    }
+  };
+  let pollTimer: number | undefined;
+  let polling = false;
+  const poll = async () => {
+    if (polling || !open) return;
+    polling = true;
+    const gen = generation;
+    try {
+      const r = await fetch(location.pathname, { headers: { accept: 'application/json' }, cache: 'no-store', credentials: 'same-origin' });
+      if (r.ok) {
+        const body = (await r.json()) as { ok?: boolean; data?: SessionState };
+        if (body.ok && body.data && gen === generation && open) applySize(body.data.cols, body.data.rows);
+      }
+    } catch {
+      // the host may be gone; the WebSocket's close says so
+    } finally {
+      polling = false;
+    }
+  };
+  pollTimer = window.setInterval(() => void poll(), SIZE_POLL_MS);
+  function stopPolling(): void {
+    if (pollTimer !== undefined) window.clearInterval(pollTimer);
+    pollTimer = undefined;
+  }
+
+  fitButton?.addEventListener('click', () => {
+    if (readOnly || !open) return;
+    const dims = fit.proposeDimensions();
+    if (!dims || !Number.isFinite(dims.cols) || !Number.isFinite(dims.rows)) return;
+    const cols = Math.max(2, Math.floor(dims.cols));
+    const rows = Math.max(1, Math.floor(dims.rows));
+    generation++;
+    applySize(cols, rows);
+    send({ type: 'resize', cols, rows });
+    term.focus();
+  });
+
+  if (body.dataset.running === '0') {
+    const code = Number.parseInt(body.dataset.exitCode ?? '', 10);
+    setStatus(Number.isInteger(code) ? `exited with code ${code}` : 'exited', 'exit');
+  } else {
+    setStatus('connecting…');
+  }
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+else start();
