@@ -11,6 +11,12 @@ export const enum SendTuning {
    * long: right after the write the program may not have woken up to read it yet.
    */
   MinSettleMs = 150,
+  /**
+   * A session this young may not have shown its first prompt yet: a send waits up to this long
+   * (from the session's start) for the program to wait for input, so the text is not typed
+   * ahead and echoed twice.
+   */
+  StartupGraceMs = 3000,
   /** Consecutive "waiting for input" polls, with no new output between them, that make the program ready. */
   StablePolls = 2,
 }
@@ -57,6 +63,7 @@ async function runSend(session: Session, opts: SendOptions, signal?: AbortSignal
   const timeout = opts.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
   const idleMs = opts.idleMs ?? DEFAULT_SEND_IDLE_MS;
   const maxBytes = opts.maxBytes ?? DEFAULT_SEND_MAX_BYTES;
+  await waitForFirstPrompt(session, signal);
   await session.mirror.whenParsed();
   const startRow = session.mirror.cursorRow;
   const startCursor = session.cursor;
@@ -102,6 +109,16 @@ async function runSend(session: Session, opts: SendOptions, signal?: AbortSignal
   await session.mirror.whenParsed();
   const { output, truncated } = renderedSince(session, startRow, maxBytes);
   return { output, waitReason, status: session.status, truncated, waitedMs: Date.now() - started };
+}
+
+/** For a session that just started: waits (bounded) until its program first waits for input. */
+async function waitForFirstPrompt(session: Session, signal?: AbortSignal): Promise<void> {
+  const deadline = session.createdAt.getTime() + SendTuning.StartupGraceMs;
+  while (Date.now() < deadline && session.running && !signal?.aborted) {
+    const state = readinessOf(session.pid);
+    if (state !== 'busy') return; // ready, or we cannot tell: type now
+    await new Promise((r) => setTimeout(r, SendTuning.PollMs));
+  }
 }
 
 /** The rendered rows from `startRow` to the end of the retained buffer, bounded to `maxBytes` (end kept). */

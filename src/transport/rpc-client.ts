@@ -1,7 +1,7 @@
 import * as net from 'node:net';
 import { Emitter } from '../core/lifecycle';
 import { DEFAULT_MAX_LINE_BYTES, LineReader } from './line-reader';
-import { parseAddress, type Endpoint } from './socket-server';
+import { parseAddress, type Endpoint } from './address';
 
 /** An error answer from the server, with its JSON-RPC code. */
 export class RpcCallError extends Error {

@@ -7,6 +7,9 @@ import { wsCongested, wsWhenDrained } from './ws-sink';
 
 /** `GET /rpc` (WebSocket): the control socket's JSON-RPC, one message per frame. */
 export function serveRpcWebSocket(services: HostServices, ws: WebSocket): void {
+  // A protocol error (a message over maxPayload: 1009, a bad frame) is reported here and then the
+  // socket closes; without a listener the 'error' event would be thrown and end the whole host.
+  ws.on('error', () => {});
   const abort = new AbortController();
   const connection: Connection = {
     subscriptions: new Map<string, IDisposable>(),

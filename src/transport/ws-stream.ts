@@ -18,6 +18,9 @@ export const enum StreamClose {
  * `{type:"data"}` and a final `{type:"exit"}`; takes `{type:"write"}`, `{type:"resize"}` and raw text.
  */
 export function serveStream(services: HostServices, ws: WebSocket, selector: string, canWrite: boolean): void {
+  // A protocol error (a message over maxPayload: 1009, a bad frame) is reported here and then the
+  // socket closes; without a listener the 'error' event would be thrown and end the whole host.
+  ws.on('error', () => {});
   let session: Session;
   try {
     session = services.registry.resolve(selector);

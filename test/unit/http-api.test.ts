@@ -419,9 +419,10 @@ describe('REST (seeds/pty-session-mcp.md shapes)', () => {
     const enter = await api('POST', `/sessions/${s.id}/write`, { data: '\r' });
     assert.deepEqual(enter.json, { ok: true, data: { id: s.id, bytes: 1 } });
     await outputUntil(s.id, (t) => t.includes('y-2'), 'the typed line to run', out.cursor);
-    // Multi-byte text counts UTF-8 bytes: "é" is 2, plus the newline.
+    // Multi-byte text counts UTF-8 bytes: "é" is 2.
     const utf = await api('POST', `/sessions/${s.id}/write`, { data: 'é', submit: false });
     assert.equal(utf.json.data.bytes, 2);
+    await outputUntil(s.id, (t) => t.includes('é'), 'the typed é', out.cursor);
     await deleteSession(s.id);
   });
 
@@ -606,7 +607,7 @@ describe('WebSocket /rpc (JSON-RPC of the control socket)', () => {
 });
 
 describe('flow control: a WebSocket client that stops reading', () => {
-  test('30 MB of output: the host stays responsive and bounded; the slow client is closed with 4008', { timeout: 180_000 }, async () => {
+  test('30 MB of output: the host stays responsive and bounded; the slow client is closed with 4008', { timeout: 180_000 }, async (t) => {
     const s = await createBash();
     await outputUntil(s.id, (t) => t.includes('$ '), 'the prompt');
     const slow = await wsOpen(h.port, `/sessions/${s.id}/stream`, { queryToken: h.token });
@@ -662,6 +663,7 @@ describe('flow control: a WebSocket client that stops reading', () => {
     assert.equal(closed.code, 4008, `close code ${closed.code} (${closed.reason})`);
     const got = slow.streamText().length;
     assert.ok(got < TOTAL, `the slow client did not get all the output (${got} bytes)`);
+    t.diagnostic(`rss grew by ${deltaMb.toFixed(0)} MB; the slow client got ${got} of ${TOTAL} bytes before 4008`);
     await deleteSession(s.id);
   });
 });
