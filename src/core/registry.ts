@@ -1,4 +1,5 @@
 import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { RpcError, ErrorCode, invalidParams, unknownSession } from './errors';
@@ -92,6 +93,11 @@ export class SessionRegistry extends Disposable {
     if (!Number.isInteger(cols) || cols < 2 || cols > MAX_COLS) throw invalidParams(`cols must be an integer from 2 to ${MAX_COLS}`);
     if (!Number.isInteger(rows) || rows < 1 || rows > MAX_ROWS) throw invalidParams(`rows must be an integer from 1 to ${MAX_ROWS}`);
     const cwd = params.cwd || this._options.defaultCwd || os.homedir();
+    // node-pty reports a missing program or folder only as an exit code 1 after the fact: check first.
+    if (!isDirectory(cwd)) throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}": no such directory: ${cwd}`, { cwd });
+    if (!findExecutable(command, params.env?.PATH ?? process.env.PATH ?? '', cwd)) {
+      throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}": command not found or not executable`, { command });
+    }
     const id = this._newId();
     const name = params.name || this._defaultName(command);
     if (params.name && this.list().some((s) => s.name === params.name)) {
@@ -175,4 +181,34 @@ export class SessionRegistry extends Disposable {
       if (!this.list().some((s) => s.name === name)) return name;
     }
   }
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves a command as execvp would: a path as is (relative to cwd), a bare name through PATH. */
+function findExecutable(command: string, pathVar: string, cwd: string): string | undefined {
+  const isExec = (p: string) => {
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return fs.statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes('/')) {
+    const full = path.resolve(cwd, command);
+    return isExec(full) ? full : undefined;
+  }
+  for (const dir of pathVar.split(path.delimiter)) {
+    if (!dir) continue;
+    const full = path.join(dir, command);
+    if (isExec(full)) return full;
+  }
+  return undefined;
 }
