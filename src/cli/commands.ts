@@ -120,4 +120,13 @@ export async function waitCommand(argv: string[]): Promise<number> {
   return 1;
 }
 
+/** `view <session> [--read-only]`: prints a link that opens the session live in a browser. */
+export async function viewCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { booleans: ['--read-only'] });
+  const selector = needSession(args.positional, 'shared-pty view <session> [--read-only]');
+  const r = await callOn<{ url: string }>(selector, 'session/viewUrl', { readOnly: args.flags.has('--read-only') });
+  process.stdout.write(r.url + '\n');
+  return 0;
+}
+
 export { strFlag };

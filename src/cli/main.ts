@@ -1,7 +1,7 @@
 import { RpcCallError } from '../transport/rpc-client';
 import { UsageError } from './args';
 import { attachCommand } from './attach';
-import { keysCommand, listCommand, readCommand, sendCommand, waitCommand } from './commands';
+import { keysCommand, listCommand, readCommand, sendCommand, viewCommand, waitCommand } from './commands';
 import { CliError } from './find-session';
 import { serveCommand } from './serve';
 import { VERSION } from '../version';
@@ -15,6 +15,7 @@ Usage:
   shared-pty keys <session> <Key>...
   shared-pty wait <session> <text> [--regex] [--timeout MS]
   shared-pty attach <session>
+  shared-pty view <session> [--read-only]      (a link to watch it live in a browser)
   shared-pty serve [--cmd CMD [-- ARGS...]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http]
   shared-pty mcp
 
@@ -30,6 +31,7 @@ const COMMANDS: Record<string, Command> = {
   keys: keysCommand,
   wait: waitCommand,
   attach: attachCommand,
+  view: viewCommand,
   serve: serveCommand,
   mcp: async (argv) => (await import('./mcp')).mcpCommand(argv),
   daemon: async (argv) => (await import('./daemon')).daemonCommand(argv),

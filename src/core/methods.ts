@@ -306,6 +306,17 @@ export const METHODS: readonly MethodSpec[] = [
     },
   }),
   method({
+    name: 'session/viewUrl',
+    scope: 'session',
+    summary: 'A link that opens the session live in a browser (readOnly: a link that cannot type).',
+    params: z.object({ readOnly: z.boolean().optional() }),
+    handler(ctx, p) {
+      const url = ctx.services.viewUrl?.(requireSession(ctx), p.readOnly ?? false);
+      if (!url) throw serverError('This host serves no HTTP (started with --no-http)');
+      return { url, readOnly: p.readOnly ?? false };
+    },
+  }),
+  method({
     name: 'host/info',
     scope: 'host',
     summary: 'This host\'s discovery record, without the token.',

@@ -33,6 +33,8 @@ export interface HostServices {
   hostInfo(): Record<string, unknown>;
   /** Creates a session (in the editor it also opens as an editor terminal). */
   createSession(params: CreateSessionParams): Promise<Session> | Session;
+  /** A browser link to the session's live view (needs the host's HTTP server), read-only or not. */
+  viewUrl?(session: Session, readOnly: boolean): string | undefined;
   /** `pty/kill`: in a host, ends that session; in socket-pty's single-session serve, ends the server too. */
   killSession(session: Session): Promise<void> | void;
 }

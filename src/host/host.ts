@@ -16,6 +16,8 @@ export interface HttpAttachment extends IDisposable {
   token: string;
   /** The `stream` URL of a session. */
   streamUrl(sessionId: string): string;
+  /** The browser view link of a session (the token rides once, then a cookie). */
+  viewUrl(sessionId: string, readOnly?: boolean): string;
 }
 
 export interface HostOptions extends RegistryOptions {
@@ -149,6 +151,10 @@ export class Host extends Disposable implements HostServices {
   hostInfo(): Record<string, unknown> {
     const rec = this.record();
     return { ...rec, http: rec.http ? { url: rec.http.url } : null };
+  }
+
+  viewUrl(session: Session, readOnly: boolean): string | undefined {
+    return this._http?.viewUrl(session.id, readOnly);
   }
 
   async killSession(session: Session): Promise<void> {
