@@ -3,12 +3,10 @@ import { Host } from '../host/host';
 import { intFlag, parseArgs, strFlag } from './args';
 import { startHttpFor } from './http-option';
 
-/** With no session and no client for this long, the per-user host exits (nothing to keep alive). */
-const IDLE_EXIT_MS = 10 * 60 * 1000;
 
 /**
  * `daemon` (internal): the per-user host the editor and `shared-pty mcp` start detached.
- * It serves until stopped, or until it has been idle for IDLE_EXIT_MS.
+ * It serves until stopped (or, with --idle-exit-ms, until it has had no session that long).
  */
 export async function daemonCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { values: ['--http-port', '--allow-origin', '--scrollback', '--idle-exit-ms'], booleans: ['--no-http', '--session-tcp'] });
@@ -27,7 +25,10 @@ export async function daemonCommand(argv: string[]): Promise<number> {
     process.exit(0);
   };
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop());
-  const idleMs = intFlag(args, '--idle-exit-ms', 1000) ?? IDLE_EXIT_MS;
+  // Like a tmux server it stays up by default: the editor's MCP definition points at it.
+  // --idle-exit-ms N makes it exit after N ms without a session.
+  const idleMs = intFlag(args, '--idle-exit-ms', 1000);
+  if (idleMs === undefined) return new Promise<number>(() => {});
   let idleSince = Date.now();
   setInterval(() => {
     const busy = host.registry.size > 0;

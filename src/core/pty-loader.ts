@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type * as NodePty from 'node-pty';
 
 type NodePtyModule = typeof NodePty;
@@ -12,9 +13,28 @@ export function setNodePty(mod: NodePtyModule): void {
   override = mod;
 }
 
-/** node-pty, loaded on first use so that importing the engine stays cheap. */
+/**
+ * node-pty, loaded on first use so that importing the engine stays cheap. When the bundled copy
+ * cannot load (no build for this platform), the copies named in $SHARED_PTY_NODE_PTY_FALLBACK
+ * (path-delimited; the editor passes its own `<appRoot>/node_modules/node-pty`) are tried in order.
+ */
 export function loadNodePty(): NodePtyModule {
   if (override) return override;
-  if (!loaded) loaded = require('node-pty') as NodePtyModule;
+  if (!loaded) {
+    try {
+      loaded = require('node-pty') as NodePtyModule;
+    } catch (e) {
+      const fallbacks = (process.env.SHARED_PTY_NODE_PTY_FALLBACK ?? '').split(path.delimiter).filter(Boolean);
+      for (const candidate of fallbacks) {
+        try {
+          loaded = require(candidate) as NodePtyModule;
+          break;
+        } catch {
+          // try the next one; the bundled copy's error is the one worth reporting
+        }
+      }
+      if (!loaded) throw e;
+    }
+  }
   return loaded;
 }

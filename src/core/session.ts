@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type * as tty from 'node:tty';
 import type { IPty } from 'node-pty';
@@ -17,6 +18,8 @@ export const enum SessionTuning {
   ExitDrainQuietMs = 100,
   /** …or at most this long (a background job may hold the terminal open for ever). */
   ExitDrainMaxMs = 3000,
+  /** Most bytes read synchronously from the PTY after libuv ended the stream early (the kernel holds ~14 KB). */
+  EofDrainMaxBytes = 16 * 1024 * 1024,
   /** After SIGHUP on kill, a process group that ignores it gets SIGKILL after this grace. */
   KillGraceMs = 2000,
 }
@@ -112,6 +115,7 @@ export class Session extends Disposable {
       encoding: null, // raw bytes: cursors count bytes, and split characters are reassembled here
     });
     this._guardExitDrain();
+    this._guardEofDrain();
     this._register(toDisposable(() => clearTimeout(this._killTimer)));
     this._pty.onData((d) => this._handleData(d as unknown as Buffer));
     this._pty.onExit(({ exitCode, signal }) => this._handleExit(exitCode, signal));
@@ -274,6 +278,34 @@ export class Session extends Disposable {
     }) as typeof socket.destroy;
   }
 
+  /**
+   * When the program exits, the PTY master reports POLLHUP, and libuv, seeing it after a short read
+   * (a PTY read never fills libuv's buffer), ends the stream at once although the kernel still holds
+   * output: measured on Linux, 2-14 KB of the last output of `cat` of a large file, lost in about
+   * half of the runs. At that 'end' the descriptor is still open, so read what is left
+   * synchronously (non-blocking; EIO once the kernel's buffer is empty) before it is closed.
+   */
+  private _guardEofDrain(): void {
+    const socket = (this._pty as unknown as { _socket?: tty.ReadStream })._socket;
+    const fd = (this._pty as unknown as { _fd?: number })._fd;
+    if (!socket || typeof socket.prependListener !== 'function' || typeof fd !== 'number') return;
+    socket.prependListener('end', () => {
+      if (this.isDisposed) return;
+      const buf = Buffer.allocUnsafe(64 * 1024);
+      for (let total = 0; total < SessionTuning.EofDrainMaxBytes; ) {
+        let n: number;
+        try {
+          n = fs.readSync(fd, buf, 0, buf.length, null);
+        } catch {
+          break; // EIO: nothing left; EAGAIN: nothing now
+        }
+        if (n <= 0) break;
+        total += n;
+        this._handleData(Buffer.from(buf.subarray(0, n))); // a copy: the ring, subscribers and the parser keep it
+      }
+    });
+  }
+
   private _handleExit(exitCode: number, signal?: number): void {
     if (this._exit) return;
     if (this._utf8Tail) {
@@ -328,5 +360,8 @@ function buildEnv(extra?: Record<string, string>): Record<string, string> {
   if (!env.LC_ALL && !env.LC_CTYPE && !env.LANG) env.LANG = 'C.UTF-8';
   // Never leak our own host's secrets into the shell's environment.
   delete env.SHARED_PTY_TOKEN;
+  // The editor starts the host with these; a user's shell must not inherit them (Electron apps break).
+  delete env.ELECTRON_RUN_AS_NODE;
+  delete env.SHARED_PTY_NODE_PTY_FALLBACK;
   return env;
 }

@@ -1,0 +1,18 @@
+/** Command ids, as contributed in package.json. */
+export const Commands = {
+  open: 'sharedPty.open',
+  listSessions: 'sharedPty.listSessions',
+  copyMcpConfig: 'sharedPty.copyMcpConfig',
+} as const;
+
+/** Ids of other contributions. */
+export const Ids = {
+  terminalProfile: 'sharedPty.profile',
+  mcpProvider: 'sharedPty.mcp',
+  statusBar: 'sharedPty.status',
+  /** workspaceState key: the sessions this window shows, re-opened after a reload. */
+  rememberedSessions: 'sharedPty.sessions',
+} as const;
+
+/** The MCP server's label in the editor (CONTRACT §8). */
+export const MCP_LABEL = 'Shared PTY';

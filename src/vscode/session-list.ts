@@ -1,0 +1,126 @@
+import * as vscode from 'vscode';
+import { Commands } from './commands';
+import type { HostClients } from './host-clients';
+import { mcpConfigSnippet } from './mcp-config';
+import type { HostedSession, SessionWatcher } from './session-watcher';
+import type { TerminalManager } from './terminal-manager';
+
+export interface SessionListDeps {
+  hosts: HostClients;
+  watcher: SessionWatcher;
+  terminals: TerminalManager;
+  error(what: string, e: unknown): void;
+}
+
+type Action = 'focus' | 'copyAddress' | 'copyMcp' | 'keep' | 'kill';
+
+interface SessionPick extends vscode.QuickPickItem {
+  session?: HostedSession;
+  command?: string;
+}
+
+interface ActionPick extends vscode.QuickPickItem {
+  action: Action;
+}
+
+/** Title of the session list (the status bar item opens it). */
+export const SESSION_LIST_TITLE = 'Shared PTY sessions';
+
+/** `sharedPty.listSessions` and `sharedPty.copyMcpConfig`. */
+export function registerSessionList(context: vscode.ExtensionContext, deps: SessionListDeps): void {
+  context.subscriptions.push(
+    vscode.commands.registerCommand(Commands.listSessions, () => listSessions(deps)),
+    vscode.commands.registerCommand(Commands.copyMcpConfig, () => copyMcpConfig(deps)),
+  );
+}
+
+async function listSessions(deps: SessionListDeps): Promise<void> {
+  const snapshot = deps.watcher.refresh();
+  const items: SessionPick[] = snapshot.sessions.map((s) => sessionItem(s, deps));
+  if (items.length) items.push({ label: '', kind: vscode.QuickPickItemKind.Separator });
+  items.push(
+    { label: '$(add) Open Shared PTY', description: 'a new terminal with your shell, shared at once', command: Commands.open },
+    { label: '$(json) Copy MCP Configuration', description: 'for agents outside the editor', command: Commands.copyMcpConfig },
+  );
+  const picked = await vscode.window.showQuickPick(items, {
+    title: SESSION_LIST_TITLE,
+    placeHolder: items.length > 2 ? 'Pick a session for its actions' : 'No shared sessions yet',
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
+  if (!picked) return;
+  if (picked.command) {
+    await vscode.commands.executeCommand(picked.command);
+    return;
+  }
+  if (picked.session) await sessionActions(picked.session, deps);
+}
+
+function sessionItem(s: HostedSession, deps: SessionListDeps): SessionPick {
+  const i = s.info;
+  const here = deps.terminals.terminalFor(s.hostId, i.id) !== undefined;
+  const state = i.running ? '' : ` · exited (${i.exitCode ?? '?'})`;
+  return {
+    label: `${i.running ? '$(terminal)' : '$(circle-slash)'} ${i.name}`,
+    description: `${[i.command, ...i.args].join(' ')} · ${i.cols}×${i.rows}${state}`,
+    detail: `${i.address} · ${i.clients} client${i.clients === 1 ? '' : 's'} · ${i.origin}${here ? ' · in this window' : ''}${s.hostKind === 'serve' ? ` · host ${s.hostId}` : ''}`,
+    session: s,
+  };
+}
+
+async function sessionActions(s: HostedSession, deps: SessionListDeps): Promise<void> {
+  const here = deps.terminals.terminalFor(s.hostId, s.info.id);
+  const actions: ActionPick[] = [
+    { label: here ? '$(eye) Focus Terminal' : '$(terminal) Show in This Window', action: 'focus' },
+    { label: '$(copy) Copy Address', description: s.info.address, action: 'copyAddress' },
+    { label: '$(json) Copy MCP Configuration', description: 'for agents outside the editor', action: 'copyMcp' },
+    { label: '$(pin) Keep Running', description: 'keep the session when no editor shows it (detach)', action: 'keep' },
+    { label: '$(trash) Kill Session', description: `ends ${s.info.command} (pid ${s.info.pid})`, action: 'kill' },
+  ];
+  const picked = await vscode.window.showQuickPick(actions, { title: `${SESSION_LIST_TITLE}: ${s.info.name}` });
+  if (!picked) return;
+  try {
+    switch (picked.action) {
+      case 'focus':
+        deps.terminals.attach(s, false).show(false);
+        return;
+      case 'copyAddress':
+        await vscode.env.clipboard.writeText(s.info.address);
+        void vscode.window.showInformationMessage(`Copied the address of ${s.info.name}: ${s.info.address}`);
+        return;
+      case 'copyMcp':
+        await copyMcpConfig(deps);
+        return;
+      case 'keep':
+        await call(deps, s, 'session/keep');
+        void vscode.window.showInformationMessage(`${s.info.name} keeps running when no editor shows it, until it is killed.`);
+        return;
+      case 'kill':
+        await call(deps, s, 'pty/kill');
+        setTimeout(() => deps.watcher.refresh(), 100);
+        return;
+    }
+  } catch (e) {
+    deps.error(`${picked.label.replace(/^\$\([^)]*\)\s*/, '')} failed`, e);
+  }
+}
+
+async function call(deps: SessionListDeps, s: HostedSession, method: string): Promise<unknown> {
+  const found = await deps.hosts.clientFor(s.hostId);
+  if (!found) throw new Error(`the host of ${s.info.name} is no longer running`);
+  return found.client.request(method, { session: s.info.id });
+}
+
+async function copyMcpConfig(deps: SessionListDeps): Promise<void> {
+  try {
+    const { record } = await deps.hosts.daemon();
+    await vscode.env.clipboard.writeText(mcpConfigSnippet(record));
+    void vscode.window.showInformationMessage(
+      record.http
+        ? 'Copied the MCP configuration: "shared-pty" (stdio, via npx) and "shared-pty-http" (this host\'s URL and token, valid while it runs).'
+        : 'Copied the MCP configuration ("shared-pty", stdio via npx). The HTTP server is off (sharedPty.http.enabled).',
+    );
+  } catch (e) {
+    deps.error('Cannot copy the MCP configuration', e);
+  }
+}

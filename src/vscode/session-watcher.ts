@@ -1,0 +1,75 @@
+import * as vscode from 'vscode';
+import type { HostKind, HostRecord } from '../host/discovery';
+import type { SessionInfo } from '../core/types';
+import type { HostClients } from './host-clients';
+
+/** How often the discovery records are re-read: fast enough that an agent's terminal shows at once. */
+const POLL_MS = 1000;
+
+/** A session and the host that owns it. */
+export interface HostedSession {
+  hostId: string;
+  hostKind: HostKind;
+  info: SessionInfo;
+}
+
+/** What every live host of this user publishes, as of one reading of the discovery records. */
+export interface Snapshot {
+  hosts: HostRecord[];
+  sessions: HostedSession[];
+}
+
+/** The key that names a session across hosts. */
+export function sessionKey(hostId: string, sessionId: string): string {
+  return `${hostId}/${sessionId}`;
+}
+
+/**
+ * Follows the sessions of every host through the discovery records (CONTRACT §2), which each host
+ * rewrites on every change. Reading them needs no connection and never starts a host.
+ */
+export class SessionWatcher implements vscode.Disposable {
+  private _snapshot: Snapshot = { hosts: [], sessions: [] };
+  private _fingerprint = '';
+  private readonly _timer: NodeJS.Timeout;
+  private readonly _onDidChange = new vscode.EventEmitter<Snapshot>();
+  /** The sessions changed (added, removed, renamed, resized, exited, clients). */
+  readonly onDidChange = this._onDidChange.event;
+  private readonly _onDidPoll = new vscode.EventEmitter<Snapshot>();
+  /** Every reading, changed or not. */
+  readonly onDidPoll = this._onDidPoll.event;
+
+  constructor(private readonly _hosts: HostClients) {
+    this._timer = setInterval(() => this.refresh(), POLL_MS);
+    this.refresh();
+  }
+
+  get snapshot(): Snapshot {
+    return this._snapshot;
+  }
+
+  find(hostId: string, sessionId: string): HostedSession | undefined {
+    return this._snapshot.sessions.find((s) => s.hostId === hostId && s.info.id === sessionId);
+  }
+
+  /** Reads the records now (after an action of ours, so the UI follows at once). */
+  refresh(): Snapshot {
+    const hosts = this._hosts.records();
+    const sessions = hosts.flatMap((h) => h.sessions.map((info) => ({ hostId: h.hostId, hostKind: h.kind, info })));
+    const snapshot = { hosts, sessions };
+    const fingerprint = JSON.stringify(sessions);
+    this._snapshot = snapshot;
+    if (fingerprint !== this._fingerprint) {
+      this._fingerprint = fingerprint;
+      this._onDidChange.fire(snapshot);
+    }
+    this._onDidPoll.fire(snapshot);
+    return snapshot;
+  }
+
+  dispose(): void {
+    clearInterval(this._timer);
+    this._onDidChange.dispose();
+    this._onDidPoll.dispose();
+  }
+}

@@ -1,0 +1,279 @@
+import * as vscode from 'vscode';
+import type { Origin } from '../core/session';
+import type { SessionInfo } from '../core/types';
+import type { Notification, RpcClient } from '../transport/rpc-client';
+
+/** Timing constants of the terminal adapter; each says why. */
+const enum Timing {
+  /** Output is coalesced this long, so a burst of small PTY reads is one renderer write. */
+  OutputFlushMs = 5,
+  /**
+   * After a re-attach, the editor's xterm answers the queries in the replayed output (cursor
+   * reports, device attributes); such answers arriving this soon are stale and are dropped…
+   */
+  ReplayGuardMs = 1000,
+  /** …extended while replayed output keeps arriving, up to this long in all. */
+  ReplayGuardMaxMs = 5000,
+  ReplayGuardExtendMs = 300,
+}
+
+/** Flush at once past this many buffered characters (a `cat` of a big file). */
+const OUTPUT_FLUSH_NOW_CHARS = 256 * 1024;
+
+/** Input that consists only of terminal reports (answers to queries), never typed by a person. */
+const TERMINAL_REPORTS = /^(?:\x1b\[[?>]?[\d;]*[cnR]|\x1b\[\?[\d;]*\$y|\x1b\][\d;]*;?rgb:[0-9a-fA-F/]*(?:\x07|\x1b\\)|\x1bP[^\x1b]*\x1b\\|\x1b\[[IO])+$/;
+
+/** What to connect to: a new session of the user's shell, or an existing session. */
+export type PtyTarget =
+  | { kind: 'create'; params: () => Record<string, unknown> }
+  | { kind: 'attach'; hostId: string; session: SessionInfo };
+
+/** What the adapter needs from the extension. */
+export interface PtyHooks {
+  /** A connection for the target: the per-user host (started if needed) or the named host. */
+  connect(target: PtyTarget): Promise<{ hostId: string; client: RpcClient }>;
+  /** The adapter now shows this session. */
+  bound(pty: SharedPseudoterminal): void;
+  /** The editor closed the terminal (the user, or the window shutting down): decide what ends. */
+  closed(pty: SharedPseudoterminal): void;
+  /** The terminal ended after its session had exited: remove the exited session. */
+  finished(pty: SharedPseudoterminal): void;
+  /** A failure the user must hear about once. */
+  error(what: string, e: unknown): void;
+  log: vscode.LogOutputChannel;
+}
+
+type State = 'idle' | 'starting' | 'live' | 'exited' | 'closed';
+
+/** The terminal name for a session: its origin says who opened it (CONTRACT §8). */
+export function terminalName(origin: Origin, sessionName: string): string {
+  return origin === 'user' ? `Shared PTY: ${sessionName}` : `Shared PTY (${origin}): ${sessionName}`;
+}
+
+/**
+ * An editor terminal that is a client of a session in a host: output arrives as `pty/output`
+ * notifications (replayed from cursor 0, so a re-attached terminal gets its screen and scrollback
+ * back), keys go out as `pty/write`, the size follows the editor's panel.
+ */
+export class SharedPseudoterminal implements vscode.Pseudoterminal {
+  private readonly _onDidWrite = new vscode.EventEmitter<string>();
+  readonly onDidWrite = this._onDidWrite.event;
+  private readonly _onDidClose = new vscode.EventEmitter<number | void>();
+  readonly onDidClose = this._onDidClose.event;
+  private readonly _onDidChangeName = new vscode.EventEmitter<string>();
+  readonly onDidChangeName = this._onDidChangeName.event;
+
+  private _state: State = 'idle';
+  private _client: RpcClient | undefined;
+  private _hostId: string | undefined;
+  private _session: SessionInfo | undefined;
+  private _name: string | undefined;
+  private _dims: vscode.TerminalDimensions | undefined;
+  private _pendingInput: string[] = [];
+  private _out: string[] = [];
+  private _outChars = 0;
+  private _flushTimer: NodeJS.Timeout | undefined;
+  private _guardUntil = 0;
+  private _guardLimit = 0;
+  private _exitCode: number | undefined;
+  private readonly _subscriptions: vscode.Disposable[] = [];
+
+  constructor(
+    readonly target: PtyTarget,
+    private readonly _hooks: PtyHooks,
+  ) {
+    if (target.kind === 'attach') this._setSession(target.hostId, target.session);
+  }
+
+  get hostId(): string | undefined {
+    return this._hostId;
+  }
+  get session(): SessionInfo | undefined {
+    return this._session;
+  }
+  get state(): State {
+    return this._state;
+  }
+
+  open(initialDimensions: vscode.TerminalDimensions | undefined): void {
+    this._dims = initialDimensions;
+    this._state = 'starting';
+    void this._start();
+  }
+
+  handleInput(data: string): void {
+    switch (this._state) {
+      case 'starting':
+        this._pendingInput.push(data);
+        return;
+      case 'live':
+        if (Date.now() < this._guardUntil && TERMINAL_REPORTS.test(data)) return;
+        this._write(data);
+        return;
+      case 'exited':
+        // "[process exited…]" is on screen: any key closes the terminal, like a finished task
+        // (a focus or cursor report the editor sends by itself is not a key).
+        if (!TERMINAL_REPORTS.test(data)) this._finish();
+        return;
+      default:
+        return;
+    }
+  }
+
+  setDimensions(dims: vscode.TerminalDimensions): void {
+    this._dims = dims;
+    if (this._state === 'live') this._resize();
+  }
+
+  close(): void {
+    if (this._state === 'closed') return;
+    const wasExited = this._state === 'exited';
+    this._release();
+    if (wasExited) this._hooks.finished(this);
+    else this._hooks.closed(this);
+  }
+
+  /** The session got a new name. */
+  rename(info: SessionInfo): void {
+    if (!this._session || info.name === this._session.name) return;
+    this._session = { ...this._session, name: info.name };
+    this._fireName();
+  }
+
+  /** The session is gone from its host (killed elsewhere, or the host ended): close the terminal. */
+  sessionGone(): void {
+    if (this._state === 'closed') return;
+    this._flush();
+    this._release();
+    this._onDidClose.fire(this._exitCode);
+  }
+
+  private async _start(): Promise<void> {
+    try {
+      const { hostId, client } = await this._hooks.connect(this.target);
+      if (this._state !== 'starting') return; // closed while connecting
+      this._client = client;
+      this._subscriptions.push(toVsDisposable(client.onNotification((n) => this._onNotification(n))));
+      this._subscriptions.push(toVsDisposable(client.onClose(() => this._onConnectionLost())));
+      if (this.target.kind === 'create') {
+        const params = { ...this.target.params(), ...(this._dims ? clampDims(this._dims) : {}) };
+        const info = await client.request<SessionInfo>('session/create', params);
+        this._setSession(hostId, info);
+        if (this._state !== 'starting') {
+          // The terminal closed while the session was being created: it must not outlive it.
+          this._hooks.closed(this);
+          return;
+        }
+      } else {
+        this._guardUntil = Date.now() + Timing.ReplayGuardMs;
+        this._guardLimit = Date.now() + Timing.ReplayGuardMaxMs;
+      }
+      this._hooks.bound(this);
+      const sessionId = this._session!.id;
+      await client.request('pty/subscribe', { session: sessionId, since: 0 });
+      if ((this._state as State) !== 'starting') return;
+      this._state = 'live';
+      if (this._dims) this._resize();
+      for (const data of this._pendingInput.splice(0)) this._write(data);
+    } catch (e) {
+      if (this._state === 'closed') return;
+      this._hooks.error(this.target.kind === 'create' ? 'Cannot open a shared terminal' : 'Cannot attach to the shared session', e);
+      this._release();
+      this._onDidClose.fire();
+    }
+  }
+
+  private _setSession(hostId: string, info: SessionInfo): void {
+    this._hostId = hostId;
+    this._session = info;
+    this._fireName();
+  }
+
+  private _fireName(): void {
+    if (!this._session) return;
+    const name = terminalName(this._session.origin, this._session.name);
+    if (name === this._name) return;
+    this._name = name;
+    this._onDidChangeName.fire(name);
+  }
+
+  private _onNotification(n: Notification): void {
+    if (!this._session || n.params.session !== this._session.id) return;
+    if (this._state === 'closed') return;
+    if (n.method === 'pty/output') {
+      if (typeof n.params.data === 'string') this._enqueue(n.params.data);
+      if (this._guardUntil > 0) this._guardUntil = Math.min(this._guardLimit, Math.max(this._guardUntil, Date.now() + Timing.ReplayGuardExtendMs));
+    } else if (n.method === 'pty/exit') {
+      const code = typeof n.params.exitCode === 'number' ? n.params.exitCode : undefined;
+      const signal = typeof n.params.signal === 'string' && n.params.signal ? n.params.signal : undefined;
+      this._exitCode = code;
+      this._enqueue(`\r\n\x1b[0m[process exited with ${signal && !code ? `signal ${signal}` : `code ${code ?? '?'}`}]\r\n`);
+      this._flush();
+      this._state = 'exited';
+    }
+  }
+
+  private _onConnectionLost(): void {
+    if (this._state !== 'live' && this._state !== 'starting') return;
+    this._enqueue('\r\n\x1b[0m[the Shared PTY host went away]\r\n');
+    this._flush();
+    this._state = 'exited';
+  }
+
+  private _write(data: string): void {
+    if (!this._client || !this._session) return;
+    this._client.request('pty/write', { session: this._session.id, action: { text: data } }).catch((e: unknown) => {
+      this._hooks.log.warn(`pty/write to ${this._session?.id}: ${(e as Error).message}`);
+    });
+  }
+
+  private _resize(): void {
+    if (!this._client || !this._session || !this._dims) return;
+    this._client.request('pty/resize', { session: this._session.id, ...clampDims(this._dims) }).catch((e: unknown) => {
+      this._hooks.log.warn(`pty/resize of ${this._session?.id}: ${(e as Error).message}`);
+    });
+  }
+
+  private _enqueue(data: string): void {
+    this._out.push(data);
+    this._outChars += data.length;
+    if (this._outChars >= OUTPUT_FLUSH_NOW_CHARS) this._flush();
+    else this._flushTimer ??= setTimeout(() => this._flush(), Timing.OutputFlushMs);
+  }
+
+  private _flush(): void {
+    clearTimeout(this._flushTimer);
+    this._flushTimer = undefined;
+    if (this._out.length === 0) return;
+    const data = this._out.join('');
+    this._out = [];
+    this._outChars = 0;
+    this._onDidWrite.fire(data);
+  }
+
+  /** Ends the terminal after its process exited (a key was pressed on "[process exited…]"). */
+  private _finish(): void {
+    this._release();
+    this._hooks.finished(this);
+    this._onDidClose.fire(this._exitCode);
+  }
+
+  /** Stops following the session; the connection itself is shared and stays open. */
+  private _release(): void {
+    this._state = 'closed';
+    clearTimeout(this._flushTimer);
+    this._flushTimer = undefined;
+    for (const d of this._subscriptions.splice(0)) d.dispose();
+    if (this._client && this._session && !this._client.closed) {
+      this._client.request('pty/unsubscribe', { session: this._session.id }).catch(() => undefined);
+    }
+  }
+}
+
+function clampDims(d: vscode.TerminalDimensions): { cols: number; rows: number } {
+  return { cols: Math.min(1000, Math.max(2, d.columns)), rows: Math.min(500, Math.max(1, d.rows)) };
+}
+
+function toVsDisposable(d: { dispose(): void }): vscode.Disposable {
+  return new vscode.Disposable(() => d.dispose());
+}

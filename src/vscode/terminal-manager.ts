@@ -1,0 +1,322 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { RpcClient } from '../transport/rpc-client';
+import { Ids } from './commands';
+import type { HostClients } from './host-clients';
+import { getSetting } from './settings';
+import { SharedPseudoterminal, terminalName, type PtyHooks, type PtyTarget } from './shared-pseudoterminal';
+import { sessionKey, type HostedSession, type SessionWatcher, type Snapshot } from './session-watcher';
+import { resolveShell, workspaceCwd } from './shell';
+
+/** Timing constants of the terminal manager; each says why. */
+const enum Timing {
+  /**
+   * After the editor closes a terminal, wait this long for its exit reason: a window that reloads
+   * or shuts down also closes its terminals, and those sessions must live on (CONTRACT §6).
+   */
+  CloseSettleMs = 250,
+  /** …checked this many times at most (the session must still end within 2 s of a user's close). */
+  CloseSettleTries = 4,
+  /**
+   * An agent's session whose folder is not this window's and that appeared while this window was
+   * not focused is opened after this delay, unless another editor took it meanwhile.
+   */
+  AgentClaimDelayMs = 1500,
+}
+
+/** A session this window shows, remembered across reloads. */
+interface Remembered {
+  hostId: string;
+  id: string;
+}
+
+interface Entry {
+  pty: SharedPseudoterminal;
+  terminal?: vscode.Terminal;
+}
+
+export interface TerminalManagerDeps {
+  hosts: HostClients;
+  watcher: SessionWatcher;
+  state: vscode.Memento;
+  log: vscode.LogOutputChannel;
+  error(what: string, e: unknown): void;
+}
+
+const TERMINAL_ICON = new vscode.ThemeIcon('terminal');
+
+/**
+ * The editor terminals of this window that show shared sessions: opens them (the user's, an
+ * agent's, the ones to restore after a reload), follows renames, closes them when their session
+ * ends elsewhere, and kills a session when the user closes its terminal.
+ */
+export class TerminalManager implements vscode.Disposable {
+  private readonly _entries = new Set<Entry>();
+  private readonly _disposables: vscode.Disposable[] = [];
+  private readonly _known: Set<string>;
+  private readonly _missing = new Map<Entry, number>();
+  private _shuttingDown = false;
+  private readonly _hooks: PtyHooks;
+
+  constructor(private readonly _deps: TerminalManagerDeps) {
+    this._hooks = {
+      connect: (t) => this._connect(t),
+      bound: (pty) => this._bound(pty),
+      closed: (pty) => this._closed(pty),
+      finished: (pty) => this._finished(pty),
+      error: (what, e) => _deps.error(what, e),
+      log: _deps.log,
+    };
+    // What ran before this window came up belongs to other windows (or is restored from memory).
+    this._known = new Set(_deps.watcher.snapshot.sessions.map((s) => sessionKey(s.hostId, s.info.id)));
+    this._disposables.push(
+      vscode.window.onDidOpenTerminal((t) => this._adopt(t)),
+      _deps.watcher.onDidPoll((s) => this._onSnapshot(s)),
+    );
+  }
+
+  /** A pseudoterminal that starts a new session of the user's shell when the editor opens it. */
+  createUserPty(): SharedPseudoterminal {
+    const pty = new SharedPseudoterminal({ kind: 'create', params: userSessionParams }, this._hooks);
+    this._entries.add({ pty });
+    return pty;
+  }
+
+  /** Opens a new editor terminal with the user's shell, published at once (`sharedPty.open`). */
+  openUserTerminal(): vscode.Terminal {
+    const pty = this.createUserPty();
+    const terminal = vscode.window.createTerminal({ name: 'Shared PTY', pty, iconPath: TERMINAL_ICON });
+    this._entryOf(pty)!.terminal = terminal;
+    terminal.show();
+    return terminal;
+  }
+
+  /** Shows a session in this window: its terminal if there is one, else a new attached terminal. */
+  attach(s: HostedSession, preserveFocus: boolean): vscode.Terminal {
+    const existing = this.terminalFor(s.hostId, s.info.id);
+    if (existing) {
+      existing.show(preserveFocus);
+      return existing;
+    }
+    const pty = new SharedPseudoterminal({ kind: 'attach', hostId: s.hostId, session: s.info }, this._hooks);
+    const entry: Entry = { pty };
+    this._entries.add(entry);
+    entry.terminal = vscode.window.createTerminal({ name: terminalName(s.info.origin, s.info.name), pty, iconPath: TERMINAL_ICON });
+    entry.terminal.show(preserveFocus);
+    return entry.terminal;
+  }
+
+  /** The editor terminal of this window that shows the session, if any. */
+  terminalFor(hostId: string, sessionId: string): vscode.Terminal | undefined {
+    for (const e of this._entries) if (e.pty.hostId === hostId && e.pty.session?.id === sessionId && e.pty.state !== 'closed') return e.terminal;
+    return undefined;
+  }
+
+  /** The session an editor terminal shows. */
+  sessionOf(terminal: vscode.Terminal): { hostId: string; id: string } | undefined {
+    for (const e of this._entries) if (e.terminal === terminal && e.pty.hostId && e.pty.session) return { hostId: e.pty.hostId, id: e.pty.session.id };
+    return undefined;
+  }
+
+  /** After a reload: re-opens a terminal for every remembered session that still runs. */
+  restore(): void {
+    const remembered = this._remembered();
+    if (remembered.length === 0) return;
+    const snapshot = this._deps.watcher.refresh();
+    const keep: Remembered[] = [];
+    for (const r of remembered) {
+      const s = snapshot.sessions.find((x) => x.hostId === r.hostId && x.info.id === r.id);
+      if (!s || !s.info.running) continue;
+      keep.push(r);
+      this._deps.log.info(`re-attaching ${s.info.name} (${s.info.id}, pid ${s.info.pid})`);
+      this.attach(s, true);
+    }
+    void this._deps.state.update(Ids.rememberedSessions, keep);
+  }
+
+  /** The window is going away: from now on a closing terminal never ends its session. */
+  shutdown(): void {
+    this._shuttingDown = true;
+  }
+
+  dispose(): void {
+    this._shuttingDown = true;
+    for (const d of this._disposables.splice(0)) d.dispose();
+  }
+
+  // ---- hooks of the pseudoterminals
+
+  private async _connect(target: PtyTarget): Promise<{ hostId: string; client: RpcClient }> {
+    if (target.kind === 'create') {
+      const { record, client } = await this._deps.hosts.daemon();
+      return { hostId: record.hostId, client };
+    }
+    const found = await this._deps.hosts.clientFor(target.hostId);
+    if (!found) throw new Error(`the host of session ${target.session.name} is no longer running`);
+    return { hostId: found.record.hostId, client: found.client };
+  }
+
+  private _bound(pty: SharedPseudoterminal): void {
+    if (!pty.hostId || !pty.session) return;
+    const list = this._remembered().filter((r) => !(r.hostId === pty.hostId && r.id === pty.session!.id));
+    list.push({ hostId: pty.hostId, id: pty.session.id });
+    void this._deps.state.update(Ids.rememberedSessions, list);
+    this._known.add(sessionKey(pty.hostId, pty.session.id));
+    this._deps.log.info(`terminal shows ${pty.session.name} (${pty.session.id}, pid ${pty.session.pid}, origin ${pty.session.origin})`);
+    setTimeout(() => this._deps.watcher.refresh(), 50);
+  }
+
+  private _closed(pty: SharedPseudoterminal): void {
+    const entry = this._entryOf(pty);
+    if (this._shuttingDown) return;
+    const decide = (attempt: number) => {
+      const reason = entry?.terminal?.exitStatus?.reason;
+      if (this._shuttingDown || reason === vscode.TerminalExitReason.Shutdown) {
+        this._deps.log.info(`terminal of ${pty.session?.id ?? '(new)'} closed by a shutdown: the session lives on`);
+        return;
+      }
+      // The reason comes in its own message; give it a little longer before deciding without it.
+      if (reason === undefined && entry?.terminal && attempt < Timing.CloseSettleTries) {
+        setTimeout(() => decide(attempt + 1), Timing.CloseSettleMs);
+        return;
+      }
+      if (entry) this._entries.delete(entry);
+      this._forget(pty);
+      void this._kill(pty, `terminal closed (exit reason ${reasonName(reason)})`);
+    };
+    setTimeout(() => decide(1), Timing.CloseSettleMs);
+  }
+
+  private _finished(pty: SharedPseudoterminal): void {
+    const entry = this._entryOf(pty);
+    if (entry) this._entries.delete(entry);
+    this._forget(pty);
+    // The process has exited: removing the exited session frees its socket and listing at once.
+    void this._kill(pty, 'terminal of an exited session closed');
+  }
+
+  private async _kill(pty: SharedPseudoterminal, why: string): Promise<void> {
+    if (!pty.hostId || !pty.session) return;
+    try {
+      const found = await this._deps.hosts.clientFor(pty.hostId);
+      if (!found) return;
+      this._deps.log.info(`ending session ${pty.session.id}: ${why}`);
+      await found.client.request('pty/kill', { session: pty.session.id });
+    } catch (e) {
+      this._deps.log.warn(`pty/kill ${pty.session.id}: ${(e as Error).message}`);
+    }
+    setTimeout(() => this._deps.watcher.refresh(), 100);
+  }
+
+  // ---- following the hosts
+
+  private _onSnapshot(snapshot: Snapshot): void {
+    this._followSessions(snapshot);
+    this._openNewAgentSessions(snapshot);
+  }
+
+  private _followSessions(snapshot: Snapshot): void {
+    for (const entry of this._entries) {
+      const { pty } = entry;
+      if (pty.state === 'closed') {
+        this._entries.delete(entry); // a pending close decision keeps its own reference
+        this._missing.delete(entry);
+        continue;
+      }
+      if (!pty.hostId || !pty.session || pty.state === 'idle') continue;
+      const s = snapshot.sessions.find((x) => x.hostId === pty.hostId && x.info.id === pty.session!.id);
+      if (s) {
+        this._missing.delete(entry);
+        pty.rename(s.info);
+        continue;
+      }
+      // Gone in two readings in a row (a record is never half-written, but a host may be restarting).
+      const misses = (this._missing.get(entry) ?? 0) + 1;
+      this._missing.set(entry, misses);
+      if (misses >= 2) {
+        this._missing.delete(entry);
+        this._entries.delete(entry);
+        this._forget(pty);
+        this._deps.log.info(`session ${pty.session.id} ended elsewhere: closing its terminal`);
+        pty.sessionGone();
+      }
+    }
+  }
+
+  /** Sessions an agent or script opened appear as editor terminals, without taking focus. */
+  private _openNewAgentSessions(snapshot: Snapshot): void {
+    const daemonIds = new Set(snapshot.hosts.filter((h) => h.kind === 'daemon').map((h) => h.hostId));
+    for (const s of snapshot.sessions) {
+      const key = sessionKey(s.hostId, s.info.id);
+      if (this._known.has(key)) continue;
+      this._known.add(key);
+      if (!daemonIds.has(s.hostId) || s.info.origin === 'user' || !s.info.running) continue;
+      if (this.terminalFor(s.hostId, s.info.id)) continue;
+      if (isInWorkspace(s.info.cwd) || vscode.window.state.focused) {
+        this._deps.log.info(`opening ${s.info.origin} session ${s.info.name} (${s.info.id})`);
+        this.attach(s, true);
+        continue;
+      }
+      const clientsThen = s.info.clients;
+      setTimeout(() => {
+        const now = this._deps.watcher.find(s.hostId, s.info.id);
+        if (!now || !now.info.running || this.terminalFor(s.hostId, s.info.id)) return;
+        if (now.info.clients > clientsThen) return; // another window shows it
+        this._deps.log.info(`opening ${s.info.origin} session ${s.info.name} (${s.info.id})`);
+        this.attach(now, true);
+      }, Timing.AgentClaimDelayMs);
+    }
+  }
+
+  // ---- bookkeeping
+
+  private _adopt(terminal: vscode.Terminal): void {
+    const opts = terminal.creationOptions as vscode.ExtensionTerminalOptions;
+    if (!opts || !('pty' in opts)) return;
+    for (const e of this._entries) if (e.pty === opts.pty) e.terminal ??= terminal;
+  }
+
+  private _entryOf(pty: SharedPseudoterminal): Entry | undefined {
+    for (const e of this._entries) if (e.pty === pty) return e;
+    return undefined;
+  }
+
+  private _remembered(): Remembered[] {
+    const v = this._deps.state.get<unknown>(Ids.rememberedSessions);
+    return Array.isArray(v) ? v.filter((r): r is Remembered => typeof r?.hostId === 'string' && typeof r?.id === 'string') : [];
+  }
+
+  private _forget(pty: SharedPseudoterminal): void {
+    if (!pty.hostId || !pty.session) return;
+    const list = this._remembered();
+    const next = list.filter((r) => !(r.hostId === pty.hostId && r.id === pty.session!.id));
+    if (next.length !== list.length) void this._deps.state.update(Ids.rememberedSessions, next);
+  }
+}
+
+/** `session/create` params for the user's shell in this window (CONTRACT §8). */
+function userSessionParams(): Record<string, unknown> {
+  const shell = resolveShell();
+  const params: Record<string, unknown> = {
+    command: shell.command,
+    args: shell.args,
+    origin: 'user',
+    leaseSeconds: Math.max(0, getSetting('reattachSeconds')),
+  };
+  const cwd = workspaceCwd();
+  if (cwd) params.cwd = cwd;
+  return params;
+}
+
+function reasonName(reason: vscode.TerminalExitReason | undefined): string {
+  return reason === undefined ? 'unknown' : (vscode.TerminalExitReason[reason] ?? String(reason));
+}
+
+function isInWorkspace(dir: string): boolean {
+  return (vscode.workspace.workspaceFolders ?? []).some((f) => {
+    if (f.uri.scheme !== 'file') return false;
+    const rel = path.relative(f.uri.fsPath, dir);
+    return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  });
+}
+

@@ -1,0 +1,377 @@
+// The extension in a real VS Code: code-server + Debian's Chromium driven by playwright-core, set up
+// by scripts/sandbox.mjs (e2e-recipe.md). The first test installs the packaged VSIX and drives the
+// workbench like a user; the second runs the in-editor mocha suite (test/vscode-suite) in the
+// extension host. Needs `npm run build` first. Skips only when the sandbox cannot be installed.
+/// <reference lib="dom" />
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, it, type TestContext } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import type { SessionInfo } from '../../src/core/types';
+import { readLiveRecords, type HostRecord } from '../../src/host/discovery';
+import { RpcClient } from '../../src/transport/rpc-client';
+import { tempRuntimeDir, until } from '../helpers/host';
+
+const ROOT = path.join(__dirname, '..', '..');
+const MEDIA = path.join(ROOT, 'media');
+const EXTENSION_ID = 'shared-pty.shared-pty';
+/** The user's shell in these runs: plain bash, so the screen is predictable. */
+const SHELL_SETTINGS = { 'sharedPty.shell': '/bin/bash', 'sharedPty.shellArgs': ['--norc', '--noprofile'] };
+
+/** Bounds on waits; generous, since a workbench on a loaded 2-core machine is slow to start. */
+const enum Wait {
+  /** goto → our status bar item (recipe §7: typically 22–27 s, up to 34 s seen). */
+  Activation = 90_000,
+  Ui = 15_000,
+  Screen = 15_000,
+  /** CONTRACT §8: a closed terminal ends its session within 2 s; polling adds a little. */
+  SessionEnd = 4_000,
+  /** The in-editor suite: goto → codeAutomationExit (recipe §6: 43–50 s). */
+  Suite = 150_000,
+}
+
+/** What scripts/sandbox.mjs exports (plain JS, typed here for this file). */
+interface CodeServer {
+  port: number;
+  url: string;
+  runDir: string;
+  workspace: string;
+  logFile: string;
+  stop(): Promise<void>;
+}
+interface Sandbox {
+  ensureSandbox(opts?: { log?: (m: string) => void }): Promise<unknown>;
+  createRunDir(opts?: { settings?: Record<string, unknown> }): Promise<string>;
+  installVsix(vsix: string, runDir: string): Promise<void>;
+  startCodeServer(opts: {
+    extensionDir?: string;
+    runDir?: string;
+    env?: Record<string, string>;
+    smokeDriver?: boolean;
+    settings?: Record<string, unknown>;
+  }): Promise<CodeServer>;
+  launchBrowser(opts?: Record<string, unknown>): Promise<Browser>;
+}
+
+const log = (msg: string) => process.stderr.write(`[editor e2e] ${msg}\n`);
+
+let sandbox: Sandbox | undefined;
+let skipReason: string | undefined;
+
+/** Everything a test started, stopped in `after` whatever happened. */
+const cleanups: Array<() => Promise<void> | void> = [];
+
+before(async () => {
+  if (!fs.existsSync(path.join(ROOT, 'dist', 'extension.js')) || !fs.existsSync(path.join(ROOT, 'dist', 'cli.js'))) {
+    throw new Error('dist/extension.js or dist/cli.js is missing: run `npm run build` first');
+  }
+  try {
+    sandbox = (await import(path.join(ROOT, 'scripts', 'sandbox.mjs'))) as Sandbox;
+    await sandbox.ensureSandbox({ log });
+  } catch (e) {
+    skipReason = `the code-server sandbox cannot be installed here (${(e as Error).message.split('\n')[0]})`;
+    log(`SKIP: ${skipReason}`);
+  }
+});
+
+after(async () => {
+  for (const fn of cleanups.reverse()) {
+    try {
+      await fn();
+    } catch (e) {
+      log(`cleanup: ${(e as Error).message}`);
+    }
+  }
+});
+
+// ---- helpers
+
+/** Stops the per-user host(s) a test's editor started (they are detached, like tmux servers). */
+async function stopHosts(runtimeDir: string): Promise<void> {
+  for (const r of readLiveRecords(runtimeDir)) {
+    try {
+      process.kill(r.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
+  await until(() => readLiveRecords(runtimeDir).length === 0, 5000, 'the hosts to stop').catch(() => undefined);
+  fs.rmSync(runtimeDir, { recursive: true, force: true });
+}
+
+/** Packs the VSIX and checks that the native PTY module is inside. */
+function packageVsix(outDir: string): string {
+  const vsix = path.join(outDir, 'shared-pty.vsix');
+  const r = spawnSync(
+    path.join(ROOT, 'node_modules', '.bin', 'vsce'),
+    // README links are relative; the repository URL is not a GitHub one, so vsce needs a base.
+    ['package', '--out', vsix, '--baseContentUrl', 'https://example.invalid/shared-pty/blob/HEAD', '--baseImagesUrl', 'https://example.invalid/shared-pty/raw/HEAD'],
+    { cwd: ROOT, encoding: 'utf8', timeout: 120_000 },
+  );
+  if (r.status !== 0) throw new Error(`vsce package failed: ${r.stderr || r.stdout}`);
+  // Zip entries' names are stored uncompressed in the central directory.
+  const bytes = fs.readFileSync(vsix);
+  for (const entry of ['extension/dist/extension.js', 'extension/dist/cli.js', 'extension/node_modules/node-pty/build/Release/pty.node']) {
+    assert.ok(bytes.includes(Buffer.from(entry)), `the VSIX contains ${entry}`);
+  }
+  assert.ok(!bytes.includes(Buffer.from('extension/src/')), 'the VSIX leaves the sources out');
+  return vsix;
+}
+
+/** The per-user host's record in the test's runtime directory. */
+async function daemonRecord(runtimeDir: string): Promise<HostRecord> {
+  return until(() => readLiveRecords(runtimeDir).find((r) => r.kind === 'daemon'), Wait.Ui, 'the per-user host record');
+}
+
+async function listSessions(client: RpcClient): Promise<SessionInfo[]> {
+  return (await client.request<{ sessions: SessionInfo[] }>('session/list')).sessions;
+}
+
+/** The status bar item's text, e.g. "Shared: 1". */
+function statusItem(page: Page) {
+  return page.locator('.statusbar-item', { hasText: 'Shared:' }).first();
+}
+
+async function waitStatus(page: Page, n: number, ms: number = Wait.Ui): Promise<void> {
+  await until(async () => (await statusItem(page).textContent().catch(() => ''))?.trim() === `Shared: ${n}`, ms, `status bar "Shared: ${n}"`);
+}
+
+/** Runs a command from the palette (F1), picking the row that shows `row`. */
+async function runCommand(page: Page, text: string, row: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const widget = page.locator('.quick-input-widget');
+  await widget.waitFor({ state: 'visible', timeout: Wait.Ui });
+  await page.keyboard.type(text);
+  await widget.locator('.monaco-list-row', { hasText: row }).first().waitFor({ timeout: Wait.Ui });
+  await page.keyboard.press('Enter');
+}
+
+/** The lines of the active terminal's buffer (scrollback and screen), via the xterm on its wrapper (recipe §4). */
+function terminalLines(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const term = (document.querySelector('.terminal-wrapper.active') as (Element & { xterm?: import('@xterm/xterm').Terminal }) | null)?.xterm;
+    if (!term) return [];
+    const buf = term.buffer.active;
+    const out: string[] = [];
+    for (let y = 0; y < buf.length; y++) out.push(buf.getLine(y)?.translateToString(true) ?? '');
+    return out;
+  });
+}
+
+async function waitTerminalLine(page: Page, pred: (line: string) => boolean, what: string, ms: number = Wait.Screen): Promise<string[]> {
+  let last: string[] = [];
+  try {
+    return await until(async () => {
+      last = await terminalLines(page);
+      return last.some(pred) ? last : undefined;
+    }, ms, what);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; active terminal: ${JSON.stringify(last.filter(Boolean).slice(-10))}`);
+  }
+}
+
+/** Names on the terminal tabs (one terminal: the single tab; several: the tab list). */
+function terminalTabs(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.terminal-tabs-entry, .single-terminal-tab')].map((e) => (e.textContent ?? '').replace(/\u00a0/g, ' ').trim()),
+  );
+}
+
+/** The extension's own log lines (its LogOutputChannel), for failure messages. */
+function extensionLog(runDir: string): string {
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/Shared PTY\.log$/.test(e.name)) found.push(fs.readFileSync(p, 'utf8'));
+    }
+  };
+  try {
+    walk(path.join(runDir, 'ud', 'logs'));
+  } catch {
+    // no logs yet
+  }
+  return found.join('\n---\n').split('\n').slice(-60).join('\n');
+}
+
+async function startEditor(t: TestContext, opts: { vsix?: string; smokeDriver?: boolean; extensionDir?: string }) {
+  const s = sandbox!;
+  const runtimeDir = tempRuntimeDir();
+  cleanups.push(() => stopHosts(runtimeDir));
+  let runDir: string | undefined;
+  let route = opts.extensionDir ? 'development path' : 'vsix';
+  let extensionDir = opts.extensionDir;
+  if (opts.vsix) {
+    runDir = await s.createRunDir({ settings: SHELL_SETTINGS });
+    try {
+      await s.installVsix(opts.vsix, runDir);
+    } catch (e) {
+      // Fall back to the unpacked folder (recipe §2), in a fresh run folder with no extensions.json.
+      log(`installVsix failed (${(e as Error).message}); using the unpacked extension folder instead`);
+      fs.rmSync(runDir, { recursive: true, force: true });
+      runDir = undefined;
+      extensionDir = ROOT;
+      route = 'symlinked folder';
+    }
+  }
+  const server = await s.startCodeServer({
+    runDir,
+    extensionDir: opts.extensionDir ? undefined : extensionDir,
+    settings: runDir ? undefined : SHELL_SETTINGS,
+    env: { SHARED_PTY_DIR: runtimeDir },
+    smokeDriver: opts.smokeDriver,
+  });
+  cleanups.push(() => server.stop());
+  const browser = await s.launchBrowser();
+  cleanups.push(() => browser.close());
+  t.diagnostic(`extension installed as: ${route}; code-server on ${server.url}; runtime dir ${runtimeDir}`);
+  return { server, browser, runtimeDir };
+}
+
+// ---- tests
+
+describe('the extension in a real editor (code-server)', () => {
+  it('shares its terminals: open, type, outside client, agent session, reload, close', async (t) => {
+    if (skipReason) return t.skip(skipReason);
+    const started = Date.now();
+    const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spty-vsix-'));
+    cleanups.push(() => fs.rmSync(outDir, { recursive: true, force: true }));
+    const vsix = packageVsix(outDir);
+    const { server, browser, runtimeDir } = await startEditor(t, { vsix });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const fail = (e: unknown): never => {
+      throw new Error(`${(e as Error).message}\n--- extension log:\n${extensionLog(server.runDir)}`);
+    };
+
+    try {
+      // 1. Activation: the status bar item, 0 sessions, and no host started by activation.
+      await page.goto(`${server.url}/?folder=${encodeURIComponent(server.workspace)}`);
+      await page.waitForSelector('.monaco-workbench', { timeout: Wait.Activation });
+      await statusItem(page).waitFor({ timeout: Wait.Activation });
+      await waitStatus(page, 0);
+      assert.equal(readLiveRecords(runtimeDir).length, 0, 'activation starts no host');
+      t.diagnostic(`activated after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+      // 2. Open Shared PTY from the palette; type into it; read it back from the editor's DOM.
+      await runCommand(page, 'Shared PTY: Open Shared PTY', 'Open Shared PTY');
+      await waitTerminalLine(page, (l) => /[$#]\s*$/.test(l), 'a shell prompt in the editor terminal');
+      await page.keyboard.type('echo hello-editor');
+      await page.keyboard.press('Enter');
+      await waitTerminalLine(page, (l) => l.trim() === 'hello-editor', 'hello-editor echoed in the editor terminal');
+      await waitStatus(page, 1);
+
+      // 3. An outside client finds the session through discovery, reads and writes it.
+      const record = await daemonRecord(runtimeDir);
+      const client = await RpcClient.connect(record.control);
+      cleanups.push(() => client.close());
+      const [user] = await listSessions(client);
+      assert.equal(user.origin, 'user');
+      assert.equal(user.cwd, server.workspace);
+      assert.match(user.name, /^bash-\d+$/);
+      assert.ok(user.clients >= 1, 'the editor terminal is a client of its session');
+      await until(async () => (await terminalTabs(page)).some((n) => n.includes(`Shared PTY: ${user.name}`)), Wait.Ui, 'the tab named after the session');
+      const read = await client.request<{ screen: string }>('pty/read', { session: user.id });
+      assert.match(read.screen, /^hello-editor$/m);
+      await client.request('pty/write', { session: user.id, action: { text: 'echo from-outside\r' } });
+      await waitTerminalLine(page, (l) => l.trim() === 'from-outside', 'from-outside (written by an outside client) in the editor terminal');
+      fs.mkdirSync(MEDIA, { recursive: true });
+      await page.screenshot({ path: path.join(MEDIA, 'editor-terminal.png') });
+
+      // 4. The session list (status bar click): the session with its details.
+      await statusItem(page).click();
+      const picker = page.locator('.quick-input-widget');
+      await picker.locator('.quick-input-title', { hasText: 'Shared PTY sessions' }).waitFor({ timeout: Wait.Ui });
+      await picker.locator('.monaco-list-row', { hasText: user.name }).first().waitFor({ timeout: Wait.Ui });
+      await picker.locator('.monaco-list-row', { hasText: 'Open Shared PTY' }).first().waitFor({ timeout: Wait.Ui });
+      await page.screenshot({ path: path.join(MEDIA, 'session-list.png') });
+      await page.keyboard.press('Escape');
+
+      // 5. A session an agent opens appears as an editor terminal named with its origin, without
+      //    taking focus; its exit code shows; a key then closes it.
+      const agent = await client.request<SessionInfo>('session/create', {
+        command: '/bin/bash',
+        args: ['--norc', '--noprofile'],
+        origin: 'agent',
+        name: 'agent-e2e',
+      });
+      await until(async () => (await terminalTabs(page)).some((n) => n.includes('Shared PTY (agent): agent-e2e')), Wait.Ui, 'the agent session as an editor terminal');
+      await until(async () => (await listSessions(client)).find((s) => s.id === agent.id && s.clients >= 1), Wait.Ui, 'the editor to attach to the agent session');
+      const focused = await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '');
+      assert.ok(!focused.includes('agent-e2e'), `the agent terminal did not take focus (focus is on "${focused}")`);
+      await client.request('pty/write', { session: agent.id, action: { text: 'exit 3\r' } });
+      await until(async () => (await listSessions(client)).find((s) => s.id === agent.id && !s.running && s.exitCode === 3), Wait.Ui, 'the agent shell to exit with 3');
+      await page.locator('.terminal-tabs-entry', { hasText: 'agent-e2e' }).first().click();
+      await waitTerminalLine(page, (l) => l.includes('[process exited with code 3]'), 'the exit code in the agent terminal');
+      await page.locator('.terminal-wrapper.active').click();
+      await page.keyboard.press('Enter');
+      await until(async () => !(await listSessions(client)).some((s) => s.id === agent.id), Wait.Ui, 'the exited agent session to be removed once its terminal closed');
+      await until(async () => !(await terminalTabs(page)).some((n) => n.includes('agent-e2e')), Wait.Ui, 'the agent terminal to close');
+      await waitStatus(page, 1);
+
+      // 6. A reload keeps the shell (same pid) and restores its screen.
+      await page.reload();
+      await statusItem(page).waitFor({ timeout: Wait.Activation });
+      await waitStatus(page, 1);
+      await until(async () => (await terminalTabs(page)).some((n) => n.includes(`Shared PTY: ${user.name}`)), Wait.Activation, 'the terminal re-opened after the reload');
+      await waitTerminalLine(page, (l) => l.trim() === 'hello-editor', 'hello-editor restored after the reload');
+      await waitTerminalLine(page, (l) => l.trim() === 'from-outside', 'from-outside restored after the reload');
+      const [again] = await listSessions(client);
+      assert.equal(again.id, user.id);
+      assert.equal(again.pid, user.pid, 'the same shell process after the reload');
+      assert.ok(again.running);
+      await page.locator('.terminal-wrapper.active').click();
+      await page.keyboard.type('echo after-reload-$((40+2))');
+      await page.keyboard.press('Enter');
+      await waitTerminalLine(page, (l) => l.trim() === 'after-reload-42', 'the re-attached terminal takes input');
+
+      // 7. Closing the terminal ends the session and removes its socket.
+      const socketPath = again.address.replace(/^unix:/, '');
+      assert.ok(fs.existsSync(socketPath), 'the session socket exists while it runs');
+      await page.locator('.terminal-wrapper.active').click();
+      await runCommand(page, 'Terminal: Kill the Active Terminal Instance', 'Kill the Active Terminal Instance');
+      const closedAt = Date.now();
+      await until(async () => (await listSessions(client)).length === 0, Wait.SessionEnd, 'the session to end after its terminal closed');
+      await until(() => !fs.existsSync(socketPath), Wait.SessionEnd, 'the session socket to be removed');
+      t.diagnostic(`session ended ${Date.now() - closedAt} ms after the kill command`);
+      await waitStatus(page, 0);
+      t.diagnostic(`whole flow ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      if (process.env.SHARED_PTY_E2E_VERBOSE) log(`extension log:\n${extensionLog(server.runDir)}`);
+    } catch (e) {
+      await page.screenshot({ path: path.join(os.tmpdir(), 'shared-pty-editor-failure.png') }).catch(() => undefined);
+      fail(e);
+    }
+  });
+
+  it('passes the in-editor suite (test/vscode-suite) in the extension host', async (t) => {
+    if (skipReason) return t.skip(skipReason);
+    const { server, browser } = await startEditor(t, { smokeDriver: true, extensionDir: ROOT });
+    const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+    const authority = `127.0.0.1:${server.port}`;
+    const remote = (p: string) => `vscode-remote://${authority}${p}`;
+    // Recipe §6: a development path and a tests path work only through the page's payload,
+    // with code-server started with the smoke-test driver.
+    const reportFile = path.join(server.runDir, 'suite-report.txt');
+    const payload = [
+      ['extensionDevelopmentPath', remote(ROOT)],
+      ['extensionTestsPath', remote(path.join(ROOT, 'test', 'vscode-suite', 'index.js'))],
+      ['extensionEnvironment', JSON.stringify({ SHARED_PTY_SUITE_REPORT: reportFile })],
+    ];
+    let done!: (r: { code: number }) => void;
+    const exited = new Promise<{ code: number }>((r) => (done = r));
+    await page.exposeFunction('codeAutomationExit', (code: number) => done({ code }));
+    await page.exposeFunction('codeAutomationLog', () => undefined);
+    await page.goto(`${server.url}/?folder=${encodeURIComponent(server.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the in-editor suite did not finish within ${Wait.Suite / 1000} s`)), Wait.Suite);
+    });
+    const { code } = await Promise.race([exited, timeout]).finally(() => clearTimeout(timer));
+    const report = fs.existsSync(reportFile) ? fs.readFileSync(reportFile, 'utf8').trim() : '(no report: the suite did not run)';
+    t.diagnostic(report.split('\n').filter((l) => l.startsWith('ok: ')).join(' | '));
+    assert.equal(code, 0, `the in-editor suite failed:\n${report}\n--- extension log:\n${extensionLog(server.runDir)}`);
+  });
+});
