@@ -22,6 +22,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const socketPath = strFlag(args, '--socket');
   const port = intFlag(args, '--port', 1, 65535);
   if (socketPath !== undefined && port !== undefined) throw new UsageError('--socket and --port are mutually exclusive');
+  if (args.flags.has('--no-http') && args.flags.has('--http-port')) throw new UsageError('--http-port and --no-http are mutually exclusive');
+  // Every flag is checked before anything starts: a bad one must not leave a host behind, even briefly.
+  const httpPort = intFlag(args, '--http-port', 0, 65535);
+  const cols = intFlag(args, '--cols', 2, 1000);
+  const rows = intFlag(args, '--rows', 1, 500);
+  const maxLineBytes = intFlag(args, '--max-line-bytes', 1024);
   let words: string[];
   try {
     words = args.flags.has('--cmd') ? splitShellWords(strFlag(args, '--cmd') ?? '') : [defaultShell()];
@@ -42,7 +48,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     defaultCwd: cwd,
     workspace: cwd,
     sessionTcp: args.flags.has('--session-tcp'),
-    maxLineBytes: intFlag(args, '--max-line-bytes', 1024),
+    maxLineBytes,
   });
   let stopping = false;
   const stop = async (code: number) => {
@@ -54,14 +60,14 @@ export async function serveCommand(argv: string[]): Promise<number> {
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop(0));
 
   try {
-    if (!args.flags.has('--no-http')) await startHttpFor(host, intFlag(args, '--http-port', 0, 65535));
+    if (!args.flags.has('--no-http')) await startHttpFor(host, httpPort);
     const session = await host.createSession(
       {
         command,
         args: [...cmdArgs, ...args.rest],
         cwd,
-        cols: intFlag(args, '--cols', 2, 1000),
-        rows: intFlag(args, '--rows', 1, 500),
+        cols,
+        rows,
         name: strFlag(args, '--name'),
         origin: 'user',
       },

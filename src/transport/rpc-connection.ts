@@ -7,6 +7,15 @@ import { DEFAULT_MAX_LINE_BYTES, LineReader } from './line-reader';
 
 /** Unsent bytes above which a client counts as slow: its subscriptions wait for it to drain. */
 export const CLIENT_HIGH_WATER_BYTES = 1024 * 1024;
+/**
+ * Unsent bytes above which a client's further requests wait (and we stop reading its input) until
+ * it drains: a client that pipelines requests without reading the answers (a 1 MiB `pty/output`
+ * each) would otherwise make the host buffer every answer. Above the subscriptions' mark, so a
+ * subscriber's own stream never holds up its requests (an attached terminal's Ctrl+C).
+ */
+export const REQUEST_HIGH_WATER_BYTES = 4 * CLIENT_HIGH_WATER_BYTES;
+/** Requests started per event-loop turn from one client's queue; their answers are written before the next batch. */
+const REQUESTS_PER_TURN = 16;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -24,6 +33,12 @@ export class RpcConnection implements Connection {
   readonly subscriptions = new Map<string, IDisposable>();
   private readonly _abort = new AbortController();
   private _closed = false;
+  /** Lines read and not yet dispatched (at most about one read's worth: we stop reading meanwhile). */
+  private readonly _queue: Buffer[] = [];
+  /** Requests started in this event-loop turn (their answers are written by the turn's end). */
+  private _startedThisTurn = 0;
+  private _drainWait: IDisposable | undefined;
+  private _readingPaused = false;
 
   constructor(
     private readonly _socket: Duplex,
@@ -31,7 +46,10 @@ export class RpcConnection implements Connection {
   ) {
     const reader = new LineReader(
       _options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
-      (line) => void this._handleLine(line),
+      (line) => {
+        this._queue.push(line);
+        this._pump();
+      },
       () => this._rejectOversizedLine(),
     );
     _socket.on('data', (chunk: Buffer) => reader.push(chunk));
@@ -59,6 +77,40 @@ export class RpcConnection implements Connection {
       this._socket.off('drain', once);
       this._socket.off('close', once);
     });
+  }
+
+  /**
+   * Starts queued requests while the client keeps up with our answers. Calls still run
+   * concurrently; only the start of new ones waits while too much is unsent to this client.
+   */
+  private _pump(): void {
+    if (this._closed || this._drainWait) return;
+    while (this._queue.length > 0) {
+      if (this._socket.writableLength > REQUEST_HIGH_WATER_BYTES) {
+        this._drainWait = this.whenDrained(() => {
+          this._drainWait = undefined;
+          this._pump();
+        });
+        break;
+      }
+      if (this._startedThisTurn >= REQUESTS_PER_TURN) break; // the turn's end pumps again
+      if (this._startedThisTurn++ === 0) {
+        setImmediate(() => {
+          this._startedThisTurn = 0;
+          this._pump();
+        });
+      }
+      void this._handleLine(this._queue.shift()!);
+    }
+    this._setReading(this._queue.length === 0);
+  }
+
+  /** Stops reading the client's input while requests wait in the queue (the kernel holds the rest). */
+  private _setReading(on: boolean): void {
+    if (on === !this._readingPaused || this._closed) return;
+    this._readingPaused = !on;
+    if (on) this._socket.resume();
+    else this._socket.pause();
   }
 
   private async _handleLine(raw: Buffer): Promise<void> {
@@ -99,6 +151,8 @@ export class RpcConnection implements Connection {
   private _close(): void {
     if (this._closed) return;
     this._closed = true;
+    this._queue.length = 0;
+    this._drainWait?.dispose();
     this._abort.abort();
     for (const s of this.subscriptions.values()) s.dispose();
     this.subscriptions.clear();
