@@ -3,6 +3,7 @@ import { dispatch, errorResponse } from '../core/dispatch';
 import { ErrorCode, RpcError } from '../core/errors';
 import type { IDisposable } from '../core/lifecycle';
 import type { Connection, HostServices } from '../core/types';
+import { REQUEST_HIGH_WATER_BYTES } from './rpc-connection';
 import { wsCongested, wsWhenDrained } from './ws-sink';
 
 /** `GET /rpc` (WebSocket): the control socket's JSON-RPC, one message per frame. */
@@ -30,8 +31,22 @@ export function serveRpcWebSocket(services: HostServices, ws: WebSocket): void {
     const { response, afterSend } = await dispatch(message, { mode: { kind: 'control' }, services, connection, signal: abort.signal });
     send(response);
     for (const fn of afterSend) fn();
+    throttle();
   });
+  // A client that sends requests without reading the answers: stop reading it until it catches up,
+  // so its unsent answers stay bounded (as on the stream sockets).
+  const socket = (ws as unknown as { _socket?: { pause(): void; resume(): void } })._socket;
+  let waiting: IDisposable | undefined;
+  function throttle() {
+    if (waiting || !socket || ws.bufferedAmount <= REQUEST_HIGH_WATER_BYTES) return;
+    socket.pause();
+    waiting = wsWhenDrained(ws, () => {
+      waiting = undefined;
+      socket.resume();
+    });
+  }
   ws.on('close', () => {
+    waiting?.dispose();
     abort.abort();
     for (const s of connection.subscriptions.values()) s.dispose();
     connection.subscriptions.clear();
