@@ -1,13 +1,17 @@
-import { Terminal, type IBuffer, type IMarker, type IUnicodeVersionProvider } from '@xterm/headless';
+import { Terminal, type IBuffer, type IBufferNamespace, type IMarker, type IUnicodeVersionProvider } from '@xterm/headless';
 import { Disposable, Emitter, toDisposable } from './lifecycle';
 import { ScrollbackStore } from './scrollback-store';
 
 /** Tuning of the headless mirror. Each number is a trade-off measured on real sessions. */
 const enum MirrorTuning {
-  /** Rows the xterm buffer itself keeps above the screen; older rows move to the compact store. */
-  XtermScrollback = 256,
+  /**
+   * Rows the xterm buffer itself keeps above the screen; older rows move to the compact store.
+   * An xterm row costs ~1.9 KB (cells) against ~10-90 bytes as text: 64 rather than 256 saves
+   * 150-350 KB per session (bench/README.md). Only these rows re-wrap on a resize.
+   */
+  XtermScrollback = 64,
   /** Rows moved to the compact store at a time; half the xterm scrollback so no row is trimmed unread. */
-  HarvestBatch = 128,
+  HarvestBatch = 32,
 }
 
 /** Default rows of scrollback retained per session (CONTRACT §6: 10000). */
@@ -43,6 +47,8 @@ export interface ScreenSnapshot {
  */
 export class Mirror extends Disposable {
   private readonly _term: Terminal;
+  /** `_term.buffer`, fetched once: the getter checks an option through a proxy on every call. */
+  private readonly _buffers: IBufferNamespace;
   private readonly _store: ScrollbackStore;
   /** First xterm buffer row not yet moved into the store (normal buffer). */
   private _boundary: IMarker | undefined;
@@ -62,6 +68,7 @@ export class Mirror extends Disposable {
     // allowProposedApi: @xterm/headless 6 refuses buffer reads without it.
     this._term = new Terminal({ cols, rows, scrollback: MirrorTuning.XtermScrollback, allowProposedApi: true });
     this._register(toDisposable(() => this._term.dispose()));
+    this._buffers = this._term.buffer;
     // Character widths as the user's terminal has them: VS Code's (Unicode 11 tables), tmux's and
     // glibc's all give emoji two cells; xterm's built-in Unicode 6 gives them one, which shifts
     // every later cell of the row and breaks line wrapping against what the shell expects.
@@ -75,7 +82,7 @@ export class Mirror extends Disposable {
     // Both handlers run before xterm's own (returning false passes the sequence on).
     this._register(
       this._term.parser.registerCsiHandler({ final: 'J' }, (params) => {
-        if (params[0] === 3 && this._term.buffer.active.type === 'normal') this._dropScrollback(false);
+        if (params[0] === 3 && this._buffers.active.type === 'normal') this._dropScrollback(false);
         return false;
       }),
     );
@@ -122,7 +129,7 @@ export class Mirror extends Disposable {
 
   /** The visible screen now (call whenParsed() first for an up-to-date view). */
   screen(): ScreenSnapshot {
-    const buf = this._term.buffer.active;
+    const buf = this._buffers.active;
     const rows: string[] = [];
     for (let y = 0; y < this._term.rows; y++) rows.push(lineText(buf, buf.baseY + y));
     return {
@@ -143,13 +150,13 @@ export class Mirror extends Disposable {
 
   /** Absolute number of the row the cursor is on. */
   get cursorRow(): number {
-    const buf = this._term.buffer.active;
+    const buf = this._buffers.active;
     return this._screenTopAbsolute() + buf.cursorY;
   }
 
   /** Absolute number just past the last retained row. */
   get endRow(): number {
-    const buf = this._term.buffer.active;
+    const buf = this._buffers.active;
     let last = buf.cursorY;
     for (let y = this._term.rows - 1; y > last; y--) {
       if (lineText(buf, buf.baseY + y) !== '') {
@@ -166,10 +173,10 @@ export class Mirror extends Disposable {
     const start = Math.max(from, this.firstRetainedRow);
     const end = Math.min(to, this.endRow);
     const storeEnd = this._store.firstAbsolute + this._store.length;
-    const normal = this._term.buffer.normal;
+    const normal = this._buffers.normal;
     const boundary = this._boundaryLine();
     const screenTop = this._screenTopAbsolute();
-    const active = this._term.buffer.active;
+    const active = this._buffers.active;
     for (let r = start; r < end; r++) {
       if (r < storeEnd) out.push(this._store.get(r - this._store.firstAbsolute));
       else if (r < screenTop) out.push(lineText(normal, boundary + (r - storeEnd)));
@@ -180,7 +187,7 @@ export class Mirror extends Disposable {
 
   /** Absolute row number of the top screen row. */
   private _screenTopAbsolute(): number {
-    const normal = this._term.buffer.normal;
+    const normal = this._buffers.normal;
     return this._store.firstAbsolute + this._store.length + (normal.baseY - this._boundaryLine());
   }
 
@@ -191,12 +198,15 @@ export class Mirror extends Disposable {
 
   /** Moves scrolled-off rows into the compact store once at least `min` of them wait. */
   private _maybeHarvest(min: number): void {
-    if (this._term.buffer.active.type !== 'normal') return; // the normal buffer does not scroll meanwhile
+    // This runs for every row that scrolls: the cheap test first.
+    const b = this._boundary;
+    if (b && !b.isDisposed && this._buffers.normal.baseY - b.line < min) return;
+    if (this._buffers.active.type !== 'normal') return; // the normal buffer does not scroll meanwhile
     if (!this._boundary || this._boundary.isDisposed) {
       this._resetBoundary();
       return;
     }
-    const buf = this._term.buffer.normal;
+    const buf = this._buffers.normal;
     const from = this._boundary.line;
     const to = buf.baseY;
     if (to - from < min) return;
@@ -206,7 +216,7 @@ export class Mirror extends Disposable {
 
   /** Points the boundary marker at xterm buffer row `line` (normal buffer must be active). */
   private _placeBoundary(line: number): void {
-    const buf = this._term.buffer.normal;
+    const buf = this._buffers.normal;
     const marker = this._term.registerMarker(line - (buf.baseY + buf.cursorY));
     const old = this._boundary;
     this._boundary = marker;
@@ -228,7 +238,7 @@ export class Mirror extends Disposable {
    * wipes the screen): drop the store and count every vanishing row, so row numbers only grow.
    */
   private _dropScrollback(reset: boolean): void {
-    const pending = Math.max(0, this._term.buffer.normal.baseY - this._boundaryLine());
+    const pending = Math.max(0, this._buffers.normal.baseY - this._boundaryLine());
     this._store.clear(pending + (reset ? this._term.rows : 0));
     if (reset) {
       // The reset replaces xterm's buffers; the old marker would point into the discarded one.
@@ -239,7 +249,7 @@ export class Mirror extends Disposable {
   }
 
   private _resetBoundary(): void {
-    if (this._term.buffer.active.type !== 'normal') return;
+    if (this._buffers.active.type !== 'normal') return;
     this._placeBoundary(0);
   }
 

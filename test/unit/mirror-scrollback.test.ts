@@ -4,6 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Mirror } from '../../src/core/mirror';
+import { ScrollbackStore } from '../../src/core/scrollback-store';
 import type { RpcClient } from '../../src/transport/rpc-client';
 import { BASH, connect, startHost, until } from '../helpers/host';
 
@@ -189,6 +190,25 @@ describe('pty/scrollback over a real session', () => {
     await client.request('pty/kill', { session: s.id });
   });
 
+  test('the last output of a program that exits at once is never lost', async () => {
+    // The kernel still holds the end of the output when the program exits; libuv ends the PTY's
+    // stream at the hang-up, so the session must read the rest itself (2-14 KB were lost before).
+    for (let run = 0; run < 6; run++) {
+      const info = await client.request<{ id: string }>('session/create', { command: 'seq', args: ['1', '300000'], cols: COLS, rows: ROWS });
+      await until(async () => !(await client.request<{ running: boolean }>('pty/status', { session: info.id })).running, 20000, 'seq to exit');
+      const page = await client.request<Page>('pty/scrollback', { session: info.id, lines: 10000 });
+      const rows = page.text.split('\n');
+      while (rows.at(-1) === '') rows.pop();
+      assertConsecutive(rows, 300000 - rows.length + 1, 300000, `run ${run}`);
+      // Every byte counted: the numbers 1..300000, each ended by \r\n.
+      let bytes = 0;
+      for (let d = 1, from = 1; from <= 300000; d++, from *= 10) bytes += (Math.min(300000, from * 10 - 1) - from + 1) * (d + 2);
+      const out = await client.request<{ data: string; cursor: number }>('pty/output', { session: info.id, since: bytes - 16 });
+      assert.deepEqual([out.data, out.cursor], ['299999\r\n300000\r\n', bytes], `run ${run}: the raw output ends where seq's does`);
+      await client.request('pty/kill', { session: info.id });
+    }
+  });
+
   test('a full-screen program (less) on the alternate screen leaves the scrollback intact', async () => {
     const s = await open();
     await s.run('seq 1 20000', /20000\n\$\n?$/);
@@ -204,6 +224,47 @@ describe('pty/scrollback over a real session', () => {
     assert.deepEqual(afterLess.rows.slice(0, -2), before.rows.slice(1, -1));
     assert.deepEqual(afterLess.rows.slice(-2), ['$ seq 1 500 | LESS= less', '$']);
     await client.request('pty/kill', { session: s.id });
+  });
+});
+
+describe('ScrollbackStore against a plain array', () => {
+  test('random pushes, bounds, clears and capacity changes', () => {
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const caps = [1, 5, 255, 256, 257, 600, 1000];
+    for (let trial = 0; trial < 100; trial++) {
+      let cap = caps[rnd(caps.length)];
+      const store = new ScrollbackStore(cap);
+      let ref: string[] = [];
+      let dropped = 0;
+      let n = 0;
+      for (let op = 0; op < 2000; op++) {
+        const r = rnd(1000);
+        if (r < 2) {
+          const extra = rnd(5);
+          store.clear(extra);
+          dropped += ref.length + extra;
+          ref = [];
+        } else if (r < 4) {
+          cap = caps[rnd(caps.length)];
+          store.setCapacity(cap);
+        } else {
+          const row = rnd(3) === 0 ? '' : `r${n++}` + 'x'.repeat(rnd(90)) + (rnd(10) === 0 ? '中😀' : '');
+          store.push(row);
+          ref.push(row);
+        }
+        while (ref.length > cap) {
+          ref.shift();
+          dropped++;
+        }
+        assert.equal(store.length, ref.length, `trial ${trial} op ${op}: length`);
+        assert.equal(store.firstAbsolute, dropped, `trial ${trial} op ${op}: firstAbsolute`);
+        if (op % 41 === 0) for (let i = 0; i < ref.length; i++) assert.equal(store.get(i), ref[i], `trial ${trial} op ${op}: row ${i}`);
+      }
+    }
   });
 });
 

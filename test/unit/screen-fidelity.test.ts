@@ -16,7 +16,7 @@ const ROWS = 24;
 /** The same deterministic environment in both terminals (TERM differs: screen in tmux, that's fine). */
 const ENV: Record<string, string> = { ...BASH.env, LANG: 'C.UTF-8', LESS: '', LESSHISTFILE: '-', EDITOR: 'vi' };
 /** Longest wait for both screens to settle on the same rows. */
-const SETTLE_MS = 8000;
+const SETTLE_MS = 15000;
 /** Both screens must stay equal this long before they count as settled. */
 const STABLE_MS = 250;
 
