@@ -35,12 +35,27 @@ export class OutputSubscription implements IDisposable {
   ) {
     this._cursor = since === undefined ? _session.cursor : Math.min(since, _session.cursor);
     // A subscriber is a connected client of the session (SessionInfo.clients, editor leases).
-    this._subs = [_session.onOutput(() => this.pump()), _session.onExit(() => this.pump()), _session.addClient()];
+    this._subs = [_session.onOutput(() => this._schedulePump()), _session.onExit(() => this.pump()), _session.addClient()];
   }
 
   /** Where the notifications start. */
   get startCursor(): number {
     return Math.max(this._cursor, this._session.ring.start);
+  }
+
+  private _pumpScheduled = false;
+
+  /**
+   * PTY reads arrive a few KB at a time; sending once per event-loop turn turns a burst into a few
+   * large notifications instead of thousands of small ones (less JSON, fewer writes, same latency).
+   */
+  private _schedulePump(): void {
+    if (this._pumpScheduled) return;
+    this._pumpScheduled = true;
+    setImmediate(() => {
+      this._pumpScheduled = false;
+      this.pump();
+    });
   }
 
   /** Sends what the client has not seen yet, as far as it can take it now. */
