@@ -287,6 +287,7 @@ export const METHODS: readonly MethodSpec[] = [
       name: z.string().min(1).max(200).optional(),
       origin: z.enum(['user', 'agent', 'script']).optional(),
       leaseSeconds: z.number().min(0).max(7 * 24 * 3600).optional(),
+      workspace: z.string().min(1).optional(),
     }),
     async handler(ctx, p) {
       const session = await ctx.services.createSession(p);

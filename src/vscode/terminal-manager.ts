@@ -304,7 +304,10 @@ function userSessionParams(): Record<string, unknown> {
     leaseSeconds: Math.max(0, getSetting('reattachSeconds')),
   };
   const cwd = workspaceCwd();
-  if (cwd) params.cwd = cwd;
+  if (cwd) {
+    params.cwd = cwd;
+    params.workspace = cwd; // SessionInfo.workspace: which window's folder the session belongs to
+  }
   return params;
 }
 
