@@ -13,6 +13,8 @@ import { MAX_WAIT_MS, waitFor } from './wait';
 
 /** Most lines one `pty/scrollback` page returns (CONTRACT §3.1). */
 export const MAX_SCROLLBACK_PAGE = 10000;
+/** Scrollback rows a `pty/snapshot` carries by default (VS Code's own terminal keeps 1000). */
+export const DEFAULT_SNAPSHOT_SCROLLBACK = 1000;
 /** Default and largest `pty/output` read: the whole ring. */
 export const MAX_OUTPUT_READ_BYTES = 1024 * 1024;
 
@@ -206,6 +208,20 @@ export const METHODS: readonly MethodSpec[] = [
       const r = s.ring.read(since, Math.min(p.maxBytes ?? MAX_OUTPUT_READ_BYTES, MAX_OUTPUT_READ_BYTES));
       const text = r.data.toString('utf8');
       return { data: p.strip ? stripAnsi(text) : text, cursor: r.cursor, dropped: r.dropped, running: s.running, exitCode: s.exitCode };
+    },
+  }),
+  method({
+    name: 'pty/snapshot',
+    scope: 'session',
+    summary: 'Text that redraws the terminal (scrollback, screen, colours, cursor) and the output cursor it corresponds to; subscribe from that cursor to follow on.',
+    params: z.object({ scrollback: nonNegInt().max(MAX_SCROLLBACK_PAGE).optional() }),
+    async handler(ctx, p) {
+      const s = requireSession(ctx);
+      // The screen and the cursor must describe the same moment: nothing may be left unparsed.
+      do await s.mirror.whenParsed();
+      while (s.mirror.pendingBytes > 0);
+      const { cols, rows } = s.mirror.size;
+      return { data: s.mirror.serialize(p.scrollback ?? DEFAULT_SNAPSHOT_SCROLLBACK), cursor: s.cursor, cols, rows };
     },
   }),
   method({

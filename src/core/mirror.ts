@@ -1,4 +1,5 @@
 import { Terminal, type IBuffer, type IBufferNamespace, type IMarker, type IUnicodeVersionProvider } from '@xterm/headless';
+import { SerializeAddon } from '@xterm/addon-serialize';
 import { Disposable, Emitter, toDisposable } from './lifecycle';
 import { ScrollbackStore } from './scrollback-store';
 
@@ -125,6 +126,29 @@ export class Mirror extends Disposable {
     this._maybeHarvest(1);
     this._term.resize(cols, rows);
     if (!this._boundary || this._boundary.isDisposed) this._resetBoundary();
+  }
+
+  /**
+   * Text that redraws this terminal in a fresh one of the same size: up to `scrollbackRows` rows of
+   * scrollback (those already in the compact store as plain text), then the recent rows and the
+   * screen with colours, modes, the alternate screen and the cursor. Unlike a replay of raw
+   * output it is complete however much output went by, and holds no queries a terminal would answer.
+   */
+  serialize(scrollbackRows: number): string {
+    const unharvested = Math.max(0, this._buffers.normal.baseY - this._boundaryLine());
+    const fromXterm = Math.min(unharvested, scrollbackRows);
+    const retainedInStore = Math.max(0, this._screenTopAbsolute() - unharvested - this.firstRetainedRow);
+    const fromStore = Math.min(retainedInStore, this._store.length, scrollbackRows - fromXterm);
+    let out = '';
+    for (let i = this._store.length - fromStore; i < this._store.length; i++) out += this._store.get(i) + '\r\n';
+    // Loaded only for the call: an idle session pays nothing for it.
+    const serializer = new SerializeAddon();
+    this._term.loadAddon(serializer);
+    try {
+      return out + serializer.serialize({ scrollback: fromXterm });
+    } finally {
+      serializer.dispose();
+    }
   }
 
   /** The visible screen now (call whenParsed() first for an up-to-date view). */

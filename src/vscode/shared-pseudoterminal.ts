@@ -7,15 +7,10 @@ import type { Notification, RpcClient } from '../transport/rpc-client';
 const enum Timing {
   /** Output is coalesced this long, so a burst of small PTY reads is one renderer write. */
   OutputFlushMs = 5,
-  /**
-   * After a re-attach, the editor's xterm answers the queries in the replayed output (cursor
-   * reports, device attributes); such answers arriving this soon are stale and are dropped…
-   */
-  ReplayGuardMs = 1000,
-  /** …extended while replayed output keeps arriving, up to this long in all. */
-  ReplayGuardMaxMs = 5000,
-  ReplayGuardExtendMs = 300,
 }
+
+/** Scrollback rows a re-attached terminal gets back (VS Code's own terminal keeps 1000 by default). */
+const REATTACH_SCROLLBACK_ROWS = 1000;
 
 /** Flush at once past this many buffered characters (a `cat` of a big file). */
 const OUTPUT_FLUSH_NOW_CHARS = 256 * 1024;
@@ -52,8 +47,8 @@ export function terminalName(origin: Origin, sessionName: string): string {
 
 /**
  * An editor terminal that is a client of a session in a host: output arrives as `pty/output`
- * notifications (replayed from cursor 0, so a re-attached terminal gets its screen and scrollback
- * back), keys go out as `pty/write`, the size follows the editor's panel.
+ * notifications (a new session's from its first byte; a re-attached one is first redrawn from a
+ * `pty/snapshot`), keys go out as `pty/write`, the size follows the editor's panel.
  */
 export class SharedPseudoterminal implements vscode.Pseudoterminal {
   private readonly _onDidWrite = new vscode.EventEmitter<string>();
@@ -73,8 +68,6 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
   private _out: string[] = [];
   private _outChars = 0;
   private _flushTimer: NodeJS.Timeout | undefined;
-  private _guardUntil = 0;
-  private _guardLimit = 0;
   private _exitCode: number | undefined;
   private readonly _subscriptions: vscode.Disposable[] = [];
 
@@ -107,7 +100,6 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
         this._pendingInput.push(data);
         return;
       case 'live':
-        if (Date.now() < this._guardUntil && TERMINAL_REPORTS.test(data)) return;
         this._write(data);
         return;
       case 'exited':
@@ -164,13 +156,11 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
           this._hooks.closed(this);
           return;
         }
-      } else {
-        this._guardUntil = Date.now() + Timing.ReplayGuardMs;
-        this._guardLimit = Date.now() + Timing.ReplayGuardMaxMs;
       }
       this._hooks.bound(this);
       const sessionId = this._session!.id;
-      await client.request('pty/subscribe', { session: sessionId, since: 0 });
+      const since = this.target.kind === 'attach' ? await this._redraw(client, sessionId) : 0;
+      await client.request('pty/subscribe', { session: sessionId, since });
       if ((this._state as State) !== 'starting') return;
       this._state = 'live';
       if (this._dims) this._resize();
@@ -180,6 +170,22 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
       this._hooks.error(this.target.kind === 'create' ? 'Cannot open a shared terminal' : 'Cannot attach to the shared session', e);
       this._release();
       this._onDidClose.fire();
+    }
+  }
+
+  /**
+   * A re-attached terminal (a reloaded window) gets the session's picture from the host's mirror
+   * (screen, scrollback, colours, a full-screen program) and follows from that point; returns the
+   * output cursor to subscribe from. A host without `pty/snapshot` gets a replay of raw output.
+   */
+  private async _redraw(client: RpcClient, sessionId: string): Promise<number> {
+    try {
+      const snap = await client.request<{ data: string; cursor: number }>('pty/snapshot', { session: sessionId, scrollback: REATTACH_SCROLLBACK_ROWS });
+      this._enqueue(snap.data);
+      return snap.cursor;
+    } catch (e) {
+      this._hooks.log.warn(`pty/snapshot of ${sessionId}: ${(e as Error).message}; replaying raw output instead`);
+      return 0;
     }
   }
 
@@ -202,7 +208,6 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
     if (this._state === 'closed') return;
     if (n.method === 'pty/output') {
       if (typeof n.params.data === 'string') this._enqueue(n.params.data);
-      if (this._guardUntil > 0) this._guardUntil = Math.min(this._guardLimit, Math.max(this._guardUntil, Date.now() + Timing.ReplayGuardExtendMs));
     } else if (n.method === 'pty/exit') {
       const code = typeof n.params.exitCode === 'number' ? n.params.exitCode : undefined;
       const signal = typeof n.params.signal === 'string' && n.params.signal ? n.params.signal : undefined;
