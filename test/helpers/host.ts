@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Host, type HostOptions } from '../../src/host/host';
-import { RpcClient } from '../../src/transport/rpc-client';
+import assert from 'node:assert/strict';
+import { RpcCallError, RpcClient } from '../../src/transport/rpc-client';
 
 /** A private runtime directory for one test file (mode 0700, removed by the caller). */
 export function tempRuntimeDir(): string {
@@ -42,4 +43,27 @@ export async function until<T>(fn: () => T | Promise<T>, ms = 5000, what = 'cond
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** Asserts a call fails with JSON-RPC error `code`; returns the error for further checks. */
+export async function rejectsWith(p: Promise<unknown>, code: number): Promise<RpcCallError> {
+  try {
+    const v = await p;
+    assert.fail(`expected error ${code}, got ${JSON.stringify(v)}`);
+  } catch (e) {
+    if (!(e instanceof RpcCallError)) throw e;
+    assert.equal(e.code, code, `${e.code} ${e.message}`);
+    return e;
+  }
+}
+
+/** Rejects with "timed out: <what>" when `p` takes longer than `ms`. */
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms);
+    }),
+  ]);
 }

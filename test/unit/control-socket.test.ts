@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import type { SessionInfo } from '../../src/core/types';
 import { RpcCallError, type Notification, type RpcClient } from '../../src/transport/rpc-client';
 import { VERSION } from '../../src/version';
-import { BASH, connect, startHost, tempRuntimeDir, until } from '../helpers/host';
+import { BASH, connect, rejectsWith, startHost, tempRuntimeDir, until } from '../helpers/host';
 import { childrenOf, parentOf, pidAlive, sleep } from '../helpers/protocol';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking CI. */
@@ -39,17 +39,6 @@ function modeOf(p: string): number {
   return fs.lstatSync(p).mode & 0o777;
 }
 
-/** Asserts a call fails with `code`; returns the error for further checks. */
-async function rejectsWith(p: Promise<unknown>, code: number): Promise<RpcCallError> {
-  try {
-    const v = await p;
-    assert.fail(`expected error ${code}, got ${JSON.stringify(v)}`);
-  } catch (e) {
-    if (!(e instanceof RpcCallError)) throw e;
-    assert.equal(e.code, code, `${e.code} ${e.message}`);
-    return e;
-  }
-}
 
 /** Collects notifications of one client. */
 function collect(client: RpcClient): { list: Notification[]; dispose(): void } {

@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { bashEnv, buildCli, freePort, sleep, startServe, type ServeProcess } from '../helpers/protocol';
 import { request, startHttpHost, wsConnect, wsOpen, type HttpAnswer, type HttpHost, type WsClient } from '../helpers/http';
+import { withTimeout } from '../helpers/host';
 
 /** The plain bash of every test: no rc files, a fixed prompt. */
 const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };
@@ -84,15 +85,6 @@ async function deleteSession(id: string): Promise<void> {
   assert.ok(r.status === 200 || r.status === 404, r.text);
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms);
-    }),
-  ]);
-}
 
 /** Local addresses (hex, as /proc/net/tcp{,6} writes them) of sockets listening on `port`. */
 function listeningAddresses(port: number): string[] {

@@ -13,6 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { bashEnv, buildCli, CLI, freePort, pidAlive, REPO_ROOT, sleep, startServe, type ServeProcess } from '../helpers/protocol';
 import { request, startHttpHost, type HttpHost } from '../helpers/http';
+import { withTimeout } from '../helpers/host';
 
 /** The eleven tools of CONTRACT §5. */
 const TOOL_NAMES = [
@@ -63,15 +64,6 @@ class Agent {
   }
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms);
-    }),
-  ]);
-}
 
 /** Lines of rendered output, for exact-line checks. */
 function lines(text: string): string[] {

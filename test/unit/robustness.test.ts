@@ -9,7 +9,7 @@ import * as net from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 import type { SessionInfo } from '../../src/core/types';
 import { RpcCallError, type Notification, type RpcClient } from '../../src/transport/rpc-client';
-import { BASH, connect, startHost, until } from '../helpers/host';
+import { BASH, connect, rejectsWith, startHost, until } from '../helpers/host';
 import { childrenOf, LineClient, pidAlive, sleep, type Msg } from '../helpers/protocol';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking. */
@@ -55,17 +55,6 @@ async function newShell(c: RpcClient, name: string, extra: Record<string, unknow
   return info;
 }
 
-/** Asserts a call fails with `code`; returns the error for further checks. */
-async function rejectsWith(p: Promise<unknown>, code: number): Promise<RpcCallError> {
-  try {
-    const v = await p;
-    assert.fail(`expected error ${code}, got ${JSON.stringify(v)}`);
-  } catch (e) {
-    if (!(e instanceof RpcCallError)) throw e;
-    assert.equal(e.code, code, `${e.code} ${e.message}`);
-    return e;
-  }
-}
 
 function openFds(): number {
   return fs.readdirSync('/proc/self/fd').length;

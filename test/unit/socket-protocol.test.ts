@@ -19,6 +19,7 @@ import {
   type ServeProcess,
   type Target,
 } from '../helpers/protocol';
+import { withTimeout } from '../helpers/host';
 
 const BASH_CMD = 'bash --norc --noprofile';
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking CI. */
@@ -59,15 +60,6 @@ async function until(fn: () => boolean, what: string, ms = 10_000): Promise<void
   }
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms);
-    }),
-  ]);
-}
 
 /** Asserts an error response: exactly {jsonrpc, error:{code, message[, data]}, id}. */
 function assertError(res: Msg, code: number, id: string | number | null): void {
