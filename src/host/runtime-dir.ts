@@ -16,7 +16,7 @@ export class UnsafeRuntimeDirError extends Error {
 
 /**
  * Creates the runtime directory with mode 0700, or checks an existing one the way tmux does:
- * it must be a real directory, ours, and closed to group and others (sockets live there).
+ * it must be a real directory, ours, and not writable by group or others (sockets live there).
  */
 export function ensureRuntimeDir(dir = runtimeDirPath()): string {
   try {
@@ -28,7 +28,7 @@ export function ensureRuntimeDir(dir = runtimeDirPath()): string {
   return dir;
 }
 
-/** Throws UnsafeRuntimeDirError unless `dir` is a directory owned by us with no group/other access. */
+/** Throws UnsafeRuntimeDirError unless `dir` is a directory owned by us that only we can write. */
 export function checkRuntimeDir(dir: string): void {
   const st = fs.lstatSync(dir);
   if (!st.isDirectory()) throw new UnsafeRuntimeDirError(`Runtime directory ${dir} is not a directory`);
@@ -36,9 +36,10 @@ export function checkRuntimeDir(dir: string): void {
   if (uid !== undefined && st.uid !== uid) {
     throw new UnsafeRuntimeDirError(`Runtime directory ${dir} is owned by uid ${st.uid}, not by you (uid ${uid}); refusing to use it`);
   }
-  if ((st.mode & 0o077) !== 0) {
+  // Anyone who can write here could replace our sockets and records (CONTRACT §2, as tmux checks).
+  if ((st.mode & 0o022) !== 0) {
     throw new UnsafeRuntimeDirError(
-      `Runtime directory ${dir} is accessible to group or others (mode ${(st.mode & 0o777).toString(8)}); run: chmod 700 ${dir}`,
+      `Runtime directory ${dir} is writable by group or others (mode ${(st.mode & 0o777).toString(8)}); run: chmod 700 ${dir}`,
     );
   }
 }

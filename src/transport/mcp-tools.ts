@@ -11,8 +11,8 @@ export interface ToolBackend {
 
 /** Bytes of raw output `read_output` returns by default: a model's context is precious. */
 export const MCP_DEFAULT_OUTPUT_BYTES = 16 * 1024;
-/** Bytes of rendered output `send` returns by default (the rest stays in the scrollback). */
-export const MCP_DEFAULT_SEND_BYTES = 16 * 1024;
+/** Bytes of rendered output `send` returns by default, as `pty/send` (the rest stays in the scrollback). */
+export const MCP_DEFAULT_SEND_BYTES = 64 * 1024;
 
 const session = z.string().min(1).describe('Session selector: its id, exact name, or a unique id prefix (see list_sessions).');
 const cursor = z.object({ row: z.number(), col: z.number() });
