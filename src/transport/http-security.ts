@@ -51,15 +51,20 @@ export class HttpGuard {
     return undefined;
   }
 
-  /** Which token the request carries: Bearer header, `?token=`, or the view cookie. */
-  access(req: IncomingMessage, url: URL): Access {
+  /**
+   * Which token the request carries. The Bearer header counts everywhere; `?token=` and the view
+   * cookie only where a browser cannot set headers (`browser`: WebSocket upgrades and the view).
+   */
+  access(req: IncomingMessage, url: URL, browser: boolean): Access {
     const candidates: string[] = [];
     const auth = req.headers.authorization;
     if (auth?.startsWith('Bearer ')) candidates.push(auth.slice(7).trim());
-    const q = url.searchParams.get('token');
-    if (q) candidates.push(q);
-    const cookie = readCookie(req, AUTH_COOKIE);
-    if (cookie) candidates.push(cookie);
+    if (browser) {
+      const q = url.searchParams.get('token');
+      if (q) candidates.push(q);
+      const cookie = readCookie(req, AUTH_COOKIE);
+      if (cookie) candidates.push(cookie);
+    }
     let best: Access = 'none';
     for (const c of candidates) {
       if (safeEqual(c, this.token)) return 'full';

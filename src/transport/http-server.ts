@@ -60,8 +60,8 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const refusal = guard.checkSource(req);
     if (refusal) return sendError(res, refusal.code, refusal.message);
     const u = new URL(req.url ?? '/', url);
-    const access = guard.access(req, u);
     const isView = /^\/sessions\/[^/]+\/view$/.test(u.pathname) || u.pathname.startsWith('/view/');
+    const access = guard.access(req, u, isView);
     if (access === 'none' || (access === 'view' && !isView)) return sendError(res, 'UNAUTHORIZED', 'Unauthorized: send Authorization: Bearer <token>');
     if (u.pathname === '/health' && req.method === 'GET') {
       return sendJson(res, 200, { ok: true, data: { hostId: options.hostId, sessions: services.registry.size } });
@@ -94,7 +94,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const refusal = guard.checkSource(req);
     if (refusal) return reject(403, 'Forbidden');
     const u = new URL(req.url ?? '/', url);
-    const access: Access = guard.access(req, u);
+    const access: Access = guard.access(req, u, true);
     const stream = /^\/sessions\/([^/]+)\/stream$/.exec(u.pathname);
     if (access === 'none' || (access === 'view' && !stream)) return reject(401, 'Unauthorized');
     if (u.pathname === '/rpc') {
