@@ -262,7 +262,8 @@ export const METHODS: readonly MethodSpec[] = [
       if (!conn) throw serverError('pty/subscribe needs a connection that can receive notifications');
       conn.subscriptions.get(s.id)?.dispose();
       const extra = ctx.tagNotifications ? { session: s.id } : {};
-      const sub = new OutputSubscription(s, conn, p.since, extra);
+      // On a session's own socket the connection is already counted as a client; on a control endpoint the subscription is.
+      const sub = new OutputSubscription(s, conn, p.since, extra, ctx.tagNotifications === true);
       conn.subscriptions.set(s.id, sub);
       ctx.afterResponse(() => sub.pump());
       return { cursor: sub.startCursor };

@@ -32,10 +32,13 @@ export class OutputSubscription implements IDisposable {
     since: number | undefined,
     /** Extra fields in every notification (the control socket adds `session`). */
     private readonly _extra: Record<string, unknown> = {},
+    /** Count the subscriber as a client of the session (not when its connection already is one). */
+    countAsClient = true,
   ) {
     this._cursor = since === undefined ? _session.cursor : Math.min(since, _session.cursor);
+    this._subs = [_session.onOutput(() => this._schedulePump()), _session.onExit(() => this.pump())];
     // A subscriber is a connected client of the session (SessionInfo.clients, editor leases).
-    this._subs = [_session.onOutput(() => this._schedulePump()), _session.onExit(() => this.pump()), _session.addClient()];
+    if (countAsClient) this._subs.push(_session.addClient());
   }
 
   /** Where the notifications start. */

@@ -28,7 +28,6 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
     ws.close(StreamClose.UnknownSession, 'unknown session');
     return;
   }
-  const client = session.addClient();
   const abort = new AbortController();
   let replayed = false;
   const sub = new OutputSubscription(session, {
@@ -77,7 +76,6 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   ws.on('close', () => {
     abort.abort();
     sub.dispose();
-    client.dispose();
   });
   sub.pump();
 }

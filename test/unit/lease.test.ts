@@ -47,3 +47,18 @@ test('a session without a lease runs on with no client', async () => {
   assert.equal(host.registry.get(s.id)?.running, true);
   host.registry.remove(s.id);
 });
+
+test('clients counts each client once: a session-socket connection that subscribes, a control subscriber', async () => {
+  const { host } = await hostP;
+  const s = await host.createSession({ ...BASH });
+  const own = await connect(host.describe(s).address);
+  await own.request('pty/subscribe', {});
+  await until(() => host.describe(s).clients === 1, 5000, 'one client');
+  const control = await connect(host.controlAddress);
+  await control.request('pty/subscribe', { session: s.id });
+  await until(() => host.describe(s).clients === 2, 5000, 'two clients');
+  own.close();
+  control.close();
+  await until(() => host.describe(s).clients === 0, 5000, 'no client');
+  host.registry.remove(s.id);
+});
