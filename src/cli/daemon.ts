@@ -1,4 +1,6 @@
-import { findDaemon } from '../host/daemon';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DAEMON_LOG, findDaemon } from '../host/daemon';
 import { Host } from '../host/host';
 import { intFlag, parseArgs, strFlag } from './args';
 import { startHttpFor } from './http-option';
@@ -22,6 +24,8 @@ export async function daemonCommand(argv: string[]): Promise<number> {
   }
   const stop = async () => {
     await host.close();
+    // A clean stop leaves nothing behind; after a crash the log stays for the next start to report.
+    fs.rmSync(path.join(host.runtimeDir, DAEMON_LOG), { force: true });
     process.exit(0);
   };
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop());
