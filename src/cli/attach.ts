@@ -5,6 +5,8 @@ import { CliError, connectHost, findSession } from './find-session';
 /** Ctrl+] detaches, as in telnet: rarely needed by programs, easy to type. */
 const DETACH_BYTE = 0x1d;
 const DETACH_NAME = 'Ctrl+]';
+/** Scrollback rows drawn on attach, so the outer terminal can scroll back a little. */
+const SCROLLBACK_ROWS = 200;
 
 /**
  * `attach <session>`: an interactive terminal on a shared session from any terminal. The screen is
@@ -42,8 +44,11 @@ export async function attachCommand(argv: string[]): Promise<number> {
   client.onClose(() => finish('connection to the host closed', 1));
 
   try {
-    await drawScreen(call);
-    await call('pty/subscribe');
+    // The picture as everyone sees it (colours, scrollback, a full-screen program), then the
+    // output from exactly that point: nothing missed, nothing twice.
+    const snap = await call<{ data: string; cursor: number }>('pty/snapshot', { scrollback: SCROLLBACK_ROWS });
+    stdout.write('\x1b[H\x1b[2J' + snap.data);
+    await call('pty/subscribe', { since: snap.cursor });
   } catch (e) {
     client.close();
     if (e instanceof RpcCallError) throw new CliError(e.message);
@@ -72,10 +77,3 @@ export async function attachCommand(argv: string[]): Promise<number> {
   return code;
 }
 
-/** Paints the session's current screen so the user sees what everyone else sees. */
-async function drawScreen(call: <T>(m: string, p?: Record<string, unknown>) => Promise<T>): Promise<void> {
-  const r = await call<{ screen: string; cursor: { row: number; col: number } }>('pty/read');
-  const rows = r.screen.split('\n');
-  if (rows[rows.length - 1] === '') rows.pop();
-  process.stdout.write('\x1b[H\x1b[2J' + rows.join('\r\n') + `\x1b[${r.cursor.row};${r.cursor.col}H`);
-}
