@@ -4,7 +4,6 @@ import { WebSocketServer } from 'ws';
 import type { HostServices } from '../core/types';
 import { AUTH_COOKIE, HttpGuard, newToken, type Access } from './http-security';
 import { sendError, sendJson } from './http-util';
-import { handleMcp } from './mcp-http';
 import { handleRest } from './rest-routes';
 import { handleViewAsset, handleViewPage } from './view-page';
 import { serveRpcWebSocket } from './ws-rpc';
@@ -66,7 +65,8 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     if (u.pathname === '/health' && req.method === 'GET') {
       return sendJson(res, 200, { ok: true, data: { hostId: options.hostId, sessions: services.registry.size } });
     }
-    if (u.pathname === '/mcp') return handleMcp(services, req, res);
+    // The MCP SDK loads on the first /mcp request: a host nobody asks for MCP stays lighter.
+    if (u.pathname === '/mcp') return (await import('./mcp-http')).handleMcp(services, req, res);
     if (isView) {
       const t = u.searchParams.get('token');
       if (t) {
