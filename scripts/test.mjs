@@ -1,9 +1,10 @@
 // Runs every test with Node's test runner: unit/integration tests (real node-pty, bash and
 // sockets) first, then the end-to-end suites in a real browser and a real VS Code when present.
 // Usage: node scripts/test.mjs [unit|e2e]
-import { readdirSync, existsSync } from 'node:fs';
+import { readdirSync, existsSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 
 const which = process.argv[2] ?? 'all';
 const files = [];
@@ -17,9 +18,28 @@ if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
+// The spec report goes to the console; a TAP copy gives the closing "N passed, N failed" line.
+const tapDir = mkdtempSync(join(tmpdir(), 'shared-pty-tap-'));
+const tap = join(tapDir, 'report.tap');
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  [
+    '--import', 'tsx', '--test', '--test-concurrency=2',
+    '--test-reporter=spec', '--test-reporter-destination=stdout',
+    '--test-reporter=tap', `--test-reporter-destination=${tap}`,
+    ...files,
+  ],
   { stdio: 'inherit', env: { ...process.env, SHARED_PTY_TEST: '1' } },
 );
+let summary = '';
+try {
+  const text = readFileSync(tap, 'utf8');
+  const count = (name) => Number(text.match(new RegExp(`^# ${name} (\\d+)$`, 'm'))?.[1] ?? 0);
+  const skipped = count('skipped');
+  summary = `${count('pass')} passed, ${count('fail') + count('cancelled')} failed${skipped ? `, ${skipped} skipped` : ''}`;
+} catch {
+  // no TAP report: the runner itself failed to start; its exit status says so
+}
+rmSync(tapDir, { recursive: true, force: true });
+if (summary) console.log(`\n${summary}`);
 process.exit(r.status ?? 1);
