@@ -12,7 +12,7 @@ export interface SessionListDeps {
   error(what: string, e: unknown): void;
 }
 
-type Action = 'focus' | 'copyAddress' | 'copyMcp' | 'keep' | 'kill';
+type Action = 'focus' | 'copyAddress' | 'copyMcp' | 'copyViewLink' | 'keep' | 'kill';
 
 interface SessionPick extends vscode.QuickPickItem {
   session?: HostedSession;
@@ -74,6 +74,7 @@ async function sessionActions(s: HostedSession, deps: SessionListDeps): Promise<
     { label: here ? '$(eye) Focus Terminal' : '$(terminal) Show in This Window', action: 'focus' },
     { label: '$(copy) Copy Address', description: s.info.address, action: 'copyAddress' },
     { label: '$(json) Copy MCP Configuration', description: 'for agents outside the editor', action: 'copyMcp' },
+    { label: '$(link) Copy Browser Link (read-only)', description: 'watch it live in a browser on this machine', action: 'copyViewLink' },
     { label: '$(pin) Keep Running', description: 'keep the session when no editor shows it (detach)', action: 'keep' },
     { label: '$(trash) Kill Session', description: `ends ${s.info.command} (pid ${s.info.pid})`, action: 'kill' },
   ];
@@ -91,6 +92,12 @@ async function sessionActions(s: HostedSession, deps: SessionListDeps): Promise<
       case 'copyMcp':
         await copyMcpConfig(deps);
         return;
+      case 'copyViewLink': {
+        const r = (await call(deps, s, 'session/viewUrl', { readOnly: true })) as { url: string };
+        await vscode.env.clipboard.writeText(r.url);
+        void vscode.window.showInformationMessage(`Copied a read-only browser link to ${s.info.name}.`);
+        return;
+      }
       case 'keep':
         await call(deps, s, 'session/keep');
         void vscode.window.showInformationMessage(`${s.info.name} keeps running when no editor shows it, until it is killed.`);
@@ -105,10 +112,10 @@ async function sessionActions(s: HostedSession, deps: SessionListDeps): Promise<
   }
 }
 
-async function call(deps: SessionListDeps, s: HostedSession, method: string): Promise<unknown> {
+async function call(deps: SessionListDeps, s: HostedSession, method: string, params: Record<string, unknown> = {}): Promise<unknown> {
   const found = await deps.hosts.clientFor(s.hostId);
   if (!found) throw new Error(`the host of ${s.info.name} is no longer running`);
-  return found.client.request(method, { session: s.info.id });
+  return found.client.request(method, { ...params, session: s.info.id });
 }
 
 async function copyMcpConfig(deps: SessionListDeps): Promise<void> {
