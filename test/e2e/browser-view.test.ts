@@ -3,6 +3,7 @@
 /// <reference lib="dom" />
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -21,8 +22,10 @@ declare global {
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = path.join(__dirname, '..', '..');
-const SCREENSHOT = path.join(ROOT, 'media', 'browser-view.png');
-const SCREENSHOT_READ_ONLY = path.join(ROOT, 'media', 'browser-view-readonly.png');
+// Screenshots refresh the README's pictures only when asked (SHARED_PTY_SCREENSHOTS=1): a test run leaves the tree clean.
+const SHOTS = process.env.SHARED_PTY_SCREENSHOTS === '1' ? path.join(ROOT, 'media') : fs.mkdtempSync(path.join(os.tmpdir(), 'spt-shots-'));
+const SCREENSHOT = path.join(SHOTS, 'browser-view.png');
+const SCREENSHOT_READ_ONLY = path.join(SHOTS, 'browser-view-readonly.png');
 const skip = fs.existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium); the browser view test needs it`;
 
 /** Bounds on waits; generous, since a browser on a loaded test machine is slow to start. */

@@ -34,12 +34,14 @@ export function connect(address: string): Promise<RpcClient> {
   return RpcClient.connect(address);
 }
 
-/** Polls `fn` until it returns a truthy value or `ms` passes. */
-export async function until<T>(fn: () => T | Promise<T>, ms = 5000, what = 'condition'): Promise<T> {
+type Falsy = undefined | null | false | 0 | '';
+
+/** Polls `fn` until it returns a truthy value (which it resolves to) or `ms` passes. */
+export async function until<T>(fn: () => T | Falsy | Promise<T | Falsy>, ms = 5000, what = 'condition'): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
-    if (v) return v;
+    if (v) return v as T;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
