@@ -2,7 +2,7 @@ import { Terminal, type IBuffer, type IBufferNamespace, type IMarker } from '@xt
 import { SerializeAddon } from '@xterm/addon-serialize';
 import { Disposable, Emitter, toDisposable } from './lifecycle';
 import { ScrollbackStore } from './scrollback-store';
-import { ModernUnicodeWidths } from './unicode-widths';
+import { Unicode11Addon } from '@xterm/addon-unicode11';
 
 /** Tuning of the headless mirror. Each number is a trade-off measured on real sessions. */
 const enum MirrorTuning {
@@ -74,8 +74,8 @@ export class Mirror extends Disposable {
     // Character widths as the user's terminal has them: VS Code's (Unicode 11 tables), tmux's and
     // glibc's all give emoji two cells; xterm's built-in Unicode 6 gives them one, which shifts
     // every later cell of the row and breaks line wrapping against what the shell expects.
-    this._term.unicode.register(new ModernUnicodeWidths());
-    this._term.unicode.activeVersion = ModernUnicodeWidths.VERSION;
+    this._term.loadAddon(new Unicode11Addon());
+    this._term.unicode.activeVersion = '11';
     this._store = new ScrollbackStore(_scrollbackLines);
     this._resetBoundary();
     this._register(this._term.onScroll(() => this._maybeHarvest(MirrorTuning.HarvestBatch)));

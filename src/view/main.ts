@@ -5,6 +5,7 @@
 // since a shared terminal has one size for everyone.
 import { Terminal } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
+import { Unicode11Addon } from '@xterm/addon-unicode11';
 
 /** Lines of history the view keeps (more than the screen: the replay can be long). */
 const SCROLLBACK_LINES = 10000;
@@ -73,7 +74,11 @@ function start(): void {
     fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, "Liberation Mono", monospace',
     fontSize: 14,
     theme: { background: '#1e1e1e', foreground: '#d4d4d4' },
+    allowProposedApi: true, // the unicode API below
   });
+  // Character widths as the host's mirror and VS Code have them (emoji take two cells).
+  term.loadAddon(new Unicode11Addon());
+  term.unicode.activeVersion = '11';
   const fit = new FitAddon();
   term.loadAddon(fit);
   term.open(container);
