@@ -244,15 +244,8 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-/** True while a process with this pid exists. */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+/** True while a process with this pid exists (the product's own check). */
+export { isAlive as pidAlive } from '../../src/host/discovery';
 
 /** Direct children of a process (Linux /proc), with their command names. */
 export function childrenOf(pid: number): Array<{ pid: number; comm: string }> {

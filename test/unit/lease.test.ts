@@ -1,20 +1,13 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASH, connect, startHost, until } from '../helpers/host';
+import { isAlive as pidAlive } from '../../src/host/discovery';
 
 // Editor-owned sessions carry a lease: when the window that showed them is gone for good (no
 // client for leaseSeconds) they end, unless the user chose "Keep running" (session/keep).
 
 const hostP = startHost();
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 after(async () => (await hostP).close());
 
 test('a leased session with no client ends after its lease', async () => {
