@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { createRequire } from 'node:module';
 import { Host } from '../src/host/host';
 import type { Session } from '../src/core/session';
+import { MirrorThread } from '../src/core/mirror-thread';
 
 const require = createRequire(import.meta.url);
 const now = () => Number(process.hrtime.bigint()) / 1e6; // ms, CLOCK_MONOTONIC: comparable across processes
@@ -68,7 +69,7 @@ async function shared(file: string): Promise<void> {
   await session.mirror.whenParsed();
   const c = process.cpuUsage(c0);
   lastParsed = Math.max(lastParsed, lastRaw);
-  const rows = session.mirror.screen().rows.filter((r) => r !== '').length;
+  const rows = (await session.mirror.screen()).rows.filter((r) => r !== '').length;
   send({ t0, tRaw: lastRaw, tParsed: lastParsed, bytes, endCursor: session.cursor, startCursor, screenRows: rows, cpuMs: (c.user + c.system) / 1000 });
   await next(); // the parent has its subscriber numbers
   await host.close();
@@ -106,8 +107,7 @@ async function memory(n: number, lines: number, idleMs: number): Promise<void> {
   const prompt = async (s: Session, re: RegExp) => {
     const end = Date.now() + 30000;
     for (;;) {
-      await s.mirror.whenParsed();
-      const screen = s.mirror.screen().rows.join('\n').replace(/\n+$/, '');
+      const screen = (await s.mirror.screen()).rows.join('\n').replace(/\n+$/, '');
       if (re.test(screen)) return;
       if (Date.now() > end) throw new Error(`timed out; screen:\n${screen}`);
       await sleep(20);
@@ -119,10 +119,12 @@ async function memory(n: number, lines: number, idleMs: number): Promise<void> {
   await warmUp(host, prompt);
   await sleep(300);
   gc();
-  const snap = () => {
+  // The screens live in the mirror thread: its heap counts with the main thread's.
+  const snap = async () => {
     gc();
+    const w = await MirrorThread.shared().stats();
     const mu = process.memoryUsage();
-    return { rss: mu.rss, heap: mu.heapUsed, ext: mu.external }; // external includes the ArrayBuffers
+    return { rss: mu.rss, heap: mu.heapUsed + w.heapUsed, ext: mu.external + w.external }; // external includes the ArrayBuffers
   };
   const sessions: Session[] = [];
   const batch = async () => {
@@ -134,9 +136,9 @@ async function memory(n: number, lines: number, idleMs: number): Promise<void> {
     sessions.push(...added);
     await sleep(300);
   };
-  const before = snap();
+  const before = await snap();
   await batch();
-  const mid = snap();
+  const mid = await snap();
   // Idle: n sessions sit at their prompt; the host should do nothing at all. A second to let
   // V8 finish its background work after the burst (concurrent sweeping, the memory reducer).
   await sleep(1000);
@@ -149,8 +151,8 @@ async function memory(n: number, lines: number, idleMs: number): Promise<void> {
   const wall = now() - w0;
   // n more: the slope from n to 2n sessions is the cost of one more session, free of one-time costs.
   await batch();
-  const after = snap();
-  const totals = sessions.map((s) => s.mirror.endRow - s.mirror.firstRetainedRow);
+  const after = await snap();
+  const totals = await Promise.all(sessions.map(async (s) => { const e = await s.mirror.query('extent'); return e.endRow - e.firstRetainedRow; }));
   send({ before, mid, after, n, retainedRows: totals, idle: { userMs: c.user / 1000, systemMs: c.system / 1000, mainMs, wallMs: wall } });
   await host.close();
   fs.rmSync(dir, { recursive: true, force: true });

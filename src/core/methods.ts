@@ -88,8 +88,8 @@ export function actionBytes(action: z.infer<typeof writeParams>['action']): stri
   return out;
 }
 
-function screenResult(session: Session, sel: z.infer<typeof readParams>) {
-  const snap = session.mirror.screen();
+async function screenResult(session: Session, sel: z.infer<typeof readParams>) {
+  const snap = await session.mirror.screen();
   return { screen: screenText(snap, sel), cursor: snap.cursor, size: snap.size };
 }
 
@@ -101,9 +101,7 @@ export const METHODS: readonly MethodSpec[] = [
     summary: 'Read the current screen (or its top/bottom N rows, or rows start..end).',
     params: readParams,
     async handler(ctx, p) {
-      const s = requireSession(ctx);
-      await s.mirror.whenParsed();
-      return screenResult(s, p);
+      return screenResult(requireSession(ctx), p);
     },
   }),
   method({
@@ -180,15 +178,7 @@ export const METHODS: readonly MethodSpec[] = [
     summary: 'A page of the retained rows (scrollback then screen), counted back from the newest.',
     params: z.object({ offset: nonNegInt().optional(), lines: int().min(1).max(MAX_SCROLLBACK_PAGE).optional() }),
     async handler(ctx, p) {
-      const s = requireSession(ctx);
-      await s.mirror.whenParsed();
-      const m = s.mirror;
-      const first = m.firstRetainedRow;
-      const totalLines = m.endRow - first;
-      const lastLine = Math.max(0, totalLines - (p.offset ?? 0));
-      const firstLine = lastLine === 0 ? 0 : Math.max(1, lastLine - (p.lines ?? 100) + 1);
-      const rows = lastLine === 0 ? [] : m.rowsBetween(first + firstLine - 1, first + lastLine);
-      return { text: rows.join('\n'), firstLine, lastLine, totalLines };
+      return requireSession(ctx).mirror.query('scrollbackPage', p.offset ?? 0, p.lines ?? 100);
     },
   }),
   method({
@@ -217,11 +207,10 @@ export const METHODS: readonly MethodSpec[] = [
     params: z.object({ scrollback: nonNegInt().max(MAX_SCROLLBACK_PAGE).optional() }),
     async handler(ctx, p) {
       const s = requireSession(ctx);
-      // The screen and the cursor must describe the same moment: nothing may be left unparsed.
-      do await s.mirror.whenParsed();
-      while (s.mirror.pendingBytes > 0);
+      // The picture and the cursor describe the same moment: the mirror says which output it reflects.
+      const { value: data, cursor } = await s.mirror.queryAt('serialize', p.scrollback ?? DEFAULT_SNAPSHOT_SCROLLBACK);
       const { cols, rows } = s.mirror.size;
-      return { data: s.mirror.serialize(p.scrollback ?? DEFAULT_SNAPSHOT_SCROLLBACK), cursor: s.cursor, cols, rows };
+      return { data, cursor, cols, rows };
     },
   }),
   method({

@@ -1,8 +1,10 @@
-import { Terminal, type IBuffer, type IBufferNamespace, type IMarker } from '@xterm/headless';
+import { Terminal, type IBufferNamespace, type IMarker } from '@xterm/headless';
 import { SerializeAddon } from '@xterm/addon-serialize';
 import { Disposable, Emitter, toDisposable } from './lifecycle';
+import { rowText } from './row-text';
 import { ScrollbackStore } from './scrollback-store';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
+import { DEFAULT_SCROLLBACK_LINES, type ScreenSize, type ScreenSnapshot } from './screen';
 
 /** Tuning of the headless mirror. Each number is a trade-off measured on real sessions. */
 const enum MirrorTuning {
@@ -16,30 +18,7 @@ const enum MirrorTuning {
   HarvestBatch = 32,
 }
 
-/** Default rows of scrollback retained per session (CONTRACT §6: 10000). */
-export const DEFAULT_SCROLLBACK_LINES = 10000;
-
-export interface CursorPos {
-  /** 1-based row on the screen. */
-  row: number;
-  /** 1-based column. */
-  col: number;
-}
-
-export interface ScreenSize {
-  cols: number;
-  rows: number;
-}
-
-/** A snapshot of the visible screen. */
-export interface ScreenSnapshot {
-  /** Every screen row, trailing spaces removed. */
-  rows: string[];
-  cursor: CursorPos;
-  size: ScreenSize;
-  /** True when a full-screen program (vim, less) is on the alternate screen. */
-  alternate: boolean;
-}
+export type { CursorPos, ScreenSize, ScreenSnapshot } from './screen';
 
 /**
  * The headless terminal that mirrors one session's screen, plus the compact store of old rows.
@@ -55,6 +34,8 @@ export class Mirror extends Disposable {
   /** First xterm buffer row not yet moved into the store (normal buffer). */
   private _boundary: IMarker | undefined;
   private _pendingBytes = 0;
+  /** Scroll events since the last look at how many rows wait to be harvested. */
+  private _scrolledSinceCheck = 0;
   private readonly _parsedWaiters: Array<() => void> = [];
 
   private readonly _onParsed = this._register(new Emitter<void>());
@@ -78,7 +59,15 @@ export class Mirror extends Disposable {
     this._term.unicode.activeVersion = '11';
     this._store = new ScrollbackStore(_scrollbackLines);
     this._resetBoundary();
-    this._register(this._term.onScroll(() => this._maybeHarvest(MirrorTuning.HarvestBatch)));
+    // Every row that scrolls into xterm's scrollback fires this; a flood of output scrolls hundreds
+    // of thousands of rows, so the listener only counts, and looks at the buffer once per batch.
+    this._register(
+      this._term.onScroll(() => {
+        if (++this._scrolledSinceCheck < MirrorTuning.HarvestBatch) return;
+        this._scrolledSinceCheck = 0;
+        this._maybeHarvest(MirrorTuning.HarvestBatch);
+      }),
+    );
     // ED 3 and RIS empty xterm's scrollback; the store must follow. The marker alone cannot tell:
     // it survives ED 3 when no row waits above the screen, and RIS does not dispose it at all.
     // Both handlers run before xterm's own (returning false passes the sequence on).
@@ -105,12 +94,16 @@ export class Mirror extends Disposable {
     return this._pendingBytes;
   }
 
-  /** Queues output for parsing; the PTY read path never waits for the parser. */
-  write(data: Uint8Array): void {
+  /**
+   * Queues output for parsing. `onParsed` runs right after this chunk is parsed, before the next
+   * one: the screen is then exactly "everything up to this chunk".
+   */
+  write(data: Uint8Array, onParsed?: () => void): void {
     if (this.isDisposed) return;
     this._pendingBytes += data.length;
     this._term.write(data, () => {
       this._pendingBytes -= data.length;
+      onParsed?.();
       this._onParsed.fire();
       if (this._pendingBytes === 0) this._releaseWaiters();
     });
@@ -156,7 +149,7 @@ export class Mirror extends Disposable {
   screen(): ScreenSnapshot {
     const buf = this._buffers.active;
     const rows: string[] = [];
-    for (let y = 0; y < this._term.rows; y++) rows.push(lineText(buf, buf.baseY + y));
+    for (let y = 0; y < this._term.rows; y++) rows.push(rowText(buf, buf.baseY + y));
     return {
       rows,
       cursor: { row: buf.cursorY + 1, col: buf.cursorX + 1 },
@@ -184,7 +177,7 @@ export class Mirror extends Disposable {
     const buf = this._buffers.active;
     let last = buf.cursorY;
     for (let y = this._term.rows - 1; y > last; y--) {
-      if (lineText(buf, buf.baseY + y) !== '') {
+      if (rowText(buf, buf.baseY + y) !== '') {
         last = y;
         break;
       }
@@ -204,8 +197,8 @@ export class Mirror extends Disposable {
     const active = this._buffers.active;
     for (let r = start; r < end; r++) {
       if (r < storeEnd) out.push(this._store.get(r - this._store.firstAbsolute));
-      else if (r < screenTop) out.push(lineText(normal, boundary + (r - storeEnd)));
-      else out.push(lineText(active, active.baseY + (r - screenTop)));
+      else if (r < screenTop) out.push(rowText(normal, boundary + (r - storeEnd)));
+      else out.push(rowText(active, active.baseY + (r - screenTop)));
     }
     return out;
   }
@@ -235,7 +228,7 @@ export class Mirror extends Disposable {
     const from = this._boundary.line;
     const to = buf.baseY;
     if (to - from < min) return;
-    for (let i = from; i < to; i++) this._store.push(lineText(buf, i));
+    for (let i = from; i < to; i++) this._store.push(rowText(buf, i));
     this._placeBoundary(to);
   }
 
@@ -286,10 +279,4 @@ export class Mirror extends Disposable {
     super.dispose();
     this._releaseWaiters();
   }
-}
-
-/** One row as text, trailing spaces removed (spaces a program wrote count too, as in tmux's capture-pane). */
-function lineText(buf: IBuffer, y: number): string {
-  const text = buf.getLine(y)?.translateToString(true) ?? '';
-  return text.charCodeAt(text.length - 1) === 0x20 ? text.replace(/ +$/, '') : text;
 }

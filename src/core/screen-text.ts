@@ -1,4 +1,4 @@
-import type { ScreenSnapshot } from './mirror';
+import type { ScreenSnapshot } from './screen';
 
 /** Which rows of the screen a `pty/read` wants (seeds/socket-pty.md): one group or none. */
 export interface RowSelection {

@@ -64,8 +64,7 @@ async function runSend(session: Session, opts: SendOptions, signal?: AbortSignal
   const idleMs = opts.idleMs ?? DEFAULT_SEND_IDLE_MS;
   const maxBytes = opts.maxBytes ?? DEFAULT_SEND_MAX_BYTES;
   await waitForFirstPrompt(session, signal);
-  await session.mirror.whenParsed();
-  const startRow = session.mirror.cursorRow;
+  const startRow = await session.mirror.query('cursorRow');
   const startCursor = session.cursor;
   if (session.running) session.write(opts.text + (opts.submit === false ? '' : '\r'));
 
@@ -106,8 +105,7 @@ async function runSend(session: Session, opts: SendOptions, signal?: AbortSignal
     timer = setTimeout(poll, SendTuning.PollMs);
   });
   if (waitReason === 'session_exit') await session.exited;
-  await session.mirror.whenParsed();
-  const { output, truncated } = renderedSince(session, startRow, maxBytes);
+  const { output, truncated } = await renderedSince(session, startRow, maxBytes);
   return { output, waitReason, status: session.status, truncated, waitedMs: Date.now() - started };
 }
 
@@ -122,17 +120,11 @@ async function waitForFirstPrompt(session: Session, signal?: AbortSignal): Promi
 }
 
 /** The rendered rows from `startRow` to the end of the retained buffer, bounded to `maxBytes` (end kept). */
-function renderedSince(session: Session, startRow: number, maxBytes: number): { output: string; truncated: boolean } {
-  const mirror = session.mirror;
-  const snap = mirror.screen();
-  let rows: string[];
-  let truncated = false;
-  if (snap.alternate) {
-    rows = snap.rows; // a full-screen program took over: what it shows is the answer
-  } else {
-    truncated = startRow < mirror.firstRetainedRow;
-    rows = mirror.rowsBetween(startRow, mirror.endRow);
-  }
+async function renderedSince(session: Session, startRow: number, maxBytes: number): Promise<{ output: string; truncated: boolean }> {
+  // With a full-screen program on the alternate screen, what it shows is the answer.
+  const rendered = await session.mirror.query('renderedSince', startRow);
+  const rows = rendered.rows;
+  let truncated = rendered.truncated;
   while (rows.length > 0 && rows[rows.length - 1] === '') rows.pop();
   let output = rows.join('\n');
   if (Buffer.byteLength(output, 'utf8') > maxBytes) {

@@ -3,17 +3,24 @@ import * as os from 'node:os';
 import type * as tty from 'node:tty';
 import type { IPty } from 'node-pty';
 import { Disposable, Emitter, toDisposable, type IDisposable } from './lifecycle';
-import { DEFAULT_SCROLLBACK_LINES, Mirror } from './mirror';
+import { DEFAULT_SCROLLBACK_LINES } from './screen';
 import { loadNodePty } from './pty-loader';
+import { RemoteMirror } from './remote-mirror';
 import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
 import { completeUtf8Length } from './utf8';
 
 /** Timing and size constants of a session; each says why it is what it is. */
 export const enum SessionTuning {
-  /** Pause the PTY when this many bytes wait for the mirror's parser (xterm throws near ~50M chars). */
-  ParserHighWater = 4 * 1024 * 1024,
+  /**
+   * Pause the PTY when this many bytes wait for the mirror thread's parser. Large, so that a burst
+   * of output (a build log, a `cat`) flows at the PTY's speed and the parser catches up after;
+   * below xterm's limit (its write() throws near ~50M characters waiting).
+   */
+  ParserHighWater = 32 * 1024 * 1024,
   /** Resume the PTY once the parser is this close to caught up. */
-  ParserLowWater = 512 * 1024,
+  ParserLowWater = 4 * 1024 * 1024,
+  /** Also pause, past the low-water mark, while this many bytes wait for the parser over all sessions. */
+  ParserHighWaterAllSessions = 128 * 1024 * 1024,
   /** After the process exits, output still in the kernel is read until this much silence… */
   ExitDrainQuietMs = 100,
   /** …or at most this long (a background job may hold the terminal open for ever). */
@@ -71,7 +78,7 @@ export const DEFAULT_ROWS = 30;
 export class Session extends Disposable {
   readonly id: string;
   readonly createdAt = new Date();
-  readonly mirror: Mirror;
+  readonly mirror: RemoteMirror;
   readonly ring: RingBuffer;
   private readonly _pty: IPty;
   private _name: string;
@@ -102,7 +109,7 @@ export class Session extends Disposable {
     this.id = options.id;
     this._name = options.name;
     this.ring = new RingBuffer(options.ringBytes ?? DEFAULT_RING_BYTES);
-    this.mirror = this._register(new Mirror(options.cols, options.rows, options.scrollbackLines ?? DEFAULT_SCROLLBACK_LINES));
+    this.mirror = this._register(new RemoteMirror(options.cols, options.rows, options.scrollbackLines ?? DEFAULT_SCROLLBACK_LINES));
     this._exitedPromise = new Promise((r) => (this._resolveExited = r));
     const pty = loadNodePty();
     this.leaseSeconds = options.leaseSeconds;
@@ -236,11 +243,17 @@ export class Session extends Disposable {
     this._lastOutputAt = Date.now();
     this.ring.append(data);
     this._onOutput.fire({ data, cursor: this.ring.end });
-    this.mirror.write(data);
-    if (!this._pausedForParser && !this._draining && this.mirror.pendingBytes > SessionTuning.ParserHighWater) {
+    this.mirror.write(data, this.ring.end);
+    if (!this._pausedForParser && !this._draining && this._parserTooFarBehind()) {
       this._pausedForParser = true;
       this._pty.pause();
     }
+  }
+
+  private _parserTooFarBehind(): boolean {
+    const own = this.mirror.pendingBytes;
+    if (own > SessionTuning.ParserHighWater) return true;
+    return own > SessionTuning.ParserLowWater && this.mirror.pendingBytesAllSessions > SessionTuning.ParserHighWaterAllSessions;
   }
 
   private _maybeResume(): void {
@@ -314,7 +327,7 @@ export class Session extends Disposable {
       this._utf8Tail = undefined;
       this.ring.append(tail);
       this._onOutput.fire({ data: tail, cursor: this.ring.end });
-      this.mirror.write(tail);
+      this.mirror.write(tail, this.ring.end);
     }
     const signalName = signal ? (signalNames.get(signal) ?? String(signal)) : null;
     this._exit = { exitCode: signal ? 128 + signal : exitCode, signal: signalName };

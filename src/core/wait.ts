@@ -1,6 +1,6 @@
 import { RpcError, ErrorCode, invalidParams } from './errors';
 import type { IDisposable } from './lifecycle';
-import type { CursorPos, ScreenSize } from './mirror';
+import type { CursorPos, ScreenSize } from './screen';
 import { stripAnsi } from './ansi';
 import { screenText } from './screen-text';
 import type { Session } from './session';
@@ -53,8 +53,7 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
     if (opts.since !== undefined) {
       return test(stripAnsi(session.ring.read(opts.since).data.toString('utf8')));
     }
-    await session.mirror.whenParsed();
-    return test(screenText(session.mirror.screen()));
+    return test(screenText(await session.mirror.screen()));
   };
 
   const reason = await new Promise<WaitReason>((resolve) => {
@@ -108,8 +107,7 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
     void check();
   });
 
-  await session.mirror.whenParsed();
-  const snap = session.mirror.screen();
+  const snap = await session.mirror.screen();
   return {
     matched: reason === 'matched',
     screen: screenText(snap),

@@ -83,8 +83,8 @@ async function waitForPageLine(page: Page, pred: (line: string) => boolean, what
 }
 
 /** The rows of the session's own screen (the host's mirror), what the shell really got. */
-function screenRows(session: Session): string[] {
-  return session.mirror.screen().rows;
+async function screenRows(session: Session): Promise<string[]> {
+  return (await session.mirror.screen()).rows;
 }
 
 describe('browser view (Chromium + xterm.js)', { skip }, () => {
@@ -117,7 +117,7 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
       rows: 24,
       name: 'browser-view-test',
     });
-    await until(() => screenRows(session).some((r) => r.startsWith('view$')), Wait.Screen, 'the bash prompt');
+    await until(async () => (await screenRows(session)).some((r) => r.startsWith('view$')), Wait.Screen, 'the bash prompt');
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -205,8 +205,8 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     await page.click('#terminal');
     await page.keyboard.type('echo typed-in-browser');
     await page.keyboard.press('Enter');
-    await until(() => screenRows(session).includes('typed-in-browser'), Wait.Screen, 'the shell to run the typed command');
-    assert.ok(screenRows(session).includes('view$ echo typed-in-browser'));
+    await until(async () => (await screenRows(session)).includes('typed-in-browser'), Wait.Screen, 'the shell to run the typed command');
+    assert.ok((await screenRows(session)).includes('view$ echo typed-in-browser'));
     await waitForPageLine(page, (l) => l === 'typed-in-browser', 'the command output in the page');
 
     await page.keyboard.type("printf '\\e[31mRED\\e[0m\\n'");
@@ -258,7 +258,7 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     await page.keyboard.type('echo should-not-arrive');
     await page.keyboard.press('Enter');
     await new Promise((r) => setTimeout(r, Wait.Refused));
-    assert.ok(!screenRows(session).some((r) => r.includes('should-not-arrive')), 'the shell got input from a read-only view');
+    assert.ok(!(await screenRows(session)).some((r) => r.includes('should-not-arrive')), 'the shell got input from a read-only view');
     assert.ok(!(await pageLines(page)).some((l) => l.includes('should-not-arrive')));
 
     // Even a hand-made write over the read-only page's WebSocket (view-only cookie) is refused.
@@ -280,7 +280,7 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     );
     assert.match(reply, /read-only/);
     await new Promise((r) => setTimeout(r, Wait.Refused));
-    assert.ok(!screenRows(session).some((r) => r.includes('sneaked-in')));
+    assert.ok(!(await screenRows(session)).some((r) => r.includes('sneaked-in')));
 
     // The view-only cookie opens the view and nothing else.
     assert.equal(await page.evaluate(async () => (await fetch('/sessions')).status), 401);

@@ -1,0 +1,29 @@
+// Messages between the host's main thread and the mirror thread (src/core/mirror-worker.ts).
+// Every mirror is named by a number; byte positions are the session's output cursors, so
+// "parsed up to cursor N" means the same on both sides.
+import type { QueryName } from './mirror-queries';
+
+export type ToMirrorThread =
+  | { t: 'open'; id: number; cols: number; rows: number; scrollback: number; cursor: number }
+  /** Output ending at byte cursor `cursor`. */
+  | { t: 'write'; id: number; data: Uint8Array; cursor: number }
+  /** Applied once everything written before it is parsed, as the program saw it. */
+  | { t: 'resize'; id: number; cols: number; rows: number }
+  | { t: 'query'; req: number; id: number; op: QueryName; args: unknown[] }
+  | { t: 'close'; id: number }
+  /** The thread's own heap figures after a full GC when available (benchmarks). */
+  | { t: 'stats'; req: number };
+
+export type FromMirrorThread =
+  /** Everything up to `cursor` is parsed (sent at most once per turn of the thread's loop). */
+  | { t: 'parsed'; id: number; cursor: number }
+  /** `cursor`: the output the answer reflects, exactly. */
+  | { t: 'reply'; req: number; ok: true; value: unknown; cursor: number }
+  | { t: 'reply'; req: number; ok: false; error: string };
+
+export interface MirrorThreadStats {
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  mirrors: number;
+}
