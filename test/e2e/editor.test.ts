@@ -32,6 +32,11 @@ const enum Wait {
   SessionEnd = 4_000,
   /** The in-editor suite: goto → codeAutomationExit (recipe §6: 43–50 s). */
   Suite = 150_000,
+  /**
+   * Lease of the sessions the "Keep Running" step creates: long enough to open the list and pick
+   * the action on a loaded machine, short enough that waiting for the other one to expire is cheap.
+   */
+  KeepLeaseSeconds = 15,
 }
 
 /** What scripts/sandbox.mjs exports (plain JS, typed here for this file). */
@@ -199,6 +204,24 @@ function extensionLog(runDir: string): string {
   return found.join('\n---\n').split('\n').slice(-60).join('\n');
 }
 
+/** Opens the session list (status bar click), picks the session named `session`, then the action showing `action`. */
+async function sessionAction(page: Page, session: string, action: string): Promise<void> {
+  await statusItem(page).click();
+  const picker = page.locator('.quick-input-widget');
+  await picker.locator('.quick-input-title', { hasText: 'Shared PTY sessions' }).waitFor({ timeout: Wait.Ui });
+  await picker.locator('.monaco-list-row', { hasText: session }).first().click();
+  await picker.locator('.quick-input-title', { hasText: `Shared PTY sessions: ${session}` }).waitFor({ timeout: Wait.Ui });
+  await picker.locator('.monaco-list-row', { hasText: action }).first().click();
+  await picker.waitFor({ state: 'hidden', timeout: Wait.Ui });
+}
+
+/** Waits for a notification toast holding `text`; returns its whole text. */
+async function waitNotification(page: Page, text: string): Promise<string> {
+  const toast = page.locator('.notification-toast', { hasText: text }).first();
+  await toast.waitFor({ timeout: Wait.Ui });
+  return ((await toast.textContent()) ?? '').replace(/\u00a0/g, ' ');
+}
+
 async function startEditor(t: TestContext, opts: { vsix?: string; smokeDriver?: boolean; extensionDir?: string }) {
   const s = sandbox!;
   const runtimeDir = tempRuntimeDir();
@@ -236,14 +259,15 @@ async function startEditor(t: TestContext, opts: { vsix?: string; smokeDriver?: 
 // ---- tests
 
 describe('the extension in a real editor (code-server)', () => {
-  it('shares its terminals: open, type, outside client, agent session, reload, close', async (t) => {
+  it('shares its terminals: open, type, outside client, session list actions, agent session, reload, close', async (t) => {
     if (skipReason) return t.skip(skipReason);
     const started = Date.now();
     const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spty-vsix-'));
     cleanups.push(() => fs.rmSync(outDir, { recursive: true, force: true }));
     const vsix = packageVsix(outDir);
     const { server, browser, runtimeDir } = await startEditor(t, { vsix });
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    // Clipboard permissions: "Copy Browser Link" is checked by reading what the editor copied.
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
     const fail = (e: unknown): never => {
       throw new Error(`${(e as Error).message}\n--- extension log:\n${extensionLog(server.runDir)}`);
     };
@@ -290,6 +314,84 @@ describe('the extension in a real editor (code-server)', () => {
       await picker.locator('.monaco-list-row', { hasText: 'Open Shared PTY' }).first().waitFor({ timeout: Wait.Ui });
       await page.screenshot({ path: path.join(MEDIA, 'session-list.png') });
       await page.keyboard.press('Escape');
+
+      // 4b. "Keep Running" from the list clears a session's lease (session/keep). Two user sessions
+      //     no window shows (as when their window closed for good), each with a short lease: the one
+      //     kept from the list outlives it, the other ends. SessionInfo carries no lease, so the test
+      //     watches what the lease does. (The next step runs while the leases count down.)
+      const leased = (name: string) =>
+        client.request<SessionInfo>('session/create', {
+          command: '/bin/bash',
+          args: ['--norc', '--noprofile'],
+          cwd: server.workspace,
+          origin: 'user',
+          name,
+          leaseSeconds: Wait.KeepLeaseSeconds,
+        });
+      const kept = await leased('keep-e2e'); // created first: without the keep, its lease ends first
+      const notKept = await leased('lease-e2e');
+      const leasesStarted = Date.now();
+      await waitStatus(page, 3);
+      await sessionAction(page, 'keep-e2e', 'Keep Running');
+      await waitNotification(page, 'keep-e2e keeps running when no editor shows it');
+      assert.ok(Date.now() - leasesStarted < Wait.KeepLeaseSeconds * 1000, 'the keep came before the lease ran out (else this step proves nothing)');
+
+      // 4c. "Copy Browser Link": the clipboard holds a read-only link to the session's view on the
+      //     host's HTTP server, and the link works: the page, then the session's screen in a browser.
+      await page.evaluate(() => navigator.clipboard.writeText('(nothing copied yet)'));
+      await sessionAction(page, user.name, 'Copy Browser Link');
+      await waitNotification(page, `Copied a read-only browser link to ${user.name}`);
+      const link = await until(
+        async () => {
+          const text = await page.evaluate(() => navigator.clipboard.readText());
+          return text.startsWith('http') ? text : undefined;
+        },
+        Wait.Ui,
+        'the browser link on the clipboard',
+      );
+      assert.ok(record.http, 'the per-user host serves HTTP');
+      const viewUrl = new URL(link);
+      assert.equal(viewUrl.origin, new URL(record.http.url).origin, 'the link points at the host\'s HTTP server');
+      assert.equal(viewUrl.pathname, `/sessions/${user.id}/view`);
+      assert.equal(viewUrl.searchParams.get('readonly'), '1', 'a read-only link');
+      assert.notEqual(viewUrl.searchParams.get('token'), record.http.token, 'a read-only link does not carry the full-access token');
+      // Plain HTTP: the link trades its token for a cookie (303), with which the view page answers 200.
+      const first = await fetch(link, { redirect: 'manual' });
+      assert.equal(first.status, 303);
+      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0];
+      const viewPage = await fetch(new URL(first.headers.get('location') ?? '', link), { headers: { cookie } });
+      assert.equal(viewPage.status, 200);
+      assert.match(viewPage.headers.get('content-type') ?? '', /^text\/html/);
+      assert.ok((await viewPage.text()).includes(`<title>${user.name} — Shared PTY</title>`), 'the view page of that session');
+      const forged = new URL(link);
+      forged.searchParams.set('token', 'not-the-token');
+      assert.equal((await fetch(forged, { redirect: 'manual' })).status, 401, 'the link\'s token is what opens the view');
+      // A browser with no cookie yet opens the link and shows the session's screen.
+      const viewer = await browser.newPage();
+      try {
+        assert.equal((await viewer.goto(link))?.status(), 200);
+        await until(
+          () =>
+            viewer.evaluate(() => {
+              const term = (window as unknown as { __sharedPtyTerm?: import('@xterm/xterm').Terminal }).__sharedPtyTerm;
+              if (!term) return false;
+              for (let y = 0; y < term.buffer.active.length; y++) if (term.buffer.active.getLine(y)?.translateToString(true).trim() === 'hello-editor') return true;
+              return false;
+            }),
+          Wait.Screen,
+          'the session\'s screen (hello-editor) in the browser view opened from the copied link',
+        );
+      } finally {
+        await viewer.close();
+      }
+
+      // 4b, concluded: the session that was not kept ends with its lease; the kept one stays.
+      await until(async () => !(await listSessions(client)).some((s) => s.id === notKept.id), (Wait.KeepLeaseSeconds + 10) * 1000, 'lease-e2e to end when its lease ran out');
+      const stillThere = (await listSessions(client)).find((s) => s.id === kept.id);
+      assert.ok(stillThere?.running, 'keep-e2e still runs after its lease would have run out');
+      assert.equal(stillThere.clients, 0, 'no client holds keep-e2e: only the cleared lease keeps it');
+      await client.request('pty/kill', { session: kept.id });
+      await waitStatus(page, 1);
 
       // 5. A session an agent opens appears as an editor terminal named with its origin, without
       //    taking focus; its exit code shows; a key then closes it.
