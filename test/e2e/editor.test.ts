@@ -1,10 +1,11 @@
 // The extension in a real VS Code: code-server + Debian's Chromium driven by playwright-core, set up
 // by scripts/sandbox.mjs (e2e-recipe.md). The first test installs the packaged VSIX and drives the
-// workbench like a user; the second runs the in-editor mocha suite (test/vscode-suite) in the
-// extension host. Needs `npm run build` first. Skips only when the sandbox cannot be installed.
+// workbench like a user (palette, terminals, session list, notifications); the second runs the
+// in-editor mocha suite (test/vscode-suite) in the extension host. Needs `npm run build` first.
+// Skips only when the sandbox cannot be installed.
 /// <reference lib="dom" />
 import { strict as assert } from 'node:assert';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -222,6 +223,42 @@ async function waitNotification(page: Page, text: string): Promise<string> {
   return ((await toast.textContent()) ?? '').replace(/\u00a0/g, ' ');
 }
 
+/**
+ * A per-user host that cannot load node-pty, as on a machine where the native module was never
+ * built: the real CLI bundle next to a node-pty with its JavaScript but no pty.node, and no
+ * fallback copy. Only the host reaches for node-pty, so this is all it takes.
+ */
+async function startHostWithoutNodePty(runtimeDir: string): Promise<{ record: HostRecord; stop(): Promise<void> }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spty-nopty-'));
+  fs.mkdirSync(path.join(dir, 'dist'));
+  fs.copyFileSync(path.join(ROOT, 'dist', 'cli.js'), path.join(dir, 'dist', 'cli.js'));
+  const ptyJs = path.join(dir, 'node_modules', 'node-pty');
+  fs.mkdirSync(ptyJs, { recursive: true });
+  fs.copyFileSync(path.join(ROOT, 'node_modules', 'node-pty', 'package.json'), path.join(ptyJs, 'package.json'));
+  fs.cpSync(path.join(ROOT, 'node_modules', 'node-pty', 'lib'), path.join(ptyJs, 'lib'), { recursive: true });
+  const env: NodeJS.ProcessEnv = { ...process.env, SHARED_PTY_DIR: runtimeDir, SHARED_PTY_NODE_PTY_FALLBACK: '' };
+  delete env.NODE_OPTIONS;
+  const out = fs.openSync(path.join(dir, 'host.log'), 'w');
+  const child = spawn(process.execPath, [path.join(dir, 'dist', 'cli.js'), 'daemon', '--no-http'], { cwd: dir, env, stdio: ['ignore', out, out] });
+  fs.closeSync(out);
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const record = await until(() => readLiveRecords(runtimeDir).find((r) => r.kind === 'daemon' && r.pid === child.pid), Wait.Ui, 'the host without node-pty to start');
+    return { record, stop };
+  } catch (e) {
+    const log = fs.readFileSync(path.join(dir, 'host.log'), 'utf8');
+    await stop();
+    throw new Error(`${(e as Error).message}; its log: ${log}`);
+  }
+}
+
 async function startEditor(t: TestContext, opts: { vsix?: string; smokeDriver?: boolean; extensionDir?: string }) {
   const s = sandbox!;
   const runtimeDir = tempRuntimeDir();
@@ -259,7 +296,7 @@ async function startEditor(t: TestContext, opts: { vsix?: string; smokeDriver?: 
 // ---- tests
 
 describe('the extension in a real editor (code-server)', () => {
-  it('shares its terminals: open, type, outside client, session list actions, agent session, reload, close', async (t) => {
+  it('shares its terminals: open, type, outside client, session list actions, agent session, reload, close, a host without node-pty', async (t) => {
     if (skipReason) return t.skip(skipReason);
     const started = Date.now();
     const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spty-vsix-'));
@@ -440,6 +477,29 @@ describe('the extension in a real editor (code-server)', () => {
       await until(async () => (await listSessions(client)).length === 0, Wait.SessionEnd, 'the session to end after its terminal closed');
       await until(() => !fs.existsSync(socketPath), Wait.SessionEnd, 'the session socket to be removed');
       t.diagnostic(`session ended ${Date.now() - closedAt} ms after the kill command`);
+      await waitStatus(page, 0);
+
+      // 8. A host that cannot load node-pty: opening a terminal says so in a notification (what
+      //    to do, no stack trace) instead of failing silently, and leaves no terminal or session.
+      //    The host the extension starts always has the editor's node-pty to fall back on, so the
+      //    failing one is started here, in its place, before the editor needs a host again.
+      process.kill(record.pid, 'SIGTERM');
+      await until(() => readLiveRecords(runtimeDir).length === 0, Wait.Ui, 'the per-user host to stop');
+      const broken = await startHostWithoutNodePty(runtimeDir);
+      cleanups.push(() => broken.stop());
+      await runCommand(page, 'Shared PTY: Open Shared PTY', 'Open Shared PTY');
+      const message = await waitNotification(page, 'could not be loaded');
+      assert.match(message, /the terminal module \(node-pty\) could not be loaded/);
+      assert.match(message, /npm rebuild node-pty/, 'the notification says what to do');
+      assert.match(message, /pty\.node/, 'and names what failed');
+      assert.doesNotMatch(message, /\bat .+:\d+:\d+/, 'no stack trace');
+      await until(async () => !(await terminalTabs(page)).some((n) => n.includes('Shared PTY')), Wait.Ui, 'the failed terminal to close');
+      const brokenClient = await RpcClient.connect(broken.record.control);
+      try {
+        assert.deepEqual(await listSessions(brokenClient), [], 'no session was left behind');
+      } finally {
+        brokenClient.close();
+      }
       await waitStatus(page, 0);
       t.diagnostic(`whole flow ${((Date.now() - started) / 1000).toFixed(1)} s`);
       if (process.env.SHARED_PTY_E2E_VERBOSE) log(`extension log:\n${extensionLog(server.runDir)}`);
