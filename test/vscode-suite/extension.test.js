@@ -125,8 +125,10 @@ suite('Shared PTY in the editor', () => {
   test('with sharedPty.shell empty, a new terminal runs the shell of the default terminal profile', async function () {
     if (process.platform !== 'linux') this.skip(); // the profile keys below are Linux's
     const PROFILE = 'spty-suite-profile';
-    // /bin/sh with -i: neither sharedPty.shellArgs nor the $SHELL fallback (which has no args) gives this.
-    const profile = { path: '/bin/sh', args: ['-i'] };
+    // /bin/sh with -i: neither sharedPty.shellArgs nor the $SHELL fallback (which has no args) gives
+    // this. A list of paths is a list of candidates, as in VS Code: the first that exists is the shell.
+    const shell = '/bin/sh';
+    const profile = { path: ['/nonexistent/spty-shell', shell], args: ['-i'] };
     const G = vscode.ConfigurationTarget.Global;
     const shared = vscode.workspace.getConfiguration('sharedPty');
     const term = vscode.workspace.getConfiguration('terminal.integrated');
@@ -152,12 +154,12 @@ suite('Shared PTY in the editor', () => {
       const { sessions } = await controlCall('session/list');
       const info = sessions.find((/** @type {any} */ s) => s.id === r.id);
       assert.ok(info, `session ${r.id} in session/list`);
-      assert.equal(info.command, profile.path, `the session runs the profile's shell (SHELL=${process.env.SHELL})`);
+      assert.equal(info.command, shell, `the session runs the profile's shell (SHELL=${process.env.SHELL})`);
       assert.deepEqual(info.args, profile.args);
       assert.equal(info.running, true);
       // The process behind the PTY is that program with those arguments.
       const argv = fs.readFileSync(`/proc/${info.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      assert.deepEqual(argv, [profile.path, ...profile.args]);
+      assert.deepEqual(argv, [shell, ...profile.args]);
     } finally {
       terminal?.dispose();
       if (ref) {
