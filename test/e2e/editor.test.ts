@@ -1,10 +1,11 @@
 // The extension in a real VS Code: code-server + Debian's Chromium driven by playwright-core, set up
 // by scripts/sandbox.mjs (e2e-recipe.md). The first test installs the packaged VSIX and drives the
-// workbench like a user; the second runs the in-editor mocha suite (test/vscode-suite) in the
-// extension host. Needs `npm run build` first. Skips only when the sandbox cannot be installed.
+// workbench like a user (palette, terminals, session list, notifications); the second runs the
+// in-editor mocha suite (test/vscode-suite) in the extension host. Needs `npm run build` first.
+// Skips only when the sandbox cannot be installed.
 /// <reference lib="dom" />
 import { strict as assert } from 'node:assert';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -32,6 +33,11 @@ const enum Wait {
   SessionEnd = 4_000,
   /** The in-editor suite: goto → codeAutomationExit (recipe §6: 43–50 s). */
   Suite = 150_000,
+  /**
+   * Lease of the sessions the "Keep Running" step creates: long enough to open the list and pick
+   * the action on a loaded machine, short enough that waiting for the other one to expire is cheap.
+   */
+  KeepLeaseSeconds = 15,
 }
 
 /** What scripts/sandbox.mjs exports (plain JS, typed here for this file). */
@@ -199,6 +205,60 @@ function extensionLog(runDir: string): string {
   return found.join('\n---\n').split('\n').slice(-60).join('\n');
 }
 
+/** Opens the session list (status bar click), picks the session named `session`, then the action showing `action`. */
+async function sessionAction(page: Page, session: string, action: string): Promise<void> {
+  await statusItem(page).click();
+  const picker = page.locator('.quick-input-widget');
+  await picker.locator('.quick-input-title', { hasText: 'Shared PTY sessions' }).waitFor({ timeout: Wait.Ui });
+  await picker.locator('.monaco-list-row', { hasText: session }).first().click();
+  await picker.locator('.quick-input-title', { hasText: `Shared PTY sessions: ${session}` }).waitFor({ timeout: Wait.Ui });
+  await picker.locator('.monaco-list-row', { hasText: action }).first().click();
+  await picker.waitFor({ state: 'hidden', timeout: Wait.Ui });
+}
+
+/** Waits for a notification toast holding `text`; returns its whole text. */
+async function waitNotification(page: Page, text: string): Promise<string> {
+  const toast = page.locator('.notification-toast', { hasText: text }).first();
+  await toast.waitFor({ timeout: Wait.Ui });
+  return ((await toast.textContent()) ?? '').replace(/\u00a0/g, ' ');
+}
+
+/**
+ * A per-user host that cannot load node-pty, as on a machine where the native module was never
+ * built: the real CLI bundle next to a node-pty with its JavaScript but no pty.node, and no
+ * fallback copy. Only the host reaches for node-pty, so this is all it takes.
+ */
+async function startHostWithoutNodePty(runtimeDir: string): Promise<{ record: HostRecord; stop(): Promise<void> }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spty-nopty-'));
+  fs.mkdirSync(path.join(dir, 'dist'));
+  fs.copyFileSync(path.join(ROOT, 'dist', 'cli.js'), path.join(dir, 'dist', 'cli.js'));
+  const ptyJs = path.join(dir, 'node_modules', 'node-pty');
+  fs.mkdirSync(ptyJs, { recursive: true });
+  fs.copyFileSync(path.join(ROOT, 'node_modules', 'node-pty', 'package.json'), path.join(ptyJs, 'package.json'));
+  fs.cpSync(path.join(ROOT, 'node_modules', 'node-pty', 'lib'), path.join(ptyJs, 'lib'), { recursive: true });
+  const env: NodeJS.ProcessEnv = { ...process.env, SHARED_PTY_DIR: runtimeDir, SHARED_PTY_NODE_PTY_FALLBACK: '' };
+  delete env.NODE_OPTIONS;
+  const out = fs.openSync(path.join(dir, 'host.log'), 'w');
+  const child = spawn(process.execPath, [path.join(dir, 'dist', 'cli.js'), 'daemon', '--no-http'], { cwd: dir, env, stdio: ['ignore', out, out] });
+  fs.closeSync(out);
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const record = await until(() => readLiveRecords(runtimeDir).find((r) => r.kind === 'daemon' && r.pid === child.pid), Wait.Ui, 'the host without node-pty to start');
+    return { record, stop };
+  } catch (e) {
+    const log = fs.readFileSync(path.join(dir, 'host.log'), 'utf8');
+    await stop();
+    throw new Error(`${(e as Error).message}; its log: ${log}`);
+  }
+}
+
 async function startEditor(t: TestContext, opts: { vsix?: string; smokeDriver?: boolean; extensionDir?: string }) {
   const s = sandbox!;
   const runtimeDir = tempRuntimeDir();
@@ -236,14 +296,15 @@ async function startEditor(t: TestContext, opts: { vsix?: string; smokeDriver?: 
 // ---- tests
 
 describe('the extension in a real editor (code-server)', () => {
-  it('shares its terminals: open, type, outside client, agent session, reload, close', async (t) => {
+  it('shares its terminals: open, type, outside client, session list actions, agent session, reload, close, a host without node-pty', async (t) => {
     if (skipReason) return t.skip(skipReason);
     const started = Date.now();
     const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spty-vsix-'));
     cleanups.push(() => fs.rmSync(outDir, { recursive: true, force: true }));
     const vsix = packageVsix(outDir);
     const { server, browser, runtimeDir } = await startEditor(t, { vsix });
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    // Clipboard permissions: "Copy Browser Link" is checked by reading what the editor copied.
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
     const fail = (e: unknown): never => {
       throw new Error(`${(e as Error).message}\n--- extension log:\n${extensionLog(server.runDir)}`);
     };
@@ -290,6 +351,84 @@ describe('the extension in a real editor (code-server)', () => {
       await picker.locator('.monaco-list-row', { hasText: 'Open Shared PTY' }).first().waitFor({ timeout: Wait.Ui });
       await page.screenshot({ path: path.join(MEDIA, 'session-list.png') });
       await page.keyboard.press('Escape');
+
+      // 4b. "Keep Running" from the list clears a session's lease (session/keep). Two user sessions
+      //     no window shows (as when their window closed for good), each with a short lease: the one
+      //     kept from the list outlives it, the other ends. SessionInfo carries no lease, so the test
+      //     watches what the lease does. (The next step runs while the leases count down.)
+      const leased = (name: string) =>
+        client.request<SessionInfo>('session/create', {
+          command: '/bin/bash',
+          args: ['--norc', '--noprofile'],
+          cwd: server.workspace,
+          origin: 'user',
+          name,
+          leaseSeconds: Wait.KeepLeaseSeconds,
+        });
+      const kept = await leased('keep-e2e'); // created first: without the keep, its lease ends first
+      const notKept = await leased('lease-e2e');
+      const leasesStarted = Date.now();
+      await waitStatus(page, 3);
+      await sessionAction(page, 'keep-e2e', 'Keep Running');
+      await waitNotification(page, 'keep-e2e keeps running when no editor shows it');
+      assert.ok(Date.now() - leasesStarted < Wait.KeepLeaseSeconds * 1000, 'the keep came before the lease ran out (else this step proves nothing)');
+
+      // 4c. "Copy Browser Link": the clipboard holds a read-only link to the session's view on the
+      //     host's HTTP server, and the link works: the page, then the session's screen in a browser.
+      await page.evaluate(() => navigator.clipboard.writeText('(nothing copied yet)'));
+      await sessionAction(page, user.name, 'Copy Browser Link');
+      await waitNotification(page, `Copied a read-only browser link to ${user.name}`);
+      const link = await until(
+        async () => {
+          const text = await page.evaluate(() => navigator.clipboard.readText());
+          return text.startsWith('http') ? text : undefined;
+        },
+        Wait.Ui,
+        'the browser link on the clipboard',
+      );
+      assert.ok(record.http, 'the per-user host serves HTTP');
+      const viewUrl = new URL(link);
+      assert.equal(viewUrl.origin, new URL(record.http.url).origin, 'the link points at the host\'s HTTP server');
+      assert.equal(viewUrl.pathname, `/sessions/${user.id}/view`);
+      assert.equal(viewUrl.searchParams.get('readonly'), '1', 'a read-only link');
+      assert.notEqual(viewUrl.searchParams.get('token'), record.http.token, 'a read-only link does not carry the full-access token');
+      // Plain HTTP: the link trades its token for a cookie (303), with which the view page answers 200.
+      const first = await fetch(link, { redirect: 'manual' });
+      assert.equal(first.status, 303);
+      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0];
+      const viewPage = await fetch(new URL(first.headers.get('location') ?? '', link), { headers: { cookie } });
+      assert.equal(viewPage.status, 200);
+      assert.match(viewPage.headers.get('content-type') ?? '', /^text\/html/);
+      assert.ok((await viewPage.text()).includes(`<title>${user.name} — Shared PTY</title>`), 'the view page of that session');
+      const forged = new URL(link);
+      forged.searchParams.set('token', 'not-the-token');
+      assert.equal((await fetch(forged, { redirect: 'manual' })).status, 401, 'the link\'s token is what opens the view');
+      // A browser with no cookie yet opens the link and shows the session's screen.
+      const viewer = await browser.newPage();
+      try {
+        assert.equal((await viewer.goto(link))?.status(), 200);
+        await until(
+          () =>
+            viewer.evaluate(() => {
+              const term = (window as unknown as { __sharedPtyTerm?: import('@xterm/xterm').Terminal }).__sharedPtyTerm;
+              if (!term) return false;
+              for (let y = 0; y < term.buffer.active.length; y++) if (term.buffer.active.getLine(y)?.translateToString(true).trim() === 'hello-editor') return true;
+              return false;
+            }),
+          Wait.Screen,
+          'the session\'s screen (hello-editor) in the browser view opened from the copied link',
+        );
+      } finally {
+        await viewer.close();
+      }
+
+      // 4b, concluded: the session that was not kept ends with its lease; the kept one stays.
+      await until(async () => !(await listSessions(client)).some((s) => s.id === notKept.id), (Wait.KeepLeaseSeconds + 10) * 1000, 'lease-e2e to end when its lease ran out');
+      const stillThere = (await listSessions(client)).find((s) => s.id === kept.id);
+      assert.ok(stillThere?.running, 'keep-e2e still runs after its lease would have run out');
+      assert.equal(stillThere.clients, 0, 'no client holds keep-e2e: only the cleared lease keeps it');
+      await client.request('pty/kill', { session: kept.id });
+      await waitStatus(page, 1);
 
       // 5. A session an agent opens appears as an editor terminal named with its origin, without
       //    taking focus; its exit code shows; a key then closes it.
@@ -338,6 +477,29 @@ describe('the extension in a real editor (code-server)', () => {
       await until(async () => (await listSessions(client)).length === 0, Wait.SessionEnd, 'the session to end after its terminal closed');
       await until(() => !fs.existsSync(socketPath), Wait.SessionEnd, 'the session socket to be removed');
       t.diagnostic(`session ended ${Date.now() - closedAt} ms after the kill command`);
+      await waitStatus(page, 0);
+
+      // 8. A host that cannot load node-pty: opening a terminal says so in a notification (what
+      //    to do, no stack trace) instead of failing silently, and leaves no terminal or session.
+      //    The host the extension starts always has the editor's node-pty to fall back on, so the
+      //    failing one is started here, in its place, before the editor needs a host again.
+      process.kill(record.pid, 'SIGTERM');
+      await until(() => readLiveRecords(runtimeDir).length === 0, Wait.Ui, 'the per-user host to stop');
+      const broken = await startHostWithoutNodePty(runtimeDir);
+      cleanups.push(() => broken.stop());
+      await runCommand(page, 'Shared PTY: Open Shared PTY', 'Open Shared PTY');
+      const message = await waitNotification(page, 'could not be loaded');
+      assert.match(message, /the terminal module \(node-pty\) could not be loaded/);
+      assert.match(message, /npm rebuild node-pty/, 'the notification says what to do');
+      assert.match(message, /pty\.node/, 'and names what failed');
+      assert.doesNotMatch(message, /\bat .+:\d+:\d+/, 'no stack trace');
+      await until(async () => !(await terminalTabs(page)).some((n) => n.includes('Shared PTY')), Wait.Ui, 'the failed terminal to close');
+      const brokenClient = await RpcClient.connect(broken.record.control);
+      try {
+        assert.deepEqual(await listSessions(brokenClient), [], 'no session was left behind');
+      } finally {
+        brokenClient.close();
+      }
       await waitStatus(page, 0);
       t.diagnostic(`whole flow ${((Date.now() - started) / 1000).toFixed(1)} s`);
       if (process.env.SHARED_PTY_E2E_VERBOSE) log(`extension log:\n${extensionLog(server.runDir)}`);

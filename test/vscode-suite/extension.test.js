@@ -2,6 +2,9 @@
 // API-level tests of the Shared PTY extension inside a real editor (mocha, tdd ui).
 'use strict';
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
 const vscode = require('vscode');
 
 const EXTENSION_ID = 'shared-pty.shared-pty';
@@ -22,6 +25,40 @@ async function until(fn, ms, what) {
     if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * One JSON-RPC call on the per-user host's control socket (CONTRACT §3.2), found through its
+ * discovery record in $SHARED_PTY_DIR: what the host says, not what the extension believes.
+ * @param {string} method
+ * @param {Record<string, unknown>} [params]
+ * @returns {Promise<any>}
+ */
+function controlCall(method, params = {}) {
+  const dir = process.env.SHARED_PTY_DIR;
+  assert.ok(dir, 'the runner sets SHARED_PTY_DIR for the suite');
+  const record = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')))
+    .find((r) => r.kind === 'daemon');
+  assert.ok(record, `a per-user host record in ${dir}`);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(record.control.replace(/^unix:/, ''));
+    let buf = '';
+    socket.setEncoding('utf8');
+    socket.on('error', reject);
+    socket.on('data', (d) => {
+      buf += d;
+      const nl = buf.indexOf('\n');
+      if (nl < 0) return;
+      socket.end();
+      const msg = JSON.parse(buf.slice(0, nl));
+      if (msg.error) reject(new Error(`${method}: ${msg.error.message}`));
+      else resolve(msg.result);
+    });
+    socket.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) + '\n');
+  });
 }
 
 suite('Shared PTY in the editor', () => {
@@ -83,6 +120,56 @@ suite('Shared PTY in the editor', () => {
     assert.equal(listed.info.origin, 'user');
     terminal.dispose();
     await until(() => !api.sessions().some((/** @type {any} */ s) => s.info.id === ref.id), 10000, 'the session to end after its terminal closed');
+  });
+
+  test('with sharedPty.shell empty, a new terminal runs the shell of the default terminal profile', async function () {
+    if (process.platform !== 'linux') this.skip(); // the profile keys below are Linux's
+    const PROFILE = 'spty-suite-profile';
+    // /bin/sh with -i: neither sharedPty.shellArgs nor the $SHELL fallback (which has no args) gives
+    // this. A list of paths is a list of candidates, as in VS Code: the first that exists is the shell.
+    const shell = '/bin/sh';
+    const profile = { path: ['/nonexistent/spty-shell', shell], args: ['-i'] };
+    const G = vscode.ConfigurationTarget.Global;
+    const shared = vscode.workspace.getConfiguration('sharedPty');
+    const term = vscode.workspace.getConfiguration('terminal.integrated');
+    const saved = {
+      shell: shared.inspect('shell')?.globalValue,
+      profiles: term.inspect('profiles.linux')?.globalValue,
+      defaultProfile: term.inspect('defaultProfile.linux')?.globalValue,
+    };
+    /** @type {vscode.Terminal | undefined} */
+    let terminal;
+    /** @type {{ hostId: string, id: string } | undefined} */
+    let ref;
+    try {
+      await shared.update('shell', '', G);
+      await term.update('profiles.linux', { .../** @type {object} */ (saved.profiles ?? {}), [PROFILE]: profile }, G);
+      await term.update('defaultProfile.linux', PROFILE, G);
+      assert.equal(vscode.workspace.getConfiguration('sharedPty').get('shell'), '', 'sharedPty.shell is empty');
+      assert.equal(vscode.workspace.getConfiguration('terminal.integrated').get('defaultProfile.linux'), PROFILE, 'the default profile is set');
+
+      terminal = /** @type {vscode.Terminal} */ (await vscode.commands.executeCommand('sharedPty.open'));
+      const r = await until(() => api.sessionOf(terminal), 20000, 'the terminal to get a session');
+      ref = r;
+      const { sessions } = await controlCall('session/list');
+      const info = sessions.find((/** @type {any} */ s) => s.id === r.id);
+      assert.ok(info, `session ${r.id} in session/list`);
+      assert.equal(info.command, shell, `the session runs the profile's shell (SHELL=${process.env.SHELL})`);
+      assert.deepEqual(info.args, profile.args);
+      assert.equal(info.running, true);
+      // The process behind the PTY is that program with those arguments.
+      const argv = fs.readFileSync(`/proc/${info.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      assert.deepEqual(argv, [shell, ...profile.args]);
+    } finally {
+      terminal?.dispose();
+      if (ref) {
+        const id = ref.id;
+        await until(() => !api.sessions().some((/** @type {any} */ s) => s.info.id === id), 10000, 'the session to end after its terminal closed');
+      }
+      await shared.update('shell', saved.shell, G);
+      await term.update('profiles.linux', saved.profiles, G);
+      await term.update('defaultProfile.linux', saved.defaultProfile, G);
+    }
   });
 
   test('sharedPty.copyMcpConfig copies a configuration for external agents', async () => {
