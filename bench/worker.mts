@@ -63,14 +63,16 @@ async function shared(file: string): Promise<void> {
   const startCursor = session.cursor;
   bytes = 0;
   const c0 = process.cpuUsage();
+  const m0 = mainThreadCpuMs();
   const t0 = now();
   session.write('\r');
   await session.exited;
   await session.mirror.whenParsed();
   const c = process.cpuUsage(c0);
+  const mainMs = mainThreadCpuMs() - m0;
   lastParsed = Math.max(lastParsed, lastRaw);
   const rows = (await session.mirror.screen()).rows.filter((r) => r !== '').length;
-  send({ t0, tRaw: lastRaw, tParsed: lastParsed, bytes, endCursor: session.cursor, startCursor, screenRows: rows, cpuMs: (c.user + c.system) / 1000 });
+  send({ t0, tRaw: lastRaw, tParsed: lastParsed, bytes, endCursor: session.cursor, startCursor, screenRows: rows, cpuMs: (c.user + c.system) / 1000, mainMs });
   await next(); // the parent has its subscriber numbers
   await host.close();
   fs.rmSync(dir, { recursive: true, force: true });

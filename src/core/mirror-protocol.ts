@@ -5,8 +5,8 @@ import type { QueryName } from './mirror-queries';
 
 export type ToMirrorThread =
   | { t: 'open'; id: number; cols: number; rows: number; scrollback: number; cursor: number }
-  /** Output ending at byte cursor `cursor`. */
-  | { t: 'write'; id: number; data: Uint8Array; cursor: number }
+  /** Output ending at byte cursor `cursor`, in the chunks it was read in (moved, not copied). */
+  | { t: 'write'; id: number; chunks: Uint8Array[]; cursor: number }
   /** Applied once everything written before it is parsed, as the program saw it. */
   | { t: 'resize'; id: number; cols: number; rows: number }
   | { t: 'query'; req: number; id: number; op: QueryName; args: unknown[] }

@@ -14,7 +14,12 @@ interface Entry {
   parsed: number;
   /** Work that must see the screen exactly at a cursor, oldest first. */
   due: Array<{ cursor: number; run: () => void }>;
+  /** Output not given to xterm yet: xterm takes a little at a time (its write() throws past ~50M characters). */
+  backlog: Array<{ chunks: Uint8Array[]; cursor: number }>;
 }
+
+/** Bytes given to xterm ahead of its parser. */
+const FEED_BYTES = 1024 * 1024;
 
 const port = parentPort;
 if (!port) throw new Error('mirror-worker runs only as a worker thread');
@@ -45,6 +50,21 @@ function whenCaughtUp(e: Entry, run: () => void): void {
   else e.due.push({ cursor: e.received, run });
 }
 
+/** Gives xterm output from the backlog while it has less than FEED_BYTES to parse. */
+function feed(id: number, e: Entry): void {
+  while (e.backlog.length > 0 && e.mirror.pendingBytes < FEED_BYTES) {
+    const { chunks, cursor } = e.backlog.shift()!;
+    const last = chunks.length - 1;
+    for (let i = 0; i < last; i++) e.mirror.write(chunks[i]);
+    e.mirror.write(chunks[last], () => {
+      e.parsed = cursor;
+      runDue(e);
+      ack(id);
+      feed(id, e);
+    });
+  }
+}
+
 function runDue(e: Entry): void {
   while (e.due.length > 0 && e.due[0].cursor <= e.parsed) e.due.shift()!.run();
 }
@@ -61,7 +81,7 @@ function handle(msg: ToMirrorThread): void {
   if (msg.t === 'stats') return void post({ t: 'reply', req: msg.req, ok: true, value: stats(), cursor: 0 });
   if (msg.t === 'open') {
     entries.get(msg.id)?.mirror.dispose();
-    entries.set(msg.id, { mirror: new Mirror(msg.cols, msg.rows, msg.scrollback), received: msg.cursor, parsed: msg.cursor, due: [] });
+    entries.set(msg.id, { mirror: new Mirror(msg.cols, msg.rows, msg.scrollback), received: msg.cursor, parsed: msg.cursor, due: [], backlog: [] });
     return;
   }
   const e = entries.get(msg.id);
@@ -70,16 +90,10 @@ function handle(msg: ToMirrorThread): void {
     return;
   }
   switch (msg.t) {
-    case 'write': {
-      const cursor = msg.cursor;
-      e.received = cursor;
-      e.mirror.write(msg.data, () => {
-        e.parsed = cursor;
-        runDue(e);
-        ack(msg.id);
-      });
-      return;
-    }
+    case 'write':
+      e.received = msg.cursor;
+      e.backlog.push({ chunks: msg.chunks, cursor: msg.cursor });
+      return feed(msg.id, e);
     case 'resize':
       return whenCaughtUp(e, () => e.mirror.resize(msg.cols, msg.rows));
     case 'query': {

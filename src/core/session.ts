@@ -13,10 +13,10 @@ import { completeUtf8Length } from './utf8';
 export const enum SessionTuning {
   /**
    * Pause the PTY when this many bytes wait for the mirror thread's parser. Large, so that a burst
-   * of output (a build log, a `cat`) flows at the PTY's speed and the parser catches up after;
-   * below xterm's limit (its write() throws near ~50M characters waiting).
+   * of output (a build log, a `cat` of 50 MB) flows at the PTY's speed and the parser catches up
+   * after (RemoteMirror); the bytes wait as raw output, fed to xterm a MiB at a time.
    */
-  ParserHighWater = 32 * 1024 * 1024,
+  ParserHighWater = 64 * 1024 * 1024,
   /** Resume the PTY once the parser is this close to caught up. */
   ParserLowWater = 4 * 1024 * 1024,
   /** Also pause, past the low-water mark, while this many bytes wait for the parser over all sessions. */
@@ -61,6 +61,7 @@ export type SessionStatus = { kind: 'running' } | { kind: 'exited'; exitCode: nu
 
 /** One chunk of raw output and the byte cursor just after it. */
 export interface OutputChunk {
+  /** Valid while the event fires only: the bytes then move to the mirror thread (copy them to keep them). */
   data: Buffer;
   cursor: number;
 }
@@ -247,6 +248,7 @@ export class Session extends Disposable {
     if (!this._pausedForParser && !this._draining && this._parserTooFarBehind()) {
       this._pausedForParser = true;
       this._pty.pause();
+      this.mirror.flush(true); // held output goes to the parser now, not when the quiet timer fires
     }
   }
 
