@@ -20,6 +20,8 @@ const now = () => Number(process.hrtime.bigint()) / 1e6; // ms, CLOCK_MONOTONIC:
 const send = (msg: unknown) => process.send!(msg);
 const next = () => new Promise<any>((resolve) => process.once('message', resolve));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Quiet time before the idle CPU is measured (see memory()). */
+const IDLE_SETTLE_MS = 10_000;
 
 const BASH = { command: 'bash', args: ['--norc', '--noprofile', '-i'], env: { PS1: '$ ', HISTFILE: '/dev/null', LANG: 'C.UTF-8' } };
 
@@ -141,9 +143,10 @@ async function memory(n: number, lines: number, idleMs: number): Promise<void> {
   const before = await snap();
   await batch();
   const mid = await snap();
-  // Idle: n sessions sit at their prompt; the host should do nothing at all. A second to let
-  // V8 finish its background work after the burst (concurrent sweeping, the memory reducer).
-  await sleep(1000);
+  // Idle: n sessions sit at their prompt; the host should do nothing at all. First V8 finishes
+  // its work after the burst: concurrent sweeping, and the memory reducer, which shrinks each
+  // isolate's heap (the main thread's and the mirror thread's) with GCs some seconds later.
+  await sleep(IDLE_SETTLE_MS);
   const c0 = process.cpuUsage();
   const m0 = mainThreadCpuMs();
   const w0 = now();

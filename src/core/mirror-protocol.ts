@@ -21,9 +21,10 @@ export type FromMirrorThread =
   | { t: 'reply'; req: number; ok: true; value: unknown; cursor: number }
   | { t: 'reply'; req: number; ok: false; error: string };
 
+/** The mirror thread's own V8 heap (bytes). */
 export interface MirrorThreadStats {
   heapUsed: number;
+  /** Memory outside the heap held by its objects (xterm's cell buffers). */
   external: number;
-  arrayBuffers: number;
   mirrors: number;
 }

@@ -12,6 +12,8 @@ export interface MirrorEndpoint {
   reopen(): void;
 }
 
+const sharedKey = Symbol.for('shared-pty.mirrorThread');
+
 const enum ThreadTuning {
   /** Output waits at most this long to be sent to the thread (one message per session per batch). */
   BatchMs = 1,
@@ -25,10 +27,13 @@ const enum ThreadTuning {
  * reads are queries answered on the screen exactly as of the output sent before them.
  */
 export class MirrorThread {
-  private static _shared: MirrorThread | undefined;
-  /** The process's mirror thread, started on first use. */
+  /**
+   * The process's mirror thread, started on first use. Kept on globalThis: a process that loads
+   * this module twice (tsx serves it to ES-module and CommonJS importers separately) still has one.
+   */
   static shared(): MirrorThread {
-    return (this._shared ??= new MirrorThread());
+    const g = globalThis as { [sharedKey]?: MirrorThread };
+    return (g[sharedKey] ??= new MirrorThread());
   }
 
   /** Bytes handed to the thread and not parsed yet, over every mirror (kept by the mirrors). */
@@ -144,8 +149,10 @@ export class MirrorThread {
  * the TypeScript sources under tsx (tests, benchmarks), `mirror-worker.ts` with tsx's loader.
  */
 function startWorker(): Worker {
-  const js = path.join(__dirname, 'mirror-worker.js');
+  // __filename, not __dirname: tsx gives ES-module importers of this file only the former.
+  const here = path.dirname(__filename);
+  const js = path.join(here, 'mirror-worker.js');
   if (fs.existsSync(js)) return new Worker(js);
-  const ts = path.join(__dirname, 'mirror-worker.ts');
+  const ts = path.join(here, 'mirror-worker.ts');
   return new Worker(`require('tsx/cjs'); require(${JSON.stringify(ts)});`, { eval: true });
 }

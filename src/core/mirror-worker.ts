@@ -1,6 +1,7 @@
 // The mirror thread: owns every session's headless terminal, so that parsing output never
 // competes with reading the PTYs and serving clients on the main thread (issue #2: node-pty reads
 // 2-4x faster than xterm.js parses). Started by MirrorThread; the main side is RemoteMirror.
+import * as v8 from 'node:v8';
 import { parentPort } from 'node:worker_threads';
 import { Mirror } from './mirror';
 import { MIRROR_QUERIES } from './mirror-queries';
@@ -119,8 +120,9 @@ function handle(msg: ToMirrorThread): void {
 function stats(): MirrorThreadStats {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (gc) for (let i = 0; i < 3; i++) gc();
-  const m = process.memoryUsage(); // in a worker: this thread's heap; rss is the whole process
-  return { heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers, mirrors: entries.size };
+  // This isolate's own figures (process.memoryUsage() mixes in the whole process).
+  const h = v8.getHeapStatistics() as v8.HeapInfo & { external_memory?: number };
+  return { heapUsed: h.used_heap_size, external: h.external_memory ?? 0, mirrors: entries.size };
 }
 
 port.on('message', (msg: ToMirrorThread) => {
