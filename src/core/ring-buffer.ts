@@ -74,7 +74,9 @@ export class RingBuffer {
     const dropped = Math.max(0, this.start - since);
     // A cursor from the future (a stale or made-up one) is answered with the real end, so polling resumes correctly.
     if (from >= this._end) return { data: Buffer.alloc(0), cursor: this._end, dropped };
-    let data = this._copy(from - this.start, this._end - from);
+    // Only what can be returned, plus a character's worth to find a boundary: a subscriber 1 MiB
+    // behind used to copy the whole ring for every 64 KiB notification.
+    let data = this._copy(from - this.start, Math.min(this._end - from, maxBytes + 4));
     let skip = 0;
     if (dropped > 0) skip = leadingContinuationBytes(data); // the ring cut a character in half
     if (skip) data = data.subarray(skip);
