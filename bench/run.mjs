@@ -403,7 +403,7 @@ async function memoryPart() {
     ]),
   );
   console.log(`  retained rows per session: Shared PTY ${[...new Set(mem.retainedRows)].join('/')}, tmux history ${t ? [...new Set(t.history)].join('/') : 'n/a'} (+24 screen rows)`);
-  console.log(`  host RSS with no session: Shared PTY ${fmt(kb(mem.before.rss) / 1024, 1)} MB (node, after warm-up), tmux server ${t ? fmt(t.beforeKb / 1024, 1) : 'n/a'} MB`);
+  console.log(`  host RSS with no session: Shared PTY ${fmt(kb(mem.before.rss) / 1024, 1)} MB (node + tsx, after warm-up), tmux server ${t ? fmt(t.beforeKb / 1024, 1) : 'n/a'} MB`);
   console.log('  RSS deltas of a V8 process move with heap growth and page reuse (+-500 KB a session between runs); heap + external is the stable measure');
   const held = slope('heap') + slope('ext');
   console.log(`  target: Shared PTY <= tmux per session: marginal RSS ${slope('rss') <= tSlope ? 'MET' : 'NOT MET'}, heap + external ${held <= tSlope ? 'MET' : 'NOT MET'}, first-${SESSIONS} average RSS ${avg('rss') <= tAvg ? 'MET' : 'NOT MET'}`);
