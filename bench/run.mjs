@@ -80,17 +80,17 @@ function subscribe(address) {
   return new Promise((resolve, reject) => {
     const sock = net.connect(address.replace(/^unix:/, ''));
     const stats = { notifications: 0, lastOutput: 0, exitAt: 0, cursor: 0, dropped: 0, cpu0: process.cpuUsage(), cpuMs: 0 };
-    let buf = '';
+    let pending = []; // the start of a line not ended yet, in pieces: each piece is scanned once
     let onExit;
     const exited = new Promise((r) => (onExit = r));
-    sock.setEncoding('utf8');
     sock.on('data', (chunk) => {
-      buf += chunk;
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        const msg = JSON.parse(line);
+      let from = 0;
+      for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, from)) {
+        pending.push(chunk.subarray(from, nl));
+        const line = pending.length === 1 ? pending[0] : Buffer.concat(pending);
+        pending = [];
+        from = nl + 1;
+        const msg = JSON.parse(line.toString('utf8'));
         if (msg.id === 1) resolve({ stats, exited, close: () => sock.destroy() });
         else if (msg.method === 'pty/output') {
           stats.notifications++;
@@ -104,6 +104,7 @@ function subscribe(address) {
           onExit();
         }
       }
+      if (from < chunk.length) pending.push(chunk.subarray(from));
     });
     sock.on('error', reject);
     sock.on('connect', () => sock.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'pty/subscribe', params: {} }) + '\n'));
@@ -369,6 +370,7 @@ async function throughputPart() {
   ];
   console.log(table(ttable));
   const runs = (xs, k) => xs.map((r) => fmt(r[k], 0)).join(' ');
+  console.log(`  with the subscriber, Shared PTY's output read (ms): ${runs(subscribed, 'rawMs')} (the socket traffic slows the PTY's reads too, on 2 cores)`);
   console.log(`  each run (ms): raw ${runs(raw, 'ms')} | output read ${runs(alone, 'rawMs')} | subscriber ${runs(subscribed, 'subscriberMs')} | tmux ${runs(tm, 'ms')} | tmux attached ${runs(tmAttached, 'ms')}; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   console.log(`  CPU ms/MB: the process doing the work (Shared PTY: the host, all threads; tmux: the server); Shared PTY's main thread ${perMb(alone, 'mainMs')} alone, ${perMb(subscribed, 'mainMs')} with the subscriber, whose own process used ${perMb(subscribed, 'subscriberCpuMs')}; the tmux client ${hasTmux ? perMb(tmAttached, 'clientCpuMs') : 'n/a'}`);
   const lost = [...alone, ...subscribed].filter((s) => s.bytes !== ptyBytes);
