@@ -61,6 +61,14 @@ export class RpcConnection implements Connection {
     this._write({ jsonrpc: '2.0', method, params });
   }
 
+  cork(): void {
+    this._socket.cork();
+  }
+
+  uncork(): void {
+    this._socket.uncork();
+  }
+
   congested(): boolean {
     return this._socket.writableLength > CLIENT_HIGH_WATER_BYTES;
   }
