@@ -5,7 +5,7 @@ import type { FromMirrorThread, MirrorThreadStats, ToMirrorThread } from './mirr
 
 /** What the thread needs from each mirror handle (RemoteMirror). */
 export interface MirrorEndpoint {
-  /** Sends this mirror's queued output (called by the thread's per-turn flush). */
+  /** Sends this mirror's queued output (called by the thread's batch timer). */
   flush(): void;
   onParsedUpTo(cursor: number): void;
   /** The thread was restarted: open the mirror again from the current output. */
@@ -23,8 +23,8 @@ const enum ThreadTuning {
 
 /**
  * The one worker thread of this process that parses every session's output into its headless
- * terminal. Output crosses as transferred bytes, once per turn of the event loop per session;
- * reads are queries answered on the screen exactly as of the output sent before them.
+ * terminal. Output crosses as transferred bytes, in batches per session; reads are queries
+ * answered on the screen exactly as of the output sent before them.
  */
 export class MirrorThread {
   /**
@@ -56,7 +56,8 @@ export class MirrorThread {
 
   unregister(id: number): void {
     this._endpoints.delete(id);
-    this.post({ t: 'close', id });
+    // No thread, nothing to close: do not start one for that.
+    if (this._worker) this.post({ t: 'close', id });
     if (this._endpoints.size === 0 && this._worker) {
       clearTimeout(this._idleTimer);
       this._idleTimer = setTimeout(() => this._stopWorker(), ThreadTuning.IdleStopMs);
@@ -131,8 +132,8 @@ export class MirrorThread {
     this._stoppingIdle = false;
     for (const r of this._requests.values()) r.reject(new Error(`The screen mirror thread stopped (${err.message})`));
     this._requests.clear();
-    if (stopping) return;
-    if (this._endpoints.size > 0) process.stderr.write(`shared-pty: the screen mirror thread stopped (${err.message}); restarting it\n`);
+    if (!stopping && this._endpoints.size > 0) process.stderr.write(`shared-pty: the screen mirror thread stopped (${err.message}); restarting it\n`);
+    // Also after an idle stop: a session created while the thread was ending must get its mirror.
     for (const e of this._endpoints.values()) e.reopen();
   }
 
