@@ -1,6 +1,6 @@
 import { Terminal, type IBufferNamespace, type IMarker } from '@xterm/headless';
 import { SerializeAddon } from '@xterm/addon-serialize';
-import { Disposable, Emitter, toDisposable } from './lifecycle';
+import { Disposable, toDisposable } from './lifecycle';
 import { rowText } from './row-text';
 import { ScrollbackStore } from './scrollback-store';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
@@ -38,9 +38,6 @@ export class Mirror extends Disposable {
   private _scrolledSinceCheck = 0;
   private readonly _parsedWaiters: Array<() => void> = [];
 
-  private readonly _onParsed = this._register(new Emitter<void>());
-  /** Fires after a chunk of output has been parsed into the screen. */
-  readonly onParsed = this._onParsed.event;
 
   constructor(
     cols: number,
@@ -104,7 +101,6 @@ export class Mirror extends Disposable {
     this._term.write(data, () => {
       this._pendingBytes -= data.length;
       onParsed?.();
-      this._onParsed.fire();
       if (this._pendingBytes === 0) this._releaseWaiters();
     });
   }
