@@ -178,10 +178,15 @@ export class RemoteMirror extends Disposable implements MirrorEndpoint {
     if (this.isDisposed) return;
     this._queued = [];
     this._queuedBytes = 0;
-    this._thread.pendingBytes -= this._written - this._parsed;
-    this._parsed = this._written;
+    this._forgetPending();
     this._open();
     this._releaseWaiters();
+  }
+
+  /** Output that will never be parsed here (the thread restarted, or we are gone) stops counting. */
+  private _forgetPending(): void {
+    this._thread.pendingBytes -= this._written - this._parsed;
+    this._parsed = this._written;
   }
 
   private _open(): void {
@@ -204,8 +209,7 @@ export class RemoteMirror extends Disposable implements MirrorEndpoint {
     this.flush(true);
     clearTimeout(this._quietTimer);
     super.dispose();
-    this._thread.pendingBytes -= this._written - this._parsed;
-    this._parsed = this._written;
+    this._forgetPending();
     this._thread.unregister(this._id);
     this._releaseWaiters();
   }
