@@ -196,8 +196,7 @@ export const METHODS: readonly MethodSpec[] = [
       const since = p.since ?? 0;
       if (p.waitMs && s.running && since >= s.cursor) await nextOutput(s, p.waitMs, ctx.signal);
       const r = s.ring.read(since, Math.min(p.maxBytes ?? MAX_OUTPUT_READ_BYTES, MAX_OUTPUT_READ_BYTES));
-      const text = r.data.toString('utf8');
-      return { data: p.strip ? stripAnsi(text) : text, cursor: r.cursor, dropped: r.dropped, running: s.running, exitCode: s.exitCode };
+      return { data: p.strip ? stripAnsi(r.text) : r.text, cursor: r.cursor, dropped: r.dropped, running: s.running, exitCode: s.exitCode };
     },
   }),
   method({

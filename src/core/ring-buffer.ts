@@ -5,7 +5,8 @@ export const DEFAULT_RING_BYTES = 1024 * 1024;
 
 /** What a read from the ring returns. */
 export interface RingRead {
-  data: Buffer;
+  /** The bytes read, decoded (never a split character). */
+  text: string;
   /** Absolute byte offset just after `data`. */
   cursor: number;
   /** Bytes between the requested `since` and the oldest retained byte, lost to the ring's bound. */
@@ -73,16 +74,25 @@ export class RingBuffer {
     const from = Math.max(since, this.start);
     const dropped = Math.max(0, this.start - since);
     // A cursor from the future (a stale or made-up one) is answered with the real end, so polling resumes correctly.
-    if (from >= this._end) return { data: Buffer.alloc(0), cursor: this._end, dropped };
+    if (from >= this._end) return { text: '', cursor: this._end, dropped };
     // Only what can be returned, plus a character's worth to find a boundary: a subscriber 1 MiB
     // behind used to copy the whole ring for every 64 KiB notification.
-    let data = this._copy(from - this.start, Math.min(this._end - from, maxBytes + 4));
+    let bytes = this._bytesAt(from - this.start, Math.min(this._end - from, maxBytes + 4));
     let skip = 0;
-    if (dropped > 0) skip = leadingContinuationBytes(data); // the ring cut a character in half
-    if (skip) data = data.subarray(skip);
-    const cut = utf8CutPoint(data, maxBytes);
-    data = data.subarray(0, cut);
-    return { data, cursor: from + skip + data.length, dropped: dropped + skip };
+    if (dropped > 0) skip = leadingContinuationBytes(bytes); // the ring cut a character in half
+    if (skip) bytes = bytes.subarray(skip);
+    bytes = bytes.subarray(0, utf8CutPoint(bytes, maxBytes));
+    return { text: bytes.toString('utf8'), cursor: from + skip + bytes.length, dropped: dropped + skip };
+  }
+
+  /**
+   * Retained bytes from `offset`: a view of the storage when they do not wrap (decoded at once,
+   * before the next append), else a copy. Fresh memory costs page faults, so most reads make none.
+   */
+  private _bytesAt(offset: number, length: number): Buffer {
+    const size = this._buf.length;
+    const p = (this._start + offset) % size;
+    return p + length <= size ? this._buf.subarray(p, p + length) : this._copy(offset, length);
   }
 
   private _copy(offset: number, length: number): Buffer {

@@ -95,8 +95,8 @@ export class OutputSubscription implements IDisposable {
         return;
       }
       const r = this._session.ring.read(this._cursor, MAX_NOTIFICATION_BYTES);
-      if (r.data.length === 0 && r.dropped === 0) break;
-      const params: Record<string, unknown> = { ...this._extra, data: r.data.toString('utf8'), cursor: r.cursor };
+      if (r.text.length === 0 && r.dropped === 0) break;
+      const params: Record<string, unknown> = { ...this._extra, data: r.text, cursor: r.cursor };
       if (r.dropped > 0) params.dropped = r.dropped;
       this._cursor = r.cursor;
       this._sink.notify('pty/output', params);

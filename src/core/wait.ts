@@ -51,7 +51,7 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
   const matchesNow = async (): Promise<boolean> => {
     if (!hasPattern) return false;
     if (opts.since !== undefined) {
-      return test(stripAnsi(session.ring.read(opts.since).data.toString('utf8')));
+      return test(stripAnsi(session.ring.read(opts.since).text));
     }
     return test(screenText(await session.mirror.screen()));
   };

@@ -3,6 +3,7 @@ import { dispatch, errorResponse, type DispatchMode, type JsonRpcResponse } from
 import { ErrorCode, RpcError } from '../core/errors';
 import { toDisposable, type IDisposable } from '../core/lifecycle';
 import type { Connection, HostServices } from '../core/types';
+import { FrameWriter } from './frame-writer';
 import { DEFAULT_MAX_LINE_BYTES, LineReader } from './line-reader';
 
 /** Unsent bytes above which a client counts as slow: its subscriptions wait for it to drain. */
@@ -39,11 +40,13 @@ export class RpcConnection implements Connection {
   private _startedThisTurn = 0;
   private _drainWait: IDisposable | undefined;
   private _readingPaused = false;
+  private readonly _out: FrameWriter;
 
   constructor(
     private readonly _socket: Duplex,
     private readonly _options: RpcConnectionOptions,
   ) {
+    this._out = new FrameWriter(_socket);
     const reader = new LineReader(
       _options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
       (line) => {
@@ -62,15 +65,15 @@ export class RpcConnection implements Connection {
   }
 
   cork(): void {
-    this._socket.cork();
+    this._out.cork();
   }
 
   uncork(): void {
-    this._socket.uncork();
+    this._out.uncork();
   }
 
   congested(): boolean {
-    return this._socket.writableLength > CLIENT_HIGH_WATER_BYTES;
+    return this._socket.writableLength + this._out.gatheredBytes > CLIENT_HIGH_WATER_BYTES;
   }
 
   whenDrained(fn: () => void): IDisposable {
@@ -153,7 +156,7 @@ export class RpcConnection implements Connection {
 
   private _write(msg: JsonRpcResponse | Record<string, unknown>): void {
     if (this._closed || this._socket.destroyed || !this._socket.writable) return;
-    this._socket.write(JSON.stringify(msg) + '\n');
+    this._out.write(JSON.stringify(msg) + '\n');
   }
 
   private _close(): void {
