@@ -50,6 +50,11 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = COMMANDS[name];
   if (!command) return fail(`unknown command "${name}" (see shared-pty --help)`, 2);
+  const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
+  if (flags.includes('--help') || flags.includes('-h')) {
+    process.stdout.write(commandHelp(name));
+    return 0;
+  }
   try {
     return await command(rest);
   } catch (e) {
@@ -58,6 +63,12 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof RpcCallError) return fail(e.message, 1);
     return fail((e as Error).message ?? String(e), 1);
   }
+}
+
+/** The usage lines of one command (all of them when it has none of its own, like `daemon`). */
+function commandHelp(name: string): string {
+  const lines = HELP.split('\n').filter((l) => l.startsWith(`  shared-pty ${name} `) || l === `  shared-pty ${name}`);
+  return lines.length ? `Usage:\n${lines.join('\n')}\n` : HELP;
 }
 
 function fail(message: string, code: number): number {

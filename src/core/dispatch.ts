@@ -82,7 +82,14 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
     tagNotifications: opts.mode.kind === 'control',
     afterResponse: opts.afterResponse ?? ((fn) => after.push(fn)),
   };
-  const result = (await spec.handler(ctx, parseParams(spec, params))) ?? {};
+  // A session killed meanwhile is kept until this call has answered (see SessionRegistry.remove).
+  const call = session?.beginCall();
+  let result: unknown;
+  try {
+    result = (await spec.handler(ctx, parseParams(spec, params))) ?? {};
+  } finally {
+    call?.dispose();
+  }
   // One-shot callers (REST, MCP) have no response to wait for: run the follow-ups now.
   if (!opts.afterResponse) for (const fn of after) setImmediate(fn);
   return result;

@@ -21,7 +21,7 @@ export abstract class Disposable implements IDisposable {
   private readonly _children = new Set<IDisposable>();
   private _disposed = false;
 
-  protected get isDisposed(): boolean {
+  get isDisposed(): boolean {
     return this._disposed;
   }
 

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { RpcError, ErrorCode, invalidParams, unknownSession } from './errors';
 import { Disposable, Emitter } from './lifecycle';
-import { DEFAULT_COLS, DEFAULT_ROWS, Session, type Origin } from './session';
+import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from './session';
 
 /** How long an exited session stays listed and readable when nobody closes it (CONTRACT §8). */
 export const EXITED_SESSION_TTL_MS = 5 * 60 * 1000;
@@ -150,19 +150,44 @@ export class SessionRegistry extends Disposable {
     return session;
   }
 
-  /** Ends a session (if running) and forgets it. */
+  /**
+   * Ends a session (if running) and forgets it. It leaves the list at once; a running program is
+   * hung up, and the session is let go once its end has reached everyone: subscribers get
+   * `pty/exit`, streams their exit message, and calls in progress (a `pty/wait`, a `pty/send`)
+   * answer `session_exit`. A program that will not die is let go after the kill's grace.
+   */
   remove(id: string): void {
     const session = this._sessions.get(id);
     if (!session) return;
     this._sessions.delete(id);
     clearTimeout(this._expiry.get(id));
     this._expiry.delete(id);
+    session.kill();
+    const letGo = () => {
+      if (session.running || session.callsInProgress > 0) return;
+      clearTimeout(bound);
+      this._forget(session);
+    };
+    const bound = setTimeout(() => this._forget(session), SessionTuning.KillGraceMs + 3000);
+    // After the event has reached every listener, and after the last call's answer is written.
+    session.onExit(() => setImmediate(letGo));
+    session.onCallsDone(() => setImmediate(letGo));
+    letGo();
+  }
+
+  private _forget(session: Session): void {
+    if (session.isDisposed) return;
     session.dispose();
     this._onDidRemove.fire(session);
   }
 
+  /** The host is ending: sessions go at once (their processes are hung up and then killed). */
   override dispose(): void {
-    for (const id of [...this._sessions.keys()]) this.remove(id);
+    const sessions = [...this._sessions.values()];
+    this._sessions.clear();
+    for (const t of this._expiry.values()) clearTimeout(t);
+    this._expiry.clear();
+    for (const s of sessions) this._forget(s);
     super.dispose();
   }
 

@@ -94,6 +94,7 @@ export class Session extends Disposable {
   /** True while a `pty/send` runs (one at a time per session). */
   sendInProgress = false;
   private _clients = 0;
+  private _calls = 0;
 
   private readonly _onOutput = this._register(new Emitter<OutputChunk>());
   /** Raw output, in order, as soon as it is read from the PTY. */
@@ -101,6 +102,9 @@ export class Session extends Disposable {
   private readonly _onExit = this._register(new Emitter<ExitInfo>());
   /** The process ended and all of its output has been read. */
   readonly onExit = this._onExit.event;
+  private readonly _onCallsDone = this._register(new Emitter<void>());
+  /** The last call in progress on the session finished (see `beginCall`). */
+  readonly onCallsDone = this._onCallsDone.event;
   private readonly _onDidChange = this._register(new Emitter<void>());
   /** Name, size or state changed (discovery records are rewritten). */
   readonly onDidChange = this._onDidChange.event;
@@ -189,6 +193,19 @@ export class Session extends Disposable {
     return toDisposable(() => {
       this._clients--;
       if (!this.isDisposed) this._onDidChange.fire();
+    });
+  }
+
+  /** Calls in progress on the session: a removed session is let go only once they have answered. */
+  get callsInProgress(): number {
+    return this._calls;
+  }
+
+  /** Marks a call in progress until the returned handle is disposed. */
+  beginCall(): IDisposable {
+    this._calls++;
+    return toDisposable(() => {
+      if (--this._calls === 0 && !this.isDisposed) this._onCallsDone.fire();
     });
   }
 

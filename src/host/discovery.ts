@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SessionInfo } from '../core/types';
-import { runtimeDirPath } from './runtime-dir';
+import { checkRuntimeDir, runtimeDirPath } from './runtime-dir';
 
 export type HostKind = 'daemon' | 'serve';
 
@@ -46,6 +46,9 @@ export function isAlive(pid: number): boolean {
  * so a crashed host leaves nothing behind for long.
  */
 export function readLiveRecords(dir = runtimeDirPath()): HostRecord[] {
+  if (!fs.existsSync(dir)) return [];
+  // A record in a folder others can write could point us at their socket: refuse, as hosts do.
+  checkRuntimeDir(dir);
   let names: string[];
   try {
     names = fs.readdirSync(dir);

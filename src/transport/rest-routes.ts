@@ -1,8 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invoke } from '../core/dispatch';
 import { invalidParams } from '../core/errors';
+import { SessionTuning } from '../core/session';
 import type { HostServices, SessionInfo } from '../core/types';
 import { readJsonBody, requestSignal, sendError, sendOk, sendRpcError } from './http-util';
+
+/** How long DELETE waits for the program's end: the kill's SIGKILL grace and a margin. */
+const KILL_ANSWER_WAIT_MS = SessionTuning.KillGraceMs + 1000;
 
 /** The REST routes of seeds/pty-session-mcp.md, each a thin mapping onto the method table. */
 export async function handleRest(services: HostServices, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
@@ -37,13 +41,17 @@ export async function handleRest(services: HostServices, req: IncomingMessage, r
       const sessionId = canonicalId(services, id);
       const signalName = url.searchParams.get('signal');
       if (signalName) await call('pty/signal', { session: sessionId, signal: signalName });
-      const before = services.registry.get(sessionId);
+      const session = services.registry.resolve(sessionId);
       await call('pty/kill', { session: sessionId });
-      return sendOk(res, { id: sessionId, ok: true, running: false, exitCode: before?.exitCode ?? null }), true;
+      // Answer with how it ended (as pty-session-mcp's kill does); a program that outlives its
+      // SIGKILL grace is reported still running.
+      await Promise.race([session.exited, new Promise((r) => setTimeout(r, KILL_ANSWER_WAIT_MS).unref())]);
+      return sendOk(res, { id: sessionId, ok: true, running: session.running, exitCode: session.exitCode }), true;
     }
     if (id && action === 'write' && req.method === 'POST') {
       const body = await readJsonBody(req);
       if (typeof body.data !== 'string') throw invalidParams('data must be a string');
+      if (body.submit !== undefined && typeof body.submit !== 'boolean') throw invalidParams('submit must be true or false');
       let data = body.data;
       // As pty-session-mcp: submit (default true) appends a newline unless one is there.
       if (body.submit !== false && !/[\r\n]$/.test(data)) data += '\n';

@@ -429,3 +429,14 @@ describe('attach', () => {
     tmux = undefined;
   });
 });
+
+describe('help', () => {
+  test('--help / -h for the CLI and for each command: usage on stdout, exit 0', { timeout: TEST_TIMEOUT }, async () => {
+    const all = ok(await runCli(['--help'], emptyEnv), '--help');
+    for (const name of ['list', 'read', 'send', 'keys', 'wait', 'attach', 'serve', 'mcp']) assert.match(all, new RegExp(`shared-pty ${name}\\b`));
+    for (const args of [['serve', '--help'], ['serve', '-h', '--cmd', 'bash'], ['send', '--help']]) {
+      const out = ok(await runCli(args, emptyEnv), args.join(' '));
+      assert.match(out, new RegExp(`^Usage:\\n  shared-pty ${args[0]} `), out);
+    }
+  });
+});

@@ -743,6 +743,34 @@ describe('host control socket', () => {
     await b.call('pty/kill');
   });
 
+  test('pty/kill while others wait: subscribers get pty/exit, a waiting wait, send and output end with the session', { timeout: TEST_TIMEOUT }, async () => {
+    const s = await bash();
+    const cursor = await s.cursor();
+    const subscriber = await client(h.host.controlAddress);
+    const notes = collect(subscriber);
+    await subscriber.request('pty/subscribe', { session: s.id });
+    // Each waiting call on its own connection; their own deadlines are far beyond the test's.
+    const waiting = (await client(h.host.controlAddress)).request<any>('pty/wait', { session: s.id, match: 'NEVER-SEEN', timeout: 600_000 });
+    const sending = (await client(h.host.controlAddress)).request<any>('pty/send', { session: s.id, text: 'sleep 600', timeout: 600_000 });
+    await until(async () => (await s.call('pty/output', { since: cursor })).data.includes('sleep 600\r\n'), 10_000, 'the send to start');
+    await sleep(200); // the echo is all the output there is
+    const polling = (await client(h.host.controlAddress)).request<any>('pty/output', { session: s.id, since: await s.cursor(), waitMs: 600_000 });
+    assert.deepEqual(await c.request('pty/kill', { session: s.id }), {});
+    const [w, o, r] = await Promise.all([waiting, polling, sending]);
+    assert.equal(w.reason, 'session_exit');
+    assert.equal(w.matched, false);
+    assert.equal(o.running, false);
+    assert.equal(r.waitReason, 'session_exit');
+    assert.equal(r.status.kind, 'exited');
+    await until(() => notes.list.some((n) => n.method === 'pty/exit'), 10_000, 'pty/exit to the subscriber');
+    const exit = notes.list.find((n) => n.method === 'pty/exit')!;
+    assert.equal(exit.params.session, s.id);
+    assert.equal(exit.params.signal, 'SIGHUP', 'the session was hung up, as a closing terminal does');
+    assert.equal(exit.params.exitCode, 129);
+    await rejectsWith(c.request('pty/status', { session: s.id }), -32001);
+    notes.dispose();
+  });
+
   test('an exited session stays listed (running false, exitCode) and readable', { timeout: TEST_TIMEOUT }, async () => {
     const s = await bash({ name: 'goner' });
     await s.write('echo last-words-$((2+3))');

@@ -444,6 +444,7 @@ describe('REST (seeds/pty-session-mcp.md shapes)', () => {
     assert.equal(r.json.data.id, s.id);
     assert.equal(r.json.data.ok, true);
     assert.equal(r.json.data.running, false);
+    assert.equal(r.json.data.exitCode, 129, 'how it ended: hung up, as a closing terminal does (128 + SIGHUP)');
     assert.equal(h.host.registry.get(s.id), undefined);
     const list = await api('GET', '/sessions');
     assert.ok(!list.json.data.some((x: any) => x.id === s.id));
@@ -469,6 +470,7 @@ describe('REST (seeds/pty-session-mcp.md shapes)', () => {
     assertRestError(await api('POST', `/sessions/${s.id}/write`, {}), 400, 'BAD_REQUEST');
     assertRestError(await api('POST', `/sessions/${s.id}/write`, { data: 42 }), 400, 'BAD_REQUEST');
     assertRestError(await api('POST', `/sessions/${s.id}/write`, '{"data":'), 400, 'BAD_REQUEST');
+    assertRestError(await api('POST', `/sessions/${s.id}/write`, { data: 'x', submit: 'no' }), 400, 'BAD_REQUEST');
     assertRestError(await api('POST', `/sessions/${s.id}/resize`, {}), 400, 'BAD_REQUEST');
     assertRestError(await api('GET', `/sessions/${s.id}?since=abc`), 400, 'BAD_REQUEST');
     await deleteSession(s.id);
@@ -520,6 +522,18 @@ describe('WebSocket /sessions/:id/stream', () => {
     assert.equal(closed.code, 1000);
     assert.equal(c.received[c.received.length - 1].type, 'exit', 'exit is the last message');
     await deleteSession(s.id);
+  });
+
+  test('a session killed by DELETE: the stream gets its exit message, then closes', { timeout: TEST_TIMEOUT }, async () => {
+    const s = await createBash();
+    const c = await wsOpen(h.port, `/sessions/${s.id}/stream`, { token: h.token });
+    await c.next((m) => m.type === 'data', 'the replay');
+    const r = await api('DELETE', `/sessions/${s.id}`);
+    assert.equal(r.status, 200, r.text);
+    const exit = await c.next((m) => m.type === 'exit', 'the exit message');
+    assert.deepEqual(exit, { type: 'exit', exitCode: 129 });
+    const closed = await withTimeout(c.closed, 10_000, 'the close after exit');
+    assert.equal(closed.code, 1000);
   });
 
   test('an unknown session → close code 4004', { timeout: TEST_TIMEOUT }, async () => {

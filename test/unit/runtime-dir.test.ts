@@ -60,3 +60,20 @@ test('the CLI reports an unsafe runtime directory in one line and exits non-zero
   assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   assert.match(r.stderr, /writable by group or others/);
 });
+
+test('readers refuse an unsafe runtime directory too: a planted record is never followed', () => {
+  const dir = path.join(base, 'cli-planted');
+  fs.mkdirSync(dir);
+  fs.chmodSync(dir, 0o770);
+  // A record that looks alive (our own pid) and points at a socket someone else controls.
+  const planted = { hostId: 'hevil1', pid: process.pid, kind: 'serve', version: '0.0.0', startedAt: new Date().toISOString(), control: `unix:${dir}/hevil1/control.sock`, http: null, sessions: [{ id: 'abcdef', name: 'bash-1', address: `unix:${dir}/hevil1/abcdef.sock` }] };
+  fs.writeFileSync(path.join(dir, 'hevil1.json'), JSON.stringify(planted));
+  const cli = path.join(__dirname, '..', '..', 'bin', 'shared-pty.js');
+  for (const args of [['list'], ['list', '--json'], ['read', 'bash-1'], ['send', 'bash-1', 'id']]) {
+    const r = spawnSync(process.execPath, [cli, ...args], { env: { ...process.env, SHARED_PTY_DIR: dir }, encoding: 'utf8', timeout: 20000 });
+    assert.notEqual(r.status, 0, `${args.join(' ')}: ${r.stdout}`);
+    assert.equal(r.stdout, '', `${args.join(' ')} printed nothing from the planted record`);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, /writable by group or others/);
+  }
+});
