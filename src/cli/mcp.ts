@@ -33,11 +33,14 @@ export class DiscoveryBackend implements ToolBackend {
   }
 
   private async _create(params: Record<string, unknown>): Promise<unknown> {
-    const cwd = typeof params.cwd === 'string' ? path.resolve(params.cwd) : undefined;
+    // Without a cwd the session opens where the agent works: the folder it started us in.
+    const cwd = path.resolve(typeof params.cwd === 'string' ? params.cwd : process.cwd());
     const hosts = readLiveRecords();
-    let host = cwd ? hosts.find((h) => h.workspace && isInside(cwd, h.workspace)) : undefined;
-    host ??= hosts.find((h) => h.kind === 'daemon') ?? (await ensureDaemon({ cliPath: this._cliPath }));
-    return (await this._client(host)).request('session/create', params);
+    const host =
+      hosts.find((h) => h.workspace && isInside(cwd, h.workspace)) ??
+      hosts.find((h) => h.kind === 'daemon') ??
+      (await ensureDaemon({ cliPath: this._cliPath }));
+    return (await this._client(host)).request('session/create', { ...params, cwd });
   }
 
   private _hostOf(selector: string): HostRecord {

@@ -383,6 +383,21 @@ describe('MCP over stdio (shared-pty mcp)', () => {
     await recordWhere((r) => r.kind === 'daemon' && r.sessions.some((s: any) => s.id === outside.data.id), 'the outside session in the daemon');
     await agent!.call('close_session', { session: outside.data.id });
     await agent!.call('close_session', { session: opened.data.id });
+
+    // An agent started in the workspace opens its sessions there without naming a cwd.
+    const inWs = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: bashEnv({ SHARED_PTY_DIR: runDir }) as Record<string, string>, cwd: path.join(ws, 'sub'), stderr: 'pipe' });
+    const wsClient = new Client({ name: 'shared-pty-test-ws', version: '0.0.0' });
+    await withTimeout(wsClient.connect(inWs), 30_000, 'MCP stdio connect (in the workspace)');
+    try {
+      const wsAgent = new Agent(wsClient);
+      await wsAgent.listTools();
+      const here = await wsAgent.call('open_session', { ...BASH });
+      assert.equal(here.data.cwd, path.join(ws, 'sub'), 'the agent\'s own folder');
+      await recordWhere((r) => r.hostId === serveRec.hostId && r.sessions.some((s: any) => s.id === here.data.id), 'the session in the serve host');
+      await agent!.call('close_session', { session: here.data.id });
+    } finally {
+      await wsClient.close().catch(() => {});
+    }
     await serve.stop();
     serve = undefined;
   });
