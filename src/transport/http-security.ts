@@ -32,7 +32,7 @@ export class HttpGuard {
     this._allowedOrigins = new Set([
       `http://127.0.0.1:${_port}`,
       `http://localhost:${_port}`,
-      `http://[::1]:${_port}`,
+      // Not http://[::1]:PORT: we never listen there, so no page of ours has that origin (CONTRACT §8).
       ...allowedOrigins.map((o) => o.replace(/\/$/, '')),
     ]);
   }

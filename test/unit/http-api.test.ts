@@ -195,6 +195,10 @@ describe('security (CONTRACT §4, §8: Host, then Origin, then token)', () => {
         assert.deepEqual(await wsConnect(h.port, p, { origin }), { kind: 'refused', status: 401 });
       }
     }
+    // Any other origin is foreign, loopback ones included.
+    for (const origin of [`http://[::1]:${h.port}`, `http://127.0.0.1:${h.port + 1}`, `https://127.0.0.1:${h.port}`]) {
+      assertRestError(await request(h.port, 'GET', '/health', { token: h.token, origin }), 403, 'FORBIDDEN');
+    }
   });
 
   test('an origin on the configured allow-list is allowed (plain and WebSocket)', { timeout: TEST_TIMEOUT }, async () => {
