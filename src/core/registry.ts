@@ -45,6 +45,8 @@ export function defaultShell(): string {
  */
 export class SessionRegistry extends Disposable {
   private readonly _sessions = new Map<string, Session>();
+  /** Removed sessions whose end has not reached everyone yet (see `remove`). */
+  private readonly _leaving = new Set<Session>();
   private readonly _expiry = new Map<string, NodeJS.Timeout>();
   private _counter = 0;
 
@@ -162,6 +164,7 @@ export class SessionRegistry extends Disposable {
     this._sessions.delete(id);
     clearTimeout(this._expiry.get(id));
     this._expiry.delete(id);
+    this._leaving.add(session);
     session.kill();
     const letGo = () => {
       if (session.running || session.callsInProgress > 0) return;
@@ -169,6 +172,7 @@ export class SessionRegistry extends Disposable {
       this._forget(session);
     };
     const bound = setTimeout(() => this._forget(session), SessionTuning.KillGraceMs + 3000);
+    bound.unref?.();
     // After the event has reached every listener, and after the last call's answer is written.
     session.onExit(() => setImmediate(letGo));
     session.onCallsDone(() => setImmediate(letGo));
@@ -176,6 +180,7 @@ export class SessionRegistry extends Disposable {
   }
 
   private _forget(session: Session): void {
+    this._leaving.delete(session);
     if (session.isDisposed) return;
     session.dispose();
     this._onDidRemove.fire(session);
@@ -183,7 +188,7 @@ export class SessionRegistry extends Disposable {
 
   /** The host is ending: sessions go at once (their processes are hung up and then killed). */
   override dispose(): void {
-    const sessions = [...this._sessions.values()];
+    const sessions = [...this._sessions.values(), ...this._leaving];
     this._sessions.clear();
     for (const t of this._expiry.values()) clearTimeout(t);
     this._expiry.clear();
