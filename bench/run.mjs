@@ -12,8 +12,11 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tsImport } from 'tsx/esm/api';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+// Hosts run with the environment the product starts its per-user host with (huge-page malloc).
+const { withHugePageMalloc } = await tsImport('../src/core/malloc-env.ts', import.meta.url);
 const require = createRequire(import.meta.url);
 const root = path.dirname(here);
 const MB = Number(process.env.BENCH_MB ?? 50);
@@ -45,6 +48,8 @@ function worker(args, onMessage, extraExecArgv = []) {
       cwd: root,
       execArgv: ['--import', 'tsx', ...extraExecArgv, ...(process.env.BENCH_WORKER_ARGS ?? '').split(' ').filter(Boolean)],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      // Raw node-pty, the floor, runs as a plain node program.
+      env: args[0] === 'raw' ? process.env : withHugePageMalloc(process.env),
     });
     children.add(child.pid);
     let last;

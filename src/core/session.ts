@@ -8,6 +8,7 @@ import { loadNodePty } from './pty-loader';
 import { RemoteMirror } from './remote-mirror';
 import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
 import { completeUtf8Length } from './utf8';
+import { restoreUserTunables } from './malloc-env';
 
 /** Timing and size constants of a session; each says why it is what it is. */
 export const enum SessionTuning {
@@ -395,5 +396,6 @@ function buildEnv(extra?: Record<string, string>): Record<string, string> {
   // The editor starts the host with these; a user's shell must not inherit them (Electron apps break).
   delete env.ELECTRON_RUN_AS_NODE;
   delete env.SHARED_PTY_NODE_PTY_FALLBACK;
+  restoreUserTunables(env);
   return env;
 }
