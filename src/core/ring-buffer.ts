@@ -7,7 +7,7 @@ export const DEFAULT_RING_BYTES = 1024 * 1024;
 export interface RingRead {
   /** The bytes read, decoded (never a split character). */
   text: string;
-  /** Absolute byte offset just after `data`. */
+  /** Absolute byte offset just after the bytes read. */
   cursor: number;
   /** Bytes between the requested `since` and the oldest retained byte, lost to the ring's bound. */
   dropped: number;
