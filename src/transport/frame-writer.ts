@@ -12,8 +12,8 @@ const freeBlocks: Buffer[] = [];
 /**
  * Writes text frames to a socket through reused memory. Node encodes every large string write
  * into freshly allocated memory, and fresh memory costs a page fault per 4 KiB (about 14 µs on
- * these VMs: 3.5 ms per MB streamed, a third of what a subscriber costs the host). Encoding into
- * blocks that return to a pool once the kernel has taken them makes most writes fault-free.
+ * these VMs). Encoding into blocks that return to a pool once the kernel has taken them makes most
+ * writes fault-free (measured alone: ~25 % less CPU to write 64 KiB notifications).
  * Between `cork()` and `uncork()` frames are gathered into one block: one system call for a batch.
  */
 export class FrameWriter {
