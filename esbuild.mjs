@@ -14,10 +14,10 @@ const common = {
   logLevel: 'warning',
 };
 
-// The mirror thread's entry sits next to the bundles that start it (src/core/mirror-thread.ts).
+// The mirror thread's entry sits next to the bundles that start it (src/core/mirror/mirror-thread.ts).
 const entries = [
   { in: 'src/cli/main.ts', out: 'dist/cli.js' },
-  { in: 'src/core/mirror-worker.ts', out: 'dist/mirror-worker.js' },
+  { in: 'src/core/mirror/mirror-worker.ts', out: 'dist/mirror-worker.js' },
 ];
 if (existsSync('src/vscode/extension.ts')) entries.push({ in: 'src/vscode/extension.ts', out: 'dist/extension.js' });
 if (existsSync('src/view/main.ts')) entries.push({ in: 'src/view/main.ts', out: 'dist/view.js', browser: true });

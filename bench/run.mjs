@@ -16,7 +16,7 @@ import { tsImport } from 'tsx/esm/api';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // Hosts run with the environment the product starts its per-user host with (huge-page malloc).
-const { withHugePageMalloc } = await tsImport('../src/core/malloc-env.ts', import.meta.url);
+const { withHugePageMalloc } = await tsImport('../src/core/session/malloc-env.ts', import.meta.url);
 const require = createRequire(import.meta.url);
 const root = path.dirname(here);
 const MB = Number(process.env.BENCH_MB ?? 50);

@@ -12,8 +12,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createRequire } from 'node:module';
 import { Host } from '../src/host/host';
-import type { Session } from '../src/core/session';
-import { MirrorThread } from '../src/core/mirror-thread';
+import type { Session } from '../src/core/session/session';
+import { MirrorThread } from '../src/core/mirror/mirror-thread';
 
 const require = createRequire(import.meta.url);
 const now = () => Number(process.hrtime.bigint()) / 1e6; // ms, CLOCK_MONOTONIC: comparable across processes

@@ -8,9 +8,14 @@ import { tmpdir } from 'node:os';
 
 const which = process.argv[2] ?? 'all';
 const files = [];
+// test/unit mirrors src/ (core/<room>, transport, host, cli): every *.test.ts below the folder.
 const collect = (dir) => {
   if (!existsSync(dir)) return;
-  for (const f of readdirSync(dir).sort()) if (f.endsWith('.test.ts')) files.push(join(dir, f));
+  for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) collect(p);
+    else if (e.name.endsWith('.test.ts')) files.push(p);
+  }
 };
 if (which === 'all' || which === 'unit') collect('test/unit');
 if (which === 'all' || which === 'e2e') collect('test/e2e');

@@ -1,6 +1,6 @@
 import { readLiveRecords, type HostRecord } from '../host/discovery';
 import { RpcClient } from '../transport/rpc-client';
-import type { SessionInfo } from '../core/types';
+import type { SessionInfo } from '../core/methods/types';
 
 /** A CLI failure with its one-line message and exit status. */
 export class CliError extends Error {

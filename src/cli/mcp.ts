@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { RpcError, unknownSession } from '../core/errors';
-import type { SessionInfo } from '../core/types';
+import { RpcError, unknownSession } from '../core/base/errors';
+import type { SessionInfo } from '../core/methods/types';
 import { ensureDaemon } from '../host/daemon';
 import { readLiveRecords, type HostRecord } from '../host/discovery';
 import { RpcCallError, RpcClient } from '../transport/rpc-client';

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
-import { splitShellWords } from '../core/shell-words';
-import { defaultShell } from '../core/registry';
+import { splitShellWords } from '../core/base/shell-words';
+import { defaultShell } from '../core/session/registry';
 import { Host } from '../host/host';
 import type { Endpoint } from '../transport/socket-server';
 import { intFlag, parseArgs, strFlag, UsageError } from './args';

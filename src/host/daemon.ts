@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readLiveRecords, type HostRecord } from './discovery';
 import { ensureRuntimeDir } from './runtime-dir';
-import { withHugePageMalloc } from '../core/malloc-env';
+import { withHugePageMalloc } from '../core/session/malloc-env';
 
 /** How long to wait for a freshly started per-user host to write its record. */
 const DAEMON_START_TIMEOUT_MS = 10000;

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { SessionInfo } from '../core/types';
+import type { SessionInfo } from '../core/methods/types';
 import { checkRuntimeDir, runtimeDirPath } from './runtime-dir';
 
 export type HostKind = 'daemon' | 'serve';

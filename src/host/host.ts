@@ -1,10 +1,10 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Disposable, toDisposable, type IDisposable } from '../core/lifecycle';
-import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/registry';
-import type { Session } from '../core/session';
-import type { HostServices, SessionInfo } from '../core/types';
+import { Disposable, toDisposable, type IDisposable } from '../core/base/lifecycle';
+import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/session/registry';
+import type { Session } from '../core/session/session';
+import type { HostServices, SessionInfo } from '../core/methods/types';
 import { listenRpc, type Endpoint, type RpcServer } from '../transport/socket-server';
 import { VERSION } from '../version';
 import { removeRecord, writeRecord, type HostKind, type HostRecord } from './discovery';

@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
-import type { HostServices } from '../core/types';
+import type { HostServices } from '../core/methods/types';
 import { AUTH_COOKIE, HttpGuard, newToken, type Access } from './http-security';
 import { sendError, sendJson } from './http-util';
 import { handleRest } from './rest-routes';

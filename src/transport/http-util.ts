@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ErrorCode, RpcError, toRpcError } from '../core/errors';
+import { ErrorCode, RpcError, toRpcError } from '../core/base/errors';
 
 /** Largest JSON body a REST call may send. */
 export const MAX_BODY_BYTES = 1024 * 1024;

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { invoke } from '../core/dispatch';
-import type { HostServices } from '../core/types';
+import { invoke } from '../core/methods/dispatch';
+import type { HostServices } from '../core/methods/types';
 import { readJsonBody, sendJson } from './http-util';
 import { createMcpServer, type ToolBackend } from './mcp-tools';
 

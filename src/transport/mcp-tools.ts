@@ -1,6 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { toRpcError } from '../core/errors';
+import { toRpcError } from '../core/base/errors';
 import { VERSION } from '../version';
 
 /** How an MCP server reaches sessions: in the host itself, or through the sockets of every host (stdio). */

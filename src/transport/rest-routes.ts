@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { invoke } from '../core/dispatch';
-import { invalidParams } from '../core/errors';
-import { SessionTuning } from '../core/session';
-import type { HostServices, SessionInfo } from '../core/types';
+import { invoke } from '../core/methods/dispatch';
+import { invalidParams } from '../core/base/errors';
+import { SessionTuning } from '../core/session/session';
+import type { HostServices, SessionInfo } from '../core/methods/types';
 import { readJsonBody, requestSignal, sendError, sendOk, sendRpcError } from './http-util';
 
 /** How long DELETE waits for the program's end: the kill's SIGKILL grace and a margin. */

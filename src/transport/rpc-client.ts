@@ -1,5 +1,5 @@
 import * as net from 'node:net';
-import { Emitter } from '../core/lifecycle';
+import { Emitter } from '../core/base/lifecycle';
 import { DEFAULT_MAX_LINE_BYTES, LineReader } from './line-reader';
 import { parseAddress, type Endpoint } from './address';
 

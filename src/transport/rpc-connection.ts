@@ -1,8 +1,8 @@
 import type { Duplex } from 'node:stream';
-import { dispatch, errorResponse, type DispatchMode, type JsonRpcResponse } from '../core/dispatch';
-import { ErrorCode, RpcError } from '../core/errors';
-import { toDisposable, type IDisposable } from '../core/lifecycle';
-import type { Connection, HostServices } from '../core/types';
+import { dispatch, errorResponse, type DispatchMode, type JsonRpcResponse } from '../core/methods/dispatch';
+import { ErrorCode, RpcError } from '../core/base/errors';
+import { toDisposable, type IDisposable } from '../core/base/lifecycle';
+import type { Connection, HostServices } from '../core/methods/types';
 import { FrameWriter } from './frame-writer';
 import { DEFAULT_MAX_LINE_BYTES, LineReader } from './line-reader';
 

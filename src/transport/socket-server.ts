@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import type { DispatchMode } from '../core/dispatch';
-import type { IDisposable } from '../core/lifecycle';
-import type { HostServices } from '../core/types';
+import type { DispatchMode } from '../core/methods/dispatch';
+import type { IDisposable } from '../core/base/lifecycle';
+import type { HostServices } from '../core/methods/types';
 import { formatAddress, type Endpoint } from './address';
 import { RpcConnection } from './rpc-connection';
 

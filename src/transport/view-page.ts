@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as path from 'node:path';
-import type { Session } from '../core/session';
-import type { HostServices } from '../core/types';
+import type { Session } from '../core/session/session';
+import type { HostServices } from '../core/methods/types';
 import type { Access } from './http-security';
 import { sendError, sendJson } from './http-util';
 

@@ -1,8 +1,8 @@
 import type WebSocket from 'ws';
-import { dispatch, errorResponse } from '../core/dispatch';
-import { ErrorCode, RpcError } from '../core/errors';
-import type { IDisposable } from '../core/lifecycle';
-import type { Connection, HostServices } from '../core/types';
+import { dispatch, errorResponse } from '../core/methods/dispatch';
+import { ErrorCode, RpcError } from '../core/base/errors';
+import type { IDisposable } from '../core/base/lifecycle';
+import type { Connection, HostServices } from '../core/methods/types';
 import { REQUEST_HIGH_WATER_BYTES } from './rpc-connection';
 import { wsCongested, wsWhenDrained } from './ws-sink';
 

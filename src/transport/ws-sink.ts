@@ -1,5 +1,5 @@
 import type WebSocket from 'ws';
-import { toDisposable, type IDisposable } from '../core/lifecycle';
+import { toDisposable, type IDisposable } from '../core/base/lifecycle';
 import { CLIENT_HIGH_WATER_BYTES } from './rpc-connection';
 
 /** Backpressure helpers shared by the WebSocket endpoints: a slow client waits on the ring, not in our memory. */

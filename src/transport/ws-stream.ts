@@ -1,8 +1,8 @@
 import type WebSocket from 'ws';
-import { invoke } from '../core/dispatch';
-import type { Session } from '../core/session';
-import { OutputSubscription } from '../core/subscription';
-import type { HostServices } from '../core/types';
+import { invoke } from '../core/methods/dispatch';
+import type { Session } from '../core/session/session';
+import { OutputSubscription } from '../core/io/subscription';
+import type { HostServices } from '../core/methods/types';
 import { wsCongested, wsWhenDrained } from './ws-sink';
 
 /** WebSocket close codes of the stream endpoint. */

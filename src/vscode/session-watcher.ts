@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { HostKind, HostRecord } from '../host/discovery';
-import type { SessionInfo } from '../core/types';
+import type { SessionInfo } from '../core/methods/types';
 import type { HostClients } from './host-clients';
 
 /** How often the discovery records are re-read: fast enough that an agent's terminal shows at once. */

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
-import type { Origin } from '../core/session';
-import type { SessionInfo } from '../core/types';
+import type { Origin } from '../core/session/session';
+import type { SessionInfo } from '../core/methods/types';
 import type { Notification, RpcClient } from '../transport/rpc-client';
 
 /** Timing constants of the terminal adapter; each says why. */

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Host } from '../../src/host/host';
-import type { Session } from '../../src/core/session';
+import type { Session } from '../../src/core/session/session';
 import { startHttpServer, type HttpServer } from '../../src/transport/http-server';
 import { startHost, until } from '../helpers/host';
 

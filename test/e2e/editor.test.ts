@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import type { SessionInfo } from '../../src/core/types';
+import type { SessionInfo } from '../../src/core/methods/types';
 import { readLiveRecords, type HostRecord } from '../../src/host/discovery';
 import { RpcClient } from '../../src/transport/rpc-client';
 import { tempRuntimeDir, until } from '../helpers/host';

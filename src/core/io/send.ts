@@ -1,0 +1,138 @@
+import { readinessOf } from '../process/proc-state';
+import type { Session, SessionStatus } from '../session/session';
+import { sessionBusy } from './wait';
+
+/** Timing of `pty/send`'s readiness detection. */
+export const enum SendTuning {
+  /** How often /proc is read while a send waits; only while a send is active (idle sessions cost nothing). */
+  PollMs = 25,
+  /**
+   * With no output and no busy state seen since the write, readiness is trusted only after this
+   * long: right after the write the program may not have woken up to read it yet.
+   */
+  MinSettleMs = 150,
+  /**
+   * A session this young may not have shown its first prompt yet: a send waits up to this long
+   * (from the session's start) for the program to wait for input, so the text is not typed
+   * ahead and echoed twice.
+   */
+  StartupGraceMs = 3000,
+  /** Consecutive "waiting for input" polls, with no new output between them, that make the program ready. */
+  StablePolls = 2,
+}
+
+export const DEFAULT_SEND_TIMEOUT_MS = 30000;
+export const DEFAULT_SEND_IDLE_MS = 500;
+/** Most text a send returns (CONTRACT §8); the end is kept, the rest stays in the scrollback. */
+export const DEFAULT_SEND_MAX_BYTES = 65536;
+
+export interface SendOptions {
+  text: string;
+  submit?: boolean;
+  timeout?: number;
+  idleMs?: number;
+  maxBytes?: number;
+}
+
+export type SendWaitReason = 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit';
+
+export interface SendResult {
+  output: string;
+  waitReason: SendWaitReason;
+  status: SessionStatus;
+  truncated: boolean;
+  waitedMs: number;
+}
+
+/**
+ * Writes `text` (plus Enter when `submit`), then waits until the program is ready for input
+ * again, and returns what the send produced as rendered on screen and in the scrollback.
+ */
+export async function send(session: Session, opts: SendOptions, signal?: AbortSignal): Promise<SendResult> {
+  if (session.sendInProgress) throw sessionBusy();
+  session.sendInProgress = true;
+  try {
+    return await runSend(session, opts, signal);
+  } finally {
+    session.sendInProgress = false;
+  }
+}
+
+async function runSend(session: Session, opts: SendOptions, signal?: AbortSignal): Promise<SendResult> {
+  const started = Date.now();
+  const timeout = opts.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
+  const idleMs = opts.idleMs ?? DEFAULT_SEND_IDLE_MS;
+  const maxBytes = opts.maxBytes ?? DEFAULT_SEND_MAX_BYTES;
+  await waitForFirstPrompt(session, signal);
+  const startRow = await session.mirror.query('cursorRow');
+  const startCursor = session.cursor;
+  if (session.running) session.write(opts.text + (opts.submit === false ? '' : '\r'));
+
+  const waitReason = await new Promise<SendWaitReason>((resolve) => {
+    let sawBusy = false;
+    let stable = 0;
+    let lastCursor = session.cursor;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (r: SendWaitReason) => {
+      clearTimeout(timer);
+      exitSub.dispose();
+      signal?.removeEventListener('abort', onAbort);
+      resolve(r);
+    };
+    const onAbort = () => finish('timeout');
+    signal?.addEventListener('abort', onAbort);
+    const exitSub = session.onExit(() => finish('session_exit'));
+    if (!session.running) return finish('session_exit');
+    const poll = () => {
+      const now = Date.now();
+      if (now - started >= timeout) return finish('timeout');
+      const state = readinessOf(session.pid);
+      const newOutput = session.cursor !== lastCursor;
+      lastCursor = session.cursor;
+      if (state === 'unknown') {
+        // We cannot see the program's state: fall back to silence.
+        if (now - Math.max(session.lastOutputAt, started) >= idleMs) return finish('inferred_idle');
+      } else if (state === 'busy') {
+        sawBusy = true;
+        stable = 0;
+      } else {
+        const progressed = sawBusy || session.cursor !== startCursor || now - started >= SendTuning.MinSettleMs;
+        stable = progressed && !newOutput ? stable + 1 : 0;
+        if (stable >= SendTuning.StablePolls) return finish('stdin_read');
+      }
+      timer = setTimeout(poll, SendTuning.PollMs);
+    };
+    timer = setTimeout(poll, SendTuning.PollMs);
+  });
+  if (waitReason === 'session_exit') await session.exited;
+  const { output, truncated } = await renderedSince(session, startRow, maxBytes);
+  return { output, waitReason, status: session.status, truncated, waitedMs: Date.now() - started };
+}
+
+/** For a session that just started: waits (bounded) until its program first waits for input. */
+async function waitForFirstPrompt(session: Session, signal?: AbortSignal): Promise<void> {
+  const deadline = session.createdAt.getTime() + SendTuning.StartupGraceMs;
+  while (Date.now() < deadline && session.running && !signal?.aborted) {
+    const state = readinessOf(session.pid);
+    if (state !== 'busy') return; // ready, or we cannot tell: type now
+    await new Promise((r) => setTimeout(r, SendTuning.PollMs));
+  }
+}
+
+/** The rendered rows from `startRow` to the end of the retained buffer, bounded to `maxBytes` (end kept). */
+async function renderedSince(session: Session, startRow: number, maxBytes: number): Promise<{ output: string; truncated: boolean }> {
+  // With a full-screen program on the alternate screen, what it shows is the answer.
+  const rendered = await session.mirror.query('renderedSince', startRow);
+  const rows = rendered.rows;
+  let truncated = rendered.truncated;
+  while (rows.length > 0 && rows[rows.length - 1] === '') rows.pop();
+  let output = rows.join('\n');
+  if (Buffer.byteLength(output, 'utf8') > maxBytes) {
+    const buf = Buffer.from(output, 'utf8');
+    let cut = buf.length - maxBytes;
+    while (cut < buf.length && (buf[cut] & 0xc0) === 0x80) cut++;
+    output = buf.subarray(cut).toString('utf8');
+    truncated = true;
+  }
+  return { output, truncated };
+}

@@ -1,0 +1,124 @@
+import { RpcError, ErrorCode, invalidParams } from '../base/errors';
+import type { IDisposable } from '../base/lifecycle';
+import type { CursorPos, ScreenSize } from '../mirror/screen';
+import { stripAnsi } from '../base/ansi';
+import { screenText } from '../mirror/screen-text';
+import type { Session } from '../session/session';
+
+/** Default `pty/wait` timeout (seeds/socket-pty.md). */
+export const DEFAULT_WAIT_TIMEOUT_MS = 10000;
+/** Longest wait a client may ask for: a day; longer is a mistake, not a plan. */
+export const MAX_WAIT_MS = 24 * 60 * 60 * 1000;
+
+export interface WaitOptions {
+  match?: string;
+  regex?: string;
+  since?: number;
+  timeout?: number;
+  idleMs?: number;
+}
+
+export type WaitReason = 'matched' | 'timeout' | 'idle' | 'session_exit';
+
+export interface WaitResult {
+  matched: boolean;
+  screen: string;
+  cursor: CursorPos;
+  size: ScreenSize;
+  waitedMs: number;
+  reason: WaitReason;
+}
+
+/**
+ * Waits until the screen (or, with `since`, the output after that cursor, escapes removed)
+ * contains `match` / matches `regex`, the output goes quiet for `idleMs`, the program exits,
+ * or `timeout` passes. Without a pattern or idleMs it simply waits `timeout`.
+ */
+export async function waitFor(session: Session, opts: WaitOptions, signal?: AbortSignal): Promise<WaitResult> {
+  const started = Date.now();
+  const timeout = opts.timeout ?? DEFAULT_WAIT_TIMEOUT_MS;
+  let pattern: RegExp | undefined;
+  if (opts.regex !== undefined) {
+    try {
+      pattern = new RegExp(opts.regex, 'm');
+    } catch (e) {
+      throw invalidParams(`Invalid regex: ${(e as Error).message}`);
+    }
+  }
+  const hasPattern = pattern !== undefined || opts.match !== undefined;
+  const test = (text: string) => (pattern ? pattern.test(text) : opts.match !== undefined && text.includes(opts.match));
+
+  const matchesNow = async (): Promise<boolean> => {
+    if (!hasPattern) return false;
+    if (opts.since !== undefined) {
+      return test(stripAnsi(session.ring.read(opts.since).text));
+    }
+    return test(screenText(await session.mirror.screen()));
+  };
+
+  const reason = await new Promise<WaitReason>((resolve) => {
+    const disposables: IDisposable[] = [];
+    const timers: NodeJS.Timeout[] = [];
+    let settled = false;
+    let checking = false;
+    let recheck = false;
+    const finish = (r: WaitReason) => {
+      if (settled) return;
+      settled = true;
+      for (const d of disposables) d.dispose();
+      for (const t of timers) clearTimeout(t);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(r);
+    };
+    const check = async () => {
+      if (settled) return;
+      if (checking) {
+        recheck = true;
+        return;
+      }
+      checking = true;
+      try {
+        do {
+          recheck = false;
+          if (await matchesNow()) return finish('matched');
+        } while (recheck && !settled);
+      } finally {
+        checking = false;
+      }
+      if (!session.running) finish('session_exit');
+    };
+    const onAbort = () => finish('timeout');
+    signal?.addEventListener('abort', onAbort);
+    if (hasPattern) {
+      const source = opts.since !== undefined ? session.onOutput : session.mirror.onParsed;
+      disposables.push(source(() => void check()));
+    }
+    disposables.push(session.onExit(() => void check()));
+    timers.push(setTimeout(() => finish('timeout'), Math.min(timeout, MAX_WAIT_MS)));
+    if (opts.idleMs !== undefined) {
+      const idleMs = opts.idleMs;
+      const armIdle = () => {
+        const quietFor = Date.now() - Math.max(session.lastOutputAt, started);
+        if (quietFor >= idleMs) return finish('idle');
+        timers.push(setTimeout(armIdle, idleMs - quietFor));
+      };
+      armIdle();
+    }
+    void check();
+  });
+
+  const snap = await session.mirror.screen();
+  return {
+    matched: reason === 'matched',
+    screen: screenText(snap),
+    cursor: snap.cursor,
+    size: snap.size,
+    waitedMs: Date.now() - started,
+    reason,
+  };
+}
+
+/** The error a second concurrent send gets (CONTRACT §8). */
+export function sessionBusy(): RpcError {
+  return new RpcError(ErrorCode.SessionBusy, 'Session is busy with another send; wait for it to finish');
+}

@@ -1,0 +1,116 @@
+import { ErrorCode, RpcError, toRpcError } from '../base/errors';
+import { METHOD_INDEX, parseParams } from './methods';
+import type { Session } from '../session/session';
+import type { Connection, HostServices, MethodContext } from './types';
+
+export type JsonRpcId = string | number | null;
+
+export interface JsonRpcResponse {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+/** Where a call arrives: a per-session socket (session implied) or a host control endpoint. */
+export type DispatchMode = { kind: 'session'; session: Session } | { kind: 'control' };
+
+export interface DispatchOptions {
+  mode: DispatchMode;
+  services: HostServices;
+  connection?: Connection;
+  signal: AbortSignal;
+}
+
+/** A JSON-RPC error response. */
+export function errorResponse(id: JsonRpcId, err: RpcError): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, error: err.toJSON() };
+}
+
+/**
+ * Validates one parsed JSON-RPC message and runs it against the method table. Never throws:
+ * every failure becomes an error response. `afterSend` callbacks run once the caller has
+ * written the response (so a subscription's replay follows its `{cursor}` answer).
+ */
+export async function dispatch(message: unknown, opts: DispatchOptions): Promise<{ response: JsonRpcResponse; afterSend: Array<() => void> }> {
+  const afterSend: Array<() => void> = [];
+  const msg = message as Record<string, unknown>;
+  const rawId = msg && typeof msg === 'object' && !Array.isArray(msg) ? msg.id : undefined;
+  const id: JsonRpcId = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null;
+  try {
+    const req = checkEnvelope(message);
+    const result = await invoke(req.method, req.params, { ...opts, afterResponse: (fn) => afterSend.push(fn) });
+    return { response: { jsonrpc: '2.0', id, result: result ?? {} }, afterSend };
+  } catch (err) {
+    return { response: errorResponse(id, toRpcError(err)), afterSend: [] };
+  }
+}
+
+export interface InvokeOptions extends DispatchOptions {
+  afterResponse?: (fn: () => void) => void;
+}
+
+/**
+ * Runs one method of the table by name, for every transport: resolves the session (implied by
+ * the endpoint, or `params.session` on a control endpoint), validates params, calls the handler.
+ * Throws RpcError on failure.
+ */
+export async function invoke(method: string, rawParams: Record<string, unknown>, opts: InvokeOptions): Promise<unknown> {
+  const spec = METHOD_INDEX.get(method);
+  if (!spec || (spec.scope === 'host' && opts.mode.kind === 'session')) {
+    throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
+  }
+  let params = rawParams;
+  let session: Session | undefined;
+  if (spec.scope === 'session') {
+    if (opts.mode.kind === 'session') session = opts.mode.session;
+    else {
+      const { session: selector, ...rest } = params;
+      if (typeof selector !== 'string' || selector === '') {
+        throw new RpcError(ErrorCode.InvalidParams, `${method} needs a session selector (id, name or id prefix) in params.session`);
+      }
+      session = opts.services.registry.resolve(selector);
+      params = rest;
+    }
+  }
+  const after: Array<() => void> = [];
+  const ctx: MethodContext = {
+    services: opts.services,
+    session,
+    connection: opts.connection,
+    signal: opts.signal,
+    tagNotifications: opts.mode.kind === 'control',
+    afterResponse: opts.afterResponse ?? ((fn) => after.push(fn)),
+  };
+  // A session killed meanwhile is kept until this call has answered (see SessionRegistry.remove).
+  const call = session?.beginCall();
+  let result: unknown;
+  try {
+    result = (await spec.handler(ctx, parseParams(spec, params))) ?? {};
+  } finally {
+    call?.dispose();
+  }
+  // One-shot callers (REST, MCP) have no response to wait for: run the follow-ups now.
+  if (!opts.afterResponse) for (const fn of after) setImmediate(fn);
+  return result;
+}
+
+function checkEnvelope(message: unknown): { method: string; params: Record<string, unknown> } {
+  if (!message || typeof message !== 'object' || Array.isArray(message)) {
+    throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: expected one JSON-RPC 2.0 request object');
+  }
+  const m = message as Record<string, unknown>;
+  if (m.method === undefined && 'op' in m) {
+    throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: the legacy {op} protocol is not supported; send JSON-RPC 2.0');
+  }
+  if (m.jsonrpc !== '2.0') throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: jsonrpc must be "2.0"');
+  if (typeof m.method !== 'string') throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: method must be a string');
+  if (typeof m.id !== 'string' && typeof m.id !== 'number') {
+    throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: id (string or number) is required; notifications are not accepted');
+  }
+  const params = m.params === undefined || m.params === null ? {} : m.params;
+  if (typeof params !== 'object' || Array.isArray(params)) {
+    throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: params must be an object');
+  }
+  return { method: m.method, params: params as Record<string, unknown> };
+}

@@ -1,0 +1,61 @@
+import type { IDisposable } from '../base/lifecycle';
+import type { SessionRegistry, CreateSessionParams } from '../session/registry';
+import type { Origin, Session } from '../session/session';
+import type { NotificationSink } from '../io/subscription';
+
+/** What every listing, record and `pty/info` says about a session (CONTRACT §2). */
+export interface SessionInfo {
+  id: string;
+  name: string;
+  pid: number;
+  command: string;
+  args: string[];
+  cwd: string;
+  workspace: string | null;
+  cols: number;
+  rows: number;
+  createdAt: string;
+  running: boolean;
+  exitCode: number | null;
+  origin: Origin;
+  address: string;
+  tcp?: string;
+  stream?: string;
+  clients: number;
+}
+
+/** What the method table needs from the host that owns the sessions. */
+export interface HostServices {
+  readonly registry: SessionRegistry;
+  /** The full SessionInfo, with the addresses only the host knows. */
+  describe(session: Session): SessionInfo;
+  /** The discovery record without the token. */
+  hostInfo(): Record<string, unknown>;
+  /** Creates a session (in the editor it also opens as an editor terminal). */
+  createSession(params: CreateSessionParams): Promise<Session> | Session;
+  /** A browser link to the session's live view (needs the host's HTTP server), read-only or not. */
+  viewUrl?(session: Session, readOnly: boolean): string | undefined;
+  /** `pty/kill`: in a host, ends that session; in socket-pty's single-session serve, ends the server too. */
+  killSession(session: Session): Promise<void> | void;
+}
+
+/** A long-lived client connection (socket or WebSocket) that can hold subscriptions. */
+export interface Connection extends NotificationSink {
+  /** Subscriptions by session id, released when the connection closes. */
+  readonly subscriptions: Map<string, IDisposable>;
+}
+
+/** Everything a method handler may use for one call. */
+export interface MethodContext {
+  services: HostServices;
+  /** The session the call is about (session-scoped methods). */
+  session?: Session;
+  /** The calling connection; absent for one-shot calls (REST, MCP). */
+  connection?: Connection;
+  /** Aborted when the client goes away mid-call. */
+  signal: AbortSignal;
+  /** The control socket names the session in each notification, since one connection may follow several. */
+  tagNotifications?: boolean;
+  /** Runs `fn` right after the response is sent (subscriptions start replay there). */
+  afterResponse(fn: () => void): void;
+}

@@ -1,0 +1,159 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { FromMirrorThread, MirrorThreadStats, ToMirrorThread } from './mirror-protocol';
+
+/** What the thread needs from each mirror handle (MirrorProxy). */
+export interface MirrorEndpoint {
+  /** Sends this mirror's queued output (called by the thread's batch timer). */
+  flush(): void;
+  onParsedUpTo(cursor: number): void;
+  /** The thread was restarted: open the mirror again from the current output. */
+  reopen(): void;
+}
+
+const sharedKey = Symbol.for('shared-pty.mirrorThread');
+
+const enum ThreadTuning {
+  /** Output waits at most this long to be sent to the thread (one message per session per batch). */
+  BatchMs = 1,
+  /** With no session left, the thread (a V8 isolate, ~5-10 MB) is stopped after this long. */
+  IdleStopMs = 10_000,
+}
+
+/**
+ * The one worker thread of this process that parses every session's output into its headless
+ * terminal. Output crosses as transferred bytes, in batches per session; reads are queries
+ * answered on the screen exactly as of the output sent before them.
+ */
+export class MirrorThread {
+  /**
+   * The process's mirror thread, started on first use. Kept on globalThis: a process that loads
+   * this module twice (tsx serves it to ES-module and CommonJS importers separately) still has one.
+   */
+  static shared(): MirrorThread {
+    const g = globalThis as { [sharedKey]?: MirrorThread };
+    return (g[sharedKey] ??= new MirrorThread());
+  }
+
+  /** Bytes handed to the thread and not parsed yet, over every mirror (kept by the mirrors). */
+  pendingBytes = 0;
+  private _worker: Worker | undefined;
+  private _nextId = 1;
+  private _nextReq = 1;
+  private readonly _endpoints = new Map<number, MirrorEndpoint>();
+  private readonly _requests = new Map<number, { resolve: (v: { value: unknown; cursor: number }) => void; reject: (e: Error) => void }>();
+  private readonly _dirty = new Set<MirrorEndpoint>();
+  private _flushTimer: NodeJS.Timeout | undefined;
+  private _idleTimer: NodeJS.Timeout | undefined;
+
+  register(endpoint: MirrorEndpoint): number {
+    const id = this._nextId++;
+    this._endpoints.set(id, endpoint);
+    clearTimeout(this._idleTimer);
+    return id;
+  }
+
+  unregister(id: number): void {
+    this._endpoints.delete(id);
+    // No thread, nothing to close: do not start one for that.
+    if (this._worker) this.post({ t: 'close', id });
+    if (this._endpoints.size === 0 && this._worker) {
+      clearTimeout(this._idleTimer);
+      this._idleTimer = setTimeout(() => this._stopWorker(), ThreadTuning.IdleStopMs);
+      this._idleTimer.unref();
+    }
+  }
+
+  /**
+   * Asks for `endpoint.flush()` shortly: output is sent in batches, since a message costs about as
+   * much as parsing a few KB and a PTY read gives at most 4 KB (measured: 6 ms/MB of postMessage
+   * when sent once per read).
+   */
+  markDirty(endpoint: MirrorEndpoint): void {
+    this._dirty.add(endpoint);
+    if (this._flushTimer) return;
+    this._flushTimer = setTimeout(() => {
+      this._flushTimer = undefined;
+      for (const e of this._dirty) e.flush();
+      this._dirty.clear();
+    }, ThreadTuning.BatchMs);
+  }
+
+  post(msg: ToMirrorThread, transfer?: ArrayBuffer[]): void {
+    this._ensureWorker().postMessage(msg, transfer);
+  }
+
+  request(msg: { t: 'query'; id: number; op: string; args: unknown[] } | { t: 'stats' }): Promise<{ value: unknown; cursor: number }> {
+    const req = this._nextReq++;
+    return new Promise((resolve, reject) => {
+      this._requests.set(req, { resolve, reject });
+      this.post({ ...msg, req } as ToMirrorThread);
+    });
+  }
+
+  /** Heap figures of the mirror thread (benchmarks). */
+  async stats(): Promise<MirrorThreadStats> {
+    return (await this.request({ t: 'stats' })).value as MirrorThreadStats;
+  }
+
+  private _ensureWorker(): Worker {
+    if (this._worker) return this._worker;
+    const worker = startWorker();
+    // The thread never keeps the process alive: sessions and servers do.
+    worker.unref();
+    worker.on('message', (msg: FromMirrorThread) => this._onMessage(msg));
+    worker.on('error', (err) => this._onWorkerGone(worker, err));
+    worker.on('exit', (code) => this._onWorkerGone(worker, new Error(`exit code ${code}`)));
+    this._worker = worker;
+    return worker;
+  }
+
+  private _onMessage(msg: FromMirrorThread): void {
+    if (msg.t === 'parsed') {
+      this._endpoints.get(msg.id)?.onParsedUpTo(msg.cursor);
+      return;
+    }
+    const r = this._requests.get(msg.req);
+    if (!r) return;
+    this._requests.delete(msg.req);
+    if (msg.ok) r.resolve({ value: msg.value, cursor: msg.cursor });
+    else r.reject(new Error(msg.error));
+  }
+
+  /**
+   * The thread died (a bug in parsing, out of memory). Sessions keep running: their mirrors start
+   * again, blank, in a new thread; what was on screen is lost, their output ring is not.
+   */
+  private _onWorkerGone(worker: Worker, err: Error): void {
+    if (this._worker !== worker) return;
+    this._worker = undefined;
+    const stopping = this._stoppingIdle;
+    this._stoppingIdle = false;
+    for (const r of this._requests.values()) r.reject(new Error(`The screen mirror thread stopped (${err.message})`));
+    this._requests.clear();
+    if (!stopping && this._endpoints.size > 0) process.stderr.write(`shared-pty: the screen mirror thread stopped (${err.message}); restarting it\n`);
+    // Also after an idle stop: a session created while the thread was ending must get its mirror.
+    for (const e of this._endpoints.values()) e.reopen();
+  }
+
+  private _stoppingIdle = false;
+  private _stopWorker(): void {
+    if (!this._worker || this._endpoints.size > 0) return;
+    this._stoppingIdle = true;
+    void this._worker.terminate();
+  }
+}
+
+/**
+ * The worker's entry: the bundle's `mirror-worker.js` next to this file, or, when running from
+ * the TypeScript sources under tsx (tests, benchmarks), `mirror-worker.ts` with tsx's loader.
+ */
+function startWorker(): Worker {
+  // __filename, not __dirname: tsx gives ES-module importers of this file only the former.
+  const here = path.dirname(__filename);
+  const js = path.join(here, 'mirror-worker.js');
+  if (fs.existsSync(js)) return new Worker(js);
+  const ts = path.join(here, 'mirror-worker.ts');
+  return new Worker(`require('tsx/cjs'); require(${JSON.stringify(ts)});`, { eval: true });
+}

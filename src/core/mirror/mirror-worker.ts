@@ -1,0 +1,135 @@
+// The mirror thread: owns every session's headless terminal, so that parsing output never
+// competes with reading the PTYs and serving clients on the main thread (issue #2: node-pty reads
+// 2-4x faster than xterm.js parses). Started by MirrorThread; the main side is MirrorProxy.
+import * as v8 from 'node:v8';
+import { parentPort } from 'node:worker_threads';
+import { Mirror } from './mirror';
+import { MIRROR_QUERIES } from './mirror-queries';
+import type { FromMirrorThread, MirrorThreadStats, ToMirrorThread } from './mirror-protocol';
+
+interface Entry {
+  mirror: Mirror;
+  /** Cursor at the end of the newest output received. */
+  received: number;
+  /** Cursor at the end of the newest output parsed. */
+  parsed: number;
+  /** Work that must see the screen exactly at a cursor, oldest first. */
+  due: Array<{ cursor: number; run: () => void }>;
+  /** Output not given to xterm yet: xterm takes a little at a time (its write() throws past ~50M characters). */
+  backlog: Array<{ chunks: Uint8Array[]; cursor: number }>;
+}
+
+/** Bytes given to xterm ahead of its parser. */
+const FEED_BYTES = 1024 * 1024;
+
+const port = parentPort;
+if (!port) throw new Error('mirror-worker runs only as a worker thread');
+
+const entries = new Map<number, Entry>();
+const post = (msg: FromMirrorThread) => port.postMessage(msg);
+
+// "parsed" notices are coalesced to one per mirror per turn: a flood parses thousands of chunks.
+const unacked = new Set<number>();
+let ackScheduled = false;
+function ack(id: number): void {
+  unacked.add(id);
+  if (ackScheduled) return;
+  ackScheduled = true;
+  setImmediate(() => {
+    ackScheduled = false;
+    for (const m of unacked) {
+      const e = entries.get(m);
+      if (e) post({ t: 'parsed', id: m, cursor: e.parsed });
+    }
+    unacked.clear();
+  });
+}
+
+/** Runs `run` on the screen as it is right after the output received so far is parsed. */
+function whenCaughtUp(e: Entry, run: () => void): void {
+  if (e.parsed >= e.received) run();
+  else e.due.push({ cursor: e.received, run });
+}
+
+/** Gives xterm output from the backlog while it has less than FEED_BYTES to parse. */
+function feed(id: number, e: Entry): void {
+  while (e.backlog.length > 0 && e.mirror.pendingBytes < FEED_BYTES) {
+    const { chunks, cursor } = e.backlog.shift()!;
+    const last = chunks.length - 1;
+    for (let i = 0; i < last; i++) e.mirror.write(chunks[i]);
+    e.mirror.write(chunks[last], () => {
+      e.parsed = cursor;
+      runDue(e);
+      ack(id);
+      feed(id, e);
+    });
+  }
+}
+
+function runDue(e: Entry): void {
+  while (e.due.length > 0 && e.due[0].cursor <= e.parsed) e.due.shift()!.run();
+}
+
+function answer(req: number, e: Entry, compute: () => unknown): void {
+  try {
+    post({ t: 'reply', req, ok: true, value: compute(), cursor: e.parsed });
+  } catch (err) {
+    post({ t: 'reply', req, ok: false, error: (err as Error).message });
+  }
+}
+
+function handle(msg: ToMirrorThread): void {
+  if (msg.t === 'stats') return void post({ t: 'reply', req: msg.req, ok: true, value: stats(), cursor: 0 });
+  if (msg.t === 'open') {
+    entries.get(msg.id)?.mirror.dispose();
+    entries.set(msg.id, { mirror: new Mirror(msg.cols, msg.rows, msg.scrollback), received: msg.cursor, parsed: msg.cursor, due: [], backlog: [] });
+    return;
+  }
+  const e = entries.get(msg.id);
+  if (!e) {
+    if (msg.t === 'query') post({ t: 'reply', req: msg.req, ok: false, error: 'The session has closed' });
+    return;
+  }
+  switch (msg.t) {
+    case 'write':
+      e.received = msg.cursor;
+      e.backlog.push({ chunks: msg.chunks, cursor: msg.cursor });
+      return feed(msg.id, e);
+    case 'resize':
+      return whenCaughtUp(e, () => e.mirror.resize(msg.cols, msg.rows));
+    case 'query': {
+      const fn = MIRROR_QUERIES[msg.op] as ((m: Mirror, ...a: unknown[]) => unknown) | undefined;
+      if (!fn) return void post({ t: 'reply', req: msg.req, ok: false, error: `Unknown mirror query ${String(msg.op)}` });
+      return whenCaughtUp(e, () => answer(msg.req, e, () => fn(e.mirror, ...msg.args)));
+    }
+    case 'close':
+      entries.delete(msg.id);
+      e.mirror.dispose();
+      // Queries still waiting for output that will now never be parsed: answer them anyway.
+      for (const d of e.due.splice(0)) {
+        try {
+          d.run();
+        } catch {
+          // a resize of a closed mirror: nothing to do
+        }
+      }
+      return;
+  }
+}
+
+function stats(): MirrorThreadStats {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) for (let i = 0; i < 3; i++) gc();
+  // This isolate's own figures (process.memoryUsage() mixes in the whole process).
+  const h = v8.getHeapStatistics() as v8.HeapInfo & { external_memory?: number };
+  return { heapUsed: h.used_heap_size, external: h.external_memory ?? 0, mirrors: entries.size };
+}
+
+port.on('message', (msg: ToMirrorThread) => {
+  try {
+    handle(msg);
+  } catch (err) {
+    // One bad message must not take every session's screen down with it.
+    if (msg.t === 'query') post({ t: 'reply', req: msg.req, ok: false, error: (err as Error).message });
+  }
+});

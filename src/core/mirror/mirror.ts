@@ -1,0 +1,278 @@
+import { Terminal, type IBufferNamespace, type IMarker } from '@xterm/headless';
+import { SerializeAddon } from '@xterm/addon-serialize';
+import { Disposable, toDisposable } from '../base/lifecycle';
+import { rowText } from './row-text';
+import { ScrollbackStore } from './scrollback-store';
+import { Unicode11Addon } from '@xterm/addon-unicode11';
+import { DEFAULT_SCROLLBACK_LINES, type ScreenSize, type ScreenSnapshot } from './screen';
+
+/** Tuning of the headless mirror. Each number is a trade-off measured on real sessions. */
+const enum MirrorTuning {
+  /**
+   * Rows the xterm buffer itself keeps above the screen; older rows move to the compact store.
+   * An xterm row costs ~1.9 KB (cells) against ~10-90 bytes as text: 64 rather than 256 saves
+   * 150-350 KB per session (bench/README.md). Only these rows re-wrap on a resize.
+   */
+  XtermScrollback = 64,
+  /** Rows moved to the compact store at a time; half the xterm scrollback so no row is trimmed unread. */
+  HarvestBatch = 32,
+}
+
+export type { CursorPos, ScreenSize, ScreenSnapshot } from './screen';
+
+/**
+ * The headless terminal that mirrors one session's screen, plus the compact store of old rows.
+ *
+ * Rows are numbered absolutely over the session's life: row numbers only grow, so a send can
+ * remember "the output starts at row N" and still find it after thousands of rows scrolled by.
+ */
+export class Mirror extends Disposable {
+  private readonly _term: Terminal;
+  /** `_term.buffer`, fetched once: the getter checks an option through a proxy on every call. */
+  private readonly _buffers: IBufferNamespace;
+  private readonly _store: ScrollbackStore;
+  /** First xterm buffer row not yet moved into the store (normal buffer). */
+  private _boundary: IMarker | undefined;
+  private _pendingBytes = 0;
+  /** Scroll events since the last look at how many rows wait to be harvested. */
+  private _scrolledSinceCheck = 0;
+  private readonly _parsedWaiters: Array<() => void> = [];
+
+
+  constructor(
+    cols: number,
+    rows: number,
+    private readonly _scrollbackLines = DEFAULT_SCROLLBACK_LINES,
+  ) {
+    super();
+    // allowProposedApi: @xterm/headless 6 refuses buffer reads without it.
+    this._term = new Terminal({ cols, rows, scrollback: MirrorTuning.XtermScrollback, allowProposedApi: true });
+    this._register(toDisposable(() => this._term.dispose()));
+    this._buffers = this._term.buffer;
+    // Character widths as the user's terminal has them: VS Code's (Unicode 11 tables), tmux's and
+    // glibc's all give emoji two cells; xterm's built-in Unicode 6 gives them one, which shifts
+    // every later cell of the row and breaks line wrapping against what the shell expects.
+    this._term.loadAddon(new Unicode11Addon());
+    this._term.unicode.activeVersion = '11';
+    this._store = new ScrollbackStore(_scrollbackLines);
+    this._resetBoundary();
+    // Every row that scrolls into xterm's scrollback fires this; a flood of output scrolls hundreds
+    // of thousands of rows, so the listener only counts, and looks at the buffer once per batch.
+    this._register(
+      this._term.onScroll(() => {
+        if (++this._scrolledSinceCheck < MirrorTuning.HarvestBatch) return;
+        this._scrolledSinceCheck = 0;
+        this._maybeHarvest(MirrorTuning.HarvestBatch);
+      }),
+    );
+    // ED 3 and RIS empty xterm's scrollback; the store must follow. The marker alone cannot tell:
+    // it survives ED 3 when no row waits above the screen, and RIS does not dispose it at all.
+    // Both handlers run before xterm's own (returning false passes the sequence on).
+    this._register(
+      this._term.parser.registerCsiHandler({ final: 'J' }, (params) => {
+        if (params[0] === 3 && this._buffers.active.type === 'normal') this._dropScrollback(false);
+        return false;
+      }),
+    );
+    this._register(
+      this._term.parser.registerEscHandler({ final: 'c' }, () => {
+        this._dropScrollback(true);
+        return false;
+      }),
+    );
+  }
+
+  get size(): ScreenSize {
+    return { cols: this._term.cols, rows: this._term.rows };
+  }
+
+  /** Bytes handed to the parser and not yet parsed (flow control watches this). */
+  get pendingBytes(): number {
+    return this._pendingBytes;
+  }
+
+  /**
+   * Queues output for parsing. `onParsed` runs right after this chunk is parsed, before the next
+   * one: the screen is then exactly "everything up to this chunk".
+   */
+  write(data: Uint8Array, onParsed?: () => void): void {
+    if (this.isDisposed) return;
+    this._pendingBytes += data.length;
+    this._term.write(data, () => {
+      this._pendingBytes -= data.length;
+      onParsed?.();
+      if (this._pendingBytes === 0) this._releaseWaiters();
+    });
+  }
+
+  /** Resolves once everything written so far has been parsed. */
+  whenParsed(): Promise<void> {
+    if (this._pendingBytes === 0 || this.isDisposed) return Promise.resolve();
+    return new Promise((resolve) => this._parsedWaiters.push(resolve));
+  }
+
+  resize(cols: number, rows: number): void {
+    // Move every scrolled-off row out first: reflow may trim xterm's short scrollback.
+    this._maybeHarvest(1);
+    this._term.resize(cols, rows);
+    if (!this._boundary || this._boundary.isDisposed) this._resetBoundary();
+  }
+
+  /**
+   * Text that redraws this terminal in a fresh one of the same size: up to `scrollbackRows` rows of
+   * scrollback (those already in the compact store as plain text), then the recent rows and the
+   * screen with colours, modes, the alternate screen and the cursor. Unlike a replay of raw
+   * output it is complete however much output went by, and holds no queries a terminal would answer.
+   */
+  serialize(scrollbackRows: number): string {
+    const unharvested = Math.max(0, this._buffers.normal.baseY - this._boundaryLine());
+    const fromXterm = Math.min(unharvested, scrollbackRows);
+    const retainedInStore = Math.max(0, this._screenTopAbsolute() - unharvested - this.firstRetainedRow);
+    const fromStore = Math.min(retainedInStore, this._store.length, scrollbackRows - fromXterm);
+    let out = '';
+    for (let i = this._store.length - fromStore; i < this._store.length; i++) out += this._store.get(i) + '\r\n';
+    // Loaded only for the call: an idle session pays nothing for it.
+    const serializer = new SerializeAddon();
+    this._term.loadAddon(serializer);
+    try {
+      return out + serializer.serialize({ scrollback: fromXterm });
+    } finally {
+      serializer.dispose();
+    }
+  }
+
+  /** The visible screen now (call whenParsed() first for an up-to-date view). */
+  screen(): ScreenSnapshot {
+    const buf = this._buffers.active;
+    const rows: string[] = [];
+    for (let y = 0; y < this._term.rows; y++) rows.push(rowText(buf, buf.baseY + y));
+    return {
+      rows,
+      cursor: { row: buf.cursorY + 1, col: buf.cursorX + 1 },
+      size: this.size,
+      alternate: buf.type === 'alternate',
+    };
+  }
+
+  /**
+   * Absolute number of the first retained row; the retained rows are the scrollback followed by
+   * the screen rows down to the lower of the cursor row and the last non-empty row (CONTRACT §8).
+   */
+  get firstRetainedRow(): number {
+    return Math.max(this._store.firstAbsolute, this._screenTopAbsolute() - this._scrollbackLines);
+  }
+
+  /** Absolute number of the row the cursor is on. */
+  get cursorRow(): number {
+    const buf = this._buffers.active;
+    return this._screenTopAbsolute() + buf.cursorY;
+  }
+
+  /** Absolute number just past the last retained row. */
+  get endRow(): number {
+    const buf = this._buffers.active;
+    let last = buf.cursorY;
+    for (let y = this._term.rows - 1; y > last; y--) {
+      if (rowText(buf, buf.baseY + y) !== '') {
+        last = y;
+        break;
+      }
+    }
+    return this._screenTopAbsolute() + last + 1;
+  }
+
+  /** Rows [from, to) in absolute numbering, clamped to what is retained. */
+  rowsBetween(from: number, to: number): string[] {
+    const out: string[] = [];
+    const start = Math.max(from, this.firstRetainedRow);
+    const end = Math.min(to, this.endRow);
+    const storeEnd = this._store.firstAbsolute + this._store.length;
+    const normal = this._buffers.normal;
+    const boundary = this._boundaryLine();
+    const screenTop = this._screenTopAbsolute();
+    const active = this._buffers.active;
+    for (let r = start; r < end; r++) {
+      if (r < storeEnd) out.push(this._store.get(r - this._store.firstAbsolute));
+      else if (r < screenTop) out.push(rowText(normal, boundary + (r - storeEnd)));
+      else out.push(rowText(active, active.baseY + (r - screenTop)));
+    }
+    return out;
+  }
+
+  /** Absolute row number of the top screen row. */
+  private _screenTopAbsolute(): number {
+    const normal = this._buffers.normal;
+    return this._store.firstAbsolute + this._store.length + (normal.baseY - this._boundaryLine());
+  }
+
+  private _boundaryLine(): number {
+    const b = this._boundary;
+    return b && !b.isDisposed && b.line >= 0 ? b.line : 0;
+  }
+
+  /** Moves scrolled-off rows into the compact store once at least `min` of them wait. */
+  private _maybeHarvest(min: number): void {
+    // This runs for every row that scrolls: the cheap test first.
+    const b = this._boundary;
+    if (b && !b.isDisposed && this._buffers.normal.baseY - b.line < min) return;
+    if (this._buffers.active.type !== 'normal') return; // the normal buffer does not scroll meanwhile
+    if (!this._boundary || this._boundary.isDisposed) {
+      this._resetBoundary();
+      return;
+    }
+    const buf = this._buffers.normal;
+    const from = this._boundary.line;
+    const to = buf.baseY;
+    if (to - from < min) return;
+    for (let i = from; i < to; i++) this._store.push(rowText(buf, i));
+    this._placeBoundary(to);
+  }
+
+  /** Points the boundary marker at xterm buffer row `line` (normal buffer must be active). */
+  private _placeBoundary(line: number): void {
+    const buf = this._buffers.normal;
+    const marker = this._term.registerMarker(line - (buf.baseY + buf.cursorY));
+    const old = this._boundary;
+    this._boundary = marker;
+    old?.dispose();
+    if (marker) {
+      // A marker only dies before we move it when the program cleared the scrollback (ED 3, RIS):
+      // honour that in the compact store too, as a terminal would.
+      marker.onDispose(() => {
+        if (this._boundary === marker) {
+          this._boundary = undefined;
+          this._store.clear();
+        }
+      });
+    }
+  }
+
+  /**
+   * The program is about to clear the scrollback (ED 3) or reset the terminal (RIS, which also
+   * wipes the screen): drop the store and count every vanishing row, so row numbers only grow.
+   */
+  private _dropScrollback(reset: boolean): void {
+    const pending = Math.max(0, this._buffers.normal.baseY - this._boundaryLine());
+    this._store.clear(pending + (reset ? this._term.rows : 0));
+    if (reset) {
+      // The reset replaces xterm's buffers; the old marker would point into the discarded one.
+      const old = this._boundary;
+      this._boundary = undefined;
+      old?.dispose();
+    }
+  }
+
+  private _resetBoundary(): void {
+    if (this._buffers.active.type !== 'normal') return;
+    this._placeBoundary(0);
+  }
+
+  private _releaseWaiters(): void {
+    for (const w of this._parsedWaiters.splice(0)) w();
+  }
+
+  override dispose(): void {
+    super.dispose();
+    this._releaseWaiters();
+  }
+}

@@ -1,0 +1,244 @@
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { RpcError, ErrorCode, invalidParams, unknownSession } from '../base/errors';
+import { Disposable, Emitter } from '../base/lifecycle';
+import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from './session';
+
+/** How long an exited session stays listed and readable when nobody closes it (CONTRACT §8). */
+export const EXITED_SESSION_TTL_MS = 5 * 60 * 1000;
+/** Terminal sizes beyond these are a client's mistake, not a screen. */
+export const MAX_COLS = 1000;
+export const MAX_ROWS = 500;
+
+export interface CreateSessionParams {
+  command?: string;
+  args?: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  cols?: number;
+  rows?: number;
+  name?: string;
+  origin?: Origin;
+  workspace?: string | null;
+  leaseSeconds?: number;
+}
+
+export interface RegistryOptions {
+  scrollbackLines?: number;
+  ringBytes?: number;
+  /** Default working directory for new sessions. */
+  defaultCwd?: string;
+  /** How long an exited session is kept. */
+  exitedTtlMs?: number;
+}
+
+/** The user's shell: $SHELL, else /bin/sh. */
+export function defaultShell(): string {
+  return process.env.SHELL || '/bin/sh';
+}
+
+/**
+ * Every session of one host, by id. Resolves selectors (id, exact name, unique id prefix) and
+ * removes exited sessions after a while, so a crashed program's last screen stays readable.
+ */
+export class SessionRegistry extends Disposable {
+  private readonly _sessions = new Map<string, Session>();
+  /** Removed sessions whose end has not reached everyone yet (see `remove`). */
+  private readonly _leaving = new Set<Session>();
+  private readonly _expiry = new Map<string, NodeJS.Timeout>();
+  private _counter = 0;
+
+  private readonly _onDidAdd = this._register(new Emitter<Session>());
+  readonly onDidAdd = this._onDidAdd.event;
+  private readonly _onDidRemove = this._register(new Emitter<Session>());
+  readonly onDidRemove = this._onDidRemove.event;
+  private readonly _onDidChange = this._register(new Emitter<Session>());
+  /** A session's name, size or running state changed. */
+  readonly onDidChange = this._onDidChange.event;
+
+  constructor(private readonly _options: RegistryOptions = {}) {
+    super();
+  }
+
+  get size(): number {
+    return this._sessions.size;
+  }
+
+  list(): Session[] {
+    return [...this._sessions.values()];
+  }
+
+  get(id: string): Session | undefined {
+    return this._sessions.get(id);
+  }
+
+  /** Finds a session by id, exact name, or unique id prefix; -32001 otherwise. */
+  resolve(selector: string): Session {
+    const byId = this._sessions.get(selector);
+    if (byId) return byId;
+    const byName = this.list().filter((s) => s.name === selector);
+    if (byName.length === 1) return byName[0];
+    const byPrefix = selector.length > 0 ? this.list().filter((s) => s.id.startsWith(selector)) : [];
+    if (byPrefix.length === 1) return byPrefix[0];
+    if (byName.length > 1 || byPrefix.length > 1) {
+      throw new RpcError(ErrorCode.UnknownSession, `Session selector is ambiguous: ${selector}`, { session: selector });
+    }
+    throw unknownSession(selector);
+  }
+
+  create(params: CreateSessionParams = {}): Session {
+    const command = params.command || defaultShell();
+    const cols = params.cols ?? DEFAULT_COLS;
+    const rows = params.rows ?? DEFAULT_ROWS;
+    if (!Number.isInteger(cols) || cols < 2 || cols > MAX_COLS) throw invalidParams(`cols must be an integer from 2 to ${MAX_COLS}`);
+    if (!Number.isInteger(rows) || rows < 1 || rows > MAX_ROWS) throw invalidParams(`rows must be an integer from 1 to ${MAX_ROWS}`);
+    const cwd = params.cwd || this._options.defaultCwd || os.homedir();
+    // node-pty reports a missing program or folder only as an exit code 1 after the fact: check first.
+    if (!isDirectory(cwd)) throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}": no such directory: ${cwd}`, { cwd });
+    if (!findExecutable(command, params.env?.PATH ?? process.env.PATH ?? '', cwd)) {
+      throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}": command not found or not executable`, { command });
+    }
+    const id = this._newId();
+    const name = params.name || this._defaultName(command);
+    if (params.name && this.list().some((s) => s.name === params.name)) {
+      throw invalidParams(`A session named "${params.name}" already exists`);
+    }
+    let session: Session;
+    try {
+      session = new Session({
+        id,
+        name,
+        command,
+        args: params.args ?? [],
+        cwd,
+        env: params.env,
+        cols,
+        rows,
+        origin: params.origin ?? 'script',
+        workspace: params.workspace ?? null,
+        scrollbackLines: this._options.scrollbackLines,
+        ringBytes: this._options.ringBytes,
+        leaseSeconds: params.leaseSeconds,
+      });
+    } catch (e) {
+      // node-pty reports a bad command or cwd by throwing: that is the caller's input, not our crash.
+      throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}": ${(e as Error).message}`);
+    }
+    this._sessions.set(id, session);
+    let leaseTimer: NodeJS.Timeout | undefined;
+    const checkLease = () => {
+      // No client for leaseSeconds: the editor that owned it is gone for good.
+      if (session.clients > 0 || session.leaseSeconds === undefined || !session.running) {
+        clearTimeout(leaseTimer);
+        leaseTimer = undefined;
+      } else if (!leaseTimer) {
+        leaseTimer = setTimeout(() => this.remove(id), session.leaseSeconds * 1000);
+        leaseTimer.unref?.();
+      }
+    };
+    session.onDidChange(() => {
+      checkLease();
+      this._onDidChange.fire(session);
+    });
+    checkLease();
+    session.onExit(() => {
+      const t = setTimeout(() => this.remove(id), this._options.exitedTtlMs ?? EXITED_SESSION_TTL_MS);
+      t.unref?.();
+      this._expiry.set(id, t);
+    });
+    this._onDidAdd.fire(session);
+    return session;
+  }
+
+  /**
+   * Ends a session (if running) and forgets it. It leaves the list at once; a running program is
+   * hung up, and the session is let go once its end has reached everyone: subscribers get
+   * `pty/exit`, streams their exit message, and calls in progress (a `pty/wait`, a `pty/send`)
+   * answer `session_exit`. A program that will not die is let go after the kill's grace.
+   */
+  remove(id: string): void {
+    const session = this._sessions.get(id);
+    if (!session) return;
+    this._sessions.delete(id);
+    clearTimeout(this._expiry.get(id));
+    this._expiry.delete(id);
+    this._leaving.add(session);
+    session.kill();
+    const letGo = () => {
+      if (session.running || session.callsInProgress > 0) return;
+      clearTimeout(bound);
+      this._forget(session);
+    };
+    const bound = setTimeout(() => this._forget(session), SessionTuning.KillGraceMs + 3000);
+    bound.unref?.();
+    // After the event has reached every listener, and after the last call's answer is written.
+    session.onExit(() => setImmediate(letGo));
+    session.onCallsDone(() => setImmediate(letGo));
+    letGo();
+  }
+
+  private _forget(session: Session): void {
+    this._leaving.delete(session);
+    if (session.isDisposed) return;
+    session.dispose();
+    this._onDidRemove.fire(session);
+  }
+
+  /** The host is ending: sessions go at once (their processes are hung up and then killed). */
+  override dispose(): void {
+    const sessions = [...this._sessions.values(), ...this._leaving];
+    this._sessions.clear();
+    for (const t of this._expiry.values()) clearTimeout(t);
+    this._expiry.clear();
+    for (const s of sessions) this._forget(s);
+    super.dispose();
+  }
+
+  private _newId(): string {
+    // 6 base-36 characters: short enough for socket paths, 2 billion values against collisions.
+    for (;;) {
+      const id = crypto.randomBytes(5).readUInt32BE(0).toString(36).padStart(6, '0').slice(-6);
+      if (!this._sessions.has(id) && /^[a-z]/.test(id)) return id;
+    }
+  }
+
+  private _defaultName(command: string): string {
+    const base = path.basename(command) || 'session';
+    for (;;) {
+      const name = `${base}-${++this._counter}`;
+      if (!this.list().some((s) => s.name === name)) return name;
+    }
+  }
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves a command as execvp would: a path as is (relative to cwd), a bare name through PATH. */
+function findExecutable(command: string, pathVar: string, cwd: string): string | undefined {
+  const isExec = (p: string) => {
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return fs.statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes('/')) {
+    const full = path.resolve(cwd, command);
+    return isExec(full) ? full : undefined;
+  }
+  for (const dir of pathVar.split(path.delimiter)) {
+    if (!dir) continue;
+    const full = path.join(dir, command);
+    if (isExec(full)) return full;
+  }
+  return undefined;
+}

@@ -1,0 +1,115 @@
+import { leadingContinuationBytes, utf8CutPoint } from '../base/utf8';
+
+/** Default retained raw output per session (CONTRACT §8: 1 MiB). */
+export const DEFAULT_RING_BYTES = 1024 * 1024;
+
+/** What a read from the ring returns. */
+export interface RingRead {
+  /** The bytes read, decoded (never a split character). */
+  text: string;
+  /** Absolute byte offset just after the bytes read. */
+  cursor: number;
+  /** Bytes between the requested `since` and the oldest retained byte, lost to the ring's bound. */
+  dropped: number;
+}
+
+/**
+ * A bounded byte buffer addressed by absolute offsets ("cursors") that only grow.
+ * The storage grows on demand up to `capacity`, so idle sessions stay small.
+ */
+export class RingBuffer {
+  private _buf: Buffer;
+  private _start = 0; // physical index of the oldest byte
+  private _length = 0; // bytes retained
+  private _end = 0; // absolute offset after the newest byte
+
+  constructor(readonly capacity = DEFAULT_RING_BYTES) {
+    // Start small: most sessions never fill a megabyte.
+    this._buf = Buffer.alloc(Math.min(capacity, 64 * 1024));
+  }
+
+  /** Absolute offset just after the newest byte. */
+  get end(): number {
+    return this._end;
+  }
+
+  /** Absolute offset of the oldest retained byte. */
+  get start(): number {
+    return this._end - this._length;
+  }
+
+  append(chunk: Uint8Array): void {
+    if (chunk.length === 0) return;
+    this._end += chunk.length;
+    if (chunk.length >= this.capacity) {
+      this._grow(this.capacity);
+      this._buf.set(chunk.subarray(chunk.length - this.capacity), 0);
+      this._start = 0;
+      this._length = this.capacity;
+      return;
+    }
+    if (this._length + chunk.length > this._buf.length && this._buf.length < this.capacity) {
+      this._grow(Math.min(this.capacity, Math.max(this._buf.length * 2, this._length + chunk.length)));
+    }
+    const size = this._buf.length;
+    let write = (this._start + this._length) % size;
+    let rest = chunk;
+    while (rest.length > 0) {
+      const n = Math.min(rest.length, size - write);
+      this._buf.set(rest.subarray(0, n), write);
+      rest = rest.subarray(n);
+      write = (write + n) % size;
+    }
+    const overflow = this._length + chunk.length - size;
+    if (overflow > 0) {
+      this._start = (this._start + overflow) % size;
+      this._length = size;
+    } else {
+      this._length += chunk.length;
+    }
+  }
+
+  /** Reads from absolute offset `since` (clamped to what is retained), at most `maxBytes`, never splitting a UTF-8 character. */
+  read(since: number, maxBytes = Infinity): RingRead {
+    const from = Math.max(since, this.start);
+    const dropped = Math.max(0, this.start - since);
+    // A cursor from the future (a stale or made-up one) is answered with the real end, so polling resumes correctly.
+    if (from >= this._end) return { text: '', cursor: this._end, dropped };
+    // Only what can be returned, plus a character's worth to find a boundary: a subscriber 1 MiB
+    // behind used to copy the whole ring for every 64 KiB notification.
+    let bytes = this._bytesAt(from - this.start, Math.min(this._end - from, maxBytes + 4));
+    let skip = 0;
+    if (dropped > 0) skip = leadingContinuationBytes(bytes); // the ring cut a character in half
+    if (skip) bytes = bytes.subarray(skip);
+    bytes = bytes.subarray(0, utf8CutPoint(bytes, maxBytes));
+    return { text: bytes.toString('utf8'), cursor: from + skip + bytes.length, dropped: dropped + skip };
+  }
+
+  /**
+   * Retained bytes from `offset`: a view of the storage when they do not wrap (decoded at once,
+   * before the next append), else a copy. Fresh memory costs page faults, so most reads make none.
+   */
+  private _bytesAt(offset: number, length: number): Buffer {
+    const size = this._buf.length;
+    const p = (this._start + offset) % size;
+    return p + length <= size ? this._buf.subarray(p, p + length) : this._copy(offset, length);
+  }
+
+  private _copy(offset: number, length: number): Buffer {
+    const out = Buffer.allocUnsafe(length);
+    const size = this._buf.length;
+    const p = (this._start + offset) % size;
+    const first = Math.min(length, size - p);
+    this._buf.copy(out, 0, p, p + first);
+    if (first < length) this._buf.copy(out, first, 0, length - first);
+    return out;
+  }
+
+  private _grow(newSize: number): void {
+    if (newSize <= this._buf.length) return;
+    const data = this._copy(0, this._length);
+    this._buf = Buffer.alloc(newSize);
+    data.copy(this._buf, 0);
+    this._start = 0;
+  }
+}

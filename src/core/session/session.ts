@@ -1,0 +1,401 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import type * as tty from 'node:tty';
+import type { IPty } from 'node-pty';
+import { Disposable, Emitter, toDisposable, type IDisposable } from '../base/lifecycle';
+import { DEFAULT_SCROLLBACK_LINES } from '../mirror/screen';
+import { loadNodePty } from './pty-loader';
+import { MirrorProxy } from '../mirror/mirror-proxy';
+import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
+import { completeUtf8Length } from '../base/utf8';
+import { restoreUserTunables } from './malloc-env';
+
+/** Timing and size constants of a session; each says why it is what it is. */
+export const enum SessionTuning {
+  /**
+   * Pause the PTY when this many bytes wait for the mirror thread's parser. Large, so that a burst
+   * of output (a build log, a `cat` of 50 MB) flows at the PTY's speed and the parser catches up
+   * after (MirrorProxy); the bytes wait as raw output, fed to xterm a MiB at a time.
+   */
+  ParserHighWater = 64 * 1024 * 1024,
+  /** Resume the PTY once the parser is this close to caught up. */
+  ParserLowWater = 4 * 1024 * 1024,
+  /** Also pause, past the low-water mark, while this many bytes wait for the parser over all sessions. */
+  ParserHighWaterAllSessions = 128 * 1024 * 1024,
+  /** After the process exits, output still in the kernel is read until this much silence… */
+  ExitDrainQuietMs = 100,
+  /** …or at most this long (a background job may hold the terminal open for ever). */
+  ExitDrainMaxMs = 3000,
+  /** Most bytes read synchronously from the PTY after libuv ended the stream early (the kernel holds ~14 KB). */
+  EofDrainMaxBytes = 16 * 1024 * 1024,
+  /** After SIGHUP on kill, a process group that ignores it gets SIGKILL after this grace. */
+  KillGraceMs = 2000,
+}
+
+export type Origin = 'user' | 'agent' | 'script';
+
+export interface SessionOptions {
+  id: string;
+  name: string;
+  command: string;
+  args: string[];
+  cwd: string;
+  env?: Record<string, string>;
+  cols: number;
+  rows: number;
+  origin: Origin;
+  workspace?: string | null;
+  scrollbackLines?: number;
+  ringBytes?: number;
+  /** See Session.leaseSeconds. */
+  leaseSeconds?: number;
+}
+
+/** How the top-level process ended. */
+export interface ExitInfo {
+  exitCode: number;
+  signal: string | null;
+}
+
+/** A send's view of the session status (seeds/persistent-pty-sessions.md). */
+export type SessionStatus = { kind: 'running' } | { kind: 'exited'; exitCode: number | null; signal: string | null };
+
+/** One chunk of raw output and the byte cursor just after it. */
+export interface OutputChunk {
+  /** Valid while the event fires only: the bytes then move to the mirror thread (copy them to keep them). */
+  data: Buffer;
+  cursor: number;
+}
+
+/** Default terminal size when a client gives none (socket-pty's defaults). */
+export const DEFAULT_COLS = 100;
+export const DEFAULT_ROWS = 30;
+
+/**
+ * One program in a real PTY, mirrored into a headless terminal, with its raw output in a ring.
+ *
+ * Raw bytes reach the ring and the subscribers as soon as node-pty delivers them; the mirror
+ * parses behind, and the PTY is paused only when the parser falls too far behind.
+ */
+export class Session extends Disposable {
+  readonly id: string;
+  readonly createdAt = new Date();
+  readonly mirror: MirrorProxy;
+  readonly ring: RingBuffer;
+  private readonly _pty: IPty;
+  private _name: string;
+  private _exit: ExitInfo | undefined;
+  private _pausedForParser = false;
+  private _draining = false;
+  private _utf8Tail: Buffer | undefined;
+  private _lastOutputAt = Date.now();
+  private _exitedPromise: Promise<ExitInfo>;
+  private _resolveExited!: (e: ExitInfo) => void;
+  private _killTimer: NodeJS.Timeout | undefined;
+  /** True while a `pty/send` runs (one at a time per session). */
+  sendInProgress = false;
+  private _clients = 0;
+  private _calls = 0;
+
+  private readonly _onOutput = this._register(new Emitter<OutputChunk>());
+  /** Raw output, in order, as soon as it is read from the PTY. */
+  readonly onOutput = this._onOutput.event;
+  private readonly _onExit = this._register(new Emitter<ExitInfo>());
+  /** The process ended and all of its output has been read. */
+  readonly onExit = this._onExit.event;
+  private readonly _onCallsDone = this._register(new Emitter<void>());
+  /** The last call in progress on the session finished (see `beginCall`). */
+  readonly onCallsDone = this._onCallsDone.event;
+  private readonly _onDidChange = this._register(new Emitter<void>());
+  /** Name, size or state changed (discovery records are rewritten). */
+  readonly onDidChange = this._onDidChange.event;
+
+  constructor(readonly options: SessionOptions) {
+    super();
+    this.id = options.id;
+    this._name = options.name;
+    this.ring = new RingBuffer(options.ringBytes ?? DEFAULT_RING_BYTES);
+    this.mirror = this._register(new MirrorProxy(options.cols, options.rows, options.scrollbackLines ?? DEFAULT_SCROLLBACK_LINES));
+    this._exitedPromise = new Promise((r) => (this._resolveExited = r));
+    const pty = loadNodePty();
+    this.leaseSeconds = options.leaseSeconds;
+    this._pty = pty.spawn(options.command, options.args, {
+      name: 'xterm-256color',
+      cols: options.cols,
+      rows: options.rows,
+      cwd: options.cwd,
+      env: buildEnv(options.env),
+      encoding: null, // raw bytes: cursors count bytes, and split characters are reassembled here
+    });
+    this._guardExitDrain();
+    this._guardEofDrain();
+    this._register(toDisposable(() => clearTimeout(this._killTimer)));
+    this._pty.onData((d) => this._handleData(d as unknown as Buffer));
+    this._pty.onExit(({ exitCode, signal }) => this._handleExit(exitCode, signal));
+    this._register(this.mirror.onParsed(() => this._maybeResume()));
+  }
+
+  get name(): string {
+    return this._name;
+  }
+  set name(v: string) {
+    this._name = v;
+    this._onDidChange.fire();
+  }
+  get pid(): number {
+    return this._pty.pid;
+  }
+  get running(): boolean {
+    return this._exit === undefined;
+  }
+  get exitInfo(): ExitInfo | undefined {
+    return this._exit;
+  }
+  get exitCode(): number | null {
+    return this._exit ? this._exit.exitCode : null;
+  }
+  get cols(): number {
+    return this.mirror.size.cols;
+  }
+  get rows(): number {
+    return this.mirror.size.rows;
+  }
+  /** Byte cursor just after the newest output. */
+  get cursor(): number {
+    return this.ring.end;
+  }
+  /** When output last arrived (ms since epoch), for idle detection. */
+  get lastOutputAt(): number {
+    return this._lastOutputAt;
+  }
+  get status(): SessionStatus {
+    return this._exit ? { kind: 'exited', exitCode: this._exit.exitCode, signal: this._exit.signal } : { kind: 'running' };
+  }
+  /** Resolves when the process has ended and its output is drained. */
+  get exited(): Promise<ExitInfo> {
+    return this._exitedPromise;
+  }
+
+  /**
+   * Seconds the session may stay with no client before it ends (an editor window that closed
+   * for good); undefined keeps it running regardless ("Keep running", a detach as in tmux).
+   */
+  leaseSeconds: number | undefined;
+
+  /** Connected clients (socket connections, subscribers, streams, editor terminals). */
+  get clients(): number {
+    return this._clients;
+  }
+
+  /** Counts a client in until the returned handle is disposed. */
+  addClient(): IDisposable {
+    this._clients++;
+    this._onDidChange.fire();
+    return toDisposable(() => {
+      this._clients--;
+      if (!this.isDisposed) this._onDidChange.fire();
+    });
+  }
+
+  /** Calls in progress on the session: a removed session is let go only once they have answered. */
+  get callsInProgress(): number {
+    return this._calls;
+  }
+
+  /** Marks a call in progress until the returned handle is disposed. */
+  beginCall(): IDisposable {
+    this._calls++;
+    return toDisposable(() => {
+      if (--this._calls === 0 && !this.isDisposed) this._onCallsDone.fire();
+    });
+  }
+
+  /** Writes text (UTF-8) to the program; returns the bytes written. */
+  write(data: string): number {
+    if (!this.running || data.length === 0) return 0;
+    this._pty.write(data);
+    return Buffer.byteLength(data, 'utf8');
+  }
+
+  resize(cols: number, rows: number): void {
+    if (cols === this.cols && rows === this.rows) return;
+    this.mirror.resize(cols, rows);
+    if (this.running) this._pty.resize(cols, rows);
+    this._onDidChange.fire();
+  }
+
+  /** Ends the program: SIGHUP (as a closing terminal does), then SIGKILL to its group if it lingers. */
+  kill(): void {
+    if (!this.running) return;
+    try {
+      this._pty.kill('SIGHUP');
+    } catch {
+      // already gone
+    }
+    this._killTimer = setTimeout(() => {
+      if (!this.running) return;
+      try {
+        process.kill(-this.pid, 'SIGKILL');
+      } catch {
+        try {
+          process.kill(this.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }, SessionTuning.KillGraceMs);
+    this._killTimer.unref?.();
+  }
+
+  private _handleData(chunk: Buffer): void {
+    let data = chunk;
+    if (this._utf8Tail) {
+      data = Buffer.concat([this._utf8Tail, chunk]);
+      this._utf8Tail = undefined;
+    }
+    const complete = completeUtf8Length(data);
+    if (complete < data.length) {
+      this._utf8Tail = Buffer.from(data.subarray(complete));
+      data = data.subarray(0, complete);
+    }
+    if (data.length === 0) return;
+    this._lastOutputAt = Date.now();
+    this.ring.append(data);
+    this._onOutput.fire({ data, cursor: this.ring.end });
+    this.mirror.write(data, this.ring.end);
+    if (!this._pausedForParser && !this._draining && this._parserTooFarBehind()) {
+      this._pausedForParser = true;
+      this._pty.pause();
+      this.mirror.flush(true); // held output goes to the parser now, not when the quiet timer fires
+    }
+  }
+
+  private _parserTooFarBehind(): boolean {
+    const own = this.mirror.pendingBytes;
+    if (own > SessionTuning.ParserHighWater) return true;
+    return own > SessionTuning.ParserLowWater && this.mirror.pendingBytesAllSessions > SessionTuning.ParserHighWaterAllSessions;
+  }
+
+  private _maybeResume(): void {
+    if (this._pausedForParser && this.mirror.pendingBytes < SessionTuning.ParserLowWater) {
+      this._pausedForParser = false;
+      this._pty.resume();
+    }
+  }
+
+  /**
+   * node-pty reports the exit before the last output is read and, 200 ms later, destroys its
+   * read stream, losing whatever the kernel still holds (kilobytes, when the stream was paused).
+   * We take over that destroy: resume reading, and destroy only after the output has gone quiet.
+   */
+  private _guardExitDrain(): void {
+    const socket = (this._pty as unknown as { _socket?: tty.ReadStream })._socket;
+    if (!socket || typeof socket.destroy !== 'function') return;
+    const realDestroy = socket.destroy.bind(socket);
+    let drainStarted = false;
+    socket.destroy = ((err?: Error) => {
+      if (this.isDisposed || drainStarted) return realDestroy(err);
+      drainStarted = true;
+      this._draining = true;
+      this._pausedForParser = false;
+      socket.resume();
+      const started = Date.now();
+      const check = () => {
+        const quiet = Date.now() - this._lastOutputAt >= SessionTuning.ExitDrainQuietMs;
+        if (socket.destroyed) return;
+        if (quiet || Date.now() - started >= SessionTuning.ExitDrainMaxMs) realDestroy(err);
+        else setTimeout(check, SessionTuning.ExitDrainQuietMs / 2);
+      };
+      setTimeout(check, SessionTuning.ExitDrainQuietMs);
+      return socket;
+    }) as typeof socket.destroy;
+  }
+
+  /**
+   * When the program exits, the PTY master reports POLLHUP, and libuv, seeing it after a short read
+   * (a PTY read never fills libuv's buffer), ends the stream at once although the kernel still holds
+   * output: measured on Linux, 2-14 KB of the last output of `cat` of a large file, lost in about
+   * half of the runs. At that 'end' the descriptor is still open, so read what is left
+   * synchronously (non-blocking; EIO once the kernel's buffer is empty) before it is closed.
+   */
+  private _guardEofDrain(): void {
+    const socket = (this._pty as unknown as { _socket?: tty.ReadStream })._socket;
+    const fd = (this._pty as unknown as { _fd?: number })._fd;
+    if (!socket || typeof socket.prependListener !== 'function' || typeof fd !== 'number') return;
+    socket.prependListener('end', () => {
+      if (this.isDisposed) return;
+      const buf = Buffer.allocUnsafe(64 * 1024);
+      for (let total = 0; total < SessionTuning.EofDrainMaxBytes; ) {
+        let n: number;
+        try {
+          n = fs.readSync(fd, buf, 0, buf.length, null);
+        } catch {
+          break; // EIO: nothing left; EAGAIN: nothing now
+        }
+        if (n <= 0) break;
+        total += n;
+        this._handleData(Buffer.from(buf.subarray(0, n))); // a copy: the ring, subscribers and the parser keep it
+      }
+    });
+  }
+
+  private _handleExit(exitCode: number, signal?: number): void {
+    if (this._exit) return;
+    if (this._utf8Tail) {
+      // The program ended mid-character: keep the bytes rather than lose them.
+      const tail = this._utf8Tail;
+      this._utf8Tail = undefined;
+      this.ring.append(tail);
+      this._onOutput.fire({ data: tail, cursor: this.ring.end });
+      this.mirror.write(tail, this.ring.end);
+    }
+    const signalName = signal ? (signalNames.get(signal) ?? String(signal)) : null;
+    this._exit = { exitCode: signal ? 128 + signal : exitCode, signal: signalName };
+    clearTimeout(this._killTimer);
+    this._onExit.fire(this._exit);
+    this._resolveExited(this._exit);
+    this._onDidChange.fire();
+  }
+
+  override dispose(): void {
+    if (this.isDisposed) return;
+    if (this.running) {
+      this.kill();
+      // The process is gone with the host; make sure it does not outlive us.
+      const pid = this.pid;
+      setTimeout(() => {
+        try {
+          process.kill(pid, 0);
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }, SessionTuning.KillGraceMs).unref?.();
+    }
+    super.dispose();
+    try {
+      (this._pty as unknown as { destroy?: () => void }).destroy?.();
+    } catch {
+      // already closed
+    }
+  }
+}
+
+const signalNames = new Map<number, string>(Object.entries(os.constants.signals).map(([name, num]) => [num, name]));
+
+/** Environment for a new session: the caller's, a colour-capable TERM, and a UTF-8 locale if none is set. */
+function buildEnv(extra?: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  Object.assign(env, extra ?? {});
+  env.TERM = 'xterm-256color';
+  env.COLORTERM ??= 'truecolor';
+  if (!env.LC_ALL && !env.LC_CTYPE && !env.LANG) env.LANG = 'C.UTF-8';
+  // Never leak our own host's secrets into the shell's environment.
+  delete env.SHARED_PTY_TOKEN;
+  // The editor starts the host with these; a user's shell must not inherit them (Electron apps break).
+  delete env.ELECTRON_RUN_AS_NODE;
+  delete env.SHARED_PTY_NODE_PTY_FALLBACK;
+  restoreUserTunables(env);
+  return env;
+}

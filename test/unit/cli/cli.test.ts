@@ -1,0 +1,442 @@
+// The `shared-pty` command (CONTRACT §7, §8 "CLI"), driven as a user would: child processes of the
+// built bin/shared-pty.js against a `shared-pty serve` host running real bash in a real PTY, and
+// `attach` inside a private tmux server.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { SessionInfo } from '../../../src/core/methods/types';
+import { readLiveRecords } from '../../../src/host/discovery';
+import type { RpcClient } from '../../../src/transport/rpc-client';
+import { runCli, startCli, startedPids, startServeHost, stopPid, Tmux, type CliResult, type ServeHost } from '../../helpers/cli';
+import { connect, tempRuntimeDir, until } from '../../helpers/host';
+import { bashEnv, buildCli, childrenOf, CLI, pidAlive, REPO_ROOT, sleep } from '../../helpers/protocol';
+
+/** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking. */
+const TEST_TIMEOUT = 60_000;
+
+/** Every SessionInfo field of a host without HTTP or per-session TCP (CONTRACT §2). */
+const SESSION_INFO_KEYS = ['address', 'args', 'clients', 'command', 'createdAt', 'cols', 'cwd', 'exitCode', 'id', 'name', 'origin', 'pid', 'rows', 'running', 'workspace'];
+
+const dirs: string[] = [];
+const sessionPids = new Set<number>();
+let dir: string;
+let env: NodeJS.ProcessEnv;
+/** A runtime directory no host uses. */
+let emptyEnv: NodeJS.ProcessEnv;
+let serve: ServeHost;
+let sid: string;
+let sname: string;
+let tmux: Tmux | undefined;
+
+function privateDir(): string {
+  const d = tempRuntimeDir();
+  dirs.push(d);
+  return d;
+}
+
+/** Runs the CLI against the test host. */
+function cli(...args: string[]): Promise<CliResult> {
+  return runCli(args, env);
+}
+
+/** Asserts a successful run and returns its stdout. */
+function ok(r: CliResult, what: string): string {
+  assert.equal(r.code, 0, `${what}: exit ${r.code} ${r.signal ?? ''}; stderr: ${r.stderr}; stdout: ${r.stdout}`);
+  assert.equal(r.stderr, '', `${what}: nothing on stderr`);
+  return r.stdout;
+}
+
+/** Asserts a failed run: non-zero status, nothing on stdout, exactly one line on stderr. */
+function failsWithOneLine(r: CliResult, what: string, pattern?: RegExp): string {
+  assert.notEqual(r.code, 0, `${what}: expected a failure; stdout: ${r.stdout}`);
+  assert.equal(r.signal, null, `${what}: exited by itself`);
+  assert.equal(r.stdout, '', `${what}: nothing on stdout`);
+  assert.match(r.stderr, /^[^\n]+\n$/, `${what}: one line on stderr, got ${JSON.stringify(r.stderr)}`);
+  if (pattern) assert.match(r.stderr, pattern, what);
+  return r.stderr;
+}
+
+async function listJson(e: NodeJS.ProcessEnv = env): Promise<Array<SessionInfo & { hostId?: string }>> {
+  const out = ok(await runCli(['list', '--json'], e), 'list --json');
+  return JSON.parse(out);
+}
+
+/** The shell's screen as `read` prints it. */
+async function screen(): Promise<string> {
+  return ok(await cli('read', sid), 'read');
+}
+
+/** Sends a command line through the CLI and returns the printed output. */
+async function send(text: string, ...flags: string[]): Promise<string> {
+  return ok(await cli('send', sid, text, ...flags), `send ${text}`);
+}
+
+/** Clears the shell's screen and scrollback so a test starts from a known screen. */
+async function clearScreen(): Promise<void> {
+  await send('clear');
+  await until(async () => (await screen()) === '$\n', 10_000, 'a cleared screen');
+}
+
+/** Every descendant of `pid`, from /proc. */
+function descendantsOf(pid: number): Array<{ pid: number; comm: string }> {
+  const out: Array<{ pid: number; comm: string }> = [];
+  for (const c of childrenOf(pid)) out.push(c, ...descendantsOf(c.pid));
+  return out;
+}
+
+before(async () => {
+  buildCli();
+  dir = privateDir();
+  env = bashEnv({ SHARED_PTY_DIR: dir });
+  emptyEnv = bashEnv({ SHARED_PTY_DIR: privateDir() });
+  serve = await startServeHost(['--cmd', 'bash --norc --noprofile', '--no-http'], env);
+  const s = serve.record.sessions[0];
+  sid = s.id;
+  sname = s.name;
+  sessionPids.add(s.pid);
+  // The shell's first prompt.
+  const r = await runCli(['wait', sid, '$', '--timeout', '10000'], env);
+  assert.equal(r.code, 0, r.stderr);
+});
+
+after(async () => {
+  tmux?.killServer();
+  await serve?.stop();
+  for (const pid of startedPids) await stopPid(pid);
+  await until(() => [...sessionPids].every((p) => !pidAlive(p)), 5000).catch(() => undefined);
+  for (const pid of sessionPids) if (pidAlive(pid)) await stopPid(pid, 500);
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+describe('list', () => {
+  test('a table of the running sessions, and --json with every SessionInfo field', { timeout: TEST_TIMEOUT }, async () => {
+    const table = ok(await cli('list'), 'list');
+    const lines = table.trimEnd().split('\n');
+    assert.equal(lines.length, 2, table);
+    assert.match(lines[0], /^ID\s+NAME\s+STATE\s+SIZE\s+CLIENTS\s+ORIGIN\s+COMMAND\s+ADDRESS$/);
+    assert.match(lines[1], new RegExp(`^${sid}\\s+${sname}\\s+running\\s+100x30\\s+\\d+\\s+user\\s+bash --norc --noprofile\\s+unix:/`));
+
+    const list = await listJson();
+    assert.equal(list.length, 1);
+    const s = list[0];
+    for (const k of SESSION_INFO_KEYS) assert.ok(k in s, `SessionInfo has ${k}: ${JSON.stringify(s)}`);
+    assert.equal(s.id, sid);
+    assert.equal(s.name, sname);
+    assert.equal(s.command, 'bash');
+    assert.deepEqual(s.args, ['--norc', '--noprofile']);
+    assert.equal(s.running, true);
+    assert.equal(s.exitCode, null);
+    assert.equal(s.origin, 'user');
+    assert.equal(s.cols, 100);
+    assert.equal(s.rows, 30);
+    assert.equal(typeof s.clients, 'number');
+    assert.ok(pidAlive(s.pid));
+    assert.ok(!Number.isNaN(Date.parse(s.createdAt)));
+    assert.equal(s.cwd, REPO_ROOT, 'serve starts the session in its working directory');
+    assert.match(s.address, /^unix:\//);
+    assert.ok(fs.existsSync(s.address.slice(5)), 'the session socket exists');
+    assert.ok(s.address.startsWith(`unix:${dir}/`), 'sockets live in the runtime directory');
+  });
+
+  test('no host running: list prints nothing and exits 0; --json prints []', { timeout: TEST_TIMEOUT }, async () => {
+    assert.equal(ok(await runCli(['list'], emptyEnv), 'list (no host)'), '');
+    assert.equal(ok(await runCli(['list', '--json'], emptyEnv), 'list --json (no host)').trim(), '[]');
+    // A runtime directory that does not exist yet is the same as one with no host.
+    const missing = bashEnv({ SHARED_PTY_DIR: path.join(privateDir(), 'not-created-yet') });
+    assert.equal(ok(await runCli(['list'], missing), 'list (no runtime dir)'), '');
+    assert.equal(ok(await runCli(['list', '--json'], missing), 'list --json (no runtime dir)').trim(), '[]');
+
+    // A record left by a host that died is ignored (and cleaned up).
+    const staleDir = privateDir();
+    const dead = startCli(['--version'], env);
+    await dead.result;
+    const stale = { hostId: 'hdead1', pid: dead.pid, kind: 'serve', version: '0.0.0', startedAt: new Date().toISOString(), control: `unix:${staleDir}/hdead1/control.sock`, http: null, sessions: [{ id: 'abcdef', name: 'ghost' }] };
+    fs.writeFileSync(path.join(staleDir, 'hdead1.json'), JSON.stringify(stale), { mode: 0o600 });
+    const staleEnv = bashEnv({ SHARED_PTY_DIR: staleDir });
+    assert.equal(ok(await runCli(['list'], staleEnv), 'list (stale record)'), '');
+    assert.equal(ok(await runCli(['list', '--json'], staleEnv), 'list --json (stale record)').trim(), '[]');
+    failsWithOneLine(await runCli(['read', 'ghost'], staleEnv), 'read on a dead host', /no .*host/i);
+  });
+});
+
+describe('errors: non-zero exit status and one line on stderr', () => {
+  test('no host running', { timeout: TEST_TIMEOUT }, async () => {
+    const cases = [['read', 'bash-1'], ['send', 'bash-1', 'echo hi'], ['keys', 'bash-1', 'Enter'], ['wait', 'bash-1', 'x'], ['attach', 'bash-1']];
+    const results = await Promise.all(cases.map((args) => runCli(args, emptyEnv)));
+    cases.forEach((args, i) => failsWithOneLine(results[i], args.join(' '), /no .*host.*running/i));
+  });
+
+  test('unknown session', { timeout: TEST_TIMEOUT }, async () => {
+    const cases = [['read', 'nosuch'], ['send', 'nosuch', 'echo hi'], ['keys', 'nosuch', 'Enter'], ['wait', 'nosuch', 'x'], ['attach', 'nosuch'], ['read', 'nosuch', '--scrollback']];
+    const results = await Promise.all(cases.map((args) => cli(...args)));
+    cases.forEach((args, i) => failsWithOneLine(results[i], args.join(' '), /unknown session.*nosuch/i));
+    // An empty selector matches no session uniquely.
+    failsWithOneLine(await cli('read', ''), 'read ""');
+  });
+
+  test('bad flags and bad arguments', { timeout: TEST_TIMEOUT }, async () => {
+    const cases: string[][] = [
+      ['list', '--nope'],
+      ['read', sid, '--bogus'],
+      ['read', sid, '--top'],
+      ['read', sid, '--top', 'x'],
+      ['read', sid, '--top', '1', '--bottom', '1'],
+      ['read', sid, '--start', '2'],
+      ['read', sid, '--scrollback', '--lines', '0'],
+      ['read'],
+      ['send', sid],
+      ['send', sid, 'echo x', '--timeout', 'soon'],
+      ['send', sid, 'echo x', '--no-submit=yes'],
+      ['keys', sid],
+      ['keys', sid, 'NoSuchKey'],
+      ['wait', sid],
+      ['wait', sid, 'x', '--timeout', '-5'],
+      ['wait', sid, '(', '--regex', '--timeout', '100'],
+      ['attach'],
+      ['frobnicate'],
+    ];
+    const results = await Promise.all(cases.map((args) => cli(...args)));
+    cases.forEach((args, i) => failsWithOneLine(results[i], args.join(' ')));
+    // None of it reached the shell.
+    assert.doesNotMatch(await screen(), /echo x|NoSuchKey/);
+  });
+
+  test('serve: --socket with --port, and ports out of range, are refused before anything starts', { timeout: TEST_TIMEOUT }, async () => {
+    const sockPath = path.join(privateDir(), 'x.sock');
+    const cases: Array<[string[], RegExp]> = [
+      [['--no-http', '--socket', sockPath, '--port', '5000'], /--socket.*--port|--port.*--socket|exclusive/i],
+      [['--no-http', '--port', '0'], /--port/],
+      [['--no-http', '--port', '70000'], /--port/],
+      [['--no-http', '--port', 'abc'], /--port/],
+      [['--no-http', '--port', '-1'], /--port/],
+      [['--http-port', '70000'], /--http-port/],
+      [['--no-http', '--http-port', '8080'], /--http-port.*--no-http|--no-http.*--http-port|exclusive/i],
+      [['--no-http', '--cols', '5000'], /--cols/],
+      [['--no-http', '--rows', '0'], /--rows/],
+      [['--no-http', '--cmd', 'bash', 'stray-argument'], /stray-argument|argument/i],
+      [['--no-http', '--cmd', 'bash "unclosed'], /--cmd/],
+      [['--no-http', '--frob'], /--frob/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => runCli(['serve', ...args], emptyEnv)));
+    cases.forEach(([args, pattern], i) => failsWithOneLine(results[i], `serve ${args.join(' ')}`, pattern));
+    assert.equal(fs.existsSync(sockPath), false, 'no socket was created');
+    assert.deepEqual(readLiveRecords(emptyEnv.SHARED_PTY_DIR!), [], 'no host was started');
+  });
+});
+
+describe('read', () => {
+  test('the screen, --top, --bottom, --start/--end and --json', { timeout: TEST_TIMEOUT }, async () => {
+    await clearScreen();
+    // `clear` first in the same line: only the rows under test stay on the screen.
+    await send('clear; printf "r%s\\n" 1 2 3 4 5');
+    await until(async () => (await screen()) === 'r1\nr2\nr3\nr4\nr5\n$\n', 10_000, 'the five rows and the prompt');
+    assert.equal(ok(await cli('read', sid, '--top', '2'), '--top 2'), 'r1\nr2\n');
+    assert.equal(ok(await cli('read', sid, '--start', '2', '--end', '4'), '--start 2 --end 4'), 'r2\nr3\nr4\n');
+    assert.equal(ok(await cli('read', sid, '--start=5', '--end=6'), '--start=5 --end=6'), 'r5\n$\n');
+    assert.equal(ok(await cli('read', sid, '--bottom', '26'), '--bottom 26'), 'r5\n$\n');
+    assert.equal(ok(await cli('read', sid, '--bottom', '24'), '--bottom 24'), '');
+    const j = JSON.parse(ok(await cli('read', sid, '--json'), 'read --json'));
+    assert.equal(j.screen, 'r1\nr2\nr3\nr4\nr5\n$\n');
+    assert.deepEqual(j.size, { cols: 100, rows: 30 });
+    assert.deepEqual(j.cursor, { row: 6, col: 3 });
+  });
+
+  test('--scrollback with --offset and --lines', { timeout: TEST_TIMEOUT }, async () => {
+    await send('clear; seq 1 200');
+    await until(async () => /^172\n173\n[\s\S]*\n200\n\$\n$/.test(await screen()), 10_000, 'seq on screen');
+    assert.equal(ok(await cli('read', sid, '--scrollback', '--lines', '3'), '--lines 3'), '199\n200\n$\n');
+    assert.equal(ok(await cli('read', sid, '--scrollback', '--offset', '1', '--lines', '3'), '--offset 1 --lines 3'), '198\n199\n200\n');
+    assert.equal(ok(await cli('read', sid, '--scrollback', '--offset', '10', '--lines', '5'), '--offset 10 --lines 5'), '187\n188\n189\n190\n191\n');
+    // The default page is 100 lines, ending at the newest.
+    const page = ok(await cli('read', sid, '--scrollback'), '--scrollback').trimEnd().split('\n');
+    assert.equal(page.length, 100);
+    assert.deepEqual(page.slice(-2), ['200', '$']);
+    assert.equal(page[0], '102');
+    // Older than anything retained: an empty page, not an error.
+    assert.equal(ok(await cli('read', sid, '--scrollback', '--offset', '100000'), 'far offset'), '');
+    const j = JSON.parse(ok(await cli('read', sid, '--scrollback', '--offset', '1', '--lines', '3', '--json'), '--scrollback --json'));
+    assert.equal(j.text, '198\n199\n200');
+    assert.equal(j.lastLine - j.firstLine, 2);
+    assert.equal(j.totalLines - j.lastLine, 1);
+  });
+});
+
+describe('send, keys and wait', () => {
+  test('send prints the output and the wait reason', { timeout: TEST_TIMEOUT }, async () => {
+    await clearScreen();
+    const out = await send('echo hi');
+    assert.match(out, /^\$ echo hi$/m);
+    assert.match(out, /^hi$/m);
+    assert.match(out, /\[wait reason: stdin_read\]\n$/);
+    // Quoting survives: the text is typed as given.
+    const out2 = await send(`printf '%s|%s\\n' "a b" 'c'`);
+    assert.match(out2, /^a b\|c$/m);
+  });
+
+  test('--no-submit types without Enter; keys Ctrl+C abandons the line', { timeout: TEST_TIMEOUT }, async () => {
+    await clearScreen();
+    const out = await send('echo typed-only', '--no-submit');
+    assert.match(out, /\[wait reason: (stdin_read|inferred_idle)\]/);
+    assert.equal(await screen(), '$ echo typed-only\n', 'typed, not run');
+    assert.equal(ok(await cli('keys', sid, 'Ctrl+C'), 'keys Ctrl+C'), '');
+    await until(async () => /^\$ echo typed-only\^C\n\$\n$/.test(await screen()), 10_000, 'a fresh prompt after ^C');
+    const after = await send('echo $((6*7))-ok');
+    assert.match(after, /^42-ok$/m);
+    assert.doesNotMatch(after, /typed-only/);
+  });
+
+  test('--timeout: a send that outlives it says so; keys Ctrl+C interrupts the program', { timeout: TEST_TIMEOUT }, async () => {
+    await clearScreen();
+    const out = await send('sleep 30', '--timeout', '300');
+    assert.match(out, /\[wait reason: timeout\]/);
+    const shell = (await listJson())[0];
+    assert.ok(descendantsOf(shell.pid).some((p) => p.comm === 'sleep'), 'sleep is still running');
+    ok(await cli('keys', sid, 'Ctrl+C'), 'keys Ctrl+C');
+    const back = await send('echo back-$((1+1))');
+    assert.match(back, /^back-2$/m);
+    assert.match(back, /\[wait reason: stdin_read\]/);
+    await until(() => descendantsOf(shell.pid).length === 0, 5000, 'sleep was interrupted');
+  });
+
+  test('keys: single characters and named keys reach the program', { timeout: TEST_TIMEOUT }, async () => {
+    await clearScreen();
+    await send('read -n1 k; echo "key=[$k]"');
+    ok(await cli('keys', sid, 'q'), 'keys q');
+    ok(await cli('wait', sid, 'key=[q]', '--timeout', '10000'), 'wait for key=[q]');
+    await send('read line; echo "line=[$line]"');
+    ok(await cli('keys', sid, 'x', 'y', 'Space', 'z', 'Enter'), 'keys x y Space z Enter');
+    ok(await cli('wait', sid, 'line=[xy z]', '--timeout', '10000'), 'wait for line=[xy z]');
+    // A pager: `q` quits it.
+    await send('seq 1 100 | less');
+    await until(async () => /^1\n2\n/.test(await screen()), 10_000, 'less showing the first page');
+    ok(await cli('keys', sid, 'q'), 'keys q (less)');
+    await until(async () => /^\$ seq 1 100 \| less\n\$\n$/m.test(await screen()), 10_000, 'the prompt after less');
+  });
+
+  test('wait: exit 0 when shown, 1 on timeout, --regex, and waiting for output still to come', { timeout: TEST_TIMEOUT }, async () => {
+    await clearScreen();
+    await send('echo wait-$((5*5))');
+    assert.equal(ok(await cli('wait', sid, 'wait-25'), 'wait (already shown)'), '');
+    const miss = await cli('wait', sid, 'never-shown-zzz', '--timeout', '200');
+    assert.equal(miss.code, 1);
+    assert.equal(miss.stdout, '');
+    assert.match(miss.stderr, /^[^\n]*never-shown-zzz[^\n]*\n$/);
+    ok(await cli('wait', sid, '^wait-2\\d$', '--regex', '--timeout', '5000'), 'wait --regex');
+    const reMiss = await cli('wait', sid, '^wait-3\\d$', '--regex', '--timeout', '200');
+    assert.equal(reMiss.code, 1);
+    assert.match(reMiss.stderr, /^[^\n]+\n$/);
+    // The literal text is not a pattern without --regex.
+    assert.equal((await cli('wait', sid, 'wait-2\\d', '--timeout', '200')).code, 1);
+
+    // A wait started before the text appears returns when it does.
+    const pending = startCli(['wait', sid, 'later-99', '--timeout', '20000'], env);
+    await sleep(300);
+    await send('echo later-$((99))');
+    const r = await pending.result;
+    assert.equal(r.code, 0, r.stderr);
+  });
+
+  test('selectors: id, exact name and unique id prefix', { timeout: TEST_TIMEOUT }, async () => {
+    await clearScreen();
+    await send('echo sel-$((2*21))');
+    const expected = ok(await cli('read', sid), 'read by id');
+    assert.match(expected, /^sel-42$/m);
+    assert.equal(ok(await cli('read', sname), 'read by name'), expected);
+    assert.equal(ok(await cli('read', sid.slice(0, 3)), 'read by id prefix'), expected);
+
+    // A second session on the same host: both listed, each reachable by its own selectors.
+    const control: RpcClient = await connect(serve.record.control);
+    try {
+      const second = await control.request<SessionInfo>('session/create', {
+        command: 'bash',
+        args: ['--norc', '--noprofile'],
+        env: { PS1: '$ ', HISTFILE: '/dev/null' },
+        name: 'second',
+      });
+      sessionPids.add(second.pid);
+      await until(async () => (await listJson()).length === 2, 5000, 'the second session listed');
+      const table = ok(await cli('list'), 'list');
+      assert.equal(table.trimEnd().split('\n').length, 3);
+      assert.match(table, new RegExp(`^${second.id}\\s+second\\s+running`, 'm'));
+      ok(await cli('wait', 'second', '$', '--timeout', '10000'), 'wait on second');
+      assert.match(ok(await cli('send', 'second', 'echo on-second'), 'send to second'), /^on-second$/m);
+      // The shortest prefix that tells the two apart.
+      let n = 1;
+      while (second.id.slice(0, n) === sid.slice(0, n)) n++;
+      assert.match(ok(await cli('read', second.id.slice(0, n)), 'second by prefix'), /^on-second$/m);
+      assert.doesNotMatch(ok(await cli('read', sid.slice(0, n)), 'first by prefix'), /on-second/);
+      if (n > 1) failsWithOneLine(await cli('read', sid.slice(0, n - 1)), 'ambiguous prefix', /ambiguous/);
+      await control.request('pty/kill', { session: second.id });
+      await until(async () => (await listJson()).length === 1, 5000, 'the second session gone');
+      await until(() => !pidAlive(second.pid), 5000, 'the second shell ended');
+    } finally {
+      control.close();
+    }
+  });
+});
+
+describe('attach', () => {
+  test('an interactive terminal in tmux: screen, hint, typing, live output, Ctrl+] detaches', { timeout: 90_000 }, async () => {
+    await clearScreen();
+    await send('echo before-attach-$((4*4))');
+    const tdir = privateDir();
+    tmux = new Tmux(tdir);
+    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+    const command = `env SHARED_PTY_DIR=${q(dir)} ${q(process.execPath)} ${q(CLI)} attach ${q(sname)}; echo "[attach-exit=$?]"; exec sleep 600`;
+    tmux.newSession('att', 100, 30, command, env);
+    const capture = () => tmux!.capture('att');
+    const shown = (re: RegExp, what: string) => until(() => re.test(capture()), 15_000, `${what}; pane:\n${capture()}`);
+    const paneShell = tmux.panePid('att');
+    startedPids.add(paneShell);
+
+    // The session's screen is drawn, and the detach key is named.
+    await shown(/^before-attach-16$/m, 'the session screen in the pane');
+    await shown(/detach with Ctrl\+\]/, 'the detach hint');
+    const attachProc = childrenOf(paneShell).find((c) => c.comm === 'node' || c.comm.startsWith('MainThread'));
+    assert.ok(attachProc, `the attach process runs under the pane: ${JSON.stringify(childrenOf(paneShell))}`);
+
+    // Typing in the attached terminal reaches the shell everyone shares.
+    tmux.run('send-keys', '-t', 'att', '-l', 'echo from-attach-$((3+4))');
+    tmux.run('send-keys', '-t', 'att', 'Enter');
+    ok(await cli('wait', sid, '^from-attach-7$', '--regex', '--timeout', '10000'), 'typed input reached the shell');
+    await shown(/^from-attach-7$/m, 'the echo in the pane');
+
+    // What another user sends shows live in the attached terminal.
+    assert.match(await send('echo via-send-$((6*7))'), /^via-send-42$/m);
+    await shown(/^via-send-42$/m, 'the send output in the pane');
+
+    // Ctrl+] detaches: the attach process exits 0, the session keeps running.
+    tmux.run('send-keys', '-t', 'att', 'C-]');
+    await shown(/\[attach-exit=0\]/, 'the attach process exited with 0');
+    assert.match(capture(), /detached/i);
+    await until(() => !pidAlive(attachProc.pid), 5000, 'the attach process is gone');
+    const after = await listJson();
+    assert.equal(after.length, 1);
+    assert.equal(after[0].running, true);
+    assert.match(await send('echo still-here'), /^still-here$/m);
+    // Keys typed after the detach go nowhere near the session.
+    tmux.run('send-keys', '-t', 'att', '-l', 'echo after-detach');
+    tmux.run('send-keys', '-t', 'att', 'Enter');
+    await sleep(300);
+    assert.doesNotMatch(await screen(), /after-detach/);
+
+    const server = tmux.serverPid();
+    tmux.killServer();
+    if (server) await until(() => !pidAlive(server), 5000, 'the tmux server ended');
+    await until(() => !pidAlive(paneShell), 5000, 'the pane process ended');
+    startedPids.delete(paneShell);
+    tmux = undefined;
+  });
+});
+
+describe('help', () => {
+  test('--help / -h for the CLI and for each command: usage on stdout, exit 0', { timeout: TEST_TIMEOUT }, async () => {
+    const all = ok(await runCli(['--help'], emptyEnv), '--help');
+    for (const name of ['list', 'read', 'send', 'keys', 'wait', 'attach', 'serve', 'mcp']) assert.match(all, new RegExp(`shared-pty ${name}\\b`));
+    for (const args of [['serve', '--help'], ['serve', '-h', '--cmd', 'bash'], ['send', '--help']]) {
+      const out = ok(await runCli(args, emptyEnv), args.join(' '));
+      assert.match(out, new RegExp(`^Usage:\\n  shared-pty ${args[0]} `), out);
+    }
+  });
+});

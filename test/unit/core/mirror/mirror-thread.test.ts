@@ -1,0 +1,108 @@
+// Screens are parsed in the mirror thread, and a burst of output is held unparsed until it ends
+// (src/core/mirror-proxy.ts). Whatever the timing, a read must show the screen exactly as of the
+// output cursor it reports, and a flood larger than the parser's limit must pause the program
+// rather than lose output or grow without bound.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Session } from '../../../../src/core/session/session';
+import { SessionTuning } from '../../../../src/core/session/session';
+import { MirrorThread } from '../../../../src/core/mirror/mirror-thread';
+import { BASH } from '../../../helpers/host';
+import { startHost, until } from '../../../helpers/host';
+
+/** Bytes `seq 1 N` prints before the number n, with the terminal's \r\n line ends. */
+function bytesBefore(n: number): number {
+  let total = 0;
+  for (let digits = 1, from = 1; from < n; digits++, from *= 10) total += (Math.min(n, from * 10) - from) * (digits + 2);
+  return total;
+}
+
+/** What the screen must show at output cursor `c` of `seq`: the last row with text. */
+function lastRowAt(c: number): string {
+  let lo = 1;
+  let hi = 1e9;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (bytesBefore(mid) <= c) lo = mid;
+    else hi = mid - 1;
+  }
+  // `lo` is the number being printed at c; its partial line, or the previous number if none yet.
+  const partial = (String(lo) + '\r\n').slice(0, c - bytesBefore(lo)).replace(/[\r\n]/g, '');
+  return partial !== '' ? partial : String(lo - 1);
+}
+
+describe('the mirror thread', () => {
+  let host: Awaited<ReturnType<typeof startHost>>;
+  before(async () => {
+    host = await startHost();
+  });
+  after(async () => {
+    await host.close();
+  });
+
+  const exited = (s: Session) => s.exited;
+
+  test('reads during a burst show the screen exactly as of the cursor they report', { timeout: 60_000 }, async () => {
+    const n = 6_000_000; // ~55 MB: still printing while the reads are made
+    const s = await host.host.createSession({ command: 'seq', args: ['1', String(n)], cols: 80, rows: 24 });
+    const checked: number[] = [];
+    for (const at of [1, 4, 8, 12]) {
+      await until(() => s.cursor > at * 1024 * 1024 || !s.running, 20000, `${at} MiB of output`);
+      const { value: screen, cursor } = await s.mirror.queryAt('screen');
+      const rows = screen.rows.filter((r) => r !== '');
+      assert.equal(rows.at(-1), lastRowAt(cursor), `the screen at cursor ${cursor}`);
+      checked.push(cursor);
+    }
+    await exited(s);
+    const { value: screen, cursor } = await s.mirror.queryAt('screen');
+    assert.equal(cursor, bytesBefore(n + 1), 'the final read reflects all of the output');
+    assert.equal(screen.rows.filter((r) => r !== '').at(-1), String(n));
+    assert.ok(checked.every((c, i) => i === 0 || c >= checked[i - 1]), `cursors only grow: ${checked}`);
+    assert.ok(checked[0] < bytesBefore(n + 1), 'the first read was made during the burst');
+    host.host.registry.remove(s.id);
+  });
+
+  test('a flood larger than the parser limit pauses the program and loses nothing', { timeout: 90_000 }, async () => {
+    // ~88 MB: more than SessionTuning.ParserHighWater can hold unparsed.
+    const n = 9_500_000;
+    const total = bytesBefore(n + 1);
+    assert.ok(total > SessionTuning.ParserHighWater * 1.2);
+    const s = await host.host.createSession({ command: 'seq', args: ['1', String(n)], cols: 80, rows: 24 });
+    let maxPending = 0;
+    const sampler = setInterval(() => (maxPending = Math.max(maxPending, s.mirror.pendingBytes)), 2);
+    try {
+      await exited(s);
+      await s.mirror.whenParsed();
+    } finally {
+      clearInterval(sampler);
+    }
+    // Bounded: one PTY read (at most 64 KiB) may land after the pause is asked for.
+    assert.ok(maxPending <= SessionTuning.ParserHighWater + 64 * 1024, `${maxPending} bytes waited for the parser`);
+    assert.ok(maxPending > SessionTuning.ParserLowWater, `the burst was held for the parser (${maxPending} bytes at most)`);
+    assert.equal(s.cursor, total, 'every byte was read');
+    // The cursor's own (empty) row ends the retained rows.
+    const page = await s.mirror.query('scrollbackPage', 0, 5001);
+    const rows = page.text.split('\n').filter((r) => r !== '');
+    assert.equal(rows.length, 5000);
+    rows.forEach((r, i) => assert.equal(r, String(n - 4999 + i)));
+    host.host.registry.remove(s.id);
+  });
+
+  test('if the thread dies, sessions keep running and their screens start again', { timeout: 30_000 }, async () => {
+    const s = await host.host.createSession({ ...BASH, cols: 80, rows: 24 });
+    const screen = async () => (await s.mirror.screen()).rows.join('\n');
+    await until(async () => (await screen()).includes('$'), 10000, 'the prompt');
+    s.write('echo before-$((6*7))\r');
+    await until(async () => (await screen()).includes('before-42'), 10000, 'the first command');
+    // Reach into the thread (a test only): end it as a crash would.
+    const worker = (MirrorThread.shared() as unknown as { _worker: { terminate(): Promise<number> } })._worker;
+    await worker.terminate();
+    assert.ok(s.running, 'the session outlives its screen');
+    s.write('echo after-$((6*7))\r');
+    await until(async () => (await screen()).includes('after-42'), 10000, 'the screen to follow the new output');
+    assert.ok(!(await screen()).includes('before-42'), 'the new screen starts blank: what was parsed before is gone');
+    const out = await s.mirror.query('scrollbackPage', 0, 100);
+    assert.ok(out.text.includes('after-42'));
+    host.host.registry.remove(s.id);
+  });
+});

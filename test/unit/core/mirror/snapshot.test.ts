@@ -1,0 +1,107 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Terminal } from '@xterm/headless';
+import { BASH, connect, startHost } from '../../../helpers/host';
+import type { RpcClient } from '../../../../src/transport/rpc-client';
+
+// pty/snapshot redraws a session in a fresh terminal (what a re-attaching editor terminal does):
+// the same screen, the same recent scrollback, colours kept, then output follows from its cursor.
+
+const hostP = startHost();
+after(async () => (await hostP).close());
+
+interface Snapshot {
+  data: string;
+  cursor: number;
+  cols: number;
+  rows: number;
+}
+
+/** Writes a snapshot into a fresh xterm and returns its rows (scrollback + screen) and cursor. */
+async function redraw(snap: Snapshot, more = ''): Promise<{ rows: string[]; screen: string[]; cursor: { row: number; col: number }; term: Terminal }> {
+  const term = new Terminal({ cols: snap.cols, rows: snap.rows, scrollback: 20000, allowProposedApi: true });
+  await new Promise<void>((r) => term.write(snap.data + more, r));
+  const b = term.buffer.active;
+  const rows: string[] = [];
+  for (let i = 0; i < b.length; i++) rows.push(b.getLine(i)!.translateToString(true).replace(/ +$/, ''));
+  const screen = rows.slice(b.baseY);
+  return { rows, screen, cursor: { row: b.cursorY + 1, col: b.cursorX + 1 }, term };
+}
+
+async function settle(client: RpcClient, session: string, text: string) {
+  const r = await client.request<{ matched: boolean }>('pty/wait', { session, match: text, timeout: 10000 });
+  assert.ok(r.matched, `waiting for ${text}`);
+}
+
+test('a snapshot redraws the screen, the scrollback and the cursor; output continues from its cursor', async () => {
+  const { host } = await hostP;
+  const s = await host.createSession({ ...BASH, cols: 80, rows: 24 });
+  const client = await connect(host.controlAddress);
+  try {
+    await client.request('pty/write', { session: s.id, action: { text: "seq 1 3000; printf '\\e[31mRED\\e[0m done\\n'\r" } });
+    await settle(client, s.id, 'RED done');
+    const snap = await client.request<Snapshot>('pty/snapshot', { session: s.id, scrollback: 2000 });
+    assert.equal(snap.cols, 80);
+    assert.equal(snap.rows, 24);
+    const read = await client.request<{ screen: string; cursor: { row: number; col: number } }>('pty/read', { session: s.id });
+    const drawn = await redraw(snap);
+    assert.deepEqual(drawn.cursor, read.cursor);
+    const want = read.screen.split('\n').slice(0, -1);
+    assert.deepEqual(drawn.screen.slice(0, want.length), want);
+    // 2000 rows of scrollback, consecutive, ending right above the screen
+    const numbers = drawn.rows.filter((r) => /^\d+$/.test(r)).map(Number);
+    assert.ok(numbers.length >= 2000, `rows of seq redrawn: ${numbers.length}`);
+    for (let i = 1; i < numbers.length; i++) assert.equal(numbers[i], numbers[i - 1] + 1);
+    assert.equal(numbers[numbers.length - 1], 3000);
+    // the colour survived
+    const y = drawn.rows.findIndex((r) => r.startsWith('RED done'));
+    assert.equal(drawn.term.buffer.active.getLine(y)!.getCell(0)!.getFgColor(), 1);
+    // output after the snapshot's cursor continues the picture without a gap or a repeat
+    await client.request('pty/write', { session: s.id, action: { text: 'echo after-snapshot\r' } });
+    await settle(client, s.id, 'after-snapshot\n');
+    const rest = await client.request<{ data: string }>('pty/output', { session: s.id, since: snap.cursor });
+    const after = await redraw(snap, rest.data);
+    const now = await client.request<{ screen: string }>('pty/read', { session: s.id });
+    const wantNow = now.screen.split('\n').slice(0, -1);
+    assert.deepEqual(after.screen.slice(0, wantNow.length), wantNow);
+  } finally {
+    client.close();
+    host.registry.remove(s.id);
+  }
+});
+
+test('a snapshot of a full-screen program redraws its alternate screen', async () => {
+  const { host } = await hostP;
+  const s = await host.createSession({ ...BASH, cols: 80, rows: 24 });
+  const client = await connect(host.controlAddress);
+  try {
+    await client.request('pty/write', { session: s.id, action: { text: "printf '\\e[?1049h\\e[H\\e[2JFULL SCREEN APP\\e[5;10Hmiddle'; read x\r" } });
+    await settle(client, s.id, 'middle');
+    const snap = await client.request<Snapshot>('pty/snapshot', { session: s.id });
+    const read = await client.request<{ screen: string; cursor: { row: number; col: number } }>('pty/read', { session: s.id });
+    const drawn = await redraw(snap);
+    assert.equal(drawn.term.buffer.active.type, 'alternate');
+    assert.deepEqual(drawn.screen.slice(0, 5), read.screen.split('\n').slice(0, 5));
+    assert.deepEqual(drawn.cursor, read.cursor);
+  } finally {
+    client.close();
+    host.registry.remove(s.id);
+  }
+});
+
+test('scrollback 0 gives only the screen; bad params are -32602', async () => {
+  const { host } = await hostP;
+  const s = await host.createSession({ ...BASH, cols: 80, rows: 24 });
+  const client = await connect(host.controlAddress);
+  try {
+    await client.request('pty/write', { session: s.id, action: { text: 'seq 1 100\r' } });
+    await settle(client, s.id, '100\n');
+    const snap = await client.request<Snapshot>('pty/snapshot', { session: s.id, scrollback: 0 });
+    const drawn = await redraw(snap);
+    assert.equal(drawn.rows.length, 24, 'no scrollback rows');
+    await assert.rejects(client.request('pty/snapshot', { session: s.id, scrollback: -1 }), (e: { code: number }) => e.code === -32602);
+  } finally {
+    client.close();
+    host.registry.remove(s.id);
+  }
+});

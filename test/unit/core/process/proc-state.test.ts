@@ -1,0 +1,402 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as pty from 'node-pty';
+import {
+  foregroundProcessGroup,
+  readinessOf,
+  signalForegroundGroup,
+  terminalOf,
+  type Readiness,
+} from '../../../../src/core/process/proc-state';
+
+// Real programs in a real pty. Nothing here asserts timings: every wait polls with small sleeps up to a
+// bound, and "while X" samples only count when the foreground group was the same before and after.
+
+const linux = process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64');
+const POLL_MS = 20;
+const WAIT_MS = 8000;
+
+const home = fs.mkdtempSync(path.join(os.tmpdir(), 'proc-state-test-'));
+// The interpreter itself rather than a version-manager shim script, so the foreground job is python.
+const python = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+const open: pty.IPty[] = [];
+
+after(() => {
+  for (const p of open) {
+    try {
+      p.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  fs.rmSync(home, { recursive: true, force: true });
+});
+
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Shell {
+  readonly pid: number;
+  readonly pty: pty.IPty;
+  output(): string;
+  run(line: string): void;
+  close(): void;
+}
+
+function openShell(file = 'bash'): Shell {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home, // keeps bash/python/less history files out of the real home
+    TERM: 'xterm-256color',
+    HISTFILE: '/dev/null',
+    LESSHISTFILE: '-',
+    PS1: '$ ',
+  };
+  const p = pty.spawn(file, ['--norc', '--noprofile', '-i'], { name: 'xterm-256color', cols: 100, rows: 30, cwd: home, env });
+  open.push(p);
+  let out = '';
+  p.onData((data) => {
+    out += data;
+  });
+  return {
+    pid: p.pid,
+    pty: p,
+    output: () => out,
+    run: (line) => p.write(`${line}\r`),
+    close: () => {
+      try {
+        p.kill('SIGKILL');
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
+
+/** Polls `probe` until `accept` holds; fails with the last value after `timeoutMs`. */
+async function until<T>(what: string, probe: () => T, accept: (value: T) => boolean, timeoutMs = WAIT_MS): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = probe();
+  while (!accept(value)) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
+    await delay(POLL_MS);
+    value = probe();
+  }
+  return value;
+}
+
+function comm(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+function syscallNr(pid: number): number | null {
+  try {
+    const n = Number(fs.readFileSync(`/proc/${pid}/syscall`, 'utf8').split(' ')[0]);
+    return Number.isInteger(n) ? n : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Waits for the shell's own prompt: the shell is the foreground group and reads the terminal. */
+async function waitForPrompt(shell: Shell): Promise<void> {
+  await until(
+    'the shell prompt',
+    () => ({ fg: foregroundProcessGroup(shell.pid), readiness: readinessOf(shell.pid) }),
+    (v) => v.fg === shell.pid && v.readiness === 'waiting_for_input',
+  );
+}
+
+/** Waits until the foreground group is a job (not the shell) whose leader runs a program named `name…`. */
+async function waitForJob(shell: Shell, name: string): Promise<number> {
+  return until(
+    `a foreground job running ${name}`,
+    () => foregroundProcessGroup(shell.pid),
+    (fg) => fg !== null && fg !== shell.pid && comm(fg).startsWith(name),
+  ) as Promise<number>;
+}
+
+/**
+ * Samples readinessOf while the foreground group is `pgid`, for up to `windowMs` or until the job ends;
+ * keeps only samples where the group was `pgid` both before and after the call.
+ */
+async function sampleWhileForeground(shell: Shell, pgid: number, windowMs: number): Promise<Readiness[]> {
+  const samples: Readiness[] = [];
+  const end = Date.now() + windowMs;
+  while (Date.now() < end) {
+    const before = foregroundProcessGroup(shell.pid);
+    const readiness = readinessOf(shell.pid);
+    const afterwards = foregroundProcessGroup(shell.pid);
+    if (before !== pgid || afterwards !== pgid) break;
+    samples.push(readiness);
+    await delay(POLL_MS);
+  }
+  return samples;
+}
+
+async function expectBusyWhile(shell: Shell, pgid: number, windowMs: number): Promise<void> {
+  const samples = await sampleWhileForeground(shell, pgid, windowMs);
+  assert.ok(samples.length > 0, 'no sample taken while the job was in the foreground');
+  assert.deepEqual(new Set(samples), new Set(['busy']), `samples: ${samples.join(',')}`);
+}
+
+async function expectWaiting(shell: Shell, pgid: number): Promise<void> {
+  await until(
+    `job ${pgid} waiting for input`,
+    () => ({ fg: foregroundProcessGroup(shell.pid), readiness: readinessOf(shell.pid) }),
+    (v) => v.fg === pgid && v.readiness === 'waiting_for_input',
+  );
+}
+
+/** Runs `line`, waits for its job, asserts it waits for input, then ends it with a real SIGINT. */
+async function expectJobWaits(shell: Shell, line: string, name: string): Promise<void> {
+  shell.run(line);
+  const pgid = await waitForJob(shell, name);
+  await expectWaiting(shell, pgid);
+  assert.equal(signalForegroundGroup(shell.pid, 'SIGINT').pgid, pgid);
+  await waitForPrompt(shell);
+}
+
+/**
+ * Runs `line`, waits until its job sits in one of `syscalls` (x86_64 and arm64 numbers may both be given)
+ * so the interesting state is reached, asserts 'busy' throughout a short window, then ends it.
+ */
+async function expectJobBusyIn(shell: Shell, line: string, name: string, syscalls: readonly number[]): Promise<void> {
+  shell.run(line);
+  const pgid = await waitForJob(shell, name);
+  await until(`${name} blocked in ${syscalls.join('/')}`, () => syscallNr(pgid), (nr) => nr !== null && syscalls.includes(nr));
+  await expectBusyWhile(shell, pgid, 400);
+  assert.equal(signalForegroundGroup(shell.pid, 'SIGINT').pgid, pgid);
+  await waitForPrompt(shell);
+}
+
+const SELECT_SYSCALLS = [23, 270, 72]; // select, pselect6 (x86_64); pselect6 (arm64)
+const POLL_SYSCALLS = [7, 271, 73]; // poll, ppoll (x86_64); ppoll (arm64)
+const EPOLL_SYSCALLS = [232, 281, 441, 22]; // epoll_wait, epoll_pwait, epoll_pwait2 (x86_64); epoll_pwait (arm64)
+
+test('bash at its prompt waits for input; the foreground group is the shell', { skip: !linux }, async () => {
+  const shell = openShell();
+  try {
+    await waitForPrompt(shell);
+    assert.equal(foregroundProcessGroup(shell.pid), shell.pid);
+    const tty = terminalOf(shell.pid);
+    assert.notEqual(tty, null);
+    assert.equal(tty, fs.statSync(`/proc/${shell.pid}/fd/0`).rdev, 'tty_nr compares with fs.Stats.rdev');
+  } finally {
+    shell.close();
+  }
+});
+
+test('sleep is busy (asleep in nanosleep, not reading the tty), then the prompt is back', { skip: !linux }, async () => {
+  const shell = openShell();
+  try {
+    await waitForPrompt(shell);
+    shell.run('sleep 2');
+    const pgid = await waitForJob(shell, 'sleep');
+    assert.notEqual(pgid, shell.pid);
+    await expectBusyWhile(shell, pgid, 800);
+    await waitForPrompt(shell);
+  } finally {
+    shell.close();
+  }
+});
+
+test('cat reading the terminal waits for input', { skip: !linux }, async () => {
+  const shell = openShell();
+  try {
+    await waitForPrompt(shell);
+    shell.run('cat');
+    const pgid = await waitForJob(shell, 'cat');
+    await expectWaiting(shell, pgid);
+    shell.pty.write('\x04'); // EOF ends cat
+    await waitForPrompt(shell);
+  } finally {
+    shell.close();
+  }
+});
+
+test("python3 -c 'input()' and python3 -i at >>> wait for input", { skip: !linux }, async () => {
+  const shell = openShell();
+  try {
+    await waitForPrompt(shell);
+    shell.run(`${python} -c 'input()'`);
+    let pgid = await waitForJob(shell, 'python');
+    await expectWaiting(shell, pgid);
+    shell.run('');
+    await waitForPrompt(shell);
+
+    shell.run(`${python} -i`);
+    pgid = await waitForJob(shell, 'python');
+    await until('the >>> prompt', () => shell.output(), (out) => out.includes('>>>'));
+    await expectWaiting(shell, pgid);
+    shell.run('exit()');
+    await waitForPrompt(shell);
+  } finally {
+    shell.close();
+  }
+});
+
+test('less (reading the terminal on another fd, stdin a pipe) waits for input', { skip: !linux }, async () => {
+  const shell = openShell();
+  try {
+    await waitForPrompt(shell);
+    shell.run('echo hello | less');
+    const pgid = await until(
+      'less in the foreground',
+      () => foregroundProcessGroup(shell.pid),
+      (fg) => fg !== null && fg !== shell.pid && fs.readdirSync('/proc').some((n) => /^\d+$/.test(n) && comm(Number(n)) === 'less'),
+    );
+    await expectWaiting(shell, pgid as number);
+    shell.pty.write('q');
+    await waitForPrompt(shell);
+  } finally {
+    shell.close();
+  }
+});
+
+test('a read of /dev/tty (device 5,0, not the pts itself) waits for input', { skip: !linux }, async () => {
+  const shell = openShell();
+  try {
+    await waitForPrompt(shell);
+    await expectJobWaits(shell, `${python} -c 'import os; os.read(os.open("/dev/tty", os.O_RDONLY), 1)' </dev/null`, 'python');
+  } finally {
+    shell.close();
+  }
+});
+
+test('a busy loop in the shell itself is busy', { skip: !linux }, async () => {
+  const shell = openShell();
+  try {
+    await waitForPrompt(shell);
+    shell.run('while :; do :; done');
+    await until('the loop to start', () => readinessOf(shell.pid), (r) => r === 'busy');
+    for (let i = 0; i < 10; i++) {
+      assert.equal(foregroundProcessGroup(shell.pid), shell.pid);
+      assert.equal(readinessOf(shell.pid), 'busy');
+      await delay(POLL_MS);
+    }
+    shell.pty.write('\x03'); // the tty's SIGINT breaks the loop
+    await waitForPrompt(shell);
+  } finally {
+    shell.close();
+  }
+});
+
+test('a pipeline is busy unless all its processes sleep (one not reading the tty, or one computing)', { skip: !linux }, async () => {
+  const shell = openShell();
+  try {
+    await waitForPrompt(shell);
+    shell.run('sleep 1 | cat');
+    const pgid = await waitForJob(shell, 'sleep');
+    await expectBusyWhile(shell, pgid, 600);
+    await waitForPrompt(shell);
+
+    // cat does read the terminal, but the other member of its group computes: not ready.
+    shell.run('cat | while :; do :; done');
+    const loop = await waitForJob(shell, 'cat');
+    await until('cat reading the terminal', () => syscallNr(loop), (nr) => nr === 0 || nr === 63);
+    await expectBusyWhile(shell, loop, 400);
+    assert.equal(signalForegroundGroup(shell.pid, 'SIGINT').pgid, loop);
+    await waitForPrompt(shell);
+  } finally {
+    shell.close();
+  }
+});
+
+test('signalForegroundGroup SIGINT interrupts sleep 100 and returns its group', { skip: !linux }, async () => {
+  const shell = openShell();
+  try {
+    await waitForPrompt(shell);
+    shell.run('sleep 100');
+    const pgid = await waitForJob(shell, 'sleep');
+    assert.deepEqual(signalForegroundGroup(shell.pid, 'SIGINT'), { pgid });
+    await waitForPrompt(shell);
+  } finally {
+    shell.close();
+  }
+});
+
+test('signalForegroundGroup works after stty -isig, where Ctrl+C does not', { skip: !linux }, async () => {
+  const shell = openShell();
+  try {
+    await waitForPrompt(shell);
+    shell.run('stty -isig');
+    await waitForPrompt(shell);
+    shell.run('sleep 100');
+    const pgid = await waitForJob(shell, 'sleep');
+    shell.pty.write('\x03'); // with -isig this is just a byte of input
+    await delay(300);
+    assert.equal(foregroundProcessGroup(shell.pid), pgid, 'Ctrl+C must not have interrupted sleep');
+    assert.equal(comm(pgid), 'sleep');
+    assert.deepEqual(signalForegroundGroup(shell.pid, 'SIGINT'), { pgid });
+    await waitForPrompt(shell);
+  } finally {
+    shell.close();
+  }
+});
+
+test('select/poll/epoll count only when their set includes the terminal for input', { skip: !linux }, async () => {
+  const shell = openShell();
+  try {
+    await waitForPrompt(shell);
+    // Waits for input on a pipe while holding the terminal on fds 0-2: busy. (The sets are read from the
+    // process's memory / the epoll fdinfo; "has the terminal open" alone would say waiting.)
+    const pipe = 'import os, select; r, w = os.pipe()';
+    await expectJobBusyIn(shell, `${python} -c '${pipe}; select.select([r], [], [], 30)'`, 'python', SELECT_SYSCALLS);
+    await expectJobBusyIn(shell, `${python} -c '${pipe}; p = select.poll(); p.register(r, select.POLLIN); p.poll(30000)'`, 'python', POLL_SYSCALLS);
+    await expectJobBusyIn(shell, `${python} -c '${pipe}; e = select.epoll(); e.register(r, select.EPOLLIN); e.poll(30)'`, 'python', EPOLL_SYSCALLS);
+    // Nothing to wait for at all (a select-based sleep): busy.
+    await expectJobBusyIn(shell, `${python} -c 'import select; select.select([], [], [], 30)'`, 'python', SELECT_SYSCALLS);
+    // The same calls with stdin (the terminal) registered for input: waiting.
+    await expectJobWaits(shell, `${python} -c 'import select, sys; select.select([sys.stdin], [], [], 30)'`, 'python');
+    await expectJobWaits(shell, `${python} -c 'import select; p = select.poll(); p.register(0, select.POLLIN); p.poll(30000)'`, 'python');
+    await expectJobWaits(shell, `${python} -c 'import select; e = select.epoll(); e.register(0, select.EPOLLIN); e.poll(30)'`, 'python');
+  } finally {
+    shell.close();
+  }
+});
+
+test('multi-threaded node: a timer is busy, reading stdin waits for input', { skip: !linux }, async () => {
+  const shell = openShell();
+  try {
+    await waitForPrompt(shell);
+    const node = process.execPath;
+    await expectJobBusyIn(shell, `${node} -e 'setTimeout(() => {}, 30000)'`, 'node', EPOLL_SYSCALLS);
+    await expectJobWaits(shell, `${node} -e 'process.stdin.once("data", () => process.exit())'`, 'node');
+  } finally {
+    shell.close();
+  }
+});
+
+test('comm with spaces and parentheses is parsed correctly', { skip: !linux }, async () => {
+  const weird = path.join(home, 'x) 1 2 (y');
+  fs.symlinkSync('/bin/bash', weird);
+  const shell = openShell(weird);
+  try {
+    await until('the odd comm', () => comm(shell.pid), (c) => c === 'x) 1 2 (y');
+    await waitForPrompt(shell);
+    assert.equal(foregroundProcessGroup(shell.pid), shell.pid);
+  } finally {
+    shell.close();
+  }
+});
+
+test('a vanished process gives null/unknown and signalling it does not throw', { skip: !linux }, () => {
+  const { pid } = spawnSync('true'); // exited and reaped
+  assert.ok(pid !== undefined && pid > 1);
+  assert.equal(foregroundProcessGroup(pid), null);
+  assert.equal(terminalOf(pid), null);
+  assert.equal(readinessOf(pid), 'unknown');
+  // SIGCONT: harmless even in the unlikely case the pid was reused already.
+  assert.deepEqual(signalForegroundGroup(pid, 'SIGCONT'), { pgid: pid });
+  assert.equal(foregroundProcessGroup(-5), null);
+  assert.equal(readinessOf(0), 'unknown');
+  assert.throws(() => signalForegroundGroup(1, 'SIGCONT'), RangeError);
+});

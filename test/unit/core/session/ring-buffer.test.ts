@@ -1,0 +1,75 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RingBuffer } from '../../../../src/core/session/ring-buffer';
+import { completeUtf8Length } from '../../../../src/core/base/utf8';
+
+test('ring keeps the newest bytes and reports what it dropped', () => {
+  const ring = new RingBuffer(16);
+  ring.append(Buffer.from('0123456789'));
+  ring.append(Buffer.from('abcdefghij'));
+  assert.equal(ring.end, 20);
+  assert.equal(ring.start, 4);
+  const r = ring.read(0);
+  assert.equal(r.text, '456789abcdefghij');
+  assert.equal(r.dropped, 4);
+  assert.equal(r.cursor, 20);
+  const tail = ring.read(18);
+  assert.equal(tail.text, 'ij');
+  assert.equal(tail.dropped, 0);
+});
+
+test('ring reads are bounded and never split a UTF-8 character', () => {
+  const ring = new RingBuffer(1024);
+  ring.append(Buffer.from('aé€😀b'));
+  const r = ring.read(0, 4); // 'a' (1) + 'é' (2) fit, '€' (3) does not
+  assert.equal(r.text, 'aé');
+  assert.equal(r.cursor, 3);
+  const rest = ring.read(r.cursor);
+  assert.equal(rest.text, '€😀b');
+});
+
+test('a dropped prefix that cut a character is skipped, not decoded as garbage', () => {
+  const ring = new RingBuffer(8);
+  ring.append(Buffer.from('€€€')); // 9 bytes: the first byte of the first € is dropped
+  const r = ring.read(0);
+  assert.equal(r.text, '€€');
+  assert.equal(r.dropped, 3);
+});
+
+test('a chunk larger than the ring keeps its tail', () => {
+  const ring = new RingBuffer(8);
+  ring.append(Buffer.from('x'.repeat(100) + 'ABCDEFGH'));
+  assert.equal(ring.read(0).text, 'ABCDEFGH');
+  assert.equal(ring.read(0).dropped, 100);
+});
+
+test('UTF-8 boundary detection holds back an incomplete character', () => {
+  const euro = Buffer.from('€'); // e2 82 ac
+  assert.equal(completeUtf8Length(Buffer.concat([Buffer.from('ab'), euro.subarray(0, 2)])), 2);
+  assert.equal(completeUtf8Length(Buffer.concat([Buffer.from('ab'), euro])), 5);
+  assert.equal(completeUtf8Length(Buffer.from('plain')), 5);
+});
+
+test('reads anywhere in a wrapped ring return exactly the retained bytes', () => {
+  const ring = new RingBuffer(32);
+  let all = Buffer.alloc(0);
+  const pieces = ['ab', 'é€', 'xyz😀', '0123456789', 'q'];
+  for (let i = 0; i < 60; i++) {
+    const chunk = Buffer.from(pieces[i % pieces.length]);
+    ring.append(chunk);
+    all = Buffer.concat([all, chunk]);
+    // Cursors a client can hold: character boundaries, and any offset the ring has since dropped.
+    const cursors = [0, ring.start - 1].filter((c) => c >= 0);
+    for (let c = ring.start; c <= ring.end; c++) if (c === all.length || (all[c] & 0xc0) !== 0x80) cursors.push(c);
+    for (const since of cursors) {
+      for (const max of [1, 5, 13, Infinity]) {
+        const r = ring.read(since, max);
+        // What a decoder of the real stream would see from the first whole character on.
+        const bytes = all.subarray(r.cursor - Buffer.byteLength(r.text), r.cursor);
+        assert.equal(r.text, bytes.toString('utf8'));
+        assert.ok(!r.text.includes('\ufffd'), `no split character at ${since}/${max}`);
+        assert.ok(Buffer.byteLength(r.text) <= max);
+      }
+    }
+  }
+});

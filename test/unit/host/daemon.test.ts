@@ -1,0 +1,82 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DAEMON_LOG, ensureDaemon, findDaemon } from '../../../src/host/daemon';
+import { tempRuntimeDir, until } from '../../helpers/host';
+import { restoreUserTunables, withHugePageMalloc } from '../../../src/core/session/malloc-env';
+import type { SessionInfo } from '../../../src/core/methods/types';
+import { RpcClient } from '../../../src/transport/rpc-client';
+
+// The per-user host starts detached on first need; when it cannot start, the caller hears why
+// (the last line it wrote to daemon.log), not a bare timeout.
+
+const dir = tempRuntimeDir();
+after(() => {
+  const rec = findDaemon(dir);
+  if (rec) process.kill(rec.pid, 'SIGTERM');
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('a host that cannot start is reported with its last words, and its log is 0600', async () => {
+  const script = path.join(dir, 'broken-cli.js');
+  fs.writeFileSync(script, "process.stderr.write('node-pty failed to load: boom\\n'); process.exit(3);\n");
+  await assert.rejects(ensureDaemon({ cliPath: script, runtimeDir: dir }), /exited with 3: node-pty failed to load: boom/);
+  assert.equal(fs.statSync(path.join(dir, DAEMON_LOG)).mode & 0o777, 0o600);
+});
+
+test('the real host starts once, detached, and a second call finds it', async () => {
+  const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
+  const first = await ensureDaemon({ cliPath: cli, runtimeDir: dir });
+  assert.equal(first.kind, 'daemon');
+  const second = await ensureDaemon({ cliPath: cli, runtimeDir: dir });
+  assert.equal(second.hostId, first.hostId);
+  process.kill(first.pid, 'SIGTERM');
+  await until(() => !findDaemon(dir), 10000, 'the daemon to stop');
+});
+
+/** A process's environment, from /proc. */
+function environOf(pid: number): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const kv of fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
+    const eq = kv.indexOf('=');
+    if (eq > 0) out.set(kv.slice(0, eq), kv.slice(eq + 1));
+  }
+  return out;
+}
+
+test('the host mallocs on huge pages; its sessions get the user\'s own GLIBC_TUNABLES back', { skip: process.platform !== 'linux' && 'Linux only' }, async () => {
+  const own = tempRuntimeDir();
+  const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
+  const rec = await ensureDaemon({ cliPath: cli, runtimeDir: own, env: { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' } });
+  const client = await RpcClient.connect(rec.control);
+  try {
+    // Started with the user's tunables plus huge pages (glibc rewrites the variable it finds at
+    // start, so /proc may show only part of it); the user's own value is kept aside for sessions.
+    const host = environOf(rec.pid);
+    assert.equal(host.get('SHARED_PTY_USER_GLIBC_TUNABLES'), 'glibc.malloc.arena_max=2');
+    assert.match(host.get('GLIBC_TUNABLES') ?? '', /^glibc\.malloc\.arena_max=2/);
+    const s = await client.request<SessionInfo>('session/create', { command: 'sleep', args: ['30'] });
+    const env = environOf(s.pid);
+    assert.equal(env.get('GLIBC_TUNABLES'), 'glibc.malloc.arena_max=2', 'the program sees what the user set');
+    assert.equal(env.has('SHARED_PTY_USER_GLIBC_TUNABLES'), false);
+    await client.request('pty/kill', { session: s.id });
+  } finally {
+    client.close();
+    process.kill(rec.pid, 'SIGTERM');
+    await until(() => !findDaemon(own), 10000, 'the daemon to stop');
+    fs.rmSync(own, { recursive: true, force: true });
+  }
+});
+
+test('huge-page malloc: added once, after the user\'s tunables, and nowhere but Linux', () => {
+  assert.deepEqual(withHugePageMalloc({ A: '1' }, 'linux'), { A: '1', GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1', SHARED_PTY_USER_GLIBC_TUNABLES: '' });
+  const twice = withHugePageMalloc(withHugePageMalloc({ GLIBC_TUNABLES: 'x=1' }, 'linux'), 'linux');
+  assert.equal(twice.GLIBC_TUNABLES, 'x=1:glibc.malloc.hugetlb=1');
+  // A user who chose a hugetlb setting keeps it.
+  assert.deepEqual(withHugePageMalloc({ GLIBC_TUNABLES: 'glibc.malloc.hugetlb=0' }, 'linux'), { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=0' });
+  assert.deepEqual(withHugePageMalloc({ A: '1' }, 'darwin'), { A: '1' });
+  const session: Record<string, string> = { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1', SHARED_PTY_USER_GLIBC_TUNABLES: '' };
+  restoreUserTunables(session);
+  assert.deepEqual(session, {});
+});
