@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Disposable, toDisposable, type IDisposable } from '../core/base/lifecycle';
 import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/session/registry';
 import type { Session } from '../core/session/session';
-import type { HostServices, SessionInfo } from '../core/methods/types';
+import type { HostInfo, HostServices, SessionInfo } from '../core/methods/types';
 import { listenRpc, type Endpoint, type RpcServer } from '../transport/socket-server';
 import { VERSION } from '../version';
 import { removeRecord, writeRecord, type HostKind, type HostRecord } from './discovery';
@@ -148,9 +148,9 @@ export class Host extends Disposable implements HostServices {
     };
   }
 
-  hostInfo(): Record<string, unknown> {
+  hostInfo(): HostInfo {
     const rec = this.record();
-    return { ...rec, http: rec.http ? { url: rec.http.url } : null };
+    return { ...rec, workspace: rec.workspace ?? null, http: rec.http ? { url: rec.http.url } : null };
   }
 
   viewUrl(session: Session, readOnly: boolean): string | undefined {

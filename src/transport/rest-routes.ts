@@ -1,90 +1,84 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
 import { invoke } from '../core/methods/dispatch';
-import { invalidParams } from '../core/base/errors';
-import { SessionTuning } from '../core/session/session';
-import type { HostServices, SessionInfo } from '../core/methods/types';
+import type { MethodSpec, RestPath, RestProjection } from '../core/methods/spec';
+import { METHODS, parseWith } from '../core/methods/table';
+import type { HostServices } from '../core/methods/types';
 import { readJsonBody, requestSignal, sendError, sendOk, sendRpcError } from './http-util';
 
-/** How long DELETE waits for the program's end: the kill's SIGKILL grace and a margin. */
-const KILL_ANSWER_WAIT_MS = SessionTuning.KillGraceMs + 1000;
+/** One REST route (seeds/pty-session-mcp.md), generated from its method's entry in the table. */
+export interface RestRoute {
+  method: MethodSpec;
+  rest: RestProjection;
+  /** What the request is validated against: the route's own input, or the method's params. */
+  input: z.ZodObject;
+}
 
-/** The REST routes of seeds/pty-session-mcp.md, each a thin mapping onto the method table. */
+/** Every REST route, from the table. */
+export const REST_ROUTES: readonly RestRoute[] = (METHODS as readonly MethodSpec[]).flatMap((m) =>
+  m.rest ? [{ method: m, rest: m.rest, input: m.rest.input?.schema ?? m.params }] : [],
+);
+
+/** The route pattern a path matches (`:id` is any one segment), and the selector in it. */
+function matchPath(pathname: string): { path: RestPath; id?: string } | undefined {
+  const parts = pathname.split('/').filter(Boolean);
+  if (parts[0] !== 'sessions' || parts.length > 3) return undefined;
+  if (parts.length === 1) return { path: '/sessions' };
+  const id = decodeURIComponent(parts[1]);
+  if (parts.length === 2) return { path: '/sessions/:id', id };
+  if (parts[2] === 'write' || parts[2] === 'resize') return { path: `/sessions/:id/${parts[2]}`, id };
+  return undefined;
+}
+
+/** Serves the REST routes: validation, the call and the envelope, the same for every route. */
 export async function handleRest(services: HostServices, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
-  const parts = url.pathname.split('/').filter(Boolean);
-  if (parts[0] !== 'sessions' || parts.length > 3) return false;
-  const signal = requestSignal(req, res);
-  const call = (method: string, params: Record<string, unknown>) =>
-    invoke(method, params, { mode: { kind: 'control' }, services, signal });
-  const id = parts[1] ? decodeURIComponent(parts[1]) : undefined;
-  const action = parts[2];
-  try {
-    if (!id && req.method === 'GET') {
-      const r = (await call('session/list', {})) as { sessions: SessionInfo[] };
-      return sendOk(res, r.sessions), true;
-    }
-    if (!id && req.method === 'POST') {
-      const body = await readJsonBody(req);
-      return sendOk(res, await call('session/create', { origin: 'script', ...body })), true;
-    }
-    if (id && !action && req.method === 'GET') {
-      const params = {
-        session: id,
-        since: numberParam(url, 'since'),
-        waitMs: numberParam(url, 'waitMs'),
-        maxBytes: numberParam(url, 'maxBytes'),
-        strip: url.searchParams.has('strip') ? url.searchParams.get('strip') !== 'false' : undefined,
-      };
-      const r = (await call('pty/output', params)) as Record<string, unknown>;
-      return sendOk(res, { id: canonicalId(services, id), ...r }), true;
-    }
-    if (id && !action && req.method === 'DELETE') {
-      const sessionId = canonicalId(services, id);
-      const signalName = url.searchParams.get('signal');
-      if (signalName) await call('pty/signal', { session: sessionId, signal: signalName });
-      const session = services.registry.resolve(sessionId);
-      await call('pty/kill', { session: sessionId });
-      // Answer with how it ended (as pty-session-mcp's kill does); a program that outlives its
-      // SIGKILL grace is reported still running.
-      await Promise.race([session.exited, new Promise((r) => setTimeout(r, KILL_ANSWER_WAIT_MS).unref())]);
-      return sendOk(res, { id: sessionId, ok: true, running: session.running, exitCode: session.exitCode }), true;
-    }
-    if (id && action === 'write' && req.method === 'POST') {
-      const body = await readJsonBody(req);
-      if (typeof body.data !== 'string') throw invalidParams('data must be a string');
-      if (body.submit !== undefined && typeof body.submit !== 'boolean') throw invalidParams('submit must be true or false');
-      let data = body.data;
-      // As pty-session-mcp: submit (default true) appends a newline unless one is there.
-      if (body.submit !== false && !/[\r\n]$/.test(data)) data += '\n';
-      const r = (await call('pty/write', { session: id, action: { text: data } })) as { written: number };
-      return sendOk(res, { id: canonicalId(services, id), bytes: r.written }), true;
-    }
-    if (id && action === 'resize' && req.method === 'POST') {
-      const body = await readJsonBody(req);
-      const sessionId = canonicalId(services, id);
-      const session = services.registry.resolve(sessionId);
-      if (!session.running) throw invalidParams('The session has exited');
-      await call('pty/resize', { session: sessionId, cols: body.cols, rows: body.rows });
-      return sendOk(res, await call('pty/info', { session: sessionId })), true;
-    }
-    if (id && (action === undefined || action === 'write' || action === 'resize')) {
-      sendError(res, 'NOT_FOUND', `No route for ${req.method} ${url.pathname}`);
-      return true;
-    }
-    return false;
-  } catch (e) {
-    sendRpcError(res, e);
+  const matched = matchPath(url.pathname);
+  if (!matched) return false;
+  const route = REST_ROUTES.find((r) => r.rest.path === matched.path && r.rest.verb === req.method);
+  if (!route) {
+    if (matched.id === undefined) return false;
+    sendError(res, 'NOT_FOUND', `No route for ${req.method} ${url.pathname}`);
     return true;
   }
+  const signal = requestSignal(req, res);
+  const call = (method: string, params: Record<string, unknown>) => invoke(method, params, { mode: { kind: 'control' }, services, signal });
+  try {
+    const raw = route.rest.from === 'query' ? queryParams(url, route.input) : await readJsonBody(req);
+    const what = `Invalid ${route.rest.from === 'query' ? 'query' : 'body'} for ${route.rest.verb} ${route.rest.path}`;
+    const input = route.rest.input ? (parseWith(route.input, raw, what) as Record<string, unknown>) : raw;
+    const own = route.rest.input ? route.rest.input.toParams(input) : { ...route.rest.defaults, ...input };
+    const session = matched.id === undefined ? undefined : services.registry.resolve(matched.id);
+    const id = session?.id ?? '';
+    const params = session ? { session: id, ...own } : own;
+    const ctx = { id, session, input, call };
+    await route.rest.before?.(ctx);
+    const result = await call(route.method.name, params);
+    sendOk(res, route.rest.respond ? await route.rest.respond(result as never, ctx) : result);
+  } catch (e) {
+    sendRpcError(res, e);
+  }
+  return true;
 }
 
-function canonicalId(services: HostServices, selector: string): string {
-  return services.registry.resolve(selector).id;
+/**
+ * The query string as the schema's types: numbers as numbers and booleans as booleans (a bare
+ * `?strip` is true, `?strip=false` false), so the method's own schema validates them.
+ */
+function queryParams(url: URL, schema: z.ZodObject): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(schema.shape)) {
+    if (!url.searchParams.has(name)) continue;
+    const v = url.searchParams.get(name) ?? '';
+    const kind = baseType(field as z.ZodType);
+    if (kind === 'boolean') out[name] = v !== 'false';
+    else if (v === '') continue;
+    else out[name] = kind === 'number' ? Number(v) : v;
+  }
+  return out;
 }
 
-function numberParam(url: URL, name: string): number | undefined {
-  const v = url.searchParams.get(name);
-  if (v === null || v === '') return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n)) throw invalidParams(`${name} must be a number`);
-  return n;
+/** The JSON type under optional/nullable wrappers. */
+function baseType(field: z.ZodType): string {
+  const def = (field as unknown as { def: { type: string; innerType?: z.ZodType } }).def;
+  return def.innerType && (def.type === 'optional' || def.type === 'nullable' || def.type === 'default') ? baseType(def.innerType) : def.type;
 }

@@ -1,5 +1,5 @@
-import { ErrorCode, RpcError, toRpcError } from '../base/errors';
-import { METHOD_INDEX, parseParams } from './methods';
+import { ErrorCode, RpcError, serverError, toRpcError } from '../base/errors';
+import { METHOD_INDEX, parseParams } from './table';
 import type { Session } from '../session/session';
 import type { Connection, HostServices, MethodContext } from './types';
 
@@ -57,12 +57,12 @@ export interface InvokeOptions extends DispatchOptions {
  */
 export async function invoke(method: string, rawParams: Record<string, unknown>, opts: InvokeOptions): Promise<unknown> {
   const spec = METHOD_INDEX.get(method);
-  if (!spec || (spec.scope === 'host' && opts.mode.kind === 'session')) {
+  if (!spec || (spec.target === 'host' && opts.mode.kind === 'session')) {
     throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
   }
   let params = rawParams;
   let session: Session | undefined;
-  if (spec.scope === 'session') {
+  if (spec.target === 'session') {
     if (opts.mode.kind === 'session') session = opts.mode.session;
     else {
       const { session: selector, ...rest } = params;
@@ -86,7 +86,9 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
   const call = session?.beginCall();
   let result: unknown;
   try {
-    result = (await spec.handler(ctx, parseParams(spec, params))) ?? {};
+    const valid = parseParams(spec, params);
+    if (spec.needsRunning && !session?.running) throw serverError('The session has exited');
+    result = (await spec.handler(ctx, valid as never)) ?? {};
   } finally {
     call?.dispose();
   }

@@ -1,28 +1,15 @@
+import type { z } from 'zod';
+import type { hostInfo, sessionInfo } from './schemas';
 import type { IDisposable } from '../base/lifecycle';
 import type { SessionRegistry, CreateSessionParams } from '../session/registry';
-import type { Origin, Session } from '../session/session';
+import type { Session } from '../session/session';
 import type { NotificationSink } from '../io/subscription';
 
 /** What every listing, record and `pty/info` says about a session (CONTRACT §2). */
-export interface SessionInfo {
-  id: string;
-  name: string;
-  pid: number;
-  command: string;
-  args: string[];
-  cwd: string;
-  workspace: string | null;
-  cols: number;
-  rows: number;
-  createdAt: string;
-  running: boolean;
-  exitCode: number | null;
-  origin: Origin;
-  address: string;
-  tcp?: string;
-  stream?: string;
-  clients: number;
-}
+export type SessionInfo = z.infer<typeof sessionInfo>;
+
+/** The discovery record without the token (`host/info`). */
+export type HostInfo = z.infer<typeof hostInfo>;
 
 /** What the method table needs from the host that owns the sessions. */
 export interface HostServices {
@@ -30,7 +17,7 @@ export interface HostServices {
   /** The full SessionInfo, with the addresses only the host knows. */
   describe(session: Session): SessionInfo;
   /** The discovery record without the token. */
-  hostInfo(): Record<string, unknown>;
+  hostInfo(): HostInfo;
   /** Creates a session (in the editor it also opens as an editor terminal). */
   createSession(params: CreateSessionParams): Promise<Session> | Session;
   /** A browser link to the session's live view (needs the host's HTTP server), read-only or not. */

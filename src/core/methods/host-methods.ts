@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { cols, hostInfo, leaseSeconds, origin, rows, sessionInfo } from './schemas';
+import { method } from './spec';
+
+export const listMethod = method({
+  name: 'session/list',
+  target: 'host',
+  scope: 'read',
+  summary: 'Every session of this host.',
+  params: z.object({}),
+  result: z.object({ sessions: z.array(sessionInfo) }),
+  handler(ctx) {
+    return { sessions: ctx.services.registry.list().map((s) => ctx.services.describe(s)) };
+  },
+  mcp: {
+    tool: 'list_sessions',
+    title: 'List terminal sessions',
+    description:
+      'List every shared terminal session (the user\'s editor terminals and those opened by agents or scripts): id, name, command, size, running state. Start here to find the session to work in.',
+    text: (r) => {
+      const lines = r.sessions.map(
+        (s) => `${s.id}  ${s.name}  ${s.running ? 'running' : `exited(${s.exitCode})`}  ${s.cols}x${s.rows}  ${s.origin}  ${[s.command, ...s.args].join(' ')}  cwd=${s.cwd}`,
+      );
+      return lines.length ? lines.join('\n') : 'No sessions. Open one with open_session.';
+    },
+  },
+  rest: { verb: 'GET', path: '/sessions', from: 'query', respond: (r) => r.sessions },
+});
+
+export const createMethod = method({
+  name: 'session/create',
+  target: 'host',
+  scope: 'control',
+  summary: 'Start a program in a new session (default: the user\'s shell).',
+  params: z.object({
+    command: z.string().min(1).optional().describe('Program to run; default the user\'s shell.'),
+    args: z.array(z.string()).optional(),
+    cwd: z.string().min(1).optional().describe('Working directory; default the workspace or home.'),
+    env: z.record(z.string(), z.string()).optional(),
+    cols: cols().optional(),
+    rows: rows().optional(),
+    name: z.string().min(1).max(200).optional().describe('A name to find the session by.'),
+    origin: origin.optional().describe('Who opens it: user (an editor terminal), agent or script.'),
+    leaseSeconds: leaseSeconds().optional().describe('End the session after this long without a client (editor terminals).'),
+    workspace: z.string().min(1).optional().describe('The workspace folder the session belongs to.'),
+  }),
+  result: sessionInfo,
+  async handler(ctx, p) {
+    return ctx.services.describe(await ctx.services.createSession(p));
+  },
+  mcp: {
+    tool: 'open_session',
+    title: 'Open a terminal session',
+    description:
+      'Start a program (default: the user\'s shell) in a new shared terminal. The user sees it as an editor terminal and can type into it too. Returns the session; use its id with the other tools.',
+    omit: ['origin', 'leaseSeconds', 'workspace'],
+    fixed: { origin: 'agent' },
+    text: (s) => `Opened session ${s.id} (${s.name}): ${[s.command, ...s.args].join(' ')} in ${s.cwd}, ${s.cols}x${s.rows}.`,
+  },
+  rest: { verb: 'POST', path: '/sessions', from: 'body', defaults: { origin: 'script' } },
+});
+
+export const hostInfoMethod = method({
+  name: 'host/info',
+  target: 'host',
+  scope: 'read',
+  summary: 'This host\'s discovery record, without the token.',
+  params: z.object({}),
+  result: hostInfo,
+  handler(ctx) {
+    return ctx.services.hostInfo();
+  },
+});

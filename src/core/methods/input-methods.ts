@@ -1,0 +1,169 @@
+import { z } from 'zod';
+import { invalidParams } from '../base/errors';
+import { keyToBytes, KeyNameError } from '../io/keys';
+import { DEFAULT_SEND_IDLE_MS, DEFAULT_SEND_MAX_BYTES, DEFAULT_SEND_TIMEOUT_MS, send } from '../io/send';
+import { MAX_WAIT_MS } from '../io/wait';
+import { signalForegroundGroup } from '../process/proc-state';
+import { cols, int, rows, sessionStatus, signalName } from './schemas';
+import { method } from './spec';
+import { requireSession } from './context';
+
+const writeAction = z.object({ text: z.string().optional(), key: z.string().optional() }).strict();
+type WriteAction = z.infer<typeof writeAction>;
+
+/** Every problem of a `pty/write` action list, found at the edge (before anything is written). */
+function actionProblem(action: WriteAction | WriteAction[]): { message: string; key?: string } | undefined {
+  const list = Array.isArray(action) ? action : [action];
+  if (list.length === 0) return { message: 'action must not be an empty array' };
+  for (const a of list) {
+    if (a.text !== undefined && a.key !== undefined) return { message: 'An action takes text or key, not both' };
+    if (a.text === undefined && a.key === undefined) return { message: 'An action needs text or key' };
+    if (a.key !== undefined) {
+      try {
+        keyToBytes(a.key);
+      } catch (e) {
+        if (e instanceof KeyNameError) return { message: e.message, key: a.key };
+        throw e;
+      }
+    }
+  }
+  return undefined;
+}
+
+const writeParams = z
+  .object({ action: z.union([writeAction, z.array(writeAction)]).describe('{text} or {key}, or a list of them, written in order.') })
+  .superRefine((p, ctx) => {
+    const problem = actionProblem(p.action);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, params: problem.key === undefined ? undefined : { key: problem.key } });
+  });
+
+/** Turns a valid `pty/write` action (or list of them) into the bytes to write. */
+export function actionBytes(action: WriteAction | WriteAction[]): string {
+  const problem = actionProblem(action);
+  if (problem) throw invalidParams(problem.message, problem.key === undefined ? undefined : { key: problem.key });
+  let out = '';
+  for (const a of Array.isArray(action) ? action : [action]) out += a.text ?? keyToBytes(a.key as string);
+  return out;
+}
+
+export const writeMethod = method({
+  name: 'pty/write',
+  target: 'session',
+  scope: 'input',
+  summary: 'Write text and/or named keys; returns the UTF-8 bytes written.',
+  params: writeParams,
+  result: z.object({ written: z.number() }),
+  needsRunning: true,
+  handler(ctx, p) {
+    return { written: requireSession(ctx).write(actionBytes(p.action)) };
+  },
+  mcp: {
+    tool: 'send_keys',
+    title: 'Press keys',
+    description:
+      'Press named keys in order, without waiting: Enter, Tab, Escape, Backspace, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, F1..F12, combinations such as Ctrl+C, Ctrl+D, Alt+X, Shift+Tab, or any single character such as "q" or ":" (for pagers, editors and TUIs). Then use read_screen or wait_for to see the effect.',
+    input: {
+      shape: { keys: z.array(z.string()).min(1).describe('Key names, case-sensitive.') },
+      toParams: (a) => ({ action: (a.keys as string[]).map((key) => ({ key })) }),
+    },
+    text: (r, a) => `Pressed ${(a.keys as string[]).join(' ')} (${r.written} bytes).`,
+  },
+  rest: {
+    verb: 'POST',
+    path: '/sessions/:id/write',
+    from: 'body',
+    input: {
+      schema: z.object({ data: z.string(), submit: z.boolean().optional() }),
+      // As pty-session-mcp: submit (default true) appends a newline unless one is there.
+      toParams: (b) => {
+        const data = b.data as string;
+        return { action: { text: b.submit !== false && !/[\r\n]$/.test(data) ? data + '\n' : data } };
+      },
+    },
+    respond: (r, route) => ({ id: route.id, bytes: r.written }),
+  },
+});
+
+export const sendMethod = method({
+  name: 'pty/send',
+  target: 'session',
+  scope: 'control',
+  summary: 'Type a command (Enter appended unless submit is false) and wait until the program is ready for input again.',
+  params: z.object({
+    text: z.string().describe('The text to type.'),
+    submit: z.boolean().optional().describe('Press Enter after the text (default true).'),
+    timeout: int().min(1).max(MAX_WAIT_MS).optional().describe(`Milliseconds to wait at most (default ${DEFAULT_SEND_TIMEOUT_MS}).`),
+    idleMs: int().min(1).max(MAX_WAIT_MS).optional().describe(`Silence that counts as ready where the program state cannot be read (default ${DEFAULT_SEND_IDLE_MS}).`),
+    maxBytes: int().min(1).max(16 * DEFAULT_SEND_MAX_BYTES).optional().describe(`Most output bytes returned (default ${DEFAULT_SEND_MAX_BYTES}; the end is kept).`),
+  }),
+  result: z.object({
+    output: z.string(),
+    waitReason: z.enum(['stdin_read', 'inferred_idle', 'timeout', 'session_exit']),
+    status: sessionStatus,
+    truncated: z.boolean(),
+    waitedMs: z.number(),
+  }),
+  handler(ctx, p) {
+    return send(requireSession(ctx), p, ctx.signal);
+  },
+  mcp: {
+    tool: 'send',
+    title: 'Run a command',
+    description:
+      'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: stdin_read = the program waits for input (done); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. For keys like Ctrl+C, arrows or q use send_keys instead.',
+    text: (r) => {
+      const tail = [`[waitReason: ${r.waitReason}`, r.status.kind === 'exited' ? `exited with ${r.status.exitCode}` : 'running'];
+      if (r.truncated) tail.push('output truncated: earlier lines are in read_scrollback');
+      return `${r.output}\n${tail.join('; ')}]`;
+    },
+  },
+});
+
+export const signalMethod = method({
+  name: 'pty/signal',
+  target: 'session',
+  scope: 'control',
+  summary: 'Send a signal to the terminal\'s foreground process group (Ctrl+C even when the program ignores the key).',
+  params: z.object({ signal: signalName }),
+  result: z.object({ signal: z.string(), pgid: z.number() }),
+  needsRunning: true,
+  handler(ctx, p) {
+    const { pgid } = signalForegroundGroup(requireSession(ctx).pid, p.signal);
+    return { signal: p.signal, pgid };
+  },
+  mcp: {
+    tool: 'signal',
+    title: 'Signal the foreground program',
+    description:
+      'Send a signal to the program in the foreground of the terminal: SIGINT is Ctrl+C (stop a running command), SIGTSTP suspends, SIGCONT resumes, SIGTERM/SIGKILL end it. Works even when the program ignores the Ctrl+C key.',
+    destructive: true,
+    text: (r) => `Sent ${r.signal} to process group ${r.pgid}.`,
+  },
+});
+
+export const resizeMethod = method({
+  name: 'pty/resize',
+  target: 'session',
+  scope: 'input',
+  summary: 'Resize the terminal.',
+  params: z.object({ cols: cols(), rows: rows() }),
+  result: z.object({}),
+  needsRunning: true,
+  handler(ctx, p) {
+    requireSession(ctx).resize(p.cols, p.rows);
+    return {};
+  },
+  mcp: {
+    tool: 'resize',
+    title: 'Resize the terminal',
+    description: 'Change the terminal size in columns and rows.',
+    output: { schema: z.object({ cols: z.number(), rows: z.number() }), fromResult: (_r, a) => ({ cols: a.cols, rows: a.rows }) },
+    text: (_r, a) => `Resized to ${a.cols}x${a.rows}.`,
+  },
+  rest: {
+    verb: 'POST',
+    path: '/sessions/:id/resize',
+    from: 'body',
+    respond: (_r, route) => route.call('pty/info', { session: route.id }),
+  },
+});

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { serverError } from '../base/errors';
+import { stripAnsi } from '../base/ansi';
+import { OutputSubscription } from '../io/subscription';
+import type { Session } from '../session/session';
+import { int, nonNegInt, waitMs } from './schemas';
+import { method } from './spec';
+import { requireSession } from './context';
+
+/** Default and largest `pty/output` read: the whole ring. */
+export const MAX_OUTPUT_READ_BYTES = 1024 * 1024;
+/** Bytes of raw output the MCP tool `read_output` returns by default: a model's context is precious. */
+export const MCP_DEFAULT_OUTPUT_BYTES = 16 * 1024;
+
+export const outputMethod = method({
+  name: 'pty/output',
+  target: 'session',
+  scope: 'read',
+  summary: 'Raw output after a byte cursor, from the ring buffer; waits up to waitMs for more.',
+  params: z.object({
+    since: nonNegInt().optional().describe('Byte cursor to read from (default 0: everything retained).'),
+    waitMs: waitMs().optional().describe('Wait up to this long when nothing new has come yet.'),
+    maxBytes: int().min(1).optional().describe(`Most bytes returned (at most ${MAX_OUTPUT_READ_BYTES}).`),
+    strip: z.boolean().optional().describe('Remove escape sequences.'),
+  }),
+  result: z.object({ data: z.string(), cursor: z.number(), dropped: z.number(), running: z.boolean(), exitCode: z.number().nullable() }),
+  async handler(ctx, p) {
+    const s = requireSession(ctx);
+    const since = p.since ?? 0;
+    if (p.waitMs && s.running && since >= s.cursor) await nextOutput(s, p.waitMs, ctx.signal);
+    const r = s.ring.read(since, Math.min(p.maxBytes ?? MAX_OUTPUT_READ_BYTES, MAX_OUTPUT_READ_BYTES));
+    return { data: p.strip ? stripAnsi(r.text) : r.text, cursor: r.cursor, dropped: r.dropped, running: s.running, exitCode: s.exitCode };
+  },
+  mcp: {
+    tool: 'read_output',
+    title: 'Read raw output',
+    description:
+      'Read the raw output stream after a byte cursor (since; 0 = everything retained), optionally waiting up to waitMs for new output. Pass back the returned cursor as since next time to read incrementally. strip:true removes escape sequences (recommended). dropped > 0 means older output was overwritten before you read it.',
+    defaults: { maxBytes: MCP_DEFAULT_OUTPUT_BYTES },
+    async text(r, a, call) {
+      const next = (await call('pty/output', { session: a.session, since: r.cursor, maxBytes: 1 })) as { data: string };
+      const more = next.data.length > 0 ? ` More output follows: call read_output with since=${r.cursor}.` : '';
+      return `${r.data}\n[cursor ${r.cursor}${r.dropped ? `; ${r.dropped} bytes dropped` : ''}.${more}]`;
+    },
+  },
+  rest: { verb: 'GET', path: '/sessions/:id', from: 'query', respond: (r, route) => ({ id: route.id, ...r }) },
+});
+
+export const subscribeMethod = method({
+  name: 'pty/subscribe',
+  target: 'session',
+  scope: 'read',
+  summary: 'Stream pty/output notifications (replayed from since, if given) and a final pty/exit.',
+  params: z.object({ since: nonNegInt().optional().describe('Replay retained output from this byte cursor first (default: live only).') }),
+  result: z.object({ cursor: z.number() }),
+  handler(ctx, p) {
+    const s = requireSession(ctx);
+    const conn = ctx.connection;
+    if (!conn) throw serverError('pty/subscribe needs a connection that can receive notifications');
+    conn.subscriptions.get(s.id)?.dispose();
+    const extra = ctx.tagNotifications ? { session: s.id } : {};
+    // On a session's own socket the connection is already counted as a client; on a control endpoint the subscription is.
+    const sub = new OutputSubscription(s, conn, p.since, extra, ctx.tagNotifications === true);
+    conn.subscriptions.set(s.id, sub);
+    ctx.afterResponse(() => sub.pump());
+    return { cursor: sub.startCursor };
+  },
+});
+
+export const unsubscribeMethod = method({
+  name: 'pty/unsubscribe',
+  target: 'session',
+  scope: 'read',
+  summary: 'Stop the notifications of pty/subscribe.',
+  params: z.object({}),
+  result: z.object({}),
+  handler(ctx) {
+    const s = requireSession(ctx);
+    ctx.connection?.subscriptions.get(s.id)?.dispose();
+    ctx.connection?.subscriptions.delete(s.id);
+    return {};
+  },
+});
+
+/** Resolves when new output arrives, the program exits, `ms` pass, or the client leaves. */
+function nextOutput(session: Session, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      out.dispose();
+      exit.dispose();
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const out = session.onOutput(done);
+    const exit = session.onExit(done);
+    signal.addEventListener('abort', done);
+  });
+}

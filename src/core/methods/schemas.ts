@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { MAX_COLS, MAX_ROWS } from '../session/registry';
+import { MAX_WAIT_MS } from '../io/wait';
+
+// The pieces the method table's params and results are built from; every surface (JSON-RPC,
+// REST, MCP, the docs, the typed client) reads them through the table.
+
+export const int = () => z.number().int();
+export const nonNegInt = () => int().min(0);
+/** A wait in milliseconds: at most a day (a client that wants longer asks again). */
+export const waitMs = () => nonNegInt().max(MAX_WAIT_MS);
+export const cols = () => int().min(2).max(MAX_COLS);
+export const rows = () => int().min(1).max(MAX_ROWS);
+/** How long a session may stay without a client before it ends (a week at most). */
+export const leaseSeconds = () => z.number().min(0).max(7 * 24 * 3600);
+
+export const signalName = z.enum(['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGHUP', 'SIGQUIT', 'SIGTSTP', 'SIGCONT']);
+export const origin = z.enum(['user', 'agent', 'script']);
+
+/** The selector every session method takes on a control endpoint (CONTRACT §2). */
+export const selector = z.string().min(1).describe('Session selector: its id, exact name, or a unique id prefix (see list_sessions).');
+
+export const cursorPos = z.object({ row: z.number(), col: z.number() });
+export const screenSize = z.object({ cols: z.number(), rows: z.number() });
+export const sessionStatus = z.union([
+  z.object({ kind: z.literal('running') }),
+  z.object({ kind: z.literal('exited'), exitCode: z.number().nullable(), signal: z.string().nullable() }),
+]);
+
+/** What every listing, record and `pty/info` says about a session (CONTRACT §2). */
+export const sessionInfo = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    pid: z.number(),
+    command: z.string(),
+    args: z.array(z.string()),
+    cwd: z.string(),
+    workspace: z.string().nullable(),
+    cols: z.number(),
+    rows: z.number(),
+    createdAt: z.string(),
+    running: z.boolean(),
+    exitCode: z.number().nullable(),
+    origin,
+    address: z.string(),
+    tcp: z.string().optional(),
+    stream: z.string().optional(),
+    clients: z.number(),
+  })
+  .meta({ title: 'SessionInfo' });
+
+/** The discovery record without the token (CONTRACT §2, `host/info`). */
+export const hostInfo = z
+  .object({
+    hostId: z.string(),
+    pid: z.number(),
+    kind: z.enum(['daemon', 'serve']),
+    version: z.string(),
+    startedAt: z.string(),
+    control: z.string(),
+    http: z.object({ url: z.string() }).nullable(),
+    sessions: z.array(sessionInfo),
+    workspace: z.string().nullable(),
+  })
+  .meta({ title: 'HostInfo' });
+
+/** A result with nothing to say. */
+export const empty = z.object({});

@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import { screenText } from '../mirror/screen-text';
+import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_MS, waitFor } from '../io/wait';
+import { invalidParams } from '../base/errors';
+import { cursorPos, int, nonNegInt, screenSize, waitMs } from './schemas';
+import { method } from './spec';
+import { requireSession } from './context';
+
+/** Most lines one `pty/scrollback` page returns (CONTRACT §3.1). */
+export const MAX_SCROLLBACK_PAGE = 10000;
+/** Scrollback rows a `pty/snapshot` carries by default (VS Code's own terminal keeps 1000). */
+export const DEFAULT_SNAPSHOT_SCROLLBACK = 1000;
+
+const readParams = z
+  .object({
+    top: nonNegInt().optional().describe('Only the first N rows.'),
+    bottom: nonNegInt().optional().describe('Only the last N rows.'),
+    start: nonNegInt().optional().describe('Rows start..end (1-based, inclusive; give both).'),
+    end: nonNegInt().optional(),
+  })
+  .superRefine((p, ctx) => {
+    const problem = rowSelectionProblem(p);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+function rowSelectionProblem(p: { top?: number; bottom?: number; start?: number; end?: number }): string | undefined {
+  const hasTB = p.top !== undefined || p.bottom !== undefined;
+  const hasSE = p.start !== undefined || p.end !== undefined;
+  if (p.top !== undefined && p.bottom !== undefined) return 'top and bottom are mutually exclusive';
+  if (hasTB && hasSE) return 'top/bottom and start/end cannot be combined';
+  if ((p.start === undefined) !== (p.end === undefined)) return 'start and end must be given together';
+  if (p.start !== undefined && p.end !== undefined && p.start > p.end) return 'start must not be greater than end';
+  return undefined;
+}
+
+const screenResult = z.object({ screen: z.string(), cursor: cursorPos, size: screenSize });
+
+export const readMethod = method({
+  name: 'pty/read',
+  target: 'session',
+  scope: 'read',
+  summary: 'Read the current screen (or its top/bottom N rows, or rows start..end).',
+  params: readParams,
+  result: screenResult,
+  async handler(ctx, p) {
+    const snap = await requireSession(ctx).mirror.screen();
+    return { screen: screenText(snap, p), cursor: snap.cursor, size: snap.size };
+  },
+  mcp: {
+    tool: 'read_screen',
+    title: 'Read the screen',
+    description:
+      'Read what the terminal shows now, exactly as the user sees it (text only), with the cursor position. Optionally only the top or bottom N rows, or rows start..end (1-based).',
+    text: (r) => `${r.screen}\n[cursor row ${r.cursor.row}, col ${r.cursor.col}; size ${r.size.cols}x${r.size.rows}]`,
+  },
+});
+
+export const waitMethod = method({
+  name: 'pty/wait',
+  target: 'session',
+  scope: 'read',
+  summary: 'Wait until the screen (or output since a cursor) shows a text or regex, goes idle, or the program exits.',
+  params: z.object({
+    match: z.string().optional().describe('Text to wait for.'),
+    regex: z.string().optional().describe('JavaScript regular expression source (instead of match).'),
+    since: nonNegInt().optional().describe('Match the output after this byte cursor (escapes removed) instead of the screen.'),
+    timeout: waitMs().optional().describe(`Milliseconds (default ${DEFAULT_WAIT_TIMEOUT_MS}).`),
+    idleMs: int().min(1).max(MAX_WAIT_MS).optional().describe('Return once the output has been quiet this long.'),
+  }),
+  result: z.object({
+    matched: z.boolean(),
+    screen: z.string(),
+    cursor: cursorPos,
+    size: screenSize,
+    waitedMs: z.number(),
+    reason: z.enum(['matched', 'timeout', 'idle', 'session_exit']),
+  }),
+  handler(ctx, p) {
+    if (p.match !== undefined && p.regex !== undefined) throw invalidParams('match and regex are mutually exclusive');
+    return waitFor(requireSession(ctx), p, ctx.signal);
+  },
+  mcp: {
+    tool: 'wait_for',
+    title: 'Wait for text',
+    description:
+      'Wait until the screen shows a text (match) or regex, the output goes quiet for idleMs, the program exits, or timeout passes. With since (a byte cursor from read_output) it matches the output after that point instead of the screen. reason says which happened: matched, idle, session_exit or timeout.',
+    text: (r) => `[${r.reason} after ${r.waitedMs} ms]\n${r.screen}`,
+  },
+});
+
+export const scrollbackMethod = method({
+  name: 'pty/scrollback',
+  target: 'session',
+  scope: 'read',
+  summary: 'A page of the retained rows (scrollback then screen), counted back from the newest.',
+  params: z.object({
+    offset: nonNegInt().optional().describe('Rows back from the newest (default 0).'),
+    lines: int().min(1).max(MAX_SCROLLBACK_PAGE).optional().describe('Rows in the page (default 100).'),
+  }),
+  result: z.object({ text: z.string(), firstLine: z.number(), lastLine: z.number(), totalLines: z.number() }),
+  async handler(ctx, p) {
+    return requireSession(ctx).mirror.query('scrollbackPage', p.offset ?? 0, p.lines ?? 100);
+  },
+  mcp: {
+    tool: 'read_scrollback',
+    title: 'Read scrollback',
+    description:
+      'Read a page of the terminal\'s history (scrollback followed by the screen), counted back from the newest row: offset 0 is the latest page. Use it for output that scrolled away or was truncated. firstLine/lastLine/totalLines tell where you are; ask for a larger offset to go further back.',
+    text: (r) => {
+      const more = r.firstLine > 1 ? ` Older rows: offset ${r.totalLines - r.firstLine + 1}.` : '';
+      return `${r.text}\n[rows ${r.firstLine}-${r.lastLine} of ${r.totalLines}.${more}]`;
+    },
+  },
+});
+
+export const snapshotMethod = method({
+  name: 'pty/snapshot',
+  target: 'session',
+  scope: 'read',
+  summary:
+    'Text that redraws the terminal (scrollback, screen, colours, cursor) and the output cursor it corresponds to; subscribe from that cursor to follow on.',
+  params: z.object({ scrollback: nonNegInt().max(MAX_SCROLLBACK_PAGE).optional().describe(`Scrollback rows to include (default ${DEFAULT_SNAPSHOT_SCROLLBACK}).`) }),
+  result: z.object({ data: z.string(), cursor: z.number(), cols: z.number(), rows: z.number() }),
+  async handler(ctx, p) {
+    const s = requireSession(ctx);
+    // The picture and the cursor describe the same moment: the mirror says which output it reflects.
+    const { value: data, cursor } = await s.mirror.queryAt('serialize', p.scrollback ?? DEFAULT_SNAPSHOT_SCROLLBACK);
+    const { cols, rows } = s.mirror.size;
+    return { data, cursor, cols, rows };
+  },
+});

@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { serverError } from '../base/errors';
+import { SessionTuning } from '../session/session';
+import { leaseSeconds, sessionInfo, signalName } from './schemas';
+import { method } from './spec';
+import { requireSession } from './context';
+
+/** How long REST `DELETE` waits for the program's end: the kill's SIGKILL grace and a margin. */
+const KILL_ANSWER_WAIT_MS = SessionTuning.KillGraceMs + 1000;
+
+export const statusMethod = method({
+  name: 'pty/status',
+  target: 'session',
+  scope: 'read',
+  summary: 'Whether the program runs, its exit code and pid.',
+  params: z.object({}),
+  result: z.object({ running: z.boolean(), exitCode: z.number().nullable(), pid: z.number() }),
+  handler(ctx) {
+    const s = requireSession(ctx);
+    return { running: s.running, exitCode: s.exitCode, pid: s.pid };
+  },
+});
+
+export const killMethod = method({
+  name: 'pty/kill',
+  target: 'session',
+  scope: 'control',
+  summary: 'End the session (in socket-pty compatible serve, the server too).',
+  params: z.object({}),
+  result: z.object({}),
+  async handler(ctx) {
+    const s = requireSession(ctx);
+    ctx.afterResponse(() => void ctx.services.killSession(s));
+    return {};
+  },
+  mcp: {
+    tool: 'close_session',
+    title: 'Close a session',
+    description: 'End the session and its program (the editor terminal closes too). Do not close the user\'s own terminals unless asked.',
+    destructive: true,
+    output: { schema: z.object({ closed: z.string() }), fromResult: (_r, a) => ({ closed: String(a.session) }) },
+    text: (_r, a) => `Closed session ${a.session}.`,
+  },
+  rest: {
+    verb: 'DELETE',
+    path: '/sessions/:id',
+    from: 'query',
+    input: { schema: z.object({ signal: signalName.optional() }), toParams: () => ({}) },
+    async before(route) {
+      if (route.input.signal) await route.call('pty/signal', { session: route.id, signal: route.input.signal });
+    },
+    // Answers with how it ended (as pty-session-mcp's kill does); a program that outlives its
+    // SIGKILL grace is reported still running.
+    async respond(_r, route) {
+      const s = route.session!;
+      await Promise.race([s.exited, new Promise((r) => setTimeout(r, KILL_ANSWER_WAIT_MS).unref())]);
+      return { id: route.id, ok: true, running: s.running, exitCode: s.exitCode };
+    },
+  },
+});
+
+export const infoMethod = method({
+  name: 'pty/info',
+  target: 'session',
+  scope: 'read',
+  summary: 'The session\'s SessionInfo.',
+  params: z.object({}),
+  result: sessionInfo,
+  handler(ctx) {
+    return ctx.services.describe(requireSession(ctx));
+  },
+});
+
+export const keepMethod = method({
+  name: 'session/keep',
+  target: 'session',
+  scope: 'control',
+  summary: 'Keep the session running when no client is attached (clears its lease; a detach, as in tmux).',
+  params: z.object({ leaseSeconds: leaseSeconds().optional().describe('A new lease instead (seconds without a client before it ends).') }),
+  result: z.object({ id: z.string(), leaseSeconds: z.number().nullable() }),
+  handler(ctx, p) {
+    const s = requireSession(ctx);
+    s.leaseSeconds = p.leaseSeconds;
+    s.addClient().dispose(); // re-evaluates the lease now
+    return { id: s.id, leaseSeconds: s.leaseSeconds ?? null };
+  },
+});
+
+export const viewUrlMethod = method({
+  name: 'session/viewUrl',
+  target: 'session',
+  // A link that can type is as strong as control: only a caller that may control gets one.
+  scope: 'control',
+  summary: 'A link that opens the session live in a browser (readOnly: a link that cannot type).',
+  params: z.object({ readOnly: z.boolean().optional() }),
+  result: z.object({ url: z.string(), readOnly: z.boolean() }),
+  handler(ctx, p) {
+    const url = ctx.services.viewUrl?.(requireSession(ctx), p.readOnly ?? false);
+    if (!url) throw serverError('This host serves no HTTP (started with --no-http)');
+    return { url, readOnly: p.readOnly ?? false };
+  },
+});

@@ -1,0 +1,93 @@
+import type { z } from 'zod';
+import type { Session } from '../session/session';
+import type { MethodContext } from './types';
+
+/** Who a method is about: one session (implied by a session socket, or named by `session`), or the host. */
+export type MethodTarget = 'session' | 'host';
+
+/**
+ * What a caller must be allowed to do to call a method (CONTRACT §9.6's token scopes): `read`
+ * reads and subscribes, `input` also writes and resizes, `control` also sends, signals, opens and closes.
+ */
+export type MethodScope = 'read' | 'input' | 'control';
+
+/** The scopes in order: each one allows everything the ones before it allow. */
+export const SCOPES: readonly MethodScope[] = ['read', 'input', 'control'];
+
+/** Calls another method of the table as the same caller (an MCP tool's text may need a second look). */
+export type TableCall = (method: string, params: Record<string, unknown>) => Promise<unknown>;
+
+/**
+ * How a method appears as an MCP tool (CONTRACT §5). By default the tool takes the method's params
+ * (plus `session` for session methods) and returns the method's result; a tool that differs says how.
+ */
+export interface McpProjection<S extends z.ZodObject = z.ZodObject, R extends z.ZodType = z.ZodType> {
+  tool: string;
+  title: string;
+  description: string;
+  /** Param fields the tool does not offer (set by the tool itself, or not for agents). */
+  omit?: readonly (keyof z.infer<S> & string)[];
+  /** Params the tool always sets (`open_session` opens with `origin: "agent"`). */
+  fixed?: Partial<z.infer<S>>;
+  /** Params the tool sets when the agent did not (a model's context is precious: smaller reads). */
+  defaults?: Partial<z.infer<S>>;
+  /** A tool whose input is not the method's params: its own fields, and how they become params. */
+  input?: { shape: z.ZodRawShape; toParams(args: Record<string, unknown>): Record<string, unknown> };
+  /** A tool whose structured result is not the method's result: its schema, and how it is made. */
+  output?: { schema: z.ZodObject; fromResult(result: z.infer<R>, args: Record<string, unknown>): Record<string, unknown> };
+  /** The tool's text: what a model reads. */
+  text(data: z.infer<R> & Record<string, unknown>, args: Record<string, unknown>, call: TableCall): string | Promise<string>;
+  /** Ends things for good (closing a session, SIGKILL): MCP's destructiveHint. */
+  destructive?: boolean;
+}
+
+/** A REST route's path (seeds/pty-session-mcp.md); `:id` is a session selector. */
+export type RestPath = '/sessions' | '/sessions/:id' | '/sessions/:id/write' | '/sessions/:id/resize';
+
+/** How a REST request becomes the method's params, and its result the envelope's `data`. */
+export interface RestProjection<S extends z.ZodObject = z.ZodObject, R extends z.ZodType = z.ZodType> {
+  verb: 'GET' | 'POST' | 'DELETE';
+  path: RestPath;
+  /** Where the params come from: the query string (typed by the schema) or the JSON body. */
+  from: 'query' | 'body';
+  /** A route whose input is not the method's params: its own schema, and how it becomes params. */
+  input?: { schema: z.ZodObject; toParams(input: Record<string, unknown>): Record<string, unknown> };
+  /** Params the route sets when the request did not (`POST /sessions` opens with `origin: "script"`). */
+  defaults?: Partial<z.infer<S>>;
+  /** Runs before the method (`DELETE ?signal=` signals first). */
+  before?(route: RestCall): Promise<void>;
+  /** The envelope's `data` (default: the result itself). */
+  respond?(result: z.infer<R>, route: RestCall): unknown;
+}
+
+/** What a REST route's answer may use beyond the method's result. */
+export interface RestCall {
+  /** The session's canonical id (session methods). */
+  id: string;
+  /** The session itself, resolved before the call (it may leave the registry during it). */
+  session?: Session;
+  /** The request's input, validated. */
+  input: Record<string, unknown>;
+  call: TableCall;
+}
+
+/** One entry of the method table: every transport serves it, none re-implements it. */
+export interface MethodSpec<N extends string = string, S extends z.ZodObject = z.ZodObject, R extends z.ZodType = z.ZodType> {
+  name: N;
+  target: MethodTarget;
+  scope: MethodScope;
+  /** One sentence for the protocol reference (and the tool's description when it has none of its own). */
+  summary: string;
+  params: S;
+  result: R;
+  /** Refused with -32000 "The session has exited" once the program has ended (writes, signals, resizes). */
+  needsRunning?: boolean;
+  handler(ctx: MethodContext, params: z.infer<S>): z.infer<R> | Promise<z.infer<R>>;
+  mcp?: McpProjection<S, R>;
+  rest?: RestProjection<S, R>;
+}
+
+/** Declares one entry, keeping its name, params and result types for the typed client. */
+export function method<N extends string, S extends z.ZodObject, R extends z.ZodType>(spec: MethodSpec<N, S, R>): MethodSpec<N, S, R> {
+  return spec;
+}
