@@ -1,14 +1,15 @@
 import { readLiveRecords } from '../host/discovery';
+import type { ControlParamsOf, MethodName, ResultOf } from '../core/methods/table';
 import { RpcCallError } from '../transport/rpc-client';
 import { intFlag, parseArgs, strFlag, UsageError } from './args';
 import { CliError, connectHost, findSession } from './find-session';
 
 /** Calls one method on the session's host; RPC errors become one-line CLI errors. */
-async function callOn<T>(selector: string, method: string, params: Record<string, unknown>): Promise<T> {
+async function callOn<M extends MethodName>(selector: string, method: M, params: Omit<ControlParamsOf<M>, 'session'>): Promise<ResultOf<M>> {
   const found = findSession(selector);
   const client = await connectHost(found);
   try {
-    return await client.request<T>(method, { session: found.session.id, ...params });
+    return await client.call(method, { session: found.session.id, ...params } as ControlParamsOf<M>);
   } catch (e) {
     if (e instanceof RpcCallError) throw new CliError(e.message);
     throw e;
@@ -54,14 +55,14 @@ export async function readCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { values: ['--top', '--bottom', '--start', '--end', '--offset', '--lines'], booleans: ['--scrollback', '--json'] });
   const selector = needSession(args.positional, READ_USAGE);
   if (args.flags.has('--scrollback')) {
-    const r = await callOn<{ text: string }>(selector, 'pty/scrollback', {
+    const r = await callOn(selector, 'pty/scrollback', {
       offset: intFlag(args, '--offset'),
       lines: intFlag(args, '--lines', 1, 10000),
     });
     process.stdout.write(args.flags.has('--json') ? JSON.stringify(r) + '\n' : r.text + (r.text ? '\n' : ''));
     return 0;
   }
-  const r = await callOn<{ screen: string }>(selector, 'pty/read', {
+  const r = await callOn(selector, 'pty/read', {
     top: intFlag(args, '--top'),
     bottom: intFlag(args, '--bottom'),
     start: intFlag(args, '--start', 1),
@@ -78,7 +79,7 @@ export async function sendCommand(argv: string[]): Promise<number> {
   const selector = needSession(args.positional, usage);
   const text = args.positional[1];
   if (text === undefined) throw new UsageError(`missing <text>; usage: ${usage}`);
-  const r = await callOn<{ output: string; waitReason: string; truncated: boolean }>(selector, 'pty/send', {
+  const r = await callOn(selector, 'pty/send', {
     text,
     submit: !args.flags.has('--no-submit'),
     timeout: intFlag(args, '--timeout', 1),
@@ -110,7 +111,7 @@ export async function waitCommand(argv: string[]): Promise<number> {
   const text = args.positional[1];
   if (text === undefined) throw new UsageError(`missing <text>; usage: ${usage}`);
   const pattern = args.flags.has('--regex') ? { regex: text } : { match: text };
-  const r = await callOn<{ matched: boolean; reason: string; screen: string }>(selector, 'pty/wait', {
+  const r = await callOn(selector, 'pty/wait', {
     ...pattern,
     timeout: intFlag(args, '--timeout', 0),
   });
@@ -124,7 +125,7 @@ export async function waitCommand(argv: string[]): Promise<number> {
 export async function viewCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { booleans: ['--read-only'] });
   const selector = needSession(args.positional, 'shared-pty view <session> [--read-only]');
-  const r = await callOn<{ url: string }>(selector, 'session/viewUrl', { readOnly: args.flags.has('--read-only') });
+  const r = await callOn(selector, 'session/viewUrl', { readOnly: args.flags.has('--read-only') });
   process.stdout.write(r.url + '\n');
   return 0;
 }

@@ -1,5 +1,6 @@
 import * as net from 'node:net';
 import { Emitter } from '../core/base/lifecycle';
+import type { ControlParamsOf, MethodName, ResultOf } from '../core/methods/table';
 import { DEFAULT_MAX_LINE_BYTES, LineReader } from './line-reader';
 import { parseAddress, type Endpoint } from './address';
 
@@ -60,6 +61,12 @@ export class RpcClient {
     return this._closed;
   }
 
+  /** Calls a method of the table on a control endpoint, typed by the table's params and result. */
+  call<M extends MethodName>(method: M, params: ControlParamsOf<M>): Promise<ResultOf<M>> {
+    return this.request<ResultOf<M>>(method, params as Record<string, unknown>);
+  }
+
+  /** Calls any method by name (per-session sockets, where the session is implied, and tests). */
   request<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
     if (this._closed) return Promise.reject(new Error('Connection closed'));
     const id = this._nextId++;

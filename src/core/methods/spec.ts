@@ -72,9 +72,14 @@ export interface RestCall {
 }
 
 /** One entry of the method table: every transport serves it, none re-implements it. */
-export interface MethodSpec<N extends string = string, S extends z.ZodObject = z.ZodObject, R extends z.ZodType = z.ZodType> {
+export interface MethodSpec<
+  N extends string = string,
+  S extends z.ZodObject = z.ZodObject,
+  R extends z.ZodType = z.ZodType,
+  T extends MethodTarget = MethodTarget,
+> {
   name: N;
-  target: MethodTarget;
+  target: T;
   scope: MethodScope;
   /** One sentence for the protocol reference (and the tool's description when it has none of its own). */
   summary: string;
@@ -88,6 +93,6 @@ export interface MethodSpec<N extends string = string, S extends z.ZodObject = z
 }
 
 /** Declares one entry, keeping its name, params and result types for the typed client. */
-export function method<N extends string, S extends z.ZodObject, R extends z.ZodType>(spec: MethodSpec<N, S, R>): MethodSpec<N, S, R> {
+export function method<N extends string, S extends z.ZodObject, R extends z.ZodType, T extends MethodTarget>(spec: MethodSpec<N, S, R, T>): MethodSpec<N, S, R, T> {
   return spec;
 }
