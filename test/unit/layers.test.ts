@@ -46,3 +46,23 @@ for (const layer of LAYERS) {
     }
   });
 }
+
+// Inside the engine, the rooms point one way too: each may use only the rooms listed before it
+// (the method table sits on top; base, the lifecycle and errors, under everything).
+const ROOMS = ['base', 'process', 'mirror', 'session', 'io', 'methods'] as const;
+
+test(`src/core's rooms import only the rooms below them (${ROOMS.join(' ← ')})`, () => {
+  const CORE = path.join(SRC, 'core');
+  const loose = fs.readdirSync(CORE).filter((f) => f.endsWith('.ts'));
+  assert.deepEqual(loose, [], 'every file of src/core lives in a room');
+  for (const [i, room] of ROOMS.entries()) {
+    for (const file of filesOf(path.join(CORE, room))) {
+      for (const spec of importsOf(file)) {
+        if (!spec.startsWith('.')) continue;
+        const target = path.relative(CORE, path.resolve(path.dirname(file), spec)).split(path.sep)[0];
+        if (!(ROOMS as readonly string[]).includes(target)) continue;
+        assert.ok(ROOMS.indexOf(target as (typeof ROOMS)[number]) <= i, `${path.relative(SRC, file)} imports ${spec} (${target} is above ${room})`);
+      }
+    }
+  }
+});
