@@ -1,9 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invoke } from '../core/methods/dispatch';
+import { oneShotCaller } from '../core/io/caller';
 import { invalidParams } from '../core/base/errors';
 import { SessionTuning } from '../core/session/session';
 import type { HostServices, SessionInfo } from '../core/methods/types';
 import { readJsonBody, requestSignal, sendError, sendOk, sendRpcError } from './http-util';
+
+/** Every REST request is a one-shot script call. */
+const REST_CALLER = oneShotCaller('script', 'rest');
 
 /** How long DELETE waits for the program's end: the kill's SIGKILL grace and a margin. */
 const KILL_ANSWER_WAIT_MS = SessionTuning.KillGraceMs + 1000;
@@ -14,7 +18,7 @@ export async function handleRest(services: HostServices, req: IncomingMessage, r
   if (parts[0] !== 'sessions' || parts.length > 3) return false;
   const signal = requestSignal(req, res);
   const call = (method: string, params: Record<string, unknown>) =>
-    invoke(method, params, { mode: { kind: 'control' }, services, signal });
+    invoke(method, params, { mode: { kind: 'control' }, services, caller: REST_CALLER, signal });
   const id = parts[1] ? decodeURIComponent(parts[1]) : undefined;
   const action = parts[2];
   try {

@@ -6,7 +6,7 @@ import { MAX_COLS, MAX_ROWS } from '../session/registry';
 import { screenText } from '../mirror/screen-text';
 import { send, DEFAULT_SEND_MAX_BYTES } from '../io/send';
 import type { Session } from '../session/session';
-import { OutputSubscription } from '../io/subscription';
+import { ClientLink } from '../io/client-link';
 import type { MethodContext } from './types';
 import { stripAnsi } from '../base/ansi';
 import { MAX_WAIT_MS, waitFor } from '../io/wait';
@@ -113,7 +113,7 @@ export const METHODS: readonly MethodSpec[] = [
       const s = requireSession(ctx);
       const bytes = actionBytes(p.action);
       if (!s.running) throw serverError('The session has exited');
-      return { written: s.write(bytes) };
+      return { written: s.write(bytes, ctx.caller) };
     },
   }),
   method({
@@ -224,7 +224,7 @@ export const METHODS: readonly MethodSpec[] = [
       maxBytes: int().min(1).max(16 * DEFAULT_SEND_MAX_BYTES).optional(),
     }),
     handler(ctx, p) {
-      return send(requireSession(ctx), p, ctx.signal);
+      return send(requireSession(ctx), p, ctx.caller, ctx.signal);
     },
   }),
   method({
@@ -246,13 +246,9 @@ export const METHODS: readonly MethodSpec[] = [
     params: z.object({ since: nonNegInt().optional() }),
     handler(ctx, p) {
       const s = requireSession(ctx);
-      const conn = ctx.connection;
-      if (!conn) throw serverError('pty/subscribe needs a connection that can receive notifications');
-      conn.subscriptions.get(s.id)?.dispose();
-      const extra = ctx.tagNotifications ? { session: s.id } : {};
-      // On a session's own socket the connection is already counted as a client; on a control endpoint the subscription is.
-      const sub = new OutputSubscription(s, conn, p.since, extra, ctx.tagNotifications === true);
-      conn.subscriptions.set(s.id, sub);
+      const link = ctx.caller;
+      if (!(link instanceof ClientLink)) throw serverError('pty/subscribe needs a connection that can receive notifications');
+      const sub = link.subscribe(s, p.since);
       ctx.afterResponse(() => sub.pump());
       return { cursor: sub.startCursor };
     },
@@ -264,8 +260,7 @@ export const METHODS: readonly MethodSpec[] = [
     params: z.object({}),
     handler(ctx) {
       const s = requireSession(ctx);
-      ctx.connection?.subscriptions.get(s.id)?.dispose();
-      ctx.connection?.subscriptions.delete(s.id);
+      if (ctx.caller instanceof ClientLink) ctx.caller.unsubscribe(s.id);
       return {};
     },
   }),
