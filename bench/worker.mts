@@ -18,6 +18,8 @@ import { MirrorThread } from '../src/core/mirror/mirror-thread';
 const require = createRequire(import.meta.url);
 const now = () => Number(process.hrtime.bigint()) / 1e6; // ms, CLOCK_MONOTONIC: comparable across processes
 const send = (msg: unknown) => process.send!(msg);
+/** The bench types into its sessions in-process, as a script would (Session.write names its source). */
+const BENCH = { origin: 'script', transport: 'control' } as const;
 const next = () => new Promise<any>((resolve) => process.once('message', resolve));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Quiet time before the idle CPU is measured (see memory()). */
@@ -67,7 +69,7 @@ async function shared(file: string): Promise<void> {
   const c0 = process.cpuUsage();
   const m0 = mainThreadCpuMs();
   const t0 = now();
-  session.write('\r');
+  session.write('\r', BENCH);
   await session.exited;
   await session.mirror.whenParsed();
   const c = process.cpuUsage(c0);
@@ -99,7 +101,7 @@ function gc(): void {
 async function warmUp(host: Host, prompt: (s: Session, re: RegExp) => Promise<void>): Promise<void> {
   const warm = await host.createSession({ ...BASH, cols: 80, rows: 24 });
   await prompt(warm, /\$$/);
-  warm.write('seq 1 200000\r');
+  warm.write('seq 1 200000\r', BENCH);
   await prompt(warm, /\n200000\n\$$/);
   host.registry.remove(warm.id);
 }
@@ -135,7 +137,7 @@ async function memory(n: number, lines: number, idleMs: number): Promise<void> {
     const added: Session[] = [];
     for (let i = 0; i < n; i++) added.push(await host.createSession({ ...BASH, cols: 80, rows: 24 }));
     await Promise.all(added.map((s) => prompt(s, /\$$/)));
-    for (const s of added) s.write(`seq 1 ${lines}\r`);
+    for (const s of added) s.write(`seq 1 ${lines}\r`, BENCH);
     await Promise.all(added.map((s) => prompt(s, new RegExp(`\\n${lines}\\n\\$$`))));
     sessions.push(...added);
     await sleep(300);

@@ -1,4 +1,5 @@
-import { RpcCallError, type RpcClient } from '../transport/rpc-client';
+import { RpcCallError } from '../transport/rpc-client';
+import { SessionFollower } from '../transport/session-follower';
 import { parseArgs, UsageError } from './args';
 import { CliError, connectHost, findSession } from './find-session';
 
@@ -36,19 +37,17 @@ export async function attachCommand(argv: string[]): Promise<number> {
     resolveDone(code);
   };
 
-  client.onNotification((n) => {
-    if (n.params.session !== session) return;
-    if (n.method === 'pty/output') stdout.write(String(n.params.data ?? ''));
-    else if (n.method === 'pty/exit') finish(`process exited with code ${n.params.exitCode}`, 0);
+  // The picture as everyone sees it (colours, scrollback, a full-screen program), then the
+  // output from exactly that point: nothing missed, nothing twice.
+  const follower = new SessionFollower(client, session, {
+    snapshot: (data) => stdout.write('\x1b[H\x1b[2J' + data),
+    output: (data) => stdout.write(data),
+    exit: (exit) => finish(`process exited with code ${exit.exitCode}`, 0),
   });
   client.onClose(() => finish('connection to the host closed', 1));
 
   try {
-    // The picture as everyone sees it (colours, scrollback, a full-screen program), then the
-    // output from exactly that point: nothing missed, nothing twice.
-    const snap = await call<{ data: string; cursor: number }>('pty/snapshot', { scrollback: SCROLLBACK_ROWS });
-    stdout.write('\x1b[H\x1b[2J' + snap.data);
-    await call('pty/subscribe', { since: snap.cursor });
+    await follower.start({ snapshotScrollback: SCROLLBACK_ROWS });
   } catch (e) {
     client.close();
     if (e instanceof RpcCallError) throw new CliError(e.message);

@@ -9,6 +9,12 @@ import { createMcpServer, type ToolBackend } from '../transport/mcp-tools';
 import { parseArgs } from './args';
 
 /**
+ * Every call names its caller (the `client` param, see src/core/io/caller.ts): the host sees a
+ * control-socket client, but the writes are an agent's, relayed from stdio.
+ */
+const AGENT_OVER_STDIO = { origin: 'agent', transport: 'mcp-stdio' } as const;
+
+/**
  * The stdio MCP backend: reaches every live host of the user through discovery, routes each
  * session's calls to the host that owns it, and opens new sessions in the host whose workspace
  * holds `cwd`, else in the per-user host (started on demand).
@@ -25,7 +31,7 @@ export class DiscoveryBackend implements ToolBackend {
       const selector = String(params.session ?? '');
       const host = this._hostOf(selector);
       const client = await this._client(host);
-      return await client.request(method, params);
+      return await client.request(method, { ...params, client: AGENT_OVER_STDIO });
     } catch (e) {
       if (e instanceof RpcCallError) throw new RpcError(e.code, e.message, e.data);
       throw e;
@@ -40,7 +46,7 @@ export class DiscoveryBackend implements ToolBackend {
       hosts.find((h) => h.workspace && isInside(cwd, h.workspace)) ??
       hosts.find((h) => h.kind === 'daemon') ??
       (await ensureDaemon({ cliPath: this._cliPath }));
-    return (await this._client(host)).request('session/create', { ...params, cwd });
+    return (await this._client(host)).request('session/create', { ...params, cwd, client: AGENT_OVER_STDIO });
   }
 
   private _hostOf(selector: string): HostRecord {

@@ -193,7 +193,6 @@ export class Host extends Disposable implements HostServices {
           mode: { kind: 'session', session },
           services: this,
           maxLineBytes: this.options.maxLineBytes,
-          onClient: () => session.addClient(),
         }),
       );
     }

@@ -1,14 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { invoke } from '../core/methods/dispatch';
+import { oneShotCaller } from '../core/io/caller';
 import type { HostServices } from '../core/methods/types';
 import { readJsonBody, sendJson } from './http-util';
 import { createMcpServer, type ToolBackend } from './mcp-tools';
 
-/** The tools of an in-process host call its method table directly. */
+/** An MCP tool call over `/mcp`: an agent, one request at a time. */
+const MCP_HTTP_CALLER = oneShotCaller('agent', 'mcp-http');
+
+/** The tools of an in-process host call its method table directly, each call an agent's over `/mcp`. */
 export function localBackend(services: HostServices, signal?: AbortSignal): ToolBackend {
   return {
-    call: (method, params) => invoke(method, params, { mode: { kind: 'control' }, services, signal: signal ?? new AbortController().signal }),
+    call: (method, params) => invoke(method, params, { mode: { kind: 'control' }, services, caller: MCP_HTTP_CALLER, signal: signal ?? new AbortController().signal }),
   };
 }
 

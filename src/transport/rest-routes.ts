@@ -1,10 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
+import { oneShotCaller } from '../core/io/caller';
 import { invoke } from '../core/methods/dispatch';
 import type { MethodSpec, RestPath, RestProjection } from '../core/methods/spec';
 import { METHODS, parseWith } from '../core/methods/table';
 import type { HostServices } from '../core/methods/types';
 import { readJsonBody, requestSignal, sendError, sendOk, sendRpcError } from './http-util';
+
+/** Every REST request is a one-shot script call. */
+const REST_CALLER = oneShotCaller('script', 'rest');
 
 /** One REST route (seeds/pty-session-mcp.md), generated from its method's entry in the table. */
 export interface RestRoute {
@@ -41,7 +45,7 @@ export async function handleRest(services: HostServices, req: IncomingMessage, r
     return true;
   }
   const signal = requestSignal(req, res);
-  const call = (method: string, params: Record<string, unknown>) => invoke(method, params, { mode: { kind: 'control' }, services, signal });
+  const call = (method: string, params: Record<string, unknown>) => invoke(method, params, { mode: { kind: 'control' }, services, caller: REST_CALLER, signal });
   try {
     const raw = route.rest.from === 'query' ? queryParams(url, route.input) : await readJsonBody(req);
     const what = `Invalid ${route.rest.from === 'query' ? 'query' : 'body'} for ${route.rest.verb} ${route.rest.path}`;

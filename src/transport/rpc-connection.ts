@@ -2,7 +2,9 @@ import type { Duplex } from 'node:stream';
 import { dispatch, errorResponse, type DispatchMode, type JsonRpcResponse } from '../core/methods/dispatch';
 import { ErrorCode, RpcError } from '../core/base/errors';
 import { toDisposable, type IDisposable } from '../core/base/lifecycle';
-import type { Connection, HostServices } from '../core/methods/types';
+import type { HostServices } from '../core/methods/types';
+import type { NotificationSink } from '../core/io/subscription';
+import { ClientLink } from '../core/io/client-link';
 import { FrameWriter } from './frame-writer';
 import { DEFAULT_MAX_LINE_BYTES, LineReader } from './line-reader';
 
@@ -28,10 +30,12 @@ export interface RpcConnectionOptions {
 
 /**
  * One JSON-RPC client on a stream socket: newline framing, validation at the edge, calls run
- * concurrently (a long `pty/wait` does not block a `pty/read`), notifications out.
+ * concurrently (a long `pty/wait` does not block a `pty/read`), notifications out. Who the client
+ * is and what it holds lives in its ClientLink, released when the socket closes.
  */
-export class RpcConnection implements Connection {
-  readonly subscriptions = new Map<string, IDisposable>();
+export class RpcConnection implements NotificationSink {
+  /** The caller this socket carries (a script until it says otherwise). */
+  readonly link: ClientLink;
   private readonly _abort = new AbortController();
   private _closed = false;
   /** Lines read and not yet dispatched (at most about one read's worth: we stop reading meanwhile). */
@@ -47,6 +51,13 @@ export class RpcConnection implements Connection {
     private readonly _options: RpcConnectionOptions,
   ) {
     this._out = new FrameWriter(_socket);
+    const { mode } = _options;
+    this.link = new ClientLink({
+      origin: 'script',
+      transport: mode.kind === 'session' ? 'socket' : 'control',
+      sink: this,
+      home: mode.kind === 'session' ? mode.session : undefined,
+    });
     const reader = new LineReader(
       _options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
       (line) => {
@@ -138,7 +149,7 @@ export class RpcConnection implements Connection {
     const { response, afterSend } = await dispatch(message, {
       mode: this._options.mode,
       services: this._options.services,
-      connection: this,
+      caller: this.link,
       signal: this._abort.signal,
     });
     if (this._closed) return;
@@ -165,7 +176,6 @@ export class RpcConnection implements Connection {
     this._queue.length = 0;
     this._drainWait?.dispose();
     this._abort.abort();
-    for (const s of this.subscriptions.values()) s.dispose();
-    this.subscriptions.clear();
+    this.link.dispose();
   }
 }

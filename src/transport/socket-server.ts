@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import type { DispatchMode } from '../core/methods/dispatch';
-import type { IDisposable } from '../core/base/lifecycle';
 import type { HostServices } from '../core/methods/types';
 import { formatAddress, type Endpoint } from './address';
 import { RpcConnection } from './rpc-connection';
@@ -14,8 +13,6 @@ export interface RpcServerOptions {
   mode: DispatchMode;
   services: HostServices;
   maxLineBytes?: number;
-  /** Called for each client connection; dispose the result when it leaves (client counting). */
-  onClient?: () => IDisposable;
 }
 
 /** A listening JSON-RPC socket. */
@@ -30,11 +27,8 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
-    const client = options.onClient?.();
-    socket.on('close', () => {
-      sockets.delete(socket);
-      client?.dispose();
-    });
+    // Each connection is one ClientLink (in RpcConnection); on a session socket it counts as the session's client.
+    socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
     new RpcConnection(socket, { mode: options.mode, services: options.services, maxLineBytes: options.maxLineBytes });
   });

@@ -2,7 +2,8 @@ import type WebSocket from 'ws';
 import { dispatch, errorResponse } from '../core/methods/dispatch';
 import { ErrorCode, RpcError } from '../core/base/errors';
 import type { IDisposable } from '../core/base/lifecycle';
-import type { Connection, HostServices } from '../core/methods/types';
+import { ClientLink } from '../core/io/client-link';
+import type { HostServices } from '../core/methods/types';
 import { REQUEST_HIGH_WATER_BYTES } from './rpc-connection';
 import { wsCongested, wsWhenDrained } from './ws-sink';
 
@@ -12,12 +13,15 @@ export function serveRpcWebSocket(services: HostServices, ws: WebSocket): void {
   // socket closes; without a listener the 'error' event would be thrown and end the whole host.
   ws.on('error', () => {});
   const abort = new AbortController();
-  const connection: Connection = {
-    subscriptions: new Map<string, IDisposable>(),
-    notify: (method, params) => send({ jsonrpc: '2.0', method, params }),
-    congested: () => wsCongested(ws),
-    whenDrained: (fn) => wsWhenDrained(ws, fn),
-  };
+  const link = new ClientLink({
+    origin: 'script',
+    transport: 'ws-rpc',
+    sink: {
+      notify: (method, params) => send({ jsonrpc: '2.0', method, params }),
+      congested: () => wsCongested(ws),
+      whenDrained: (fn) => wsWhenDrained(ws, fn),
+    },
+  });
   function send(msg: unknown) {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
   }
@@ -28,7 +32,7 @@ export function serveRpcWebSocket(services: HostServices, ws: WebSocket): void {
     } catch {
       return send(errorResponse(null, new RpcError(ErrorCode.ParseError, 'Parse error: invalid JSON')));
     }
-    const { response, afterSend } = await dispatch(message, { mode: { kind: 'control' }, services, connection, signal: abort.signal });
+    const { response, afterSend } = await dispatch(message, { mode: { kind: 'control' }, services, caller: link, signal: abort.signal });
     send(response);
     for (const fn of afterSend) fn();
     throttle();
@@ -48,7 +52,6 @@ export function serveRpcWebSocket(services: HostServices, ws: WebSocket): void {
   ws.on('close', () => {
     waiting?.dispose();
     abort.abort();
-    for (const s of connection.subscriptions.values()) s.dispose();
-    connection.subscriptions.clear();
+    link.dispose();
   });
 }

@@ -1,7 +1,8 @@
 import type WebSocket from 'ws';
 import { invoke } from '../core/methods/dispatch';
 import type { Session } from '../core/session/session';
-import { OutputSubscription } from '../core/io/subscription';
+import { ClientLink } from '../core/io/client-link';
+import type { NotificationSink } from '../core/io/subscription';
 import type { HostServices } from '../core/methods/types';
 import { wsCongested, wsWhenDrained } from './ws-sink';
 
@@ -30,7 +31,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   }
   const abort = new AbortController();
   let replayed = false;
-  const sub = new OutputSubscription(session, {
+  const sink: NotificationSink = {
     notify(method, params) {
       if (method === 'pty/output') {
         if (params.dropped && replayed) {
@@ -46,9 +47,13 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
     },
     congested: () => wsCongested(ws),
     whenDrained: (fn) => wsWhenDrained(ws, fn),
-  }, 0);
+  };
+  // The browser view is this endpoint's client, so its input is the human's ('user'); a read-only
+  // link (the view token, or ?readonly=1) has the `view` scope.
+  const link = new ClientLink({ origin: 'user', transport: 'ws-stream', scope: canWrite ? 'control' : 'view', sink });
+  const sub = link.subscribe(session, 0);
   const call = (method: string, params: Record<string, unknown>) =>
-    invoke(method, { session: session.id, ...params }, { mode: { kind: 'control' }, services, signal: abort.signal }).catch((e: Error) => {
+    invoke(method, { session: session.id, ...params }, { mode: { kind: 'control' }, services, caller: link, signal: abort.signal }).catch((e: Error) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'error', message: e.message }));
     });
 
@@ -75,7 +80,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   });
   ws.on('close', () => {
     abort.abort();
-    sub.dispose();
+    link.dispose();
   });
   sub.pump();
 }

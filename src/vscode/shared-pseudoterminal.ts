@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
 import type { Origin } from '../core/session/session';
 import type { SessionInfo } from '../core/methods/types';
-import type { Notification, RpcClient } from '../transport/rpc-client';
+import type { RpcClient } from '../transport/rpc-client';
+import { SessionFollower, type FollowedExit } from '../transport/session-follower';
 
 /** Timing constants of the terminal adapter; each says why. */
 const enum Timing {
@@ -69,6 +70,7 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
   private _outChars = 0;
   private _flushTimer: NodeJS.Timeout | undefined;
   private _exitCode: number | undefined;
+  private _follower: SessionFollower | undefined;
   private readonly _subscriptions: vscode.Disposable[] = [];
 
   constructor(
@@ -145,7 +147,6 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
       const { hostId, client } = await this._hooks.connect(this.target);
       if (this._state !== 'starting') return; // closed while connecting
       this._client = client;
-      this._subscriptions.push(toVsDisposable(client.onNotification((n) => this._onNotification(n))));
       this._subscriptions.push(toVsDisposable(client.onClose(() => this._onConnectionLost())));
       if (this.target.kind === 'create') {
         const params = { ...this.target.params(), ...(this._dims ? clampDims(this._dims) : {}) };
@@ -159,8 +160,22 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
       }
       this._hooks.bound(this);
       const sessionId = this._session!.id;
-      const since = this.target.kind === 'attach' ? await this._redraw(client, sessionId) : 0;
-      await client.request('pty/subscribe', { session: sessionId, since });
+      this._follower = new SessionFollower(client, sessionId, {
+        snapshot: (data) => this._enqueue(data),
+        output: (data) => this._enqueue(data),
+        exit: (exit) => this._onExit(exit),
+      });
+      // A re-attached terminal (a reloaded window) gets the session's picture from the host's
+      // mirror (screen, scrollback, colours, a full-screen program) and follows from that point;
+      // a new session is followed from its first byte. A host without `pty/snapshot` replays raw output.
+      await this._follower.start(
+        this.target.kind === 'attach'
+          ? {
+              snapshotScrollback: REATTACH_SCROLLBACK_ROWS,
+              onSnapshotError: (e) => this._hooks.log.warn(`pty/snapshot of ${sessionId}: ${e.message}; replaying raw output instead`),
+            }
+          : {},
+      );
       if ((this._state as State) !== 'starting') return;
       this._state = 'live';
       if (this._dims) this._resize();
@@ -170,22 +185,6 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
       this._hooks.error(this.target.kind === 'create' ? 'Cannot open a shared terminal' : 'Cannot attach to the shared session', e);
       this._release();
       this._onDidClose.fire();
-    }
-  }
-
-  /**
-   * A re-attached terminal (a reloaded window) gets the session's picture from the host's mirror
-   * (screen, scrollback, colours, a full-screen program) and follows from that point; returns the
-   * output cursor to subscribe from. A host without `pty/snapshot` gets a replay of raw output.
-   */
-  private async _redraw(client: RpcClient, sessionId: string): Promise<number> {
-    try {
-      const snap = await client.request<{ data: string; cursor: number }>('pty/snapshot', { session: sessionId, scrollback: REATTACH_SCROLLBACK_ROWS });
-      this._enqueue(snap.data);
-      return snap.cursor;
-    } catch (e) {
-      this._hooks.log.warn(`pty/snapshot of ${sessionId}: ${(e as Error).message}; replaying raw output instead`);
-      return 0;
     }
   }
 
@@ -203,19 +202,13 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
     this._onDidChangeName.fire(name);
   }
 
-  private _onNotification(n: Notification): void {
-    if (!this._session || n.params.session !== this._session.id) return;
+  private _onExit(exit: FollowedExit): void {
     if (this._state === 'closed') return;
-    if (n.method === 'pty/output') {
-      if (typeof n.params.data === 'string') this._enqueue(n.params.data);
-    } else if (n.method === 'pty/exit') {
-      const code = typeof n.params.exitCode === 'number' ? n.params.exitCode : undefined;
-      const signal = typeof n.params.signal === 'string' && n.params.signal ? n.params.signal : undefined;
-      this._exitCode = code;
-      this._enqueue(`\r\n\x1b[0m[process exited with ${signal && !code ? `signal ${signal}` : `code ${code ?? '?'}`}]\r\n`);
-      this._flush();
-      this._state = 'exited';
-    }
+    const { exitCode: code, signal } = exit;
+    this._exitCode = code;
+    this._enqueue(`\r\n\x1b[0m[process exited with ${signal && !code ? `signal ${signal}` : `code ${code ?? '?'}`}]\r\n`);
+    this._flush();
+    this._state = 'exited';
   }
 
   private _onConnectionLost(): void {
@@ -269,9 +262,8 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
     clearTimeout(this._flushTimer);
     this._flushTimer = undefined;
     for (const d of this._subscriptions.splice(0)) d.dispose();
-    if (this._client && this._session && !this._client.closed) {
-      this._client.request('pty/unsubscribe', { session: this._session.id }).catch(() => undefined);
-    }
+    this._follower?.dispose();
+    this._follower = undefined;
   }
 }
 

@@ -11,7 +11,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Host } from '../../src/host/host';
 import type { Session } from '../../src/core/session/session';
 import { startHttpServer, type HttpServer } from '../../src/transport/http-server';
-import { startHost, until } from '../helpers/host';
+import { startHost, TEST_WRITER, until } from '../helpers/host';
 
 /** What src/view/main.ts exposes for tests. */
 declare global {
@@ -223,17 +223,17 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     assert.equal(await page.textContent('.xterm-rows span.xterm-fg-1'), 'RED');
 
     // Output produced by someone else appears too.
-    session.write('echo from-elsewhere\n');
+    session.write('echo from-elsewhere\n', TEST_WRITER);
     await waitForPageLine(page, (l) => l === 'from-elsewhere', 'output written by another client');
 
-    session.write("printf '\\e[1;32mgreen \\e[0;34mblue \\e[43;30m black-on-yellow \\e[0m \\e[38;5;208m256-orange\\e[0m \\e[38;2;200;120;255mtruecolor\\e[0m\\n'; ls --color=always -d / /tmp /dev/null\n");
+    session.write("printf '\\e[1;32mgreen \\e[0;34mblue \\e[43;30m black-on-yellow \\e[0m \\e[38;5;208m256-orange\\e[0m \\e[38;2;200;120;255mtruecolor\\e[0m\\n'; ls --color=always -d / /tmp /dev/null\n", TEST_WRITER);
     await waitForPageLine(page, (l) => l.startsWith('green blue'), 'the colour sample');
     await waitForPageLine(page, (l) => l.includes('/dev/null'), 'the ls output');
     fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT });
 
     // Scrollback: far more lines than the screen stay reachable in the page.
-    session.write('seq -f line-%g 1 300\n');
+    session.write('seq -f line-%g 1 300\n', TEST_WRITER);
     const scrolled = await waitForPageLine(page, (l) => l === 'line-300', 'a long output');
     assert.ok(scrolled.includes('line-1'), 'the first of 300 lines is still in the scrollback');
     assert.ok(await page.evaluate(() => window.__sharedPtyTerm!.buffer.active.baseY > 250));
@@ -286,7 +286,7 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     assert.equal(await page.evaluate(async () => (await fetch('/sessions')).status), 401);
 
     // It still follows the session live.
-    session.write('echo seen-by-viewer\n');
+    session.write('echo seen-by-viewer\n', TEST_WRITER);
     await waitForPageLine(page, (l) => l === 'seen-by-viewer', 'live output in the read-only page');
     await page.screenshot({ path: SCREENSHOT_READ_ONLY });
   });

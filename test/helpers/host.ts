@@ -15,6 +15,9 @@ export function tempRuntimeDir(): string {
 /** The plain bash every test uses: no rc files, a fixed prompt, so screens are predictable. */
 export const BASH = { command: 'bash', args: ['--norc', '--noprofile', '-i'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };
 
+/** The source a test names when it writes into a session in-process (Session.write needs one): a script. */
+export const TEST_WRITER = { origin: 'script', transport: 'control' } as const;
+
 /** Starts an in-process host in its own runtime directory. */
 export async function startHost(options: Partial<HostOptions> = {}): Promise<{ host: Host; dir: string; close(): Promise<void> }> {
   const dir = tempRuntimeDir();

@@ -1,5 +1,6 @@
 import { readinessOf } from '../process/proc-state';
 import type { Session, SessionStatus } from '../session/session';
+import type { InputSource } from '../session/input-source';
 import { sessionBusy } from './wait';
 
 /** Timing of `pty/send`'s readiness detection. */
@@ -45,20 +46,20 @@ export interface SendResult {
 }
 
 /**
- * Writes `text` (plus Enter when `submit`), then waits until the program is ready for input
- * again, and returns what the send produced as rendered on screen and in the scrollback.
+ * Writes `text` (plus Enter when `submit`) on behalf of `from`, then waits until the program is
+ * ready for input again, and returns what the send produced as rendered on screen and in the scrollback.
  */
-export async function send(session: Session, opts: SendOptions, signal?: AbortSignal): Promise<SendResult> {
+export async function send(session: Session, opts: SendOptions, from: InputSource, signal?: AbortSignal): Promise<SendResult> {
   if (session.sendInProgress) throw sessionBusy();
   session.sendInProgress = true;
   try {
-    return await runSend(session, opts, signal);
+    return await runSend(session, opts, from, signal);
   } finally {
     session.sendInProgress = false;
   }
 }
 
-async function runSend(session: Session, opts: SendOptions, signal?: AbortSignal): Promise<SendResult> {
+async function runSend(session: Session, opts: SendOptions, from: InputSource, signal?: AbortSignal): Promise<SendResult> {
   const started = Date.now();
   const timeout = opts.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
   const idleMs = opts.idleMs ?? DEFAULT_SEND_IDLE_MS;
@@ -66,7 +67,7 @@ async function runSend(session: Session, opts: SendOptions, signal?: AbortSignal
   await waitForFirstPrompt(session, signal);
   const startRow = await session.mirror.query('cursorRow');
   const startCursor = session.cursor;
-  if (session.running) session.write(opts.text + (opts.submit === false ? '' : '\r'));
+  if (session.running) session.write(opts.text + (opts.submit === false ? '' : '\r'), from);
 
   const waitReason = await new Promise<SendWaitReason>((resolve) => {
     let sawBusy = false;

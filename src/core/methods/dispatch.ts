@@ -1,7 +1,9 @@
 import { ErrorCode, RpcError, serverError, toRpcError } from '../base/errors';
 import { METHOD_INDEX, parseParams } from './table';
 import type { Session } from '../session/session';
-import type { Connection, HostServices, MethodContext } from './types';
+import { parseClientDeclaration, type Caller } from '../io/caller';
+import { ClientLink } from '../io/client-link';
+import type { HostServices, MethodContext } from './types';
 
 export type JsonRpcId = string | number | null;
 
@@ -18,7 +20,8 @@ export type DispatchMode = { kind: 'session'; session: Session } | { kind: 'cont
 export interface DispatchOptions {
   mode: DispatchMode;
   services: HostServices;
-  connection?: Connection;
+  /** The connection's link, or a one-shot caller's identity. */
+  caller: ClientLink | Caller;
   signal: AbortSignal;
 }
 
@@ -60,7 +63,14 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
   if (!spec || (spec.target === 'host' && opts.mode.kind === 'session')) {
     throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
   }
-  let params = rawParams;
+  // `client` says who calls (an optional addition any call may carry, see caller.ts); a link
+  // adopts it, a one-shot caller's identity is fixed by its endpoint. No method sees the field.
+  const { client, ...ownParams } = rawParams;
+  if (opts.caller instanceof ClientLink) {
+    const declared = parseClientDeclaration(client);
+    if (declared) opts.caller.declare(declared);
+  }
+  let params = ownParams;
   let session: Session | undefined;
   if (spec.target === 'session') {
     if (opts.mode.kind === 'session') session = opts.mode.session;
@@ -77,9 +87,8 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
   const ctx: MethodContext = {
     services: opts.services,
     session,
-    connection: opts.connection,
+    caller: opts.caller,
     signal: opts.signal,
-    tagNotifications: opts.mode.kind === 'control',
     afterResponse: opts.afterResponse ?? ((fn) => after.push(fn)),
   };
   // A session killed meanwhile is kept until this call has answered (see SessionRegistry.remove).

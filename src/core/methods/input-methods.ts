@@ -55,7 +55,7 @@ export const writeMethod = method({
   result: z.object({ written: z.number() }),
   needsRunning: true,
   handler(ctx, p) {
-    return { written: requireSession(ctx).write(actionBytes(p.action)) };
+    return { written: requireSession(ctx).write(actionBytes(p.action), ctx.caller) };
   },
   mcp: {
     tool: 'send_keys',
@@ -104,7 +104,7 @@ export const sendMethod = method({
     waitedMs: z.number(),
   }),
   handler(ctx, p) {
-    return send(requireSession(ctx), p, ctx.signal);
+    return send(requireSession(ctx), p, ctx.caller, ctx.signal);
   },
   mcp: {
     tool: 'send',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { serverError } from '../base/errors';
 import { stripAnsi } from '../base/ansi';
-import { OutputSubscription } from '../io/subscription';
+import { ClientLink } from '../io/client-link';
 import type { Session } from '../session/session';
 import { int, nonNegInt, waitMs } from './schemas';
 import { method } from './spec';
@@ -55,13 +55,9 @@ export const subscribeMethod = method({
   result: z.object({ cursor: z.number() }),
   handler(ctx, p) {
     const s = requireSession(ctx);
-    const conn = ctx.connection;
-    if (!conn) throw serverError('pty/subscribe needs a connection that can receive notifications');
-    conn.subscriptions.get(s.id)?.dispose();
-    const extra = ctx.tagNotifications ? { session: s.id } : {};
-    // On a session's own socket the connection is already counted as a client; on a control endpoint the subscription is.
-    const sub = new OutputSubscription(s, conn, p.since, extra, ctx.tagNotifications === true);
-    conn.subscriptions.set(s.id, sub);
+    const link = ctx.caller;
+    if (!(link instanceof ClientLink)) throw serverError('pty/subscribe needs a connection that can receive notifications');
+    const sub = link.subscribe(s, p.since);
     ctx.afterResponse(() => sub.pump());
     return { cursor: sub.startCursor };
   },
@@ -76,8 +72,7 @@ export const unsubscribeMethod = method({
   result: z.object({}),
   handler(ctx) {
     const s = requireSession(ctx);
-    ctx.connection?.subscriptions.get(s.id)?.dispose();
-    ctx.connection?.subscriptions.delete(s.id);
+    if (ctx.caller instanceof ClientLink) ctx.caller.unsubscribe(s.id);
     return {};
   },
 });

@@ -1,9 +1,9 @@
 import type { z } from 'zod';
 import type { hostInfo, sessionInfo } from './schemas';
-import type { IDisposable } from '../base/lifecycle';
 import type { SessionRegistry, CreateSessionParams } from '../session/registry';
 import type { Session } from '../session/session';
-import type { NotificationSink } from '../io/subscription';
+import type { Caller } from '../io/caller';
+import type { ClientLink } from '../io/client-link';
 
 /** What every listing, record and `pty/info` says about a session (CONTRACT §2). */
 export type SessionInfo = z.infer<typeof sessionInfo>;
@@ -26,23 +26,18 @@ export interface HostServices {
   killSession(session: Session): Promise<void> | void;
 }
 
-/** A long-lived client connection (socket or WebSocket) that can hold subscriptions. */
-export interface Connection extends NotificationSink {
-  /** Subscriptions by session id, released when the connection closes. */
-  readonly subscriptions: Map<string, IDisposable>;
-}
-
 /** Everything a method handler may use for one call. */
 export interface MethodContext {
   services: HostServices;
   /** The session the call is about (session-scoped methods). */
   session?: Session;
-  /** The calling connection; absent for one-shot calls (REST, MCP). */
-  connection?: Connection;
+  /**
+   * Who calls: a connected client's link (it can hold subscriptions) or a one-shot caller's
+   * identity (REST, an MCP call over HTTP). Writes are attributed to it.
+   */
+  caller: ClientLink | Caller;
   /** Aborted when the client goes away mid-call. */
   signal: AbortSignal;
-  /** The control socket names the session in each notification, since one connection may follow several. */
-  tagNotifications?: boolean;
   /** Runs `fn` right after the response is sent (subscriptions start replay there). */
   afterResponse(fn: () => void): void;
 }

@@ -9,6 +9,7 @@ import { MirrorProxy } from '../mirror/mirror-proxy';
 import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
 import { completeUtf8Length } from '../base/utf8';
 import { restoreUserTunables } from './malloc-env';
+import type { InputSource, LastInput } from './input-source';
 
 /** Timing and size constants of a session; each says why it is what it is. */
 export const enum SessionTuning {
@@ -96,6 +97,7 @@ export class Session extends Disposable {
   sendInProgress = false;
   private _clients = 0;
   private _calls = 0;
+  private _lastInput: LastInput | undefined;
 
   private readonly _onOutput = this._register(new Emitter<OutputChunk>());
   /** Raw output, in order, as soon as it is read from the PTY. */
@@ -210,10 +212,20 @@ export class Session extends Disposable {
     });
   }
 
-  /** Writes text (UTF-8) to the program; returns the bytes written. */
-  write(data: string): number {
+  /** Who wrote last, how, and when; undefined until something is written. */
+  get lastInput(): LastInput | undefined {
+    return this._lastInput;
+  }
+
+  /**
+   * Writes text (UTF-8) to the program on behalf of `from`; returns the bytes written. Every
+   * write names its caller, so the session knows who typed last (typing arbitration, approval
+   * and recordings of CONTRACT §9.6 build on it).
+   */
+  write(data: string, from: InputSource): number {
     if (!this.running || data.length === 0) return 0;
     this._pty.write(data);
+    this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now() };
     return Buffer.byteLength(data, 'utf8');
   }
 

@@ -8,7 +8,7 @@ import type { Session } from '../../../../src/core/session/session';
 import { SessionTuning } from '../../../../src/core/session/session';
 import { MirrorThread } from '../../../../src/core/mirror/mirror-thread';
 import { BASH } from '../../../helpers/host';
-import { startHost, until } from '../../../helpers/host';
+import { startHost, TEST_WRITER, until } from '../../../helpers/host';
 
 /** Bytes `seq 1 N` prints before the number n, with the terminal's \r\n line ends. */
 function bytesBefore(n: number): number {
@@ -92,13 +92,13 @@ describe('the mirror thread', () => {
     const s = await host.host.createSession({ ...BASH, cols: 80, rows: 24 });
     const screen = async () => (await s.mirror.screen()).rows.join('\n');
     await until(async () => (await screen()).includes('$'), 10000, 'the prompt');
-    s.write('echo before-$((6*7))\r');
+    s.write('echo before-$((6*7))\r', TEST_WRITER);
     await until(async () => (await screen()).includes('before-42'), 10000, 'the first command');
     // Reach into the thread (a test only): end it as a crash would.
     const worker = (MirrorThread.shared() as unknown as { _worker: { terminate(): Promise<number> } })._worker;
     await worker.terminate();
     assert.ok(s.running, 'the session outlives its screen');
-    s.write('echo after-$((6*7))\r');
+    s.write('echo after-$((6*7))\r', TEST_WRITER);
     await until(async () => (await screen()).includes('after-42'), 10000, 'the screen to follow the new output');
     assert.ok(!(await screen()).includes('before-42'), 'the new screen starts blank: what was parsed before is gone');
     const out = await s.mirror.query('scrollbackPage', 0, 100);

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { invalidParams } from '../base/errors';
+import type { Origin } from '../session/session';
+import type { InputSource, Transport } from '../session/input-source';
+
+/**
+ * What a caller's token allows (CONTRACT §9.6): `view` reads and subscribes, `input` also writes
+ * and resizes, `control` everything. A placeholder for now: the host token gives `control`, the
+ * browser view's read-only token `view`; nothing checks it yet.
+ */
+export type TokenScope = 'view' | 'input' | 'control';
+
+/** Whoever calls a method: a connected client (a ClientLink) or a one-shot request (REST, an MCP call over HTTP). */
+export interface Caller extends InputSource {
+  readonly scope: TokenScope;
+}
+
+/** The identity of a one-shot caller: fixed by the endpoint it came through, no notifications. */
+export function oneShotCaller(origin: Origin, transport: Transport, scope: TokenScope = 'control'): Caller {
+  return { origin, transport, scope };
+}
+
+/**
+ * What a client may say about itself in the optional `client` param of any JSON-RPC call (an
+ * addition, CONTRACT §9: clients that never send it are `script`, as before). Only the relay
+ * `shared-pty mcp` names a transport: it reaches the host through the control socket on behalf of
+ * an agent, and `lastInput` should say `mcp-stdio`, not `control`.
+ */
+export interface ClientDeclaration {
+  origin: Origin;
+  transport?: 'mcp-stdio';
+}
+
+const declaration = z.object({ origin: z.enum(['user', 'agent', 'script']), transport: z.literal('mcp-stdio').optional() }).strict();
+
+/** Validates a `client` param (undefined when absent); -32602 when it is malformed. */
+export function parseClientDeclaration(raw: unknown): ClientDeclaration | undefined {
+  if (raw === undefined) return undefined;
+  const r = declaration.safeParse(raw);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  throw invalidParams(`Invalid params: client${issue.path.length ? '.' + issue.path.join('.') : ''}: ${issue.message}`);
+}

@@ -1,0 +1,119 @@
+import { Disposable, type IDisposable } from '../base/lifecycle';
+import type { Origin, Session } from '../session/session';
+import type { Transport } from '../session/input-source';
+import type { Caller, ClientDeclaration, TokenScope } from './caller';
+import { OutputSubscription, type NotificationSink } from './subscription';
+
+/** What a transport knows about a new connection when it creates its link. */
+export interface ClientLinkOptions {
+  /** Who the client is until it says otherwise (see `declare`). */
+  origin: Origin;
+  transport: Transport;
+  scope?: TokenScope;
+  /** Where notifications go: the transport's framing and back-pressure. */
+  sink: NotificationSink;
+  /**
+   * The session a per-session socket implies. The link counts as a client of it for its whole
+   * life (SessionInfo.clients), so its own subscription there does not count again.
+   */
+  home?: Session;
+}
+
+/**
+ * One connected caller, whatever the transport: who it is (origin, transport, token scope), the
+ * notification sink the transport gave it, and the subscriptions it holds by session id, so a
+ * later call (an acknowledgement) can reach them. The transport creates one per connection and
+ * disposes it when the connection closes, which releases everything the client held.
+ */
+export class ClientLink extends Disposable implements Caller, NotificationSink {
+  private _origin: Origin;
+  private _transport: Transport;
+  readonly scope: TokenScope;
+  private readonly _sink: NotificationSink;
+  private readonly _home: Session | undefined;
+  private readonly _output = new Map<string, OutputSubscription>();
+
+  constructor(options: ClientLinkOptions) {
+    super();
+    this._origin = options.origin;
+    this._transport = options.transport;
+    this.scope = options.scope ?? 'control';
+    this._sink = options.sink;
+    this._home = options.home;
+    this._register({ dispose: () => this._releaseSubscriptions() });
+    if (options.home) this._register(options.home.addClient());
+  }
+
+  get origin(): Origin {
+    return this._origin;
+  }
+
+  get transport(): Transport {
+    return this._transport;
+  }
+
+  /** The client said who it is (the `client` param): it is that from now on. */
+  declare(d: ClientDeclaration): void {
+    this._origin = d.origin;
+    if (d.transport) this._transport = d.transport;
+  }
+
+  /**
+   * Streams `session`'s output to this client from `since` (live when undefined), replacing any
+   * subscription it had there. The subscription starts sending on `pump()`, which the caller runs
+   * once its answer is out, so the replay follows the `{cursor}` response.
+   */
+  subscribe(session: Session, since: number | undefined): OutputSubscription {
+    this._output.get(session.id)?.dispose();
+    // On a session's own socket the session is implied, so notifications need not name it.
+    const extra = session === this._home ? {} : { session: session.id };
+    const sub = new OutputSubscription(session, this, since, extra, session !== this._home);
+    if (this.isDisposed) sub.dispose();
+    else this._output.set(session.id, sub);
+    return sub;
+  }
+
+  /** Stops the output of `sessionId`; false when there was none. */
+  unsubscribe(sessionId: string): boolean {
+    const sub = this._output.get(sessionId);
+    sub?.dispose();
+    return this._output.delete(sessionId);
+  }
+
+  /** The output subscription this client holds on `sessionId` (for `pty/ack` to reach it). */
+  subscription(sessionId: string): OutputSubscription | undefined {
+    return this._output.get(sessionId);
+  }
+
+  /** Session ids this client follows. */
+  get subscribedSessions(): string[] {
+    return [...this._output.keys()];
+  }
+
+  // ---- NotificationSink: the transport's
+
+  notify(method: string, params: Record<string, unknown>): void {
+    this._sink.notify(method, params);
+  }
+
+  congested(): boolean {
+    return this._sink.congested();
+  }
+
+  whenDrained(fn: () => void): IDisposable {
+    return this._sink.whenDrained(fn);
+  }
+
+  cork(): void {
+    this._sink.cork?.();
+  }
+
+  uncork(): void {
+    this._sink.uncork?.();
+  }
+
+  private _releaseSubscriptions(): void {
+    for (const sub of this._output.values()) sub.dispose();
+    this._output.clear();
+  }
+}

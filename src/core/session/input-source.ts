@@ -1,0 +1,21 @@
+import type { Origin } from './session';
+
+/**
+ * How a caller reaches the host: `socket` a session's own socket, `control` the host control
+ * socket, `ws-rpc` and `ws-stream` the WebSocket endpoints, `rest` the REST routes, `mcp-http`
+ * the `/mcp` endpoint; `mcp-stdio` is `shared-pty mcp`, which relays an agent's calls over the
+ * control socket and says so (see caller.ts).
+ */
+export type Transport = 'socket' | 'control' | 'ws-rpc' | 'ws-stream' | 'rest' | 'mcp-http' | 'mcp-stdio';
+
+/** Who a write comes from: the kind of caller (the human's views, an agent, a script) and how it came. */
+export interface InputSource {
+  readonly origin: Origin;
+  readonly transport: Transport;
+}
+
+/** The last write into a session and when it happened (`pty/info`'s `lastInput`, CONTRACT §9.6). */
+export interface LastInput extends InputSource {
+  /** Milliseconds since the epoch, like `Session.lastOutputAt` (typing arbitration compares it with now). */
+  readonly at: number;
+}
