@@ -36,6 +36,11 @@ export function unknownSession(session: string): RpcError {
   return new RpcError(ErrorCode.UnknownSession, `Unknown session: ${session}`, { session });
 }
 
+/** The error a second concurrent send gets (CONTRACT §8). */
+export function sessionBusy(): RpcError {
+  return new RpcError(ErrorCode.SessionBusy, 'Session is busy with another send; wait for it to finish');
+}
+
 export function serverError(message: string, data?: unknown): RpcError {
   return new RpcError(ErrorCode.ServerError, message, data);
 }

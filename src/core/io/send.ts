@@ -1,7 +1,7 @@
 import { readinessOf } from '../process/proc-state';
 import type { Session, SessionStatus } from '../session/session';
 import type { InputSource } from '../session/input-source';
-import { sessionBusy } from './wait';
+import { sessionBusy } from '../base/errors';
 
 /** Timing of `pty/send`'s readiness detection. */
 export const enum SendTuning {

@@ -117,8 +117,3 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
     reason,
   };
 }
-
-/** The error a second concurrent send gets (CONTRACT §8). */
-export function sessionBusy(): RpcError {
-  return new RpcError(ErrorCode.SessionBusy, 'Session is busy with another send; wait for it to finish');
-}
