@@ -1,4 +1,4 @@
-import { RpcError, ErrorCode, invalidParams } from '../base/errors';
+import { invalidParams } from '../base/errors';
 import type { IDisposable } from '../base/lifecycle';
 import type { CursorPos, ScreenSize } from '../mirror/screen';
 import { stripAnsi } from '../base/ansi';

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bashEnv, buildCli, freePort, sleep, startServe, type ServeProcess } from '../../helpers/protocol';
-import { request, startHttpHost, wsConnect, wsOpen, type HttpAnswer, type HttpHost, type WsClient } from '../../helpers/http';
+import { request, startHttpHost, wsConnect, wsOpen, type HttpAnswer, type HttpHost } from '../../helpers/http';
 import { withTimeout } from '../../helpers/host';
 
 /** The plain bash of every test: no rc files, a fixed prompt. */
