@@ -1,3 +1,5 @@
+import { onUnexpectedError } from './unexpected-error';
+
 /** A resource that must be released exactly once. */
 export interface IDisposable {
   dispose(): void;
@@ -62,7 +64,10 @@ export class MutableDisposable<T extends IDisposable> implements IDisposable {
 /** A subscription function: call it with a listener, dispose the result to stop listening. */
 export type Event<T> = (listener: (e: T) => void) => IDisposable;
 
-/** Fires events to listeners; a throwing listener does not stop the others. */
+/**
+ * Fires events to listeners. A throwing listener does not stop the others, nor the code that
+ * fired (a PTY read, a timer): its error goes to `onUnexpectedError`, which logs it.
+ */
 export class Emitter<T> implements IDisposable {
   private _listeners: Array<(e: T) => void> = [];
 
@@ -82,10 +87,7 @@ export class Emitter<T> implements IDisposable {
       try {
         l(e);
       } catch (err) {
-        // A faulty listener must not break delivery to the others (or the PTY read loop).
-        queueMicrotask(() => {
-          throw err;
-        });
+        onUnexpectedError(err);
       }
     }
   }
