@@ -1,6 +1,6 @@
 import { readLiveRecords } from '../host/discovery';
 import { RpcCallError } from '../transport/rpc-client';
-import { intFlag, parseArgs, strFlag, UsageError } from './args';
+import { intFlag, parseArgs, UsageError } from './args';
 import { CliError, connectHost, findSession } from './find-session';
 
 /** Calls one method on the session's host; RPC errors become one-line CLI errors. */
@@ -128,5 +128,3 @@ export async function viewCommand(argv: string[]): Promise<number> {
   process.stdout.write(r.url + '\n');
   return 0;
 }
-
-export { strFlag };

@@ -45,7 +45,6 @@ export class Host extends Disposable implements HostServices {
   readonly hostDir: string;
   private _control: RpcServer | undefined;
   private readonly _sessionServers = new Map<string, RpcServer[]>();
-  private readonly _clientCounters = new Map<string, IDisposable>();
   private _http: HttpAttachment | undefined;
   private _recordTimer: NodeJS.Timeout | undefined;
   private _closed = false;
@@ -202,7 +201,6 @@ export class Host extends Disposable implements HostServices {
   private async _unpublish(session: Session): Promise<void> {
     const servers = this._sessionServers.get(session.id) ?? [];
     this._sessionServers.delete(session.id);
-    this._clientCounters.get(session.id)?.dispose();
     await Promise.all(servers.map((s) => s.close()));
     this.writeRecordNow();
   }

@@ -7,7 +7,7 @@ import { formatAddress, type Endpoint } from './address';
 import { RpcConnection } from './rpc-connection';
 
 // Addresses live in their own module so clients (the CLI, the editor) need not load the server side.
-export { formatAddress, parseAddress, type Endpoint } from './address';
+export type { Endpoint } from './address';
 
 export interface RpcServerOptions {
   endpoint: Endpoint;

@@ -78,10 +78,6 @@ export class Emitter<T> implements IDisposable {
     });
   };
 
-  get hasListeners(): boolean {
-    return this._listeners.length > 0;
-  }
-
   fire(e: T): void {
     for (const l of this._listeners.slice()) {
       try {
@@ -95,9 +91,4 @@ export class Emitter<T> implements IDisposable {
   dispose(): void {
     this._listeners = [];
   }
-}
-
-/** Resolves after `ms` milliseconds. */
-export function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -23,7 +23,7 @@ export function setUnexpectedErrorHandler(next: UnexpectedErrorHandler): Unexpec
 }
 
 /** The error's message and stack on one line, so a log (the per-user host's daemon.log) keeps one entry per line. */
-export function formatUnexpectedError(err: unknown): string {
+function formatUnexpectedError(err: unknown): string {
   const text = err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : String(err);
   return text
     .split('\n')
