@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Disposable, toDisposable, type IDisposable } from '../core/base/lifecycle';
+import { Disposable, disposableTimeout, MutableDisposable, type IDisposable } from '../core/base/lifecycle';
 import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/session/registry';
 import type { Session } from '../core/session/session';
 import type { HostServices, SessionInfo } from '../core/methods/types';
@@ -33,6 +33,9 @@ export interface HostOptions extends RegistryOptions {
   onSessionCreated?: (session: Session) => void;
 }
 
+/** Changes within this long (a burst of client counts and sizes) make one rewrite of the record. */
+const RECORD_COALESCE_MS = 20;
+
 /**
  * One process that owns sessions: the registry, the host control socket, one socket per
  * session, and the discovery record that lets every client find them.
@@ -46,7 +49,8 @@ export class Host extends Disposable implements HostServices {
   private _control: RpcServer | undefined;
   private readonly _sessionServers = new Map<string, RpcServer[]>();
   private _http: HttpAttachment | undefined;
-  private _recordTimer: NodeJS.Timeout | undefined;
+  /** The coalesced rewrite of the discovery record (see `_scheduleRecord`). */
+  private readonly _recordTimer = this._register(new MutableDisposable());
   private _closed = false;
   /** Overrides `pty/kill` (socket-pty compatible serve ends the whole server). */
   killOverride: ((session: Session) => Promise<void> | void) | undefined;
@@ -60,7 +64,6 @@ export class Host extends Disposable implements HostServices {
     this.registry = this._register(new SessionRegistry(options));
     this._register(this.registry.onDidRemove((s) => void this._unpublish(s)));
     this._register(this.registry.onDidChange(() => this._scheduleRecord()));
-    this._register(toDisposable(() => clearTimeout(this._recordTimer)));
   }
 
   /** Starts a host: runtime directory, control socket, discovery record. */
@@ -164,8 +167,7 @@ export class Host extends Disposable implements HostServices {
   // ---- lifetime
 
   writeRecordNow(): void {
-    clearTimeout(this._recordTimer);
-    this._recordTimer = undefined;
+    this._recordTimer.clear();
     if (this._closed) return;
     try {
       writeRecord(this.runtimeDir, this.record());
@@ -176,8 +178,8 @@ export class Host extends Disposable implements HostServices {
 
   private _scheduleRecord(): void {
     // Client counts and sizes change in bursts: coalesce them into one write.
-    if (this._recordTimer || this._closed) return;
-    this._recordTimer = setTimeout(() => this.writeRecordNow(), 20);
+    if (this._recordTimer.value || this._closed) return;
+    this._recordTimer.value = disposableTimeout(() => this.writeRecordNow(), RECORD_COALESCE_MS);
   }
 
   private async _publish(session: Session, extraEndpoint?: Endpoint): Promise<void> {
