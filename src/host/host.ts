@@ -18,6 +18,8 @@ export interface HttpAttachment extends IDisposable {
   streamUrl(sessionId: string): string;
   /** The browser view link of a session (the token rides once, then a cookie). */
   viewUrl(sessionId: string, readOnly?: boolean): string;
+  /** Resolves once its connections are closed (after `dispose`, which stops it). */
+  close(): Promise<void>;
 }
 
 export interface HostOptions extends RegistryOptions {
@@ -202,8 +204,9 @@ export class Host extends Disposable implements HostServices {
 
   private async _unpublish(session: Session): Promise<void> {
     const servers = this._sessionServers.get(session.id) ?? [];
-    this._sessionServers.delete(session.id);
+    // They stay ours until closed, so that a host closing meanwhile waits for them too.
     await Promise.all(servers.map((s) => s.close()));
+    if (this._sessionServers.get(session.id) === servers) this._sessionServers.delete(session.id);
     this.writeRecordNow();
   }
 
@@ -214,7 +217,7 @@ export class Host extends Disposable implements HostServices {
     this._sessionServers.clear();
     this._closed = true;
     this.dispose();
-    await Promise.all([...servers.map((s) => s.close()), this._control?.close()]);
+    await Promise.all([...servers.map((s) => s.close()), this._control?.close(), this._http?.close()]);
     removeRecord(this.runtimeDir, this.hostId);
     fs.rmSync(this.hostDir, { recursive: true, force: true });
   }

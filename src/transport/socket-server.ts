@@ -55,12 +55,16 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
     endpoint,
     close() {
       closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        // Done once every connection has closed and let go of what it held (its client count,
+        // its subscriptions): the server's own close can come a turn before its sockets' close events.
+        const connectionsClosed = [...sockets].map((s) => new Promise<void>((r) => s.once('close', () => r())));
+        const serverClosed = new Promise<void>((r) => server.close(() => r()));
         for (const s of sockets) s.end();
         setTimeout(() => {
           for (const s of sockets) s.destroy();
         }, 200).unref();
         if (unixPath) fs.rmSync(unixPath, { force: true });
+        void Promise.all([serverClosed, ...connectionsClosed]).then(() => resolve());
       });
       return closing;
     },
