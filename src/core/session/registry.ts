@@ -2,8 +2,9 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { RpcError, ErrorCode, invalidParams, unknownSession } from '../base/errors';
+import { RpcError, ErrorCode, invalidParams } from '../base/errors';
 import { Disposable, disposableTimeout, DisposableStore, Emitter, MutableDisposable } from '../base/lifecycle';
+import { selectOrThrow } from './selector';
 import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from './session';
 
 /** How long an exited session stays listed and readable when nobody closes it (CONTRACT §8). */
@@ -75,18 +76,9 @@ export class SessionRegistry extends Disposable {
     return this._sessions.get(id);
   }
 
-  /** Finds a session by id, exact name, or unique id prefix; -32001 otherwise. */
+  /** Finds a session by id, exact name, or unique id prefix (selector.ts); -32001 otherwise. */
   resolve(selector: string): Session {
-    const byId = this._sessions.get(selector);
-    if (byId) return byId;
-    const byName = this.list().filter((s) => s.name === selector);
-    if (byName.length === 1) return byName[0];
-    const byPrefix = selector.length > 0 ? this.list().filter((s) => s.id.startsWith(selector)) : [];
-    if (byPrefix.length === 1) return byPrefix[0];
-    if (byName.length > 1 || byPrefix.length > 1) {
-      throw new RpcError(ErrorCode.UnknownSession, `Session selector is ambiguous: ${selector}`, { session: selector });
-    }
-    throw unknownSession(selector);
+    return selectOrThrow(this.list(), selector, (s) => s.id, (s) => s.name);
   }
 
   create(params: CreateSessionParams = {}): Session {
