@@ -127,6 +127,9 @@ export class MutableDisposable<T extends IDisposable> implements IDisposable {
   }
 }
 
+/** A disposable that holds nothing (not tracked: there is nothing to leak). */
+const NONE: IDisposable = Object.freeze({ dispose() {} });
+
 /** A subscription function: call it with a listener, dispose the result to stop listening. */
 export type Event<T> = (listener: (e: T) => void) => IDisposable;
 
@@ -138,12 +141,15 @@ export type Event<T> = (listener: (e: T) => void) => IDisposable;
 export class Emitter<T> implements IDisposable {
   private _listeners: Array<(e: T) => void> = [];
   private readonly _subscriptions = new Set<IDisposable>();
+  private _disposed = false;
 
   constructor() {
     tracker?.trackDisposable(this);
   }
 
   readonly event: Event<T> = (listener) => {
+    // A disposed emitter fires no more: listening to it holds nothing (a client that already closed).
+    if (this._disposed) return NONE;
     this._listeners.push(listener);
     const subscription = toDisposable(() => {
       this._subscriptions.delete(subscription);
@@ -164,6 +170,8 @@ export class Emitter<T> implements IDisposable {
   }
 
   dispose(): void {
+    if (this._disposed) return;
+    this._disposed = true;
     this._listeners = [];
     for (const s of this._subscriptions) s.dispose();
     tracker?.markAsDisposed(this);

@@ -37,6 +37,7 @@ test('nothing is reported when owners dispose what they hold; an emitter ends it
     owner.child.value = toDisposable(() => {}); // replacing disposes the timer
     await new Promise<void>((resolve) => disposableTimeout(resolve, 1));
     owner.dispose();
+    owner.onX(() => {}); // listening to a disposed emitter holds nothing
   } finally {
     tracker.uninstall();
   }
