@@ -1,7 +1,7 @@
 import { readLiveRecords } from '../host/discovery';
 import type { ControlParamsOf, MethodName, ResultOf } from '../core/methods/table';
 import { RpcCallError } from '../transport/rpc-client';
-import { intFlag, parseArgs, strFlag, UsageError } from './args';
+import { intFlag, parseArgs, UsageError } from './args';
 import { CliError, connectHost, findSession } from './find-session';
 
 /** Calls one method on the session's host; RPC errors become one-line CLI errors. */
@@ -129,5 +129,3 @@ export async function viewCommand(argv: string[]): Promise<number> {
   process.stdout.write(r.url + '\n');
   return 0;
 }
-
-export { strFlag };

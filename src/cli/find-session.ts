@@ -1,6 +1,7 @@
 import { readLiveRecords, type HostRecord } from '../host/discovery';
 import { RpcClient } from '../transport/rpc-client';
 import type { SessionInfo } from '../core/methods/types';
+import { resolveSelector } from '../core/session/selector';
 
 /** A CLI failure with its one-line message and exit status. */
 export class CliError extends Error {
@@ -17,18 +18,14 @@ export interface FoundSession {
   session: SessionInfo;
 }
 
-/** Finds a session across every live host by id, exact name or unique id prefix. */
+/** Finds a session across every live host by id, exact name or unique id prefix (core/session/selector.ts). */
 export function findSession(selector: string): FoundSession {
   const hosts = readLiveRecords();
   if (hosts.length === 0) throw new CliError('no Shared PTY host is running (start one with: shared-pty serve)');
   const all = hosts.flatMap((host) => host.sessions.map((session) => ({ host, session })));
-  const byId = all.filter((f) => f.session.id === selector);
-  if (byId.length === 1) return byId[0];
-  const byName = all.filter((f) => f.session.name === selector);
-  if (byName.length === 1) return byName[0];
-  const byPrefix = all.filter((f) => f.session.id.startsWith(selector));
-  if (byPrefix.length === 1) return byPrefix[0];
-  if (byName.length > 1 || byPrefix.length > 1) throw new CliError(`session "${selector}" is ambiguous; use its id`);
+  const r = resolveSelector(all, selector, (f) => f.session.id, (f) => f.session.name);
+  if (r.kind === 'found') return r.item;
+  if (r.kind === 'ambiguous') throw new CliError(`session "${selector}" is ambiguous; use its id`);
   throw new CliError(`unknown session: ${selector}`);
 }
 

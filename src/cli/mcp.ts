@@ -1,7 +1,8 @@
 import * as path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { RpcError, unknownSession } from '../core/base/errors';
+import { RpcError } from '../core/base/errors';
 import type { SessionInfo } from '../core/methods/types';
+import { selectOrThrow } from '../core/session/selector';
 import { ensureDaemon } from '../host/daemon';
 import { readLiveRecords, type HostRecord } from '../host/discovery';
 import { RpcCallError, RpcClient } from '../transport/rpc-client';
@@ -49,15 +50,10 @@ export class DiscoveryBackend implements ToolBackend {
     return (await this._client(host)).request('session/create', { ...params, cwd, client: AGENT_OVER_STDIO });
   }
 
+  /** The host of the session `selector` names, by the rule of every surface (core/session/selector.ts). */
   private _hostOf(selector: string): HostRecord {
     const all = readLiveRecords().flatMap((host) => host.sessions.map((s: SessionInfo) => ({ host, s })));
-    const pick = (list: typeof all) => (list.length === 1 ? list[0].host : undefined);
-    const found =
-      pick(all.filter((f) => f.s.id === selector)) ??
-      pick(all.filter((f) => f.s.name === selector)) ??
-      pick(all.filter((f) => f.s.id.startsWith(selector)));
-    if (!found || !selector) throw unknownSession(selector);
-    return found;
+    return selectOrThrow(all, selector, (f) => f.s.id, (f) => f.s.name).host;
   }
 
   private _client(host: HostRecord): Promise<RpcClient> {

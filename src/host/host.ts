@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Disposable, toDisposable, type IDisposable } from '../core/base/lifecycle';
+import { Disposable, disposableTimeout, MutableDisposable, type IDisposable } from '../core/base/lifecycle';
 import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/session/registry';
 import type { Session } from '../core/session/session';
 import type { HostInfo, HostServices, SessionInfo } from '../core/methods/types';
@@ -18,6 +18,8 @@ export interface HttpAttachment extends IDisposable {
   streamUrl(sessionId: string): string;
   /** The browser view link of a session (the token rides once, then a cookie). */
   viewUrl(sessionId: string, readOnly?: boolean): string;
+  /** Resolves once its connections are closed (after `dispose`, which stops it). */
+  close(): Promise<void>;
 }
 
 export interface HostOptions extends RegistryOptions {
@@ -33,6 +35,9 @@ export interface HostOptions extends RegistryOptions {
   onSessionCreated?: (session: Session) => void;
 }
 
+/** Changes within this long (a burst of client counts and sizes) make one rewrite of the record. */
+const RECORD_COALESCE_MS = 20;
+
 /**
  * One process that owns sessions: the registry, the host control socket, one socket per
  * session, and the discovery record that lets every client find them.
@@ -45,9 +50,9 @@ export class Host extends Disposable implements HostServices {
   readonly hostDir: string;
   private _control: RpcServer | undefined;
   private readonly _sessionServers = new Map<string, RpcServer[]>();
-  private readonly _clientCounters = new Map<string, IDisposable>();
   private _http: HttpAttachment | undefined;
-  private _recordTimer: NodeJS.Timeout | undefined;
+  /** The coalesced rewrite of the discovery record (see `_scheduleRecord`). */
+  private readonly _recordTimer = this._register(new MutableDisposable());
   private _closed = false;
   /** Overrides `pty/kill` (socket-pty compatible serve ends the whole server). */
   killOverride: ((session: Session) => Promise<void> | void) | undefined;
@@ -61,7 +66,6 @@ export class Host extends Disposable implements HostServices {
     this.registry = this._register(new SessionRegistry(options));
     this._register(this.registry.onDidRemove((s) => void this._unpublish(s)));
     this._register(this.registry.onDidChange(() => this._scheduleRecord()));
-    this._register(toDisposable(() => clearTimeout(this._recordTimer)));
   }
 
   /** Starts a host: runtime directory, control socket, discovery record. */
@@ -165,8 +169,7 @@ export class Host extends Disposable implements HostServices {
   // ---- lifetime
 
   writeRecordNow(): void {
-    clearTimeout(this._recordTimer);
-    this._recordTimer = undefined;
+    this._recordTimer.clear();
     if (this._closed) return;
     try {
       writeRecord(this.runtimeDir, this.record());
@@ -177,8 +180,8 @@ export class Host extends Disposable implements HostServices {
 
   private _scheduleRecord(): void {
     // Client counts and sizes change in bursts: coalesce them into one write.
-    if (this._recordTimer || this._closed) return;
-    this._recordTimer = setTimeout(() => this.writeRecordNow(), 20);
+    if (this._recordTimer.value || this._closed) return;
+    this._recordTimer.value = disposableTimeout(() => this.writeRecordNow(), RECORD_COALESCE_MS);
   }
 
   private async _publish(session: Session, extraEndpoint?: Endpoint): Promise<void> {
@@ -200,9 +203,9 @@ export class Host extends Disposable implements HostServices {
 
   private async _unpublish(session: Session): Promise<void> {
     const servers = this._sessionServers.get(session.id) ?? [];
-    this._sessionServers.delete(session.id);
-    this._clientCounters.get(session.id)?.dispose();
+    // They stay ours until closed, so that a host closing meanwhile waits for them too.
     await Promise.all(servers.map((s) => s.close()));
+    if (this._sessionServers.get(session.id) === servers) this._sessionServers.delete(session.id);
     this.writeRecordNow();
   }
 
@@ -213,7 +216,7 @@ export class Host extends Disposable implements HostServices {
     this._sessionServers.clear();
     this._closed = true;
     this.dispose();
-    await Promise.all([...servers.map((s) => s.close()), this._control?.close()]);
+    await Promise.all([...servers.map((s) => s.close()), this._control?.close(), this._http?.close()]);
     removeRecord(this.runtimeDir, this.hostId);
     fs.rmSync(this.hostDir, { recursive: true, force: true });
   }

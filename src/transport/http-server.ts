@@ -33,7 +33,10 @@ export interface HttpServer {
   /** A link that opens the read-only view of a session. */
   viewUrl(sessionId: string, readOnly?: boolean): string;
   streamUrl(sessionId: string): string;
+  /** Stops at once: connections are cut; `close()` tells when they are gone. */
   dispose(): void;
+  /** Stops, and resolves once every connection has closed and let go of what it held (its subscriptions). */
+  close(): Promise<void>;
 }
 
 /** One HTTP server per host on 127.0.0.1: REST, the WebSocket stream and `/rpc`, `/mcp`, and the browser view. */
@@ -107,17 +110,24 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     reject(404, 'Not Found');
   });
 
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= new Promise<void>((resolve) => {
+      // A WebSocket's own close event (which ends its subscription) comes after the terminate.
+      const webSocketsClosed = [...wss.clients].map((c) => new Promise<void>((r) => c.once('close', () => r())));
+      const serverClosed = new Promise<void>((r) => server.close(() => r()));
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      server.closeAllConnections?.();
+      void Promise.all([serverClosed, ...webSocketsClosed]).then(() => resolve());
+    }));
   return {
     url,
     port,
     token,
     viewUrl: (id, readOnly) => `${url}/sessions/${id}/view?token=${readOnly ? guard.viewToken : token}${readOnly ? '&readonly=1' : ''}`,
     streamUrl: (id) => `ws://127.0.0.1:${port}/sessions/${id}/stream`,
-    dispose() {
-      for (const c of wss.clients) c.terminate();
-      wss.close();
-      server.closeAllConnections?.();
-      server.close();
-    },
+    dispose: () => void close(),
+    close,
   };
 }

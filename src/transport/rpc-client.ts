@@ -105,5 +105,8 @@ export class RpcClient {
     for (const p of this._pending.values()) p.reject(new Error('Connection closed'));
     this._pending.clear();
     this._onClose.fire();
+    // Nothing comes after the close: listeners are let go with it.
+    this._onNotification.dispose();
+    this._onClose.dispose();
   }
 }

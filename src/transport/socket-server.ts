@@ -6,7 +6,7 @@ import { formatAddress, type Endpoint } from './address';
 import { RpcConnection } from './rpc-connection';
 
 // Addresses live in their own module so clients (the CLI, the editor) need not load the server side.
-export { formatAddress, parseAddress, type Endpoint } from './address';
+export type { Endpoint } from './address';
 
 export interface RpcServerOptions {
   endpoint: Endpoint;
@@ -49,12 +49,16 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
     endpoint,
     close() {
       closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        // Done once every connection has closed and let go of what it held (its client count,
+        // its subscriptions): the server's own close can come a turn before its sockets' close events.
+        const connectionsClosed = [...sockets].map((s) => new Promise<void>((r) => s.once('close', () => r())));
+        const serverClosed = new Promise<void>((r) => server.close(() => r()));
         for (const s of sockets) s.end();
         setTimeout(() => {
           for (const s of sockets) s.destroy();
         }, 200).unref();
         if (unixPath) fs.rmSync(unixPath, { force: true });
+        void Promise.all([serverClosed, ...connectionsClosed]).then(() => resolve());
       });
       return closing;
     },

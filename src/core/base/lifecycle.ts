@@ -1,25 +1,69 @@
+import { onUnexpectedError } from './unexpected-error';
+
 /** A resource that must be released exactly once. */
 export interface IDisposable {
   dispose(): void;
 }
 
+/**
+ * Watches disposables being made and released, so a test can fail when one leaks (as VS Code's
+ * `ensureNoDisposablesAreLeakedInTestSuite`; see test/helpers/leak-tracker.ts). Off by default:
+ * then each creation and disposal costs one check of a module variable.
+ */
+export interface IDisposableTracker {
+  /** `d` was just created. */
+  trackDisposable(d: IDisposable): void;
+  /** `d` was released (disposed, or, for a timer, fired: either way it holds nothing any more). */
+  markAsDisposed(d: IDisposable): void;
+}
+
+let tracker: IDisposableTracker | null = null;
+
+/** Installs `t` (null: none) as the process's disposable tracker; returns the previous one. */
+export function setDisposableTracker(t: IDisposableTracker | null): IDisposableTracker | null {
+  const previous = tracker;
+  tracker = t;
+  return previous;
+}
+
 /** Wraps a callback as a disposable that runs it at most once. */
 export function toDisposable(fn: () => void): IDisposable {
   let done = false;
-  return {
+  const d: IDisposable = {
     dispose() {
       if (!done) {
         done = true;
+        tracker?.markAsDisposed(d);
         fn();
       }
     },
   };
+  tracker?.trackDisposable(d);
+  return d;
+}
+
+/**
+ * Runs `fn` once after `ms` unless disposed first: the timer to keep in a `MutableDisposable`.
+ * Once it has fired it counts as disposed; `unref` lets the process end while it waits.
+ */
+export function disposableTimeout(fn: () => void, ms: number, options?: { unref?: boolean }): IDisposable {
+  const timer = setTimeout(() => {
+    handle.dispose();
+    fn();
+  }, ms);
+  if (options?.unref) timer.unref?.();
+  const handle = toDisposable(() => clearTimeout(timer));
+  return handle;
 }
 
 /** Base class that owns child disposables and releases them with itself. */
 export abstract class Disposable implements IDisposable {
   private readonly _children = new Set<IDisposable>();
   private _disposed = false;
+
+  constructor() {
+    tracker?.trackDisposable(this);
+  }
 
   get isDisposed(): boolean {
     return this._disposed;
@@ -35,67 +79,101 @@ export abstract class Disposable implements IDisposable {
   dispose(): void {
     if (this._disposed) return;
     this._disposed = true;
+    tracker?.markAsDisposed(this);
     for (const d of this._children) d.dispose();
     this._children.clear();
+  }
+}
+
+/** A bag of disposables released together: what an owner holds for one of several things it tracks. */
+export class DisposableStore extends Disposable {
+  /** Adds `d` to the store (disposing it at once if the store is already disposed). */
+  add<T extends IDisposable>(d: T): T {
+    return this._register(d);
   }
 }
 
 /** Holds one replaceable disposable (a timer, an attached client): setting a new value disposes the old. */
 export class MutableDisposable<T extends IDisposable> implements IDisposable {
   private _value: T | undefined;
+  private _disposed = false;
+
+  constructor() {
+    tracker?.trackDisposable(this);
+  }
+
   get value(): T | undefined {
     return this._value;
   }
+  /** Replaces the value, disposing the old one; once the holder is disposed, a new value is disposed at once. */
   set value(v: T | undefined) {
     if (this._value === v) return;
     this._value?.dispose();
-    this._value = v;
+    if (this._disposed) {
+      v?.dispose();
+      this._value = undefined;
+    } else {
+      this._value = v;
+    }
   }
   clear(): void {
     this.value = undefined;
   }
   dispose(): void {
+    if (this._disposed) return;
     this.clear();
+    this._disposed = true;
+    tracker?.markAsDisposed(this);
   }
 }
+
+/** A disposable that holds nothing (not tracked: there is nothing to leak). */
+const NONE: IDisposable = Object.freeze({ dispose() {} });
 
 /** A subscription function: call it with a listener, dispose the result to stop listening. */
 export type Event<T> = (listener: (e: T) => void) => IDisposable;
 
-/** Fires events to listeners; a throwing listener does not stop the others. */
+/**
+ * Fires events to listeners. A throwing listener does not stop the others, nor the code that
+ * fired (a PTY read, a timer): its error goes to `onUnexpectedError`, which logs it.
+ * Disposing the emitter ends every subscription to it.
+ */
 export class Emitter<T> implements IDisposable {
   private _listeners: Array<(e: T) => void> = [];
+  private readonly _subscriptions = new Set<IDisposable>();
+  private _disposed = false;
+
+  constructor() {
+    tracker?.trackDisposable(this);
+  }
 
   readonly event: Event<T> = (listener) => {
+    // A disposed emitter fires no more: listening to it holds nothing (a client that already closed).
+    if (this._disposed) return NONE;
     this._listeners.push(listener);
-    return toDisposable(() => {
+    const subscription = toDisposable(() => {
+      this._subscriptions.delete(subscription);
       this._listeners = this._listeners.filter((l) => l !== listener);
     });
+    this._subscriptions.add(subscription);
+    return subscription;
   };
-
-  get hasListeners(): boolean {
-    return this._listeners.length > 0;
-  }
 
   fire(e: T): void {
     for (const l of this._listeners.slice()) {
       try {
         l(e);
       } catch (err) {
-        // A faulty listener must not break delivery to the others (or the PTY read loop).
-        queueMicrotask(() => {
-          throw err;
-        });
+        onUnexpectedError(err);
       }
     }
   }
 
   dispose(): void {
+    if (this._disposed) return;
+    this._disposed = true;
     this._listeners = [];
+    for (const s of this._subscriptions) s.dispose();
+    tracker?.markAsDisposed(this);
   }
-}
-
-/** Resolves after `ms` milliseconds. */
-export function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -1,4 +1,4 @@
-import { Disposable, Emitter } from '../base/lifecycle';
+import { Disposable, disposableTimeout, Emitter, MutableDisposable } from '../base/lifecycle';
 import type { ScreenSize, ScreenSnapshot } from './screen';
 import type { QueryArgs, QueryName, QueryResult } from './mirror-queries';
 import { MirrorThread, type MirrorEndpoint } from './mirror-thread';
@@ -37,7 +37,8 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   private _windowStart = 0;
   private _windowBytes = 0;
   private _lastWriteAt = 0;
-  private _quietTimer: NodeJS.Timeout | undefined;
+  /** Looks again once a held burst pauses (see `_holding`). */
+  private readonly _quietTimer = this._register(new MutableDisposable());
   private _burst = false;
 
   private readonly _onParsed = this._register(new Emitter<void>());
@@ -130,8 +131,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   flush(force = false): void {
     if (this._queuedBytes === 0 || this.isDisposed) return;
     if (!force && this._holding()) return;
-    clearTimeout(this._quietTimer);
-    this._quietTimer = undefined;
+    this._quietTimer.clear();
     const chunks = this._queued;
     this._queued = [];
     let cursor = this._written - this._queuedBytes;
@@ -159,10 +159,12 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
       this._burst = false;
       return false;
     }
-    this._quietTimer ??= setTimeout(() => {
-      this._quietTimer = undefined;
-      this.flush();
-    }, HandOff.QuietMs);
+    if (!this._quietTimer.value) {
+      this._quietTimer.value = disposableTimeout(() => {
+        this._quietTimer.clear();
+        this.flush();
+      }, HandOff.QuietMs);
+    }
     return true;
   }
 
@@ -207,7 +209,6 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   override dispose(): void {
     if (this.isDisposed) return;
     this.flush(true);
-    clearTimeout(this._quietTimer);
     super.dispose();
     this._forgetPending();
     this._thread.unregister(this._id);

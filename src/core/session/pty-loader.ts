@@ -3,15 +3,6 @@ import type * as NodePty from 'node-pty';
 
 type NodePtyModule = typeof NodePty;
 let loaded: NodePtyModule | undefined;
-let override: NodePtyModule | undefined;
-
-/**
- * Lets the editor hand in node-pty from another place (the editor's own copy) when the
- * bundled one cannot load. The engine itself only ever asks `loadNodePty()`.
- */
-export function setNodePty(mod: NodePtyModule): void {
-  override = mod;
-}
 
 /**
  * node-pty, loaded on first use so that importing the engine stays cheap. When the bundled copy
@@ -19,7 +10,6 @@ export function setNodePty(mod: NodePtyModule): void {
  * (path-delimited; the editor passes its own `<appRoot>/node_modules/node-pty`) are tried in order.
  */
 export function loadNodePty(): NodePtyModule {
-  if (override) return override;
   if (!loaded) {
     try {
       loaded = require('node-pty') as NodePtyModule;

@@ -2,8 +2,9 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { RpcError, ErrorCode, invalidParams, unknownSession } from '../base/errors';
-import { Disposable, Emitter } from '../base/lifecycle';
+import { RpcError, ErrorCode, invalidParams } from '../base/errors';
+import { Disposable, disposableTimeout, DisposableStore, Emitter, MutableDisposable } from '../base/lifecycle';
+import { selectOrThrow } from './selector';
 import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from './session';
 
 /** How long an exited session stays listed and readable when nobody closes it (CONTRACT §8). */
@@ -45,9 +46,10 @@ export function defaultShell(): string {
  */
 export class SessionRegistry extends Disposable {
   private readonly _sessions = new Map<string, Session>();
-  /** Removed sessions whose end has not reached everyone yet (see `remove`). */
-  private readonly _leaving = new Set<Session>();
-  private readonly _expiry = new Map<string, NodeJS.Timeout>();
+  /** Each listed session's lease and expiry timers: they go when it leaves the list. */
+  private readonly _timers = new Map<string, DisposableStore>();
+  /** Removed sessions whose end has not reached everyone yet (see `remove`), with what waits for that. */
+  private readonly _leaving = new Map<Session, DisposableStore>();
   private _counter = 0;
 
   private readonly _onDidAdd = this._register(new Emitter<Session>());
@@ -74,18 +76,9 @@ export class SessionRegistry extends Disposable {
     return this._sessions.get(id);
   }
 
-  /** Finds a session by id, exact name, or unique id prefix; -32001 otherwise. */
+  /** Finds a session by id, exact name, or unique id prefix (selector.ts); -32001 otherwise. */
   resolve(selector: string): Session {
-    const byId = this._sessions.get(selector);
-    if (byId) return byId;
-    const byName = this.list().filter((s) => s.name === selector);
-    if (byName.length === 1) return byName[0];
-    const byPrefix = selector.length > 0 ? this.list().filter((s) => s.id.startsWith(selector)) : [];
-    if (byPrefix.length === 1) return byPrefix[0];
-    if (byName.length > 1 || byPrefix.length > 1) {
-      throw new RpcError(ErrorCode.UnknownSession, `Session selector is ambiguous: ${selector}`, { session: selector });
-    }
-    throw unknownSession(selector);
+    return selectOrThrow(this.list(), selector, (s) => s.id, (s) => s.name);
   }
 
   create(params: CreateSessionParams = {}): Session {
@@ -127,26 +120,25 @@ export class SessionRegistry extends Disposable {
       throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}": ${(e as Error).message}`);
     }
     this._sessions.set(id, session);
-    let leaseTimer: NodeJS.Timeout | undefined;
+    const timers = new DisposableStore();
+    this._timers.set(id, timers);
+    const lease = timers.add(new MutableDisposable());
     const checkLease = () => {
       // No client for leaseSeconds: the editor that owned it is gone for good.
       if (session.clients > 0 || session.leaseSeconds === undefined || !session.running) {
-        clearTimeout(leaseTimer);
-        leaseTimer = undefined;
-      } else if (!leaseTimer) {
-        leaseTimer = setTimeout(() => this.remove(id), session.leaseSeconds * 1000);
-        leaseTimer.unref?.();
+        lease.clear();
+      } else if (!lease.value) {
+        lease.value = disposableTimeout(() => this.remove(id), session.leaseSeconds * 1000, { unref: true });
       }
     };
+    // These listeners live as long as the session: its events end with it.
     session.onDidChange(() => {
       checkLease();
       this._onDidChange.fire(session);
     });
     checkLease();
     session.onExit(() => {
-      const t = setTimeout(() => this.remove(id), this._options.exitedTtlMs ?? EXITED_SESSION_TTL_MS);
-      t.unref?.();
-      this._expiry.set(id, t);
+      timers.add(disposableTimeout(() => this.remove(id), this._options.exitedTtlMs ?? EXITED_SESSION_TTL_MS, { unref: true }));
     });
     this._onDidAdd.fire(session);
     return session;
@@ -162,24 +154,23 @@ export class SessionRegistry extends Disposable {
     const session = this._sessions.get(id);
     if (!session) return;
     this._sessions.delete(id);
-    clearTimeout(this._expiry.get(id));
-    this._expiry.delete(id);
-    this._leaving.add(session);
+    this._timers.get(id)?.dispose();
+    this._timers.delete(id);
+    const leaving = new DisposableStore();
+    this._leaving.set(session, leaving);
     session.kill();
     const letGo = () => {
-      if (session.running || session.callsInProgress > 0) return;
-      clearTimeout(bound);
-      this._forget(session);
+      if (!session.running && session.callsInProgress === 0) this._forget(session);
     };
-    const bound = setTimeout(() => this._forget(session), SessionTuning.KillGraceMs + 3000);
-    bound.unref?.();
+    leaving.add(disposableTimeout(() => this._forget(session), SessionTuning.KillGraceMs + 3000, { unref: true }));
     // After the event has reached every listener, and after the last call's answer is written.
-    session.onExit(() => setImmediate(letGo));
-    session.onCallsDone(() => setImmediate(letGo));
+    leaving.add(session.onExit(() => setImmediate(letGo)));
+    leaving.add(session.onCallsDone(() => setImmediate(letGo)));
     letGo();
   }
 
   private _forget(session: Session): void {
+    this._leaving.get(session)?.dispose();
     this._leaving.delete(session);
     if (session.isDisposed) return;
     session.dispose();
@@ -188,10 +179,10 @@ export class SessionRegistry extends Disposable {
 
   /** The host is ending: sessions go at once (their processes are hung up and then killed). */
   override dispose(): void {
-    const sessions = [...this._sessions.values(), ...this._leaving];
+    const sessions = [...this._sessions.values(), ...this._leaving.keys()];
     this._sessions.clear();
-    for (const t of this._expiry.values()) clearTimeout(t);
-    this._expiry.clear();
+    for (const t of this._timers.values()) t.dispose();
+    this._timers.clear();
     for (const s of sessions) this._forget(s);
     super.dispose();
   }

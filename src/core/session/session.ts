@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type * as tty from 'node:tty';
 import type { IPty } from 'node-pty';
-import { Disposable, Emitter, toDisposable, type IDisposable } from '../base/lifecycle';
+import { Disposable, disposableTimeout, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../base/lifecycle';
 import { DEFAULT_SCROLLBACK_LINES } from '../mirror/screen';
 import { loadNodePty } from './pty-loader';
 import { MirrorProxy } from '../mirror/mirror-proxy';
@@ -92,7 +92,8 @@ export class Session extends Disposable {
   private _lastOutputAt = Date.now();
   private _exitedPromise: Promise<ExitInfo>;
   private _resolveExited!: (e: ExitInfo) => void;
-  private _killTimer: NodeJS.Timeout | undefined;
+  /** SIGKILL for a process group that ignored the SIGHUP of `kill()`. */
+  private readonly _killTimer = this._register(new MutableDisposable());
   /** True while a `pty/send` runs (one at a time per session). */
   sendInProgress = false;
   private _clients = 0;
@@ -131,7 +132,6 @@ export class Session extends Disposable {
     });
     this._guardExitDrain();
     this._guardEofDrain();
-    this._register(toDisposable(() => clearTimeout(this._killTimer)));
     this._pty.onData((d) => this._handleData(d as unknown as Buffer));
     this._pty.onExit(({ exitCode, signal }) => this._handleExit(exitCode, signal));
     this._register(this.mirror.onParsed(() => this._maybeResume()));
@@ -244,19 +244,25 @@ export class Session extends Disposable {
     } catch {
       // already gone
     }
-    this._killTimer = setTimeout(() => {
-      if (!this.running) return;
-      try {
-        process.kill(-this.pid, 'SIGKILL');
-      } catch {
+    // A second kill() within the grace keeps the first deadline.
+    if (this._killTimer.value) return;
+    this._killTimer.value = disposableTimeout(
+      () => {
+        this._killTimer.clear();
+        if (!this.running) return;
         try {
-          process.kill(this.pid, 'SIGKILL');
+          process.kill(-this.pid, 'SIGKILL');
         } catch {
-          // already gone
+          try {
+            process.kill(this.pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
         }
-      }
-    }, SessionTuning.KillGraceMs);
-    this._killTimer.unref?.();
+      },
+      SessionTuning.KillGraceMs,
+      { unref: true },
+    );
   }
 
   private _handleData(chunk: Buffer): void {
@@ -363,7 +369,7 @@ export class Session extends Disposable {
     }
     const signalName = signal ? (signalNames.get(signal) ?? String(signal)) : null;
     this._exit = { exitCode: signal ? 128 + signal : exitCode, signal: signalName };
-    clearTimeout(this._killTimer);
+    this._killTimer.clear();
     this._onExit.fire(this._exit);
     this._resolveExited(this._exit);
     this._onDidChange.fire();

@@ -1,0 +1,32 @@
+import { ErrorCode, RpcError, unknownSession } from '../base/errors';
+
+/** What a session selector matched: one item, nothing, or several (the candidates). */
+export type Selection<T> = { kind: 'found'; item: T } | { kind: 'unknown' } | { kind: 'ambiguous'; candidates: T[] };
+
+/**
+ * Resolves a session selector (CONTRACT §2: an id, an exact name, or a unique id prefix): the one
+ * rule of every surface (the host's registry, the CLI, stdio MCP), so a selector means the same
+ * thing wherever it is typed. An exact id first (ambiguous if two hosts both have it); then an
+ * exact name only one item has; then an id prefix only one item has. Several items of that name
+ * or prefix make it ambiguous; an empty selector is nobody's prefix.
+ */
+export function resolveSelector<T>(items: readonly T[], selector: string, idOf: (item: T) => string, nameOf: (item: T) => string): Selection<T> {
+  const byId = items.filter((item) => idOf(item) === selector);
+  if (byId.length === 1) return { kind: 'found', item: byId[0] };
+  // One id on two hosts (ids are random per host): no name or prefix may stand in for it.
+  if (byId.length > 1) return { kind: 'ambiguous', candidates: byId };
+  const byName = items.filter((item) => nameOf(item) === selector);
+  if (byName.length === 1) return { kind: 'found', item: byName[0] };
+  const byPrefix = selector.length > 0 ? items.filter((item) => idOf(item).startsWith(selector)) : [];
+  if (byPrefix.length === 1) return { kind: 'found', item: byPrefix[0] };
+  if (byName.length > 1 || byPrefix.length > 1) return { kind: 'ambiguous', candidates: [...new Set([...byName, ...byPrefix])] };
+  return { kind: 'unknown' };
+}
+
+/** `resolveSelector` for JSON-RPC surfaces: the item, else -32001 with `data: { session }` (unknown or ambiguous). */
+export function selectOrThrow<T>(items: readonly T[], selector: string, idOf: (item: T) => string, nameOf: (item: T) => string): T {
+  const r = resolveSelector(items, selector, idOf, nameOf);
+  if (r.kind === 'found') return r.item;
+  if (r.kind === 'ambiguous') throw new RpcError(ErrorCode.UnknownSession, `Session selector is ambiguous: ${selector}`, { session: selector });
+  throw unknownSession(selector);
+}
