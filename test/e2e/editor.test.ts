@@ -19,7 +19,6 @@ import { tempRuntimeDir, until } from '../helpers/host';
 const ROOT = path.join(__dirname, '..', '..');
 // Screenshots refresh the README's pictures only when asked (SHARED_PTY_SCREENSHOTS=1): a test run leaves the tree clean.
 const MEDIA = process.env.SHARED_PTY_SCREENSHOTS === '1' ? path.join(ROOT, 'media') : fs.mkdtempSync(path.join(os.tmpdir(), 'spt-shots-'));
-const EXTENSION_ID = 'shared-pty.shared-pty';
 /** The user's shell in these runs: plain bash, so the screen is predictable. */
 const SHELL_SETTINGS = { 'sharedPty.shell': '/bin/bash', 'sharedPty.shellArgs': ['--norc', '--noprofile'] };
 
