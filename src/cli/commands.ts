@@ -1,6 +1,6 @@
 import { readLiveRecords } from '../host/discovery';
 import type { ControlParamsOf, MethodName, ResultOf } from '../core/methods/table';
-import { RpcCallError } from '../transport/rpc-client';
+import { RpcCallError, type CallParams } from '../transport/rpc-client';
 import { intFlag, parseArgs, UsageError } from './args';
 import { CliError, connectHost, findSession } from './find-session';
 
@@ -9,7 +9,8 @@ async function callOn<M extends MethodName>(selector: string, method: M, params:
   const found = findSession(selector);
   const client = await connectHost(found);
   try {
-    return await client.call(method, { session: found.session.id, ...params } as ControlParamsOf<M>);
+    // TypeScript cannot see that a generic Omit plus the field it omitted is the whole again.
+    return await client.call(method, { session: found.session.id, ...params } as unknown as CallParams<M>);
   } catch (e) {
     if (e instanceof RpcCallError) throw new CliError(e.message);
     throw e;

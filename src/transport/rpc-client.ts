@@ -1,5 +1,6 @@
 import * as net from 'node:net';
 import { Emitter } from '../core/base/lifecycle';
+import type { ClientDeclaration } from '../core/io/caller';
 import type { ControlParamsOf, MethodName, ResultOf } from '../core/methods/table';
 import { DEFAULT_MAX_LINE_BYTES, LineReader } from './line-reader';
 import { parseAddress, type Endpoint } from './address';
@@ -15,6 +16,9 @@ export class RpcCallError extends Error {
     this.name = 'RpcCallError';
   }
 }
+
+/** What `RpcClient.call` takes for method `M`: its params on a control endpoint, and who calls. */
+export type CallParams<M extends MethodName> = ControlParamsOf<M> & { client?: ClientDeclaration };
 
 /** A notification pushed by the server. */
 export interface Notification {
@@ -61,8 +65,11 @@ export class RpcClient {
     return this._closed;
   }
 
-  /** Calls a method of the table on a control endpoint, typed by the table's params and result. */
-  call<M extends MethodName>(method: M, params: ControlParamsOf<M>): Promise<ResultOf<M>> {
+  /**
+   * Calls a method of the table on a control endpoint, typed by the table's params and result
+   * (`client` says who calls: see caller.ts).
+   */
+  call<M extends MethodName>(method: M, params: CallParams<M>): Promise<ResultOf<M>> {
     return this.request<ResultOf<M>>(method, params as Record<string, unknown>);
   }
 

@@ -54,12 +54,12 @@ export class SessionFollower implements IDisposable {
   async start(options: FollowOptions = {}): Promise<void> {
     const since = options.snapshotScrollback === undefined ? 0 : await this._snapshot(options.snapshotScrollback, options.onSnapshotError);
     if (this._disposed) return;
-    await this._client.request('pty/subscribe', { session: this.sessionId, since, client: { origin: 'user' } });
+    await this._client.call('pty/subscribe', { session: this.sessionId, since, client: { origin: 'user' } });
   }
 
   private async _snapshot(scrollback: number, onError: ((e: Error) => void) | undefined): Promise<number> {
     try {
-      const snap = await this._client.request<{ data: string; cursor: number }>('pty/snapshot', { session: this.sessionId, scrollback });
+      const snap = await this._client.call('pty/snapshot', { session: this.sessionId, scrollback });
       if (!this._disposed) this._handlers.snapshot(snap.data);
       return snap.cursor;
     } catch (e) {
@@ -85,6 +85,6 @@ export class SessionFollower implements IDisposable {
     if (this._disposed) return;
     this._disposed = true;
     this._listener.dispose();
-    if (!this._client.closed) this._client.request('pty/unsubscribe', { session: this.sessionId }).catch(() => undefined);
+    if (!this._client.closed) this._client.call('pty/unsubscribe', { session: this.sessionId }).catch(() => undefined);
   }
 }

@@ -150,7 +150,7 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
       this._subscriptions.push(toVsDisposable(client.onClose(() => this._onConnectionLost())));
       if (this.target.kind === 'create') {
         const params = { ...this.target.params(), ...(this._dims ? clampDims(this._dims) : {}) };
-        const info = await client.request<SessionInfo>('session/create', params);
+        const info = await client.call('session/create', params);
         this._setSession(hostId, info);
         if (this._state !== 'starting') {
           // The terminal closed while the session was being created: it must not outlive it.
@@ -220,14 +220,14 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
 
   private _write(data: string): void {
     if (!this._client || !this._session) return;
-    this._client.request('pty/write', { session: this._session.id, action: { text: data } }).catch((e: unknown) => {
+    this._client.call('pty/write', { session: this._session.id, action: { text: data } }).catch((e: unknown) => {
       this._hooks.log.warn(`pty/write to ${this._session?.id}: ${(e as Error).message}`);
     });
   }
 
   private _resize(): void {
     if (!this._client || !this._session || !this._dims) return;
-    this._client.request('pty/resize', { session: this._session.id, ...clampDims(this._dims) }).catch((e: unknown) => {
+    this._client.call('pty/resize', { session: this._session.id, ...clampDims(this._dims) }).catch((e: unknown) => {
       this._hooks.log.warn(`pty/resize of ${this._session?.id}: ${(e as Error).message}`);
     });
   }

@@ -201,7 +201,7 @@ export class TerminalManager implements vscode.Disposable {
       const found = await this._deps.hosts.clientFor(pty.hostId);
       if (!found) return;
       this._deps.log.info(`ending session ${pty.session.id}: ${why}`);
-      await found.client.request('pty/kill', { session: pty.session.id });
+      await found.client.call('pty/kill', { session: pty.session.id });
     } catch (e) {
       this._deps.log.warn(`pty/kill ${pty.session.id}: ${(e as Error).message}`);
     }

@@ -38,8 +38,10 @@ type AnySpec = (typeof METHODS)[number];
 /** Every method's name. */
 export type MethodName = AnySpec['name'];
 type SpecOf<M extends MethodName> = Extract<AnySpec, { name: M }>;
+/** `z.object({})` infers as an index type that admits no field at all: no params is `{}`. */
+type NoIndex<T> = string extends keyof T ? {} : T;
 /** A method's params as a client sends them (on a session socket: the session is implied). */
-export type ParamsOf<M extends MethodName> = z.input<SpecOf<M>['params']>;
+export type ParamsOf<M extends MethodName> = NoIndex<z.input<SpecOf<M>['params']>>;
 /** A method's result. */
 export type ResultOf<M extends MethodName> = z.output<SpecOf<M>['result']>;
 /** A method's params on a control endpoint: session methods also name their session. */
