@@ -15,6 +15,9 @@ import { parseArgs } from './args';
  */
 const AGENT_OVER_STDIO = { origin: 'agent', transport: 'mcp-stdio' } as const;
 
+/** How long a host may take to list its sessions before its discovery record stands in for it. */
+const HOST_LIST_WAIT_MS = 2000;
+
 /**
  * The stdio MCP backend: reaches every live host of the user through discovery, routes each
  * session's calls to the host that owns it, and opens new sessions in the host whose workspace
@@ -27,10 +30,10 @@ export class DiscoveryBackend implements ToolBackend {
 
   async call(method: string, params: Record<string, unknown>): Promise<unknown> {
     try {
-      if (method === 'session/list') return { sessions: readLiveRecords().flatMap((h) => h.sessions) };
+      if (method === 'session/list') return { sessions: (await this._liveSessions()).map((f) => f.s) };
       if (method === 'session/create') return await this._create(params);
       const selector = String(params.session ?? '');
-      const host = this._hostOf(selector);
+      const host = await this._hostOf(selector);
       const client = await this._client(host);
       return await client.request(method, { ...params, client: AGENT_OVER_STDIO });
     } catch (e) {
@@ -51,9 +54,28 @@ export class DiscoveryBackend implements ToolBackend {
   }
 
   /** The host of the session `selector` names, by the rule of every surface (core/session/selector.ts). */
-  private _hostOf(selector: string): HostRecord {
-    const all = readLiveRecords().flatMap((host) => host.sessions.map((s: SessionInfo) => ({ host, s })));
-    return selectOrThrow(all, selector, (f) => f.s.id, (f) => f.s.name).host;
+  private async _hostOf(selector: string): Promise<HostRecord> {
+    return selectOrThrow(await this._liveSessions(), selector, (f) => f.s.id, (f) => f.s.name).host;
+  }
+
+  /**
+   * Every session of every live host, as the hosts themselves list them now: a record is
+   * rewritten a moment after a change, so a session just closed would still show as running, and
+   * one just opened not at all. A host that does not answer in time is listed from its record.
+   */
+  private async _liveSessions(): Promise<Array<{ host: HostRecord; s: SessionInfo }>> {
+    const lists = await Promise.all(
+      readLiveRecords().map(async (host) => {
+        const asked = this._client(host).then((c) => c.call('session/list', {}));
+        const late = new Promise<undefined>((resolve) => {
+          const timer: NodeJS.Timeout = setTimeout(() => resolve(undefined), HOST_LIST_WAIT_MS);
+          timer.unref();
+        });
+        const answer = await Promise.race([asked, late]).catch(() => undefined);
+        return (answer?.sessions ?? host.sessions).map((s) => ({ host, s }));
+      }),
+    );
+    return lists.flat();
   }
 
   private _client(host: HostRecord): Promise<RpcClient> {
