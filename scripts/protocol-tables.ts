@@ -46,7 +46,8 @@ function restTable(): string {
   const routes = [...REST_ROUTES].sort((a, b) => a.rest.path.localeCompare(b.rest.path) || VERB_ORDER.indexOf(a.rest.verb) - VERB_ORDER.indexOf(b.rest.verb));
   const rows = routes.map((r) => {
     const from = r.rest.from === 'query' ? 'query' : 'body';
-    const input = Object.keys(r.input.shape).length ? `${from} ${fields(r.input)}` : '—';
+    const defaults = Object.entries(r.rest.defaults ?? {}).map(([k, v]) => `\`${k}\` ${JSON.stringify(v)}`);
+    const input = Object.keys(r.input.shape).length ? `${from} ${fields(r.input)}${defaults.length ? `; defaults: ${defaults.join(', ')}` : ''}` : '—';
     return `| \`${r.rest.verb} ${r.rest.path}\` | ${input} | \`${r.method.name}\` | ${r.method.scope} |`;
   });
   return ['| route | input | method | scope |', '|---|---|---|---|', ...rows].join('\n');

@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { cols, hostInfo, leaseSeconds, origin, rows, sessionInfo } from './schemas';
 import { method } from './spec';
 
+/** REST's `POST /sessions` without a size opens 80x24, as pty-session-mcp does (its clients expect it). */
+const REST_DEFAULT_SIZE = { cols: 80, rows: 24 };
+
 export const listMethod = method({
   name: 'session/list',
   target: 'host',
@@ -57,7 +60,7 @@ export const createMethod = method({
     fixed: { origin: 'agent' },
     text: (s) => `Opened session ${s.id} (${s.name}): ${[s.command, ...s.args].join(' ')} in ${s.cwd}, ${s.cols}x${s.rows}.`,
   },
-  rest: { verb: 'POST', path: '/sessions', from: 'body', defaults: { origin: 'script' } },
+  rest: { verb: 'POST', path: '/sessions', from: 'body', defaults: { origin: 'script', ...REST_DEFAULT_SIZE } },
 });
 
 export const hostInfoMethod = method({

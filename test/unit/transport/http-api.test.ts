@@ -332,6 +332,16 @@ describe('REST (seeds/pty-session-mcp.md shapes)', () => {
     await deleteSession(s.id);
   });
 
+  test('POST /sessions without a size opens 80x24, as pty-session-mcp does (its PTY and stty agree)', { timeout: TEST_TIMEOUT }, async () => {
+    const r = await api('POST', '/sessions', { ...BASH, cwd: workDir });
+    assert.equal(r.status, 200, r.text);
+    const s = r.json.data;
+    assert.deepEqual([s.cols, s.rows], [80, 24]);
+    await api('POST', `/sessions/${s.id}/write`, { data: 'stty size' });
+    await outputUntil(s.id, (t) => plain(t).includes('\n24 80\n'), 'stty size');
+    await deleteSession(s.id);
+  });
+
   test('GET /sessions → data is a SessionInfo[]', { timeout: TEST_TIMEOUT }, async () => {
     const a = await createBash({ name: 'list-a' });
     const b = await createBash({ name: 'list-b' });
