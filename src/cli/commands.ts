@@ -1,4 +1,5 @@
 import { readLiveRecords } from '../host/discovery';
+import { ErrorCode } from '../core/base/errors';
 import type { ControlParamsOf, MethodName, ResultOf } from '../core/methods/table';
 import { RpcCallError, type CallParams } from '../transport/rpc-client';
 import { intFlag, parseArgs, UsageError } from './args';
@@ -12,7 +13,8 @@ async function callOn<M extends MethodName>(selector: string, method: M, params:
     // TypeScript cannot see that a generic Omit plus the field it omitted is the whole again.
     return await client.call(method, { session: found.session.id, ...params } as unknown as CallParams<M>);
   } catch (e) {
-    if (e instanceof RpcCallError) throw new CliError(e.message);
+    // Params the host refuses (an invalid regex, an unknown key name) are the user's usage error: 2.
+    if (e instanceof RpcCallError) throw new CliError(e.message, e.code === ErrorCode.InvalidParams ? 2 : 1);
     throw e;
   } finally {
     client.close();

@@ -198,6 +198,9 @@ describe('errors: non-zero exit status and one line on stderr', () => {
     ];
     const results = await Promise.all(cases.map((args) => cli(...args)));
     cases.forEach((args, i) => failsWithOneLine(results[i], args.join(' ')));
+    // A usage error is exit status 2, whether the CLI or the host finds it (an invalid regex, an
+    // unknown key name): `wait` keeps 1 for "not seen before the timeout".
+    cases.forEach((args, i) => assert.equal(results[i].code, 2, `${args.join(' ')}: exit status 2, got ${results[i].code}: ${results[i].stderr}`));
     // None of it reached the shell.
     assert.doesNotMatch(await screen(), /echo x|NoSuchKey/);
   });
