@@ -23,6 +23,14 @@ if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
+// What the end-to-end suites need (Debian's chromium, the code-server sandbox) is prepared before
+// any suite loads: a suite that looks for Chromium when its file loads would otherwise find none on
+// a fresh machine and be skipped. If it cannot be had, those suites say so and count as skipped.
+if (which === 'all' || which === 'e2e') {
+  const { ensureSandbox } = await import('./sandbox.mjs');
+  await ensureSandbox().catch((e) => console.log(`[test] end-to-end prerequisites missing: ${e.message}`));
+}
+
 // The spec report goes to the console; a TAP copy gives the closing "N passed, N failed" line.
 const tapDir = mkdtempSync(join(tmpdir(), 'shared-pty-tap-'));
 const tap = join(tapDir, 'report.tap');
