@@ -146,33 +146,53 @@ export async function startServeHost(args: string[], env: NodeJS.ProcessEnv, tim
   }
 }
 
-/** A private tmux server (its own socket, no user config), for driving interactive commands. */
+/** How a private tmux server is set up. */
+export interface TmuxOptions {
+  /** Rows of history each pane keeps (tmux's default 2000). */
+  historyLimit?: number;
+  /** The environment of the server and its panes (default: this process's, without TMUX*). */
+  env?: NodeJS.ProcessEnv;
+  /** More lines of configuration. */
+  conf?: string[];
+}
+
+/** Messages of a tmux client that met a server starting or ending: worth one more try. */
+const TMUX_TRANSIENT = /server exited unexpectedly|no server running|error connecting|lost server/;
+
+/**
+ * A private tmux server (its own socket, no user config, no status line), for driving interactive
+ * commands and as the oracle of screen reads. It stays up when its last session ends
+ * (`exit-empty off`), and a command that meets the server starting or ending is tried again: the
+ * oracle must not fail a test by itself ("server exited unexpectedly").
+ */
 export class Tmux {
   readonly socket: string;
   private readonly _conf: string;
+  private readonly _env: NodeJS.ProcessEnv;
+  private _serverPid: number | null = null;
 
-  constructor(dir: string) {
+  constructor(dir: string, options: TmuxOptions = {}) {
     this.socket = path.join(dir, 'tmux.sock');
     this._conf = path.join(dir, 'tmux.conf');
-    // No status line: the pane is exactly the size asked for.
-    fs.writeFileSync(this._conf, 'set -g status off\nset -g history-limit 2000\n');
+    const lines = ['set -g status off', `set -g history-limit ${options.historyLimit ?? 2000}`, 'set -s exit-empty off', ...(options.conf ?? [])];
+    fs.writeFileSync(this._conf, lines.join('\n') + '\n');
+    this._env = options.env ?? Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TMUX')));
   }
 
-  /** Runs one tmux command against this server; throws on failure. */
+  /** Runs one tmux command against this server (UTF-8); throws on failure. */
   run(...args: string[]): string {
-    const r = spawnSync('tmux', ['-S', this.socket, '-f', this._conf, ...args], { encoding: 'utf8', timeout: 10_000 });
-    if (r.status !== 0) throw new Error(`tmux ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr}`);
-    return r.stdout;
+    for (let attempt = 1; ; attempt++) {
+      const r = spawnSync('tmux', ['-u', '-S', this.socket, '-f', this._conf, ...args], { encoding: 'utf8', timeout: 10_000, env: this._env });
+      if (r.status === 0) return r.stdout;
+      if (attempt >= 3 || !TMUX_TRANSIENT.test(r.stderr ?? '')) throw new Error(`tmux ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr}`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100 * attempt);
+    }
   }
 
   /** Starts a detached session running `command` (through /bin/sh) in a cols x rows pane. */
-  newSession(name: string, cols: number, rows: number, command: string, env: NodeJS.ProcessEnv): void {
-    const r = spawnSync('tmux', ['-S', this.socket, '-f', this._conf, 'new-session', '-d', '-s', name, '-x', String(cols), '-y', String(rows), command], {
-      encoding: 'utf8',
-      timeout: 10_000,
-      env,
-    });
-    if (r.status !== 0) throw new Error(`tmux new-session failed (${r.status ?? r.signal}): ${r.stderr}`);
+  newSession(name: string, cols: number, rows: number, command: string, options: { cwd?: string } = {}): void {
+    this.run('new-session', '-d', '-s', name, ...(options.cwd ? ['-c', options.cwd] : []), '-x', String(cols), '-y', String(rows), command);
+    this._serverPid ??= this.serverPid();
   }
 
   /** The pane's visible text. */
@@ -191,9 +211,16 @@ export class Tmux {
     return r.status === 0 ? Number(r.stdout.trim()) : null;
   }
 
-  /** Ends the tmux server (and every pane's processes). */
+  /** Ends the tmux server (and every pane's processes); by its pid if kill-server cannot reach it. */
   killServer(): void {
     spawnSync('tmux', ['-S', this.socket, 'kill-server'], { encoding: 'utf8', timeout: 10_000 });
+    if (this._serverPid && pidAlive(this._serverPid)) {
+      try {
+        process.kill(this._serverPid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
   }
 }
 

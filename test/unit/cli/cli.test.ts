@@ -384,10 +384,10 @@ describe('attach', () => {
     await clearScreen();
     await send('echo before-attach-$((4*4))');
     const tdir = privateDir();
-    tmux = new Tmux(tdir);
+    tmux = new Tmux(tdir, { env });
     const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     const command = `env SHARED_PTY_DIR=${q(dir)} ${q(process.execPath)} ${q(CLI)} attach ${q(sname)}; echo "[attach-exit=$?]"; exec sleep 600`;
-    tmux.newSession('att', 100, 30, command, env);
+    tmux.newSession('att', 100, 30, command);
     const capture = () => tmux!.capture('att');
     const shown = (re: RegExp, what: string) => until(() => re.test(capture()), 15_000, `${what}; pane:\n${capture()}`);
     const paneShell = tmux.panePid('att');

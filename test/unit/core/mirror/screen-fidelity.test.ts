@@ -4,11 +4,12 @@
 // and so must the cursor and whether the alternate screen is shown.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { RpcClient } from '../../../../src/transport/rpc-client';
+import { Tmux } from '../../../helpers/cli';
 import { BASH, connect, startHost } from '../../../helpers/host';
 
 const COLS = 80;
@@ -29,61 +30,48 @@ interface Screen {
   alternate: boolean;
 }
 
-/** A private tmux server (own socket, no user config, no status line). */
-class Tmux {
+/** The oracle: a private tmux server (see test/helpers/cli.ts) with the test environment. */
+class Oracle {
   readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-tmux-'));
-  readonly sock = path.join(this.dir, 'sock');
-  private readonly conf = path.join(this.dir, 'tmux.conf');
-  private readonly env: Record<string, string>;
-  private serverPid: number | undefined;
+  private readonly tmux: Tmux;
 
   constructor() {
-    fs.writeFileSync(this.conf, 'set -g status off\nset -g history-limit 10000\nset -sg escape-time 0\n');
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('TMUX')) env[k] = v;
-    this.env = { ...env, ...ENV };
-  }
-
-  run(...args: string[]): string {
-    return execFileSync('tmux', ['-u', '-S', this.sock, '-f', this.conf, ...args], { env: this.env, encoding: 'utf8' });
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TMUX')));
+    this.tmux = new Tmux(this.dir, { historyLimit: 10000, conf: ['set -sg escape-time 0'], env: { ...env, ...ENV } });
   }
 
   /** A new detached session running bash with the test environment. */
   newPane(name: string, cwd: string): string {
-    const envArgs = Object.entries(ENV).map(([k, v]) => `${k}=${v}`);
-    this.run('new-session', '-d', '-s', name, '-c', cwd, '-x', String(COLS), '-y', String(ROWS), 'env', ...envArgs, BASH.command, ...BASH.args);
-    this.serverPid ??= Number(this.run('display', '-p', '-t', name, '#{pid}').trim());
+    const envArgs = Object.entries(ENV).map(([k, v]) => `${k}=${shellQuote(v)}`);
+    this.tmux.newSession(name, COLS, ROWS, ['env', ...envArgs, BASH.command, ...BASH.args].join(' '), { cwd });
     return name;
   }
 
+  run(...args: string[]): string {
+    return this.tmux.run(...args);
+  }
+
   type(target: string, text: string, enter: boolean): void {
-    if (text) this.run('send-keys', '-t', target, '-l', text);
-    if (enter) this.run('send-keys', '-t', target, 'Enter');
+    if (text) this.tmux.run('send-keys', '-t', target, '-l', text);
+    if (enter) this.tmux.run('send-keys', '-t', target, 'Enter');
   }
 
   screen(target: string): Screen {
-    const rows = this.run('capture-pane', '-p', '-t', target).split('\n').slice(0, ROWS);
+    const rows = this.tmux.capture(target).split('\n').slice(0, ROWS);
     while (rows.length < ROWS) rows.push('');
-    const [x, y, alt] = this.run('display', '-p', '-t', target, '#{cursor_x} #{cursor_y} #{alternate_on}').trim().split(' ');
+    const [x, y, alt] = this.tmux.run('display', '-p', '-t', target, '#{cursor_x} #{cursor_y} #{alternate_on}').trim().split(' ');
     return { rows, cursor: { row: Number(y) + 1, col: Number(x) + 1 }, alternate: alt === '1' };
   }
 
   kill(): void {
-    try {
-      this.run('kill-server');
-    } catch {
-      // already gone
-    }
-    // Only our own server, by pid, if kill-server could not reach it.
-    if (this.serverPid) {
-      try {
-        process.kill(this.serverPid, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
+    this.tmux.killServer();
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** A word for /bin/sh, quoted. */
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** One Shared PTY session seen through the control socket, exactly as a client sees it. */
@@ -124,14 +112,14 @@ function diff(label: string, want: Screen, got: Screen): string {
 const same = (a: Screen, b: Screen) => a.rows.every((r, i) => r === b.rows[i]) && a.cursor.row === b.cursor.row && a.cursor.col === b.cursor.col;
 
 describe('screen fidelity against tmux (80x24)', { skip: hasTmux ? false : 'tmux is not installed' }, () => {
-  let tmux: Tmux;
+  let tmux: Oracle;
   let host: Awaited<ReturnType<typeof startHost>>;
   let client: RpcClient;
   let work: string;
   let counter = 0;
 
   before(async () => {
-    tmux = new Tmux();
+    tmux = new Oracle();
     host = await startHost();
     client = await connect(host.host.controlAddress);
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-fidelity-'));
