@@ -7,7 +7,7 @@ import { intFlag, parseArgs, strFlag, UsageError } from './args';
 import { startHttpFor } from './http-option';
 
 const USAGE =
-  'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--session-tcp]';
+  'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp]';
 
 /**
  * `serve`: with --socket/--port, socket-pty's single-session server (pty/kill ends it);
@@ -15,7 +15,7 @@ const USAGE =
  */
 export async function serveCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, {
-    values: ['--cmd', '--socket', '--port', '--cols', '--rows', '--cwd', '--http-port', '--name', '--max-line-bytes'],
+    values: ['--cmd', '--socket', '--port', '--cols', '--rows', '--cwd', '--http-port', '--allow-origin', '--name', '--max-line-bytes'],
     booleans: ['--no-http', '--session-tcp', '--quiet'],
   });
   if (args.positional.length) throw new UsageError(`unexpected argument "${args.positional[0]}"; usage: ${USAGE}`);
@@ -25,6 +25,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (args.flags.has('--no-http') && args.flags.has('--http-port')) throw new UsageError('--http-port and --no-http are mutually exclusive');
   // Every flag is checked before anything starts: a bad one must not leave a host behind, even briefly.
   const httpPort = intFlag(args, '--http-port', 0, 65535);
+  const allowedOrigins = originsFlag(strFlag(args, '--allow-origin'));
+  if (allowedOrigins.length && args.flags.has('--no-http')) throw new UsageError('--allow-origin and --no-http are mutually exclusive');
   const cols = intFlag(args, '--cols', 2, 1000);
   const rows = intFlag(args, '--rows', 1, 500);
   const maxLineBytes = intFlag(args, '--max-line-bytes', 1024);
@@ -60,7 +62,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop(0));
 
   try {
-    if (!args.flags.has('--no-http')) await startHttpFor(host, httpPort);
+    if (!args.flags.has('--no-http')) await startHttpFor(host, httpPort, allowedOrigins);
     const session = await host.createSession(
       {
         command,
@@ -91,4 +93,23 @@ export async function serveCommand(argv: string[]): Promise<number> {
     throw e;
   }
   return new Promise<number>(() => {}); // runs until a signal or pty/kill
+}
+
+/**
+ * `--allow-origin ORIGIN[,ORIGIN…]`: the browser origins allowed besides the host's own (CONTRACT
+ * §9.8), each exactly `scheme://host[:port]` as a browser sends it in `Origin`.
+ */
+function originsFlag(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  return value.split(',').map((raw) => {
+    const o = raw.trim().replace(/\/$/, '');
+    let ok = false;
+    try {
+      ok = new URL(o).origin === o;
+    } catch {
+      // not a URL at all
+    }
+    if (!ok) throw new UsageError(`--allow-origin needs origins such as https://example.com or http://localhost:3000, got "${raw}"`);
+    return o;
+  });
 }

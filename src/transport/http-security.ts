@@ -22,6 +22,8 @@ export class HttpGuard {
   /** A token that opens the read-only view and nothing else (derived, so it needs no storage). */
   readonly viewToken: string;
   private readonly _allowedOrigins: Set<string>;
+  /** The origins the user allowed (not the host's own): these get CORS headers and preflights. */
+  private readonly _corsOrigins: Set<string>;
 
   constructor(
     readonly token: string,
@@ -29,12 +31,32 @@ export class HttpGuard {
     allowedOrigins: readonly string[] = [],
   ) {
     this.viewToken = crypto.createHmac('sha256', token).update('shared-pty view-only').digest('base64url');
+    this._corsOrigins = new Set(allowedOrigins.map((o) => o.replace(/\/$/, '')));
     this._allowedOrigins = new Set([
       `http://127.0.0.1:${_port}`,
       `http://localhost:${_port}`,
       // Not http://[::1]:PORT: we never listen there, so no page of ours has that origin (CONTRACT §8).
-      ...allowedOrigins.map((o) => o.replace(/\/$/, '')),
+      ...this._corsOrigins,
     ]);
+  }
+
+  /**
+   * The `Access-Control-*` headers for a request from an allow-listed origin (CONTRACT §9.8), so
+   * its page may read the answers; none for the host's own pages (same origin) or no Origin.
+   */
+  corsHeaders(req: IncomingMessage): Record<string, string> {
+    const origin = req.headers.origin;
+    if (origin === undefined || !this._corsOrigins.has(origin)) return {};
+    return { 'access-control-allow-origin': origin, vary: 'Origin' };
+  }
+
+  /**
+   * A CORS preflight: an `OPTIONS` with an `Origin` and `Access-Control-Request-Method`. It carries
+   * no token (browsers never send one), so it is answered before the token check — only once
+   * `checkSource` has let its Origin through.
+   */
+  isPreflight(req: IncomingMessage): boolean {
+    return req.method === 'OPTIONS' && req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined;
   }
 
   /** Host and Origin checks; undefined when both pass. */

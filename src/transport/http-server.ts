@@ -39,6 +39,25 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
+/** What a preflight allows: the methods and headers REST uses (CONTRACT §9.8). */
+const CORS_ALLOW = {
+  methods: 'GET, POST, DELETE, OPTIONS',
+  headers: 'Authorization, Content-Type',
+  /** Browsers cache the answer this long (seconds): the allow-list changes only with a restart. */
+  maxAge: '600',
+};
+
+/** Answers a CORS preflight whose Origin passed the allow-list: 204, no body, no token needed. */
+function answerPreflight(res: http.ServerResponse): void {
+  res.writeHead(204, {
+    'access-control-allow-methods': CORS_ALLOW.methods,
+    'access-control-allow-headers': CORS_ALLOW.headers,
+    'access-control-max-age': CORS_ALLOW.maxAge,
+    'cache-control': 'no-store',
+  });
+  res.end();
+}
+
 /** One HTTP server per host on 127.0.0.1: REST, the WebSocket stream and `/rpc`, `/mcp`, and the browser view. */
 export async function startHttpServer(services: HostServices, options: HttpServerOptions): Promise<HttpServer> {
   const token = options.token ?? newToken();
@@ -61,6 +80,9 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   async function handleRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const refusal = guard.checkSource(req);
     if (refusal) return sendError(res, refusal.code, refusal.message);
+    const cors = guard.corsHeaders(req);
+    for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
+    if (guard.isPreflight(req)) return answerPreflight(res);
     const u = new URL(req.url ?? '/', url);
     const isView = /^\/sessions\/[^/]+\/view$/.test(u.pathname) || u.pathname.startsWith('/view/');
     const access = guard.access(req, u, isView);

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { bashEnv, buildCli, freePort, sleep, startServe, type ServeProcess } from '../../helpers/protocol';
 import { request, startHttpHost, wsConnect, wsOpen, type HttpAnswer, type HttpHost } from '../../helpers/http';
 import { withTimeout } from '../../helpers/host';
+import { runCli } from '../../helpers/cli';
 
 /** The plain bash of every test: no rc files, a fixed prompt. */
 const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };
@@ -219,6 +220,75 @@ describe('security (CONTRACT §4, §8: Host, then Origin, then token)', () => {
     // Every SessionInfo's stream address is on 127.0.0.1 too.
     const list = await api('GET', '/sessions');
     for (const s of list.json.data) assert.equal(s.stream, `ws://127.0.0.1:${h.port}/sessions/${s.id}/stream`);
+  });
+});
+
+describe('CORS (CONTRACT §9.8)', () => {
+  const preflight = (origin: string, p = '/sessions', method = 'POST') =>
+    request(h.port, 'OPTIONS', p, { origin, headers: { 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' } });
+
+  test('a preflight from an allow-listed origin is answered 204 without a token, with the methods and headers REST uses', { timeout: TEST_TIMEOUT }, async () => {
+    for (const [p, method] of [['/sessions', 'POST'], ['/sessions', 'GET'], ['/sessions/abc', 'DELETE'], ['/sessions/abc/write', 'POST'], ['/health', 'GET']]) {
+      const a = await preflight(ALLOWED_ORIGIN, p, method);
+      assert.equal(a.status, 204, `${method} ${p}: ${a.text}`);
+      assert.equal(a.text, '');
+      assert.equal(a.headers['access-control-allow-origin'], ALLOWED_ORIGIN);
+      const methods = String(a.headers['access-control-allow-methods']).split(/,\s*/);
+      for (const m of ['GET', 'POST', 'DELETE']) assert.ok(methods.includes(m), `${m} allowed: ${methods}`);
+      const headers = String(a.headers['access-control-allow-headers']).toLowerCase().split(/,\s*/);
+      for (const hd of ['authorization', 'content-type']) assert.ok(headers.includes(hd), `${hd} allowed: ${headers}`);
+    }
+  });
+
+  test('a preflight from any other origin is refused (403); one with a foreign Host too', { timeout: TEST_TIMEOUT }, async () => {
+    assertRestError(await preflight('https://evil.example'), 403, 'FORBIDDEN');
+    assertRestError(await preflight(`http://[::1]:${h.port}`), 403, 'FORBIDDEN');
+    const foreignHost = await request(h.port, 'OPTIONS', '/sessions', { host: 'evil.example', origin: ALLOWED_ORIGIN, headers: { 'access-control-request-method': 'POST' } });
+    assertRestError(foreignHost, 403, 'FORBIDDEN');
+  });
+
+  test('real requests from an allowed origin still need the token, and carry Access-Control-Allow-Origin so the page can read them', { timeout: TEST_TIMEOUT }, async () => {
+    const noToken = await request(h.port, 'GET', '/sessions', { origin: ALLOWED_ORIGIN });
+    assertRestError(noToken, 401, 'UNAUTHORIZED');
+    const ok = await request(h.port, 'GET', '/sessions', { origin: ALLOWED_ORIGIN, token: h.token });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.headers['access-control-allow-origin'], ALLOWED_ORIGIN);
+    // An OPTIONS that is no preflight (no Access-Control-Request-Method) is an ordinary request: 401.
+    assertRestError(await request(h.port, 'OPTIONS', '/sessions', { origin: ALLOWED_ORIGIN }), 401, 'UNAUTHORIZED');
+    // The host's own pages are same-origin: no CORS headers.
+    const own = await request(h.port, 'GET', '/sessions', { origin: `http://127.0.0.1:${h.port}`, token: h.token });
+    assert.equal(own.status, 200);
+    assert.equal(own.headers['access-control-allow-origin'], undefined);
+  });
+});
+
+describe('serve --allow-origin (CONTRACT §9.8)', () => {
+  let base: string;
+  let serve: ServeProcess | undefined;
+
+  before(() => buildCli(), { timeout: 180_000 });
+  after(async () => {
+    await serve?.stop();
+    if (base) fs.rmSync(base, { recursive: true, force: true });
+  });
+
+  test('sets the allow-list of a host started by hand; a malformed origin is a usage error', { timeout: 90_000 }, async () => {
+    base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-http-cors-'));
+    const runDir = path.join(base, 'run');
+    fs.mkdirSync(runDir, { mode: 0o700 });
+    const env = bashEnv({ SHARED_PTY_DIR: runDir });
+    const bad = await runCli(['serve', '--allow-origin', 'not an origin'], env);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /^shared-pty: --allow-origin[^\n]*\n$/);
+    const port = await freePort();
+    serve = await startServe(['--cmd', 'bash --norc --noprofile', '--cwd', base, '--http-port', String(port), '--allow-origin', 'https://app.example,http://localhost:3000'], env, { port });
+    const preflight = (origin: string) => request(port, 'OPTIONS', '/sessions', { origin, headers: { 'access-control-request-method': 'GET' } });
+    for (const origin of ['https://app.example', 'http://localhost:3000']) {
+      const a = await preflight(origin);
+      assert.equal(a.status, 204, `${origin}: ${a.text}`);
+      assert.equal(a.headers['access-control-allow-origin'], origin);
+    }
+    assert.equal((await preflight('https://other.example')).status, 403);
   });
 });
 
