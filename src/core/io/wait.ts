@@ -1,4 +1,5 @@
 import { invalidParams } from '../base/errors';
+import { boundedRegexTest } from './bounded-regex';
 import type { IDisposable } from '../base/lifecycle';
 import type { CursorPos, ScreenSize } from '../mirror/screen';
 import { stripAnsi } from '../base/ansi';
@@ -46,7 +47,7 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
     }
   }
   const hasPattern = pattern !== undefined || opts.match !== undefined;
-  const test = (text: string) => (pattern ? pattern.test(text) : opts.match !== undefined && text.includes(opts.match));
+  const test = (text: string) => (pattern ? boundedRegexTest(pattern, text) : opts.match !== undefined && text.includes(opts.match));
 
   const matchesNow = async (): Promise<boolean> => {
     if (!hasPattern) return false;
@@ -56,20 +57,21 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
     return test(screenText(await session.mirror.screen()));
   };
 
-  const reason = await new Promise<WaitReason>((resolve) => {
+  const reason = await new Promise<WaitReason>((resolve, reject) => {
     const disposables: IDisposable[] = [];
     const timers: NodeJS.Timeout[] = [];
     let settled = false;
     let checking = false;
     let recheck = false;
-    const finish = (r: WaitReason) => {
+    const settle = (outcome: () => void) => {
       if (settled) return;
       settled = true;
       for (const d of disposables) d.dispose();
       for (const t of timers) clearTimeout(t);
       signal?.removeEventListener('abort', onAbort);
-      resolve(r);
+      outcome();
     };
+    const finish = (r: WaitReason) => settle(() => resolve(r));
     const check = async () => {
       if (settled) return;
       if (checking) {
@@ -82,6 +84,9 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
           recheck = false;
           if (await matchesNow()) return finish('matched');
         } while (recheck && !settled);
+      } catch (e) {
+        // A regex over its budget (or a screen read that failed) ends the call with its error.
+        return settle(() => reject(e));
       } finally {
         checking = false;
       }
