@@ -4,6 +4,7 @@ import { attachCommand } from './attach';
 import { keysCommand, listCommand, readCommand, sendCommand, viewCommand, waitCommand } from './commands';
 import { CliError } from './find-session';
 import { serveCommand } from './serve';
+import { relaunchTuned } from './tuned-host';
 import { VERSION } from '../version';
 
 const HELP = `shared-pty ${VERSION} — terminals shared between people and agents
@@ -23,6 +24,9 @@ Usage:
 `;
 
 type Command = (argv: string[]) => Promise<number>;
+
+/** The commands that run a host in this process: they need the host's malloc tuning (tuned-host.ts). */
+const HOST_COMMANDS = new Set(['serve', 'daemon']);
 
 const COMMANDS: Record<string, Command> = {
   list: listCommand,
@@ -56,6 +60,8 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
+    const relayed = HOST_COMMANDS.has(name) ? relaunchTuned() : undefined;
+    if (relayed) return await relayed;
     return await command(rest);
   } catch (e) {
     if (e instanceof UsageError) return fail(e.message, 2);
