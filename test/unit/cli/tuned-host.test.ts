@@ -118,6 +118,7 @@ test('the host does not outlive a serve killed outright (SIGKILL cannot be forwa
   const env = userEnv();
   const serve = await startServeHost(['--cmd', 'sleep 60', '--no-http'], env);
   const sessionPid = serve.record.sessions[0].pid;
+  startedPids.add(serve.hostPid); // ended by after() should it outlive the relay after all
   process.kill(serve.pid, 'SIGKILL');
   await until(() => !pidAlive(serve.hostPid), 10_000, 'the host stopped');
   assert.deepEqual(readLiveRecords(env.SHARED_PTY_DIR), [], 'it removed its discovery record: a clean stop');
