@@ -1,10 +1,10 @@
 import { RpcCallError } from '../transport/rpc-client';
-import { UsageError } from './args';
+import { UsageError, wantsHelp } from './args';
 import { attachCommand } from './attach';
 import { keysCommand, listCommand, readCommand, sendCommand, viewCommand, waitCommand } from './commands';
 import { CliError } from './find-session';
 import { serveCommand } from './serve';
-import { relaunchTuned } from './tuned-host';
+import { relaunchTunedFor } from './tuned-host';
 import { VERSION } from '../version';
 
 const HELP = `shared-pty ${VERSION} — terminals shared between people and agents
@@ -24,9 +24,6 @@ Usage:
 `;
 
 type Command = (argv: string[]) => Promise<number>;
-
-/** The commands that run a host in this process: they need the host's malloc tuning (tuned-host.ts). */
-const HOST_COMMANDS = new Set(['serve', 'daemon']);
 
 const COMMANDS: Record<string, Command> = {
   list: listCommand,
@@ -54,13 +51,13 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = COMMANDS[name];
   if (!command) return fail(`unknown command "${name}" (see shared-pty --help)`, 2);
-  const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
-  if (flags.includes('--help') || flags.includes('-h')) {
+  if (wantsHelp(rest)) {
     process.stdout.write(commandHelp(name));
     return 0;
   }
   try {
-    const relayed = HOST_COMMANDS.has(name) ? relaunchTuned() : undefined;
+    // bin/shared-pty.js asks first, before this bundle loads; this covers `node dist/cli.js serve`.
+    const relayed = relaunchTunedFor(argv);
     if (relayed) return await relayed;
     return await command(rest);
   } catch (e) {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { withHugePageMalloc } from '../core/session/malloc-env';
+import { wantsHelp } from './args';
 
 /**
  * Set in the environment of a host that a relay started: that host follows its relay's lifetime.
@@ -15,6 +16,19 @@ const RELAYED_VAR = 'SHARED_PTY_RELAYED';
  */
 const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR2'];
 
+/** The commands that run a host in their own process: they need its malloc tuning. */
+const HOST_COMMANDS = new Set(['serve', 'daemon']);
+
+/**
+ * For the CLI's arguments: re-executes a host command (serve, daemon) tuned when it is not yet
+ * (relaunchTuned). Undefined for every other command, and for a host command asked for its help:
+ * those run in this process and never pay a re-exec.
+ */
+export function relaunchTunedFor(argv: string[]): Promise<number> | undefined {
+  const [name, ...rest] = argv;
+  return HOST_COMMANDS.has(name) && !wantsHelp(rest) ? relaunchTuned() : undefined;
+}
+
 /**
  * Makes sure the host about to run in this process has malloc on huge pages (malloc-env.ts).
  * glibc reads its tunables only at process start, so a process started without them (a user's
@@ -23,9 +37,8 @@ const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGH
  * child's exit status, or this process dies of the child's signal, so a caller sees no difference.
  * Returns undefined when this process should go on as the host itself: already tuned (the
  * per-user host is spawned tuned), a user's own hugetlb choice, or no glibc that knows the tunable.
- * Commands that are not hosts (list, read, send…) never call this: they must not pay a re-exec.
  */
-export function relaunchTuned(): Promise<number> | undefined {
+function relaunchTuned(): Promise<number> | undefined {
   if (process.env[RELAYED_VAR]) {
     followRelay();
     return undefined;

@@ -49,9 +49,10 @@ export function glibcAtLeast(version: string | undefined, [major, minor]: readon
  * `env` for a host process: malloc on huge pages where supported. Returns `env` itself (nothing to
  * do) when unsupported, when the user chose a hugetlb setting, or when `env` is already tuned.
  */
-export function withHugePageMalloc(env: NodeJS.ProcessEnv, canTune = hugePageMallocSupported()): NodeJS.ProcessEnv {
+export function withHugePageMalloc(env: NodeJS.ProcessEnv, canTune?: boolean): NodeJS.ProcessEnv {
   const user = env.GLIBC_TUNABLES ?? '';
-  if (!canTune || /(^|:)glibc\.malloc\.hugetlb=/.test(user) || USER_TUNABLES_VAR in env) return env;
+  // The cheap checks first: a tuned host asks nothing of glibc.
+  if (/(^|:)glibc\.malloc\.hugetlb=/.test(user) || USER_TUNABLES_VAR in env || !(canTune ?? hugePageMallocSupported())) return env;
   return { ...env, GLIBC_TUNABLES: user ? `${user}:${HUGE_PAGES}` : HUGE_PAGES, [USER_TUNABLES_VAR]: user };
 }
 

@@ -152,7 +152,7 @@ test('serve --socket: a socket-pty client works unchanged through the re-exec; p
   }
 });
 
-test('commands that are not hosts never re-execute: list runs in the process started', { skip, timeout: TEST_TIMEOUT }, async () => {
+test('commands that are not hosts (and serve --help) never re-execute: list runs in the process started', { skip, timeout: TEST_TIMEOUT }, async () => {
   // Each node process started with this preload notes its pid and arguments (not its worker threads).
   const log = path.join(scratch, 'starts.log');
   const preload = path.join(scratch, 'note-start.js');
@@ -160,7 +160,7 @@ test('commands that are not hosts never re-execute: list runs in the process sta
   const env = { ...userEnv(), NODE_OPTIONS: `--require ${preload}` };
   const starts = () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n') : []);
   try {
-    for (const args of [['list'], ['list', '--json'], ['--version']]) {
+    for (const args of [['list'], ['list', '--json'], ['--version'], ['serve', '--help']]) {
       fs.rmSync(log, { force: true });
       const r = await runCli(args, env);
       assert.equal(r.code, 0, r.stderr);
