@@ -6,10 +6,11 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { SessionInfo } from '../../../src/core/methods/types';
 import { hugePageMallocSupported } from '../../../src/core/session/malloc-env';
 import { readLiveRecords } from '../../../src/host/discovery';
 import { runCli, startedPids, startServeHost, stopPid } from '../../helpers/cli';
-import { tempRuntimeDir, until } from '../../helpers/host';
+import { connect, tempRuntimeDir, until } from '../../helpers/host';
 import { bashEnv, buildCli, environOf, hostProcessOf, LineClient, parentOf, pidAlive, sleep, startServe } from '../../helpers/protocol';
 
 const TEST_TIMEOUT = 60_000;
@@ -79,6 +80,15 @@ test('the user\'s own GLIBC_TUNABLES reaches the sessions unchanged', { skip, ti
     assert.match(host.get('GLIBC_TUNABLES') ?? '', /^glibc\.malloc\.arena_max=2/);
     assert.equal(host.get('SHARED_PTY_USER_GLIBC_TUNABLES'), 'glibc.malloc.arena_max=2');
     assert.equal(environOf(serve.record.sessions[0].pid).get('GLIBC_TUNABLES'), 'glibc.malloc.arena_max=2');
+    // A session created with its own GLIBC_TUNABLES gets that one: what the caller asks for wins.
+    const control = await connect(serve.record.control);
+    try {
+      const own = await control.request<SessionInfo>('session/create', { command: 'sleep', args: ['30'], env: { GLIBC_TUNABLES: 'glibc.malloc.arena_max=4' } });
+      assert.equal(environOf(own.pid).get('GLIBC_TUNABLES'), 'glibc.malloc.arena_max=4');
+      await control.request('pty/kill', { session: own.id });
+    } finally {
+      control.close();
+    }
   } finally {
     await serve.stop();
   }
