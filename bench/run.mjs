@@ -189,15 +189,15 @@ async function throughputRaw(file) {
   return { ms: r.tLast - r.t0, bytes: r.bytes, cpuMs: r.cpuMs };
 }
 
-/** How often the bench asks a Shared PTY host whether `cat` has ended (the error of "output read"). */
-const EXIT_POLL_MS = 5;
+/** How often the bench asks a Shared PTY host whether the last byte is in (the error of "output read"). */
+const POLL_MS = 5;
 
 /**
  * A Shared PTY host, started as a user starts one (bench/cli-host.mjs), runs `cat`; with
  * `subscribed`, a socket client in this process follows its output. Timed from outside the host,
- * from the Enter that starts `cat`: *output read* when `pty/status` first shows the program ended
- * (the host drains the PTY before it reports an exit, so the ring then holds every byte), *screen
- * parsed* when a `pty/read` sent at that moment answers (it reflects all output received first).
+ * from the Enter that starts `cat`: *output read* when `pty/output` first returns the last byte
+ * (a raw ring read: it never touches the screen), *screen parsed* when a `pty/read` sent at that
+ * moment answers (it reflects all output received before it).
  */
 async function throughputShared(file, ptyBytes, subscribed) {
   // The program waits for a key so the subscriber is in place before the first byte.
@@ -212,7 +212,13 @@ async function throughputShared(file, ptyBytes, subscribed) {
     const m0 = procCpuMs(host.hostPid, host.hostPid);
     const t0 = now();
     void c.call('pty/write', { action: { key: 'Enter' } });
-    while ((await c.call('pty/status')).running) await sleep(EXIT_POLL_MS);
+    // Done when the ring holds the last byte (or, should bytes go missing, when cat has ended).
+    const last = startCursor + ptyBytes - 1;
+    for (;;) {
+      const r = await c.call('pty/output', { since: last, maxBytes: 1 });
+      if (r.data.length || !r.running) break;
+      await sleep(POLL_MS);
+    }
     const tRaw = now();
     await c.call('pty/read');
     const tParsed = now();
