@@ -51,7 +51,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   // The browser view is this endpoint's client, so its input is the human's ('user'); a read-only
   // link (the view token, or ?readonly=1) has the `view` scope.
   const link = new ClientLink({ origin: 'user', transport: 'ws-stream', scope: canWrite ? 'control' : 'view', sink });
-  const sub = link.subscribe(session, 0);
+  const sub = link.subscribe(session, { since: 0 });
   const call = (method: string, params: Record<string, unknown>) =>
     invoke(method, { session: session.id, ...params }, { mode: { kind: 'control' }, services, caller: link, signal: abort.signal }).catch((e: Error) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'error', message: e.message }));
@@ -82,5 +82,5 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
     abort.abort();
     link.dispose();
   });
-  sub.pump();
+  sub.start();
 }

@@ -1,0 +1,212 @@
+// CONTRACT §9.1: flow-controlled subscribers (`flow`, `pty/ack`, `pty/flow`) and the lossy resync
+// (`snapshot: true`), against an in-process host with real node-pty, bash and Unix sockets.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Terminal } from '@xterm/headless';
+import type { SessionInfo } from '../../../src/core/methods/types';
+import type { Notification, RpcClient } from '../../../src/transport/rpc-client';
+import { BASH, connect, startHost, until } from '../../helpers/host';
+import { FloodCheck, makeFlood, type Flood } from '../../helpers/flood';
+
+/** Per-test bound: generous for 2 busy cores, finite so a hang fails instead of blocking. */
+const TEST_TIMEOUT = 180_000;
+/** The flood the issue asks for: 64 MiB of base64 text. */
+const FLOOD_BYTES = 64 * 1024 * 1024;
+
+type Host = Awaited<ReturnType<typeof startHost>>;
+
+/** A client's view of one session: on the control socket every call names it, on its own socket none does. */
+interface Target {
+  client: RpcClient;
+  /** Params every call carries (`{ session }` on the control socket). */
+  extra: Record<string, unknown>;
+  close(): void;
+}
+
+let host: Host;
+let flood: Flood;
+
+before(async () => {
+  host = await startHost();
+  flood = makeFlood(host.dir, FLOOD_BYTES);
+});
+after(async () => {
+  await host.close();
+});
+
+async function newSession(): Promise<{ info: SessionInfo; control: RpcClient }> {
+  const control = await connect(host.host.controlAddress);
+  const info = (await control.request('session/create', { ...BASH, cols: 100, rows: 30 })) as SessionInfo;
+  await control.request('pty/wait', { session: info.id, match: '$', timeout: 15_000 });
+  return { info, control };
+}
+
+async function onSessionSocket(info: SessionInfo): Promise<Target> {
+  const client = await connect(info.address);
+  return { client, extra: {}, close: () => client.close() };
+}
+
+/**
+ * Subscribes flow-controlled and acknowledges like a slow client: each ack comes a few ms after
+ * output arrived, covering what had arrived by then, and now and then the client stops for a
+ * while (so the PTY must wait). Resolves with the check once the flood's end marker came.
+ */
+async function followFloodSlowly(t: Target, window: number): Promise<{ check: FloodCheck; seen: Notification[] }> {
+  const check = new FloodCheck();
+  const seen: Notification[] = [];
+  let lastCursor = 0;
+  let ackTimer: NodeJS.Timeout | undefined;
+  let sinceLongPause = 0;
+  const ack = () => {
+    ackTimer = undefined;
+    void t.client.request('pty/ack', { ...t.extra, cursor: lastCursor }).catch(() => undefined);
+  };
+  const listener = t.client.onNotification((n) => {
+    if (n.method !== 'pty/output') {
+      seen.push(n);
+      return;
+    }
+    if (n.params.dropped) seen.push(n);
+    const data = n.params.data as string;
+    check.push(data);
+    lastCursor = n.params.cursor as number;
+    sinceLongPause += data.length;
+    if (ackTimer) return;
+    // Every 8 MiB the client stops for 300 ms, far longer than the program needs to fill the window.
+    const pause = sinceLongPause > 8 * 1024 * 1024 ? 300 : 3;
+    if (pause > 3) sinceLongPause = 0;
+    ackTimer = setTimeout(ack, pause);
+  });
+  await t.client.request('pty/subscribe', { ...t.extra, flow: true, window });
+  await t.client.request('pty/write', { ...t.extra, action: { text: flood.command } });
+  await until(() => check.done, TEST_TIMEOUT - 10_000, 'the end of the flood');
+  listener.dispose();
+  clearTimeout(ackTimer);
+  return { check, seen };
+}
+
+describe('flow-controlled subscribers (CONTRACT §9.1)', () => {
+  test('on a session socket: every byte of a 64 MiB flood, acknowledged slowly, never dropped', { timeout: TEST_TIMEOUT }, async () => {
+    const { info, control } = await newSession();
+    const t = await onSessionSocket(info);
+    try {
+      const { check, seen } = await followFloodSlowly(t, 256 * 1024);
+      assert.deepEqual(seen, [], 'no dropped count, no demotion');
+      assert.equal(check.received, flood.terminalBytes, 'every byte (each \\n became \\r\\n)');
+      assert.equal(check.digest(), flood.sha256);
+    } finally {
+      t.close();
+      await control.request('pty/kill', { session: info.id }).catch(() => undefined);
+      control.close();
+    }
+  });
+
+  test('on the control socket (with session): every byte of a 64 MiB flood, never dropped', { timeout: TEST_TIMEOUT }, async () => {
+    const { info, control } = await newSession();
+    const t: Target = { client: control, extra: { session: info.id }, close: () => control.close() };
+    try {
+      // A small window: the PTY waits on this client all the time.
+      const { check, seen } = await followFloodSlowly(t, 64 * 1024);
+      assert.deepEqual(seen, [], 'no dropped count, no demotion');
+      assert.equal(check.digest(), flood.sha256);
+    } finally {
+      await control.request('pty/kill', { session: info.id }).catch(() => undefined);
+      t.close();
+    }
+  });
+
+  test('a subscriber that never acknowledges is demoted (pty/flow) and the program goes on', { timeout: TEST_TIMEOUT }, async () => {
+    const { info, control } = await newSession();
+    const t = await onSessionSocket(info);
+    const seen: Notification[] = [];
+    t.client.onNotification((n) => seen.push(n));
+    try {
+      await t.client.request('pty/subscribe', { flow: true, window: 4096 });
+      await control.request('pty/write', { session: info.id, action: { text: `seq 1 200000; echo DONE-$((6*7))\r` } });
+      const flow = await until(() => seen.find((n) => n.method === 'pty/flow'), 30_000, 'pty/flow');
+      assert.deepEqual(flow.params, { demoted: true });
+      // Lossy from now on: the program runs to its end although the client still acknowledges nothing.
+      const done = (await control.request('pty/wait', { session: info.id, match: 'DONE-42', timeout: 60_000 })) as { matched: boolean };
+      assert.equal(done.matched, true);
+      // Before the demotion the program was held: nothing past the window (plus one read) had come.
+      const before = seen.slice(0, seen.indexOf(flow)).filter((n) => n.method === 'pty/output');
+      const sent = before.reduce((sum, n) => sum + Buffer.byteLength(n.params.data as string), 0);
+      assert.ok(sent < 4096 + 64 * 1024, `held at the window: ${sent} bytes before the demotion`);
+    } finally {
+      t.close();
+      await control.request('pty/kill', { session: info.id }).catch(() => undefined);
+      control.close();
+    }
+  });
+
+  test('on the control socket, pty/flow names the session', { timeout: TEST_TIMEOUT }, async () => {
+    const { info, control } = await newSession();
+    const seen: Notification[] = [];
+    control.onNotification((n) => seen.push(n));
+    try {
+      await control.request('pty/subscribe', { session: info.id, flow: true, window: 1024 });
+      await control.request('pty/write', { session: info.id, action: { text: 'seq 1 100000\r' } });
+      const flow = await until(() => seen.find((n) => n.method === 'pty/flow'), 30_000, 'pty/flow');
+      assert.deepEqual(flow.params, { session: info.id, demoted: true });
+    } finally {
+      await control.request('pty/kill', { session: info.id }).catch(() => undefined);
+      control.close();
+    }
+  });
+});
+
+describe('lossy subscribers resync with snapshot: true (CONTRACT §9.1)', () => {
+  test('a subscriber that fell behind gets dropped, and the snapshot it resubscribes with redraws pty/read\'s screen', { timeout: TEST_TIMEOUT }, async () => {
+    const { info, control } = await newSession();
+    const t = await onSessionSocket(info);
+    const seen: Notification[] = [];
+    t.client.onNotification((n) => seen.push(n));
+    try {
+      // Subscribed, then the client stops reading (its socket fills) while 3 MiB of coloured output pass.
+      await t.client.request('pty/subscribe', {});
+      const sock = (t.client as unknown as { _socket: import('node:net').Socket })._socket;
+      sock.pause();
+      await control.request('pty/write', {
+        session: info.id,
+        action: { text: `for i in $(seq 1 30000); do printf '\\e[3%dmline %d \\e[1mbold\\e[0m %s\\n' $((i%8)) $i xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done; printf '\\e[?25l\\e[44mEND-%d\\e[0m' $((6*7))\r` },
+      });
+      await control.request('pty/wait', { session: info.id, match: 'END-42', timeout: 60_000 });
+      sock.resume();
+      const dropped = await until(() => seen.find((n) => n.method === 'pty/output' && (n.params.dropped as number) > 0), 30_000, 'dropped');
+      assert.ok((dropped.params.dropped as number) > 0);
+
+      const r = (await t.client.request('pty/subscribe', { snapshot: true, scrollback: 0 })) as { cursor: number; snapshot: string };
+      assert.equal(typeof r.snapshot, 'string');
+      assert.equal(typeof r.cursor, 'number');
+      const term = new Terminal({ cols: 100, rows: 30, allowProposedApi: true });
+      await new Promise<void>((resolve) => term.write(r.snapshot, resolve));
+      const screen = (await t.client.request('pty/read', {})) as { screen: string; cursor: { row: number; col: number } };
+      assert.equal(textOf(term), screen.screen);
+      assert.deepEqual({ row: term.buffer.active.cursorY + 1, col: term.buffer.active.cursorX + 1 }, screen.cursor);
+      // Colours and modes too: the last row's END is blue-backed, the cursor hidden.
+      const row = term.buffer.active.getLine(term.buffer.active.cursorY)!;
+      const cell = row.getCell(0)!;
+      assert.equal(cell.getChars(), 'E');
+      assert.equal(cell.getBgColor(), 4);
+      // The notifications continue from the snapshot's cursor.
+      seen.length = 0;
+      await control.request('pty/write', { session: info.id, action: { text: 'echo AFTER-$((1+1))\r' } });
+      const next = await until(() => seen.find((n) => n.method === 'pty/output'), 10_000, 'output after the resync');
+      assert.equal(next.params.dropped, undefined);
+      assert.equal((next.params.cursor as number) - Buffer.byteLength(next.params.data as string), r.cursor);
+    } finally {
+      t.close();
+      await control.request('pty/kill', { session: info.id }).catch(() => undefined);
+      control.close();
+    }
+  });
+});
+
+/** The screen's text as pty/read gives it: rows without trailing spaces, each ended by \n, trailing empty rows dropped. */
+function textOf(term: Terminal): string {
+  const b = term.buffer.active;
+  const rows: string[] = [];
+  for (let y = 0; y < term.rows; y++) rows.push((b.getLine(b.baseY + y)?.translateToString(true) ?? '').replace(/ +$/, ''));
+  while (rows.length && rows[rows.length - 1] === '') rows.pop();
+  return rows.map((r) => r + '\n').join('');
+}
