@@ -17,6 +17,8 @@ export interface Flood {
   terminalBytes: number;
   /** SHA-256 of the file as the terminal sends it (the PTY turns each `\n` into `\r\n`). */
   sha256: string;
+  /** SHA-256 of the file itself (what a check that removes every `\r` must see). */
+  fileSha256: string;
   /** What to type (Enter included) to print it between the markers. */
   command: string;
 }
@@ -26,6 +28,7 @@ export function makeFlood(dir: string, bytes: number): Flood {
   const file = path.join(dir, 'flood.txt');
   const fd = fs.openSync(file, 'w');
   const hash = createHash('sha256');
+  const fileHash = createHash('sha256');
   let size = 0;
   let lines = 0;
   try {
@@ -37,6 +40,7 @@ export function makeFlood(dir: string, bytes: number): Flood {
       const chunk = text.slice(0, bytes - size);
       fs.writeSync(fd, chunk);
       hash.update(chunk.replace(/\n/g, '\r\n'));
+      fileHash.update(chunk);
       size += chunk.length;
       lines += chunk.split('\n').length - 1;
     }
@@ -44,7 +48,7 @@ export function makeFlood(dir: string, bytes: number): Flood {
     fs.closeSync(fd);
   }
   const command = `printf '\\x3cFLOOD-START>\\n'; cat ${file}; printf '\\x3cFLOOD-END>\\n'\r`;
-  return { file, size, terminalBytes: size + lines, sha256: hash.digest('hex'), command };
+  return { file, size, terminalBytes: size + lines, sha256: hash.digest('hex'), fileSha256: fileHash.digest('hex'), command };
 }
 
 /**
@@ -52,11 +56,20 @@ export function makeFlood(dir: string, bytes: number): Flood {
  * the whole flood in memory; `done` once the end marker has been seen.
  */
 export class FloodCheck {
+  private readonly _start: string;
   private _carry = '';
   private _state: 'before' | 'inside' | 'done' = 'before';
   private readonly _hash = createHash('sha256');
   /** Bytes hashed so far. */
   received = 0;
+
+  /**
+   * `stripCR`: remove every `\r` first, for output that went through another terminal (an outer
+   * PTY in raw mode still turns `\n` into `\r\n`); compare with `fileSha256` then.
+   */
+  constructor(private readonly _stripCR = false) {
+    this._start = _stripCR ? FLOOD_START.replace('\r', '') : FLOOD_START;
+  }
 
   get done(): boolean {
     return this._state === 'done';
@@ -68,16 +81,16 @@ export class FloodCheck {
   }
 
   push(data: string): void {
-    let text = this._carry + data;
+    let text = this._carry + (this._stripCR ? data.replace(/\r/g, '') : data);
     this._carry = '';
     if (this._state === 'before') {
-      const i = text.indexOf(FLOOD_START);
+      const i = text.indexOf(this._start);
       if (i === -1) {
-        this._carry = text.slice(-FLOOD_START.length);
+        this._carry = text.slice(-this._start.length);
         return;
       }
       this._state = 'inside';
-      text = text.slice(i + FLOOD_START.length);
+      text = text.slice(i + this._start.length);
     }
     if (this._state !== 'inside') return;
     const end = text.indexOf(FLOOD_END);
