@@ -48,8 +48,8 @@ async function onSessionSocket(info: SessionInfo): Promise<Target> {
 
 /**
  * Subscribes flow-controlled and acknowledges like a slow client: each ack comes a few ms after
- * output arrived, covering what had arrived by then, and now and then the client stops for a
- * while (so the PTY must wait). Resolves with the check once the flood's end marker came.
+ * output arrived, covering what had arrived by then, and now and then the client stops reading
+ * its socket for a while (so the PTY must wait). Resolves with the check once the flood's end marker came.
  */
 async function followFloodSlowly(t: Target, window: number): Promise<{ check: FloodCheck; seen: Notification[] }> {
   const check = new FloodCheck();
@@ -57,6 +57,7 @@ async function followFloodSlowly(t: Target, window: number): Promise<{ check: Fl
   let lastCursor = 0;
   let ackTimer: NodeJS.Timeout | undefined;
   let sinceLongPause = 0;
+  const socket = (t.client as unknown as { _socket: import('node:net').Socket })._socket;
   const ack = () => {
     ackTimer = undefined;
     void t.client.request('pty/ack', { ...t.extra, cursor: lastCursor }).catch(() => undefined);
@@ -71,11 +72,14 @@ async function followFloodSlowly(t: Target, window: number): Promise<{ check: Fl
     check.push(data);
     lastCursor = n.params.cursor as number;
     sinceLongPause += data.length;
-    if (ackTimer) return;
-    // Every 8 MiB the client stops for 300 ms, far longer than the program needs to fill the window.
-    const pause = sinceLongPause > 8 * 1024 * 1024 ? 300 : 3;
-    if (pause > 3) sinceLongPause = 0;
-    ackTimer = setTimeout(ack, pause);
+    // Every 8 MiB the client stops reading for 300 ms: far longer than the program needs to fill the
+    // window, or a lossy subscriber to lose more than the 1 MiB ring.
+    if (sinceLongPause > 8 * 1024 * 1024) {
+      sinceLongPause = 0;
+      socket.pause();
+      setTimeout(() => socket.resume(), 300);
+    }
+    ackTimer ??= setTimeout(ack, 3);
   });
   await t.client.request('pty/subscribe', { ...t.extra, flow: true, window });
   await t.client.request('pty/write', { ...t.extra, action: { text: flood.command } });
