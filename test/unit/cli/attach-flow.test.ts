@@ -11,6 +11,7 @@ import { SessionFollower } from '../../../src/transport/session-follower';
 import type { RpcClient } from '../../../src/transport/rpc-client';
 import { BASH, connect, startHost, until } from '../../helpers/host';
 import { FloodCheck, makeFlood, type Flood } from '../../helpers/flood';
+import { screenTextOf, writeAll } from '../../helpers/xterm-screen';
 import { buildCli, CLI, pidAlive } from '../../helpers/protocol';
 
 /** Per-test bound: generous for 2 busy cores, finite so a hang fails instead of blocking. */
@@ -83,7 +84,7 @@ describe('attach and SessionFollower never lose output (CONTRACT §9.1)', () => 
     // What the view draws, in order, into a terminal of the session's size.
     const term = new Terminal({ cols: 100, rows: 30, allowProposedApi: true, scrollback: 1000 });
     let drawn = Promise.resolve();
-    const draw = (s: string) => (drawn = drawn.then(() => new Promise<void>((r) => term.write(s, r))));
+    const draw = (s: string) => (drawn = drawn.then(() => writeAll(term, s)));
     // The first picture is the start's; any later one is a resync.
     const pictures: string[] = [];
     const follower = new SessionFollower(view, info.id, {
@@ -112,8 +113,8 @@ describe('attach and SessionFollower never lose output (CONTRACT §9.1)', () => 
       const read = (await control.request('pty/read', { session: info.id })) as { screen: string };
       await until(async () => {
         await drawn;
-        return textOf(term) === read.screen;
-      }, 15_000, `the view's screen to match pty/read:\n${read.screen}\n---\n${textOf(term)}`);
+        return screenTextOf(term) === read.screen;
+      }, 15_000, `the view's screen to match pty/read:\n${read.screen}\n---\n${screenTextOf(term)}`);
     } finally {
       follower.dispose();
       view.close();
@@ -121,12 +122,3 @@ describe('attach and SessionFollower never lose output (CONTRACT §9.1)', () => 
     }
   });
 });
-
-/** The screen's text as pty/read gives it: rows without trailing spaces, each ended by \n, trailing empty rows dropped. */
-function textOf(term: Terminal): string {
-  const b = term.buffer.active;
-  const rows: string[] = [];
-  for (let y = 0; y < term.rows; y++) rows.push((b.getLine(b.baseY + y)?.translateToString(true) ?? '').replace(/ +$/, ''));
-  while (rows.length && rows[rows.length - 1] === '') rows.pop();
-  return rows.map((r) => r + '\n').join('');
-}

@@ -7,6 +7,7 @@ import type { SessionInfo } from '../../../src/core/methods/types';
 import type { Notification, RpcClient } from '../../../src/transport/rpc-client';
 import { BASH, connect, startHost, until } from '../../helpers/host';
 import { FloodCheck, makeFlood, type Flood } from '../../helpers/flood';
+import { screenTextOf, writeAll } from '../../helpers/xterm-screen';
 
 /** Per-test bound: generous for 2 busy cores, finite so a hang fails instead of blocking. */
 const TEST_TIMEOUT = 180_000;
@@ -41,9 +42,29 @@ async function newSession(): Promise<{ info: SessionInfo; control: RpcClient }> 
   return { info, control };
 }
 
-async function onSessionSocket(info: SessionInfo): Promise<Target> {
-  const client = await connect(info.address);
-  return { client, extra: {}, close: () => client.close() };
+/** What a test gets: a new session, a control connection, and a way to open the session's own socket. */
+interface Fixture {
+  info: SessionInfo;
+  control: RpcClient;
+  onSessionSocket(): Promise<Target>;
+}
+
+/** Runs `fn` on a new session; kills it and closes every connection afterwards, whatever happened. */
+async function withSession(fn: (f: Fixture) => Promise<void>): Promise<void> {
+  const { info, control } = await newSession();
+  const opened: RpcClient[] = [];
+  const onSessionSocket = async (): Promise<Target> => {
+    const client = await connect(info.address);
+    opened.push(client);
+    return { client, extra: {}, close: () => client.close() };
+  };
+  try {
+    await fn({ info, control, onSessionSocket });
+  } finally {
+    for (const c of opened) c.close();
+    await control.request('pty/kill', { session: info.id }).catch(() => undefined);
+    control.close();
+  }
 }
 
 /**
@@ -90,41 +111,27 @@ async function followFloodSlowly(t: Target, window: number): Promise<{ check: Fl
 }
 
 describe('flow-controlled subscribers (CONTRACT §9.1)', () => {
-  test('on a session socket: every byte of a 64 MiB flood, acknowledged slowly, never dropped', { timeout: TEST_TIMEOUT }, async () => {
-    const { info, control } = await newSession();
-    const t = await onSessionSocket(info);
-    try {
-      const { check, seen } = await followFloodSlowly(t, 256 * 1024);
+  test('on a session socket: every byte of a 64 MiB flood, acknowledged slowly, never dropped', { timeout: TEST_TIMEOUT }, () =>
+    withSession(async ({ onSessionSocket }) => {
+      const { check, seen } = await followFloodSlowly(await onSessionSocket(), 256 * 1024);
       assert.deepEqual(seen, [], 'no dropped count, no demotion');
       assert.equal(check.received, flood.terminalBytes, 'every byte (each \\n became \\r\\n)');
       assert.equal(check.digest(), flood.sha256);
-    } finally {
-      t.close();
-      await control.request('pty/kill', { session: info.id }).catch(() => undefined);
-      control.close();
-    }
-  });
+    }));
 
-  test('on the control socket (with session): every byte of a 64 MiB flood, never dropped', { timeout: TEST_TIMEOUT }, async () => {
-    const { info, control } = await newSession();
-    const t: Target = { client: control, extra: { session: info.id }, close: () => control.close() };
-    try {
+  test('on the control socket (with session): every byte of a 64 MiB flood, never dropped', { timeout: TEST_TIMEOUT }, () =>
+    withSession(async ({ info, control }) => {
       // A small window: the PTY waits on this client all the time.
-      const { check, seen } = await followFloodSlowly(t, 64 * 1024);
+      const { check, seen } = await followFloodSlowly({ client: control, extra: { session: info.id }, close: () => {} }, 64 * 1024);
       assert.deepEqual(seen, [], 'no dropped count, no demotion');
       assert.equal(check.digest(), flood.sha256);
-    } finally {
-      await control.request('pty/kill', { session: info.id }).catch(() => undefined);
-      t.close();
-    }
-  });
+    }));
 
-  test('a subscriber that never acknowledges is demoted (pty/flow) and the program goes on', { timeout: TEST_TIMEOUT }, async () => {
-    const { info, control } = await newSession();
-    const t = await onSessionSocket(info);
-    const seen: Notification[] = [];
-    t.client.onNotification((n) => seen.push(n));
-    try {
+  test('a subscriber that never acknowledges is demoted (pty/flow) and the program goes on', { timeout: TEST_TIMEOUT }, () =>
+    withSession(async ({ info, control, onSessionSocket }) => {
+      const t = await onSessionSocket();
+      const seen: Notification[] = [];
+      t.client.onNotification((n) => seen.push(n));
       await t.client.request('pty/subscribe', { flow: true, window: 4096 });
       await control.request('pty/write', { session: info.id, action: { text: `seq 1 200000; echo DONE-$((6*7))\r` } });
       const flow = await until(() => seen.find((n) => n.method === 'pty/flow'), 30_000, 'pty/flow');
@@ -136,43 +143,32 @@ describe('flow-controlled subscribers (CONTRACT §9.1)', () => {
       const before = seen.slice(0, seen.indexOf(flow)).filter((n) => n.method === 'pty/output');
       const sent = before.reduce((sum, n) => sum + Buffer.byteLength(n.params.data as string), 0);
       assert.ok(sent < 4096 + 64 * 1024, `held at the window: ${sent} bytes before the demotion`);
-    } finally {
-      t.close();
-      await control.request('pty/kill', { session: info.id }).catch(() => undefined);
-      control.close();
-    }
-  });
+    }));
 
-  test('on the control socket, pty/flow names the session', { timeout: TEST_TIMEOUT }, async () => {
-    const { info, control } = await newSession();
-    const seen: Notification[] = [];
-    control.onNotification((n) => seen.push(n));
-    try {
+  test('on the control socket, pty/flow names the session', { timeout: TEST_TIMEOUT }, () =>
+    withSession(async ({ info, control }) => {
+      const seen: Notification[] = [];
+      control.onNotification((n) => seen.push(n));
       await control.request('pty/subscribe', { session: info.id, flow: true, window: 1024 });
       await control.request('pty/write', { session: info.id, action: { text: 'seq 1 100000\r' } });
       const flow = await until(() => seen.find((n) => n.method === 'pty/flow'), 30_000, 'pty/flow');
       assert.deepEqual(flow.params, { session: info.id, demoted: true });
-    } finally {
-      await control.request('pty/kill', { session: info.id }).catch(() => undefined);
-      control.close();
-    }
-  });
+    }));
 });
 
 describe('lossy subscribers resync with snapshot: true (CONTRACT §9.1)', () => {
-  test('a subscriber that fell behind gets dropped, and the snapshot it resubscribes with redraws pty/read\'s screen', { timeout: TEST_TIMEOUT }, async () => {
-    const { info, control } = await newSession();
-    const t = await onSessionSocket(info);
-    const seen: Notification[] = [];
-    t.client.onNotification((n) => seen.push(n));
-    try {
+  test('a subscriber that fell behind gets dropped, and the snapshot it resubscribes with redraws pty/read\'s screen', { timeout: TEST_TIMEOUT }, () =>
+    withSession(async ({ info, control, onSessionSocket }) => {
+      const t = await onSessionSocket();
+      const seen: Notification[] = [];
+      t.client.onNotification((n) => seen.push(n));
       // Subscribed, then the client stops reading (its socket fills) while 3 MiB of coloured output pass.
       await t.client.request('pty/subscribe', {});
       const sock = (t.client as unknown as { _socket: import('node:net').Socket })._socket;
       sock.pause();
       await control.request('pty/write', {
         session: info.id,
-        action: { text: `for i in $(seq 1 30000); do printf '\\e[3%dmline %d \\e[1mbold\\e[0m %s\\n' $((i%8)) $i xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done; printf '\\e[?25l\\e[44mEND-%d\\e[0m' $((6*7))\r` },
+        action: { text: `for i in $(seq 1 30000); do printf '\\e[3%dmline %d \\e[1mbold\\e[0m %s\\n' $((i%8)) $i xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done; printf '\\e[44mEND-%d\\e[0m' $((6*7))\r` },
       });
       await control.request('pty/wait', { session: info.id, match: 'END-42', timeout: 60_000 });
       sock.resume();
@@ -183,34 +179,21 @@ describe('lossy subscribers resync with snapshot: true (CONTRACT §9.1)', () => 
       assert.equal(typeof r.snapshot, 'string');
       assert.equal(typeof r.cursor, 'number');
       const term = new Terminal({ cols: 100, rows: 30, allowProposedApi: true });
-      await new Promise<void>((resolve) => term.write(r.snapshot, resolve));
+      await writeAll(term, r.snapshot);
       const screen = (await t.client.request('pty/read', {})) as { screen: string; cursor: { row: number; col: number } };
-      assert.equal(textOf(term), screen.screen);
+      assert.equal(screenTextOf(term), screen.screen);
       assert.deepEqual({ row: term.buffer.active.cursorY + 1, col: term.buffer.active.cursorX + 1 }, screen.cursor);
-      // Colours and modes too: the last row's END is blue-backed, the cursor hidden.
-      const row = term.buffer.active.getLine(term.buffer.active.cursorY)!;
-      const cell = row.getCell(0)!;
+      // Colours and modes too: the last row's END is blue-backed; bash's prompt turned bracketed paste on.
+      const cell = term.buffer.active.getLine(term.buffer.active.baseY + term.buffer.active.cursorY)!.getCell(0)!;
       assert.equal(cell.getChars(), 'E');
       assert.equal(cell.getBgColor(), 4);
+      assert.equal(term.modes.bracketedPasteMode, true);
       // The notifications continue from the snapshot's cursor.
       seen.length = 0;
       await control.request('pty/write', { session: info.id, action: { text: 'echo AFTER-$((1+1))\r' } });
       const next = await until(() => seen.find((n) => n.method === 'pty/output'), 10_000, 'output after the resync');
       assert.equal(next.params.dropped, undefined);
       assert.equal((next.params.cursor as number) - Buffer.byteLength(next.params.data as string), r.cursor);
-    } finally {
-      t.close();
-      await control.request('pty/kill', { session: info.id }).catch(() => undefined);
-      control.close();
-    }
-  });
+      term.dispose();
+    }));
 });
-
-/** The screen's text as pty/read gives it: rows without trailing spaces, each ended by \n, trailing empty rows dropped. */
-function textOf(term: Terminal): string {
-  const b = term.buffer.active;
-  const rows: string[] = [];
-  for (let y = 0; y < term.rows; y++) rows.push((b.getLine(b.baseY + y)?.translateToString(true) ?? '').replace(/ +$/, ''));
-  while (rows.length && rows[rows.length - 1] === '') rows.pop();
-  return rows.map((r) => r + '\n').join('');
-}
