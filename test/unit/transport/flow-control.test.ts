@@ -145,6 +145,31 @@ describe('flow-controlled subscribers (CONTRACT §9.1)', () => {
       assert.ok(sent < 4096 + 64 * 1024, `held at the window: ${sent} bytes before the demotion`);
     }));
 
+  test('with two flow-controlled subscribers the slower one holds the program', { timeout: TEST_TIMEOUT }, () =>
+    withSession(async ({ info, control, onSessionSocket }) => {
+      // The quick one acknowledges everything at once; the stuck one nothing, with a small window.
+      const quick = await onSessionSocket();
+      const stuck = await onSessionSocket();
+      let quickBytes = 0;
+      let quickAtDemotion: number | undefined;
+      quick.client.onNotification((n) => {
+        if (n.method !== 'pty/output') return;
+        quickBytes += Buffer.byteLength(n.params.data as string);
+        void quick.client.request('pty/ack', { cursor: n.params.cursor }).catch(() => undefined);
+      });
+      stuck.client.onNotification((n) => {
+        if (n.method === 'pty/flow') quickAtDemotion = quickBytes;
+      });
+      await quick.client.request('pty/subscribe', { flow: true });
+      await stuck.client.request('pty/subscribe', { flow: true, window: 4096 });
+      await control.request('pty/write', { session: info.id, action: { text: `seq 1 200000; echo DONE-$((6*7))\r` } });
+      await until(() => quickAtDemotion !== undefined, 30_000, 'the stuck subscriber demoted');
+      // Until then the quick subscriber got no more than the stuck one's window (plus one read, and the echo).
+      assert.ok(quickAtDemotion! < 4096 + 64 * 1024 + 1024, `the program was held: ${quickAtDemotion} bytes before the demotion`);
+      const done = (await control.request('pty/wait', { session: info.id, match: 'DONE-42', timeout: 60_000 })) as { matched: boolean };
+      assert.equal(done.matched, true);
+    }));
+
   test('on the control socket, pty/flow names the session', { timeout: TEST_TIMEOUT }, () =>
     withSession(async ({ info, control }) => {
       const seen: Notification[] = [];
