@@ -76,11 +76,6 @@ export class OutputSubscription implements IDisposable {
     return Math.max(this._cursor, this._session.ring.start);
   }
 
-  /** True while flow-controlled (not demoted). */
-  get flowControlled(): boolean {
-    return this._flow !== undefined;
-  }
-
   /**
    * Moves the start to `cursor` before `start()` (a snapshot's cursor: what comes before it is in
    * the picture); a flow-controlled subscriber's window counts from there too.
