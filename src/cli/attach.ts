@@ -41,7 +41,8 @@ export async function attachCommand(argv: string[]): Promise<number> {
   // output from exactly that point: nothing missed, nothing twice.
   const follower = new SessionFollower(client, session, {
     snapshot: (data) => stdout.write('\x1b[H\x1b[2J' + data),
-    output: (data) => stdout.write(data),
+    // Acknowledged once the outer terminal has taken it: a slow terminal slows the program, as with ssh.
+    output: (data) => new Promise<void>((resolve) => stdout.write(data, () => resolve())),
     exit: (exit) => finish(`process exited with code ${exit.exitCode}`, 0),
   });
   client.onClose(() => finish('connection to the host closed', 1));

@@ -127,7 +127,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     }
     if (stream) {
       const readOnly = access !== 'full' || u.searchParams.get('readonly') === '1';
-      return wss.handleUpgrade(req, socket, head, (ws) => serveStream(services, ws, decodeURIComponent(stream[1]), !readOnly));
+      return wss.handleUpgrade(req, socket, head, (ws) => serveStream(services, ws, decodeURIComponent(stream[1]), { canWrite: !readOnly, resync: u.searchParams.get('resync') === '1' }));
     }
     reject(404, 'Not Found');
   });

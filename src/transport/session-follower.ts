@@ -10,10 +10,17 @@ export interface FollowedExit {
 
 /** What a follower does with what it receives: draw it, end on exit. */
 export interface FollowerHandlers {
-  /** The session's picture from `pty/snapshot`, drawn before any output. */
+  /**
+   * A picture of the session, drawn before any output: from `pty/snapshot` at the start, and
+   * again after a gap (a resync), when it begins with `RESYNC_RESET` so the old screen goes.
+   */
   snapshot(data: string): void;
-  /** Raw output, in order, from the point the picture shows. */
-  output(data: string): void;
+  /**
+   * Raw output, in order, from the point the picture shows. Return a promise when the output is
+   * processed later (written to a slow terminal): it is acknowledged to the host once it resolves,
+   * so the program waits for this view rather than this view losing output.
+   */
+  output(data: string): void | Promise<void>;
   /** The program ended and all of its output has been delivered. */
   exit(exit: FollowedExit): void;
 }
@@ -30,16 +37,50 @@ export interface FollowOptions {
 }
 
 /**
+ * Written before a resync's picture: CAN ends any escape sequence the gap cut in half, RIS resets
+ * the terminal (modes, colours, the alternate screen), so the picture lands on a clean terminal.
+ */
+export const RESYNC_RESET = '\x18\x1bc';
+
+/** When the follower acknowledges output; each says why. */
+export const enum AckTuning {
+  /**
+   * Acknowledge once this much has been processed: a quarter of the host's default window (256
+   * KiB), so during a flood the program rarely waits on us, with one ack per 64 KiB rather than per notification.
+   */
+  EveryBytes = 64 * 1024,
+  /** Or this long after output was processed when less came (an echo, a prompt), so small output never adds up to a full window. */
+  IdleMs = 50,
+}
+
+/** Scrollback rows a resync brings back when the follower was not started with a picture. */
+const RESYNC_SCROLLBACK_ROWS = 1000;
+
+/**
  * Follows one session for one of the human's views (the editor terminal, `shared-pty attach`):
- * `pty/snapshot`, then `pty/subscribe` from exactly its cursor (nothing missed, nothing twice),
- * then each `pty/output` and the final `pty/exit` of that session to the handlers. The
- * subscription says the client is the user (`client: { origin: 'user' }`), so its writes on
+ * `pty/snapshot`, then a flow-controlled `pty/subscribe` from exactly its cursor (nothing missed,
+ * nothing twice), then each `pty/output` and the final `pty/exit` of that session to the handlers,
+ * acknowledging (`pty/ack`) what the handlers have processed. If output is lost all the same (the
+ * host demoted a view that stopped acknowledging), the follower never shows bytes after the gap:
+ * it resubscribes with `snapshot: true` and draws the fresh picture first.
+ *
+ * The subscription says the client is the user (`client: { origin: 'user' }`), so its writes on
  * the same connection are attributed to the human. The connection is the caller's: it may be
  * shared by several followers, so the follower never closes it.
  */
 export class SessionFollower implements IDisposable {
   private readonly _listener: IDisposable;
   private _disposed = false;
+  /** The cursor the view has been given output up to; undefined while a subscribe is on its way. */
+  private _position: number | undefined;
+  /** Notifications that came while a subscribe was on its way (its answer may follow them in one read). */
+  private _held: Notification[] = [];
+  private _scrollback = RESYNC_SCROLLBACK_ROWS;
+  private _processed = 0;
+  private _acked = 0;
+  private _ackTimer: NodeJS.Timeout | undefined;
+  /** A resync's new subscription says `pty/exit` again: the handlers hear it once. */
+  private _exited = false;
 
   constructor(
     private readonly _client: RpcClient,
@@ -52,9 +93,11 @@ export class SessionFollower implements IDisposable {
 
   /** Draws the picture (if asked) and subscribes; rejects when the session cannot be followed. */
   async start(options: FollowOptions = {}): Promise<void> {
+    if (options.snapshotScrollback !== undefined) this._scrollback = options.snapshotScrollback;
     const since = options.snapshotScrollback === undefined ? 0 : await this._snapshot(options.snapshotScrollback, options.onSnapshotError);
     if (this._disposed) return;
-    await this._client.call('pty/subscribe', { session: this.sessionId, since, client: { origin: 'user' } });
+    const r = await this._client.call('pty/subscribe', { session: this.sessionId, since, flow: true, client: { origin: 'user' } });
+    this._resume(r.cursor);
   }
 
   private async _snapshot(scrollback: number, onError: ((e: Error) => void) | undefined): Promise<number> {
@@ -69,21 +112,76 @@ export class SessionFollower implements IDisposable {
     }
   }
 
+  /** After a gap: a fresh picture from the host, and output from exactly its cursor. */
+  private async _resync(): Promise<void> {
+    this._position = undefined;
+    this._held = [];
+    let r: { cursor: number; snapshot?: string };
+    try {
+      r = await this._client.call('pty/subscribe', { session: this.sessionId, snapshot: true, scrollback: this._scrollback, flow: true, client: { origin: 'user' } });
+    } catch {
+      return; // the connection closed or the session went: its close or exit says so
+    }
+    if (this._disposed) return;
+    this._handlers.snapshot(RESYNC_RESET + (r.snapshot ?? ''));
+    this._resume(r.cursor);
+  }
+
+  /** The subscription answered: output from `cursor` on is the view's, including what came meanwhile. */
+  private _resume(cursor: number): void {
+    this._position = cursor;
+    this._processed = this._acked = cursor;
+    for (const n of this._held.splice(0)) {
+      this._onNotification(n);
+      if (this._position === undefined) return; // a gap again: resyncing
+    }
+  }
+
   private _onNotification(n: Notification): void {
     if (this._disposed || n.params.session !== this.sessionId) return;
     if (n.method === 'pty/output') {
-      if (typeof n.params.data === 'string') this._handlers.output(n.params.data);
+      if (this._position === undefined) return void this._held.push(n);
+      const cursor = typeof n.params.cursor === 'number' ? n.params.cursor : undefined;
+      // What an earlier subscription sent before the host replaced it: already drawn, or in the picture.
+      if (cursor !== undefined && cursor <= this._position) return;
+      if (n.params.dropped) return void this._resync();
+      if (typeof n.params.data !== 'string' || cursor === undefined) return;
+      this._position = cursor;
+      const done = this._handlers.output(n.params.data);
+      if (done) done.then(() => this._didProcess(cursor), () => undefined);
+      else this._didProcess(cursor);
     } else if (n.method === 'pty/exit') {
+      if (this._position === undefined) return void this._held.push(n);
+      if (this._exited) return;
+      this._exited = true;
+      this._ack();
       const exitCode = typeof n.params.exitCode === 'number' ? n.params.exitCode : undefined;
       const signal = typeof n.params.signal === 'string' && n.params.signal ? n.params.signal : undefined;
       this._handlers.exit({ exitCode, signal });
     }
   }
 
+  /** The view has processed output up to `cursor`: acknowledge in batches (see AckTuning). */
+  private _didProcess(cursor: number): void {
+    if (this._disposed || cursor <= this._processed) return;
+    this._processed = cursor;
+    if (this._processed - this._acked >= AckTuning.EveryBytes) this._ack();
+    else this._ackTimer ??= setTimeout(() => this._ack(), AckTuning.IdleMs);
+  }
+
+  private _ack(): void {
+    clearTimeout(this._ackTimer);
+    this._ackTimer = undefined;
+    if (this._disposed || this._client.closed || this._processed <= this._acked) return;
+    this._acked = this._processed;
+    this._client.call('pty/ack', { session: this.sessionId, cursor: this._acked }).catch(() => undefined);
+  }
+
   /** Stops following: no more handler calls, and the host stops the subscription (the connection stays open). */
   dispose(): void {
     if (this._disposed) return;
     this._disposed = true;
+    clearTimeout(this._ackTimer);
     this._listener.dispose();
     if (!this._client.closed) this._client.call('pty/unsubscribe', { session: this.sessionId }).catch(() => undefined);
   }

@@ -5,20 +5,34 @@ import { ClientLink } from '../core/io/client-link';
 import type { NotificationSink } from '../core/io/subscription';
 import type { HostServices } from '../core/methods/types';
 import { wsCongested, wsWhenDrained } from './ws-sink';
+import { DEFAULT_SNAPSHOT_SCROLLBACK } from '../core/methods/screen-methods';
 
 /** WebSocket close codes of the stream endpoint. */
 export const enum StreamClose {
   Normal = 1000,
   UnknownSession = 4004,
-  /** The client read so slowly that output it had not received was overwritten. */
+  /** The client read so slowly that output it had not received was overwritten (without `?resync=1`). */
   TooSlow = 4008,
+}
+
+/** How a stream was opened. */
+export interface StreamOptions {
+  /** Input is accepted (not the view token, not `?readonly=1`). */
+  canWrite: boolean;
+  /**
+   * `?resync=1` (CONTRACT §9.1, the browser view): where output was lost, send one
+   * `{type:"snapshot", data, cols, rows}` that redraws the terminal, and go on from its cursor,
+   * instead of closing with 4008. Clients of seeds/pty-session-mcp.md never ask, so never see it.
+   */
+  resync: boolean;
 }
 
 /**
  * `GET /sessions/:id/stream` (seeds/pty-session-mcp.md): replays retained output, then pushes
  * `{type:"data"}` and a final `{type:"exit"}`; takes `{type:"write"}`, `{type:"resize"}` and raw text.
  */
-export function serveStream(services: HostServices, ws: WebSocket, selector: string, canWrite: boolean): void {
+export function serveStream(services: HostServices, ws: WebSocket, selector: string, options: StreamOptions): void {
+  const { canWrite } = options;
   // A protocol error (a message over maxPayload: 1009, a bad frame) is reported here and then the
   // socket closes; without a listener the 'error' event would be thrown and end the whole host.
   ws.on('error', () => {});
@@ -31,9 +45,14 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   }
   const abort = new AbortController();
   let replayed = false;
+  /** True from a gap until the picture that replaces it is out: the old subscription's leftovers are not sent. */
+  let resyncing = false;
   const sink: NotificationSink = {
     notify(method, params) {
+      if (resyncing) return;
       if (method === 'pty/output') {
+        // With the opt-in, even the first replay resyncs: a replay cut by the ring may start mid-sequence.
+        if (params.dropped && options.resync) return void resync();
         if (params.dropped && replayed) {
           ws.close(StreamClose.TooSlow, 'client too slow: output was dropped');
           return;
@@ -51,7 +70,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   // The browser view is this endpoint's client, so its input is the human's ('user'); a read-only
   // link (the view token, or ?readonly=1) has the `view` scope.
   const link = new ClientLink({ origin: 'user', transport: 'ws-stream', scope: canWrite ? 'control' : 'view', sink });
-  const sub = link.subscribe(session, 0);
+  const sub = link.subscribe(session, { since: 0 });
   const call = (method: string, params: Record<string, unknown>) =>
     invoke(method, { session: session.id, ...params }, { mode: { kind: 'control' }, services, caller: link, signal: abort.signal }).catch((e: Error) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'error', message: e.message }));
@@ -82,5 +101,25 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
     abort.abort();
     link.dispose();
   });
-  sub.pump();
+
+  /** Replaces the lossy subscription with one that starts from a fresh picture, sent first. */
+  function resync(): void {
+    resyncing = true;
+    const starts: Array<() => void> = [];
+    invoke(
+      'pty/subscribe',
+      { session: session.id, snapshot: true, scrollback: DEFAULT_SNAPSHOT_SCROLLBACK },
+      { mode: { kind: 'control' }, services, caller: link, signal: abort.signal, afterResponse: (fn) => starts.push(fn) },
+    ).then(
+      (r) => {
+        resyncing = false;
+        if (ws.readyState !== ws.OPEN) return;
+        const { snapshot } = r as { snapshot: string };
+        ws.send(JSON.stringify({ type: 'snapshot', data: snapshot, cols: session.cols, rows: session.rows }));
+        for (const start of starts) start();
+      },
+      () => ws.close(StreamClose.TooSlow, 'output was dropped and the terminal could not be redrawn'),
+    );
+  }
+  sub.start();
 }

@@ -21,6 +21,7 @@ interface SessionState {
 
 type ServerMessage =
   | { type: 'data'; data: string }
+  | { type: 'snapshot'; data: string; cols: number; rows: number }
   | { type: 'exit'; exitCode: number | null }
   | { type: 'error'; message: string };
 
@@ -29,7 +30,7 @@ declare global {
     /** The terminal, for end-to-end tests. */
     __sharedPtyTerm?: Terminal;
     /** What the view is doing, for end-to-end tests. */
-    __sharedPtyView?: { readOnly: boolean; state: () => string };
+    __sharedPtyView?: { readOnly: boolean; state: () => string; resyncs: () => number };
   }
 }
 
@@ -83,7 +84,8 @@ function start(): void {
   term.loadAddon(fit);
   term.open(container);
   window.__sharedPtyTerm = term;
-  window.__sharedPtyView = { readOnly, state: () => state };
+  let resyncs = 0;
+  window.__sharedPtyView = { readOnly, state: () => state, resyncs: () => resyncs };
 
   const showSize = () => {
     if (sizeLabel) sizeLabel.textContent = `${term.cols}×${term.rows}`;
@@ -91,7 +93,8 @@ function start(): void {
   showSize();
   term.onResize(showSize);
 
-  const wsUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/sessions/${encodeURIComponent(id)}/stream${readOnly ? '?readonly=1' : ''}`;
+  // resync=1: where the view fell behind and output was lost, the host sends a fresh picture instead of closing.
+  const wsUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/sessions/${encodeURIComponent(id)}/stream?resync=1${readOnly ? '&readonly=1' : ''}`;
   const ws = new WebSocket(wsUrl);
   let exited = false;
   let open = false;
@@ -114,6 +117,7 @@ function start(): void {
       return;
     }
     if (msg.type === 'data' && typeof msg.data === 'string') term.write(msg.data);
+    else if (msg.type === 'snapshot' && typeof msg.data === 'string') redraw(msg);
     else if (msg.type === 'exit') onExit(msg.exitCode);
     else if (msg.type === 'error' && !readOnly) setStatus(`error: ${msg.message}`, 'error');
   });
@@ -127,6 +131,14 @@ function start(): void {
     else if (ev.code === 4008) setStatus('disconnected: the view fell too far behind; reload the page', 'error');
     else setStatus('disconnected; reload the page to reconnect', 'error');
   });
+
+  /** After a gap: a clean terminal of the session's size, then the host's picture of it. */
+  function redraw(snap: { data: string; cols: number; rows: number }): void {
+    term.reset();
+    applySize(snap.cols, snap.rows);
+    term.write(snap.data);
+    resyncs++;
+  }
 
   function onExit(exitCode: number | null): void {
     exited = true;

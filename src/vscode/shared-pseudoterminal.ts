@@ -69,6 +69,8 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
   private _out: string[] = [];
   private _outChars = 0;
   private _flushTimer: NodeJS.Timeout | undefined;
+  /** Resolved at the next flush: output handed to the editor is acknowledged to the host then. */
+  private _flushed: { promise: Promise<void>; resolve(): void } | undefined;
   private _exitCode: number | undefined;
   private _follower: SessionFollower | undefined;
   private readonly _subscriptions: vscode.Disposable[] = [];
@@ -161,7 +163,8 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
       this._hooks.bound(this);
       const sessionId = this._session!.id;
       this._follower = new SessionFollower(client, sessionId, {
-        snapshot: (data) => this._enqueue(data),
+        snapshot: (data) => void this._enqueue(data),
+        // Acknowledged once written to the editor's terminal, so a flood waits for the editor.
         output: (data) => this._enqueue(data),
         exit: (exit) => this._onExit(exit),
       });
@@ -232,11 +235,16 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
     });
   }
 
-  private _enqueue(data: string): void {
+  /** Queues output for the editor; resolves once it has been written there. */
+  private _enqueue(data: string): Promise<void> {
     this._out.push(data);
     this._outChars += data.length;
+    let resolve!: () => void;
+    this._flushed ??= { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
+    const written = this._flushed.promise;
     if (this._outChars >= OUTPUT_FLUSH_NOW_CHARS) this._flush();
     else this._flushTimer ??= setTimeout(() => this._flush(), Timing.OutputFlushMs);
+    return written;
   }
 
   private _flush(): void {
@@ -246,7 +254,10 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
     const data = this._out.join('');
     this._out = [];
     this._outChars = 0;
+    const flushed = this._flushed;
+    this._flushed = undefined;
     this._onDidWrite.fire(data);
+    flushed?.resolve();
   }
 
   /** Ends the terminal after its process exited (a key was pressed on "[process exited…]"). */

@@ -12,11 +12,13 @@ import type { Host } from '../../src/host/host';
 import type { Session } from '../../src/core/session/session';
 import { startHttpServer, type HttpServer } from '../../src/transport/http-server';
 import { startHost, TEST_WRITER, until } from '../helpers/host';
+import { screenText } from '../../src/core/mirror/screen-text';
 
 /** What src/view/main.ts exposes for tests. */
 declare global {
   interface Window {
     __sharedPtyTerm?: import('@xterm/xterm').Terminal;
+    __sharedPtyView?: { readOnly: boolean; state: () => string; resyncs: () => number };
   }
 }
 
@@ -80,6 +82,18 @@ async function waitForPageLine(page: Page, pred: (line: string) => boolean, what
   } catch (e) {
     throw new Error(`${(e as Error).message}; page buffer: ${JSON.stringify(last.filter(Boolean).slice(-8))}`);
   }
+}
+
+/** The page's screen (not its scrollback) as pty/read gives a screen. */
+function pageScreen(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const term = window.__sharedPtyTerm!;
+    const buf = term.buffer.active;
+    const rows: string[] = [];
+    for (let y = 0; y < term.rows; y++) rows.push((buf.getLine(buf.viewportY + y)?.translateToString(true) ?? '').replace(/ +$/, ''));
+    while (rows.length && rows[rows.length - 1] === '') rows.pop();
+    return rows.map((r) => r + '\n').join('');
+  });
 }
 
 /** The rows of the session's own screen (the host's mirror), what the shell really got. */
@@ -289,6 +303,38 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     session.write('echo seen-by-viewer\n', TEST_WRITER);
     await waitForPageLine(page, (l) => l === 'seen-by-viewer', 'live output in the read-only page');
     await page.screenshot({ path: SCREENSHOT_READ_ONLY });
+  });
+
+  it('after a forced gap (the page stalls during a flood) resyncs by itself: its screen matches pty/read again', async () => {
+    const page = await newPage();
+    await page.goto(server.viewUrl(session.id));
+    await waitForPageLine(page, (l) => l.startsWith('view$'), 'the prompt');
+    // The page's main thread stalls for 6 s while ~19 MB pass (more than the loopback socket's
+    // buffers hold): the browser stops taking frames, the host's socket fills, and the 1 MiB ring
+    // moves on without the view.
+    const stall = page.evaluate(() => {
+      const end = Date.now() + 6000;
+      while (Date.now() < end) {
+        // busy: no WebSocket message is handled meanwhile
+      }
+    });
+    session.write(
+      `printf '\\e[33m'; seq 1 2500000; printf '\\e[0m\\e[44mFIN-%d\\e[0m\\n' $((6*7))\r`,
+      TEST_WRITER,
+    );
+    await stall;
+    await until(async () => (await screenRows(session)).some((r) => r.startsWith('FIN-42')), 60_000, 'the end of the flood on the host');
+    const expected = screenText(await session.mirror.screen());
+    let shown = '';
+    await until(async () => {
+      shown = await pageScreen(page);
+      return shown === expected;
+    }, Wait.Screen, 'the view to show pty/read\'s screen').catch((e: Error) => {
+      throw new Error(`${e.message}\nexpected:\n${expected}\nshown:\n${shown}`);
+    });
+    const view = await page.evaluate(() => ({ resyncs: window.__sharedPtyView!.resyncs(), state: window.__sharedPtyView!.state() }));
+    assert.ok(view.resyncs > 0, 'the flood outran the view: it resynced');
+    assert.match(view.state, /^live/, 'still connected');
   });
 
   it('follows the session size, fits to the window on request, and shows the exit', async () => {

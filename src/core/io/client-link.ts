@@ -4,6 +4,12 @@ import type { Transport } from '../session/input-source';
 import type { Caller, ClientDeclaration, TokenScope } from './caller';
 import { OutputSubscription, type NotificationSink } from './subscription';
 
+/** How a client subscribes: from where, and flow-controlled with which window (lossy without one). */
+export interface SubscribeOptions {
+  since?: number;
+  window?: number;
+}
+
 /** What a transport knows about a new connection when it creates its link. */
 export interface ClientLinkOptions {
   /** Who the client is until it says otherwise (see `declare`). */
@@ -59,15 +65,16 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
   }
 
   /**
-   * Streams `session`'s output to this client from `since` (live when undefined), replacing any
-   * subscription it had there. The subscription starts sending on `pump()`, which the caller runs
-   * once its answer is out, so the replay follows the `{cursor}` response.
+   * Streams `session`'s output to this client from `since` (live when undefined), flow-controlled
+   * when a `window` is given, replacing any subscription it had there. The subscription starts
+   * sending on `start()`, which the caller runs once its answer is out, so the replay follows the
+   * `{cursor}` response.
    */
-  subscribe(session: Session, since: number | undefined): OutputSubscription {
+  subscribe(session: Session, options: SubscribeOptions = {}): OutputSubscription {
     this._output.get(session.id)?.dispose();
     // On a session's own socket the session is implied, so notifications need not name it.
     const extra = session === this._home ? {} : { session: session.id };
-    const sub = new OutputSubscription(session, this, since, extra, session !== this._home);
+    const sub = new OutputSubscription(session, this, { ...options, extra, countAsClient: session !== this._home });
     if (this.isDisposed) sub.dispose();
     else this._output.set(session.id, sub);
     return sub;

@@ -1,5 +1,6 @@
 import type { IDisposable } from '../base/lifecycle';
 import type { Session } from '../session/session';
+import { FlowWindow } from './flow-window';
 
 /** A client that receives notifications and may fall behind. */
 export interface NotificationSink {
@@ -19,36 +20,82 @@ const MAX_NOTIFICATION_BYTES = 64 * 1024;
 /** Notifications go out at most once per this many ms per subscriber (see _schedulePump). */
 const NOTIFY_INTERVAL_MS = 4;
 
+/** How a subscription treats a client that falls behind (CONTRACT §9.1). */
+export interface SubscriptionOptions {
+  /** Where to start (live when undefined). */
+  since?: number;
+  /** Flow-controlled: hold the PTY once this many bytes are unacknowledged (lossy when undefined). */
+  window?: number;
+  /** Extra fields in every notification (the control socket adds `session`). */
+  extra?: Record<string, unknown>;
+  /** Count the subscriber as a client of the session (not when its connection already is one). */
+  countAsClient?: boolean;
+}
+
 /**
  * Streams one session's output to one client. The ring buffer is the only queue: the
- * subscription is just a cursor into it, so a slow client costs no memory; when it falls behind
- * further than the ring holds, its next notification says how many bytes it missed (`dropped`).
+ * subscription is just a cursor into it, so a slow client costs no memory. A lossy subscriber that
+ * falls behind further than the ring holds is told how many bytes it missed (`dropped`); a
+ * flow-controlled one holds the PTY instead (its `FlowWindow`) until it acknowledges, so it never
+ * misses a byte, unless it stops acknowledging and is demoted to lossy (`pty/flow`).
+ * Nothing is sent before `start()`, so the answer to the subscribe call goes out first.
  */
 export class OutputSubscription implements IDisposable {
   private _cursor: number;
   private _disposed = false;
   private _waitingDrain: IDisposable | undefined;
   private _exitSent = false;
+  private _started = false;
+  private _flow: FlowWindow | undefined;
+  private readonly _extra: Record<string, unknown>;
   private readonly _subs: IDisposable[];
 
   constructor(
     private readonly _session: Session,
     private readonly _sink: NotificationSink,
-    since: number | undefined,
-    /** Extra fields in every notification (the control socket adds `session`). */
-    private readonly _extra: Record<string, unknown> = {},
-    /** Count the subscriber as a client of the session (not when its connection already is one). */
-    countAsClient = true,
+    options: SubscriptionOptions = {},
   ) {
+    const since = options.since;
     this._cursor = since === undefined ? _session.cursor : Math.min(since, _session.cursor);
+    this._extra = options.extra ?? {};
     this._subs = [_session.onOutput(() => this._schedulePump()), _session.onExit(() => this.pump())];
     // A subscriber is a connected client of the session (SessionInfo.clients, editor leases).
-    if (countAsClient) this._subs.push(_session.addClient());
+    if (options.countAsClient ?? true) this._subs.push(_session.addClient());
+    if (options.window !== undefined) {
+      const flow = new FlowWindow(_session, this.startCursor, options.window);
+      this._flow = flow;
+      flow.onDemoted(() => {
+        this._flow = undefined;
+        this._sink.notify('pty/flow', { ...this._extra, demoted: true });
+      });
+    }
   }
 
   /** Where the notifications start. */
   get startCursor(): number {
     return Math.max(this._cursor, this._session.ring.start);
+  }
+
+  /**
+   * Moves the start to `cursor` before `start()` (a snapshot's cursor: what comes before it is in
+   * the picture); a flow-controlled subscriber's window counts from there too.
+   */
+  rebase(cursor: number): void {
+    if (this._started) return;
+    this._cursor = Math.min(cursor, this._session.cursor);
+    this._flow?.restart(this._cursor);
+  }
+
+  /** Begins sending (after the subscribe call has answered). */
+  start(): void {
+    this._started = true;
+    this.pump();
+  }
+
+  /** A flow-controlled subscriber has processed the output before `cursor`; ignored when lossy. */
+  ack(cursor: number): void {
+    // Never past what was sent: an acknowledgement is for output the client has seen.
+    this._flow?.ack(Math.min(cursor, this._cursor));
   }
 
   private _pumpScheduled = false;
@@ -75,7 +122,7 @@ export class OutputSubscription implements IDisposable {
 
   /** Sends what the client has not seen yet, as far as it can take it now. */
   pump(): void {
-    if (this._disposed || this._waitingDrain) return;
+    if (this._disposed || !this._started || this._waitingDrain) return;
     this._lastPumpAt = performance.now();
     this._sink.cork?.();
     try {
@@ -111,6 +158,7 @@ export class OutputSubscription implements IDisposable {
   dispose(): void {
     this._disposed = true;
     this._waitingDrain?.dispose();
+    this._flow?.dispose();
     for (const s of this._subs) s.dispose();
   }
 }

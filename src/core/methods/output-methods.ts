@@ -2,10 +2,14 @@ import { z } from 'zod';
 import { serverError } from '../base/errors';
 import { stripAnsi } from '../base/ansi';
 import { ClientLink } from '../io/client-link';
+import { FlowTuning } from '../io/flow-window';
 import type { Session } from '../session/session';
+import { DEFAULT_RING_BYTES } from '../session/ring-buffer';
+import type { MethodContext } from './types';
 import { int, nonNegInt, waitMs } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
+import { DEFAULT_SNAPSHOT_SCROLLBACK, MAX_SCROLLBACK_PAGE } from './screen-methods';
 
 /** Default and largest `pty/output` read: the whole ring. */
 export const MAX_OUTPUT_READ_BYTES = 1024 * 1024;
@@ -50,18 +54,72 @@ export const subscribeMethod = method({
   name: 'pty/subscribe',
   target: 'session',
   scope: 'read',
-  summary: 'Stream pty/output notifications (replayed from since, if given) and a final pty/exit.',
-  params: z.object({ since: nonNegInt().optional().describe('Replay retained output from this byte cursor first (default: live only).') }),
-  result: z.object({ cursor: z.number() }),
-  handler(ctx, p) {
+  summary:
+    'Stream pty/output notifications (replayed from since, if given) and a final pty/exit; flow-controlled with flow (acknowledge with pty/ack), or from a fresh picture with snapshot.',
+  params: z.object({
+    since: nonNegInt().optional().describe('Replay retained output from this byte cursor first (default: live only).'),
+    flow: z.boolean().optional().describe('Flow-controlled: the program waits rather than you missing output; acknowledge with pty/ack (default false: lossy).'),
+    window: int()
+      .min(1)
+      .max(DEFAULT_RING_BYTES)
+      .optional()
+      .describe(`With flow: most unacknowledged bytes before the PTY waits (default ${FlowTuning.DefaultWindowBytes}, at most the ring size).`),
+    snapshot: z.boolean().optional().describe('Answer with a picture of the terminal as of cursor (a resync after dropped); notifications continue from there. Replaces since.'),
+    scrollback: nonNegInt()
+      .max(MAX_SCROLLBACK_PAGE)
+      .optional()
+      .describe(`With snapshot: scrollback rows in the picture (default ${DEFAULT_SNAPSHOT_SCROLLBACK}).`),
+  }),
+  result: z.object({
+    cursor: z.number(),
+    snapshot: z.string().optional().describe('With snapshot: output that, written to a fresh terminal of the session size, redraws it as of cursor.'),
+  }),
+  async handler(ctx, p) {
     const s = requireSession(ctx);
-    const link = ctx.caller;
-    if (!(link instanceof ClientLink)) throw serverError('pty/subscribe needs a connection that can receive notifications');
-    const sub = link.subscribe(s, p.since);
-    ctx.afterResponse(() => sub.pump());
-    return { cursor: sub.startCursor };
+    const link = subscriber(ctx, 'pty/subscribe');
+    const window = p.flow ? (p.window ?? FlowTuning.DefaultWindowBytes) : undefined;
+    if (!p.snapshot) {
+      const sub = link.subscribe(s, { since: p.since, window });
+      ctx.afterResponse(() => sub.start());
+      return { cursor: sub.startCursor };
+    }
+    // Subscribed first (a flow-controlled subscriber holds the PTY from now), the picture next,
+    // then the notifications from exactly the picture's cursor: nothing missed, nothing twice.
+    const sub = link.subscribe(s, { window });
+    let picture: { value: string; cursor: number };
+    try {
+      picture = await s.mirror.queryAt('serialize', p.scrollback ?? DEFAULT_SNAPSHOT_SCROLLBACK);
+    } catch (e) {
+      link.unsubscribe(s.id); // a subscription that never starts must not hold the PTY
+      throw e;
+    }
+    const { value: snapshot, cursor } = picture;
+    // A lossy subscriber whose picture the ring has already outrun learns it from `dropped`.
+    sub.rebase(cursor);
+    ctx.afterResponse(() => sub.start());
+    return { cursor, snapshot };
   },
 });
+
+export const ackMethod = method({
+  name: 'pty/ack',
+  target: 'session',
+  scope: 'read',
+  summary: 'A flow-controlled subscriber has processed the output before cursor (a pty/output cursor); the program may run on.',
+  params: z.object({ cursor: nonNegInt().describe('The cursor of the last pty/output notification processed.') }),
+  result: z.object({}),
+  handler(ctx, p) {
+    // An ack after an unsubscribe or a demotion races nothing: it is simply not needed any more.
+    subscriber(ctx, 'pty/ack').subscription(requireSession(ctx).id)?.ack(p.cursor);
+    return {};
+  },
+});
+
+/** The caller as a connection that can receive notifications. */
+function subscriber(ctx: MethodContext, name: string): ClientLink {
+  if (!(ctx.caller instanceof ClientLink)) throw serverError(`${name} needs a connection that can receive notifications`);
+  return ctx.caller;
+}
 
 export const unsubscribeMethod = method({
   name: 'pty/unsubscribe',

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { invalidParams } from '../base/errors';
 import { createMethod, hostInfoMethod, listMethod } from './host-methods';
 import { resizeMethod, sendMethod, signalMethod, writeMethod } from './input-methods';
-import { outputMethod, subscribeMethod, unsubscribeMethod } from './output-methods';
+import { ackMethod, outputMethod, subscribeMethod, unsubscribeMethod } from './output-methods';
 import { readMethod, scrollbackMethod, snapshotMethod, waitMethod } from './screen-methods';
 import { infoMethod, keepMethod, killMethod, statusMethod, viewUrlMethod } from './session-methods';
 import type { MethodSpec } from './spec';
@@ -26,6 +26,7 @@ export const METHODS = [
   signalMethod,
   subscribeMethod,
   unsubscribeMethod,
+  ackMethod,
   snapshotMethod,
   keepMethod,
   viewUrlMethod,

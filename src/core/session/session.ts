@@ -68,6 +68,18 @@ export interface OutputChunk {
   cursor: number;
 }
 
+/**
+ * Something that may hold the PTY: a flow-controlled subscriber whose window is full. The session
+ * asks each holder after every read and whenever one says its state changed (`reconsiderFlow`).
+ */
+export interface FlowHolder {
+  /** Whether it holds the PTY now (a holder may start its own patience timer when it starts holding). */
+  updateHold(): boolean;
+}
+
+/** Why node-pty is not being read; reading resumes only once no reason is left. */
+type PauseReason = 'parser' | 'flow';
+
 /** Default terminal size when a client gives none (socket-pty's defaults). */
 export const DEFAULT_COLS = 100;
 export const DEFAULT_ROWS = 30;
@@ -86,7 +98,9 @@ export class Session extends Disposable {
   private readonly _pty: IPty;
   private _name: string;
   private _exit: ExitInfo | undefined;
-  private _pausedForParser = false;
+  /** Every reason the PTY is paused for: the parser fell behind, a flow-controlled subscriber's window is full. */
+  private readonly _pauses = new Set<PauseReason>();
+  private readonly _flowHolders = new Set<FlowHolder>();
   private _draining = false;
   private _utf8Tail: Buffer | undefined;
   private _lastOutputAt = Date.now();
@@ -281,11 +295,44 @@ export class Session extends Disposable {
     this.ring.append(data);
     this._onOutput.fire({ data, cursor: this.ring.end });
     this.mirror.write(data, this.ring.end);
-    if (!this._pausedForParser && !this._draining && this._parserTooFarBehind()) {
-      this._pausedForParser = true;
-      this._pty.pause();
+    if (this._draining) return;
+    if (!this._pauses.has('parser') && this._parserTooFarBehind()) {
+      this._setPaused('parser', true);
       this.mirror.flush(true); // held output goes to the parser now, not when the quiet timer fires
     }
+    if (this._flowHolders.size > 0) this.reconsiderFlow();
+  }
+
+  /**
+   * Lets a flow-controlled subscriber hold the PTY while its window is full (CONTRACT §9.1): the
+   * program then waits as it would for a slow terminal. Disposing the handle lets go of it.
+   */
+  addFlowHolder(holder: FlowHolder): IDisposable {
+    this._flowHolders.add(holder);
+    this.reconsiderFlow();
+    return toDisposable(() => {
+      if (this._flowHolders.delete(holder)) this.reconsiderFlow();
+    });
+  }
+
+  /** A holder's state changed (an acknowledgement, a demotion): read again once no holder holds. */
+  reconsiderFlow(): void {
+    if (this._draining || this.isDisposed) return;
+    let held = false;
+    // Every holder is asked (no short cut), so each one that holds knows it and can run its timer.
+    for (const h of this._flowHolders) if (h.updateHold()) held = true;
+    this._setPaused('flow', held);
+  }
+
+  /** Pauses or resumes reading for one reason; the PTY is read only while no reason holds it. */
+  private _setPaused(reason: PauseReason, paused: boolean): void {
+    const before = this._pauses.size > 0;
+    if (paused) this._pauses.add(reason);
+    else this._pauses.delete(reason);
+    const after = this._pauses.size > 0;
+    if (before === after || !this.running) return;
+    if (after) this._pty.pause();
+    else this._pty.resume();
   }
 
   private _parserTooFarBehind(): boolean {
@@ -295,10 +342,7 @@ export class Session extends Disposable {
   }
 
   private _maybeResume(): void {
-    if (this._pausedForParser && this.mirror.pendingBytes < SessionTuning.ParserLowWater) {
-      this._pausedForParser = false;
-      this._pty.resume();
-    }
+    if (this._pauses.has('parser') && this.mirror.pendingBytes < SessionTuning.ParserLowWater) this._setPaused('parser', false);
   }
 
   /**
@@ -315,7 +359,8 @@ export class Session extends Disposable {
       if (this.isDisposed || drainStarted) return realDestroy(err);
       drainStarted = true;
       this._draining = true;
-      this._pausedForParser = false;
+      // The program is gone: whatever holds the PTY, what the kernel still has must be read now.
+      this._pauses.clear();
       socket.resume();
       const started = Date.now();
       const check = () => {

@@ -43,6 +43,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   'pty/signal': { signal: 'SIGCONT' },
   'pty/subscribe': {},
   'pty/unsubscribe': {},
+  'pty/ack': { cursor: 0 },
   'pty/snapshot': {},
   'session/keep': {},
   'session/viewUrl': { readOnly: true },

@@ -1,0 +1,124 @@
+// CONTRACT §9.1 for the human's views: `shared-pty attach` (the built CLI, in a real PTY) and the
+// SessionFollower it shares with the editor terminal receive every byte of a flood, and after a gap
+// they resync with a fresh picture instead of showing bytes after it.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Terminal } from '@xterm/headless';
+import type { IPty } from 'node-pty';
+import type { SessionInfo } from '../../../src/core/methods/types';
+import { loadNodePty } from '../../../src/core/session/pty-loader';
+import { SessionFollower } from '../../../src/transport/session-follower';
+import type { RpcClient } from '../../../src/transport/rpc-client';
+import { BASH, connect, startHost, until } from '../../helpers/host';
+import { FloodCheck, makeFlood, type Flood } from '../../helpers/flood';
+import { screenTextOf, writeAll } from '../../helpers/xterm-screen';
+import { buildCli, CLI, pidAlive } from '../../helpers/protocol';
+
+/** Per-test bound: generous for 2 busy cores, finite so a hang fails instead of blocking. */
+const TEST_TIMEOUT = 180_000;
+/** The flood the issue asks for: 64 MiB of base64 text. */
+const FLOOD_BYTES = 64 * 1024 * 1024;
+
+type Host = Awaited<ReturnType<typeof startHost>>;
+
+let host: Host;
+let flood: Flood;
+let control: RpcClient;
+
+before(async () => {
+  buildCli();
+  host = await startHost();
+  flood = makeFlood(host.dir, FLOOD_BYTES);
+  control = await connect(host.host.controlAddress);
+});
+after(async () => {
+  control.close();
+  await host.close();
+});
+
+async function newSession(): Promise<SessionInfo> {
+  const info = (await control.request('session/create', { ...BASH, cols: 100, rows: 30 })) as SessionInfo;
+  await control.request('pty/wait', { session: info.id, match: '$', timeout: 15_000 });
+  return info;
+}
+
+describe('attach and SessionFollower never lose output (CONTRACT §9.1)', () => {
+  test('shared-pty attach in a PTY shows every byte of a 64 MiB flood while its terminal reads slowly', { timeout: TEST_TIMEOUT }, async () => {
+    const info = await newSession();
+    // attach runs in a PTY of its own, as in a user's terminal; this test is that terminal, and a slow one.
+    const outer: IPty = loadNodePty().spawn(process.execPath, [CLI, 'attach', info.id], {
+      name: 'xterm-256color',
+      cols: 100,
+      rows: 30,
+      cwd: host.dir,
+      env: { ...process.env, SHARED_PTY_DIR: host.dir } as Record<string, string>,
+    });
+    const check = new FloodCheck(true); // the outer PTY adds a \r before each \n: compare without \r
+    let sinceStop = 0;
+    outer.onData((d) => {
+      check.push(d);
+      sinceStop += d.length;
+      // Every 8 MiB the terminal stops reading for 300 ms, far longer than a 1 MiB ring lasts in a flood.
+      if (sinceStop > 8 * 1024 * 1024) {
+        sinceStop = 0;
+        outer.pause();
+        setTimeout(() => outer.resume(), 300);
+      }
+    });
+    try {
+      await until(async () => ((await control.request('session/list', {})) as { sessions: SessionInfo[] }).sessions.find((s) => s.id === info.id)!.clients > 0, 15_000, 'attach subscribed');
+      await control.request('pty/write', { session: info.id, action: { text: flood.command } });
+      await until(() => check.done, TEST_TIMEOUT - 20_000, 'the end of the flood in the attached terminal');
+      assert.equal(check.received, flood.size, 'every byte');
+      assert.equal(check.digest(), flood.fileSha256);
+    } finally {
+      outer.write('\x1d'); // Ctrl+]: detach
+      await until(() => !pidAlive(outer.pid), 5000, 'attach ended').catch(() => outer.kill());
+      await control.request('pty/kill', { session: info.id }).catch(() => undefined);
+    }
+  });
+
+  test('SessionFollower: a view that stalls past its demotion resyncs, and never draws bytes after the gap', { timeout: TEST_TIMEOUT }, async () => {
+    const info = await newSession();
+    const view = await connect(host.host.controlAddress);
+    // What the view draws, in order, into a terminal of the session's size.
+    const term = new Terminal({ cols: 100, rows: 30, allowProposedApi: true, scrollback: 1000 });
+    let drawn = Promise.resolve();
+    const draw = (s: string) => (drawn = drawn.then(() => writeAll(term, s)));
+    // The first picture is the start's; any later one is a resync.
+    const pictures: string[] = [];
+    const follower = new SessionFollower(view, info.id, {
+      snapshot: (data) => {
+        pictures.push(data);
+        void draw(data);
+      },
+      output: (data) => void draw(data),
+      exit: () => {},
+    });
+    try {
+      await follower.start({ snapshotScrollback: 0 });
+      // The view stops reading for longer than the host's 5 s of patience: it is demoted, the flood
+      // outruns the ring, and the view must resync rather than draw what came after the gap.
+      const socket = (view as unknown as { _socket: import('node:net').Socket })._socket;
+      socket.pause();
+      setTimeout(() => socket.resume(), 8000);
+      await control.request('pty/write', {
+        session: info.id,
+        action: { text: `for i in $(seq 1 40000); do printf '\\e[3%dmrow %d\\e[0m %s\\n' $((i%8)) $i yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy; done; echo FIN-$((6*7))\r` },
+      });
+      await control.request('pty/wait', { session: info.id, match: 'FIN-42', timeout: 90_000 });
+      await until(() => pictures.length > 1, 30_000, 'a resync after the gap');
+      await control.request('pty/write', { session: info.id, action: { text: 'echo AFTER-$((2+3))\r' } });
+      await control.request('pty/wait', { session: info.id, match: 'AFTER-5', timeout: 10_000 });
+      const read = (await control.request('pty/read', { session: info.id })) as { screen: string };
+      await until(async () => {
+        await drawn;
+        return screenTextOf(term) === read.screen;
+      }, 15_000, `the view's screen to match pty/read:\n${read.screen}\n---\n${screenTextOf(term)}`);
+    } finally {
+      follower.dispose();
+      view.close();
+      await control.request('pty/kill', { session: info.id }).catch(() => undefined);
+    }
+  });
+});
