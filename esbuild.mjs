@@ -17,8 +17,6 @@ const common = {
 // The mirror thread's entry sits next to the bundles that start it (src/core/mirror/mirror-thread.ts).
 const entries = [
   { in: 'src/cli/main.ts', out: 'dist/cli.js' },
-  // Loaded alone by bin/shared-pty.js first, so a serve that re-executes itself stays a lean relay.
-  { in: 'src/cli/tuned-host.ts', out: 'dist/tuned-host.js' },
   { in: 'src/core/mirror/mirror-worker.ts', out: 'dist/mirror-worker.js' },
 ];
 if (existsSync('src/vscode/extension.ts')) entries.push({ in: 'src/vscode/extension.ts', out: 'dist/extension.js' });

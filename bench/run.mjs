@@ -13,11 +13,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
-import { procCpuMs, rpc, startCliHost } from './cli-host.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-// The memory worker runs a host in-process (for its heap figures) with the tuning every host gives
-// itself; throughput starts the real CLI as a user does (cli-host.mjs).
+// Hosts run with the environment the product starts its per-user host with (huge-page malloc).
 const { withHugePageMalloc } = await tsImport('../src/core/session/malloc-env.ts', import.meta.url);
 const require = createRequire(import.meta.url);
 const root = path.dirname(here);
@@ -36,7 +34,6 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-bench-'));
 const children = new Set(); // pids we started, ended by pid on the way out
 let tmuxServerPid;
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
-const hostTuned = []; // per Shared PTY host of (a): did it run with huge-page malloc, by itself
 
 function checkDeadline(what) {
   if (Date.now() - started > DEADLINE_MS) throw new Error(`bench over its time budget before ${what}`);
@@ -189,61 +186,33 @@ async function throughputRaw(file) {
   return { ms: r.tLast - r.t0, bytes: r.bytes, cpuMs: r.cpuMs };
 }
 
-/** How often the bench asks a Shared PTY host whether the last byte is in (the error of "output read"). */
-const POLL_MS = 5;
-
-/**
- * A Shared PTY host, started as a user starts one (bench/cli-host.mjs), runs `cat`; with
- * `subscribed`, a socket client in this process follows its output. Timed from outside the host,
- * from the Enter that starts `cat`: *output read* when `pty/output` first returns the last byte
- * (a raw ring read: it never touches the screen), *screen parsed* when a `pty/read` sent at that
- * moment answers (it reflects all output received before it).
- */
-async function throughputShared(file, ptyBytes, subscribed) {
-  // The program waits for a key so the subscriber is in place before the first byte.
-  const host = await startCliHost(`sh -c "stty -echo; read _; exec cat '${file}'"`, (pid) => children.add(pid));
-  hostTuned.push(host.tuned);
-  try {
-    const c = await rpc(host.address);
-    const sub = subscribed ? await subscribe(host.address) : undefined;
-    await sleep(100); // sh reached its read
-    const startCursor = (await c.call('pty/output', { since: 0 })).cursor;
-    const c0 = procCpuMs(host.hostPid);
-    const m0 = procCpuMs(host.hostPid, host.hostPid);
-    const t0 = now();
-    void c.call('pty/write', { action: { key: 'Enter' } });
-    // Done when the ring holds the last byte (or, should bytes go missing, when cat has ended).
-    const last = startCursor + ptyBytes - 1;
-    for (;;) {
-      const r = await c.call('pty/output', { since: last, maxBytes: 1 });
-      if (r.data.length || !r.running) break;
-      await sleep(POLL_MS);
+/** A Shared PTY host runs `cat`; with `subscribed`, a socket client in this process follows its output. */
+async function throughputShared(file, subscribed) {
+  let sub;
+  let result;
+  await worker(['shared', file], async (m, child) => {
+    if (m.address) {
+      if (subscribed) sub = await subscribe(m.address);
+      child.send('go');
+    } else if (m.tParsed) {
+      if (sub) await Promise.race([sub.exited, sleep(30000)]);
+      result = { ...m, sub: sub ? { ...sub.stats } : undefined };
+      sub?.close();
+      child.send('done');
     }
-    const tRaw = now();
-    await c.call('pty/read');
-    const tParsed = now();
-    const cpuMs = procCpuMs(host.hostPid) - c0;
-    const mainMs = procCpuMs(host.hostPid, host.hostPid) - m0;
-    const endCursor = (await c.call('pty/output', { since: Math.max(startCursor, startCursor + ptyBytes - 65536) })).cursor;
-    if (sub) await Promise.race([sub.exited, sleep(30000)]);
-    const stats = sub ? { ...sub.stats } : undefined;
-    sub?.close();
-    c.close();
-    return {
-      rawMs: tRaw - t0,
-      parsedMs: tParsed - t0,
-      subscriberMs: stats ? stats.lastOutput - t0 : NaN,
-      bytes: endCursor - startCursor,
-      subscriberBytes: stats ? stats.cursor - startCursor - stats.dropped : NaN,
-      dropped: stats?.dropped ?? 0,
-      cpuMs,
-      mainMs,
-      subscriberCpuMs: stats?.cpuMs ?? NaN,
-    };
-  } finally {
-    await host.stop();
-    children.delete(host.pid);
-  }
+  });
+  const r = result;
+  return {
+    rawMs: r.tRaw - r.t0,
+    parsedMs: r.tParsed - r.t0,
+    subscriberMs: r.sub ? r.sub.lastOutput - r.t0 : NaN,
+    bytes: r.bytes,
+    subscriberBytes: r.sub ? r.sub.cursor - r.startCursor - r.sub.dropped : NaN,
+    dropped: r.sub?.dropped ?? 0,
+    cpuMs: r.cpuMs,
+    mainMs: r.mainMs,
+    subscriberCpuMs: r.sub?.cpuMs ?? NaN,
+  };
 }
 
 /** Runs `tmux wait-for <channel>` without blocking this process (an attached client must be read meanwhile). */
@@ -374,8 +343,8 @@ async function throughputPart() {
   for (let i = 0; i < REPS; i++) {
     checkDeadline('throughput');
     raw.push(await throughputRaw(file));
-    alone.push(await throughputShared(file, ptyBytes, false));
-    subscribed.push(await throughputShared(file, ptyBytes, true));
+    alone.push(await throughputShared(file, false));
+    subscribed.push(await throughputShared(file, true));
     if (hasTmux) {
       tm.push(await throughputTmux(file, i, false));
       tmAttached.push(await throughputTmux(file, i, true));
@@ -409,7 +378,6 @@ async function throughputPart() {
   console.log(`  with the subscriber, Shared PTY's output read (ms): ${runs(subscribed, 'rawMs')} (the socket traffic slows the PTY's reads too, on 2 cores)`);
   console.log(`  each run (ms): raw ${runs(raw, 'ms')} | output read ${runs(alone, 'rawMs')} | subscriber ${runs(subscribed, 'subscriberMs')} | tmux ${runs(tm, 'ms')} | tmux attached ${runs(tmAttached, 'ms')}; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   console.log(`  CPU ms/MB: the process doing the work (Shared PTY: the host, all threads; tmux: the server); Shared PTY's main thread ${perMb(alone, 'mainMs')} alone, ${perMb(subscribed, 'mainMs')} with the subscriber, whose own process used ${perMb(subscribed, 'subscriberCpuMs')}; the tmux client ${hasTmux ? perMb(tmAttached, 'clientCpuMs') : 'n/a'}`);
-  console.log(`  Shared PTY hosts: \`node bin/shared-pty.js serve\` started without GLIBC_TUNABLES; huge-page malloc by itself in ${hostTuned.filter(Boolean).length} of ${hostTuned.length}`);
   const lost = [...alone, ...subscribed].filter((s) => s.bytes !== ptyBytes);
   if (lost.length) console.log(`  ! Shared PTY read ${lost.map((s) => s.bytes).join(', ')} bytes of ${ptyBytes}`);
   const rawLost = raw.filter((r) => r.bytes !== ptyBytes);

@@ -2,6 +2,9 @@
 // starts from a clean heap and the host's RSS is its own. Talks to the parent over IPC.
 //
 //   raw    <file>  node-pty alone runs `cat <file>`; reports when the last byte was read
+//   shared <file>  a Shared PTY host runs `cat <file>` in a session; reports when the last raw
+//                  byte was read and when the mirror had parsed everything; the parent is a
+//                  socket subscriber and times the notifications itself
 //   memory <n> <lines>  n bash sessions each run `seq 1 <lines>`; reports RSS/heap before and
 //                  after, then the host's CPU time over an idle window
 import * as fs from 'node:fs';
@@ -40,6 +43,43 @@ async function raw(file: string): Promise<void> {
   while (now() - last < 200) await sleep(50);
   const c = process.cpuUsage(c0);
   send({ t0, tLast: last, bytes, cpuMs: (c.user + c.system) / 1000 });
+}
+
+async function shared(file: string): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-bench-'));
+  fs.chmodSync(dir, 0o700);
+  const host = await Host.start({ kind: 'serve', runtimeDir: dir });
+  // The program waits for a key so the subscriber is in place before the first byte.
+  const session: Session = await host.createSession({ command: 'sh', args: ['-c', `stty -echo; read _; exec cat '${file}'`], cols: 80, rows: 24 });
+  let lastRaw = 0;
+  let lastParsed = 0;
+  let bytes = 0;
+  session.onOutput((c) => {
+    bytes += c.data.length;
+    lastRaw = now();
+  });
+  session.mirror.onParsed(() => {
+    if (session.mirror.pendingBytes === 0) lastParsed = now();
+  });
+  send({ address: host.describe(session).address });
+  await next(); // the parent subscribed
+  await sleep(100); // sh reached its read
+  const startCursor = session.cursor;
+  bytes = 0;
+  const c0 = process.cpuUsage();
+  const m0 = mainThreadCpuMs();
+  const t0 = now();
+  session.write('\r', BENCH);
+  await session.exited;
+  await session.mirror.whenParsed();
+  const c = process.cpuUsage(c0);
+  const mainMs = mainThreadCpuMs() - m0;
+  lastParsed = Math.max(lastParsed, lastRaw);
+  const rows = (await session.mirror.screen()).rows.filter((r) => r !== '').length;
+  send({ t0, tRaw: lastRaw, tParsed: lastParsed, bytes, endCursor: session.cursor, startCursor, screenRows: rows, cpuMs: (c.user + c.system) / 1000, mainMs });
+  await next(); // the parent has its subscriber numbers
+  await host.close();
+  fs.rmSync(dir, { recursive: true, force: true });
 }
 
 /** CPU time of the main (JavaScript) thread alone, from /proc (Linux); NaN elsewhere. */
@@ -128,6 +168,7 @@ async function memory(n: number, lines: number, idleMs: number): Promise<void> {
 const [mode, ...args] = process.argv.slice(2);
 try {
   if (mode === 'raw') await raw(args[0]);
+  else if (mode === 'shared') await shared(args[0]);
   else if (mode === 'memory') await memory(Number(args[0]), Number(args[1]), Number(args[2]));
   else throw new Error(`unknown mode ${mode}`);
   process.disconnect?.();

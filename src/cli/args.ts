@@ -55,9 +55,3 @@ export function strFlag(args: ParsedArgs, name: string): string | undefined {
   const v = args.flags.get(name);
   return typeof v === 'string' ? v : undefined;
 }
-
-/** True when a command's own flags (those before `--`) ask for its help. */
-export function wantsHelp(rest: string[]): boolean {
-  const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
-  return flags.includes('--help') || flags.includes('-h');
-}

@@ -1,10 +1,9 @@
 import { RpcCallError } from '../transport/rpc-client';
-import { UsageError, wantsHelp } from './args';
+import { UsageError } from './args';
 import { attachCommand } from './attach';
 import { keysCommand, listCommand, readCommand, sendCommand, viewCommand, waitCommand } from './commands';
 import { CliError } from './find-session';
 import { serveCommand } from './serve';
-import { relaunchTunedFor } from './tuned-host';
 import { VERSION } from '../version';
 
 const HELP = `shared-pty ${VERSION} — terminals shared between people and agents
@@ -51,14 +50,12 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = COMMANDS[name];
   if (!command) return fail(`unknown command "${name}" (see shared-pty --help)`, 2);
-  if (wantsHelp(rest)) {
+  const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
+  if (flags.includes('--help') || flags.includes('-h')) {
     process.stdout.write(commandHelp(name));
     return 0;
   }
   try {
-    // bin/shared-pty.js asks first, before this bundle loads; this covers `node dist/cli.js serve`.
-    const relayed = relaunchTunedFor(argv);
-    if (relayed) return await relayed;
     return await command(rest);
   } catch (e) {
     if (e instanceof UsageError) return fail(e.message, 2);

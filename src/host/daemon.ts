@@ -32,7 +32,6 @@ export async function ensureDaemon(opts: EnsureDaemonOptions): Promise<HostRecor
   const dir = ensureRuntimeDir(opts.runtimeDir);
   const existing = findDaemon(dir);
   if (existing) return existing;
-  // Spawned tuned (malloc-env.ts), so the detached host never needs to re-execute itself to be.
   const env = withHugePageMalloc({ ...process.env, ...opts.env, ELECTRON_RUN_AS_NODE: '1', SHARED_PTY_DIR: dir });
   // What the detached host says (a crash, a node-pty that will not load) lands in daemon.log (0600,
   // one run's worth): there is no terminal to see it otherwise. Nothing secret is ever written there.

@@ -4,7 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readLiveRecords, type HostRecord } from '../../src/host/discovery';
-import { CLI, hostProcessOf, pidAlive, REPO_ROOT, sleep } from './protocol';
+import { CLI, pidAlive, REPO_ROOT, sleep } from './protocol';
 
 /** What one CLI run produced. */
 export interface CliResult {
@@ -89,10 +89,7 @@ export function isZombie(pid: number): boolean {
 /** A `shared-pty serve` host running in the foreground as a child process. */
 export interface ServeHost {
   child: ChildProcess;
-  /** The process we started (signals go here, as a user's would). */
   pid: number;
-  /** The process that runs the host: `pid`, or its tuned re-exec (hostProcessOf). */
-  hostPid: number;
   /** Its discovery record as first seen (with one session). */
   record: HostRecord;
   /** Everything it printed. */
@@ -123,7 +120,7 @@ export async function startServeHost(args: string[], env: NodeJS.ProcessEnv, tim
       resolve(code ?? signal ?? 'unknown');
     });
   });
-  const host: Omit<ServeHost, 'record' | 'hostPid'> = {
+  const host: Omit<ServeHost, 'record'> = {
     child,
     pid,
     output: () => out,
@@ -139,9 +136,8 @@ export async function startServeHost(args: string[], env: NodeJS.ProcessEnv, tim
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (done) throw new Error(`serve exited before it was ready: ${out}`);
-    const hostPid = hostProcessOf(pid);
-    const record = readLiveRecords(dir).find((r) => r.pid === hostPid && r.sessions.length > 0);
-    if (record) return { ...host, hostPid, record };
+    const record = readLiveRecords(dir).find((r) => r.pid === pid && r.sessions.length > 0);
+    if (record) return { ...host, record };
     if (Date.now() > deadline) {
       await host.stop();
       throw new Error(`serve did not publish a session within ${timeoutMs} ms: ${out}`);

@@ -280,34 +280,6 @@ export function parentOf(pid: number): number | null {
   }
 }
 
-/** A process's command line (arguments joined by NUL), or '' when it is gone. */
-export function cmdlineOf(pid: number): string {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-/**
- * The process that runs the host of a `shared-pty serve` we started as `pid`: `pid` itself, or
- * the child it re-executed itself as, with the same command line, to tune malloc (src/cli/tuned-host.ts).
- */
-export function hostProcessOf(pid: number): number {
-  const cmd = cmdlineOf(pid);
-  return childrenOf(pid).find((c) => cmd !== '' && cmdlineOf(c.pid) === cmd)?.pid ?? pid;
-}
-
-/** A process's environment, from /proc (what it was started with). */
-export function environOf(pid: number): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const kv of fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
-    const eq = kv.indexOf('=');
-    if (eq > 0) out.set(kv.slice(0, eq), kv.slice(eq + 1));
-  }
-  return out;
-}
-
 /** Environment for a child running plain bash with a predictable prompt. */
 export function bashEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, LANG: 'C.UTF-8', PS1: '$ ', HISTFILE: '/dev/null', ...extra };

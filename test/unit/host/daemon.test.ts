@@ -4,8 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DAEMON_LOG, ensureDaemon, findDaemon } from '../../../src/host/daemon';
 import { tempRuntimeDir, until } from '../../helpers/host';
-import { glibcAtLeast, hugePageMallocSupported, restoreUserTunables, withHugePageMalloc } from '../../../src/core/session/malloc-env';
-import { environOf } from '../../helpers/protocol';
+import { restoreUserTunables, withHugePageMalloc } from '../../../src/core/session/malloc-env';
 import type { SessionInfo } from '../../../src/core/methods/types';
 import { RpcClient } from '../../../src/transport/rpc-client';
 
@@ -36,6 +35,16 @@ test('the real host starts once, detached, and a second call finds it', async ()
   await until(() => !findDaemon(dir), 10000, 'the daemon to stop');
 });
 
+/** A process's environment, from /proc. */
+function environOf(pid: number): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const kv of fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
+    const eq = kv.indexOf('=');
+    if (eq > 0) out.set(kv.slice(0, eq), kv.slice(eq + 1));
+  }
+  return out;
+}
+
 test('the host mallocs on huge pages; its sessions get the user\'s own GLIBC_TUNABLES back', { skip: process.platform !== 'linux' && 'Linux only' }, async () => {
   const own = tempRuntimeDir();
   const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
@@ -60,24 +69,14 @@ test('the host mallocs on huge pages; its sessions get the user\'s own GLIBC_TUN
   }
 });
 
-test('huge-page malloc: added once, after the user\'s tunables, and only where glibc knows it', () => {
-  assert.deepEqual(withHugePageMalloc({ A: '1' }, true), { A: '1', GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1', SHARED_PTY_USER_GLIBC_TUNABLES: '' });
-  const twice = withHugePageMalloc(withHugePageMalloc({ GLIBC_TUNABLES: 'x=1' }, true), true);
+test('huge-page malloc: added once, after the user\'s tunables, and nowhere but Linux', () => {
+  assert.deepEqual(withHugePageMalloc({ A: '1' }, 'linux'), { A: '1', GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1', SHARED_PTY_USER_GLIBC_TUNABLES: '' });
+  const twice = withHugePageMalloc(withHugePageMalloc({ GLIBC_TUNABLES: 'x=1' }, 'linux'), 'linux');
   assert.equal(twice.GLIBC_TUNABLES, 'x=1:glibc.malloc.hugetlb=1');
-  // A user who chose a hugetlb setting keeps it; nothing to do returns the same object (no re-exec).
-  const chosen = { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=0' };
-  assert.equal(withHugePageMalloc(chosen, true), chosen);
-  const elsewhere = { A: '1' };
-  assert.equal(withHugePageMalloc(elsewhere, false), elsewhere);
+  // A user who chose a hugetlb setting keeps it.
+  assert.deepEqual(withHugePageMalloc({ GLIBC_TUNABLES: 'glibc.malloc.hugetlb=0' }, 'linux'), { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=0' });
+  assert.deepEqual(withHugePageMalloc({ A: '1' }, 'darwin'), { A: '1' });
   const session: Record<string, string> = { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1', SHARED_PTY_USER_GLIBC_TUNABLES: '' };
   restoreUserTunables(session);
   assert.deepEqual(session, {});
-});
-
-test('glibc 2.35 is the first that knows glibc.malloc.hugetlb; musl (no glibc version) never does', () => {
-  for (const v of ['2.35', '2.36', '2.40', '3.0']) assert.equal(glibcAtLeast(v, [2, 35]), true, v);
-  for (const v of ['2.34', '2.17', '1.99', '', undefined]) assert.equal(glibcAtLeast(v, [2, 35]), false, String(v));
-  // This machine: Linux with the glibc node runs on, read the way the product reads it.
-  const runtime = (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime;
-  assert.equal(hugePageMallocSupported(), process.platform === 'linux' && glibcAtLeast(runtime, [2, 35]));
 });
