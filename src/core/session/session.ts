@@ -450,6 +450,8 @@ const signalNames = new Map<number, string>(Object.entries(os.constants.signals)
 function buildEnv(extra?: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  // The host's malloc tuning is not the program's; a caller's own GLIBC_TUNABLES (extra) still wins.
+  restoreUserTunables(env);
   Object.assign(env, extra ?? {});
   env.TERM = 'xterm-256color';
   env.COLORTERM ??= 'truecolor';
@@ -459,6 +461,5 @@ function buildEnv(extra?: Record<string, string>): Record<string, string> {
   // The editor starts the host with these; a user's shell must not inherit them (Electron apps break).
   delete env.ELECTRON_RUN_AS_NODE;
   delete env.SHARED_PTY_NODE_PTY_FALLBACK;
-  restoreUserTunables(env);
   return env;
 }

@@ -57,10 +57,17 @@ test('the host mallocs on huge pages; its sessions get the user\'s own GLIBC_TUN
     assert.equal(host.get('SHARED_PTY_USER_GLIBC_TUNABLES'), 'glibc.malloc.arena_max=2');
     assert.match(host.get('GLIBC_TUNABLES') ?? '', /^glibc\.malloc\.arena_max=2/);
     const s = await client.request<SessionInfo>('session/create', { command: 'sleep', args: ['30'] });
+    await until(() => fs.readFileSync(`/proc/${s.pid}/comm`, 'utf8').trim() === 'sleep', 10000, 'sleep to start');
     const env = environOf(s.pid);
     assert.equal(env.get('GLIBC_TUNABLES'), 'glibc.malloc.arena_max=2', 'the program sees what the user set');
     assert.equal(env.has('SHARED_PTY_USER_GLIBC_TUNABLES'), false);
     await client.request('pty/kill', { session: s.id });
+    // A session opened with a GLIBC_TUNABLES of its own keeps it: the caller's env wins over the user's.
+    const own2 = await client.request<SessionInfo>('session/create', { command: 'sleep', args: ['30'], env: { GLIBC_TUNABLES: 'glibc.malloc.tcache_count=0' } });
+    // Until the child has exec'd, /proc shows the host's environment (node-pty forks, then execs).
+    await until(() => fs.readFileSync(`/proc/${own2.pid}/comm`, 'utf8').trim() === 'sleep', 10000, 'sleep to start');
+    assert.equal(environOf(own2.pid).get('GLIBC_TUNABLES'), 'glibc.malloc.tcache_count=0', 'the session\'s own env wins');
+    await client.request('pty/kill', { session: own2.id });
   } finally {
     client.close();
     process.kill(rec.pid, 'SIGTERM');
