@@ -309,21 +309,27 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     const page = await newPage();
     await page.goto(server.viewUrl(session.id));
     await waitForPageLine(page, (l) => l.startsWith('view$'), 'the prompt');
-    // The page's main thread stalls for 6 s while ~19 MB pass (more than the loopback socket's
-    // buffers hold): the browser stops taking frames, the host's socket fills, and the 1 MiB ring
-    // moves on without the view.
+    // The page's main thread stalls while ~19 MB pass (more than the loopback socket's buffers
+    // hold): the browser stops taking frames, the host's socket fills, and the 1 MiB ring moves on
+    // without the view. The stall lasts until the whole flood has reached the host, whatever the
+    // machine's speed: the test then sets a cookie, which the busy page reads synchronously.
     const stall = page.evaluate(() => {
-      const end = Date.now() + 6000;
+      const end = Date.now() + 90_000;
+      let next = 0;
       while (Date.now() < end) {
-        // busy: no WebSocket message is handled meanwhile
+        // busy: no WebSocket message is handled meanwhile; a look at the cookies every 50 ms
+        if (Date.now() < next) continue;
+        if (document.cookie.includes('flood_done=1')) return;
+        next = Date.now() + 50;
       }
     });
     session.write(
       `printf '\\e[33m'; seq 1 2500000; printf '\\e[0m\\e[44mFIN-%d\\e[0m\\n' $((6*7))\r`,
       TEST_WRITER,
     );
-    await stall;
     await until(async () => (await screenRows(session)).some((r) => r.startsWith('FIN-42')), 60_000, 'the end of the flood on the host');
+    await page.context().addCookies([{ name: 'flood_done', value: '1', url: server.url }]);
+    await stall;
     const expected = screenText(await session.mirror.screen());
     let shown = '';
     await until(async () => {
