@@ -262,52 +262,37 @@ describe('CORS (CONTRACT §9.8)', () => {
   });
 });
 
-describe('serve --allow-origin (CONTRACT §9.8)', () => {
-  let base: string;
-  let serve: ServeProcess | undefined;
+describe('serve with HTTP: the token stays in the 0600 record; --allow-origin', () => {
+  const bases: string[] = [];
+  const serves: ServeProcess[] = [];
 
   before(() => buildCli(), { timeout: 180_000 });
   after(async () => {
-    await serve?.stop();
-    if (base) fs.rmSync(base, { recursive: true, force: true });
+    for (const serve of serves) await serve.stop();
+    for (const base of bases) fs.rmSync(base, { recursive: true, force: true });
   });
 
-  test('sets the allow-list of a host started by hand; a malformed origin is a usage error', { timeout: 90_000 }, async () => {
-    base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-http-cors-'));
+  /** A folder of its own with a private runtime directory, and the environment that names it. */
+  function privateRun(): { base: string; runDir: string; env: NodeJS.ProcessEnv } {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-http-serve-'));
+    bases.push(base);
     const runDir = path.join(base, 'run');
     fs.mkdirSync(runDir, { mode: 0o700 });
-    const env = bashEnv({ SHARED_PTY_DIR: runDir });
-    const bad = await runCli(['serve', '--allow-origin', 'not an origin'], env);
-    assert.equal(bad.code, 2, bad.stderr);
-    assert.match(bad.stderr, /^shared-pty: --allow-origin[^\n]*\n$/);
+    return { base, runDir, env: bashEnv({ SHARED_PTY_DIR: runDir }) };
+  }
+
+  /** `serve` with a bash session and HTTP on a free port (`extra` flags added). */
+  async function serveWithHttp(run: { base: string; env: NodeJS.ProcessEnv }, extra: string[] = []): Promise<{ serve: ServeProcess; port: number }> {
     const port = await freePort();
-    serve = await startServe(['--cmd', 'bash --norc --noprofile', '--cwd', base, '--http-port', String(port), '--allow-origin', 'https://app.example,http://localhost:3000'], env, { port });
-    const preflight = (origin: string) => request(port, 'OPTIONS', '/sessions', { origin, headers: { 'access-control-request-method': 'GET' } });
-    for (const origin of ['https://app.example', 'http://localhost:3000']) {
-      const a = await preflight(origin);
-      assert.equal(a.status, 204, `${origin}: ${a.text}`);
-      assert.equal(a.headers['access-control-allow-origin'], origin);
-    }
-    assert.equal((await preflight('https://other.example')).status, 403);
-  });
-});
-
-describe('serve: the token stays in the 0600 record', () => {
-  let base: string;
-  let serve: ServeProcess | undefined;
-
-  before(() => buildCli(), { timeout: 180_000 });
-  after(async () => {
-    await serve?.stop();
-    if (base) fs.rmSync(base, { recursive: true, force: true });
-  });
+    const serve = await startServe(['--cmd', 'bash --norc --noprofile', '--cwd', run.base, '--http-port', String(port), ...extra], run.env, { port });
+    serves.push(serve);
+    return { serve, port };
+  }
 
   test('the record holds the token (mode 0600); serve never prints it; responses never carry it', { timeout: 90_000 }, async () => {
-    base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-http-serve-'));
-    const runDir = path.join(base, 'run');
-    fs.mkdirSync(runDir, { mode: 0o700 });
-    const port = await freePort();
-    serve = await startServe(['--cmd', 'bash --norc --noprofile', '--cwd', base, '--http-port', String(port)], bashEnv({ SHARED_PTY_DIR: runDir }), { port });
+    const run = privateRun();
+    const { runDir } = run;
+    const { serve, port } = await serveWithHttp(run);
     // The record is written once the HTTP server is attached.
     let recordFile = '';
     let record: any;
@@ -356,6 +341,21 @@ describe('serve: the token stays in the 0600 record', () => {
     await serve.stop();
     assert.ok(!printed.includes(token) && !serve.output().includes(token), 'not even when it stops');
     assert.ok(!fs.existsSync(recordFile), 'the record is removed when serve ends');
+  });
+
+  test('--allow-origin sets the allow-list of a host started by hand (CONTRACT §9.8); a malformed origin is a usage error', { timeout: 90_000 }, async () => {
+    const run = privateRun();
+    const bad = await runCli(['serve', '--allow-origin', 'not an origin'], run.env);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /^shared-pty: --allow-origin[^\n]*\n$/);
+    const { port } = await serveWithHttp(run, ['--allow-origin', 'https://app.example,http://localhost:3000']);
+    const preflight = (origin: string) => request(port, 'OPTIONS', '/sessions', { origin, headers: { 'access-control-request-method': 'GET' } });
+    for (const origin of ['https://app.example', 'http://localhost:3000']) {
+      const a = await preflight(origin);
+      assert.equal(a.status, 204, `${origin}: ${a.text}`);
+      assert.equal(a.headers['access-control-allow-origin'], origin);
+    }
+    assert.equal((await preflight('https://other.example')).status, 403);
   });
 });
 
