@@ -13,13 +13,18 @@ import { TOOLS } from '../src/transport/mcp-tools';
 export const PROTOCOL_DOC = path.join(__dirname, '..', 'docs', 'protocol.md');
 const TABLE = METHODS as readonly MethodSpec[];
 
-/** `{ a, b? }` for an object schema's fields (`?`: optional); a titled schema by its title. */
+/** A shape's field names, `?` after the optional ones. */
+function fieldNames(shape: z.ZodRawShape): string[] {
+  return Object.entries(shape).map(([k, f]) => ((f as z.ZodType).safeParse(undefined).success ? `${k}?` : k));
+}
+
+/** `{ a, b? }` for an object schema's fields; a titled schema by its title. */
 function fields(schema: z.ZodType): string {
   const meta = (schema as { meta?: () => { title?: string } | undefined }).meta?.();
   if (meta?.title) return `\`${meta.title}\``;
-  const shape = (schema as z.ZodObject).shape as Record<string, z.ZodType> | undefined;
+  const shape = (schema as z.ZodObject).shape as z.ZodRawShape | undefined;
   if (!shape) return '—';
-  const names = Object.entries(shape).map(([k, f]) => ((f as z.ZodType).safeParse(undefined).success ? `${k}?` : k));
+  const names = fieldNames(shape);
   return names.length ? `\`{ ${names.join(', ')} }\`` : '`{}`';
 }
 
@@ -55,7 +60,7 @@ function restTable(): string {
 
 function toolsTable(): string {
   const rows = TOOLS.map((t) => {
-    const input = Object.keys(t.input).length ? `\`${Object.entries(t.input).map(([k, f]) => ((f as z.ZodType).safeParse(undefined).success ? `${k}?` : k)).join(', ')}\`` : '—';
+    const input = Object.keys(t.input).length ? `\`${fieldNames(t.input).join(', ')}\`` : '—';
     const hints = [t.annotations.readOnlyHint ? 'read-only' : '', t.annotations.destructiveHint ? 'destructive' : ''].filter(Boolean).join(', ');
     const mcp = t.method.mcp!;
     const notes = [
