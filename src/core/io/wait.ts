@@ -10,6 +10,12 @@ import type { Session } from '../session/session';
 export const DEFAULT_WAIT_TIMEOUT_MS = 10000;
 /** Longest wait a client may ask for: a day; longer is a mistake, not a plan. */
 export const MAX_WAIT_MS = 24 * 60 * 60 * 1000;
+/**
+ * While output keeps coming, the screen (or the output since a cursor) is looked at no more often
+ * than this: each look waits for the parser and reads the text again, and during a flood one look
+ * per parsed batch slowed the program 2x (bench/README.md).
+ */
+const CHECK_INTERVAL_MS = 10;
 
 export interface WaitOptions {
   match?: string;
@@ -63,11 +69,14 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
     let settled = false;
     let checking = false;
     let recheck = false;
+    let lastCheckAt = 0;
+    let later: NodeJS.Timeout | undefined;
     const settle = (outcome: () => void) => {
       if (settled) return;
       settled = true;
       for (const d of disposables) d.dispose();
       for (const t of timers) clearTimeout(t);
+      clearTimeout(later);
       signal?.removeEventListener('abort', onAbort);
       outcome();
     };
@@ -82,6 +91,7 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
       try {
         do {
           recheck = false;
+          lastCheckAt = Date.now();
           if (await matchesNow()) return finish('matched');
         } while (recheck && !settled);
       } catch (e) {
@@ -92,11 +102,20 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
       }
       if (!session.running) finish('session_exit');
     };
+    /** New output: look again, at most every CHECK_INTERVAL_MS. */
+    const onChange = () => {
+      const wait = lastCheckAt + CHECK_INTERVAL_MS - Date.now();
+      if (wait <= 0) return void check();
+      later ??= setTimeout(() => {
+        later = undefined;
+        void check();
+      }, wait);
+    };
     const onAbort = () => finish('timeout');
     signal?.addEventListener('abort', onAbort);
     if (hasPattern) {
       const source = opts.since !== undefined ? session.onOutput : session.mirror.onParsed;
-      disposables.push(source(() => void check()));
+      disposables.push(source(onChange));
     }
     disposables.push(session.onExit(() => void check()));
     timers.push(setTimeout(() => finish('timeout'), Math.min(timeout, MAX_WAIT_MS)));

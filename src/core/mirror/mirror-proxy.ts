@@ -1,28 +1,39 @@
-import { Disposable, disposableTimeout, Emitter, MutableDisposable } from '../base/lifecycle';
+import { Disposable, Emitter } from '../base/lifecycle';
 import type { ScreenSize, ScreenSnapshot } from './screen';
 import type { QueryArgs, QueryName, QueryResult } from './mirror-queries';
 import { MirrorThread, type MirrorEndpoint } from './mirror-thread';
 
-/** When output is handed to the mirror thread. */
-const enum HandOff {
-  /** A burst: at least this much output within one window… */
-  BurstBytes = 64 * 1024,
-  BurstWindowMs = 10,
-  /** …is held until the output pauses this long (or someone reads the screen). */
-  QuietMs = 20,
+/** How much output may wait for the parser, and how the parser's speed is estimated. */
+const enum Backlog {
+  /** A screen read waits for the backlog to be parsed: keep it to what the parser clears in this long. */
+  TargetMs = 40,
+  /** Bounds of the backlog: enough to keep the parser busy between two PTY reads… */
+  MinBytes = 32 * 1024,
+  /** …and never more than a read could wait for at the fastest parse seen. */
+  MaxBytes = 4 * 1024 * 1024,
+  /** Parse speed assumed before one is measured (bytes per ms: `yes`-like output, the slowest kind). */
+  InitialRate = 4 * 1024,
+  /** A parse-speed sample counts only when at least this much waited the whole time (the parser was busy)… */
+  SampleMinBytes = 16 * 1024,
+  /** …and spans at least this long (notices come in bunches: a shorter span overstates the speed). */
+  SampleMinMs = 10,
   /** Most bytes in one message to the thread. */
   MaxMessageBytes = 256 * 1024,
 }
 
+/** Weight of a new parse-speed sample in the running estimate. */
+const RATE_SMOOTHING = 0.25;
+
 /**
- * A session's screen, parsed in the mirror thread. Output is handed over as it is read and never
- * waits; reads are asynchronous and see exactly the output that came before them.
+ * A session's screen, parsed in the mirror thread. Output is handed over as it is read, in
+ * batches (MirrorThread.markDirty); reads are asynchronous and see exactly the output that came
+ * before them.
  *
- * During a burst of output (a `cat`, a build log) the bytes are held here, unparsed, until the
- * burst ends, the session's flow control limit is reached, or someone reads the screen: parsing
- * while the PTY floods takes a CPU from the program and the PTY reads (measured on 2 cores: a
- * concurrent parser halves the read rate; holding, the program runs at raw node-pty's speed and
- * the screen is up to date as soon after as before).
+ * A read waits for the parser to work through what was handed over before it, so the backlog is
+ * kept to what the parser clears in `Backlog.TargetMs` (`backlogLimit`; the session pauses its PTY
+ * above it, as a slow terminal makes a program wait). The limit follows the measured parse speed,
+ * which differs 20-fold between kinds of output (`yes` against base64 text) and falls when
+ * several sessions share the thread, so every session's reads stay prompt under any flood.
  */
 export class MirrorProxy extends Disposable implements MirrorEndpoint {
   private readonly _id: number;
@@ -34,12 +45,13 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   /** Cursor up to which the thread has parsed. */
   private _parsed: number;
   private _waiters: Array<{ cursor: number; resolve: () => void }> = [];
-  private _windowStart = 0;
-  private _windowBytes = 0;
-  private _lastWriteAt = 0;
-  /** Looks again once a held burst pauses (see `_holding`). */
-  private readonly _quietTimer = this._register(new MutableDisposable());
-  private _burst = false;
+  /** Parse speed, bytes per ms, while the parser had work waiting (see `backlogLimit`). */
+  private _rate: number = Backlog.InitialRate;
+  /** Start of the current speed sample: when, and the parsed cursor then. */
+  private _sampleAt = 0;
+  private _sampleFrom = 0;
+  /** False once the backlog ran low during the sample (the parser waited for output). */
+  private _sampleBusy = false;
 
   private readonly _onParsed = this._register(new Emitter<void>());
   /** More output has been parsed into the screen. */
@@ -68,9 +80,9 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     return this._written - this._parsed;
   }
 
-  /** The same over every mirror of the process (flow control bounds the total too). */
-  get pendingBytesAllSessions(): number {
-    return this._thread.pendingBytes;
+  /** Most bytes that may wait for the parser before the session pauses its PTY. */
+  get backlogLimit(): number {
+    return Math.min(Backlog.MaxBytes, Math.max(Backlog.MinBytes, this._rate * Backlog.TargetMs));
   }
 
   /**
@@ -80,23 +92,17 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
    */
   write(data: Buffer, cursor: number): void {
     if (this.isDisposed || data.length === 0) return;
+    // The parser has plenty waiting again: a new speed sample starts.
+    if (!this._sampleBusy && this._written - this._parsed < Backlog.SampleMinBytes && cursor - this._parsed >= Backlog.SampleMinBytes) this._startSample();
     this._queued.push(data);
     this._queuedBytes += data.length;
-    const now = performance.now();
-    this._lastWriteAt = now;
-    if (now - this._windowStart > HandOff.BurstWindowMs) {
-      this._windowStart = now;
-      this._windowBytes = 0;
-    }
-    this._windowBytes += data.length;
-    this._thread.pendingBytes += cursor - this._written;
     this._written = cursor;
     this._thread.markDirty(this);
   }
 
   /** Resolves once everything handed over so far has been parsed. */
   whenParsed(): Promise<void> {
-    this.flush(true);
+    this.flush();
     if (this._parsed >= this._written || this.isDisposed) return Promise.resolve();
     const cursor = this._written;
     return new Promise((resolve) => this._waiters.push({ cursor, resolve }));
@@ -105,14 +111,14 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   resize(cols: number, rows: number): void {
     this._size = { cols, rows };
     if (this.isDisposed) return;
-    this.flush(true);
+    this.flush();
     this._thread.post({ t: 'resize', id: this._id, cols, rows });
   }
 
   /** A read of the screen as of now, and the output cursor it reflects exactly. */
   async queryAt<K extends QueryName>(op: K, ...args: QueryArgs<K>): Promise<{ value: QueryResult<K>; cursor: number }> {
     if (this.isDisposed) throw new Error('The session has closed');
-    this.flush(true);
+    this.flush();
     const r = await this._thread.request({ t: 'query', id: this._id, op, args });
     return { value: r.value as QueryResult<K>, cursor: r.cursor };
   }
@@ -127,11 +133,9 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
 
   // MirrorEndpoint -------------------------------------------------------------------------
 
-  /** Sends the queued output, unless a burst is on and nobody needs the screen (`force`). */
-  flush(force = false): void {
+  /** Sends the queued output now. */
+  flush(): void {
     if (this._queuedBytes === 0 || this.isDisposed) return;
-    if (!force && this._holding()) return;
-    this._quietTimer.clear();
     const chunks = this._queued;
     this._queued = [];
     let cursor = this._written - this._queuedBytes;
@@ -140,7 +144,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
       const batch: Uint8Array[] = [];
       const transfer: ArrayBuffer[] = [];
       let size = 0;
-      for (; i < chunks.length && (batch.length === 0 || size + chunks[i].length <= HandOff.MaxMessageBytes); i++) {
+      for (; i < chunks.length && (batch.length === 0 || size + chunks[i].length <= Backlog.MaxMessageBytes); i++) {
         const chunk = movable(chunks[i]);
         batch.push(chunk);
         transfer.push(chunk.buffer as ArrayBuffer);
@@ -151,29 +155,30 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     }
   }
 
-  /** True while a burst goes on: its output waits (a timer looks again once it pauses). */
-  private _holding(): boolean {
-    if (this._windowBytes >= HandOff.BurstBytes) this._burst = true;
-    if (!this._burst) return false;
-    if (performance.now() - this._lastWriteAt >= HandOff.QuietMs) {
-      this._burst = false;
-      return false;
-    }
-    if (!this._quietTimer.value) {
-      this._quietTimer.value = disposableTimeout(() => {
-        this._quietTimer.clear();
-        this.flush();
-      }, HandOff.QuietMs);
-    }
-    return true;
-  }
-
   onParsedUpTo(cursor: number): void {
     if (cursor <= this._parsed) return;
-    this._thread.pendingBytes -= cursor - this._parsed;
+    this._sampleRate(cursor);
     this._parsed = cursor;
     this._releaseWaiters();
     this._onParsed.fire();
+  }
+
+  /**
+   * Updates the parse-speed estimate from the bytes parsed over at least SampleMinMs during which
+   * the parser always had work waiting (else the figure would be the output's pace, not the parser's).
+   */
+  private _sampleRate(cursor: number): void {
+    if (performance.now() - this._sampleAt >= Backlog.SampleMinMs) {
+      if (this._sampleBusy) this._rate += ((cursor - this._sampleFrom) / (performance.now() - this._sampleAt) - this._rate) * RATE_SMOOTHING;
+      this._startSample(cursor);
+    }
+    if (this._written - cursor < Backlog.SampleMinBytes) this._sampleBusy = false; // it may wait for output now
+  }
+
+  private _startSample(from = this._parsed): void {
+    this._sampleAt = performance.now();
+    this._sampleFrom = from;
+    this._sampleBusy = true;
   }
 
   reopen(): void {
@@ -187,7 +192,6 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
 
   /** Output that will never be parsed here (the thread restarted, or we are gone) stops counting. */
   private _forgetPending(): void {
-    this._thread.pendingBytes -= this._written - this._parsed;
     this._parsed = this._written;
   }
 
@@ -208,7 +212,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
 
   override dispose(): void {
     if (this.isDisposed) return;
-    this.flush(true);
+    this.flush();
     super.dispose();
     this._forgetPending();
     this._thread.unregister(this._id);

@@ -36,8 +36,6 @@ export class MirrorThread {
     return (g[sharedKey] ??= new MirrorThread());
   }
 
-  /** Bytes handed to the thread and not parsed yet, over every mirror (kept by the mirrors). */
-  pendingBytes = 0;
   private _worker: Worker | undefined;
   private _nextId = 1;
   private _nextReq = 1;

@@ -13,16 +13,6 @@ import type { InputSource, LastInput } from './input-source';
 
 /** Timing and size constants of a session; each says why it is what it is. */
 export const enum SessionTuning {
-  /**
-   * Pause the PTY when this many bytes wait for the mirror thread's parser. Large, so that a burst
-   * of output (a build log, a `cat` of 50 MB) flows at the PTY's speed and the parser catches up
-   * after (MirrorProxy); the bytes wait as raw output, fed to xterm a MiB at a time.
-   */
-  ParserHighWater = 64 * 1024 * 1024,
-  /** Resume the PTY once the parser is this close to caught up. */
-  ParserLowWater = 4 * 1024 * 1024,
-  /** Also pause, past the low-water mark, while this many bytes wait for the parser over all sessions. */
-  ParserHighWaterAllSessions = 128 * 1024 * 1024,
   /** After the process exits, output still in the kernel is read until this much silence… */
   ExitDrainQuietMs = 100,
   /** …or at most this long (a background job may hold the terminal open for ever). */
@@ -296,10 +286,8 @@ export class Session extends Disposable {
     this._onOutput.fire({ data, cursor: this.ring.end });
     this.mirror.write(data, this.ring.end);
     if (this._draining) return;
-    if (!this._pauses.has('parser') && this._parserTooFarBehind()) {
-      this._setPaused('parser', true);
-      this.mirror.flush(true); // held output goes to the parser now, not when the quiet timer fires
-    }
+    // The parser fell behind: the program waits, so a screen read never waits long (MirrorProxy).
+    if (!this._pauses.has('parser') && this.mirror.pendingBytes > this.mirror.backlogLimit) this._setPaused('parser', true);
     if (this._flowHolders.size > 0) this.reconsiderFlow();
   }
 
@@ -335,14 +323,9 @@ export class Session extends Disposable {
     else this._pty.resume();
   }
 
-  private _parserTooFarBehind(): boolean {
-    const own = this.mirror.pendingBytes;
-    if (own > SessionTuning.ParserHighWater) return true;
-    return own > SessionTuning.ParserLowWater && this.mirror.pendingBytesAllSessions > SessionTuning.ParserHighWaterAllSessions;
-  }
-
   private _maybeResume(): void {
-    if (this._pauses.has('parser') && this.mirror.pendingBytes < SessionTuning.ParserLowWater) this._setPaused('parser', false);
+    // Half the limit: the parser keeps work while the PTY refills.
+    if (this._pauses.has('parser') && this.mirror.pendingBytes <= this.mirror.backlogLimit / 2) this._setPaused('parser', false);
   }
 
   /**

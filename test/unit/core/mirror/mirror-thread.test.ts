@@ -5,7 +5,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Session } from '../../../../src/core/session/session';
-import { SessionTuning } from '../../../../src/core/session/session';
 import { MirrorThread } from '../../../../src/core/mirror/mirror-thread';
 import { BASH } from '../../../helpers/host';
 import { startHost, TEST_WRITER, until } from '../../../helpers/host';
@@ -43,10 +42,10 @@ describe('the mirror thread', () => {
   const exited = (s: Session) => s.exited;
 
   test('reads during a burst show the screen exactly as of the cursor they report', { timeout: 60_000 }, async () => {
-    const n = 6_000_000; // ~55 MB: still printing while the reads are made
+    const n = 2_000_000; // ~15 MB: still printing while the reads are made
     const s = await host.host.createSession({ command: 'seq', args: ['1', String(n)], cols: 80, rows: 24 });
     const checked: number[] = [];
-    for (const at of [1, 4, 8, 12]) {
+    for (const at of [1, 3, 6, 9]) {
       await until(() => s.cursor > at * 1024 * 1024 || !s.running, 20000, `${at} MiB of output`);
       const { value: screen, cursor } = await s.mirror.queryAt('screen');
       const rows = screen.rows.filter((r) => r !== '');
@@ -62,14 +61,17 @@ describe('the mirror thread', () => {
     host.host.registry.remove(s.id);
   });
 
-  test('a flood larger than the parser limit pauses the program and loses nothing', { timeout: 90_000 }, async () => {
-    // ~88 MB: more than SessionTuning.ParserHighWater can hold unparsed.
-    const n = 9_500_000;
+  test('a flood the parser cannot keep up with pauses the program, keeps the backlog bounded and loses nothing', { timeout: 90_000 }, async () => {
+    // ~15 MB of short rows: far more than the backlog may hold however fast the parser is.
+    const n = 2_000_000;
     const total = bytesBefore(n + 1);
-    assert.ok(total > SessionTuning.ParserHighWater * 1.2);
     const s = await host.host.createSession({ command: 'seq', args: ['1', String(n)], cols: 80, rows: 24 });
     let maxPending = 0;
-    const sampler = setInterval(() => (maxPending = Math.max(maxPending, s.mirror.pendingBytes)), 2);
+    let maxLimit = 0;
+    const sampler = setInterval(() => {
+      maxPending = Math.max(maxPending, s.mirror.pendingBytes);
+      maxLimit = Math.max(maxLimit, s.mirror.backlogLimit);
+    }, 2);
     try {
       await exited(s);
       await s.mirror.whenParsed();
@@ -77,14 +79,29 @@ describe('the mirror thread', () => {
       clearInterval(sampler);
     }
     // Bounded: one PTY read (at most 64 KiB) may land after the pause is asked for.
-    assert.ok(maxPending <= SessionTuning.ParserHighWater + 64 * 1024, `${maxPending} bytes waited for the parser`);
-    assert.ok(maxPending > SessionTuning.ParserLowWater, `the burst was held for the parser (${maxPending} bytes at most)`);
+    assert.ok(maxLimit <= 4 * 1024 * 1024, `the backlog limit stays at most 4 MiB (${maxLimit})`);
+    assert.ok(maxPending <= maxLimit + 64 * 1024, `${maxPending} bytes waited for the parser, limit ${maxLimit}`);
+    assert.ok(total > maxLimit * 3, 'the flood was much larger than the backlog may be');
     assert.equal(s.cursor, total, 'every byte was read');
     // The cursor's own (empty) row ends the retained rows.
     const page = await s.mirror.query('scrollbackPage', 0, 5001);
     const rows = page.text.split('\n').filter((r) => r !== '');
     assert.equal(rows.length, 5000);
     rows.forEach((r, i) => assert.equal(r, String(n - 4999 + i)));
+    host.host.registry.remove(s.id);
+  });
+
+  test('during an endless flood (yes) screen reads keep being answered, each with all output before it', { timeout: 60_000 }, async () => {
+    const s = await host.host.createSession({ command: 'yes', args: ['flood'], cols: 80, rows: 24 });
+    await until(() => s.cursor > 1024 * 1024, 20000, 'the flood');
+    // Before #12 a read waited for everything held unparsed (up to 64 MiB): seconds each.
+    for (let i = 0; i < 30; i++) {
+      const before = s.cursor;
+      const { value: screen, cursor } = await s.mirror.queryAt('screen');
+      assert.ok(cursor >= before, `read ${i} reflects the output received before it (${cursor} < ${before})`);
+      assert.equal(screen.rows.filter((r) => r === 'flood').length >= 22, true, `read ${i} shows the flood: ${JSON.stringify(screen.rows)}`);
+    }
+    assert.ok(s.running, 'the flood was still on while every read was answered');
     host.host.registry.remove(s.id);
   });
 
