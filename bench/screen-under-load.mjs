@@ -1,0 +1,337 @@
+// The screen under load (issue #12): how current the screen is while a program floods the
+// terminal, against tmux in the same run. Two measurements, each alternating Shared PTY and tmux:
+//
+//   reads during a flood   a second client reads the screen in a loop while a program prints
+//                          without end (`yes`) or a big file; latency of each read, p50/p99/max,
+//                          and how many were answered (tmux: `capture-pane -p`, one process each)
+//   screen-current speed   a file of plain, coloured or cursor-heavy output is `cat`-ed; timed from
+//                          the keypress until the screen shows its last line (Shared PTY: `pty/wait`
+//                          on the screen; tmux: `wait-for` after cat, then `capture-pane` shows it)
+//
+// Shared PTY runs as a user starts it: `shared-pty serve --cmd …` from the built bin, with nothing
+// added to the environment but the folder its sockets go to. Run alone: `node bench/screen-under-load.mjs`.
+import { spawn, execFile, execFileSync } from 'node:child_process';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const CLI = path.join(root, 'bin', 'shared-pty.js');
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const MARK = 'END-OF-FLOOD';
+
+// ---------------------------------------------------------------- workloads
+
+/** The three kinds of output, ~`mb` MB each, every one ending with the marker line. */
+function makeFiles(dir, mb) {
+  const target = mb * 1024 * 1024;
+  const write = (name, line) => {
+    const file = path.join(dir, `${name}.txt`);
+    const fd = fs.openSync(file, 'w');
+    let written = 0;
+    for (let i = 0; written < target; i++) {
+      const chunk = [];
+      for (let k = 0; k < 512; k++) chunk.push(line(i * 512 + k));
+      const s = chunk.join('');
+      fs.writeSync(fd, s);
+      written += s.length;
+    }
+    fs.writeSync(fd, `\x1b[0m\n${MARK}\n`);
+    fs.closeSync(fd);
+    return file;
+  };
+  const b64 = crypto.randomBytes(57 * 4096).toString('base64');
+  return {
+    // A build log: 76-column lines of base64.
+    plain: write('plain', (i) => b64.slice((i * 76) % (b64.length - 76), ((i * 76) % (b64.length - 76)) + 76) + '\n'),
+    // A coloured log: several SGR changes per line.
+    coloured: write('coloured', (i) => `\x1b[3${i % 8}mINFO\x1b[0m [\x1b[1;34mmodule-${i % 97}\x1b[0m] compiled \x1b[32m${i}\x1b[0m files in \x1b[33m${i % 1000} ms\x1b[0m\n`),
+    // A full-screen program redrawing: cursor moves, erases and short coloured writes all over the screen.
+    'cursor-heavy': write('cursor', (i) => `\x1b[${1 + (i % 23)};${1 + ((i * 7) % 60)}H\x1b[K\x1b[3${i % 8}m${'#'.repeat(i % 16)}${i}\x1b[0m`),
+  };
+}
+
+// ---------------------------------------------------------------- Shared PTY, as a user starts it
+
+/** `shared-pty serve --cmd sh -- -c SCRIPT`; resolves with the session's socket path and a stop(). */
+async function serve(env, script) {
+  const child = spawn(process.execPath, [CLI, 'serve', '--no-http', '--cols', '80', '--rows', '24', '--cmd', 'sh', '--', '-c', script], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+  child.stderr.setEncoding('utf8').on('data', (d) => (out += d));
+  const exited = new Promise((r) => child.once('exit', r));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    process.kill(child.pid, 'SIGTERM');
+    const t = setTimeout(() => child.exitCode === null && process.kill(child.pid, 'SIGKILL'), 3000);
+    await exited;
+    clearTimeout(t);
+  };
+  for (const deadline = Date.now() + 15000; ; ) {
+    const m = out.match(/ at unix:(\S+\.sock)/);
+    if (m) return { socket: m[1], pid: child.pid, stop };
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`shared-pty serve did not start: ${out}`);
+    }
+    await sleep(20);
+  }
+}
+
+/** A JSON-RPC 2.0 client on a session socket (one line a message). */
+function rpc(socket) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(socket);
+    const pending = new Map();
+    let nextId = 1;
+    let buf = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (d) => {
+      buf += d;
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        const msg = JSON.parse(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        const p = pending.get(msg.id);
+        if (!p) continue;
+        pending.delete(msg.id);
+        if (msg.error) p.reject(new Error(`${msg.error.code} ${msg.error.message}`));
+        else p.resolve(msg.result);
+      }
+    });
+    sock.on('error', reject);
+    sock.on('connect', () =>
+      resolve({
+        call(method, params = {}) {
+          const id = nextId++;
+          sock.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+          return new Promise((res, rej) => pending.set(id, { resolve: res, reject: rej }));
+        },
+        close: () => sock.destroy(),
+      }),
+    );
+  });
+}
+
+// ---------------------------------------------------------------- tmux, on a private server
+
+function tmuxServer(dir) {
+  const sock = path.join(dir, 'tmux-load.sock');
+  const conf = path.join(dir, 'tmux-load.conf');
+  fs.writeFileSync(conf, 'set -g status off\nset -g history-limit 10000\nset -g default-size 80x24\nset -sg escape-time 0\nset -g exit-empty off\n');
+  const env = Object.fromEntries(Object.entries({ ...process.env, LANG: 'C.UTF-8' }).filter(([k]) => !k.startsWith('TMUX')));
+  const args = (a) => ['-u', '-S', sock, '-f', conf, ...a];
+  const t = {
+    sock,
+    run: (...a) => execFileSync('tmux', args(a), { env, encoding: 'utf8' }),
+    runAsync: (...a) =>
+      new Promise((resolve, reject) => execFile('tmux', args(a), { env, encoding: 'utf8' }, (err, stdout) => (err ? reject(err) : resolve(stdout)))),
+    start() {
+      t.run('new-session', '-d', '-s', 'load', '-x', '80', '-y', '24', 'sleep 3600');
+      t.pid = Number(t.run('display-message', '-p', '#{pid}').trim());
+    },
+    stop() {
+      try {
+        t.run('kill-server');
+      } catch {
+        // already gone
+      }
+    },
+  };
+  return t;
+}
+
+// ---------------------------------------------------------------- reads during a flood
+
+/** Floods that last as long as the measurement: each file is printed again and again. */
+const FLOOD_PROGRAMS = (files) => ({
+  yes: 'yes',
+  ...Object.fromEntries(Object.entries(files).map(([name, file]) => [`cat ${name}`, `while :; do cat '${file}'; done`])),
+});
+
+/** Reads in a loop for `ms`, one after the other; their latencies. */
+async function readLoop(read, ms) {
+  const lat = [];
+  const end = now() + ms;
+  while (now() < end) {
+    const t = now();
+    await read();
+    lat.push(now() - t);
+  }
+  return lat;
+}
+
+async function readsShared(env, program, ms) {
+  const s = await serve(env, `stty -echo; read _; ${program}`);
+  try {
+    const writer = await rpc(s.socket);
+    const reader = await rpc(s.socket);
+    await sleep(200); // sh reached its read
+    await writer.call('pty/write', { action: { key: 'Enter' } });
+    await sleep(100); // the flood is on
+    const lat = await readLoop(() => reader.call('pty/read', {}), ms);
+    // Stopped (SIGTSTP: the program stays, its output stops), the host answers at once.
+    await writer.call('pty/signal', { signal: 'SIGTSTP' });
+    const t = now();
+    await reader.call('pty/read', {});
+    const after = now() - t;
+    for (const c of [writer, reader]) c.close();
+    return { lat, after };
+  } finally {
+    await s.stop();
+  }
+}
+
+async function readsTmux(t, program, ms, i) {
+  t.run('new-window', '-d', '-t', 'load', '-n', `flood${i}`, program);
+  await sleep(100);
+  const lat = await readLoop(() => t.runAsync('capture-pane', '-p', '-t', `load:flood${i}`), ms);
+  t.run('kill-window', '-t', `load:flood${i}`);
+  return { lat, after: NaN };
+}
+
+// ---------------------------------------------------------------- screen-current speed
+
+async function currentShared(env, file) {
+  const s = await serve(env, `stty -echo; read _; exec cat '${file}'`);
+  try {
+    const c = await rpc(s.socket);
+    await sleep(200);
+    const t0 = now();
+    await c.call('pty/write', { action: { key: 'Enter' } });
+    const r = await c.call('pty/wait', { match: MARK, timeout: 120000 });
+    const ms = now() - t0;
+    c.close();
+    if (r.reason !== 'matched') throw new Error(`the screen never showed the end (${r.reason})`);
+    return ms;
+  } finally {
+    await s.stop();
+  }
+}
+
+async function currentTmux(t, file, i) {
+  const channel = `cur${i}`;
+  const t0 = now();
+  t.run('new-window', '-d', '-t', 'load', '-n', channel, `cat '${file}'; tmux -S '${t.sock}' wait-for -S ${channel}; sleep 3600`);
+  // The server has read all of cat's output once cat has exited and the signal arrived…
+  await t.runAsync('wait-for', channel);
+  // …and capture-pane shows it (at once, in every run seen: the loop is a guard).
+  for (;;) {
+    const screen = await t.runAsync('capture-pane', '-p', '-t', `load:${channel}`);
+    if (screen.includes(MARK)) break;
+    await sleep(5);
+  }
+  const ms = now() - t0;
+  t.run('kill-window', '-t', `load:${channel}`);
+  return ms;
+}
+
+// ---------------------------------------------------------------- report
+
+const median = (a) => {
+  const s = [...a].sort((x, y) => x - y);
+  return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const pct = (a, p) => {
+  const s = [...a].sort((x, y) => x - y);
+  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const f = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
+
+function table(rows) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+  return rows
+    .map((r, k) => {
+      const line = r.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
+      return k === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
+    })
+    .join('\n');
+}
+
+export async function screenUnderLoad({ dir, reps = 3, mb = 50, floodMs = 4000, log = () => {} }) {
+  const files = makeFiles(dir, mb);
+  const sockDir = fs.mkdtempSync(path.join(dir, 'spt-'));
+  fs.chmodSync(sockDir, 0o700);
+  const env = { ...process.env, SHARED_PTY_DIR: sockDir };
+  const t = tmuxServer(dir);
+  t.start();
+  const out = [];
+  try {
+    // Reads during a flood.
+    const rows = [['flood', 'path', 'reads answered', 'per s', 'p50 ms', 'p99 ms', 'max ms', 'p99 vs tmux']];
+    const notes = [];
+    let i = 0;
+    let worst = 0;
+    for (const [name, program] of Object.entries(FLOOD_PROGRAMS(files))) {
+      const shared = [];
+      const tm = [];
+      const afters = [];
+      for (let r = 0; r < reps; r++) {
+        log(`reads during ${name}, round ${r + 1}`);
+        const a = await readsShared(env, program, floodMs);
+        shared.push(...a.lat);
+        afters.push(a.after);
+        tm.push(...(await readsTmux(t, program, floodMs, i++)).lat);
+      }
+      const p99 = pct(shared, 99);
+      worst = Math.max(worst, p99);
+      const tp99 = pct(tm, 99);
+      rows.push([name, 'Shared PTY pty/read', shared.length, f(shared.length / ((reps * floodMs) / 1000)), f(pct(shared, 50), 1), f(p99, 1), f(Math.max(...shared), 1), `${f(p99 / tp99, 2)}x`]);
+      rows.push(['', 'tmux capture-pane -p', tm.length, f(tm.length / ((reps * floodMs) / 1000)), f(pct(tm, 50), 1), f(tp99, 1), f(Math.max(...tm), 1), '1.00x']);
+      notes.push(`  ${name}: Shared PTY's first read once the program was stopped (SIGTSTP): ${afters.map((x) => f(x, 1)).join(', ')} ms`);
+    }
+    out.push(`(d) screen reads during a flood: a second client reads the screen one read after another for ${floodMs / 1000} s, ${reps} rounds, alternating`);
+    out.push(table(rows));
+    out.push(...notes);
+    out.push(`  target: p99 <= 100 ms during any flood: ${worst <= 100 ? 'MET' : 'NOT MET'} (worst p99 ${f(worst, 1)} ms)`);
+
+    // Screen-current speed.
+    const rows2 = [['output', 'MB', 'Shared PTY ms', 'MB/s', 'tmux ms', 'MB/s', 'vs tmux']];
+    const runs = [];
+    for (const [name, file] of Object.entries(files)) {
+      const mbs = fs.statSync(file).size / 1e6;
+      const a = [];
+      const b = [];
+      for (let r = 0; r < reps; r++) {
+        log(`screen-current ${name}, round ${r + 1}`);
+        a.push(await currentShared(env, file));
+        b.push(await currentTmux(t, file, i++));
+      }
+      const sa = median(a);
+      const sb = median(b);
+      rows2.push([name, f(mbs, 1), f(sa), f(mbs / (sa / 1000), 1), f(sb), f(mbs / (sb / 1000), 1), `${f(sb / sa, 2)}x`]);
+      runs.push(`  ${name}, each run (ms): Shared PTY ${a.map((x) => f(x)).join(' ')} | tmux ${b.map((x) => f(x)).join(' ')}`);
+    }
+    out.push('');
+    out.push(`(e) screen-current throughput: cat of a file at 80x24, from the keypress until the screen shows its last line; median of ${reps}, alternating`);
+    out.push(table(rows2));
+    out.push(...runs);
+    out.push('  target: >= 1.0x tmux on all three (1.3x on plain and coloured is the aim)');
+  } finally {
+    t.stop();
+  }
+  return out.join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-load-'));
+  try {
+    const text = await screenUnderLoad({
+      dir,
+      reps: Number(process.env.BENCH_REPS ?? 3),
+      mb: Number(process.env.BENCH_MB ?? 50),
+      floodMs: Number(process.env.BENCH_FLOOD_MS ?? 4000),
+      log: (m) => process.stderr.write(`[bench] ${m}\n`),
+    });
+    console.log(text);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
