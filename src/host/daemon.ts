@@ -3,7 +3,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readLiveRecords, type HostRecord } from './discovery';
 import { ensureRuntimeDir } from './runtime-dir';
-import { withHugePageMalloc } from '../core/session/malloc-env';
 
 /** How long to wait for a freshly started per-user host to write its record. */
 const DAEMON_START_TIMEOUT_MS = 10000;
@@ -32,7 +31,7 @@ export async function ensureDaemon(opts: EnsureDaemonOptions): Promise<HostRecor
   const dir = ensureRuntimeDir(opts.runtimeDir);
   const existing = findDaemon(dir);
   if (existing) return existing;
-  const env = withHugePageMalloc({ ...process.env, ...opts.env, ELECTRON_RUN_AS_NODE: '1', SHARED_PTY_DIR: dir });
+  const env = { ...process.env, ...opts.env, ELECTRON_RUN_AS_NODE: '1', SHARED_PTY_DIR: dir };
   // What the detached host says (a crash, a node-pty that will not load) lands in daemon.log (0600,
   // one run's worth): there is no terminal to see it otherwise. Nothing secret is ever written there.
   const log = fs.openSync(path.join(dir, DAEMON_LOG), 'w', 0o600);

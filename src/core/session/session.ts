@@ -8,7 +8,6 @@ import { loadNodePty } from './pty-loader';
 import { MirrorProxy } from '../mirror/mirror-proxy';
 import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
 import { completeUtf8Length } from '../base/utf8';
-import { restoreUserTunables } from './malloc-env';
 import type { InputSource, LastInput } from './input-source';
 
 /** Timing and size constants of a session; each says why it is what it is. */
@@ -433,8 +432,6 @@ const signalNames = new Map<number, string>(Object.entries(os.constants.signals)
 function buildEnv(extra?: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  // The host's malloc tuning is not the program's; a caller's own GLIBC_TUNABLES (extra) still wins.
-  restoreUserTunables(env);
   Object.assign(env, extra ?? {});
   env.TERM = 'xterm-256color';
   env.COLORTERM ??= 'truecolor';
