@@ -44,34 +44,45 @@ export function readsCellsDirectly(buf: IBuffer): boolean {
 function fromCells(row: CellRow): string | undefined {
   const data = row._data;
   const n = row.length;
-  if (units.length < n * 2) {
+  if (latin1.length < n * 2) {
     units = new Uint16Array(n * 2);
     latin1 = Buffer.allocUnsafeSlow(n * 2);
   }
-  let len = 0;
+  // Most rows are one byte a character: those go straight into `latin1`, one pass, no copy.
   let end = 0; // just past the last non-space
-  let narrow = true; // every code point fits in one byte
+  let x = 0;
+  for (; x < n; x++) {
+    const content = data[x * Cell.Words];
+    const cp = content & Cell.CodePointMask;
+    if (cp > 0xff || content & Cell.IsCombined) break;
+    if (cp === 0 || cp === 0x20) latin1[x] = 0x20; // an empty cell reads as a space
+    else {
+      latin1[x] = cp;
+      end = x + 1;
+    }
+  }
+  if (x === n) return end === 0 ? '' : latin1.toString('latin1', 0, end);
+  return wideRow(data, n);
+}
+
+/** A row with characters beyond Latin-1 (or combined ones: undefined), as UTF-16. */
+function wideRow(data: Uint32Array, n: number): string | undefined {
+  let len = 0;
+  let end = 0;
   for (let x = 0; x < n; x++) {
     const content = data[x * Cell.Words];
     if (content & Cell.IsCombined) return undefined;
     const cp = content & Cell.CodePointMask;
     if (cp === 0) {
-      units[len++] = 0x20; // an empty cell reads as a space
+      units[len++] = 0x20;
       continue;
     }
     if (cp > 0xffff) {
       units[len++] = 0xd800 + ((cp - 0x10000) >> 10);
       units[len++] = 0xdc00 + ((cp - 0x10000) & 0x3ff);
-      narrow = false;
-    } else {
-      units[len++] = cp;
-      if (cp > 0xff) narrow = false;
-    }
+    } else units[len++] = cp;
     if (cp !== 0x20) end = len;
     if (content >>> Cell.WidthShift === 2) x++; // the wide character's second cell holds nothing
   }
-  if (end === 0) return '';
-  if (!narrow) return String.fromCharCode.apply(null, units.subarray(0, end) as unknown as number[]);
-  for (let i = 0; i < end; i++) latin1[i] = units[i];
-  return latin1.toString('latin1', 0, end);
+  return end === 0 ? '' : String.fromCharCode.apply(null, units.subarray(0, end) as unknown as number[]);
 }
