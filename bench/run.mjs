@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 import { screenUnderLoad } from './screen-under-load.mjs';
+import { runInteractive } from './interactive.mjs';
 const require = createRequire(import.meta.url);
 const root = path.dirname(here);
 const MB = Number(process.env.BENCH_MB ?? 50);
@@ -22,7 +23,7 @@ const REPS = Number(process.env.BENCH_REPS ?? 3);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 10);
 const LINES = Number(process.env.BENCH_LINES ?? 12000);
 const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 5000);
-const ONLY = process.env.BENCH_ONLY ?? ''; // 'throughput', 'load' or 'memory' to run one part
+const ONLY = process.env.BENCH_ONLY ?? ''; // 'throughput', 'load', 'interactive' or 'memory' to run one part
 const FLOOD_MS = Number(process.env.BENCH_FLOOD_MS ?? 3000);
 const DEADLINE_MS = 420_000; // the whole bench stays under 7 minutes
 
@@ -326,6 +327,7 @@ async function main() {
   if (hasTmux) tmuxStart();
   if (!ONLY || ONLY === 'throughput') await throughputPart();
   if (hasTmux && (!ONLY || ONLY === 'load')) await loadPart();
+  if (hasTmux && (!ONLY || ONLY === 'interactive')) await interactivePart();
   if (!ONLY || ONLY === 'memory') await memoryPart();
   console.log(`\nbench took ${fmt((Date.now() - started) / 1000)} s`);
 }
@@ -387,6 +389,13 @@ async function throughputPart() {
   const verdict = (x) => `${x >= 1.3 ? 'MET' : 'NOT MET'} (${fmt(x, 2)}x)`;
   console.log(`  target: output throughput >= 1.3x tmux: no client ${verdict(tmuxMs / aloneRead)}; one client ${verdict(tmuxAttMs / subDelivered)}`);
   console.log(`  the screen (pty/read) is up to date ${fmt(tmuxMs / aloneParsed, 2)}x tmux's speed (the parser keeps pace: the PTY waits when it falls ~40 ms behind)`);
+}
+
+/** Echo, pipelined requests, flow-controlled throughput against tmux control mode (bench/interactive.mjs). */
+async function interactivePart() {
+  checkDeadline('echo and pipelining');
+  console.log('');
+  console.log(await runInteractive({ reps: REPS, tmp, mb: MB, log: () => checkDeadline('the next interactive round') }));
 }
 
 /** (d) and (e): the screen under load, with the host started as a user starts it (bench/screen-under-load.mjs). */

@@ -154,26 +154,49 @@ export class RpcConnection implements NotificationSink {
     });
     if (this._closed) return;
     this._write(response);
+    if (afterSend.length > 0) this._endTurn(); // the answer leaves before what follows it (a close, an exit)
     for (const fn of afterSend) fn();
   }
 
   private _rejectOversizedLine(): void {
     const limit = this._options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this._write(errorResponse(null, new RpcError(ErrorCode.InvalidRequest, `Invalid Request: line longer than ${limit} bytes; closing the connection`)));
+    this._endTurn();
     this._socket.end();
     // A client that keeps sending must not keep the socket open for ever.
     setTimeout(() => this._socket.destroy(), 1000).unref();
   }
 
+  /**
+   * Everything written in one turn of the event loop leaves in one socket write, at the turn's
+   * end: pipelined requests answered in the same turn cost one system call, not one each
+   * (measured: one write per answer spent a third of the host's time in writeUtf8String).
+   */
   private _write(msg: JsonRpcResponse | Record<string, unknown>): void {
     if (this._closed || this._socket.destroyed || !this._socket.writable) return;
+    if (!this._turn) {
+      this._out.cork();
+      this._turn = setImmediate(() => this._endTurn());
+    }
     this._out.write(JSON.stringify(msg) + '\n');
+  }
+
+  private _turn: NodeJS.Immediate | undefined;
+
+  /** Sends what this turn gathered. */
+  private _endTurn(): void {
+    if (!this._turn) return;
+    clearImmediate(this._turn);
+    this._turn = undefined;
+    this._out.uncork();
   }
 
   private _close(): void {
     if (this._closed) return;
     this._closed = true;
     this._queue.length = 0;
+    clearImmediate(this._turn); // nobody left to send it to
+    this._turn = undefined;
     this._drainWait?.dispose();
     this._abort.abort();
     this.link.dispose();

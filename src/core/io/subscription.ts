@@ -17,8 +17,10 @@ export interface NotificationSink {
 
 /** Most raw output put in one notification; larger backlogs go out in several. */
 const MAX_NOTIFICATION_BYTES = 64 * 1024;
-/** Notifications go out at most once per this many ms per subscriber (see _schedulePump). */
+/** During a burst, notifications go out at most once per this many ms per subscriber (see _schedulePump)… */
 const NOTIFY_INTERVAL_MS = 4;
+/** …a burst being a last notification at least this large (a PTY read gives up to 4 KB at a time). */
+const BURST_BYTES = 2048;
 
 /** How a subscription treats a client that falls behind (CONTRACT §9.1). */
 export interface SubscriptionOptions {
@@ -100,9 +102,12 @@ export class OutputSubscription implements IDisposable {
 
   private _pumpScheduled = false;
   private _lastPumpAt = 0;
+  /** Bytes the last pump sent: small means no burst is on, so new output goes at once. */
+  private _lastPumpBytes = 0;
 
   /**
-   * Output that comes now and then is sent at once (an echo, a prompt). During a burst, the PTY
+   * Output that comes now and then is sent at once (an echo, a prompt, keys typed back to back:
+   * each waited up to 4 ms when every pump was spaced, measured p50 3.7 ms). During a burst, the PTY
    * gives at most 4 KB a read; sending at most every 4 ms turns that into a few large
    * notifications, written together, instead of thousands of small ones: socket writes cost per
    * write, for the host and for the client it wakes (measured on a 50 MB `cat`: 1 ms batches
@@ -115,7 +120,7 @@ export class OutputSubscription implements IDisposable {
       this._pumpScheduled = false;
       this.pump();
     };
-    const wait = this._lastPumpAt + NOTIFY_INTERVAL_MS - performance.now();
+    const wait = this._lastPumpBytes < BURST_BYTES ? 0 : this._lastPumpAt + NOTIFY_INTERVAL_MS - performance.now();
     if (wait <= 0) setImmediate(run);
     else setTimeout(run, wait);
   }
@@ -124,6 +129,7 @@ export class OutputSubscription implements IDisposable {
   pump(): void {
     if (this._disposed || !this._started || this._waitingDrain) return;
     this._lastPumpAt = performance.now();
+    this._lastPumpBytes = this._session.cursor - this._cursor;
     this._sink.cork?.();
     try {
       this._pumpCorked();
