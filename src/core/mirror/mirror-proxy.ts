@@ -44,6 +44,12 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   private readonly _onParsed = this._register(new Emitter<void>());
   /** More output has been parsed into the screen. */
   readonly onParsed = this._onParsed.event;
+  private readonly _onBell = this._register(new Emitter<void>());
+  /** The program rang the bell (once per batch of parsed output, however many BELs it held). */
+  readonly onBell = this._onBell.event;
+  private readonly _onTitle = this._register(new Emitter<string>());
+  /** The program set a new window title. */
+  readonly onTitle = this._onTitle.event;
 
   constructor(
     cols: number,
@@ -174,6 +180,12 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._parsed = cursor;
     this._releaseWaiters();
     this._onParsed.fire();
+  }
+
+  onSignals(bell: boolean, title: string | undefined): void {
+    if (this.isDisposed) return;
+    if (bell) this._onBell.fire();
+    if (title !== undefined) this._onTitle.fire(title);
   }
 
   reopen(): void {
