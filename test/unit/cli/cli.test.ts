@@ -16,7 +16,7 @@ import { bashEnv, buildCli, childrenOf, CLI, pidAlive, REPO_ROOT, sleep } from '
 const TEST_TIMEOUT = 60_000;
 
 /** Every SessionInfo field of a host without HTTP or per-session TCP (CONTRACT §2). */
-const SESSION_INFO_KEYS = ['address', 'args', 'clients', 'command', 'createdAt', 'cols', 'cwd', 'exitCode', 'id', 'name', 'origin', 'pid', 'rows', 'running', 'workspace'];
+const SESSION_INFO_KEYS = ['address', 'args', 'clients', 'command', 'createdAt', 'cols', 'cwd', 'exitCode', 'id', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'workspace'];
 
 const dirs: string[] = [];
 const sessionPids = new Set<number>();
