@@ -85,7 +85,7 @@ describe('secret input', { skip: !linux && 'needs Linux /proc' }, () => {
       assert.equal((await rpc('pty/info', { session })).secretInput, false);
       const screen = await rpc('pty/read', { session });
       assert.ok(screen.screen.split('\n').includes(`len=${SECRET.length}`), `only the secret was read, none of the agent's text: ${screen.screen}`);
-      await until(() => notes.some((n) => n.method === 'pty/event' && n.params.session === session && n.params.type === 'input_wait' && n.params.seq > eventSeq('secret_input')), 5000, 'an input_wait after it');
+      await until(() => notes.some((n) => n.method === 'pty/event' && n.params.session === session && n.params.type === 'input_wait' && (n.params.seq as number) > eventSeq('secret_input')), 5000, 'an input_wait after it');
 
       // Nowhere to be read: the results, the raw output, the screen, the scrollback, the events, the info.
       results.push(screen, await rpc('pty/output', { session }), await rpc('pty/scrollback', { session }), await rpc('pty/info', { session }), notes);
