@@ -49,6 +49,11 @@ export class InputWatch extends Disposable {
     return this._state;
   }
 
+  /** True when no probe is due or running: what an idle session is (no timer, no work). */
+  get quiet(): boolean {
+    return !this._timer.value && !this._probing;
+  }
+
   /** Output arrived (called per PTY read, so it only notes the time and arms one timer). */
   activity(): void {
     this._lastActivity = Date.now();
