@@ -64,7 +64,7 @@ export const writeMethod = method({
     tool: 'send_keys',
     title: 'Press keys',
     description:
-      'Press named keys in order, without waiting: Enter, Tab, Escape, Backspace, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, F1..F12, combinations such as Ctrl+C, Ctrl+D, Alt+X, Shift+Tab, or any single character such as "q" or ":" (for pagers, editors and TUIs). Then use read_screen or wait_for to see the effect.',
+      'Press named keys in order, without waiting: Enter, Tab, Escape, Backspace, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, F1..F12, combinations such as Ctrl+C, Ctrl+D, Alt+X, Shift+Tab, or any single character such as "q" or ":" (for pagers, editors and TUIs). Then use read_screen or wait_for to see the effect. Refused while the program asks for a password (secret_input): only the user types that.',
     input: {
       shape: { keys: z.array(z.string()).min(1).describe('Key names, case-sensitive.') },
       toParams: (a) => ({ action: (a.keys as string[]).map((key) => ({ key })) }),
