@@ -39,7 +39,7 @@ function methodsTable(doc: string): string {
   const rows = TABLE.map((m) => {
     const anchor = anchorOf(doc, m.name);
     const name = anchor ? `[\`${m.name}\`](#${anchor})` : `\`${m.name}\``;
-    const where = m.target === 'host' ? ' (control only)' : '';
+    const where = m.target === 'host' ? ' (control only)' : m.target === 'session-or-host' ? ' (control: `session` optional)' : '';
     return `| ${name}${where} | ${fields(m.params)} | ${fields(m.result)} | ${m.scope} | ${m.summary} |`;
   });
   return ['| method | params | result | scope | what it does |', '|---|---|---|---|---|', ...rows].join('\n');

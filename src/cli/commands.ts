@@ -38,7 +38,7 @@ export async function listCommand(argv: string[]): Promise<number> {
   const rows = sessions.map((s) => [
     s.id,
     s.name,
-    s.running ? 'running' : `exited ${s.exitCode}`,
+    s.running ? (s.secretInput ? 'secret-input' : 'running') : `exited ${s.exitCode}`,
     `${s.cols}x${s.rows}`,
     String(s.clients),
     s.origin,
@@ -92,6 +92,7 @@ export async function sendCommand(argv: string[]): Promise<number> {
   else {
     if (r.output) process.stdout.write(r.output + '\n');
     process.stdout.write(`[wait reason: ${r.waitReason}${r.truncated ? ', output truncated' : ''}]\n`);
+    if (r.waitReason === 'secret_input') process.stdout.write('[the program asks for a password: type it in the terminal, e.g. shared-pty attach]\n');
   }
   return 0;
 }

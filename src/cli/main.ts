@@ -3,6 +3,7 @@ import { UsageError } from './args';
 import { attachCommand } from './attach';
 import { keysCommand, listCommand, readCommand, sendCommand, viewCommand, waitCommand } from './commands';
 import { CliError } from './find-session';
+import { eventsCommand } from './events';
 import { serveCommand } from './serve';
 import { VERSION } from '../version';
 
@@ -16,6 +17,7 @@ Usage:
   shared-pty wait <session> <text> [--regex] [--timeout MS]
   shared-pty attach <session>
   shared-pty view <session> [--read-only]      (a link to watch it live in a browser)
+  shared-pty events [<session>] [--since SEQ] [--json]   (input waits, password prompts, bell, title, resize, exit…)
   shared-pty serve [--cmd CMD [-- ARGS...]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http]
   shared-pty mcp
 
@@ -32,6 +34,7 @@ const COMMANDS: Record<string, Command> = {
   wait: waitCommand,
   attach: attachCommand,
   view: viewCommand,
+  events: eventsCommand,
   serve: serveCommand,
   mcp: async (argv) => (await import('./mcp')).mcpCommand(argv),
   daemon: async (argv) => (await import('./daemon')).daemonCommand(argv),

@@ -131,6 +131,7 @@ export class Host extends Disposable implements HostServices {
       origin: o.origin,
       address: unix?.address ?? tcp?.address ?? '',
       clients: session.clients,
+      secretInput: session.secretInput,
     };
     if (tcp) info.tcp = tcp.address;
     if (this._http) info.stream = this._http.streamUrl(session.id);

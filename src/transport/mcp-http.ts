@@ -17,8 +17,23 @@ export function localBackend(services: HostServices, signal?: AbortSignal): Tool
 }
 
 /**
+ * Whether a POST asks for progress (a request whose `_meta` has a `progressToken`): its answer is
+ * then an event stream, which can carry `notifications/progress` before the result.
+ */
+export function wantsProgress(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((m) => {
+    const meta = (m as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta;
+    return typeof meta === 'object' && meta !== null && meta.progressToken !== undefined;
+  });
+}
+
+/**
  * `/mcp`: MCP over Streamable HTTP, stateless: each POST gets a fresh server and transport, so
- * there is no per-client state to leak. GET (server-initiated stream) is not offered: 405.
+ * there is no per-client state to leak. A POST is answered as plain JSON, unless one of its
+ * requests gave a progressToken: then as an event stream (text/event-stream), as the Streamable
+ * HTTP transport allows, so its progress notifications reach the client (CONTRACT §9.4).
+ * GET (server-initiated stream) is not offered: 405.
  */
 export async function handleMcp(services: HostServices, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== 'POST') {
@@ -35,7 +50,7 @@ export async function handleMcp(services: HostServices, req: IncomingMessage, re
   const ac = new AbortController();
   res.on('close', () => ac.abort());
   const server = createMcpServer(localBackend(services, ac.signal));
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body) });
   res.on('close', () => {
     void transport.close();
     void server.close();

@@ -5,6 +5,7 @@ import { selector } from '../core/methods/schemas';
 import type { MethodSpec, McpProjection } from '../core/methods/spec';
 import { METHODS } from '../core/methods/table';
 import { VERSION } from '../version';
+import { reportProgress, type ProgressExtra } from './mcp-progress';
 
 /** How an MCP server reaches sessions: in the host itself, or through the sockets of every host (stdio). */
 export interface ToolBackend {
@@ -27,7 +28,8 @@ export interface ToolDef {
 /** The tool a method projects to (CONTRACT §5): its input, output and text all come from the entry. */
 export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
   const own = mcp.input?.shape ?? omit(spec.params.shape, mcp.omit ?? []);
-  const input: z.ZodRawShape = spec.target === 'session' ? { session: selector, ...own } : own;
+  const input: z.ZodRawShape =
+    spec.target === 'session' ? { session: selector, ...own } : spec.target === 'session-or-host' ? { session: selector.optional(), ...own } : own;
   return {
     name: mcp.tool,
     method: spec,
@@ -39,7 +41,7 @@ export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
     async run(backend, args) {
       const { session, ...rest } = args;
       const own = mcp.input ? mcp.input.toParams(rest) : { ...mcp.defaults, ...rest, ...mcp.fixed };
-      const params = spec.target === 'session' ? { session, ...own } : own;
+      const params = spec.target !== 'host' && session !== undefined ? { session, ...own } : own;
       const result = (await backend.call(spec.name, params)) as Record<string, unknown>;
       const data = mcp.output ? mcp.output.fromResult(result, args) : result;
       const text = await mcp.text(result, args, (m, p) => backend.call(m, p));
@@ -65,13 +67,16 @@ export function createMcpServer(backend: ToolBackend): McpServer {
     server.registerTool(
       tool.name,
       { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: tool.output, annotations: tool.annotations },
-      async (args: Record<string, unknown>) => {
+      async (args: Record<string, unknown>, extra: ProgressExtra) => {
+        const progress = reportProgress(extra);
         try {
           const { data, text } = await tool.run(backend, args ?? {});
           return { content: [{ type: 'text' as const, text }], structuredContent: data };
         } catch (e) {
           const err = toRpcError(e);
           return { isError: true, content: [{ type: 'text' as const, text: `Error ${err.code}: ${err.message}` }] };
+        } finally {
+          progress.dispose();
         }
       },
     );

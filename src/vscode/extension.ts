@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { showError } from './errors';
 import { HostClients } from './host-clients';
 import { registerMcpProvider } from './mcp-provider';
+import { registerSecretNotice } from './secret-notice';
 import { registerSessionList } from './session-list';
 import { SessionWatcher, type HostedSession } from './session-watcher';
 import { registerStatusBar } from './status-bar';
@@ -34,6 +35,7 @@ export function activate(context: vscode.ExtensionContext): SharedPtyApi {
   registerTerminals(context, { terminals });
   registerSessionList(context, { hosts, watcher, terminals, error });
   registerMcpProvider(context, { hosts, watcher, extensionPath: context.extensionPath, error });
+  registerSecretNotice(context, { watcher, terminals });
 
   // A reloaded window gets its terminals back (contacts a host only when there is something to restore).
   terminals.restore();

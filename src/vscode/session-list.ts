@@ -59,9 +59,10 @@ async function listSessions(deps: SessionListDeps): Promise<void> {
 function sessionItem(s: HostedSession, deps: SessionListDeps): SessionPick {
   const i = s.info;
   const here = deps.terminals.terminalFor(s.hostId, i.id) !== undefined;
-  const state = i.running ? '' : ` · exited (${i.exitCode ?? '?'})`;
+  const state = i.running ? (i.secretInput ? ' · asks for a password' : '') : ` · exited (${i.exitCode ?? '?'})`;
+  const icon = !i.running ? '$(circle-slash)' : i.secretInput ? '$(lock)' : '$(terminal)';
   return {
-    label: `${i.running ? '$(terminal)' : '$(circle-slash)'} ${i.name}`,
+    label: `${icon} ${i.name}`,
     description: `${[i.command, ...i.args].join(' ')} · ${i.cols}×${i.rows}${state}`,
     detail: `${i.address} · ${i.clients} client${i.clients === 1 ? '' : 's'} · ${i.origin}${here ? ' · in this window' : ''}${s.hostKind === 'serve' ? ` · host ${s.hostId}` : ''}`,
     session: s,

@@ -3,6 +3,8 @@ import type { Origin, Session } from '../session/session';
 import type { Transport } from '../session/input-source';
 import type { Caller, ClientDeclaration, TokenScope } from './caller';
 import { OutputSubscription, type NotificationSink } from './subscription';
+import type { EventLog } from '../session/event-log';
+import { EventSubscription, type EventSubscriptionOptions } from './event-subscription';
 
 /** How a client subscribes: from where, and flow-controlled with which window (lossy without one). */
 export interface SubscribeOptions {
@@ -38,6 +40,8 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
   private readonly _sink: NotificationSink;
   private readonly _home: Session | undefined;
   private readonly _output = new Map<string, OutputSubscription>();
+  /** The client's `pty/events` subscription (one per connection: a new one replaces it). */
+  private _events: EventSubscription | undefined;
 
   constructor(options: ClientLinkOptions) {
     super();
@@ -92,6 +96,26 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
     return this._output.get(sessionId);
   }
 
+  /**
+   * Sends the host's events to this client (of one session, or all), replacing any event
+   * subscription it had; it starts sending on `start()`, once the answer is out.
+   */
+  subscribeEvents(log: EventLog, options: EventSubscriptionOptions = {}): EventSubscription {
+    this._events?.dispose();
+    const sub = new EventSubscription(log, this, options);
+    if (this.isDisposed) sub.dispose();
+    else this._events = sub;
+    return sub;
+  }
+
+  /** Stops the events; false when there were none. */
+  unsubscribeEvents(): boolean {
+    const had = this._events !== undefined;
+    this._events?.dispose();
+    this._events = undefined;
+    return had;
+  }
+
   /** Session ids this client follows. */
   get subscribedSessions(): string[] {
     return [...this._output.keys()];
@@ -122,5 +146,6 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
   private _releaseSubscriptions(): void {
     for (const sub of this._output.values()) sub.dispose();
     this._output.clear();
+    this.unsubscribeEvents();
   }
 }

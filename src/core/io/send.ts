@@ -1,4 +1,5 @@
-import { readinessOf } from '../process/proc-state';
+import { foregroundStateOf, readinessOf } from '../process/proc-state';
+import { isSecretMode, lineModeOf } from '../process/terminal-mode';
 import type { Session, SessionStatus } from '../session/session';
 import type { InputSource } from '../session/input-source';
 import { sessionBusy } from '../base/errors';
@@ -20,6 +21,11 @@ export const enum SendTuning {
   StartupGraceMs = 3000,
   /** Consecutive "waiting for input" polls, with no new output between them, that make the program ready. */
   StablePolls = 2,
+  /**
+   * While a setuid program (sudo) sleeps out of /proc's sight, the terminal's mode (a spawn of
+   * stty, ~3 ms) is read at most this often to see whether it asks for a password.
+   */
+  HiddenModeCheckMs = 250,
 }
 
 export const DEFAULT_SEND_TIMEOUT_MS = 30000;
@@ -35,7 +41,7 @@ export interface SendOptions {
   maxBytes?: number;
 }
 
-export type SendWaitReason = 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit';
+export type SendWaitReason = 'stdin_read' | 'secret_input' | 'inferred_idle' | 'timeout' | 'session_exit';
 
 export interface SendResult {
   output: string;
@@ -74,7 +80,10 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
     let stable = 0;
     let lastCursor = session.cursor;
     let timer: NodeJS.Timeout | undefined;
+    let done = false;
     const finish = (r: SendWaitReason) => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
       exitSub.dispose();
       signal?.removeEventListener('abort', onAbort);
@@ -84,30 +93,49 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
     signal?.addEventListener('abort', onAbort);
     const exitSub = session.onExit(() => finish('session_exit'));
     if (!session.running) return finish('session_exit');
-    const poll = () => {
+    let modeCheckedAt = 0;
+    const poll = async () => {
       const now = Date.now();
       if (now - started >= timeout) return finish('timeout');
-      const state = readinessOf(session.pid);
+      const state = foregroundStateOf(session.pid);
       const newOutput = session.cursor !== lastCursor;
       lastCursor = session.cursor;
-      if (state === 'unknown') {
-        // We cannot see the program's state: fall back to silence.
-        if (now - Math.max(session.lastOutputAt, started) >= idleMs) return finish('inferred_idle');
-      } else if (state === 'busy') {
+      const progressed = sawBusy || session.cursor !== startCursor || now - started >= SendTuning.MinSettleMs;
+      if (state === 'busy') {
         sawBusy = true;
         stable = 0;
-      } else {
-        const progressed = sawBusy || session.cursor !== startCursor || now - started >= SendTuning.MinSettleMs;
+      } else if (state === 'waiting_for_input' || state === 'asleep_hidden') {
         stable = progressed && !newOutput ? stable + 1 : 0;
-        if (stable >= SendTuning.StablePolls) return finish('stdin_read');
       }
-      timer = setTimeout(poll, SendTuning.PollMs);
+      if (state === 'waiting_for_input' && stable >= SendTuning.StablePolls) {
+        // Ready: for a password prompt (CONTRACT §9.3) the answer says so, at once.
+        return finish((await asksForSecret(session)) ? 'secret_input' : 'stdin_read');
+      }
+      if (state === 'asleep_hidden' && stable >= SendTuning.StablePolls && now - modeCheckedAt >= SendTuning.HiddenModeCheckMs) {
+        // sudo hides its system call; a terminal set for a password says what it waits for.
+        modeCheckedAt = now;
+        if (await asksForSecret(session)) return finish('secret_input');
+      }
+      if (state === 'unknown' || state === 'asleep_hidden') {
+        // We cannot see the program's state: fall back to silence.
+        if (now - Math.max(session.lastOutputAt, started) >= idleMs) return finish('inferred_idle');
+      }
+      if (!done) timer = setTimeout(() => void poll(), SendTuning.PollMs);
     };
-    timer = setTimeout(poll, SendTuning.PollMs);
+    timer = setTimeout(() => void poll(), SendTuning.PollMs);
   });
   if (waitReason === 'session_exit') await session.exited;
+  // What the send saw is the session's state too (SessionInfo.secretInput, the input_wait event).
+  if (waitReason === 'secret_input' || waitReason === 'stdin_read') session.inputWatch.observe(waitReason === 'secret_input' ? 'secret_input' : 'input_wait');
   const { output, truncated } = await renderedSince(session, startRow, maxBytes);
   return { output, waitReason, status: session.status, truncated, waitedMs: Date.now() - started };
+}
+
+/** Whether the terminal is set for a password (echo off, lines): the program waits for a secret. */
+async function asksForSecret(session: Session): Promise<boolean> {
+  const tty = session.ttyPath;
+  const mode = tty ? await lineModeOf(tty) : null;
+  return mode !== null && isSecretMode(mode);
 }
 
 /** For a session that just started: waits (bounded) until its program first waits for input. */

@@ -72,15 +72,15 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
   }
   let params = ownParams;
   let session: Session | undefined;
-  if (spec.target === 'session') {
+  if (spec.target !== 'host') {
     if (opts.mode.kind === 'session') session = opts.mode.session;
     else {
       const { session: selector, ...rest } = params;
-      if (typeof selector !== 'string' || selector === '') {
+      params = rest;
+      if (typeof selector === 'string' && selector !== '') session = opts.services.registry.resolve(selector);
+      else if (spec.target === 'session' || selector !== undefined) {
         throw new RpcError(ErrorCode.InvalidParams, `${method} needs a session selector (id, name or id prefix) in params.session`);
       }
-      session = opts.services.registry.resolve(selector);
-      params = rest;
     }
   }
   const after: Array<() => void> = [];

@@ -4,6 +4,7 @@ import { keyToBytes, KeyNameError } from '../io/keys';
 import { DEFAULT_SEND_IDLE_MS, DEFAULT_SEND_MAX_BYTES, DEFAULT_SEND_TIMEOUT_MS, send } from '../io/send';
 import { MAX_WAIT_MS } from '../io/wait';
 import { signalForegroundGroup } from '../process/proc-state';
+import { refuseAgentDuringSecretInput } from '../io/secret-guard';
 import { cols, int, rows, sessionStatus, signalName } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
@@ -54,14 +55,16 @@ export const writeMethod = method({
   params: writeParams,
   result: z.object({ written: z.number() }),
   needsRunning: true,
-  handler(ctx, p) {
-    return { written: requireSession(ctx).write(actionBytes(p.action), ctx.caller) };
+  async handler(ctx, p) {
+    const session = requireSession(ctx);
+    await refuseAgentDuringSecretInput(session, ctx.caller);
+    return { written: session.write(actionBytes(p.action), ctx.caller) };
   },
   mcp: {
     tool: 'send_keys',
     title: 'Press keys',
     description:
-      'Press named keys in order, without waiting: Enter, Tab, Escape, Backspace, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, F1..F12, combinations such as Ctrl+C, Ctrl+D, Alt+X, Shift+Tab, or any single character such as "q" or ":" (for pagers, editors and TUIs). Then use read_screen or wait_for to see the effect.',
+      'Press named keys in order, without waiting: Enter, Tab, Escape, Backspace, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, F1..F12, combinations such as Ctrl+C, Ctrl+D, Alt+X, Shift+Tab, or any single character such as "q" or ":" (for pagers, editors and TUIs). Then use read_screen or wait_for to see the effect. Refused while the program asks for a password (secret_input): only the user types that.',
     input: {
       shape: { keys: z.array(z.string()).min(1).describe('Key names, case-sensitive.') },
       toParams: (a) => ({ action: (a.keys as string[]).map((key) => ({ key })) }),
@@ -98,22 +101,25 @@ export const sendMethod = method({
   }),
   result: z.object({
     output: z.string(),
-    waitReason: z.enum(['stdin_read', 'inferred_idle', 'timeout', 'session_exit']),
+    waitReason: z.enum(['stdin_read', 'secret_input', 'inferred_idle', 'timeout', 'session_exit']),
     status: sessionStatus,
     truncated: z.boolean(),
     waitedMs: z.number(),
   }),
-  handler(ctx, p) {
-    return send(requireSession(ctx), p, ctx.caller, ctx.signal);
+  async handler(ctx, p) {
+    const session = requireSession(ctx);
+    await refuseAgentDuringSecretInput(session, ctx.caller);
+    return send(session, p, ctx.caller, ctx.signal);
   },
   mcp: {
     tool: 'send',
     title: 'Run a command',
     description:
-      'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: stdin_read = the program waits for input (done); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. For keys like Ctrl+C, arrows or q use send_keys instead.',
+      'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: stdin_read = the program waits for input (done); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. For keys like Ctrl+C, arrows or q use send_keys instead.',
     text: (r) => {
       const tail = [`[waitReason: ${r.waitReason}`, r.status.kind === 'exited' ? `exited with ${r.status.exitCode}` : 'running'];
       if (r.truncated) tail.push('output truncated: earlier lines are in read_scrollback');
+      if (r.waitReason === 'secret_input') tail.push('the program asks for a secret: ask the user to type it in the terminal');
       return `${r.output}\n${tail.join('; ')}]`;
     },
   },

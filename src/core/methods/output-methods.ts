@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { serverError } from '../base/errors';
+import { invalidParams, serverError } from '../base/errors';
 import { stripAnsi } from '../base/ansi';
 import { ClientLink } from '../io/client-link';
 import { FlowTuning } from '../io/flow-window';
@@ -123,14 +123,18 @@ function subscriber(ctx: MethodContext, name: string): ClientLink {
 
 export const unsubscribeMethod = method({
   name: 'pty/unsubscribe',
-  target: 'session',
+  target: 'session-or-host',
   scope: 'read',
-  summary: 'Stop the notifications of pty/subscribe.',
-  params: z.object({}),
+  summary: 'Stop the notifications of pty/subscribe (of the session), or with events: true those of pty/events.',
+  params: z.object({ events: z.boolean().optional().describe('Stop the pty/events notifications (output goes on); control endpoints need no session then.') }),
   result: z.object({}),
-  handler(ctx) {
-    const s = requireSession(ctx);
-    if (ctx.caller instanceof ClientLink) ctx.caller.unsubscribe(s.id);
+  handler(ctx, p) {
+    if (p.events) {
+      if (ctx.caller instanceof ClientLink) ctx.caller.unsubscribeEvents();
+      return {};
+    }
+    if (!ctx.session) throw invalidParams('pty/unsubscribe needs a session selector (id, name or id prefix) in params.session, or events: true');
+    if (ctx.caller instanceof ClientLink) ctx.caller.unsubscribe(ctx.session.id);
     return {};
   },
 });

@@ -47,6 +47,7 @@ export const sessionInfo = z
     tcp: z.string().optional(),
     stream: z.string().optional(),
     clients: z.number(),
+    secretInput: z.boolean().describe('The program asks for a secret (echo off, it reads the terminal): only the user should type (CONTRACT §9.3).'),
   })
   .meta({ title: 'SessionInfo' });
 

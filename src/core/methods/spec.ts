@@ -2,8 +2,12 @@ import type { z } from 'zod';
 import type { Session } from '../session/session';
 import type { MethodContext } from './types';
 
-/** Who a method is about: one session (implied by a session socket, or named by `session`), or the host. */
-export type MethodTarget = 'session' | 'host';
+/**
+ * Who a method is about: one session (implied by a session socket, or named by `session`), the
+ * host, or either (`session-or-host`: on a control endpoint `session` is optional, and without it
+ * the call is about every session of the host, as `pty/events` is).
+ */
+export type MethodTarget = 'session' | 'host' | 'session-or-host';
 
 /**
  * What a caller must be allowed to do to call a method (CONTRACT §9.6's token scopes): `read`

@@ -5,6 +5,7 @@ import { resizeMethod, sendMethod, signalMethod, writeMethod } from './input-met
 import { ackMethod, outputMethod, subscribeMethod, unsubscribeMethod } from './output-methods';
 import { readMethod, scrollbackMethod, snapshotMethod, waitMethod } from './screen-methods';
 import { infoMethod, keepMethod, killMethod, statusMethod, viewUrlMethod } from './session-methods';
+import { eventsMethod, waitEventMethod } from './event-methods';
 import type { MethodSpec } from './spec';
 
 /**
@@ -28,6 +29,8 @@ export const METHODS = [
   unsubscribeMethod,
   ackMethod,
   snapshotMethod,
+  eventsMethod,
+  waitEventMethod,
   keepMethod,
   viewUrlMethod,
   listMethod,
@@ -45,8 +48,12 @@ type NoIndex<T> = string extends keyof T ? {} : T;
 export type ParamsOf<M extends MethodName> = NoIndex<z.input<SpecOf<M>['params']>>;
 /** A method's result. */
 export type ResultOf<M extends MethodName> = z.output<SpecOf<M>['result']>;
-/** A method's params on a control endpoint: session methods also name their session. */
-export type ControlParamsOf<M extends MethodName> = SpecOf<M>['target'] extends 'session' ? ParamsOf<M> & { session: string } : ParamsOf<M>;
+/** A method's params on a control endpoint: session methods also name their session (some may). */
+export type ControlParamsOf<M extends MethodName> = SpecOf<M>['target'] extends 'session'
+  ? ParamsOf<M> & { session: string }
+  : SpecOf<M>['target'] extends 'session-or-host'
+    ? ParamsOf<M> & { session?: string }
+    : ParamsOf<M>;
 
 /** The table by name. */
 export const METHOD_INDEX: ReadonlyMap<string, MethodSpec> = new Map((METHODS as readonly MethodSpec[]).map((m) => [m.name, m]));

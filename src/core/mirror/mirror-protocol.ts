@@ -17,6 +17,11 @@ export type ToMirrorThread =
 export type FromMirrorThread =
   /** Everything up to `cursor` is parsed (sent at most once per turn of the thread's loop). */
   | { t: 'parsed'; id: number; cursor: number }
+  /**
+   * What the program signalled while its output was parsed since the last notice (at most one per
+   * mirror per turn of the thread's loop): a bell, and the newest window title if it changed.
+   */
+  | { t: 'signals'; id: number; bell: boolean; title?: string }
   /** `cursor`: the output the answer reflects, exactly. */
   | { t: 'reply'; req: number; ok: true; value: unknown; cursor: number }
   | { t: 'reply'; req: number; ok: false; error: string };

@@ -56,6 +56,12 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   private readonly _onParsed = this._register(new Emitter<void>());
   /** More output has been parsed into the screen. */
   readonly onParsed = this._onParsed.event;
+  private readonly _onBell = this._register(new Emitter<void>());
+  /** The program rang the bell (once per batch of parsed output, however many BELs it held). */
+  readonly onBell = this._onBell.event;
+  private readonly _onTitle = this._register(new Emitter<string>());
+  /** The program set a new window title. */
+  readonly onTitle = this._onTitle.event;
 
   constructor(
     cols: number,
@@ -179,6 +185,12 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._sampleAt = performance.now();
     this._sampleFrom = from;
     this._sampleBusy = true;
+  }
+
+  onSignals(bell: boolean, title: string | undefined): void {
+    if (this.isDisposed) return;
+    if (bell) this._onBell.fire();
+    if (title !== undefined) this._onTitle.fire(title);
   }
 
   reopen(): void {

@@ -8,6 +8,8 @@ export interface MirrorEndpoint {
   /** Sends this mirror's queued output (called by the thread's batch timer). */
   flush(): void;
   onParsedUpTo(cursor: number): void;
+  /** The program rang the bell and/or set a new title in output parsed since the last notice. */
+  onSignals(bell: boolean, title: string | undefined): void;
   /** The thread was restarted: open the mirror again from the current output. */
   reopen(): void;
 }
@@ -110,6 +112,10 @@ export class MirrorThread {
   private _onMessage(msg: FromMirrorThread): void {
     if (msg.t === 'parsed') {
       this._endpoints.get(msg.id)?.onParsedUpTo(msg.cursor);
+      return;
+    }
+    if (msg.t === 'signals') {
+      this._endpoints.get(msg.id)?.onSignals(msg.bell, msg.title);
       return;
     }
     const r = this._requests.get(msg.req);

@@ -33,6 +33,10 @@ const unacked = new Set<number>();
 let ackScheduled = false;
 function ack(id: number): void {
   unacked.add(id);
+  scheduleNotices();
+}
+
+function scheduleNotices(): void {
   if (ackScheduled) return;
   ackScheduled = true;
   setImmediate(() => {
@@ -42,6 +46,29 @@ function ack(id: number): void {
       if (e) post({ t: 'parsed', id: m, cursor: e.parsed });
     }
     unacked.clear();
+    for (const [m, s] of signalled) post({ t: 'signals', id: m, bell: s.bell, title: s.title });
+    signalled.clear();
+  });
+}
+
+// Bells and titles are coalesced the same way: `yes $'\a'` must not become a message per byte.
+const signalled = new Map<number, { bell: boolean; title?: string }>();
+function signal(id: number, what: { bell?: true; title?: string }): void {
+  const s = signalled.get(id) ?? { bell: false };
+  if (what.bell) s.bell = true;
+  if (what.title !== undefined) s.title = what.title;
+  signalled.set(id, s);
+  scheduleNotices();
+}
+
+/** Listens to what a mirror's program signals (the listeners go with the mirror). */
+function watchSignals(id: number, mirror: Mirror): void {
+  let lastTitle = '';
+  mirror.onBell(() => signal(id, { bell: true }));
+  mirror.onTitle((title) => {
+    if (title === lastTitle) return; // shells that set the title at every prompt change nothing
+    lastTitle = title;
+    signal(id, { title });
   });
 }
 
@@ -82,7 +109,9 @@ function handle(msg: ToMirrorThread): void {
   if (msg.t === 'stats') return void post({ t: 'reply', req: msg.req, ok: true, value: stats(), cursor: 0 });
   if (msg.t === 'open') {
     entries.get(msg.id)?.mirror.dispose();
-    entries.set(msg.id, { mirror: new Mirror(msg.cols, msg.rows, msg.scrollback), received: msg.cursor, parsed: msg.cursor, due: [], backlog: [] });
+    const mirror = new Mirror(msg.cols, msg.rows, msg.scrollback);
+    watchSignals(msg.id, mirror);
+    entries.set(msg.id, { mirror, received: msg.cursor, parsed: msg.cursor, due: [], backlog: [] });
     return;
   }
   const e = entries.get(msg.id);
@@ -104,6 +133,7 @@ function handle(msg: ToMirrorThread): void {
     }
     case 'close':
       entries.delete(msg.id);
+      signalled.delete(msg.id);
       e.mirror.dispose();
       // Queries still waiting for output that will now never be parsed: answer them anyway.
       for (const d of e.due.splice(0)) {

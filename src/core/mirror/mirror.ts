@@ -1,6 +1,6 @@
 import { Terminal, type IBufferNamespace, type IMarker } from '@xterm/headless';
 import { SerializeAddon } from '@xterm/addon-serialize';
-import { Disposable, toDisposable } from '../base/lifecycle';
+import { Disposable, toDisposable, type Event } from '../base/lifecycle';
 import { rowText } from './row-text';
 import { ScrollbackStore } from './scrollback-store';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
@@ -80,6 +80,16 @@ export class Mirror extends Disposable {
         return false;
       }),
     );
+  }
+
+  /** The program rang the bell (xterm's parser saw a BEL outside an escape sequence). */
+  get onBell(): Event<void> {
+    return this._term.onBell;
+  }
+
+  /** The program set the window title (OSC 0 or 2). */
+  get onTitle(): Event<string> {
+    return this._term.onTitleChange;
   }
 
   get size(): ScreenSize {

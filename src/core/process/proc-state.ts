@@ -402,6 +402,14 @@ function taskVerdict(
 }
 
 /**
+ * What /proc says about the session's foreground job: `readinessOf`'s three answers, plus
+ * 'asleep_hidden' — no task is busy and none seen waits for the terminal, but some sleeping task hides
+ * its system call (a setuid program such as sudo or passwd: its /proc/<pid>/syscall is root's). Such a
+ * job may be reading the terminal; only the terminal's mode can tell more (see input-wait.ts).
+ */
+export type ForegroundState = Readiness | 'asleep_hidden';
+
+/**
  * Is the session's foreground job ready for input?
  *
  * 'waiting_for_input' — every live task (thread) of every process in the terminal's foreground process
@@ -416,6 +424,12 @@ function taskVerdict(
  * Cost: one pass over /proc/<n>/stat, then a few small /proc reads per foreground task. Never throws.
  */
 export function readinessOf(shellPid: number): Readiness {
+  const state = foregroundStateOf(shellPid);
+  return state === 'asleep_hidden' ? 'unknown' : state;
+}
+
+/** `readinessOf`, telling apart a job that sleeps behind an unreadable syscall file ('asleep_hidden'). */
+export function foregroundStateOf(shellPid: number): ForegroundState {
   if (process.platform !== 'linux') return 'unknown';
   const table = inputWaitSyscalls();
   if (table === null) return 'unknown';
@@ -441,7 +455,8 @@ export function readinessOf(shellPid: number): Readiness {
         if (verdict === 'denied') denied = true;
       }
     }
-    if (denied) return 'unknown';
+    // A hidden task may be the one that reads (sudo): what the others do cannot decide it.
+    if (denied) return 'asleep_hidden';
     // No live member (the job just ended, the shell has not taken the terminal back yet) or nobody waits
     // on the terminal: not ready.
     return waiting ? 'waiting_for_input' : 'busy';

@@ -6,6 +6,7 @@ import { RpcError, ErrorCode, invalidParams } from '../base/errors';
 import { Disposable, disposableTimeout, DisposableStore, Emitter, MutableDisposable } from '../base/lifecycle';
 import { selectOrThrow } from './selector';
 import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from './session';
+import { EventLog } from './event-log';
 
 /** How long an exited session stays listed and readable when nobody closes it (CONTRACT §8). */
 export const EXITED_SESSION_TTL_MS = 5 * 60 * 1000;
@@ -59,6 +60,8 @@ export class SessionRegistry extends Disposable {
   private readonly _onDidChange = this._register(new Emitter<Session>());
   /** A session's name, size or running state changed. */
   readonly onDidChange = this._onDidChange.event;
+  /** Every session's events, numbered for the whole host (CONTRACT §9.4). */
+  readonly events = this._register(new EventLog());
 
   constructor(private readonly _options: RegistryOptions = {}) {
     super();
@@ -137,6 +140,7 @@ export class SessionRegistry extends Disposable {
       this._onDidChange.fire(session);
     });
     checkLease();
+    session.onEvent((e) => this.events.append(session.id, e));
     session.onExit(() => {
       timers.add(disposableTimeout(() => this.remove(id), this._options.exitedTtlMs ?? EXITED_SESSION_TTL_MS, { unref: true }));
     });

@@ -9,6 +9,9 @@ import { MirrorProxy } from '../mirror/mirror-proxy';
 import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
 import { completeUtf8Length } from '../base/utf8';
 import type { InputSource, LastInput } from './input-source';
+import { probeInputWait } from '../process/input-wait';
+import { InputWatch } from './input-watch';
+import type { SessionEventBody } from './session-events';
 
 /** Timing and size constants of a session; each says why it is what it is. */
 export const enum SessionTuning {
@@ -20,6 +23,8 @@ export const enum SessionTuning {
   EofDrainMaxBytes = 16 * 1024 * 1024,
   /** After SIGHUP on kill, a process group that ignores it gets SIGKILL after this grace. */
   KillGraceMs = 2000,
+  /** Bells closer together than this are one `bell` event (a terminal flashes once for them too). */
+  BellMinIntervalMs = 250,
 }
 
 export type Origin = 'user' | 'agent' | 'script';
@@ -115,6 +120,11 @@ export class Session extends Disposable {
   private readonly _onDidChange = this._register(new Emitter<void>());
   /** Name, size or state changed (discovery records are rewritten). */
   readonly onDidChange = this._onDidChange.event;
+  private readonly _onEvent = this._register(new Emitter<SessionEventBody>());
+  /** Something a client may want to hear about happened (CONTRACT §9.4; the host's EventLog numbers it). */
+  readonly onEvent = this._onEvent.event;
+  /** Whether the foreground job waits for input, or for a secret (CONTRACT §9.3). */
+  readonly inputWatch: InputWatch;
 
   constructor(readonly options: SessionOptions) {
     super();
@@ -138,6 +148,49 @@ export class Session extends Disposable {
     this._pty.onData((d) => this._handleData(d as unknown as Buffer));
     this._pty.onExit(({ exitCode, signal }) => this._handleExit(exitCode, signal));
     this._register(this.mirror.onParsed(() => this._maybeResume()));
+    this._register(this.mirror.onBell(() => this._bell()));
+    this._register(this.mirror.onTitle((title) => this.emitEvent({ type: 'title', title })));
+    this.inputWatch = this._register(new InputWatch(() => probeInputWait(this.pid, this.ttyPath)));
+    this._register(
+      this.inputWatch.onDidChange((state) => {
+        if (state === 'input') this.emitEvent({ type: 'input_wait' });
+        if (state === 'secret') this.emitEvent({ type: 'secret_input' });
+        if (state === 'secret' || this._secretShown) this._onDidChange.fire(); // SessionInfo.secretInput
+        this._secretShown = state === 'secret';
+      }),
+    );
+  }
+
+  private _lastBellAt = 0;
+
+  /** One `bell` event per burst of bells: `yes $'\a'` must not flood the event log. */
+  private _bell(): void {
+    const now = Date.now();
+    if (now - this._lastBellAt < SessionTuning.BellMinIntervalMs) return;
+    this._lastBellAt = now;
+    this.emitEvent({ type: 'bell' });
+  }
+
+  /** What SessionInfo.secretInput last said (a change of it rewrites the discovery record). */
+  private _secretShown = false;
+
+  /** The pty's slave device (`/dev/pts/N`); undefined where node-pty does not say (Windows). */
+  get ttyPath(): string | undefined {
+    return (this._pty as unknown as { ptsName?: string }).ptsName || undefined;
+  }
+
+  /** The program waits for a secret the user must type: echo is off and it reads the terminal (CONTRACT §9.3). */
+  get secretInput(): boolean {
+    return this.inputWatch.state === 'secret';
+  }
+
+  /**
+   * Tells every event listener (the host's log, `pty/events` subscribers, `wait_event`). Besides
+   * the session's own events (input waits, bell, title, resize, exit), the shell integration's
+   * command tracker reports `command_started` and `command_finished` here.
+   */
+  emitEvent(body: SessionEventBody): void {
+    if (!this.isDisposed) this._onEvent.fire(body);
   }
 
   get name(): string {
@@ -229,6 +282,8 @@ export class Session extends Disposable {
     if (!this.running || data.length === 0) return 0;
     this._pty.write(data);
     this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now() };
+    // A line reaches the program: what it waited for (a prompt, a password) is answered.
+    if (data.includes('\r') || data.includes('\n')) this.inputWatch.submitted();
     return Buffer.byteLength(data, 'utf8');
   }
 
@@ -237,6 +292,7 @@ export class Session extends Disposable {
     this.mirror.resize(cols, rows);
     if (this.running) this._pty.resize(cols, rows);
     this._onDidChange.fire();
+    this.emitEvent({ type: 'resize', cols, rows });
   }
 
   /** Ends the program: SIGHUP (as a closing terminal does), then SIGKILL to its group if it lingers. */
@@ -281,6 +337,7 @@ export class Session extends Disposable {
     }
     if (data.length === 0) return;
     this._lastOutputAt = Date.now();
+    this.inputWatch.activity();
     this.ring.append(data);
     this._onOutput.fire({ data, cursor: this.ring.end });
     this.mirror.write(data, this.ring.end);
@@ -397,7 +454,9 @@ export class Session extends Disposable {
     const signalName = signal ? (signalNames.get(signal) ?? String(signal)) : null;
     this._exit = { exitCode: signal ? 128 + signal : exitCode, signal: signalName };
     this._killTimer.clear();
+    this.inputWatch.stop();
     this._onExit.fire(this._exit);
+    this.emitEvent({ type: 'exit', exitCode: this._exit.exitCode, signal: this._exit.signal });
     this._resolveExited(this._exit);
     this._onDidChange.fire();
   }

@@ -16,7 +16,7 @@ import { bashEnv, buildCli, childrenOf, CLI, pidAlive, REPO_ROOT, sleep } from '
 const TEST_TIMEOUT = 60_000;
 
 /** Every SessionInfo field of a host without HTTP or per-session TCP (CONTRACT §2). */
-const SESSION_INFO_KEYS = ['address', 'args', 'clients', 'command', 'createdAt', 'cols', 'cwd', 'exitCode', 'id', 'name', 'origin', 'pid', 'rows', 'running', 'workspace'];
+const SESSION_INFO_KEYS = ['address', 'args', 'clients', 'command', 'createdAt', 'cols', 'cwd', 'exitCode', 'id', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'workspace'];
 
 const dirs: string[] = [];
 const sessionPids = new Set<number>();
@@ -433,10 +433,37 @@ describe('attach', () => {
   });
 });
 
+describe('events', () => {
+  test('events <session> prints each event as it happens (--json: one object a line); SIGINT ends it with 0; --since needs a session', { timeout: TEST_TIMEOUT }, async () => {
+    const run = startCli(['events', sname, '--json'], env);
+    let out = '';
+    run.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const control = await connect(serve.record.control);
+    try {
+      // The command is listening once the host counts its call; then a resize is an event.
+      await until(async () => {
+        await control.request('pty/resize', { session: sid, cols: 91, rows: 30 });
+        await control.request('pty/resize', { session: sid, cols: 100, rows: 30 });
+        return out.includes('"resize"');
+      }, 10_000, 'a resize event on stdout');
+    } finally {
+      control.close();
+    }
+    process.kill(run.pid, 'SIGINT');
+    const r = await run.result;
+    assert.equal(r.code, 0, r.stderr);
+    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const resize = events.find((e) => e.type === 'resize');
+    assert.deepEqual({ ...resize, at: undefined, seq: undefined }, { host: serve.record.hostId, session: sid, at: undefined, seq: undefined, type: 'resize', cols: resize.cols, rows: 30 });
+    assert.ok(events.every((e) => e.session === sid));
+    failsWithOneLine(await cli('events', '--since', '3'), 'events --since without a session', /needs a <session>/);
+  });
+});
+
 describe('help', () => {
   test('--help / -h for the CLI and for each command: usage on stdout, exit 0', { timeout: TEST_TIMEOUT }, async () => {
     const all = ok(await runCli(['--help'], emptyEnv), '--help');
-    for (const name of ['list', 'read', 'send', 'keys', 'wait', 'attach', 'serve', 'mcp']) assert.match(all, new RegExp(`shared-pty ${name}\\b`));
+    for (const name of ['list', 'read', 'send', 'keys', 'wait', 'attach', 'events', 'serve', 'mcp']) assert.match(all, new RegExp(`shared-pty ${name}\\b`));
     for (const args of [['serve', '--help'], ['serve', '-h', '--cmd', 'bash'], ['send', '--help']]) {
       const out = ok(await runCli(args, emptyEnv), args.join(' '));
       assert.match(out, new RegExp(`^Usage:\\n  shared-pty ${args[0]} `), out);

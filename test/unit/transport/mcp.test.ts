@@ -15,9 +15,9 @@ import { bashEnv, buildCli, CLI, freePort, pidAlive, REPO_ROOT, sleep, startServ
 import { request, startHttpHost, type HttpHost } from '../../helpers/http';
 import { withTimeout } from '../../helpers/host';
 
-/** The eleven tools of CONTRACT §5. */
+/** The eleven tools of CONTRACT §5, and §9.4's wait_event. */
 const TOOL_NAMES = [
-  'close_session', 'list_sessions', 'open_session', 'read_output', 'read_screen', 'read_scrollback', 'resize', 'send', 'send_keys', 'signal', 'wait_for',
+  'close_session', 'list_sessions', 'open_session', 'read_output', 'read_screen', 'read_scrollback', 'resize', 'send', 'send_keys', 'signal', 'wait_event', 'wait_for',
 ];
 /** The plain bash of every test: no rc files, a fixed prompt. */
 const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };
@@ -219,7 +219,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     await h?.close();
   });
 
-  test('listTools: exactly the eleven tools of CONTRACT §5, each with inputSchema and outputSchema', { timeout: TEST_TIMEOUT }, () => {
+  test('listTools: exactly the tools of CONTRACT §5 and §9.4, each with inputSchema and outputSchema', { timeout: TEST_TIMEOUT }, () => {
     checkToolList(agent);
   });
 
@@ -320,7 +320,7 @@ describe('MCP over stdio (shared-pty mcp)', () => {
     if (base) fs.rmSync(base, { recursive: true, force: true });
   });
 
-  test('listTools: the same eleven tools, with schemas', { timeout: TEST_TIMEOUT }, () => {
+  test('listTools: the same tools, with schemas', { timeout: TEST_TIMEOUT }, () => {
     checkToolList(agent!);
   });
 

@@ -20,8 +20,8 @@ import { BASH, connect, until, withTimeout } from '../../helpers/host';
 import { request, startHttpHost, type HttpHost } from '../../helpers/http';
 
 const TABLE = METHODS as readonly MethodSpec[];
-/** The eleven tools of CONTRACT §5. */
-const CONTRACT_TOOLS = ['list_sessions', 'open_session', 'send', 'send_keys', 'read_screen', 'read_scrollback', 'read_output', 'wait_for', 'resize', 'signal', 'close_session'];
+/** The eleven tools of CONTRACT §5, and §9.4's wait_event. */
+const CONTRACT_TOOLS = ['list_sessions', 'open_session', 'send', 'send_keys', 'read_screen', 'read_scrollback', 'read_output', 'wait_for', 'resize', 'signal', 'close_session', 'wait_event'];
 /** The REST routes of CONTRACT §4. */
 const CONTRACT_ROUTES = ['POST /sessions', 'GET /sessions', 'GET /sessions/:id', 'POST /sessions/:id/write', 'POST /sessions/:id/resize', 'DELETE /sessions/:id'];
 
@@ -45,6 +45,8 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   'pty/unsubscribe': {},
   'pty/ack': { cursor: 0 },
   'pty/snapshot': {},
+  'pty/events': { since: 0 },
+  'pty/waitEvent': { timeoutMs: 0 },
   'session/keep': {},
   'session/viewUrl': { readOnly: true },
   'session/list': {},
@@ -194,7 +196,7 @@ describe('every surface agrees with the method table', () => {
   test('every method answers its example over JSON-RPC with exactly its result schema, and each route and tool succeeds too', { timeout: 120_000 }, async () => {
     const shared = await openBash();
     for (const spec of TABLE) {
-      const session = spec.target === 'session' ? (ENDS_SESSION.has(spec.name) ? await openBash() : shared) : undefined;
+      const session = spec.target !== 'host' ? (ENDS_SESSION.has(spec.name) ? await openBash() : shared) : undefined;
       const params = { ...(session ? { session } : {}), ...EXAMPLES[spec.name] };
       const r = await rpc(spec.name, params);
       assert.deepEqual(spec.result.parse(r), r, `${spec.name}: its result has exactly the fields of its schema`);
@@ -223,7 +225,7 @@ describe('every surface agrees with the method table', () => {
   });
 
   test('an unknown session is -32001 on every surface (REST: 404)', { timeout: 60_000 }, async () => {
-    for (const spec of TABLE.filter((m) => m.target === 'session')) {
+    for (const spec of TABLE.filter((m) => m.target !== 'host')) {
       assert.equal(await rpcCode(spec.name, { ...EXAMPLES[spec.name], session: 'nosuch' }), -32001, spec.name);
     }
     for (const route of REST_ROUTES.filter((r) => r.method.target === 'session')) {
@@ -239,7 +241,7 @@ describe('every surface agrees with the method table', () => {
   test('a value below a param\'s bound is -32602 on every surface (REST: 400), and the bound itself is accepted on every surface', { timeout: 120_000 }, async () => {
     const session = await openBash();
     for (const spec of TABLE.filter((m) => !ENDS_SESSION.has(m.name) && m.name !== 'session/create')) {
-      const base = { ...(spec.target === 'session' ? { session } : {}), ...EXAMPLES[spec.name] };
+      const base = { ...(spec.target !== 'host' ? { session } : {}), ...EXAMPLES[spec.name] };
       const def = TOOLS.find((t) => t.method === spec);
       const route = REST_ROUTES.find((r) => r.method === spec && !r.rest.input);
       for (const { name, min, at } of boundedFields(spec.params.shape)) {

@@ -1,0 +1,21 @@
+import { serverError } from '../base/errors';
+import type { InputSource, Transport } from '../session/input-source';
+import type { Session } from '../session/session';
+
+/** How an agent's MCP tool calls arrive: over `/mcp`, or relayed by `shared-pty mcp`. */
+const MCP_TRANSPORTS: ReadonlySet<Transport> = new Set<Transport>(['mcp-http', 'mcp-stdio']);
+
+/**
+ * Refuses an agent's write (MCP `send`, `send_keys`) while the program asks for a secret
+ * (CONTRACT §9.3): a password is the user's to type, and nothing is written. The job is probed
+ * afresh, so a prompt that appeared a moment ago counts and one answered a moment ago does not.
+ * Scripts (JSON-RPC, REST) and the human's views write as always.
+ */
+export async function refuseAgentDuringSecretInput(session: Session, from: InputSource): Promise<void> {
+  if (!MCP_TRANSPORTS.has(from.transport) || !session.running) return;
+  if ((await session.inputWatch.probeNow()) !== 'secret_input') return;
+  throw serverError(
+    `The program in session ${session.name} asks for a secret (a password or passphrase) that the user must type in the terminal; nothing was written. Ask the user to type it, then continue (wait_event with types ["input_wait"] tells when it is done).`,
+    { session: session.id, secretInput: true },
+  );
+}

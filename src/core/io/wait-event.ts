@@ -1,0 +1,43 @@
+import type { EventLog } from '../session/event-log';
+import type { EventType, HostEvent } from '../session/session-events';
+import type { Session } from '../session/session';
+
+/** Why `wait_event` returned: an event came, time ran out, or the session ended without one. */
+export type WaitEventReason = 'matched' | 'timeout' | 'session_exit';
+
+export interface WaitEventResult {
+  event: HostEvent | null;
+  reason: WaitEventReason;
+}
+
+/**
+ * Waits for the first event of `session` whose type is one of `types` (any type when undefined)
+ * that comes after the call began (CONTRACT §9.4 `wait_event`). An ended session has nothing more
+ * to say: it answers `session_exit` (after its `exit` event, when that is one of the types).
+ */
+export function waitForEvent(
+  log: EventLog,
+  session: Session,
+  types: readonly EventType[] | undefined,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<WaitEventResult> {
+  if (!session.running) return Promise.resolve({ event: null, reason: 'session_exit' });
+  const wanted = types ? new Set<string>(types) : undefined;
+  return new Promise((resolve) => {
+    const finish = (r: WaitEventResult) => {
+      clearTimeout(timer);
+      listener.dispose();
+      signal.removeEventListener('abort', onAbort);
+      resolve(r);
+    };
+    const onAbort = () => finish({ event: null, reason: 'timeout' });
+    const timer = setTimeout(onAbort, timeoutMs);
+    const listener = log.onEvent((e) => {
+      if (e.session !== session.id) return;
+      if (!wanted || wanted.has(e.type)) finish({ event: e, reason: 'matched' });
+      else if (e.type === 'exit') finish({ event: null, reason: 'session_exit' });
+    });
+    signal.addEventListener('abort', onAbort);
+  });
+}

@@ -1,0 +1,28 @@
+/**
+ * Does the session's foreground job wait for terminal input, and is that input a secret?
+ * (CONTRACT §9.3, §9.4: `input_wait` and `secret_input`.)
+ */
+import { foregroundStateOf } from './proc-state';
+import { isSecretMode, lineModeOf } from './terminal-mode';
+
+/**
+ * `secret_input` — the job waits for a line the terminal does not echo (a password prompt);
+ * `input_wait` — it waits for input otherwise; `busy` — it does not wait for input;
+ * `unknown` — /proc cannot tell (not Linux, unreadable).
+ */
+export type InputWait = 'secret_input' | 'input_wait' | 'busy' | 'unknown';
+
+/**
+ * Probes the foreground job of the session led by `shellPid`, on terminal `ttyPath`. The terminal's
+ * mode is read only when the job sleeps: for a job seen waiting on the terminal, and for one that
+ * sleeps behind a hidden syscall file (sudo and passwd are setuid: /proc shows their state but not
+ * their system call), where a secret mode is the only sign that it reads a password.
+ */
+export async function probeInputWait(shellPid: number, ttyPath: string | undefined): Promise<InputWait> {
+  const state = foregroundStateOf(shellPid);
+  if (state === 'busy' || state === 'unknown') return state;
+  const mode = ttyPath ? await lineModeOf(ttyPath) : null;
+  const secret = mode !== null && isSecretMode(mode);
+  if (state === 'waiting_for_input') return secret ? 'secret_input' : 'input_wait';
+  return secret ? 'secret_input' : 'unknown';
+}

@@ -1,0 +1,126 @@
+import { Disposable, disposableTimeout, Emitter, MutableDisposable } from '../base/lifecycle';
+import type { InputWait } from '../process/input-wait';
+
+/** When a session's foreground job is probed; each number says why. */
+export const enum InputWatchTuning {
+  /**
+   * Probe once output and submitted input have been quiet this long: a prompt is printed just
+   * before the program starts to read, and a program that prints steadily is busy anyway.
+   */
+  QuietMs = 100,
+  /**
+   * At most one probe per this long (a /proc scan of ~1 ms, plus ~1.5 ms for stty when the job
+   * waits): output that pauses every 100 ms (a progress bar, `top`) costs at most ~1% of a CPU.
+   */
+  MinIntervalMs = 250,
+}
+
+/** What the foreground job was last seen waiting for: nothing (busy, unknown), input, or a secret. */
+export type WaitState = 'none' | 'input' | 'secret';
+
+/**
+ * Follows whether a session's foreground job waits for input, and whether that input is a secret
+ * (CONTRACT §9.3, §9.4), without polling: the job is probed only after output or a submitted line
+ * has gone quiet, so an idle session costs nothing. A wait is new once the job has been seen busy
+ * or has been given a line since the last one: typing into a prompt is not a new wait, Enter is.
+ */
+export class InputWatch extends Disposable {
+  private _state: WaitState = 'none';
+  private readonly _timer = this._register(new MutableDisposable());
+  private _probing = false;
+  private _lastActivity = 0;
+  private _lastProbe = 0;
+  /** Bumped by every submitted line: a probe that started before it says nothing about after it. */
+  private _generation = 0;
+  private _stopped = false;
+  private readonly _onDidChange = this._register(new Emitter<WaitState>());
+  /** The state changed (to `input` or `secret`: a new wait). */
+  readonly onDidChange = this._onDidChange.event;
+
+  constructor(
+    private readonly _probe: () => Promise<InputWait>,
+    enabled = process.platform === 'linux',
+  ) {
+    super();
+    this._stopped = !enabled;
+  }
+
+  get state(): WaitState {
+    return this._state;
+  }
+
+  /** True when no probe is due or running: what an idle session is (no timer, no work). */
+  get quiet(): boolean {
+    return !this._timer.value && !this._probing;
+  }
+
+  /** Output arrived (called per PTY read, so it only notes the time and arms one timer). */
+  activity(): void {
+    this._lastActivity = Date.now();
+    if (!this._timer.value && !this._probing && !this._stopped) this._arm(InputWatchTuning.QuietMs);
+  }
+
+  /** A line was typed (Enter): whatever the job waited for, it now has input to work on. */
+  submitted(): void {
+    this._generation++;
+    this._set('none');
+    this.activity();
+  }
+
+  /** The program ended: no more probes. */
+  stop(): void {
+    this._stopped = true;
+    this._timer.clear();
+    this._set('none');
+  }
+
+  /** Probes now (an agent's write must know; a send polls) and takes the answer as the state. */
+  async probeNow(): Promise<InputWait> {
+    const generation = this._generation;
+    const wait = await this._probe();
+    if (generation === this._generation) this.observe(wait);
+    return wait;
+  }
+
+  /** Takes a probe's answer as the state (a `pty/send` polling on its own reports what it saw). */
+  observe(wait: InputWait): void {
+    if (this._stopped || this.isDisposed) return;
+    this._set(wait === 'secret_input' ? 'secret' : wait === 'input_wait' ? 'input' : 'none');
+  }
+
+  private _set(state: WaitState): void {
+    if (state === this._state || this.isDisposed) return;
+    this._state = state;
+    this._onDidChange.fire(state);
+  }
+
+  private _arm(ms: number): void {
+    this._timer.value = disposableTimeout(() => this._onTimer(), Math.max(1, ms), { unref: true });
+  }
+
+  private _onTimer(): void {
+    this._timer.clear();
+    if (this._stopped || this.isDisposed) return;
+    const now = Date.now();
+    const quietFor = now - this._lastActivity;
+    if (quietFor < InputWatchTuning.QuietMs) return this._arm(InputWatchTuning.QuietMs - quietFor);
+    const sinceProbe = now - this._lastProbe;
+    if (sinceProbe < InputWatchTuning.MinIntervalMs) return this._arm(InputWatchTuning.MinIntervalMs - sinceProbe);
+    void this._run();
+  }
+
+  private async _run(): Promise<void> {
+    this._probing = true;
+    const started = Date.now();
+    this._lastProbe = started;
+    try {
+      await this.probeNow();
+    } catch {
+      // A probe never throws by design; should one, the next activity probes again.
+    } finally {
+      this._probing = false;
+    }
+    // Output or a line during the probe: look again once that is quiet too.
+    if (this._lastActivity >= started && !this._stopped && !this.isDisposed) this._arm(InputWatchTuning.QuietMs);
+  }
+}

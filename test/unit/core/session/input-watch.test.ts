@@ -1,0 +1,38 @@
+// A session follows what its program waits for without polling (CONTRACT §9.3, §9.4): after its
+// output or a submitted line has been looked at, an idle session has no timer and does no work;
+// a new wait is an Enter (or a busy spell) away, not a keystroke. Real bash in a real host.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BASH, startHost, TEST_WRITER, until } from '../../../helpers/host';
+import type { HostEvent } from '../../../../src/core/session/session-events';
+
+const linux = process.platform === 'linux';
+const hostP = startHost();
+
+after(async () => (await hostP).close());
+
+test('an idle session settles with nothing scheduled; typing is no new wait, Enter is', { skip: !linux && 'needs Linux /proc', timeout: 30_000 }, async () => {
+  const { host } = await hostP;
+  const s = await host.createSession({ ...BASH, cols: 80, rows: 24 });
+  const events: HostEvent[] = [];
+  const sub = host.registry.events.onEvent((e) => e.session === s.id && events.push(e));
+  try {
+    await until(() => s.inputWatch.state === 'input' && s.inputWatch.quiet, 10_000, 'the first prompt, looked at');
+    const waits = () => events.filter((e) => e.type === 'input_wait').length;
+    assert.equal(waits(), 1);
+
+    // Keys without Enter: the shell echoes them, is looked at again, and still waits for the same line.
+    s.write('echo typed', TEST_WRITER);
+    await until(async () => (await s.mirror.screen()).rows.some((r) => r.includes('echo typed')), 10_000, 'the echo');
+    await until(() => s.inputWatch.quiet, 10_000, 'the look after the echo');
+    assert.equal(waits(), 1, 'no new input_wait for keystrokes');
+
+    s.write('\r', TEST_WRITER);
+    await until(() => waits() === 2, 10_000, 'a new input_wait after Enter');
+    await until(() => s.inputWatch.quiet, 10_000, 'settled again');
+    assert.equal(s.secretInput, false);
+  } finally {
+    sub.dispose();
+    host.registry.remove(s.id);
+  }
+});
