@@ -2,6 +2,7 @@ import { readinessOf } from '../process/proc-state';
 import type { Session, SessionStatus } from '../session/session';
 import type { InputSource } from '../session/input-source';
 import { sessionBusy } from '../base/errors';
+import type { CommandRecord } from '../commands/command-tracker';
 
 /** Timing of `pty/send`'s readiness detection. */
 export const enum SendTuning {
@@ -35,7 +36,7 @@ export interface SendOptions {
   maxBytes?: number;
 }
 
-export type SendWaitReason = 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit';
+export type SendWaitReason = 'command_done' | 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit';
 
 export interface SendResult {
   output: string;
@@ -43,11 +44,18 @@ export interface SendResult {
   status: SessionStatus;
   truncated: boolean;
   waitedMs: number;
+  /** With shell integration, once the command the send ran has finished: its exit code. */
+  exitCode?: number | null;
+  /** With shell integration: the record of the (last) command the send ran, finished or not. */
+  command?: CommandRecord;
 }
 
 /**
  * Writes `text` (plus Enter when `submit`) on behalf of `from`, then waits until the program is
- * ready for input again, and returns what the send produced as rendered on screen and in the scrollback.
+ * ready for input again, and returns what the send produced as rendered on screen and in the
+ * scrollback. With shell integration, a send that ran a command returns once the shell reports it
+ * finished and waits at its prompt again (`command_done`, with the exit code); a command that
+ * itself waits for input returns `stdin_read`, as without integration.
  */
 export async function send(session: Session, opts: SendOptions, from: InputSource, signal?: AbortSignal): Promise<SendResult> {
   if (session.sendInProgress) throw sessionBusy();
@@ -67,6 +75,8 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
   await waitForFirstPrompt(session, signal);
   const startRow = await session.mirror.query('cursorRow');
   const startCursor = session.cursor;
+  // Every command that starts from now on was started by this send (one send at a time).
+  const firstCommand = session.commands.nextId;
   if (session.running) session.write(opts.text + (opts.submit === false ? '' : '\r'), from);
 
   const waitReason = await new Promise<SendWaitReason>((resolve) => {
@@ -90,7 +100,11 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
       const state = readinessOf(session.pid);
       const newOutput = session.cursor !== lastCursor;
       lastCursor = session.cursor;
+      // The shell reported that what this send started has finished. More lines of the text
+      // may still be queued: it is done once the shell also waits for input (or cannot be seen).
+      const commandsDone = session.commands.latestSince(firstCommand) !== undefined && !session.commands.running;
       if (state === 'unknown') {
+        if (commandsDone) return finish('command_done');
         // We cannot see the program's state: fall back to silence.
         if (now - Math.max(session.lastOutputAt, started) >= idleMs) return finish('inferred_idle');
       } else if (state === 'busy') {
@@ -99,7 +113,7 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
       } else {
         const progressed = sawBusy || session.cursor !== startCursor || now - started >= SendTuning.MinSettleMs;
         stable = progressed && !newOutput ? stable + 1 : 0;
-        if (stable >= SendTuning.StablePolls) return finish('stdin_read');
+        if (stable >= SendTuning.StablePolls) return finish(commandsDone ? 'command_done' : 'stdin_read');
       }
       timer = setTimeout(poll, SendTuning.PollMs);
     };
@@ -107,7 +121,13 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
   });
   if (waitReason === 'session_exit') await session.exited;
   const { output, truncated } = await renderedSince(session, startRow, maxBytes);
-  return { output, waitReason, status: session.status, truncated, waitedMs: Date.now() - started };
+  const result: SendResult = { output, waitReason, status: session.status, truncated, waitedMs: Date.now() - started };
+  const command = session.commands.latestSince(firstCommand);
+  if (command) {
+    result.command = command;
+    if (command.endCursor !== null) result.exitCode = command.exitCode;
+  }
+  return result;
 }
 
 /** For a session that just started: waits (bounded) until its program first waits for input. */

@@ -4,7 +4,7 @@ import { keyToBytes, KeyNameError } from '../io/keys';
 import { DEFAULT_SEND_IDLE_MS, DEFAULT_SEND_MAX_BYTES, DEFAULT_SEND_TIMEOUT_MS, send } from '../io/send';
 import { MAX_WAIT_MS } from '../io/wait';
 import { signalForegroundGroup } from '../process/proc-state';
-import { cols, int, rows, sessionStatus, signalName } from './schemas';
+import { cols, commandRecord, int, rows, sessionStatus, signalName } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
@@ -98,10 +98,12 @@ export const sendMethod = method({
   }),
   result: z.object({
     output: z.string(),
-    waitReason: z.enum(['stdin_read', 'inferred_idle', 'timeout', 'session_exit']),
+    waitReason: z.enum(['command_done', 'stdin_read', 'inferred_idle', 'timeout', 'session_exit']),
     status: sessionStatus,
     truncated: z.boolean(),
     waitedMs: z.number(),
+    exitCode: z.number().nullable().optional().describe('With shell integration, once the command finished: its exit code.'),
+    command: commandRecord.optional().describe('With shell integration: the (last) command the send ran, finished or still running.'),
   }),
   handler(ctx, p) {
     return send(requireSession(ctx), p, ctx.caller, ctx.signal);
@@ -110,9 +112,11 @@ export const sendMethod = method({
     tool: 'send',
     title: 'Run a command',
     description:
-      'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: stdin_read = the program waits for input (done); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. For keys like Ctrl+C, arrows or q use send_keys instead.',
+      'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. For keys like Ctrl+C, arrows or q use send_keys instead.',
     text: (r) => {
-      const tail = [`[waitReason: ${r.waitReason}`, r.status.kind === 'exited' ? `exited with ${r.status.exitCode}` : 'running'];
+      const tail = [`[waitReason: ${r.waitReason}`];
+      if (r.exitCode !== undefined && r.exitCode !== null) tail.push(`exit code ${r.exitCode}`);
+      tail.push(r.status.kind === 'exited' ? `session exited with ${r.status.exitCode}` : 'running');
       if (r.truncated) tail.push('output truncated: earlier lines are in read_scrollback');
       return `${r.output}\n${tail.join('; ')}]`;
     },
