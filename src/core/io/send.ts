@@ -75,54 +75,61 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
   await waitForFirstPrompt(session, signal);
   const startRow = await session.mirror.query('cursorRow');
   const startCursor = session.cursor;
-  // Every command that starts from now on was started by this send (one send at a time).
+  // Every command that starts from now on was started by this send (one send at a time); one
+  // that ends meanwhile may have been running before (`exit` typed into a nested shell ends `bash`).
   const firstCommand = session.commands.nextId;
-  if (session.running) session.write(opts.text + (opts.submit === false ? '' : '\r'), from);
-
-  const waitReason = await new Promise<SendWaitReason>((resolve) => {
-    let sawBusy = false;
-    let stable = 0;
-    let lastCursor = session.cursor;
-    let timer: NodeJS.Timeout | undefined;
-    const finish = (r: SendWaitReason) => {
-      clearTimeout(timer);
-      exitSub.dispose();
-      signal?.removeEventListener('abort', onAbort);
-      resolve(r);
-    };
-    const onAbort = () => finish('timeout');
-    signal?.addEventListener('abort', onAbort);
-    const exitSub = session.onExit(() => finish('session_exit'));
-    if (!session.running) return finish('session_exit');
-    const poll = () => {
-      const now = Date.now();
-      if (now - started >= timeout) return finish('timeout');
-      const state = readinessOf(session.pid);
-      const newOutput = session.cursor !== lastCursor;
-      lastCursor = session.cursor;
-      // The shell reported that what this send started has finished. More lines of the text
-      // may still be queued: it is done once the shell also waits for input (or cannot be seen).
-      const commandsDone = session.commands.latestSince(firstCommand) !== undefined && !session.commands.running;
-      if (state === 'unknown') {
-        if (commandsDone) return finish('command_done');
-        // We cannot see the program's state: fall back to silence.
-        if (now - Math.max(session.lastOutputAt, started) >= idleMs) return finish('inferred_idle');
-      } else if (state === 'busy') {
-        sawBusy = true;
-        stable = 0;
-      } else {
-        const progressed = sawBusy || session.cursor !== startCursor || now - started >= SendTuning.MinSettleMs;
-        stable = progressed && !newOutput ? stable + 1 : 0;
-        if (stable >= SendTuning.StablePolls) return finish(commandsDone ? 'command_done' : 'stdin_read');
-      }
+  let lastFinished: CommandRecord | undefined;
+  const finishedSub = session.commands.onDidFinishCommand((r) => (lastFinished = r));
+  let waitReason: SendWaitReason;
+  try {
+    if (session.running) session.write(opts.text + (opts.submit === false ? '' : '\r'), from);
+    waitReason = await new Promise<SendWaitReason>((resolve) => {
+      let sawBusy = false;
+      let stable = 0;
+      let lastCursor = session.cursor;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (r: SendWaitReason) => {
+        clearTimeout(timer);
+        exitSub.dispose();
+        signal?.removeEventListener('abort', onAbort);
+        resolve(r);
+      };
+      const onAbort = () => finish('timeout');
+      signal?.addEventListener('abort', onAbort);
+      const exitSub = session.onExit(() => finish('session_exit'));
+      if (!session.running) return finish('session_exit');
+      const poll = () => {
+        const now = Date.now();
+        if (now - started >= timeout) return finish('timeout');
+        const state = readinessOf(session.pid);
+        const newOutput = session.cursor !== lastCursor;
+        lastCursor = session.cursor;
+        // The shell reported that a command ended and none runs. More lines of the text may still
+        // be queued: the send is done once the shell also waits for input (or cannot be seen).
+        const commandsDone = lastFinished !== undefined && !session.commands.running;
+        if (state === 'unknown') {
+          if (commandsDone) return finish('command_done');
+          // We cannot see the program's state: fall back to silence.
+          if (now - Math.max(session.lastOutputAt, started) >= idleMs) return finish('inferred_idle');
+        } else if (state === 'busy') {
+          sawBusy = true;
+          stable = 0;
+        } else {
+          const progressed = sawBusy || session.cursor !== startCursor || now - started >= SendTuning.MinSettleMs;
+          stable = progressed && !newOutput ? stable + 1 : 0;
+          if (stable >= SendTuning.StablePolls) return finish(commandsDone ? 'command_done' : 'stdin_read');
+        }
+        timer = setTimeout(poll, SendTuning.PollMs);
+      };
       timer = setTimeout(poll, SendTuning.PollMs);
-    };
-    timer = setTimeout(poll, SendTuning.PollMs);
-  });
+    });
+  } finally {
+    finishedSub.dispose();
+  }
   if (waitReason === 'session_exit') await session.exited;
   const { output, truncated } = await renderedSince(session, startRow, maxBytes);
   const result: SendResult = { output, waitReason, status: session.status, truncated, waitedMs: Date.now() - started };
-  const command = session.commands.latestSince(firstCommand);
+  const command = session.commands.latestSince(firstCommand) ?? lastFinished;
   if (command) {
     result.command = command;
     if (command.endCursor !== null) result.exitCode = command.exitCode;
