@@ -117,6 +117,14 @@ describe('bash, started interactively, reports its commands', () => {
     assert.equal((await s.commands()).length, 2);
   });
 
+  test('with HISTCONTROL=ignoreboth (Debian\'s default), a repeated line and a line the history skips still have their text', { timeout: TEST_TIMEOUT }, async () => {
+    const s = await openShell('bash', { '.bashrc': `${BASHRC}HISTCONTROL=ignoreboth\n` });
+    await s.send('echo same; echo twice');
+    await s.send('echo same; echo twice');
+    await s.send(' echo not-in-history');
+    assert.deepEqual((await s.commands()).map((r) => r.command), ['echo same; echo twice', 'echo same; echo twice', 'echo not-in-history']);
+  });
+
   test('Ctrl+C at the prompt and an empty line make no record', { timeout: TEST_TIMEOUT }, async () => {
     const s = await openShell('bash', { '.bashrc': BASHRC });
     await c.request('pty/write', { session: s.session, action: [{ text: 'echo never-run' }, { key: 'Ctrl+C' }] });
