@@ -100,10 +100,9 @@ __spty_return() {
 	builtin return "$1"
 }
 
-# First in PROMPT_COMMAND, so it sees the command's status: "finished", the user's own prompt
-# commands, the working directory, and the prompt marks.
-__spty_prompt_command() {
-	builtin local __spty_status=$? __spty_cmd
+# First in PROMPT_COMMAND, so it sees the command's status: "finished".
+__spty_prompt_start() {
+	builtin local __spty_status=$?
 	if (( __spty_phase == 1 || __spty_phase == 2 )); then
 		builtin printf '\e]633;D;%s\a' "$__spty_status"
 	else
@@ -111,13 +110,15 @@ __spty_prompt_command() {
 		builtin printf '\e]633;D\a'
 	fi
 	__spty_phase=3
-	for __spty_cmd in "${__spty_user_prompt_command[@]}"; do
-		__spty_return "$__spty_status"
-		builtin eval -- "$__spty_cmd"
-	done
+	__spty_return "$__spty_status"
+}
+
+# Last in PROMPT_COMMAND, after the user's own prompt commands (which may cd, or make a new
+# prompt each time): the working directory, and the marks around the prompt.
+__spty_prompt_end() {
+	builtin local __spty_status=$?
 	__spty_escape "$PWD"
 	builtin printf '\e]633;P;Cwd=%s\a' "$__spty_v"
-	# The user's files or prompt commands may set a new prompt at any time: mark each new one.
 	if [[ $PS1 != "$__spty_ps1" ]]; then
 		__spty_ps1='\[\e]633;A\a\]'"$PS1"'\[\e]633;B\a\]'
 		PS1=$__spty_ps1
@@ -127,13 +128,32 @@ __spty_prompt_command() {
 	fi
 	__spty_histcmd=${HISTCMD:-0}
 	__spty_phase=0
+	__spty_last_hook
 	__spty_return "$__spty_status"
 }
 
-# The user's PROMPT_COMMAND (a string, or since bash 5.1 an array) runs inside ours.
-__spty_user_prompt_command=("${PROMPT_COMMAND[@]}")
-builtin unset PROMPT_COMMAND
-PROMPT_COMMAND=__spty_prompt_command
+# With bash-preexec, hooks added after ours (its own `precmd`, at its first prompt) would come
+# after the prompt is marked: stay the last one.
+__spty_last_hook() {
+	[[ -n "${bash_preexec_imported-}${__bp_imported-}" ]] || builtin return 0
+	local hooks=() f
+	for f in "${precmd_functions[@]}"; do
+		[[ $f == __spty_prompt_end ]] || hooks+=("$f")
+	done
+	precmd_functions=("${hooks[@]}" __spty_prompt_end)
+}
+
+# The user's PROMPT_COMMAND (a string, or since bash 5.1 possibly an array) runs between ours, as
+# it would have: at the top level, seeing the command's status and its "$_". With bash-preexec,
+# which owns PROMPT_COMMAND, ours are its first and last prompt hooks instead (it gives each one
+# the command's status; anything after its own entry in PROMPT_COMMAND would confuse it).
+if [[ -n "${bash_preexec_imported-}${__bp_imported-}" ]]; then
+	precmd_functions=(__spty_prompt_start "${precmd_functions[@]}" __spty_prompt_end)
+elif [[ $(builtin declare -p PROMPT_COMMAND 2>/dev/null) == "declare -a"* ]]; then
+	PROMPT_COMMAND=('__spty_prompt_start "$_"' "${PROMPT_COMMAND[@]}" '__spty_prompt_end "$_"')
+else
+	PROMPT_COMMAND='__spty_prompt_start "$_"'$'\n'${PROMPT_COMMAND:+$PROMPT_COMMAND$'\n'}'__spty_prompt_end "$_"'
+fi
 
 # A DEBUG trap the user's files set keeps running, after ours ("$_" keeps its value for it).
 __spty_trap=()

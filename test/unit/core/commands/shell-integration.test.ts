@@ -178,6 +178,16 @@ describe('bash, started interactively, reports its commands', () => {
     assert.match(screen, /^my>$/m);
   });
 
+  test('the user\'s PROMPT_COMMAND still runs and sees the command\'s status; a prompt it makes anew is marked each time', { timeout: TEST_TIMEOUT }, async () => {
+    const s = await openShell('bash', { '.bashrc': `${BASHRC}PROMPT_COMMAND='LAST_STATUS=$?; PS1="n$((n++))> "'\n` });
+    await s.send('false');
+    const shown = await s.send('echo "status-was-$LAST_STATUS"');
+    assert.match(shown.output, /^status-was-1$/m);
+    assert.equal(shown.exitCode, 0);
+    const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: shown.command!.endCursor! })).data;
+    assert.match(raw, /\x1b\]633;A\x07n\d+> \x1b\]633;B\x07/);
+  });
+
   test('a login bash (-l) reads the login files the user has', { timeout: TEST_TIMEOUT }, async () => {
     const s = await openShell('bash', { '.bash_profile': `PS1='login> '\nalias hi='echo hello-from-profile'\n` }, {}, ['-l']);
     assert.equal(s.info.integration, true);
