@@ -55,6 +55,10 @@ __spty_precmd_last() {
     __spty_ps1="%{"$'\e]633;A\a'"%}$PS1%{"$'\e]633;B\a'"%}"
     PS1=$__spty_ps1
   fi
+  # A hook added after ours (a theme loaded later) would change the prompt once it is marked.
+  if [[ ${precmd_functions[-1]} != __spty_precmd_last ]]; then
+    precmd_functions=(${precmd_functions:#__spty_precmd_last} __spty_precmd_last)
+  fi
   __spty_phase=0
 }
 
