@@ -24,12 +24,10 @@ export interface CommandRecord {
 /** Commands a session remembers; older ones are forgotten first. */
 export const MAX_COMMAND_RECORDS = 1000;
 
-/** A command that has started and not finished, with what is needed to finish it. */
-interface OpenCommand {
+/** The command that has started and not finished, with when it started. */
+interface RunningCommand {
   record: CommandRecord;
   startedMs: number;
-  /** Prompts drawn since it started: only a nested shell draws one while a command of ours runs. */
-  promptsSince: number;
 }
 
 /**
@@ -37,13 +35,16 @@ interface OpenCommand {
  * prompt, `B` command line, `E` its text, `C` executed, `D;<exit>` finished, `P;Cwd=`) and turns
  * them into command records whose cursors are exact output cursors.
  *
+ * Records are flat, one command at a time, as VS Code's terminal reads the same marks: a shell
+ * with marks of its own started inside a command (ssh to a host with integration) draws a prompt,
+ * which ends that command (exit status unknown), and its commands are records of their own.
+ *
  * Seams for the events of CONTRACT §9.4: `onDidStartCommand` and `onDidFinishCommand`.
  */
 export class CommandTracker extends Disposable {
   private readonly _scanner = new Osc633Scanner();
   private readonly _records: CommandRecord[] = [];
-  /** Started and not finished, outermost first: a shell of ours inside a command of ours nests. */
-  private readonly _open: OpenCommand[] = [];
+  private _running: RunningCommand | undefined;
   /** The command line an `E` announced for the next `C`. */
   private _nextCommandLine: string | undefined;
   private _cwd: string | undefined;
@@ -89,7 +90,7 @@ export class CommandTracker extends Disposable {
 
   /** True while a command runs. */
   get running(): boolean {
-    return this._open.length > 0;
+    return this._running !== undefined;
   }
 
   /** The newest `limit` records, oldest first (copies). */
@@ -108,9 +109,9 @@ export class CommandTracker extends Disposable {
     for (const seq of this._scanner.scan(data, cursor)) this._apply(seq);
   }
 
-  /** The shell ended: commands still running end with it (`exit 3` ends with 3). */
-  finishAll(exitCode: number, cursor: number): void {
-    while (this._open.length > 0) this._finish(exitCode, cursor);
+  /** The shell ended: a command still running ends with it (`exit 3` ends with 3). */
+  shellEnded(exitCode: number, cursor: number): void {
+    this._finish(exitCode, cursor);
   }
 
   private _apply(seq: Osc633Sequence): void {
@@ -119,7 +120,8 @@ export class CommandTracker extends Disposable {
     const rest = semi < 0 ? undefined : seq.payload.slice(semi + 1);
     switch (code) {
       case 'A':
-        for (const o of this._open) o.promptsSince++;
+        // A prompt while a command runs: a shell with marks of its own, started by that command.
+        this._finish(null, seq.start);
         break;
       case 'B':
         break;
@@ -147,19 +149,17 @@ export class CommandTracker extends Disposable {
   private _commandLine(line: string): void {
     // Bash reports the line after `C` when its history could not tell it before: it belongs to
     // the command that has just started, if that one has none yet.
-    const inner = this._open[this._open.length - 1];
-    if (inner && inner.record.command === '' && inner.promptsSince === 0 && this._nextCommandLine === undefined) {
-      inner.record.command = line;
+    const running = this._running?.record;
+    if (running && running.command === '' && this._nextCommandLine === undefined) {
+      running.command = line;
       return;
     }
     this._nextCommandLine = line;
   }
 
   private _start(markStart: number, cursor: number): void {
-    // Only a nested shell of ours starts commands inside a running one, and it draws a prompt
-    // first: a second start with no prompt between means the first one's end was never reported.
-    const inner = this._open[this._open.length - 1];
-    if (inner && inner.promptsSince === 0) this._finish(null, markStart);
+    // A start while a command runs: that one's end was never reported.
+    this._finish(null, markStart);
     const now = Date.now();
     const record: CommandRecord = {
       id: this._nextId++,
@@ -172,23 +172,23 @@ export class CommandTracker extends Disposable {
       durationMs: null,
     };
     this._nextCommandLine = undefined;
-    this._open.push({ record, startedMs: now, promptsSince: 0 });
+    this._running = { record, startedMs: now };
     this._records.push(record);
     if (this._records.length > MAX_COMMAND_RECORDS) this._records.shift();
     this._onDidStartCommand.fire({ ...record });
   }
 
+  /** `D;<exit>`; a bare `D` is an empty line or Ctrl+C at the prompt, or a status not told. */
   private _finished(exit: string | undefined, cursor: number): void {
-    const inner = this._open[this._open.length - 1];
-    if (!inner) return; // an empty line or Ctrl+C at the prompt: no command ran
     const exitCode = exit !== undefined && /^-?\d+$/.test(exit.trim()) ? Number(exit.trim()) : null;
-    // A bare `D` after a prompt was drawn is a nested shell's empty line, not the end of ours.
-    if (exitCode === null && inner.promptsSince > 0) return;
     this._finish(exitCode, cursor);
   }
 
+  /** Ends the running command, if any. */
   private _finish(exitCode: number | null, cursor: number): void {
-    const { record, startedMs } = this._open.pop()!;
+    if (!this._running) return;
+    const { record, startedMs } = this._running;
+    this._running = undefined;
     record.exitCode = exitCode;
     record.endCursor = cursor;
     record.durationMs = Date.now() - startedMs;

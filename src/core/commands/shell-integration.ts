@@ -67,7 +67,8 @@ export function shellIntegrationLaunch(command: string, args: readonly string[],
     case 'fish': {
       const script = path.join(dir, 'fish.fish');
       if (!fs.existsSync(script)) return undefined;
-      return { shell, args: [...args, '--init-command', `source ${fishQuote(script)}`], env: {} };
+      // Set while fish reads its configuration, so VS Code's own integration loaded there stands back.
+      return { shell, args: [...args, '--init-command', `source ${fishQuote(script)}`], env: { VSCODE_SHELL_INTEGRATION: '1' } };
     }
   }
 }

@@ -104,9 +104,11 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
         const state = readinessOf(session.pid);
         const newOutput = session.cursor !== lastCursor;
         lastCursor = session.cursor;
-        // The shell reported that a command ended and none runs. More lines of the text may still
-        // be queued: the send is done once the shell also waits for input (or cannot be seen).
-        const commandsDone = lastFinished !== undefined && !session.commands.running;
+        // The shell reported that a command ended, with its status, and none runs. More lines of
+        // the text may still be queued: the send is done once the shell also waits for input (or
+        // cannot be seen). A command ended without a status (a shell with marks of its own, started
+        // by it, drew its prompt) is a program waiting for input.
+        const commandsDone = lastFinished !== undefined && lastFinished.exitCode !== null && !session.commands.running;
         if (state === 'unknown') {
           if (commandsDone) return finish('command_done');
           // We cannot see the program's state: fall back to silence.

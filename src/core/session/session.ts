@@ -431,7 +431,7 @@ export class Session extends Disposable {
     }
     const signalName = signal ? (signalNames.get(signal) ?? String(signal)) : null;
     this._exit = { exitCode: signal ? 128 + signal : exitCode, signal: signalName };
-    this.commands.finishAll(this._exit.exitCode, this.ring.end);
+    this.commands.shellEnded(this._exit.exitCode, this.ring.end);
     this._killTimer.clear();
     this._onExit.fire(this._exit);
     this._resolveExited(this._exit);

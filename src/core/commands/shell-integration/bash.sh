@@ -6,6 +6,10 @@
 # line start, E;<command line>, C executed, D;<status> finished, P;Cwd=<dir>. The session turns
 # them into command records; the editor's terminal shows its command decorations from them.
 
+# VS Code's own integration, should the user's files load it, sees itself loaded and stands
+# back: one set of marks per prompt.
+VSCODE_SHELL_INTEGRATION=1
+
 # The user's start-up files (bash itself has read /etc/bash.bashrc before this file).
 if [ -n "${SHARED_PTY_SHELL_LOGIN-}" ]; then
 	# Asked for a login shell: bash reads no --init-file as one, so it was started without -l

@@ -6,6 +6,10 @@
 # start, E;<command line>, C executed, D;<status> finished, P;Cwd=<dir>. The session turns them
 # into command records.
 
+# The session set VSCODE_SHELL_INTEGRATION for fish's configuration (VS Code's own integration,
+# should it be loaded there, stands back); it is not for the programs fish starts.
+set -e VSCODE_SHELL_INTEGRATION
+set -g VSCODE_SHELL_INTEGRATION 1
 status is-interactive; or exit
 set -q __spty_loaded; and exit
 set -g __spty_loaded 1

@@ -6,6 +6,9 @@
 # OSC 633 sequences. No file of the user's is edited; once the last file has run, ZDOTDIR is the
 # user's again (for a nested zsh, and for .zlogout).
 
+# VS Code's own integration, should the user's files load it, sees itself loaded and stands
+# back: one set of marks per prompt.
+typeset -g VSCODE_SHELL_INTEGRATION=1
 typeset -g __spty_zdotdir=$ZDOTDIR
 if (( ${+SHARED_PTY_USER_ZDOTDIR} )); then
   ZDOTDIR=$SHARED_PTY_USER_ZDOTDIR
