@@ -1,6 +1,6 @@
 // Bundles the CLI/host and the editor extension. node-pty (native) and vscode stay external.
 import * as esbuild from 'esbuild';
-import { readFileSync, existsSync, mkdirSync, copyFileSync } from 'node:fs';
+import { readFileSync, existsSync, mkdirSync, copyFileSync, cpSync, rmSync } from 'node:fs';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url)));
 const common = {
@@ -35,3 +35,8 @@ await Promise.all(
 // The browser view's stylesheet ships next to the bundles (the VSIX has no node_modules/@xterm).
 mkdirSync('dist', { recursive: true });
 copyFileSync('node_modules/@xterm/xterm/css/xterm.css', 'dist/xterm.css');
+
+// The shell integration scripts ship next to the bundles that start shells, where
+// src/core/commands/shell-integration.ts looks for them (zsh's are dot files: ZDOTDIR points there).
+rmSync('dist/shell-integration', { recursive: true, force: true });
+cpSync('src/core/commands/shell-integration', 'dist/shell-integration', { recursive: true });

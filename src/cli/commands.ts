@@ -75,7 +75,10 @@ export async function readCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** `send <session> <text> [--no-submit] [--timeout MS]`: prints the output and the wait reason. */
+/**
+ * `send <session> <text> [--no-submit] [--timeout MS]`: prints the output and the wait reason.
+ * With shell integration it also prints the command's exit code, and exits with it (as the command would).
+ */
 export async function sendCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { values: ['--timeout', '--idle'], booleans: ['--no-submit', '--json'] });
   const usage = 'shared-pty send <session> <text> [--no-submit] [--timeout MS]';
@@ -88,13 +91,18 @@ export async function sendCommand(argv: string[]): Promise<number> {
     timeout: intFlag(args, '--timeout', 1),
     idleMs: intFlag(args, '--idle', 1),
   });
+  const exitCode = typeof r.exitCode === 'number' ? r.exitCode : undefined;
   if (args.flags.has('--json')) process.stdout.write(JSON.stringify(r) + '\n');
   else {
     if (r.output) process.stdout.write(r.output + '\n');
-    process.stdout.write(`[wait reason: ${r.waitReason}${r.truncated ? ', output truncated' : ''}]\n`);
+    const notes = [`wait reason: ${r.waitReason}`];
+    if (exitCode !== undefined) notes.push(`exit code: ${exitCode}`);
+    if (r.truncated) notes.push('output truncated');
+    process.stdout.write(`[${notes.join(', ')}]\n`);
     if (r.waitReason === 'secret_input') process.stdout.write('[the program asks for a password: type it in the terminal, e.g. shared-pty attach]\n');
   }
-  return 0;
+  // An exit status is a byte: what a shell would report for the same code.
+  return exitCode === undefined ? 0 : exitCode & 0xff;
 }
 
 /** `keys <session> <Key>…`: named keys (Enter, Ctrl+C, ArrowUp, q, …). */

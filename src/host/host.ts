@@ -121,7 +121,7 @@ export class Host extends Disposable implements HostServices {
       pid: session.pid,
       command: o.command,
       args: o.args,
-      cwd: o.cwd,
+      cwd: session.cwd,
       workspace: o.workspace ?? null,
       cols: session.cols,
       rows: session.rows,
@@ -132,6 +132,7 @@ export class Host extends Disposable implements HostServices {
       address: unix?.address ?? tcp?.address ?? '',
       clients: session.clients,
       secretInput: session.secretInput,
+      integration: session.commands.integration,
     };
     if (tcp) info.tcp = tcp.address;
     if (this._http) info.stream = this._http.streamUrl(session.id);

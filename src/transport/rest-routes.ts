@@ -30,7 +30,7 @@ function matchPath(pathname: string): { path: RestPath; id?: string } | undefine
   if (parts.length === 1) return { path: '/sessions' };
   const id = decodeURIComponent(parts[1]);
   if (parts.length === 2) return { path: '/sessions/:id', id };
-  if (parts[2] === 'write' || parts[2] === 'resize') return { path: `/sessions/:id/${parts[2]}`, id };
+  if (parts[2] === 'write' || parts[2] === 'resize' || parts[2] === 'commands') return { path: `/sessions/:id/${parts[2]}`, id };
   return undefined;
 }
 

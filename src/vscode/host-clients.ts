@@ -5,6 +5,7 @@ import { ensureDaemon } from '../host/daemon';
 import { readLiveRecords, type HostRecord } from '../host/discovery';
 import { checkRuntimeDir, runtimeDirPath } from '../host/runtime-dir';
 import { RpcClient } from '../transport/rpc-client';
+import { SHELL_INTEGRATION_ENV } from '../core/commands/shell-integration';
 import { getSetting } from './settings';
 
 /** The per-user host and a live connection to its control socket. */
@@ -125,6 +126,8 @@ export class HostClients implements vscode.Disposable {
       path.join(this._opts.appRoot, 'node_modules', 'node-pty'),
       path.join(this._opts.appRoot, 'node_modules.asar.unpacked', 'node-pty'),
     ].join(path.delimiter);
+    // The sessions agents open in this host follow the setting as it was when the host started.
+    if (!getSetting('shellIntegration')) env[SHELL_INTEGRATION_ENV] = '0';
     return env;
   }
 }

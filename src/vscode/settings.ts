@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 export interface SettingTypes {
   shell: string;
   shellArgs: string[];
+  shellIntegration: boolean;
   scrollbackLines: number;
   'http.enabled': boolean;
   'http.port': number;
@@ -20,6 +21,7 @@ export type SettingKey = keyof SettingTypes;
 const DEFAULTS: SettingTypes = {
   shell: '',
   shellArgs: [],
+  shellIntegration: true,
   scrollbackLines: 10000,
   'http.enabled': true,
   'http.port': 0,

@@ -7,6 +7,7 @@ import { getSetting } from './settings';
 import { SharedPseudoterminal, terminalName, type PtyHooks, type PtyTarget } from './shared-pseudoterminal';
 import { sessionKey, type HostedSession, type SessionWatcher, type Snapshot } from './session-watcher';
 import { resolveShell, workspaceCwd } from './shell';
+import { SHELL_INTEGRATION_ENV } from '../core/commands/shell-integration';
 
 /** Timing constants of the terminal manager; each says why. */
 const enum Timing {
@@ -303,6 +304,7 @@ function userSessionParams(): Record<string, unknown> {
     origin: 'user',
     leaseSeconds: Math.max(0, getSetting('reattachSeconds')),
   };
+  if (!getSetting('shellIntegration')) params.env = { [SHELL_INTEGRATION_ENV]: '0' };
   const cwd = workspaceCwd();
   if (cwd) {
     params.cwd = cwd;

@@ -3,6 +3,7 @@ import { isSecretMode, lineModeOf } from '../process/terminal-mode';
 import type { Session, SessionStatus } from '../session/session';
 import type { InputSource } from '../session/input-source';
 import { sessionBusy } from '../base/errors';
+import type { CommandRecord } from '../commands/command-tracker';
 
 /** Timing of `pty/send`'s readiness detection. */
 export const enum SendTuning {
@@ -41,7 +42,7 @@ export interface SendOptions {
   maxBytes?: number;
 }
 
-export type SendWaitReason = 'stdin_read' | 'secret_input' | 'inferred_idle' | 'timeout' | 'session_exit';
+export type SendWaitReason = 'command_done' | 'stdin_read' | 'secret_input' | 'inferred_idle' | 'timeout' | 'session_exit';
 
 export interface SendResult {
   output: string;
@@ -49,11 +50,18 @@ export interface SendResult {
   status: SessionStatus;
   truncated: boolean;
   waitedMs: number;
+  /** With shell integration, once the command the send ran has finished: its exit code. */
+  exitCode?: number | null;
+  /** With shell integration: the record of the (last) command the send ran, finished or not. */
+  command?: CommandRecord;
 }
 
 /**
  * Writes `text` (plus Enter when `submit`) on behalf of `from`, then waits until the program is
- * ready for input again, and returns what the send produced as rendered on screen and in the scrollback.
+ * ready for input again, and returns what the send produced as rendered on screen and in the
+ * scrollback. With shell integration, a send that ran a command returns once the shell reports it
+ * finished and waits at its prompt again (`command_done`, with the exit code); a command that
+ * itself waits for input returns `stdin_read`, as without integration.
  */
 export async function send(session: Session, opts: SendOptions, from: InputSource, signal?: AbortSignal): Promise<SendResult> {
   if (session.sendInProgress) throw sessionBusy();
@@ -73,62 +81,87 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
   await waitForFirstPrompt(session, signal);
   const startRow = await session.mirror.query('cursorRow');
   const startCursor = session.cursor;
-  if (session.running) session.write(opts.text + (opts.submit === false ? '' : '\r'), from);
-
-  const waitReason = await new Promise<SendWaitReason>((resolve) => {
-    let sawBusy = false;
-    let stable = 0;
-    let lastCursor = session.cursor;
-    let timer: NodeJS.Timeout | undefined;
-    let done = false;
-    const finish = (r: SendWaitReason) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      exitSub.dispose();
-      signal?.removeEventListener('abort', onAbort);
-      resolve(r);
-    };
-    const onAbort = () => finish('timeout');
-    signal?.addEventListener('abort', onAbort);
-    const exitSub = session.onExit(() => finish('session_exit'));
-    if (!session.running) return finish('session_exit');
-    let modeCheckedAt = 0;
-    const poll = async () => {
-      const now = Date.now();
-      if (now - started >= timeout) return finish('timeout');
-      const state = foregroundStateOf(session.pid);
-      const newOutput = session.cursor !== lastCursor;
-      lastCursor = session.cursor;
-      const progressed = sawBusy || session.cursor !== startCursor || now - started >= SendTuning.MinSettleMs;
-      if (state === 'busy') {
-        sawBusy = true;
-        stable = 0;
-      } else if (state === 'waiting_for_input' || state === 'asleep_hidden') {
-        stable = progressed && !newOutput ? stable + 1 : 0;
-      }
-      if (state === 'waiting_for_input' && stable >= SendTuning.StablePolls) {
-        // Ready: for a password prompt (CONTRACT §9.3) the answer says so, at once.
-        return finish((await asksForSecret(session)) ? 'secret_input' : 'stdin_read');
-      }
-      if (state === 'asleep_hidden' && stable >= SendTuning.StablePolls && now - modeCheckedAt >= SendTuning.HiddenModeCheckMs) {
-        // sudo hides its system call; a terminal set for a password says what it waits for.
-        modeCheckedAt = now;
-        if (await asksForSecret(session)) return finish('secret_input');
-      }
-      if (state === 'unknown' || state === 'asleep_hidden') {
-        // We cannot see the program's state: fall back to silence.
-        if (now - Math.max(session.lastOutputAt, started) >= idleMs) return finish('inferred_idle');
-      }
-      if (!done) timer = setTimeout(() => void poll(), SendTuning.PollMs);
-    };
-    timer = setTimeout(() => void poll(), SendTuning.PollMs);
-  });
+  // Every command that starts from now on was started by this send (one send at a time); one
+  // that ends meanwhile may have been running before (`exit` typed into a nested shell ends `bash`).
+  const firstCommand = session.commands.nextId;
+  let lastFinished: CommandRecord | undefined;
+  const finishedSub = session.commands.onDidFinishCommand((r) => (lastFinished = r));
+  let waitReason: SendWaitReason;
+  try {
+    if (session.running) session.write(opts.text + (opts.submit === false ? '' : '\r'), from);
+    waitReason = await new Promise<SendWaitReason>((resolve) => {
+      let sawBusy = false;
+      let stable = 0;
+      let lastCursor = session.cursor;
+      let timer: NodeJS.Timeout | undefined;
+      let done = false;
+      const finish = (r: SendWaitReason) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        exitSub.dispose();
+        signal?.removeEventListener('abort', onAbort);
+        resolve(r);
+      };
+      const onAbort = () => finish('timeout');
+      signal?.addEventListener('abort', onAbort);
+      const exitSub = session.onExit(() => finish('session_exit'));
+      if (!session.running) return finish('session_exit');
+      let modeCheckedAt = 0;
+      const poll = async () => {
+        const now = Date.now();
+        if (now - started >= timeout) return finish('timeout');
+        const state = foregroundStateOf(session.pid);
+        const newOutput = session.cursor !== lastCursor;
+        lastCursor = session.cursor;
+        // The shell reported that a command ended, with its status, and none runs. More lines of
+        // the text may still be queued: the send is done once the shell also waits for input (or
+        // cannot be seen). A command ended without a status (a shell with marks of its own, started
+        // by it, drew its prompt) is a program waiting for input.
+        const commandsDone = lastFinished !== undefined && lastFinished.exitCode !== null && !session.commands.running;
+        if (state === 'unknown') {
+          if (commandsDone) return finish('command_done');
+          // We cannot see the program's state: fall back to silence.
+          if (now - Math.max(session.lastOutputAt, started) >= idleMs) return finish('inferred_idle');
+        } else if (state === 'busy') {
+          sawBusy = true;
+          stable = 0;
+        } else {
+          const progressed = sawBusy || session.cursor !== startCursor || now - started >= SendTuning.MinSettleMs;
+          stable = progressed && !newOutput ? stable + 1 : 0;
+          if (state === 'waiting_for_input' && stable >= SendTuning.StablePolls) {
+            if (commandsDone) return finish('command_done');
+            // Ready: for a password prompt (CONTRACT §9.3) the answer says so, at once.
+            return finish((await asksForSecret(session)) ? 'secret_input' : 'stdin_read');
+          }
+          if (state === 'asleep_hidden') {
+            if (stable >= SendTuning.StablePolls && now - modeCheckedAt >= SendTuning.HiddenModeCheckMs) {
+              // sudo hides its system call; a terminal set for a password says what it waits for.
+              modeCheckedAt = now;
+              if (await asksForSecret(session)) return finish('secret_input');
+            }
+            // We cannot see what it waits for: fall back to silence.
+            if (now - Math.max(session.lastOutputAt, started) >= idleMs) return finish('inferred_idle');
+          }
+        }
+        if (!done) timer = setTimeout(() => void poll(), SendTuning.PollMs);
+      };
+      timer = setTimeout(() => void poll(), SendTuning.PollMs);
+    });
+  } finally {
+    finishedSub.dispose();
+  }
   if (waitReason === 'session_exit') await session.exited;
   // What the send saw is the session's state too (SessionInfo.secretInput, the input_wait event).
   if (waitReason === 'secret_input' || waitReason === 'stdin_read') session.inputWatch.observe(waitReason === 'secret_input' ? 'secret_input' : 'input_wait');
   const { output, truncated } = await renderedSince(session, startRow, maxBytes);
-  return { output, waitReason, status: session.status, truncated, waitedMs: Date.now() - started };
+  const result: SendResult = { output, waitReason, status: session.status, truncated, waitedMs: Date.now() - started };
+  const command = session.commands.latestSince(firstCommand) ?? lastFinished;
+  if (command) {
+    result.command = command;
+    if (command.endCursor !== null) result.exitCode = command.exitCode;
+  }
+  return result;
 }
 
 /** Whether the terminal is set for a password (echo off, lines): the program waits for a secret. */

@@ -5,7 +5,7 @@ import { DEFAULT_SEND_IDLE_MS, DEFAULT_SEND_MAX_BYTES, DEFAULT_SEND_TIMEOUT_MS, 
 import { MAX_WAIT_MS } from '../io/wait';
 import { signalForegroundGroup } from '../process/proc-state';
 import { refuseAgentDuringSecretInput } from '../io/secret-guard';
-import { cols, int, rows, sessionStatus, signalName } from './schemas';
+import { cols, commandRecord, int, rows, sessionStatus, signalName } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
@@ -101,10 +101,12 @@ export const sendMethod = method({
   }),
   result: z.object({
     output: z.string(),
-    waitReason: z.enum(['stdin_read', 'secret_input', 'inferred_idle', 'timeout', 'session_exit']),
+    waitReason: z.enum(['command_done', 'stdin_read', 'secret_input', 'inferred_idle', 'timeout', 'session_exit']),
     status: sessionStatus,
     truncated: z.boolean(),
     waitedMs: z.number(),
+    exitCode: z.number().nullable().optional().describe('With shell integration, once the command finished: its exit code.'),
+    command: commandRecord.optional().describe('With shell integration: the (last) command the send ran, finished or still running.'),
   }),
   async handler(ctx, p) {
     const session = requireSession(ctx);
@@ -115,9 +117,11 @@ export const sendMethod = method({
     tool: 'send',
     title: 'Run a command',
     description:
-      'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: stdin_read = the program waits for input (done); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. For keys like Ctrl+C, arrows or q use send_keys instead.',
+      'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. For keys like Ctrl+C, arrows or q use send_keys instead.',
     text: (r) => {
-      const tail = [`[waitReason: ${r.waitReason}`, r.status.kind === 'exited' ? `exited with ${r.status.exitCode}` : 'running'];
+      const tail = [`[waitReason: ${r.waitReason}`];
+      if (r.exitCode !== undefined && r.exitCode !== null) tail.push(`exit code ${r.exitCode}`);
+      tail.push(r.status.kind === 'exited' ? `session exited with ${r.status.exitCode}` : 'running');
       if (r.truncated) tail.push('output truncated: earlier lines are in read_scrollback');
       if (r.waitReason === 'secret_input') tail.push('the program asks for a secret: ask the user to type it in the terminal');
       return `${r.output}\n${tail.join('; ')}]`;

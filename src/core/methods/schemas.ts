@@ -48,8 +48,23 @@ export const sessionInfo = z
     stream: z.string().optional(),
     clients: z.number(),
     secretInput: z.boolean().describe('The program asks for a secret (echo off, it reads the terminal): only the user should type (CONTRACT §9.3).'),
+    integration: z.boolean().describe('The shell reports its commands (shell integration): see pty/commands.'),
   })
   .meta({ title: 'SessionInfo' });
+
+/** One command the shell ran, as its shell integration reported it (CONTRACT §9.2). */
+export const commandRecord = z
+  .object({
+    id: z.number().describe('1 for the session\'s first command, then one more for each.'),
+    command: z.string().describe('The command line as typed (several lines for a loop or a here-document).'),
+    cwd: z.string().describe('The shell\'s working directory when the command started.'),
+    exitCode: z.number().nullable().describe('null while it runs.'),
+    startCursor: z.number().describe('Output cursor where its output begins: pty/output since this cursor is the command\'s own output.'),
+    endCursor: z.number().nullable().describe('Output cursor where its output ends; null while it runs.'),
+    startedAt: z.string().describe('ISO 8601.'),
+    durationMs: z.number().nullable().describe('null while it runs.'),
+  })
+  .meta({ title: 'CommandRecord' });
 
 /** The discovery record without the token (CONTRACT §2, `host/info`). */
 export const hostInfo = z

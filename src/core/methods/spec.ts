@@ -46,7 +46,7 @@ export interface McpProjection<S extends z.ZodObject = z.ZodObject, R extends z.
 }
 
 /** A REST route's path (seeds/pty-session-mcp.md); `:id` is a session selector. */
-export type RestPath = '/sessions' | '/sessions/:id' | '/sessions/:id/write' | '/sessions/:id/resize';
+export type RestPath = '/sessions' | '/sessions/:id' | '/sessions/:id/write' | '/sessions/:id/resize' | '/sessions/:id/commands';
 
 /** How a REST request becomes the method's params, and its result the envelope's `data`. */
 export interface RestProjection<S extends z.ZodObject = z.ZodObject, R extends z.ZodType = z.ZodType> {

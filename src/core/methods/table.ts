@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { invalidParams } from '../base/errors';
+import { commandsMethod } from './command-methods';
 import { createMethod, hostInfoMethod, listMethod } from './host-methods';
 import { resizeMethod, sendMethod, signalMethod, writeMethod } from './input-methods';
 import { ackMethod, outputMethod, subscribeMethod, unsubscribeMethod } from './output-methods';
@@ -24,6 +25,7 @@ export const METHODS = [
   scrollbackMethod,
   outputMethod,
   sendMethod,
+  commandsMethod,
   signalMethod,
   subscribeMethod,
   unsubscribeMethod,

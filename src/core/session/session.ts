@@ -12,6 +12,8 @@ import type { InputSource, LastInput } from './input-source';
 import { probeInputWait } from '../process/input-wait';
 import { InputWatch } from './input-watch';
 import type { SessionEventBody } from './session-events';
+import { CommandTracker } from '../commands/command-tracker';
+import { shellIntegrationLaunch } from '../commands/shell-integration';
 
 /** Timing and size constants of a session; each says why it is what it is. */
 export const enum SessionTuning {
@@ -89,6 +91,11 @@ export class Session extends Disposable {
   readonly createdAt = new Date();
   readonly mirror: MirrorProxy;
   readonly ring: RingBuffer;
+  /**
+   * The commands the shell reports (CONTRACT §9.2): bash, zsh and fish run interactively get
+   * shell integration injected; any program that prints OSC 633 marks is followed too.
+   */
+  readonly commands: CommandTracker;
   private readonly _pty: IPty;
   private _name: string;
   private _exit: ExitInfo | undefined;
@@ -135,12 +142,21 @@ export class Session extends Disposable {
     this._exitedPromise = new Promise((r) => (this._resolveExited = r));
     const pty = loadNodePty();
     this.leaseSeconds = options.leaseSeconds;
-    this._pty = pty.spawn(options.command, options.args, {
+    const env = buildEnv(options.env);
+    const integration = shellIntegrationLaunch(options.command, options.args, env);
+    this.commands = this._register(new CommandTracker(options.cwd, integration !== undefined));
+    this._register(this.commands.onDidChangeState(() => this._onDidChange.fire()));
+    // The shell's own account of its commands, as events (CONTRACT §9.4).
+    this._register(this.commands.onDidStartCommand((r) => this.emitEvent({ type: 'command_started', command: r.command })));
+    this._register(
+      this.commands.onDidFinishCommand((r) => this.emitEvent({ type: 'command_finished', command: r.command, exitCode: r.exitCode, durationMs: r.durationMs ?? 0 })),
+    );
+    this._pty = pty.spawn(options.command, integration?.args ?? options.args, {
       name: 'xterm-256color',
       cols: options.cols,
       rows: options.rows,
       cwd: options.cwd,
-      env: buildEnv(options.env),
+      env: { ...env, ...integration?.env },
       encoding: null, // raw bytes: cursors count bytes, and split characters are reassembled here
     });
     this._guardExitDrain();
@@ -211,6 +227,10 @@ export class Session extends Disposable {
   }
   get exitCode(): number | null {
     return this._exit ? this._exit.exitCode : null;
+  }
+  /** The shell's working directory when its integration reports it, else the one it started in. */
+  get cwd(): string {
+    return this.commands.cwd ?? this.options.cwd;
   }
   get cols(): number {
     return this.mirror.size.cols;
@@ -339,6 +359,7 @@ export class Session extends Disposable {
     this._lastOutputAt = Date.now();
     this.inputWatch.activity();
     this.ring.append(data);
+    this.commands.feed(data, this.ring.end);
     this._onOutput.fire({ data, cursor: this.ring.end });
     this.mirror.write(data, this.ring.end);
     if (this._draining) return;
@@ -448,11 +469,13 @@ export class Session extends Disposable {
       const tail = this._utf8Tail;
       this._utf8Tail = undefined;
       this.ring.append(tail);
+      this.commands.feed(tail, this.ring.end);
       this._onOutput.fire({ data: tail, cursor: this.ring.end });
       this.mirror.write(tail, this.ring.end);
     }
     const signalName = signal ? (signalNames.get(signal) ?? String(signal)) : null;
     this._exit = { exitCode: signal ? 128 + signal : exitCode, signal: signalName };
+    this.commands.shellEnded(this._exit.exitCode, this.ring.end);
     this._killTimer.clear();
     this.inputWatch.stop();
     this._onExit.fire(this._exit);

@@ -16,7 +16,7 @@ import { bashEnv, buildCli, childrenOf, CLI, pidAlive, REPO_ROOT, sleep } from '
 const TEST_TIMEOUT = 60_000;
 
 /** Every SessionInfo field of a host without HTTP or per-session TCP (CONTRACT §2). */
-const SESSION_INFO_KEYS = ['address', 'args', 'clients', 'command', 'createdAt', 'cols', 'cwd', 'exitCode', 'id', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'workspace'];
+const SESSION_INFO_KEYS = ['address', 'args', 'clients', 'command', 'createdAt', 'cols', 'cwd', 'exitCode', 'id', 'integration', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'workspace'];
 
 const dirs: string[] = [];
 const sessionPids = new Set<number>();
@@ -300,6 +300,28 @@ describe('send, keys and wait', () => {
     assert.match(back, /^back-2$/m);
     assert.match(back, /\[wait reason: stdin_read\]/);
     await until(() => descendantsOf(shell.pid).length === 0, 5000, 'sleep was interrupted');
+  });
+
+  test('send to a shell with integration prints the command\'s exit code and exits with it', { timeout: TEST_TIMEOUT }, async () => {
+    const home = privateDir();
+    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\n");
+    const control = await connect(serve.record.control);
+    try {
+      const info = await control.request<SessionInfo>('session/create', { command: 'bash', env: { HOME: home }, cwd: home, name: 'integrated' });
+      sessionPids.add(info.pid);
+      ok(await cli('wait', info.id, 'my>', '--timeout', '10000'), 'the first prompt');
+      const failed = await cli('send', info.id, 'ls /nonexistent-dir-zzz');
+      assert.equal(failed.code, 2, failed.stderr);
+      assert.match(failed.stdout, /No such file or directory/);
+      assert.match(failed.stdout, /\[wait reason: command_done, exit code: 2\]\n$/);
+      assert.equal(failed.stderr, '');
+      const fine = await cli('send', info.id, 'true');
+      assert.equal(fine.code, 0);
+      assert.match(fine.stdout, /\[wait reason: command_done, exit code: 0\]\n$/);
+      await control.request('pty/kill', { session: info.id });
+    } finally {
+      control.close();
+    }
   });
 
   test('keys: single characters and named keys reach the program', { timeout: TEST_TIMEOUT }, async () => {

@@ -15,7 +15,7 @@ import { childrenOf, parentOf, pidAlive, sleep } from '../../helpers/protocol';
 const TEST_TIMEOUT = 60_000;
 
 /** Every SessionInfo field a host without HTTP or per-session TCP reports (CONTRACT §2). */
-const SESSION_INFO_KEYS = ['address', 'args', 'clients', 'command', 'createdAt', 'cols', 'cwd', 'exitCode', 'id', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'workspace'].sort();
+const SESSION_INFO_KEYS = ['address', 'args', 'clients', 'command', 'createdAt', 'cols', 'cwd', 'exitCode', 'id', 'integration', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'workspace'].sort();
 
 type Host = Awaited<ReturnType<typeof startHost>>;
 

@@ -4,6 +4,9 @@
 // and the MCP tool `wait_event`. Real bash sessions in a real host.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHttpHost, wsOpen, type HttpHost } from '../../helpers/http';
@@ -156,6 +159,28 @@ describe('events', () => {
     } finally {
       await agent.close().catch(() => {});
       await rpc('pty/kill', { session: info.id });
+    }
+  });
+
+  test('with shell integration, each command a send runs is a command_started and a command_finished with its exit code', { timeout: 30_000 }, async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-events-home-'));
+    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='ev> '\n");
+    const info = await rpc('session/create', { command: 'bash', args: [], cwd: home, env: { HOME: home }, cols: 80, rows: 24 });
+    try {
+      assert.equal(info.integration, true, 'an interactive bash is integrated');
+      const own = await listener(info.address);
+      await own.client.request('pty/events', {});
+      const sent = await own.client.request<any>('pty/send', { text: 'false' });
+      assert.equal(sent.waitReason, 'command_done');
+      const started = await waitFor(own, (e) => e.type === 'command_started', 'command_started');
+      const finished = await waitFor(own, (e) => e.type === 'command_finished', 'command_finished');
+      assert.equal(started.command, 'false');
+      assert.deepEqual({ command: finished.command, exitCode: finished.exitCode }, { command: 'false', exitCode: 1 });
+      assert.equal(typeof finished.durationMs, 'number');
+      assert.ok(finished.seq > started.seq);
+    } finally {
+      await rpc('pty/kill', { session: info.id });
+      fs.rmSync(home, { recursive: true, force: true });
     }
   });
 });

@@ -21,7 +21,7 @@ const FOREIGN_ORIGIN = 'http://evil.example';
 const TEST_TIMEOUT = 60_000;
 /** The fields of a SessionInfo served by a host with HTTP and without per-session TCP (CONTRACT §2). */
 const SESSION_INFO_KEYS = [
-  'address', 'args', 'clients', 'cols', 'command', 'createdAt', 'cwd', 'exitCode', 'id', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'stream', 'workspace',
+  'address', 'args', 'clients', 'cols', 'command', 'createdAt', 'cwd', 'exitCode', 'id', 'integration', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'stream', 'workspace',
 ];
 
 let h: HttpHost;

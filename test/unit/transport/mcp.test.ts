@@ -15,9 +15,9 @@ import { bashEnv, buildCli, CLI, freePort, pidAlive, REPO_ROOT, sleep, startServ
 import { request, startHttpHost, type HttpHost } from '../../helpers/http';
 import { withTimeout } from '../../helpers/host';
 
-/** The eleven tools of CONTRACT §5, and §9.4's wait_event. */
+/** The eleven tools of CONTRACT §5, list_commands of §9.2 and wait_event of §9.4. */
 const TOOL_NAMES = [
-  'close_session', 'list_sessions', 'open_session', 'read_output', 'read_screen', 'read_scrollback', 'resize', 'send', 'send_keys', 'signal', 'wait_event', 'wait_for',
+  'close_session', 'list_commands', 'list_sessions', 'open_session', 'read_output', 'read_screen', 'read_scrollback', 'resize', 'send', 'send_keys', 'signal', 'wait_event', 'wait_for',
 ];
 /** The plain bash of every test: no rc files, a fixed prompt. */
 const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };
@@ -219,8 +219,33 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     await h?.close();
   });
 
-  test('listTools: exactly the tools of CONTRACT §5 and §9.4, each with inputSchema and outputSchema', { timeout: TEST_TIMEOUT }, () => {
+  test('listTools: exactly the tools of CONTRACT §5, §9.2 and §9.4, each with inputSchema and outputSchema', { timeout: TEST_TIMEOUT }, () => {
     checkToolList(agent);
+  });
+
+  test('with shell integration, send has the exit code in its structured result and list_commands lists the commands', { timeout: TEST_TIMEOUT }, async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-mcp-home-'));
+    try {
+      fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\n");
+      const opened = await agent.call('open_session', { command: 'bash', cwd: home, env: { HOME: home } });
+      const session = opened.data.id;
+      assert.equal(opened.data.integration, true);
+      const failed = await agent.call('send', { session, text: 'false' });
+      assert.equal(failed.data.waitReason, 'command_done');
+      assert.equal(failed.data.exitCode, 1);
+      assert.match(failed.text, /exit code 1/);
+      const fine = await agent.call('send', { session, text: 'echo listed' });
+      assert.equal(fine.data.exitCode, 0);
+      const listed = await agent.call('list_commands', { session });
+      assert.equal(listed.data.integration, true);
+      assert.deepEqual(listed.data.commands.map((c: any) => [c.command, c.exitCode]), [['false', 1], ['echo listed', 0]]);
+      assert.match(listed.text, /#1 \[exit 1 \d+ms\] .*\$ false/);
+      const out = await agent.call('read_output', { session, since: fine.data.command.startCursor, maxBytes: fine.data.command.endCursor - fine.data.command.startCursor, strip: true });
+      assert.equal(out.data.data, 'listed\n');
+      await agent.call('close_session', { session });
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
   });
 
   test('every tool works against a bash session; structured results match their schemas; an unknown session is a tool error', { timeout: 180_000 }, async () => {

@@ -20,10 +20,10 @@ import { BASH, connect, until, withTimeout } from '../../helpers/host';
 import { request, startHttpHost, type HttpHost } from '../../helpers/http';
 
 const TABLE = METHODS as readonly MethodSpec[];
-/** The eleven tools of CONTRACT §5, and §9.4's wait_event. */
-const CONTRACT_TOOLS = ['list_sessions', 'open_session', 'send', 'send_keys', 'read_screen', 'read_scrollback', 'read_output', 'wait_for', 'resize', 'signal', 'close_session', 'wait_event'];
-/** The REST routes of CONTRACT §4. */
-const CONTRACT_ROUTES = ['POST /sessions', 'GET /sessions', 'GET /sessions/:id', 'POST /sessions/:id/write', 'POST /sessions/:id/resize', 'DELETE /sessions/:id'];
+/** The eleven tools of CONTRACT §5, and those §9 adds. */
+const CONTRACT_TOOLS = ['list_sessions', 'open_session', 'send', 'send_keys', 'read_screen', 'read_scrollback', 'read_output', 'wait_for', 'resize', 'signal', 'close_session', 'list_commands', 'wait_event'];
+/** The REST routes of CONTRACT §4, and ours for §9's methods. */
+const CONTRACT_ROUTES = ['POST /sessions', 'GET /sessions', 'GET /sessions/:id', 'POST /sessions/:id/write', 'POST /sessions/:id/resize', 'DELETE /sessions/:id', 'GET /sessions/:id/commands'];
 
 /**
  * A valid call of every method (session methods get `session` added). A new method needs a row
@@ -40,6 +40,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   'pty/scrollback': {},
   'pty/output': {},
   'pty/send': { text: 'true', timeout: 20_000 },
+  'pty/commands': { limit: 5 },
   'pty/signal': { signal: 'SIGCONT' },
   'pty/subscribe': {},
   'pty/unsubscribe': {},

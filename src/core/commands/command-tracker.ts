@@ -1,0 +1,233 @@
+import { Disposable, Emitter } from '../base/lifecycle';
+import { Osc633Scanner, type Osc633Sequence } from './osc633-scanner';
+
+/** One command line the shell ran, as its shell integration reported it (CONTRACT §9.2). */
+export interface CommandRecord {
+  /** 1 for the session's first command, then one more for each. */
+  id: number;
+  /** The command line as typed (several lines for a loop or a here-document); '' when the shell did not say. */
+  command: string;
+  /** The shell's working directory when the command started. */
+  cwd: string;
+  /** null while it runs. */
+  exitCode: number | null;
+  /** Output cursor where the command's own output begins (just after the shell's "executed" mark). */
+  startCursor: number;
+  /** Output cursor where it ends (the shell's "finished" mark); null while it runs. */
+  endCursor: number | null;
+  /** When it started, ISO 8601. */
+  startedAt: string;
+  /** null while it runs. */
+  durationMs: number | null;
+}
+
+/** Commands a session remembers; older ones are forgotten first. */
+export const MAX_COMMAND_RECORDS = 1000;
+
+/** The command that has started and not finished, with when it started. */
+interface RunningCommand {
+  record: CommandRecord;
+  startedMs: number;
+}
+
+/**
+ * Follows a shell's OSC 633 marks in the session's output (VS Code's shell integration: `A`
+ * prompt, `B` command line, `E` its text, `C` executed, `D;<exit>` finished, `P;Cwd=`) and turns
+ * them into command records whose cursors are exact output cursors.
+ *
+ * Records are flat, one command at a time, as VS Code's terminal reads the same marks: a shell
+ * with marks of its own started inside a command (ssh to a host with integration) draws a prompt,
+ * which ends that command (exit status unknown), and its commands are records of their own.
+ *
+ * Seams for the events of CONTRACT §9.4: `onDidStartCommand` and `onDidFinishCommand`.
+ */
+export class CommandTracker extends Disposable {
+  private readonly _scanner = new Osc633Scanner();
+  private readonly _records: CommandRecord[] = [];
+  private _running: RunningCommand | undefined;
+  /** The command line an `E` announced for the next `C`. */
+  private _nextCommandLine: string | undefined;
+  private _cwd: string | undefined;
+  private _nextId = 1;
+  private _integration: boolean;
+
+  private readonly _onDidStartCommand = this._register(new Emitter<CommandRecord>());
+  /** A command started (its record, exitCode still null). */
+  readonly onDidStartCommand = this._onDidStartCommand.event;
+  private readonly _onDidFinishCommand = this._register(new Emitter<CommandRecord>());
+  /** A command finished (its record, complete). */
+  readonly onDidFinishCommand = this._onDidFinishCommand.event;
+  private readonly _onDidChangeState = this._register(new Emitter<void>());
+  /** The shell's working directory changed, or integration became known. */
+  readonly onDidChangeState = this._onDidChangeState.event;
+
+  /**
+   * @param _startCwd where the shell started (the cwd of commands before the shell reports one)
+   * @param injected whether the session injected its integration (else it counts once marks are seen)
+   */
+  constructor(
+    private readonly _startCwd: string,
+    injected: boolean,
+  ) {
+    super();
+    this._integration = injected;
+  }
+
+  /** True when the shell reports its commands: injected by the session, or seen in its output. */
+  get integration(): boolean {
+    return this._integration;
+  }
+
+  /** The shell's working directory as it last reported it; undefined until it does. */
+  get cwd(): string | undefined {
+    return this._cwd;
+  }
+
+  /** The id the next command will get: every record with this id or more started after now. */
+  get nextId(): number {
+    return this._nextId;
+  }
+
+  /** True while a command runs. */
+  get running(): boolean {
+    return this._running !== undefined;
+  }
+
+  /** The newest `limit` records, oldest first (copies). */
+  list(limit: number): CommandRecord[] {
+    return this._records.slice(Math.max(0, this._records.length - limit)).map((r) => ({ ...r }));
+  }
+
+  /** The newest record with an id of at least `id` (a copy), if any. */
+  latestSince(id: number): CommandRecord | undefined {
+    const last = this._records[this._records.length - 1];
+    return last && last.id >= id ? { ...last } : undefined;
+  }
+
+  /** Reads one chunk of output; `cursor` is the output cursor just after it. */
+  feed(data: Uint8Array, cursor: number): void {
+    for (const seq of this._scanner.scan(data, cursor)) this._apply(seq);
+  }
+
+  /** The shell ended: a command still running ends with it (`exit 3` ends with 3). */
+  shellEnded(exitCode: number, cursor: number): void {
+    this._finish(exitCode, cursor);
+  }
+
+  private _apply(seq: Osc633Sequence): void {
+    const semi = seq.payload.indexOf(';');
+    const code = semi < 0 ? seq.payload : seq.payload.slice(0, semi);
+    const rest = semi < 0 ? undefined : seq.payload.slice(semi + 1);
+    switch (code) {
+      case 'A':
+        // A prompt while a command runs: a shell with marks of its own, started by that command.
+        this._finish(null, seq.start);
+        break;
+      case 'B':
+        break;
+      case 'E':
+        this._commandLine(decodeValue(firstField(rest ?? '')));
+        break;
+      case 'C':
+        this._start(seq.start, seq.cursor);
+        break;
+      case 'D':
+        this._finished(rest, seq.start);
+        break;
+      case 'P':
+        if (rest?.startsWith('Cwd=')) this._setCwd(decodeValue(rest.slice(4)));
+        break;
+      default:
+        return; // marks we do not use (continuation prompts, right prompts, environment)
+    }
+    if (!this._integration) {
+      this._integration = true;
+      this._onDidChangeState.fire();
+    }
+  }
+
+  private _commandLine(line: string): void {
+    // Bash reports the line after `C` when its history could not tell it before: it belongs to
+    // the command that has just started, if that one has none yet.
+    const running = this._running?.record;
+    if (running && running.command === '' && this._nextCommandLine === undefined) {
+      running.command = line;
+      return;
+    }
+    this._nextCommandLine = line;
+  }
+
+  private _start(markStart: number, cursor: number): void {
+    // A start while a command runs: that one's end was never reported.
+    this._finish(null, markStart);
+    const now = Date.now();
+    const record: CommandRecord = {
+      id: this._nextId++,
+      command: this._nextCommandLine ?? '',
+      cwd: this._cwd ?? this._startCwd,
+      exitCode: null,
+      startCursor: cursor,
+      endCursor: null,
+      startedAt: new Date(now).toISOString(),
+      durationMs: null,
+    };
+    this._nextCommandLine = undefined;
+    this._running = { record, startedMs: now };
+    this._records.push(record);
+    if (this._records.length > MAX_COMMAND_RECORDS) this._records.shift();
+    this._onDidStartCommand.fire({ ...record });
+  }
+
+  /** `D;<exit>`; a bare `D` is an empty line or Ctrl+C at the prompt, or a status not told. */
+  private _finished(exit: string | undefined, cursor: number): void {
+    const exitCode = exit !== undefined && /^-?\d+$/.test(exit.trim()) ? Number(exit.trim()) : null;
+    this._finish(exitCode, cursor);
+  }
+
+  /** Ends the running command, if any. */
+  private _finish(exitCode: number | null, cursor: number): void {
+    if (!this._running) return;
+    const { record, startedMs } = this._running;
+    this._running = undefined;
+    record.exitCode = exitCode;
+    record.endCursor = cursor;
+    record.durationMs = Date.now() - startedMs;
+    this._onDidFinishCommand.fire({ ...record });
+  }
+
+  private _setCwd(cwd: string): void {
+    if (cwd === '' || cwd === this._cwd) return;
+    this._cwd = cwd;
+    this._onDidChangeState.fire();
+  }
+}
+
+/** The first `;`-separated field (VS Code's `E` may carry a nonce after the command line). */
+function firstField(s: string): string {
+  const semi = s.indexOf(';');
+  return semi < 0 ? s : s.slice(0, semi);
+}
+
+/**
+ * Undoes the escaping of an OSC 633 value: `\\` is a backslash, `\xNN` a byte (how `;`, newlines
+ * and other control characters travel); the bytes are UTF-8.
+ */
+export function decodeValue(value: string): string {
+  if (!value.includes('\\')) return value;
+  const bytes: number[] = [];
+  for (let i = 0; i < value.length; i++) {
+    const ch = value[i];
+    if (ch === '\\' && value[i + 1] === '\\') {
+      bytes.push(0x5c);
+      i++;
+    } else if (ch === '\\' && value[i + 1] === 'x' && /^[0-9a-fA-F]{2}$/.test(value.slice(i + 2, i + 4))) {
+      bytes.push(parseInt(value.slice(i + 2, i + 4), 16));
+      i += 3;
+    } else {
+      const cp = value.codePointAt(i)!;
+      if (cp > 0xffff) i++;
+      for (const b of Buffer.from(String.fromCodePoint(cp), 'utf8')) bytes.push(b);
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}

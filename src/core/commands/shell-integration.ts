@@ -1,0 +1,79 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** The shells whose integration ships with us (the scripts in `shell-integration/`). */
+export type IntegratedShell = 'bash' | 'zsh' | 'fish';
+
+/** How to start a shell so that it reports its commands. */
+export interface ShellIntegrationLaunch {
+  shell: IntegratedShell;
+  args: string[];
+  /** Added to the shell's environment; the scripts remove these variables again. */
+  env: Record<string, string>;
+}
+
+/** The variable that turns integration off for a session (or, in the host's environment, for all). */
+export const SHELL_INTEGRATION_ENV = 'SHARED_PTY_SHELL_INTEGRATION';
+
+/** Arguments that keep a shell interactive with its usual start-up files: only these are integrated. */
+const INTERACTIVE_ARGS = new Set(['-i', '--interactive', '-l', '--login', '-il', '-li']);
+const LOGIN_ARGS = new Set(['-l', '--login']);
+
+/**
+ * The folder of the integration scripts: next to the bundle that runs (esbuild copies it into
+ * `dist/`), or next to this file when running from the sources.
+ */
+export function shellIntegrationDir(): string {
+  // __filename, not __dirname: tsx gives ES-module importers of this file only the former.
+  return path.join(path.dirname(__filename), 'shell-integration');
+}
+
+/** Whether the environment turns integration off (`SHARED_PTY_SHELL_INTEGRATION=0`). */
+export function integrationDisabled(env: Record<string, string | undefined>): boolean {
+  const v = env[SHELL_INTEGRATION_ENV]?.trim().toLowerCase();
+  return v === '0' || v === 'false' || v === 'off' || v === 'no';
+}
+
+/**
+ * How to launch `command args` with shell integration, without touching the user's files: bash
+ * reads our init file (which reads the user's startup files first), zsh looks in our ZDOTDIR
+ * (whose files read the user's own), fish runs our script after its configuration. Undefined when
+ * the program is not one of these shells run interactively (a script, `-c`, other flags), when the
+ * environment turns integration off, or when the scripts are missing.
+ */
+export function shellIntegrationLaunch(command: string, args: readonly string[], env: Record<string, string | undefined>): ShellIntegrationLaunch | undefined {
+  if (integrationDisabled(env)) return undefined;
+  const shell = path.basename(command);
+  if (shell !== 'bash' && shell !== 'zsh' && shell !== 'fish') return undefined;
+  if (!args.every((a) => INTERACTIVE_ARGS.has(a))) return undefined;
+  const dir = shellIntegrationDir();
+  const login = args.some((a) => LOGIN_ARGS.has(a) || a === '-il' || a === '-li');
+  switch (shell) {
+    case 'bash': {
+      const script = path.join(dir, 'bash.sh');
+      if (!fs.existsSync(script)) return undefined;
+      // bash reads no --init-file as a login shell: the script reads the login files itself.
+      const rest = args.flatMap((a) => (LOGIN_ARGS.has(a) ? [] : a === '-il' || a === '-li' ? ['-i'] : [a]));
+      return { shell, args: ['--init-file', script, ...rest], env: login ? { SHARED_PTY_SHELL_LOGIN: '1' } : {} };
+    }
+    case 'zsh': {
+      const zdotdir = path.join(dir, 'zsh');
+      if (!fs.existsSync(path.join(zdotdir, '.zshrc'))) return undefined;
+      // Where zsh would have read the user's files: their ZDOTDIR, else home (unset: the scripts use $HOME).
+      const extra: Record<string, string> = { ZDOTDIR: zdotdir };
+      if (env.ZDOTDIR !== undefined) extra.SHARED_PTY_USER_ZDOTDIR = env.ZDOTDIR;
+      return { shell, args: [...args], env: extra };
+    }
+    case 'fish': {
+      const script = path.join(dir, 'fish.fish');
+      if (!fs.existsSync(script)) return undefined;
+      // Set while fish reads its configuration, so VS Code's own integration loaded there stands back.
+      return { shell, args: [...args, '--init-command', `source ${fishQuote(script)}`], env: { VSCODE_SHELL_INTEGRATION: '1' } };
+    }
+  }
+}
+
+/** A fish single-quoted word: inside, only `\\` and `\'` are escapes. */
+function fishQuote(s: string): string {
+  return `'${s.replace(/[\\']/g, (c) => `\\${c}`)}'`;
+}

@@ -1,0 +1,170 @@
+# Shared PTY shell integration for bash.
+#
+# The session starts an interactive bash with `--init-file <this file>`, so no file of the user's
+# is edited. This file reads the user's start-up files as bash would have, then marks prompts and
+# commands with the OSC 633 sequences VS Code's terminal understands: A prompt start, B command
+# line start, E;<command line>, C executed, D;<status> finished, P;Cwd=<dir>. The session turns
+# them into command records; the editor's terminal shows its command decorations from them.
+
+# VS Code's own integration, should the user's files load it, sees itself loaded and stands
+# back: one set of marks per prompt.
+VSCODE_SHELL_INTEGRATION=1
+
+# The user's start-up files (bash itself has read /etc/bash.bashrc before this file).
+if [ -n "${SHARED_PTY_SHELL_LOGIN-}" ]; then
+	# Asked for a login shell: bash reads no --init-file as one, so it was started without -l
+	# and the login files are read here, as bash would: /etc/profile, then the first user file.
+	unset SHARED_PTY_SHELL_LOGIN
+	if [ -r /etc/profile ]; then . /etc/profile; fi
+	if [ -r ~/.bash_profile ]; then . ~/.bash_profile
+	elif [ -r ~/.bash_login ]; then . ~/.bash_login
+	elif [ -r ~/.profile ]; then . ~/.profile
+	fi
+elif [ -r ~/.bashrc ]; then
+	. ~/.bashrc
+fi
+
+# Not interactive after all, or loaded already: nothing to mark.
+if [[ $- != *i* || -n "${__spty_loaded-}" ]]; then
+	builtin return 0
+fi
+__spty_loaded=1
+
+# 0 at the prompt; 1 a command line runs (E sent); 2 a command line runs whose text is not known
+# yet; 3 the prompt is being made (PROMPT_COMMAND).
+__spty_phase=3
+# $HISTCMD at the last prompt: a larger one in PS0 means the new line went into the history.
+__spty_histcmd=0
+__spty_nil=
+__spty_v=
+__spty_ps1=
+# PS0 (bash 4.4+) is shown once per command line that runs, never for an empty line or Ctrl+C,
+# and also for a line that is only a subshell, where no DEBUG trap fires. Its arithmetic runs in
+# the shell itself (the phase), its command substitution prints E and C.
+__spty_ps0='${__spty_nil:$(( __spty_phase = 2 - (${HISTCMD:-0} > __spty_histcmd) )):0}$(__spty_executed)'
+if (( BASH_VERSINFO[0] > 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 4) )) && builtin shopt -q promptvars; then
+	__spty_has_ps0=1
+else
+	__spty_has_ps0=0
+fi
+
+# Escapes $1 for an OSC 633 value into __spty_v: `\` doubled, `;` and control characters as \xNN.
+__spty_escape() {
+	builtin local v="${1//\\/\\\\}" i hex ch
+	v=${v//;/\\x3b}
+	if [[ $v == *[$'\001'-$'\037'$'\177']* ]]; then
+		for (( i = 1; i < 32; i++ )); do
+			builtin printf -v hex '%02x' "$i"
+			builtin printf -v ch "\\x$hex"
+			v=${v//"$ch"/\\x$hex}
+		done
+		v=${v//$'\177'/\\x7f}
+	fi
+	__spty_v=$v
+}
+
+# The newest history entry without its number (and without a time: HISTTIMEFORMAT may be set).
+__spty_history_line() {
+	builtin local line
+	line=$(HISTTIMEFORMAT= builtin history 1)
+	line=${line#"${line%%[![:space:]]*}"}
+	line=${line#"${line%%[!0-9]*}"}
+	line=${line#\*}
+	builtin printf '%s' "${line#"${line%%[![:space:]]*}"}"
+}
+
+# Runs in PS0's command substitution: the line's text when the history has it, then "executed".
+__spty_executed() {
+	if (( __spty_phase == 1 )); then
+		__spty_escape "$(__spty_history_line)"
+		builtin printf '\e]633;E;%s\a' "$__spty_v"
+	fi
+	builtin printf '\e]633;C\a'
+}
+
+# The DEBUG trap, before each simple command. With PS0 it only finds the text of a line the
+# history did not take (HISTCONTROL=ignoredups or ignorespace, history off): a repeat of the last
+# entry, else what bash runs. Without PS0 (bash < 4.4) it marks the start of the line too.
+__spty_debug() {
+	if (( __spty_phase == 2 || (__spty_phase == 0 && ! __spty_has_ps0) )) && [[ $BASH_COMMAND != __spty_* ]]; then
+		builtin local line
+		line=$(__spty_history_line)
+		if ! (( __spty_phase == 0 && ${HISTCMD:-0} > __spty_histcmd )); then
+			# Not new in the history: a repeat of its last entry, else the command bash runs.
+			[[ -n $BASH_COMMAND && $line == "$BASH_COMMAND"* ]] || line=$BASH_COMMAND
+		fi
+		__spty_escape "$line"
+		builtin printf '\e]633;E;%s\a' "$__spty_v"
+		if (( __spty_phase == 0 )); then builtin printf '\e]633;C\a'; fi
+		__spty_phase=1
+	fi
+}
+
+__spty_return() {
+	builtin return "$1"
+}
+
+# First in PROMPT_COMMAND, so it sees the command's status: "finished".
+__spty_prompt_start() {
+	builtin local __spty_status=$?
+	if (( __spty_phase == 1 || __spty_phase == 2 )); then
+		builtin printf '\e]633;D;%s\a' "$__spty_status"
+	else
+		# No command ran (an empty line, Ctrl+C): an empty "finished", as VS Code's terminal expects.
+		builtin printf '\e]633;D\a'
+	fi
+	__spty_phase=3
+	__spty_return "$__spty_status"
+}
+
+# Last in PROMPT_COMMAND, after the user's own prompt commands (which may cd, or make a new
+# prompt each time): the working directory, and the marks around the prompt.
+__spty_prompt_end() {
+	builtin local __spty_status=$?
+	__spty_escape "$PWD"
+	builtin printf '\e]633;P;Cwd=%s\a' "$__spty_v"
+	if [[ $PS1 != "$__spty_ps1" ]]; then
+		__spty_ps1='\[\e]633;A\a\]'"$PS1"'\[\e]633;B\a\]'
+		PS1=$__spty_ps1
+	fi
+	if (( __spty_has_ps0 )) && [[ ${PS0-} != *"$__spty_ps0" ]]; then
+		PS0=${PS0-}$__spty_ps0
+	fi
+	__spty_histcmd=${HISTCMD:-0}
+	__spty_phase=0
+	__spty_last_hook
+	__spty_return "$__spty_status"
+}
+
+# With bash-preexec, hooks added after ours (its own `precmd`, at its first prompt) would come
+# after the prompt is marked: stay the last one.
+__spty_last_hook() {
+	[[ -n "${bash_preexec_imported-}${__bp_imported-}" ]] || builtin return 0
+	local hooks=() f
+	for f in "${precmd_functions[@]}"; do
+		[[ $f == __spty_prompt_end ]] || hooks+=("$f")
+	done
+	precmd_functions=("${hooks[@]}" __spty_prompt_end)
+}
+
+# The user's PROMPT_COMMAND (a string, or since bash 5.1 possibly an array) runs between ours, as
+# it would have: at the top level, seeing the command's status and its "$_". With bash-preexec,
+# which owns PROMPT_COMMAND, ours are its first and last prompt hooks instead (it gives each one
+# the command's status; anything after its own entry in PROMPT_COMMAND would confuse it).
+if [[ -n "${bash_preexec_imported-}${__bp_imported-}" ]]; then
+	precmd_functions=(__spty_prompt_start "${precmd_functions[@]}" __spty_prompt_end)
+elif [[ $(builtin declare -p PROMPT_COMMAND 2>/dev/null) == "declare -a"* ]]; then
+	PROMPT_COMMAND=('__spty_prompt_start "$_"' "${PROMPT_COMMAND[@]}" '__spty_prompt_end "$_"')
+else
+	PROMPT_COMMAND='__spty_prompt_start "$_"'$'\n'${PROMPT_COMMAND:+$PROMPT_COMMAND$'\n'}'__spty_prompt_end "$_"'
+fi
+
+# A DEBUG trap the user's files set keeps running, after ours ("$_" keeps its value for it).
+__spty_trap=()
+builtin eval "__spty_trap=( $(builtin trap -p DEBUG) )"
+if [[ -n ${__spty_trap[2]-} ]]; then
+	builtin trap -- "__spty_debug \"\$_\"; ${__spty_trap[2]}" DEBUG
+else
+	builtin trap '__spty_debug "$_"' DEBUG
+fi
+builtin unset __spty_trap

@@ -1,0 +1,63 @@
+# Shared PTY shell integration for fish.
+#
+# The session starts fish with `--init-command "source <this file>"`: fish has read the user's
+# configuration by then (nothing of the user's is edited). This file marks prompts and commands
+# with the OSC 633 sequences VS Code's terminal understands: A prompt start, B command line
+# start, E;<command line>, C executed, D;<status> finished, P;Cwd=<dir>. The session turns them
+# into command records.
+
+# The session set VSCODE_SHELL_INTEGRATION for fish's configuration (VS Code's own integration,
+# should it be loaded there, stands back); it is not for the programs fish starts.
+set -e VSCODE_SHELL_INTEGRATION
+set -g VSCODE_SHELL_INTEGRATION 1
+status is-interactive; or exit
+set -q __spty_loaded; and exit
+set -g __spty_loaded 1
+# Whether a command line ran since the last prompt.
+set -g __spty_ran 0
+
+# Escapes a value for OSC 633: `\` doubled, `;` and control characters as \xNN.
+function __spty_escape
+    set -l v (string replace --all -- '\\' '\\\\' "$argv[1]" | string collect)
+    set v (string replace --all -- ';' '\\x3b' "$v" | string collect)
+    if string match --quiet --regex -- '[\x01-\x1f\x7f]' "$v"
+        for i in (seq 1 31) 127
+            set -l hex (printf '%02x' $i)
+            set -l ch (printf "\\x$hex" | string collect --no-trim-newlines)
+            set v (string replace --all -- $ch "\\x$hex" "$v" | string collect)
+        end
+    end
+    printf '%s' "$v"
+end
+
+function __spty_preexec --on-event fish_preexec
+    set -g __spty_ran 1
+    printf '\e]633;E;%s\a\e]633;C\a' (__spty_escape "$argv[1]" | string collect)
+end
+
+function __spty_postexec --on-event fish_postexec
+    printf '\e]633;D;%s\a' $status
+end
+
+function __spty_prompt_event --on-event fish_prompt
+    # No command ran (an empty line, Ctrl+C): an empty "finished", as VS Code's terminal expects.
+    if test $__spty_ran = 0
+        printf '\e]633;D\a'
+    end
+    set -g __spty_ran 0
+    printf '\e]633;P;Cwd=%s\a' (__spty_escape "$PWD" | string collect)
+end
+
+# The user's prompt (their own, or fish's default), between the prompt marks.
+if functions --query fish_prompt
+    functions --copy fish_prompt __spty_user_prompt
+else
+    function __spty_user_prompt
+        printf '%s> ' (prompt_pwd)
+    end
+end
+function fish_prompt
+    printf '\e]633;A\a'
+    __spty_user_prompt
+    printf '\e]633;B\a'
+end

@@ -1,0 +1,39 @@
+# Shared PTY shell integration for zsh: start-up file 1 of 4.
+#
+# The session points ZDOTDIR at this folder, so zsh reads its start-up files from here. Each one
+# reads the user's file of the same name from where zsh would have looked (the user's ZDOTDIR,
+# else home), and .zshrc then loads integration.zsh, which marks prompts and commands with
+# OSC 633 sequences. No file of the user's is edited; once the last file has run, ZDOTDIR is the
+# user's again (for a nested zsh, and for .zlogout).
+
+# VS Code's own integration, should the user's files load it, sees itself loaded and stands
+# back: one set of marks per prompt.
+typeset -g VSCODE_SHELL_INTEGRATION=1
+typeset -g __spty_zdotdir=$ZDOTDIR
+if (( ${+SHARED_PTY_USER_ZDOTDIR} )); then
+  ZDOTDIR=$SHARED_PTY_USER_ZDOTDIR
+  builtin unset SHARED_PTY_USER_ZDOTDIR
+else
+  builtin unset ZDOTDIR
+fi
+
+# Back to the user's ZDOTDIR (or none), to read one of their files.
+__spty_to_user() {
+  if (( ${+__spty_user_zdotdir} )); then ZDOTDIR=$__spty_user_zdotdir; else builtin unset ZDOTDIR; fi
+}
+
+# Remembers the user's ZDOTDIR (their file may have chosen one) and points zsh here for the next file.
+__spty_to_ours() {
+  if (( ${+ZDOTDIR} )); then typeset -g __spty_user_zdotdir=$ZDOTDIR; else builtin unset __spty_user_zdotdir; fi
+  ZDOTDIR=$__spty_zdotdir
+}
+
+# After the last start-up file: the user's ZDOTDIR for good, and none of our helpers left.
+__spty_finish_startup() {
+  __spty_to_user
+  builtin unset __spty_user_zdotdir
+  builtin unfunction __spty_to_user __spty_to_ours __spty_finish_startup
+}
+
+if [[ -r ${ZDOTDIR:-$HOME}/.zshenv ]]; then builtin source "${ZDOTDIR:-$HOME}/.zshenv"; fi
+__spty_to_ours

@@ -1,0 +1,67 @@
+# Shared PTY shell integration for zsh: the marks, loaded by .zshrc after the user's own .zshrc.
+# OSC 633 as VS Code's terminal reads it: A prompt start, B command line start, E;<command line>,
+# C executed, D;<status> finished, P;Cwd=<dir>. The session turns them into command records.
+
+if (( ${+__spty_loaded} )); then builtin return 0; fi
+typeset -g __spty_loaded=1
+# 0 at the prompt; 1 a command line runs; 2 the prompt is being made.
+typeset -gi __spty_phase=2
+typeset -g __spty_v='' __spty_ps1=''
+
+# Escapes $1 for an OSC 633 value into __spty_v: `\` doubled, `;` and control characters as \xNN.
+__spty_escape() {
+  builtin emulate -L zsh
+  local v=${1//\\/\\\\} i hex ch
+  v=${v//;/\\x3b}
+  if [[ $v == *[$'\x01'-$'\x1f'$'\x7f']* ]]; then
+    for (( i = 1; i < 32; i++ )); do
+      builtin printf -v hex '%02x' $i
+      ch=${(#)i}
+      v=${v//$ch/\\x$hex}
+    done
+    v=${v//$'\x7f'/\\x7f}
+  fi
+  __spty_v=$v
+}
+
+# Before a command line runs: its text (as typed, several lines for a loop), then "executed".
+__spty_preexec() {
+  builtin emulate -L zsh
+  __spty_phase=1
+  __spty_escape "${1:-$3}"
+  builtin printf '\e]633;E;%s\a\e]633;C\a' "$__spty_v"
+}
+
+# The first precmd hook, so it sees the command's status: "finished" and the working directory.
+__spty_precmd() {
+  local status_=$?
+  builtin emulate -L zsh
+  if (( __spty_phase == 1 )); then
+    builtin printf '\e]633;D;%s\a' $status_
+  else
+    # No command ran (an empty line, Ctrl+C): an empty "finished", as VS Code's terminal expects.
+    builtin printf '\e]633;D\a'
+  fi
+  __spty_phase=2
+  __spty_escape "$PWD"
+  builtin printf '\e]633;P;Cwd=%s\a' "$__spty_v"
+  return $status_
+}
+
+# The last precmd hook, after any theme has made its prompt: mark where it starts and ends.
+__spty_precmd_last() {
+  builtin emulate -L zsh
+  if [[ $PS1 != "$__spty_ps1" ]]; then
+    __spty_ps1="%{"$'\e]633;A\a'"%}$PS1%{"$'\e]633;B\a'"%}"
+    PS1=$__spty_ps1
+  fi
+  # A hook added after ours (a theme loaded later) would change the prompt once it is marked.
+  if [[ ${precmd_functions[-1]} != __spty_precmd_last ]]; then
+    precmd_functions=(${precmd_functions:#__spty_precmd_last} __spty_precmd_last)
+  fi
+  __spty_phase=0
+}
+
+builtin autoload -Uz add-zsh-hook
+add-zsh-hook preexec __spty_preexec
+precmd_functions=(__spty_precmd ${precmd_functions[@]} __spty_precmd_last)
