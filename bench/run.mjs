@@ -295,6 +295,9 @@ async function memoryTmux() {
   return { beforeKb: before, midKb: mid, afterKb: after, history, idleMs, wall };
 }
 
+/** A shell command printing `n` coloured rows, `#i i`; the same as bench/worker.mts's. */
+const colouredLines = (n) => `awk 'BEGIN{for(i=1;i<=${n};i++) printf "\\033[3%dm#%d\\033[0m %d\\n", i%8, i, i}'`;
+
 async function tmuxSeq(name, lines = LINES) {
   const screen = () => tmux('capture-pane', '-p', '-t', name).replace(/\n+$/, '');
   const until = async (re) => {
@@ -305,8 +308,9 @@ async function tmuxSeq(name, lines = LINES) {
     }
   };
   await until(/\$$/);
-  tmux('send-keys', '-t', name, `seq 1 ${lines}`, 'Enter');
-  await until(new RegExp(`\\n${lines}\\n\\$$`));
+  const command = lines === LINES ? colouredLines(lines) : `seq 1 ${lines}`; // the warm-up prints plain rows, as the worker's
+  tmux('send-keys', '-t', name, command, 'Enter');
+  await until(new RegExp(lines === LINES ? `\\n#${lines} ${lines}\\n\\$$` : `\\n${lines}\\n\\$$`));
 }
 
 // ---------------------------------------------------------------- report

@@ -106,6 +106,9 @@ async function warmUp(host: Host, prompt: (s: Session, re: RegExp) => Promise<vo
   host.registry.remove(warm.id);
 }
 
+/** A shell command printing `n` coloured rows, `#i i` (the issue measured coloured scrollback); same in run.mjs. */
+const colouredLines = (n: number) => `awk 'BEGIN{for(i=1;i<=${n};i++) printf "\\033[3%dm#%d\\033[0m %d\\n", i%8, i, i}'`;
+
 async function memory(n: number, lines: number, idleMs: number): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-bench-'));
   fs.chmodSync(dir, 0o700);
@@ -137,8 +140,8 @@ async function memory(n: number, lines: number, idleMs: number): Promise<void> {
     const added: Session[] = [];
     for (let i = 0; i < n; i++) added.push(await host.createSession({ ...BASH, cols: 80, rows: 24 }));
     await Promise.all(added.map((s) => prompt(s, /\$$/)));
-    for (const s of added) s.write(`seq 1 ${lines}\r`, BENCH);
-    await Promise.all(added.map((s) => prompt(s, new RegExp(`\\n${lines}\\n\\$$`))));
+    for (const s of added) s.write(`${colouredLines(lines)}\r`, BENCH);
+    await Promise.all(added.map((s) => prompt(s, new RegExp(`\\n#${lines} ${lines}\\n\\$$`))));
     sessions.push(...added);
     await sleep(300);
   };
