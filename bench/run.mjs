@@ -411,7 +411,7 @@ async function loadPart() {
 
 async function memoryPart() {
   checkDeadline('memory');
-  console.log(`\n(b) memory: ${SESSIONS} bash sessions each ran \`seq 1 ${LINES}\` (10000 rows of scrollback kept), after a warm-up (one session printed 200000 rows and closed); then ${SESSIONS} more`);
+  console.log(`\n(b) memory: ${SESSIONS} bash sessions each printed ${LINES} coloured rows (10000 rows of scrollback kept), after a warm-up (one session printed 200000 rows and closed); then ${SESSIONS} more`);
   const mem = await memoryShared();
   const t = hasTmux ? await memoryTmux() : undefined;
   const kb = (x) => x / 1024;
