@@ -61,6 +61,18 @@ function restCodeOf(e: RpcError): RestErrorCode {
 }
 
 /**
+ * A path segment with its percent-encoding decoded, or undefined when the encoding is malformed
+ * (`%`, `%zz`, a cut UTF-8 sequence): the caller answers 400 instead of throwing.
+ */
+export function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Reads a JSON object body (empty means `{}`), bounded to MAX_BODY_BYTES: a larger one (by its
  * Content-Length, or as it arrives) rejects with BodyTooLargeError and the rest is not kept. The
  * connection is marked to close after the answer, so a client that keeps sending cannot hold it.
