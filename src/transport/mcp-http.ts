@@ -4,7 +4,7 @@ import { invoke } from '../core/methods/dispatch';
 import { oneShotCaller } from '../core/io/caller';
 import type { HostServices } from '../core/methods/types';
 import { BodyTooLargeError, readJsonBody, sendJson } from './http-util';
-import { createMcpServer, type ToolBackend } from './mcp-tools';
+import { connectMcp, createMcpServer, type ToolBackend } from './mcp-tools';
 
 /** An MCP tool call over `/mcp`: an agent, one request at a time. */
 const MCP_HTTP_CALLER = oneShotCaller('agent', 'mcp-http');
@@ -43,6 +43,6 @@ export async function handleMcp(services: HostServices, req: IncomingMessage, re
     void transport.close();
     void server.close();
   });
-  await server.connect(transport);
+  await connectMcp(server, transport);
   await transport.handleRequest(req, res, body);
 }
