@@ -167,9 +167,9 @@ describe('fuzz: what programs print, against tmux', { skip: haveTmux() ? false :
       [fc.array(fc.oneof(cutSequence, invalidUtf8, altSwitches(50), wideLine, plainText), { minLength: 1, maxLength: 10 })],
       async (chunks) => {
         const marker = `end-${counter + 1}`;
-        // ST ends a string still open (tmux does not let CAN end a DCS), CAN any other sequence,
-        // and RIS resets both terminals to the same state.
-        await printBoth('hostile then reset', Buffer.concat([...chunks, Buffer.from(`\x1b\\\x18${RIS}${CLEAN}`)]), ` ${marker}`);
+        // CAN, ST, CAN end whatever sequence is still open (tmux needs the ST for a DCS, and the
+        // first CAN for a DCS cut after its ESC), and RIS resets both terminals to the same state.
+        await printBoth('hostile then reset', Buffer.concat([...chunks, Buffer.from(`\x18\x1b\\\x18${RIS}${CLEAN}`)]), ` ${marker}`);
       },
       SHORT_RUNS,
       SETTLE_MS + 10_000,
