@@ -4,6 +4,7 @@ import type { ControlParamsOf, MethodName, ResultOf } from '../core/methods/tabl
 import { RpcCallError, type CallParams } from '../transport/rpc-client';
 import { intFlag, parseArgs, UsageError } from './args';
 import { CliError, connectHost, findSession } from './find-session';
+import { oneLine } from './one-line';
 
 /** Calls one method on the session's host; RPC errors become one-line CLI errors. */
 async function callOn<M extends MethodName>(selector: string, method: M, params: Omit<ControlParamsOf<M>, 'session'>): Promise<ResultOf<M>> {
@@ -129,7 +130,7 @@ export async function waitCommand(argv: string[]): Promise<number> {
   });
   if (args.flags.has('--json')) process.stdout.write(JSON.stringify(r) + '\n');
   if (r.matched) return 0;
-  process.stderr.write(`shared-pty: not seen before ${r.reason === 'session_exit' ? 'the session exited' : 'the timeout'}: ${text}\n`);
+  process.stderr.write(`shared-pty: not seen before ${r.reason === 'session_exit' ? 'the session exited' : 'the timeout'}: ${oneLine(text)}\n`);
   return 1;
 }
 

@@ -4,6 +4,7 @@ import { attachCommand } from './attach';
 import { keysCommand, listCommand, readCommand, sendCommand, viewCommand, waitCommand } from './commands';
 import { CliError } from './find-session';
 import { eventsCommand } from './events';
+import { oneLine } from './one-line';
 import { serveCommand } from './serve';
 import { VERSION } from '../version';
 
@@ -75,7 +76,7 @@ function commandHelp(name: string): string {
 }
 
 function fail(message: string, code: number): number {
-  process.stderr.write(`shared-pty: ${message}\n`);
+  process.stderr.write(`shared-pty: ${oneLine(message)}\n`);
   return code;
 }
 
@@ -85,7 +86,7 @@ if (require.main === module) {
       process.exitCode = code;
     },
     (e) => {
-      process.stderr.write(`shared-pty: ${(e as Error).message}\n`);
+      process.stderr.write(`shared-pty: ${oneLine((e as Error).message)}\n`);
       process.exitCode = 1;
     },
   );

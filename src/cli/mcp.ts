@@ -6,7 +6,7 @@ import { selectOrThrow } from '../core/session/selector';
 import { ensureDaemon } from '../host/daemon';
 import { readLiveRecords, type HostRecord } from '../host/discovery';
 import { RpcCallError, RpcClient } from '../transport/rpc-client';
-import { createMcpServer, type ToolBackend } from '../transport/mcp-tools';
+import { connectMcp, createMcpServer, type ToolBackend } from '../transport/mcp-tools';
 import { parseArgs } from './args';
 
 /**
@@ -108,7 +108,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   const backend = new DiscoveryBackend(cliPath);
   const server = createMcpServer(backend);
   const transport = new StdioServerTransport();
-  await server.connect(transport);
+  await connectMcp(server, transport);
   return new Promise<number>((resolve) => {
     transport.onclose = () => {
       backend.dispose();

@@ -1,4 +1,5 @@
 import * as crypto from 'node:crypto';
+import { decodeSegment } from './http-util';
 import type { IncomingMessage } from 'node:http';
 
 /** What a request's credentials allow. */
@@ -113,7 +114,8 @@ function readCookie(req: IncomingMessage, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq !== -1 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    // A malformed value is no token (decoding it would throw, in the upgrade handler out of the host).
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return decodeSegment(part.slice(eq + 1).trim());
   }
   return undefined;
 }

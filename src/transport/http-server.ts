@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import type { HostServices } from '../core/methods/types';
 import { AUTH_COOKIE, HttpGuard, newToken, type Access } from './http-security';
-import { sendError, sendJson } from './http-util';
+import { decodeSegment, sendError, sendJson } from './http-util';
 import { handleRest } from './rest-routes';
 import { handleViewAsset, handleViewPage } from './view-page';
 import { serveRpcWebSocket } from './ws-rpc';
@@ -126,8 +126,11 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       return wss.handleUpgrade(req, socket, head, (ws) => serveRpcWebSocket(services, ws));
     }
     if (stream) {
+      const selector = decodeSegment(stream[1]);
+      // Thrown here, a malformed percent-encoding would end the whole host.
+      if (selector === undefined) return reject(400, 'Bad Request');
       const readOnly = access !== 'full' || u.searchParams.get('readonly') === '1';
-      return wss.handleUpgrade(req, socket, head, (ws) => serveStream(services, ws, decodeURIComponent(stream[1]), { canWrite: !readOnly, resync: u.searchParams.get('resync') === '1' }));
+      return wss.handleUpgrade(req, socket, head, (ws) => serveStream(services, ws, selector, { canWrite: !readOnly, resync: u.searchParams.get('resync') === '1' }));
     }
     reject(404, 'Not Found');
   });

@@ -1,13 +1,27 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode, RpcError, toRpcError } from '../core/base/errors';
 
-/** Largest JSON body a REST call may send. */
+/** Largest JSON body a REST or `/mcp` request may send: a JSON-RPC line's limit (CONTRACT §3). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** The REST error codes of seeds/pty-session-mcp.md, with their HTTP statuses. */
-export type RestErrorCode = 'UNAUTHORIZED' | 'BAD_REQUEST' | 'NOT_FOUND' | 'FORBIDDEN' | 'INTERNAL';
+/** The REST error codes of seeds/pty-session-mcp.md (and 413 for a body over the limit), with their HTTP statuses. */
+export type RestErrorCode = 'UNAUTHORIZED' | 'BAD_REQUEST' | 'NOT_FOUND' | 'FORBIDDEN' | 'PAYLOAD_TOO_LARGE' | 'INTERNAL';
 
-const STATUS: Record<RestErrorCode, number> = { UNAUTHORIZED: 401, BAD_REQUEST: 400, NOT_FOUND: 404, FORBIDDEN: 403, INTERNAL: 500 };
+const STATUS: Record<RestErrorCode, number> = {
+  UNAUTHORIZED: 401,
+  BAD_REQUEST: 400,
+  NOT_FOUND: 404,
+  FORBIDDEN: 403,
+  PAYLOAD_TOO_LARGE: 413,
+  INTERNAL: 500,
+};
+
+/** A request body over MAX_BODY_BYTES: answered 413, and the connection is closed after the answer. */
+export class BodyTooLargeError extends RpcError {
+  constructor() {
+    super(ErrorCode.InvalidRequest, `Request body larger than ${MAX_BODY_BYTES} bytes`);
+  }
+}
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
@@ -26,6 +40,10 @@ export function sendError(res: ServerResponse, code: RestErrorCode, message: str
 
 /** Maps a method-table error to the REST envelope. */
 export function sendRpcError(res: ServerResponse, err: unknown): void {
+  if (err instanceof BodyTooLargeError) {
+    res.setHeader('connection', 'close');
+    return sendError(res, 'PAYLOAD_TOO_LARGE', err.message);
+  }
   const e = toRpcError(err);
   sendError(res, restCodeOf(e), e.message);
 }
@@ -42,21 +60,40 @@ function restCodeOf(e: RpcError): RestErrorCode {
   }
 }
 
-/** Reads a JSON object body (empty means `{}`), bounded to MAX_BODY_BYTES. */
+/**
+ * A path segment with its percent-encoding decoded, or undefined when the encoding is malformed
+ * (`%`, `%zz`, a cut UTF-8 sequence): the caller answers 400 instead of throwing.
+ */
+export function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads a JSON object body (empty means `{}`), bounded to MAX_BODY_BYTES: a larger one (by its
+ * Content-Length, or as it arrives) rejects with BodyTooLargeError and the rest is not kept. The
+ * connection is marked to close after the answer, so a client that keeps sending cannot hold it.
+ */
 export function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;
+    const tooLarge = () => {
+      req.removeAllListeners('data');
+      req.resume(); // discard what still comes until the answer closes the connection
+      reject(new BodyTooLargeError());
+    };
+    if (Number(req.headers['content-length']) > MAX_BODY_BYTES) return tooLarge();
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new RpcError(ErrorCode.InvalidRequest, `Body larger than ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
-        return;
-      }
+      if (size > MAX_BODY_BYTES) return tooLarge();
       parts.push(c);
     });
     req.on('end', () => {
+      if (size > MAX_BODY_BYTES) return;
       const text = Buffer.concat(parts).toString('utf8').trim();
       if (!text) return resolve({});
       try {

@@ -39,6 +39,18 @@ export class LineReader {
     this._partBytes += rest.length;
   }
 
+  /**
+   * The input ended: an unfinished last line counts as a line (a client that half-closes after
+   * `printf '{…}'` without a newline means it as one).
+   */
+  end(): void {
+    if (this._overflowed || this._partBytes === 0) return;
+    const line = Buffer.concat(this._parts);
+    this._parts = [];
+    this._partBytes = 0;
+    this._onLine(line);
+  }
+
   private _overflow(): void {
     this._overflowed = true;
     this._parts = [];

@@ -3,8 +3,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { invoke } from '../core/methods/dispatch';
 import { oneShotCaller } from '../core/io/caller';
 import type { HostServices } from '../core/methods/types';
-import { readJsonBody, sendJson } from './http-util';
-import { createMcpServer, type ToolBackend } from './mcp-tools';
+import { BodyTooLargeError, readJsonBody, sendJson } from './http-util';
+import { connectMcp, createMcpServer, type ToolBackend } from './mcp-tools';
 
 /** An MCP tool call over `/mcp`: an agent, one request at a time. */
 const MCP_HTTP_CALLER = oneShotCaller('agent', 'mcp-http');
@@ -44,7 +44,10 @@ export async function handleMcp(services: HostServices, req: IncomingMessage, re
   try {
     body = await readJsonBody(req);
   } catch (e) {
-    sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: (e as Error).message }, id: null });
+    // A body over the limit is 413 with an Invalid Request error; one that is not JSON, a parse error.
+    if (e instanceof BodyTooLargeError) {
+      sendJson(res, 413, { jsonrpc: '2.0', error: { code: e.code, message: e.message }, id: null }, { connection: 'close' });
+    } else sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: (e as Error).message }, id: null });
     return;
   }
   const ac = new AbortController();
@@ -55,6 +58,6 @@ export async function handleMcp(services: HostServices, req: IncomingMessage, re
     void transport.close();
     void server.close();
   });
-  await server.connect(transport);
+  await connectMcp(server, transport);
   await transport.handleRequest(req, res, body);
 }

@@ -1,4 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ClientRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { toRpcError } from '../core/base/errors';
 import { selector } from '../core/methods/schemas';
@@ -82,4 +84,30 @@ export function createMcpServer(backend: ToolBackend): McpServer {
     );
   }
   return server;
+}
+
+/** The requests the SDK serves, by method, with the schema it parses each with. */
+const REQUEST_SCHEMAS: ReadonlyMap<string, { safeParse(v: unknown): { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } } }> = new Map(
+  ClientRequestSchema.options.map((o) => [o.shape.method.value, o] as const),
+);
+
+/**
+ * Connects an MCP server to a transport, answering a request whose params do not fit its method
+ * (`tools/call` with `arguments: 0`) with -32602 Invalid params. The SDK parses them itself and
+ * answers a misfit -32603 Internal error, its whole validation report as the message.
+ */
+export async function connectMcp(server: McpServer, transport: Transport): Promise<void> {
+  await server.connect(transport);
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    const m = message as { id?: unknown; method?: unknown };
+    const schema = m.id !== undefined && typeof m.method === 'string' ? REQUEST_SCHEMAS.get(m.method) : undefined;
+    const issue = schema?.safeParse(message).error?.issues[0];
+    if (issue && (typeof m.id === 'string' || typeof m.id === 'number')) {
+      const where = issue.path.length ? `${issue.path.map(String).join('.')}: ` : '';
+      void transport.send({ jsonrpc: '2.0', id: m.id, error: { code: -32602, message: `Invalid params for ${m.method}: ${where}${issue.message}` } });
+      return;
+    }
+    deliver?.(message, extra);
+  };
 }

@@ -5,7 +5,7 @@ import { invoke } from '../core/methods/dispatch';
 import type { MethodSpec, RestPath, RestProjection } from '../core/methods/spec';
 import { METHODS, parseWith } from '../core/methods/table';
 import type { HostServices } from '../core/methods/types';
-import { readJsonBody, requestSignal, sendError, sendOk, sendRpcError } from './http-util';
+import { decodeSegment, readJsonBody, requestSignal, sendError, sendOk, sendRpcError } from './http-util';
 
 /** Every REST request is a one-shot script call. */
 const REST_CALLER = oneShotCaller('script', 'rest');
@@ -23,12 +23,12 @@ export const REST_ROUTES: readonly RestRoute[] = (METHODS as readonly MethodSpec
   m.rest ? [{ method: m, rest: m.rest, input: m.rest.input?.schema ?? m.params }] : [],
 );
 
-/** The route pattern a path matches (`:id` is any one segment), and the selector in it. */
+/** The route pattern a path matches (`:id` is any one segment), and the selector in it ('' when malformed). */
 function matchPath(pathname: string): { path: RestPath; id?: string } | undefined {
   const parts = pathname.split('/').filter(Boolean);
   if (parts[0] !== 'sessions' || parts.length > 3) return undefined;
   if (parts.length === 1) return { path: '/sessions' };
-  const id = decodeURIComponent(parts[1]);
+  const id = decodeSegment(parts[1]) ?? '';
   if (parts.length === 2) return { path: '/sessions/:id', id };
   if (parts[2] === 'write' || parts[2] === 'resize' || parts[2] === 'commands') return { path: `/sessions/:id/${parts[2]}`, id };
   return undefined;
@@ -42,6 +42,10 @@ export async function handleRest(services: HostServices, req: IncomingMessage, r
   if (!route) {
     if (matched.id === undefined) return false;
     sendError(res, 'NOT_FOUND', `No route for ${req.method} ${url.pathname}`);
+    return true;
+  }
+  if (matched.id === '') {
+    sendError(res, 'BAD_REQUEST', `Malformed session in the path: ${url.pathname}`);
     return true;
   }
   const signal = requestSignal(req, res);

@@ -19,6 +19,15 @@ export const CLIENT_HIGH_WATER_BYTES = 1024 * 1024;
 export const REQUEST_HIGH_WATER_BYTES = 4 * CLIENT_HIGH_WATER_BYTES;
 /** Requests started per event-loop turn from one client's queue; their answers are written before the next batch. */
 const REQUESTS_PER_TURN = 16;
+/**
+ * After a client ends its input, how often we check it is still there to read. An end of input
+ * looks the same whether the client half-closed (`nc -N`: it waits for the answer) or closed
+ * altogether (it was killed): only a write tells them apart, failing once nobody reads. So a
+ * half-closed connection that still has something coming gets one space every so often: JSON
+ * allows whitespace before a value, so it is part of the next line to any parser, and a client
+ * that is gone is found within about this long (its send lock and client count released).
+ */
+const HALF_CLOSED_PROBE_MS = 500;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -44,6 +53,11 @@ export class RpcConnection implements NotificationSink {
   private _startedThisTurn = 0;
   private _drainWait: IDisposable | undefined;
   private _readingPaused = false;
+  /** The client ended its input (a half-close): answer what it asked, then close our side. */
+  private _inputEnded = false;
+  /** Requests started and not yet answered. */
+  private _inFlight = 0;
+  private _probe: NodeJS.Timeout | undefined;
   private readonly _out: FrameWriter;
 
   constructor(
@@ -67,12 +81,21 @@ export class RpcConnection implements NotificationSink {
       () => this._rejectOversizedLine(),
     );
     _socket.on('data', (chunk: Buffer) => reader.push(chunk));
+    // End of input is not "client gone" (the socket is half-open): only a full close or a write
+    // error is. Pending answers and live subscriptions are still sent.
+    _socket.on('end', () => {
+      reader.end();
+      this._inputEnded = true;
+      this._finishIfDone();
+      if (!this._closed) this._probe = setInterval(() => this._probeReader(), HALF_CLOSED_PROBE_MS).unref();
+    });
     _socket.on('close', () => this._close());
     _socket.on('error', () => this._close());
   }
 
   notify(method: string, params: Record<string, unknown>): void {
     this._write({ jsonrpc: '2.0', method, params });
+    if (method === 'pty/exit') this._finishIfDone();
   }
 
   cork(): void {
@@ -144,18 +167,45 @@ export class RpcConnection implements NotificationSink {
     } catch (e) {
       const what = e instanceof SyntaxError ? 'invalid JSON' : 'invalid UTF-8';
       this._write(errorResponse(null, new RpcError(ErrorCode.ParseError, `Parse error: ${what}`)));
+      this._finishIfDone();
       return;
     }
-    const { response, afterSend } = await dispatch(message, {
-      mode: this._options.mode,
-      services: this._options.services,
-      caller: this.link,
-      signal: this._abort.signal,
+    this._inFlight++;
+    try {
+      const { response, afterSend } = await dispatch(message, {
+        mode: this._options.mode,
+        services: this._options.services,
+        caller: this.link,
+        signal: this._abort.signal,
+      });
+      if (this._closed) return;
+      this._write(response);
+      if (afterSend.length > 0) this._endTurn(); // the answer leaves before what follows it (a close, an exit)
+      for (const fn of afterSend) fn();
+    } finally {
+      this._inFlight--;
+      this._finishIfDone();
+    }
+  }
+
+  /**
+   * After a half-close, ends our side once every request read has been answered and no
+   * subscription has more to send (its session exited). Checked a turn later, so a subscription
+   * started by the last answer and notifications gathered in a pump are counted and flushed.
+   */
+  private _finishIfDone(): void {
+    if (!this._inputEnded || this._closed) return;
+    setImmediate(() => {
+      if (this._closed || this._queue.length > 0 || this._inFlight > 0 || this.link.streaming) return;
+      this._endTurn();
+      this._socket.end();
     });
-    if (this._closed) return;
-    this._write(response);
-    if (afterSend.length > 0) this._endTurn(); // the answer leaves before what follows it (a close, an exit)
-    for (const fn of afterSend) fn();
+  }
+
+  /** One space to a half-closed client: harmless to one that reads, a write error for one that is gone. */
+  private _probeReader(): void {
+    if (this._closed || this._socket.destroyed || !this._socket.writable) return;
+    this._socket.write(' ');
   }
 
   private _rejectOversizedLine(): void {
@@ -194,6 +244,7 @@ export class RpcConnection implements NotificationSink {
   private _close(): void {
     if (this._closed) return;
     this._closed = true;
+    clearInterval(this._probe);
     this._queue.length = 0;
     clearImmediate(this._turn); // nobody left to send it to
     this._turn = undefined;

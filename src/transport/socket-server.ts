@@ -25,7 +25,8 @@ export interface RpcServer {
 /** Listens for JSON-RPC clients; Unix sockets get mode 0600 and a stale file is replaced. */
 export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
   const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
+  // Half-open: a client that ends its input after sending (`nc -N`, socat) still gets its answers.
+  const server = net.createServer({ allowHalfOpen: true }, (socket) => {
     sockets.add(socket);
     // Each connection is one ClientLink (in RpcConnection); on a session socket it counts as the session's client.
     socket.on('close', () => sockets.delete(socket));

@@ -116,6 +116,12 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
     return had;
   }
 
+  /** True while a subscription of this client may still send (its session has not exited and sent all). */
+  get streaming(): boolean {
+    for (const sub of this._output.values()) if (!sub.finished) return true;
+    return false;
+  }
+
   /** Session ids this client follows. */
   get subscribedSessions(): string[] {
     return [...this._output.keys()];

@@ -81,6 +81,14 @@ type Modifier = keyof typeof MODIFIER_BITS;
 const ESC = '\x1b';
 const MODIFIER_PREFIX = /^(Ctrl|Shift|Alt)\+(.+)$/su;
 
+/**
+ * `table[name]` when `name` is one of the table's own entries: a name like `constructor` or
+ * `__proto__` must not find what every object inherits.
+ */
+function entry<T>(table: Readonly<Record<string, T>>, name: string): T | undefined {
+  return Object.hasOwn(table, name) ? table[name] : undefined;
+}
+
 function isSingleChar(s: string): boolean {
   const it = s[Symbol.iterator]();
   return !it.next().done && it.next().done === true;
@@ -88,7 +96,7 @@ function isSingleChar(s: string): boolean {
 
 function ctrlOf(name: string, ch: string): string {
   if (/^[A-Za-z]$/.test(ch)) return String.fromCharCode(ch.charCodeAt(0) & 0x1f);
-  const mapped = CTRL_CHARS[ch];
+  const mapped = entry(CTRL_CHARS, ch);
   if (mapped === undefined) throw new KeyNameError(name, `no Ctrl code for ${JSON.stringify(ch)}`);
   return mapped;
 }
@@ -121,22 +129,22 @@ export function keyToBytes(name: string): string {
   }
   const param = 1 + [...mods].reduce((sum, mod) => sum + MODIFIER_BITS[mod], 0);
 
-  const finalLetter = FINAL_LETTER_KEYS[base];
+  const finalLetter = entry(FINAL_LETTER_KEYS, base);
   if (finalLetter !== undefined) {
     return param === 1 ? finalLetter : `${ESC}[1;${param}${finalLetter.slice(-1)}`;
   }
-  const tilde = TILDE_KEYS[base];
+  const tilde = entry(TILDE_KEYS, base);
   if (tilde !== undefined) {
     return param === 1 ? `${ESC}[${tilde}~` : `${ESC}[${tilde};${param}~`;
   }
-  const plain = PLAIN_KEYS[base];
+  const plain = entry(PLAIN_KEYS, base);
   if (plain !== undefined) {
     const shifted = mods.has('Shift') ? plain.shift : undefined;
     if (shifted !== undefined) return shifted;
     const out = (mods.has('Ctrl') ? plain.ctrl : undefined) ?? plain.plain;
     return mods.has('Alt') ? ESC + out : out;
   }
-  const ch = CHAR_KEYS[base] ?? (isSingleChar(base) ? base : undefined);
+  const ch = entry(CHAR_KEYS, base) ?? (isSingleChar(base) ? base : undefined);
   if (ch !== undefined) return charBytes(name, ch, mods);
 
   throw new KeyNameError(name);

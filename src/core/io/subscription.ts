@@ -88,6 +88,11 @@ export class OutputSubscription implements IDisposable {
     this._flow?.restart(this._cursor);
   }
 
+  /** True once everything is sent, the exit included: nothing more will come. */
+  get finished(): boolean {
+    return this._exitSent || this._disposed || this._session.isDisposed;
+  }
+
   /** Begins sending (after the subscribe call has answered). */
   start(): void {
     this._started = true;

@@ -46,7 +46,9 @@ export class Mirror extends Disposable {
   ) {
     super();
     // allowProposedApi: @xterm/headless 6 refuses buffer reads without it.
-    this._term = new Terminal({ cols, rows, scrollback: MirrorTuning.XtermScrollback, allowProposedApi: true });
+    // logLevel off: a program's malformed sequences are its output, not the host's errors (xterm
+    // would dump each one on the host's stderr, unbounded under hostile output).
+    this._term = new Terminal({ cols, rows, scrollback: MirrorTuning.XtermScrollback, allowProposedApi: true, logLevel: 'off' });
     this._register(toDisposable(() => this._term.dispose()));
     this._buffers = this._term.buffer;
     // Character widths as the user's terminal has them: VS Code's (Unicode 11 tables), tmux's and

@@ -173,6 +173,9 @@ describe('errors: non-zero exit status and one line on stderr', () => {
     cases.forEach((args, i) => failsWithOneLine(results[i], args.join(' '), /unknown session.*nosuch/i));
     // An empty selector matches no session uniquely.
     failsWithOneLine(await cli('read', ''), 'read ""');
+    // A newline in what the user typed is shown escaped: the error stays one line (found by the CLI fuzzer).
+    const multi = await cli('attach', 'no\nsuch');
+    failsWithOneLine(multi, 'attach "no\\nsuch"', /unknown session: no\\nsuch\n$/);
   });
 
   test('bad flags and bad arguments', { timeout: TEST_TIMEOUT }, async () => {

@@ -1,0 +1,64 @@
+// How the property-based fuzzers run (fast-check). In `npm test` every property runs a few
+// cases from a fixed seed, so a run is short and repeatable. `npm run fuzz` sets FUZZ_RUNS (cases
+// per property) and a fresh FUZZ_SEED it prints; FUZZ_SEED (and FUZZ_PATH, from a failure's report)
+// replay a failure: FUZZ_SEED=123 FUZZ_PATH="4:1" npm run fuzz.
+import fc from 'fast-check';
+
+/** The seed of `npm test`: fixed, so a failure there is the same failure on every machine. */
+const TEST_SEED = 14;
+
+/** Cases per property asked for by `npm run fuzz` (0: the short runs of `npm test`). */
+export const FUZZ_RUNS = Math.max(0, Math.floor(Number(process.env.FUZZ_RUNS ?? 0)) || 0);
+/** The seed every property of this process uses. */
+export const FUZZ_SEED = process.env.FUZZ_SEED !== undefined && process.env.FUZZ_SEED !== '' ? Number(process.env.FUZZ_SEED) : TEST_SEED;
+const FUZZ_PATH = process.env.FUZZ_PATH || undefined;
+
+/** True in a long run (`npm run fuzz`). */
+export const LONG_FUZZ = FUZZ_RUNS > 0;
+
+/**
+ * fast-check's parameters for a property that runs `short` cases in `npm test`: the seed, the
+ * count (FUZZ_RUNS in a long run), and a bound on each case, so a hang fails the property.
+ */
+export function fuzzParams<T>(short: number, caseTimeoutMs = 30_000): fc.Parameters<T> {
+  return {
+    seed: FUZZ_SEED,
+    path: FUZZ_PATH,
+    numRuns: LONG_FUZZ ? Math.max(short, FUZZ_RUNS) : short,
+    timeout: caseTimeoutMs,
+    // A network case takes milliseconds to seconds: shrink, but not for ever.
+    interruptAfterTimeLimit: LONG_FUZZ ? undefined : 60_000,
+    markInterruptAsFailure: false,
+    endOnFailure: false,
+  };
+}
+
+/** Runs an async property with fuzzParams; the failure report names the seed and path to replay. */
+export async function fuzz<Ts extends [unknown, ...unknown[]]>(
+  arbs: { [K in keyof Ts]: fc.Arbitrary<Ts[K]> },
+  run: (...args: Ts) => Promise<void>,
+  short: number,
+  caseTimeoutMs?: number,
+): Promise<void> {
+  const prop = fc.asyncProperty(...(arbs as unknown as [fc.Arbitrary<Ts[0]>]), run as unknown as (a: Ts[0]) => Promise<void>);
+  const details = await fc.check(prop, fuzzParams(short, caseTimeoutMs));
+  if (details.failed) throw new Error(report(details));
+}
+
+/** What a failed property says: the case, the seed and path to replay it, and what went wrong. */
+function report<T>(details: fc.RunDetails<T>): string {
+  const why = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+  return [
+    `Property failed after ${details.numRuns} case(s), shrunk ${details.numShrinks} time(s)`,
+    `Replay: FUZZ_SEED=${details.seed} FUZZ_PATH="${details.counterexamplePath}"`,
+    `Case: ${fc.stringify(details.counterexample).slice(0, 2000)}`,
+    `Failure: ${why}`,
+  ].join('\n');
+}
+
+/** The same for a synchronous property (pure functions: key names). */
+export function fuzzSync<Ts extends [unknown, ...unknown[]]>(arbs: { [K in keyof Ts]: fc.Arbitrary<Ts[K]> }, run: (...args: Ts) => void, short: number): void {
+  const prop = fc.property(...(arbs as unknown as [fc.Arbitrary<Ts[0]>]), run as unknown as (a: Ts[0]) => void);
+  const details = fc.check(prop, fuzzParams(short));
+  if (details.failed) throw new Error(report(details));
+}

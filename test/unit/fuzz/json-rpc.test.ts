@@ -1,0 +1,145 @@
+// Property-based fuzzing of the JSON-RPC dispatcher on its three doors: a session's own socket,
+// the host control socket and `/rpc` (WebSocket). Each case is a batch of messages — requests
+// shaped like a method's params but wrong in places, hostile JSON values, raw bytes — sent one at
+// a time; every one must get a well-formed answer (a result of the method's schema, or an error
+// with a protocol code) within a bound, and after the batch a bystander on another connection
+// must still be served. See test/helpers/fuzz.ts for seeds and long runs (`npm run fuzz`).
+import { after, before, describe, test } from 'node:test';
+import fc from 'fast-check';
+import type { z } from 'zod';
+import { METHODS } from '../../../src/core/methods/table';
+import { selector as sessionSelector } from '../../../src/core/methods/schemas';
+import type { MethodSpec } from '../../../src/core/methods/spec';
+import { boundWaits, Entries, jsonText, keyName, nastyString, objectOf, rawLine, wildJson, FUZZ_WAIT_MS, type Wild } from '../../helpers/arbitraries';
+import { fuzz } from '../../helpers/fuzz';
+import { fillText, FuzzHost } from '../../helpers/fuzz-host';
+import { assertAnswer, hostView, socketWire, webSocketWire, type Wire } from '../../helpers/fuzz-wire';
+
+/** Cases per door in `npm test` (a few seconds each). */
+const SHORT_RUNS = 60;
+/** Longest a single answer may take: every wait of a case is bounded by FUZZ_WAIT_MS. */
+const ANSWER_MS = 15_000;
+/** Messages over this are the line limit's business (tested on its own), not the dispatcher's. */
+const MAX_MESSAGE_CHARS = 900_000;
+
+type Door = 'session' | 'control' | 'rpc';
+
+let fh: FuzzHost;
+
+before(async () => {
+  fh = await FuzzHost.start();
+});
+
+after(async () => { console.log([...((globalThis as any).stats ?? new Map()).entries()].sort().map(([k, v]: any) => `${k}: ${v}`).join('\n'));
+  await fh?.close();
+});
+
+/** A selector: usually the target (by id, name or prefix), sometimes nothing that exists. */
+const selector: fc.Arbitrary<Wild> = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom('@target', '@target-name', '@target-prefix') },
+  { weight: 1, arbitrary: fc.constantFrom('no-such-session', '') },
+  { weight: 1, arbitrary: nastyString },
+);
+
+/** Field values a fuzz case picks itself, so its requests reach past validation into the handlers. */
+const FIELDS = {
+  session: selector,
+  key: keyName,
+  // Only the sandbox's programs exist; anything else must be a clear error.
+  command: fc.oneof(fc.constantFrom('cat', 'true', 'no-such-program', './', '/'), nastyString),
+  cwd: fc.oneof(fc.constantFrom('.', '/nonexistent', '/'), nastyString),
+  regex: fc.oneof(fc.constantFrom('(a+)+$', '(', '[', '.*', '\\', '(?<n>x)\\k<n>', 'a{1,99999}'), nastyString),
+};
+
+/** Waits a method does when not told otherwise: a fuzz case bounds them. */
+const WAIT_DEFAULTS: Record<string, Record<string, number>> = {
+  'pty/send': { timeout: FUZZ_WAIT_MS },
+  'pty/wait': { timeout: FUZZ_WAIT_MS },
+  'pty/waitEvent': { timeoutMs: FUZZ_WAIT_MS },
+};
+
+/** A value of an envelope member: usually `good`, now and then hostile, rarely missing. */
+function member(good: fc.Arbitrary<Wild>, hostile: fc.Arbitrary<Wild> = wildJson): fc.Arbitrary<Wild | undefined> {
+  return fc.oneof({ weight: 24, arbitrary: good }, { weight: 1, arbitrary: hostile }, { weight: 1, arbitrary: fc.constant(undefined) });
+}
+
+/** A request to one method of the table: an envelope that is usually right around params that often are not. */
+function requestTo(spec: MethodSpec, door: Door): fc.Arbitrary<Wild> {
+  // On the control socket and /rpc a session method also names its session.
+  const shape: Record<string, z.ZodType> = door !== 'session' && spec.target === 'session' ? { ...spec.params.shape, session: sessionSelector } : spec.params.shape;
+  const defaults = WAIT_DEFAULTS[spec.name];
+  return fc
+    .tuple(
+      member(fc.constant('2.0')),
+      member(fc.oneof(fc.integer(), fc.string({ maxLength: 8 }))),
+      member(fc.constant(spec.name), nastyString),
+      member(objectOf(shape, FIELDS)),
+    )
+    .map(([jsonrpc, id, method, params]) => {
+      // Calls that wait by default (a day at most) are bounded, with or without params.
+      const bounded = params instanceof Entries ? boundWaits(params, defaults) : params === undefined && defaults ? boundWaits(new Entries([]), defaults) : params;
+      const members: Array<[string, Wild | undefined]> = [['jsonrpc', jsonrpc], ['id', id], ['method', method], ['params', bounded]];
+      return new Entries(members.filter((m): m is [string, Wild] => m[1] !== undefined)) as Wild;
+    });
+}
+
+/** One message of a batch: a request to some method, a hostile value, or raw bytes. */
+function message(door: Door): fc.Arbitrary<string | Buffer> {
+  const methods = (METHODS as readonly MethodSpec[]).filter((m) => door !== 'session' || m.target === 'session');
+  const asText = (w: Wild) => {
+    const t = jsonText(w);
+    return t.length > MAX_MESSAGE_CHARS ? '{"jsonrpc":"2.0","id":"too-big","method":"pty/status"}' : t;
+  };
+  return fc.oneof(
+    { weight: 10, arbitrary: fc.constantFrom(...methods).chain((m) => requestTo(m, door)).map(asText) },
+    { weight: 1, arbitrary: wildJson.map(asText) },
+    { weight: 1, arbitrary: rawLine },
+  );
+}
+
+/** The connection of a door (a session's socket is the target's). */
+async function open(door: Door): Promise<Wire> {
+  if (door === 'session') {
+    await fh.restore(); // the last message may have ended the target, or given it a lease
+    return socketWire(fh.target.address);
+  }
+  if (door === 'control') return socketWire(fh.host.controlAddress);
+  return webSocketWire(`ws://127.0.0.1:${fh.http.port}/rpc`, fh.http.token);
+}
+
+/** Sends a batch one message at a time; each must be answered well; then the bystander must be served. */
+async function runBatch(door: Door, batch: Array<string | Buffer>): Promise<void> {
+  let wire = await open(door);
+  try {
+    for (const raw of batch) {
+      const data = typeof raw === 'string' ? fillText(raw, fh.placeholders) : raw;
+      const request = hostView(data, door !== 'rpc');
+      const params = (request as { params?: { session?: unknown } } | undefined)?.params;
+      // A unique prefix may happen to name the bystander: a case must not end its witness.
+      if (params && typeof params === 'object' && fh.namesBystander(params.session)) continue;
+      if (wire.closed) wire = await open(door);
+      wire.send(data);
+      const what = `${door}: ${String(data).slice(0, 300)}`;
+      const res = await wire.nextResponse(ANSWER_MS, what);
+      assertAnswer(request, res, what);
+      const k = `${door} ${(request as any)?.method} ${res.error ? res.error.code : 'ok'}`; (globalThis as any).stats ??= new Map(); (globalThis as any).stats.set(k, ((globalThis as any).stats.get(k) ?? 0) + 1);
+      // pty/kill on a session's own socket ends the session, and its socket with it.
+      if (door === 'session' && (request as { method?: unknown } | undefined)?.method === 'pty/kill' && 'result' in res) {
+        await fh.restore();
+        wire.close();
+        wire = await open(door);
+      }
+    }
+  } finally {
+    wire.close();
+  }
+  await fh.afterBatch();
+}
+
+describe('fuzz: JSON-RPC', () => {
+  for (const door of ['session', 'control', 'rpc'] as const) {
+    test(`${door === 'rpc' ? '/rpc (WebSocket)' : `the ${door} socket`}: every message gets a clear error or a correct answer; the bystander is served`, { timeout: 600_000 }, async () => {
+      await fuzz([fc.array(message(door), { minLength: 1, maxLength: 6 })], (batch) => runBatch(door, batch), SHORT_RUNS, 60_000);
+    });
+  }
+});

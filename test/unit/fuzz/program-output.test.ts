@@ -1,0 +1,185 @@
+// Property-based fuzzing of what programs print: invalid UTF-8, every OSC/DCS/APC/CSI sequence cut
+// short, thousands of alternate-screen switches, 2,000-column lines, and a 10 MiB line without a
+// newline. The same bytes are printed in a tmux pane and in a Shared PTY session (both 80x24);
+// tmux is the oracle. Well-formed output must give the same screen and cursor; after hostile
+// output and a terminal reset (RIS), the mirror must be correct again: it neither crashed nor hung
+// nor kept a state the reset clears.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import type { RpcClient } from '../../../src/transport/rpc-client';
+import { haveTmux, Tmux } from '../../helpers/cli';
+import { fuzz } from '../../helpers/fuzz';
+import { connect, startHost } from '../../helpers/host';
+import { sleep } from '../../helpers/protocol';
+
+const COLS = 80;
+const ROWS = 24;
+/** Cases per property in `npm test` (each prints into tmux and a session: about a second). */
+const SHORT_RUNS = 6;
+/** Longest wait for both screens to show the end of a case. */
+const SETTLE_MS = 30_000;
+/** Both screens must stay equal this long to count as settled. */
+const STABLE_MS = 250;
+/** Full reset, after which both terminals must agree again whatever came before. */
+const RIS = '\x1bc';
+
+interface Screen {
+  rows: string[];
+  cursor: { row: number; col: number };
+}
+
+let dir: string;
+let tmux: Tmux;
+let host: Awaited<ReturnType<typeof startHost>>;
+let client: RpcClient;
+let counter = 0;
+
+before(async () => {
+  if (!haveTmux()) return;
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-fuzz-out-'));
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TMUX')));
+  tmux = new Tmux(dir, { conf: ['set -sg escape-time 0'], env: { ...env, LANG: 'C.UTF-8' } });
+  host = await startHost();
+  client = await connect(host.host.controlAddress);
+});
+
+after(async () => {
+  client?.close();
+  await host?.close();
+  tmux?.killServer();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function tmuxScreen(target: string): Screen {
+  const rows = tmux.capture(target).split('\n').slice(0, ROWS);
+  while (rows.length < ROWS) rows.push('');
+  const [x, y] = tmux.run('display', '-p', '-t', target, '#{cursor_x} #{cursor_y}').trim().split(' ');
+  return { rows, cursor: { row: Number(y) + 1, col: Number(x) + 1 } };
+}
+
+async function sessionScreen(id: string): Promise<Screen> {
+  const r = await client.request<{ screen: string; cursor: { row: number; col: number } }>('pty/read', { session: id });
+  const rows = r.screen === '' ? [] : r.screen.replace(/\n$/, '').split('\n');
+  while (rows.length < ROWS) rows.push('');
+  return { rows, cursor: r.cursor };
+}
+
+const same = (a: Screen, b: Screen) => a.rows.every((r, i) => r === b.rows[i]) && a.cursor.row === b.cursor.row && a.cursor.col === b.cursor.col;
+
+function diff(label: string, want: Screen, got: Screen): string {
+  const lines = [`${label}: screens differ (tmux = expected, shared-pty = actual)`];
+  for (let i = 0; i < ROWS; i++) {
+    const a = want.rows[i];
+    const b = got.rows[i];
+    lines.push(a === b ? `   ${String(i + 1).padStart(2)} | ${a}` : ` - ${String(i + 1).padStart(2)} | ${a}\n + ${String(i + 1).padStart(2)} | ${b}`);
+  }
+  lines.push(`cursor: tmux ${JSON.stringify(want.cursor)} shared-pty ${JSON.stringify(got.cursor)}`);
+  return lines.join('\n');
+}
+
+/**
+ * Prints `bytes` (then `marker`, which ends every case) in a tmux pane and in a session, and
+ * asserts both show the same screen and cursor once the marker is on both.
+ */
+async function printBoth(label: string, bytes: Buffer, marker: string): Promise<void> {
+  const name = `o${++counter}`;
+  const file = path.join(dir, `${name}.out`);
+  fs.writeFileSync(file, Buffer.concat([bytes, Buffer.from(marker)]));
+  // The program prints the file, then waits for input without printing anything more.
+  const script = `cat '${file}'; exec cat >/dev/null`;
+  tmux.newSession(name, COLS, ROWS, `sh -c "${script}"`);
+  const info = await client.request<{ id: string }>('session/create', { command: '/bin/sh', args: ['-c', script], cols: COLS, rows: ROWS, env: { LANG: 'C.UTF-8' } });
+  try {
+    const end = Date.now() + SETTLE_MS;
+    let equalSince = 0;
+    let want = tmuxScreen(name);
+    let got = await sessionScreen(info.id);
+    for (;;) {
+      const done = want.rows.join('\n').includes(marker) && got.rows.join('\n').includes(marker);
+      if (done && same(want, got)) {
+        if (!equalSince) equalSince = Date.now();
+        else if (Date.now() - equalSince >= STABLE_MS) break;
+      } else equalSince = 0;
+      if (Date.now() > end) break;
+      await sleep(40);
+      want = tmuxScreen(name);
+      got = await sessionScreen(info.id);
+    }
+    assert.ok(want.rows.join('\n').includes(marker), `${label}: tmux never showed the end marker:\n${want.rows.join('\n')}`);
+    assert.ok(same(want, got), diff(label, want, got));
+  } finally {
+    tmux.run('kill-session', '-t', name);
+    await client.request('pty/kill', { session: info.id }).catch(() => undefined);
+    fs.rmSync(file, { force: true });
+  }
+}
+
+/** Sequences a program may print, each to be cut short at a random place. */
+const SEQUENCES = [
+  '\x1b]0;a window title\x07', '\x1b]2;title\x1b\\', '\x1b]8;;https://example.com/\x1b\\link\x1b]8;;\x1b\\', '\x1b]52;c;aGVsbG8=\x07',
+  '\x1b]633;E;ls -la\x07', '\x1b]633;P;Cwd=/tmp\x07', '\x1b]4;1;rgb:ff/00/00\x1b\\', '\x1b]10;?\x07', '\x1b]1337;File=inline=1:AAAA\x07',
+  '\x1bP$qm\x1b\\', '\x1bP1$r0m\x1b\\', '\x1bPq#0;2;0;0;0#0~~@@vv@@~~$-\x1b\\', '\x1bP+q544e\x1b\\', '\x1b_Gf=100;AAAA\x1b\\', '\x1b^privacy\x1b\\',
+  '\x1bXsos\x1b\\', '\x1b[38;2;255;0;0mred\x1b[0m', '\x1b[?1049h', '\x1b[?2004h', '\x1b[5;10r', '\x1b[?1;3;1000;1006h', '\x1b[>c', '\x1b#8',
+  '\x1b(0lqk\x1b(B', '\x9b31m', '\x9d0;c1 title\x9c',
+];
+
+/** A sequence cut after its first byte and before its last: what a program killed mid-write leaves. */
+const cutSequence = fc.tuple(fc.constantFrom(...SEQUENCES), fc.nat()).map(([s, k]) => Buffer.from(s.slice(0, 1 + (k % Math.max(1, s.length - 1))), 'latin1'));
+
+/** Bytes that are not UTF-8: stray continuation bytes, truncated and overlong forms, surrogates, 0xfe/0xff. */
+const invalidUtf8 = fc.oneof(
+  fc.constantFrom(...['80', 'bf', 'c3', 'e2 82', 'f0 9f 98', 'c0 af', 'e0 80 af', 'ed a0 80', 'f8 88 80 80 80', 'fe', 'ff', 'c3 28'].map((h) => Buffer.from(h.replace(/ /g, ''), 'hex'))),
+  fc.uint8Array({ minLength: 1, maxLength: 16 }).map((b) => Buffer.from(b.map((x) => x | 0x80))),
+);
+
+/** Switches to the alternate screen and back, a thousand times a second and more. */
+const altSwitches = (max: number) => fc.integer({ min: 1, max }).map((n) => Buffer.from(`\x1b[?1049hALT${n}\x1b[?1049l`.repeat(n)));
+
+/** A line of 1 to 2,500 columns (printable ASCII), with or without its newline. */
+const wideLine = fc
+  .tuple(fc.integer({ min: 1, max: 2500 }), fc.constantFrom('w', '-', '0123456789'), fc.boolean())
+  .map(([n, unit, nl]) => Buffer.from(unit.repeat(Math.ceil(n / unit.length)).slice(0, n) + (nl ? '\n' : '')));
+
+const plainText = fc.string({ unit: fc.constantFrom('a', 'b', ' ', '\n', '\r', '\t', 'é', '中', '😀'), maxLength: 60 }).map((s) => Buffer.from(s));
+
+/** After the reset, text both terminals must draw the same: wide characters, wrapping, a cursor move. */
+const CLEAN = 'after reset: é 中文 😀\nline two\n' + 'x'.repeat(100) + '\n\x1b[5;20Hmoved';
+
+describe('fuzz: what programs print, against tmux', { skip: haveTmux() ? false : 'tmux is not installed' }, () => {
+  test('well-formed output (2,000-column lines, alternate-screen switches, text): the same screen as tmux', { timeout: 600_000 }, async () => {
+    await fuzz(
+      [fc.array(fc.oneof(wideLine, altSwitches(3000), plainText), { minLength: 1, maxLength: 6 })],
+      async (chunks) => {
+        const marker = `end-${counter + 1}`;
+        await printBoth('well-formed', Buffer.concat(chunks), `\n${marker}`);
+      },
+      SHORT_RUNS,
+      SETTLE_MS + 10_000,
+    );
+  });
+
+  test('hostile output (cut sequences, invalid UTF-8) then a reset: the mirror is correct again', { timeout: 600_000 }, async () => {
+    await fuzz(
+      [fc.array(fc.oneof(cutSequence, invalidUtf8, altSwitches(50), wideLine, plainText), { minLength: 1, maxLength: 10 })],
+      async (chunks) => {
+        const marker = `end-${counter + 1}`;
+        // CAN, ST, CAN end whatever sequence is still open (tmux needs the ST for a DCS, and the
+        // first CAN for a DCS cut after its ESC), and RIS resets both terminals to the same state.
+        await printBoth('hostile then reset', Buffer.concat([...chunks, Buffer.from(`\x18\x1b\\\x18${RIS}${CLEAN}`)]), ` ${marker}`);
+      },
+      SHORT_RUNS,
+      SETTLE_MS + 10_000,
+    );
+  });
+
+  test('a 10 MiB line without a newline: the same screen as tmux', { timeout: 180_000 }, async () => {
+    const size = 10 * 1024 * 1024;
+    const line = Buffer.alloc(size);
+    for (let i = 0; i < size; i++) line[i] = 0x61 + (Math.floor(i / COLS) % 26); // each row its own letter
+    await printBoth('10 MiB line', line, 'end-of-long-line');
+  });
+});
