@@ -100,11 +100,13 @@ export class MirrorThread {
   private _ensureWorker(): Worker {
     if (this._worker) return this._worker;
     const worker = startWorker();
-    // The thread never keeps the process alive: sessions and servers do.
-    worker.unref();
     worker.on('message', (msg: FromMirrorThread) => this._onMessage(msg));
     worker.on('error', (err) => this._onWorkerGone(worker, err));
     worker.on('exit', (code) => this._onWorkerGone(worker, new Error(`exit code ${code}`)));
+    // The thread never keeps the process alive: sessions and servers do. After the listeners: a
+    // 'message' listener refs the worker's port again (every process with a mirror used to
+    // linger until the thread's idle stop, 10 s).
+    worker.unref();
     this._worker = worker;
     return worker;
   }

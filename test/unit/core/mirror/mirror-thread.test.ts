@@ -105,6 +105,18 @@ describe('the mirror thread', () => {
     host.host.registry.remove(s.id);
   });
 
+  test('the thread never keeps the process alive: its port to the host holds no reference', async () => {
+    const s = await host.host.createSession({ command: 'true', args: [], cols: 80, rows: 24 });
+    await s.mirror.screen(); // the thread runs
+    const worker = (MirrorThread.shared() as unknown as { _worker: object })._worker as Record<symbol, { hasRef?: () => boolean }>;
+    const port = Object.getOwnPropertySymbols(worker).find((k) => k.description === 'kPublicPort');
+    assert.ok(port, 'the worker has its public port');
+    // Before the fix a 'message' listener added after unref() made the port hold the process for
+    // the thread's idle stop (10 s after the last session) after everything else had ended.
+    assert.equal(worker[port].hasRef?.(), false);
+    host.host.registry.remove(s.id);
+  });
+
   test('if the thread dies, sessions keep running and their screens start again', { timeout: 30_000 }, async () => {
     const s = await host.host.createSession({ ...BASH, cols: 80, rows: 24 });
     const screen = async () => (await s.mirror.screen()).rows.join('\n');
