@@ -157,8 +157,10 @@ suite('Shared PTY in the editor', () => {
       assert.equal(info.command, shell, `the session runs the profile's shell (SHELL=${process.env.SHELL})`);
       assert.deepEqual(info.args, profile.args);
       assert.equal(info.running, true);
-      // The process behind the PTY is that program with those arguments.
-      const argv = fs.readFileSync(`/proc/${info.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      // The process behind the PTY is that program with those arguments (node-pty forks, then
+      // execs: until then /proc shows the host's own command line).
+      const cmdline = () => fs.readFileSync(`/proc/${info.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      const argv = await until(() => (cmdline()[0] === shell ? cmdline() : undefined), 10000, 'the shell to be exec\'d');
       assert.deepEqual(argv, [shell, ...profile.args]);
     } finally {
       terminal?.dispose();

@@ -126,6 +126,9 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
         } else if (state === 'busy') {
           sawBusy = true;
           stable = 0;
+          // The shell said the command ended, yet something in its foreground still runs (a first
+          // fish run generating completions): once output has been quiet, the shell's word wins.
+          if (commandsDone && now - Math.max(session.lastOutputAt, started) >= idleMs) return finish('command_done');
         } else {
           const progressed = sawBusy || session.cursor !== startCursor || now - started >= SendTuning.MinSettleMs;
           stable = progressed && !newOutput ? stable + 1 : 0;
