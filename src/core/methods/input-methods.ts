@@ -118,7 +118,7 @@ export const sendMethod = method({
     tool: 'send',
     title: 'Run a command',
     description:
-      'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. For keys like Ctrl+C, arrows or q use send_keys instead.',
+      'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. Output longer than maxChars (default 20000) keeps its head and tail; the line between says where the rest is (read_scrollback, read_output, or read_command_output for a command\'s whole output). For keys like Ctrl+C, arrows or q use send_keys instead.',
     budget: {
       field: 'output',
       async locate(r, a, call) {
@@ -132,7 +132,10 @@ export const sendMethod = method({
       const tail = [`[waitReason: ${r.waitReason}`];
       if (r.exitCode !== undefined && r.exitCode !== null) tail.push(`exit code ${r.exitCode}`);
       tail.push(r.status.kind === 'exited' ? `session exited with ${r.status.exitCode}` : 'running');
-      if (r.truncated) tail.push('output truncated: earlier lines are in read_scrollback');
+      if (r.truncated) {
+        const log = r.command?.log ? `; the command's whole output: read_command_output id=${r.command.id}` : '';
+        tail.push(`output truncated: earlier lines are in read_scrollback${log}`);
+      }
       if (r.waitReason === 'secret_input') tail.push('the program asks for a secret: ask the user to type it in the terminal');
       return `${r.output}\n${tail.join('; ')}]`;
     },

@@ -57,7 +57,7 @@ export const readMethod = method({
     tool: 'read_screen',
     title: 'Read the screen',
     description:
-      'Read what the terminal shows now, exactly as the user sees it (text only), with the cursor position. Optionally only the top or bottom N rows, or rows start..end (1-based).',
+      'Read what the terminal shows now, exactly as the user sees it (text only), with the cursor position. Optionally only the top or bottom N rows, or rows start..end (1-based). A screen longer than maxChars keeps its first and last rows; the line between says which rows to read for the rest.',
     budget: {
       field: 'screen',
       locate: (r, a) => {
@@ -119,7 +119,7 @@ export const scrollbackMethod = method({
     tool: 'read_scrollback',
     title: 'Read scrollback',
     description:
-      'Read a page of the terminal\'s history (scrollback followed by the screen), counted back from the newest row: offset 0 is the latest page. Use it for output that scrolled away or was truncated. firstLine/lastLine/totalLines tell where you are; ask for a larger offset to go further back.',
+      'Read a page of the terminal\'s history (scrollback followed by the screen), counted back from the newest row: offset 0 is the latest page. Use it for output that scrolled away or was truncated. firstLine/lastLine/totalLines tell where you are; ask for a larger offset to go further back. A page longer than maxChars keeps its head and tail; the line between says which offset and lines hold the rest.',
     budget: {
       field: 'text',
       // Text line i is row firstLine + i; the page ending at row L is offset totalLines - L.
