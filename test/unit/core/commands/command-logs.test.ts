@@ -115,7 +115,7 @@ describe('with shell integration, each command\'s whole output is kept in a log 
     await rejectsWith(s.page(0), -32602);
   });
 
-  test('a 20 MB output stays readable page by page: a page from the middle is exact', { timeout: TEST_TIMEOUT }, async () => {
+  test('a 26 MB output stays readable page by page: a page from the middle is exact', { timeout: TEST_TIMEOUT }, async () => {
     const s = await openBash(c);
     const sent = await s.send('seq 1 3000000');
     assert.equal(sent.waitReason, 'command_done');
