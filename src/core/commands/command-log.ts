@@ -77,7 +77,17 @@ export class CommandLog {
     }
   }
 
-  /** Stops writing and closes the file (the caller removes it). */
+  /** Stops writing and removes the file (the log was dropped). */
+  remove(): void {
+    this._removed = true;
+    this.close();
+    // A file still being opened is removed once it is (see `_open`).
+    if (!this._opening) fs.rm(this.path, { force: true }, () => {});
+  }
+
+  private _removed = false;
+
+  /** Stops writing and closes the file. */
   close(): void {
     this._closed = true;
     this._pending = [];
@@ -127,7 +137,11 @@ export class CommandLog {
     fs.open(this.path, 'w', 0o600, (err, fd) => {
       this._opening = false;
       if (err) return this._fail(err);
-      if (this._closed) return fs.close(fd, () => {});
+      if (this._closed) {
+        fs.close(fd, () => {});
+        if (this._removed) fs.rm(this.path, { force: true }, () => {});
+        return;
+      }
       this._fd = fd;
       this._flushSoon();
     });

@@ -19,6 +19,8 @@ export const DEFAULT_COMMAND_LOG_BYTES = 64 * 1024 * 1024;
 export class CommandLogs extends Disposable {
   /** Live logs, oldest first. */
   private readonly _logs: CommandLog[] = [];
+  /** The logs whose command has not ended (one, but for a chunk that ends one and starts the next). */
+  private _growing: CommandLog[] = [];
   private readonly _records = new Map<number, CommandRecord>();
   private _total = 0;
   /** The output cursor after the last chunk appended. */
@@ -38,7 +40,7 @@ export class CommandLogs extends Disposable {
         if (!this._records.has(r.id)) return;
         this._records.set(r.id, r);
         // Ended by the shell's exit, after its last output: nothing more comes for it.
-        if (r.endCursor !== null && r.endCursor <= this._cursor) this.get(r.id)?.finish();
+        if (r.endCursor !== null && r.endCursor <= this._cursor) this._finish(r.id);
       }),
     );
   }
@@ -51,16 +53,17 @@ export class CommandLogs extends Disposable {
   /** One chunk of output; `cursor` is the output cursor just after it. */
   append(data: Uint8Array, cursor: number): void {
     this._cursor = cursor;
-    if (this._logs.length === 0) return;
+    if (this._growing.length === 0) return;
     const chunkStart = cursor - data.length;
-    for (const log of this._logs) {
-      if (log.finished) continue;
-      const record = this._records.get(log.id)!;
+    for (const log of this._growing) {
+      const record = this._records.get(log.id);
+      if (!record) continue; // dropped while this chunk was written (to make room)
       const from = Math.max(chunkStart, record.startCursor);
       const to = Math.min(cursor, record.endCursor ?? cursor);
       if (to > from) this._write(log, data.subarray(from - chunkStart, to - chunkStart));
       if (record.endCursor !== null && record.endCursor <= cursor) log.finish();
     }
+    if (this._growing.some((l) => l.finished)) this._growing = this._growing.filter((l) => !l.finished);
   }
 
   private _begin(record: CommandRecord): void {
@@ -75,10 +78,16 @@ export class CommandLogs extends Disposable {
     }
     const log = new CommandLog(record.id, path.join(this.folder, `${record.id}.log`));
     this._logs.push(log);
+    this._growing.push(log);
     this._records.set(record.id, record);
     this._tracker.setLog(record.id, log.path);
     // As many logs as records: a log whose record is forgotten could not be asked for.
     if (this._logs.length > MAX_COMMAND_RECORDS) this._drop(this._logs[0]);
+  }
+
+  private _finish(id: number): void {
+    this.get(id)?.finish();
+    this._growing = this._growing.filter((l) => l.id !== id);
   }
 
   private _write(log: CommandLog, bytes: Uint8Array): void {
@@ -97,10 +106,10 @@ export class CommandLogs extends Disposable {
 
   private _drop(log: CommandLog): void {
     this._logs.splice(this._logs.indexOf(log), 1);
+    this._growing = this._growing.filter((l) => l !== log);
     this._records.delete(log.id);
     this._total -= log.size;
-    log.close();
-    fs.rm(log.path, { force: true }, () => {});
+    log.remove();
     this._tracker.setLog(log.id, null);
   }
 
@@ -109,6 +118,7 @@ export class CommandLogs extends Disposable {
     if (this.isDisposed) return;
     for (const log of this._logs) log.close();
     this._logs.length = 0;
+    this._growing = [];
     if (this._folderMade) fs.rmSync(this.folder, { recursive: true, force: true });
     super.dispose();
   }
