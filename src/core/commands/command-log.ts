@@ -54,6 +54,7 @@ export class CommandLog {
 
   /** No more output comes: what is gathered is written, then the file is closed. */
   finish(): void {
+    if (this._finished) return;
     this._finished = true;
     this._flushSoon();
   }
@@ -111,7 +112,11 @@ export class CommandLog {
     clearTimeout(this._timer);
     this._timer = undefined;
     if (this._closed || this._writing || this._opening) return;
-    if (this._fd === undefined) return this._open();
+    if (this._fd === undefined) {
+      // Opened once: the file is created then, and never truncated again.
+      if (!this._opened) this._open();
+      return;
+    }
     if (this._pending.length === 0) {
       if (this._finished) this._closeFd();
       return;
@@ -132,7 +137,10 @@ export class CommandLog {
     });
   }
 
+  private _opened = false;
+
   private _open(): void {
+    this._opened = true;
     this._opening = true;
     fs.open(this.path, 'w', 0o600, (err, fd) => {
       this._opening = false;

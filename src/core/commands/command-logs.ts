@@ -4,6 +4,8 @@ import { Disposable } from '../base/lifecycle';
 import { CommandLog } from './command-log';
 import { MAX_COMMAND_RECORDS, type CommandRecord, type CommandTracker } from './command-tracker';
 
+const EMPTY = Buffer.alloc(0);
+
 /** Bytes of command logs a session keeps by default, over all its commands (CONTRACT §9.5). */
 export const DEFAULT_COMMAND_LOG_BYTES = 64 * 1024 * 1024;
 
@@ -23,8 +25,10 @@ export class CommandLogs extends Disposable {
   private _growing: CommandLog[] = [];
   private readonly _records = new Map<number, CommandRecord>();
   private _total = 0;
-  /** The output cursor after the last chunk appended. */
+  /** The output cursor up to which output has gone to the logs. */
   private _cursor = 0;
+  /** The output after `_cursor`: it may begin a mark, so whose it is is not known yet. */
+  private _held: Buffer = EMPTY;
   private _folderMade = false;
 
   constructor(
@@ -39,8 +43,11 @@ export class CommandLogs extends Disposable {
       _tracker.onDidFinishCommand((r) => {
         if (!this._records.has(r.id)) return;
         this._records.set(r.id, r);
-        // Ended by the shell's exit, after its last output: nothing more comes for it.
-        if (r.endCursor !== null && r.endCursor <= this._cursor) this._finish(r.id);
+        // Ended by the shell's exit, after its last output: what was held back is its, and nothing more comes.
+        if (r.endCursor !== null && r.endCursor <= this._cursor + this._held.length) {
+          this._feed(this._held, this._cursor, r.endCursor);
+          this._finish(r.id);
+        }
       }),
     );
   }
@@ -52,16 +59,28 @@ export class CommandLogs extends Disposable {
 
   /** One chunk of output; `cursor` is the output cursor just after it. */
   append(data: Uint8Array, cursor: number): void {
-    this._cursor = cursor;
+    let bytes = data;
+    if (this._held.length > 0) {
+      bytes = Buffer.concat([this._held, data]);
+      this._held = EMPTY;
+    }
+    // Bytes that may begin a mark (the end of the command, say) wait until the mark is whole.
+    const safe = cursor - Math.min(this._tracker.heldBytes, bytes.length);
+    if (safe < cursor) this._held = Buffer.from(bytes.subarray(bytes.length - (cursor - safe)));
+    this._cursor = safe;
+    this._feed(bytes, cursor - bytes.length, safe);
+  }
+
+  /** Hands the bytes of `bytes` (which starts at cursor `start`) before `upTo` to the logs they belong to. */
+  private _feed(bytes: Uint8Array, start: number, upTo: number): void {
     if (this._growing.length === 0) return;
-    const chunkStart = cursor - data.length;
     for (const log of this._growing) {
       const record = this._records.get(log.id);
       if (!record) continue; // dropped while this chunk was written (to make room)
-      const from = Math.max(chunkStart, record.startCursor);
-      const to = Math.min(cursor, record.endCursor ?? cursor);
-      if (to > from) this._write(log, data.subarray(from - chunkStart, to - chunkStart));
-      if (record.endCursor !== null && record.endCursor <= cursor) log.finish();
+      const from = Math.max(start, record.startCursor);
+      const to = Math.min(upTo, record.endCursor ?? upTo);
+      if (to > from) this._write(log, bytes.subarray(from - start, to - start));
+      if (record.endCursor !== null && record.endCursor <= upTo) log.finish();
     }
     if (this._growing.some((l) => l.finished)) this._growing = this._growing.filter((l) => !l.finished);
   }
@@ -86,7 +105,7 @@ export class CommandLogs extends Disposable {
   }
 
   private _finish(id: number): void {
-    this.get(id)?.finish();
+    this.get(id)?.finish(); // (a no-op for a log already finished)
     this._growing = this._growing.filter((l) => l.id !== id);
   }
 

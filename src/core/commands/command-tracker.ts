@@ -125,6 +125,14 @@ export class CommandTracker extends Disposable {
     return record?.id === id ? record : undefined;
   }
 
+  /**
+   * Bytes at the end of the output read so far that may be the beginning of a mark not complete
+   * yet: whether they belong to the running command is known only once the mark ends.
+   */
+  get heldBytes(): number {
+    return this._scanner.pendingBytes;
+  }
+
   /** Reads one chunk of output; `cursor` is the output cursor just after it. */
   feed(data: Uint8Array, cursor: number): void {
     for (const seq of this._scanner.scan(data, cursor)) this._apply(seq);

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { CommandRecord } from '../../../../src/core/commands/command-tracker';
+import { CommandTracker, type CommandRecord } from '../../../../src/core/commands/command-tracker';
+import { CommandLogs } from '../../../../src/core/commands/command-logs';
 import type { SessionInfo } from '../../../../src/core/methods/types';
 import type { RpcClient } from '../../../../src/transport/rpc-client';
 import { connect, rejectsWith, startHost, until } from '../../../helpers/host';
@@ -195,5 +196,54 @@ describe('the logs of a session are bounded', () => {
     assert.equal(page.eof, true);
     assert.ok(page.data.startsWith('1\r\n2\r\n3\r\n'));
     assert.deepEqual((await s.commands()).map((r) => r.log === null), [true, true, true, false]);
+  });
+});
+
+describe('each log gets exactly the bytes between its command\'s marks, however the output is cut into chunks', () => {
+  test('two commands in one chunk, one command over many chunks split anywhere, and one the shell\'s exit ends', { timeout: TEST_TIMEOUT }, async () => {
+    const folder = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'spt-split-')), 'session');
+    homes.push(path.dirname(folder));
+    const tracker = new CommandTracker('/', true);
+    const logs = new CommandLogs(tracker, folder);
+    const osc = (s: string) => `\x1b]633;${s}\x07`;
+    const stream = Buffer.from(
+      `${osc('A')}$ ${osc('B')}${osc('E;one')}${osc('C')}first\r\n${osc('D;0')}` +
+        `${osc('A')}$ ${osc('B')}${osc('E;two')}${osc('C')}second ä\r\n${'x'.repeat(5000)}\r\n${osc('D;1')}${osc('A')}$ `,
+    );
+    // All at once, then a second tracker fed a byte or a few at a time.
+    let cursor = 0;
+    const feed = (t: CommandTracker, l: CommandLogs, chunk: Buffer) => {
+      cursor += chunk.length;
+      t.feed(chunk, cursor);
+      l.append(chunk, cursor);
+    };
+    feed(tracker, logs, stream);
+    const tracker2 = new CommandTracker('/', true);
+    const logs2 = new CommandLogs(tracker2, folder + '2');
+    cursor = 0;
+    for (let i = 0, n = 1; i < stream.length; i += n, n = (n % 7) + 1) feed(tracker2, logs2, stream.subarray(i, i + n));
+    for (const [t, l] of [[tracker, logs], [tracker2, logs2]] as const) {
+      const [one, two] = t.list(10);
+      assert.equal((await l.get(one.id)!.read(0, 1e6)).toString(), 'first\r\n');
+      assert.equal((await l.get(two.id)!.read(0, 1e6)).toString(), `second ä\r\n${'x'.repeat(5000)}\r\n`);
+      assert.equal(l.get(two.id)!.finished, true);
+      // Told again that it ended (the exit of a shell after its last command): the file stays as it is.
+      l.get(two.id)!.finish();
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(fs.readFileSync(two.log!, 'utf8'), `second ä\r\n${'x'.repeat(5000)}\r\n`);
+    }
+    // A command the shell's exit ends keeps its last bytes, even those that looked like a mark's start.
+    cursor = stream.length;
+    feed(tracker, logs, Buffer.from(`${osc('E;three')}${osc('C')}last words\x1b]6`));
+    tracker.shellEnded(0, cursor);
+    const three = tracker.list(10)[2];
+    assert.equal(three.endCursor, cursor);
+    assert.equal((await logs.get(three.id)!.read(0, 1e6)).toString(), 'last words\x1b]6');
+    assert.equal(logs.get(three.id)!.finished, true);
+    for (const [t, l] of [[tracker, logs], [tracker2, logs2]] as const) {
+      const two = t.list(10)[1];
+      l.dispose();
+      assert.equal(fs.existsSync(path.dirname(two.log!)), false, 'the folder goes with the logs');
+    }
   });
 });
