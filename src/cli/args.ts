@@ -55,3 +55,16 @@ export function strFlag(args: ParsedArgs, name: string): string | undefined {
   const v = args.flags.get(name);
   return typeof v === 'string' ? v : undefined;
 }
+
+/** Most MiB of command logs a session may keep (`--command-log-mb`): a few GiB of disk at most. */
+const MAX_COMMAND_LOG_MB = 4096;
+
+/**
+ * `--command-log-mb N`: the command logs each session keeps (CONTRACT §9.5), as host options;
+ * 0 keeps none, no flag keeps the default (64 MiB).
+ */
+export function commandLogFlag(args: ParsedArgs): { commandLogDir?: undefined; commandLogBytes?: number } {
+  const mb = intFlag(args, '--command-log-mb', 0, MAX_COMMAND_LOG_MB);
+  if (mb === undefined) return {};
+  return mb === 0 ? { commandLogDir: undefined } : { commandLogBytes: mb * 1024 * 1024 };
+}

@@ -3,11 +3,11 @@ import { splitShellWords } from '../core/base/shell-words';
 import { defaultShell } from '../core/session/registry';
 import { Host } from '../host/host';
 import type { Endpoint } from '../transport/socket-server';
-import { intFlag, parseArgs, strFlag, UsageError } from './args';
+import { commandLogFlag, intFlag, parseArgs, strFlag, UsageError } from './args';
 import { startHttpFor } from './http-option';
 
 const USAGE =
-  'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp]';
+  'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp] [--command-log-mb N]';
 
 /**
  * `serve`: with --socket/--port, socket-pty's single-session server (pty/kill ends it);
@@ -15,7 +15,7 @@ const USAGE =
  */
 export async function serveCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, {
-    values: ['--cmd', '--socket', '--port', '--cols', '--rows', '--cwd', '--http-port', '--allow-origin', '--name', '--max-line-bytes'],
+    values: ['--cmd', '--socket', '--port', '--cols', '--rows', '--cwd', '--http-port', '--allow-origin', '--name', '--max-line-bytes', '--command-log-mb'],
     booleans: ['--no-http', '--session-tcp', '--quiet'],
   });
   if (args.positional.length) throw new UsageError(`unexpected argument "${args.positional[0]}"; usage: ${USAGE}`);
@@ -30,6 +30,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const cols = intFlag(args, '--cols', 2, 1000);
   const rows = intFlag(args, '--rows', 1, 500);
   const maxLineBytes = intFlag(args, '--max-line-bytes', 1024);
+  const commandLogs = commandLogFlag(args);
   let words: string[];
   try {
     words = args.flags.has('--cmd') ? splitShellWords(strFlag(args, '--cmd') ?? '') : [defaultShell()];
@@ -51,6 +52,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     workspace: cwd,
     sessionTcp: args.flags.has('--session-tcp'),
     maxLineBytes,
+    ...commandLogs,
   });
   let stopping = false;
   const stop = async (code: number) => {

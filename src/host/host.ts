@@ -63,7 +63,8 @@ export class Host extends Disposable implements HostServices {
     this.hostId = newHostId(this.runtimeDir);
     this.hostDir = path.join(this.runtimeDir, this.hostId);
     fs.mkdirSync(this.hostDir, { mode: 0o700 });
-    this.registry = this._register(new SessionRegistry(options));
+    // Command logs live beside the sockets: private to the user, gone with the host.
+    this.registry = this._register(new SessionRegistry({ commandLogDir: path.join(this.hostDir, 'logs'), ...options }));
     this._register(this.registry.onDidRemove((s) => void this._unpublish(s)));
     this._register(this.registry.onDidChange(() => this._scheduleRecord()));
   }

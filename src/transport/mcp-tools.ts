@@ -4,7 +4,8 @@ import { ClientRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { toRpcError } from '../core/base/errors';
 import { selector } from '../core/methods/schemas';
-import type { MethodSpec, McpProjection } from '../core/methods/spec';
+import { applyBudget, DEFAULT_MAX_CHARS, MIN_MAX_CHARS } from '../core/io/output-budget';
+import type { MethodSpec, McpProjection, TableCall } from '../core/methods/spec';
 import { METHODS } from '../core/methods/table';
 import { VERSION } from '../version';
 import { reportProgress, type ProgressExtra } from './mcp-progress';
@@ -29,27 +30,60 @@ export interface ToolDef {
 
 /** The tool a method projects to (CONTRACT §5): its input, output and text all come from the entry. */
 export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
-  const own = mcp.input?.shape ?? omit(spec.params.shape, mcp.omit ?? []);
+  const own = { ...(mcp.input?.shape ?? omit(spec.params.shape, mcp.omit ?? [])), ...(mcp.budget ? BUDGET_INPUT : {}) };
   const input: z.ZodRawShape =
     spec.target === 'session' ? { session: selector, ...own } : spec.target === 'session-or-host' ? { session: selector.optional(), ...own } : own;
+  const output = mcp.output?.schema ?? (spec.result as z.ZodObject);
   return {
     name: mcp.tool,
     method: spec,
     title: mcp.title,
     description: mcp.description,
     input,
-    output: mcp.output?.schema ?? (spec.result as z.ZodObject),
+    output: mcp.budget ? output.extend(BUDGET_OUTPUT) : output,
     annotations: { readOnlyHint: spec.scope === 'read', destructiveHint: mcp.destructive === true, openWorldHint: false },
     async run(backend, args) {
-      const { session, ...rest } = args;
+      const { session, maxChars, ...rest } = args;
       const own = mcp.input ? mcp.input.toParams(rest) : { ...mcp.defaults, ...rest, ...mcp.fixed };
       const params = spec.target !== 'host' && session !== undefined ? { session, ...own } : own;
-      const result = (await backend.call(spec.name, params)) as Record<string, unknown>;
+      const call = (m: string, p: Record<string, unknown>) => backend.call(m, p);
+      let result = (await backend.call(spec.name, params)) as Record<string, unknown>;
+      if (mcp.budget) result = await withinBudget(result, mcp.budget, args, (maxChars as number | undefined) ?? DEFAULT_MAX_CHARS, call);
       const data = mcp.output ? mcp.output.fromResult(result, args) : result;
-      const text = await mcp.text(result, args, (m, p) => backend.call(m, p));
+      const text = await mcp.text(result, args, call);
       return { data, text };
     },
   };
+}
+
+/** What every tool that returns output takes (CONTRACT §9.5). */
+const BUDGET_INPUT: z.ZodRawShape = {
+  maxChars: z
+    .number()
+    .int()
+    .min(MIN_MAX_CHARS)
+    .optional()
+    .describe(`Most characters of output returned (default ${DEFAULT_MAX_CHARS}); longer output keeps its head and tail, and one line between says what was left out and how to read it.`),
+};
+/** …and what its structured result adds. */
+const BUDGET_OUTPUT: z.ZodRawShape = {
+  totalChars: z.number().describe('Characters of the whole output.'),
+  elidedChars: z.number().describe('Characters left out of the middle (0: nothing was).'),
+};
+
+/** The result with its output field kept within `maxChars`, and the counts added. */
+async function withinBudget(
+  result: Record<string, unknown>,
+  budget: NonNullable<McpProjection['budget']>,
+  args: Record<string, unknown>,
+  maxChars: number,
+  call: TableCall,
+): Promise<Record<string, unknown>> {
+  const value = result[budget.field] as string;
+  if (value.length <= maxChars) return { ...result, totalChars: value.length, elidedChars: 0 };
+  const where = await budget.locate(result, args, call);
+  const kept = applyBudget(value, maxChars, where);
+  return { ...result, [budget.field]: kept.text, totalChars: kept.totalChars, elidedChars: kept.elidedChars };
 }
 
 function omit(shape: z.ZodRawShape, keys: readonly string[]): z.ZodRawShape {

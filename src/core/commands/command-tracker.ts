@@ -19,6 +19,8 @@ export interface CommandRecord {
   startedAt: string;
   /** null while it runs. */
   durationMs: number | null;
+  /** The file holding the command's whole output (CONTRACT §9.5); null when dropped or not kept. */
+  log: string | null;
 }
 
 /** Commands a session remembers; older ones are forgotten first. */
@@ -104,6 +106,33 @@ export class CommandTracker extends Disposable {
     return last && last.id >= id ? { ...last } : undefined;
   }
 
+  /** Names the log of command `id` (null: it has none, or it was dropped). */
+  setLog(id: number, log: string | null): void {
+    const record = this._record(id);
+    if (record) record.log = log;
+  }
+
+  /** The record of command `id` (a copy), while the session remembers it. */
+  get(id: number): CommandRecord | undefined {
+    const record = this._record(id);
+    return record && { ...record };
+  }
+
+  /** Ids are consecutive and records kept in order: the record's place follows from its id. */
+  private _record(id: number): CommandRecord | undefined {
+    const first = this._records[0];
+    const record = first && Number.isInteger(id) ? this._records[id - first.id] : undefined;
+    return record?.id === id ? record : undefined;
+  }
+
+  /**
+   * Bytes at the end of the output read so far that may be the beginning of a mark not complete
+   * yet: whether they belong to the running command is known only once the mark ends.
+   */
+  get heldBytes(): number {
+    return this._scanner.pendingBytes;
+  }
+
   /** Reads one chunk of output; `cursor` is the output cursor just after it. */
   feed(data: Uint8Array, cursor: number): void {
     for (const seq of this._scanner.scan(data, cursor)) this._apply(seq);
@@ -170,6 +199,7 @@ export class CommandTracker extends Disposable {
       endCursor: null,
       startedAt: new Date(now).toISOString(),
       durationMs: null,
+      log: null,
     };
     this._nextCommandLine = undefined;
     this._running = { record, startedMs: now };

@@ -29,6 +29,11 @@ export class Osc633Scanner {
   /** The start of a sequence (or of its prefix) whose end has not arrived yet. */
   private _pending: Buffer | undefined;
 
+  /** Bytes at the end of the output scanned so far that may begin a sequence not complete yet. */
+  get pendingBytes(): number {
+    return this._pending?.length ?? 0;
+  }
+
   /** Scans one chunk of output; `cursor` is the output cursor just after it. */
   scan(data: Uint8Array, cursor: number): Osc633Sequence[] {
     let buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { MAX_COMMAND_RECORDS, type CommandRecord } from '../commands/command-tracker';
-import { commandRecord, int } from './schemas';
+import { invalidParams, serverError } from '../base/errors';
+import { stripAnsi } from '../base/ansi';
+import { leadingContinuationBytes, utf8CutPoint } from '../base/utf8';
+import { commandRecord, int, nonNegInt } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
@@ -32,7 +35,7 @@ export const commandsMethod = method({
     tool: 'list_commands',
     title: 'List the commands run',
     description:
-      'List the commands the shell in a session ran (newest last): each with its command line, working directory, exit code (null while it runs), duration, and startCursor/endCursor. To read one command\'s own output, call read_output with since=startCursor (and maxBytes=endCursor-startCursor). Needs shell integration (bash, zsh or fish started by Shared PTY); integration=false means the shell does not report commands.',
+      'List the commands the shell in a session ran (newest last): each with its command line, working directory, exit code (null while it runs), duration, and startCursor/endCursor. To read one command\'s whole output, call read_command_output with its id (page by page, from the log the session keeps), or read_output with since=startCursor (and maxBytes=endCursor-startCursor) while the ring still holds it. Needs shell integration (bash, zsh or fish started by Shared PTY); integration=false means the shell does not report commands.',
     text: (r) => {
       if (!r.integration) return 'This session has no shell integration: its commands are not known. Use read_screen or read_output instead.';
       if (r.commands.length === 0) return 'No command has run yet.';
@@ -41,6 +44,98 @@ export const commandsMethod = method({
   },
   rest: { verb: 'GET', path: '/sessions/:id/commands', from: 'query' },
 });
+
+/** Bytes one `pty/commandOutput` page holds by default, and at most. */
+export const DEFAULT_COMMAND_PAGE_BYTES = 64 * 1024;
+export const MAX_COMMAND_PAGE_BYTES = 1024 * 1024;
+/** A smaller page for an agent: a model's context is precious. */
+const MCP_COMMAND_PAGE_BYTES = 16 * 1024;
+
+export const commandOutputMethod = method({
+  name: 'pty/commandOutput',
+  target: 'session',
+  scope: 'read',
+  summary:
+    'A page of one command\'s whole output, from its log (shell integration): pass nextOffset back as offset for the next page; eof once the command has ended and all is read.',
+  params: z.object({
+    id: int().min(1).describe('The command\'s id (CommandRecord.id, from pty/commands or pty/send).'),
+    offset: nonNegInt().optional().describe('Byte offset in the log to read from (default 0).'),
+    maxBytes: int()
+      .min(1)
+      .max(MAX_COMMAND_PAGE_BYTES)
+      .optional()
+      .describe(`Most bytes in the page (default ${DEFAULT_COMMAND_PAGE_BYTES}); a character is never split.`),
+    strip: z.boolean().optional().describe('Remove escape sequences from the page.'),
+  }),
+  result: z.object({
+    id: z.number(),
+    data: z.string().describe('The page.'),
+    offset: z.number().describe('Where the page starts (the offset asked for, moved off the middle of a character).'),
+    nextOffset: z.number().describe('Where the next page starts.'),
+    totalBytes: z.number().describe('The log\'s length so far.'),
+    eof: z.boolean().describe('The command has ended and nextOffset is the end of its log.'),
+    running: z.boolean().describe('The command still runs: its log grows.'),
+    truncated: z.boolean().describe('The log stopped growing at the session\'s log budget: it holds the first totalBytes bytes of the output.'),
+    log: z.string().describe('The log file.'),
+  }),
+  async handler(ctx, p) {
+    const session = requireSession(ctx);
+    const record = session.commands.get(p.id);
+    if (!record) throw invalidParams(`No command ${p.id} in this session (see pty/commands)`, { id: p.id });
+    const log = session.commandLogs?.get(p.id);
+    if (!log) {
+      if (!session.commandLogs) throw serverError('This session keeps no command logs', { id: p.id });
+      const ring = record.endCursor === null ? '' : ` pty/output since=${record.startCursor} maxBytes=${record.endCursor - record.startCursor} may still hold its end.`;
+      throw serverError(`The log of command ${p.id} was dropped: the session keeps ${session.commandLogs.budget} bytes of command logs, the newest first.${ring}`, { id: p.id });
+    }
+    const maxBytes = p.maxBytes ?? DEFAULT_COMMAND_PAGE_BYTES;
+    let offset = Math.min(p.offset ?? 0, log.size);
+    let bytes: Buffer;
+    try {
+      // A few bytes more than the page, to end it on a character boundary.
+      bytes = await log.read(offset, maxBytes + 3);
+    } catch (e) {
+      throw serverError(`The log of command ${p.id} cannot be read: ${(e as Error).message}`, { id: p.id });
+    }
+    const skip = offset > 0 ? leadingContinuationBytes(bytes) : 0;
+    offset += skip;
+    bytes = bytes.subarray(skip);
+    // A page smaller than the character at its start still carries that character, so paging moves on.
+    const cut = utf8CutPoint(bytes, maxBytes) || Math.min(bytes.length, utf8Length(bytes[0]));
+    const page = bytes.subarray(0, cut).toString('utf8');
+    const nextOffset = offset + cut;
+    const running = !log.finished;
+    return {
+      id: p.id,
+      data: p.strip ? stripAnsi(page) : page,
+      offset,
+      nextOffset,
+      totalBytes: log.size,
+      eof: !running && nextOffset >= log.size,
+      running,
+      truncated: log.truncated,
+      log: log.path,
+    };
+  },
+  mcp: {
+    tool: 'read_command_output',
+    title: 'Read a command\'s whole output',
+    description:
+      'Read one command\'s whole output, page by page, from the log the session keeps of it (shells with integration; ids from list_commands or send\'s command). Pass nextOffset back as offset for the next page until eof. strip:true (recommended) removes escape sequences. Use it when a send\'s or read_output\'s output was cut short and the part left out is no longer in read_output.',
+    defaults: { maxBytes: MCP_COMMAND_PAGE_BYTES, strip: true },
+    text: (r) => {
+      const where = `bytes ${r.offset}-${r.nextOffset} of ${r.totalBytes}`;
+      const next = r.eof ? 'end of the output' : r.running && r.nextOffset >= r.totalBytes ? 'the command still runs: call again later for more' : `next page: offset=${r.nextOffset}`;
+      return `${r.data}\n[command #${r.id}, ${where}; ${next}${r.truncated ? '; the log keeps only the start of this output (log budget)' : ''}]`;
+    },
+  },
+});
+
+/** Bytes of the UTF-8 character a lead byte starts. */
+function utf8Length(lead: number | undefined): number {
+  if (lead === undefined) return 0;
+  return lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+}
 
 /** One command as a line a model reads: id, status, duration, cwd, the command, its cursors. */
 function commandLine(c: CommandRecord): string {

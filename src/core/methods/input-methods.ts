@@ -6,7 +6,8 @@ import { MAX_WAIT_MS } from '../io/wait';
 import { signalForegroundGroup } from '../process/proc-state';
 import { refuseAgentDuringSecretInput } from '../io/secret-guard';
 import { cols, commandRecord, int, rows, sessionStatus, signalName } from './schemas';
-import { method } from './spec';
+import { method, type TableCall } from './spec';
+import type { CommandRecord } from '../commands/command-tracker';
 import { requireSession } from './context';
 
 const writeAction = z.object({ text: z.string().optional(), key: z.string().optional() }).strict();
@@ -117,17 +118,44 @@ export const sendMethod = method({
     tool: 'send',
     title: 'Run a command',
     description:
-      'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. For keys like Ctrl+C, arrows or q use send_keys instead.',
+      'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. Output longer than maxChars (default 20000) keeps its head and tail; the line between says where the rest is (read_scrollback, read_output, or read_command_output for a command\'s whole output). For keys like Ctrl+C, arrows or q use send_keys instead.',
+    budget: {
+      field: 'output',
+      async locate(r, a, call) {
+        // Output line i is the retained row n-1-i back from the newest (the send's rows end there).
+        const n = r.output.split('\n').length;
+        const whole = await commandOutputPointer(r.command, a.session, call);
+        return (e) => `read them with read_scrollback offset=${n - 1 - e.lastLine} lines=${e.lines}${whole}`;
+      },
+    },
     text: (r) => {
       const tail = [`[waitReason: ${r.waitReason}`];
       if (r.exitCode !== undefined && r.exitCode !== null) tail.push(`exit code ${r.exitCode}`);
       tail.push(r.status.kind === 'exited' ? `session exited with ${r.status.exitCode}` : 'running');
-      if (r.truncated) tail.push('output truncated: earlier lines are in read_scrollback');
+      if (r.truncated) {
+        const log = r.command?.log ? `; the command's whole output: read_command_output id=${r.command.id}` : '';
+        tail.push(`output truncated: earlier lines are in read_scrollback${log}`);
+      }
       if (r.waitReason === 'secret_input') tail.push('the program asks for a secret: ask the user to type it in the terminal');
       return `${r.output}\n${tail.join('; ')}]`;
     },
   },
 });
+
+/**
+ * With shell integration, where the whole output of the command a send ran can be read: the ring
+ * while it still holds its start, else the command's log (CONTRACT §9.5); '' when neither.
+ */
+async function commandOutputPointer(command: CommandRecord | undefined, session: unknown, call: TableCall): Promise<string> {
+  if (!command) return '';
+  const held = ((await call('pty/output', { session, since: command.startCursor, maxBytes: 1 })) as { dropped: number }).dropped === 0;
+  if (held) {
+    const bytes = command.endCursor === null ? '' : ` maxBytes=${command.endCursor - command.startCursor}`;
+    return `; the command's whole output: read_output since=${command.startCursor}${bytes} strip=true`;
+  }
+  if (command.log) return `; the command's whole output: read_command_output id=${command.id}`;
+  return '';
+}
 
 export const signalMethod = method({
   name: 'pty/signal',

@@ -13,8 +13,6 @@ import { DEFAULT_SNAPSHOT_SCROLLBACK, MAX_SCROLLBACK_PAGE } from './screen-metho
 
 /** Default and largest `pty/output` read: the whole ring. */
 export const MAX_OUTPUT_READ_BYTES = 1024 * 1024;
-/** Bytes of raw output the MCP tool `read_output` returns by default: a model's context is precious. */
-export const MCP_DEFAULT_OUTPUT_BYTES = 16 * 1024;
 
 export const outputMethod = method({
   name: 'pty/output',
@@ -39,8 +37,20 @@ export const outputMethod = method({
     tool: 'read_output',
     title: 'Read raw output',
     description:
-      'Read the raw output stream after a byte cursor (since; 0 = everything retained), optionally waiting up to waitMs for new output. Pass back the returned cursor as since next time to read incrementally. strip:true removes escape sequences (recommended). dropped > 0 means older output was overwritten before you read it.',
-    defaults: { maxBytes: MCP_DEFAULT_OUTPUT_BYTES },
+      'Read the raw output stream after a byte cursor (since; 0 = everything retained), optionally waiting up to waitMs for new output. Pass back the returned cursor as since next time to read incrementally. strip:true removes escape sequences (recommended). dropped > 0 means older output was overwritten before you read it. Output longer than maxChars keeps its head and tail; the line between says which cursors to read for the rest.',
+    budget: {
+      field: 'data',
+      async locate(r, a, call) {
+        // The left-out lines as byte cursors: counted in the raw bytes (stripping keeps the newlines).
+        const from = ((a.since as number | undefined) ?? 0) + r.dropped;
+        const raw = a.strip ? ((await call('pty/output', { session: a.session, since: from, maxBytes: Math.max(1, r.cursor - from) })) as { data: string }).data : r.data;
+        return (e) => {
+          const start = from + bytesBeforeLine(raw, e.firstLine);
+          const end = from + bytesBeforeLine(raw, e.lastLine + 1);
+          return `read them with read_output since=${start} maxBytes=${end - start}${a.strip ? ' strip=true' : ''}`;
+        };
+      },
+    },
     async text(r, a, call) {
       const next = (await call('pty/output', { session: a.session, since: r.cursor, maxBytes: 1 })) as { data: string };
       const more = next.data.length > 0 ? ` More output follows: call read_output with since=${r.cursor}.` : '';
@@ -138,6 +148,17 @@ export const unsubscribeMethod = method({
     return {};
   },
 });
+
+/** UTF-8 bytes of `text` before its line `line` (0-based): after that many newlines, or all of it. */
+function bytesBeforeLine(text: string, line: number): number {
+  let i = 0;
+  for (let n = 0; n < line; n++) {
+    const nl = text.indexOf('\n', i);
+    if (nl < 0) return Buffer.byteLength(text, 'utf8');
+    i = nl + 1;
+  }
+  return Buffer.byteLength(text.slice(0, i), 'utf8');
+}
 
 /** Resolves when new output arrives, the program exits, `ms` pass, or the client leaves. */
 function nextOutput(session: Session, ms: number, signal: AbortSignal): Promise<void> {

@@ -63,6 +63,10 @@ export const commandRecord = z
     endCursor: z.number().nullable().describe('Output cursor where its output ends; null while it runs.'),
     startedAt: z.string().describe('ISO 8601.'),
     durationMs: z.number().nullable().describe('null while it runs.'),
+    log: z
+      .string()
+      .nullable()
+      .describe('The file holding its whole output (read it with pty/commandOutput); null when dropped for the session\'s log budget, or when the session keeps no logs.'),
   })
   .meta({ title: 'CommandRecord' });
 

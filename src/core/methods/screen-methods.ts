@@ -33,6 +33,13 @@ function rowSelectionProblem(p: { top?: number; bottom?: number; start?: number;
   return undefined;
 }
 
+/** The screen row (1-based) a `pty/read` selection starts at, on a screen of `rows` rows. */
+function firstRowOf(sel: { top?: number; bottom?: number; start?: number }, rows: number): number {
+  if (sel.bottom !== undefined) return rows - Math.min(sel.bottom, rows) + 1;
+  if (sel.start !== undefined) return Math.max(1, sel.start);
+  return 1;
+}
+
 const screenResult = z.object({ screen: z.string(), cursor: cursorPos, size: screenSize });
 
 export const readMethod = method({
@@ -50,7 +57,14 @@ export const readMethod = method({
     tool: 'read_screen',
     title: 'Read the screen',
     description:
-      'Read what the terminal shows now, exactly as the user sees it (text only), with the cursor position. Optionally only the top or bottom N rows, or rows start..end (1-based).',
+      'Read what the terminal shows now, exactly as the user sees it (text only), with the cursor position. Optionally only the top or bottom N rows, or rows start..end (1-based). A screen longer than maxChars keeps its first and last rows; the line between says which rows to read for the rest.',
+    budget: {
+      field: 'screen',
+      locate: (r, a) => {
+        const first = firstRowOf(a, r.size.rows);
+        return (e) => `read them with read_screen start=${first + e.firstLine} end=${first + e.lastLine}`;
+      },
+    },
     text: (r) => `${r.screen}\n[cursor row ${r.cursor.row}, col ${r.cursor.col}; size ${r.size.cols}x${r.size.rows}]`,
   },
 });
@@ -105,7 +119,12 @@ export const scrollbackMethod = method({
     tool: 'read_scrollback',
     title: 'Read scrollback',
     description:
-      'Read a page of the terminal\'s history (scrollback followed by the screen), counted back from the newest row: offset 0 is the latest page. Use it for output that scrolled away or was truncated. firstLine/lastLine/totalLines tell where you are; ask for a larger offset to go further back.',
+      'Read a page of the terminal\'s history (scrollback followed by the screen), counted back from the newest row: offset 0 is the latest page. Use it for output that scrolled away or was truncated. firstLine/lastLine/totalLines tell where you are; ask for a larger offset to go further back. A page longer than maxChars keeps its head and tail; the line between says which offset and lines hold the rest.',
+    budget: {
+      field: 'text',
+      // Text line i is row firstLine + i; the page ending at row L is offset totalLines - L.
+      locate: (r) => (e) => `read them with read_scrollback offset=${r.totalLines - (r.firstLine + e.lastLine)} lines=${e.lines}`,
+    },
     text: (r) => {
       const more = r.firstLine > 1 ? ` Older rows: offset ${r.totalLines - r.firstLine + 1}.` : '';
       return `${r.text}\n[rows ${r.firstLine}-${r.lastLine} of ${r.totalLines}.${more}]`;

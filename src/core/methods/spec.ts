@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Session } from '../session/session';
+import type { Elision } from '../io/output-budget';
 import type { MethodContext } from './types';
 
 /**
@@ -41,9 +42,21 @@ export interface McpProjection<S extends z.ZodObject = z.ZodObject, R extends z.
   output?: { schema: z.ZodObject; fromResult(result: z.infer<R>, args: Record<string, unknown>): Record<string, unknown> };
   /** The tool's text: what a model reads. */
   text(data: z.infer<R> & Record<string, unknown>, args: Record<string, unknown>, call: TableCall): string | Promise<string>;
+  /**
+   * A tool that returns output (CONTRACT §9.5): it takes `maxChars`, keeps `field` within it (head
+   * and tail, one line between), and adds `totalChars` and `elidedChars` to its structured result.
+   * `locate` says, for what was left out, how to read it (it may look things up first).
+   */
+  budget?: {
+    field: keyof z.infer<R> & string;
+    locate(result: z.infer<R> & Record<string, unknown>, args: Record<string, unknown>, call: TableCall): ElisionPointer | Promise<ElisionPointer>;
+  };
   /** Ends things for good (closing a session, SIGKILL): MCP's destructiveHint. */
   destructive?: boolean;
 }
+
+/** How to read a part of a tool's output that was left out: the end of the line that says so. */
+export type ElisionPointer = (elision: Elision) => string;
 
 /** A REST route's path (seeds/pty-session-mcp.md); `:id` is a session selector. */
 export type RestPath = '/sessions' | '/sessions/:id' | '/sessions/:id/write' | '/sessions/:id/resize' | '/sessions/:id/commands';

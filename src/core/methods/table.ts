@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { invalidParams } from '../base/errors';
-import { commandsMethod } from './command-methods';
+import { commandOutputMethod, commandsMethod } from './command-methods';
 import { createMethod, hostInfoMethod, listMethod } from './host-methods';
 import { resizeMethod, sendMethod, signalMethod, writeMethod } from './input-methods';
 import { ackMethod, outputMethod, subscribeMethod, unsubscribeMethod } from './output-methods';
@@ -26,6 +26,7 @@ export const METHODS = [
   outputMethod,
   sendMethod,
   commandsMethod,
+  commandOutputMethod,
   signalMethod,
   subscribeMethod,
   unsubscribeMethod,

@@ -34,6 +34,10 @@ export interface RegistryOptions {
   defaultCwd?: string;
   /** How long an exited session is kept. */
   exitedTtlMs?: number;
+  /** Where sessions keep their command logs, a folder per session (CONTRACT §9.5); none: no logs. */
+  commandLogDir?: string;
+  /** Bytes of command logs each session keeps (default 64 MiB). */
+  commandLogBytes?: number;
 }
 
 /** The user's shell: $SHELL, else /bin/sh. */
@@ -117,6 +121,8 @@ export class SessionRegistry extends Disposable {
         scrollbackLines: this._options.scrollbackLines,
         ringBytes: this._options.ringBytes,
         leaseSeconds: params.leaseSeconds,
+        commandLogDir: this._options.commandLogDir && path.join(this._options.commandLogDir, id),
+        commandLogBytes: this._options.commandLogBytes,
       });
     } catch (e) {
       // node-pty reports a bad command or cwd by throwing: that is the caller's input, not our crash.

@@ -13,6 +13,7 @@ import { probeInputWait } from '../process/input-wait';
 import { InputWatch } from './input-watch';
 import type { SessionEventBody } from './session-events';
 import { CommandTracker } from '../commands/command-tracker';
+import { CommandLogs } from '../commands/command-logs';
 import { shellIntegrationLaunch } from '../commands/shell-integration';
 
 /** Timing and size constants of a session; each says why it is what it is. */
@@ -46,6 +47,10 @@ export interface SessionOptions {
   ringBytes?: number;
   /** See Session.leaseSeconds. */
   leaseSeconds?: number;
+  /** The session's own folder for its command logs (CONTRACT §9.5); none: no logs are kept. */
+  commandLogDir?: string;
+  /** Bytes of command logs kept over all the session's commands (default 64 MiB). */
+  commandLogBytes?: number;
 }
 
 /** How the top-level process ended. */
@@ -96,6 +101,8 @@ export class Session extends Disposable {
    * shell integration injected; any program that prints OSC 633 marks is followed too.
    */
   readonly commands: CommandTracker;
+  /** Each command's whole output, in a file of its own (CONTRACT §9.5); undefined: not kept. */
+  readonly commandLogs: CommandLogs | undefined;
   private readonly _pty: IPty;
   private _name: string;
   private _exit: ExitInfo | undefined;
@@ -146,6 +153,7 @@ export class Session extends Disposable {
     const integration = shellIntegrationLaunch(options.command, options.args, env);
     this.commands = this._register(new CommandTracker(options.cwd, integration !== undefined));
     this._register(this.commands.onDidChangeState(() => this._onDidChange.fire()));
+    this.commandLogs = options.commandLogDir ? this._register(new CommandLogs(this.commands, options.commandLogDir, options.commandLogBytes)) : undefined;
     // The shell's own account of its commands, as events (CONTRACT §9.4).
     this._register(this.commands.onDidStartCommand((r) => this.emitEvent({ type: 'command_started', command: r.command })));
     this._register(
@@ -360,6 +368,7 @@ export class Session extends Disposable {
     this.inputWatch.activity();
     this.ring.append(data);
     this.commands.feed(data, this.ring.end);
+    this.commandLogs?.append(data, this.ring.end);
     this._onOutput.fire({ data, cursor: this.ring.end });
     this.mirror.write(data, this.ring.end);
     if (this._draining) return;
@@ -470,6 +479,7 @@ export class Session extends Disposable {
       this._utf8Tail = undefined;
       this.ring.append(tail);
       this.commands.feed(tail, this.ring.end);
+      this.commandLogs?.append(tail, this.ring.end);
       this._onOutput.fire({ data: tail, cursor: this.ring.end });
       this.mirror.write(tail, this.ring.end);
     }

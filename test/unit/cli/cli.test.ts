@@ -223,6 +223,8 @@ describe('errors: non-zero exit status and one line on stderr', () => {
       [['--no-http', '--cmd', 'bash', 'stray-argument'], /stray-argument|argument/i],
       [['--no-http', '--cmd', 'bash "unclosed'], /--cmd/],
       [['--no-http', '--frob'], /--frob/],
+      [['--no-http', '--command-log-mb', 'lots'], /--command-log-mb/],
+      [['--no-http', '--command-log-mb', '5000'], /--command-log-mb/],
     ];
     const results = await Promise.all(cases.map(([args]) => runCli(['serve', ...args], emptyEnv)));
     cases.forEach(([args, pattern], i) => failsWithOneLine(results[i], `serve ${args.join(' ')}`, pattern));
@@ -324,6 +326,32 @@ describe('send, keys and wait', () => {
       await control.request('pty/kill', { session: info.id });
     } finally {
       control.close();
+    }
+  });
+
+  test('serve --command-log-mb: the command logs each session keeps (0: none)', { timeout: TEST_TIMEOUT }, async () => {
+    const home = privateDir();
+    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\n");
+    const hosts = await Promise.all(['0', '1'].map((mb) => startServeHost(['--cmd', 'bash --norc --noprofile', '--no-http', '--command-log-mb', mb], bashEnv({ SHARED_PTY_DIR: privateDir() }))));
+    try {
+      const [none, small] = await Promise.all(
+        hosts.map(async (h) => {
+          const control = await connect(h.record.control);
+          const info = await control.request<SessionInfo>('session/create', { command: 'bash', env: { HOME: home }, cwd: home });
+          sessionPids.add(info.pid);
+          await until(async () => (await control.request<{ screen: string }>('pty/read', { session: info.id })).screen.includes('my>'), 10_000, 'the first prompt');
+          const sent = await control.request<{ command: { id: number; log: string | null } }>('pty/send', { session: info.id, text: "head -c 1200000 /dev/zero | tr '\\0' x", timeout: 20_000 });
+          const page = await control.request<{ totalBytes: number; truncated: boolean }>('pty/commandOutput', { session: info.id, id: sent.command.id }).catch((e: Error) => e);
+          control.close();
+          return { log: sent.command.log, page };
+        }),
+      );
+      assert.equal(none.log, null, 'no log is kept');
+      assert.match((none.page as Error).message, /keeps no command logs/);
+      assert.equal(typeof small.log, 'string');
+      assert.deepEqual(small.page, { ...(small.page as object), totalBytes: 1024 * 1024, truncated: true }, 'the log stops at 1 MiB');
+    } finally {
+      await Promise.all(hosts.map((h) => h.stop()));
     }
   });
 

@@ -6,6 +6,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -21,7 +23,9 @@ import { request, startHttpHost, type HttpHost } from '../../helpers/http';
 
 const TABLE = METHODS as readonly MethodSpec[];
 /** The eleven tools of CONTRACT §5, and those §9 adds. */
-const CONTRACT_TOOLS = ['list_sessions', 'open_session', 'send', 'send_keys', 'read_screen', 'read_scrollback', 'read_output', 'wait_for', 'resize', 'signal', 'close_session', 'list_commands', 'wait_event'];
+const CONTRACT_TOOLS = ['list_sessions', 'open_session', 'send', 'send_keys', 'read_screen', 'read_scrollback', 'read_output', 'wait_for', 'resize', 'signal', 'close_session', 'list_commands', 'wait_event', 'read_command_output'];
+/** The tools that return output take maxChars and add totalChars and elidedChars (CONTRACT §9.5). */
+const BUDGET_TOOLS = ['send', 'read_screen', 'read_scrollback', 'read_output'];
 /** The REST routes of CONTRACT §4, and ours for §9's methods. */
 const CONTRACT_ROUTES = ['POST /sessions', 'GET /sessions', 'GET /sessions/:id', 'POST /sessions/:id/write', 'POST /sessions/:id/resize', 'DELETE /sessions/:id', 'GET /sessions/:id/commands'];
 
@@ -41,6 +45,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   'pty/output': {},
   'pty/send': { text: 'true', timeout: 20_000 },
   'pty/commands': { limit: 5 },
+  'pty/commandOutput': { id: 1, maxBytes: 100 },
   'pty/signal': { signal: 'SIGCONT' },
   'pty/subscribe': {},
   'pty/unsubscribe': {},
@@ -56,6 +61,8 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
 };
 /** Params that are only valid together (`pty/read`'s row range): a bound check sets both. */
 const PAIRED: Record<string, string> = { start: 'end', end: 'start' };
+/** Methods whose example needs a command the shell reported: a session with shell integration that ran one. */
+const NEEDS_COMMAND = new Set(['pty/commandOutput']);
 /** Methods whose example ends or changes the session for good: they get a session of their own. */
 const ENDS_SESSION = new Set(['pty/kill', 'session/keep']);
 
@@ -88,6 +95,7 @@ function boundedFields(shape: z.ZodRawShape): Array<{ name: string; min: number;
 }
 
 describe('every surface agrees with the method table', () => {
+  const homes: string[] = [];
   let h: HttpHost;
   let ctl: RpcClient;
   let mcp: Client;
@@ -102,6 +110,23 @@ describe('every surface agrees with the method table', () => {
     const info = await rpc('session/create', { ...BASH, cols: 80, rows: 24 });
     await until(async () => (await rpc('pty/read', { session: info.id })).screen.includes('$'), 10_000, 'a prompt');
     return info.id as string;
+  }
+
+  /** A bash with shell integration (a HOME of its own) that has run command 1. */
+  async function openBashWithCommand(): Promise<string> {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-surfaces-'));
+    homes.push(home);
+    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='$ '\nHISTFILE=/dev/null\n");
+    const info = await rpc('session/create', { command: 'bash', cwd: home, env: { HOME: home }, cols: 80, rows: 24 });
+    await until(async () => (await rpc('pty/read', { session: info.id })).screen.includes('$'), 10_000, 'a prompt');
+    assert.equal((await rpc('pty/send', { session: info.id, text: 'true', timeout: 20_000 })).waitReason, 'command_done');
+    return info.id as string;
+  }
+
+  /** A session for the example of `spec`: the shared one, or one of its own when the example needs it. */
+  async function sessionFor(spec: MethodSpec, shared: string): Promise<string> {
+    if (NEEDS_COMMAND.has(spec.name)) return openBashWithCommand();
+    return ENDS_SESSION.has(spec.name) ? openBash() : shared;
   }
 
   /** The code a JSON-RPC call fails with (undefined: it succeeded). */
@@ -156,6 +181,7 @@ describe('every surface agrees with the method table', () => {
     await mcp?.close().catch(() => {});
     ctl?.close();
     await h?.close();
+    for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
   });
 
   test('the tools and routes are exactly the ones CONTRACT §4 and §5 name, each from one method', () => {
@@ -176,6 +202,10 @@ describe('every surface agrees with the method table', () => {
           continue;
         }
         const field = spec.params.shape[name] as z.ZodType | undefined;
+        if (name === 'maxChars' && !field) {
+          assert.ok(BUDGET_TOOLS.includes(served.name), `${served.name} returns no output, so takes no maxChars`);
+          continue;
+        }
         if (!field) {
           assert.ok(spec.mcp?.input, `${served.name}.${name} is not a param of ${spec.name}`);
           continue;
@@ -186,9 +216,11 @@ describe('every surface agrees with the method table', () => {
       }
       if (!spec.mcp?.input) {
         const offered = Object.keys(spec.params.shape).filter((k) => !(spec.mcp?.omit ?? []).includes(k as never));
-        assert.deepEqual(Object.keys(props).filter((k) => k !== 'session').sort(), offered.sort(), `${served.name} offers every param of ${spec.name}`);
+        const budget = BUDGET_TOOLS.includes(served.name) ? ['maxChars'] : [];
+        assert.deepEqual(Object.keys(props).filter((k) => k !== 'session').sort(), [...offered, ...budget].sort(), `${served.name} offers every param of ${spec.name}`);
       }
-      const result = spec.mcp?.output?.schema ?? spec.result;
+      const plain = (spec.mcp?.output?.schema ?? spec.result) as z.ZodObject;
+      const result = BUDGET_TOOLS.includes(served.name) ? plain.extend({ totalChars: z.number(), elidedChars: z.number() }) : plain;
       assert.deepEqual(constraints(served.outputSchema), constraints(jsonOf(result)), `${served.name}: outputSchema is ${spec.name}'s result`);
       assert.equal(served.annotations?.readOnlyHint, spec.scope === 'read', `${served.name}: readOnlyHint follows scope ${spec.scope}`);
     }
@@ -197,7 +229,7 @@ describe('every surface agrees with the method table', () => {
   test('every method answers its example over JSON-RPC with exactly its result schema, and each route and tool succeeds too', { timeout: 120_000 }, async () => {
     const shared = await openBash();
     for (const spec of TABLE) {
-      const session = spec.target !== 'host' ? (ENDS_SESSION.has(spec.name) ? await openBash() : shared) : undefined;
+      const session = spec.target !== 'host' ? await sessionFor(spec, shared) : undefined;
       const params = { ...(session ? { session } : {}), ...EXAMPLES[spec.name] };
       const r = await rpc(spec.name, params);
       assert.deepEqual(spec.result.parse(r), r, `${spec.name}: its result has exactly the fields of its schema`);
@@ -205,7 +237,7 @@ describe('every surface agrees with the method table', () => {
     }
     for (const route of REST_ROUTES) {
       const spec = route.method;
-      const session = spec.target === 'session' ? await openBash() : undefined;
+      const session = spec.target === 'session' ? (NEEDS_COMMAND.has(spec.name) ? await openBashWithCommand() : await openBash()) : undefined;
       const input = route.rest.input ? { data: 'x', submit: false } : EXAMPLES[spec.name];
       const a = await restCall(route, session, spec.name === 'pty/kill' ? {} : input);
       assert.equal(a.status, 200, `${route.rest.verb} ${route.rest.path}: ${a.text}`);
@@ -214,11 +246,12 @@ describe('every surface agrees with the method table', () => {
       if (session && spec.name !== 'pty/kill') await rpc('pty/kill', { session });
     }
     for (const def of TOOLS) {
-      const session = def.method.target === 'session' ? await openBash() : undefined;
+      const session = def.method.target === 'session' ? (NEEDS_COMMAND.has(def.method.name) ? await openBashWithCommand() : await openBash()) : undefined;
       const args = { ...(session ? { session } : {}), ...(toolArgs(def, EXAMPLES[def.method.name]) ?? {}) };
       const r = await tool(def.name, args);
       assert.notEqual(r.isError, true, `${def.name}: ${toolText(r)}`);
       assert.ok(r.structuredContent, `${def.name} returns structuredContent`);
+      if (BUDGET_TOOLS.includes(def.name)) assert.equal(r.structuredContent.elidedChars, 0, `${def.name}: nothing left out of a short output`);
       if (def.name === 'open_session') await rpc('pty/kill', { session: r.structuredContent.id });
       if (session && def.name !== 'close_session') await rpc('pty/kill', { session });
     }
@@ -242,7 +275,8 @@ describe('every surface agrees with the method table', () => {
   test('a value below a param\'s bound is -32602 on every surface (REST: 400), and the bound itself is accepted on every surface', { timeout: 120_000 }, async () => {
     const session = await openBash();
     for (const spec of TABLE.filter((m) => !ENDS_SESSION.has(m.name) && m.name !== 'session/create')) {
-      const base = { ...(spec.target !== 'host' ? { session } : {}), ...EXAMPLES[spec.name] };
+      const own = NEEDS_COMMAND.has(spec.name) ? await openBashWithCommand() : session;
+      const base = { ...(spec.target !== 'host' ? { session: own } : {}), ...EXAMPLES[spec.name] };
       const def = TOOLS.find((t) => t.method === spec);
       const route = REST_ROUTES.find((r) => r.method === spec && !r.rest.input);
       for (const { name, min, at } of boundedFields(spec.params.shape)) {
@@ -253,7 +287,7 @@ describe('every surface agrees with the method table', () => {
           assert.equal(await toolCode(def.name, { ...base, ...at(min) }), undefined, `${def.name}.${name} = ${min}`);
         }
         if (route) {
-          const id = spec.target === 'session' ? session : undefined;
+          const id = spec.target === 'session' ? own : undefined;
           const { session: _s, ...input } = base as Record<string, unknown>;
           const bad = await restCall(route, id, { ...input, ...at(min - 1) });
           assert.equal(bad.status, 400, `${route.rest.path} ${name} = ${min - 1}: ${bad.text}`);

@@ -1,0 +1,185 @@
+import * as fs from 'node:fs';
+
+/** Timing of a command log's writes: the output path never waits for the disk. */
+export const enum CommandLogTuning {
+  /** Output gathered this long goes out in one write (a flood then writes what piled up meanwhile). */
+  FlushDelayMs = 20,
+  /** Gathered output this large goes out at once, without waiting for the delay. */
+  FlushBytes = 256 * 1024,
+}
+
+/**
+ * One command's whole output in a file of its own (0600), written behind the output path: bytes
+ * are gathered in memory and written with one `fs.writev` at a time, so a PTY read never waits
+ * for the disk. Reads see every byte appended, written or not yet.
+ */
+export class CommandLog {
+  /** Bytes appended (the log's length once every write is done). */
+  private _size = 0;
+  /** Bytes on disk. */
+  private _written = 0;
+  private _pending: Buffer[] = [];
+  private _fd: number | undefined;
+  private _opening = false;
+  private _writing = false;
+  private _timer: NodeJS.Timeout | undefined;
+  private _finished = false;
+  private _closed = false;
+  private _failed: Error | undefined;
+  private _waiters: Array<{ bytes: number; resolve: () => void }> = [];
+  /** The log stopped growing: the session's budget was spent (it keeps the command's first bytes). */
+  truncated = false;
+
+  constructor(
+    readonly id: number,
+    readonly path: string,
+  ) {}
+
+  get size(): number {
+    return this._size;
+  }
+
+  /** The command ended: no more bytes come. */
+  get finished(): boolean {
+    return this._finished;
+  }
+
+  /** Appends a copy of `data`; written soon, in a batch. */
+  append(data: Uint8Array): void {
+    if (this._closed || this._finished || data.length === 0) return;
+    this._pending.push(Buffer.from(data)); // a copy: the chunk moves on to the mirror thread
+    this._size += data.length;
+    this._schedule();
+  }
+
+  /** No more output comes: what is gathered is written, then the file is closed. */
+  finish(): void {
+    if (this._finished) return;
+    this._finished = true;
+    this._flushSoon();
+  }
+
+  /**
+   * Reads `length` bytes from `offset` (clamped to the log's size), once they are on disk.
+   * Rejects when the log was removed or could not be written.
+   */
+  async read(offset: number, length: number): Promise<Buffer> {
+    const from = Math.min(offset, this._size);
+    const to = Math.min(this._size, from + length);
+    if (to <= from) return Buffer.alloc(0);
+    await this._writtenUpTo(to);
+    const fh = await fs.promises.open(this.path, 'r');
+    try {
+      const buf = Buffer.allocUnsafe(to - from);
+      const { bytesRead } = await fh.read(buf, 0, buf.length, from);
+      return buf.subarray(0, bytesRead);
+    } finally {
+      await fh.close();
+    }
+  }
+
+  /** Stops writing and removes the file (the log was dropped). */
+  remove(): void {
+    this._removed = true;
+    this.close();
+    // A file still being opened is removed once it is (see `_open`).
+    if (!this._opening) fs.rm(this.path, { force: true }, () => {});
+  }
+
+  private _removed = false;
+
+  /** Stops writing and closes the file. */
+  close(): void {
+    this._closed = true;
+    this._pending = [];
+    clearTimeout(this._timer);
+    this._closeFd();
+    for (const w of this._waiters.splice(0)) w.resolve();
+  }
+
+  private _schedule(): void {
+    if (this._pendingBytes() >= CommandLogTuning.FlushBytes) this._flushSoon();
+    else this._timer ??= setTimeout(() => this._flushSoon(), CommandLogTuning.FlushDelayMs);
+  }
+
+  private _pendingBytes(): number {
+    return this._size - this._written - this._inFlight;
+  }
+
+  private _inFlight = 0;
+
+  private _flushSoon(): void {
+    clearTimeout(this._timer);
+    this._timer = undefined;
+    if (this._closed || this._writing || this._opening) return;
+    if (this._fd === undefined) {
+      // Opened once: the file is created then, and never truncated again.
+      if (!this._opened) this._open();
+      return;
+    }
+    if (this._pending.length === 0) {
+      if (this._finished) this._closeFd();
+      return;
+    }
+    const batch = this._pending;
+    this._pending = [];
+    const bytes = batch.reduce((n, b) => n + b.length, 0);
+    this._writing = true;
+    this._inFlight = bytes;
+    fs.writev(this._fd, batch, this._written, (err) => {
+      this._writing = false;
+      this._inFlight = 0;
+      if (err) return this._fail(err);
+      this._written += bytes;
+      this._wake();
+      if (this._closed) return this._closeFd();
+      if (this._pending.length > 0 || this._finished) this._flushSoon();
+    });
+  }
+
+  private _opened = false;
+
+  private _open(): void {
+    this._opened = true;
+    this._opening = true;
+    fs.open(this.path, 'w', 0o600, (err, fd) => {
+      this._opening = false;
+      if (err) return this._fail(err);
+      if (this._closed) {
+        fs.close(fd, () => {});
+        if (this._removed) fs.rm(this.path, { force: true }, () => {});
+        return;
+      }
+      this._fd = fd;
+      this._flushSoon();
+    });
+  }
+
+  private _fail(err: Error): void {
+    // A full disk or a removed folder: the log ends here; reads say so.
+    this._failed = err;
+    this.close();
+  }
+
+  private _closeFd(): void {
+    if (this._fd === undefined || this._writing) return;
+    const fd = this._fd;
+    this._fd = undefined;
+    fs.close(fd, () => {});
+  }
+
+  private _writtenUpTo(bytes: number): Promise<void> {
+    if (this._failed) return Promise.reject(this._failed);
+    if (this._written >= bytes || this._closed) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this._waiters.push({ bytes, resolve: () => (this._failed ? reject(this._failed) : resolve()) });
+      this._flushSoon(); // a reader waits: no need to gather more
+    });
+  }
+
+  private _wake(): void {
+    const ready = this._waiters.filter((w) => this._written >= w.bytes);
+    this._waiters = this._waiters.filter((w) => this._written < w.bytes);
+    for (const w of ready) w.resolve();
+  }
+}

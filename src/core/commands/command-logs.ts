@@ -1,0 +1,144 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Disposable } from '../base/lifecycle';
+import { CommandLog } from './command-log';
+import { MAX_COMMAND_RECORDS, type CommandRecord, type CommandTracker } from './command-tracker';
+
+const EMPTY = Buffer.alloc(0);
+
+/** Bytes of command logs a session keeps by default, over all its commands (CONTRACT §9.5). */
+export const DEFAULT_COMMAND_LOG_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Each command's whole output in a log of its own (CONTRACT §9.5): files 0600 in a folder 0700 of
+ * the session, bounded over all of them (the oldest commands' logs go first; a single command
+ * larger than the bound keeps its first bytes) and removed with the session.
+ *
+ * Fed by the session with every chunk of output right after the tracker has read it, so the
+ * commands the chunk starts and ends are known, and each log gets exactly the bytes between its
+ * command's start and end cursors. Input is never logged: only what the program printed.
+ */
+export class CommandLogs extends Disposable {
+  /** Live logs, oldest first. */
+  private readonly _logs: CommandLog[] = [];
+  /** The logs whose command has not ended (one, but for a chunk that ends one and starts the next). */
+  private _growing: CommandLog[] = [];
+  private readonly _records = new Map<number, CommandRecord>();
+  private _total = 0;
+  /** The output cursor up to which output has gone to the logs. */
+  private _cursor = 0;
+  /** The output after `_cursor`: it may begin a mark, so whose it is is not known yet. */
+  private _held: Buffer = EMPTY;
+  private _folderMade = false;
+
+  constructor(
+    private readonly _tracker: CommandTracker,
+    /** The session's own folder (made when its first command starts). */
+    readonly folder: string,
+    readonly budget = DEFAULT_COMMAND_LOG_BYTES,
+  ) {
+    super();
+    this._register(_tracker.onDidStartCommand((r) => this._begin(r)));
+    this._register(
+      _tracker.onDidFinishCommand((r) => {
+        if (!this._records.has(r.id)) return;
+        this._records.set(r.id, r);
+        // Ended by the shell's exit, after its last output: what was held back is its, and nothing more comes.
+        if (r.endCursor !== null && r.endCursor <= this._cursor + this._held.length) {
+          this._feed(this._held, this._cursor, r.endCursor);
+          this._finish(r.id);
+        }
+      }),
+    );
+  }
+
+  /** The live log of command `id`, if it has one. */
+  get(id: number): CommandLog | undefined {
+    return this._logs.find((l) => l.id === id);
+  }
+
+  /** One chunk of output; `cursor` is the output cursor just after it. */
+  append(data: Uint8Array, cursor: number): void {
+    let bytes = data;
+    if (this._held.length > 0) {
+      bytes = Buffer.concat([this._held, data]);
+      this._held = EMPTY;
+    }
+    // Bytes that may begin a mark (the end of the command, say) wait until the mark is whole.
+    const safe = cursor - Math.min(this._tracker.heldBytes, bytes.length);
+    if (safe < cursor) this._held = Buffer.from(bytes.subarray(bytes.length - (cursor - safe)));
+    this._cursor = safe;
+    this._feed(bytes, cursor - bytes.length, safe);
+  }
+
+  /** Hands the bytes of `bytes` (which starts at cursor `start`) before `upTo` to the logs they belong to. */
+  private _feed(bytes: Uint8Array, start: number, upTo: number): void {
+    if (this._growing.length === 0) return;
+    for (const log of this._growing) {
+      const record = this._records.get(log.id);
+      if (!record) continue; // dropped while this chunk was written (to make room)
+      const from = Math.max(start, record.startCursor);
+      const to = Math.min(upTo, record.endCursor ?? upTo);
+      if (to > from) this._write(log, bytes.subarray(from - start, to - start));
+      if (record.endCursor !== null && record.endCursor <= upTo) log.finish();
+    }
+    if (this._growing.some((l) => l.finished)) this._growing = this._growing.filter((l) => !l.finished);
+  }
+
+  private _begin(record: CommandRecord): void {
+    if (this.isDisposed) return;
+    if (!this._folderMade) {
+      try {
+        fs.mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+      } catch {
+        return; // no logs for this session (the runtime folder went away); commands still work
+      }
+      this._folderMade = true;
+    }
+    const log = new CommandLog(record.id, path.join(this.folder, `${record.id}.log`));
+    this._logs.push(log);
+    this._growing.push(log);
+    this._records.set(record.id, record);
+    this._tracker.setLog(record.id, log.path);
+    // As many logs as records: a log whose record is forgotten could not be asked for.
+    if (this._logs.length > MAX_COMMAND_RECORDS) this._drop(this._logs[0]);
+  }
+
+  private _finish(id: number): void {
+    this.get(id)?.finish(); // (a no-op for a log already finished)
+    this._growing = this._growing.filter((l) => l.id !== id);
+  }
+
+  private _write(log: CommandLog, bytes: Uint8Array): void {
+    // Room is made by dropping the oldest finished logs; the running one keeps its first bytes.
+    while (this._total + bytes.length > this.budget && this._logs[0] !== log && this._logs[0]) this._drop(this._logs[0]);
+    const room = this.budget - this._total;
+    if (room <= 0) {
+      log.truncated = true;
+      return;
+    }
+    const part = bytes.length > room ? bytes.subarray(0, room) : bytes;
+    if (part.length < bytes.length) log.truncated = true;
+    log.append(part);
+    this._total += part.length;
+  }
+
+  private _drop(log: CommandLog): void {
+    this._logs.splice(this._logs.indexOf(log), 1);
+    this._growing = this._growing.filter((l) => l !== log);
+    this._records.delete(log.id);
+    this._total -= log.size;
+    log.remove();
+    this._tracker.setLog(log.id, null);
+  }
+
+  /** The session ends: every log goes, and the folder with them. */
+  override dispose(): void {
+    if (this.isDisposed) return;
+    for (const log of this._logs) log.close();
+    this._logs.length = 0;
+    this._growing = [];
+    if (this._folderMade) fs.rmSync(this.folder, { recursive: true, force: true });
+    super.dispose();
+  }
+}

@@ -1,0 +1,48 @@
+// The output budget of CONTRACT §9.5, as a function: head and tail kept within maxChars, one line
+// between that counts what was left out, and the elision it reports matches the text exactly.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { applyBudget, type Elision } from '../../../../src/core/io/output-budget';
+
+const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}\n`).join('');
+const pointer = (e: Elision) => `read lines ${e.firstLine + 1}-${e.lastLine + 1}`;
+
+test('short text is returned as it is, with nothing left out', () => {
+  const text = lines(10);
+  assert.deepEqual(applyBudget(text, text.length, pointer), { text, totalChars: text.length, elidedChars: 0 });
+});
+
+test('long text keeps whole lines at its head and tail, and one line between says what was left out', () => {
+  const text = lines(10000);
+  const r = applyBudget(text, 2000, pointer);
+  assert.ok(r.text.length <= 2000, `${r.text.length}`);
+  assert.equal(r.totalChars, text.length);
+  const out = r.text.split('\n');
+  const notes = out.filter((l) => l.startsWith('[… '));
+  assert.equal(notes.length, 1);
+  const e = r.elision!;
+  assert.equal(notes[0], `[… ${e.lines} lines (${e.chars} characters) left out; read lines ${e.firstLine + 1}-${e.lastLine + 1}]`);
+  assert.equal(r.elidedChars, e.chars);
+  // Whole lines on both sides, and the left-out lines are exactly those the elision names.
+  assert.ok(e.head.endsWith('\n') && /^line \d+\n/.test(e.tail));
+  const all = text.split('\n');
+  assert.equal(e.head + all.slice(e.firstLine, e.lastLine + 1).join('\n') + '\n' + e.tail, text);
+  assert.equal(e.lines, e.lastLine - e.firstLine + 1);
+  assert.equal(e.head.length + e.chars + e.tail.length, text.length);
+  // Head and tail share the budget.
+  assert.ok(Math.abs(e.head.length - e.tail.length) < 100, `${e.head.length} vs ${e.tail.length}`);
+});
+
+test('one huge line is cut inside it, never in the middle of a surrogate pair', () => {
+  const text = '😀'.repeat(5000); // 10000 UTF-16 units, no newline
+  const r = applyBudget(text, 1001, () => 'see elsewhere');
+  assert.ok(r.text.length <= 1001);
+  const e = r.elision!;
+  assert.equal(e.firstLine, 0);
+  assert.equal(e.lastLine, 0);
+  assert.equal(e.lines, 1);
+  assert.equal(e.head.length % 2, 0, 'the head ends between characters');
+  assert.equal(e.tail.length % 2, 0, 'the tail starts at a character');
+  assert.equal(e.head + text.slice(e.head.length, text.length - e.tail.length) + e.tail, text);
+  assert.match(r.text, /\n\[… 1 line \(\d+ characters\) left out; see elsewhere\]\n/);
+});
