@@ -43,6 +43,12 @@ export interface McpProjection<S extends z.ZodObject = z.ZodObject, R extends z.
   text(data: z.infer<R> & Record<string, unknown>, args: Record<string, unknown>, call: TableCall): string | Promise<string>;
   /** Ends things for good (closing a session, SIGKILL): MCP's destructiveHint. */
   destructive?: boolean;
+  /**
+   * The tool's part in the terminal view of MCP Apps (CONTRACT §9.7): `shows`, a host that renders
+   * MCP Apps shows the session live beside the result (its structured result names the session);
+   * `feeds`, only the view calls it (hidden from the model by such hosts).
+   */
+  app?: 'shows' | 'feeds';
 }
 
 /** A REST route's path (seeds/pty-session-mcp.md); `:id` is a session selector. */

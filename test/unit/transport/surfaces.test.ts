@@ -21,7 +21,7 @@ import { request, startHttpHost, type HttpHost } from '../../helpers/http';
 
 const TABLE = METHODS as readonly MethodSpec[];
 /** The eleven tools of CONTRACT §5, and those §9 adds. */
-const CONTRACT_TOOLS = ['list_sessions', 'open_session', 'send', 'send_keys', 'read_screen', 'read_scrollback', 'read_output', 'wait_for', 'resize', 'signal', 'close_session', 'list_commands', 'wait_event'];
+const CONTRACT_TOOLS = ['list_sessions', 'open_session', 'send', 'send_keys', 'read_screen', 'read_scrollback', 'read_output', 'wait_for', 'resize', 'signal', 'close_session', 'list_commands', 'wait_event', 'terminal_snapshot'];
 /** The REST routes of CONTRACT §4, and ours for §9's methods. */
 const CONTRACT_ROUTES = ['POST /sessions', 'GET /sessions', 'GET /sessions/:id', 'POST /sessions/:id/write', 'POST /sessions/:id/resize', 'DELETE /sessions/:id', 'GET /sessions/:id/commands'];
 
@@ -188,8 +188,10 @@ describe('every surface agrees with the method table', () => {
         const offered = Object.keys(spec.params.shape).filter((k) => !(spec.mcp?.omit ?? []).includes(k as never));
         assert.deepEqual(Object.keys(props).filter((k) => k !== 'session').sort(), offered.sort(), `${served.name} offers every param of ${spec.name}`);
       }
-      const result = spec.mcp?.output?.schema ?? spec.result;
-      assert.deepEqual(constraints(served.outputSchema), constraints(jsonOf(result)), `${served.name}: outputSchema is ${spec.name}'s result`);
+      // A tool that shows the terminal view (CONTRACT §9.7) also names its session.
+      const own = (spec.mcp?.output?.schema ?? spec.result) as z.ZodObject;
+      const result = spec.mcp?.app === 'shows' ? own.extend({ session: z.string() }) : own;
+      assert.deepEqual(constraints(served.outputSchema), constraints(jsonOf(result)), `${served.name}: outputSchema is ${spec.name}'s result${spec.mcp?.app === 'shows' ? ' and session' : ''}`);
       assert.equal(served.annotations?.readOnlyHint, spec.scope === 'read', `${served.name}: readOnlyHint follows scope ${spec.scope}`);
     }
   });
