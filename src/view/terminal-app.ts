@@ -174,6 +174,11 @@ function start(): void {
     if (ctx?.styles?.variables) applyHostStyleVariables(ctx.styles.variables);
   };
   app.onhostcontextchanged = (ctx) => applyContext(ctx);
+  // The host is about to remove the view: no long poll of ours may outlive it.
+  app.onteardown = () => {
+    following?.stop();
+    return {};
+  };
 
   setState('waiting for the tool result…', 'info');
   app.connect().then(
