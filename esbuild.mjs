@@ -1,6 +1,6 @@
 // Bundles the CLI/host and the editor extension. node-pty (native) and vscode stay external.
 import * as esbuild from 'esbuild';
-import { readFileSync, existsSync, mkdirSync, copyFileSync, cpSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync, mkdirSync, copyFileSync, cpSync, rmSync } from 'node:fs';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url)));
 const common = {
@@ -35,6 +35,28 @@ await Promise.all(
 // The browser view's stylesheet ships next to the bundles (the VSIX has no node_modules/@xterm).
 mkdirSync('dist', { recursive: true });
 copyFileSync('node_modules/@xterm/xterm/css/xterm.css', 'dist/xterm.css');
+
+// The terminal view of MCP Apps (src/transport/terminal-app.ts serves it): one HTML page with its
+// script and styles inline, since a chat host renders it in a sandbox that may fetch nothing.
+if (existsSync('src/view/terminal-app.ts')) {
+  const app = await esbuild.build({
+    entryPoints: ['src/view/terminal-app.ts'],
+    bundle: true,
+    write: false,
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    minify: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  // A script element ends at the first `</script`, wherever it stands: the escaped form means the same in JS.
+  const js = app.outputFiles[0].text.replace(/<\/(script)/gi, '<\\/$1');
+  const css = readFileSync('node_modules/@xterm/xterm/css/xterm.css', 'utf8');
+  const page = readFileSync('src/view/terminal-app.html', 'utf8');
+  // Functions as replacements: a `$` in the bundle must stay a `$`.
+  writeFileSync('dist/terminal-app.html', page.replace('/*XTERM_CSS*/', () => css).replace('/*TERMINAL_APP_JS*/', () => js));
+}
 
 // The shell integration scripts ship next to the bundles that start shells, where
 // src/core/commands/shell-integration.ts looks for them (zsh's are dot files: ZDOTDIR points there).

@@ -69,7 +69,10 @@ function toolsTable(): string {
       mcp.input ? `its params made from ${Object.keys(mcp.input.shape).map((k) => `\`${k}\``).join(', ')}` : '',
     ].filter(Boolean);
     const method = `\`${t.method.name}\`${notes.length ? ` (${notes.join('; ')})` : ''}`;
-    return `| \`${t.name}\` | ${input} | ${method} | ${fields(t.output)} | ${t.method.scope}${hints ? ` (${hints})` : ''} |`;
+    // What the tool serves: a budgeted tool adds its counts (§9.5), one that shows the view its session (§9.7).
+    const result = fields(t.output);
+    const name = mcp.app === 'shows' ? `\`${t.name}\` (shows the terminal view)` : mcp.app === 'feeds' ? `\`${t.name}\` (the terminal view's own)` : `\`${t.name}\``;
+    return `| ${name} | ${input} | ${method} | ${result} | ${t.method.scope}${hints ? ` (${hints})` : ''} |`;
   });
   return ['| tool | input | JSON-RPC method | structured result | scope |', '|---|---|---|---|---|', ...rows].join('\n');
 }

@@ -67,6 +67,11 @@ export function sandboxDir() {
   return path.resolve(process.env.SHARED_PTY_SANDBOX || path.join(os.homedir(), '.cache', 'shared-pty', 'sandbox'));
 }
 
+/** The sandbox's Node 24 (tools that need Node >= 22, such as the MCP conformance suite); it may not be installed. */
+export function sandboxNode24() {
+  return sandboxPaths(sandboxDir()).node24Bin;
+}
+
 function sandboxPaths(dir) {
   const nodeModules = path.join(dir, 'node_modules');
   return {

@@ -9,6 +9,7 @@ import type { MethodSpec, McpProjection, TableCall } from '../core/methods/spec'
 import { METHODS } from '../core/methods/table';
 import { VERSION } from '../version';
 import { reportProgress, type ProgressExtra } from './mcp-progress';
+import { APPS_EXTENSION_CAPABILITY, APPS_EXTENSION_ID, registerTerminalApp, TERMINAL_APP_URI } from './terminal-app';
 
 /** How an MCP server reaches sessions: in the host itself, or through the sockets of every host (stdio). */
 export interface ToolBackend {
@@ -25,6 +26,8 @@ export interface ToolDef {
   input: z.ZodRawShape;
   output: z.ZodObject;
   annotations: { readOnlyHint: boolean; destructiveHint: boolean; openWorldHint: false };
+  /** The tool's `_meta`: where MCP Apps hosts find the terminal view (CONTRACT §9.7). */
+  meta?: Record<string, unknown>;
   run(backend: ToolBackend, args: Record<string, unknown>): Promise<{ data: Record<string, unknown>; text: string }>;
 }
 
@@ -34,23 +37,28 @@ export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
   const input: z.ZodRawShape =
     spec.target === 'session' ? { session: selector, ...own } : spec.target === 'session-or-host' ? { session: selector.optional(), ...own } : own;
   const output = mcp.output?.schema ?? (spec.result as z.ZodObject);
+  const shows = mcp.app === 'shows';
   return {
     name: mcp.tool,
     method: spec,
     title: mcp.title,
     description: mcp.description,
     input,
-    output: mcp.budget ? output.extend(BUDGET_OUTPUT) : output,
+    output: withSession(mcp.budget ? output.extend(BUDGET_OUTPUT) : output, shows),
     annotations: { readOnlyHint: spec.scope === 'read', destructiveHint: mcp.destructive === true, openWorldHint: false },
+    meta: mcp.app ? appMeta(mcp.app) : undefined,
     async run(backend, args) {
       const { session, maxChars, ...rest } = args;
       const own = mcp.input ? mcp.input.toParams(rest) : { ...mcp.defaults, ...rest, ...mcp.fixed };
       const params = spec.target !== 'host' && session !== undefined ? { session, ...own } : own;
       const call = (m: string, p: Record<string, unknown>) => backend.call(m, p);
+      // The view needs the session's id, not the name or prefix the agent gave: asked alongside.
+      const id = shows && session !== undefined ? idOf(backend, String(session)) : undefined;
       let result = (await backend.call(spec.name, params)) as Record<string, unknown>;
       if (mcp.budget) result = await withinBudget(result, mcp.budget, args, (maxChars as number | undefined) ?? DEFAULT_MAX_CHARS, call);
       const data = mcp.output ? mcp.output.fromResult(result, args) : result;
       const text = await mcp.text(result, args, call);
+      if (shows) return { data: { ...data, session: id ? await id : String(result.id) }, text };
       return { data, text };
     },
   };
@@ -86,6 +94,26 @@ async function withinBudget(
   return { ...result, [budget.field]: kept.text, totalChars: kept.totalChars, elidedChars: kept.elidedChars };
 }
 
+/** The `_meta` of a tool with a part in the terminal view: the spec's key, and the flat one older hosts read. */
+function appMeta(part: 'shows' | 'feeds'): Record<string, unknown> {
+  const ui = part === 'shows' ? { resourceUri: TERMINAL_APP_URI } : { resourceUri: TERMINAL_APP_URI, visibility: ['app'] };
+  return { ui, 'ui/resourceUri': TERMINAL_APP_URI };
+}
+
+/** The id of the session `selector` names (the selector itself should the session be gone by now). */
+async function idOf(backend: ToolBackend, selector: string): Promise<string> {
+  try {
+    return String(((await backend.call('pty/info', { session: selector })) as { id: string }).id);
+  } catch {
+    return selector;
+  }
+}
+
+/** A shown session's result also names it (CONTRACT §9.7). */
+function withSession(output: z.ZodObject, shows: boolean): z.ZodObject {
+  return shows ? output.extend({ session: z.string().describe('The id of the session shown.') }) : output;
+}
+
 function omit(shape: z.ZodRawShape, keys: readonly string[]): z.ZodRawShape {
   return Object.fromEntries(Object.entries(shape).filter(([k]) => !keys.includes(k)));
 }
@@ -98,11 +126,21 @@ export const TOOL_NAMES = TOOLS.map((t) => t.name);
 
 /** An MCP server exposing the tools over `backend`; failures come back as tool errors (isError). */
 export function createMcpServer(backend: ToolBackend): McpServer {
-  const server = new McpServer({ name: 'shared-pty', version: VERSION }, { capabilities: { tools: {} } });
+  // logging: clients may set a level (the conformance suite's logging-set-level); the host sends no log messages.
+  const capabilities = { tools: {}, resources: {}, logging: {}, extensions: { [APPS_EXTENSION_ID]: APPS_EXTENSION_CAPABILITY } };
+  const server = new McpServer({ name: 'shared-pty', version: VERSION }, { capabilities });
+  registerTerminalApp(server);
   for (const tool of TOOLS) {
     server.registerTool(
       tool.name,
-      { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: tool.output, annotations: tool.annotations },
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.input,
+        outputSchema: tool.output,
+        annotations: tool.annotations,
+        ...(tool.meta ? { _meta: tool.meta } : {}),
+      },
       async (args: Record<string, unknown>, extra: ProgressExtra) => {
         const progress = reportProgress(extra);
         try {

@@ -57,6 +57,7 @@ export const createMethod = method({
     description:
       'Start a program (default: the user\'s shell) in a new shared terminal. The user sees it as an editor terminal and can type into it too. Returns the session; use its id with the other tools.',
     omit: ['origin', 'leaseSeconds', 'workspace'],
+    app: 'shows',
     fixed: { origin: 'agent' },
     text: (s) => `Opened session ${s.id} (${s.name}): ${[s.command, ...s.args].join(' ')} in ${s.cwd}, ${s.cols}x${s.rows}.`,
   },

@@ -117,6 +117,7 @@ export const sendMethod = method({
   mcp: {
     tool: 'send',
     title: 'Run a command',
+    app: 'shows',
     description:
       'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. Output longer than maxChars (default 20000) keeps its head and tail; the line between says where the rest is (read_scrollback, read_output, or read_command_output for a command\'s whole output). For keys like Ctrl+C, arrows or q use send_keys instead.',
     budget: {

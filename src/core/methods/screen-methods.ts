@@ -56,6 +56,7 @@ export const readMethod = method({
   mcp: {
     tool: 'read_screen',
     title: 'Read the screen',
+    app: 'shows',
     description:
       'Read what the terminal shows now, exactly as the user sees it (text only), with the cursor position. Optionally only the top or bottom N rows, or rows start..end (1-based). A screen longer than maxChars keeps its first and last rows; the line between says which rows to read for the rest.',
     budget: {
@@ -96,6 +97,7 @@ export const waitMethod = method({
   mcp: {
     tool: 'wait_for',
     title: 'Wait for text',
+    app: 'shows',
     description:
       'Wait until the screen shows a text (match) or regex, the output goes quiet for idleMs, the program exits, or timeout passes. With since (a byte cursor from read_output) it matches the output after that point instead of the screen. reason says which happened: matched, idle, session_exit or timeout.',
     text: (r) => `[${r.reason} after ${r.waitedMs} ms]\n${r.screen}`,
@@ -146,5 +148,14 @@ export const snapshotMethod = method({
     const { value: data, cursor } = await s.mirror.queryAt('serialize', p.scrollback ?? DEFAULT_SNAPSHOT_SCROLLBACK);
     const { cols, rows } = s.mirror.size;
     return { data, cursor, cols, rows };
+  },
+  mcp: {
+    tool: 'terminal_snapshot',
+    title: 'Terminal snapshot (for the terminal view)',
+    description:
+      'For the terminal view of MCP Apps: text with escape sequences that redraws the terminal (scrollback, screen, colours, cursor) and the output cursor it corresponds to; follow on with read_output since that cursor. To read the screen, use read_screen instead.',
+    app: 'feeds',
+    // A model gets no escape sequences: the picture is in the structured result only.
+    text: (r) => `Snapshot of ${r.cols}x${r.rows} at output cursor ${r.cursor} (${r.data.length} characters, in the structured result).`,
   },
 });

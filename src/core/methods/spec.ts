@@ -53,6 +53,12 @@ export interface McpProjection<S extends z.ZodObject = z.ZodObject, R extends z.
   };
   /** Ends things for good (closing a session, SIGKILL): MCP's destructiveHint. */
   destructive?: boolean;
+  /**
+   * The tool's part in the terminal view of MCP Apps (CONTRACT §9.7): `shows`, a host that renders
+   * MCP Apps shows the session live beside the result (its structured result names the session);
+   * `feeds`, only the view calls it (hidden from the model by such hosts).
+   */
+  app?: 'shows' | 'feeds';
 }
 
 /** How to read a part of a tool's output that was left out: the end of the line that says so. */

@@ -15,9 +15,9 @@ import { bashEnv, buildCli, CLI, freePort, pidAlive, REPO_ROOT, sleep, startServ
 import { request, startHttpHost, type HttpHost } from '../../helpers/http';
 import { withTimeout } from '../../helpers/host';
 
-/** The eleven tools of CONTRACT §5, list_commands of §9.2, wait_event of §9.4 and read_command_output of §9.5. */
+/** The eleven tools of CONTRACT §5, list_commands of §9.2, wait_event of §9.4, read_command_output of §9.5 and the terminal view's terminal_snapshot of §9.7. */
 const TOOL_NAMES = [
-  'close_session', 'list_commands', 'list_sessions', 'open_session', 'read_command_output', 'read_output', 'read_screen', 'read_scrollback', 'resize', 'send', 'send_keys', 'signal', 'wait_event', 'wait_for',
+  'close_session', 'list_commands', 'list_sessions', 'open_session', 'read_command_output', 'read_output', 'read_screen', 'read_scrollback', 'resize', 'send', 'send_keys', 'signal', 'terminal_snapshot', 'wait_event', 'wait_for',
 ];
 /** The plain bash of every test: no rc files, a fixed prompt. */
 const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };

@@ -23,7 +23,7 @@ import { request, startHttpHost, type HttpHost } from '../../helpers/http';
 
 const TABLE = METHODS as readonly MethodSpec[];
 /** The eleven tools of CONTRACT §5, and those §9 adds. */
-const CONTRACT_TOOLS = ['list_sessions', 'open_session', 'send', 'send_keys', 'read_screen', 'read_scrollback', 'read_output', 'wait_for', 'resize', 'signal', 'close_session', 'list_commands', 'wait_event', 'read_command_output'];
+const CONTRACT_TOOLS = ['list_sessions', 'open_session', 'send', 'send_keys', 'read_screen', 'read_scrollback', 'read_output', 'wait_for', 'resize', 'signal', 'close_session', 'list_commands', 'wait_event', 'read_command_output', 'terminal_snapshot'];
 /** The tools that return output take maxChars and add totalChars and elidedChars (CONTRACT §9.5). */
 const BUDGET_TOOLS = ['send', 'read_screen', 'read_scrollback', 'read_output'];
 /** The REST routes of CONTRACT §4, and ours for §9's methods. */
@@ -219,9 +219,12 @@ describe('every surface agrees with the method table', () => {
         const budget = BUDGET_TOOLS.includes(served.name) ? ['maxChars'] : [];
         assert.deepEqual(Object.keys(props).filter((k) => k !== 'session').sort(), [...offered, ...budget].sort(), `${served.name} offers every param of ${spec.name}`);
       }
-      const plain = (spec.mcp?.output?.schema ?? spec.result) as z.ZodObject;
-      const result = BUDGET_TOOLS.includes(served.name) ? plain.extend({ totalChars: z.number(), elidedChars: z.number() }) : plain;
-      assert.deepEqual(constraints(served.outputSchema), constraints(jsonOf(result)), `${served.name}: outputSchema is ${spec.name}'s result`);
+      // A tool that returns output adds its budget's counts (CONTRACT §9.5); one that shows the
+      // terminal view also names its session (§9.7).
+      const own = (spec.mcp?.output?.schema ?? spec.result) as z.ZodObject;
+      const budgeted = BUDGET_TOOLS.includes(served.name) ? own.extend({ totalChars: z.number(), elidedChars: z.number() }) : own;
+      const result = spec.mcp?.app === 'shows' ? budgeted.extend({ session: z.string() }) : budgeted;
+      assert.deepEqual(constraints(served.outputSchema), constraints(jsonOf(result)), `${served.name}: outputSchema is ${spec.name}'s result${spec.mcp?.app === 'shows' ? ' and session' : ''}`);
       assert.equal(served.annotations?.readOnlyHint, spec.scope === 'read', `${served.name}: readOnlyHint follows scope ${spec.scope}`);
     }
   });
