@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHttpHost, type HttpHost } from '../../helpers/http';
+import { startHttpHost, wsConnect, type HttpHost } from '../../helpers/http';
 import { BASH, connect, rejectsWith, until, withTimeout } from '../../helpers/host';
 import { runCli } from '../../helpers/cli';
 import type { RpcClient } from '../../../src/transport/rpc-client';
@@ -94,6 +94,16 @@ describe('recording a session (pty/record) and who typed (pty/info.lastInput)', 
     const agentInput = (await rpc('pty/info', { session })).lastInput;
     assert.deepEqual([agentInput.origin, agentInput.transport], ['agent', 'mcp-http']);
 
+    // The user types in the browser view (the stream WebSocket).
+    const ws = await wsConnect(h.port, `/sessions/${session}/stream`, { token: h.token });
+    assert.equal(ws.kind, 'open');
+    if (ws.kind !== 'open') return;
+    ws.client.send({ type: 'write', data: 'echo user-$((8*8))\r' });
+    await until(async () => (await rpc('pty/read', { session })).screen.includes('user-64'), 10_000, "the user's command");
+    const userInput = (await rpc('pty/info', { session })).lastInput;
+    assert.deepEqual([userInput.origin, userInput.transport], ['user', 'ws-stream']);
+    await ws.client.close();
+
     await rpc('pty/resize', { session, cols: 90, rows: 20 });
 
     // A password prompt: what is typed there is withheld.
@@ -132,6 +142,7 @@ describe('recording a session (pty/record) and who typed (pty/info.lastInput)', 
     };
     assert.equal(markerBefore('echo script-'), 'input from script via control');
     assert.equal(markerBefore('echo agent-'), 'input from agent via mcp-http');
+    assert.equal(markerBefore('echo user-'), 'input from user via ws-stream');
     assert.ok(markers.includes('command exited 3: echo script-$((6*7)); (exit 3)'), JSON.stringify(markers));
     assert.ok(markers.includes('command exited 0: echo agent-$((7*7))'), JSON.stringify(markers));
     assert.ok(markers.includes('secret input withheld (typed by script)'), JSON.stringify(markers));
