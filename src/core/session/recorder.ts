@@ -68,6 +68,8 @@ export class Recorder extends Disposable {
   private _lastAt: number;
   private _lastSource: string | undefined;
   private _lastWithheld = false;
+  /** Commands finished in the chunk of output being read (see the constructor). */
+  private _commandMarks: string[] = [];
   private _writing = false;
   private _ended = false;
   private readonly _timer = this._register(new MutableDisposable());
@@ -104,13 +106,20 @@ export class Recorder extends Disposable {
     this._position = fs.writeSync(this._fd, JSON.stringify(header) + '\n', 0);
     this.startCursor = _session.cursor;
     this._lastAt = performance.now();
-    this._register(_session.onOutput((c) => this._add('o', c.data.toString('utf8'))));
+    this._register(
+      _session.onOutput((c) => {
+        this._add('o', c.data.toString('utf8'));
+        this._addCommandMarks();
+      }),
+    );
     this._register(_session.onInput((i) => this._input(i)));
     this._register(_session.onEvent((e) => e.type === 'resize' && this._add('r', `${e.cols}x${e.rows}`)));
-    this._register(_session.commands.onDidFinishCommand((r) => this._add('m', commandLabel(r))));
+    // The shell's mark is read before its chunk of output is passed on: the marker follows that chunk.
+    this._register(_session.commands.onDidFinishCommand((r) => this._commandMarks.push(commandLabel(r))));
     this._register(_session.inputWatch.onDidChange((state) => state === 'secret' && this._withholdTail()));
     this._register(
       _session.onExit((e) => {
+        this._addCommandMarks();
         this._add('x', String(e.exitCode));
         void this.stop();
       }),
@@ -130,6 +139,10 @@ export class Recorder extends Disposable {
       this._flush(true);
     }
     return this._done;
+  }
+
+  private _addCommandMarks(): void {
+    for (const label of this._commandMarks.splice(0)) this._add('m', label);
   }
 
   private _input(i: SessionInput): void {

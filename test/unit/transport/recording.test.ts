@@ -144,6 +144,9 @@ describe('recording a session (pty/record) and who typed (pty/info.lastInput)', 
     assert.equal(markerBefore('echo agent-'), 'input from agent via mcp-http');
     assert.equal(markerBefore('echo user-'), 'input from user via ws-stream');
     assert.ok(markers.includes('command exited 3: echo script-$((6*7)); (exit 3)'), JSON.stringify(markers));
+    const marked = events.findIndex((e) => e[1] === 'm' && e[2].startsWith('command exited 3'));
+    const printed = events.findIndex((e) => e[1] === 'o' && e[2].includes('\x1b]633;D;3'));
+    assert.ok(printed >= 0 && marked > printed, 'the marker follows the output where the shell reported the end');
     assert.ok(markers.includes('command exited 0: echo agent-$((7*7))'), JSON.stringify(markers));
     assert.ok(markers.includes('secret input withheld (typed by script)'), JSON.stringify(markers));
     assert.deepEqual(events.filter((e) => e[1] === 'r').map((e) => e[2]), ['90x20']);
