@@ -39,14 +39,15 @@ export const recordMethod = method({
     }
     if (current?.recording) throw serverError(`Session ${s.name} is already being recorded to ${current.path}; stop that first (pty/record with stop: true)`, { path: current.path });
     if (!s.running) throw serverError('The session has exited: there is nothing left to record');
-    const file = p.path === undefined ? defaultRecordingPath(s.name) : path.resolve(s.cwd, p.path);
+    let file = p.path === undefined ? undefined : path.resolve(s.cwd, p.path);
     let recorder: Recorder;
     try {
+      file ??= defaultRecordingPath(s.name);
       recorder = Recorder.start(s, file);
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       const why = err.code === 'EEXIST' ? 'the file exists (a recording never overwrites one)' : err.code === 'ENOENT' ? 'its folder does not exist' : err.message;
-      throw serverError(`Cannot record to ${file}: ${why}`, { path: file });
+      throw serverError(`Cannot record to ${file ?? 'the recordings folder'}: ${why}`, { path: file ?? null });
     }
     s.recording.value = recorder;
     return { recording: true, path: recorder.path, cursor: recorder.startCursor };
