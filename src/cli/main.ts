@@ -4,6 +4,8 @@ import { attachCommand } from './attach';
 import { keysCommand, listCommand, readCommand, sendCommand, viewCommand, waitCommand } from './commands';
 import { CliError } from './find-session';
 import { eventsCommand } from './events';
+import { playCommand } from './play';
+import { recordCommand } from './record';
 import { oneLine } from './one-line';
 import { serveCommand } from './serve';
 import { VERSION } from '../version';
@@ -19,6 +21,8 @@ Usage:
   shared-pty attach <session>
   shared-pty view <session> [--read-only]      (a link to watch it live in a browser)
   shared-pty events [<session>] [--since SEQ] [--json]   (input waits, password prompts, bell, title, resize, exit…)
+  shared-pty record <session> [file] [--detach | --stop]   (an asciicast v3 recording; Ctrl+C stops)
+  shared-pty play <file> [--speed N] [--idle-limit SECONDS]   (replays a recording here)
   shared-pty serve [--cmd CMD [-- ARGS...]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http]
   shared-pty mcp
 
@@ -36,6 +40,8 @@ const COMMANDS: Record<string, Command> = {
   attach: attachCommand,
   view: viewCommand,
   events: eventsCommand,
+  record: recordCommand,
+  play: playCommand,
   serve: serveCommand,
   mcp: async (argv) => (await import('./mcp')).mcpCommand(argv),
   daemon: async (argv) => (await import('./daemon')).daemonCommand(argv),

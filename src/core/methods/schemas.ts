@@ -52,6 +52,21 @@ export const sessionInfo = z
   })
   .meta({ title: 'SessionInfo' });
 
+/** How a caller reached the host (see core/session/input-source.ts). */
+export const transport = z.enum(['socket', 'control', 'ws-rpc', 'ws-stream', 'rest', 'mcp-http', 'mcp-stdio']);
+
+/** The last write into a session: who, how, when (CONTRACT §9.6). */
+export const lastInput = z
+  .object({
+    origin: origin.describe('Who wrote: the human\'s views (user), an agent (MCP), or a script.'),
+    transport: transport.describe('How the write came.'),
+    at: z.string().describe('When, ISO 8601.'),
+  })
+  .meta({ title: 'LastInput' });
+
+/** `pty/info`'s answer: the SessionInfo, and who typed last (null before any input). */
+export const sessionDetails = sessionInfo.extend({ lastInput: lastInput.nullable() }).meta({ title: 'SessionDetails' });
+
 /** One command the shell ran, as its shell integration reported it (CONTRACT §9.2). */
 export const commandRecord = z
   .object({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { serverError } from '../base/errors';
 import { SessionTuning } from '../session/session';
-import { leaseSeconds, sessionInfo, signalName } from './schemas';
+import { leaseSeconds, sessionDetails, signalName } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
@@ -63,11 +63,13 @@ export const infoMethod = method({
   name: 'pty/info',
   target: 'session',
   scope: 'read',
-  summary: 'The session\'s SessionInfo.',
+  summary: 'The session\'s SessionInfo, and who wrote into it last (lastInput: origin, transport, when; null before any input).',
   params: z.object({}),
-  result: sessionInfo,
+  result: sessionDetails,
   handler(ctx) {
-    return ctx.services.describe(requireSession(ctx));
+    const s = requireSession(ctx);
+    const last = s.lastInput;
+    return { ...ctx.services.describe(s), lastInput: last ? { origin: last.origin, transport: last.transport, at: new Date(last.at).toISOString() } : null };
   },
 });
 

@@ -7,6 +7,7 @@ import { ackMethod, outputMethod, subscribeMethod, unsubscribeMethod } from './o
 import { readMethod, scrollbackMethod, snapshotMethod, waitMethod } from './screen-methods';
 import { infoMethod, keepMethod, killMethod, statusMethod, viewUrlMethod } from './session-methods';
 import { eventsMethod, waitEventMethod } from './event-methods';
+import { recordMethod } from './record-methods';
 import type { MethodSpec } from './spec';
 
 /**
@@ -34,6 +35,7 @@ export const METHODS = [
   snapshotMethod,
   eventsMethod,
   waitEventMethod,
+  recordMethod,
   keepMethod,
   viewUrlMethod,
   listMethod,

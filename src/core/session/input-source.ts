@@ -19,3 +19,12 @@ export interface LastInput extends InputSource {
   /** Milliseconds since the epoch, like `Session.lastOutputAt` (typing arbitration compares it with now). */
   readonly at: number;
 }
+
+/** One write into a session (`Session.onInput`): who wrote it and what, unless it was a secret. */
+export interface SessionInput {
+  /** The text written; empty when `secret` (what is typed at a password prompt is never passed on). */
+  readonly data: string;
+  readonly from: InputSource;
+  /** Written while the program read a secret (CONTRACT §9.3). */
+  readonly secret: boolean;
+}

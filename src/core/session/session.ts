@@ -8,7 +8,8 @@ import { loadNodePty } from './pty-loader';
 import { MirrorProxy } from '../mirror/mirror-proxy';
 import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
 import { completeUtf8Length } from '../base/utf8';
-import type { InputSource, LastInput } from './input-source';
+import type { InputSource, LastInput, SessionInput } from './input-source';
+import type { Recorder } from './recorder';
 import { probeInputWait } from '../process/input-wait';
 import { InputWatch } from './input-watch';
 import type { SessionEventBody } from './session-events';
@@ -139,6 +140,11 @@ export class Session extends Disposable {
   readonly onEvent = this._onEvent.event;
   /** Whether the foreground job waits for input, or for a secret (CONTRACT §9.3). */
   readonly inputWatch: InputWatch;
+  private readonly _onInput = this._register(new Emitter<SessionInput>());
+  /** Something was written to the program, by whom; a secret's text is never given out (CONTRACT §9.3). */
+  readonly onInput = this._onInput.event;
+  /** The asciicast recording of the session while one runs (`pty/record`, CONTRACT §9.6); ends with the session. */
+  readonly recording = this._register(new MutableDisposable<Recorder>());
 
   constructor(readonly options: SessionOptions) {
     super();
@@ -308,8 +314,11 @@ export class Session extends Disposable {
    */
   write(data: string, from: InputSource): number {
     if (!this.running || data.length === 0) return 0;
+    // Read before the line is submitted below: Enter ends the secret, yet it is part of it.
+    const secret = this.secretInput;
     this._pty.write(data);
     this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now() };
+    this._onInput.fire({ data: secret ? '' : data, from, secret });
     // A line reaches the program: what it waited for (a prompt, a password) is answered.
     if (data.includes('\r') || data.includes('\n')) this.inputWatch.submitted();
     return Buffer.byteLength(data, 'utf8');

@@ -53,6 +53,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   'pty/snapshot': {},
   'pty/events': { since: 0 },
   'pty/waitEvent': { timeoutMs: 0 },
+  'pty/record': { stop: true },
   'session/keep': {},
   'session/viewUrl': { readOnly: true },
   'session/list': {},

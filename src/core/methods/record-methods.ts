@@ -1,0 +1,55 @@
+import * as path from 'node:path';
+import { z } from 'zod';
+import { invalidParams, serverError } from '../base/errors';
+import { Recorder } from '../session/recorder';
+import { defaultRecordingPath } from '../session/recording-path';
+import { method } from './spec';
+import { requireSession } from './context';
+
+export const recordMethod = method({
+  name: 'pty/record',
+  target: 'session',
+  // It writes a file on the host's machine, of everything shown and typed: the strongest scope.
+  scope: 'control',
+  summary:
+    'Start an asciicast v3 recording of the session (output, input with who typed it, resizes, commands with their exit codes, the exit) into a new 0600 file; stop: true stops it. Secret input is never recorded.',
+  params: z.object({
+    path: z
+      .string()
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe('The file to create (never overwritten; relative paths are from the session\'s cwd). Default: a new file in $XDG_DATA_HOME/shared-pty/recordings (~/.local/share/shared-pty/recordings).'),
+    stop: z.boolean().optional().describe('Stop the recording instead (answers recording: false, and the path of the one stopped, or null).'),
+  }),
+  result: z.object({
+    recording: z.boolean().describe('Whether a recording runs now.'),
+    path: z.string().nullable().describe('The recording\'s file: the one started, or the one stopped (null when none ran).'),
+    cursor: z.number().describe('Output cursor where the recording starts (starting) or where it ended (stopping): its `o` events are pty/output from the start cursor.'),
+  }),
+  async handler(ctx, p) {
+    const s = requireSession(ctx);
+    const current = s.recording.value;
+    if (p.stop) {
+      if (p.path !== undefined) throw invalidParams('Invalid params for pty/record: path is for starting a recording, not with stop');
+      if (!current) return { recording: false, path: null, cursor: s.cursor };
+      await current.stop();
+      s.recording.clear();
+      return { recording: false, path: current.path, cursor: s.cursor };
+    }
+    if (current?.recording) throw serverError(`Session ${s.name} is already being recorded to ${current.path}; stop that first (pty/record with stop: true)`, { path: current.path });
+    if (!s.running) throw serverError('The session has exited: there is nothing left to record');
+    let file = p.path === undefined ? undefined : path.resolve(s.cwd, p.path);
+    let recorder: Recorder;
+    try {
+      file ??= defaultRecordingPath(s.name);
+      recorder = Recorder.start(s, file);
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      const why = err.code === 'EEXIST' ? 'the file exists (a recording never overwrites one)' : err.code === 'ENOENT' ? 'its folder does not exist' : err.message;
+      throw serverError(`Cannot record to ${file ?? 'the recordings folder'}: ${why}`, { path: file ?? null });
+    }
+    s.recording.value = recorder;
+    return { recording: true, path: recorder.path, cursor: recorder.startCursor };
+  },
+});
