@@ -5,6 +5,11 @@ import type { Session } from '../session/session';
 /** How an agent's MCP tool calls arrive: over `/mcp`, or relayed by `shared-pty mcp`. */
 const MCP_TRANSPORTS: ReadonlySet<Transport> = new Set<Transport>(['mcp-http', 'mcp-stdio']);
 
+/** True for an agent's call: an MCP tool, over `/mcp` or relayed by `shared-pty mcp`. */
+export function isAgentCall(from: InputSource): boolean {
+  return MCP_TRANSPORTS.has(from.transport);
+}
+
 /**
  * Refuses an agent's write (MCP `send`, `send_keys`) while the program asks for a secret
  * (CONTRACT §9.3): a password is the user's to type, and nothing is written. The job is probed
@@ -12,7 +17,7 @@ const MCP_TRANSPORTS: ReadonlySet<Transport> = new Set<Transport>(['mcp-http', '
  * Scripts (JSON-RPC, REST) and the human's views write as always.
  */
 export async function refuseAgentDuringSecretInput(session: Session, from: InputSource): Promise<void> {
-  if (!MCP_TRANSPORTS.has(from.transport) || !session.running) return;
+  if (!isAgentCall(from) || !session.running) return;
   if ((await session.inputWatch.probeNow()) !== 'secret_input') return;
   throw serverError(
     `The program in session ${session.name} asks for a secret (a password or passphrase) that the user must type in the terminal; nothing was written. Ask the user to type it, then continue (wait_event with types ["input_wait"] tells when it is done).`,

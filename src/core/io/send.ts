@@ -3,6 +3,7 @@ import { isSecretMode, lineModeOf } from '../process/terminal-mode';
 import type { Session, SessionStatus } from '../session/session';
 import type { InputSource } from '../session/input-source';
 import { sessionBusy } from '../base/errors';
+import { isAgentCall } from './secret-guard';
 import type { CommandRecord } from '../commands/command-tracker';
 
 /** Timing of `pty/send`'s readiness detection. */
@@ -42,7 +43,7 @@ export interface SendOptions {
   maxBytes?: number;
 }
 
-export type SendWaitReason = 'command_done' | 'stdin_read' | 'secret_input' | 'inferred_idle' | 'timeout' | 'session_exit';
+export type SendWaitReason = 'command_done' | 'stdin_read' | 'secret_input' | 'user_input' | 'inferred_idle' | 'timeout' | 'session_exit';
 
 export interface SendResult {
   output: string;
@@ -100,12 +101,15 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
         done = true;
         clearTimeout(timer);
         exitSub.dispose();
+        humanSub?.dispose();
         signal?.removeEventListener('abort', onAbort);
         resolve(r);
       };
       const onAbort = () => finish('timeout');
       signal?.addEventListener('abort', onAbort);
       const exitSub = session.onExit(() => finish('session_exit'));
+      // The user typing into the terminal during an agent's send takes over (CONTRACT §9.6).
+      const humanSub = isAgentCall(from) ? session.onInput((i) => i.from.origin === 'user' && finish('user_input')) : undefined;
       if (!session.running) return finish('session_exit');
       let modeCheckedAt = 0;
       const poll = async () => {

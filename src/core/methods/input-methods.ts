@@ -5,6 +5,7 @@ import { DEFAULT_SEND_IDLE_MS, DEFAULT_SEND_MAX_BYTES, DEFAULT_SEND_TIMEOUT_MS, 
 import { MAX_WAIT_MS } from '../io/wait';
 import { signalForegroundGroup } from '../process/proc-state';
 import { refuseAgentDuringSecretInput } from '../io/secret-guard';
+import { DEFAULT_ARBITRATION_WAIT_MS, waitForHumanPause } from '../io/typing-arbitration';
 import { cols, commandRecord, int, rows, sessionStatus, signalName } from './schemas';
 import { method, type TableCall } from './spec';
 import type { CommandRecord } from '../commands/command-tracker';
@@ -58,8 +59,10 @@ export const writeMethod = method({
   needsRunning: true,
   async handler(ctx, p) {
     const session = requireSession(ctx);
+    const bytes = actionBytes(p.action);
     await refuseAgentDuringSecretInput(session, ctx.caller);
-    return { written: session.write(actionBytes(p.action), ctx.caller) };
+    await waitForHumanPause(session, ctx.caller, DEFAULT_ARBITRATION_WAIT_MS, ctx.signal);
+    return { written: session.write(bytes, ctx.caller) };
   },
   mcp: {
     tool: 'send_keys',
@@ -102,7 +105,7 @@ export const sendMethod = method({
   }),
   result: z.object({
     output: z.string(),
-    waitReason: z.enum(['command_done', 'stdin_read', 'secret_input', 'inferred_idle', 'timeout', 'session_exit']),
+    waitReason: z.enum(['command_done', 'stdin_read', 'secret_input', 'user_input', 'inferred_idle', 'timeout', 'session_exit']),
     status: sessionStatus,
     truncated: z.boolean(),
     waitedMs: z.number(),
@@ -112,14 +115,17 @@ export const sendMethod = method({
   async handler(ctx, p) {
     const session = requireSession(ctx);
     await refuseAgentDuringSecretInput(session, ctx.caller);
-    return send(session, p, ctx.caller, ctx.signal);
+    // The human's pause is waited for within the call's own timeout (CONTRACT §9.6).
+    const timeout = p.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
+    const waited = await waitForHumanPause(session, ctx.caller, timeout, ctx.signal);
+    return send(session, { ...p, timeout: Math.max(1, timeout - waited) }, ctx.caller, ctx.signal);
   },
   mcp: {
     tool: 'send',
     title: 'Run a command',
     app: 'shows',
     description:
-      'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. Output longer than maxChars (default 20000) keeps its head and tail; the line between says where the rest is (read_scrollback, read_output, or read_command_output for a command\'s whole output). For keys like Ctrl+C, arrows or q use send_keys instead.',
+      'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); user_input = the user typed into the terminal meanwhile (look at read_screen before going on); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. Output longer than maxChars (default 20000) keeps its head and tail; the line between says where the rest is (read_scrollback, read_output, or read_command_output for a command\'s whole output). For keys like Ctrl+C, arrows or q use send_keys instead.',
     budget: {
       field: 'output',
       async locate(r, a, call) {
@@ -138,6 +144,7 @@ export const sendMethod = method({
         tail.push(`output truncated: earlier lines are in read_scrollback${log}`);
       }
       if (r.waitReason === 'secret_input') tail.push('the program asks for a secret: ask the user to type it in the terminal');
+      if (r.waitReason === 'user_input') tail.push('the user typed into the terminal meanwhile: read the screen before going on');
       return `${r.output}\n${tail.join('; ')}]`;
     },
   },

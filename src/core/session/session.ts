@@ -9,6 +9,7 @@ import { MirrorProxy } from '../mirror/mirror-proxy';
 import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
 import { completeUtf8Length } from '../base/utf8';
 import type { InputSource, LastInput, SessionInput } from './input-source';
+import { HumanInput } from './human-input';
 import type { Recorder } from './recorder';
 import { probeInputWait } from '../process/input-wait';
 import { InputWatch } from './input-watch';
@@ -143,6 +144,8 @@ export class Session extends Disposable {
   private readonly _onInput = this._register(new Emitter<SessionInput>());
   /** Something was written to the program, by whom; a secret's text is never given out (CONTRACT §9.3). */
   readonly onInput = this._onInput.event;
+  /** What the human's views typed lately (typing arbitration, CONTRACT §9.6). */
+  readonly humanInput = this._register(new HumanInput());
   /** The asciicast recording of the session while one runs (`pty/record`, CONTRACT §9.6); ends with the session. */
   readonly recording = this._register(new MutableDisposable<Recorder>());
 
@@ -318,7 +321,9 @@ export class Session extends Disposable {
     const secret = this.secretInput;
     this._pty.write(data);
     this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now() };
-    this._onInput.fire({ data: secret ? '' : data, from, secret });
+    const input = { data: secret ? '' : data, from, secret };
+    this.humanInput.observe(input);
+    this._onInput.fire(input);
     // A line reaches the program: what it waited for (a prompt, a password) is answered.
     if (data.includes('\r') || data.includes('\n')) this.inputWatch.submitted();
     return Buffer.byteLength(data, 'utf8');

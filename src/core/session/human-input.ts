@@ -1,0 +1,35 @@
+import { Disposable } from '../base/lifecycle';
+import type { SessionInput } from './input-source';
+
+/** Keys that end or abandon the line the human was typing: Enter, Ctrl+C, Ctrl+U, Ctrl+D. */
+const LINE_ENDS = /[\r\n\x03\x15\x04]/g;
+/** Cursor and function keys (CSI and SS3 sequences): moving about is not typing text. */
+const KEY_SEQUENCES = /\x1b(?:\[[0-9;?]*[ -/]*[@-~]|O[@-~])/g;
+
+/**
+ * What the human's views (editor terminal, `attach`, browser view) have typed into a session
+ * lately: when, and whether they have started a line they have not submitted yet. Typing
+ * arbitration (CONTRACT §9.6) makes an agent's write wait while the user is at it.
+ */
+export class HumanInput extends Disposable {
+  /** When the human last typed (ms since the epoch; 0: never). */
+  lastAt = 0;
+  /** The human has typed part of a line and not submitted (nor abandoned) it. */
+  lineStarted = false;
+
+  observe(input: SessionInput): void {
+    if (input.from.origin !== 'user') return;
+    this.lastAt = Date.now();
+    // What follows the last Enter (or Ctrl+C…) decides; a write without one adds to the line.
+    const text = input.data;
+    let after = text;
+    let ended = false;
+    for (const m of text.matchAll(LINE_ENDS)) {
+      after = text.slice(m.index! + 1);
+      ended = true;
+    }
+    const typed = /[^\x00-\x1f\x7f]/.test(after.replace(KEY_SEQUENCES, ''));
+    if (typed) this.lineStarted = true;
+    else if (ended) this.lineStarted = false;
+  }
+}
