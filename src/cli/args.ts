@@ -1,3 +1,4 @@
+import { AGENT_APPROVALS, type AgentApproval } from '../core/io/agent-policy';
 /** A bad command line: printed as one line, exit status 2. */
 export class UsageError extends Error {}
 
@@ -67,4 +68,21 @@ export function commandLogFlag(args: ParsedArgs): { commandLogDir?: undefined; c
   const mb = intFlag(args, '--command-log-mb', 0, MAX_COMMAND_LOG_MB);
   if (mb === undefined) return {};
   return mb === 0 ? { commandLogDir: undefined } : { commandLogBytes: mb * 1024 * 1024 };
+}
+
+/** `--agent-approval allow|ask|deny` and `--agent-deny REGEX` (CONTRACT §9.6) as host options. */
+export function agentFlags(args: ParsedArgs): { agentApproval?: AgentApproval; agentDenyCommands?: string[] } {
+  const approval = strFlag(args, '--agent-approval');
+  if (approval !== undefined && !(AGENT_APPROVALS as readonly string[]).includes(approval)) {
+    throw new UsageError(`--agent-approval must be one of ${AGENT_APPROVALS.join(', ')}, not "${approval}"`);
+  }
+  const deny = strFlag(args, '--agent-deny');
+  if (deny !== undefined) {
+    try {
+      new RegExp(deny);
+    } catch (e) {
+      throw new UsageError(`--agent-deny: ${(e as Error).message}`);
+    }
+  }
+  return { ...(approval ? { agentApproval: approval as AgentApproval } : {}), ...(deny ? { agentDenyCommands: [deny] } : {}) };
 }

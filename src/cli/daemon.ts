@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DAEMON_LOG, findDaemon } from '../host/daemon';
 import { Host } from '../host/host';
-import { commandLogFlag, intFlag, parseArgs, strFlag } from './args';
+import { agentFlags, commandLogFlag, intFlag, parseArgs, strFlag } from './args';
 import { startHttpFor } from './http-option';
 
 
@@ -11,13 +11,14 @@ import { startHttpFor } from './http-option';
  * It serves until stopped (or, with --idle-exit-ms, until it has had no session that long).
  */
 export async function daemonCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--http-port', '--allow-origin', '--scrollback', '--idle-exit-ms', '--command-log-mb'], booleans: ['--no-http', '--session-tcp'] });
+  const args = parseArgs(argv, { values: ['--http-port', '--allow-origin', '--scrollback', '--idle-exit-ms', '--command-log-mb', '--agent-approval', '--agent-deny'], booleans: ['--no-http', '--session-tcp'] });
   if (findDaemon()) return 0; // another per-user host is already up: use that one
   const host = await Host.start({
     kind: 'daemon',
     sessionTcp: args.flags.has('--session-tcp'),
     scrollbackLines: intFlag(args, '--scrollback', 100, 1000000),
     ...commandLogFlag(args),
+    ...agentFlags(args),
   });
   if (!args.flags.has('--no-http')) {
     const origins = strFlag(args, '--allow-origin')?.split(',').filter(Boolean);

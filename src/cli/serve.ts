@@ -3,11 +3,11 @@ import { splitShellWords } from '../core/base/shell-words';
 import { defaultShell } from '../core/session/registry';
 import { Host } from '../host/host';
 import type { Endpoint } from '../transport/socket-server';
-import { commandLogFlag, intFlag, parseArgs, strFlag, UsageError } from './args';
+import { agentFlags, commandLogFlag, intFlag, parseArgs, strFlag, UsageError } from './args';
 import { startHttpFor } from './http-option';
 
 const USAGE =
-  'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp] [--command-log-mb N]';
+  'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX]';
 
 /**
  * `serve`: with --socket/--port, socket-pty's single-session server (pty/kill ends it);
@@ -15,7 +15,7 @@ const USAGE =
  */
 export async function serveCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, {
-    values: ['--cmd', '--socket', '--port', '--cols', '--rows', '--cwd', '--http-port', '--allow-origin', '--name', '--max-line-bytes', '--command-log-mb'],
+    values: ['--cmd', '--socket', '--port', '--cols', '--rows', '--cwd', '--http-port', '--allow-origin', '--name', '--max-line-bytes', '--command-log-mb', '--agent-approval', '--agent-deny'],
     booleans: ['--no-http', '--session-tcp', '--quiet'],
   });
   if (args.positional.length) throw new UsageError(`unexpected argument "${args.positional[0]}"; usage: ${USAGE}`);
@@ -52,6 +52,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     workspace: cwd,
     sessionTcp: args.flags.has('--session-tcp'),
     maxLineBytes,
+    ...agentFlags(args),
     ...commandLogs,
   });
   let stopping = false;

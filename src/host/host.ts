@@ -9,6 +9,7 @@ import { listenRpc, type Endpoint, type RpcServer } from '../transport/socket-se
 import { VERSION } from '../version';
 import { removeRecord, writeRecord, type HostKind, type HostRecord } from './discovery';
 import { ensureRuntimeDir } from './runtime-dir';
+import { agentPolicy, type AgentApproval, type AgentPolicy } from '../core/io/agent-policy';
 
 /** A transport the host can add later (the HTTP server) and how it shows in the record and SessionInfo. */
 export interface HttpAttachment extends IDisposable {
@@ -33,6 +34,10 @@ export interface HostOptions extends RegistryOptions {
   workspace?: string | null;
   /** Hook for the editor: a session was created through the protocol. */
   onSessionCreated?: (session: Session) => void;
+  /** Agents' writes into sessions the user opened: allow (default), ask, deny (CONTRACT §9.6). */
+  agentApproval?: AgentApproval;
+  /** Regexes of lines an agent may never submit. */
+  agentDenyCommands?: string[];
 }
 
 /** Changes within this long (a burst of client counts and sizes) make one rewrite of the record. */
@@ -45,6 +50,7 @@ const RECORD_COALESCE_MS = 20;
 export class Host extends Disposable implements HostServices {
   readonly hostId: string;
   readonly registry: SessionRegistry;
+  readonly agentPolicy: AgentPolicy;
   readonly startedAt = new Date().toISOString();
   readonly runtimeDir: string;
   readonly hostDir: string;
@@ -59,6 +65,8 @@ export class Host extends Disposable implements HostServices {
 
   private constructor(readonly options: HostOptions) {
     super();
+    // First: a deny rule that is not a regex stops the start with a clear error.
+    this.agentPolicy = agentPolicy(options.agentApproval, options.agentDenyCommands);
     this.runtimeDir = ensureRuntimeDir(options.runtimeDir);
     this.hostId = newHostId(this.runtimeDir);
     this.hostDir = path.join(this.runtimeDir, this.hostId);

@@ -140,5 +140,9 @@ function daemonArgs(): string[] {
   const origins = getSetting('allowedOrigins').filter(Boolean);
   if (origins.length) args.push('--allow-origin', origins.join(','));
   if (getSetting('sessionTcp')) args.push('--session-tcp');
+  const approval = getSetting('agent.approval');
+  if (['allow', 'ask', 'deny'].includes(approval)) args.push('--agent-approval', approval);
+  const deny = getSetting('agent.denyCommands').filter(Boolean);
+  if (deny.length) args.push('--agent-deny', deny.map((r) => `(?:${r})`).join('|'));
   return args;
 }

@@ -13,6 +13,8 @@ export interface SettingTypes {
   allowedOrigins: string[];
   runtimeDirectory: string;
   reattachSeconds: number;
+  'agent.approval': string;
+  'agent.denyCommands': string[];
 }
 
 export type SettingKey = keyof SettingTypes;
@@ -30,6 +32,8 @@ const DEFAULTS: SettingTypes = {
   allowedOrigins: [],
   runtimeDirectory: '',
   reattachSeconds: 30,
+  'agent.approval': 'ask',
+  'agent.denyCommands': [],
 };
 
 /** The configuration section every key lives in. */

@@ -1,3 +1,4 @@
+import type { AgentPolicy } from '../io/agent-policy';
 import type { z } from 'zod';
 import type { hostInfo, sessionInfo } from './schemas';
 import type { SessionRegistry, CreateSessionParams } from '../session/registry';
@@ -24,6 +25,8 @@ export interface HostServices {
   viewUrl?(session: Session, readOnly: boolean): string | undefined;
   /** `pty/kill`: in a host, ends that session; in socket-pty's single-session serve, ends the server too. */
   killSession(session: Session): Promise<void> | void;
+  /** What agents' writes may do (CONTRACT §9.6); none: allow. */
+  readonly agentPolicy?: AgentPolicy;
 }
 
 /** Everything a method handler may use for one call. */

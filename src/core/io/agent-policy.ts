@@ -1,0 +1,46 @@
+import { invalidParams, serverError } from '../base/errors';
+import type { Session } from '../session/session';
+import type { InputSource } from '../session/input-source';
+import { isAgentCall } from './secret-guard';
+
+/** What the host does with an agent's write into a session the user opened (CONTRACT §9.6). */
+export type AgentApproval = 'allow' | 'ask' | 'deny';
+export const AGENT_APPROVALS: readonly AgentApproval[] = ['allow', 'ask', 'deny'];
+
+/** The host's policy for agents' writes. */
+export interface AgentPolicy {
+  approval: AgentApproval;
+  /** Lines an agent may never submit, whatever the approval. */
+  denyCommands: readonly RegExp[];
+}
+
+/** A policy from its settings; a deny rule that is not a valid regex is a clear error, not a silent gap. */
+export function agentPolicy(approval: AgentApproval = 'allow', denyCommands: readonly string[] = []): AgentPolicy {
+  const rules = denyCommands.map((source) => {
+    try {
+      return new RegExp(source);
+    } catch (e) {
+      throw invalidParams(`Invalid agent deny rule ${JSON.stringify(source)}: ${(e as Error).message}`);
+    }
+  });
+  return { approval, denyCommands: rules };
+}
+
+/**
+ * Refuses an agent's (MCP) write that the policy does not allow, with nothing written: a line that
+ * a deny rule matches, at once whatever the approval; and with `deny`, any write into a session
+ * the user opened (sessions an agent opened itself are the agent's). `ask` needs a window to ask
+ * in, which a host has not yet: it acts as the headless policy, `allow` (CONTRACT §9.6).
+ */
+export function checkAgentWrite(policy: AgentPolicy | undefined, session: Session, from: InputSource, text: string): void {
+  if (!policy || !isAgentCall(from)) return;
+  for (const line of text.split(/[\r\n]+/)) {
+    const rule = policy.denyCommands.find((r) => r.test(line));
+    if (rule) {
+      throw serverError(`The user does not allow agents to run this in a terminal (deny rule ${rule.source}); nothing was written. Ask the user to run it themselves if it is needed.`, { session: session.id, denied: true });
+    }
+  }
+  if (policy.approval === 'deny' && session.options.origin === 'user') {
+    throw serverError(`The user declined: agents may not type into session ${session.name}, which the user opened (agent approval: deny); nothing was written. Open a session of your own with open_session, or ask the user.`, { session: session.id, denied: true });
+  }
+}

@@ -1,0 +1,56 @@
+// CONTRACT §9.6, agent write approval as a headless host applies it: with `deny`, an agent's
+// (MCP) writes into a session the user opened are refused with nothing written, while sessions
+// an agent opened are its own; a deny rule refuses the lines it matches whatever the policy.
+// Scripts and the user are never held. A real host and bash; the agent calls as `shared-pty mcp`
+// relays them (`client: { origin: "agent", transport: "mcp-stdio" }`).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BASH, connect, rejectsWith, startHost, until } from '../../../helpers/host';
+import type { RpcClient } from '../../../../src/transport/rpc-client';
+
+const AGENT = { origin: 'agent', transport: 'mcp-stdio' };
+
+describe('agent write approval (headless)', () => {
+  let h: Awaited<ReturnType<typeof startHost>>;
+  let ctl: RpcClient;
+  /** The agent's own connection: saying who it is names the connection's caller. */
+  let agentCtl: RpcClient;
+  before(async () => {
+    h = await startHost({ agentApproval: 'deny', agentDenyCommands: ['^rm -rf'] });
+    ctl = await connect(h.host.controlAddress);
+    agentCtl = await connect(h.host.controlAddress);
+  });
+  after(async () => {
+    agentCtl?.close();
+    ctl?.close();
+    await h?.close();
+  });
+
+  const rpc = (method: string, params: Record<string, unknown>) => ctl.request<any>(method, params);
+  const agentRpc = (method: string, params: Record<string, unknown>) => agentCtl.request<any>(method, { ...params, client: AGENT });
+  async function open(origin: 'user' | 'agent'): Promise<string> {
+    const info = await rpc('session/create', { ...BASH, cols: 80, rows: 24, origin });
+    await until(async () => (await rpc('pty/read', { session: info.id })).screen.includes('$'), 10_000, 'a prompt');
+    return info.id;
+  }
+
+  test('deny: an agent may not type into the user\'s session; the user and scripts may', { timeout: 30_000 }, async () => {
+    const id = await open('user');
+    const err = await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo agent-ran' }), -32000);
+    assert.match(err.message, /user declined/);
+    await rejectsWith(agentRpc('pty/write', { session: id, action: { text: 'x' } }), -32000);
+    const script = await rpc('pty/send', { session: id, text: 'echo script-ran' });
+    assert.match(script.output, /script-ran/);
+    assert.doesNotMatch((await rpc('pty/read', { session: id })).screen, /agent-ran|\$ x/);
+    await rpc('pty/kill', { session: id });
+  });
+
+  test('an agent\'s own session is its own; a deny rule still refuses its lines', { timeout: 30_000 }, async () => {
+    const id = await open('agent');
+    const ok = await agentRpc('pty/send', { session: id, text: 'echo agent-ran' });
+    assert.match(ok.output, /agent-ran/);
+    const err = await rejectsWith(agentRpc('pty/send', { session: id, text: 'rm -rf /tmp/spt-never-there' }), -32000);
+    assert.match(err.message, /deny rule/);
+    await rpc('pty/kill', { session: id });
+  });
+});
