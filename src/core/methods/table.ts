@@ -7,6 +7,7 @@ import { ackMethod, outputMethod, subscribeMethod, unsubscribeMethod } from './o
 import { readMethod, scrollbackMethod, snapshotMethod, waitMethod } from './screen-methods';
 import { infoMethod, keepMethod, killMethod, statusMethod, viewUrlMethod } from './session-methods';
 import { eventsMethod, waitEventMethod } from './event-methods';
+import { revokeMethod, shareMethod, tokensMethod } from './token-methods';
 import type { MethodSpec } from './spec';
 
 /**
@@ -38,6 +39,9 @@ export const METHODS = [
   listMethod,
   createMethod,
   hostInfoMethod,
+  shareMethod,
+  tokensMethod,
+  revokeMethod,
 ] as const;
 
 type AnySpec = (typeof METHODS)[number];
