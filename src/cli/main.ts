@@ -6,6 +6,7 @@ import { CliError } from './find-session';
 import { eventsCommand } from './events';
 import { oneLine } from './one-line';
 import { serveCommand } from './serve';
+import { revokeCommand, shareCommand, tokensCommand } from './token-commands';
 import { VERSION } from '../version';
 
 const HELP = `shared-pty ${VERSION} — terminals shared between people and agents
@@ -18,6 +19,9 @@ Usage:
   shared-pty wait <session> <text> [--regex] [--timeout MS]
   shared-pty attach <session>
   shared-pty view <session> [--read-only]      (a link to watch it live in a browser)
+  shared-pty share <session> [--scope view|input|control] [--expires 1h] [--json]   (a link and a token for that session only)
+  shared-pty tokens [--json]                    (the shared tokens: id, scope, session, expiry, last use)
+  shared-pty revoke <id>                        (ends a shared token at once)
   shared-pty events [<session>] [--since SEQ] [--json]   (input waits, password prompts, bell, title, resize, exit…)
   shared-pty serve [--cmd CMD [-- ARGS...]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http]
   shared-pty mcp
@@ -36,6 +40,9 @@ const COMMANDS: Record<string, Command> = {
   attach: attachCommand,
   view: viewCommand,
   events: eventsCommand,
+  share: shareCommand,
+  tokens: tokensCommand,
+  revoke: revokeCommand,
   serve: serveCommand,
   mcp: async (argv) => (await import('./mcp')).mcpCommand(argv),
   daemon: async (argv) => (await import('./daemon')).daemonCommand(argv),
