@@ -35,7 +35,7 @@ export async function shareCommand(argv: string[]): Promise<number> {
   const found = findSession(selector);
   if (!found.host.http) throw new CliError(`host ${found.host.hostId} serves no HTTP (started with --no-http): a token would open nothing`);
   const r = await onHost(found.host, (c) =>
-    c.call('host/share', { session: found.session.id, scope: scope as (typeof SCOPES)[number], expiresIn: expires === undefined ? undefined : parseDuration(expires) }),
+    c.call('session/share', { session: found.session.id, scope: scope as (typeof SCOPES)[number], expiresIn: expires === undefined ? undefined : parseDuration(expires) }),
   );
   if (args.flags.has('--json')) {
     process.stdout.write(JSON.stringify(r) + '\n');

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { serverError } from '../base/errors';
-import { MAX_TOKEN_SECONDS, selector, tokenInfo, tokenScope } from './schemas';
+import { MAX_TOKEN_SECONDS, tokenInfo, tokenScope } from './schemas';
+import { requireSession } from './context';
 import { method } from './spec';
 import type { MethodContext, TokenService } from './types';
 
@@ -12,16 +13,14 @@ function tokensOf(ctx: MethodContext): TokenService {
   return ctx.services.tokens;
 }
 
-// Host methods, so a scoped token never reaches them (access.ts): only the host's own token
-// hands out, lists or ends tokens.
-
 export const shareMethod = method({
-  name: 'host/share',
-  target: 'host',
+  name: 'session/share',
+  target: 'session',
   scope: 'control',
-  summary: 'A new token for one session with a scope (view, input or control) and an expiry, and the browser link that uses it; the host keeps only its hash.',
+  // A scoped token may not mint tokens (a longer-lived one, a stronger one): the host's token only.
+  scopedToken: 'never',
+  summary: 'A new token for this session only, with a scope (view, input or control) and an expiry, and the browser link that uses it; the host keeps only its hash.',
   params: z.object({
-    session: selector,
     scope: tokenScope.optional().describe('view reads and subscribes; input also writes and resizes; control also sends, signals and closes. Default view.'),
     expiresIn: z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_TOKEN_SECONDS}).`),
   }),
@@ -31,10 +30,12 @@ export const shareMethod = method({
     info: tokenInfo,
   }),
   handler(ctx, p) {
-    const session = ctx.services.registry.resolve(p.session);
-    return tokensOf(ctx).share(session, p.scope ?? 'view', p.expiresIn ?? DEFAULT_TOKEN_SECONDS);
+    return tokensOf(ctx).share(requireSession(ctx), p.scope ?? 'view', p.expiresIn ?? DEFAULT_TOKEN_SECONDS);
   },
 });
+
+// Host methods, so a scoped token never reaches them (access.ts): only the host's own token
+// lists or ends tokens.
 
 export const tokensMethod = method({
   name: 'host/tokens',

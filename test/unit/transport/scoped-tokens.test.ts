@@ -1,4 +1,4 @@
-// Scoped tokens (CONTRACT §9.6, issue #15): `host/share` hands out a token for one session with a
+// Scoped tokens (CONTRACT §9.6, issue #15): `session/share` hands out a token for one session with a
 // scope; it works on every HTTP surface (REST, /rpc, the stream WebSocket, /mcp, the browser
 // view) for that session only and within its scope, until it expires or is revoked, and then the
 // WebSockets opened with it close. Driven against a real host (node-pty, bash, its control socket
@@ -31,7 +31,7 @@ const clients: Client[] = [];
 const sockets: WsClient[] = [];
 
 function share(session: string, scope: Scope, expiresIn?: number): Promise<Shared> {
-  return ctl.call('host/share', { session, scope, expiresIn }) as Promise<Shared>;
+  return ctl.call('session/share', { session, scope, expiresIn }) as Promise<Shared>;
 }
 
 function rest(method: string, path: string, token: string, body?: unknown) {
@@ -130,7 +130,7 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
       ['session/create', BASH],
       ['session/viewUrl', { session: a.id }],
       ['host/info', {}],
-      ['host/share', { session: a.id, scope: 'control' }],
+      ['session/share', { session: a.id, scope: 'control' }],
       ['host/tokens', {}],
       ['pty/signal', { session: b.id, signal: 'SIGCONT' }],
     ] as const) {
