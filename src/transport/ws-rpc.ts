@@ -29,6 +29,8 @@ export function serveRpcWebSocket(services: HostServices, ws: WebSocket, grant: 
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
   }
   ws.on('message', async (raw) => {
+    // A socket being closed (its token revoked) takes no more calls, even if the client keeps sending.
+    if (ws.readyState !== ws.OPEN) return;
     let message: unknown;
     try {
       message = JSON.parse(raw.toString());

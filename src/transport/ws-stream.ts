@@ -82,6 +82,8 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
     });
 
   ws.on('message', (raw, isBinary) => {
+    // A socket being closed (its token revoked) takes no more input, even if the client keeps sending.
+    if (ws.readyState !== ws.OPEN) return;
     const text = isBinary ? Buffer.from(raw as Buffer).toString('utf8') : raw.toString();
     let msg: { type?: unknown; data?: unknown; submit?: unknown; cols?: unknown; rows?: unknown } | undefined;
     try {

@@ -202,7 +202,7 @@ describe('every surface agrees with the method table', () => {
     const shared = await openBash();
     for (const spec of TABLE) {
       const session = spec.target !== 'host' ? (ENDS_SESSION.has(spec.name) ? await openBash() : shared) : undefined;
-      const params = { ...(session ? { session } : {}), ...EXAMPLES[spec.name] };
+      const params: Record<string, unknown> = { ...(session ? { session } : {}), ...EXAMPLES[spec.name] };
       if (spec.name === 'host/revoke') params.id = (await rpc('session/share', { session: shared })).info.id;
       const r = await rpc(spec.name, params);
       assert.deepEqual(spec.result.parse(r), r, `${spec.name}: its result has exactly the fields of its schema`);
