@@ -138,6 +138,16 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
     }
   });
 
+  test('/rpc: pty/events without a session follows only the token\'s session', async () => {
+    const c = await ws('/rpc', (await share(a.id, 'view')).token);
+    const answer = await rpc(c, 'pty/events', {});
+    assert.equal(typeof answer.result.seq, 'number');
+    await ctl.call('pty/resize', { session: b.id, cols: 71, rows: 21 });
+    await ctl.call('pty/resize', { session: a.id, cols: 72, rows: 22 });
+    const note = await c.next((m) => m?.method === 'pty/event' && m.params.type === 'resize', 'a resize event');
+    assert.equal(note.params.session, a.id, 'the first resize it hears of is its own session\'s, not the other one before it');
+  });
+
   test('stream WebSocket: view reads and cannot type, input types; another session is refused', async () => {
     const view = await ws(`/sessions/${a.id}/stream`, (await share(a.id, 'view')).token);
     view.send({ type: 'write', data: 'echo view-typed\n' });
