@@ -8,6 +8,7 @@ import { playCommand } from './play';
 import { recordCommand } from './record';
 import { oneLine } from './one-line';
 import { serveCommand } from './serve';
+import { revokeCommand, shareCommand, tokensCommand } from './token-commands';
 import { VERSION } from '../version';
 
 const HELP = `shared-pty ${VERSION} — terminals shared between people and agents
@@ -20,6 +21,9 @@ Usage:
   shared-pty wait <session> <text> [--regex] [--timeout MS]
   shared-pty attach <session>
   shared-pty view <session> [--read-only]      (a link to watch it live in a browser)
+  shared-pty share <session> [--scope view|input|control] [--expires 1h] [--json]   (a link and a token for that session only)
+  shared-pty tokens [--json]                    (the shared tokens: id, scope, session, expiry, last use)
+  shared-pty revoke <id>                        (ends a shared token at once)
   shared-pty events [<session>] [--since SEQ] [--json]   (input waits, password prompts, bell, title, resize, exit…)
   shared-pty record <session> [file] [--detach | --stop]   (an asciicast v3 recording; Ctrl+C stops)
   shared-pty play <file> [--speed N] [--idle-limit SECONDS]   (replays a recording here)
@@ -42,6 +46,9 @@ const COMMANDS: Record<string, Command> = {
   events: eventsCommand,
   record: recordCommand,
   play: playCommand,
+  share: shareCommand,
+  tokens: tokensCommand,
+  revoke: revokeCommand,
   serve: serveCommand,
   mcp: async (argv) => (await import('./mcp')).mcpCommand(argv),
   daemon: async (argv) => (await import('./daemon')).daemonCommand(argv),

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Disposable, disposableTimeout, MutableDisposable, type IDisposable } from '../core/base/lifecycle';
 import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/session/registry';
 import type { Session } from '../core/session/session';
-import type { HostInfo, HostServices, SessionInfo } from '../core/methods/types';
+import type { HostInfo, HostServices, SessionInfo, TokenService } from '../core/methods/types';
 import { listenRpc, type Endpoint, type RpcServer } from '../transport/socket-server';
 import { VERSION } from '../version';
 import { removeRecord, writeRecord, type HostKind, type HostRecord } from './discovery';
@@ -19,6 +19,8 @@ export interface HttpAttachment extends IDisposable {
   streamUrl(sessionId: string): string;
   /** The browser view link of a session (the token rides once, then a cookie). */
   viewUrl(sessionId: string, readOnly?: boolean): string;
+  /** Its scoped tokens (`shared-pty share`): only in its memory, as hashes. */
+  tokens?: TokenService;
   /** Resolves once its connections are closed (after `dispose`, which stops it). */
   close(): Promise<void>;
 }
@@ -166,6 +168,10 @@ export class Host extends Disposable implements HostServices {
   hostInfo(): HostInfo {
     const rec = this.record();
     return { ...rec, workspace: rec.workspace ?? null, http: rec.http ? { url: rec.http.url } : null };
+  }
+
+  get tokens(): TokenService | undefined {
+    return this._http?.tokens;
   }
 
   viewUrl(session: Session, readOnly: boolean): string | undefined {

@@ -1,9 +1,21 @@
 import * as crypto from 'node:crypto';
 import { decodeSegment } from './http-util';
 import type { IncomingMessage } from 'node:http';
+import type { Grant } from '../core/io/caller';
+import type { ScopedTokens } from './scoped-tokens';
 
-/** What a request's credentials allow. */
-export type Access = 'full' | 'view' | 'none';
+/** What a request's credentials allow: a scope, perhaps for one session, perhaps only in the browser view. */
+export interface Access extends Grant {
+  /** The derived read-only view token: the view page and its stream, nothing else. */
+  readonly viewOnly?: boolean;
+  /** A scoped token's id: what is opened with it ends with it. */
+  readonly tokenId?: string;
+}
+
+/** The host's own token. */
+const FULL: Access = { scope: 'control' };
+/** The derived view token (`shared-pty view --read-only`): any session, read-only, only the view. */
+const VIEW_LINK: Access = { scope: 'view', viewOnly: true };
 
 /** Name of the cookie the view page uses after its one-time `?token=` link. */
 export const AUTH_COOKIE = 'shared_pty_auth';
@@ -30,6 +42,7 @@ export class HttpGuard {
     readonly token: string,
     private readonly _port: number,
     allowedOrigins: readonly string[] = [],
+    private readonly _scoped?: ScopedTokens,
   ) {
     this.viewToken = crypto.createHmac('sha256', token).update('shared-pty view-only').digest('base64url');
     this._corsOrigins = new Set(allowedOrigins.map((o) => o.replace(/\/$/, '')));
@@ -75,10 +88,12 @@ export class HttpGuard {
   }
 
   /**
-   * Which token the request carries. The Bearer header counts everywhere; `?token=` and the view
-   * cookie only where a browser cannot set headers (`browser`: WebSocket upgrades and the view).
+   * What the request's token allows (undefined: no valid token). The Bearer header counts
+   * everywhere; `?token=` and the view cookie only where a browser cannot set headers (`browser`:
+   * WebSocket upgrades and the view). The host's token wins over a scoped one, a scoped one over
+   * the derived view token, and among scoped ones the first place wins (header, query, cookie).
    */
-  access(req: IncomingMessage, url: URL, browser: boolean): Access {
+  access(req: IncomingMessage, url: URL, browser: boolean): Access | undefined {
     const candidates: string[] = [];
     const auth = req.headers.authorization;
     if (auth?.startsWith('Bearer ')) candidates.push(auth.slice(7).trim());
@@ -88,12 +103,14 @@ export class HttpGuard {
       const cookie = readCookie(req, AUTH_COOKIE);
       if (cookie) candidates.push(cookie);
     }
-    let best: Access = 'none';
+    let scoped: Access | undefined;
+    let view: Access | undefined;
     for (const c of candidates) {
-      if (safeEqual(c, this.token)) return 'full';
-      if (safeEqual(c, this.viewToken)) best = 'view';
+      if (safeEqual(c, this.token)) return FULL;
+      if (safeEqual(c, this.viewToken)) view = VIEW_LINK;
+      else scoped ??= this._scoped?.match(c);
     }
-    return best;
+    return scoped ?? view;
   }
 }
 

@@ -1,8 +1,10 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { HostServices } from '../core/methods/types';
+import type { IDisposable } from '../core/base/lifecycle';
 import { AUTH_COOKIE, HttpGuard, newToken, type Access } from './http-security';
+import { ScopedTokens } from './scoped-tokens';
 import { decodeSegment, sendError, sendJson } from './http-util';
 import { handleRest } from './rest-routes';
 import { handleViewAsset, handleViewPage } from './view-page';
@@ -16,6 +18,9 @@ export const enum HttpLimits {
   /** Largest WebSocket message accepted (a JSON-RPC line's limit). */
   MaxWsPayload = 1024 * 1024,
 }
+
+/** The close code of a WebSocket whose scoped token was revoked or expired (as HTTP 401: the credential is gone). */
+export const TOKEN_ENDED_CLOSE = 4401;
 
 export interface HttpServerOptions {
   hostId: string;
@@ -33,6 +38,8 @@ export interface HttpServer {
   /** A link that opens the read-only view of a session. */
   viewUrl(sessionId: string, readOnly?: boolean): string;
   streamUrl(sessionId: string): string;
+  /** The scoped tokens of `shared-pty share` (CONTRACT §9.6). */
+  tokens: ScopedTokens;
   /** Stops at once: connections are cut; `close()` tells when they are gone. */
   dispose(): void;
   /** Stops, and resolves once every connection has closed and let go of what it held (its subscriptions). */
@@ -69,8 +76,10 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   });
   server.on('error', () => {});
   const port = (server.address() as AddressInfo).port;
-  const guard = new HttpGuard(token, port, options.allowedOrigins);
   const url = `http://127.0.0.1:${port}`;
+  const tokens = new ScopedTokens((id, t) => `${url}/sessions/${encodeURIComponent(id)}/view?token=${t}`);
+  const sessionGone = services.registry.onDidRemove((s) => tokens.dropSession(s.id));
+  const guard = new HttpGuard(token, port, options.allowedOrigins, tokens);
   const wss = new WebSocketServer({ noServer: true, maxPayload: HttpLimits.MaxWsPayload });
 
   server.on('request', (req, res) => {
@@ -86,12 +95,15 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const u = new URL(req.url ?? '/', url);
     const isView = /^\/sessions\/[^/]+\/view$/.test(u.pathname) || u.pathname.startsWith('/view/');
     const access = guard.access(req, u, isView);
-    if (access === 'none' || (access === 'view' && !isView)) return sendError(res, 'UNAUTHORIZED', 'Unauthorized: send Authorization: Bearer <token>');
+    if (!access || (access.viewOnly && !isView)) return sendError(res, 'UNAUTHORIZED', 'Unauthorized: send Authorization: Bearer <token>');
+    // A request in flight (a long wait) with a token that is revoked meanwhile is cut.
+    const tracked = endsWithToken(access, () => res.destroy());
+    res.on('close', () => tracked?.dispose());
     if (u.pathname === '/health' && req.method === 'GET') {
       return sendJson(res, 200, { ok: true, data: { hostId: options.hostId, sessions: services.registry.size } });
     }
     // The MCP SDK loads on the first /mcp request: a host nobody asks for MCP stays lighter.
-    if (u.pathname === '/mcp') return (await import('./mcp-http')).handleMcp(services, req, res);
+    if (u.pathname === '/mcp') return (await import('./mcp-http')).handleMcp(services, req, res, access);
     if (isView) {
       const t = u.searchParams.get('token');
       if (t) {
@@ -107,7 +119,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       if (u.pathname.startsWith('/view/')) return handleViewAsset(req, res, u);
       return handleViewPage(services, req, res, u, access);
     }
-    if (await handleRest(services, req, res, u)) return;
+    if (await handleRest(services, req, res, u, access)) return;
     sendError(res, 'NOT_FOUND', `No route for ${req.method} ${u.pathname}`);
   }
 
@@ -119,21 +131,47 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const refusal = guard.checkSource(req);
     if (refusal) return reject(403, 'Forbidden');
     const u = new URL(req.url ?? '/', url);
-    const access: Access = guard.access(req, u, true);
+    const access = guard.access(req, u, true);
     const stream = /^\/sessions\/([^/]+)\/stream$/.exec(u.pathname);
-    if (access === 'none' || (access === 'view' && !stream)) return reject(401, 'Unauthorized');
+    if (!access || (access.viewOnly && !stream)) return reject(401, 'Unauthorized');
+    /** Closes the socket when its scoped token is revoked or expires. */
+    const closeWithToken = (ws: WebSocket) => {
+      const tracked = endsWithToken(access, (why) => ws.close(TOKEN_ENDED_CLOSE, why));
+      ws.once('close', () => tracked?.dispose());
+    };
     if (u.pathname === '/rpc') {
-      return wss.handleUpgrade(req, socket, head, (ws) => serveRpcWebSocket(services, ws));
+      return wss.handleUpgrade(req, socket, head, (ws) => {
+        closeWithToken(ws);
+        serveRpcWebSocket(services, ws, access);
+      });
     }
     if (stream) {
       const selector = decodeSegment(stream[1]);
       // Thrown here, a malformed percent-encoding would end the whole host.
       if (selector === undefined) return reject(400, 'Bad Request');
-      const readOnly = access !== 'full' || u.searchParams.get('readonly') === '1';
-      return wss.handleUpgrade(req, socket, head, (ws) => serveStream(services, ws, selector, { canWrite: !readOnly, resync: u.searchParams.get('resync') === '1' }));
+      if (access.onlySession !== undefined && !reaches(access.onlySession, selector)) return reject(403, 'Forbidden');
+      const scope = u.searchParams.get('readonly') === '1' ? 'view' : access.scope;
+      return wss.handleUpgrade(req, socket, head, (ws) => {
+        closeWithToken(ws);
+        serveStream(services, ws, selector, { grant: { scope, onlySession: access.onlySession }, resync: u.searchParams.get('resync') === '1' });
+      });
     }
     reject(404, 'Not Found');
   });
+
+  /** Ties a connection to its scoped token (none for the host's token). */
+  function endsWithToken(access: Access, end: Parameters<ScopedTokens['track']>[1]): IDisposable | undefined {
+    return access.tokenId === undefined ? undefined : tokens.track(access.tokenId, end);
+  }
+
+  /** Whether `selector` names the session a scoped token is for (an unknown one does not). */
+  function reaches(sessionId: string, selector: string): boolean {
+    try {
+      return services.registry.resolve(selector).id === sessionId;
+    } catch {
+      return false;
+    }
+  }
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
@@ -141,6 +179,8 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       // A WebSocket's own close event (which ends its subscription) comes after the terminate.
       const webSocketsClosed = [...wss.clients].map((c) => new Promise<void>((r) => c.once('close', () => r())));
       const serverClosed = new Promise<void>((r) => server.close(() => r()));
+      sessionGone.dispose();
+      tokens.dispose();
       for (const c of wss.clients) c.terminate();
       wss.close();
       server.closeAllConnections?.();
@@ -152,6 +192,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     token,
     viewUrl: (id, readOnly) => `${url}/sessions/${id}/view?token=${readOnly ? guard.viewToken : token}${readOnly ? '&readonly=1' : ''}`,
     streamUrl: (id) => `ws://127.0.0.1:${port}/sessions/${id}/stream`,
+    tokens,
     dispose: () => void close(),
     close,
   };

@@ -55,6 +55,8 @@ function restCodeOf(e: RpcError): RestErrorCode {
       return 'NOT_FOUND';
     case ErrorCode.InternalError:
       return 'INTERNAL';
+    case ErrorCode.Forbidden:
+      return 'FORBIDDEN';
     default:
       return 'BAD_REQUEST';
   }

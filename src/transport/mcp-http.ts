@@ -1,18 +1,19 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { invoke } from '../core/methods/dispatch';
-import { oneShotCaller } from '../core/io/caller';
+import { FULL_GRANT, oneShotCaller, type Grant } from '../core/io/caller';
 import type { HostServices } from '../core/methods/types';
 import { BodyTooLargeError, readJsonBody, sendJson } from './http-util';
 import { connectMcp, createMcpServer, type ToolBackend } from './mcp-tools';
 
-/** An MCP tool call over `/mcp`: an agent, one request at a time. */
-const MCP_HTTP_CALLER = oneShotCaller('agent', 'mcp-http');
-
-/** The tools of an in-process host call its method table directly, each call an agent's over `/mcp`. */
-export function localBackend(services: HostServices, signal?: AbortSignal): ToolBackend {
+/**
+ * The tools of an in-process host call its method table directly, each call an agent's over
+ * `/mcp` (one request at a time), with what its token allows.
+ */
+export function localBackend(services: HostServices, signal?: AbortSignal, grant: Grant = FULL_GRANT): ToolBackend {
+  const caller = oneShotCaller('agent', 'mcp-http', grant);
   return {
-    call: (method, params) => invoke(method, params, { mode: { kind: 'control' }, services, caller: MCP_HTTP_CALLER, signal: signal ?? new AbortController().signal }),
+    call: (method, params) => invoke(method, params, { mode: { kind: 'control' }, services, caller, signal: signal ?? new AbortController().signal }),
   };
 }
 
@@ -35,7 +36,7 @@ export function wantsProgress(body: unknown): boolean {
  * HTTP transport allows, so its progress notifications reach the client (CONTRACT §9.4).
  * GET (server-initiated stream) is not offered: 405.
  */
-export async function handleMcp(services: HostServices, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleMcp(services: HostServices, req: IncomingMessage, res: ServerResponse, grant: Grant = FULL_GRANT): Promise<void> {
   if (req.method !== 'POST') {
     sendJson(res, 405, { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: use POST' }, id: null }, { allow: 'POST' });
     return;
@@ -52,12 +53,12 @@ export async function handleMcp(services: HostServices, req: IncomingMessage, re
   }
   const ac = new AbortController();
   res.on('close', () => ac.abort());
-  const server = createMcpServer(localBackend(services, ac.signal));
+  const server = createMcpServer(localBackend(services, ac.signal, grant), grant);
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body) });
   res.on('close', () => {
     void transport.close();
     void server.close();
   });
-  await connectMcp(server, transport);
+  await connectMcp(server, transport, grant);
   await transport.handleRequest(req, res, body);
 }

@@ -3,6 +3,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ClientRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { toRpcError } from '../core/base/errors';
+import { FULL_GRANT, type Grant } from '../core/io/caller';
+import { refusal } from '../core/methods/access';
 import { selector } from '../core/methods/schemas';
 import { applyBudget, DEFAULT_MAX_CHARS, MIN_MAX_CHARS } from '../core/io/output-budget';
 import type { MethodSpec, McpProjection, TableCall } from '../core/methods/spec';
@@ -124,13 +126,17 @@ export const TOOLS: readonly ToolDef[] = (METHODS as readonly MethodSpec[]).flat
 /** The names of the MCP tools (CONTRACT §5). */
 export const TOOL_NAMES = TOOLS.map((t) => t.name);
 
-/** An MCP server exposing the tools over `backend`; failures come back as tool errors (isError). */
-export function createMcpServer(backend: ToolBackend): McpServer {
+/**
+ * An MCP server exposing the tools over `backend`; failures come back as tool errors (isError).
+ * Only the tools `grant` may call are listed (a `view` token sees the reading tools).
+ */
+export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT): McpServer {
   // logging: clients may set a level (the conformance suite's logging-set-level); the host sends no log messages.
   const capabilities = { tools: {}, resources: {}, logging: {}, extensions: { [APPS_EXTENSION_ID]: APPS_EXTENSION_CAPABILITY } };
   const server = new McpServer({ name: 'shared-pty', version: VERSION }, { capabilities });
   registerTerminalApp(server);
   for (const tool of TOOLS) {
+    if (refusal(grant, tool.method)) continue;
     server.registerTool(
       tool.name,
       {
@@ -168,11 +174,20 @@ const REQUEST_SCHEMAS: ReadonlyMap<string, { safeParse(v: unknown): { success: b
  * (`tools/call` with `arguments: 0`) with -32602 Invalid params. The SDK parses them itself and
  * answers a misfit -32603 Internal error, its whole validation report as the message.
  */
-export async function connectMcp(server: McpServer, transport: Transport): Promise<void> {
+export async function connectMcp(server: McpServer, transport: Transport, grant: Grant = FULL_GRANT): Promise<void> {
   await server.connect(transport);
   const deliver = transport.onmessage;
   transport.onmessage = (message, extra) => {
-    const m = message as { id?: unknown; method?: unknown };
+    const m = message as { id?: unknown; method?: unknown; params?: { name?: unknown } };
+    // A tool the token may not call is not listed; called anyway, it says which scope it needs
+    // (the SDK would only say it does not know the tool).
+    const tool = m.method === 'tools/call' ? TOOLS.find((t) => t.name === m.params?.name) : undefined;
+    const refused = tool && refusal(grant, tool.method);
+    if (refused && (typeof m.id === 'string' || typeof m.id === 'number')) {
+      const text = `Error ${refused.code}: ${refused.message}`;
+      void transport.send({ jsonrpc: '2.0', id: m.id, result: { isError: true, content: [{ type: 'text', text }] } });
+      return;
+    }
     const schema = m.id !== undefined && typeof m.method === 'string' ? REQUEST_SCHEMAS.get(m.method) : undefined;
     const issue = schema?.safeParse(message).error?.issues[0];
     if (issue && (typeof m.id === 'string' || typeof m.id === 'number')) {

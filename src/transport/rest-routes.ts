@@ -1,14 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { oneShotCaller } from '../core/io/caller';
+import { FULL_GRANT, oneShotCaller, type Grant } from '../core/io/caller';
+import { outOfReach } from '../core/methods/access';
 import { invoke } from '../core/methods/dispatch';
 import type { MethodSpec, RestPath, RestProjection } from '../core/methods/spec';
 import { METHODS, parseWith } from '../core/methods/table';
 import type { HostServices } from '../core/methods/types';
 import { decodeSegment, readJsonBody, requestSignal, sendError, sendOk, sendRpcError } from './http-util';
 
-/** Every REST request is a one-shot script call. */
-const REST_CALLER = oneShotCaller('script', 'rest');
 
 /** One REST route (seeds/pty-session-mcp.md), generated from its method's entry in the table. */
 export interface RestRoute {
@@ -35,7 +34,7 @@ function matchPath(pathname: string): { path: RestPath; id?: string } | undefine
 }
 
 /** Serves the REST routes: validation, the call and the envelope, the same for every route. */
-export async function handleRest(services: HostServices, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+export async function handleRest(services: HostServices, req: IncomingMessage, res: ServerResponse, url: URL, grant: Grant = FULL_GRANT): Promise<boolean> {
   const matched = matchPath(url.pathname);
   if (!matched) return false;
   const route = REST_ROUTES.find((r) => r.rest.path === matched.path && r.rest.verb === req.method);
@@ -49,13 +48,15 @@ export async function handleRest(services: HostServices, req: IncomingMessage, r
     return true;
   }
   const signal = requestSignal(req, res);
-  const call = (method: string, params: Record<string, unknown>) => invoke(method, params, { mode: { kind: 'control' }, services, caller: REST_CALLER, signal });
+  // Every REST request is a one-shot script call, with what its token allows.
+  const caller = oneShotCaller('script', 'rest', grant);
+  const call = (method: string, params: Record<string, unknown>) => invoke(method, params, { mode: { kind: 'control' }, services, caller, signal });
   try {
     const raw = route.rest.from === 'query' ? queryParams(url, route.input) : await readJsonBody(req);
     const what = `Invalid ${route.rest.from === 'query' ? 'query' : 'body'} for ${route.rest.verb} ${route.rest.path}`;
     const input = route.rest.input ? (parseWith(route.input, raw, what) as Record<string, unknown>) : raw;
     const own = route.rest.input ? route.rest.input.toParams(input) : { ...route.rest.defaults, ...input };
-    const session = matched.id === undefined ? undefined : services.registry.resolve(matched.id);
+    const session = matched.id === undefined ? undefined : resolveFor(services, matched.id, grant);
     const id = session?.id ?? '';
     const params = session ? { session: id, ...own } : own;
     const ctx = { id, session, input, call };
@@ -66,6 +67,16 @@ export async function handleRest(services: HostServices, req: IncomingMessage, r
     sendRpcError(res, e);
   }
   return true;
+}
+
+/** The session in the path; for a scoped token, any but its own is refused (403), known or not. */
+function resolveFor(services: HostServices, selector: string, grant: Grant) {
+  try {
+    return services.registry.resolve(selector);
+  } catch (e) {
+    if (grant.onlySession !== undefined) throw outOfReach(grant);
+    throw e;
+  }
 }
 
 /**

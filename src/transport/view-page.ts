@@ -64,9 +64,13 @@ export function handleViewPage(services: HostServices, req: IncomingMessage, res
   } catch {
     session = undefined;
   }
+  // A scoped token opens its own session's view only; of the others it learns nothing, not even whether they exist.
+  if (access.onlySession !== undefined && session?.id !== access.onlySession) {
+    return sendError(res, 'FORBIDDEN', `Forbidden: this token reaches only session ${access.onlySession}`);
+  }
   if (!session) return sendError(res, 'NOT_FOUND', `Unknown session: ${m ? safeDecode(m[1]) : url.pathname}`);
   const info = services.describe(session);
-  const readOnly = access !== 'full' || url.searchParams.get('readonly') === '1' || sessionReadOnly(session);
+  const readOnly = access.scope === 'view' || url.searchParams.get('readonly') === '1' || sessionReadOnly(session);
 
   if (/\bapplication\/json\b/.test(req.headers.accept ?? '')) {
     return sendJson(

@@ -3,12 +3,13 @@ import { dispatch, errorResponse } from '../core/methods/dispatch';
 import { ErrorCode, RpcError } from '../core/base/errors';
 import type { IDisposable } from '../core/base/lifecycle';
 import { ClientLink } from '../core/io/client-link';
+import { FULL_GRANT, type Grant } from '../core/io/caller';
 import type { HostServices } from '../core/methods/types';
 import { REQUEST_HIGH_WATER_BYTES } from './rpc-connection';
 import { wsCongested, wsWhenDrained } from './ws-sink';
 
 /** `GET /rpc` (WebSocket): the control socket's JSON-RPC, one message per frame. */
-export function serveRpcWebSocket(services: HostServices, ws: WebSocket): void {
+export function serveRpcWebSocket(services: HostServices, ws: WebSocket, grant: Grant = FULL_GRANT): void {
   // A protocol error (a message over maxPayload: 1009, a bad frame) is reported here and then the
   // socket closes; without a listener the 'error' event would be thrown and end the whole host.
   ws.on('error', () => {});
@@ -16,6 +17,8 @@ export function serveRpcWebSocket(services: HostServices, ws: WebSocket): void {
   const link = new ClientLink({
     origin: 'script',
     transport: 'ws-rpc',
+    scope: grant.scope,
+    onlySession: grant.onlySession,
     sink: {
       notify: (method, params) => send({ jsonrpc: '2.0', method, params }),
       congested: () => wsCongested(ws),
@@ -26,6 +29,8 @@ export function serveRpcWebSocket(services: HostServices, ws: WebSocket): void {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
   }
   ws.on('message', async (raw) => {
+    // A socket being closed (its token revoked) takes no more calls, even if the client keeps sending.
+    if (ws.readyState !== ws.OPEN) return;
     let message: unknown;
     try {
       message = JSON.parse(raw.toString());

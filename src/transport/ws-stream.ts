@@ -2,6 +2,7 @@ import type WebSocket from 'ws';
 import { invoke } from '../core/methods/dispatch';
 import type { Session } from '../core/session/session';
 import { ClientLink } from '../core/io/client-link';
+import type { Grant } from '../core/io/caller';
 import type { NotificationSink } from '../core/io/subscription';
 import type { HostServices } from '../core/methods/types';
 import { wsCongested, wsWhenDrained } from './ws-sink';
@@ -17,8 +18,11 @@ export const enum StreamClose {
 
 /** How a stream was opened. */
 export interface StreamOptions {
-  /** Input is accepted (not the view token, not `?readonly=1`). */
-  canWrite: boolean;
+  /**
+   * What the client may do: input is accepted from `input` and `control` (not the view token,
+   * not `?readonly=1`, not a `view` scoped token); a scoped token reaches its session only.
+   */
+  grant: Grant;
   /**
    * `?resync=1` (CONTRACT §9.1, the browser view): where output was lost, send one
    * `{type:"snapshot", data, cols, rows}` that redraws the terminal, and go on from its cursor,
@@ -32,7 +36,8 @@ export interface StreamOptions {
  * `{type:"data"}` and a final `{type:"exit"}`; takes `{type:"write"}`, `{type:"resize"}` and raw text.
  */
 export function serveStream(services: HostServices, ws: WebSocket, selector: string, options: StreamOptions): void {
-  const { canWrite } = options;
+  const { grant } = options;
+  const canWrite = grant.scope !== 'view';
   // A protocol error (a message over maxPayload: 1009, a bad frame) is reported here and then the
   // socket closes; without a listener the 'error' event would be thrown and end the whole host.
   ws.on('error', () => {});
@@ -67,9 +72,9 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
     congested: () => wsCongested(ws),
     whenDrained: (fn) => wsWhenDrained(ws, fn),
   };
-  // The browser view is this endpoint's client, so its input is the human's ('user'); a read-only
-  // link (the view token, or ?readonly=1) has the `view` scope.
-  const link = new ClientLink({ origin: 'user', transport: 'ws-stream', scope: canWrite ? 'control' : 'view', sink });
+  // The browser view is this endpoint's client, so its input is the human's ('user'); its writes
+  // and resizes go through the method table, which checks them against the token's scope.
+  const link = new ClientLink({ origin: 'user', transport: 'ws-stream', scope: grant.scope, onlySession: grant.onlySession, sink });
   const sub = link.subscribe(session, { since: 0 });
   const call = (method: string, params: Record<string, unknown>) =>
     invoke(method, { session: session.id, ...params }, { mode: { kind: 'control' }, services, caller: link, signal: abort.signal }).catch((e: Error) => {
@@ -77,6 +82,8 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
     });
 
   ws.on('message', (raw, isBinary) => {
+    // A socket being closed (its token revoked) takes no more input, even if the client keeps sending.
+    if (ws.readyState !== ws.OPEN) return;
     const text = isBinary ? Buffer.from(raw as Buffer).toString('utf8') : raw.toString();
     let msg: { type?: unknown; data?: unknown; submit?: unknown; cols?: unknown; rows?: unknown } | undefined;
     try {

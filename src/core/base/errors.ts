@@ -8,6 +8,8 @@ export const enum ErrorCode {
   ServerError = -32000,
   UnknownSession = -32001,
   SessionBusy = -32002,
+  /** The caller's token does not allow this call: its scope is too small, or it names another session (CONTRACT §9.6). */
+  Forbidden = -32004,
 }
 
 /** An error that travels to the client as a JSON-RPC error object. */
@@ -39,6 +41,11 @@ export function unknownSession(session: string): RpcError {
 /** The error a second concurrent send gets (CONTRACT §8). */
 export function sessionBusy(): RpcError {
   return new RpcError(ErrorCode.SessionBusy, 'Session is busy with another send; wait for it to finish');
+}
+
+/** A call outside the caller's token (CONTRACT §9.6: HTTP 403, JSON-RPC -32004, MCP isError). */
+export function forbidden(message: string): RpcError {
+  return new RpcError(ErrorCode.Forbidden, `Forbidden: ${message}`);
 }
 
 export function serverError(message: string, data?: unknown): RpcError {

@@ -5,19 +5,27 @@ import type { InputSource, Transport } from '../session/input-source';
 
 /**
  * What a caller's token allows (CONTRACT §9.6): `view` reads and subscribes, `input` also writes
- * and resizes, `control` everything. A placeholder for now: the host token gives `control`, the
- * browser view's read-only token `view`; nothing checks it yet.
+ * and resizes, `control` everything. The host's own token (and its sockets) give `control`; a
+ * scoped token (`shared-pty share`) gives its scope, for one session.
  */
 export type TokenScope = 'view' | 'input' | 'control';
 
-/** Whoever calls a method: a connected client (a ClientLink) or a one-shot request (REST, an MCP call over HTTP). */
-export interface Caller extends InputSource {
+/** What a token allows: its scope and, for a scoped token, the one session it reaches. */
+export interface Grant {
   readonly scope: TokenScope;
+  /** The id of the only session a scoped token reaches; undefined: every session (the host's token). */
+  readonly onlySession?: string;
 }
 
+/** The host's own token and sockets: everything. */
+export const FULL_GRANT: Grant = { scope: 'control' };
+
+/** Whoever calls a method: a connected client (a ClientLink) or a one-shot request (REST, an MCP call over HTTP). */
+export interface Caller extends InputSource, Grant {}
+
 /** The identity of a one-shot caller: fixed by the endpoint it came through, no notifications. */
-export function oneShotCaller(origin: Origin, transport: Transport, scope: TokenScope = 'control'): Caller {
-  return { origin, transport, scope };
+export function oneShotCaller(origin: Origin, transport: Transport, grant: Grant = FULL_GRANT): Caller {
+  return { origin, transport, scope: grant.scope, onlySession: grant.onlySession };
 }
 
 /**

@@ -18,6 +18,8 @@ export interface ClientLinkOptions {
   origin: Origin;
   transport: Transport;
   scope?: TokenScope;
+  /** The only session the client's token reaches (a scoped token); undefined: every one. */
+  onlySession?: string;
   /** Where notifications go: the transport's framing and back-pressure. */
   sink: NotificationSink;
   /**
@@ -37,6 +39,7 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
   private _origin: Origin;
   private _transport: Transport;
   readonly scope: TokenScope;
+  readonly onlySession: string | undefined;
   private readonly _sink: NotificationSink;
   private readonly _home: Session | undefined;
   private readonly _output = new Map<string, OutputSubscription>();
@@ -48,6 +51,7 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
     this._origin = options.origin;
     this._transport = options.transport;
     this.scope = options.scope ?? 'control';
+    this.onlySession = options.onlySession;
     this._sink = options.sink;
     this._home = options.home;
     this._register({ dispose: () => this._releaseSubscriptions() });

@@ -4,6 +4,7 @@ import type { Session } from '../session/session';
 import { parseClientDeclaration, type Caller } from '../io/caller';
 import { ClientLink } from '../io/client-link';
 import type { HostServices, MethodContext } from './types';
+import { checkReach, outOfReach, refusal } from './access';
 
 export type JsonRpcId = string | number | null;
 
@@ -63,6 +64,9 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
   if (!spec || (spec.target === 'host' && opts.mode.kind === 'session')) {
     throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
   }
+  // The caller's token first (CONTRACT §9.6): a refused call learns nothing, not even about its params.
+  const refused = refusal(opts.caller, spec);
+  if (refused) throw refused;
   // `client` says who calls (an optional addition any call may carry, see caller.ts); a link
   // adopts it, a one-shot caller's identity is fixed by its endpoint. No method sees the field.
   const { client, ...ownParams } = rawParams;
@@ -77,11 +81,15 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
     else {
       const { session: selector, ...rest } = params;
       params = rest;
-      if (typeof selector === 'string' && selector !== '') session = opts.services.registry.resolve(selector);
-      else if (spec.target === 'session' || selector !== undefined) {
+      if (typeof selector === 'string' && selector !== '') session = resolveFor(opts, selector);
+      else if (opts.caller.onlySession !== undefined && selector === undefined) {
+        // A scoped token's "every session" is its own session (pty/events without a session).
+        session = resolveFor(opts, opts.caller.onlySession);
+      } else if (spec.target === 'session' || selector !== undefined) {
         throw new RpcError(ErrorCode.InvalidParams, `${method} needs a session selector (id, name or id prefix) in params.session`);
       }
     }
+    checkReach(opts.caller, session);
   }
   const after: Array<() => void> = [];
   const ctx: MethodContext = {
@@ -104,6 +112,16 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
   // One-shot callers (REST, MCP) have no response to wait for: run the follow-ups now.
   if (!opts.afterResponse) for (const fn of after) setImmediate(fn);
   return result;
+}
+
+/** Resolves a selector; for a scoped token any session but its own is refused, known or not. */
+function resolveFor(opts: InvokeOptions, selector: string): Session {
+  try {
+    return opts.services.registry.resolve(selector);
+  } catch (e) {
+    if (opts.caller.onlySession !== undefined) throw outOfReach(opts.caller);
+    throw e;
+  }
 }
 
 function checkEnvelope(message: unknown): { method: string; params: Record<string, unknown> } {

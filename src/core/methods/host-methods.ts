@@ -12,8 +12,12 @@ export const listMethod = method({
   summary: 'Every session of this host.',
   params: z.object({}),
   result: z.object({ sessions: z.array(sessionInfo) }),
+  // A scoped token sees only its own session here (CONTRACT §9.6).
+  scopedToken: 'filtered',
   handler(ctx) {
-    return { sessions: ctx.services.registry.list().map((s) => ctx.services.describe(s)) };
+    const only = ctx.caller.onlySession;
+    const sessions = ctx.services.registry.list().filter((s) => only === undefined || s.id === only);
+    return { sessions: sessions.map((s) => ctx.services.describe(s)) };
   },
   mcp: {
     tool: 'list_sessions',

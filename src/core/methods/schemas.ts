@@ -100,5 +100,22 @@ export const hostInfo = z
   })
   .meta({ title: 'HostInfo' });
 
+export const tokenScope = z.enum(['view', 'input', 'control']);
+
+/** Longest life of a scoped token: 30 days (it ends with its host anyway). */
+export const MAX_TOKEN_SECONDS = 30 * 24 * 3600;
+
+/** A scoped token as `host/tokens` lists it: never the token, never its hash (CONTRACT §9.6). */
+export const tokenInfo = z
+  .object({
+    id: z.string().describe('Names the token for host/revoke; it is not the token.'),
+    scope: tokenScope,
+    session: z.string().describe('The id of the one session it reaches.'),
+    createdAt: z.string(),
+    expiresAt: z.string().describe('ISO 8601: it stops working then, and its open WebSockets close.'),
+    lastUsedAt: z.string().nullable().describe('The last request made with it; null when never used.'),
+  })
+  .meta({ title: 'TokenInfo' });
+
 /** A result with nothing to say. */
 export const empty = z.object({});

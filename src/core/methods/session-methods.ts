@@ -93,6 +93,8 @@ export const viewUrlMethod = method({
   target: 'session',
   // A link that can type is as strong as control: only a caller that may control gets one.
   scope: 'control',
+  // Its link carries the host's token: a scoped token must not trade itself for that.
+  scopedToken: 'never',
   summary: 'A link that opens the session live in a browser (readOnly: a link that cannot type).',
   params: z.object({ readOnly: z.boolean().optional() }),
   result: z.object({ url: z.string(), readOnly: z.boolean() }),

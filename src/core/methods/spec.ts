@@ -108,6 +108,13 @@ export interface MethodSpec<
   summary: string;
   params: S;
   result: R;
+  /**
+   * What a scoped token (one session, CONTRACT §9.6) may do with it beyond its scope check: by
+   * default a session method is allowed on the token's own session and a host method is refused;
+   * `filtered` lets a host method through, its answer showing only the token's session
+   * (`session/list`); `never` refuses it even on that session (it would hand out a stronger link).
+   */
+  scopedToken?: 'filtered' | 'never';
   /** Refused with -32000 "The session has exited" once the program has ended (writes, signals, resizes). */
   needsRunning?: boolean;
   handler(ctx: MethodContext, params: z.infer<S>): z.infer<R> | Promise<z.infer<R>>;

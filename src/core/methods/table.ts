@@ -8,6 +8,7 @@ import { readMethod, scrollbackMethod, snapshotMethod, waitMethod } from './scre
 import { infoMethod, keepMethod, killMethod, statusMethod, viewUrlMethod } from './session-methods';
 import { eventsMethod, waitEventMethod } from './event-methods';
 import { recordMethod } from './record-methods';
+import { revokeMethod, shareMethod, tokensMethod } from './token-methods';
 import type { MethodSpec } from './spec';
 
 /**
@@ -41,6 +42,9 @@ export const METHODS = [
   listMethod,
   createMethod,
   hostInfoMethod,
+  shareMethod,
+  tokensMethod,
+  revokeMethod,
 ] as const;
 
 type AnySpec = (typeof METHODS)[number];

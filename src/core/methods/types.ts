@@ -1,9 +1,9 @@
 import type { AgentPolicy } from '../io/agent-policy';
 import type { z } from 'zod';
-import type { hostInfo, sessionInfo } from './schemas';
+import type { hostInfo, sessionInfo, tokenInfo } from './schemas';
 import type { SessionRegistry, CreateSessionParams } from '../session/registry';
 import type { Session } from '../session/session';
-import type { Caller } from '../io/caller';
+import type { Caller, TokenScope } from '../io/caller';
 import type { ClientLink } from '../io/client-link';
 
 /** What every listing, record and `pty/info` says about a session (CONTRACT §2). */
@@ -11,6 +11,18 @@ export type SessionInfo = z.infer<typeof sessionInfo>;
 
 /** The discovery record without the token (`host/info`). */
 export type HostInfo = z.infer<typeof hostInfo>;
+
+/** A scoped token as listed: no secret in it. */
+export type TokenInfo = z.infer<typeof tokenInfo>;
+
+/** The scoped tokens of a host's HTTP server (CONTRACT §9.6), kept in its memory as hashes only. */
+export interface TokenService {
+  /** A new token for one session; the only time the token itself is seen. */
+  share(session: Session, scope: TokenScope, expiresInSeconds: number): { token: string; url: string; info: TokenInfo };
+  list(): TokenInfo[];
+  /** Ends the token now, and the connections opened with it; false when there is none of that id. */
+  revoke(id: string): boolean;
+}
 
 /** What the method table needs from the host that owns the sessions. */
 export interface HostServices {
@@ -23,6 +35,8 @@ export interface HostServices {
   createSession(params: CreateSessionParams): Promise<Session> | Session;
   /** A browser link to the session's live view (needs the host's HTTP server), read-only or not. */
   viewUrl?(session: Session, readOnly: boolean): string | undefined;
+  /** The scoped tokens (only a host serving HTTP has them). */
+  readonly tokens?: TokenService;
   /** `pty/kill`: in a host, ends that session; in socket-pty's single-session serve, ends the server too. */
   killSession(session: Session): Promise<void> | void;
   /** What agents' writes may do (CONTRACT §9.6); none: allow. */

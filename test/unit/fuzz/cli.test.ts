@@ -45,6 +45,7 @@ const arg: fc.Arbitrary<string> = fc.oneof(
     arbitrary: fc.constantFrom(
       '--json', '--top', '--bottom', '--start', '--end', '--scrollback', '--offset', '--lines', '--no-submit', '--timeout', '--idle', '--regex',
       '--read-only', '--help', '-h', '--', '--top=3', '--timeout=50', '--lines=0', '--bogus', '-x', '-1', '--timeout=',
+      '--scope', '--scope=input', '--expires', '--expires=1h', '--expires=0s',
     ),
   },
   { weight: 2, arbitrary: fc.constantFrom('0', '1', '5', '-3', '1e3', '99999999999999999999', 'NaN', '', ' ', 'Enter', 'Ctrl+C', 'ArrowUp', '(', 'x') },
@@ -52,7 +53,7 @@ const arg: fc.Arbitrary<string> = fc.oneof(
 );
 
 const commandLine = fc.tuple(
-  fc.oneof({ weight: 8, arbitrary: fc.constantFrom('list', 'read', 'send', 'keys', 'wait', 'view', 'attach') }, { weight: 1, arbitrary: fc.constantFrom('', 'help', '--version', 'nope', 'LIST') }),
+  fc.oneof({ weight: 8, arbitrary: fc.constantFrom('list', 'read', 'send', 'keys', 'wait', 'view', 'attach', 'share', 'tokens', 'revoke') }, { weight: 1, arbitrary: fc.constantFrom('', 'help', '--version', 'nope', 'LIST') }),
   fc.array(arg, { maxLength: 6 }),
 );
 

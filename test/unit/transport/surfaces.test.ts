@@ -59,6 +59,10 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   'session/list': {},
   'session/create': { ...BASH },
   'host/info': {},
+  'session/share': { scope: 'view', expiresIn: 60 },
+  'host/tokens': {},
+  // A token's id: the test shares one first and puts its id here.
+  'host/revoke': { id: '<shared just before>' },
 };
 /** Params that are only valid together (`pty/read`'s row range): a bound check sets both. */
 const PAIRED: Record<string, string> = { start: 'end', end: 'start' };
@@ -234,7 +238,8 @@ describe('every surface agrees with the method table', () => {
     const shared = await openBash();
     for (const spec of TABLE) {
       const session = spec.target !== 'host' ? await sessionFor(spec, shared) : undefined;
-      const params = { ...(session ? { session } : {}), ...EXAMPLES[spec.name] };
+      const params: Record<string, unknown> = { ...(session ? { session } : {}), ...EXAMPLES[spec.name] };
+      if (spec.name === 'host/revoke') params.id = (await rpc('session/share', { session: shared })).info.id;
       const r = await rpc(spec.name, params);
       assert.deepEqual(spec.result.parse(r), r, `${spec.name}: its result has exactly the fields of its schema`);
       if (spec.name === 'session/create') await rpc('pty/kill', { session: r.id });

@@ -1,0 +1,115 @@
+import { readLiveRecords, type HostRecord } from '../host/discovery';
+import { ErrorCode } from '../core/base/errors';
+import { MAX_TOKEN_SECONDS } from '../core/methods/schemas';
+import type { TokenInfo } from '../core/methods/types';
+import { RpcCallError, RpcClient } from '../transport/rpc-client';
+import { parseArgs, strFlag, UsageError } from './args';
+import { CliError, findSession } from './find-session';
+
+const SHARE_USAGE = 'shared-pty share <session> [--scope view|input|control] [--expires 1h]';
+const SCOPES = ['view', 'input', 'control'] as const;
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+
+/** `--expires 90s | 15m | 1h | 2d` in seconds (a bare number is seconds). */
+export function parseDuration(text: string): number {
+  const m = /^(\d+)([smhd]?)$/.exec(text.trim());
+  const seconds = m ? Number(m[1]) * UNIT_SECONDS[m[2] || 's'] : NaN;
+  if (!Number.isSafeInteger(seconds) || seconds < 1 || seconds > MAX_TOKEN_SECONDS) {
+    throw new UsageError(`--expires needs a duration from 1s to 30d (like 90s, 15m, 1h, 2d), got "${text}"`);
+  }
+  return seconds;
+}
+
+/**
+ * `share <session> [--scope view|input|control] [--expires 1h]`: a token for that session only,
+ * and the browser link that opens it with that token (CONTRACT §9.6). The host keeps its hash only:
+ * this is the one time it is shown.
+ */
+export async function shareCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { values: ['--scope', '--expires'], booleans: ['--json'] });
+  const selector = args.positional[0];
+  if (!selector) throw new UsageError(`missing <session>; usage: ${SHARE_USAGE}`);
+  const scope = strFlag(args, '--scope') ?? 'view';
+  if (!(SCOPES as readonly string[]).includes(scope)) throw new UsageError(`--scope must be view, input or control, got "${scope}"`);
+  const expires = strFlag(args, '--expires');
+  const found = findSession(selector);
+  if (!found.host.http) throw new CliError(`host ${found.host.hostId} serves no HTTP (started with --no-http): a token would open nothing`);
+  const r = await onHost(found.host, (c) =>
+    c.call('session/share', { session: found.session.id, scope: scope as (typeof SCOPES)[number], expiresIn: expires === undefined ? undefined : parseDuration(expires) }),
+  );
+  if (args.flags.has('--json')) {
+    process.stdout.write(JSON.stringify(r) + '\n');
+    return 0;
+  }
+  process.stdout.write(
+    `link:  ${r.url}\n` +
+      `token: ${r.token}\n` +
+      `${r.info.scope} access to session ${r.info.session} until ${r.info.expiresAt} (token id ${r.info.id}; end it with: shared-pty revoke ${r.info.id})\n`,
+  );
+  return 0;
+}
+
+/** `tokens [--json]`: the scoped tokens of every live host (never a token or its hash). */
+export async function tokensCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { booleans: ['--json'] });
+  const all: Array<TokenInfo & { hostId: string }> = [];
+  for (const host of readLiveRecords().filter((h) => h.http)) {
+    const r = await onHost(host, (c) => c.call('host/tokens', {}));
+    all.push(...r.tokens.map((t) => ({ ...t, hostId: host.hostId })));
+  }
+  if (args.flags.has('--json')) {
+    process.stdout.write(JSON.stringify(all, null, 2) + '\n');
+    return 0;
+  }
+  if (all.length === 0) return 0;
+  const header = ['ID', 'SCOPE', 'SESSION', 'EXPIRES', 'LAST USE'];
+  const rows = all.map((t) => [t.id, t.scope, t.session, t.expiresAt, t.lastUsedAt ?? 'never']);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  for (const r of [header, ...rows]) process.stdout.write(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ') + '\n');
+  return 0;
+}
+
+/** `revoke <id>`: ends the token at once, on whichever host issued it; its open WebSockets close. */
+export async function revokeCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, {});
+  const id = args.positional[0];
+  if (!id) throw new UsageError('missing <id>; usage: shared-pty revoke <id> (see shared-pty tokens)');
+  for (const host of readLiveRecords().filter((h) => h.http)) {
+    try {
+      await onHost(host, (c) => c.call('host/revoke', { id }));
+      process.stdout.write(`revoked ${id}\n`);
+      return 0;
+    } catch (e) {
+      if (!(e instanceof HostCallError && e.code === ErrorCode.ServerError)) throw e;
+    }
+  }
+  throw new CliError(`unknown token: ${id} (see shared-pty tokens)`);
+}
+
+/** A CLI error that keeps the host's error code (so revoke can tell "not mine" from a failure). */
+class HostCallError extends CliError {
+  constructor(
+    message: string,
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Runs calls on one host's control socket; RPC errors become CLI errors. */
+async function onHost<T>(host: HostRecord, fn: (client: RpcClient) => Promise<T>): Promise<T> {
+  let client: RpcClient;
+  try {
+    client = await RpcClient.connect(host.control);
+  } catch (e) {
+    throw new CliError(`cannot reach host ${host.hostId}: ${(e as Error).message}`);
+  }
+  try {
+    return await fn(client);
+  } catch (e) {
+    if (e instanceof RpcCallError) throw new HostCallError(e.message, e.code);
+    throw e;
+  } finally {
+    client.close();
+  }
+}

@@ -1,0 +1,41 @@
+import { forbidden, type RpcError } from '../base/errors';
+import type { Grant, TokenScope } from '../io/caller';
+import type { Session } from '../session/session';
+import type { MethodScope, MethodSpec } from './spec';
+
+/** Each token scope and the method scopes it allows (CONTRACT §9.6: each allows what the ones before it do). */
+const ALLOWS: Readonly<Record<TokenScope, readonly MethodScope[]>> = {
+  view: ['read'],
+  input: ['read', 'input'],
+  control: ['read', 'input', 'control'],
+};
+
+/** The token scope a method needs, as the user names it (`shared-pty share --scope`). */
+export function scopeNeeded(spec: MethodSpec): TokenScope {
+  return spec.scope === 'read' ? 'view' : spec.scope;
+}
+
+/**
+ * Why `grant` may not call `spec` at all (whatever its params), or undefined when it may. A
+ * scoped token reaches host methods only where they show just its session (`scopedToken: 'filtered'`).
+ */
+export function refusal(grant: Grant, spec: MethodSpec): RpcError | undefined {
+  if (!ALLOWS[grant.scope].includes(spec.scope)) {
+    return forbidden(`${spec.name} needs the "${scopeNeeded(spec)}" scope; this token has "${grant.scope}"`);
+  }
+  if (grant.onlySession === undefined) return undefined;
+  if (spec.scopedToken === 'never' || (spec.target === 'host' && spec.scopedToken !== 'filtered')) {
+    return forbidden(`${spec.name} needs the host's own token; this token reaches only session ${grant.onlySession}`);
+  }
+  return undefined;
+}
+
+/** Refuses a call about `session` from a token bound to another one. */
+export function checkReach(grant: Grant, session: Session | undefined): void {
+  if (grant.onlySession !== undefined && session?.id !== grant.onlySession) throw outOfReach(grant);
+}
+
+/** The refusal of a session a scoped token does not reach (unknown or not: a token learns nothing of others). */
+export function outOfReach(grant: Grant): RpcError {
+  return forbidden(`this token reaches only session ${grant.onlySession}`);
+}

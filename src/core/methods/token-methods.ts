@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { serverError } from '../base/errors';
+import { MAX_TOKEN_SECONDS, tokenInfo, tokenScope } from './schemas';
+import { requireSession } from './context';
+import { method } from './spec';
+import type { MethodContext, TokenService } from './types';
+
+/** A token lives this long unless the user says otherwise (`--expires`). */
+export const DEFAULT_TOKEN_SECONDS = 3600;
+
+function tokensOf(ctx: MethodContext): TokenService {
+  if (!ctx.services.tokens) throw serverError('This host serves no HTTP (started with --no-http): there is nothing a token could open');
+  return ctx.services.tokens;
+}
+
+export const shareMethod = method({
+  name: 'session/share',
+  target: 'session',
+  scope: 'control',
+  // A scoped token may not mint tokens (a longer-lived one, a stronger one): the host's token only.
+  scopedToken: 'never',
+  summary: 'A new token for this session only, with a scope (view, input or control) and an expiry, and the browser link that uses it; the host keeps only its hash.',
+  params: z.object({
+    scope: tokenScope.optional().describe('view reads and subscribes; input also writes and resizes; control also sends, signals and closes. Default view.'),
+    expiresIn: z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_TOKEN_SECONDS}).`),
+  }),
+  result: z.object({
+    token: z.string().describe('Bearer token for REST, /rpc, /mcp and the stream WebSocket; shown only here.'),
+    url: z.string().describe('The session\'s browser view, opened with this token.'),
+    info: tokenInfo,
+  }),
+  handler(ctx, p) {
+    return tokensOf(ctx).share(requireSession(ctx), p.scope ?? 'view', p.expiresIn ?? DEFAULT_TOKEN_SECONDS);
+  },
+});
+
+// Host methods, so a scoped token never reaches them (access.ts): only the host's own token
+// lists or ends tokens.
+
+export const tokensMethod = method({
+  name: 'host/tokens',
+  target: 'host',
+  scope: 'control',
+  summary: 'The scoped tokens that still work: id, scope, session, expiry, last use (never the token or its hash).',
+  params: z.object({}),
+  result: z.object({ tokens: z.array(tokenInfo) }),
+  handler(ctx) {
+    return { tokens: ctx.services.tokens?.list() ?? [] };
+  },
+});
+
+export const revokeMethod = method({
+  name: 'host/revoke',
+  target: 'host',
+  scope: 'control',
+  summary: 'End a scoped token at once: its next request is refused and the WebSockets opened with it close.',
+  params: z.object({ id: z.string().min(1).describe('The token\'s id (host/tokens).') }),
+  result: z.object({ id: z.string(), revoked: z.literal(true) }),
+  handler(ctx, p) {
+    if (!tokensOf(ctx).revoke(p.id)) throw serverError(`Unknown token: ${p.id}`, { id: p.id });
+    return { id: p.id, revoked: true as const };
+  },
+});
