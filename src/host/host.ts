@@ -7,7 +7,7 @@ import type { Session } from '../core/session/session';
 import type { HostInfo, HostServices, SessionInfo } from '../core/methods/types';
 import { listenRpc, type Endpoint, type RpcServer } from '../transport/socket-server';
 import { VERSION } from '../version';
-import { removeRecord, writeRecord, type HostKind, type HostRecord } from './discovery';
+import { readLiveRecords, removeRecord, writeRecord, type HostKind, type HostRecord } from './discovery';
 import { ensureRuntimeDir } from './runtime-dir';
 
 /** A transport the host can add later (the HTTP server) and how it shows in the record and SessionInfo. */
@@ -60,6 +60,8 @@ export class Host extends Disposable implements HostServices {
   private constructor(readonly options: HostOptions) {
     super();
     this.runtimeDir = ensureRuntimeDir(options.runtimeDir);
+    // Hosts that died without cleaning up (SIGKILL, a crash) leave records and sockets: remove them.
+    readLiveRecords(this.runtimeDir);
     this.hostId = newHostId(this.runtimeDir);
     this.hostDir = path.join(this.runtimeDir, this.hostId);
     fs.mkdirSync(this.hostDir, { mode: 0o700 });
