@@ -83,6 +83,13 @@ export class Host extends Disposable implements HostServices {
     return host;
   }
 
+  /** Clients connected now to the control socket or a session socket (the editor, `attach`, `mcp`, scripts). */
+  get connections(): number {
+    let n = this._control?.connections ?? 0;
+    for (const servers of this._sessionServers.values()) for (const s of servers) n += s.connections;
+    return n;
+  }
+
   get controlAddress(): string {
     return this._control?.address ?? '';
   }

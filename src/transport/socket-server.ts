@@ -19,6 +19,8 @@ export interface RpcServerOptions {
 export interface RpcServer {
   readonly address: string;
   readonly endpoint: Endpoint;
+  /** Connections open now (a host with none and no session may end: src/host/exit-empty.ts). */
+  readonly connections: number;
   close(): Promise<void>;
 }
 
@@ -47,6 +49,9 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
   return {
     address: formatAddress(endpoint),
     endpoint,
+    get connections() {
+      return sockets.size;
+    },
     close() {
       closing ??= new Promise<void>((resolve) => {
         // Done once every connection has closed and let go of what it held (its client count,

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DAEMON_LOG, ensureDaemon, findDaemon } from '../../../src/host/daemon';
+import { isAlive } from '../../../src/host/discovery';
+import { idleExitMs } from '../../../src/host/exit-empty';
 import { tempRuntimeDir, until } from '../../helpers/host';
 import type { SessionInfo } from '../../../src/core/methods/types';
 import { RpcClient } from '../../../src/transport/rpc-client';
@@ -70,4 +72,42 @@ test('the host runs in the user\'s own environment, tuned by nothing set by hand
     await until(() => !findDaemon(own), 10000, 'the daemon to stop');
     fs.rmSync(own, { recursive: true, force: true });
   }
+});
+
+// Issue #14: like a tmux server with `exit-empty`, the per-user host ends once it has had no session
+// and no client for a while, so a host left behind (by an editor update, a closed window) does not
+// run for good; a session or a connected client (the editor, `attach`, `shared-pty mcp`) keeps it.
+test('the per-user host exits by itself once it has no session and no client; either one keeps it', { timeout: 60_000 }, async () => {
+  const own = tempRuntimeDir();
+  const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
+  const idleMs = 300;
+  const rec = await ensureDaemon({ cliPath: cli, runtimeDir: own, args: ['--no-http', '--idle-exit-ms', String(idleMs)] });
+  const settle = () => new Promise((r) => setTimeout(r, idleMs * 5));
+  try {
+    let client = await RpcClient.connect(rec.control);
+    const s = await client.request<SessionInfo>('session/create', { command: 'sleep', args: ['60'] });
+    client.close();
+    await settle();
+    assert.ok(isAlive(rec.pid), 'a session keeps the host up with no client');
+    client = await RpcClient.connect(rec.control);
+    await client.request('pty/kill', { session: s.id });
+    await settle();
+    assert.ok(isAlive(rec.pid), 'a connected client keeps the host up with no session');
+    client.close();
+    await until(() => !isAlive(rec.pid), 15_000, 'the empty host to exit');
+    assert.deepEqual(fs.readdirSync(own), [], 'it removed its record, sockets and log');
+  } finally {
+    if (isAlive(rec.pid)) process.kill(rec.pid, 'SIGTERM');
+    fs.rmSync(own, { recursive: true, force: true });
+  }
+});
+
+test('idle exit: 10 min by default, --idle-exit-ms or SHARED_PTY_IDLE_EXIT_MS to change it, --stay or 0 to stay', () => {
+  assert.equal(idleExitMs(undefined, false, {}), 10 * 60 * 1000);
+  assert.equal(idleExitMs(5000, false, { SHARED_PTY_IDLE_EXIT_MS: '9' }), 5000, 'the flag wins over the environment');
+  assert.equal(idleExitMs(undefined, false, { SHARED_PTY_IDLE_EXIT_MS: '2500' }), 2500);
+  assert.equal(idleExitMs(undefined, false, { SHARED_PTY_IDLE_EXIT_MS: '0' }), undefined);
+  assert.equal(idleExitMs(0, false, {}), undefined);
+  assert.equal(idleExitMs(undefined, true, { SHARED_PTY_IDLE_EXIT_MS: '2500' }), undefined, '--stay wins');
+  assert.equal(idleExitMs(undefined, false, { SHARED_PTY_IDLE_EXIT_MS: 'soon' }), 10 * 60 * 1000, 'a value that is no number is ignored');
 });
