@@ -23,8 +23,13 @@ export interface HostRecord {
 export function writeRecord(dir: string, record: HostRecord): void {
   const file = path.join(dir, `${record.hostId}.json`);
   const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
-  fs.renameSync(tmp, file);
+  try {
+    fs.writeFileSync(tmp, JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true }); // a full disk must not be left fuller by a half-written record
+    throw e;
+  }
 }
 
 export function removeRecord(dir: string, hostId: string): void {

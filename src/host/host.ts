@@ -8,7 +8,7 @@ import type { HostInfo, HostServices, SessionInfo } from '../core/methods/types'
 import { listenRpc, type Endpoint, type RpcServer } from '../transport/socket-server';
 import { VERSION } from '../version';
 import { readLiveRecords, removeRecord, writeRecord, type HostKind, type HostRecord } from './discovery';
-import { ensureRuntimeDir } from './runtime-dir';
+import { ensureRuntimeDir, runtimeDirWriteError } from './runtime-dir';
 
 /** A transport the host can add later (the HTTP server) and how it shows in the record and SessionInfo. */
 export interface HttpAttachment extends IDisposable {
@@ -64,7 +64,11 @@ export class Host extends Disposable implements HostServices {
     readLiveRecords(this.runtimeDir);
     this.hostId = newHostId(this.runtimeDir);
     this.hostDir = path.join(this.runtimeDir, this.hostId);
-    fs.mkdirSync(this.hostDir, { mode: 0o700 });
+    try {
+      fs.mkdirSync(this.hostDir, { mode: 0o700 });
+    } catch (e) {
+      throw runtimeDirWriteError(this.runtimeDir, e);
+    }
     this.registry = this._register(new SessionRegistry(options));
     this._register(this.registry.onDidRemove((s) => void this._unpublish(s)));
     this._register(this.registry.onDidChange(() => this._scheduleRecord()));
@@ -73,13 +77,19 @@ export class Host extends Disposable implements HostServices {
   /** Starts a host: runtime directory, control socket, discovery record. */
   static async start(options: HostOptions): Promise<Host> {
     const host = new Host(options);
-    host._control = await listenRpc({
-      endpoint: { type: 'unix', path: path.join(host.hostDir, 'control.sock') },
-      mode: { kind: 'control' },
-      services: host,
-      maxLineBytes: options.maxLineBytes,
-    });
-    host.writeRecordNow();
+    try {
+      host._control = await listenRpc({
+        endpoint: { type: 'unix', path: path.join(host.hostDir, 'control.sock') },
+        mode: { kind: 'control' },
+        services: host,
+        maxLineBytes: options.maxLineBytes,
+      });
+      // A host nobody can find is no use: a record that cannot be written (a full disk) stops the start.
+      writeRecord(host.runtimeDir, host.record());
+    } catch (e) {
+      await host.close();
+      throw runtimeDirWriteError(host.runtimeDir, e);
+    }
     return host;
   }
 
