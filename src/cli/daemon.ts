@@ -1,8 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DAEMON_LOG, findDaemon } from '../host/daemon';
-import { exitWhenEmpty, idleExitMs } from '../host/exit-empty';
+import { claimDaemonLock, DAEMON_LOG, findDaemon } from '../host/daemon';
+import { readLiveRecords } from '../host/discovery';
+import { exitWhenEmpty, exitWhenOutdated, idleExitMs } from '../host/exit-empty';
 import { Host } from '../host/host';
+import { ensureRuntimeDir } from '../host/runtime-dir';
+import { VERSION } from '../version';
 import { intFlag, parseArgs, strFlag } from './args';
 import { startHttpFor } from './http-option';
 
@@ -14,37 +17,60 @@ import { startHttpFor } from './http-option';
  */
 export async function daemonCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { values: ['--http-port', '--allow-origin', '--scrollback', '--idle-exit-ms'], booleans: ['--no-http', '--session-tcp', '--stay'] });
-  if (findDaemon()) return 0; // another per-user host is already up: use that one
-  const host = await Host.start({
-    kind: 'daemon',
-    sessionTcp: args.flags.has('--session-tcp'),
-    scrollbackLines: intFlag(args, '--scrollback', 100, 1000000),
-  });
+  const dir = ensureRuntimeDir();
+  if (findDaemon(dir)) return 0; // another per-user host of this version is already up: use that one
+  // Two started at the same moment (two editor windows, an editor and an agent): one runs.
+  const release = claimDaemonLock(dir);
+  if (!release) return 0;
+  // Our own files: when an update removes them, new sessions go to a host of the new files.
+  const entry = path.resolve(process.argv[1] ?? '');
+  let host: Host;
+  try {
+    host = await Host.start({
+      kind: 'daemon',
+      entry,
+      sessionTcp: args.flags.has('--session-tcp'),
+      scrollbackLines: intFlag(args, '--scrollback', 100, 1000000),
+    });
+  } catch (e) {
+    release();
+    throw e;
+  }
   if (!args.flags.has('--no-http')) {
     const origins = strFlag(args, '--allow-origin')?.split(',').filter(Boolean);
     await startHttpFor(host, intFlag(args, '--http-port', 0, 65535), origins);
   }
   const stop = async () => {
     await host.close();
+    release();
     // A clean stop leaves nothing behind; after a crash the log stays for the next start to report.
     fs.rmSync(path.join(host.runtimeDir, DAEMON_LOG), { force: true });
     process.exit(0);
   };
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop());
+  const now = {
+    get sessions() {
+      return host.registry.size;
+    },
+    get connections() {
+      return host.connections;
+    },
+  };
   const idleMs = idleExitMs(intFlag(args, '--idle-exit-ms', 0), args.flags.has('--stay'));
   if (idleMs !== undefined) {
-    const empty = {
-      get sessions() {
-        return host.registry.size;
-      },
-      get connections() {
-        return host.connections;
-      },
-    };
-    exitWhenEmpty(empty, idleMs, () => {
+    exitWhenEmpty(now, idleMs, () => {
       process.stderr.write(`shared-pty: no session and no client for ${Math.round(idleMs / 1000)} s; the host exits\n`);
       void stop();
     });
   }
+  // Left behind by an update: keep the sessions running here, then go.
+  const outdated = () =>
+    !fs.existsSync(entry) ||
+    readLiveRecords(host.runtimeDir).some((r) => r.kind === 'daemon' && r.hostId !== host.hostId && r.version !== VERSION && r.startedAt > host.startedAt);
+  const retire = exitWhenOutdated(now, outdated, () => {
+    process.stderr.write('shared-pty: a newer host took over and the last session here ended; the host exits\n');
+    void stop();
+  });
+  host.registry.onDidRemove(() => setImmediate(() => retire.check()));
   return new Promise<number>(() => {});
 }

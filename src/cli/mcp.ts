@@ -57,10 +57,10 @@ export class DiscoveryBackend implements ToolBackend {
     // Without a cwd the session opens where the agent works: the folder it started us in.
     const cwd = path.resolve(typeof params.cwd === 'string' ? params.cwd : process.cwd());
     const hosts = readLiveRecords();
+    // The per-user host of our own version: one left by an update keeps its sessions, takes no new ones.
     const host =
       hosts.find((h) => h.workspace && isInside(cwd, h.workspace)) ??
-      hosts.find((h) => h.kind === 'daemon') ??
-      (await ensureDaemon({ cliPath: this._cliPath }));
+      (await ensureDaemon({ cliPath: this._cliPath, onOutdatedHost: (message) => process.stderr.write(`shared-pty mcp: ${message}\n`) }));
     return (await this._client(host)).request('session/create', { ...params, cwd, client: AGENT_OVER_STDIO });
   }
 

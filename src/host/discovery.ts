@@ -17,6 +17,11 @@ export interface HostRecord {
   sessions: SessionInfo[];
   /** Where the host's sessions start by default (used to pick a host for a workspace). */
   workspace?: string | null;
+  /**
+   * The script the host runs (per-user hosts). When it is gone (an update removed the old
+   * extension), the host takes no new sessions and exits when its last one ends.
+   */
+  entry?: string;
 }
 
 /** Writes a record atomically with mode 0600 (written to a temporary file, then renamed). */
@@ -103,5 +108,6 @@ export function readLiveRecords(dir = runtimeDirPath()): HostRecord[] {
     }
     out.push(rec);
   }
-  return out.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+  // Oldest first, ties by id: every reader picks the same host.
+  return out.sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.hostId.localeCompare(b.hostId));
 }

@@ -10,6 +10,8 @@ export const enum ExitEmpty {
   DefaultMs = 10 * 60 * 1000,
   /** How often emptiness is looked at, at most (the exit comes up to this late). */
   MaxCheckMs = 30 * 1000,
+  /** How often a per-user host looks whether a newer one took over (or an update removed its files). */
+  OutdatedCheckMs = 30 * 1000,
 }
 
 /** What the watch needs to know of the host. */
@@ -50,4 +52,23 @@ export function idleExitMs(flag: number | undefined, stay: boolean, env: NodeJS.
   const fromEnv = env.SHARED_PTY_IDLE_EXIT_MS;
   const ms = flag ?? (fromEnv !== undefined && /^\d+$/.test(fromEnv.trim()) ? Number(fromEnv) : ExitEmpty.DefaultMs);
   return ms > 0 ? ms : undefined;
+}
+
+/**
+ * A per-user host that is outdated (`outdated()`: a host of another version started after it, or
+ * its own files are gone) exits once its last session has ended, connected clients or not: the
+ * editor of the new version stays connected to list it. Returns `check`, to call when a session
+ * ends, so the exit follows at once; it is also looked at every OutdatedCheckMs.
+ */
+export function exitWhenOutdated(host: Pick<EmptyHost, 'sessions'>, outdated: () => boolean, onExit: () => void): IDisposable & { check(): void } {
+  let done = false;
+  const check = () => {
+    if (done || host.sessions > 0 || !outdated()) return;
+    done = true;
+    clearInterval(timer);
+    onExit();
+  };
+  const timer = setInterval(check, ExitEmpty.OutdatedCheckMs);
+  timer.unref();
+  return { check, dispose: () => clearInterval(timer) };
 }

@@ -31,6 +31,10 @@ export interface HostOptions extends RegistryOptions {
   maxLineBytes?: number;
   /** The workspace this host serves, if any. */
   workspace?: string | null;
+  /** The version the record shows (default: this build's; tests play an older host with it). */
+  version?: string;
+  /** See HostRecord.entry. */
+  entry?: string;
   /** Hook for the editor: a session was created through the protocol. */
   onSessionCreated?: (session: Session) => void;
 }
@@ -164,12 +168,13 @@ export class Host extends Disposable implements HostServices {
       hostId: this.hostId,
       pid: process.pid,
       kind: this.options.kind,
-      version: VERSION,
+      version: this.options.version ?? VERSION,
       startedAt: this.startedAt,
       control: this.controlAddress,
       http: this._http ? { url: this._http.url, token: this._http.token } : null,
       sessions: this.registry.list().map((s) => this.describe(s)),
       workspace: this.options.workspace ?? null,
+      ...(this.options.entry ? { entry: this.options.entry } : {}),
     };
   }
 
