@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Disposable, disposableTimeout, MutableDisposable, type IDisposable } from '../core/base/lifecycle';
+import { Disposable, disposableTimeout, MutableDisposable, toDisposable, type IDisposable } from '../core/base/lifecycle';
 import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/session/registry';
 import type { Session } from '../core/session/session';
 import type { HostInfo, HostServices, SessionInfo } from '../core/methods/types';
@@ -94,6 +94,7 @@ export class Host extends Disposable implements HostServices {
       await host.close();
       throw runtimeDirWriteError(host.runtimeDir, e);
     }
+    host._watchFiles();
     return host;
   }
 
@@ -235,6 +236,60 @@ export class Host extends Disposable implements HostServices {
     this.writeRecordNow();
   }
 
+  /**
+   * Files deleted under the running host (a tmp cleaner, a user's `rm`): the record, the socket
+   * folder or a socket. Without them nobody finds the host, though it runs; so it puts them back
+   * as soon as the file system says they went (inotify: nothing runs while nothing changes).
+   */
+  private _watchFiles(): void {
+    const own = new Set([this.hostId, `${this.hostId}.json`]);
+    this._runtimeDirWatch.value = watchDir(this.runtimeDir, (name) => (name === null || own.has(name)) && this._scheduleRepair());
+    this._watchHostDir();
+  }
+
+  private readonly _runtimeDirWatch = this._register(new MutableDisposable());
+
+  private _watchHostDir(): void {
+    this._hostDirWatch.value = watchDir(this.hostDir, () => this._scheduleRepair());
+  }
+
+  private readonly _hostDirWatch = this._register(new MutableDisposable());
+  private _repairing: Promise<void> | undefined;
+  private _repairAgain = false;
+
+  private _scheduleRepair(): void {
+    if (this._closed) return;
+    if (this._repairing) return void (this._repairAgain = true);
+    this._repairing = this._repairFiles().finally(() => {
+      this._repairing = undefined;
+      if (this._repairAgain) {
+        this._repairAgain = false;
+        this._scheduleRepair();
+      }
+    });
+  }
+
+  private async _repairFiles(): Promise<void> {
+    try {
+      if (!fs.existsSync(this.runtimeDir)) {
+        ensureRuntimeDir(this.runtimeDir); // the whole folder went (a tmp cleaner): made again, 0700
+        this._watchFiles();
+      }
+      if (!fs.existsSync(this.hostDir)) {
+        fs.mkdirSync(this.hostDir, { mode: 0o700 });
+        this._hostDirWatch.value = undefined; // it watched the folder that went
+      }
+      const servers = [this._control, ...[...this._sessionServers.values()].flat()].filter((s): s is RpcServer => !!s);
+      const restored = (await Promise.all(servers.map((s) => s.restoreSocketFile()))).filter(Boolean).length;
+      if (!this._hostDirWatch.value && !this._closed) this._watchHostDir();
+      const recordGone = !fs.existsSync(path.join(this.runtimeDir, `${this.hostId}.json`));
+      if (recordGone) this.writeRecordNow();
+      if (restored > 0 || recordGone) process.stderr.write(`shared-pty: files of host ${this.hostId} were deleted; put back ${restored} socket(s)${recordGone ? ' and the record' : ''}\n`);
+    } catch {
+      // The runtime directory itself is gone or unwritable: nothing to repair into.
+    }
+  }
+
   /** Ends every session, closes every socket and removes the host's files. */
   async close(): Promise<void> {
     if (this._closed) return;
@@ -245,6 +300,17 @@ export class Host extends Disposable implements HostServices {
     await Promise.all([...servers.map((s) => s.close()), this._control?.close(), this._http?.close()]);
     removeRecord(this.runtimeDir, this.hostId);
     fs.rmSync(this.hostDir, { recursive: true, force: true });
+  }
+}
+
+/** Calls `onChange` with the name of each entry of `dir` that changes; undefined where the folder cannot be watched. */
+function watchDir(dir: string, onChange: (name: string | null) => void): IDisposable | undefined {
+  try {
+    const w = fs.watch(dir, { persistent: false }, (_event, name) => onChange(name ? String(name) : null));
+    w.on('error', () => w.close());
+    return toDisposable(() => w.close());
+  } catch {
+    return undefined;
   }
 }
 
