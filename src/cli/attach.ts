@@ -45,7 +45,10 @@ export async function attachCommand(argv: string[]): Promise<number> {
     output: (data) => new Promise<void>((resolve) => stdout.write(data, () => resolve())),
     exit: (exit) => finish(`process exited with code ${exit.exitCode}`, 0),
   });
-  client.onClose(() => void hostGoneMessage(found.host).then((message) => finish(message, 1)));
+  client.onClose(() => {
+    // Our own close (a detach, the end) needs no word; else the host went away under us.
+    if (!finished) void hostGoneMessage(found.host).then((message) => finish(message, 1));
+  });
 
   try {
     await follower.start({ snapshotScrollback: SCROLLBACK_ROWS });
