@@ -58,6 +58,8 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   private _sampleFrom = 0;
   /** False once the backlog ran low during the sample (the parser waited for output). */
   private _sampleBusy = false;
+  /** Cursor at the end of the replay after a thread restart, until it is parsed (0: none). */
+  private _replayEnd = 0;
 
   private readonly _onParsed = this._register(new Emitter<void>());
   /** More output has been parsed into the screen. */
@@ -210,9 +212,13 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     if (this.isDisposed) return;
     this._queued = [];
     this._queuedBytes = 0;
-    const kept = this._replay?.();
+    // The thread died before the last replay was parsed: that output may be what kills it, so
+    // this time the screen starts blank rather than crash the thread again and again.
+    const poisoned = this._parsed < this._replayEnd;
+    const kept = poisoned ? undefined : this._replay?.();
     // Only a replay that ends exactly at the newest output handed over keeps the cursors in step.
     const replay = kept && kept.bytes.length > 0 && kept.from + kept.bytes.length === this._written ? kept : undefined;
+    this._replayEnd = replay ? this._written : 0;
     this._parsed = replay ? replay.from : this._written;
     this._open(this._parsed);
     if (replay) {

@@ -154,4 +154,20 @@ describe('the mirror thread', () => {
     rows.forEach((r, i) => assert.equal(r, String(n - 2999 + i)));
     host.host.registry.remove(s.id);
   });
+
+  test('a thread that dies again before the replay is parsed gets no replay (the output may be what kills it)', { timeout: 30_000 }, async () => {
+    const s = await host.host.createSession({ command: 'seq', args: ['1', '100000'], cols: 80, rows: 24 });
+    await s.exited;
+    await s.mirror.whenParsed();
+    const lastRow = async () => (await s.mirror.screen()).rows.filter((r) => r !== '').at(-1);
+    assert.equal(await lastRow(), '100000');
+    await crashThread();
+    await crashThread(); // the new thread dies while it has not even loaded, let alone parsed the replay
+    const blank = await s.mirror.queryAt('screen');
+    assert.deepEqual(blank.value.rows.filter((r) => r !== ''), [], 'no replay this time: the screen starts blank');
+    assert.equal(blank.cursor, s.cursor, 'cursors still in step');
+    await crashThread(); // a crash with nothing left unparsed: the replay is tried again
+    assert.equal(await lastRow(), '100000', 'rebuilt from the ring again');
+    host.host.registry.remove(s.id);
+  });
 });
