@@ -1,7 +1,7 @@
-import { RpcCallError } from '../transport/rpc-client';
+import { ConnectionClosedError, RpcCallError } from '../transport/rpc-client';
 import { SessionFollower } from '../transport/session-follower';
 import { parseArgs, UsageError } from './args';
-import { CliError, connectHost, findSession } from './find-session';
+import { CliError, connectHost, findSession, hostGoneMessage } from './find-session';
 
 /** Ctrl+] detaches, as in telnet: rarely needed by programs, easy to type. */
 const DETACH_BYTE = 0x1d;
@@ -45,13 +45,17 @@ export async function attachCommand(argv: string[]): Promise<number> {
     output: (data) => new Promise<void>((resolve) => stdout.write(data, () => resolve())),
     exit: (exit) => finish(`process exited with code ${exit.exitCode}`, 0),
   });
-  client.onClose(() => finish('connection to the host closed', 1));
+  client.onClose(() => {
+    // Our own close (a detach, the end) needs no word; else the host went away under us.
+    if (!finished) void hostGoneMessage(found.host).then((message) => finish(message, 1));
+  });
 
   try {
     await follower.start({ snapshotScrollback: SCROLLBACK_ROWS });
   } catch (e) {
     client.close();
     if (e instanceof RpcCallError) throw new CliError(e.message);
+    if (e instanceof ConnectionClosedError) throw new CliError(await hostGoneMessage(found.host));
     throw e;
   }
   const resize = () => {

@@ -1,9 +1,9 @@
 import { readLiveRecords } from '../host/discovery';
 import { ErrorCode } from '../core/base/errors';
 import type { ControlParamsOf, MethodName, ResultOf } from '../core/methods/table';
-import { RpcCallError, type CallParams } from '../transport/rpc-client';
+import { ConnectionClosedError, RpcCallError, type CallParams } from '../transport/rpc-client';
 import { intFlag, parseArgs, UsageError } from './args';
-import { CliError, connectHost, findSession } from './find-session';
+import { CliError, connectHost, findSession, hostGoneMessage } from './find-session';
 import { oneLine } from './one-line';
 
 /** Calls one method on the session's host; RPC errors become one-line CLI errors. */
@@ -16,6 +16,7 @@ async function callOn<M extends MethodName>(selector: string, method: M, params:
   } catch (e) {
     // Params the host refuses (an invalid regex, an unknown key name) are the user's usage error: 2.
     if (e instanceof RpcCallError) throw new CliError(e.message, e.code === ErrorCode.InvalidParams ? 2 : 1);
+    if (e instanceof ConnectionClosedError) throw new CliError(await hostGoneMessage(found.host));
     throw e;
   } finally {
     client.close();

@@ -1,45 +1,78 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DAEMON_LOG, findDaemon } from '../host/daemon';
+import { claimDaemonLock, DAEMON_LOG, findDaemon } from '../host/daemon';
+import { readLiveRecords } from '../host/discovery';
+import { exitWhenEmpty, exitWhenOutdated, idleExitMs } from '../host/exit-empty';
 import { Host } from '../host/host';
+import { ensureRuntimeDir } from '../host/runtime-dir';
+import { VERSION } from '../version';
 import { agentFlags, commandLogFlag, intFlag, parseArgs, strFlag } from './args';
 import { startHttpFor } from './http-option';
 
 
 /**
- * `daemon` (internal): the per-user host the editor and `shared-pty mcp` start detached.
- * It serves until stopped (or, with --idle-exit-ms, until it has had no session that long).
+ * `daemon` (internal): the per-user host the editor and `shared-pty mcp` start detached. Like a
+ * tmux server with `exit-empty`, it exits once it has had no session and no client for a while
+ * (10 min; `--idle-exit-ms N` or SHARED_PTY_IDLE_EXIT_MS=N; `--stay` or 0 keeps it up).
  */
 export async function daemonCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--http-port', '--allow-origin', '--scrollback', '--idle-exit-ms', '--command-log-mb', '--agent-approval', '--agent-deny'], booleans: ['--no-http', '--session-tcp'] });
-  if (findDaemon()) return 0; // another per-user host is already up: use that one
-  const host = await Host.start({
-    kind: 'daemon',
-    sessionTcp: args.flags.has('--session-tcp'),
-    scrollbackLines: intFlag(args, '--scrollback', 100, 1000000),
-    ...commandLogFlag(args),
-    ...agentFlags(args),
-  });
+  const args = parseArgs(argv, { values: ['--http-port', '--allow-origin', '--scrollback', '--idle-exit-ms', '--command-log-mb', '--agent-approval', '--agent-deny'], booleans: ['--no-http', '--session-tcp', '--stay'] });
+  const dir = ensureRuntimeDir();
+  if (findDaemon(dir)) return 0; // another per-user host of this version is already up: use that one
+  // Two started at the same moment (two editor windows, an editor and an agent): one runs.
+  const release = claimDaemonLock(dir);
+  if (!release) return 0;
+  // Our own files: when an update removes them, new sessions go to a host of the new files.
+  const entry = path.resolve(process.argv[1] ?? '');
+  let host: Host;
+  try {
+    host = await Host.start({
+      kind: 'daemon',
+      entry,
+      sessionTcp: args.flags.has('--session-tcp'),
+      scrollbackLines: intFlag(args, '--scrollback', 100, 1000000),
+      ...commandLogFlag(args),
+      ...agentFlags(args),
+    });
+  } catch (e) {
+    release();
+    throw e;
+  }
   if (!args.flags.has('--no-http')) {
     const origins = strFlag(args, '--allow-origin')?.split(',').filter(Boolean);
     await startHttpFor(host, intFlag(args, '--http-port', 0, 65535), origins);
   }
   const stop = async () => {
     await host.close();
+    release();
     // A clean stop leaves nothing behind; after a crash the log stays for the next start to report.
     fs.rmSync(path.join(host.runtimeDir, DAEMON_LOG), { force: true });
     process.exit(0);
   };
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop());
-  // Like a tmux server it stays up by default: the editor's MCP definition points at it.
-  // --idle-exit-ms N makes it exit after N ms without a session.
-  const idleMs = intFlag(args, '--idle-exit-ms', 1000);
-  if (idleMs === undefined) return new Promise<number>(() => {});
-  let idleSince = Date.now();
-  setInterval(() => {
-    const busy = host.registry.size > 0;
-    if (busy) idleSince = Date.now();
-    else if (Date.now() - idleSince >= idleMs) void stop();
-  }, Math.min(idleMs, 30000)).unref();
+  const now = {
+    get sessions() {
+      return host.registry.size;
+    },
+    get connections() {
+      return host.connections;
+    },
+  };
+  const idleMs = idleExitMs(intFlag(args, '--idle-exit-ms', 0), args.flags.has('--stay'));
+  if (idleMs !== undefined) {
+    exitWhenEmpty(now, idleMs, () => {
+      process.stderr.write(`shared-pty: no session and no client for ${Math.round(idleMs / 1000)} s; the host exits\n`);
+      void stop();
+    });
+  }
+  // Left behind by an update: keep the sessions running here, then go.
+  const outdated = () =>
+    !fs.existsSync(entry) ||
+    readLiveRecords(host.runtimeDir).some((r) => r.kind === 'daemon' && r.hostId !== host.hostId && r.version !== VERSION && r.startedAt > host.startedAt);
+  const retire = exitWhenOutdated(now, outdated, () => {
+    process.stderr.write('shared-pty: a newer host took over and the last session here ended; the host exits\n');
+    void stop();
+  });
+  host.registry.onDidRemove(() => setImmediate(() => retire.check()));
   return new Promise<number>(() => {});
 }

@@ -2,7 +2,7 @@ import { readLiveRecords, type HostRecord } from '../host/discovery';
 import type { HostEvent } from '../core/session/session-events';
 import { RpcClient, type Notification } from '../transport/rpc-client';
 import { intFlag, parseArgs, UsageError } from './args';
-import { CliError, findSession } from './find-session';
+import { CliError, findSession, hostGoneMessage } from './find-session';
 
 export const EVENTS_USAGE = 'shared-pty events [<session>] [--since SEQ] [--json]';
 
@@ -26,12 +26,23 @@ export async function eventsCommand(argv: string[]): Promise<number> {
   const names = new Map(hosts.flatMap((h) => h.sessions.map((s) => [s.id, s.name] as const)));
 
   const clients = await Promise.all(hosts.map((h) => follow(h, found?.session.id, since, (e) => print(h, e))));
+  let stopping = false;
   await new Promise<void>((resolve) => {
     let open = clients.length;
-    for (const c of clients) c.onClose(() => --open === 0 && resolve());
+    clients.forEach((c, i) =>
+      c.onClose(() => {
+        // A host that ends (stopped, killed) says so in one line; the others are still followed.
+        if (stopping) return void (--open === 0 && resolve());
+        void hostGoneMessage(hosts[i]).then((message) => {
+          if (!stopping) process.stderr.write(`shared-pty: ${message}\n`);
+          if (--open === 0) resolve();
+        });
+      }),
+    );
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());
   });
+  stopping = true;
   for (const c of clients) c.close();
   return 0;
 

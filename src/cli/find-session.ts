@@ -1,4 +1,4 @@
-import { readLiveRecords, type HostRecord } from '../host/discovery';
+import { hostEnded, isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
 import { RpcClient } from '../transport/rpc-client';
 import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector } from '../core/session/selector';
@@ -34,6 +34,18 @@ export async function connectHost(found: FoundSession): Promise<RpcClient> {
   try {
     return await RpcClient.connect(found.host.control);
   } catch (e) {
+    if (!isAlive(found.host.pid)) throw new CliError(await hostGoneMessage(found.host));
     throw new CliError(`cannot reach host ${found.host.hostId}: ${(e as Error).message}`);
   }
+}
+
+/**
+ * What to tell the user when a host's connection closed under them: the host is gone (killed,
+ * crashed) and its sessions with it, or only the connection dropped. A dead host's record and
+ * sockets are removed on the way, so the next command does not meet them.
+ */
+export async function hostGoneMessage(host: HostRecord): Promise<string> {
+  if (!(await hostEnded(host.pid))) return `the connection to the Shared PTY host ${host.hostId} closed`;
+  readLiveRecords(); // removes the records (and socket folders) of hosts that are gone
+  return `the Shared PTY host ${host.hostId} is gone (process ${host.pid} ended); its sessions ended with it`;
 }

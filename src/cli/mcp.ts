@@ -1,13 +1,14 @@
 import * as path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { RpcError } from '../core/base/errors';
+import { ErrorCode, RpcError } from '../core/base/errors';
 import type { SessionInfo } from '../core/methods/types';
-import { selectOrThrow } from '../core/session/selector';
+import { resolveSelector, selectOrThrow } from '../core/session/selector';
 import { ensureDaemon } from '../host/daemon';
-import { readLiveRecords, type HostRecord } from '../host/discovery';
-import { RpcCallError, RpcClient } from '../transport/rpc-client';
+import { isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
+import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/rpc-client';
 import { connectMcp, createMcpServer, type ToolBackend } from '../transport/mcp-tools';
 import { parseArgs } from './args';
+import { hostGoneMessage } from './find-session';
 
 /**
  * Every call names its caller (the `client` param, see src/core/io/caller.ts): the host sees a
@@ -25,6 +26,10 @@ const HOST_LIST_WAIT_MS = 2000;
  */
 export class DiscoveryBackend implements ToolBackend {
   private readonly _clients = new Map<string, Promise<RpcClient>>();
+  /** Every session seen listed, so a call to one whose host has since died can say so. */
+  private readonly _seen = new Map<string, { host: HostRecord; s: SessionInfo }>();
+  /** Hosts already reported gone on stderr (once each). */
+  private readonly _reported = new Set<string>();
 
   constructor(private readonly _cliPath: string) {}
 
@@ -34,8 +39,14 @@ export class DiscoveryBackend implements ToolBackend {
       if (method === 'session/create') return await this._create(params);
       const selector = String(params.session ?? '');
       const host = await this._hostOf(selector);
-      const client = await this._client(host);
-      return await client.request(method, { ...params, client: AGENT_OVER_STDIO });
+      try {
+        const client = await this._client(host);
+        return await client.request(method, { ...params, client: AGENT_OVER_STDIO });
+      } catch (e) {
+        // The host died under the call (or just before it): say so, not "Connection closed".
+        if (e instanceof ConnectionClosedError || !isAlive(host.pid)) throw await this._gone(host);
+        throw e;
+      }
     } catch (e) {
       if (e instanceof RpcCallError) throw new RpcError(e.code, e.message, e.data);
       throw e;
@@ -46,16 +57,33 @@ export class DiscoveryBackend implements ToolBackend {
     // Without a cwd the session opens where the agent works: the folder it started us in.
     const cwd = path.resolve(typeof params.cwd === 'string' ? params.cwd : process.cwd());
     const hosts = readLiveRecords();
+    // The per-user host of our own version: one left by an update keeps its sessions, takes no new ones.
     const host =
       hosts.find((h) => h.workspace && isInside(cwd, h.workspace)) ??
-      hosts.find((h) => h.kind === 'daemon') ??
-      (await ensureDaemon({ cliPath: this._cliPath }));
+      (await ensureDaemon({ cliPath: this._cliPath, onOutdatedHost: (message) => process.stderr.write(`shared-pty mcp: ${message}\n`) }));
     return (await this._client(host)).request('session/create', { ...params, cwd, client: AGENT_OVER_STDIO });
   }
 
   /** The host of the session `selector` names, by the rule of every surface (core/session/selector.ts). */
   private async _hostOf(selector: string): Promise<HostRecord> {
-    return selectOrThrow(await this._liveSessions(), selector, (f) => f.s.id, (f) => f.s.name).host;
+    const live = await this._liveSessions();
+    const r = resolveSelector(live, selector, (f) => f.s.id, (f) => f.s.name);
+    if (r.kind === 'unknown') {
+      // A session listed before whose host has died since: the host is gone, not the name wrong.
+      const before = resolveSelector([...this._seen.values()], selector, (f) => f.s.id, (f) => f.s.name);
+      if (before.kind === 'found' && !isAlive(before.item.host.pid)) throw await this._gone(before.item.host);
+    }
+    return selectOrThrow(live, selector, (f) => f.s.id, (f) => f.s.name).host;
+  }
+
+  /** The tool error for a host that is gone, told once on stderr too (the MCP client's log). */
+  private async _gone(host: HostRecord): Promise<RpcError> {
+    const message = await hostGoneMessage(host);
+    if (!this._reported.has(host.hostId)) {
+      this._reported.add(host.hostId);
+      process.stderr.write(`shared-pty mcp: ${message}\n`);
+    }
+    return new RpcError(ErrorCode.ServerError, message, { host: host.hostId });
   }
 
   /**
@@ -75,6 +103,9 @@ export class DiscoveryBackend implements ToolBackend {
         return (answer?.sessions ?? host.sessions).map((s) => ({ host, s }));
       }),
     );
+    // Kept: what live hosts list now, and the last list of hosts that died.
+    for (const [key, f] of this._seen) if (isAlive(f.host.pid)) this._seen.delete(key);
+    for (const f of lists.flat()) this._seen.set(`${f.host.hostId}/${f.s.id}`, f);
     return lists.flat();
   }
 

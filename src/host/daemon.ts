@@ -1,15 +1,42 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readLiveRecords, type HostRecord } from './discovery';
+import { VERSION } from '../version';
+import { isAlive, readLiveRecords, type HostRecord } from './discovery';
 import { ensureRuntimeDir } from './runtime-dir';
 
 /** How long to wait for a freshly started per-user host to write its record. */
 const DAEMON_START_TIMEOUT_MS = 10000;
 
-/** The per-user host (kind "daemon") if one runs. */
+/**
+ * A per-user host that new sessions may open in: of this build's version, its files still there.
+ * Another one (left by an extension update) keeps the sessions it has and exits when they end.
+ */
+export function isCurrentDaemon(r: HostRecord): boolean {
+  return r.kind === 'daemon' && r.version === VERSION && (!r.entry || fs.existsSync(r.entry));
+}
+
+/** The per-user host of this version (kind "daemon") if one runs. */
 export function findDaemon(dir?: string): HostRecord | undefined {
-  return readLiveRecords(dir).find((r) => r.kind === 'daemon');
+  return readLiveRecords(dir).find(isCurrentDaemon);
+}
+
+/** Per-user hosts of another version, or whose files an update removed (see isCurrentDaemon). */
+export function findOutdatedDaemons(dir?: string): HostRecord[] {
+  return readLiveRecords(dir).filter((r) => r.kind === 'daemon' && !isCurrentDaemon(r));
+}
+
+/** Outdated hosts this process has told the user about (once each). */
+const toldOutdated = new Set<string>();
+
+/** The one line that says where the user's sessions now live, for an outdated host with sessions. */
+function outdatedNotice(old: HostRecord, current: HostRecord): string {
+  const n = old.sessions.length;
+  const why = old.version === VERSION ? `of version ${old.version} whose files were removed` : `of version ${old.version}`;
+  return (
+    `Shared PTY: the host ${old.hostId} ${why} keeps your ${n} running session${n === 1 ? '' : 's'}; ` +
+    `new sessions open in host ${current.hostId} (version ${current.version}), and the old host exits when its last session ends`
+  );
 }
 
 export interface EnsureDaemonOptions {
@@ -21,6 +48,11 @@ export interface EnsureDaemonOptions {
   runtimeDir?: string;
   /** Extra `daemon` flags (HTTP port, origins, scrollback). */
   args?: string[];
+  /**
+   * Told once per process when a per-user host of another version (an update) still holds
+   * sessions: they stay there, new ones open in a host of this version.
+   */
+  onOutdatedHost?: (message: string) => void;
 }
 
 /**
@@ -29,8 +61,17 @@ export interface EnsureDaemonOptions {
  */
 export async function ensureDaemon(opts: EnsureDaemonOptions): Promise<HostRecord> {
   const dir = ensureRuntimeDir(opts.runtimeDir);
-  const existing = findDaemon(dir);
-  if (existing) return existing;
+  const current = findDaemon(dir) ?? (await startDaemon(dir, opts));
+  for (const old of findOutdatedDaemons(dir)) {
+    if (old.sessions.length === 0 || toldOutdated.has(old.hostId)) continue;
+    toldOutdated.add(old.hostId);
+    opts.onOutdatedHost?.(outdatedNotice(old, current));
+  }
+  return current;
+}
+
+/** Starts the per-user host of this version, detached, and waits for its record. */
+async function startDaemon(dir: string, opts: EnsureDaemonOptions): Promise<HostRecord> {
   const env = { ...process.env, ...opts.env, ELECTRON_RUN_AS_NODE: '1', SHARED_PTY_DIR: dir };
   // What the detached host says (a crash, a node-pty that will not load) lands in daemon.log (0600,
   // one run's worth): there is no terminal to see it otherwise. Nothing secret is ever written there.
@@ -70,5 +111,39 @@ function tailOf(file: string): string {
     return lines[lines.length - 1] || '(no output; see ' + file + ')';
   } catch {
     return '(no log)';
+  }
+}
+
+/**
+ * One per-user host per version: the first to create `daemon-<version>.pid` (exclusively) runs,
+ * a second one started at the same moment finds it and leaves. A lock whose process is gone (a
+ * host killed with SIGKILL) is taken over. Returns the release, or undefined when another host holds it.
+ */
+export function claimDaemonLock(dir: string): (() => void) | undefined {
+  const file = path.join(dir, `daemon-${VERSION.replace(/[^\w.-]/g, '_')}.pid`);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
+      return () => {
+        if (readLockPid(file) === process.pid) fs.rmSync(file, { force: true });
+      };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    const holder = readLockPid(file);
+    const outdated = (pid: number) => readLiveRecords(dir).some((r) => r.pid === pid && r.kind === 'daemon' && !isCurrentDaemon(r));
+    if (holder !== undefined && holder !== process.pid && isAlive(holder) && !outdated(holder)) return undefined;
+    // Left by a host that died or whose files are gone (or half-written this very moment: the next attempt reads it again).
+    if (holder !== undefined) fs.rmSync(file, { force: true });
+  }
+  return undefined;
+}
+
+function readLockPid(file: string): number | undefined {
+  try {
+    const pid = Number(fs.readFileSync(file, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
   }
 }

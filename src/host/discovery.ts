@@ -17,27 +17,62 @@ export interface HostRecord {
   sessions: SessionInfo[];
   /** Where the host's sessions start by default (used to pick a host for a workspace). */
   workspace?: string | null;
+  /**
+   * The script the host runs (per-user hosts). When it is gone (an update removed the old
+   * extension), the host takes no new sessions and exits when its last one ends.
+   */
+  entry?: string;
 }
 
 /** Writes a record atomically with mode 0600 (written to a temporary file, then renamed). */
 export function writeRecord(dir: string, record: HostRecord): void {
   const file = path.join(dir, `${record.hostId}.json`);
   const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
-  fs.renameSync(tmp, file);
+  try {
+    fs.writeFileSync(tmp, JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true }); // a full disk must not be left fuller by a half-written record
+    throw e;
+  }
 }
 
 export function removeRecord(dir: string, hostId: string): void {
   fs.rmSync(path.join(dir, `${hostId}.json`), { force: true });
 }
 
-/** True when a process with this pid exists (it may belong to another user). */
+/** True when a process with this pid exists (it may belong to another user) and has not exited. */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  return !isZombie(pid);
+}
+
+/** An exited process its parent has not reaped yet (Linux; elsewhere never): it is gone for us. */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.charAt(stat.lastIndexOf(')') + 2) === 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** How long a host whose connection closed by itself may take to be seen gone (its exit is under way). */
+const EXIT_SEEN_WITHIN_MS = 1000;
+
+/**
+ * Whether the host is gone, for a client whose connection to it just closed: a host killed with
+ * SIGKILL closes its sockets a moment before its process is seen ended, so this waits a little.
+ */
+export async function hostEnded(pid: number): Promise<boolean> {
+  for (const end = Date.now() + EXIT_SEEN_WITHIN_MS; ; ) {
+    if (!isAlive(pid)) return true;
+    if (Date.now() >= end) return false;
+    await new Promise((r) => setTimeout(r, 20));
   }
 }
 
@@ -73,5 +108,6 @@ export function readLiveRecords(dir = runtimeDirPath()): HostRecord[] {
     }
     out.push(rec);
   }
-  return out.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+  // Oldest first, ties by id: every reader picks the same host.
+  return out.sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.hostId.localeCompare(b.hostId));
 }

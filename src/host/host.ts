@@ -1,14 +1,14 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Disposable, disposableTimeout, MutableDisposable, type IDisposable } from '../core/base/lifecycle';
+import { Disposable, disposableTimeout, MutableDisposable, toDisposable, type IDisposable } from '../core/base/lifecycle';
 import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/session/registry';
 import type { Session } from '../core/session/session';
 import type { HostInfo, HostServices, SessionInfo, TokenService } from '../core/methods/types';
 import { listenRpc, type Endpoint, type RpcServer } from '../transport/socket-server';
 import { VERSION } from '../version';
-import { removeRecord, writeRecord, type HostKind, type HostRecord } from './discovery';
-import { ensureRuntimeDir } from './runtime-dir';
+import { readLiveRecords, removeRecord, writeRecord, type HostKind, type HostRecord } from './discovery';
+import { ensureRuntimeDir, runtimeDirWriteError } from './runtime-dir';
 import { agentPolicy, type AgentApproval, type AgentPolicy } from '../core/io/agent-policy';
 
 /** A transport the host can add later (the HTTP server) and how it shows in the record and SessionInfo. */
@@ -34,6 +34,10 @@ export interface HostOptions extends RegistryOptions {
   maxLineBytes?: number;
   /** The workspace this host serves, if any. */
   workspace?: string | null;
+  /** The version the record shows (default: this build's; tests play an older host with it). */
+  version?: string;
+  /** See HostRecord.entry. */
+  entry?: string;
   /** Hook for the editor: a session was created through the protocol. */
   onSessionCreated?: (session: Session) => void;
   /** Agents' writes into sessions the user opened: allow (default), ask, deny (CONTRACT §9.6). */
@@ -70,9 +74,15 @@ export class Host extends Disposable implements HostServices {
     // First: a deny rule that is not a regex stops the start with a clear error.
     this.agentPolicy = agentPolicy(options.agentApproval, options.agentDenyCommands);
     this.runtimeDir = ensureRuntimeDir(options.runtimeDir);
+    // Hosts that died without cleaning up (SIGKILL, a crash) leave records and sockets: remove them.
+    readLiveRecords(this.runtimeDir);
     this.hostId = newHostId(this.runtimeDir);
     this.hostDir = path.join(this.runtimeDir, this.hostId);
-    fs.mkdirSync(this.hostDir, { mode: 0o700 });
+    try {
+      fs.mkdirSync(this.hostDir, { mode: 0o700 });
+    } catch (e) {
+      throw runtimeDirWriteError(this.runtimeDir, e);
+    }
     // Command logs live beside the sockets: private to the user, gone with the host.
     this.registry = this._register(new SessionRegistry({ commandLogDir: path.join(this.hostDir, 'logs'), ...options }));
     this._register(this.registry.onDidRemove((s) => void this._unpublish(s)));
@@ -82,14 +92,28 @@ export class Host extends Disposable implements HostServices {
   /** Starts a host: runtime directory, control socket, discovery record. */
   static async start(options: HostOptions): Promise<Host> {
     const host = new Host(options);
-    host._control = await listenRpc({
-      endpoint: { type: 'unix', path: path.join(host.hostDir, 'control.sock') },
-      mode: { kind: 'control' },
-      services: host,
-      maxLineBytes: options.maxLineBytes,
-    });
-    host.writeRecordNow();
+    try {
+      host._control = await listenRpc({
+        endpoint: { type: 'unix', path: path.join(host.hostDir, 'control.sock') },
+        mode: { kind: 'control' },
+        services: host,
+        maxLineBytes: options.maxLineBytes,
+      });
+      // A host nobody can find is no use: a record that cannot be written (a full disk) stops the start.
+      writeRecord(host.runtimeDir, host.record());
+    } catch (e) {
+      await host.close();
+      throw runtimeDirWriteError(host.runtimeDir, e);
+    }
+    host._watchFiles();
     return host;
+  }
+
+  /** Clients connected now to the control socket or a session socket (the editor, `attach`, `mcp`, scripts). */
+  get connections(): number {
+    let n = this._control?.connections ?? 0;
+    for (const servers of this._sessionServers.values()) for (const s of servers) n += s.connections;
+    return n;
   }
 
   get controlAddress(): string {
@@ -156,12 +180,13 @@ export class Host extends Disposable implements HostServices {
       hostId: this.hostId,
       pid: process.pid,
       kind: this.options.kind,
-      version: VERSION,
+      version: this.options.version ?? VERSION,
       startedAt: this.startedAt,
       control: this.controlAddress,
       http: this._http ? { url: this._http.url, token: this._http.token } : null,
       sessions: this.registry.list().map((s) => this.describe(s)),
       workspace: this.options.workspace ?? null,
+      ...(this.options.entry ? { entry: this.options.entry } : {}),
     };
   }
 
@@ -226,6 +251,60 @@ export class Host extends Disposable implements HostServices {
     this.writeRecordNow();
   }
 
+  /**
+   * Files deleted under the running host (a tmp cleaner, a user's `rm`): the record, the socket
+   * folder or a socket. Without them nobody finds the host, though it runs; so it puts them back
+   * as soon as the file system says they went (inotify: nothing runs while nothing changes).
+   */
+  private _watchFiles(): void {
+    const own = new Set([this.hostId, `${this.hostId}.json`]);
+    this._runtimeDirWatch.value = watchDir(this.runtimeDir, (name) => (name === null || own.has(name)) && this._scheduleRepair());
+    this._watchHostDir();
+  }
+
+  private readonly _runtimeDirWatch = this._register(new MutableDisposable());
+
+  private _watchHostDir(): void {
+    this._hostDirWatch.value = watchDir(this.hostDir, () => this._scheduleRepair());
+  }
+
+  private readonly _hostDirWatch = this._register(new MutableDisposable());
+  private _repairing: Promise<void> | undefined;
+  private _repairAgain = false;
+
+  private _scheduleRepair(): void {
+    if (this._closed) return;
+    if (this._repairing) return void (this._repairAgain = true);
+    this._repairing = this._repairFiles().finally(() => {
+      this._repairing = undefined;
+      if (this._repairAgain) {
+        this._repairAgain = false;
+        this._scheduleRepair();
+      }
+    });
+  }
+
+  private async _repairFiles(): Promise<void> {
+    try {
+      if (!fs.existsSync(this.runtimeDir)) {
+        ensureRuntimeDir(this.runtimeDir); // the whole folder went (a tmp cleaner): made again, 0700
+        this._watchFiles();
+      }
+      if (!fs.existsSync(this.hostDir)) {
+        fs.mkdirSync(this.hostDir, { mode: 0o700 });
+        this._hostDirWatch.value = undefined; // it watched the folder that went
+      }
+      const servers = [this._control, ...[...this._sessionServers.values()].flat()].filter((s): s is RpcServer => !!s);
+      const restored = (await Promise.all(servers.map((s) => s.restoreSocketFile()))).filter(Boolean).length;
+      if (!this._hostDirWatch.value && !this._closed) this._watchHostDir();
+      const recordGone = !fs.existsSync(path.join(this.runtimeDir, `${this.hostId}.json`));
+      if (recordGone) this.writeRecordNow();
+      if (restored > 0 || recordGone) process.stderr.write(`shared-pty: files of host ${this.hostId} were deleted; put back ${restored} socket(s)${recordGone ? ' and the record' : ''}\n`);
+    } catch {
+      // The runtime directory itself is gone or unwritable: nothing to repair into.
+    }
+  }
+
   /** Ends every session, closes every socket and removes the host's files. */
   async close(): Promise<void> {
     if (this._closed) return;
@@ -236,6 +315,17 @@ export class Host extends Disposable implements HostServices {
     await Promise.all([...servers.map((s) => s.close()), this._control?.close(), this._http?.close()]);
     removeRecord(this.runtimeDir, this.hostId);
     fs.rmSync(this.hostDir, { recursive: true, force: true });
+  }
+}
+
+/** Calls `onChange` with the name of each entry of `dir` that changes; undefined where the folder cannot be watched. */
+function watchDir(dir: string, onChange: (name: string | null) => void): IDisposable | undefined {
+  try {
+    const w = fs.watch(dir, { persistent: false }, (_event, name) => onChange(name ? String(name) : null));
+    w.on('error', () => w.close());
+    return toDisposable(() => w.close());
+  } catch {
+    return undefined;
   }
 }
 

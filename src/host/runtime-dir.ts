@@ -14,15 +14,58 @@ export class UnsafeRuntimeDirError extends Error {
   readonly code = 'UNSAFE_RUNTIME_DIR';
 }
 
+/** The runtime directory cannot be written (a full or read-only disk, no right to): what the user can do. */
+export class RuntimeDirWriteError extends Error {
+  readonly code = 'RUNTIME_DIR_NOT_WRITABLE';
+}
+
+/** Why a file system error stops us, and what to do about it. */
+const WRITE_HINTS: Record<string, string> = {
+  ENOSPC: 'the disk is full; free some space or set SHARED_PTY_DIR to a directory on another disk',
+  EDQUOT: 'your disk quota is used up; free some space or set SHARED_PTY_DIR to a directory on another disk',
+  EROFS: 'the disk is read-only; set SHARED_PTY_DIR to a writable directory',
+  EACCES: 'you may not write there; set SHARED_PTY_DIR to a directory of your own',
+  EPERM: 'you may not write there; set SHARED_PTY_DIR to a directory of your own',
+  ENOTDIR: 'a file stands where a directory should be; set SHARED_PTY_DIR to a directory of your own',
+};
+
+/**
+ * The error for a write into the runtime directory that failed: a RuntimeDirWriteError with one
+ * clear line when the cause is one a user can fix, else the error itself.
+ */
+export function runtimeDirWriteError(dir: string, e: unknown): Error {
+  const code = (e as NodeJS.ErrnoException).code;
+  const hint = code ? WRITE_HINTS[code] : undefined;
+  if (!hint) return e as Error;
+  return new RuntimeDirWriteError(`Cannot write in the runtime directory ${dir} (${code}): ${hint}`);
+}
+
+/**
+ * Node's recursive mkdir says ENOENT for a directory it could not make on a read-only disk: a
+ * plain mkdir of the same path tells the real cause (undefined: it worked this time).
+ */
+function realMkdirError(dir: string, e: unknown): unknown {
+  if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !fs.existsSync(path.dirname(dir))) return e;
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 });
+    return undefined; // made after all
+  } catch (plain) {
+    return plain;
+  }
+}
+
 /**
  * Creates the runtime directory with mode 0700, or checks an existing one the way tmux does:
  * it must be a real directory, ours, and not writable by group or others (sockets live there).
+ * An unsafe one is refused, never repaired: changing the mode of a directory others can use
+ * would not undo what they may have put there.
  */
 export function ensureRuntimeDir(dir = runtimeDirPath()): string {
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    const cause = (e as NodeJS.ErrnoException).code === 'EEXIST' ? undefined : realMkdirError(dir, e);
+    if (cause) throw runtimeDirWriteError(dir, cause);
   }
   checkRuntimeDir(dir);
   return dir;
@@ -31,6 +74,8 @@ export function ensureRuntimeDir(dir = runtimeDirPath()): string {
 /** Throws UnsafeRuntimeDirError unless `dir` is a directory owned by us that only we can write. */
 export function checkRuntimeDir(dir: string): void {
   const st = fs.lstatSync(dir);
+  // A link could be turned to another user's directory at any time: refused, not followed.
+  if (st.isSymbolicLink()) throw new UnsafeRuntimeDirError(`Runtime directory ${dir} is a symbolic link; refusing to follow it (set SHARED_PTY_DIR to the real directory)`);
   if (!st.isDirectory()) throw new UnsafeRuntimeDirError(`Runtime directory ${dir} is not a directory`);
   const uid = process.getuid?.();
   if (uid !== undefined && st.uid !== uid) {

@@ -17,6 +17,15 @@ export class RpcCallError extends Error {
   }
 }
 
+/** The connection closed before the answer came (the server ended, or we closed it). */
+export class ConnectionClosedError extends Error {
+  readonly code = 'CONNECTION_CLOSED';
+  constructor() {
+    super('Connection closed');
+    this.name = 'ConnectionClosedError';
+  }
+}
+
 /** What `RpcClient.call` takes for method `M`: its params on a control endpoint, and who calls. */
 export type CallParams<M extends MethodName> = ControlParamsOf<M> & { client?: ClientDeclaration };
 
@@ -75,7 +84,7 @@ export class RpcClient {
 
   /** Calls any method by name (per-session sockets, where the session is implied, and tests). */
   request<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
-    if (this._closed) return Promise.reject(new Error('Connection closed'));
+    if (this._closed) return Promise.reject(new ConnectionClosedError());
     const id = this._nextId++;
     return new Promise<T>((resolve, reject) => {
       this._pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
@@ -109,7 +118,7 @@ export class RpcClient {
   private _handleClose(): void {
     if (this._closed) return;
     this._closed = true;
-    for (const p of this._pending.values()) p.reject(new Error('Connection closed'));
+    for (const p of this._pending.values()) p.reject(new ConnectionClosedError());
     this._pending.clear();
     this._onClose.fire();
     // Nothing comes after the close: listeners are let go with it.

@@ -19,35 +19,47 @@ export interface RpcServerOptions {
 export interface RpcServer {
   readonly address: string;
   readonly endpoint: Endpoint;
+  /** Connections open now (a host with none and no session may end: src/host/exit-empty.ts). */
+  readonly connections: number;
+  /**
+   * Listens again at the Unix socket's path when its file was deleted (a tmp cleaner, a user's
+   * `rm`): true when it did. Connections already open are not affected either way.
+   */
+  restoreSocketFile(): Promise<boolean>;
   close(): Promise<void>;
 }
 
 /** Listens for JSON-RPC clients; Unix sockets get mode 0600 and a stale file is replaced. */
 export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
   const sockets = new Set<net.Socket>();
-  // Half-open: a client that ends its input after sending (`nc -N`, socat) still gets its answers.
-  const server = net.createServer({ allowHalfOpen: true }, (socket) => {
+  const onConnection = (socket: net.Socket) => {
     sockets.add(socket);
     // Each connection is one ClientLink (in RpcConnection); on a session socket it counts as the session's client.
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
     new RpcConnection(socket, { mode: options.mode, services: options.services, maxLineBytes: options.maxLineBytes });
-  });
+  };
   let endpoint = options.endpoint;
   if (endpoint.type === 'unix') await removeStaleSocket(endpoint.path);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    if (endpoint.type === 'unix') server.listen(endpoint.path, resolve);
-    else server.listen(endpoint.port, endpoint.host, resolve);
-  });
-  server.on('error', () => {});
-  if (endpoint.type === 'unix') fs.chmodSync(endpoint.path, 0o600);
-  else endpoint = { ...endpoint, port: (server.address() as net.AddressInfo).port };
+  let server = await listenOn(endpoint, onConnection);
+  if (endpoint.type === 'tcp') endpoint = { ...endpoint, port: (server.address() as net.AddressInfo).port };
   const unixPath = endpoint.type === 'unix' ? endpoint.path : undefined;
   let closing: Promise<void> | undefined;
   return {
     address: formatAddress(endpoint),
     endpoint,
+    get connections() {
+      return sockets.size;
+    },
+    async restoreSocketFile() {
+      if (!unixPath || closing || fs.existsSync(unixPath)) return false;
+      // The old listener answers no one now (its file is gone); connections made through it go on.
+      // Closed first: closing a Unix listener unlinks its path, which would take the new file.
+      server.close();
+      server = await listenOn({ type: 'unix', path: unixPath }, onConnection);
+      if (closing) server.close(); // closed meanwhile: the new listener goes too
+      return !closing;
+    },
     close() {
       closing ??= new Promise<void>((resolve) => {
         // Done once every connection has closed and let go of what it held (its client count,
@@ -64,6 +76,20 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
       return closing;
     },
   };
+}
+
+/** A server listening on `endpoint` (a Unix socket gets mode 0600). */
+async function listenOn(endpoint: Endpoint, onConnection: (socket: net.Socket) => void): Promise<net.Server> {
+  // Half-open: a client that ends its input after sending (`nc -N`, socat) still gets its answers.
+  const server = net.createServer({ allowHalfOpen: true }, onConnection);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    if (endpoint.type === 'unix') server.listen(endpoint.path, resolve);
+    else server.listen(endpoint.port, endpoint.host, resolve);
+  });
+  server.on('error', () => {});
+  if (endpoint.type === 'unix') fs.chmodSync(endpoint.path, 0o600);
+  return server;
 }
 
 /** A socket file nobody answers on is left over from a crash: remove it; a live one is an error. */

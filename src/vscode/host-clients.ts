@@ -1,7 +1,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { ensureDaemon } from '../host/daemon';
+import { ensureDaemon, isCurrentDaemon } from '../host/daemon';
 import { readLiveRecords, type HostRecord } from '../host/discovery';
 import { checkRuntimeDir, runtimeDirPath } from '../host/runtime-dir';
 import { RpcClient } from '../transport/rpc-client';
@@ -62,9 +62,9 @@ export class HostClients implements vscode.Disposable {
     }
   }
 
-  /** The per-user host's record when one runs. */
+  /** The record of the per-user host of this version when one runs (one left by an update takes no new sessions). */
   runningDaemon(): HostRecord | undefined {
-    return this.records().find((r) => r.kind === 'daemon');
+    return this.records().find(isCurrentDaemon);
   }
 
   /** The per-user host, started when none runs, and a connection to it. */
@@ -110,6 +110,11 @@ export class HostClients implements vscode.Disposable {
       env: this._daemonEnv(),
       runtimeDir,
       args: daemonArgs(),
+      // Said once: the user's running sessions stay where they are, new ones open here.
+      onOutdatedHost: (message) => {
+        this._opts.log.info(message);
+        void vscode.window.showInformationMessage(message);
+      },
     });
     if (this._lastDaemon !== record.hostId) this._opts.log.info(`per-user host ${record.hostId} (pid ${record.pid}) at ${record.control}`);
     this._lastDaemon = record.hostId;

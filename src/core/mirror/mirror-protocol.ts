@@ -4,7 +4,11 @@
 import type { QueryName } from './mirror-queries';
 
 export type ToMirrorThread =
-  | { t: 'open'; id: number; cols: number; rows: number; scrollback: number; cursor: number }
+  /**
+   * A new (or rebuilt) mirror whose output starts at `cursor`. Output up to `quietUntil` is a
+   * replay of what was parsed before the thread restarted: its bells and titles are not told again.
+   */
+  | { t: 'open'; id: number; cols: number; rows: number; scrollback: number; cursor: number; quietUntil: number }
   /** Output ending at byte cursor `cursor`, in the chunks it was read in (moved, not copied). */
   | { t: 'write'; id: number; chunks: Uint8Array[]; cursor: number }
   /** Applied once everything written before it is parsed, as the program saw it. */

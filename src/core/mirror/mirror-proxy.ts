@@ -21,6 +21,12 @@ const enum Backlog {
   MaxMessageBytes = 256 * 1024,
 }
 
+/**
+ * What the session still holds of its output: a copy of the bytes from cursor `from` up to the
+ * newest output handed over. A mirror rebuilds its screen from it when the thread restarts.
+ */
+export type ReplaySource = () => { from: number; bytes: Buffer };
+
 /** Weight of a new parse-speed sample in the running estimate. */
 const RATE_SMOOTHING = 0.25;
 
@@ -52,6 +58,8 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   private _sampleFrom = 0;
   /** False once the backlog ran low during the sample (the parser waited for output). */
   private _sampleBusy = false;
+  /** Cursor at the end of the replay after a thread restart, until it is parsed (0: none). */
+  private _replayEnd = 0;
 
   private readonly _onParsed = this._register(new Emitter<void>());
   /** More output has been parsed into the screen. */
@@ -67,6 +75,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     cols: number,
     rows: number,
     private readonly _scrollbackLines: number,
+    private readonly _replay?: ReplaySource,
     startCursor = 0,
     private readonly _thread = MirrorThread.shared(),
   ) {
@@ -193,23 +202,42 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     if (title !== undefined) this._onTitle.fire(title);
   }
 
+  /**
+   * The thread restarted: the screen is rebuilt from the output the session still holds (its
+   * ring), replayed at the current size; output before that is gone, and so is what it drew. The
+   * parsed cursor starts again where the replay starts, so reads wait for the replay as for any
+   * output, and the program is paused while the replay is parsed, as during a flood.
+   */
   reopen(): void {
     if (this.isDisposed) return;
     this._queued = [];
     this._queuedBytes = 0;
-    this._forgetPending();
-    this._open();
+    // The thread died before the last replay was parsed: that output may be what kills it, so
+    // this time the screen starts blank rather than crash the thread again and again.
+    const poisoned = this._parsed < this._replayEnd;
+    const kept = poisoned ? undefined : this._replay?.();
+    // Only a replay that ends exactly at the newest output handed over keeps the cursors in step.
+    const replay = kept && kept.bytes.length > 0 && kept.from + kept.bytes.length === this._written ? kept : undefined;
+    this._replayEnd = replay ? this._written : 0;
+    this._parsed = replay ? replay.from : this._written;
+    this._open(this._parsed);
+    if (replay) {
+      this._queued.push(replay.bytes);
+      this._queuedBytes = replay.bytes.length;
+      this.flush();
+    }
     this._releaseWaiters();
   }
 
-  /** Output that will never be parsed here (the thread restarted, or we are gone) stops counting. */
+  /** Output that will never be parsed here (we are gone) stops counting. */
   private _forgetPending(): void {
     this._parsed = this._written;
   }
 
-  private _open(): void {
+  /** Opens the mirror in the thread at output cursor `from`; bells and titles of output before `_written` (a replay) were already told. */
+  private _open(from = this._written): void {
     const { cols, rows } = this._size;
-    this._thread.post({ t: 'open', id: this._id, cols, rows, scrollback: this._scrollbackLines, cursor: this._written });
+    this._thread.post({ t: 'open', id: this._id, cols, rows, scrollback: this._scrollbackLines, cursor: from, quietUntil: this._written });
   }
 
   private _releaseWaiters(): void {

@@ -10,7 +10,7 @@ export interface MirrorEndpoint {
   onParsedUpTo(cursor: number): void;
   /** The program rang the bell and/or set a new title in output parsed since the last notice. */
   onSignals(bell: boolean, title: string | undefined): void;
-  /** The thread was restarted: open the mirror again from the current output. */
+  /** The thread was restarted: open the mirror again, rebuilt from the output its session still holds. */
   reopen(): void;
 }
 
@@ -129,7 +129,7 @@ export class MirrorThread {
 
   /**
    * The thread died (a bug in parsing, out of memory). Sessions keep running: their mirrors start
-   * again, blank, in a new thread; what was on screen is lost, their output ring is not.
+   * again in a new thread, each rebuilt from the output its session's ring still holds.
    */
   private _onWorkerGone(worker: Worker, err: Error): void {
     if (this._worker !== worker) return;

@@ -15,6 +15,8 @@ interface Entry {
   parsed: number;
   /** Work that must see the screen exactly at a cursor, oldest first. */
   due: Array<{ cursor: number; run: () => void }>;
+  /** Output up to this cursor is a replay (the thread restarted): its bells and titles were told before. */
+  quietUntil: number;
   /** Output not given to xterm yet: xterm takes a little at a time (its write() throws past ~50M characters). */
   backlog: Array<{ chunks: Uint8Array[]; cursor: number }>;
 }
@@ -54,6 +56,9 @@ function scheduleNotices(): void {
 // Bells and titles are coalesced the same way: `yes $'\a'` must not become a message per byte.
 const signalled = new Map<number, { bell: boolean; title?: string }>();
 function signal(id: number, what: { bell?: true; title?: string }): void {
+  const e = entries.get(id);
+  // `parsed` is the end of the previous batch while a batch is parsed: below quietUntil, it is the replay's.
+  if (e && e.parsed < e.quietUntil) return;
   const s = signalled.get(id) ?? { bell: false };
   if (what.bell) s.bell = true;
   if (what.title !== undefined) s.title = what.title;
@@ -111,7 +116,7 @@ function handle(msg: ToMirrorThread): void {
     entries.get(msg.id)?.mirror.dispose();
     const mirror = new Mirror(msg.cols, msg.rows, msg.scrollback);
     watchSignals(msg.id, mirror);
-    entries.set(msg.id, { mirror, received: msg.cursor, parsed: msg.cursor, due: [], backlog: [] });
+    entries.set(msg.id, { mirror, received: msg.cursor, parsed: msg.cursor, quietUntil: msg.quietUntil, due: [], backlog: [] });
     return;
   }
   const e = entries.get(msg.id);

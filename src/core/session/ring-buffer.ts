@@ -86,6 +86,23 @@ export class RingBuffer {
   }
 
   /**
+   * A copy of every retained byte, to rebuild a screen from (the mirror thread restarted). When the
+   * ring has dropped older output, the copy starts at the first line it still holds whole, so the
+   * replay does not begin inside a character or an escape sequence cut in two.
+   */
+  retained(): { from: number; bytes: Buffer } {
+    let bytes = this._copy(0, this._length);
+    let from = this.start;
+    if (from > 0) {
+      const nl = bytes.indexOf(0x0a);
+      const skip = nl < 0 ? leadingContinuationBytes(bytes) : nl + 1;
+      bytes = bytes.subarray(skip);
+      from += skip;
+    }
+    return { from, bytes };
+  }
+
+  /**
    * Retained bytes from `offset`: a view of the storage when they do not wrap (decoded at once,
    * before the next append), else a copy. Fresh memory costs page faults, so most reads make none.
    */

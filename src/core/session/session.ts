@@ -154,7 +154,7 @@ export class Session extends Disposable {
     this.id = options.id;
     this._name = options.name;
     this.ring = new RingBuffer(options.ringBytes ?? DEFAULT_RING_BYTES);
-    this.mirror = this._register(new MirrorProxy(options.cols, options.rows, options.scrollbackLines ?? DEFAULT_SCROLLBACK_LINES));
+    this.mirror = this._register(new MirrorProxy(options.cols, options.rows, options.scrollbackLines ?? DEFAULT_SCROLLBACK_LINES, () => this.ring.retained()));
     this._exitedPromise = new Promise((r) => (this._resolveExited = r));
     const pty = loadNodePty();
     this.leaseSeconds = options.leaseSeconds;

@@ -3,6 +3,11 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DAEMON_LOG, ensureDaemon, findDaemon } from '../../../src/host/daemon';
+import { spawn } from 'node:child_process';
+import { isAlive, readLiveRecords, type HostRecord } from '../../../src/host/discovery';
+import { Host } from '../../../src/host/host';
+import { VERSION } from '../../../src/version';
+import { idleExitMs } from '../../../src/host/exit-empty';
 import { tempRuntimeDir, until } from '../../helpers/host';
 import type { SessionInfo } from '../../../src/core/methods/types';
 import { RpcClient } from '../../../src/transport/rpc-client';
@@ -68,6 +73,122 @@ test('the host runs in the user\'s own environment, tuned by nothing set by hand
     client.close();
     process.kill(rec.pid, 'SIGTERM');
     await until(() => !findDaemon(own), 10000, 'the daemon to stop');
+    fs.rmSync(own, { recursive: true, force: true });
+  }
+});
+
+// Issue #14: like a tmux server with `exit-empty`, the per-user host ends once it has had no session
+// and no client for a while, so a host left behind (by an editor update, a closed window) does not
+// run for good; a session or a connected client (the editor, `attach`, `shared-pty mcp`) keeps it.
+test('the per-user host exits by itself once it has no session and no client; either one keeps it', { timeout: 60_000 }, async () => {
+  const own = tempRuntimeDir();
+  const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
+  const idleMs = 300;
+  const rec = await ensureDaemon({ cliPath: cli, runtimeDir: own, args: ['--no-http', '--idle-exit-ms', String(idleMs)] });
+  const settle = () => new Promise((r) => setTimeout(r, idleMs * 5));
+  try {
+    let client = await RpcClient.connect(rec.control);
+    const s = await client.request<SessionInfo>('session/create', { command: 'sleep', args: ['60'] });
+    client.close();
+    await settle();
+    assert.ok(isAlive(rec.pid), 'a session keeps the host up with no client');
+    client = await RpcClient.connect(rec.control);
+    await client.request('pty/kill', { session: s.id });
+    await settle();
+    assert.ok(isAlive(rec.pid), 'a connected client keeps the host up with no session');
+    client.close();
+    await until(() => !isAlive(rec.pid), 15_000, 'the empty host to exit');
+    assert.deepEqual(fs.readdirSync(own), [], 'it removed its record, sockets and log');
+  } finally {
+    if (isAlive(rec.pid)) process.kill(rec.pid, 'SIGTERM');
+    fs.rmSync(own, { recursive: true, force: true });
+  }
+});
+
+test('idle exit: 10 min by default, --idle-exit-ms or SHARED_PTY_IDLE_EXIT_MS to change it, --stay or 0 to stay', () => {
+  assert.equal(idleExitMs(undefined, false, {}), 10 * 60 * 1000);
+  assert.equal(idleExitMs(5000, false, { SHARED_PTY_IDLE_EXIT_MS: '9' }), 5000, 'the flag wins over the environment');
+  assert.equal(idleExitMs(undefined, false, { SHARED_PTY_IDLE_EXIT_MS: '2500' }), 2500);
+  assert.equal(idleExitMs(undefined, false, { SHARED_PTY_IDLE_EXIT_MS: '0' }), undefined);
+  assert.equal(idleExitMs(0, false, {}), undefined);
+  assert.equal(idleExitMs(undefined, true, { SHARED_PTY_IDLE_EXIT_MS: '2500' }), undefined, '--stay wins');
+  assert.equal(idleExitMs(undefined, false, { SHARED_PTY_IDLE_EXIT_MS: 'soon' }), 10 * 60 * 1000, 'a value that is no number is ignored');
+});
+
+// Issue #14, upgrades: the per-user host outlives the editor, so after an update the new editor (or
+// CLI) finds a host of the old version still running, perhaps from files the update deleted.
+const CLI_PATH = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
+
+test('a host of another version keeps its sessions; new ones open in a host of this version, said once', { timeout: 60_000 }, async () => {
+  const own = tempRuntimeDir();
+  const old = await Host.start({ kind: 'daemon', runtimeDir: own, version: '0.0.1-old' });
+  const told: string[] = [];
+  let current: HostRecord | undefined;
+  try {
+    const s = await old.createSession({ command: 'sleep', args: ['60'] });
+    current = await ensureDaemon({ cliPath: CLI_PATH, runtimeDir: own, args: ['--no-http'], onOutdatedHost: (m) => told.push(m) });
+    assert.equal(current.version, VERSION);
+    assert.notEqual(current.hostId, old.hostId);
+    assert.deepEqual(told, [
+      `Shared PTY: the host ${old.hostId} of version 0.0.1-old keeps your 1 running session; new sessions open in host ${current.hostId} (version ${VERSION}), and the old host exits when its last session ends`,
+    ]);
+    const again = await ensureDaemon({ cliPath: CLI_PATH, runtimeDir: own, onOutdatedHost: (m) => told.push(m) });
+    assert.equal(again.hostId, current.hostId, 'the host of this version is found again');
+    assert.equal(told.length, 1, 'said once');
+    assert.ok(s.running, 'the old host\'s session still runs');
+    assert.deepEqual(readLiveRecords(own).map((r) => r.hostId).sort(), [old.hostId, current.hostId].sort(), 'both hosts are listed, so both hosts\' sessions are');
+  } finally {
+    if (current) process.kill(current.pid, 'SIGTERM');
+    await old.close();
+    if (current) await until(() => !isAlive(current!.pid), 10000, 'the new host to stop');
+    fs.rmSync(own, { recursive: true, force: true });
+  }
+});
+
+test('a host whose files an update removed takes no new session and exits when its last session ends, clients or not', { timeout: 60_000 }, async () => {
+  const own = tempRuntimeDir();
+  // The "installed extension": a link to the CLI that the update removes.
+  const installed = path.join(own, 'installed-cli.js');
+  fs.symlinkSync(CLI_PATH, installed);
+  const first = await ensureDaemon({ cliPath: installed, runtimeDir: own, args: ['--no-http', '--stay'] });
+  const client = await RpcClient.connect(first.control);
+  let second: HostRecord | undefined;
+  try {
+    const s = await client.request<SessionInfo>('session/create', { command: 'sleep', args: ['60'] });
+    fs.rmSync(installed); // the update
+    const told: string[] = [];
+    second = await ensureDaemon({ cliPath: CLI_PATH, runtimeDir: own, args: ['--no-http', '--stay'], onOutdatedHost: (m) => told.push(m) });
+    assert.notEqual(second.hostId, first.hostId, 'new sessions get a host of files that exist');
+    assert.match(told[0] ?? '', new RegExp(`the host ${first.hostId} of version ${VERSION.replace(/\./g, '\\.')} whose files were removed keeps your 1 running session`));
+    assert.ok(isAlive(first.pid), 'the old host keeps its session running');
+    await client.request('pty/kill', { session: s.id });
+    await until(() => !isAlive(first.pid), 15_000, 'the old host to exit after its last session');
+    assert.ok(isAlive(second.pid), 'the new host stays');
+  } finally {
+    client.close();
+    if (isAlive(first.pid)) process.kill(first.pid, 'SIGTERM');
+    if (second) process.kill(second.pid, 'SIGTERM');
+    if (second) await until(() => !isAlive(second!.pid), 10000, 'the new host to stop');
+    fs.rmSync(own, { recursive: true, force: true });
+  }
+});
+
+test('two per-user hosts started at the same moment on one directory: one runs, the other leaves', { timeout: 60_000 }, async () => {
+  const own = tempRuntimeDir();
+  const env = { ...process.env, SHARED_PTY_DIR: own };
+  const start = () => spawn(process.execPath, [CLI_PATH, 'daemon', '--no-http'], { env, stdio: 'ignore' });
+  const both = [start(), start()];
+  const exits = both.map((c) => new Promise<number | null>((r) => c.once('exit', (code) => r(code))));
+  try {
+    const loser = await Promise.race(exits.map((p, i) => p.then((code) => ({ i, code }))));
+    assert.equal(loser.code, 0, 'the second one leaves quietly');
+    const winner = both[1 - loser.i];
+    const rec = await until(() => readLiveRecords(own).find((r) => r.kind === 'daemon'), 15_000, 'the record of the one that runs');
+    assert.equal(rec.pid, winner.pid);
+    assert.deepEqual(readLiveRecords(own).map((r) => r.pid), [winner.pid], 'one host, one record');
+  } finally {
+    for (const c of both) if (c.exitCode === null && c.pid) process.kill(c.pid, 'SIGTERM');
+    await Promise.all(exits);
     fs.rmSync(own, { recursive: true, force: true });
   }
 });

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ensureRuntimeDir, runtimeDirPath, UnsafeRuntimeDirError } from '../../../src/host/runtime-dir';
+import { ensureRuntimeDir, runtimeDirPath, RuntimeDirWriteError, UnsafeRuntimeDirError } from '../../../src/host/runtime-dir';
 import { Host } from '../../../src/host/host';
 
 // CONTRACT §2: where the runtime directory is, its mode, and the directories a host refuses.
@@ -32,14 +32,18 @@ test('a directory writable by group or others is refused with a clear error; a h
     assert.throws(() => ensureRuntimeDir(dir), (e: Error) => e instanceof UnsafeRuntimeDirError && /writable by group or others/.test(e.message) && e.message.includes('chmod 700'));
     await assert.rejects(Host.start({ kind: 'serve', runtimeDir: dir }), UnsafeRuntimeDirError);
     assert.deepEqual(fs.readdirSync(dir), [], 'nothing was written there');
+    assert.equal(fs.statSync(dir).mode & 0o777, mode, 'refused, never chmod-ed');
   }
 });
 
-test('a directory owned by another user is refused', { skip: process.getuid!() !== 0 && 'needs root to chown' }, () => {
+test('a directory owned by another user is refused and left alone', { skip: process.getuid!() !== 0 && 'needs root to chown' }, async () => {
   const dir = path.join(base, 'foreign');
   fs.mkdirSync(dir, { mode: 0o700 });
   fs.chownSync(dir, 65534, 65534);
   assert.throws(() => ensureRuntimeDir(dir), (e: Error) => e instanceof UnsafeRuntimeDirError && /owned by uid 65534/.test(e.message));
+  await assert.rejects(Host.start({ kind: 'serve', runtimeDir: dir }), UnsafeRuntimeDirError);
+  const st = fs.statSync(dir);
+  assert.deepEqual([st.uid, st.mode & 0o777, fs.readdirSync(dir)], [65534, 0o700, []], 'left as it was: not taken over, nothing written');
 });
 
 test('a symlink in place of the directory is refused', () => {
@@ -47,7 +51,55 @@ test('a symlink in place of the directory is refused', () => {
   fs.mkdirSync(target, { mode: 0o700 });
   const link = path.join(base, 'link');
   fs.symlinkSync(target, link);
-  assert.throws(() => ensureRuntimeDir(link), UnsafeRuntimeDirError);
+  assert.throws(() => ensureRuntimeDir(link), (e: Error) => e instanceof UnsafeRuntimeDirError && /is a symbolic link; refusing to follow it/.test(e.message));
+  assert.deepEqual(fs.readdirSync(target), [], 'nothing was written through the link');
+});
+
+test('a runtime directory that cannot be created is refused in one line that says what to do', () => {
+  const file = path.join(base, 'a-file');
+  fs.writeFileSync(file, '');
+  assert.throws(
+    () => ensureRuntimeDir(path.join(file, 'shared-pty')),
+    (e: Error) => e instanceof RuntimeDirWriteError && /^Cannot write in the runtime directory .*a-file\/shared-pty \(ENOTDIR\): .*set SHARED_PTY_DIR/.test(e.message),
+  );
+});
+
+/** Mounts a small tmpfs at `dir` (root with mount rights only); false when that is not possible here. */
+function mountTmpfs(dir: string, options: string): boolean {
+  fs.mkdirSync(dir, { recursive: true });
+  return spawnSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', dir], { encoding: 'utf8' }).status === 0;
+}
+const canMount = (() => {
+  if (process.getuid!() !== 0 || process.platform !== 'linux') return false;
+  const probe = path.join(base, 'mount-probe');
+  const ok = mountTmpfs(probe, 'size=64k');
+  if (ok) spawnSync('umount', [probe]);
+  return ok;
+})();
+
+test('on a full disk or a read-only one, a host refuses to start, in one line, and leaves nothing behind', { skip: !canMount && 'needs root and mount (tmpfs)' }, async () => {
+  const full = path.join(base, 'full');
+  const ro = path.join(base, 'ro');
+  assert.ok(mountTmpfs(full, 'size=64k,mode=0700'));
+  try {
+    spawnSync('sh', ['-c', `cat /dev/zero > ${full}/filler`]); // ENOSPC ends it: the disk is full
+    await assert.rejects(Host.start({ kind: 'serve', runtimeDir: full }), (e: Error) => e instanceof RuntimeDirWriteError && /\(ENOSPC\): the disk is full/.test(e.message));
+    assert.deepEqual(fs.readdirSync(full), ['filler'], 'no half-written record or socket folder is left');
+    const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
+    const r = spawnSync(process.execPath, [cli, 'serve', '--no-http', '--cmd', 'true'], { env: { ...process.env, SHARED_PTY_DIR: full }, encoding: 'utf8', timeout: 20000 });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /^shared-pty: Cannot write in the runtime directory .* \(ENOSPC\): the disk is full; free some space or set SHARED_PTY_DIR .*\n$/);
+  } finally {
+    spawnSync('umount', [full]);
+  }
+  assert.ok(mountTmpfs(ro, 'size=64k,mode=0700'));
+  try {
+    spawnSync('mount', ['-o', 'remount,ro', ro]);
+    await assert.rejects(Host.start({ kind: 'serve', runtimeDir: ro }), (e: Error) => e instanceof RuntimeDirWriteError && /\(EROFS\): the disk is read-only/.test(e.message));
+    await assert.rejects(Host.start({ kind: 'serve', runtimeDir: path.join(ro, 'sub') }), (e: Error) => e instanceof RuntimeDirWriteError && /\(EROFS\)/.test(e.message));
+  } finally {
+    spawnSync('umount', [ro]);
+  }
 });
 
 test('the CLI reports an unsafe runtime directory in one line and exits non-zero', () => {

@@ -117,21 +117,69 @@ describe('the mirror thread', () => {
     host.host.registry.remove(s.id);
   });
 
-  test('if the thread dies, sessions keep running and their screens start again', { timeout: 30_000 }, async () => {
+  /** Ends the mirror thread as a crash would (a test only reaches in for it). */
+  const crashThread = async () => {
+    const worker = (MirrorThread.shared() as unknown as { _worker: { terminate(): Promise<number> } })._worker;
+    await worker.terminate();
+  };
+
+  test('if the thread dies, sessions keep running and their screens are rebuilt from the ring', { timeout: 30_000 }, async () => {
     const s = await host.host.createSession({ ...BASH, cols: 80, rows: 24 });
     const screen = async () => (await s.mirror.screen()).rows.join('\n');
     await until(async () => (await screen()).includes('$'), 10000, 'the prompt');
-    s.write('echo before-$((6*7))\r', TEST_WRITER);
+    s.write('printf "\\e]0;before\\a"; echo before-$((6*7))\r', TEST_WRITER);
     await until(async () => (await screen()).includes('before-42'), 10000, 'the first command');
-    // Reach into the thread (a test only): end it as a crash would.
-    const worker = (MirrorThread.shared() as unknown as { _worker: { terminate(): Promise<number> } })._worker;
-    await worker.terminate();
+    const shown = await s.mirror.queryAt('screen');
+    let titles = 0;
+    const listener = s.mirror.onTitle(() => titles++);
+    await crashThread();
     assert.ok(s.running, 'the session outlives its screen');
+    const rebuilt = await s.mirror.queryAt('screen');
+    assert.deepEqual(rebuilt.value, shown.value, 'the rebuilt screen is the one shown before the crash');
+    assert.equal(rebuilt.cursor, s.cursor, "the mirror's parsed cursor is the session's output cursor");
     s.write('echo after-$((6*7))\r', TEST_WRITER);
     await until(async () => (await screen()).includes('after-42'), 10000, 'the screen to follow the new output');
-    assert.ok(!(await screen()).includes('before-42'), 'the new screen starts blank: what was parsed before is gone');
-    const out = await s.mirror.query('scrollbackPage', 0, 100);
-    assert.ok(out.text.includes('after-42'));
+    const page = await s.mirror.query('scrollbackPage', 0, 100);
+    assert.match(page.text, /before-42[^]*after-42/, 'the retained rows hold the output from before and after the crash, in order');
+    assert.equal(titles, 0, 'the replay does not announce the old title again');
+    listener.dispose();
+    host.host.registry.remove(s.id);
+  });
+
+  test('a crash in the middle of a flood: the flood goes on and every read is exact from the rebuild on', { timeout: 60_000 }, async () => {
+    const n = 1_000_000; // ~6.9 MB, far more than the ring (1 MiB) holds
+    const total = bytesBefore(n + 1);
+    const s = await host.host.createSession({ command: 'seq', args: ['1', String(n)], cols: 80, rows: 24 });
+    await until(() => s.cursor > 2 * 1024 * 1024, 20000, '2 MiB of output');
+    await crashThread();
+    const { value: first, cursor: at } = await s.mirror.queryAt('screen');
+    assert.equal(first.rows.filter((r) => r !== '').at(-1), lastRowAt(at), `the rebuilt screen at cursor ${at}`);
+    assert.ok(first.rows.filter((r) => r !== '').length >= 23, 'a full screen of rows, not a blank one');
+    await s.exited;
+    await s.mirror.whenParsed();
+    const { value: screen, cursor } = await s.mirror.queryAt('screen');
+    assert.equal(s.cursor, total, 'every byte was read: the flood was not left paused');
+    assert.equal(cursor, total, 'the final read reflects all of the output');
+    assert.equal(screen.rows.filter((r) => r !== '').at(-1), String(n));
+    const rows = (await s.mirror.query('scrollbackPage', 0, 3001)).text.split('\n').filter((r) => r !== '');
+    assert.equal(rows.length, 3000);
+    rows.forEach((r, i) => assert.equal(r, String(n - 2999 + i)));
+    host.host.registry.remove(s.id);
+  });
+
+  test('a thread that dies again before the replay is parsed gets no replay (the output may be what kills it)', { timeout: 30_000 }, async () => {
+    const s = await host.host.createSession({ command: 'seq', args: ['1', '100000'], cols: 80, rows: 24 });
+    await s.exited;
+    await s.mirror.whenParsed();
+    const lastRow = async () => (await s.mirror.screen()).rows.filter((r) => r !== '').at(-1);
+    assert.equal(await lastRow(), '100000');
+    await crashThread();
+    await crashThread(); // the new thread dies while it has not even loaded, let alone parsed the replay
+    const blank = await s.mirror.queryAt('screen');
+    assert.deepEqual(blank.value.rows.filter((r) => r !== ''), [], 'no replay this time: the screen starts blank');
+    assert.equal(blank.cursor, s.cursor, 'cursors still in step');
+    await crashThread(); // a crash with nothing left unparsed: the replay is tried again
+    assert.equal(await lastRow(), '100000', 'rebuilt from the ring again');
     host.host.registry.remove(s.id);
   });
 });

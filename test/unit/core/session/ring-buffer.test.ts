@@ -73,3 +73,15 @@ test('reads anywhere in a wrapped ring return exactly the retained bytes', () =>
     }
   }
 });
+
+test('retained(): everything while nothing was dropped, else from the first whole line, as a copy', () => {
+  const r = new RingBuffer(16);
+  r.append(Buffer.from('ab\ncd'));
+  assert.deepEqual(r.retained(), { from: 0, bytes: Buffer.from('ab\ncd') });
+  r.append(Buffer.from('\x1b[31mred\nnext\n')); // 20 bytes in all: the ring keeps the last 16
+  const kept = r.retained();
+  assert.equal(kept.bytes.toString(), 'next\n', 'the cut line (inside an escape sequence) is left out');
+  assert.equal(kept.from + kept.bytes.length, r.end, 'the copy ends at the newest byte');
+  kept.bytes.fill(0);
+  assert.equal(r.read(r.end - 5).text, 'next\n', 'the ring is untouched by changes to the copy');
+});

@@ -1,0 +1,143 @@
+// Issue #14, faults: a host killed with SIGKILL while clients are connected. Each client says the
+// host is gone in one clear line (no stack trace), one-shot commands exit non-zero, `shared-pty
+// mcp` stays up and answers with a tool error; the stale record and sockets are removed by the
+// next `list` or the next host that starts.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { IPty } from 'node-pty';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { loadNodePty } from '../../../src/core/session/pty-loader';
+import { RpcClient } from '../../../src/transport/rpc-client';
+import { runCli, startCli, startServeHost, startedPids, killPid, type ServeHost } from '../../helpers/cli';
+import { tempRuntimeDir, until, withTimeout } from '../../helpers/host';
+import { bashEnv, buildCli, CLI, REPO_ROOT, sleep } from '../../helpers/protocol';
+
+const TEST_TIMEOUT = 90_000;
+const SHELL = ['--cmd', 'bash --norc --noprofile -i', '--no-http'];
+
+/** A stack trace line, which a user must never see for this. */
+const STACK = /^\s+at /m;
+
+let dir: string;
+let env: NodeJS.ProcessEnv;
+const hosts: ServeHost[] = [];
+
+before(() => {
+  buildCli();
+  dir = tempRuntimeDir();
+  env = bashEnv({ SHARED_PTY_DIR: dir });
+});
+after(async () => {
+  await Promise.all(hosts.map((h) => h.stop()));
+  for (const pid of startedPids) killPid(pid, 'SIGKILL');
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A serve host that is killed with SIGKILL (nothing of it runs its clean-up). */
+async function startHost(): Promise<ServeHost> {
+  const h = await startServeHost(SHELL, env);
+  hosts.push(h);
+  return h;
+}
+
+async function sigkill(h: ServeHost): Promise<void> {
+  killPid(h.pid, 'SIGKILL');
+  await h.exited; // reaped: its pid no longer counts as alive
+}
+
+const leftovers = (hostId: string) => ({ record: fs.existsSync(path.join(dir, `${hostId}.json`)), sockets: fs.existsSync(path.join(dir, hostId)) });
+
+describe('a host killed with SIGKILL', () => {
+  test('attach, a one-shot command, events and shared-pty mcp each say the host is gone in one line', { timeout: TEST_TIMEOUT }, async () => {
+    const h = await startHost();
+    const id = h.record.sessions[0].id;
+    const gone = new RegExp(`the Shared PTY host ${h.record.hostId} is gone \\(process ${h.pid} ended\\); its sessions ended with it`);
+
+    // attach, in a PTY of its own as in a user's terminal.
+    const outer: IPty = loadNodePty().spawn(process.execPath, [CLI, 'attach', id], { name: 'xterm-256color', cols: 80, rows: 24, cwd: dir, env: env as Record<string, string> });
+    let shown = '';
+    outer.onData((d) => (shown += d));
+    const attachExit = new Promise<number>((resolve) => outer.onExit(({ exitCode }) => resolve(exitCode)));
+    await until(() => shown.includes('detach with'), 15_000, `attach to attach; it shows: ${shown}`);
+
+    // A one-shot command waiting on the host (it has typed its command when the screen shows it)…
+    const control = await RpcClient.connect(h.record.control);
+    const send = startCli(['send', id, 'sleep 60 # typed-by-send', '--timeout', '60000'], env, 60_000);
+    await control.request('pty/wait', { session: id, match: 'typed-by-send', timeout: 15_000 });
+    // …and a long-running follower (it is subscribed once it prints an event).
+    const events = startCli(['events', id], env, 60_000);
+    let printed = '';
+    events.child.stdout!.on('data', (d: string) => (printed += d));
+    for (let cols = 81; !printed.includes('resize'); cols++) {
+      await control.request('pty/resize', { session: id, cols, rows: 24 });
+      await sleep(100);
+    }
+    control.close();
+
+    // shared-pty mcp, connected to the host through a first call.
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: env as Record<string, string>, cwd: REPO_ROOT, stderr: 'pipe' });
+    let mcpStderr = '';
+    transport.stderr?.on('data', (d) => (mcpStderr += d));
+    const mcp = new Client({ name: 'host-gone-test', version: '0.0.0' });
+    await withTimeout(mcp.connect(transport), 30_000, 'MCP stdio connect');
+    try {
+      const first = (await mcp.callTool({ name: 'read_screen', arguments: { session: id } })) as { isError?: boolean };
+      assert.notEqual(first.isError, true, 'read_screen works while the host runs');
+
+      await sigkill(h);
+
+      assert.equal(await withTimeout(attachExit, 15_000, 'attach to end'), 1, 'attach exits 1');
+      assert.match(shown, gone, 'attach says the host is gone');
+      assert.doesNotMatch(shown, STACK);
+
+      const w = await send.result;
+      assert.equal(w.code, 1, 'the one-shot command exits 1');
+      assert.match(w.stderr, new RegExp(`^shared-pty: ${gone.source}\\n$`), 'one line on stderr, nothing else');
+
+      const e = await events.result;
+      assert.match(e.stderr, gone, 'events says the host is gone');
+      assert.doesNotMatch(e.stderr, STACK);
+
+      const r = (await mcp.callTool({ name: 'read_screen', arguments: { session: id } })) as { isError?: boolean; content: Array<{ text?: string }> };
+      assert.equal(r.isError, true, 'a tool error, not a protocol error');
+      assert.match(r.content.map((c) => c.text ?? '').join(''), gone);
+      const again = (await mcp.callTool({ name: 'list_sessions', arguments: {} })) as { isError?: boolean; structuredContent?: { sessions: unknown[] } };
+      assert.deepEqual(again.structuredContent?.sessions, [], 'shared-pty mcp is still up and lists what is left');
+      assert.equal(mcpStderr.match(/is gone/g)?.length, 1, `mcp tells its log once: ${mcpStderr}`);
+      assert.doesNotMatch(mcpStderr, STACK);
+      assert.deepEqual(leftovers(h.record.hostId), { record: false, sockets: false }, 'the clients removed the stale record and sockets');
+    } finally {
+      await mcp.close().catch(() => {});
+      killPid(h.pid, 'SIGKILL');
+      try {
+        outer.kill();
+      } catch {
+        // ended by itself
+      }
+    }
+  });
+
+  test('with nobody connected, the next list removes the stale record and sockets', { timeout: TEST_TIMEOUT }, async () => {
+    const h = await startHost();
+    await sigkill(h);
+    assert.deepEqual(leftovers(h.record.hostId), { record: true, sockets: true }, 'SIGKILL leaves them behind');
+    const list = await runCli(['list'], env);
+    assert.equal(list.code, 0);
+    assert.equal(list.stdout, '', 'the dead host has no sessions to list');
+    assert.deepEqual(leftovers(h.record.hostId), { record: false, sockets: false });
+    const read = await runCli(['read', h.record.sessions[0].id], env);
+    assert.equal(read.code, 1);
+    assert.equal(read.stderr, 'shared-pty: no Shared PTY host is running (start one with: shared-pty serve)\n');
+  });
+
+  test('the next host that starts removes them too', { timeout: TEST_TIMEOUT }, async () => {
+    const h = await startHost();
+    await sigkill(h);
+    const next = await startHost();
+    assert.deepEqual(leftovers(h.record.hostId), { record: false, sockets: false });
+    await next.stop();
+  });
+});
