@@ -225,7 +225,7 @@ describe('every write names its caller', () => {
     const plain = await control.request<SessionInfo>('pty/info', { session: s.id });
     const declared = await control.request<SessionInfo>('pty/info', { session: s.id, client: { origin: 'user' } });
     assert.deepEqual(declared, plain);
-    assert.ok(!('lastInput' in plain), 'pty/info does not show lastInput yet');
+    assert.equal((plain as SessionInfo & { lastInput?: unknown }).lastInput, null, 'pty/info says who typed last (CONTRACT §9.6): nobody yet');
     await rejectsWith(control.request('pty/status', { session: s.id, client: { origin: 'root' } }), -32602);
     await rejectsWith(control.request('pty/status', { session: s.id, client: { origin: 'user', transport: 'rest' } }), -32602);
     h.host.registry.remove(s.id);
