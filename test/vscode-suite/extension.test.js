@@ -122,6 +122,38 @@ suite('Shared PTY in the editor', () => {
     await until(() => !api.sessions().some((/** @type {any} */ s) => s.info.id === ref.id), 10000, 'the session to end after its terminal closed');
   });
 
+  test('a shared bash terminal has VS Code\'s shell integration: its commands and exit codes reach the editor (the decorations)', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const G = vscode.ConfigurationTarget.Global;
+    const shared = vscode.workspace.getConfiguration('sharedPty');
+    const saved = { shell: shared.inspect('shell')?.globalValue, args: shared.inspect('shellArgs')?.globalValue };
+    /** @type {vscode.Terminal | undefined} */
+    let terminal;
+    try {
+      await shared.update('shell', '/bin/bash', G);
+      await shared.update('shellArgs', [], G);
+      terminal = /** @type {vscode.Terminal} */ (await vscode.commands.executeCommand('sharedPty.open'));
+      const t = terminal;
+      // The host injects the integration; VS Code sees it from the OSC 633 marks in the output.
+      const integration = await until(() => t.shellIntegration, 20000, 'VS Code to see the shell integration of a Shared PTY terminal');
+      const ended = new Promise((resolve) => {
+        const sub = vscode.window.onDidEndTerminalShellExecution((e) => {
+          if (e.terminal !== t) return;
+          sub.dispose();
+          resolve(e);
+        });
+      });
+      integration.executeCommand('false');
+      const e = /** @type {vscode.TerminalShellExecutionEndEvent} */ (await Promise.race([ended, new Promise((_, reject) => setTimeout(() => reject(new Error('no end of the command within 20 s')), 20000))]));
+      assert.equal(e.exitCode, 1, 'VS Code has the command\'s exit code (the red decoration)');
+      assert.match(e.execution.commandLine.value, /false/);
+    } finally {
+      terminal?.dispose();
+      await shared.update('shell', saved.shell, G);
+      await shared.update('shellArgs', saved.args, G);
+    }
+  });
+
   test('with sharedPty.shell empty, a new terminal runs the shell of the default terminal profile', async function () {
     if (process.platform !== 'linux') this.skip(); // the profile keys below are Linux's
     const PROFILE = 'spty-suite-profile';

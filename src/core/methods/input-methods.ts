@@ -213,6 +213,10 @@ export const resizeMethod = method({
     verb: 'POST',
     path: '/sessions/:id/resize',
     from: 'body',
-    respond: (_r, route) => route.call('pty/info', { session: route.id }),
+    // The SessionInfo of pty-session-mcp's shape, as every REST answer gives it (without pty/info's lastInput).
+    respond: async (_r, route) => {
+      const { lastInput: _who, ...info } = (await route.call('pty/info', { session: route.id })) as { lastInput: unknown } & Record<string, unknown>;
+      return info;
+    },
   },
 });
