@@ -96,7 +96,7 @@ export class SessionRegistry extends Disposable {
     if (this._sessions.size >= max) {
       throw new RpcError(
         ErrorCode.ServerError,
-        `Too many sessions: this host has ${this._sessions.size}, the limit is ${max} (exited sessions count until closed); close some with pty/close`,
+        `Too many sessions: this host has ${this._sessions.size}, the limit is ${max} (exited sessions count until closed); end some first (pty/kill)`,
         { limit: 'sessions', max },
       );
     }
