@@ -30,8 +30,16 @@ const REQUESTS_PER_TURN = 16;
  */
 const HALF_CLOSED_PROBE_MS = 500;
 
+/** The answer to a request past the in-flight limit (on every JSON-RPC transport). */
+export function tooManyInFlight(max: number): RpcError {
+  return new RpcError(ErrorCode.ServerError, `Too many requests in flight on this connection: the limit is ${max}; wait for some answers`, {
+    limit: 'inFlightRequests',
+    max,
+  });
+}
+
 /** The id of a JSON-RPC request (null when it is not a usable one), undefined for a notification. */
-function requestId(message: unknown): string | number | null | undefined {
+export function requestId(message: unknown): string | number | null | undefined {
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return null;
   if (!('id' in message)) return undefined;
   const id = (message as { id: unknown }).id;
@@ -208,11 +216,7 @@ export class RpcConnection implements NotificationSink {
   private _refuseOverLimit(message: unknown, max: number): void {
     const id = requestId(message);
     if (id === undefined) return this._finishIfDone();
-    const error = new RpcError(ErrorCode.ServerError, `Too many requests in flight on this connection: the limit is ${max}; wait for some answers`, {
-      limit: 'inFlightRequests',
-      max,
-    });
-    this._write(errorResponse(id, error));
+    this._write(errorResponse(id, tooManyInFlight(max)));
     this._finishIfDone();
   }
 

@@ -4,11 +4,11 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
-import { MAX_CONNECTIONS_PER_SESSION_SOCKET, MAX_CONTROL_CONNECTIONS } from '../../../src/core/base/limits';
+import { MAX_CONNECTIONS_PER_SESSION_SOCKET, MAX_CONTROL_CONNECTIONS, MAX_IN_FLIGHT_REQUESTS } from '../../../src/core/base/limits';
 import { parseAddress } from '../../../src/transport/address';
 import type { RpcClient } from '../../../src/transport/rpc-client';
-import { connect, rejectsWith, startHost, until } from '../../helpers/host';
-import { request, startHttpHost } from '../../helpers/http';
+import { connect, rejectsWith, startHost, TEST_WRITER, until } from '../../helpers/host';
+import { request, startHttpHost, wsOpen } from '../../helpers/http';
 
 const TEST_TIMEOUT = 30_000;
 const SERVER_ERROR = -32000;
@@ -135,5 +135,28 @@ describe('requests in flight per connection', () => {
     await bystander.request('pty/write', { session: session.id, action: { text: 'go-now\n' } });
     for (const w of await Promise.all(waits)) assert.equal(w.matched, true);
     assert.equal((await c.request<{ running: boolean }>('pty/status', { session: session.id })).running, true);
+  });
+});
+
+describe('requests in flight on the WebSocket /rpc (the real default)', () => {
+  test(`${MAX_IN_FLIGHT_REQUESTS} waiting calls are taken; the next is answered at once with -32000 and the socket goes on`, { timeout: TEST_TIMEOUT }, async () => {
+    const h = await startHttpHost();
+    cleanups.push(() => h.close());
+    const session = await h.host.createSession({ command: 'cat' });
+    const ws = await wsOpen(h.port, '/rpc', { token: h.token });
+    cleanups.push(() => ws.close());
+    for (let id = 1; id <= MAX_IN_FLIGHT_REQUESTS; id++) {
+      ws.send({ jsonrpc: '2.0', id, method: 'pty/wait', params: { session: session.id, match: 'go-now', timeout: 20_000 } });
+    }
+    ws.send({ jsonrpc: '2.0', id: 'over', method: 'pty/status', params: { session: session.id } });
+    const over = await ws.next((m) => m.id === 'over', 'the answer past the limit');
+    assert.equal(over.error.code, SERVER_ERROR);
+    assert.match(over.error.message, new RegExp(`Too many requests in flight.*the limit is ${MAX_IN_FLIGHT_REQUESTS}`));
+
+    session.write('go-now\n', TEST_WRITER);
+    const last = await ws.next((m) => m.id === MAX_IN_FLIGHT_REQUESTS, 'the last wait to match');
+    assert.equal(last.result.matched, true);
+    ws.send({ jsonrpc: '2.0', id: 'after', method: 'pty/status', params: { session: session.id } });
+    assert.equal((await ws.next((m) => m.id === 'after', 'pty/status after the waits')).result.running, true);
   });
 });
