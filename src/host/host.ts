@@ -2,6 +2,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Disposable, disposableTimeout, MutableDisposable, toDisposable, type IDisposable } from '../core/base/lifecycle';
+import { MAX_CONNECTIONS_PER_SESSION_SOCKET, MAX_CONTROL_CONNECTIONS, type HostLimits } from '../core/base/limits';
 import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/session/registry';
 import type { Session } from '../core/session/session';
 import type { HostInfo, HostServices, SessionInfo, TokenService } from '../core/methods/types';
@@ -25,7 +26,7 @@ export interface HttpAttachment extends IDisposable {
   close(): Promise<void>;
 }
 
-export interface HostOptions extends RegistryOptions {
+export interface HostOptions extends RegistryOptions, HostLimits {
   kind: HostKind;
   runtimeDir?: string;
   /** Also publish each session on a loopback TCP port (`tcp` in SessionInfo). */
@@ -98,6 +99,8 @@ export class Host extends Disposable implements HostServices {
         mode: { kind: 'control' },
         services: host,
         maxLineBytes: options.maxLineBytes,
+        maxConnections: options.maxControlConnections ?? MAX_CONTROL_CONNECTIONS,
+        maxInFlightRequests: options.maxInFlightRequests,
       });
       // A host nobody can find is no use: a record that cannot be written (a full disk) stops the start.
       writeRecord(host.runtimeDir, host.record());
@@ -238,6 +241,8 @@ export class Host extends Disposable implements HostServices {
           mode: { kind: 'session', session },
           services: this,
           maxLineBytes: this.options.maxLineBytes,
+          maxConnections: this.options.maxConnectionsPerSessionSocket ?? MAX_CONNECTIONS_PER_SESSION_SOCKET,
+          maxInFlightRequests: this.options.maxInFlightRequests,
         }),
       );
     }

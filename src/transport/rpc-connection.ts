@@ -7,6 +7,7 @@ import type { NotificationSink } from '../core/io/subscription';
 import { ClientLink } from '../core/io/client-link';
 import { FrameWriter } from './frame-writer';
 import { DEFAULT_MAX_LINE_BYTES, LineReader } from './line-reader';
+import { MAX_IN_FLIGHT_REQUESTS } from '../core/base/limits';
 
 /** Unsent bytes above which a client counts as slow: its subscriptions wait for it to drain. */
 export const CLIENT_HIGH_WATER_BYTES = 1024 * 1024;
@@ -29,12 +30,30 @@ const REQUESTS_PER_TURN = 16;
  */
 const HALF_CLOSED_PROBE_MS = 500;
 
+/** The answer to a request past the in-flight limit (on every JSON-RPC transport). */
+export function tooManyInFlight(max: number): RpcError {
+  return new RpcError(ErrorCode.ServerError, `Too many requests in flight on this connection: the limit is ${max}; wait for some answers`, {
+    limit: 'inFlightRequests',
+    max,
+  });
+}
+
+/** The id of a JSON-RPC request (null when it is not a usable one), undefined for a notification. */
+export function requestId(message: unknown): string | number | null | undefined {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return null;
+  if (!('id' in message)) return undefined;
+  const id = (message as { id: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export interface RpcConnectionOptions {
   mode: DispatchMode;
   services: HostServices;
   maxLineBytes?: number;
+  /** Requests started and not yet answered, at most (default MAX_IN_FLIGHT_REQUESTS). */
+  maxInFlightRequests?: number;
 }
 
 /**
@@ -170,6 +189,8 @@ export class RpcConnection implements NotificationSink {
       this._finishIfDone();
       return;
     }
+    const max = this._options.maxInFlightRequests ?? MAX_IN_FLIGHT_REQUESTS;
+    if (this._inFlight >= max) return this._refuseOverLimit(message, max);
     this._inFlight++;
     try {
       const { response, afterSend } = await dispatch(message, {
@@ -186,6 +207,17 @@ export class RpcConnection implements NotificationSink {
       this._inFlight--;
       this._finishIfDone();
     }
+  }
+
+  /**
+   * A request past the in-flight limit is answered at once (a notification gets nothing) and not
+   * run: one client cannot pile up thousands of day-long `pty/wait`s. The connection stays open.
+   */
+  private _refuseOverLimit(message: unknown, max: number): void {
+    const id = requestId(message);
+    if (id === undefined) return this._finishIfDone();
+    this._write(errorResponse(id, tooManyInFlight(max)));
+    this._finishIfDone();
   }
 
   /**

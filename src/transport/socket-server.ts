@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import type { DispatchMode } from '../core/methods/dispatch';
+import { errorResponse, type DispatchMode } from '../core/methods/dispatch';
+import { ErrorCode, RpcError } from '../core/base/errors';
 import type { HostServices } from '../core/methods/types';
 import { formatAddress, type Endpoint } from './address';
 import { RpcConnection } from './rpc-connection';
@@ -13,6 +14,10 @@ export interface RpcServerOptions {
   mode: DispatchMode;
   services: HostServices;
   maxLineBytes?: number;
+  /** Connections open at once; one more gets one JSON-RPC error line and is closed. */
+  maxConnections: number;
+  /** Requests each connection may have in flight (see RpcConnection). */
+  maxInFlightRequests?: number;
 }
 
 /** A listening JSON-RPC socket. */
@@ -33,11 +38,17 @@ export interface RpcServer {
 export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
   const sockets = new Set<net.Socket>();
   const onConnection = (socket: net.Socket) => {
+    if (sockets.size >= options.maxConnections) return refuseConnection(socket, sockets.size, options.maxConnections);
     sockets.add(socket);
     // Each connection is one ClientLink (in RpcConnection); on a session socket it counts as the session's client.
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
-    new RpcConnection(socket, { mode: options.mode, services: options.services, maxLineBytes: options.maxLineBytes });
+    new RpcConnection(socket, {
+      mode: options.mode,
+      services: options.services,
+      maxLineBytes: options.maxLineBytes,
+      maxInFlightRequests: options.maxInFlightRequests,
+    });
   };
   let endpoint = options.endpoint;
   if (endpoint.type === 'unix') await removeStaleSocket(endpoint.path);
@@ -76,6 +87,20 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
       return closing;
     },
   };
+}
+
+/**
+ * A connection over the limit: one error line that names the limit, then closed. Not counted
+ * and not read; destroyed soon in case the client never reads its end.
+ */
+function refuseConnection(socket: net.Socket, open: number, max: number): void {
+  socket.on('error', () => socket.destroy());
+  const error = new RpcError(ErrorCode.ServerError, `Too many connections: ${open} open on this socket, the limit is ${max}; closing this one`, {
+    limit: 'connections',
+    max,
+  });
+  socket.end(JSON.stringify(errorResponse(null, error)) + '\n');
+  setTimeout(() => socket.destroy(), 1000).unref();
 }
 
 /** A server listening on `endpoint` (a Unix socket gets mode 0600). */

@@ -5,7 +5,8 @@ import type { IDisposable } from '../core/base/lifecycle';
 import { ClientLink } from '../core/io/client-link';
 import { FULL_GRANT, type Grant } from '../core/io/caller';
 import type { HostServices } from '../core/methods/types';
-import { REQUEST_HIGH_WATER_BYTES } from './rpc-connection';
+import { MAX_IN_FLIGHT_REQUESTS } from '../core/base/limits';
+import { REQUEST_HIGH_WATER_BYTES, requestId, tooManyInFlight } from './rpc-connection';
 import { wsCongested, wsWhenDrained } from './ws-sink';
 
 /** `GET /rpc` (WebSocket): the control socket's JSON-RPC, one message per frame. */
@@ -25,6 +26,8 @@ export function serveRpcWebSocket(services: HostServices, ws: WebSocket, grant: 
       whenDrained: (fn) => wsWhenDrained(ws, fn),
     },
   });
+  /** Requests started and not yet answered (bounded: MAX_IN_FLIGHT_REQUESTS). */
+  let inFlight = 0;
   function send(msg: unknown) {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
   }
@@ -37,7 +40,20 @@ export function serveRpcWebSocket(services: HostServices, ws: WebSocket, grant: 
     } catch {
       return send(errorResponse(null, new RpcError(ErrorCode.ParseError, 'Parse error: invalid JSON')));
     }
-    const { response, afterSend } = await dispatch(message, { mode: { kind: 'control' }, services, caller: link, signal: abort.signal });
+    if (inFlight >= MAX_IN_FLIGHT_REQUESTS) {
+      // Answered at once and not run, as on the sockets; a notification gets nothing.
+      const id = requestId(message);
+      if (id !== undefined) send(errorResponse(id, tooManyInFlight(MAX_IN_FLIGHT_REQUESTS)));
+      return;
+    }
+    inFlight++;
+    let answer: Awaited<ReturnType<typeof dispatch>>;
+    try {
+      answer = await dispatch(message, { mode: { kind: 'control' }, services, caller: link, signal: abort.signal });
+    } finally {
+      inFlight--;
+    }
+    const { response, afterSend } = answer;
     send(response);
     for (const fn of afterSend) fn();
     throttle();

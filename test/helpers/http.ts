@@ -3,7 +3,7 @@
 // queue what they receive.
 import * as http from 'node:http';
 import WebSocket from 'ws';
-import type { Host } from '../../src/host/host';
+import type { Host, HostOptions } from '../../src/host/host';
 import { startHttpServer, type HttpServer } from '../../src/transport/http-server';
 import { startHost } from './host';
 
@@ -25,8 +25,8 @@ export interface HttpHost {
 }
 
 /** Starts an in-process host and attaches its HTTP server (127.0.0.1, a free port). */
-export async function startHttpHost(allowedOrigins: string[] = []): Promise<HttpHost> {
-  const { host, dir, close } = await startHost();
+export async function startHttpHost(allowedOrigins: string[] = [], hostOptions: Partial<HostOptions> = {}): Promise<HttpHost> {
+  const { host, dir, close } = await startHost(hostOptions);
   const server = await startHttpServer(host, { hostId: host.hostId, allowedOrigins });
   host.attachHttp(server);
   return { host, http: server, dir, port: server.port, token: server.token, close };

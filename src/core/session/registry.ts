@@ -7,6 +7,7 @@ import { Disposable, disposableTimeout, DisposableStore, Emitter, MutableDisposa
 import { selectOrThrow } from './selector';
 import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from './session';
 import { EventLog } from './event-log';
+import { MAX_SESSIONS } from '../base/limits';
 
 /** How long an exited session stays listed and readable when nobody closes it (CONTRACT §8). */
 export const EXITED_SESSION_TTL_MS = 5 * 60 * 1000;
@@ -38,6 +39,8 @@ export interface RegistryOptions {
   commandLogDir?: string;
   /** Bytes of command logs each session keeps (default 64 MiB). */
   commandLogBytes?: number;
+  /** Sessions listed at once (default MAX_SESSIONS). */
+  maxSessions?: number;
 }
 
 /** The user's shell: $SHELL, else /bin/sh. */
@@ -89,6 +92,14 @@ export class SessionRegistry extends Disposable {
   }
 
   create(params: CreateSessionParams = {}): Session {
+    const max = this._options.maxSessions ?? MAX_SESSIONS;
+    if (this._sessions.size >= max) {
+      throw new RpcError(
+        ErrorCode.ServerError,
+        `Too many sessions: this host has ${this._sessions.size}, the limit is ${max} (exited sessions count until closed); end some first (pty/kill)`,
+        { limit: 'sessions', max },
+      );
+    }
     const command = params.command || defaultShell();
     const cols = params.cols ?? DEFAULT_COLS;
     const rows = params.rows ?? DEFAULT_ROWS;
