@@ -1,5 +1,5 @@
 // Property-based fuzzing of a host's HTTP surfaces: REST bodies, query strings and paths; the
-// stream WebSocket's messages; MCP tool arguments over `/mcp`. Every request gets a clear answer
+// stream WebSocket's messages; MCP tool arguments over `/mcp`, and over stdio (`shared-pty mcp`). Every request gets a clear answer
 // (the REST envelope with a 2xx/4xx status, an MCP result or error with a protocol code), never a
 // 500, a crash or a hang, and after each batch a bystander on its own connection is served.
 import { after, before, describe, test } from 'node:test';
@@ -15,6 +15,9 @@ import { fuzz } from '../../helpers/fuzz';
 import { fillText, FuzzHost, RAW_CAT } from '../../helpers/fuzz-host';
 import { request, wsConnect, type WsClient } from '../../helpers/http';
 import { withTimeout } from '../../helpers/host';
+import { spawn } from 'node:child_process';
+import { CLI, REPO_ROOT } from '../../helpers/protocol';
+import { readLiveRecords } from '../../../src/host/discovery';
 
 /** Cases per surface in `npm test`. */
 const SHORT_RUNS = 40;
@@ -222,5 +225,65 @@ describe('fuzz: MCP tool arguments over /mcp', () => {
       SHORT_RUNS,
       60_000,
     );
+  });
+});
+
+/** What an MCP answer may be: a result (maybe a tool error, never an internal one) or a protocol error. */
+function assertMcpAnswer(what: string, json: any): void {
+  if (json.error) {
+    assert.ok([-32600, -32601, -32602, -32700].includes(json.error.code), `${what}: ${JSON.stringify(json.error)}`);
+    return;
+  }
+  const r = json.result;
+  assert.ok(Array.isArray(r?.content) && r.content.length > 0, `${what}: ${JSON.stringify(json).slice(0, 300)}`);
+  if (r.isError) assert.doesNotMatch(r.content[0].text, /Internal error|\n\s+at /, `${what}: ${r.content[0].text.slice(0, 300)}`);
+}
+
+describe('fuzz: MCP tool arguments over stdio (shared-pty mcp)', () => {
+  test('every tool call over stdio gets a result (or a tool error) or a protocol error; the relay and the host serve on', { timeout: 600_000 }, async () => {
+    const child = spawn(process.execPath, [CLI, 'mcp'], { cwd: REPO_ROOT, env: { ...process.env, SHARED_PTY_DIR: fh.host.runtimeDir }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const waiting = new Map<number, (msg: any) => void>();
+    let buffered = '';
+    let exited = false;
+    child.on('exit', () => (exited = true));
+    child.stderr.resume();
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      buffered += d;
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        const msg = JSON.parse(line);
+        if (typeof msg.id === 'number') waiting.get(msg.id)?.(msg);
+      }
+    });
+    const answer = (id: number, line: string) => {
+      const got = new Promise<any>((resolve) => waiting.set(id, resolve));
+      child.stdin.write(line + '\n');
+      return withTimeout(got, ANSWER_MS, `the stdio answer to ${line.slice(0, 200)}`).finally(() => waiting.delete(id));
+    };
+    try {
+      const init = await answer(0, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '0' } } }));
+      assert.ok(init.result?.serverInfo, JSON.stringify(init));
+      child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+      let id = 0;
+      await fuzz(
+        [fc.array(mcpCall, { minLength: 1, maxLength: 4 })],
+        async (batch) => {
+          for (const [name, args] of batch) {
+            const n = ++id;
+            const line = fillText(jsonText(new Entries([['jsonrpc', '2.0'], ['id', n], ['method', 'tools/call'], ['params', new Entries([['name', name], ['arguments', args]])]])), fh.placeholders);
+            assertMcpAnswer(`stdio tools/call ${line.slice(0, 300)}`, await answer(n, line));
+          }
+          assert.equal(exited, false, 'shared-pty mcp is still running');
+          await assertServed();
+        },
+        SHORT_RUNS,
+        60_000,
+      );
+    } finally {
+      child.kill();
+      // A per-user host the relay may have started for open_session ends with the test.
+      for (const r of readLiveRecords(fh.host.runtimeDir)) if (r.kind === 'daemon') process.kill(r.pid, 'SIGTERM');
+    }
   });
 });
