@@ -3,76 +3,14 @@
 // running `yes` at once, while a bystander asks its own session for `pty/status` in a loop. Reports
 // the bystander's latency (idle and during the flood) and the host's RSS before, during and after.
 // Run alone: `npm run build && node bench/many-sessions.mjs` (BENCH_SESSIONS, BENCH_FLOOD_MS).
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { rpc, serve } from './serve-client.mjs';
 
-const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const CLI = path.join(root, 'bin', 'shared-pty.js');
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** `shared-pty serve --cmd cat`: resolves with its session socket, its pid and a stop(). */
-async function serve(env) {
-  const child = spawn(process.execPath, [CLI, 'serve', '--no-http', '--cmd', 'cat'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-  child.stderr.setEncoding('utf8').on('data', (d) => (out += d));
-  const exited = new Promise((r) => child.once('exit', r));
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    process.kill(child.pid, 'SIGTERM');
-    const t = setTimeout(() => child.exitCode === null && process.kill(child.pid, 'SIGKILL'), 3000);
-    await exited;
-    clearTimeout(t);
-  };
-  for (const deadline = Date.now() + 15000; ; ) {
-    const m = out.match(/ at unix:(\S+\.sock)/);
-    if (m) return { socket: m[1], pid: child.pid, stop };
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`shared-pty serve did not start: ${out}`);
-    }
-    await sleep(20);
-  }
-}
-
-/** A JSON-RPC client on a Unix socket; output notifications are ignored. */
-function rpc(socketPath) {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(socketPath);
-    const pending = new Map();
-    let nextId = 1;
-    let buf = '';
-    sock.setEncoding('utf8');
-    sock.on('data', (d) => {
-      buf += d;
-      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-        const msg = JSON.parse(buf.slice(0, nl));
-        buf = buf.slice(nl + 1);
-        const p = pending.get(msg.id);
-        if (!p) continue;
-        pending.delete(msg.id);
-        if (msg.error) p.reject(new Error(`${msg.error.code} ${msg.error.message}`));
-        else p.resolve(msg.result);
-      }
-    });
-    sock.on('error', reject);
-    sock.on('connect', () =>
-      resolve({
-        call(method, params = {}) {
-          const id = nextId++;
-          sock.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-          return new Promise((res, rej) => pending.set(id, { resolve: res, reject: rej }));
-        },
-        close: () => sock.destroy(),
-      }),
-    );
-  });
-}
 
 /** The process's resident memory in MiB (Linux). */
 function rssMiB(pid) {
@@ -102,7 +40,7 @@ function summary(lat) {
 
 export async function manySessions({ dir, sessions = 100, floodMs = 5000, log = () => {} }) {
   const env = { ...process.env, SHARED_PTY_DIR: dir };
-  const host = await serve(env);
+  const host = await serve(env, 'cat');
   const control = await rpc(path.join(path.dirname(host.socket), 'control.sock'));
   const bystander = await rpc(host.socket);
   const rss = { start: rssMiB(host.pid) };

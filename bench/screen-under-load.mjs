@@ -10,16 +10,14 @@
 //
 // Shared PTY runs as a user starts it: `shared-pty serve --cmd …` from the built bin, with nothing
 // added to the environment but the folder its sockets go to. Run alone: `node bench/screen-under-load.mjs`.
-import { spawn, execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { rpc, serve } from './serve-client.mjs';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const CLI = path.join(root, 'bin', 'shared-pty.js');
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const MARK = 'END-OF-FLOOD';
@@ -53,71 +51,6 @@ function makeFiles(dir, mb) {
     // A full-screen program redrawing: cursor moves, erases and short coloured writes all over the screen.
     'cursor-heavy': write('cursor', (i) => `\x1b[${1 + (i % 23)};${1 + ((i * 7) % 60)}H\x1b[K\x1b[3${i % 8}m${'#'.repeat(i % 16)}${i}\x1b[0m`),
   };
-}
-
-// ---------------------------------------------------------------- Shared PTY, as a user starts it
-
-/** `shared-pty serve --cmd sh -- -c SCRIPT`; resolves with the session's socket path and a stop(). */
-async function serve(env, script) {
-  const child = spawn(process.execPath, [CLI, 'serve', '--no-http', '--cols', '80', '--rows', '24', '--cmd', 'sh', '--', '-c', script], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-  child.stderr.setEncoding('utf8').on('data', (d) => (out += d));
-  const exited = new Promise((r) => child.once('exit', r));
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    process.kill(child.pid, 'SIGTERM');
-    const t = setTimeout(() => child.exitCode === null && process.kill(child.pid, 'SIGKILL'), 3000);
-    await exited;
-    clearTimeout(t);
-  };
-  for (const deadline = Date.now() + 15000; ; ) {
-    const m = out.match(/ at unix:(\S+\.sock)/);
-    if (m) return { socket: m[1], pid: child.pid, stop };
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`shared-pty serve did not start: ${out}`);
-    }
-    await sleep(20);
-  }
-}
-
-/** A JSON-RPC 2.0 client on a session socket (one line a message). */
-function rpc(socket) {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(socket);
-    const pending = new Map();
-    let nextId = 1;
-    let buf = '';
-    sock.setEncoding('utf8');
-    sock.on('data', (d) => {
-      buf += d;
-      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-        const msg = JSON.parse(buf.slice(0, nl));
-        buf = buf.slice(nl + 1);
-        const p = pending.get(msg.id);
-        if (!p) continue;
-        pending.delete(msg.id);
-        if (msg.error) p.reject(new Error(`${msg.error.code} ${msg.error.message}`));
-        else p.resolve(msg.result);
-      }
-    });
-    sock.on('error', reject);
-    sock.on('connect', () =>
-      resolve({
-        call(method, params = {}) {
-          const id = nextId++;
-          sock.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-          return new Promise((res, rej) => pending.set(id, { resolve: res, reject: rej }));
-        },
-        close: () => sock.destroy(),
-      }),
-    );
-  });
 }
 
 // ---------------------------------------------------------------- tmux, on a private server
@@ -169,7 +102,7 @@ async function readLoop(read, ms) {
 }
 
 async function readsShared(env, program, ms) {
-  const s = await serve(env, `stty -echo; read _; ${program}`);
+  const s = await serve(env, 'sh', ['-c', `stty -echo; read _; ${program}`]);
   try {
     const writer = await rpc(s.socket);
     const reader = await rpc(s.socket);
@@ -200,7 +133,7 @@ async function readsTmux(t, program, ms, i) {
 // ---------------------------------------------------------------- screen-current speed
 
 async function currentShared(env, file) {
-  const s = await serve(env, `stty -echo; read _; exec cat '${file}'`);
+  const s = await serve(env, 'sh', ['-c', `stty -echo; read _; exec cat '${file}'`]);
   try {
     const c = await rpc(s.socket);
     await sleep(200);
