@@ -5,7 +5,9 @@ import * as http from 'node:http';
 import WebSocket from 'ws';
 import type { Host, HostOptions } from '../../src/host/host';
 import { startHttpServer, type HttpServer } from '../../src/transport/http-server';
-import { startHost } from './host';
+import { startHost, withTimeout } from './host';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 /** Bounds on how long the helpers wait; generous, because the test machine is noisy. */
 export const enum HttpTimeouts {
@@ -206,4 +208,12 @@ export async function wsOpen(port: number, path: string, opts: WsOptions = {}): 
   const r = await wsConnect(port, path, opts);
   if (r.kind !== 'open') throw new Error(`WebSocket ${path} refused with ${r.status}`);
   return r.client;
+}
+
+/** An agent: the official MCP SDK client, connected to the host's `/mcp` with its token. */
+export async function mcpAgent(h: HttpHost, name: string): Promise<Client> {
+  const agent = new Client({ name, version: '0.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } });
+  await withTimeout(agent.connect(transport), 20_000, 'MCP connect');
+  return agent;
 }

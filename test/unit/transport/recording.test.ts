@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHttpHost, wsConnect, type HttpHost } from '../../helpers/http';
-import { BASH, connect, rejectsWith, until, withTimeout } from '../../helpers/host';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { startHttpHost, wsConnect, type HttpHost, mcpAgent } from '../../helpers/http';
+import { BASH, connect, rejectsWith, until } from '../../helpers/host';
 import { runCli } from '../../helpers/cli';
 import type { RpcClient } from '../../../src/transport/rpc-client';
 
@@ -46,9 +45,7 @@ describe('recording a session (pty/record) and who typed (pty/info.lastInput)', 
   before(async () => {
     h = await startHttpHost();
     ctl = await connect(h.host.controlAddress);
-    agent = new Client({ name: 'record-test', version: '0.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } });
-    await withTimeout(agent.connect(transport), 20_000, 'MCP connect');
+    agent = await mcpAgent(h, 'record-test');
   });
 
   after(async () => {

@@ -5,10 +5,9 @@
 // real host, driven over its control socket and `/mcp` with the official SDK client.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHttpHost, type HttpHost } from '../../helpers/http';
-import { BASH, connect, rejectsWith, until, withTimeout } from '../../helpers/host';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { startHttpHost, type HttpHost, mcpAgent } from '../../helpers/http';
+import { BASH, connect, rejectsWith, until } from '../../helpers/host';
 import type { Notification, RpcClient } from '../../../src/transport/rpc-client';
 
 const linux = process.platform === 'linux';
@@ -32,9 +31,7 @@ describe('secret input', { skip: !linux && 'needs Linux /proc' }, () => {
     h = await startHttpHost();
     ctl = await connect(h.host.controlAddress);
     ctl.onNotification((n) => notes.push(n));
-    agent = new Client({ name: 'secret-test', version: '0.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } });
-    await withTimeout(agent.connect(transport), 20_000, 'MCP connect');
+    agent = await mcpAgent(h, 'secret-test');
   });
 
   after(async () => {

@@ -6,10 +6,9 @@
 // (`client: { origin: "user" }`), the agent calls over `/mcp` with the official SDK client.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHttpHost, type HttpHost } from '../../helpers/http';
-import { BASH, connect, until, withTimeout } from '../../helpers/host';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { startHttpHost, type HttpHost, mcpAgent } from '../../helpers/http';
+import { BASH, connect, until } from '../../helpers/host';
 import type { RpcClient } from '../../../src/transport/rpc-client';
 
 describe('typing arbitration', () => {
@@ -20,9 +19,7 @@ describe('typing arbitration', () => {
   before(async () => {
     h = await startHttpHost();
     ctl = await connect(h.host.controlAddress);
-    agent = new Client({ name: 'arbitration-test', version: '0.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } });
-    await withTimeout(agent.connect(transport), 20_000, 'MCP connect');
+    agent = await mcpAgent(h, 'arbitration-test');
   });
 
   after(async () => {
