@@ -25,9 +25,15 @@ export async function eventsCommand(argv: string[]): Promise<number> {
   if (hosts.length === 0) throw new CliError('no Shared PTY host is running (start one with: shared-pty serve)');
   const names = new Map(hosts.flatMap((h) => h.sessions.map((s) => [s.id, s.name] as const)));
 
+  // Ctrl+C ends it with 0 from the first event on: listened for before anything is printed.
+  let interrupted: () => void = () => undefined;
+  const interrupt = new Promise<void>((resolve) => (interrupted = resolve));
+  process.once('SIGINT', () => interrupted());
+  process.once('SIGTERM', () => interrupted());
   const clients = await Promise.all(hosts.map((h) => follow(h, found?.session.id, since, (e) => print(h, e))));
   let stopping = false;
   await new Promise<void>((resolve) => {
+    void interrupt.then(resolve);
     let open = clients.length;
     clients.forEach((c, i) =>
       c.onClose(() => {
@@ -39,8 +45,6 @@ export async function eventsCommand(argv: string[]): Promise<number> {
         });
       }),
     );
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
   });
   stopping = true;
   for (const c of clients) c.close();
