@@ -31,6 +31,11 @@ if (which === 'all' || which === 'e2e') {
   await ensureSandbox().catch((e) => console.log(`[test] end-to-end prerequisites missing: ${e.message}`));
 }
 
+// One build before any suite loads (npm test's pretest built already; test:unit did not): suites
+// then never rebuild dist/ while others read it.
+const built = spawnSync(process.execPath, ['esbuild.mjs'], { stdio: 'inherit' });
+if (built.status !== 0) process.exit(built.status ?? 1);
+
 // The spec report goes to the console; a TAP copy gives the closing "N passed, N failed" line.
 const tapDir = mkdtempSync(join(tmpdir(), 'shared-pty-tap-'));
 const tap = join(tapDir, 'report.tap');
@@ -42,7 +47,7 @@ const r = spawnSync(
     '--test-reporter=tap', `--test-reporter-destination=${tap}`,
     ...files,
   ],
-  { stdio: 'inherit', env: { ...process.env, SHARED_PTY_TEST: '1' } },
+  { stdio: 'inherit', env: { ...process.env, SHARED_PTY_TEST: '1', SHARED_PTY_TEST_BUILT: '1' } },
 );
 let summary = '';
 try {

@@ -20,6 +20,9 @@ export const enum HelperTimeouts {
 
 /** Builds dist/cli.js (esbuild; seconds) so the CLI under test matches the sources. */
 export function buildCli(): void {
+  // scripts/test.mjs builds once before any suite runs: a rebuild here would rewrite dist/ under
+  // the feet of suites running beside this one (an editor test once copied a half-written cli.js).
+  if (process.env.SHARED_PTY_TEST_BUILT === '1' && fs.existsSync(path.join(REPO_ROOT, 'dist', 'cli.js'))) return;
   const r = spawnSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: HelperTimeouts.Build });
   if (r.status !== 0) throw new Error(`npm run build failed (${r.status ?? r.signal}): ${r.stderr || r.stdout}`);
   if (!fs.existsSync(path.join(REPO_ROOT, 'dist', 'cli.js'))) throw new Error('npm run build did not produce dist/cli.js');

@@ -66,11 +66,18 @@ export interface SendResult {
  */
 export async function send(session: Session, opts: SendOptions, from: InputSource, signal?: AbortSignal): Promise<SendResult> {
   if (session.sendInProgress) throw sessionBusy();
-  session.sendInProgress = true;
+  const owner = {};
+  session.sendOwner = owner;
+  // A caller gone mid-send frees the session at once: what is left of this send only reads.
+  const release = () => {
+    if (session.sendOwner === owner) session.sendOwner = undefined;
+  };
+  signal?.addEventListener('abort', release, { once: true });
   try {
     return await runSend(session, opts, from, signal);
   } finally {
-    session.sendInProgress = false;
+    signal?.removeEventListener('abort', release);
+    release();
   }
 }
 

@@ -118,8 +118,12 @@ export class Session extends Disposable {
   private _resolveExited!: (e: ExitInfo) => void;
   /** SIGKILL for a process group that ignored the SIGHUP of `kill()`. */
   private readonly _killTimer = this._register(new MutableDisposable());
-  /** True while a `pty/send` runs (one at a time per session). */
-  sendInProgress = false;
+  /** The send that holds the session (one at a time, CONTRACT §8); undefined when none does. */
+  sendOwner: object | undefined;
+  /** True while a `pty/send` holds the session. */
+  get sendInProgress(): boolean {
+    return this.sendOwner !== undefined;
+  }
   private _clients = 0;
   private _calls = 0;
   private _lastInput: LastInput | undefined;
