@@ -16,6 +16,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { rpc } from './serve-client.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.dirname(here);
@@ -218,50 +219,6 @@ class Run {
     };
     return client;
   }
-}
-
-/** A JSON-RPC connection on a session socket: `request` writes a line, `onMessage` gets each reply or notification. */
-function rpc(address) {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(address);
-    let pending = [];
-    let nextId = 1;
-    const conn = {
-      sock,
-      onMessage: undefined,
-      request(method, params) {
-        const id = nextId++;
-        sock.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-        return id;
-      },
-      /** A request and its answer (other messages go to onMessage meanwhile). */
-      call(method, params) {
-        const id = conn.request(method, params);
-        return new Promise((res, rej) => conn.waiting.set(id, { res, rej }));
-      },
-      waiting: new Map(),
-      close: () => sock.destroy(),
-    };
-    sock.on('data', (chunk) => {
-      let from = 0;
-      for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, from)) {
-        pending.push(chunk.subarray(from, nl));
-        const line = pending.length === 1 ? pending[0] : Buffer.concat(pending);
-        pending = [];
-        from = nl + 1;
-        const msg = JSON.parse(line.toString('utf8'));
-        const w = msg.id !== undefined ? conn.waiting.get(msg.id) : undefined;
-        if (w) {
-          conn.waiting.delete(msg.id);
-          if (msg.error) w.rej(new Error(`${msg.error.code} ${msg.error.message}`));
-          else w.res(msg.result);
-        } else conn.onMessage?.(msg);
-      }
-      if (from < chunk.length) pending.push(chunk.subarray(from));
-    });
-    sock.once('error', reject);
-    sock.once('connect', () => resolve(conn));
-  });
 }
 
 const unescapeTmux = (s) => s.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));

@@ -42,36 +42,49 @@ export async function serve(env, command, args = []) {
   }
 }
 
-/** A JSON-RPC 2.0 client on a Unix socket (one line a message); notifications are ignored. */
+/**
+ * A JSON-RPC 2.0 client on a Unix socket (one line a message). `call` sends a request and resolves
+ * with its result; `request` sends one without waiting (its answer is dropped); every other message
+ * (notifications) goes to `onMessage`. Lines are found scanning each received piece once, so a flood
+ * of output notifications costs no rescans.
+ */
 export function rpc(socketPath) {
   return new Promise((resolve, reject) => {
     const sock = net.connect(socketPath);
-    const pending = new Map();
+    let pending = []; // the start of a line not ended yet, in pieces
     let nextId = 1;
-    let buf = '';
-    sock.setEncoding('utf8');
-    sock.on('data', (d) => {
-      buf += d;
-      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-        const msg = JSON.parse(buf.slice(0, nl));
-        buf = buf.slice(nl + 1);
-        const p = pending.get(msg.id);
-        if (!p) continue;
-        pending.delete(msg.id);
-        if (msg.error) p.reject(new Error(`${msg.error.code} ${msg.error.message}`));
-        else p.resolve(msg.result);
+    const waiting = new Map();
+    const conn = {
+      onMessage: undefined,
+      request(method, params = {}) {
+        const id = nextId++;
+        sock.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+        return id;
+      },
+      call(method, params = {}) {
+        const id = conn.request(method, params);
+        return new Promise((res, rej) => waiting.set(id, { res, rej }));
+      },
+      close: () => sock.destroy(),
+    };
+    sock.on('data', (chunk) => {
+      let from = 0;
+      for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, from)) {
+        pending.push(chunk.subarray(from, nl));
+        const line = pending.length === 1 ? pending[0] : Buffer.concat(pending);
+        pending = [];
+        from = nl + 1;
+        const msg = JSON.parse(line.toString('utf8'));
+        const w = msg.id !== undefined ? waiting.get(msg.id) : undefined;
+        if (w) {
+          waiting.delete(msg.id);
+          if (msg.error) w.rej(new Error(`${msg.error.code} ${msg.error.message}`));
+          else w.res(msg.result);
+        } else conn.onMessage?.(msg);
       }
+      if (from < chunk.length) pending.push(chunk.subarray(from));
     });
-    sock.on('error', reject);
-    sock.on('connect', () =>
-      resolve({
-        call(method, params = {}) {
-          const id = nextId++;
-          sock.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-          return new Promise((res, rej) => pending.set(id, { resolve: res, reject: rej }));
-        },
-        close: () => sock.destroy(),
-      }),
-    );
+    sock.once('error', reject);
+    sock.once('connect', () => resolve(conn));
   });
 }
