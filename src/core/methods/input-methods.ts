@@ -4,9 +4,8 @@ import { keyToBytes, KeyNameError } from '../io/keys';
 import { DEFAULT_SEND_IDLE_MS, DEFAULT_SEND_MAX_BYTES, DEFAULT_SEND_TIMEOUT_MS, send } from '../io/send';
 import { MAX_WAIT_MS } from '../io/wait';
 import { signalForegroundGroup } from '../process/proc-state';
-import { refuseAgentDuringSecretInput } from '../io/secret-guard';
-import { checkAgentWrite } from '../io/agent-policy';
-import { DEFAULT_ARBITRATION_WAIT_MS, waitForHumanPause } from '../io/typing-arbitration';
+import { admitWrite } from '../io/agent-write';
+import { DEFAULT_ARBITRATION_WAIT_MS } from '../io/typing-arbitration';
 import { cols, commandRecord, int, rows, sessionStatus, signalName } from './schemas';
 import { method, type TableCall } from './spec';
 import type { CommandRecord } from '../commands/command-tracker';
@@ -61,9 +60,7 @@ export const writeMethod = method({
   async handler(ctx, p) {
     const session = requireSession(ctx);
     const bytes = actionBytes(p.action);
-    checkAgentWrite(ctx.services.agentPolicy, session, ctx.caller, bytes);
-    await refuseAgentDuringSecretInput(session, ctx.caller);
-    await waitForHumanPause(session, ctx.caller, DEFAULT_ARBITRATION_WAIT_MS, ctx.signal);
+    await admitWrite(ctx.services.agentPolicy, session, ctx.caller, bytes, DEFAULT_ARBITRATION_WAIT_MS, ctx.signal);
     return { written: session.write(bytes, ctx.caller) };
   },
   mcp: {
@@ -116,11 +113,9 @@ export const sendMethod = method({
   }),
   async handler(ctx, p) {
     const session = requireSession(ctx);
-    checkAgentWrite(ctx.services.agentPolicy, session, ctx.caller, p.text);
-    await refuseAgentDuringSecretInput(session, ctx.caller);
     // The human's pause is waited for within the call's own timeout (CONTRACT §9.6).
     const timeout = p.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
-    const waited = await waitForHumanPause(session, ctx.caller, timeout, ctx.signal);
+    const waited = await admitWrite(ctx.services.agentPolicy, session, ctx.caller, p.text, timeout, ctx.signal);
     return send(session, { ...p, timeout: Math.max(1, timeout - waited) }, ctx.caller, ctx.signal);
   },
   mcp: {
