@@ -15,6 +15,7 @@ import { haveTmux, Tmux } from '../../helpers/cli';
 import { fuzz } from '../../helpers/fuzz';
 import { connect, startHost } from '../../helpers/host';
 import { sleep } from '../../helpers/protocol';
+import { sameScreen, screenDiff } from '../../helpers/screen-diff';
 
 const COLS = 80;
 const ROWS = 24;
@@ -68,18 +69,7 @@ async function sessionScreen(id: string): Promise<Screen> {
   return { rows, cursor: r.cursor };
 }
 
-const same = (a: Screen, b: Screen) => a.rows.every((r, i) => r === b.rows[i]) && a.cursor.row === b.cursor.row && a.cursor.col === b.cursor.col;
 
-function diff(label: string, want: Screen, got: Screen): string {
-  const lines = [`${label}: screens differ (tmux = expected, shared-pty = actual)`];
-  for (let i = 0; i < ROWS; i++) {
-    const a = want.rows[i];
-    const b = got.rows[i];
-    lines.push(a === b ? `   ${String(i + 1).padStart(2)} | ${a}` : ` - ${String(i + 1).padStart(2)} | ${a}\n + ${String(i + 1).padStart(2)} | ${b}`);
-  }
-  lines.push(`cursor: tmux ${JSON.stringify(want.cursor)} shared-pty ${JSON.stringify(got.cursor)}`);
-  return lines.join('\n');
-}
 
 /**
  * Prints `bytes` (then `marker`, which ends every case) in a tmux pane and in a session, and
@@ -100,7 +90,7 @@ async function printBoth(label: string, bytes: Buffer, marker: string): Promise<
     let got = await sessionScreen(info.id);
     for (;;) {
       const done = want.rows.join('\n').includes(marker) && got.rows.join('\n').includes(marker);
-      if (done && same(want, got)) {
+      if (done && sameScreen(want, got)) {
         if (!equalSince) equalSince = Date.now();
         else if (Date.now() - equalSince >= STABLE_MS) break;
       } else equalSince = 0;
@@ -110,7 +100,7 @@ async function printBoth(label: string, bytes: Buffer, marker: string): Promise<
       got = await sessionScreen(info.id);
     }
     assert.ok(want.rows.join('\n').includes(marker), `${label}: tmux never showed the end marker:\n${want.rows.join('\n')}`);
-    assert.ok(same(want, got), diff(label, want, got));
+    assert.ok(sameScreen(want, got), screenDiff(label, want, got));
   } finally {
     tmux.run('kill-session', '-t', name);
     await client.request('pty/kill', { session: info.id }).catch(() => undefined);

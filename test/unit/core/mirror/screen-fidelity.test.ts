@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import type { RpcClient } from '../../../../src/transport/rpc-client';
 import { Tmux } from '../../../helpers/cli';
 import { BASH, connect, startHost } from '../../../helpers/host';
+import { sameScreen, screenDiff } from '../../../helpers/screen-diff';
 
 const COLS = 80;
 const ROWS = 24;
@@ -98,18 +99,7 @@ class SharedPane {
   }
 }
 
-function diff(label: string, want: Screen, got: Screen): string {
-  const lines = [`${label}: screens differ (tmux = expected, shared-pty = actual)`];
-  for (let i = 0; i < ROWS; i++) {
-    const a = want.rows[i];
-    const b = got.rows[i];
-    lines.push(a === b ? `   ${String(i + 1).padStart(2)} | ${a}` : ` - ${String(i + 1).padStart(2)} | ${a}\n + ${String(i + 1).padStart(2)} | ${b}`);
-  }
-  lines.push(`cursor: tmux ${JSON.stringify(want.cursor)} shared-pty ${JSON.stringify(got.cursor)}`);
-  return lines.join('\n');
-}
 
-const same = (a: Screen, b: Screen) => a.rows.every((r, i) => r === b.rows[i]) && a.cursor.row === b.cursor.row && a.cursor.col === b.cursor.col;
 
 describe('screen fidelity against tmux (80x24)', { skip: hasTmux ? false : 'tmux is not installed' }, () => {
   let tmux: Oracle;
@@ -161,7 +151,7 @@ describe('screen fidelity against tmux (80x24)', { skip: hasTmux ? false : 'tmux
       let want = tmux.screen(t);
       let got = await s.screen();
       for (;;) {
-        const ok = same(want, got) && (!ready || ready(want.rows.join('\n')));
+        const ok = sameScreen(want, got) && (!ready || ready(want.rows.join('\n')));
         if (ok) {
           if (!equalSince) equalSince = Date.now();
           else if (Date.now() - equalSince >= STABLE_MS) break;
@@ -172,7 +162,7 @@ describe('screen fidelity against tmux (80x24)', { skip: hasTmux ? false : 'tmux
         got = await s.screen();
       }
       if (ready) assert.ok(ready(want.rows.join('\n')), `${label}: tmux never showed the expected screen:\n${want.rows.join('\n')}`);
-      assert.ok(same(want, got), diff(label, want, got));
+      assert.ok(sameScreen(want, got), screenDiff(label, want, got));
       return { tmux: want, shared: got };
     };
     // The first prompt.
