@@ -8,7 +8,6 @@ import { fork, spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 import { screenUnderLoad } from './screen-under-load.mjs';
 import { runInteractive } from './interactive.mjs';
+import { rpc } from './serve-client.mjs';
 const require = createRequire(import.meta.url);
 const root = path.dirname(here);
 const MB = Number(process.env.BENCH_MB ?? 50);
@@ -81,39 +81,26 @@ function worker(args, onMessage, extraExecArgv = []) {
 }
 
 /** A JSON-RPC subscriber on a session socket, in this process (another process than the host). */
-function subscribe(address) {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(address.replace(/^unix:/, ''));
-    const stats = { notifications: 0, lastOutput: 0, exitAt: 0, cursor: 0, dropped: 0, cpu0: process.cpuUsage(), cpuMs: 0 };
-    let pending = []; // the start of a line not ended yet, in pieces: each piece is scanned once
-    let onExit;
-    const exited = new Promise((r) => (onExit = r));
-    sock.on('data', (chunk) => {
-      let from = 0;
-      for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, from)) {
-        pending.push(chunk.subarray(from, nl));
-        const line = pending.length === 1 ? pending[0] : Buffer.concat(pending);
-        pending = [];
-        from = nl + 1;
-        const msg = JSON.parse(line.toString('utf8'));
-        if (msg.id === 1) resolve({ stats, exited, close: () => sock.destroy() });
-        else if (msg.method === 'pty/output') {
-          stats.notifications++;
-          stats.lastOutput = now();
-          stats.cursor = msg.params.cursor;
-          stats.dropped += msg.params.dropped ?? 0;
-        } else if (msg.method === 'pty/exit') {
-          stats.exitAt = now();
-          const c = process.cpuUsage(stats.cpu0);
-          stats.cpuMs = (c.user + c.system) / 1000;
-          onExit();
-        }
-      }
-      if (from < chunk.length) pending.push(chunk.subarray(from));
-    });
-    sock.on('error', reject);
-    sock.on('connect', () => sock.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'pty/subscribe', params: {} }) + '\n'));
-  });
+async function subscribe(address) {
+  const conn = await rpc(address.replace(/^unix:/, ''));
+  const stats = { notifications: 0, lastOutput: 0, exitAt: 0, cursor: 0, dropped: 0, cpu0: process.cpuUsage(), cpuMs: 0 };
+  let onExit;
+  const exited = new Promise((r) => (onExit = r));
+  conn.onMessage = (msg) => {
+    if (msg.method === 'pty/output') {
+      stats.notifications++;
+      stats.lastOutput = now();
+      stats.cursor = msg.params.cursor;
+      stats.dropped += msg.params.dropped ?? 0;
+    } else if (msg.method === 'pty/exit') {
+      stats.exitAt = now();
+      const c = process.cpuUsage(stats.cpu0);
+      stats.cpuMs = (c.user + c.system) / 1000;
+      onExit();
+    }
+  };
+  await conn.call('pty/subscribe', {});
+  return { stats, exited, close: conn.close };
 }
 
 // ---------------------------------------------------------------- tmux
