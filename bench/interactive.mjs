@@ -10,13 +10,13 @@
 // tables as text. Hosts are started as a user starts them: `node bin/shared-pty.js serve --no-http
 // --cmd …` with only SHARED_PTY_DIR added to the environment (no malloc tuning).
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rpc } from './serve-client.mjs';
+import { writeBase64Lines } from './data.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.dirname(here);
@@ -380,18 +380,7 @@ function pipelined(address, n) {
 
 function makeData(dir, mb) {
   const file = path.join(dir, 'interactive-data.txt');
-  const fd = fs.openSync(file, 'w');
-  const target = mb * 1024 * 1024;
-  let written = 0;
-  while (written < target) {
-    const b64 = crypto.randomBytes(57 * 1024).toString('base64'); // 76 characters per 57 bytes
-    let chunk = '';
-    for (let i = 0; i < b64.length; i += 76) chunk += b64.slice(i, i + 76) + '\n';
-    fs.writeSync(fd, chunk);
-    written += chunk.length;
-  }
-  fs.closeSync(fd);
-  const size = fs.statSync(file).size;
+  const size = writeBase64Lines(file, mb);
   // The terminal turns each \n into \r\n; before the file comes the echo of Enter, after it the mark.
   return { file, bytes: size, ptyBytes: 2 + size + size / 77 + MARK.length + 2 };
 }

@@ -6,7 +6,6 @@
 // BENCH_LINES (12000), BENCH_IDLE_MS (5000).
 import { fork, spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -16,6 +15,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 import { screenUnderLoad } from './screen-under-load.mjs';
 import { runInteractive } from './interactive.mjs';
 import { rpc } from './serve-client.mjs';
+import { writeBase64Lines } from './data.mjs';
 const require = createRequire(import.meta.url);
 const root = path.dirname(here);
 const MB = Number(process.env.BENCH_MB ?? 50);
@@ -153,18 +153,7 @@ function makeData() {
   // The terminal turns each \n into \r\n: expected bytes = size + lines.
   // Printable text like a build log: base64 of random bytes in 76-column lines (as `base64` prints).
   const file = path.join(tmp, 'data.txt');
-  const fd = fs.openSync(file, 'w');
-  const target = MB * 1024 * 1024;
-  let written = 0;
-  while (written < target) {
-    const b64 = crypto.randomBytes(57 * 1024).toString('base64'); // 57 bytes -> 76 chars
-    let chunk = '';
-    for (let i = 0; i < b64.length; i += 76) chunk += b64.slice(i, i + 76) + '\n';
-    fs.writeSync(fd, chunk);
-    written += chunk.length;
-  }
-  fs.closeSync(fd);
-  const size = fs.statSync(file).size;
+  const size = writeBase64Lines(file, MB);
   return { file, bytes: size, ptyBytes: size + Math.round(size / 77) };
 }
 
