@@ -11,6 +11,7 @@ import { VERSION } from '../version';
 import { readLiveRecords, removeRecord, writeRecord, type HostKind, type HostRecord } from './discovery';
 import { ensureRuntimeDir, runtimeDirWriteError } from './runtime-dir';
 import { agentPolicy, type AgentApproval, type AgentPolicy } from '../core/io/agent-policy';
+import { ApprovalBroker } from '../core/io/approval';
 
 /** A transport the host can add later (the HTTP server) and how it shows in the record and SessionInfo. */
 export interface HttpAttachment extends IDisposable {
@@ -58,6 +59,7 @@ export class Host extends Disposable implements HostServices {
   readonly hostId: string;
   readonly registry: SessionRegistry;
   readonly agentPolicy: AgentPolicy;
+  readonly approvals = new ApprovalBroker();
   readonly startedAt = new Date().toISOString();
   readonly runtimeDir: string;
   readonly hostDir: string;

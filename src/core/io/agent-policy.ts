@@ -29,18 +29,28 @@ export function agentPolicy(approval: AgentApproval = 'allow', denyCommands: rea
 /**
  * Refuses an agent's (MCP) write that the policy does not allow, with nothing written: a line that
  * a deny rule matches, at once whatever the approval; and with `deny`, any write into a session
- * the user opened (sessions an agent opened itself are the agent's). `ask` needs a window to ask
- * in, which a host has not yet: it acts as the headless policy, `allow` (CONTRACT §9.6).
+ * the user opened (sessions an agent opened itself are the agent's). `ask` is `needsAsking`'s.
  */
 export function checkAgentWrite(policy: AgentPolicy | undefined, session: Session, from: InputSource, text: string): void {
   if (!policy || !isAgentCall(from)) return;
   for (const line of text.split(/[\r\n]+/)) {
     const rule = policy.denyCommands.find((r) => r.test(line));
     if (rule) {
+      session.noteAgentDecision(from, 'deny_rule', text);
       throw serverError(`The user does not allow agents to run this in a terminal (deny rule ${rule.source}); nothing was written. Ask the user to run it themselves if it is needed.`, { session: session.id, denied: true });
     }
   }
   if (policy.approval === 'deny' && session.options.origin === 'user') {
+    session.noteAgentDecision(from, 'policy_deny', text);
     throw serverError(`The user declined: agents may not type into session ${session.name}, which the user opened (agent approval: deny); nothing was written. Open a session of your own with open_session, or ask the user.`, { session: session.id, denied: true });
   }
+}
+
+/**
+ * True when an agent's write into `session` waits for the user's answer: policy `ask`, a session
+ * the user opened, not yet allowed for the session, and a window connected to ask in (with none,
+ * `ask` acts as the headless policy, `allow`: CONTRACT §9.6).
+ */
+export function needsAsking(policy: AgentPolicy | undefined, canAsk: boolean, session: Session, from: InputSource): boolean {
+  return policy?.approval === 'ask' && isAgentCall(from) && session.options.origin === 'user' && !session.agentsAllowed && canAsk;
 }

@@ -1,17 +1,78 @@
+import { serverError } from '../base/errors';
+import type { IDisposable } from '../base/lifecycle';
 import type { Session } from '../session/session';
-import type { InputSource } from '../session/input-source';
-import { checkAgentWrite, type AgentPolicy } from './agent-policy';
-import { refuseAgentDuringSecretInput } from './secret-guard';
+import type { ApprovalDecision, InputSource } from '../session/input-source';
+import { checkAgentWrite, needsAsking, type AgentPolicy } from './agent-policy';
+import type { ApprovalBroker } from './approval';
+import { isAgentCall, refuseAgentDuringSecretInput } from './secret-guard';
 import { waitForHumanPause } from './typing-arbitration';
 
+/** What the host gives every agent write: its policy, and where it asks the user. */
+export interface WriteGuards {
+  readonly agentPolicy?: AgentPolicy;
+  readonly approvals?: ApprovalBroker;
+}
+
+/** An admitted write: the source to write as (it carries the approval decision), and the ms waited. */
+export interface Admitted {
+  from: InputSource;
+  waitedMs: number;
+}
+
+/** How long a write may wait: for the user's answer (`ask`), and for the user to pause typing. */
+export interface WriteWait {
+  askMs: number;
+  /** At most this, and never past `askMs` from the start. */
+  pauseMs: number;
+}
+
+/** How long an agent's write with no timeout of its own (send_keys, a raw write) waits for the user's answer. */
+export const DEFAULT_APPROVAL_WAIT_MS = 60_000;
+
 /**
- * What a write goes through before it reaches the program, in order: the host's approval policy
- * and deny rules, secret input (both refuse at once, nothing written), then typing arbitration (waits
- * up to `waitMs` for the user to pause). Each applies to agents' (MCP) calls only. Resolves with the
- * milliseconds waited, which a send takes off its own timeout.
+ * Marks an agent's write call in progress on `session` (the editor shows "agent typing" on that
+ * terminal while it writes or waits, CONTRACT §9.6) until the handle is disposed.
  */
-export async function admitWrite(policy: AgentPolicy | undefined, session: Session, from: InputSource, text: string, waitMs: number, signal?: AbortSignal): Promise<number> {
-  checkAgentWrite(policy, session, from, text);
+export function agentCall(guards: WriteGuards, session: Session, from: InputSource): IDisposable {
+  return isAgentCall(from) && guards.approvals ? guards.approvals.agentTyping(session) : { dispose() {} };
+}
+
+/**
+ * What a write goes through before it reaches the program, in order: deny rules and the `deny`
+ * policy, secret input (both refuse at once, nothing written), the user's approval under `ask`
+ * (waits up to `waitMs` for an answer), then typing arbitration (waits for the user to pause,
+ * within what is left). Each applies to agents' (MCP) calls only.
+ */
+export async function admitWrite(guards: WriteGuards, session: Session, from: InputSource, text: string, wait: WriteWait, signal?: AbortSignal): Promise<Admitted> {
+  checkAgentWrite(guards.agentPolicy, session, from, text);
   await refuseAgentDuringSecretInput(session, from);
-  return waitForHumanPause(session, from, waitMs, signal);
+  const started = Date.now();
+  const approval = await approve(guards, session, from, text, wait.askMs, signal);
+  if (approval) from = { origin: from.origin, transport: from.transport, approval };
+  const asked = Date.now() - started;
+  const paused = await waitForHumanPause(session, from, Math.max(0, Math.min(wait.pauseMs, wait.askMs - asked)), signal);
+  return { from, waitedMs: asked + paused };
+}
+
+/** The approval decision of an agent's write, or undefined when none was needed; throws when refused. */
+async function approve(guards: WriteGuards, session: Session, from: InputSource, text: string, waitMs: number, signal?: AbortSignal): Promise<ApprovalDecision | undefined> {
+  if (!isAgentCall(from)) return undefined;
+  if (session.agentsAllowed && guards.agentPolicy?.approval === 'ask') return 'allowed_for_session';
+  const broker = guards.approvals;
+  if (!broker || !needsAsking(guards.agentPolicy, broker.canAsk, session, from)) return undefined;
+  const answer = await broker.ask(session, from, text, waitMs, signal);
+  if (answer === 'session') session.agentsAllowed = true;
+  const decision: ApprovalDecision = answer === 'once' ? 'allowed_once' : answer === 'session' ? 'allowed_for_session' : answer === 'deny' ? 'denied' : 'unanswered';
+  session.noteAgentDecision(from, decision, text);
+  if (answer === 'once' || answer === 'session') {
+    // Asking took time: the program may have started to ask for a password meanwhile.
+    await refuseAgentDuringSecretInput(session, from);
+    return decision;
+  }
+  throw serverError(
+    answer === 'deny'
+      ? `The user declined: they did not allow the agent to type into session ${session.name}; nothing was written. Ask the user, or open a session of your own with open_session.`
+      : `The user declined: nobody allowed the agent to type into session ${session.name} within the call's timeout; nothing was written. Ask the user to answer the Shared PTY prompt in their editor, or open a session of your own with open_session.`,
+    { session: session.id, denied: true, approval: decision },
+  );
 }

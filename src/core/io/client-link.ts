@@ -5,6 +5,7 @@ import type { Caller, ClientDeclaration, TokenScope } from './caller';
 import { OutputSubscription, type NotificationSink } from './subscription';
 import type { EventLog } from '../session/event-log';
 import { EventSubscription, type EventSubscriptionOptions } from './event-subscription';
+import type { ApprovalBroker } from './approval';
 
 /** How a client subscribes: from where, and flow-controlled with which window (lossy without one). */
 export interface SubscribeOptions {
@@ -45,6 +46,8 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
   private readonly _output = new Map<string, OutputSubscription>();
   /** The client's `pty/events` subscription (one per connection: a new one replaces it). */
   private _events: EventSubscription | undefined;
+  /** Set while this client answers approval requests and follows agent typing (`host/watchAgents`). */
+  private _agentWatch: IDisposable | undefined;
 
   constructor(options: ClientLinkOptions) {
     super();
@@ -120,6 +123,12 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
     return had;
   }
 
+  /** Makes this client one that answers agents' approval requests and hears of agent typing (once per connection). */
+  watchAgents(broker: ApprovalBroker): void {
+    if (this._agentWatch || this.isDisposed) return;
+    this._agentWatch = broker.watch(this);
+  }
+
   /** True while a subscription of this client may still send (its session has not exited and sent all). */
   get streaming(): boolean {
     for (const sub of this._output.values()) if (!sub.finished) return true;
@@ -157,5 +166,7 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
     for (const sub of this._output.values()) sub.dispose();
     this._output.clear();
     this.unsubscribeEvents();
+    this._agentWatch?.dispose();
+    this._agentWatch = undefined;
   }
 }

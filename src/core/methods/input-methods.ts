@@ -4,7 +4,7 @@ import { keyToBytes, KeyNameError } from '../io/keys';
 import { DEFAULT_SEND_IDLE_MS, DEFAULT_SEND_MAX_BYTES, DEFAULT_SEND_TIMEOUT_MS, send } from '../io/send';
 import { MAX_WAIT_MS } from '../io/wait';
 import { signalForegroundGroup } from '../process/proc-state';
-import { admitWrite } from '../io/agent-write';
+import { admitWrite, agentCall, DEFAULT_APPROVAL_WAIT_MS } from '../io/agent-write';
 import { DEFAULT_ARBITRATION_WAIT_MS } from '../io/typing-arbitration';
 import { cols, commandRecord, int, rows, sessionStatus, signalName } from './schemas';
 import { method, type TableCall } from './spec';
@@ -60,8 +60,13 @@ export const writeMethod = method({
   async handler(ctx, p) {
     const session = requireSession(ctx);
     const bytes = actionBytes(p.action);
-    await admitWrite(ctx.services.agentPolicy, session, ctx.caller, bytes, DEFAULT_ARBITRATION_WAIT_MS, ctx.signal);
-    return { written: session.write(bytes, ctx.caller) };
+    const typing = agentCall(ctx.services, session, ctx.caller);
+    try {
+      const { from } = await admitWrite(ctx.services, session, ctx.caller, bytes, { askMs: DEFAULT_APPROVAL_WAIT_MS, pauseMs: DEFAULT_ARBITRATION_WAIT_MS }, ctx.signal);
+      return { written: session.write(bytes, from) };
+    } finally {
+      typing.dispose();
+    }
   },
   mcp: {
     tool: 'send_keys',
@@ -115,8 +120,13 @@ export const sendMethod = method({
     const session = requireSession(ctx);
     // The human's pause is waited for within the call's own timeout (CONTRACT §9.6).
     const timeout = p.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
-    const waited = await admitWrite(ctx.services.agentPolicy, session, ctx.caller, p.text, timeout, ctx.signal);
-    return send(session, { ...p, timeout: Math.max(1, timeout - waited) }, ctx.caller, ctx.signal);
+    const typing = agentCall(ctx.services, session, ctx.caller);
+    try {
+      const { from, waitedMs } = await admitWrite(ctx.services, session, ctx.caller, p.text, { askMs: timeout, pauseMs: timeout }, ctx.signal);
+      return await send(session, { ...p, timeout: Math.max(1, timeout - waitedMs) }, from, ctx.signal);
+    } finally {
+      typing.dispose();
+    }
   },
   mcp: {
     tool: 'send',

@@ -61,6 +61,10 @@ export const lastInput = z
     origin: origin.describe('Who wrote: the human\'s views (user), an agent (MCP), or a script.'),
     transport: transport.describe('How the write came.'),
     at: z.string().describe('When, ISO 8601.'),
+    approval: z
+      .enum(['allowed_once', 'allowed_for_session', 'denied', 'unanswered', 'deny_rule', 'policy_deny'])
+      .optional()
+      .describe('For an agent\'s write that needed a decision (CONTRACT §9.6): what decided it. A refused write sets lastInput too, with nothing written.'),
   })
   .meta({ title: 'LastInput' });
 

@@ -69,7 +69,7 @@ export const infoMethod = method({
   handler(ctx) {
     const s = requireSession(ctx);
     const last = s.lastInput;
-    return { ...ctx.services.describe(s), lastInput: last ? { origin: last.origin, transport: last.transport, at: new Date(last.at).toISOString() } : null };
+    return { ...ctx.services.describe(s), lastInput: last ? { origin: last.origin, transport: last.transport, at: new Date(last.at).toISOString(), ...(last.approval ? { approval: last.approval } : {}) } : null };
   },
 });
 

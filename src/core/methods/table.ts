@@ -9,6 +9,7 @@ import { infoMethod, keepMethod, killMethod, statusMethod, viewUrlMethod } from 
 import { eventsMethod, waitEventMethod } from './event-methods';
 import { recordMethod } from './record-methods';
 import { revokeMethod, shareMethod, tokensMethod } from './token-methods';
+import { approveMethod, watchAgentsMethod } from './approval-methods';
 import type { MethodSpec } from './spec';
 
 /**
@@ -45,6 +46,8 @@ export const METHODS = [
   shareMethod,
   tokensMethod,
   revokeMethod,
+  watchAgentsMethod,
+  approveMethod,
 ] as const;
 
 type AnySpec = (typeof METHODS)[number];

@@ -1,4 +1,5 @@
 import type { AgentPolicy } from '../io/agent-policy';
+import type { ApprovalBroker } from '../io/approval';
 import type { z } from 'zod';
 import type { hostInfo, sessionInfo, tokenInfo } from './schemas';
 import type { SessionRegistry, CreateSessionParams } from '../session/registry';
@@ -41,6 +42,8 @@ export interface HostServices {
   killSession(session: Session): Promise<void> | void;
   /** What agents' writes may do (CONTRACT §9.6); none: allow. */
   readonly agentPolicy?: AgentPolicy;
+  /** Where the host asks the user about agents' writes and tells who watches that an agent types. */
+  readonly approvals?: ApprovalBroker;
 }
 
 /** Everything a method handler may use for one call. */

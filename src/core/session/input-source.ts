@@ -8,16 +8,33 @@ import type { Origin } from './session';
  */
 export type Transport = 'socket' | 'control' | 'ws-rpc' | 'ws-stream' | 'rest' | 'mcp-http' | 'mcp-stdio';
 
+/**
+ * What decided an agent's write into a session the user opened (CONTRACT §9.6): the user's answer
+ * (`allowed_once`, `allowed_for_session`, `denied`), no answer in time (`unanswered`), a deny rule
+ * (`deny_rule`), or the host's `deny` policy (`policy_deny`).
+ */
+export type ApprovalDecision = 'allowed_once' | 'allowed_for_session' | 'denied' | 'unanswered' | 'deny_rule' | 'policy_deny';
+
 /** Who a write comes from: the kind of caller (the human's views, an agent, a script) and how it came. */
 export interface InputSource {
   readonly origin: Origin;
   readonly transport: Transport;
+  /** For an agent's write that needed a decision: what decided it. */
+  readonly approval?: ApprovalDecision;
 }
 
 /** The last write into a session and when it happened (`pty/info`'s `lastInput`, CONTRACT §9.6). */
 export interface LastInput extends InputSource {
   /** Milliseconds since the epoch, like `Session.lastOutputAt` (typing arbitration compares it with now). */
   readonly at: number;
+}
+
+/** A decision about an agent's write (`Session.onAgentDecision`): whose, what it was for, and what decided. */
+export interface AgentDecision {
+  readonly from: InputSource;
+  readonly decision: ApprovalDecision;
+  /** What the agent wanted to type (never a secret: agents cannot write during secret input). */
+  readonly text: string;
 }
 
 /** One write into a session (`Session.onInput`): who wrote it and what, unless it was a secret. */

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { Disposable, disposableTimeout, MutableDisposable } from '../base/lifecycle';
 import { onUnexpectedError } from '../base/unexpected-error';
 import type { CommandRecord } from '../commands/command-tracker';
-import type { InputSource, SessionInput } from './input-source';
+import type { AgentDecision, InputSource, SessionInput } from './input-source';
 import type { Session } from './session';
 
 /** How a recording writes; each number says why. */
@@ -44,6 +44,12 @@ export function withheldLabel(from: InputSource): string {
 /** The marker before input from a new source: who typed, and how it came (CONTRACT §9.6). */
 export function sourceLabel(from: InputSource): string {
   return `input from ${from.origin} via ${from.transport}`;
+}
+
+/** The marker for a decision about an agent's write (CONTRACT §9.6): what decided, and the text it was for. */
+export function decisionLabel(d: AgentDecision): string {
+  const text = JSON.stringify(d.text.length > 200 ? d.text.slice(0, 200) + '…' : d.text);
+  return `agent write ${d.decision.replace(/_/g, ' ')} (${d.from.transport}): ${text}`;
 }
 
 /** The marker for a finished command (shell integration, CONTRACT §9.2). */
@@ -113,6 +119,7 @@ export class Recorder extends Disposable {
       }),
     );
     this._register(_session.onInput((i) => this._input(i)));
+    this._register(_session.onAgentDecision((d) => this._add('m', decisionLabel(d))));
     this._register(_session.onEvent((e) => e.type === 'resize' && this._add('r', `${e.cols}x${e.rows}`)));
     // The shell's mark is read before its chunk of output is passed on: the marker follows that chunk.
     this._register(_session.commands.onDidFinishCommand((r) => this._commandMarks.push(commandLabel(r))));

@@ -8,7 +8,7 @@ import { loadNodePty } from './pty-loader';
 import { MirrorProxy } from '../mirror/mirror-proxy';
 import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
 import { completeUtf8Length } from '../base/utf8';
-import type { InputSource, LastInput, SessionInput } from './input-source';
+import type { AgentDecision, InputSource, LastInput, SessionInput } from './input-source';
 import { HumanInput } from './human-input';
 import type { Recorder } from './recorder';
 import { probeInputWait } from '../process/input-wait';
@@ -127,6 +127,8 @@ export class Session extends Disposable {
   private _clients = 0;
   private _calls = 0;
   private _lastInput: LastInput | undefined;
+  /** The user chose "Allow for this session" for agents' writes here (CONTRACT §9.6). */
+  agentsAllowed = false;
 
   private readonly _onOutput = this._register(new Emitter<OutputChunk>());
   /** Raw output, in order, as soon as it is read from the PTY. */
@@ -148,6 +150,9 @@ export class Session extends Disposable {
   private readonly _onInput = this._register(new Emitter<SessionInput>());
   /** Something was written to the program, by whom; a secret's text is never given out (CONTRACT §9.3). */
   readonly onInput = this._onInput.event;
+  private readonly _onAgentDecision = this._register(new Emitter<AgentDecision>());
+  /** A decision about an agent's write was made (allowed or refused; recordings mark it). */
+  readonly onAgentDecision = this._onAgentDecision.event;
   /** What the human's views typed lately (typing arbitration, CONTRACT §9.6). */
   readonly humanInput = this._register(new HumanInput());
   /** The asciicast recording of the session while one runs (`pty/record`, CONTRACT §9.6); ends with the session. */
@@ -324,13 +329,22 @@ export class Session extends Disposable {
     // Read before the line is submitted below: Enter ends the secret, yet it is part of it.
     const secret = this.secretInput;
     this._pty.write(data);
-    this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now() };
+    this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now(), ...(from.approval ? { approval: from.approval } : {}) };
     const input = { data: secret ? '' : data, from, secret };
     this.humanInput.observe(input);
     this._onInput.fire(input);
     // A line reaches the program: what it waited for (a prompt, a password) is answered.
     if (data.includes('\r') || data.includes('\n')) this.inputWatch.submitted();
     return Buffer.byteLength(data, 'utf8');
+  }
+
+  /**
+   * Notes a decision about an agent's write (CONTRACT §9.6: every decision is in `lastInput` and
+   * in recordings). A refusal writes nothing, yet `lastInput` says the agent tried and what decided.
+   */
+  noteAgentDecision(from: InputSource, decision: AgentDecision['decision'], text: string): void {
+    this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now(), approval: decision };
+    this._onAgentDecision.fire({ from, decision, text });
   }
 
   resize(cols: number, rows: number): void {

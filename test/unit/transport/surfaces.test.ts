@@ -63,6 +63,8 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   'host/tokens': {},
   // A token's id: the test shares one first and puts its id here.
   'host/revoke': { id: '<shared just before>' },
+  'host/watchAgents': {},
+  'host/approve': { id: 'no-such-request', decision: 'deny' },
 };
 /** Params that are only valid together (`pty/read`'s row range): a bound check sets both. */
 const PAIRED: Record<string, string> = { start: 'end', end: 'start' };

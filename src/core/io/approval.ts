@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { toDisposable, type IDisposable } from '../base/lifecycle';
+import type { Session } from '../session/session';
+import type { InputSource } from '../session/input-source';
+import type { NotificationSink } from './subscription';
+
+/** What the user answers when an agent asks to type (CONTRACT §9.6): Allow once / for this session / Deny. */
+export type ApprovalAnswer = 'once' | 'session' | 'deny';
+export const APPROVAL_ANSWERS: readonly ApprovalAnswer[] = ['once', 'session', 'deny'];
+
+/** An agent's write waiting for the user's answer, as the editor windows are told of it. */
+export interface ApprovalRequest {
+  id: string;
+  session: string;
+  /** The session's name, for the question ("… wants to type into bash-12"). */
+  name: string;
+  /** What the agent wants to type, exactly (the window shows it readably). */
+  text: string;
+  origin: InputSource['origin'];
+  transport: InputSource['transport'];
+  /** When it was asked, ISO 8601. */
+  at: string;
+}
+
+/** Notifications to the clients that answer (`host/watchAgents`). */
+export const AgentNotification = {
+  /** A new request: `ApprovalRequest`. */
+  Approval: 'agent/approval',
+  /** A request is over (answered here or elsewhere, timed out, or its caller went away): `{ id, decision }`. */
+  ApprovalEnded: 'agent/approvalEnded',
+  /** An agent's write call started or ended on a session: `{ session, typing }`. */
+  Typing: 'agent/typing',
+} as const;
+
+interface Pending {
+  request: ApprovalRequest;
+  resolve(answer: ApprovalAnswer | 'unanswered'): void;
+}
+
+/**
+ * Where the host asks the user before an agent types into a session the user opened (`ask`), and
+ * tells who is watching which sessions have an agent's call writing or waiting ("agent typing").
+ * The watchers are the editor windows connected to this host (`host/watchAgents`); the first
+ * answer wins, and every watcher is told the request is over so no window keeps asking.
+ */
+export class ApprovalBroker {
+  private readonly _watchers = new Set<NotificationSink>();
+  private readonly _pending = new Map<string, Pending>();
+  /** Agent calls in progress per session id. */
+  private readonly _typing = new Map<string, number>();
+
+  /** True when some client can answer (with none, `ask` acts as the headless policy, CONTRACT §9.6). */
+  get canAsk(): boolean {
+    return this._watchers.size > 0;
+  }
+
+  /** Adds a client that answers requests and follows agent typing, until the handle is disposed. */
+  watch(sink: NotificationSink): IDisposable {
+    this._watchers.add(sink);
+    return toDisposable(() => this._watchers.delete(sink));
+  }
+
+  /** The requests waiting for an answer now (a window that connects late asks them too). */
+  pending(): ApprovalRequest[] {
+    return [...this._pending.values()].map((p) => p.request);
+  }
+
+  /** Session ids with an agent's write call in progress. */
+  typingSessions(): string[] {
+    return [...this._typing.keys()];
+  }
+
+  /**
+   * Asks the watchers whether the agent may write `text` into `session`; resolves with the first
+   * answer, or `unanswered` when `timeoutMs` passes or `signal` aborts (the caller went away).
+   */
+  ask(session: Session, from: InputSource, text: string, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalAnswer | 'unanswered'> {
+    const request: ApprovalRequest = {
+      id: randomUUID(),
+      session: session.id,
+      name: session.name,
+      text,
+      origin: from.origin,
+      transport: from.transport,
+      at: new Date().toISOString(),
+    };
+    return new Promise((resolve) => {
+      const end = (answer: ApprovalAnswer | 'unanswered') => {
+        if (!this._pending.delete(request.id)) return;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        exitWatch.dispose();
+        this._notify(AgentNotification.ApprovalEnded, { id: request.id, decision: answer });
+        resolve(answer);
+      };
+      const onAbort = () => end('unanswered');
+      const timer = setTimeout(onAbort, Math.max(0, timeoutMs));
+      // A session that ends has nothing left to approve.
+      const exitWatch = session.onExit(onAbort);
+      this._pending.set(request.id, { request, resolve: end });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this._notify(AgentNotification.Approval, { ...request });
+      if (signal?.aborted) onAbort();
+    });
+  }
+
+  /** The user's answer to request `id`; false when it is no longer waiting (answered elsewhere, or over). */
+  answer(id: string, answer: ApprovalAnswer): boolean {
+    const p = this._pending.get(id);
+    if (!p) return false;
+    p.resolve(answer);
+    return true;
+  }
+
+  /** Marks an agent's write call in progress on `session` until the handle is disposed. */
+  agentTyping(session: Session): IDisposable {
+    const n = this._typing.get(session.id) ?? 0;
+    this._typing.set(session.id, n + 1);
+    if (n === 0) this._notify(AgentNotification.Typing, { session: session.id, typing: true });
+    let done = false;
+    return toDisposable(() => {
+      if (done) return;
+      done = true;
+      const left = (this._typing.get(session.id) ?? 1) - 1;
+      if (left > 0) {
+        this._typing.set(session.id, left);
+        return;
+      }
+      this._typing.delete(session.id);
+      this._notify(AgentNotification.Typing, { session: session.id, typing: false });
+    });
+  }
+
+  private _notify(method: string, params: Record<string, unknown>): void {
+    for (const w of this._watchers) w.notify(method, params);
+  }
+}

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { forbidden, invalidParams } from '../base/errors';
+import { APPROVAL_ANSWERS } from '../io/approval';
+import { ClientLink } from '../io/client-link';
+import { isAgentCall } from '../io/secret-guard';
+import type { MethodContext } from './types';
+import { method } from './spec';
+
+/** An agent's write waiting for the user's answer (the `agent/approval` notification has the same fields). */
+const approvalRequest = z
+  .object({
+    id: z.string(),
+    session: z.string().describe('The session\'s id.'),
+    name: z.string().describe('The session\'s name.'),
+    text: z.string().describe('What the agent wants to type, exactly.'),
+    origin: z.enum(['user', 'agent', 'script']),
+    transport: z.string(),
+    at: z.string().describe('When it was asked, ISO 8601.'),
+  })
+  .meta({ title: 'ApprovalRequest' });
+
+/** Only the user answers: not an agent (its own approval would mean nothing), and not a scoped token. */
+function requireUserSide(ctx: MethodContext, name: string): void {
+  if (isAgentCall(ctx.caller)) throw forbidden(`${name} is the user's: an agent cannot answer its own approval requests`);
+}
+
+export const watchAgentsMethod = method({
+  name: 'host/watchAgents',
+  target: 'host',
+  scope: 'control',
+  summary:
+    'Answer agents\' approval requests and follow agent typing (the editor does): notifications agent/approval (an ApprovalRequest), agent/approvalEnded {id, decision}, agent/typing {session, typing}; until the connection closes.',
+  params: z.object({}),
+  result: z.object({
+    pending: z.array(approvalRequest).describe('Requests already waiting for an answer.'),
+    typing: z.array(z.string()).describe('Ids of sessions with an agent\'s write call in progress.'),
+  }),
+  handler(ctx) {
+    requireUserSide(ctx, 'host/watchAgents');
+    const broker = ctx.services.approvals;
+    if (!broker) return { pending: [], typing: [] };
+    if (!(ctx.caller instanceof ClientLink)) throw invalidParams('host/watchAgents needs a connection that receives notifications (a socket or a WebSocket)');
+    ctx.caller.watchAgents(broker);
+    return { pending: broker.pending(), typing: broker.typingSessions() };
+  },
+});
+
+export const approveMethod = method({
+  name: 'host/approve',
+  target: 'host',
+  scope: 'control',
+  summary: 'The user\'s answer to an agent\'s approval request: once (Allow once), session (Allow for this session) or deny.',
+  params: z.object({ id: z.string().min(1), decision: z.enum(APPROVAL_ANSWERS as ['once', 'session', 'deny']) }),
+  result: z.object({ decided: z.boolean().describe('false: the request was no longer waiting (answered elsewhere, timed out, or its caller left).') }),
+  handler(ctx, p) {
+    requireUserSide(ctx, 'host/approve');
+    return { decided: ctx.services.approvals?.answer(p.id, p.decision) ?? false };
+  },
+});
