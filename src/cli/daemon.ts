@@ -54,8 +54,9 @@ export async function daemonCommand(argv: string[]): Promise<number> {
     get sessions() {
       return host.registry.size;
     },
+    // Editor windows watch every host they see (agent approval): that alone keeps no host running.
     get connections() {
-      return host.connections;
+      return host.connections - host.approvals.controlWatchers;
     },
   };
   const idleMs = idleExitMs(intFlag(args, '--idle-exit-ms', 0), args.flags.has('--stay'));

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { registerAgentApproval } from './agent-approval';
 import { showError } from './errors';
 import { HostClients } from './host-clients';
 import { registerMcpProvider } from './mcp-provider';
@@ -36,6 +37,7 @@ export function activate(context: vscode.ExtensionContext): SharedPtyApi {
   registerSessionList(context, { hosts, watcher, terminals, error });
   registerMcpProvider(context, { hosts, watcher, extensionPath: context.extensionPath, error });
   registerSecretNotice(context, { watcher, terminals });
+  registerAgentApproval(context, { hosts, watcher, terminals, log });
 
   // A reloaded window gets its terminals back (contacts a host only when there is something to restore).
   terminals.restore();

@@ -41,9 +41,13 @@ export interface PtyHooks {
 
 type State = 'idle' | 'starting' | 'live' | 'exited' | 'closed';
 
+/** What the terminal's name says while an agent's call writes or waits there (CONTRACT §9.6). */
+export const AGENT_TYPING_SUFFIX = ' — agent typing';
+
 /** The terminal name for a session: its origin says who opened it (CONTRACT §8). */
-export function terminalName(origin: Origin, sessionName: string): string {
-  return origin === 'user' ? `Shared PTY: ${sessionName}` : `Shared PTY (${origin}): ${sessionName}`;
+export function terminalName(origin: Origin, sessionName: string, agentTyping = false): string {
+  const name = origin === 'user' ? `Shared PTY: ${sessionName}` : `Shared PTY (${origin}): ${sessionName}`;
+  return agentTyping ? name + AGENT_TYPING_SUFFIX : name;
 }
 
 /**
@@ -64,6 +68,7 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
   private _hostId: string | undefined;
   private _session: SessionInfo | undefined;
   private _name: string | undefined;
+  private _agentTyping = false;
   private _dims: vscode.TerminalDimensions | undefined;
   private _pendingInput: string[] = [];
   private _out: string[] = [];
@@ -136,6 +141,13 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
     this._fireName();
   }
 
+  /** An agent's call writes or waits in this session (true), or no longer (false): the name says so. */
+  setAgentTyping(typing: boolean): void {
+    if (typing === this._agentTyping) return;
+    this._agentTyping = typing;
+    this._fireName();
+  }
+
   /** The session is gone from its host (killed elsewhere, or the host ended): close the terminal. */
   sessionGone(): void {
     if (this._state === 'closed') return;
@@ -199,7 +211,7 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
 
   private _fireName(): void {
     if (!this._session) return;
-    const name = terminalName(this._session.origin, this._session.name);
+    const name = terminalName(this._session.origin, this._session.name, this._agentTyping);
     if (name === this._name) return;
     this._name = name;
     this._onDidChangeName.fire(name);

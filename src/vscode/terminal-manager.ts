@@ -58,6 +58,8 @@ export class TerminalManager implements vscode.Disposable {
   private readonly _missing = new Map<Entry, number>();
   private _shuttingDown = false;
   private readonly _hooks: PtyHooks;
+  /** Sessions (sessionKey) where an agent's call writes or waits now (host/watchAgents). */
+  private readonly _agentTyping = new Set<string>();
 
   constructor(private readonly _deps: TerminalManagerDeps) {
     this._hooks = {
@@ -113,6 +115,19 @@ export class TerminalManager implements vscode.Disposable {
     return undefined;
   }
 
+  /** An agent's call started (true) or ended (false) in a session: its terminals here say so. */
+  setAgentTyping(hostId: string, sessionId: string, typing: boolean): void {
+    const key = sessionKey(hostId, sessionId);
+    if (typing) this._agentTyping.add(key);
+    else this._agentTyping.delete(key);
+    for (const e of this._entries) if (e.pty.hostId === hostId && e.pty.session?.id === sessionId) e.pty.setAgentTyping(typing);
+  }
+
+  /** Forgets the agent typing of a host's sessions (its connection closed: nobody will say it ended). */
+  clearAgentTyping(hostId: string): void {
+    for (const key of [...this._agentTyping]) if (key.startsWith(`${hostId}/`)) this.setAgentTyping(hostId, key.slice(hostId.length + 1), false);
+  }
+
   /** The session an editor terminal shows. */
   sessionOf(terminal: vscode.Terminal): { hostId: string; id: string } | undefined {
     for (const e of this._entries) if (e.terminal === terminal && e.pty.hostId && e.pty.session) return { hostId: e.pty.hostId, id: e.pty.session.id };
@@ -163,6 +178,7 @@ export class TerminalManager implements vscode.Disposable {
     list.push({ hostId: pty.hostId, id: pty.session.id });
     void this._deps.state.update(Ids.rememberedSessions, list);
     this._known.add(sessionKey(pty.hostId, pty.session.id));
+    pty.setAgentTyping(this._agentTyping.has(sessionKey(pty.hostId, pty.session.id)));
     this._deps.log.info(`terminal shows ${pty.session.name} (${pty.session.id}, pid ${pty.session.pid}, origin ${pty.session.origin})`);
     setTimeout(() => this._deps.watcher.refresh(), 50);
   }

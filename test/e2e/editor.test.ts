@@ -215,6 +215,11 @@ async function sessionAction(page: Page, session: string, action: string): Promi
   await picker.waitFor({ state: 'hidden', timeout: Wait.Ui });
 }
 
+/** The button `label` of the notification toast holding `text`. */
+function notificationButton(page: Page, text: string, label: string) {
+  return page.locator('.notification-toast', { hasText: text }).first().locator('.monaco-button', { hasText: label }).first();
+}
+
 /** Waits for a notification toast holding `text`; returns its whole text. */
 async function waitNotification(page: Page, text: string): Promise<string> {
   const toast = page.locator('.notification-toast', { hasText: text }).first();
@@ -341,6 +346,36 @@ describe('the extension in a real editor (code-server)', () => {
       await waitTerminalLine(page, (l) => l.trim() === 'from-outside', 'from-outside (written by an outside client) in the editor terminal');
       fs.mkdirSync(MEDIA, { recursive: true });
       await page.screenshot({ path: path.join(MEDIA, 'editor-terminal.png') });
+
+      // 3b. Agent write approval (CONTRACT §9.6; `ask` is the editor's default): an agent's send into
+      //     the user's terminal waits for the user's answer in a notification that names the terminal
+      //     and shows the text, while the tab says "agent typing". Deny: nothing is typed and the
+      //     agent hears the user declined. Allow Once: it runs. The agent calls as `shared-pty mcp`
+      //     relays an MCP tool call.
+      const agentCtl = await RpcClient.connect(record.control);
+      cleanups.push(() => agentCtl.close());
+      const AGENT = { origin: 'agent', transport: 'mcp-stdio' };
+      const denied = agentCtl.request('pty/send', { session: user.id, text: 'echo agent-denied', client: AGENT }).then(
+        () => 'written',
+        (e: Error) => e.message,
+      );
+      const question = await waitNotification(page, `wants to type into the terminal "${user.name}"`);
+      assert.match(question, /"echo agent-denied⏎"/, `the question shows what the agent wants to type: ${question}`);
+      await until(async () => (await terminalTabs(page)).some((n) => n.includes(`${user.name} — agent typing`)), Wait.Ui, '"agent typing" on the terminal\'s tab');
+      // The picture for the README: once the toast has finished sliding in.
+      await notificationButton(page, 'echo agent-denied', 'Deny').waitFor({ state: 'visible', timeout: Wait.Ui });
+      await page.waitForTimeout(500);
+      await page.screenshot({ path: path.join(MEDIA, 'agent-approval.png') });
+      await notificationButton(page, 'echo agent-denied', 'Deny').click();
+      assert.match(await denied, /user declined/);
+      await until(async () => !(await terminalTabs(page)).some((n) => n.includes('agent typing')), Wait.Ui, '"agent typing" to go once the call ended');
+      assert.doesNotMatch((await client.request<{ screen: string }>('pty/read', { session: user.id })).screen, /agent-denied/);
+      const allowed = agentCtl.request<{ output: string }>('pty/send', { session: user.id, text: 'echo agent-allowed', client: AGENT });
+      await notificationButton(page, 'echo agent-allowed', 'Allow Once').click();
+      assert.match((await allowed).output, /agent-allowed/);
+      await waitTerminalLine(page, (l) => l.trim() === 'agent-allowed', 'the allowed agent command in the editor terminal');
+      const who = await client.request<{ lastInput: { origin: string; approval?: string } }>('pty/info', { session: user.id });
+      assert.deepEqual([who.lastInput.origin, who.lastInput.approval], ['agent', 'allowed_once'], 'the decision is in lastInput');
 
       // 4. The session list (status bar click): the session with its details.
       await statusItem(page).click();

@@ -33,7 +33,7 @@ export function agentPolicy(approval: AgentApproval = 'allow', denyCommands: rea
  */
 export function checkAgentWrite(policy: AgentPolicy | undefined, session: Session, from: InputSource, text: string): void {
   if (!policy || !isAgentCall(from)) return;
-  for (const line of text.split(/[\r\n]+/)) {
+  for (const line of text.split(/[\r\n]+/).filter(Boolean)) {
     const rule = policy.denyCommands.find((r) => r.test(line));
     if (rule) {
       session.noteAgentDecision(from, 'deny_rule', text);

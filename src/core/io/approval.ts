@@ -45,6 +45,7 @@ interface Pending {
  */
 export class ApprovalBroker {
   private readonly _watchers = new Set<NotificationSink>();
+  private _controlWatchers = 0;
   private readonly _pending = new Map<string, Pending>();
   /** Agent calls in progress per session id. */
   private readonly _typing = new Map<string, number>();
@@ -54,10 +55,22 @@ export class ApprovalBroker {
     return this._watchers.size > 0;
   }
 
+  /**
+   * Connections on the control socket that watch: an editor window watches every host it sees,
+   * which must not keep an empty host from ending by itself (exit-empty counts the others).
+   */
+  get controlWatchers(): number {
+    return this._controlWatchers;
+  }
+
   /** Adds a client that answers requests and follows agent typing, until the handle is disposed. */
-  watch(sink: NotificationSink): IDisposable {
+  watch(sink: NotificationSink, onControlSocket = false): IDisposable {
     this._watchers.add(sink);
-    return toDisposable(() => this._watchers.delete(sink));
+    if (onControlSocket) this._controlWatchers++;
+    return toDisposable(() => {
+      if (!this._watchers.delete(sink)) return;
+      if (onControlSocket) this._controlWatchers--;
+    });
   }
 
   /** The requests waiting for an answer now (a window that connects late asks them too). */

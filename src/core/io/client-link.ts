@@ -126,7 +126,7 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
   /** Makes this client one that answers agents' approval requests and hears of agent typing (once per connection). */
   watchAgents(broker: ApprovalBroker): void {
     if (this._agentWatch || this.isDisposed) return;
-    this._agentWatch = broker.watch(this);
+    this._agentWatch = broker.watch(this, this._transport === 'control');
   }
 
   /** True while a subscription of this client may still send (its session has not exited and sent all). */

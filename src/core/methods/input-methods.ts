@@ -122,7 +122,9 @@ export const sendMethod = method({
     const timeout = p.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
     const typing = agentCall(ctx.services, session, ctx.caller);
     try {
-      const { from, waitedMs } = await admitWrite(ctx.services, session, ctx.caller, p.text, { askMs: timeout, pauseMs: timeout }, ctx.signal);
+      // What the user approves is what will be typed, Enter included.
+      const typed = p.text + (p.submit === false ? '' : '\r');
+      const { from, waitedMs } = await admitWrite(ctx.services, session, ctx.caller, typed, { askMs: timeout, pauseMs: timeout }, ctx.signal);
       return await send(session, { ...p, timeout: Math.max(1, timeout - waitedMs) }, from, ctx.signal);
     } finally {
       typing.dispose();

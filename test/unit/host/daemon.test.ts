@@ -80,7 +80,7 @@ test('the host runs in the user\'s own environment, tuned by nothing set by hand
 // Issue #14: like a tmux server with `exit-empty`, the per-user host ends once it has had no session
 // and no client for a while, so a host left behind (by an editor update, a closed window) does not
 // run for good; a session or a connected client (the editor, `attach`, `shared-pty mcp`) keeps it.
-test('the per-user host exits by itself once it has no session and no client; either one keeps it', { timeout: 60_000 }, async () => {
+test('the per-user host exits by itself once it has no session and no client (a window watching for agents is none); either one keeps it', { timeout: 60_000 }, async () => {
   const own = tempRuntimeDir();
   const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
   const idleMs = 300;
@@ -96,8 +96,12 @@ test('the per-user host exits by itself once it has no session and no client; ei
     await client.request('pty/kill', { session: s.id });
     await settle();
     assert.ok(isAlive(rec.pid), 'a connected client keeps the host up with no session');
+    // An editor window watches every host it sees for agents' approval requests: that alone keeps none up.
+    const window = await RpcClient.connect(rec.control);
+    await window.request('host/watchAgents', {});
     client.close();
-    await until(() => !isAlive(rec.pid), 15_000, 'the empty host to exit');
+    await until(() => !isAlive(rec.pid), 15_000, 'the empty host to exit, though a window watches it');
+    window.close();
     assert.deepEqual(fs.readdirSync(own), [], 'it removed its record, sockets and log');
   } finally {
     if (isAlive(rec.pid)) process.kill(rec.pid, 'SIGTERM');

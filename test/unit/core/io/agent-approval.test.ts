@@ -65,7 +65,7 @@ describe('agent write approval: ask', () => {
     const err = await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo denied-ran' }), -32000);
     assert.match(err.message, /user declined/);
     const [asked] = win.requests(id);
-    assert.equal(asked.text, 'echo denied-ran');
+    assert.equal(asked.text, 'echo denied-ran\r', 'what would be typed, Enter included');
     assert.equal(asked.origin, 'agent');
     assert.match(asked.name, /^bash/);
     assert.ok(win.told.some((n) => n.method === 'agent/approvalEnded' && n.params.id === asked.id && n.params.decision === 'deny'));
@@ -140,14 +140,14 @@ describe('agent write approval: ask', () => {
       const allowed = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo mcp-allowed' } })) as any;
       assert.ok(!allowed.isError, allowed.content[0].text);
       assert.match(allowed.content[0].text, /mcp-allowed/);
-      assert.deepEqual(win.requests(id).map((r) => [r.text, r.transport]), [['echo mcp-denied', 'mcp-http'], ['echo mcp-allowed', 'mcp-http']]);
+      assert.deepEqual(win.requests(id).map((r) => [r.text, r.transport]), [['echo mcp-denied\r', 'mcp-http'], ['echo mcp-allowed\r', 'mcp-http']]);
     } finally {
       await agent.close();
     }
     await rpc('pty/record', { session: id, stop: true });
     const markers = fs.readFileSync(cast, 'utf8').split('\n').slice(1).filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e[1] === 'm').map((e) => e[2]);
-    assert.ok(markers.some((m: string) => /agent write denied \(mcp-http\): "echo mcp-denied"/.test(m)), JSON.stringify(markers));
-    assert.ok(markers.some((m: string) => /agent write allowed once \(mcp-http\): "echo mcp-allowed"/.test(m)), JSON.stringify(markers));
+    assert.ok(markers.some((m: string) => /agent write denied \(mcp-http\): "echo mcp-denied\\r"/.test(m)), JSON.stringify(markers));
+    assert.ok(markers.some((m: string) => /agent write allowed once \(mcp-http\): "echo mcp-allowed\\r"/.test(m)), JSON.stringify(markers));
     await rpc('pty/kill', { session: id });
   });
 
