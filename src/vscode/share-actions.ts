@@ -30,6 +30,10 @@ interface TokenPick extends vscode.QuickPickItem {
  * this session only (`session/share`), copies its browser link and says what it allows until when.
  */
 export async function shareLink(t: ShareTarget, scope: TokenScope, title: string): Promise<void> {
+  if (!t.record.http) {
+    void vscode.window.showWarningMessage(`The host of ${t.name} serves no HTTP (sharedPty.http.enabled is off): a link would open nothing.`);
+    return;
+  }
   const now = new Date();
   const picks: ExpiryPick[] = EXPIRY_CHOICES.map((c) => ({
     label: c.label,
