@@ -128,6 +128,8 @@ function start(): void {
     if (exited) return;
     term.options.disableStdin = true;
     if (ev.code === 4004) setStatus('unknown session', 'error');
+    // The host's TOKEN_ENDED_CLOSE: the link's token was revoked or expired (reason says which).
+    else if (ev.code === 4401) setStatus(`closed: this link's ${ev.reason === 'token expired' ? 'access has expired' : 'access was revoked'}`, 'error');
     else if (ev.code === 4008) setStatus('disconnected: the view fell too far behind; reload the page', 'error');
     // No close frame (1006) or "going away" (1001): the host was killed or stopped.
     else if (ev.code === 1006 || ev.code === 1001) setStatus('disconnected: the Shared PTY host stopped or cannot be reached; reload the page once it runs again', 'error');

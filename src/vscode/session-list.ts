@@ -3,6 +3,7 @@ import { Commands } from './commands';
 import type { HostClients } from './host-clients';
 import { mcpConfigSnippet } from './mcp-config';
 import type { HostedSession, SessionWatcher } from './session-watcher';
+import { revokeLinks, shareLink, type ShareTarget } from './share-actions';
 import type { TerminalManager } from './terminal-manager';
 
 export interface SessionListDeps {
@@ -12,7 +13,7 @@ export interface SessionListDeps {
   error(what: string, e: unknown): void;
 }
 
-type Action = 'focus' | 'copyAddress' | 'copyMcp' | 'copyViewLink' | 'keep' | 'kill';
+type Action = 'focus' | 'copyAddress' | 'copyMcp' | 'shareView' | 'shareInput' | 'revoke' | 'keep' | 'kill';
 
 interface SessionPick extends vscode.QuickPickItem {
   session?: HostedSession;
@@ -75,7 +76,9 @@ async function sessionActions(s: HostedSession, deps: SessionListDeps): Promise<
     { label: here ? '$(eye) Focus Terminal' : '$(terminal) Show in This Window', action: 'focus' },
     { label: '$(copy) Copy Address', description: s.info.address, action: 'copyAddress' },
     { label: '$(json) Copy MCP Configuration', description: 'for agents outside the editor', action: 'copyMcp' },
-    { label: '$(link) Copy Browser Link (read-only)', description: 'watch it live in a browser on this machine', action: 'copyViewLink' },
+    { label: '$(eye) Share Read-only Link…', description: 'a browser link that watches it live, until it expires', action: 'shareView' },
+    { label: '$(edit) Share with Input…', description: 'a browser link that can also type into it', action: 'shareInput' },
+    { label: '$(circle-slash) Revoke Shared Links…', description: 'end links to this session at once', action: 'revoke' },
     { label: '$(pin) Keep Running', description: 'keep the session when no editor shows it (detach)', action: 'keep' },
     { label: '$(trash) Kill Session', description: `ends ${s.info.command} (pid ${s.info.pid})`, action: 'kill' },
   ];
@@ -93,12 +96,15 @@ async function sessionActions(s: HostedSession, deps: SessionListDeps): Promise<
       case 'copyMcp':
         await copyMcpConfig(deps);
         return;
-      case 'copyViewLink': {
-        const r = (await call(deps, s, 'session/viewUrl', { readOnly: true })) as { url: string };
-        await vscode.env.clipboard.writeText(r.url);
-        void vscode.window.showInformationMessage(`Copied a read-only browser link to ${s.info.name}.`);
+      case 'shareView':
+        await shareLink(await shareTarget(deps, s), 'view', 'Share read-only link');
         return;
-      }
+      case 'shareInput':
+        await shareLink(await shareTarget(deps, s), 'input', 'Share with input');
+        return;
+      case 'revoke':
+        await revokeLinks(await shareTarget(deps, s));
+        return;
       case 'keep':
         await call(deps, s, 'session/keep');
         void vscode.window.showInformationMessage(`${s.info.name} keeps running when no editor shows it, until it is killed.`);
@@ -117,6 +123,12 @@ async function call(deps: SessionListDeps, s: HostedSession, method: string, par
   const found = await deps.hosts.clientFor(s.hostId);
   if (!found) throw new Error(`the host of ${s.info.name} is no longer running`);
   return found.client.request(method, { ...params, session: s.info.id });
+}
+
+async function shareTarget(deps: SessionListDeps, s: HostedSession): Promise<ShareTarget> {
+  const found = await deps.hosts.clientFor(s.hostId);
+  if (!found) throw new Error(`the host of ${s.info.name} is no longer running`);
+  return { name: s.info.name, sessionId: s.info.id, ...found };
 }
 
 async function copyMcpConfig(deps: SessionListDeps): Promise<void> {

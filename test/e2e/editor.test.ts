@@ -204,14 +204,22 @@ function extensionLog(runDir: string): string {
   return found.join('\n---\n').split('\n').slice(-60).join('\n');
 }
 
-/** Opens the session list (status bar click), picks the session named `session`, then the action showing `action`. */
-async function sessionAction(page: Page, session: string, action: string): Promise<void> {
+/**
+ * Opens the session list (status bar click), picks the session named `session`, then the action
+ * showing `action`, then (when the action asks more, as the expiry of a shared link) the row
+ * showing `next.row` in the pick titled `next.title`.
+ */
+async function sessionAction(page: Page, session: string, action: string, next?: { title: string; row: string }): Promise<void> {
   await statusItem(page).click();
   const picker = page.locator('.quick-input-widget');
   await picker.locator('.quick-input-title', { hasText: 'Shared PTY sessions' }).waitFor({ timeout: Wait.Ui });
   await picker.locator('.monaco-list-row', { hasText: session }).first().click();
   await picker.locator('.quick-input-title', { hasText: `Shared PTY sessions: ${session}` }).waitFor({ timeout: Wait.Ui });
   await picker.locator('.monaco-list-row', { hasText: action }).first().click();
+  if (next) {
+    await picker.locator('.quick-input-title', { hasText: next.title }).waitFor({ timeout: Wait.Ui });
+    await picker.locator('.monaco-list-row', { hasText: next.row }).first().click();
+  }
   await picker.waitFor({ state: 'hidden', timeout: Wait.Ui });
 }
 
@@ -307,7 +315,7 @@ describe('the extension in a real editor (code-server)', () => {
     cleanups.push(() => fs.rmSync(outDir, { recursive: true, force: true }));
     const vsix = packageVsix(outDir);
     const { server, browser, runtimeDir } = await startEditor(t, { vsix });
-    // Clipboard permissions: "Copy Browser Link" is checked by reading what the editor copied.
+    // Clipboard permissions: the shared links are checked by reading what the editor copied.
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
     const fail = (e: unknown): never => {
       throw new Error(`${(e as Error).message}\n--- extension log:\n${extensionLog(server.runDir)}`);
@@ -407,11 +415,14 @@ describe('the extension in a real editor (code-server)', () => {
       await waitNotification(page, 'keep-e2e keeps running when no editor shows it');
       assert.ok(Date.now() - leasesStarted < Wait.KeepLeaseSeconds * 1000, 'the keep came before the lease ran out (else this step proves nothing)');
 
-      // 4c. "Copy Browser Link": the clipboard holds a read-only link to the session's view on the
-      //     host's HTTP server, and the link works: the page, then the session's screen in a browser.
+      // 4c. "Share Read-only Link…" with an expiry: the clipboard holds a link to the session's view
+      //     on the host's HTTP server, carrying a token for that session only, in the view scope. The
+      //     link opens the view (the page, then the session's screen in a browser) and cannot type:
+      //     its token's writes are refused, naming the scope they need.
       await page.evaluate(() => navigator.clipboard.writeText('(nothing copied yet)'));
-      await sessionAction(page, user.name, 'Copy Browser Link');
-      await waitNotification(page, `Copied a read-only browser link to ${user.name}`);
+      await sessionAction(page, user.name, 'Share Read-only Link', { title: `Share read-only link: ${user.name}`, row: '1 hour' });
+      const viewNotice = await waitNotification(page, `Copied a read-only link to ${user.name}`);
+      assert.match(viewNotice, /until (today|tomorrow) at \d\d:\d\d: whoever has it can watch it, not type/, 'the notice says what the link allows and until when');
       const link = await until(
         async () => {
           const text = await page.evaluate(() => navigator.clipboard.readText());
@@ -421,40 +432,58 @@ describe('the extension in a real editor (code-server)', () => {
         'the browser link on the clipboard',
       );
       assert.ok(record.http, 'the per-user host serves HTTP');
+      const http = record.http;
       const viewUrl = new URL(link);
-      assert.equal(viewUrl.origin, new URL(record.http.url).origin, 'the link points at the host\'s HTTP server');
+      assert.equal(viewUrl.origin, new URL(http.url).origin, 'the link points at the host\'s HTTP server');
       assert.equal(viewUrl.pathname, `/sessions/${user.id}/view`);
-      assert.equal(viewUrl.searchParams.get('readonly'), '1', 'a read-only link');
-      assert.notEqual(viewUrl.searchParams.get('token'), record.http.token, 'a read-only link does not carry the full-access token');
+      const viewToken = viewUrl.searchParams.get('token') ?? '';
+      assert.ok(viewToken && viewToken !== http.token, 'the link carries a token of its own, not the host\'s');
+      const tokensOf = async (id: string) =>
+        (await client.request<{ tokens: Array<{ id: string; scope: string; session: string; createdAt: string; expiresAt: string }> }>('host/tokens')).tokens.filter((x) => x.session === id);
+      const [viewInfo] = await tokensOf(user.id);
+      assert.equal(viewInfo?.scope, 'view', 'the host lists one view token for the session');
+      assert.equal(Date.parse(viewInfo.expiresAt) - Date.parse(viewInfo.createdAt), 3600_000, 'it expires after the hour picked');
+      /** A REST write with a bearer token (the same call an agent or script makes). */
+      const restWrite = (token: string, data: string) =>
+        fetch(`${http.url}/sessions/${user.id}/write`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ data }),
+        });
+      const refused = await restWrite(viewToken, 'echo not-allowed');
+      assert.equal(refused.status, 403, 'a read-only link cannot type');
+      assert.match(((await refused.json()) as { error: { message: string } }).error.message, /needs the "input" scope; this token has "view"/);
       // Plain HTTP: the link trades its token for a cookie (303), with which the view page answers 200.
       const first = await fetch(link, { redirect: 'manual' });
       assert.equal(first.status, 303);
       const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0];
-      const viewPage = await fetch(new URL(first.headers.get('location') ?? '', link), { headers: { cookie } });
+      const viewPageUrl = new URL(first.headers.get('location') ?? '', link);
+      const viewPage = await fetch(viewPageUrl, { headers: { cookie } });
       assert.equal(viewPage.status, 200);
       assert.match(viewPage.headers.get('content-type') ?? '', /^text\/html/);
       assert.ok((await viewPage.text()).includes(`<title>${user.name} — Shared PTY</title>`), 'the view page of that session');
       const forged = new URL(link);
       forged.searchParams.set('token', 'not-the-token');
       assert.equal((await fetch(forged, { redirect: 'manual' })).status, 401, 'the link\'s token is what opens the view');
-      // A browser with no cookie yet opens the link and shows the session's screen.
+      // A browser with no cookie yet opens the link and shows the session's screen, read-only. It
+      // stays open: revoking the link (4e) closes it.
       const viewer = await browser.newPage();
-      try {
-        assert.equal((await viewer.goto(link))?.status(), 200);
-        await until(
-          () =>
-            viewer.evaluate(() => {
-              const term = (window as unknown as { __sharedPtyTerm?: import('@xterm/xterm').Terminal }).__sharedPtyTerm;
-              if (!term) return false;
-              for (let y = 0; y < term.buffer.active.length; y++) if (term.buffer.active.getLine(y)?.translateToString(true).trim() === 'hello-editor') return true;
-              return false;
-            }),
-          Wait.Screen,
-          'the session\'s screen (hello-editor) in the browser view opened from the copied link',
-        );
-      } finally {
-        await viewer.close();
-      }
+      cleanups.push(() => viewer.close());
+      assert.equal((await viewer.goto(link))?.status(), 200);
+      await until(
+        () =>
+          viewer.evaluate(() => {
+            const term = (window as unknown as { __sharedPtyTerm?: import('@xterm/xterm').Terminal }).__sharedPtyTerm;
+            if (!term) return false;
+            for (let y = 0; y < term.buffer.active.length; y++) if (term.buffer.active.getLine(y)?.translateToString(true).trim() === 'hello-editor') return true;
+            return false;
+          }),
+        Wait.Screen,
+        'the session\'s screen (hello-editor) in the browser view opened from the copied link',
+      );
+      const viewerStatus = () => viewer.locator('#status').textContent().then((t) => t ?? '');
+      await until(async () => (await viewerStatus()) === 'live (read-only)', Wait.Ui, 'the view to say "live (read-only)"');
+      assert.ok(await viewer.locator('#readonly-badge').isVisible(), 'the view shows its read-only badge');
 
       // 4b, concluded: the session that was not kept ends with its lease; the kept one stays.
       await until(async () => !(await listSessions(client)).some((s) => s.id === notKept.id), (Wait.KeepLeaseSeconds + 10) * 1000, 'lease-e2e to end when its lease ran out');
@@ -463,6 +492,47 @@ describe('the extension in a real editor (code-server)', () => {
       assert.equal(stillThere.clients, 0, 'no client holds keep-e2e: only the cleared lease keeps it');
       await client.request('pty/kill', { session: kept.id });
       await waitStatus(page, 1);
+
+      // 4d. "Share with Input…" for 15 minutes: the notification's "Copy Token" puts the bare token
+      //     on the clipboard (for an agent or a script), and writes with it reach the shell.
+      await sessionAction(page, user.name, 'Share with Input', { title: `Share with input: ${user.name}`, row: '15 minutes' });
+      const inputNotice = await waitNotification(page, `Copied a link to ${user.name} with input`);
+      assert.match(inputNotice, /whoever has it can watch it and type into it/);
+      const inputLink = await until(
+        async () => {
+          const text = await page.evaluate(() => navigator.clipboard.readText());
+          return text.startsWith('http') && text !== link ? text : undefined;
+        },
+        Wait.Ui,
+        'the link with input on the clipboard',
+      );
+      await page.locator('.notification-toast', { hasText: `Copied a link to ${user.name} with input` }).first().locator('.monaco-button', { hasText: 'Copy Token' }).click();
+      await waitNotification(page, 'Copied the token alone');
+      const inputToken = await page.evaluate(() => navigator.clipboard.readText());
+      assert.equal(inputToken, new URL(inputLink).searchParams.get('token'), 'the bare token is the one in the link');
+      const inputInfo = (await tokensOf(user.id)).find((x) => x.scope === 'input');
+      assert.ok(inputInfo, 'the host lists the input token');
+      assert.equal(Date.parse(inputInfo.expiresAt) - Date.parse(inputInfo.createdAt), 900_000, 'it expires after the 15 minutes picked');
+      assert.equal((await restWrite(inputToken, 'echo typed-with-$((6*7))-link')).status, 200, 'a link with input can type');
+      await until(
+        async () => /^typed-with-42-link$/m.test((await client.request<{ screen: string }>('pty/read', { session: user.id })).screen),
+        Wait.Screen,
+        'the write made with the input token to run in the shell',
+      );
+
+      // 4e. "Revoke Shared Links…" lists the session's live links; revoking the read-only one ends it
+      //     at once: the link and its cookie get 401 and the page open with it is closed, saying so.
+      //     The other link still works until it is revoked in turn.
+      await sessionAction(page, user.name, 'Revoke Shared Links', { title: `Revoke shared links: ${user.name}`, row: 'Read-only link' });
+      await waitNotification(page, `Revoked the read-only link to ${user.name}`);
+      await until(async () => (await viewerStatus()).includes('access was revoked'), Wait.Ui, 'the open view to close, saying its link was revoked');
+      assert.equal((await fetch(link, { redirect: 'manual' })).status, 401, 'the revoked link opens nothing');
+      assert.equal((await fetch(viewPageUrl, { headers: { cookie } })).status, 401, 'nor does the cookie it left');
+      assert.equal((await restWrite(inputToken, 'true')).status, 200, 'the link with input still works');
+      await sessionAction(page, user.name, 'Revoke Shared Links', { title: `Revoke shared links: ${user.name}`, row: 'Link with input' });
+      await waitNotification(page, `Revoked the link with input to ${user.name}`);
+      assert.equal((await restWrite(inputToken, 'true')).status, 401, 'the revoked input token is refused');
+      assert.deepEqual(await tokensOf(user.id), [], 'no live token is left for the session');
 
       // 5. A session an agent opens appears as an editor terminal named with its origin, without
       //    taking focus; its exit code shows; a key then closes it.
