@@ -17,8 +17,8 @@ import { serveStream } from './ws-stream';
 /** Limits of the HTTP server. */
 export const enum HttpLimits {
   /**
-   * Connections past the limit (MAX_HTTP_CONNECTIONS) kept just long enough to answer 429; past these too, a
-   * connection is dropped at once (a client that connects and sends nothing holds no more).
+   * Connections past the limit (MAX_HTTP_CONNECTIONS) kept just long enough to answer 429; past
+   * these too, a connection is dropped at once (one that connects and sends nothing holds no more).
    */
   SpareConnections = 64,
   /** Largest WebSocket message accepted (a JSON-RPC line's limit). */
