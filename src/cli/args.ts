@@ -1,4 +1,5 @@
 import { AGENT_APPROVALS, type AgentApproval } from '../core/io/agent-policy';
+import type { HostLimits } from '../core/base/limits';
 /** A bad command line: printed as one line, exit status 2. */
 export class UsageError extends Error {}
 
@@ -85,4 +86,30 @@ export function agentFlags(args: ParsedArgs): { agentApproval?: AgentApproval; a
     }
   }
   return { ...(approval ? { agentApproval: approval as AgentApproval } : {}), ...(deny ? { agentDenyCommands: [deny] } : {}) };
+}
+
+/**
+ * The host's limits `serve` can change (README "Reliability"), each a whole number from 1 to a
+ * ceiling: high enough for any real use, finite so a typo (a digit too many) cannot lift a limit
+ * out of sight. No flag keeps the default of src/core/base/limits.ts.
+ */
+export const LIMIT_FLAGS: ReadonlyArray<{ flag: string; option: keyof HostLimits; ceiling: number }> = [
+  // Linux's default kernel.pty.max: no host gets more PTYs than that anyway.
+  { flag: '--max-sessions', option: 'maxSessions', ceiling: 4096 },
+  // Each connection holds a file descriptor: far past one user's tools, well below a raised fd limit.
+  { flag: '--max-session-connections', option: 'maxConnectionsPerSessionSocket', ceiling: 16384 },
+  { flag: '--max-control-connections', option: 'maxControlConnections', ceiling: 16384 },
+  { flag: '--max-http-connections', option: 'maxHttpConnections', ceiling: 16384 },
+  // Each request in flight holds a little memory (an MCP server over /mcp): 64 times the default.
+  { flag: '--max-in-flight', option: 'maxInFlightRequests', ceiling: 65536 },
+];
+
+/** The LIMIT_FLAGS given, as host options; a bad value is a UsageError. */
+export function limitFlags(args: ParsedArgs): HostLimits {
+  const limits: HostLimits = {};
+  for (const { flag, option, ceiling } of LIMIT_FLAGS) {
+    const n = intFlag(args, flag, 1, ceiling);
+    if (n !== undefined) limits[option] = n;
+  }
+  return limits;
 }

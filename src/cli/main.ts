@@ -28,6 +28,9 @@ Usage:
   shared-pty record <session> [file] [--detach | --stop]   (an asciicast v3 recording; Ctrl+C stops)
   shared-pty play <file> [--speed N] [--idle-limit SECONDS]   (replays a recording here)
   shared-pty serve [--cmd CMD [-- ARGS...]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http]
+      [--allow-origin ORIGIN[,ORIGIN...]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX]
+      limits (README "Reliability"; defaults shown): [--max-sessions 256] [--max-session-connections 64]
+      [--max-control-connections 256] [--max-http-connections 256] [--max-in-flight 1024] [--max-line-bytes 1048576]
   shared-pty mcp
 
 <session> is a session id, its exact name, or a unique id prefix.
@@ -82,9 +85,15 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** The usage lines of one command (all of them when it has none of its own, like `daemon`). */
+/** The usage lines of one command, with their indented continuations (all of HELP when it has none of its own, like `daemon`). */
 function commandHelp(name: string): string {
-  const lines = HELP.split('\n').filter((l) => l.startsWith(`  shared-pty ${name} `) || l === `  shared-pty ${name}`);
+  const lines: string[] = [];
+  let inCommand = false;
+  for (const l of HELP.split('\n')) {
+    if (l.startsWith('  shared-pty ')) inCommand = l.startsWith(`  shared-pty ${name} `) || l === `  shared-pty ${name}`;
+    else if (!l.startsWith('      ')) inCommand = false;
+    if (inCommand) lines.push(l);
+  }
   return lines.length ? `Usage:\n${lines.join('\n')}\n` : HELP;
 }
 

@@ -3,11 +3,11 @@ import { splitShellWords } from '../core/base/shell-words';
 import { defaultShell } from '../core/session/registry';
 import { Host } from '../host/host';
 import type { Endpoint } from '../transport/socket-server';
-import { agentFlags, commandLogFlag, intFlag, parseArgs, strFlag, UsageError } from './args';
+import { agentFlags, commandLogFlag, intFlag, LIMIT_FLAGS, limitFlags, parseArgs, strFlag, UsageError } from './args';
 import { startHttpFor } from './http-option';
 
 const USAGE =
-  'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX]';
+  'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX] [--max-sessions N] [--max-session-connections N] [--max-control-connections N] [--max-http-connections N] [--max-in-flight N] [--max-line-bytes N]';
 
 /**
  * `serve`: with --socket/--port, socket-pty's single-session server (pty/kill ends it);
@@ -15,7 +15,7 @@ const USAGE =
  */
 export async function serveCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, {
-    values: ['--cmd', '--socket', '--port', '--cols', '--rows', '--cwd', '--http-port', '--allow-origin', '--name', '--max-line-bytes', '--command-log-mb', '--agent-approval', '--agent-deny'],
+    values: ['--cmd', '--socket', '--port', '--cols', '--rows', '--cwd', '--http-port', '--allow-origin', '--name', '--max-line-bytes', '--command-log-mb', '--agent-approval', '--agent-deny', ...LIMIT_FLAGS.map((l) => l.flag)],
     booleans: ['--no-http', '--session-tcp', '--quiet'],
   });
   if (args.positional.length) throw new UsageError(`unexpected argument "${args.positional[0]}"; usage: ${USAGE}`);
@@ -31,6 +31,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const rows = intFlag(args, '--rows', 1, 500);
   const maxLineBytes = intFlag(args, '--max-line-bytes', 1024);
   const commandLogs = commandLogFlag(args);
+  const limits = limitFlags(args);
+  if (limits.maxHttpConnections !== undefined && args.flags.has('--no-http')) throw new UsageError('--max-http-connections and --no-http are mutually exclusive');
   let words: string[];
   try {
     words = args.flags.has('--cmd') ? splitShellWords(strFlag(args, '--cmd') ?? '') : [defaultShell()];
@@ -52,6 +54,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     workspace: cwd,
     sessionTcp: args.flags.has('--session-tcp'),
     maxLineBytes,
+    ...limits,
     ...agentFlags(args),
     ...commandLogs,
   });

@@ -1,11 +1,14 @@
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { HostServices } from '../core/methods/types';
 import type { IDisposable } from '../core/base/lifecycle';
 import { AUTH_COOKIE, HttpGuard, newToken, type Access } from './http-security';
 import { ScopedTokens } from './scoped-tokens';
 import { decodeSegment, sendError, sendJson } from './http-util';
+import { ConnectionCount, InFlightPerToken, tooManyHttpInFlight } from './http-limits';
+import { MAX_HTTP_CONNECTIONS, MAX_IN_FLIGHT_REQUESTS } from '../core/base/limits';
+import type { RpcError } from '../core/base/errors';
 import { handleRest } from './rest-routes';
 import { handleViewAsset, handleViewPage } from './view-page';
 import { serveRpcWebSocket } from './ws-rpc';
@@ -13,8 +16,11 @@ import { serveStream } from './ws-stream';
 
 /** Limits of the HTTP server. */
 export const enum HttpLimits {
-  /** Simultaneous connections; a local tool never needs more, a runaway client gets refused. */
-  MaxConnections = 256,
+  /**
+   * Connections past the limit (MAX_HTTP_CONNECTIONS) kept just long enough to answer 429; past
+   * these too, a connection is dropped at once (one that connects and sends nothing holds no more).
+   */
+  SpareConnections = 64,
   /** Largest WebSocket message accepted (a JSON-RPC line's limit). */
   MaxWsPayload = 1024 * 1024,
 }
@@ -28,6 +34,10 @@ export interface HttpServerOptions {
   token?: string;
   /** Extra origins allowed for browsers (CONTRACT §4; default none). */
   allowedOrigins?: string[];
+  /** Connections open at once (default MAX_HTTP_CONNECTIONS). */
+  maxConnections?: number;
+  /** Requests in flight per token over HTTP, and per `/rpc` WebSocket (default MAX_IN_FLIGHT_REQUESTS). */
+  maxInFlightRequests?: number;
 }
 
 /** A running HTTP server of a host. */
@@ -69,7 +79,10 @@ function answerPreflight(res: http.ServerResponse): void {
 export async function startHttpServer(services: HostServices, options: HttpServerOptions): Promise<HttpServer> {
   const token = options.token ?? newToken();
   const server = http.createServer();
-  server.maxConnections = HttpLimits.MaxConnections;
+  const connections = new ConnectionCount(options.maxConnections ?? MAX_HTTP_CONNECTIONS, HttpLimits.SpareConnections);
+  server.on('connection', (socket) => connections.add(socket));
+  const maxInFlight = options.maxInFlightRequests ?? MAX_IN_FLIGHT_REQUESTS;
+  const inFlight = new InFlightPerToken(maxInFlight);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
@@ -87,6 +100,8 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   });
 
   async function handleRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const overConnections = connections.isOver(req.socket);
+    if (overConnections) res.setHeader('connection', 'close');
     const refusal = guard.checkSource(req);
     if (refusal) return sendError(res, refusal.code, refusal.message);
     const cors = guard.corsHeaders(req);
@@ -96,11 +111,15 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const isView = /^\/sessions\/[^/]+\/view$/.test(u.pathname) || u.pathname.startsWith('/view/');
     const access = guard.access(req, u, isView);
     if (!access || (access.viewOnly && !isView)) return sendError(res, 'UNAUTHORIZED', 'Unauthorized: send Authorization: Bearer <token>');
+    if (overConnections) return refuseOverLimit(res, u, connections.error());
+    const slot = inFlight.enter(access);
+    if (!slot) return refuseOverLimit(res, u, tooManyHttpInFlight(maxInFlight));
+    res.on('close', () => slot.dispose());
     // A request in flight (a long wait) with a token that is revoked meanwhile is cut.
     const tracked = endsWithToken(access, () => res.destroy());
     res.on('close', () => tracked?.dispose());
     if (u.pathname === '/health' && req.method === 'GET') {
-      return sendJson(res, 200, { ok: true, data: { hostId: options.hostId, sessions: services.registry.size } });
+      return sendJson(res, 200, { ok: true, data: { hostId: options.hostId, sessions: sessionsReached(access) } });
     }
     // The MCP SDK loads on the first /mcp request: a host nobody asks for MCP stays lighter.
     if (u.pathname === '/mcp') return (await import('./mcp-http')).handleMcp(services, req, res, access);
@@ -134,6 +153,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const access = guard.access(req, u, true);
     const stream = /^\/sessions\/([^/]+)\/stream$/.exec(u.pathname);
     if (!access || (access.viewOnly && !stream)) return reject(401, 'Unauthorized');
+    if (connections.isOver(socket as Socket)) return reject(429, 'Too Many Requests');
     /** Closes the socket when its scoped token is revoked or expires. */
     const closeWithToken = (ws: WebSocket) => {
       const tracked = endsWithToken(access, (why) => ws.close(TOKEN_ENDED_CLOSE, why));
@@ -142,7 +162,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     if (u.pathname === '/rpc') {
       return wss.handleUpgrade(req, socket, head, (ws) => {
         closeWithToken(ws);
-        serveRpcWebSocket(services, ws, access);
+        serveRpcWebSocket(services, ws, access, maxInFlight);
       });
     }
     if (stream) {
@@ -159,9 +179,25 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     reject(404, 'Not Found');
   });
 
+  /** 429 for a request over one of the limits: a JSON-RPC error on `/mcp`, the REST envelope elsewhere. */
+  function refuseOverLimit(res: http.ServerResponse, u: URL, error: RpcError): void {
+    if (u.pathname === '/mcp') return sendJson(res, 429, { jsonrpc: '2.0', error: error.toJSON(), id: null });
+    sendError(res, 'TOO_MANY_REQUESTS', error.message);
+  }
+
   /** Ties a connection to its scoped token (none for the host's token). */
   function endsWithToken(access: Access, end: Parameters<ScopedTokens['track']>[1]): IDisposable | undefined {
     return access.tokenId === undefined ? undefined : tokens.track(access.tokenId, end);
+  }
+
+  /**
+   * `/health`'s session count: every session for the host's token; for a scoped token, the sessions
+   * it reaches (its own, 1, or 0 once it ended), as `GET /sessions` lists them. A token for one
+   * session learns nothing of the others (CONTRACT §9.6), and a liveness probe with it still works.
+   */
+  function sessionsReached(access: Access): number {
+    if (access.onlySession === undefined) return services.registry.size;
+    return services.registry.get(access.onlySession) ? 1 : 0;
   }
 
   /** Whether `selector` names the session a scoped token is for (an unknown one does not). */

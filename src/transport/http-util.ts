@@ -1,11 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ErrorCode, RpcError, toRpcError } from '../core/base/errors';
+import { ErrorCode, isLimitReached, RpcError, toRpcError } from '../core/base/errors';
 
 /** Largest JSON body a REST or `/mcp` request may send: a JSON-RPC line's limit (CONTRACT §3). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** The REST error codes of seeds/pty-session-mcp.md (and 413 for a body over the limit), with their HTTP statuses. */
-export type RestErrorCode = 'UNAUTHORIZED' | 'BAD_REQUEST' | 'NOT_FOUND' | 'FORBIDDEN' | 'PAYLOAD_TOO_LARGE' | 'INTERNAL';
+/**
+ * The REST error codes of seeds/pty-session-mcp.md, with their HTTP statuses; and ours: 413 for a
+ * body over the limit, 429 for any other of the host's limits reached (README "Reliability").
+ */
+export type RestErrorCode = 'UNAUTHORIZED' | 'BAD_REQUEST' | 'NOT_FOUND' | 'FORBIDDEN' | 'PAYLOAD_TOO_LARGE' | 'TOO_MANY_REQUESTS' | 'INTERNAL';
 
 const STATUS: Record<RestErrorCode, number> = {
   UNAUTHORIZED: 401,
@@ -13,6 +16,7 @@ const STATUS: Record<RestErrorCode, number> = {
   NOT_FOUND: 404,
   FORBIDDEN: 403,
   PAYLOAD_TOO_LARGE: 413,
+  TOO_MANY_REQUESTS: 429,
   INTERNAL: 500,
 };
 
@@ -49,6 +53,7 @@ export function sendRpcError(res: ServerResponse, err: unknown): void {
 }
 
 function restCodeOf(e: RpcError): RestErrorCode {
+  if (isLimitReached(e)) return 'TOO_MANY_REQUESTS';
   switch (e.code) {
     case ErrorCode.UnknownSession:
     case ErrorCode.MethodNotFound:

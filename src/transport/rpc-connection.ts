@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import { dispatch, errorResponse, type DispatchMode, type JsonRpcResponse } from '../core/methods/dispatch';
-import { ErrorCode, RpcError } from '../core/base/errors';
+import { ErrorCode, limitReached, RpcError } from '../core/base/errors';
 import { toDisposable, type IDisposable } from '../core/base/lifecycle';
 import type { HostServices } from '../core/methods/types';
 import type { NotificationSink } from '../core/io/subscription';
@@ -32,10 +32,7 @@ const HALF_CLOSED_PROBE_MS = 500;
 
 /** The answer to a request past the in-flight limit (on every JSON-RPC transport). */
 export function tooManyInFlight(max: number): RpcError {
-  return new RpcError(ErrorCode.ServerError, `Too many requests in flight on this connection: the limit is ${max}; wait for some answers`, {
-    limit: 'inFlightRequests',
-    max,
-  });
+  return limitReached(`Too many requests in flight on this connection: the limit is ${max}; wait for some answers`, 'inFlightRequests', max);
 }
 
 /** The id of a JSON-RPC request (null when it is not a usable one), undefined for a notification. */

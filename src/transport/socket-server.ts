@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { errorResponse, type DispatchMode } from '../core/methods/dispatch';
-import { ErrorCode, RpcError } from '../core/base/errors';
+import { limitReached } from '../core/base/errors';
 import type { HostServices } from '../core/methods/types';
 import { formatAddress, type Endpoint } from './address';
 import { RpcConnection } from './rpc-connection';
@@ -95,10 +95,7 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
  */
 function refuseConnection(socket: net.Socket, open: number, max: number): void {
   socket.on('error', () => socket.destroy());
-  const error = new RpcError(ErrorCode.ServerError, `Too many connections: ${open} open on this socket, the limit is ${max}; closing this one`, {
-    limit: 'connections',
-    max,
-  });
+  const error = limitReached(`Too many connections: ${open} open on this socket, the limit is ${max}; closing this one`, 'connections', max);
   socket.end(JSON.stringify(errorResponse(null, error)) + '\n');
   setTimeout(() => socket.destroy(), 1000).unref();
 }

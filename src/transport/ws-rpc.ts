@@ -10,7 +10,7 @@ import { REQUEST_HIGH_WATER_BYTES, requestId, tooManyInFlight } from './rpc-conn
 import { wsCongested, wsWhenDrained } from './ws-sink';
 
 /** `GET /rpc` (WebSocket): the control socket's JSON-RPC, one message per frame. */
-export function serveRpcWebSocket(services: HostServices, ws: WebSocket, grant: Grant = FULL_GRANT): void {
+export function serveRpcWebSocket(services: HostServices, ws: WebSocket, grant: Grant = FULL_GRANT, maxInFlight = MAX_IN_FLIGHT_REQUESTS): void {
   // A protocol error (a message over maxPayload: 1009, a bad frame) is reported here and then the
   // socket closes; without a listener the 'error' event would be thrown and end the whole host.
   ws.on('error', () => {});
@@ -26,7 +26,7 @@ export function serveRpcWebSocket(services: HostServices, ws: WebSocket, grant: 
       whenDrained: (fn) => wsWhenDrained(ws, fn),
     },
   });
-  /** Requests started and not yet answered (bounded: MAX_IN_FLIGHT_REQUESTS). */
+  /** Requests started and not yet answered (bounded: maxInFlight). */
   let inFlight = 0;
   function send(msg: unknown) {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
@@ -40,10 +40,10 @@ export function serveRpcWebSocket(services: HostServices, ws: WebSocket, grant: 
     } catch {
       return send(errorResponse(null, new RpcError(ErrorCode.ParseError, 'Parse error: invalid JSON')));
     }
-    if (inFlight >= MAX_IN_FLIGHT_REQUESTS) {
+    if (inFlight >= maxInFlight) {
       // Answered at once and not run, as on the sockets; a notification gets nothing.
       const id = requestId(message);
-      if (id !== undefined) send(errorResponse(id, tooManyInFlight(MAX_IN_FLIGHT_REQUESTS)));
+      if (id !== undefined) send(errorResponse(id, tooManyInFlight(maxInFlight)));
       return;
     }
     inFlight++;

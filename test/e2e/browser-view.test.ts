@@ -11,7 +11,9 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Host } from '../../src/host/host';
 import type { Session } from '../../src/core/session/session';
 import { startHttpServer, type HttpServer } from '../../src/transport/http-server';
-import { startHost, TEST_WRITER, until } from '../helpers/host';
+import { startHost, tempRuntimeDir, TEST_WRITER, until } from '../helpers/host';
+import { startServeHost } from '../helpers/cli';
+import { bashEnv } from '../helpers/protocol';
 import { screenText } from '../../src/core/mirror/screen-text';
 
 /** What src/view/main.ts exposes for tests. */
@@ -36,6 +38,8 @@ const enum Wait {
   Screen = 20_000,
   /** How long input that must not arrive is given to arrive anyway. */
   Refused = 1_500,
+  /** How long a page that gave up is watched for requests (a few of its 1 s size polls). */
+  Quiet = 3_000,
 }
 
 interface Answer {
@@ -366,5 +370,36 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     await page.keyboard.press('Enter');
     await until(async () => (await page.textContent('#status')) === 'exited with code 3', Wait.Screen, 'the exit status in the page');
     assert.equal(session.exitCode, 3);
+  });
+  it('tells the user when the host is killed, and stops there: no "connecting", no more requests, no typing', async () => {
+    // A host of its own, in its own process: `shared-pty serve`, killed by its pid.
+    const dir = tempRuntimeDir();
+    const serve = await startServeHost(['--cmd', 'bash --norc --noprofile', '--quiet'], bashEnv({ SHARED_PTY_DIR: dir, PS1: 'doomed$ ' }));
+    try {
+      const http = serve.record.http;
+      assert.ok(http, 'serve publishes its HTTP server');
+      const page = await newPage();
+      await page.goto(`${http.url}/sessions/${serve.record.sessions[0].id}/view?token=${http.token}`);
+      await waitForPageLine(page, (l) => l.startsWith('doomed$'), 'the prompt of the doomed host');
+      await until(async () => (await page.textContent('#status')) === 'live', Wait.Screen, 'the live status');
+
+      process.kill(serve.pid, 'SIGKILL');
+      assert.equal(await serve.exited, 'SIGKILL');
+      await until(async () => /host stopped or cannot be reached/.test((await page.textContent('#status')) ?? ''), Wait.Screen, 'the page to say the host is gone');
+      assert.equal(await page.getAttribute('#status', 'class'), 'status status-error');
+      assert.match(await page.evaluate(() => window.__sharedPtyView!.state()), /^disconnected: the Shared PTY host stopped/);
+      assert.equal(await page.evaluate(() => window.__sharedPtyTerm!.options.disableStdin), true, 'typing is off');
+      assert.equal(await page.isHidden('#fit'), true, 'no "fit" button for a host that is gone');
+
+      // It does not spin: no retries, no size polls, the message stays.
+      let requests = 0;
+      page.on('request', () => requests++);
+      await new Promise((r) => setTimeout(r, Wait.Quiet));
+      assert.equal(requests, 0, 'the page sent nothing once the host was gone');
+      assert.match((await page.textContent('#status')) ?? '', /host stopped or cannot be reached; reload the page once it runs again/);
+    } finally {
+      await serve.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -48,6 +48,26 @@ export function forbidden(message: string): RpcError {
   return new RpcError(ErrorCode.Forbidden, `Forbidden: ${message}`);
 }
 
+/** What the `data` of an error over one of the host's limits says: which limit, and its value. */
+export interface LimitData {
+  limit: 'sessions' | 'connections' | 'inFlightRequests';
+  max: number;
+}
+
+/**
+ * A call or connection over one of the host's limits (README "Reliability"): -32000 with the limit
+ * in `data`, so every transport can tell it apart (REST and `/mcp` answer it 429).
+ */
+export function limitReached(message: string, limit: LimitData['limit'], max: number): RpcError {
+  return new RpcError(ErrorCode.ServerError, message, { limit, max } satisfies LimitData);
+}
+
+/** Whether `e` is a limitReached error. */
+export function isLimitReached(e: RpcError): boolean {
+  const data = e.data as Partial<LimitData> | undefined;
+  return e.code === ErrorCode.ServerError && typeof data?.limit === 'string' && typeof data.max === 'number';
+}
+
 export function serverError(message: string, data?: unknown): RpcError {
   return new RpcError(ErrorCode.ServerError, message, data);
 }

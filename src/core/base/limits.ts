@@ -10,7 +10,12 @@ export const MAX_SESSIONS = 256;
 export const MAX_CONNECTIONS_PER_SESSION_SOCKET = 64;
 /** Connections open at once on the host's control socket. */
 export const MAX_CONTROL_CONNECTIONS = 256;
-/** Requests one connection may have started and not yet answered (a `pty/wait` can last a day). */
+/** Connections open at once to the host's HTTP server (REST, WebSockets, `/mcp`, the browser view); a local tool never needs more. */
+export const MAX_HTTP_CONNECTIONS = 256;
+/**
+ * Requests one connection may have started and not yet answered (a `pty/wait` can last a day);
+ * over HTTP, where a connection is no lasting client, requests in flight with one token.
+ */
 export const MAX_IN_FLIGHT_REQUESTS = 1024;
 
 /** The overridable limits of one host. */
@@ -19,4 +24,5 @@ export interface HostLimits {
   maxConnectionsPerSessionSocket?: number;
   maxControlConnections?: number;
   maxInFlightRequests?: number;
+  maxHttpConnections?: number;
 }

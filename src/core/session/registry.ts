@@ -2,7 +2,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { RpcError, ErrorCode, invalidParams } from '../base/errors';
+import { RpcError, ErrorCode, invalidParams, limitReached } from '../base/errors';
 import { Disposable, disposableTimeout, DisposableStore, Emitter, MutableDisposable } from '../base/lifecycle';
 import { selectOrThrow } from './selector';
 import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from './session';
@@ -94,10 +94,10 @@ export class SessionRegistry extends Disposable {
   create(params: CreateSessionParams = {}): Session {
     const max = this._options.maxSessions ?? MAX_SESSIONS;
     if (this._sessions.size >= max) {
-      throw new RpcError(
-        ErrorCode.ServerError,
+      throw limitReached(
         `Too many sessions: this host has ${this._sessions.size}, the limit is ${max} (exited sessions count until closed); end some first (pty/kill)`,
-        { limit: 'sessions', max },
+        'sessions',
+        max,
       );
     }
     const command = params.command || defaultShell();

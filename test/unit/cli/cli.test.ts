@@ -225,6 +225,12 @@ describe('errors: non-zero exit status and one line on stderr', () => {
       [['--no-http', '--frob'], /--frob/],
       [['--no-http', '--command-log-mb', 'lots'], /--command-log-mb/],
       [['--no-http', '--command-log-mb', '5000'], /--command-log-mb/],
+      [['--no-http', '--max-sessions', '0'], /--max-sessions needs a whole number from 1 to 4096, got "0"/],
+      [['--no-http', '--max-sessions', 'lots'], /--max-sessions needs a whole number/],
+      [['--no-http', '--max-in-flight', '99999999'], /--max-in-flight needs a whole number from 1 to 65536/],
+      [['--no-http', '--max-session-connections', '-3'], /--max-session-connections needs a whole number/],
+      [['--no-http', '--max-control-connections', '1.5'], /--max-control-connections needs a whole number/],
+      [['--no-http', '--max-http-connections', '8'], /--max-http-connections and --no-http are mutually exclusive/],
     ];
     const results = await Promise.all(cases.map(([args]) => runCli(['serve', ...args], emptyEnv)));
     cases.forEach(([args, pattern], i) => failsWithOneLine(results[i], `serve ${args.join(' ')}`, pattern));
@@ -326,6 +332,32 @@ describe('send, keys and wait', () => {
       await control.request('pty/kill', { session: info.id });
     } finally {
       control.close();
+    }
+  });
+
+  test('serve --max-sessions and --max-in-flight: the host keeps to them on every surface', { timeout: TEST_TIMEOUT }, async () => {
+    const limited = await startServeHost(['--cmd', 'bash --norc --noprofile', '--max-sessions', '1', '--max-in-flight', '1'], bashEnv({ SHARED_PTY_DIR: privateDir() }));
+    const control = await connect(limited.record.control);
+    try {
+      sessionPids.add(limited.record.sessions[0].pid);
+      // Its own session is the one it may have.
+      const e = await control.request('session/create', { command: 'cat' }).then(() => undefined, (err: Error) => err);
+      assert.match(String(e?.message), /Too many sessions: this host has 1, the limit is 1/);
+      const { url, token } = limited.record.http!;
+      const rest = await fetch(`${url}/sessions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"command":"cat"}' });
+      assert.equal(rest.status, 429);
+      assert.match(((await rest.json()) as { error: { message: string } }).error.message, /the limit is 1/);
+      // One request in flight per connection: a wait holds it, the next call is refused at once.
+      const id = limited.record.sessions[0].id;
+      // (It ends with the host, below.)
+      const wait = control.request('pty/wait', { session: id, match: 'never-shown', timeout: 20_000 }).catch(() => undefined);
+      const over = await control.request('pty/status', { session: id }).then(() => undefined, (err: Error) => err);
+      assert.match(String(over?.message), /Too many requests in flight on this connection: the limit is 1/);
+      await limited.stop();
+      await wait;
+    } finally {
+      control.close();
+      await limited.stop();
     }
   });
 
@@ -520,6 +552,11 @@ describe('help', () => {
     for (const args of [['serve', '--help'], ['serve', '-h', '--cmd', 'bash'], ['send', '--help']]) {
       const out = ok(await runCli(args, emptyEnv), args.join(' '));
       assert.match(out, new RegExp(`^Usage:\\n  shared-pty ${args[0]} `), out);
+    }
+    // serve's help names every limit a user may change, with its default.
+    const serveHelp = ok(await runCli(['serve', '--help'], emptyEnv), 'serve --help');
+    for (const flag of ['--max-sessions 256', '--max-session-connections 64', '--max-control-connections 256', '--max-http-connections 256', '--max-in-flight 1024', '--max-line-bytes 1048576']) {
+      assert.ok(serveHelp.includes(flag), `serve --help shows ${flag}:\n${serveHelp}`);
     }
   });
 });

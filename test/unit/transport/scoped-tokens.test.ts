@@ -105,6 +105,9 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
     assert.equal((await rest('GET', `/sessions/${b.id}`, control.token)).status, 403);
     const list = await rest('GET', '/sessions', view.token);
     assert.deepEqual(list.json.data.map((s: SessionInfo) => s.id), [a.id], 'a scoped token lists only its session');
+    // /health answers it (a liveness probe works), counting only the sessions it reaches, as the list does.
+    assert.deepEqual((await rest('GET', '/health', view.token)).json, { ok: true, data: { hostId: h.host.hostId, sessions: 1 } });
+    assert.deepEqual((await rest('GET', '/health', h.token)).json, { ok: true, data: { hostId: h.host.hostId, sessions: 2 } });
     // The host's own token keeps full access.
     assert.equal((await rest('GET', '/sessions', h.token)).json.data.length, 2);
     // A control token may end its session (one of its own here).
