@@ -69,6 +69,7 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
   private _session: SessionInfo | undefined;
   private _name: string | undefined;
   private _agentTyping = false;
+  private _hostLost = false;
   private _dims: vscode.TerminalDimensions | undefined;
   private _pendingInput: string[] = [];
   private _out: string[] = [];
@@ -139,6 +140,11 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
     if (!this._session || info.name === this._session.name) return;
     this._session = { ...this._session, name: info.name };
     this._fireName();
+  }
+
+  /** The connection to the host broke while the terminal showed its session (the host died). */
+  get hostLost(): boolean {
+    return this._hostLost;
   }
 
   /** An agent's call writes or waits in this session (true), or no longer (false): the name says so. */
@@ -228,6 +234,7 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
 
   private _onConnectionLost(): void {
     if (this._state !== 'live' && this._state !== 'starting') return;
+    this._hostLost = true;
     this._enqueue('\r\n\x1b[0m[the Shared PTY host went away]\r\n');
     this._flush();
     this._state = 'exited';

@@ -254,6 +254,11 @@ export class TerminalManager implements vscode.Disposable {
         this._missing.delete(entry);
         this._entries.delete(entry);
         this._forget(pty);
+        // A host that died took the session: the terminal stays, saying so, until the user closes it.
+        if (pty.hostLost) {
+          this._deps.log.info(`session ${pty.session.id} went with its host: its terminal stays to say so`);
+          continue;
+        }
         this._deps.log.info(`session ${pty.session.id} ended elsewhere: closing its terminal`);
         pty.sessionGone();
       }

@@ -583,12 +583,26 @@ describe('the extension in a real editor (code-server)', () => {
       t.diagnostic(`session ended ${Date.now() - closedAt} ms after the kill command`);
       await waitStatus(page, 0);
 
+      // 7b. The host killed outright (SIGKILL: a crash, the OOM killer) while a terminal shows a
+      //     session: the terminal says the host went away and stays open to say so (it would
+      //     close for a session ended elsewhere); the status bar counts no session.
+      await runCommand(page, 'Shared PTY: Open Shared PTY', 'Open Shared PTY');
+      await waitTerminalLine(page, (l) => /[$#]\s*$/.test(l), 'a shell prompt in a new editor terminal');
+      await waitStatus(page, 1);
+      process.kill(record.pid, 'SIGKILL');
+      await waitTerminalLine(page, (l) => l.includes('[the Shared PTY host went away]'), 'the terminal to say the host went away');
+      await waitStatus(page, 0);
+      await page.waitForTimeout(3000); // past the two discovery readings that close a terminal whose session ended elsewhere
+      await waitTerminalLine(page, (l) => l.includes('[the Shared PTY host went away]'), 'the terminal of the dead host still open, saying so');
+      await page.locator('.terminal-wrapper.active').click();
+      await runCommand(page, 'Terminal: Kill the Active Terminal Instance', 'Kill the Active Terminal Instance');
+      await until(async () => !(await terminalTabs(page)).some((n) => n.includes('Shared PTY')), Wait.Ui, 'the dead host\'s terminal to close when the user closes it');
+
       // 8. A host that cannot load node-pty: opening a terminal says so in a notification (what
       //    to do, no stack trace) instead of failing silently, and leaves no terminal or session.
       //    The host the extension starts always has the editor's node-pty to fall back on, so the
       //    failing one is started here, in its place, before the editor needs a host again.
-      process.kill(record.pid, 'SIGTERM');
-      await until(() => readLiveRecords(runtimeDir).length === 0, Wait.Ui, 'the per-user host to stop');
+      await until(() => readLiveRecords(runtimeDir).length === 0, Wait.Ui, 'the killed per-user host\'s record to be cleaned up');
       const broken = await startHostWithoutNodePty(runtimeDir);
       cleanups.push(() => broken.stop());
       await runCommand(page, 'Shared PTY: Open Shared PTY', 'Open Shared PTY');
