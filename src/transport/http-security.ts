@@ -100,8 +100,8 @@ export class HttpGuard {
     if (browser) {
       const q = url.searchParams.get('token');
       if (q) candidates.push(q);
-      const cookie = readCookie(req, AUTH_COOKIE);
-      if (cookie) candidates.push(cookie);
+      // Two cookies of that name when the replayer's (Path=/replay) sits beside the view's (Path=/).
+      candidates.push(...readCookies(req, AUTH_COOKIE));
     }
     let scoped: Access | undefined;
     let view: Access | undefined;
@@ -126,13 +126,17 @@ export function newToken(): string {
   return crypto.randomBytes(32).toString('base64url');
 }
 
-function readCookie(req: IncomingMessage, name: string): string | undefined {
+/** Every non-empty value of the cookie `name`, most specific path first (as browsers send them). */
+function readCookies(req: IncomingMessage, name: string): string[] {
   const header = req.headers.cookie;
-  if (!header) return undefined;
+  if (!header) return [];
+  const values: string[] = [];
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
+    if (eq === -1 || part.slice(0, eq).trim() !== name) continue;
     // A malformed value is no token (decoding it would throw, in the upgrade handler out of the host).
-    if (eq !== -1 && part.slice(0, eq).trim() === name) return decodeSegment(part.slice(eq + 1).trim());
+    const value = decodeSegment(part.slice(eq + 1).trim());
+    if (value) values.push(value);
   }
-  return undefined;
+  return values;
 }

@@ -8,6 +8,8 @@ import { ScopedTokens } from './scoped-tokens';
 import { decodeSegment, sendError, sendJson } from './http-util';
 import { handleRest } from './rest-routes';
 import { handleViewAsset, handleViewPage } from './view-page';
+import { ReplayLinks } from './replay-links';
+import { handleReplay, isReplayPath } from './replay-page';
 import { serveRpcWebSocket } from './ws-rpc';
 import { serveStream } from './ws-stream';
 
@@ -40,6 +42,8 @@ export interface HttpServer {
   streamUrl(sessionId: string): string;
   /** The scoped tokens of `shared-pty share` (CONTRACT §9.6). */
   tokens: ScopedTokens;
+  /** The recordings it replays in the browser (`host/replay`). */
+  replays: ReplayLinks;
   /** Stops at once: connections are cut; `close()` tells when they are gone. */
   dispose(): void;
   /** Stops, and resolves once every connection has closed and let go of what it held (its subscriptions). */
@@ -80,6 +84,8 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   const tokens = new ScopedTokens((id, t) => `${url}/sessions/${encodeURIComponent(id)}/view?token=${t}`);
   const sessionGone = services.registry.onDidRemove((s) => tokens.dropSession(s.id));
   const guard = new HttpGuard(token, port, options.allowedOrigins, tokens);
+  // A replay link carries the read-only view token: it can open no terminal for typing.
+  const replays = new ReplayLinks((id) => `${url}/replay/${id}?token=${guard.viewToken}`);
   const wss = new WebSocketServer({ noServer: true, maxPayload: HttpLimits.MaxWsPayload });
 
   server.on('request', (req, res) => {
@@ -93,7 +99,8 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
     if (guard.isPreflight(req)) return answerPreflight(res);
     const u = new URL(req.url ?? '/', url);
-    const isView = /^\/sessions\/[^/]+\/view$/.test(u.pathname) || u.pathname.startsWith('/view/');
+    const isReplay = isReplayPath(u.pathname);
+    const isView = /^\/sessions\/[^/]+\/view$/.test(u.pathname) || u.pathname.startsWith('/view/') || isReplay;
     const access = guard.access(req, u, isView);
     if (!access || (access.viewOnly && !isView)) return sendError(res, 'UNAUTHORIZED', 'Unauthorized: send Authorization: Bearer <token>');
     // A request in flight (a long wait) with a token that is revoked meanwhile is cut.
@@ -108,14 +115,16 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       const t = u.searchParams.get('token');
       if (t) {
         // The token came in the link: keep it in an HttpOnly cookie and drop it from the address bar and history.
+        // A replay link's (read-only) cookie is for the replayer only: it must not replace the one a live view types with.
         u.searchParams.delete('token');
         res.writeHead(303, {
           location: u.pathname + (u.search || ''),
-          'set-cookie': `${AUTH_COOKIE}=${encodeURIComponent(t)}; HttpOnly; SameSite=Strict; Path=/`,
+          'set-cookie': `${AUTH_COOKIE}=${encodeURIComponent(t)}; HttpOnly; SameSite=Strict; Path=${isReplay ? '/replay' : '/'}`,
           'cache-control': 'no-store',
         });
         return void res.end();
       }
+      if (isReplay) return handleReplay(replays, req, res, u, access);
       if (u.pathname.startsWith('/view/')) return handleViewAsset(req, res, u);
       return handleViewPage(services, req, res, u, access);
     }
@@ -193,6 +202,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     viewUrl: (id, readOnly) => `${url}/sessions/${id}/view?token=${readOnly ? guard.viewToken : token}${readOnly ? '&readonly=1' : ''}`,
     streamUrl: (id) => `ws://127.0.0.1:${port}/sessions/${id}/stream`,
     tokens,
+    replays,
     dispose: () => void close(),
     close,
   };
