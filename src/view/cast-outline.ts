@@ -16,7 +16,14 @@ export interface CastOutline {
   idleTimeLimit: number;
   /** The `m` events: who typed, each command's exit code (asciicast v3 as pty/record writes it). */
   markers: OutlineMarker[];
+  /** Whether the last event is a marker (the exit code of the last command, when a recording stops right after it). */
+  endsWithMarker: boolean;
+  /** The last event's own time in the file (v2: absolute; v3: its interval counts from the one before). */
+  lastFileTime: number;
 }
+
+/** The pause added after a final marker (seconds): long enough to see, short enough not to wait for. */
+export const MARKER_TAIL = 0.5;
 
 /**
  * Checks that `text` is an asciicast v2 or v3 recording and outlines it; throws an Error whose
@@ -39,6 +46,7 @@ export function outlineCast(text: string, name: string): CastOutline {
   const markers: OutlineMarker[] = [];
   let time = 0;
   let previous = 0;
+  let lastCode = '';
   for (let i = 1; i < lines.length; i++) {
     if (!lines[i].startsWith('[')) continue;
     let e: unknown;
@@ -53,8 +61,20 @@ export function outlineCast(text: string, name: string): CastOutline {
     previous = e[0];
     time += Math.min(Math.max(0, interval), limit);
     if (e[1] === 'm') markers.push({ time, label: typeof e[2] === 'string' ? e[2] : '' });
+    lastCode = e[1];
   }
-  return { version, idleTimeLimit: limit, markers };
+  return { version, idleTimeLimit: limit, markers, endsWithMarker: lastCode === 'm', lastFileTime: previous };
+}
+
+/**
+ * The text the player gets. asciinema-player draws on its progress bar only the markers before the
+ * recording's end, so a recording whose last event is a marker gets an empty output event
+ * MARKER_TAIL later: the last command's exit code shows like the others. The file is not changed.
+ */
+export function forPlayer(text: string, outline: CastOutline): string {
+  if (!outline.endsWithMarker) return text;
+  const at = outline.version === 3 ? MARKER_TAIL : outline.lastFileTime + MARKER_TAIL;
+  return `${text.endsWith('\n') ? text : `${text}\n`}${JSON.stringify([Number(at.toFixed(6)), 'o', ''])}\n`;
 }
 
 /** `m:ss` (or `h:mm:ss`) of a time in seconds. */

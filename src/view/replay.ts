@@ -3,7 +3,7 @@
 // and ours: a speed choice, a list of the markers, and opening a file from this computer (read
 // here with the File API; nothing is uploaded). The host names a recording in `data-cast`.
 import { create, type Player } from 'asciinema-player';
-import { clock, outlineCast, type CastOutline } from './cast-outline';
+import { clock, forPlayer, outlineCast, type CastOutline } from './cast-outline';
 
 /** What the page is doing. */
 type ReplayState = 'empty' | 'loading' | 'ready' | 'playing' | 'paused' | 'ended' | 'error';
@@ -47,7 +47,7 @@ function start(): void {
     const gen = ++generation;
     player?.dispose();
     container!.replaceChildren();
-    const p = create({ data: recording.text }, container!, {
+    const p = create({ data: forPlayer(recording.text, recording.outline) }, container!, {
       speed,
       idleTimeLimit: recording.outline.idleTimeLimit,
       preload: true,
