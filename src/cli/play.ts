@@ -31,7 +31,7 @@ async function playInBrowser(file: string): Promise<number> {
   if (!host) throw new CliError('no running Shared PTY host serves HTTP, so nothing can show the replay (start one with: shared-pty serve)');
   const r = await onHost(host, (c) => c.call('host/replay', { path: path.resolve(file) }));
   process.stdout.write(`${r.url}\n`);
-  process.stderr.write(`(the link replays ${r.path} until ${r.expiresAt}; it cannot type into any terminal)\n`);
+  process.stderr.write(`(the link replays ${r.path} until ${r.expiresAt}; its token opens nothing else)\n`);
   return 0;
 }
 

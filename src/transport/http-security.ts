@@ -10,6 +10,13 @@ export interface Access extends Grant {
   readonly viewOnly?: boolean;
   /** A scoped token's id: what is opened with it ends with it. */
   readonly tokenId?: string;
+  /** A replay link's token: that recording's page and file (`/replay/<id>`…), nothing else. */
+  readonly replayId?: string;
+}
+
+/** What the guard asks of the replay links: whose token a secret is. */
+export interface ReplayTokens {
+  match(token: string): string | undefined;
 }
 
 /** The host's own token. */
@@ -43,6 +50,7 @@ export class HttpGuard {
     private readonly _port: number,
     allowedOrigins: readonly string[] = [],
     private readonly _scoped?: ScopedTokens,
+    private readonly _replays?: ReplayTokens,
   ) {
     this.viewToken = crypto.createHmac('sha256', token).update('shared-pty view-only').digest('base64url');
     this._corsOrigins = new Set(allowedOrigins.map((o) => o.replace(/\/$/, '')));
@@ -91,7 +99,8 @@ export class HttpGuard {
    * What the request's token allows (undefined: no valid token). The Bearer header counts
    * everywhere; `?token=` and the view cookie only where a browser cannot set headers (`browser`:
    * WebSocket upgrades and the view). The host's token wins over a scoped one, a scoped one over
-   * the derived view token, and among scoped ones the first place wins (header, query, cookie).
+   * the derived view token, that over a replay link's, and among scoped ones the first place wins
+   * (header, query, cookie).
    */
   access(req: IncomingMessage, url: URL, browser: boolean): Access | undefined {
     const candidates: string[] = [];
@@ -105,12 +114,18 @@ export class HttpGuard {
     }
     let scoped: Access | undefined;
     let view: Access | undefined;
+    let replay: Access | undefined;
     for (const c of candidates) {
       if (safeEqual(c, this.token)) return FULL;
-      if (safeEqual(c, this.viewToken)) view = VIEW_LINK;
-      else scoped ??= this._scoped?.match(c);
+      if (safeEqual(c, this.viewToken)) {
+        view = VIEW_LINK;
+        continue;
+      }
+      scoped ??= this._scoped?.match(c);
+      const replayId = replay ? undefined : this._replays?.match(c);
+      if (replayId !== undefined) replay = { scope: 'view', viewOnly: true, replayId };
     }
-    return scoped ?? view;
+    return scoped ?? view ?? replay;
   }
 }
 

@@ -69,6 +69,11 @@ function answerPreflight(res: http.ServerResponse): void {
   res.end();
 }
 
+/** Whether `pathname` is the page, file or assets of the replay link `id`. */
+function replayLinkPath(pathname: string, id: string): boolean {
+  return pathname === `/replay/${id}` || pathname.startsWith(`/replay/${id}/`);
+}
+
 /** One HTTP server per host on 127.0.0.1: REST, the WebSocket stream and `/rpc`, `/mcp`, and the browser view. */
 export async function startHttpServer(services: HostServices, options: HttpServerOptions): Promise<HttpServer> {
   const token = options.token ?? newToken();
@@ -83,9 +88,9 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   const url = `http://127.0.0.1:${port}`;
   const tokens = new ScopedTokens((id, t) => `${url}/sessions/${encodeURIComponent(id)}/view?token=${t}`);
   const sessionGone = services.registry.onDidRemove((s) => tokens.dropSession(s.id));
-  const guard = new HttpGuard(token, port, options.allowedOrigins, tokens);
-  // A replay link carries the read-only view token: it can open no terminal for typing.
-  const replays = new ReplayLinks((id) => `${url}/replay/${id}?token=${guard.viewToken}`);
+  // Each replay link has a token of its own, which opens that recording and nothing else.
+  const replays = new ReplayLinks((id, t) => `${url}/replay/${id}?token=${t}`);
+  const guard = new HttpGuard(token, port, options.allowedOrigins, tokens, replays);
   const wss = new WebSocketServer({ noServer: true, maxPayload: HttpLimits.MaxWsPayload });
 
   server.on('request', (req, res) => {
@@ -102,7 +107,9 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const isReplay = isReplayPath(u.pathname);
     const isView = /^\/sessions\/[^/]+\/view$/.test(u.pathname) || u.pathname.startsWith('/view/') || isReplay;
     const access = guard.access(req, u, isView);
-    if (!access || (access.viewOnly && !isView)) return sendError(res, 'UNAUTHORIZED', 'Unauthorized: send Authorization: Bearer <token>');
+    if (!access || (access.viewOnly && !isView) || (access.replayId !== undefined && !replayLinkPath(u.pathname, access.replayId))) {
+      return sendError(res, 'UNAUTHORIZED', 'Unauthorized: send Authorization: Bearer <token>');
+    }
     // A request in flight (a long wait) with a token that is revoked meanwhile is cut.
     const tracked = endsWithToken(access, () => res.destroy());
     res.on('close', () => tracked?.dispose());
@@ -115,11 +122,11 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       const t = u.searchParams.get('token');
       if (t) {
         // The token came in the link: keep it in an HttpOnly cookie and drop it from the address bar and history.
-        // A replay link's (read-only) cookie is for the replayer only: it must not replace the one a live view types with.
+        // A replay link's token is for its own pages: its cookie must not replace the one a live view types with.
         u.searchParams.delete('token');
         res.writeHead(303, {
           location: u.pathname + (u.search || ''),
-          'set-cookie': `${AUTH_COOKIE}=${encodeURIComponent(t)}; HttpOnly; SameSite=Strict; Path=${isReplay ? '/replay' : '/'}`,
+          'set-cookie': `${AUTH_COOKIE}=${encodeURIComponent(t)}; HttpOnly; SameSite=Strict; Path=${access.replayId !== undefined ? `/replay/${access.replayId}` : '/'}`,
           'cache-control': 'no-store',
         });
         return void res.end();
@@ -142,7 +149,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const u = new URL(req.url ?? '/', url);
     const access = guard.access(req, u, true);
     const stream = /^\/sessions\/([^/]+)\/stream$/.exec(u.pathname);
-    if (!access || (access.viewOnly && !stream)) return reject(401, 'Unauthorized');
+    if (!access || (access.viewOnly && !stream) || access.replayId !== undefined) return reject(401, 'Unauthorized');
     /** Closes the socket when its scoped token is revoked or expires. */
     const closeWithToken = (ws: WebSocket) => {
       const tracked = endsWithToken(access, (why) => ws.close(TOKEN_ENDED_CLOSE, why));

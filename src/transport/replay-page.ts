@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CastFormatError, readCastFile } from '../core/session/cast-file';
+import { readCastFile } from '../core/session/cast-file';
 import type { Access } from './http-security';
 import { sendError } from './http-util';
 import type { ReplayLinks } from './replay-links';
@@ -34,8 +34,8 @@ export function isReplayPath(pathname: string): boolean {
   return pathname === '/replay' || pathname.startsWith('/replay/');
 }
 
-/** A link's id as ReplayLinks makes them; any other segment names nothing. */
-const LINK = /^\/replay\/([0-9a-f]{32})(\/cast)?$/;
+/** A link's id as ReplayLinks makes them (any other segment names nothing), and what of it: its page, its file or an asset. */
+const LINK = /^\/replay\/([0-9a-f]{32})(\/cast|\/assets\/[^/]+)?$/;
 
 /**
  * The replayer: `GET /replay` (a page that replays a file the person picks; it is read in the
@@ -45,10 +45,7 @@ const LINK = /^\/replay\/([0-9a-f]{32})(\/cast)?$/;
  */
 export function handleReplay(links: ReplayLinks, req: IncomingMessage, res: ServerResponse, url: URL, access: Access): void {
   if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(res);
-  if (url.pathname.startsWith('/replay/assets/')) {
-    const asset = Object.prototype.hasOwnProperty.call(ASSETS, url.pathname) ? ASSETS[url.pathname] : undefined;
-    return sendAsset(req, res, url, asset, REPLAY_SECURITY_HEADERS);
-  }
+  if (url.pathname.startsWith('/replay/assets/')) return sendReplayAsset(req, res, url, url.pathname.slice('/replay/assets/'.length));
   if (url.pathname === '/replay') return sendPage(req, res, renderPage());
   const m = LINK.exec(url.pathname);
   if (!m) return sendError(res, 'NOT_FOUND', `No replay at ${url.pathname}`);
@@ -56,18 +53,26 @@ export function handleReplay(links: ReplayLinks, req: IncomingMessage, res: Serv
   if (access.onlySession !== undefined) return sendError(res, 'FORBIDDEN', `Forbidden: this token reaches only session ${access.onlySession}`);
   const link = links.get(m[1]);
   if (!link) return sendError(res, 'NOT_FOUND', 'Unknown or expired replay link; make a new one with: shared-pty play <file> --browser');
+  const base = `/replay/${link.id}`;
+  // A link's own copy of the assets: its cookie is for its own path only.
+  if (m[2]?.startsWith('/assets/')) return sendReplayAsset(req, res, url, m[2].slice('/assets/'.length));
   const name = path.basename(link.path);
-  if (!m[2]) return sendPage(req, res, renderPage({ cast: `/replay/${link.id}/cast`, name }));
-  let text: string;
-  try {
-    text = readCastFile(link.path).text;
-  } catch (e) {
-    // The file changed or went away since the link was made; the message names the file, which the link's maker chose.
-    return sendError(res, 'NOT_FOUND', `Cannot replay ${name}: ${e instanceof CastFormatError ? e.message : (e as Error).message}`);
-  }
-  const body = Buffer.from(text, 'utf8');
-  res.writeHead(200, { 'content-type': 'application/x-asciicast; charset=utf-8', 'content-length': body.length, ...REPLAY_SECURITY_HEADERS });
-  res.end(req.method === 'HEAD' ? undefined : body);
+  if (!m[2]) return sendPage(req, res, renderPage(`${base}/assets`, { cast: `${base}/cast`, name }));
+  void readCastFile(link.path, 'header').then(
+    (text) => {
+      if (res.headersSent) return;
+      const body = Buffer.from(text, 'utf8');
+      res.writeHead(200, { 'content-type': 'application/x-asciicast; charset=utf-8', 'content-length': body.length, ...REPLAY_SECURITY_HEADERS });
+      res.end(req.method === 'HEAD' ? undefined : body);
+    },
+    // The file changed or went away since the link was made. Its folder is not for the page to know.
+    (e: Error) => sendError(res, 'NOT_FOUND', `Cannot replay ${name}: ${e.message.split(link.path).join(name)}`),
+  );
+}
+
+function sendReplayAsset(req: IncomingMessage, res: ServerResponse, url: URL, name: string): void {
+  const key = `/replay/assets/${name}`;
+  sendAsset(req, res, url, Object.prototype.hasOwnProperty.call(ASSETS, key) ? ASSETS[key] : undefined, REPLAY_SECURITY_HEADERS);
 }
 
 function sendPage(req: IncomingMessage, res: ServerResponse, html: string): void {
@@ -76,8 +81,8 @@ function sendPage(req: IncomingMessage, res: ServerResponse, html: string): void
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
-/** The page; `recording` is a file the host serves, else the person picks one. */
-function renderPage(recording?: { cast: string; name: string }): string {
+/** The page, its assets under `assets`; `recording` is a file the host serves, else the person picks one. */
+function renderPage(assets = '/replay/assets', recording?: { cast: string; name: string }): string {
   const e = escapeHtml;
   const title = recording ? `${recording.name} — Shared PTY replay` : 'Replay a recording — Shared PTY';
   return `<!doctype html>
@@ -88,7 +93,7 @@ function renderPage(recording?: { cast: string; name: string }): string {
 <meta name="referrer" content="no-referrer">
 <link rel="icon" href="data:,">
 <title>${e(title)}</title>
-<link rel="stylesheet" href="/replay/assets/asciinema-player.css">
+<link rel="stylesheet" href="${e(assets)}/asciinema-player.css">
 <style>
   html, body { margin: 0; min-height: 100%; background: #1e1e1e; color: #d4d4d4; }
   body { display: flex; flex-direction: column; font: 13px system-ui, -apple-system, "Segoe UI", sans-serif; }
@@ -111,7 +116,7 @@ function renderPage(recording?: { cast: string; name: string }): string {
   #markers button:hover { background: #2a2d2e; }
   #markers .time { color: #9d9d9d; margin-right: 6px; }
 </style>
-<script src="/replay/assets/replay.js" defer></script>
+<script src="${e(assets)}/replay.js" defer></script>
 </head>
 <body${recording ? ` data-cast="${e(recording.cast)}" data-name="${e(recording.name)}"` : ''}>
 <header>

@@ -68,18 +68,18 @@ export const replayMethod = method({
   }),
   result: z.object({
     id: z.string().describe('The link\'s id: it is part of the URL and opens nothing else.'),
-    url: z.string().describe('The replay page, opened with a read-only view token (traded for a cookie on first use).'),
+    url: z.string().describe('The replay page, opened with a token of its own that reaches this recording and nothing else (traded for a cookie on first use).'),
     path: z.string().describe('The file it replays (its real path).'),
     expiresAt: z.string().describe('ISO time after which the link opens nothing.'),
   }),
-  handler(ctx, p) {
+  async handler(ctx, p) {
     if (!path.isAbsolute(p.path)) throw invalidParams(`Invalid params for host/replay: path must be absolute, got ${p.path}`);
     const replays = ctx.services.replays;
     if (!replays) throw serverError('This host serves no HTTP (started with --no-http): there is no browser view to replay in');
     let real: string;
     try {
-      real = fs.realpathSync(p.path);
-      readCastFile(real);
+      real = await fs.promises.realpath(p.path);
+      await readCastFile(real, 'all');
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       const why = e instanceof CastFormatError ? e.message : `cannot read ${p.path}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`;

@@ -48,20 +48,24 @@ export const MAX_CAST_BYTES = 64 * 1024 * 1024;
 
 /**
  * Reads and checks a recording the host is asked to serve: a regular file of at most
- * MAX_CAST_BYTES that parses as asciicast v3. Every failure is a CastFormatError that says why
- * (no such file, a folder, too large, unreadable, not asciicast v3).
+ * MAX_CAST_BYTES that parses as asciicast v3, every event (`all`) or its header line only
+ * (`header`: the file was checked whole when its link was made). Resolves to its text; every
+ * failure is a CastFormatError that says why (no such file, a folder, too large, unreadable, not
+ * asciicast v3). Asynchronous: a large file does not hold up the host's sessions while it loads.
  */
-export function readCastFile(file: string): { text: string; cast: Cast } {
+export async function readCastFile(file: string, check: 'all' | 'header'): Promise<string> {
   let text: string;
   try {
-    const st = fs.statSync(file);
+    const st = await fs.promises.stat(file);
     if (!st.isFile()) throw new CastFormatError(`${file} is not a regular file`);
     if (st.size > MAX_CAST_BYTES) throw new CastFormatError(`${file} is larger than ${MAX_CAST_BYTES / (1024 * 1024)} MiB (${st.size} bytes)`);
-    text = fs.readFileSync(file, 'utf8');
+    text = await fs.promises.readFile(file, 'utf8');
   } catch (e) {
     if (e instanceof CastFormatError) throw e;
     const err = e as NodeJS.ErrnoException;
     throw new CastFormatError(`cannot read ${file}: ${err.code === 'ENOENT' ? 'no such file' : err.code === 'EACCES' ? 'permission denied' : err.message}`);
   }
-  return { text, cast: parseCast(text, file) };
+  const newline = text.indexOf('\n');
+  parseCast(check === 'all' || newline === -1 ? text : text.slice(0, newline), file);
+  return text;
 }

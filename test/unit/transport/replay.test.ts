@@ -74,7 +74,7 @@ describe('host/replay', () => {
 });
 
 describe('the replay page over HTTP', () => {
-  test('a link opens its recording with a read-only cookie for /replay only; the page may run the player\'s WebAssembly', async () => {
+  test('a link opens its recording with a cookie for that link only; the page may run the player\'s WebAssembly', async () => {
     const file = castFile('demo.cast');
     const link = await replay(file);
     assert.equal(link.path, file);
@@ -83,13 +83,13 @@ describe('the replay page over HTTP', () => {
     const u = new URL(link.url);
     assert.equal(u.pathname, `/replay/${link.id}`);
     assert.ok(u.searchParams.get('token'), 'the link carries a token');
-    assert.notEqual(u.searchParams.get('token'), h.token, 'the link does not carry the host token');
+    assert.notEqual(u.searchParams.get('token'), h.token, 'not the host token');
 
     assert.equal((await get(u.pathname)).status, 401, 'no token, no page');
     const { cookie, setCookie, location } = await cookieOf(link.url);
     assert.equal(location, u.pathname, 'the token leaves the address bar');
     assert.match(setCookie, /HttpOnly/);
-    assert.match(setCookie, /Path=\/replay(;|$)/, 'the cookie is for the replayer only');
+    assert.match(setCookie, new RegExp(`Path=/replay/${link.id}(;|$)`), 'the cookie is for this link only');
 
     const page = await get(u.pathname, { cookie });
     assert.equal(page.status, 200, page.text);
@@ -98,15 +98,32 @@ describe('the replay page over HTTP', () => {
     assert.match(csp, /script-src 'self' 'wasm-unsafe-eval'/);
     assert.match(csp, /frame-ancestors 'none'/);
     assert.ok(page.text.includes(`data-cast="/replay/${link.id}/cast"`), page.text);
-    assert.ok(page.text.includes('/replay/assets/replay.js'));
+    assert.ok(page.text.includes(`/replay/${link.id}/assets/replay.js`), 'assets under the link, where its cookie goes');
 
     const cast = await get(`${u.pathname}/cast`, { cookie });
     assert.equal(cast.status, 200, cast.text);
     assert.match(String(cast.headers['content-type']), /^application\/x-asciicast/);
     assert.equal(cast.text, CAST);
-    // The host's own token opens it too; the read-only cookie opens no REST.
+    // The host's own token opens it too.
     assert.equal((await get(`${u.pathname}/cast`, {}, h.token)).text, CAST);
-    assert.equal((await get('/sessions', { cookie })).status, 401);
+  });
+
+  test('a link\'s token opens that recording and nothing else: no other link, no live view, no REST, no WebSocket', async () => {
+    const s = await ctl.request<{ id: string }>('session/create', { ...BASH });
+    const mine = await replay(castFile('mine.cast'));
+    const other = await replay(castFile('other.cast'));
+    const token = new URL(mine.url).searchParams.get('token')!;
+    assert.equal((await get(`/replay/${mine.id}/cast`, {}, token)).text, CAST);
+    for (const p of [`/replay/${other.id}`, `/replay/${other.id}/cast`, '/replay', '/replay/assets/replay.js', '/sessions', `/sessions/${s.id}`, `/sessions/${s.id}/view`, '/view/view.js', '/health']) {
+      assert.equal((await get(p, {}, token)).status, 401, p);
+      assert.equal((await get(p, { cookie: `shared_pty_auth=${encodeURIComponent(token)}` })).status, 401, `${p} (cookie)`);
+    }
+    for (const p of ['/rpc', `/sessions/${s.id}/stream`]) {
+      const o = await wsConnect(h.port, p, { token });
+      assert.deepEqual(o.kind === 'refused' ? o.status : o.kind, 401, p);
+      if (o.kind === 'open') await o.client.close();
+    }
+    await ctl.request('pty/kill', { session: s.id });
   });
 
   test('only linked files: unknown ids, other paths and other methods get nothing', async () => {
@@ -175,19 +192,28 @@ describe('the replay page over HTTP', () => {
     assert.match(css.text, /\.ap-wrapper/);
     assert.equal((await get('/replay/assets/../../package.json', {}, h.token)).status, 404);
     assert.equal((await get('/replay/assets/cli.js', {}, h.token)).status, 404);
+    // A link's page loads them under its own path, where its cookie goes.
+    const link = await replay(castFile('assets.cast'));
+    const token = new URL(link.url).searchParams.get('token')!;
+    assert.equal((await get(`/replay/${link.id}/assets/asciinema-player.css`, {}, token)).text, css.text);
+    assert.equal((await get(`/replay/${link.id}/assets/cli.js`, {}, token)).status, 404);
   });
 });
 
 describe('ReplayLinks', () => {
-  test('a link expires, and past the limit the oldest goes first', () => {
+  test('a link and its token expire, and past the limit the oldest goes first', () => {
     let now = Date.parse('2026-12-03T12:00:00Z');
-    const links = new ReplayLinks((id) => `http://x/replay/${id}`, () => now);
+    const links = new ReplayLinks((id, token) => `http://x/replay/${id}?token=${token}`, () => now);
     const first = links.open('/a.cast');
+    const token = new URL(first.url).searchParams.get('token')!;
     assert.equal(links.get(first.id)?.path, '/a.cast');
+    assert.equal(links.match(token), first.id);
+    assert.equal(links.match(`${token}x`), undefined);
     now += ReplayLimits.LifetimeMs - 1;
     assert.ok(links.get(first.id));
     now += 1;
     assert.equal(links.get(first.id), undefined, 'expired');
+    assert.equal(links.match(token), undefined, 'its token too');
     const made = Array.from({ length: ReplayLimits.MaxLinks + 1 }, (_, i) => links.open(`/${i}.cast`));
     assert.equal(links.get(made[0].id), undefined, 'the oldest was dropped');
     assert.equal(links.get(made[1].id)?.path, '/1.cast');
