@@ -3,6 +3,7 @@ import { decodeSegment } from './http-util';
 import type { IncomingMessage } from 'node:http';
 import type { Grant } from '../core/io/caller';
 import type { ScopedTokens } from './scoped-tokens';
+import { isLinkPath } from './replay-links';
 
 /** What a request's credentials allow: a scope, perhaps for one session, perhaps only in the browser view. */
 export interface Access extends Grant {
@@ -99,8 +100,9 @@ export class HttpGuard {
    * What the request's token allows (undefined: no valid token). The Bearer header counts
    * everywhere; `?token=` and the view cookie only where a browser cannot set headers (`browser`:
    * WebSocket upgrades and the view). The host's token wins over a scoped one, a scoped one over
-   * the derived view token, that over a replay link's, and among scoped ones the first place wins
-   * (header, query, cookie).
+   * the derived view token, and among scoped ones the first place wins (header, query, cookie). A
+   * replay link's token counts on that link's own paths only, and wins there (a scoped token's
+   * cookie for a session, also sent, would open no recording).
    */
   access(req: IncomingMessage, url: URL, browser: boolean): Access | undefined {
     const candidates: string[] = [];
@@ -109,7 +111,7 @@ export class HttpGuard {
     if (browser) {
       const q = url.searchParams.get('token');
       if (q) candidates.push(q);
-      // Two cookies of that name when the replayer's (Path=/replay) sits beside the view's (Path=/).
+      // Two cookies of that name on a replay link's pages: the link's (Path=/replay/<id>) and the view's (Path=/).
       candidates.push(...readCookies(req, AUTH_COOKIE));
     }
     let scoped: Access | undefined;
@@ -123,9 +125,9 @@ export class HttpGuard {
       }
       scoped ??= this._scoped?.match(c);
       const replayId = replay ? undefined : this._replays?.match(c);
-      if (replayId !== undefined) replay = { scope: 'view', viewOnly: true, replayId };
+      if (replayId !== undefined && isLinkPath(url.pathname, replayId)) replay = { scope: 'view', viewOnly: true, replayId };
     }
-    return scoped ?? view ?? replay;
+    return replay ?? scoped ?? view;
   }
 }
 

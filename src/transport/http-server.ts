@@ -69,11 +69,6 @@ function answerPreflight(res: http.ServerResponse): void {
   res.end();
 }
 
-/** Whether `pathname` is the page, file or assets of the replay link `id`. */
-function replayLinkPath(pathname: string, id: string): boolean {
-  return pathname === `/replay/${id}` || pathname.startsWith(`/replay/${id}/`);
-}
-
 /** One HTTP server per host on 127.0.0.1: REST, the WebSocket stream and `/rpc`, `/mcp`, and the browser view. */
 export async function startHttpServer(services: HostServices, options: HttpServerOptions): Promise<HttpServer> {
   const token = options.token ?? newToken();
@@ -107,9 +102,8 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const isReplay = isReplayPath(u.pathname);
     const isView = /^\/sessions\/[^/]+\/view$/.test(u.pathname) || u.pathname.startsWith('/view/') || isReplay;
     const access = guard.access(req, u, isView);
-    if (!access || (access.viewOnly && !isView) || (access.replayId !== undefined && !replayLinkPath(u.pathname, access.replayId))) {
-      return sendError(res, 'UNAUTHORIZED', 'Unauthorized: send Authorization: Bearer <token>');
-    }
+    // A replay link's token is no access at all outside its own paths (HttpGuard.access).
+    if (!access || (access.viewOnly && !isView)) return sendError(res, 'UNAUTHORIZED', 'Unauthorized: send Authorization: Bearer <token>');
     // A request in flight (a long wait) with a token that is revoked meanwhile is cut.
     const tracked = endsWithToken(access, () => res.destroy());
     res.on('close', () => tracked?.dispose());
@@ -149,7 +143,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const u = new URL(req.url ?? '/', url);
     const access = guard.access(req, u, true);
     const stream = /^\/sessions\/([^/]+)\/stream$/.exec(u.pathname);
-    if (!access || (access.viewOnly && !stream) || access.replayId !== undefined) return reject(401, 'Unauthorized');
+    if (!access || (access.viewOnly && !stream)) return reject(401, 'Unauthorized');
     /** Closes the socket when its scoped token is revoked or expires. */
     const closeWithToken = (ws: WebSocket) => {
       const tracked = endsWithToken(access, (why) => ws.close(TOKEN_ENDED_CLOSE, why));

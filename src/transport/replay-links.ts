@@ -9,6 +9,11 @@ export const enum ReplayLimits {
   MaxLinks = 100,
 }
 
+/** Whether `pathname` is the page, file or an asset of the replay link `id`: all a link's token opens. */
+export function isLinkPath(pathname: string, id: string): boolean {
+  return pathname === `/replay/${id}` || pathname.startsWith(`/replay/${id}/`);
+}
+
 interface Link {
   info: ReplayLinkInfo;
   /** SHA-256 of the link's token: the token itself is only in the URL handed out. */

@@ -40,8 +40,9 @@ const LINK = /^\/replay\/([0-9a-f]{32})(\/cast|\/assets\/[^/]+)?$/;
 /**
  * The replayer: `GET /replay` (a page that replays a file the person picks; it is read in the
  * browser, nothing is uploaded), `GET /replay/<id>` (the page for a recording `host/replay` made a
- * link to) and `/replay/<id>/cast` (that file), and the assets under `/replay/assets/`. A file is
- * reached only through a link's id: no path from the request is ever opened.
+ * link to) and `/replay/<id>/cast` (that file), and the assets under `/replay/assets/` (and
+ * `/replay/<id>/assets/`, where a link's cookie reaches). A file is reached only through a link's
+ * id: no path from the request is ever opened.
  */
 export function handleReplay(links: ReplayLinks, req: IncomingMessage, res: ServerResponse, url: URL, access: Access): void {
   if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(res);

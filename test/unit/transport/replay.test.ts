@@ -170,6 +170,19 @@ describe('the replay page over HTTP', () => {
     assert.match(gone.json.error.message, /no such file/);
   });
 
+  test('a browser that also holds a token for one session (a share link\'s cookie) still opens a replay link', async () => {
+    const s = await ctl.request<{ id: string }>('session/create', { ...BASH });
+    const shared = await ctl.request<{ token: string }>('session/share', { session: s.id, scope: 'view' });
+    const link = await replay(castFile('beside-share.cast'));
+    const { cookie } = await cookieOf(link.url);
+    // As a browser sends them on the link's path: the link's cookie (more specific path) first, then the share link's.
+    const both = `${cookie}; shared_pty_auth=${encodeURIComponent(shared.token)}`;
+    assert.equal((await get(`/replay/${link.id}/cast`, { cookie: both })).text, CAST);
+    // And the other way round, as any client may send them.
+    assert.equal((await get(`/replay/${link.id}/cast`, { cookie: `shared_pty_auth=${encodeURIComponent(shared.token)}; ${cookie}` })).text, CAST);
+    await ctl.request('pty/kill', { session: s.id });
+  });
+
   test('the live view links to the replayer, and a stale cookie beside a good one still opens it', async () => {
     const s = await ctl.request<{ id: string }>('session/create', { ...BASH });
     const view = await get(`/sessions/${s.id}/view`, {}, h.token);
