@@ -2,7 +2,7 @@
 // Chromium (playwright-core): a real bash session with shell integration is recorded with
 // pty/record, `host/replay` makes a link, and the page shows what the shell printed, the
 // recording's markers (who typed, each command's exit code) as the player's markers, and no
-// secret. A file picked in the page (read locally) plays, pauses and changes speed.
+// secret. A file picked in the page (read locally) plays, pauses, changes speed and seeks.
 // Needs the bundles (`npm run build`: dist/replay.js, dist/asciinema-player.css) and /usr/bin/chromium.
 /// <reference lib="dom" />
 import { strict as assert } from 'node:assert';
@@ -144,7 +144,7 @@ describe('replay in the browser (Chromium + asciinema-player)', { skip }, () => 
     // The player's own start button plays it to the end: its terminal shows the session's last screen.
     await page.click('.ap-overlay-start');
     await waitForState(page, 'ended');
-    let rows = await playerRows(page);
+    const rows = await playerRows(page);
     assert.ok(rows.some((r) => r.includes(`got ${SECRET.length} chars`)), JSON.stringify(rows));
     assert.ok(rows.some((r) => r === 'the-end'), JSON.stringify(rows));
     assert.ok(rows.some((r) => r === 'replay-42'), JSON.stringify(rows));
@@ -164,14 +164,6 @@ describe('replay in the browser (Chromium + asciinema-player)', { skip }, () => 
     await page.locator('#markers li button').nth(index).click();
     await until(async () => (await playerRows(page)).some((r) => r === 'replay-42') && !(await playerRows(page)).some((r) => r.includes('second line')), Wait.Screen, 'the screen at the marker');
 
-    // The player's progress bar seeks too: its start is before everything the shell printed.
-    await page.hover('#player');
-    const bar = page.locator('.ap-progressbar .ap-bar');
-    await bar.click({ position: { x: 1, y: ((await bar.boundingBox())?.height ?? 2) / 2 } });
-    await until(async () => !(rows = await playerRows(page)).some((r) => r.includes('replay-42')), Wait.Screen, 'the screen at the start').catch((e) => {
-      throw new Error(`${(e as Error).message}; player rows: ${JSON.stringify(rows.filter(Boolean))}`);
-    });
-
     // The secret is nowhere: not in the file the page got, not on the page.
     const served = await page.evaluate(async (cast) => (await fetch(cast)).text(), `/replay/${link.id}/cast`);
     assert.ok(served.length > 0 && !served.includes(SECRET), 'the file the page loads has no secret');
@@ -179,7 +171,7 @@ describe('replay in the browser (Chromium + asciinema-player)', { skip }, () => 
     assert.deepEqual(problems, [], 'no CSP refusal or script error on the page');
   });
 
-  it('a file picked in the page plays, pauses and changes speed; a wrong file gets a sentence; nothing is uploaded', { timeout: 120_000 }, async () => {
+  it('a file picked in the page plays, pauses, changes speed and seeks; a wrong file gets a sentence; nothing is uploaded', { timeout: 120_000 }, async () => {
     const page = await newPage();
     // The live view's cookie (Path=/) opens the picker, as the view's "Replay a recording" link does.
     await page.goto(`${h.http.url}/replay?token=${h.token}`);
@@ -227,6 +219,22 @@ describe('replay in the browser (Chromium + asciinema-player)', { skip }, () => 
     });
     assert.ok(rate > 3 && rate < 5, `at 4× the recording runs ${rate.toFixed(2)}× as fast as the wall clock`);
     assert.ok((await currentTime(page)) > pausedAt);
+
+    // Paused again, the player's progress bar seeks: a quarter of the way in, the screen ends with the line of that second.
+    await page.hover('#player');
+    await page.click('.ap-playback-button');
+    await waitForState(page, 'paused');
+    const duration = (await page.evaluate(() => window.__sharedPtyReplay!.player()!.getDuration()))!;
+    const bar = page.locator('.ap-progressbar .ap-bar');
+    await page.hover('#player');
+    const box = (await bar.boundingBox())!;
+    await bar.click({ position: { x: box.width / 4, y: box.height / 2 } });
+    await until(async () => Math.abs((await currentTime(page)) - duration / 4) < duration / 50, Wait.Screen, 'the seek to a quarter');
+    const at = await currentTime(page);
+    let lastRow = '';
+    await until(async () => (lastRow = (await playerRows(page)).filter(Boolean).pop() ?? '') === `tick ${Math.floor(at)}`, Wait.Screen, `tick ${Math.floor(at)} at ${at}`).catch((e) => {
+      throw new Error(`${(e as Error).message}; last row: ${lastRow}`);
+    });
 
     // The file was read in the page: no request since carried it anywhere, and none left this host.
     const since = requests.slice(before);
