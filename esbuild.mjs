@@ -21,12 +21,14 @@ const entries = [
 ];
 if (existsSync('src/vscode/extension.ts')) entries.push({ in: 'src/vscode/extension.ts', out: 'dist/extension.js' });
 if (existsSync('src/view/main.ts')) entries.push({ in: 'src/view/main.ts', out: 'dist/view.js', browser: true });
+// The replay page, with asciinema-player (and its WebAssembly terminal, inlined) bundled in.
+if (existsSync('src/view/replay.ts')) entries.push({ in: 'src/view/replay.ts', out: 'dist/replay.js', browser: true, minify: true });
 
 await Promise.all(
   entries.map((e) =>
     esbuild.build(
       e.browser
-        ? { ...common, entryPoints: [e.in], outfile: e.out, platform: 'browser', format: 'iife', target: 'es2020', external: [] }
+        ? { ...common, entryPoints: [e.in], outfile: e.out, platform: 'browser', format: 'iife', target: 'es2020', external: [], minify: e.minify ?? false }
         : { ...common, entryPoints: [e.in], outfile: e.out },
     ),
   ),
@@ -35,6 +37,7 @@ await Promise.all(
 // The browser view's stylesheet ships next to the bundles (the VSIX has no node_modules/@xterm).
 mkdirSync('dist', { recursive: true });
 copyFileSync('node_modules/@xterm/xterm/css/xterm.css', 'dist/xterm.css');
+copyFileSync('node_modules/asciinema-player/dist/bundle/asciinema-player.css', 'dist/asciinema-player.css');
 
 // The terminal view of MCP Apps (src/transport/terminal-app.ts serves it): one HTML page with its
 // script and styles inline, since a chat host renders it in a sandbox that may fetch nothing.

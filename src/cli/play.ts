@@ -1,53 +1,17 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { readLiveRecords } from '../host/discovery';
+import { onHost } from './token-commands';
 import { parseArgs, strFlag, UsageError } from './args';
 import { CliError } from './find-session';
+import { CastFormatError, parseCast, type Cast } from '../core/session/cast-file';
 
-export const PLAY_USAGE = 'shared-pty play <file> [--speed N] [--idle-limit SECONDS]';
+export const PLAY_USAGE = 'shared-pty play <file> [--speed N] [--idle-limit SECONDS] [--browser]';
 
 /** Pauses longer than this are cut to it when neither the file nor the user says otherwise (seconds). */
 export const DEFAULT_IDLE_LIMIT = 2;
 /** Delays shorter than this are added up rather than slept one by one (timers are not finer). */
 const MIN_SLEEP_MS = 4;
-
-/** One event of an asciicast v3 file: seconds since the event before, its code, its data. */
-export type CastEvent = [interval: number, code: string, data: string];
-
-/** A parsed asciicast v3 recording. */
-export interface Cast {
-  header: { version: 3; term: { cols: number; rows: number }; idle_time_limit?: number; [k: string]: unknown };
-  events: CastEvent[];
-}
-
-/** Parses an asciicast v3 file (newline-delimited JSON; `#` lines are comments); a clear error otherwise. */
-export function parseCast(text: string, name = 'the file'): Cast {
-  const lines = text.split('\n');
-  let header: Cast['header'] | undefined;
-  try {
-    header = JSON.parse(lines[0]);
-  } catch {
-    // reported below
-  }
-  const term = header?.term;
-  if (!header || typeof header !== 'object' || header.version !== 3 || typeof term?.cols !== 'number' || typeof term?.rows !== 'number') {
-    throw new CliError(`${name} is not an asciicast v3 recording (its first line must be a header like {"version": 3, "term": {"cols": 80, "rows": 24}})`);
-  }
-  const events: CastEvent[] = [];
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i];
-    if (line.trim() === '' || line.startsWith('#')) continue;
-    let e: unknown;
-    try {
-      e = JSON.parse(line);
-    } catch {
-      e = undefined;
-    }
-    if (!Array.isArray(e) || e.length !== 3 || typeof e[0] !== 'number' || !(e[0] >= 0) || typeof e[1] !== 'string' || typeof e[2] !== 'string') {
-      throw new CliError(`${name}, line ${i + 1}: not an asciicast event [interval, code, data]`);
-    }
-    events.push(e as CastEvent);
-  }
-  return { header, events };
-}
 
 function positiveNumber(value: string | undefined, flag: string, allowZero: boolean): number | undefined {
   if (value === undefined) return undefined;
@@ -57,16 +21,35 @@ function positiveNumber(value: string | undefined, flag: string, allowZero: bool
 }
 
 /**
+ * `play <file> --browser`: asks a running host (the per-user one if it runs, else the newest that
+ * serves HTTP) for a link that replays the file in asciinema-player, and prints it. The host
+ * checks the file and serves that file only, under a random id, until the link expires.
+ */
+async function playInBrowser(file: string): Promise<number> {
+  const hosts = readLiveRecords().filter((h) => h.http);
+  const host = hosts.find((h) => h.kind === 'daemon') ?? hosts[hosts.length - 1];
+  if (!host) throw new CliError('no running Shared PTY host serves HTTP, so nothing can show the replay (start one with: shared-pty serve)');
+  const r = await onHost(host, (c) => c.call('host/replay', { path: path.resolve(file) }));
+  process.stdout.write(`${r.url}\n`);
+  process.stderr.write(`(the link replays ${r.path} until ${r.expiresAt}; its token opens nothing else)\n`);
+  return 0;
+}
+
+/**
  * `play <file> [--speed N] [--idle-limit S]`: replays a recording's output to this terminal with
  * its timing, `--speed` times faster (default 1). Pauses are cut to the idle limit as asciinema
  * does: `--idle-limit`, else the file's `idle_time_limit`, else 2 s; `--idle-limit 0` keeps them
  * whole. Input, markers and resizes are not replayed (they are in the file for players and readers).
  */
 export async function playCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--speed', '--idle-limit'] });
+  const args = parseArgs(argv, { values: ['--speed', '--idle-limit'], booleans: ['--browser'] });
   const [file, ...extra] = args.positional;
   if (!file) throw new UsageError(`missing <file>; usage: ${PLAY_USAGE}`);
   if (extra.length > 0) throw new UsageError(`too many arguments; usage: ${PLAY_USAGE}`);
+  if (args.flags.has('--browser')) {
+    if (args.flags.has('--speed') || args.flags.has('--idle-limit')) throw new UsageError('--speed and --idle-limit are for replaying here; the browser page has its own speed choice');
+    return playInBrowser(file);
+  }
   const speed = positiveNumber(strFlag(args, '--speed'), '--speed', false) ?? 1;
   const idleFlag = positiveNumber(strFlag(args, '--idle-limit'), '--idle-limit', true);
   let text: string;
@@ -75,7 +58,12 @@ export async function playCommand(argv: string[]): Promise<number> {
   } catch (e) {
     throw new CliError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
   }
-  const cast = parseCast(text, file);
+  let cast: Cast;
+  try {
+    cast = parseCast(text, file);
+  } catch (e) {
+    throw e instanceof CastFormatError ? new CliError(e.message) : e;
+  }
   const fileLimit = typeof cast.header.idle_time_limit === 'number' && cast.header.idle_time_limit > 0 ? cast.header.idle_time_limit : undefined;
   const idleLimit = idleFlag ?? fileLimit ?? DEFAULT_IDLE_LIMIT;
 

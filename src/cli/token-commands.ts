@@ -97,7 +97,7 @@ class HostCallError extends CliError {
 }
 
 /** Runs calls on one host's control socket; RPC errors become CLI errors. */
-async function onHost<T>(host: HostRecord, fn: (client: RpcClient) => Promise<T>): Promise<T> {
+export async function onHost<T>(host: HostRecord, fn: (client: RpcClient) => Promise<T>): Promise<T> {
   let client: RpcClient;
   try {
     client = await RpcClient.connect(host.control);

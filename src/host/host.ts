@@ -5,7 +5,7 @@ import { Disposable, disposableTimeout, MutableDisposable, toDisposable, type ID
 import { MAX_CONNECTIONS_PER_SESSION_SOCKET, MAX_CONTROL_CONNECTIONS, type HostLimits } from '../core/base/limits';
 import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/session/registry';
 import type { Session } from '../core/session/session';
-import type { HostInfo, HostServices, SessionInfo, TokenService } from '../core/methods/types';
+import type { HostInfo, HostServices, ReplayService, SessionInfo, TokenService } from '../core/methods/types';
 import { listenRpc, type Endpoint, type RpcServer } from '../transport/socket-server';
 import { VERSION } from '../version';
 import { readLiveRecords, removeRecord, writeRecord, type HostKind, type HostRecord } from './discovery';
@@ -23,6 +23,8 @@ export interface HttpAttachment extends IDisposable {
   viewUrl(sessionId: string, readOnly?: boolean): string;
   /** Its scoped tokens (`shared-pty share`): only in its memory, as hashes. */
   tokens?: TokenService;
+  /** The recordings it replays in the browser (`host/replay`). */
+  replays?: ReplayService;
   /** Resolves once its connections are closed (after `dispose`, which stops it). */
   close(): Promise<void>;
 }
@@ -202,6 +204,10 @@ export class Host extends Disposable implements HostServices {
 
   get tokens(): TokenService | undefined {
     return this._http?.tokens;
+  }
+
+  get replays(): ReplayService | undefined {
+    return this._http?.replays;
   }
 
   viewUrl(session: Session, readOnly: boolean): string | undefined {

@@ -3,6 +3,7 @@ import { decodeSegment } from './http-util';
 import type { IncomingMessage } from 'node:http';
 import type { Grant } from '../core/io/caller';
 import type { ScopedTokens } from './scoped-tokens';
+import { isLinkPath } from './replay-links';
 
 /** What a request's credentials allow: a scope, perhaps for one session, perhaps only in the browser view. */
 export interface Access extends Grant {
@@ -10,6 +11,13 @@ export interface Access extends Grant {
   readonly viewOnly?: boolean;
   /** A scoped token's id: what is opened with it ends with it. */
   readonly tokenId?: string;
+  /** A replay link's token: that recording's page and file (`/replay/<id>`…), nothing else. */
+  readonly replayId?: string;
+}
+
+/** What the guard asks of the replay links: whose token a secret is. */
+export interface ReplayTokens {
+  match(token: string): string | undefined;
 }
 
 /** The host's own token. */
@@ -43,6 +51,7 @@ export class HttpGuard {
     private readonly _port: number,
     allowedOrigins: readonly string[] = [],
     private readonly _scoped?: ScopedTokens,
+    private readonly _replays?: ReplayTokens,
   ) {
     this.viewToken = crypto.createHmac('sha256', token).update('shared-pty view-only').digest('base64url');
     this._corsOrigins = new Set(allowedOrigins.map((o) => o.replace(/\/$/, '')));
@@ -91,7 +100,9 @@ export class HttpGuard {
    * What the request's token allows (undefined: no valid token). The Bearer header counts
    * everywhere; `?token=` and the view cookie only where a browser cannot set headers (`browser`:
    * WebSocket upgrades and the view). The host's token wins over a scoped one, a scoped one over
-   * the derived view token, and among scoped ones the first place wins (header, query, cookie).
+   * the derived view token, and among scoped ones the first place wins (header, query, cookie). A
+   * replay link's token counts on that link's own paths only, and wins there (a scoped token's
+   * cookie for a session, also sent, would open no recording).
    */
   access(req: IncomingMessage, url: URL, browser: boolean): Access | undefined {
     const candidates: string[] = [];
@@ -100,17 +111,23 @@ export class HttpGuard {
     if (browser) {
       const q = url.searchParams.get('token');
       if (q) candidates.push(q);
-      const cookie = readCookie(req, AUTH_COOKIE);
-      if (cookie) candidates.push(cookie);
+      // Two cookies of that name on a replay link's pages: the link's (Path=/replay/<id>) and the view's (Path=/).
+      candidates.push(...readCookies(req, AUTH_COOKIE));
     }
     let scoped: Access | undefined;
     let view: Access | undefined;
+    let replay: Access | undefined;
     for (const c of candidates) {
       if (safeEqual(c, this.token)) return FULL;
-      if (safeEqual(c, this.viewToken)) view = VIEW_LINK;
-      else scoped ??= this._scoped?.match(c);
+      if (safeEqual(c, this.viewToken)) {
+        view = VIEW_LINK;
+        continue;
+      }
+      scoped ??= this._scoped?.match(c);
+      const replayId = replay ? undefined : this._replays?.match(c);
+      if (replayId !== undefined && isLinkPath(url.pathname, replayId)) replay = { scope: 'view', viewOnly: true, replayId };
     }
-    return scoped ?? view;
+    return replay ?? scoped ?? view;
   }
 }
 
@@ -126,13 +143,17 @@ export function newToken(): string {
   return crypto.randomBytes(32).toString('base64url');
 }
 
-function readCookie(req: IncomingMessage, name: string): string | undefined {
+/** Every non-empty value of the cookie `name`, most specific path first (as browsers send them). */
+function readCookies(req: IncomingMessage, name: string): string[] {
   const header = req.headers.cookie;
-  if (!header) return undefined;
+  if (!header) return [];
+  const values: string[] = [];
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
+    if (eq === -1 || part.slice(0, eq).trim() !== name) continue;
     // A malformed value is no token (decoding it would throw, in the upgrade handler out of the host).
-    if (eq !== -1 && part.slice(0, eq).trim() === name) return decodeSegment(part.slice(eq + 1).trim());
+    const value = decodeSegment(part.slice(eq + 1).trim());
+    if (value) values.push(value);
   }
-  return undefined;
+  return values;
 }

@@ -11,6 +11,8 @@ import { MAX_HTTP_CONNECTIONS, MAX_IN_FLIGHT_REQUESTS } from '../core/base/limit
 import type { RpcError } from '../core/base/errors';
 import { handleRest } from './rest-routes';
 import { handleViewAsset, handleViewPage } from './view-page';
+import { ReplayLinks } from './replay-links';
+import { handleReplay, isReplayPath } from './replay-page';
 import { serveRpcWebSocket } from './ws-rpc';
 import { serveStream } from './ws-stream';
 
@@ -50,6 +52,8 @@ export interface HttpServer {
   streamUrl(sessionId: string): string;
   /** The scoped tokens of `shared-pty share` (CONTRACT §9.6). */
   tokens: ScopedTokens;
+  /** The recordings it replays in the browser (`host/replay`). */
+  replays: ReplayLinks;
   /** Stops at once: connections are cut; `close()` tells when they are gone. */
   dispose(): void;
   /** Stops, and resolves once every connection has closed and let go of what it held (its subscriptions). */
@@ -92,7 +96,9 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   const url = `http://127.0.0.1:${port}`;
   const tokens = new ScopedTokens((id, t) => `${url}/sessions/${encodeURIComponent(id)}/view?token=${t}`);
   const sessionGone = services.registry.onDidRemove((s) => tokens.dropSession(s.id));
-  const guard = new HttpGuard(token, port, options.allowedOrigins, tokens);
+  // Each replay link has a token of its own, which opens that recording and nothing else.
+  const replays = new ReplayLinks((id, t) => `${url}/replay/${id}?token=${t}`);
+  const guard = new HttpGuard(token, port, options.allowedOrigins, tokens, replays);
   const wss = new WebSocketServer({ noServer: true, maxPayload: HttpLimits.MaxWsPayload });
 
   server.on('request', (req, res) => {
@@ -108,8 +114,10 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
     if (guard.isPreflight(req)) return answerPreflight(res);
     const u = new URL(req.url ?? '/', url);
-    const isView = /^\/sessions\/[^/]+\/view$/.test(u.pathname) || u.pathname.startsWith('/view/');
+    const isReplay = isReplayPath(u.pathname);
+    const isView = /^\/sessions\/[^/]+\/view$/.test(u.pathname) || u.pathname.startsWith('/view/') || isReplay;
     const access = guard.access(req, u, isView);
+    // A replay link's token is no access at all outside its own paths (HttpGuard.access).
     if (!access || (access.viewOnly && !isView)) return sendError(res, 'UNAUTHORIZED', 'Unauthorized: send Authorization: Bearer <token>');
     if (overConnections) return refuseOverLimit(res, u, connections.error());
     const slot = inFlight.enter(access);
@@ -127,14 +135,16 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       const t = u.searchParams.get('token');
       if (t) {
         // The token came in the link: keep it in an HttpOnly cookie and drop it from the address bar and history.
+        // A replay link's token is for its own pages: its cookie must not replace the one a live view types with.
         u.searchParams.delete('token');
         res.writeHead(303, {
           location: u.pathname + (u.search || ''),
-          'set-cookie': `${AUTH_COOKIE}=${encodeURIComponent(t)}; HttpOnly; SameSite=Strict; Path=/`,
+          'set-cookie': `${AUTH_COOKIE}=${encodeURIComponent(t)}; HttpOnly; SameSite=Strict; Path=${access.replayId !== undefined ? `/replay/${access.replayId}` : '/'}`,
           'cache-control': 'no-store',
         });
         return void res.end();
       }
+      if (isReplay) return handleReplay(replays, req, res, u, access);
       if (u.pathname.startsWith('/view/')) return handleViewAsset(req, res, u);
       return handleViewPage(services, req, res, u, access);
     }
@@ -229,6 +239,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     viewUrl: (id, readOnly) => `${url}/sessions/${id}/view?token=${readOnly ? guard.viewToken : token}${readOnly ? '&readonly=1' : ''}`,
     streamUrl: (id) => `ws://127.0.0.1:${port}/sessions/${id}/stream`,
     tokens,
+    replays,
     dispose: () => void close(),
     close,
   };

@@ -22,7 +22,7 @@ export const VIEW_SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** The view's assets: URL path → file name in dist/, and where else to look when running from source. */
-const ASSETS: Readonly<Record<string, { type: string; candidates: () => string[] }>> = {
+const ASSETS: Readonly<Record<string, Asset>> = {
   '/view/view.js': {
     type: 'text/javascript; charset=utf-8',
     candidates: () => [path.join(__dirname, 'view.js'), path.join(__dirname, '..', '..', 'dist', 'view.js')],
@@ -98,15 +98,26 @@ export function handleViewPage(services: HostServices, req: IncomingMessage, res
 
 /** `GET /view/view.js`, `/view/view.js.map`, `/view/xterm.css`: the bundled assets (no CDN). */
 export function handleViewAsset(req: IncomingMessage, res: ServerResponse, url: URL): void {
-  if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(res);
   const asset = Object.prototype.hasOwnProperty.call(ASSETS, url.pathname) ? ASSETS[url.pathname] : undefined;
+  sendAsset(req, res, url, asset);
+}
+
+/** A file the host serves from its build (dist/), and where to look for it. */
+export interface Asset {
+  type: string;
+  candidates: () => string[];
+}
+
+/** Answers with `asset` (a page's script or style), or a clear 404 when there is none or it is not built. */
+export function sendAsset(req: IncomingMessage, res: ServerResponse, url: URL, asset: Asset | undefined, headers = VIEW_SECURITY_HEADERS): void {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(res);
   if (!asset) return sendError(res, 'NOT_FOUND', `No view asset ${url.pathname}`);
   const file = asset.candidates().find((p) => fs.existsSync(p));
   if (!file) return sendError(res, 'NOT_FOUND', `The browser view is not built (${path.basename(url.pathname)} missing; run npm run build)`);
   fs.readFile(file, (err, data) => {
     if (err) return sendError(res, 'NOT_FOUND', `Cannot read ${path.basename(url.pathname)}`);
     if (res.headersSent) return;
-    res.writeHead(200, { 'content-type': asset.type, 'content-length': data.length, ...VIEW_SECURITY_HEADERS });
+    res.writeHead(200, { 'content-type': asset.type, 'content-length': data.length, ...headers });
     res.end(req.method === 'HEAD' ? undefined : data);
   });
 }
@@ -149,6 +160,8 @@ function renderPage(d: PageData): string {
   button { font: inherit; padding: 2px 10px; background: #0e639c; color: #fff; border: 0; border-radius: 3px; cursor: pointer; }
   button:hover { background: #1177bb; }
   button[hidden] { display: none; }
+  header a { color: #3794ff; text-decoration: none; }
+  header a:hover { text-decoration: underline; }
   #terminal { flex: 1; min-height: 0; overflow: auto; padding: 6px; }
 </style>
 <script src="/view/view.js" defer></script>
@@ -161,6 +174,7 @@ function renderPage(d: PageData): string {
   <span class="badge" id="readonly-badge"${d.readOnly ? '' : ' hidden'}>read-only</span>
   <span class="spacer"></span>
   <span class="status" id="status">${e(status)}</span>
+  <a id="replay-link" href="/replay" target="_blank" rel="noopener" title="Replay an asciicast recording (shared-pty record) in this browser">Replay a recording</a>
   <button type="button" id="fit" hidden title="Resize the shared terminal to this window (it changes for everyone)">Fit to window</button>
 </header>
 <main id="terminal" aria-label="Terminal of ${e(d.name)}"></main>
@@ -170,11 +184,11 @@ function renderPage(d: PageData): string {
 `;
 }
 
-function methodNotAllowed(res: ServerResponse): void {
+export function methodNotAllowed(res: ServerResponse): void {
   sendJson(res, 405, { ok: false, error: { code: 'BAD_REQUEST', message: 'Only GET is allowed here' } }, { allow: 'GET, HEAD' });
 }
 
-function escapeHtml(s: string): string {
+export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 }
 

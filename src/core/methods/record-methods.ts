@@ -1,6 +1,8 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { invalidParams, serverError } from '../base/errors';
+import { CastFormatError, readCastFile } from '../session/cast-file';
 import { Recorder } from '../session/recorder';
 import { defaultRecordingPath } from '../session/recording-path';
 import { method } from './spec';
@@ -51,5 +53,38 @@ export const recordMethod = method({
     }
     s.recording.value = recorder;
     return { recording: true, path: recorder.path, cursor: recorder.startCursor };
+  },
+});
+
+export const replayMethod = method({
+  name: 'host/replay',
+  target: 'host',
+  // The host reads a file of the caller's choosing and serves it: only the host's own token.
+  scope: 'control',
+  summary:
+    'A browser link that replays a recording (an asciicast v3 file on the host\'s machine) in asciinema-player: play, pause, speed, seeking, markers. The link opens that file only, and expires.',
+  params: z.object({
+    path: z.string().min(1).max(4096).describe('Absolute path of the recording (a .cast file, as pty/record writes).'),
+  }),
+  result: z.object({
+    id: z.string().describe('The link\'s id: it is part of the URL and opens nothing else.'),
+    url: z.string().describe('The replay page, opened with a token of its own that reaches this recording and nothing else (traded for a cookie on first use).'),
+    path: z.string().describe('The file it replays (its real path).'),
+    expiresAt: z.string().describe('ISO time after which the link opens nothing.'),
+  }),
+  async handler(ctx, p) {
+    if (!path.isAbsolute(p.path)) throw invalidParams(`Invalid params for host/replay: path must be absolute, got ${p.path}`);
+    const replays = ctx.services.replays;
+    if (!replays) throw serverError('This host serves no HTTP (started with --no-http): there is no browser view to replay in');
+    let real: string;
+    try {
+      real = await fs.promises.realpath(p.path);
+      await readCastFile(real, 'all');
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      const why = e instanceof CastFormatError ? e.message : `cannot read ${p.path}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`;
+      throw serverError(`Cannot replay: ${why}`, { path: p.path });
+    }
+    return replays.open(real);
   },
 });

@@ -7,7 +7,7 @@ import { ackMethod, outputMethod, subscribeMethod, unsubscribeMethod } from './o
 import { readMethod, scrollbackMethod, snapshotMethod, waitMethod } from './screen-methods';
 import { infoMethod, keepMethod, killMethod, statusMethod, viewUrlMethod } from './session-methods';
 import { eventsMethod, waitEventMethod } from './event-methods';
-import { recordMethod } from './record-methods';
+import { recordMethod, replayMethod } from './record-methods';
 import { revokeMethod, shareMethod, tokensMethod } from './token-methods';
 import { approveMethod, watchAgentsMethod } from './approval-methods';
 import type { MethodSpec } from './spec';
@@ -38,6 +38,7 @@ export const METHODS = [
   eventsMethod,
   waitEventMethod,
   recordMethod,
+  replayMethod,
   keepMethod,
   viewUrlMethod,
   listMethod,

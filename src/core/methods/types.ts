@@ -25,6 +25,25 @@ export interface TokenService {
   revoke(id: string): boolean;
 }
 
+/** A browser link that replays one recording (`host/replay`). */
+export interface ReplayLinkInfo {
+  id: string;
+  url: string;
+  /** The file it replays (its real path, resolved when the link was made). */
+  path: string;
+  /** ISO time after which the link opens nothing. */
+  expiresAt: string;
+}
+
+/**
+ * The recordings a host's HTTP server replays in the browser: only files a caller of `host/replay`
+ * named (checked to be asciicast v3 first), each behind an unguessable link that expires.
+ */
+export interface ReplayService {
+  /** A new link that replays `file` (an absolute path already checked to be a recording). */
+  open(file: string): ReplayLinkInfo;
+}
+
 /** What the method table needs from the host that owns the sessions. */
 export interface HostServices {
   readonly registry: SessionRegistry;
@@ -38,6 +57,8 @@ export interface HostServices {
   viewUrl?(session: Session, readOnly: boolean): string | undefined;
   /** The scoped tokens (only a host serving HTTP has them). */
   readonly tokens?: TokenService;
+  /** The recordings it replays in the browser (only a host serving HTTP has them). */
+  readonly replays?: ReplayService;
   /** `pty/kill`: in a host, ends that session; in socket-pty's single-session serve, ends the server too. */
   killSession(session: Session): Promise<void> | void;
   /** What agents' writes may do (CONTRACT §9.6); none: allow. */

@@ -29,6 +29,10 @@ const BUDGET_TOOLS = ['send', 'read_screen', 'read_scrollback', 'read_output'];
 /** The REST routes of CONTRACT §4, and ours for §9's methods. */
 const CONTRACT_ROUTES = ['POST /sessions', 'GET /sessions', 'GET /sessions/:id', 'POST /sessions/:id/write', 'POST /sessions/:id/resize', 'DELETE /sessions/:id', 'GET /sessions/:id/commands'];
 
+/** A recording for host/replay's example (removed with the homes in after()). */
+const EXAMPLE_CAST = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'spt-surfaces-')), 'example.cast');
+fs.writeFileSync(EXAMPLE_CAST, '{"version": 3, "term": {"cols": 80, "rows": 24}}\n[0.1, "o", "hi"]\n');
+
 /**
  * A valid call of every method (session methods get `session` added). A new method needs a row
  * here, so it is checked on every surface from the day it lands.
@@ -54,6 +58,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   'pty/events': { since: 0 },
   'pty/waitEvent': { timeoutMs: 0 },
   'pty/record': { stop: true },
+  'host/replay': { path: EXAMPLE_CAST },
   'session/keep': {},
   'session/viewUrl': { readOnly: true },
   'session/list': {},
@@ -189,6 +194,7 @@ describe('every surface agrees with the method table', () => {
     ctl?.close();
     await h?.close();
     for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
+    fs.rmSync(path.dirname(EXAMPLE_CAST), { recursive: true, force: true });
   });
 
   test('the tools and routes are exactly the ones CONTRACT §4 and §5 name, each from one method', () => {
