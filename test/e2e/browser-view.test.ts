@@ -14,6 +14,7 @@ import { startHttpServer, type HttpServer } from '../../src/transport/http-serve
 import { startHost, tempRuntimeDir, TEST_WRITER, until } from '../helpers/host';
 import { startServeHost } from '../helpers/cli';
 import { bashEnv } from '../helpers/protocol';
+import { mcpAgent, type HttpHost } from '../helpers/http';
 import { screenText } from '../../src/core/mirror/screen-text';
 
 /** What src/view/main.ts exposes for tests. */
@@ -257,6 +258,33 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     assert.ok(await page.evaluate(() => window.__sharedPtyTerm!.buffer.active.baseY > 250));
 
     assert.deepEqual(errors, [], 'no errors in the page (CSP included)');
+  });
+
+  it('typing arbitration through the view (CONTRACT §9.6): a line the user started in the browser holds an agent\'s send; typing there during a send ends it', async () => {
+    const page = await newPage();
+    await page.goto(server.viewUrl(session.id));
+    await until(async () => (await page.textContent('#status'))?.startsWith('live'), Wait.Screen, 'the live status');
+    const agent = await mcpAgent({ http: server, token: server.token } as HttpHost, 'view-arbitration');
+    const toolText = (r: any) => (r.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('');
+    try {
+      await page.click('#terminal');
+      await page.keyboard.type('echo from-the-user');
+      await until(async () => (await screenRows(session)).some((r) => r.endsWith('echo from-the-user')), Wait.Screen, 'the user\'s unsubmitted line in the shell');
+      const held = (await agent.callTool({ name: 'send', arguments: { session: session.id, text: 'echo agent-ran', timeout: 1000 } })) as any;
+      assert.equal(held.isError, true, toolText(held));
+      assert.match(toolText(held), /user is typing/);
+      assert.ok(!(await screenRows(session)).some((r) => r.includes('agent-ran')), 'nothing the agent sent was written');
+      await page.keyboard.press('Enter');
+      await until(async () => (await screenRows(session)).includes('from-the-user'), Wait.Screen, 'the user\'s line to run');
+      // The user pauses: the agent's send goes through; the user pressing Ctrl+C in the page ends it.
+      const sending = agent.callTool({ name: 'send', arguments: { session: session.id, text: 'sleep 5; echo slept', timeout: 20_000 } }) as Promise<any>;
+      await until(async () => (await screenRows(session)).some((r) => r.endsWith('sleep 5; echo slept')), Wait.Screen, 'the agent\'s command to run');
+      await page.keyboard.press('Control+C');
+      const ended = await sending;
+      assert.equal(ended.structuredContent.waitReason, 'user_input', toolText(ended));
+    } finally {
+      await agent.close();
+    }
   });
 
   it('the read-only link shows the badge and does not let typing reach the shell', async () => {

@@ -10,6 +10,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startHttpHost, type HttpHost, mcpAgent } from '../../helpers/http';
 import { BASH, connect, until } from '../../helpers/host';
 import type { RpcClient } from '../../../src/transport/rpc-client';
+import { loadNodePty } from '../../../src/core/session/pty-loader';
+import { buildCli, CLI } from '../../helpers/protocol';
 
 describe('typing arbitration', () => {
   let h: HttpHost;
@@ -17,6 +19,7 @@ describe('typing arbitration', () => {
   let agent: Client;
 
   before(async () => {
+    buildCli();
     h = await startHttpHost();
     ctl = await connect(h.host.controlAddress);
     agent = await mcpAgent(h, 'arbitration-test');
@@ -58,6 +61,33 @@ describe('typing arbitration', () => {
     assert.notEqual(ran.isError, true, toolText(ran));
     assert.match(ran.structuredContent.output, /agent-ran/);
     await rpc('pty/kill', { session: id });
+  });
+
+  test('through `shared-pty attach` in a real terminal: the user\'s started line holds the agent, and Ctrl+C there ends its send', { timeout: 60_000 }, async () => {
+    const id = await openBash();
+    // attach runs in a PTY of its own, as in the user's terminal emulator; this test types into that.
+    const outer = loadNodePty().spawn(process.execPath, [CLI, 'attach', id], { cols: 80, rows: 24, env: { ...process.env, SHARED_PTY_DIR: h.dir } });
+    try {
+      await until(async () => (await rpc('session/list', {})).sessions.find((s: { id: string }) => s.id === id).clients > 0, 15_000, 'attach to subscribe');
+      outer.write('echo typed-in-attach');
+      await until(async () => (await screen(id)).includes('echo typed-in-attach'), 10_000, 'the user\'s line in the shell');
+      const held = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo agent-ran', timeout: 1000 } })) as any;
+      assert.equal(held.isError, true, toolText(held));
+      assert.match(toolText(held), /user is typing/);
+      assert.doesNotMatch(await screen(id), /agent-ran/);
+      outer.write('\r');
+      await until(async () => (await screen(id)).includes('\ntyped-in-attach'), 10_000, 'the user\'s line to run');
+      const sending = agent.callTool({ name: 'send', arguments: { session: id, text: 'sleep 5; echo slept', timeout: 20_000 } }) as Promise<any>;
+      await until(async () => (await screen(id)).includes('sleep 5; echo slept'), 10_000, 'the agent\'s command to run');
+      outer.write('\x03');
+      const r = await sending;
+      assert.equal(r.structuredContent.waitReason, 'user_input', toolText(r));
+      const who = await rpc('pty/info', { session: id });
+      assert.equal(who.lastInput.origin, 'user', 'attach types as the user');
+    } finally {
+      outer.kill();
+      await rpc('pty/kill', { session: id });
+    }
   });
 
   test('the user typing during an agent\'s send ends it with waitReason user_input', { timeout: 60_000 }, async () => {
