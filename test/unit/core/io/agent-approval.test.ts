@@ -151,6 +151,30 @@ describe('agent write approval: ask', () => {
     await rpc('pty/kill', { session: id });
   });
 
+  test('over /mcp, a question the user takes long to answer keeps the client alive with progress (a 4 s request timeout, answered after 7 s)', { timeout: 30_000 }, async () => {
+    const id = await open('user');
+    const agent = await mcpAgent(h, 'approval-progress');
+    try {
+      win.answer = 'none';
+      const progress: number[] = [];
+      const call = agent.callTool({ name: 'send', arguments: { session: id, text: 'echo slow-answer', timeout: 20_000 } }, undefined, {
+        timeout: 4000,
+        resetTimeoutOnProgress: true,
+        onprogress: (p) => progress.push(p.progress),
+      });
+      const asked = await until(() => win.requests(id)[0], 5000, 'the question');
+      await new Promise((r) => setTimeout(r, 7000));
+      await win.client.request('host/approve', { id: asked.id, decision: 'once' });
+      const r = (await call) as any;
+      assert.ok(!r.isError, JSON.stringify(r.content));
+      assert.match(r.structuredContent.output, /slow-answer/);
+      assert.ok(progress.length >= 2, `progress while the user decided (${progress.length})`);
+    } finally {
+      await agent.close();
+    }
+    await rpc('pty/kill', { session: id });
+  });
+
   test('with no window to ask, ask acts as allow', { timeout: 30_000 }, async () => {
     win.client.close();
     await until(() => win.client.closed, 2000, 'the window to close');
