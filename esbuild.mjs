@@ -39,7 +39,7 @@ mkdirSync('dist', { recursive: true });
 copyFileSync('node_modules/@xterm/xterm/css/xterm.css', 'dist/xterm.css');
 copyFileSync('node_modules/asciinema-player/dist/bundle/asciinema-player.css', 'dist/asciinema-player.css');
 
-// The terminal view of MCP Apps (src/transport/terminal-app.ts serves it): one HTML page with its
+// The terminal view of MCP Apps (src/transport/mcp/terminal-app.ts serves it): one HTML page with its
 // script and styles inline, since a chat host renders it in a sandbox that may fetch nothing.
 if (existsSync('src/view/terminal-app.ts')) {
   const app = await esbuild.build({

@@ -7,8 +7,8 @@ import * as path from 'node:path';
 import type { z } from 'zod';
 import type { MethodSpec } from '../src/core/methods/spec';
 import { METHODS } from '../src/core/methods/table';
-import { REST_ROUTES } from '../src/transport/rest-routes';
-import { TOOLS } from '../src/transport/mcp-tools';
+import { REST_ROUTES } from '../src/transport/http/rest-routes';
+import { TOOLS } from '../src/transport/mcp/mcp-tools';
 
 export const PROTOCOL_DOC = path.join(__dirname, '..', 'docs', 'protocol.md');
 const TABLE = METHODS as readonly MethodSpec[];

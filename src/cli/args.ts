@@ -1,4 +1,4 @@
-import { AGENT_APPROVALS, type AgentApproval } from '../core/io/agent-policy';
+import { AGENT_APPROVALS, type AgentApproval } from '../core/agent/agent-policy';
 import type { HostLimits } from '../core/base/limits';
 /** A bad command line: printed as one line, exit status 2. */
 export class UsageError extends Error {}

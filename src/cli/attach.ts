@@ -1,5 +1,5 @@
-import { ConnectionClosedError, RpcCallError } from '../transport/rpc-client';
-import { SessionFollower } from '../transport/session-follower';
+import { ConnectionClosedError, RpcCallError } from '../transport/client/rpc-client';
+import { SessionFollower } from '../transport/client/session-follower';
 import { parseArgs, UsageError } from './args';
 import { CliError, connectHost, findSession, hostGoneMessage } from './find-session';
 

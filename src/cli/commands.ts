@@ -1,7 +1,7 @@
 import { readLiveRecords } from '../host/discovery';
 import { ErrorCode } from '../core/base/errors';
 import type { ControlParamsOf, MethodName, ResultOf } from '../core/methods/table';
-import { ConnectionClosedError, RpcCallError, type CallParams } from '../transport/rpc-client';
+import { ConnectionClosedError, RpcCallError, type CallParams } from '../transport/client/rpc-client';
 import { intFlag, parseArgs, UsageError } from './args';
 import { CliError, connectHost, findSession, hostGoneMessage } from './find-session';
 import { oneLine } from './one-line';

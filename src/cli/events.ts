@@ -1,6 +1,6 @@
 import { readLiveRecords, type HostRecord } from '../host/discovery';
 import type { HostEvent } from '../core/session/session-events';
-import { RpcClient, type Notification } from '../transport/rpc-client';
+import { RpcClient, type Notification } from '../transport/client/rpc-client';
 import { intFlag, parseArgs, UsageError } from './args';
 import { CliError, findSession, hostGoneMessage } from './find-session';
 

@@ -1,5 +1,5 @@
 import { hostEnded, isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
-import { RpcClient } from '../transport/rpc-client';
+import { RpcClient } from '../transport/client/rpc-client';
 import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector } from '../core/session/selector';
 

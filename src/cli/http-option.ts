@@ -1,5 +1,5 @@
 import type { Host } from '../host/host';
-import { startHttpServer } from '../transport/http-server';
+import { startHttpServer } from '../transport/http/http-server';
 
 /** Starts the host's HTTP server (REST, WebSocket, MCP, browser view) and shows it in the record. */
 export async function startHttpFor(host: Host, port: number | undefined, allowedOrigins?: string[]): Promise<void> {

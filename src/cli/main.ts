@@ -1,4 +1,4 @@
-import { RpcCallError } from '../transport/rpc-client';
+import { RpcCallError } from '../transport/client/rpc-client';
 import { UsageError } from './args';
 import { attachCommand } from './attach';
 import { keysCommand, listCommand, readCommand, sendCommand, viewCommand, waitCommand } from './commands';

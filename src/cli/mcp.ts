@@ -5,8 +5,8 @@ import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector, selectOrThrow } from '../core/session/selector';
 import { ensureDaemon } from '../host/daemon';
 import { isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
-import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/rpc-client';
-import { connectMcp, createMcpServer, type ToolBackend } from '../transport/mcp-tools';
+import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
+import { connectMcp, createMcpServer, type ToolBackend } from '../transport/mcp/mcp-tools';
 import { parseArgs } from './args';
 import { hostGoneMessage } from './find-session';
 

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { ErrorCode } from '../core/base/errors';
-import { RpcCallError, type Notification } from '../transport/rpc-client';
+import { RpcCallError, type Notification } from '../transport/client/rpc-client';
 import { parseArgs, UsageError } from './args';
 import { CliError, connectHost, findSession } from './find-session';
 

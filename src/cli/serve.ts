@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { splitShellWords } from '../core/base/shell-words';
 import { defaultShell } from '../core/session/registry';
 import { Host } from '../host/host';
-import type { Endpoint } from '../transport/socket-server';
+import type { Endpoint } from '../transport/socket/socket-server';
 import { agentFlags, commandLogFlag, intFlag, LIMIT_FLAGS, limitFlags, parseArgs, strFlag, UsageError } from './args';
 import { startHttpFor } from './http-option';
 

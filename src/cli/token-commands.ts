@@ -2,7 +2,7 @@ import { readLiveRecords, type HostRecord } from '../host/discovery';
 import { ErrorCode } from '../core/base/errors';
 import { MAX_TOKEN_SECONDS } from '../core/methods/schemas';
 import type { TokenInfo } from '../core/methods/types';
-import { RpcCallError, RpcClient } from '../transport/rpc-client';
+import { RpcCallError, RpcClient } from '../transport/client/rpc-client';
 import { parseArgs, strFlag, UsageError } from './args';
 import { CliError, findSession } from './find-session';
 

@@ -6,12 +6,12 @@ import { MAX_CONNECTIONS_PER_SESSION_SOCKET, MAX_CONTROL_CONNECTIONS, type HostL
 import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/session/registry';
 import type { Session } from '../core/session/session';
 import type { HostInfo, HostServices, ReplayService, SessionInfo, TokenService } from '../core/methods/types';
-import { listenRpc, type Endpoint, type RpcServer } from '../transport/socket-server';
+import { listenRpc, type Endpoint, type RpcServer } from '../transport/socket/socket-server';
 import { VERSION } from '../version';
 import { readLiveRecords, removeRecord, writeRecord, type HostKind, type HostRecord } from './discovery';
 import { ensureRuntimeDir, runtimeDirWriteError } from './runtime-dir';
-import { agentPolicy, type AgentApproval, type AgentPolicy } from '../core/io/agent-policy';
-import { ApprovalBroker } from '../core/io/approval';
+import { agentPolicy, type AgentApproval, type AgentPolicy } from '../core/agent/agent-policy';
+import { ApprovalBroker } from '../core/agent/approval';
 
 /** A transport the host can add later (the HTTP server) and how it shows in the record and SessionInfo. */
 export interface HttpAttachment extends IDisposable {

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
-import { AgentNotification, type ApprovalAnswer, type ApprovalRequest } from '../core/io/approval';
+import { AgentNotification, type ApprovalAnswer, type ApprovalRequest } from '../core/agent/approval';
 import type { HostRecord } from '../host/discovery';
-import type { Notification, RpcClient } from '../transport/rpc-client';
+import type { Notification, RpcClient } from '../transport/client/rpc-client';
 import type { HostClients } from './host-clients';
 import type { SessionWatcher, Snapshot } from './session-watcher';
 import type { TerminalManager } from './terminal-manager';

@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { ensureDaemon, isCurrentDaemon } from '../host/daemon';
 import { readLiveRecords, type HostRecord } from '../host/discovery';
 import { checkRuntimeDir, runtimeDirPath } from '../host/runtime-dir';
-import { RpcClient } from '../transport/rpc-client';
+import { RpcClient } from '../transport/client/rpc-client';
 import { SHELL_INTEGRATION_ENV } from '../core/commands/shell-integration';
 import { getSetting } from './settings';
 

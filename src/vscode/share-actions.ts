@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { TokenScope } from '../core/io/caller';
 import type { TokenInfo } from '../core/methods/types';
 import type { HostRecord } from '../host/discovery';
-import type { RpcClient } from '../transport/rpc-client';
+import type { RpcClient } from '../transport/client/rpc-client';
 import { mcpUrl } from './mcp-config';
 import { EXPIRY_CHOICES, revokedNotice, sharedNotice, tokenRow, whenText } from './share-links';
 

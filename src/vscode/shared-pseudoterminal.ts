@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
 import type { Origin } from '../core/session/session';
 import type { SessionInfo } from '../core/methods/types';
-import type { RpcClient } from '../transport/rpc-client';
-import { SessionFollower, type FollowedExit } from '../transport/session-follower';
+import type { RpcClient } from '../transport/client/rpc-client';
+import { SessionFollower, type FollowedExit } from '../transport/client/session-follower';
 
 /** Timing constants of the terminal adapter; each says why. */
 const enum Timing {

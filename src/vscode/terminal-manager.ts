@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { RpcClient } from '../transport/rpc-client';
+import type { RpcClient } from '../transport/client/rpc-client';
 import { Ids } from './commands';
 import type { HostClients } from './host-clients';
 import { getSetting } from './settings';

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Host } from '../../src/host/host';
 import type { Session } from '../../src/core/session/session';
-import { startHttpServer, type HttpServer } from '../../src/transport/http-server';
+import { startHttpServer, type HttpServer } from '../../src/transport/http/http-server';
 import { startHost, tempRuntimeDir, TEST_WRITER, until } from '../helpers/host';
 import { startServeHost } from '../helpers/cli';
 import { bashEnv } from '../helpers/protocol';

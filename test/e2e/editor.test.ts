@@ -13,7 +13,7 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { SessionInfo } from '../../src/core/methods/types';
 import { readLiveRecords, type HostRecord } from '../../src/host/discovery';
-import { RpcClient } from '../../src/transport/rpc-client';
+import { RpcClient } from '../../src/transport/client/rpc-client';
 import { tempRuntimeDir, until } from '../helpers/host';
 
 const ROOT = path.join(__dirname, '..', '..');

@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { RpcClient } from '../../src/transport/rpc-client';
+import type { RpcClient } from '../../src/transport/client/rpc-client';
 import { connect, until } from '../helpers/host';
 import { startHttpHost, type HttpHost } from '../helpers/http';
 

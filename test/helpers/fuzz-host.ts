@@ -8,8 +8,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Host } from '../../src/host/host';
 import type { SessionInfo } from '../../src/core/methods/types';
-import { startHttpServer, type HttpServer } from '../../src/transport/http-server';
-import { RpcClient } from '../../src/transport/rpc-client';
+import { startHttpServer, type HttpServer } from '../../src/transport/http/http-server';
+import { RpcClient } from '../../src/transport/client/rpc-client';
 import { startHost, until, withTimeout } from './host';
 import { LineClient } from './protocol';
 

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Host, type HostOptions } from '../../src/host/host';
 import assert from 'node:assert/strict';
-import { RpcCallError, RpcClient } from '../../src/transport/rpc-client';
+import { RpcCallError, RpcClient } from '../../src/transport/client/rpc-client';
 
 /** A private runtime directory for one test file (mode 0700, removed by the caller). */
 export function tempRuntimeDir(): string {

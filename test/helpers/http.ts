@@ -4,7 +4,7 @@
 import * as http from 'node:http';
 import WebSocket from 'ws';
 import type { Host, HostOptions } from '../../src/host/host';
-import { startHttpServer, type HttpServer } from '../../src/transport/http-server';
+import { startHttpServer, type HttpServer } from '../../src/transport/http/http-server';
 import { startHost, withTimeout } from './host';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';

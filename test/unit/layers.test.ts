@@ -49,7 +49,7 @@ for (const layer of LAYERS) {
 
 // Inside the engine, the rooms point one way too: each may use only the rooms listed before it
 // (the method table sits on top; base, the lifecycle and errors, under everything).
-const ROOMS = ['base', 'process', 'mirror', 'commands', 'session', 'io', 'methods'] as const;
+const ROOMS = ['base', 'process', 'mirror', 'commands', 'session', 'io', 'agent', 'methods'] as const;
 
 test(`src/core's rooms import only the rooms below them (${ROOMS.join(' ← ')})`, () => {
   const CORE = path.join(SRC, 'core');

@@ -5,12 +5,16 @@ import type { Caller, ClientDeclaration, TokenScope } from './caller';
 import { OutputSubscription, type NotificationSink } from './subscription';
 import type { EventLog } from '../session/event-log';
 import { EventSubscription, type EventSubscriptionOptions } from './event-subscription';
-import type { ApprovalBroker } from './approval';
 
 /** How a client subscribes: from where, and flow-controlled with which window (lossy without one). */
 export interface SubscribeOptions {
   since?: number;
   window?: number;
+}
+
+/** Where a client that answers agents' approval requests is kept (the host's `ApprovalBroker`). */
+export interface AgentWatchers {
+  watch(sink: NotificationSink, onControlSocket: boolean): IDisposable;
 }
 
 /** What a transport knows about a new connection when it creates its link. */
@@ -124,7 +128,7 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
   }
 
   /** Makes this client one that answers agents' approval requests and hears of agent typing (once per connection). */
-  watchAgents(broker: ApprovalBroker): void {
+  watchAgents(broker: AgentWatchers): void {
     if (this._agentWatch || this.isDisposed) return;
     this._agentWatch = broker.watch(this, this._transport === 'control');
   }

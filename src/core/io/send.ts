@@ -1,9 +1,8 @@
 import { foregroundStateOf, readinessOf } from '../process/proc-state';
 import { isSecretMode, lineModeOf } from '../process/terminal-mode';
 import type { Session, SessionStatus } from '../session/session';
-import type { InputSource } from '../session/input-source';
+import { isAgentCall, type InputSource } from '../session/input-source';
 import { sessionBusy } from '../base/errors';
-import { isAgentCall } from './secret-guard';
 import type { CommandRecord } from '../commands/command-tracker';
 
 /** Timing of `pty/send`'s readiness detection. */

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { forbidden, invalidParams } from '../base/errors';
-import { APPROVAL_ANSWERS } from '../io/approval';
+import { APPROVAL_ANSWERS } from '../agent/approval';
 import { ClientLink } from '../io/client-link';
-import { isAgentCall } from '../io/secret-guard';
+import { isAgentCall } from '../session/input-source';
 import type { MethodContext } from './types';
 import { method } from './spec';
 

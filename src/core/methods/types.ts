@@ -1,5 +1,5 @@
-import type { AgentPolicy } from '../io/agent-policy';
-import type { ApprovalBroker } from '../io/approval';
+import type { AgentPolicy } from '../agent/agent-policy';
+import type { ApprovalBroker } from '../agent/approval';
 import type { z } from 'zod';
 import type { hostInfo, sessionInfo, tokenInfo } from './schemas';
 import type { SessionRegistry, CreateSessionParams } from '../session/registry';

@@ -8,6 +8,14 @@ import type { Origin } from './session';
  */
 export type Transport = 'socket' | 'control' | 'ws-rpc' | 'ws-stream' | 'rest' | 'mcp-http' | 'mcp-stdio';
 
+/** How an agent's MCP tool calls arrive: over `/mcp`, or relayed by `shared-pty mcp`. */
+const MCP_TRANSPORTS: ReadonlySet<Transport> = new Set<Transport>(['mcp-http', 'mcp-stdio']);
+
+/** True for an agent's call: an MCP tool, over `/mcp` or relayed by `shared-pty mcp`. */
+export function isAgentCall(from: InputSource): boolean {
+  return MCP_TRANSPORTS.has(from.transport);
+}
+
 /**
  * What decided an agent's write into a session the user opened (CONTRACT §9.6): the user's answer
  * (`allowed_once`, `allowed_for_session`, `denied`), no answer in time (`unanswered`), a deny rule

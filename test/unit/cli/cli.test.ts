@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SessionInfo } from '../../../src/core/methods/types';
 import { readLiveRecords } from '../../../src/host/discovery';
-import type { RpcClient } from '../../../src/transport/rpc-client';
+import type { RpcClient } from '../../../src/transport/client/rpc-client';
 import { runCli, startCli, startedPids, startServeHost, stopPid, Tmux, type CliResult, type ServeHost } from '../../helpers/cli';
 import { connect, tempRuntimeDir, until } from '../../helpers/host';
 import { bashEnv, buildCli, childrenOf, CLI, pidAlive, REPO_ROOT, sleep } from '../../helpers/protocol';

@@ -10,7 +10,7 @@ import type { IPty } from 'node-pty';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { loadNodePty } from '../../../src/core/session/pty-loader';
-import { RpcClient } from '../../../src/transport/rpc-client';
+import { RpcClient } from '../../../src/transport/client/rpc-client';
 import { runCli, startCli, startServeHost, startedPids, killPid, type ServeHost } from '../../helpers/cli';
 import { tempRuntimeDir, until, withTimeout } from '../../helpers/host';
 import { bashEnv, buildCli, CLI, REPO_ROOT, sleep } from '../../helpers/protocol';

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { killPid, runCli, startCli, startedPids, stopPid } from '../../helpers/cli';
 import { BASH, connect, startHost, until } from '../../helpers/host';
 import { buildCli } from '../../helpers/protocol';
-import type { RpcClient } from '../../../src/transport/rpc-client';
+import type { RpcClient } from '../../../src/transport/client/rpc-client';
 
 type Host = Awaited<ReturnType<typeof startHost>>;
 

@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { METHODS } from '../../../src/core/methods/table';
 import { selector as sessionSelector } from '../../../src/core/methods/schemas';
 import type { MethodSpec } from '../../../src/core/methods/spec';
-import { REST_ROUTES } from '../../../src/transport/rest-routes';
+import { REST_ROUTES } from '../../../src/transport/http/rest-routes';
 import { boundWaits, Entries, FUZZ_WAIT_MS, jsonText, keyName, nastyKey, nastyString, objectOf, wildJson, type Wild } from '../../helpers/arbitraries';
 import { fuzz } from '../../helpers/fuzz';
 import { fillText, FuzzHost, RAW_CAT } from '../../helpers/fuzz-host';

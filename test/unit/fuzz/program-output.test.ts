@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import type { RpcClient } from '../../../src/transport/rpc-client';
+import type { RpcClient } from '../../../src/transport/client/rpc-client';
 import { haveTmux, Tmux } from '../../helpers/cli';
 import { fuzz } from '../../helpers/fuzz';
 import { connect, startHost } from '../../helpers/host';

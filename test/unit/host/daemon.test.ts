@@ -10,7 +10,7 @@ import { VERSION } from '../../../src/version';
 import { idleExitMs } from '../../../src/host/exit-empty';
 import { tempRuntimeDir, until } from '../../helpers/host';
 import type { SessionInfo } from '../../../src/core/methods/types';
-import { RpcClient } from '../../../src/transport/rpc-client';
+import { RpcClient } from '../../../src/transport/client/rpc-client';
 
 // The per-user host starts detached on first need; when it cannot start, the caller hears why
 // (the last line it wrote to daemon.log), not a bare timeout.

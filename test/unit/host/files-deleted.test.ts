@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readLiveRecords } from '../../../src/host/discovery';
-import { RpcClient } from '../../../src/transport/rpc-client';
+import { RpcClient } from '../../../src/transport/client/rpc-client';
 import { BASH, startHost, until } from '../../helpers/host';
 import type { SessionInfo } from '../../../src/core/methods/types';
 

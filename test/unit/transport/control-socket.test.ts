@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { SessionInfo } from '../../../src/core/methods/types';
-import { RpcCallError, type Notification, type RpcClient } from '../../../src/transport/rpc-client';
+import { RpcCallError, type Notification, type RpcClient } from '../../../src/transport/client/rpc-client';
 import { VERSION } from '../../../src/version';
 import { BASH, connect, rejectsWith, startHost, tempRuntimeDir, until } from '../../helpers/host';
 import { childrenOf, parentOf, pidAlive, sleep } from '../../helpers/protocol';

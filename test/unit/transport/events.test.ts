@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHttpHost, wsOpen, type HttpHost } from '../../helpers/http';
 import { BASH, connect, until, withTimeout } from '../../helpers/host';
-import type { Notification, RpcClient } from '../../../src/transport/rpc-client';
+import type { Notification, RpcClient } from '../../../src/transport/client/rpc-client';
 
 const linux = process.platform === 'linux';
 

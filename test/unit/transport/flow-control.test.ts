@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Terminal } from '@xterm/headless';
 import type { SessionInfo } from '../../../src/core/methods/types';
-import type { Notification, RpcClient } from '../../../src/transport/rpc-client';
+import type { Notification, RpcClient } from '../../../src/transport/client/rpc-client';
 import { BASH, connect, startHost, until } from '../../helpers/host';
 import { FloodCheck, makeFlood, type Flood } from '../../helpers/flood';
 import { screenTextOf, writeAll } from '../../helpers/xterm-screen';

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FrameWriter } from '../../../src/transport/frame-writer';
+import { FrameWriter } from '../../../src/transport/socket/frame-writer';
 
 async function socketPair(): Promise<{ a: net.Socket; b: net.Socket; done(): void }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'frame-writer-'));

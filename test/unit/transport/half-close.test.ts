@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import type { SessionInfo } from '../../../src/core/methods/types';
-import type { RpcClient } from '../../../src/transport/rpc-client';
+import type { RpcClient } from '../../../src/transport/client/rpc-client';
 import { BASH, connect, startHost, withTimeout } from '../../helpers/host';
 import type { Msg } from '../../helpers/protocol';
 

@@ -3,7 +3,7 @@
 // the upgrade handler, which would end the whole host (found by the HTTP fuzzer).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AUTH_COOKIE } from '../../../src/transport/http-security';
+import { AUTH_COOKIE } from '../../../src/transport/http/http-security';
 import { request, startHttpHost, wsConnect, type HttpHost } from '../../helpers/http';
 import { BASH } from '../../helpers/host';
 

@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { BASH, connect, until, withTimeout } from '../../helpers/host';
 import { startHttpHost, type HttpHost } from '../../helpers/http';
-import type { RpcClient } from '../../../src/transport/rpc-client';
+import type { RpcClient } from '../../../src/transport/client/rpc-client';
 
 const TEST_TIMEOUT = 60_000;
 /** The one line between head and tail. */

@@ -11,7 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../helpers/protocol';
 import { startHttpHost, type HttpHost } from '../../helpers/http';
 import { BASH, connect, until, withTimeout } from '../../helpers/host';
-import type { RpcClient } from '../../../src/transport/rpc-client';
+import type { RpcClient } from '../../../src/transport/client/rpc-client';
 
 /** The client's request timeout: shorter than the command, so only progress can keep the call alive. */
 const REQUEST_TIMEOUT_MS = 10_000;

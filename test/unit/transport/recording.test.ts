@@ -11,7 +11,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startHttpHost, wsConnect, type HttpHost, mcpAgent } from '../../helpers/http';
 import { BASH, connect, rejectsWith, until } from '../../helpers/host';
 import { runCli } from '../../helpers/cli';
-import type { RpcClient } from '../../../src/transport/rpc-client';
+import type { RpcClient } from '../../../src/transport/client/rpc-client';
 
 const linux = process.platform === 'linux';
 /** Typed at `read -s`: it must appear nowhere in the recording. */

@@ -8,8 +8,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { BASH, connect, rejectsWith } from '../../helpers/host';
 import { request, startHttpHost, wsConnect, type HttpHost, type WsClient } from '../../helpers/http';
-import { ReplayLimits, ReplayLinks } from '../../../src/transport/replay-links';
-import type { RpcClient } from '../../../src/transport/rpc-client';
+import { ReplayLimits, ReplayLinks } from '../../../src/transport/pages/replay-links';
+import type { RpcClient } from '../../../src/transport/client/rpc-client';
 
 const CAST = '{"version": 3, "term": {"cols": 80, "rows": 24}, "title": "demo"}\n[0.5, "o", "hello replay\\r\\n"]\n[0.1, "m", "command exited 0: echo hi"]\n[0.1, "x", "0"]\n';
 

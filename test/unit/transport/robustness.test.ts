@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 import type { SessionInfo } from '../../../src/core/methods/types';
-import type { Notification, RpcClient } from '../../../src/transport/rpc-client';
+import type { Notification, RpcClient } from '../../../src/transport/client/rpc-client';
 import { BASH, connect, rejectsWith, startHost, until } from '../../helpers/host';
 import { childrenOf, LineClient, pidAlive, sleep, type Msg } from '../../helpers/protocol';
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startHttpHost, type HttpHost, mcpAgent } from '../../helpers/http';
 import { BASH, connect, rejectsWith, until } from '../../helpers/host';
-import type { Notification, RpcClient } from '../../../src/transport/rpc-client';
+import type { Notification, RpcClient } from '../../../src/transport/client/rpc-client';
 
 const linux = process.platform === 'linux';
 /** What the user types; the programs print only its length, so it must appear nowhere. */

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startHttpHost, type HttpHost, mcpAgent } from '../../helpers/http';
 import { BASH, connect, until } from '../../helpers/host';
-import type { RpcClient } from '../../../src/transport/rpc-client';
+import type { RpcClient } from '../../../src/transport/client/rpc-client';
 import { loadNodePty } from '../../../src/core/session/pty-loader';
 import { buildCli, CLI } from '../../helpers/protocol';
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { followSession, ToolError, type CallTool } from '../../../src/view/follow-session';
-import { startHttpServer, type HttpServer } from '../../../src/transport/http-server';
+import { startHttpServer, type HttpServer } from '../../../src/transport/http/http-server';
 import { BASH, startHost, until, withTimeout } from '../../helpers/host';
 
 /** A ring this small is outrun by a few KiB of output. */

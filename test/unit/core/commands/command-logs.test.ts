@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { CommandTracker, type CommandRecord } from '../../../../src/core/commands/command-tracker';
 import { CommandLogs } from '../../../../src/core/commands/command-logs';
 import type { SessionInfo } from '../../../../src/core/methods/types';
-import type { RpcClient } from '../../../../src/transport/rpc-client';
+import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { connect, rejectsWith, startHost, until } from '../../../helpers/host';
 
 const TEST_TIMEOUT = 60_000;

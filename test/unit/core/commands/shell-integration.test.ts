@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { CommandRecord } from '../../../../src/core/commands/command-tracker';
 import type { SessionInfo } from '../../../../src/core/methods/types';
-import type { RpcClient } from '../../../../src/transport/rpc-client';
+import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { connect, startHost, until } from '../../../helpers/host';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking CI. */

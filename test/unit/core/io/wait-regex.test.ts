@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import type { RpcClient } from '../../../../src/transport/rpc-client';
+import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { startServeHost, type ServeHost } from '../../../helpers/cli';
 import { connect, rejectsWith, tempRuntimeDir, until, withTimeout } from '../../../helpers/host';
 import { bashEnv, buildCli } from '../../../helpers/protocol';

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Mirror } from '../../../../src/core/mirror/mirror';
 import { ScrollbackStore } from '../../../../src/core/mirror/scrollback-store';
-import type { RpcClient } from '../../../../src/transport/rpc-client';
+import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { BASH, connect, startHost, until } from '../../../helpers/host';
 
 interface Page {

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { RpcClient } from '../../../../src/transport/rpc-client';
+import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { Tmux } from '../../../helpers/cli';
 import { BASH, connect, startHost } from '../../../helpers/host';
 import { sameScreen, screenDiff } from '../../../helpers/screen-diff';

@@ -2,7 +2,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Terminal } from '@xterm/headless';
 import { BASH, connect, startHost } from '../../../helpers/host';
-import type { RpcClient } from '../../../../src/transport/rpc-client';
+import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 
 // pty/snapshot redraws a session in a fresh terminal (what a re-attaching editor terminal does):
 // the same screen, the same recent scrollback, colours kept, then output follows from its cursor.

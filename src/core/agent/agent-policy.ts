@@ -1,7 +1,6 @@
 import { invalidParams, serverError } from '../base/errors';
 import type { Session } from '../session/session';
-import type { InputSource } from '../session/input-source';
-import { isAgentCall } from './secret-guard';
+import { isAgentCall, type InputSource } from '../session/input-source';
 
 /** What the host does with an agent's write into a session the user opened (CONTRACT §9.6). */
 export type AgentApproval = 'allow' | 'ask' | 'deny';

@@ -1,7 +1,6 @@
 import { serverError } from '../base/errors';
 import type { Session } from '../session/session';
-import type { InputSource } from '../session/input-source';
-import { isAgentCall } from './secret-guard';
+import { isAgentCall, type InputSource } from '../session/input-source';
 
 /** The human counts as typing for this long after their last key (CONTRACT §9.6). */
 export const HUMAN_PAUSE_MS = 1500;

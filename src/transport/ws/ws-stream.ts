@@ -1,12 +1,12 @@
 import type WebSocket from 'ws';
-import { invoke } from '../core/methods/dispatch';
-import type { Session } from '../core/session/session';
-import { ClientLink } from '../core/io/client-link';
-import type { Grant } from '../core/io/caller';
-import type { NotificationSink } from '../core/io/subscription';
-import type { HostServices } from '../core/methods/types';
+import { invoke } from '../../core/methods/dispatch';
+import type { Session } from '../../core/session/session';
+import { ClientLink } from '../../core/io/client-link';
+import type { Grant } from '../../core/io/caller';
+import type { NotificationSink } from '../../core/io/subscription';
+import type { HostServices } from '../../core/methods/types';
 import { wsCongested, wsWhenDrained } from './ws-sink';
-import { DEFAULT_SNAPSHOT_SCROLLBACK } from '../core/methods/screen-methods';
+import { DEFAULT_SNAPSHOT_SCROLLBACK } from '../../core/methods/screen-methods';
 
 /** WebSocket close codes of the stream endpoint. */
 export const enum StreamClose {

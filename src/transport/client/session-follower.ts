@@ -1,4 +1,4 @@
-import type { IDisposable } from '../core/base/lifecycle';
+import type { IDisposable } from '../../core/base/lifecycle';
 import type { Notification, RpcClient } from './rpc-client';
 
 /** How a followed session ended, as its `pty/exit` notification said. */

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
-import { limitReached, type RpcError } from '../core/base/errors';
-import { toDisposable, type IDisposable } from '../core/base/lifecycle';
+import { limitReached, type RpcError } from '../../core/base/errors';
+import { toDisposable, type IDisposable } from '../../core/base/lifecycle';
 import type { Access } from './http-security';
 
 /**

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { errorResponse, type DispatchMode } from '../core/methods/dispatch';
-import { limitReached } from '../core/base/errors';
-import type { HostServices } from '../core/methods/types';
+import { errorResponse, type DispatchMode } from '../../core/methods/dispatch';
+import { limitReached } from '../../core/base/errors';
+import type { HostServices } from '../../core/methods/types';
 import { formatAddress, type Endpoint } from './address';
 import { RpcConnection } from './rpc-connection';
 

@@ -1,8 +1,8 @@
 import * as crypto from 'node:crypto';
-import { Disposable, disposableTimeout, toDisposable, type IDisposable } from '../core/base/lifecycle';
-import type { Grant, TokenScope } from '../core/io/caller';
-import type { TokenInfo, TokenService } from '../core/methods/types';
-import type { Session } from '../core/session/session';
+import { Disposable, disposableTimeout, toDisposable, type IDisposable } from '../../core/base/lifecycle';
+import type { Grant, TokenScope } from '../../core/io/caller';
+import type { TokenInfo, TokenService } from '../../core/methods/types';
+import type { Session } from '../../core/session/session';
 import { newToken } from './http-security';
 
 /** What a scoped token allows, and its id (so what was opened with it ends with it). */

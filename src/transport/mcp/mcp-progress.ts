@@ -1,4 +1,4 @@
-import type { IDisposable } from '../core/base/lifecycle';
+import type { IDisposable } from '../../core/base/lifecycle';
 
 /** How often a long tool call reports progress (CONTRACT §9.4: at least every 5 s). */
 export const enum ProgressTuning {

@@ -1,9 +1,9 @@
 import * as crypto from 'node:crypto';
 import { decodeSegment } from './http-util';
 import type { IncomingMessage } from 'node:http';
-import type { Grant } from '../core/io/caller';
+import type { Grant } from '../../core/io/caller';
 import type { ScopedTokens } from './scoped-tokens';
-import { isLinkPath } from './replay-links';
+import { isLinkPath } from '../pages/replay-links';
 
 /** What a request's credentials allow: a scope, perhaps for one session, perhaps only in the browser view. */
 export interface Access extends Grant {

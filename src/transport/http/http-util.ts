@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ErrorCode, isLimitReached, RpcError, toRpcError } from '../core/base/errors';
+import { ErrorCode, isLimitReached, RpcError, toRpcError } from '../../core/base/errors';
 
 /** Largest JSON body a REST or `/mcp` request may send: a JSON-RPC line's limit (CONTRACT §3). */
 export const MAX_BODY_BYTES = 1024 * 1024;

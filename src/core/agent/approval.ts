@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { toDisposable, type IDisposable } from '../base/lifecycle';
 import type { Session } from '../session/session';
 import type { InputSource } from '../session/input-source';
-import type { NotificationSink } from './subscription';
+import type { NotificationSink } from '../io/subscription';
 
 /** What the user answers when an agent asks to type (CONTRACT §9.6): Allow once / for this session / Deny. */
 export type ApprovalAnswer = 'once' | 'session' | 'deny';

@@ -1,6 +1,6 @@
 import type WebSocket from 'ws';
-import { toDisposable, type IDisposable } from '../core/base/lifecycle';
-import { CLIENT_HIGH_WATER_BYTES } from './rpc-connection';
+import { toDisposable, type IDisposable } from '../../core/base/lifecycle';
+import { CLIENT_HIGH_WATER_BYTES } from '../socket/rpc-connection';
 
 /** Backpressure helpers shared by the WebSocket endpoints: a slow client waits on the ring, not in our memory. */
 export function wsCongested(ws: WebSocket): boolean {

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as path from 'node:path';
-import type { Session } from '../core/session/session';
-import type { HostServices } from '../core/methods/types';
-import type { Access } from './http-security';
-import { sendError, sendJson } from './http-util';
+import type { Session } from '../../core/session/session';
+import type { HostServices } from '../../core/methods/types';
+import type { Access } from '../http/http-security';
+import { sendError, sendJson } from '../http/http-util';
 
 /**
  * Headers of everything the view serves. No inline script runs (the page passes its data in

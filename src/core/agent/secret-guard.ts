@@ -1,14 +1,6 @@
 import { serverError } from '../base/errors';
-import type { InputSource, Transport } from '../session/input-source';
+import { isAgentCall, type InputSource } from '../session/input-source';
 import type { Session } from '../session/session';
-
-/** How an agent's MCP tool calls arrive: over `/mcp`, or relayed by `shared-pty mcp`. */
-const MCP_TRANSPORTS: ReadonlySet<Transport> = new Set<Transport>(['mcp-http', 'mcp-stdio']);
-
-/** True for an agent's call: an MCP tool, over `/mcp` or relayed by `shared-pty mcp`. */
-export function isAgentCall(from: InputSource): boolean {
-  return MCP_TRANSPORTS.has(from.transport);
-}
 
 /**
  * Refuses an agent's write (MCP `send`, `send_keys`) while the program asks for a secret

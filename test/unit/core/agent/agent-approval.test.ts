@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BASH, connect, rejectsWith, until } from '../../../helpers/host';
 import { mcpAgent, startHttpHost, type HttpHost } from '../../../helpers/http';
-import type { Notification, RpcClient } from '../../../../src/transport/rpc-client';
+import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
 
 const AGENT = { origin: 'agent', transport: 'mcp-stdio' };
 

@@ -1,5 +1,5 @@
 import * as crypto from 'node:crypto';
-import type { ReplayLinkInfo, ReplayService } from '../core/methods/types';
+import type { ReplayLinkInfo, ReplayService } from '../../core/methods/types';
 
 /** Bounds of the replay links a host keeps; each says why. */
 export const enum ReplayLimits {

@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASH, connect, rejectsWith, startHost, until } from '../../../helpers/host';
-import type { RpcClient } from '../../../../src/transport/rpc-client';
+import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 
 const AGENT = { origin: 'agent', transport: 'mcp-stdio' };
 

@@ -1,13 +1,13 @@
 import type { Duplex } from 'node:stream';
-import { dispatch, errorResponse, type DispatchMode, type JsonRpcResponse } from '../core/methods/dispatch';
-import { ErrorCode, limitReached, RpcError } from '../core/base/errors';
-import { toDisposable, type IDisposable } from '../core/base/lifecycle';
-import type { HostServices } from '../core/methods/types';
-import type { NotificationSink } from '../core/io/subscription';
-import { ClientLink } from '../core/io/client-link';
+import { dispatch, errorResponse, type DispatchMode, type JsonRpcResponse } from '../../core/methods/dispatch';
+import { ErrorCode, limitReached, RpcError } from '../../core/base/errors';
+import { toDisposable, type IDisposable } from '../../core/base/lifecycle';
+import type { HostServices } from '../../core/methods/types';
+import type { NotificationSink } from '../../core/io/subscription';
+import { ClientLink } from '../../core/io/client-link';
 import { FrameWriter } from './frame-writer';
 import { DEFAULT_MAX_LINE_BYTES, LineReader } from './line-reader';
-import { MAX_IN_FLIGHT_REQUESTS } from '../core/base/limits';
+import { MAX_IN_FLIGHT_REQUESTS } from '../../core/base/limits';
 
 /** Unsent bytes above which a client counts as slow: its subscriptions wait for it to drain. */
 export const CLIENT_HIGH_WATER_BYTES = 1024 * 1024;

@@ -1,20 +1,20 @@
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { HostServices } from '../core/methods/types';
-import type { IDisposable } from '../core/base/lifecycle';
+import type { HostServices } from '../../core/methods/types';
+import type { IDisposable } from '../../core/base/lifecycle';
 import { AUTH_COOKIE, HttpGuard, newToken, type Access } from './http-security';
 import { ScopedTokens } from './scoped-tokens';
 import { decodeSegment, sendError, sendJson } from './http-util';
 import { ConnectionCount, InFlightPerToken, tooManyHttpInFlight } from './http-limits';
-import { MAX_HTTP_CONNECTIONS, MAX_IN_FLIGHT_REQUESTS } from '../core/base/limits';
-import type { RpcError } from '../core/base/errors';
+import { MAX_HTTP_CONNECTIONS, MAX_IN_FLIGHT_REQUESTS } from '../../core/base/limits';
+import type { RpcError } from '../../core/base/errors';
 import { handleRest } from './rest-routes';
-import { handleViewAsset, handleViewPage } from './view-page';
-import { ReplayLinks } from './replay-links';
-import { handleReplay, isReplayPath } from './replay-page';
-import { serveRpcWebSocket } from './ws-rpc';
-import { serveStream } from './ws-stream';
+import { handleViewAsset, handleViewPage } from '../pages/view-page';
+import { ReplayLinks } from '../pages/replay-links';
+import { handleReplay, isReplayPath } from '../pages/replay-page';
+import { serveRpcWebSocket } from '../ws/ws-rpc';
+import { serveStream } from '../ws/ws-stream';
 
 /** Limits of the HTTP server. */
 export const enum HttpLimits {
@@ -130,7 +130,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       return sendJson(res, 200, { ok: true, data: { hostId: options.hostId, sessions: sessionsReached(access) } });
     }
     // The MCP SDK loads on the first /mcp request: a host nobody asks for MCP stays lighter.
-    if (u.pathname === '/mcp') return (await import('./mcp-http')).handleMcp(services, req, res, access);
+    if (u.pathname === '/mcp') return (await import('../mcp/mcp-http')).handleMcp(services, req, res, access);
     if (isView) {
       const t = u.searchParams.get('token');
       if (t) {

@@ -1,10 +1,10 @@
 import { serverError } from '../base/errors';
 import type { IDisposable } from '../base/lifecycle';
 import type { Session } from '../session/session';
-import type { ApprovalDecision, InputSource } from '../session/input-source';
+import { isAgentCall, type ApprovalDecision, type InputSource } from '../session/input-source';
 import { checkAgentWrite, needsAsking, type AgentPolicy } from './agent-policy';
 import type { ApprovalBroker } from './approval';
-import { isAgentCall, refuseAgentDuringSecretInput } from './secret-guard';
+import { refuseAgentDuringSecretInput } from './secret-guard';
 import { waitForHumanPause } from './typing-arbitration';
 
 /** What the host gives every agent write: its policy, and where it asks the user. */

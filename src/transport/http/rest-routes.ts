@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { FULL_GRANT, oneShotCaller, type Grant } from '../core/io/caller';
-import { outOfReach } from '../core/methods/access';
-import { invoke } from '../core/methods/dispatch';
-import type { MethodSpec, RestPath, RestProjection } from '../core/methods/spec';
-import { METHODS, parseWith } from '../core/methods/table';
-import type { HostServices } from '../core/methods/types';
+import { FULL_GRANT, oneShotCaller, type Grant } from '../../core/io/caller';
+import { outOfReach } from '../../core/methods/access';
+import { invoke } from '../../core/methods/dispatch';
+import type { MethodSpec, RestPath, RestProjection } from '../../core/methods/spec';
+import { METHODS, parseWith } from '../../core/methods/table';
+import type { HostServices } from '../../core/methods/types';
 import { decodeSegment, readJsonBody, requestSignal, sendError, sendOk, sendRpcError } from './http-util';
 
 

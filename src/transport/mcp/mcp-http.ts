@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { invoke } from '../core/methods/dispatch';
-import { FULL_GRANT, oneShotCaller, type Grant } from '../core/io/caller';
-import type { HostServices } from '../core/methods/types';
-import { BodyTooLargeError, readJsonBody, sendJson } from './http-util';
+import { invoke } from '../../core/methods/dispatch';
+import { FULL_GRANT, oneShotCaller, type Grant } from '../../core/io/caller';
+import type { HostServices } from '../../core/methods/types';
+import { BodyTooLargeError, readJsonBody, sendJson } from '../http/http-util';
 import { connectMcp, createMcpServer, type ToolBackend } from './mcp-tools';
 
 /**

@@ -1,9 +1,9 @@
 import * as net from 'node:net';
-import { Emitter } from '../core/base/lifecycle';
-import type { ClientDeclaration } from '../core/io/caller';
-import type { ControlParamsOf, MethodName, ResultOf } from '../core/methods/table';
-import { DEFAULT_MAX_LINE_BYTES, LineReader } from './line-reader';
-import { parseAddress, type Endpoint } from './address';
+import { Emitter } from '../../core/base/lifecycle';
+import type { ClientDeclaration } from '../../core/io/caller';
+import type { ControlParamsOf, MethodName, ResultOf } from '../../core/methods/table';
+import { DEFAULT_MAX_LINE_BYTES, LineReader } from '../socket/line-reader';
+import { parseAddress, type Endpoint } from '../socket/address';
 
 /** An error answer from the server, with its JSON-RPC code. */
 export class RpcCallError extends Error {
