@@ -18,7 +18,7 @@ export const APPS_EXTENSION_CAPABILITY = { mimeTypes: [APP_MIME_TYPE] };
 
 /** Where the build writes the page (esbuild.mjs): next to the bundle, or in dist/ when running from source. */
 function pageCandidates(): string[] {
-  return [path.join(__dirname, 'terminal-app.html'), path.join(__dirname, '..', '..', 'dist', 'terminal-app.html')];
+  return [path.join(__dirname, 'terminal-app.html'), path.join(__dirname, '..', '..', '..', 'dist', 'terminal-app.html')];
 }
 
 let cached: string | undefined;

@@ -19,7 +19,7 @@ export const REPLAY_SECURITY_HEADERS: Readonly<Record<string, string>> = {
 
 /** Where the built files live: next to the bundle (dist/), or dist/ of the checkout when running from source. */
 function built(name: string): () => string[] {
-  return () => [path.join(__dirname, name), path.join(__dirname, '..', '..', 'dist', name)];
+  return () => [path.join(__dirname, name), path.join(__dirname, '..', '..', '..', 'dist', name)];
 }
 
 /** The replay page's assets: our script with asciinema-player bundled in, and the player's stylesheet. */

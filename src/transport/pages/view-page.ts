@@ -25,11 +25,11 @@ export const VIEW_SECURITY_HEADERS: Readonly<Record<string, string>> = {
 const ASSETS: Readonly<Record<string, Asset>> = {
   '/view/view.js': {
     type: 'text/javascript; charset=utf-8',
-    candidates: () => [path.join(__dirname, 'view.js'), path.join(__dirname, '..', '..', 'dist', 'view.js')],
+    candidates: () => [path.join(__dirname, 'view.js'), path.join(__dirname, '..', '..', '..', 'dist', 'view.js')],
   },
   '/view/view.js.map': {
     type: 'application/json; charset=utf-8',
-    candidates: () => [path.join(__dirname, 'view.js.map'), path.join(__dirname, '..', '..', 'dist', 'view.js.map')],
+    candidates: () => [path.join(__dirname, 'view.js.map'), path.join(__dirname, '..', '..', '..', 'dist', 'view.js.map')],
   },
   '/view/xterm.css': {
     type: 'text/css; charset=utf-8',
@@ -39,8 +39,8 @@ const ASSETS: Readonly<Record<string, Asset>> = {
       // dist/../node_modules when running the bundle from a checkout
       path.join(__dirname, '..', 'node_modules', '@xterm', 'xterm', 'css', 'xterm.css'),
       // src/transport/../../ under tsx
-      path.join(__dirname, '..', '..', 'dist', 'xterm.css'),
-      path.join(__dirname, '..', '..', 'node_modules', '@xterm', 'xterm', 'css', 'xterm.css'),
+      path.join(__dirname, '..', '..', '..', 'dist', 'xterm.css'),
+      path.join(__dirname, '..', '..', '..', 'node_modules', '@xterm', 'xterm', 'css', 'xterm.css'),
     ],
   },
 };
