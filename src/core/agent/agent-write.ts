@@ -69,6 +69,7 @@ async function approve(guards: WriteGuards, session: Session, from: InputSource,
     await refuseAgentDuringSecretInput(session, from);
     return decision;
   }
+  if (!session.running) throw serverError(`Session ${session.name} ended while the user was asked; nothing was written.`, { session: session.id, approval: decision });
   throw serverError(
     answer === 'deny'
       ? `The user declined: they did not allow the agent to type into session ${session.name}; nothing was written. Ask the user, or open a session of your own with open_session.`
