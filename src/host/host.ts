@@ -60,7 +60,8 @@ const RECORD_COALESCE_MS = 20;
 export class Host extends Disposable implements HostServices {
   readonly hostId: string;
   readonly registry: SessionRegistry;
-  readonly agentPolicy: AgentPolicy;
+  /** What agents' writes may do; `host/agentPolicy` changes it (the editor follows its settings). */
+  agentPolicy: AgentPolicy;
   readonly approvals = new ApprovalBroker();
   readonly startedAt = new Date().toISOString();
   readonly runtimeDir: string;

@@ -5,6 +5,7 @@ import type { Notification, RpcClient } from '../transport/client/rpc-client';
 import type { HostClients } from './host-clients';
 import type { SessionWatcher, Snapshot } from './session-watcher';
 import type { TerminalManager } from './terminal-manager';
+import { getSetting } from './settings';
 
 export interface AgentApprovalDeps {
   hosts: HostClients;
@@ -31,6 +32,8 @@ const SHOWN_CHARS = 300;
  */
 export function registerAgentApproval(context: vscode.ExtensionContext, deps: AgentApprovalDeps): void {
   const watched = new Set<string>();
+  /** The per-user hosts watched now: they follow this window's agent settings. */
+  const daemons = new Map<string, RpcClient>();
   const watch = (record: HostRecord) => {
     const key = `${record.hostId}:${record.pid}`;
     if (watched.has(key)) return;
@@ -42,9 +45,14 @@ export function registerAgentApproval(context: vscode.ExtensionContext, deps: Ag
         client.onClose(() => {
           sub.dispose();
           watched.delete(key);
+          daemons.delete(key);
           deps.terminals.clearAgentTyping(record.hostId);
         });
         const r = await client.request<{ pending: ApprovalRequest[]; typing: string[] }>('host/watchAgents', {});
+        if (record.kind === 'daemon') {
+          daemons.set(key, client);
+          await applyPolicy(client, deps);
+        }
         for (const id of r.typing) deps.terminals.setAgentTyping(record.hostId, id, true);
         for (const request of r.pending) void ask(record, client, request, deps);
       })
@@ -56,7 +64,27 @@ export function registerAgentApproval(context: vscode.ExtensionContext, deps: Ag
   };
   const onSnapshot = (s: Snapshot) => s.hosts.forEach(watch);
   onSnapshot(deps.watcher.snapshot);
-  context.subscriptions.push(deps.watcher.onDidPoll(onSnapshot));
+  context.subscriptions.push(
+    deps.watcher.onDidPoll(onSnapshot),
+    // A changed setting applies at once to the per-user host (a host started by hand keeps its flags).
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration('sharedPty.agent')) return;
+      for (const client of daemons.values()) void applyPolicy(client, deps);
+    }),
+  );
+}
+
+/** Sets the per-user host's policy for agents' writes from this window's settings. */
+async function applyPolicy(client: RpcClient, deps: AgentApprovalDeps): Promise<void> {
+  const approval = getSetting('agent.approval');
+  const params = { approval: ['allow', 'ask', 'deny'].includes(approval) ? approval : 'ask', denyCommands: getSetting('agent.denyCommands').filter(Boolean) };
+  try {
+    await client.request('host/agentPolicy', params);
+  } catch (e) {
+    // A deny rule that is not a regex: said once, and the host keeps the policy it had.
+    void vscode.window.showErrorMessage(`Shared PTY: sharedPty.agent settings not applied: ${(e as Error).message}`);
+    deps.log.warn(`host/agentPolicy: ${(e as Error).message}`);
+  }
 }
 
 function onNotification(record: HostRecord, client: RpcClient, n: Notification, deps: AgentApprovalDeps): void {

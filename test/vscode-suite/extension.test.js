@@ -206,6 +206,26 @@ suite('Shared PTY in the editor', () => {
     }
   });
 
+  test('the agent settings apply to the per-user host at once (sharedPty.agent.approval, denyCommands)', async () => {
+    const agent = vscode.workspace.getConfiguration('sharedPty.agent');
+    const G = vscode.ConfigurationTarget.Global;
+    // The window watches the host (for approval questions) and sets its policy from the settings.
+    await until(async () => (await controlCall('host/agentPolicy')).approval === 'ask', 15000, 'the host to follow the default (ask)');
+    try {
+      await agent.update('approval', 'deny', G);
+      await agent.update('denyCommands', ['^git push'], G);
+      const now = await until(async () => {
+        const p = await controlCall('host/agentPolicy');
+        return p.approval === 'deny' && p.denyCommands.length === 1 ? p : undefined;
+      }, 10000, 'the host to take the changed settings');
+      assert.deepEqual(now, { approval: 'deny', denyCommands: ['^git push'] });
+    } finally {
+      await agent.update('approval', undefined, G);
+      await agent.update('denyCommands', undefined, G);
+    }
+    await until(async () => (await controlCall('host/agentPolicy')).approval === 'ask', 10000, 'the host back to ask');
+  });
+
   test('sharedPty.copyMcpConfig copies a configuration for external agents', async () => {
     await vscode.env.clipboard.writeText('');
     await vscode.commands.executeCommand('sharedPty.copyMcpConfig');

@@ -13,6 +13,11 @@ export interface AgentPolicy {
   denyCommands: readonly RegExp[];
 }
 
+/** A policy as settings and `host/agentPolicy` say it: the rules as their sources. */
+export function describePolicy(policy: AgentPolicy | undefined): { approval: AgentApproval; denyCommands: string[] } {
+  return { approval: policy?.approval ?? 'allow', denyCommands: (policy?.denyCommands ?? []).map((r) => r.source) };
+}
+
 /** A policy from its settings; a deny rule that is not a valid regex is a clear error, not a silent gap. */
 export function agentPolicy(approval: AgentApproval = 'allow', denyCommands: readonly string[] = []): AgentPolicy {
   const rules = denyCommands.map((source) => {

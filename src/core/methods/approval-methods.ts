@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { forbidden, invalidParams } from '../base/errors';
 import { APPROVAL_ANSWERS } from '../agent/approval';
+import { AGENT_APPROVALS, agentPolicy, describePolicy } from '../agent/agent-policy';
 import { ClientLink } from '../io/client-link';
 import { isAgentCall } from '../session/input-source';
 import type { MethodContext } from './types';
@@ -55,5 +56,29 @@ export const approveMethod = method({
   handler(ctx, p) {
     requireUserSide(ctx, 'host/approve');
     return { decided: ctx.services.approvals?.answer(p.id, p.decision) ?? false };
+  },
+});
+
+const policyShape = {
+  approval: z.enum(AGENT_APPROVALS as ['allow', 'ask', 'deny']),
+  denyCommands: z.array(z.string()).describe('Regular expressions of lines an agent may never submit.'),
+};
+
+export const agentPolicyMethod = method({
+  name: 'host/agentPolicy',
+  target: 'host',
+  scope: 'control',
+  summary:
+    'The host\'s policy for agents\' writes (CONTRACT §9.6): read it, or set it (the editor sets its settings sharedPty.agent.approval and denyCommands on its per-user host, at once).',
+  params: z.object({ approval: policyShape.approval.optional(), denyCommands: policyShape.denyCommands.optional() }),
+  result: z.object(policyShape),
+  handler(ctx, p) {
+    if (p.approval !== undefined || p.denyCommands !== undefined) {
+      requireUserSide(ctx, 'host/agentPolicy');
+      const now = describePolicy(ctx.services.agentPolicy);
+      // A rule that is not a regex is a clear error, and the policy stays as it was.
+      ctx.services.agentPolicy = agentPolicy(p.approval ?? now.approval, p.denyCommands ?? now.denyCommands);
+    }
+    return describePolicy(ctx.services.agentPolicy);
   },
 });

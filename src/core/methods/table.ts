@@ -9,7 +9,7 @@ import { infoMethod, keepMethod, killMethod, statusMethod, viewUrlMethod } from 
 import { eventsMethod, waitEventMethod } from './event-methods';
 import { recordMethod, replayMethod } from './record-methods';
 import { revokeMethod, shareMethod, tokensMethod } from './token-methods';
-import { approveMethod, watchAgentsMethod } from './approval-methods';
+import { agentPolicyMethod, approveMethod, watchAgentsMethod } from './approval-methods';
 import type { MethodSpec } from './spec';
 
 /**
@@ -49,6 +49,7 @@ export const METHODS = [
   revokeMethod,
   watchAgentsMethod,
   approveMethod,
+  agentPolicyMethod,
 ] as const;
 
 type AnySpec = (typeof METHODS)[number];

@@ -62,7 +62,7 @@ export interface HostServices {
   /** `pty/kill`: in a host, ends that session; in socket-pty's single-session serve, ends the server too. */
   killSession(session: Session): Promise<void> | void;
   /** What agents' writes may do (CONTRACT §9.6); none: allow. */
-  readonly agentPolicy?: AgentPolicy;
+  agentPolicy?: AgentPolicy;
   /** Where the host asks the user about agents' writes and tells who watches that an agent types. */
   readonly approvals?: ApprovalBroker;
 }

@@ -70,6 +70,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   'host/revoke': { id: '<shared just before>' },
   'host/watchAgents': {},
   'host/approve': { id: 'no-such-request', decision: 'deny' },
+  'host/agentPolicy': {},
 };
 /** Params that are only valid together (`pty/read`'s row range): a bound check sets both. */
 const PAIRED: Record<string, string> = { start: 'end', end: 'start' };

@@ -53,4 +53,17 @@ describe('agent write approval (headless)', () => {
     assert.match(err.message, /deny rule/);
     await rpc('pty/kill', { session: id });
   });
+
+  test('host/agentPolicy reads and sets the policy at once; a bad rule changes nothing; an agent may not set it', { timeout: 30_000 }, async () => {
+    assert.deepEqual(await rpc('host/agentPolicy', {}), { approval: 'deny', denyCommands: ['^rm -rf'] });
+    const id = await open('user');
+    await rpc('host/agentPolicy', { approval: 'allow' });
+    assert.match((await agentRpc('pty/send', { session: id, text: 'echo now-allowed' })).output, /now-allowed/);
+    await rejectsWith(rpc('host/agentPolicy', { denyCommands: ['(unclosed'] }), -32602);
+    assert.deepEqual(await rpc('host/agentPolicy', {}), { approval: 'allow', denyCommands: ['^rm -rf'] }, 'a bad rule leaves the policy as it was');
+    await rejectsWith(agentRpc('host/agentPolicy', { approval: 'allow' }), -32004);
+    await rpc('host/agentPolicy', { approval: 'deny' });
+    await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo denied-again' }), -32000);
+    await rpc('pty/kill', { session: id });
+  });
 });
