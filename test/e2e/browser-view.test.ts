@@ -16,6 +16,7 @@ import { startServeHost } from '../helpers/cli';
 import { bashEnv } from '../helpers/protocol';
 import { mcpAgent, type HttpHost } from '../helpers/http';
 import { screenText } from '../../src/core/mirror/screen-text';
+import { chromiumSkip, launchChromium } from '../helpers/chromium';
 
 /** What src/view/main.ts exposes for tests. */
 declare global {
@@ -25,13 +26,12 @@ declare global {
   }
 }
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = path.join(__dirname, '..', '..');
 // Screenshots refresh the README's pictures only when asked (SHARED_PTY_SCREENSHOTS=1): a test run leaves the tree clean.
 const SHOTS = process.env.SHARED_PTY_SCREENSHOTS === '1' ? path.join(ROOT, 'media') : fs.mkdtempSync(path.join(os.tmpdir(), 'spt-shots-'));
 const SCREENSHOT = path.join(SHOTS, 'browser-view.png');
 const SCREENSHOT_READ_ONLY = path.join(SHOTS, 'browser-view-readonly.png');
-const skip = fs.existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium); the browser view test needs it`;
+const skip = chromiumSkip('the browser view test');
 
 /** Bounds on waits; generous, since a browser on a loaded test machine is slow to start. */
 const enum Wait {
@@ -137,11 +137,7 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
       name: 'browser-view-test',
     });
     await until(async () => (await screenRows(session)).some((r) => r.startsWith('view$')), Wait.Screen, 'the bash prompt');
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

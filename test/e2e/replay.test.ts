@@ -14,6 +14,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { RpcClient } from '../../src/transport/client/rpc-client';
 import { connect, until } from '../helpers/host';
 import { startHttpHost, type HttpHost } from '../helpers/http';
+import { chromiumSkip, launchChromium } from '../helpers/chromium';
 
 /** What src/view/replay.ts exposes for tests. */
 declare global {
@@ -22,9 +23,8 @@ declare global {
   }
 }
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = path.join(__dirname, '..', '..');
-const skip = fs.existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium); the replay test needs it`;
+const skip = chromiumSkip('the replay test');
 const linux = process.platform === 'linux';
 /** Typed at `read -s` while recording: it must reach neither the file nor the page. */
 const SECRET = 'hunter2-Replay9';
@@ -91,11 +91,7 @@ describe('replay in the browser (Chromium + asciinema-player)', { skip }, () => 
     ctl = await connect(h.host.controlAddress);
     home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'spt-replay-e2e-')));
     fs.writeFileSync(path.join(home, '.bashrc'), "PS1='rec> '\nHISTFILE=/dev/null\n");
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

@@ -15,6 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { until, withTimeout } from '../helpers/host';
 import { startHttpHost, type HttpHost } from '../helpers/http';
+import { chromiumSkip, launchChromium } from '../helpers/chromium';
 
 declare global {
   interface Window {
@@ -25,11 +26,10 @@ declare global {
   }
 }
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = path.join(__dirname, '..', '..');
 // The README's picture is refreshed only when asked (SHARED_PTY_SCREENSHOTS=1): a test run leaves the tree clean.
 const SHOTS = process.env.SHARED_PTY_SCREENSHOTS === '1' ? path.join(ROOT, 'media') : fs.mkdtempSync(path.join(os.tmpdir(), 'spt-shots-'));
-const skip = fs.existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium); the terminal view test needs it`;
+const skip = chromiumSkip('the terminal view test');
 
 /** Bounds on waits; generous, since a browser on a loaded test machine is slow. */
 const enum Wait {
@@ -74,11 +74,7 @@ describe('the terminal view of MCP Apps (Chromium, AppBridge, /mcp)', { skip }, 
     await withTimeout(client.connect(transport), 20_000, 'MCP connect');
 
     const hostPage = await esbuild.build({ entryPoints: [path.join(__dirname, 'fixtures', 'apps-host.mjs')], bundle: true, write: false, platform: 'browser', format: 'iife', logLevel: 'warning' });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 900, height: 560 } })).newPage();
     page.setDefaultTimeout(Wait.Load);
     page.on('pageerror', (e) => errors.push(e.message));

@@ -1,0 +1,20 @@
+// The Chromium the end-to-end suites drive (Debian's package, through playwright-core): one path,
+// one set of flags, one skip reason, for the browser view, the replayer and the MCP Apps view.
+import * as fs from 'node:fs';
+import type { Browser } from 'playwright-core';
+
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** Why a suite that needs Chromium is skipped, or false when it can run. */
+export function chromiumSkip(what: string): string | false {
+  return fs.existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium); ${what} needs it`;
+}
+
+/** Headless Chromium as the suites run it: no sandbox (root in CI), no GPU, nothing fetched by itself. */
+export async function launchChromium(): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
