@@ -9,11 +9,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { BASH, connect, rejectsWith, until } from '../../../helpers/host';
+import { connect, rejectsWith, until } from '../../../helpers/host';
+import { agentCalls } from '../../../helpers/agent-calls';
 import { mcpAgent, startHttpHost, type HttpHost } from '../../../helpers/http';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
 
-const AGENT = { origin: 'agent', transport: 'mcp-stdio' };
 
 /** A window that answers: it records what it is told, and answers each request with `answer`. */
 class Window {
@@ -50,13 +50,10 @@ describe('agent write approval: ask', () => {
     await h?.close();
   });
 
-  const rpc = (method: string, params: Record<string, unknown>) => ctl.request<any>(method, params);
-  const agentRpc = (method: string, params: Record<string, unknown>) => agentCtl.request<any>(method, { ...params, client: AGENT });
-  async function open(origin: 'user' | 'agent'): Promise<string> {
-    const info = await rpc('session/create', { ...BASH, cols: 80, rows: 24, origin });
-    await until(async () => (await rpc('pty/read', { session: info.id })).screen.includes('$'), 10_000, 'a prompt');
-    return info.id;
-  }
+  const rpc = (method: string, params: Record<string, unknown>) => calls().rpc(method, params);
+  const agentRpc = (method: string, params: Record<string, unknown>) => calls().agentRpc(method, params);
+  const open = (origin: 'user' | 'agent') => calls().open(origin);
+  const calls = () => agentCalls(ctl, agentCtl);
   const lastApproval = async (id: string) => (await rpc('pty/info', { session: id })).lastInput?.approval;
 
   test('Deny: nothing is written, the agent is told the user declined, and the window saw the text and "agent typing"', { timeout: 30_000 }, async () => {

@@ -5,10 +5,10 @@
 // relays them (`client: { origin: "agent", transport: "mcp-stdio" }`).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASH, connect, rejectsWith, startHost, until } from '../../../helpers/host';
+import { connect, rejectsWith, startHost } from '../../../helpers/host';
+import { agentCalls } from '../../../helpers/agent-calls';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 
-const AGENT = { origin: 'agent', transport: 'mcp-stdio' };
 
 describe('agent write approval (headless)', () => {
   let h: Awaited<ReturnType<typeof startHost>>;
@@ -26,13 +26,10 @@ describe('agent write approval (headless)', () => {
     await h?.close();
   });
 
-  const rpc = (method: string, params: Record<string, unknown>) => ctl.request<any>(method, params);
-  const agentRpc = (method: string, params: Record<string, unknown>) => agentCtl.request<any>(method, { ...params, client: AGENT });
-  async function open(origin: 'user' | 'agent'): Promise<string> {
-    const info = await rpc('session/create', { ...BASH, cols: 80, rows: 24, origin });
-    await until(async () => (await rpc('pty/read', { session: info.id })).screen.includes('$'), 10_000, 'a prompt');
-    return info.id;
-  }
+  const rpc = (method: string, params: Record<string, unknown>) => calls().rpc(method, params);
+  const agentRpc = (method: string, params: Record<string, unknown>) => calls().agentRpc(method, params);
+  const open = (origin: 'user' | 'agent') => calls().open(origin);
+  const calls = () => agentCalls(ctl, agentCtl);
 
   test('deny: an agent may not type into the user\'s session; the user and scripts may', { timeout: 30_000 }, async () => {
     const id = await open('user');
