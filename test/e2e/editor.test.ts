@@ -242,23 +242,31 @@ async function waitNotification(page: Page, text: string): Promise<string> {
  */
 async function openedReplayLink(page: Page, action: () => Promise<void>): Promise<string> {
   let url: string | undefined;
-  const request = page.context().waitForEvent('request', { predicate: (r) => /\/replay\/[^/?]+\?token=/.test(r.url()), timeout: Wait.Ui });
-  void request.then(async (r) => {
-    url = r.url();
-    await r.frame().page().close().catch(() => undefined);
-  }, () => undefined);
-  await action();
-  const ask = page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Open$/ });
-  await until(
-    async () => {
-      if (url) return url;
-      if (await ask.isVisible().catch(() => false)) await ask.click();
-      return undefined;
-    },
-    Wait.Ui,
-    'the editor to open the replay link in the browser',
-  );
-  return url!;
+  const context = page.context();
+  const popups: Page[] = [];
+  const onPage = (p: Page) => popups.push(p);
+  const onRequest = (r: import('playwright-core').Request) => {
+    if (/\/replay\/[^/?]+\?token=/.test(r.url())) url ??= r.url();
+  };
+  context.on('page', onPage);
+  context.on('request', onRequest);
+  try {
+    await action();
+    const ask = page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Open$/ });
+    return await until(
+      async () => {
+        if (url) return url;
+        if (await ask.isVisible().catch(() => false)) await ask.click();
+        return undefined;
+      },
+      Wait.Ui,
+      'the editor to open the replay link in the browser',
+    );
+  } finally {
+    context.off('page', onPage);
+    context.off('request', onRequest);
+    for (const p of popups) await p.close().catch(() => undefined);
+  }
 }
 
 /**
@@ -583,7 +591,8 @@ describe('the extension in a real editor (code-server)', () => {
       const [header, ...events] = fs.readFileSync(castFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as [number, string, string]);
       assert.equal((header as unknown as { version: number }).version, 3, 'an asciicast v3 file');
       assert.ok(events.some((e) => e[1] === 'o' && e[2].includes('recorded-42')), 'the command\'s output is recorded');
-      assert.ok(events.some((e) => e[1] === 'i' && e[2].includes('recorded')), 'what the user typed is recorded');
+      const typed = events.filter((e) => e[1] === 'i').map((e) => e[2]).join(''); // the editor sends keystrokes one by one
+      assert.ok(typed.includes('echo recorded-$((6*7))'), `what the user typed is recorded: ${JSON.stringify(typed)}`);
       const marks = events.filter((e) => e[1] === 'm').map((e) => e[2]);
       assert.ok(marks.length > 0, 'the recording has markers');
       const opened = await openedReplayLink(page, () => notificationButton(page, `Stopped recording ${user.name}`, 'Replay in Browser').click());
@@ -620,7 +629,7 @@ describe('the extension in a real editor (code-server)', () => {
         await runCommand(page, 'Shared PTY: Replay a Recording', 'Replay a Recording');
         const dialog = page.locator('.quick-input-widget');
         await dialog.locator('.quick-input-title', { hasText: 'Replay a recording in the browser' }).waitFor({ timeout: Wait.Ui });
-        const input = dialog.locator('input.input').first();
+        const input = dialog.locator('.quick-input-box input').first();
         await until(async () => (await input.inputValue()).startsWith(recordings), Wait.Ui, 'the dialog to start in the recordings folder');
         await input.fill(file);
         await page.keyboard.press('Enter');
