@@ -3,6 +3,7 @@ export const Commands = {
   open: 'sharedPty.open',
   listSessions: 'sharedPty.listSessions',
   copyMcpConfig: 'sharedPty.copyMcpConfig',
+  replayRecording: 'sharedPty.replayRecording',
 } as const;
 
 /** Ids of other contributions. */

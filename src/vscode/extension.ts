@@ -3,6 +3,7 @@ import { registerAgentApproval } from './agent-approval';
 import { showError } from './errors';
 import { HostClients } from './host-clients';
 import { registerMcpProvider } from './mcp-provider';
+import { registerReplayCommand } from './recording-actions';
 import { registerSecretNotice } from './secret-notice';
 import { registerSessionList } from './session-list';
 import { SessionWatcher, type HostedSession } from './session-watcher';
@@ -35,6 +36,7 @@ export function activate(context: vscode.ExtensionContext): SharedPtyApi {
   registerStatusBar(context, { watcher });
   registerTerminals(context, { terminals });
   registerSessionList(context, { hosts, watcher, terminals, error });
+  registerReplayCommand(context, { hosts, error });
   registerMcpProvider(context, { hosts, watcher, extensionPath: context.extensionPath, error });
   registerSecretNotice(context, { watcher, terminals });
   registerAgentApproval(context, { hosts, watcher, terminals, log });

@@ -2,6 +2,8 @@ import * as vscode from 'vscode';
 import { Commands } from './commands';
 import type { HostClients } from './host-clients';
 import { mcpConfigSnippet } from './mcp-config';
+import { startRecording, stopRecording, type RecordTarget } from './recording-actions';
+import { RecordingMemory } from './recording-notices';
 import type { HostedSession, SessionWatcher } from './session-watcher';
 import { revokeLinks, shareLink, type ShareTarget } from './share-actions';
 import type { TerminalManager } from './terminal-manager';
@@ -13,7 +15,7 @@ export interface SessionListDeps {
   error(what: string, e: unknown): void;
 }
 
-type Action = 'focus' | 'copyAddress' | 'copyMcp' | 'shareView' | 'shareInput' | 'revoke' | 'keep' | 'kill';
+type Action = 'focus' | 'copyAddress' | 'copyMcp' | 'shareView' | 'shareInput' | 'revoke' | 'record' | 'stopRecording' | 'keep' | 'kill';
 
 interface SessionPick extends vscode.QuickPickItem {
   session?: HostedSession;
@@ -27,25 +29,33 @@ interface ActionPick extends vscode.QuickPickItem {
 /** Title of the session list (the status bar item opens it). */
 export const SESSION_LIST_TITLE = 'Shared PTY sessions';
 
+/** What the list works with: its dependencies, and the recordings this window started. */
+interface ListContext extends SessionListDeps {
+  recordings: RecordingMemory;
+}
+
 /** `sharedPty.listSessions` and `sharedPty.copyMcpConfig`. */
 export function registerSessionList(context: vscode.ExtensionContext, deps: SessionListDeps): void {
+  const list: ListContext = { ...deps, recordings: new RecordingMemory() };
   context.subscriptions.push(
-    vscode.commands.registerCommand(Commands.listSessions, () => listSessions(deps)),
+    vscode.commands.registerCommand(Commands.listSessions, () => listSessions(list)),
     vscode.commands.registerCommand(Commands.copyMcpConfig, () => copyMcpConfig(deps)),
   );
 }
 
-async function listSessions(deps: SessionListDeps): Promise<void> {
+async function listSessions(deps: ListContext): Promise<void> {
   const snapshot = deps.watcher.refresh();
+  deps.recordings.keepOnly(snapshot.sessions.filter((s) => s.info.running).map((s) => ({ hostId: s.hostId, sessionId: s.info.id })));
   const items: SessionPick[] = snapshot.sessions.map((s) => sessionItem(s, deps));
   if (items.length) items.push({ label: '', kind: vscode.QuickPickItemKind.Separator });
   items.push(
     { label: '$(add) Open Shared PTY', description: 'a new terminal with your shell, shared at once', command: Commands.open },
     { label: '$(json) Copy MCP Configuration', description: 'for agents outside the editor', command: Commands.copyMcpConfig },
+    { label: '$(play) Replay a Recording…', description: 'a .cast file, in the browser', command: Commands.replayRecording },
   );
   const picked = await vscode.window.showQuickPick(items, {
     title: SESSION_LIST_TITLE,
-    placeHolder: items.length > 2 ? 'Pick a session for its actions' : 'No shared sessions yet',
+    placeHolder: snapshot.sessions.length ? 'Pick a session for its actions' : 'No shared sessions yet',
     matchOnDescription: true,
     matchOnDetail: true,
   });
@@ -70,8 +80,9 @@ function sessionItem(s: HostedSession, deps: SessionListDeps): SessionPick {
   };
 }
 
-async function sessionActions(s: HostedSession, deps: SessionListDeps): Promise<void> {
+async function sessionActions(s: HostedSession, deps: ListContext): Promise<void> {
   const here = deps.terminals.terminalFor(s.hostId, s.info.id);
+  const recordingTo = deps.recordings.fileOf(s.hostId, s.info.id);
   const actions: ActionPick[] = [
     { label: here ? '$(eye) Focus Terminal' : '$(terminal) Show in This Window', action: 'focus' },
     { label: '$(copy) Copy Address', description: s.info.address, action: 'copyAddress' },
@@ -79,6 +90,7 @@ async function sessionActions(s: HostedSession, deps: SessionListDeps): Promise<
     { label: '$(eye) Share Read-only Link…', description: 'a browser link that watches it live, until it expires', action: 'shareView' },
     { label: '$(edit) Share with Input…', description: 'a browser link that can also type into it', action: 'shareInput' },
     { label: '$(circle-slash) Revoke Shared Links…', description: 'end links to this session at once', action: 'revoke' },
+    ...recordAction(s, recordingTo),
     { label: '$(pin) Keep Running', description: 'keep the session when no editor shows it (detach)', action: 'keep' },
     { label: '$(trash) Kill Session', description: `ends ${s.info.command} (pid ${s.info.pid})`, action: 'kill' },
   ];
@@ -97,13 +109,19 @@ async function sessionActions(s: HostedSession, deps: SessionListDeps): Promise<
         await copyMcpConfig(deps);
         return;
       case 'shareView':
-        await shareLink(await shareTarget(deps, s), 'view', 'Share read-only link');
+        await shareLink(await sessionTarget(deps, s), 'view', 'Share read-only link');
         return;
       case 'shareInput':
-        await shareLink(await shareTarget(deps, s), 'input', 'Share with input');
+        await shareLink(await sessionTarget(deps, s), 'input', 'Share with input');
         return;
       case 'revoke':
-        await revokeLinks(await shareTarget(deps, s));
+        await revokeLinks(await sessionTarget(deps, s));
+        return;
+      case 'record':
+        await startRecording(await sessionTarget(deps, s), deps.recordings);
+        return;
+      case 'stopRecording':
+        await stopRecording(await sessionTarget(deps, s), deps.recordings);
         return;
       case 'keep':
         await call(deps, s, 'session/keep');
@@ -119,13 +137,21 @@ async function sessionActions(s: HostedSession, deps: SessionListDeps): Promise<
   }
 }
 
+/** "Stop Recording" while this window knows it records, else "Start Recording" while it runs. */
+function recordAction(s: HostedSession, recordingTo: string | undefined): ActionPick[] {
+  if (recordingTo) return [{ label: '$(debug-stop) Stop Recording', description: `recording to ${recordingTo}`, action: 'stopRecording' }];
+  if (!s.info.running) return [];
+  return [{ label: '$(record) Start Recording', description: 'an asciicast file in the recordings folder, to replay', action: 'record' }];
+}
+
 async function call(deps: SessionListDeps, s: HostedSession, method: string, params: Record<string, unknown> = {}): Promise<unknown> {
   const found = await deps.hosts.clientFor(s.hostId);
   if (!found) throw new Error(`the host of ${s.info.name} is no longer running`);
   return found.client.request(method, { ...params, session: s.info.id });
 }
 
-async function shareTarget(deps: SessionListDeps, s: HostedSession): Promise<ShareTarget> {
+/** The session and its host's control connection (for sharing and recording: both take the same). */
+async function sessionTarget(deps: SessionListDeps, s: HostedSession): Promise<ShareTarget & RecordTarget> {
   const found = await deps.hosts.clientFor(s.hostId);
   if (!found) throw new Error(`the host of ${s.info.name} is no longer running`);
   return { name: s.info.name, sessionId: s.info.id, ...found };

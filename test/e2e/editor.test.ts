@@ -236,6 +236,40 @@ async function waitNotification(page: Page, text: string): Promise<string> {
 }
 
 /**
+ * The request of the browser page the editor opens for a replay link (`vscode.env.openExternal`
+ * opens a new page), then closes that page. When the editor asks first whether to open the site
+ * (link protection), answers Open.
+ */
+async function openedReplayLink(page: Page, action: () => Promise<void>): Promise<string> {
+  let url: string | undefined;
+  const context = page.context();
+  const popups: Page[] = [];
+  const onPage = (p: Page) => popups.push(p);
+  const onRequest = (r: import('playwright-core').Request) => {
+    if (/\/replay\/[^/?]+\?token=/.test(r.url())) url ??= r.url();
+  };
+  context.on('page', onPage);
+  context.on('request', onRequest);
+  try {
+    await action();
+    const ask = page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Open$/ });
+    return await until(
+      async () => {
+        if (url) return url;
+        if (await ask.isVisible().catch(() => false)) await ask.click();
+        return undefined;
+      },
+      Wait.Ui,
+      'the editor to open the replay link in the browser',
+    );
+  } finally {
+    context.off('page', onPage);
+    context.off('request', onRequest);
+    for (const p of popups) await p.close().catch(() => undefined);
+  }
+}
+
+/**
  * A per-user host that cannot load node-pty, as on a machine where the native module was never
  * built: the real CLI bundle next to a node-pty with its JavaScript but no pty.node, and no
  * fallback copy. Only the host reaches for node-pty, so this is all it takes.
@@ -275,6 +309,9 @@ async function startEditor(t: TestContext, opts: { vsix?: string; smokeDriver?: 
   const s = sandbox!;
   const runtimeDir = tempRuntimeDir();
   cleanups.push(() => stopHosts(runtimeDir));
+  // The per-user host's recordings folder ($XDG_DATA_HOME/shared-pty/recordings), kept out of the real home.
+  const dataHome = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-data-'));
+  cleanups.push(() => fs.rmSync(dataHome, { recursive: true, force: true }));
   let runDir: string | undefined;
   let route = opts.extensionDir ? 'development path' : 'vsix';
   let extensionDir = opts.extensionDir;
@@ -295,14 +332,14 @@ async function startEditor(t: TestContext, opts: { vsix?: string; smokeDriver?: 
     runDir,
     extensionDir: opts.extensionDir ? undefined : extensionDir,
     settings: runDir ? undefined : SHELL_SETTINGS,
-    env: { SHARED_PTY_DIR: runtimeDir },
+    env: { SHARED_PTY_DIR: runtimeDir, XDG_DATA_HOME: dataHome },
     smokeDriver: opts.smokeDriver,
   });
   cleanups.push(() => server.stop());
   const browser = await s.launchBrowser();
   cleanups.push(() => browser.close());
   t.diagnostic(`extension installed as: ${route}; code-server on ${server.url}; runtime dir ${runtimeDir}`);
-  return { server, browser, runtimeDir };
+  return { server, browser, runtimeDir, recordings: path.join(dataHome, 'shared-pty', 'recordings') };
 }
 
 // ---- tests
@@ -314,7 +351,7 @@ describe('the extension in a real editor (code-server)', () => {
     const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spty-vsix-'));
     cleanups.push(() => fs.rmSync(outDir, { recursive: true, force: true }));
     const vsix = packageVsix(outDir);
-    const { server, browser, runtimeDir } = await startEditor(t, { vsix });
+    const { server, browser, runtimeDir, recordings } = await startEditor(t, { vsix });
     // Clipboard permissions: the shared links are checked by reading what the editor copied.
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
     const fail = (e: unknown): never => {
@@ -533,6 +570,76 @@ describe('the extension in a real editor (code-server)', () => {
       await waitNotification(page, `Revoked the link with input to ${user.name}`);
       assert.equal((await restWrite(inputToken, 'true')).status, 401, 'the revoked input token is refused');
       assert.deepEqual(await tokensOf(user.id), [], 'no live token is left for the session');
+
+      // 4f. "Start Recording" from the list records into the recordings folder; a command typed in the
+      //     terminal is in the file, with a marker of who typed it; "Stop Recording" names the file,
+      //     and its "Replay in Browser" opens a replay link in the browser (code-server sends
+      //     localhost links through its port proxy, whose paths the host's pages do not know, so the
+      //     player is checked on the link itself, copied from the "Opened the replay" notification).
+      await sessionAction(page, user.name, 'Start Recording');
+      const recNotice = await waitNotification(page, `Recording ${user.name} to `);
+      const castFile = /Recording \S+ to (\/\S+\.cast):/.exec(recNotice)?.[1] ?? '';
+      assert.equal(path.dirname(castFile), recordings, `the recording is in the recordings folder: ${recNotice}`);
+      await page.locator('.terminal-wrapper.active').click();
+      await page.keyboard.type('echo recorded-$((6*7))');
+      await page.keyboard.press('Enter');
+      await waitTerminalLine(page, (l) => l.trim() === 'recorded-42', 'the recorded command\'s output');
+      await until(async () => fs.readFileSync(castFile, 'utf8').includes('recorded-42'), Wait.Ui, 'the output in the recording file');
+      await sessionAction(page, user.name, 'Stop Recording');
+      const stopNotice = await waitNotification(page, `Stopped recording ${user.name}`);
+      assert.ok(stopNotice.includes(castFile), `the notification names the file: ${stopNotice}`);
+      const [header, ...events] = fs.readFileSync(castFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as [number, string, string]);
+      assert.equal((header as unknown as { version: number }).version, 3, 'an asciicast v3 file');
+      assert.ok(events.some((e) => e[1] === 'o' && e[2].includes('recorded-42')), 'the command\'s output is recorded');
+      const typed = events.filter((e) => e[1] === 'i').map((e) => e[2]).join(''); // the editor sends keystrokes one by one
+      assert.ok(typed.includes('echo recorded-$((6*7))'), `what the user typed is recorded: ${JSON.stringify(typed)}`);
+      const marks = events.filter((e) => e[1] === 'm').map((e) => e[2]);
+      assert.ok(marks.length > 0, 'the recording has markers');
+      const opened = await openedReplayLink(page, () => notificationButton(page, `Stopped recording ${user.name}`, 'Replay in Browser').click());
+      const replayPath = /\/replay\/[^/?]+\?token=.*$/.exec(opened)?.[0] ?? '';
+      await notificationButton(page, 'Opened the replay of', 'Copy Link').click();
+      const replayLink = await until(
+        async () => {
+          const text = await page.evaluate(() => navigator.clipboard.readText());
+          return text.includes('/replay/') ? text : undefined;
+        },
+        Wait.Ui,
+        'the replay link on the clipboard',
+      );
+      assert.equal(new URL(replayLink).origin, new URL(http.url).origin, 'the link points at the host\'s HTTP server');
+      assert.ok(replayLink.endsWith(replayPath), `the browser was sent to that link (${opened} for ${replayLink})`);
+      const replayer = await browser.newPage({ viewport: { width: 1100, height: 640 } });
+      cleanups.push(() => replayer.close());
+      assert.equal((await replayer.goto(replayLink))?.status(), 200);
+      const replayState = () => replayer.evaluate(() => (window as unknown as { __sharedPtyReplay?: { state(): string } }).__sharedPtyReplay?.state() ?? 'no replayer');
+      await until(async () => (await replayState()) === 'ready', Wait.Ui, 'the player to load the recording');
+      assert.equal(await replayer.title(), `${path.basename(castFile)} — Shared PTY replay`);
+      assert.equal(await replayer.locator('.ap-marker-container').count(), marks.length, 'the recording\'s markers are on the player\'s progress bar');
+      await replayer.click('.ap-overlay-start');
+      await until(async () => (await replayState()) === 'ended', Wait.Suite, 'the replay to play to its end');
+      const playerRows = await replayer.evaluate(() => [...document.querySelectorAll('.ap-term-text .ap-line')].map((l) => (l.textContent ?? '').trim()));
+      assert.ok(playerRows.includes('recorded-42'), `the player shows the command's output: ${JSON.stringify(playerRows)}`);
+      await replayer.close();
+
+      // 4g. "Replay a Recording…" from the palette: an open dialog in the recordings folder. A file
+      //     that is not a recording gets a clear error; the recording opens in the browser.
+      const notCast = path.join(recordings, 'notes.cast');
+      fs.writeFileSync(notCast, 'some notes, not a recording\n');
+      const pickInDialog = async (file: string) => {
+        await runCommand(page, 'Shared PTY: Replay a Recording', 'Replay a Recording');
+        const dialog = page.locator('.quick-input-widget');
+        await dialog.locator('.quick-input-title', { hasText: 'Replay a recording in the browser' }).waitFor({ timeout: Wait.Ui });
+        const input = dialog.locator('.quick-input-box input').first();
+        await until(async () => (await input.inputValue()).startsWith(recordings), Wait.Ui, 'the dialog to start in the recordings folder');
+        await input.fill(file);
+        await page.keyboard.press('Enter');
+        await dialog.waitFor({ state: 'hidden', timeout: Wait.Ui });
+      };
+      await pickInDialog(notCast);
+      const notRecording = await waitNotification(page, 'Cannot replay the recording');
+      assert.match(notRecording, /notes\.cast is not an asciicast v3 recording/, notRecording);
+      await openedReplayLink(page, () => pickInDialog(castFile));
+      await waitNotification(page, `Opened the replay of ${castFile}`);
 
       // 5. A session an agent opens appears as an editor terminal named with its origin, without
       //    taking focus; its exit code shows; a key then closes it.

@@ -24,6 +24,8 @@ declare global {
 }
 
 const ROOT = path.join(__dirname, '..', '..');
+/** The README's picture (media/replay.png) is refreshed only when asked (SHARED_PTY_SCREENSHOTS=1): a test run leaves the tree clean. */
+const SCREENSHOTS = process.env.SHARED_PTY_SCREENSHOTS === '1';
 const skip = chromiumSkip('the replay test');
 const linux = process.platform === 'linux';
 /** Typed at `read -s` while recording: it must reach neither the file nor the page. */
@@ -159,6 +161,12 @@ describe('replay in the browser (Chromium + asciinema-player)', { skip }, () => 
     const index = fileMarkers.findIndex((m) => m.startsWith('command exited 3'));
     await page.locator('#markers li button').nth(index).click();
     await until(async () => (await playerRows(page)).some((r) => r === 'replay-42') && !(await playerRows(page)).some((r) => r.includes('second line')), Wait.Screen, 'the screen at the marker');
+    if (SCREENSHOTS) {
+      // Mid-way, with the control bar (its markers) shown as when the pointer is over the player.
+      await page.hover('#player');
+      await page.locator('.ap-marker-container').first().waitFor({ state: 'visible' });
+      await page.screenshot({ path: path.join(ROOT, 'media', 'replay.png') });
+    }
 
     // The secret is nowhere: not in the file the page got, not on the page.
     const served = await page.evaluate(async (cast) => (await fetch(cast)).text(), `/replay/${link.id}/cast`);

@@ -79,7 +79,7 @@ suite('Shared PTY in the editor', () => {
 
   test('its commands are registered', async () => {
     const all = await vscode.commands.getCommands(true);
-    for (const id of ['sharedPty.open', 'sharedPty.listSessions', 'sharedPty.copyMcpConfig']) {
+    for (const id of ['sharedPty.open', 'sharedPty.listSessions', 'sharedPty.copyMcpConfig', 'sharedPty.replayRecording']) {
       assert.ok(all.includes(id), `${id} is registered`);
     }
   });
