@@ -13,6 +13,7 @@ import { HumanInput } from './human-input';
 import type { Recorder } from './recorder';
 import { probeInputWait } from '../process/input-wait';
 import { InputWatch } from './input-watch';
+import { ptyInputWriter } from './pty-input';
 import type { SessionEventBody } from './session-events';
 import { CommandTracker } from '../commands/command-tracker';
 import { CommandLogs } from '../commands/command-logs';
@@ -106,6 +107,8 @@ export class Session extends Disposable {
   /** Each command's whole output, in a file of its own (CONTRACT §9.5); undefined: not kept. */
   readonly commandLogs: CommandLogs | undefined;
   private readonly _pty: IPty;
+  /** Writes to the program's input (at once when nothing is queued: ptyInputWriter). */
+  private readonly _writeInput: (data: string) => void;
   private _name: string;
   private _exit: ExitInfo | undefined;
   /** Every reason the PTY is paused for: the parser fell behind, a flow-controlled subscriber's window is full. */
@@ -185,6 +188,7 @@ export class Session extends Disposable {
       env: { ...env, ...integration?.env },
       encoding: null, // raw bytes: cursors count bytes, and split characters are reassembled here
     });
+    this._writeInput = ptyInputWriter(this._pty);
     this._guardExitDrain();
     this._guardEofDrain();
     this._pty.onData((d) => this._handleData(d as unknown as Buffer));
@@ -328,7 +332,7 @@ export class Session extends Disposable {
     if (!this.running || data.length === 0) return 0;
     // Read before the line is submitted below: Enter ends the secret, yet it is part of it.
     const secret = this.secretInput;
-    this._pty.write(data);
+    this._writeInput(data);
     this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now(), ...(from.approval ? { approval: from.approval } : {}) };
     const input = { data: secret ? '' : data, from, secret };
     this.humanInput.observe(input);
