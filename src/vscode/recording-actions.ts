@@ -75,14 +75,24 @@ export async function stopRecording(t: RecordTarget, memory: RecordingMemory): P
  * A replay link for `file` from the host (`host/replay`: it checks the file is a recording and
  * serves that file only), opened in the user's browser; then says until when the link works, with
  * a button that copies it (to open it in another browser of this machine).
+ *
+ * An editor that runs in a browser (code-server, a web editor) opens a localhost link through its
+ * own port proxy, under another Host and path, which the host refuses (its DNS-rebinding check):
+ * there the link is offered to copy and open by hand, in a browser on the host's machine.
  */
 export async function replayInBrowser(host: HostConnection, file: string): Promise<void> {
   const link = await host.client.call('host/replay', { path: file });
+  const until = whenText(link.expiresAt, new Date());
+  if (vscode.env.uiKind === vscode.UIKind.Web) {
+    const answer = await vscode.window.showInformationMessage(
+      `The replay of ${link.path} is ready: copy its link and open it in a browser on the machine the host runs on (this editor runs in a browser, and its proxy cannot reach the host's pages). The link works until ${until}.`,
+      COPY_LINK,
+    );
+    if (answer === COPY_LINK) await vscode.env.clipboard.writeText(link.url);
+    return;
+  }
   await vscode.env.openExternal(vscode.Uri.parse(link.url));
-  const answer = await vscode.window.showInformationMessage(
-    `Opened the replay of ${link.path} in the browser; the link works until ${whenText(link.expiresAt, new Date())}.`,
-    COPY_LINK,
-  );
+  const answer = await vscode.window.showInformationMessage(`Opened the replay of ${link.path} in the browser; the link works until ${until}.`, COPY_LINK);
   if (answer === COPY_LINK) await vscode.env.clipboard.writeText(link.url);
 }
 

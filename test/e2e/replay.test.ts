@@ -142,7 +142,9 @@ describe('replay in the browser (Chromium + asciinema-player)', { skip }, () => 
     // The player's own start button plays it to the end: its terminal shows the session's last screen.
     await page.click('.ap-overlay-start');
     await waitForState(page, 'ended');
-    const rows = await playerRows(page);
+    // The player says "ended" as it draws its last frame: its screen is read once that frame is there.
+    let rows: string[] = [];
+    await until(async () => (rows = await playerRows(page)).some((r) => r === 'the-end'), Wait.Screen, 'the last screen').catch(() => assert.fail(JSON.stringify(rows)));
     assert.ok(rows.some((r) => r.includes(`got ${SECRET.length} chars`)), JSON.stringify(rows));
     assert.ok(rows.some((r) => r === 'the-end'), JSON.stringify(rows));
     assert.ok(rows.some((r) => r === 'replay-42'), JSON.stringify(rows));
