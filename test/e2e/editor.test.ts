@@ -381,10 +381,18 @@ describe('the extension in a real editor (code-server)', () => {
       assert.match(await denied, /user declined/);
       await until(async () => !(await terminalTabs(page)).some((n) => n.includes('agent typing')), Wait.Ui, '"agent typing" to go once the call ended');
       assert.doesNotMatch((await client.request<{ screen: string }>('pty/read', { session: user.id })).screen, /agent-denied/);
+      // A notification slides into the notification centre after a while; the status bar keeps the
+      // question until it is answered, and answers it too.
       const allowed = agentCtl.request<{ output: string }>('pty/send', { session: user.id, text: 'echo agent-allowed', client: AGENT });
-      await notificationButton(page, 'echo agent-allowed', 'Allow Once').click();
+      const reminder = page.locator('.statusbar-item', { hasText: `Agent asks to type in ${user.name}` }).first();
+      await reminder.waitFor({ timeout: Wait.Ui });
+      await reminder.click();
+      const choices = page.locator('.quick-input-widget');
+      await choices.locator('.quick-input-title', { hasText: 'echo agent-allowed' }).waitFor({ timeout: Wait.Ui });
+      await choices.locator('.monaco-list-row', { hasText: 'Allow Once' }).first().click();
       assert.match((await allowed).output, /agent-allowed/);
       await waitTerminalLine(page, (l) => l.trim() === 'agent-allowed', 'the allowed agent command in the editor terminal');
+      await reminder.waitFor({ state: 'hidden', timeout: Wait.Ui });
       const who = await client.request<{ lastInput: { origin: string; approval?: string } }>('pty/info', { session: user.id });
       assert.deepEqual([who.lastInput.origin, who.lastInput.approval], ['agent', 'allowed_once'], 'the decision is in lastInput');
 
