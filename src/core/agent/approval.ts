@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { serverError } from '../base/errors';
 import { toDisposable, type IDisposable } from '../base/lifecycle';
 import type { Session } from '../session/session';
 import type { InputSource } from '../session/input-source';
@@ -88,6 +89,16 @@ export class ApprovalBroker {
    * answer, or `unanswered` when `timeoutMs` passes or `signal` aborts (the caller went away).
    */
   ask(session: Session, from: InputSource, text: string, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalAnswer | 'unanswered'> {
+    // One question per session at a time: an agent that writes again (or in parallel) before the
+    // user answered would otherwise stack questions on the user's screen.
+    if ([...this._pending.values()].some((p) => p.request.session === session.id)) {
+      return Promise.reject(
+        serverError(`An earlier request of an agent to type into session ${session.name} still waits for the user's answer; nothing was written. Wait for that call to return, then try again.`, {
+          session: session.id,
+          awaitingApproval: true,
+        }),
+      );
+    }
     const request: ApprovalRequest = {
       id: randomUUID(),
       session: session.id,

@@ -109,6 +109,10 @@ describe('agent write approval: ask', () => {
     // An agent may not answer approval requests (its own or another's).
     const asking = agentRpc('pty/send', { session: id, text: 'echo self-ran', timeout: 5000 });
     const pending = await until(() => win.requests(id)[1], 5000, 'the second request');
+    // One question per session at a time: another write while it waits is refused, not asked.
+    const stacked = await rejectsWith(agentRpc('pty/write', { session: id, action: { text: 'x' } }), -32000);
+    assert.match(stacked.message, /still waits for the user's answer/);
+    assert.equal(win.requests(id).length, 2, 'no second question on the user\'s screen');
     await rejectsWith(agentRpc('host/approve', { id: pending.id, decision: 'once' }), -32004);
     await rejectsWith(agentRpc('host/watchAgents', {}), -32004);
     // A window that connects later is told what is waiting.
