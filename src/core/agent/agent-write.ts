@@ -40,7 +40,7 @@ export function agentCall(guards: WriteGuards, session: Session, from: InputSour
 /**
  * What a write goes through before it reaches the program, in order: deny rules and the `deny`
  * policy, secret input (both refuse at once, nothing written), the user's approval under `ask`
- * (waits up to `waitMs` for an answer), then typing arbitration (waits for the user to pause,
+ * (waits up to `wait.askMs` for an answer), then typing arbitration (waits for the user to pause,
  * within what is left). Each applies to agents' (MCP) calls only.
  */
 export async function admitWrite(guards: WriteGuards, session: Session, from: InputSource, text: string, wait: WriteWait, signal?: AbortSignal): Promise<Admitted> {
