@@ -363,6 +363,7 @@ describe('the extension in a real editor (code-server)', () => {
       //     and shows the text, while the tab says "agent typing". Deny: nothing is typed and the
       //     agent hears the user declined. Allow Once: it runs. The agent calls as `shared-pty mcp`
       //     relays an MCP tool call.
+      await until(async () => (await client.request<{ canAsk: boolean }>('host/agentPolicy', {})).canAsk, Wait.Ui, 'the window to watch the host (to be asked)');
       const agentCtl = await RpcClient.connect(record.control);
       cleanups.push(() => agentCtl.close());
       const AGENT = { origin: 'agent', transport: 'mcp-stdio' };

@@ -218,7 +218,7 @@ suite('Shared PTY in the editor', () => {
         const p = await controlCall('host/agentPolicy');
         return p.approval === 'deny' && p.denyCommands.length === 1 ? p : undefined;
       }, 10000, 'the host to take the changed settings');
-      assert.deepEqual(now, { approval: 'deny', denyCommands: ['^git push'] });
+      assert.deepEqual(now, { approval: 'deny', denyCommands: ['^git push'], canAsk: true });
     } finally {
       await agent.update('approval', undefined, G);
       await agent.update('denyCommands', undefined, G);

@@ -71,7 +71,10 @@ export const agentPolicyMethod = method({
   summary:
     'The host\'s policy for agents\' writes (CONTRACT §9.6): read it, or set it (the editor sets its settings sharedPty.agent.approval and denyCommands on its per-user host, at once).',
   params: z.object({ approval: policyShape.approval.optional(), denyCommands: policyShape.denyCommands.optional() }),
-  result: z.object(policyShape),
+  result: z.object({
+    ...policyShape,
+    canAsk: z.boolean().describe('A window watches this host to ask the user (host/watchAgents); without one, ask acts as allow.'),
+  }),
   handler(ctx, p) {
     if (p.approval !== undefined || p.denyCommands !== undefined) {
       requireUserSide(ctx, 'host/agentPolicy');
@@ -79,6 +82,6 @@ export const agentPolicyMethod = method({
       // A rule that is not a regex is a clear error, and the policy stays as it was.
       ctx.services.agentPolicy = agentPolicy(p.approval ?? now.approval, p.denyCommands ?? now.denyCommands);
     }
-    return describePolicy(ctx.services.agentPolicy);
+    return { ...describePolicy(ctx.services.agentPolicy), canAsk: ctx.services.approvals?.canAsk ?? false };
   },
 });

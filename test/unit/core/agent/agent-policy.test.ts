@@ -5,7 +5,7 @@
 // relays them (`client: { origin: "agent", transport: "mcp-stdio" }`).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, rejectsWith, startHost } from '../../../helpers/host';
+import { connect, rejectsWith, startHost, until } from '../../../helpers/host';
 import { agentCalls } from '../../../helpers/agent-calls';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 
@@ -52,12 +52,17 @@ describe('agent write approval (headless)', () => {
   });
 
   test('host/agentPolicy reads and sets the policy at once; a bad rule changes nothing; an agent may not set it', { timeout: 30_000 }, async () => {
-    assert.deepEqual(await rpc('host/agentPolicy', {}), { approval: 'deny', denyCommands: ['^rm -rf'] });
+    assert.deepEqual(await rpc('host/agentPolicy', {}), { approval: 'deny', denyCommands: ['^rm -rf'], canAsk: false });
+    const window = await connect(h.host.controlAddress);
+    await window.request('host/watchAgents', {});
+    assert.equal((await rpc('host/agentPolicy', {})).canAsk, true, 'a watching window can be asked');
+    window.close();
+    await until(async () => !(await rpc('host/agentPolicy', {})).canAsk, 5000, 'canAsk false once the window is gone');
     const id = await open('user');
     await rpc('host/agentPolicy', { approval: 'allow' });
     assert.match((await agentRpc('pty/send', { session: id, text: 'echo now-allowed' })).output, /now-allowed/);
     await rejectsWith(rpc('host/agentPolicy', { denyCommands: ['(unclosed'] }), -32602);
-    assert.deepEqual(await rpc('host/agentPolicy', {}), { approval: 'allow', denyCommands: ['^rm -rf'] }, 'a bad rule leaves the policy as it was');
+    assert.deepEqual(await rpc('host/agentPolicy', {}), { approval: 'allow', denyCommands: ['^rm -rf'], canAsk: false }, 'a bad rule leaves the policy as it was');
     await rejectsWith(agentRpc('host/agentPolicy', { approval: 'allow' }), -32004);
     await rpc('host/agentPolicy', { approval: 'deny' });
     await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo denied-again' }), -32000);
