@@ -333,7 +333,7 @@ export class Session extends Disposable {
     // Read before the line is submitted below: Enter ends the secret, yet it is part of it.
     const secret = this.secretInput;
     this._writeInput(data);
-    this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now(), ...(from.approval ? { approval: from.approval } : {}) };
+    this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now(), approval: from.approval };
     const input = { data: secret ? '' : data, from, secret };
     this.humanInput.observe(input);
     this._onInput.fire(input);

@@ -4,7 +4,7 @@ import { readCastFile } from '../../core/session/cast-file';
 import type { Access } from '../http/http-security';
 import { sendError } from '../http/http-util';
 import type { ReplayLinks } from './replay-links';
-import { escapeHtml, methodNotAllowed, sendAsset, VIEW_SECURITY_HEADERS, type Asset } from './view-page';
+import { escapeHtml, methodNotAllowed, pageHead, sendAsset, VIEW_SECURITY_HEADERS, type Asset } from './view-page';
 
 /**
  * Headers of the replay pages: the view's, except that scripts may compile WebAssembly
@@ -86,16 +86,7 @@ function sendPage(req: IncomingMessage, res: ServerResponse, html: string): void
 function renderPage(assets = '/replay/assets', recording?: { cast: string; name: string }): string {
   const e = escapeHtml;
   const title = recording ? `${recording.name} — Shared PTY replay` : 'Replay a recording — Shared PTY';
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<link rel="icon" href="data:,">
-<title>${e(title)}</title>
-<link rel="stylesheet" href="${e(assets)}/asciinema-player.css">
-<style>
+  return `${pageHead(title, `${assets}/asciinema-player.css`)}<style>
   html, body { margin: 0; min-height: 100%; background: #1e1e1e; color: #d4d4d4; }
   body { display: flex; flex-direction: column; font: 13px system-ui, -apple-system, "Segoe UI", sans-serif; }
   header { display: flex; align-items: center; gap: 12px; min-height: 36px; box-sizing: border-box; padding: 4px 10px; background: #2d2d2d; border-bottom: 1px solid #3c3c3c; flex-wrap: wrap; }

@@ -133,9 +133,11 @@ interface PageData {
   readOnly: boolean;
 }
 
-function renderPage(d: PageData): string {
-  const e = escapeHtml;
-  const status = d.running ? 'connecting…' : d.exitCode === null ? 'exited' : `exited with code ${d.exitCode}`;
+/**
+ * The start of a page the host serves, up to its own `<style>`: no referrer (a link's token must not
+ * leak), no favicon request, its title and its one stylesheet.
+ */
+export function pageHead(title: string, stylesheet: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -143,9 +145,15 @@ function renderPage(d: PageData): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <link rel="icon" href="data:,">
-<title>${e(d.name)} — Shared PTY</title>
-<link rel="stylesheet" href="/view/xterm.css">
-<style>
+<title>${escapeHtml(title)}</title>
+<link rel="stylesheet" href="${escapeHtml(stylesheet)}">
+`;
+}
+
+function renderPage(d: PageData): string {
+  const e = escapeHtml;
+  const status = d.running ? 'connecting…' : d.exitCode === null ? 'exited' : `exited with code ${d.exitCode}`;
+  return `${pageHead(`${d.name} — Shared PTY`, '/view/xterm.css')}<style>
   html, body { margin: 0; height: 100%; background: #1e1e1e; color: #d4d4d4; }
   body { display: flex; flex-direction: column; font: 13px system-ui, -apple-system, "Segoe UI", sans-serif; }
   header { display: flex; align-items: center; gap: 12px; height: 32px; box-sizing: border-box; padding: 0 10px; background: #2d2d2d; border-bottom: 1px solid #3c3c3c; white-space: nowrap; }
