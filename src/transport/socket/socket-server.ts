@@ -48,6 +48,8 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
       services: options.services,
       maxLineBytes: options.maxLineBytes,
       maxInFlightRequests: options.maxInFlightRequests,
+      // Browsers can reach a TCP port (a web page's fetch); they cannot reach a Unix socket.
+      jsonRpcFirst: options.endpoint.type === 'tcp',
     });
   };
   let endpoint = options.endpoint;
