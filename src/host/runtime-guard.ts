@@ -6,12 +6,12 @@ import { dirProblem } from './runtime-dir';
 const GONE = new Set(['ENOENT', 'ENOTDIR']);
 
 /**
- * Keeps a host's writes inside directories that are its own (docs/architecture.md, "Runtime
- * directory"): the runtime directory and the host's folder in it are checked before every write
- * after start-up — there, ours, mode 0700 — not only when one is missing. Another local user who
- * re-creates a deleted runtime directory first (mode 0777), or anything else that makes one of them
- * not ours, is a takeover: the guard says so once (`onDidLose`, with one line that says why) and
- * allows no write from then on.
+ * Keeps a host's writes inside directories that are its own (docs/architecture.md, Faults;
+ * docs/protocol.md, "Runtime directory"): the runtime directory and the host's folder in it are
+ * checked before every write after start-up — there, ours, mode 0700 — not only when one is
+ * missing. Another local user who re-creates a deleted runtime directory first (mode 0777), or
+ * anything else that makes one of them not ours, is a takeover: the guard says so once
+ * (`onDidLose`, with one line that says why) and allows no write from then on.
  */
 export class RuntimeDirGuard extends Disposable {
   private readonly _onDidLose = this._register(new Emitter<string>());
