@@ -198,3 +198,32 @@ describe('writes after start-up', () => {
     }
   });
 });
+
+test('after a takeover, commands still run in a session opened before, and no command log is written there', { timeout: TEST_TIMEOUT }, async () => {
+  const h = await startHost();
+  const c = await connect(h.host.controlAddress);
+  const write = process.stderr.write.bind(process.stderr);
+  const home = fs.mkdtempSync(path.join(base, 'home-'));
+  try {
+    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\nHISTFILE=/dev/null\n");
+    const info = await c.request<{ id: string }>('session/create', { command: 'bash', cwd: home, env: { HOME: home } });
+    await until(async () => (await c.request<{ screen: string }>('pty/read', { session: info.id })).screen.trimEnd().endsWith('>'), 15_000, 'the first prompt');
+    const logs = path.join(h.host.hostDir, 'logs', info.id);
+    const logFiles = () => (fs.existsSync(logs) ? fs.readdirSync(logs).sort() : []);
+    await c.request('pty/send', { session: info.id, text: 'echo one', timeout: 30_000 });
+    const before = logFiles();
+    assert.equal(before.length, 1, 'the first command has its log (shell integration works here)');
+
+    process.stderr.write = (() => true) as typeof process.stderr.write; // its one line is checked above
+    fs.chmodSync(h.dir, 0o777);
+    const sent = await c.request<{ output: string }>('pty/send', { session: info.id, text: 'echo two-$((1+1))', timeout: 30_000 });
+    assert.match(sent.output, /two-2/, 'the session goes on');
+    assert.equal(h.host.runtimeDirLost !== undefined, true, 'found before a write');
+    assert.deepEqual(logFiles(), before, 'no new log file there');
+  } finally {
+    process.stderr.write = write;
+    c.close();
+    await h.host.close();
+    fs.rmSync(h.dir, { recursive: true, force: true });
+  }
+});

@@ -101,6 +101,27 @@ describe('the per-session TCP port runs JSON-RPC only', () => {
     assert.doesNotMatch(screen, /FIRST\d-42/);
   });
 
+  test('`serve --port`\'s single-session port refuses an HTTP request the same way', { timeout: TEST_TIMEOUT }, async () => {
+    const compat = await h.host.createSession({ command: 'cat' }, { type: 'tcp', host: '127.0.0.1', port: 0 });
+    try {
+      const ep = parseAddress(h.host.describe(compat).address);
+      assert.equal(ep.type, 'tcp');
+      const compatPort = ep.type === 'tcp' ? ep.port : 0;
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(compatPort, '127.0.0.1');
+        let text = '';
+        socket.on('data', (c: Buffer) => (text += c.toString('utf8')));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+        socket.write(`POST / HTTP/1.1\r\nHost: 127.0.0.1:${compatPort}\r\n\r\n${attackLine(11, 'COMPAT')}\n`);
+      });
+      assert.equal(JSON.parse(answer.trim()).error.code, INVALID_REQUEST);
+      assert.equal(compat.running, true);
+    } finally {
+      h.host.registry.remove(compat.id);
+    }
+  });
+
   test('a JSON-RPC client over TCP works as before: blank lines first, CRLF, a message split over writes, several per write', { timeout: TEST_TIMEOUT }, async () => {
     const c = await LineClient.connect({ port });
     try {
