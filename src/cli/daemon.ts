@@ -71,10 +71,16 @@ export async function daemonCommand(argv: string[]): Promise<number> {
   }
   // Left behind by an update, or nobody can find it any more (its runtime directory was taken
   // over): keep the sessions running here, then go.
-  const outdated = () =>
-    host.runtimeDirLost !== undefined ||
-    !fs.existsSync(entry) ||
-    readLiveRecords(host.runtimeDir).some((r) => r.kind === 'daemon' && r.hostId !== host.hostId && r.version !== VERSION && r.startedAt > host.startedAt);
+  const newerHost = () => {
+    try {
+      return readLiveRecords(host.runtimeDir).some((r) => r.kind === 'daemon' && r.hostId !== host.hostId && r.version !== VERSION && r.startedAt > host.startedAt);
+    } catch {
+      // The directory is unsafe to read (taken over since our last write): a record write checks it and stops us there.
+      host.writeRecordNow();
+      return false;
+    }
+  };
+  const outdated = () => host.runtimeDirLost !== undefined || !fs.existsSync(entry) || newerHost();
   const retire = exitWhenOutdated(now, outdated, () => {
     const why = host.runtimeDirLost !== undefined ? 'its runtime directory is no longer its own' : 'a newer host took over';
     process.stderr.write(`shared-pty: ${why} and the last session here ended; the host exits\n`);
