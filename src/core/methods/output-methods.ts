@@ -83,7 +83,10 @@ export const subscribeMethod = method({
   result: z.object({
     cursor: z.number(),
     snapshot: z.string().optional().describe('With snapshot: output that, written to a fresh terminal of the session size, redraws it as of cursor.'),
-    flow: z.boolean().describe('Whether the subscription is flow-controlled: false when lossy, also when flow was asked with a view token (only input and control tokens may make the program wait).'),
+    flow: z
+      .boolean()
+      .optional()
+      .describe('With flow: whether the subscription is flow-controlled; false when a view token asked (only input and control tokens may make the program wait).'),
   }),
   async handler(ctx, p) {
     const s = requireSession(ctx);
@@ -92,7 +95,7 @@ export const subscribeMethod = method({
     if (!p.snapshot) {
       const sub = link.subscribe(s, { since: p.since, window });
       ctx.afterResponse(() => sub.start());
-      return { cursor: sub.startCursor, flow: sub.flowControlled };
+      return { cursor: sub.startCursor, ...flowAnswer(p.flow, sub.flowControlled) };
     }
     // Subscribed first (a flow-controlled subscriber holds the PTY from now), the picture next,
     // then the notifications from exactly the picture's cursor: nothing missed, nothing twice.
@@ -108,7 +111,7 @@ export const subscribeMethod = method({
     // A lossy subscriber whose picture the ring has already outrun learns it from `dropped`.
     sub.rebase(cursor);
     ctx.afterResponse(() => sub.start());
-    return { cursor, snapshot, flow: sub.flowControlled };
+    return { cursor, snapshot, ...flowAnswer(p.flow, sub.flowControlled) };
   },
 });
 
@@ -125,6 +128,11 @@ export const ackMethod = method({
     return {};
   },
 });
+
+/** `flow` in a subscribe's answer, when the client asked for flow control: whether it got it. */
+function flowAnswer(asked: boolean | undefined, got: boolean): { flow?: boolean } {
+  return asked ? { flow: got } : {};
+}
 
 /** The caller as a connection that can receive notifications. */
 function subscriber(ctx: MethodContext, name: string): ClientLink {

@@ -88,7 +88,7 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
 
     assert.doesNotMatch(await screen(id), /via-|echo/);
     // Each refusal is the agent's, on the surface it came through (never "user via ws-stream").
-    const last = (await ctl.call('pty/info', { session: id })).lastInput;
+    const last = (await ctl.call('pty/info', { session: id })).lastInput!;
     assert.deepEqual({ origin: last.origin, transport: last.transport, approval: last.approval }, { origin: 'agent', transport: 'ws-rpc', approval: 'policy_deny' });
     await ctl.call('pty/kill', { session: id });
   });
@@ -105,7 +105,7 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
       sockets.push(agentStream);
       agentStream.send({ type: 'write', data: 'echo agent-wrote', submit: true });
       await until(async () => /agent-wrote\r?\n/.test(await screen(id)), 10_000, 'the agent\'s line');
-      const last = (await ctl.call('pty/info', { session: id })).lastInput;
+      const last = (await ctl.call('pty/info', { session: id })).lastInput!;
       assert.equal(last.origin, 'agent', JSON.stringify(last));
       assert.equal(last.transport, 'ws-stream');
 
@@ -113,7 +113,7 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
       sockets.push(guestStream);
       guestStream.send({ type: 'write', data: 'echo guest-wrote', submit: true });
       await until(async () => /guest-wrote\r?\n/.test(await screen(id)), 10_000, 'the guest\'s line');
-      assert.equal((await ctl.call('pty/info', { session: id })).lastInput.origin, 'user');
+      assert.equal((await ctl.call('pty/info', { session: id })).lastInput?.origin, 'user');
     } finally {
       await ctl.call('host/agentPolicy', { approval: 'deny' });
       await ctl.call('pty/kill', { session: id });
