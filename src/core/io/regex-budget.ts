@@ -8,13 +8,16 @@ import { limitReached, type RpcError } from '../base/errors';
  */
 export const enum RegexBudgetTuning {
   /**
-   * Regex time a client may spend at once: four tests at the per-test cap. A real client's
-   * patterns take well under a millisecond per screen, so it never comes near it.
+   * Regex time a client may spend at once: two tests at the per-test cap, so a burst of costly
+   * calls holds everyone else for half a second at most (40 `pty/wait`s with `^(a+)+$` from one
+   * view token: 10.2 s before, measured). A real client's patterns never come near it: a
+   * `pty/wait` regex over a whole 1 MiB ring takes 0.2–0.6 ms (measured on build-log-like text).
    */
-  CapacityMs = 1000,
+  CapacityMs = 500,
   /**
    * Regex time regained per second: a tenth of the host's thread at most, so a client that
-   * keeps spending leaves nine tenths to everyone else.
+   * keeps spending leaves nine tenths to everyone else. A wait on the whole ring during a flood
+   * (one test per 10 ms at most, 0.6 ms each) spends 60 ms a second: within it.
    */
   RefillMsPerSecond = 100,
 }
