@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { NEW_FILE_FLAGS, PRIVATE_FILE_MODE } from '../base/private-files';
 
 /** Timing of a command log's writes: the output path never waits for the disk. */
 export const enum CommandLogTuning {
@@ -33,6 +34,8 @@ export class CommandLog {
   constructor(
     readonly id: number,
     readonly path: string,
+    /** Asked before the file is made or removed: false when its folder is no longer safe to write in. */
+    private readonly _canWrite: () => boolean = () => true,
   ) {}
 
   get size(): number {
@@ -83,7 +86,7 @@ export class CommandLog {
     this._removed = true;
     this.close();
     // A file still being opened is removed once it is (see `_open`).
-    if (!this._opening) fs.rm(this.path, { force: true }, () => {});
+    if (!this._opening && this._canWrite()) fs.rm(this.path, { force: true }, () => {});
   }
 
   private _removed = false;
@@ -141,13 +144,15 @@ export class CommandLog {
 
   private _open(): void {
     this._opened = true;
+    if (!this._canWrite()) return this._fail(new Error('the folder of the command logs is no longer safe to write in'));
     this._opening = true;
-    fs.open(this.path, 'w', 0o600, (err, fd) => {
+    // A new file only: a link planted at its name is refused, never written through.
+    fs.open(this.path, NEW_FILE_FLAGS, PRIVATE_FILE_MODE, (err, fd) => {
       this._opening = false;
       if (err) return this._fail(err);
       if (this._closed) {
         fs.close(fd, () => {});
-        if (this._removed) fs.rm(this.path, { force: true }, () => {});
+        if (this._removed && this._canWrite()) fs.rm(this.path, { force: true }, () => {});
         return;
       }
       this._fd = fd;

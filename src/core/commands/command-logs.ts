@@ -36,6 +36,11 @@ export class CommandLogs extends Disposable {
     /** The session's own folder (made when its first command starts). */
     readonly folder: string,
     readonly budget = DEFAULT_COMMAND_LOG_BYTES,
+    /**
+     * Asked before each file or folder of the logs is made or removed: false while the folder
+     * is not safe to write in (gone, or the host's runtime directory was taken over).
+     */
+    private readonly _canWrite: () => boolean = () => true,
   ) {
     super();
     this._register(_tracker.onDidStartCommand((r) => this._begin(r)));
@@ -86,7 +91,7 @@ export class CommandLogs extends Disposable {
   }
 
   private _begin(record: CommandRecord): void {
-    if (this.isDisposed) return;
+    if (this.isDisposed || !this._canWrite()) return; // no log for this command; the command still works
     if (!this._folderMade) {
       try {
         fs.mkdirSync(this.folder, { recursive: true, mode: 0o700 });
@@ -95,7 +100,7 @@ export class CommandLogs extends Disposable {
       }
       this._folderMade = true;
     }
-    const log = new CommandLog(record.id, path.join(this.folder, `${record.id}.log`));
+    const log = new CommandLog(record.id, path.join(this.folder, `${record.id}.log`), this._canWrite);
     this._logs.push(log);
     this._growing.push(log);
     this._records.set(record.id, record);
@@ -138,7 +143,7 @@ export class CommandLogs extends Disposable {
     for (const log of this._logs) log.close();
     this._logs.length = 0;
     this._growing = [];
-    if (this._folderMade) fs.rmSync(this.folder, { recursive: true, force: true });
+    if (this._folderMade && this._canWrite()) fs.rmSync(this.folder, { recursive: true, force: true });
     super.dispose();
   }
 }

@@ -39,6 +39,8 @@ export interface RegistryOptions {
   commandLogDir?: string;
   /** Bytes of command logs each session keeps (default 64 MiB). */
   commandLogBytes?: number;
+  /** Asked before each command log file or folder is made or removed: false while the folder is not safe to write in. */
+  commandLogWritable?: () => boolean;
   /** Sessions listed at once (default MAX_SESSIONS). */
   maxSessions?: number;
 }
@@ -134,6 +136,7 @@ export class SessionRegistry extends Disposable {
         leaseSeconds: params.leaseSeconds,
         commandLogDir: this._options.commandLogDir && path.join(this._options.commandLogDir, id),
         commandLogBytes: this._options.commandLogBytes,
+        commandLogWritable: this._options.commandLogWritable,
       });
     } catch (e) {
       // node-pty reports a bad command or cwd by throwing: that is the caller's input, not our crash.

@@ -55,6 +55,8 @@ export interface SessionOptions {
   commandLogDir?: string;
   /** Bytes of command logs kept over all the session's commands (default 64 MiB). */
   commandLogBytes?: number;
+  /** Asked before each command log file or folder is made or removed (see CommandLogs). */
+  commandLogWritable?: () => boolean;
 }
 
 /** How the top-level process ended. */
@@ -177,7 +179,7 @@ export class Session extends Disposable {
     const integration = shellIntegrationLaunch(options.command, options.args, env);
     this.commands = this._register(new CommandTracker(options.cwd, integration !== undefined));
     this._register(this.commands.onDidChangeState(() => this._onDidChange.fire()));
-    this.commandLogs = options.commandLogDir ? this._register(new CommandLogs(this.commands, options.commandLogDir, options.commandLogBytes)) : undefined;
+    this.commandLogs = options.commandLogDir ? this._register(new CommandLogs(this.commands, options.commandLogDir, options.commandLogBytes, options.commandLogWritable)) : undefined;
     // The shell's own account of its commands, as events (CONTRACT §9.4).
     this._register(this.commands.onDidStartCommand((r) => this.emitEvent({ type: 'command_started', command: r.command })));
     this._register(

@@ -6,8 +6,8 @@ import type { IDisposable } from '../../core/base/lifecycle';
 import { AUTH_COOKIE, HttpGuard, newToken, type Access } from './http-security';
 import { ScopedTokens } from './scoped-tokens';
 import { decodeSegment, sendError, sendJson } from './http-util';
-import { ConnectionCount, InFlightPerToken, tooManyHttpInFlight } from './http-limits';
-import { MAX_HTTP_CONNECTIONS, MAX_IN_FLIGHT_REQUESTS } from '../../core/base/limits';
+import { HttpConnections, InFlightPerToken, principalOf, tooManyHttpInFlight } from './http-limits';
+import { HTTP_AUTHENTICATE_WITHIN_MS, MAX_HTTP_CONNECTIONS, MAX_IN_FLIGHT_REQUESTS, MAX_UNAUTHENTICATED_HTTP_CONNECTIONS } from '../../core/base/limits';
 import type { RpcError } from '../../core/base/errors';
 import { handleRest } from './rest-routes';
 import { handleViewAsset, handleViewPage } from '../pages/view-page';
@@ -18,11 +18,6 @@ import { serveStream } from '../ws/ws-stream';
 
 /** Limits of the HTTP server. */
 export const enum HttpLimits {
-  /**
-   * Connections past the limit (MAX_HTTP_CONNECTIONS) kept just long enough to answer 429; past
-   * these too, a connection is dropped at once (one that connects and sends nothing holds no more).
-   */
-  SpareConnections = 64,
   /** Largest WebSocket message accepted (a JSON-RPC line's limit). */
   MaxWsPayload = 1024 * 1024,
 }
@@ -36,8 +31,10 @@ export interface HttpServerOptions {
   token?: string;
   /** Extra origins allowed for browsers (CONTRACT §4; default none). */
   allowedOrigins?: string[];
-  /** Connections open at once (default MAX_HTTP_CONNECTIONS). */
+  /** Connections open at once with one credential (default MAX_HTTP_CONNECTIONS). */
   maxConnections?: number;
+  /** Connections not authenticated yet, at once (default MAX_UNAUTHENTICATED_HTTP_CONNECTIONS). */
+  maxUnauthenticatedConnections?: number;
   /** Requests in flight per token over HTTP, and per `/rpc` WebSocket (default MAX_IN_FLIGHT_REQUESTS). */
   maxInFlightRequests?: number;
 }
@@ -83,8 +80,12 @@ function answerPreflight(res: http.ServerResponse): void {
 export async function startHttpServer(services: HostServices, options: HttpServerOptions): Promise<HttpServer> {
   const token = options.token ?? newToken();
   const server = http.createServer();
-  const connections = new ConnectionCount(options.maxConnections ?? MAX_HTTP_CONNECTIONS, HttpLimits.SpareConnections);
-  server.on('connection', (socket) => connections.add(socket));
+  const connections = new HttpConnections({
+    maxPerPrincipal: options.maxConnections ?? MAX_HTTP_CONNECTIONS,
+    maxUnauthenticated: options.maxUnauthenticatedConnections ?? MAX_UNAUTHENTICATED_HTTP_CONNECTIONS,
+    authenticateWithinMs: HTTP_AUTHENTICATE_WITHIN_MS,
+  });
+  server.on('connection', (socket: Socket) => connections.add(socket));
   const maxInFlight = options.maxInFlightRequests ?? MAX_IN_FLIGHT_REQUESTS;
   const inFlight = new InFlightPerToken(maxInFlight);
   await new Promise<void>((resolve, reject) => {
@@ -106,8 +107,6 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   });
 
   async function handleRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const overConnections = connections.isOver(req.socket);
-    if (overConnections) res.setHeader('connection', 'close');
     const refusal = guard.checkSource(req);
     if (refusal) return sendError(res, refusal.code, refusal.message);
     const cors = guard.corsHeaders(req);
@@ -119,7 +118,11 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const access = guard.access(req, u, isView);
     // A replay link's token is no access at all outside its own paths (HttpGuard.access).
     if (!access || (access.viewOnly && !isView)) return sendError(res, 'UNAUTHORIZED', 'Unauthorized: send Authorization: Bearer <token>');
-    if (overConnections) return refuseOverLimit(res, u, connections.error());
+    // From here the connection is this credential's (until then it was on the clock, counted apart).
+    if (!connections.claim(req.socket, principalOf(access))) {
+      res.setHeader('connection', 'close');
+      return refuseOverLimit(res, u, connections.error());
+    }
     const slot = inFlight.enter(access);
     if (!slot) return refuseOverLimit(res, u, tooManyHttpInFlight(maxInFlight));
     res.on('close', () => slot.dispose());
@@ -163,7 +166,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const access = guard.access(req, u, true);
     const stream = /^\/sessions\/([^/]+)\/stream$/.exec(u.pathname);
     if (!access || (access.viewOnly && !stream)) return reject(401, 'Unauthorized');
-    if (connections.isOver(socket as Socket)) return reject(429, 'Too Many Requests');
+    if (!connections.claim(socket as Socket, principalOf(access))) return reject(429, 'Too Many Requests');
     /** Closes the socket when its scoped token is revoked or expires. */
     const closeWithToken = (ws: WebSocket) => {
       const tracked = endsWithToken(access, (why) => ws.close(TOKEN_ENDED_CLOSE, why));
@@ -227,6 +230,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       const serverClosed = new Promise<void>((r) => server.close(() => r()));
       sessionGone.dispose();
       tokens.dispose();
+      connections.dispose();
       for (const c of wss.clients) c.terminate();
       wss.close();
       server.closeAllConnections?.();

@@ -16,6 +16,7 @@ import { fillText, FuzzHost, RAW_CAT } from '../../helpers/fuzz-host';
 import { request, wsConnect, type WsClient } from '../../helpers/http';
 import { withTimeout } from '../../helpers/host';
 import { spawn } from 'node:child_process';
+import * as net from 'node:net';
 import { CLI, REPO_ROOT } from '../../helpers/protocol';
 import { readLiveRecords } from '../../../src/host/discovery';
 
@@ -285,5 +286,48 @@ describe('fuzz: MCP tool arguments over stdio (shared-pty mcp)', () => {
       // A per-user host the relay may have started for open_session ends with the test.
       for (const r of readLiveRecords(fh.host.runtimeDir)) if (r.kind === 'daemon') process.kill(r.pid, 'SIGTERM');
     }
+  });
+});
+
+/** What a client without a token may leave open: nothing, part of a request, a whole one without a token, garbage. */
+const unauthenticatedOpening: fc.Arbitrary<string> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant('') },
+  { weight: 2, arbitrary: fc.constantFrom('GET /health HTTP/1.1\r\n', 'GET /health HTTP/1.1\r\nHost: 127.0.0.1:@port\r\n', 'POST /sessions HTTP/1.1\r\nHost: 127.0.0.1:@port\r\nContent-Length: 100\r\n\r\n{"co') },
+  { weight: 2, arbitrary: fc.constantFrom('GET /health HTTP/1.1\r\nHost: 127.0.0.1:@port\r\n\r\n', 'GET /sessions/x/stream HTTP/1.1\r\nHost: 127.0.0.1:@port\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n', 'OPTIONS /sessions HTTP/1.1\r\nHost: 127.0.0.1:@port\r\n\r\n') },
+  { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
+  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b).toString('latin1')) },
+);
+
+/** Opens a connection and sends `opening` (the port filled in); resolves once it is connected. */
+function openUnauthenticated(port: number, opening: string): Promise<net.Socket> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.on('error', () => undefined); // the host may close it first: that is allowed
+    socket.once('connect', () => {
+      if (opening) socket.write(Buffer.from(opening.replace(/@port/g, String(port)), 'latin1'));
+      resolve(socket);
+    });
+    socket.once('close', () => resolve(socket));
+  });
+}
+
+describe('fuzz: connections without a token', () => {
+  test('whatever clients without a token hold open, an authenticated request is served', { timeout: 600_000 }, async () => {
+    await fuzz(
+      // How many (up to past the old bound of 320 that reset everyone), each opening as one of a few.
+      [fc.integer({ min: 0, max: 400 }), fc.array(unauthenticatedOpening, { minLength: 1, maxLength: 12 })],
+      async (count, openings) => {
+        const port = fh.http.port;
+        const sockets = await Promise.all(Array.from({ length: count }, (_, i) => openUnauthenticated(port, openings[i % openings.length])));
+        try {
+          const health = await request(port, 'GET', '/health', { token: fh.http.token, timeoutMs: ANSWER_MS });
+          assert.equal(health.status, 200, health.text);
+        } finally {
+          for (const s of sockets) s.destroy();
+        }
+      },
+      10,
+    );
+    await assertServed();
   });
 });
