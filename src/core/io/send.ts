@@ -1,5 +1,4 @@
 import { foregroundStateOf, readinessOf } from '../process/proc-state';
-import { isSecretMode, lineModeOf } from '../process/terminal-mode';
 import type { Session, SessionStatus } from '../session/session';
 import { isAgentCall, type InputSource } from '../session/input-source';
 import { sessionBusy } from '../base/errors';
@@ -177,11 +176,9 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
   return result;
 }
 
-/** Whether the terminal is set for a password (echo off, lines): the program waits for a secret. */
-async function asksForSecret(session: Session): Promise<boolean> {
-  const tty = session.ttyPath;
-  const mode = tty ? await lineModeOf(tty) : null;
-  return mode !== null && isSecretMode(mode);
+/** Whether the program asks for a password (echo off, and lines read or a prompt that asks: SecretJudge). */
+function asksForSecret(session: Session): Promise<boolean> {
+  return session.secretJudge.asksNow();
 }
 
 /** For a session that just started: waits (bounded) until its program first waits for input. */
