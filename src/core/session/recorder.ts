@@ -4,7 +4,7 @@ import { Disposable, disposableTimeout, MutableDisposable } from '../base/lifecy
 import { onUnexpectedError } from '../base/unexpected-error';
 import type { CommandRecord } from '../commands/command-tracker';
 import type { AgentDecision, InputSource, SessionInput } from './input-source';
-import type { InputVerdict } from './secret-judge';
+import { splitFirstLine, type InputVerdict } from './secret-judge';
 import type { Session } from './session';
 
 /** How a recording writes; each number says why. */
@@ -84,10 +84,8 @@ export function decisionLabel(d: AgentDecision, keepText: boolean): string {
   const what = `agent write ${d.decision.replace(/_/g, ' ')} (${d.from.transport})`;
   const bytes = Buffer.byteLength(d.text, 'utf8');
   if (!keepText) return `${what}: ${bytes} ${bytes === 1 ? 'byte' : 'bytes'}`;
-  const end = /\r\n?|\n/.exec(d.text);
-  const head = end ? d.text.slice(0, end.index + end[0].length) : d.text;
+  const { head, aheadBytes: rest } = splitFirstLine(d.text);
   const quoted = JSON.stringify(head.length > DECISION_TEXT_CHARS ? head.slice(0, DECISION_TEXT_CHARS) + '…' : head);
-  const rest = bytes - Buffer.byteLength(head, 'utf8');
   return rest > 0 ? `${what}: ${quoted} and ${rest} more ${rest === 1 ? 'byte' : 'bytes'}` : `${what}: ${quoted}`;
 }
 

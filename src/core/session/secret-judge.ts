@@ -1,4 +1,5 @@
 import { asksForSecret } from '../process/secret-prompt';
+import type { InputJudgement } from './input-source';
 import { isRawWithoutEcho, isSecretMode, lineModeOf, lineModeOfFd, type LineMode } from '../process/terminal-mode';
 
 /**
@@ -65,4 +66,24 @@ export class SecretJudge {
       (): InputVerdict => 'unknown',
     );
   }
+}
+
+/** A line ends at CR or LF; CR LF is one end. */
+const LINE_END = /\r\n?|\n/;
+
+/** The text up to and including its first line end (all of it when it has none), and the bytes after it. */
+export function splitFirstLine(text: string): { head: string; aheadBytes: number } {
+  const end = LINE_END.exec(text);
+  const head = end ? text.slice(0, end.index + end[0].length) : text;
+  return { head, aheadBytes: Buffer.byteLength(text, 'utf8') - Buffer.byteLength(head, 'utf8') };
+}
+
+/**
+ * A write's judgement: the part the program reading now gets (up to the first line end) with the
+ * verdict on it, and the size of what is typed ahead. A first part that did not reach the PTY at
+ * once (node-pty queued some of it) reached it later, in a mode no one read: unknown.
+ */
+export function judgement(data: string, verdict: InputVerdict | Promise<InputVerdict>, bytesAtOnce: number): InputJudgement {
+  const { head, aheadBytes } = splitFirstLine(data);
+  return { head, aheadBytes, verdict: bytesAtOnce < Buffer.byteLength(head, 'utf8') ? 'unknown' : verdict };
 }

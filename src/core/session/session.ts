@@ -8,13 +8,13 @@ import { loadNodePty } from './pty-loader';
 import { MirrorProxy } from '../mirror/mirror-proxy';
 import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
 import { completeUtf8Length } from '../base/utf8';
-import type { AgentDecision, InputJudgement, InputSource, LastInput, SessionInput } from './input-source';
+import type { AgentDecision, InputSource, LastInput, SessionInput } from './input-source';
 import { HumanInput } from './human-input';
 import type { Recorder } from './recorder';
 import { probeInputWait } from '../process/input-wait';
 import { InputWatch } from './input-watch';
 import { masterFdOf, ptyInputWriter } from './pty-input';
-import { SecretJudge, type InputVerdict } from './secret-judge';
+import { judgement, SecretJudge } from './secret-judge';
 import type { SessionEventBody } from './session-events';
 import { CommandTracker } from '../commands/command-tracker';
 import { CommandLogs } from '../commands/command-logs';
@@ -581,22 +581,6 @@ export class Session extends Disposable {
       // already closed
     }
   }
-}
-
-/** A line ends at CR or LF; CR LF is one end. */
-const LINE_END = /\r\n?|\n/;
-
-/**
- * Splits a write into the part the program reading now gets (up to the first line end) and what is
- * typed ahead, with the verdict on the first part; a part that did not reach the PTY at once
- * (node-pty queued it) reached it later, in a mode no one read: unknown.
- */
-function judgement(data: string, verdict: InputVerdict | Promise<InputVerdict>, bytesAtOnce: number): InputJudgement {
-  const end = LINE_END.exec(data);
-  const head = end ? data.slice(0, end.index + end[0].length) : data;
-  const headBytes = Buffer.byteLength(head, 'utf8');
-  const aheadBytes = Buffer.byteLength(data, 'utf8') - headBytes;
-  return { head, aheadBytes, verdict: bytesAtOnce < headBytes ? 'unknown' : verdict };
 }
 
 const signalNames = new Map<number, string>(Object.entries(os.constants.signals).map(([name, num]) => [num, name]));
