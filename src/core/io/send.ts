@@ -23,7 +23,8 @@ export const enum SendTuning {
   StablePolls = 2,
   /**
    * While a setuid program (sudo) sleeps out of /proc's sight, the terminal's mode (a spawn of
-   * stty, ~3 ms) is read at most this often to see whether it asks for a password.
+   * stty, ~3 ms, where tcgetattr cannot be used) is read at most this often to see whether it asks
+   * for a password.
    */
   HiddenModeCheckMs = 250,
 }
