@@ -25,7 +25,7 @@ Usage:
   shared-pty tokens [--json]                    (the shared tokens: id, scope, session, expiry, last use)
   shared-pty revoke <id>                        (ends a shared token at once)
   shared-pty events [<session>] [--since SEQ] [--json]   (input waits, password prompts, bell, title, resize, exit…)
-  shared-pty record <session> [file] [--detach | --stop]   (an asciicast v3 recording; Ctrl+C stops)
+  shared-pty record <session> [file] [--input] [--detach | --stop]   (an asciicast v3 recording; Ctrl+C stops)
   shared-pty play <file> [--speed N] [--idle-limit SECONDS]   (replays a recording here)
   shared-pty play <file> --browser              (prints a link that replays it in the browser, in asciinema-player)
   shared-pty serve [--cmd CMD [-- ARGS...]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http]

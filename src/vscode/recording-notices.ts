@@ -47,7 +47,7 @@ function key(hostId: string, sessionId: string): string {
 
 /** After "Start Recording". */
 export function recordingStartedNotice(sessionName: string, file: string): string {
-  return `Recording ${sessionName} to ${file}: everything it shows and what is typed, except secret input. Stop it from the session list.`;
+  return `Recording ${sessionName} to ${file}: everything it shows, and who typed when (not what). Stop it from the session list.`;
 }
 
 /** After "Stop Recording" stopped one. */

@@ -120,7 +120,7 @@ function packageVsix(outDir: string): string {
   if (r.status !== 0) throw new Error(`vsce package failed: ${r.stderr || r.stdout}`);
   // Zip entries' names are stored uncompressed in the central directory.
   const bytes = fs.readFileSync(vsix);
-  for (const entry of ['extension/dist/extension.js', 'extension/dist/cli.js', 'extension/node_modules/node-pty/build/Release/pty.node']) {
+  for (const entry of ['extension/dist/extension.js', 'extension/dist/cli.js', 'extension/node_modules/node-pty/build/Release/pty.node', 'extension/node_modules/koffi/index.cjs', `extension/node_modules/@koromix/koffi-${process.platform}-${process.arch}/package.json`]) {
     assert.ok(bytes.includes(Buffer.from(entry)), `the VSIX contains ${entry}`);
   }
   assert.ok(!bytes.includes(Buffer.from('extension/src/')), 'the VSIX leaves the sources out');

@@ -1,5 +1,4 @@
 import { foregroundStateOf, readinessOf } from '../process/proc-state';
-import { isSecretMode, lineModeOf } from '../process/terminal-mode';
 import type { Session, SessionStatus } from '../session/session';
 import { isAgentCall, type InputSource } from '../session/input-source';
 import { sessionBusy } from '../base/errors';
@@ -24,7 +23,8 @@ export const enum SendTuning {
   StablePolls = 2,
   /**
    * While a setuid program (sudo) sleeps out of /proc's sight, the terminal's mode (a spawn of
-   * stty, ~3 ms) is read at most this often to see whether it asks for a password.
+   * stty, ~3 ms, where tcgetattr cannot be used) is read at most this often to see whether it asks
+   * for a password.
    */
   HiddenModeCheckMs = 250,
 }
@@ -177,11 +177,9 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
   return result;
 }
 
-/** Whether the terminal is set for a password (echo off, lines): the program waits for a secret. */
-async function asksForSecret(session: Session): Promise<boolean> {
-  const tty = session.ttyPath;
-  const mode = tty ? await lineModeOf(tty) : null;
-  return mode !== null && isSecretMode(mode);
+/** Whether the program asks for a password (echo off, and lines read or a prompt that asks: SecretJudge). */
+function asksForSecret(session: Session): Promise<boolean> {
+  return session.secretJudge.asksNow();
 }
 
 /** For a session that just started: waits (bounded) until its program first waits for input. */

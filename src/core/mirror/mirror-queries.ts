@@ -28,6 +28,9 @@ export const MIRROR_QUERIES = {
   /** Absolute number of the row the cursor is on (a send's output starts there). */
   cursorRow: (m: Mirror): number => m.cursorRow,
 
+  /** The cursor's row left of the cursor: what a prompt that reads keys asks (secret input, CONTRACT §9.3). */
+  lineBeforeCursor: (m: Mirror): { text: string; alternate: boolean } => m.lineBeforeCursor(),
+
   /** The retained rows' absolute range [first, end). */
   extent: (m: Mirror): { firstRetainedRow: number; endRow: number } => ({ firstRetainedRow: m.firstRetainedRow, endRow: m.endRow }),
 

@@ -166,6 +166,13 @@ export class Mirror extends Disposable {
     };
   }
 
+  /** The cursor's row left of the cursor (a prompt's question), and whether a full-screen program has the screen. */
+  lineBeforeCursor(): { text: string; alternate: boolean } {
+    const buf = this._buffers.active;
+    const line = buf.getLine(buf.baseY + buf.cursorY);
+    return { text: line ? line.translateToString(false, 0, buf.cursorX) : '', alternate: buf.type === 'alternate' };
+  }
+
   /**
    * Absolute number of the first retained row; the retained rows are the scrollback followed by
    * the screen rows down to the lower of the cursor row and the last non-empty row (CONTRACT §8).

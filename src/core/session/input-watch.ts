@@ -9,8 +9,9 @@ export const enum InputWatchTuning {
    */
   QuietMs = 100,
   /**
-   * At most one probe per this long (a /proc scan of ~1 ms, plus ~1.5 ms for stty when the job
-   * waits): output that pauses every 100 ms (a progress bar, `top`) costs at most ~1% of a CPU.
+   * At most one probe per this long (a /proc scan of ~1 ms, plus, when the job waits, ~1.5 ms for
+   * stty where tcgetattr cannot be used): output that pauses every 100 ms (a progress bar, `top`)
+   * costs at most ~1% of a CPU.
    */
   MinIntervalMs = 250,
 }

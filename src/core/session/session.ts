@@ -14,7 +14,8 @@ import { TypedLine } from './typed-line';
 import type { Recorder } from './recorder';
 import { probeInputWait } from '../process/input-wait';
 import { InputWatch } from './input-watch';
-import { ptyInputWriter } from './pty-input';
+import { masterFdOf, ptyInputWriter } from './pty-input';
+import { judgement, SecretJudge } from './secret-judge';
 import type { SessionEventBody } from './session-events';
 import { CommandTracker } from '../commands/command-tracker';
 import { CommandLogs } from '../commands/command-logs';
@@ -110,8 +111,12 @@ export class Session extends Disposable {
   /** Each command's whole output, in a file of its own (CONTRACT §9.5); undefined: not kept. */
   readonly commandLogs: CommandLogs | undefined;
   private readonly _pty: IPty;
-  /** Writes to the program's input (at once when nothing is queued: ptyInputWriter). */
-  private readonly _writeInput: (data: string) => void;
+  /** Writes to the program's input (at once when nothing is queued: ptyInputWriter); returns the bytes written at once. */
+  private readonly _writeInput: (data: string) => number;
+  /** Whether the program asks for a secret, now or as a write reaches it (CONTRACT §9.3, §10.1). */
+  readonly secretJudge: SecretJudge;
+  /** How many want writes judged as they reach the PTY (recordings with input text): see judgeInputs. */
+  private _inputJudges = 0;
   private _name: string;
   private _exit: ExitInfo | undefined;
   /** Every reason the PTY is paused for: the parser fell behind, a flow-controlled subscriber's window is full. */
@@ -194,6 +199,13 @@ export class Session extends Disposable {
       encoding: null, // raw bytes: cursors count bytes, and split characters are reassembled here
     });
     this._writeInput = ptyInputWriter(this._pty);
+    this.secretJudge = new SecretJudge(
+      masterFdOf(this._pty),
+      this.ttyPath,
+      () => this.mirror.query('lineBeforeCursor'),
+      // The shell's own line editor reads keys without echo too; the integration says when it does.
+      () => this.commands.integration && !this.commands.running,
+    );
     this._guardExitDrain();
     this._guardEofDrain();
     this._pty.onData((d) => this._handleData(d as unknown as Buffer));
@@ -201,7 +213,7 @@ export class Session extends Disposable {
     this._register(this.mirror.onParsed(() => this._maybeResume()));
     this._register(this.mirror.onBell(() => this._bell()));
     this._register(this.mirror.onTitle((title) => this.emitEvent({ type: 'title', title })));
-    this.inputWatch = this._register(new InputWatch(() => probeInputWait(this.pid, this.ttyPath)));
+    this.inputWatch = this._register(new InputWatch(() => probeInputWait(this.pid, () => this.secretJudge.asksNow())));
     this._register(
       this.inputWatch.onDidChange((state) => {
         if (state === 'input') this.emitEvent({ type: 'input_wait' });
@@ -337,15 +349,32 @@ export class Session extends Disposable {
     if (!this.running || data.length === 0) return 0;
     // Read before the line is submitted below: Enter ends the secret, yet it is part of it.
     const secret = this.secretInput;
-    this._writeInput(data);
+    // The terminal's mode the moment the bytes reach it (about 5 µs), only when someone keeps text.
+    const verdict = this._inputJudges > 0 ? this.secretJudge.judgeWrite() : undefined;
+    const atOnce = this._writeInput(data);
+    const bytes = Buffer.byteLength(data, 'utf8');
     this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now(), approval: from.approval };
-    const input = { data: secret ? '' : data, from, secret };
+    const judged = verdict === undefined ? undefined : judgement(data, verdict, atOnce);
+    const input: SessionInput = { data: secret ? '' : data, from, secret, bytes, judged };
     this.humanInput.observe(input);
     this.typedLine.observe(data, secret);
     this._onInput.fire(input);
     // A line reaches the program: what it waited for (a prompt, a password) is answered.
     if (data.includes('\r') || data.includes('\n')) this.inputWatch.submitted();
-    return Buffer.byteLength(data, 'utf8');
+    return bytes;
+  }
+
+  /**
+   * Has every write judged as it reaches the PTY (SessionInput.judged) until the handle is
+   * disposed: a recording that keeps input text needs it; nobody else pays for it.
+   */
+  judgeInputs(): IDisposable {
+    this._inputJudges++;
+    let done = false;
+    return toDisposable(() => {
+      if (!done) this._inputJudges--;
+      done = true;
+    });
   }
 
   /**

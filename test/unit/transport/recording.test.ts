@@ -72,8 +72,8 @@ describe('recording a session (pty/record) and who typed (pty/info.lastInput)', 
     assert.equal((await rpc('pty/info', { session })).lastInput, null, 'nobody has typed yet');
 
     const file = path.join(tempDir(), 'demo.cast');
-    const started = await rpc('pty/record', { session, path: file });
-    assert.deepEqual(started, { recording: true, path: file, cursor: started.cursor });
+    const started = await rpc('pty/record', { session, path: file, input: true });
+    assert.deepEqual(started, { recording: true, path: file, cursor: started.cursor, input: true });
     assert.equal(fs.statSync(file).mode & 0o777, 0o600, 'only the user can read a recording');
     await rejectsWith(rpc('pty/record', { session, path: path.join(home, 'other.cast') }), -32000);
 

@@ -130,7 +130,7 @@ describe('agent write approval: ask', () => {
   test('over /mcp: the tool waits for the answer and a denial is an isError result; a recording marks each decision', { timeout: 30_000 }, async () => {
     const id = await open('user');
     const cast = path.join(h.dir, 'approval.cast');
-    await rpc('pty/record', { session: id, path: cast });
+    await rpc('pty/record', { session: id, path: cast, input: true });
     const agent = await mcpAgent(h, 'approval-test');
     try {
       win.answer = 'deny';

@@ -5,7 +5,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as pty from 'node-pty';
 import { probeInputWait, type InputWait } from '../../../../src/core/process/input-wait';
-import { lineModeOf, parseSttySaved } from '../../../../src/core/process/terminal-mode';
+import { isSecretMode, lineModeOf, parseSttySaved } from '../../../../src/core/process/terminal-mode';
 
 const linux = process.platform === 'linux';
 const open: pty.IPty[] = [];
@@ -33,7 +33,10 @@ async function becomes(p: pty.IPty, want: InputWait, what: string): Promise<void
   const tty = (p as unknown as { ptsName: string }).ptsName;
   let last: InputWait = 'unknown';
   for (let i = 0; i < 250; i++) {
-    last = await probeInputWait(p.pid, tty);
+    last = await probeInputWait(p.pid, async () => {
+      const mode = await lineModeOf(tty);
+      return mode !== null && isSecretMode(mode);
+    });
     if (last === want) return;
     await new Promise((r) => setTimeout(r, 20));
   }
