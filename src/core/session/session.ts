@@ -18,6 +18,7 @@ import type { SessionEventBody } from './session-events';
 import { CommandTracker } from '../commands/command-tracker';
 import { CommandLogs } from '../commands/command-logs';
 import { shellIntegrationLaunch } from '../commands/shell-integration';
+import type { OwnMark } from '../commands/own-marks';
 
 /** Timing and size constants of a session; each says why it is what it is. */
 export const enum SessionTuning {
@@ -101,7 +102,7 @@ export class Session extends Disposable {
   readonly ring: RingBuffer;
   /**
    * The commands the shell reports (CONTRACT §9.2): bash, zsh and fish run interactively get
-   * shell integration injected; any program that prints OSC 633 marks is followed too.
+   * shell integration injected, whose marks carry the session's nonce; no other marks count.
    */
   readonly commands: CommandTracker;
   /** Each command's whole output, in a file of its own (CONTRACT §9.5); undefined: not kept. */
@@ -172,7 +173,7 @@ export class Session extends Disposable {
     this.leaseSeconds = options.leaseSeconds;
     const env = buildEnv(options.env);
     const integration = shellIntegrationLaunch(options.command, options.args, env);
-    this.commands = this._register(new CommandTracker(options.cwd, integration !== undefined));
+    this.commands = this._register(new CommandTracker(options.cwd, integration?.nonce));
     this._register(this.commands.onDidChangeState(() => this._onDidChange.fire()));
     this.commandLogs = options.commandLogDir ? this._register(new CommandLogs(this.commands, options.commandLogDir, options.commandLogBytes)) : undefined;
     // The shell's own account of its commands, as events (CONTRACT §9.4).
@@ -402,15 +403,23 @@ export class Session extends Disposable {
     if (data.length === 0) return;
     this._lastOutputAt = Date.now();
     this.inputWatch.activity();
-    this.ring.append(data);
-    this.commands.feed(data, this.ring.end);
-    this.commandLogs?.append(data, this.ring.end);
-    this._onOutput.fire({ data, cursor: this.ring.end });
-    this.mirror.write(data, this.ring.end);
+    // The integration's marks leave with their nonce taken out: no copy of the output can forge one.
+    const { output, marks } = this.commands.filter(data);
+    this._output(output, marks);
     if (this._draining) return;
     // The parser fell behind: the program waits, so a screen read never waits long (MirrorProxy).
     if (!this._pauses.has('parser') && this.mirror.pendingBytes > this.mirror.backlogLimit) this._setPaused('parser', true);
     if (this._flowHolders.size > 0) this.reconsiderFlow();
+  }
+
+  /** Output to pass on: into the ring, the command records and logs, the subscribers, the mirror. */
+  private _output(data: Buffer, marks: readonly OwnMark[]): void {
+    if (data.length === 0) return;
+    this.ring.append(data);
+    this.commands.apply(marks, this.ring.end - data.length);
+    this.commandLogs?.append(data, this.ring.end);
+    this._onOutput.fire({ data, cursor: this.ring.end });
+    this.mirror.write(data, this.ring.end);
   }
 
   /**
@@ -509,16 +518,10 @@ export class Session extends Disposable {
 
   private _handleExit(exitCode: number, signal?: number): void {
     if (this._exit) return;
-    if (this._utf8Tail) {
-      // The program ended mid-character: keep the bytes rather than lose them.
-      const tail = this._utf8Tail;
-      this._utf8Tail = undefined;
-      this.ring.append(tail);
-      this.commands.feed(tail, this.ring.end);
-      this.commandLogs?.append(tail, this.ring.end);
-      this._onOutput.fire({ data: tail, cursor: this.ring.end });
-      this.mirror.write(tail, this.ring.end);
-    }
+    // The program ended mid-character, or mid-sequence: keep the bytes rather than lose them.
+    const tail = Buffer.concat([this.commands.release(), this._utf8Tail ?? Buffer.alloc(0)]);
+    this._utf8Tail = undefined;
+    this._output(tail, []);
     const signalName = signal ? (signalNames.get(signal) ?? String(signal)) : null;
     this._exit = { exitCode: signal ? 128 + signal : exitCode, signal: signalName };
     this.commands.shellEnded(this._exit.exitCode, this.ring.end);
