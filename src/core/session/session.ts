@@ -19,6 +19,7 @@ import { CommandTracker } from '../commands/command-tracker';
 import { CommandLogs } from '../commands/command-logs';
 import { shellIntegrationLaunch } from '../commands/shell-integration';
 import type { OwnMark } from '../commands/own-marks';
+import { ViewAnswers } from './view-answers';
 
 /** Timing and size constants of a session; each says why it is what it is. */
 export const enum SessionTuning {
@@ -130,6 +131,8 @@ export class Session extends Disposable {
   }
   private _clients = 0;
   private _calls = 0;
+  /** The views' own answers to terminal queries, which the host answers instead (the mirror's). */
+  private readonly _viewAnswers = new ViewAnswers();
   private _lastInput: LastInput | undefined;
   /** The user chose "Allow for this session" for agents' writes here (CONTRACT §9.6). */
   agentsAllowed = false;
@@ -196,6 +199,8 @@ export class Session extends Disposable {
     this._pty.onExit(({ exitCode, signal }) => this._handleExit(exitCode, signal));
     this._register(this.mirror.onParsed(() => this._maybeResume()));
     this._register(this.mirror.onBell(() => this._bell()));
+    // The host is the terminal for the program's queries: one answer each, however many views there are.
+    this._register(this.mirror.onAnswer((answer) => this.running && this._writeInput(answer)));
     this._register(this.mirror.onTitle((title) => this.emitEvent({ type: 'title', title })));
     this.inputWatch = this._register(new InputWatch(() => probeInputWait(this.pid, this.ttyPath)));
     this._register(
@@ -330,6 +335,12 @@ export class Session extends Disposable {
    * and recordings of CONTRACT §9.6 build on it).
    */
   write(data: string, from: InputSource): number {
+    if (from.origin === 'user') {
+      // A view answered a query by itself: the host has answered it already (ViewAnswers).
+      const view = this._viewAnswers.take(data);
+      if (view.colors) this.mirror.setColors(view.colors);
+      data = view.text;
+    }
     if (!this.running || data.length === 0) return 0;
     // Read before the line is submitted below: Enter ends the secret, yet it is part of it.
     const secret = this.secretInput;
@@ -416,6 +427,7 @@ export class Session extends Disposable {
   private _output(data: Buffer, marks: readonly OwnMark[]): void {
     if (data.length === 0) return;
     this.ring.append(data);
+    this._viewAnswers.sawOutput(data);
     this.commands.apply(marks, this.ring.end - data.length);
     this.commandLogs?.append(data, this.ring.end);
     this._onOutput.fire({ data, cursor: this.ring.end });
