@@ -15,6 +15,7 @@ import { VERSION } from '../../../../src/version';
 import { connect, startHost, until } from '../../../helpers/host';
 import { buildCli, REPO_ROOT } from '../../../helpers/protocol';
 import { AttachView, VIEW_COLORS } from '../../../helpers/attach-view';
+import { ViewAnswers } from '../../../../src/core/session/view-answers';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking. */
 const TEST_TIMEOUT = 90_000;
@@ -108,6 +109,26 @@ async function probe(s: Session, queries: string[]): Promise<{ answers: string[]
   return JSON.parse(line.slice(0, line.indexOf('\n')).trim()) as { answers: string[]; extra: string };
 }
 
+describe('what a view writes: its own answers out, keys in', () => {
+  test('device attributes, status, DEC cursor reports, mode reports, XTVERSION, status strings and colours are answers; keys and text are kept', () => {
+    const v = new ViewAnswers();
+    const answers = '\x1b[?1;2c\x1b[>0;276;0c\x1b[0n\x1b[?5;10R\x1b[?2004;2$y\x1b[4;2$y\x1bP>|xterm(390)\x1b\\\x1bP1$r0m\x1b\\\x1b]11;rgb:1e1e/1e1e/1e1e\x1b\\\x1b]10;rgb:cc/cc/cc\x07';
+    const keys = 'ls\x1b[A\x1b[1;5C\x1bOP\x1b[15~\r';
+    assert.deepEqual(v.take(`l${answers}${keys}`), { text: `l${keys}`, colors: { 11: 'rgb:1e1e/1e1e/1e1e', 10: 'rgb:cc/cc/cc' } });
+    assert.deepEqual(v.take('plain text'), { text: 'plain text' });
+  });
+
+  test('a cursor report is an answer only after the program asked for one: Ctrl+F3 (CSI 1;5R) is a key otherwise', () => {
+    const v = new ViewAnswers();
+    assert.equal(v.take('\x1b[1;5R').text, '\x1b[1;5R');
+    // Asked in output cut between two reads.
+    v.sawOutput(Buffer.from('prompt\x1b['));
+    v.sawOutput(Buffer.from('6nmore'));
+    assert.equal(v.take('\x1b[1;5R').text, '');
+    assert.equal(v.take('x\x1b[12;40Ry').text, 'xy');
+  });
+});
+
 describe('every terminal query gets exactly one answer, from the host', { skip: !hasPython && `${PYTHON} is not installed` }, () => {
   for (const views of [0, 2]) {
     test(`with ${views} views: device attributes, status, cursor position, XTVERSION, DECRQM and colours`, { timeout: TEST_TIMEOUT }, async () => {
@@ -144,14 +165,14 @@ describe('real programs that ask their terminal', () => {
     "call timer_start(10, function('s:Check'), {'repeat': -1})",
   ].join('\n');
 
-  for (const views of [0, 2]) {
-    test(`with ${views} views, vim gets every answer it asks for, so :q ends it at once: send returns command_done for the vim command`, { timeout: TEST_TIMEOUT, skip: !hasVim && 'vim is not installed' }, async () => {
+  test('vim gets every answer it asks for, so :q ends it at once (send returns command_done for the vim command), with no view and with two', { timeout: 2 * TEST_TIMEOUT, skip: !hasVim && 'vim is not installed' }, async () => {
+    for (const views of [0, 2]) {
       const s = await openSession(views);
       try {
         fs.writeFileSync(path.join(s.home, 'answers.vim'), VIM_SCRIPT + '\n');
         const answers = path.join(s.home, 'answers.txt');
         await c.request('pty/write', { session: s.session, action: { text: 'vim -N -u NONE -i NONE -n -S answers.vim notes.txt\r' } });
-        await until(() => fs.existsSync(answers), 20_000, 'vim has the answers to all its queries');
+        await until(() => fs.existsSync(answers), 20_000, `vim has the answers to all its queries (${views} views)`);
         const [version, background, foreground, blink] = fs.readFileSync(answers, 'utf8').split('\n');
         assert.equal(version, '\x1b[>0;276;0c');
         assert.match(background, /^\x1b\]11;rgb:[0-9a-f]{4}\/[0-9a-f]{4}\/[0-9a-f]{4}\x1b\\$/);
@@ -169,9 +190,11 @@ describe('real programs that ask their terminal', () => {
       } finally {
         await s.close();
       }
-    });
+    }
+  });
 
-    test(`with ${views} views, a prompt_toolkit prompt gets its cursor position answered (no "terminal doesn't support CPR" warning)`, { timeout: TEST_TIMEOUT, skip: !hasPromptToolkit && 'python3-prompt-toolkit is not installed' }, async () => {
+  test('a prompt_toolkit prompt gets its cursor position answered (no "terminal doesn\'t support CPR" warning), with no view and with two', { timeout: 2 * TEST_TIMEOUT, skip: !hasPromptToolkit && 'python3-prompt-toolkit is not installed' }, async () => {
+    for (const views of [0, 2]) {
       const s = await openSession(views);
       try {
         const script = path.join(s.home, 'ask.py');
@@ -183,7 +206,7 @@ describe('real programs that ask their terminal', () => {
         else await c.request('pty/write', { session: s.session, action: { text: 'hello\r' } });
         const r = await c.request<{ matched: boolean; screen: string }>('pty/wait', { session: s.session, match: 'GOT', timeout: 20_000 });
         assert.equal(r.matched, true);
-        assert.match(r.screen, /GOT 'hello' SUPPORTED/);
+        assert.match(r.screen, /GOT 'hello' SUPPORTED/, `${views} views`);
         assert.doesNotMatch(r.screen, /WARNING|CPR\)/);
         await until(async () => (await c.request<{ commands: CommandRecord[] }>('pty/commands', { session: s.session })).commands.at(-1)?.exitCode === 0, 20_000, 'the script ended');
         const next = await s.send('echo after');
@@ -191,6 +214,6 @@ describe('real programs that ask their terminal', () => {
       } finally {
         await s.close();
       }
-    });
-  }
+    }
+  });
 });
