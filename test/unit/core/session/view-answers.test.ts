@@ -73,7 +73,7 @@ async function openSession(views: number) {
   fs.writeFileSync(path.join(home, '.bashrc'), "PS1='p> '\n");
   const info = await c.request<SessionInfo>('session/create', { command: 'bash', args: [], cwd: home, env: { HOME: home }, cols: 100, rows: 30 });
   const session = info.id;
-  await c.request('pty/wait', { session, match: 'p> ', timeout: 15_000 });
+  assert.equal((await c.request<{ matched: boolean }>('pty/wait', { session, match: 'p>', timeout: 15_000 })).matched, true, 'the first prompt');
   const attached: AttachView[] = [];
   for (let i = 0; i < views; i++) attached.push(await AttachView.open(c, h.dir, session));
   const send = (text: string, timeout = 20_000) => c.request<SendResult>('pty/send', { session, text, timeout });
@@ -96,7 +96,7 @@ async function probe(s: Session, queries: string[]): Promise<{ answers: string[]
   const args = queries.map((q) => `'${q}'`).join(' ');
   const seen = s.views.map((v) => v.answers.length);
   await c.request('pty/write', { session: s.session, action: { text: `${PYTHON} ${PROBE} ${Math.max(1, s.views.length)} ${args}\r` } });
-  await c.request('pty/wait', { session: s.session, match: 'FENCE?', timeout: 30_000 });
+  assert.equal((await c.request<{ matched: boolean }>('pty/wait', { session: s.session, match: 'FENCE?', timeout: 30_000 })).matched, true, 'the probe has its answers');
   if (s.views.length === 0) await c.request('pty/write', { session: s.session, action: { text: 'END' } });
   for (const [i, v] of s.views.entries()) {
     await until(() => v.answers.length >= seen[i] + queries.length, 15_000, `view ${i} answered every query`);
@@ -200,7 +200,7 @@ describe('real programs that ask their terminal', () => {
         const script = path.join(s.home, 'ask.py');
         fs.writeFileSync(script, ['from prompt_toolkit import PromptSession', 's = PromptSession()', "line = s.prompt('pt> ')", "print('GOT', repr(line), s.app.renderer.cpr_support.name)"].join('\n') + '\n');
         await c.request('pty/write', { session: s.session, action: { text: `${PYTHON} ask.py\r` } });
-        await c.request('pty/wait', { session: s.session, match: 'pt> ', timeout: 20_000 });
+        assert.equal((await c.request<{ matched: boolean }>('pty/wait', { session: s.session, match: 'pt>', timeout: 20_000 })).matched, true, 'the prompt');
         // Typed by a person in a view when there is one, else by a script.
         if (s.views.length > 0) s.views[0].type('hello\r');
         else await c.request('pty/write', { session: s.session, action: { text: 'hello\r' } });
