@@ -13,7 +13,7 @@ import { HumanInput } from './human-input';
 import type { Recorder } from './recorder';
 import { probeInputWait } from '../process/input-wait';
 import { InputWatch } from './input-watch';
-import { ptyInputWriter } from './pty-input';
+import { ptyInputWriter, ptyQueuedWrites } from './pty-input';
 import type { SessionEventBody } from './session-events';
 import { CommandTracker } from '../commands/command-tracker';
 import { CommandLogs } from '../commands/command-logs';
@@ -33,6 +33,12 @@ export const enum SessionTuning {
   KillGraceMs = 2000,
   /** Bells closer together than this are one `bell` event (a terminal flashes once for them too). */
   BellMinIntervalMs = 250,
+  /**
+   * Writes node-pty may hold (the program reads no input) before the answers to queries are
+   * dropped: far more than any program that asks and waits leaves unread, a bound on memory when
+   * output is full of queries nobody reads the answers to.
+   */
+  MaxQueuedWritesForAnswers = 64,
 }
 
 export type Origin = 'user' | 'agent' | 'script';
@@ -109,6 +115,8 @@ export class Session extends Disposable {
   /** Each command's whole output, in a file of its own (CONTRACT §9.5); undefined: not kept. */
   readonly commandLogs: CommandLogs | undefined;
   private readonly _pty: IPty;
+  /** Writes held by node-pty because the program is not reading its input (ptyQueuedWrites). */
+  private readonly _queuedWrites: () => number;
   /** Writes to the program's input (at once when nothing is queued: ptyInputWriter). */
   private readonly _writeInput: (data: string) => void;
   private _name: string;
@@ -193,6 +201,7 @@ export class Session extends Disposable {
       encoding: null, // raw bytes: cursors count bytes, and split characters are reassembled here
     });
     this._writeInput = ptyInputWriter(this._pty);
+    this._queuedWrites = ptyQueuedWrites(this._pty);
     this._guardExitDrain();
     this._guardEofDrain();
     this._pty.onData((d) => this._handleData(d as unknown as Buffer));
@@ -200,7 +209,7 @@ export class Session extends Disposable {
     this._register(this.mirror.onParsed(() => this._maybeResume()));
     this._register(this.mirror.onBell(() => this._bell()));
     // The host is the terminal for the program's queries: one answer each, however many views there are.
-    this._register(this.mirror.onAnswer((answer) => this.running && this._writeInput(answer)));
+    this._register(this.mirror.onAnswer((answer) => this._answer(answer)));
     this._register(this.mirror.onTitle((title) => this.emitEvent({ type: 'title', title })));
     this.inputWatch = this._register(new InputWatch(() => probeInputWait(this.pid, this.ttyPath)));
     this._register(
@@ -214,6 +223,15 @@ export class Session extends Disposable {
   }
 
   private _lastBellAt = 0;
+
+  /**
+   * Writes the terminal's answers to the program's queries. Not while many writes wait for the
+   * program to read its input: output full of queries (a binary file on the screen) would pile up
+   * answers in memory for a program that reads none of them.
+   */
+  private _answer(answer: string): void {
+    if (this.running && this._queuedWrites() < SessionTuning.MaxQueuedWritesForAnswers) this._writeInput(answer);
+  }
 
   /** One `bell` event per burst of bells: `yes $'\a'` must not flood the event log. */
   private _bell(): void {
