@@ -59,8 +59,11 @@ export class OwnMarkFilter {
   /** Filters one chunk of output (whole UTF-8 characters). */
   filter(data: Buffer): FilteredOutput {
     let buf = data;
+    // Where a held sequence's terminator may be: its bytes were searched already (all but a last ESC).
+    let resume = 0;
     if (this._pending) {
       buf = Buffer.concat([this._pending, data]);
+      resume = this._pending.length - 1;
       this._pending = undefined;
     }
     const pieces: Buffer[] = [];
@@ -77,7 +80,7 @@ export class OwnMarkFilter {
         pieces.push(buf.subarray(from, buf.length - keep));
         break;
       }
-      const end = terminatorOf(buf, start + PREFIX.length);
+      const end = terminatorOf(buf, Math.max(start + PREFIX.length, start === 0 ? resume : 0));
       if (end === 'incomplete') {
         // Copied: the chunk's bytes move to the mirror thread once passed on.
         const held = buf.length - start <= MAX_SEQUENCE_BYTES;
