@@ -4,8 +4,6 @@ import { Disposable } from '../base/lifecycle';
 import { CommandLog } from './command-log';
 import { MAX_COMMAND_RECORDS, type CommandRecord, type CommandTracker } from './command-tracker';
 
-const EMPTY = Buffer.alloc(0);
-
 /** Bytes of command logs a session keeps by default, over all its commands (CONTRACT §9.5). */
 export const DEFAULT_COMMAND_LOG_BYTES = 64 * 1024 * 1024;
 
@@ -27,8 +25,6 @@ export class CommandLogs extends Disposable {
   private _total = 0;
   /** The output cursor up to which output has gone to the logs. */
   private _cursor = 0;
-  /** The output after `_cursor`: it may begin a mark, so whose it is is not known yet. */
-  private _held: Buffer = EMPTY;
   private _folderMade = false;
 
   constructor(
@@ -48,11 +44,8 @@ export class CommandLogs extends Disposable {
       _tracker.onDidFinishCommand((r) => {
         if (!this._records.has(r.id)) return;
         this._records.set(r.id, r);
-        // Ended by the shell's exit, after its last output: what was held back is its, and nothing more comes.
-        if (r.endCursor !== null && r.endCursor <= this._cursor + this._held.length) {
-          this._feed(this._held, this._cursor, r.endCursor);
-          this._finish(r.id);
-        }
+        // Ended by the shell's exit, after its last output: nothing more comes.
+        if (r.endCursor !== null && r.endCursor <= this._cursor) this._finish(r.id);
       }),
     );
   }
@@ -64,16 +57,9 @@ export class CommandLogs extends Disposable {
 
   /** One chunk of output; `cursor` is the output cursor just after it. */
   append(data: Uint8Array, cursor: number): void {
-    let bytes = data;
-    if (this._held.length > 0) {
-      bytes = Buffer.concat([this._held, data]);
-      this._held = EMPTY;
-    }
-    // Bytes that may begin a mark (the end of the command, say) wait until the mark is whole.
-    const safe = cursor - Math.min(this._tracker.heldBytes, bytes.length);
-    if (safe < cursor) this._held = Buffer.from(bytes.subarray(bytes.length - (cursor - safe)));
-    this._cursor = safe;
-    this._feed(bytes, cursor - bytes.length, safe);
+    // Marks reach the output whole (the tracker holds a mark's beginning back until it ends).
+    this._cursor = cursor;
+    this._feed(data, cursor - data.length, cursor);
   }
 
   /** Hands the bytes of `bytes` (which starts at cursor `start`) before `upTo` to the logs they belong to. */

@@ -48,3 +48,13 @@ export function ptyInputWriter(pty: IPty): (data: string) => number {
     return written;
   };
 }
+
+/**
+ * How many writes node-pty holds because the kernel's input buffer was full (the program is not
+ * reading its input); 0 where node-pty does not say.
+ */
+export function ptyQueuedWrites(pty: IPty): () => number {
+  const queue = (pty as unknown as { _writeStream?: QueuedWriter })._writeStream;
+  const pending = queue?._writeQueue;
+  return Array.isArray(pending) ? () => pending.length : () => 0;
+}

@@ -14,12 +14,14 @@ import { TypedLine } from './typed-line';
 import type { Recorder } from './recorder';
 import { probeInputWait } from '../process/input-wait';
 import { InputWatch } from './input-watch';
-import { masterFdOf, ptyInputWriter } from './pty-input';
+import { masterFdOf, ptyInputWriter, ptyQueuedWrites } from './pty-input';
 import { judgement, SecretJudge } from './secret-judge';
 import type { SessionEventBody } from './session-events';
 import { CommandTracker } from '../commands/command-tracker';
 import { CommandLogs } from '../commands/command-logs';
 import { shellIntegrationLaunch } from '../commands/shell-integration';
+import type { OwnMark } from '../commands/own-marks';
+import { ViewAnswers } from './view-answers';
 
 /** Timing and size constants of a session; each says why it is what it is. */
 export const enum SessionTuning {
@@ -33,6 +35,12 @@ export const enum SessionTuning {
   KillGraceMs = 2000,
   /** Bells closer together than this are one `bell` event (a terminal flashes once for them too). */
   BellMinIntervalMs = 250,
+  /**
+   * Writes node-pty may hold (the program reads no input) before the answers to queries are
+   * dropped: far more than any program that asks and waits leaves unread, a bound on memory when
+   * output is full of queries nobody reads the answers to.
+   */
+  MaxQueuedWritesForAnswers = 64,
 }
 
 export type Origin = 'user' | 'agent' | 'script';
@@ -105,7 +113,7 @@ export class Session extends Disposable {
   readonly ring: RingBuffer;
   /**
    * The commands the shell reports (CONTRACT §9.2): bash, zsh and fish run interactively get
-   * shell integration injected; any program that prints OSC 633 marks is followed too.
+   * shell integration injected, whose marks carry the session's nonce; no other marks count.
    */
   readonly commands: CommandTracker;
   /** Each command's whole output, in a file of its own (CONTRACT §9.5); undefined: not kept. */
@@ -113,6 +121,8 @@ export class Session extends Disposable {
   private readonly _pty: IPty;
   /** Writes to the program's input (at once when nothing is queued: ptyInputWriter); returns the bytes written at once. */
   private readonly _writeInput: (data: string) => number;
+  /** Writes held by node-pty because the program is not reading its input (ptyQueuedWrites). */
+  private readonly _queuedWrites: () => number;
   /** Whether the program asks for a secret, now or as a write reaches it (CONTRACT §9.3, §10.1). */
   readonly secretJudge: SecretJudge;
   /** How many want writes judged as they reach the PTY (recordings with input text): see judgeInputs. */
@@ -137,6 +147,8 @@ export class Session extends Disposable {
   }
   private _clients = 0;
   private _calls = 0;
+  /** The views' own answers to terminal queries, which the host answers instead (the mirror's). */
+  private readonly _viewAnswers = new ViewAnswers();
   private _lastInput: LastInput | undefined;
   /** The user chose "Allow for this session" for agents' writes here (CONTRACT §9.6). */
   agentsAllowed = false;
@@ -182,7 +194,7 @@ export class Session extends Disposable {
     this.leaseSeconds = options.leaseSeconds;
     const env = buildEnv(options.env);
     const integration = shellIntegrationLaunch(options.command, options.args, env);
-    this.commands = this._register(new CommandTracker(options.cwd, integration !== undefined));
+    this.commands = this._register(new CommandTracker(options.cwd, integration?.nonce));
     this._register(this.commands.onDidChangeState(() => this._onDidChange.fire()));
     this.commandLogs = options.commandLogDir ? this._register(new CommandLogs(this.commands, options.commandLogDir, options.commandLogBytes, options.commandLogWritable)) : undefined;
     // The shell's own account of its commands, as events (CONTRACT §9.4).
@@ -199,6 +211,7 @@ export class Session extends Disposable {
       encoding: null, // raw bytes: cursors count bytes, and split characters are reassembled here
     });
     this._writeInput = ptyInputWriter(this._pty);
+    this._queuedWrites = ptyQueuedWrites(this._pty);
     this.secretJudge = new SecretJudge(
       masterFdOf(this._pty),
       this.ttyPath,
@@ -212,6 +225,8 @@ export class Session extends Disposable {
     this._pty.onExit(({ exitCode, signal }) => this._handleExit(exitCode, signal));
     this._register(this.mirror.onParsed(() => this._maybeResume()));
     this._register(this.mirror.onBell(() => this._bell()));
+    // The host is the terminal for the program's queries: one answer each, however many views there are.
+    this._register(this.mirror.onAnswer((answer) => this._answer(answer)));
     this._register(this.mirror.onTitle((title) => this.emitEvent({ type: 'title', title })));
     this.inputWatch = this._register(new InputWatch(() => probeInputWait(this.pid, () => this.secretJudge.asksNow())));
     this._register(
@@ -225,6 +240,15 @@ export class Session extends Disposable {
   }
 
   private _lastBellAt = 0;
+
+  /**
+   * Writes the terminal's answers to the program's queries. Not while many writes wait for the
+   * program to read its input: output full of queries (a binary file on the screen) would pile up
+   * answers in memory for a program that reads none of them.
+   */
+  private _answer(answer: string): void {
+    if (this.running && this._queuedWrites() < SessionTuning.MaxQueuedWritesForAnswers) this._writeInput(answer);
+  }
 
   /** One `bell` event per burst of bells: `yes $'\a'` must not flood the event log. */
   private _bell(): void {
@@ -346,6 +370,12 @@ export class Session extends Disposable {
    * and recordings of CONTRACT §9.6 build on it).
    */
   write(data: string, from: InputSource): number {
+    if (from.origin === 'user') {
+      // A view answered a query by itself: the host has answered it already (ViewAnswers).
+      const view = this._viewAnswers.take(data);
+      if (view.colors) this.mirror.setColors(view.colors);
+      data = view.text;
+    }
     if (!this.running || data.length === 0) return 0;
     // Read before the line is submitted below: Enter ends the secret, yet it is part of it.
     const secret = this.secretInput;
@@ -437,15 +467,24 @@ export class Session extends Disposable {
     if (data.length === 0) return;
     this._lastOutputAt = Date.now();
     this.inputWatch.activity();
-    this.ring.append(data);
-    this.commands.feed(data, this.ring.end);
-    this.commandLogs?.append(data, this.ring.end);
-    this._onOutput.fire({ data, cursor: this.ring.end });
-    this.mirror.write(data, this.ring.end);
+    // The integration's marks leave with their nonce taken out: no copy of the output can forge one.
+    const { output, marks } = this.commands.filter(data);
+    this._output(output, marks);
     if (this._draining) return;
     // The parser fell behind: the program waits, so a screen read never waits long (MirrorProxy).
     if (!this._pauses.has('parser') && this.mirror.pendingBytes > this.mirror.backlogLimit) this._setPaused('parser', true);
     if (this._flowHolders.size > 0) this.reconsiderFlow();
+  }
+
+  /** Output to pass on: into the ring, the command records and logs, the subscribers, the mirror. */
+  private _output(data: Buffer, marks: readonly OwnMark[]): void {
+    if (data.length === 0) return;
+    this.ring.append(data);
+    this._viewAnswers.sawOutput(data);
+    this.commands.apply(marks, this.ring.end - data.length);
+    this.commandLogs?.append(data, this.ring.end);
+    this._onOutput.fire({ data, cursor: this.ring.end });
+    this.mirror.write(data, this.ring.end);
   }
 
   /**
@@ -544,16 +583,10 @@ export class Session extends Disposable {
 
   private _handleExit(exitCode: number, signal?: number): void {
     if (this._exit) return;
-    if (this._utf8Tail) {
-      // The program ended mid-character: keep the bytes rather than lose them.
-      const tail = this._utf8Tail;
-      this._utf8Tail = undefined;
-      this.ring.append(tail);
-      this.commands.feed(tail, this.ring.end);
-      this.commandLogs?.append(tail, this.ring.end);
-      this._onOutput.fire({ data: tail, cursor: this.ring.end });
-      this.mirror.write(tail, this.ring.end);
-    }
+    // The program ended mid-character, or mid-sequence: keep the bytes rather than lose them.
+    const tail = Buffer.concat([this.commands.release(), this._utf8Tail ?? Buffer.alloc(0)]);
+    this._utf8Tail = undefined;
+    this._output(tail, []);
     const signalName = signal ? (signalNames.get(signal) ?? String(signal)) : null;
     this._exit = { exitCode: signal ? 128 + signal : exitCode, signal: signalName };
     this.commands.shellEnded(this._exit.exitCode, this.ring.end);
