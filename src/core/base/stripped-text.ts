@@ -1,9 +1,12 @@
 /**
  * The text a person reads in raw terminal output, worked out byte by byte across chunks, the way
  * `stripAnsi` (./ansi.ts) does for a whole string: escape sequences (CSI, OSC/DCS/SOS/PM/APC up to
- * BEL or ST, other ESC sequences) go, carriage returns and other C0 controls but tab and newline
- * go, DEL goes, a backspace erases the character before it on the same line. Lengths are counted
- * as JavaScript counts them (UTF-16 code units), so they equal the `.length` of the text kept.
+ * BEL or ST, other ESC sequences) go, C0 controls but tab and newline go, DEL goes, a backspace
+ * erases the character before it on the same line. One difference on purpose: a carriage return
+ * that no newline follows starts its line over, as on the screen (a progress bar is its last
+ * state, and zsh's end-of-output mark, spaces and `\r \r`, is nothing), where `stripAnsi` joins
+ * the states. Lengths are counted as JavaScript counts them (UTF-16 code units), so they equal
+ * the `.length` of the text kept.
  *
  * It counts a command's whole output as it is written (characters, lines, and checkpoints: places
  * where a line starts and no sequence is open, from which any part can be stripped alone and counted
@@ -13,12 +16,14 @@
  * and never two in a row (`\b\b` after `abc` leaves `ab`).
  */
 export class StrippedText {
-  /** UTF-16 code units of text so far. */
-  chars = 0;
+  private _chars = 0;
   /** Newlines so far. */
   newlines = 0;
-  /** Code units on the current (last) line: a line that has some counts even without its newline. */
-  lineChars = 0;
+  private _lineChars = 0;
+  /** A carriage return was the last thing: the line starts over, unless a newline comes next. */
+  private _pendingReturn = false;
+  /** Where the current line starts in the text kept. */
+  private _lineStartOut = 0;
   /** Bytes fed so far. */
   bytes = 0;
   /** Where a line starts outside any sequence (every `checkpointBytes` or so), oldest first. */
@@ -45,6 +50,16 @@ export class StrippedText {
     if (keep) this._out = new Uint8Array(4096);
   }
 
+  /** UTF-16 code units of text so far (a line ended by a carriage return so far counts as started over). */
+  get chars(): number {
+    return this._pendingReturn ? this._chars - this._lineChars : this._chars;
+  }
+
+  /** Code units on the current (last) line. */
+  get lineChars(): number {
+    return this._pendingReturn ? 0 : this._lineChars;
+  }
+
   /** Lines of text so far: the newlines, and the last line if it has characters. */
   get lines(): number {
     return this.newlines + (this.lineChars > 0 ? 1 : 0);
@@ -52,15 +67,17 @@ export class StrippedText {
 
   /** The text kept (when keeping). */
   text(): string {
-    return this._out ? Buffer.from(this._out.buffer, this._out.byteOffset, this._outLength).toString('utf8') : '';
+    const length = this._pendingReturn ? this._lineStartOut : this._outLength;
+    return this._out ? Buffer.from(this._out.buffer, this._out.byteOffset, length).toString('utf8') : '';
   }
 
   /** Reads `data`, the next bytes of the output. */
   feed(data: Uint8Array): void {
     const base = this.bytes;
     let state = this._state;
-    let chars = this.chars;
-    let lineChars = this.lineChars;
+    let chars = this._chars;
+    let lineChars = this._lineChars;
+    let pendingReturn = this._pendingReturn;
     let lastBytes = this._lastBytes;
     let lastUnits = this._lastUnits;
     const keep = this._out !== undefined;
@@ -69,6 +86,14 @@ export class StrippedText {
       const b = data[i];
       switch (state) {
         case State.Ground:
+          if (pendingReturn && b !== 0x0a && b !== 0x0d) {
+            // The line is drawn again from its start.
+            pendingReturn = false;
+            chars -= lineChars;
+            lineChars = 0;
+            lastBytes = 0;
+            if (keep) this._outLength = this._lineStartOut;
+          }
           if (b >= 0x20 && b < 0x7f) {
             chars++;
             lineChars++;
@@ -76,12 +101,14 @@ export class StrippedText {
             lastUnits = 1;
             if (keep) this._put(b);
           } else if (b === 0x0a) {
+            pendingReturn = false;
             chars++;
             this.newlines++;
             lineChars = 0;
             lastBytes = 0;
             if (keep) {
               this._put(b);
+              this._lineStartOut = this._outLength;
               this.lineEnds.push({ offset: base + i + 1, chars });
             }
             if (this._checkpointBytes > 0 && base + i + 1 - this._lastCheckpoint >= this._checkpointBytes) {
@@ -100,6 +127,8 @@ export class StrippedText {
               lastUnits = units;
             }
             if (keep) this._put(b);
+          } else if (b === 0x0d) {
+            pendingReturn = true;
           } else if (b === 0x1b) {
             state = State.Escape;
           } else if (b === 0x09) {
@@ -116,7 +145,7 @@ export class StrippedText {
               lastBytes = 0;
             }
           }
-          // Other C0 controls (CR among them) and DEL are not text.
+          // Other C0 controls and DEL are not text.
           break;
         case State.Escape:
           if (b === 0x5b) state = State.Csi;
@@ -145,8 +174,9 @@ export class StrippedText {
     }
     this.bytes = base + n;
     this._state = state;
-    this.chars = chars;
-    this.lineChars = lineChars;
+    this._chars = chars;
+    this._lineChars = lineChars;
+    this._pendingReturn = pendingReturn;
     this._lastBytes = lastBytes;
     this._lastUnits = lastUnits;
   }

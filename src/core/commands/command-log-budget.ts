@@ -151,7 +151,7 @@ function tailFrom(s: StrippedText, from: Checkpoint, room: number, head: Head, s
   if (earliest === 0) return { text, chars: s.chars, start: from.offset, newlinesBefore: from.newlines, atLineStart: true };
   for (let i = 0; i < s.lineEnds.length; i++) {
     const e = s.lineEnds[i];
-    if (e.chars >= earliest && e.chars < s.chars) return { text: text.slice(e.chars), chars: s.chars - e.chars, start: e.offset, newlinesBefore: from.newlines + i + 1, atLineStart: true };
+    if (e.chars >= earliest && e.chars < s.chars) return { text: text.slice(e.chars), chars: s.chars - e.chars, start: from.offset + e.offset, newlinesBefore: from.newlines + i + 1, atLineStart: true };
     if (e.chars >= s.chars) break;
   }
   // The last line alone is longer than the room: its end.

@@ -1,6 +1,7 @@
 // The text a person reads in raw output, worked out byte by byte (StrippedText): the same text as
-// stripAnsi gives for the whole string, however the bytes are cut into chunks, and lengths that
-// are the text's own `.length`.
+// stripAnsi gives for the whole string, but that a carriage return no newline follows starts its
+// line over (as the screen shows it), however the bytes are cut into chunks, and lengths that are
+// the text's own `.length`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stripAnsi } from '../../../../src/core/base/ansi';
@@ -14,7 +15,13 @@ const SAMPLES = [
   'N\bNA\bAM\bME\bE overstrike\n',
   '\x1b(B\x1b=\x1b[?1049h\x1b[2J\x1b[H screen\x1bP1$r0m\x1b\\\n',
   'no newline at the end',
+  // zsh's mark of output without a final newline, then `\r \r`: nothing on the screen.
+  '1\r\n2\r\n\x1b[1m\x1b[7m%\x1b[27m\x1b[1m\x1b[0m          \r \r',
+  'abc\rX\r\n\r\r\nend\r',
 ];
+
+/** What the screen shows of a line a carriage return started over: what came after it. */
+const startedOver = (s: string) => s.replace(/[^\r\n]*\r+(?=[^\r\n]|$)/g, '');
 
 function strip(bytes: Buffer, cuts: number[]): StrippedText {
   const s = new StrippedText(8, true);
@@ -29,7 +36,7 @@ function strip(bytes: Buffer, cuts: number[]): StrippedText {
 test('the same text as stripAnsi, in one piece or cut anywhere, with exact counts', () => {
   for (const sample of SAMPLES) {
     const bytes = Buffer.from(sample, 'utf8');
-    const expected = stripAnsi(sample);
+    const expected = stripAnsi(startedOver(sample));
     for (let cut = 0; cut <= bytes.length; cut++) {
       const s = strip(bytes, [cut]);
       assert.equal(s.text(), expected, `${JSON.stringify(sample)} cut at ${cut}`);
@@ -38,6 +45,8 @@ test('the same text as stripAnsi, in one piece or cut anywhere, with exact count
       assert.equal(s.lines, expected.split('\n').filter((l, i, a) => l !== '' || i < a.length - 1).length);
     }
   }
+  assert.equal(strip(Buffer.from('progress 10%\r20%\r100%\r\n'), []).text(), '100%\n', 'a progress bar: its last state');
+  assert.equal(strip(Buffer.from(SAMPLES.at(-2)!), []).text(), '1\n2\n', "zsh's mark: nothing");
 });
 
 test('counting alone gives the counts keeping gives; checkpoints are line starts outside sequences', () => {
