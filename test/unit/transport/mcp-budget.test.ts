@@ -4,13 +4,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { BASH, connect, until, withTimeout } from '../../helpers/host';
 import { startHttpHost, type HttpHost } from '../../helpers/http';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
+import { promptedShell, type TestShell } from '../../helpers/shell-home';
 
 const TEST_TIMEOUT = 60_000;
 /** The one line between head and tail. */
@@ -188,15 +187,10 @@ function numbersLength(n: number): number {
 }
 
 /** A shell with its integration and the prompt `my> `, opened by the agent, once it waits at its prompt. */
-async function openShell(shell: 'bash' | 'zsh' | 'fish'): Promise<string> {
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-budget-'));
+async function openShell(shell: TestShell): Promise<string> {
+  const { home, ...how } = promptedShell(shell);
   homes.push(home);
-  fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\nHISTFILE=/dev/null\n");
-  fs.writeFileSync(path.join(home, '.zshrc'), "PROMPT='my> '\nunset HISTFILE\n");
-  fs.mkdirSync(path.join(home, '.config', 'fish'), { recursive: true });
-  fs.writeFileSync(path.join(home, '.config', 'fish', 'config.fish'), "function fish_prompt; echo -n 'my> '; end\nfunction fish_greeting; end\n");
-  const env = { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_DATA_HOME: path.join(home, '.local', 'share') };
-  const opened = await call('open_session', { command: shell, cwd: home, env });
+  const opened = await call('open_session', how);
   await until(async () => (await ctl.request<{ screen: string }>('pty/read', { session: opened.id })).screen.includes('my>'), 20_000, `a ${shell} prompt`);
   const ready = await call('send', { session: opened.id, text: 'true', timeout: 30_000 });
   assert.equal(ready.waitReason, 'command_done', `${shell} reports its commands`);
