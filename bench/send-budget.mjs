@@ -1,7 +1,8 @@
 // The 30 MB `send` of issue #22 item 3: an agent runs `seq 1 4000000` (about 30 MB of output) through
 // the MCP `send` tool with `maxChars`, in a bash with shell integration, and waits for the answer.
 // Timed from the call to the answer, over the official MCP SDK client on the host's `/mcp`, with a
-// host started as a user starts it (`shared-pty serve`). Several builds can be compared by passing
+// host started as a user starts it (`shared-pty serve`); the host's CPU time during the call (all
+// its threads, from /proc) is printed too: on a shared machine it varies far less than the wall time. Several builds can be compared by passing
 // their CLIs: each round runs every build once, in turn, so a busy shared machine weighs on all alike.
 //
 //   node bench/send-budget.mjs [cli.js …]     (default: this checkout's bin/shared-pty.js)
@@ -19,6 +20,12 @@ const REPS = Number(process.env.BENCH_REPS ?? 4);
 const SEQ = Number(process.env.BENCH_SEQ ?? 4000000);
 const clis = process.argv.slice(2).length ? process.argv.slice(2) : [path.join(root, 'bin', 'shared-pty.js')];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** CPU time (user + system, all threads) of process `pid` so far, in ms (Linux). */
+function cpuMs(pid) {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in ticks of 1/100 s
+}
 
 /** `shared-pty serve` of `cli` in a fresh runtime folder; resolves with its MCP URL, token and stop(). */
 async function serve(cli) {
@@ -42,7 +49,7 @@ async function serve(cli) {
   };
   for (const deadline = Date.now() + 15000; ; await sleep(20)) {
     const m = out.match(/http: (\S+) \(token in (\S+)\)/);
-    if (m) return { url: m[1], token: JSON.parse(fs.readFileSync(m[2], 'utf8')).http.token, stop };
+    if (m) return { url: m[1], token: JSON.parse(fs.readFileSync(m[2], 'utf8')).http.token, pid: child.pid, stop };
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
       throw new Error(`shared-pty serve did not start: ${out}`);
@@ -60,11 +67,15 @@ async function once(cli) {
     fs.writeFileSync(path.join(home, '.bashrc'), "PS1='$ '\nHISTFILE=/dev/null\n");
     const opened = (await agent.callTool({ name: 'open_session', arguments: { command: 'bash', cwd: home, env: { HOME: home } } })).structuredContent;
     await agent.callTool({ name: 'send', arguments: { session: opened.id, text: 'true', timeout: 20000 } });
+    const cpu = cpuMs(host.pid);
     const t = performance.now();
-    const r = (await agent.callTool({ name: 'send', arguments: { session: opened.id, text: `seq 1 ${SEQ}`, maxChars: 2000, timeout: 300000 } })).structuredContent;
+    // The SDK gives up on a request after 60 s by default: a loaded machine may need longer.
+    const long = { timeout: 600000 };
+    const r = (await agent.callTool({ name: 'send', arguments: { session: opened.id, text: `seq 1 ${SEQ}`, maxChars: 2000, timeout: 300000 } }, undefined, long)).structuredContent;
     const ms = performance.now() - t;
+    const hostCpu = cpuMs(host.pid) - cpu;
     fs.rmSync(home, { recursive: true, force: true });
-    return { ms, waitReason: r.waitReason, totalChars: r.totalChars, first: r.output.split('\n')[0] };
+    return { ms, hostCpu, waitedMs: r.waitedMs, waitReason: r.waitReason, totalChars: r.totalChars, first: r.output.split('\n')[0] };
   } finally {
     await agent.close().catch(() => {});
     await host.stop();
@@ -72,13 +83,18 @@ async function once(cli) {
 }
 
 const times = clis.map(() => []);
+const cpus = clis.map(() => []);
 for (let rep = 0; rep < REPS; rep++) {
   for (const [i, cli] of clis.entries()) {
     const r = await once(cli);
     times[i].push(r.ms);
-    console.log(`round ${rep + 1} ${cli}: ${r.ms.toFixed(0)} ms (${r.waitReason}, totalChars ${r.totalChars}, first line "${r.first}")`);
+    cpus[i].push(r.hostCpu);
+    console.log(`round ${rep + 1} ${cli}: ${r.ms.toFixed(0)} ms, host CPU ${r.hostCpu.toFixed(0)} ms (waitedMs ${r.waitedMs}, ${r.waitReason}, totalChars ${r.totalChars}, first line "${r.first}")`);
   }
 }
 const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
-console.log('\n| build | runs (ms) | median ms |\n|---|---|---|');
-for (const [i, cli] of clis.entries()) console.log(`| ${cli} | ${times[i].map((t) => t.toFixed(0)).join(', ')} | ${median(times[i]).toFixed(0)} |`);
+console.log('\n| build | wall ms, each run | median | host CPU ms, each run | median |\n|---|---|---|---|---|');
+for (const [i, cli] of clis.entries()) {
+  const row = (a) => `${a.map((t) => t.toFixed(0)).join(', ')} | ${median(a).toFixed(0)}`;
+  console.log(`| ${cli} | ${row(times[i])} | ${row(cpus[i])} |`);
+}

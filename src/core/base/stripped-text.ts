@@ -78,6 +78,7 @@ export class StrippedText {
     let chars = this._chars;
     let lineChars = this._lineChars;
     let pendingReturn = this._pendingReturn;
+    let newlines = this.newlines;
     let lastBytes = this._lastBytes;
     let lastUnits = this._lastUnits;
     const keep = this._out !== undefined;
@@ -95,15 +96,23 @@ export class StrippedText {
             if (keep) this._outLength = this._lineStartOut;
           }
           if (b >= 0x20 && b < 0x7f) {
-            chars++;
-            lineChars++;
+            // A run of printable ASCII, the bulk of most output, counted in one go.
+            let j = i + 1;
+            while (j < n) {
+              const c = data[j];
+              if (c < 0x20 || c >= 0x7f) break;
+              j++;
+            }
+            chars += j - i;
+            lineChars += j - i;
             lastBytes = 1;
             lastUnits = 1;
-            if (keep) this._put(b);
+            if (keep) for (let k = i; k < j; k++) this._put(data[k]);
+            i = j - 1;
           } else if (b === 0x0a) {
             pendingReturn = false;
             chars++;
-            this.newlines++;
+            newlines++;
             lineChars = 0;
             lastBytes = 0;
             if (keep) {
@@ -113,7 +122,7 @@ export class StrippedText {
             }
             if (this._checkpointBytes > 0 && base + i + 1 - this._lastCheckpoint >= this._checkpointBytes) {
               this._lastCheckpoint = base + i + 1;
-              this.checkpoints.push({ offset: base + i + 1, chars, newlines: this.newlines });
+              this.checkpoints.push({ offset: base + i + 1, chars, newlines });
             }
           } else if (b >= 0x80) {
             if (b < 0xc0) {
@@ -175,6 +184,7 @@ export class StrippedText {
     this.bytes = base + n;
     this._state = state;
     this._chars = chars;
+    this.newlines = newlines;
     this._lineChars = lineChars;
     this._pendingReturn = pendingReturn;
     this._lastBytes = lastBytes;

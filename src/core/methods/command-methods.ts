@@ -4,7 +4,6 @@ import { invalidParams, serverError } from '../base/errors';
 import { stripAnsi } from '../base/ansi';
 import { leadingContinuationBytes, utf8CutPoint } from '../base/utf8';
 import { budgetOfLog } from '../commands/command-log-budget';
-import { MIN_MAX_CHARS } from '../io/output-budget';
 import { commandRecord, int, nonNegInt } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
@@ -68,8 +67,9 @@ export const commandOutputMethod = method({
       .optional()
       .describe(`Most bytes in the page (default ${DEFAULT_COMMAND_PAGE_BYTES}); a character is never split.`),
     strip: z.boolean().optional().describe('Remove escape sequences from the page.'),
+    // Any size: MCP's send asks for what is left of its own budget once its note line is counted.
     maxChars: int()
-      .min(MIN_MAX_CHARS)
+      .min(1)
       .optional()
       .describe(
         'Instead of a page: the whole output within this many characters, escape sequences removed: data holds its first lines, tail its last lines, elided what lies between (counted exactly, and where in the log it is); offset and maxBytes are not taken.',
