@@ -57,7 +57,8 @@ describe('signal and send_keys return the outcome', () => {
       const session = await openShell(shell);
       const flood = await call(agent, 'send', { session, text: 'yes', timeout: 300 });
       assert.equal(flood.waitReason, 'timeout');
-      const sig = await call(agent, 'signal', { session, signal: 'SIGINT' });
+      // A loaded machine may take a while to drain the flood: the test waits for the outcome, not for a time.
+      const sig = await call(agent, 'signal', { session, signal: 'SIGINT', timeout: 30_000 });
       assert.equal(sig.signal, 'SIGINT');
       assert.ok(Number.isInteger(sig.pgid));
       assert.equal(sig.waitReason, 'command_done', `${sig.text.slice(-300)} ${JSON.stringify(sig.command)}`);
@@ -79,13 +80,13 @@ describe('signal and send_keys return the outcome', () => {
   test('send_keys with wait: Ctrl+C during sleep answers with its exit code; keys that run a command answer with its output', { timeout: TEST_TIMEOUT }, async () => {
     const session = await openShell('bash');
     assert.equal((await call(agent, 'send', { session, text: 'sleep 30', timeout: 300 })).waitReason, 'timeout');
-    const stopped = await call(agent, 'send_keys', { session, keys: ['Ctrl+C'], wait: true });
+    const stopped = await call(agent, 'send_keys', { session, keys: ['Ctrl+C'], wait: true, timeout: 30_000 });
     assert.equal(stopped.written, 1);
     assert.equal(stopped.waitReason, 'command_done');
     assert.equal(stopped.exitCode, 130);
     assert.equal(stopped.command.command, 'sleep 30');
     assert.equal(lastLine(stopped.output), 'my>');
-    const typed = await call(agent, 'send_keys', { session, keys: [...'echo $((6*7))', 'Enter'], wait: true });
+    const typed = await call(agent, 'send_keys', { session, keys: [...'echo $((6*7))', 'Enter'], wait: true, timeout: 30_000 });
     assert.equal(typed.waitReason, 'command_done');
     assert.equal(typed.exitCode, 0);
     assert.ok(typed.output.split('\n').includes('42'), typed.output);
@@ -102,7 +103,7 @@ describe('signal and send_keys return the outcome', () => {
     const sig = await ctl.request<Record<string, unknown>>('pty/signal', { session, signal: 'SIGINT' });
     assert.deepEqual(Object.keys(sig).sort(), ['pgid', 'signal']);
     await until(async () => (await ctl.request<any>('pty/commands', { session })).commands.at(-1).exitCode !== null, 10_000, 'sleep ended');
-    const waited = await ctl.request<any>('pty/signal', { session, signal: 'SIGINT', wait: true });
+    const waited = await ctl.request<any>('pty/signal', { session, signal: 'SIGINT', wait: true, timeout: 30_000 });
     assert.equal(waited.waitReason, 'stdin_read', 'nothing ran: bash waits at its prompt');
     await call(agent, 'close_session', { session });
   });
