@@ -2,13 +2,13 @@ import { z } from 'zod';
 import { invalidParams } from '../base/errors';
 import { keyToBytes, KeyNameError } from '../io/keys';
 import { DEFAULT_SEND_IDLE_MS, DEFAULT_SEND_MAX_BYTES, DEFAULT_SEND_TIMEOUT_MS, oneSendAtATime, outcomeOf, send, type SendResult } from '../io/send';
-import { joinBudget, noteRoom, type Budgeted } from '../io/output-budget';
+import { joinBudget, noteRoom } from '../io/output-budget';
 import { MAX_WAIT_MS } from '../io/wait';
 import { signalForegroundGroup } from '../process/proc-state';
 import { admitWrite, agentCall, DEFAULT_APPROVAL_WAIT_MS } from '../agent/agent-write';
 import { DEFAULT_ARBITRATION_WAIT_MS } from '../agent/typing-arbitration';
 import { cols, commandRecord, int, rows, sessionStatus, signalName } from './schemas';
-import { method, type TableCall } from './spec';
+import { method, type TableCall, type WholeBudget } from './spec';
 import type { CommandRecord } from '../commands/command-tracker';
 import { requireSession } from './context';
 
@@ -225,7 +225,7 @@ function outcomeText(r: SendResult): string {
  * with shell integration, the head is the start of that command's output and the tail its end,
  * escape sequences removed, and the counts are those of its whole output.
  */
-async function commandLogBudget(r: SendResult, a: Record<string, unknown>, call: TableCall, maxChars: number): Promise<Budgeted | undefined> {
+async function commandLogBudget(r: SendResult, a: Record<string, unknown>, call: TableCall, maxChars: number): Promise<WholeBudget | undefined> {
   const command = r.command;
   if (!command?.log || (r.output.length <= maxChars && !r.truncated)) return undefined;
   // The log's bytes are the output's between the command's cursors: the ring may hold them too.
@@ -240,10 +240,12 @@ async function commandLogBudget(r: SendResult, a: Record<string, unknown>, call:
   } catch {
     return undefined; // the log was dropped meanwhile: the rows are what there is
   }
-  if (!b.elided) return { text: b.data + b.tail, totalChars: b.totalChars, elidedChars: 0 };
+  // Nothing of the command's output was cut before the budget (unless its log stopped at the session's bound).
+  const fields = { truncated: b.truncated };
+  if (!b.elided) return { text: b.data + b.tail, totalChars: b.totalChars, elidedChars: 0, fields };
   const { offset, end } = b.elided;
   const ring = (await call('pty/output', { session: a.session, since: command.startCursor + offset, maxBytes: 1 })) as { dropped: number };
-  return joinBudget(b.data, b.tail, b.totalChars, b.elided, how(offset, end, ring.dropped === 0 && !b.truncated));
+  return { ...joinBudget(b.data, b.tail, b.totalChars, b.elided, how(offset, end, ring.dropped === 0 && !b.truncated)), fields };
 }
 
 /** What `pty/commandOutput` with `maxChars` answers. */

@@ -55,7 +55,7 @@ export interface McpProjection<S extends z.ZodObject = z.ZodObject, R extends z.
      * whole is kept elsewhere (the command's log): the whole within `maxChars`, read from there.
      * undefined: `field` is budgeted as it is.
      */
-    whole?(result: z.infer<R> & Record<string, unknown>, args: Record<string, unknown>, call: TableCall, maxChars: number): Promise<Budgeted | undefined>;
+    whole?(result: z.infer<R> & Record<string, unknown>, args: Record<string, unknown>, call: TableCall, maxChars: number): Promise<WholeBudget | undefined>;
     /** The field may be absent (a call that did not wait): then nothing is budgeted or counted. */
     optional?: boolean;
   };
@@ -67,6 +67,12 @@ export interface McpProjection<S extends z.ZodObject = z.ZodObject, R extends z.
    * `feeds`, only the view calls it (hidden from the model by such hosts).
    */
   app?: 'shows' | 'feeds';
+}
+
+/** The whole output within a budget, read from where it is kept, and the result's fields that change with it. */
+export interface WholeBudget extends Budgeted {
+  /** Fields of the result to set (a send's `truncated`: its rows were cut, the whole was not). */
+  fields?: Record<string, unknown>;
 }
 
 /** How to read a part of a tool's output that was left out: the end of the line that says so. */

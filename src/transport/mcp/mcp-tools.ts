@@ -95,7 +95,7 @@ async function withinBudget(
   const value = result[budget.field];
   if (typeof value !== 'string') return result; // a call that returns no output this time
   const whole = budget.whole && (await budget.whole(result, args, call, maxChars));
-  if (whole) return { ...result, [budget.field]: whole.text, totalChars: whole.totalChars, elidedChars: whole.elidedChars };
+  if (whole) return { ...result, ...whole.fields, [budget.field]: whole.text, totalChars: whole.totalChars, elidedChars: whole.elidedChars };
   if (value.length <= maxChars) return { ...result, totalChars: value.length, elidedChars: 0 };
   const where = await budget.locate(result, args, call);
   const kept = applyBudget(value, maxChars, where);

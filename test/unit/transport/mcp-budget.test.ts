@@ -156,6 +156,7 @@ describe('MCP tools that return output keep within maxChars (CONTRACT §9.5)', (
       assert.equal(sent.waitReason, 'command_done');
       assert.equal(sent.exitCode, 0);
       assert.ok(sent.output.length <= 2000, `${sent.output.length} chars`);
+      assert.equal(sent.truncated, false, 'nothing was cut before the budget');
       const total = numbersLength(n);
       assert.equal(sent.totalChars, total, 'every character of the whole output');
       const parts = split(sent.output);
