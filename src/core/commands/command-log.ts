@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import { NEW_FILE_FLAGS, PRIVATE_FILE_MODE } from '../base/private-files';
+import { StrippedText } from '../base/stripped-text';
 
 /** Timing of a command log's writes: the output path never waits for the disk. */
 export const enum CommandLogTuning {
@@ -7,6 +8,12 @@ export const enum CommandLogTuning {
   FlushDelayMs = 20,
   /** Gathered output this large goes out at once, without waiting for the delay. */
   FlushBytes = 256 * 1024,
+  /**
+   * A checkpoint of the log's text (a line start outside any escape sequence) at least this far
+   * from the one before: a budget's tail is stripped from the last checkpoint before it, so it
+   * reads at most this much more than it shows; a 64 MiB log keeps ~1000 of them (24 KB).
+   */
+  CheckpointBytes = 64 * 1024,
 }
 
 /**
@@ -30,6 +37,12 @@ export class CommandLog {
   private _waiters: Array<{ bytes: number; resolve: () => void }> = [];
   /** The log stopped growing: the session's budget was spent (it keeps the command's first bytes). */
   truncated = false;
+  /**
+   * The log's text, counted as it is appended: characters and lines with escape sequences removed
+   * (an output budget's exact totals, docs/protocol.md "Output budget"), and checkpoints to strip a
+   * part of it from.
+   */
+  readonly text = new StrippedText(CommandLogTuning.CheckpointBytes);
 
   constructor(
     readonly id: number,
@@ -52,6 +65,7 @@ export class CommandLog {
     if (this._closed || this._finished || data.length === 0) return;
     this._pending.push(Buffer.from(data)); // a copy: the chunk moves on to the mirror thread
     this._size += data.length;
+    this.text.feed(data);
     this._schedule();
   }
 

@@ -51,6 +51,22 @@ export function applyBudget(text: string, maxChars: number, where: (e: Elision) 
   return { text: `${head}${sep}${note}\n${tail}`, totalChars, elidedChars: middle.length, elision };
 }
 
+/**
+ * A text kept within a budget from parts read elsewhere (a command's log): `head`, then one line
+ * saying what `elision` left out and `how` to read it, then `tail`.
+ */
+export function joinBudget(head: string, tail: string, totalChars: number, elision: Omit<Elision, 'head' | 'tail'>, how: string): Budgeted {
+  const sep = head === '' || head.endsWith('\n') ? '' : '\n';
+  const note = noteLine({ ...elision, head, tail }, how);
+  return { text: `${head}${sep}${note}\n${tail}`, totalChars, elidedChars: elision.chars, elision: { ...elision, head, tail } };
+}
+
+/** Characters `joinBudget`'s note line (and its line breaks) takes at most, with counts of up to ten digits. */
+export function noteRoom(how: string): number {
+  const big = 9_999_999_999;
+  return noteLine({ chars: big, lines: big, firstLine: big, lastLine: big, head: '', tail: '' }, how).length + 2;
+}
+
 function noteLine(e: Elision, how: string): string {
   const lines = e.lines === 1 ? '1 line' : `${e.lines} lines`;
   return `[… ${lines} (${e.chars} characters) left out; ${how}]`;

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Session } from '../session/session';
-import type { Elision } from '../io/output-budget';
+import type { Budgeted, Elision } from '../io/output-budget';
 import type { MethodContext } from './types';
 
 /**
@@ -50,6 +50,14 @@ export interface McpProjection<S extends z.ZodObject = z.ZodObject, R extends z.
   budget?: {
     field: keyof z.infer<R> & string;
     locate(result: z.infer<R> & Record<string, unknown>, args: Record<string, unknown>, call: TableCall): ElisionPointer | Promise<ElisionPointer>;
+    /**
+     * When `field` is not the whole output (a send's screen rows, cut to the scrollback) and the
+     * whole is kept elsewhere (the command's log): the whole within `maxChars`, read from there.
+     * undefined: `field` is budgeted as it is.
+     */
+    whole?(result: z.infer<R> & Record<string, unknown>, args: Record<string, unknown>, call: TableCall, maxChars: number): Promise<WholeBudget | undefined>;
+    /** The field may be absent (a call that did not wait): then nothing is budgeted or counted. */
+    optional?: boolean;
   };
   /** Ends things for good (closing a session, SIGKILL): MCP's destructiveHint. */
   destructive?: boolean;
@@ -59,6 +67,12 @@ export interface McpProjection<S extends z.ZodObject = z.ZodObject, R extends z.
    * `feeds`, only the view calls it (hidden from the model by such hosts).
    */
   app?: 'shows' | 'feeds';
+}
+
+/** The whole output within a budget, read from where it is kept, and the result's fields that change with it. */
+export interface WholeBudget extends Budgeted {
+  /** Fields of the result to set (a send's `truncated`: its rows were cut, the whole was not). */
+  fields?: Record<string, unknown>;
 }
 
 /** How to read a part of a tool's output that was left out: the end of the line that says so. */

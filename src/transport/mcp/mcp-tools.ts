@@ -46,7 +46,7 @@ export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
     title: mcp.title,
     description: mcp.description,
     input,
-    output: withSession(mcp.budget ? output.extend(BUDGET_OUTPUT) : output, shows),
+    output: withSession(mcp.budget ? output.extend(mcp.budget.optional ? OPTIONAL_BUDGET_OUTPUT : BUDGET_OUTPUT) : output, shows),
     annotations: { readOnlyHint: spec.scope === 'read', destructiveHint: mcp.destructive === true, openWorldHint: false },
     meta: mcp.app ? appMeta(mcp.app) : undefined,
     async run(backend, args) {
@@ -81,6 +81,9 @@ const BUDGET_OUTPUT: z.ZodRawShape = {
   elidedChars: z.number().describe('Characters left out of the middle (0: nothing was).'),
 };
 
+/** …when the tool returns output only sometimes (send_keys with wait). */
+const OPTIONAL_BUDGET_OUTPUT: z.ZodRawShape = Object.fromEntries(Object.entries(BUDGET_OUTPUT).map(([k, v]) => [k, (v as z.ZodNumber).optional()]));
+
 /** The result with its output field kept within `maxChars`, and the counts added. */
 async function withinBudget(
   result: Record<string, unknown>,
@@ -89,7 +92,10 @@ async function withinBudget(
   maxChars: number,
   call: TableCall,
 ): Promise<Record<string, unknown>> {
-  const value = result[budget.field] as string;
+  const value = result[budget.field];
+  if (typeof value !== 'string') return result; // a call that returns no output this time
+  const whole = budget.whole && (await budget.whole(result, args, call, maxChars));
+  if (whole) return { ...result, ...whole.fields, [budget.field]: whole.text, totalChars: whole.totalChars, elidedChars: whole.elidedChars };
   if (value.length <= maxChars) return { ...result, totalChars: value.length, elidedChars: 0 };
   const where = await budget.locate(result, args, call);
   const kept = applyBudget(value, maxChars, where);

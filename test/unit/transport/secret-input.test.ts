@@ -64,6 +64,11 @@ describe('secret input', { skip: !linux && 'needs Linux /proc' }, () => {
       assert.equal(sent.isError, true, toolText(sent));
       assert.match(toolText(sent), /asks for a secret/);
       assert.match(toolText(sent), /user must type/);
+      // What to do next holds whether the user answers before or after the agent reads this.
+      assert.match(toolText(sent), /call send or send_keys again/);
+      assert.doesNotMatch(toolText(sent), /wait_event/, 'a wait begun after the refusal misses an answer given meanwhile');
+      const listed = toolText(await agent.callTool({ name: 'list_sessions', arguments: {} }));
+      assert.ok(listed.split('\n').some((l) => l.startsWith(`${session}  `) && l.includes(' running secret-input ')), listed);
       const keys = (await agent.callTool({ name: 'send_keys', arguments: { session, keys: ['x', 'Enter'] } })) as any;
       assert.equal(keys.isError, true, toolText(keys));
       assert.match(toolText(keys), /asks for a secret/);
@@ -87,6 +92,10 @@ describe('secret input', { skip: !linux && 'needs Linux /proc' }, () => {
       // Nowhere to be read: the results, the raw output, the screen, the scrollback, the events, the info.
       results.push(screen, await rpc('pty/output', { session }), await rpc('pty/scrollback', { session }), await rpc('pty/info', { session }), notes);
       for (const r of results) assert.ok(!JSON.stringify(r).includes(SECRET), `the secret shows in ${JSON.stringify(r).slice(0, 300)}`);
+      // The user answered before the agent came back: calling send again, as the refusal says, goes through.
+      const again = (await agent.callTool({ name: 'send', arguments: { session, text: 'echo again-$((1+1))' } })) as any;
+      assert.notEqual(again.isError, true, toolText(again));
+      assert.ok(again.structuredContent.output.split('\n').includes('again-2'), again.structuredContent.output);
       await rpc('pty/kill', { session });
 
       function eventSeq(type: string): number {
