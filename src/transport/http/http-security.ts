@@ -154,7 +154,8 @@ export class HttpGuard {
     if (scoped) return { access: scoped };
     if (place === 'api' || target === undefined || !this._pages) return { refused };
     const cookie = readCookie(req, this._pages.cookieName);
-    if (cookie === undefined) return { refused };
+    // A cookie that names no page session (a host that restarted) is no credential at all.
+    if (cookie === undefined || !this._pages.knows(cookie)) return { refused };
     const grant = this._pages.grants(cookie).find((g) => grantFits(g, target));
     if (grant) return { access: { ...grant, viewOnly: true } };
     return { refused: refused ?? this._pages.ended(cookie) ?? 'no-grant' };

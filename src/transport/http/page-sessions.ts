@@ -79,6 +79,11 @@ export class PageSessions {
     return live.map((g) => g.grant).sort((a, b) => RANK[b.scope] - RANK[a.scope]);
   }
 
+  /** Whether `secret` names a page session of this host (a stale cookie, from a host that restarted, does not). */
+  knows(secret: string): boolean {
+    return this._pages.has(keyOf(secret));
+  }
+
   /** Why the page session `secret` names holds nothing any more (its last grant was revoked or expired), if it once did. */
   ended(secret: string): 'revoked' | 'expired' | undefined {
     return this._pages.get(keyOf(secret))?.ended;

@@ -61,11 +61,15 @@ export function refusalMessage(why: Refused): string {
 
 /**
  * Refuses a request for one of the host's pages: a page that says why in words for a browser, the
- * JSON envelope (401, 403 for a link to another page) for everything else.
+ * JSON envelope for everything else: 401, or 403 for a page the browser's links do not reach.
  */
 export function sendRefusal(req: IncomingMessage, res: ServerResponse, why: Refused): void {
-  const status = why === 'elsewhere' ? 403 : 401;
-  if (!wantsHtml(req)) return sendError(res, status === 403 ? 'FORBIDDEN' : 'UNAUTHORIZED', status === 403 ? 'Forbidden: this link is for another page' : refusalMessage(why));
+  const status = why === 'elsewhere' || why === 'no-grant' ? 403 : 401;
+  if (!wantsHtml(req)) {
+    if (why === 'elsewhere') return sendError(res, 'FORBIDDEN', 'Forbidden: this link is for another page');
+    if (why === 'no-grant') return sendError(res, 'FORBIDDEN', 'Forbidden: the links opened in this browser do not reach this page');
+    return sendError(res, 'UNAUTHORIZED', refusalMessage(why));
+  }
   const w = WORDS[why];
   const e = escapeHtml;
   const body = Buffer.from(
