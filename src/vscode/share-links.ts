@@ -83,7 +83,7 @@ export function tokenNotice(sessionName: string, info: TokenInfo, mcpUrl: string
 export function tokenRow(info: TokenInfo, now: Date): { label: string; description: string; detail: string } {
   const opened = info.reusable ? '' : info.openedAt ? ` · opened ${agoText(info.openedAt, now)}` : ' · not opened yet';
   return {
-    label: info.reusable ? `Token for scripts (${info.scope})` : KIND[info.scope],
+    label: kindOf(info),
     description: `until ${whenText(info.expiresAt, now)} · ${info.lastUsedAt ? `last used ${agoText(info.lastUsedAt, now)}` : 'never used'}${opened}`,
     detail: `can ${ALLOWS[info.scope]} · token ${info.id}, made ${whenText(info.createdAt, now)}`,
   };
@@ -91,8 +91,13 @@ export function tokenRow(info: TokenInfo, now: Date): { label: string; descripti
 
 /** The notification after revoking. */
 export function revokedNotice(sessionName: string, infos: readonly TokenInfo[]): string {
-  if (infos.length === 1) return `Revoked the ${KIND[infos[0].scope].toLowerCase()} to ${sessionName} (token ${infos[0].id}): it opens nothing now, and pages open with it were closed.`;
+  if (infos.length === 1) return `Revoked the ${kindOf(infos[0]).toLowerCase()} to ${sessionName} (token ${infos[0].id}): it opens nothing now, and pages open with it were closed.`;
   return `Revoked ${infos.length} shared links to ${sessionName}: they open nothing now, and pages open with them were closed.`;
+}
+
+/** What a token is, as the revoke list names it: a link of a scope, or a reusable token for scripts. */
+function kindOf(info: TokenInfo): string {
+  return info.reusable ? `Token for scripts (${info.scope})` : KIND[info.scope];
 }
 
 function pad(n: number): string {
