@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli, startServeHost, startedPids, stopPid, type ServeHost } from '../../helpers/cli';
 import { request } from '../../helpers/http';
-import { tempRuntimeDir, until } from '../../helpers/host';
+import { connect, tempRuntimeDir, until } from '../../helpers/host';
 import { bashEnv, buildCli, CLI } from '../../helpers/protocol';
 
 const CAST = '{"version": 3, "term": {"cols": 80, "rows": 24}}\n[0.2, "o", "hello\\r\\n"]\n';
@@ -113,8 +113,9 @@ describe('links the CLI prints', { timeout: 120_000 }, () => {
 
   test('a view-only guest reading the shared screen after `view` ran there finds no usable token', async () => {
     // The guest: a reusable view token, reading the session's output as any script would.
-    const guest = await runCli(['share', sessionId, '--reusable', '--scope', 'view'], env);
-    const guestToken = /^token: +(\S+)$/m.exec(guest.stdout)![1];
+    const ctl = await connect(serve.record.control);
+    const guestToken = ((await ctl.call('session/share', { session: sessionId, scope: 'view', reusable: true })) as { token: string }).token;
+    ctl.close();
     const screen = async () => (await request(port, 'GET', `/sessions/${sessionId}?since=0&strip`, { token: guestToken })).text;
     // The owner runs `shared-pty view` inside the shared session (as one does) and opens the link.
     const typed = await request(port, 'POST', `/sessions/${sessionId}/write`, { token: hostToken, body: { data: `${process.execPath} ${CLI} view ${sessionId}` } });
