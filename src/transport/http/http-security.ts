@@ -157,7 +157,10 @@ export class HttpGuard {
     // A cookie that names no page session (a host that restarted) is no credential at all.
     if (cookie === undefined || !this._pages.knows(cookie)) return { refused };
     const grant = this._pages.grants(cookie).find((g) => grantFits(g, target));
-    if (grant) return { access: { ...grant, viewOnly: true } };
+    if (grant) {
+      this._scoped?.used(grant.tokenId);
+      return { access: { ...grant, viewOnly: true } };
+    }
     return { refused: refused ?? this._pages.ended(cookie) ?? 'no-grant' };
   }
 }

@@ -119,7 +119,13 @@ export class ScopedTokens extends Disposable implements TokenService {
     if (e && Date.now() >= e.expiresAtMs) this._end(e, 'token expired');
     const live = this._entries.get(tokenId);
     if (!live) return { refused: this._ended.get(tokenId)?.why ?? 'revoked' };
-    return { grant: this._use(live), expiresAtMs: live.expiresAtMs };
+    return { grant: grantOf(live), expiresAtMs: live.expiresAtMs };
+  }
+
+  /** Notes a use of the token (`lastUsedAt`): a page cookie's grant was the one a request used. */
+  used(tokenId: string): void {
+    const e = this._entries.get(tokenId);
+    if (e) e.info.lastUsedAt = new Date().toISOString();
   }
 
   list(): TokenInfo[] {
@@ -192,8 +198,7 @@ export class ScopedTokens extends Disposable implements TokenService {
 
   private _use(e: Entry): ScopedGrant {
     e.info.lastUsedAt = new Date().toISOString();
-    const t = e.target;
-    return 'session' in t ? { scope: e.info.scope, onlySession: t.session, tokenId: e.info.id } : { scope: 'view', replayId: t.replay, tokenId: e.info.id };
+    return grantOf(e);
   }
 
   private _armExpiry(e: Entry): void {
@@ -227,6 +232,12 @@ export class ScopedTokens extends Disposable implements TokenService {
       if (!this._entries.has(id) && !this._ended.has(id)) return id;
     }
   }
+}
+
+/** What an entry's token allows. */
+function grantOf(e: Entry): ScopedGrant {
+  const t = e.target;
+  return 'session' in t ? { scope: e.info.scope, onlySession: t.session, tokenId: e.info.id } : { scope: 'view', replayId: t.replay, tokenId: e.info.id };
 }
 
 function sha256(s: string): Buffer {
