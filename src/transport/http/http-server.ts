@@ -116,9 +116,10 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     if (guard.isPreflight(req)) return answerPreflight(res);
     const u = new URL(req.url ?? '/', url);
     const page = pageOf(u.pathname);
-    // A link (`?token=` on a page) is traded for this browser's page cookie before anything else.
+    // A link (`?token=` on a page) is traded for this browser's page cookie before anything else;
+    // only by a GET, the browser's opening of it (a HEAD, a link preview's probe, must not spend it).
     const link = page?.link ? u.searchParams.get('token') : null;
-    if (page && link && (req.method === 'GET' || req.method === 'HEAD')) return exchangeLink(req, res, u, link, page.target);
+    if (page && link && req.method === 'GET') return exchangeLink(req, res, u, link, page.target);
     const place = page ? 'page' : 'api';
     const access = guard.access(req, u, place, page?.target);
     // A page cookie's grant opens the host's pages only, never REST, /rpc or /mcp.

@@ -65,6 +65,9 @@ describe('links and page cookies', { timeout: 60_000 }, () => {
     const token = new URL(link.url).searchParams.get('token')!;
     assert.ok(token && token !== h.token, 'the link holds a token of its own, never the host\'s');
 
+    // A HEAD (a link preview's probe) does not spend it.
+    const probe = await request(h.port, 'HEAD', new URL(link.url).pathname + new URL(link.url).search);
+    assert.notEqual(probe.status, 303);
     const first = await open(link.url);
     assert.equal(first.status, 303);
     assert.equal(first.headers.location, `/sessions/${a.id}/view`, 'the browser goes on to the address without the token (history keeps no token)');
