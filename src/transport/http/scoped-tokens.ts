@@ -1,6 +1,6 @@
 import * as crypto from 'node:crypto';
 import { Disposable, disposableTimeout, toDisposable, type IDisposable } from '../../core/base/lifecycle';
-import type { Grant, TokenScope } from '../../core/io/caller';
+import { TokenHolder, type Grant, type TokenScope } from '../../core/io/caller';
 import type { TokenInfo, TokenService } from '../../core/methods/types';
 import type { Session } from '../../core/session/session';
 import { newToken } from './http-security';
@@ -8,6 +8,7 @@ import { newToken } from './http-security';
 /** What a scoped token allows, and its id (so what was opened with it ends with it). */
 export interface ScopedGrant extends Grant {
   readonly tokenId: string;
+  readonly holder: TokenHolder;
   /** The one session it reaches (a session link or token). */
   readonly onlySession?: string;
   /** The one replay link it opens (`play --browser`): that recording's page, nothing else. */
@@ -45,6 +46,8 @@ interface Entry {
   target: TokenTarget;
   /** SHA-256 of the token: the token itself is never kept. */
   hash: Buffer;
+  /** Whoever holds it: an agent once used on `/mcp`, and the regex time its callers share. */
+  holder: TokenHolder;
   expiresAtMs: number;
   /** How to end each connection still open with it (WebSockets, requests in flight). */
   connections: Set<(why: TokenEnd) => void>;
@@ -175,7 +178,7 @@ export class ScopedTokens extends Disposable implements TokenService {
       expiresAt: new Date(expiresAtMs).toISOString(),
       lastUsedAt: null,
     };
-    const entry: Entry = { info, target, hash: sha256(token), expiresAtMs, connections: new Set(), timer: toDisposable(() => {}) };
+    const entry: Entry = { info, target, hash: sha256(token), holder: new TokenHolder(id), expiresAtMs, connections: new Set(), timer: toDisposable(() => {}) };
     this._entries.set(id, entry);
     this._armExpiry(entry);
     return { token, info: { ...info } };
@@ -237,7 +240,8 @@ export class ScopedTokens extends Disposable implements TokenService {
 /** What an entry's token allows. */
 function grantOf(e: Entry): ScopedGrant {
   const t = e.target;
-  return 'session' in t ? { scope: e.info.scope, onlySession: t.session, tokenId: e.info.id } : { scope: 'view', replayId: t.replay, tokenId: e.info.id };
+  const common = { tokenId: e.info.id, holder: e.holder };
+  return 'session' in t ? { ...common, scope: e.info.scope, onlySession: t.session } : { ...common, scope: 'view', replayId: t.replay };
 }
 
 function sha256(s: string): Buffer {
