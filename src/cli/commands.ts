@@ -2,7 +2,8 @@ import { readLiveRecords } from '../host/discovery';
 import { ErrorCode } from '../core/base/errors';
 import type { ControlParamsOf, MethodName, ResultOf } from '../core/methods/table';
 import { ConnectionClosedError, RpcCallError, type CallParams } from '../transport/client/rpc-client';
-import { intFlag, parseArgs, UsageError } from './args';
+import { intFlag, parseArgs, strFlag, UsageError } from './args';
+import { linkNote, parseDuration } from './token-commands';
 import { CliError, connectHost, findSession, hostGoneMessage } from './find-session';
 import { oneLine } from './one-line';
 
@@ -135,11 +136,24 @@ export async function waitCommand(argv: string[]): Promise<number> {
   return 1;
 }
 
-/** `view <session> [--read-only]`: prints a link that opens the session live in a browser. */
+/**
+ * `view <session> [--input | --read-only] [--expires 8h]`: prints a link that opens the session
+ * live in a browser. The link holds a token of its own (view scope, input with `--input`), which a
+ * browser trades once for a page cookie: the line is often printed into a shared terminal, and
+ * whoever reads it there later gains nothing. Never the host's own token.
+ */
 export async function viewCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { booleans: ['--read-only'] });
-  const selector = needSession(args.positional, 'shared-pty view <session> [--read-only]');
-  const r = await callOn(selector, 'session/viewUrl', { readOnly: args.flags.has('--read-only') });
+  const args = parseArgs(argv, { values: ['--expires'], booleans: ['--read-only', '--input'] });
+  const selector = needSession(args.positional, VIEW_USAGE);
+  if (args.flags.has('--read-only') && args.flags.has('--input')) throw new UsageError(`--read-only and --input exclude each other; usage: ${VIEW_USAGE}`);
+  const expires = strFlag(args, '--expires');
+  const r = await callOn(selector, 'session/viewUrl', {
+    input: args.flags.has('--input'),
+    expiresIn: expires === undefined ? undefined : parseDuration(expires),
+  });
   process.stdout.write(r.url + '\n');
+  process.stderr.write(`(${linkNote(r.info)})\n`);
   return 0;
 }
+
+const VIEW_USAGE = 'shared-pty view <session> [--input | --read-only] [--expires 8h]';

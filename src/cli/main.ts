@@ -20,10 +20,10 @@ Usage:
   shared-pty keys <session> <Key>...
   shared-pty wait <session> <text> [--regex] [--timeout MS]
   shared-pty attach <session>
-  shared-pty view <session> [--read-only]      (a link to watch it live in a browser)
-  shared-pty share <session> [--scope view|input|control] [--expires 1h] [--json]   (a link and a token for that session only)
-  shared-pty tokens [--json]                    (the shared tokens: id, scope, session, expiry, last use)
-  shared-pty revoke <id>                        (ends a shared token at once)
+  shared-pty view <session> [--input] [--expires 8h]   (a one-time link to watch it live in a browser; --input: and type)
+  shared-pty share <session> [--scope view|input|control] [--expires 1h] [--reusable] [--json]   (a one-time link for that session only; --reusable: a token for scripts and agents too)
+  shared-pty tokens [--json]                    (the links and tokens: id, scope, session, kind, expiry, last use)
+  shared-pty revoke <id>                        (ends a link or token at once)
   shared-pty events [<session>] [--since SEQ] [--json]   (input waits, password prompts, bell, title, resize, exit…)
   shared-pty record <session> [file] [--input] [--detach | --stop]   (an asciicast v3 recording; Ctrl+C stops)
   shared-pty play <file> [--speed N] [--idle-limit SECONDS]   (replays a recording here)

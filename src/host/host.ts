@@ -21,9 +21,7 @@ export interface HttpAttachment extends IDisposable {
   token: string;
   /** The `stream` URL of a session. */
   streamUrl(sessionId: string): string;
-  /** The browser view link of a session (the token rides once, then a cookie). */
-  viewUrl(sessionId: string, readOnly?: boolean): string;
-  /** Its scoped tokens (`shared-pty share`): only in its memory, as hashes. */
+  /** Its scoped tokens (`shared-pty share`, `view`, `play --browser`): only in its memory, as hashes. */
   tokens?: TokenService;
   /** The recordings it replays in the browser (`host/replay`). */
   replays?: ReplayService;
@@ -230,10 +228,6 @@ export class Host extends Disposable implements HostServices {
 
   get replays(): ReplayService | undefined {
     return this._http?.replays;
-  }
-
-  viewUrl(session: Session, readOnly: boolean): string | undefined {
-    return this._http?.viewUrl(session.id, readOnly);
   }
 
   async killSession(session: Session): Promise<void> {

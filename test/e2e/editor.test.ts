@@ -428,13 +428,13 @@ describe('the extension in a real editor (code-server)', () => {
       assert.ok(Date.now() - leasesStarted < Wait.KeepLeaseSeconds * 1000, 'the keep came before the lease ran out (else this step proves nothing)');
 
       // 4c. "Share Read-only Link…" with an expiry: the clipboard holds a link to the session's view
-      //     on the host's HTTP server, carrying a token for that session only, in the view scope. The
-      //     link opens the view (the page, then the session's screen in a browser) and cannot type:
-      //     its token's writes are refused, naming the scope they need.
+      //     on the host's HTTP server, carrying a one-time token for that session only, in the view
+      //     scope. The link opens the view once (the page, then the session's screen in a browser)
+      //     and cannot type; after that it opens nothing, and it is no Bearer token for scripts.
       await page.evaluate(() => navigator.clipboard.writeText('(nothing copied yet)'));
       await sessionAction(page, user.name, 'Share Read-only Link', { title: `Share read-only link: ${user.name}`, row: '1 hour' });
       const viewNotice = await waitNotification(page, `Copied a read-only link to ${user.name}`);
-      assert.match(viewNotice, /until (today|tomorrow) at \d\d:\d\d: whoever has it can watch it, not type/, 'the notice says what the link allows and until when');
+      assert.match(viewNotice, /until (today|tomorrow) at \d\d:\d\d: whoever opens it first can watch it, not type/, 'the notice says what the link allows and until when');
       const link = await until(
         async () => {
           const text = await page.evaluate(() => navigator.clipboard.readText());
@@ -451,7 +451,7 @@ describe('the extension in a real editor (code-server)', () => {
       const viewToken = viewUrl.searchParams.get('token') ?? '';
       assert.ok(viewToken && viewToken !== http.token, 'the link carries a token of its own, not the host\'s');
       const tokensOf = async (id: string) =>
-        (await client.request<{ tokens: Array<{ id: string; scope: string; session: string; createdAt: string; expiresAt: string }> }>('host/tokens')).tokens.filter((x) => x.session === id);
+        (await client.request<{ tokens: Array<{ id: string; scope: string; session: string; reusable: boolean; createdAt: string; expiresAt: string }> }>('host/tokens')).tokens.filter((x) => x.session === id);
       const [viewInfo] = await tokensOf(user.id);
       assert.equal(viewInfo?.scope, 'view', 'the host lists one view token for the session');
       assert.equal(Date.parse(viewInfo.expiresAt) - Date.parse(viewInfo.createdAt), 3600_000, 'it expires after the hour picked');
@@ -463,17 +463,8 @@ describe('the extension in a real editor (code-server)', () => {
           body: JSON.stringify({ data }),
         });
       const refused = await restWrite(viewToken, 'echo not-allowed');
-      assert.equal(refused.status, 403, 'a read-only link cannot type');
-      assert.match(((await refused.json()) as { error: { message: string } }).error.message, /needs the "input" scope; this token has "view"/);
-      // Plain HTTP: the link trades its token for a cookie (303), with which the view page answers 200.
-      const first = await fetch(link, { redirect: 'manual' });
-      assert.equal(first.status, 303);
-      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0];
-      const viewPageUrl = new URL(first.headers.get('location') ?? '', link);
-      const viewPage = await fetch(viewPageUrl, { headers: { cookie } });
-      assert.equal(viewPage.status, 200);
-      assert.match(viewPage.headers.get('content-type') ?? '', /^text\/html/);
-      assert.ok((await viewPage.text()).includes(`<title>${user.name} — Shared PTY</title>`), 'the view page of that session');
+      assert.equal(refused.status, 401, 'a link is no Bearer token: it cannot type');
+      assert.match(((await refused.json()) as { error: { message: string } }).error.message, /a link for a browser/);
       const forged = new URL(link);
       forged.searchParams.set('token', 'not-the-token');
       assert.equal((await fetch(forged, { redirect: 'manual' })).status, 401, 'the link\'s token is what opens the view');
@@ -482,6 +473,14 @@ describe('the extension in a real editor (code-server)', () => {
       const viewer = await browser.newPage();
       cleanups.push(() => viewer.close());
       assert.equal((await viewer.goto(link))?.status(), 200);
+      assert.equal(await viewer.title(), `${user.name} — Shared PTY`, 'the view page of that session');
+      // The link opened once: now it opens nothing, and the browser holds a page cookie named after the port, with no token in it.
+      assert.equal((await fetch(link, { redirect: 'manual' })).status, 401, 'the copied link opens nothing a second time');
+      const pageCookie = (await viewer.context().cookies()).find((c) => c.name === `shared_pty_${viewUrl.port}`);
+      assert.ok(pageCookie && pageCookie.value !== viewToken && pageCookie.value !== http.token, 'the page cookie holds no token');
+      const cookie = `${pageCookie.name}=${pageCookie.value}`;
+      const viewPageUrl = new URL(`/sessions/${user.id}/view`, link);
+      assert.equal((await fetch(viewPageUrl, { headers: { cookie } })).status, 200);
       await until(
         () =>
           viewer.evaluate(() => {
@@ -505,11 +504,11 @@ describe('the extension in a real editor (code-server)', () => {
       await client.request('pty/kill', { session: kept.id });
       await waitStatus(page, 1);
 
-      // 4d. "Share with Input…" for 15 minutes: the notification's "Copy Token" puts the bare token
-      //     on the clipboard (for an agent or a script), and writes with it reach the shell.
+      // 4d. "Share with Input…" for 15 minutes: the notification's "Copy Token" puts a reusable token
+      //     of its own on the clipboard (for an agent or a script), and writes with it reach the shell.
       await sessionAction(page, user.name, 'Share with Input', { title: `Share with input: ${user.name}`, row: '15 minutes' });
       const inputNotice = await waitNotification(page, `Copied a link to ${user.name} with input`);
-      assert.match(inputNotice, /whoever has it can watch it and type into it/);
+      assert.match(inputNotice, /whoever opens it first can watch it and type into it/);
       const inputLink = await until(
         async () => {
           const text = await page.evaluate(() => navigator.clipboard.readText());
@@ -519,13 +518,13 @@ describe('the extension in a real editor (code-server)', () => {
         'the link with input on the clipboard',
       );
       await page.locator('.notification-toast', { hasText: `Copied a link to ${user.name} with input` }).first().locator('.monaco-button', { hasText: 'Copy Token' }).click();
-      await waitNotification(page, 'Copied the token alone');
+      await waitNotification(page, 'Copied a token for scripts and agents');
       const inputToken = await page.evaluate(() => navigator.clipboard.readText());
-      assert.equal(inputToken, new URL(inputLink).searchParams.get('token'), 'the bare token is the one in the link');
-      const inputInfo = (await tokensOf(user.id)).find((x) => x.scope === 'input');
-      assert.ok(inputInfo, 'the host lists the input token');
+      assert.ok(inputToken && inputToken !== new URL(inputLink).searchParams.get('token'), 'a token of its own, not the link\'s');
+      const inputInfo = (await tokensOf(user.id)).find((x) => x.scope === 'input' && x.reusable);
+      assert.ok(inputInfo, 'the host lists the reusable input token');
       assert.equal(Date.parse(inputInfo.expiresAt) - Date.parse(inputInfo.createdAt), 900_000, 'it expires after the 15 minutes picked');
-      assert.equal((await restWrite(inputToken, 'echo typed-with-$((6*7))-link')).status, 200, 'a link with input can type');
+      assert.equal((await restWrite(inputToken, 'echo typed-with-$((6*7))-link')).status, 200, 'a token with input can type');
       await until(
         async () => /^typed-with-42-link$/m.test((await client.request<{ screen: string }>('pty/read', { session: user.id })).screen),
         Wait.Screen,
@@ -540,10 +539,12 @@ describe('the extension in a real editor (code-server)', () => {
       await until(async () => (await viewerStatus()).includes('access was revoked'), Wait.Ui, 'the open view to close, saying its link was revoked');
       assert.equal((await fetch(link, { redirect: 'manual' })).status, 401, 'the revoked link opens nothing');
       assert.equal((await fetch(viewPageUrl, { headers: { cookie } })).status, 401, 'nor does the cookie it left');
-      assert.equal((await restWrite(inputToken, 'true')).status, 200, 'the link with input still works');
+      assert.equal((await restWrite(inputToken, 'true')).status, 200, 'the token with input still works');
+      await sessionAction(page, user.name, 'Revoke Shared Links', { title: `Revoke shared links: ${user.name}`, row: 'Token for scripts (input)' });
+      await waitNotification(page, `Revoked the token for scripts (input) to ${user.name}`);
+      assert.equal((await restWrite(inputToken, 'true')).status, 401, 'the revoked input token is refused');
       await sessionAction(page, user.name, 'Revoke Shared Links', { title: `Revoke shared links: ${user.name}`, row: 'Link with input' });
       await waitNotification(page, `Revoked the link with input to ${user.name}`);
-      assert.equal((await restWrite(inputToken, 'true')).status, 401, 'the revoked input token is refused');
       assert.deepEqual(await tokensOf(user.id), [], 'no live token is left for the session');
 
       // 4f. "Start Recording" from the list records into the recordings folder; a command typed in the

@@ -179,8 +179,10 @@ describe('replay in the browser (Chromium + asciinema-player)', { skip }, () => 
 
   it('a file picked in the page plays, pauses, changes speed and seeks; a wrong file gets a sentence; nothing is uploaded', { timeout: 120_000 }, async () => {
     const page = await newPage();
-    // The live view's cookie (Path=/) opens the picker, as the view's "Replay a recording" link does.
-    await page.goto(`${h.http.url}/replay?token=${h.token}`);
+    // The page cookie of a live view opens the picker, as the view's "Replay a recording" link does.
+    const viewed = await rpc('session/create', { command: 'bash', args: ['--norc', '--noprofile'], name: 'viewed' });
+    await page.goto((await rpc('session/viewUrl', { session: viewed.id })).url);
+    await page.goto(`${h.http.url}/replay`);
     await page.waitForSelector('#file');
     assert.equal(await replayState(page), 'empty');
     const before = requests.length;

@@ -76,9 +76,10 @@ export const replayMethod = method({
   }),
   result: z.object({
     id: z.string().describe('The link\'s id: it is part of the URL and opens nothing else.'),
-    url: z.string().describe('The replay page, opened with a token of its own that reaches this recording and nothing else (traded for a cookie on first use).'),
+    url: z.string().describe('The replay page, opened with a one-time token of its own that reaches this recording and nothing else (a browser trades it for a page cookie on first use; then the link opens nothing).'),
     path: z.string().describe('The file it replays (its real path).'),
     expiresAt: z.string().describe('ISO time after which the link opens nothing.'),
+    tokenId: z.string().describe('The id of the link\'s token: host/tokens lists it, host/revoke ends it.'),
   }),
   async handler(ctx, p) {
     if (!path.isAbsolute(p.path)) throw invalidParams(`Invalid params for host/replay: path must be absolute, got ${p.path}`);

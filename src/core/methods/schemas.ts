@@ -114,7 +114,12 @@ export const tokenInfo = z
   .object({
     id: z.string().describe('Names the token for host/revoke; it is not the token.'),
     scope: tokenScope,
-    session: z.string().describe('The id of the one session it reaches.'),
+    session: z.string().nullable().describe('The id of the one session it reaches; null for a replay link (`recording`).'),
+    recording: z.string().optional().describe('A replay link\'s recording (its path): the one page it opens.'),
+    reusable: z
+      .boolean()
+      .describe('true: a token for scripts and agents, valid until it expires; false: a link that opens a browser page once (then only that browser\'s page cookie works).'),
+    openedAt: z.string().nullable().describe('When a browser first traded it for a page cookie; null when no browser has opened it.'),
     createdAt: z.string(),
     expiresAt: z.string().describe('ISO 8601: it stops working then, and its open WebSockets close.'),
     lastUsedAt: z.string().nullable().describe('The last request made with it; null when never used.'),

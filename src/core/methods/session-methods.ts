@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { serverError } from '../base/errors';
 import { SessionTuning } from '../session/session';
 import { leaseSeconds, sessionDetails, signalName } from './schemas';
 import { method } from './spec';
@@ -85,22 +84,5 @@ export const keepMethod = method({
     s.leaseSeconds = p.leaseSeconds;
     s.addClient().dispose(); // re-evaluates the lease now
     return { id: s.id, leaseSeconds: s.leaseSeconds ?? null };
-  },
-});
-
-export const viewUrlMethod = method({
-  name: 'session/viewUrl',
-  target: 'session',
-  // A link that can type is as strong as control: only a caller that may control gets one.
-  scope: 'control',
-  // Its link carries the host's token: a scoped token must not trade itself for that.
-  scopedToken: 'never',
-  summary: 'A link that opens the session live in a browser (readOnly: a link that cannot type).',
-  params: z.object({ readOnly: z.boolean().optional() }),
-  result: z.object({ url: z.string(), readOnly: z.boolean() }),
-  handler(ctx, p) {
-    const url = ctx.services.viewUrl?.(requireSession(ctx), p.readOnly ?? false);
-    if (!url) throw serverError('This host serves no HTTP (started with --no-http)');
-    return { url, readOnly: p.readOnly ?? false };
   },
 });

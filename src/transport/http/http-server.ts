@@ -3,7 +3,9 @@ import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { HostServices } from '../../core/methods/types';
 import type { IDisposable } from '../../core/base/lifecycle';
-import { AUTH_COOKIE, HttpGuard, newToken, type Access } from './http-security';
+import { HttpGuard, newToken, pageCookieName, type Access, type PageTarget } from './http-security';
+import { PageSessions } from './page-sessions';
+import { refusalMessage, sendRefusal } from '../pages/refusal-page';
 import { ScopedTokens } from './scoped-tokens';
 import { decodeSegment, sendError, sendJson } from './http-util';
 import { HttpConnections, InFlightPerToken, principalOf, tooManyHttpInFlight } from './http-limits';
@@ -12,7 +14,7 @@ import type { RpcError } from '../../core/base/errors';
 import { handleRest } from './rest-routes';
 import { handleViewAsset, handleViewPage } from '../pages/view-page';
 import { ReplayLinks } from '../pages/replay-links';
-import { handleReplay, isReplayPath } from '../pages/replay-page';
+import { handleReplay, isReplayPath, replayLinkId } from '../pages/replay-page';
 import { serveRpcWebSocket } from '../ws/ws-rpc';
 import { serveStream } from '../ws/ws-stream';
 
@@ -44,8 +46,6 @@ export interface HttpServer {
   url: string;
   port: number;
   token: string;
-  /** A link that opens the read-only view of a session. */
-  viewUrl(sessionId: string, readOnly?: boolean): string;
   streamUrl(sessionId: string): string;
   /** The scoped tokens of `shared-pty share` (CONTRACT §9.6). */
   tokens: ScopedTokens;
@@ -97,9 +97,10 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   const url = `http://127.0.0.1:${port}`;
   const tokens = new ScopedTokens((id, t) => `${url}/sessions/${encodeURIComponent(id)}/view?token=${t}`);
   const sessionGone = services.registry.onDidRemove((s) => tokens.dropSession(s.id));
-  // Each replay link has a token of its own, which opens that recording and nothing else.
-  const replays = new ReplayLinks((id, t) => `${url}/replay/${id}?token=${t}`);
-  const guard = new HttpGuard(token, port, options.allowedOrigins, tokens, replays);
+  // Each replay link has a one-time token of its own, which opens that recording and nothing else.
+  const replays = new ReplayLinks((id, t) => `${url}/replay/${id}?token=${t}`, (id, recording, seconds) => tokens.shareReplay(id, recording, seconds));
+  const pages = new PageSessions(tokens, pageCookieName(port));
+  const guard = new HttpGuard(token, port, options.allowedOrigins, tokens, pages);
   const wss = new WebSocketServer({ noServer: true, maxPayload: HttpLimits.MaxWsPayload });
 
   server.on('request', (req, res) => {
@@ -113,11 +114,18 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
     if (guard.isPreflight(req)) return answerPreflight(res);
     const u = new URL(req.url ?? '/', url);
-    const isReplay = isReplayPath(u.pathname);
-    const isView = /^\/sessions\/[^/]+\/view$/.test(u.pathname) || u.pathname.startsWith('/view/') || isReplay;
-    const access = guard.access(req, u, isView);
-    // A replay link's token is no access at all outside its own paths (HttpGuard.access).
-    if (!access || (access.viewOnly && !isView)) return sendError(res, 'UNAUTHORIZED', 'Unauthorized: send Authorization: Bearer <token>');
+    const page = pageOf(u.pathname);
+    // A link (`?token=` on a page) is traded for this browser's page cookie before anything else;
+    // only by a GET, the browser's opening of it (a HEAD, a link preview's probe, must not spend it).
+    const link = page?.link ? u.searchParams.get('token') : null;
+    if (page && link && req.method === 'GET') return exchangeLink(req, res, u, link, page.target);
+    const place = page ? 'page' : 'api';
+    const access = guard.access(req, u, place, page?.target);
+    // A page cookie's grant opens the host's pages only, never REST, /rpc or /mcp.
+    if (!access || (access.viewOnly && !page)) {
+      if (page) return sendRefusal(req, res, guard.refused(req, u, place, page.target));
+      return sendError(res, 'UNAUTHORIZED', refusalMessage(guard.refused(req, u, place)));
+    }
     // From here the connection is this credential's (until then it was on the clock, counted apart).
     if (!connections.claim(req.socket, principalOf(access))) {
       res.setHeader('connection', 'close');
@@ -134,20 +142,8 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     }
     // The MCP SDK loads on the first /mcp request: a host nobody asks for MCP stays lighter.
     if (u.pathname === '/mcp') return (await import('../mcp/mcp-http')).handleMcp(services, req, res, access);
-    if (isView) {
-      const t = u.searchParams.get('token');
-      if (t) {
-        // The token came in the link: keep it in an HttpOnly cookie and drop it from the address bar and history.
-        // A replay link's token is for its own pages: its cookie must not replace the one a live view types with.
-        u.searchParams.delete('token');
-        res.writeHead(303, {
-          location: u.pathname + (u.search || ''),
-          'set-cookie': `${AUTH_COOKIE}=${encodeURIComponent(t)}; HttpOnly; SameSite=Strict; Path=${access.replayId !== undefined ? `/replay/${access.replayId}` : '/'}`,
-          'cache-control': 'no-store',
-        });
-        return void res.end();
-      }
-      if (isReplay) return handleReplay(replays, req, res, u, access);
+    if (page) {
+      if (isReplayPath(u.pathname)) return handleReplay(replays, req, res, u, access);
       if (u.pathname.startsWith('/view/')) return handleViewAsset(req, res, u);
       return handleViewPage(services, req, res, u, access);
     }
@@ -163,8 +159,9 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const refusal = guard.checkSource(req);
     if (refusal) return reject(403, 'Forbidden');
     const u = new URL(req.url ?? '/', url);
-    const access = guard.access(req, u, true);
     const stream = /^\/sessions\/([^/]+)\/stream$/.exec(u.pathname);
+    // The view page's stream may use its page cookie (a browser's WebSocket sends no header); /rpc may not.
+    const access = guard.access(req, u, 'upgrade', stream ? { session: sessionIdOf(stream[1]) } : undefined);
     if (!access || (access.viewOnly && !stream)) return reject(401, 'Unauthorized');
     if (!connections.claim(socket as Socket, principalOf(access))) return reject(429, 'Too Many Requests');
     /** Closes the socket when its scoped token is revoked or expires. */
@@ -191,6 +188,50 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     }
     reject(404, 'Not Found');
   });
+
+  /**
+   * Trades a link's token for this browser's page cookie and sends the browser on to the same page
+   * without the token (303: the link's entry leaves the history); a link that opens nothing gets a
+   * page that says why. The cookie is named after the port and holds no token (PageSessions).
+   */
+  function exchangeLink(req: http.IncomingMessage, res: http.ServerResponse, u: URL, secret: string, target: PageTarget): void {
+    const r = guard.exchange(req, secret, target);
+    if ('refused' in r) return sendRefusal(req, res, r.refused);
+    u.searchParams.delete('token');
+    const { name, value, maxAgeSeconds } = r.cookie;
+    res.writeHead(303, {
+      location: u.pathname + (u.search || ''),
+      'set-cookie': `${name}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeSeconds}`,
+      'cache-control': 'no-store',
+      'referrer-policy': 'no-referrer',
+    });
+    res.end();
+  }
+
+  /**
+   * A page of the host's (the view, the replayer, their assets): which of a page cookie's grants
+   * opens it, and whether a link (`?token=`) may be traded there. Undefined: not a page.
+   */
+  function pageOf(pathname: string): { target: PageTarget; link: boolean } | undefined {
+    const view = /^\/sessions\/([^/]+)\/view$/.exec(pathname);
+    if (view) return { target: { session: sessionIdOf(view[1]) }, link: true };
+    if (pathname.startsWith('/view/')) return { target: 'any', link: false };
+    if (!isReplayPath(pathname)) return undefined;
+    const id = replayLinkId(pathname);
+    if (id === undefined) return { target: 'any', link: false };
+    return { target: { replay: id }, link: pathname === `/replay/${id}` };
+  }
+
+  /** The id of the session a path segment names, or undefined (malformed, unknown, ambiguous). */
+  function sessionIdOf(segment: string): string | undefined {
+    const selector = decodeSegment(segment);
+    if (selector === undefined) return undefined;
+    try {
+      return services.registry.resolve(selector).id;
+    } catch {
+      return undefined;
+    }
+  }
 
   /** 429 for a request over one of the limits: a JSON-RPC error on `/mcp`, the REST envelope elsewhere. */
   function refuseOverLimit(res: http.ServerResponse, u: URL, error: RpcError): void {
@@ -240,7 +281,6 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     url,
     port,
     token,
-    viewUrl: (id, readOnly) => `${url}/sessions/${id}/view?token=${readOnly ? guard.viewToken : token}${readOnly ? '&readonly=1' : ''}`,
     streamUrl: (id) => `ws://127.0.0.1:${port}/sessions/${id}/stream`,
     tokens,
     replays,

@@ -186,6 +186,47 @@ describe('fuzz: the stream WebSocket', () => {
   });
 });
 
+/** A value a browser or a forger might put in a link's `?token=` or the page cookie: real ones (spent or not), the host's, junk. */
+const credential: fc.Arbitrary<string> = fc.oneof(
+  { weight: 2, arbitrary: fc.constantFrom('@link', '@spent', '@reusable', '@host') },
+  { weight: 2, arbitrary: nastyString },
+  { weight: 1, arbitrary: fc.constantFrom('', '%', '%zz', '%E0%A4%A', 'a;b', 'x=y', '"quoted"') },
+);
+
+describe('fuzz: links and page cookies', () => {
+  test('any link token and cookie on any page: a 303, 401, 403, 404 or 405 (HTML for a browser), never the host token in a cookie or an answer; the host serves on', { timeout: 600_000 }, async () => {
+    const session = fh.host.registry.get(fh.target.id)!;
+    const spent = session && fh.http.tokens.share(session, 'view', 600).token;
+    const spentUrl = new URL(fh.http.tokens.share(session, 'view', 600).url);
+    await request(fh.http.port, 'GET', spentUrl.pathname + spentUrl.search);
+    await fuzz(
+      [
+        fc.constantFrom('/sessions/@target/view', '/sessions/@target-name/view', '/view/view.js', '/replay', `/replay/${'0'.repeat(32)}`, '/replay/assets/replay.js', '/sessions/%zz/view'),
+        fc.option(credential, { nil: undefined }),
+        fc.option(credential, { nil: undefined }),
+        fc.boolean(),
+        fc.constantFrom('GET', 'HEAD', 'POST'),
+      ],
+      async (pagePath, query, cookie, browser, method) => {
+        const real = (v: string) =>
+          v === '@link' ? fh.http.tokens.share(session, 'input', 600).token : v === '@spent' ? spent : v === '@reusable' ? fh.http.tokens.share(session, 'view', 600, true).token : v === '@host' ? fh.http.token : v;
+        const headers: Record<string, string> = browser ? { accept: 'text/html' } : {};
+        // Percent-encoded as the host decodes it (a raw control character is no valid header at all).
+        if (cookie !== undefined) headers.cookie = `shared_pty_${fh.http.port}=${percentEncode(real(cookie))}`;
+        const path = fillPath(pagePath) + (query !== undefined ? `?token=${percentEncode(real(query))}` : '');
+        const r = await request(fh.http.port, method, path, { headers, timeoutMs: ANSWER_MS });
+        assert.ok([200, 303, 401, 403, 404, 405].includes(r.status), `${method} ${path}: ${r.status} ${r.text.slice(0, 200)}`);
+        const setCookie = String(r.headers['set-cookie'] ?? '');
+        assert.ok(!setCookie.includes(fh.http.token) && !r.text.includes(fh.http.token), 'the host token never comes back');
+        if (r.status === 303) assert.match(setCookie, new RegExp(`^shared_pty_${fh.http.port}=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=/; Max-Age=\\d+$`));
+        if (browser && method === 'GET' && (r.status === 401 || r.status === 403)) assert.match(String(r.headers['content-type']), /^text\/html/);
+        await assertServed();
+      },
+      SHORT_RUNS,
+    );
+  });
+});
+
 /** The tools and their arguments, from the table (what `/mcp` serves). */
 const TOOLS = (METHODS as readonly MethodSpec[]).flatMap((m) => {
   if (!m.mcp) return [];
