@@ -26,16 +26,18 @@ export function parseDuration(text: string): number {
  * this is the one time it is shown.
  */
 export async function shareCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--scope', '--expires'], booleans: ['--json'] });
+  const args = parseArgs(argv, { values: ['--scope', '--expires'], booleans: ['--json'], maxPositional: 1 });
   const selector = args.positional[0];
   if (!selector) throw new UsageError(`missing <session>; usage: ${SHARE_USAGE}`);
   const scope = strFlag(args, '--scope') ?? 'view';
   if (!(SCOPES as readonly string[]).includes(scope)) throw new UsageError(`--scope must be view, input or control, got "${scope}"`);
   const expires = strFlag(args, '--expires');
+  // Every flag is checked before the host is looked for: a bad flag is the first thing to fix.
+  const expiresIn = expires === undefined ? undefined : parseDuration(expires);
   const found = findSession(selector);
   if (!found.host.http) throw new CliError(`host ${found.host.hostId} serves no HTTP (started with --no-http): a token would open nothing`);
   const r = await onHost(found.host, (c) =>
-    c.call('session/share', { session: found.session.id, scope: scope as (typeof SCOPES)[number], expiresIn: expires === undefined ? undefined : parseDuration(expires) }),
+    c.call('session/share', { session: found.session.id, scope: scope as (typeof SCOPES)[number], expiresIn }),
   );
   if (args.flags.has('--json')) {
     process.stdout.write(JSON.stringify(r) + '\n');
@@ -51,7 +53,7 @@ export async function shareCommand(argv: string[]): Promise<number> {
 
 /** `tokens [--json]`: the scoped tokens of every live host (never a token or its hash). */
 export async function tokensCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { booleans: ['--json'] });
+  const args = parseArgs(argv, { booleans: ['--json'], maxPositional: 0 });
   const all: Array<TokenInfo & { hostId: string }> = [];
   for (const host of readLiveRecords().filter((h) => h.http)) {
     const r = await onHost(host, (c) => c.call('host/tokens', {}));
@@ -71,10 +73,13 @@ export async function tokensCommand(argv: string[]): Promise<number> {
 
 /** `revoke <id>`: ends the token at once, on whichever host issued it; its open WebSockets close. */
 export async function revokeCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, {});
+  const args = parseArgs(argv, { maxPositional: 1 });
   const id = args.positional[0];
   if (!id) throw new UsageError('missing <id>; usage: shared-pty revoke <id> (see shared-pty tokens)');
-  for (const host of readLiveRecords().filter((h) => h.http)) {
+  const live = readLiveRecords();
+  // No host, no token: the id may be right, but nothing holds it (tokens end with their host).
+  if (live.length === 0) throw new CliError('no Shared PTY host is running, so no shared token is valid (tokens end with their host)');
+  for (const host of live.filter((h) => h.http)) {
     try {
       await onHost(host, (c) => c.call('host/revoke', { id }));
       process.stdout.write(`revoked ${id}\n`);
