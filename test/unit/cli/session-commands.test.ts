@@ -15,6 +15,8 @@ import { bashEnv, buildCli, pidAlive } from '../../helpers/protocol';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking. */
 const TEST_TIMEOUT = 60_000;
+/** For the tests that start the CLI a few dozen times (each a Node start): a loaded machine takes seconds per start. */
+const MANY_RUNS_TIMEOUT = 240_000;
 
 const dirs: string[] = [];
 /** The runtime directory of the per-user host `open` starts, and a HOME whose .bashrc sets a prompt. */
@@ -122,7 +124,7 @@ describe('open, send, commands, kill', () => {
 });
 
 describe('usage', () => {
-  test('every command answers --help with its usage on stdout; daemon is in the global help', { timeout: TEST_TIMEOUT }, async () => {
+  test('every command answers --help with its usage on stdout; daemon is in the global help', { timeout: MANY_RUNS_TIMEOUT }, async () => {
     const all = ok(await cli('--help'), '--help');
     const names = ['list', 'open', 'kill', 'read', 'send', 'keys', 'wait', 'commands', 'attach', 'view', 'share', 'tokens', 'revoke', 'events', 'record', 'play', 'serve', 'mcp', 'daemon'];
     for (const name of names) {
@@ -141,7 +143,7 @@ describe('usage', () => {
     assert.match(r.stderr, /Usage:\n  shared-pty list/);
   });
 
-  test('extra arguments are a usage error, before anything is done', { timeout: TEST_TIMEOUT }, async () => {
+  test('extra arguments are a usage error, before anything is done', { timeout: MANY_RUNS_TIMEOUT }, async () => {
     const empty = { ...env, SHARED_PTY_DIR: privateDir() };
     for (const args of [['list', 'extra'], ['tokens', 'x'], ['share', 's', 'extra'], ['revoke', 'a', 'b'], ['read', 's', 'extra'], ['send', 's', 'text', 'extra'], ['kill', 's', 'extra'], ['commands', 's', 'x'], ['mcp', 'x'], ['daemon', 'x'], ['view', 's', 'x'], ['attach', 's', 'x']]) {
       usageError(await runCli(args, empty), args.join(' '), /unexpected argument|too many arguments/);
