@@ -8,6 +8,11 @@ export interface FlagSpec {
   values?: string[];
   /** Flags that take none. */
   booleans?: string[];
+  /**
+   * The most positional arguments the command takes (none checked when absent): one more is a
+   * UsageError, so a typo or a misplaced word is never silently ignored.
+   */
+  maxPositional?: number;
 }
 
 export interface ParsedArgs {
@@ -40,6 +45,9 @@ export function parseArgs(argv: string[], spec: FlagSpec): ParsedArgs {
         out.flags.set(name, v);
       } else throw new UsageError(`unknown flag ${name}`);
     } else out.positional.push(a);
+  }
+  if (spec.maxPositional !== undefined && out.positional.length > spec.maxPositional) {
+    throw new UsageError(`unexpected argument "${out.positional[spec.maxPositional]}"`);
   }
   return out;
 }

@@ -16,7 +16,7 @@ import { startHttpFor } from './http-option';
  * (10 min; `--idle-exit-ms N` or SHARED_PTY_IDLE_EXIT_MS=N; `--stay` or 0 keeps it up).
  */
 export async function daemonCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--http-port', '--allow-origin', '--scrollback', '--idle-exit-ms', '--command-log-mb', '--agent-approval', '--agent-deny'], booleans: ['--no-http', '--session-tcp', '--stay'] });
+  const args = parseArgs(argv, { values: ['--http-port', '--allow-origin', '--scrollback', '--idle-exit-ms', '--command-log-mb', '--agent-approval', '--agent-deny'], booleans: ['--no-http', '--session-tcp', '--stay'], maxPositional: 0 });
   const dir = ensureRuntimeDir();
   if (findDaemon(dir)) return 0; // another per-user host of this version is already up: use that one
   // Two started at the same moment (two editor windows, an editor and an agent): one runs.

@@ -37,12 +37,13 @@ export function linkNote(info: TokenInfo): string {
  * token that scripts and agents use until it expires. The host keeps its hash only.
  */
 export async function shareCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--scope', '--expires'], booleans: ['--json', '--reusable'] });
+  const args = parseArgs(argv, { values: ['--scope', '--expires'], booleans: ['--json', '--reusable'], maxPositional: 1 });
   const selector = args.positional[0];
   if (!selector) throw new UsageError(`missing <session>; usage: ${SHARE_USAGE}`);
   const scope = strFlag(args, '--scope') ?? 'view';
   if (!(SCOPES as readonly string[]).includes(scope)) throw new UsageError(`--scope must be view, input or control, got "${scope}"`);
   const expires = strFlag(args, '--expires');
+  // Every flag is checked before the host is looked for: a bad flag is the first thing to fix.
   const expiresIn = expires === undefined ? undefined : parseDuration(expires);
   const reusable = args.flags.has('--reusable');
   const found = findSession(selector);
@@ -59,7 +60,7 @@ export async function shareCommand(argv: string[]): Promise<number> {
 
 /** `tokens [--json]`: the scoped tokens of every live host (never a token or its hash). */
 export async function tokensCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { booleans: ['--json'] });
+  const args = parseArgs(argv, { booleans: ['--json'], maxPositional: 0 });
   const all: Array<TokenInfo & { hostId: string }> = [];
   for (const host of readLiveRecords().filter((h) => h.http)) {
     const r = await onHost(host, (c) => c.call('host/tokens', {}));
@@ -80,10 +81,13 @@ export async function tokensCommand(argv: string[]): Promise<number> {
 
 /** `revoke <id>`: ends the token at once, on whichever host issued it; its open WebSockets close. */
 export async function revokeCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, {});
+  const args = parseArgs(argv, { maxPositional: 1 });
   const id = args.positional[0];
   if (!id) throw new UsageError('missing <id>; usage: shared-pty revoke <id> (see shared-pty tokens)');
-  for (const host of readLiveRecords().filter((h) => h.http)) {
+  const live = readLiveRecords();
+  // No host, no token: the id may be right, but nothing holds it (tokens end with their host).
+  if (live.length === 0) throw new CliError('no Shared PTY host is running, so no shared token is valid (tokens end with their host)');
+  for (const host of live.filter((h) => h.http)) {
     try {
       await onHost(host, (c) => c.call('host/revoke', { id }));
       process.stdout.write(`revoked ${id}\n`);

@@ -4,6 +4,7 @@ export const Commands = {
   listSessions: 'sharedPty.listSessions',
   copyMcpConfig: 'sharedPty.copyMcpConfig',
   replayRecording: 'sharedPty.replayRecording',
+  installCli: 'sharedPty.installCli',
 } as const;
 
 /** Ids of other contributions. */

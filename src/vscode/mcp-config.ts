@@ -1,8 +1,28 @@
+import * as path from 'node:path';
 import type { HostRecord } from '../host/discovery';
+import { launcherPath, launcherState } from './cli-launcher';
 
 /** The MCP endpoint of a host's HTTP server. */
 export function mcpUrl(record: HostRecord): string | undefined {
   return record.http ? `${record.http.url.replace(/\/+$/, '')}/mcp` : undefined;
+}
+
+/** How an MCP client starts `shared-pty mcp` (stdio), with absolute paths only. */
+export interface StdioLaunch {
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+}
+
+/**
+ * The stdio server for agents outside the editor, runnable from any folder: the installed
+ * launcher (`sharedPty.installCli`), which follows updates; without it, this version's CLI with
+ * the editor's Node (absolute paths, valid until the extension is updated).
+ */
+export function stdioLaunch(extensionPath: string, home?: string): StdioLaunch & { viaLauncher: boolean } {
+  const launcher = launcherPath(home);
+  if (launcherState(launcher) === 'ours') return { command: launcher, args: ['mcp'], viaLauncher: true };
+  return { command: process.execPath, args: [path.join(extensionPath, 'dist', 'cli.js'), 'mcp'], env: { ELECTRON_RUN_AS_NODE: '1' }, viaLauncher: false };
 }
 
 /**
@@ -10,9 +30,9 @@ export function mcpUrl(record: HostRecord): string | undefined {
  * the running hosts by itself, and the HTTP endpoint of this host with its bearer token (valid while
  * this host runs).
  */
-export function mcpConfigSnippet(record: HostRecord | undefined): string {
+export function mcpConfigSnippet(record: HostRecord | undefined, stdio: StdioLaunch): string {
   const servers: Record<string, unknown> = {
-    'shared-pty': { command: 'npx', args: ['shared-pty', 'mcp'] },
+    'shared-pty': { command: stdio.command, args: stdio.args, ...(stdio.env ? { env: stdio.env } : {}) },
   };
   const url = record && mcpUrl(record);
   if (record?.http && url) {

@@ -14,6 +14,8 @@ import type { Browser, Page } from 'playwright-core';
 import type { SessionInfo } from '../../src/core/methods/types';
 import { readLiveRecords, type HostRecord } from '../../src/host/discovery';
 import { RpcClient } from '../../src/transport/client/rpc-client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { tempRuntimeDir, until } from '../helpers/host';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -278,6 +280,9 @@ async function startEditor(t: TestContext, opts: { vsix?: string; smokeDriver?: 
   // The per-user host's recordings folder ($XDG_DATA_HOME/shared-pty/recordings), kept out of the real home.
   const dataHome = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-data-'));
   cleanups.push(() => fs.rmSync(dataHome, { recursive: true, force: true }));
+  // A home of its own: the editor command "Install 'shared-pty' Command in PATH" writes into ~/.local/bin.
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-home-'));
+  cleanups.push(() => fs.rmSync(home, { recursive: true, force: true }));
   let runDir: string | undefined;
   let route = opts.extensionDir ? 'development path' : 'vsix';
   let extensionDir = opts.extensionDir;
@@ -298,14 +303,14 @@ async function startEditor(t: TestContext, opts: { vsix?: string; smokeDriver?: 
     runDir,
     extensionDir: opts.extensionDir ? undefined : extensionDir,
     settings: runDir ? undefined : SHELL_SETTINGS,
-    env: { SHARED_PTY_DIR: runtimeDir, XDG_DATA_HOME: dataHome },
+    env: { SHARED_PTY_DIR: runtimeDir, XDG_DATA_HOME: dataHome, HOME: home },
     smokeDriver: opts.smokeDriver,
   });
   cleanups.push(() => server.stop());
   const browser = await s.launchBrowser();
   cleanups.push(() => browser.close());
   t.diagnostic(`extension installed as: ${route}; code-server on ${server.url}; runtime dir ${runtimeDir}`);
-  return { server, browser, runtimeDir, recordings: path.join(dataHome, 'shared-pty', 'recordings') };
+  return { server, browser, runtimeDir, home, recordings: path.join(dataHome, 'shared-pty', 'recordings') };
 }
 
 // ---- tests
@@ -317,7 +322,7 @@ describe('the extension in a real editor (code-server)', () => {
     const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spty-vsix-'));
     cleanups.push(() => fs.rmSync(outDir, { recursive: true, force: true }));
     const vsix = packageVsix(outDir);
-    const { server, browser, runtimeDir, recordings } = await startEditor(t, { vsix });
+    const { server, browser, runtimeDir, home, recordings } = await startEditor(t, { vsix });
     // Clipboard permissions: the shared links are checked by reading what the editor copied.
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
     const fail = (e: unknown): never => {
@@ -717,6 +722,50 @@ describe('the extension in a real editor (code-server)', () => {
         brokenClient.close();
       }
       await waitStatus(page, 0);
+      await broken.stop();
+      await until(() => readLiveRecords(runtimeDir).length === 0, Wait.Ui, 'the host without node-pty to be gone');
+
+      // 9. "Install 'shared-pty' Command in PATH": a launcher in the editor's ~/.local/bin, run from
+      //    /tmp by a user's shell with no Node on PATH (it brings the editor's own): list, open,
+      //    send; then "Copy MCP Configuration" names it, and that configuration reaches the host
+      //    through the MCP SDK's stdio client.
+      await runCommand(page, "Shared PTY: Install 'shared-pty' Command in PATH", "Install 'shared-pty' Command in PATH");
+      const launcher = path.join(home, '.local', 'bin', 'shared-pty');
+      const installed = await waitNotification(page, 'Installed');
+      assert.ok(installed.includes('shared-pty'), installed);
+      assert.ok(fs.existsSync(launcher), `the launcher is at ${launcher}`);
+      const userCwd = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-cwd-'));
+      cleanups.push(() => fs.rmSync(userCwd, { recursive: true, force: true }));
+      const userEnv = { HOME: home, PATH: [path.dirname(launcher), '/usr/bin', '/bin'].join(path.delimiter), SHELL: '/bin/bash', LANG: 'C.UTF-8', SHARED_PTY_DIR: runtimeDir };
+      const viaLauncher = (...args: string[]) => spawnSync('shared-pty', args, { cwd: userCwd, env: userEnv, encoding: 'utf8', timeout: Wait.Screen * 2 });
+      const listed = viaLauncher('list');
+      assert.equal(listed.status, 0, `shared-pty list: ${listed.stderr}`);
+      const opened = viaLauncher('open', '--name', 'via-launcher');
+      assert.equal(opened.status, 0, `shared-pty open: ${opened.stderr}`);
+      const sent = viaLauncher('send', 'via-launcher', 'echo launched-$((6*7))');
+      assert.equal(sent.status, 0, `shared-pty send: ${sent.stderr}`);
+      assert.match(sent.stdout, /^launched-42$/m);
+      await page.evaluate(() => navigator.clipboard.writeText('(nothing copied yet)'));
+      await runCommand(page, 'Shared PTY: Copy MCP Configuration', 'Copy MCP Configuration');
+      const config = await until(
+        async () => {
+          const text = await page.evaluate(() => navigator.clipboard.readText());
+          return text.includes('mcpServers') ? (JSON.parse(text) as { mcpServers: Record<string, { command: string; args: string[] }> }) : undefined;
+        },
+        Wait.Ui,
+        'the MCP configuration on the clipboard',
+      );
+      assert.deepEqual(config.mcpServers['shared-pty'], { command: launcher, args: ['mcp'] });
+      const mcp = new Client({ name: 'editor-e2e', version: '1.0.0' });
+      await mcp.connect(new StdioClientTransport({ ...config.mcpServers['shared-pty'], env: userEnv, cwd: userCwd, stderr: 'pipe' }));
+      try {
+        const tools = (await mcp.callTool({ name: 'list_sessions', arguments: {} })) as { content: Array<{ text: string }> };
+        assert.match(tools.content[0].text, /\bvia-launcher\b/, 'the MCP configuration reaches the host');
+      } finally {
+        await mcp.close();
+      }
+      const killed = viaLauncher('kill', 'via-launcher');
+      assert.equal(killed.status, 0, `shared-pty kill: ${killed.stderr}`);
       t.diagnostic(`whole flow ${((Date.now() - started) / 1000).toFixed(1)} s`);
       if (process.env.SHARED_PTY_E2E_VERBOSE) log(`extension log:\n${extensionLog(server.runDir)}`);
     } catch (e) {

@@ -231,7 +231,11 @@ suite('Shared PTY in the editor', () => {
     await vscode.commands.executeCommand('sharedPty.copyMcpConfig');
     const text = await until(() => vscode.env.clipboard.readText(), 10000, 'the clipboard to be written');
     const config = JSON.parse(text);
-    assert.deepEqual(config.mcpServers['shared-pty'], { command: 'npx', args: ['shared-pty', 'mcp'] });
+    // Absolute paths that work from any folder (the launcher when installed), never npx.
+    const stdio = config.mcpServers['shared-pty'];
+    assert.ok(require('node:path').isAbsolute(stdio.command), stdio.command);
+    assert.equal(stdio.args[stdio.args.length - 1], 'mcp');
+    assert.ok(stdio.args.slice(0, -1).every((a) => require('node:path').isAbsolute(a)), JSON.stringify(stdio.args));
     const http = config.mcpServers['shared-pty-http'];
     assert.match(http.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     assert.match(http.headers.Authorization, /^Bearer \S+$/);

@@ -61,6 +61,20 @@ export function checkAgentWrite(policy: AgentPolicy | undefined, session: Sessio
   }
 }
 
+/** What an agent's write into `session` gets now, and why when that is not the policy (`pty/info`'s agentApproval). */
+export function agentApprovalNow(policy: AgentPolicy | undefined, canAsk: boolean, session: Session): { policy: AgentApproval; effective: AgentApproval; reason?: string } {
+  const approval = policy?.approval ?? 'allow';
+  if (approval === 'allow') return { policy: approval, effective: approval };
+  if (session.options.origin !== 'user') return { policy: approval, effective: 'allow', reason: `${session.options.origin === 'agent' ? 'an agent' : 'a script'} opened this session: it is not one the user opened` };
+  if (approval === 'deny') return { policy: approval, effective: approval };
+  if (session.agentsAllowed) return { policy: approval, effective: 'allow', reason: 'the user allowed agents for this session' };
+  if (!canAsk) return { policy: approval, effective: 'allow', reason: NOBODY_TO_ASK };
+  return { policy: approval, effective: approval };
+}
+
+/** Why `ask` acts as `allow`: said by pty/info and by `serve` at start-up. */
+export const NOBODY_TO_ASK = 'no editor window is connected to ask the user, so agents\' writes are allowed (as with allow) until one connects';
+
 /**
  * Refuses an agent's `open_session` whose command line a deny rule matches (`{command: "/bin/sh",
  * args: ["-c", "rm -rf …"]}` is `rm -rf …` to the rules), before anything is started.

@@ -327,9 +327,9 @@ export const resizeMethod = method({
     verb: 'POST',
     path: '/sessions/:id/resize',
     from: 'body',
-    // The SessionInfo of pty-session-mcp's shape, as every REST answer gives it (without pty/info's lastInput).
+    // The SessionInfo of pty-session-mcp's shape, as every REST answer gives it (without pty/info's lastInput and agentApproval).
     respond: async (_r, route) => {
-      const { lastInput: _who, ...info } = (await route.call('pty/info', { session: route.id })) as { lastInput: unknown } & Record<string, unknown>;
+      const { lastInput: _who, agentApproval: _policy, ...info } = (await route.call('pty/info', { session: route.id })) as { lastInput: unknown; agentApproval: unknown } & Record<string, unknown>;
       return info;
     },
   },

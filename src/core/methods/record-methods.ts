@@ -47,7 +47,7 @@ export const recordMethod = method({
       s.recording.clear();
       return { recording: false, path: current.path, cursor: s.cursor };
     }
-    if (current?.recording) throw serverError(`Session ${s.name} is already being recorded to ${current.path}; stop that first (pty/record with stop: true)`, { path: current.path });
+    if (current?.recording) throw serverError(`Session ${s.name} is already being recorded to ${current.path}; stop that first (shared-pty record ${s.name} --stop)`, { path: current.path });
     if (!s.running) throw serverError('The session has exited: there is nothing left to record');
     let file = p.path === undefined ? undefined : path.resolve(s.cwd, p.path);
     let recorder: Recorder;

@@ -68,8 +68,22 @@ export const lastInput = z
   })
   .meta({ title: 'LastInput' });
 
-/** `pty/info`'s answer: the SessionInfo, and who typed last (null before any input). */
-export const sessionDetails = sessionInfo.extend({ lastInput: lastInput.nullable() }).meta({ title: 'SessionDetails' });
+/** What happens now to an agent's write into a session, and why when it is not the host's policy (CONTRACT §9.6). */
+export const agentApprovalNow = z
+  .object({
+    policy: z.enum(['allow', 'ask', 'deny']).describe('The host\'s policy for agents\' writes into sessions the user opened (--agent-approval, sharedPty.agent.approval).'),
+    effective: z
+      .enum(['allow', 'ask', 'deny'])
+      .describe('What an agent\'s write into this session gets now: allow (written), ask (waits for the user\'s answer in the editor) or deny (refused). Deny rules apply in every case.'),
+    reason: z
+      .string()
+      .optional()
+      .describe('Why effective differs from policy: no editor window is connected to ask (ask acts as allow), an agent or a script opened this session (it is theirs), or the user allowed agents for this session.'),
+  })
+  .meta({ title: 'AgentApprovalNow' });
+
+/** `pty/info`'s answer: the SessionInfo, who typed last (null before any input), and what an agent's write would get. */
+export const sessionDetails = sessionInfo.extend({ lastInput: lastInput.nullable(), agentApproval: agentApprovalNow }).meta({ title: 'SessionDetails' });
 
 /** One command the shell ran, as its shell integration reported it (CONTRACT §9.2). */
 export const commandRecord = z

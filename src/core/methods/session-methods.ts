@@ -3,6 +3,7 @@ import { SessionTuning } from '../session/session';
 import { leaseSeconds, sessionDetails, signalName } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
+import { agentApprovalNow } from '../agent/agent-policy';
 
 /** How long REST `DELETE` waits for the program's end: the kill's SIGKILL grace and a margin. */
 const KILL_ANSWER_WAIT_MS = SessionTuning.KillGraceMs + 1000;
@@ -62,13 +63,18 @@ export const infoMethod = method({
   name: 'pty/info',
   target: 'session',
   scope: 'read',
-  summary: 'The session\'s SessionInfo, and who wrote into it last (lastInput: origin, transport, when; null before any input).',
+  summary:
+    'The session\'s SessionInfo, who wrote into it last (lastInput: origin, transport, when; null before any input), and what an agent\'s write into it gets now (agentApproval: the policy, the effective decision, and why they differ).',
   params: z.object({}),
   result: sessionDetails,
   handler(ctx) {
     const s = requireSession(ctx);
     const last = s.lastInput;
-    return { ...ctx.services.describe(s), lastInput: last ? { origin: last.origin, transport: last.transport, at: new Date(last.at).toISOString(), ...(last.approval ? { approval: last.approval } : {}) } : null };
+    return {
+      ...ctx.services.describe(s),
+      lastInput: last ? { origin: last.origin, transport: last.transport, at: new Date(last.at).toISOString(), ...(last.approval ? { approval: last.approval } : {}) } : null,
+      agentApproval: agentApprovalNow(ctx.services.agentPolicy, ctx.services.approvals?.canAsk ?? false, s),
+    };
   },
 });
 

@@ -97,7 +97,7 @@ export class SessionRegistry extends Disposable {
     const max = this._options.maxSessions ?? MAX_SESSIONS;
     if (this._sessions.size >= max) {
       throw limitReached(
-        `Too many sessions: this host has ${this._sessions.size}, the limit is ${max} (exited sessions count until closed); end some first (pty/kill)`,
+        `Too many sessions: this host has ${this._sessions.size}, the limit is ${max} (exited sessions count until closed); end some first (shared-pty kill <session>)`,
         'sessions',
         max,
       );

@@ -83,7 +83,8 @@ export class HttpGuard {
   corsHeaders(req: IncomingMessage): Record<string, string> {
     const origin = req.headers.origin;
     if (origin === undefined || !this._corsOrigins.has(origin)) return {};
-    return { 'access-control-allow-origin': origin, vary: 'Origin' };
+    // A browser MCP client must read the session id /mcp assigns, to send it back on every request.
+    return { 'access-control-allow-origin': origin, 'access-control-expose-headers': 'Mcp-Session-Id', vary: 'Origin' };
   }
 
   /**

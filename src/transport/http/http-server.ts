@@ -57,10 +57,13 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-/** What a preflight allows: the methods and headers REST uses (CONTRACT §9.8). */
+/**
+ * What a preflight allows: the methods and headers REST uses (CONTRACT §9.8), and those of MCP's
+ * Streamable HTTP transport, so a browser MCP client of an allowed origin can use `/mcp`.
+ */
 const CORS_ALLOW = {
   methods: 'GET, POST, DELETE, OPTIONS',
-  headers: 'Authorization, Content-Type',
+  headers: 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-Id',
   /** Browsers cache the answer this long (seconds): the allow-list changes only with a restart. */
   maxAge: '600',
 };

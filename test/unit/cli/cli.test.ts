@@ -302,8 +302,9 @@ describe('send, keys and wait', () => {
 
   test('--timeout: a send that outlives it says so; keys Ctrl+C interrupts the program', { timeout: TEST_TIMEOUT }, async () => {
     await clearScreen();
-    const out = await send('sleep 30', '--timeout', '300');
-    assert.match(out, /\[wait reason: timeout\]/);
+    const timedOut = await cli('send', sid, 'sleep 30', '--timeout', '300');
+    assert.equal(timedOut.code, 124, 'send exits 124 when the wait timed out');
+    assert.match(timedOut.stdout, /\[wait reason: timeout\]/);
     const shell = (await listJson())[0];
     assert.ok(descendantsOf(shell.pid).some((p) => p.comm === 'sleep'), 'sleep is still running');
     ok(await cli('keys', sid, 'Ctrl+C'), 'keys Ctrl+C');

@@ -235,10 +235,12 @@ describe('host control socket', () => {
     assert.ok(r.sessions.length >= 1);
     for (const s of r.sessions) assert.deepEqual(Object.keys(s).sort(), SESSION_INFO_KEYS);
     const alpha = r.sessions.find((s) => s.name === 'alpha')!;
-    // pty/info is the listing's SessionInfo plus who typed last (CONTRACT §9.6), which listings leave out.
-    const { lastInput, ...info } = await c.request<SessionInfo & { lastInput: unknown }>('pty/info', { session: 'alpha' });
+    // pty/info is the listing's SessionInfo plus who typed last and what an agent's write gets now
+    // (CONTRACT §9.6), which listings leave out.
+    const { lastInput, agentApproval, ...info } = await c.request<SessionInfo & { lastInput: unknown; agentApproval: unknown }>('pty/info', { session: 'alpha' });
     assert.deepEqual(info, alpha);
     assert.ok(lastInput === null || typeof lastInput === 'object');
+    assert.deepEqual(agentApproval, { policy: 'allow', effective: 'allow' }, 'a host with no policy lets agents write');
 
     const hi = await c.request<Record<string, any>>('host/info');
     for (const k of ['hostId', 'pid', 'kind', 'version', 'startedAt', 'control', 'http', 'sessions']) assert.ok(k in hi, `host/info has ${k}`);
