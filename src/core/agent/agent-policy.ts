@@ -1,6 +1,10 @@
 import { invalidParams, serverError } from '../base/errors';
 import type { Session } from '../session/session';
 import { isAgentCall, type InputSource } from '../session/input-source';
+import { MAX_TYPED_LINE_CHARS } from '../session/typed-line';
+import { boundedFirstMatch, REGEX_BUDGET_MS, RegexTimeoutError } from '../io/bounded-regex';
+import type { Caller } from '../io/caller';
+import { argvToJudge, commandsToJudge } from './command-line';
 
 /** What the host does with an agent's write into a session the user opened (CONTRACT §9.6). */
 export type AgentApproval = 'allow' | 'ask' | 'deny';
@@ -31,24 +35,66 @@ export function agentPolicy(approval: AgentApproval = 'allow', denyCommands: rea
 }
 
 /**
- * Refuses an agent's (MCP) write that the policy does not allow, with nothing written: a line that
- * a deny rule matches, at once whatever the approval; and with `deny`, any write into a session
+ * Refuses an agent's write that the policy does not allow, with nothing written: a line that a
+ * deny rule matches, at once whatever the approval; and with `deny`, any write into a session
  * the user opened (sessions an agent opened itself are the agent's). `ask` is `needsAsking`'s.
+ * A rule is matched against each line as the shell will run it (the characters typed since the
+ * last Enter, by anyone, and this write's; every command of it, wrappers taken off: see
+ * command-line.ts) and against the agent's own lines as written.
  */
 export function checkAgentWrite(policy: AgentPolicy | undefined, session: Session, from: InputSource, text: string): void {
   if (!policy || !isAgentCall(from)) return;
-  for (const line of text.split(/[\r\n]+/).filter(Boolean)) {
-    const rule = policy.denyCommands.find((r) => r.test(line));
-    if (rule) {
+  if (policy.denyCommands.length > 0) {
+    const { lines, overflow } = session.typedLine.preview(text);
+    const refuse = (why: string): never => {
       session.noteAgentDecision(from, 'deny_rule', text);
-      throw serverError(`The user does not allow agents to run this in a terminal (deny rule ${rule.source}); nothing was written. Ask the user to run it themselves if it is needed.`, { session: session.id, denied: true });
-    }
+      throw serverError(`${why}; nothing was written. Ask the user to run it themselves if it is needed.`, { session: session.id, denied: true });
+    };
+    if (overflow) refuse(`The line in the terminal is longer than ${MAX_TYPED_LINE_CHARS} characters, too long to check against the user's deny rules`);
+    const own = text.split(/[\r\n]+/).filter((l) => l.trim() !== '');
+    const rule = firstDenyRule(policy, [...lines, ...own].flatMap(commandsToJudge), from, refuse);
+    if (rule) refuse(`The user does not allow agents to run this in a terminal (deny rule ${rule.source})`);
   }
   if (policy.approval === 'deny' && session.options.origin === 'user') {
     session.noteAgentDecision(from, 'policy_deny', text);
     throw serverError(`The user declined: agents may not type into session ${session.name}, which the user opened (agent approval: deny); nothing was written. Open a session of your own with open_session, or ask the user.`, { session: session.id, denied: true });
   }
 }
+
+/**
+ * Refuses an agent's `open_session` whose command line a deny rule matches (`{command: "/bin/sh",
+ * args: ["-c", "rm -rf …"]}` is `rm -rf …` to the rules), before anything is started.
+ */
+export function checkAgentCommand(policy: AgentPolicy | undefined, from: InputSource, argv: readonly string[]): void {
+  if (!policy || policy.denyCommands.length === 0 || !isAgentCall(from) || argv.length === 0) return;
+  const refuse = (why: string): never => {
+    throw serverError(`${why}; no session was opened. Ask the user to run it themselves if it is needed.`, { denied: true });
+  };
+  const rule = firstDenyRule(policy, argvToJudge(argv), from, refuse);
+  if (rule) refuse(`The user does not allow agents to run this in a terminal (deny rule ${rule.source})`);
+}
+
+/**
+ * The first deny rule that matches one of `texts`, within DENY_RULES_BUDGET_MS and the caller's
+ * regex time: a user's rule that backtracks cannot hold the host, and a line it cannot judge in
+ * time is refused (`refuse`), never let through.
+ */
+function firstDenyRule(policy: AgentPolicy, texts: string[], from: InputSource, refuse: (why: string) => never): RegExp | undefined {
+  const budgets = (from as Caller).regexBudgets ?? [];
+  try {
+    const i = boundedFirstMatch(policy.denyCommands, [...new Set(texts)], budgets, DENY_RULES_BUDGET_MS);
+    return i < 0 ? undefined : policy.denyCommands[i];
+  } catch (e) {
+    if (e instanceof RegexTimeoutError) return refuse(`The user's deny rules took more than ${DENY_RULES_BUDGET_MS} ms on this line (a rule that backtracks?), so it could not be checked`);
+    throw e;
+  }
+}
+
+/**
+ * How long the deny rules may take on one write or command line, all rules and commands together:
+ * as long as one `pty/wait` test (REGEX_BUDGET_MS). A real rule takes microseconds per line.
+ */
+export const DENY_RULES_BUDGET_MS = REGEX_BUDGET_MS;
 
 /**
  * True when an agent's write into `session` waits for the user's answer: policy `ask`, a session

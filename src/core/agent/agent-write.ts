@@ -48,7 +48,7 @@ export async function admitWrite(guards: WriteGuards, session: Session, from: In
   await refuseAgentDuringSecretInput(session, from);
   const started = Date.now();
   const approval = await approve(guards, session, from, text, wait.askMs, signal);
-  if (approval) from = { origin: from.origin, transport: from.transport, approval };
+  if (approval) from = { origin: from.origin, transport: from.transport, approval, agentToken: from.agentToken };
   const asked = Date.now() - started;
   const paused = await waitForHumanPause(session, from, Math.max(0, Math.min(wait.pauseMs, wait.askMs - asked)), signal);
   return { from, waitedMs: asked + paused };

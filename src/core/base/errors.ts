@@ -50,7 +50,7 @@ export function forbidden(message: string): RpcError {
 
 /** What the `data` of an error over one of the host's limits says: which limit, and its value. */
 export interface LimitData {
-  limit: 'sessions' | 'connections' | 'inFlightRequests';
+  limit: 'sessions' | 'connections' | 'inFlightRequests' | 'regexTime';
   max: number;
 }
 

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { invalidParams } from '../base/errors';
 import type { Origin } from '../session/session';
 import type { InputSource, Transport } from '../session/input-source';
+import { RegexBudget } from './regex-budget';
+import { FlowPatience } from './flow-window';
 
 /**
  * What a caller's token allows (CONTRACT §9.6): `view` reads and subscribes, `input` also writes
@@ -10,22 +12,72 @@ import type { InputSource, Transport } from '../session/input-source';
  */
 export type TokenScope = 'view' | 'input' | 'control';
 
+/**
+ * Whoever holds one scoped token, as the host has come to know them: guards bind this principal,
+ * not the transport it comes through (docs/protocol.md "Agent guards"). Every connection and
+ * request made with the token shares it.
+ */
+export class TokenHolder {
+  /**
+   * The token has been used on `/mcp`: an agent holds it, so every write made with it, on any
+   * surface (REST, the stream WebSocket, `/rpc`), is an agent's and passes the agent guards.
+   * Once set it stays set for the token's life.
+   */
+  private _agent = false;
+  /** The regex time every connection and request with this token shares (regex-budget.ts). */
+  readonly regexBudget = new RegexBudget();
+  /** How long its flow-controlled subscriptions held the session's PTY without acknowledging (flow-window.ts). */
+  readonly flowPatience = new FlowPatience();
+
+  constructor(readonly tokenId: string) {}
+
+  get agent(): boolean {
+    return this._agent;
+  }
+
+  /** The token was used where agents call (`/mcp`). */
+  markAgent(): void {
+    this._agent = true;
+  }
+}
+
 /** What a token allows: its scope and, for a scoped token, the one session it reaches. */
 export interface Grant {
   readonly scope: TokenScope;
   /** The id of the only session a scoped token reaches; undefined: every session (the host's token). */
   readonly onlySession?: string;
+  /** For a scoped token: its holder (undefined for the host's token and sockets). */
+  readonly holder?: TokenHolder;
 }
 
 /** The host's own token and sockets: everything. */
 export const FULL_GRANT: Grant = { scope: 'control' };
 
 /** Whoever calls a method: a connected client (a ClientLink) or a one-shot request (REST, an MCP call over HTTP). */
-export interface Caller extends InputSource, Grant {}
+export interface Caller extends InputSource, Grant {
+  /** The regex time its regexes (and the deny rules its writes meet) are charged to: its connection's, its token's. */
+  readonly regexBudgets?: readonly RegexBudget[];
+}
 
-/** The identity of a one-shot caller: fixed by the endpoint it came through, no notifications. */
+/**
+ * The identity of a one-shot caller: fixed by the endpoint it came through, no notifications;
+ * except that a scoped token an agent holds makes its writes an agent's on every endpoint.
+ */
 export function oneShotCaller(origin: Origin, transport: Transport, grant: Grant = FULL_GRANT): Caller {
-  return { origin, transport, scope: grant.scope, onlySession: grant.onlySession };
+  const holder = grant.holder;
+  return {
+    get origin() {
+      return holder?.agent ? 'agent' : origin;
+    },
+    transport,
+    get agentToken() {
+      return holder?.agent === true;
+    },
+    scope: grant.scope,
+    onlySession: grant.onlySession,
+    holder,
+    regexBudgets: holder ? [holder.regexBudget] : [],
+  };
 }
 
 /**

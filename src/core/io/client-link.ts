@@ -1,7 +1,9 @@
 import { Disposable, type IDisposable } from '../base/lifecycle';
 import type { Origin, Session } from '../session/session';
 import type { Transport } from '../session/input-source';
-import type { Caller, ClientDeclaration, TokenScope } from './caller';
+import type { Caller, ClientDeclaration, TokenHolder, TokenScope } from './caller';
+import { RegexBudget } from './regex-budget';
+import { FlowPatience } from './flow-window';
 import { OutputSubscription, type NotificationSink } from './subscription';
 import type { EventLog } from '../session/event-log';
 import { EventSubscription, type EventSubscriptionOptions } from './event-subscription';
@@ -25,6 +27,8 @@ export interface ClientLinkOptions {
   scope?: TokenScope;
   /** The only session the client's token reaches (a scoped token); undefined: every one. */
   onlySession?: string;
+  /** The holder of the client's scoped token (undefined: the host's token or a socket). */
+  holder?: TokenHolder;
   /** Where notifications go: the transport's framing and back-pressure. */
   sink: NotificationSink;
   /**
@@ -45,11 +49,16 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
   private _transport: Transport;
   readonly scope: TokenScope;
   readonly onlySession: string | undefined;
+  readonly holder: TokenHolder | undefined;
+  /** The connection's own regex time, and its token's (shared with every connection made with it). */
+  readonly regexBudgets: readonly RegexBudget[];
   private readonly _sink: NotificationSink;
   private readonly _home: Session | undefined;
   private readonly _output = new Map<string, OutputSubscription>();
   /** The client's `pty/events` subscription (one per connection: a new one replaces it). */
   private _events: EventSubscription | undefined;
+  /** The patience of this connection's flow-controlled subscriptions, per session (with the host's token; a scoped token's is its holder's). */
+  private readonly _patience = new Map<string, FlowPatience>();
   /** Set while this client answers approval requests and follows agent typing (`host/watchAgents`). */
   private _agentWatch: IDisposable | undefined;
 
@@ -59,14 +68,22 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
     this._transport = options.transport;
     this.scope = options.scope ?? 'control';
     this.onlySession = options.onlySession;
+    this.holder = options.holder;
+    this.regexBudgets = options.holder ? [new RegexBudget(), options.holder.regexBudget] : [new RegexBudget()];
     this._sink = options.sink;
     this._home = options.home;
     this._register({ dispose: () => this._releaseSubscriptions() });
     if (options.home) this._register(options.home.addClient());
   }
 
+  /** Who the client is; with a scoped token an agent holds, an agent, whatever it declared (see TokenHolder). */
   get origin(): Origin {
-    return this._origin;
+    return this.agentToken ? 'agent' : this._origin;
+  }
+
+  /** The client's token is one an agent holds (it was used on `/mcp`): its writes pass the agent guards. */
+  get agentToken(): boolean {
+    return this.holder?.agent === true;
   }
 
   get transport(): Transport {
@@ -89,13 +106,28 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
     this._output.get(session.id)?.dispose();
     // On a session's own socket the session is implied, so notifications need not name it.
     const extra = session === this._home ? {} : { session: session.id };
-    const sub = new OutputSubscription(session, this, { ...options, extra, countAsClient: session !== this._home });
+    // Only a client that may type may make the program wait (docs/protocol.md): a view is lossy.
+    const window = this.scope === 'view' ? undefined : options.window;
+    const patience = window === undefined ? undefined : this._patienceOn(session.id);
+    const sub = new OutputSubscription(session, this, { since: options.since, window, patience, extra, countAsClient: session !== this._home });
     if (this.isDisposed) sub.dispose();
     else this._output.set(session.id, sub);
     return sub;
   }
 
-  /** Stops the output of `sessionId`; false when there was none. */
+  /**
+   * The patience of this client's flow-controlled subscriptions on a session: every connection with
+   * one scoped token shares its holder's (a token reaches one session), so neither a new
+   * subscription nor a new connection gives a client that acknowledges nothing new patience.
+   */
+  private _patienceOn(sessionId: string): FlowPatience {
+    if (this.holder) return this.holder.flowPatience;
+    let p = this._patience.get(sessionId);
+    if (!p) this._patience.set(sessionId, (p = new FlowPatience()));
+    return p;
+  }
+
+    /** Stops the output of `sessionId`; false when there was none. */
   unsubscribe(sessionId: string): boolean {
     const sub = this._output.get(sessionId);
     sub?.dispose();
@@ -169,6 +201,7 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
   private _releaseSubscriptions(): void {
     for (const sub of this._output.values()) sub.dispose();
     this._output.clear();
+    this._patience.clear();
     this.unsubscribeEvents();
     this._agentWatch?.dispose();
     this._agentWatch = undefined;

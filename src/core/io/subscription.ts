@@ -1,6 +1,6 @@
 import type { IDisposable } from '../base/lifecycle';
 import type { Session } from '../session/session';
-import { FlowWindow } from './flow-window';
+import { FlowPatience, FlowWindow } from './flow-window';
 
 /** A client that receives notifications and may fall behind. */
 export interface NotificationSink {
@@ -28,6 +28,8 @@ export interface SubscriptionOptions {
   since?: number;
   /** Flow-controlled: hold the PTY once this many bytes are unacknowledged (lossy when undefined). */
   window?: number;
+  /** With `window`: the client's patience on this session, shared by its subscriptions (FlowPatience). */
+  patience?: FlowPatience;
   /** Extra fields in every notification (the control socket adds `session`). */
   extra?: Record<string, unknown>;
   /** Count the subscriber as a client of the session (not when its connection already is one). */
@@ -64,13 +66,18 @@ export class OutputSubscription implements IDisposable {
     // A subscriber is a connected client of the session (SessionInfo.clients, editor leases).
     if (options.countAsClient ?? true) this._subs.push(_session.addClient());
     if (options.window !== undefined) {
-      const flow = new FlowWindow(_session, this.startCursor, options.window);
+      const flow = new FlowWindow(_session, this.startCursor, options.window, options.patience);
       this._flow = flow;
       flow.onDemoted(() => {
         this._flow = undefined;
         this._sink.notify('pty/flow', { ...this._extra, demoted: true });
       });
     }
+  }
+
+  /** True while the subscription is flow-controlled (not yet demoted, and asked for with a window). */
+  get flowControlled(): boolean {
+    return this._flow !== undefined;
   }
 
   /** Where the notifications start. */

@@ -1,5 +1,6 @@
 import { invalidParams } from '../base/errors';
 import { boundedRegexTest } from './bounded-regex';
+import type { RegexBudget } from './regex-budget';
 import type { IDisposable } from '../base/lifecycle';
 import type { CursorPos, ScreenSize } from '../mirror/screen';
 import { stripAnsi } from '../base/ansi';
@@ -39,9 +40,11 @@ export interface WaitResult {
 /**
  * Waits until the screen (or, with `since`, the output after that cursor, escapes removed)
  * contains `match` / matches `regex`, the output goes quiet for `idleMs`, the program exits,
- * or `timeout` passes. Without a pattern or idleMs it simply waits `timeout`.
+ * or `timeout` passes. Without a pattern or idleMs it simply waits `timeout`. Each regex test is
+ * charged to `budgets` (the caller's connection and token): once they are spent the wait ends
+ * with their error.
  */
-export async function waitFor(session: Session, opts: WaitOptions, signal?: AbortSignal): Promise<WaitResult> {
+export async function waitFor(session: Session, opts: WaitOptions, signal?: AbortSignal, budgets: readonly RegexBudget[] = []): Promise<WaitResult> {
   const started = Date.now();
   const timeout = opts.timeout ?? DEFAULT_WAIT_TIMEOUT_MS;
   let pattern: RegExp | undefined;
@@ -53,7 +56,7 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
     }
   }
   const hasPattern = pattern !== undefined || opts.match !== undefined;
-  const test = (text: string) => (pattern ? boundedRegexTest(pattern, text) : opts.match !== undefined && text.includes(opts.match));
+  const test = (text: string) => (pattern ? boundedRegexTest(pattern, text, budgets) : opts.match !== undefined && text.includes(opts.match));
 
   const matchesNow = async (): Promise<boolean> => {
     if (!hasPattern) return false;

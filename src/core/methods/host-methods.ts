@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkAgentCommand } from '../agent/agent-policy';
 import { cols, hostInfo, leaseSeconds, origin, rows, sessionInfo } from './schemas';
 import { method } from './spec';
 
@@ -53,6 +54,8 @@ export const createMethod = method({
   }),
   result: sessionInfo,
   async handler(ctx, p) {
+    // An agent's command line meets the user's deny rules before anything starts.
+    if (p.command !== undefined) checkAgentCommand(ctx.services.agentPolicy, ctx.caller, [p.command, ...(p.args ?? [])]);
     return ctx.services.describe(await ctx.services.createSession(p));
   },
   mcp: {

@@ -68,7 +68,7 @@ export const subscribeMethod = method({
     'Stream pty/output notifications (replayed from since, if given) and a final pty/exit; flow-controlled with flow (acknowledge with pty/ack), or from a fresh picture with snapshot.',
   params: z.object({
     since: nonNegInt().optional().describe('Replay retained output from this byte cursor first (default: live only).'),
-    flow: z.boolean().optional().describe('Flow-controlled: the program waits rather than you missing output; acknowledge with pty/ack (default false: lossy).'),
+    flow: z.boolean().optional().describe('Flow-controlled: the program waits rather than you missing output; acknowledge with pty/ack (default false: lossy). A view token\'s subscription is lossy all the same.'),
     window: int()
       .min(1)
       .max(DEFAULT_RING_BYTES)
@@ -83,6 +83,10 @@ export const subscribeMethod = method({
   result: z.object({
     cursor: z.number(),
     snapshot: z.string().optional().describe('With snapshot: output that, written to a fresh terminal of the session size, redraws it as of cursor.'),
+    flow: z
+      .boolean()
+      .optional()
+      .describe('With flow: whether the subscription is flow-controlled; false when a view token asked (only input and control tokens may make the program wait).'),
   }),
   async handler(ctx, p) {
     const s = requireSession(ctx);
@@ -91,7 +95,7 @@ export const subscribeMethod = method({
     if (!p.snapshot) {
       const sub = link.subscribe(s, { since: p.since, window });
       ctx.afterResponse(() => sub.start());
-      return { cursor: sub.startCursor };
+      return { cursor: sub.startCursor, ...flowAnswer(p.flow, sub.flowControlled) };
     }
     // Subscribed first (a flow-controlled subscriber holds the PTY from now), the picture next,
     // then the notifications from exactly the picture's cursor: nothing missed, nothing twice.
@@ -107,7 +111,7 @@ export const subscribeMethod = method({
     // A lossy subscriber whose picture the ring has already outrun learns it from `dropped`.
     sub.rebase(cursor);
     ctx.afterResponse(() => sub.start());
-    return { cursor, snapshot };
+    return { cursor, snapshot, ...flowAnswer(p.flow, sub.flowControlled) };
   },
 });
 
@@ -124,6 +128,11 @@ export const ackMethod = method({
     return {};
   },
 });
+
+/** `flow` in a subscribe's answer, when the client asked for flow control: whether it got it. */
+function flowAnswer(asked: boolean | undefined, got: boolean): { flow?: boolean } {
+  return asked ? { flow: got } : {};
+}
 
 /** The caller as a connection that can receive notifications. */
 function subscriber(ctx: MethodContext, name: string): ClientLink {

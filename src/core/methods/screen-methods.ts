@@ -92,7 +92,7 @@ export const waitMethod = method({
   }),
   handler(ctx, p) {
     if (p.match !== undefined && p.regex !== undefined) throw invalidParams('match and regex are mutually exclusive');
-    return waitFor(requireSession(ctx), p, ctx.signal);
+    return waitFor(requireSession(ctx), p, ctx.signal, ctx.caller.regexBudgets);
   },
   mcp: {
     tool: 'wait_for',

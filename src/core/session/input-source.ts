@@ -11,9 +11,13 @@ export type Transport = 'socket' | 'control' | 'ws-rpc' | 'ws-stream' | 'rest' |
 /** How an agent's MCP tool calls arrive: over `/mcp`, or relayed by `shared-pty mcp`. */
 const MCP_TRANSPORTS: ReadonlySet<Transport> = new Set<Transport>(['mcp-http', 'mcp-stdio']);
 
-/** True for an agent's call: an MCP tool, over `/mcp` or relayed by `shared-pty mcp`. */
+/**
+ * True for an agent's call: an MCP tool, over `/mcp` or relayed by `shared-pty mcp`, or any call
+ * made with a scoped token an agent holds (used on `/mcp`), whatever the surface: the guards bind
+ * the principal, not the transport.
+ */
 export function isAgentCall(from: InputSource): boolean {
-  return MCP_TRANSPORTS.has(from.transport);
+  return MCP_TRANSPORTS.has(from.transport) || from.agentToken === true;
 }
 
 /**
@@ -29,6 +33,8 @@ export interface InputSource {
   readonly transport: Transport;
   /** For an agent's write that needed a decision: what decided it. */
   readonly approval?: ApprovalDecision;
+  /** Made with a scoped token an agent holds (it was used on `/mcp`), through whichever surface. */
+  readonly agentToken?: boolean;
 }
 
 /** The last write into a session and when it happened (`pty/info`'s `lastInput`, CONTRACT §9.6). */

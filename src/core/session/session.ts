@@ -10,6 +10,7 @@ import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
 import { completeUtf8Length } from '../base/utf8';
 import type { AgentDecision, InputSource, LastInput, SessionInput } from './input-source';
 import { HumanInput } from './human-input';
+import { TypedLine } from './typed-line';
 import type { Recorder } from './recorder';
 import { probeInputWait } from '../process/input-wait';
 import { InputWatch } from './input-watch';
@@ -158,6 +159,8 @@ export class Session extends Disposable {
   readonly onAgentDecision = this._onAgentDecision.event;
   /** What the human's views typed lately (typing arbitration, CONTRACT §9.6). */
   readonly humanInput = this._register(new HumanInput());
+  /** The line typed since the last Enter, by anyone: what deny rules judge (docs/protocol.md "Agent guards"). */
+  readonly typedLine = new TypedLine();
   /** The asciicast recording of the session while one runs (`pty/record`, CONTRACT §9.6); ends with the session. */
   readonly recording = this._register(new MutableDisposable<Recorder>());
 
@@ -336,6 +339,7 @@ export class Session extends Disposable {
     this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now(), approval: from.approval };
     const input = { data: secret ? '' : data, from, secret };
     this.humanInput.observe(input);
+    this.typedLine.observe(data, secret);
     this._onInput.fire(input);
     // A line reaches the program: what it waited for (a prompt, a password) is answered.
     if (data.includes('\r') || data.includes('\n')) this.inputWatch.submitted();

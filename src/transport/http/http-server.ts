@@ -183,7 +183,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       const scope = u.searchParams.get('readonly') === '1' ? 'view' : access.scope;
       return wss.handleUpgrade(req, socket, head, (ws) => {
         closeWithToken(ws);
-        serveStream(services, ws, selector, { grant: { scope, onlySession: access.onlySession }, resync: u.searchParams.get('resync') === '1' });
+        serveStream(services, ws, selector, { grant: { scope, onlySession: access.onlySession, holder: access.holder }, resync: u.searchParams.get('resync') === '1' });
       });
     }
     reject(404, 'Not Found');

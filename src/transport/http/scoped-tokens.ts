@@ -1,6 +1,6 @@
 import * as crypto from 'node:crypto';
 import { Disposable, disposableTimeout, toDisposable, type IDisposable } from '../../core/base/lifecycle';
-import type { Grant, TokenScope } from '../../core/io/caller';
+import { TokenHolder, type Grant, type TokenScope } from '../../core/io/caller';
 import type { TokenInfo, TokenService } from '../../core/methods/types';
 import type { Session } from '../../core/session/session';
 import { newToken } from './http-security';
@@ -9,6 +9,7 @@ import { newToken } from './http-security';
 export interface ScopedGrant extends Grant {
   readonly onlySession: string;
   readonly tokenId: string;
+  readonly holder: TokenHolder;
 }
 
 /** Why a token's open connections are being ended. */
@@ -21,6 +22,8 @@ interface Entry {
   info: TokenInfo;
   /** SHA-256 of the token: the token itself is never kept. */
   hash: Buffer;
+  /** Whoever holds it: an agent once used on `/mcp`, and the regex time its callers share. */
+  holder: TokenHolder;
   expiresAtMs: number;
   /** How to end each connection still open with it (WebSockets, requests in flight). */
   connections: Set<(why: TokenEnd) => void>;
@@ -54,7 +57,7 @@ export class ScopedTokens extends Disposable implements TokenService {
       expiresAt: new Date(expiresAtMs).toISOString(),
       lastUsedAt: null,
     };
-    const entry: Entry = { info, hash: sha256(token), expiresAtMs, connections: new Set(), timer: toDisposable(() => {}) };
+    const entry: Entry = { info, hash: sha256(token), holder: new TokenHolder(id), expiresAtMs, connections: new Set(), timer: toDisposable(() => {}) };
     this._entries.set(id, entry);
     this._armExpiry(entry);
     return { token, url: this._viewUrl(session.id, token), info: { ...info } };
@@ -74,7 +77,7 @@ export class ScopedTokens extends Disposable implements TokenService {
       return undefined;
     }
     found.info.lastUsedAt = new Date().toISOString();
-    return { scope: found.info.scope, onlySession: found.info.session, tokenId: found.info.id };
+    return { scope: found.info.scope, onlySession: found.info.session, tokenId: found.info.id, holder: found.holder };
   }
 
   list(): TokenInfo[] {

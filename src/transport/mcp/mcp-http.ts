@@ -51,6 +51,9 @@ export async function handleMcp(services: HostServices, req: IncomingMessage, re
     } else sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: (e as Error).message }, id: null });
     return;
   }
+  // Whoever calls here is an agent: a scoped token used here is an agent's from now on, on every
+  // surface (REST, the stream WebSocket, /rpc), so what MCP refuses it cannot write elsewhere.
+  grant.holder?.markAgent();
   const ac = new AbortController();
   res.on('close', () => ac.abort());
   const server = createMcpServer(localBackend(services, ac.signal, grant), grant);

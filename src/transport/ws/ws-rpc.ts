@@ -20,6 +20,7 @@ export function serveRpcWebSocket(services: HostServices, ws: WebSocket, grant: 
     transport: 'ws-rpc',
     scope: grant.scope,
     onlySession: grant.onlySession,
+    holder: grant.holder,
     sink: {
       notify: (method, params) => send({ jsonrpc: '2.0', method, params }),
       congested: () => wsCongested(ws),

@@ -1,0 +1,64 @@
+// What a deny rule is matched against (docs/protocol.md "Agent guards"): every command of a line,
+// each with its wrappers taken off, and the script of `sh -c`; and a program's command line.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { argvToJudge, commandsToJudge, splitCommands } from '../../../../src/core/agent/command-line';
+
+const RULE = /^rm -rf/;
+const caught = (texts: string[]) => texts.some((t) => RULE.test(t));
+
+describe('commands of a line, as deny rules see them', () => {
+  test('lists and pipelines are split at their operators, quotes respected', () => {
+    assert.deepEqual(splitCommands('a; b && c || d | e & f'), ['a', 'b', 'c', 'd', 'e', 'f']);
+    assert.deepEqual(splitCommands(`echo 'a; b' "c && d"`), [`echo 'a; b' "c && d"`]);
+    assert.deepEqual(splitCommands('echo "$(rm -rf x)"').slice(1), ['rm -rf x)"']);
+  });
+
+  test('a denied command is found wherever the shell would run it', () => {
+    for (const line of [
+      'rm -rf /tmp/x',
+      'echo hi; rm -rf /tmp/x',
+      'true && rm -rf /tmp/x',
+      'false || rm -rf /tmp/x',
+      'yes | rm -rf /tmp/x',
+      'sleep 1 & rm -rf /tmp/x',
+      'sudo rm -rf /tmp/x',
+      'sudo -u root -n rm -rf /tmp/x',
+      'env rm -rf /tmp/x',
+      'env -i FOO=1 rm -rf /tmp/x',
+      'command rm -rf /tmp/x',
+      'command -p rm -rf /tmp/x',
+      'FOO=1 BAR=2 rm -rf /tmp/x',
+      '/bin/rm -rf /tmp/x',
+      "'rm' -rf /tmp/x",
+      '\\rm -rf /tmp/x',
+      'rm  -rf /tmp/x',
+      'nohup nice -n 5 rm -rf /tmp/x',
+      'echo `rm -rf /tmp/x`',
+      'echo "$(rm -rf /tmp/x)"',
+      "bash -c 'rm -rf /tmp/x'",
+      "sh -ec 'echo a; rm -rf /tmp/x'",
+      "sudo bash -lc 'sh -c \"rm -rf /tmp/x\"'",
+      "eval 'rm -rf /tmp/x'",
+      '( rm -rf /tmp/x )',
+      '{ rm -rf /tmp/x; }',
+      'if true; then rm -rf /tmp/x; fi',
+    ]) {
+      assert.ok(caught(commandsToJudge(line)), `${line}: ${JSON.stringify(commandsToJudge(line))}`);
+    }
+  });
+
+  test('ordinary lines are not caught', () => {
+    for (const line of ['echo rm -rf', 'ls -la', "grep 'rm -rf' notes.txt", 'git rm -r --cached x', 'echo "a; rm -rf x"']) {
+      assert.ok(!caught(commandsToJudge(line)), `${line}: ${JSON.stringify(commandsToJudge(line))}`);
+    }
+  });
+
+  test('a program\'s command line: its words, and the script of a shell it runs', () => {
+    assert.ok(caught(argvToJudge(['/bin/sh', '-c', 'rm -rf /tmp/x'])));
+    assert.ok(caught(argvToJudge(['bash', '-lc', 'cd /; rm -rf /tmp/x'])));
+    assert.ok(caught(argvToJudge(['/usr/bin/env', 'rm', '-rf', '/tmp/x'])));
+    assert.ok(!caught(argvToJudge(['bash', '--norc', '-i'])));
+    assert.deepEqual(argvToJudge([]), []);
+  });
+});
