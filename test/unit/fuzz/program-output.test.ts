@@ -225,15 +225,17 @@ const cursorMove = fc.oneof(
 ).map((x) => Buffer.from(x));
 /**
  * Erasing and editing: in display and line, characters erased, inserted and deleted, lines inserted
- * and deleted. Inserting or deleting lines puts the cursor in the first column in xterm (and
- * xterm.js), not in tmux: a CR after them, as programs that use them print, keeps the oracle fair.
+ * and deleted. Where xterm (and xterm.js) and tmux disagree by design, the oracle is kept fair:
+ * inserting or deleting lines puts the cursor in the first column in xterm, not in tmux (a CR
+ * follows, as programs that use them print one), and xterm ignores them outside the scroll region
+ * where tmux does not (they are sent with the whole screen as the region, on a row of their own).
  */
 const erase = fc
   .oneof(
     fc.constantFrom('0', '1', '2', '').map((n) => `\x1b[${n}J`),
     fc.constantFrom('0', '1', '2', '').map((n) => `\x1b[${n}K`),
     fc.tuple(fc.constantFrom('X', '@', 'P'), count).map(([f, n]) => `\x1b[${n}${f}`),
-    fc.tuple(fc.constantFrom('L', 'M'), count).map(([f, n]) => `\x1b[${n}${f}\r`),
+    fc.tuple(fc.integer({ min: 1, max: ROWS }), fc.constantFrom('L', 'M'), count).map(([row, f, n]) => `\x1b[r\x1b[${row}H\x1b[${n}${f}\r`),
   )
   .map((x) => Buffer.from(x));
 /** Scroll regions: set (sometimes empty or past the screen), scrolled up and down, reset. */
