@@ -28,7 +28,9 @@ export function screenDiff(label: string, want: ComparedScreen, got: ComparedScr
 /**
  * Each row's colours and attributes, cell by cell over the row's first `widths[row]` columns, as
  * runs: "0-4 fg=p1 bold|5-9 -". Palette colours are one index whichever SGR set them (31 and
- * 38;5;1 are the same red); RGB colours are "#rrggbb"; "-" is the default look.
+ * 38;5;1 are the same red); RGB colours are "#rrggbb"; "-" is the default look. The background of
+ * a blank cell is left out: where a wide character is half overwritten, xterm.js clears the other
+ * half with the current background and tmux with none, and neither is wrong.
  */
 export function styleRows(term: Terminal, widths: number[]): string[] {
   const b = term.buffer.active;
@@ -41,7 +43,7 @@ export function styleRows(term: Terminal, widths: number[]): string[] {
     let prev = '';
     const width = Math.min(widths[y] ?? 0, term.cols);
     for (let x = 0; x <= width; x++) {
-      const look = x < width && line?.getCell(x, cell) ? cellLook(cell) : '';
+      const look = x < width && line?.getCell(x, cell) ? cellLook(cell, cell.getChars() === '' || cell.getChars() === ' ') : '';
       if (x > 0 && (look !== prev || x === width)) {
         runs.push(`${start}-${x - 1} ${prev}`);
         start = x;
@@ -58,10 +60,10 @@ function colour(isDefault: boolean, isRgb: boolean, value: number): string {
   return isRgb ? `#${value.toString(16).padStart(6, '0')}` : `p${value}`;
 }
 
-/** A cell's colours and attributes in a few words ("-" when it has none). */
-function cellLook(c: IBufferCell): string {
+/** A cell's colours and attributes in a few words ("-" when it has none); a blank cell's without its background. */
+function cellLook(c: IBufferCell, blank: boolean): string {
   const fg = colour(c.isFgDefault(), c.isFgRGB(), c.getFgColor());
-  const bg = colour(c.isBgDefault(), c.isBgRGB(), c.getBgColor());
+  const bg = blank ? '' : colour(c.isBgDefault(), c.isBgRGB(), c.getBgColor());
   const parts = [fg && `fg=${fg}`, bg && `bg=${bg}`];
   const flags: Array<[string, number]> = [
     ['bold', c.isBold()], ['dim', c.isDim()], ['italic', c.isItalic()], ['underline', c.isUnderline()], ['blink', c.isBlink()],
