@@ -1,8 +1,9 @@
 // The extension in a real VS Code: code-server + Debian's Chromium driven by playwright-core, set up
-// by scripts/sandbox.mjs (e2e-recipe.md). The first test installs the packaged VSIX and drives the
-// workbench like a user (palette, terminals, session list, notifications); the second runs the
-// in-editor mocha suite (test/vscode-suite) in the extension host. Needs `npm run build` first.
-// Skips only when the sandbox cannot be installed.
+// by scripts/sandbox.mjs (e2e-recipe.md). The first test installs the packaged VSIX (or fails: no
+// unpacked folder stands in for it) and drives the workbench like a user, one step a test (palette,
+// terminals, session list, notifications); the second runs the in-editor mocha suite
+// (test/vscode-suite) in the extension host, each of its tests counted here as a test. Needs
+// `npm run build` first. Skips only when the sandbox cannot be installed, and npm test then fails.
 /// <reference lib="dom" />
 import { strict as assert } from 'node:assert';
 import { spawn, spawnSync } from 'node:child_process';
@@ -284,24 +285,16 @@ async function startEditor(t: TestContext, opts: { vsix?: string; smokeDriver?: 
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-home-'));
   cleanups.push(() => fs.rmSync(home, { recursive: true, force: true }));
   let runDir: string | undefined;
-  let route = opts.extensionDir ? 'development path' : 'vsix';
-  let extensionDir = opts.extensionDir;
+  const route = opts.extensionDir ? 'development path' : 'vsix';
   if (opts.vsix) {
     runDir = await s.createRunDir({ settings: SHELL_SETTINGS });
-    try {
-      await s.installVsix(opts.vsix, runDir);
-    } catch (e) {
-      // Fall back to the unpacked folder (recipe §2), in a fresh run folder with no extensions.json.
-      log(`installVsix failed (${(e as Error).message}); using the unpacked extension folder instead`);
-      fs.rmSync(runDir, { recursive: true, force: true });
-      runDir = undefined;
-      extensionDir = ROOT;
-      route = 'symlinked folder';
-    }
+    // The packaged VSIX installs or the test fails: an unpacked folder would pass untested what users install.
+    await s.installVsix(opts.vsix, runDir).catch((e: Error) => {
+      throw new Error(`the packaged VSIX does not install: ${e.message}`);
+    });
   }
   const server = await s.startCodeServer({
     runDir,
-    extensionDir: opts.extensionDir ? undefined : extensionDir,
     settings: runDir ? undefined : SHELL_SETTINGS,
     env: { SHARED_PTY_DIR: runtimeDir, XDG_DATA_HOME: dataHome, HOME: home },
     smokeDriver: opts.smokeDriver,
@@ -329,7 +322,29 @@ describe('the extension in a real editor (code-server)', () => {
       throw new Error(`${(e as Error).message}\n--- extension log:\n${extensionLog(server.runDir)}`);
     };
 
-    try {
+    // What the steps share: the per-user host, a client of it, the user's session.
+    let record!: HostRecord;
+    let client!: RpcClient;
+    let user!: SessionInfo;
+    /** The recording 4f makes, replayed from the palette in 4g. */
+    let castFile = '';
+    /** The user's session after the reload (6), closed in 7. */
+    let again!: SessionInfo;
+    // Each step is a test of its own; once one fails, the later ones (which build on it) are skipped.
+    let failedStep: string | undefined;
+    const step = (name: string, fn: () => Promise<void>) =>
+      t.test(name, async (st) => {
+        if (failedStep) return st.skip(`an earlier step failed: ${failedStep}`);
+        try {
+          await fn();
+        } catch (e) {
+          failedStep = name;
+          await page.screenshot({ path: path.join(os.tmpdir(), 'shared-pty-editor-failure.png') }).catch(() => undefined);
+          fail(e);
+        }
+      });
+
+    await step('1. activation: the status bar item, no session, and no host started', async () => {
       // 1. Activation: the status bar item, 0 sessions, and no host started by activation.
       await page.goto(`${server.url}/?folder=${encodeURIComponent(server.workspace)}`);
       await page.waitForSelector('.monaco-workbench', { timeout: Wait.Activation });
@@ -337,7 +352,9 @@ describe('the extension in a real editor (code-server)', () => {
       await waitStatus(page, 0);
       assert.equal(readLiveRecords(runtimeDir).length, 0, 'activation starts no host');
       t.diagnostic(`activated after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    });
 
+    await step('2. Open Shared PTY from the palette: typing in it, read back from the editor', async () => {
       // 2. Open Shared PTY from the palette; type into it; read it back from the editor's DOM.
       await runCommand(page, 'Shared PTY: Open Shared PTY', 'Open Shared PTY');
       await waitTerminalLine(page, (l) => /[$#]\s*$/.test(l), 'a shell prompt in the editor terminal');
@@ -345,12 +362,14 @@ describe('the extension in a real editor (code-server)', () => {
       await page.keyboard.press('Enter');
       await waitTerminalLine(page, (l) => l.trim() === 'hello-editor', 'hello-editor echoed in the editor terminal');
       await waitStatus(page, 1);
+    });
 
+    await step('3. an outside client finds the session through discovery, reads it and writes to it', async () => {
       // 3. An outside client finds the session through discovery, reads and writes it.
-      const record = await daemonRecord(runtimeDir);
-      const client = await RpcClient.connect(record.control);
+      record = await daemonRecord(runtimeDir);
+      client = await RpcClient.connect(record.control);
       cleanups.push(() => client.close());
-      const [user] = await listSessions(client);
+      [user] = await listSessions(client);
       assert.equal(user.origin, 'user');
       assert.equal(user.cwd, server.workspace);
       assert.match(user.name, /^bash-\d+$/);
@@ -362,7 +381,9 @@ describe('the extension in a real editor (code-server)', () => {
       await waitTerminalLine(page, (l) => l.trim() === 'from-outside', 'from-outside (written by an outside client) in the editor terminal');
       fs.mkdirSync(MEDIA, { recursive: true });
       await page.screenshot({ path: path.join(MEDIA, 'editor-terminal.png') });
+    });
 
+    await step('3b. an agent\'s write waits for the user\'s answer: Deny types nothing, Allow Once runs it', async () => {
       // 3b. Agent write approval (CONTRACT §9.6; `ask` is the editor's default): an agent's send into
       //     the user's terminal waits for the user's answer in a notification that names the terminal
       //     and shows the text, while the tab says "agent typing". Deny: nothing is typed and the
@@ -401,7 +422,9 @@ describe('the extension in a real editor (code-server)', () => {
       await reminder.waitFor({ state: 'hidden', timeout: Wait.Ui });
       const who = await client.request<{ lastInput: { origin: string; approval?: string } }>('pty/info', { session: user.id });
       assert.deepEqual([who.lastInput.origin, who.lastInput.approval], ['agent', 'allowed_once'], 'the decision is in lastInput');
+    });
 
+    await step('4. the session list shows the session', async () => {
       // 4. The session list (status bar click): the session with its details.
       await statusItem(page).click();
       const picker = page.locator('.quick-input-widget');
@@ -410,7 +433,9 @@ describe('the extension in a real editor (code-server)', () => {
       await picker.locator('.monaco-list-row', { hasText: 'Open Shared PTY' }).first().waitFor({ timeout: Wait.Ui });
       await page.screenshot({ path: path.join(MEDIA, 'session-list.png') });
       await page.keyboard.press('Escape');
+    });
 
+    await step('4b-4e. Keep Running clears a lease; read-only and input links are shared, opened and revoked', async () => {
       // 4b. "Keep Running" from the list clears a session's lease (session/keep). Two user sessions
       //     no window shows (as when their window closed for good), each with a short lease: the one
       //     kept from the list outlives it, the other ends. SessionInfo carries no lease, so the test
@@ -551,7 +576,9 @@ describe('the extension in a real editor (code-server)', () => {
       await sessionAction(page, user.name, 'Revoke Shared Links', { title: `Revoke shared links: ${user.name}`, row: 'Link with input' });
       await waitNotification(page, `Revoked the link with input to ${user.name}`);
       assert.deepEqual(await tokensOf(user.id), [], 'no live token is left for the session');
+    });
 
+    await step('4f. Start and Stop Recording from the list; the replay link plays it', async () => {
       // 4f. "Start Recording" from the list records into the recordings folder; a command typed in the
       //     terminal is in the file, with a marker of who typed it; "Stop Recording" names the file,
       //     and its "Replay in Browser" gives a replay link. code-server is an editor in a browser:
@@ -560,7 +587,7 @@ describe('the extension in a real editor (code-server)', () => {
       //     player is checked on the copied link.
       await sessionAction(page, user.name, 'Start Recording');
       const recNotice = await waitNotification(page, `Recording ${user.name} to `);
-      const castFile = /Recording \S+ to (\/\S+\.cast):/.exec(recNotice)?.[1] ?? '';
+      castFile = /Recording \S+ to (\/\S+\.cast):/.exec(recNotice)?.[1] ?? '';
       assert.equal(path.dirname(castFile), recordings, `the recording is in the recordings folder: ${recNotice}`);
       await page.locator('.terminal-wrapper.active').click();
       await page.keyboard.type('echo recorded-$((6*7))');
@@ -592,7 +619,7 @@ describe('the extension in a real editor (code-server)', () => {
         Wait.Ui,
         'the replay link on the clipboard',
       );
-      assert.equal(new URL(replayLink).origin, new URL(http.url).origin, 'the link points at the host\'s HTTP server');
+      assert.equal(new URL(replayLink).origin, new URL(record.http!.url).origin, 'the link points at the host\'s HTTP server');
       assert.match(new URL(replayLink).pathname, /^\/replay\/[^/]+$/);
       page.context().off('request', onRequest);
       assert.deepEqual(proxied, [], 'nothing was opened through code-server\'s proxy');
@@ -613,7 +640,9 @@ describe('the extension in a real editor (code-server)', () => {
         'the player to show the command\'s output',
       ).catch(() => assert.fail(`the player shows the command's output: ${JSON.stringify(playerRows)}`));
       await replayer.close();
+    });
 
+    await step('4g. Replay a Recording… from the palette, and a file that is not a recording', async () => {
       // 4g. "Replay a Recording…" from the palette: an open dialog in the recordings folder. A file
       //     that is not a recording gets a clear error; the recording opens in the browser.
       const notCast = path.join(recordings, 'notes.cast');
@@ -636,7 +665,9 @@ describe('the extension in a real editor (code-server)', () => {
       // Notifications with a button stay until dismissed: clear them, they would cover the terminal tabs.
       await runCommand(page, 'Notifications: Clear All Notifications', 'Clear All Notifications');
       await page.locator('.notification-toast').first().waitFor({ state: 'hidden', timeout: Wait.Ui });
+    });
 
+    await step('5. a session an agent opens appears as an editor terminal', async () => {
       // 5. A session an agent opens appears as an editor terminal named with its origin, without
       //    taking focus; its exit code shows; a key then closes it.
       const agent = await client.request<SessionInfo>('session/create', {
@@ -658,7 +689,9 @@ describe('the extension in a real editor (code-server)', () => {
       await until(async () => !(await listSessions(client)).some((s) => s.id === agent.id), Wait.Ui, 'the exited agent session to be removed once its terminal closed');
       await until(async () => !(await terminalTabs(page)).some((n) => n.includes('agent-e2e')), Wait.Ui, 'the agent terminal to close');
       await waitStatus(page, 1);
+    });
 
+    await step('6. a reload keeps the shell and restores its screen', async () => {
       // 6. A reload keeps the shell (same pid) and restores its screen.
       await page.reload();
       await statusItem(page).waitFor({ timeout: Wait.Activation });
@@ -666,7 +699,7 @@ describe('the extension in a real editor (code-server)', () => {
       await until(async () => (await terminalTabs(page)).some((n) => n.includes(`Shared PTY: ${user.name}`)), Wait.Activation, 'the terminal re-opened after the reload');
       await waitTerminalLine(page, (l) => l.trim() === 'hello-editor', 'hello-editor restored after the reload');
       await waitTerminalLine(page, (l) => l.trim() === 'from-outside', 'from-outside restored after the reload');
-      const [again] = await listSessions(client);
+      [again] = await listSessions(client);
       assert.equal(again.id, user.id);
       assert.equal(again.pid, user.pid, 'the same shell process after the reload');
       assert.ok(again.running);
@@ -674,7 +707,9 @@ describe('the extension in a real editor (code-server)', () => {
       await page.keyboard.type('echo after-reload-$((40+2))');
       await page.keyboard.press('Enter');
       await waitTerminalLine(page, (l) => l.trim() === 'after-reload-42', 'the re-attached terminal takes input');
+    });
 
+    await step('7. closing the terminal ends the session and removes its socket', async () => {
       // 7. Closing the terminal ends the session and removes its socket.
       const socketPath = again.address.replace(/^unix:/, '');
       assert.ok(fs.existsSync(socketPath), 'the session socket exists while it runs');
@@ -685,7 +720,9 @@ describe('the extension in a real editor (code-server)', () => {
       await until(() => !fs.existsSync(socketPath), Wait.SessionEnd, 'the session socket to be removed');
       t.diagnostic(`session ended ${Date.now() - closedAt} ms after the kill command`);
       await waitStatus(page, 0);
+    });
 
+    await step('7b. a host killed outright: the terminal says so', async () => {
       // 7b. The host killed outright (SIGKILL: a crash, the OOM killer) while a terminal shows a
       //     session: the terminal says the host went away and stays open to say so (it would
       //     close for a session ended elsewhere); the status bar counts no session.
@@ -700,7 +737,9 @@ describe('the extension in a real editor (code-server)', () => {
       await page.locator('.terminal-wrapper.active').click();
       await runCommand(page, 'Terminal: Kill the Active Terminal Instance', 'Kill the Active Terminal Instance');
       await until(async () => !(await terminalTabs(page)).some((n) => n.includes('Shared PTY')), Wait.Ui, 'the dead host\'s terminal to close when the user closes it');
+    });
 
+    await step('8. a host that cannot load node-pty: a notification says what to do, nothing is left behind', async () => {
       // 8. A host that cannot load node-pty: opening a terminal says so in a notification (what
       //    to do, no stack trace) instead of failing silently, and leaves no terminal or session.
       //    The host the extension starts always has the editor's node-pty to fall back on, so the
@@ -768,10 +807,7 @@ describe('the extension in a real editor (code-server)', () => {
       assert.equal(killed.status, 0, `shared-pty kill: ${killed.stderr}`);
       t.diagnostic(`whole flow ${((Date.now() - started) / 1000).toFixed(1)} s`);
       if (process.env.SHARED_PTY_E2E_VERBOSE) log(`extension log:\n${extensionLog(server.runDir)}`);
-    } catch (e) {
-      await page.screenshot({ path: path.join(os.tmpdir(), 'shared-pty-editor-failure.png') }).catch(() => undefined);
-      fail(e);
-    }
+    });
   });
 
   it('passes the in-editor suite (test/vscode-suite) in the extension host', async (t) => {
@@ -798,8 +834,18 @@ describe('the extension in a real editor (code-server)', () => {
       timer = setTimeout(() => reject(new Error(`the in-editor suite did not finish within ${Wait.Suite / 1000} s`)), Wait.Suite);
     });
     const { code } = await Promise.race([exited, timeout]).finally(() => clearTimeout(timer));
-    const report = fs.existsSync(reportFile) ? fs.readFileSync(reportFile, 'utf8').trim() : '(no report: the suite did not run)';
-    t.diagnostic(report.split('\n').filter((l) => l.startsWith('ok: ')).join(' | '));
-    assert.equal(code, 0, `the in-editor suite failed:\n${report}\n--- extension log:\n${extensionLog(server.runDir)}`);
+    // Each in-editor test is a test here too, so npm test counts them one by one
+    // (test/expected-tests.json): one that never ran is missing from the count.
+    const results = fs.existsSync(reportFile)
+      ? fs.readFileSync(reportFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { title: string; state: 'passed' | 'failed' | 'skipped'; error?: string })
+      : [];
+    for (const r of results) {
+      await t.test(`in the editor: ${r.title}`, (st) => {
+        if (r.state === 'skipped') return st.skip('skipped itself in the editor (this.skip())');
+        if (r.state === 'failed') throw new Error(`${r.error}\n--- extension log:\n${extensionLog(server.runDir)}`);
+      });
+    }
+    assert.ok(results.length > 0, `the in-editor suite reported no test (exit code ${code})\n--- extension log:\n${extensionLog(server.runDir)}`);
+    assert.equal(code, 0, `the in-editor suite failed (its tests above say how)`);
   });
 });

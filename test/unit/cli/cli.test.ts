@@ -10,7 +10,7 @@ import { readLiveRecords } from '../../../src/host/discovery';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
 import { runCli, startCli, startedPids, startServeHost, stopPid, Tmux, type CliResult, type ServeHost } from '../../helpers/cli';
 import { connect, tempRuntimeDir, until } from '../../helpers/host';
-import { bashEnv, buildCli, childrenOf, CLI, pidAlive, REPO_ROOT, sleep } from '../../helpers/protocol';
+import { bashEnv, buildCli, childrenOf, CLI, connectionsTo, pidAlive, REPO_ROOT, sleep } from '../../helpers/protocol';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking. */
 const TEST_TIMEOUT = 60_000;
@@ -418,9 +418,11 @@ describe('send, keys and wait', () => {
     // The literal text is not a pattern without --regex.
     assert.equal((await cli('wait', sid, 'wait-2\\d', '--timeout', '200')).code, 1);
 
-    // A wait started before the text appears returns when it does.
+    // A wait started before the text appears returns when it does: the text is printed only once
+    // the wait's connection is open on the host (the CLI sends its pty/wait as soon as it connects).
+    const connected = connectionsTo(serve.record.control);
     const pending = startCli(['wait', sid, 'later-99', '--timeout', '20000'], env);
-    await sleep(300);
+    await until(() => connectionsTo(serve.record.control) > connected, 10_000, 'the wait to connect to the host');
     await send('echo later-$((99))');
     const r = await pending.result;
     assert.equal(r.code, 0, r.stderr);

@@ -34,7 +34,7 @@ before(async () => {
   fh = await FuzzHost.start({ sessionTcp: true });
 });
 
-after(async () => { console.log([...((globalThis as any).stats ?? new Map()).entries()].sort().map(([k, v]: any) => `${k}: ${v}`).join('\n'));
+after(async () => {
   await fh?.close();
 });
 
@@ -126,7 +126,6 @@ async function runBatch(door: Door, batch: Array<string | Buffer>): Promise<void
       const what = `${door}: ${String(data).slice(0, 300)}`;
       const res = await wire.nextResponse(ANSWER_MS, what);
       assertAnswer(request, res, what);
-      const k = `${door} ${(request as any)?.method} ${res.error ? res.error.code : 'ok'}`; (globalThis as any).stats ??= new Map(); (globalThis as any).stats.set(k, ((globalThis as any).stats.get(k) ?? 0) + 1);
       // pty/kill on a session's own socket ends the session, and its socket with it.
       if (door === 'session' && (request as { method?: unknown } | undefined)?.method === 'pty/kill' && 'result' in res) {
         await fh.restore();

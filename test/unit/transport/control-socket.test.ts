@@ -683,7 +683,8 @@ describe('host control socket', () => {
     const countAfterUnsub = liveNotes.list.length;
     await s.write('echo quiet-$((3+3))');
     await until(() => replayed().includes('quiet-6'), 10_000, 'quiet-6 on the other subscriber');
-    await sleep(300);
+    // An answer on the unsubscribed connection comes after any notification the host wrote to it before.
+    await live.request('pty/status', { session: s.id });
     assert.equal(liveNotes.list.length, countAfterUnsub, 'no notifications after pty/unsubscribe');
 
     // Exit: the remaining subscriber gets the rest of the output, then pty/exit.

@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { bashEnv, buildCli, CLI, freePort, pidAlive, REPO_ROOT, sleep, startServe, type ServeProcess } from '../../helpers/protocol';
+import { bashEnv, buildCli, CLI, pidAlive, REPO_ROOT, sleep, startServeOnFreePort, type ServeProcess } from '../../helpers/protocol';
 import { request, startHttpHost, type HttpHost } from '../../helpers/http';
 import { withTimeout } from '../../helpers/host';
 
@@ -383,8 +383,7 @@ describe('MCP over stdio (shared-pty mcp)', () => {
 
   test('open_session with a cwd inside a serve host\'s workspace goes to that host', { timeout: 120_000 }, async () => {
     const ws = path.join(base, 'ws');
-    const port = await freePort();
-    serve = await startServe(['--cmd', 'bash --norc --noprofile', '--cwd', ws, '--http-port', String(port)], bashEnv({ SHARED_PTY_DIR: runDir }), { port });
+    serve = (await startServeOnFreePort((port) => ['--cmd', 'bash --norc --noprofile', '--cwd', ws, '--http-port', String(port)], bashEnv({ SHARED_PTY_DIR: runDir }))).serve;
     const serveRec = await recordWhere((r) => r.kind === 'serve' && r.pid === serve!.pid && r.http, 'the serve record');
     assert.equal(serveRec.workspace, ws);
 

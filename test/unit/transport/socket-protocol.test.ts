@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import {
   bashEnv,
   buildCli,
-  freePort,
+  startServeOnFreePort,
   LineClient,
   parentOf,
   pidAlive,
@@ -435,9 +435,9 @@ describe('serve --port: the same protocol over TCP on 127.0.0.1', () => {
 
   before(async () => {
     dirs = makeBase();
-    const port = await freePort();
-    target = { port, host: '127.0.0.1' };
-    serve = await startServe(['--cmd', BASH_CMD, '--port', String(port)], bashEnv({ SHARED_PTY_DIR: dirs.runDir }), target);
+    const started = await startServeOnFreePort((port) => ['--cmd', BASH_CMD, '--port', String(port)], bashEnv({ SHARED_PTY_DIR: dirs.runDir }));
+    serve = started.serve;
+    target = { port: started.port, host: '127.0.0.1' };
   }, { timeout: 60_000 });
 
   after(async () => {

@@ -164,7 +164,10 @@ describe('every surface agrees with the method table', () => {
       assert.ok(m, `${name} says its error code: ${toolText(r)}`);
       return Number(m[1]);
     } catch (e) {
-      return (e as { code?: number }).code;
+      // A protocol error carries its code; anything else (a lost connection, a bug) is no answer.
+      const code = (e as { code?: unknown }).code;
+      if (typeof code !== 'number') throw e;
+      return code;
     }
   }
 

@@ -228,10 +228,11 @@ describe('bash, started interactively, reports its commands', () => {
   });
 });
 
-describe('zsh reports its commands', { skip: !hasShell('zsh') && 'zsh is not installed' }, () => {
+const noZsh = !hasShell('zsh') && 'zsh is not installed (apt-get install zsh)';
+describe('zsh reports its commands', () => {
   const ZSHRC = `PS1='z> '\nalias hi='echo hello-from-zsh-alias'\n`;
 
-  test('exit codes and cwd; the user\'s .zshenv and .zshrc are read, and ZDOTDIR is theirs again', { timeout: TEST_TIMEOUT }, async () => {
+  test('exit codes and cwd; the user\'s .zshenv and .zshrc are read, and ZDOTDIR is theirs again', { skip: noZsh, timeout: TEST_TIMEOUT }, async () => {
     const s = await openShell('zsh', { '.zshenv': 'export FROM_ZSHENV=yes\n', '.zshrc': ZSHRC });
     assert.equal(s.info.integration, true);
     assert.equal((await s.send('false')).exitCode, 1);
@@ -248,7 +249,7 @@ describe('zsh reports its commands', { skip: !hasShell('zsh') && 'zsh is not ins
     assert.deepEqual((await s.commands()).map((r) => r.exitCode), [1, 3, 0, 0, 0]);
   });
 
-  test('Ctrl+C at the prompt makes no record', { timeout: TEST_TIMEOUT }, async () => {
+  test('Ctrl+C at the prompt makes no record', { skip: noZsh, timeout: TEST_TIMEOUT }, async () => {
     const s = await openShell('zsh', { '.zshrc': ZSHRC });
     await c.request('pty/write', { session: s.session, action: [{ text: 'echo never-run' }, { key: 'Ctrl+C' }] });
     assert.equal((await s.send('true')).exitCode, 0);
@@ -256,13 +257,14 @@ describe('zsh reports its commands', { skip: !hasShell('zsh') && 'zsh is not ins
   });
 });
 
-describe('fish reports its commands', { skip: !hasShell('fish') && 'fish is not installed' }, () => {
+const noFish = !hasShell('fish') && 'fish is not installed (apt-get install fish)';
+describe('fish reports its commands', () => {
   const CONFIG = `function fish_prompt; printf 'f> '; end\nset -g fish_greeting\nalias hi 'echo hello-from-fish-alias'\n`;
   // A fish that has run before: on a first run (no universal variables) fish starts generating
   // completions from every man page in the background, 20 s of CPU that starved the machine.
   const FISH_VARIABLES = 'SETUVAR __fish_initialized:3400\n';
 
-  test('exit codes and cwd; the user\'s config.fish is read', { timeout: TEST_TIMEOUT }, async () => {
+  test('exit codes and cwd; the user\'s config.fish is read', { skip: noFish, timeout: TEST_TIMEOUT }, async () => {
     const s = await openShell('fish', { '.config/fish/config.fish': CONFIG, '.config/fish/fish_variables': FISH_VARIABLES });
     assert.equal(s.info.integration, true);
     assert.equal((await s.send('false')).exitCode, 1);
