@@ -60,7 +60,9 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-describe('what a recording keeps of input, and raw-mode password prompts', { skip: !linux && 'secret input needs Linux' }, () => {
+/** Secret input is judged through Linux's /proc and tcgetattr. */
+const notLinux = !linux && 'secret input needs Linux';
+describe('what a recording keeps of input, and raw-mode password prompts', () => {
   let h: HttpHost;
   let ctl: RpcClient;
   let agent: Client;
@@ -109,7 +111,7 @@ describe('what a recording keeps of input, and raw-mode password prompts', { ski
     return { text: () => text };
   }
 
-  test('input: true, an expect-style script answers `read -s` 0–100 ms after the prompt shows, 8 times: no answer is in the recording', { timeout: 120_000 }, async () => {
+  test('input: true, an expect-style script answers `read -s` 0–100 ms after the prompt shows, 8 times: no answer is in the recording', { timeout: 120_000, skip: notLinux }, async () => {
     const session = await integratedBash();
     const out = await follow(session);
     const file = path.join(tempDir(), 'expect.cast');
@@ -143,7 +145,7 @@ describe('what a recording keeps of input, and raw-mode password prompts', { ski
     await rpc('pty/kill', { session });
   });
 
-  test('by default the recording has no input text: one m marker per write says who typed, how and how many bytes', { timeout: 90_000 }, async () => {
+  test('by default the recording has no input text: one m marker per write says who typed, how and how many bytes', { timeout: 90_000, skip: notLinux }, async () => {
     const session = await integratedBash();
     const file = path.join(tempDir(), 'default.cast');
     const started = await rpc('pty/record', { session, path: file });
@@ -182,7 +184,7 @@ describe('what a recording keeps of input, and raw-mode password prompts', { ski
     await rpc('pty/kill', { session });
   });
 
-  test('input: true, a command and its password typed ahead in one write: the command is kept, the password is not', { timeout: 60_000 }, async () => {
+  test('input: true, a command and its password typed ahead in one write: the command is kept, the password is not', { timeout: 60_000, skip: notLinux }, async () => {
     const session = await integratedBash();
     const file = path.join(tempDir(), 'ahead.cast');
     await rpc('pty/record', { session, path: file, input: true });
