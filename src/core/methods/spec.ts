@@ -11,7 +11,7 @@ import type { MethodContext } from './types';
 export type MethodTarget = 'session' | 'host' | 'session-or-host';
 
 /**
- * What a caller must be allowed to do to call a method (CONTRACT §9.6's token scopes): `read`
+ * What a caller must be allowed to do to call a method (the token scopes of docs/protocol.md#scoped-tokens): `read`
  * reads and subscribes, `input` also writes and resizes, `control` also sends, signals, opens and closes.
  */
 export type MethodScope = 'read' | 'input' | 'control';

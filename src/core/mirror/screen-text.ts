@@ -10,7 +10,7 @@ export interface RowSelection {
 
 /**
  * Screen text as `pty/read` returns it: the selected rows, trailing spaces removed, trailing
- * empty rows dropped, each row ended by `\n` (the seed's examples: `"root@host:~$\n"`).
+ * empty rows dropped, each row ended by `\n` (socket-pty's examples: `"root@host:~$\n"`).
  */
 export function screenText(snap: ScreenSnapshot, sel: RowSelection = {}): string {
   const n = snap.rows.length;

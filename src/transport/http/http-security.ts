@@ -36,7 +36,7 @@ export interface Refusal {
 }
 
 /**
- * The checks every HTTP request and WebSocket upgrade passes, in CONTRACT §8's order:
+ * The checks every HTTP request and WebSocket upgrade passes, in the order docs/guarantees.md#http-checks-and-shapes gives:
  * Host (DNS rebinding), Origin (cross-site requests and WebSocket hijacking), then the token.
  */
 export class HttpGuard {

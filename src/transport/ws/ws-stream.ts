@@ -91,7 +91,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
       const v = JSON.parse(text);
       if (v && typeof v === 'object' && !Array.isArray(v) && typeof v.type === 'string') msg = v;
     } catch {
-      // not JSON: raw input, as the seed says
+      // not JSON: raw input, as the stream protocol says (docs/protocol.md#websocket-get-sessionsidstream)
     }
     if (!canWrite) {
       if (!msg || msg.type !== 'resize') ws.send(JSON.stringify({ type: 'error', message: 'read-only: input is not accepted' }));

@@ -373,7 +373,7 @@ describe('GET /health', () => {
   });
 });
 
-describe('REST (seeds/pty-session-mcp.md shapes)', () => {
+describe('REST (the documented shapes)', () => {
   test('POST /sessions {command,args,cwd,cols,rows,name} → {ok:true, data: SessionInfo}', { timeout: TEST_TIMEOUT }, async () => {
     const r = await api('POST', '/sessions', { ...BASH, cwd: workDir, cols: 100, rows: 30, name: 'rest-create' });
     assert.equal(r.status, 200, r.text);

@@ -15,7 +15,7 @@ import { bashEnv, buildCli, CLI, freePort, pidAlive, REPO_ROOT, sleep, startServ
 import { request, startHttpHost, type HttpHost } from '../../helpers/http';
 import { withTimeout } from '../../helpers/host';
 
-/** The eleven tools of CONTRACT §5, list_commands of §9.2, wait_event of §9.4, read_command_output of §9.5 and the terminal view's terminal_snapshot of §9.7. */
+/** The MCP tools of docs/protocol.md#6-mcp: the eleven first ones, list_commands, wait_event, read_command_output and the terminal view's terminal_snapshot. */
 const TOOL_NAMES = [
   'close_session', 'list_commands', 'list_sessions', 'open_session', 'read_command_output', 'read_output', 'read_screen', 'read_scrollback', 'resize', 'send', 'send_keys', 'signal', 'terminal_snapshot', 'wait_event', 'wait_for',
 ];
@@ -219,7 +219,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     await h?.close();
   });
 
-  test('listTools: exactly the tools of CONTRACT §5, §9.2 and §9.4, each with inputSchema and outputSchema', { timeout: TEST_TIMEOUT }, () => {
+  test('listTools: exactly the documented tools, each with inputSchema and outputSchema', { timeout: TEST_TIMEOUT }, () => {
     checkToolList(agent);
   });
 

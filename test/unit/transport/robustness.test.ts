@@ -16,7 +16,7 @@ import { childrenOf, LineClient, pidAlive, sleep, type Msg } from '../../helpers
 const TEST_TIMEOUT = 60_000;
 /** The flood and drain tests push tens of megabytes through the headless terminal's parser. */
 const FLOOD_TIMEOUT = 240_000;
-/** The host under test refuses lines longer than this (CONTRACT §3: "a line longer than the host's limit"). */
+/** The host under test refuses lines longer than this (docs/protocol.md#2-framing: a line over the limit). */
 const MAX_LINE = 64 * 1024;
 
 type TestHost = Awaited<ReturnType<typeof startHost>>;

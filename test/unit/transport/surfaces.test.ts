@@ -22,11 +22,11 @@ import { BASH, connect, until, withTimeout } from '../../helpers/host';
 import { request, startHttpHost, type HttpHost } from '../../helpers/http';
 
 const TABLE = METHODS as readonly MethodSpec[];
-/** The eleven tools of CONTRACT §5, and those §9 adds. */
+/** The MCP tools of docs/protocol.md#6-mcp: the eleven first ones and those added since. */
 const CONTRACT_TOOLS = ['list_sessions', 'open_session', 'send', 'send_keys', 'read_screen', 'read_scrollback', 'read_output', 'wait_for', 'resize', 'signal', 'close_session', 'list_commands', 'wait_event', 'read_command_output', 'terminal_snapshot'];
 /** The tools that return output take maxChars and add totalChars and elidedChars (CONTRACT §9.5). */
 const BUDGET_TOOLS = ['send', 'read_screen', 'read_scrollback', 'read_output'];
-/** The REST routes of CONTRACT §4, and ours for §9's methods. */
+/** The REST routes of docs/protocol.md#rest: the six original ones and ours for later methods. */
 const CONTRACT_ROUTES = ['POST /sessions', 'GET /sessions', 'GET /sessions/:id', 'POST /sessions/:id/write', 'POST /sessions/:id/resize', 'DELETE /sessions/:id', 'GET /sessions/:id/commands'];
 
 /** A recording for host/replay's example (removed with the homes in after()). */
@@ -198,7 +198,7 @@ describe('every surface agrees with the method table', () => {
     fs.rmSync(path.dirname(EXAMPLE_CAST), { recursive: true, force: true });
   });
 
-  test('the tools and routes are exactly the ones CONTRACT §4 and §5 name, each from one method', () => {
+  test('the tools and routes are exactly the documented ones, each from one method', () => {
     assert.deepEqual(tools.map((t) => t.name).sort(), [...CONTRACT_TOOLS].sort());
     assert.deepEqual(REST_ROUTES.map((r) => `${r.rest.verb} ${r.rest.path}`).sort(), [...CONTRACT_ROUTES].sort());
     assert.deepEqual(Object.keys(EXAMPLES).sort(), TABLE.map((m) => m.name).sort(), 'every method has an example call here');

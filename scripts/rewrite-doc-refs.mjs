@@ -1,0 +1,274 @@
+// Turns citations of the design notes the project grew from (the interface contract's "§" sections
+// and its seed documents, neither of which is in the repository) into links to the handbook in
+// docs/, so a maintainer who clones the repository can follow every comment.
+//
+//   node scripts/rewrite-doc-refs.mjs            rewrite src/ and test/ in place, list what changed
+//   node scripts/rewrite-doc-refs.mjs --check    change nothing; exit 1 when something would change
+//
+// Idempotent: a rewritten file has no citation left, so a second run changes nothing. Run it again
+// after merging branches that added new citations; a section the table below does not know is
+// reported and left alone (exit 1), so add a row for it and run again.
+//
+// In a comment a citation becomes a link (`(CONTRACT §9.3)` → `(docs/protocol.md#secret-input)`).
+// Inside a string (a test's name, an assertion message, a schema description a user may read) a
+// path means nothing to the reader, so the citation is dropped instead. Afterwards
+// scripts/check-doc-links.mjs checks that every link resolves.
+import { readdirSync, readFileSync, writeFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const ROOT = join(import.meta.dirname, '..');
+const DIRS = ['src', 'test'];
+const EXTENSIONS = /\.(ts|tsx|js|mjs|cjs|html|css|sh)$/;
+
+/**
+ * Each section of the contract, and where the handbook says the same. `rules` are tried in order
+ * against the comment's text (its line and the next) and the file's path; the first that matches
+ * wins, else `to`.
+ */
+const SECTIONS = {
+  '1': { to: 'docs/README.md' },
+  '2': {
+    to: 'docs/hosts.md#hosts',
+    rules: [
+      [/selector/i, 'docs/hosts.md#session-selectors'],
+      [/runtime|directory|tmux/i, 'docs/hosts.md#runtime-directory'],
+      [/SessionInfo|listing|session field/i, 'docs/hosts.md#sessioninfo'],
+      [/discovery|record|host\/info/i, 'docs/hosts.md#discovery-records'],
+    ],
+  },
+  '3': {
+    to: 'docs/protocol.md#2-framing',
+    rules: [[/error code/i, 'docs/protocol.md#4-error-codes']],
+  },
+  '3.1': {
+    to: 'docs/protocol.md#per-session-socket-and-control-socket',
+    rules: [
+      [/scrollback/, 'docs/protocol.md#ptyscrollback'],
+      [/pty\/send|ready/, 'docs/protocol.md#ptysend'],
+    ],
+  },
+  '3.2': {
+    to: 'docs/protocol.md#per-session-socket-and-control-socket',
+    rules: [[/scrollback/, 'docs/protocol.md#ptyscrollback']],
+  },
+  '4': {
+    to: 'docs/protocol.md#5-http-and-websocket',
+    rules: [[/origin|token|Bearer|Authorization|Host/i, 'docs/protocol.md#access-checks']],
+  },
+  '5': {
+    to: 'docs/protocol.md#6-mcp',
+    rules: [[/registered|mcpServerDefinition|agent chat|set-up/i, 'docs/editor.md#mcp-registration']],
+  },
+  '6': {
+    to: 'docs/editor.md',
+    rules: [
+      [/scrollback/i, 'docs/editor.md#settings'],
+      [/reload|shut|lease|live on|closes/i, 'docs/editor.md#terminal-lifetimes'],
+    ],
+  },
+  '7': { to: 'docs/cli.md' },
+  '8': {
+    to: 'docs/guarantees.md#settled-details',
+    rules: [
+      [/written|byte count/, 'docs/guarantees.md#bytes-written'],
+      [/trailing|empty rows/, 'docs/guarantees.md#screen-text'],
+      [/Host|Origin|origin/, 'docs/guarantees.md#http-checks-and-shapes'],
+      [/user's shell|session\/create.*shell/i, 'docs/editor.md#the-shell'],
+      [/label/i, 'docs/editor.md#mcp-registration'],
+      [/terminal name|origin says|closed terminal|within 2 s/i, 'docs/guarantees.md#editor-details'],
+      [/Most text|end is kept|maxBytes/, 'docs/guarantees.md#send-output-limit'],
+      [/exited session|stays listed|5 min/i, 'docs/guarantees.md#exited-sessions'],
+      [/retained|cursor row|lower of/, 'docs/guarantees.md#retained-buffer'],
+      [/ring|raw output|replay/i, 'docs/guarantees.md#subscriptions-and-replay'],
+      [/send_keys|keys: string/, 'docs/guarantees.md#mcp-details'],
+      [/\bCLI\b/, 'docs/guarantees.md#cli-details'],
+      [/one at a time|concurrent|busy|error code/i, 'docs/guarantees.md#error-codes-beyond-json-rpc'],
+      [/pty\/send|ready|stdin_read/, 'docs/guarantees.md#readiness-of-pty-send'],
+    ],
+  },
+  '9': { to: 'docs/guarantees.md#additions-never-break-clients' },
+  '9.1': {
+    to: 'docs/guarantees.md#output-under-load',
+    rules: [[/\back\b|flow|window/i, 'docs/protocol.md#flow-control-ptyack-and-ptyflow']],
+  },
+  '9.2': {
+    to: 'docs/guarantees.md#shell-integration',
+    rules: [[/pty\/commands|CommandRecord|command records?|One command/, 'docs/protocol.md#ptycommands']],
+  },
+  '9.3': {
+    to: 'docs/protocol.md#secret-input',
+    rules: [[/tells the user|notice/i, 'docs/editor.md#password-prompts']],
+  },
+  '9.4': {
+    to: 'docs/protocol.md#events-ptyevents-and-ptywaitevent',
+    rules: [[/progress/i, 'docs/guarantees.md#events-instead-of-polling']],
+  },
+  '9.5': {
+    to: 'docs/guarantees.md#output-budget-for-agents',
+    rules: [[/command log|log of its own|commandOutput|logs/i, 'docs/protocol.md#ptycommandoutput']],
+  },
+  '9.6': {
+    to: 'docs/guarantees.md#sharing-with-control',
+    rules: [
+      [/src\/vscode\/approval/, 'docs/editor.md#approvals'],
+      [/src\/vscode\/(share|recording)/, 'docs/editor.md#sharing-and-recording'],
+      [/agent typing|AGENT_TYPING/i, 'docs/editor.md#agent-typing'],
+      [/lastInput|who typed last|who wrote|last write/, 'docs/protocol.md#ptyinfo'],
+      [/record|asciicast|marker|\bplay\b/i, 'docs/protocol.md#ptyrecord'],
+      [/token|scope|share/i, 'docs/protocol.md#scoped-tokens'],
+      [/typing|arbitration|human|pause/i, 'docs/protocol.md#typing-arbitration'],
+      [/approv|policy|Allow|decision|decided|\bask\b|\bdeny\b/i, 'docs/protocol.md#agent-write-approval'],
+    ],
+  },
+  '9.7': { to: 'docs/guarantees.md#the-terminal-in-the-agents-chat' },
+  '9.8': { to: 'docs/guarantees.md#cors' },
+  '10': { to: 'docs/guarantees.md#this-round' },
+  '10.1': {
+    to: 'docs/guarantees.md#no-side-doors',
+    rules: [[/runtime|directory|O_EXCL|NOFOLLOW|symlink/i, 'docs/hosts.md#files-written-safely']],
+  },
+  '10.2': { to: 'docs/guarantees.md#what-the-agent-is-told-is-true' },
+  '10.3': {
+    to: 'docs/guarantees.md#installed-like-real-software',
+    rules: [
+      [/install|PATH|launcher/, 'docs/editor.md#install-the-command-in-path'],
+      [/124|exit status|exit code/i, 'docs/cli.md#send-exit-status'],
+      [/\b(open|kill|commands)\b/, 'docs/cli.md#open-kill-and-commands'],
+    ],
+  },
+  '10.4': { to: 'docs/guarantees.md#mcp-current-revision' },
+  '10.5': { to: 'docs/hosts.md#remote-hosts' },
+};
+
+/** The seed documents, the same way. */
+const SEEDS = {
+  'socket-pty.md': {
+    to: 'docs/guarantees.md#compatibility-with-socket-pty',
+    rules: [
+      [/error code/i, 'docs/protocol.md#4-error-codes'],
+      [/pty\/wait/, 'docs/protocol.md#ptywait'],
+      [/pty\/read|rows/, 'docs/protocol.md#ptyread'],
+    ],
+  },
+  'pty-session-mcp.md': {
+    to: 'docs/protocol.md#5-http-and-websocket',
+    rules: [
+      [/stream/, 'docs/protocol.md#websocket-get-sessionsidstream'],
+      [/REST|route/, 'docs/protocol.md#rest'],
+    ],
+  },
+  'persistent-pty-sessions.md': { to: 'docs/protocol.md#ptysend' },
+};
+
+/** Test identifiers named after the contract, and their new names. */
+const RENAMES = [
+  [/\bCONTRACT_TOOLS\b/g, 'DOCUMENTED_TOOLS'],
+  [/\bCONTRACT_ROUTES\b/g, 'DOCUMENTED_ROUTES'],
+];
+
+const SECTION = String.raw`§\s?(\d+(?:\.\d+)*)`;
+/** `CONTRACT §4`, `CONTRACT §4, §8`, `CONTRACT §5, §9.2 and §9.4`, `CONTRACT\n * §9.8`, `CONTRACT §9.5.`; also a bare `CONTRACT`. */
+const CITATION = new RegExp(String.raw`CONTRACT(?:\.md)?(?:\s*\n\s*(?:\*|//)\s*|\s+)?((?:${SECTION})(?:(?:,\s*|\s+and\s+)${SECTION})*)?`, 'g');
+const SEED = /seeds\/([\w.-]+\.md)/g;
+
+function resolve(table, key, context, file) {
+  const entry = table[key];
+  if (!entry) return undefined;
+  for (const [pattern, to] of entry.rules ?? []) {
+    if (pattern.test(context) || pattern.test(file)) return to;
+  }
+  return entry.to;
+}
+
+/** Where a match sits on its line: in a string literal (not in a trailing comment) or in a comment. */
+function inString(line, col) {
+  const trimmed = line.trimStart();
+  if (trimmed.startsWith('//') || trimmed.startsWith('*') || trimmed.startsWith('/*')) return false;
+  let quote = null;
+  for (let i = 0; i < col; i++) {
+    const c = line[i];
+    if (quote) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = null;
+    } else if (c === "'" || c === '"' || c === '`') quote = c;
+    else if (c === '/' && line[i + 1] === '/') return false;
+  }
+  return quote !== null;
+}
+
+function lineAt(text, index) {
+  const start = text.lastIndexOf('\n', index - 1) + 1;
+  const end1 = text.indexOf('\n', index);
+  const end2 = end1 === -1 ? -1 : text.indexOf('\n', end1 + 1);
+  return { start, line: text.slice(start, end1 === -1 ? undefined : end1), context: text.slice(start, end2 === -1 ? undefined : end2) };
+}
+
+const unknown = [];
+
+function rewrite(text, file) {
+  let out = text;
+  for (const [pattern, name] of RENAMES) out = out.replace(pattern, name);
+  out = out.replace(CITATION, (match, sections, ...rest) => {
+    const index = rest[rest.length - 2];
+    const { start, line, context } = lineAt(out, index);
+    const where = `${file}:${out.slice(0, index).split('\n').length}`;
+    if (!sections) {
+      unknown.push(`${where}: "${line.trim()}" (no section named)`);
+      return match;
+    }
+    const keys = [...sections.matchAll(new RegExp(SECTION, 'g'))].map((m) => m[1].replace(/\.$/, ''));
+    const links = [];
+    for (const key of keys) {
+      const to = resolve(SECTIONS, key, context, file);
+      if (!to) {
+        unknown.push(`${where}: §${key} has no row in SECTIONS`);
+        return match;
+      }
+      if (!links.includes(to)) links.push(to);
+    }
+    if (inString(line, index - start)) return '\u0000DROP\u0000';
+    return links.join(', ');
+  });
+  // A dropped citation takes its brackets and separator with it: "x (CONTRACT §8)" → "x",
+  // "(CONTRACT §4, §8: Host, …)" → "(Host, …)", "writes (CONTRACT §9.6): read" → "writes: read".
+  out = out
+    .replace(/ \(\u0000DROP\u0000\)/g, '')
+    .replace(/\(\u0000DROP\u0000[:;,] /g, '(')
+    .replace(/\u0000DROP\u0000[:;,]? ?/g, '');
+  out = out.replace(SEED, (match, name, index) => {
+    const { context } = lineAt(out, index);
+    const to = resolve(SEEDS, name, context, file);
+    if (!to) {
+      unknown.push(`${file}: seeds/${name} has no row in SEEDS`);
+      return match;
+    }
+    return to;
+  });
+  return out;
+}
+
+function* filesUnder(dir) {
+  for (const name of readdirSync(dir).sort()) {
+    if (name === 'node_modules' || name === 'dist') continue;
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) yield* filesUnder(p);
+    else if (EXTENSIONS.test(name)) yield p;
+  }
+}
+
+const check = process.argv.includes('--check');
+let changed = 0;
+for (const dir of DIRS) {
+  for (const path of filesUnder(join(ROOT, dir))) {
+    const file = relative(ROOT, path);
+    const before = readFileSync(path, 'utf8');
+    const after = rewrite(before, file);
+    if (after === before) continue;
+    changed++;
+    console.log(`${check ? 'would rewrite' : 'rewrote'} ${file}`);
+    if (!check) writeFileSync(path, after);
+  }
+}
+for (const u of unknown) console.error(`cannot map ${u}`);
+console.log(`${changed} file(s) ${check ? 'to rewrite' : 'rewritten'}${unknown.length ? `, ${unknown.length} citation(s) left: add rows to SECTIONS or SEEDS` : ''}`);
+process.exit(unknown.length || (check && changed) ? 1 : 0);
