@@ -227,7 +227,9 @@ function rewrite(text, file) {
       if (!links.includes(to)) links.push(to);
     }
     if (inString(line, index - start)) return '\u0000DROP\u0000';
-    return links.join(', ');
+    // A citation broken over two comment lines keeps its line break: the link goes on the second.
+    const broken = /^CONTRACT(?:\.md)?(\s*\n\s*(?:\*|\/\/)\s*)/.exec(match);
+    return (broken ? broken[1] : '') + links.join(', ');
   });
   // A dropped citation takes its brackets and separator with it: "x (CONTRACT §8)" → "x",
   // "(CONTRACT §4, §8: Host, …)" → "(Host, …)", "writes (CONTRACT §9.6): read" → "writes: read".

@@ -22,7 +22,7 @@ export function parseDuration(text: string): number {
 
 /**
  * `share <session> [--scope view|input|control] [--expires 1h]`: a token for that session only,
- * and the browser link that opens it with that token (CONTRACT §9.6). The host keeps its hash only:
+ * and the browser link that opens it with that token (docs/protocol.md#scoped-tokens). The host keeps its hash only:
  * this is the one time it is shown.
  */
 export async function shareCommand(argv: string[]): Promise<number> {

@@ -1,7 +1,7 @@
 import { Disposable, Emitter } from '../base/lifecycle';
 import { Osc633Scanner, type Osc633Sequence } from './osc633-scanner';
 
-/** One command line the shell ran, as its shell integration reported it (CONTRACT §9.2). */
+/** One command line the shell ran, as its shell integration reported it (docs/protocol.md#ptycommands). */
 export interface CommandRecord {
   /** 1 for the session's first command, then one more for each. */
   id: number;
@@ -19,7 +19,7 @@ export interface CommandRecord {
   startedAt: string;
   /** null while it runs. */
   durationMs: number | null;
-  /** The file holding the command's whole output (CONTRACT §9.5); null when dropped or not kept. */
+  /** The file holding the command's whole output (docs/guarantees.md#output-budget-for-agents); null when dropped or not kept. */
   log: string | null;
 }
 
@@ -41,7 +41,7 @@ interface RunningCommand {
  * with marks of its own started inside a command (ssh to a host with integration) draws a prompt,
  * which ends that command (exit status unknown), and its commands are records of their own.
  *
- * Seams for the events of CONTRACT §9.4: `onDidStartCommand` and `onDidFinishCommand`.
+ * Seams for the events of docs/protocol.md#events-ptyevents-and-ptywaitevent: `onDidStartCommand` and `onDidFinishCommand`.
  */
 export class CommandTracker extends Disposable {
   private readonly _scanner = new Osc633Scanner();

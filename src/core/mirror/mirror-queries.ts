@@ -9,7 +9,7 @@ export interface RenderedRows {
   alternate: boolean;
 }
 
-/** One page of `pty/scrollback` (CONTRACT §3.2), lines counted from the oldest retained row. */
+/** One page of `pty/scrollback` (docs/protocol.md#ptyscrollback), lines counted from the oldest retained row. */
 export interface ScrollbackPage {
   text: string;
   firstLine: number;

@@ -1,6 +1,6 @@
 import type { ScreenSnapshot } from './screen';
 
-/** Which rows of the screen a `pty/read` wants (seeds/socket-pty.md): one group or none. */
+/** Which rows of the screen a `pty/read` wants (docs/protocol.md#ptyread): one group or none. */
 export interface RowSelection {
   top?: number;
   bottom?: number;

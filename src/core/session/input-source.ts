@@ -21,7 +21,7 @@ export function isAgentCall(from: InputSource): boolean {
 }
 
 /**
- * What decided an agent's write into a session the user opened (CONTRACT §9.6): the user's answer
+ * What decided an agent's write into a session the user opened (docs/protocol.md#agent-write-approval): the user's answer
  * (`allowed_once`, `allowed_for_session`, `denied`), no answer in time (`unanswered`), a deny rule
  * (`deny_rule`), or the host's `deny` policy (`policy_deny`).
  */
@@ -37,7 +37,7 @@ export interface InputSource {
   readonly agentToken?: boolean;
 }
 
-/** The last write into a session and when it happened (`pty/info`'s `lastInput`, CONTRACT §9.6). */
+/** The last write into a session and when it happened (`pty/info`'s `lastInput`, docs/protocol.md#ptyinfo). */
 export interface LastInput extends InputSource {
   /** Milliseconds since the epoch, like `Session.lastOutputAt` (typing arbitration compares it with now). */
   readonly at: number;
@@ -56,6 +56,6 @@ export interface SessionInput {
   /** The text written; empty when `secret` (what is typed at a password prompt is never passed on). */
   readonly data: string;
   readonly from: InputSource;
-  /** Written while the program read a secret (CONTRACT §9.3). */
+  /** Written while the program read a secret (docs/protocol.md#secret-input). */
   readonly secret: boolean;
 }

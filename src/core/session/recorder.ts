@@ -36,23 +36,23 @@ interface PendingEvent {
   input?: InputSource;
 }
 
-/** The marker a recording has where input was typed at a secret prompt (CONTRACT §9.3). */
+/** The marker a recording has where input was typed at a secret prompt (docs/protocol.md#secret-input). */
 export function withheldLabel(from: InputSource): string {
   return `secret input withheld (typed by ${from.origin})`;
 }
 
-/** The marker before input from a new source: who typed, and how it came (CONTRACT §9.6). */
+/** The marker before input from a new source: who typed, and how it came (docs/protocol.md#ptyrecord). */
 export function sourceLabel(from: InputSource): string {
   return `input from ${from.origin} via ${from.transport}`;
 }
 
-/** The marker for a decision about an agent's write (CONTRACT §9.6): what decided, and the text it was for. */
+/** The marker for a decision about an agent's write (docs/protocol.md#ptyrecord): what decided, and the text it was for. */
 export function decisionLabel(d: AgentDecision): string {
   const text = JSON.stringify(d.text.length > 200 ? d.text.slice(0, 200) + '…' : d.text);
   return `agent write ${d.decision.replace(/_/g, ' ')} (${d.from.transport}): ${text}`;
 }
 
-/** The marker for a finished command (shell integration, CONTRACT §9.2). */
+/** The marker for a finished command (shell integration, docs/protocol.md#ptycommands). */
 export function commandLabel(r: CommandRecord): string {
   return r.exitCode === null ? `command ended: ${r.command}` : `command exited ${r.exitCode}: ${r.command}`;
 }

@@ -58,13 +58,13 @@ export class HttpGuard {
     this._allowedOrigins = new Set([
       `http://127.0.0.1:${_port}`,
       `http://localhost:${_port}`,
-      // Not http://[::1]:PORT: we never listen there, so no page of ours has that origin (CONTRACT §8).
+      // Not http://[::1]:PORT: we never listen there, so no page of ours has that origin (docs/guarantees.md#http-checks-and-shapes).
       ...this._corsOrigins,
     ]);
   }
 
   /**
-   * The `Access-Control-*` headers for a request from an allow-listed origin (CONTRACT §9.8), so
+   * The `Access-Control-*` headers for a request from an allow-listed origin (docs/guarantees.md#cors), so
    * its page may read the answers; none for the host's own pages (same origin) or no Origin.
    */
   corsHeaders(req: IncomingMessage): Record<string, string> {

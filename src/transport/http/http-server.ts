@@ -34,7 +34,7 @@ export interface HttpServerOptions {
   hostId: string;
   port?: number;
   token?: string;
-  /** Extra origins allowed for browsers (CONTRACT §4; default none). */
+  /** Extra origins allowed for browsers (docs/protocol.md#access-checks; default none). */
   allowedOrigins?: string[];
   /** Connections open at once (default MAX_HTTP_CONNECTIONS). */
   maxConnections?: number;
@@ -50,7 +50,7 @@ export interface HttpServer {
   /** A link that opens the read-only view of a session. */
   viewUrl(sessionId: string, readOnly?: boolean): string;
   streamUrl(sessionId: string): string;
-  /** The scoped tokens of `shared-pty share` (CONTRACT §9.6). */
+  /** The scoped tokens of `shared-pty share` (docs/protocol.md#scoped-tokens). */
   tokens: ScopedTokens;
   /** The recordings it replays in the browser (`host/replay`). */
   replays: ReplayLinks;
@@ -60,7 +60,7 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-/** What a preflight allows: the methods and headers REST uses (CONTRACT §9.8). */
+/** What a preflight allows: the methods and headers REST uses (docs/guarantees.md#cors). */
 const CORS_ALLOW = {
   methods: 'GET, POST, DELETE, OPTIONS',
   headers: 'Authorization, Content-Type',
@@ -203,7 +203,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   /**
    * `/health`'s session count: every session for the host's token; for a scoped token, the sessions
    * it reaches (its own, 1, or 0 once it ended), as `GET /sessions` lists them. A token for one
-   * session learns nothing of the others (CONTRACT §9.6), and a liveness probe with it still works.
+   * session learns nothing of the others (docs/guarantees.md#sharing-with-control), and a liveness probe with it still works.
    */
   function sessionsReached(access: Access): number {
     if (access.onlySession === undefined) return services.registry.size;

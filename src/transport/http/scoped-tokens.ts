@@ -31,7 +31,7 @@ interface Entry {
 }
 
 /**
- * The scoped tokens of one HTTP server (CONTRACT §9.6), in its memory only and as hashes only:
+ * The scoped tokens of one HTTP server (docs/protocol.md#scoped-tokens), in its memory only and as hashes only:
  * they end with the host. A token reaches one session with one scope until it expires or is
  * revoked, and then the connections opened with it end too.
  */

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { ensureRuntimeDir, runtimeDirPath, RuntimeDirWriteError, UnsafeRuntimeDirError } from '../../../src/host/runtime-dir';
 import { Host } from '../../../src/host/host';
 
-// CONTRACT §2: where the runtime directory is, its mode, and the directories a host refuses.
+// docs/hosts.md#runtime-directory: where the runtime directory is, its mode, and the directories a host refuses.
 
 const base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-rtdir-'));
 after(() => fs.rmSync(base, { recursive: true, force: true }));

@@ -2,7 +2,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, startHttpHost, wsConnect } from '../../helpers/http';
 
-// CONTRACT §4: every request needs `Authorization: Bearer <token>`; only a WebSocket (which a
+// docs/protocol.md#access-checks: every request needs `Authorization: Bearer <token>`; only a WebSocket (which a
 // browser cannot give headers) may carry it as `?token=`. The browser view's one-time link is
 // the other place a browser needs it.
 

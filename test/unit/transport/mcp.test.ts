@@ -1,4 +1,4 @@
-// MCP (CONTRACT §5, §8), spoken by the official SDK client as an agent would: over Streamable HTTP
+// MCP (docs/protocol.md#6-mcp, docs/guarantees.md#mcp-details), spoken by the official SDK client as an agent would: over Streamable HTTP
 // at a host's `/mcp` (with a bearer token), and over stdio through `shared-pty mcp`, which finds
 // hosts by discovery, starts the per-user host on demand and routes `open_session` by workspace.
 // Every structured result is checked against the tool's own outputSchema.
@@ -196,7 +196,7 @@ function checkToolList(agent: Agent): void {
     }
   }
   const sendKeys = agent.tools.find((t) => t.name === 'send_keys')!;
-  assert.equal(sendKeys.inputSchema.properties.keys.type, 'array', 'send_keys takes keys: string[] (CONTRACT §8)');
+  assert.equal(sendKeys.inputSchema.properties.keys.type, 'array', 'send_keys takes keys: string[]');
 }
 
 describe('MCP over Streamable HTTP (/mcp)', () => {

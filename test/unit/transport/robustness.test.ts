@@ -1,4 +1,4 @@
-// Robustness of the host against bad, slow, vanishing and numerous clients (CONTRACT §3, §8),
+// Robustness of the host against bad, slow, vanishing and numerous clients (docs/protocol.md#2-framing, docs/guarantees.md#settled-details),
 // and of a session against a program that floods the terminal and exits at once.
 // In-process hosts, real node-pty, real bash, raw Unix sockets (no use of our own client where the
 // point is what goes over the wire).

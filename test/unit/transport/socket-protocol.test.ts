@@ -193,7 +193,7 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     assertError(await c.call('pty/read', { top: 'x' }, 'r1'), -32602, 'r1');
   });
 
-  test('pty/write: text, a key, an action array — written is the UTF-8 byte count (CONTRACT §8)', { timeout: TEST_TIMEOUT }, async () => {
+  test('pty/write: text, a key, an action array — written is the UTF-8 byte count', { timeout: TEST_TIMEOUT }, async () => {
     await freshPrompt(c);
     // socket-pty's documentation says 11 for "echo hello"; 10 bytes were written (docs/guarantees.md#bytes-written).
     assert.deepEqual(await c.call('pty/write', { action: { text: 'echo hello' } }, 6), { jsonrpc: '2.0', result: { written: 10 }, id: 6 });
