@@ -83,7 +83,7 @@ const SECTIONS = {
       [/send_keys|keys: string/, 'docs/guarantees.md#mcp-details'],
       [/\bCLI\b/, 'docs/guarantees.md#cli-details'],
       [/one at a time|concurrent|busy|error code/i, 'docs/guarantees.md#error-codes-beyond-json-rpc'],
-      [/pty\/send|ready|stdin_read/, 'docs/guarantees.md#readiness-of-pty-send'],
+      [/pty\/send|ready|stdin_read/, 'docs/guarantees.md#send-readiness'],
     ],
   },
   '9': { to: 'docs/guarantees.md#additions-never-break-clients' },

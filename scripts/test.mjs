@@ -23,6 +23,11 @@ if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
+// Every pointer into the handbook resolves, and no comment cites a document outside the repository
+// (docs/README.md): a second, before anything slow starts.
+const links = spawnSync(process.execPath, ['scripts/check-doc-links.mjs'], { stdio: 'inherit' });
+if (links.status !== 0) process.exit(links.status ?? 1);
+
 // What the end-to-end suites need (Debian's chromium, the code-server sandbox) is prepared before
 // any suite loads: a suite that looks for Chromium when its file loads would otherwise find none on
 // a fresh machine and be skipped. If it cannot be had, those suites say so and count as skipped.

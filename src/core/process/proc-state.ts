@@ -2,7 +2,7 @@
  * Linux /proc inspection of a PTY session's foreground job.
  *
  * `pty/send` must return when the program is ready for input again
- * (docs/guarantees.md#readiness-of-pty-send): every process of the terminal's foreground process group
+ * (docs/guarantees.md#send-readiness): every process of the terminal's foreground process group
  * is asleep and one of them waits for terminal input — a `read` of the tty, or a `select`/`poll`/`epoll`
  * family wait that includes it.
  * This module answers that question from /proc/<pid>/stat, /proc/<pid>/task/<tid>/syscall,
