@@ -127,7 +127,7 @@ const SECTIONS = {
     to: 'docs/guarantees.md#no-side-doors',
     rules: [[/runtime|directory|O_EXCL|NOFOLLOW|symlink/i, 'docs/hosts.md#files-written-safely']],
   },
-  '10.2': { to: 'docs/guarantees.md#what-the-agent-is-told-is-true' },
+  '10.2': { to: 'docs/guarantees.md#agents-are-told-the-truth' },
   '10.3': {
     to: 'docs/guarantees.md#installed-like-real-software',
     rules: [
