@@ -160,6 +160,54 @@ const SEEDS = {
   'persistent-pty-sessions.md': { to: 'docs/protocol.md#ptysend' },
 };
 
+/**
+ * Citations that do not read as a link once rewritten (a possessive, a quotation, a list of
+ * sections in prose), each with its rewording; applied first, exactly as written. A phrase that is
+ * no longer there is skipped, so merging a branch that still has the old wording and running this
+ * again gives the same result as on this branch.
+ */
+const PHRASES = [
+  [" in CONTRACT §8's order:", ' in the order docs/guarantees.md#http-checks-and-shapes gives:'],
+  ["else CONTRACT §2's default.", 'else the default of docs/hosts.md#choosing-the-runtime-directory.'],
+  ["(CONTRACT §9.6's token scopes)", '(the token scopes of docs/protocol.md#scoped-tokens)'],
+  ['(CONTRACT §3: "a line longer than the host\'s limit")', '(docs/protocol.md#2-framing: a line over the limit)'],
+  [
+    "/** The eleven tools of CONTRACT §5, list_commands of §9.2, wait_event of §9.4, read_command_output of §9.5 and the terminal view's terminal_snapshot of §9.7. */",
+    "/** The MCP tools of docs/protocol.md#6-mcp: the eleven first ones, list_commands, wait_event, read_command_output and the terminal view's terminal_snapshot. */",
+  ],
+  ["'listTools: exactly the tools of CONTRACT §5, §9.2 and §9.4, each with", "'listTools: exactly the documented tools, each with"],
+  ['/** The eleven tools of CONTRACT §5, and those §9 adds. */', '/** The MCP tools of docs/protocol.md#6-mcp: the eleven first ones and those added since. */'],
+  ["/** The REST routes of CONTRACT §4, and ours for §9's methods. */", '/** The REST routes of docs/protocol.md#rest: the six original ones and ours for later methods. */'],
+  ["'the tools and routes are exactly the ones CONTRACT §4 and §5 name, each from one method'", "'the tools and routes are exactly the documented ones, each from one method'"],
+  ['// not JSON: raw input, as the seed says', '// not JSON: raw input, as the stream protocol says (docs/protocol.md#websocket-get-sessionsidstream)'],
+  ["(the seed's examples:", "(socket-pty's examples:"],
+  ["the seed's types with wrong fields", "the stream's message types with wrong fields"],
+  ["'pty/read: the seed example —", "'pty/read: the socket-pty example —"],
+  [
+    '// The seed says 11 for "echo hello"; the contract settles it: 10 bytes were written.',
+    '// socket-pty\'s documentation says 11 for "echo hello"; 10 bytes were written (docs/guarantees.md#bytes-written).',
+  ],
+  ['// The seed says 5 for ls + Enter; it is 2 + 1.', "// socket-pty's documentation says 5 for ls + Enter; it is 2 + 1."],
+  ["exactly as the seed shows'", "exactly as socket-pty shows'"],
+  ['// params must be an object (the seed: "params 必须是对象").', '// params must be an object, as socket-pty requires.'],
+  [
+    '// request/response example of seeds/socket-pty.md\'s "数据包格式" section checked for its exact shape.',
+    "// request/response example of socket-pty's protocol description (its packet format section) checked\n// for its exact shape (docs/guarantees.md#compatibility-with-socket-pty).",
+  ],
+  ["describe('REST (seeds/pty-session-mcp.md shapes)'", "describe('REST (the documented shapes)'"],
+  [
+    ' * `pty/send` must return when the program is ready for input again (CONTRACT §3.1, §8 "pty/send\n * readiness"): every process of the terminal\'s foreground process group is asleep and one of them waits\n * for terminal input — a `read` of the tty, or a `select`/`poll`/`epoll` family wait that includes it.',
+    " * `pty/send` must return when the program is ready for input again\n * (docs/guarantees.md#send-readiness): every process of the terminal's foreground process group\n * is asleep and one of them waits for terminal input — a `read` of the tty, or a `select`/`poll`/`epoll`\n * family wait that includes it.",
+  ],
+  ['/** JSON-RPC 2.0 error codes used on every transport (CONTRACT §3, §8; seeds/socket-pty.md). */', '/** JSON-RPC 2.0 error codes used on every transport (docs/protocol.md#4-error-codes). */'],
+  [
+    '// The HTTP server of a host (CONTRACT §4, §8; seeds/pty-session-mcp.md): every refusal of the',
+    '// The HTTP server of a host (docs/protocol.md#5-http-and-websocket): every refusal of the',
+  ],
+  ['(CONTRACT §5, §8)', '(docs/protocol.md#6-mcp, docs/guarantees.md#mcp-details)'],
+  ["besides the host's own (CONTRACT\n * §9.8), each", "besides the host's own\n * (docs/guarantees.md#cors), each"],
+];
+
 /** Test identifiers named after the contract, and their new names. */
 const RENAMES = [
   [/\bCONTRACT_TOOLS\b/g, 'DOCUMENTED_TOOLS'],
@@ -207,6 +255,7 @@ const unknown = [];
 
 function rewrite(text, file) {
   let out = text;
+  for (const [from, to] of PHRASES) out = out.split(from).join(to);
   for (const [pattern, name] of RENAMES) out = out.replace(pattern, name);
   out = out.replace(CITATION, (match, sections, ...rest) => {
     const index = rest[rest.length - 2];
