@@ -23,11 +23,6 @@ if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
-// Every pointer into the handbook resolves, and no comment cites a document outside the repository
-// (docs/README.md): a second, before anything slow starts.
-const links = spawnSync(process.execPath, ['scripts/check-doc-links.mjs'], { stdio: 'inherit' });
-if (links.status !== 0) process.exit(links.status ?? 1);
-
 // What the end-to-end suites need (Debian's chromium, the code-server sandbox) is prepared before
 // any suite loads: a suite that looks for Chromium when its file loads would otherwise find none on
 // a fresh machine and be skipped. If it cannot be had, those suites say so and count as skipped.
@@ -35,6 +30,11 @@ if (which === 'all' || which === 'e2e') {
   const { ensureSandbox } = await import('./sandbox.mjs');
   await ensureSandbox().catch((e) => console.log(`[test] end-to-end prerequisites missing: ${e.message}`));
 }
+
+// Every pointer into the handbook resolves, and no comment cites a document outside the repository
+// (docs/README.md); a second, so it runs before the build and the suites.
+const links = spawnSync(process.execPath, ['scripts/check-doc-links.mjs'], { stdio: 'inherit' });
+if (links.status !== 0) process.exit(links.status ?? 1);
 
 // One build before any suite loads (npm test's pretest built already; test:unit did not): suites
 // then never rebuild dist/ while others read it.
