@@ -78,6 +78,11 @@ if (files.some(NEEDS_SANDBOX)) {
   await ensureSandbox().catch((e) => problems.push(`prerequisite missing: the end-to-end sandbox (code-server, Chromium, Node 24) cannot be had: ${e.message.split('\n')[0]}`));
 }
 
+// Every pointer into the handbook resolves, and no comment cites a document outside the repository
+// (docs/README.md); a second, so it runs before the build and the suites.
+const links = spawnSync(process.execPath, ['scripts/check-doc-links.mjs'], { stdio: 'inherit' });
+if (links.status !== 0) process.exit(links.status ?? 1);
+
 // One build before any suite loads (npm test's pretest built already; test:unit did not): suites
 // then never rebuild dist/ while others read it.
 const built = spawnSync(process.execPath, ['esbuild.mjs'], { stdio: 'inherit' });

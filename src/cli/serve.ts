@@ -106,8 +106,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
 }
 
 /**
- * `--allow-origin ORIGIN[,ORIGIN…]`: the browser origins allowed besides the host's own (CONTRACT
- * §9.8), each exactly `scheme://host[:port]` as a browser sends it in `Origin`.
+ * `--allow-origin ORIGIN[,ORIGIN…]`: the browser origins allowed besides the host's own
+ * (docs/guarantees.md#cors), each exactly `scheme://host[:port]` as a browser sends it in `Origin`.
  */
 function originsFlag(value: string | undefined): string[] {
   if (value === undefined) return [];

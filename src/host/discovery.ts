@@ -6,7 +6,7 @@ import { checkRuntimeDir, runtimeDirPath } from './runtime-dir';
 
 export type HostKind = 'daemon' | 'serve';
 
-/** One host's discovery record, `<runtime>/<hostId>.json` (CONTRACT §2). */
+/** One host's discovery record, `<runtime>/<hostId>.json` (docs/hosts.md#runtime-directory). */
 export interface HostRecord {
   hostId: string;
   pid: number;

@@ -44,7 +44,7 @@ export interface HostOptions extends RegistryOptions, HostLimits {
   entry?: string;
   /** Hook for the editor: a session was created through the protocol. */
   onSessionCreated?: (session: Session) => void;
-  /** Agents' writes into sessions the user opened: allow (default), ask, deny (CONTRACT §9.6). */
+  /** Agents' writes into sessions the user opened: allow (default), ask, deny (docs/protocol.md#agent-write-approval). */
   agentApproval?: AgentApproval;
   /** Regexes of lines an agent may never submit. */
   agentDenyCommands?: string[];

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-/** The runtime directory (CONTRACT §2): $SHARED_PTY_DIR, else $XDG_RUNTIME_DIR/shared-pty, else <tmp>/shared-pty-<uid>. */
+/** The runtime directory (docs/hosts.md#runtime-directory): $SHARED_PTY_DIR, else $XDG_RUNTIME_DIR/shared-pty, else <tmp>/shared-pty-<uid>. */
 export function runtimeDirPath(env: NodeJS.ProcessEnv = process.env): string {
   if (env.SHARED_PTY_DIR) return path.resolve(env.SHARED_PTY_DIR);
   if (env.XDG_RUNTIME_DIR) return path.join(env.XDG_RUNTIME_DIR, 'shared-pty');
@@ -91,7 +91,7 @@ export function dirProblem(dir: string, use: DirUse): string | undefined {
   const uid = process.getuid?.();
   if (uid !== undefined && st.uid !== uid) return `is owned by uid ${st.uid}, not by you (uid ${uid}); refusing to use it`;
   const mode = (st.mode & 0o777).toString(8);
-  // Anyone who can write here could replace our sockets and records (CONTRACT §2, as tmux checks).
+  // Anyone who can write here could replace our sockets and records (docs/hosts.md#runtime-directory, as tmux checks).
   if ((st.mode & 0o022) !== 0) return `is writable by group or others (mode ${mode}); run: chmod 700 ${dir}`;
   if (use === 'write' && (st.mode & 0o077) !== 0) return `is open to group or others (mode ${mode}); a host writes only in a directory of mode 700: run chmod 700 ${dir}`;
   return undefined;

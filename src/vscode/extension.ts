@@ -53,7 +53,7 @@ export function activate(context: vscode.ExtensionContext): SharedPtyApi {
   };
 }
 
-/** A reload or shutdown never ends sessions: connections close, leases decide (CONTRACT §6). */
+/** A reload or shutdown never ends sessions: connections close, leases decide (docs/editor.md#terminal-lifetimes). */
 export function deactivate(): void {
   terminals?.shutdown();
 }

@@ -38,7 +38,7 @@ export class HostClients implements vscode.Disposable {
 
   constructor(private readonly _opts: HostClientsOptions) {}
 
-  /** The runtime directory: `sharedPty.runtimeDirectory`, else CONTRACT §2's default. */
+  /** The runtime directory: `sharedPty.runtimeDirectory`, else the default of docs/hosts.md#choosing-the-runtime-directory. */
   runtimeDir(): string {
     const configured = getSetting('runtimeDirectory').trim();
     if (!configured) return runtimeDirPath();

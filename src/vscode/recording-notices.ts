@@ -1,4 +1,4 @@
-// What the editor says about recordings (CONTRACT §9.6, `pty/record`, `host/replay`) and what it
+// What the editor says about recordings (docs/editor.md#sharing-and-recording, `pty/record`, `host/replay`) and what it
 // remembers of them: plain text and a map, no vscode import, so both are unit-tested in Node.
 
 /** The notification's button that replays a stopped recording in the browser. */

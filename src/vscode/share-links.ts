@@ -1,7 +1,7 @@
 import type { TokenScope } from '../core/io/caller';
 import type { TokenInfo } from '../core/methods/types';
 
-// What the session list says about shared links (CONTRACT §9.6): plain text, no vscode import, so
+// What the session list says about shared links (docs/editor.md#sharing-and-recording): plain text, no vscode import, so
 // the wording and the expiry choices are unit-tested in Node.
 
 /** One entry of the expiry pick: what the user reads and `session/share`'s `expiresIn`. */

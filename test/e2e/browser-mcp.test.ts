@@ -1,4 +1,4 @@
-// A browser MCP client on `/mcp` (CONTRACT §9.8, §5): a page of an allowed origin (`serve
+// A browser MCP client on `/mcp` (docs/guarantees.md#cors, docs/protocol.md#6-mcp): a page of an allowed origin (`serve
 // --allow-origin`) in Debian's Chromium runs the official SDK's Client over its browser transport
 // (StreamableHTTPClientTransport, bundled for the page with esbuild here) against a real host.
 /// <reference lib="dom" />

@@ -262,7 +262,7 @@ describe('browser view (Chromium + xterm.js)', () => {
     assert.deepEqual(errors, [], 'no errors in the page (CSP included)');
   });
 
-  it('typing arbitration through the view (CONTRACT §9.6): a line the user started in the browser holds an agent\'s send; typing there during a send ends it', { skip }, async () => {
+  it('typing arbitration through the view: a line the user started in the browser holds an agent\'s send; typing there during a send ends it', { skip }, async () => {
     const page = await newPage();
     await page.goto(viewLink(true));
     await until(async () => (await page.textContent('#status'))?.startsWith('live'), Wait.Screen, 'the live status');

@@ -31,7 +31,7 @@ const enum Wait {
   Activation = 90_000,
   Ui = 15_000,
   Screen = 15_000,
-  /** CONTRACT §8: a closed terminal ends its session within 2 s; polling adds a little. */
+  /** docs/guarantees.md#editor-details: a closed terminal ends its session within 2 s; polling adds a little. */
   SessionEnd = 4_000,
   /** The in-editor suite: goto → codeAutomationExit (recipe §6: 43–50 s). */
   Suite = 150_000,
@@ -384,7 +384,7 @@ describe('the extension in a real editor (code-server)', () => {
     });
 
     await step('3b. an agent\'s write waits for the user\'s answer: Deny types nothing, Allow Once runs it', async () => {
-      // 3b. Agent write approval (CONTRACT §9.6; `ask` is the editor's default): an agent's send into
+      // 3b. Agent write approval (docs/protocol.md#agent-write-approval; `ask` is the editor's default): an agent's send into
       //     the user's terminal waits for the user's answer in a notification that names the terminal
       //     and shows the text, while the tab says "agent typing". Deny: nothing is typed and the
       //     agent hears the user declined. Allow Once: it runs. The agent calls as `shared-pty mcp`

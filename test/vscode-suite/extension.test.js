@@ -28,7 +28,7 @@ async function until(fn, ms, what) {
 }
 
 /**
- * One JSON-RPC call on the per-user host's control socket (CONTRACT §3.2), found through its
+ * One JSON-RPC call on the per-user host's control socket (docs/protocol.md#per-session-socket-and-control-socket), found through its
  * discovery record in $SHARED_PTY_DIR: what the host says, not what the extension believes.
  * @param {string} method
  * @param {Record<string, unknown>} [params]

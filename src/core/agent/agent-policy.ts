@@ -6,7 +6,7 @@ import { boundedFirstMatch, REGEX_BUDGET_MS, RegexTimeoutError } from '../io/bou
 import type { Caller } from '../io/caller';
 import { argvToJudge, commandsToJudge } from './command-line';
 
-/** What the host does with an agent's write into a session the user opened (CONTRACT §9.6). */
+/** What the host does with an agent's write into a session the user opened (docs/protocol.md#agent-write-approval). */
 export type AgentApproval = 'allow' | 'ask' | 'deny';
 export const AGENT_APPROVALS: readonly AgentApproval[] = ['allow', 'ask', 'deny'];
 
@@ -113,7 +113,7 @@ export const DENY_RULES_BUDGET_MS = REGEX_BUDGET_MS;
 /**
  * True when an agent's write into `session` waits for the user's answer: policy `ask`, a session
  * the user opened, not yet allowed for the session, and a window connected to ask in (with none,
- * `ask` acts as the headless policy, `allow`: CONTRACT §9.6).
+ * `ask` acts as the headless policy, `allow`: docs/protocol.md#agent-write-approval).
  */
 export function needsAsking(policy: AgentPolicy | undefined, canAsk: boolean, session: Session, from: InputSource): boolean {
   return policy?.approval === 'ask' && isAgentCall(from) && session.options.origin === 'user' && !session.agentsAllowed && canAsk;

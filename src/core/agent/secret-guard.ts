@@ -4,7 +4,7 @@ import type { Session } from '../session/session';
 
 /**
  * Refuses an agent's write (MCP `send`, `send_keys`) while the program asks for a secret
- * (CONTRACT §9.3): a password is the user's to type, and nothing is written. The job is probed
+ * (docs/protocol.md#secret-input): a password is the user's to type, and nothing is written. The job is probed
  * afresh, so a prompt that appeared a moment ago counts and one answered a moment ago does not.
  * Scripts (JSON-RPC, REST) and the human's views write as always.
  */

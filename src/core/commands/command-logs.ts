@@ -4,11 +4,11 @@ import { Disposable } from '../base/lifecycle';
 import { CommandLog } from './command-log';
 import { MAX_COMMAND_RECORDS, type CommandRecord, type CommandTracker } from './command-tracker';
 
-/** Bytes of command logs a session keeps by default, over all its commands (CONTRACT §9.5). */
+/** Bytes of command logs a session keeps by default, over all its commands (docs/protocol.md#ptycommandoutput). */
 export const DEFAULT_COMMAND_LOG_BYTES = 64 * 1024 * 1024;
 
 /**
- * Each command's whole output in a log of its own (CONTRACT §9.5): files 0600 in a folder 0700 of
+ * Each command's whole output in a log of its own (docs/protocol.md#ptycommandoutput): files 0600 in a folder 0700 of
  * the session, bounded over all of them (the oldest commands' logs go first; a single command
  * larger than the bound keeps its first bytes) and removed with the session.
  *

@@ -1,7 +1,7 @@
 import { Disposable, Emitter } from '../base/lifecycle';
 import { OwnMarkFilter, type FilteredOutput, type OwnMark } from './own-marks';
 
-/** One command line the shell ran, as its shell integration reported it (CONTRACT §9.2). */
+/** One command line the shell ran, as its shell integration reported it (docs/protocol.md#ptycommands). */
 export interface CommandRecord {
   /** 1 for the session's first command, then one more for each. */
   id: number;
@@ -19,7 +19,7 @@ export interface CommandRecord {
   startedAt: string;
   /** null while it runs. */
   durationMs: number | null;
-  /** The file holding the command's whole output (CONTRACT §9.5); null when dropped or not kept. */
+  /** The file holding the command's whole output (docs/guarantees.md#output-budget-for-agents); null when dropped or not kept. */
   log: string | null;
 }
 
@@ -42,7 +42,7 @@ interface RunningCommand {
  *
  * Records are flat, one command at a time, as VS Code's terminal reads the same marks.
  *
- * Seams for the events of CONTRACT §9.4: `onDidStartCommand` and `onDidFinishCommand`.
+ * Seams for the events of docs/protocol.md#events-ptyevents-and-ptywaitevent: `onDidStartCommand` and `onDidFinishCommand`.
  */
 export class CommandTracker extends Disposable {
   /** Undefined: the session injected no integration, so nothing in the output is a mark. */

@@ -1,4 +1,4 @@
-/** Characters an MCP tool returns by default (CONTRACT §9.5): a model's context is precious. */
+/** Characters an MCP tool returns by default (docs/guarantees.md#output-budget-for-agents): a model's context is precious. */
 export const DEFAULT_MAX_CHARS = 20000;
 /** The smallest budget a tool accepts: room for a head, a tail and the line between them. */
 export const MIN_MAX_CHARS = 200;
@@ -17,7 +17,7 @@ export interface Elision {
   tail: string;
 }
 
-/** A text kept within a budget: `text` is what to show, with the counts of CONTRACT §9.5. */
+/** A text kept within a budget: `text` is what to show, with the counts of docs/guarantees.md#output-budget-for-agents. */
 export interface Budgeted {
   text: string;
   totalChars: number;

@@ -31,7 +31,7 @@ export const enum SendTuning {
 
 export const DEFAULT_SEND_TIMEOUT_MS = 30000;
 export const DEFAULT_SEND_IDLE_MS = 500;
-/** Most text a send returns (CONTRACT §8); the end is kept, the rest stays in the scrollback. */
+/** Most text a send returns (docs/guarantees.md#send-output-limit); the end is kept, the rest stays in the scrollback. */
 export const DEFAULT_SEND_MAX_BYTES = 65536;
 
 export interface SendOptions extends OutcomeOptions {
@@ -83,7 +83,7 @@ export async function send(session: Session, opts: SendOptions, from: InputSourc
 }
 
 /**
- * Runs `body` as the session's one send (CONTRACT §8: a second one is refused as busy); a caller
+ * Runs `body` as the session's one send (docs/guarantees.md#error-codes-beyond-json-rpc: a second one is refused as busy); a caller
  * gone mid-way frees the session at once (what is left of the call only reads).
  */
 export async function oneSendAtATime<T>(session: Session, signal: AbortSignal | undefined, body: () => Promise<T>): Promise<T> {
@@ -144,7 +144,7 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
       const onAbort = () => finish('timeout');
       signal?.addEventListener('abort', onAbort);
       const exitSub = session.onExit(() => finish('session_exit'));
-      // The user typing into the terminal during an agent's send takes over (CONTRACT §9.6).
+      // The user typing into the terminal during an agent's send takes over (docs/protocol.md#typing-arbitration).
       const humanSub = isAgentCall(from) ? session.onInput((i) => i.from.origin === 'user' && finish('user_input')) : undefined;
       if (!session.running) return finish('session_exit');
       let modeCheckedAt = 0;
@@ -174,7 +174,7 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
           stable = progressed && !newOutput ? stable + 1 : 0;
           if (state === 'waiting_for_input' && stable >= SendTuning.StablePolls) {
             if (commandsDone) return finish('command_done');
-            // Ready: for a password prompt (CONTRACT §9.3) the answer says so, at once.
+            // Ready: for a password prompt (docs/protocol.md#secret-input) the answer says so, at once.
             return finish((await asksForSecret(session)) ? 'secret_input' : 'stdin_read');
           }
           if (state === 'asleep_hidden') {

@@ -8,7 +8,7 @@ import { commandRecord, int, nonNegInt } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
-/** Commands `pty/commands` returns when the caller does not say (CONTRACT §9.2). */
+/** Commands `pty/commands` returns when the caller does not say (docs/protocol.md#ptycommands). */
 export const DEFAULT_COMMANDS_LIMIT = 20;
 
 export const commandsMethod = method({

@@ -13,7 +13,7 @@ export const listMethod = method({
   summary: 'Every session of this host.',
   params: z.object({}),
   result: z.object({ sessions: z.array(sessionInfo) }),
-  // A scoped token sees only its own session here (CONTRACT §9.6).
+  // A scoped token sees only its own session here (docs/protocol.md#scoped-tokens).
   scopedToken: 'filtered',
   handler(ctx) {
     const only = ctx.caller.onlySession;

@@ -166,7 +166,7 @@ export const sendMethod = method({
     // The call's whole wait (the user's answer, their pause, the outcome) is within its timeout and in waitedMs.
     const since = Date.now();
     const session = requireSession(ctx);
-    // The human's pause is waited for within the call's own timeout (CONTRACT §9.6).
+    // The human's pause is waited for within the call's own timeout (docs/protocol.md#typing-arbitration).
     const timeout = p.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
     const typing = agentCall(ctx.services, session, ctx.caller);
     try {
@@ -259,7 +259,7 @@ interface CommandOutputBudget {
 
 /**
  * With shell integration, where the whole output of the command a send ran can be read: the ring
- * while it still holds its start, else the command's log (CONTRACT §9.5); '' when neither.
+ * while it still holds its start, else the command's log (docs/guarantees.md#output-budget-for-agents); '' when neither.
  */
 async function commandOutputPointer(command: CommandRecord | undefined, session: unknown, call: TableCall): Promise<string> {
   if (!command) return '';

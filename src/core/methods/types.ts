@@ -7,7 +7,7 @@ import type { Session } from '../session/session';
 import type { Caller, TokenScope } from '../io/caller';
 import type { ClientLink } from '../io/client-link';
 
-/** What every listing, record and `pty/info` says about a session (CONTRACT §2). */
+/** What every listing, record and `pty/info` says about a session (docs/hosts.md#sessioninfo). */
 export type SessionInfo = z.infer<typeof sessionInfo>;
 
 /** The discovery record without the token (`host/info`). */
@@ -16,7 +16,7 @@ export type HostInfo = z.infer<typeof hostInfo>;
 /** A scoped token as listed: no secret in it. */
 export type TokenInfo = z.infer<typeof tokenInfo>;
 
-/** The scoped tokens of a host's HTTP server (CONTRACT §9.6), kept in its memory as hashes only. */
+/** The scoped tokens of a host's HTTP server (docs/protocol.md#scoped-tokens), kept in its memory as hashes only. */
 export interface TokenService {
   /**
    * A new token for one session and its browser link; the only time the token itself is seen.
@@ -64,7 +64,7 @@ export interface HostServices {
   readonly replays?: ReplayService;
   /** `pty/kill`: in a host, ends that session; in socket-pty's single-session serve, ends the server too. */
   killSession(session: Session): Promise<void> | void;
-  /** What agents' writes may do (CONTRACT §9.6); none: allow. */
+  /** What agents' writes may do (docs/protocol.md#agent-write-approval); none: allow. */
   agentPolicy?: AgentPolicy;
   /** Where the host asks the user about agents' writes and tells who watches that an agent types. */
   readonly approvals?: ApprovalBroker;

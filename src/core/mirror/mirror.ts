@@ -190,7 +190,7 @@ export class Mirror extends Disposable {
 
   /**
    * Absolute number of the first retained row; the retained rows are the scrollback followed by
-   * the screen rows down to the lower of the cursor row and the last non-empty row (CONTRACT §8).
+   * the screen rows down to the lower of the cursor row and the last non-empty row (docs/guarantees.md#retained-buffer).
    */
   get firstRetainedRow(): number {
     return Math.max(this._store.firstAbsolute, this._screenTopAbsolute() - this._scrollbackLines);

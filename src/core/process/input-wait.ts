@@ -1,6 +1,6 @@
 /**
  * Does the session's foreground job wait for terminal input, and is that input a secret?
- * (CONTRACT §9.3, §9.4: `input_wait` and `secret_input`.)
+ * (docs/protocol.md#secret-input, docs/protocol.md#events-ptyevents-and-ptywaitevent: `input_wait` and `secret_input`.)
  */
 import { foregroundStateOf } from './proc-state';
 

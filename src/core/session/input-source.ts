@@ -22,7 +22,7 @@ export function isAgentCall(from: InputSource): boolean {
 }
 
 /**
- * What decided an agent's write into a session the user opened (CONTRACT §9.6): the user's answer
+ * What decided an agent's write into a session the user opened (docs/protocol.md#agent-write-approval): the user's answer
  * (`allowed_once`, `allowed_for_session`, `denied`), no answer in time (`unanswered`), a deny rule
  * (`deny_rule`), or the host's `deny` policy (`policy_deny`).
  */
@@ -38,7 +38,7 @@ export interface InputSource {
   readonly agentToken?: boolean;
 }
 
-/** The last write into a session and when it happened (`pty/info`'s `lastInput`, CONTRACT §9.6). */
+/** The last write into a session and when it happened (`pty/info`'s `lastInput`, docs/protocol.md#ptyinfo). */
 export interface LastInput extends InputSource {
   /** Milliseconds since the epoch, like `Session.lastOutputAt` (typing arbitration compares it with now). */
   readonly at: number;
@@ -72,7 +72,7 @@ export interface SessionInput {
   /** The text written; empty when `secret` (what is typed at a password prompt is never passed on). */
   readonly data: string;
   readonly from: InputSource;
-  /** Written while the session was known to be at secret input (CONTRACT §9.3: SessionInfo.secretInput). */
+  /** Written while the session was known to be at secret input (docs/protocol.md#secret-input: SessionInfo.secretInput). */
   readonly secret: boolean;
   /** Bytes written (UTF-8). */
   readonly bytes: number;

@@ -47,7 +47,7 @@ export interface RecordOptions {
   input?: boolean;
 }
 
-/** The marker a recording has where input was typed at a secret prompt (CONTRACT §9.3). */
+/** The marker a recording has where input was typed at a secret prompt (docs/protocol.md#secret-input). */
 export function withheldLabel(from: InputSource): string {
   return `secret input withheld (typed by ${from.origin})`;
 }
@@ -62,7 +62,7 @@ export function typedAheadLabel(from: InputSource, bytes: number): string {
   return `${bytes} ${bytes === 1 ? 'byte' : 'bytes'} typed ahead withheld (typed by ${from.origin})`;
 }
 
-/** The marker before input from a new source: who typed, and how it came (CONTRACT §9.6). */
+/** The marker before input from a new source: who typed, and how it came (docs/protocol.md#ptyrecord). */
 export function sourceLabel(from: InputSource): string {
   return `input from ${from.origin} via ${from.transport}`;
 }
@@ -76,7 +76,7 @@ export function writeLabel(from: InputSource, bytes: number): string {
 const DECISION_TEXT_CHARS = 200;
 
 /**
- * The marker for a decision about an agent's write (CONTRACT §9.6): what decided, and for what.
+ * The marker for a decision about an agent's write (docs/protocol.md#ptyrecord): what decided, and for what.
  * The text is quoted only when the recording keeps input text, and then only its first line (what
  * follows would be typed ahead); otherwise its size.
  */
@@ -89,7 +89,7 @@ export function decisionLabel(d: AgentDecision, keepText: boolean): string {
   return rest > 0 ? `${what}: ${quoted} and ${rest} more ${rest === 1 ? 'byte' : 'bytes'}` : `${what}: ${quoted}`;
 }
 
-/** The marker for a finished command (shell integration, CONTRACT §9.2). */
+/** The marker for a finished command (shell integration, docs/protocol.md#ptycommands). */
 export function commandLabel(r: CommandRecord): string {
   return r.exitCode === null ? `command ended: ${r.command}` : `command exited ${r.exitCode}: ${r.command}`;
 }

@@ -9,7 +9,7 @@ import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from 
 import { EventLog } from './event-log';
 import { MAX_SESSIONS } from '../base/limits';
 
-/** How long an exited session stays listed and readable when nobody closes it (CONTRACT §8). */
+/** How long an exited session stays listed and readable when nobody closes it (docs/guarantees.md#exited-sessions). */
 export const EXITED_SESSION_TTL_MS = 5 * 60 * 1000;
 /** Terminal sizes beyond these are a client's mistake, not a screen. */
 export const MAX_COLS = 1000;
@@ -35,7 +35,7 @@ export interface RegistryOptions {
   defaultCwd?: string;
   /** How long an exited session is kept. */
   exitedTtlMs?: number;
-  /** Where sessions keep their command logs, a folder per session (CONTRACT §9.5); none: no logs. */
+  /** Where sessions keep their command logs, a folder per session (docs/protocol.md#ptycommandoutput); none: no logs. */
   commandLogDir?: string;
   /** Bytes of command logs each session keeps (default 64 MiB). */
   commandLogBytes?: number;
@@ -69,7 +69,7 @@ export class SessionRegistry extends Disposable {
   private readonly _onDidChange = this._register(new Emitter<Session>());
   /** A session's name, size or running state changed. */
   readonly onDidChange = this._onDidChange.event;
-  /** Every session's events, numbered for the whole host (CONTRACT §9.4). */
+  /** Every session's events, numbered for the whole host (docs/protocol.md#events-ptyevents-and-ptywaitevent). */
   readonly events = this._register(new EventLog());
 
   constructor(private readonly _options: RegistryOptions = {}) {

@@ -13,7 +13,7 @@ export type InputVerdict = 'shown' | 'secret' | 'unknown';
 export type CursorLineQuery = () => Promise<{ text: string; alternate: boolean }>;
 
 /**
- * Decides whether a session's program asks for a secret (CONTRACT §9.3, docs/protocol.md "Secret
+ * Decides whether a session's program asks for a secret (docs/protocol.md#secret-input, docs/protocol.md "Secret
  * input"): the terminal reads lines without echo (getpass, sudo, `read -s`), or it reads keys
  * without echo (raw or cbreak mode) and the line at the cursor asks for a password, passphrase,
  * PIN, token or secret (`npm login`, inquirer and prompts password questions). Readline at the

@@ -60,7 +60,7 @@ export interface SessionOptions {
   ringBytes?: number;
   /** See Session.leaseSeconds. */
   leaseSeconds?: number;
-  /** The session's own folder for its command logs (CONTRACT §9.5); none: no logs are kept. */
+  /** The session's own folder for its command logs (docs/protocol.md#ptycommandoutput); none: no logs are kept. */
   commandLogDir?: string;
   /** Bytes of command logs kept over all the session's commands (default 64 MiB). */
   commandLogBytes?: number;
@@ -74,7 +74,7 @@ export interface ExitInfo {
   signal: string | null;
 }
 
-/** A send's view of the session status (seeds/persistent-pty-sessions.md). */
+/** A send's view of the session status (docs/protocol.md#ptysend). */
 export type SessionStatus = { kind: 'running' } | { kind: 'exited'; exitCode: number | null; signal: string | null };
 
 /** One chunk of raw output and the byte cursor just after it. */
@@ -112,18 +112,18 @@ export class Session extends Disposable {
   readonly mirror: MirrorProxy;
   readonly ring: RingBuffer;
   /**
-   * The commands the shell reports (CONTRACT §9.2): bash, zsh and fish run interactively get
+   * The commands the shell reports (docs/guarantees.md#shell-integration): bash, zsh and fish run interactively get
    * shell integration injected, whose marks carry the session's nonce; no other marks count.
    */
   readonly commands: CommandTracker;
-  /** Each command's whole output, in a file of its own (CONTRACT §9.5); undefined: not kept. */
+  /** Each command's whole output, in a file of its own (docs/protocol.md#ptycommandoutput); undefined: not kept. */
   readonly commandLogs: CommandLogs | undefined;
   private readonly _pty: IPty;
   /** Writes to the program's input (at once when nothing is queued: ptyInputWriter); returns the bytes written at once. */
   private readonly _writeInput: (data: string) => number;
   /** Writes held by node-pty because the program is not reading its input (ptyQueuedWrites). */
   private readonly _queuedWrites: () => number;
-  /** Whether the program asks for a secret, now or as a write reaches it (CONTRACT §9.3, §10.1). */
+  /** Whether the program asks for a secret, now or as a write reaches it (docs/protocol.md#secret-input, docs/guarantees.md#no-side-doors). */
   readonly secretJudge: SecretJudge;
   /** How many want writes judged as they reach the PTY (recordings with input text): see judgeInputs. */
   private _inputJudges = 0;
@@ -139,7 +139,7 @@ export class Session extends Disposable {
   private _resolveExited!: (e: ExitInfo) => void;
   /** SIGKILL for a process group that ignored the SIGHUP of `kill()`. */
   private readonly _killTimer = this._register(new MutableDisposable());
-  /** The send that holds the session (one at a time, CONTRACT §8); undefined when none does. */
+  /** The send that holds the session (one at a time, docs/guarantees.md#error-codes-beyond-json-rpc); undefined when none does. */
   sendOwner: object | undefined;
   /** True while a `pty/send` holds the session. */
   get sendInProgress(): boolean {
@@ -150,7 +150,7 @@ export class Session extends Disposable {
   /** The views' own answers to terminal queries, which the host answers instead (the mirror's). */
   private readonly _viewAnswers = new ViewAnswers();
   private _lastInput: LastInput | undefined;
-  /** The user chose "Allow for this session" for agents' writes here (CONTRACT §9.6). */
+  /** The user chose "Allow for this session" for agents' writes here (docs/protocol.md#agent-write-approval). */
   agentsAllowed = false;
 
   private readonly _onOutput = this._register(new Emitter<OutputChunk>());
@@ -166,21 +166,21 @@ export class Session extends Disposable {
   /** Name, size or state changed (discovery records are rewritten). */
   readonly onDidChange = this._onDidChange.event;
   private readonly _onEvent = this._register(new Emitter<SessionEventBody>());
-  /** Something a client may want to hear about happened (CONTRACT §9.4; the host's EventLog numbers it). */
+  /** Something a client may want to hear about happened (docs/protocol.md#events-ptyevents-and-ptywaitevent; the host's EventLog numbers it). */
   readonly onEvent = this._onEvent.event;
-  /** Whether the foreground job waits for input, or for a secret (CONTRACT §9.3). */
+  /** Whether the foreground job waits for input, or for a secret (docs/protocol.md#secret-input). */
   readonly inputWatch: InputWatch;
   private readonly _onInput = this._register(new Emitter<SessionInput>());
-  /** Something was written to the program, by whom; a secret's text is never given out (CONTRACT §9.3). */
+  /** Something was written to the program, by whom; a secret's text is never given out (docs/protocol.md#secret-input). */
   readonly onInput = this._onInput.event;
   private readonly _onAgentDecision = this._register(new Emitter<AgentDecision>());
   /** A decision about an agent's write was made (allowed or refused; recordings mark it). */
   readonly onAgentDecision = this._onAgentDecision.event;
-  /** What the human's views typed lately (typing arbitration, CONTRACT §9.6). */
+  /** What the human's views typed lately (typing arbitration, docs/protocol.md#typing-arbitration). */
   readonly humanInput = this._register(new HumanInput());
   /** The line typed since the last Enter, by anyone: what deny rules judge (docs/protocol.md "Agent guards"). */
   readonly typedLine = new TypedLine();
-  /** The asciicast recording of the session while one runs (`pty/record`, CONTRACT §9.6); ends with the session. */
+  /** The asciicast recording of the session while one runs (`pty/record`, docs/protocol.md#ptyrecord); ends with the session. */
   readonly recording = this._register(new MutableDisposable<Recorder>());
 
   constructor(readonly options: SessionOptions) {
@@ -197,7 +197,7 @@ export class Session extends Disposable {
     this.commands = this._register(new CommandTracker(options.cwd, integration?.nonce));
     this._register(this.commands.onDidChangeState(() => this._onDidChange.fire()));
     this.commandLogs = options.commandLogDir ? this._register(new CommandLogs(this.commands, options.commandLogDir, options.commandLogBytes, options.commandLogWritable)) : undefined;
-    // The shell's own account of its commands, as events (CONTRACT §9.4).
+    // The shell's own account of its commands, as events (docs/protocol.md#events-ptyevents-and-ptywaitevent).
     this._register(this.commands.onDidStartCommand((r) => this.emitEvent({ type: 'command_started', command: r.command })));
     this._register(
       this.commands.onDidFinishCommand((r) => this.emitEvent({ type: 'command_finished', command: r.command, exitCode: r.exitCode, durationMs: r.durationMs ?? 0 })),
@@ -266,7 +266,7 @@ export class Session extends Disposable {
     return (this._pty as unknown as { ptsName?: string }).ptsName || undefined;
   }
 
-  /** The program waits for a secret the user must type: echo is off and it reads the terminal (CONTRACT §9.3). */
+  /** The program waits for a secret the user must type: echo is off and it reads the terminal (docs/protocol.md#secret-input). */
   get secretInput(): boolean {
     return this.inputWatch.state === 'secret';
   }
@@ -367,7 +367,7 @@ export class Session extends Disposable {
   /**
    * Writes text (UTF-8) to the program on behalf of `from`; returns the bytes written. Every
    * write names its caller, so the session knows who typed last (typing arbitration, approval
-   * and recordings of CONTRACT §9.6 build on it).
+   * and recordings of docs/protocol.md#ptyrecord build on it).
    */
   write(data: string, from: InputSource): number {
     if (from.origin === 'user') {
@@ -408,7 +408,7 @@ export class Session extends Disposable {
   }
 
   /**
-   * Notes a decision about an agent's write (CONTRACT §9.6: every decision is in `lastInput` and
+   * Notes a decision about an agent's write (docs/protocol.md#ptyinfo: every decision is in `lastInput` and
    * in recordings). A refusal writes nothing, yet `lastInput` says the agent tried and what decided.
    */
   noteAgentDecision(from: InputSource, decision: AgentDecision['decision'], text: string): void {
@@ -488,7 +488,7 @@ export class Session extends Disposable {
   }
 
   /**
-   * Lets a flow-controlled subscriber hold the PTY while its window is full (CONTRACT §9.1): the
+   * Lets a flow-controlled subscriber hold the PTY while its window is full (docs/protocol.md#flow-control-ptyack-and-ptyflow): the
    * program then waits as it would for a slow terminal. Disposing the handle lets go of it.
    */
   addFlowHolder(holder: FlowHolder): IDisposable {

@@ -31,7 +31,7 @@ export interface HttpServerOptions {
   hostId: string;
   port?: number;
   token?: string;
-  /** Extra origins allowed for browsers (CONTRACT §4; default none). */
+  /** Extra origins allowed for browsers (docs/protocol.md#access-checks; default none). */
   allowedOrigins?: string[];
   /** Connections open at once with one credential (default MAX_HTTP_CONNECTIONS). */
   maxConnections?: number;
@@ -47,7 +47,7 @@ export interface HttpServer {
   port: number;
   token: string;
   streamUrl(sessionId: string): string;
-  /** The scoped tokens of `shared-pty share` (CONTRACT §9.6). */
+  /** The scoped tokens of `shared-pty share` (docs/protocol.md#scoped-tokens). */
   tokens: ScopedTokens;
   /** The recordings it replays in the browser (`host/replay`). */
   replays: ReplayLinks;
@@ -58,7 +58,7 @@ export interface HttpServer {
 }
 
 /**
- * What a preflight allows: the methods and headers REST uses (CONTRACT §9.8), and those of MCP's
+ * What a preflight allows: the methods and headers REST uses (docs/guarantees.md#cors), and those of MCP's
  * Streamable HTTP transport, so a browser MCP client of an allowed origin can use `/mcp`.
  */
 const CORS_ALLOW = {
@@ -250,7 +250,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   /**
    * `/health`'s session count: every session for the host's token; for a scoped token, the sessions
    * it reaches (its own, 1, or 0 once it ended), as `GET /sessions` lists them. A token for one
-   * session learns nothing of the others (CONTRACT §9.6), and a liveness probe with it still works.
+   * session learns nothing of the others (docs/guarantees.md#sharing-with-control), and a liveness probe with it still works.
    */
   function sessionsReached(access: Access): number {
     if (access.onlySession === undefined) return services.registry.size;

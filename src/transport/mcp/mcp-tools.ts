@@ -28,12 +28,12 @@ export interface ToolDef {
   input: z.ZodRawShape;
   output: z.ZodObject;
   annotations: { readOnlyHint: boolean; destructiveHint: boolean; openWorldHint: false };
-  /** The tool's `_meta`: where MCP Apps hosts find the terminal view (CONTRACT §9.7). */
+  /** The tool's `_meta`: where MCP Apps hosts find the terminal view (docs/guarantees.md#the-terminal-in-the-agents-chat). */
   meta?: Record<string, unknown>;
   run(backend: ToolBackend, args: Record<string, unknown>): Promise<{ data: Record<string, unknown>; text: string }>;
 }
 
-/** The tool a method projects to (CONTRACT §5): its input, output and text all come from the entry. */
+/** The tool a method projects to (docs/protocol.md#6-mcp): its input, output and text all come from the entry. */
 export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
   const own = { ...(mcp.input?.shape ?? omit(spec.params.shape, mcp.omit ?? [])), ...(mcp.budget ? BUDGET_INPUT : {}) };
   const input: z.ZodRawShape =
@@ -66,7 +66,7 @@ export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
   };
 }
 
-/** What every tool that returns output takes (CONTRACT §9.5). */
+/** What every tool that returns output takes (docs/guarantees.md#output-budget-for-agents). */
 const BUDGET_INPUT: z.ZodRawShape = {
   maxChars: z
     .number()
@@ -117,7 +117,7 @@ async function idOf(backend: ToolBackend, selector: string): Promise<string> {
   }
 }
 
-/** A shown session's result also names it (CONTRACT §9.7). */
+/** A shown session's result also names it (docs/guarantees.md#the-terminal-in-the-agents-chat). */
 function withSession(output: z.ZodObject, shows: boolean): z.ZodObject {
   return shows ? output.extend({ session: z.string().describe('The id of the session shown.') }) : output;
 }
@@ -129,7 +129,7 @@ function omit(shape: z.ZodRawShape, keys: readonly string[]): z.ZodRawShape {
 /** Every MCP tool, in the table's order. */
 export const TOOLS: readonly ToolDef[] = (METHODS as readonly MethodSpec[]).flatMap((m) => (m.mcp ? [toolOf(m, m.mcp)] : []));
 
-/** The names of the MCP tools (CONTRACT §5). */
+/** The names of the MCP tools (docs/protocol.md#6-mcp). */
 export const TOOL_NAMES = TOOLS.map((t) => t.name);
 
 /**

@@ -1,4 +1,4 @@
-// The `shared-pty` command (CONTRACT §7, §8 "CLI"), driven as a user would: child processes of the
+// The `shared-pty` command (docs/cli.md, docs/guarantees.md#cli-details "CLI"), driven as a user would: child processes of the
 // built bin/shared-pty.js against a `shared-pty serve` host running real bash in a real PTY, and
 // `attach` inside a private tmux server.
 import { after, before, describe, test } from 'node:test';
@@ -15,7 +15,7 @@ import { bashEnv, buildCli, childrenOf, CLI, connectionsTo, pidAlive, REPO_ROOT,
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking. */
 const TEST_TIMEOUT = 60_000;
 
-/** Every SessionInfo field of a host without HTTP or per-session TCP (CONTRACT §2). */
+/** Every SessionInfo field of a host without HTTP or per-session TCP (docs/hosts.md#sessioninfo). */
 const SESSION_INFO_KEYS = ['address', 'args', 'clients', 'command', 'createdAt', 'cols', 'cwd', 'exitCode', 'id', 'integration', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'workspace'];
 
 const dirs: string[] = [];

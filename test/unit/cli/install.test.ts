@@ -1,4 +1,4 @@
-// Installed as a user installs it (README "Install", CONTRACT §10.3), then used from /tmp with a
+// Installed as a user installs it (README "Install", docs/editor.md#install-the-command-in-path), then used from /tmp with a
 // fresh HOME and only the packed artifacts, never the clone:
 // - the tarball (`npm pack`), installed with `npm install -g --prefix <tmp>` (node-pty compiles from
 //   the registry's source), gives `shared-pty` on PATH;

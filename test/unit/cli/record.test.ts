@@ -1,4 +1,4 @@
-// `shared-pty record` and `shared-pty play` (CONTRACT §9.6), as a user runs them: the built CLI as
+// `shared-pty record` and `shared-pty play` (docs/protocol.md#ptyrecord), as a user runs them: the built CLI as
 // child processes, against a real host (found through discovery) running real bash.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The CLI as software people script with (CONTRACT §10.3): `open` starts the per-user host when
+// The CLI as software people script with (docs/cli.md#open-kill-and-commands): `open` starts the per-user host when
 // none runs and opens a session on it, `kill` ends one, `commands` lists what its shell ran, `send`
 // exits with the command's status (124 on timeout); every command answers --help; extra arguments
 // and no arguments are usage errors; messages name CLI commands, and flag errors come before "no host".

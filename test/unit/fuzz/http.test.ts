@@ -134,7 +134,7 @@ describe('fuzz: REST', () => {
   });
 });
 
-/** One message on the stream WebSocket: the seed's types with wrong fields, hostile JSON, raw text or bytes. */
+/** One message on the stream WebSocket: the stream's message types with wrong fields, hostile JSON, raw text or bytes. */
 const streamMessage: fc.Arbitrary<string | Buffer> = fc.oneof(
   {
     weight: 6,

@@ -8,7 +8,7 @@ import { ensureRuntimeDir, runtimeDirPath, RuntimeDirWriteError, UnsafeRuntimeDi
 import { Host } from '../../../src/host/host';
 import { readLiveRecords } from '../../../src/host/discovery';
 
-// CONTRACT §2: where the runtime directory is, its mode, and the directories a host refuses.
+// docs/hosts.md#runtime-directory: where the runtime directory is, its mode, and the directories a host refuses.
 
 const base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-rtdir-'));
 after(() => fs.rmSync(base, { recursive: true, force: true }));

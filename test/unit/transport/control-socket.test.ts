@@ -1,4 +1,4 @@
-// The host control socket (CONTRACT §2, §3.2) and the extension methods of §3.1, against an
+// The host control socket (docs/hosts.md#hosts, docs/protocol.md#per-session-socket-and-control-socket) and the host methods (docs/protocol.md#3-methods), against an
 // in-process host with real node-pty, real bash and real Unix sockets.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import { childrenOf, parentOf, pidAlive, sleep } from '../../helpers/protocol';
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking CI. */
 const TEST_TIMEOUT = 60_000;
 
-/** Every SessionInfo field a host without HTTP or per-session TCP reports (CONTRACT §2). */
+/** Every SessionInfo field a host without HTTP or per-session TCP reports (docs/hosts.md#sessioninfo). */
 const SESSION_INFO_KEYS = ['address', 'args', 'clients', 'command', 'createdAt', 'cols', 'cwd', 'exitCode', 'id', 'integration', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'workspace'].sort();
 
 type Host = Awaited<ReturnType<typeof startHost>>;
@@ -236,7 +236,7 @@ describe('host control socket', () => {
     for (const s of r.sessions) assert.deepEqual(Object.keys(s).sort(), SESSION_INFO_KEYS);
     const alpha = r.sessions.find((s) => s.name === 'alpha')!;
     // pty/info is the listing's SessionInfo plus who typed last and what an agent's write gets now
-    // (CONTRACT §9.6), which listings leave out.
+    // (docs/protocol.md#ptyinfo), which listings leave out.
     const { lastInput, agentApproval, ...info } = await c.request<SessionInfo & { lastInput: unknown; agentApproval: unknown }>('pty/info', { session: 'alpha' });
     assert.deepEqual(info, alpha);
     assert.ok(lastInput === null || typeof lastInput === 'object');

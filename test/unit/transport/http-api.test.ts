@@ -1,4 +1,4 @@
-// The HTTP server of a host (CONTRACT §4, §8; seeds/pty-session-mcp.md): every refusal of the
+// The HTTP server of a host (docs/protocol.md#5-http-and-websocket): every refusal of the
 // security checks on its own, the REST routes with their exact shapes, the WebSocket stream and
 // `/rpc`, and flow control against a client that stops reading. An in-process host serves it,
 // except where the product's own process matters (`serve` keeps its token off its output).
@@ -19,7 +19,7 @@ const ALLOWED_ORIGIN = 'http://allowed.example:8080';
 const FOREIGN_ORIGIN = 'http://evil.example';
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking CI. */
 const TEST_TIMEOUT = 60_000;
-/** The fields of a SessionInfo served by a host with HTTP and without per-session TCP (CONTRACT §2). */
+/** The fields of a SessionInfo served by a host with HTTP and without per-session TCP (docs/hosts.md#sessioninfo). */
 const SESSION_INFO_KEYS = [
   'address', 'args', 'clients', 'cols', 'command', 'createdAt', 'cwd', 'exitCode', 'id', 'integration', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'stream', 'workspace',
 ];
@@ -107,7 +107,7 @@ function listeningAddresses(port: number): string[] {
   return out;
 }
 
-describe('security (CONTRACT §4, §8: Host, then Origin, then token)', () => {
+describe('security (Host, then Origin, then token)', () => {
   let sessionId: string;
 
   before(async () => {
@@ -223,7 +223,7 @@ describe('security (CONTRACT §4, §8: Host, then Origin, then token)', () => {
   });
 });
 
-describe('CORS (CONTRACT §9.8)', () => {
+describe('CORS', () => {
   const preflight = (origin: string, p = '/sessions', method = 'POST') =>
     request(h.port, 'OPTIONS', p, { origin, headers: { 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' } });
 
@@ -342,7 +342,7 @@ describe('serve with HTTP: the token stays in the 0600 record; --allow-origin', 
     assert.ok(!fs.existsSync(recordFile), 'the record is removed when serve ends');
   });
 
-  test('--allow-origin sets the allow-list of a host started by hand (CONTRACT §9.8); a malformed origin is a usage error', { timeout: 90_000 }, async () => {
+  test('--allow-origin sets the allow-list of a host started by hand; a malformed origin is a usage error', { timeout: 90_000 }, async () => {
     const run = privateRun();
     const bad = await runCli(['serve', '--allow-origin', 'not an origin'], run.env);
     assert.equal(bad.code, 2, bad.stderr);
@@ -372,7 +372,7 @@ describe('GET /health', () => {
   });
 });
 
-describe('REST (seeds/pty-session-mcp.md shapes)', () => {
+describe('REST (the documented shapes)', () => {
   test('POST /sessions {command,args,cwd,cols,rows,name} → {ok:true, data: SessionInfo}', { timeout: TEST_TIMEOUT }, async () => {
     const r = await api('POST', '/sessions', { ...BASH, cwd: workDir, cols: 100, rows: 30, name: 'rest-create' });
     assert.equal(r.status, 200, r.text);

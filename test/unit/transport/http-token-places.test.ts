@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { request, startHttpHost, wsConnect } from '../../helpers/http';
 import { pageCookieName } from '../../../src/transport/http/http-security';
 
-// CONTRACT §4: every request needs `Authorization: Bearer <token>`; only a WebSocket (which a
+// docs/protocol.md#access-checks: every request needs `Authorization: Bearer <token>`; only a WebSocket (which a
 // browser cannot give headers) may carry it as `?token=`. A page's one-time link carries a scoped
 // token of its own, traded for a page cookie (test/unit/transport/page-links.test.ts).
 

@@ -1,4 +1,4 @@
-// The output budget of CONTRACT §9.5, spoken by the official MCP SDK client over /mcp as an agent
+// The output budget of docs/guarantees.md#output-budget-for-agents, spoken by the official MCP SDK client over /mcp as an agent
 // would: long output keeps its head and tail, one line between says what was left out and how to
 // read it, and following that line gives exactly what was left out.
 import { after, before, describe, test } from 'node:test';
@@ -65,7 +65,7 @@ async function openPlainBash(rows = 30): Promise<string> {
   return info.id;
 }
 
-describe('MCP tools that return output keep within maxChars (CONTRACT §9.5)', () => {
+describe('MCP tools that return output keep within maxChars', () => {
   test('read_output: head and tail within maxChars, one line with the cursors of the rest; reading them gives exactly what was left out', { timeout: TEST_TIMEOUT }, async () => {
     const session = await openPlainBash();
     await ctl.request('pty/send', { session, text: 'seq 1 20000', timeout: 20_000 });

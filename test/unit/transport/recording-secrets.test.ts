@@ -1,4 +1,4 @@
-// CONTRACT §10.1, what a recording keeps of input: by default an `m` marker per write (who typed,
+// docs/guarantees.md#no-side-doors, what a recording keeps of input: by default an `m` marker per write (who typed,
 // how many bytes), never the text; with `pty/record { input: true }` the text, except what the
 // terminal hides as it arrives (judged at the moment the bytes reach the PTY, never by polling)
 // and what a write holds after its first Enter (typed ahead). A raw-mode password prompt (a real

@@ -1,4 +1,4 @@
-// CONTRACT §9.6, recording and attribution: a real bash with shell integration, in a real host,
+// docs/protocol.md#ptyrecord, recording and attribution: a real bash with shell integration, in a real host,
 // recorded with `pty/record` while a script (JSON-RPC) and an agent (MCP over /mcp, the SDK's
 // client) type into it; the file is read back as asciicast v3 and replayed with `shared-pty play`.
 // `pty/info.lastInput` names who wrote last.

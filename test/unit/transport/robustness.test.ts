@@ -1,4 +1,4 @@
-// Robustness of the host against bad, slow, vanishing and numerous clients (CONTRACT §3, §8),
+// Robustness of the host against bad, slow, vanishing and numerous clients (docs/protocol.md#2-framing, docs/guarantees.md#settled-details),
 // and of a session against a program that floods the terminal and exits at once.
 // In-process hosts, real node-pty, real bash, raw Unix sockets (no use of our own client where the
 // point is what goes over the wire).
@@ -22,7 +22,7 @@ const REQUESTS_PER_TURN = 16;
 const TEST_TIMEOUT = 60_000;
 /** The flood and drain tests push tens of megabytes through the headless terminal's parser. */
 const FLOOD_TIMEOUT = 240_000;
-/** The host under test refuses lines longer than this (CONTRACT §3: "a line longer than the host's limit"). */
+/** The host under test refuses lines longer than this (docs/protocol.md#2-framing: a line over the limit). */
 const MAX_LINE = 64 * 1024;
 
 type TestHost = Awaited<ReturnType<typeof startHost>>;

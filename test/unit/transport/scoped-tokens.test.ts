@@ -1,4 +1,4 @@
-// Scoped tokens (CONTRACT §9.6, issue #15): `session/share` hands out a token for one session with a
+// Scoped tokens (docs/protocol.md#scoped-tokens, issue #15): `session/share` hands out a token for one session with a
 // scope; it works on every HTTP surface (REST, /rpc, the stream WebSocket, /mcp, the browser
 // view) for that session only and within its scope, until it expires or is revoked, and then the
 // WebSockets opened with it close. Driven against a real host (node-pty, bash, its control socket

@@ -1,4 +1,4 @@
-// CONTRACT §9.3: while a program reads a secret from the terminal (echo off, waiting for a line),
+// docs/protocol.md#secret-input: while a program reads a secret from the terminal (echo off, waiting for a line),
 // the session says so (SessionInfo.secretInput, the secret_input event), a send returns at once
 // with waitReason secret_input, an agent's MCP writes are refused with nothing written, a script's
 // JSON-RPC writes go through, and what is typed appears in no result. Real bash and python in a

@@ -1,4 +1,4 @@
-// CONTRACT §9.6, typing arbitration: while the user types in a session (a key from their views in
+// docs/protocol.md#typing-arbitration, typing arbitration: while the user types in a session (a key from their views in
 // the last 1.5 s, or a line started and not submitted), an agent's MCP write waits for them to
 // pause, up to the call's timeout, then fails saying the user is typing, with nothing written;
 // the user typing during an agent's send ends it with waitReason user_input. Scripts are never

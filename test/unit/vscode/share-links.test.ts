@@ -1,4 +1,4 @@
-// What the editor's session list offers and says when sharing a session (CONTRACT §9.6): the expiry
+// What the editor's session list offers and says when sharing a session (docs/protocol.md#scoped-tokens): the expiry
 // choices are ones the host takes, the default first, and the notices name what a link allows and
 // until when, in the user's local time. (The clicks themselves: test/e2e/editor.test.ts.)
 import { test } from 'node:test';

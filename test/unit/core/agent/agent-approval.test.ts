@@ -1,4 +1,4 @@
-// CONTRACT §9.6, agent write approval with `ask`: an agent's (MCP) write into a session the user
+// docs/protocol.md#agent-write-approval, agent write approval with `ask`: an agent's (MCP) write into a session the user
 // opened waits for the user's answer in a connected window (here: a control-socket client that
 // calls host/watchAgents, as the editor does), which sees the text and the session; Allow once,
 // Allow for this session and Deny do what they say; no answer within the call's timeout declines;

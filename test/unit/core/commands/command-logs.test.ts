@@ -1,4 +1,4 @@
-// Command logs (CONTRACT §9.5), end to end: real bash with shell integration in a real host, a
+// Command logs (docs/protocol.md#ptycommandoutput), end to end: real bash with shell integration in a real host, a
 // temporary HOME; each command's whole output read back page by page with pty/commandOutput over
 // the control socket, as a script would.
 import { after, before, describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// Shell integration (CONTRACT §9.2), end to end: real bash, zsh and fish started by a real host,
+// Shell integration (docs/guarantees.md#shell-integration), end to end: real bash, zsh and fish started by a real host,
 // each with the user's own start-up files in a temporary HOME, reporting their commands through
 // OSC 633 marks; read back over the control socket as a script would.
 import { after, before, describe, test } from 'node:test';

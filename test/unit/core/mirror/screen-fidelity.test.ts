@@ -91,7 +91,7 @@ class SharedPane {
 
   async screen(): Promise<Screen> {
     const r = await this.client.request<{ screen: string; cursor: { row: number; col: number } }>('pty/read', { session: this.id });
-    // pty/read ends every row with \n and drops trailing empty rows (CONTRACT §8).
+    // pty/read ends every row with \n and drops trailing empty rows (docs/guarantees.md#screen-text).
     const rows = r.screen === '' ? [] : r.screen.replace(/\n$/, '').split('\n');
     assert.ok(rows.length <= ROWS, `pty/read returned ${rows.length} rows`);
     while (rows.length < ROWS) rows.push('');

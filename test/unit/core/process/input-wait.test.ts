@@ -1,4 +1,4 @@
-// What a session's foreground job waits for (CONTRACT §9.3, §9.4): a prompt is input, a password
+// What a session's foreground job waits for (docs/protocol.md#secret-input, docs/protocol.md#events-ptyevents-and-ptywaitevent): a prompt is input, a password
 // prompt is a secret, a running command is busy. Real programs in a real pty (node-pty, bash, cat,
 // sleep); every wait polls up to a bound, nothing asserts a time.
 import { after, test } from 'node:test';

@@ -27,7 +27,7 @@ const hasPython = fs.existsSync(PYTHON);
 const hasPromptToolkit = hasPython && spawnSync(PYTHON, ['-c', 'import prompt_toolkit']).status === 0;
 const hasVim = spawnSync('sh', ['-c', 'command -v vim']).status === 0;
 
-/** The queries CONTRACT §10.2 names, each with the one answer the host gives with no view having reported colours. */
+/** The queries docs/guarantees.md#agents-are-told-the-truth names, each with the one answer the host gives with no view having reported colours. */
 const QUERIES: Array<[query: string, answer: string]> = [
   ['\\x1b[c', '\x1b[?1;2c'],
   ['\\x1b[>c', '\x1b[>0;276;0c'],
