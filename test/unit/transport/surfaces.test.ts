@@ -23,7 +23,7 @@ import { request, startHttpHost, type HttpHost } from '../../helpers/http';
 
 const TABLE = METHODS as readonly MethodSpec[];
 /** The MCP tools of docs/protocol.md#6-mcp: the eleven first ones and those added since. */
-const DOCUMENTED_TOOLS = ['list_sessions', 'open_session', 'send', 'send_keys', 'read_screen', 'read_scrollback', 'read_output', 'wait_for', 'resize', 'signal', 'close_session', 'list_commands', 'wait_event', 'read_command_output', 'terminal_snapshot'];
+const DOCUMENTED_TOOLS = ['list_sessions', 'open_session', 'send', 'send_keys', 'read_screen', 'read_scrollback', 'read_output', 'wait_for', 'resize', 'signal', 'close_session', 'list_commands', 'wait_event', 'read_command_output', 'terminal_snapshot', 'app_input'];
 /** The tools that return output take maxChars and add totalChars and elidedChars (docs/guarantees.md#output-budget-for-agents). */
 const BUDGET_TOOLS = ['send', 'read_screen', 'read_scrollback', 'read_output', 'signal', 'send_keys'];
 /** …of which these return output only sometimes (send_keys waits only when asked): their counts are optional. */
@@ -57,6 +57,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   'pty/unsubscribe': {},
   'pty/ack': { cursor: 0 },
   'pty/snapshot': {},
+  'pty/appInput': { data: ' ' },
   'pty/events': { since: 0 },
   'pty/waitEvent': { timeoutMs: 0 },
   'pty/record': { stop: true },
@@ -328,7 +329,7 @@ describe('every surface agrees with the method table', () => {
     const info = await rpc('session/create', { command: 'true' });
     await until(async () => !(await rpc('pty/status', { session: info.id })).running, 10_000, 'the program to end');
     const needsRunning = TABLE.filter((m) => m.needsRunning);
-    assert.deepEqual(needsRunning.map((m) => m.name).sort(), ['pty/resize', 'pty/signal', 'pty/write']);
+    assert.deepEqual(needsRunning.map((m) => m.name).sort(), ['pty/appInput', 'pty/resize', 'pty/signal', 'pty/write']);
     for (const spec of needsRunning) {
       assert.equal(await rpcCode(spec.name, { ...EXAMPLES[spec.name], session: info.id }), -32000, spec.name);
       const def = TOOLS.find((t) => t.method === spec)!;
