@@ -11,6 +11,7 @@ import { recordMethod, replayMethod } from './record-methods';
 import { revokeMethod, shareMethod, tokensMethod, viewUrlMethod } from './token-methods';
 import { agentPolicyMethod, approveMethod, watchAgentsMethod } from './approval-methods';
 import { appInputMethod } from './app-methods';
+import { secretPageMethod } from './secret-methods';
 import type { MethodSpec } from './spec';
 
 /**
@@ -52,6 +53,7 @@ export const METHODS = [
   approveMethod,
   agentPolicyMethod,
   appInputMethod,
+  secretPageMethod,
 ] as const;
 
 type AnySpec = (typeof METHODS)[number];

@@ -11,6 +11,8 @@ import type { MethodSpec, McpProjection, TableCall } from '../../core/methods/sp
 import { METHODS } from '../../core/methods/table';
 import { VERSION } from '../../version';
 import { reportProgress, type ProgressExtra } from './mcp-progress';
+import { personPrompt } from './mcp-elicit';
+import { offerSecretPage } from './secret-offer';
 import { APPS_EXTENSION_CAPABILITY, APPS_EXTENSION_ID, registerTerminalApp, TERMINAL_APP_URI } from './terminal-app';
 
 /** How an MCP server reaches sessions: in the host itself, or through the sockets of every host (stdio). */
@@ -153,14 +155,17 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT)
         annotations: tool.annotations,
         ...(tool.meta ? { _meta: tool.meta } : {}),
       },
-      async (args: Record<string, unknown>, extra: ProgressExtra) => {
+      async (args: Record<string, unknown>, extra: ProgressExtra & { requestId?: string | number }) => {
         const progress = reportProgress(extra);
         try {
           const { data, text } = await tool.run(backend, args ?? {});
           return { content: [{ type: 'text' as const, text }], structuredContent: data };
         } catch (e) {
           const err = toRpcError(e);
-          return { isError: true, content: [{ type: 'text' as const, text: `Error ${err.code}: ${err.message}` }] };
+          const why = err.data as { secretInput?: unknown; session?: unknown } | undefined;
+          // A write refused because the program asks for a secret: the person may type it on a page of the host.
+          const offer = why?.secretInput === true && typeof why.session === 'string' ? await offerSecretPage(backend, personPrompt(server, extra.requestId), why.session) : '';
+          return { isError: true, content: [{ type: 'text' as const, text: `Error ${err.code}: ${err.message}${offer}` }] };
         } finally {
           progress.dispose();
         }

@@ -1,0 +1,55 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+
+// Asking the person through the agent's own MCP client (elicitation, docs/protocol.md#6-mcp): the
+// only place that knows how the SDK sends `elicitation/create` and reads what the client declared,
+// so a new SDK or protocol revision (whose multi-round-trip requests replace server-initiated
+// elicitation) changes this file and nothing else.
+
+/** The person's answer to an elicitation: they went along, said no, or dismissed it. */
+export type ElicitAction = 'accept' | 'decline' | 'cancel';
+
+/** One choice of a form question: the value sent back, and the words the person sees. */
+export interface Choice<T extends string> {
+  value: T;
+  title: string;
+}
+
+/** What the agent's client can ask the person, as it declared (each undefined when it cannot). */
+export interface PersonPrompt {
+  /** URL mode: asks the person to open `url` (a page of ours); resolves with what they did. */
+  openUrl?(message: string, url: string, elicitationId: string): Promise<ElicitAction>;
+  /** Form mode, one question with `choices`: the value chosen, or undefined when they declined or dismissed it. */
+  choose?<T extends string>(message: string, choices: readonly Choice<T>[], signal?: AbortSignal): Promise<T | undefined>;
+}
+
+/** The field of the one-question form. */
+const ANSWER_FIELD = 'answer';
+
+/**
+ * How the person behind `server`'s client can be asked, during the tool call `requestId` (the
+ * question travels with that call, as Streamable HTTP requires). A client that declared
+ * `elicitation: {}` supports form mode, as the specification says.
+ */
+export function personPrompt(server: McpServer, requestId?: string | number): PersonPrompt {
+  const declared = server.server.getClientCapabilities()?.elicitation as { form?: object; url?: object } | undefined;
+  if (!declared) return {};
+  const form = declared.form !== undefined || Object.keys(declared).length === 0;
+  const options = (signal?: AbortSignal) => ({ ...(requestId !== undefined ? { relatedRequestId: requestId } : {}), ...(signal ? { signal } : {}) });
+  return {
+    openUrl: declared.url
+      ? async (message, url, elicitationId) => (await server.server.elicitInput({ mode: 'url', message, url, elicitationId }, options())).action
+      : undefined,
+    choose: form
+      ? async <T extends string>(message: string, choices: readonly Choice<T>[], signal?: AbortSignal) => {
+          const requestedSchema = {
+            type: 'object' as const,
+            properties: { [ANSWER_FIELD]: { type: 'string' as const, title: 'Answer', oneOf: choices.map((c) => ({ const: c.value, title: c.title })) } },
+            required: [ANSWER_FIELD],
+          };
+          const r = await server.server.elicitInput({ mode: 'form', message, requestedSchema }, options(signal));
+          const value = r.action === 'accept' ? r.content?.[ANSWER_FIELD] : undefined;
+          return choices.find((c) => c.value === value)?.value;
+        }
+      : undefined,
+  };
+}
