@@ -7,6 +7,9 @@ import { ensureDaemon } from '../host/daemon';
 import { isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
 import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
 import { connectMcp, createMcpServer, type ToolBackend } from '../transport/mcp/mcp-tools';
+import { personPrompt, type PersonPrompt } from '../transport/mcp/mcp-elicit';
+import { askPersonToApprove, type ApprovalQuestion } from '../transport/mcp/approval-question';
+import type { Notification } from '../transport/client/rpc-client';
 import { parseArgs } from './args';
 import { hostGoneMessage } from './find-session';
 
@@ -31,7 +34,39 @@ export class DiscoveryBackend implements ToolBackend {
   /** Hosts already reported gone on stderr (once each). */
   private readonly _reported = new Set<string>();
 
-  constructor(private readonly _cliPath: string) {}
+  /** Questions to the person in progress (host/approve answers them), by request id: ended early when the host says so. */
+  private readonly _asking = new Map<string, AbortController>();
+
+  /**
+   * `prompt`: what the MCP client can ask the person (read at each call: it is known once the
+   * client has initialized). With form elicitation the relay says so to the hosts, which then ask
+   * through it when no editor window watches (docs/protocol.md#agent-write-approval).
+   */
+  constructor(
+    private readonly _cliPath: string,
+    private readonly _prompt: () => PersonPrompt = () => ({}),
+  ) {}
+
+  /** What every call says of its caller: an agent over stdio, whose client may ask the person. */
+  private _declaration(): { origin: 'agent'; transport: 'mcp-stdio'; asks?: true } {
+    return this._prompt().choose ? { ...AGENT_OVER_STDIO, asks: true } : AGENT_OVER_STDIO;
+  }
+
+  /** A host asks the person through us: `agent/approval` for one of our writes; `agent/approvalEnded` when it is over. */
+  private _onHostNotification(client: RpcClient, n: Notification): void {
+    if (n.method === 'agent/approvalEnded') {
+      this._asking.get(String(n.params.id))?.abort();
+      return;
+    }
+    if (n.method !== 'agent/approval') return;
+    const q = n.params as unknown as ApprovalQuestion;
+    const over = new AbortController();
+    this._asking.set(q.id, over);
+    void askPersonToApprove(this._prompt(), q, over.signal)
+      .then((decision) => (over.signal.aborted ? undefined : client.request('host/approve', { id: q.id, decision, client: this._declaration() })))
+      .catch(() => {}) // the question ended meanwhile: the host has decided without it
+      .finally(() => this._asking.delete(q.id));
+  }
 
   async call(method: string, params: Record<string, unknown>): Promise<unknown> {
     try {
@@ -41,7 +76,7 @@ export class DiscoveryBackend implements ToolBackend {
       const host = await this._hostOf(selector);
       try {
         const client = await this._client(host);
-        return await client.request(method, { ...params, client: AGENT_OVER_STDIO });
+        return await client.request(method, { ...params, client: this._declaration() });
       } catch (e) {
         // The host died under the call (or just before it): say so, not "Connection closed".
         if (e instanceof ConnectionClosedError || !isAlive(host.pid)) throw await this._gone(host);
@@ -61,7 +96,7 @@ export class DiscoveryBackend implements ToolBackend {
     const host =
       hosts.find((h) => h.workspace && isInside(cwd, h.workspace)) ??
       (await ensureDaemon({ cliPath: this._cliPath, onOutdatedHost: (message) => process.stderr.write(`shared-pty mcp: ${message}\n`) }));
-    return (await this._client(host)).request('session/create', { ...params, cwd, client: AGENT_OVER_STDIO });
+    return (await this._client(host)).request('session/create', { ...params, cwd, client: this._declaration() });
   }
 
   /** The host of the session `selector` names, by the rule of every surface (core/session/selector.ts). */
@@ -115,7 +150,10 @@ export class DiscoveryBackend implements ToolBackend {
       c = RpcClient.connect(host.control);
       this._clients.set(host.hostId, c);
       c.then(
-        (client) => client.onClose(() => this._clients.delete(host.hostId)),
+        (client) => {
+          client.onNotification((n) => this._onHostNotification(client, n));
+          client.onClose(() => this._clients.delete(host.hostId));
+        },
         () => this._clients.delete(host.hostId),
       );
     }
@@ -136,8 +174,10 @@ function isInside(child: string, parent: string): boolean {
 export async function mcpCommand(argv: string[]): Promise<number> {
   parseArgs(argv, { maxPositional: 0 });
   const cliPath = require.main?.filename ?? process.argv[1];
-  const backend = new DiscoveryBackend(cliPath);
+  let prompt: () => PersonPrompt = () => ({});
+  const backend = new DiscoveryBackend(cliPath, () => prompt());
   const server = createMcpServer(backend);
+  prompt = () => personPrompt(server);
   const transport = new StdioServerTransport();
   await connectMcp(server, transport);
   return new Promise<number>((resolve) => {
