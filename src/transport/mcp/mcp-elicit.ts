@@ -22,6 +22,17 @@ export interface PersonPrompt {
   choose?<T extends string>(message: string, choices: readonly Choice<T>[], signal?: AbortSignal): Promise<T | undefined>;
 }
 
+/**
+ * Whether the client declared MCP Apps (the `io.modelcontextprotocol/ui` extension), and with it
+ * that it keeps app-only tools from the model; undefined when its capabilities are not known here
+ * (a stateless `/mcp` request of the 2025-11-25 revision carries none).
+ */
+export function clientDeclaresApps(server: McpServer, extensionId: string): boolean | undefined {
+  const declared = server.server.getClientCapabilities();
+  if (!declared) return undefined;
+  return (declared.extensions as Record<string, unknown> | undefined)?.[extensionId] !== undefined;
+}
+
 /** The field of the one-question form. */
 const ANSWER_FIELD = 'answer';
 

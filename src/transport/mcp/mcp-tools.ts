@@ -2,7 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ClientRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { toRpcError } from '../../core/base/errors';
+import { ErrorCode, toRpcError } from '../../core/base/errors';
 import { FULL_GRANT, type Grant } from '../../core/io/caller';
 import { refusal } from '../../core/methods/access';
 import { selector } from '../../core/methods/schemas';
@@ -11,7 +11,7 @@ import type { MethodSpec, McpProjection, TableCall } from '../../core/methods/sp
 import { METHODS } from '../../core/methods/table';
 import { VERSION } from '../../version';
 import { reportProgress, type ProgressExtra } from './mcp-progress';
-import { personPrompt } from './mcp-elicit';
+import { clientDeclaresApps, personPrompt } from './mcp-elicit';
 import { offerSecretPage } from './secret-offer';
 import { APPS_EXTENSION_CAPABILITY, APPS_EXTENSION_ID, registerTerminalApp, TERMINAL_APP_URI } from './terminal-app';
 
@@ -156,6 +156,12 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT)
         ...(tool.meta ? { _meta: tool.meta } : {}),
       },
       async (args: Record<string, unknown>, extra: ProgressExtra & { requestId?: string | number }) => {
+        // The person's keys come only from a view a chat host renders: a client known to render none
+        // (it declared no MCP Apps) shows its tools to the model, and app_input would be the agent's.
+        if (tool.method.mcp?.app === 'feeds' && tool.method.scope !== 'read' && clientDeclaresApps(server, APPS_EXTENSION_ID) === false) {
+          const text = `Error ${ErrorCode.Forbidden}: ${tool.name} is for the terminal view of MCP Apps, and this client declared no MCP Apps support (extension ${APPS_EXTENSION_ID}); nothing was written. Agents type with send and send_keys.`;
+          return { isError: true, content: [{ type: 'text' as const, text }] };
+        }
         const progress = reportProgress(extra);
         try {
           const { data, text } = await tool.run(backend, args ?? {});

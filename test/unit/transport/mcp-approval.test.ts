@@ -19,8 +19,9 @@ const textOf = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('');
 const TEST_TIMEOUT = 60_000;
 
 /** An agent over `shared-pty mcp` whose client answers each question as `answer` says, and keeps them. */
-async function agentClient(dir: string, elicitation: boolean): Promise<{ client: Client; questions: any[]; answer: { next: ElicitResult } }> {
-  const client = new Client({ name: 'approval-test', version: '0' }, { capabilities: elicitation ? { elicitation: { form: {} } } : {} });
+async function agentClient(dir: string, elicitation: boolean, apps = false): Promise<{ client: Client; questions: any[]; answer: { next: ElicitResult } }> {
+  const capabilities = { ...(elicitation ? { elicitation: { form: {} } } : {}), ...(apps ? { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } } : {}) };
+  const client = new Client({ name: 'approval-test', version: '0' }, { capabilities });
   const questions: any[] = [];
   const answer = { next: { action: 'cancel' } as ElicitResult };
   if (elicitation) {
@@ -110,6 +111,24 @@ describe('approvals through the agent\'s own client (agent approval ask, no edit
     const r = await send(plain, session, 'echo headless-$((3+3))');
     assert.notEqual(r.isError, true, textOf(r));
     assert.match(await screen(session), /^headless-6$/m);
+  });
+
+  test('app_input is the person\'s only from a client that renders MCP Apps (one that does not shows it to its model)', { timeout: TEST_TIMEOUT }, async () => {
+    const session = await userSession();
+    const refused = (await plain.client.callTool({ name: 'app_input', arguments: { session, data: 'echo not-the-person\r' } })) as ToolResult;
+    assert.equal(refused.isError, true);
+    assert.match(textOf(refused), /declared no MCP Apps support/);
+    const apps = await agentClient(h.dir, false, true);
+    try {
+      const typed = (await apps.client.callTool({ name: 'app_input', arguments: { session, data: 'echo the-person\r' } })) as ToolResult;
+      assert.notEqual(typed.isError, true, textOf(typed));
+      await until(async () => /^the-person$/m.test(await screen(session)), 10_000, 'the person\'s line ran');
+      const last = (await rpc('pty/info', { session })).lastInput;
+      assert.deepEqual([last.origin, last.transport], ['user', 'mcp-app']);
+      assert.ok(!(await screen(session)).includes('not-the-person'));
+    } finally {
+      await apps.client.close();
+    }
   });
 
   test('an agent answers only the questions its own client was asked', { timeout: TEST_TIMEOUT }, async () => {
