@@ -46,7 +46,9 @@ function webRequest(req: IncomingMessage, body: unknown, signal: AbortSignal): R
 /** Writes the SDK's answer (one JSON body, or an event stream that ends with the result). */
 async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
   const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => (headers[name] = value));
+  // The connection is this server's to manage: Node says how long it keeps an idle one
+  // (Keep-Alive: timeout=…), so a client never reuses one just as it closes.
+  response.headers.forEach((value, name) => void (FRAMING_HEADERS.has(name) ? undefined : (headers[name] = value)));
   res.writeHead(response.status, headers);
   if (!response.body) {
     res.end();
