@@ -1,4 +1,4 @@
-import { McpServer, specTypeSchemas, type JSONRPCMessage, type ServerContext, type Transport } from '@modelcontextprotocol/server';
+import { McpServer, PROTOCOL_VERSION_META_KEY, specTypeSchemas, type JSONRPCMessage, type ServerContext, type Transport } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { ErrorCode, toRpcError } from '../../core/base/errors';
 import { FULL_GRANT, type Grant } from '../../core/io/caller';
@@ -222,12 +222,15 @@ const REQUEST_SCHEMAS: ReadonlyMap<string, RequestSchema> = new Map(
 
 /**
  * The -32602 Invalid params answer to a request whose params do not fit its method (`tools/call`
- * with `arguments: 0`), one line naming where; undefined for anything else. The SDK would answer
- * such a request with its whole validation report.
+ * with `arguments: 0`) of the 2025-11-25 revision, one line naming where; undefined for anything
+ * else. The SDK would answer such a request with its whole validation report.
  */
 export function misfitParams(message: unknown): JSONRPCMessage | undefined {
-  const m = message as { id?: unknown; method?: unknown } | null;
+  const m = message as { id?: unknown; method?: unknown; params?: { _meta?: Record<string, unknown> } } | null;
   if (typeof m?.id !== 'string' && typeof m?.id !== 'number') return undefined;
+  // A 2026-07-28 request (its revision in _meta) is the SDK's to judge: that revision answers a
+  // method it removed (initialize) -32601, and a misfit its own way, in one line.
+  if (m.params?._meta?.[PROTOCOL_VERSION_META_KEY] !== undefined) return undefined;
   const schema = typeof m.method === 'string' ? REQUEST_SCHEMAS.get(m.method) : undefined;
   const checked = schema?.['~standard'].validate(message);
   const issue = checked && !(checked instanceof Promise) ? checked.issues?.[0] : undefined;
