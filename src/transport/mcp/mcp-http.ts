@@ -30,6 +30,25 @@ export function wantsProgress(body: unknown): boolean {
   });
 }
 
+/**
+ * How deeply a request body may nest. JSON.parse takes thousands of levels, but re-serialising or
+ * walking such a value (to hand it to the SDK, to count a tool's input) overflows the stack; no
+ * tool's input nests beyond a few levels.
+ */
+const MAX_BODY_DEPTH = 256;
+
+/** Whether `value` nests deeper than `max` (walked without recursion, so any depth is safe to ask about). */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** Headers that describe the Node request's own framing, not the message handed on. */
 const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade']);
 
@@ -87,6 +106,12 @@ export async function handleMcp(services: HostServices, req: IncomingMessage, re
   // Whoever calls here is an agent: a scoped token used here is an agent's from now on, on every
   // surface (REST, the stream WebSocket, /rpc), so what MCP refuses it cannot write elsewhere.
   grant.holder?.markAgent();
+  if (nestsDeeperThan(body, MAX_BODY_DEPTH)) {
+    const id = (body as { id?: unknown }).id;
+    const message = `Invalid params: the request nests deeper than ${MAX_BODY_DEPTH} levels`;
+    sendJson(res, 200, { jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: -32602, message } });
+    return;
+  }
   const misfit = misfitParams(body);
   if (misfit) {
     sendJson(res, 200, misfit);
