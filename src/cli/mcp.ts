@@ -1,12 +1,13 @@
 import * as path from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { ErrorCode, RpcError } from '../core/base/errors';
 import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector, selectOrThrow } from '../core/session/selector';
 import { ensureDaemon } from '../host/daemon';
 import { isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
 import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
-import { connectMcp, createMcpServer, type ToolBackend } from '../transport/mcp/mcp-tools';
+import { createMcpServer, guardParams, type ToolBackend } from '../transport/mcp/mcp-tools';
 import { personPrompt, type PersonPrompt } from '../transport/mcp/mcp-elicit';
 import { askPersonToApprove, type ApprovalQuestion } from '../transport/mcp/approval-question';
 import type { Notification } from '../transport/client/rpc-client';
@@ -170,22 +171,24 @@ function isInside(child: string, parent: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
-/** `mcp`: the MCP server over stdio (one line of MCP configuration is all a client needs). */
+/**
+ * `mcp`: the MCP server over stdio (one line of MCP configuration is all a client needs). The
+ * connection's first message picks the protocol revision: `initialize` (2025-11-25) or a request
+ * carrying its revision in `_meta` (2026-07-28, `server/discover` first if the client asks).
+ */
 export async function mcpCommand(argv: string[]): Promise<number> {
   parseArgs(argv, { maxPositional: 0 });
   const cliPath = require.main?.filename ?? process.argv[1];
-  let prompt: () => PersonPrompt = () => ({});
-  const backend = new DiscoveryBackend(cliPath, () => prompt());
-  const server = createMcpServer(backend);
-  prompt = () => personPrompt(server);
-  const transport = new StdioServerTransport();
-  await connectMcp(server, transport);
+  // The relay asks the person through the server of the connection (2025-11-25: one, initialized).
+  let server: McpServer | undefined;
+  const backend = new DiscoveryBackend(cliPath, () => (server ? personPrompt(server) : {}));
+  const handle = serveStdio(() => (server = createMcpServer(backend)), {
+    transport: guardParams(new StdioServerTransport()),
+    onerror: (e) => process.stderr.write(`shared-pty mcp: ${e.message}\n`),
+  });
   return new Promise<number>((resolve) => {
-    transport.onclose = () => {
-      backend.dispose();
-      resolve(0);
-    };
     process.stdin.on('end', () => {
+      void handle.close();
       backend.dispose();
       resolve(0);
     });
