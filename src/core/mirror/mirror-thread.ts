@@ -47,6 +47,7 @@ export class MirrorThread {
   private readonly _requests = new Map<number, { resolve: (v: { value: unknown; cursor: number }) => void; reject: (e: Error) => void }>();
   private readonly _dirty = new Set<MirrorEndpoint>();
   private _flushTimer: NodeJS.Timeout | undefined;
+  private _flushImmediate: NodeJS.Immediate | undefined;
   private _idleTimer: NodeJS.Timeout | undefined;
 
   register(endpoint: MirrorEndpoint): number {
@@ -70,17 +71,23 @@ export class MirrorThread {
   /**
    * Asks for `endpoint.flush()` shortly: output is sent in batches, since a message costs about as
    * much as parsing a few KB and a PTY read gives at most 4 KB (measured: 6 ms/MB of postMessage
-   * when sent once per read).
+   * when sent once per read). `soon`: the parser is about to run out of work, so the batch goes
+   * at the end of this turn of the event loop (after every PTY read of the turn) instead.
    */
-  markDirty(endpoint: MirrorEndpoint): void {
+  markDirty(endpoint: MirrorEndpoint, soon = false): void {
     this._dirty.add(endpoint);
-    if (this._flushTimer) return;
-    this._flushTimer = setTimeout(() => {
-      this._flushTimer = undefined;
-      for (const e of this._dirty) e.flush();
-      this._dirty.clear();
-    }, ThreadTuning.BatchMs);
+    if (soon && !this._flushImmediate) this._flushImmediate = setImmediate(this._flushDirty);
+    if (this._flushTimer || this._flushImmediate) return;
+    this._flushTimer = setTimeout(this._flushDirty, ThreadTuning.BatchMs);
   }
+
+  private readonly _flushDirty = (): void => {
+    clearTimeout(this._flushTimer);
+    clearImmediate(this._flushImmediate);
+    this._flushTimer = this._flushImmediate = undefined;
+    for (const e of this._dirty) e.flush();
+    this._dirty.clear();
+  };
 
   post(msg: ToMirrorThread, transfer?: ArrayBuffer[]): void {
     this._ensureWorker().postMessage(msg, transfer);
