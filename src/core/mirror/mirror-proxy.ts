@@ -122,9 +122,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._queued.push(data);
     this._queuedBytes += data.length;
     this._written = cursor;
-    // Nothing is on its way to the parser (it waits, or output just started): send this at the end
-    // of the turn rather than after BatchMs. During a flood, batches keep messages few.
-    this._thread.markDirty(this, this._queuedBytes === this._written - this._parsed);
+    this._thread.markDirty(this);
   }
 
   /** Resolves once everything handed over so far has been parsed. */
