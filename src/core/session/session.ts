@@ -520,8 +520,9 @@ export class Session extends Disposable {
   }
 
   private _maybeResume(): void {
-    // Half the limit: the parser keeps work while the PTY refills.
-    if (this._pauses.has('parser') && this.mirror.pendingBytes <= this.mirror.backlogLimit / 2) this._setPaused('parser', false);
+    // Three quarters of the limit: the parser keeps work while the PTY refills, and the limit is
+    // small (a few ms of parsing), so reading resumes at the first notice below it.
+    if (this._pauses.has('parser') && this.mirror.pendingBytes <= (this.mirror.backlogLimit * 3) / 4) this._setPaused('parser', false);
   }
 
   /**
