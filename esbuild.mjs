@@ -1,4 +1,4 @@
-// Bundles the CLI/host and the editor extension. node-pty (native) and vscode stay external.
+// Bundles the CLI/host and the editor extension. node-pty and koffi (native) and vscode stay external.
 import * as esbuild from 'esbuild';
 import { readFileSync, writeFileSync, existsSync, mkdirSync, copyFileSync, cpSync, rmSync } from 'node:fs';
 
@@ -9,7 +9,7 @@ const common = {
   format: 'cjs',
   target: 'node20',
   sourcemap: true,
-  external: ['vscode', 'node-pty'],
+  external: ['vscode', 'node-pty', 'koffi'],
   define: { __SHARED_PTY_VERSION__: JSON.stringify(pkg.version) },
   logLevel: 'warning',
 };

@@ -20,7 +20,8 @@ export const VERSIONS = Object.freeze({
   'playwright-core': '1.65.1',
 });
 const APT_PACKAGES = ['chromium', 'libkrb5-dev'];
-export const CHROMIUM = '/usr/bin/chromium';
+// SHARED_PTY_CHROMIUM names another Chromium, as test/helpers/chromium.ts does.
+export const CHROMIUM = process.env.SHARED_PTY_CHROMIUM || '/usr/bin/chromium';
 
 const MARKER_FILE = '.shared-pty-sandbox.json';
 const LOCK_DIR = '.install.lock';

@@ -8,6 +8,11 @@ export interface FlagSpec {
   values?: string[];
   /** Flags that take none. */
   booleans?: string[];
+  /**
+   * The most positional arguments the command takes (none checked when absent): one more is a
+   * UsageError, so a typo or a misplaced word is never silently ignored.
+   */
+  maxPositional?: number;
 }
 
 export interface ParsedArgs {
@@ -41,6 +46,9 @@ export function parseArgs(argv: string[], spec: FlagSpec): ParsedArgs {
       } else throw new UsageError(`unknown flag ${name}`);
     } else out.positional.push(a);
   }
+  if (spec.maxPositional !== undefined && out.positional.length > spec.maxPositional) {
+    throw new UsageError(`unexpected argument "${out.positional[spec.maxPositional]}"`);
+  }
   return out;
 }
 
@@ -62,7 +70,7 @@ export function strFlag(args: ParsedArgs, name: string): string | undefined {
 const MAX_COMMAND_LOG_MB = 4096;
 
 /**
- * `--command-log-mb N`: the command logs each session keeps (CONTRACT §9.5), as host options;
+ * `--command-log-mb N`: the command logs each session keeps (docs/protocol.md#ptycommandoutput), as host options;
  * 0 keeps none, no flag keeps the default (64 MiB).
  */
 export function commandLogFlag(args: ParsedArgs): { commandLogDir?: undefined; commandLogBytes?: number } {
@@ -71,7 +79,7 @@ export function commandLogFlag(args: ParsedArgs): { commandLogDir?: undefined; c
   return mb === 0 ? { commandLogDir: undefined } : { commandLogBytes: mb * 1024 * 1024 };
 }
 
-/** `--agent-approval allow|ask|deny` and `--agent-deny REGEX` (CONTRACT §9.6) as host options. */
+/** `--agent-approval allow|ask|deny` and `--agent-deny REGEX` (docs/protocol.md#agent-write-approval) as host options. */
 export function agentFlags(args: ParsedArgs): { agentApproval?: AgentApproval; agentDenyCommands?: string[] } {
   const approval = strFlag(args, '--agent-approval');
   if (approval !== undefined && !(AGENT_APPROVALS as readonly string[]).includes(approval)) {

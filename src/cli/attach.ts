@@ -14,7 +14,7 @@ const SCROLLBACK_ROWS = 200;
  * drawn first, then output streams live; keys go to the program; the session follows our size.
  */
 export async function attachCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { booleans: ['--no-resize'] });
+  const args = parseArgs(argv, { booleans: ['--no-resize'], maxPositional: 1 });
   const selector = args.positional[0];
   if (!selector) throw new UsageError('missing <session>; usage: shared-pty attach <session>');
   const found = findSession(selector);

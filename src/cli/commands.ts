@@ -2,12 +2,13 @@ import { readLiveRecords } from '../host/discovery';
 import { ErrorCode } from '../core/base/errors';
 import type { ControlParamsOf, MethodName, ResultOf } from '../core/methods/table';
 import { ConnectionClosedError, RpcCallError, type CallParams } from '../transport/client/rpc-client';
-import { intFlag, parseArgs, UsageError } from './args';
+import { intFlag, parseArgs, strFlag, UsageError } from './args';
+import { linkNote, parseDuration } from './token-commands';
 import { CliError, connectHost, findSession, hostGoneMessage } from './find-session';
 import { oneLine } from './one-line';
 
 /** Calls one method on the session's host; RPC errors become one-line CLI errors. */
-async function callOn<M extends MethodName>(selector: string, method: M, params: Omit<ControlParamsOf<M>, 'session'>): Promise<ResultOf<M>> {
+export async function callOn<M extends MethodName>(selector: string, method: M, params: Omit<ControlParamsOf<M>, 'session'>): Promise<ResultOf<M>> {
   const found = findSession(selector);
   const client = await connectHost(found);
   try {
@@ -23,14 +24,15 @@ async function callOn<M extends MethodName>(selector: string, method: M, params:
   }
 }
 
-function needSession(positional: string[], usage: string): string {
+/** The <session> argument, or a usage error that shows the usage line. */
+export function needSession(positional: string[], usage: string): string {
   if (!positional[0]) throw new UsageError(`missing <session>; usage: ${usage}`);
   return positional[0];
 }
 
 /** `list [--json]`: every session of every live host. */
 export async function listCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { booleans: ['--json'] });
+  const args = parseArgs(argv, { booleans: ['--json'], maxPositional: 0 });
   const sessions = readLiveRecords().flatMap((h) => h.sessions.map((s) => ({ ...s, hostId: h.hostId })));
   if (args.flags.has('--json')) {
     process.stdout.write(JSON.stringify(sessions, null, 2) + '\n');
@@ -57,7 +59,7 @@ const READ_USAGE = 'shared-pty read <session> [--top N | --bottom N | --start A 
 
 /** `read <session> [...]`: the screen, part of it, or a page of scrollback. */
 export async function readCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--top', '--bottom', '--start', '--end', '--offset', '--lines'], booleans: ['--scrollback', '--json'] });
+  const args = parseArgs(argv, { values: ['--top', '--bottom', '--start', '--end', '--offset', '--lines'], booleans: ['--scrollback', '--json'], maxPositional: 1 });
   const selector = needSession(args.positional, READ_USAGE);
   if (args.flags.has('--scrollback')) {
     const r = await callOn(selector, 'pty/scrollback', {
@@ -77,12 +79,16 @@ export async function readCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
+/** `send`'s exit status when the wait timed out: what coreutils' `timeout` uses, so `send … && next` stops. */
+export const SEND_TIMEOUT_EXIT = 124;
+
 /**
  * `send <session> <text> [--no-submit] [--timeout MS]`: prints the output and the wait reason.
- * With shell integration it also prints the command's exit code, and exits with it (as the command would).
+ * Its exit status: the command's exit code when the wait ended with the command (`command_done`,
+ * shell integration), 124 when it timed out, else 0 (the program waits for input, the session exited…).
  */
 export async function sendCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--timeout', '--idle'], booleans: ['--no-submit', '--json'] });
+  const args = parseArgs(argv, { values: ['--timeout', '--idle'], booleans: ['--no-submit', '--json'], maxPositional: 2 });
   const usage = 'shared-pty send <session> <text> [--no-submit] [--timeout MS]';
   const selector = needSession(args.positional, usage);
   const text = args.positional[1];
@@ -103,8 +109,15 @@ export async function sendCommand(argv: string[]): Promise<number> {
     process.stdout.write(`[${notes.join(', ')}]\n`);
     if (r.waitReason === 'secret_input') process.stdout.write('[the program asks for a password: type it in the terminal, e.g. shared-pty attach]\n');
   }
+  return sendExitStatus(r.waitReason, exitCode);
+}
+
+/** `send`'s exit status for its answer (see sendCommand). */
+export function sendExitStatus(waitReason: string, exitCode: number | undefined): number {
+  if (waitReason === 'timeout') return SEND_TIMEOUT_EXIT;
   // An exit status is a byte: what a shell would report for the same code.
-  return exitCode === undefined ? 0 : exitCode & 0xff;
+  if (waitReason === 'command_done' && exitCode !== undefined) return exitCode & 0xff;
+  return 0;
 }
 
 /** `keys <session> <Key>…`: named keys (Enter, Ctrl+C, ArrowUp, q, …). */
@@ -119,7 +132,7 @@ export async function keysCommand(argv: string[]): Promise<number> {
 
 /** `wait <session> <text> [--regex] [--timeout MS]`: exit 0 when it shows, 1 on timeout. */
 export async function waitCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--timeout'], booleans: ['--regex', '--json'] });
+  const args = parseArgs(argv, { values: ['--timeout'], booleans: ['--regex', '--json'], maxPositional: 2 });
   const usage = 'shared-pty wait <session> <text> [--regex] [--timeout MS]';
   const selector = needSession(args.positional, usage);
   const text = args.positional[1];
@@ -135,11 +148,24 @@ export async function waitCommand(argv: string[]): Promise<number> {
   return 1;
 }
 
-/** `view <session> [--read-only]`: prints a link that opens the session live in a browser. */
+/**
+ * `view <session> [--input | --read-only] [--expires 8h]`: prints a link that opens the session
+ * live in a browser. The link holds a token of its own (view scope, input with `--input`), which a
+ * browser trades once for a page cookie: the line is often printed into a shared terminal, and
+ * whoever reads it there later gains nothing. Never the host's own token.
+ */
 export async function viewCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { booleans: ['--read-only'] });
-  const selector = needSession(args.positional, 'shared-pty view <session> [--read-only]');
-  const r = await callOn(selector, 'session/viewUrl', { readOnly: args.flags.has('--read-only') });
+  const args = parseArgs(argv, { values: ['--expires'], booleans: ['--read-only', '--input'], maxPositional: 1 });
+  const selector = needSession(args.positional, VIEW_USAGE);
+  if (args.flags.has('--read-only') && args.flags.has('--input')) throw new UsageError(`--read-only and --input exclude each other; usage: ${VIEW_USAGE}`);
+  const expires = strFlag(args, '--expires');
+  const r = await callOn(selector, 'session/viewUrl', {
+    input: args.flags.has('--input'),
+    expiresIn: expires === undefined ? undefined : parseDuration(expires),
+  });
   process.stdout.write(r.url + '\n');
+  process.stderr.write(`(${linkNote(r.info)})\n`);
   return 0;
 }
+
+const VIEW_USAGE = 'shared-pty view <session> [--input | --read-only] [--expires 8h]';

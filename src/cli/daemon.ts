@@ -16,7 +16,7 @@ import { startHttpFor } from './http-option';
  * (10 min; `--idle-exit-ms N` or SHARED_PTY_IDLE_EXIT_MS=N; `--stay` or 0 keeps it up).
  */
 export async function daemonCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--http-port', '--allow-origin', '--scrollback', '--idle-exit-ms', '--command-log-mb', '--agent-approval', '--agent-deny'], booleans: ['--no-http', '--session-tcp', '--stay'] });
+  const args = parseArgs(argv, { values: ['--http-port', '--allow-origin', '--scrollback', '--idle-exit-ms', '--command-log-mb', '--agent-approval', '--agent-deny'], booleans: ['--no-http', '--session-tcp', '--stay'], maxPositional: 0 });
   const dir = ensureRuntimeDir();
   if (findDaemon(dir)) return 0; // another per-user host of this version is already up: use that one
   // Two started at the same moment (two editor windows, an editor and an agent): one runs.
@@ -44,9 +44,12 @@ export async function daemonCommand(argv: string[]): Promise<number> {
   }
   const stop = async () => {
     await host.close();
-    release();
     // A clean stop leaves nothing behind; after a crash the log stays for the next start to report.
-    fs.rmSync(path.join(host.runtimeDir, DAEMON_LOG), { force: true });
+    // A runtime directory taken over is not ours: nothing in it is touched.
+    if (host.runtimeDirLost === undefined) {
+      release();
+      fs.rmSync(path.join(host.runtimeDir, DAEMON_LOG), { force: true });
+    }
     process.exit(0);
   };
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop());
@@ -66,14 +69,24 @@ export async function daemonCommand(argv: string[]): Promise<number> {
       void stop();
     });
   }
-  // Left behind by an update: keep the sessions running here, then go.
-  const outdated = () =>
-    !fs.existsSync(entry) ||
-    readLiveRecords(host.runtimeDir).some((r) => r.kind === 'daemon' && r.hostId !== host.hostId && r.version !== VERSION && r.startedAt > host.startedAt);
+  // Left behind by an update, or nobody can find it any more (its runtime directory was taken
+  // over): keep the sessions running here, then go.
+  const newerHost = () => {
+    try {
+      return readLiveRecords(host.runtimeDir).some((r) => r.kind === 'daemon' && r.hostId !== host.hostId && r.version !== VERSION && r.startedAt > host.startedAt);
+    } catch {
+      // The directory is unsafe to read (taken over since our last write): a record write checks it and stops us there.
+      host.writeRecordNow();
+      return false;
+    }
+  };
+  const outdated = () => host.runtimeDirLost !== undefined || !fs.existsSync(entry) || newerHost();
   const retire = exitWhenOutdated(now, outdated, () => {
-    process.stderr.write('shared-pty: a newer host took over and the last session here ended; the host exits\n');
+    const why = host.runtimeDirLost !== undefined ? 'its runtime directory is no longer its own' : 'a newer host took over';
+    process.stderr.write(`shared-pty: ${why} and the last session here ended; the host exits\n`);
     void stop();
   });
   host.registry.onDidRemove(() => setImmediate(() => retire.check()));
+  host.onDidLoseRuntimeDir(() => setImmediate(() => retire.check()));
   return new Promise<number>(() => {});
 }

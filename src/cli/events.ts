@@ -7,7 +7,7 @@ import { CliError, findSession, hostGoneMessage } from './find-session';
 export const EVENTS_USAGE = 'shared-pty events [<session>] [--since SEQ] [--json]';
 
 /**
- * `events [<session>] [--since SEQ] [--json]`: prints the events of a session (CONTRACT §9.4), or
+ * `events [<session>] [--since SEQ] [--json]`: prints the events of a session (docs/protocol.md#events-ptyevents-and-ptywaitevent), or
  * of every session of every running host, one line each as they happen, until interrupted or
  * until the hosts end. `--since` replays the retained events after that seq first (seqs count per
  * host, so it needs a session); `--json` prints each event as one JSON object (with its `host`).

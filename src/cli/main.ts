@@ -8,6 +8,7 @@ import { playCommand } from './play';
 import { recordCommand } from './record';
 import { oneLine } from './one-line';
 import { serveCommand } from './serve';
+import { commandsCommand, killCommand, openCommand } from './session-commands';
 import { revokeCommand, shareCommand, tokensCommand } from './token-commands';
 import { VERSION } from '../version';
 
@@ -15,32 +16,47 @@ const HELP = `shared-pty ${VERSION} — terminals shared between people and agen
 
 Usage:
   shared-pty list [--json]
+  shared-pty open [--name N] [--cwd DIR] [--cols C] [--rows R] [--json] [-- COMMAND ARGS...]
+      (a new session on the per-user host, started if none runs; prints its id, --json its SessionInfo)
+  shared-pty kill <session>                     (ends the session and its program)
   shared-pty read <session> [--top N | --bottom N | --start A --end B | --scrollback [--offset N] [--lines N]]
   shared-pty send <session> <text> [--no-submit] [--timeout MS]
+      (exit status: the command's exit code when it ended, 124 when the wait timed out, else 0)
   shared-pty keys <session> <Key>...
   shared-pty wait <session> <text> [--regex] [--timeout MS]
+  shared-pty commands <session> [--limit N] [--json]   (the commands its shell ran: exit code, duration, cwd)
   shared-pty attach <session>
-  shared-pty view <session> [--read-only]      (a link to watch it live in a browser)
-  shared-pty share <session> [--scope view|input|control] [--expires 1h] [--json]   (a link and a token for that session only)
-  shared-pty tokens [--json]                    (the shared tokens: id, scope, session, expiry, last use)
-  shared-pty revoke <id>                        (ends a shared token at once)
+  shared-pty view <session> [--input] [--expires 8h]   (a one-time link to watch it live in a browser; --input: and type)
+  shared-pty share <session> [--scope view|input|control] [--expires 1h] [--reusable] [--json]   (a one-time link for that session only; --reusable: a token for scripts and agents too)
+  shared-pty tokens [--json]                    (the links and tokens: id, scope, session, kind, expiry, last use)
+  shared-pty revoke <id>                        (ends a link or token at once)
   shared-pty events [<session>] [--since SEQ] [--json]   (input waits, password prompts, bell, title, resize, exit…)
-  shared-pty record <session> [file] [--detach | --stop]   (an asciicast v3 recording; Ctrl+C stops)
+  shared-pty record <session> [file] [--input] [--detach | --stop]   (an asciicast v3 recording; Ctrl+C stops)
   shared-pty play <file> [--speed N] [--idle-limit SECONDS]   (replays a recording here)
   shared-pty play <file> --browser              (prints a link that replays it in the browser, in asciinema-player)
   shared-pty serve [--cmd CMD [-- ARGS...]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http]
       [--allow-origin ORIGIN[,ORIGIN...]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX]
       limits (README "Reliability"; defaults shown): [--max-sessions 256] [--max-session-connections 64]
       [--max-control-connections 256] [--max-http-connections 256] [--max-in-flight 1024] [--max-line-bytes 1048576]
-  shared-pty mcp
+  shared-pty mcp                                (the MCP server over stdio, for agents' MCP configuration)
+  shared-pty daemon [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN...]] [--session-tcp] [--scrollback N]
+      [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX] [--idle-exit-ms N | --stay]
+      (the per-user host that the editor, open and mcp start when none runs; exits after 10 min with
+      no session and no client)
 
 <session> is a session id, its exact name, or a unique id prefix.
 `;
+
+/** What a <session> argument may be, said under every command that takes one. */
+const SESSION_NOTE = '\n<session> is a session id, its exact name, or a unique id prefix.\n';
 
 type Command = (argv: string[]) => Promise<number>;
 
 const COMMANDS: Record<string, Command> = {
   list: listCommand,
+  open: openCommand,
+  kill: killCommand,
+  commands: commandsCommand,
   read: readCommand,
   send: sendCommand,
   keys: keysCommand,
@@ -61,9 +77,14 @@ const COMMANDS: Record<string, Command> = {
 /** Runs the CLI; resolves to the exit status. */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
+  if (!name) {
+    // Not what was asked for: the usage goes where errors go, and the status says so.
+    process.stderr.write(HELP);
+    return 2;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(HELP);
-    return name ? 0 : 2;
+    return 0;
   }
   if (name === '--version' || name === '-v') {
     process.stdout.write(VERSION + '\n');
@@ -79,15 +100,15 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await command(rest);
   } catch (e) {
-    if (e instanceof UsageError) return fail(e.message, 2);
+    if (e instanceof UsageError) return fail(/usage: /.test(e.message) ? e.message : `${e.message} (see shared-pty ${name} --help)`, 2);
     if (e instanceof CliError) return fail(e.message, e.exitCode);
     if (e instanceof RpcCallError) return fail(e.message, 1);
     return fail((e as Error).message ?? String(e), 1);
   }
 }
 
-/** The usage lines of one command, with their indented continuations (all of HELP when it has none of its own, like `daemon`). */
-function commandHelp(name: string): string {
+/** The usage lines of one command, with their indented continuations (every command has some in HELP). */
+export function commandHelp(name: string): string {
   const lines: string[] = [];
   let inCommand = false;
   for (const l of HELP.split('\n')) {
@@ -95,7 +116,7 @@ function commandHelp(name: string): string {
     else if (!l.startsWith('      ')) inCommand = false;
     if (inCommand) lines.push(l);
   }
-  return lines.length ? `Usage:\n${lines.join('\n')}\n` : HELP;
+  return `Usage:\n${lines.join('\n')}\n${lines.some((l) => l.includes('<session>')) ? SESSION_NOTE : ''}`;
 }
 
 function fail(message: string, code: number): number {

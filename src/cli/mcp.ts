@@ -134,7 +134,7 @@ function isInside(child: string, parent: string): boolean {
 
 /** `mcp`: the MCP server over stdio (one line of MCP configuration is all a client needs). */
 export async function mcpCommand(argv: string[]): Promise<number> {
-  parseArgs(argv, {});
+  parseArgs(argv, { maxPositional: 0 });
   const cliPath = require.main?.filename ?? process.argv[1];
   const backend = new DiscoveryBackend(cliPath);
   const server = createMcpServer(backend);

@@ -31,7 +31,9 @@ async function playInBrowser(file: string): Promise<number> {
   if (!host) throw new CliError('no running Shared PTY host serves HTTP, so nothing can show the replay (start one with: shared-pty serve)');
   const r = await onHost(host, (c) => c.call('host/replay', { path: path.resolve(file) }));
   process.stdout.write(`${r.url}\n`);
-  process.stderr.write(`(the link replays ${r.path} until ${r.expiresAt}; its token opens nothing else)\n`);
+  process.stderr.write(
+    `(the link replays ${r.path} until ${r.expiresAt}, and opens nothing else; it opens once, in the first browser that opens it; end it with: shared-pty revoke ${r.tokenId})\n`,
+  );
   return 0;
 }
 

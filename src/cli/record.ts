@@ -4,7 +4,7 @@ import { RpcCallError, type Notification } from '../transport/client/rpc-client'
 import { parseArgs, UsageError } from './args';
 import { CliError, connectHost, findSession } from './find-session';
 
-export const RECORD_USAGE = 'shared-pty record <session> [file] [--detach | --stop]';
+export const RECORD_USAGE = 'shared-pty record <session> [file] [--input] [--detach | --stop]';
 
 /**
  * `record <session> [file]`: starts an asciicast v3 recording of the session and prints its path,
@@ -12,20 +12,21 @@ export const RECORD_USAGE = 'shared-pty record <session> [file] [--detach | --st
  * ends, and says where it was saved. `--detach` leaves it recording and returns at once (stop it
  * later with `--stop`, or it ends with the session); `--stop` stops the session's recording and
  * prints its path. A relative `file` is from the current directory; without one the host picks a
- * new file in ~/.local/share/shared-pty/recordings.
+ * new file in ~/.local/share/shared-pty/recordings. `--input` keeps the text typed (never what the
+ * terminal hides); without it the recording says who typed and how many bytes, never what.
  */
 export async function recordCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { booleans: ['--detach', '--stop'] });
+  const args = parseArgs(argv, { booleans: ['--detach', '--stop', '--input'] });
   const [selector, file, ...extra] = args.positional;
   if (!selector) throw new UsageError(`missing <session>; usage: ${RECORD_USAGE}`);
   if (extra.length > 0) throw new UsageError(`too many arguments; usage: ${RECORD_USAGE}`);
   const stop = args.flags.has('--stop');
-  if (stop && (file !== undefined || args.flags.has('--detach'))) throw new UsageError(`--stop takes only <session>; usage: ${RECORD_USAGE}`);
+  if (stop && (file !== undefined || args.flags.has('--detach') || args.flags.has('--input'))) throw new UsageError(`--stop takes only <session>; usage: ${RECORD_USAGE}`);
 
   const found = findSession(selector);
   const client = await connectHost(found);
   const session = found.session.id;
-  const call = async (params: { path?: string; stop?: boolean }) => {
+  const call = async (params: { path?: string; stop?: boolean; input?: boolean }) => {
     try {
       return await client.call('pty/record', { session, ...params });
     } catch (e) {
@@ -48,7 +49,8 @@ export async function recordCommand(argv: string[]): Promise<number> {
       client.onClose(() => resolve('the host went away'));
     });
     await client.call('pty/events', { session });
-    const started = await call(file === undefined ? {} : { path: path.resolve(file) });
+    const input = args.flags.has('--input') ? { input: true } : {};
+    const started = await call(file === undefined ? input : { path: path.resolve(file), ...input });
     process.stdout.write(started.path + '\n');
     if (args.flags.has('--detach')) return 0;
     process.stderr.write(`Recording ${found.session.name}; Ctrl+C stops.\n`);

@@ -5,6 +5,7 @@ import { Host } from '../host/host';
 import type { Endpoint } from '../transport/socket/socket-server';
 import { agentFlags, commandLogFlag, intFlag, LIMIT_FLAGS, limitFlags, parseArgs, strFlag, UsageError } from './args';
 import { startHttpFor } from './http-option';
+import { NOBODY_TO_ASK } from '../core/agent/agent-policy';
 
 const USAGE =
   'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX] [--max-sessions N] [--max-session-connections N] [--max-control-connections N] [--max-http-connections N] [--max-in-flight N] [--max-line-bytes N]';
@@ -48,6 +49,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     if (!args.flags.has('--quiet')) process.stdout.write(line + '\n');
   };
 
+  const agents = agentFlags(args);
   const host = await Host.start({
     kind: 'serve',
     defaultCwd: cwd,
@@ -55,7 +57,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     sessionTcp: args.flags.has('--session-tcp'),
     maxLineBytes,
     ...limits,
-    ...agentFlags(args),
+    ...agents,
     ...commandLogs,
   });
   let stopping = false;
@@ -67,6 +69,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   };
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop(0));
 
+  // Said once, where the user started it (also with --quiet): `ask` needs someone to ask.
+  if (agents.agentApproval === 'ask' && !host.approvals.canAsk) process.stderr.write(`[shared-pty] agent approval ask: ${NOBODY_TO_ASK}\n`);
   try {
     if (!args.flags.has('--no-http')) await startHttpFor(host, httpPort, allowedOrigins);
     const session = await host.createSession(
@@ -102,8 +106,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
 }
 
 /**
- * `--allow-origin ORIGIN[,ORIGIN…]`: the browser origins allowed besides the host's own (CONTRACT
- * §9.8), each exactly `scheme://host[:port]` as a browser sends it in `Origin`.
+ * `--allow-origin ORIGIN[,ORIGIN…]`: the browser origins allowed besides the host's own
+ * (docs/guarantees.md#cors), each exactly `scheme://host[:port]` as a browser sends it in `Origin`.
  */
 function originsFlag(value: string | undefined): string[] {
   if (value === undefined) return [];

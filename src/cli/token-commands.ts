@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { readLiveRecords, type HostRecord } from '../host/discovery';
 import { ErrorCode } from '../core/base/errors';
 import { MAX_TOKEN_SECONDS } from '../core/methods/schemas';
@@ -6,7 +7,7 @@ import { RpcCallError, RpcClient } from '../transport/client/rpc-client';
 import { parseArgs, strFlag, UsageError } from './args';
 import { CliError, findSession } from './find-session';
 
-const SHARE_USAGE = 'shared-pty share <session> [--scope view|input|control] [--expires 1h]';
+const SHARE_USAGE = 'shared-pty share <session> [--scope view|input|control] [--expires 1h] [--reusable] [--json]';
 const SCOPES = ['view', 'input', 'control'] as const;
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 
@@ -20,38 +21,46 @@ export function parseDuration(text: string): number {
   return seconds;
 }
 
+/** What a link's line says about it: what it allows, until when, and how to end it. */
+export function linkNote(info: TokenInfo): string {
+  const what = info.session === null ? `replay of ${info.recording ?? 'a recording'}` : `${info.scope} access to session ${info.session}`;
+  const use = info.reusable
+    ? 'a reusable token: scripts and agents send it as "Authorization: Bearer <token>" until it expires'
+    : 'the link opens once, in the first browser that opens it; after that it opens nothing';
+  return `${what} until ${info.expiresAt}: ${use} (token id ${info.id}; end it with: shared-pty revoke ${info.id})`;
+}
+
 /**
- * `share <session> [--scope view|input|control] [--expires 1h]`: a token for that session only,
- * and the browser link that opens it with that token (CONTRACT §9.6). The host keeps its hash only:
- * this is the one time it is shown.
+ * `share <session> [--scope view|input|control] [--expires 1h] [--reusable]`: a link for that
+ * session only (docs/protocol.md, Scoped tokens). By default a one-time link, so that whoever reads
+ * it later (it is often printed into a shared terminal) gains nothing; `--reusable` also prints a
+ * token that scripts and agents use until it expires. The host keeps its hash only.
  */
 export async function shareCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--scope', '--expires'], booleans: ['--json'] });
+  const args = parseArgs(argv, { values: ['--scope', '--expires'], booleans: ['--json', '--reusable'], maxPositional: 1 });
   const selector = args.positional[0];
   if (!selector) throw new UsageError(`missing <session>; usage: ${SHARE_USAGE}`);
   const scope = strFlag(args, '--scope') ?? 'view';
   if (!(SCOPES as readonly string[]).includes(scope)) throw new UsageError(`--scope must be view, input or control, got "${scope}"`);
   const expires = strFlag(args, '--expires');
+  // Every flag is checked before the host is looked for: a bad flag is the first thing to fix.
+  const expiresIn = expires === undefined ? undefined : parseDuration(expires);
+  const reusable = args.flags.has('--reusable');
   const found = findSession(selector);
   if (!found.host.http) throw new CliError(`host ${found.host.hostId} serves no HTTP (started with --no-http): a token would open nothing`);
-  const r = await onHost(found.host, (c) =>
-    c.call('session/share', { session: found.session.id, scope: scope as (typeof SCOPES)[number], expiresIn: expires === undefined ? undefined : parseDuration(expires) }),
-  );
+  const r = await onHost(found.host, (c) => c.call('session/share', { session: found.session.id, scope: scope as (typeof SCOPES)[number], expiresIn, reusable }));
   if (args.flags.has('--json')) {
     process.stdout.write(JSON.stringify(r) + '\n');
     return 0;
   }
-  process.stdout.write(
-    `link:  ${r.url}\n` +
-      `token: ${r.token}\n` +
-      `${r.info.scope} access to session ${r.info.session} until ${r.info.expiresAt} (token id ${r.info.id}; end it with: shared-pty revoke ${r.info.id})\n`,
-  );
+  // A link's token is in its link only: printed alone it would be one more thing to read off the screen.
+  process.stdout.write(`link:  ${r.url}\n` + (reusable ? `token: ${r.token}\n` : '') + `${linkNote(r.info)}\n`);
   return 0;
 }
 
 /** `tokens [--json]`: the scoped tokens of every live host (never a token or its hash). */
 export async function tokensCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { booleans: ['--json'] });
+  const args = parseArgs(argv, { booleans: ['--json'], maxPositional: 0 });
   const all: Array<TokenInfo & { hostId: string }> = [];
   for (const host of readLiveRecords().filter((h) => h.http)) {
     const r = await onHost(host, (c) => c.call('host/tokens', {}));
@@ -62,8 +71,9 @@ export async function tokensCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (all.length === 0) return 0;
-  const header = ['ID', 'SCOPE', 'SESSION', 'EXPIRES', 'LAST USE'];
-  const rows = all.map((t) => [t.id, t.scope, t.session, t.expiresAt, t.lastUsedAt ?? 'never']);
+  const header = ['ID', 'SCOPE', 'SESSION', 'KIND', 'EXPIRES', 'LAST USE'];
+  const kind = (t: TokenInfo) => (t.reusable ? 'reusable' : t.openedAt ? 'link, opened' : 'link, not opened');
+  const rows = all.map((t) => [t.id, t.scope, t.session ?? `replay ${path.basename(t.recording ?? '')}`, kind(t), t.expiresAt, t.lastUsedAt ?? 'never']);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   for (const r of [header, ...rows]) process.stdout.write(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ') + '\n');
   return 0;
@@ -71,10 +81,13 @@ export async function tokensCommand(argv: string[]): Promise<number> {
 
 /** `revoke <id>`: ends the token at once, on whichever host issued it; its open WebSockets close. */
 export async function revokeCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, {});
+  const args = parseArgs(argv, { maxPositional: 1 });
   const id = args.positional[0];
   if (!id) throw new UsageError('missing <id>; usage: shared-pty revoke <id> (see shared-pty tokens)');
-  for (const host of readLiveRecords().filter((h) => h.http)) {
+  const live = readLiveRecords();
+  // No host, no token: the id may be right, but nothing holds it (tokens end with their host).
+  if (live.length === 0) throw new CliError('no Shared PTY host is running, so no shared token is valid (tokens end with their host)');
+  for (const host of live.filter((h) => h.http)) {
     try {
       await onHost(host, (c) => c.call('host/revoke', { id }));
       process.stdout.write(`revoked ${id}\n`);

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { VERSION } from '../version';
 import { isAlive, readLiveRecords, type HostRecord } from './discovery';
 import { ensureRuntimeDir } from './runtime-dir';
+import { openNewFile, replaceWithNewFile } from '../core/base/private-files';
 
 /** How long to wait for a freshly started per-user host to write its record. */
 const DAEMON_START_TIMEOUT_MS = 10000;
@@ -75,7 +76,7 @@ async function startDaemon(dir: string, opts: EnsureDaemonOptions): Promise<Host
   const env = { ...process.env, ...opts.env, ELECTRON_RUN_AS_NODE: '1', SHARED_PTY_DIR: dir };
   // What the detached host says (a crash, a node-pty that will not load) lands in daemon.log (0600,
   // one run's worth): there is no terminal to see it otherwise. Nothing secret is ever written there.
-  const log = fs.openSync(path.join(dir, DAEMON_LOG), 'w', 0o600);
+  const log = replaceWithNewFile(path.join(dir, DAEMON_LOG)); // a new file: a link planted at its name is not followed
   let child;
   try {
     child = spawn(opts.execPath ?? process.execPath, [opts.cliPath, 'daemon', ...(opts.args ?? [])], {
@@ -123,7 +124,12 @@ export function claimDaemonLock(dir: string): (() => void) | undefined {
   const file = path.join(dir, `daemon-${VERSION.replace(/[^\w.-]/g, '_')}.pid`);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
+      const fd = openNewFile(file); // exclusive: the first one wins, and a planted link is not followed
+      try {
+        fs.writeSync(fd, String(process.pid));
+      } finally {
+        fs.closeSync(fd);
+      }
       return () => {
         if (readLockPid(file) === process.pid) fs.rmSync(file, { force: true });
       };

@@ -1,11 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SessionInfo } from '../core/methods/types';
+import { writeFileAtomically } from '../core/base/private-files';
 import { checkRuntimeDir, runtimeDirPath } from './runtime-dir';
 
 export type HostKind = 'daemon' | 'serve';
 
-/** One host's discovery record, `<runtime>/<hostId>.json` (CONTRACT §2). */
+/** One host's discovery record, `<runtime>/<hostId>.json` (docs/hosts.md#runtime-directory). */
 export interface HostRecord {
   hostId: string;
   pid: number;
@@ -24,17 +25,13 @@ export interface HostRecord {
   entry?: string;
 }
 
-/** Writes a record atomically with mode 0600 (written to a temporary file, then renamed). */
+/**
+ * Writes a record atomically with mode 0600: into a new file under a random temporary name, then
+ * renamed (see writeFileAtomically), so a link planted at a name we would use is never written
+ * through. The caller has checked the directory is its own (RuntimeDirGuard).
+ */
 export function writeRecord(dir: string, record: HostRecord): void {
-  const file = path.join(dir, `${record.hostId}.json`);
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    fs.writeFileSync(tmp, JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
-    fs.renameSync(tmp, file);
-  } catch (e) {
-    fs.rmSync(tmp, { force: true }); // a full disk must not be left fuller by a half-written record
-    throw e;
-  }
+  writeFileAtomically(path.join(dir, `${record.hostId}.json`), JSON.stringify(record, null, 2) + '\n');
 }
 
 export function removeRecord(dir: string, hostId: string): void {

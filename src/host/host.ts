@@ -1,7 +1,8 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Disposable, disposableTimeout, MutableDisposable, toDisposable, type IDisposable } from '../core/base/lifecycle';
+import { Disposable, disposableTimeout, MutableDisposable, toDisposable, type Event, type IDisposable } from '../core/base/lifecycle';
+import { ErrorCode, RpcError } from '../core/base/errors';
 import { MAX_CONNECTIONS_PER_SESSION_SOCKET, MAX_CONTROL_CONNECTIONS, type HostLimits } from '../core/base/limits';
 import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/session/registry';
 import type { Session } from '../core/session/session';
@@ -9,7 +10,8 @@ import type { HostInfo, HostServices, ReplayService, SessionInfo, TokenService }
 import { listenRpc, type Endpoint, type RpcServer } from '../transport/socket/socket-server';
 import { VERSION } from '../version';
 import { readLiveRecords, removeRecord, writeRecord, type HostKind, type HostRecord } from './discovery';
-import { ensureRuntimeDir, runtimeDirWriteError } from './runtime-dir';
+import { ensureRuntimeDir, runtimeDirWriteError, UnsafeRuntimeDirError } from './runtime-dir';
+import { RuntimeDirGuard } from './runtime-guard';
 import { agentPolicy, type AgentApproval, type AgentPolicy } from '../core/agent/agent-policy';
 import { ApprovalBroker } from '../core/agent/approval';
 
@@ -19,9 +21,7 @@ export interface HttpAttachment extends IDisposable {
   token: string;
   /** The `stream` URL of a session. */
   streamUrl(sessionId: string): string;
-  /** The browser view link of a session (the token rides once, then a cookie). */
-  viewUrl(sessionId: string, readOnly?: boolean): string;
-  /** Its scoped tokens (`shared-pty share`): only in its memory, as hashes. */
+  /** Its scoped tokens (`shared-pty share`, `view`, `play --browser`): only in its memory, as hashes. */
   tokens?: TokenService;
   /** The recordings it replays in the browser (`host/replay`). */
   replays?: ReplayService;
@@ -44,7 +44,7 @@ export interface HostOptions extends RegistryOptions, HostLimits {
   entry?: string;
   /** Hook for the editor: a session was created through the protocol. */
   onSessionCreated?: (session: Session) => void;
-  /** Agents' writes into sessions the user opened: allow (default), ask, deny (CONTRACT §9.6). */
+  /** Agents' writes into sessions the user opened: allow (default), ask, deny (docs/protocol.md#agent-write-approval). */
   agentApproval?: AgentApproval;
   /** Regexes of lines an agent may never submit. */
   agentDenyCommands?: string[];
@@ -72,6 +72,14 @@ export class Host extends Disposable implements HostServices {
   /** The coalesced rewrite of the discovery record (see `_scheduleRecord`). */
   private readonly _recordTimer = this._register(new MutableDisposable());
   private _closed = false;
+  /** Checks, before every write, that the runtime directory and our folder in it are still ours. */
+  private readonly _files: RuntimeDirGuard;
+  /**
+   * The runtime directory was taken over (another user re-created it, its mode or owner changed):
+   * fired once, with the one line that says why. The host has stopped listening and writing there;
+   * its sessions go on for the clients already connected.
+   */
+  readonly onDidLoseRuntimeDir: Event<string>;
   /** Overrides `pty/kill` (socket-pty compatible serve ends the whole server). */
   killOverride: ((session: Session) => Promise<void> | void) | undefined;
 
@@ -89,8 +97,13 @@ export class Host extends Disposable implements HostServices {
     } catch (e) {
       throw runtimeDirWriteError(this.runtimeDir, e);
     }
+    this._files = this._register(new RuntimeDirGuard(this.runtimeDir, this.hostDir));
+    this.onDidLoseRuntimeDir = this._files.onDidLose;
+    this._register(this._files.onDidLose((why) => this._stopListening(why)));
     // Command logs live beside the sockets: private to the user, gone with the host.
-    this.registry = this._register(new SessionRegistry({ commandLogDir: path.join(this.hostDir, 'logs'), ...options }));
+    this.registry = this._register(
+      new SessionRegistry({ commandLogDir: path.join(this.hostDir, 'logs'), commandLogWritable: () => this._files.check(), ...options }),
+    );
     this._register(this.registry.onDidRemove((s) => void this._unpublish(s)));
     this._register(this.registry.onDidChange(() => this._scheduleRecord()));
   }
@@ -108,6 +121,7 @@ export class Host extends Disposable implements HostServices {
         maxInFlightRequests: options.maxInFlightRequests,
       });
       // A host nobody can find is no use: a record that cannot be written (a full disk) stops the start.
+      if (!host._files.check()) throw new UnsafeRuntimeDirError(host._files.lost ?? `The runtime directory ${host.runtimeDir} went away while the host started`);
       writeRecord(host.runtimeDir, host.record());
     } catch (e) {
       await host.close();
@@ -122,6 +136,11 @@ export class Host extends Disposable implements HostServices {
     let n = this._control?.connections ?? 0;
     for (const servers of this._sessionServers.values()) for (const s of servers) n += s.connections;
     return n;
+  }
+
+  /** Why the host stopped using its runtime directory (see onDidLoseRuntimeDir); undefined while it is ours. */
+  get runtimeDirLost(): string | undefined {
+    return this._files.lost;
   }
 
   get controlAddress(): string {
@@ -211,10 +230,6 @@ export class Host extends Disposable implements HostServices {
     return this._http?.replays;
   }
 
-  viewUrl(session: Session, readOnly: boolean): string | undefined {
-    return this._http?.viewUrl(session.id, readOnly);
-  }
-
   async killSession(session: Session): Promise<void> {
     if (this.killOverride) return this.killOverride(session);
     this.registry.remove(session.id);
@@ -224,7 +239,8 @@ export class Host extends Disposable implements HostServices {
 
   writeRecordNow(): void {
     this._recordTimer.clear();
-    if (this._closed) return;
+    // Checked before every write: a directory gone waits for the repair, one taken over is never written in.
+    if (this._closed || !this._files.check()) return;
     try {
       writeRecord(this.runtimeDir, this.record());
     } catch {
@@ -239,6 +255,7 @@ export class Host extends Disposable implements HostServices {
   }
 
   private async _publish(session: Session, extraEndpoint?: Endpoint): Promise<void> {
+    if (!extraEndpoint) this._ensureOwnFolder();
     const endpoints: Endpoint[] = [extraEndpoint ?? { type: 'unix', path: path.join(this.hostDir, `${session.id}.sock`) }];
     if (this.options.sessionTcp && extraEndpoint?.type !== 'tcp') endpoints.push({ type: 'tcp', host: '127.0.0.1', port: 0 });
     const servers: RpcServer[] = [];
@@ -255,6 +272,31 @@ export class Host extends Disposable implements HostServices {
         }),
       );
     }
+  }
+
+  /** Before a socket is made in our folder: the folders are ours (put back if gone), else a clear error. */
+  private _ensureOwnFolder(): void {
+    if (this._files.check() || this._files.restore()) return;
+    const why = this._files.lost;
+    if (why !== undefined) throw new RpcError(ErrorCode.ServerError, `This host takes no new sessions: ${why}`);
+    throw new RpcError(ErrorCode.ServerError, `The runtime directory ${this.runtimeDir} cannot be written now; try again, or start another host`);
+  }
+
+  /**
+   * The runtime directory was taken over: stop listening there (the sockets' listeners are left
+   * open but refuse everyone, see RpcServer.abandon), stop writing there, and say why in one line.
+   * Sessions, connections already open and the HTTP server (not in the folder) go on.
+   */
+  private _stopListening(why: string): void {
+    this._runtimeDirWatch.clear();
+    this._hostDirWatch.clear();
+    this._recordTimer.clear();
+    const inFolder = (s: RpcServer) => s.endpoint.type === 'unix' && s.endpoint.path.startsWith(this.hostDir + path.sep);
+    for (const s of [this._control, ...[...this._sessionServers.values()].flat()]) if (s && inFolder(s)) s.abandon();
+    const n = this.registry?.size ?? 0;
+    process.stderr.write(
+      `shared-pty: ${why}; host ${this.hostId} stopped listening there and writes nothing more in it (its ${n} session${n === 1 ? '' : 's'} go on for the clients already connected)\n`,
+    );
   }
 
   private async _unpublish(session: Session): Promise<void> {
@@ -300,17 +342,15 @@ export class Host extends Disposable implements HostServices {
 
   private async _repairFiles(): Promise<void> {
     try {
-      if (!fs.existsSync(this.runtimeDir)) {
-        ensureRuntimeDir(this.runtimeDir); // the whole folder went (a tmp cleaner): made again, 0700
-        this._watchFiles();
-      }
-      if (!fs.existsSync(this.hostDir)) {
-        fs.mkdirSync(this.hostDir, { mode: 0o700 });
-        this._hostDirWatch.value = undefined; // it watched the folder that went
-      }
+      const runtimeDirWent = !fs.existsSync(this.runtimeDir);
+      const hostDirWent = !fs.existsSync(this.hostDir);
+      // Made again where gone (0700), then checked: a folder someone else made first stops the host.
+      if (!this._files.restore()) return;
+      if (runtimeDirWent) this._watchFiles(); // the whole folder went (a tmp cleaner): watch the new one
+      else if (hostDirWent) this._hostDirWatch.value = undefined; // it watched the folder that went
       const servers = [this._control, ...[...this._sessionServers.values()].flat()].filter((s): s is RpcServer => !!s);
       const restored = (await Promise.all(servers.map((s) => s.restoreSocketFile()))).filter(Boolean).length;
-      if (!this._hostDirWatch.value && !this._closed) this._watchHostDir();
+      if (!this._hostDirWatch.value && !this._closed && !this._files.lost) this._watchHostDir();
       const recordGone = !fs.existsSync(path.join(this.runtimeDir, `${this.hostId}.json`));
       if (recordGone) this.writeRecordNow();
       if (restored > 0 || recordGone) process.stderr.write(`shared-pty: files of host ${this.hostId} were deleted; put back ${restored} socket(s)${recordGone ? ' and the record' : ''}\n`);
@@ -322,11 +362,14 @@ export class Host extends Disposable implements HostServices {
   /** Ends every session, closes every socket and removes the host's files. */
   async close(): Promise<void> {
     if (this._closed) return;
+    // Checked once more: a takeover found now still keeps us from touching anything there.
+    this._files.check();
     const servers = [...this._sessionServers.values()].flat();
     this._sessionServers.clear();
     this._closed = true;
     this.dispose();
     await Promise.all([...servers.map((s) => s.close()), this._control?.close(), this._http?.close()]);
+    if (this._files.lost !== undefined) return; // not ours any more: nothing there is removed
     removeRecord(this.runtimeDir, this.hostId);
     fs.rmSync(this.hostDir, { recursive: true, force: true });
   }

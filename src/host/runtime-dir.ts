@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-/** The runtime directory (CONTRACT §2): $SHARED_PTY_DIR, else $XDG_RUNTIME_DIR/shared-pty, else <tmp>/shared-pty-<uid>. */
+/** The runtime directory (docs/hosts.md#runtime-directory): $SHARED_PTY_DIR, else $XDG_RUNTIME_DIR/shared-pty, else <tmp>/shared-pty-<uid>. */
 export function runtimeDirPath(env: NodeJS.ProcessEnv = process.env): string {
   if (env.SHARED_PTY_DIR) return path.resolve(env.SHARED_PTY_DIR);
   if (env.XDG_RUNTIME_DIR) return path.join(env.XDG_RUNTIME_DIR, 'shared-pty');
@@ -56,7 +56,7 @@ function realMkdirError(dir: string, e: unknown): unknown {
 
 /**
  * Creates the runtime directory with mode 0700, or checks an existing one the way tmux does:
- * it must be a real directory, ours, and not writable by group or others (sockets live there).
+ * it must be a real directory, ours, and open to nobody else (sockets and tokens live there).
  * An unsafe one is refused, never repaired: changing the mode of a directory others can use
  * would not undo what they may have put there.
  */
@@ -67,24 +67,38 @@ export function ensureRuntimeDir(dir = runtimeDirPath()): string {
     const cause = (e as NodeJS.ErrnoException).code === 'EEXIST' ? undefined : realMkdirError(dir, e);
     if (cause) throw runtimeDirWriteError(dir, cause);
   }
-  checkRuntimeDir(dir);
+  checkRuntimeDir(dir, 'write');
   return dir;
 }
 
-/** Throws UnsafeRuntimeDirError unless `dir` is a directory owned by us that only we can write. */
-export function checkRuntimeDir(dir: string): void {
+/**
+ * Who uses a directory: a reader (a client finding hosts) needs it to be writable by nobody else
+ * (a record planted there could point it at someone else's socket); a writer (a host) needs it to
+ * be open to nobody else at all, mode 0700, as it keeps tokens and sockets there.
+ */
+export type DirUse = 'read' | 'write';
+
+/**
+ * What is wrong with `dir` for `use`, as a phrase that follows its path ("is owned by uid 1001,
+ * not by you (uid 0)"), with what to do; undefined when it is fit. Throws lstat's error (ENOENT
+ * when it is gone).
+ */
+export function dirProblem(dir: string, use: DirUse): string | undefined {
   const st = fs.lstatSync(dir);
   // A link could be turned to another user's directory at any time: refused, not followed.
-  if (st.isSymbolicLink()) throw new UnsafeRuntimeDirError(`Runtime directory ${dir} is a symbolic link; refusing to follow it (set SHARED_PTY_DIR to the real directory)`);
-  if (!st.isDirectory()) throw new UnsafeRuntimeDirError(`Runtime directory ${dir} is not a directory`);
+  if (st.isSymbolicLink()) return 'is a symbolic link; refusing to follow it (set SHARED_PTY_DIR to the real directory)';
+  if (!st.isDirectory()) return 'is not a directory';
   const uid = process.getuid?.();
-  if (uid !== undefined && st.uid !== uid) {
-    throw new UnsafeRuntimeDirError(`Runtime directory ${dir} is owned by uid ${st.uid}, not by you (uid ${uid}); refusing to use it`);
-  }
-  // Anyone who can write here could replace our sockets and records (CONTRACT §2, as tmux checks).
-  if ((st.mode & 0o022) !== 0) {
-    throw new UnsafeRuntimeDirError(
-      `Runtime directory ${dir} is writable by group or others (mode ${(st.mode & 0o777).toString(8)}); run: chmod 700 ${dir}`,
-    );
-  }
+  if (uid !== undefined && st.uid !== uid) return `is owned by uid ${st.uid}, not by you (uid ${uid}); refusing to use it`;
+  const mode = (st.mode & 0o777).toString(8);
+  // Anyone who can write here could replace our sockets and records (docs/hosts.md#runtime-directory, as tmux checks).
+  if ((st.mode & 0o022) !== 0) return `is writable by group or others (mode ${mode}); run: chmod 700 ${dir}`;
+  if (use === 'write' && (st.mode & 0o077) !== 0) return `is open to group or others (mode ${mode}); a host writes only in a directory of mode 700: run chmod 700 ${dir}`;
+  return undefined;
+}
+
+/** Throws UnsafeRuntimeDirError unless `dir` is a directory owned by us and fit for `use` (see DirUse). */
+export function checkRuntimeDir(dir: string, use: DirUse = 'read'): void {
+  const problem = dirProblem(dir, use);
+  if (problem) throw new UnsafeRuntimeDirError(`Runtime directory ${dir} ${problem}`);
 }

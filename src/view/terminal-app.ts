@@ -1,4 +1,4 @@
-// The terminal view of MCP Apps (CONTRACT §9.7; built into dist/terminal-app.html and served as the
+// The terminal view of MCP Apps (docs/guarantees.md#the-terminal-in-the-agents-chat; built into dist/terminal-app.html and served as the
 // resource ui://shared-pty/terminal). A chat host renders it in a sandboxed iframe beside the
 // result of a tool that shows a session; everything it knows and does goes through that host's
 // bridge (the App class of @modelcontextprotocol/ext-apps): the tool result names the session, and

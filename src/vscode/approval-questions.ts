@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { ApprovalAnswer, ApprovalRequest } from '../core/agent/approval';
 import type { RpcClient } from '../transport/client/rpc-client';
 
-/** The buttons of the question, and the answer each gives (CONTRACT §9.6). */
+/** The buttons of the question, and the answer each gives (docs/editor.md#approvals). */
 export const APPROVAL_CHOICES: readonly { label: string; answer: ApprovalAnswer }[] = [
   { label: 'Allow Once', answer: 'once' },
   { label: 'Allow for This Session', answer: 'session' },

@@ -4,6 +4,7 @@ export const Commands = {
   listSessions: 'sharedPty.listSessions',
   copyMcpConfig: 'sharedPty.copyMcpConfig',
   replayRecording: 'sharedPty.replayRecording',
+  installCli: 'sharedPty.installCli',
 } as const;
 
 /** Ids of other contributions. */
@@ -15,5 +16,5 @@ export const Ids = {
   rememberedSessions: 'sharedPty.sessions',
 } as const;
 
-/** The MCP server's label in the editor (CONTRACT §8). */
+/** The MCP server's label in the editor (docs/editor.md#mcp-registration). */
 export const MCP_LABEL = 'Shared PTY';

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { registerAgentApproval } from './agent-approval';
 import { showError } from './errors';
 import { HostClients } from './host-clients';
+import { registerInstallCli } from './install-cli';
 import { registerMcpProvider } from './mcp-provider';
 import { registerReplayCommand } from './recording-actions';
 import { registerSecretNotice } from './secret-notice';
@@ -35,11 +36,12 @@ export function activate(context: vscode.ExtensionContext): SharedPtyApi {
 
   registerStatusBar(context, { watcher });
   registerTerminals(context, { terminals });
-  registerSessionList(context, { hosts, watcher, terminals, error });
+  registerSessionList(context, { hosts, watcher, terminals, extensionPath: context.extensionPath, error });
   registerReplayCommand(context, { hosts, error });
   registerMcpProvider(context, { hosts, watcher, extensionPath: context.extensionPath, error });
   registerSecretNotice(context, { watcher, terminals });
   registerAgentApproval(context, { hosts, watcher, terminals, log });
+  registerInstallCli(context, { hosts, extensionPath: context.extensionPath, appRoot: vscode.env.appRoot, log, error });
 
   // A reloaded window gets its terminals back (contacts a host only when there is something to restore).
   terminals.restore();
@@ -51,7 +53,7 @@ export function activate(context: vscode.ExtensionContext): SharedPtyApi {
   };
 }
 
-/** A reload or shutdown never ends sessions: connections close, leases decide (CONTRACT §6). */
+/** A reload or shutdown never ends sessions: connections close, leases decide (docs/editor.md#terminal-lifetimes). */
 export function deactivate(): void {
   terminals?.shutdown();
 }

@@ -38,7 +38,7 @@ export class HostClients implements vscode.Disposable {
 
   constructor(private readonly _opts: HostClientsOptions) {}
 
-  /** The runtime directory: `sharedPty.runtimeDirectory`, else CONTRACT §2's default. */
+  /** The runtime directory: `sharedPty.runtimeDirectory`, else the default of docs/hosts.md#choosing-the-runtime-directory. */
   runtimeDir(): string {
     const configured = getSetting('runtimeDirectory').trim();
     if (!configured) return runtimeDirPath();
@@ -127,14 +127,16 @@ export class HostClients implements vscode.Disposable {
     for (const key of Object.keys(process.env)) if (EDITOR_ONLY_ENV.some((re) => re.test(key))) env[key] = undefined;
     env.ELECTRON_RUN_AS_NODE = '1';
     // When the extension's own node-pty cannot load, the host tries the editor's copy.
-    env.SHARED_PTY_NODE_PTY_FALLBACK = [
-      path.join(this._opts.appRoot, 'node_modules', 'node-pty'),
-      path.join(this._opts.appRoot, 'node_modules.asar.unpacked', 'node-pty'),
-    ].join(path.delimiter);
+    env.SHARED_PTY_NODE_PTY_FALLBACK = nodePtyFallback(this._opts.appRoot).join(path.delimiter);
     // The sessions agents open in this host follow the setting as it was when the host started.
     if (!getSetting('shellIntegration')) env[SHELL_INTEGRATION_ENV] = '0';
     return env;
   }
+}
+
+/** The editor's own node-pty folders, for a host whose node-pty (the extension's) does not load. */
+export function nodePtyFallback(appRoot: string): string[] {
+  return [path.join(appRoot, 'node_modules', 'node-pty'), path.join(appRoot, 'node_modules.asar.unpacked', 'node-pty')];
 }
 
 /** `daemon` flags from the settings (they apply when this window is the one that starts the host). */

@@ -20,7 +20,7 @@ const PLACEHOLDER_URL = 'http://127.0.0.1/mcp';
 
 /**
  * Registers the per-user host's MCP server (Streamable HTTP, bearer token) with the editor, so agent
- * chat finds it with no set-up (CONTRACT §5). With the HTTP server turned off, the stdio server
+ * chat finds it with no set-up (docs/editor.md#mcp-registration). With the HTTP server turned off, the stdio server
  * (`shared-pty mcp`) is registered instead.
  */
 export function registerMcpProvider(context: vscode.ExtensionContext, deps: McpProviderDeps): void {

@@ -1,4 +1,4 @@
-// What the editor says about recordings (CONTRACT §9.6, `pty/record`, `host/replay`) and what it
+// What the editor says about recordings (docs/editor.md#sharing-and-recording, `pty/record`, `host/replay`) and what it
 // remembers of them: plain text and a map, no vscode import, so both are unit-tested in Node.
 
 /** The notification's button that replays a stopped recording in the browser. */
@@ -47,7 +47,7 @@ function key(hostId: string, sessionId: string): string {
 
 /** After "Start Recording". */
 export function recordingStartedNotice(sessionName: string, file: string): string {
-  return `Recording ${sessionName} to ${file}: everything it shows and what is typed, except secret input. Stop it from the session list.`;
+  return `Recording ${sessionName} to ${file}: everything it shows, and who typed when (not what). Stop it from the session list.`;
 }
 
 /** After "Stop Recording" stopped one. */

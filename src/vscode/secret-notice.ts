@@ -11,7 +11,7 @@ export interface SecretNoticeDeps {
 export const SHOW_TERMINAL = 'Show terminal';
 
 /**
- * Tells the user when a shared terminal asks for a password (CONTRACT §9.3: `secretInput`, which
+ * Tells the user when a shared terminal asks for a password (docs/editor.md#password-prompts: `secretInput`, which
  * agents may not answer), naming the terminal, with an action that focuses it. Once per prompt;
  * not for the terminal the user is already typing in (the active terminal of a focused window).
  * Told in the window that shows the terminal, or, when no client shows it, in the focused window.

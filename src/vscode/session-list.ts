@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { Commands } from './commands';
 import type { HostClients } from './host-clients';
-import { mcpConfigSnippet } from './mcp-config';
+import { mcpConfigSnippet, stdioLaunch } from './mcp-config';
 import { startRecording, stopRecording, type RecordTarget } from './recording-actions';
 import { RecordingMemory } from './recording-notices';
 import type { HostedSession, SessionWatcher } from './session-watcher';
@@ -12,6 +12,8 @@ export interface SessionListDeps {
   hosts: HostClients;
   watcher: SessionWatcher;
   terminals: TerminalManager;
+  /** The extension's folder (the MCP configuration names its CLI when no launcher is installed). */
+  extensionPath: string;
   error(what: string, e: unknown): void;
 }
 
@@ -159,13 +161,12 @@ async function sessionTarget(deps: SessionListDeps, s: HostedSession): Promise<S
 
 async function copyMcpConfig(deps: SessionListDeps): Promise<void> {
   try {
-    const { record } = await deps.hosts.daemon();
-    await vscode.env.clipboard.writeText(mcpConfigSnippet(record));
-    void vscode.window.showInformationMessage(
-      record.http
-        ? 'Copied the MCP configuration: "shared-pty" (stdio, via npx) and "shared-pty-http" (this host\'s URL and token, valid while it runs).'
-        : 'Copied the MCP configuration ("shared-pty", stdio via npx). The HTTP server is off (sharedPty.http.enabled).',
-    );
+    const stdio = stdioLaunch(deps.extensionPath);
+    await vscode.env.clipboard.writeText(mcpConfigSnippet(stdio));
+    const how = stdio.viaLauncher
+      ? `"shared-pty" (stdio, through ${stdio.command}, which follows updates)`
+      : '"shared-pty" (stdio, with this version\'s absolute paths: run "Shared PTY: Install \'shared-pty\' Command in PATH" for one that survives updates)';
+    void vscode.window.showInformationMessage(`Copied the MCP configuration: ${how}. It holds no token: the server finds your hosts by itself.`);
   } catch (e) {
     deps.error('Cannot copy the MCP configuration', e);
   }

@@ -25,7 +25,7 @@ export function sessionKey(hostId: string, sessionId: string): string {
 }
 
 /**
- * Follows the sessions of every host through the discovery records (CONTRACT §2), which each host
+ * Follows the sessions of every host through the discovery records (docs/hosts.md#discovery-records), which each host
  * rewrites on every change. Reading them needs no connection and never starts a host.
  */
 export class SessionWatcher implements vscode.Disposable {

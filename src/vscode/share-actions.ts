@@ -4,7 +4,7 @@ import type { TokenInfo } from '../core/methods/types';
 import type { HostRecord } from '../host/discovery';
 import type { RpcClient } from '../transport/client/rpc-client';
 import { mcpUrl } from './mcp-config';
-import { EXPIRY_CHOICES, revokedNotice, sharedNotice, tokenRow, whenText } from './share-links';
+import { EXPIRY_CHOICES, revokedNotice, sharedNotice, tokenNotice, tokenRow, whenText } from './share-links';
 
 /** The session a share or revoke is about, and its host's control connection. */
 export interface ShareTarget {
@@ -14,7 +14,7 @@ export interface ShareTarget {
   client: RpcClient;
 }
 
-/** The label of the notification's button that copies the token alone (for an agent's config). */
+/** The label of the notification's button that copies a reusable token (for an agent's config or a script). */
 export const COPY_TOKEN = 'Copy Token';
 
 interface ExpiryPick extends vscode.QuickPickItem {
@@ -45,15 +45,16 @@ export async function shareLink(t: ShareTarget, scope: TokenScope, title: string
     placeHolder: 'How long the link works (you can revoke it sooner from the session list)',
   });
   if (!expiry) return;
+  // A one-time link: the browser that opens it first trades it for a page cookie, and then it opens nothing.
   const r = await t.client.call('session/share', { session: t.sessionId, scope, expiresIn: expiry.seconds });
   await vscode.env.clipboard.writeText(r.url);
   const answer = await vscode.window.showInformationMessage(sharedNotice(t.name, r.info, new Date()), COPY_TOKEN);
   if (answer !== COPY_TOKEN) return;
-  await vscode.env.clipboard.writeText(r.token);
+  // A script or an agent needs a token that stays valid: a reusable one of its own, listed and revoked like the link.
+  const reusable = await t.client.call('session/share', { session: t.sessionId, scope, expiresIn: expiry.seconds, reusable: true });
+  await vscode.env.clipboard.writeText(reusable.token);
   const mcp = mcpUrl(t.record);
-  void vscode.window.showInformationMessage(
-    `Copied the token alone (${r.info.scope}, ${t.name} only): send it as "Authorization: Bearer <token>" to REST, /rpc${mcp ? ` or ${mcp}` : ' or /mcp'}.`,
-  );
+  void vscode.window.showInformationMessage(tokenNotice(t.name, reusable.info, mcp));
 }
 
 /** "Revoke Shared Links…": the session's live tokens (scope, expiry, last use); the picked ones end at once. */

@@ -1,7 +1,7 @@
 import type { TokenScope } from '../core/io/caller';
 import type { TokenInfo } from '../core/methods/types';
 
-// What the session list says about shared links (CONTRACT §9.6): plain text, no vscode import, so
+// What the session list says about shared links (docs/editor.md#sharing-and-recording): plain text, no vscode import, so
 // the wording and the expiry choices are unit-tested in Node.
 
 /** One entry of the expiry pick: what the user reads and `session/share`'s `expiresIn`. */
@@ -62,25 +62,42 @@ export function agoText(iso: string, now: Date): string {
   return `${d} day${d === 1 ? '' : 's'} ago`;
 }
 
-/** The notification after a link was copied: what it allows, and until when. */
+/** The notification after a link was copied: what it allows, until when, and that it opens once. */
 export function sharedNotice(sessionName: string, info: TokenInfo, now: Date): string {
   const what = info.scope === 'view' ? `a read-only link to ${sessionName}` : `a link to ${sessionName} with ${info.scope}`;
-  return `Copied ${what}, until ${whenText(info.expiresAt, now)}: whoever has it can ${ALLOWS[info.scope]}. Revoke it from the session list.`;
+  return (
+    `Copied ${what}, until ${whenText(info.expiresAt, now)}: whoever opens it first can ${ALLOWS[info.scope]}, in that browser; ` +
+    'then the link itself opens nothing. Revoke it from the session list.'
+  );
+}
+
+/** The notification after a reusable token was copied for a script or an agent. */
+export function tokenNotice(sessionName: string, info: TokenInfo, mcpUrl: string | undefined): string {
+  return (
+    `Copied a token for scripts and agents (${info.scope}, ${sessionName} only, token ${info.id}): send it as "Authorization: Bearer <token>" ` +
+    `to REST, /rpc or ${mcpUrl ?? '/mcp'}. It works until it expires, for whoever has it; revoke it from the session list.`
+  );
 }
 
 /** A live token as the revoke list shows it. */
 export function tokenRow(info: TokenInfo, now: Date): { label: string; description: string; detail: string } {
+  const opened = info.reusable ? '' : info.openedAt ? ` · opened ${agoText(info.openedAt, now)}` : ' · not opened yet';
   return {
-    label: KIND[info.scope],
-    description: `until ${whenText(info.expiresAt, now)} · ${info.lastUsedAt ? `last used ${agoText(info.lastUsedAt, now)}` : 'never used'}`,
+    label: kindOf(info),
+    description: `until ${whenText(info.expiresAt, now)} · ${info.lastUsedAt ? `last used ${agoText(info.lastUsedAt, now)}` : 'never used'}${opened}`,
     detail: `can ${ALLOWS[info.scope]} · token ${info.id}, made ${whenText(info.createdAt, now)}`,
   };
 }
 
 /** The notification after revoking. */
 export function revokedNotice(sessionName: string, infos: readonly TokenInfo[]): string {
-  if (infos.length === 1) return `Revoked the ${KIND[infos[0].scope].toLowerCase()} to ${sessionName} (token ${infos[0].id}): it opens nothing now, and pages open with it were closed.`;
+  if (infos.length === 1) return `Revoked the ${kindOf(infos[0]).toLowerCase()} to ${sessionName} (token ${infos[0].id}): it opens nothing now, and pages open with it were closed.`;
   return `Revoked ${infos.length} shared links to ${sessionName}: they open nothing now, and pages open with them were closed.`;
+}
+
+/** What a token is, as the revoke list names it: a link of a scope, or a reusable token for scripts. */
+function kindOf(info: TokenInfo): string {
+  return info.reusable ? `Token for scripts (${info.scope})` : KIND[info.scope];
 }
 
 function pad(n: number): string {

@@ -41,10 +41,10 @@ export interface PtyHooks {
 
 type State = 'idle' | 'starting' | 'live' | 'exited' | 'closed';
 
-/** What the terminal's name says while an agent's call writes or waits there (CONTRACT §9.6). */
+/** What the terminal's name says while an agent's call writes or waits there (docs/editor.md#sharing-and-recording). */
 export const AGENT_TYPING_SUFFIX = ' — agent typing';
 
-/** The terminal name for a session: its origin says who opened it (CONTRACT §8). */
+/** The terminal name for a session: its origin says who opened it (docs/guarantees.md#http-checks-and-shapes). */
 export function terminalName(origin: Origin, sessionName: string, agentTyping = false): string {
   const name = origin === 'user' ? `Shared PTY: ${sessionName}` : `Shared PTY (${origin}): ${sessionName}`;
   return agentTyping ? name + AGENT_TYPING_SUFFIX : name;

@@ -56,7 +56,7 @@ function defaultProfileShell(env: NodeJS.ProcessEnv): ShellCommand | undefined {
 }
 
 /**
- * The user's shell (CONTRACT §8): `sharedPty.shell` (with `sharedPty.shellArgs`), else the shell of
+ * The user's shell (docs/editor.md#the-shell): `sharedPty.shell` (with `sharedPty.shellArgs`), else the shell of
  * VS Code's default terminal profile, else $SHELL, else /bin/sh.
  */
 export function resolveShell(env: NodeJS.ProcessEnv = process.env): ShellCommand {

@@ -13,7 +13,7 @@ import { SHELL_INTEGRATION_ENV } from '../core/commands/shell-integration';
 const enum Timing {
   /**
    * After the editor closes a terminal, wait this long for its exit reason: a window that reloads
-   * or shuts down also closes its terminals, and those sessions must live on (CONTRACT §6).
+   * or shuts down also closes its terminals, and those sessions must live on (docs/editor.md#terminal-lifetimes).
    */
   CloseSettleMs = 250,
   /** …checked this many times at most (the session must still end within 2 s of a user's close). */
@@ -316,7 +316,7 @@ export class TerminalManager implements vscode.Disposable {
   }
 }
 
-/** `session/create` params for the user's shell in this window (CONTRACT §8). */
+/** `session/create` params for the user's shell in this window (docs/editor.md#the-shell). */
 function userSessionParams(): Record<string, unknown> {
   const shell = resolveShell();
   const params: Record<string, unknown> = {

@@ -12,7 +12,7 @@ import type { Host } from '../../src/host/host';
 import type { Session } from '../../src/core/session/session';
 import { startHttpServer, type HttpServer } from '../../src/transport/http/http-server';
 import { startHost, tempRuntimeDir, TEST_WRITER, until } from '../helpers/host';
-import { startServeHost } from '../helpers/cli';
+import { runCli, startServeHost } from '../helpers/cli';
 import { bashEnv } from '../helpers/protocol';
 import { mcpAgent, type HttpHost } from '../helpers/http';
 import { screenText } from '../../src/core/mirror/screen-text';
@@ -106,7 +106,7 @@ async function screenRows(session: Session): Promise<string[]> {
   return (await session.mirror.screen()).rows;
 }
 
-describe('browser view (Chromium + xterm.js)', { skip }, () => {
+describe('browser view (Chromium + xterm.js)', () => {
   let hostHandle: Awaited<ReturnType<typeof startHost>>;
   let host: Host;
   let server: HttpServer;
@@ -123,6 +123,7 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
   };
 
   before(async () => {
+    if (skip) return;
     assert.ok(fs.existsSync(path.join(ROOT, 'dist', 'view.js')), 'dist/view.js is missing: run `node esbuild.mjs` first');
     hostHandle = await startHost();
     host = hostHandle.host;
@@ -146,13 +147,13 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     await hostHandle?.close();
   });
 
-  it('refuses the page without a token (401) and from a foreign Origin (403); unknown session is 404', async () => {
+  it('refuses the page without a token (401) and from a foreign Origin (403); unknown session is 404', { skip }, async () => {
     const pagePath = `/sessions/${session.id}/view`;
     assert.equal((await get(server.port, pagePath)).status, 401);
     assert.equal((await get(server.port, '/view/view.js')).status, 401);
     const foreign = await get(server.port, pagePath, { authorization: `Bearer ${server.token}`, origin: 'http://evil.example' });
     assert.equal(foreign.status, 403);
-    const foreignCookie = await get(server.port, pagePath, { cookie: `shared_pty_auth=${server.token}`, origin: 'http://evil.example' });
+    const foreignCookie = await get(server.port, pagePath, { cookie: `shared_pty_${server.port}=${server.token}`, origin: 'http://evil.example' });
     assert.equal(foreignCookie.status, 403);
     const unknown = await get(server.port, '/sessions/no-such-session/view', { authorization: `Bearer ${server.token}` });
     assert.equal(unknown.status, 404);
@@ -164,7 +165,10 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     assert.equal(res?.status(), 401);
   });
 
-  it('serves the page and its bundled assets with strict headers and without the token', async () => {
+  /** A one-time link to the session, as `shared-pty view` makes it (`--input`: one that types). */
+  const viewLink = (input: boolean): string => server.tokens.share(session, input ? 'input' : 'view', 600).url;
+
+  it('serves the page and its bundled assets with strict headers and without the token', { skip }, async () => {
     const auth = { authorization: `Bearer ${server.token}` };
     const pageAnswer = await get(server.port, `/sessions/${session.id}/view`, auth);
     assert.equal(pageAnswer.status, 200);
@@ -187,7 +191,7 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     assert.equal((await get(server.port, '/view/nothing.js', auth)).status, 404);
   });
 
-  it('shows the session live: prompt, typed input reaches the shell, output and colours render', async () => {
+  it('shows the session live: prompt, typed input reaches the shell, output and colours render', { skip }, async () => {
     const page = await newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
@@ -197,19 +201,21 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     page.on('response', (r) => {
       if (r.status() >= 400) errors.push(`${r.status()} ${r.url()}`);
     });
-    await page.goto(server.viewUrl(session.id));
+    const link = viewLink(true);
+    const linkToken = new URL(link).searchParams.get('token')!;
+    await page.goto(link);
     // The one-time token was traded for a cookie: it is neither in the address bar nor in history.
     const landed = new URL(page.url());
     assert.equal(landed.pathname, `/sessions/${session.id}/view`);
     assert.equal(landed.searchParams.get('token'), null);
-    assert.ok(!page.url().includes(server.token));
+    assert.ok(!page.url().includes(linkToken));
     // No history entry holds the token either (the 303 replaced the link's entry).
     const cdp = await page.context().newCDPSession(page);
     const history = (await cdp.send('Page.getNavigationHistory')) as { entries: Array<{ url: string }> };
     await cdp.detach();
     assert.ok(history.entries.some((e) => e.url === page.url()));
-    for (const e of history.entries) assert.ok(!e.url.includes(server.token), `history entry with the token: ${e.url}`);
-    assert.ok(!(await page.content()).includes(server.token));
+    for (const e of history.entries) assert.ok(!e.url.includes(linkToken), `history entry with the token: ${e.url}`);
+    assert.ok(!(await page.content()).includes(linkToken));
     assert.equal(await page.title(), 'browser-view-test — Shared PTY');
     assert.equal(await page.isVisible('#readonly-badge'), false);
 
@@ -256,9 +262,9 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     assert.deepEqual(errors, [], 'no errors in the page (CSP included)');
   });
 
-  it('typing arbitration through the view (CONTRACT §9.6): a line the user started in the browser holds an agent\'s send; typing there during a send ends it', async () => {
+  it('typing arbitration through the view: a line the user started in the browser holds an agent\'s send; typing there during a send ends it', { skip }, async () => {
     const page = await newPage();
-    await page.goto(server.viewUrl(session.id));
+    await page.goto(viewLink(true));
     await until(async () => (await page.textContent('#status'))?.startsWith('live'), Wait.Screen, 'the live status');
     const agent = await mcpAgent({ http: server, token: server.token } as HttpHost, 'view-arbitration');
     const toolText = (r: any) => (r.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('');
@@ -283,14 +289,11 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     }
   });
 
-  it('the read-only link shows the badge and does not let typing reach the shell', async () => {
+  it('the read-only link shows the badge and does not let typing reach the shell', { skip }, async () => {
     const page = await newPage();
-    const url = server.viewUrl(session.id, true);
-    assert.ok(url.includes('readonly=1'));
-    await page.goto(url);
+    await page.goto(viewLink(false));
     const landed = new URL(page.url());
     assert.equal(landed.searchParams.get('token'), null);
-    assert.equal(landed.searchParams.get('readonly'), '1');
     assert.equal(await page.isVisible('#readonly-badge'), true);
     assert.equal(await page.textContent('#readonly-badge'), 'read-only');
     assert.equal(await page.isVisible('#fit'), false, 'a read-only view cannot resize the terminal');
@@ -303,7 +306,7 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     assert.ok(!(await screenRows(session)).some((r) => r.includes('should-not-arrive')), 'the shell got input from a read-only view');
     assert.ok(!(await pageLines(page)).some((l) => l.includes('should-not-arrive')));
 
-    // Even a hand-made write over the read-only page's WebSocket (view-only cookie) is refused.
+    // Even a hand-made write over the read-only page's WebSocket (its page cookie holds a view grant) is refused.
     const reply = await page.evaluate(
       (id) =>
         new Promise<string>((resolve) => {
@@ -324,7 +327,7 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     await new Promise((r) => setTimeout(r, Wait.Refused));
     assert.ok(!(await screenRows(session)).some((r) => r.includes('sneaked-in')));
 
-    // The view-only cookie opens the view and nothing else.
+    // The page cookie opens the view and nothing else.
     assert.equal(await page.evaluate(async () => (await fetch('/sessions')).status), 401);
 
     // It still follows the session live.
@@ -333,9 +336,9 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     await page.screenshot({ path: SCREENSHOT_READ_ONLY });
   });
 
-  it('after a forced gap (the page stalls during a flood) resyncs by itself: its screen matches pty/read again', async () => {
+  it('after a forced gap (the page stalls during a flood) resyncs by itself: its screen matches pty/read again', { skip }, async () => {
     const page = await newPage();
-    await page.goto(server.viewUrl(session.id));
+    await page.goto(viewLink(true));
     await waitForPageLine(page, (l) => l.startsWith('view$'), 'the prompt');
     // The page's main thread stalls while ~19 MB pass (more than the loopback socket's buffers
     // hold): the browser stops taking frames, the host's socket fills, and the 1 MiB ring moves on
@@ -371,9 +374,9 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     assert.match(view.state, /^live/, 'still connected');
   });
 
-  it('follows the session size, fits to the window on request, and shows the exit', async () => {
+  it('follows the session size, fits to the window on request, and shows the exit', { skip }, async () => {
     const page = await newPage();
-    await page.goto(server.viewUrl(session.id));
+    await page.goto(viewLink(true));
     await waitForPageLine(page, (l) => l.startsWith('view$'), 'the prompt');
     const size = () => page.evaluate(() => [window.__sharedPtyTerm!.cols, window.__sharedPtyTerm!.rows]);
 
@@ -395,7 +398,7 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
     await until(async () => (await page.textContent('#status')) === 'exited with code 3', Wait.Screen, 'the exit status in the page');
     assert.equal(session.exitCode, 3);
   });
-  it('tells the user when the host is killed, and stops there: no "connecting", no more requests, no typing', async () => {
+  it('tells the user when the host is killed, and stops there: no "connecting", no more requests, no typing', { skip }, async () => {
     // A host of its own, in its own process: `shared-pty serve`, killed by its pid.
     const dir = tempRuntimeDir();
     const serve = await startServeHost(['--cmd', 'bash --norc --noprofile', '--quiet'], bashEnv({ SHARED_PTY_DIR: dir, PS1: 'doomed$ ' }));
@@ -403,7 +406,9 @@ describe('browser view (Chromium + xterm.js)', { skip }, () => {
       const http = serve.record.http;
       assert.ok(http, 'serve publishes its HTTP server');
       const page = await newPage();
-      await page.goto(`${http.url}/sessions/${serve.record.sessions[0].id}/view?token=${http.token}`);
+      const view = await runCli(['view', serve.record.sessions[0].id, '--input'], bashEnv({ SHARED_PTY_DIR: dir }));
+      assert.equal(view.code, 0, view.stderr);
+      await page.goto(view.stdout.trim());
       await waitForPageLine(page, (l) => l.startsWith('doomed$'), 'the prompt of the doomed host');
       await until(async () => (await page.textContent('#status')) === 'live', Wait.Screen, 'the live status');
 

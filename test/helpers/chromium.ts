@@ -3,9 +3,10 @@
 import * as fs from 'node:fs';
 import type { Browser } from 'playwright-core';
 
-export const CHROMIUM = '/usr/bin/chromium';
+/** Debian's Chromium; SHARED_PTY_CHROMIUM names another (or a missing one, to check that npm test then fails). */
+export const CHROMIUM = process.env.SHARED_PTY_CHROMIUM || '/usr/bin/chromium';
 
-/** Why a suite that needs Chromium is skipped, or false when it can run. */
+/** Why a test that needs Chromium is skipped (npm test then fails: test/allowed-skips.json allows no such skip), or false when it can run. */
 export function chromiumSkip(what: string): string | false {
   return fs.existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium); ${what} needs it`;
 }

@@ -43,7 +43,7 @@ export class FuzzHost {
   /** What the target runs (a `cat`; in raw mode, `RAW_CAT`, no key ends it). */
   private _targetCommand: { command: string; args: string[] } = { command: 'cat', args: [] };
 
-  static async start(options: { target?: { command: string; args: string[] } } = {}): Promise<FuzzHost> {
+  static async start(options: { target?: { command: string; args: string[] }; sessionTcp?: boolean } = {}): Promise<FuzzHost> {
     const sandbox = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-fuzz-'));
     const bin = path.join(sandbox, 'bin');
     fs.mkdirSync(bin);
@@ -51,7 +51,7 @@ export class FuzzHost {
     // Sessions inherit this process's environment: only harmless programs can be found.
     process.env.PATH = bin;
     process.env.SHELL = path.join(bin, 'cat');
-    const { host, close } = await startHost({ defaultCwd: sandbox });
+    const { host, close } = await startHost({ defaultCwd: sandbox, sessionTcp: options.sessionTcp });
     const http = await startHttpServer(host, { hostId: host.hostId });
     host.attachHttp(http);
     const fh = new FuzzHost(host, http, close, sandbox);

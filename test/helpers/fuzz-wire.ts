@@ -7,7 +7,7 @@ import * as net from 'node:net';
 import WebSocket from 'ws';
 import { METHOD_INDEX } from '../../src/core/methods/table';
 
-/** The error codes a client may be answered with (CONTRACT §3, §8); -32603 is not among them. */
+/** The error codes a client may be answered with (docs/protocol.md#4-error-codes, docs/guarantees.md#error-codes-beyond-json-rpc); -32603 is not among them. */
 export const EXPECTED_ERROR_CODES = new Set([-32700, -32600, -32601, -32602, -32000, -32001, -32002]);
 
 export type Msg = Record<string, any>;

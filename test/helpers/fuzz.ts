@@ -1,16 +1,15 @@
-// How the property-based fuzzers run (fast-check). In `npm test` every property runs a few
-// cases from a fixed seed, so a run is short and repeatable. `npm run fuzz` sets FUZZ_RUNS (cases
-// per property) and a fresh FUZZ_SEED it prints; FUZZ_SEED (and FUZZ_PATH, from a failure's report)
-// replay a failure: FUZZ_SEED=123 FUZZ_PATH="4:1" npm run fuzz.
+// How the property-based fuzzers run (fast-check). In `npm test` every property runs a few cases
+// from a seed scripts/test.mjs draws afresh for each run and prints (so every run tries new cases,
+// and a failure can be replayed); `npm run fuzz` sets FUZZ_RUNS (cases per property) and a fresh
+// FUZZ_SEED it prints. FUZZ_SEED (and FUZZ_PATH, from a failure's report) replay a failure:
+// FUZZ_SEED=123 FUZZ_PATH="4:1" npm run fuzz -- <file>, or FUZZ_SEED=123 node scripts/test.mjs <file>.
+import { randomInt } from 'node:crypto';
 import fc from 'fast-check';
-
-/** The seed of `npm test`: fixed, so a failure there is the same failure on every machine. */
-const TEST_SEED = 14;
 
 /** Cases per property asked for by `npm run fuzz` (0: the short runs of `npm test`). */
 export const FUZZ_RUNS = Math.max(0, Math.floor(Number(process.env.FUZZ_RUNS ?? 0)) || 0);
-/** The seed every property of this process uses. */
-export const FUZZ_SEED = process.env.FUZZ_SEED !== undefined && process.env.FUZZ_SEED !== '' ? Number(process.env.FUZZ_SEED) : TEST_SEED;
+/** The seed every property of this process uses: FUZZ_SEED, or a fresh one (a file run on its own). */
+export const FUZZ_SEED = process.env.FUZZ_SEED !== undefined && process.env.FUZZ_SEED !== '' ? Number(process.env.FUZZ_SEED) : randomInt(2 ** 31);
 const FUZZ_PATH = process.env.FUZZ_PATH || undefined;
 
 /** True in a long run (`npm run fuzz`). */

@@ -176,6 +176,8 @@ export interface WsOptions {
   queryToken?: string;
   /** Sent as `Authorization: Bearer`. */
   token?: string;
+  /** Sent as the `Cookie` header, as a browser sends its page cookie. */
+  cookie?: string;
   origin?: string;
   host?: string;
 }
@@ -190,6 +192,7 @@ export function wsConnect(port: number, path: string, opts: WsOptions = {}): Pro
   const headers: Record<string, string> = {};
   if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
   if (opts.host !== undefined) headers.host = opts.host;
+  if (opts.cookie !== undefined) headers.cookie = opts.cookie;
   const ws = new WebSocket(url, { headers, origin: opts.origin, handshakeTimeout: HttpTimeouts.Request });
   const client = new WsClient(ws);
   return new Promise((resolve, reject) => {

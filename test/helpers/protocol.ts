@@ -231,7 +231,10 @@ export async function startServe(args: string[], env: NodeJS.ProcessEnv, target:
   }
 }
 
-/** A free TCP port on 127.0.0.1 (free when asked; good enough for a test). */
+/**
+ * A TCP port on 127.0.0.1 that was free when asked: another process may bind it before the server
+ * a test starts does. Start servers with startServeOnFreePort, which makes sure the port is theirs.
+ */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -241,6 +244,64 @@ export function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** Ports startServeOnFreePort tries before it gives up (each one taken by someone else in between). */
+const PORT_TRIES = 5;
+
+/**
+ * `shared-pty serve` on a free TCP port (`args` puts the port where it goes). freePort() only knows
+ * the port was free when it asked: if another process binds it first, serve fails to listen, or the
+ * test would reach that other process; then another port is tried, and the port is known to be the
+ * serve's own when this returns (its listening socket is one of the serve process's descriptors).
+ */
+export async function startServeOnFreePort(args: (port: number) => string[], env: NodeJS.ProcessEnv): Promise<{ serve: ServeProcess; port: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    let serve: ServeProcess | undefined;
+    try {
+      serve = await startServe(args(port), env, { port, host: '127.0.0.1' });
+      if (listensOn(serve.pid, port)) return { serve, port };
+      throw new Error(`port ${port} (EADDRINUSE) is another process's`);
+    } catch (e) {
+      await serve?.stop();
+      if (attempt >= PORT_TRIES || !/EADDRINUSE/.test((e as Error).message)) throw e;
+    }
+  }
+}
+
+/** Whether process `pid` holds the socket listening on TCP `port` (from /proc/net/tcp{,6} and /proc/<pid>/fd). */
+function listensOn(pid: number, port: number): boolean {
+  const hexPort = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    if (!fs.existsSync(table)) continue;
+    for (const line of fs.readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f[1]?.endsWith(hexPort) && f[3] === '0A') inodes.add(f[9]);
+    }
+  }
+  const fdDir = `/proc/${pid}/fd`;
+  return fs.readdirSync(fdDir).some((fd) => {
+    try {
+      return inodes.has(/^socket:\[(\d+)\]$/.exec(fs.readlinkSync(path.join(fdDir, fd)))?.[1] ?? '');
+    } catch {
+      return false; // closed meanwhile
+    }
+  });
+}
+
+/**
+ * Open connections to a host's Unix socket (`unix:/path`), from /proc/net/unix: a server's accepted
+ * sockets carry its path, in state 03 (connected). A test waits for one more to know that a client
+ * it started (a CLI `wait`, say) has reached the host, instead of sleeping and hoping it has.
+ */
+export function connectionsTo(address: string): number {
+  const socketPath = address.replace(/^unix:/, '');
+  return fs
+    .readFileSync('/proc/net/unix', 'utf8')
+    .split('\n')
+    .filter((l) => l.endsWith(` ${socketPath}`) && l.trim().split(/\s+/)[5] === '03').length;
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -1,7 +1,7 @@
 // A headless xterm's screen as `pty/read` gives one, so a test can compare a client's picture with the host's.
 import type { Terminal } from '@xterm/headless';
 
-/** The screen's rows without trailing spaces, each ended by `\n`, trailing empty rows dropped (CONTRACT §8). */
+/** The screen's rows without trailing spaces, each ended by `\n`, trailing empty rows dropped (docs/guarantees.md#screen-text). */
 export function screenTextOf(term: Terminal): string {
   const b = term.buffer.active;
   const rows: string[] = [];

@@ -28,7 +28,7 @@ async function until(fn, ms, what) {
 }
 
 /**
- * One JSON-RPC call on the per-user host's control socket (CONTRACT §3.2), found through its
+ * One JSON-RPC call on the per-user host's control socket (docs/protocol.md#per-session-socket-and-control-socket), found through its
  * discovery record in $SHARED_PTY_DIR: what the host says, not what the extension believes.
  * @param {string} method
  * @param {Record<string, unknown>} [params]
@@ -231,10 +231,17 @@ suite('Shared PTY in the editor', () => {
     await vscode.commands.executeCommand('sharedPty.copyMcpConfig');
     const text = await until(() => vscode.env.clipboard.readText(), 10000, 'the clipboard to be written');
     const config = JSON.parse(text);
-    assert.deepEqual(config.mcpServers['shared-pty'], { command: 'npx', args: ['shared-pty', 'mcp'] });
-    const http = config.mcpServers['shared-pty-http'];
-    assert.match(http.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
-    assert.match(http.headers.Authorization, /^Bearer \S+$/);
+    // Absolute paths that work from any folder (the launcher when installed), never npx.
+    const stdio = config.mcpServers['shared-pty'];
+    assert.ok(require('node:path').isAbsolute(stdio.command), stdio.command);
+    assert.equal(stdio.args[stdio.args.length - 1], 'mcp');
+    assert.ok(stdio.args.slice(0, -1).every((a) => require('node:path').isAbsolute(a)), JSON.stringify(stdio.args));
+    // Nothing copied holds the host's own token (README "Security"): the stdio server needs none.
+    assert.deepEqual(Object.keys(config.mcpServers), ['shared-pty']);
+    const dir = process.env.SHARED_PTY_DIR;
+    const tokens = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')).http?.token).filter(Boolean);
+    assert.ok(tokens.length > 0, 'a host with HTTP runs');
+    for (const token of tokens) assert.ok(!text.includes(token), 'the host token is not in the copied configuration');
   });
 
   test('the MCP server definition provider is registered and its server starts', async () => {

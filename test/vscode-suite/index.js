@@ -13,11 +13,14 @@ exports.run = function run() {
   mocha.addFile(path.join(__dirname, 'extension.test.js'));
   return new Promise((resolve, reject) => {
     const runner = mocha.run((failures) => (failures ? reject(new Error(`${failures} in-editor test(s) failed`)) : resolve(undefined)));
-    // The page console loses the reporter's failure details: the runner may ask for a plain report file.
+    // The page console loses the reporter's failure details, and the runner counts each in-editor
+    // test as a test of its own: it may ask for a report file, one JSON line per test.
     const report = process.env.SHARED_PTY_SUITE_REPORT;
     if (report) {
-      runner.on('pass', (test) => fs.appendFileSync(report, `ok: ${test.fullTitle()}\n`));
-      runner.on('fail', (test, err) => fs.appendFileSync(report, `FAILED: ${test.fullTitle()}: ${err && err.stack ? err.stack : err}\n`));
+      const line = (test, state, error) => fs.appendFileSync(report, `${JSON.stringify({ title: test.fullTitle(), state, error })}\n`);
+      runner.on('pass', (test) => line(test, 'passed'));
+      runner.on('fail', (test, err) => line(test, 'failed', err && err.stack ? err.stack : String(err)));
+      runner.on('pending', (test) => line(test, 'skipped'));
     }
   });
 };

@@ -6,7 +6,7 @@ import { boundedFirstMatch, REGEX_BUDGET_MS, RegexTimeoutError } from '../io/bou
 import type { Caller } from '../io/caller';
 import { argvToJudge, commandsToJudge } from './command-line';
 
-/** What the host does with an agent's write into a session the user opened (CONTRACT §9.6). */
+/** What the host does with an agent's write into a session the user opened (docs/protocol.md#agent-write-approval). */
 export type AgentApproval = 'allow' | 'ask' | 'deny';
 export const AGENT_APPROVALS: readonly AgentApproval[] = ['allow', 'ask', 'deny'];
 
@@ -61,6 +61,20 @@ export function checkAgentWrite(policy: AgentPolicy | undefined, session: Sessio
   }
 }
 
+/** What an agent's write into `session` gets now, and why when that is not the policy (`pty/info`'s agentApproval). */
+export function agentApprovalNow(policy: AgentPolicy | undefined, canAsk: boolean, session: Session): { policy: AgentApproval; effective: AgentApproval; reason?: string } {
+  const approval = policy?.approval ?? 'allow';
+  if (approval === 'allow') return { policy: approval, effective: approval };
+  if (session.options.origin !== 'user') return { policy: approval, effective: 'allow', reason: `${session.options.origin === 'agent' ? 'an agent' : 'a script'} opened this session: it is not one the user opened` };
+  if (approval === 'deny') return { policy: approval, effective: approval };
+  if (session.agentsAllowed) return { policy: approval, effective: 'allow', reason: 'the user allowed agents for this session' };
+  if (!canAsk) return { policy: approval, effective: 'allow', reason: NOBODY_TO_ASK };
+  return { policy: approval, effective: approval };
+}
+
+/** Why `ask` acts as `allow`: said by pty/info and by `serve` at start-up. */
+export const NOBODY_TO_ASK = 'no editor window is connected to ask the user, so agents\' writes are allowed (as with allow) until one connects';
+
 /**
  * Refuses an agent's `open_session` whose command line a deny rule matches (`{command: "/bin/sh",
  * args: ["-c", "rm -rf …"]}` is `rm -rf …` to the rules), before anything is started.
@@ -99,7 +113,7 @@ export const DENY_RULES_BUDGET_MS = REGEX_BUDGET_MS;
 /**
  * True when an agent's write into `session` waits for the user's answer: policy `ask`, a session
  * the user opened, not yet allowed for the session, and a window connected to ask in (with none,
- * `ask` acts as the headless policy, `allow`: CONTRACT §9.6).
+ * `ask` acts as the headless policy, `allow`: docs/protocol.md#agent-write-approval).
  */
 export function needsAsking(policy: AgentPolicy | undefined, canAsk: boolean, session: Session, from: InputSource): boolean {
   return policy?.approval === 'ask' && isAgentCall(from) && session.options.origin === 'user' && !session.agentsAllowed && canAsk;

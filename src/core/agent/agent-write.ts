@@ -31,7 +31,7 @@ export const DEFAULT_APPROVAL_WAIT_MS = 60_000;
 
 /**
  * Marks an agent's write call in progress on `session` (the editor shows "agent typing" on that
- * terminal while it writes or waits, CONTRACT §9.6) until the handle is disposed.
+ * terminal while it writes or waits, docs/guarantees.md#sharing-with-control) until the handle is disposed.
  */
 export function agentCall(guards: WriteGuards, session: Session, from: InputSource): IDisposable {
   return isAgentCall(from) && guards.approvals ? guards.approvals.agentTyping(session) : { dispose() {} };

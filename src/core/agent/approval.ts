@@ -5,7 +5,7 @@ import type { Session } from '../session/session';
 import type { InputSource } from '../session/input-source';
 import type { NotificationSink } from '../io/subscription';
 
-/** What the user answers when an agent asks to type (CONTRACT §9.6): Allow once / for this session / Deny. */
+/** What the user answers when an agent asks to type (docs/protocol.md#agent-write-approval): Allow once / for this session / Deny. */
 export type ApprovalAnswer = 'once' | 'session' | 'deny';
 export const APPROVAL_ANSWERS: readonly ApprovalAnswer[] = ['once', 'session', 'deny'];
 
@@ -51,7 +51,7 @@ export class ApprovalBroker {
   /** Agent calls in progress per session id. */
   private readonly _typing = new Map<string, number>();
 
-  /** True when some client can answer (with none, `ask` acts as the headless policy, CONTRACT §9.6). */
+  /** True when some client can answer (with none, `ask` acts as the headless policy, docs/protocol.md#agent-write-approval). */
   get canAsk(): boolean {
     return this._watchers.size > 0;
   }

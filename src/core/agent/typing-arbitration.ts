@@ -2,7 +2,7 @@ import { serverError } from '../base/errors';
 import type { Session } from '../session/session';
 import { isAgentCall, type InputSource } from '../session/input-source';
 
-/** The human counts as typing for this long after their last key (CONTRACT §9.6). */
+/** The human counts as typing for this long after their last key (docs/protocol.md#typing-arbitration). */
 export const HUMAN_PAUSE_MS = 1500;
 /** How long an agent's write without a timeout of its own (send_keys, a raw write) waits for the human. */
 export const DEFAULT_ARBITRATION_WAIT_MS = 15_000;
@@ -10,7 +10,7 @@ export const DEFAULT_ARBITRATION_WAIT_MS = 15_000;
 const LINE_POLL_MS = 250;
 
 /**
- * Typing arbitration (CONTRACT §9.6): an agent's (MCP) write waits while the human is typing in
+ * Typing arbitration (docs/protocol.md#typing-arbitration): an agent's (MCP) write waits while the human is typing in
  * that session (a key from their views in the last 1.5 s, or a line started and not submitted),
  * up to `timeoutMs`, then fails with text that says the user is typing; nothing is written.
  * Scripts and the human's own views are never held. Resolves with the milliseconds waited.

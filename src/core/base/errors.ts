@@ -1,4 +1,4 @@
-/** JSON-RPC 2.0 error codes used on every transport (CONTRACT §3, §8; seeds/socket-pty.md). */
+/** JSON-RPC 2.0 error codes used on every transport (docs/protocol.md#4-error-codes). */
 export const enum ErrorCode {
   ParseError = -32700,
   InvalidRequest = -32600,
@@ -8,7 +8,7 @@ export const enum ErrorCode {
   ServerError = -32000,
   UnknownSession = -32001,
   SessionBusy = -32002,
-  /** The caller's token does not allow this call: its scope is too small, or it names another session (CONTRACT §9.6). */
+  /** The caller's token does not allow this call: its scope is too small, or it names another session (docs/protocol.md#scoped-tokens). */
   Forbidden = -32004,
 }
 
@@ -38,12 +38,12 @@ export function unknownSession(session: string): RpcError {
   return new RpcError(ErrorCode.UnknownSession, `Unknown session: ${session}`, { session });
 }
 
-/** The error a second concurrent send gets (CONTRACT §8). */
+/** The error a second concurrent send gets (docs/guarantees.md#error-codes-beyond-json-rpc). */
 export function sessionBusy(): RpcError {
   return new RpcError(ErrorCode.SessionBusy, 'Session is busy with another send; wait for it to finish');
 }
 
-/** A call outside the caller's token (CONTRACT §9.6: HTTP 403, JSON-RPC -32004, MCP isError). */
+/** A call outside the caller's token (docs/protocol.md#scoped-tokens: HTTP 403, JSON-RPC -32004, MCP isError). */
 export function forbidden(message: string): RpcError {
   return new RpcError(ErrorCode.Forbidden, `Forbidden: ${message}`);
 }

@@ -10,8 +10,25 @@ export const MAX_SESSIONS = 256;
 export const MAX_CONNECTIONS_PER_SESSION_SOCKET = 64;
 /** Connections open at once on the host's control socket. */
 export const MAX_CONTROL_CONNECTIONS = 256;
-/** Connections open at once to the host's HTTP server (REST, WebSockets, `/mcp`, the browser view); a local tool never needs more. */
+/**
+ * Connections open at once to the host's HTTP server (REST, WebSockets, `/mcp`, the browser view)
+ * with one credential (the host's token, each scoped token, each link): a local tool never needs
+ * more, and a guest holding all of its own leaves the owner's untouched.
+ */
 export const MAX_HTTP_CONNECTIONS = 256;
+/**
+ * Connections to the HTTP server that have not authenticated yet, at once; past it the oldest is
+ * closed. They are counted apart from every credential's, so clients without a token cannot crowd
+ * out those with one; a client with its token sends it in its first request, so it is one of
+ * these only for the moment it takes to send that request.
+ */
+export const MAX_UNAUTHENTICATED_HTTP_CONNECTIONS = 256;
+/**
+ * How long an HTTP connection may stay open without a request that authenticates: a client with
+ * its token sends it within milliseconds; 5 s leaves room on a loaded machine. (Node's own limit,
+ * 60 s for the headers checked every 30 s, let 330 idle sockets hold the server for about 75 s.)
+ */
+export const HTTP_AUTHENTICATE_WITHIN_MS = 5000;
 /**
  * Requests one connection may have started and not yet answered (a `pty/wait` can last a day);
  * over HTTP, where a connection is no lasting client, requests in flight with one token.

@@ -1,4 +1,6 @@
 import * as fs from 'node:fs';
+import { NEW_FILE_FLAGS, PRIVATE_FILE_MODE } from '../base/private-files';
+import { StrippedText } from '../base/stripped-text';
 
 /** Timing of a command log's writes: the output path never waits for the disk. */
 export const enum CommandLogTuning {
@@ -6,6 +8,12 @@ export const enum CommandLogTuning {
   FlushDelayMs = 20,
   /** Gathered output this large goes out at once, without waiting for the delay. */
   FlushBytes = 256 * 1024,
+  /**
+   * A checkpoint of the log's text (a line start outside any escape sequence) at least this far
+   * from the one before: a budget's tail is stripped from the last checkpoint before it, so it
+   * reads at most this much more than it shows; a 64 MiB log keeps ~1000 of them (24 KB).
+   */
+  CheckpointBytes = 64 * 1024,
 }
 
 /**
@@ -29,10 +37,18 @@ export class CommandLog {
   private _waiters: Array<{ bytes: number; resolve: () => void }> = [];
   /** The log stopped growing: the session's budget was spent (it keeps the command's first bytes). */
   truncated = false;
+  /**
+   * The log's text, counted as it is appended: characters and lines with escape sequences removed
+   * (an output budget's exact totals, docs/protocol.md "Output budget"), and checkpoints to strip a
+   * part of it from.
+   */
+  readonly text = new StrippedText(CommandLogTuning.CheckpointBytes);
 
   constructor(
     readonly id: number,
     readonly path: string,
+    /** Asked before the file is made or removed: false when its folder is no longer safe to write in. */
+    private readonly _canWrite: () => boolean = () => true,
   ) {}
 
   get size(): number {
@@ -49,6 +65,7 @@ export class CommandLog {
     if (this._closed || this._finished || data.length === 0) return;
     this._pending.push(Buffer.from(data)); // a copy: the chunk moves on to the mirror thread
     this._size += data.length;
+    this.text.feed(data);
     this._schedule();
   }
 
@@ -83,7 +100,7 @@ export class CommandLog {
     this._removed = true;
     this.close();
     // A file still being opened is removed once it is (see `_open`).
-    if (!this._opening) fs.rm(this.path, { force: true }, () => {});
+    if (!this._opening && this._canWrite()) fs.rm(this.path, { force: true }, () => {});
   }
 
   private _removed = false;
@@ -141,13 +158,15 @@ export class CommandLog {
 
   private _open(): void {
     this._opened = true;
+    if (!this._canWrite()) return this._fail(new Error('the folder of the command logs is no longer safe to write in'));
     this._opening = true;
-    fs.open(this.path, 'w', 0o600, (err, fd) => {
+    // A new file only: a link planted at its name is refused, never written through.
+    fs.open(this.path, NEW_FILE_FLAGS, PRIVATE_FILE_MODE, (err, fd) => {
       this._opening = false;
       if (err) return this._fail(err);
       if (this._closed) {
         fs.close(fd, () => {});
-        if (this._removed) fs.rm(this.path, { force: true }, () => {});
+        if (this._removed && this._canWrite()) fs.rm(this.path, { force: true }, () => {});
         return;
       }
       this._fd = fd;

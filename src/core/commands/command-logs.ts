@@ -4,13 +4,11 @@ import { Disposable } from '../base/lifecycle';
 import { CommandLog } from './command-log';
 import { MAX_COMMAND_RECORDS, type CommandRecord, type CommandTracker } from './command-tracker';
 
-const EMPTY = Buffer.alloc(0);
-
-/** Bytes of command logs a session keeps by default, over all its commands (CONTRACT §9.5). */
+/** Bytes of command logs a session keeps by default, over all its commands (docs/protocol.md#ptycommandoutput). */
 export const DEFAULT_COMMAND_LOG_BYTES = 64 * 1024 * 1024;
 
 /**
- * Each command's whole output in a log of its own (CONTRACT §9.5): files 0600 in a folder 0700 of
+ * Each command's whole output in a log of its own (docs/protocol.md#ptycommandoutput): files 0600 in a folder 0700 of
  * the session, bounded over all of them (the oldest commands' logs go first; a single command
  * larger than the bound keeps its first bytes) and removed with the session.
  *
@@ -27,8 +25,6 @@ export class CommandLogs extends Disposable {
   private _total = 0;
   /** The output cursor up to which output has gone to the logs. */
   private _cursor = 0;
-  /** The output after `_cursor`: it may begin a mark, so whose it is is not known yet. */
-  private _held: Buffer = EMPTY;
   private _folderMade = false;
 
   constructor(
@@ -36,6 +32,11 @@ export class CommandLogs extends Disposable {
     /** The session's own folder (made when its first command starts). */
     readonly folder: string,
     readonly budget = DEFAULT_COMMAND_LOG_BYTES,
+    /**
+     * Asked before each file or folder of the logs is made or removed: false while the folder
+     * is not safe to write in (gone, or the host's runtime directory was taken over).
+     */
+    private readonly _canWrite: () => boolean = () => true,
   ) {
     super();
     this._register(_tracker.onDidStartCommand((r) => this._begin(r)));
@@ -43,11 +44,8 @@ export class CommandLogs extends Disposable {
       _tracker.onDidFinishCommand((r) => {
         if (!this._records.has(r.id)) return;
         this._records.set(r.id, r);
-        // Ended by the shell's exit, after its last output: what was held back is its, and nothing more comes.
-        if (r.endCursor !== null && r.endCursor <= this._cursor + this._held.length) {
-          this._feed(this._held, this._cursor, r.endCursor);
-          this._finish(r.id);
-        }
+        // Ended by the shell's exit, after its last output: nothing more comes.
+        if (r.endCursor !== null && r.endCursor <= this._cursor) this._finish(r.id);
       }),
     );
   }
@@ -59,16 +57,9 @@ export class CommandLogs extends Disposable {
 
   /** One chunk of output; `cursor` is the output cursor just after it. */
   append(data: Uint8Array, cursor: number): void {
-    let bytes = data;
-    if (this._held.length > 0) {
-      bytes = Buffer.concat([this._held, data]);
-      this._held = EMPTY;
-    }
-    // Bytes that may begin a mark (the end of the command, say) wait until the mark is whole.
-    const safe = cursor - Math.min(this._tracker.heldBytes, bytes.length);
-    if (safe < cursor) this._held = Buffer.from(bytes.subarray(bytes.length - (cursor - safe)));
-    this._cursor = safe;
-    this._feed(bytes, cursor - bytes.length, safe);
+    // Marks reach the output whole (the tracker holds a mark's beginning back until it ends).
+    this._cursor = cursor;
+    this._feed(data, cursor - data.length, cursor);
   }
 
   /** Hands the bytes of `bytes` (which starts at cursor `start`) before `upTo` to the logs they belong to. */
@@ -86,7 +77,7 @@ export class CommandLogs extends Disposable {
   }
 
   private _begin(record: CommandRecord): void {
-    if (this.isDisposed) return;
+    if (this.isDisposed || !this._canWrite()) return; // no log for this command; the command still works
     if (!this._folderMade) {
       try {
         fs.mkdirSync(this.folder, { recursive: true, mode: 0o700 });
@@ -95,7 +86,7 @@ export class CommandLogs extends Disposable {
       }
       this._folderMade = true;
     }
-    const log = new CommandLog(record.id, path.join(this.folder, `${record.id}.log`));
+    const log = new CommandLog(record.id, path.join(this.folder, `${record.id}.log`), this._canWrite);
     this._logs.push(log);
     this._growing.push(log);
     this._records.set(record.id, record);
@@ -138,7 +129,7 @@ export class CommandLogs extends Disposable {
     for (const log of this._logs) log.close();
     this._logs.length = 0;
     this._growing = [];
-    if (this._folderMade) fs.rmSync(this.folder, { recursive: true, force: true });
+    if (this._folderMade && this._canWrite()) fs.rmSync(this.folder, { recursive: true, force: true });
     super.dispose();
   }
 }

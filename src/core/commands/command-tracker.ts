@@ -1,7 +1,7 @@
 import { Disposable, Emitter } from '../base/lifecycle';
-import { Osc633Scanner, type Osc633Sequence } from './osc633-scanner';
+import { OwnMarkFilter, type FilteredOutput, type OwnMark } from './own-marks';
 
-/** One command line the shell ran, as its shell integration reported it (CONTRACT §9.2). */
+/** One command line the shell ran, as its shell integration reported it (docs/protocol.md#ptycommands). */
 export interface CommandRecord {
   /** 1 for the session's first command, then one more for each. */
   id: number;
@@ -19,7 +19,7 @@ export interface CommandRecord {
   startedAt: string;
   /** null while it runs. */
   durationMs: number | null;
-  /** The file holding the command's whole output (CONTRACT §9.5); null when dropped or not kept. */
+  /** The file holding the command's whole output (docs/guarantees.md#output-budget-for-agents); null when dropped or not kept. */
   log: string | null;
 }
 
@@ -33,25 +33,26 @@ interface RunningCommand {
 }
 
 /**
- * Follows a shell's OSC 633 marks in the session's output (VS Code's shell integration: `A`
- * prompt, `B` command line, `E` its text, `C` executed, `D;<exit>` finished, `P;Cwd=`) and turns
- * them into command records whose cursors are exact output cursors.
+ * Follows the marks of the shell integration the session injected (VS Code's OSC 633: `E` the
+ * command line, `C` executed, `D;<exit>` finished, `P;Cwd=`) and turns them into command records
+ * whose cursors are exact output cursors. Only marks that carry the session's nonce count
+ * (OwnMarkFilter): what a program prints is never a command, an exit code or a cwd, and a session
+ * whose shell got no integration has no records. The prompt marks (`A`, `B`) carry no nonce: they
+ * are for the editor's terminal and make nothing here.
  *
- * Records are flat, one command at a time, as VS Code's terminal reads the same marks: a shell
- * with marks of its own started inside a command (ssh to a host with integration) draws a prompt,
- * which ends that command (exit status unknown), and its commands are records of their own.
+ * Records are flat, one command at a time, as VS Code's terminal reads the same marks.
  *
- * Seams for the events of CONTRACT §9.4: `onDidStartCommand` and `onDidFinishCommand`.
+ * Seams for the events of docs/protocol.md#events-ptyevents-and-ptywaitevent: `onDidStartCommand` and `onDidFinishCommand`.
  */
 export class CommandTracker extends Disposable {
-  private readonly _scanner = new Osc633Scanner();
+  /** Undefined: the session injected no integration, so nothing in the output is a mark. */
+  private readonly _filter: OwnMarkFilter | undefined;
   private readonly _records: CommandRecord[] = [];
   private _running: RunningCommand | undefined;
   /** The command line an `E` announced for the next `C`. */
   private _nextCommandLine: string | undefined;
   private _cwd: string | undefined;
   private _nextId = 1;
-  private _integration: boolean;
 
   private readonly _onDidStartCommand = this._register(new Emitter<CommandRecord>());
   /** A command started (its record, exitCode still null). */
@@ -60,24 +61,24 @@ export class CommandTracker extends Disposable {
   /** A command finished (its record, complete). */
   readonly onDidFinishCommand = this._onDidFinishCommand.event;
   private readonly _onDidChangeState = this._register(new Emitter<void>());
-  /** The shell's working directory changed, or integration became known. */
+  /** The shell's working directory changed. */
   readonly onDidChangeState = this._onDidChangeState.event;
 
   /**
    * @param _startCwd where the shell started (the cwd of commands before the shell reports one)
-   * @param injected whether the session injected its integration (else it counts once marks are seen)
+   * @param nonce the secret the injected integration ends its marks with; undefined: none injected
    */
   constructor(
     private readonly _startCwd: string,
-    injected: boolean,
+    nonce: string | undefined,
   ) {
     super();
-    this._integration = injected;
+    this._filter = nonce === undefined ? undefined : new OwnMarkFilter(nonce);
   }
 
-  /** True when the shell reports its commands: injected by the session, or seen in its output. */
+  /** True when the session injected its shell integration: its shell reports its commands. */
   get integration(): boolean {
-    return this._integration;
+    return this._filter !== undefined;
   }
 
   /** The shell's working directory as it last reported it; undefined until it does. */
@@ -126,16 +127,22 @@ export class CommandTracker extends Disposable {
   }
 
   /**
-   * Bytes at the end of the output read so far that may be the beginning of a mark not complete
-   * yet: whether they belong to the running command is known only once the mark ends.
+   * Takes the integration's marks out of one chunk of output (whole UTF-8 characters): the output
+   * to pass on (the marks' nonces removed; a mark not complete yet held back), and the marks, at
+   * positions in it. Give them to `apply` once the output is in the ring.
    */
-  get heldBytes(): number {
-    return this._scanner.pendingBytes;
+  filter(data: Buffer): FilteredOutput {
+    return this._filter ? this._filter.filter(data) : { output: data, marks: [] };
   }
 
-  /** Reads one chunk of output; `cursor` is the output cursor just after it. */
-  feed(data: Uint8Array, cursor: number): void {
-    for (const seq of this._scanner.scan(data, cursor)) this._apply(seq);
+  /** The output ended: what `filter` held back is output after all (no mark ends it now). */
+  release(): Buffer {
+    return this._filter?.release() ?? Buffer.alloc(0);
+  }
+
+  /** Follows the marks `filter` found in output that starts at output cursor `start`. */
+  apply(marks: readonly OwnMark[], start: number): void {
+    for (const mark of marks) this._apply(mark.payload, start + mark.start, start + mark.end);
   }
 
   /** The shell ended: a command still running ends with it (`exit 3` ends with 3). */
@@ -143,35 +150,23 @@ export class CommandTracker extends Disposable {
     this._finish(exitCode, cursor);
   }
 
-  private _apply(seq: Osc633Sequence): void {
-    const semi = seq.payload.indexOf(';');
-    const code = semi < 0 ? seq.payload : seq.payload.slice(0, semi);
-    const rest = semi < 0 ? undefined : seq.payload.slice(semi + 1);
+  private _apply(payload: string, markStart: number, markEnd: number): void {
+    const semi = payload.indexOf(';');
+    const code = semi < 0 ? payload : payload.slice(0, semi);
+    const rest = semi < 0 ? undefined : payload.slice(semi + 1);
     switch (code) {
-      case 'A':
-        // A prompt while a command runs: a shell with marks of its own, started by that command.
-        this._finish(null, seq.start);
-        break;
-      case 'B':
-        break;
       case 'E':
         this._commandLine(decodeValue(firstField(rest ?? '')));
         break;
       case 'C':
-        this._start(seq.start, seq.cursor);
+        this._start(markStart, markEnd);
         break;
       case 'D':
-        this._finished(rest, seq.start);
+        this._finished(rest, markStart);
         break;
       case 'P':
         if (rest?.startsWith('Cwd=')) this._setCwd(decodeValue(rest.slice(4)));
         break;
-      default:
-        return; // marks we do not use (continuation prompts, right prompts, environment)
-    }
-    if (!this._integration) {
-      this._integration = true;
-      this._onDidChangeState.fire();
     }
   }
 
@@ -232,7 +227,7 @@ export class CommandTracker extends Disposable {
   }
 }
 
-/** The first `;`-separated field (VS Code's `E` may carry a nonce after the command line). */
+/** The first `;`-separated field (the command line of an `E`; a `;` in it travels as `\x3b`). */
 function firstField(s: string): string {
   const semi = s.indexOf(';');
   return semi < 0 ? s : s.slice(0, semi);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -10,10 +11,21 @@ export interface ShellIntegrationLaunch {
   args: string[];
   /** Added to the shell's environment; the scripts remove these variables again. */
   env: Record<string, string>;
+  /** The secret the scripts end each of their marks with (OwnMarkFilter): only those marks count. */
+  nonce: string;
 }
 
 /** The variable that turns integration off for a session (or, in the host's environment, for all). */
 export const SHELL_INTEGRATION_ENV = 'SHARED_PTY_SHELL_INTEGRATION';
+
+/**
+ * The variable that hands the nonce to the scripts. They read it before anything else runs and
+ * remove it from the environment, so the programs the shell starts do not inherit it.
+ */
+export const NONCE_ENV = 'SHARED_PTY_NONCE';
+
+/** Bytes of randomness in a session's nonce (128 bits): far beyond guessing, short in every mark. */
+const NONCE_BYTES = 16;
 
 /** Arguments that keep a shell interactive with its usual start-up files: only these are integrated. */
 const INTERACTIVE_ARGS = new Set(['-i', '--interactive', '-l', '--login', '-il', '-li']);
@@ -47,6 +59,7 @@ export function shellIntegrationLaunch(command: string, args: readonly string[],
   if (shell !== 'bash' && shell !== 'zsh' && shell !== 'fish') return undefined;
   if (!args.every((a) => INTERACTIVE_ARGS.has(a))) return undefined;
   const dir = shellIntegrationDir();
+  const nonce = randomBytes(NONCE_BYTES).toString('hex');
   const login = args.some((a) => LOGIN_ARGS.has(a) || a === '-il' || a === '-li');
   switch (shell) {
     case 'bash': {
@@ -54,21 +67,21 @@ export function shellIntegrationLaunch(command: string, args: readonly string[],
       if (!fs.existsSync(script)) return undefined;
       // bash reads no --init-file as a login shell: the script reads the login files itself.
       const rest = args.flatMap((a) => (LOGIN_ARGS.has(a) ? [] : a === '-il' || a === '-li' ? ['-i'] : [a]));
-      return { shell, args: ['--init-file', script, ...rest], env: login ? { SHARED_PTY_SHELL_LOGIN: '1' } : {} };
+      return { shell, args: ['--init-file', script, ...rest], env: { [NONCE_ENV]: nonce, ...(login ? { SHARED_PTY_SHELL_LOGIN: '1' } : {}) }, nonce };
     }
     case 'zsh': {
       const zdotdir = path.join(dir, 'zsh');
       if (!fs.existsSync(path.join(zdotdir, '.zshrc'))) return undefined;
       // Where zsh would have read the user's files: their ZDOTDIR, else home (unset: the scripts use $HOME).
-      const extra: Record<string, string> = { ZDOTDIR: zdotdir };
+      const extra: Record<string, string> = { ZDOTDIR: zdotdir, [NONCE_ENV]: nonce };
       if (env.ZDOTDIR !== undefined) extra.SHARED_PTY_USER_ZDOTDIR = env.ZDOTDIR;
-      return { shell, args: [...args], env: extra };
+      return { shell, args: [...args], env: extra, nonce };
     }
     case 'fish': {
       const script = path.join(dir, 'fish.fish');
       if (!fs.existsSync(script)) return undefined;
       // Set while fish reads its configuration, so VS Code's own integration loaded there stands back.
-      return { shell, args: [...args, '--init-command', `source ${fishQuote(script)}`], env: { VSCODE_SHELL_INTEGRATION: '1' } };
+      return { shell, args: [...args, '--init-command', `source ${fishQuote(script)}`], env: { VSCODE_SHELL_INTEGRATION: '1', [NONCE_ENV]: nonce }, nonce };
     }
   }
 }

@@ -6,7 +6,7 @@ import { RegexBudget } from './regex-budget';
 import { FlowPatience } from './flow-window';
 
 /**
- * What a caller's token allows (CONTRACT §9.6): `view` reads and subscribes, `input` also writes
+ * What a caller's token allows (docs/protocol.md#scoped-tokens): `view` reads and subscribes, `input` also writes
  * and resizes, `control` everything. The host's own token (and its sockets) give `control`; a
  * scoped token (`shared-pty share`) gives its scope, for one session.
  */
@@ -82,7 +82,7 @@ export function oneShotCaller(origin: Origin, transport: Transport, grant: Grant
 
 /**
  * What a client may say about itself in the optional `client` param of any JSON-RPC call (an
- * addition, CONTRACT §9: clients that never send it are `script`, as before). Only the relay
+ * addition, docs/guarantees.md#additions-never-break-clients: clients that never send it are `script`, as before). Only the relay
  * `shared-pty mcp` names a transport: it reaches the host through the control socket on behalf of
  * an agent, and `lastInput` should say `mcp-stdio`, not `control`.
  */

@@ -5,7 +5,7 @@ import type { NotificationSink } from './subscription';
 /** Events put out per look at the client's back-pressure. */
 const EVENTS_PER_BATCH = 64;
 
-/** Which events a subscription follows, and from where (CONTRACT §9.4 `pty/events`). */
+/** Which events a subscription follows, and from where (docs/protocol.md#events-ptyevents-and-ptywaitevent `pty/events`). */
 export interface EventSubscriptionOptions {
   /** Replay retained events with a larger seq first (live only when undefined). */
   since?: number;

@@ -1,7 +1,7 @@
 import { Disposable, disposableTimeout, Emitter, MutableDisposable } from '../base/lifecycle';
 import type { FlowHolder, Session } from '../session/session';
 
-/** Flow-control sizes and times (CONTRACT §9.1); each says why. */
+/** Flow-control sizes and times (docs/protocol.md#flow-control-ptyack-and-ptyflow); each says why. */
 export const enum FlowTuning {
   /** Window when the subscriber names none: 256 KiB, above VS Code's own 100k-character pause, so an editor never waits on us first. */
   DefaultWindowBytes = 256 * 1024,
@@ -22,7 +22,7 @@ export const enum FlowTuning {
 
 /**
  * How long one client (a connection, or every connection with one scoped token) has held a
- * session's PTY without acknowledging anything: the patience of CONTRACT §9.1 belongs to the client,
+ * session's PTY without acknowledging anything: the patience of docs/protocol.md#flow-control-ptyack-and-ptyflow belongs to the client,
  * not to one subscription. A client that never acknowledges, is demoted, and subscribes again with
  * `flow` finds its patience spent and is demoted at once: it cannot stall the program for more
  * than DemoteAfterMs until it acknowledges output again.

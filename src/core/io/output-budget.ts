@@ -1,4 +1,4 @@
-/** Characters an MCP tool returns by default (CONTRACT §9.5): a model's context is precious. */
+/** Characters an MCP tool returns by default (docs/guarantees.md#output-budget-for-agents): a model's context is precious. */
 export const DEFAULT_MAX_CHARS = 20000;
 /** The smallest budget a tool accepts: room for a head, a tail and the line between them. */
 export const MIN_MAX_CHARS = 200;
@@ -17,7 +17,7 @@ export interface Elision {
   tail: string;
 }
 
-/** A text kept within a budget: `text` is what to show, with the counts of CONTRACT §9.5. */
+/** A text kept within a budget: `text` is what to show, with the counts of docs/guarantees.md#output-budget-for-agents. */
 export interface Budgeted {
   text: string;
   totalChars: number;
@@ -49,6 +49,22 @@ export function applyBudget(text: string, maxChars: number, where: (e: Elision) 
   const sep = head === '' || head.endsWith('\n') ? '' : '\n';
   const note = noteLine(elision, where(elision));
   return { text: `${head}${sep}${note}\n${tail}`, totalChars, elidedChars: middle.length, elision };
+}
+
+/**
+ * A text kept within a budget from parts read elsewhere (a command's log): `head`, then one line
+ * saying what `elision` left out and `how` to read it, then `tail`.
+ */
+export function joinBudget(head: string, tail: string, totalChars: number, elision: Omit<Elision, 'head' | 'tail'>, how: string): Budgeted {
+  const sep = head === '' || head.endsWith('\n') ? '' : '\n';
+  const note = noteLine({ ...elision, head, tail }, how);
+  return { text: `${head}${sep}${note}\n${tail}`, totalChars, elidedChars: elision.chars, elision: { ...elision, head, tail } };
+}
+
+/** Characters `joinBudget`'s note line (and its line breaks) takes at most, with counts of up to ten digits. */
+export function noteRoom(how: string): number {
+  const big = 9_999_999_999;
+  return noteLine({ chars: big, lines: big, firstLine: big, lastLine: big, head: '', tail: '' }, how).length + 2;
 }
 
 function noteLine(e: Elision, how: string): string {

@@ -1,5 +1,4 @@
 import { foregroundStateOf, readinessOf } from '../process/proc-state';
-import { isSecretMode, lineModeOf } from '../process/terminal-mode';
 import type { Session, SessionStatus } from '../session/session';
 import { isAgentCall, type InputSource } from '../session/input-source';
 import { sessionBusy } from '../base/errors';
@@ -24,22 +23,20 @@ export const enum SendTuning {
   StablePolls = 2,
   /**
    * While a setuid program (sudo) sleeps out of /proc's sight, the terminal's mode (a spawn of
-   * stty, ~3 ms) is read at most this often to see whether it asks for a password.
+   * stty, ~3 ms, where tcgetattr cannot be used) is read at most this often to see whether it asks
+   * for a password.
    */
   HiddenModeCheckMs = 250,
 }
 
 export const DEFAULT_SEND_TIMEOUT_MS = 30000;
 export const DEFAULT_SEND_IDLE_MS = 500;
-/** Most text a send returns (CONTRACT §8); the end is kept, the rest stays in the scrollback. */
+/** Most text a send returns (docs/guarantees.md#send-output-limit); the end is kept, the rest stays in the scrollback. */
 export const DEFAULT_SEND_MAX_BYTES = 65536;
 
-export interface SendOptions {
+export interface SendOptions extends OutcomeOptions {
   text: string;
   submit?: boolean;
-  timeout?: number;
-  idleMs?: number;
-  maxBytes?: number;
 }
 
 export type SendWaitReason = 'command_done' | 'stdin_read' | 'secret_input' | 'user_input' | 'inferred_idle' | 'timeout' | 'session_exit';
@@ -56,6 +53,19 @@ export interface SendResult {
   command?: CommandRecord;
 }
 
+/** How long a call waits for the outcome of what it did, and how much of it it returns. */
+export interface OutcomeOptions {
+  timeout?: number;
+  idleMs?: number;
+  maxBytes?: number;
+  /**
+   * When the call began (default: now). `timeout` and `waitedMs` count from then, so they hold the
+   * whole time the caller waited: for the user's approval, for the user to pause typing, for the
+   * first prompt, and for the outcome.
+   */
+  since?: number;
+}
+
 /**
  * Writes `text` (plus Enter when `submit`) on behalf of `from`, then waits until the program is
  * ready for input again, and returns what the send produced as rendered on screen and in the
@@ -64,38 +74,58 @@ export interface SendResult {
  * itself waits for input returns `stdin_read`, as without integration.
  */
 export async function send(session: Session, opts: SendOptions, from: InputSource, signal?: AbortSignal): Promise<SendResult> {
+  const since = opts.since ?? Date.now();
+  return oneSendAtATime(session, signal, async () => {
+    await waitForFirstPrompt(session, signal);
+    const typed = opts.text + (opts.submit === false ? '' : '\r');
+    return outcomeOf(session, () => session.running && session.write(typed, from), { ...opts, since }, from, signal);
+  });
+}
+
+/**
+ * Runs `body` as the session's one send (docs/guarantees.md#error-codes-beyond-json-rpc: a second one is refused as busy); a caller
+ * gone mid-way frees the session at once (what is left of the call only reads).
+ */
+export async function oneSendAtATime<T>(session: Session, signal: AbortSignal | undefined, body: () => Promise<T>): Promise<T> {
   if (session.sendInProgress) throw sessionBusy();
   const owner = {};
   session.sendOwner = owner;
-  // A caller gone mid-send frees the session at once: what is left of this send only reads.
   const release = () => {
     if (session.sendOwner === owner) session.sendOwner = undefined;
   };
   signal?.addEventListener('abort', release, { once: true });
   try {
-    return await runSend(session, opts, from, signal);
+    return await body();
   } finally {
     signal?.removeEventListener('abort', release);
     release();
   }
 }
 
-async function runSend(session: Session, opts: SendOptions, from: InputSource, signal?: AbortSignal): Promise<SendResult> {
-  const started = Date.now();
+/**
+ * Does `act` (types text, presses keys, signals the program), then waits as a send does until
+ * the program is ready for input again (with shell integration: the command ended and the shell
+ * waits at its prompt), the user typed (an agent's call), the session ended or `timeout` passed;
+ * returns what appeared meanwhile as rendered on screen, and the command that ended or runs.
+ */
+export async function outcomeOf(session: Session, act: () => unknown, opts: OutcomeOptions, from: InputSource, signal?: AbortSignal): Promise<SendResult> {
+  const started = opts.since ?? Date.now();
   const timeout = opts.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
   const idleMs = opts.idleMs ?? DEFAULT_SEND_IDLE_MS;
   const maxBytes = opts.maxBytes ?? DEFAULT_SEND_MAX_BYTES;
-  await waitForFirstPrompt(session, signal);
   const startRow = await session.mirror.query('cursorRow');
   const startCursor = session.cursor;
-  // Every command that starts from now on was started by this send (one send at a time); one
-  // that ends meanwhile may have been running before (`exit` typed into a nested shell ends `bash`).
+  // Every command that starts from now on was started by this call (one send at a time); one
+  // that ends meanwhile may have been running before (`exit` typed into a nested shell ends
+  // `bash`, SIGINT ends the command it interrupts).
   const firstCommand = session.commands.nextId;
   let lastFinished: CommandRecord | undefined;
   const finishedSub = session.commands.onDidFinishCommand((r) => (lastFinished = r));
   let waitReason: SendWaitReason;
+  // Readiness is judged from the moment of the act; the timeout counts from the call's start.
+  const actedAt = Date.now();
   try {
-    if (session.running) session.write(opts.text + (opts.submit === false ? '' : '\r'), from);
+    act();
     waitReason = await new Promise<SendWaitReason>((resolve) => {
       let sawBusy = false;
       let stable = 0;
@@ -114,7 +144,7 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
       const onAbort = () => finish('timeout');
       signal?.addEventListener('abort', onAbort);
       const exitSub = session.onExit(() => finish('session_exit'));
-      // The user typing into the terminal during an agent's send takes over (CONTRACT §9.6).
+      // The user typing into the terminal during an agent's send takes over (docs/protocol.md#typing-arbitration).
       const humanSub = isAgentCall(from) ? session.onInput((i) => i.from.origin === 'user' && finish('user_input')) : undefined;
       if (!session.running) return finish('session_exit');
       let modeCheckedAt = 0;
@@ -132,19 +162,19 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
         if (state === 'unknown') {
           if (commandsDone) return finish('command_done');
           // We cannot see the program's state: fall back to silence.
-          if (now - Math.max(session.lastOutputAt, started) >= idleMs) return finish('inferred_idle');
+          if (now - Math.max(session.lastOutputAt, actedAt) >= idleMs) return finish('inferred_idle');
         } else if (state === 'busy') {
           sawBusy = true;
           stable = 0;
           // The shell said the command ended, yet something in its foreground still runs (a first
           // fish run generating completions): once output has been quiet, the shell's word wins.
-          if (commandsDone && now - Math.max(session.lastOutputAt, started) >= idleMs) return finish('command_done');
+          if (commandsDone && now - Math.max(session.lastOutputAt, actedAt) >= idleMs) return finish('command_done');
         } else {
-          const progressed = sawBusy || session.cursor !== startCursor || now - started >= SendTuning.MinSettleMs;
+          const progressed = sawBusy || session.cursor !== startCursor || now - actedAt >= SendTuning.MinSettleMs;
           stable = progressed && !newOutput ? stable + 1 : 0;
           if (state === 'waiting_for_input' && stable >= SendTuning.StablePolls) {
             if (commandsDone) return finish('command_done');
-            // Ready: for a password prompt (CONTRACT §9.3) the answer says so, at once.
+            // Ready: for a password prompt (docs/protocol.md#secret-input) the answer says so, at once.
             return finish((await asksForSecret(session)) ? 'secret_input' : 'stdin_read');
           }
           if (state === 'asleep_hidden') {
@@ -154,7 +184,7 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
               if (await asksForSecret(session)) return finish('secret_input');
             }
             // We cannot see what it waits for: fall back to silence.
-            if (now - Math.max(session.lastOutputAt, started) >= idleMs) return finish('inferred_idle');
+            if (now - Math.max(session.lastOutputAt, actedAt) >= idleMs) return finish('inferred_idle');
           }
         }
         if (!done) timer = setTimeout(() => void poll(), SendTuning.PollMs);
@@ -177,11 +207,9 @@ async function runSend(session: Session, opts: SendOptions, from: InputSource, s
   return result;
 }
 
-/** Whether the terminal is set for a password (echo off, lines): the program waits for a secret. */
-async function asksForSecret(session: Session): Promise<boolean> {
-  const tty = session.ttyPath;
-  const mode = tty ? await lineModeOf(tty) : null;
-  return mode !== null && isSecretMode(mode);
+/** Whether the program asks for a password (echo off, and lines read or a prompt that asks: SecretJudge). */
+function asksForSecret(session: Session): Promise<boolean> {
+  return session.secretJudge.asksNow();
 }
 
 /** For a session that just started: waits (bounded) until its program first waits for input. */

@@ -22,7 +22,7 @@ const NOTIFY_INTERVAL_MS = 4;
 /** …a burst being a last notification at least this large (a PTY read gives up to 4 KB at a time). */
 const BURST_BYTES = 2048;
 
-/** How a subscription treats a client that falls behind (CONTRACT §9.1). */
+/** How a subscription treats a client that falls behind (docs/guarantees.md#output-under-load). */
 export interface SubscriptionOptions {
   /** Where to start (live when undefined). */
   since?: number;

@@ -12,7 +12,7 @@ export interface WaitEventResult {
 
 /**
  * Waits for the first event of `session` whose type is one of `types` (any type when undefined)
- * that comes after the call began (CONTRACT §9.4 `wait_event`). An ended session has nothing more
+ * that comes after the call began (docs/protocol.md#events-ptyevents-and-ptywaitevent `wait_event`). An ended session has nothing more
  * to say: it answers `session_exit` (after its `exit` event, when that is one of the types).
  */
 export function waitForEvent(

@@ -7,7 +7,7 @@ import { stripAnsi } from '../base/ansi';
 import { screenText } from '../mirror/screen-text';
 import type { Session } from '../session/session';
 
-/** Default `pty/wait` timeout (seeds/socket-pty.md). */
+/** Default `pty/wait` timeout (docs/protocol.md#ptywait). */
 export const DEFAULT_WAIT_TIMEOUT_MS = 10000;
 /** Longest wait a client may ask for: a day; longer is a mistake, not a plan. */
 export const MAX_WAIT_MS = 24 * 60 * 60 * 1000;

@@ -3,7 +3,7 @@ import type { Grant, TokenScope } from '../io/caller';
 import type { Session } from '../session/session';
 import type { MethodScope, MethodSpec } from './spec';
 
-/** Each token scope and the method scopes it allows (CONTRACT §9.6: each allows what the ones before it do). */
+/** Each token scope and the method scopes it allows (docs/protocol.md#ptyrecord: each allows what the ones before it do). */
 const ALLOWS: Readonly<Record<TokenScope, readonly MethodScope[]>> = {
   view: ['read'],
   input: ['read', 'input'],

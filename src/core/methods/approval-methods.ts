@@ -69,7 +69,7 @@ export const agentPolicyMethod = method({
   target: 'host',
   scope: 'control',
   summary:
-    'The host\'s policy for agents\' writes (CONTRACT §9.6): read it, or set it (the editor sets its settings sharedPty.agent.approval and denyCommands on its per-user host, at once).',
+    'The host\'s policy for agents\' writes: read it, or set it (the editor sets its settings sharedPty.agent.approval and denyCommands on its per-user host, at once).',
   params: z.object({ approval: policyShape.approval.optional(), denyCommands: policyShape.denyCommands.optional() }),
   result: z.object({
     ...policyShape,

@@ -3,11 +3,12 @@ import { MAX_COMMAND_RECORDS, type CommandRecord } from '../commands/command-tra
 import { invalidParams, serverError } from '../base/errors';
 import { stripAnsi } from '../base/ansi';
 import { leadingContinuationBytes, utf8CutPoint } from '../base/utf8';
+import { budgetOfLog } from '../commands/command-log-budget';
 import { commandRecord, int, nonNegInt } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
-/** Commands `pty/commands` returns when the caller does not say (CONTRACT §9.2). */
+/** Commands `pty/commands` returns when the caller does not say (docs/protocol.md#ptycommands). */
 export const DEFAULT_COMMANDS_LIMIT = 20;
 
 export const commandsMethod = method({
@@ -66,6 +67,13 @@ export const commandOutputMethod = method({
       .optional()
       .describe(`Most bytes in the page (default ${DEFAULT_COMMAND_PAGE_BYTES}); a character is never split.`),
     strip: z.boolean().optional().describe('Remove escape sequences from the page.'),
+    // Any size: MCP's send asks for what is left of its own budget once its note line is counted.
+    maxChars: int()
+      .min(1)
+      .optional()
+      .describe(
+        'Instead of a page: the whole output within this many characters, escape sequences removed: data holds its first lines, tail its last lines, elided what lies between (counted exactly, and where in the log it is); offset and maxBytes are not taken.',
+      ),
   }),
   result: z.object({
     id: z.number(),
@@ -77,6 +85,20 @@ export const commandOutputMethod = method({
     running: z.boolean().describe('The command still runs: its log grows.'),
     truncated: z.boolean().describe('The log stopped growing at the session\'s log budget: it holds the first totalBytes bytes of the output.'),
     log: z.string().describe('The log file.'),
+    tail: z.string().optional().describe('With maxChars: the last lines of the output (\'\' when all of it is in data).'),
+    totalChars: z.number().optional().describe('With maxChars: characters of the whole output so far, escape sequences removed.'),
+    totalLines: z.number().optional().describe('With maxChars: its lines.'),
+    elided: z
+      .object({
+        chars: z.number(),
+        lines: z.number().describe('Lines left out (a line cut in part counts).'),
+        firstLine: z.number().describe('The first line left out, 0-based.'),
+        lastLine: z.number(),
+        offset: z.number().describe('The log\'s bytes from offset to end hold what was left out (read them with offset).'),
+        end: z.number(),
+      })
+      .optional()
+      .describe('With maxChars, when the output is longer: what lies between data and tail.'),
   }),
   async handler(ctx, p) {
     const session = requireSession(ctx);
@@ -87,6 +109,18 @@ export const commandOutputMethod = method({
       if (!session.commandLogs) throw serverError('This session keeps no command logs', { id: p.id });
       const ring = record.endCursor === null ? '' : ` pty/output since=${record.startCursor} maxBytes=${record.endCursor - record.startCursor} may still hold its end.`;
       throw serverError(`The log of command ${p.id} was dropped: the session keeps ${session.commandLogs.budget} bytes of command logs, the newest first.${ring}`, { id: p.id });
+    }
+    if (p.maxChars !== undefined) {
+      let b;
+      try {
+        b = await budgetOfLog(log, p.maxChars);
+      } catch (e) {
+        throw serverError(`The log of command ${p.id} cannot be read: ${(e as Error).message}`, { id: p.id });
+      }
+      const running = !log.finished;
+      const next = b.elided ? b.elided.offset : b.totalBytes;
+      const page = { id: p.id, data: b.head, offset: 0, nextOffset: next, totalBytes: b.totalBytes, eof: !running && next >= log.size, running, truncated: log.truncated, log: log.path };
+      return { ...page, tail: b.tail, totalChars: b.totalChars, totalLines: b.totalLines, ...(b.elided ? { elided: b.elided } : {}) };
     }
     const maxBytes = p.maxBytes ?? DEFAULT_COMMAND_PAGE_BYTES;
     let offset = Math.min(p.offset ?? 0, log.size);
@@ -122,6 +156,8 @@ export const commandOutputMethod = method({
     title: 'Read a command\'s whole output',
     description:
       'Read one command\'s whole output, page by page, from the log the session keeps of it (shells with integration; ids from list_commands or send\'s command). Pass nextOffset back as offset for the next page until eof. strip:true (recommended) removes escape sequences. Use it when a send\'s or read_output\'s output was cut short and the part left out is no longer in read_output.',
+    // The whole output within a budget is what `send` gives an agent; this tool pages.
+    omit: ['maxChars'],
     defaults: { maxBytes: MCP_COMMAND_PAGE_BYTES, strip: true },
     text: (r) => {
       const where = `bytes ${r.offset}-${r.nextOffset} of ${r.totalBytes}`;

@@ -64,7 +64,7 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
   if (!spec || (spec.target === 'host' && opts.mode.kind === 'session')) {
     throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
   }
-  // The caller's token first (CONTRACT §9.6): a refused call learns nothing, not even about its params.
+  // The caller's token first (docs/protocol.md#scoped-tokens): a refused call learns nothing, not even about its params.
   const refused = refusal(opts.caller, spec);
   if (refused) throw refused;
   // `client` says who calls (an optional addition any call may carry, see caller.ts); a link

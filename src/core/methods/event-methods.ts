@@ -9,7 +9,7 @@ import { requireSession } from './context';
 /** How long `wait_event` waits by default: as long as a send (an agent waits for a command or the user). */
 export const DEFAULT_WAIT_EVENT_TIMEOUT_MS = 30000;
 
-/** What every event carries (CONTRACT §9.4). */
+/** What every event carries (docs/protocol.md#events-ptyevents-and-ptywaitevent). */
 const eventBase = {
   session: z.string().describe('The session\'s id.'),
   seq: z.number().describe('One more per event of the host.'),

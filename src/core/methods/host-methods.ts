@@ -13,7 +13,7 @@ export const listMethod = method({
   summary: 'Every session of this host.',
   params: z.object({}),
   result: z.object({ sessions: z.array(sessionInfo) }),
-  // A scoped token sees only its own session here (CONTRACT §9.6).
+  // A scoped token sees only its own session here (docs/protocol.md#scoped-tokens).
   scopedToken: 'filtered',
   handler(ctx) {
     const only = ctx.caller.onlySession;
@@ -24,10 +24,10 @@ export const listMethod = method({
     tool: 'list_sessions',
     title: 'List terminal sessions',
     description:
-      'List every shared terminal session (the user\'s editor terminals and those opened by agents or scripts): id, name, command, size, running state. Start here to find the session to work in.',
+      'List every shared terminal session (the user\'s editor terminals and those opened by agents or scripts): id, name, command, size, running state (secret-input: its program asks for a password only the user may type). Start here to find the session to work in.',
     text: (r) => {
       const lines = r.sessions.map(
-        (s) => `${s.id}  ${s.name}  ${s.running ? 'running' : `exited(${s.exitCode})`}  ${s.cols}x${s.rows}  ${s.origin}  ${[s.command, ...s.args].join(' ')}  cwd=${s.cwd}`,
+        (s) => `${s.id}  ${s.name}  ${s.running ? (s.secretInput ? 'running secret-input' : 'running') : `exited(${s.exitCode})`}  ${s.cols}x${s.rows}  ${s.origin}  ${[s.command, ...s.args].join(' ')}  cwd=${s.cwd}`,
       );
       return lines.length ? lines.join('\n') : 'No sessions. Open one with open_session.';
     },

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { invalidParams } from '../base/errors';
 import { keyToBytes, KeyNameError } from '../io/keys';
-import { DEFAULT_SEND_IDLE_MS, DEFAULT_SEND_MAX_BYTES, DEFAULT_SEND_TIMEOUT_MS, send } from '../io/send';
+import { DEFAULT_SEND_IDLE_MS, DEFAULT_SEND_MAX_BYTES, DEFAULT_SEND_TIMEOUT_MS, oneSendAtATime, outcomeOf, send, type SendResult } from '../io/send';
+import { joinBudget, noteRoom } from '../io/output-budget';
 import { MAX_WAIT_MS } from '../io/wait';
 import { signalForegroundGroup } from '../process/proc-state';
 import { admitWrite, agentCall, DEFAULT_APPROVAL_WAIT_MS } from '../agent/agent-write';
 import { DEFAULT_ARBITRATION_WAIT_MS } from '../agent/typing-arbitration';
 import { cols, commandRecord, int, rows, sessionStatus, signalName } from './schemas';
-import { method, type TableCall } from './spec';
+import { method, type TableCall, type WholeBudget } from './spec';
 import type { CommandRecord } from '../commands/command-tracker';
 import { requireSession } from './context';
 
@@ -33,8 +34,37 @@ function actionProblem(action: WriteAction | WriteAction[]): { message: string; 
   return undefined;
 }
 
+/** Output bytes an agent's call that waits asks for: as many as a send returns, so the budget sees it all. */
+const MCP_OUTPUT_BYTES = 16 * DEFAULT_SEND_MAX_BYTES;
+
+/** How long `pty/signal` with `wait` waits by default: a signalled program ends (or not) at once. */
+export const DEFAULT_SIGNAL_TIMEOUT_MS = 5000;
+
+/** The params of a call that may wait for the outcome of what it did, as `pty/send` does. */
+function waitParams(defaultTimeout: number) {
+  return {
+    wait: z.boolean().optional().describe('Then wait as pty/send does, and answer with the outcome (default false: answer at once).'),
+    timeout: int().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${defaultTimeout}).`),
+    idleMs: int().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: silence that counts as ready where the program state cannot be read (default ${DEFAULT_SEND_IDLE_MS}).`),
+    maxBytes: int().min(1).max(16 * DEFAULT_SEND_MAX_BYTES).optional().describe(`With wait: most output bytes returned (default ${DEFAULT_SEND_MAX_BYTES}; the end is kept).`),
+  };
+}
+
+/** What such a call adds to its answer when it waited: `pty/send`'s answer. */
+function outcomeFields() {
+  return {
+    output: z.string().optional().describe('With wait: what appeared after it, as rendered (as pty/send).'),
+    waitReason: z.enum(['command_done', 'stdin_read', 'secret_input', 'user_input', 'inferred_idle', 'timeout', 'session_exit']).optional(),
+    status: sessionStatus.optional(),
+    truncated: z.boolean().optional(),
+    waitedMs: z.number().optional(),
+    exitCode: z.number().nullable().optional().describe('With wait and shell integration, once the command ended: its exit code.'),
+    command: commandRecord.optional().describe('With wait and shell integration: the command that ended, or runs.'),
+  };
+}
+
 const writeParams = z
-  .object({ action: z.union([writeAction, z.array(writeAction)]).describe('{text} or {key}, or a list of them, written in order.') })
+  .object({ action: z.union([writeAction, z.array(writeAction)]).describe('{text} or {key}, or a list of them, written in order.'), ...waitParams(DEFAULT_SEND_TIMEOUT_MS) })
   .superRefine((p, ctx) => {
     const problem = actionProblem(p.action);
     if (problem) ctx.addIssue({ code: 'custom', message: problem.message, params: problem.key === undefined ? undefined : { key: problem.key } });
@@ -53,17 +83,25 @@ export const writeMethod = method({
   name: 'pty/write',
   target: 'session',
   scope: 'input',
-  summary: 'Write text and/or named keys; returns the UTF-8 bytes written.',
+  summary: 'Write text and/or named keys; returns the UTF-8 bytes written (with wait, then waits as pty/send does and answers with the outcome too).',
   params: writeParams,
-  result: z.object({ written: z.number() }),
+  result: z.object({ written: z.number(), ...outcomeFields() }),
   needsRunning: true,
   async handler(ctx, p) {
+    const since = Date.now();
     const session = requireSession(ctx);
     const bytes = actionBytes(p.action);
     const typing = agentCall(ctx.services, session, ctx.caller);
     try {
-      const { from } = await admitWrite(ctx.services, session, ctx.caller, bytes, { askMs: DEFAULT_APPROVAL_WAIT_MS, pauseMs: DEFAULT_ARBITRATION_WAIT_MS }, ctx.signal);
-      return { written: session.write(bytes, from) };
+      const timeout = p.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
+      const wait = p.wait ? { askMs: timeout, pauseMs: timeout } : { askMs: DEFAULT_APPROVAL_WAIT_MS, pauseMs: DEFAULT_ARBITRATION_WAIT_MS };
+      const { from } = await admitWrite(ctx.services, session, ctx.caller, bytes, wait, ctx.signal);
+      if (!p.wait) return { written: session.write(bytes, from) };
+      let written = 0;
+      const outcome = await oneSendAtATime(session, ctx.signal, () =>
+        outcomeOf(session, () => (written = session.write(bytes, from)), { timeout, idleMs: p.idleMs, maxBytes: p.maxBytes, since }, from, ctx.signal),
+      );
+      return { written, ...outcome };
     } finally {
       typing.dispose();
     }
@@ -72,12 +110,20 @@ export const writeMethod = method({
     tool: 'send_keys',
     title: 'Press keys',
     description:
-      'Press named keys in order, without waiting: Enter, Tab, Escape, Backspace, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, F1..F12, combinations such as Ctrl+C, Ctrl+D, Alt+X, Shift+Tab, or any single character such as "q" or ":" (for pagers, editors and TUIs). Then use read_screen or wait_for to see the effect. Refused while the program asks for a password (secret_input): only the user types that.',
+      'Press named keys in order: Enter, Tab, Escape, Backspace, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, F1..F12, combinations such as Ctrl+C, Ctrl+D, Alt+X, Shift+Tab, or any single character such as "q" or ":" (for pagers, editors and TUIs). By default it does not wait: then use read_screen or wait_for to see the effect. wait:true waits as send does (until the program is ready for input again, the command finished, or timeout) and returns the output, waitReason and exitCode as send does. Refused while the program asks for a password (secret_input): only the user types that.',
     input: {
-      shape: { keys: z.array(z.string()).min(1).describe('Key names, case-sensitive.') },
-      toParams: (a) => ({ action: (a.keys as string[]).map((key) => ({ key })) }),
+      shape: {
+        keys: z.array(z.string()).min(1).describe('Key names, case-sensitive.'),
+        wait: z.boolean().optional().describe('Wait as send does and return the outcome (default false).'),
+        timeout: int().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${DEFAULT_SEND_TIMEOUT_MS}).`),
+      },
+      toParams: (a) => ({ action: (a.keys as string[]).map((key) => ({ key })), ...(a.wait ? { wait: true, maxBytes: MCP_OUTPUT_BYTES } : {}), ...(a.timeout ? { timeout: a.timeout } : {}) }),
     },
-    text: (r, a) => `Pressed ${(a.keys as string[]).join(' ')} (${r.written} bytes).`,
+    budget: { field: 'output', optional: true, locate: scrollbackPointer },
+    text: (r, a) => {
+      const pressed = `Pressed ${(a.keys as string[]).join(' ')} (${r.written} bytes).`;
+      return r.waitReason === undefined ? pressed : `${pressed}\n${outcomeText(r as SendResult)}`;
+    },
   },
   rest: {
     verb: 'POST',
@@ -117,15 +163,17 @@ export const sendMethod = method({
     command: commandRecord.optional().describe('With shell integration: the (last) command the send ran, finished or still running.'),
   }),
   async handler(ctx, p) {
+    // The call's whole wait (the user's answer, their pause, the outcome) is within its timeout and in waitedMs.
+    const since = Date.now();
     const session = requireSession(ctx);
-    // The human's pause is waited for within the call's own timeout (CONTRACT §9.6).
+    // The human's pause is waited for within the call's own timeout (docs/protocol.md#typing-arbitration).
     const timeout = p.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
     const typing = agentCall(ctx.services, session, ctx.caller);
     try {
       // What the user approves is what will be typed, Enter included.
       const typed = p.text + (p.submit === false ? '' : '\r');
-      const { from, waitedMs } = await admitWrite(ctx.services, session, ctx.caller, typed, { askMs: timeout, pauseMs: timeout }, ctx.signal);
-      return await send(session, { ...p, timeout: Math.max(1, timeout - waitedMs) }, from, ctx.signal);
+      const { from } = await admitWrite(ctx.services, session, ctx.caller, typed, { askMs: timeout, pauseMs: timeout }, ctx.signal);
+      return await send(session, { ...p, timeout, since }, from, ctx.signal);
     } finally {
       typing.dispose();
     }
@@ -136,33 +184,82 @@ export const sendMethod = method({
     app: 'shows',
     description:
       'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); user_input = the user typed into the terminal meanwhile (look at read_screen before going on); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. Output longer than maxChars (default 20000) keeps its head and tail; the line between says where the rest is (read_scrollback, read_output, or read_command_output for a command\'s whole output). For keys like Ctrl+C, arrows or q use send_keys instead.',
+    // Nothing is cut before the budget: the rows are returned up to the most a send returns.
+    defaults: { maxBytes: MCP_OUTPUT_BYTES },
     budget: {
       field: 'output',
       async locate(r, a, call) {
-        // Output line i is the retained row n-1-i back from the newest (the send's rows end there).
-        const n = r.output.split('\n').length;
         const whole = await commandOutputPointer(r.command, a.session, call);
-        return (e) => `read them with read_scrollback offset=${n - 1 - e.lastLine} lines=${e.lines}${whole}`;
+        return (e) => `${scrollbackPointer(r)(e)}${whole}`;
       },
+      whole: commandLogBudget,
     },
-    text: (r) => {
-      const tail = [`[waitReason: ${r.waitReason}`];
-      if (r.exitCode !== undefined && r.exitCode !== null) tail.push(`exit code ${r.exitCode}`);
-      tail.push(r.status.kind === 'exited' ? `session exited with ${r.status.exitCode}` : 'running');
-      if (r.truncated) {
-        const log = r.command?.log ? `; the command's whole output: read_command_output id=${r.command.id}` : '';
-        tail.push(`output truncated: earlier lines are in read_scrollback${log}`);
-      }
-      if (r.waitReason === 'secret_input') tail.push('the program asks for a secret: ask the user to type it in the terminal');
-      if (r.waitReason === 'user_input') tail.push('the user typed into the terminal meanwhile: read the screen before going on');
-      return `${r.output}\n${tail.join('; ')}]`;
-    },
+    text: (r) => outcomeText(r),
   },
 });
 
+/** Where rows a waiting call's output left out are: its rows end at the newest retained row. */
+function scrollbackPointer(r: { output?: string }) {
+  // Output line i is the retained row n-1-i back from the newest.
+  const n = (r.output ?? '').split('\n').length;
+  return (e: { lastLine: number; lines: number }) => `read them with read_scrollback offset=${n - 1 - e.lastLine} lines=${e.lines}`;
+}
+
+/** The line after a waiting call's output that says why it returned, and what to do next. */
+function outcomeText(r: SendResult): string {
+  const tail = [`[waitReason: ${r.waitReason}`];
+  if (r.exitCode !== undefined && r.exitCode !== null) tail.push(`exit code ${r.exitCode}`);
+  tail.push(r.status.kind === 'exited' ? `session exited with ${r.status.exitCode}` : 'running');
+  if (r.truncated) {
+    const log = r.command?.log ? `; the command's whole output: read_command_output id=${r.command.id}` : '';
+    tail.push(`output truncated: earlier lines are in read_scrollback${log}`);
+  }
+  if (r.waitReason === 'secret_input') tail.push('the program asks for a secret: ask the user to type it in the terminal');
+  if (r.waitReason === 'user_input') tail.push('the user typed into the terminal meanwhile: read the screen before going on');
+  return `${r.output}\n${tail.join('; ')}]`;
+}
+
+/**
+ * A send's output within the budget from the command's own log (docs/protocol.md "Output
+ * budget"): when the rows it returned do not fit, or lost their start, and the send ran a command
+ * with shell integration, the head is the start of that command's output and the tail its end,
+ * escape sequences removed, and the counts are those of its whole output.
+ */
+async function commandLogBudget(r: SendResult, a: Record<string, unknown>, call: TableCall, maxChars: number): Promise<WholeBudget | undefined> {
+  const command = r.command;
+  if (!command?.log || (r.output.length <= maxChars && !r.truncated)) return undefined;
+  // The log's bytes are the output's between the command's cursors: the ring may hold them too.
+  const how = (offset: number, end: number, inRing: boolean) =>
+    `read them with read_command_output id=${command.id} offset=${offset} (they end at offset ${end})` +
+    (inRing ? `, or read_output since=${command.startCursor + offset} maxBytes=${end - offset} strip=true` : '');
+  const big = 9_999_999_999;
+  const room = Math.max(1, maxChars - noteRoom(how(big, big, true)));
+  let b: CommandOutputBudget;
+  try {
+    b = (await call('pty/commandOutput', { session: a.session, id: command.id, maxChars: room })) as CommandOutputBudget;
+  } catch {
+    return undefined; // the log was dropped meanwhile: the rows are what there is
+  }
+  // Nothing of the command's output was cut before the budget (unless its log stopped at the session's bound).
+  const fields = { truncated: b.truncated };
+  if (!b.elided) return { text: b.data + b.tail, totalChars: b.totalChars, elidedChars: 0, fields };
+  const { offset, end } = b.elided;
+  const ring = (await call('pty/output', { session: a.session, since: command.startCursor + offset, maxBytes: 1 })) as { dropped: number };
+  return { ...joinBudget(b.data, b.tail, b.totalChars, b.elided, how(offset, end, ring.dropped === 0 && !b.truncated)), fields };
+}
+
+/** What `pty/commandOutput` with `maxChars` answers. */
+interface CommandOutputBudget {
+  data: string;
+  truncated: boolean;
+  tail: string;
+  totalChars: number;
+  elided?: { chars: number; lines: number; firstLine: number; lastLine: number; offset: number; end: number };
+}
+
 /**
  * With shell integration, where the whole output of the command a send ran can be read: the ring
- * while it still holds its start, else the command's log (CONTRACT §9.5); '' when neither.
+ * while it still holds its start, else the command's log (docs/guarantees.md#output-budget-for-agents); '' when neither.
  */
 async function commandOutputPointer(command: CommandRecord | undefined, session: unknown, call: TableCall): Promise<string> {
   if (!command) return '';
@@ -179,21 +276,31 @@ export const signalMethod = method({
   name: 'pty/signal',
   target: 'session',
   scope: 'control',
-  summary: 'Send a signal to the terminal\'s foreground process group (Ctrl+C even when the program ignores the key).',
-  params: z.object({ signal: signalName }),
-  result: z.object({ signal: z.string(), pgid: z.number() }),
+  summary:
+    'Send a signal to the terminal\'s foreground process group (Ctrl+C even when the program ignores the key); with wait, then wait as pty/send does and answer with the outcome too (the interrupted command\'s exit code, the screen after it).',
+  params: z.object({ signal: signalName, ...waitParams(DEFAULT_SIGNAL_TIMEOUT_MS) }),
+  result: z.object({ signal: z.string(), pgid: z.number(), ...outcomeFields() }),
   needsRunning: true,
-  handler(ctx, p) {
-    const { pgid } = signalForegroundGroup(requireSession(ctx).pid, p.signal);
-    return { signal: p.signal, pgid };
+  async handler(ctx, p) {
+    const session = requireSession(ctx);
+    if (!p.wait) return { signal: p.signal, pgid: signalForegroundGroup(session.pid, p.signal).pgid };
+    // The command it interrupts ends after the call began: the outcome names it, with its exit code.
+    let pgid = 0;
+    const act = () => (pgid = signalForegroundGroup(session.pid, p.signal).pgid);
+    const outcome = await outcomeOf(session, act, { timeout: p.timeout ?? DEFAULT_SIGNAL_TIMEOUT_MS, idleMs: p.idleMs, maxBytes: p.maxBytes }, ctx.caller, ctx.signal);
+    return { signal: p.signal, pgid, ...outcome };
   },
   mcp: {
     tool: 'signal',
     title: 'Signal the foreground program',
     description:
-      'Send a signal to the program in the foreground of the terminal: SIGINT is Ctrl+C (stop a running command), SIGTSTP suspends, SIGCONT resumes, SIGTERM/SIGKILL end it. Works even when the program ignores the Ctrl+C key.',
+      'Send a signal to the program in the foreground of the terminal: SIGINT is Ctrl+C (stop a running command), SIGTSTP suspends, SIGCONT resumes, SIGTERM/SIGKILL end it. Works even when the program ignores the Ctrl+C key. Then waits as send does (up to timeout, default 5000 ms) until the interrupted command has finished, the program waits for input, or the session exits, and returns the outcome as send does: output (what appeared after the signal), waitReason, exitCode (130 for SIGINT in bash) and the command.',
     destructive: true,
-    text: (r) => `Sent ${r.signal} to process group ${r.pgid}.`,
+    omit: ['wait'],
+    fixed: { wait: true },
+    defaults: { maxBytes: MCP_OUTPUT_BYTES },
+    budget: { field: 'output', locate: scrollbackPointer },
+    text: (r) => `Sent ${r.signal} to process group ${r.pgid}.\n${outcomeText(r as SendResult)}`,
   },
 });
 
@@ -220,9 +327,9 @@ export const resizeMethod = method({
     verb: 'POST',
     path: '/sessions/:id/resize',
     from: 'body',
-    // The SessionInfo of pty-session-mcp's shape, as every REST answer gives it (without pty/info's lastInput).
+    // The SessionInfo of pty-session-mcp's shape, as every REST answer gives it (without pty/info's lastInput and agentApproval).
     respond: async (_r, route) => {
-      const { lastInput: _who, ...info } = (await route.call('pty/info', { session: route.id })) as { lastInput: unknown } & Record<string, unknown>;
+      const { lastInput: _who, agentApproval: _policy, ...info } = (await route.call('pty/info', { session: route.id })) as { lastInput: unknown; agentApproval: unknown } & Record<string, unknown>;
       return info;
     },
   },

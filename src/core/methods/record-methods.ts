@@ -14,7 +14,7 @@ export const recordMethod = method({
   // It writes a file on the host's machine, of everything shown and typed: the strongest scope.
   scope: 'control',
   summary:
-    'Start an asciicast v3 recording of the session (output, input with who typed it, resizes, commands with their exit codes, the exit) into a new 0600 file; stop: true stops it. Secret input is never recorded.',
+    'Start an asciicast v3 recording of the session (output, who typed and how many bytes, resizes, commands with their exit codes, the exit) into a new 0600 file; stop: true stops it. The text typed is kept only with input: true, and never what the terminal hides (secret input).',
   params: z.object({
     path: z
       .string()
@@ -23,9 +23,16 @@ export const recordMethod = method({
       .optional()
       .describe('The file to create (never overwritten; relative paths are from the session\'s cwd). Default: a new file in $XDG_DATA_HOME/shared-pty/recordings (~/.local/share/shared-pty/recordings).'),
     stop: z.boolean().optional().describe('Stop the recording instead (answers recording: false, and the path of the one stopped, or null).'),
+    input: z
+      .boolean()
+      .optional()
+      .describe(
+        'Keep the text typed (i events), judged as it reaches the terminal: what is typed while echo is off at a password prompt, and what a write holds after its first Enter (typed ahead), are withheld with a marker. Default false: an m marker per write says who typed and how many bytes, never what.',
+      ),
   }),
   result: z.object({
     recording: z.boolean().describe('Whether a recording runs now.'),
+    input: z.boolean().optional().describe('Starting: whether it keeps the text typed (the input parameter).'),
     path: z.string().nullable().describe('The recording\'s file: the one started, or the one stopped (null when none ran).'),
     cursor: z.number().describe('Output cursor where the recording starts (starting) or where it ended (stopping): its `o` events are pty/output from the start cursor.'),
   }),
@@ -34,25 +41,26 @@ export const recordMethod = method({
     const current = s.recording.value;
     if (p.stop) {
       if (p.path !== undefined) throw invalidParams('Invalid params for pty/record: path is for starting a recording, not with stop');
+      if (p.input !== undefined) throw invalidParams('Invalid params for pty/record: input is for starting a recording, not with stop');
       if (!current) return { recording: false, path: null, cursor: s.cursor };
       await current.stop();
       s.recording.clear();
       return { recording: false, path: current.path, cursor: s.cursor };
     }
-    if (current?.recording) throw serverError(`Session ${s.name} is already being recorded to ${current.path}; stop that first (pty/record with stop: true)`, { path: current.path });
+    if (current?.recording) throw serverError(`Session ${s.name} is already being recorded to ${current.path}; stop that first (shared-pty record ${s.name} --stop)`, { path: current.path });
     if (!s.running) throw serverError('The session has exited: there is nothing left to record');
     let file = p.path === undefined ? undefined : path.resolve(s.cwd, p.path);
     let recorder: Recorder;
     try {
       file ??= defaultRecordingPath(s.name);
-      recorder = Recorder.start(s, file);
+      recorder = Recorder.start(s, file, { input: p.input === true });
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       const why = err.code === 'EEXIST' ? 'the file exists (a recording never overwrites one)' : err.code === 'ENOENT' ? 'its folder does not exist' : err.message;
       throw serverError(`Cannot record to ${file ?? 'the recordings folder'}: ${why}`, { path: file ?? null });
     }
     s.recording.value = recorder;
-    return { recording: true, path: recorder.path, cursor: recorder.startCursor };
+    return { recording: true, path: recorder.path, cursor: recorder.startCursor, input: recorder.keepsInput };
   },
 });
 
@@ -68,9 +76,10 @@ export const replayMethod = method({
   }),
   result: z.object({
     id: z.string().describe('The link\'s id: it is part of the URL and opens nothing else.'),
-    url: z.string().describe('The replay page, opened with a token of its own that reaches this recording and nothing else (traded for a cookie on first use).'),
+    url: z.string().describe('The replay page, opened with a one-time token of its own that reaches this recording and nothing else (a browser trades it for a page cookie on first use; then the link opens nothing).'),
     path: z.string().describe('The file it replays (its real path).'),
     expiresAt: z.string().describe('ISO time after which the link opens nothing.'),
+    tokenId: z.string().describe('The id of the link\'s token: host/tokens lists it, host/revoke ends it.'),
   }),
   async handler(ctx, p) {
     if (!path.isAbsolute(p.path)) throw invalidParams(`Invalid params for host/replay: path must be absolute, got ${p.path}`);

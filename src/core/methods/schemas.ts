@@ -17,7 +17,7 @@ export const leaseSeconds = () => z.number().min(0).max(7 * 24 * 3600);
 export const signalName = z.enum(['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGHUP', 'SIGQUIT', 'SIGTSTP', 'SIGCONT']);
 export const origin = z.enum(['user', 'agent', 'script']);
 
-/** The selector every session method takes on a control endpoint (CONTRACT §2). */
+/** The selector every session method takes on a control endpoint (docs/hosts.md#session-selectors). */
 export const selector = z.string().min(1).describe('Session selector: its id, exact name, or a unique id prefix (see list_sessions).');
 
 export const cursorPos = z.object({ row: z.number(), col: z.number() });
@@ -27,7 +27,7 @@ export const sessionStatus = z.union([
   z.object({ kind: z.literal('exited'), exitCode: z.number().nullable(), signal: z.string().nullable() }),
 ]);
 
-/** What every listing, record and `pty/info` says about a session (CONTRACT §2). */
+/** What every listing, record and `pty/info` says about a session (docs/hosts.md#sessioninfo). */
 export const sessionInfo = z
   .object({
     id: z.string(),
@@ -47,7 +47,7 @@ export const sessionInfo = z
     tcp: z.string().optional(),
     stream: z.string().optional(),
     clients: z.number(),
-    secretInput: z.boolean().describe('The program asks for a secret (echo off, it reads the terminal): only the user should type (CONTRACT §9.3).'),
+    secretInput: z.boolean().describe('The program asks for a secret (echo off, it reads the terminal): only the user should type.'),
     integration: z.boolean().describe('The shell reports its commands (shell integration): see pty/commands.'),
   })
   .meta({ title: 'SessionInfo' });
@@ -55,7 +55,7 @@ export const sessionInfo = z
 /** How a caller reached the host (see core/session/input-source.ts). */
 export const transport = z.enum(['socket', 'control', 'ws-rpc', 'ws-stream', 'rest', 'mcp-http', 'mcp-stdio']);
 
-/** The last write into a session: who, how, when (CONTRACT §9.6). */
+/** The last write into a session: who, how, when (docs/protocol.md#ptyinfo). */
 export const lastInput = z
   .object({
     origin: origin.describe('Who wrote: the human\'s views (user), an agent (MCP), or a script.'),
@@ -64,14 +64,28 @@ export const lastInput = z
     approval: z
       .enum(['allowed_once', 'allowed_for_session', 'denied', 'unanswered', 'deny_rule', 'policy_deny'])
       .optional()
-      .describe('For an agent\'s write that needed a decision (CONTRACT §9.6): what decided it. A refused write sets lastInput too, with nothing written.'),
+      .describe('For an agent\'s write that needed a decision: what decided it. A refused write sets lastInput too, with nothing written.'),
   })
   .meta({ title: 'LastInput' });
 
-/** `pty/info`'s answer: the SessionInfo, and who typed last (null before any input). */
-export const sessionDetails = sessionInfo.extend({ lastInput: lastInput.nullable() }).meta({ title: 'SessionDetails' });
+/** What happens now to an agent's write into a session, and why when it is not the host's policy (docs/protocol.md#agent-write-approval). */
+export const agentApprovalNow = z
+  .object({
+    policy: z.enum(['allow', 'ask', 'deny']).describe('The host\'s policy for agents\' writes into sessions the user opened (--agent-approval, sharedPty.agent.approval).'),
+    effective: z
+      .enum(['allow', 'ask', 'deny'])
+      .describe('What an agent\'s write into this session gets now: allow (written), ask (waits for the user\'s answer in the editor) or deny (refused). Deny rules apply in every case.'),
+    reason: z
+      .string()
+      .optional()
+      .describe('Why effective differs from policy: no editor window is connected to ask (ask acts as allow), an agent or a script opened this session (it is theirs), or the user allowed agents for this session.'),
+  })
+  .meta({ title: 'AgentApprovalNow' });
 
-/** One command the shell ran, as its shell integration reported it (CONTRACT §9.2). */
+/** `pty/info`'s answer: the SessionInfo, who typed last (null before any input), and what an agent's write would get. */
+export const sessionDetails = sessionInfo.extend({ lastInput: lastInput.nullable(), agentApproval: agentApprovalNow }).meta({ title: 'SessionDetails' });
+
+/** One command the shell ran, as its shell integration reported it (docs/protocol.md#ptycommands). */
 export const commandRecord = z
   .object({
     id: z.number().describe('1 for the session\'s first command, then one more for each.'),
@@ -89,7 +103,7 @@ export const commandRecord = z
   })
   .meta({ title: 'CommandRecord' });
 
-/** The discovery record without the token (CONTRACT §2, `host/info`). */
+/** The discovery record without the token (docs/hosts.md#discovery-records, `host/info`). */
 export const hostInfo = z
   .object({
     hostId: z.string(),
@@ -109,12 +123,17 @@ export const tokenScope = z.enum(['view', 'input', 'control']);
 /** Longest life of a scoped token: 30 days (it ends with its host anyway). */
 export const MAX_TOKEN_SECONDS = 30 * 24 * 3600;
 
-/** A scoped token as `host/tokens` lists it: never the token, never its hash (CONTRACT §9.6). */
+/** A scoped token as `host/tokens` lists it: never the token, never its hash (docs/protocol.md#scoped-tokens). */
 export const tokenInfo = z
   .object({
     id: z.string().describe('Names the token for host/revoke; it is not the token.'),
     scope: tokenScope,
-    session: z.string().describe('The id of the one session it reaches.'),
+    session: z.string().nullable().describe('The id of the one session it reaches; null for a replay link (`recording`).'),
+    recording: z.string().optional().describe('A replay link\'s recording (its path): the one page it opens.'),
+    reusable: z
+      .boolean()
+      .describe('true: a token for scripts and agents, valid until it expires; false: a link that opens a browser page once (then only that browser\'s page cookie works).'),
+    openedAt: z.string().nullable().describe('When a browser first traded it for a page cookie; null when no browser has opened it.'),
     createdAt: z.string(),
     expiresAt: z.string().describe('ISO 8601: it stops working then, and its open WebSockets close.'),
     lastUsedAt: z.string().nullable().describe('The last request made with it; null when never used.'),

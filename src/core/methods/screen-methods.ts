@@ -6,7 +6,7 @@ import { cursorPos, int, nonNegInt, screenSize, waitMs } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
-/** Most lines one `pty/scrollback` page returns (CONTRACT §3.1). */
+/** Most lines one `pty/scrollback` page returns (docs/protocol.md#ptyscrollback). */
 export const MAX_SCROLLBACK_PAGE = 10000;
 /** Scrollback rows a `pty/snapshot` carries by default (VS Code's own terminal keeps 1000). */
 export const DEFAULT_SNAPSHOT_SCROLLBACK = 1000;

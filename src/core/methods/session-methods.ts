@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { serverError } from '../base/errors';
 import { SessionTuning } from '../session/session';
 import { leaseSeconds, sessionDetails, signalName } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
+import { agentApprovalNow } from '../agent/agent-policy';
 
 /** How long REST `DELETE` waits for the program's end: the kill's SIGKILL grace and a margin. */
 const KILL_ANSWER_WAIT_MS = SessionTuning.KillGraceMs + 1000;
@@ -63,13 +63,18 @@ export const infoMethod = method({
   name: 'pty/info',
   target: 'session',
   scope: 'read',
-  summary: 'The session\'s SessionInfo, and who wrote into it last (lastInput: origin, transport, when; null before any input).',
+  summary:
+    'The session\'s SessionInfo, who wrote into it last (lastInput: origin, transport, when; null before any input), and what an agent\'s write into it gets now (agentApproval: the policy, the effective decision, and why they differ).',
   params: z.object({}),
   result: sessionDetails,
   handler(ctx) {
     const s = requireSession(ctx);
     const last = s.lastInput;
-    return { ...ctx.services.describe(s), lastInput: last ? { origin: last.origin, transport: last.transport, at: new Date(last.at).toISOString(), ...(last.approval ? { approval: last.approval } : {}) } : null };
+    return {
+      ...ctx.services.describe(s),
+      lastInput: last ? { origin: last.origin, transport: last.transport, at: new Date(last.at).toISOString(), ...(last.approval ? { approval: last.approval } : {}) } : null,
+      agentApproval: agentApprovalNow(ctx.services.agentPolicy, ctx.services.approvals?.canAsk ?? false, s),
+    };
   },
 });
 
@@ -85,22 +90,5 @@ export const keepMethod = method({
     s.leaseSeconds = p.leaseSeconds;
     s.addClient().dispose(); // re-evaluates the lease now
     return { id: s.id, leaseSeconds: s.leaseSeconds ?? null };
-  },
-});
-
-export const viewUrlMethod = method({
-  name: 'session/viewUrl',
-  target: 'session',
-  // A link that can type is as strong as control: only a caller that may control gets one.
-  scope: 'control',
-  // Its link carries the host's token: a scoped token must not trade itself for that.
-  scopedToken: 'never',
-  summary: 'A link that opens the session live in a browser (readOnly: a link that cannot type).',
-  params: z.object({ readOnly: z.boolean().optional() }),
-  result: z.object({ url: z.string(), readOnly: z.boolean() }),
-  handler(ctx, p) {
-    const url = ctx.services.viewUrl?.(requireSession(ctx), p.readOnly ?? false);
-    if (!url) throw serverError('This host serves no HTTP (started with --no-http)');
-    return { url, readOnly: p.readOnly ?? false };
   },
 });

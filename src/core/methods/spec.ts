@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Session } from '../session/session';
-import type { Elision } from '../io/output-budget';
+import type { Budgeted, Elision } from '../io/output-budget';
 import type { MethodContext } from './types';
 
 /**
@@ -11,7 +11,7 @@ import type { MethodContext } from './types';
 export type MethodTarget = 'session' | 'host' | 'session-or-host';
 
 /**
- * What a caller must be allowed to do to call a method (CONTRACT §9.6's token scopes): `read`
+ * What a caller must be allowed to do to call a method (the token scopes of docs/protocol.md#scoped-tokens): `read`
  * reads and subscribes, `input` also writes and resizes, `control` also sends, signals, opens and closes.
  */
 export type MethodScope = 'read' | 'input' | 'control';
@@ -23,7 +23,7 @@ export const SCOPES: readonly MethodScope[] = ['read', 'input', 'control'];
 export type TableCall = (method: string, params: Record<string, unknown>) => Promise<unknown>;
 
 /**
- * How a method appears as an MCP tool (CONTRACT §5). By default the tool takes the method's params
+ * How a method appears as an MCP tool (docs/protocol.md#6-mcp). By default the tool takes the method's params
  * (plus `session` for session methods) and returns the method's result; a tool that differs says how.
  */
 export interface McpProjection<S extends z.ZodObject = z.ZodObject, R extends z.ZodType = z.ZodType> {
@@ -43,28 +43,42 @@ export interface McpProjection<S extends z.ZodObject = z.ZodObject, R extends z.
   /** The tool's text: what a model reads. */
   text(data: z.infer<R> & Record<string, unknown>, args: Record<string, unknown>, call: TableCall): string | Promise<string>;
   /**
-   * A tool that returns output (CONTRACT §9.5): it takes `maxChars`, keeps `field` within it (head
+   * A tool that returns output (docs/guarantees.md#output-budget-for-agents): it takes `maxChars`, keeps `field` within it (head
    * and tail, one line between), and adds `totalChars` and `elidedChars` to its structured result.
    * `locate` says, for what was left out, how to read it (it may look things up first).
    */
   budget?: {
     field: keyof z.infer<R> & string;
     locate(result: z.infer<R> & Record<string, unknown>, args: Record<string, unknown>, call: TableCall): ElisionPointer | Promise<ElisionPointer>;
+    /**
+     * When `field` is not the whole output (a send's screen rows, cut to the scrollback) and the
+     * whole is kept elsewhere (the command's log): the whole within `maxChars`, read from there.
+     * undefined: `field` is budgeted as it is.
+     */
+    whole?(result: z.infer<R> & Record<string, unknown>, args: Record<string, unknown>, call: TableCall, maxChars: number): Promise<WholeBudget | undefined>;
+    /** The field may be absent (a call that did not wait): then nothing is budgeted or counted. */
+    optional?: boolean;
   };
   /** Ends things for good (closing a session, SIGKILL): MCP's destructiveHint. */
   destructive?: boolean;
   /**
-   * The tool's part in the terminal view of MCP Apps (CONTRACT §9.7): `shows`, a host that renders
+   * The tool's part in the terminal view of MCP Apps (docs/guarantees.md#the-terminal-in-the-agents-chat): `shows`, a host that renders
    * MCP Apps shows the session live beside the result (its structured result names the session);
    * `feeds`, only the view calls it (hidden from the model by such hosts).
    */
   app?: 'shows' | 'feeds';
 }
 
+/** The whole output within a budget, read from where it is kept, and the result's fields that change with it. */
+export interface WholeBudget extends Budgeted {
+  /** Fields of the result to set (a send's `truncated`: its rows were cut, the whole was not). */
+  fields?: Record<string, unknown>;
+}
+
 /** How to read a part of a tool's output that was left out: the end of the line that says so. */
 export type ElisionPointer = (elision: Elision) => string;
 
-/** A REST route's path (seeds/pty-session-mcp.md); `:id` is a session selector. */
+/** A REST route's path (docs/protocol.md#rest); `:id` is a session selector. */
 export type RestPath = '/sessions' | '/sessions/:id' | '/sessions/:id/write' | '/sessions/:id/resize' | '/sessions/:id/commands';
 
 /** How a REST request becomes the method's params, and its result the envelope's `data`. */
@@ -109,7 +123,7 @@ export interface MethodSpec<
   params: S;
   result: R;
   /**
-   * What a scoped token (one session, CONTRACT §9.6) may do with it beyond its scope check: by
+   * What a scoped token (one session, docs/protocol.md#scoped-tokens) may do with it beyond its scope check: by
    * default a session method is allowed on the token's own session and a host method is refused;
    * `filtered` lets a host method through, its answer showing only the token's session
    * (`session/list`); `never` refuses it even on that session (it would hand out a stronger link).

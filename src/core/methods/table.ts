@@ -5,10 +5,10 @@ import { createMethod, hostInfoMethod, listMethod } from './host-methods';
 import { resizeMethod, sendMethod, signalMethod, writeMethod } from './input-methods';
 import { ackMethod, outputMethod, subscribeMethod, unsubscribeMethod } from './output-methods';
 import { readMethod, scrollbackMethod, snapshotMethod, waitMethod } from './screen-methods';
-import { infoMethod, keepMethod, killMethod, statusMethod, viewUrlMethod } from './session-methods';
+import { infoMethod, keepMethod, killMethod, statusMethod } from './session-methods';
 import { eventsMethod, waitEventMethod } from './event-methods';
 import { recordMethod, replayMethod } from './record-methods';
-import { revokeMethod, shareMethod, tokensMethod } from './token-methods';
+import { revokeMethod, shareMethod, tokensMethod, viewUrlMethod } from './token-methods';
 import { agentPolicyMethod, approveMethod, watchAgentsMethod } from './approval-methods';
 import type { MethodSpec } from './spec';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { serverError } from '../base/errors';
+import { invalidParams, serverError } from '../base/errors';
 import { MAX_TOKEN_SECONDS, tokenInfo, tokenScope } from './schemas';
 import { requireSession } from './context';
 import { method } from './spec';
@@ -7,6 +7,9 @@ import type { MethodContext, TokenService } from './types';
 
 /** A token lives this long unless the user says otherwise (`--expires`). */
 export const DEFAULT_TOKEN_SECONDS = 3600;
+
+/** A `view` link lives this long unless the user says otherwise: a working day in one browser. */
+export const DEFAULT_VIEW_LINK_SECONDS = 8 * 3600;
 
 function tokensOf(ctx: MethodContext): TokenService {
   if (!ctx.services.tokens) throw serverError('This host serves no HTTP (started with --no-http): there is nothing a token could open');
@@ -23,14 +26,42 @@ export const shareMethod = method({
   params: z.object({
     scope: tokenScope.optional().describe('view reads and subscribes; input also writes and resizes; control also sends, signals and closes. Default view.'),
     expiresIn: z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_TOKEN_SECONDS}).`),
+    reusable: z
+      .boolean()
+      .optional()
+      .describe(
+        'true: a Bearer token for REST, /rpc, /mcp and the stream WebSocket until it expires (scripts, agents). Default false: a link, which a browser trades once for a page cookie; after that, and as a Bearer token, it opens nothing.',
+      ),
   }),
   result: z.object({
-    token: z.string().describe('Bearer token for REST, /rpc, /mcp and the stream WebSocket; shown only here.'),
+    token: z.string().describe('The token (shown only here): a Bearer token when reusable, else the secret of the one-time link.'),
     url: z.string().describe('The session\'s browser view, opened with this token.'),
     info: tokenInfo,
   }),
   handler(ctx, p) {
-    return tokensOf(ctx).share(requireSession(ctx), p.scope ?? 'view', p.expiresIn ?? DEFAULT_TOKEN_SECONDS);
+    return tokensOf(ctx).share(requireSession(ctx), p.scope ?? 'view', p.expiresIn ?? DEFAULT_TOKEN_SECONDS, p.reusable ?? false);
+  },
+});
+
+export const viewUrlMethod = method({
+  name: 'session/viewUrl',
+  target: 'session',
+  // A link that can type is as strong as input: only a caller that may control gets one.
+  scope: 'control',
+  // A scoped token must not trade itself for a link (a longer-lived one, a stronger one).
+  scopedToken: 'never',
+  summary:
+    'A link that opens the session live in a browser: a one-time link with a view token of its own (input: one that types), listed by host/tokens and ended by host/revoke; never the host\'s token.',
+  params: z.object({
+    readOnly: z.boolean().optional().describe('A link that cannot type (the default; kept for older callers).'),
+    input: z.boolean().optional().describe('A link that also types and resizes (an input-scope token).'),
+    expiresIn: z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_VIEW_LINK_SECONDS}).`),
+  }),
+  result: z.object({ url: z.string(), readOnly: z.boolean(), info: tokenInfo }),
+  handler(ctx, p) {
+    if (p.readOnly && p.input) throw invalidParams('Invalid params for session/viewUrl: readOnly and input exclude each other');
+    const shared = tokensOf(ctx).share(requireSession(ctx), p.input ? 'input' : 'view', p.expiresIn ?? DEFAULT_VIEW_LINK_SECONDS, false);
+    return { url: shared.url, readOnly: !p.input, info: shared.info };
   },
 });
 

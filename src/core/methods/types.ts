@@ -7,7 +7,7 @@ import type { Session } from '../session/session';
 import type { Caller, TokenScope } from '../io/caller';
 import type { ClientLink } from '../io/client-link';
 
-/** What every listing, record and `pty/info` says about a session (CONTRACT §2). */
+/** What every listing, record and `pty/info` says about a session (docs/hosts.md#sessioninfo). */
 export type SessionInfo = z.infer<typeof sessionInfo>;
 
 /** The discovery record without the token (`host/info`). */
@@ -16,10 +16,13 @@ export type HostInfo = z.infer<typeof hostInfo>;
 /** A scoped token as listed: no secret in it. */
 export type TokenInfo = z.infer<typeof tokenInfo>;
 
-/** The scoped tokens of a host's HTTP server (CONTRACT §9.6), kept in its memory as hashes only. */
+/** The scoped tokens of a host's HTTP server (docs/protocol.md#scoped-tokens), kept in its memory as hashes only. */
 export interface TokenService {
-  /** A new token for one session; the only time the token itself is seen. */
-  share(session: Session, scope: TokenScope, expiresInSeconds: number): { token: string; url: string; info: TokenInfo };
+  /**
+   * A new token for one session and its browser link; the only time the token itself is seen.
+   * `reusable` false (a link): it opens a browser page once and is refused as a Bearer token.
+   */
+  share(session: Session, scope: TokenScope, expiresInSeconds: number, reusable?: boolean): { token: string; url: string; info: TokenInfo };
   list(): TokenInfo[];
   /** Ends the token now, and the connections opened with it; false when there is none of that id. */
   revoke(id: string): boolean;
@@ -33,6 +36,8 @@ export interface ReplayLinkInfo {
   path: string;
   /** ISO time after which the link opens nothing. */
   expiresAt: string;
+  /** The id of the link's token (`shared-pty tokens` lists it, `shared-pty revoke` ends it). */
+  tokenId: string;
 }
 
 /**
@@ -53,15 +58,13 @@ export interface HostServices {
   hostInfo(): HostInfo;
   /** Creates a session (in the editor it also opens as an editor terminal). */
   createSession(params: CreateSessionParams): Promise<Session> | Session;
-  /** A browser link to the session's live view (needs the host's HTTP server), read-only or not. */
-  viewUrl?(session: Session, readOnly: boolean): string | undefined;
   /** The scoped tokens (only a host serving HTTP has them). */
   readonly tokens?: TokenService;
   /** The recordings it replays in the browser (only a host serving HTTP has them). */
   readonly replays?: ReplayService;
   /** `pty/kill`: in a host, ends that session; in socket-pty's single-session serve, ends the server too. */
   killSession(session: Session): Promise<void> | void;
-  /** What agents' writes may do (CONTRACT §9.6); none: allow. */
+  /** What agents' writes may do (docs/protocol.md#agent-write-approval); none: allow. */
   agentPolicy?: AgentPolicy;
   /** Where the host asks the user about agents' writes and tells who watches that an agent types. */
   readonly approvals?: ApprovalBroker;

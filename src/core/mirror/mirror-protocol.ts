@@ -2,6 +2,7 @@
 // Every mirror is named by a number; byte positions are the session's output cursors, so
 // "parsed up to cursor N" means the same on both sides.
 import type { QueryName } from './mirror-queries';
+import type { ReportedColors } from './query-answers';
 
 export type ToMirrorThread =
   /**
@@ -14,6 +15,8 @@ export type ToMirrorThread =
   /** Applied once everything written before it is parsed, as the program saw it. */
   | { t: 'resize'; id: number; cols: number; rows: number }
   | { t: 'query'; req: number; id: number; op: QueryName; args: unknown[] }
+  /** The colours a view reported: the answers to colour queries parsed after this. */
+  | { t: 'colors'; id: number; colors: ReportedColors }
   | { t: 'close'; id: number }
   /** The thread's own heap figures after a full GC when available (benchmarks). */
   | { t: 'stats'; req: number };
@@ -26,6 +29,11 @@ export type FromMirrorThread =
    * mirror per turn of the thread's loop): a bell, and the newest window title if it changed.
    */
   | { t: 'signals'; id: number; bell: boolean; title?: string }
+  /**
+   * The terminal's answers to queries in the output parsed since the last notice, in order (sent
+   * once per turn of the thread's loop): the session writes them to the program.
+   */
+  | { t: 'answers'; id: number; data: string }
   /** `cursor`: the output the answer reflects, exactly. */
   | { t: 'reply'; req: number; ok: true; value: unknown; cursor: number }
   | { t: 'reply'; req: number; ok: false; error: string };

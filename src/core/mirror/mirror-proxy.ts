@@ -1,6 +1,7 @@
 import { Disposable, Emitter } from '../base/lifecycle';
 import type { ScreenSize, ScreenSnapshot } from './screen';
 import type { QueryArgs, QueryName, QueryResult } from './mirror-queries';
+import type { ReportedColors } from './query-answers';
 import { MirrorThread, type MirrorEndpoint } from './mirror-thread';
 
 /** How much output may wait for the parser, and how the parser's speed is estimated. */
@@ -70,6 +71,11 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   private readonly _onTitle = this._register(new Emitter<string>());
   /** The program set a new window title. */
   readonly onTitle = this._onTitle.event;
+  private readonly _onAnswer = this._register(new Emitter<string>());
+  /** The terminal's answers to the program's queries, in the order it asked them. */
+  readonly onAnswer = this._onAnswer.event;
+  /** The colours views reported, kept to tell a mirror rebuilt after a thread restart. */
+  private _colors: ReportedColors = {};
 
   constructor(
     cols: number,
@@ -128,6 +134,14 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     if (this.isDisposed) return;
     this.flush();
     this._thread.post({ t: 'resize', id: this._id, cols, rows });
+  }
+
+  /** The colours a view reported (its answers to colour queries): later colour queries get them. */
+  setColors(colors: ReportedColors): void {
+    this._colors = { ...this._colors, ...colors };
+    if (this.isDisposed) return;
+    this.flush();
+    this._thread.post({ t: 'colors', id: this._id, colors });
   }
 
   /** A read of the screen as of now, and the output cursor it reflects exactly. */
@@ -202,6 +216,10 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     if (title !== undefined) this._onTitle.fire(title);
   }
 
+  onAnswers(data: string): void {
+    if (!this.isDisposed) this._onAnswer.fire(data);
+  }
+
   /**
    * The thread restarted: the screen is rebuilt from the output the session still holds (its
    * ring), replayed at the current size; output before that is gone, and so is what it drew. The
@@ -238,6 +256,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   private _open(from = this._written): void {
     const { cols, rows } = this._size;
     this._thread.post({ t: 'open', id: this._id, cols, rows, scrollback: this._scrollbackLines, cursor: from, quietUntil: this._written });
+    if (Object.keys(this._colors).length > 0) this._thread.post({ t: 'colors', id: this._id, colors: this._colors });
   }
 
   private _releaseWaiters(): void {

@@ -9,7 +9,7 @@ export interface RenderedRows {
   alternate: boolean;
 }
 
-/** One page of `pty/scrollback` (CONTRACT §3.2), lines counted from the oldest retained row. */
+/** One page of `pty/scrollback` (docs/protocol.md#ptyscrollback), lines counted from the oldest retained row. */
 export interface ScrollbackPage {
   text: string;
   firstLine: number;
@@ -27,6 +27,9 @@ export const MIRROR_QUERIES = {
 
   /** Absolute number of the row the cursor is on (a send's output starts there). */
   cursorRow: (m: Mirror): number => m.cursorRow,
+
+  /** The cursor's row left of the cursor: what a prompt that reads keys asks (secret input, docs/protocol.md#secret-input). */
+  lineBeforeCursor: (m: Mirror): { text: string; alternate: boolean } => m.lineBeforeCursor(),
 
   /** The retained rows' absolute range [first, end). */
   extent: (m: Mirror): { firstRetainedRow: number; endRow: number } => ({ firstRetainedRow: m.firstRetainedRow, endRow: m.endRow }),

@@ -10,6 +10,8 @@ export interface MirrorEndpoint {
   onParsedUpTo(cursor: number): void;
   /** The program rang the bell and/or set a new title in output parsed since the last notice. */
   onSignals(bell: boolean, title: string | undefined): void;
+  /** The terminal's answers to queries in output parsed since the last notice, in order. */
+  onAnswers(data: string): void;
   /** The thread was restarted: open the mirror again, rebuilt from the output its session still holds. */
   reopen(): void;
 }
@@ -118,6 +120,10 @@ export class MirrorThread {
     }
     if (msg.t === 'signals') {
       this._endpoints.get(msg.id)?.onSignals(msg.bell, msg.title);
+      return;
+    }
+    if (msg.t === 'answers') {
+      this._endpoints.get(msg.id)?.onAnswers(msg.data);
       return;
     }
     const r = this._requests.get(msg.req);

@@ -24,6 +24,13 @@ interface Entry {
 /** Bytes given to xterm ahead of its parser. */
 const FEED_BYTES = 1024 * 1024;
 
+/**
+ * Most answer text sent for one mirror per turn of the loop. A program asks a few queries at a
+ * time and waits; output that holds queries by the thousand (a binary file on the screen) would
+ * otherwise pile answers into the program's input faster than anything reads it.
+ */
+const MAX_ANSWER_CHARS_PER_TURN = 16 * 1024;
+
 const port = parentPort;
 if (!port) throw new Error('mirror-worker runs only as a worker thread');
 
@@ -43,6 +50,7 @@ function scheduleNotices(): void {
   ackScheduled = true;
   setImmediate(() => {
     ackScheduled = false;
+    postAnswers();
     for (const m of unacked) {
       const e = entries.get(m);
       if (e) post({ t: 'parsed', id: m, cursor: e.parsed });
@@ -66,8 +74,31 @@ function signal(id: number, what: { bell?: true; title?: string }): void {
   scheduleNotices();
 }
 
-/** Listens to what a mirror's program signals (the listeners go with the mirror). */
+// The terminal's answers to the program's queries, gathered per mirror per turn, in order.
+const answers = new Map<number, string>();
+
+/**
+ * Sends the answers gathered so far. Before any notice or reply about the output they answer: a
+ * client that saw the screen after a query (a prompt drawn with its cursor query) and then types
+ * must find the answer in the program's input before its keys.
+ */
+function postAnswers(): void {
+  for (const [m, data] of answers) post({ t: 'answers', id: m, data });
+  answers.clear();
+}
+function queueAnswer(id: number, data: string): void {
+  const e = entries.get(id);
+  // Output below quietUntil is a replay: its queries were answered when it was first parsed.
+  if (!e || e.parsed < e.quietUntil) return;
+  const queued = answers.get(id) ?? '';
+  if (queued.length + data.length > MAX_ANSWER_CHARS_PER_TURN) return;
+  answers.set(id, queued + data);
+  scheduleNotices();
+}
+
+/** Listens to what a mirror's program signals, and to the terminal's answers (the listeners go with the mirror). */
 function watchSignals(id: number, mirror: Mirror): void {
+  mirror.onAnswer((data) => queueAnswer(id, data));
   let lastTitle = '';
   mirror.onBell(() => signal(id, { bell: true }));
   mirror.onTitle((title) => {
@@ -103,6 +134,7 @@ function runDue(e: Entry): void {
 }
 
 function answer(req: number, e: Entry, compute: () => unknown): void {
+  postAnswers();
   try {
     post({ t: 'reply', req, ok: true, value: compute(), cursor: e.parsed });
   } catch (err) {
@@ -131,6 +163,8 @@ function handle(msg: ToMirrorThread): void {
       return feed(msg.id, e);
     case 'resize':
       return whenCaughtUp(e, () => e.mirror.resize(msg.cols, msg.rows));
+    case 'colors':
+      return e.mirror.setColors(msg.colors);
     case 'query': {
       const fn = MIRROR_QUERIES[msg.op] as ((m: Mirror, ...a: unknown[]) => unknown) | undefined;
       if (!fn) return void post({ t: 'reply', req: msg.req, ok: false, error: `Unknown mirror query ${String(msg.op)}` });
@@ -139,6 +173,7 @@ function handle(msg: ToMirrorThread): void {
     case 'close':
       entries.delete(msg.id);
       signalled.delete(msg.id);
+      answers.delete(msg.id);
       e.mirror.dispose();
       // Queries still waiting for output that will now never be parsed: answer them anyway.
       for (const d of e.due.splice(0)) {

@@ -5,6 +5,7 @@ import { rowText } from './row-text';
 import { ScrollbackStore } from './scrollback-store';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { DEFAULT_SCROLLBACK_LINES, type ScreenSize, type ScreenSnapshot } from './screen';
+import { QueryAnswers, type ReportedColors } from './query-answers';
 
 /** Tuning of the headless mirror. Each number is a trade-off measured on real sessions. */
 const enum MirrorTuning {
@@ -37,7 +38,7 @@ export class Mirror extends Disposable {
   /** Scroll events since the last look at how many rows wait to be harvested. */
   private _scrolledSinceCheck = 0;
   private readonly _parsedWaiters: Array<() => void> = [];
-
+  private readonly _answers: QueryAnswers;
 
   constructor(
     cols: number,
@@ -56,6 +57,7 @@ export class Mirror extends Disposable {
     // every later cell of the row and breaks line wrapping against what the shell expects.
     this._term.loadAddon(new Unicode11Addon());
     this._term.unicode.activeVersion = '11';
+    this._answers = this._register(new QueryAnswers(this._term));
     this._store = new ScrollbackStore(_scrollbackLines);
     this._resetBoundary();
     // Every row that scrolls into xterm's scrollback fires this; a flood of output scrolls hundreds
@@ -87,6 +89,19 @@ export class Mirror extends Disposable {
   /** The program rang the bell (xterm's parser saw a BEL outside an escape sequence). */
   get onBell(): Event<void> {
     return this._term.onBell;
+  }
+
+  /**
+   * The terminal's answers to the program's queries (device attributes, cursor position, modes,
+   * colours…), in the order the parser met them: the session writes them to the program.
+   */
+  get onAnswer(): Event<string> {
+    return this._term.onData;
+  }
+
+  /** The colours a view reported: the answers to later colour queries (QueryAnswers). */
+  setColors(colors: ReportedColors): void {
+    this._answers.setColors(colors);
   }
 
   /** The program set the window title (OSC 0 or 2). */
@@ -166,9 +181,16 @@ export class Mirror extends Disposable {
     };
   }
 
+  /** The cursor's row left of the cursor (a prompt's question), and whether a full-screen program has the screen. */
+  lineBeforeCursor(): { text: string; alternate: boolean } {
+    const buf = this._buffers.active;
+    const line = buf.getLine(buf.baseY + buf.cursorY);
+    return { text: line ? line.translateToString(false, 0, buf.cursorX) : '', alternate: buf.type === 'alternate' };
+  }
+
   /**
    * Absolute number of the first retained row; the retained rows are the scrollback followed by
-   * the screen rows down to the lower of the cursor row and the last non-empty row (CONTRACT §8).
+   * the screen rows down to the lower of the cursor row and the last non-empty row (docs/guarantees.md#retained-buffer).
    */
   get firstRetainedRow(): number {
     return Math.max(this._store.firstAbsolute, this._screenTopAbsolute() - this._scrollbackLines);

@@ -1,6 +1,6 @@
 import type { ScreenSnapshot } from './screen';
 
-/** Which rows of the screen a `pty/read` wants (seeds/socket-pty.md): one group or none. */
+/** Which rows of the screen a `pty/read` wants (docs/protocol.md#ptyread): one group or none. */
 export interface RowSelection {
   top?: number;
   bottom?: number;
@@ -10,7 +10,7 @@ export interface RowSelection {
 
 /**
  * Screen text as `pty/read` returns it: the selected rows, trailing spaces removed, trailing
- * empty rows dropped, each row ended by `\n` (the seed's examples: `"root@host:~$\n"`).
+ * empty rows dropped, each row ended by `\n` (socket-pty's examples: `"root@host:~$\n"`).
  */
 export function screenText(snap: ScreenSnapshot, sel: RowSelection = {}): string {
   const n = snap.rows.length;

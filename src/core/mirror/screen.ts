@@ -1,7 +1,7 @@
 // What a screen looks like to its readers: shared by the main thread and the mirror thread
 // (src/core/mirror.ts), without loading xterm.js where no screen is parsed.
 
-/** Default rows of scrollback retained per session (CONTRACT §6: 10000). */
+/** Default rows of scrollback retained per session (docs/editor.md#settings: 10000). */
 export const DEFAULT_SCROLLBACK_LINES = 10000;
 
 export interface CursorPos {

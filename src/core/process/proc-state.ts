@@ -1,9 +1,10 @@
 /**
  * Linux /proc inspection of a PTY session's foreground job.
  *
- * `pty/send` must return when the program is ready for input again (CONTRACT §3.1, §8 "pty/send
- * readiness"): every process of the terminal's foreground process group is asleep and one of them waits
- * for terminal input — a `read` of the tty, or a `select`/`poll`/`epoll` family wait that includes it.
+ * `pty/send` must return when the program is ready for input again
+ * (docs/guarantees.md#send-readiness): every process of the terminal's foreground process group
+ * is asleep and one of them waits for terminal input — a `read` of the tty, or a `select`/`poll`/`epoll`
+ * family wait that includes it.
  * This module answers that question from /proc/<pid>/stat, /proc/<pid>/task/<tid>/syscall,
  * /proc/<pid>/task/<tid>/fd and (to see which fds a select/poll waits on) /proc/<pid>/mem and
  * /proc/<pid>/task/<tid>/fdinfo.

@@ -1,13 +1,14 @@
 /**
- * The line discipline's mode of a session's terminal, read with `stty`: Node has no tcgetattr, and
- * /proc does not show termios. A password prompt (getpass, sudo, ssh, passwd, `read -s`) reads whole
- * lines (ICANON) with ECHO off; readline, vim and other full-screen programs turn off both, since they
- * draw what is typed themselves. So "echo off, canonical" is the mark of a secret being typed.
- *
- * Spawning stty costs about 1.5 ms of CPU and 3 ms of wall time (measured on this project's 2-core
- * Linux VMs), so it runs only when /proc already says the foreground job waits (input-wait.ts).
+ * The line discipline's mode of a session's terminal. /proc does not show termios: it is read with
+ * tcgetattr on the PTY's master side where the platform allows (tcgetattr.ts: synchronous, ~5 µs),
+ * else with `stty` (about 1.5 ms of CPU and 3 ms of wall time, so only when /proc already says the
+ * foreground job waits: input-wait.ts). A password prompt (getpass, sudo, ssh, passwd, `read -s`)
+ * reads whole lines (ICANON) with ECHO off: "echo off, canonical" is the mark of a secret being
+ * typed. Readline, vim, `npm login` and other programs that read keys turn off both, since they
+ * draw what is typed themselves (or hide it): for them the line at the cursor tells (secret-prompt.ts).
  */
 import { execFile } from 'node:child_process';
+import { localFlagsOf } from './tcgetattr';
 
 /** Local-mode bits of Linux's termios (asm-generic/termbits.h), as `stty -g` prints them in hex. */
 const LFLAG_ICANON = 0o2;
@@ -26,6 +27,20 @@ export interface LineMode {
 /** True for the mode a password prompt sets: lines are read (canonical) and nothing typed is shown. */
 export function isSecretMode(mode: LineMode): boolean {
   return mode.canonical && !mode.echo;
+}
+
+/** True for a terminal that reads keys and echoes nothing itself: the program decides what is shown. */
+export function isRawWithoutEcho(mode: LineMode): boolean {
+  return !mode.canonical && !mode.echo;
+}
+
+/**
+ * The mode of the terminal behind the PTY master `fd`, read synchronously (the moment a write
+ * reaches the PTY), or null where it cannot be read so (not Linux, no koffi, the PTY closed).
+ */
+export function lineModeOfFd(fd: number | undefined): LineMode | null {
+  const lflag = fd === undefined ? null : localFlagsOf(fd);
+  return lflag === null ? null : modeOfLocalFlags(lflag);
 }
 
 /**
@@ -49,6 +64,9 @@ export function lineModeOf(ttyPath: string): Promise<LineMode | null> {
 export function parseSttySaved(text: string): LineMode | null {
   const fields = text.trim().split(':');
   if (fields.length < 4 || !/^[0-9a-f]+$/i.test(fields[3])) return null;
-  const lflag = Number.parseInt(fields[3], 16);
+  return modeOfLocalFlags(Number.parseInt(fields[3], 16));
+}
+
+function modeOfLocalFlags(lflag: number): LineMode {
   return { echo: (lflag & LFLAG_ECHO) !== 0, canonical: (lflag & LFLAG_ICANON) !== 0 };
 }

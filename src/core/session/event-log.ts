@@ -1,7 +1,7 @@
 import { Disposable, Emitter } from '../base/lifecycle';
 import type { HostEvent, SessionEventBody } from './session-events';
 
-/** Events a host keeps for `pty/events { since }` replays (CONTRACT §9.4). */
+/** Events a host keeps for `pty/events { since }` replays (docs/protocol.md#events-ptyevents-and-ptywaitevent). */
 export const enum EventLogTuning {
   /**
    * Enough for a client that reconnects after a while to catch up on every session (an event is

@@ -9,7 +9,7 @@ const KEY_SEQUENCES = /\x1b(?:\[[0-9;?]*[ -/]*[@-~]|O[@-~])/g;
 /**
  * What the human's views (editor terminal, `attach`, browser view) have typed into a session
  * lately: when, and whether they have started a line they have not submitted yet. Typing
- * arbitration (CONTRACT §9.6) makes an agent's write wait while the user is at it.
+ * arbitration (docs/protocol.md#typing-arbitration) makes an agent's write wait while the user is at it.
  */
 export class HumanInput extends Disposable {
   /** When the human last typed (ms since the epoch; 0: never). */

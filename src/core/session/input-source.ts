@@ -1,3 +1,4 @@
+import type { InputVerdict } from './secret-judge';
 import type { Origin } from './session';
 
 /**
@@ -21,7 +22,7 @@ export function isAgentCall(from: InputSource): boolean {
 }
 
 /**
- * What decided an agent's write into a session the user opened (CONTRACT §9.6): the user's answer
+ * What decided an agent's write into a session the user opened (docs/protocol.md#agent-write-approval): the user's answer
  * (`allowed_once`, `allowed_for_session`, `denied`), no answer in time (`unanswered`), a deny rule
  * (`deny_rule`), or the host's `deny` policy (`policy_deny`).
  */
@@ -37,7 +38,7 @@ export interface InputSource {
   readonly agentToken?: boolean;
 }
 
-/** The last write into a session and when it happened (`pty/info`'s `lastInput`, CONTRACT §9.6). */
+/** The last write into a session and when it happened (`pty/info`'s `lastInput`, docs/protocol.md#ptyinfo). */
 export interface LastInput extends InputSource {
   /** Milliseconds since the epoch, like `Session.lastOutputAt` (typing arbitration compares it with now). */
   readonly at: number;
@@ -51,11 +52,30 @@ export interface AgentDecision {
   readonly text: string;
 }
 
+/**
+ * What of a write's text may be kept (recordings with `input: true`), judged as its bytes reached
+ * the PTY (docs/protocol.md, "Recording"). Only the text up to the first line end goes to the
+ * program reading at that moment; what follows is typed ahead for whatever reads next, whose
+ * mode is not known yet, so it is never kept.
+ */
+export interface InputJudgement {
+  /** The text up to and including the write's first line end (all of it when it has none). */
+  readonly head: string;
+  /** Bytes after `head`: typed ahead. */
+  readonly aheadBytes: number;
+  /** What `head` was when it reached the PTY (a prompt that reads keys: decided by the line at the cursor, later). */
+  readonly verdict: InputVerdict | Promise<InputVerdict>;
+}
+
 /** One write into a session (`Session.onInput`): who wrote it and what, unless it was a secret. */
 export interface SessionInput {
   /** The text written; empty when `secret` (what is typed at a password prompt is never passed on). */
   readonly data: string;
   readonly from: InputSource;
-  /** Written while the program read a secret (CONTRACT §9.3). */
+  /** Written while the session was known to be at secret input (docs/protocol.md#secret-input: SessionInfo.secretInput). */
   readonly secret: boolean;
+  /** Bytes written (UTF-8). */
+  readonly bytes: number;
+  /** The judgement of its text, made only while someone asked for it (Session.judgeInputs). */
+  readonly judged?: InputJudgement;
 }

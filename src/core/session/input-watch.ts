@@ -9,8 +9,9 @@ export const enum InputWatchTuning {
    */
   QuietMs = 100,
   /**
-   * At most one probe per this long (a /proc scan of ~1 ms, plus ~1.5 ms for stty when the job
-   * waits): output that pauses every 100 ms (a progress bar, `top`) costs at most ~1% of a CPU.
+   * At most one probe per this long (a /proc scan of ~1 ms, plus, when the job waits, ~1.5 ms for
+   * stty where tcgetattr cannot be used): output that pauses every 100 ms (a progress bar, `top`)
+   * costs at most ~1% of a CPU.
    */
   MinIntervalMs = 250,
 }
@@ -20,7 +21,7 @@ export type WaitState = 'none' | 'input' | 'secret';
 
 /**
  * Follows whether a session's foreground job waits for input, and whether that input is a secret
- * (CONTRACT §9.3, §9.4), without polling: the job is probed only after output or a submitted line
+ * (docs/protocol.md#secret-input, docs/protocol.md#events-ptyevents-and-ptywaitevent), without polling: the job is probed only after output or a submitted line
  * has gone quiet, so an idle session costs nothing. A wait is new once the job has been seen busy
  * or has been given a line since the last one: typing into a prompt is not a new wait, Enter is.
  */

@@ -9,7 +9,7 @@ import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from 
 import { EventLog } from './event-log';
 import { MAX_SESSIONS } from '../base/limits';
 
-/** How long an exited session stays listed and readable when nobody closes it (CONTRACT §8). */
+/** How long an exited session stays listed and readable when nobody closes it (docs/guarantees.md#exited-sessions). */
 export const EXITED_SESSION_TTL_MS = 5 * 60 * 1000;
 /** Terminal sizes beyond these are a client's mistake, not a screen. */
 export const MAX_COLS = 1000;
@@ -35,10 +35,12 @@ export interface RegistryOptions {
   defaultCwd?: string;
   /** How long an exited session is kept. */
   exitedTtlMs?: number;
-  /** Where sessions keep their command logs, a folder per session (CONTRACT §9.5); none: no logs. */
+  /** Where sessions keep their command logs, a folder per session (docs/protocol.md#ptycommandoutput); none: no logs. */
   commandLogDir?: string;
   /** Bytes of command logs each session keeps (default 64 MiB). */
   commandLogBytes?: number;
+  /** Asked before each command log file or folder is made or removed: false while the folder is not safe to write in. */
+  commandLogWritable?: () => boolean;
   /** Sessions listed at once (default MAX_SESSIONS). */
   maxSessions?: number;
 }
@@ -67,7 +69,7 @@ export class SessionRegistry extends Disposable {
   private readonly _onDidChange = this._register(new Emitter<Session>());
   /** A session's name, size or running state changed. */
   readonly onDidChange = this._onDidChange.event;
-  /** Every session's events, numbered for the whole host (CONTRACT §9.4). */
+  /** Every session's events, numbered for the whole host (docs/protocol.md#events-ptyevents-and-ptywaitevent). */
   readonly events = this._register(new EventLog());
 
   constructor(private readonly _options: RegistryOptions = {}) {
@@ -95,7 +97,7 @@ export class SessionRegistry extends Disposable {
     const max = this._options.maxSessions ?? MAX_SESSIONS;
     if (this._sessions.size >= max) {
       throw limitReached(
-        `Too many sessions: this host has ${this._sessions.size}, the limit is ${max} (exited sessions count until closed); end some first (pty/kill)`,
+        `Too many sessions: this host has ${this._sessions.size}, the limit is ${max} (exited sessions count until closed); end some first (shared-pty kill <session>)`,
         'sessions',
         max,
       );
@@ -134,6 +136,7 @@ export class SessionRegistry extends Disposable {
         leaseSeconds: params.leaseSeconds,
         commandLogDir: this._options.commandLogDir && path.join(this._options.commandLogDir, id),
         commandLogBytes: this._options.commandLogBytes,
+        commandLogWritable: this._options.commandLogWritable,
       });
     } catch (e) {
       // node-pty reports a bad command or cwd by throwing: that is the caller's input, not our crash.

@@ -1,6 +1,6 @@
 import { leadingContinuationBytes, utf8CutPoint } from '../base/utf8';
 
-/** Default retained raw output per session (CONTRACT §8: 1 MiB). */
+/** Default retained raw output per session (docs/guarantees.md#retained-buffer: 1 MiB). */
 export const DEFAULT_RING_BYTES = 1024 * 1024;
 
 /** What a read from the ring returns. */

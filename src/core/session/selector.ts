@@ -4,7 +4,7 @@ import { ErrorCode, RpcError, unknownSession } from '../base/errors';
 export type Selection<T> = { kind: 'found'; item: T } | { kind: 'unknown' } | { kind: 'ambiguous'; candidates: T[] };
 
 /**
- * Resolves a session selector (CONTRACT §2: an id, an exact name, or a unique id prefix): the one
+ * Resolves a session selector (docs/hosts.md#session-selectors: an id, an exact name, or a unique id prefix): the one
  * rule of every surface (the host's registry, the CLI, stdio MCP), so a selector means the same
  * thing wherever it is typed. An exact id first (ambiguous if two hosts both have it); then an
  * exact name only one item has; then an id prefix only one item has. Several items of that name

@@ -1,16 +1,16 @@
 /**
- * What happens in a session that a client may want to hear about without polling (CONTRACT §9.4).
+ * What happens in a session that a client may want to hear about without polling (docs/protocol.md#events-ptyevents-and-ptywaitevent).
  * A session fires these bodies (`Session.emitEvent`); the host's EventLog numbers them.
  */
 
-/** Every event type, in the order CONTRACT §9.4 lists them. */
+/** Every event type, in the order docs/protocol.md#events-ptyevents-and-ptywaitevent lists them. */
 export const EVENT_TYPES = ['command_started', 'command_finished', 'input_wait', 'secret_input', 'bell', 'title', 'resize', 'exit'] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** One event as a session fires it: its type and the fields of that type. */
 export type SessionEventBody =
-  /** The shell started a command line (shell integration, CONTRACT §9.2). */
+  /** The shell started a command line (shell integration, docs/guarantees.md#shell-integration). */
   | { type: 'command_started'; command: string }
   /** That command finished; `exitCode` is null when the shell did not report one. */
   | { type: 'command_finished'; command: string; exitCode: number | null; durationMs: number }

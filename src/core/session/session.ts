@@ -15,11 +15,14 @@ import type { Recorder } from './recorder';
 import { probeInputWait } from '../process/input-wait';
 import { terminalOf } from '../process/proc-state';
 import { InputWatch } from './input-watch';
-import { ptyInputWriter } from './pty-input';
+import { masterFdOf, ptyInputWriter, ptyQueuedWrites } from './pty-input';
+import { judgement, SecretJudge } from './secret-judge';
 import type { SessionEventBody } from './session-events';
 import { CommandTracker } from '../commands/command-tracker';
 import { CommandLogs } from '../commands/command-logs';
 import { shellIntegrationLaunch } from '../commands/shell-integration';
+import type { OwnMark } from '../commands/own-marks';
+import { ViewAnswers } from './view-answers';
 
 /** Timing and size constants of a session; each says why it is what it is. */
 export const enum SessionTuning {
@@ -33,6 +36,12 @@ export const enum SessionTuning {
   KillGraceMs = 2000,
   /** Bells closer together than this are one `bell` event (a terminal flashes once for them too). */
   BellMinIntervalMs = 250,
+  /**
+   * Writes node-pty may hold (the program reads no input) before the answers to queries are
+   * dropped: far more than any program that asks and waits leaves unread, a bound on memory when
+   * output is full of queries nobody reads the answers to.
+   */
+  MaxQueuedWritesForAnswers = 64,
 }
 
 export type Origin = 'user' | 'agent' | 'script';
@@ -52,10 +61,12 @@ export interface SessionOptions {
   ringBytes?: number;
   /** See Session.leaseSeconds. */
   leaseSeconds?: number;
-  /** The session's own folder for its command logs (CONTRACT §9.5); none: no logs are kept. */
+  /** The session's own folder for its command logs (docs/protocol.md#ptycommandoutput); none: no logs are kept. */
   commandLogDir?: string;
   /** Bytes of command logs kept over all the session's commands (default 64 MiB). */
   commandLogBytes?: number;
+  /** Asked before each command log file or folder is made or removed (see CommandLogs). */
+  commandLogWritable?: () => boolean;
 }
 
 /** How the top-level process ended. */
@@ -64,7 +75,7 @@ export interface ExitInfo {
   signal: string | null;
 }
 
-/** A send's view of the session status (seeds/persistent-pty-sessions.md). */
+/** A send's view of the session status (docs/protocol.md#ptysend). */
 export type SessionStatus = { kind: 'running' } | { kind: 'exited'; exitCode: number | null; signal: string | null };
 
 /** One chunk of raw output and the byte cursor just after it. */
@@ -102,15 +113,21 @@ export class Session extends Disposable {
   readonly mirror: MirrorProxy;
   readonly ring: RingBuffer;
   /**
-   * The commands the shell reports (CONTRACT §9.2): bash, zsh and fish run interactively get
-   * shell integration injected; any program that prints OSC 633 marks is followed too.
+   * The commands the shell reports (docs/guarantees.md#shell-integration): bash, zsh and fish run interactively get
+   * shell integration injected, whose marks carry the session's nonce; no other marks count.
    */
   readonly commands: CommandTracker;
-  /** Each command's whole output, in a file of its own (CONTRACT §9.5); undefined: not kept. */
+  /** Each command's whole output, in a file of its own (docs/protocol.md#ptycommandoutput); undefined: not kept. */
   readonly commandLogs: CommandLogs | undefined;
   private readonly _pty: IPty;
-  /** Writes to the program's input (at once when nothing is queued: ptyInputWriter). */
-  private readonly _writeInput: (data: string) => void;
+  /** Writes to the program's input (at once when nothing is queued: ptyInputWriter); returns the bytes written at once. */
+  private readonly _writeInput: (data: string) => number;
+  /** Writes held by node-pty because the program is not reading its input (ptyQueuedWrites). */
+  private readonly _queuedWrites: () => number;
+  /** Whether the program asks for a secret, now or as a write reaches it (docs/protocol.md#secret-input, docs/guarantees.md#no-side-doors). */
+  readonly secretJudge: SecretJudge;
+  /** How many want writes judged as they reach the PTY (recordings with input text): see judgeInputs. */
+  private _inputJudges = 0;
   private _name: string;
   private _exit: ExitInfo | undefined;
   /** Every reason the PTY is paused for: the parser fell behind, a flow-controlled subscriber's window is full. */
@@ -125,7 +142,7 @@ export class Session extends Disposable {
   private readonly _killTimer = this._register(new MutableDisposable());
   /** `kill()` closed the PTY master: nothing is written to or read from its descriptor any more. */
   private _hungUp = false;
-  /** The send that holds the session (one at a time, CONTRACT §8); undefined when none does. */
+  /** The send that holds the session (one at a time, docs/guarantees.md#error-codes-beyond-json-rpc); undefined when none does. */
   sendOwner: object | undefined;
   /** True while a `pty/send` holds the session. */
   get sendInProgress(): boolean {
@@ -133,8 +150,10 @@ export class Session extends Disposable {
   }
   private _clients = 0;
   private _calls = 0;
+  /** The views' own answers to terminal queries, which the host answers instead (the mirror's). */
+  private readonly _viewAnswers = new ViewAnswers();
   private _lastInput: LastInput | undefined;
-  /** The user chose "Allow for this session" for agents' writes here (CONTRACT §9.6). */
+  /** The user chose "Allow for this session" for agents' writes here (docs/protocol.md#agent-write-approval). */
   agentsAllowed = false;
 
   private readonly _onOutput = this._register(new Emitter<OutputChunk>());
@@ -150,21 +169,21 @@ export class Session extends Disposable {
   /** Name, size or state changed (discovery records are rewritten). */
   readonly onDidChange = this._onDidChange.event;
   private readonly _onEvent = this._register(new Emitter<SessionEventBody>());
-  /** Something a client may want to hear about happened (CONTRACT §9.4; the host's EventLog numbers it). */
+  /** Something a client may want to hear about happened (docs/protocol.md#events-ptyevents-and-ptywaitevent; the host's EventLog numbers it). */
   readonly onEvent = this._onEvent.event;
-  /** Whether the foreground job waits for input, or for a secret (CONTRACT §9.3). */
+  /** Whether the foreground job waits for input, or for a secret (docs/protocol.md#secret-input). */
   readonly inputWatch: InputWatch;
   private readonly _onInput = this._register(new Emitter<SessionInput>());
-  /** Something was written to the program, by whom; a secret's text is never given out (CONTRACT §9.3). */
+  /** Something was written to the program, by whom; a secret's text is never given out (docs/protocol.md#secret-input). */
   readonly onInput = this._onInput.event;
   private readonly _onAgentDecision = this._register(new Emitter<AgentDecision>());
   /** A decision about an agent's write was made (allowed or refused; recordings mark it). */
   readonly onAgentDecision = this._onAgentDecision.event;
-  /** What the human's views typed lately (typing arbitration, CONTRACT §9.6). */
+  /** What the human's views typed lately (typing arbitration, docs/protocol.md#typing-arbitration). */
   readonly humanInput = this._register(new HumanInput());
   /** The line typed since the last Enter, by anyone: what deny rules judge (docs/protocol.md "Agent guards"). */
   readonly typedLine = new TypedLine();
-  /** The asciicast recording of the session while one runs (`pty/record`, CONTRACT §9.6); ends with the session. */
+  /** The asciicast recording of the session while one runs (`pty/record`, docs/protocol.md#ptyrecord); ends with the session. */
   readonly recording = this._register(new MutableDisposable<Recorder>());
 
   constructor(readonly options: SessionOptions) {
@@ -178,10 +197,10 @@ export class Session extends Disposable {
     this.leaseSeconds = options.leaseSeconds;
     const env = buildEnv(options.env);
     const integration = shellIntegrationLaunch(options.command, options.args, env);
-    this.commands = this._register(new CommandTracker(options.cwd, integration !== undefined));
+    this.commands = this._register(new CommandTracker(options.cwd, integration?.nonce));
     this._register(this.commands.onDidChangeState(() => this._onDidChange.fire()));
-    this.commandLogs = options.commandLogDir ? this._register(new CommandLogs(this.commands, options.commandLogDir, options.commandLogBytes)) : undefined;
-    // The shell's own account of its commands, as events (CONTRACT §9.4).
+    this.commandLogs = options.commandLogDir ? this._register(new CommandLogs(this.commands, options.commandLogDir, options.commandLogBytes, options.commandLogWritable)) : undefined;
+    // The shell's own account of its commands, as events (docs/protocol.md#events-ptyevents-and-ptywaitevent).
     this._register(this.commands.onDidStartCommand((r) => this.emitEvent({ type: 'command_started', command: r.command })));
     this._register(
       this.commands.onDidFinishCommand((r) => this.emitEvent({ type: 'command_finished', command: r.command, exitCode: r.exitCode, durationMs: r.durationMs ?? 0 })),
@@ -195,14 +214,25 @@ export class Session extends Disposable {
       encoding: null, // raw bytes: cursors count bytes, and split characters are reassembled here
     });
     this._writeInput = ptyInputWriter(this._pty);
+    this._queuedWrites = ptyQueuedWrites(this._pty);
+    this.secretJudge = new SecretJudge(
+      // Once hung up, the descriptor is closed and its number may be another file's.
+      () => (this._hungUp ? undefined : masterFdOf(this._pty)),
+      this.ttyPath,
+      () => this.mirror.query('lineBeforeCursor'),
+      // The shell's own line editor reads keys without echo too; the integration says when it does.
+      () => this.commands.integration && !this.commands.running,
+    );
     this._guardExitDrain();
     this._guardEofDrain();
     this._pty.onData((d) => this._handleData(d as unknown as Buffer));
     this._pty.onExit(({ exitCode, signal }) => this._handleExit(exitCode, signal));
     this._register(this.mirror.onParsed(() => this._maybeResume()));
     this._register(this.mirror.onBell(() => this._bell()));
+    // The host is the terminal for the program's queries: one answer each, however many views there are.
+    this._register(this.mirror.onAnswer((answer) => this._answer(answer)));
     this._register(this.mirror.onTitle((title) => this.emitEvent({ type: 'title', title })));
-    this.inputWatch = this._register(new InputWatch(() => probeInputWait(this.pid, this.ttyPath)));
+    this.inputWatch = this._register(new InputWatch(() => probeInputWait(this.pid, () => this.secretJudge.asksNow())));
     this._register(
       this.inputWatch.onDidChange((state) => {
         if (state === 'input') this.emitEvent({ type: 'input_wait' });
@@ -214,6 +244,15 @@ export class Session extends Disposable {
   }
 
   private _lastBellAt = 0;
+
+  /**
+   * Writes the terminal's answers to the program's queries. Not while many writes wait for the
+   * program to read its input: output full of queries (a binary file on the screen) would pile up
+   * answers in memory for a program that reads none of them.
+   */
+  private _answer(answer: string): void {
+    if (this.running && !this._hungUp && this._queuedWrites() < SessionTuning.MaxQueuedWritesForAnswers) this._writeInput(answer);
+  }
 
   /** One `bell` event per burst of bells: `yes $'\a'` must not flood the event log. */
   private _bell(): void {
@@ -231,7 +270,7 @@ export class Session extends Disposable {
     return (this._pty as unknown as { ptsName?: string }).ptsName || undefined;
   }
 
-  /** The program waits for a secret the user must type: echo is off and it reads the terminal (CONTRACT §9.3). */
+  /** The program waits for a secret the user must type: echo is off and it reads the terminal (docs/protocol.md#secret-input). */
   get secretInput(): boolean {
     return this.inputWatch.state === 'secret';
   }
@@ -332,25 +371,48 @@ export class Session extends Disposable {
   /**
    * Writes text (UTF-8) to the program on behalf of `from`; returns the bytes written. Every
    * write names its caller, so the session knows who typed last (typing arbitration, approval
-   * and recordings of CONTRACT §9.6 build on it).
+   * and recordings of docs/protocol.md#ptyrecord build on it).
    */
   write(data: string, from: InputSource): number {
+    if (from.origin === 'user') {
+      // A view answered a query by itself: the host has answered it already (ViewAnswers).
+      const view = this._viewAnswers.take(data);
+      if (view.colors) this.mirror.setColors(view.colors);
+      data = view.text;
+    }
     if (!this.running || this._hungUp || data.length === 0) return 0;
     // Read before the line is submitted below: Enter ends the secret, yet it is part of it.
     const secret = this.secretInput;
-    this._writeInput(data);
+    // The terminal's mode the moment the bytes reach it (about 5 µs), only when someone keeps text.
+    const verdict = this._inputJudges > 0 ? this.secretJudge.judgeWrite() : undefined;
+    const atOnce = this._writeInput(data);
+    const bytes = Buffer.byteLength(data, 'utf8');
     this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now(), approval: from.approval };
-    const input = { data: secret ? '' : data, from, secret };
+    const judged = verdict === undefined ? undefined : judgement(data, verdict, atOnce);
+    const input: SessionInput = { data: secret ? '' : data, from, secret, bytes, judged };
     this.humanInput.observe(input);
     this.typedLine.observe(data, secret);
     this._onInput.fire(input);
     // A line reaches the program: what it waited for (a prompt, a password) is answered.
     if (data.includes('\r') || data.includes('\n')) this.inputWatch.submitted();
-    return Buffer.byteLength(data, 'utf8');
+    return bytes;
   }
 
   /**
-   * Notes a decision about an agent's write (CONTRACT §9.6: every decision is in `lastInput` and
+   * Has every write judged as it reaches the PTY (SessionInput.judged) until the handle is
+   * disposed: a recording that keeps input text needs it; nobody else pays for it.
+   */
+  judgeInputs(): IDisposable {
+    this._inputJudges++;
+    let done = false;
+    return toDisposable(() => {
+      if (!done) this._inputJudges--;
+      done = true;
+    });
+  }
+
+  /**
+   * Notes a decision about an agent's write (docs/protocol.md#ptyinfo: every decision is in `lastInput` and
    * in recordings). A refusal writes nothing, yet `lastInput` says the agent tried and what decided.
    */
   noteAgentDecision(from: InputSource, decision: AgentDecision['decision'], text: string): void {
@@ -409,8 +471,8 @@ export class Session extends Disposable {
   private _hangUp(): void {
     if (this._hungUp) return;
     const socket = (this._pty as unknown as { _socket?: tty.ReadStream })._socket;
-    const fd = (this._pty as unknown as { _fd?: number })._fd;
-    if (!socket || typeof socket.destroy !== 'function' || typeof fd !== 'number') return;
+    const fd = masterFdOf(this._pty);
+    if (!socket || typeof socket.destroy !== 'function' || fd === undefined) return;
     // On Linux, node-pty's child holds every signal until it has made the terminal its own (forkpty);
     // a hang-up before that fails it (exit 1), while the SIGHUP it holds ends it once it lets them in.
     if (process.platform === 'linux' && terminalOf(this.pid) === null) return;
@@ -452,19 +514,28 @@ export class Session extends Disposable {
     if (data.length === 0) return;
     this._lastOutputAt = Date.now();
     this.inputWatch.activity();
-    this.ring.append(data);
-    this.commands.feed(data, this.ring.end);
-    this.commandLogs?.append(data, this.ring.end);
-    this._onOutput.fire({ data, cursor: this.ring.end });
-    this.mirror.write(data, this.ring.end);
+    // The integration's marks leave with their nonce taken out: no copy of the output can forge one.
+    const { output, marks } = this.commands.filter(data);
+    this._output(output, marks);
     if (this._draining) return;
     // The parser fell behind: the program waits, so a screen read never waits long (MirrorProxy).
     if (!this._pauses.has('parser') && this.mirror.pendingBytes > this.mirror.backlogLimit) this._setPaused('parser', true);
     if (this._flowHolders.size > 0) this.reconsiderFlow();
   }
 
+  /** Output to pass on: into the ring, the command records and logs, the subscribers, the mirror. */
+  private _output(data: Buffer, marks: readonly OwnMark[]): void {
+    if (data.length === 0) return;
+    this.ring.append(data);
+    this._viewAnswers.sawOutput(data);
+    this.commands.apply(marks, this.ring.end - data.length);
+    this.commandLogs?.append(data, this.ring.end);
+    this._onOutput.fire({ data, cursor: this.ring.end });
+    this.mirror.write(data, this.ring.end);
+  }
+
   /**
-   * Lets a flow-controlled subscriber hold the PTY while its window is full (CONTRACT §9.1): the
+   * Lets a flow-controlled subscriber hold the PTY while its window is full (docs/protocol.md#flow-control-ptyack-and-ptyflow): the
    * program then waits as it would for a slow terminal. Disposing the handle lets go of it.
    */
   addFlowHolder(holder: FlowHolder): IDisposable {
@@ -550,16 +621,10 @@ export class Session extends Disposable {
 
   private _handleExit(exitCode: number, signal?: number): void {
     if (this._exit) return;
-    if (this._utf8Tail) {
-      // The program ended mid-character: keep the bytes rather than lose them.
-      const tail = this._utf8Tail;
-      this._utf8Tail = undefined;
-      this.ring.append(tail);
-      this.commands.feed(tail, this.ring.end);
-      this.commandLogs?.append(tail, this.ring.end);
-      this._onOutput.fire({ data: tail, cursor: this.ring.end });
-      this.mirror.write(tail, this.ring.end);
-    }
+    // The program ended mid-character, or mid-sequence: keep the bytes rather than lose them.
+    const tail = Buffer.concat([this.commands.release(), this._utf8Tail ?? Buffer.alloc(0)]);
+    this._utf8Tail = undefined;
+    this._output(tail, []);
     const signalName = signal ? (signalNames.get(signal) ?? String(signal)) : null;
     this._exit = { exitCode: signal ? 128 + signal : exitCode, signal: signalName };
     this.commands.shellEnded(this._exit.exitCode, this.ring.end);

@@ -17,7 +17,7 @@ export class InFlightPerToken {
 
   /** Takes a slot for a request made with `access`, released by the result; undefined when none is free. */
   enter(access: Access): IDisposable | undefined {
-    const key = access.tokenId ?? (access.viewOnly ? 'view-link' : 'host');
+    const key = principalOf(access);
     const n = this._counts.get(key) ?? 0;
     if (n >= this.max) return undefined;
     this._counts.set(key, n + 1);
@@ -38,39 +38,115 @@ export function tooManyHttpInFlight(max: number): RpcError {
 }
 
 /**
- * Open HTTP connections, counted so that the ones over the limit get a clear answer (429) instead
- * of a reset: a connection past `max` is marked, its request is answered 429 and the connection
- * closed. Past `max + spare` connections are dropped at once, as Node's `maxConnections` does, so
- * clients that connect and send nothing cannot hold the host's file descriptors either.
+ * Who a connection or a request counts against: the host's own token, each scoped token, the
+ * derived view link, each replay link. One holder's connections and requests never use up
+ * another's room (a guest cannot crowd out the owner).
  */
-export class ConnectionCount {
-  private _open = 0;
+export function principalOf(access: Access): string {
+  if (access.tokenId !== undefined) return `token:${access.tokenId}`;
+  if (access.replayId !== undefined) return `replay:${access.replayId}`;
+  return access.viewOnly ? 'view-link' : 'host';
+}
+
+export interface HttpConnectionLimits {
+  /** Connections one credential may hold open at once (see principalOf). */
+  maxPerPrincipal: number;
+  /** Connections that have not authenticated yet, at once; a newer one pushes out the oldest. */
+  maxUnauthenticated: number;
+  /** How long a connection may go without authenticating before it is closed. */
+  authenticateWithinMs: number;
+}
+
+/**
+ * Open HTTP connections, by whom they belong to. A connection belongs to nobody until a request on
+ * it authenticates (a valid token: REST, `/mcp`, the view, a WebSocket upgrade); then it counts
+ * against that credential (principalOf) until it closes, and past the credential's limit its
+ * request is answered 429 and the connection closed. A connection that has not authenticated
+ * within `authenticateWithinMs` is closed, and such connections are bounded on their own: the
+ * oldest goes when a new one comes past `maxUnauthenticated`. So clients without a token — idle
+ * sockets, a port scan, a web page — never count against those with one, and the file descriptors
+ * they hold stay bounded.
+ */
+export class HttpConnections {
+  /** Connections not authenticated yet, oldest first (a Map keeps insertion order), with their deadline. */
+  private readonly _unauthenticated = new Map<Socket, NodeJS.Timeout>();
+  private readonly _byPrincipal = new Map<string, number>();
+  private readonly _owner = new WeakMap<Socket, string>();
   private readonly _over = new WeakSet<Socket>();
 
-  constructor(
-    readonly max: number,
-    private readonly _spare: number,
-  ) {}
+  constructor(readonly limits: HttpConnectionLimits) {}
 
-  get open(): number {
-    return this._open;
+  /** Connections open now that have not authenticated. */
+  get unauthenticated(): number {
+    return this._unauthenticated.size;
   }
 
-  /** Counts a new connection (the server's 'connection' event). */
+  /** Connections open now that count against `principal`. */
+  heldBy(principal: string): number {
+    return this._byPrincipal.get(principal) ?? 0;
+  }
+
+  /** A new connection (the server's 'connection' event): nobody's yet, on the clock. */
   add(socket: Socket): void {
-    if (this._open >= this.max + this._spare) return void socket.destroy();
-    if (this._open >= this.max) this._over.add(socket);
-    this._open++;
-    socket.once('close', () => this._open--);
+    if (this._unauthenticated.size >= this.limits.maxUnauthenticated) {
+      const [oldest] = this._unauthenticated.keys();
+      this._forget(oldest);
+      oldest.destroy();
+    }
+    const deadline = setTimeout(() => {
+      this._forget(socket);
+      socket.destroy();
+    }, this.limits.authenticateWithinMs);
+    deadline.unref();
+    this._unauthenticated.set(socket, deadline);
+    socket.once('close', () => this._release(socket));
   }
 
-  /** Whether `socket` came past the limit (its requests get 429). */
-  isOver(socket: Socket): boolean {
-    return this._over.has(socket);
+  /**
+   * A request on `socket` authenticated as `principal`: the connection is that credential's from
+   * now on (the first credential to authenticate on it keeps it). False when the credential already
+   * holds its limit: the caller answers 429 and closes the connection, which then counts for no one.
+   */
+  claim(socket: Socket, principal: string): boolean {
+    if (this._over.has(socket)) return false;
+    if (this._owner.has(socket)) return true;
+    if (!this._unauthenticated.has(socket)) return true; // closed meanwhile: nothing to count
+    this._forget(socket);
+    const held = this.heldBy(principal);
+    if (held >= this.limits.maxPerPrincipal) {
+      this._over.add(socket);
+      return false;
+    }
+    this._owner.set(socket, principal);
+    this._byPrincipal.set(principal, held + 1);
+    return true;
   }
 
-  /** The answer for a connection past the limit. */
+  /** The answer for a connection past its credential's limit. */
   error(): RpcError {
-    return limitReached(`Too many connections: ${this.max} open to this host's HTTP server, the limit is ${this.max}; closing this one`, 'connections', this.max);
+    const max = this.limits.maxPerPrincipal;
+    return limitReached(`Too many connections: ${max} open to this host's HTTP server with this token, the limit is ${max}; closing this one`, 'connections', max);
+  }
+
+  /** Drops every deadline (the server is closing). */
+  dispose(): void {
+    for (const timer of this._unauthenticated.values()) clearTimeout(timer);
+    this._unauthenticated.clear();
+  }
+
+  /** No longer waiting to authenticate. */
+  private _forget(socket: Socket): void {
+    clearTimeout(this._unauthenticated.get(socket));
+    this._unauthenticated.delete(socket);
+  }
+
+  private _release(socket: Socket): void {
+    this._forget(socket);
+    const principal = this._owner.get(socket);
+    if (principal === undefined) return;
+    this._owner.delete(socket);
+    const left = this.heldBy(principal) - 1;
+    if (left > 0) this._byPrincipal.set(principal, left);
+    else this._byPrincipal.delete(principal);
   }
 }

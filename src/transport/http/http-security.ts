@@ -2,31 +2,44 @@ import * as crypto from 'node:crypto';
 import { decodeSegment } from './http-util';
 import type { IncomingMessage } from 'node:http';
 import type { Grant } from '../../core/io/caller';
-import type { ScopedTokens } from './scoped-tokens';
-import { isLinkPath } from '../pages/replay-links';
+import type { ScopedGrant, ScopedTokens, TokenRefusal, TokenTarget } from './scoped-tokens';
+import type { PageCookie, PageSessions } from './page-sessions';
 
-/** What a request's credentials allow: a scope, perhaps for one session, perhaps only in the browser view. */
+/** What a request's credentials allow: a scope, perhaps for one session, perhaps only in the browser's pages. */
 export interface Access extends Grant {
-  /** The derived read-only view token: the view page and its stream, nothing else. */
+  /** A page cookie's grant: the host's pages and the stream WebSocket, nothing else (no REST, /rpc, /mcp). */
   readonly viewOnly?: boolean;
   /** A scoped token's id: what is opened with it ends with it. */
   readonly tokenId?: string;
-  /** A replay link's token: that recording's page and file (`/replay/<id>`…), nothing else. */
+  /** A replay link's grant: that recording's page and file (`/replay/<id>`…), nothing else. */
   readonly replayId?: string;
-}
-
-/** What the guard asks of the replay links: whose token a secret is. */
-export interface ReplayTokens {
-  match(token: string): string | undefined;
 }
 
 /** The host's own token. */
 const FULL: Access = { scope: 'control' };
-/** The derived view token (`shared-pty view --read-only`): any session, read-only, only the view. */
-const VIEW_LINK: Access = { scope: 'view', viewOnly: true };
 
-/** Name of the cookie the view page uses after its one-time `?token=` link. */
-export const AUTH_COOKIE = 'shared_pty_auth';
+/**
+ * Where a request asks to go, which decides where its credentials may come from: `api` (REST,
+ * `/health`, `/mcp`: the Bearer header only), `upgrade` (a WebSocket: also `?token=`, which a
+ * browser's WebSocket cannot send as a header), `page` (the host's pages and their assets: also the
+ * page cookie).
+ */
+export type Place = 'api' | 'upgrade' | 'page';
+
+/**
+ * Which of a page cookie's grants a request may use: the one for a session (its page, size poll
+ * and stream), the one for a replay link (its page, file and assets), or any (the pages' shared
+ * assets and the file picker, which show nothing of a session).
+ */
+export type PageTarget = { session: string | undefined } | { replay: string } | 'any';
+
+/** Why a browser's request opens nothing, as the refusal page says it (docs/protocol.md, Links and page cookies). */
+export type Refused = TokenRefusal | 'elsewhere' | 'host-token' | 'no-grant' | 'none';
+
+/** The cookie a host's pages set: named after its port, so two hosts' cookies never replace each other. */
+export function pageCookieName(port: number): string {
+  return `shared_pty_${port}`;
+}
 
 /** Refusal of a request, with its HTTP status. */
 export interface Refusal {
@@ -36,12 +49,13 @@ export interface Refusal {
 }
 
 /**
- * The checks every HTTP request and WebSocket upgrade passes, in CONTRACT §8's order:
- * Host (DNS rebinding), Origin (cross-site requests and WebSocket hijacking), then the token.
+ * The checks every HTTP request and WebSocket upgrade passes, in docs/protocol.md's order:
+ * Host (DNS rebinding), Origin (cross-site requests and WebSocket hijacking), then the credential.
+ * The host's own token is accepted only where a script sends it (the Bearer header, a WebSocket's
+ * `?token=`): never in a page's address, never in a cookie, which every other server on 127.0.0.1
+ * would receive (cookies are not bound to a port).
  */
 export class HttpGuard {
-  /** A token that opens the read-only view and nothing else (derived, so it needs no storage). */
-  readonly viewToken: string;
   private readonly _allowedOrigins: Set<string>;
   /** The origins the user allowed (not the host's own): these get CORS headers and preflights. */
   private readonly _corsOrigins: Set<string>;
@@ -51,26 +65,26 @@ export class HttpGuard {
     private readonly _port: number,
     allowedOrigins: readonly string[] = [],
     private readonly _scoped?: ScopedTokens,
-    private readonly _replays?: ReplayTokens,
+    private readonly _pages?: PageSessions,
   ) {
-    this.viewToken = crypto.createHmac('sha256', token).update('shared-pty view-only').digest('base64url');
     this._corsOrigins = new Set(allowedOrigins.map((o) => o.replace(/\/$/, '')));
     this._allowedOrigins = new Set([
       `http://127.0.0.1:${_port}`,
       `http://localhost:${_port}`,
-      // Not http://[::1]:PORT: we never listen there, so no page of ours has that origin (CONTRACT §8).
+      // Not http://[::1]:PORT: we never listen there, so no page of ours has that origin (docs/protocol.md).
       ...this._corsOrigins,
     ]);
   }
 
   /**
-   * The `Access-Control-*` headers for a request from an allow-listed origin (CONTRACT §9.8), so
+   * The `Access-Control-*` headers for a request from an allow-listed origin (docs/protocol.md, CORS), so
    * its page may read the answers; none for the host's own pages (same origin) or no Origin.
    */
   corsHeaders(req: IncomingMessage): Record<string, string> {
     const origin = req.headers.origin;
     if (origin === undefined || !this._corsOrigins.has(origin)) return {};
-    return { 'access-control-allow-origin': origin, vary: 'Origin' };
+    // A browser MCP client must read the session id /mcp assigns, to send it back on every request.
+    return { 'access-control-allow-origin': origin, 'access-control-expose-headers': 'Mcp-Session-Id', vary: 'Origin' };
   }
 
   /**
@@ -97,38 +111,73 @@ export class HttpGuard {
   }
 
   /**
-   * What the request's token allows (undefined: no valid token). The Bearer header counts
-   * everywhere; `?token=` and the view cookie only where a browser cannot set headers (`browser`:
-   * WebSocket upgrades and the view). The host's token wins over a scoped one, a scoped one over
-   * the derived view token, and among scoped ones the first place wins (header, query, cookie). A
-   * replay link's token counts on that link's own paths only, and wins there (a scoped token's
-   * cookie for a session, also sent, would open no recording).
+   * What the request's credentials allow at `place` (undefined: none that counts there). The
+   * host's token wins, then a reusable scoped token, then the page cookie's grant for `target`.
    */
-  access(req: IncomingMessage, url: URL, browser: boolean): Access | undefined {
-    const candidates: string[] = [];
-    const auth = req.headers.authorization;
-    if (auth?.startsWith('Bearer ')) candidates.push(auth.slice(7).trim());
-    if (browser) {
-      const q = url.searchParams.get('token');
-      if (q) candidates.push(q);
-      // Two cookies of that name on a replay link's pages: the link's (Path=/replay/<id>) and the view's (Path=/).
-      candidates.push(...readCookies(req, AUTH_COOKIE));
-    }
-    let scoped: Access | undefined;
-    let view: Access | undefined;
-    let replay: Access | undefined;
-    for (const c of candidates) {
-      if (safeEqual(c, this.token)) return FULL;
-      if (safeEqual(c, this.viewToken)) {
-        view = VIEW_LINK;
-        continue;
-      }
-      scoped ??= this._scoped?.match(c);
-      const replayId = replay ? undefined : this._replays?.match(c);
-      if (replayId !== undefined && isLinkPath(url.pathname, replayId)) replay = { scope: 'view', viewOnly: true, replayId };
-    }
-    return replay ?? scoped ?? view;
+  access(req: IncomingMessage, url: URL, place: Place, target?: PageTarget): Access | undefined {
+    return this._check(req, url, place, target).access;
   }
+
+  /** Why `access` found nothing, in the terms of the refusal page. */
+  refused(req: IncomingMessage, url: URL, place: Place, target?: PageTarget): Refused {
+    return this._check(req, url, place, target).refused ?? 'none';
+  }
+
+  /**
+   * Trades a link's token (`?token=` on a page, as `target`) for a grant in this browser's page
+   * session: the cookie to set, or why not. A link trades once; the host's token never does.
+   */
+  exchange(req: IncomingMessage, secret: string, target: PageTarget): { cookie: PageCookie } | { refused: Refused } {
+    if (safeEqual(secret, this.token)) return { refused: 'host-token' };
+    if (!this._scoped || !this._pages) return { refused: 'unknown' };
+    const r = this._scoped.exchange(secret, (t) => fits(t, target));
+    if ('refused' in r) return r;
+    return { cookie: this._pages.add(readCookie(req, this._pages.cookieName), r.grant.tokenId) };
+  }
+
+  private _check(req: IncomingMessage, url: URL, place: Place, target: PageTarget | undefined): { access?: Access; refused?: Refused } {
+    const offered: string[] = [];
+    const auth = req.headers.authorization;
+    if (auth?.startsWith('Bearer ')) offered.push(auth.slice(7).trim());
+    if (place === 'upgrade') {
+      const q = url.searchParams.get('token');
+      if (q) offered.push(q);
+    }
+    let refused: Refused | undefined;
+    let scoped: Access | undefined;
+    for (const c of offered) {
+      if (safeEqual(c, this.token)) return { access: FULL };
+      const m = this._scoped?.bearer(c);
+      if (!m) continue;
+      if ('grant' in m) scoped ??= m.grant;
+      else refused ??= m.refused;
+    }
+    if (scoped) return { access: scoped };
+    if (place === 'api' || target === undefined || !this._pages) return { refused };
+    const cookie = readCookie(req, this._pages.cookieName);
+    // A cookie that names no page session (a host that restarted) is no credential at all.
+    if (cookie === undefined || !this._pages.knows(cookie)) return { refused };
+    const grant = this._pages.grants(cookie).find((g) => grantFits(g, target));
+    if (grant) {
+      this._scoped?.used(grant.tokenId);
+      return { access: { ...grant, viewOnly: true } };
+    }
+    return { refused: refused ?? this._pages.ended(cookie) ?? 'no-grant' };
+  }
+}
+
+/** Whether a page cookie's grant opens what a page asks for. */
+function grantFits(g: ScopedGrant, target: PageTarget): boolean {
+  if (target === 'any') return true;
+  if ('replay' in target) return g.replayId !== undefined && g.replayId === target.replay;
+  return g.onlySession !== undefined && g.onlySession === target.session;
+}
+
+/** Whether a token's target is what a page asks for (`any`: the shared assets, which any grant opens). */
+function fits(t: TokenTarget, target: PageTarget): boolean {
+  if (target === 'any') return true;
+  if ('replay' in target) return 'replay' in t && t.replay === target.replay;
+  return 'session' in t && target.session !== undefined && t.session === target.session;
 }
 
 /** Compares secrets in constant time (length differences leak nothing useful: both are hashed). */
@@ -143,17 +192,18 @@ export function newToken(): string {
   return crypto.randomBytes(32).toString('base64url');
 }
 
-/** Every non-empty value of the cookie `name`, most specific path first (as browsers send them). */
-function readCookies(req: IncomingMessage, name: string): string[] {
+/**
+ * The value of the cookie `name` (the first non-empty one), or undefined. A malformed value is no
+ * credential (decoding it would throw, in the upgrade handler out of the host).
+ */
+function readCookie(req: IncomingMessage, name: string): string | undefined {
   const header = req.headers.cookie;
-  if (!header) return [];
-  const values: string[] = [];
+  if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
     if (eq === -1 || part.slice(0, eq).trim() !== name) continue;
-    // A malformed value is no token (decoding it would throw, in the upgrade handler out of the host).
     const value = decodeSegment(part.slice(eq + 1).trim());
-    if (value) values.push(value);
+    if (value) return value;
   }
-  return values;
+  return undefined;
 }

@@ -3,26 +3,23 @@ import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { HostServices } from '../../core/methods/types';
 import type { IDisposable } from '../../core/base/lifecycle';
-import { AUTH_COOKIE, HttpGuard, newToken, type Access } from './http-security';
+import { HttpGuard, newToken, pageCookieName, type Access, type PageTarget } from './http-security';
+import { PageSessions } from './page-sessions';
+import { refusalMessage, sendRefusal } from '../pages/refusal-page';
 import { ScopedTokens } from './scoped-tokens';
 import { decodeSegment, sendError, sendJson } from './http-util';
-import { ConnectionCount, InFlightPerToken, tooManyHttpInFlight } from './http-limits';
-import { MAX_HTTP_CONNECTIONS, MAX_IN_FLIGHT_REQUESTS } from '../../core/base/limits';
+import { HttpConnections, InFlightPerToken, principalOf, tooManyHttpInFlight } from './http-limits';
+import { HTTP_AUTHENTICATE_WITHIN_MS, MAX_HTTP_CONNECTIONS, MAX_IN_FLIGHT_REQUESTS, MAX_UNAUTHENTICATED_HTTP_CONNECTIONS } from '../../core/base/limits';
 import type { RpcError } from '../../core/base/errors';
 import { handleRest } from './rest-routes';
 import { handleViewAsset, handleViewPage } from '../pages/view-page';
 import { ReplayLinks } from '../pages/replay-links';
-import { handleReplay, isReplayPath } from '../pages/replay-page';
+import { handleReplay, isReplayPath, replayLinkId } from '../pages/replay-page';
 import { serveRpcWebSocket } from '../ws/ws-rpc';
 import { serveStream } from '../ws/ws-stream';
 
 /** Limits of the HTTP server. */
 export const enum HttpLimits {
-  /**
-   * Connections past the limit (MAX_HTTP_CONNECTIONS) kept just long enough to answer 429; past
-   * these too, a connection is dropped at once (one that connects and sends nothing holds no more).
-   */
-  SpareConnections = 64,
   /** Largest WebSocket message accepted (a JSON-RPC line's limit). */
   MaxWsPayload = 1024 * 1024,
 }
@@ -34,10 +31,12 @@ export interface HttpServerOptions {
   hostId: string;
   port?: number;
   token?: string;
-  /** Extra origins allowed for browsers (CONTRACT §4; default none). */
+  /** Extra origins allowed for browsers (docs/protocol.md#access-checks; default none). */
   allowedOrigins?: string[];
-  /** Connections open at once (default MAX_HTTP_CONNECTIONS). */
+  /** Connections open at once with one credential (default MAX_HTTP_CONNECTIONS). */
   maxConnections?: number;
+  /** Connections not authenticated yet, at once (default MAX_UNAUTHENTICATED_HTTP_CONNECTIONS). */
+  maxUnauthenticatedConnections?: number;
   /** Requests in flight per token over HTTP, and per `/rpc` WebSocket (default MAX_IN_FLIGHT_REQUESTS). */
   maxInFlightRequests?: number;
 }
@@ -47,10 +46,8 @@ export interface HttpServer {
   url: string;
   port: number;
   token: string;
-  /** A link that opens the read-only view of a session. */
-  viewUrl(sessionId: string, readOnly?: boolean): string;
   streamUrl(sessionId: string): string;
-  /** The scoped tokens of `shared-pty share` (CONTRACT §9.6). */
+  /** The scoped tokens of `shared-pty share` (docs/protocol.md#scoped-tokens). */
   tokens: ScopedTokens;
   /** The recordings it replays in the browser (`host/replay`). */
   replays: ReplayLinks;
@@ -60,10 +57,13 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-/** What a preflight allows: the methods and headers REST uses (CONTRACT §9.8). */
+/**
+ * What a preflight allows: the methods and headers REST uses (docs/guarantees.md#cors), and those of MCP's
+ * Streamable HTTP transport, so a browser MCP client of an allowed origin can use `/mcp`.
+ */
 const CORS_ALLOW = {
   methods: 'GET, POST, DELETE, OPTIONS',
-  headers: 'Authorization, Content-Type',
+  headers: 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-Id',
   /** Browsers cache the answer this long (seconds): the allow-list changes only with a restart. */
   maxAge: '600',
 };
@@ -83,8 +83,12 @@ function answerPreflight(res: http.ServerResponse): void {
 export async function startHttpServer(services: HostServices, options: HttpServerOptions): Promise<HttpServer> {
   const token = options.token ?? newToken();
   const server = http.createServer();
-  const connections = new ConnectionCount(options.maxConnections ?? MAX_HTTP_CONNECTIONS, HttpLimits.SpareConnections);
-  server.on('connection', (socket) => connections.add(socket));
+  const connections = new HttpConnections({
+    maxPerPrincipal: options.maxConnections ?? MAX_HTTP_CONNECTIONS,
+    maxUnauthenticated: options.maxUnauthenticatedConnections ?? MAX_UNAUTHENTICATED_HTTP_CONNECTIONS,
+    authenticateWithinMs: HTTP_AUTHENTICATE_WITHIN_MS,
+  });
+  server.on('connection', (socket: Socket) => connections.add(socket));
   const maxInFlight = options.maxInFlightRequests ?? MAX_IN_FLIGHT_REQUESTS;
   const inFlight = new InFlightPerToken(maxInFlight);
   await new Promise<void>((resolve, reject) => {
@@ -96,9 +100,10 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   const url = `http://127.0.0.1:${port}`;
   const tokens = new ScopedTokens((id, t) => `${url}/sessions/${encodeURIComponent(id)}/view?token=${t}`);
   const sessionGone = services.registry.onDidRemove((s) => tokens.dropSession(s.id));
-  // Each replay link has a token of its own, which opens that recording and nothing else.
-  const replays = new ReplayLinks((id, t) => `${url}/replay/${id}?token=${t}`);
-  const guard = new HttpGuard(token, port, options.allowedOrigins, tokens, replays);
+  // Each replay link has a one-time token of its own, which opens that recording and nothing else.
+  const replays = new ReplayLinks((id, t) => `${url}/replay/${id}?token=${t}`, (id, recording, seconds) => tokens.shareReplay(id, recording, seconds));
+  const pages = new PageSessions(tokens, pageCookieName(port));
+  const guard = new HttpGuard(token, port, options.allowedOrigins, tokens, pages);
   const wss = new WebSocketServer({ noServer: true, maxPayload: HttpLimits.MaxWsPayload });
 
   server.on('request', (req, res) => {
@@ -106,20 +111,29 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   });
 
   async function handleRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const overConnections = connections.isOver(req.socket);
-    if (overConnections) res.setHeader('connection', 'close');
     const refusal = guard.checkSource(req);
     if (refusal) return sendError(res, refusal.code, refusal.message);
     const cors = guard.corsHeaders(req);
     for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
     if (guard.isPreflight(req)) return answerPreflight(res);
     const u = new URL(req.url ?? '/', url);
-    const isReplay = isReplayPath(u.pathname);
-    const isView = /^\/sessions\/[^/]+\/view$/.test(u.pathname) || u.pathname.startsWith('/view/') || isReplay;
-    const access = guard.access(req, u, isView);
-    // A replay link's token is no access at all outside its own paths (HttpGuard.access).
-    if (!access || (access.viewOnly && !isView)) return sendError(res, 'UNAUTHORIZED', 'Unauthorized: send Authorization: Bearer <token>');
-    if (overConnections) return refuseOverLimit(res, u, connections.error());
+    const page = pageOf(u.pathname);
+    // A link (`?token=` on a page) is traded for this browser's page cookie before anything else;
+    // only by a GET, the browser's opening of it (a HEAD, a link preview's probe, must not spend it).
+    const link = page?.link ? u.searchParams.get('token') : null;
+    if (page && link && req.method === 'GET') return exchangeLink(req, res, u, link, page.target);
+    const place = page ? 'page' : 'api';
+    const access = guard.access(req, u, place, page?.target);
+    // A page cookie's grant opens the host's pages only, never REST, /rpc or /mcp.
+    if (!access || (access.viewOnly && !page)) {
+      if (page) return sendRefusal(req, res, guard.refused(req, u, place, page.target));
+      return sendError(res, 'UNAUTHORIZED', refusalMessage(guard.refused(req, u, place)));
+    }
+    // From here the connection is this credential's (until then it was on the clock, counted apart).
+    if (!connections.claim(req.socket, principalOf(access))) {
+      res.setHeader('connection', 'close');
+      return refuseOverLimit(res, u, connections.error());
+    }
     const slot = inFlight.enter(access);
     if (!slot) return refuseOverLimit(res, u, tooManyHttpInFlight(maxInFlight));
     res.on('close', () => slot.dispose());
@@ -131,20 +145,8 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     }
     // The MCP SDK loads on the first /mcp request: a host nobody asks for MCP stays lighter.
     if (u.pathname === '/mcp') return (await import('../mcp/mcp-http')).handleMcp(services, req, res, access);
-    if (isView) {
-      const t = u.searchParams.get('token');
-      if (t) {
-        // The token came in the link: keep it in an HttpOnly cookie and drop it from the address bar and history.
-        // A replay link's token is for its own pages: its cookie must not replace the one a live view types with.
-        u.searchParams.delete('token');
-        res.writeHead(303, {
-          location: u.pathname + (u.search || ''),
-          'set-cookie': `${AUTH_COOKIE}=${encodeURIComponent(t)}; HttpOnly; SameSite=Strict; Path=${access.replayId !== undefined ? `/replay/${access.replayId}` : '/'}`,
-          'cache-control': 'no-store',
-        });
-        return void res.end();
-      }
-      if (isReplay) return handleReplay(replays, req, res, u, access);
+    if (page) {
+      if (isReplayPath(u.pathname)) return handleReplay(replays, req, res, u, access);
       if (u.pathname.startsWith('/view/')) return handleViewAsset(req, res, u);
       return handleViewPage(services, req, res, u, access);
     }
@@ -160,10 +162,11 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const refusal = guard.checkSource(req);
     if (refusal) return reject(403, 'Forbidden');
     const u = new URL(req.url ?? '/', url);
-    const access = guard.access(req, u, true);
     const stream = /^\/sessions\/([^/]+)\/stream$/.exec(u.pathname);
+    // The view page's stream may use its page cookie (a browser's WebSocket sends no header); /rpc may not.
+    const access = guard.access(req, u, 'upgrade', stream ? { session: sessionIdOf(stream[1]) } : undefined);
     if (!access || (access.viewOnly && !stream)) return reject(401, 'Unauthorized');
-    if (connections.isOver(socket as Socket)) return reject(429, 'Too Many Requests');
+    if (!connections.claim(socket as Socket, principalOf(access))) return reject(429, 'Too Many Requests');
     /** Closes the socket when its scoped token is revoked or expires. */
     const closeWithToken = (ws: WebSocket) => {
       const tracked = endsWithToken(access, (why) => ws.close(TOKEN_ENDED_CLOSE, why));
@@ -189,6 +192,50 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     reject(404, 'Not Found');
   });
 
+  /**
+   * Trades a link's token for this browser's page cookie and sends the browser on to the same page
+   * without the token (303: the link's entry leaves the history); a link that opens nothing gets a
+   * page that says why. The cookie is named after the port and holds no token (PageSessions).
+   */
+  function exchangeLink(req: http.IncomingMessage, res: http.ServerResponse, u: URL, secret: string, target: PageTarget): void {
+    const r = guard.exchange(req, secret, target);
+    if ('refused' in r) return sendRefusal(req, res, r.refused);
+    u.searchParams.delete('token');
+    const { name, value, maxAgeSeconds } = r.cookie;
+    res.writeHead(303, {
+      location: u.pathname + (u.search || ''),
+      'set-cookie': `${name}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeSeconds}`,
+      'cache-control': 'no-store',
+      'referrer-policy': 'no-referrer',
+    });
+    res.end();
+  }
+
+  /**
+   * A page of the host's (the view, the replayer, their assets): which of a page cookie's grants
+   * opens it, and whether a link (`?token=`) may be traded there. Undefined: not a page.
+   */
+  function pageOf(pathname: string): { target: PageTarget; link: boolean } | undefined {
+    const view = /^\/sessions\/([^/]+)\/view$/.exec(pathname);
+    if (view) return { target: { session: sessionIdOf(view[1]) }, link: true };
+    if (pathname.startsWith('/view/')) return { target: 'any', link: false };
+    if (!isReplayPath(pathname)) return undefined;
+    const id = replayLinkId(pathname);
+    if (id === undefined) return { target: 'any', link: false };
+    return { target: { replay: id }, link: pathname === `/replay/${id}` };
+  }
+
+  /** The id of the session a path segment names, or undefined (malformed, unknown, ambiguous). */
+  function sessionIdOf(segment: string): string | undefined {
+    const selector = decodeSegment(segment);
+    if (selector === undefined) return undefined;
+    try {
+      return services.registry.resolve(selector).id;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** 429 for a request over one of the limits: a JSON-RPC error on `/mcp`, the REST envelope elsewhere. */
   function refuseOverLimit(res: http.ServerResponse, u: URL, error: RpcError): void {
     if (u.pathname === '/mcp') return sendJson(res, 429, { jsonrpc: '2.0', error: error.toJSON(), id: null });
@@ -203,7 +250,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   /**
    * `/health`'s session count: every session for the host's token; for a scoped token, the sessions
    * it reaches (its own, 1, or 0 once it ended), as `GET /sessions` lists them. A token for one
-   * session learns nothing of the others (CONTRACT §9.6), and a liveness probe with it still works.
+   * session learns nothing of the others (docs/guarantees.md#sharing-with-control), and a liveness probe with it still works.
    */
   function sessionsReached(access: Access): number {
     if (access.onlySession === undefined) return services.registry.size;
@@ -227,6 +274,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       const serverClosed = new Promise<void>((r) => server.close(() => r()));
       sessionGone.dispose();
       tokens.dispose();
+      connections.dispose();
       for (const c of wss.clients) c.terminate();
       wss.close();
       server.closeAllConnections?.();
@@ -236,7 +284,6 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     url,
     port,
     token,
-    viewUrl: (id, readOnly) => `${url}/sessions/${id}/view?token=${readOnly ? guard.viewToken : token}${readOnly ? '&readonly=1' : ''}`,
     streamUrl: (id) => `ws://127.0.0.1:${port}/sessions/${id}/stream`,
     tokens,
     replays,

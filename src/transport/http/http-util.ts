@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode, isLimitReached, RpcError, toRpcError } from '../../core/base/errors';
 
-/** Largest JSON body a REST or `/mcp` request may send: a JSON-RPC line's limit (CONTRACT §3). */
+/** Largest JSON body a REST or `/mcp` request may send: a JSON-RPC line's limit (docs/protocol.md#2-framing). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * The REST error codes of seeds/pty-session-mcp.md, with their HTTP statuses; and ours: 413 for a
+ * The REST error codes of docs/protocol.md#rest, with their HTTP statuses; and ours: 413 for a
  * body over the limit, 429 for any other of the host's limits reached (README "Reliability").
  */
 export type RestErrorCode = 'UNAUTHORIZED' | 'BAD_REQUEST' | 'NOT_FOUND' | 'FORBIDDEN' | 'PAYLOAD_TOO_LARGE' | 'TOO_MANY_REQUESTS' | 'INTERNAL';

@@ -9,7 +9,7 @@ import type { HostServices } from '../../core/methods/types';
 import { decodeSegment, readJsonBody, requestSignal, sendError, sendOk, sendRpcError } from './http-util';
 
 
-/** One REST route (seeds/pty-session-mcp.md), generated from its method's entry in the table. */
+/** One REST route (docs/protocol.md#rest), generated from its method's entry in the table. */
 export interface RestRoute {
   method: MethodSpec;
   rest: RestProjection;

@@ -7,19 +7,43 @@ import { newToken } from './http-security';
 
 /** What a scoped token allows, and its id (so what was opened with it ends with it). */
 export interface ScopedGrant extends Grant {
-  readonly onlySession: string;
   readonly tokenId: string;
   readonly holder: TokenHolder;
+  /** The one session it reaches (a session link or token). */
+  readonly onlySession?: string;
+  /** The one replay link it opens (`play --browser`): that recording's page, nothing else. */
+  readonly replayId?: string;
 }
 
 /** Why a token's open connections are being ended. */
 export type TokenEnd = 'token revoked' | 'token expired';
 
-/** Longest single timer Node keeps (about 24.8 days); a longer expiry re-arms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/**
+ * Why a secret opens nothing, as the refusal page puts it in words: a one-time link already traded
+ * (`used`), one offered as a Bearer token (`link-only`), one that ended, or none of ours.
+ */
+export type TokenRefusal = 'used' | 'link-only' | 'revoked' | 'expired' | 'unknown';
+
+/** A secret's grant, or why it has none. */
+export type TokenMatch = { grant: ScopedGrant } | { refused: TokenRefusal };
+
+/** What a token opens: one session, or one recording's replay page. */
+export type TokenTarget = { readonly session: string } | { readonly replay: string; readonly recording: string };
+
+/** Bounds of the token store; each says why. */
+export const enum TokenLimits {
+  /** Longest single timer Node keeps (about 24.8 days); a longer expiry re-arms. */
+  MaxTimerMs = 2 ** 31 - 1,
+  /**
+   * Ended tokens remembered (id and hash, never the token) so that a link opened after its end
+   * says "revoked" or "expired" instead of "unknown"; the oldest is forgotten past this.
+   */
+  MaxEndedKept = 512,
+}
 
 interface Entry {
   info: TokenInfo;
+  target: TokenTarget;
   /** SHA-256 of the token: the token itself is never kept. */
   hash: Buffer;
   /** Whoever holds it: an agent once used on `/mcp`, and the regex time its callers share. */
@@ -30,13 +54,25 @@ interface Entry {
   timer: IDisposable;
 }
 
+interface Ended {
+  hash: Buffer;
+  why: 'revoked' | 'expired';
+}
+
 /**
- * The scoped tokens of one HTTP server (CONTRACT §9.6), in its memory only and as hashes only:
- * they end with the host. A token reaches one session with one scope until it expires or is
- * revoked, and then the connections opened with it end too.
+ * The scoped tokens of one HTTP server (docs/protocol.md, Scoped tokens), in its memory only and
+ * as hashes only: they end with the host. A token reaches one session (or one replay link) with
+ * one scope until it expires or is revoked, and then the connections opened with it end too.
+ *
+ * Two kinds: a reusable token (`share --reusable`) works as a Bearer token until it ends; a link
+ * (the default, and every link the product prints) opens a browser page once — the browser trades
+ * it for a page cookie (PageSessions) — and is refused everywhere else, so whoever reads it later
+ * (off a shared screen, from history) gains nothing. The link's grant lives on in that cookie
+ * until the token is revoked or expires.
  */
 export class ScopedTokens extends Disposable implements TokenService {
   private readonly _entries = new Map<string, Entry>();
+  private readonly _ended = new Map<string, Ended>();
 
   /** `viewUrl` makes the browser link of a session opened with a given token. */
   constructor(private readonly _viewUrl: (sessionId: string, token: string) => string) {
@@ -44,40 +80,55 @@ export class ScopedTokens extends Disposable implements TokenService {
     this._register(toDisposable(() => this._endAll()));
   }
 
-  share(session: Session, scope: TokenScope, expiresInSeconds: number): { token: string; url: string; info: TokenInfo } {
-    const token = newToken();
-    const id = this._newId();
-    const now = Date.now();
-    const expiresAtMs = now + expiresInSeconds * 1000;
-    const info: TokenInfo = {
-      id,
-      scope,
-      session: session.id,
-      createdAt: new Date(now).toISOString(),
-      expiresAt: new Date(expiresAtMs).toISOString(),
-      lastUsedAt: null,
-    };
-    const entry: Entry = { info, hash: sha256(token), holder: new TokenHolder(id), expiresAtMs, connections: new Set(), timer: toDisposable(() => {}) };
-    this._entries.set(id, entry);
-    this._armExpiry(entry);
-    return { token, url: this._viewUrl(session.id, token), info: { ...info } };
+  share(session: Session, scope: TokenScope, expiresInSeconds: number, reusable = false): { token: string; url: string; info: TokenInfo } {
+    const { token, info } = this._mint({ session: session.id }, scope, expiresInSeconds, reusable);
+    return { token, url: this._viewUrl(session.id, token), info };
+  }
+
+  /** A one-time link token for a replay link (`host/replay`): it opens that recording's page only. */
+  shareReplay(replayId: string, recording: string, expiresInSeconds: number): { token: string; info: TokenInfo } {
+    return this._mint({ replay: replayId, recording }, 'view', expiresInSeconds, false);
   }
 
   /**
-   * The grant of a token, or undefined when it is none of ours (or has expired). Every stored hash
-   * is compared, in constant time, whichever matches.
+   * The grant of a token offered as `Authorization: Bearer` (or a WebSocket's `?token=`): only a
+   * reusable token has one; a link is for a browser's first visit and nothing else. Every stored
+   * hash is compared, in constant time, whichever matches.
    */
-  match(secret: string): ScopedGrant | undefined {
-    const hash = sha256(secret);
-    let found: Entry | undefined;
-    for (const e of this._entries.values()) if (crypto.timingSafeEqual(hash, e.hash)) found = e;
-    if (!found) return undefined;
-    if (Date.now() >= found.expiresAtMs) {
-      this._end(found, 'token expired');
-      return undefined;
-    }
-    found.info.lastUsedAt = new Date().toISOString();
-    return { scope: found.info.scope, onlySession: found.info.session, tokenId: found.info.id, holder: found.holder };
+  bearer(secret: string): TokenMatch {
+    const found = this._find(secret);
+    if ('refused' in found) return found;
+    if (!found.info.reusable || 'replay' in found.target) return { refused: 'link-only' };
+    return { grant: this._use(found) };
+  }
+
+  /**
+   * Trades a link for a browser page (`?token=` on a page): once for a link, which opens nothing
+   * by itself afterwards; any number of times for a reusable token. `fits` says whether the token
+   * is for the page asked (a link for another page is refused and stays unused).
+   */
+  exchange(secret: string, fits: (target: TokenTarget) => boolean): TokenMatch | { refused: 'elsewhere' } {
+    const found = this._find(secret);
+    if ('refused' in found) return found;
+    if (!fits(found.target)) return { refused: 'elsewhere' };
+    if (!found.info.reusable && found.info.openedAt !== null) return { refused: 'used' };
+    found.info.openedAt ??= new Date().toISOString();
+    return { grant: this._use(found) };
+  }
+
+  /** The grant of a token by its id while it lives (a page cookie's grants), or why it ended. */
+  grantOf(tokenId: string): { grant: ScopedGrant; expiresAtMs: number } | { refused: 'revoked' | 'expired' } {
+    const e = this._entries.get(tokenId);
+    if (e && Date.now() >= e.expiresAtMs) this._end(e, 'token expired');
+    const live = this._entries.get(tokenId);
+    if (!live) return { refused: this._ended.get(tokenId)?.why ?? 'revoked' };
+    return { grant: grantOf(live), expiresAtMs: live.expiresAtMs };
+  }
+
+  /** Notes a use of the token (`lastUsedAt`): a page cookie's grant was the one a request used. */
+  used(tokenId: string): void {
+    const e = this._entries.get(tokenId);
+    if (e) e.info.lastUsedAt = new Date().toISOString();
   }
 
   list(): TokenInfo[] {
@@ -94,7 +145,7 @@ export class ScopedTokens extends Disposable implements TokenService {
 
   /** A session has gone: its tokens can open nothing any more. */
   dropSession(sessionId: string): void {
-    for (const e of [...this._entries.values()]) if (e.info.session === sessionId) this._end(e, 'token revoked');
+    for (const e of [...this._entries.values()]) if ('session' in e.target && e.target.session === sessionId) this._end(e, 'token revoked');
   }
 
   /**
@@ -111,11 +162,53 @@ export class ScopedTokens extends Disposable implements TokenService {
     return toDisposable(() => e.connections.delete(end));
   }
 
+  private _mint(target: TokenTarget, scope: TokenScope, expiresInSeconds: number, reusable: boolean): { token: string; info: TokenInfo } {
+    const token = newToken();
+    const id = this._newId();
+    const now = Date.now();
+    const expiresAtMs = now + expiresInSeconds * 1000;
+    const info: TokenInfo = {
+      id,
+      scope,
+      session: 'session' in target ? target.session : null,
+      ...('replay' in target ? { recording: target.recording } : {}),
+      reusable,
+      openedAt: null,
+      createdAt: new Date(now).toISOString(),
+      expiresAt: new Date(expiresAtMs).toISOString(),
+      lastUsedAt: null,
+    };
+    const entry: Entry = { info, target, hash: sha256(token), holder: new TokenHolder(id), expiresAtMs, connections: new Set(), timer: toDisposable(() => {}) };
+    this._entries.set(id, entry);
+    this._armExpiry(entry);
+    return { token, info: { ...info } };
+  }
+
+  /** The live entry whose hash matches (every hash compared), or why there is none. */
+  private _find(secret: string): Entry | { refused: TokenRefusal } {
+    const hash = sha256(secret);
+    let found: Entry | undefined;
+    for (const e of this._entries.values()) if (crypto.timingSafeEqual(hash, e.hash)) found = e;
+    if (found && Date.now() >= found.expiresAtMs) {
+      this._end(found, 'token expired');
+      found = undefined;
+    }
+    if (found) return found;
+    let ended: Ended | undefined;
+    for (const e of this._ended.values()) if (crypto.timingSafeEqual(hash, e.hash)) ended = e;
+    return { refused: ended?.why ?? 'unknown' };
+  }
+
+  private _use(e: Entry): ScopedGrant {
+    e.info.lastUsedAt = new Date().toISOString();
+    return grantOf(e);
+  }
+
   private _armExpiry(e: Entry): void {
     const left = e.expiresAtMs - Date.now();
     e.timer = disposableTimeout(
       () => (Date.now() >= e.expiresAtMs ? this._end(e, 'token expired') : this._armExpiry(e)),
-      Math.max(0, Math.min(left, MAX_TIMER_MS)),
+      Math.max(0, Math.min(left, TokenLimits.MaxTimerMs)),
       { unref: true },
     );
   }
@@ -123,6 +216,8 @@ export class ScopedTokens extends Disposable implements TokenService {
   private _end(e: Entry, why: TokenEnd): void {
     if (this._entries.get(e.info.id) !== e) return;
     this._entries.delete(e.info.id);
+    this._ended.set(e.info.id, { hash: e.hash, why: why === 'token expired' ? 'expired' : 'revoked' });
+    while (this._ended.size > TokenLimits.MaxEndedKept) this._ended.delete(this._ended.keys().next().value as string);
     e.timer.dispose();
     const ends = [...e.connections];
     e.connections.clear();
@@ -137,9 +232,16 @@ export class ScopedTokens extends Disposable implements TokenService {
   private _newId(): string {
     for (;;) {
       const id = 't' + crypto.randomBytes(5).toString('hex');
-      if (!this._entries.has(id)) return id;
+      if (!this._entries.has(id) && !this._ended.has(id)) return id;
     }
   }
+}
+
+/** What an entry's token allows. */
+function grantOf(e: Entry): ScopedGrant {
+  const t = e.target;
+  const common = { tokenId: e.info.id, holder: e.holder };
+  return 'session' in t ? { ...common, scope: e.info.scope, onlySession: t.session } : { ...common, scope: 'view', replayId: t.replay };
 }
 
 function sha256(s: string): Buffer {

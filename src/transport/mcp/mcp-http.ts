@@ -33,7 +33,7 @@ export function wantsProgress(body: unknown): boolean {
  * `/mcp`: MCP over Streamable HTTP, stateless: each POST gets a fresh server and transport, so
  * there is no per-client state to leak. A POST is answered as plain JSON, unless one of its
  * requests gave a progressToken: then as an event stream (text/event-stream), as the Streamable
- * HTTP transport allows, so its progress notifications reach the client (CONTRACT §9.4).
+ * HTTP transport allows, so its progress notifications reach the client (docs/guarantees.md#events-instead-of-polling).
  * GET (server-initiated stream) is not offered: 405.
  */
 export async function handleMcp(services: HostServices, req: IncomingMessage, res: ServerResponse, grant: Grant = FULL_GRANT): Promise<void> {

@@ -1,6 +1,6 @@
 import type { IDisposable } from '../../core/base/lifecycle';
 
-/** How often a long tool call reports progress (CONTRACT §9.4: at least every 5 s). */
+/** How often a long tool call reports progress (docs/guarantees.md#events-instead-of-polling: at least every 5 s). */
 export const enum ProgressTuning {
   /**
    * Well inside the promised 5 s, so a timer that fires late on a busy host (or a notification

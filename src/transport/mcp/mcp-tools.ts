@@ -28,12 +28,12 @@ export interface ToolDef {
   input: z.ZodRawShape;
   output: z.ZodObject;
   annotations: { readOnlyHint: boolean; destructiveHint: boolean; openWorldHint: false };
-  /** The tool's `_meta`: where MCP Apps hosts find the terminal view (CONTRACT §9.7). */
+  /** The tool's `_meta`: where MCP Apps hosts find the terminal view (docs/guarantees.md#the-terminal-in-the-agents-chat). */
   meta?: Record<string, unknown>;
   run(backend: ToolBackend, args: Record<string, unknown>): Promise<{ data: Record<string, unknown>; text: string }>;
 }
 
-/** The tool a method projects to (CONTRACT §5): its input, output and text all come from the entry. */
+/** The tool a method projects to (docs/protocol.md#6-mcp): its input, output and text all come from the entry. */
 export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
   const own = { ...(mcp.input?.shape ?? omit(spec.params.shape, mcp.omit ?? [])), ...(mcp.budget ? BUDGET_INPUT : {}) };
   const input: z.ZodRawShape =
@@ -46,7 +46,7 @@ export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
     title: mcp.title,
     description: mcp.description,
     input,
-    output: withSession(mcp.budget ? output.extend(BUDGET_OUTPUT) : output, shows),
+    output: withSession(mcp.budget ? output.extend(mcp.budget.optional ? OPTIONAL_BUDGET_OUTPUT : BUDGET_OUTPUT) : output, shows),
     annotations: { readOnlyHint: spec.scope === 'read', destructiveHint: mcp.destructive === true, openWorldHint: false },
     meta: mcp.app ? appMeta(mcp.app) : undefined,
     async run(backend, args) {
@@ -66,7 +66,7 @@ export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
   };
 }
 
-/** What every tool that returns output takes (CONTRACT §9.5). */
+/** What every tool that returns output takes (docs/guarantees.md#output-budget-for-agents). */
 const BUDGET_INPUT: z.ZodRawShape = {
   maxChars: z
     .number()
@@ -81,6 +81,9 @@ const BUDGET_OUTPUT: z.ZodRawShape = {
   elidedChars: z.number().describe('Characters left out of the middle (0: nothing was).'),
 };
 
+/** …when the tool returns output only sometimes (send_keys with wait). */
+const OPTIONAL_BUDGET_OUTPUT: z.ZodRawShape = Object.fromEntries(Object.entries(BUDGET_OUTPUT).map(([k, v]) => [k, (v as z.ZodNumber).optional()]));
+
 /** The result with its output field kept within `maxChars`, and the counts added. */
 async function withinBudget(
   result: Record<string, unknown>,
@@ -89,7 +92,10 @@ async function withinBudget(
   maxChars: number,
   call: TableCall,
 ): Promise<Record<string, unknown>> {
-  const value = result[budget.field] as string;
+  const value = result[budget.field];
+  if (typeof value !== 'string') return result; // a call that returns no output this time
+  const whole = budget.whole && (await budget.whole(result, args, call, maxChars));
+  if (whole) return { ...result, ...whole.fields, [budget.field]: whole.text, totalChars: whole.totalChars, elidedChars: whole.elidedChars };
   if (value.length <= maxChars) return { ...result, totalChars: value.length, elidedChars: 0 };
   const where = await budget.locate(result, args, call);
   const kept = applyBudget(value, maxChars, where);
@@ -111,7 +117,7 @@ async function idOf(backend: ToolBackend, selector: string): Promise<string> {
   }
 }
 
-/** A shown session's result also names it (CONTRACT §9.7). */
+/** A shown session's result also names it (docs/guarantees.md#the-terminal-in-the-agents-chat). */
 function withSession(output: z.ZodObject, shows: boolean): z.ZodObject {
   return shows ? output.extend({ session: z.string().describe('The id of the session shown.') }) : output;
 }
@@ -123,7 +129,7 @@ function omit(shape: z.ZodRawShape, keys: readonly string[]): z.ZodRawShape {
 /** Every MCP tool, in the table's order. */
 export const TOOLS: readonly ToolDef[] = (METHODS as readonly MethodSpec[]).flatMap((m) => (m.mcp ? [toolOf(m, m.mcp)] : []));
 
-/** The names of the MCP tools (CONTRACT §5). */
+/** The names of the MCP tools (docs/protocol.md#6-mcp). */
 export const TOOL_NAMES = TOOLS.map((t) => t.name);
 
 /**

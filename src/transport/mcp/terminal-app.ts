@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
-// The terminal view of MCP Apps (CONTRACT §9.7): one HTML page, served as a `ui://` resource, that a
+// The terminal view of MCP Apps (docs/guarantees.md#the-terminal-in-the-agents-chat): one HTML page, served as a `ui://` resource, that a
 // chat host renders beside the result of a tool that shows a session. The names below are the MCP
 // Apps specification's (SEP-1865, `@modelcontextprotocol/ext-apps`); a test checks them against it.
 

@@ -1,5 +1,5 @@
 import * as crypto from 'node:crypto';
-import type { ReplayLinkInfo, ReplayService } from '../../core/methods/types';
+import type { ReplayLinkInfo, ReplayService, TokenInfo } from '../../core/methods/types';
 
 /** Bounds of the replay links a host keeps; each says why. */
 export const enum ReplayLimits {
@@ -9,34 +9,28 @@ export const enum ReplayLimits {
   MaxLinks = 100,
 }
 
-/** Whether `pathname` is the page, file or an asset of the replay link `id`: all a link's token opens. */
-export function isLinkPath(pathname: string, id: string): boolean {
-  return pathname === `/replay/${id}` || pathname.startsWith(`/replay/${id}/`);
-}
-
 interface Link {
   info: ReplayLinkInfo;
-  /** SHA-256 of the link's token: the token itself is only in the URL handed out. */
-  hash: Buffer;
   expiresAtMs: number;
 }
 
-function sha256(s: string): Buffer {
-  return crypto.createHash('sha256').update(s).digest();
-}
+/** A one-time link token for a replay link, minted by the host's scoped tokens (so `tokens` lists it and `revoke` ends it). */
+export type MintReplayToken = (id: string, recording: string, expiresInSeconds: number) => { token: string; info: TokenInfo };
 
 /**
  * The recordings a host's HTTP server replays: each file a `host/replay` caller named, behind a
  * random id (128 bits), the only way to reach it over HTTP; nothing else on disk is served. Each
- * link has a token of its own (256 bits, kept as a hash) that opens that recording's page and
- * file and nothing else: a leaked link shows one recording, never a live terminal.
+ * link carries a scoped token of its own (ScopedTokens.shareReplay) that a browser trades once for
+ * that recording's page and file and nothing else: a leaked link shows one recording at most, never
+ * a live terminal, and `shared-pty revoke` ends it.
  */
 export class ReplayLinks implements ReplayService {
   private readonly _links = new Map<string, Link>();
 
-  /** `url` makes the browser link of an id opened with its token. */
+  /** `url` makes the browser link of an id opened with its token; `mint` makes that token. */
   constructor(
     private readonly _url: (id: string, token: string) => string,
+    private readonly _mint: MintReplayToken,
     private readonly _now: () => number = Date.now,
   ) {}
 
@@ -44,10 +38,10 @@ export class ReplayLinks implements ReplayService {
     this._dropExpired();
     while (this._links.size >= ReplayLimits.MaxLinks) this._links.delete(this._links.keys().next().value as string);
     const id = crypto.randomBytes(16).toString('hex');
-    const token = crypto.randomBytes(32).toString('base64url');
+    const { token, info: tokenInfo } = this._mint(id, file, ReplayLimits.LifetimeMs / 1000);
     const expiresAtMs = this._now() + ReplayLimits.LifetimeMs;
-    const info: ReplayLinkInfo = { id, url: this._url(id, token), path: file, expiresAt: new Date(expiresAtMs).toISOString() };
-    this._links.set(id, { info, hash: sha256(token), expiresAtMs });
+    const info: ReplayLinkInfo = { id, url: this._url(id, token), path: file, expiresAt: new Date(expiresAtMs).toISOString(), tokenId: tokenInfo.id };
+    this._links.set(id, { info, expiresAtMs });
     return { ...info };
   }
 
@@ -55,15 +49,6 @@ export class ReplayLinks implements ReplayService {
   get(id: string): ReplayLinkInfo | undefined {
     this._dropExpired();
     return this._links.get(id)?.info;
-  }
-
-  /** The id of the link whose token this is (every hash compared in constant time), or undefined. */
-  match(token: string): string | undefined {
-    this._dropExpired();
-    const hash = sha256(token);
-    let found: string | undefined;
-    for (const [id, link] of this._links) if (crypto.timingSafeEqual(hash, link.hash)) found = id;
-    return found;
   }
 
   private _dropExpired(): void {

@@ -29,7 +29,7 @@ const ASSETS: Readonly<Record<string, Asset>> = {
   '/replay/assets/asciinema-player.css': { type: 'text/css; charset=utf-8', candidates: built('asciinema-player.css') },
 };
 
-/** Whether a path belongs to the replayer (a browser page: it takes the token from the link or a cookie). */
+/** Whether a path belongs to the replayer (a browser page: it takes a link's token once, then the page cookie). */
 export function isReplayPath(pathname: string): boolean {
   return pathname === '/replay' || pathname.startsWith('/replay/');
 }
@@ -37,11 +37,16 @@ export function isReplayPath(pathname: string): boolean {
 /** A link's id as ReplayLinks makes them (any other segment names nothing), and what of it: its page, its file or an asset. */
 const LINK = /^\/replay\/([0-9a-f]{32})(\/cast|\/assets\/[^/]+)?$/;
 
+/** The replay link a path belongs to (its page, file or assets), or undefined (the picker, shared assets, nothing). */
+export function replayLinkId(pathname: string): string | undefined {
+  return /^\/replay\/([0-9a-f]{32})(?:\/|$)/.exec(pathname)?.[1];
+}
+
 /**
  * The replayer: `GET /replay` (a page that replays a file the person picks; it is read in the
  * browser, nothing is uploaded), `GET /replay/<id>` (the page for a recording `host/replay` made a
  * link to) and `/replay/<id>/cast` (that file), and the assets under `/replay/assets/` (and
- * `/replay/<id>/assets/`, where a link's cookie reaches). A file is reached only through a link's
+ * `/replay/<id>/assets/`). A file is reached only through a link's
  * id: no path from the request is ever opened.
  */
 export function handleReplay(links: ReplayLinks, req: IncomingMessage, res: ServerResponse, url: URL, access: Access): void {
@@ -55,7 +60,7 @@ export function handleReplay(links: ReplayLinks, req: IncomingMessage, res: Serv
   const link = links.get(m[1]);
   if (!link) return sendError(res, 'NOT_FOUND', 'Unknown or expired replay link; make a new one with: shared-pty play <file> --browser');
   const base = `/replay/${link.id}`;
-  // A link's own copy of the assets: its cookie is for its own path only.
+  // A link's own copy of the assets (the page's relative paths stay under its link).
   if (m[2]?.startsWith('/assets/')) return sendReplayAsset(req, res, url, m[2].slice('/assets/'.length));
   const name = path.basename(link.path);
   if (!m[2]) return sendPage(req, res, renderPage(`${base}/assets`, { cast: `${base}/cast`, name }));

@@ -9,6 +9,11 @@ const SMALL_TEXT_CHARS = 4 * 1024;
 
 const freeBlocks: Buffer[] = [];
 
+/** Returns a block to the pool once nothing refers to its bytes any more. */
+function release(block: Buffer): void {
+  if (freeBlocks.length < MAX_FREE_BLOCKS) freeBlocks.push(block);
+}
+
 /**
  * Writes text frames to a socket through reused memory. Node encodes every large string write
  * into freshly allocated memory, and fresh memory costs a page fault per 4 KiB (about 14 µs on
@@ -60,9 +65,16 @@ export class FrameWriter {
     const length = this._used;
     this._block = undefined;
     this._used = 0;
-    // The socket may keep a view of the block until the kernel has taken it: reuse only after.
-    this._socket.write(block.subarray(0, length), () => {
-      if (freeBlocks.length < MAX_FREE_BLOCKS) freeBlocks.push(block);
-    });
+    // A socket that is behind (its client reads slowly, or not at all) queues what it is given, and
+    // a queued view would pin a whole block for the few KiB of one frame: 16 times the bytes queued
+    // for a client held at its high-water mark. It gets a copy
+    // of just those bytes, and the block is free again at once.
+    if (this._socket.writableLength > 0) {
+      this._socket.write(Buffer.from(block.subarray(0, length)));
+      release(block);
+      return;
+    }
+    // Otherwise the kernel takes the bytes now, or the socket keeps this one view until it has: reuse only after.
+    this._socket.write(block.subarray(0, length), () => release(block));
   }
 }

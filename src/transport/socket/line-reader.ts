@@ -1,4 +1,4 @@
-/** Default longest JSON-RPC line a host accepts (CONTRACT §3: 1 MiB). */
+/** Default longest JSON-RPC line a host accepts (docs/protocol.md#2-framing: 1 MiB). */
 export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
 
 /**

@@ -7,6 +7,7 @@ import type { NotificationSink } from '../../core/io/subscription';
 import { ClientLink } from '../../core/io/client-link';
 import { FrameWriter } from './frame-writer';
 import { DEFAULT_MAX_LINE_BYTES, LineReader } from './line-reader';
+import { firstByteFitsJsonRpc, isBlankLine, isJsonRpcLine, NOT_JSON_RPC_MESSAGE } from './first-line';
 import { MAX_IN_FLIGHT_REQUESTS } from '../../core/base/limits';
 
 /** Unsent bytes above which a client counts as slow: its subscriptions wait for it to drain. */
@@ -30,6 +31,9 @@ const REQUESTS_PER_TURN = 16;
  */
 const HALF_CLOSED_PROBE_MS = 500;
 
+/** How long a refused connection may take to read its one error line before it is cut. */
+const REFUSED_LINGER_MS = 1000;
+
 /** The answer to a request past the in-flight limit (on every JSON-RPC transport). */
 export function tooManyInFlight(max: number): RpcError {
   return limitReached(`Too many requests in flight on this connection: the limit is ${max}; wait for some answers`, 'inFlightRequests', max);
@@ -51,6 +55,11 @@ export interface RpcConnectionOptions {
   maxLineBytes?: number;
   /** Requests started and not yet answered, at most (default MAX_IN_FLIGHT_REQUESTS). */
   maxInFlightRequests?: number;
+  /**
+   * Close the connection, acting on nothing in it, unless its first line is a JSON-RPC message
+   * (see first-line.ts): set on TCP ports, which any web page can make a browser send HTTP to.
+   */
+  jsonRpcFirst?: boolean;
 }
 
 /**
@@ -75,12 +84,19 @@ export class RpcConnection implements NotificationSink {
   private _inFlight = 0;
   private _probe: NodeJS.Timeout | undefined;
   private readonly _out: FrameWriter;
+  /** Nothing has shown yet that the client speaks JSON-RPC (on a port that requires it first). */
+  private _unproven: boolean;
+  /** The first byte that is not whitespace has come (and could begin a JSON-RPC message). */
+  private _firstByteSeen = false;
+  /** Refused as not JSON-RPC: nothing more it sent is read. */
+  private _refused = false;
 
   constructor(
     private readonly _socket: Duplex,
     private readonly _options: RpcConnectionOptions,
   ) {
     this._out = new FrameWriter(_socket);
+    this._unproven = _options.jsonRpcFirst === true;
     const { mode } = _options;
     this.link = new ClientLink({
       origin: 'script',
@@ -91,15 +107,31 @@ export class RpcConnection implements NotificationSink {
     const reader = new LineReader(
       _options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
       (line) => {
+        if (this._refused) return;
+        if (this._unproven) {
+          if (isBlankLine(line)) return;
+          if (!isJsonRpcLine(line)) return this._refuseNotJsonRpc();
+          this._unproven = false;
+        }
         this._queue.push(line);
         this._pump();
       },
       () => this._rejectOversizedLine(),
     );
-    _socket.on('data', (chunk: Buffer) => reader.push(chunk));
+    _socket.on('data', (chunk: Buffer) => {
+      if (this._refused) return;
+      // An HTTP request line is refused at its first byte: no need to wait for the line's end.
+      if (this._unproven && !this._firstByteSeen) {
+        const fits = firstByteFitsJsonRpc(chunk);
+        if (fits === false) return this._refuseNotJsonRpc();
+        this._firstByteSeen = fits === true;
+      }
+      reader.push(chunk);
+    });
     // End of input is not "client gone" (the socket is half-open): only a full close or a write
     // error is. Pending answers and live subscriptions are still sent.
     _socket.on('end', () => {
+      if (this._refused) return;
       reader.end();
       this._inputEnded = true;
       this._finishIfDone();
@@ -237,13 +269,27 @@ export class RpcConnection implements NotificationSink {
     this._socket.write(' ');
   }
 
+  /**
+   * The first line is not JSON-RPC (an HTTP request a web page made the browser send): one error
+   * line, then the connection closes. Nothing it sent is read any further, let alone run.
+   */
+  private _refuseNotJsonRpc(): void {
+    this._refused = true;
+    this._socket.pause();
+    this._write(errorResponse(null, new RpcError(ErrorCode.InvalidRequest, NOT_JSON_RPC_MESSAGE)));
+    this._endTurn();
+    this._socket.end();
+    // A client that never reads its end must not keep the socket open.
+    setTimeout(() => this._socket.destroy(), REFUSED_LINGER_MS).unref();
+  }
+
   private _rejectOversizedLine(): void {
     const limit = this._options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this._write(errorResponse(null, new RpcError(ErrorCode.InvalidRequest, `Invalid Request: line longer than ${limit} bytes; closing the connection`)));
     this._endTurn();
     this._socket.end();
     // A client that keeps sending must not keep the socket open for ever.
-    setTimeout(() => this._socket.destroy(), 1000).unref();
+    setTimeout(() => this._socket.destroy(), REFUSED_LINGER_MS).unref();
   }
 
   /**

@@ -31,13 +31,22 @@ export interface RpcServer {
    * `rm`): true when it did. Connections already open are not affected either way.
    */
   restoreSocketFile(): Promise<boolean>;
+  /**
+   * Stops taking connections on a Unix socket whose folder is no longer ours (taken over by
+   * someone else): new connections are closed at once and the socket file is never put back.
+   * The listener itself stays open, unreferenced, for the life of the process: closing it would
+   * unlink whatever sits at its path now, a path someone else controls. Open connections go on.
+   */
+  abandon(): void;
   close(): Promise<void>;
 }
 
 /** Listens for JSON-RPC clients; Unix sockets get mode 0600 and a stale file is replaced. */
 export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
   const sockets = new Set<net.Socket>();
+  let abandoned = false;
   const onConnection = (socket: net.Socket) => {
+    if (abandoned) return void socket.destroy();
     if (sockets.size >= options.maxConnections) return refuseConnection(socket, sockets.size, options.maxConnections);
     sockets.add(socket);
     // Each connection is one ClientLink (in RpcConnection); on a session socket it counts as the session's client.
@@ -48,6 +57,8 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
       services: options.services,
       maxLineBytes: options.maxLineBytes,
       maxInFlightRequests: options.maxInFlightRequests,
+      // Browsers can reach a TCP port (a web page's fetch); they cannot reach a Unix socket.
+      jsonRpcFirst: options.endpoint.type === 'tcp',
     });
   };
   let endpoint = options.endpoint;
@@ -63,7 +74,7 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
       return sockets.size;
     },
     async restoreSocketFile() {
-      if (!unixPath || closing || fs.existsSync(unixPath)) return false;
+      if (!unixPath || closing || abandoned || fs.existsSync(unixPath)) return false;
       // The old listener answers no one now (its file is gone); connections made through it go on.
       // Closed first: closing a Unix listener unlinks its path, which would take the new file.
       server.close();
@@ -71,17 +82,23 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
       if (closing) server.close(); // closed meanwhile: the new listener goes too
       return !closing;
     },
+    abandon() {
+      if (!unixPath || abandoned) return;
+      abandoned = true;
+      server.unref();
+    },
     close() {
       closing ??= new Promise<void>((resolve) => {
         // Done once every connection has closed and let go of what it held (its client count,
         // its subscriptions): the server's own close can come a turn before its sockets' close events.
         const connectionsClosed = [...sockets].map((s) => new Promise<void>((r) => s.once('close', () => r())));
-        const serverClosed = new Promise<void>((r) => server.close(() => r()));
+        // An abandoned listener is left open (see abandon): only its connections end.
+        const serverClosed = abandoned ? Promise.resolve() : new Promise<void>((r) => server.close(() => r()));
         for (const s of sockets) s.end();
         setTimeout(() => {
           for (const s of sockets) s.destroy();
         }, 200).unref();
-        if (unixPath) fs.rmSync(unixPath, { force: true });
+        if (unixPath && !abandoned) fs.rmSync(unixPath, { force: true });
         void Promise.all([serverClosed, ...connectionsClosed]).then(() => resolve());
       });
       return closing;
@@ -110,7 +127,14 @@ async function listenOn(endpoint: Endpoint, onConnection: (socket: net.Socket) =
     else server.listen(endpoint.port, endpoint.host, resolve);
   });
   server.on('error', () => {});
-  if (endpoint.type === 'unix') fs.chmodSync(endpoint.path, 0o600);
+  if (endpoint.type === 'unix') {
+    // chmod follows links: only the socket we just made is changed (our folder is checked before we listen).
+    if (!fs.lstatSync(endpoint.path).isSocket()) {
+      server.close();
+      throw new Error(`${endpoint.path} is not the socket just made there; refusing to use it`);
+    }
+    fs.chmodSync(endpoint.path, 0o600);
+  }
   return server;
 }
 

@@ -24,15 +24,15 @@ export interface StreamOptions {
    */
   grant: Grant;
   /**
-   * `?resync=1` (CONTRACT §9.1, the browser view): where output was lost, send one
+   * `?resync=1` (docs/guarantees.md#output-under-load, the browser view): where output was lost, send one
    * `{type:"snapshot", data, cols, rows}` that redraws the terminal, and go on from its cursor,
-   * instead of closing with 4008. Clients of seeds/pty-session-mcp.md never ask, so never see it.
+   * instead of closing with 4008. Clients of docs/protocol.md#websocket-get-sessionsidstream never ask, so never see it.
    */
   resync: boolean;
 }
 
 /**
- * `GET /sessions/:id/stream` (seeds/pty-session-mcp.md): replays retained output, then pushes
+ * `GET /sessions/:id/stream` (docs/protocol.md#websocket-get-sessionsidstream): replays retained output, then pushes
  * `{type:"data"}` and a final `{type:"exit"}`; takes `{type:"write"}`, `{type:"resize"}` and raw text.
  */
 export function serveStream(services: HostServices, ws: WebSocket, selector: string, options: StreamOptions): void {
@@ -91,7 +91,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
       const v = JSON.parse(text);
       if (v && typeof v === 'object' && !Array.isArray(v) && typeof v.type === 'string') msg = v;
     } catch {
-      // not JSON: raw input, as the seed says
+      // not JSON: raw input, as the stream protocol says (docs/protocol.md#websocket-get-sessionsidstream)
     }
     if (!canWrite) {
       if (!msg || msg.type !== 'resize') ws.send(JSON.stringify({ type: 'error', message: 'read-only: input is not accepted' }));

@@ -1,4 +1,4 @@
-// CONTRACT §9.1 for the human's views: `shared-pty attach` (the built CLI, in a real PTY) and the
+// docs/protocol.md#flow-control-ptyack-and-ptyflow for the human's views: `shared-pty attach` (the built CLI, in a real PTY) and the
 // SessionFollower it shares with the editor terminal receive every byte of a flood, and after a gap
 // they resync with a fresh picture instead of showing bytes after it.
 import { after, before, describe, test } from 'node:test';
@@ -42,7 +42,7 @@ async function newSession(): Promise<SessionInfo> {
   return info;
 }
 
-describe('attach and SessionFollower never lose output (CONTRACT §9.1)', () => {
+describe('attach and SessionFollower never lose output', () => {
   test('shared-pty attach in a PTY shows every byte of a 64 MiB flood while its terminal reads slowly', { timeout: TEST_TIMEOUT }, async () => {
     const info = await newSession();
     // attach runs in a PTY of its own, as in a user's terminal; this test is that terminal, and a slow one.

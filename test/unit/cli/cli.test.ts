@@ -1,4 +1,4 @@
-// The `shared-pty` command (CONTRACT §7, §8 "CLI"), driven as a user would: child processes of the
+// The `shared-pty` command (docs/cli.md, docs/guarantees.md#cli-details "CLI"), driven as a user would: child processes of the
 // built bin/shared-pty.js against a `shared-pty serve` host running real bash in a real PTY, and
 // `attach` inside a private tmux server.
 import { after, before, describe, test } from 'node:test';
@@ -10,12 +10,12 @@ import { readLiveRecords } from '../../../src/host/discovery';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
 import { runCli, startCli, startedPids, startServeHost, stopPid, Tmux, type CliResult, type ServeHost } from '../../helpers/cli';
 import { connect, tempRuntimeDir, until } from '../../helpers/host';
-import { bashEnv, buildCli, childrenOf, CLI, pidAlive, REPO_ROOT, sleep } from '../../helpers/protocol';
+import { bashEnv, buildCli, childrenOf, CLI, connectionsTo, pidAlive, REPO_ROOT, sleep } from '../../helpers/protocol';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking. */
 const TEST_TIMEOUT = 60_000;
 
-/** Every SessionInfo field of a host without HTTP or per-session TCP (CONTRACT §2). */
+/** Every SessionInfo field of a host without HTTP or per-session TCP (docs/hosts.md#sessioninfo). */
 const SESSION_INFO_KEYS = ['address', 'args', 'clients', 'command', 'createdAt', 'cols', 'cwd', 'exitCode', 'id', 'integration', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'workspace'];
 
 const dirs: string[] = [];
@@ -302,8 +302,9 @@ describe('send, keys and wait', () => {
 
   test('--timeout: a send that outlives it says so; keys Ctrl+C interrupts the program', { timeout: TEST_TIMEOUT }, async () => {
     await clearScreen();
-    const out = await send('sleep 30', '--timeout', '300');
-    assert.match(out, /\[wait reason: timeout\]/);
+    const timedOut = await cli('send', sid, 'sleep 30', '--timeout', '300');
+    assert.equal(timedOut.code, 124, 'send exits 124 when the wait timed out');
+    assert.match(timedOut.stdout, /\[wait reason: timeout\]/);
     const shell = (await listJson())[0];
     assert.ok(descendantsOf(shell.pid).some((p) => p.comm === 'sleep'), 'sleep is still running');
     ok(await cli('keys', sid, 'Ctrl+C'), 'keys Ctrl+C');
@@ -417,9 +418,11 @@ describe('send, keys and wait', () => {
     // The literal text is not a pattern without --regex.
     assert.equal((await cli('wait', sid, 'wait-2\\d', '--timeout', '200')).code, 1);
 
-    // A wait started before the text appears returns when it does.
+    // A wait started before the text appears returns when it does: the text is printed only once
+    // the wait's connection is open on the host (the CLI sends its pty/wait as soon as it connects).
+    const connected = connectionsTo(serve.record.control);
     const pending = startCli(['wait', sid, 'later-99', '--timeout', '20000'], env);
-    await sleep(300);
+    await until(() => connectionsTo(serve.record.control) > connected, 10_000, 'the wait to connect to the host');
     await send('echo later-$((99))');
     const r = await pending.result;
     assert.equal(r.code, 0, r.stderr);

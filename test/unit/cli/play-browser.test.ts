@@ -35,12 +35,22 @@ test('prints a link that replays the file (a relative path is from where the com
   const url = new URL(r.stdout.trim());
   assert.equal(url.origin, h.http.url);
   assert.match(url.pathname, /^\/replay\/[0-9a-f]{32}$/);
-  assert.match(r.stderr, /its token opens nothing else/);
-  const cast = await request(h.port, 'GET', `${url.pathname}/cast?${url.searchParams}`);
-  assert.equal(cast.status, 303, 'the link\'s token is traded for a cookie');
-  const cookie = String(cast.headers['set-cookie']).split(';')[0];
+  assert.match(r.stderr, /opens nothing else; it opens once/);
+  assert.ok(!(r.stdout + r.stderr).includes(h.token), 'no printed line holds the host\'s token');
+  const page = await request(h.port, 'GET', url.pathname + url.search);
+  assert.equal(page.status, 303, 'the link\'s token is traded for a cookie');
+  const cookie = String(page.headers['set-cookie']).split(';')[0];
   const again = await request(h.port, 'GET', `${url.pathname}/cast`, { headers: { cookie } });
   assert.equal(again.text, CAST);
+  assert.equal((await request(h.port, 'GET', url.pathname + url.search)).status, 401, 'the printed link opens nothing more');
+  // `tokens` lists it, `revoke` ends it (the id is on the printed line).
+  const id = /shared-pty revoke (t[0-9a-f]+)/.exec(r.stderr)?.[1];
+  assert.ok(id, r.stderr);
+  const env = { ...process.env, SHARED_PTY_DIR: h.dir };
+  const listed = await runCli(['tokens'], env);
+  assert.match(listed.stdout, new RegExp(`^${id} +view +replay demo\\.cast +link, opened `, 'm'), listed.stdout);
+  assert.equal((await runCli(['revoke', id], env)).code, 0);
+  assert.equal((await request(h.port, 'GET', `${url.pathname}/cast`, { headers: { cookie } })).status, 401, 'revoked: the cookie opens it no more');
 });
 
 test('a file that is no recording, a flag that makes no sense, no host: one clear line each', { timeout: 30_000 }, async () => {

@@ -1,4 +1,4 @@
-// `shared-pty record` and `shared-pty play` (CONTRACT §9.6), as a user runs them: the built CLI as
+// `shared-pty record` and `shared-pty play` (docs/protocol.md#ptyrecord), as a user runs them: the built CLI as
 // child processes, against a real host (found through discovery) running real bash.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -108,6 +108,33 @@ describe('shared-pty record', () => {
     assert.match(exists.stderr, /file exists/);
     const usage = await runCli(['record', session, file, '--stop'], env);
     assert.equal(usage.code, 2);
+    await rpc('pty/kill', { session });
+  });
+
+  test('--input keeps the text typed; without it only who typed and how many bytes', { timeout: 60_000 }, async () => {
+    const session = await bash();
+    const typed = (file: string) =>
+      fs
+        .readFileSync(file, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .slice(1)
+        .map((l) => JSON.parse(l))
+        .filter((e) => e[1] === 'i' || (e[1] === 'm' && String(e[2]).startsWith('input from')))
+        .map((e) => `${e[1]} ${e[2]}`);
+    const withText = path.join(out, 'input.cast');
+    assert.equal((await runCli(['record', session, withText, '--input', '--detach'], env)).code, 0);
+    await rpc('pty/write', { session, action: { text: 'echo kept\r' } });
+    await until(async () => (await rpc('pty/read', { session })).screen.includes('kept\n'), 10_000, 'the command');
+    assert.equal((await runCli(['record', session, '--stop'], env)).code, 0);
+    assert.deepEqual(typed(withText), ['m input from script via control', 'i echo kept\r']);
+    const without = path.join(out, 'no-input.cast');
+    assert.equal((await runCli(['record', session, without, '--detach'], env)).code, 0);
+    await rpc('pty/write', { session, action: { text: 'echo not-kept\r' } });
+    await until(async () => (await rpc('pty/read', { session })).screen.includes('not-kept\n'), 10_000, 'the command');
+    assert.equal((await runCli(['record', session, '--stop'], env)).code, 0);
+    assert.deepEqual(typed(without), ['m input from script via control: 14 bytes']);
+    assert.equal((await runCli(['record', session, '--stop', '--input'], env)).code, 2, '--input is for starting one');
     await rpc('pty/kill', { session });
   });
 });

@@ -1,4 +1,4 @@
-// One selector, one meaning (CONTRACT §2): the host's registry, the CLI's findSession and stdio MCP's
+// One selector, one meaning (docs/hosts.md#session-selectors): the host's registry, the CLI's findSession and stdio MCP's
 // routing (DiscoveryBackend) resolve selectors alike, against two real hosts in one runtime
 // directory that both have a session named "dup".
 import { after, before, test } from 'node:test';

@@ -16,6 +16,7 @@ import { fillText, FuzzHost, RAW_CAT } from '../../helpers/fuzz-host';
 import { request, wsConnect, type WsClient } from '../../helpers/http';
 import { withTimeout } from '../../helpers/host';
 import { spawn } from 'node:child_process';
+import * as net from 'node:net';
 import { CLI, REPO_ROOT } from '../../helpers/protocol';
 import { readLiveRecords } from '../../../src/host/discovery';
 
@@ -133,7 +134,7 @@ describe('fuzz: REST', () => {
   });
 });
 
-/** One message on the stream WebSocket: the seed's types with wrong fields, hostile JSON, raw text or bytes. */
+/** One message on the stream WebSocket: the stream's message types with wrong fields, hostile JSON, raw text or bytes. */
 const streamMessage: fc.Arbitrary<string | Buffer> = fc.oneof(
   {
     weight: 6,
@@ -181,6 +182,47 @@ describe('fuzz: the stream WebSocket', () => {
       },
       SHORT_RUNS,
       60_000,
+    );
+  });
+});
+
+/** A value a browser or a forger might put in a link's `?token=` or the page cookie: real ones (spent or not), the host's, junk. */
+const credential: fc.Arbitrary<string> = fc.oneof(
+  { weight: 2, arbitrary: fc.constantFrom('@link', '@spent', '@reusable', '@host') },
+  { weight: 2, arbitrary: nastyString },
+  { weight: 1, arbitrary: fc.constantFrom('', '%', '%zz', '%E0%A4%A', 'a;b', 'x=y', '"quoted"') },
+);
+
+describe('fuzz: links and page cookies', () => {
+  test('any link token and cookie on any page: a 303, 401, 403, 404 or 405 (HTML for a browser), never the host token in a cookie or an answer; the host serves on', { timeout: 600_000 }, async () => {
+    const session = fh.host.registry.get(fh.target.id)!;
+    const spent = session && fh.http.tokens.share(session, 'view', 600).token;
+    const spentUrl = new URL(fh.http.tokens.share(session, 'view', 600).url);
+    await request(fh.http.port, 'GET', spentUrl.pathname + spentUrl.search);
+    await fuzz(
+      [
+        fc.constantFrom('/sessions/@target/view', '/sessions/@target-name/view', '/view/view.js', '/replay', `/replay/${'0'.repeat(32)}`, '/replay/assets/replay.js', '/sessions/%zz/view'),
+        fc.option(credential, { nil: undefined }),
+        fc.option(credential, { nil: undefined }),
+        fc.boolean(),
+        fc.constantFrom('GET', 'HEAD', 'POST'),
+      ],
+      async (pagePath, query, cookie, browser, method) => {
+        const real = (v: string) =>
+          v === '@link' ? fh.http.tokens.share(session, 'input', 600).token : v === '@spent' ? spent : v === '@reusable' ? fh.http.tokens.share(session, 'view', 600, true).token : v === '@host' ? fh.http.token : v;
+        const headers: Record<string, string> = browser ? { accept: 'text/html' } : {};
+        // Percent-encoded as the host decodes it (a raw control character is no valid header at all).
+        if (cookie !== undefined) headers.cookie = `shared_pty_${fh.http.port}=${percentEncode(real(cookie))}`;
+        const path = fillPath(pagePath) + (query !== undefined ? `?token=${percentEncode(real(query))}` : '');
+        const r = await request(fh.http.port, method, path, { headers, timeoutMs: ANSWER_MS });
+        assert.ok([200, 303, 401, 403, 404, 405].includes(r.status), `${method} ${path}: ${r.status} ${r.text.slice(0, 200)}`);
+        const setCookie = String(r.headers['set-cookie'] ?? '');
+        assert.ok(!setCookie.includes(fh.http.token) && !r.text.includes(fh.http.token), 'the host token never comes back');
+        if (r.status === 303) assert.match(setCookie, new RegExp(`^shared_pty_${fh.http.port}=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=/; Max-Age=\\d+$`));
+        if (browser && method === 'GET' && (r.status === 401 || r.status === 403)) assert.match(String(r.headers['content-type']), /^text\/html/);
+        await assertServed();
+      },
+      SHORT_RUNS,
     );
   });
 });
@@ -285,5 +327,48 @@ describe('fuzz: MCP tool arguments over stdio (shared-pty mcp)', () => {
       // A per-user host the relay may have started for open_session ends with the test.
       for (const r of readLiveRecords(fh.host.runtimeDir)) if (r.kind === 'daemon') process.kill(r.pid, 'SIGTERM');
     }
+  });
+});
+
+/** What a client without a token may leave open: nothing, part of a request, a whole one without a token, garbage. */
+const unauthenticatedOpening: fc.Arbitrary<string> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant('') },
+  { weight: 2, arbitrary: fc.constantFrom('GET /health HTTP/1.1\r\n', 'GET /health HTTP/1.1\r\nHost: 127.0.0.1:@port\r\n', 'POST /sessions HTTP/1.1\r\nHost: 127.0.0.1:@port\r\nContent-Length: 100\r\n\r\n{"co') },
+  { weight: 2, arbitrary: fc.constantFrom('GET /health HTTP/1.1\r\nHost: 127.0.0.1:@port\r\n\r\n', 'GET /sessions/x/stream HTTP/1.1\r\nHost: 127.0.0.1:@port\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n', 'OPTIONS /sessions HTTP/1.1\r\nHost: 127.0.0.1:@port\r\n\r\n') },
+  { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
+  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b).toString('latin1')) },
+);
+
+/** Opens a connection and sends `opening` (the port filled in); resolves once it is connected. */
+function openUnauthenticated(port: number, opening: string): Promise<net.Socket> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.on('error', () => undefined); // the host may close it first: that is allowed
+    socket.once('connect', () => {
+      if (opening) socket.write(Buffer.from(opening.replace(/@port/g, String(port)), 'latin1'));
+      resolve(socket);
+    });
+    socket.once('close', () => resolve(socket));
+  });
+}
+
+describe('fuzz: connections without a token', () => {
+  test('whatever clients without a token hold open, an authenticated request is served', { timeout: 600_000 }, async () => {
+    await fuzz(
+      // How many (up to past the old bound of 320 that reset everyone), each opening as one of a few.
+      [fc.integer({ min: 0, max: 400 }), fc.array(unauthenticatedOpening, { minLength: 1, maxLength: 12 })],
+      async (count, openings) => {
+        const port = fh.http.port;
+        const sockets = await Promise.all(Array.from({ length: count }, (_, i) => openUnauthenticated(port, openings[i % openings.length])));
+        try {
+          const health = await request(port, 'GET', '/health', { token: fh.http.token, timeoutMs: ANSWER_MS });
+          assert.equal(health.status, 200, health.text);
+        } finally {
+          for (const s of sockets) s.destroy();
+        }
+      },
+      10,
+    );
+    await assertServed();
   });
 });

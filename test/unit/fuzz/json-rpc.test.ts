@@ -6,6 +6,8 @@
 // must still be served. See test/helpers/fuzz.ts for seeds and long runs (`npm run fuzz`).
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
+import * as net from 'node:net';
+import assert from 'node:assert/strict';
 import type { z } from 'zod';
 import { METHODS } from '../../../src/core/methods/table';
 import { selector as sessionSelector } from '../../../src/core/methods/schemas';
@@ -13,6 +15,7 @@ import type { MethodSpec } from '../../../src/core/methods/spec';
 import { boundWaits, Entries, jsonText, keyName, nastyString, objectOf, rawLine, wildJson, FUZZ_WAIT_MS, type Wild } from '../../helpers/arbitraries';
 import { fuzz } from '../../helpers/fuzz';
 import { fillText, FuzzHost } from '../../helpers/fuzz-host';
+import { LineClient } from '../../helpers/protocol';
 import { assertAnswer, hostView, socketWire, webSocketWire, type Wire } from '../../helpers/fuzz-wire';
 
 /** Cases per door in `npm test` (a few seconds each). */
@@ -27,10 +30,11 @@ type Door = 'session' | 'control' | 'rpc';
 let fh: FuzzHost;
 
 before(async () => {
-  fh = await FuzzHost.start();
+  // Each session on a TCP port too: the port's first-line rule is fuzzed below.
+  fh = await FuzzHost.start({ sessionTcp: true });
 });
 
-after(async () => { console.log([...((globalThis as any).stats ?? new Map()).entries()].sort().map(([k, v]: any) => `${k}: ${v}`).join('\n'));
+after(async () => {
   await fh?.close();
 });
 
@@ -122,7 +126,6 @@ async function runBatch(door: Door, batch: Array<string | Buffer>): Promise<void
       const what = `${door}: ${String(data).slice(0, 300)}`;
       const res = await wire.nextResponse(ANSWER_MS, what);
       assertAnswer(request, res, what);
-      const k = `${door} ${(request as any)?.method} ${res.error ? res.error.code : 'ok'}`; (globalThis as any).stats ??= new Map(); (globalThis as any).stats.set(k, ((globalThis as any).stats.get(k) ?? 0) + 1);
       // pty/kill on a session's own socket ends the session, and its socket with it.
       if (door === 'session' && (request as { method?: unknown } | undefined)?.method === 'pty/kill' && 'result' in res) {
         await fh.restore();
@@ -142,4 +145,94 @@ describe('fuzz: JSON-RPC', () => {
       await fuzz([fc.array(message(door), { minLength: 1, maxLength: 6 })], (batch) => runBatch(door, batch), SHORT_RUNS, 60_000);
     });
   }
+});
+
+/** First lines an HTTP client sends (a browser's `fetch`, curl): a request line or a header. */
+const httpFirstLine: fc.Arbitrary<string> = fc.oneof(
+  fc
+    .tuple(fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'CONNECT', 'PRI'), fc.webPath(), fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0'))
+    .map(([verb, p, version]) => `${verb} ${p || '/'} ${version}\r`),
+  fc.tuple(fc.constantFrom('Host', 'host', 'HOST', 'Origin', 'Content-Type', 'Upgrade'), fc.string({ maxLength: 30 })).map(([k, v]) => `${k}: ${v}\r`),
+);
+
+/** A first line that is a JSON-RPC message, harmless to the target, possibly wrong in its members. */
+const jsonRpcFirstLine: fc.Arbitrary<string> = fc
+  .tuple(member(fc.constant('2.0')), fc.constantFrom('pty/status', 'pty/info', 'pty/read', 'no/such'), fc.oneof(fc.integer(), fc.constant('first')))
+  .map(([jsonrpc, method, id]) => jsonText(new Entries([['jsonrpc', jsonrpc ?? null], ['id', id], ['method', method]])));
+
+/** Any first line for the TCP port; never one of whitespace only (those are skipped, as between messages). */
+const tcpFirstLine: fc.Arbitrary<Buffer> = fc
+  .oneof(
+    { weight: 3, arbitrary: httpFirstLine.map((t) => Buffer.from(t)) },
+    { weight: 2, arbitrary: jsonRpcFirstLine.map((t) => Buffer.from(t)) },
+    { weight: 1, arbitrary: wildJson.map((w) => Buffer.from(jsonText(w))) },
+    { weight: 1, arbitrary: rawLine },
+  )
+  .map((b) => Buffer.from(b.filter((x) => x !== 0x0a)))
+  .filter((b) => b.some((x) => ![0x20, 0x09, 0x0d].includes(x)));
+
+/** What the port must take as a JSON-RPC message: JSON (valid UTF-8) of an object with a `jsonrpc` member. */
+function isJsonRpcMessage(line: Buffer): boolean {
+  try {
+    const v = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(line));
+    return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.prototype.hasOwnProperty.call(v, 'jsonrpc');
+  } catch {
+    return false;
+  }
+}
+
+let caseNumber = 0;
+
+/**
+ * One connection to the target's TCP port: `first`, then a `pty/write` of a marker. A first line
+ * that is JSON-RPC: the connection is served (the marker's write is answered). Any other: one
+ * error line (-32600, id null), the connection closed, and the marker never typed.
+ */
+async function runFirstLine(first: Buffer): Promise<void> {
+  await fh.restore();
+  const port = Number(fh.target.tcp!.split(':').pop());
+  const marker = `tcpmark${++caseNumber}x`;
+  const write = JSON.stringify({ jsonrpc: '2.0', id: 'marker', method: 'pty/write', params: { action: { text: `${marker}\n` } } });
+  const socket = net.connect(port, '127.0.0.1');
+  let text = '';
+  const closed = new Promise<void>((r) => socket.once('close', () => r()));
+  socket.on('error', () => undefined);
+  socket.on('data', (c: Buffer) => (text += c.toString('utf8')));
+  socket.write(Buffer.concat([first, Buffer.from(`\n${write}\n`)]));
+  const what = `first line ${JSON.stringify(first.toString('latin1')).slice(0, 200)}`;
+  try {
+    if (isJsonRpcMessage(first)) {
+      const end = Date.now() + ANSWER_MS;
+      while (!text.split('\n').some((l) => l.includes('"id":"marker"'))) {
+        assert.ok(Date.now() < end, `${what}: the marker's write was not answered; got ${text.slice(0, 300)}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return;
+    }
+    await closed;
+    const lines = text.split('\n').filter((l) => l.trim() !== '');
+    assert.equal(lines.length, 1, `${what}: ${text.slice(0, 300)}`);
+    const answer = JSON.parse(lines[0]);
+    assert.equal(answer.id, null, what);
+    assert.equal(answer.error.code, -32600, what);
+    // Input is taken in order: a probe typed after it shows whether the marker ever was.
+    const probe = await LineClient.connect({ port });
+    try {
+      await probe.result('pty/write', { action: { text: `probe${caseNumber}\n` } });
+      assert.equal((await probe.result('pty/wait', { match: `probe${caseNumber}`, timeout: ANSWER_MS })).matched, true);
+      const out = await probe.result('pty/output', { since: 0, strip: true });
+      assert.ok(!String(out.data).includes(marker), `${what}: the marker was typed`);
+    } finally {
+      probe.close();
+    }
+  } finally {
+    socket.destroy();
+  }
+}
+
+describe('fuzz: the per-session TCP port\'s first line', () => {
+  test('a first line that is not a JSON-RPC message closes the connection with one error, typing nothing; one that is, is served', { timeout: 600_000 }, async () => {
+    await fuzz([tcpFirstLine], (first) => runFirstLine(first), SHORT_RUNS, 60_000);
+    await fh.afterBatch();
+  });
 });

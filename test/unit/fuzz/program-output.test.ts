@@ -1,9 +1,15 @@
-// Property-based fuzzing of what programs print: invalid UTF-8, every OSC/DCS/APC/CSI sequence cut
-// short, thousands of alternate-screen switches, 2,000-column lines, and a 10 MiB line without a
-// newline. The same bytes are printed in a tmux pane and in a Shared PTY session (both 80x24);
-// tmux is the oracle. Well-formed output must give the same screen and cursor; after hostile
-// output and a terminal reset (RIS), the mirror must be correct again: it neither crashed nor hung
-// nor kept a state the reset clears.
+// Property-based fuzzing of what programs print, with tmux as the oracle: the same bytes are
+// printed in a tmux pane and in a Shared PTY session (both 80x24), and what `pty/read` and
+// `pty/snapshot` give must be what tmux shows. Each property says in its name what it proves:
+// - well-formed output (text, wide characters, colours and attributes, cursor movement, erasing,
+//   scroll regions, 2,000-column lines, alternate-screen switches) gives tmux's screen: the same
+//   rows, the same cursor, and the same colours and attributes on every character;
+// - hostile output (every OSC/DCS/APC/CSI sequence cut short, invalid UTF-8) neither crashes nor
+//   hangs the mirror, nor leaves a state a reset does not clear: after a reset (RIS) both agree
+//   again, colours included. (Before the reset the two may legitimately differ: terminals do not
+//   agree on how to end a broken sequence.)
+// - a 10 MiB line without a newline gives tmux's screen.
+// Each run of `npm test` draws a new seed (test/helpers/fuzz.ts; FUZZ_SEED replays one).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -11,16 +17,21 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
+import { Terminal } from '@xterm/headless';
+import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { haveTmux, Tmux } from '../../helpers/cli';
-import { fuzz } from '../../helpers/fuzz';
+import { FUZZ_RUNS, fuzz, LONG_FUZZ } from '../../helpers/fuzz';
 import { connect, startHost } from '../../helpers/host';
 import { sleep } from '../../helpers/protocol';
-import { sameScreen, screenDiff } from '../../helpers/screen-diff';
+import { sameScreen, screenDiff, styleDiff, styleRows } from '../../helpers/screen-diff';
+import { writeAll } from '../../helpers/xterm-screen';
 
 const COLS = 80;
 const ROWS = 24;
 /** Cases per property in `npm test` (each prints into tmux and a session: about a second). */
 const SHORT_RUNS = 6;
+/** Bound on a fuzzing test: its short run in `npm test`, or as many cases as `npm run fuzz` asks for. */
+const FUZZ_TEST_TIMEOUT_MS = LONG_FUZZ ? FUZZ_RUNS * 60_000 : 600_000;
 /** Longest wait for both screens to show the end of a case. */
 const SETTLE_MS = 30_000;
 /** Both screens must stay equal this long to count as settled. */
@@ -39,8 +50,11 @@ let host: Awaited<ReturnType<typeof startHost>>;
 let client: RpcClient;
 let counter = 0;
 
+/** Each test skips without tmux (and npm test then fails: test/allowed-skips.json allows no such skip). */
+const noTmux = haveTmux() ? false : 'tmux is not installed (apt-get install tmux)';
+
 before(async () => {
-  if (!haveTmux()) return;
+  if (noTmux) return;
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-fuzz-out-'));
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TMUX')));
   tmux = new Tmux(dir, { conf: ['set -sg escape-time 0'], env: { ...env, LANG: 'C.UTF-8' } });
@@ -69,11 +83,59 @@ async function sessionScreen(id: string): Promise<Screen> {
   return { rows, cursor: r.cursor };
 }
 
+/** A fresh terminal of the pane's size, with the mirror's character widths (Unicode 11). */
+async function replayed(data: string): Promise<Terminal> {
+  const term = new Terminal({ cols: COLS, rows: ROWS, scrollback: 0, allowProposedApi: true, logLevel: 'off' });
+  term.loadAddon(new Unicode11Addon());
+  term.unicode.activeVersion = '11';
+  await writeAll(term, data);
+  return term;
+}
 
+/** Per row, the columns up to the last character that is not a space, in either terminal. */
+function textWidths(terms: Terminal[]): number[] {
+  const widths: number[] = [];
+  for (let y = 0; y < ROWS; y++) {
+    let w = 0;
+    for (const term of terms) {
+      const line = term.buffer.active.getLine(term.buffer.active.baseY + y);
+      const cell = term.buffer.active.getNullCell();
+      for (let x = COLS - 1; x >= w; x--) {
+        const chars = line?.getCell(x, cell)?.getChars() ?? '';
+        if (chars !== '' && chars !== ' ') {
+          w = x + Math.max(1, cell.getWidth());
+          break;
+        }
+      }
+    }
+    widths.push(Math.min(w, COLS));
+  }
+  return widths;
+}
+
+/**
+ * The colours and attributes of both screens, over their text: tmux's from `capture-pane -e`,
+ * the session's from `pty/snapshot`, each drawn into a fresh terminal. (tmux leaves out cells that
+ * hold only a background after the last character: those are not compared.)
+ */
+async function styleMismatch(label: string, target: string, id: string): Promise<string> {
+  const captured = tmux.run('capture-pane', '-p', '-e', '-t', target).split('\n').slice(0, ROWS).join('\r\n');
+  const snap = await client.request<{ data: string }>('pty/snapshot', { session: id, scrollback: 0 });
+  const want = await replayed(captured);
+  const got = await replayed(snap.data);
+  try {
+    const widths = textWidths([want, got]);
+    return styleDiff(label, styleRows(want, widths), styleRows(got, widths));
+  } finally {
+    want.dispose();
+    got.dispose();
+  }
+}
 
 /**
  * Prints `bytes` (then `marker`, which ends every case) in a tmux pane and in a session, and
- * asserts both show the same screen and cursor once the marker is on both.
+ * asserts both show the same screen and cursor once the marker is on both, and the same colours
+ * and attributes.
  */
 async function printBoth(label: string, bytes: Buffer, marker: string): Promise<void> {
   const name = `o${++counter}`;
@@ -101,6 +163,8 @@ async function printBoth(label: string, bytes: Buffer, marker: string): Promise<
     }
     assert.ok(want.rows.join('\n').includes(marker), `${label}: tmux never showed the end marker:\n${want.rows.join('\n')}`);
     assert.ok(sameScreen(want, got), screenDiff(label, want, got));
+    const styles = await styleMismatch(label, name, info.id);
+    assert.equal(styles, '', `${styles}\n${screenDiff(label, want, got)}`);
   } finally {
     tmux.run('kill-session', '-t', name);
     await client.request('pty/kill', { session: info.id }).catch(() => undefined);
@@ -136,25 +200,98 @@ const wideLine = fc
 
 const plainText = fc.string({ unit: fc.constantFrom('a', 'b', ' ', '\n', '\r', '\t', 'é', '中', '😀'), maxLength: 60 }).map((s) => Buffer.from(s));
 
-/** After the reset, text both terminals must draw the same: wide characters, wrapping, a cursor move. */
-const CLEAN = 'after reset: é 中文 😀\nline two\n' + 'x'.repeat(100) + '\n\x1b[5;20Hmoved';
+/** SGR parameters a program sets: attributes on and off, 16, 256 and RGB colours, resets. */
+const sgrParam = fc.oneof(
+  fc.constantFrom('0', '1', '2', '3', '4', '5', '7', '8', '9', '22', '23', '24', '25', '27', '28', '29', '39', '49', ''),
+  fc.integer({ min: 30, max: 37 }).map(String),
+  fc.integer({ min: 40, max: 47 }).map(String),
+  fc.integer({ min: 90, max: 97 }).map(String),
+  fc.integer({ min: 100, max: 107 }).map(String),
+  fc.tuple(fc.constantFrom('38', '48'), fc.integer({ min: 0, max: 255 })).map(([k, n]) => `${k};5;${n}`),
+  fc.tuple(fc.constantFrom('38', '48'), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 })).map(
+    ([k, r, g, b]) => `${k};2;${r};${g};${b}`,
+  ),
+);
+/** Colours and attributes (SGR), one to three at once. */
+const sgr = fc.array(sgrParam, { minLength: 1, maxLength: 3 }).map((ps) => Buffer.from(`\x1b[${ps.join(';')}m`));
 
-describe('fuzz: what programs print, against tmux', { skip: haveTmux() ? false : 'tmux is not installed' }, () => {
-  test('well-formed output (2,000-column lines, alternate-screen switches, text): the same screen as tmux', { timeout: 600_000 }, async () => {
+/** A count for a CSI sequence: absent (1), 0 (also 1), small, or past the edge of the screen. */
+const count = fc.oneof(fc.constant(''), fc.integer({ min: 0, max: 5 }).map(String), fc.integer({ min: 6, max: 100 }).map(String));
+/** Cursor movement: absolute, relative, to a column or row, CR, BS, TAB, index and reverse index. */
+const cursorMove = fc.oneof(
+  fc.tuple(fc.integer({ min: 1, max: ROWS + 2 }), fc.integer({ min: 1, max: COLS + 5 })).map(([r, c]) => `\x1b[${r};${c}H`),
+  fc.tuple(fc.constantFrom('A', 'B', 'C', 'D', 'E', 'F', 'G', 'd', '`'), count).map(([f, n]) => `\x1b[${n}${f}`),
+  fc.constantFrom('\r', '\b', '\t', '\x1bD', '\x1bM', '\x1bE', '\n'),
+).map((x) => Buffer.from(x));
+/**
+ * Erasing and editing: in display and line, characters erased, inserted and deleted, lines inserted
+ * and deleted. Where xterm (and xterm.js) and tmux disagree by design, the oracle is kept fair:
+ * inserting or deleting lines puts the cursor in the first column in xterm, not in tmux (a CR
+ * follows, as programs that use them print one), and xterm ignores them outside the scroll region
+ * where tmux does not (they are sent with the whole screen as the region, on a row of their own).
+ */
+const erase = fc
+  .oneof(
+    fc.constantFrom('0', '1', '2', '').map((n) => `\x1b[${n}J`),
+    fc.constantFrom('0', '1', '2', '').map((n) => `\x1b[${n}K`),
+    fc.tuple(fc.constantFrom('X', '@', 'P'), count).map(([f, n]) => `\x1b[${n}${f}`),
+    fc.tuple(fc.integer({ min: 1, max: ROWS }), fc.constantFrom('L', 'M'), count).map(([row, f, n]) => `\x1b[r\x1b[${row}H\x1b[${n}${f}\r`),
+  )
+  .map((x) => Buffer.from(x));
+/** Scroll regions: set (sometimes empty or past the screen), scrolled up and down, reset. */
+const scrollRegion = fc
+  .oneof(
+    fc.tuple(fc.integer({ min: 1, max: ROWS }), fc.integer({ min: 1, max: ROWS + 2 })).map(([t, b]) => `\x1b[${t};${b}r`),
+    fc.tuple(fc.constantFrom('S', 'T'), count).map(([f, n]) => `\x1b[${n}${f}`),
+    fc.constant('\x1b[r'),
+  )
+  .map((x) => Buffer.from(x));
+/**
+ * The cursor and colours saved (DECSC), moved and changed, then restored (DECRC). Always as a pair:
+ * a restore with no save of its own after an alternate-screen switch differs by design between
+ * terminals (xterm and xterm.js share the slot with ?1049, tmux keeps them apart).
+ */
+const saveRestore = fc
+  .array(fc.oneof(plainText, sgr, cursorMove, erase), { maxLength: 4 })
+  .map((inner) => Buffer.concat([Buffer.from('\x1b7'), ...inner, Buffer.from('\x1b8')]));
+/** Short text lines, so cursor moves and scrolling have something to move. */
+const someLines = fc.integer({ min: 1, max: 30 }).map((n) => Buffer.from(Array.from({ length: n }, (_, i) => `line ${i} ${'#'.repeat(i % 7)}`).join('\r\n')));
+
+/** After the reset, text both terminals must draw the same: wide characters, wrapping, colours, a cursor move. */
+const CLEAN = 'after reset: é 中文 😀\n\x1b[1;31mline two\x1b[0m\n' + 'x'.repeat(100) + '\n\x1b[5;20H\x1b[7mmoved\x1b[27m';
+
+describe('fuzz: what programs print, against tmux', () => {
+  test('well-formed output (text, colours and attributes, cursor moves, erasing, scroll regions, long lines, alternate screen): the same rows, cursor, colours and attributes as tmux', { skip: noTmux, timeout: FUZZ_TEST_TIMEOUT_MS }, async () => {
     await fuzz(
-      [fc.array(fc.oneof(wideLine, altSwitches(3000), plainText), { minLength: 1, maxLength: 6 })],
+      [
+        fc.array(
+          fc.oneof(
+            { weight: 3, arbitrary: plainText },
+            { weight: 3, arbitrary: sgr },
+            { weight: 3, arbitrary: cursorMove },
+            { weight: 1, arbitrary: saveRestore },
+            { weight: 2, arbitrary: erase },
+            { weight: 2, arbitrary: scrollRegion },
+            { weight: 2, arbitrary: someLines },
+            { weight: 1, arbitrary: wideLine },
+            { weight: 1, arbitrary: altSwitches(3000) },
+          ),
+          { minLength: 1, maxLength: 24 },
+        ),
+      ],
       async (chunks) => {
         const marker = `end-${counter + 1}`;
-        await printBoth('well-formed', Buffer.concat(chunks), `\n${marker}`);
+        // At the start of a line, so it never wraps: the case ends when both show it.
+        await printBoth('well-formed', Buffer.concat([...chunks, Buffer.from('\r\n')]), marker);
       },
       SHORT_RUNS,
       SETTLE_MS + 10_000,
     );
   });
 
-  test('hostile output (cut sequences, invalid UTF-8) then a reset: the mirror is correct again', { timeout: 600_000 }, async () => {
+  test('hostile output (cut sequences, invalid UTF-8) neither crashes nor hangs the mirror, and a reset clears what it left: after RIS the same screen, colours included, as tmux', { skip: noTmux, timeout: FUZZ_TEST_TIMEOUT_MS }, async () => {
     await fuzz(
-      [fc.array(fc.oneof(cutSequence, invalidUtf8, altSwitches(50), wideLine, plainText), { minLength: 1, maxLength: 10 })],
+      [fc.array(fc.oneof(cutSequence, invalidUtf8, altSwitches(50), wideLine, plainText, sgr), { minLength: 1, maxLength: 10 })],
       async (chunks) => {
         const marker = `end-${counter + 1}`;
         // CAN, ST, CAN end whatever sequence is still open (tmux needs the ST for a DCS, and the
@@ -166,7 +303,7 @@ describe('fuzz: what programs print, against tmux', { skip: haveTmux() ? false :
     );
   });
 
-  test('a 10 MiB line without a newline: the same screen as tmux', { timeout: 180_000 }, async () => {
+  test('a 10 MiB line without a newline: the same screen as tmux', { skip: noTmux, timeout: 180_000 }, async () => {
     const size = 10 * 1024 * 1024;
     const line = Buffer.alloc(size);
     for (let i = 0; i < size; i++) line[i] = 0x61 + (Math.floor(i / COLS) % 26); // each row its own letter

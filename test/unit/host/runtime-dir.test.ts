@@ -6,8 +6,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ensureRuntimeDir, runtimeDirPath, RuntimeDirWriteError, UnsafeRuntimeDirError } from '../../../src/host/runtime-dir';
 import { Host } from '../../../src/host/host';
+import { readLiveRecords } from '../../../src/host/discovery';
 
-// CONTRACT §2: where the runtime directory is, its mode, and the directories a host refuses.
+// docs/hosts.md#runtime-directory: where the runtime directory is, its mode, and the directories a host refuses.
 
 const base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-rtdir-'));
 after(() => fs.rmSync(base, { recursive: true, force: true }));
@@ -127,5 +128,17 @@ test('readers refuse an unsafe runtime directory too: a planted record is never 
     assert.equal(r.stdout, '', `${args.join(' ')} printed nothing from the planted record`);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.match(r.stderr, /writable by group or others/);
+  }
+});
+
+test('a host writes only in a directory of mode 700: one open to group or others for reading is refused to it, in one line; readers may still list', async () => {
+  for (const mode of [0o750, 0o705, 0o710]) {
+    const dir = path.join(base, `readable-${mode.toString(8)}`);
+    fs.mkdirSync(dir);
+    fs.chmodSync(dir, mode);
+    assert.throws(() => ensureRuntimeDir(dir), (e: Error) => e instanceof UnsafeRuntimeDirError && /is open to group or others \(mode \d+\); a host writes only in a directory of mode 700: run chmod 700/.test(e.message));
+    await assert.rejects(Host.start({ kind: 'serve', runtimeDir: dir }), UnsafeRuntimeDirError);
+    assert.deepEqual(fs.readdirSync(dir), [], 'nothing was written there');
+    assert.deepEqual(readLiveRecords(dir), [], 'nobody else can write there: reading is safe');
   }
 });

@@ -61,7 +61,7 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
 
   test('the input token MCP refused writes nothing through REST, the stream WebSocket or /rpc either', { timeout: 60_000 }, async () => {
     const id = await userSession();
-    const { token } = (await ctl.call('session/share', { session: id, scope: 'input' })) as { token: string };
+    const { token } = (await ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string };
     const agent = await mcpWithToken(h, token, clients);
     const refused = (await agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['e', 'c', 'h', 'o'] } })) as ToolResult;
     assert.equal(refused.isError, true, textOf(refused));
@@ -97,8 +97,8 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
     const id = await userSession();
     await ctl.call('host/agentPolicy', { approval: 'allow' });
     try {
-      const agentToken = ((await ctl.call('session/share', { session: id, scope: 'input' })) as { token: string }).token;
-      const guestToken = ((await ctl.call('session/share', { session: id, scope: 'input' })) as { token: string }).token;
+      const agentToken = ((await ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string }).token;
+      const guestToken = ((await ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string }).token;
       await mcpWithToken(h, agentToken, clients); // connecting is using /mcp: the token is an agent's now
 
       const agentStream = await wsOpen(h.port, `/sessions/${id}/stream`, { token: agentToken });

@@ -1,4 +1,4 @@
-// The host control socket (CONTRACT §2, §3.2) and the extension methods of §3.1, against an
+// The host control socket (docs/hosts.md#hosts, docs/protocol.md#per-session-socket-and-control-socket) and the host methods (docs/protocol.md#3-methods), against an
 // in-process host with real node-pty, real bash and real Unix sockets.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import { childrenOf, parentOf, pidAlive, sleep } from '../../helpers/protocol';
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking CI. */
 const TEST_TIMEOUT = 60_000;
 
-/** Every SessionInfo field a host without HTTP or per-session TCP reports (CONTRACT §2). */
+/** Every SessionInfo field a host without HTTP or per-session TCP reports (docs/hosts.md#sessioninfo). */
 const SESSION_INFO_KEYS = ['address', 'args', 'clients', 'command', 'createdAt', 'cols', 'cwd', 'exitCode', 'id', 'integration', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'workspace'].sort();
 
 type Host = Awaited<ReturnType<typeof startHost>>;
@@ -235,10 +235,12 @@ describe('host control socket', () => {
     assert.ok(r.sessions.length >= 1);
     for (const s of r.sessions) assert.deepEqual(Object.keys(s).sort(), SESSION_INFO_KEYS);
     const alpha = r.sessions.find((s) => s.name === 'alpha')!;
-    // pty/info is the listing's SessionInfo plus who typed last (CONTRACT §9.6), which listings leave out.
-    const { lastInput, ...info } = await c.request<SessionInfo & { lastInput: unknown }>('pty/info', { session: 'alpha' });
+    // pty/info is the listing's SessionInfo plus who typed last and what an agent's write gets now
+    // (docs/protocol.md#ptyinfo), which listings leave out.
+    const { lastInput, agentApproval, ...info } = await c.request<SessionInfo & { lastInput: unknown; agentApproval: unknown }>('pty/info', { session: 'alpha' });
     assert.deepEqual(info, alpha);
     assert.ok(lastInput === null || typeof lastInput === 'object');
+    assert.deepEqual(agentApproval, { policy: 'allow', effective: 'allow' }, 'a host with no policy lets agents write');
 
     const hi = await c.request<Record<string, any>>('host/info');
     for (const k of ['hostId', 'pid', 'kind', 'version', 'startedAt', 'control', 'http', 'sessions']) assert.ok(k in hi, `host/info has ${k}`);
@@ -681,7 +683,8 @@ describe('host control socket', () => {
     const countAfterUnsub = liveNotes.list.length;
     await s.write('echo quiet-$((3+3))');
     await until(() => replayed().includes('quiet-6'), 10_000, 'quiet-6 on the other subscriber');
-    await sleep(300);
+    // An answer on the unsubscribed connection comes after any notification the host wrote to it before.
+    await live.request('pty/status', { session: s.id });
     assert.equal(liveNotes.list.length, countAfterUnsub, 'no notifications after pty/unsubscribe');
 
     // Exit: the remaining subscriber gets the rest of the output, then pty/exit.

@@ -1,4 +1,4 @@
-// CONTRACT §9.4: events instead of polling. `pty/events` on a session's own socket, on the control
+// docs/protocol.md#events-ptyevents-and-ptywaitevent: events instead of polling. `pty/events` on a session's own socket, on the control
 // socket (one session or all of them) and over `/rpc`; `pty/event` notifications numbered by the
 // host (seq one more per event), replayed from `since`, stopped by `pty/unsubscribe {events:true}`;
 // and the MCP tool `wait_event`. Real bash sessions in a real host.

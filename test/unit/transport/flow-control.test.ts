@@ -1,4 +1,4 @@
-// CONTRACT §9.1: flow-controlled subscribers (`flow`, `pty/ack`, `pty/flow`) and the lossy resync
+// docs/protocol.md#flow-control-ptyack-and-ptyflow: flow-controlled subscribers (`flow`, `pty/ack`, `pty/flow`) and the lossy resync
 // (`snapshot: true`), against an in-process host with real node-pty, bash and Unix sockets.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -110,7 +110,7 @@ async function followFloodSlowly(t: Target, window: number): Promise<{ check: Fl
   return { check, seen };
 }
 
-describe('flow-controlled subscribers (CONTRACT §9.1)', () => {
+describe('flow-controlled subscribers', () => {
   test('on a session socket: every byte of a 64 MiB flood, acknowledged slowly, never dropped', { timeout: TEST_TIMEOUT }, () =>
     withSession(async ({ onSessionSocket }) => {
       const { check, seen } = await followFloodSlowly(await onSessionSocket(), 256 * 1024);
@@ -181,7 +181,7 @@ describe('flow-controlled subscribers (CONTRACT §9.1)', () => {
     }));
 });
 
-describe('lossy subscribers resync with snapshot: true (CONTRACT §9.1)', () => {
+describe('lossy subscribers resync with snapshot: true', () => {
   test('a subscriber that fell behind gets dropped, and the snapshot it resubscribes with redraws pty/read\'s screen', { timeout: TEST_TIMEOUT }, () =>
     withSession(async ({ info, control, onSessionSocket }) => {
       const t = await onSessionSocket();

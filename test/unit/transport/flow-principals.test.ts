@@ -49,7 +49,7 @@ describe('flow control is for clients that may type', () => {
 
   test('a view token\'s flow: true subscription is lossy: it never holds the program, and is never demoted', { timeout: 90_000 }, async () => {
     const id = await session();
-    const { token } = (await ctl.call('session/share', { session: id, scope: 'view' })) as { token: string };
+    const { token } = (await ctl.call('session/share', { session: id, scope: 'view', reusable: true })) as { token: string };
     const view = await open(token);
     const sub = await call(view, 'pty/subscribe', { session: id, flow: true, window: 1024 });
     assert.equal(sub.result?.flow, false, JSON.stringify(sub));
@@ -59,14 +59,14 @@ describe('flow control is for clients that may type', () => {
     assert.equal(done.reason, 'matched');
     assert.ok(!view.received.some((m) => m?.method === 'pty/flow'), 'a lossy subscriber is never demoted');
     // An input token's may make it wait.
-    const input = ((await ctl.call('session/share', { session: id, scope: 'input' })) as { token: string }).token;
+    const input = ((await ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string }).token;
     assert.equal((await call(await open(input), 'pty/subscribe', { session: id, flow: true })).result?.flow, true);
     await ctl.call('pty/kill', { session: id });
   });
 
   test('an input token that never acknowledges and subscribes again after each demotion stalls the program once, not each time', { timeout: 90_000 }, async () => {
     const id = await session();
-    const { token } = (await ctl.call('session/share', { session: id, scope: 'input' })) as { token: string };
+    const { token } = (await ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string };
     let dancer = await open(token);
     let demotions = 0;
     let dancing = true;

@@ -7,6 +7,11 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { FrameWriter } from '../../../src/transport/socket/frame-writer';
+import { heldBytes } from '../../helpers/held-memory';
+
+/** The writer's block size and how many free ones its pool keeps (src/transport/socket/frame-writer.ts). */
+const BLOCK_BYTES = 256 * 1024;
+const MAX_FREE_BLOCKS = 8;
 
 async function socketPair(): Promise<{ a: net.Socket; b: net.Socket; done(): void }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'frame-writer-'));
@@ -74,6 +79,27 @@ test('writing to a socket the peer has closed does not throw', { timeout: 10_000
     out.write('x'.repeat(100_000));
     out.uncork();
     out.write('y');
+  } finally {
+    done();
+  }
+});
+
+test('a peer that does not read costs the bytes queued for it, not a block for every frame', { timeout: 30_000 }, async () => {
+  const { a, b, done } = await socketPair();
+  try {
+    a.pause();
+    const out = new FrameWriter(b);
+    // Frames of 16 KiB, one at a time, as a busy subscription sends them, until 2 MiB wait in the
+    // socket (twice a client's high-water mark) besides what the kernel holds.
+    const frame = JSON.stringify({ data: 'y\n'.repeat(8 * 1024) }) + '\n';
+    const held0 = heldBytes();
+    while (b.writableLength < 2 * 1024 * 1024) out.write(frame);
+    await new Promise((r) => setImmediate(r)); // the blocks the kernel took go back to the pool
+    const grown = heldBytes() - held0;
+    // Each queued frame used to pin a whole 256 KiB block: 10 times what was queued (24 MB here).
+    // Allowed: the queued bytes, twice, and the writer's pool of free blocks (8) and the one in use.
+    const bound = 2 * b.writableLength + (MAX_FREE_BLOCKS + 1) * BLOCK_BYTES;
+    assert.ok(grown < bound, `${(grown / 1e6).toFixed(1)} MB held for ${(b.writableLength / 1e6).toFixed(1)} MB queued (at most ${(bound / 1e6).toFixed(1)})`);
   } finally {
     done();
   }

@@ -1,5 +1,5 @@
 // A one-shot client that half-closes its socket after sending (`nc -U -N`, `socat`, a script's
-// `socket.end()`) still gets its answers: end of input is not "client gone" (CONTRACT §3). Raw
+// `socket.end()`) still gets its answers: end of input is not "client gone" (docs/protocol.md#2-framing). Raw
 // net.Sockets against an in-process host, real bash.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -224,7 +224,7 @@ describe('requests in flight per token over HTTP (/mcp, REST)', () => {
     assert.equal(rest.json.error.code, 'TOO_MANY_REQUESTS');
 
     // A scoped token counts on its own: its holder is served meanwhile.
-    const scoped = h.http.tokens.share(session, 'view', 3600).token;
+    const scoped = h.http.tokens.share(session, 'view', 3600, true).token;
     const bystander = await mcpCall(h.port, scoped, 4, 'read_screen', { session: session.id });
     assert.equal(bystander.status, 200, bystander.text);
     assert.equal(bystander.json.result.isError, undefined, bystander.text);

@@ -1,4 +1,4 @@
-// The HTTP server of a host (CONTRACT §4, §8; seeds/pty-session-mcp.md): every refusal of the
+// The HTTP server of a host (docs/protocol.md#5-http-and-websocket): every refusal of the
 // security checks on its own, the REST routes with their exact shapes, the WebSocket stream and
 // `/rpc`, and flow control against a client that stops reading. An in-process host serves it,
 // except where the product's own process matters (`serve` keeps its token off its output).
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { bashEnv, buildCli, freePort, sleep, startServe, type ServeProcess } from '../../helpers/protocol';
+import { bashEnv, buildCli, sleep, startServeOnFreePort, type ServeProcess } from '../../helpers/protocol';
 import { request, startHttpHost, wsConnect, wsOpen, type HttpAnswer, type HttpHost } from '../../helpers/http';
 import { withTimeout } from '../../helpers/host';
 import { runCli } from '../../helpers/cli';
@@ -19,7 +19,7 @@ const ALLOWED_ORIGIN = 'http://allowed.example:8080';
 const FOREIGN_ORIGIN = 'http://evil.example';
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking CI. */
 const TEST_TIMEOUT = 60_000;
-/** The fields of a SessionInfo served by a host with HTTP and without per-session TCP (CONTRACT §2). */
+/** The fields of a SessionInfo served by a host with HTTP and without per-session TCP (docs/hosts.md#sessioninfo). */
 const SESSION_INFO_KEYS = [
   'address', 'args', 'clients', 'cols', 'command', 'createdAt', 'cwd', 'exitCode', 'id', 'integration', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'stream', 'workspace',
 ];
@@ -107,7 +107,7 @@ function listeningAddresses(port: number): string[] {
   return out;
 }
 
-describe('security (CONTRACT §4, §8: Host, then Origin, then token)', () => {
+describe('security (Host, then Origin, then token)', () => {
   let sessionId: string;
 
   before(async () => {
@@ -223,7 +223,7 @@ describe('security (CONTRACT §4, §8: Host, then Origin, then token)', () => {
   });
 });
 
-describe('CORS (CONTRACT §9.8)', () => {
+describe('CORS', () => {
   const preflight = (origin: string, p = '/sessions', method = 'POST') =>
     request(h.port, 'OPTIONS', p, { origin, headers: { 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' } });
 
@@ -283,10 +283,9 @@ describe('serve with HTTP: the token stays in the 0600 record; --allow-origin', 
 
   /** `serve` with a bash session and HTTP on a free port (`extra` flags added). */
   async function serveWithHttp(run: { base: string; env: NodeJS.ProcessEnv }, extra: string[] = []): Promise<{ serve: ServeProcess; port: number }> {
-    const port = await freePort();
-    const serve = await startServe(['--cmd', 'bash --norc --noprofile', '--cwd', run.base, '--http-port', String(port), ...extra], run.env, { port });
-    serves.push(serve);
-    return { serve, port };
+    const started = await startServeOnFreePort((port) => ['--cmd', 'bash --norc --noprofile', '--cwd', run.base, '--http-port', String(port), ...extra], run.env);
+    serves.push(started.serve);
+    return started;
   }
 
   test('the record holds the token (mode 0600); serve never prints it; responses never carry it', { timeout: 90_000 }, async () => {
@@ -343,7 +342,7 @@ describe('serve with HTTP: the token stays in the 0600 record; --allow-origin', 
     assert.ok(!fs.existsSync(recordFile), 'the record is removed when serve ends');
   });
 
-  test('--allow-origin sets the allow-list of a host started by hand (CONTRACT §9.8); a malformed origin is a usage error', { timeout: 90_000 }, async () => {
+  test('--allow-origin sets the allow-list of a host started by hand; a malformed origin is a usage error', { timeout: 90_000 }, async () => {
     const run = privateRun();
     const bad = await runCli(['serve', '--allow-origin', 'not an origin'], run.env);
     assert.equal(bad.code, 2, bad.stderr);
@@ -373,7 +372,7 @@ describe('GET /health', () => {
   });
 });
 
-describe('REST (seeds/pty-session-mcp.md shapes)', () => {
+describe('REST (the documented shapes)', () => {
   test('POST /sessions {command,args,cwd,cols,rows,name} → {ok:true, data: SessionInfo}', { timeout: TEST_TIMEOUT }, async () => {
     const r = await api('POST', '/sessions', { ...BASH, cwd: workDir, cols: 100, rows: 30, name: 'rest-create' });
     assert.equal(r.status, 200, r.text);
@@ -487,14 +486,14 @@ describe('REST (seeds/pty-session-mcp.md shapes)', () => {
     const typed = await api('POST', `/sessions/${s.id}/write`, { data: 'echo y-$((1+1))', submit: false });
     assert.deepEqual(typed.json, { ok: true, data: { id: s.id, bytes: 15 } });
     await outputUntil(s.id, (t) => t.includes('echo y-$((1+1))'), 'the typed text', out.cursor);
-    // Not run: the screen shows the typed line and no "y-2".
-    await sleep(200);
-    const screen1 = await api('GET', `/sessions/${s.id}?since=${out.cursor}`);
-    assert.ok(!screen1.json.data.data.includes('y-2'), 'submit:false does not press Enter');
+    // Not run: a second write without Enter goes on the same line. Had the first pressed Enter,
+    // y-2 would print before the rest of the line is echoed, and the rest would run on its own.
+    await api('POST', `/sessions/${s.id}/write`, { data: '; echo mark-$((2+3))', submit: false });
     // Text that already ends in a newline gets none added.
     const enter = await api('POST', `/sessions/${s.id}/write`, { data: '\r' });
     assert.deepEqual(enter.json, { ok: true, data: { id: s.id, bytes: 1 } });
-    await outputUntil(s.id, (t) => t.includes('y-2'), 'the typed line to run', out.cursor);
+    const ran = await outputUntil(s.id, (t) => plain(t).includes('\nmark-5\n'), 'the typed line to run', out.cursor);
+    assert.match(plain(ran.text), /echo y-\$\(\(1\+1\)\); echo mark-\$\(\(2\+3\)\)\ny-2\nmark-5\n/, 'submit:false does not press Enter: one line, run once');
     // Multi-byte text counts UTF-8 bytes: "é" is 2.
     const utf = await api('POST', `/sessions/${s.id}/write`, { data: 'é', submit: false });
     assert.equal(utf.json.data.bytes, 2);
@@ -578,9 +577,11 @@ describe('WebSocket /sessions/:id/stream', () => {
     // WebSocket write's submit defaults to false: nothing is appended.
     c.send({ type: 'write', data: 'echo nosubmit-$((1+1))' });
     await c.streamUntil((t) => t.includes('echo nosubmit-$((1+1))'), 'the typed text');
-    await sleep(200);
+    // Ctrl+U clears the line, and a marker runs: had an Enter been added, nosubmit-2 would have
+    // printed before the marker did.
+    c.send({ type: 'write', data: '\u0015echo ws-mark-$((2+2))\r' });
+    await c.streamUntil((t) => t.includes('ws-mark-4'), 'the marker to run');
     assert.ok(!c.streamText().includes('nosubmit-2'), 'no Enter was added');
-    c.send({ type: 'write', data: '\u0015' }); // Ctrl+U clears the line
 
     c.send({ type: 'resize', cols: 91, rows: 33 });
     const end = Date.now() + 10_000;

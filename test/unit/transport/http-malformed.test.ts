@@ -3,7 +3,7 @@
 // the upgrade handler, which would end the whole host (found by the HTTP fuzzer).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AUTH_COOKIE } from '../../../src/transport/http/http-security';
+import { pageCookieName } from '../../../src/transport/http/http-security';
 import { request, startHttpHost, wsConnect, type HttpHost } from '../../helpers/http';
 import { BASH } from '../../helpers/host';
 
@@ -55,14 +55,14 @@ describe('malformed percent-encoding', () => {
     await hostServes();
   });
 
-  test('in the token cookie: no token (401) on a request and on an upgrade, and the host serves on', { timeout: TEST_TIMEOUT }, async () => {
+  test('in the page cookie: no access (401) on a page and on the stream upgrade, and the host serves on', { timeout: TEST_TIMEOUT }, async () => {
     for (const bad of MALFORMED) {
-      const cookie = `${AUTH_COOKIE}=${bad}`;
-      const r = await request(h.port, 'GET', '/sessions', { headers: { cookie } });
+      const cookie = `${pageCookieName(h.port)}=${bad}`;
+      const r = await request(h.port, 'GET', `/sessions/${sessionId}/view`, { headers: { cookie } });
       assert.equal(r.status, 401, r.text);
       const ws = await new Promise<number>((resolve, reject) => {
         void import('ws').then(({ default: WebSocket }) => {
-          const c = new WebSocket(`ws://127.0.0.1:${h.port}/rpc`, { headers: { cookie } });
+          const c = new WebSocket(`ws://127.0.0.1:${h.port}/sessions/${sessionId}/stream`, { headers: { cookie } });
           c.once('unexpected-response', (_req, res) => {
             c.on('error', () => undefined);
             c.terminate();

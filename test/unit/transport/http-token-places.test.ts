@@ -1,10 +1,11 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, startHttpHost, wsConnect } from '../../helpers/http';
+import { pageCookieName } from '../../../src/transport/http/http-security';
 
-// CONTRACT §4: every request needs `Authorization: Bearer <token>`; only a WebSocket (which a
-// browser cannot give headers) may carry it as `?token=`. The browser view's one-time link is
-// the other place a browser needs it.
+// docs/protocol.md#access-checks: every request needs `Authorization: Bearer <token>`; only a WebSocket (which a
+// browser cannot give headers) may carry it as `?token=`. A page's one-time link carries a scoped
+// token of its own, traded for a page cookie (test/unit/transport/page-links.test.ts).
 
 const hP = startHttpHost();
 after(async () => (await hP).close());
@@ -20,10 +21,17 @@ test('?token= does not open plain HTTP requests; the Bearer header does', async 
   }
 });
 
-test('a cookie does not open REST either', async () => {
+test('a page cookie does not open REST either, and the host\'s token is never one', async () => {
   const h = await hP;
-  const r = await request(h.port, 'GET', '/sessions', { headers: { cookie: `shared_pty_auth=${encodeURIComponent(h.token)}` } });
-  assert.equal(r.status, 401);
+  const session = await h.host.createSession({ command: 'bash', args: ['--norc', '--noprofile'] });
+  const link = new URL(h.http.tokens.share(session, 'control', 600).url);
+  const traded = await request(h.port, 'GET', link.pathname + link.search);
+  assert.equal(traded.status, 303);
+  const cookie = String(traded.headers['set-cookie']).split(';')[0];
+  assert.ok(cookie.startsWith(`${pageCookieName(h.port)}=`));
+  assert.equal((await request(h.port, 'GET', '/sessions', { headers: { cookie } })).status, 401);
+  assert.equal((await request(h.port, 'GET', `/sessions/${session.id}/view`, { headers: { cookie: `${pageCookieName(h.port)}=${h.token}` } })).status, 401);
+  h.host.registry.remove(session.id);
 });
 
 test('?token= opens WebSocket upgrades', async () => {

@@ -1,4 +1,4 @@
-// The terminal view of MCP Apps (CONTRACT §9.7) over both MCP transports, with the official SDK
+// The terminal view of MCP Apps (docs/guarantees.md#the-terminal-in-the-agents-chat) over both MCP transports, with the official SDK
 // client: the server declares the extension, lists and serves ui://shared-pty/terminal as one
 // self-contained page, the tools that show a session point at it and name the session in their
 // structured result, and the tools the view calls draw and follow a real bash session.
@@ -15,7 +15,7 @@ import { startHttpHost, type HttpHost } from '../../helpers/http';
 import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../helpers/protocol';
 
 const URI = 'ui://shared-pty/terminal';
-/** The tools that show a session (CONTRACT §9.7). */
+/** The tools that show a session (docs/guarantees.md#the-terminal-in-the-agents-chat). */
 const SHOWING = ['open_session', 'read_screen', 'send', 'wait_for'];
 const TEST_TIMEOUT = 60_000;
 

@@ -1,16 +1,15 @@
-// The output budget of CONTRACT §9.5, spoken by the official MCP SDK client over /mcp as an agent
+// The output budget of docs/guarantees.md#output-budget-for-agents, spoken by the official MCP SDK client over /mcp as an agent
 // would: long output keeps its head and tail, one line between says what was left out and how to
 // read it, and following that line gives exactly what was left out.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { BASH, connect, until, withTimeout } from '../../helpers/host';
 import { startHttpHost, type HttpHost } from '../../helpers/http';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
+import { promptedShell, type TestShell } from '../../helpers/shell-home';
 
 const TEST_TIMEOUT = 60_000;
 /** The one line between head and tail. */
@@ -37,9 +36,14 @@ after(async () => {
   for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
 });
 
-/** Calls a tool that must succeed. */
+/**
+ * Calls a tool that must succeed. The client waits longer than the tool's own `timeout` (the SDK's
+ * default gives up after 60 s, which a long send on a loaded machine can pass), as an agent that
+ * asks for a long wait must.
+ */
 async function call(name: string, args: Record<string, unknown>): Promise<any> {
-  const r = (await agent.callTool({ name, arguments: args })) as any;
+  const wait = typeof args.timeout === 'number' ? args.timeout + 20_000 : undefined;
+  const r = (await agent.callTool({ name, arguments: args }, undefined, wait ? { timeout: wait } : undefined)) as any;
   assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
   return r.structuredContent;
 }
@@ -66,7 +70,7 @@ async function openPlainBash(rows = 30): Promise<string> {
   return info.id;
 }
 
-describe('MCP tools that return output keep within maxChars (CONTRACT §9.5)', () => {
+describe('MCP tools that return output keep within maxChars', () => {
   test('read_output: head and tail within maxChars, one line with the cursors of the rest; reading them gives exactly what was left out', { timeout: TEST_TIMEOUT }, async () => {
     const session = await openPlainBash();
     await ctl.request('pty/send', { session, text: 'seq 1 20000', timeout: 20_000 });
@@ -120,40 +124,92 @@ describe('MCP tools that return output keep within maxChars (CONTRACT §9.5)', (
     assert.equal(sb.head + bottomRows.screen + sb.tail, (await call('read_screen', { session, bottom: 60 })).screen);
   });
 
-  test('send with shell integration: the line points at the command\'s whole output, in the ring or, past it, in the command\'s log (read_command_output)', { timeout: TEST_TIMEOUT }, async () => {
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-budget-'));
-    homes.push(home);
-    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\nHISTFILE=/dev/null\n");
-    const opened = await call('open_session', { command: 'bash', cwd: home, env: { HOME: home } });
-    const session = opened.id;
-    await until(async () => (await ctl.request<{ screen: string }>('pty/read', { session })).screen.includes('my>'), 10_000, 'a prompt');
-    const expected = Array.from({ length: 5000 }, (_, i) => `${i + 1}\n`).join('');
+  test('send with shell integration: the head is the start of the command\'s output, the tail its end, the counts its whole; the line points at the rest in its log and the ring', { timeout: TEST_TIMEOUT }, async () => {
+    const session = await openShell('bash');
+    const expected = numbers(5000);
 
     const sent = await call('send', { session, text: 'seq 1 5000', maxChars: 3000 });
     assert.equal(sent.waitReason, 'command_done');
-    assert.ok(sent.output.length <= 3000 && sent.elidedChars > 0);
+    assert.ok(sent.output.length <= 3000 && sent.elidedChars > 0, `${sent.output.length} chars`);
+    assert.equal(sent.totalChars, expected.length, 'the whole command output, counted exactly');
     const parts = split(sent.output);
-    assert.match(parts.how, /read_scrollback offset=\d+ lines=\d+/);
+    assert.ok(parts.head.startsWith('1\n2\n3\n') && expected.startsWith(parts.head), 'the head: the first lines, whole');
+    assert.ok(parts.tail.endsWith('4999\n5000\n') && expected.endsWith(parts.tail) && /^\d+\n/.test(parts.tail), 'the tail: the last lines, whole');
+    assert.equal(parts.head.length + sent.elidedChars + parts.tail.length, sent.totalChars);
+    assert.equal(parts.chars, sent.elidedChars);
+    assert.match(parts.how, new RegExp(`read_command_output id=${sent.command.id} offset=\\d+ \\(they end at offset \\d+\\)`));
+    const middle = await readLog(session, sent.command.id, arg(parts.how, 'offset'), Number(/they end at offset (\d+)/.exec(parts.how)![1]));
+    assert.equal(parts.head + middle + parts.tail, expected, 'head, what the log holds between and tail are the whole output');
+    assert.equal(middle.split('\n').length - 1, parts.lines, 'the note counts the lines left out');
+    // While the ring holds them, read_output gives the same.
     assert.match(parts.how, /read_output since=\d+ maxBytes=\d+ strip=true/);
-    const whole = await call('read_output', { session, since: arg(parts.how, 'since'), maxBytes: arg(parts.how, 'maxBytes'), strip: true, maxChars: 10_000_000 });
-    assert.equal(whole.data, expected);
-    const rows = await call('read_scrollback', { session, offset: arg(parts.how, 'offset'), lines: arg(parts.how, 'lines'), maxChars: 10_000_000 });
-    assert.ok((parts.head + rows.text + '\n' + parts.tail).startsWith(`my> seq 1 5000\n${expected}`), 'head, the rows left out and tail are the whole output');
+    const ring = await call('read_output', { session, since: arg(parts.how, 'since'), maxBytes: arg(parts.how, 'maxBytes'), strip: true, maxChars: 10_000_000 });
+    assert.equal(ring.data, middle);
 
-    // 2.3 MB of output: the ring (1 MiB) no longer holds the start; the command's log does.
-    const big = await call('send', { session, text: 'seq 1 350000', maxChars: 3000, timeout: 30_000 });
-    const bp = split(big.output);
-    assert.match(bp.how, new RegExp(`read_command_output id=${big.command.id}`));
-    let offset = 0;
-    let text = '';
-    for (let i = 0; i < 3; i++) {
-      const page = await call('read_command_output', { session, id: big.command.id, offset, maxBytes: 4096 });
-      text += page.data;
-      offset = page.nextOffset;
-    }
-    const first = Array.from({ length: 5000 }, (_, i) => `${i + 1}\n`).join('');
-    assert.equal(text, first.slice(0, text.length), 'the log pages are the command\'s output from its first line on');
-    assert.ok(text.length > 8000, `three pages of 4096 bytes: ${text.length} characters`);
-    assert.equal(big.command.log.startsWith(h.dir), true);
+    // A short output is the rows as they were, nothing left out.
+    const small = await call('send', { session, text: 'seq 1 3', maxChars: 3000 });
+    assert.equal(small.elidedChars, 0);
+    assert.match(small.output, /my> seq 1 3\n1\n2\n3\nmy>/);
   });
+
+  // 30 MB in bash (the ring holds 1 MiB, the scrollback 10,000 rows: neither is cut before the
+  // budget), 3 MB in zsh and fish.
+  for (const [shell, n] of [['bash', 4_000_000], ['zsh', 400_000], ['fish', 400_000]] as const) {
+    test(`send of seq 1 ${n} in ${shell}: the head starts with 1, the tail ends with ${n}, totalChars is exact`, { timeout: 300_000 }, async () => {
+      const session = await openShell(shell);
+      const sent = await call('send', { session, text: `seq 1 ${n}`, maxChars: 2000, timeout: 280_000 });
+      assert.equal(sent.waitReason, 'command_done');
+      assert.equal(sent.exitCode, 0);
+      assert.ok(sent.output.length <= 2000, `${sent.output.length} chars`);
+      assert.equal(sent.truncated, false, 'nothing was cut before the budget');
+      const total = numbersLength(n);
+      assert.equal(sent.totalChars, total, 'every character of the whole output');
+      const parts = split(sent.output);
+      const headLines = parts.head.split('\n').slice(0, -1);
+      assert.deepEqual(headLines, headLines.map((_, i) => String(i + 1)), 'the head: 1, 2, 3, … whole lines');
+      const tailLines = parts.tail.split('\n').slice(0, -1);
+      assert.equal(tailLines.at(-1), String(n), `the tail ends with ${n}`);
+      const first = n - tailLines.length + 1;
+      assert.deepEqual(tailLines, tailLines.map((_, i) => String(first + i)), 'the tail: whole lines up to the last');
+      assert.equal(sent.elidedChars, total - parts.head.length - parts.tail.length);
+      assert.equal(parts.chars, sent.elidedChars);
+      assert.equal(parts.lines, first - 1 - headLines.length, 'the lines left out');
+      // The line says where the rest starts: the log, just after the head.
+      const page = await call('read_command_output', { session, id: sent.command.id, offset: arg(parts.how, 'offset'), maxBytes: 64 });
+      assert.ok(page.data.startsWith(`${headLines.length + 1}\n`), page.data);
+      await call('close_session', { session });
+    });
+  }
 });
+
+/** `seq 1 n`'s output, and its length. */
+function numbers(n: number): string {
+  return Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('');
+}
+function numbersLength(n: number): number {
+  let total = 0;
+  for (let digits = 1, low = 1; low <= n; digits++, low *= 10) total += (Math.min(n, low * 10 - 1) - low + 1) * (digits + 1);
+  return total;
+}
+
+/** A shell with its integration and the prompt `my> `, opened by the agent, once it waits at its prompt. */
+async function openShell(shell: TestShell): Promise<string> {
+  const { home, ...how } = promptedShell(shell);
+  homes.push(home);
+  const opened = await call('open_session', how);
+  await until(async () => (await ctl.request<{ screen: string }>('pty/read', { session: opened.id })).screen.includes('my>'), 20_000, `a ${shell} prompt`);
+  const ready = await call('send', { session: opened.id, text: 'true', timeout: 30_000 });
+  assert.equal(ready.waitReason, 'command_done', `${shell} reports its commands`);
+  return opened.id;
+}
+
+/** A command's log from `offset` to `end`, escape sequences removed, page by page. */
+async function readLog(session: string, id: number, offset: number, end: number): Promise<string> {
+  let text = '';
+  while (offset < end) {
+    const page = await call('read_command_output', { session, id, offset, maxBytes: Math.min(1024 * 1024, end - offset) });
+    text += page.data;
+    offset = page.nextOffset;
+  }
+  return text;
+}

@@ -1,4 +1,4 @@
-// CONTRACT §9.4: a tool call that gives a progressToken gets notifications/progress at least every
+// docs/guarantees.md#events-instead-of-polling: a tool call that gives a progressToken gets notifications/progress at least every
 // 5 s until it returns, so an agent whose client resets its timeout on progress never hits it.
 // Driven by the official SDK client, as an agent would, over both transports at once: stdio
 // (`shared-pty mcp`, relaying to the host through its control socket) and `/mcp` (where such a
@@ -15,7 +15,7 @@ import type { RpcClient } from '../../../src/transport/client/rpc-client';
 
 /** The client's request timeout: shorter than the command, so only progress can keep the call alive. */
 const REQUEST_TIMEOUT_MS = 10_000;
-/** The command outlasts the timeout (by more than one 5 s progress interval of CONTRACT §9.4). */
+/** The command outlasts the timeout (by more than one 5 s progress interval of docs/guarantees.md#events-instead-of-polling). */
 const COMMAND_SECONDS = 12;
 
 describe('MCP progress keeps a long tool call alive', () => {

@@ -1,4 +1,4 @@
-// MCP (CONTRACT §5, §8), spoken by the official SDK client as an agent would: over Streamable HTTP
+// MCP (docs/protocol.md#6-mcp, docs/guarantees.md#mcp-details), spoken by the official SDK client as an agent would: over Streamable HTTP
 // at a host's `/mcp` (with a bearer token), and over stdio through `shared-pty mcp`, which finds
 // hosts by discovery, starts the per-user host on demand and routes `open_session` by workspace.
 // Every structured result is checked against the tool's own outputSchema.
@@ -11,11 +11,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { bashEnv, buildCli, CLI, freePort, pidAlive, REPO_ROOT, sleep, startServe, type ServeProcess } from '../../helpers/protocol';
+import { bashEnv, buildCli, CLI, pidAlive, REPO_ROOT, sleep, startServeOnFreePort, type ServeProcess } from '../../helpers/protocol';
 import { request, startHttpHost, type HttpHost } from '../../helpers/http';
 import { withTimeout } from '../../helpers/host';
 
-/** The eleven tools of CONTRACT §5, list_commands of §9.2, wait_event of §9.4, read_command_output of §9.5 and the terminal view's terminal_snapshot of §9.7. */
+/** The MCP tools of docs/protocol.md#6-mcp: the eleven first ones, list_commands, wait_event, read_command_output and the terminal view's terminal_snapshot. */
 const TOOL_NAMES = [
   'close_session', 'list_commands', 'list_sessions', 'open_session', 'read_command_output', 'read_output', 'read_screen', 'read_scrollback', 'resize', 'send', 'send_keys', 'signal', 'terminal_snapshot', 'wait_event', 'wait_for',
 ];
@@ -196,7 +196,7 @@ function checkToolList(agent: Agent): void {
     }
   }
   const sendKeys = agent.tools.find((t) => t.name === 'send_keys')!;
-  assert.equal(sendKeys.inputSchema.properties.keys.type, 'array', 'send_keys takes keys: string[] (CONTRACT §8)');
+  assert.equal(sendKeys.inputSchema.properties.keys.type, 'array', 'send_keys takes keys: string[]');
 }
 
 describe('MCP over Streamable HTTP (/mcp)', () => {
@@ -219,7 +219,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     await h?.close();
   });
 
-  test('listTools: exactly the tools of CONTRACT §5, §9.2 and §9.4, each with inputSchema and outputSchema', { timeout: TEST_TIMEOUT }, () => {
+  test('listTools: exactly the documented tools, each with inputSchema and outputSchema', { timeout: TEST_TIMEOUT }, () => {
     checkToolList(agent);
   });
 
@@ -383,8 +383,7 @@ describe('MCP over stdio (shared-pty mcp)', () => {
 
   test('open_session with a cwd inside a serve host\'s workspace goes to that host', { timeout: 120_000 }, async () => {
     const ws = path.join(base, 'ws');
-    const port = await freePort();
-    serve = await startServe(['--cmd', 'bash --norc --noprofile', '--cwd', ws, '--http-port', String(port)], bashEnv({ SHARED_PTY_DIR: runDir }), { port });
+    serve = (await startServeOnFreePort((port) => ['--cmd', 'bash --norc --noprofile', '--cwd', ws, '--http-port', String(port)], bashEnv({ SHARED_PTY_DIR: runDir }))).serve;
     const serveRec = await recordWhere((r) => r.kind === 'serve' && r.pid === serve!.pid && r.http, 'the serve record');
     assert.equal(serveRec.workspace, ws);
 

@@ -1,4 +1,4 @@
-// CONTRACT §9.6, recording and attribution: a real bash with shell integration, in a real host,
+// docs/protocol.md#ptyrecord, recording and attribution: a real bash with shell integration, in a real host,
 // recorded with `pty/record` while a script (JSON-RPC) and an agent (MCP over /mcp, the SDK's
 // client) type into it; the file is read back as asciicast v3 and replayed with `shared-pty play`.
 // `pty/info.lastInput` names who wrote last.
@@ -72,8 +72,8 @@ describe('recording a session (pty/record) and who typed (pty/info.lastInput)', 
     assert.equal((await rpc('pty/info', { session })).lastInput, null, 'nobody has typed yet');
 
     const file = path.join(tempDir(), 'demo.cast');
-    const started = await rpc('pty/record', { session, path: file });
-    assert.deepEqual(started, { recording: true, path: file, cursor: started.cursor });
+    const started = await rpc('pty/record', { session, path: file, input: true });
+    assert.deepEqual(started, { recording: true, path: file, cursor: started.cursor, input: true });
     assert.equal(fs.statSync(file).mode & 0o777, 0o600, 'only the user can read a recording');
     await rejectsWith(rpc('pty/record', { session, path: path.join(home, 'other.cast') }), -32000);
 

@@ -42,7 +42,7 @@ describe('regex time per connection and per token', () => {
   });
 
   test('40 costly pty/waits over one /rpc connection of a view token: the budget runs out, later calls are refused at once', { timeout: 120_000 }, async () => {
-    const { token } = (await ctl.call('session/share', { session: id, scope: 'view' })) as { token: string };
+    const { token } = (await ctl.call('session/share', { session: id, scope: 'view', reusable: true })) as { token: string };
     const rpc = await wsOpen(h.port, '/rpc', { token });
     sockets.push(rpc);
     const answers = await Promise.all(Array.from({ length: 40 }, () => call(rpc, 'pty/wait', { session: id, regex: CATASTROPHIC, timeout: 60_000 })));
@@ -65,7 +65,7 @@ describe('regex time per connection and per token', () => {
   });
 
   test('MCP calls with a scoped token share the token\'s budget: wait_for says the time is spent', { timeout: 120_000 }, async () => {
-    const { token } = (await ctl.call('session/share', { session: id, scope: 'view' })) as { token: string };
+    const { token } = (await ctl.call('session/share', { session: id, scope: 'view', reusable: true })) as { token: string };
     const agent = new Client({ name: 'regex-budget-test', version: '0' });
     await agent.connect(new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
     try {

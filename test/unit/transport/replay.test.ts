@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { BASH, connect, rejectsWith } from '../../helpers/host';
 import { request, startHttpHost, wsConnect, type HttpHost, type WsClient } from '../../helpers/http';
 import { ReplayLimits, ReplayLinks } from '../../../src/transport/pages/replay-links';
+import { pageCookieName } from '../../../src/transport/http/http-security';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
 
 const CAST = '{"version": 3, "term": {"cols": 80, "rows": 24}, "title": "demo"}\n[0.5, "o", "hello replay\\r\\n"]\n[0.1, "m", "command exited 0: echo hi"]\n[0.1, "x", "0"]\n';
@@ -29,7 +30,7 @@ after(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const replay = (file: string) => ctl.request<{ id: string; url: string; path: string; expiresAt: string }>('host/replay', { path: file });
+const replay = (file: string) => ctl.request<{ id: string; url: string; path: string; expiresAt: string; tokenId: string }>('host/replay', { path: file });
 const get = (p: string, headers: Record<string, string> = {}, token?: string) => request(h.port, 'GET', p, { headers, token });
 
 /** A recording file of its own. */
@@ -61,7 +62,7 @@ describe('host/replay', () => {
 
   test('a token for one session cannot make a link (it would read any file)', async () => {
     const s = await ctl.request<{ id: string }>('session/create', { ...BASH });
-    const shared = await ctl.request<{ token: string }>('session/share', { session: s.id, scope: 'control' });
+    const shared = await ctl.request<{ token: string }>('session/share', { session: s.id, scope: 'control', reusable: true });
     const o = await wsConnect(h.port, '/rpc', { token: shared.token });
     assert.equal(o.kind, 'open');
     const ws = (o as { client: WsClient }).client;
@@ -74,7 +75,7 @@ describe('host/replay', () => {
 });
 
 describe('the replay page over HTTP', () => {
-  test('a link opens its recording with a cookie for that link only; the page may run the player\'s WebAssembly', async () => {
+  test('a link opens its recording once, with the page cookie; the page may run the player\'s WebAssembly', async () => {
     const file = castFile('demo.cast');
     const link = await replay(file);
     assert.equal(link.path, file);
@@ -89,7 +90,18 @@ describe('the replay page over HTTP', () => {
     const { cookie, setCookie, location } = await cookieOf(link.url);
     assert.equal(location, u.pathname, 'the token leaves the address bar');
     assert.match(setCookie, /HttpOnly/);
-    assert.match(setCookie, new RegExp(`Path=/replay/${link.id}(;|$)`), 'the cookie is for this link only');
+    assert.match(setCookie, new RegExp(`^${pageCookieName(h.port)}=[^;]+; HttpOnly; SameSite=Strict; Path=/; Max-Age=\\d+$`), setCookie);
+    assert.ok(!setCookie.includes(u.searchParams.get('token')!), 'the cookie does not hold the link\'s token');
+    // The link opened once: it opens nothing more, and its token is listed (and revocable) until then.
+    const again = await get(u.pathname + u.search, { accept: 'text/html' });
+    assert.equal(again.status, 401);
+    assert.match(again.text, /This link was already used/);
+    const listed = await ctl.request<{ tokens: Array<{ id: string; session: string | null; recording?: string; openedAt: string | null }> }>('host/tokens', {});
+    const mine = listed.tokens.find((t) => t.id === link.tokenId);
+    assert.ok(mine, 'host/tokens lists the replay link');
+    assert.equal(mine.session, null);
+    assert.equal(mine.recording, file);
+    assert.ok(mine.openedAt);
 
     const page = await get(u.pathname, { cookie });
     assert.equal(page.status, 200, page.text);
@@ -98,7 +110,7 @@ describe('the replay page over HTTP', () => {
     assert.match(csp, /script-src 'self' 'wasm-unsafe-eval'/);
     assert.match(csp, /frame-ancestors 'none'/);
     assert.ok(page.text.includes(`data-cast="/replay/${link.id}/cast"`), page.text);
-    assert.ok(page.text.includes(`/replay/${link.id}/assets/replay.js`), 'assets under the link, where its cookie goes');
+    assert.ok(page.text.includes(`/replay/${link.id}/assets/replay.js`), 'assets under the link');
 
     const cast = await get(`${u.pathname}/cast`, { cookie });
     assert.equal(cast.status, 200, cast.text);
@@ -108,21 +120,33 @@ describe('the replay page over HTTP', () => {
     assert.equal((await get(`${u.pathname}/cast`, {}, h.token)).text, CAST);
   });
 
-  test('a link\'s token opens that recording and nothing else: no other link, no live view, no REST, no WebSocket', async () => {
+  test('a link opens that recording and nothing else: as a Bearer token nothing at all; its cookie no other link, no live view, no REST, no WebSocket', async () => {
     const s = await ctl.request<{ id: string }>('session/create', { ...BASH });
     const mine = await replay(castFile('mine.cast'));
     const other = await replay(castFile('other.cast'));
     const token = new URL(mine.url).searchParams.get('token')!;
-    assert.equal((await get(`/replay/${mine.id}/cast`, {}, token)).text, CAST);
-    for (const p of [`/replay/${other.id}`, `/replay/${other.id}/cast`, '/replay', '/replay/assets/replay.js', '/sessions', `/sessions/${s.id}`, `/sessions/${s.id}/view`, '/view/view.js', '/health']) {
+    const bearer = await get(`/replay/${mine.id}/cast`, {}, token);
+    assert.equal(bearer.status, 401, 'a link is for a browser, not a Bearer token');
+    const { cookie } = await cookieOf(mine.url);
+    assert.equal((await get(`/replay/${mine.id}/cast`, { cookie })).text, CAST);
+    for (const p of [`/replay/${other.id}`, `/replay/${other.id}/cast`, '/sessions', `/sessions/${s.id}`, `/sessions/${s.id}/view`, '/health']) {
       assert.equal((await get(p, {}, token)).status, 401, p);
-      assert.equal((await get(p, { cookie: `shared_pty_auth=${encodeURIComponent(token)}` })).status, 401, `${p} (cookie)`);
+      // The host's other pages: the browser holds no grant for them (403); REST takes no cookie at all (401).
+      assert.equal((await get(p, { cookie })).status, p.startsWith('/replay/') || p.endsWith('/view') ? 403 : 401, `${p} (cookie)`);
     }
     for (const p of ['/rpc', `/sessions/${s.id}/stream`]) {
-      const o = await wsConnect(h.port, p, { token });
-      assert.deepEqual(o.kind === 'refused' ? o.status : o.kind, 401, p);
-      if (o.kind === 'open') await o.client.close();
+      for (const how of [{ token }, { cookie }]) {
+        const o = await wsConnect(h.port, p, how);
+        assert.deepEqual(o.kind === 'refused' ? o.status : o.kind, 401, p);
+        if (o.kind === 'open') await o.client.close();
+      }
     }
+    // Revoked, the cookie opens the recording no more, and a browser is told so in words.
+    await ctl.request('host/revoke', { id: mine.tokenId });
+    const revoked = await get(`/replay/${mine.id}`, { cookie, accept: 'text/html' });
+    assert.equal(revoked.status, 401);
+    assert.match(String(revoked.headers['content-type']), /^text\/html/);
+    assert.match(revoked.text, /This link was revoked/);
     await ctl.request('pty/kill', { session: s.id });
   });
 
@@ -145,7 +169,7 @@ describe('the replay page over HTTP', () => {
 
   test('a token for one session opens the file picker but no recording', async () => {
     const s = await ctl.request<{ id: string }>('session/create', { ...BASH });
-    const shared = await ctl.request<{ token: string }>('session/share', { session: s.id, scope: 'control' });
+    const shared = await ctl.request<{ token: string }>('session/share', { session: s.id, scope: 'control', reusable: true });
     const link = await replay(castFile('private.cast'));
     const page = await get(`/replay/${link.id}`, {}, shared.token);
     assert.equal(page.status, 403);
@@ -170,27 +194,34 @@ describe('the replay page over HTTP', () => {
     assert.match(gone.json.error.message, /no such file/);
   });
 
-  test('a browser that also holds a token for one session (a share link\'s cookie) still opens a replay link', async () => {
+  test('a browser that holds a share link\'s grant opens a replay link too: one cookie carries both', async () => {
     const s = await ctl.request<{ id: string }>('session/create', { ...BASH });
-    const shared = await ctl.request<{ token: string }>('session/share', { session: s.id, scope: 'view' });
+    const shared = await ctl.request<{ url: string }>('session/share', { session: s.id, scope: 'view' });
+    const first = await cookieOf(shared.url);
     const link = await replay(castFile('beside-share.cast'));
-    const { cookie } = await cookieOf(link.url);
-    // As a browser sends them on the link's path: the link's cookie (more specific path) first, then the share link's.
-    const both = `${cookie}; shared_pty_auth=${encodeURIComponent(shared.token)}`;
-    assert.equal((await get(`/replay/${link.id}/cast`, { cookie: both })).text, CAST);
-    // And the other way round, as any client may send them.
-    assert.equal((await get(`/replay/${link.id}/cast`, { cookie: `shared_pty_auth=${encodeURIComponent(shared.token)}; ${cookie}` })).text, CAST);
+    const u = new URL(link.url);
+    const second = await get(u.pathname + u.search, { cookie: first.cookie });
+    assert.equal(second.status, 303);
+    assert.equal(String(second.headers['set-cookie']).split(';')[0], first.cookie, 'the same page session, one more grant');
+    assert.equal((await get(`/replay/${link.id}/cast`, { cookie: first.cookie })).text, CAST);
+    assert.equal((await get(`/sessions/${s.id}/view`, { cookie: first.cookie })).status, 200, 'the share link still opens its view');
     await ctl.request('pty/kill', { session: s.id });
   });
 
-  test('the live view links to the replayer, and a stale cookie beside a good one still opens it', async () => {
+  test('the live view links to the replayer; a stale cookie (a host that restarted) opens nothing, and a new link replaces it', async () => {
     const s = await ctl.request<{ id: string }>('session/create', { ...BASH });
     const view = await get(`/sessions/${s.id}/view`, {}, h.token);
     assert.equal(view.status, 200);
     assert.match(view.text, /href="\/replay"/);
-    // A browser holds the replayer's cookie (Path=/replay, here from a host that since restarted) and the view's.
-    const both = await get('/replay', { cookie: `shared_pty_auth=stale-token; shared_pty_auth=${encodeURIComponent(h.token)}` });
-    assert.equal(both.status, 200, both.text);
+    const stale = `${pageCookieName(h.port)}=stale-page-session`;
+    assert.equal((await get('/replay', { cookie: stale })).status, 401);
+    const link = await replay(castFile('after-stale.cast'));
+    const u = new URL(link.url);
+    const traded = await get(u.pathname + u.search, { cookie: stale });
+    assert.equal(traded.status, 303);
+    const cookie = String(traded.headers['set-cookie']).split(';')[0];
+    assert.notEqual(cookie, stale);
+    assert.equal((await get('/replay', { cookie })).status, 200);
     await ctl.request('pty/kill', { session: s.id });
   });
 
@@ -205,28 +236,33 @@ describe('the replay page over HTTP', () => {
     assert.match(css.text, /\.ap-wrapper/);
     assert.equal((await get('/replay/assets/../../package.json', {}, h.token)).status, 404);
     assert.equal((await get('/replay/assets/cli.js', {}, h.token)).status, 404);
-    // A link's page loads them under its own path, where its cookie goes.
+    // A link's page loads them under its own path.
     const link = await replay(castFile('assets.cast'));
-    const token = new URL(link.url).searchParams.get('token')!;
-    assert.equal((await get(`/replay/${link.id}/assets/asciinema-player.css`, {}, token)).text, css.text);
-    assert.equal((await get(`/replay/${link.id}/assets/cli.js`, {}, token)).status, 404);
+    const { cookie } = await cookieOf(link.url);
+    assert.equal((await get(`/replay/${link.id}/assets/asciinema-player.css`, { cookie })).text, css.text);
+    assert.equal((await get(`/replay/${link.id}/assets/cli.js`, { cookie })).status, 404);
   });
 });
 
 describe('ReplayLinks', () => {
-  test('a link and its token expire, and past the limit the oldest goes first', () => {
+  test('a link expires, and past the limit the oldest goes first; its token comes from the host\'s scoped tokens', () => {
     let now = Date.parse('2026-12-03T12:00:00Z');
-    const links = new ReplayLinks((id, token) => `http://x/replay/${id}?token=${token}`, () => now);
+    const minted: Array<{ id: string; recording: string; seconds: number }> = [];
+    const mint = (id: string, recording: string, seconds: number) => {
+      minted.push({ id, recording, seconds });
+      const info = { id: `t${minted.length}`, scope: 'view' as const, session: null, recording, reusable: false, openedAt: null, createdAt: '', expiresAt: '', lastUsedAt: null };
+      return { token: `secret-${minted.length}`, info };
+    };
+    const links = new ReplayLinks((id, token) => `http://x/replay/${id}?token=${token}`, mint, () => now);
     const first = links.open('/a.cast');
-    const token = new URL(first.url).searchParams.get('token')!;
+    assert.equal(first.url, `http://x/replay/${first.id}?token=secret-1`);
+    assert.equal(first.tokenId, 't1');
+    assert.deepEqual(minted[0], { id: first.id, recording: '/a.cast', seconds: ReplayLimits.LifetimeMs / 1000 });
     assert.equal(links.get(first.id)?.path, '/a.cast');
-    assert.equal(links.match(token), first.id);
-    assert.equal(links.match(`${token}x`), undefined);
     now += ReplayLimits.LifetimeMs - 1;
     assert.ok(links.get(first.id));
     now += 1;
     assert.equal(links.get(first.id), undefined, 'expired');
-    assert.equal(links.match(token), undefined, 'its token too');
     const made = Array.from({ length: ReplayLimits.MaxLinks + 1 }, (_, i) => links.open(`/${i}.cast`));
     assert.equal(links.get(made[0].id), undefined, 'the oldest was dropped');
     assert.equal(links.get(made[1].id)?.path, '/1.cast');

@@ -1,4 +1,4 @@
-// Scoped tokens (CONTRACT §9.6, issue #15): `session/share` hands out a token for one session with a
+// Scoped tokens (docs/protocol.md#scoped-tokens, issue #15): `session/share` hands out a token for one session with a
 // scope; it works on every HTTP surface (REST, /rpc, the stream WebSocket, /mcp, the browser
 // view) for that session only and within its scope, until it expires or is revoked, and then the
 // WebSockets opened with it close. Driven against a real host (node-pty, bash, its control socket
@@ -20,7 +20,7 @@ type Scope = 'view' | 'input' | 'control';
 interface Shared {
   token: string;
   url: string;
-  info: { id: string; scope: Scope; session: string; expiresAt: string; lastUsedAt: string | null };
+  info: { id: string; scope: Scope; session: string; reusable: boolean; openedAt: string | null; expiresAt: string; lastUsedAt: string | null };
 }
 
 let h: HttpHost;
@@ -30,8 +30,9 @@ let b: SessionInfo;
 const clients: Client[] = [];
 const sockets: WsClient[] = [];
 
+/** A reusable token, as scripts and agents use them (a link, the default, is for a browser: see test/unit/transport/page-links.test.ts). */
 function share(session: string, scope: Scope, expiresIn?: number): Promise<Shared> {
-  return ctl.call('session/share', { session, scope, expiresIn }) as Promise<Shared>;
+  return ctl.call('session/share', { session, scope, expiresIn, reusable: true }) as Promise<Shared>;
 }
 
 function rest(method: string, path: string, token: string, body?: unknown) {
@@ -187,7 +188,7 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
   });
 
   test('the browser link opens its session (read-only for view) and no other', async () => {
-    const view = await share(a.id, 'view');
+    const view = (await ctl.call('session/share', { session: a.id, scope: 'view' })) as Shared;
     assert.match(view.url, new RegExp(`^${h.http.url}/sessions/${a.id}/view\\?token=`));
     const link = new URL(view.url);
     const first = await request(h.port, 'GET', link.pathname + link.search);
@@ -197,7 +198,7 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
     assert.equal(page.status, 200);
     assert.match(page.text, /data-readonly="1"/);
     assert.equal((await request(h.port, 'GET', `/sessions/${b.id}/view`, { headers: { cookie } })).status, 403);
-    const input = new URL((await share(a.id, 'input')).url);
+    const input = new URL(((await ctl.call('session/share', { session: a.id, scope: 'input' })) as Shared).url);
     const inputCookie = String((await request(h.port, 'GET', input.pathname + input.search)).headers['set-cookie']).split(';')[0];
     assert.match((await request(h.port, 'GET', `/sessions/${a.id}/view`, { headers: { cookie: inputCookie } })).text, /data-readonly="0"/);
   });
@@ -228,7 +229,8 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
     const shared = await share(a.id, 'view', 600);
     const listed = () => (ctl.call('host/tokens', {}) as Promise<{ tokens: Shared['info'][] }>).then((r) => r.tokens.find((t) => t.id === shared.info.id)!);
     const before = await listed();
-    assert.deepEqual(Object.keys(before).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'scope', 'session']);
+    assert.deepEqual(Object.keys(before).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'openedAt', 'reusable', 'scope', 'session']);
+    assert.equal(before.reusable, true);
     assert.equal(before.lastUsedAt, null);
     assert.equal(before.scope, 'view');
     assert.equal(before.session, a.id);
@@ -242,10 +244,10 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
 });
 
 describe('shared-pty share, tokens, revoke', { timeout: 120_000 }, () => {
-  test('share prints the link and the token; tokens --json shows no secret; revoke ends it', async () => {
+  test('share --reusable prints the link and the token; tokens --json shows no secret; revoke ends it', async () => {
     buildCli();
     const env = bashEnv({ SHARED_PTY_DIR: h.dir });
-    const shared = await runCli(['share', 'shared-a', '--scope', 'input', '--expires', '2h'], env);
+    const shared = await runCli(['share', 'shared-a', '--scope', 'input', '--expires', '2h', '--reusable'], env);
     assert.equal(shared.code, 0, shared.stderr);
     const link = /^link: +(\S+)$/m.exec(shared.stdout)?.[1];
     const token = /^token: +(\S+)$/m.exec(shared.stdout)?.[1];

@@ -1,4 +1,4 @@
-// CONTRACT §9.3: while a program reads a secret from the terminal (echo off, waiting for a line),
+// docs/protocol.md#secret-input: while a program reads a secret from the terminal (echo off, waiting for a line),
 // the session says so (SessionInfo.secretInput, the secret_input event), a send returns at once
 // with waitReason secret_input, an agent's MCP writes are refused with nothing written, a script's
 // JSON-RPC writes go through, and what is typed appears in no result. Real bash and python in a
@@ -21,13 +21,15 @@ const PROGRAMS = [
   { name: 'python getpass', line: `python3 -c 'import getpass; print("len=%d" % len(getpass.getpass()))'` },
 ];
 
-describe('secret input', { skip: !linux && 'needs Linux /proc' }, () => {
+const notLinux = !linux && 'needs Linux /proc';
+describe('secret input', () => {
   let h: HttpHost;
   let ctl: RpcClient;
   let agent: Client;
   const notes: Notification[] = [];
 
   before(async () => {
+    if (notLinux) return;
     h = await startHttpHost();
     ctl = await connect(h.host.controlAddress);
     ctl.onNotification((n) => notes.push(n));
@@ -44,7 +46,7 @@ describe('secret input', { skip: !linux && 'needs Linux /proc' }, () => {
   const toolText = (r: any) => (r.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('');
 
   for (const program of PROGRAMS) {
-    test(`${program.name}: secretInput, send → secret_input, agent writes refused, the user's typing ends it and shows nowhere`, { timeout: 60_000 }, async () => {
+    test(`${program.name}: secretInput, send → secret_input, agent writes refused, the user's typing ends it and shows nowhere`, { skip: notLinux, timeout: 60_000 }, async () => {
       const info = await rpc('session/create', { ...BASH, cols: 80, rows: 24 });
       const session: string = info.id;
       await until(async () => (await rpc('pty/read', { session })).screen.includes('$'), 10_000, 'a prompt');
@@ -64,6 +66,11 @@ describe('secret input', { skip: !linux && 'needs Linux /proc' }, () => {
       assert.equal(sent.isError, true, toolText(sent));
       assert.match(toolText(sent), /asks for a secret/);
       assert.match(toolText(sent), /user must type/);
+      // What to do next holds whether the user answers before or after the agent reads this.
+      assert.match(toolText(sent), /call send or send_keys again/);
+      assert.doesNotMatch(toolText(sent), /wait_event/, 'a wait begun after the refusal misses an answer given meanwhile');
+      const listed = toolText(await agent.callTool({ name: 'list_sessions', arguments: {} }));
+      assert.ok(listed.split('\n').some((l) => l.startsWith(`${session}  `) && l.includes(' running secret-input ')), listed);
       const keys = (await agent.callTool({ name: 'send_keys', arguments: { session, keys: ['x', 'Enter'] } })) as any;
       assert.equal(keys.isError, true, toolText(keys));
       assert.match(toolText(keys), /asks for a secret/);
@@ -87,6 +94,10 @@ describe('secret input', { skip: !linux && 'needs Linux /proc' }, () => {
       // Nowhere to be read: the results, the raw output, the screen, the scrollback, the events, the info.
       results.push(screen, await rpc('pty/output', { session }), await rpc('pty/scrollback', { session }), await rpc('pty/info', { session }), notes);
       for (const r of results) assert.ok(!JSON.stringify(r).includes(SECRET), `the secret shows in ${JSON.stringify(r).slice(0, 300)}`);
+      // The user answered before the agent came back: calling send again, as the refusal says, goes through.
+      const again = (await agent.callTool({ name: 'send', arguments: { session, text: 'echo again-$((1+1))' } })) as any;
+      assert.notEqual(again.isError, true, toolText(again));
+      assert.ok(again.structuredContent.output.split('\n').includes('again-2'), again.structuredContent.output);
       await rpc('pty/kill', { session });
 
       function eventSeq(type: string): number {

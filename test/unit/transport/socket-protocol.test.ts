@@ -1,6 +1,7 @@
 // socket-pty compatibility, spoken the way a third-party client would: `shared-pty serve --socket`
 // (and `--port`) as a child process, raw newline-delimited JSON over a plain socket, and every
-// request/response example of seeds/socket-pty.md's "数据包格式" section checked for its exact shape.
+// request/response example of socket-pty's protocol description (its packet format section) checked
+// for its exact shape (docs/guarantees.md#compatibility-with-socket-pty).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -9,7 +10,7 @@ import * as path from 'node:path';
 import {
   bashEnv,
   buildCli,
-  freePort,
+  startServeOnFreePort,
   LineClient,
   parentOf,
   pidAlive,
@@ -117,7 +118,7 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     assert.equal(parentOf(bashPid), serve!.pid, 'bash is a child of the serve process');
   });
 
-  test('pty/read: the seed example — rows ended by "\\n", trailing spaces and empty rows dropped, 1-based cursor, default size 100x30', { timeout: TEST_TIMEOUT }, async () => {
+  test('pty/read: the socket-pty example — rows ended by "\\n", trailing spaces and empty rows dropped, 1-based cursor, default size 100x30', { timeout: TEST_TIMEOUT }, async () => {
     const res = await c.call('pty/read', {}, 2);
     // The prompt is "$ " (2 characters): the cursor sits after it, at column 3; the row's trailing space is trimmed.
     assert.deepEqual(res, {
@@ -192,15 +193,15 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     assertError(await c.call('pty/read', { top: 'x' }, 'r1'), -32602, 'r1');
   });
 
-  test('pty/write: text, a key, an action array — written is the UTF-8 byte count (CONTRACT §8)', { timeout: TEST_TIMEOUT }, async () => {
+  test('pty/write: text, a key, an action array — written is the UTF-8 byte count', { timeout: TEST_TIMEOUT }, async () => {
     await freshPrompt(c);
-    // The seed says 11 for "echo hello"; the contract settles it: 10 bytes were written.
+    // socket-pty's documentation says 11 for "echo hello"; 10 bytes were written (docs/guarantees.md#bytes-written).
     assert.deepEqual(await c.call('pty/write', { action: { text: 'echo hello' } }, 6), { jsonrpc: '2.0', result: { written: 10 }, id: 6 });
     await readUntil(c, (r) => r.screen === '$ echo hello\n', 'the typed text');
     assert.deepEqual(await c.call('pty/write', { action: { key: 'Enter' } }, 7), { jsonrpc: '2.0', result: { written: 1 }, id: 7 });
     await readUntil(c, (r) => r.screen === '$ echo hello\nhello\n$\n', 'echo output');
 
-    // The seed says 5 for ls + Enter; it is 2 + 1.
+    // socket-pty's documentation says 5 for ls + Enter; it is 2 + 1.
     assert.deepEqual(await c.call('pty/write', { action: [{ text: 'ls' }, { key: 'Enter' }] }, 8), { jsonrpc: '2.0', result: { written: 3 }, id: 8 });
     await readUntil(c, (r) => /\$ ls\n[\s\S]*\$\n$/.test(r.screen), 'ls to finish');
 
@@ -288,7 +289,7 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     assert.deepEqual((await c.result('pty/read', {})).size, { cols: 120, rows: 40 });
   });
 
-  test('errors: unknown method -32601 echoing the id, exactly as the seed shows', { timeout: TEST_TIMEOUT }, async () => {
+  test('errors: unknown method -32601 echoing the id, exactly as socket-pty shows', { timeout: TEST_TIMEOUT }, async () => {
     assert.deepEqual(await c.call('pty/unknown', {}, 13), {
       jsonrpc: '2.0',
       error: { code: -32601, message: 'Method not found: pty/unknown' },
@@ -330,7 +331,7 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     c.sendJson([1, 2, 3]);
     assertError(await notObject, -32600, null);
 
-    // params must be an object (the seed: "params 必须是对象").
+    // params must be an object, as socket-pty requires.
     const badParams = await c.call('pty/status', [1], 'arr');
     assert.equal(badParams.id, 'arr');
     assert.ok([-32600, -32602].includes(badParams.error?.code), JSON.stringify(badParams));
@@ -435,9 +436,9 @@ describe('serve --port: the same protocol over TCP on 127.0.0.1', () => {
 
   before(async () => {
     dirs = makeBase();
-    const port = await freePort();
-    target = { port, host: '127.0.0.1' };
-    serve = await startServe(['--cmd', BASH_CMD, '--port', String(port)], bashEnv({ SHARED_PTY_DIR: dirs.runDir }), target);
+    const started = await startServeOnFreePort((port) => ['--cmd', BASH_CMD, '--port', String(port)], bashEnv({ SHARED_PTY_DIR: dirs.runDir }));
+    serve = started.serve;
+    target = { port: started.port, host: '127.0.0.1' };
   }, { timeout: 60_000 });
 
   after(async () => {

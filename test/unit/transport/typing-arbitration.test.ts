@@ -1,4 +1,4 @@
-// CONTRACT §9.6, typing arbitration: while the user types in a session (a key from their views in
+// docs/protocol.md#typing-arbitration, typing arbitration: while the user types in a session (a key from their views in
 // the last 1.5 s, or a line started and not submitted), an agent's MCP write waits for them to
 // pause, up to the call's timeout, then fails saying the user is typing, with nothing written;
 // the user typing during an agent's send ends it with waitReason user_input. Scripts are never
@@ -48,9 +48,11 @@ describe('typing arbitration', () => {
     const held = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo agent-ran', timeout: 1000 } })) as any;
     assert.equal(held.isError, true, toolText(held));
     assert.match(toolText(held), /user is typing/);
-    const keys = (await agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['x'] } }).catch((e: Error) => ({ isError: true, content: [{ text: e.message }] }))) as any;
-    // send_keys waits up to its own bound (15 s) for the line: this one is refused too.
+    // send_keys waits up to its own bound (15 s) for the line: this one is refused too, as a tool
+    // error that says why (a thrown error, a lost connection or a timeout, is not that refusal).
+    const keys = (await agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['x'] } })) as any;
     assert.equal(keys.isError, true, toolText(keys));
+    assert.match(toolText(keys), /user is typing/);
     assert.doesNotMatch(await screen(id), /agent-ran|user-linex/, 'nothing the agent sent was written');
     // A script is never held.
     await rpc('pty/write', { session: id, action: { text: '-and-script' } });

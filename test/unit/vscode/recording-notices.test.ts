@@ -1,4 +1,4 @@
-// What the editor remembers and says about recordings (CONTRACT §9.6): the session list offers
+// What the editor remembers and says about recordings (docs/protocol.md#ptyrecord): the session list offers
 // "Stop Recording" for what this window started, learns of a recording started elsewhere from the
 // host's refusal to start a second one (a real host, real pty/record), and forgets recordings that
 // ended with their session. (The clicks themselves: test/e2e/editor.test.ts.)

@@ -5,6 +5,14 @@
 # commands with the OSC 633 sequences VS Code's terminal understands: A prompt start, B command
 # line start, E;<command line>, C executed, D;<status> finished, P;Cwd=<dir>. The session turns
 # them into command records; the editor's terminal shows its command decorations from them.
+#
+# E, C, D and P end with `;<nonce>`, the session's secret: only marks with it make records, so
+# nothing a program prints can forge a command. The session takes the nonce out before the output
+# goes anywhere. It arrives in SHARED_PTY_NONCE, which is removed at once: the programs bash
+# starts from here on (the user's start-up files' included) never see it. A and B stay in PS1 without it (PS1
+# may be exported); they only draw the editor's prompt marks and make no record.
+__spty_nonce=${SHARED_PTY_NONCE-${__spty_nonce-}}
+builtin unset SHARED_PTY_NONCE
 
 # VS Code's own integration, should the user's files load it, sees itself loaded and stands
 # back: one set of marks per prompt.
@@ -29,6 +37,8 @@ if [[ $- != *i* || -n "${__spty_loaded-}" ]]; then
 	builtin return 0
 fi
 __spty_loaded=1
+# Not for the environment, even if the user's files turned on allexport.
+builtin export -n __spty_nonce
 
 # 0 at the prompt; 1 a command line runs (E sent); 2 a command line runs whose text is not known
 # yet; 3 the prompt is being made (PROMPT_COMMAND).
@@ -77,9 +87,9 @@ __spty_history_line() {
 __spty_executed() {
 	if (( __spty_phase == 1 )); then
 		__spty_escape "$(__spty_history_line)"
-		builtin printf '\e]633;E;%s\a' "$__spty_v"
+		builtin printf '\e]633;E;%s;%s\a' "$__spty_v" "$__spty_nonce"
 	fi
-	builtin printf '\e]633;C\a'
+	builtin printf '\e]633;C;%s\a' "$__spty_nonce"
 }
 
 # The DEBUG trap, before each simple command. With PS0 it only finds the text of a line the
@@ -94,8 +104,8 @@ __spty_debug() {
 			[[ -n $BASH_COMMAND && $line == "$BASH_COMMAND"* ]] || line=$BASH_COMMAND
 		fi
 		__spty_escape "$line"
-		builtin printf '\e]633;E;%s\a' "$__spty_v"
-		if (( __spty_phase == 0 )); then builtin printf '\e]633;C\a'; fi
+		builtin printf '\e]633;E;%s;%s\a' "$__spty_v" "$__spty_nonce"
+		if (( __spty_phase == 0 )); then builtin printf '\e]633;C;%s\a' "$__spty_nonce"; fi
 		__spty_phase=1
 	fi
 }
@@ -108,10 +118,10 @@ __spty_return() {
 __spty_prompt_start() {
 	builtin local __spty_status=$?
 	if (( __spty_phase == 1 || __spty_phase == 2 )); then
-		builtin printf '\e]633;D;%s\a' "$__spty_status"
+		builtin printf '\e]633;D;%s;%s\a' "$__spty_status" "$__spty_nonce"
 	else
 		# No command ran (an empty line, Ctrl+C): an empty "finished", as VS Code's terminal expects.
-		builtin printf '\e]633;D\a'
+		builtin printf '\e]633;D;%s\a' "$__spty_nonce"
 	fi
 	__spty_phase=3
 	__spty_return "$__spty_status"
@@ -122,7 +132,7 @@ __spty_prompt_start() {
 __spty_prompt_end() {
 	builtin local __spty_status=$?
 	__spty_escape "$PWD"
-	builtin printf '\e]633;P;Cwd=%s\a' "$__spty_v"
+	builtin printf '\e]633;P;Cwd=%s;%s\a' "$__spty_v" "$__spty_nonce"
 	if [[ $PS1 != "$__spty_ps1" ]]; then
 		__spty_ps1='\[\e]633;A\a\]'"$PS1"'\[\e]633;B\a\]'
 		PS1=$__spty_ps1

@@ -4,7 +4,12 @@
 # configuration by then (nothing of the user's is edited). This file marks prompts and commands
 # with the OSC 633 sequences VS Code's terminal understands: A prompt start, B command line
 # start, E;<command line>, C executed, D;<status> finished, P;Cwd=<dir>. The session turns them
-# into command records.
+# into command records. E, C, D and P end with `;<nonce>`, the session's secret: only marks with
+# it make records, and the session takes it out before the output goes anywhere. It arrives in
+# SHARED_PTY_NONCE, removed here so that the programs fish starts from now on do not inherit it.
+
+set -q SHARED_PTY_NONCE; and set -g __spty_nonce $SHARED_PTY_NONCE
+set -e SHARED_PTY_NONCE
 
 # The session set VSCODE_SHELL_INTEGRATION for fish's configuration (VS Code's own integration,
 # should it be loaded there, stands back); it is not for the programs fish starts.
@@ -32,20 +37,20 @@ end
 
 function __spty_preexec --on-event fish_preexec
     set -g __spty_ran 1
-    printf '\e]633;E;%s\a\e]633;C\a' (__spty_escape "$argv[1]" | string collect)
+    printf '\e]633;E;%s;%s\a\e]633;C;%s\a' (__spty_escape "$argv[1]" | string collect) $__spty_nonce $__spty_nonce
 end
 
 function __spty_postexec --on-event fish_postexec
-    printf '\e]633;D;%s\a' $status
+    printf '\e]633;D;%s;%s\a' $status $__spty_nonce
 end
 
 function __spty_prompt_event --on-event fish_prompt
     # No command ran (an empty line, Ctrl+C): an empty "finished", as VS Code's terminal expects.
     if test $__spty_ran = 0
-        printf '\e]633;D\a'
+        printf '\e]633;D;%s\a' $__spty_nonce
     end
     set -g __spty_ran 0
-    printf '\e]633;P;Cwd=%s\a' (__spty_escape "$PWD" | string collect)
+    printf '\e]633;P;Cwd=%s;%s\a' (__spty_escape "$PWD" | string collect) $__spty_nonce
 end
 
 # The user's prompt (their own, or fish's default), between the prompt marks.

@@ -1,4 +1,4 @@
-// CONTRACT §9.6, agent write approval with `ask`: an agent's (MCP) write into a session the user
+// docs/protocol.md#agent-write-approval, agent write approval with `ask`: an agent's (MCP) write into a session the user
 // opened waits for the user's answer in a connected window (here: a control-socket client that
 // calls host/watchAgents, as the editor does), which sees the text and the session; Allow once,
 // Allow for this session and Deny do what they say; no answer within the call's timeout declines;
@@ -130,7 +130,7 @@ describe('agent write approval: ask', () => {
   test('over /mcp: the tool waits for the answer and a denial is an isError result; a recording marks each decision', { timeout: 30_000 }, async () => {
     const id = await open('user');
     const cast = path.join(h.dir, 'approval.cast');
-    await rpc('pty/record', { session: id, path: cast });
+    await rpc('pty/record', { session: id, path: cast, input: true });
     const agent = await mcpAgent(h, 'approval-test');
     try {
       win.answer = 'deny';

@@ -1,4 +1,4 @@
-// CONTRACT §9.6, agent write approval as a headless host applies it: with `deny`, an agent's
+// docs/protocol.md#agent-write-approval, agent write approval as a headless host applies it: with `deny`, an agent's
 // (MCP) writes into a session the user opened are refused with nothing written, while sessions
 // an agent opened are its own; a deny rule refuses the lines it matches whatever the policy.
 // Scripts and the user are never held. A real host and bash; the agent calls as `shared-pty mcp`

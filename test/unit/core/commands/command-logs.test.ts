@@ -1,4 +1,4 @@
-// Command logs (CONTRACT §9.5), end to end: real bash with shell integration in a real host, a
+// Command logs (docs/protocol.md#ptycommandoutput), end to end: real bash with shell integration in a real host, a
 // temporary HOME; each command's whole output read back page by page with pty/commandOutput over
 // the control socket, as a script would.
 import { after, before, describe, test } from 'node:test';
@@ -203,22 +203,24 @@ describe('each log gets exactly the bytes between its command\'s marks, however 
   test('two commands in one chunk, one command over many chunks split anywhere, and one the shell\'s exit ends', { timeout: TEST_TIMEOUT }, async () => {
     const folder = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'spt-split-')), 'session');
     homes.push(path.dirname(folder));
-    const tracker = new CommandTracker('/', true);
+    const nonce = 'ab'.repeat(16);
+    const tracker = new CommandTracker('/', nonce);
     const logs = new CommandLogs(tracker, folder);
-    const osc = (s: string) => `\x1b]633;${s}\x07`;
+    const osc = (s: string) => `\x1b]633;${s};${nonce}\x07`;
     const stream = Buffer.from(
       `${osc('A')}$ ${osc('B')}${osc('E;one')}${osc('C')}first\r\n${osc('D;0')}` +
         `${osc('A')}$ ${osc('B')}${osc('E;two')}${osc('C')}second ä\r\n${'x'.repeat(5000)}\r\n${osc('D;1')}${osc('A')}$ `,
     );
-    // All at once, then a second tracker fed a byte or a few at a time.
+    // All at once, then a second tracker fed a byte or a few at a time, as the session does.
     let cursor = 0;
     const feed = (t: CommandTracker, l: CommandLogs, chunk: Buffer) => {
-      cursor += chunk.length;
-      t.feed(chunk, cursor);
-      l.append(chunk, cursor);
+      const { output, marks } = t.filter(chunk);
+      t.apply(marks, cursor);
+      cursor += output.length;
+      l.append(output, cursor);
     };
     feed(tracker, logs, stream);
-    const tracker2 = new CommandTracker('/', true);
+    const tracker2 = new CommandTracker('/', nonce);
     const logs2 = new CommandLogs(tracker2, folder + '2');
     cursor = 0;
     for (let i = 0, n = 1; i < stream.length; i += n, n = (n % 7) + 1) feed(tracker2, logs2, stream.subarray(i, i + n));
@@ -233,8 +235,11 @@ describe('each log gets exactly the bytes between its command\'s marks, however 
       assert.equal(fs.readFileSync(two.log!, 'utf8'), `second ä\r\n${'x'.repeat(5000)}\r\n`);
     }
     // A command the shell's exit ends keeps its last bytes, even those that looked like a mark's start.
-    cursor = stream.length;
+    // (cursor is where the output passed on ends: the same for both trackers)
     feed(tracker, logs, Buffer.from(`${osc('E;three')}${osc('C')}last words\x1b]6`));
+    const held = tracker.release();
+    cursor += held.length;
+    logs.append(held, cursor);
     tracker.shellEnded(0, cursor);
     const three = tracker.list(10)[2];
     assert.equal(three.endCursor, cursor);

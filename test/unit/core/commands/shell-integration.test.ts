@@ -1,4 +1,4 @@
-// Shell integration (CONTRACT §9.2), end to end: real bash, zsh and fish started by a real host,
+// Shell integration (docs/guarantees.md#shell-integration), end to end: real bash, zsh and fish started by a real host,
 // each with the user's own start-up files in a temporary HOME, reporting their commands through
 // OSC 633 marks; read back over the control socket as a script would.
 import { after, before, describe, test } from 'node:test';
@@ -11,6 +11,7 @@ import type { CommandRecord } from '../../../../src/core/commands/command-tracke
 import type { SessionInfo } from '../../../../src/core/methods/types';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { connect, startHost, until } from '../../../helpers/host';
+import { CLI } from '../../../helpers/protocol';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking CI. */
 const TEST_TIMEOUT = 60_000;
@@ -227,10 +228,11 @@ describe('bash, started interactively, reports its commands', () => {
   });
 });
 
-describe('zsh reports its commands', { skip: !hasShell('zsh') && 'zsh is not installed' }, () => {
+const noZsh = !hasShell('zsh') && 'zsh is not installed (apt-get install zsh)';
+describe('zsh reports its commands', () => {
   const ZSHRC = `PS1='z> '\nalias hi='echo hello-from-zsh-alias'\n`;
 
-  test('exit codes and cwd; the user\'s .zshenv and .zshrc are read, and ZDOTDIR is theirs again', { timeout: TEST_TIMEOUT }, async () => {
+  test('exit codes and cwd; the user\'s .zshenv and .zshrc are read, and ZDOTDIR is theirs again', { skip: noZsh, timeout: TEST_TIMEOUT }, async () => {
     const s = await openShell('zsh', { '.zshenv': 'export FROM_ZSHENV=yes\n', '.zshrc': ZSHRC });
     assert.equal(s.info.integration, true);
     assert.equal((await s.send('false')).exitCode, 1);
@@ -247,7 +249,7 @@ describe('zsh reports its commands', { skip: !hasShell('zsh') && 'zsh is not ins
     assert.deepEqual((await s.commands()).map((r) => r.exitCode), [1, 3, 0, 0, 0]);
   });
 
-  test('Ctrl+C at the prompt makes no record', { timeout: TEST_TIMEOUT }, async () => {
+  test('Ctrl+C at the prompt makes no record', { skip: noZsh, timeout: TEST_TIMEOUT }, async () => {
     const s = await openShell('zsh', { '.zshrc': ZSHRC });
     await c.request('pty/write', { session: s.session, action: [{ text: 'echo never-run' }, { key: 'Ctrl+C' }] });
     assert.equal((await s.send('true')).exitCode, 0);
@@ -255,13 +257,14 @@ describe('zsh reports its commands', { skip: !hasShell('zsh') && 'zsh is not ins
   });
 });
 
-describe('fish reports its commands', { skip: !hasShell('fish') && 'fish is not installed' }, () => {
+const noFish = !hasShell('fish') && 'fish is not installed (apt-get install fish)';
+describe('fish reports its commands', () => {
   const CONFIG = `function fish_prompt; printf 'f> '; end\nset -g fish_greeting\nalias hi 'echo hello-from-fish-alias'\n`;
   // A fish that has run before: on a first run (no universal variables) fish starts generating
   // completions from every man page in the background, 20 s of CPU that starved the machine.
   const FISH_VARIABLES = 'SETUVAR __fish_initialized:3400\n';
 
-  test('exit codes and cwd; the user\'s config.fish is read', { timeout: TEST_TIMEOUT }, async () => {
+  test('exit codes and cwd; the user\'s config.fish is read', { skip: noFish, timeout: TEST_TIMEOUT }, async () => {
     const s = await openShell('fish', { '.config/fish/config.fish': CONFIG, '.config/fish/fish_variables': FISH_VARIABLES });
     assert.equal(s.info.integration, true);
     assert.equal((await s.send('false')).exitCode, 1);
@@ -275,5 +278,61 @@ describe('fish reports its commands', { skip: !hasShell('fish') && 'fish is not 
     const loop = await s.send('for n in 1 2\n  echo "line $n"\nend');
     assert.equal(loop.exitCode, 0);
     assert.equal(await s.output(loop.command!), 'line 1\nline 2\n');
+  });
+});
+
+describe('only the injected integration makes commands: what a program prints is output (bash, zsh, fish)', () => {
+  const SHELLS: Array<{ shell: string; files: Record<string, string> }> = [
+    { shell: 'bash', files: { '.bashrc': BASHRC } },
+    { shell: 'zsh', files: { '.zshrc': `PS1='z> '\n` } },
+    {
+      shell: 'fish',
+      files: { '.config/fish/config.fish': `function fish_prompt; printf 'f> '; end\nset -g fish_greeting\n`, '.config/fish/fish_variables': 'SETUVAR __fish_initialized:3400\n' },
+    },
+  ];
+  // Marks as VS Code's integration prints them: a command's end, a whole command, a cwd.
+  const FORGED = '\x1b]633;D;0\x07\x1b]633;E;git push --force origin main\x07\x1b]633;C\x07\x1b]633;D;0\x07\x1b]633;P;Cwd=/etc\x07';
+  /** One of our marks with a nonce still in it: 32 hex digits before the terminator. */
+  const WITH_NONCE = /\x1b\]633;[^\x07\x1b]*;[0-9a-f]{32}(\x07|\x1b\\)/;
+
+  for (const { shell, files } of SHELLS) {
+    test(`${shell}: a forged end does not end the command, a file of marks adds no command and moves no cwd, the nonce reaches no program`, { timeout: TEST_TIMEOUT, skip: !hasShell(shell) && `${shell} is not installed` }, async () => {
+      const s = await openShell(shell, { ...files, 'marks.txt': FORGED });
+      assert.equal(s.info.integration, true);
+      // The command goes on after its forged end, and ends with its own status.
+      const early = await s.send("printf 'done\\n\\x1b]633;D;0\\x07\\x1b]633;A\\x07'; sleep 1; false");
+      assert.equal(early.waitReason, 'command_done');
+      assert.equal(early.exitCode, 1);
+      assert.match(early.output, /done/);
+      const cat = await s.send('cat marks.txt');
+      assert.equal(cat.exitCode, 0);
+      assert.equal(cat.command?.command, 'cat marks.txt');
+      assert.deepEqual((await s.commands()).map((r) => [r.command.replace(/\s+/g, ' ').slice(0, 12), r.exitCode]), [["printf 'done", 1], ['cat marks.tx', 0]]);
+      assert.equal((await c.request<SessionInfo>('pty/info', { session: s.session })).cwd, s.home);
+      // Not in the environment of the programs the shell starts, nor in a shell variable they could see.
+      const env = await s.send(`sh -c 'echo "nonce=[\${SHARED_PTY_NONCE-}\${__spty_nonce-}]"'`);
+      assert.match(env.output, /nonce=\[\]/);
+      // Nowhere in the output: the marks reach the stream (and the editor) as VS Code's, without it.
+      const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: 0 })).data;
+      assert.ok(raw.includes('\x1b]633;D;1\x07') && raw.includes('\x1b]633;E;cat marks.txt\x07'), JSON.stringify(raw));
+      assert.doesNotMatch(raw, WITH_NONCE);
+    });
+  }
+
+  test('`shared-pty play` of a recording inside a session adds no command to it', { timeout: TEST_TIMEOUT }, async () => {
+    const s = await openShell('bash', { '.bashrc': BASHRC });
+    const cast = path.join(s.home, 'demo.cast');
+    await c.request('pty/record', { session: s.session, path: cast });
+    await s.send('echo recorded; false');
+    await s.send('cd /');
+    await c.request('pty/record', { session: s.session, stop: true });
+    await s.send(`cd ${s.home}`);
+    const before = (await s.commands()).length;
+    const play = await s.send(`${process.execPath} ${CLI} play demo.cast --speed 100`);
+    assert.equal(play.exitCode, 0);
+    assert.match(play.output, /recorded/);
+    const after = await s.commands();
+    assert.deepEqual(after.slice(before).map((r) => r.command.startsWith(process.execPath)), [true]);
+    assert.equal((await c.request<SessionInfo>('pty/info', { session: s.session })).cwd, s.home);
   });
 });

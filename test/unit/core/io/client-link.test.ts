@@ -1,6 +1,6 @@
 // The client link (src/core/io/client-link.ts): one connected caller whatever its transport. Its
 // subscriptions are reachable by session id and go with it; every write names its caller, over
-// every transport, and the session remembers the last one (CONTRACT §9.6 `lastInput`). Real
+// every transport, and the session remembers the last one (docs/protocol.md#ptyinfo `lastInput`). Real
 // sessions, real sockets, a real `shared-pty mcp` (run `npm run build` first: it runs dist/).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -225,7 +225,7 @@ describe('every write names its caller', () => {
     const plain = await control.request<SessionInfo>('pty/info', { session: s.id });
     const declared = await control.request<SessionInfo>('pty/info', { session: s.id, client: { origin: 'user' } });
     assert.deepEqual(declared, plain);
-    assert.equal((plain as SessionInfo & { lastInput?: unknown }).lastInput, null, 'pty/info says who typed last (CONTRACT §9.6): nobody yet');
+    assert.equal((plain as SessionInfo & { lastInput?: unknown }).lastInput, null, 'pty/info says who typed last: nobody yet');
     await rejectsWith(control.request('pty/status', { session: s.id, client: { origin: 'root' } }), -32602);
     await rejectsWith(control.request('pty/status', { session: s.id, client: { origin: 'user', transport: 'rest' } }), -32602);
     h.host.registry.remove(s.id);

@@ -1,4 +1,4 @@
-// The output budget of CONTRACT §9.5, as a function: head and tail kept within maxChars, one line
+// The output budget of docs/guarantees.md#output-budget-for-agents, as a function: head and tail kept within maxChars, one line
 // between that counts what was left out, and the elision it reports matches the text exactly.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -28,8 +28,11 @@ async function redraw(snap: Snapshot, more = ''): Promise<{ rows: string[]; scre
   return { rows, screen, cursor: { row: b.cursorY + 1, col: b.cursorX + 1 }, term };
 }
 
+/** How long a wait may take before the test fails: generous for a loaded machine (it returns once the text shows). */
+const SETTLE_BOUND_MS = 30_000;
+
 async function settle(client: RpcClient, session: string, text: string) {
-  const r = await client.request<{ matched: boolean }>('pty/wait', { session, match: text, timeout: 10000 });
+  const r = await client.request<{ matched: boolean }>('pty/wait', { session, match: text, timeout: SETTLE_BOUND_MS });
   assert.ok(r.matched, `waiting for ${text}`);
 }
 

@@ -1,11 +1,11 @@
-// What a session's foreground job waits for (CONTRACT §9.3, §9.4): a prompt is input, a password
+// What a session's foreground job waits for (docs/protocol.md#secret-input, docs/protocol.md#events-ptyevents-and-ptywaitevent): a prompt is input, a password
 // prompt is a secret, a running command is busy. Real programs in a real pty (node-pty, bash, cat,
 // sleep); every wait polls up to a bound, nothing asserts a time.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as pty from 'node-pty';
 import { probeInputWait, type InputWait } from '../../../../src/core/process/input-wait';
-import { lineModeOf, parseSttySaved } from '../../../../src/core/process/terminal-mode';
+import { isSecretMode, lineModeOf, parseSttySaved } from '../../../../src/core/process/terminal-mode';
 
 const linux = process.platform === 'linux';
 const open: pty.IPty[] = [];
@@ -33,7 +33,10 @@ async function becomes(p: pty.IPty, want: InputWait, what: string): Promise<void
   const tty = (p as unknown as { ptsName: string }).ptsName;
   let last: InputWait = 'unknown';
   for (let i = 0; i < 250; i++) {
-    last = await probeInputWait(p.pid, tty);
+    last = await probeInputWait(p.pid, async () => {
+      const mode = await lineModeOf(tty);
+      return mode !== null && isSecretMode(mode);
+    });
     if (last === want) return;
     await new Promise((r) => setTimeout(r, 20));
   }

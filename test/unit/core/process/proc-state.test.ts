@@ -181,7 +181,7 @@ const SELECT_SYSCALLS = [23, 270, 72]; // select, pselect6 (x86_64); pselect6 (a
 const POLL_SYSCALLS = [7, 271, 73]; // poll, ppoll (x86_64); ppoll (arm64)
 const EPOLL_SYSCALLS = [232, 281, 441, 22]; // epoll_wait, epoll_pwait, epoll_pwait2 (x86_64); epoll_pwait (arm64)
 
-test('bash at its prompt waits for input; the foreground group is the shell', { skip: !linux }, async () => {
+test('bash at its prompt waits for input; the foreground group is the shell', { skip: !linux && 'needs Linux /proc' }, async () => {
   const shell = openShell();
   try {
     await waitForPrompt(shell);
@@ -194,7 +194,7 @@ test('bash at its prompt waits for input; the foreground group is the shell', { 
   }
 });
 
-test('sleep is busy (asleep in nanosleep, not reading the tty), then the prompt is back', { skip: !linux }, async () => {
+test('sleep is busy (asleep in nanosleep, not reading the tty), then the prompt is back', { skip: !linux && 'needs Linux /proc' }, async () => {
   const shell = openShell();
   try {
     await waitForPrompt(shell);
@@ -208,7 +208,7 @@ test('sleep is busy (asleep in nanosleep, not reading the tty), then the prompt 
   }
 });
 
-test('cat reading the terminal waits for input', { skip: !linux }, async () => {
+test('cat reading the terminal waits for input', { skip: !linux && 'needs Linux /proc' }, async () => {
   const shell = openShell();
   try {
     await waitForPrompt(shell);
@@ -222,7 +222,7 @@ test('cat reading the terminal waits for input', { skip: !linux }, async () => {
   }
 });
 
-test("python3 -c 'input()' and python3 -i at >>> wait for input", { skip: !linux }, async () => {
+test("python3 -c 'input()' and python3 -i at >>> wait for input", { skip: !linux && 'needs Linux /proc' }, async () => {
   const shell = openShell();
   try {
     await waitForPrompt(shell);
@@ -243,7 +243,7 @@ test("python3 -c 'input()' and python3 -i at >>> wait for input", { skip: !linux
   }
 });
 
-test('less (reading the terminal on another fd, stdin a pipe) waits for input', { skip: !linux }, async () => {
+test('less (reading the terminal on another fd, stdin a pipe) waits for input', { skip: !linux && 'needs Linux /proc' }, async () => {
   const shell = openShell();
   try {
     await waitForPrompt(shell);
@@ -261,7 +261,7 @@ test('less (reading the terminal on another fd, stdin a pipe) waits for input', 
   }
 });
 
-test('a read of /dev/tty (device 5,0, not the pts itself) waits for input', { skip: !linux }, async () => {
+test('a read of /dev/tty (device 5,0, not the pts itself) waits for input', { skip: !linux && 'needs Linux /proc' }, async () => {
   const shell = openShell();
   try {
     await waitForPrompt(shell);
@@ -271,7 +271,7 @@ test('a read of /dev/tty (device 5,0, not the pts itself) waits for input', { sk
   }
 });
 
-test('a busy loop in the shell itself is busy', { skip: !linux }, async () => {
+test('a busy loop in the shell itself is busy', { skip: !linux && 'needs Linux /proc' }, async () => {
   const shell = openShell();
   try {
     await waitForPrompt(shell);
@@ -289,7 +289,7 @@ test('a busy loop in the shell itself is busy', { skip: !linux }, async () => {
   }
 });
 
-test('a pipeline is busy unless all its processes sleep (one not reading the tty, or one computing)', { skip: !linux }, async () => {
+test('a pipeline is busy unless all its processes sleep (one not reading the tty, or one computing)', { skip: !linux && 'needs Linux /proc' }, async () => {
   const shell = openShell();
   try {
     await waitForPrompt(shell);
@@ -310,7 +310,7 @@ test('a pipeline is busy unless all its processes sleep (one not reading the tty
   }
 });
 
-test('signalForegroundGroup SIGINT interrupts sleep 100 and returns its group', { skip: !linux }, async () => {
+test('signalForegroundGroup SIGINT interrupts sleep 100 and returns its group', { skip: !linux && 'needs Linux /proc' }, async () => {
   const shell = openShell();
   try {
     await waitForPrompt(shell);
@@ -323,7 +323,7 @@ test('signalForegroundGroup SIGINT interrupts sleep 100 and returns its group', 
   }
 });
 
-test('signalForegroundGroup works after stty -isig, where Ctrl+C does not', { skip: !linux }, async () => {
+test('signalForegroundGroup works after stty -isig, where Ctrl+C does not', { skip: !linux && 'needs Linux /proc' }, async () => {
   const shell = openShell();
   try {
     await waitForPrompt(shell);
@@ -342,7 +342,7 @@ test('signalForegroundGroup works after stty -isig, where Ctrl+C does not', { sk
   }
 });
 
-test('select/poll/epoll count only when their set includes the terminal for input', { skip: !linux }, async () => {
+test('select/poll/epoll count only when their set includes the terminal for input', { skip: !linux && 'needs Linux /proc' }, async () => {
   const shell = openShell();
   try {
     await waitForPrompt(shell);
@@ -363,7 +363,7 @@ test('select/poll/epoll count only when their set includes the terminal for inpu
   }
 });
 
-test('multi-threaded node: a timer is busy, reading stdin waits for input', { skip: !linux }, async () => {
+test('multi-threaded node: a timer is busy, reading stdin waits for input', { skip: !linux && 'needs Linux /proc' }, async () => {
   const shell = openShell();
   try {
     await waitForPrompt(shell);
@@ -375,7 +375,7 @@ test('multi-threaded node: a timer is busy, reading stdin waits for input', { sk
   }
 });
 
-test('comm with spaces and parentheses is parsed correctly', { skip: !linux }, async () => {
+test('comm with spaces and parentheses is parsed correctly', { skip: !linux && 'needs Linux /proc' }, async () => {
   const weird = path.join(home, 'x) 1 2 (y');
   fs.symlinkSync('/bin/bash', weird);
   const shell = openShell(weird);
@@ -388,7 +388,7 @@ test('comm with spaces and parentheses is parsed correctly', { skip: !linux }, a
   }
 });
 
-test('a vanished process gives null/unknown and signalling it does not throw', { skip: !linux }, () => {
+test('a vanished process gives null/unknown and signalling it does not throw', { skip: !linux && 'needs Linux /proc' }, () => {
   const { pid } = spawnSync('true'); // exited and reaped
   assert.ok(pid !== undefined && pid > 1);
   assert.equal(foregroundProcessGroup(pid), null);

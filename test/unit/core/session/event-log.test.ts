@@ -1,4 +1,4 @@
-// The host's event log (CONTRACT §9.4): seq one more per event of the host, a bounded number of
+// The host's event log (docs/protocol.md#events-ptyevents-and-ptywaitevent): seq one more per event of the host, a bounded number of
 // events retained, and `since` replaying what is retained after a seq, of one session or all.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// A session follows what its program waits for without polling (CONTRACT §9.3, §9.4): after its
+// A session follows what its program waits for without polling (docs/protocol.md#secret-input, docs/protocol.md#events-ptyevents-and-ptywaitevent): after its
 // output or a submitted line has been looked at, an idle session has no timer and does no work;
 // a new wait is an Enter (or a busy spell) away, not a keystroke. Real bash in a real host.
 import { after, test } from 'node:test';

@@ -1,4 +1,4 @@
-// A session selector (CONTRACT §2: an id, an exact name, or a unique id prefix) follows one rule,
+// A session selector (docs/hosts.md#session-selectors: an id, an exact name, or a unique id prefix) follows one rule,
 // on plain data: exact id, then a unique exact name, then a unique id prefix.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -6,6 +6,11 @@
 # OSC 633 sequences. No file of the user's is edited; once the last file has run, ZDOTDIR is the
 # user's again (for a nested zsh, and for .zlogout).
 
+# The session's secret, which integration.zsh ends its marks with: taken out of the environment
+# before anything else runs, so no program zsh starts inherits it (see integration.zsh).
+typeset -g __spty_nonce=${SHARED_PTY_NONCE-}
+builtin unset SHARED_PTY_NONCE
+
 # VS Code's own integration, should the user's files load it, sees itself loaded and stands
 # back: one set of marks per prompt.
 typeset -g VSCODE_SHELL_INTEGRATION=1

@@ -1,6 +1,9 @@
 # Shared PTY shell integration for zsh: the marks, loaded by .zshrc after the user's own .zshrc.
 # OSC 633 as VS Code's terminal reads it: A prompt start, B command line start, E;<command line>,
 # C executed, D;<status> finished, P;Cwd=<dir>. The session turns them into command records.
+# E, C, D and P end with `;<nonce>` (the session's secret, read by .zshenv): only marks with it
+# make records, and the session takes it out before the output goes anywhere. A and B stay in PS1
+# without it (PS1 may be exported); they only draw the editor's prompt marks.
 
 if (( ${+__spty_loaded} )); then builtin return 0; fi
 typeset -g __spty_loaded=1
@@ -29,7 +32,7 @@ __spty_preexec() {
   builtin emulate -L zsh
   __spty_phase=1
   __spty_escape "${1:-$3}"
-  builtin printf '\e]633;E;%s\a\e]633;C\a' "$__spty_v"
+  builtin printf '\e]633;E;%s;%s\a\e]633;C;%s\a' "$__spty_v" "$__spty_nonce" "$__spty_nonce"
 }
 
 # The first precmd hook, so it sees the command's status: "finished" and the working directory.
@@ -37,14 +40,14 @@ __spty_precmd() {
   local status_=$?
   builtin emulate -L zsh
   if (( __spty_phase == 1 )); then
-    builtin printf '\e]633;D;%s\a' $status_
+    builtin printf '\e]633;D;%s;%s\a' $status_ "$__spty_nonce"
   else
     # No command ran (an empty line, Ctrl+C): an empty "finished", as VS Code's terminal expects.
-    builtin printf '\e]633;D\a'
+    builtin printf '\e]633;D;%s\a' "$__spty_nonce"
   fi
   __spty_phase=2
   __spty_escape "$PWD"
-  builtin printf '\e]633;P;Cwd=%s\a' "$__spty_v"
+  builtin printf '\e]633;P;Cwd=%s;%s\a' "$__spty_v" "$__spty_nonce"
   return $status_
 }
 

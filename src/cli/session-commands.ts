@@ -1,0 +1,103 @@
+import * as path from 'node:path';
+import { ensureDaemon } from '../host/daemon';
+import { readLiveRecords } from '../host/discovery';
+import type { CommandRecord } from '../core/commands/command-tracker';
+import { ErrorCode } from '../core/base/errors';
+import { RpcCallError, RpcClient } from '../transport/client/rpc-client';
+import { intFlag, parseArgs, strFlag, UsageError } from './args';
+import { callOn, needSession } from './commands';
+import { CliError, findSession } from './find-session';
+
+export const OPEN_USAGE = 'shared-pty open [--name N] [--cwd DIR] [--cols C] [--rows R] [--json] [-- COMMAND ARGS…]';
+export const KILL_USAGE = 'shared-pty kill <session>';
+export const COMMANDS_USAGE = 'shared-pty commands <session> [--limit N] [--json]';
+
+/** How long `kill` waits for the session to be gone from its host's list: the host's SIGKILL grace and a margin. */
+const KILL_GONE_WAIT_MS = 6000;
+/** How often `kill` asks meanwhile. */
+const KILL_POLL_MS = 50;
+
+/**
+ * `open [--name N] [--cwd DIR] [--cols C] [--rows R] [--json] [-- COMMAND ARGS…]`: a new session on
+ * the per-user host (started, detached, when none runs), running COMMAND or the user's shell in DIR
+ * (default: here). Prints its id, or with `--json` its SessionInfo. It runs until it exits or
+ * `shared-pty kill` ends it; `attach` shows it.
+ */
+export async function openCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { values: ['--name', '--cwd', '--cols', '--rows'], booleans: ['--json'] });
+  if (args.positional.length > 0) {
+    throw new UsageError(`the command goes after --, as in: shared-pty open -- ${args.positional.join(' ')}; usage: ${OPEN_USAGE}`);
+  }
+  const cols = intFlag(args, '--cols', 2, 1000);
+  const rows = intFlag(args, '--rows', 1, 500);
+  const [command, ...commandArgs] = args.rest;
+  if (args.rest.length > 0 && !command) throw new UsageError(`an empty command after --; usage: ${OPEN_USAGE}`);
+  const cwd = path.resolve(strFlag(args, '--cwd') ?? process.cwd());
+  const name = strFlag(args, '--name');
+  // The host to start is this very CLI (`daemon`), with the Node that runs us.
+  const cliPath = require.main?.filename ?? process.argv[1];
+  const host = await ensureDaemon({ cliPath, onOutdatedHost: (message) => process.stderr.write(`shared-pty: ${message}\n`) });
+  let client: RpcClient;
+  try {
+    client = await RpcClient.connect(host.control);
+  } catch (e) {
+    throw new CliError(`cannot reach host ${host.hostId}: ${(e as Error).message}`);
+  }
+  try {
+    const info = await client.call('session/create', {
+      ...(command ? { command, args: commandArgs } : {}),
+      cwd,
+      ...(cols !== undefined ? { cols } : {}),
+      ...(rows !== undefined ? { rows } : {}),
+      ...(name !== undefined ? { name } : {}),
+      origin: 'user',
+    });
+    process.stdout.write(args.flags.has('--json') ? JSON.stringify(info, null, 2) + '\n' : info.id + '\n');
+    return 0;
+  } catch (e) {
+    if (e instanceof RpcCallError) throw new CliError(e.message, e.code === ErrorCode.InvalidParams ? 2 : 1);
+    throw e;
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * `kill <session>`: ends the session and its program, and returns once its host's discovery record
+ * no longer lists it, so a `shared-pty list` right after does not show it.
+ */
+export async function killCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { maxPositional: 1 });
+  const selector = needSession(args.positional, KILL_USAGE);
+  const found = findSession(selector);
+  await callOn(found.session.id, 'pty/kill', {});
+  const end = Date.now() + KILL_GONE_WAIT_MS;
+  const listed = () => readLiveRecords().some((h) => h.hostId === found.host.hostId && h.sessions.some((s) => s.id === found.session.id));
+  while (listed() && Date.now() < end) await new Promise((r) => setTimeout(r, KILL_POLL_MS));
+  return 0;
+}
+
+/** `commands <session> [--limit N] [--json]`: the commands its shell ran, oldest first (shell integration). */
+export async function commandsCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, { values: ['--limit'], booleans: ['--json'], maxPositional: 1 });
+  const selector = needSession(args.positional, COMMANDS_USAGE);
+  const limit = intFlag(args, '--limit', 1);
+  const r = await callOn(selector, 'pty/commands', { ...(limit !== undefined ? { limit } : {}) });
+  if (args.flags.has('--json')) {
+    process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+    return 0;
+  }
+  if (!r.integration) {
+    process.stderr.write('shared-pty: this session has no shell integration (bash, zsh or fish started by Shared PTY): its commands are not known\n');
+    return 0;
+  }
+  for (const c of r.commands) process.stdout.write(commandRow(c) + '\n');
+  return 0;
+}
+
+/** One command as a row: id, status, duration, cwd and the command line (its later lines indented). */
+function commandRow(c: CommandRecord): string {
+  const status = c.exitCode !== null ? `exit ${c.exitCode}` : c.endCursor === null ? 'running' : 'ended';
+  const took = c.durationMs === null ? '' : ` ${c.durationMs} ms`;
+  return `${c.id}\t${status}${took}\t${c.cwd}\t${c.command.replace(/\n/g, '\n\t\t\t')}`;
+}

@@ -1,0 +1,140 @@
+import { timingSafeEqual } from 'node:crypto';
+
+/** One of the shell integration's own marks, found in the output and passed on without its nonce. */
+export interface OwnMark {
+  /** What follows `ESC ] 633 ;`, without the nonce and the terminator: `A`, `D;0`, `E;ls\x3b pwd`, `P;Cwd=/tmp`. */
+  payload: string;
+  /** Where the mark's first byte (its ESC) is in the output passed on. */
+  start: number;
+  /** Where the output passed on continues after the mark's terminator. */
+  end: number;
+}
+
+/** What one chunk of the program's output becomes: the output to pass on, and the marks in it. */
+export interface FilteredOutput {
+  /** The bytes to pass on: the chunk, less the nonces of marks, less a mark not complete yet (held). */
+  output: Buffer;
+  /** The integration's own marks that ended in this chunk, at positions in `output`. */
+  marks: OwnMark[];
+}
+
+/** `ESC ] 633 ;`: how every VS Code shell integration sequence starts. */
+const PREFIX = Buffer.from('\x1b]633;', 'latin1');
+const BEL = 0x07;
+const ESC = 0x1b;
+const BACKSLASH = 0x5c;
+/** CAN and SUB: a terminal abandons an OSC at either (ECMA-48). */
+const CAN = 0x18;
+const SUB = 0x1a;
+const SEMICOLON = 0x3b;
+
+/**
+ * Longest sequence held while waiting for its terminator. A command line (`E;…`) may be long, but
+ * a sequence never ended (a program printed the prefix and then text) must not grow for ever;
+ * longer ones are passed on as they are (they are not ours).
+ */
+const MAX_SEQUENCE_BYTES = 64 * 1024;
+
+/**
+ * Picks the shell integration's own marks out of a program's output, chunk by chunk (docs/architecture.md,
+ * "Command marks"). The integration the session injected ends each of its OSC 633 marks with
+ * `;<nonce>`, a per-session secret the programs in the session cannot know; only those marks count.
+ * The nonce is taken out before the output goes anywhere (ring, views, mirror, recordings), so the
+ * editor receives VS Code's OSC 633 as before and no copy of the output can forge a mark later.
+ * Marks without the nonce (a `cat` of a file holding marks, a recording played back, a nested
+ * shell's own integration) pass on unchanged, as ordinary output.
+ *
+ * A sequence that begins an OSC 633 is held back until it ends: only then is it known whether it
+ * is ours. Held bytes are inside an OSC string, which a terminal shows nothing of until it ends.
+ */
+export class OwnMarkFilter {
+  private readonly _suffix: Buffer;
+  /** The start of a sequence (or of its prefix) whose end has not arrived yet. */
+  private _pending: Buffer | undefined;
+
+  constructor(nonce: string) {
+    this._suffix = Buffer.from(`;${nonce}`, 'latin1');
+  }
+
+  /** Filters one chunk of output (whole UTF-8 characters). */
+  filter(data: Buffer): FilteredOutput {
+    let buf = data;
+    // Where a held sequence's terminator may be: its bytes were searched already (all but a last ESC).
+    let resume = 0;
+    if (this._pending) {
+      buf = Buffer.concat([this._pending, data]);
+      resume = this._pending.length - 1;
+      this._pending = undefined;
+    }
+    const pieces: Buffer[] = [];
+    const marks: OwnMark[] = [];
+    /** Start in `buf` of the bytes not passed on yet, and how many were passed on before it. */
+    let from = 0;
+    let passed = 0;
+    let search = 0;
+    for (;;) {
+      const start = buf.indexOf(PREFIX, search);
+      if (start < 0) {
+        const keep = partialPrefixAtEnd(buf, search);
+        if (keep > 0) this._pending = Buffer.from(buf.subarray(buf.length - keep));
+        pieces.push(buf.subarray(from, buf.length - keep));
+        break;
+      }
+      const end = terminatorOf(buf, Math.max(start + PREFIX.length, start === 0 ? resume : 0));
+      if (end === 'incomplete') {
+        // Copied: the chunk's bytes move to the mirror thread once passed on.
+        const held = buf.length - start <= MAX_SEQUENCE_BYTES;
+        if (held) this._pending = Buffer.from(buf.subarray(start));
+        pieces.push(buf.subarray(from, held ? start : buf.length));
+        break;
+      }
+      search = end.next;
+      if (end.aborted || !this._isOurs(buf, start + PREFIX.length, end.payloadEnd)) continue;
+      const cut = end.payloadEnd - this._suffix.length;
+      const markStart = passed + (start - from);
+      pieces.push(buf.subarray(from, cut));
+      passed += cut - from;
+      from = end.payloadEnd;
+      marks.push({ payload: buf.toString('utf8', start + PREFIX.length, cut), start: markStart, end: passed + (end.next - from) });
+    }
+    const output = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
+    return { output, marks };
+  }
+
+  /** The output ended: bytes held for a sequence that never ended are output like any other. */
+  release(): Buffer {
+    const held = this._pending ?? Buffer.alloc(0);
+    this._pending = undefined;
+    return held;
+  }
+
+  /** Whether the payload `buf[from, to)` ends with `;<nonce>`. */
+  private _isOurs(buf: Buffer, from: number, to: number): boolean {
+    const n = this._suffix.length;
+    if (to - from < n || buf[to - n] !== SEMICOLON) return false;
+    return timingSafeEqual(buf.subarray(to - n, to), this._suffix);
+  }
+}
+
+/** How many bytes at the end of `buf` (after `from`) are the beginning of a prefix (`ESC ]6`). */
+function partialPrefixAtEnd(buf: Buffer, from: number): number {
+  const longest = Math.min(PREFIX.length - 1, buf.length - from);
+  for (let n = longest; n > 0; n--) {
+    if (buf.subarray(buf.length - n).equals(PREFIX.subarray(0, n))) return n;
+  }
+  return 0;
+}
+
+/** Where the OSC whose payload starts at `from` ends: BEL, or ST (`ESC \`); another ESC, CAN or SUB aborts it. */
+function terminatorOf(buf: Buffer, from: number): { payloadEnd: number; next: number; aborted: boolean } | 'incomplete' {
+  for (let i = from; i < buf.length; i++) {
+    const b = buf[i];
+    if (b === BEL) return { payloadEnd: i, next: i + 1, aborted: false };
+    if (b === CAN || b === SUB) return { payloadEnd: i, next: i + 1, aborted: true };
+    if (b !== ESC) continue;
+    if (i + 1 >= buf.length) return 'incomplete';
+    if (buf[i + 1] === BACKSLASH) return { payloadEnd: i, next: i + 2, aborted: false };
+    return { payloadEnd: i, next: i, aborted: true };
+  }
+  return 'incomplete';
+}

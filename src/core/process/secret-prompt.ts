@@ -1,0 +1,25 @@
+/**
+ * Does the line at the cursor ask for a secret? A program that reads keys with echo off (raw or
+ * cbreak mode: `npm login`, inquirer's and prompts' password questions, getpass in raw mode) cannot
+ * be told from readline or a REPL by its terminal's mode alone, only by what it asks: its prompt
+ * ends in password, passphrase, passcode, PIN, token or secret, perhaps with "for <whom>", a hint
+ * in brackets, a `:`/`?`/`›`/`>` and the mask characters it shows for each key. Checked against the
+ * prompts of the real programs in test/unit/core/process/secret-prompt.test.ts.
+ */
+
+/** Hints in brackets or parentheses ("[input is masked]", "(hidden)"), read as spaces. */
+const HINTS = /\[[^\]]*\]|\([^)]*\)/g;
+/** What a prompt shows after its question: spaces and the mask of what was typed. */
+const MASK_TAIL = /[\s*•●·∙⋅]+$/u;
+/**
+ * The question at the end of the line: the word, then perhaps "for/of/to <whom>" (no prompt
+ * punctuation in it: `ssh`'s "for key '~/.ssh/id_ed25519'", sudo's "for alice"), then perhaps one
+ * prompt mark. A path or a sentence in which the word is followed by more words does not ask.
+ */
+const ASKS = /\b(?:password|passwd|passphrase|passcode|pin|token|secret)\b(?:\s+(?:for|of|to)\s[^:?›>»]{0,160})?\s*[:?›>»]?$/iu;
+
+/** True when `textBeforeCursor` (the cursor's row, left of the cursor) asks for a secret. */
+export function asksForSecret(textBeforeCursor: string): boolean {
+  const text = textBeforeCursor.replace(HINTS, ' ').replace(MASK_TAIL, '');
+  return ASKS.test(text);
+}

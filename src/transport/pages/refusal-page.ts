@@ -1,0 +1,102 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Refused } from '../http/http-security';
+import { sendError } from '../http/http-util';
+import { escapeHtml, VIEW_SECURITY_HEADERS } from './view-page';
+
+/** What a person reads when a page does not open: a heading and what to do. */
+interface Words {
+  title: string;
+  text: string;
+}
+
+const ASK = 'Ask the person who shares this terminal for a new link.';
+
+/** Each reason a browser's request opens nothing, in words (docs/protocol.md, Links and page cookies). */
+const WORDS: Readonly<Record<Refused, Words>> = {
+  used: {
+    title: 'This link was already used',
+    text:
+      'A shared link opens its page once, in the first browser that opens it; after that the link itself opens nothing, ' +
+      'so nobody who sees it later (on a shared screen, in a browser history) can use it. If you opened it before, the page ' +
+      `still opens in that browser. ${ASK}`,
+  },
+  'link-only': {
+    title: 'This is a link for a browser',
+    text: `This token opens a page once, when it is opened as a link. ${ASK}`,
+  },
+  revoked: { title: 'This link was revoked', text: `The person who shared it ended it: it opens nothing any more. ${ASK}` },
+  expired: { title: 'This link has expired', text: `It was shared for a limited time, which is over. ${ASK}` },
+  unknown: {
+    title: 'This link opens nothing',
+    text: `It is not a link of this Shared PTY host: it may be cut short, or the host has restarted since (links end with their host). ${ASK}`,
+  },
+  elsewhere: { title: 'This link is for another page', text: 'Open the link exactly as you received it.' },
+  'host-token': {
+    title: 'Links do not carry the host\'s own token',
+    text: 'This address holds the host\'s own token, which never opens a page. Make a link with: shared-pty view <session> (or shared-pty share).',
+  },
+  'no-grant': {
+    title: 'This browser has no access to this page',
+    text: `The links opened in this browser reach other pages of this host, not this one. ${ASK}`,
+  },
+  none: {
+    title: 'This page needs a link',
+    text: 'Open the link you were given; shared-pty view and shared-pty share make them.',
+  },
+};
+
+/** Whether the request is a browser's navigation (it asks for HTML); API clients get JSON. */
+export function wantsHtml(req: IncomingMessage): boolean {
+  return /\btext\/html\b/.test(req.headers.accept ?? '');
+}
+
+/** The JSON message of a refusal, for API clients (a link offered as a Bearer token says what to use instead). */
+export function refusalMessage(why: Refused): string {
+  if (why === 'link-only' || why === 'used') {
+    return 'Unauthorized: this token is a link for a browser (it opens a page once); for scripts and agents make one with: shared-pty share <session> --reusable';
+  }
+  if (why === 'revoked' || why === 'expired') return `Unauthorized: this token was ${why === 'revoked' ? 'revoked' : 'valid until it expired'}`;
+  return 'Unauthorized: send Authorization: Bearer <token>';
+}
+
+/**
+ * Refuses a request for one of the host's pages: a page that says why in words for a browser, the
+ * JSON envelope for everything else: 401, or 403 for a page the browser's links do not reach.
+ */
+export function sendRefusal(req: IncomingMessage, res: ServerResponse, why: Refused): void {
+  const status = why === 'elsewhere' || why === 'no-grant' ? 403 : 401;
+  if (!wantsHtml(req)) {
+    if (why === 'elsewhere') return sendError(res, 'FORBIDDEN', 'Forbidden: this link is for another page');
+    if (why === 'no-grant') return sendError(res, 'FORBIDDEN', 'Forbidden: the links opened in this browser do not reach this page');
+    return sendError(res, 'UNAUTHORIZED', refusalMessage(why));
+  }
+  const w = WORDS[why];
+  const e = escapeHtml;
+  const body = Buffer.from(
+    `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<link rel="icon" href="data:,">
+<title>${e(w.title)} — Shared PTY</title>
+<style>
+  html, body { margin: 0; height: 100%; background: #1e1e1e; color: #d4d4d4; font: 15px system-ui, -apple-system, "Segoe UI", sans-serif; }
+  main { max-width: 36em; margin: 12vh auto 0; padding: 0 20px; line-height: 1.5; }
+  h1 { font-size: 20px; color: #fff; font-weight: 600; }
+</style>
+</head>
+<body>
+<main>
+<h1>${e(w.title)}</h1>
+<p>${e(w.text)}</p>
+</main>
+</body>
+</html>
+`,
+    'utf8',
+  );
+  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'content-length': body.length, ...VIEW_SECURITY_HEADERS });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}

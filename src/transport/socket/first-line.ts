@@ -1,0 +1,48 @@
+/**
+ * What a per-session TCP port accepts first (docs/protocol.md, "Per-session TCP"): a JSON-RPC
+ * message. Any web page can make the browser open a connection to a loopback port and send an
+ * HTTP request (`fetch(…, {mode: 'no-cors'})` needs no permission), and a JSON-RPC line hidden in
+ * its body would otherwise be run. An HTTP request always begins with its request line, so a
+ * connection whose first line is not a JSON object naming `jsonrpc` is closed before anything in
+ * it is read further — as Redis refuses `POST` and `Host:`.
+ */
+
+/** Bytes a JSON text may begin with before its first value (JSON's whitespace). */
+const WHITESPACE = new Set([0x20, 0x09, 0x0d, 0x0a]);
+/** `{`: the only first byte a JSON-RPC request (an object; batches are not taken) can have. */
+const OPEN_BRACE = 0x7b;
+
+/**
+ * The first byte of `chunk` that is not whitespace: whether it can begin a JSON-RPC message
+ * (`true`/`false`), or undefined when the chunk holds only whitespace. Lets a port refuse an HTTP
+ * request line at its first byte, without waiting for the line to end.
+ */
+export function firstByteFitsJsonRpc(chunk: Uint8Array): boolean | undefined {
+  for (const b of chunk) {
+    if (WHITESPACE.has(b)) continue;
+    return b === OPEN_BRACE;
+  }
+  return undefined;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Whether a line is a JSON-RPC message: valid UTF-8 JSON, an object, with a `jsonrpc` member. */
+export function isJsonRpcLine(line: Uint8Array): boolean {
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(line));
+  } catch {
+    return false;
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.prototype.hasOwnProperty.call(value, 'jsonrpc');
+}
+
+/** Whether a line has nothing in it but whitespace (skipped, as between messages). */
+export function isBlankLine(line: Uint8Array): boolean {
+  return firstByteFitsJsonRpc(line) === undefined;
+}
+
+/** The refusal's message (one JSON-RPC error line, id null, then the connection is closed). */
+export const NOT_JSON_RPC_MESSAGE =
+  'Invalid Request: this port speaks JSON-RPC only (one message per line) and the first line was not a JSON-RPC message (an HTTP request?); closing the connection';

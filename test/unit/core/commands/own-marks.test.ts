@@ -1,0 +1,88 @@
+// The shell integration's own marks are told from a program's output by the session's nonce, at
+// exact positions however the PTY cuts the output into reads; the nonce never goes further, and
+// marks without it pass on as the program printed them.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { OwnMarkFilter, type OwnMark } from '../../../../src/core/commands/own-marks';
+import { decodeValue } from '../../../../src/core/commands/command-tracker';
+
+const NONCE = '0123456789abcdef0123456789abcdef';
+
+/** Filters `output` cut into chunks at `cuts` (byte offsets); marks at positions in the whole output passed on. */
+function filterInChunks(output: Buffer, cuts: number[], nonce = NONCE): { passed: Buffer; marks: OwnMark[] } {
+  const filter = new OwnMarkFilter(nonce);
+  const parts: Buffer[] = [];
+  const marks: OwnMark[] = [];
+  let passed = 0;
+  let from = 0;
+  for (const cut of [...new Set(cuts)].sort((a, b) => a - b).concat(output.length)) {
+    if (cut <= from) continue;
+    const r = filter.filter(output.subarray(from, cut));
+    for (const m of r.marks) marks.push({ payload: m.payload, start: passed + m.start, end: passed + m.end });
+    parts.push(r.output);
+    passed += r.output.length;
+    from = cut;
+  }
+  parts.push(filter.release());
+  return { passed: Buffer.concat(parts), marks };
+}
+
+test('our marks are found at their exact positions and passed on without the nonce; forged ones pass on as they are, whatever the cuts', () => {
+  const piece = fc.oneof(
+    fc.string({ maxLength: 12 }).map((t) => ({ text: t.replace(/\x1b/g, ''), kind: 'text' as const })),
+    fc.constantFrom('C', 'D', 'D;0', 'D;127', 'E;ls -l\\x3b echo ä', 'P;Cwd=/tmp/x y').map((m) => ({ text: m, kind: 'ours' as const })),
+    // What a program may print: marks with no nonce, a wrong one, or ours cut short.
+    fc.constantFrom('D;0', 'E;git push --force', `D;0;${NONCE.slice(1)}`, `P;Cwd=/etc;${'f'.repeat(32)}`, `D;0;${NONCE}x`).map((m) => ({ text: m, kind: 'forged' as const })),
+  );
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 12 }), fc.boolean(), fc.array(fc.nat(600), { maxLength: 8 }), (pieces, useSt, cuts) => {
+      const st = useSt ? '\x1b\\' : '\x07';
+      const printed: Buffer[] = [];
+      const expected: Buffer[] = [];
+      const marks: OwnMark[] = [];
+      let at = 0;
+      for (const p of pieces) {
+        const shown = Buffer.from(p.kind === 'text' ? p.text : `\x1b]633;${p.text}${st}`);
+        printed.push(p.kind === 'ours' ? Buffer.from(`\x1b]633;${p.text};${NONCE}${st}`) : shown);
+        expected.push(shown);
+        if (p.kind === 'ours') marks.push({ payload: p.text, start: at, end: at + shown.length });
+        at += shown.length;
+      }
+      const output = Buffer.concat(printed);
+      const r = filterInChunks(output, cuts.map((c) => c % (output.length + 1)));
+      assert.deepEqual(r.marks, marks);
+      assert.equal(r.passed.toString('latin1'), Buffer.concat(expected).toString('latin1'));
+      assert.ok(!r.passed.includes(`;${NONCE}${st}`), 'the nonce of a mark never goes further');
+    }),
+    { numRuns: 400 },
+  );
+});
+
+test('other escape sequences, an OSC of another number, and an OSC cut short by ESC, CAN or SUB are not marks', () => {
+  const mark = (m: string) => `\x1b]633;${m};${NONCE}\x07`;
+  const text = `\x1b[31mred\x1b]0;title\x07${mark('C').slice(0, 9)}\x1b[0m\x1b]6330;X\x07\x1b]633;D;1;${NONCE}\x18x${mark('D;2')}`;
+  const r = filterInChunks(Buffer.from(text), [5, 17, 18, 19, 60]);
+  assert.deepEqual(r.marks.map((m) => m.payload), ['D;2']);
+  assert.equal(r.passed.toString(), text.replace(`;${NONCE}\x07`, '\x07'));
+});
+
+test('the beginning of a mark is held back until it ends; at the end of the output it is output after all', () => {
+  const filter = new OwnMarkFilter(NONCE);
+  const first = filter.filter(Buffer.from(`out\x1b]633;D;0;${NONCE.slice(0, 10)}`));
+  assert.equal(first.output.toString(), 'out');
+  const second = filter.filter(Buffer.from(`${NONCE.slice(10)}\x07more\x1b]6`));
+  assert.equal(second.output.toString(), '\x1b]633;D;0\x07more');
+  assert.deepEqual(second.marks, [{ payload: 'D;0', start: 0, end: 10 }]);
+  assert.equal(filter.release().toString(), '\x1b]6');
+  // A sequence longer than any mark is passed on rather than held for ever.
+  const long = filter.filter(Buffer.from(`\x1b]633;E;${'x'.repeat(70_000)}`));
+  assert.equal(long.output.length, 70_008);
+  assert.equal(filter.release().length, 0);
+});
+
+test('escaped values decode: \\\\ is a backslash, \\xNN a byte (UTF-8 together)', () => {
+  assert.equal(decodeValue('cat <<EOF\\x0asemi\\x3bcolon back\\\\slash\\x0aEOF'), 'cat <<EOF\nsemi;colon back\\slash\nEOF');
+  assert.equal(decodeValue('caf\\xc3\\xa9 ä'), 'café ä');
+  assert.equal(decodeValue('no escapes'), 'no escapes');
+});

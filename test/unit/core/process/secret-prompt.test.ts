@@ -1,0 +1,42 @@
+// Which lines at the cursor ask for a secret (src/core/process/secret-prompt.ts): the prompts of
+// real programs that read keys with echo off, as a terminal showed them left of the cursor (read
+// off @xterm/headless while the program waited), against lines that only mention the words.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { asksForSecret } from '../../../../src/core/process/secret-prompt';
+
+test('password prompts of real programs, before and after keys were typed', () => {
+  for (const line of [
+    'Password: ', // npm login --auth-type=legacy (npm's `read`, silent)
+    'PIN: **', // read({ silent: true, replace: '*' }) after two keys
+    '? Enter your token [input is masked]', // @inquirer/password, no mask
+    '? Password', // @inquirer/password with mask: '*', nothing typed yet
+    '? Password **', // …after two keys
+    '? Password › ', // prompts, type password
+    '? Password › **',
+    '? Passphrase › ', // prompts, type invisible
+    "alice@example.org's password: ", // ssh
+    "Enter passphrase for key '/home/alice/.ssh/id_ed25519': ", // ssh-add, ssh
+    '[sudo] password for alice: ', // sudo (canonical mode, judged by the mode first; the line agrees)
+    'Enter secret: ',
+    'Passcode: ',
+    'API token? ',
+  ]) {
+    assert.equal(asksForSecret(line), true, JSON.stringify(line));
+  }
+});
+
+test('lines that are not a question for a secret', () => {
+  for (const line of [
+    '', // nothing printed yet
+    'Username: ', // npm login's first question
+    'alice@host:~/secret$ ', // a shell prompt in a folder with the word
+    'alice@host ~/tokens> ', // fish-like, a plural
+    '>>> token = load()', // a REPL line using the word, then more
+    '>>> password_file = ', // part of a longer word
+    '? Email (this IS public) ', // inquirer's other questions
+    'Passwordless login enabled. Continue? [y/N] ',
+  ]) {
+    assert.equal(asksForSecret(line), false, JSON.stringify(line));
+  }
+});
