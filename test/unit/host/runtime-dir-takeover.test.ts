@@ -6,7 +6,7 @@
 // under random names, and a taken-over directory stops the host listening there, in one line.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -20,6 +20,9 @@ import { LocalUser, localUserSkip as secondUserSkip } from '../../helpers/local-
 
 const TEST_TIMEOUT = 60_000;
 const SERVER_ERROR = -32000;
+
+const base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-takeover-'));
+after(() => fs.rmSync(base, { recursive: true, force: true }));
 
 /** The entries of `dir` with their owner, for comparing before and after. */
 function entries(dir: string): string[] {
