@@ -230,7 +230,7 @@ export class CommandTracker extends Disposable {
   }
 }
 
-/** Spaces and tabs before a command line (docs/shell-integration.md). */
+/** Spaces and tabs before a command line (docs/protocol.md#ptycommands). */
 const LEADING_BLANKS = /^[ \t]+/;
 
 /** The first `;`-separated field (the command line of an `E`; a `;` in it travels as `\x3b`). */

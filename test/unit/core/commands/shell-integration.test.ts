@@ -85,7 +85,7 @@ async function openShell(command: string, files: Record<string, string>, env: Re
 
 /**
  * What differs between the shells for one behaviour: their start-up files, their syntax, where
- * they keep their history. Every test below runs over all three with these (docs/shell-integration.md).
+ * they keep their history. Every test below runs over all three with these (docs/protocol.md#ptycommands).
  */
 interface ShellCase {
   shell: 'bash' | 'zsh' | 'fish';
