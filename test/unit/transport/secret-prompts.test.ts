@@ -124,6 +124,14 @@ describe('secret input at real prompts: sudo, passwd, ssh, as a user the test ma
     return { session, cast };
   }
 
+  /** The screen once the shell shows its prompt again. */
+  function backAtPrompt(session: string, what: string): Promise<string> {
+    return until(async () => {
+      const screen = (await rpc('pty/read', { session })).screen as string;
+      return screen.trimEnd().endsWith('u>') && screen;
+    }, 20_000, what);
+  }
+
   /** The program asks for a secret: every surface says so, and an agent may not type. */
   async function assertAsksForSecret(session: string, results: unknown[]): Promise<void> {
     assert.equal((await rpc('pty/info', { session })).secretInput, true);
@@ -164,8 +172,11 @@ describe('secret input at real prompts: sudo, passwd, ssh, as a user the test ma
     await assertAsksForSecret(session, results);
     const typed = await rpc('pty/send', { session, text: password, timeout: 20_000 });
     results.push(typed);
+    // sudo (use_pty) relays the terminal to the command it runs: it waits on the terminal too, so a
+    // send may return before the command's output.
     assert.equal(typed.waitReason, 'stdin_read', JSON.stringify(typed));
-    assert.ok(typed.output.split('\n').includes('sudo-ran-42'), typed.output);
+    const screen = await backAtPrompt(session, 'sudo to run the command and end');
+    assert.ok(screen.split('\n').includes('sudo-ran-42'), screen);
     assert.equal((await rpc('pty/info', { session })).secretInput, false);
     await assertNoTrace(session, cast, results);
   });
@@ -183,10 +194,7 @@ describe('secret input at real prompts: sudo, passwd, ssh, as a user the test ma
     results.push(typed);
     // ssh waits on the terminal as well as on its connection: a send returns once it has the line.
     assert.equal(typed.waitReason, 'stdin_read', JSON.stringify(typed));
-    const screen = await until(async () => {
-      const s = (await rpc('pty/read', { session })).screen as string;
-      return s.trimEnd().endsWith('u>') && s;
-    }, 20_000, 'ssh to run the command and end');
+    const screen = await backAtPrompt(session, 'ssh to run the command and end');
     assert.ok(screen.split('\n').includes(`ssh-ran-as-${user.name}`), screen);
     assert.equal((await rpc('pty/info', { session })).secretInput, false);
     await assertNoTrace(session, cast, results);
