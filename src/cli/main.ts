@@ -39,6 +39,8 @@ Usage:
       limits (README "Reliability"; defaults shown): [--max-sessions 256] [--max-session-connections 64]
       [--max-control-connections 256] [--max-http-connections 256] [--max-in-flight 1024] [--max-line-bytes 1048576]
   shared-pty mcp                                (the MCP server over stdio, for agents' MCP configuration)
+  shared-pty bridge                             (the control socket's JSON-RPC over stdin/stdout to this machine's per-user host,
+      started if none runs: the far end of a remote host's command in hosts.json, e.g. ssh build-box shared-pty bridge)
   shared-pty daemon [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN...]] [--session-tcp] [--scrollback N]
       [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX] [--idle-exit-ms N | --stay]
       (the per-user host that the editor, open and mcp start when none runs; exits after 10 min with
@@ -71,6 +73,7 @@ const COMMANDS: Record<string, Command> = {
   revoke: revokeCommand,
   serve: serveCommand,
   mcp: async (argv) => (await import('./mcp')).mcpCommand(argv),
+  bridge: async (argv) => (await import('./bridge')).bridgeCommand(argv),
   daemon: async (argv) => (await import('./daemon')).daemonCommand(argv),
 };
 
