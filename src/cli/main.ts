@@ -7,6 +7,7 @@ import { eventsCommand } from './events';
 import { playCommand } from './play';
 import { recordCommand } from './record';
 import { oneLine } from './one-line';
+import { closeRemoteHosts, takeHostFlag } from './remote';
 import { serveCommand } from './serve';
 import { commandsCommand, killCommand, openCommand } from './session-commands';
 import { revokeCommand, shareCommand, tokensCommand } from './token-commands';
@@ -15,8 +16,8 @@ import { VERSION } from '../version';
 const HELP = `shared-pty ${VERSION} — terminals shared between people and agents
 
 Usage:
-  shared-pty list [--json]
-  shared-pty open [--name N] [--cwd DIR] [--cols C] [--rows R] [--json] [-- COMMAND ARGS...]
+  shared-pty list [--json] [--host NAME]        (every host's sessions: this machine's and each remote host's in hosts.json)
+  shared-pty open [--host NAME] [--name N] [--cwd DIR] [--cols C] [--rows R] [--json] [-- COMMAND ARGS...]
       (a new session on the per-user host, started if none runs; prints its id, --json its SessionInfo)
   shared-pty kill <session>                     (ends the session and its program)
   shared-pty read <session> [--top N | --bottom N | --start A --end B | --scrollback [--offset N] [--lines N]]
@@ -46,11 +47,13 @@ Usage:
       (the per-user host that the editor, open and mcp start when none runs; exits after 10 min with
       no session and no client)
 
-<session> is a session id, its exact name, or a unique id prefix.
+<session> is a session id, its exact name, or a unique id prefix; NAME:<session> is one on the remote host NAME.
+--host NAME (or SHARED_PTY_HOST=NAME) makes list, open, kill, commands, read, send, keys, wait and attach act on
+the remote host NAME of ~/.config/shared-pty/hosts.json ("local": this machine).
 `;
 
 /** What a <session> argument may be, said under every command that takes one. */
-const SESSION_NOTE = '\n<session> is a session id, its exact name, or a unique id prefix.\n';
+const SESSION_NOTE = '\n<session> is a session id, its exact name, or a unique id prefix; NAME:<session> is one on the remote host NAME (hosts.json).\n';
 
 type Command = (argv: string[]) => Promise<number>;
 
@@ -79,6 +82,11 @@ const COMMANDS: Record<string, Command> = {
 
 /** Runs the CLI; resolves to the exit status. */
 export async function main(argv: string[]): Promise<number> {
+  // `shared-pty --host build list` as well as `shared-pty list --host build`.
+  if (argv[0] === '--host' || argv[0]?.startsWith('--host=')) {
+    const n = argv[0] === '--host' ? 2 : 1;
+    if (argv.length > n) return main([argv[n], ...argv.slice(0, n), ...argv.slice(n + 1)]);
+  }
   const [name, ...rest] = argv;
   if (!name) {
     // Not what was asked for: the usage goes where errors go, and the status says so.
@@ -101,14 +109,19 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    return await command(rest);
+    return await command(HOST_COMMANDS.has(name) ? takeHostFlag(rest) : rest);
   } catch (e) {
     if (e instanceof UsageError) return fail(/usage: /.test(e.message) ? e.message : `${e.message} (see shared-pty ${name} --help)`, 2);
     if (e instanceof CliError) return fail(e.message, e.exitCode);
     if (e instanceof RpcCallError) return fail(e.message, 1);
     return fail((e as Error).message ?? String(e), 1);
+  } finally {
+    closeRemoteHosts();
   }
 }
+
+/** The commands that act on a remote host too (`--host NAME`, SHARED_PTY_HOST, `NAME:SELECTOR`). */
+const HOST_COMMANDS = new Set(['list', 'open', 'kill', 'commands', 'read', 'send', 'keys', 'wait', 'attach']);
 
 /** The usage lines of one command, with their indented continuations (every command has some in HELP). */
 export function commandHelp(name: string): string {
