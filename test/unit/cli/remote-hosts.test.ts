@@ -234,6 +234,7 @@ describe('remote hosts through ssh and exec', () => {
   });
 
   test('attach through ssh shows every byte of a flood (sha256) and the person\'s keys reach the far session', { timeout: TEST_TIMEOUT }, async () => {
+    assert.ok(id, 'the far session of the first test'); // node-pty must not be handed an undefined argument
     const flood = makeFlood(dir(), FLOOD_BYTES);
     const view = loadNodePty().spawn(process.execPath, [CLI, 'attach', id], {
       name: 'xterm-256color',
@@ -261,6 +262,7 @@ describe('remote hosts through ssh and exec', () => {
   });
 
   test('the transport killed mid-wait: one line saying so, and the session is still there for the next command', { timeout: TEST_TIMEOUT }, async () => {
+    assert.ok(id, 'the far session of the first test');
     const session = id.slice('box:'.length);
     const waiting = startCli(['send', id, 'sleep 41', '--timeout', '90000'], env);
     // The send waits for the command's end once the far screen shows it typed.
