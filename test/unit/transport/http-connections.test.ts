@@ -80,7 +80,7 @@ describe('connections per credential', () => {
     const h = await startHttpHost();
     cleanups.push(() => h.close());
     const session = await h.host.createSession({ command: 'cat' });
-    const guest = h.http.tokens.share(session, 'view', 3600).token;
+    const guest = h.http.tokens.share(session, 'view', 3600, true).token; // reusable: a guest's script holds it as a Bearer token
     const streams: WsClient[] = [];
     cleanups.push(() => Promise.all(streams.map((s) => s.close())));
     for (let i = 0; i < MAX_HTTP_CONNECTIONS; i++) streams.push(await wsOpen(h.port, `/sessions/${session.id}/stream`, { token: guest }));
