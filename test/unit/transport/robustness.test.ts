@@ -154,7 +154,7 @@ describe('bad input gets a clear JSON-RPC error and the connection keeps working
       Buffer.from([0xff, 0xfe, 0xc3, 0x28]),
       Buffer.from('"}}}\n'),
     ]);
-    (c as unknown as { _stream: { output: net.Socket } })._stream.output.write(line);
+    (c as unknown as { _socket: net.Socket })._socket.write(line);
     const res = await c.next((m) => 'error' in m || 'result' in m);
     assert.equal(res.id, null);
     assert.equal(res.error.code, -32700);
