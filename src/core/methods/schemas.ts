@@ -49,6 +49,10 @@ export const sessionInfo = z
     clients: z.number(),
     secretInput: z.boolean().describe('The program asks for a secret (echo off, it reads the terminal): only the user should type.'),
     integration: z.boolean().describe('The shell reports its commands (shell integration): see pty/commands.'),
+    host: z
+      .string()
+      .optional()
+      .describe('The remote host (named in hosts.json) the session runs on, in listings that cover remote hosts; absent for this machine. Select it as HOST:ID.'),
   })
   .meta({ title: 'SessionInfo' });
 

@@ -135,13 +135,36 @@ export const TOOLS: readonly ToolDef[] = (METHODS as readonly MethodSpec[]).flat
 /** The names of the MCP tools (docs/protocol.md#6-mcp). */
 export const TOOL_NAMES = TOOLS.map((t) => t.name);
 
+/** What an MCP server offers beyond one host's tools. */
+export interface McpServerOptions {
+  /**
+   * The remote hosts `shared-pty mcp` reaches (docs/hosts.md#remote-hosts): `open_session` then
+   * takes `host`, which the backend routes by (the tool's method has no such param).
+   */
+  remoteHosts?: readonly string[];
+}
+
+/** The tool that opens a session: the one that takes `host` when there are remote hosts. */
+const OPEN_TOOL = 'open_session';
+
+/** `open_session`'s `host` input, naming the hosts there are. */
+function hostInput(names: readonly string[]): z.ZodRawShape {
+  return {
+    host: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(`The remote host to open it on (${names.join(', ')}; "local" or none: this machine). Its sessions are then selected as HOST:ID.`),
+  };
+}
+
 /**
  * An MCP server exposing the tools over `backend`; failures come back as tool errors (isError).
  * Only the tools `grant` may call are listed (a `view` token sees the reading tools); one called
  * anyway says which scope it needs. The same server answers clients of both protocol revisions
  * (docs/protocol.md#6-mcp): the SDK's serving entries pick the revision per request or connection.
  */
-export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT): McpServer {
+export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT, options: McpServerOptions = {}): McpServer {
   // logging: clients of 2025-11-25 may set a level (the conformance suite's logging-set-level); the host sends no log messages.
   // tools and resources: declared by the first tool and resource registered, after the scope check is in place.
   const capabilities = { logging: {}, extensions: { [APPS_EXTENSION_ID]: APPS_EXTENSION_CAPABILITY } };
@@ -155,7 +178,7 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT)
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.inputSchema,
+        inputSchema: tool.name === OPEN_TOOL && options.remoteHosts?.length ? tool.inputSchema.extend(hostInput(options.remoteHosts)) : tool.inputSchema,
         outputSchema: tool.output,
         annotations: tool.annotations,
         ...(tool.meta ? { _meta: tool.meta } : {}),
