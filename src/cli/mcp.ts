@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { ErrorCode, RpcError } from '../core/base/errors';
 import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector, selectOrThrow } from '../core/session/selector';
@@ -7,6 +8,9 @@ import { ensureDaemon } from '../host/daemon';
 import { isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
 import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
 import { createMcpServer, guardParams, type ToolBackend } from '../transport/mcp/mcp-tools';
+import { personPrompt, type PersonPrompt } from '../transport/mcp/mcp-elicit';
+import { askPersonToApprove, type ApprovalQuestion } from '../transport/mcp/approval-question';
+import type { Notification } from '../transport/client/rpc-client';
 import { parseArgs } from './args';
 import { HostsConfigError, LOCAL_HOST, readHostsConfig, splitHostSelector, unknownHostError, type HostsConfig } from '../host/hosts-config';
 import { RemoteHostError, RemoteHosts } from '../host/remote-hosts';
@@ -44,9 +48,18 @@ export class DiscoveryBackend implements ToolBackend {
   private readonly _unreachable = new Set<string>();
   private readonly _remotes: RemoteHosts;
 
+  /** Questions to the person in progress (host/approve answers them), by request id: ended early when the host says so. */
+  private readonly _asking = new Map<string, AbortController>();
+
+  /**
+   * `prompt`: what the MCP client can ask the person (read at each call: it is known once the
+   * client has initialized). With form elicitation the relay says so to the local hosts, which then
+   * ask through it when no editor window watches (docs/protocol.md#agent-write-approval).
+   */
   constructor(
     private readonly _cliPath: string,
     config: HostsConfig = { file: '', hosts: new Map() },
+    private readonly _prompt: () => PersonPrompt = () => ({}),
   ) {
     // A dropped transport, said once in the MCP client's log; the next call makes it again.
     this._remotes = new RemoteHosts(config, (message) => process.stderr.write(`shared-pty mcp: ${message}\n`));
@@ -55,6 +68,30 @@ export class DiscoveryBackend implements ToolBackend {
   /** The remote hosts' names, offered to open_session as `host`. */
   get remoteHosts(): readonly string[] {
     return this._remotes.names;
+  }
+
+  /**
+   * What every call to a local host says of its caller: an agent over stdio, whose client may ask
+   * the person. (A remote host's calls do not offer it: its bridge's notifications are not followed.)
+   */
+  private _declaration(): { origin: 'agent'; transport: 'mcp-stdio'; asks?: true } {
+    return this._prompt().choose ? { ...AGENT_OVER_STDIO, asks: true } : AGENT_OVER_STDIO;
+  }
+
+  /** A host asks the person through us: `agent/approval` for one of our writes; `agent/approvalEnded` when it is over. */
+  private _onHostNotification(client: RpcClient, n: Notification): void {
+    if (n.method === 'agent/approvalEnded') {
+      this._asking.get(String(n.params.id))?.abort();
+      return;
+    }
+    if (n.method !== 'agent/approval') return;
+    const q = n.params as unknown as ApprovalQuestion;
+    const over = new AbortController();
+    this._asking.set(q.id, over);
+    void askPersonToApprove(this._prompt(), q, over.signal)
+      .then((decision) => (over.signal.aborted ? undefined : client.request('host/approve', { id: q.id, decision, client: this._declaration() })))
+      .catch(() => {}) // the question ended meanwhile: the host has decided without it
+      .finally(() => this._asking.delete(q.id));
   }
 
   async call(method: string, params: Record<string, unknown>): Promise<unknown> {
@@ -67,7 +104,7 @@ export class DiscoveryBackend implements ToolBackend {
       const host = found.host!;
       try {
         const client = await this._client(host);
-        return await client.request(method, { ...params, session: found.s.id, client: AGENT_OVER_STDIO });
+        return await client.request(method, { ...params, session: found.s.id, client: this._declaration() });
       } catch (e) {
         // The host died under the call (or just before it): say so, not "Connection closed".
         if (e instanceof ConnectionClosedError || !isAlive(host.pid)) throw await this._gone(host);
@@ -107,7 +144,7 @@ export class DiscoveryBackend implements ToolBackend {
     const host =
       hosts.find((h) => h.workspace && isInside(cwd, h.workspace)) ??
       (await ensureDaemon({ cliPath: this._cliPath, onOutdatedHost: (message) => process.stderr.write(`shared-pty mcp: ${message}\n`) }));
-    return (await this._client(host)).request('session/create', { ...params, cwd, client: AGENT_OVER_STDIO });
+    return (await this._client(host)).request('session/create', { ...params, cwd, client: this._declaration() });
   }
 
   /**
@@ -206,7 +243,10 @@ export class DiscoveryBackend implements ToolBackend {
       c = RpcClient.connect(host.control);
       this._clients.set(host.hostId, c);
       c.then(
-        (client) => client.onClose(() => this._clients.delete(host.hostId)),
+        (client) => {
+          client.onNotification((n) => this._onHostNotification(client, n));
+          client.onClose(() => this._clients.delete(host.hostId));
+        },
         () => this._clients.delete(host.hostId),
       );
     }
@@ -232,8 +272,10 @@ function isInside(child: string, parent: string): boolean {
 export async function mcpCommand(argv: string[]): Promise<number> {
   parseArgs(argv, { maxPositional: 0 });
   const cliPath = require.main?.filename ?? process.argv[1];
-  const backend = new DiscoveryBackend(cliPath, readHostsConfig());
-  const handle = serveStdio(() => createMcpServer(backend, undefined, { remoteHosts: backend.remoteHosts }), {
+  // The relay asks the person through the server of the connection (2025-11-25: one, initialized).
+  let server: McpServer | undefined;
+  const backend = new DiscoveryBackend(cliPath, readHostsConfig(), () => (server ? personPrompt(server) : {}));
+  const handle = serveStdio(() => (server = createMcpServer(backend, undefined, { remoteHosts: backend.remoteHosts })), {
     transport: guardParams(new StdioServerTransport()),
     onerror: (e) => process.stderr.write(`shared-pty mcp: ${e.message}\n`),
   });

@@ -57,7 +57,7 @@ export const sessionInfo = z
   .meta({ title: 'SessionInfo' });
 
 /** How a caller reached the host (see core/session/input-source.ts). */
-export const transport = z.enum(['socket', 'control', 'ws-rpc', 'ws-stream', 'rest', 'mcp-http', 'mcp-stdio']);
+export const transport = z.enum(['socket', 'control', 'ws-rpc', 'ws-stream', 'rest', 'mcp-http', 'mcp-stdio', 'mcp-app', 'secret-page']);
 
 /** The last write into a session: who, how, when (docs/protocol.md#ptyinfo). */
 export const lastInput = z

@@ -9,6 +9,8 @@ import type { MethodSpec, McpProjection, TableCall } from '../../core/methods/sp
 import { METHODS } from '../../core/methods/table';
 import { VERSION } from '../../version';
 import { reportProgress } from './mcp-progress';
+import { clientDeclaresApps, personPrompt } from './mcp-elicit';
+import { offerSecretPage } from './secret-offer';
 import { APPS_EXTENSION_CAPABILITY, APPS_EXTENSION_ID, registerTerminalApp, TERMINAL_APP_URI } from './terminal-app';
 
 /** How an MCP server reaches sessions: in the host itself, or through the sockets of every host (stdio). */
@@ -182,13 +184,22 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
         ...(tool.meta ? { _meta: tool.meta } : {}),
       },
       async (args: Record<string, unknown>, ctx: ServerContext) => {
+        // The person's keys come only from a view a chat host renders: a client known to render none
+        // (it declared no MCP Apps) shows its tools to the model, and app_input would be the agent's.
+        if (tool.method.mcp?.app === 'feeds' && tool.method.scope !== 'read' && clientDeclaresApps(server, ctx, APPS_EXTENSION_ID) === false) {
+          const text = `Error ${ErrorCode.Forbidden}: ${tool.name} is for the terminal view of MCP Apps, and this client declared no MCP Apps support (extension ${APPS_EXTENSION_ID}); nothing was written. Agents type with send and send_keys.`;
+          return { isError: true, content: [{ type: 'text' as const, text }] };
+        }
         const progress = reportProgress(ctx);
         try {
           const { data, text } = await tool.run(backend, args ?? {});
           return { content: [{ type: 'text' as const, text }], structuredContent: data };
         } catch (e) {
           const err = toRpcError(e);
-          return { isError: true, content: [{ type: 'text' as const, text: `Error ${err.code}: ${err.message}` }] };
+          const why = err.data as { secretInput?: unknown; session?: unknown } | undefined;
+          // A write refused because the program asks for a secret: the person may type it on a page of the host.
+          const offer = why?.secretInput === true && typeof why.session === 'string' ? await offerSecretPage(backend, personPrompt(server, ctx), why.session) : '';
+          return { isError: true, content: [{ type: 'text' as const, text: `Error ${err.code}: ${err.message}${offer}` }] };
         } finally {
           progress.dispose();
         }
