@@ -141,8 +141,11 @@ async function printBoth(label: string, bytes: Buffer, marker: string): Promise<
   const name = `o${++counter}`;
   const file = path.join(dir, `${name}.out`);
   fs.writeFileSync(file, Buffer.concat([bytes, Buffer.from(marker)]));
-  // The program prints the file, then waits for input without printing anything more.
-  const script = `cat '${file}'; exec cat >/dev/null`;
+  // The program prints the file, then waits for input without printing anything more. Echo off:
+  // the terminal's answers to queries in the output (Shared PTY answers `OSC 10 ;?`, tmux does not)
+  // reach the program's input, and the tty would echo them onto the screen after the output, even
+  // after its reset; what the screens are compared on is what the program printed.
+  const script = `stty -echo; cat '${file}'; exec cat >/dev/null`;
   tmux.newSession(name, COLS, ROWS, `sh -c "${script}"`);
   const info = await client.request<{ id: string }>('session/create', { command: '/bin/sh', args: ['-c', script], cols: COLS, rows: ROWS, env: { LANG: 'C.UTF-8' } });
   try {

@@ -70,8 +70,13 @@ describe('flow control is for clients that may type', () => {
     let dancer = await open(token);
     let demotions = 0;
     let dancing = true;
+    /** The dance's subscribes in flight: the session ends only after they are answered. */
+    const pending: Promise<unknown>[] = [];
     const subscribe = async (c: WsClient) => {
-      const r = await call(c, 'pty/subscribe', { session: id, flow: true, window: 1024 });
+      if (!dancing) return;
+      const answer = call(c, 'pty/subscribe', { session: id, flow: true, window: 1024 });
+      pending.push(answer);
+      const r = await answer;
       assert.ok(r.result, JSON.stringify(r));
     };
     // After each demotion: subscribe again, every other time over a new connection with the same token.
@@ -81,12 +86,14 @@ describe('flow control is for clients that may type', () => {
         if (m.method !== 'pty/flow' || !dancing) return;
         demotions++;
         if (demotions % 2 === 0) {
-          void open(token).then(async (next) => {
-            dancer = next;
-            dance(next);
-            await subscribe(next);
-          });
-        } else void subscribe(c);
+          pending.push(
+            open(token).then(async (next) => {
+              dancer = next;
+              dance(next);
+              await subscribe(next);
+            }),
+          );
+        } else pending.push(subscribe(c));
       });
     dance(dancer);
     await subscribe(dancer);
@@ -96,6 +103,8 @@ describe('flow control is for clients that may type', () => {
     dancing = false;
     assert.equal(done.reason, 'matched', `the program finished while the client danced (${demotions} demotions)`);
     assert.ok(demotions > 1, `it did dance (${demotions} demotions)`);
+    // Every subscribe the dance started was answered while the session ran.
+    for (const r of await Promise.allSettled(pending)) assert.equal(r.status, 'fulfilled', r.status === 'rejected' ? String(r.reason) : '');
     await ctl.call('pty/kill', { session: id });
   });
 });

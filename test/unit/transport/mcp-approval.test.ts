@@ -120,7 +120,13 @@ describe('approvals through the agent\'s own client (agent approval ask, no edit
     assert.match(textOf(refused), /declared no MCP Apps support/);
     const apps = await agentClient(h.dir, false, true);
     try {
-      const typed = (await apps.client.callTool({ name: 'app_input', arguments: { session, data: 'echo the-person\r' } })) as ToolResult;
+      // The view sends the key its page was served with (a model reads tool results, never the page).
+      const keyless = (await apps.client.callTool({ name: 'app_input', arguments: { session, data: 'echo not-the-person\r' } })) as ToolResult;
+      assert.match(textOf(keyless), /does not carry the key of a terminal view/);
+      const page = (await apps.client.readResource({ uri: 'ui://shared-pty/terminal' })).contents[0] as { text?: string };
+      const appKey = /<meta name="shared-pty-app-key" content="([^"]+)">/.exec(page.text ?? '')?.[1];
+      assert.ok(appKey, 'the view\'s page carries its key');
+      const typed = (await apps.client.callTool({ name: 'app_input', arguments: { session, data: 'echo the-person\r', appKey } })) as ToolResult;
       assert.notEqual(typed.isError, true, textOf(typed));
       await until(async () => /^the-person$/m.test(await screen(session)), 10_000, 'the person\'s line ran');
       const last = (await rpc('pty/info', { session })).lastInput;
