@@ -40,6 +40,10 @@ const enum Wait {
    * the action on a loaded machine, short enough that waiting for the other one to expire is cheap.
    */
   KeepLeaseSeconds = 15,
+  /** sharedPty.reattachSeconds in the in-editor suite: short, so waiting it out is cheap, and well below the default 30. */
+  ReattachSeconds = 8,
+  /** What waiting for that session's end allows beyond it (the host's timer, polling): still below 30 s, so the default would fail. */
+  ReattachSlackSeconds = 10,
 }
 
 /** What scripts/sandbox.mjs exports (plain JS, typed here for this file). */
@@ -813,17 +817,23 @@ describe('the extension in a real editor (code-server)', () => {
 
   it('passes the in-editor suite (test/vscode-suite) in the extension host', async (t) => {
     if (skipReason) return t.skip(skipReason);
-    const { server, browser } = await startEditor(t, { smokeDriver: true, extensionDir: ROOT });
+    const { server, browser, runtimeDir } = await startEditor(t, { smokeDriver: true, extensionDir: ROOT });
     const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
     const authority = `127.0.0.1:${server.port}`;
     const remote = (p: string) => `vscode-remote://${authority}${p}`;
     // Recipe §6: a development path and a tests path work only through the page's payload,
     // with code-server started with the smoke-test driver.
     const reportFile = path.join(server.runDir, 'suite-report.txt');
+    // The reattachSeconds test leaves a terminal open; what its session does once the window is
+    // gone is checked here, after the suite (the window cannot watch its own end).
+    const handoffFile = path.join(server.runDir, 'suite-handoff.json');
     const payload = [
       ['extensionDevelopmentPath', remote(ROOT)],
       ['extensionTestsPath', remote(path.join(ROOT, 'test', 'vscode-suite', 'index.js'))],
-      ['extensionEnvironment', JSON.stringify({ SHARED_PTY_SUITE_REPORT: reportFile })],
+      [
+        'extensionEnvironment',
+        JSON.stringify({ SHARED_PTY_SUITE_REPORT: reportFile, SHARED_PTY_SUITE_HANDOFF: handoffFile, SHARED_PTY_SUITE_REATTACH_SECONDS: String(Wait.ReattachSeconds) }),
+      ],
     ];
     let done!: (r: { code: number }) => void;
     const exited = new Promise<{ code: number }>((r) => (done = r));
@@ -838,14 +848,33 @@ describe('the extension in a real editor (code-server)', () => {
     // Each in-editor test is a test here too, so npm test counts them one by one
     // (test/expected-tests.json): one that never ran is missing from the count.
     const results = fs.existsSync(reportFile)
-      ? fs.readFileSync(reportFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { title: string; state: 'passed' | 'failed' | 'skipped'; error?: string })
+      ? fs.readFileSync(reportFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { title: string; state: 'passed' | 'failed' | 'skipped'; error?: string; ms?: number })
       : [];
     for (const r of results) {
       await t.test(`in the editor: ${r.title}`, (st) => {
+        if (r.ms !== undefined) st.diagnostic(`took ${r.ms} ms in the editor`);
         if (r.state === 'skipped') return st.skip('skipped itself in the editor (this.skip())');
         if (r.state === 'failed') throw new Error(`${r.error}\n--- extension log:\n${extensionLog(server.runDir)}`);
       });
     }
+    await t.test('after the window is gone: a terminal\'s session is kept for sharedPty.reattachSeconds, then ends', async () => {
+      // docs/editor.md#terminal-lifetimes: closing a window for good gives its sessions
+      // reattachSeconds to be re-attached. The suite's window ends when the suite does (its
+      // extension host shuts down): the session it left open loses its last client then.
+      assert.ok(fs.existsSync(handoffFile), 'the in-editor reattachSeconds test left a terminal open');
+      const { session, reattachSeconds } = JSON.parse(fs.readFileSync(handoffFile, 'utf8')) as { session: string; reattachSeconds: number };
+      const host = await RpcClient.connect((await daemonRecord(runtimeDir)).control);
+      try {
+        const alone = await until(async () => (await listSessions(host)).find((s) => s.id === session && s.clients === 0), Wait.Activation, 'the window\'s connection to close when its extension host ended');
+        const aloneAt = Date.now();
+        assert.ok(alone.running, 'the session outlives its window: kept for the grace period');
+        // Gone within the grace period set, well before the default (30 s): the setting took.
+        await until(async () => !(await listSessions(host)).some((s) => s.id === session), (reattachSeconds + Wait.ReattachSlackSeconds) * 1000, `the session to end ${reattachSeconds} s after its window`);
+        t.diagnostic(`the session ended ${Date.now() - aloneAt} ms after its last client left (reattachSeconds ${reattachSeconds})`);
+      } finally {
+        host.close();
+      }
+    });
     assert.ok(results.length > 0, `the in-editor suite reported no test (exit code ${code})\n--- extension log:\n${extensionLog(server.runDir)}`);
     assert.equal(code, 0, `the in-editor suite failed (its tests above say how)`);
   });
