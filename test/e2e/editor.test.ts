@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { SessionInfo } from '../../src/core/methods/types';
-import { readLiveRecords, type HostRecord } from '../../src/host/discovery';
+import { isAlive, readLiveRecords, type HostRecord } from '../../src/host/discovery';
 import { RpcClient } from '../../src/transport/client/rpc-client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -387,7 +387,7 @@ describe('the extension in a real editor (code-server)', () => {
       await page.screenshot({ path: path.join(MEDIA, 'editor-terminal.png') });
     });
 
-    await step('3b. an agent\'s write waits for the user\'s answer: Deny types nothing, Allow Once runs it', async () => {
+    await step('3b. an agent\'s write waits for the user\'s answer: Deny types nothing, Allow Once runs it, Allow for This Session stops asking', async () => {
       // 3b. Agent write approval (docs/protocol.md#agent-write-approval; `ask` is the editor's default): an agent's send into
       //     the user's terminal waits for the user's answer in a notification that names the terminal
       //     and shows the text, while the tab says "agent typing". Deny: nothing is typed and the
@@ -426,9 +426,19 @@ describe('the extension in a real editor (code-server)', () => {
       await reminder.waitFor({ state: 'hidden', timeout: Wait.Ui });
       const who = await client.request<{ lastInput: { origin: string; approval?: string } }>('pty/info', { session: user.id });
       assert.deepEqual([who.lastInput.origin, who.lastInput.approval], ['agent', 'allowed_once'], 'the decision is in lastInput');
+      // "Allow for This Session": this write runs, and the agent's later writes into this terminal
+      // run without a question (one would wait for an answer that never comes, and fail the call).
+      const forSession = agentCtl.request<{ output: string }>('pty/send', { session: user.id, text: 'echo agent-session-1', client: AGENT });
+      await notificationButton(page, 'echo agent-session-1', 'Allow for This Session').click();
+      assert.match((await forSession).output, /agent-session-1/);
+      const unasked = await agentCtl.request<{ output: string }>('pty/send', { session: user.id, text: 'echo agent-session-2', client: AGENT });
+      assert.match(unasked.output, /agent-session-2/, 'the next write runs without asking');
+      const after = await client.request<{ lastInput: { origin: string; approval?: string } }>('pty/info', { session: user.id });
+      assert.deepEqual([after.lastInput.origin, after.lastInput.approval], ['agent', 'allowed_for_session']);
+      assert.equal(await page.locator('.notification-toast', { hasText: 'echo agent-session-2' }).count(), 0, 'no question was shown for it');
     });
 
-    await step('4. the session list shows the session', async () => {
+    await step('4. the session list shows the session; Copy Address copies an address that reaches it', async () => {
       // 4. The session list (status bar click): the session with its details.
       await statusItem(page).click();
       const picker = page.locator('.quick-input-widget');
@@ -437,9 +447,21 @@ describe('the extension in a real editor (code-server)', () => {
       await picker.locator('.monaco-list-row', { hasText: 'Open Shared PTY' }).first().waitFor({ timeout: Wait.Ui });
       await page.screenshot({ path: path.join(MEDIA, 'session-list.png') });
       await page.keyboard.press('Escape');
+      // "Copy Address": the session's socket address on the clipboard, one a client can connect to.
+      await page.evaluate(() => navigator.clipboard.writeText('(nothing copied yet)'));
+      await sessionAction(page, user.name, 'Copy Address');
+      await waitNotification(page, `Copied the address of ${user.name}`);
+      const address = await page.evaluate(() => navigator.clipboard.readText());
+      assert.equal(address, user.address, 'the clipboard holds the session\'s address');
+      const direct = await RpcClient.connect(address);
+      try {
+        assert.match((await direct.request<{ screen: string }>('pty/read', {})).screen, /^hello-editor$/m, 'the copied address reaches the session');
+      } finally {
+        direct.close();
+      }
     });
 
-    await step('4b-4e. Keep Running clears a lease; read-only and input links are shared, opened and revoked', async () => {
+    await step('4b-4e. Keep Running clears a lease, Kill Session ends it; read-only and input links are shared, opened and revoked, one by one and all at once', async () => {
       // 4b. "Keep Running" from the list clears a session's lease (session/keep). Two user sessions
       //     no window shows (as when their window closed for good), each with a short lease: the one
       //     kept from the list outlives it, the other ends. SessionInfo carries no lease, so the test
@@ -535,7 +557,10 @@ describe('the extension in a real editor (code-server)', () => {
       const stillThere = (await listSessions(client)).find((s) => s.id === kept.id);
       assert.ok(stillThere?.running, 'keep-e2e still runs after its lease would have run out');
       assert.equal(stillThere.clients, 0, 'no client holds keep-e2e: only the cleared lease keeps it');
-      await client.request('pty/kill', { session: kept.id });
+      // "Kill Session" from the list ends it (its shell too).
+      await sessionAction(page, 'keep-e2e', 'Kill Session');
+      await until(async () => !(await listSessions(client)).some((s) => s.id === kept.id), Wait.Ui, 'keep-e2e to end when killed from the list');
+      await until(() => !isAlive(kept.pid), Wait.Ui, 'keep-e2e\'s shell to be gone');
       await waitStatus(page, 1);
 
       // 4d. "Share with Input…" for 15 minutes: the notification's "Copy Token" puts a reusable token
@@ -574,11 +599,11 @@ describe('the extension in a real editor (code-server)', () => {
       assert.equal((await fetch(link, { redirect: 'manual' })).status, 401, 'the revoked link opens nothing');
       assert.equal((await fetch(viewPageUrl, { headers: { cookie } })).status, 401, 'nor does the cookie it left');
       assert.equal((await restWrite(inputToken, 'true')).status, 200, 'the token with input still works');
-      await sessionAction(page, user.name, 'Revoke Shared Links', { title: `Revoke shared links: ${user.name}`, row: 'Token for scripts (input)' });
-      await waitNotification(page, `Revoked the token for scripts (input) to ${user.name}`);
+      // "Revoke All 2 Links" ends the two left (the link with input and its token) at once.
+      await sessionAction(page, user.name, 'Revoke Shared Links', { title: `Revoke shared links: ${user.name}`, row: 'Revoke All 2 Links' });
+      await waitNotification(page, `Revoked 2 shared links to ${user.name}`);
       assert.equal((await restWrite(inputToken, 'true')).status, 401, 'the revoked input token is refused');
-      await sessionAction(page, user.name, 'Revoke Shared Links', { title: `Revoke shared links: ${user.name}`, row: 'Link with input' });
-      await waitNotification(page, `Revoked the link with input to ${user.name}`);
+      assert.equal((await fetch(inputLink, { redirect: 'manual' })).status, 401, 'the revoked link with input opens nothing');
       assert.deepEqual(await tokensOf(user.id), [], 'no live token is left for the session');
     });
 
@@ -672,7 +697,7 @@ describe('the extension in a real editor (code-server)', () => {
       await page.locator('.notification-toast').first().waitFor({ state: 'hidden', timeout: Wait.Ui });
     });
 
-    await step('5. a session an agent opens appears as an editor terminal', async () => {
+    await step('5. a session an agent opens appears as an editor terminal; its password prompt is told to the user', async () => {
       // 5. A session an agent opens appears as an editor terminal named with its origin, without
       //    taking focus; its exit code shows; a key then closes it.
       const agent = await client.request<SessionInfo>('session/create', {
@@ -685,6 +710,20 @@ describe('the extension in a real editor (code-server)', () => {
       await until(async () => (await listSessions(client)).find((s) => s.id === agent.id && s.clients >= 1), Wait.Ui, 'the editor to attach to the agent session');
       const focused = await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '');
       assert.ok(!focused.includes('agent-e2e'), `the agent terminal did not take focus (focus is on "${focused}")`);
+      // 5b. The secret-input notice: while the user looks at their own terminal, the agent's asks
+      //     for a password (`read -s`): a notification names it, and "Show terminal" brings it up.
+      //     (An opened agent terminal is the panel's active one; the notice is not for that one.)
+      await page.locator('.terminal-tabs-entry', { hasText: user.name }).first().click();
+      await waitTerminalLine(page, (l) => l.trim() === 'hello-editor', 'the user\'s own terminal in front');
+      await client.request('pty/write', { session: agent.id, action: { text: "read -s -p 'Password: ' pw; echo; echo got-${#pw}\r" } });
+      const secret = await waitNotification(page, 'The terminal "agent-e2e" asks for a password or passphrase');
+      assert.match(secret, /agents cannot type into it/, secret);
+      await notificationButton(page, 'The terminal "agent-e2e" asks', 'Show terminal').click();
+      await waitTerminalLine(page, (l) => l.includes('Password:'), 'the asking terminal shown');
+      await page.locator('.terminal-wrapper.active').click();
+      await page.keyboard.type('hunter2');
+      await page.keyboard.press('Enter');
+      await waitTerminalLine(page, (l) => l.trim() === 'got-7', 'the password typed by the user reaches the prompt');
       await client.request('pty/write', { session: agent.id, action: { text: 'exit 3\r' } });
       await until(async () => (await listSessions(client)).find((s) => s.id === agent.id && !s.running && s.exitCode === 3), Wait.Ui, 'the agent shell to exit with 3');
       await page.locator('.terminal-tabs-entry', { hasText: 'agent-e2e' }).first().click();
