@@ -33,8 +33,11 @@ const enum Wait {
   Screen = 15_000,
   /** docs/guarantees.md#editor-details: a closed terminal ends its session within 2 s; polling adds a little. */
   SessionEnd = 4_000,
-  /** The in-editor suite: goto → codeAutomationExit (recipe §6: 43–50 s). */
-  Suite = 150_000,
+  /**
+   * The in-editor suite: goto → codeAutomationExit (recipe §6: 43–50 s for a few tests; with the
+   * settings tests about 130 s seen at a load of 20 on 2 cores).
+   */
+  Suite = 240_000,
   /**
    * Lease of the sessions the "Keep Running" step creates: long enough to open the list and pick
    * the action on a loaded machine, short enough that waiting for the other one to expire is cheap.
