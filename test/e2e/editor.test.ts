@@ -353,7 +353,7 @@ describe('the extension in a real editor (code-server)', () => {
 
     await step('1. activation: the status bar item, no session, and no host started', async () => {
       // 1. Activation: the status bar item, 0 sessions, and no host started by activation.
-      await page.goto(`${server.url}/?folder=${encodeURIComponent(server.workspace)}`);
+      await page.goto(`${server.url}/?folder=${encodeURIComponent(server.workspace)}`, { timeout: Wait.Activation });
       await page.waitForSelector('.monaco-workbench', { timeout: Wait.Activation });
       await statusItem(page).waitFor({ timeout: Wait.Activation });
       await waitStatus(page, 0);
@@ -881,7 +881,8 @@ describe('the extension in a real editor (code-server)', () => {
     const exited = new Promise<{ code: number }>((r) => (done = r));
     await page.exposeFunction('codeAutomationExit', (code: number) => done({ code }));
     await page.exposeFunction('codeAutomationLog', () => undefined);
-    await page.goto(`${server.url}/?folder=${encodeURIComponent(server.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
+    // The workbench page itself can take longer than Playwright's default 30 s to load on a loaded machine.
+    await page.goto(`${server.url}/?folder=${encodeURIComponent(server.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`, { timeout: Wait.Activation });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`the in-editor suite did not finish within ${Wait.Suite / 1000} s`)), Wait.Suite);
