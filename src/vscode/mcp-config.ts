@@ -26,17 +26,14 @@ export function stdioLaunch(extensionPath: string, home?: string): StdioLaunch &
 }
 
 /**
- * The MCP configuration for external agents (Claude Code, Cursor, …): the stdio server, which finds
- * the running hosts by itself, and the HTTP endpoint of this host with its bearer token (valid while
- * this host runs).
+ * The MCP configuration for external agents (Claude Code, Cursor, …): the stdio server only, which
+ * finds the running hosts by itself. No HTTP entry: it would carry the host's own token into the
+ * clients' configuration files (often kept in a repository), and nothing copied may hold it
+ * (README "Security"); HTTP clients read the token from the host's 0600 record (docs/protocol.md#6-mcp).
  */
-export function mcpConfigSnippet(record: HostRecord | undefined, stdio: StdioLaunch): string {
+export function mcpConfigSnippet(stdio: StdioLaunch): string {
   const servers: Record<string, unknown> = {
     'shared-pty': { command: stdio.command, args: stdio.args, ...(stdio.env ? { env: stdio.env } : {}) },
   };
-  const url = record && mcpUrl(record);
-  if (record?.http && url) {
-    servers['shared-pty-http'] = { type: 'http', url, headers: { Authorization: `Bearer ${record.http.token}` } };
-  }
   return JSON.stringify({ mcpServers: servers }, null, 2);
 }

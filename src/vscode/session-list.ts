@@ -161,17 +161,12 @@ async function sessionTarget(deps: SessionListDeps, s: HostedSession): Promise<S
 
 async function copyMcpConfig(deps: SessionListDeps): Promise<void> {
   try {
-    const { record } = await deps.hosts.daemon();
     const stdio = stdioLaunch(deps.extensionPath);
-    await vscode.env.clipboard.writeText(mcpConfigSnippet(record, stdio));
+    await vscode.env.clipboard.writeText(mcpConfigSnippet(stdio));
     const how = stdio.viaLauncher
       ? `"shared-pty" (stdio, through ${stdio.command}, which follows updates)`
       : '"shared-pty" (stdio, with this version\'s absolute paths: run "Shared PTY: Install \'shared-pty\' Command in PATH" for one that survives updates)';
-    void vscode.window.showInformationMessage(
-      record.http
-        ? `Copied the MCP configuration: ${how} and "shared-pty-http" (this host's URL and token, valid while it runs).`
-        : `Copied the MCP configuration: ${how}. The HTTP server is off (sharedPty.http.enabled).`,
-    );
+    void vscode.window.showInformationMessage(`Copied the MCP configuration: ${how}. It holds no token: the server finds your hosts by itself.`);
   } catch (e) {
     deps.error('Cannot copy the MCP configuration', e);
   }

@@ -23,7 +23,9 @@ const ROOT = path.join(__dirname, '..', '..');
 // Screenshots refresh the README's pictures only when asked (SHARED_PTY_SCREENSHOTS=1): a test run leaves the tree clean.
 const MEDIA = process.env.SHARED_PTY_SCREENSHOTS === '1' ? path.join(ROOT, 'media') : fs.mkdtempSync(path.join(os.tmpdir(), 'spt-shots-'));
 /** The user's shell in these runs: plain bash, so the screen is predictable. */
-const SHELL_SETTINGS = { 'sharedPty.shell': '/bin/bash', 'sharedPty.shellArgs': ['--norc', '--noprofile'] };
+// reattachSeconds: a reload (step 6) re-attaches within the activation bound (Wait.Activation), which on a
+// loaded 2-core machine exceeds the 30 s default; the lease itself is not what step 6 tests.
+const SHELL_SETTINGS = { 'sharedPty.shell': '/bin/bash', 'sharedPty.shellArgs': ['--norc', '--noprofile'], 'sharedPty.reattachSeconds': 120 };
 
 /** Bounds on waits; generous, since a workbench on a loaded 2-core machine is slow to start. */
 const enum Wait {

@@ -12,13 +12,15 @@ export function stripAnsi(input: string): string {
     // two- and three-byte ESC sequences (charset selection, keypad modes, …)
     .replace(/\x1b[ -/]*[0-~]/g, '')
     .replace(/\r+\n/g, '\n');
-  let out = '';
+  // Characters (code points) kept so far: a backspace pops one in constant time, where cutting a
+  // string would copy it (quadratic on output full of backspaces) and could split a surrogate pair.
+  const out: string[] = [];
   for (const ch of withoutEscapes) {
     const c = ch.charCodeAt(0);
-    if (ch === '\b') out = out.slice(0, -1);
+    if (ch === '\b') out.pop();
     else if (c < 0x20 && ch !== '\n' && ch !== '\t') continue;
     else if (c === 0x7f) continue;
-    else out += ch;
+    else out.push(ch);
   }
-  return out;
+  return out.join('');
 }

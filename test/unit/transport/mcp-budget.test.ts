@@ -36,9 +36,14 @@ after(async () => {
   for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
 });
 
-/** Calls a tool that must succeed. */
+/**
+ * Calls a tool that must succeed. The client waits longer than the tool's own `timeout` (the SDK's
+ * default gives up after 60 s, which a long send on a loaded machine can pass), as an agent that
+ * asks for a long wait must.
+ */
 async function call(name: string, args: Record<string, unknown>): Promise<any> {
-  const r = (await agent.callTool({ name, arguments: args })) as any;
+  const wait = typeof args.timeout === 'number' ? args.timeout + 20_000 : undefined;
+  const r = (await agent.callTool({ name, arguments: args }, undefined, wait ? { timeout: wait } : undefined)) as any;
   assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
   return r.structuredContent;
 }
