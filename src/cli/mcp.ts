@@ -1,12 +1,12 @@
 import * as path from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { ErrorCode, RpcError } from '../core/base/errors';
 import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector, selectOrThrow } from '../core/session/selector';
 import { ensureDaemon } from '../host/daemon';
 import { isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
 import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
-import { connectMcp, createMcpServer, type ToolBackend } from '../transport/mcp/mcp-tools';
+import { createMcpServer, guardParams, type ToolBackend } from '../transport/mcp/mcp-tools';
 import { parseArgs } from './args';
 import { hostGoneMessage } from './find-session';
 
@@ -132,20 +132,22 @@ function isInside(child: string, parent: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
-/** `mcp`: the MCP server over stdio (one line of MCP configuration is all a client needs). */
+/**
+ * `mcp`: the MCP server over stdio (one line of MCP configuration is all a client needs). The
+ * connection's first message picks the protocol revision: `initialize` (2025-11-25) or a request
+ * carrying its revision in `_meta` (2026-07-28, `server/discover` first if the client asks).
+ */
 export async function mcpCommand(argv: string[]): Promise<number> {
   parseArgs(argv, { maxPositional: 0 });
   const cliPath = require.main?.filename ?? process.argv[1];
   const backend = new DiscoveryBackend(cliPath);
-  const server = createMcpServer(backend);
-  const transport = new StdioServerTransport();
-  await connectMcp(server, transport);
+  const handle = serveStdio(() => createMcpServer(backend), {
+    transport: guardParams(new StdioServerTransport()),
+    onerror: (e) => process.stderr.write(`shared-pty mcp: ${e.message}\n`),
+  });
   return new Promise<number>((resolve) => {
-    transport.onclose = () => {
-      backend.dispose();
-      resolve(0);
-    };
     process.stdin.on('end', () => {
+      void handle.close();
       backend.dispose();
       resolve(0);
     });

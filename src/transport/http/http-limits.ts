@@ -94,8 +94,13 @@ export class HttpConnections {
       oldest.destroy();
     }
     const deadline = setTimeout(() => {
-      this._forget(socket);
-      socket.destroy();
+      // Timers run before the loop reads sockets: on a busy host the request may have come in time
+      // and wait unread. setImmediate runs after that read, so such a request is served first.
+      setImmediate(() => {
+        if (!this._unauthenticated.has(socket)) return;
+        this._forget(socket);
+        socket.destroy();
+      });
     }, this.limits.authenticateWithinMs);
     deadline.unref();
     this._unauthenticated.set(socket, deadline);

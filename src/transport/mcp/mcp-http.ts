@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { Readable } from 'node:stream';
+import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { invoke } from '../../core/methods/dispatch';
 import { FULL_GRANT, oneShotCaller, type Grant } from '../../core/io/caller';
 import type { HostServices } from '../../core/methods/types';
 import { BodyTooLargeError, readJsonBody, sendJson } from '../http/http-util';
-import { connectMcp, createMcpServer, type ToolBackend } from './mcp-tools';
+import { createMcpServer, misfitParams, type ToolBackend } from './mcp-tools';
 
 /**
  * The tools of an in-process host call its method table directly, each call an agent's over
@@ -30,11 +31,62 @@ export function wantsProgress(body: unknown): boolean {
 }
 
 /**
- * `/mcp`: MCP over Streamable HTTP, stateless: each POST gets a fresh server and transport, so
- * there is no per-client state to leak. A POST is answered as plain JSON, unless one of its
- * requests gave a progressToken: then as an event stream (text/event-stream), as the Streamable
- * HTTP transport allows, so its progress notifications reach the client (docs/guarantees.md#events-instead-of-polling).
- * GET (server-initiated stream) is not offered: 405.
+ * How deeply a request body may nest. JSON.parse takes thousands of levels, but re-serialising or
+ * walking such a value (to hand it to the SDK, to count a tool's input) overflows the stack; no
+ * tool's input nests beyond a few levels.
+ */
+const MAX_BODY_DEPTH = 256;
+
+/** Whether `value` nests deeper than `max` (walked without recursion, so any depth is safe to ask about). */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** Headers that describe the Node request's own framing, not the message handed on. */
+const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade']);
+
+/** The Node request as the web-standard Request the SDK's serving entries take (its body already read). */
+function webRequest(req: IncomingMessage, body: unknown, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || FRAMING_HEADERS.has(name)) continue;
+    headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url ?? '/mcp'}`, { method: 'POST', headers, body: JSON.stringify(body), signal });
+}
+
+/** Writes the SDK's answer (one JSON body, or an event stream that ends with the result). */
+async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string> = {};
+  // The connection is this server's to manage: Node says how long it keeps an idle one
+  // (Keep-Alive: timeout=…), so a client never reuses one just as it closes.
+  response.headers.forEach((value, name) => void (FRAMING_HEADERS.has(name) ? undefined : (headers[name] = value)));
+  res.writeHead(response.status, headers);
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  const stream = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream);
+  res.on('close', () => stream.destroy());
+  stream.on('error', () => res.destroy());
+  stream.pipe(res);
+}
+
+/**
+ * `/mcp`: MCP over Streamable HTTP for both protocol revisions, with no per-client state to leak
+ * (docs/protocol.md#6-mcp). A 2026-07-28 request (version and capabilities in its `_meta`) is
+ * served by the SDK's per-request entry: one JSON body, upgraded to an event stream when progress
+ * comes before the result. A 2025-11-25 request gets a fresh server and transport, stateless
+ * (no Mcp-Session-Id), answered as plain JSON unless one of its requests gave a progressToken:
+ * then as an event stream, so its progress notifications reach the client
+ * (docs/guarantees.md#events-instead-of-polling). GET (server-initiated stream) is not offered: 405.
  */
 export async function handleMcp(services: HostServices, req: IncomingMessage, res: ServerResponse, grant: Grant = FULL_GRANT): Promise<void> {
   if (req.method !== 'POST') {
@@ -54,14 +106,33 @@ export async function handleMcp(services: HostServices, req: IncomingMessage, re
   // Whoever calls here is an agent: a scoped token used here is an agent's from now on, on every
   // surface (REST, the stream WebSocket, /rpc), so what MCP refuses it cannot write elsewhere.
   grant.holder?.markAgent();
+  if (nestsDeeperThan(body, MAX_BODY_DEPTH)) {
+    const id = (body as { id?: unknown }).id;
+    const message = `Invalid params: the request nests deeper than ${MAX_BODY_DEPTH} levels`;
+    sendJson(res, 200, { jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: -32602, message } });
+    return;
+  }
+  const misfit = misfitParams(body);
+  if (misfit) {
+    sendJson(res, 200, misfit);
+    return;
+  }
   const ac = new AbortController();
   res.on('close', () => ac.abort());
-  const server = createMcpServer(localBackend(services, ac.signal, grant), grant);
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body) });
-  res.on('close', () => {
-    void transport.close();
-    void server.close();
-  });
-  await connectMcp(server, transport, grant);
-  await transport.handleRequest(req, res, body);
+  const factory = () => createMcpServer(localBackend(services, ac.signal, grant), grant);
+  const request = webRequest(req, body, ac.signal);
+  if (await isLegacyRequest(request, body)) {
+    const server = factory();
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body) });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await writeResponse(res, await transport.handleRequest(request, { parsedBody: body }));
+    return;
+  }
+  const handler = createMcpHandler(factory, { legacy: 'reject' });
+  res.on('close', () => void handler.close());
+  await writeResponse(res, await handler.fetch(request, { parsedBody: body }));
 }

@@ -9,10 +9,12 @@ export const enum ProgressTuning {
   IntervalMs = 3000,
 }
 
-/** What a tool handler gets from the SDK that matters here (its RequestHandlerExtra). */
-export interface ProgressExtra {
-  _meta?: { progressToken?: string | number };
-  sendNotification(notification: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; message?: string } }): Promise<void>;
+/** What a tool handler gets from the SDK that matters here (the request part of its ServerContext). */
+export interface ProgressContext {
+  mcpReq: {
+    _meta?: { progressToken?: string | number };
+    notify(notification: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; message?: string } }): Promise<void>;
+  };
 }
 
 /**
@@ -20,15 +22,15 @@ export interface ProgressExtra {
  * until the returned handle is disposed, so a client that resets its timeout on progress never
  * hits it during a long `send`, `wait_for` or `wait_event`. Nothing for a call without a token.
  */
-export function reportProgress(extra: ProgressExtra): IDisposable {
-  const token = extra._meta?.progressToken;
+export function reportProgress(ctx: ProgressContext): IDisposable {
+  const token = ctx.mcpReq._meta?.progressToken;
   if (token === undefined) return { dispose() {} };
   const started = Date.now();
   const timer = setInterval(() => {
     const seconds = Math.round((Date.now() - started) / 1000);
     // progress must grow with every notification: the seconds waited do.
-    extra
-      .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: seconds, message: `still working (${seconds} s)` } })
+    ctx.mcpReq
+      .notify({ method: 'notifications/progress', params: { progressToken: token, progress: seconds, message: `still working (${seconds} s)` } })
       .catch(() => {}); // the client went away: the call's own answer fails the same way
   }, ProgressTuning.IntervalMs);
   return { dispose: () => clearInterval(timer) };

@@ -1,8 +1,6 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ClientRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer, PROTOCOL_VERSION_META_KEY, specTypeSchemas, type JSONRPCMessage, type ServerContext, type Transport } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { toRpcError } from '../../core/base/errors';
+import { ErrorCode, toRpcError } from '../../core/base/errors';
 import { FULL_GRANT, type Grant } from '../../core/io/caller';
 import { refusal } from '../../core/methods/access';
 import { selector } from '../../core/methods/schemas';
@@ -10,7 +8,7 @@ import { applyBudget, DEFAULT_MAX_CHARS, MIN_MAX_CHARS } from '../../core/io/out
 import type { MethodSpec, McpProjection, TableCall } from '../../core/methods/spec';
 import { METHODS } from '../../core/methods/table';
 import { VERSION } from '../../version';
-import { reportProgress, type ProgressExtra } from './mcp-progress';
+import { reportProgress } from './mcp-progress';
 import { APPS_EXTENSION_CAPABILITY, APPS_EXTENSION_ID, registerTerminalApp, TERMINAL_APP_URI } from './terminal-app';
 
 /** How an MCP server reaches sessions: in the host itself, or through the sockets of every host (stdio). */
@@ -26,6 +24,8 @@ export interface ToolDef {
   title: string;
   description: string;
   input: z.ZodRawShape;
+  /** `input` as one schema, as tools/list shows it and tools/call checks it. */
+  inputSchema: z.ZodObject;
   output: z.ZodObject;
   annotations: { readOnlyHint: boolean; destructiveHint: boolean; openWorldHint: false };
   /** The tool's `_meta`: where MCP Apps hosts find the terminal view (docs/guarantees.md#the-terminal-in-the-agents-chat). */
@@ -46,6 +46,7 @@ export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
     title: mcp.title,
     description: mcp.description,
     input,
+    inputSchema: z.object(input),
     output: withSession(mcp.budget ? output.extend(mcp.budget.optional ? OPTIONAL_BUDGET_OUTPUT : BUDGET_OUTPUT) : output, shows),
     annotations: { readOnlyHint: spec.scope === 'read', destructiveHint: mcp.destructive === true, openWorldHint: false },
     meta: mcp.app ? appMeta(mcp.app) : undefined,
@@ -134,12 +135,16 @@ export const TOOL_NAMES = TOOLS.map((t) => t.name);
 
 /**
  * An MCP server exposing the tools over `backend`; failures come back as tool errors (isError).
- * Only the tools `grant` may call are listed (a `view` token sees the reading tools).
+ * Only the tools `grant` may call are listed (a `view` token sees the reading tools); one called
+ * anyway says which scope it needs. The same server answers clients of both protocol revisions
+ * (docs/protocol.md#6-mcp): the SDK's serving entries pick the revision per request or connection.
  */
 export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT): McpServer {
-  // logging: clients may set a level (the conformance suite's logging-set-level); the host sends no log messages.
-  const capabilities = { tools: {}, resources: {}, logging: {}, extensions: { [APPS_EXTENSION_ID]: APPS_EXTENSION_CAPABILITY } };
+  // logging: clients of 2025-11-25 may set a level (the conformance suite's logging-set-level); the host sends no log messages.
+  // tools and resources: declared by the first tool and resource registered, after the scope check is in place.
+  const capabilities = { logging: {}, extensions: { [APPS_EXTENSION_ID]: APPS_EXTENSION_CAPABILITY } };
   const server = new McpServer({ name: 'shared-pty', version: VERSION }, { capabilities });
+  checkCalls(server, grant);
   registerTerminalApp(server);
   for (const tool of TOOLS) {
     if (refusal(grant, tool.method)) continue;
@@ -148,13 +153,13 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT)
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.input,
+        inputSchema: tool.inputSchema,
         outputSchema: tool.output,
         annotations: tool.annotations,
         ...(tool.meta ? { _meta: tool.meta } : {}),
       },
-      async (args: Record<string, unknown>, extra: ProgressExtra) => {
-        const progress = reportProgress(extra);
+      async (args: Record<string, unknown>, ctx: ServerContext) => {
+        const progress = reportProgress(ctx);
         try {
           const { data, text } = await tool.run(backend, args ?? {});
           return { content: [{ type: 'text' as const, text }], structuredContent: data };
@@ -170,37 +175,89 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT)
   return server;
 }
 
-/** The requests the SDK serves, by method, with the schema it parses each with. */
-const REQUEST_SCHEMAS: ReadonlyMap<string, { safeParse(v: unknown): { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } } }> = new Map(
-  ClientRequestSchema.options.map((o) => [o.shape.method.value, o] as const),
+/** What `tools/call` is handed by the SDK: the validated request, and the handler's context. */
+type CallHandler = (request: { params: { name: string; arguments?: Record<string, unknown> } }, ctx: ServerContext) => Promise<unknown>;
+
+/** A tool error result, its text starting with the error's code as every tool error's does. */
+function toolError(code: number, message: string): { isError: true; content: Array<{ type: 'text'; text: string }> } {
+  return { isError: true, content: [{ type: 'text', text: `Error ${code}: ${message}` }] };
+}
+
+/**
+ * Checks in front of the SDK's own `tools/call` handler, so each answer is shaped for the
+ * revision the client speaks, as every other result is. Each is a tool error the model can read
+ * and act on, its code first: a tool the token may not call (not listed; called anyway it says
+ * which scope it needs), a tool that does not exist, and arguments that do not fit the tool's
+ * input (one line naming the argument, -32602 as on every other surface).
+ */
+function checkCalls(server: McpServer, grant: Grant): void {
+  const low = server.server;
+  const set = low.setRequestHandler.bind(low) as (method: string, handler: CallHandler) => void;
+  (low as unknown as { setRequestHandler: typeof set }).setRequestHandler = (method, handler) => {
+    if (method !== 'tools/call') return set(method, handler);
+    set(method, async (request, ctx) => {
+      const tool = TOOLS.find((t) => t.name === request.params.name);
+      if (!tool) return toolError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(request.params.name)}`);
+      const refused = refusal(grant, tool.method);
+      if (refused) return toolError(refused.code, refused.message);
+      const parsed = tool.inputSchema.safeParse(request.params.arguments ?? {});
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        const where = issue.path.length ? `${issue.path.map(String).join('.')}: ` : '';
+        return toolError(ErrorCode.InvalidParams, `Invalid arguments for ${tool.name}: ${where}${issue.message}`);
+      }
+      return handler(request, ctx);
+    });
+  };
+}
+
+/** The schema of a request of the protocol, by method (both revisions' requests, as the SDK parses them). */
+type RequestSchema = { '~standard': { validate(v: unknown): { issues?: ReadonlyArray<{ path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>; message: string }> } | Promise<unknown> } };
+const REQUEST_SCHEMAS: ReadonlyMap<string, RequestSchema> = new Map(
+  Object.entries(specTypeSchemas as unknown as Record<string, RequestSchema & { shape?: { method?: { value?: unknown } } }>).flatMap(([name, schema]) => {
+    const method = name.endsWith('Request') ? schema.shape?.method?.value : undefined;
+    return typeof method === 'string' ? [[method, schema] as const] : [];
+  }),
 );
 
 /**
- * Connects an MCP server to a transport, answering a request whose params do not fit its method
- * (`tools/call` with `arguments: 0`) with -32602 Invalid params. The SDK parses them itself and
- * answers a misfit -32603 Internal error, its whole validation report as the message.
+ * The -32602 Invalid params answer to a request whose params do not fit its method (`tools/call`
+ * with `arguments: 0`) of the 2025-11-25 revision, one line naming where; undefined for anything
+ * else. The SDK would answer such a request with its whole validation report.
  */
-export async function connectMcp(server: McpServer, transport: Transport, grant: Grant = FULL_GRANT): Promise<void> {
-  await server.connect(transport);
-  const deliver = transport.onmessage;
-  transport.onmessage = (message, extra) => {
-    const m = message as { id?: unknown; method?: unknown; params?: { name?: unknown } };
-    // A tool the token may not call is not listed; called anyway, it says which scope it needs
-    // (the SDK would only say it does not know the tool).
-    const tool = m.method === 'tools/call' ? TOOLS.find((t) => t.name === m.params?.name) : undefined;
-    const refused = tool && refusal(grant, tool.method);
-    if (refused && (typeof m.id === 'string' || typeof m.id === 'number')) {
-      const text = `Error ${refused.code}: ${refused.message}`;
-      void transport.send({ jsonrpc: '2.0', id: m.id, result: { isError: true, content: [{ type: 'text', text }] } });
-      return;
-    }
-    const schema = m.id !== undefined && typeof m.method === 'string' ? REQUEST_SCHEMAS.get(m.method) : undefined;
-    const issue = schema?.safeParse(message).error?.issues[0];
-    if (issue && (typeof m.id === 'string' || typeof m.id === 'number')) {
-      const where = issue.path.length ? `${issue.path.map(String).join('.')}: ` : '';
-      void transport.send({ jsonrpc: '2.0', id: m.id, error: { code: -32602, message: `Invalid params for ${m.method}: ${where}${issue.message}` } });
-      return;
-    }
-    deliver?.(message, extra);
+export function misfitParams(message: unknown): JSONRPCMessage | undefined {
+  const m = message as { id?: unknown; method?: unknown; params?: { _meta?: Record<string, unknown> } } | null;
+  if (typeof m?.id !== 'string' && typeof m?.id !== 'number') return undefined;
+  // A 2026-07-28 request (its revision in _meta) is the SDK's to judge: that revision answers a
+  // method it removed (initialize) -32601, and a misfit its own way, in one line.
+  if (m.params?._meta?.[PROTOCOL_VERSION_META_KEY] !== undefined) return undefined;
+  const schema = typeof m.method === 'string' ? REQUEST_SCHEMAS.get(m.method) : undefined;
+  const checked = schema?.['~standard'].validate(message);
+  const issue = checked && !(checked instanceof Promise) ? checked.issues?.[0] : undefined;
+  if (!issue) return undefined;
+  const path = (issue.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p));
+  const where = path.length ? `${path.join('.')}: ` : '';
+  return { jsonrpc: '2.0', id: m.id, error: { code: -32602, message: `Invalid params for ${String(m.method)}: ${where}${issue.message}` } };
+}
+
+/**
+ * The transport with requests whose params do not fit their method answered -32602 by
+ * `misfitParams`, before the SDK sees them; everything else passes through.
+ */
+export function guardParams(inner: Transport): Transport {
+  const outer: Transport = {
+    start: async () => {
+      inner.onclose = () => outer.onclose?.();
+      inner.onerror = (e) => outer.onerror?.(e);
+      inner.onmessage = (message, extra) => {
+        const misfit = misfitParams(message);
+        if (misfit) void inner.send(misfit).catch((e: Error) => outer.onerror?.(e));
+        else outer.onmessage?.(message, extra);
+      };
+      await inner.start();
+    },
+    send: (message, options) => inner.send(message, options),
+    close: () => inner.close(),
   };
+  return outer;
 }

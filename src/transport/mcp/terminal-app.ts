@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 
 // The terminal view of MCP Apps (docs/guarantees.md#the-terminal-in-the-agents-chat): one HTML page, served as a `ui://` resource, that a
 // chat host renders beside the result of a tool that shows a session. The names below are the MCP
