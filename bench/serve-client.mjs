@@ -15,7 +15,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * with its session's socket path, its pid and a stop() that ends it by pid.
  */
 export async function serve(env, command, args = []) {
-  const child = spawn(process.execPath, [CLI, 'serve', '--no-http', '--cols', '80', '--rows', '24', '--cmd', command, ...(args.length ? ['--', ...args] : [])], {
+  // BENCH_HOST_ARGS: node flags for the host, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (profiles).
+  const nodeArgs = (process.env.BENCH_HOST_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--no-http', '--cols', '80', '--rows', '24', '--cmd', command, ...(args.length ? ['--', ...args] : [])], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -13,6 +13,9 @@ export function promptedShell(shell: TestShell): { command: TestShell; cwd: stri
   fs.writeFileSync(path.join(home, '.zshrc'), "PROMPT='my> '\nunset HISTFILE\n");
   fs.mkdirSync(path.join(home, '.config', 'fish'), { recursive: true });
   fs.writeFileSync(path.join(home, '.config', 'fish', 'config.fish'), "function fish_prompt; echo -n 'my> '; end\nfunction fish_greeting; end\n");
+  // A fish that has run before: without generated completions fish generates them from every man
+  // page at each start, in its own process group, and its foreground never looks idle.
+  fs.mkdirSync(path.join(home, '.local', 'share', 'fish', 'generated_completions'), { recursive: true });
   const env = { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_DATA_HOME: path.join(home, '.local', 'share') };
   return { command: shell, cwd: home, env, home };
 }

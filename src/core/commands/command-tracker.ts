@@ -170,7 +170,10 @@ export class CommandTracker extends Disposable {
     }
   }
 
-  private _commandLine(line: string): void {
+  private _commandLine(reported: string): void {
+    // Blanks before the line only keep it out of the history (HISTCONTROL=ignorespace, zsh's
+    // HIST_IGNORE_SPACE, fish): bash's history-based text has none, zsh and fish report them.
+    const line = reported.replace(LEADING_BLANKS, '');
     // Bash reports the line after `C` when its history could not tell it before: it belongs to
     // the command that has just started, if that one has none yet.
     const running = this._running?.record;
@@ -226,6 +229,9 @@ export class CommandTracker extends Disposable {
     this._onDidChangeState.fire();
   }
 }
+
+/** Spaces and tabs before a command line (docs/protocol.md#ptycommands). */
+const LEADING_BLANKS = /^[ \t]+/;
 
 /** The first `;`-separated field (the command line of an `E`; a `;` in it travels as `\x3b`). */
 function firstField(s: string): string {

@@ -1,4 +1,4 @@
-import { foregroundStateOf, readinessOf } from '../process/proc-state';
+import { foregroundStateOf, readinessOf, shellHasEnded } from '../process/proc-state';
 import type { Session, SessionStatus } from '../session/session';
 import { isAgentCall, type InputSource } from '../session/input-source';
 import { sessionBusy } from '../base/errors';
@@ -160,6 +160,8 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
         // by it, drew its prompt) is a program waiting for input.
         const commandsDone = lastFinished !== undefined && lastFinished.exitCode !== null && !session.commands.running;
         if (state === 'unknown') {
+          // fish reports `exit` finished before it ends: the send ended the session, as in bash and zsh.
+          if (shellHasEnded(session.pid)) return finish('session_exit');
           if (commandsDone) return finish('command_done');
           // We cannot see the program's state: fall back to silence.
           if (now - Math.max(session.lastOutputAt, actedAt) >= idleMs) return finish('inferred_idle');

@@ -6,12 +6,16 @@ import { MirrorThread, type MirrorEndpoint } from './mirror-thread';
 
 /** How much output may wait for the parser, and how the parser's speed is estimated. */
 const enum Backlog {
-  /** A screen read waits for the backlog to be parsed: keep it to what the parser clears in this long. */
-  TargetMs = 40,
+  /**
+   * A screen read waits for the backlog to be parsed: keep it to what the parser clears in this
+   * long. 40 ms made a read during `yes` wait 40 ms at p99 where tmux, which parses as it reads,
+   * answered in 15; with the thread's short slices (mirror-worker.ts) 10 ms still keeps it fed.
+   */
+  TargetMs = 10,
   /** Bounds of the backlog: enough to keep the parser busy between two PTY reads… */
   MinBytes = 32 * 1024,
-  /** …and never more than a read could wait for at the fastest parse seen. */
-  MaxBytes = 4 * 1024 * 1024,
+  /** …and never more than a read could wait for at the fastest parse seen (TargetMs at 100 MB/s). */
+  MaxBytes = 1024 * 1024,
   /** Parse speed assumed before one is measured (bytes per ms: `yes`-like output, the slowest kind). */
   InitialRate = 4 * 1024,
   /** A parse-speed sample counts only when at least this much waited the whole time (the parser was busy)… */

@@ -17,12 +17,21 @@ interface Entry {
   due: Array<{ cursor: number; run: () => void }>;
   /** Output up to this cursor is a replay (the thread restarted): its bells and titles were told before. */
   quietUntil: number;
-  /** Output not given to xterm yet: xterm takes a little at a time (its write() throws past ~50M characters). */
-  backlog: Array<{ chunks: Uint8Array[]; cursor: number }>;
+  /** Output not parsed yet, oldest first, each chunk with the cursor at its end. */
+  backlog: Array<{ data: Uint8Array; end: number }>;
 }
 
-/** Bytes given to xterm ahead of its parser. */
-const FEED_BYTES = 1024 * 1024;
+/** How the thread shares its time between parsing and everything else. */
+const enum Pump {
+  /**
+   * Longest run of parsing before the thread looks at its messages again (queries of other
+   * sessions, more output) and tells the main thread how far it got, which lets a paused PTY be
+   * read again: short, so a read waits little and the backlog bound can be small (mirror-proxy.ts).
+   */
+  SliceMs = 4,
+  /** Most bytes parsed in one go for one session before the next session's turn. */
+  StepBytes = 32 * 1024,
+}
 
 /**
  * Most answer text sent for one mirror per turn of the loop. A program asks a few queries at a
@@ -48,17 +57,20 @@ function ack(id: number): void {
 function scheduleNotices(): void {
   if (ackScheduled) return;
   ackScheduled = true;
-  setImmediate(() => {
-    ackScheduled = false;
-    postAnswers();
-    for (const m of unacked) {
-      const e = entries.get(m);
-      if (e) post({ t: 'parsed', id: m, cursor: e.parsed });
-    }
-    unacked.clear();
-    for (const [m, s] of signalled) post({ t: 'signals', id: m, bell: s.bell, title: s.title });
-    signalled.clear();
-  });
+  setImmediate(sendNotices);
+}
+
+/** Sends what was gathered: answers first (see postAnswers), then how far each mirror got, then signals. */
+function sendNotices(): void {
+  ackScheduled = false;
+  postAnswers();
+  for (const m of unacked) {
+    const e = entries.get(m);
+    if (e) post({ t: 'parsed', id: m, cursor: e.parsed });
+  }
+  unacked.clear();
+  for (const [m, s] of signalled) post({ t: 'signals', id: m, bell: s.bell, title: s.title });
+  signalled.clear();
 }
 
 // Bells and titles are coalesced the same way: `yes $'\a'` must not become a message per byte.
@@ -114,17 +126,64 @@ function whenCaughtUp(e: Entry, run: () => void): void {
   else e.due.push({ cursor: e.received, run });
 }
 
-/** Gives xterm output from the backlog while it has less than FEED_BYTES to parse. */
-function feed(id: number, e: Entry): void {
-  while (e.backlog.length > 0 && e.mirror.pendingBytes < FEED_BYTES) {
-    const { chunks, cursor } = e.backlog.shift()!;
-    const last = chunks.length - 1;
-    for (let i = 0; i < last; i++) e.mirror.write(chunks[i]);
-    e.mirror.write(chunks[last], () => {
-      e.parsed = cursor;
+// Sessions with output waiting to be parsed, served in turn.
+const busy = new Set<number>();
+let pumpScheduled = false;
+function schedulePump(): void {
+  if (pumpScheduled) return;
+  pumpScheduled = true;
+  setImmediate(pump);
+}
+
+/**
+ * Parses waiting output, each busy session a step at a time, for up to Pump.SliceMs; then the
+ * notices go out at once (the main thread resumes paused PTYs on them) and the thread takes its
+ * messages before the next slice. xterm's own write() would schedule each slice with a timer of at
+ * least 1 ms and parse up to 12 ms between them (profile in bench/README.md).
+ */
+function pump(): void {
+  pumpScheduled = false;
+  const deadline = performance.now() + Pump.SliceMs;
+  do {
+    for (const id of busy) {
+      const e = entries.get(id);
+      if (!e || e.backlog.length === 0 || !e.mirror.parsesNow) {
+        busy.delete(id);
+        continue;
+      }
+      step(id, e);
+      if (e.backlog.length === 0) busy.delete(id);
+    }
+  } while (busy.size > 0 && performance.now() < deadline);
+  sendNotices();
+  if (busy.size > 0) schedulePump();
+}
+
+/** Parses up to Pump.StepBytes of one session's backlog. */
+function step(id: number, e: Entry): void {
+  for (let budget: number = Pump.StepBytes; budget > 0 && e.backlog.length > 0; ) {
+    const head = e.backlog[0];
+    let data = head.data;
+    if (data.length > budget) {
+      // Split a large chunk (a replay): xterm keeps a character split across writes.
+      head.data = data.subarray(budget);
+      data = data.subarray(0, budget);
+    } else e.backlog.shift();
+    budget -= data.length;
+    e.mirror.write(data);
+    e.parsed = head.data === data ? head.end : head.end - head.data.length;
+  }
+  runDue(e);
+  unacked.add(id);
+}
+
+/** Gives output to an engine that parses on its own schedule (see Mirror.parsesNow): it calls back per chunk. */
+function feedLater(id: number, e: Entry): void {
+  for (const { data, end } of e.backlog.splice(0)) {
+    e.mirror.write(data, () => {
+      e.parsed = end;
       runDue(e);
       ack(id);
-      feed(id, e);
     });
   }
 }
@@ -157,10 +216,14 @@ function handle(msg: ToMirrorThread): void {
     return;
   }
   switch (msg.t) {
-    case 'write':
+    case 'write': {
+      let at = msg.cursor - msg.chunks.reduce((n, c) => n + c.length, 0);
+      for (const data of msg.chunks) e.backlog.push({ data, end: (at += data.length) });
       e.received = msg.cursor;
-      e.backlog.push({ chunks: msg.chunks, cursor: msg.cursor });
-      return feed(msg.id, e);
+      if (!e.mirror.parsesNow) return feedLater(msg.id, e);
+      busy.add(msg.id);
+      return schedulePump();
+    }
     case 'resize':
       return whenCaughtUp(e, () => e.mirror.resize(msg.cols, msg.rows));
     case 'colors':
@@ -172,6 +235,7 @@ function handle(msg: ToMirrorThread): void {
     }
     case 'close':
       entries.delete(msg.id);
+      busy.delete(msg.id);
       signalled.delete(msg.id);
       answers.delete(msg.id);
       e.mirror.dispose();

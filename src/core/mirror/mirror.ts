@@ -39,6 +39,8 @@ export class Mirror extends Disposable {
   private _scrolledSinceCheck = 0;
   private readonly _parsedWaiters: Array<() => void> = [];
   private readonly _answers: QueryAnswers;
+  /** xterm's synchronous parse, when this version has it (see parseNowOf). */
+  private readonly _parseNow: ((data: Uint8Array) => void) | undefined;
 
   constructor(
     cols: number,
@@ -52,6 +54,7 @@ export class Mirror extends Disposable {
     this._term = new Terminal({ cols, rows, scrollback: MirrorTuning.XtermScrollback, allowProposedApi: true, logLevel: 'off' });
     this._register(toDisposable(() => this._term.dispose()));
     this._buffers = this._term.buffer;
+    this._parseNow = parseNowOf(this._term);
     // Character widths as the user's terminal has them: VS Code's (Unicode 11 tables), tmux's and
     // glibc's all give emoji two cells; xterm's built-in Unicode 6 gives them one, which shifts
     // every later cell of the row and breaks line wrapping against what the shell expects.
@@ -119,11 +122,25 @@ export class Mirror extends Disposable {
   }
 
   /**
-   * Queues output for parsing. `onParsed` runs right after this chunk is parsed, before the next
-   * one: the screen is then exactly "everything up to this chunk".
+   * True when write() parses at once (the output's effects are on the screen when it returns);
+   * false when the engine parses on its own schedule and calls back.
+   */
+  get parsesNow(): boolean {
+    return this._parseNow !== undefined;
+  }
+
+  /**
+   * Parses output. With `parsesNow`, before returning; else it is queued, and `onParsed` runs
+   * right after this chunk is parsed, before the next one: the screen is then exactly "everything
+   * up to this chunk".
    */
   write(data: Uint8Array, onParsed?: () => void): void {
     if (this.isDisposed) return;
+    if (this._parseNow) {
+      this._parseNow(data);
+      onParsed?.();
+      return;
+    }
     this._pendingBytes += data.length;
     this._term.write(data, () => {
       this._pendingBytes -= data.length;
@@ -258,7 +275,8 @@ export class Mirror extends Disposable {
     const from = this._boundary.line;
     const to = buf.baseY;
     if (to - from < min) return;
-    for (let i = from; i < to; i++) this._store.push(rowText(buf, i));
+    const cols = this._term.cols;
+    for (let i = from; i < to; i++) this._store.pushRow(buf, i, cols);
     this._placeBoundary(to);
   }
 
@@ -309,4 +327,17 @@ export class Mirror extends Disposable {
     super.dispose();
     this._releaseWaiters();
   }
+}
+
+/**
+ * xterm's own synchronous write (its core's `writeSync`), or undefined when this version has none.
+ * xterm's public write() parses in slices of up to 12 ms, each scheduled with a timer (at least
+ * 1 ms, more on a loaded machine); the mirror thread schedules its own slices, shorter and without
+ * a timer (mirror-worker.ts). xterm calls writeSync unreliable only with asynchronous parser
+ * handlers, and the mirror registers none.
+ */
+function parseNowOf(term: Terminal): ((data: Uint8Array) => void) | undefined {
+  const core = (term as unknown as { _core?: { writeSync?: (data: Uint8Array) => void } })._core;
+  if (!core || typeof core.writeSync !== 'function') return undefined;
+  return (data) => core.writeSync!(data);
 }

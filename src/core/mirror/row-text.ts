@@ -33,6 +33,60 @@ export function rowText(buf: IBuffer, y: number): string {
   return text.charCodeAt(text.length - 1) === 0x20 ? text.replace(/ +$/, '') : text;
 }
 
+/**
+ * Writes row `y` as UTF-8 into `out` from `at`, trailing spaces removed, and returns where it
+ * ends; -1 when the row must be read as a string instead (combined characters, an unexpected
+ * layout). `out` must have room for 4 bytes a cell. Rows moved into the compact scrollback go
+ * straight into its bytes this way, with no string made for each (bench/README.md, profile).
+ */
+export function rowBytes(buf: IBuffer, y: number, out: Buffer, at: number): number {
+  const cells = cellRow(buf, y);
+  if (!cells) return -1;
+  const data = cells._data;
+  const n = cells.length;
+  if (out.length - at < n * 4) return -1; // a row longer than the caller made room for
+  let w = at;
+  let end = at; // just past the last non-space
+  for (let x = 0; x < n; x++) {
+    const content = data[x * Cell.Words];
+    if (content & Cell.IsCombined) return -1;
+    const cp = content & Cell.CodePointMask;
+    if (cp < 0x80) {
+      if (cp === 0 || cp === 0x20) out[w++] = 0x20;
+      else {
+        out[w++] = cp;
+        end = w;
+      }
+      continue;
+    }
+    if (cp < 0x800) {
+      out[w++] = 0xc0 | (cp >> 6);
+    } else if (cp < 0x10000) {
+      out[w++] = 0xe0 | (cp >> 12);
+      out[w++] = 0x80 | ((cp >> 6) & 0x3f);
+    } else {
+      out[w++] = 0xf0 | (cp >> 18);
+      out[w++] = 0x80 | ((cp >> 12) & 0x3f);
+      out[w++] = 0x80 | ((cp >> 6) & 0x3f);
+    }
+    out[w++] = 0x80 | (cp & 0x3f);
+    end = w;
+    if (content >>> Cell.WidthShift === 2) x++; // the wide character's second cell holds nothing
+  }
+  return end;
+}
+
+/**
+ * xterm's row `y` itself: through the buffer's own line list when it is there (the public
+ * getLine makes a wrapper object per call), else through the wrapper; undefined if the layout is
+ * not the expected one.
+ */
+function cellRow(buf: IBuffer, y: number): CellRow | undefined {
+  const lines = (buf as unknown as { _buffer?: { lines?: { get?: (i: number) => CellRow | undefined } } })._buffer?.lines;
+  const row = typeof lines?.get === 'function' ? lines.get(y) : (buf.getLine(y) as unknown as { _line?: CellRow } | undefined)?._line;
+  return row && row._data instanceof Uint32Array && typeof row.length === 'number' && row._data.length >= row.length * Cell.Words ? row : undefined;
+}
+
 /** True when rows are read from xterm's cells directly (the layout is as expected); for tests. */
 export function readsCellsDirectly(buf: IBuffer): boolean {
   const line = buf.getLine(0);

@@ -1,26 +1,36 @@
-/** Rows joined into one string at a time (one string per block, not one per row: see below). */
+import type { IBuffer } from '@xterm/headless';
+import { rowBytes, rowText } from './row-text';
+
+/** Rows packed into one buffer at a time (one buffer per block, not one string per row: see below). */
 const BLOCK_ROWS = 256;
 
-/** A sealed run of BLOCK_ROWS rows: their text joined by '\n', and where each row ends. */
+/** Most bytes a cell's character takes in UTF-8 (rowBytes writes at most this much per cell). */
+const MAX_CELL_BYTES = 4;
+
+/** A sealed run of BLOCK_ROWS rows: their UTF-8 text back to back, and where each row ends. */
 interface Block {
-  text: string;
+  bytes: Buffer;
   ends: Uint32Array;
 }
 
 /**
- * Old terminal rows kept as plain text, oldest first, bounded to `capacity` rows.
+ * Old terminal rows kept as UTF-8 text, oldest first, bounded to `capacity` rows.
  * The headless mirror keeps only a short scrollback of its own (its cells cost ~1.8 KB a row);
  * rows that leave it land here as text, which is what every scrollback read returns anyway.
  *
- * Rows are packed 256 to a string: a string per row costs ~20 bytes of header and a pointer, more
- * than the text of a typical short row (10000 rows of `seq` cost ~280 KB as strings, ~100 KB packed).
+ * Rows are packed 256 to a buffer: a string per row costs ~20 bytes of header and a pointer, more
+ * than the text of a typical short row. Rows are written as bytes straight from xterm's cells
+ * (pushRow), so a flood makes no string for the thousands of rows that scroll by and are dropped
+ * unread: making them was a fifth of the mirror's work (bench/README.md, profile).
  */
 export class ScrollbackStore {
   private _blocks: Block[] = [];
   /** Rows of the first block already dropped. */
   private _skip = 0;
-  /** The newest rows, not yet sealed into a block (fewer than BLOCK_ROWS). */
-  private _tail: string[] = [];
+  /** The newest rows, not yet sealed into a block (fewer than BLOCK_ROWS): bytes and row ends. */
+  private _tail = Buffer.allocUnsafeSlow(0);
+  private _tailEnds = new Uint32Array(BLOCK_ROWS);
+  private _tailRows = 0;
   private _length = 0;
   /** Rows ever dropped from the front (for absolute row numbering). */
   private _dropped = 0;
@@ -37,10 +47,18 @@ export class ScrollbackStore {
   }
 
   push(row: string): void {
-    this._tail.push(row);
-    this._length++;
-    if (this._tail.length >= BLOCK_ROWS) this._seal();
-    this._trim();
+    const at = this._tailBytes();
+    this._room(at, Buffer.byteLength(row, 'utf8'));
+    this._added(at + this._tail.write(row, at, 'utf8'));
+  }
+
+  /** Adds xterm's row `y` of `buf` (its text, trailing spaces removed). */
+  pushRow(buf: IBuffer, y: number, cols: number): void {
+    const at = this._tailBytes();
+    this._room(at, cols * MAX_CELL_BYTES);
+    const end = rowBytes(buf, y, this._tail, at);
+    if (end < 0) this.push(rowText(buf, y));
+    else this._added(end);
   }
 
   /** Row `i` counted from the oldest held row. */
@@ -48,10 +66,10 @@ export class ScrollbackStore {
     if (i < 0 || i >= this._length) return '';
     const k = i + this._skip;
     const b = Math.floor(k / BLOCK_ROWS);
-    if (b >= this._blocks.length) return this._tail[k - this._blocks.length * BLOCK_ROWS];
-    const { text, ends } = this._blocks[b];
-    const r = k - b * BLOCK_ROWS;
-    return text.slice(r === 0 ? 0 : ends[r - 1] + 1, ends[r]);
+    const inTail = b >= this._blocks.length;
+    const { bytes, ends } = inTail ? { bytes: this._tail, ends: this._tailEnds } : this._blocks[b];
+    const r = inTail ? k - this._blocks.length * BLOCK_ROWS : k - b * BLOCK_ROWS;
+    return bytes.toString('utf8', r === 0 ? 0 : ends[r - 1], ends[r]);
   }
 
   /**
@@ -61,7 +79,7 @@ export class ScrollbackStore {
   clear(alsoGone = 0): void {
     this._dropped += this._length + alsoGone;
     this._blocks = [];
-    this._tail = [];
+    this._tailRows = 0;
     this._skip = 0;
     this._length = 0;
   }
@@ -72,17 +90,45 @@ export class ScrollbackStore {
     this._trim();
   }
 
+  private _tailBytes(): number {
+    return this._tailRows === 0 ? 0 : this._tailEnds[this._tailRows - 1];
+  }
+
+  /** Makes room for `more` bytes after `at` in the tail. */
+  private _room(at: number, more: number): void {
+    if (at + more <= this._tail.length) return;
+    const grown = Buffer.allocUnsafeSlow(Math.max(at + more, this._tail.length * 2, 4096));
+    this._tail.copy(grown, 0, 0, at);
+    this._tail = grown;
+  }
+
+  private _added(end: number): void {
+    this._tailEnds[this._tailRows++] = end;
+    this._length++;
+    if (this._tailRows >= BLOCK_ROWS) this._seal();
+    this._trim();
+  }
+
+  /** The full tail becomes a block of its exact size; the tail's buffer is reused. */
   private _seal(): void {
-    const rows = this._tail;
-    const ends = new Uint32Array(rows.length);
-    let at = 0;
-    for (let i = 0; i < rows.length; i++) {
-      at += rows[i].length;
-      ends[i] = at;
-      at++; // the '\n' between rows
+    const size = this._tailBytes();
+    const bytes = Buffer.allocUnsafeSlow(size);
+    this._tail.copy(bytes, 0, 0, size);
+    this._blocks.push({ bytes, ends: this._tailEnds.slice(0, this._tailRows) });
+    this._tailRows = 0;
+  }
+
+  /** Drops the oldest `n` rows of the tail (only when no block is left). */
+  private _dropTail(n: number): void {
+    if (n <= 0) return;
+    if (n >= this._tailRows) {
+      this._tailRows = 0;
+      return;
     }
-    this._blocks.push({ text: rows.join('\n'), ends });
-    this._tail = [];
+    const cut = this._tailEnds[n - 1];
+    this._tail.copy(this._tail, 0, cut, this._tailBytes());
+    for (let i = n; i < this._tailRows; i++) this._tailEnds[i - n] = this._tailEnds[i] - cut;
+    this._tailRows -= n;
   }
 
   private _trim(): void {
@@ -91,7 +137,7 @@ export class ScrollbackStore {
       this._dropped += over;
       this._length -= over;
       if (this._blocks.length === 0) {
-        this._tail.splice(0, over);
+        this._dropTail(over);
         return;
       }
       this._skip += over;
@@ -103,7 +149,7 @@ export class ScrollbackStore {
       }
       if (this._blocks.length === 0 && this._skip > 0) {
         // Everything sealed is gone and more must go: the rest comes off the tail.
-        this._tail.splice(0, this._skip);
+        this._dropTail(this._skip);
         this._skip = 0;
       }
     }

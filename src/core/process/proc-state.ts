@@ -351,6 +351,16 @@ function isDead(state: string): boolean {
 }
 
 /**
+ * True when the session's shell has ended (gone from /proc, or a zombie not yet reaped): it reports
+ * nothing more. False where /proc cannot tell (not Linux).
+ */
+export function shellHasEnded(shellPid: number): boolean {
+  if (process.platform !== 'linux' || !isValidPid(shellPid)) return false;
+  const stat = readStat(`/proc/${shellPid}/stat`);
+  return stat === null || isDead(stat.state);
+}
+
+/**
  * Pids of the processes whose process group is `pgid`, by one pass over /proc/<n>/stat (numeric entries
  * only — /proc lists thread-group leaders, i.e. processes). Null when /proc cannot be listed.
  */

@@ -23,13 +23,14 @@ export type CursorLineQuery = () => Promise<{ text: string; alternate: boolean }
  */
 export class SecretJudge {
   /**
-   * @param _fd the PTY's master side (the mode is read there synchronously), when known
+   * @param _fd the PTY's master side now (the mode is read there synchronously); undefined when
+   *   unknown or closed (a session that was closed hangs its terminal up)
    * @param _ttyPath the slave (stty reads it where the mode cannot be read synchronously)
    * @param _cursorLine the line at the cursor, answered for the output read up to the call
    * @param _atShellPrompt the shell integration says the shell itself edits a command line
    */
   constructor(
-    private readonly _fd: number | undefined,
+    private readonly _fd: () => number | undefined,
     private readonly _ttyPath: string | undefined,
     private readonly _cursorLine: CursorLineQuery,
     private readonly _atShellPrompt: () => boolean,
@@ -37,7 +38,7 @@ export class SecretJudge {
 
   /** The terminal's mode now, read synchronously; null where it cannot be read so. */
   modeNow(): LineMode | null {
-    return lineModeOfFd(this._fd);
+    return lineModeOfFd(this._fd());
   }
 
   /** Whether the program asks for a secret now (probes, `pty/send`, the agents' guard). */

@@ -13,6 +13,7 @@ import { HumanInput } from './human-input';
 import { TypedLine } from './typed-line';
 import type { Recorder } from './recorder';
 import { probeInputWait } from '../process/input-wait';
+import { terminalOf } from '../process/proc-state';
 import { InputWatch } from './input-watch';
 import { masterFdOf, ptyInputWriter, ptyQueuedWrites } from './pty-input';
 import { judgement, SecretJudge } from './secret-judge';
@@ -139,6 +140,8 @@ export class Session extends Disposable {
   private _resolveExited!: (e: ExitInfo) => void;
   /** SIGKILL for a process group that ignored the SIGHUP of `kill()`. */
   private readonly _killTimer = this._register(new MutableDisposable());
+  /** `kill()` closed the PTY master: nothing is written to or read from its descriptor any more. */
+  private _hungUp = false;
   /** The send that holds the session (one at a time, docs/guarantees.md#error-codes-beyond-json-rpc); undefined when none does. */
   sendOwner: object | undefined;
   /** True while a `pty/send` holds the session. */
@@ -213,7 +216,8 @@ export class Session extends Disposable {
     this._writeInput = ptyInputWriter(this._pty);
     this._queuedWrites = ptyQueuedWrites(this._pty);
     this.secretJudge = new SecretJudge(
-      masterFdOf(this._pty),
+      // Once hung up, the descriptor is closed and its number may be another file's.
+      () => (this._hungUp ? undefined : masterFdOf(this._pty)),
       this.ttyPath,
       () => this.mirror.query('lineBeforeCursor'),
       // The shell's own line editor reads keys without echo too; the integration says when it does.
@@ -247,7 +251,7 @@ export class Session extends Disposable {
    * answers in memory for a program that reads none of them.
    */
   private _answer(answer: string): void {
-    if (this.running && this._queuedWrites() < SessionTuning.MaxQueuedWritesForAnswers) this._writeInput(answer);
+    if (this.running && !this._hungUp && this._queuedWrites() < SessionTuning.MaxQueuedWritesForAnswers) this._writeInput(answer);
   }
 
   /** One `bell` event per burst of bells: `yes $'\a'` must not flood the event log. */
@@ -376,7 +380,7 @@ export class Session extends Disposable {
       if (view.colors) this.mirror.setColors(view.colors);
       data = view.text;
     }
-    if (!this.running || data.length === 0) return 0;
+    if (!this.running || this._hungUp || data.length === 0) return 0;
     // Read before the line is submitted below: Enter ends the secret, yet it is part of it.
     const secret = this.secretInput;
     // The terminal's mode the moment the bytes reach it (about 5 µs), only when someone keeps text.
@@ -419,12 +423,15 @@ export class Session extends Disposable {
   resize(cols: number, rows: number): void {
     if (cols === this.cols && rows === this.rows) return;
     this.mirror.resize(cols, rows);
-    if (this.running) this._pty.resize(cols, rows);
+    if (this.running && !this._hungUp) this._pty.resize(cols, rows);
     this._onDidChange.fire();
     this.emitEvent({ type: 'resize', cols, rows });
   }
 
-  /** Ends the program: SIGHUP (as a closing terminal does), then SIGKILL to its group if it lingers. */
+  /**
+   * Ends the program as a terminal that closes does: SIGHUP, and the terminal hangs up
+   * (`_hangUp`); SIGKILL to its group if it lingers (a program that ignores the hang-up).
+   */
   kill(): void {
     if (!this.running) return;
     try {
@@ -432,6 +439,7 @@ export class Session extends Disposable {
     } catch {
       // already gone
     }
+    this._hangUp();
     // A second kill() within the grace keeps the first deadline.
     if (this._killTimer.value) return;
     this._killTimer.value = disposableTimeout(
@@ -451,6 +459,45 @@ export class Session extends Disposable {
       SessionTuning.KillGraceMs,
       { unref: true },
     );
+  }
+
+  /**
+   * Closes the PTY master after the SIGHUP, so the kernel hangs the terminal up: a program asleep
+   * reading it wakes (EIO) and acts on the signal. The signal alone is not enough: a SIGHUP that
+   * reaches bash while it starts, before readline has put in its own handler, only sets bash's
+   * flag, which bash looks at again when readline returns, and readline then waits for a key for
+   * ever (docs/architecture.md, "Ending a session"). What the program wrote before is read first.
+   */
+  private _hangUp(): void {
+    if (this._hungUp) return;
+    const socket = (this._pty as unknown as { _socket?: tty.ReadStream })._socket;
+    const fd = masterFdOf(this._pty);
+    if (!socket || typeof socket.destroy !== 'function' || fd === undefined) return;
+    // On Linux, node-pty's child holds every signal until it has made the terminal its own (forkpty);
+    // a hang-up before that fails it (exit 1), while the SIGHUP it holds ends it once it lets them in.
+    if (process.platform === 'linux' && terminalOf(this.pid) === null) return;
+    // What the stream holds (it may be paused), then what the kernel holds: the program's last output.
+    // read() hands what it returns to the 'data' listeners, as reading on would have.
+    while (socket.readableLength > 0) if (socket.read() === null) break;
+    this._readPending(fd);
+    this._hungUp = true;
+    socket.destroy();
+  }
+
+  /** Reads what the kernel holds for the PTY master, without waiting (it is non-blocking), into the session. */
+  private _readPending(fd: number): void {
+    const buf = Buffer.allocUnsafe(64 * 1024);
+    for (let total = 0; total < SessionTuning.EofDrainMaxBytes; ) {
+      let n: number;
+      try {
+        n = fs.readSync(fd, buf, 0, buf.length, null);
+      } catch {
+        break; // EIO: nothing left; EAGAIN: nothing now
+      }
+      if (n <= 0) break;
+      total += n;
+      this._handleData(Buffer.from(buf.subarray(0, n))); // a copy: the ring, subscribers and the parser keep it
+    }
   }
 
   private _handleData(chunk: Buffer): void {
@@ -520,8 +567,9 @@ export class Session extends Disposable {
   }
 
   private _maybeResume(): void {
-    // Half the limit: the parser keeps work while the PTY refills.
-    if (this._pauses.has('parser') && this.mirror.pendingBytes <= this.mirror.backlogLimit / 2) this._setPaused('parser', false);
+    // Three quarters of the limit: the parser keeps work while the PTY refills, and the limit is
+    // small (a few ms of parsing), so reading resumes at the first notice below it.
+    if (this._pauses.has('parser') && this.mirror.pendingBytes <= (this.mirror.backlogLimit * 3) / 4) this._setPaused('parser', false);
   }
 
   /**
@@ -535,7 +583,8 @@ export class Session extends Disposable {
     const realDestroy = socket.destroy.bind(socket);
     let drainStarted = false;
     socket.destroy = ((err?: Error) => {
-      if (this.isDisposed || drainStarted) return realDestroy(err);
+      // After a hang-up (kill) there is nothing left to drain: the master is closed at once.
+      if (this.isDisposed || drainStarted || this._hungUp) return realDestroy(err);
       drainStarted = true;
       this._draining = true;
       // The program is gone: whatever holds the PTY, what the kernel still has must be read now.
@@ -565,19 +614,9 @@ export class Session extends Disposable {
     const fd = (this._pty as unknown as { _fd?: number })._fd;
     if (!socket || typeof socket.prependListener !== 'function' || typeof fd !== 'number') return;
     socket.prependListener('end', () => {
-      if (this.isDisposed) return;
-      const buf = Buffer.allocUnsafe(64 * 1024);
-      for (let total = 0; total < SessionTuning.EofDrainMaxBytes; ) {
-        let n: number;
-        try {
-          n = fs.readSync(fd, buf, 0, buf.length, null);
-        } catch {
-          break; // EIO: nothing left; EAGAIN: nothing now
-        }
-        if (n <= 0) break;
-        total += n;
-        this._handleData(Buffer.from(buf.subarray(0, n))); // a copy: the ring, subscribers and the parser keep it
-      }
+      // Hung up: the descriptor is closed, and its number may already be another file's.
+      if (this.isDisposed || this._hungUp) return;
+      this._readPending(fd);
     });
   }
 

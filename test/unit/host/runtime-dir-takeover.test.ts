@@ -6,8 +6,7 @@
 // under random names, and a taken-over directory stops the host listening there, in one line.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import * as crypto from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -17,52 +16,13 @@ import { RpcClient } from '../../../src/transport/client/rpc-client';
 import { connect, rejectsWith, startHost, until } from '../../helpers/host';
 import { startHttpHost } from '../../helpers/http';
 import { buildCli, CLI } from '../../helpers/protocol';
+import { LocalUser, localUserSkip as secondUserSkip } from '../../helpers/local-user';
 
 const TEST_TIMEOUT = 60_000;
 const SERVER_ERROR = -32000;
 
-/** What a second local user needs: root to make one, Linux's useradd and runuser. */
-const secondUserSkip = (() => {
-  if (process.platform !== 'linux' || process.getuid?.() !== 0) return 'needs root on Linux to make a second local user';
-  for (const tool of ['useradd', 'userdel', 'runuser']) if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) return `needs ${tool}`;
-  return false;
-})();
-
 const base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-takeover-'));
 after(() => fs.rmSync(base, { recursive: true, force: true }));
-
-/** A local user of its own for the attacker, made by `useradd` and removed afterwards. */
-class SecondUser {
-  private constructor(
-    readonly name: string,
-    readonly uid: number,
-  ) {}
-
-  static create(): SecondUser {
-    const name = `sptatk${crypto.randomBytes(4).toString('hex')}`;
-    // Other suites may add users at the same moment: /etc/passwd is locked meanwhile, so try again.
-    for (let attempt = 0; ; attempt++) {
-      const r = spawnSync('useradd', ['-M', '-s', '/usr/sbin/nologin', name], { encoding: 'utf8' });
-      if (r.status === 0) break;
-      if (attempt >= 20) throw new Error(`useradd ${name}: ${r.stderr}`);
-      spawnSync('sleep', ['0.2']);
-    }
-    return new SecondUser(name, Number(spawnSync('id', ['-u', name], { encoding: 'utf8' }).stdout.trim()));
-  }
-
-  /** Runs a shell script as this user (synchronously: an in-process host waits meanwhile). */
-  run(script: string): void {
-    const r = spawnSync('runuser', ['-u', this.name, '--', 'sh', '-euc', script], { encoding: 'utf8' });
-    assert.equal(r.status, 0, `as ${this.name}: ${script}\n${r.stderr}`);
-  }
-
-  remove(): void {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      if (spawnSync('userdel', [this.name]).status === 0) return;
-      spawnSync('sleep', ['0.2']);
-    }
-  }
-}
 
 /** The entries of `dir` with their owner, for comparing before and after. */
 function entries(dir: string): string[] {
@@ -70,11 +30,11 @@ function entries(dir: string): string[] {
 }
 
 describe('a runtime directory another local user re-creates under a running host', () => {
-  let attacker: SecondUser;
+  let attacker: LocalUser;
   let host: ChildProcess | undefined;
   before(() => {
     buildCli();
-    if (!secondUserSkip) attacker = SecondUser.create();
+    if (!secondUserSkip) attacker = LocalUser.create({}, 'sptatk');
   });
   after(() => {
     host?.kill('SIGKILL');

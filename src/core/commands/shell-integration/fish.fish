@@ -61,8 +61,9 @@ else
         printf '%s> ' (prompt_pwd)
     end
 end
+# The user's prompt runs first, so its $status and $pipestatus are the command's (a prompt
+# that shows a failed status shows it); its output goes between the marks unchanged.
 function fish_prompt
-    printf '\e]633;A\a'
-    __spty_user_prompt
-    printf '\e]633;B\a'
+    set -l prompt (__spty_user_prompt | string collect --no-trim-newlines)
+    printf '\e]633;A\a%s\e]633;B\a' "$prompt"
 end

@@ -34,13 +34,24 @@ function makeHome(files: Record<string, string>): string {
   fs.writeFileSync(tool, '#!/bin/sh\necho my-tool-ran\n');
   fs.chmodSync(tool, 0o755);
   for (const [name, text] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(home, name)), { recursive: true });
+    // A name that ends in `/` is a folder.
+    fs.mkdirSync(name.endsWith('/') ? path.join(home, name) : path.dirname(path.join(home, name)), { recursive: true });
+    if (name.endsWith('/')) continue;
     fs.writeFileSync(path.join(home, name), text);
   }
   return home;
 }
 
 const BASHRC = `PS1='my> '\nalias hi='echo hello-from-my-alias'\nexport PATH="$HOME/bin:$PATH"\n`;
+/**
+ * What a fish that has run before leaves in its home. Without generated completions fish starts
+ * generating them from every man page, in the background of the shell's own process group, at
+ * every start: 20 s of CPU that starved the machine, and a foreground that never looks idle.
+ */
+const FISH_HOME = {
+  '.config/fish/fish_variables': '# VERSION: 3.0\nSETUVAR __fish_initialized:3400\n',
+  '.local/share/fish/generated_completions/': '',
+};
 
 let h: Host;
 let c: RpcClient;
@@ -58,10 +69,11 @@ after(async () => {
 });
 
 /** A session of `command` (no arguments: an interactive shell) in a HOME with `files`, at its first prompt. */
-async function openShell(command: string, files: Record<string, string>, env: Record<string, string> = {}, args: string[] = []) {
+async function openShell(command: string, files: Record<string, string>, env: Record<string, string> | ((home: string) => Record<string, string>) = {}, args: string[] = []) {
   const home = makeHome(files);
   homes.push(home);
-  const info = await c.request<SessionInfo>('session/create', { command, args, cwd: home, env: { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), ...env }, cols: 100, rows: 30 });
+  const extra = typeof env === 'function' ? env(home) : env;
+  const info = await c.request<SessionInfo>('session/create', { command, args, cwd: home, env: { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), ...extra }, cols: 100, rows: 30 });
   const session = info.id;
   await until(async () => (await c.request<{ screen: string }>('pty/read', { session })).screen.trimEnd().endsWith('>'), 15_000, `${command}'s first prompt`);
   const send = (text: string, timeout = 20_000) => c.request<SendResult>('pty/send', { session, text, timeout });
@@ -71,213 +83,319 @@ async function openShell(command: string, files: Record<string, string>, env: Re
   return { info, session, home, send, commands, output };
 }
 
-describe('bash, started interactively, reports its commands', () => {
-  test('exit codes: `false; true` is 0, `false` is 1, a subshell `(exit 3)` is 3; pty/send returns command_done with the record', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('bash', { '.bashrc': BASHRC });
-    assert.equal(s.info.integration, true);
-    const both = await s.send('false; true');
-    assert.equal(both.waitReason, 'command_done');
-    assert.equal(both.exitCode, 0);
-    assert.equal(both.command?.command, 'false; true');
-    const one = await s.send('false');
-    assert.equal(one.waitReason, 'command_done');
-    assert.equal(one.exitCode, 1);
-    const sub = await s.send('(exit 3)');
-    assert.equal(sub.exitCode, 3);
-    assert.equal(sub.command?.command, '(exit 3)');
-    const list = await s.commands();
-    assert.deepEqual(list.map((r) => [r.command, r.exitCode]), [['false; true', 0], ['false', 1], ['(exit 3)', 3]]);
-    assert.deepEqual(list.map((r) => r.id), [1, 2, 3]);
-    for (const r of list) {
-      assert.equal(r.cwd, s.home);
-      assert.equal(new Date(r.startedAt).toISOString(), r.startedAt);
-      assert.ok(r.durationMs !== null && r.durationMs >= 0);
-      assert.ok(r.endCursor !== null && r.endCursor >= r.startCursor);
-    }
+/**
+ * What differs between the shells for one behaviour: their start-up files, their syntax, where
+ * they keep their history. Every test below runs over all three with these (docs/protocol.md#ptycommands).
+ */
+interface ShellCase {
+  shell: 'bash' | 'zsh' | 'fish';
+  /** The user's start-up files: the prompt `my> `, an alias `hi`, `~/bin` on PATH, FROM_RC exported; `extra` is appended to the rc file. */
+  files(extra?: string): Record<string, string>;
+  /** A command whose status is 3, run by the shell in a child (a subshell where the shell has them). */
+  exit3: string;
+  /** A loop over three lines, printing `line N` for each, and how its record's text reads. */
+  loop: { text: string; command: RegExp };
+  /** A here-document (bash and zsh; fish has none). */
+  heredoc: boolean;
+  /** rc lines that keep repeats and lines that start with a space out of the history. */
+  historySkips: string;
+  /** rc lines: a hook before each prompt that keeps the last status in LAST_STATUS and numbers the prompt `nN> `. */
+  promptHook: string;
+  /** A login shell: its arguments, the login files (an alias `hi` there), and a command that succeeds only in a login shell. */
+  login: { args: string[]; files: Record<string, string>; check: string; checkExit: number };
+  /** Arguments that make the shell skip the user's files or run something else: not integrated. */
+  leftAlone: { args: string[]; env: Record<string, string> };
+  /** Where the history goes when the shell exits, and the command lines in it. */
+  history: { file: string; lines(text: string): string[] };
+}
+
+const SHELL_CASES: ShellCase[] = [
+  {
+    shell: 'bash',
+    files: (extra = '') => ({ '.bashrc': `${BASHRC}export FROM_RC=yes\n${extra}` }),
+    exit3: '(exit 3)',
+    // bash keeps a multi-line command in its history as one line (cmdhist): that is its text.
+    loop: { text: 'for n in 1 2 3; do\n  echo "line $n"\ndone', command: /^for n in 1 2 3; do\s+echo "line \$n";?\s+done$/ },
+    heredoc: true,
+    // Debian's default.
+    historySkips: 'HISTCONTROL=ignoreboth\n',
+    promptHook: `PROMPT_COMMAND='LAST_STATUS=$?; PS1="n$((n++))> "'\n`,
+    // bash reads no init file as a login shell: it runs as an interactive shell that reads the
+    // login files itself, so `login_shell` is off (docs/protocol.md#ptycommands).
+    login: { args: ['-l'], files: { '.bash_profile': `PS1='login> '\nalias hi='echo hello-from-profile'\n` }, check: 'shopt -q login_shell', checkExit: 1 },
+    leftAlone: { args: ['--norc', '-i'], env: { PS1: 'plain> ' } },
+    history: { file: '.bash_history', lines: (text) => text.split('\n').filter(Boolean) },
+  },
+  {
+    shell: 'zsh',
+    files: (extra = '') => ({
+      '.zshenv': 'export FROM_RC=yes\n',
+      '.zshrc': `PS1='my> '\nalias hi='echo hello-from-my-alias'\npath=($HOME/bin $path)\nHISTFILE=$HOME/.zsh_history\nHISTSIZE=100\nSAVEHIST=100\n${extra}`,
+    }),
+    exit3: '(exit 3)',
+    loop: { text: 'for n in 1 2 3; do\n  echo "line $n"\ndone', command: /^for n in 1 2 3; do\n  echo "line \$n"\ndone$/ },
+    heredoc: true,
+    historySkips: 'setopt HIST_IGNORE_SPACE HIST_IGNORE_DUPS\n',
+    promptHook: `precmd() { LAST_STATUS=$?; PS1="n$((n++))> "; }\n`,
+    login: { args: ['-l'], files: { '.zprofile': `alias hi='echo hello-from-profile'\n`, '.zshrc': `PS1='login> '\n` }, check: '[[ -o login ]]', checkExit: 0 },
+    leftAlone: { args: ['-f', '-i'], env: { PS1: 'plain> ' } },
+    history: { file: '.zsh_history', lines: (text) => text.split('\n').filter(Boolean) },
+  },
+  {
+    shell: 'fish',
+    files: (extra = '') => ({
+      '.config/fish/config.fish': `function fish_prompt; printf 'my> '; end\nset -g fish_greeting\nalias hi 'echo hello-from-my-alias'\nset -gx PATH $HOME/bin $PATH\nset -gx FROM_RC yes\n${extra}`,
+      ...FISH_HOME,
+    }),
+    // fish has no subshell: a child shell's status.
+    exit3: "sh -c 'exit 3'",
+    loop: { text: 'for n in 1 2 3\n  echo "line $n"\nend', command: /^for n in 1 2 3\n\s*echo "line \$n"\nend$/ },
+    heredoc: false,
+    // fish keeps no line that starts with a space, and no repeat of the line before, of its own accord.
+    historySkips: '',
+    promptHook: `set -g n 0\nfunction fish_prompt; set -g LAST_STATUS $status; printf 'n%s> ' $n; set -g n (math $n + 1); end\n`,
+    login: {
+      args: ['-l'],
+      files: {
+        '.config/fish/config.fish': `function fish_prompt; printf 'login> '; end\nset -g fish_greeting\nif status is-login\n  alias hi 'echo hello-from-profile'\nend\n`,
+        ...FISH_HOME,
+      },
+      check: 'status is-login',
+      checkExit: 0,
+    },
+    leftAlone: { args: ['-i', '--no-config', '--init-command', "function fish_prompt; printf 'plain> '; end"], env: {} },
+    history: { file: '.local/share/fish/fish_history', lines: (text) => [...text.matchAll(/^- cmd: (.*)$/gm)].map((m) => m[1]!) },
+  },
+];
+
+/**
+ * A record's output is the command's own. zsh prints its PROMPT_SP mark (`%`, `#` for root, then
+ * spaces up to the margin) before its prompt hooks can report the end, so its records end with
+ * that mark (docs/protocol.md#ptycommands); nothing else is added.
+ */
+function assertOwnOutput(sh: ShellCase, actual: string, expected: string): void {
+  if (sh.shell === 'zsh') {
+    assert.match(actual, /[%#] *$/, 'zsh\'s PROMPT_SP mark ends the record');
+    actual = actual.replace(/[%#] *$/, '');
+  }
+  assert.equal(actual, expected);
+}
+
+for (const sh of SHELL_CASES) {
+  const skip = !hasShell(sh.shell) && `${sh.shell} is not installed (apt-get install ${sh.shell})`;
+  const open = (extra?: string, env: Record<string, string> = {}, args: string[] = []) => openShell(sh.shell, sh.files(extra), env, args);
+
+  describe(`${sh.shell}, started interactively, reports its commands`, () => {
+    test(`exit codes: \`false; true\` is 0, \`false\` is 1, \`${sh.exit3}\` is 3; pty/send returns command_done with the record`, { skip, timeout: TEST_TIMEOUT }, async () => {
+      const s = await open();
+      assert.equal(s.info.integration, true);
+      const both = await s.send('false; true');
+      assert.equal(both.waitReason, 'command_done');
+      assert.equal(both.exitCode, 0);
+      assert.equal(both.command?.command, 'false; true');
+      const one = await s.send('false');
+      assert.equal(one.waitReason, 'command_done');
+      assert.equal(one.exitCode, 1);
+      const sub = await s.send(sh.exit3);
+      assert.equal(sub.exitCode, 3);
+      assert.equal(sub.command?.command, sh.exit3);
+      const list = await s.commands();
+      assert.deepEqual(list.map((r) => [r.command, r.exitCode]), [['false; true', 0], ['false', 1], [sh.exit3, 3]]);
+      assert.deepEqual(list.map((r) => r.id), [1, 2, 3]);
+      for (const r of list) {
+        assert.equal(r.cwd, s.home);
+        assert.equal(new Date(r.startedAt).toISOString(), r.startedAt);
+        assert.ok(r.durationMs !== null && r.durationMs >= 0);
+        assert.ok(r.endCursor !== null && r.endCursor >= r.startCursor);
+      }
+    });
+
+    test('the output between a record\'s cursors is exactly the command\'s own output', { skip, timeout: TEST_TIMEOUT }, async () => {
+      const s = await open();
+      const r = await s.send(`printf 'first\\nsecond\\n'`);
+      assertOwnOutput(sh, await s.output(r.command!), 'first\nsecond\n');
+      // And reading from startCursor on, as a client that follows a command would.
+      const from = await c.request<{ data: string }>('pty/output', { session: s.session, since: r.command!.startCursor, strip: true });
+      assert.ok(from.data.startsWith('first\nsecond\n'), JSON.stringify(from.data));
+    });
+
+    test(`a multi-line command (a loop, a quoted string over two lines${sh.heredoc ? ', a here-document' : ''}) is one record with its whole text`, { skip, timeout: TEST_TIMEOUT }, async () => {
+      const s = await open();
+      const loop = await s.send(sh.loop.text);
+      assert.equal(loop.waitReason, 'command_done');
+      assert.equal(loop.exitCode, 0);
+      assert.match(loop.command!.command, sh.loop.command);
+      assertOwnOutput(sh, await s.output(loop.command!), 'line 1\nline 2\nline 3\n');
+      const quoted = await s.send("echo 'semi;colon\nsecond line'");
+      assert.equal(quoted.command!.command, "echo 'semi;colon\nsecond line'");
+      assertOwnOutput(sh, await s.output(quoted.command!), 'semi;colon\nsecond line\n');
+      if (sh.heredoc) {
+        const doc = await s.send('cat <<EOF\nsemi;colon back\\slash\nEOF');
+        assert.equal(doc.command!.command, 'cat <<EOF\nsemi;colon back\\slash\nEOF');
+        assertOwnOutput(sh, await s.output(doc.command!), 'semi;colon back\\slash\n');
+      }
+      assert.equal((await s.commands()).length, sh.heredoc ? 3 : 2);
+    });
+
+    test('a command that reads a line: send returns stdin_read while it runs, and command_done with its status once it has its line', { skip, timeout: TEST_TIMEOUT }, async () => {
+      const s = await open();
+      const asked = await s.send('read answer; echo "got [$answer]"; false');
+      assert.equal(asked.waitReason, 'stdin_read');
+      assert.equal(asked.command?.exitCode, null);
+      assert.equal(asked.exitCode, undefined);
+      const answered = await s.send('forty two');
+      assert.equal(answered.waitReason, 'command_done');
+      assert.equal(answered.exitCode, 1);
+      assert.match(answered.output, /got \[forty two\]/);
+      assert.deepEqual((await s.commands()).map((r) => [r.command, r.exitCode]), [['read answer; echo "got [$answer]"; false', 1]]);
+    });
+
+    test('lines the history skips (a repeat, a line that starts with a space) still have their text', { skip, timeout: TEST_TIMEOUT }, async () => {
+      const s = await open(sh.historySkips);
+      await s.send('echo same; echo twice');
+      await s.send('echo same; echo twice');
+      await s.send(' echo not-in-history');
+      assert.deepEqual((await s.commands()).map((r) => r.command), ['echo same; echo twice', 'echo same; echo twice', 'echo not-in-history']);
+    });
+
+    test('the history holds the user\'s command lines and nothing of the integration', { skip, timeout: TEST_TIMEOUT }, async () => {
+      const s = await open();
+      await s.send('echo one');
+      await s.send('cd /');
+      await s.send('echo two');
+      const bye = await s.send('exit');
+      assert.equal(bye.waitReason, 'session_exit');
+      const file = path.join(s.home, sh.history.file);
+      const lines = await until(() => fs.existsSync(file) && sh.history.lines(fs.readFileSync(file, 'utf8')), 10_000, `${sh.shell}'s history file`);
+      assert.deepEqual([...lines].sort(), ['cd /', 'echo one', 'echo two', 'exit']);
+    });
+
+    test('Ctrl+C at the prompt and an empty line make no record; Ctrl+C ends a running command with 130', { skip, timeout: TEST_TIMEOUT }, async () => {
+      const s = await open();
+      await c.request('pty/write', { session: s.session, action: [{ text: 'echo never-run' }, { key: 'Ctrl+C' }] });
+      const empty = await s.send('');
+      assert.equal(empty.waitReason, 'stdin_read');
+      assert.equal(empty.command, undefined);
+      const after = await s.send('echo ran');
+      assert.equal(after.exitCode, 0);
+      assert.deepEqual((await s.commands()).map((r) => r.command), ['echo ran']);
+      // The program prints once it has the terminal: Ctrl+C then reaches it, not the shell.
+      const long = "sh -c 'echo $((6*7))-running; exec sleep 60'";
+      await c.request('pty/write', { session: s.session, action: [{ text: long }, { key: 'Enter' }] });
+      await until(async () => /^42-running$/m.test((await c.request<{ screen: string }>('pty/read', { session: s.session })).screen), 10_000, 'the program to run');
+      await c.request('pty/write', { session: s.session, action: { key: 'Ctrl+C' } });
+      const ended = await until(async () => (await s.commands()).find((r) => r.command === long && r.exitCode !== null), 10_000, 'the program to end');
+      assert.equal(ended.exitCode, 130);
+    });
+
+    test('`cd /tmp` moves the session\'s cwd and the cwd of the commands after it', { skip, timeout: TEST_TIMEOUT }, async () => {
+      const s = await open();
+      const tmp = fs.realpathSync(os.tmpdir());
+      await s.send(`cd ${tmp}`);
+      const info = await c.request<SessionInfo>('pty/info', { session: s.session });
+      assert.equal(info.cwd, tmp);
+      await s.send('pwd');
+      assert.deepEqual((await s.commands()).map((r) => r.cwd), [s.home, tmp]);
+      const listed = (await c.request<{ sessions: SessionInfo[] }>('session/list', {})).sessions.find((x) => x.id === s.session);
+      assert.equal(listed?.cwd, tmp);
+    });
+
+    test(`a nested ${sh.shell} is not integrated; the outer record for \`${sh.shell}\` ends, with its status, when it exits`, { skip, timeout: TEST_TIMEOUT }, async () => {
+      const s = await open();
+      const inner = await s.send(sh.shell);
+      // The inner shell waits at its prompt: the command is running and waits for input.
+      assert.equal(inner.waitReason, 'stdin_read');
+      assert.equal(inner.command?.command, sh.shell);
+      assert.equal(inner.command?.exitCode, null);
+      assert.equal(inner.exitCode, undefined);
+      const typed = await s.send('echo in-the-inner-shell');
+      assert.equal(typed.waitReason, 'stdin_read');
+      assert.match(typed.output, /in-the-inner-shell/);
+      const out = await s.send('exit 4');
+      assert.equal(out.waitReason, 'command_done');
+      assert.equal(out.exitCode, 4);
+      const list = await s.commands();
+      assert.deepEqual(list.map((r) => [r.command, r.exitCode]), [[sh.shell, 4]]);
+    });
+
+    test('the user\'s start-up files are still read: their prompt, alias, PATH and variables', { skip, timeout: TEST_TIMEOUT }, async () => {
+      const s = await open();
+      const alias = await s.send('hi');
+      assert.match(alias.output, /hello-from-my-alias/);
+      assert.equal(alias.command?.command, 'hi');
+      const tool = await s.send('my-tool');
+      assert.match(tool.output, /my-tool-ran/);
+      assert.equal(tool.exitCode, 0);
+      assert.match((await s.send('echo "rc=$FROM_RC"')).output, /^rc=yes$/m);
+      const screen = (await c.request<{ screen: string }>('pty/read', { session: s.session })).screen;
+      assert.match(screen, /^my>$/m);
+    });
+
+    test('the user\'s prompt hook still runs and sees the command\'s status; a prompt it makes anew is marked each time', { skip, timeout: TEST_TIMEOUT }, async () => {
+      const s = await open(sh.promptHook);
+      await s.send('false');
+      const shown = await s.send('echo "status-was-$LAST_STATUS"');
+      assert.match(shown.output, /^status-was-1$/m);
+      assert.equal(shown.exitCode, 0);
+      const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: shown.command!.endCursor! })).data;
+      assert.match(raw, /\x1b\]633;A\x07n\d+> \x1b\]633;B\x07/);
+    });
+
+    test(`a login ${sh.shell} (${sh.login.args.join(' ')}) reads the login files the user has`, { skip, timeout: TEST_TIMEOUT }, async () => {
+      const s = await openShell(sh.shell, sh.login.files, {}, sh.login.args);
+      assert.equal(s.info.integration, true);
+      assert.deepEqual(s.info.args, sh.login.args);
+      const r = await s.send('hi');
+      assert.match(r.output, /hello-from-profile/);
+      assert.equal(r.exitCode, 0);
+      const login = await s.send(sh.login.check);
+      assert.equal(login.waitReason, 'command_done');
+      assert.equal(login.exitCode, sh.login.checkExit);
+    });
+
+    test('the marks reach the output stream untouched (the editor\'s terminal gets them)', { skip, timeout: TEST_TIMEOUT }, async () => {
+      const s = await open();
+      await s.send('true');
+      const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: 0 })).data;
+      for (const mark of ['\x1b]633;A\x07', '\x1b]633;B\x07', '\x1b]633;E;true\x07', '\x1b]633;C\x07', '\x1b]633;D;0\x07', `\x1b]633;P;Cwd=${s.home}\x07`]) {
+        assert.ok(raw.includes(mark), `${JSON.stringify(mark)} in ${JSON.stringify(raw)}`);
+      }
+    });
+
+    test('SHARED_PTY_SHELL_INTEGRATION=0 turns it off: no marks, no records, send as before', { skip, timeout: TEST_TIMEOUT }, async () => {
+      const s = await open('', { SHARED_PTY_SHELL_INTEGRATION: '0' });
+      assert.equal(s.info.integration, false);
+      const r = await s.send('false');
+      assert.equal(r.waitReason, 'stdin_read');
+      assert.equal(r.exitCode, undefined);
+      assert.deepEqual(await c.request('pty/commands', { session: s.session }), { integration: false, commands: [] });
+      const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: 0 })).data;
+      assert.ok(!raw.includes('\x1b]633;'), raw);
+      // The user's files are read as ever.
+      assert.match((await s.send('hi')).output, /hello-from-my-alias/);
+    });
+
+    test(`a ${sh.shell} run with other arguments (${sh.leftAlone.args.slice(0, 2).join(' ')}) is left alone`, { skip, timeout: TEST_TIMEOUT }, async () => {
+      const s = await openShell(sh.shell, {}, sh.leftAlone.env, sh.leftAlone.args);
+      assert.equal(s.info.integration, false);
+      assert.equal((await s.send('false')).waitReason, 'stdin_read');
+    });
   });
+}
 
-  test('the output between a record\'s cursors is exactly the command\'s own output', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('bash', { '.bashrc': BASHRC });
-    const r = await s.send(`printf 'first\\nsecond\\n'`);
-    assert.equal(await s.output(r.command!), 'first\nsecond\n');
-    // And reading from startCursor on, as a client that follows a command would.
-    const from = await c.request<{ data: string }>('pty/output', { session: s.session, since: r.command!.startCursor, strip: true });
-    assert.ok(from.data.startsWith('first\nsecond\n'), JSON.stringify(from.data));
-  });
-
-  test('a multi-line command (a loop over lines, a here-document) is one record with its whole text', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('bash', { '.bashrc': BASHRC });
-    const loop = await s.send('for n in 1 2 3; do\n  echo "line $n"\ndone');
-    assert.equal(loop.waitReason, 'command_done');
-    assert.equal(loop.exitCode, 0);
-    assert.match(loop.command!.command, /^for n in 1 2 3; do\s+echo "line \$n";?\s+done$/);
-    assert.equal(await s.output(loop.command!), 'line 1\nline 2\nline 3\n');
-    const doc = await s.send('cat <<EOF\nsemi;colon back\\slash\nEOF');
-    assert.equal(doc.command!.command, 'cat <<EOF\nsemi;colon back\\slash\nEOF');
-    assert.equal(await s.output(doc.command!), 'semi;colon back\\slash\n');
-    assert.equal((await s.commands()).length, 2);
-  });
-
-  test('with HISTCONTROL=ignoreboth (Debian\'s default), a repeated line and a line the history skips still have their text', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('bash', { '.bashrc': `${BASHRC}HISTCONTROL=ignoreboth\n` });
-    await s.send('echo same; echo twice');
-    await s.send('echo same; echo twice');
-    await s.send(' echo not-in-history');
-    assert.deepEqual((await s.commands()).map((r) => r.command), ['echo same; echo twice', 'echo same; echo twice', 'echo not-in-history']);
-  });
-
-  test('Ctrl+C at the prompt and an empty line make no record', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('bash', { '.bashrc': BASHRC });
-    await c.request('pty/write', { session: s.session, action: [{ text: 'echo never-run' }, { key: 'Ctrl+C' }] });
-    const empty = await s.send('');
-    assert.equal(empty.waitReason, 'stdin_read');
-    assert.equal(empty.command, undefined);
-    const after = await s.send('echo ran');
-    assert.equal(after.exitCode, 0);
-    assert.deepEqual((await s.commands()).map((r) => r.command), ['echo ran']);
-  });
-
-  test('`cd /tmp` moves the session\'s cwd and the cwd of the commands after it', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('bash', { '.bashrc': BASHRC });
-    const tmp = fs.realpathSync(os.tmpdir());
-    await s.send(`cd ${tmp}`);
-    const info = await c.request<SessionInfo>('pty/info', { session: s.session });
-    assert.equal(info.cwd, tmp);
-    await s.send('pwd');
-    assert.deepEqual((await s.commands()).map((r) => r.cwd), [s.home, tmp]);
-    const listed = (await c.request<{ sessions: SessionInfo[] }>('session/list', {})).sessions.find((x) => x.id === s.session);
-    assert.equal(listed?.cwd, tmp);
-  });
-
-  test('a nested bash is not integrated; the outer record for `bash` ends, with its status, when it exits', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('bash', { '.bashrc': BASHRC });
-    const inner = await s.send('bash');
-    // The inner shell waits at its prompt: the command is running and waits for input.
-    assert.equal(inner.waitReason, 'stdin_read');
-    assert.equal(inner.command?.command, 'bash');
-    assert.equal(inner.command?.exitCode, null);
-    assert.equal(inner.exitCode, undefined);
-    const typed = await s.send('echo in-the-inner-shell');
-    assert.equal(typed.waitReason, 'stdin_read');
-    assert.match(typed.output, /in-the-inner-shell/);
-    const out = await s.send('exit 4');
-    assert.equal(out.waitReason, 'command_done');
-    assert.equal(out.exitCode, 4);
-    const list = await s.commands();
-    assert.deepEqual(list.map((r) => [r.command, r.exitCode]), [['bash', 4]]);
-  });
-
-  test('the user\'s .bashrc is still read: their prompt, alias and PATH work', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('bash', { '.bashrc': BASHRC });
-    const alias = await s.send('hi');
-    assert.match(alias.output, /hello-from-my-alias/);
-    assert.equal(alias.command?.command, 'hi');
-    const tool = await s.send('my-tool');
-    assert.match(tool.output, /my-tool-ran/);
-    assert.equal(tool.exitCode, 0);
-    const screen = (await c.request<{ screen: string }>('pty/read', { session: s.session })).screen;
-    assert.match(screen, /^my>$/m);
-  });
-
-  test('the user\'s PROMPT_COMMAND still runs and sees the command\'s status; a prompt it makes anew is marked each time', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('bash', { '.bashrc': `${BASHRC}PROMPT_COMMAND='LAST_STATUS=$?; PS1="n$((n++))> "'\n` });
-    await s.send('false');
-    const shown = await s.send('echo "status-was-$LAST_STATUS"');
-    assert.match(shown.output, /^status-was-1$/m);
-    assert.equal(shown.exitCode, 0);
-    const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: shown.command!.endCursor! })).data;
-    assert.match(raw, /\x1b\]633;A\x07n\d+> \x1b\]633;B\x07/);
-  });
-
-  test('a login bash (-l) reads the login files the user has', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('bash', { '.bash_profile': `PS1='login> '\nalias hi='echo hello-from-profile'\n` }, {}, ['-l']);
-    assert.equal(s.info.integration, true);
-    assert.deepEqual(s.info.args, ['-l']);
-    const r = await s.send('hi');
-    assert.match(r.output, /hello-from-profile/);
-    assert.equal(r.exitCode, 0);
-    assert.equal((await s.send('shopt -q login_shell; echo $?')).waitReason, 'command_done');
-  });
-
-  test('the marks reach the output stream untouched (the editor\'s terminal gets them)', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('bash', { '.bashrc': BASHRC });
-    await s.send('true');
-    const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: 0 })).data;
-    for (const mark of ['\x1b]633;A\x07', '\x1b]633;B\x07', '\x1b]633;E;true\x07', '\x1b]633;C\x07', '\x1b]633;D;0\x07', `\x1b]633;P;Cwd=${s.home}\x07`]) {
-      assert.ok(raw.includes(mark), `${JSON.stringify(mark)} in ${JSON.stringify(raw)}`);
-    }
-  });
-
-  test('SHARED_PTY_SHELL_INTEGRATION=0 turns it off: no marks, no records, send as before', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('bash', { '.bashrc': BASHRC }, { SHARED_PTY_SHELL_INTEGRATION: '0' });
-    assert.equal(s.info.integration, false);
-    const r = await s.send('false');
-    assert.equal(r.waitReason, 'stdin_read');
-    assert.equal(r.exitCode, undefined);
-    assert.deepEqual(await c.request('pty/commands', { session: s.session }), { integration: false, commands: [] });
-    const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: 0 })).data;
-    assert.ok(!raw.includes('\x1b]633;'), raw);
-    // The user's files are read as ever.
-    assert.match((await s.send('hi')).output, /hello-from-my-alias/);
-  });
-
-  test('a shell run with other arguments (a script, --norc) is left alone', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('bash', {}, { PS1: 'plain> ' }, ['--norc', '-i']);
-    assert.equal(s.info.integration, false);
-    assert.equal((await s.send('false')).waitReason, 'stdin_read');
-  });
-});
-
-const noZsh = !hasShell('zsh') && 'zsh is not installed (apt-get install zsh)';
-describe('zsh reports its commands', () => {
-  const ZSHRC = `PS1='z> '\nalias hi='echo hello-from-zsh-alias'\n`;
-
-  test('exit codes and cwd; the user\'s .zshenv and .zshrc are read, and ZDOTDIR is theirs again', { skip: noZsh, timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('zsh', { '.zshenv': 'export FROM_ZSHENV=yes\n', '.zshrc': ZSHRC });
-    assert.equal(s.info.integration, true);
-    assert.equal((await s.send('false')).exitCode, 1);
-    assert.equal((await s.send('(exit 3)')).exitCode, 3);
-    const both = await s.send('false; true');
-    assert.equal(both.exitCode, 0);
-    assert.equal(both.command?.command, 'false; true');
-    const tmp = fs.realpathSync(os.tmpdir());
-    await s.send(`cd ${tmp}`);
-    assert.equal((await c.request<SessionInfo>('pty/info', { session: s.session })).cwd, tmp);
-    const env = await s.send('hi; echo "env=$FROM_ZSHENV zdotdir=${ZDOTDIR-unset}"');
+describe('zsh reads the user\'s files where zsh would have', () => {
+  test('.zshenv and .zshrc from home, or from the user\'s ZDOTDIR; once started, ZDOTDIR is theirs again', { skip: !hasShell('zsh') && 'zsh is not installed (apt-get install zsh)', timeout: TEST_TIMEOUT }, async () => {
+    const ZSHRC = `PS1='z> '\nalias hi='echo hello-from-zsh-alias'\n`;
+    const atHome = await openShell('zsh', { '.zshenv': 'export FROM_ZSHENV=yes\n', '.zshrc': ZSHRC });
+    const env = await atHome.send('hi; echo "env=$FROM_ZSHENV zdotdir=${ZDOTDIR-unset}"');
     assert.match(env.output, /hello-from-zsh-alias/);
     assert.match(env.output, /env=yes zdotdir=unset/);
-    assert.deepEqual((await s.commands()).map((r) => r.exitCode), [1, 3, 0, 0, 0]);
-  });
-
-  test('Ctrl+C at the prompt makes no record', { skip: noZsh, timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('zsh', { '.zshrc': ZSHRC });
-    await c.request('pty/write', { session: s.session, action: [{ text: 'echo never-run' }, { key: 'Ctrl+C' }] });
-    assert.equal((await s.send('true')).exitCode, 0);
-    assert.deepEqual((await s.commands()).map((r) => r.command), ['true']);
-  });
-});
-
-const noFish = !hasShell('fish') && 'fish is not installed (apt-get install fish)';
-describe('fish reports its commands', () => {
-  const CONFIG = `function fish_prompt; printf 'f> '; end\nset -g fish_greeting\nalias hi 'echo hello-from-fish-alias'\n`;
-  // A fish that has run before: on a first run (no universal variables) fish starts generating
-  // completions from every man page in the background, 20 s of CPU that starved the machine.
-  const FISH_VARIABLES = 'SETUVAR __fish_initialized:3400\n';
-
-  test('exit codes and cwd; the user\'s config.fish is read', { skip: noFish, timeout: TEST_TIMEOUT }, async () => {
-    const s = await openShell('fish', { '.config/fish/config.fish': CONFIG, '.config/fish/fish_variables': FISH_VARIABLES });
-    assert.equal(s.info.integration, true);
-    assert.equal((await s.send('false')).exitCode, 1);
-    const three = await s.send("sh -c 'exit 3'");
-    assert.equal(three.exitCode, 3);
-    assert.equal(three.command?.command, "sh -c 'exit 3'");
-    const tmp = fs.realpathSync(os.tmpdir());
-    await s.send(`cd ${tmp}`);
-    assert.equal((await c.request<SessionInfo>('pty/info', { session: s.session })).cwd, tmp);
-    assert.match((await s.send('hi')).output, /hello-from-fish-alias/);
-    const loop = await s.send('for n in 1 2\n  echo "line $n"\nend');
-    assert.equal(loop.exitCode, 0);
-    assert.equal(await s.output(loop.command!), 'line 1\nline 2\n');
+    const own = await openShell('zsh', { 'zdot/.zshenv': 'export FROM_ZSHENV=yes\n', 'zdot/.zshrc': ZSHRC }, (home) => ({ ZDOTDIR: path.join(home, 'zdot') }));
+    assert.equal(own.info.integration, true);
+    const there = await own.send('hi; echo "env=$FROM_ZSHENV zdotdir=$ZDOTDIR"');
+    assert.match(there.output, /hello-from-zsh-alias/);
+    assert.ok(there.output.includes(`env=yes zdotdir=${path.join(own.home, 'zdot')}`), there.output);
+    assert.equal(there.exitCode, 0);
   });
 });
 
@@ -287,7 +405,7 @@ describe('only the injected integration makes commands: what a program prints is
     { shell: 'zsh', files: { '.zshrc': `PS1='z> '\n` } },
     {
       shell: 'fish',
-      files: { '.config/fish/config.fish': `function fish_prompt; printf 'f> '; end\nset -g fish_greeting\n`, '.config/fish/fish_variables': 'SETUVAR __fish_initialized:3400\n' },
+      files: { '.config/fish/config.fish': `function fish_prompt; printf 'f> '; end\nset -g fish_greeting\n`, ...FISH_HOME },
     },
   ];
   // Marks as VS Code's integration prints them: a command's end, a whole command, a cwd.

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Terminal, type IBuffer } from '@xterm/headless';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
-import { readsCellsDirectly, rowText } from '../../../../src/core/mirror/row-text';
+import { readsCellsDirectly, rowBytes, rowText } from '../../../../src/core/mirror/row-text';
 
 function terminal(cols: number, rows: number): Terminal {
   const t = new Terminal({ cols, rows, scrollback: 100, allowProposedApi: true });
@@ -41,10 +41,15 @@ test('the direct read of a row equals translateToString for every kind of conten
   for (const s of samples) await write(t, s + '\r\n');
   // The alternate screen and a wide character that does not fit at the end of a row.
   await write(t, '\x1b[?1049h' + 'x'.repeat(19) + '中\r\nalt screen row');
+  const out = Buffer.alloc(20 * 4 + 3);
   for (const which of ['normal', 'alternate'] as const) {
     const buf = t.buffer[which];
     for (let y = 0; y < buf.length; y++) {
       assert.equal(rowText(buf, y), publicText(buf, y), `${which} row ${y}`);
+      // The bytes the compact scrollback stores: the same text in UTF-8, or -1 (read as a string).
+      const end = rowBytes(buf, y, out, 3);
+      if (end >= 0) assert.equal(out.toString('utf8', 3, end), publicText(buf, y), `${which} row ${y} as bytes`);
+      else assert.match(publicText(buf, y), /\u0301|\u200d/, `${which} row ${y}: only rows with combined characters are read as strings`);
     }
   }
   t.dispose();

@@ -28,8 +28,11 @@ async function redraw(snap: Snapshot, more = ''): Promise<{ rows: string[]; scre
   return { rows, screen, cursor: { row: b.cursorY + 1, col: b.cursorX + 1 }, term };
 }
 
+/** How long a wait may take before the test fails: generous for a loaded machine (it returns once the text shows). */
+const SETTLE_BOUND_MS = 30_000;
+
 async function settle(client: RpcClient, session: string, text: string) {
-  const r = await client.request<{ matched: boolean }>('pty/wait', { session, match: text, timeout: 10000 });
+  const r = await client.request<{ matched: boolean }>('pty/wait', { session, match: text, timeout: SETTLE_BOUND_MS });
   assert.ok(r.matched, `waiting for ${text}`);
 }
 
@@ -39,7 +42,9 @@ test('a snapshot redraws the screen, the scrollback and the cursor; output conti
   const client = await connect(host.controlAddress);
   try {
     await client.request('pty/write', { session: s.id, action: { text: "seq 1 3000; printf '\\e[31mRED\\e[0m done\\n'\r" } });
-    await settle(client, s.id, 'RED done');
+    // Up to the prompt after it: a snapshot between the output and the prompt would rightly differ
+    // from the read that follows it.
+    await settle(client, s.id, 'RED done\n$\n');
     const snap = await client.request<Snapshot>('pty/snapshot', { session: s.id, scrollback: 2000 });
     assert.equal(snap.cols, 80);
     assert.equal(snap.rows, 24);
@@ -58,7 +63,8 @@ test('a snapshot redraws the screen, the scrollback and the cursor; output conti
     assert.equal(drawn.term.buffer.active.getLine(y)!.getCell(0)!.getFgColor(), 1);
     // output after the snapshot's cursor continues the picture without a gap or a repeat
     await client.request('pty/write', { session: s.id, action: { text: 'echo after-snapshot\r' } });
-    await settle(client, s.id, 'after-snapshot\n');
+    // The output's row and the prompt after it: the echoed command line alone also ends in "after-snapshot".
+    await settle(client, s.id, 'after-snapshot\n$\n');
     const rest = await client.request<{ data: string }>('pty/output', { session: s.id, since: snap.cursor });
     const after = await redraw(snap, rest.data);
     const now = await client.request<{ screen: string }>('pty/read', { session: s.id });
@@ -75,7 +81,10 @@ test('a snapshot of a full-screen program redraws its alternate screen', async (
   const s = await host.createSession({ ...BASH, cols: 80, rows: 24 });
   const client = await connect(host.controlAddress);
   try {
-    await client.request('pty/write', { session: s.id, action: { text: "printf '\\e[?1049h\\e[H\\e[2JFULL SCREEN APP\\e[5;10Hmiddle'; read x\r" } });
+    // The awaited word is put together by printf: the terminal echoes the typed line at once (even
+    // before bash reads it), so a word spelled out in the line would be seen before the program has
+    // switched screens, and the snapshot would rightly show the normal screen.
+    await client.request('pty/write', { session: s.id, action: { text: "printf '\\e[?1049h\\e[H\\e[2JFULL SCREEN APP\\e[5;10H%s%s' mid dle; read x\r" } });
     await settle(client, s.id, 'middle');
     const snap = await client.request<Snapshot>('pty/snapshot', { session: s.id });
     const read = await client.request<{ screen: string; cursor: { row: number; col: number } }>('pty/read', { session: s.id });

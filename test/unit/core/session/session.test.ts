@@ -1,0 +1,68 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { startHost, until } from '../../../helpers/host';
+
+// Closing a session ends its program as a terminal window that closes does: SIGHUP, and the
+// terminal hangs up. A program that acts on SIGHUP only once its read of the terminal returns (as
+// bash does when the signal comes while it starts) must end as hung up, not be killed later.
+
+const hostP = startHost();
+after(async () => (await hostP).close());
+
+/** Output since the start, as text. */
+function outputOf(s: { ring: { read(since: number, maxBytes: number): { text: string } } }): string {
+  return s.ring.read(0, 1 << 20).text;
+}
+
+test('a closed session hangs up its terminal: a program that acts on SIGHUP when its read returns ends as hung up (129)', async () => {
+  const { host } = await hostP;
+  // Like bash between its own handler and readline's: the signal only sets a flag, looked at
+  // when the blocking read of the terminal returns (Python retries a read the handler interrupted).
+  const program = [
+    'import os, signal',
+    'got = []',
+    'signal.signal(signal.SIGHUP, lambda *_: got.append(1))',
+    "print('ready', flush=True)",
+    'try:',
+    '    os.read(0, 1)',
+    'except OSError:',
+    '    pass',
+    'if got:',
+    '    signal.signal(signal.SIGHUP, signal.SIG_DFL)',
+    '    os.kill(os.getpid(), signal.SIGHUP)',
+  ].join('\n');
+  const s = await host.createSession({ command: 'python3', args: ['-c', program], cols: 80, rows: 24 });
+  await until(() => outputOf(s).includes('ready'), 10_000, 'the program to wait for input');
+  host.registry.remove(s.id);
+  const end = await s.exited;
+  assert.deepEqual(end, { exitCode: 129, signal: 'SIGHUP' }, 'hung up, not killed after the grace (137)');
+});
+
+test('output written just before the close is kept, even while a subscriber holds the terminal', async () => {
+  const { host } = await hostP;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-session-'));
+  const marker = path.join(dir, 'written');
+  try {
+    // Prints a block and an end mark, says so in a file, and waits; nothing reads the terminal meanwhile.
+    const program = [
+      'import os, sys',
+      "sys.stdout.write('x' * 3000 + ' END-OF-OUTPUT')",
+      'sys.stdout.flush()',
+      `open(${JSON.stringify(marker)}, 'w').close()`,
+      'os.read(0, 1)',
+    ].join('\n');
+    const s = await host.createSession({ command: 'python3', args: ['-c', program], cols: 80, rows: 24 });
+    // A flow-controlled subscriber whose window stays full: the session stops reading the PTY.
+    const held = s.addFlowHolder({ updateHold: () => true });
+    await until(() => fs.existsSync(marker), 10_000, 'the program to write its output');
+    host.registry.remove(s.id);
+    await s.exited;
+    held.dispose();
+    assert.ok(outputOf(s).includes('END-OF-OUTPUT'), 'the last output reached the session');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
