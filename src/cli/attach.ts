@@ -1,7 +1,8 @@
 import { ConnectionClosedError, RpcCallError } from '../transport/client/rpc-client';
 import { SessionFollower } from '../transport/client/session-follower';
 import { parseArgs, UsageError } from './args';
-import { CliError, connectHost, findSession, hostGoneMessage } from './find-session';
+import { CliError } from './find-session';
+import { findTarget } from './remote';
 
 /** Ctrl+] detaches, as in telnet: rarely needed by programs, easy to type. */
 const DETACH_BYTE = 0x1d;
@@ -17,9 +18,9 @@ export async function attachCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { booleans: ['--no-resize'], maxPositional: 1 });
   const selector = args.positional[0];
   if (!selector) throw new UsageError('missing <session>; usage: shared-pty attach <session>');
-  const found = findSession(selector);
-  const client = await connectHost(found);
-  const session = found.session.id;
+  const target = await findTarget(selector);
+  const client = await target.connect();
+  const session = target.session.id;
   const call = <T>(method: string, params: Record<string, unknown> = {}) => client.request<T>(method, { session, ...params });
   const stdin = process.stdin;
   const stdout = process.stdout;
@@ -33,7 +34,8 @@ export async function attachCommand(argv: string[]): Promise<number> {
     if (stdin.isTTY) stdin.setRawMode(false);
     stdin.pause();
     stdout.write(`\r\n[shared-pty] ${message}\r\n`);
-    client.close();
+    follower.dispose();
+    target.release(client);
     resolveDone(code);
   };
 
@@ -47,15 +49,16 @@ export async function attachCommand(argv: string[]): Promise<number> {
   });
   client.onClose(() => {
     // Our own close (a detach, the end) needs no word; else the host went away under us.
-    if (!finished) void hostGoneMessage(found.host).then((message) => finish(message, 1));
+    if (!finished) void target.goneMessage().then((message) => finish(message, 1));
   });
 
   try {
     await follower.start({ snapshotScrollback: SCROLLBACK_ROWS });
   } catch (e) {
-    client.close();
+    follower.dispose();
+    target.release(client);
     if (e instanceof RpcCallError) throw new CliError(e.message);
-    if (e instanceof ConnectionClosedError) throw new CliError(await hostGoneMessage(found.host));
+    if (e instanceof ConnectionClosedError) throw new CliError(await target.goneMessage());
     throw e;
   }
   const resize = () => {
@@ -65,7 +68,7 @@ export async function attachCommand(argv: string[]): Promise<number> {
   };
   resize();
   stdout.on('resize', resize);
-  process.stderr.write(`[shared-pty] attached to ${found.session.name} (${session}); detach with ${DETACH_NAME}\r\n`);
+  process.stderr.write(`[shared-pty] attached to ${target.session.name} (${target.label}); detach with ${DETACH_NAME}\r\n`);
 
   if (stdin.isTTY) stdin.setRawMode(true);
   stdin.on('data', (chunk: Buffer) => {

@@ -4,23 +4,32 @@ import type { ControlParamsOf, MethodName, ResultOf } from '../core/methods/tabl
 import { ConnectionClosedError, RpcCallError, type CallParams } from '../transport/client/rpc-client';
 import { intFlag, parseArgs, strFlag, UsageError } from './args';
 import { linkNote, parseDuration } from './token-commands';
-import { CliError, connectHost, findSession, hostGoneMessage } from './find-session';
+import { CliError, findSession } from './find-session';
+import type { SessionInfo } from '../core/methods/types';
+import { chosenHost, findTarget, localTarget, remoteHosts, remoteName, type SessionTarget } from './remote';
 import { oneLine } from './one-line';
 
-/** Calls one method on the session's host; RPC errors become one-line CLI errors. */
+/**
+ * Calls one method on the session's host (this machine's, or a remote one through its bridge);
+ * RPC errors become one-line CLI errors.
+ */
 export async function callOn<M extends MethodName>(selector: string, method: M, params: Omit<ControlParamsOf<M>, 'session'>): Promise<ResultOf<M>> {
-  const found = findSession(selector);
-  const client = await connectHost(found);
+  return callOnTarget(await findTarget(selector), method, params);
+}
+
+/** callOn for a session already found. */
+export async function callOnTarget<M extends MethodName>(target: SessionTarget, method: M, params: Omit<ControlParamsOf<M>, 'session'>): Promise<ResultOf<M>> {
+  const client = await target.connect();
   try {
     // TypeScript cannot see that a generic Omit plus the field it omitted is the whole again.
-    return await client.call(method, { session: found.session.id, ...params } as unknown as CallParams<M>);
+    return await client.call(method, { session: target.session.id, ...params } as unknown as CallParams<M>);
   } catch (e) {
     // Params the host refuses (an invalid regex, an unknown key name) are the user's usage error: 2.
     if (e instanceof RpcCallError) throw new CliError(e.message, e.code === ErrorCode.InvalidParams ? 2 : 1);
-    if (e instanceof ConnectionClosedError) throw new CliError(await hostGoneMessage(found.host));
+    if (e instanceof ConnectionClosedError) throw new CliError(await target.goneMessage());
     throw e;
   } finally {
-    client.close();
+    target.release(client);
   }
 }
 
@@ -30,17 +39,41 @@ export function needSession(positional: string[], usage: string): string {
   return positional[0];
 }
 
-/** `list [--json]`: every session of every live host. */
+/**
+ * `list [--json]`: every session of every live host of this machine and of every remote host in
+ * hosts.json (or of the one `--host` names), remote ones with `host`. A remote host that cannot be
+ * reached is said in one line on stderr, the others are listed all the same, and the status is 1.
+ */
 export async function listCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { booleans: ['--json'], maxPositional: 0 });
-  const sessions = readLiveRecords().flatMap((h) => h.sessions.map((s) => ({ ...s, hostId: h.hostId })));
+  const only = chosenHost();
+  const remote = remoteName(only);
+  const local = only === undefined || remote === undefined ? readLiveRecords().flatMap((h) => h.sessions.map((s) => ({ ...s, hostId: h.hostId }))) : [];
+  const names = only === undefined ? remoteHosts().names : remote === undefined ? [] : [remote];
+  let failed = false;
+  const remoteLists = await Promise.all(
+    names.map(async (name) => {
+      try {
+        const client = await remoteHosts().connect(name);
+        const [info, list] = await Promise.all([client.call('host/info', {}), client.call('session/list', {})]);
+        return list.sessions.map((s) => ({ ...s, hostId: info.hostId, host: name }));
+      } catch (e) {
+        failed = true;
+        const message = e instanceof ConnectionClosedError ? await remoteHosts().dropMessage(name) : (e as Error).message;
+        process.stderr.write(`shared-pty: ${oneLine(message)}\n`);
+        return [];
+      }
+    }),
+  );
+  const sessions: Array<SessionInfo & { hostId: string }> = [...local, ...remoteLists.flat()];
+  const status = failed ? 1 : 0;
   if (args.flags.has('--json')) {
     process.stdout.write(JSON.stringify(sessions, null, 2) + '\n');
-    return 0;
+    return status;
   }
-  if (sessions.length === 0) return 0;
+  if (sessions.length === 0) return status;
   const rows = sessions.map((s) => [
-    s.id,
+    s.host ? `${s.host}:${s.id}` : s.id,
     s.name,
     s.running ? (s.secretInput ? 'secret-input' : 'running') : `exited ${s.exitCode}`,
     `${s.cols}x${s.rows}`,
@@ -52,7 +85,7 @@ export async function listCommand(argv: string[]): Promise<number> {
   const header = ['ID', 'NAME', 'STATE', 'SIZE', 'CLIENTS', 'ORIGIN', 'COMMAND', 'ADDRESS'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   for (const r of [header, ...rows]) process.stdout.write(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ') + '\n');
-  return 0;
+  return status;
 }
 
 const READ_USAGE = 'shared-pty read <session> [--top N | --bottom N | --start A --end B | --scrollback [--offset N] [--lines N]]';
@@ -157,9 +190,11 @@ export async function waitCommand(argv: string[]): Promise<number> {
 export async function viewCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { values: ['--expires'], booleans: ['--read-only', '--input'], maxPositional: 1 });
   const selector = needSession(args.positional, VIEW_USAGE);
+  // A link opens on the machine of the session's host: this one only.
+  const target = localTarget(findSession(selector, 'view'));
   if (args.flags.has('--read-only') && args.flags.has('--input')) throw new UsageError(`--read-only and --input exclude each other; usage: ${VIEW_USAGE}`);
   const expires = strFlag(args, '--expires');
-  const r = await callOn(selector, 'session/viewUrl', {
+  const r = await callOnTarget(target, 'session/viewUrl', {
     input: args.flags.has('--input'),
     expiresIn: expires === undefined ? undefined : parseDuration(expires),
   });

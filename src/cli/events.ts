@@ -20,7 +20,7 @@ export async function eventsCommand(argv: string[]): Promise<number> {
   if (since !== undefined && selector === undefined) throw new UsageError(`--since needs a <session> (each host numbers its own events); usage: ${EVENTS_USAGE}`);
   const json = args.flags.has('--json');
 
-  const found = selector === undefined ? undefined : findSession(selector);
+  const found = selector === undefined ? undefined : findSession(selector, 'events');
   const hosts = found ? [found.host] : readLiveRecords();
   if (hosts.length === 0) throw new CliError('no Shared PTY host is running (start one with: shared-pty serve)');
   const names = new Map(hosts.flatMap((h) => h.sessions.map((s) => [s.id, s.name] as const)));

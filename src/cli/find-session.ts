@@ -2,6 +2,7 @@ import { hostEnded, isAlive, readLiveRecords, type HostRecord } from '../host/di
 import { RpcClient } from '../transport/client/rpc-client';
 import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector } from '../core/session/selector';
+import { readHostsConfig, splitHostSelector, type HostsConfig } from '../host/hosts-config';
 
 /** A CLI failure with its one-line message and exit status. */
 export class CliError extends Error {
@@ -18,14 +19,38 @@ export interface FoundSession {
   session: SessionInfo;
 }
 
-/** Finds a session across every live host by id, exact name or unique id prefix (core/session/selector.ts). */
-export function findSession(selector: string): FoundSession {
+/**
+ * Finds a session of this machine for a command that works here only (view, share, record,
+ * events): a remote host's session (`build:bash-1`, or `--host`) is a clear error, not "unknown".
+ */
+export function findSession(selector: string, command?: string): FoundSession {
+  let config: HostsConfig | undefined;
+  try {
+    config = readHostsConfig();
+  } catch {
+    // a broken hosts.json matters to remote hosts only
+  }
+  const remote = config && splitHostSelector(config, selector).host;
+  if (remote && remote !== 'local') {
+    throw new CliError(`${command ? `shared-pty ${command}` : 'this command'} works on this machine's sessions; "${selector}" is on host "${remote}" (run it there)`);
+  }
+  return findLocalSession(config && remote === 'local' ? splitHostSelector(config, selector).selector : selector, config);
+}
+
+/** Finds a session across every live host of this machine by id, exact name or unique id prefix (core/session/selector.ts). */
+export function findLocalSession(selector: string, config?: HostsConfig): FoundSession {
   const hosts = readLiveRecords();
-  if (hosts.length === 0) throw new CliError('no Shared PTY host is running (start one with: shared-pty serve)');
   const all = hosts.flatMap((host) => host.sessions.map((session) => ({ host, session })));
   const r = resolveSelector(all, selector, (f) => f.session.id, (f) => f.session.name);
   if (r.kind === 'found') return r.item;
   if (r.kind === 'ambiguous') throw new CliError(`session "${selector}" is ambiguous; use its id`);
+  // `typo:bash-1`: the user meant a remote host that hosts.json does not name.
+  const prefix = /^([A-Za-z0-9][A-Za-z0-9._-]*):./.exec(selector)?.[1];
+  if (prefix && config) {
+    const names = [...config.hosts.keys()];
+    throw new CliError(`unknown session: ${selector} (no host named "${prefix}" in ${config.file}${names.length ? `; it names ${names.join(', ')}` : ''})`);
+  }
+  if (hosts.length === 0) throw new CliError('no Shared PTY host is running (start one with: shared-pty serve)');
   throw new CliError(`unknown session: ${selector}`);
 }
 

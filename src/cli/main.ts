@@ -7,6 +7,7 @@ import { eventsCommand } from './events';
 import { playCommand } from './play';
 import { recordCommand } from './record';
 import { oneLine } from './one-line';
+import { closeRemoteHosts, takeHostFlag } from './remote';
 import { serveCommand } from './serve';
 import { commandsCommand, killCommand, openCommand } from './session-commands';
 import { revokeCommand, shareCommand, tokensCommand } from './token-commands';
@@ -15,8 +16,8 @@ import { VERSION } from '../version';
 const HELP = `shared-pty ${VERSION} — terminals shared between people and agents
 
 Usage:
-  shared-pty list [--json]
-  shared-pty open [--name N] [--cwd DIR] [--cols C] [--rows R] [--json] [-- COMMAND ARGS...]
+  shared-pty list [--json] [--host NAME]        (every host's sessions: this machine's and each remote host's in hosts.json)
+  shared-pty open [--host NAME] [--name N] [--cwd DIR] [--cols C] [--rows R] [--json] [-- COMMAND ARGS...]
       (a new session on the per-user host, started if none runs; prints its id, --json its SessionInfo)
   shared-pty kill <session>                     (ends the session and its program)
   shared-pty read <session> [--top N | --bottom N | --start A --end B | --scrollback [--offset N] [--lines N]]
@@ -39,16 +40,20 @@ Usage:
       limits (README "Reliability"; defaults shown): [--max-sessions 256] [--max-session-connections 64]
       [--max-control-connections 256] [--max-http-connections 256] [--max-in-flight 1024] [--max-line-bytes 1048576]
   shared-pty mcp                                (the MCP server over stdio, for agents' MCP configuration)
+  shared-pty bridge                             (the control socket's JSON-RPC over stdin/stdout to this machine's per-user host,
+      started if none runs: the far end of a remote host's command in hosts.json, e.g. ssh build-box shared-pty bridge)
   shared-pty daemon [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN...]] [--session-tcp] [--scrollback N]
       [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX] [--idle-exit-ms N | --stay]
       (the per-user host that the editor, open and mcp start when none runs; exits after 10 min with
       no session and no client)
 
-<session> is a session id, its exact name, or a unique id prefix.
+<session> is a session id, its exact name, or a unique id prefix; NAME:<session> is one on the remote host NAME.
+--host NAME (or SHARED_PTY_HOST=NAME) makes list, open, kill, commands, read, send, keys, wait and attach act on
+the remote host NAME of ~/.config/shared-pty/hosts.json ("local": this machine).
 `;
 
 /** What a <session> argument may be, said under every command that takes one. */
-const SESSION_NOTE = '\n<session> is a session id, its exact name, or a unique id prefix.\n';
+const SESSION_NOTE = '\n<session> is a session id, its exact name, or a unique id prefix; NAME:<session> is one on the remote host NAME (hosts.json).\n';
 
 type Command = (argv: string[]) => Promise<number>;
 
@@ -71,11 +76,17 @@ const COMMANDS: Record<string, Command> = {
   revoke: revokeCommand,
   serve: serveCommand,
   mcp: async (argv) => (await import('./mcp')).mcpCommand(argv),
+  bridge: async (argv) => (await import('./bridge')).bridgeCommand(argv),
   daemon: async (argv) => (await import('./daemon')).daemonCommand(argv),
 };
 
 /** Runs the CLI; resolves to the exit status. */
 export async function main(argv: string[]): Promise<number> {
+  // `shared-pty --host build list` as well as `shared-pty list --host build`.
+  if (argv[0] === '--host' || argv[0]?.startsWith('--host=')) {
+    const n = argv[0] === '--host' ? 2 : 1;
+    if (argv.length > n) return main([argv[n], ...argv.slice(0, n), ...argv.slice(n + 1)]);
+  }
   const [name, ...rest] = argv;
   if (!name) {
     // Not what was asked for: the usage goes where errors go, and the status says so.
@@ -98,14 +109,19 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    return await command(rest);
+    return await command(HOST_COMMANDS.has(name) ? takeHostFlag(rest) : rest);
   } catch (e) {
     if (e instanceof UsageError) return fail(/usage: /.test(e.message) ? e.message : `${e.message} (see shared-pty ${name} --help)`, 2);
     if (e instanceof CliError) return fail(e.message, e.exitCode);
     if (e instanceof RpcCallError) return fail(e.message, 1);
     return fail((e as Error).message ?? String(e), 1);
+  } finally {
+    closeRemoteHosts();
   }
 }
+
+/** The commands that act on a remote host too (`--host NAME`, SHARED_PTY_HOST, `NAME:SELECTOR`). */
+const HOST_COMMANDS = new Set(['list', 'open', 'kill', 'commands', 'read', 'send', 'keys', 'wait', 'attach']);
 
 /** The usage lines of one command, with their indented continuations (every command has some in HELP). */
 export function commandHelp(name: string): string {

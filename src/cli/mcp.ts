@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { ErrorCode, RpcError } from '../core/base/errors';
 import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector, selectOrThrow } from '../core/session/selector';
@@ -7,7 +8,12 @@ import { ensureDaemon } from '../host/daemon';
 import { isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
 import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
 import { createMcpServer, guardParams, type ToolBackend } from '../transport/mcp/mcp-tools';
+import { personPrompt, type PersonPrompt } from '../transport/mcp/mcp-elicit';
+import { askPersonToApprove, type ApprovalQuestion } from '../transport/mcp/approval-question';
+import type { Notification } from '../transport/client/rpc-client';
 import { parseArgs } from './args';
+import { HostsConfigError, LOCAL_HOST, readHostsConfig, splitHostSelector, unknownHostError, type HostsConfig } from '../host/hosts-config';
+import { RemoteHostError, RemoteHosts } from '../host/remote-hosts';
 import { hostGoneMessage } from './find-session';
 
 /**
@@ -19,10 +25,18 @@ const AGENT_OVER_STDIO = { origin: 'agent', transport: 'mcp-stdio' } as const;
 /** How long a host may take to list its sessions before its discovery record stands in for it. */
 const HOST_LIST_WAIT_MS = 2000;
 
+/** A session as the backend found it: on a host of this machine, or on a remote host (by name). */
+interface Found {
+  s: SessionInfo;
+  host?: HostRecord;
+  remote?: string;
+}
+
 /**
- * The stdio MCP backend: reaches every live host of the user through discovery, routes each
- * session's calls to the host that owns it, and opens new sessions in the host whose workspace
- * holds `cwd`, else in the per-user host (started on demand).
+ * The stdio MCP backend: reaches every live host of the user through discovery and every remote
+ * host of hosts.json through its bridge (docs/hosts.md#remote-hosts), routes each session's calls
+ * to the host that owns it, and opens new sessions on the remote host `host` names, else in the
+ * host whose workspace holds `cwd`, else in the per-user host (started on demand).
  */
 export class DiscoveryBackend implements ToolBackend {
   private readonly _clients = new Map<string, Promise<RpcClient>>();
@@ -30,18 +44,67 @@ export class DiscoveryBackend implements ToolBackend {
   private readonly _seen = new Map<string, { host: HostRecord; s: SessionInfo }>();
   /** Hosts already reported gone on stderr (once each). */
   private readonly _reported = new Set<string>();
+  /** Remote hosts already reported unreachable on stderr, until they answer again. */
+  private readonly _unreachable = new Set<string>();
+  private readonly _remotes: RemoteHosts;
 
-  constructor(private readonly _cliPath: string) {}
+  /** Questions to the person in progress (host/approve answers them), by request id: ended early when the host says so. */
+  private readonly _asking = new Map<string, AbortController>();
+
+  /**
+   * `prompt`: what the MCP client can ask the person (read at each call: it is known once the
+   * client has initialized). With form elicitation the relay says so to the local hosts, which then
+   * ask through it when no editor window watches (docs/protocol.md#agent-write-approval).
+   */
+  constructor(
+    private readonly _cliPath: string,
+    config: HostsConfig = { file: '', hosts: new Map() },
+    private readonly _prompt: () => PersonPrompt = () => ({}),
+  ) {
+    // A dropped transport, said once in the MCP client's log; the next call makes it again.
+    this._remotes = new RemoteHosts(config, (message) => process.stderr.write(`shared-pty mcp: ${message}\n`));
+  }
+
+  /** The remote hosts' names, offered to open_session as `host`. */
+  get remoteHosts(): readonly string[] {
+    return this._remotes.names;
+  }
+
+  /**
+   * What every call to a local host says of its caller: an agent over stdio, whose client may ask
+   * the person. (A remote host's calls do not offer it: its bridge's notifications are not followed.)
+   */
+  private _declaration(): { origin: 'agent'; transport: 'mcp-stdio'; asks?: true } {
+    return this._prompt().choose ? { ...AGENT_OVER_STDIO, asks: true } : AGENT_OVER_STDIO;
+  }
+
+  /** A host asks the person through us: `agent/approval` for one of our writes; `agent/approvalEnded` when it is over. */
+  private _onHostNotification(client: RpcClient, n: Notification): void {
+    if (n.method === 'agent/approvalEnded') {
+      this._asking.get(String(n.params.id))?.abort();
+      return;
+    }
+    if (n.method !== 'agent/approval') return;
+    const q = n.params as unknown as ApprovalQuestion;
+    const over = new AbortController();
+    this._asking.set(q.id, over);
+    void askPersonToApprove(this._prompt(), q, over.signal)
+      .then((decision) => (over.signal.aborted ? undefined : client.request('host/approve', { id: q.id, decision, client: this._declaration() })))
+      .catch(() => {}) // the question ended meanwhile: the host has decided without it
+      .finally(() => this._asking.delete(q.id));
+  }
 
   async call(method: string, params: Record<string, unknown>): Promise<unknown> {
     try {
-      if (method === 'session/list') return { sessions: (await this._liveSessions()).map((f) => f.s) };
+      if (method === 'session/list') return { sessions: (await this._allSessions()).map((f) => f.s) };
       if (method === 'session/create') return await this._create(params);
       const selector = String(params.session ?? '');
-      const host = await this._hostOf(selector);
+      const found = await this._find(selector);
+      if (found.remote !== undefined) return await this._onRemote(found.remote, method, { ...params, session: found.s.id });
+      const host = found.host!;
       try {
         const client = await this._client(host);
-        return await client.request(method, { ...params, client: AGENT_OVER_STDIO });
+        return await client.request(method, { ...params, session: found.s.id, client: this._declaration() });
       } catch (e) {
         // The host died under the call (or just before it): say so, not "Connection closed".
         if (e instanceof ConnectionClosedError || !isAlive(host.pid)) throw await this._gone(host);
@@ -49,11 +112,31 @@ export class DiscoveryBackend implements ToolBackend {
       }
     } catch (e) {
       if (e instanceof RpcCallError) throw new RpcError(e.code, e.message, e.data);
+      if (e instanceof RemoteHostError || e instanceof HostsConfigError) throw new RpcError(ErrorCode.ServerError, e.message);
+      throw e;
+    }
+  }
+
+  /** One call on a remote host's bridge; a drop under it is said in one line (and the next call reconnects). */
+  private async _onRemote(name: string, method: string, params: Record<string, unknown>): Promise<unknown> {
+    const client = await this._remotes.connect(name);
+    try {
+      return await client.request(method, { ...params, client: AGENT_OVER_STDIO });
+    } catch (e) {
+      if (e instanceof ConnectionClosedError) throw new RpcError(ErrorCode.ServerError, await this._remotes.dropMessage(name), { host: name });
       throw e;
     }
   }
 
   private async _create(params: Record<string, unknown>): Promise<unknown> {
+    const { host: name, ...rest } = params;
+    if (typeof name === 'string' && name !== LOCAL_HOST) {
+      if (!this._remotes.config.hosts.has(name)) throw unknownHostError(this._remotes.config, name);
+      // A folder of this machine means nothing there: the remote host's default unless the agent names one.
+      const info = (await this._onRemote(name, 'session/create', rest)) as SessionInfo;
+      return { ...info, host: name };
+    }
+    params = rest;
     // Without a cwd the session opens where the agent works: the folder it started us in.
     const cwd = path.resolve(typeof params.cwd === 'string' ? params.cwd : process.cwd());
     const hosts = readLiveRecords();
@@ -61,11 +144,28 @@ export class DiscoveryBackend implements ToolBackend {
     const host =
       hosts.find((h) => h.workspace && isInside(cwd, h.workspace)) ??
       (await ensureDaemon({ cliPath: this._cliPath, onOutdatedHost: (message) => process.stderr.write(`shared-pty mcp: ${message}\n`) }));
-    return (await this._client(host)).request('session/create', { ...params, cwd, client: AGENT_OVER_STDIO });
+    return (await this._client(host)).request('session/create', { ...params, cwd, client: this._declaration() });
   }
 
-  /** The host of the session `selector` names, by the rule of every surface (core/session/selector.ts). */
-  private async _hostOf(selector: string): Promise<HostRecord> {
+  /**
+   * The session `selector` names, by the rule of every surface (core/session/selector.ts):
+   * `NAME:SELECTOR` on that remote host, else among every session of every host.
+   */
+  private async _find(selector: string): Promise<Found> {
+    const split = splitHostSelector(this._remotes.config, selector);
+    if (split.host !== undefined && split.host !== LOCAL_HOST) {
+      const sessions = await this._remoteSessions(split.host, true);
+      const s = selectOrThrow(sessions, split.selector, (x) => x.id, (x) => x.name);
+      return { s, remote: split.host };
+    }
+    if (split.host === LOCAL_HOST) return this._findLocal(split.selector);
+    const all = await this._allSessions();
+    // Unknown everywhere: _findLocal says so, or that the host it was on has died since.
+    if (resolveSelector(all, selector, (f) => f.s.id, (f) => f.s.name).kind === 'unknown') return this._findLocal(selector);
+    return selectOrThrow(all, selector, (f) => f.s.id, (f) => f.s.name);
+  }
+
+  private async _findLocal(selector: string): Promise<Found> {
     const live = await this._liveSessions();
     const r = resolveSelector(live, selector, (f) => f.s.id, (f) => f.s.name);
     if (r.kind === 'unknown') {
@@ -73,7 +173,35 @@ export class DiscoveryBackend implements ToolBackend {
       const before = resolveSelector([...this._seen.values()], selector, (f) => f.s.id, (f) => f.s.name);
       if (before.kind === 'found' && !isAlive(before.item.host.pid)) throw await this._gone(before.item.host);
     }
-    return selectOrThrow(live, selector, (f) => f.s.id, (f) => f.s.name).host;
+    return selectOrThrow(live, selector, (f) => f.s.id, (f) => f.s.name);
+  }
+
+  /** Every session of this machine and of every remote host that answers, remote ones with `host`. */
+  private async _allSessions(): Promise<Found[]> {
+    const [local, ...remote] = await Promise.all([
+      this._liveSessions(),
+      ...this._remotes.names.map(async (name) => (await this._remoteSessions(name, false)).map((s) => ({ s, remote: name }) as Found)),
+    ]);
+    return [...local, ...remote.flat()];
+  }
+
+  /**
+   * A remote host's sessions, each with `host`. Unreachable: an error when `must`, else none (said
+   * once on stderr until it answers again, so one box that is off does not hide the others).
+   */
+  private async _remoteSessions(name: string, must: boolean): Promise<SessionInfo[]> {
+    try {
+      const r = (await this._onRemote(name, 'session/list', {})) as { sessions: SessionInfo[] };
+      this._unreachable.delete(name);
+      return r.sessions.map((s) => ({ ...s, host: name }));
+    } catch (e) {
+      if (must) throw e;
+      if (!this._unreachable.has(name)) {
+        this._unreachable.add(name);
+        process.stderr.write(`shared-pty mcp: ${(e as Error).message}\n`);
+      }
+      return [];
+    }
   }
 
   /** The tool error for a host that is gone, told once on stderr too (the MCP client's log). */
@@ -91,7 +219,7 @@ export class DiscoveryBackend implements ToolBackend {
    * rewritten a moment after a change, so a session just closed would still show as running, and
    * one just opened not at all. A host that does not answer in time is listed from its record.
    */
-  private async _liveSessions(): Promise<Array<{ host: HostRecord; s: SessionInfo }>> {
+  private async _liveSessions(): Promise<Array<{ host: HostRecord; s: SessionInfo; remote?: undefined }>> {
     const lists = await Promise.all(
       readLiveRecords().map(async (host) => {
         const asked = this._client(host).then((c) => c.call('session/list', {}));
@@ -115,7 +243,10 @@ export class DiscoveryBackend implements ToolBackend {
       c = RpcClient.connect(host.control);
       this._clients.set(host.hostId, c);
       c.then(
-        (client) => client.onClose(() => this._clients.delete(host.hostId)),
+        (client) => {
+          client.onNotification((n) => this._onHostNotification(client, n));
+          client.onClose(() => this._clients.delete(host.hostId));
+        },
         () => this._clients.delete(host.hostId),
       );
     }
@@ -124,6 +255,7 @@ export class DiscoveryBackend implements ToolBackend {
 
   dispose(): void {
     for (const c of this._clients.values()) void c.then((client) => client.close(), () => {});
+    this._remotes.dispose();
   }
 }
 
@@ -140,8 +272,10 @@ function isInside(child: string, parent: string): boolean {
 export async function mcpCommand(argv: string[]): Promise<number> {
   parseArgs(argv, { maxPositional: 0 });
   const cliPath = require.main?.filename ?? process.argv[1];
-  const backend = new DiscoveryBackend(cliPath);
-  const handle = serveStdio(() => createMcpServer(backend), {
+  // The relay asks the person through the server of the connection (2025-11-25: one, initialized).
+  let server: McpServer | undefined;
+  const backend = new DiscoveryBackend(cliPath, readHostsConfig(), () => (server ? personPrompt(server) : {}));
+  const handle = serveStdio(() => (server = createMcpServer(backend, undefined, { remoteHosts: backend.remoteHosts })), {
     transport: guardParams(new StdioServerTransport()),
     onerror: (e) => process.stderr.write(`shared-pty mcp: ${e.message}\n`),
   });

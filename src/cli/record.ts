@@ -23,7 +23,7 @@ export async function recordCommand(argv: string[]): Promise<number> {
   const stop = args.flags.has('--stop');
   if (stop && (file !== undefined || args.flags.has('--detach') || args.flags.has('--input'))) throw new UsageError(`--stop takes only <session>; usage: ${RECORD_USAGE}`);
 
-  const found = findSession(selector);
+  const found = findSession(selector, 'record');
   const client = await connectHost(found);
   const session = found.session.id;
   const call = async (params: { path?: string; stop?: boolean; input?: boolean }) => {

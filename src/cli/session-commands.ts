@@ -3,10 +3,11 @@ import { ensureDaemon } from '../host/daemon';
 import { readLiveRecords } from '../host/discovery';
 import type { CommandRecord } from '../core/commands/command-tracker';
 import { ErrorCode } from '../core/base/errors';
-import { RpcCallError, RpcClient } from '../transport/client/rpc-client';
+import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
 import { intFlag, parseArgs, strFlag, UsageError } from './args';
-import { callOn, needSession } from './commands';
-import { CliError, findSession } from './find-session';
+import { callOn, callOnTarget, needSession } from './commands';
+import { CliError } from './find-session';
+import { chosenHost, connectRemote, findTarget, remoteHosts, remoteName } from './remote';
 
 export const OPEN_USAGE = 'shared-pty open [--name N] [--cwd DIR] [--cols C] [--rows R] [--json] [-- COMMAND ARGS…]';
 export const KILL_USAGE = 'shared-pty kill <session>';
@@ -32,33 +33,43 @@ export async function openCommand(argv: string[]): Promise<number> {
   const rows = intFlag(args, '--rows', 1, 500);
   const [command, ...commandArgs] = args.rest;
   if (args.rest.length > 0 && !command) throw new UsageError(`an empty command after --; usage: ${OPEN_USAGE}`);
-  const cwd = path.resolve(strFlag(args, '--cwd') ?? process.cwd());
+  const remote = remoteName(chosenHost());
+  const cwdFlag = strFlag(args, '--cwd');
+  // On a remote host a folder of this machine means nothing: its own default (home) unless --cwd says.
+  const cwd = remote === undefined ? path.resolve(cwdFlag ?? process.cwd()) : cwdFlag;
   const name = strFlag(args, '--name');
-  // The host to start is this very CLI (`daemon`), with the Node that runs us.
-  const cliPath = require.main?.filename ?? process.argv[1];
-  const host = await ensureDaemon({ cliPath, onOutdatedHost: (message) => process.stderr.write(`shared-pty: ${message}\n`) });
-  let client: RpcClient;
-  try {
-    client = await RpcClient.connect(host.control);
-  } catch (e) {
-    throw new CliError(`cannot reach host ${host.hostId}: ${(e as Error).message}`);
-  }
+  const client = remote === undefined ? await connectLocalDaemon() : await connectRemote(remote);
   try {
     const info = await client.call('session/create', {
       ...(command ? { command, args: commandArgs } : {}),
-      cwd,
+      ...(cwd !== undefined ? { cwd } : {}),
       ...(cols !== undefined ? { cols } : {}),
       ...(rows !== undefined ? { rows } : {}),
       ...(name !== undefined ? { name } : {}),
       origin: 'user',
     });
-    process.stdout.write(args.flags.has('--json') ? JSON.stringify(info, null, 2) + '\n' : info.id + '\n');
+    // On a remote host its selector names the host too, so the printed id works in the next command.
+    const shown = remote === undefined ? info : { ...info, host: remote };
+    process.stdout.write(args.flags.has('--json') ? JSON.stringify(shown, null, 2) + '\n' : (remote === undefined ? info.id : `${remote}:${info.id}`) + '\n');
     return 0;
   } catch (e) {
     if (e instanceof RpcCallError) throw new CliError(e.message, e.code === ErrorCode.InvalidParams ? 2 : 1);
+    if (e instanceof ConnectionClosedError && remote !== undefined) throw new CliError(await remoteHosts().dropMessage(remote));
     throw e;
   } finally {
-    client.close();
+    if (remote === undefined) client.close();
+  }
+}
+
+/** The per-user host of this machine (started, detached, when none runs). */
+async function connectLocalDaemon(): Promise<RpcClient> {
+  // The host to start is this very CLI (`daemon`), with the Node that runs us.
+  const cliPath = require.main?.filename ?? process.argv[1];
+  const host = await ensureDaemon({ cliPath, onOutdatedHost: (message) => process.stderr.write(`shared-pty: ${message}\n`) });
+  try {
+    return await RpcClient.connect(host.control);
+  } catch (e) {
+    throw new CliError(`cannot reach host ${host.hostId}: ${(e as Error).message}`);
   }
 }
 
@@ -69,11 +80,16 @@ export async function openCommand(argv: string[]): Promise<number> {
 export async function killCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { maxPositional: 1 });
   const selector = needSession(args.positional, KILL_USAGE);
-  const found = findSession(selector);
-  await callOn(found.session.id, 'pty/kill', {});
+  const target = await findTarget(selector);
+  await callOnTarget(target, 'pty/kill', {});
   const end = Date.now() + KILL_GONE_WAIT_MS;
-  const listed = () => readLiveRecords().some((h) => h.hostId === found.host.hostId && h.sessions.some((s) => s.id === found.session.id));
-  while (listed() && Date.now() < end) await new Promise((r) => setTimeout(r, KILL_POLL_MS));
+  const id = target.session.id;
+  const listed = async () => {
+    if (target.local) return readLiveRecords().some((h) => h.hostId === target.local!.hostId && h.sessions.some((s) => s.id === id));
+    const client = await target.connect();
+    return (await client.call('session/list', {})).sessions.some((s) => s.id === id);
+  };
+  while ((await listed()) && Date.now() < end) await new Promise((r) => setTimeout(r, KILL_POLL_MS));
   return 0;
 }
 

@@ -46,7 +46,7 @@ export async function shareCommand(argv: string[]): Promise<number> {
   // Every flag is checked before the host is looked for: a bad flag is the first thing to fix.
   const expiresIn = expires === undefined ? undefined : parseDuration(expires);
   const reusable = args.flags.has('--reusable');
-  const found = findSession(selector);
+  const found = findSession(selector, 'share');
   if (!found.host.http) throw new CliError(`host ${found.host.hostId} serves no HTTP (started with --no-http): a token would open nothing`);
   const r = await onHost(found.host, (c) => c.call('session/share', { session: found.session.id, scope: scope as (typeof SCOPES)[number], expiresIn, reusable }));
   if (args.flags.has('--json')) {

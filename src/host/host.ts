@@ -6,7 +6,7 @@ import { ErrorCode, RpcError } from '../core/base/errors';
 import { MAX_CONNECTIONS_PER_SESSION_SOCKET, MAX_CONTROL_CONNECTIONS, type HostLimits } from '../core/base/limits';
 import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/session/registry';
 import type { Session } from '../core/session/session';
-import type { HostInfo, HostServices, ReplayService, SessionInfo, TokenService } from '../core/methods/types';
+import type { HostInfo, HostServices, ReplayService, SecretPageService, SessionInfo, TokenService } from '../core/methods/types';
 import { listenRpc, type Endpoint, type RpcServer } from '../transport/socket/socket-server';
 import { VERSION } from '../version';
 import { readLiveRecords, removeRecord, writeRecord, type HostKind, type HostRecord } from './discovery';
@@ -25,6 +25,8 @@ export interface HttpAttachment extends IDisposable {
   tokens?: TokenService;
   /** The recordings it replays in the browser (`host/replay`). */
   replays?: ReplayService;
+  /** Its one-time pages where the person types a secret (`pty/secretPage`). */
+  secretPages?: SecretPageService;
   /** Resolves once its connections are closed (after `dispose`, which stops it). */
   close(): Promise<void>;
 }
@@ -228,6 +230,10 @@ export class Host extends Disposable implements HostServices {
 
   get replays(): ReplayService | undefined {
     return this._http?.replays;
+  }
+
+  get secretPages(): SecretPageService | undefined {
+    return this._http?.secretPages;
   }
 
   async killSession(session: Session): Promise<void> {

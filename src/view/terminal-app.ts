@@ -3,11 +3,12 @@
 // result of a tool that shows a session; everything it knows and does goes through that host's
 // bridge (the App class of @modelcontextprotocol/ext-apps): the tool result names the session, and
 // the view calls our tools to draw and follow it, to show its state and to type.
-import { App, applyDocumentTheme, applyHostStyleVariables, type McpUiHostContext } from '@modelcontextprotocol/ext-apps';
+import { App, applyDocumentTheme, applyHostStyleVariables, type McpUiDisplayMode, type McpUiHostContext } from '@modelcontextprotocol/ext-apps';
 import { Terminal, type ITheme } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { followSession, ToolError, type CallTool, type Following } from './follow-session';
+import { PersonActivity } from './person-activity';
 
 /** Lines of history the view keeps. */
 const SCROLLBACK_LINES = 5000;
@@ -38,6 +39,8 @@ function start(): void {
   const state = el('state');
   const lastCommand = el('last-command');
   const fitButton = el('fit') as HTMLButtonElement;
+  const pipButton = el('pip') as HTMLButtonElement;
+  const fullscreenButton = el('fullscreen') as HTMLButtonElement;
 
   const term = new Terminal({
     cols: 80,
@@ -55,7 +58,8 @@ function start(): void {
   term.open(el('terminal'));
   window.__sharedPtyTerm = term;
 
-  const app = new App({ name: 'Shared PTY terminal', version: '1' }, {}, { autoResize: true });
+  // The display modes the view can live in (the host offers its own subset: applyContext).
+  const app = new App({ name: 'Shared PTY terminal', version: '1' }, { availableDisplayModes: ['inline', 'pip', 'fullscreen'] }, { autoResize: true });
   const call: CallTool = async (name, args) => {
     const r = await app.callServerTool({ name, arguments: args });
     const text = (r.content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('');
@@ -65,6 +69,8 @@ function start(): void {
 
   let following: Following | undefined;
   let running = true;
+  /** The session's name as last listed (what the model is told the person typed in). */
+  let sessionName = '';
   const setState = (text: string, kind: 'live' | 'exit' | 'error' | 'info') => {
     state.textContent = text;
     state.className = `state state-${kind}`;
@@ -87,6 +93,7 @@ function start(): void {
       const s = sessions.find((x) => x.id === id);
       if (!s || following?.session !== id) return;
       title.textContent = s.name;
+      sessionName = s.name;
       if (s.cols !== term.cols || s.rows !== term.rows) term.resize(s.cols, s.rows);
       running = s.running;
       if (s.running) setState('live', 'live');
@@ -107,6 +114,7 @@ function start(): void {
   const follow = (session: string) => {
     if (following?.session === session) return;
     following?.stop();
+    activity = new PersonActivity();
     setState('connecting…', 'info');
     following = followSession(session, call, {
       redraw(data, cols, rows) {
@@ -145,13 +153,26 @@ function start(): void {
     else if (result.isError && !following) setState('the tool failed: no session to show', 'error');
   };
 
-  // What a person types here reaches the program as keys (send_keys): each character is a key
-  // name of its own, so the bytes arrive exactly as typed, escape sequences included.
+  // What the person types here is theirs: the app-only tool app_input writes it as the user's
+  // keys (never the agent's, whatever the host's agent policy), exactly as typed.
   let typing = Promise.resolve();
+  let activity = new PersonActivity();
   const type = (data: string) => {
     const session = following?.session;
     if (!session || !running) return;
-    typing = typing.then(() => call('send_keys', { session, keys: [...data] }).then(() => undefined, (e: Error) => setState(e.message, 'error')));
+    typing = typing.then(() =>
+      call('app_input', { session, data }).then(
+        (r) => {
+          if (following?.session === session && activity.typed(data, r.secretInput === true)) tellModel(activity.describe(sessionName || session));
+        },
+        (e: Error) => setState(e.message, 'error'),
+      ),
+    );
+  };
+  // The model learns what the person did before its next turn, where the chat host takes such context.
+  const tellModel = (text: string) => {
+    if (!app.getHostCapabilities()?.updateModelContext) return;
+    void app.updateModelContext({ content: [{ type: 'text', text }] }).catch(() => {}); // the host may refuse it: the session itself shows what happened
   };
   term.onData(type);
   term.onBinary(type);
@@ -166,12 +187,35 @@ function start(): void {
     void call('resize', { session, cols, rows }).then(() => term.resize(cols, rows), (e: Error) => setState(e.message, 'error'));
   });
 
+  // Picture-in-picture keeps the terminal in sight while the person reads the chat; fullscreen
+  // gives a TUI room. Offered only where the host says it has the mode; a second click comes back inline.
+  const modeButtons: Array<[HTMLButtonElement, McpUiDisplayMode]> = [
+    [pipButton, 'pip'],
+    [fullscreenButton, 'fullscreen'],
+  ];
+  let displayMode: McpUiDisplayMode = 'inline';
+  const showMode = (mode: McpUiDisplayMode) => {
+    displayMode = mode;
+    for (const [button, m] of modeButtons) button.setAttribute('aria-pressed', String(m === mode));
+  };
+  for (const [button, mode] of modeButtons) {
+    button.addEventListener('click', () => {
+      const want = displayMode === mode ? 'inline' : mode;
+      void app.requestDisplayMode({ mode: want }).then(
+        (r) => showMode(r.mode),
+        (e: Error) => setState(e.message, 'error'),
+      );
+    });
+  }
+
   const applyContext = (ctx: McpUiHostContext | undefined) => {
     if (ctx?.theme) {
       applyDocumentTheme(ctx.theme);
       term.options.theme = ctx.theme === 'light' ? LIGHT : DARK;
     }
     if (ctx?.styles?.variables) applyHostStyleVariables(ctx.styles.variables);
+    if (ctx?.availableDisplayModes) for (const [button, mode] of modeButtons) button.hidden = !ctx.availableDisplayModes.includes(mode);
+    if (ctx?.displayMode) showMode(ctx.displayMode);
   };
   app.onhostcontextchanged = (ctx) => applyContext(ctx);
   // The host is about to remove the view: no long poll of ours may outlive it.

@@ -73,7 +73,8 @@ export function agentApprovalNow(policy: AgentPolicy | undefined, canAsk: boolea
 }
 
 /** Why `ask` acts as `allow`: said by pty/info and by `serve` at start-up. */
-export const NOBODY_TO_ASK = 'no editor window is connected to ask the user, so agents\' writes are allowed (as with allow) until one connects';
+export const NOBODY_TO_ASK =
+  'no editor window is connected to ask the user, so agents\' writes are allowed (as with allow) until one connects, except an agent whose own MCP client can ask the user (form elicitation): that client asks';
 
 /**
  * Refuses an agent's `open_session` whose command line a deny rule matches (`{command: "/bin/sh",

@@ -4,6 +4,7 @@ import type { Session } from '../session/session';
 import { isAgentCall, type ApprovalDecision, type InputSource } from '../session/input-source';
 import { checkAgentWrite, needsAsking, type AgentPolicy } from './agent-policy';
 import type { ApprovalBroker } from './approval';
+import type { PersonAsker } from '../io/caller';
 import { refuseAgentDuringSecretInput } from './secret-guard';
 import { waitForHumanPause } from './typing-arbitration';
 
@@ -43,7 +44,7 @@ export function agentCall(guards: WriteGuards, session: Session, from: InputSour
  * (waits up to `wait.askMs` for an answer), then typing arbitration (waits for the user to pause,
  * within what is left). Each applies to agents' (MCP) calls only.
  */
-export async function admitWrite(guards: WriteGuards, session: Session, from: InputSource, text: string, wait: WriteWait, signal?: AbortSignal): Promise<Admitted> {
+export async function admitWrite(guards: WriteGuards, session: Session, from: InputSource & { personAsker?: PersonAsker }, text: string, wait: WriteWait, signal?: AbortSignal): Promise<Admitted> {
   checkAgentWrite(guards.agentPolicy, session, from, text);
   await refuseAgentDuringSecretInput(session, from);
   const started = Date.now();
@@ -55,12 +56,21 @@ export async function admitWrite(guards: WriteGuards, session: Session, from: In
 }
 
 /** The approval decision of an agent's write, or undefined when none was needed; throws when refused. */
-async function approve(guards: WriteGuards, session: Session, from: InputSource, text: string, waitMs: number, signal?: AbortSignal): Promise<ApprovalDecision | undefined> {
+async function approve(
+  guards: WriteGuards,
+  session: Session,
+  from: InputSource & { personAsker?: PersonAsker },
+  text: string,
+  waitMs: number,
+  signal?: AbortSignal,
+): Promise<ApprovalDecision | undefined> {
   if (!isAgentCall(from)) return undefined;
   if (session.agentsAllowed && guards.agentPolicy?.approval === 'ask') return 'allowed_for_session';
   const broker = guards.approvals;
-  if (!broker || !needsAsking(guards.agentPolicy, broker.canAsk, session, from)) return undefined;
-  const answer = await broker.ask(session, from, text, waitMs, signal);
+  // No editor window to ask: the agent's own client may ask the person (docs/protocol.md#agent-write-approval).
+  const own = from.personAsker ? { asker: from.personAsker, owner: from } : undefined;
+  if (!broker || !needsAsking(guards.agentPolicy, broker.canAsk || own !== undefined, session, from)) return undefined;
+  const answer = await broker.ask(session, from, text, waitMs, signal, own);
   if (answer === 'session') session.agentsAllowed = true;
   const decision: ApprovalDecision = answer === 'once' ? 'allowed_once' : answer === 'session' ? 'allowed_for_session' : answer === 'deny' ? 'denied' : 'unanswered';
   session.noteAgentDecision(from, decision, text);

@@ -4,6 +4,7 @@ import { toDisposable, type IDisposable } from '../base/lifecycle';
 import type { Session } from '../session/session';
 import type { InputSource } from '../session/input-source';
 import type { NotificationSink } from '../io/subscription';
+import type { PersonAsker } from '../io/caller';
 
 /** What the user answers when an agent asks to type (docs/protocol.md#agent-write-approval): Allow once / for this session / Deny. */
 export type ApprovalAnswer = 'once' | 'session' | 'deny';
@@ -36,6 +37,8 @@ export const AgentNotification = {
 interface Pending {
   request: ApprovalRequest;
   resolve(answer: ApprovalAnswer | 'unanswered'): void;
+  /** Asked through the agent's own client: the caller whose client asks (it alone may answer it). */
+  owner?: object;
 }
 
 /**
@@ -48,6 +51,8 @@ export class ApprovalBroker {
   private readonly _watchers = new Set<NotificationSink>();
   private _controlWatchers = 0;
   private readonly _pending = new Map<string, Pending>();
+  /** For a question an agent's own client asks: what stops the asking once the question is over. */
+  private readonly _ended = new Map<string, () => void>();
   /** Agent calls in progress per session id. */
   private readonly _typing = new Map<string, number>();
 
@@ -87,8 +92,17 @@ export class ApprovalBroker {
   /**
    * Asks the watchers whether the agent may write `text` into `session`; resolves with the first
    * answer, or `unanswered` when `timeoutMs` passes or `signal` aborts (the caller went away).
+   * With no watcher, `own` (the agent's own client, which can ask the person) is asked instead,
+   * and only its caller `owner` may answer.
    */
-  ask(session: Session, from: InputSource, text: string, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalAnswer | 'unanswered'> {
+  ask(
+    session: Session,
+    from: InputSource,
+    text: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    own?: { asker: PersonAsker; owner: object },
+  ): Promise<ApprovalAnswer | 'unanswered'> {
     // One question per session at a time: an agent that writes again (or in parallel) before the
     // user answered would otherwise stack questions on the user's screen.
     if ([...this._pending.values()].some((p) => p.request.session === session.id)) {
@@ -111,6 +125,8 @@ export class ApprovalBroker {
     return new Promise((resolve) => {
       const end = (answer: ApprovalAnswer | 'unanswered') => {
         if (!this._pending.delete(request.id)) return;
+        this._ended.get(request.id)?.();
+        this._ended.delete(request.id);
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         exitWatch.dispose();
@@ -121,17 +137,30 @@ export class ApprovalBroker {
       const timer = setTimeout(onAbort, Math.max(0, timeoutMs));
       // A session that ends has nothing left to approve.
       const exitWatch = session.onExit(onAbort);
-      this._pending.set(request.id, { request, resolve: end });
+      const byOwn = this._watchers.size === 0 && own !== undefined;
+      this._pending.set(request.id, { request, resolve: end, owner: byOwn ? own.owner : undefined });
       signal?.addEventListener('abort', onAbort, { once: true });
-      this._notify(AgentNotification.Approval, { ...request });
+      if (byOwn) {
+        // The question's own end (an answer, the timeout, the caller gone) stops the client asking.
+        const over = new AbortController();
+        const asked = own.asker.ask({ id: request.id, session: request.session, name: request.name, text }, over.signal);
+        const stop = () => over.abort();
+        this._ended.set(request.id, stop);
+        asked?.then(end, onAbort);
+      } else this._notify(AgentNotification.Approval, { ...request });
       if (signal?.aborted) onAbort();
     });
   }
 
-  /** The user's answer to request `id`; false when it is no longer waiting (answered elsewhere, or over). */
-  answer(id: string, answer: ApprovalAnswer): boolean {
+  /**
+   * The user's answer to request `id`; false when it is no longer waiting (answered elsewhere, or
+   * over). `by`: an agent's caller answering what its own client asked the person; it answers
+   * only those (false for any other).
+   */
+  answer(id: string, answer: ApprovalAnswer, by?: object): boolean {
     const p = this._pending.get(id);
     if (!p) return false;
+    if (by !== undefined && p.owner !== by) return false;
     p.resolve(answer);
     return true;
   }

@@ -53,10 +53,24 @@ export interface Grant {
 /** The host's own token and sockets: everything. */
 export const FULL_GRANT: Grant = { scope: 'control' };
 
+/** The person's answer to an agent's approval question (the strings of core/agent/approval.ts). */
+export type PersonAnswer = 'once' | 'session' | 'deny' | 'unanswered';
+
+/**
+ * An agent's own client that can put a question to the person (MCP elicitation), used when no
+ * editor window watches the host to ask (docs/protocol.md#agent-write-approval). `ask` answers
+ * by its promise, or (returning nothing) later through `host/approve` from the same caller.
+ */
+export interface PersonAsker {
+  ask(question: { id: string; session: string; name: string; text: string }, signal: AbortSignal): Promise<PersonAnswer> | void;
+}
+
 /** Whoever calls a method: a connected client (a ClientLink) or a one-shot request (REST, an MCP call over HTTP). */
 export interface Caller extends InputSource, Grant {
   /** The regex time its regexes (and the deny rules its writes meet) are charged to: its connection's, its token's. */
   readonly regexBudgets?: readonly RegexBudget[];
+  /** Where its own client asks the person (an agent's MCP client with elicitation); undefined: it cannot. */
+  readonly personAsker?: PersonAsker;
 }
 
 /**
@@ -89,9 +103,15 @@ export function oneShotCaller(origin: Origin, transport: Transport, grant: Grant
 export interface ClientDeclaration {
   origin: Origin;
   transport?: 'mcp-stdio';
+  /**
+   * The relay's MCP client can ask the person (form elicitation): with no editor window to ask,
+   * the host sends this connection `agent/approval` for its own writes, and takes its
+   * `host/approve` for those questions only.
+   */
+  asks?: boolean;
 }
 
-const declaration = z.object({ origin: z.enum(['user', 'agent', 'script']), transport: z.literal('mcp-stdio').optional() }).strict();
+const declaration = z.object({ origin: z.enum(['user', 'agent', 'script']), transport: z.literal('mcp-stdio').optional(), asks: z.boolean().optional() }).strict();
 
 /** Validates a `client` param (undefined when absent); -32602 when it is malformed. */
 export function parseClientDeclaration(raw: unknown): ClientDeclaration | undefined {

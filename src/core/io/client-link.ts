@@ -1,7 +1,7 @@
 import { Disposable, type IDisposable } from '../base/lifecycle';
 import type { Origin, Session } from '../session/session';
 import type { Transport } from '../session/input-source';
-import type { Caller, ClientDeclaration, TokenHolder, TokenScope } from './caller';
+import type { Caller, ClientDeclaration, PersonAsker, TokenHolder, TokenScope } from './caller';
 import { RegexBudget } from './regex-budget';
 import { FlowPatience } from './flow-window';
 import { OutputSubscription, type NotificationSink } from './subscription';
@@ -94,6 +94,25 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
   declare(d: ClientDeclaration): void {
     this._origin = d.origin;
     if (d.transport) this._transport = d.transport;
+    this._asks = d.asks === true;
+  }
+
+  /** Set while the client says its MCP client can ask the person (ClientDeclaration.asks). */
+  private _asks = false;
+  /**
+   * Its questions go to it alone, as the watchers' notifications: `agent/approval`, and
+   * `agent/approvalEnded` once the question is over (answered, timed out, the call gone), so its
+   * client stops asking. It answers with `host/approve`.
+   */
+  private readonly _asker: PersonAsker = {
+    ask: (question, over) => {
+      over.addEventListener('abort', () => this.notify('agent/approvalEnded', { id: question.id }), { once: true });
+      this.notify('agent/approval', { ...question });
+    },
+  };
+
+  get personAsker(): PersonAsker | undefined {
+    return this._asks ? this._asker : undefined;
   }
 
   /**

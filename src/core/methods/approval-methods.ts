@@ -54,6 +54,11 @@ export const approveMethod = method({
   params: z.object({ id: z.string().min(1), decision: z.enum(APPROVAL_ANSWERS as ['once', 'session', 'deny']) }),
   result: z.object({ decided: z.boolean().describe('false: the request was no longer waiting (answered elsewhere, timed out, or its caller left).') }),
   handler(ctx, p) {
+    // An agent's relay answers only what its own client asked the person (ClientDeclaration.asks).
+    if (isAgentCall(ctx.caller) && ctx.caller.personAsker) {
+      if (ctx.services.approvals?.answer(p.id, p.decision, ctx.caller)) return { decided: true };
+      throw forbidden('host/approve is the user\'s: an agent\'s client answers only the questions it put to its person, while they wait');
+    }
     requireUserSide(ctx, 'host/approve');
     return { decided: ctx.services.approvals?.answer(p.id, p.decision) ?? false };
   },

@@ -27,7 +27,7 @@ export const listMethod = method({
       'List every shared terminal session (the user\'s editor terminals and those opened by agents or scripts): id, name, command, size, running state (secret-input: its program asks for a password only the user may type). Start here to find the session to work in.',
     text: (r) => {
       const lines = r.sessions.map(
-        (s) => `${s.id}  ${s.name}  ${s.running ? (s.secretInput ? 'running secret-input' : 'running') : `exited(${s.exitCode})`}  ${s.cols}x${s.rows}  ${s.origin}  ${[s.command, ...s.args].join(' ')}  cwd=${s.cwd}`,
+        (s) => `${s.host ? `${s.host}:${s.id}` : s.id}  ${s.name}  ${s.running ? (s.secretInput ? 'running secret-input' : 'running') : `exited(${s.exitCode})`}  ${s.cols}x${s.rows}  ${s.origin}  ${[s.command, ...s.args].join(' ')}  cwd=${s.cwd}`,
       );
       return lines.length ? lines.join('\n') : 'No sessions. Open one with open_session.';
     },
@@ -66,7 +66,7 @@ export const createMethod = method({
     omit: ['origin', 'leaseSeconds', 'workspace'],
     app: 'shows',
     fixed: { origin: 'agent' },
-    text: (s) => `Opened session ${s.id} (${s.name}): ${[s.command, ...s.args].join(' ')} in ${s.cwd}, ${s.cols}x${s.rows}.`,
+    text: (s) => `Opened session ${s.host ? `${s.host}:${s.id}` : s.id} (${s.name}): ${[s.command, ...s.args].join(' ')} in ${s.cwd}, ${s.cols}x${s.rows}.`,
   },
   rest: { verb: 'POST', path: '/sessions', from: 'body', defaults: { origin: 'script', ...REST_DEFAULT_SIZE } },
 });

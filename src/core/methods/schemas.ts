@@ -49,11 +49,15 @@ export const sessionInfo = z
     clients: z.number(),
     secretInput: z.boolean().describe('The program asks for a secret (echo off, it reads the terminal): only the user should type.'),
     integration: z.boolean().describe('The shell reports its commands (shell integration): see pty/commands.'),
+    host: z
+      .string()
+      .optional()
+      .describe('The remote host (named in hosts.json) the session runs on, in listings that cover remote hosts; absent for this machine. Select it as HOST:ID.'),
   })
   .meta({ title: 'SessionInfo' });
 
 /** How a caller reached the host (see core/session/input-source.ts). */
-export const transport = z.enum(['socket', 'control', 'ws-rpc', 'ws-stream', 'rest', 'mcp-http', 'mcp-stdio']);
+export const transport = z.enum(['socket', 'control', 'ws-rpc', 'ws-stream', 'rest', 'mcp-http', 'mcp-stdio', 'mcp-app', 'secret-page']);
 
 /** The last write into a session: who, how, when (docs/protocol.md#ptyinfo). */
 export const lastInput = z

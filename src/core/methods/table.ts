@@ -10,6 +10,8 @@ import { eventsMethod, waitEventMethod } from './event-methods';
 import { recordMethod, replayMethod } from './record-methods';
 import { revokeMethod, shareMethod, tokensMethod, viewUrlMethod } from './token-methods';
 import { agentPolicyMethod, approveMethod, watchAgentsMethod } from './approval-methods';
+import { appInputMethod } from './app-methods';
+import { secretPageMethod } from './secret-methods';
 import type { MethodSpec } from './spec';
 
 /**
@@ -50,6 +52,8 @@ export const METHODS = [
   watchAgentsMethod,
   approveMethod,
   agentPolicyMethod,
+  appInputMethod,
+  secretPageMethod,
 ] as const;
 
 type AnySpec = (typeof METHODS)[number];

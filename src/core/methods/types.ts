@@ -49,6 +49,23 @@ export interface ReplayService {
   open(file: string): ReplayLinkInfo;
 }
 
+/** A secret page's one-time link (docs/protocol.md#secret-pages). */
+export interface SecretPageLink {
+  /** `/secret/<one-time id>` on the host's own origin. */
+  url: string;
+  /** ISO time after which it opens nothing. */
+  expiresAt: string;
+}
+
+/**
+ * The host's secret pages: where the person types a secret a program asks for straight into its
+ * PTY, so neither the agent nor its model ever sees it (docs/protocol.md#secret-pages).
+ */
+export interface SecretPageService {
+  /** A new one-time link for `session` (the caller checked that it asks for a secret now). */
+  open(session: Session): SecretPageLink;
+}
+
 /** What the method table needs from the host that owns the sessions. */
 export interface HostServices {
   readonly registry: SessionRegistry;
@@ -62,6 +79,8 @@ export interface HostServices {
   readonly tokens?: TokenService;
   /** The recordings it replays in the browser (only a host serving HTTP has them). */
   readonly replays?: ReplayService;
+  /** Its secret pages (only a host serving HTTP has them). */
+  readonly secretPages?: SecretPageService;
   /** `pty/kill`: in a host, ends that session; in socket-pty's single-session serve, ends the server too. */
   killSession(session: Session): Promise<void> | void;
   /** What agents' writes may do (docs/protocol.md#agent-write-approval); none: allow. */

@@ -5,9 +5,11 @@ import type { Origin } from './session';
  * How a caller reaches the host: `socket` a session's own socket, `control` the host control
  * socket, `ws-rpc` and `ws-stream` the WebSocket endpoints, `rest` the REST routes, `mcp-http`
  * the `/mcp` endpoint; `mcp-stdio` is `shared-pty mcp`, which relays an agent's calls over the
- * control socket and says so (see caller.ts).
+ * control socket and says so (see caller.ts); `mcp-app` is the person's keys in the terminal view
+ * of MCP Apps (`app_input`), which reach the host through the agent's MCP client but are not the
+ * agent's; `secret-page` is the one-time page where the person types a secret.
  */
-export type Transport = 'socket' | 'control' | 'ws-rpc' | 'ws-stream' | 'rest' | 'mcp-http' | 'mcp-stdio';
+export type Transport = 'socket' | 'control' | 'ws-rpc' | 'ws-stream' | 'rest' | 'mcp-http' | 'mcp-stdio' | 'mcp-app' | 'secret-page';
 
 /** How an agent's MCP tool calls arrive: over `/mcp`, or relayed by `shared-pty mcp`. */
 const MCP_TRANSPORTS: ReadonlySet<Transport> = new Set<Transport>(['mcp-http', 'mcp-stdio']);

@@ -35,7 +35,20 @@ export interface Notification {
   params: Record<string, unknown>;
 }
 
-/** A small JSON-RPC 2.0 client over a Unix or TCP socket (used by the CLI, the MCP bridge and tests). */
+/** The two ends of a byte stream to a server: a socket, or a child process's stdout and stdin (a bridge). */
+export interface RpcStream {
+  /** What the server sends. */
+  input: NodeJS.ReadableStream & { on(event: 'close' | 'error' | 'end', listener: (...args: unknown[]) => void): unknown };
+  /** What we send it. */
+  output: NodeJS.WritableStream & { on(event: 'error', listener: (...args: unknown[]) => void): unknown };
+  /** Ends the stream at once (closes the socket, ends the process's stdin). */
+  destroy(): void;
+}
+
+/**
+ * A small JSON-RPC 2.0 client over a Unix or TCP socket, or over any byte stream (a `shared-pty
+ * bridge` reached by ssh or exec): used by the CLI, `shared-pty mcp`, the editor and tests.
+ */
 export class RpcClient {
   private _nextId = 1;
   private readonly _pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
@@ -45,16 +58,24 @@ export class RpcClient {
   readonly onClose = this._onClose.event;
   private _closed = false;
 
-  private constructor(private readonly _socket: net.Socket) {
+  private constructor(private readonly _stream: RpcStream) {
     const reader = new LineReader(
       // Responses can carry a whole screen or ring read; allow generous lines.
       16 * DEFAULT_MAX_LINE_BYTES,
       (line) => this._handle(line),
-      () => _socket.destroy(),
+      () => _stream.destroy(),
     );
-    _socket.on('data', (c: Buffer) => reader.push(c));
-    _socket.on('close', () => this._handleClose());
-    _socket.on('error', () => this._handleClose());
+    _stream.input.on('data', (c: Buffer) => reader.push(c));
+    // A stream ends in one of these ways; any of them is the end of the connection.
+    _stream.input.on('end', () => this._handleClose());
+    _stream.input.on('close', () => this._handleClose());
+    _stream.input.on('error', () => this._handleClose());
+    _stream.output.on('error', () => this._handleClose());
+  }
+
+  /** A client over an open byte stream (a bridge's stdout and stdin). */
+  static overStream(stream: RpcStream): RpcClient {
+    return new RpcClient(stream);
   }
 
   /** Connects to `unix:/path`, `tcp:host:port`, or an Endpoint. */
@@ -64,7 +85,7 @@ export class RpcClient {
       const socket = ep.type === 'unix' ? net.connect(ep.path) : net.connect(ep.port, ep.host);
       socket.once('connect', () => {
         socket.off('error', reject);
-        resolve(new RpcClient(socket));
+        resolve(new RpcClient({ input: socket, output: socket, destroy: () => socket.destroy() }));
       });
       socket.once('error', reject);
     });
@@ -88,13 +109,13 @@ export class RpcClient {
     const id = this._nextId++;
     return new Promise<T>((resolve, reject) => {
       this._pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this._socket.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+      this._stream.output.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
     });
   }
 
   close(): void {
-    this._socket.end();
-    this._socket.destroy();
+    this._stream.output.end();
+    this._stream.destroy();
   }
 
   private _handle(line: Buffer): void {

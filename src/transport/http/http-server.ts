@@ -15,6 +15,8 @@ import { handleRest } from './rest-routes';
 import { handleViewAsset, handleViewPage } from '../pages/view-page';
 import { ReplayLinks } from '../pages/replay-links';
 import { handleReplay, isReplayPath, replayLinkId } from '../pages/replay-page';
+import { SecretLinks } from '../pages/secret-links';
+import { handleSecretPage, secretPageId } from '../pages/secret-page';
 import { serveRpcWebSocket } from '../ws/ws-rpc';
 import { serveStream } from '../ws/ws-stream';
 
@@ -39,6 +41,8 @@ export interface HttpServerOptions {
   maxUnauthenticatedConnections?: number;
   /** Requests in flight per token over HTTP, and per `/rpc` WebSocket (default MAX_IN_FLIGHT_REQUESTS). */
   maxInFlightRequests?: number;
+  /** How long a secret page's link works (default SECRET_PAGE_LIFETIME_MS, five minutes): for tests only, to see one expire. */
+  secretPageLifetimeMs?: number;
 }
 
 /** A running HTTP server of a host. */
@@ -51,6 +55,8 @@ export interface HttpServer {
   tokens: ScopedTokens;
   /** The recordings it replays in the browser (`host/replay`). */
   replays: ReplayLinks;
+  /** Its one-time pages where the person types a secret (`pty/secretPage`). */
+  secretPages: SecretLinks;
   /** Stops at once: connections are cut; `close()` tells when they are gone. */
   dispose(): void;
   /** Stops, and resolves once every connection has closed and let go of what it held (its subscriptions). */
@@ -102,6 +108,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   const sessionGone = services.registry.onDidRemove((s) => tokens.dropSession(s.id));
   // Each replay link has a one-time token of its own, which opens that recording and nothing else.
   const replays = new ReplayLinks((id, t) => `${url}/replay/${id}?token=${t}`, (id, recording, seconds) => tokens.shareReplay(id, recording, seconds));
+  const secretPages = new SecretLinks((id) => `${url}/secret/${id}`, options.secretPageLifetimeMs);
   const pages = new PageSessions(tokens, pageCookieName(port));
   const guard = new HttpGuard(token, port, options.allowedOrigins, tokens, pages);
   const wss = new WebSocketServer({ noServer: true, maxPayload: HttpLimits.MaxWsPayload });
@@ -117,6 +124,9 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
     if (guard.isPreflight(req)) return answerPreflight(res);
     const u = new URL(req.url ?? '/', url);
+    // A secret page's one-time id is its only credential: no token, no cookie, nothing else it opens.
+    const secretId = secretPageId(u.pathname);
+    if (secretId) return handleSecretPage(services, secretPages, req, res, secretId);
     const page = pageOf(u.pathname);
     // A link (`?token=` on a page) is traded for this browser's page cookie before anything else;
     // only by a GET, the browser's opening of it (a HEAD, a link preview's probe, must not spend it).
@@ -287,6 +297,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     streamUrl: (id) => `ws://127.0.0.1:${port}/sessions/${id}/stream`,
     tokens,
     replays,
+    secretPages,
     dispose: () => void close(),
     close,
   };

@@ -9,6 +9,8 @@ import type { MethodSpec, McpProjection, TableCall } from '../../core/methods/sp
 import { METHODS } from '../../core/methods/table';
 import { VERSION } from '../../version';
 import { reportProgress } from './mcp-progress';
+import { clientDeclaresApps, personPrompt } from './mcp-elicit';
+import { offerSecretPage } from './secret-offer';
 import { APPS_EXTENSION_CAPABILITY, APPS_EXTENSION_ID, registerTerminalApp, TERMINAL_APP_URI } from './terminal-app';
 
 /** How an MCP server reaches sessions: in the host itself, or through the sockets of every host (stdio). */
@@ -133,13 +135,36 @@ export const TOOLS: readonly ToolDef[] = (METHODS as readonly MethodSpec[]).flat
 /** The names of the MCP tools (docs/protocol.md#6-mcp). */
 export const TOOL_NAMES = TOOLS.map((t) => t.name);
 
+/** What an MCP server offers beyond one host's tools. */
+export interface McpServerOptions {
+  /**
+   * The remote hosts `shared-pty mcp` reaches (docs/hosts.md#remote-hosts): `open_session` then
+   * takes `host`, which the backend routes by (the tool's method has no such param).
+   */
+  remoteHosts?: readonly string[];
+}
+
+/** The tool that opens a session: the one that takes `host` when there are remote hosts. */
+const OPEN_TOOL = 'open_session';
+
+/** `open_session`'s `host` input, naming the hosts there are. */
+function hostInput(names: readonly string[]): z.ZodRawShape {
+  return {
+    host: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(`The remote host to open it on (${names.join(', ')}; "local" or none: this machine). Its sessions are then selected as HOST:ID.`),
+  };
+}
+
 /**
  * An MCP server exposing the tools over `backend`; failures come back as tool errors (isError).
  * Only the tools `grant` may call are listed (a `view` token sees the reading tools); one called
  * anyway says which scope it needs. The same server answers clients of both protocol revisions
  * (docs/protocol.md#6-mcp): the SDK's serving entries pick the revision per request or connection.
  */
-export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT): McpServer {
+export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT, options: McpServerOptions = {}): McpServer {
   // logging: clients of 2025-11-25 may set a level (the conformance suite's logging-set-level); the host sends no log messages.
   // tools and resources: declared by the first tool and resource registered, after the scope check is in place.
   const capabilities = { logging: {}, extensions: { [APPS_EXTENSION_ID]: APPS_EXTENSION_CAPABILITY } };
@@ -153,19 +178,28 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT)
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.inputSchema,
+        inputSchema: tool.name === OPEN_TOOL && options.remoteHosts?.length ? tool.inputSchema.extend(hostInput(options.remoteHosts)) : tool.inputSchema,
         outputSchema: tool.output,
         annotations: tool.annotations,
         ...(tool.meta ? { _meta: tool.meta } : {}),
       },
       async (args: Record<string, unknown>, ctx: ServerContext) => {
+        // The person's keys come only from a view a chat host renders: a client known to render none
+        // (it declared no MCP Apps) shows its tools to the model, and app_input would be the agent's.
+        if (tool.method.mcp?.app === 'feeds' && tool.method.scope !== 'read' && clientDeclaresApps(server, ctx, APPS_EXTENSION_ID) === false) {
+          const text = `Error ${ErrorCode.Forbidden}: ${tool.name} is for the terminal view of MCP Apps, and this client declared no MCP Apps support (extension ${APPS_EXTENSION_ID}); nothing was written. Agents type with send and send_keys.`;
+          return { isError: true, content: [{ type: 'text' as const, text }] };
+        }
         const progress = reportProgress(ctx);
         try {
           const { data, text } = await tool.run(backend, args ?? {});
           return { content: [{ type: 'text' as const, text }], structuredContent: data };
         } catch (e) {
           const err = toRpcError(e);
-          return { isError: true, content: [{ type: 'text' as const, text: `Error ${err.code}: ${err.message}` }] };
+          const why = err.data as { secretInput?: unknown; session?: unknown } | undefined;
+          // A write refused because the program asks for a secret: the person may type it on a page of the host.
+          const offer = why?.secretInput === true && typeof why.session === 'string' ? await offerSecretPage(backend, personPrompt(server, ctx), why.session) : '';
+          return { isError: true, content: [{ type: 'text' as const, text: `Error ${err.code}: ${err.message}${offer}` }] };
         } finally {
           progress.dispose();
         }

@@ -99,7 +99,7 @@ describe('attach and SessionFollower never lose output', () => {
       await follower.start({ snapshotScrollback: 0 });
       // The view stops reading for longer than the host's 5 s of patience: it is demoted, the flood
       // outruns the ring, and the view must resync rather than draw what came after the gap.
-      const socket = (view as unknown as { _socket: import('node:net').Socket })._socket;
+      const socket = (view as unknown as { _stream: { input: import('node:net').Socket } })._stream.input;
       socket.pause();
       setTimeout(() => socket.resume(), 8000);
       await control.request('pty/write', {

@@ -78,7 +78,7 @@ async function followFloodSlowly(t: Target, window: number): Promise<{ check: Fl
   let lastCursor = 0;
   let ackTimer: NodeJS.Timeout | undefined;
   let sinceLongPause = 0;
-  const socket = (t.client as unknown as { _socket: import('node:net').Socket })._socket;
+  const socket = (t.client as unknown as { _stream: { input: import('node:net').Socket } })._stream.input;
   const ack = () => {
     ackTimer = undefined;
     void t.client.request('pty/ack', { ...t.extra, cursor: lastCursor }).catch(() => undefined);
@@ -189,7 +189,7 @@ describe('lossy subscribers resync with snapshot: true', () => {
       t.client.onNotification((n) => seen.push(n));
       // Subscribed, then the client stops reading (its socket fills) while 3 MiB of coloured output pass.
       await t.client.request('pty/subscribe', {});
-      const sock = (t.client as unknown as { _socket: import('node:net').Socket })._socket;
+      const sock = (t.client as unknown as { _stream: { input: import('node:net').Socket } })._stream.input;
       sock.pause();
       await control.request('pty/write', {
         session: info.id,

@@ -58,7 +58,9 @@ async function checkDeclarations(client: Client): Promise<void> {
   }
   const snapshot = tools.find((t) => t.name === 'terminal_snapshot');
   assert.deepEqual((snapshot?._meta as any)?.ui?.visibility, ['app'], 'the snapshot tool is for the view, not the model');
-  for (const t of tools.filter((x) => !SHOWING.includes(x.name) && x.name !== 'terminal_snapshot')) {
+  const keys = tools.find((t) => t.name === 'app_input');
+  assert.deepEqual((keys?._meta as any)?.ui?.visibility, ['app'], 'the person\'s keys are the view\'s, hidden from the model');
+  for (const t of tools.filter((x) => !SHOWING.includes(x.name) && x.name !== 'terminal_snapshot' && x.name !== 'app_input')) {
     assert.equal((t._meta as any)?.ui, undefined, `${t.name} shows no view`);
   }
 }

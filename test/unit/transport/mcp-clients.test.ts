@@ -146,6 +146,13 @@ async function everyTool(era: Era, via: Via): Promise<Set<string>> {
     await use('wait_event', { session, types: ['exit'], timeoutMs: 0 }).then((r) => assert.equal(r.data.event, null, `${where}: wait_event`));
     await use('send_keys', { session, keys: ['Ctrl+C'] }).then((r) => assert.ok(r.data.written > 0, `${where}: send_keys`));
     await use('signal', { session, signal: 'SIGCONT', timeout: 2000 });
+    // app_input is the terminal view's: these clients declare no MCP Apps, so wherever the server
+    // knows their capabilities (stdio's initialize, a 2026-07-28 request's _meta) it is refused.
+    called.add('app_input');
+    const keys = (await client.callTool({ name: 'app_input', arguments: { session, data: '\r' } })) as ToolResult; // Enter: no line left started (the agent would wait for it)
+    const keysText = (keys.content ?? []).map((c) => c.text).join('');
+    if (via === 'stdio' || era === 'v2-2026') assert.match(keysText, /^Error -32004: .*declared no MCP Apps support/, `${where}: app_input refused to a client without MCP Apps`);
+    else assert.notEqual(keys.isError, true, `${where}: app_input: ${keysText}`);
     const commands = await use('list_commands', { session });
     assert.equal(typeof commands.data.integration, 'boolean', `${where}: list_commands`);
     // read_command_output needs a command the shell reported: this bash has no integration, so the

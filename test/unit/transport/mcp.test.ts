@@ -17,7 +17,7 @@ import { withTimeout } from '../../helpers/host';
 
 /** The MCP tools of docs/protocol.md#6-mcp: the eleven first ones, list_commands, wait_event, read_command_output and the terminal view's terminal_snapshot. */
 const TOOL_NAMES = [
-  'close_session', 'list_commands', 'list_sessions', 'open_session', 'read_command_output', 'read_output', 'read_screen', 'read_scrollback', 'resize', 'send', 'send_keys', 'signal', 'terminal_snapshot', 'wait_event', 'wait_for',
+  'app_input', 'close_session', 'list_commands', 'list_sessions', 'open_session', 'read_command_output', 'read_output', 'read_screen', 'read_scrollback', 'resize', 'send', 'send_keys', 'signal', 'terminal_snapshot', 'wait_event', 'wait_for',
 ];
 /** The plain bash of every test: no rc files, a fixed prompt. */
 const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };

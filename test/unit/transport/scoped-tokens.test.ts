@@ -180,9 +180,9 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
     const listed = (await view.callTool({ name: 'list_sessions', arguments: {} })) as ToolResult & { structuredContent: { sessions: SessionInfo[] } };
     assert.deepEqual(listed.structuredContent.sessions.map((s) => s.id), [a.id]);
     const input = await mcp((await share(a.id, 'input')).token);
-    assert.deepEqual(await toolNames(input), [...reading, 'resize', 'send_keys'].sort());
+    assert.deepEqual(await toolNames(input), [...reading, 'app_input', 'resize', 'send_keys'].sort());
     const control = await mcp((await share(a.id, 'control')).token);
-    assert.deepEqual(await toolNames(control), [...reading, 'close_session', 'resize', 'send', 'send_keys', 'signal'].sort(), 'open_session needs the host token');
+    assert.deepEqual(await toolNames(control), [...reading, 'app_input', 'close_session', 'resize', 'send', 'send_keys', 'signal'].sort(), 'open_session needs the host token');
     const full = await mcp(h.token);
     assert.ok((await toolNames(full)).includes('open_session'));
   });

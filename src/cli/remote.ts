@@ -1,0 +1,125 @@
+import { HostsConfigError, LOCAL_HOST, readHostsConfig, splitHostSelector, unknownHostError, type HostsConfig } from '../host/hosts-config';
+import { RemoteHosts } from '../host/remote-hosts';
+import type { SessionInfo } from '../core/methods/types';
+import { resolveSelector } from '../core/session/selector';
+import { RpcClient } from '../transport/client/rpc-client';
+import { CliError, connectHost, findLocalSession, hostGoneMessage, type FoundSession } from './find-session';
+
+/** `--host NAME` as given on this command line (it wins over SHARED_PTY_HOST). */
+let hostFlag: string | undefined;
+
+/** Takes `--host NAME` (or `--host=NAME`) out of a command's arguments, before any `--`. */
+export function takeHostFlag(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--') return [...out, ...argv.slice(i)];
+    if (a === '--host' || a.startsWith('--host=')) {
+      const v = a === '--host' ? argv[++i] : a.slice('--host='.length);
+      if (!v) throw new CliError('--host needs a host name (see hosts.json in docs/hosts.md#remote-hosts)', 2);
+      hostFlag = v;
+      continue;
+    }
+    out.push(a);
+  }
+  return out;
+}
+
+/** The host a command acts on when its selector names none: `--host`, else SHARED_PTY_HOST, else this machine. */
+export function chosenHost(): string | undefined {
+  return hostFlag ?? (process.env.SHARED_PTY_HOST || undefined);
+}
+
+let config: HostsConfig | undefined;
+let remotes: RemoteHosts | undefined;
+
+/** hosts.json, read once per command; a broken one is a one-line error. */
+export function hostsConfig(): HostsConfig {
+  try {
+    return (config ??= readHostsConfig());
+  } catch (e) {
+    if (e instanceof HostsConfigError) throw new CliError(e.message);
+    throw e;
+  }
+}
+
+/** This process's bridges: one per remote host, however many calls use it. */
+export function remoteHosts(): RemoteHosts {
+  return (remotes ??= new RemoteHosts(hostsConfig()));
+}
+
+/** Ends this process's bridges (each ends as its stdin closes), so the CLI can exit. */
+export function closeRemoteHosts(): void {
+  remotes?.dispose();
+  remotes = undefined;
+}
+
+/** The remote host `name` or, for `local` or none, undefined; an unknown name is an error. */
+export function remoteName(name: string | undefined): string | undefined {
+  if (name === undefined || name === LOCAL_HOST) return undefined;
+  if (!hostsConfig().hosts.has(name)) throw new CliError(unknownHostError(hostsConfig(), name).message);
+  return name;
+}
+
+/** A session found on this machine or on a remote host, and how to reach its host. */
+export interface SessionTarget {
+  session: SessionInfo;
+  /** The remote host's name; undefined on this machine. */
+  remote: string | undefined;
+  /** How the user names it: `build:abc123` on a remote host, its id here. */
+  label: string;
+  /** A client to its host: a new connection here, the shared bridge for a remote host. */
+  connect(): Promise<RpcClient>;
+  /** Lets go of a client from connect() (the shared bridge stays open). */
+  release(client: RpcClient): void;
+  /** What to say when the connection closed under a call. */
+  goneMessage(): Promise<string>;
+  /** The local host's record (this machine only). */
+  local?: FoundSession['host'];
+}
+
+/** A session by selector: `NAME:SELECTOR` on a remote host, else on `--host`/SHARED_PTY_HOST's, else here. */
+export async function findTarget(selector: string): Promise<SessionTarget> {
+  const split = splitHostSelector(hostsConfig(), selector);
+  const remote = remoteName(split.host ?? chosenHost());
+  if (remote === undefined) return localTarget(findLocalSession(split.selector, hostsConfig()));
+  const client = await connectRemote(remote);
+  const { sessions } = await client.call('session/list', {});
+  const r = resolveSelector(sessions, split.selector, (s) => s.id, (s) => s.name);
+  if (r.kind === 'ambiguous') throw new CliError(`session "${selector}" is ambiguous on host "${remote}"; use its id`);
+  if (r.kind === 'unknown') throw new CliError(`unknown session on host "${remote}": ${split.selector}`);
+  return remoteTarget(remote, r.item);
+}
+
+/** The bridge of `remote`, its failure as a one-line CLI error. */
+export async function connectRemote(remote: string): Promise<RpcClient> {
+  try {
+    return await remoteHosts().connect(remote);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+}
+
+export function remoteTarget(remote: string, session: SessionInfo): SessionTarget {
+  return {
+    session: { ...session, host: remote },
+    remote,
+    label: `${remote}:${session.id}`,
+    connect: () => connectRemote(remote),
+    release: () => undefined,
+    goneMessage: () => remoteHosts().dropMessage(remote),
+  };
+}
+
+/** A session of this machine as a target. */
+export function localTarget(found: FoundSession): SessionTarget {
+  return {
+    session: found.session,
+    remote: undefined,
+    label: found.session.id,
+    connect: () => connectHost(found),
+    release: (client) => client.close(),
+    goneMessage: () => hostGoneMessage(found.host),
+    local: found.host,
+  };
+}

@@ -1,0 +1,81 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/**
+ * The name that always means this machine's own hosts (`local:bash-1`): hosts.json cannot take it,
+ * so a selector can reach a local session while `--host` or SHARED_PTY_HOST points elsewhere.
+ */
+export const LOCAL_HOST = 'local';
+
+/** Host names: short words that cannot be mistaken for a path or a selector's own colon. */
+const HOST_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** A hosts.json that cannot be used, or a host it does not name. */
+export class HostsConfigError extends Error {}
+
+/** The remote hosts of hosts.json (docs/hosts.md#remote-hosts): name → the command that reaches its bridge. */
+export interface HostsConfig {
+  /** Where it was read from (shown in errors). */
+  file: string;
+  hosts: ReadonlyMap<string, string>;
+}
+
+/** `$XDG_CONFIG_HOME/shared-pty/hosts.json`, else `~/.config/shared-pty/hosts.json`. */
+export function hostsConfigPath(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(os.homedir(), '.config');
+  return path.join(base, 'shared-pty', 'hosts.json');
+}
+
+/**
+ * Reads hosts.json: no file is no remote host; a file that is not `{ "hosts": { NAME: COMMAND } }`
+ * is an error that says what is wrong and where (a typo must not silently hide a host).
+ */
+export function readHostsConfig(env: NodeJS.ProcessEnv = process.env): HostsConfig {
+  const file = hostsConfigPath(env);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { file, hosts: new Map() };
+    throw new HostsConfigError(`cannot read ${file}: ${(e as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new HostsConfigError(`${file} is not JSON: ${(e as Error).message}`);
+  }
+  const hosts = (parsed as { hosts?: unknown } | null)?.hosts;
+  if (typeof hosts !== 'object' || hosts === null || Array.isArray(hosts)) {
+    throw new HostsConfigError(`${file} needs { "hosts": { "NAME": "COMMAND" } }, e.g. { "hosts": { "build": "ssh build-box shared-pty bridge" } }`);
+  }
+  const out = new Map<string, string>();
+  for (const [name, command] of Object.entries(hosts)) {
+    if (!HOST_NAME.test(name) || name === LOCAL_HOST) {
+      throw new HostsConfigError(`${file}: "${name}" cannot name a host (letters, digits, . _ -; not "${LOCAL_HOST}", which is this machine)`);
+    }
+    if (typeof command !== 'string' || command.trim() === '') throw new HostsConfigError(`${file}: host "${name}" needs a command (a string), e.g. "ssh build-box shared-pty bridge"`);
+    out.set(name, command);
+  }
+  return { file, hosts: out };
+}
+
+/** The error for a host name hosts.json does not have, listing those it has. */
+export function unknownHostError(config: HostsConfig, name: string): HostsConfigError {
+  const known = [...config.hosts.keys()];
+  const have = known.length ? `it names ${known.join(', ')}` : 'it names no host';
+  return new HostsConfigError(`no host named "${name}" in ${config.file} (${have}; "${LOCAL_HOST}" is this machine)`);
+}
+
+/**
+ * Splits `NAME:SELECTOR` when NAME is a configured host (or `local`); anything else is a selector
+ * of this machine as it stands, so a local session whose name has a colon is still found.
+ */
+export function splitHostSelector(config: HostsConfig, selector: string): { host: string | undefined; selector: string } {
+  const i = selector.indexOf(':');
+  if (i <= 0) return { host: undefined, selector };
+  const name = selector.slice(0, i);
+  if (name !== LOCAL_HOST && !config.hosts.has(name)) return { host: undefined, selector };
+  return { host: name, selector: selector.slice(i + 1) };
+}

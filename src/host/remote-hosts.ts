@@ -1,0 +1,160 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { IDisposable } from '../core/base/lifecycle';
+import { RpcClient } from '../transport/client/rpc-client';
+import { type HostsConfig, unknownHostError } from './hosts-config';
+
+/**
+ * How long a bridge may take to answer its first call: an ssh handshake to a far machine, a
+ * container exec, and the per-user host started there; long enough for a person to type a key's
+ * passphrase at ssh's prompt, short enough that a command that never speaks does not hang us.
+ */
+const CONNECT_TIMEOUT_MS = 30_000;
+/** How much of a bridge command's stderr is kept for an error message: its last few lines. */
+const STDERR_TAIL_BYTES = 2048;
+/** How long to wait, after a bridge's output ended, for its process to exit and say why. */
+const EXIT_WAIT_MS = 2000;
+
+/** A remote host could not be reached, or its connection dropped: the message names the host and the command. */
+export class RemoteHostError extends Error {
+  constructor(
+    message: string,
+    readonly host: string,
+  ) {
+    super(message);
+    this.name = 'RemoteHostError';
+  }
+}
+
+/** One running bridge command and the client over its stdin and stdout. */
+interface Link {
+  child: ChildProcessWithoutNullStreams;
+  client: RpcClient;
+  /** The end of its stderr, for messages. */
+  stderr(): string;
+  /** Resolves once the process has exited (or EXIT_WAIT_MS has passed), with how it ended. */
+  ended(): Promise<string>;
+}
+
+/**
+ * The remote hosts of hosts.json, as one client process reaches them (docs/hosts.md#remote-hosts):
+ * at most one bridge command per host, started on first use and shared by every session and call
+ * of this process; when it drops, the next use starts it again.
+ */
+export class RemoteHosts implements IDisposable {
+  private readonly _links = new Map<string, Promise<Link>>();
+  /** The last drop of each host, as a line. */
+  private readonly _drops = new Map<string, Promise<string>>();
+  private _disposed = false;
+
+  /** `onDrop` hears, once per drop, one line saying that a host's connection ended. */
+  constructor(
+    readonly config: HostsConfig,
+    private readonly _onDrop?: (message: string, host: string) => void,
+  ) {}
+
+  /** The configured host names. */
+  get names(): string[] {
+    return [...this.config.hosts.keys()];
+  }
+
+  /** The command that reaches `name` (an error naming the config file for an unknown name). */
+  commandOf(name: string): string {
+    const command = this.config.hosts.get(name);
+    if (command === undefined) throw unknownHostError(this.config, name);
+    return command;
+  }
+
+  /** The connection to `name`'s bridge: the running one, or a new one. */
+  async connect(name: string): Promise<RpcClient> {
+    const command = this.commandOf(name);
+    if (this._disposed) throw new RemoteHostError(`host "${name}": the connection is being closed`, name);
+    let link = this._links.get(name);
+    if (!link) {
+      link = this._start(name, command);
+      this._links.set(name, link);
+      link.catch(() => this._links.delete(name));
+    }
+    return (await link).client;
+  }
+
+  /**
+   * The one line that says `name`'s connection dropped and why (its command's exit status and the
+   * end of its stderr), once the drop is known.
+   */
+  async dropMessage(name: string): Promise<string> {
+    return (await this._drops.get(name)) ?? `the connection to host "${name}" (${this.config.hosts.get(name)}) closed; it is made again on the next use`;
+  }
+
+  private async _start(name: string, command: string): Promise<Link> {
+    // Through the shell, as ssh's ProxyCommand is: the command may quote, set variables, use ~.
+    const child = spawn('/bin/sh', ['-c', command], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let tail = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (tail = (tail + d).slice(-STDERR_TAIL_BYTES)));
+    let exit: string | undefined;
+    const exited = new Promise<string>((resolve) => {
+      child.once('error', (e) => resolve((exit = `it could not start: ${e.message}`)));
+      child.once('close', (code, signal) => resolve((exit = signal ? `it was ended by ${signal}` : `it exited with status ${code}`)));
+    });
+    const stderr = () => tail.trim().split('\n').filter(Boolean).slice(-3).join(' / ');
+    const ended = async () => {
+      await Promise.race([exited, new Promise((r) => setTimeout(r, EXIT_WAIT_MS).unref())]);
+      const err = stderr();
+      return `${exit ?? 'its output ended'}${err ? `: ${err}` : ''}`;
+    };
+    // A broken pipe to a bridge that ended is a drop, which the client's close reports.
+    child.stdin.on('error', () => undefined);
+    const client = RpcClient.overStream({
+      input: child.stdout,
+      output: child.stdin,
+      destroy: () => {
+        child.stdin.destroy();
+        child.stdout.destroy();
+      },
+    });
+    const link: Link = { child, client, stderr, ended };
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // The first answer proves the whole way works: the transport, the bridge, the host behind it.
+      await Promise.race([
+        client.call('host/info', {}),
+        exited.then(() => Promise.reject(new Error('ended'))),
+        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), CONNECT_TIMEOUT_MS))),
+      ]);
+    } catch (e) {
+      // Why first: its stderr is read to the end before the process is let go.
+      const why = (e as Error).message === 'timeout' ? `no answer within ${CONNECT_TIMEOUT_MS / 1000} s` : await ended();
+      this._stop(link);
+      throw new RemoteHostError(`cannot reach host "${name}" with: ${command} (${why})`, name);
+    } finally {
+      clearTimeout(timer);
+    }
+    const mine = this._links.get(name);
+    client.onClose(() => {
+      if (this._disposed) return;
+      if (this._links.get(name) === mine) this._links.delete(name);
+      const line = ended().then((why) => `the connection to host "${name}" (${command}) dropped: ${why}; it is made again on the next use`);
+      this._drops.set(name, line);
+      void line.then((m) => this._onDrop?.(m, name));
+    });
+    return link;
+  }
+
+  private _stop(link: Link): void {
+    link.client.close();
+    // The bridge ends when its stdin does; a command that ignores that is ended (ours, by its pid).
+    if (link.child.exitCode === null && link.child.signalCode === null) {
+      const t = setTimeout(() => link.child.kill('SIGTERM'), EXIT_WAIT_MS);
+      t.unref();
+      link.child.once('close', () => clearTimeout(t));
+    }
+    link.child.unref();
+    link.child.stderr.destroy();
+  }
+
+  /** Closes every bridge (each ends when its stdin closes). */
+  dispose(): void {
+    this._disposed = true;
+    for (const link of this._links.values()) void link.then((l) => this._stop(l), () => undefined);
+    this._links.clear();
+  }
+}

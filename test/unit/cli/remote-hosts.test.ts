@@ -1,0 +1,334 @@
+// docs/hosts.md#remote-hosts: sessions on other machines, reached by the command hosts.json names.
+// The far machine is played by a real sshd on 127.0.0.1 (its own host key, a user key, its own
+// config, stopped by pid afterwards) and by a plain `sh -c` command standing in for `docker exec`;
+// behind each, a second runtime directory with its own per-user host, started by `shared-pty
+// bridge` as it would be on another machine. Driven as users do: the built CLI as child processes,
+// `attach` in a real PTY, `shared-pty mcp` with the official MCP client.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { SessionInfo } from '../../../src/core/methods/types';
+import { loadNodePty } from '../../../src/core/session/pty-loader';
+import { readLiveRecords } from '../../../src/host/discovery';
+import { runCli, startCli, startedPids, stopPid, type CliResult } from '../../helpers/cli';
+import { FloodCheck, makeFlood } from '../../helpers/flood';
+import { connect, tempRuntimeDir, until, withTimeout } from '../../helpers/host';
+import type { RpcClient } from '../../../src/transport/client/rpc-client';
+import { bashEnv, buildCli, childrenOf, CLI, freePort, pidAlive, REPO_ROOT } from '../../helpers/protocol';
+
+/**
+ * Per-test bound: generous for a loaded machine (each ssh login there starts sshd's child, the far
+ * Node and ours: seconds each on 2 busy cores), finite so a hang fails instead of blocking.
+ */
+const TEST_TIMEOUT = 120_000;
+/** The flood sent through ssh to an attached terminal. */
+const FLOOD_BYTES = 8 * 1024 * 1024;
+/** What the person types at the remote password prompt; it must show in no MCP result. */
+const SECRET = 'remote-secret-Qx7';
+
+const dirs: string[] = [];
+let env: NodeJS.ProcessEnv;
+/** The runtime directories of the "other machines": behind ssh, and behind the exec stand-in. */
+let sshSide: string;
+let execSide: string;
+let sshd: ChildProcess | undefined;
+let sshLog = '';
+/** The command that reaches the box through ssh (the transport a test kills). */
+let sshCommand: string;
+
+function dir(): string {
+  const d = tempRuntimeDir();
+  dirs.push(d);
+  return d;
+}
+
+function cli(...args: string[]): Promise<CliResult> {
+  return runCli(args, env);
+}
+
+function ok(r: CliResult, what: string): string {
+  assert.equal(r.code, 0, `${what}: exit ${r.code}; stderr: ${r.stderr}; stdout: ${r.stdout}`);
+  return r.stdout;
+}
+
+/** A one-line error on stderr, nothing on stdout, exit 1. */
+function oneLineError(r: CliResult, what: string): string {
+  assert.equal(r.code, 1, `${what}: exit 1, got ${r.code}; stderr: ${r.stderr}; stdout: ${r.stdout}`);
+  assert.match(r.stderr, /^shared-pty: [^\n]+\n$/, `${what}: one line on stderr`);
+  return r.stderr;
+}
+
+/** The remote side's environment, as the far machine's login would give it: its own runtime directory and home. */
+function farSide(runtime: string, home: string): string {
+  return `SHARED_PTY_DIR=${runtime} HOME=${home} SHELL=/bin/bash LANG=C.UTF-8 exec ${process.execPath} ${CLI} bridge`;
+}
+
+function ssh(key: string, port: number, remote: string): string {
+  const options = ['-F /dev/null', `-i ${key}`, `-p ${port}`, '-o BatchMode=yes', '-o StrictHostKeyChecking=no', '-o UserKnownHostsFile=/dev/null', '-o LogLevel=ERROR'];
+  return `ssh ${options.join(' ')} ${process.env.USER ?? 'root'}@127.0.0.1 '${remote}'`;
+}
+
+/** Starts sshd on a free port with its own keys and config; resolves with the user key and the port. */
+async function startSshd(base: string): Promise<{ key: string; port: number }> {
+  const keygen = (file: string) => {
+    const r = spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', file], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+  };
+  keygen(path.join(base, 'host_key'));
+  keygen(path.join(base, 'user_key'));
+  fs.copyFileSync(path.join(base, 'user_key.pub'), path.join(base, 'authorized_keys'));
+  // Run as root, sshd wants its privilege separation directory (the package's service makes it).
+  if (process.getuid?.() === 0) fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
+  const port = await freePort();
+  const config = [
+    `Port ${port}`,
+    'ListenAddress 127.0.0.1',
+    `HostKey ${path.join(base, 'host_key')}`,
+    `PidFile ${path.join(base, 'sshd.pid')}`,
+    `AuthorizedKeysFile ${path.join(base, 'authorized_keys')}`,
+    'PasswordAuthentication no',
+    'KbdInteractiveAuthentication no',
+    'UsePAM no',
+    // The keys live in a temporary directory under /tmp, which StrictModes would refuse.
+    'StrictModes no',
+    'PermitRootLogin prohibit-password',
+  ];
+  fs.writeFileSync(path.join(base, 'sshd_config'), config.join('\n') + '\n');
+  sshd = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', path.join(base, 'sshd_config')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  startedPids.add(sshd.pid!);
+  sshd.stderr!.setEncoding('utf8').on('data', (d: string) => (sshLog += d));
+  await until(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const s = net.connect(port, '127.0.0.1');
+        s.once('connect', () => (s.destroy(), resolve(true)));
+        s.once('error', () => resolve(false));
+      }),
+    15_000,
+    `sshd listening (${sshLog})`,
+  );
+  return { key: path.join(base, 'user_key'), port };
+}
+
+/**
+ * The far side's own per-user host, reached directly (as a person on that machine would): the test
+ * watches through it what happens there, without going through the transport under test.
+ */
+async function onFarSide<T>(runtime: string, fn: (far: RpcClient) => Promise<T>): Promise<T> {
+  const [record] = readLiveRecords(runtime);
+  assert.ok(record, `a host runs in ${runtime}`);
+  const far = await connect(record.control);
+  try {
+    return await fn(far);
+  } finally {
+    far.close();
+  }
+}
+
+/** Waits on the far side until `session`'s screen shows `text`. */
+function farScreenShows(runtime: string, session: string, text: string): Promise<unknown> {
+  return onFarSide(runtime, async (far) => {
+    const r = await far.request<{ matched: boolean }>('pty/wait', { session, match: text, timeout: 30_000 });
+    assert.ok(r.matched, `the far screen shows ${text}`);
+  });
+}
+
+/** The pid of the process named `comm` among the descendants of `pid`. */
+function descendant(pid: number, comm: string): number | undefined {
+  for (const c of childrenOf(pid)) {
+    if (c.comm === comm) return c.pid;
+    const deeper = descendant(c.pid, comm);
+    if (deeper) return deeper;
+  }
+  return undefined;
+}
+
+before(async () => {
+  buildCli();
+  const base = dir();
+  sshSide = dir();
+  execSide = dir();
+  const home = dir();
+  // The shell's rc file is read (integration is injected beside it): a known prompt to wait for.
+  fs.writeFileSync(path.join(home, '.bashrc'), "PS1='far> '\n");
+  const { key, port } = await startSshd(base);
+  const closed = await freePort(); // nothing listens there: ssh fails as it does for a box that is off
+  sshCommand = ssh(key, port, farSide(sshSide, home));
+  const hosts = {
+    box: sshCommand,
+    // What `docker exec -i web shared-pty bridge` is to a container: a command that runs the bridge there.
+    web: `sh -c '${farSide(execSide, home)}'`,
+    off: ssh(key, closed, farSide(sshSide, home)),
+  };
+  const config = dir();
+  fs.mkdirSync(path.join(config, 'shared-pty'));
+  fs.writeFileSync(path.join(config, 'shared-pty', 'hosts.json'), JSON.stringify({ hosts }, null, 2));
+  env = bashEnv({ SHARED_PTY_DIR: dir(), XDG_CONFIG_HOME: config });
+});
+
+after(async () => {
+  // The per-user hosts the bridges started, by their pids; then sshd and anything left of ours.
+  for (const d of [sshSide, execSide, env?.SHARED_PTY_DIR ?? '']) if (d) for (const r of readLiveRecords(d)) await stopPid(r.pid);
+  for (const pid of startedPids) await stopPid(pid);
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** The far session the tests share: `box:<id>`, opened by the first CLI test. */
+let id: string;
+
+describe('remote hosts through ssh and exec', () => {
+  test('shared-pty bridge passes calls and notifications both ways and ends when its stdin closes', { timeout: TEST_TIMEOUT }, async () => {
+    const bridge = spawn('sh', ['-c', farSide(execSide, dir())], { stdio: ['pipe', 'pipe', 'pipe'] });
+    startedPids.add(bridge.pid!);
+    let out = '';
+    bridge.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const exited = new Promise<number | null>((resolve) => bridge.once('exit', (code) => resolve(code)));
+    const send = (m: object) => bridge.stdin!.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
+    send({ id: 1, method: 'session/create', params: { command: 'sh', args: ['-c', 'read x; echo "got $x"; sleep 30'] } });
+    const created = await until(() => /"id":1,"result":\{"id":"(\w+)"/.exec(out), 20_000, `the session (${out})`);
+    send({ id: 2, method: 'pty/subscribe', params: { session: created[1] } });
+    send({ id: 3, method: 'pty/write', params: { session: created[1], action: { text: 'over-the-bridge\r' } } });
+    await until(() => out.includes('"method":"pty/output"') && /got over-the-bridge/.test(out), 10_000, `output notifications (${out.slice(-300)})`);
+    send({ id: 4, method: 'pty/kill', params: { session: created[1] } });
+    await until(() => out.includes('"id":4'), 10_000, 'the kill answered');
+    bridge.stdin!.end();
+    assert.equal(await withTimeout(exited, 10_000, 'the bridge ends'), 0);
+  });
+
+  test('open --host through ssh, list with host, send with the exit code, wait by name with --host', { timeout: TEST_TIMEOUT }, async () => {
+    id = ok(await cli('open', '--host', 'box', '--name', 'far-1'), 'open --host box').trim();
+    assert.match(id, /^box:[a-z0-9]+$/, 'the printed selector names the host');
+    assert.equal(readLiveRecords(sshSide).length, 1, 'the bridge started the per-user host on the far side');
+    ok(await cli('wait', 'far-1', 'far>', '--host', 'box', '--timeout', '30000'), 'wait by name with --host');
+    const sent = await cli('send', id, 'echo remote-$((6*7)); (exit 3)', '--timeout', '30000');
+    assert.equal(sent.code, 3, `send exits with the remote command's code: ${sent.stdout} ${sent.stderr}`);
+    assert.match(sent.stdout, /remote-42/);
+    const listed = JSON.parse(ok(await cli('list', '--host', 'box', '--json'), 'list --host box')) as SessionInfo[];
+    assert.deepEqual(listed.map((s) => [s.host, s.name]), [['box', 'far-1']]);
+    const all = await cli('list');
+    assert.equal(all.code, 1, 'a host that cannot be reached makes list fail, after listing the others');
+    assert.match(all.stdout, new RegExp(`^${id}\\s+far-1\\s+running`, 'm'), all.stdout);
+    assert.match(all.stderr, /^shared-pty: cannot reach host "off"[^\n]*\n$/);
+  });
+
+  test('the exec stand-in works as ssh does, and SHARED_PTY_HOST picks the host', { timeout: TEST_TIMEOUT }, async () => {
+    const web = ok(await runCli(['open', '--', 'sh', '-c', 'echo in-the-container; exec cat'], { ...env, SHARED_PTY_HOST: 'web' }), 'open on web').trim();
+    assert.match(web, /^web:/);
+    assert.equal(readLiveRecords(execSide).length, 1);
+    await farScreenShows(execSide, web.slice(4), 'in-the-container');
+    ok(await runCli(['kill', web.slice(4)], { ...env, SHARED_PTY_HOST: 'web' }), 'kill by its id alone on SHARED_PTY_HOST');
+    const left = JSON.parse(ok(await cli('list', '--host', 'web', '--json'), 'list web')) as SessionInfo[];
+    assert.equal(left.length, 0, 'killed on its host');
+  });
+
+  test('a wrong host name, or a command that fails, is one line naming the host and what the command said', { timeout: TEST_TIMEOUT }, async () => {
+    assert.match(oneLineError(await cli('read', 'nowhere:bash-1'), 'unknown host in a selector'), /no host named "nowhere" in .*hosts\.json; it names box, web, off/);
+    assert.match(oneLineError(await cli('list', '--host', 'nowhere'), 'unknown --host'), /no host named "nowhere"/);
+    const off = oneLineError(await cli('read', 'off:bash-1'), 'a host whose ssh fails');
+    assert.match(off, /cannot reach host "off" with: ssh .* \(it exited with status 255: .*Connection refused/);
+  });
+
+  test('attach through ssh shows every byte of a flood (sha256) and the person\'s keys reach the far session', { timeout: TEST_TIMEOUT }, async () => {
+    assert.ok(id, 'the far session of the first test'); // node-pty must not be handed an undefined argument
+    const flood = makeFlood(dir(), FLOOD_BYTES);
+    const view = loadNodePty().spawn(process.execPath, [CLI, 'attach', id], {
+      name: 'xterm-256color',
+      cols: 100,
+      rows: 30,
+      cwd: REPO_ROOT,
+      env: env as Record<string, string>,
+    });
+    const check = new FloodCheck(true); // the view's own PTY turns \n into \r\n: compare without \r
+    let seen = '';
+    view.onData((d) => {
+      check.push(d);
+      if (seen.length < 100_000) seen += d;
+    });
+    try {
+      await until(() => seen.includes('attached to far-1'), 20_000, `attached (${seen})`);
+      view.write(flood.command);
+      await until(() => check.done, TEST_TIMEOUT - 15_000, `the end of the flood (${check.received} bytes so far)`);
+      assert.equal(check.received, flood.size, 'every byte');
+      assert.equal(check.digest(), flood.fileSha256);
+    } finally {
+      view.write('\x1d'); // Ctrl+]: detach
+      await until(() => !pidAlive(view.pid), 10_000, 'attach ended').catch(() => view.kill());
+    }
+  });
+
+  test('the transport killed mid-wait: one line saying so, and the session is still there for the next command', { timeout: TEST_TIMEOUT }, async () => {
+    assert.ok(id, 'the far session of the first test');
+    const session = id.slice('box:'.length);
+    const waiting = startCli(['send', id, 'sleep 41', '--timeout', '90000'], env);
+    // The send waits for the command's end once the far screen shows it typed.
+    await farScreenShows(sshSide, session, 'far> sleep 41');
+    const sshPid = await until(() => descendant(waiting.pid, 'ssh'), 5000, 'the ssh under send');
+    process.kill(sshPid, 'SIGKILL');
+    const r = await waiting.result;
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^shared-pty: the connection to host "box" \(ssh [^\n]*\) dropped: [^\n]*it is made again on the next use\n$/);
+    // Nothing of the session was lost: it runs on its own host, and the next command reaches it.
+    assert.match(ok(await cli('read', id), 'the next command'), /far> sleep 41/);
+    await onFarSide(sshSide, (far) => far.request('pty/write', { session, action: { key: 'Ctrl+C' } }));
+  });
+});
+
+describe('shared-pty mcp across hosts', () => {
+  let client: Client;
+  let transport: StdioClientTransport;
+  const results: unknown[] = [];
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const r = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: Array<{ text?: string }>; structuredContent?: any };
+    results.push(r);
+    return r;
+  };
+  const text = (r: { content: Array<{ text?: string }> }) => r.content.map((c) => c.text ?? '').join('');
+
+  before(async () => {
+    transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: env as Record<string, string>, cwd: REPO_ROOT, stderr: 'pipe' });
+    client = new Client({ name: 'remote-test', version: '0.0.0' });
+    await withTimeout(client.connect(transport), 30_000, 'MCP stdio connect');
+  });
+  after(async () => {
+    await client?.close().catch(() => undefined);
+  });
+
+  test('list_sessions across hosts, open_session { host }, and a remote secret prompt refused to the agent', { timeout: TEST_TIMEOUT }, async () => {
+    const listed = await call('list_sessions', {});
+    assert.ok((listed.structuredContent.sessions as SessionInfo[]).some((s) => s.host === 'box' && s.name === 'far-1'), text(listed));
+    assert.match(text(listed), /^box:\w+ {2}far-1 /m);
+    const opened = await call('open_session', { host: 'web', command: 'bash', args: ['--norc', '--noprofile', '-i'], name: 'agent-far' });
+    assert.ok(!opened.isError, text(opened));
+    assert.equal(opened.structuredContent.host, 'web');
+    const session = `web:${opened.structuredContent.id}`;
+    const asked = await call('send', { session, text: 'read -s x; echo "len=${#x}"', timeout: 15_000 });
+    assert.equal(asked.structuredContent?.waitReason, 'secret_input', text(asked));
+    const refused = await call('send', { session, text: 'agent-typed' });
+    assert.equal(refused.isError, true, text(refused));
+    assert.match(text(refused), /asks for a secret/);
+    // The person types it (here through the CLI, through the same kind of bridge).
+    ok(await cli('send', session, SECRET, '--timeout', '10000'), 'the person types the secret');
+    const screen = await call('read_screen', { session });
+    assert.match(text(screen), new RegExp(`len=${SECRET.length}`));
+    for (const r of results) assert.ok(!JSON.stringify(r).includes(SECRET), 'the secret shows in no result');
+    await call('close_session', { session });
+  });
+
+  test('the transport killed under a call: a one-line error, and the next call reconnects', { timeout: TEST_TIMEOUT }, async () => {
+    const waiting = call('send', { session: 'box:far-1', text: 'sleep 42', timeout: 90_000 });
+    await farScreenShows(sshSide, id.slice('box:'.length), 'far> sleep 42');
+    const sshPid = await until(() => descendant(transport.pid!, 'ssh'), 5000, 'the ssh under shared-pty mcp');
+    process.kill(sshPid, 'SIGKILL');
+    const r = await waiting;
+    assert.equal(r.isError, true, text(r));
+    assert.match(text(r), /^Error -?\d+: the connection to host "box" \(ssh [^\n]*\) dropped: [^\n]*it is made again on the next use$/);
+    const again = await call('send_keys', { session: 'box:far-1', keys: ['Ctrl+C'] });
+    assert.ok(!again.isError, text(again));
+    assert.notEqual(descendant(transport.pid!, 'ssh'), sshPid, 'a new transport');
+  });
+});

@@ -1,0 +1,53 @@
+// docs/hosts.md#remote-hosts: hosts.json is found where the user's configuration lives, a file that
+// cannot be used says what is wrong and where, and `NAME:SELECTOR` names a remote host only when
+// NAME is one (a local session whose name has a colon is still found).
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { HostsConfigError, hostsConfigPath, readHostsConfig, splitHostSelector, unknownHostError } from '../../../src/host/hosts-config';
+
+const base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-hosts-'));
+after(() => fs.rmSync(base, { recursive: true, force: true }));
+
+function withFile(text: string | undefined): NodeJS.ProcessEnv {
+  const dir = fs.mkdtempSync(path.join(base, 'cfg-'));
+  if (text !== undefined) {
+    fs.mkdirSync(path.join(dir, 'shared-pty'));
+    fs.writeFileSync(path.join(dir, 'shared-pty', 'hosts.json'), text);
+  }
+  return { XDG_CONFIG_HOME: dir };
+}
+
+test('hosts.json is under $XDG_CONFIG_HOME when set, else ~/.config; no file is no remote host', () => {
+  assert.equal(hostsConfigPath({ XDG_CONFIG_HOME: '/x/cfg' }), '/x/cfg/shared-pty/hosts.json');
+  assert.equal(hostsConfigPath({}), path.join(os.homedir(), '.config', 'shared-pty', 'hosts.json'));
+  assert.equal(readHostsConfig(withFile(undefined)).hosts.size, 0);
+  const c = readHostsConfig(withFile(JSON.stringify({ hosts: { build: 'ssh build-box shared-pty bridge', 'pod.0': 'kubectl exec -i pod-0 -- shared-pty bridge' } })));
+  assert.deepEqual([...c.hosts.keys()], ['build', 'pod.0']);
+});
+
+test('a file that cannot be used is an error naming the file and what is wrong', () => {
+  const cases: Array<[string, RegExp]> = [
+    ['{ not json', /hosts\.json is not JSON/],
+    ['{"build": "ssh b shared-pty bridge"}', /needs \{ "hosts": \{ "NAME": "COMMAND" \} \}/],
+    ['{"hosts": {"build": 7}}', /host "build" needs a command/],
+    ['{"hosts": {"build": "  "}}', /host "build" needs a command/],
+    ['{"hosts": {"local": "ssh b shared-pty bridge"}}', /"local" cannot name a host/],
+    ['{"hosts": {"a:b": "ssh b shared-pty bridge"}}', /"a:b" cannot name a host/],
+  ];
+  for (const [text, message] of cases) {
+    const env = withFile(text);
+    assert.throws(() => readHostsConfig(env), (e: Error) => e instanceof HostsConfigError && message.test(e.message) && e.message.includes(hostsConfigPath(env)), text);
+  }
+});
+
+test('NAME:SELECTOR splits only on a configured host or "local"; an unknown name lists the known ones', () => {
+  const c = readHostsConfig(withFile(JSON.stringify({ hosts: { build: 'ssh b shared-pty bridge' } })));
+  assert.deepEqual(splitHostSelector(c, 'build:bash-1'), { host: 'build', selector: 'bash-1' });
+  assert.deepEqual(splitHostSelector(c, 'local:bash-1'), { host: 'local', selector: 'bash-1' });
+  assert.deepEqual(splitHostSelector(c, 'notes:today'), { host: undefined, selector: 'notes:today' });
+  assert.deepEqual(splitHostSelector(c, 'bash-1'), { host: undefined, selector: 'bash-1' });
+  assert.match(unknownHostError(c, 'biuld').message, /no host named "biuld" in .*hosts\.json \(it names build; "local" is this machine\)/);
+});
