@@ -155,13 +155,15 @@ function start(): void {
 
   // What the person types here is theirs: the app-only tool app_input writes it as the user's
   // keys (never the agent's, whatever the host's agent policy), exactly as typed.
+  // The key this page was served with: app_input writes nothing without it (src/transport/mcp/terminal-app.ts).
+  const appKey = document.querySelector<HTMLMetaElement>('meta[name="shared-pty-app-key"]')?.content ?? '';
   let typing = Promise.resolve();
   let activity = new PersonActivity();
   const type = (data: string) => {
     const session = following?.session;
     if (!session || !running) return;
     typing = typing.then(() =>
-      call('app_input', { session, data }).then(
+      call('app_input', { session, data, appKey }).then(
         (r) => {
           if (following?.session === session && activity.typed(data, r.secretInput === true)) tellModel(activity.describe(sessionName || session));
         },

@@ -11,7 +11,7 @@ import { VERSION } from '../../version';
 import { reportProgress } from './mcp-progress';
 import { clientDeclaresApps, personPrompt } from './mcp-elicit';
 import { offerSecretPage } from './secret-offer';
-import { APPS_EXTENSION_CAPABILITY, APPS_EXTENSION_ID, registerTerminalApp, TERMINAL_APP_URI } from './terminal-app';
+import { APP_KEY_ARG, APPS_EXTENSION_CAPABILITY, APPS_EXTENSION_ID, isAppKey, registerTerminalApp, TERMINAL_APP_URI } from './terminal-app';
 
 /** How an MCP server reaches sessions: in the host itself, or through the sockets of every host (stdio). */
 export interface ToolBackend {
@@ -158,6 +158,16 @@ function hostInput(names: readonly string[]): z.ZodRawShape {
   };
 }
 
+/** `app_input`'s key input: the terminal view sends the key its page was served with. */
+const APP_KEY_INPUT: z.ZodRawShape = {
+  [APP_KEY_ARG]: z.string().optional().describe('The key of the terminal view that sends these keys (in its page); other callers have none.'),
+};
+
+/** Whether the tool carries the person's keys from the terminal view (app_input). */
+function isPersonsKeys(method: MethodSpec): boolean {
+  return method.mcp?.app === 'feeds' && method.scope !== 'read';
+}
+
 /**
  * An MCP server exposing the tools over `backend`; failures come back as tool errors (isError).
  * Only the tools `grant` may call are listed (a `view` token sees the reading tools); one called
@@ -178,7 +188,12 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.name === OPEN_TOOL && options.remoteHosts?.length ? tool.inputSchema.extend(hostInput(options.remoteHosts)) : tool.inputSchema,
+        inputSchema:
+          tool.name === OPEN_TOOL && options.remoteHosts?.length
+            ? tool.inputSchema.extend(hostInput(options.remoteHosts))
+            : isPersonsKeys(tool.method)
+              ? tool.inputSchema.extend(APP_KEY_INPUT)
+              : tool.inputSchema,
         outputSchema: tool.output,
         annotations: tool.annotations,
         ...(tool.meta ? { _meta: tool.meta } : {}),
@@ -186,9 +201,18 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
       async (args: Record<string, unknown>, ctx: ServerContext) => {
         // The person's keys come only from a view a chat host renders: a client known to render none
         // (it declared no MCP Apps) shows its tools to the model, and app_input would be the agent's.
-        if (tool.method.mcp?.app === 'feeds' && tool.method.scope !== 'read' && clientDeclaresApps(server, ctx, APPS_EXTENSION_ID) === false) {
-          const text = `Error ${ErrorCode.Forbidden}: ${tool.name} is for the terminal view of MCP Apps, and this client declared no MCP Apps support (extension ${APPS_EXTENSION_ID}); nothing was written. Agents type with send and send_keys.`;
-          return { isError: true, content: [{ type: 'text' as const, text }] };
+        if (isPersonsKeys(tool.method)) {
+          const refused = clientDeclaresApps(server, ctx, APPS_EXTENSION_ID) === false
+            ? `this client declared no MCP Apps support (extension ${APPS_EXTENSION_ID})`
+            : !isAppKey(args?.[APP_KEY_ARG])
+              ? 'the call does not carry the key of a terminal view this server served'
+              : undefined;
+          if (refused) {
+            const text = `Error ${ErrorCode.Forbidden}: ${tool.name} is for the terminal view of MCP Apps, and ${refused}; nothing was written. Agents type with send and send_keys.`;
+            return { isError: true, content: [{ type: 'text' as const, text }] };
+          }
+          args = { ...args };
+          delete args[APP_KEY_ARG];
         }
         const progress = reportProgress(ctx);
         try {

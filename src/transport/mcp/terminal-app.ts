@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/server';
@@ -23,12 +24,32 @@ function pageCandidates(): string[] {
 
 let cached: string | undefined;
 
-/** The page's HTML; read once (it is part of the build, it does not change while the host runs). */
+/**
+ * The key of this process's terminal views: written into the page the chat host renders, and
+ * required by `app_input`. A chat host hides app-only tools from the model, but a client that
+ * renders no MCP Apps may list `app_input` to it; without the key, which only the page holds (the
+ * model reads tool results, not the page), the model cannot type as the user through it.
+ */
+const APP_KEY = crypto.randomBytes(24).toString('base64url');
+/** The page's `<meta>` that carries the key (src/view/terminal-app.ts reads it). */
+export const APP_KEY_META = 'shared-pty-app-key';
+/** The tool argument that carries the key back. */
+export const APP_KEY_ARG = 'appKey';
+
+/** Whether `given` is this process's app key (compared in constant time). */
+export function isAppKey(given: unknown): boolean {
+  if (typeof given !== 'string') return false;
+  const digest = (s: string) => crypto.createHash('sha256').update(s).digest();
+  return crypto.timingSafeEqual(digest(given), digest(APP_KEY));
+}
+
+/** The page's HTML, with this process's app key; read once (it is part of the build, it does not change while the host runs). */
 export function terminalAppHtml(): string {
   if (cached !== undefined) return cached;
   for (const file of pageCandidates()) {
     try {
-      cached = fs.readFileSync(file, 'utf8');
+      const page = fs.readFileSync(file, 'utf8');
+      cached = page.replace('</head>', `<meta name="${APP_KEY_META}" content="${APP_KEY}"></head>`);
       return cached;
     } catch {
       // try the next place

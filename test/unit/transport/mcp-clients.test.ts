@@ -36,6 +36,7 @@ type LongCall = { onprogress: (p: unknown) => void; resetTimeoutOnProgress: bool
 interface AnyClient {
   listTools(): Promise<{ tools: Array<{ name: string }> }>;
   callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  readResource(params: { uri: string }): Promise<unknown>;
   /** A call with options: v1 takes them third (after a result schema), v2 second. */
   callLong(params: { name: string; arguments: Record<string, unknown> }, options: LongCall): Promise<unknown>;
   close(): Promise<void>;
@@ -152,7 +153,16 @@ async function everyTool(era: Era, via: Via): Promise<Set<string>> {
     const keys = (await client.callTool({ name: 'app_input', arguments: { session, data: '\r' } })) as ToolResult; // Enter: no line left started (the agent would wait for it)
     const keysText = (keys.content ?? []).map((c) => c.text).join('');
     if (via === 'stdio' || era === 'v2-2026') assert.match(keysText, /^Error -32004: .*declared no MCP Apps support/, `${where}: app_input refused to a client without MCP Apps`);
-    else assert.notEqual(keys.isError, true, `${where}: app_input: ${keysText}`);
+    else {
+      // Stateless /mcp on 2025-11-25 never learns the client's capabilities: the key only the view's
+      // page holds is what keeps a model that sees app_input from typing as the user.
+      assert.match(keysText, /^Error -32004: .*does not carry the key of a terminal view/, `${where}: app_input without the view's key`);
+      const page = (await client.readResource({ uri: 'ui://shared-pty/terminal' })) as { contents: Array<{ text?: string }> };
+      const appKey = /<meta name="shared-pty-app-key" content="([^"]+)">/.exec(page.contents[0].text ?? '')?.[1];
+      assert.ok(appKey, `${where}: the view's page carries its key`);
+      const typed = (await client.callTool({ name: 'app_input', arguments: { session, data: '\r', appKey } })) as ToolResult;
+      assert.notEqual(typed.isError, true, `${where}: app_input with the view's key: ${(typed.content ?? []).map((c) => c.text).join('')}`);
+    }
     const commands = await use('list_commands', { session });
     assert.equal(typeof commands.data.integration, 'boolean', `${where}: list_commands`);
     // read_command_output needs a command the shell reported: this bash has no integration, so the

@@ -23,6 +23,8 @@ import { request, startHttpHost, type HttpHost } from '../../helpers/http';
 
 const TABLE = METHODS as readonly MethodSpec[];
 /** The MCP tools of docs/protocol.md#6-mcp: the eleven first ones and those added since. */
+/** The terminal view's keys: the one tool with an input of the MCP layer's own (the view's key). */
+const APP_INPUT = 'app_input';
 const DOCUMENTED_TOOLS = ['list_sessions', 'open_session', 'send', 'send_keys', 'read_screen', 'read_scrollback', 'read_output', 'wait_for', 'resize', 'signal', 'close_session', 'list_commands', 'wait_event', 'read_command_output', 'terminal_snapshot', 'app_input'];
 /** The tools that return output take maxChars and add totalChars and elidedChars (docs/guarantees.md#output-budget-for-agents). */
 const BUDGET_TOOLS = ['send', 'read_screen', 'read_scrollback', 'read_output', 'signal', 'send_keys'];
@@ -122,7 +124,10 @@ describe('every surface agrees with the method table', () => {
 
   const rpc = (method: string, params: Record<string, unknown>) => ctl.request<any>(method, params);
   const rest = (verb: string, path: string, body?: unknown) => request(h.port, verb, path, { token: h.token, body });
-  const tool = async (name: string, args: Record<string, unknown>) => (await mcp.callTool({ name, arguments: args })) as ToolResult;
+  /** The key of the terminal view's page: app_input is the view's, which sends it with every call. */
+  let appKey = '';
+  const tool = async (name: string, args: Record<string, unknown>) =>
+    (await mcp.callTool({ name, arguments: name === APP_INPUT ? { ...args, appKey } : args })) as ToolResult;
   const toolText = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('');
 
   async function openBash(): Promise<string> {
@@ -206,6 +211,9 @@ describe('every surface agrees with the method table', () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } });
     await withTimeout(mcp.connect(transport), 20_000, 'MCP connect');
     tools = (await mcp.listTools()).tools as any;
+    const page = (await mcp.readResource({ uri: 'ui://shared-pty/terminal' })).contents[0] as { text?: string };
+    appKey = /<meta name="shared-pty-app-key" content="([^"]+)">/.exec(page.text ?? '')?.[1] ?? '';
+    assert.ok(appKey, 'the terminal view\'s page carries its key');
   });
 
   after(async () => {
@@ -238,6 +246,10 @@ describe('every surface agrees with the method table', () => {
           assert.ok(BUDGET_TOOLS.includes(served.name), `${served.name} returns no output, so takes no maxChars`);
           continue;
         }
+        if (name === 'appKey' && !field) {
+          assert.equal(served.name, APP_INPUT, `${served.name}: only the view's keys carry the view's key`);
+          continue;
+        }
         if (!field) {
           assert.ok(spec.mcp?.input, `${served.name}.${name} is not a param of ${spec.name}`);
           continue;
@@ -249,7 +261,8 @@ describe('every surface agrees with the method table', () => {
       if (!spec.mcp?.input) {
         const offered = Object.keys(spec.params.shape).filter((k) => !(spec.mcp?.omit ?? []).includes(k as never));
         const budget = BUDGET_TOOLS.includes(served.name) ? ['maxChars'] : [];
-        assert.deepEqual(Object.keys(props).filter((k) => k !== 'session').sort(), [...offered, ...budget].sort(), `${served.name} offers every param of ${spec.name}`);
+        const key = served.name === APP_INPUT ? ['appKey'] : [];
+        assert.deepEqual(Object.keys(props).filter((k) => k !== 'session').sort(), [...offered, ...budget, ...key].sort(), `${served.name} offers every param of ${spec.name}`);
       }
       // A tool that returns output adds its budget's counts (docs/guarantees.md#output-budget-for-agents); one that shows the
       // terminal view also names its session (docs/guarantees.md#the-terminal-in-the-agents-chat).
