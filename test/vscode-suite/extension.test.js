@@ -37,14 +37,35 @@ async function until(fn, ms, what) {
 function controlCall(method, params = {}) {
   const dir = process.env.SHARED_PTY_DIR;
   assert.ok(dir, 'the runner sets SHARED_PTY_DIR for the suite');
-  const record = fs
+  const record = daemonRecord(dir);
+  assert.ok(record, `a per-user host record in ${dir}`);
+  return rpcCall(record.control, method, params);
+}
+
+/**
+ * The per-user host's discovery record in `dir`, if one is there.
+ * @param {string} dir
+ * @returns {any}
+ */
+function daemonRecord(dir) {
+  return fs
     .readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')))
     .find((r) => r.kind === 'daemon');
-  assert.ok(record, `a per-user host record in ${dir}`);
+}
+
+/**
+ * One JSON-RPC call on a socket address (`unix:/path` or `tcp:127.0.0.1:PORT`).
+ * @param {string} address
+ * @param {string} method
+ * @param {Record<string, unknown>} [params]
+ * @returns {Promise<any>}
+ */
+function rpcCall(address, method, params = {}) {
+  const tcp = /^tcp:([^:]+):(\d+)$/.exec(address);
   return new Promise((resolve, reject) => {
-    const socket = net.connect(record.control.replace(/^unix:/, ''));
+    const socket = tcp ? net.connect(Number(tcp[2]), tcp[1]) : net.connect(address.replace(/^unix:/, ''));
     let buf = '';
     socket.setEncoding('utf8');
     socket.on('error', reject);
@@ -59,6 +80,128 @@ function controlCall(method, params = {}) {
     });
     socket.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) + '\n');
   });
+}
+
+const G = vscode.ConfigurationTarget.Global;
+
+/**
+ * Runs `fn` with `sharedPty.*` settings set (user level), then puts back what was there.
+ * @template T
+ * @param {Record<string, unknown>} values
+ * @param {() => Promise<T>} fn
+ * @returns {Promise<T>}
+ */
+async function withSettings(values, fn) {
+  const config = vscode.workspace.getConfiguration('sharedPty');
+  /** @type {Record<string, unknown>} */
+  const saved = {};
+  for (const key of Object.keys(values)) saved[key] = config.inspect(key)?.globalValue;
+  try {
+    for (const [key, value] of Object.entries(values)) await config.update(key, value, G);
+    return await fn();
+  } finally {
+    for (const [key, value] of Object.entries(saved)) await config.update(key, value, G);
+  }
+}
+
+/**
+ * A loopback port free now (the host then listens there; it says so when the port is taken).
+ * @returns {Promise<number>}
+ */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = /** @type {net.AddressInfo} */ (server.address());
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** @param {number} pid */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Opens a Shared PTY terminal and waits for its session; returns both.
+ * @returns {Promise<{ terminal: vscode.Terminal, ref: { hostId: string, id: string } }>}
+ */
+async function openTerminal(/** @type {any} */ api) {
+  const terminal = /** @type {vscode.Terminal} */ (await vscode.commands.executeCommand('sharedPty.open'));
+  const ref = await until(() => api.sessionOf(terminal), 20000, 'the terminal to get a session');
+  return { terminal, ref };
+}
+
+/**
+ * Closes the terminal, stops the host the test started in `dir` (hosts are detached: they outlive
+ * the window) and removes `dir`.
+ * @param {vscode.Terminal | undefined} terminal
+ * @param {string} dir
+ */
+async function closeAndStopHost(terminal, dir) {
+  terminal?.dispose();
+  const record = fs.existsSync(dir) ? daemonRecord(dir) : undefined;
+  if (record && alive(record.pid)) {
+    process.kill(record.pid, 'SIGTERM');
+    await until(() => !alive(record.pid), 10000, `the host in ${dir} to stop`);
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * The status of a POST to the host's /mcp (an MCP initialize) sent with this Origin, as a browser page would.
+ * @param {{ url: string, token: string }} http
+ * @param {string} origin
+ * @returns {Promise<number>}
+ */
+function mcpPostStatus(http, origin) {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'suite', version: '1.0.0' } } });
+  return new Promise((resolve, reject) => {
+    const req = require('node:http').request(
+      `${http.url}/mcp`,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${http.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', origin, 'content-length': Buffer.byteLength(body) },
+      },
+      (/** @type {import('node:http').IncomingMessage} */ res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The Shared PTY MCP tools the editor knows now (vscode.lm.tools: what agent chat can call). */
+function sharedPtyTools() {
+  return vscode.lm.tools.map((t) => t.name).filter((n) => /list_sessions|open_session/.test(n));
+}
+
+/**
+ * Processes running the stdio MCP server (`dist/cli.js mcp`) with SHARED_PTY_DIR=dir.
+ * @param {string} dir
+ * @returns {number[]}
+ */
+function stdioMcpServers(dir) {
+  const found = [];
+  for (const pid of fs.readdirSync('/proc').filter((f) => /^\d+$/.test(f))) {
+    try {
+      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      if (!(argv.at(-1) === 'mcp' && argv.some((a) => a.endsWith(path.join('dist', 'cli.js'))))) continue;
+      if (fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`SHARED_PTY_DIR=${dir}`)) found.push(Number(pid));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
 }
 
 suite('Shared PTY in the editor', () => {
@@ -255,5 +398,118 @@ suite('Shared PTY in the editor', () => {
       `the Shared PTY MCP tools in vscode.lm.tools (have: ${vscode.lm.tools.map((t) => t.name).join(', ')})`,
     );
     assert.ok(names.length >= 2);
+  });
+
+  test('sharedPty.mcp.enabled off: the editor is offered no Shared PTY MCP server, and on again, it is', async () => {
+    await vscode.commands.executeCommand('workbench.mcp.startServer', '*', { waitForLiveTools: true });
+    await until(() => sharedPtyTools().length >= 2, 30000, 'the Shared PTY MCP tools before the setting changes');
+    await withSettings({ 'mcp.enabled': false }, async () => {
+      await until(() => sharedPtyTools().length === 0, 30000, `the Shared PTY MCP tools to go (have: ${sharedPtyTools().join(', ')})`);
+      await vscode.commands.executeCommand('workbench.mcp.startServer', '*', { waitForLiveTools: true });
+      assert.deepEqual(sharedPtyTools(), [], 'starting every MCP server the editor knows starts none of Shared PTY');
+    });
+    await vscode.commands.executeCommand('workbench.mcp.startServer', '*', { waitForLiveTools: true });
+    await until(() => sharedPtyTools().length >= 2, 30000, 'the Shared PTY MCP tools back once the setting is on');
+  });
+
+  test('the host settings reach the per-user host the editor starts: runtimeDirectory, http.port, allowedOrigins, sessionTcp, scrollbackLines', async () => {
+    // docs/editor.md#settings: these apply when the editor starts the per-user host. A runtime
+    // directory of its own makes this window start one, with these settings, beside the suite's.
+    const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'spty-rt-'));
+    const port = await freePort();
+    const ALLOWED = 'http://allowed.example:8080';
+    const SCROLLBACK = 150;
+    /** @type {vscode.Terminal | undefined} */
+    let terminal;
+    try {
+      await withSettings({ runtimeDirectory: dir, 'http.port': port, allowedOrigins: [ALLOWED], sessionTcp: true, scrollbackLines: SCROLLBACK }, async () => {
+        const opened = await openTerminal(api);
+        terminal = opened.terminal;
+        // runtimeDirectory: the host's record, its control socket and the session's socket are there.
+        const record = await until(() => daemonRecord(dir), 10000, `the host's record in ${dir}`);
+        assert.equal(record.hostId, opened.ref.hostId, 'the terminal\'s session is on the host in that directory');
+        assert.ok(record.control.startsWith(`unix:${dir}/`), `the control socket is in it: ${record.control}`);
+        const { sessions } = await rpcCall(record.control, 'session/list');
+        const info = sessions.find((/** @type {any} */ s) => s.id === opened.ref.id);
+        assert.ok(info, 'the session is listed by that host');
+        assert.ok(info.address.startsWith(`unix:${dir}/`), `the session's socket is in it: ${info.address}`);
+        assert.ok(fs.existsSync(info.address.slice('unix:'.length)), 'the session socket exists');
+        // http.port: the host listens there.
+        assert.ok(record.http, 'the host serves HTTP');
+        assert.equal(new URL(record.http.url).port, String(port), `the host listens on the port set: ${record.http.url}`);
+        // allowedOrigins: a page of that origin may use /mcp (with the token); another origin may not.
+        assert.equal(await mcpPostStatus(record.http, ALLOWED), 200, 'an allowed origin is accepted on /mcp');
+        assert.equal(await mcpPostStatus(record.http, 'http://other.example:8080'), 403, 'another origin is refused');
+        // sessionTcp: the session has a loopback TCP port, which speaks JSON-RPC to that session.
+        assert.match(info.tcp ?? '', /^tcp:127\.0\.0\.1:\d+$/, 'SessionInfo has a TCP port');
+        const overTcp = await rpcCall(info.tcp, 'pty/info');
+        assert.equal(overTcp.id, info.id, 'the TCP port reaches that session');
+        // scrollbackLines: the session keeps that many rows besides its screen, no more.
+        opened.terminal.sendText('seq 1 400');
+        await until(async () => /^400$/m.test((await rpcCall(record.control, 'pty/read', { session: info.id })).screen), 15000, 'seq to finish');
+        const page = await rpcCall(record.control, 'pty/scrollback', { session: info.id, offset: 0, lines: 1000 });
+        assert.ok(page.totalLines <= SCROLLBACK + info.rows, `at most ${SCROLLBACK} rows of scrollback besides the ${info.rows} of the screen, kept ${page.totalLines}`);
+        assert.ok(page.totalLines > info.rows, `the scrollback keeps rows (${page.totalLines})`);
+        assert.doesNotMatch(page.text, /^1$/m, 'the oldest rows are gone');
+      });
+    } finally {
+      await closeAndStopHost(terminal, dir);
+    }
+  });
+
+  test('sharedPty.http.enabled off: the host the editor starts serves no HTTP, and the editor registers the stdio MCP server', async () => {
+    const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'spty-rt-'));
+    /** @type {vscode.Terminal | undefined} */
+    let terminal;
+    try {
+      await withSettings({ runtimeDirectory: dir, 'http.enabled': false }, async () => {
+        terminal = (await openTerminal(api)).terminal;
+        const record = await until(() => daemonRecord(dir), 10000, `the host's record in ${dir}`);
+        assert.equal(record.http, null, 'the host\'s record has no HTTP server');
+        // The definition the editor gets is the stdio server (`shared-pty mcp`) for that directory:
+        // agent chat starts it as a process of its own.
+        await vscode.commands.executeCommand('workbench.mcp.startServer', '*', { waitForLiveTools: true });
+        await until(() => stdioMcpServers(dir).length > 0, 30000, 'the editor to run the stdio MCP server for that host');
+        await until(() => sharedPtyTools().length >= 2, 30000, 'its tools in vscode.lm.tools');
+      });
+    } finally {
+      await closeAndStopHost(terminal, dir);
+    }
+    await vscode.commands.executeCommand('workbench.mcp.startServer', '*', { waitForLiveTools: true });
+    await until(() => stdioMcpServers(dir).length === 0, 30000, 'the stdio MCP server to stop once HTTP is on again');
+  });
+
+  test('sharedPty.shellIntegration off: a new terminal\'s shell reports no commands', async function () {
+    if (process.platform !== 'linux') this.skip();
+    /** @type {vscode.Terminal | undefined} */
+    let terminal;
+    /** @type {string | undefined} */
+    let id;
+    try {
+      // No --norc: with the setting on, bash would get the integration (the test above).
+      await withSettings({ shellIntegration: false, shell: '/bin/bash', shellArgs: [] }, async () => {
+        const opened = await openTerminal(api);
+        terminal = opened.terminal;
+        id = opened.ref.id;
+        opened.terminal.sendText('echo si-off-$((6*7))');
+        await until(async () => /^si-off-42$/m.test((await controlCall('pty/read', { session: id })).screen), 15000, 'the command\'s output');
+        assert.deepEqual(await controlCall('pty/commands', { session: id }), { integration: false, commands: [] }, 'the host knows no command');
+        assert.equal(opened.terminal.shellIntegration, undefined, 'VS Code sees no shell integration');
+      });
+    } finally {
+      terminal?.dispose();
+      if (id) await until(() => !api.sessions().some((/** @type {any} */ s) => s.info.id === id), 10000, 'the session to end after its terminal closed');
+    }
+  });
+
+  test('sharedPty.reattachSeconds: a terminal left open when the window goes (the runner checks its session outlives the window that long, not longer)', async function () {
+    const handoff = process.env.SHARED_PTY_SUITE_HANDOFF;
+    if (!handoff) this.skip(); // only the code-server runner (test/e2e/editor.test.ts) watches the host after the window
+    const seconds = Number(process.env.SHARED_PTY_SUITE_REATTACH_SECONDS);
+    assert.ok(seconds > 0, 'the runner says which grace period to set');
+    await withSettings({ reattachSeconds: seconds }, async () => {
+      const { ref } = await openTerminal(api);
+      fs.writeFileSync(/** @type {string} */ (handoff), JSON.stringify({ session: ref.id, reattachSeconds: seconds }));
+    });
   });
 });

@@ -17,7 +17,7 @@ exports.run = function run() {
     // test as a test of its own: it may ask for a report file, one JSON line per test.
     const report = process.env.SHARED_PTY_SUITE_REPORT;
     if (report) {
-      const line = (test, state, error) => fs.appendFileSync(report, `${JSON.stringify({ title: test.fullTitle(), state, error })}\n`);
+      const line = (test, state, error) => fs.appendFileSync(report, `${JSON.stringify({ title: test.fullTitle(), state, error, ms: test.duration })}\n`);
       runner.on('pass', (test) => line(test, 'passed'));
       runner.on('fail', (test, err) => line(test, 'failed', err && err.stack ? err.stack : String(err)));
       runner.on('pending', (test) => line(test, 'skipped'));
