@@ -88,7 +88,7 @@ export async function main(argv: string[]): Promise<number> {
     if (argv.length > n) return main([argv[n], ...argv.slice(0, n), ...argv.slice(n + 1)]);
   }
   const [name, ...rest] = argv;
-  if (!name) {
+  if (argv.length === 0) {
     // Not what was asked for: the usage goes where errors go, and the status says so.
     process.stderr.write(HELP);
     return 2;
@@ -101,7 +101,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(VERSION + '\n');
     return 0;
   }
-  const command = COMMANDS[name];
+  // Own names only: `toString` or `constructor` are not commands.
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) return fail(`unknown command "${name}" (see shared-pty --help)`, 2);
   const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
   if (flags.includes('--help') || flags.includes('-h')) {

@@ -53,7 +53,7 @@ const arg: fc.Arbitrary<string> = fc.oneof(
 );
 
 const commandLine = fc.tuple(
-  fc.oneof({ weight: 8, arbitrary: fc.constantFrom('list', 'read', 'send', 'keys', 'wait', 'view', 'attach', 'share', 'tokens', 'revoke') }, { weight: 1, arbitrary: fc.constantFrom('', 'help', '--version', 'nope', 'LIST') }),
+  fc.oneof({ weight: 8, arbitrary: fc.constantFrom('list', 'read', 'send', 'keys', 'wait', 'view', 'attach', 'share', 'tokens', 'revoke') }, { weight: 1, arbitrary: fc.constantFrom('', 'help', '--version', 'nope', 'LIST', 'toString', 'constructor') }),
   fc.array(arg, { maxLength: 6 }),
 );
 
