@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Refused } from '../http/http-security';
 import { sendError } from '../http/http-util';
 import { escapeHtml, VIEW_SECURITY_HEADERS } from './view-page';
+import { sendWordPage } from './word-page';
 
 /** What a person reads when a page does not open: a heading and what to do. */
 interface Words {
@@ -71,32 +72,11 @@ export function sendRefusal(req: IncomingMessage, res: ServerResponse, why: Refu
     return sendError(res, 'UNAUTHORIZED', refusalMessage(why));
   }
   const w = WORDS[why];
-  const e = escapeHtml;
-  const body = Buffer.from(
-    `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<link rel="icon" href="data:,">
-<title>${e(w.title)} — Shared PTY</title>
-<style>
-  html, body { margin: 0; height: 100%; background: #1e1e1e; color: #d4d4d4; font: 15px system-ui, -apple-system, "Segoe UI", sans-serif; }
-  main { max-width: 36em; margin: 12vh auto 0; padding: 0 20px; line-height: 1.5; }
-  h1 { font-size: 20px; color: #fff; font-weight: 600; }
-</style>
-</head>
-<body>
-<main>
-<h1>${e(w.title)}</h1>
-<p>${e(w.text)}</p>
-</main>
-</body>
-</html>
-`,
-    'utf8',
-  );
-  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'content-length': body.length, ...VIEW_SECURITY_HEADERS });
-  res.end(req.method === 'HEAD' ? undefined : body);
+  sendWordPage(req, res, {
+    status,
+    title: w.title,
+    main: `<p>${escapeHtml(w.text)}</p>`,
+    headers: VIEW_SECURITY_HEADERS,
+    head: '<meta name="referrer" content="no-referrer">\n',
+  });
 }

@@ -4,6 +4,7 @@ import type { InputSource } from '../../core/session/input-source';
 import type { Session } from '../../core/session/session';
 import { escapeHtml } from './view-page';
 import type { SecretLinkRefused, SecretLinks } from './secret-links';
+import { sendWordPage } from './word-page';
 
 // The secret page (docs/protocol.md#secret-pages): `/secret/<one-time id>`, opened by the person
 // from their agent's client (URL-mode elicitation) or from a link the refusal carried. The id is
@@ -99,35 +100,11 @@ function refuse(req: IncomingMessage, res: ServerResponse, why: keyof typeof REF
 }
 
 function page(req: IncomingMessage, res: ServerResponse, status: number, title: string, main: string): void {
-  const body = Buffer.from(
-    `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,">
-<title>${escapeHtml(title)} — Shared PTY</title>
-<style>
-  html, body { margin: 0; background: #1e1e1e; color: #d4d4d4; font: 15px system-ui, sans-serif; }
-  main { max-width: 36em; margin: 12vh auto 0; padding: 0 20px; line-height: 1.5; }
-  h1 { font-size: 20px; color: #fff; font-weight: 600; }
-  input { font: inherit; padding: 4px 6px; width: 60%; }
+  const css = `  input { font: inherit; padding: 4px 6px; width: 60%; }
   button { font: inherit; padding: 4px 10px; }
   .note { opacity: 0.7; font-size: 13px; }
-</style>
-</head>
-<body>
-<main>
-<h1>${escapeHtml(title)}</h1>
-${main}
-</main>
-</body>
-</html>
-`,
-    'utf8',
-  );
-  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'content-length': body.length, ...SECRET_PAGE_HEADERS });
-  res.end(req.method === 'HEAD' ? undefined : body);
+`;
+  sendWordPage(req, res, { status, title, main, headers: SECRET_PAGE_HEADERS, css });
 }
 
 /** The form's fields (application/x-www-form-urlencoded), or undefined when it is too large or cut off. */
