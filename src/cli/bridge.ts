@@ -1,6 +1,6 @@
 import * as net from 'node:net';
 import { ensureDaemon } from '../host/daemon';
-import { parseAddress } from '../transport/socket/address';
+import { parseAddress } from '../transport/base/address';
 import { parseArgs } from './args';
 import { CliError } from './find-session';
 

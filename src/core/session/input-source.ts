@@ -1,5 +1,11 @@
-import type { InputVerdict } from './secret-judge';
-import type { Origin } from './session';
+import type { Origin } from './session-types';
+
+/**
+ * What a write's text is, judged as it reaches the PTY: `shown` (the terminal echoes it, or a
+ * program that draws what is typed reads it), `secret` (a password prompt reads it), or
+ * `unknown` (the terminal's mode cannot be read here: treated as a secret by whoever keeps text).
+ */
+export type InputVerdict = 'shown' | 'secret' | 'unknown';
 
 /**
  * How a caller reaches the host: `socket` a session's own socket, `control` the host control

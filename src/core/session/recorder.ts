@@ -3,8 +3,8 @@ import { performance } from 'node:perf_hooks';
 import { Disposable, disposableTimeout, MutableDisposable } from '../base/lifecycle';
 import { onUnexpectedError } from '../base/unexpected-error';
 import type { CommandRecord } from '../commands/command-tracker';
-import type { AgentDecision, InputSource, SessionInput } from './input-source';
-import { splitFirstLine, type InputVerdict } from './secret-judge';
+import type { AgentDecision, InputSource, InputVerdict, SessionInput } from './input-source';
+import { splitFirstLine } from './secret-judge';
 import type { Session } from './session';
 
 /** How a recording writes; each number says why. */

@@ -1,13 +1,6 @@
 import { asksForSecret } from '../process/secret-prompt';
-import type { InputJudgement } from './input-source';
+import type { InputJudgement, InputVerdict } from './input-source';
 import { isRawWithoutEcho, isSecretMode, lineModeOf, lineModeOfFd, type LineMode } from '../process/terminal-mode';
-
-/**
- * What a write's text is, judged as it reaches the PTY: `shown` (the terminal echoes it, or a
- * program that draws what is typed reads it), `secret` (a password prompt reads it), or
- * `unknown` (the terminal's mode cannot be read here: treated as a secret by whoever keeps text).
- */
-export type InputVerdict = 'shown' | 'secret' | 'unknown';
 
 /** The line at the cursor as the mirror has it (lineBeforeCursor), asked for now. */
 export type CursorLineQuery = () => Promise<{ text: string; alternate: boolean }>;

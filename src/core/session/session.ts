@@ -11,7 +11,7 @@ import { completeUtf8Length } from '../base/utf8';
 import type { AgentDecision, InputSource, LastInput, SessionInput } from './input-source';
 import { HumanInput } from './human-input';
 import { TypedLine } from './typed-line';
-import type { Recorder } from './recorder';
+import { type ExitInfo, type FlowHolder, type OutputChunk, type SessionOptions, type SessionRecording, type SessionStatus, SessionTuning } from './session-types';
 import { probeInputWait } from '../process/input-wait';
 import { terminalOf } from '../process/proc-state';
 import { InputWatch } from './input-watch';
@@ -24,82 +24,11 @@ import { shellIntegrationLaunch } from '../commands/shell-integration';
 import type { OwnMark } from '../commands/own-marks';
 import { ViewAnswers } from './view-answers';
 
-/** Timing and size constants of a session; each says why it is what it is. */
-export const enum SessionTuning {
-  /** After the process exits, output still in the kernel is read until this much silence… */
-  ExitDrainQuietMs = 100,
-  /** …or at most this long (a background job may hold the terminal open for ever). */
-  ExitDrainMaxMs = 3000,
-  /** Most bytes read synchronously from the PTY after libuv ended the stream early (the kernel holds ~14 KB). */
-  EofDrainMaxBytes = 16 * 1024 * 1024,
-  /** After SIGHUP on kill, a process group that ignores it gets SIGKILL after this grace. */
-  KillGraceMs = 2000,
-  /** Bells closer together than this are one `bell` event (a terminal flashes once for them too). */
-  BellMinIntervalMs = 250,
-  /**
-   * Writes node-pty may hold (the program reads no input) before the answers to queries are
-   * dropped: far more than any program that asks and waits leaves unread, a bound on memory when
-   * output is full of queries nobody reads the answers to.
-   */
-  MaxQueuedWritesForAnswers = 64,
-}
-
-export type Origin = 'user' | 'agent' | 'script';
-
-export interface SessionOptions {
-  id: string;
-  name: string;
-  command: string;
-  args: string[];
-  cwd: string;
-  env?: Record<string, string>;
-  cols: number;
-  rows: number;
-  origin: Origin;
-  workspace?: string | null;
-  scrollbackLines?: number;
-  ringBytes?: number;
-  /** See Session.leaseSeconds. */
-  leaseSeconds?: number;
-  /** The session's own folder for its command logs (docs/protocol.md#ptycommandoutput); none: no logs are kept. */
-  commandLogDir?: string;
-  /** Bytes of command logs kept over all the session's commands (default 64 MiB). */
-  commandLogBytes?: number;
-  /** Asked before each command log file or folder is made or removed (see CommandLogs). */
-  commandLogWritable?: () => boolean;
-}
-
-/** How the top-level process ended. */
-export interface ExitInfo {
-  exitCode: number;
-  signal: string | null;
-}
-
-/** A send's view of the session status (docs/protocol.md#ptysend). */
-export type SessionStatus = { kind: 'running' } | { kind: 'exited'; exitCode: number | null; signal: string | null };
-
-/** One chunk of raw output and the byte cursor just after it. */
-export interface OutputChunk {
-  /** Valid while the event fires only: the bytes then move to the mirror thread (copy them to keep them). */
-  data: Buffer;
-  cursor: number;
-}
-
-/**
- * Something that may hold the PTY: a flow-controlled subscriber whose window is full. The session
- * asks each holder after every read and whenever one says its state changed (`reconsiderFlow`).
- */
-export interface FlowHolder {
-  /** Whether it holds the PTY now (a holder may start its own patience timer when it starts holding). */
-  updateHold(): boolean;
-}
+export { DEFAULT_COLS, DEFAULT_ROWS, SessionTuning } from './session-types';
+export type { ExitInfo, FlowHolder, Origin, OutputChunk, SessionOptions, SessionRecording, SessionStatus } from './session-types';
 
 /** Why node-pty is not being read; reading resumes only once no reason is left. */
 type PauseReason = 'parser' | 'flow';
-
-/** Default terminal size when a client gives none (socket-pty's defaults). */
-export const DEFAULT_COLS = 100;
-export const DEFAULT_ROWS = 30;
 
 /**
  * One program in a real PTY, mirrored into a headless terminal, with its raw output in a ring.
@@ -184,7 +113,7 @@ export class Session extends Disposable {
   /** The line typed since the last Enter, by anyone: what deny rules judge (docs/protocol.md "Agent guards"). */
   readonly typedLine = new TypedLine();
   /** The asciicast recording of the session while one runs (`pty/record`, docs/protocol.md#ptyrecord); ends with the session. */
-  readonly recording = this._register(new MutableDisposable<Recorder>());
+  readonly recording = this._register(new MutableDisposable<SessionRecording>());
 
   constructor(readonly options: SessionOptions) {
     super();

@@ -2,8 +2,8 @@ import * as net from 'node:net';
 import { Emitter } from '../../core/base/lifecycle';
 import type { ClientDeclaration } from '../../core/io/caller';
 import type { ControlParamsOf, MethodName, ResultOf } from '../../core/methods/table';
-import { DEFAULT_MAX_LINE_BYTES, LineReader } from '../socket/line-reader';
-import { parseAddress, type Endpoint } from '../socket/address';
+import { DEFAULT_MAX_LINE_BYTES, LineReader } from '../base/line-reader';
+import { parseAddress, type Endpoint } from '../base/address';
 
 /** An error answer from the server, with its JSON-RPC code. */
 export class RpcCallError extends Error {

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { limitReached, type RpcError } from '../../core/base/errors';
 import { toDisposable, type IDisposable } from '../../core/base/lifecycle';
-import type { Access } from './http-security';
+import type { Access } from '../base/access';
 
 /**
  * Requests in flight per credential over HTTP (REST, `/mcp`, the view): the HTTP counterpart of

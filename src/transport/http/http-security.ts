@@ -1,19 +1,9 @@
-import * as crypto from 'node:crypto';
-import { decodeSegment } from './http-util';
+import { decodeSegment } from '../base/http-util';
 import type { IncomingMessage } from 'node:http';
-import type { Grant } from '../../core/io/caller';
-import type { ScopedGrant, ScopedTokens, TokenRefusal, TokenTarget } from './scoped-tokens';
+import type { Access, Refused } from '../base/access';
+import { safeEqual } from '../base/tokens';
+import type { ScopedGrant, ScopedTokens, TokenTarget } from './scoped-tokens';
 import type { PageCookie, PageSessions } from './page-sessions';
-
-/** What a request's credentials allow: a scope, perhaps for one session, perhaps only in the browser's pages. */
-export interface Access extends Grant {
-  /** A page cookie's grant: the host's pages and the stream WebSocket, nothing else (no REST, /rpc, /mcp). */
-  readonly viewOnly?: boolean;
-  /** A scoped token's id: what is opened with it ends with it. */
-  readonly tokenId?: string;
-  /** A replay link's grant: that recording's page and file (`/replay/<id>`…), nothing else. */
-  readonly replayId?: string;
-}
 
 /** The host's own token. */
 const FULL: Access = { scope: 'control' };
@@ -32,9 +22,6 @@ export type Place = 'api' | 'upgrade' | 'page';
  * assets and the file picker, which show nothing of a session).
  */
 export type PageTarget = { session: string | undefined } | { replay: string } | 'any';
-
-/** Why a browser's request opens nothing, as the refusal page says it (docs/protocol.md, Links and page cookies). */
-export type Refused = TokenRefusal | 'elsewhere' | 'host-token' | 'no-grant' | 'none';
 
 /** The cookie a host's pages set: named after its port, so two hosts' cookies never replace each other. */
 export function pageCookieName(port: number): string {
@@ -178,18 +165,6 @@ function fits(t: TokenTarget, target: PageTarget): boolean {
   if (target === 'any') return true;
   if ('replay' in target) return 'replay' in t && t.replay === target.replay;
   return 'session' in t && target.session !== undefined && t.session === target.session;
-}
-
-/** Compares secrets in constant time (length differences leak nothing useful: both are hashed). */
-export function safeEqual(a: string, b: string): boolean {
-  const ha = crypto.createHash('sha256').update(a).digest();
-  const hb = crypto.createHash('sha256').update(b).digest();
-  return crypto.timingSafeEqual(ha, hb);
-}
-
-/** A new random token (256 bits). */
-export function newToken(): string {
-  return crypto.randomBytes(32).toString('base64url');
 }
 
 /**

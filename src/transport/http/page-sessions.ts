@@ -1,6 +1,6 @@
 import * as crypto from 'node:crypto';
 import type { ScopedGrant, ScopedTokens } from './scoped-tokens';
-import { newToken } from './http-security';
+import { newToken } from '../base/tokens';
 
 /** Bounds of the page sessions a host keeps; each says why. */
 export const enum PageLimits {

@@ -6,7 +6,7 @@ import { invoke } from '../../core/methods/dispatch';
 import type { MethodSpec, RestPath, RestProjection } from '../../core/methods/spec';
 import { METHODS, parseWith } from '../../core/methods/table';
 import type { HostServices } from '../../core/methods/types';
-import { decodeSegment, readJsonBody, requestSignal, sendError, sendOk, sendRpcError } from './http-util';
+import { decodeSegment, readJsonBody, requestSignal, sendError, sendOk, sendRpcError } from '../base/http-util';
 
 
 /** One REST route (docs/protocol.md#rest), generated from its method's entry in the table. */

@@ -3,7 +3,8 @@ import { Disposable, disposableTimeout, toDisposable, type IDisposable } from '.
 import { TokenHolder, type Grant, type TokenScope } from '../../core/io/caller';
 import type { TokenInfo, TokenService } from '../../core/methods/types';
 import type { Session } from '../../core/session/session';
-import { newToken } from './http-security';
+import type { TokenRefusal } from '../base/access';
+import { newToken } from '../base/tokens';
 
 /** What a scoped token allows, and its id (so what was opened with it ends with it). */
 export interface ScopedGrant extends Grant {
@@ -17,12 +18,6 @@ export interface ScopedGrant extends Grant {
 
 /** Why a token's open connections are being ended. */
 export type TokenEnd = 'token revoked' | 'token expired';
-
-/**
- * Why a secret opens nothing, as the refusal page puts it in words: a one-time link already traded
- * (`used`), one offered as a Bearer token (`link-only`), one that ended, or none of ours.
- */
-export type TokenRefusal = 'used' | 'link-only' | 'revoked' | 'expired' | 'unknown';
 
 /** A secret's grant, or why it has none. */
 export type TokenMatch = { grant: ScopedGrant } | { refused: TokenRefusal };

@@ -4,7 +4,7 @@ import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTrans
 import { invoke } from '../../core/methods/dispatch';
 import { FULL_GRANT, oneShotCaller, type Grant } from '../../core/io/caller';
 import type { HostServices } from '../../core/methods/types';
-import { BodyTooLargeError, readJsonBody, sendJson } from '../http/http-util';
+import { BodyTooLargeError, readJsonBody, sendJson } from '../base/http-util';
 import { createMcpServer, misfitParams, type ToolBackend } from './mcp-tools';
 
 /**

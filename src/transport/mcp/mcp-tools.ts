@@ -11,13 +11,10 @@ import { VERSION } from '../../version';
 import { reportProgress } from './mcp-progress';
 import { clientDeclaresApps, personPrompt } from './mcp-elicit';
 import { offerSecretPage } from './secret-offer';
+import type { ToolBackend } from './tool-backend';
 import { APP_KEY_ARG, APPS_EXTENSION_CAPABILITY, APPS_EXTENSION_ID, isAppKey, registerTerminalApp, TERMINAL_APP_URI } from './terminal-app';
 
-/** How an MCP server reaches sessions: in the host itself, or through the sockets of every host (stdio). */
-export interface ToolBackend {
-  /** Calls a method of the table; session-scoped methods carry `session` in params. */
-  call(method: string, params: Record<string, unknown>): Promise<unknown>;
-}
+export type { ToolBackend } from './tool-backend';
 
 /** One MCP tool, generated from its method's entry in the table. */
 export interface ToolDef {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PersonPrompt } from './mcp-elicit';
-import type { ToolBackend } from './mcp-tools';
+import type { ToolBackend } from './tool-backend';
 
 /**
  * When an agent's write is refused because the program asks for a secret: a one-time secret page

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Refused } from '../http/http-security';
-import { sendError } from '../http/http-util';
+import type { Refused } from '../base/access';
+import { sendError } from '../base/http-util';
 import { escapeHtml, VIEW_SECURITY_HEADERS } from './view-page';
 import { sendWordPage } from './word-page';
 

@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readCastFile } from '../../core/session/cast-file';
-import type { Access } from '../http/http-security';
-import { sendError } from '../http/http-util';
+import type { Access } from '../base/access';
+import { sendError } from '../base/http-util';
 import type { ReplayLinks } from './replay-links';
 import { escapeHtml, methodNotAllowed, pageHead, sendAsset, VIEW_SECURITY_HEADERS, type Asset } from './view-page';
 

@@ -3,8 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as path from 'node:path';
 import type { Session } from '../../core/session/session';
 import type { HostServices } from '../../core/methods/types';
-import type { Access } from '../http/http-security';
-import { sendError, sendJson } from '../http/http-util';
+import type { Access } from '../base/access';
+import { sendError, sendJson } from '../base/http-util';
 
 /**
  * Headers of everything the view serves. No inline script runs (the page passes its data in

@@ -1,24 +1,16 @@
 import type { Duplex } from 'node:stream';
 import { dispatch, errorResponse, type DispatchMode, type JsonRpcResponse } from '../../core/methods/dispatch';
-import { ErrorCode, limitReached, RpcError } from '../../core/base/errors';
+import { ErrorCode, RpcError } from '../../core/base/errors';
 import { toDisposable, type IDisposable } from '../../core/base/lifecycle';
 import type { HostServices } from '../../core/methods/types';
 import type { NotificationSink } from '../../core/io/subscription';
 import { ClientLink } from '../../core/io/client-link';
 import { FrameWriter } from './frame-writer';
-import { DEFAULT_MAX_LINE_BYTES, LineReader } from './line-reader';
+import { DEFAULT_MAX_LINE_BYTES, LineReader } from '../base/line-reader';
+import { CLIENT_HIGH_WATER_BYTES, REQUEST_HIGH_WATER_BYTES, requestId, tooManyInFlight } from '../base/json-rpc';
 import { firstByteFitsJsonRpc, isBlankLine, isJsonRpcLine, NOT_JSON_RPC_MESSAGE } from './first-line';
 import { MAX_IN_FLIGHT_REQUESTS } from '../../core/base/limits';
 
-/** Unsent bytes above which a client counts as slow: its subscriptions wait for it to drain. */
-export const CLIENT_HIGH_WATER_BYTES = 1024 * 1024;
-/**
- * Unsent bytes above which a client's further requests wait (and we stop reading its input) until
- * it drains: a client that pipelines requests without reading the answers (a 1 MiB `pty/output`
- * each) would otherwise make the host buffer every answer. Above the subscriptions' mark, so a
- * subscriber's own stream never holds up its requests (an attached terminal's Ctrl+C).
- */
-export const REQUEST_HIGH_WATER_BYTES = 4 * CLIENT_HIGH_WATER_BYTES;
 /** Requests started per event-loop turn from one client's queue; their answers are written before the next batch. */
 const REQUESTS_PER_TURN = 16;
 /**
@@ -33,19 +25,6 @@ const HALF_CLOSED_PROBE_MS = 500;
 
 /** How long a refused connection may take to read its one error line before it is cut. */
 const REFUSED_LINGER_MS = 1000;
-
-/** The answer to a request past the in-flight limit (on every JSON-RPC transport). */
-export function tooManyInFlight(max: number): RpcError {
-  return limitReached(`Too many requests in flight on this connection: the limit is ${max}; wait for some answers`, 'inFlightRequests', max);
-}
-
-/** The id of a JSON-RPC request (null when it is not a usable one), undefined for a notification. */
-export function requestId(message: unknown): string | number | null | undefined {
-  if (typeof message !== 'object' || message === null || Array.isArray(message)) return null;
-  if (!('id' in message)) return undefined;
-  const id = (message as { id: unknown }).id;
-  return typeof id === 'string' || typeof id === 'number' ? id : null;
-}
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -3,11 +3,11 @@ import * as net from 'node:net';
 import { errorResponse, type DispatchMode } from '../../core/methods/dispatch';
 import { limitReached } from '../../core/base/errors';
 import type { HostServices } from '../../core/methods/types';
-import { formatAddress, type Endpoint } from './address';
+import { formatAddress, type Endpoint } from '../base/address';
 import { RpcConnection } from './rpc-connection';
 
 // Addresses live in their own module so clients (the CLI, the editor) need not load the server side.
-export type { Endpoint } from './address';
+export type { Endpoint } from '../base/address';
 
 export interface RpcServerOptions {
   endpoint: Endpoint;

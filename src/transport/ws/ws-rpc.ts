@@ -6,7 +6,7 @@ import { ClientLink } from '../../core/io/client-link';
 import { FULL_GRANT, type Grant } from '../../core/io/caller';
 import type { HostServices } from '../../core/methods/types';
 import { MAX_IN_FLIGHT_REQUESTS } from '../../core/base/limits';
-import { REQUEST_HIGH_WATER_BYTES, requestId, tooManyInFlight } from '../socket/rpc-connection';
+import { REQUEST_HIGH_WATER_BYTES, requestId, tooManyInFlight } from '../base/json-rpc';
 import { wsCongested, wsWhenDrained } from './ws-sink';
 
 /** `GET /rpc` (WebSocket): the control socket's JSON-RPC, one message per frame. */

@@ -1,6 +1,6 @@
 import type WebSocket from 'ws';
 import { toDisposable, type IDisposable } from '../../core/base/lifecycle';
-import { CLIENT_HIGH_WATER_BYTES } from '../socket/rpc-connection';
+import { CLIENT_HIGH_WATER_BYTES } from '../base/json-rpc';
 
 /** Backpressure helpers shared by the WebSocket endpoints: a slow client waits on the ring, not in our memory. */
 export function wsCongested(ws: WebSocket): boolean {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import { MAX_CONNECTIONS_PER_SESSION_SOCKET, MAX_CONTROL_CONNECTIONS, MAX_IN_FLIGHT_REQUESTS } from '../../../src/core/base/limits';
-import { parseAddress } from '../../../src/transport/socket/address';
+import { parseAddress } from '../../../src/transport/base/address';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
 import { connect, rejectsWith, startHost, TEST_WRITER, until } from '../../helpers/host';
 import { request, startHttpHost, wsConnect, wsOpen } from '../../helpers/http';

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
-import { MAX_BODY_BYTES } from '../../../src/transport/http/http-util';
+import { MAX_BODY_BYTES } from '../../../src/transport/base/http-util';
 import { request, startHttpHost, type HttpAnswer, type HttpHost } from '../../helpers/http';
 import { BASH } from '../../helpers/host';
 

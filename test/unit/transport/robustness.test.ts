@@ -13,7 +13,7 @@ import { BASH, connect, rejectsWith, startHost, until } from '../../helpers/host
 import { childrenOf, LineClient, pidAlive, sleep, type Msg } from '../../helpers/protocol';
 import { heldBytes } from '../../helpers/held-memory';
 import { DEFAULT_RING_BYTES } from '../../../src/core/session/ring-buffer';
-import { CLIENT_HIGH_WATER_BYTES, REQUEST_HIGH_WATER_BYTES } from '../../../src/transport/socket/rpc-connection';
+import { CLIENT_HIGH_WATER_BYTES, REQUEST_HIGH_WATER_BYTES } from '../../../src/transport/base/json-rpc';
 
 /** Requests a host starts from one client's queue before it looks at what is unsent again (src/transport/socket/rpc-connection.ts). */
 const REQUESTS_PER_TURN = 16;

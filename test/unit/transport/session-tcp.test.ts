@@ -9,7 +9,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { parseAddress } from '../../../src/transport/socket/address';
+import { parseAddress } from '../../../src/transport/base/address';
 import { BASH, startHost } from '../../helpers/host';
 import { LineClient } from '../../helpers/protocol';
 import { chromiumSkip, launchChromium } from '../../helpers/chromium';
