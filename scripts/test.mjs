@@ -1,6 +1,6 @@
 // Runs every test with Node's test runner: unit/integration tests (real node-pty, bash and
 // sockets) first, then the end-to-end suites in a real browser and a real VS Code.
-// Usage: node scripts/test.mjs [unit|e2e|<test files>…] [--update-counts]
+// Usage: node scripts/test.mjs [unit|e2e|<test files>…] [--update-counts] (the whole run also lints and checks the format)
 //
 // The closing line counts every test of every file that was meant to run, and the run fails when
 // anything could hide a failure (docs/testing.md):
@@ -82,6 +82,18 @@ if (files.some(NEEDS_SANDBOX)) {
 // (docs/README.md); a second, so it runs before the build and the suites.
 const links = spawnSync(process.execPath, ['scripts/check-doc-links.mjs'], { stdio: 'inherit' });
 if (links.status !== 0) process.exit(links.status ?? 1);
+
+// The linter (eslint.config.mjs: no `any`, nothing unused, the layering) and the formatter's check
+// (.prettierrc.json) over the whole tree: a finding is a problem of the run, said in the closing line.
+if (which === 'all') {
+  for (const [what, bin, args, fix] of [
+    ['lint', 'eslint', ['.'], 'npm run lint'],
+    ['format', 'prettier', ['--check', '.'], 'npm run format'],
+  ]) {
+    const run = spawnSync(join('node_modules', '.bin', bin), args, { stdio: 'inherit' });
+    if (run.status !== 0) problems.push(`${what}: ${bin} found what it checks for (exit status ${run.status ?? run.signal}; see above, or ${fix})`);
+  }
+}
 
 // One build before any suite loads (npm test's pretest built already; test:unit did not): suites
 // then never rebuild dist/ while others read it.

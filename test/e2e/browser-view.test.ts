@@ -85,7 +85,7 @@ async function waitForPageLine(page: Page, pred: (line: string) => boolean, what
     }, Wait.Screen, what);
     return last;
   } catch (e) {
-    throw new Error(`${(e as Error).message}; page buffer: ${JSON.stringify(last.filter(Boolean).slice(-8))}`);
+    throw new Error(`${(e as Error).message}; page buffer: ${JSON.stringify(last.filter(Boolean).slice(-8))}`, { cause: e });
   }
 }
 

@@ -187,7 +187,7 @@ async function waitTerminalLine(page: Page, pred: (line: string) => boolean, wha
       return last.some(pred) ? last : undefined;
     }, ms, what);
   } catch (e) {
-    throw new Error(`${(e as Error).message}; active terminal: ${JSON.stringify(last.filter(Boolean).slice(-10))}`);
+    throw new Error(`${(e as Error).message}; active terminal: ${JSON.stringify(last.filter(Boolean).slice(-10))}`, { cause: e });
   }
 }
 
@@ -279,7 +279,7 @@ async function startHostWithoutNodePty(runtimeDir: string): Promise<{ record: Ho
   } catch (e) {
     const log = fs.readFileSync(path.join(dir, 'host.log'), 'utf8');
     await stop();
-    throw new Error(`${(e as Error).message}; its log: ${log}`);
+    throw new Error(`${(e as Error).message}; its log: ${log}`, { cause: e });
   }
 }
 

@@ -51,7 +51,7 @@ async function waitForState(page: Page, want: string): Promise<void> {
     await until(async () => (last = await replayState(page)) === want, Wait.Load, `replay state ${want}`);
   } catch (e) {
     const status = await page.textContent('#status').catch(() => '');
-    throw new Error(`${(e as Error).message}; state ${last}, status: ${status}`);
+    throw new Error(`${(e as Error).message}; state ${last}, status: ${status}`, { cause: e });
   }
 }
 

@@ -61,6 +61,7 @@ type AnySpec = (typeof METHODS)[number];
 export type MethodName = AnySpec['name'];
 type SpecOf<M extends MethodName> = Extract<AnySpec, { name: M }>;
 /** `z.object({})` infers as an index type that admits no field at all: no params is `{}`. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is what a call without params passes
 type NoIndex<T> = string extends keyof T ? {} : T;
 /** A method's params as a client sends them (on a session socket: the session is implied). */
 export type ParamsOf<M extends MethodName> = NoIndex<z.input<SpecOf<M>['params']>>;

@@ -28,6 +28,7 @@ function bind(): TcGetAttr | null {
   // Only Linux's layout is known here, and only Linux answers for the slave on the master side.
   if (process.platform !== 'linux') return bound;
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on Linux only, when first asked
     const koffi = require('koffi') as typeof Koffi;
     // The process's own symbols (dlopen(NULL)): libc's tcgetattr whichever libc it is.
     const fn = koffi.load(null).func('int tcgetattr(int fd, _Out_ uint8_t *termios)');

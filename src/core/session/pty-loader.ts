@@ -12,11 +12,13 @@ let loaded: NodePtyModule | undefined;
 export function loadNodePty(): NodePtyModule {
   if (!loaded) {
     try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when the first session starts, with fallbacks
       loaded = require('node-pty') as NodePtyModule;
     } catch (e) {
       const fallbacks = (process.env.SHARED_PTY_NODE_PTY_FALLBACK ?? '').split(path.delimiter).filter(Boolean);
       for (const candidate of fallbacks) {
         try {
+          // eslint-disable-next-line @typescript-eslint/no-require-imports -- a fallback path known only at run time
           loaded = require(candidate) as NodePtyModule;
           break;
         } catch {

@@ -62,7 +62,7 @@ describe('fuzz: deny rules', () => {
   });
 
   test('lines without the command are never refused', () => {
-    const harmless = fc.stringMatching(/^[a-qs-z0-9 ;|&()'"$`=\/.-]{0,40}$/); // no r: no rm
+    const harmless = fc.stringMatching(/^[a-qs-z0-9 ;|&()'"$`=/.-]{0,40}$/); // no r: no rm
     fuzzSync([harmless], (line) => assert.ok(!refusedSomewhere([line + '\r']), JSON.stringify(line)), 2000);
   });
 });

@@ -82,7 +82,7 @@ class Sess {
         return pred(last) ? last : '';
       }, ms, what);
     } catch (e) {
-      throw new Error(`${(e as Error).message}; screen: ${JSON.stringify(last)}`);
+      throw new Error(`${(e as Error).message}; screen: ${JSON.stringify(last)}`, { cause: e });
     }
   }
 

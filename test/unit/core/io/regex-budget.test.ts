@@ -22,7 +22,7 @@ describe('RegexBudget', () => {
   });
 
   test('a spent budget refuses the next test before it runs', () => {
-    let now = 0;
+    const now = 0;
     const b = new RegexBudget(1000, 100, () => now);
     b.charge(1000);
     assert.throws(
