@@ -1,21 +1,24 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import type * as tty from 'node:tty';
 import type { IPty } from 'node-pty';
 import { Disposable, disposableTimeout, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../base/lifecycle';
 import { DEFAULT_SCROLLBACK_LINES } from '../mirror/screen';
 import { loadNodePty } from './pty-loader';
 import { MirrorProxy } from '../mirror/mirror-proxy';
 import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
-import { completeUtf8Length } from '../base/utf8';
 import type { AgentDecision, InputSource, LastInput, SessionInput } from './input-source';
 import { HumanInput } from './human-input';
 import { TypedLine } from './typed-line';
 import { type ExitInfo, type FlowHolder, type OutputChunk, type SessionOptions, type SessionRecording, type SessionStatus, SessionTuning } from './session-types';
 import { probeInputWait } from '../process/input-wait';
-import { terminalOf } from '../process/proc-state';
 import { InputWatch } from './input-watch';
 import { masterFdOf, ptyInputWriter, ptyQueuedWrites } from './pty-input';
+import { guardEofDrain, guardExitDrain, type DrainTarget } from './pty/exit-drain';
+import { hangUp } from './pty/hang-up';
+import { exitInfoOf } from './pty/exit-status';
+import { killGroup, killLeftover } from './pty/kill';
+import { buildEnv } from './pty/spawn-env';
+import { Utf8Joiner } from './pty/utf8-joiner';
+import { FlowHolders, ReadPauses } from './flow/read-pauses';
+import { HandleCount } from './handle-count';
 import { judgement, SecretJudge } from './secret-judge';
 import type { SessionEventBody } from './session-events';
 import { CommandTracker } from '../commands/command-tracker';
@@ -26,9 +29,6 @@ import { ViewAnswers } from './view-answers';
 
 export { DEFAULT_COLS, DEFAULT_ROWS, SessionTuning } from './session-types';
 export type { ExitInfo, FlowHolder, Origin, OutputChunk, SessionOptions, SessionRecording, SessionStatus } from './session-types';
-
-/** Why node-pty is not being read; reading resumes only once no reason is left. */
-type PauseReason = 'parser' | 'flow';
 
 /**
  * One program in a real PTY, mirrored into a headless terminal, with its raw output in a ring.
@@ -56,14 +56,14 @@ export class Session extends Disposable {
   /** Whether the program asks for a secret, now or as a write reaches it (docs/protocol.md#secret-input, docs/guarantees.md#no-side-doors). */
   readonly secretJudge: SecretJudge;
   /** How many want writes judged as they reach the PTY (recordings with input text): see judgeInputs. */
-  private _inputJudges = 0;
+  private readonly _inputJudges = new HandleCount();
   private _name: string;
   private _exit: ExitInfo | undefined;
   /** Every reason the PTY is paused for: the parser fell behind, a flow-controlled subscriber's window is full. */
-  private readonly _pauses = new Set<PauseReason>();
-  private readonly _flowHolders = new Set<FlowHolder>();
+  private readonly _pauses: ReadPauses;
+  private readonly _flowHolders = new FlowHolders();
   private _draining = false;
-  private _utf8Tail: Buffer | undefined;
+  private readonly _utf8 = new Utf8Joiner();
   private _lastOutputAt = Date.now();
   private _exitedPromise: Promise<ExitInfo>;
   private _resolveExited!: (e: ExitInfo) => void;
@@ -77,8 +77,12 @@ export class Session extends Disposable {
   get sendInProgress(): boolean {
     return this.sendOwner !== undefined;
   }
-  private _clients = 0;
-  private _calls = 0;
+  private readonly _clients = new HandleCount((_, added) => {
+    if (added || !this.isDisposed) this._onDidChange.fire();
+  });
+  private readonly _calls = new HandleCount((count) => {
+    if (count === 0 && !this.isDisposed) this._onCallsDone.fire();
+  });
   /** The views' own answers to terminal queries, which the host answers instead (the mirror's). */
   private readonly _viewAnswers = new ViewAnswers();
   private _lastInput: LastInput | undefined;
@@ -142,6 +146,7 @@ export class Session extends Disposable {
       env: { ...env, ...integration?.env },
       encoding: null, // raw bytes: cursors count bytes, and split characters are reassembled here
     });
+    this._pauses = new ReadPauses(this._pty, () => this.running);
     this._writeInput = ptyInputWriter(this._pty);
     this._queuedWrites = ptyQueuedWrites(this._pty);
     this.secretJudge = new SecretJudge(
@@ -152,8 +157,17 @@ export class Session extends Disposable {
       // The shell's own line editor reads keys without echo too; the integration says when it does.
       () => this.commands.integration && !this.commands.running,
     );
-    this._guardExitDrain();
-    this._guardEofDrain();
+    const drain: DrainTarget = {
+      over: () => this.isDisposed || this._hungUp,
+      lastOutputAt: () => this._lastOutputAt,
+      startDrain: () => {
+        this._draining = true;
+        this._pauses.clear();
+      },
+      data: (chunk) => this._handleData(chunk),
+    };
+    guardExitDrain(this._pty, drain);
+    guardEofDrain(this._pty, drain);
     this._pty.onData((d) => this._handleData(d as unknown as Buffer));
     this._pty.onExit(({ exitCode, signal }) => this._handleExit(exitCode, signal));
     this._register(this.mirror.onParsed(() => this._maybeResume()));
@@ -266,30 +280,22 @@ export class Session extends Disposable {
 
   /** Connected clients (socket connections, subscribers, streams, editor terminals). */
   get clients(): number {
-    return this._clients;
+    return this._clients.count;
   }
 
   /** Counts a client in until the returned handle is disposed. */
   addClient(): IDisposable {
-    this._clients++;
-    this._onDidChange.fire();
-    return toDisposable(() => {
-      this._clients--;
-      if (!this.isDisposed) this._onDidChange.fire();
-    });
+    return this._clients.add();
   }
 
   /** Calls in progress on the session: a removed session is let go only once they have answered. */
   get callsInProgress(): number {
-    return this._calls;
+    return this._calls.count;
   }
 
   /** Marks a call in progress until the returned handle is disposed. */
   beginCall(): IDisposable {
-    this._calls++;
-    return toDisposable(() => {
-      if (--this._calls === 0 && !this.isDisposed) this._onCallsDone.fire();
-    });
+    return this._calls.add();
   }
 
   /** Who wrote last, how, and when; undefined until something is written. */
@@ -313,7 +319,7 @@ export class Session extends Disposable {
     // Read before the line is submitted below: Enter ends the secret, yet it is part of it.
     const secret = this.secretInput;
     // The terminal's mode the moment the bytes reach it (about 5 µs), only when someone keeps text.
-    const verdict = this._inputJudges > 0 ? this.secretJudge.judgeWrite() : undefined;
+    const verdict = this._inputJudges.count > 0 ? this.secretJudge.judgeWrite() : undefined;
     const atOnce = this._writeInput(data);
     const bytes = Buffer.byteLength(data, 'utf8');
     this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now(), approval: from.approval };
@@ -332,12 +338,7 @@ export class Session extends Disposable {
    * disposed: a recording that keeps input text needs it; nobody else pays for it.
    */
   judgeInputs(): IDisposable {
-    this._inputJudges++;
-    let done = false;
-    return toDisposable(() => {
-      if (!done) this._inputJudges--;
-      done = true;
-    });
+    return this._inputJudges.add();
   }
 
   /**
@@ -374,72 +375,21 @@ export class Session extends Disposable {
     this._killTimer.value = disposableTimeout(
       () => {
         this._killTimer.clear();
-        if (!this.running) return;
-        try {
-          process.kill(-this.pid, 'SIGKILL');
-        } catch {
-          try {
-            process.kill(this.pid, 'SIGKILL');
-          } catch {
-            // already gone
-          }
-        }
+        if (this.running) killGroup(this.pid);
       },
       SessionTuning.KillGraceMs,
       { unref: true },
     );
   }
 
-  /**
-   * Closes the PTY master after the SIGHUP, so the kernel hangs the terminal up: a program asleep
-   * reading it wakes (EIO) and acts on the signal. The signal alone is not enough: a SIGHUP that
-   * reaches bash while it starts, before readline has put in its own handler, only sets bash's
-   * flag, which bash looks at again when readline returns, and readline then waits for a key for
-   * ever (docs/architecture.md, "Ending a session"). What the program wrote before is read first.
-   */
+  /** Hangs the terminal up after the SIGHUP of `kill()` (pty/hang-up.ts); what the program wrote before is read first. */
   private _hangUp(): void {
     if (this._hungUp) return;
-    const socket = (this._pty as unknown as { _socket?: tty.ReadStream })._socket;
-    const fd = masterFdOf(this._pty);
-    if (!socket || typeof socket.destroy !== 'function' || fd === undefined) return;
-    // On Linux, node-pty's child holds every signal until it has made the terminal its own (forkpty);
-    // a hang-up before that fails it (exit 1), while the SIGHUP it holds ends it once it lets them in.
-    if (process.platform === 'linux' && terminalOf(this.pid) === null) return;
-    // What the stream holds (it may be paused), then what the kernel holds: the program's last output.
-    // read() hands what it returns to the 'data' listeners, as reading on would have.
-    while (socket.readableLength > 0) if (socket.read() === null) break;
-    this._readPending(fd);
-    this._hungUp = true;
-    socket.destroy();
-  }
-
-  /** Reads what the kernel holds for the PTY master, without waiting (it is non-blocking), into the session. */
-  private _readPending(fd: number): void {
-    const buf = Buffer.allocUnsafe(64 * 1024);
-    for (let total = 0; total < SessionTuning.EofDrainMaxBytes; ) {
-      let n: number;
-      try {
-        n = fs.readSync(fd, buf, 0, buf.length, null);
-      } catch {
-        break; // EIO: nothing left; EAGAIN: nothing now
-      }
-      if (n <= 0) break;
-      total += n;
-      this._handleData(Buffer.from(buf.subarray(0, n))); // a copy: the ring, subscribers and the parser keep it
-    }
+    hangUp(this._pty, (chunk) => this._handleData(chunk), () => (this._hungUp = true));
   }
 
   private _handleData(chunk: Buffer): void {
-    let data = chunk;
-    if (this._utf8Tail) {
-      data = Buffer.concat([this._utf8Tail, chunk]);
-      this._utf8Tail = undefined;
-    }
-    const complete = completeUtf8Length(data);
-    if (complete < data.length) {
-      this._utf8Tail = Buffer.from(data.subarray(complete));
-      data = data.subarray(0, complete);
-    }
+    const data = this._utf8.join(chunk);
     if (data.length === 0) return;
     this._lastOutputAt = Date.now();
     this.inputWatch.activity();
@@ -448,7 +398,7 @@ export class Session extends Disposable {
     this._output(output, marks);
     if (this._draining) return;
     // The parser fell behind: the program waits, so a screen read never waits long (MirrorProxy).
-    if (!this._pauses.has('parser') && this.mirror.pendingBytes > this.mirror.backlogLimit) this._setPaused('parser', true);
+    if (!this._pauses.has('parser') && this.mirror.pendingBytes > this.mirror.backlogLimit) this._pauses.set('parser', true);
     if (this._flowHolders.size > 0) this.reconsiderFlow();
   }
 
@@ -478,85 +428,21 @@ export class Session extends Disposable {
   /** A holder's state changed (an acknowledgement, a demotion): read again once no holder holds. */
   reconsiderFlow(): void {
     if (this._draining || this.isDisposed) return;
-    let held = false;
-    // Every holder is asked (no short cut), so each one that holds knows it and can run its timer.
-    for (const h of this._flowHolders) if (h.updateHold()) held = true;
-    this._setPaused('flow', held);
-  }
-
-  /** Pauses or resumes reading for one reason; the PTY is read only while no reason holds it. */
-  private _setPaused(reason: PauseReason, paused: boolean): void {
-    const before = this._pauses.size > 0;
-    if (paused) this._pauses.add(reason);
-    else this._pauses.delete(reason);
-    const after = this._pauses.size > 0;
-    if (before === after || !this.running) return;
-    if (after) this._pty.pause();
-    else this._pty.resume();
+    this._pauses.set('flow', this._flowHolders.anyHolds());
   }
 
   private _maybeResume(): void {
     // Three quarters of the limit: the parser keeps work while the PTY refills, and the limit is
     // small (a few ms of parsing), so reading resumes at the first notice below it.
-    if (this._pauses.has('parser') && this.mirror.pendingBytes <= (this.mirror.backlogLimit * 3) / 4) this._setPaused('parser', false);
-  }
-
-  /**
-   * node-pty reports the exit before the last output is read and, 200 ms later, destroys its
-   * read stream, losing whatever the kernel still holds (kilobytes, when the stream was paused).
-   * We take over that destroy: resume reading, and destroy only after the output has gone quiet.
-   */
-  private _guardExitDrain(): void {
-    const socket = (this._pty as unknown as { _socket?: tty.ReadStream })._socket;
-    if (!socket || typeof socket.destroy !== 'function') return;
-    const realDestroy = socket.destroy.bind(socket);
-    let drainStarted = false;
-    socket.destroy = ((err?: Error) => {
-      // After a hang-up (kill) there is nothing left to drain: the master is closed at once.
-      if (this.isDisposed || drainStarted || this._hungUp) return realDestroy(err);
-      drainStarted = true;
-      this._draining = true;
-      // The program is gone: whatever holds the PTY, what the kernel still has must be read now.
-      this._pauses.clear();
-      socket.resume();
-      const started = Date.now();
-      const check = () => {
-        const quiet = Date.now() - this._lastOutputAt >= SessionTuning.ExitDrainQuietMs;
-        if (socket.destroyed) return;
-        if (quiet || Date.now() - started >= SessionTuning.ExitDrainMaxMs) realDestroy(err);
-        else setTimeout(check, SessionTuning.ExitDrainQuietMs / 2);
-      };
-      setTimeout(check, SessionTuning.ExitDrainQuietMs);
-      return socket;
-    }) as typeof socket.destroy;
-  }
-
-  /**
-   * When the program exits, the PTY master reports POLLHUP, and libuv, seeing it after a short read
-   * (a PTY read never fills libuv's buffer), ends the stream at once although the kernel still holds
-   * output: measured on Linux, 2-14 KB of the last output of `cat` of a large file, lost in about
-   * half of the runs. At that 'end' the descriptor is still open, so read what is left
-   * synchronously (non-blocking; EIO once the kernel's buffer is empty) before it is closed.
-   */
-  private _guardEofDrain(): void {
-    const socket = (this._pty as unknown as { _socket?: tty.ReadStream })._socket;
-    const fd = (this._pty as unknown as { _fd?: number })._fd;
-    if (!socket || typeof socket.prependListener !== 'function' || typeof fd !== 'number') return;
-    socket.prependListener('end', () => {
-      // Hung up: the descriptor is closed, and its number may already be another file's.
-      if (this.isDisposed || this._hungUp) return;
-      this._readPending(fd);
-    });
+    if (this._pauses.has('parser') && this.mirror.pendingBytes <= (this.mirror.backlogLimit * 3) / 4) this._pauses.set('parser', false);
   }
 
   private _handleExit(exitCode: number, signal?: number): void {
     if (this._exit) return;
     // The program ended mid-character, or mid-sequence: keep the bytes rather than lose them.
-    const tail = Buffer.concat([this.commands.release(), this._utf8Tail ?? Buffer.alloc(0)]);
-    this._utf8Tail = undefined;
+    const tail = Buffer.concat([this.commands.release(), this._utf8.takeTail()]);
     this._output(tail, []);
-    const signalName = signal ? (signalNames.get(signal) ?? String(signal)) : null;
-    this._exit = { exitCode: signal ? 128 + signal : exitCode, signal: signalName };
+    this._exit = exitInfoOf(exitCode, signal);
     this.commands.shellEnded(this._exit.exitCode, this.ring.end);
     this._killTimer.clear();
     this.inputWatch.stop();
@@ -572,14 +458,7 @@ export class Session extends Disposable {
       this.kill();
       // The process is gone with the host; make sure it does not outlive us.
       const pid = this.pid;
-      setTimeout(() => {
-        try {
-          process.kill(pid, 0);
-          process.kill(-pid, 'SIGKILL');
-        } catch {
-          // gone
-        }
-      }, SessionTuning.KillGraceMs).unref?.();
+      setTimeout(() => killLeftover(pid), SessionTuning.KillGraceMs).unref?.();
     }
     super.dispose();
     try {
@@ -588,22 +467,4 @@ export class Session extends Disposable {
       // already closed
     }
   }
-}
-
-const signalNames = new Map<number, string>(Object.entries(os.constants.signals).map(([name, num]) => [num, name]));
-
-/** Environment for a new session: the caller's, a colour-capable TERM, and a UTF-8 locale if none is set. */
-function buildEnv(extra?: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  Object.assign(env, extra ?? {});
-  env.TERM = 'xterm-256color';
-  env.COLORTERM ??= 'truecolor';
-  if (!env.LC_ALL && !env.LC_CTYPE && !env.LANG) env.LANG = 'C.UTF-8';
-  // Never leak our own host's secrets into the shell's environment.
-  delete env.SHARED_PTY_TOKEN;
-  // The editor starts the host with these; a user's shell must not inherit them (Electron apps break).
-  delete env.ELECTRON_RUN_AS_NODE;
-  delete env.SHARED_PTY_NODE_PTY_FALLBACK;
-  return env;
 }

@@ -1,0 +1,23 @@
+import { errorCode, isValidPid } from './proc-files';
+import { foregroundProcessGroup } from './stat';
+
+/**
+ * Sends `signal` to the terminal's foreground process group with a real kill(-pgid, signal), so it works
+ * even when the terminal would not turn the intr character into SIGINT (`stty -isig`, raw-mode programs).
+ * When the foreground group is unknown (not Linux, stat unreadable) it falls back to the shell's own
+ * group — node-pty makes the shell a session and group leader, so that group is `shellPid`.
+ * A group that vanished before the kill (ESRCH) is not an error; other kill errors (EPERM) are thrown, as
+ * is an invalid `shellPid` (never signal group 1 or use -1, which would mean "every process").
+ * Returns the group that was signalled.
+ */
+export function signalForegroundGroup(shellPid: number, signal: NodeJS.Signals): { pgid: number } {
+  if (!isValidPid(shellPid) || shellPid <= 1) throw new RangeError(`invalid shell pid ${shellPid}`);
+  const foreground = foregroundProcessGroup(shellPid);
+  const pgid = foreground !== null && foreground > 1 ? foreground : shellPid;
+  try {
+    process.kill(-pgid, signal);
+  } catch (error) {
+    if (errorCode(error) !== 'ESRCH') throw error;
+  }
+  return { pgid };
+}
