@@ -2,6 +2,7 @@ import { Terminal, type IBufferNamespace, type IMarker } from '@xterm/headless';
 import { SerializeAddon } from '@xterm/addon-serialize';
 import { Disposable, toDisposable, type Event } from '../base/lifecycle';
 import { rowText } from './row-text';
+import { syncWriteOf } from '../base/internals/xterm';
 import { ScrollbackStore } from './scrollback-store';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { DEFAULT_SCROLLBACK_LINES, type ScreenSize, type ScreenSnapshot } from './screen';
@@ -39,7 +40,7 @@ export class Mirror extends Disposable {
   private _scrolledSinceCheck = 0;
   private readonly _parsedWaiters: Array<() => void> = [];
   private readonly _answers: QueryAnswers;
-  /** xterm's synchronous parse, when this version has it (see parseNowOf). */
+  /** xterm's synchronous parse, when this version has it (base/internals/xterm.ts). */
   private readonly _parseNow: ((data: Uint8Array) => void) | undefined;
 
   constructor(
@@ -54,7 +55,11 @@ export class Mirror extends Disposable {
     this._term = new Terminal({ cols, rows, scrollback: MirrorTuning.XtermScrollback, allowProposedApi: true, logLevel: 'off' });
     this._register(toDisposable(() => this._term.dispose()));
     this._buffers = this._term.buffer;
-    this._parseNow = parseNowOf(this._term);
+    // xterm's public write() parses in slices of up to 12 ms, each scheduled with a timer (at least
+    // 1 ms, more on a loaded machine); the mirror thread schedules its own slices, shorter and without
+    // a timer (mirror-worker.ts). xterm calls writeSync unreliable only with asynchronous parser
+    // handlers, and the mirror registers none.
+    this._parseNow = syncWriteOf(this._term);
     // Character widths as the user's terminal has them: VS Code's (Unicode 11 tables), tmux's and
     // glibc's all give emoji two cells; xterm's built-in Unicode 6 gives them one, which shifts
     // every later cell of the row and breaks line wrapping against what the shell expects.
@@ -327,17 +332,4 @@ export class Mirror extends Disposable {
     super.dispose();
     this._releaseWaiters();
   }
-}
-
-/**
- * xterm's own synchronous write (its core's `writeSync`), or undefined when this version has none.
- * xterm's public write() parses in slices of up to 12 ms, each scheduled with a timer (at least
- * 1 ms, more on a loaded machine); the mirror thread schedules its own slices, shorter and without
- * a timer (mirror-worker.ts). xterm calls writeSync unreliable only with asynchronous parser
- * handlers, and the mirror registers none.
- */
-function parseNowOf(term: Terminal): ((data: Uint8Array) => void) | undefined {
-  const core = (term as unknown as { _core?: { writeSync?: (data: Uint8Array) => void } })._core;
-  if (!core || typeof core.writeSync !== 'function') return undefined;
-  return (data) => core.writeSync!(data);
 }

@@ -1,16 +1,12 @@
 import type { IBuffer } from '@xterm/headless';
+import { cellsOfLine, rowListOf, type CellRow } from '../base/internals/xterm';
 
-/**
- * xterm.js's own row of cells, behind the public IBufferLine: three 32-bit words per cell, the
- * first holding the code point (21 bits), a "combined" flag and the width (top bits). Read
- * directly because the public `translateToString` builds each row as a rope of one string per
- * cell, which made moving rows into the compact scrollback cost as much as parsing the output.
- * The layout is checked on every call; anything unexpected takes the public path.
+/*
+ * xterm.js's own rows of cells (CellRow, base/internals/xterm.ts) are read directly because the
+ * public `translateToString` builds each row as a rope of one string per cell, which made moving
+ * rows into the compact scrollback cost as much as parsing the output. The layout is checked on
+ * every call; anything unexpected takes the public path.
  */
-interface CellRow {
-  _data: Uint32Array;
-  length: number;
-}
 
 const enum Cell {
   Words = 3,
@@ -26,7 +22,7 @@ let units = new Uint16Array(2048);
 export function rowText(buf: IBuffer, y: number): string {
   const line = buf.getLine(y);
   if (!line) return '';
-  const cells = (line as unknown as { _line?: CellRow })._line;
+  const cells = cellsOfLine(line);
   const fast = cells && cells._data instanceof Uint32Array && cells.length === line.length && cells._data.length >= cells.length * Cell.Words ? fromCells(cells) : undefined;
   if (fast !== undefined) return fast;
   const text = line.translateToString(true);
@@ -82,15 +78,15 @@ export function rowBytes(buf: IBuffer, y: number, out: Buffer, at: number): numb
  * not the expected one.
  */
 function cellRow(buf: IBuffer, y: number): CellRow | undefined {
-  const lines = (buf as unknown as { _buffer?: { lines?: { get?: (i: number) => CellRow | undefined } } })._buffer?.lines;
-  const row = typeof lines?.get === 'function' ? lines.get(y) : (buf.getLine(y) as unknown as { _line?: CellRow } | undefined)?._line;
+  const lines = rowListOf(buf);
+  const row = lines ? lines.get(y) : cellsOfLine(buf.getLine(y));
   return row && row._data instanceof Uint32Array && typeof row.length === 'number' && row._data.length >= row.length * Cell.Words ? row : undefined;
 }
 
 /** True when rows are read from xterm's cells directly (the layout is as expected); for tests. */
 export function readsCellsDirectly(buf: IBuffer): boolean {
   const line = buf.getLine(0);
-  const cells = (line as unknown as { _line?: CellRow } | undefined)?._line;
+  const cells = cellsOfLine(line);
   return !!line && !!cells && cells._data instanceof Uint32Array && cells.length === line.length;
 }
 

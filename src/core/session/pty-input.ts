@@ -1,15 +1,10 @@
 import * as fs from 'node:fs';
 import type { IPty } from 'node-pty';
-
-/** What node-pty (1.1) keeps of its writer: a queue of writes handed to the libuv thread pool. */
-interface QueuedWriter {
-  _writeQueue?: unknown[];
-}
+import { ptyMasterFd, ptyWriteQueue } from '../base/internals/node-pty';
 
 /** The PTY's master descriptor, which node-pty (1.1) keeps as `_fd`; undefined where it does not (Windows). */
 export function masterFdOf(pty: IPty): number | undefined {
-  const fd = (pty as unknown as { _fd?: number })._fd;
-  return typeof fd === 'number' ? fd : undefined;
+  return ptyMasterFd(pty);
 }
 
 /**
@@ -24,14 +19,13 @@ export function masterFdOf(pty: IPty): number | undefined {
  */
 export function ptyInputWriter(pty: IPty): (data: string) => number {
   const fd = masterFdOf(pty);
-  const queue = (pty as unknown as { _writeStream?: QueuedWriter })._writeStream;
-  if (fd === undefined || !Array.isArray(queue?._writeQueue)) {
+  const pending = ptyWriteQueue(pty);
+  if (fd === undefined || pending === undefined) {
     return (data) => {
       pty.write(data);
       return 0;
     };
   }
-  const pending = queue._writeQueue;
   return (data) => {
     if (pending.length > 0) {
       pty.write(data);
@@ -54,7 +48,6 @@ export function ptyInputWriter(pty: IPty): (data: string) => number {
  * reading its input); 0 where node-pty does not say.
  */
 export function ptyQueuedWrites(pty: IPty): () => number {
-  const queue = (pty as unknown as { _writeStream?: QueuedWriter })._writeStream;
-  const pending = queue?._writeQueue;
-  return Array.isArray(pending) ? () => pending.length : () => 0;
+  const pending = ptyWriteQueue(pty);
+  return pending ? () => pending.length : () => 0;
 }

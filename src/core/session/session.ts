@@ -2,6 +2,7 @@ import type { IPty } from 'node-pty';
 import { Disposable, disposableTimeout, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../base/lifecycle';
 import { DEFAULT_SCROLLBACK_LINES } from '../mirror/screen';
 import { loadNodePty } from './pty-loader';
+import { destroyPty, onRawData, ptySlaveName } from '../base/internals/node-pty';
 import { MirrorProxy } from '../mirror/mirror-proxy';
 import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
 import type { AgentDecision, InputSource, LastInput, SessionInput } from './input-source';
@@ -168,7 +169,7 @@ export class Session extends Disposable {
     };
     guardExitDrain(this._pty, drain);
     guardEofDrain(this._pty, drain);
-    this._pty.onData((d) => this._handleData(d as unknown as Buffer));
+    onRawData(this._pty, (d) => this._handleData(d));
     this._pty.onExit(({ exitCode, signal }) => this._handleExit(exitCode, signal));
     this._register(this.mirror.onParsed(() => this._maybeResume()));
     this._register(this.mirror.onBell(() => this._bell()));
@@ -210,7 +211,7 @@ export class Session extends Disposable {
 
   /** The pty's slave device (`/dev/pts/N`); undefined where node-pty does not say (Windows). */
   get ttyPath(): string | undefined {
-    return (this._pty as unknown as { ptsName?: string }).ptsName || undefined;
+    return ptySlaveName(this._pty);
   }
 
   /** The program waits for a secret the user must type: echo is off and it reads the terminal (docs/protocol.md#secret-input). */
@@ -462,7 +463,7 @@ export class Session extends Disposable {
     }
     super.dispose();
     try {
-      (this._pty as unknown as { destroy?: () => void }).destroy?.();
+      destroyPty(this._pty);
     } catch {
       // already closed
     }

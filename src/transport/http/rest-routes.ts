@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { FULL_GRANT, oneShotCaller, type Grant } from '../../core/io/caller';
 import { outOfReach } from '../../core/methods/access';
+import { schemaDefOf } from '../../core/base/internals/zod';
 import { invoke } from '../../core/methods/dispatch';
 import type { MethodSpec, RestPath, RestProjection } from '../../core/methods/spec';
 import { METHODS, parseWith } from '../../core/methods/table';
@@ -98,6 +99,6 @@ function queryParams(url: URL, schema: z.ZodObject): Record<string, unknown> {
 
 /** The JSON type under optional/nullable wrappers. */
 function baseType(field: z.ZodType): string {
-  const def = (field as unknown as { def: { type: string; innerType?: z.ZodType } }).def;
+  const def = schemaDefOf(field);
   return def.innerType && (def.type === 'optional' || def.type === 'nullable' || def.type === 'default') ? baseType(def.innerType) : def.type;
 }

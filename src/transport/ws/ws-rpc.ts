@@ -7,6 +7,7 @@ import { FULL_GRANT, type Grant } from '../../core/io/caller';
 import type { HostServices } from '../../core/methods/types';
 import { MAX_IN_FLIGHT_REQUESTS } from '../../core/base/limits';
 import { REQUEST_HIGH_WATER_BYTES, requestId, tooManyInFlight } from '../base/json-rpc';
+import { socketOf } from '../base/internals/ws';
 import { wsCongested, wsWhenDrained } from './ws-sink';
 
 /** `GET /rpc` (WebSocket): the control socket's JSON-RPC, one message per frame. */
@@ -61,7 +62,7 @@ export function serveRpcWebSocket(services: HostServices, ws: WebSocket, grant: 
   });
   // A client that sends requests without reading the answers: stop reading it until it catches up,
   // so its unsent answers stay bounded (as on the stream sockets).
-  const socket = (ws as unknown as { _socket?: { pause(): void; resume(): void } })._socket;
+  const socket = socketOf(ws);
   let waiting: IDisposable | undefined;
   function throttle() {
     if (waiting || !socket || ws.bufferedAmount <= REQUEST_HIGH_WATER_BYTES) return;

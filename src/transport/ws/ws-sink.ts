@@ -1,6 +1,7 @@
 import type WebSocket from 'ws';
 import { toDisposable, type IDisposable } from '../../core/base/lifecycle';
 import { CLIENT_HIGH_WATER_BYTES } from '../base/json-rpc';
+import { socketOf } from '../base/internals/ws';
 
 /** Backpressure helpers shared by the WebSocket endpoints: a slow client waits on the ring, not in our memory. */
 export function wsCongested(ws: WebSocket): boolean {
@@ -8,7 +9,7 @@ export function wsCongested(ws: WebSocket): boolean {
 }
 
 export function wsWhenDrained(ws: WebSocket, fn: () => void): IDisposable {
-  const socket = (ws as unknown as { _socket?: NodeJS.EventEmitter })._socket;
+  const socket = socketOf(ws);
   let done = false;
   const once = () => {
     if (done) return;

@@ -1,12 +1,12 @@
 import * as fs from 'node:fs';
-import type * as tty from 'node:tty';
 import type { IPty } from 'node-pty';
+import { ptyMasterFd, ptyReadStream } from '../../base/internals/node-pty';
 import { SessionTuning } from '../session-types';
 
 /**
  * The two node-pty workarounds that keep a program's last output (docs/architecture.md, "Ending a
- * session"), and the hang-up that ends a program the way a closing terminal does. They reach into
- * node-pty's read stream (`_socket`) and master descriptor (`_fd`).
+ * session"). They take over node-pty's read stream and read its master descriptor
+ * (base/internals/node-pty.ts).
  */
 
 /** What the drains need of the session. */
@@ -43,8 +43,8 @@ export function readPending(fd: number, data: (chunk: Buffer) => void): void {
  * We take over that destroy: resume reading, and destroy only after the output has gone quiet.
  */
 export function guardExitDrain(pty: IPty, target: DrainTarget): void {
-  const socket = (pty as unknown as { _socket?: tty.ReadStream })._socket;
-  if (!socket || typeof socket.destroy !== 'function') return;
+  const socket = ptyReadStream(pty);
+  if (!socket) return;
   const realDestroy = socket.destroy.bind(socket);
   let drainStarted = false;
   socket.destroy = ((err?: Error) => {
@@ -73,9 +73,9 @@ export function guardExitDrain(pty: IPty, target: DrainTarget): void {
  * synchronously (non-blocking; EIO once the kernel's buffer is empty) before it is closed.
  */
 export function guardEofDrain(pty: IPty, target: DrainTarget): void {
-  const socket = (pty as unknown as { _socket?: tty.ReadStream })._socket;
-  const fd = (pty as unknown as { _fd?: number })._fd;
-  if (!socket || typeof socket.prependListener !== 'function' || typeof fd !== 'number') return;
+  const socket = ptyReadStream(pty);
+  const fd = ptyMasterFd(pty);
+  if (!socket || fd === undefined) return;
   socket.prependListener('end', () => {
     // Hung up: the descriptor is closed, and its number may already be another file's.
     if (target.over()) return;

@@ -1,5 +1,5 @@
-import type * as tty from 'node:tty';
 import type { IPty } from 'node-pty';
+import { ptyReadStream } from '../../base/internals/node-pty';
 import { terminalOf } from '../../process/proc-state';
 import { masterFdOf } from '../pty-input';
 import { readPending } from './exit-drain';
@@ -14,9 +14,9 @@ import { readPending } from './exit-drain';
  * returned) when the master cannot be closed yet or here.
  */
 export function hangUp(pty: IPty, data: (chunk: Buffer) => void, hungUp: () => void): boolean {
-  const socket = (pty as unknown as { _socket?: tty.ReadStream })._socket;
+  const socket = ptyReadStream(pty);
   const fd = masterFdOf(pty);
-  if (!socket || typeof socket.destroy !== 'function' || fd === undefined) return false;
+  if (!socket || fd === undefined) return false;
   // On Linux, node-pty's child holds every signal until it has made the terminal its own (forkpty);
   // a hang-up before that fails it (exit 1), while the SIGHUP it holds ends it once it lets them in.
   if (process.platform === 'linux' && terminalOf(pty.pid) === null) return false;
