@@ -81,15 +81,21 @@ interface Head {
   floor: Checkpoint;
 }
 
-async function readHead(log: CommandLog, size: number, room: number): Promise<Head> {
+/** The log's text from byte `from`, read while `more` says so and the log lasts; and the byte where reading stopped. */
+async function stripFrom(log: CommandLog, from: number, size: number, more: (s: StrippedText, offset: number) => boolean = () => true): Promise<{ s: StrippedText; offset: number }> {
   const s = new StrippedText(0, true);
-  let offset = 0;
-  while (offset < size && s.chars <= room && offset < LogBudgetTuning.MaxScanBytes) {
+  let offset = from;
+  while (offset < size && more(s, offset)) {
     const bytes = await log.read(offset, Math.min(LogBudgetTuning.ReadBytes, size - offset));
     if (bytes.length === 0) break;
     s.feed(bytes);
     offset += bytes.length;
   }
+  return { s, offset };
+}
+
+async function readHead(log: CommandLog, size: number, room: number): Promise<Head> {
+  const { s, offset } = await stripFrom(log, 0, size, (t, at) => t.chars <= room && at < LogBudgetTuning.MaxScanBytes);
   const text = s.text();
   if (s.chars <= room && offset >= size) return { text, chars: s.chars, newlines: s.newlines, end: size, floor: { offset: size, chars: s.chars, newlines: s.newlines } };
   // The last whole line that fits.
@@ -128,13 +134,7 @@ async function readTail(log: CommandLog, size: number, room: number, head: Head,
   while (at > 0 && size - starts[at].offset < room) at--;
   for (;;) {
     const from = starts[at];
-    const s = new StrippedText(0, true);
-    for (let offset = from.offset; offset < size; ) {
-      const bytes = await log.read(offset, Math.min(LogBudgetTuning.ReadBytes, size - offset));
-      if (bytes.length === 0) break;
-      s.feed(bytes);
-      offset += bytes.length;
-    }
+    const { s } = await stripFrom(log, from.offset, size);
     const scanned = size - from.offset;
     if (s.chars >= room || at === 0 || scanned >= LogBudgetTuning.MaxScanBytes) return tailFrom(s, from, room, head, size);
     at--;
