@@ -8,6 +8,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { FrameWriter } from '../../../src/transport/socket/frame-writer';
 import { heldBytes } from '../../helpers/held-memory';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 /** The writer's block size and how many free ones its pool keeps (src/transport/socket/frame-writer.ts). */
 const BLOCK_BYTES = 256 * 1024;

@@ -3,6 +3,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { argvToJudge, commandsToJudge, splitCommands } from '../../../../src/core/agent/command-line';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 const RULE = /^rm -rf/;
 const caught = (texts: string[]) => texts.some((t) => RULE.test(t));

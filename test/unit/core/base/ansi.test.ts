@@ -3,6 +3,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stripAnsi } from '../../../../src/core/base/ansi';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test('escape sequences go, CR LF becomes LF, a lone CR and other controls are dropped', () => {
   assert.equal(stripAnsi('\x1b[1;31mred\x1b[0m\r\nnext\x1b]0;title\x07 line\rx\x07\x7f'), 'red\nnext linex');

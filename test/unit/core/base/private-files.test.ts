@@ -7,6 +7,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { openNewFile, replaceWithNewFile, temporaryName, writeFileAtomically } from '../../../../src/core/base/private-files';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-private-files-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -2,6 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { splitShellWords } from '../../../../src/core/base/shell-words';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test('whitespace separates words; runs of whitespace and edges are ignored', () => {
   assert.deepEqual(splitShellWords('python3 -i'), ['python3', '-i']);

@@ -6,6 +6,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stripAnsi } from '../../../../src/core/base/ansi';
 import { StrippedText } from '../../../../src/core/base/stripped-text';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 const SAMPLES = [
   'plain\r\nlines\r\n',

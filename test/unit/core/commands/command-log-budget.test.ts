@@ -10,6 +10,10 @@ import * as path from 'node:path';
 import { CommandLog } from '../../../../src/core/commands/command-log';
 import { budgetOfLog } from '../../../../src/core/commands/command-log-budget';
 import { StrippedText } from '../../../../src/core/base/stripped-text';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-log-budget-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));

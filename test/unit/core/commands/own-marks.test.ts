@@ -6,6 +6,10 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { OwnMarkFilter, type OwnMark } from '../../../../src/core/commands/own-marks';
 import { decodeValue } from '../../../../src/core/commands/command-tracker';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 const NONCE = '0123456789abcdef0123456789abcdef';
 

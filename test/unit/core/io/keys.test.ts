@@ -2,6 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as pty from 'node-pty';
 import { KeyNameError, keyToBytes } from '../../../../src/core/io/keys';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 function expectBytes(table: Record<string, string>): void {
   for (const [name, bytes] of Object.entries(table)) {

@@ -3,6 +3,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyBudget, type Elision } from '../../../../src/core/io/output-budget';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}\n`).join('');
 const pointer = (e: Elision) => `read lines ${e.firstLine + 1}-${e.lastLine + 1}`;

@@ -5,6 +5,10 @@ import assert from 'node:assert/strict';
 import { RegexBudget } from '../../../../src/core/io/regex-budget';
 import { boundedFirstMatch, boundedRegexTest, RegexTimeoutError } from '../../../../src/core/io/bounded-regex';
 import { RpcError } from '../../../../src/core/base/errors';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 describe('RegexBudget', () => {
   test('spends, refills at its rate, and never holds more than its capacity', () => {

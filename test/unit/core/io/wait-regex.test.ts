@@ -9,6 +9,10 @@ import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { startServeHost, type ServeHost } from '../../../helpers/cli';
 import { connect, rejectsWith, tempRuntimeDir, until, withTimeout } from '../../../helpers/host';
 import { bashEnv, buildCli } from '../../../helpers/protocol';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 let dir: string;
 let serve: ServeHost;

@@ -5,6 +5,10 @@ import assert from 'node:assert/strict';
 import { Terminal, type IBuffer } from '@xterm/headless';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { readsCellsDirectly, rowBytes, rowText } from '../../../../src/core/mirror/row-text';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 function terminal(cols: number, rows: number): Terminal {
   const t = new Terminal({ cols, rows, scrollback: 100, allowProposedApi: true });

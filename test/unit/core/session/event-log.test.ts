@@ -3,6 +3,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventLog } from '../../../../src/core/session/event-log';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test('seq grows by one per event of the host, whatever the session; since(seq) is what came after', () => {
   const log = new EventLog(10);

@@ -2,6 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RingBuffer } from '../../../../src/core/session/ring-buffer';
 import { completeUtf8Length } from '../../../../src/core/base/utf8';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test('ring keeps the newest bytes and reports what it dropped', () => {
   const ring = new RingBuffer(16);

@@ -4,6 +4,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveSelector, selectOrThrow, type Selection } from '../../../../src/core/session/selector';
 import { RpcError } from '../../../../src/core/base/errors';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 interface Item {
   id: string;

@@ -3,6 +3,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_TYPED_LINE_CHARS, TypedLine } from '../../../../src/core/session/typed-line';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 describe('TypedLine', () => {
   test('writes add up until Enter; the preview says what a write would submit', () => {
