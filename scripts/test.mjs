@@ -22,7 +22,7 @@ import { randomInt } from 'node:crypto';
 const EXPECTED_FILE = 'test/expected-tests.json';
 const ALLOWED_SKIPS_FILE = 'test/allowed-skips.json';
 /** Test files that need the e2e sandbox (code-server, Chromium, Node 24) prepared before they load. */
-const NEEDS_SANDBOX = (f) => f.startsWith('test/e2e/') || f === 'test/unit/transport/mcp-conformance.test.ts';
+const NEEDS_SANDBOX = (f) => f.startsWith('test/e2e/') || f === 'test/unit/transport/mcp/mcp-conformance.test.ts';
 
 const argv = process.argv.slice(2);
 const update = argv.includes('--update-counts');
@@ -33,7 +33,7 @@ const which = words.length === 0 ? 'all' : ['all', 'unit', 'e2e'].includes(words
 const key = (p) => relative(process.cwd(), resolve(p)).split(sep).join('/');
 
 const files = [];
-// test/unit mirrors src/ (core/<room>, transport, host, cli): every *.test.ts below the folder.
+// test/unit mirrors src/ (core/<room>, transport/<folder>, host, cli, view, vscode): every *.test.ts below the folder.
 const collect = (dir) => {
   if (!existsSync(dir)) return;
   for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {

@@ -1,0 +1,212 @@
+// Agent guards bind a principal, not a transport (issue 21 item 8): a scoped token used on `/mcp`
+// is an agent's, so what MCP refuses it may not write through REST, the stream WebSocket or `/rpc`
+// either, and what it writes there is credited to the agent; a guest's token that never met /mcp
+// types as the human. Deny rules see the line as the shell will run it: split across writes, one
+// command of a list, behind sudo/env/command, and `open_session`'s command line. A real host,
+// bash, real sockets and the official MCP SDK client over /mcp.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { RpcClient } from '../../../../src/transport/client/rpc-client';
+import { BASH, connect, until, withTimeout } from '../../../helpers/host';
+import { mcpAgent, request, startHttpHost, wsOpen, type HttpHost, type WsClient } from '../../../helpers/http';
+
+type ToolResult = { isError?: boolean; content: Array<{ type: string; text?: string }> };
+const textOf = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('\n');
+
+/** An MCP agent holding a scoped token (as a user gives one to an agent with `shared-pty share`). */
+async function mcpWithToken(h: HttpHost, token: string, clients: Client[]): Promise<Client> {
+  const client = new Client({ name: 'guards-test', version: '0' });
+  clients.push(client);
+  const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  await withTimeout(client.connect(transport), 20_000, 'MCP connect');
+  return client;
+}
+
+/** One JSON-RPC call over an open /rpc WebSocket: its result or its error. */
+let nextId = 1;
+async function wsRpc(c: WsClient, method: string, params: Record<string, unknown>): Promise<{ result?: any; error?: { code: number; message: string } }> {
+  const id = nextId++;
+  c.send({ jsonrpc: '2.0', id, method, params });
+  return c.next((m) => m && m.id === id, `${method} answer`);
+}
+
+describe('agent guards bind the principal (a scoped token used on /mcp)', () => {
+  let h: HttpHost;
+  let ctl: RpcClient;
+  const clients: Client[] = [];
+  const sockets: WsClient[] = [];
+  before(async () => {
+    // Headless, `deny`: an agent may not type into a session the user opened.
+    h = await startHttpHost([], { agentApproval: 'deny' });
+    ctl = await connect(h.host.controlAddress);
+  });
+  after(async () => {
+    for (const s of sockets) await s.close();
+    for (const c of clients) await c.close().catch(() => undefined);
+    ctl?.close();
+    await h?.close();
+  });
+
+  async function userSession(): Promise<string> {
+    const info = await ctl.call('session/create', { ...BASH, cols: 80, rows: 24, origin: 'user' });
+    await until(async () => (await ctl.call('pty/read', { session: info.id })).screen.includes('$'), 10_000, 'a prompt');
+    return info.id;
+  }
+  const screen = async (id: string) => (await ctl.call('pty/read', { session: id })).screen;
+
+  test('the input token MCP refused writes nothing through REST, the stream WebSocket or /rpc either', { timeout: 60_000 }, async () => {
+    const id = await userSession();
+    const { token } = (await ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string };
+    const agent = await mcpWithToken(h, token, clients);
+    const refused = (await agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['e', 'c', 'h', 'o'] } })) as ToolResult;
+    assert.equal(refused.isError, true, textOf(refused));
+    assert.match(textOf(refused), /declined/);
+
+    const viaRest = await request(h.port, 'POST', `/sessions/${id}/write`, { token, body: { data: 'echo via-rest' } });
+    assert.equal(viaRest.status, 400, viaRest.text);
+    assert.match(viaRest.json.error.message, /declined/);
+
+    const stream = await wsOpen(h.port, `/sessions/${id}/stream`, { token });
+    sockets.push(stream);
+    stream.send({ type: 'write', data: 'echo via-stream', submit: true });
+    const streamError = await stream.next((m) => m && m.type === 'error', 'the stream refusing the write');
+    assert.match(streamError.message, /declined/);
+    stream.send('echo via-raw-stream\r');
+    assert.match((await stream.next((m) => m && m.type === 'error', 'the raw write refused')).message, /declined/);
+
+    const rpc = await wsOpen(h.port, '/rpc', { token });
+    sockets.push(rpc);
+    // Saying it is the user changes nothing: the token is an agent's.
+    const viaRpc = await wsRpc(rpc, 'pty/write', { session: id, action: { text: 'echo via-rpc\r' }, client: { origin: 'user' } });
+    assert.equal(viaRpc.error?.code, -32000, JSON.stringify(viaRpc));
+    assert.match(viaRpc.error!.message, /declined/);
+
+    assert.doesNotMatch(await screen(id), /via-|echo/);
+    // Each refusal is the agent's, on the surface it came through (never "user via ws-stream").
+    const last = (await ctl.call('pty/info', { session: id })).lastInput!;
+    assert.deepEqual({ origin: last.origin, transport: last.transport, approval: last.approval }, { origin: 'agent', transport: 'ws-rpc', approval: 'policy_deny' });
+    await ctl.call('pty/kill', { session: id });
+  });
+
+  test('what a token an agent holds writes elsewhere is credited to the agent; a guest\'s token still types as the human', { timeout: 60_000 }, async () => {
+    const id = await userSession();
+    await ctl.call('host/agentPolicy', { approval: 'allow' });
+    try {
+      const agentToken = ((await ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string }).token;
+      const guestToken = ((await ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string }).token;
+      await mcpWithToken(h, agentToken, clients); // connecting is using /mcp: the token is an agent's now
+
+      const agentStream = await wsOpen(h.port, `/sessions/${id}/stream`, { token: agentToken });
+      sockets.push(agentStream);
+      agentStream.send({ type: 'write', data: 'echo agent-wrote', submit: true });
+      await until(async () => /agent-wrote\r?\n/.test(await screen(id)), 10_000, 'the agent\'s line');
+      const last = (await ctl.call('pty/info', { session: id })).lastInput!;
+      assert.equal(last.origin, 'agent', JSON.stringify(last));
+      assert.equal(last.transport, 'ws-stream');
+
+      const guestStream = await wsOpen(h.port, `/sessions/${id}/stream`, { token: guestToken });
+      sockets.push(guestStream);
+      guestStream.send({ type: 'write', data: 'echo guest-wrote', submit: true });
+      await until(async () => /guest-wrote\r?\n/.test(await screen(id)), 10_000, 'the guest\'s line');
+      assert.equal((await ctl.call('pty/info', { session: id })).lastInput?.origin, 'user');
+    } finally {
+      await ctl.call('host/agentPolicy', { approval: 'deny' });
+      await ctl.call('pty/kill', { session: id });
+    }
+  });
+});
+
+describe('deny rules see the line as the shell will run it', () => {
+  let h: HttpHost;
+  let ctl: RpcClient;
+  let agent: Client;
+  let dir: string;
+  before(async () => {
+    h = await startHttpHost([], { agentApproval: 'allow', agentDenyCommands: ['^rm -rf'] });
+    ctl = await connect(h.host.controlAddress);
+    agent = await mcpAgent(h, 'deny-rules-test');
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-deny-'));
+  });
+  after(async () => {
+    await agent?.close().catch(() => undefined);
+    ctl?.close();
+    await h?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A directory a denied `rm -rf` would remove: it must still be there after each attempt. */
+  function victim(name: string): string {
+    const p = path.join(dir, name);
+    fs.mkdirSync(p);
+    fs.writeFileSync(path.join(p, 'keep'), 'x');
+    return p;
+  }
+
+  async function agentSession(): Promise<string> {
+    const opened = (await agent.callTool({ name: 'open_session', arguments: { ...BASH, cols: 100, rows: 30 } })) as ToolResult & { structuredContent: { id: string } };
+    assert.notEqual(opened.isError, true, textOf(opened));
+    const id = opened.structuredContent.id;
+    await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes('$'), 10_000, 'a prompt');
+    return id;
+  }
+
+  async function refused(args: Record<string, unknown>, name = 'send'): Promise<string> {
+    const r = (await agent.callTool({ name, arguments: args })) as ToolResult;
+    assert.equal(r.isError, true, `${name} ${JSON.stringify(args)} was not refused: ${textOf(r)}`);
+    assert.match(textOf(r), /deny rule \^rm -rf/);
+    return textOf(r);
+  }
+
+  test('a line split across writes: send_keys ["r"], then send "m -rf …"', { timeout: 60_000 }, async () => {
+    const id = await agentSession();
+    const target = victim('split');
+    const keys = (await agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['r'] } })) as ToolResult;
+    assert.notEqual(keys.isError, true, textOf(keys));
+    await refused({ session: id, text: `m -rf ${target}` });
+    // Backspaced away, the same text is harmless: `rm -rf` is not what the shell gets.
+    await ctl.call('pty/write', { session: id, action: { key: 'Ctrl+U' } });
+    assert.ok(fs.existsSync(path.join(target, 'keep')), 'the directory is still there');
+    await ctl.call('pty/kill', { session: id });
+  });
+
+  test('every command of a list, and behind sudo, env and command', { timeout: 60_000 }, async () => {
+    const id = await agentSession();
+    const target = victim('list');
+    for (const line of [
+      `echo hi; rm -rf ${target}`,
+      `true && rm -rf ${target}`,
+      `false || rm -rf ${target}`,
+      `echo y | rm -rf ${target}`,
+      `env FOO=1 rm -rf ${target}`,
+      `command rm -rf ${target}`,
+      `FOO=1 /bin/rm -rf ${target}`,
+      `echo "$(rm -rf ${target})"`,
+      `bash -c 'rm -rf ${target}'`,
+    ]) {
+      await refused({ session: id, text: line });
+    }
+    // sudo would ask for a password: refused before, so nothing waits at a prompt.
+    await refused({ session: id, text: `sudo -n rm -rf ${target}` });
+    assert.ok(fs.existsSync(path.join(target, 'keep')), 'the directory is still there');
+    // An ordinary line still runs.
+    const ok = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo still-fine' } })) as ToolResult;
+    assert.notEqual(ok.isError, true, textOf(ok));
+    assert.match(textOf(ok), /still-fine/);
+    await ctl.call('pty/kill', { session: id });
+  });
+
+  test('open_session\'s command line: /bin/sh -c "rm -rf …" opens nothing', { timeout: 60_000 }, async () => {
+    const target = victim('open');
+    const before = (await ctl.call('session/list', {})).sessions.length;
+    const r = (await agent.callTool({ name: 'open_session', arguments: { command: '/bin/sh', args: ['-c', `rm -rf ${target}`] } })) as ToolResult;
+    assert.equal(r.isError, true, textOf(r));
+    assert.match(textOf(r), /deny rule \^rm -rf/);
+    assert.equal((await ctl.call('session/list', {})).sessions.length, before, 'no session was opened');
+    assert.ok(fs.existsSync(path.join(target, 'keep')), 'the directory is still there');
+  });
+});

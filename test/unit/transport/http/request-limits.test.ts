@@ -1,0 +1,115 @@
+// Every transport bounds what one request may weigh, and says so clearly (README "Reliability"):
+// an HTTP body over the limit is 413 on REST and /mcp, whether announced by Content-Length or
+// streamed in chunks; headers over Node's limit are 431. The socket line limit and the WebSocket
+// message limit are tested in robustness.test.ts and http-api.test.ts (-32600 then close; 1009).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import { MAX_BODY_BYTES } from '../../../../src/transport/base/http-util';
+import { request, startHttpHost, type HttpAnswer, type HttpHost } from '../../../helpers/http';
+import { BASH } from '../../../helpers/host';
+
+const TEST_TIMEOUT = 30_000;
+
+let h: HttpHost;
+let sessionId: string;
+
+before(async () => {
+  h = await startHttpHost();
+  const r = await request(h.port, 'POST', '/sessions', { token: h.token, body: { ...BASH, cols: 80, rows: 24 } });
+  assert.equal(r.status, 200, r.text);
+  sessionId = r.json.data.id;
+});
+
+after(async () => {
+  await h?.close();
+});
+
+/**
+ * Streams `bytes` of body in 64 KiB chunks without a Content-Length (chunked), as a client that
+ * does not know the size would, and resolves with the answer (the host may close mid-body).
+ */
+function streamBody(path: string, bytes: number): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port: h.port, method: 'POST', path, agent: false, headers: { authorization: `Bearer ${h.token}`, 'content-type': 'application/json' } },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(parts).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: JSON.parse(text) });
+        });
+      },
+    );
+    req.on('error', reject);
+    const chunk = ' '.repeat(64 * 1024);
+    let sent = 0;
+    const pump = () => {
+      while (sent < bytes) {
+        sent += chunk.length;
+        if (!req.write(chunk)) return void req.once('drain', pump);
+      }
+      req.end();
+    };
+    req.write('{"cols":90,"rows":30');
+    pump();
+  });
+}
+
+/** A resize body padded with JSON whitespace to exactly `bytes` bytes. */
+function paddedResize(bytes: number, cols: number): string {
+  const core = `{"cols":${cols},"rows":24}`;
+  return core.slice(0, -1) + ' '.repeat(bytes - core.length) + '}';
+}
+
+async function size(): Promise<{ cols: number; rows: number }> {
+  const r = await request(h.port, 'GET', '/sessions', { token: h.token });
+  const s = r.json.data.find((x: { id: string }) => x.id === sessionId);
+  return { cols: s.cols, rows: s.rows };
+}
+
+describe('HTTP body limit (1 MiB)', () => {
+  test('REST: a body of exactly the limit is served; one byte more is 413 PAYLOAD_TOO_LARGE and changes nothing', { timeout: TEST_TIMEOUT }, async () => {
+    const ok = await request(h.port, 'POST', `/sessions/${sessionId}/resize`, { token: h.token, body: paddedResize(MAX_BODY_BYTES, 81) });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.json.data.cols, 81);
+
+    const big = await request(h.port, 'POST', `/sessions/${sessionId}/resize`, { token: h.token, body: paddedResize(MAX_BODY_BYTES + 1, 82) });
+    assert.equal(big.status, 413, big.text);
+    assert.equal(big.json.ok, false);
+    assert.equal(big.json.error.code, 'PAYLOAD_TOO_LARGE');
+    assert.match(big.json.error.message, /larger than 1048576 bytes/);
+    assert.deepEqual(await size(), { cols: 81, rows: 24 });
+  });
+
+  test('REST: a chunked body that grows past the limit is cut off with 413; the host serves on', { timeout: TEST_TIMEOUT }, async () => {
+    const r = await streamBody(`/sessions/${sessionId}/resize`, 4 * MAX_BODY_BYTES);
+    assert.equal(r.status, 413, r.text);
+    assert.equal(r.json.error.code, 'PAYLOAD_TOO_LARGE');
+    assert.equal(r.headers.connection, 'close');
+    assert.deepEqual(await size(), { cols: 81, rows: 24 });
+  });
+
+  test('/mcp: a body over the limit is 413 with a JSON-RPC Invalid Request error', { timeout: TEST_TIMEOUT }, async () => {
+    const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const body = call.slice(0, -1) + ' '.repeat(MAX_BODY_BYTES) + '}';
+    const r = await request(h.port, 'POST', '/mcp', { token: h.token, body, headers: { accept: 'application/json, text/event-stream' } });
+    assert.equal(r.status, 413, r.text);
+    assert.equal(r.json.jsonrpc, '2.0');
+    assert.equal(r.json.id, null);
+    assert.equal(r.json.error.code, -32600);
+    assert.match(r.json.error.message, /larger than 1048576 bytes/);
+    const streamed = await streamBody('/mcp', 2 * MAX_BODY_BYTES);
+    assert.equal(streamed.status, 413, streamed.text);
+  });
+});
+
+describe('HTTP header limit', () => {
+  test('headers (the URL and its query string included) over 16 KiB are refused with 431', { timeout: TEST_TIMEOUT }, async () => {
+    const r = await request(h.port, 'GET', `/sessions/${sessionId}?since=0&pad=${'x'.repeat(20 * 1024)}`, { token: h.token });
+    assert.equal(r.status, 431);
+    const ok = await request(h.port, 'GET', `/sessions/${sessionId}?since=0`, { token: h.token });
+    assert.equal(ok.status, 200, ok.text);
+  });
+});

@@ -1,0 +1,163 @@
+// The terminal view of MCP Apps (docs/guarantees.md#the-terminal-in-the-agents-chat) over both MCP transports, with the official SDK
+// client: the server declares the extension, lists and serves ui://shared-pty/terminal as one
+// self-contained page, the tools that show a session point at it and name the session in their
+// structured result, and the tools the view calls draw and follow a real bash session.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { BASH, withTimeout } from '../../../helpers/host';
+import { startHttpHost, type HttpHost } from '../../../helpers/http';
+import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../../helpers/protocol';
+
+const URI = 'ui://shared-pty/terminal';
+/** The tools that show a session (docs/guarantees.md#the-terminal-in-the-agents-chat). */
+const SHOWING = ['open_session', 'read_screen', 'send', 'wait_for'];
+const TEST_TIMEOUT = 60_000;
+
+type ToolResult = { content: Array<{ type: string; text?: string }>; structuredContent?: any; isError?: boolean };
+
+/** The MCP Apps names, as the extension's own package spells them. */
+async function appsNames(): Promise<{ EXTENSION_ID: string; RESOURCE_MIME_TYPE: string }> {
+  const specifier: string = '@modelcontextprotocol/ext-apps/server';
+  return import(specifier);
+}
+
+/** What every transport must agree on: the capability, the resource, and the tools' metadata. */
+async function checkDeclarations(client: Client): Promise<void> {
+  const { EXTENSION_ID, RESOURCE_MIME_TYPE } = await appsNames();
+  const caps = client.getServerCapabilities() as any;
+  assert.deepEqual(caps?.extensions?.[EXTENSION_ID], { mimeTypes: [RESOURCE_MIME_TYPE] }, 'the server declares MCP Apps');
+  assert.ok(caps?.resources, 'the server declares resources');
+
+  const { resources } = await client.listResources();
+  const listed = resources.find((r) => r.uri === URI);
+  assert.ok(listed, `resources/list lists ${URI}: ${JSON.stringify(resources)}`);
+  assert.equal(listed.mimeType, RESOURCE_MIME_TYPE);
+
+  const read = await client.readResource({ uri: URI });
+  assert.equal(read.contents.length, 1);
+  const page = read.contents[0] as { uri: string; mimeType?: string; text?: string };
+  assert.equal(page.uri, URI);
+  assert.equal(page.mimeType, RESOURCE_MIME_TYPE);
+  const html = page.text ?? '';
+  assert.match(html, /^<!DOCTYPE html>/);
+  assert.match(html, /<script>[\s\S]*xterm[\s\S]*<\/script>/, 'the script is inline, xterm.js included');
+  assert.match(html, /<style>[\s\S]*\.xterm[\s\S]*<\/style>/, 'the styles are inline, xterm.css included');
+  assert.doesNotMatch(html, /<script[^>]*\bsrc=|<link[^>]*\bhref=/i, 'the page loads no script or stylesheet of its own');
+
+  const { tools } = await client.listTools();
+  for (const name of SHOWING) {
+    const tool = tools.find((t) => t.name === name);
+    assert.equal((tool?._meta as any)?.ui?.resourceUri, URI, `${name} points at the terminal view`);
+    assert.equal((tool?.outputSchema as any)?.properties?.session?.type, 'string', `${name}'s structured result names the session`);
+  }
+  const snapshot = tools.find((t) => t.name === 'terminal_snapshot');
+  assert.deepEqual((snapshot?._meta as any)?.ui?.visibility, ['app'], 'the snapshot tool is for the view, not the model');
+  const keys = tools.find((t) => t.name === 'app_input');
+  assert.deepEqual((keys?._meta as any)?.ui?.visibility, ['app'], 'the person\'s keys are the view\'s, hidden from the model');
+  for (const t of tools.filter((x) => !SHOWING.includes(x.name) && x.name !== 'terminal_snapshot' && x.name !== 'app_input')) {
+    assert.equal((t._meta as any)?.ui, undefined, `${t.name} shows no view`);
+  }
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<{ data: any; text: string }> {
+  const r = (await client.callTool({ name, arguments: args })) as ToolResult;
+  const text = r.content.map((c) => c.text ?? '').join('');
+  assert.notEqual(r.isError, true, `${name} failed: ${text}`);
+  return { data: r.structuredContent, text };
+}
+
+describe('MCP Apps over Streamable HTTP (/mcp)', () => {
+  let h: HttpHost;
+  let client: Client;
+
+  before(async () => {
+    h = await startHttpHost();
+    client = new Client({ name: 'apps-test', version: '0.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${h.token}` } },
+    });
+    await withTimeout(client.connect(transport), 20_000, 'MCP connect');
+  });
+
+  after(async () => {
+    await client?.close();
+    await h?.close();
+  });
+
+  test('the extension, the resource and the tool metadata', { timeout: TEST_TIMEOUT }, async () => {
+    await checkDeclarations(client);
+  });
+
+  test('the tools that show a session name it by id (whatever selector the agent used) and keep their text', { timeout: TEST_TIMEOUT }, async () => {
+    const opened = await call(client, 'open_session', { ...BASH, name: 'apps-shown' });
+    const id = opened.data.id;
+    assert.equal(opened.data.session, id);
+    assert.match(opened.text, /^Opened session /);
+    const sent = await call(client, 'send', { session: 'apps-shown', text: 'echo shown-$((6*7))' });
+    assert.equal(sent.data.session, id, 'send by name names the id');
+    assert.match(sent.text, /shown-42/);
+    const screen = await call(client, 'read_screen', { session: id.slice(0, 6) });
+    assert.equal(screen.data.session, id, 'read_screen by id prefix names the id');
+    assert.match(screen.text, /shown-42/);
+    const waited = await call(client, 'wait_for', { session: 'apps-shown', match: 'shown-42', timeout: 5000 });
+    assert.equal(waited.data.session, id);
+    assert.equal(waited.data.reason, 'matched');
+    await call(client, 'close_session', { session: id });
+  });
+
+  test('the view\'s tools: a snapshot that redraws the screen, then read_output from its cursor follows new output', { timeout: TEST_TIMEOUT }, async () => {
+    const { data: s } = await call(client, 'open_session', { ...BASH, cols: 60, rows: 12 });
+    await call(client, 'send', { session: s.id, text: 'echo before-snapshot' });
+    const snap = await call(client, 'terminal_snapshot', { session: s.id });
+    assert.equal(snap.data.cols, 60);
+    assert.equal(snap.data.rows, 12);
+    assert.match(snap.data.data, /before-snapshot/);
+    assert.doesNotMatch(snap.text, /before-snapshot/, 'a model reading the text gets no escape-laden picture');
+    const reading = call(client, 'read_output', { session: s.id, since: snap.data.cursor, waitMs: 20_000, strip: true });
+    await call(client, 'send_keys', { session: s.id, keys: [...'echo after-$((1+1))', 'Enter'] });
+    let seen = '';
+    let cursor = snap.data.cursor;
+    let next = reading;
+    while (!seen.includes('after-2\n')) {
+      const { data } = await next;
+      assert.equal(data.dropped, 0);
+      seen += data.data;
+      cursor = data.cursor;
+      next = call(client, 'read_output', { session: s.id, since: cursor, waitMs: 20_000, strip: true });
+    }
+    assert.doesNotMatch(seen, /before-snapshot/, 'output before the snapshot is not read again');
+    await call(client, 'close_session', { session: s.id });
+    await next.catch(() => {});
+  });
+});
+
+describe('MCP Apps over stdio (shared-pty mcp)', () => {
+  let base: string;
+  let client: Client;
+
+  before(async () => {
+    buildCli();
+    base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-apps-'));
+    fs.chmodSync(base, 0o700);
+    const env = bashEnv({ SHARED_PTY_DIR: base }) as Record<string, string>;
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env, cwd: REPO_ROOT, stderr: 'pipe' });
+    client = new Client({ name: 'apps-test', version: '0.0.0' });
+    await withTimeout(client.connect(transport), 30_000, 'MCP stdio connect');
+  });
+
+  after(async () => {
+    await client?.close().catch(() => {});
+    if (base) fs.rmSync(base, { recursive: true, force: true });
+  });
+
+  // No tool is called, so no host starts: the view is the server's own, whatever hosts run.
+  test('the extension, the resource and the tool metadata', { timeout: TEST_TIMEOUT }, async () => {
+    await checkDeclarations(client);
+  });
+});

@@ -1,0 +1,215 @@
+// The output budget of docs/guarantees.md#output-budget-for-agents, spoken by the official MCP SDK client over /mcp as an agent
+// would: long output keeps its head and tail, one line between says what was left out and how to
+// read it, and following that line gives exactly what was left out.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { BASH, connect, until, withTimeout } from '../../../helpers/host';
+import { startHttpHost, type HttpHost } from '../../../helpers/http';
+import type { RpcClient } from '../../../../src/transport/client/rpc-client';
+import { promptedShell, type TestShell } from '../../../helpers/shell-home';
+
+const TEST_TIMEOUT = 60_000;
+/** The one line between head and tail. */
+const NOTE = /^\[… (\d+) lines? \((\d+) characters\) left out; (.*)\]$/;
+
+let h: HttpHost;
+let agent: Client;
+let ctl: RpcClient;
+const homes: string[] = [];
+
+before(async () => {
+  h = await startHttpHost();
+  ctl = await connect(h.host.controlAddress);
+  agent = new Client({ name: 'budget-test', version: '0.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } });
+  await withTimeout(agent.connect(transport), 20_000, 'MCP connect');
+  await agent.listTools(); // the client checks structured results against the output schemas from now on
+});
+
+after(async () => {
+  await agent?.close().catch(() => {});
+  ctl?.close();
+  await h?.close();
+  for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
+});
+
+/**
+ * Calls a tool that must succeed. The client waits longer than the tool's own `timeout` (the SDK's
+ * default gives up after 60 s, which a long send on a loaded machine can pass), as an agent that
+ * asks for a long wait must.
+ */
+async function call(name: string, args: Record<string, unknown>): Promise<any> {
+  const wait = typeof args.timeout === 'number' ? args.timeout + 20_000 : undefined;
+  const r = (await agent.callTool({ name, arguments: args }, undefined, wait ? { timeout: wait } : undefined)) as any;
+  assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
+  return r.structuredContent;
+}
+
+/** A budgeted text split at its one note line: head, the note's numbers and pointer, tail. */
+function split(text: string) {
+  const lines = text.split('\n');
+  const at = lines.map((l, i) => (NOTE.test(l) ? i : -1)).filter((i) => i >= 0);
+  assert.equal(at.length, 1, `exactly one note line in:\n${text.slice(0, 300)}…`);
+  const m = NOTE.exec(lines[at[0]])!;
+  return { head: lines.slice(0, at[0]).join('\n') + '\n', lines: Number(m[1]), chars: Number(m[2]), how: m[3], tail: lines.slice(at[0] + 1).join('\n') };
+}
+
+/** The number after `key=` in a pointer. */
+function arg(how: string, key: string): number {
+  const m = new RegExp(`\\b${key}=(\\d+)`).exec(how);
+  assert.ok(m, `${key}= in "${how}"`);
+  return Number(m[1]);
+}
+
+async function openPlainBash(rows = 30): Promise<string> {
+  const info = await ctl.request<{ id: string }>('session/create', { ...BASH, cols: 100, rows });
+  await until(async () => (await ctl.request<{ screen: string }>('pty/read', { session: info.id })).screen.includes('$'), 10_000, 'a prompt');
+  return info.id;
+}
+
+describe('MCP tools that return output keep within maxChars', () => {
+  test('read_output: head and tail within maxChars, one line with the cursors of the rest; reading them gives exactly what was left out', { timeout: TEST_TIMEOUT }, async () => {
+    const session = await openPlainBash();
+    await ctl.request('pty/send', { session, text: 'seq 1 20000', timeout: 20_000 });
+    const whole = await call('read_output', { session, since: 0, strip: true, maxChars: 10_000_000 });
+    assert.equal(whole.elidedChars, 0);
+    assert.equal(whole.totalChars, whole.data.length);
+    const cut = await call('read_output', { session, since: 0, strip: true, maxChars: 2000 });
+    assert.ok(cut.data.length <= 2000, `within the budget: ${cut.data.length}`);
+    assert.equal(cut.totalChars, whole.data.length);
+    assert.equal(cut.cursor, whole.cursor, 'the cursor still reads on from the end');
+    const parts = split(cut.data);
+    assert.equal(cut.elidedChars, parts.chars);
+    assert.ok(whole.data.startsWith(parts.head) && whole.data.endsWith(parts.tail));
+    assert.match(parts.how, /read_output since=\d+ maxBytes=\d+ strip=true/);
+    const rest = await call('read_output', { session, since: arg(parts.how, 'since'), maxBytes: arg(parts.how, 'maxBytes'), strip: true, maxChars: 10_000_000 });
+    assert.equal(parts.head + rest.data + parts.tail, whole.data, 'head, what was left out and tail are the whole output');
+    assert.equal(rest.data.split('\n').length - 1, parts.lines, 'the note counts the lines left out');
+    // Without maxChars the default budget is 20000.
+    const byDefault = await call('read_output', { session, since: 0, strip: true });
+    assert.ok(byDefault.data.length <= 20000 && byDefault.elidedChars > 0, `${byDefault.data.length} chars, ${byDefault.elidedChars} left out`);
+    // JSON-RPC keeps its result as it was: no counts, nothing left out.
+    const rpc = await ctl.request<Record<string, unknown>>('pty/output', { session, since: 0, strip: true });
+    assert.equal(rpc.data, whole.data);
+    assert.equal('totalChars' in rpc, false);
+  });
+
+  test('read_scrollback and read_screen: the line says which offset or rows hold the rest', { timeout: TEST_TIMEOUT }, async () => {
+    const session = await openPlainBash(100);
+    await ctl.request('pty/send', { session, text: 'seq 1 3000', timeout: 20_000 });
+    const page = await call('read_scrollback', { session, lines: 3000, maxChars: 1000 });
+    const full = await call('read_scrollback', { session, lines: 3000, maxChars: 10_000_000 });
+    assert.equal(full.elidedChars, 0);
+    assert.equal(page.totalChars, full.text.length);
+    const sp = split(page.text);
+    assert.ok(page.text.length <= 1000);
+    assert.match(sp.how, /read_scrollback offset=\d+ lines=\d+/);
+    const missing = await call('read_scrollback', { session, offset: arg(sp.how, 'offset'), lines: arg(sp.how, 'lines'), maxChars: 10_000_000 });
+    assert.equal(sp.head + missing.text + '\n' + sp.tail, full.text);
+
+    const screen = await call('read_screen', { session, maxChars: 200 });
+    const wholeScreen = await call('read_screen', { session, maxChars: 10_000_000 });
+    assert.equal(screen.totalChars, wholeScreen.screen.length);
+    const ss = split(screen.screen);
+    assert.match(ss.how, /read_screen start=\d+ end=\d+/);
+    const rows = await call('read_screen', { session, start: arg(ss.how, 'start'), end: arg(ss.how, 'end') });
+    assert.equal(ss.head + rows.screen + ss.tail, wholeScreen.screen);
+    // The same for a slice of the screen (rows counted from its own first row).
+    const bottom = await call('read_screen', { session, bottom: 60, maxChars: 200 });
+    const sb = split(bottom.screen);
+    const bottomRows = await call('read_screen', { session, start: arg(sb.how, 'start'), end: arg(sb.how, 'end') });
+    assert.equal(sb.head + bottomRows.screen + sb.tail, (await call('read_screen', { session, bottom: 60 })).screen);
+  });
+
+  test('send with shell integration: the head is the start of the command\'s output, the tail its end, the counts its whole; the line points at the rest in its log and the ring', { timeout: TEST_TIMEOUT }, async () => {
+    const session = await openShell('bash');
+    const expected = numbers(5000);
+
+    const sent = await call('send', { session, text: 'seq 1 5000', maxChars: 3000 });
+    assert.equal(sent.waitReason, 'command_done');
+    assert.ok(sent.output.length <= 3000 && sent.elidedChars > 0, `${sent.output.length} chars`);
+    assert.equal(sent.totalChars, expected.length, 'the whole command output, counted exactly');
+    const parts = split(sent.output);
+    assert.ok(parts.head.startsWith('1\n2\n3\n') && expected.startsWith(parts.head), 'the head: the first lines, whole');
+    assert.ok(parts.tail.endsWith('4999\n5000\n') && expected.endsWith(parts.tail) && /^\d+\n/.test(parts.tail), 'the tail: the last lines, whole');
+    assert.equal(parts.head.length + sent.elidedChars + parts.tail.length, sent.totalChars);
+    assert.equal(parts.chars, sent.elidedChars);
+    assert.match(parts.how, new RegExp(`read_command_output id=${sent.command.id} offset=\\d+ \\(they end at offset \\d+\\)`));
+    const middle = await readLog(session, sent.command.id, arg(parts.how, 'offset'), Number(/they end at offset (\d+)/.exec(parts.how)![1]));
+    assert.equal(parts.head + middle + parts.tail, expected, 'head, what the log holds between and tail are the whole output');
+    assert.equal(middle.split('\n').length - 1, parts.lines, 'the note counts the lines left out');
+    // While the ring holds them, read_output gives the same.
+    assert.match(parts.how, /read_output since=\d+ maxBytes=\d+ strip=true/);
+    const ring = await call('read_output', { session, since: arg(parts.how, 'since'), maxBytes: arg(parts.how, 'maxBytes'), strip: true, maxChars: 10_000_000 });
+    assert.equal(ring.data, middle);
+
+    // A short output is the rows as they were, nothing left out.
+    const small = await call('send', { session, text: 'seq 1 3', maxChars: 3000 });
+    assert.equal(small.elidedChars, 0);
+    assert.match(small.output, /my> seq 1 3\n1\n2\n3\nmy>/);
+  });
+
+  // 30 MB in bash (the ring holds 1 MiB, the scrollback 10,000 rows: neither is cut before the
+  // budget), 3 MB in zsh and fish.
+  for (const [shell, n] of [['bash', 4_000_000], ['zsh', 400_000], ['fish', 400_000]] as const) {
+    test(`send of seq 1 ${n} in ${shell}: the head starts with 1, the tail ends with ${n}, totalChars is exact`, { timeout: 300_000 }, async () => {
+      const session = await openShell(shell);
+      const sent = await call('send', { session, text: `seq 1 ${n}`, maxChars: 2000, timeout: 280_000 });
+      assert.equal(sent.waitReason, 'command_done');
+      assert.equal(sent.exitCode, 0);
+      assert.ok(sent.output.length <= 2000, `${sent.output.length} chars`);
+      assert.equal(sent.truncated, false, 'nothing was cut before the budget');
+      const total = numbersLength(n);
+      assert.equal(sent.totalChars, total, 'every character of the whole output');
+      const parts = split(sent.output);
+      const headLines = parts.head.split('\n').slice(0, -1);
+      assert.deepEqual(headLines, headLines.map((_, i) => String(i + 1)), 'the head: 1, 2, 3, … whole lines');
+      const tailLines = parts.tail.split('\n').slice(0, -1);
+      assert.equal(tailLines.at(-1), String(n), `the tail ends with ${n}`);
+      const first = n - tailLines.length + 1;
+      assert.deepEqual(tailLines, tailLines.map((_, i) => String(first + i)), 'the tail: whole lines up to the last');
+      assert.equal(sent.elidedChars, total - parts.head.length - parts.tail.length);
+      assert.equal(parts.chars, sent.elidedChars);
+      assert.equal(parts.lines, first - 1 - headLines.length, 'the lines left out');
+      // The line says where the rest starts: the log, just after the head.
+      const page = await call('read_command_output', { session, id: sent.command.id, offset: arg(parts.how, 'offset'), maxBytes: 64 });
+      assert.ok(page.data.startsWith(`${headLines.length + 1}\n`), page.data);
+      await call('close_session', { session });
+    });
+  }
+});
+
+/** `seq 1 n`'s output, and its length. */
+function numbers(n: number): string {
+  return Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('');
+}
+function numbersLength(n: number): number {
+  let total = 0;
+  for (let digits = 1, low = 1; low <= n; digits++, low *= 10) total += (Math.min(n, low * 10 - 1) - low + 1) * (digits + 1);
+  return total;
+}
+
+/** A shell with its integration and the prompt `my> `, opened by the agent, once it waits at its prompt. */
+async function openShell(shell: TestShell): Promise<string> {
+  const { home, ...how } = promptedShell(shell);
+  homes.push(home);
+  const opened = await call('open_session', how);
+  await until(async () => (await ctl.request<{ screen: string }>('pty/read', { session: opened.id })).screen.includes('my>'), 20_000, `a ${shell} prompt`);
+  const ready = await call('send', { session: opened.id, text: 'true', timeout: 30_000 });
+  assert.equal(ready.waitReason, 'command_done', `${shell} reports its commands`);
+  return opened.id;
+}
+
+/** A command's log from `offset` to `end`, escape sequences removed, page by page. */
+async function readLog(session: string, id: number, offset: number, end: number): Promise<string> {
+  let text = '';
+  while (offset < end) {
+    const page = await call('read_command_output', { session, id, offset, maxBytes: Math.min(1024 * 1024, end - offset) });
+    text += page.data;
+    offset = page.nextOffset;
+  }
+  return text;
+}

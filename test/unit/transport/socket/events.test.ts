@@ -1,0 +1,186 @@
+// docs/protocol.md#events-ptyevents-and-ptywaitevent: events instead of polling. `pty/events` on a session's own socket, on the control
+// socket (one session or all of them) and over `/rpc`; `pty/event` notifications numbered by the
+// host (seq one more per event), replayed from `since`, stopped by `pty/unsubscribe {events:true}`;
+// and the MCP tool `wait_event`. Real bash sessions in a real host.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startHttpHost, wsOpen, type HttpHost } from '../../../helpers/http';
+import { BASH, connect, until, withTimeout } from '../../../helpers/host';
+import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
+
+const linux = process.platform === 'linux';
+
+/** A control connection and the `pty/event` notifications it has received. */
+interface Listener {
+  client: RpcClient;
+  events: any[];
+}
+
+describe('events', () => {
+  let h: HttpHost;
+  let ctl: RpcClient;
+  const opened: RpcClient[] = [];
+
+  before(async () => {
+    h = await startHttpHost();
+    ctl = await connect(h.host.controlAddress);
+  });
+
+  after(async () => {
+    for (const c of opened) c.close();
+    ctl?.close();
+    await h?.close();
+  });
+
+  const rpc = (method: string, params: Record<string, unknown>) => ctl.request<any>(method, params);
+
+  async function listener(address = h.host.controlAddress): Promise<Listener> {
+    const client = await connect(address);
+    opened.push(client);
+    const events: any[] = [];
+    client.onNotification((n: Notification) => {
+      if (n.method === 'pty/event') events.push(n.params);
+    });
+    return { client, events };
+  }
+
+  async function openBash(): Promise<any> {
+    const info = await rpc('session/create', { ...BASH, cols: 80, rows: 24 });
+    await until(async () => (await rpc('pty/read', { session: info.id })).screen.includes('$'), 10_000, 'a prompt');
+    return info;
+  }
+
+  const waitFor = (l: { events: any[] }, pred: (e: any) => boolean, what: string) => until(() => l.events.find(pred), 10_000, what);
+
+  test('a session\'s socket: resize, bell, title, input_wait and exit, each numbered one more than the last', { timeout: 30_000 }, async () => {
+    const info = await openBash();
+    assert.equal(h.host.registry.size, 1, 'the host\'s only session: every event of the host is its');
+    const own = await listener(info.address);
+    const { seq } = await own.client.request<any>('pty/events', {});
+    assert.equal(typeof seq, 'number');
+
+    await own.client.request('pty/resize', { cols: 90, rows: 20 });
+    await own.client.request('pty/write', { action: { text: "printf '\\a\\033]0;events-title\\007'\r" } });
+    await waitFor(own, (e) => e.type === 'title', 'the title event');
+    if (linux) await waitFor(own, (e) => e.type === 'input_wait', 'input_wait at the prompt');
+    await own.client.request('pty/write', { action: { text: 'exit 3\r' } });
+    const exit = await waitFor(own, (e) => e.type === 'exit', 'the exit event');
+
+    assert.deepEqual(exit, { session: info.id, seq: exit.seq, at: exit.at, type: 'exit', exitCode: 3, signal: null });
+    const resize = own.events.find((e) => e.type === 'resize');
+    assert.deepEqual({ cols: resize.cols, rows: resize.rows, session: resize.session }, { cols: 90, rows: 20, session: info.id });
+    assert.ok(own.events.some((e) => e.type === 'bell'), 'the bell');
+    assert.equal(own.events.find((e) => e.type === 'title').title, 'events-title');
+    assert.equal(own.events[0].seq, seq + 1, 'the first live event follows the seq the call returned');
+    own.events.forEach((e, i) => {
+      assert.equal(e.seq, seq + 1 + i, `seq one more per event: ${JSON.stringify(own.events)}`);
+      assert.ok(!Number.isNaN(Date.parse(e.at)), 'at is a time');
+    });
+  });
+
+  test('the control socket: every session without `session`, one with it; since replays; unsubscribe {events:true} stops them', { timeout: 30_000 }, async () => {
+    const all = await listener();
+    const one = await listener();
+    const a = await openBash();
+    const b = await openBash();
+    const start = (await all.client.request<any>('pty/events', {})).seq;
+    await one.client.request('pty/events', { session: b.name }); // a selector, as everywhere
+
+    await rpc('pty/resize', { session: a.id, cols: 81, rows: 24 });
+    await rpc('pty/resize', { session: b.id, cols: 82, rows: 24 });
+    await waitFor(all, (e) => e.type === 'resize' && e.session === b.id, 'b\'s resize on the all-sessions subscription');
+    await waitFor(one, (e) => e.type === 'resize', 'b\'s resize');
+    assert.ok(all.events.some((e) => e.type === 'resize' && e.session === a.id && e.cols === 81));
+    assert.ok(one.events.every((e) => e.session === b.id), 'only b\'s events');
+
+    // A client that comes later catches up from where it was.
+    const late = await listener();
+    const r = await late.client.request<any>('pty/events', { since: start });
+    await until(() => late.events.length >= r.seq - start, 10_000, 'the replay');
+    await until(() => all.events.some((e) => e.seq === r.seq), 10_000, 'the live events up to there');
+    assert.deepEqual(late.events.slice(0, r.seq - start), all.events.filter((e) => e.seq <= r.seq), 'the replay is what the live subscriber got');
+
+    // Stopped: an event that happens during the next call would be sent before its answer.
+    await one.client.request('pty/unsubscribe', { events: true });
+    const before = one.events.length;
+    await one.client.request('pty/resize', { session: b.id, cols: 83, rows: 24 });
+    assert.equal(one.events.length, before, 'no event after pty/unsubscribe {events:true}');
+    await waitFor(all, (e) => e.type === 'resize' && e.cols === 83, 'the resize still reaches others');
+    // Output subscriptions are another matter: unsubscribe without events needs its session.
+    await assert.rejects(one.client.request('pty/unsubscribe', {}), /needs a session/);
+    await rpc('pty/kill', { session: a.id });
+    await rpc('pty/kill', { session: b.id });
+  });
+
+  test('/rpc (WebSocket): pty/events streams like the control socket', { timeout: 30_000 }, async () => {
+    const info = await openBash();
+    const ws = await wsOpen(h.port, '/rpc', { token: h.token });
+    try {
+      ws.send({ jsonrpc: '2.0', id: 1, method: 'pty/events', params: { session: info.id } });
+      const answer = await ws.next((m) => m.id === 1, 'the answer');
+      assert.equal(typeof answer.result.seq, 'number');
+      await rpc('pty/resize', { session: info.id, cols: 70, rows: 22 });
+      const note = await ws.next((m) => m.method === 'pty/event', 'a pty/event');
+      assert.deepEqual({ ...note.params, at: undefined }, { session: info.id, seq: answer.result.seq + 1, at: undefined, type: 'resize', cols: 70, rows: 22 });
+    } finally {
+      await ws.close();
+      await rpc('pty/kill', { session: info.id });
+    }
+  });
+
+  test('MCP wait_event: the first matching event after the call began, or event null on timeout', { timeout: 30_000 }, async () => {
+    const agent = new Client({ name: 'events-test', version: '0.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } });
+    await withTimeout(agent.connect(transport), 20_000, 'MCP connect');
+    const info = await openBash();
+    try {
+      await rpc('pty/resize', { session: info.id, cols: 60, rows: 20 }); // before the call: not it
+      const waiting = agent.callTool({ name: 'wait_event', arguments: { session: info.id, types: ['resize', 'exit'], timeoutMs: 20_000 } }) as Promise<any>;
+      // The call has begun once the host holds it; then the event it waits for.
+      await until(() => h.host.registry.get(info.id)!.callsInProgress > 0, 10_000, 'the wait to begin');
+      await rpc('pty/write', { session: info.id, action: { text: "printf '\\a'\r" } });
+      await rpc('pty/resize', { session: info.id, cols: 61, rows: 20 });
+      const got = await waiting;
+      assert.notEqual(got.isError, true, JSON.stringify(got.content));
+      assert.equal(got.structuredContent.reason, 'matched');
+      assert.equal(got.structuredContent.event.type, 'resize');
+      assert.equal(got.structuredContent.event.cols, 61);
+      assert.match(got.content[0].text, /resize/);
+
+      const none = (await agent.callTool({ name: 'wait_event', arguments: { session: info.id, types: ['secret_input'], timeoutMs: 0 } })) as any;
+      assert.deepEqual(none.structuredContent, { event: null, reason: 'timeout' });
+      const bad = (await agent.callTool({ name: 'wait_event', arguments: { session: info.id, types: ['nonsense'] } })) as any;
+      assert.equal(bad.isError, true);
+    } finally {
+      await agent.close().catch(() => {});
+      await rpc('pty/kill', { session: info.id });
+    }
+  });
+
+  test('with shell integration, each command a send runs is a command_started and a command_finished with its exit code', { timeout: 30_000 }, async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-events-home-'));
+    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='ev> '\n");
+    const info = await rpc('session/create', { command: 'bash', args: [], cwd: home, env: { HOME: home }, cols: 80, rows: 24 });
+    try {
+      assert.equal(info.integration, true, 'an interactive bash is integrated');
+      const own = await listener(info.address);
+      await own.client.request('pty/events', {});
+      const sent = await own.client.request<any>('pty/send', { text: 'false' });
+      assert.equal(sent.waitReason, 'command_done');
+      const started = await waitFor(own, (e) => e.type === 'command_started', 'command_started');
+      const finished = await waitFor(own, (e) => e.type === 'command_finished', 'command_finished');
+      assert.equal(started.command, 'false');
+      assert.deepEqual({ command: finished.command, exitCode: finished.exitCode }, { command: 'false', exitCode: 1 });
+      assert.equal(typeof finished.durationMs, 'number');
+      assert.ok(finished.seq > started.seq);
+    } finally {
+      await rpc('pty/kill', { session: info.id });
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
