@@ -15,6 +15,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 import { screenUnderLoad } from './screen-under-load.mjs';
 import { runInteractive } from './interactive.mjs';
 import { scale } from './scale.mjs';
+import { memoryServe } from './memory-serve.mjs';
 import { rpc } from './serve-client.mjs';
 import { writeBase64Lines } from './data.mjs';
 const require = createRequire(import.meta.url);
@@ -26,7 +27,7 @@ const LINES = Number(process.env.BENCH_LINES ?? 12000);
 const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 5000);
 const ONLY = process.env.BENCH_ONLY ?? ''; // 'throughput', 'load', 'interactive', 'memory' or 'scale' to run one part
 const FLOOD_MS = Number(process.env.BENCH_FLOOD_MS ?? 3000);
-const DEADLINE_MS = 600_000; // the whole bench stays under 10 minutes ((f) scale takes 2-4 of them)
+const DEADLINE_MS = 900_000; // the whole bench stays under 15 minutes ((f) and (g) take 5-8 of them)
 
 const started = Date.now();
 const now = () => Number(process.hrtime.bigint()) / 1e6;
@@ -310,6 +311,7 @@ async function main() {
   if (hasTmux && (!ONLY || ONLY === 'load')) await loadPart();
   if (hasTmux && (!ONLY || ONLY === 'interactive')) await interactivePart();
   if (!ONLY || ONLY === 'memory') await memoryPart();
+  if (hasTmux && (!ONLY || ONLY === 'memory')) await memoryServePart();
   if (hasTmux && (!ONLY || ONLY === 'scale')) await scalePart();
   console.log(`\nbench took ${fmt((Date.now() - started) / 1000)} s`);
 }
@@ -385,6 +387,13 @@ async function loadPart() {
   checkDeadline('the screen under load');
   console.log('');
   console.log(await screenUnderLoad({ dir: tmp, reps: REPS, mb: MB, floodMs: FLOOD_MS, log: () => checkDeadline('the next load round') }));
+}
+
+/** (g): memory per session with 10,000 coloured rows and the oldest 100 rows, as users run it (bench/memory-serve.mjs). */
+async function memoryServePart() {
+  checkDeadline('memory as users run it');
+  console.log('');
+  console.log(await memoryServe({ dir: tmp, reps: REPS, sessions: SESSIONS, lines: 10_000, log: () => checkDeadline('the next memory round') }));
 }
 
 /** (f): 100 flooding sessions and 256 idle ones against tmux (bench/scale.mjs). */

@@ -58,7 +58,8 @@ async function probe(ask, ms, pid) {
 
 // ---------------------------------------------------------------- tmux
 
-class TmuxServer {
+/** A private tmux server (its own socket and config) and what the scale figures ask of it. */
+export class TmuxServer {
   constructor(dir) {
     this.sock = path.join(dir, 'scale-tmux.sock');
     this.conf = path.join(dir, 'scale-tmux.conf');
@@ -87,9 +88,9 @@ class TmuxServer {
     }
   }
 
-  /** A control-mode client attached to `by`; `ask(cmd)` sends one command and waits for its %end. */
-  async control() {
-    const child = spawn('tmux', ['-u', '-S', this.sock, '-f', this.conf, '-C', 'attach', '-t', 'by'], { env: this.env, stdio: ['pipe', 'pipe', 'ignore'] });
+  /** A control-mode client attached to `session`; `ask(cmd)` sends one command and waits for its %end. */
+  async control(session = 'by') {
+    const child = spawn('tmux', ['-u', '-S', this.sock, '-f', this.conf, '-C', 'attach', '-t', session], { env: this.env, stdio: ['pipe', 'pipe', 'ignore'] });
     this.children.add(child.pid);
     let partial = '';
     // Each command's reply ends with %end (or %error), in order; the attach itself gets the first.
