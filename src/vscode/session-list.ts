@@ -102,8 +102,11 @@ function listItems(deps: ListContext): { items: SessionPick[]; any: boolean } {
   const remotes = deps.hosts.remotes.hosts();
   const items: SessionPick[] = [];
   const local = snapshot.sessions.filter((s) => !s.remote);
+  const openHere: SessionPick = { label: '$(add) Open Shared PTY', description: 'a new terminal with your shell, shared at once', command: Commands.open };
   if (remotes.length) items.push({ label: 'this machine', kind: vscode.QuickPickItemKind.Separator });
   items.push(...local.map((s) => sessionItem(s, deps)));
+  // With hosts to group by, each group ends with opening a terminal there (an empty group would not show).
+  if (remotes.length) items.push({ ...openHere, description: 'on this machine: a new terminal with your shell, shared at once' });
   for (const r of remotes) {
     items.push({ label: r.name, kind: vscode.QuickPickItemKind.Separator });
     if (r.live) {
@@ -118,7 +121,7 @@ function listItems(deps: ListContext): { items: SessionPick[]; any: boolean } {
   const any = snapshot.sessions.length > 0;
   if (items.length) items.push({ label: '', kind: vscode.QuickPickItemKind.Separator });
   items.push(
-    { label: '$(add) Open Shared PTY', description: 'a new terminal with your shell, shared at once', command: Commands.open },
+    ...(remotes.length ? [] : [openHere]),
     { label: '$(json) Copy MCP Configuration', description: 'for agents outside the editor', command: Commands.copyMcpConfig },
     { label: '$(play) Replay a Recording…', description: 'a .cast file, in the browser', command: Commands.replayRecording },
   );

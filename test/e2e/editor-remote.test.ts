@@ -97,13 +97,26 @@ function statusItem(page: Page) {
   return page.locator('.statusbar-item', { hasText: 'Shared:' }).first();
 }
 
-/** The rows of the open quick pick, in order, as text (a separator's label is in its own row or the next row's). */
-function pickRows(page: Page): Promise<string[]> {
-  return page.evaluate(() =>
+/**
+ * The open quick pick's rows by group: a separator's label shows on the first row after it
+ * (its own element there), and the rows after it up to the next separator are its group.
+ */
+async function pickGroups(page: Page): Promise<Array<{ group: string; rows: string[] }>> {
+  const rows = await page.evaluate(() =>
     [...document.querySelectorAll('.quick-input-widget .monaco-list-row')]
       .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)
-      .map((e) => (e.textContent ?? '').replace(/\u00a0/g, ' ').trim()),
+      .map((e) => {
+        const sep = e.querySelector('.quick-input-list-separator')?.textContent?.trim() || undefined;
+        const label = e.querySelector('.quick-input-list-label, .monaco-icon-label')?.textContent ?? e.textContent ?? '';
+        return { sep, label: label.replace(/\u00a0/g, ' ').trim() };
+      }),
   );
+  const groups: Array<{ group: string; rows: string[] }> = [];
+  for (const r of rows) {
+    if (r.sep !== undefined || groups.length === 0) groups.push({ group: r.sep ?? '', rows: [] });
+    groups[groups.length - 1].rows.push(r.label);
+  }
+  return groups;
 }
 
 /** The lines of the active terminal's buffer, via the xterm on its wrapper (e2e-recipe §4). */
@@ -214,15 +227,18 @@ describe('remote hosts in a real editor (code-server)', () => {
 
     await step('2. the session list groups sessions by host: this machine, then "far" with its session and "Open Shared PTY on far"', async () => {
       await openList(page, 'far-work');
-      const rows = await until(async () => {
-        const r = await pickRows(page);
-        return r.some((x) => x.includes('Open Shared PTY on far')) ? r : undefined;
+      const groups = await until(async () => {
+        const g = await pickGroups(page);
+        return g.some((x) => x.rows.some((r) => r.includes('Open Shared PTY on far'))) ? g : undefined;
       }, Wait.Ui, 'the far group complete');
-      const at = (re: RegExp) => rows.findIndex((r) => re.test(r));
-      const order = [at(/this machine/), at(/^(?!.*this machine).*\bfar\b/), at(/far-work/), at(/Open Shared PTY on far/)];
-      assert.ok(order.every((i) => i >= 0), `every part of the grouped list shows: ${JSON.stringify(rows)}`);
-      assert.ok(order[0] <= order[1] && order[1] <= order[2] && order[2] < order[3], `this machine first, then far's group: ${JSON.stringify(rows)}`);
-      assert.match(rows[at(/far-work/)], new RegExp(`far:${farWork.id}`), 'the row names the session as the CLI does');
+      const said = JSON.stringify(groups);
+      assert.deepEqual(groups.map((g) => g.group).slice(0, 2), ['this machine', 'far'], `this machine first, then far: ${said}`);
+      assert.ok(groups[0].rows.some((r) => /^Open Shared PTY(?! on )/.test(r)), `this machine's group opens a terminal here: ${said}`);
+      assert.ok(!groups[0].rows.some((r) => r.includes('far-work')), `the far session is not in this machine's group: ${said}`);
+      assert.ok(groups[1].rows.some((r) => r.includes('far-work')), `far's group holds its session: ${said}`);
+      assert.ok(groups[1].rows.some((r) => r.includes('Open Shared PTY on far')), `far's group opens a terminal there: ${said}`);
+      const detail = await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'far-work' }).first().textContent();
+      assert.match(detail ?? '', new RegExp(`far:${farWork.id}`), 'the row names the session as the CLI does');
       await page.screenshot({ path: path.join(os.tmpdir(), 'shared-pty-remote-list.png') });
       await page.keyboard.press('Escape');
     });
