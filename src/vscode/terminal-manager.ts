@@ -113,9 +113,12 @@ export class TerminalManager implements vscode.Disposable {
     return entry.terminal;
   }
 
-  /** The editor terminal of this window that shows the session, if any. */
+  /**
+   * The editor terminal of this window that shows the session, if any (one whose connection broke
+   * shows it no more: a remote session is then opened in a new terminal through a new bridge).
+   */
   terminalFor(hostId: string, sessionId: string): vscode.Terminal | undefined {
-    for (const e of this._entries) if (e.pty.hostId === hostId && e.pty.session?.id === sessionId && e.pty.state !== 'closed') return e.terminal;
+    for (const e of this._entries) if (e.pty.hostId === hostId && e.pty.session?.id === sessionId && e.pty.state !== 'closed' && !e.pty.hostLost) return e.terminal;
     return undefined;
   }
 

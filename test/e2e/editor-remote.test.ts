@@ -177,6 +177,33 @@ function extensionLog(runDir: string): string {
   return found.join('\n---\n').split('\n').slice(-60).join('\n');
 }
 
+/** Processes running `cli.js bridge` whose parent is not a `shared-pty mcp` (the editor window's bridge). */
+function editorBridges(): number[] {
+  const cmdline = (pid: string) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      return [];
+    }
+  };
+  const parent = (pid: string) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+    } catch {
+      return '';
+    }
+  };
+  return fs
+    .readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      const c = cmdline(p);
+      return c[1] === CLI && c[2] === 'bridge' && !cmdline(parent(p)).includes('mcp');
+    })
+    .map(Number);
+}
+
 describe('remote hosts in a real editor (code-server)', () => {
   it('groups sessions by host, opens a remote session as a live terminal, asks about an agent\'s write into a remote session', async (t) => {
     if (skipReason) return t.skip(skipReason);
@@ -307,6 +334,26 @@ describe('remote hosts in a real editor (code-server)', () => {
       await waitTerminalLine(page, (l) => l.trim() === 'agent-allowed-25', 'the agent\'s command in the person\'s remote terminal');
       const who = await farClient.request<{ lastInput: { origin: string; approval?: string } }>('pty/info', { session: mine.id });
       assert.deepEqual([who.lastInput.origin, who.lastInput.approval], ['agent', 'allowed_once'], 'the far host recorded the person\'s answer');
+    });
+
+    await step('5. the bridge killed under the terminal: said once, the session runs on, the list connects again and the terminal follows it', async () => {
+      const [bridgePid, ...more] = editorBridges();
+      assert.ok(bridgePid && more.length === 0, `one bridge for the window, however many terminals: ${[bridgePid, ...more]}`);
+      process.kill(bridgePid, 'SIGKILL');
+      await waitTerminalLine(page, (l) => l.includes('[the connection to host far dropped; the session runs on there'), 'the terminal saying its bridge dropped');
+      await page.locator('.notification-toast', { hasText: 'the connection to host "far"' }).first().waitFor({ timeout: Wait.Ui });
+      const info = await farClient.request<{ running: boolean }>('pty/info', { session: farWork.id });
+      assert.equal(info.running, true, 'the far session runs on');
+      await openList(page, 'far-work');
+      const picker = page.locator('.quick-input-widget');
+      await picker.locator('.monaco-list-row', { hasText: 'far-work' }).first().click();
+      await picker.locator('.quick-input-title', { hasText: 'Shared PTY sessions: far:far-work' }).waitFor({ timeout: Wait.Ui });
+      await picker.locator('.monaco-list-row', { hasText: /Show in This Window|Focus Terminal/ }).first().click();
+      await waitTerminalLine(page, (l) => /[$#]\s*$/.test(l), 'the far prompt again');
+      await page.keyboard.type('echo back-$((7*7))');
+      await page.keyboard.press('Enter');
+      await waitTerminalLine(page, (l) => l.trim() === 'back-49', 'typing reaches the far session through the new bridge');
+      assert.notEqual(editorBridges()[0], bridgePid, 'a new bridge');
     });
   });
 });
