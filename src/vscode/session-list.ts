@@ -64,10 +64,13 @@ async function listSessions(deps: ListContext): Promise<void> {
     pick.placeholder = any ? 'Pick a session for its actions' : 'No shared sessions yet';
     pick.busy = deps.hosts.remotes.hosts().some((h) => h.connecting);
   };
-  const subs = [deps.watcher.onDidChange(render), deps.hosts.remotes.onDidChange(() => {
+  const subs = [
+    deps.watcher.onDidChange(render),
+    deps.hosts.remotes.onDidChange(() => {
       deps.watcher.refresh();
       render();
-    })];
+    }),
+  ];
   render();
   // The list shows every configured host: bridges not up yet are made now (each row says how it goes).
   void deps.hosts.remotes.connectAll();

@@ -221,7 +221,9 @@ describe('remote hosts in a real editor (code-server)', () => {
     const config = tempDir('spt-config-');
     fs.mkdirSync(path.join(config, 'shared-pty'));
     const bridge = `SHARED_PTY_DIR=${far} HOME=${farHome} SHELL=/bin/bash exec ${process.execPath} ${CLI} bridge`;
-    fs.writeFileSync(path.join(config, 'shared-pty', 'hosts.json'), JSON.stringify({ hosts: { far: bridge } }));
+    // "off": a host whose command fails, as an ssh to a machine that is down does.
+    const off = 'echo "ssh: connect to host off-box port 22: Connection refused" >&2; exit 255';
+    fs.writeFileSync(path.join(config, 'shared-pty', 'hosts.json'), JSON.stringify({ hosts: { far: bridge, off } }));
 
     // This machine: the editor, with its own runtime directory; hosts.json found through XDG_CONFIG_HOME.
     const local = tempRuntimeDir();
@@ -252,18 +254,22 @@ describe('remote hosts in a real editor (code-server)', () => {
       assert.equal(info.clients, 0, 'no editor follows the far session yet');
     });
 
-    await step('2. the session list groups sessions by host: this machine, then "far" with its session and "Open Shared PTY on far"', async () => {
+    await step('2. the session list groups sessions by host: this machine, "far" with its session and "Open Shared PTY on far", "off" with why it cannot be reached', async () => {
       await openList(page, 'far-work');
       const groups = await until(async () => {
         const g = await pickGroups(page);
         return g.some((x) => x.rows.some((r) => r.includes('Open Shared PTY on far'))) ? g : undefined;
       }, Wait.Ui, 'the far group complete');
       const said = JSON.stringify(groups);
-      assert.deepEqual(groups.map((g) => g.group).slice(0, 2), ['this machine', 'far'], `this machine first, then far: ${said}`);
+      assert.deepEqual(groups.map((g) => g.group).slice(0, 3), ['this machine', 'far', 'off'], `this machine first, then far, then off: ${said}`);
       assert.ok(groups[0].rows.some((r) => /^Open Shared PTY(?! on )/.test(r)), `this machine's group opens a terminal here: ${said}`);
       assert.ok(!groups[0].rows.some((r) => r.includes('far-work')), `the far session is not in this machine's group: ${said}`);
       assert.ok(groups[1].rows.some((r) => r.includes('far-work')), `far's group holds its session: ${said}`);
       assert.ok(groups[1].rows.some((r) => r.includes('Open Shared PTY on far')), `far's group opens a terminal there: ${said}`);
+      // The host that cannot be reached says so in its group, with what its command said.
+      const offRow = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'off: not connected' }).first();
+      await offRow.waitFor({ timeout: Wait.Ui });
+      assert.match((await offRow.textContent()) ?? '', /cannot reach host "off" with: .*\(it exited with status 255: ssh: connect to host off-box port 22: Connection refused\)/, 'the reason, in one line');
       const detail = await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'far-work' }).first().textContent();
       assert.match(detail ?? '', new RegExp(`far:${farWork.id}`), 'the row names the session as the CLI does');
       await page.screenshot({ path: path.join(os.tmpdir(), 'shared-pty-remote-list.png') });
