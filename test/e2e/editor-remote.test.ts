@@ -355,7 +355,10 @@ describe('remote hosts in a real editor (code-server)', () => {
       await picker.locator('.monaco-list-row', { hasText: 'far-work' }).first().click();
       await picker.locator('.quick-input-title', { hasText: 'Shared PTY sessions: far:far-work' }).waitFor({ timeout: Wait.Ui });
       await picker.locator('.monaco-list-row', { hasText: /Show in This Window|Focus Terminal/ }).first().click();
-      await waitTerminalLine(page, (l) => /[$#]\s*$/.test(l), 'the far prompt again');
+      await waitTerminalLine(page, (l) => l.trim() === 'flood-done', 'far-work redrawn from the far screen in the new terminal');
+      // Keys go where the focus is: into the terminal on screen (the old one, whose bridge dropped,
+      // would take a key as "close me", as a finished terminal does).
+      await page.locator('.terminal-wrapper.active .xterm-screen').click();
       await page.keyboard.type('echo back-$((7*7))');
       await page.keyboard.press('Enter');
       await waitTerminalLine(page, (l) => l.trim() === 'back-49', 'typing reaches the far session through the new bridge');
