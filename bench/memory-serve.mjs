@@ -1,4 +1,4 @@
-// (g) Memory per session with 10,000 coloured rows, as users run it (issue #25): a host started
+// (i) Memory per session with 10,000 coloured rows, as users run it (issue #25): a host started
 // with `shared-pty serve` (bin/, nothing tuned) and a private tmux server, alternating. Each prints
 // the same rows in BENCH_SESSIONS bash sessions (panes) after a warm-up; the figure is the server's
 // RSS growth per session from SESSIONS to 2 x SESSIONS sessions (the marginal cost, free of
@@ -126,7 +126,7 @@ async function tmuxRun(dir, sessions, lines) {
   }
 }
 
-/** (g): alternating runs; the marginal RSS per session of each and the ratio. */
+/** (i): alternating runs; the marginal RSS per session of each and the ratio. */
 export async function memoryServe({ dir, reps = 3, sessions = 10, lines = 10_000, log = () => {} }) {
   const shared = [];
   const tmux = [];
@@ -143,7 +143,7 @@ export async function memoryServe({ dir, reps = 3, sessions = 10, lines = 10_000
   const os_ = med(shared.map((r) => r.oldest));
   const ot = med(tmux.map((r) => r.oldest));
   return [
-    `(g) memory per session with ${lines} coloured rows, servers as users start them (shared-pty serve; tmux), alternating, median of ${reps}: RSS growth from ${sessions} to ${2 * sessions} sessions`,
+    `(i) memory per session with ${lines} coloured rows, servers as users start them (shared-pty serve; tmux), alternating, median of ${reps}: RSS growth from ${sessions} to ${2 * sessions} sessions`,
     `  Shared PTY ${s.toFixed(0)} KiB, tmux ${t.toFixed(0)} KiB: ${ratio.toFixed(2)}x, target <= 1.0x: ${ratio <= 1 ? 'MET' : 'NOT MET'}`,
     `  oldest ${OLDEST_ROWS} scrollback rows of a session, median of ${OLDEST_READS} reads on one connection (pty/scrollback; tmux -C capture-pane -S -E): Shared PTY ${os_.toFixed(2)} ms, tmux ${ot.toFixed(2)} ms: ${(os_ / ot).toFixed(2)}x, target <= 1.0x: ${os_ <= ot ? 'MET' : 'NOT MET'}`,
     `  each run, oldest rows ms: Shared PTY ${shared.map((r) => r.oldest.toFixed(2)).join(' ')} | tmux ${tmux.map((r) => r.oldest.toFixed(2)).join(' ')}`,

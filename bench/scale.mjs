@@ -1,4 +1,4 @@
-// (f) Scale, against tmux in the same run (issue #25): a host started as a user starts it
+// (h) Scale, against tmux in the same run (issue #25): a host started as a user starts it
 // (`shared-pty serve` from bin/) and a private tmux server, alternating.
 // - 100 sessions flooding (`yes`) at once while a bystander asks about its own session in a loop:
 //   Shared PTY `pty/status` on the bystander's socket; tmux `display-message -p` about the
@@ -213,7 +213,7 @@ async function idleTmux(dir) {
 
 // ---------------------------------------------------------------- report
 
-/** (f): both scale figures, Shared PTY and tmux alternating `reps` times; a report in words and a table. */
+/** (h): both scale figures, Shared PTY and tmux alternating `reps` times; a report in words and a table. */
 export async function scale({ dir, reps = 3, sessions = 100, floodMs = 5000, log = () => {} }) {
   const fs_ = { shared: [], tmux: [] };
   const idle = { shared: [], tmux: [] };
@@ -244,7 +244,7 @@ export async function scale({ dir, reps = 3, sessions = 100, floodMs = 5000, log
   });
   const each = (runs, f) => runs.map(f).map((x) => fmt(x, 1)).join(' ');
   return [
-    `(f) scale: ${sessions} sessions running \`yes\` at once for ${fmt(floodMs / 1000, 0)} s, a bystander asking about its own session back to back (Shared PTY: pty/status on its socket; tmux: display-message -p through a control client); ${IDLE_SESSIONS} idle sessions running cat. Servers as users start them, alternating, median of ${reps}`,
+    `(h) scale: ${sessions} sessions running \`yes\` at once for ${fmt(floodMs / 1000, 0)} s, a bystander asking about its own session back to back (Shared PTY: pty/status on its socket; tmux: display-message -p through a control client); ${IDLE_SESSIONS} idle sessions running cat. Servers as users start them, alternating, median of ${reps}`,
     ...lines,
     `  bystander calls answered (median): Shared PTY ${m(fs_.shared, (r) => r.n)}, tmux ${m(fs_.tmux, (r) => r.n)}; p50 ms ${fmt(m(fs_.shared, (r) => r.p50), 2)} / ${fmt(m(fs_.tmux, (r) => r.p50), 2)}`,
     `  server RSS at the flood's peak, MiB: Shared PTY ${fmt(peak.s)} (node itself included), tmux ${fmt(peak.t)}; each run's p99 ms: ${each(fs_.shared, (r) => r.p99)} | ${each(fs_.tmux, (r) => r.p99)}`,
