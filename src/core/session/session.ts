@@ -147,7 +147,10 @@ export class Session extends Disposable {
       env: { ...env, ...integration?.env },
       encoding: null, // raw bytes: cursors count bytes, and split characters are reassembled here
     });
-    this._pauses = new ReadPauses(this._pty, () => this.running);
+    this._pauses = new ReadPauses(this._pty, () => this.running, (reason, paused) => {
+      // Paused for the parser: output is still coming, so the input watch probes nothing until reading resumes.
+      if (reason === 'parser') this.inputWatch.hold(paused);
+    });
     this._writeInput = ptyInputWriter(this._pty);
     this._queuedWrites = ptyQueuedWrites(this._pty);
     this.secretJudge = new SecretJudge(

@@ -13,10 +13,14 @@ interface Pausable {
 export class ReadPauses {
   private readonly _reasons = new Set<PauseReason>();
 
-  /** `running`: a PTY whose program ended is neither paused nor resumed any more. */
+  /**
+   * `running`: a PTY whose program ended is neither paused nor resumed any more. `noted` hears every
+   * reason set or cleared, whether or not reading changes.
+   */
   constructor(
     private readonly _pty: Pausable,
     private readonly _running: () => boolean,
+    private readonly _noted: (reason: PauseReason, paused: boolean) => void = () => {},
   ) {}
 
   has(reason: PauseReason): boolean {
@@ -28,6 +32,7 @@ export class ReadPauses {
     const before = this._reasons.size > 0;
     if (paused) this._reasons.add(reason);
     else this._reasons.delete(reason);
+    this._noted(reason, paused);
     const after = this._reasons.size > 0;
     if (before === after || !this._running()) return;
     if (after) this._pty.pause();
