@@ -7,10 +7,10 @@ import { HttpGuard, newToken, pageCookieName, type Access, type PageTarget } fro
 import { PageSessions } from './page-sessions';
 import { refusalMessage, sendRefusal } from '../pages/refusal-page';
 import { ScopedTokens } from './scoped-tokens';
-import { decodeSegment, sendError, sendJson } from './http-util';
+import { decodeSegment, sendError, sendJson, sendJsonRpcError, sendRpcError } from './http-util';
 import { HttpConnections, InFlightPerToken, principalOf, tooManyHttpInFlight } from './http-limits';
 import { HTTP_AUTHENTICATE_WITHIN_MS, MAX_HTTP_CONNECTIONS, MAX_IN_FLIGHT_REQUESTS, MAX_UNAUTHENTICATED_HTTP_CONNECTIONS } from '../../core/base/limits';
-import type { RpcError } from '../../core/base/errors';
+import { REST_STATUS, type RpcError } from '../../core/base/errors';
 import { handleRest } from './rest-routes';
 import { handleViewAsset, handleViewPage } from '../pages/view-page';
 import { ReplayLinks } from '../pages/replay-links';
@@ -248,8 +248,8 @@ export async function startHttpServer(services: HostServices, options: HttpServe
 
   /** 429 for a request over one of the limits: a JSON-RPC error on `/mcp`, the REST envelope elsewhere. */
   function refuseOverLimit(res: http.ServerResponse, u: URL, error: RpcError): void {
-    if (u.pathname === '/mcp') return sendJson(res, 429, { jsonrpc: '2.0', error: error.toJSON(), id: null });
-    sendError(res, 'TOO_MANY_REQUESTS', error.message);
+    if (u.pathname === '/mcp') return sendJsonRpcError(res, REST_STATUS.TOO_MANY_REQUESTS, error);
+    sendRpcError(res, error);
   }
 
   /** Ties a connection to its scoped token (none for the host's token). */

@@ -1,4 +1,5 @@
 import type WebSocket from 'ws';
+import { forbidden, invalidParams, streamErrorFrame } from '../../core/base/errors';
 import { invoke } from '../../core/methods/dispatch';
 import type { Session } from '../../core/session/session';
 import { ClientLink } from '../../core/io/client-link';
@@ -79,7 +80,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   const sub = link.subscribe(session, { since: 0 });
   const call = (method: string, params: Record<string, unknown>) =>
     invoke(method, { session: session.id, ...params }, { mode: { kind: 'control' }, services, caller: link, signal: abort.signal }).catch((e: Error) => {
-      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'error', message: e.message }));
+      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(streamErrorFrame(e)));
     });
 
   ws.on('message', (raw, isBinary) => {
@@ -94,7 +95,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
       // not JSON: raw input, as the stream protocol says (docs/protocol.md#websocket-get-sessionsidstream)
     }
     if (!canWrite) {
-      if (!msg || msg.type !== 'resize') ws.send(JSON.stringify({ type: 'error', message: 'read-only: input is not accepted' }));
+      if (!msg || msg.type !== 'resize') ws.send(JSON.stringify(streamErrorFrame(forbidden('read-only: input is not accepted'))));
       return;
     }
     if (!msg) return void call('pty/write', { action: { text } });
@@ -103,7 +104,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
       return void call('pty/write', { action: { text: data } });
     }
     if (msg.type === 'resize') return void call('pty/resize', { cols: msg.cols, rows: msg.rows });
-    ws.send(JSON.stringify({ type: 'error', message: `unknown message type: ${String(msg.type)}` }));
+    ws.send(JSON.stringify(streamErrorFrame(invalidParams(`unknown message type: ${String(msg.type)}`))));
   });
   ws.on('close', () => {
     abort.abort();
