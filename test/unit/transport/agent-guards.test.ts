@@ -15,6 +15,9 @@ import type { RpcClient } from '../../../src/transport/client/rpc-client';
 import { BASH, connect, until, withTimeout } from '../../helpers/host';
 import { mcpAgent, request, startHttpHost, wsOpen, type HttpHost, type WsClient } from '../../helpers/http';
 
+/** The user declined an agent's write (docs/protocol.md#4-error-codes). */
+const DECLINED = -32006;
+
 type ToolResult = { isError?: boolean; content: Array<{ type: string; text?: string }> };
 const textOf = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('\n');
 
@@ -83,7 +86,7 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
     sockets.push(rpc);
     // Saying it is the user changes nothing: the token is an agent's.
     const viaRpc = await wsRpc(rpc, 'pty/write', { session: id, action: { text: 'echo via-rpc\r' }, client: { origin: 'user' } });
-    assert.equal(viaRpc.error?.code, -32000, JSON.stringify(viaRpc));
+    assert.equal(viaRpc.error?.code, DECLINED, JSON.stringify(viaRpc));
     assert.match(viaRpc.error!.message, /declined/);
 
     assert.doesNotMatch(await screen(id), /via-|echo/);
