@@ -4,7 +4,7 @@ import type { Session } from '../session/session';
 import { parseClientDeclaration, type Caller } from '../io/caller';
 import { ClientLink } from '../io/client-link';
 import type { HostServices, MethodContext } from './types';
-import { checkReach, outOfReach, refusal } from './access';
+import { checkReach, reachSession, refusal } from './access';
 
 export type JsonRpcId = string | number | null;
 
@@ -86,10 +86,10 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
     else {
       const { session: selector, ...rest } = params;
       params = rest;
-      if (typeof selector === 'string' && selector !== '') session = resolveFor(opts, selector);
+      if (typeof selector === 'string' && selector !== '') session = reachSession(opts.services.registry, opts.caller, selector);
       else if (opts.caller.onlySession !== undefined && selector === undefined) {
         // A scoped token's "every session" is its own session (pty/events without a session).
-        session = resolveFor(opts, opts.caller.onlySession);
+        session = reachSession(opts.services.registry, opts.caller, opts.caller.onlySession);
       } else if (spec.target === 'session' || selector !== undefined) {
         throw new RpcError(ErrorCode.InvalidParams, `${method} needs a session selector (id, name or id prefix) in params.session`);
       }
@@ -117,16 +117,6 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
   // One-shot callers (REST, MCP) have no response to wait for: run the follow-ups now.
   if (!opts.afterResponse) for (const fn of after) setImmediate(fn);
   return result;
-}
-
-/** Resolves a selector; for a scoped token any session but its own is refused, known or not. */
-function resolveFor(opts: InvokeOptions, selector: string): Session {
-  try {
-    return opts.services.registry.resolve(selector);
-  } catch (e) {
-    if (opts.caller.onlySession !== undefined) throw outOfReach(opts.caller);
-    throw e;
-  }
 }
 
 function checkEnvelope(message: unknown): { method: string; params: Record<string, unknown> } {

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readCastFile } from '../../core/session/cast-file';
-import type { Access } from '../http/http-security';
+import type { Access, PageTarget } from '../http/http-security';
 import { sendError } from '../http/http-util';
 import type { ReplayLinks } from './replay-links';
 import { escapeHtml, methodNotAllowed, pageHead, sendAsset, VIEW_SECURITY_HEADERS, type Asset } from './view-page';
@@ -29,17 +29,20 @@ const ASSETS: Readonly<Record<string, Asset>> = {
   '/replay/assets/asciinema-player.css': { type: 'text/css; charset=utf-8', candidates: built('asciinema-player.css') },
 };
 
-/** Whether a path belongs to the replayer (a browser page: it takes a link's token once, then the page cookie). */
-export function isReplayPath(pathname: string): boolean {
-  return pathname === '/replay' || pathname.startsWith('/replay/');
-}
-
 /** A link's id as ReplayLinks makes them (any other segment names nothing), and what of it: its page, its file or an asset. */
 const LINK = /^\/replay\/([0-9a-f]{32})(\/cast|\/assets\/[^/]+)?$/;
 
-/** The replay link a path belongs to (its page, file or assets), or undefined (the picker, shared assets, nothing). */
-export function replayLinkId(pathname: string): string | undefined {
-  return /^\/replay\/([0-9a-f]{32})(?:\/|$)/.exec(pathname)?.[1];
+/** A replay link's id: 32 hex digits, as ReplayLinks makes them. */
+const LINK_ID = /^[0-9a-f]{32}$/;
+
+/**
+ * Which page cookie grant opens a path under `/replay/` (`rest`: what follows it): a link's page, file
+ * and assets its own (and its page is where the link is traded), the shared assets any.
+ */
+export function replayTarget(rest: string): { target: PageTarget; link: boolean } {
+  const id = rest.split('/')[0];
+  if (!LINK_ID.test(id)) return { target: 'any', link: false };
+  return { target: { replay: id }, link: rest === id };
 }
 
 /**

@@ -68,16 +68,19 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
     const agent = await mcpWithToken(h, token, clients);
     const refused = (await agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['e', 'c', 'h', 'o'] } })) as ToolResult;
     assert.equal(refused.isError, true, textOf(refused));
-    assert.match(textOf(refused), /declined/);
+    assert.match(textOf(refused), /^Error -32006: .*declined/);
 
     const viaRest = await request(h.port, 'POST', `/sessions/${id}/write`, { token, body: { data: 'echo via-rest' } });
-    assert.equal(viaRest.status, 400, viaRest.text);
+    assert.equal(viaRest.status, 403, viaRest.text);
+    assert.equal(viaRest.json.error.code, 'FORBIDDEN');
+    assert.equal(viaRest.json.error.rpcCode, DECLINED);
     assert.match(viaRest.json.error.message, /declined/);
 
     const stream = await wsOpen(h.port, `/sessions/${id}/stream`, { token });
     sockets.push(stream);
     stream.send({ type: 'write', data: 'echo via-stream', submit: true });
     const streamError = await stream.next((m) => m && m.type === 'error', 'the stream refusing the write');
+    assert.equal(streamError.code, DECLINED, JSON.stringify(streamError));
     assert.match(streamError.message, /declined/);
     stream.send('echo via-raw-stream\r');
     assert.match((await stream.next((m) => m && m.type === 'error', 'the raw write refused')).message, /declined/);

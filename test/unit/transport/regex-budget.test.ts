@@ -102,7 +102,7 @@ describe('a deny rule that backtracks', () => {
     const calls = agentCalls(ctl, agentCtl);
     const id = await calls.open('agent');
     // 30 a's and a b: about 40 s of backtracking for that one rule.
-    const err = await rejectsWith(calls.agentRpc('pty/send', { session: id, text: 'a'.repeat(30) + 'b', timeout: 5000 }), -32005);
+    const err = await rejectsWith(calls.agentRpc('pty/send', { session: id, text: 'a'.repeat(30) + 'b', timeout: 5000 }), -32006);
     assert.match(err.message, /deny rules took more than \d+ ms/);
     assert.match(err.message, /nothing was written/);
     assert.doesNotMatch((await ctl.call('pty/read', { session: id })).screen, /aaaab/);
