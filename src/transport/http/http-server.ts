@@ -21,7 +21,7 @@ import { REST_ROUTES, serveRest } from './rest-routes';
 import { matchRoute, type HttpRoute, type RouteParams } from './http-router';
 import { handleViewAsset, handleViewPage } from '../pages/view-page';
 import { ReplayLinks } from '../pages/replay-links';
-import { handleReplay, replayTarget } from '../pages/replay-page';
+import { handleReplay, replayTarget, type ReplayPart } from '../pages/replay-page';
 import { SecretLinks } from '../pages/secret-links';
 import { handleSecretPage } from '../pages/secret-page';
 import { serveRpcWebSocket } from '../ws/ws-rpc';
@@ -164,8 +164,11 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       handle: (c) => handleViewPage(services, c.req, c.res, c.url, c.access, c.params.decoded.id ?? c.params.raw.id),
     },
     { verbs: '*', pattern: '/view/*', access: 'page', page: () => ({ target: 'any', link: false }), handle: (c) => handleViewAsset(c.req, c.res, c.url) },
-    { verbs: '*', pattern: '/replay', access: 'page', page: () => ({ target: 'any', link: false }), handle: (c) => handleReplay(replays, c.req, c.res, c.url, c.access) },
-    { verbs: '*', pattern: '/replay/*', access: 'page', page: (p) => replayTarget(p.rest), handle: (c) => handleReplay(replays, c.req, c.res, c.url, c.access) },
+    ...replayRoute('/replay', () => ({ kind: 'picker' })),
+    ...replayRoute('/replay/assets/:name', (p) => ({ kind: 'asset', name: p.raw.name })),
+    ...replayRoute('/replay/:id', (p) => ({ kind: 'link', id: p.raw.id, what: 'page' })),
+    ...replayRoute('/replay/:id/cast', (p) => ({ kind: 'link', id: p.raw.id, what: 'cast' })),
+    ...replayRoute('/replay/:id/assets/:name', (p) => ({ kind: 'link', id: p.raw.id, what: { asset: p.raw.name } })),
     ...REST_ROUTES.map(
       (r): HttpRoute<(c: Call) => Promise<void>> => ({
         verbs: [r.rest.verb],
@@ -175,6 +178,22 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       }),
     ),
   ];
+
+  /** A page of the replayer: the part of it a path names, opened by its link's page cookie (or any, for the shared ones). */
+  function replayRoute(pattern: string, part: (p: RouteParams) => ReplayPart): Array<HttpRoute<(c: Call) => void>> {
+    return [
+      {
+        verbs: '*',
+        pattern,
+        access: 'page',
+        page: (p) => {
+          const what = part(p);
+          return what.kind === 'link' ? replayTarget(what.id, what.what === 'page') : { target: 'any', link: false };
+        },
+        handle: (c) => handleReplay(replays, c.req, c.res, c.url, c.access, part(c.params)),
+      },
+    ];
+  }
 
   /** The WebSocket routes: `/rpc`, and a session's stream (which the view page's cookie may open). */
   const upgrades: ReadonlyArray<HttpRoute<(c: UpgradeCall) => void>> = [
