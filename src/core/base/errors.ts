@@ -82,7 +82,7 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = [
     rest: 'BAD_REQUEST',
     socketPty: ErrorCode.ServerError,
     data: '`{ session }`: its id',
-    when: 'the session has exited: `pty/write`, `pty/send`, `pty/signal`, `pty/resize`, `pty/record`, an agent write whose session ended while the user was asked',
+    when: 'the session has exited: `pty/write`, `pty/signal`, `pty/resize`, `pty/appInput`, `pty/secretPage`, `pty/record`; an agent write whose session ended while the user was asked',
   },
   {
     code: ErrorCode.Forbidden,
@@ -104,7 +104,7 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = [
     rest: 'FORBIDDEN',
     socketPty: ErrorCode.ServerError,
     data: '`{ session?, denied: true, approval? }`: `approval` is `denied` or `unanswered` when the user was asked',
-    when: "the user declined an agent's write or command: they answered no, nobody answered in time, a deny rule matched, or the agent policy is `deny`; nothing was written",
+    when: "the user declined an agent's write or command: they answered no, nobody answered in time, a deny rule matched (or took too long to judge), or the agent policy is `deny`; nothing was written",
   },
   {
     code: ErrorCode.HostGone,
