@@ -54,6 +54,12 @@ export interface ErrorCodeInfo {
    * could not do it" (writes to an exited session among them), so the codes we added since keep it there.
    */
   socketPty?: ErrorCode;
+  /**
+   * Whether a REST error adds `rpcCode` and `data` to the envelope: for the codes REST's own table
+   * cannot tell apart (an exited session is a 400 as a bad body is); the others keep the envelope
+   * `{code, message}` REST clients know.
+   */
+  restTells?: true;
 }
 
 /** Every error code, once: the mapping of every surface and the docs' table come from here. */
@@ -78,6 +84,7 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = [
   { code: ErrorCode.SessionBusy, name: 'Session busy', rest: 'BAD_REQUEST', when: 'another `pty/send` is running in this session' },
   {
     code: ErrorCode.SessionExited,
+    restTells: true,
     name: 'Session exited',
     rest: 'BAD_REQUEST',
     socketPty: ErrorCode.ServerError,
@@ -92,6 +99,7 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = [
   },
   {
     code: ErrorCode.LimitReached,
+    restTells: true,
     name: 'Limit reached',
     rest: 'TOO_MANY_REQUESTS',
     socketPty: ErrorCode.ServerError,
@@ -100,6 +108,7 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = [
   },
   {
     code: ErrorCode.Declined,
+    restTells: true,
     name: 'Declined',
     rest: 'FORBIDDEN',
     socketPty: ErrorCode.ServerError,
@@ -108,6 +117,7 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = [
   },
   {
     code: ErrorCode.HostGone,
+    restTells: true,
     name: 'Host gone',
     rest: 'BAD_GATEWAY',
     socketPty: ErrorCode.ServerError,
@@ -226,14 +236,28 @@ export function restCodeOf(err: unknown): RestErrorCode {
   return BY_CODE.get(toRpcError(err).code)?.rest ?? 'BAD_REQUEST';
 }
 
+/** The envelope of a REST error. */
+export interface RestError {
+  code: RestErrorCode;
+  message: string;
+  /** The JSON-RPC code, for the codes whose REST code is shared (ErrorCodeInfo.restTells). */
+  rpcCode?: number;
+  data?: unknown;
+}
+
 /**
- * The REST answer of `err`: its HTTP status and the envelope `{ok:false, error:{code, message, rpcCode, data?}}`;
- * `rpcCode` is the JSON-RPC code, so a REST client tells an exited session from other 400s.
+ * The REST answer of `err`: its HTTP status and the envelope `{ok:false, error:{code, message}}`; for
+ * an exited session, a limit, a refusal by the user and a host gone also `rpcCode` (the JSON-RPC code)
+ * and `data`, so a REST client tells an exited session from a bad body (both 400).
  */
-export function restErrorOf(err: unknown): { status: number; body: { ok: false; error: { code: RestErrorCode; message: string; rpcCode: number; data?: unknown } } } {
+export function restErrorOf(err: unknown): { status: number; body: { ok: false; error: RestError } } {
   const e = toRpcError(err);
   const code = restCodeOf(e);
-  const error = e.data === undefined ? { code, message: e.message, rpcCode: e.code } : { code, message: e.message, rpcCode: e.code, data: e.data };
+  const error: RestError = { code, message: e.message };
+  if (BY_CODE.get(e.code)?.restTells) {
+    error.rpcCode = e.code;
+    if (e.data !== undefined) error.data = e.data;
+  }
   return { status: REST_STATUS[code], body: { ok: false, error } };
 }
 
