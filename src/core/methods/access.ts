@@ -49,6 +49,12 @@ export function reachSession(registry: SessionRegistry, grant: Grant, selector: 
   return session;
 }
 
+/** How many sessions `grant` reaches: all of them, or for a token bound to one session its own (1, or 0 once it ended). */
+export function sessionsInReach(registry: SessionRegistry, grant: Grant): number {
+  if (grant.onlySession === undefined) return registry.size;
+  return registry.get(grant.onlySession) ? 1 : 0;
+}
+
 /** Refuses a call about `session` from a token bound to another one. */
 export function checkReach(grant: Grant, session: Session | undefined): void {
   if (grant.onlySession !== undefined && session?.id !== grant.onlySession) throw outOfReach(grant);

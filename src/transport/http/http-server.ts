@@ -16,7 +16,7 @@ import { HttpConnections, InFlightPerToken, principalOf, tooManyHttpInFlight } f
 import { HTTP_AUTHENTICATE_WITHIN_MS, MAX_HTTP_CONNECTIONS, MAX_IN_FLIGHT_REQUESTS, MAX_UNAUTHENTICATED_HTTP_CONNECTIONS } from '../../core/base/limits';
 import { ErrorCode, REST_STATUS, toRpcError, type RpcError } from '../../core/base/errors';
 import { FULL_GRANT } from '../../core/io/caller';
-import { reachSession } from '../../core/methods/access';
+import { reachSession, sessionsInReach } from '../../core/methods/access';
 import { REST_ROUTES, serveRest } from './rest-routes';
 import { matchRoute, type HttpRoute, type RouteParams } from './http-router';
 import { handleViewAsset, handleViewPage } from '../pages/view-page';
@@ -348,8 +348,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
    * session learns nothing of the others (docs/guarantees.md#sharing-with-control), and a liveness probe with it still works.
    */
   function sessionsReached(access: Access): number {
-    if (access.onlySession === undefined) return services.registry.size;
-    return services.registry.get(access.onlySession) ? 1 : 0;
+    return sessionsInReach(services.registry, access);
   }
 
   let closing: Promise<void> | undefined;
