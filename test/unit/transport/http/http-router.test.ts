@@ -1,7 +1,7 @@
 // The HTTP router (src/transport/http/http-router.ts): routes declared as data, matched by segments.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { matchRoute, type HttpRoute } from '../../../src/transport/http/http-router';
+import { matchRoute, type HttpRoute } from '../../../../src/transport/http/http-router';
 
 const ROUTES: ReadonlyArray<HttpRoute<string>> = [
   { verbs: ['GET'], pattern: '/health', access: 'api', handle: 'health' },
