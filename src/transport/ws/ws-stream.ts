@@ -1,5 +1,5 @@
 import type WebSocket from 'ws';
-import { forbidden, invalidParams, streamErrorFrame, toRpcError } from '../../core/base/errors';
+import { ErrorCode, invalidParams, RpcError, streamErrorFrame, toRpcError } from '../../core/base/errors';
 import { reachSession } from '../../core/methods/access';
 import { invoke } from '../../core/methods/dispatch';
 import type { Session } from '../../core/session/session';
@@ -17,6 +17,9 @@ export const enum StreamClose {
   /** The client read so slowly that output it had not received was overwritten (without `?resync=1`). */
   TooSlow = 4008,
 }
+
+/** What a read-only stream answers to input (the browser view shows it). */
+const READ_ONLY = 'read-only: input is not accepted';
 
 /** How a stream was opened. */
 export interface StreamOptions {
@@ -96,7 +99,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
       // not JSON: raw input, as the stream protocol says (docs/protocol.md#websocket-get-sessionsidstream)
     }
     if (!canWrite) {
-      if (!msg || msg.type !== 'resize') ws.send(JSON.stringify(streamErrorFrame(forbidden('read-only: input is not accepted'))));
+      if (!msg || msg.type !== 'resize') ws.send(JSON.stringify(streamErrorFrame(new RpcError(ErrorCode.Forbidden, READ_ONLY))));
       return;
     }
     if (!msg) return void call('pty/write', { action: { text } });
