@@ -92,6 +92,25 @@ function answerPreflight(res: http.ServerResponse): void {
   res.end();
 }
 
+/** What a request's route is handed once the checks have passed. */
+interface Call {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+  url: URL;
+  params: RouteParams;
+  access: Access;
+}
+/** What a WebSocket upgrade's route is handed once the checks have passed. */
+interface UpgradeCall {
+  req: http.IncomingMessage;
+  socket: Duplex;
+  head: Buffer;
+  url: URL;
+  params: RouteParams;
+  access: Access;
+  reject: (status: number, text: string) => void;
+}
+
 /** One HTTP server per host on 127.0.0.1: REST, the WebSocket stream and `/rpc`, `/mcp`, and the browser view. */
 export async function startHttpServer(services: HostServices, options: HttpServerOptions): Promise<HttpServer> {
   const token = options.token ?? newToken();
@@ -120,25 +139,6 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   const guard = new HttpGuard(token, port, options.allowedOrigins, tokens, pages);
   const wss = new WebSocketServer({ noServer: true, maxPayload: HttpLimits.MaxWsPayload });
 
-  /** What a request's route is handed once the checks have passed. */
-  interface Call {
-    req: http.IncomingMessage;
-    res: http.ServerResponse;
-    url: URL;
-    params: RouteParams;
-    access: Access;
-  }
-  /** What a WebSocket upgrade's route is handed once the checks have passed. */
-  interface UpgradeCall {
-    req: http.IncomingMessage;
-    socket: Duplex;
-    head: Buffer;
-    url: URL;
-    params: RouteParams;
-    access: Access;
-    reject: (status: number, text: string) => void;
-  }
-
   /**
    * Every HTTP route of the host, as data (docs/protocol.md#5-http-and-websocket): what it answers, who may call it,
    * what serves it. The checks (Host, Origin, the credential where the route's access says, the
@@ -164,11 +164,11 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       handle: (c) => handleViewPage(services, c.req, c.res, c.url, c.access, c.params.decoded.id ?? c.params.raw.id),
     },
     { verbs: '*', pattern: '/view/*', access: 'page', page: () => ({ target: 'any', link: false }), handle: (c) => handleViewAsset(c.req, c.res, c.url) },
-    ...replayRoute('/replay', () => ({ kind: 'picker' })),
-    ...replayRoute('/replay/assets/:name', (p) => ({ kind: 'asset', name: p.raw.name })),
-    ...replayRoute('/replay/:id', (p) => ({ kind: 'link', id: p.raw.id, what: 'page' })),
-    ...replayRoute('/replay/:id/cast', (p) => ({ kind: 'link', id: p.raw.id, what: 'cast' })),
-    ...replayRoute('/replay/:id/assets/:name', (p) => ({ kind: 'link', id: p.raw.id, what: { asset: p.raw.name } })),
+    replayRoute('/replay', () => ({ kind: 'picker' })),
+    replayRoute('/replay/assets/:name', (p) => ({ kind: 'asset', name: p.raw.name })),
+    replayRoute('/replay/:id', (p) => ({ kind: 'link', id: p.raw.id, what: 'page' })),
+    replayRoute('/replay/:id/cast', (p) => ({ kind: 'link', id: p.raw.id, what: 'cast' })),
+    replayRoute('/replay/:id/assets/:name', (p) => ({ kind: 'link', id: p.raw.id, what: { asset: p.raw.name } })),
     ...REST_ROUTES.map(
       (r): HttpRoute<(c: Call) => Promise<void>> => ({
         verbs: [r.rest.verb],
@@ -180,19 +180,17 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   ];
 
   /** A page of the replayer: the part of it a path names, opened by its link's page cookie (or any, for the shared ones). */
-  function replayRoute(pattern: string, part: (p: RouteParams) => ReplayPart): Array<HttpRoute<(c: Call) => void>> {
-    return [
-      {
-        verbs: '*',
-        pattern,
-        access: 'page',
-        page: (p) => {
-          const what = part(p);
-          return what.kind === 'link' ? replayTarget(what.id, what.what === 'page') : { target: 'any', link: false };
-        },
-        handle: (c) => handleReplay(replays, c.req, c.res, c.url, c.access, part(c.params)),
+  function replayRoute(pattern: string, part: (p: RouteParams) => ReplayPart): HttpRoute<(c: Call) => void> {
+    return {
+      verbs: '*',
+      pattern,
+      access: 'page',
+      page: (p) => {
+        const what = part(p);
+        return what.kind === 'link' ? replayTarget(what.id, what.what === 'page') : { target: 'any', link: false };
       },
-    ];
+      handle: (c) => handleReplay(replays, c.req, c.res, c.url, c.access, part(c.params)),
+    };
   }
 
   /** The WebSocket routes: `/rpc`, and a session's stream (which the view page's cookie may open). */
