@@ -76,17 +76,33 @@ class RawPeer extends JsonRpcPeer {
   }
 }
 
+/** A host with the real limits, and one whose in-flight limit is MAX_IN_FLIGHT; a `cat` on each. */
+let real: HttpHost;
+let limited: HttpHost;
 let h: HttpHost;
 let cat: Session;
+const cats = new Map<HttpHost, Session>();
+let fulls = 0;
 
 before(async () => {
-  h = await startHttpHost([], { maxInFlightRequests: MAX_IN_FLIGHT });
-  cat = await h.host.createSession({ command: 'cat', name: 'cat' });
+  real = await startHttpHost();
+  limited = await startHttpHost([], { maxInFlightRequests: MAX_IN_FLIGHT });
+  for (const host of [real, limited]) cats.set(host, await host.host.createSession({ command: 'cat', name: 'cat' }));
 });
 
 after(async () => {
-  await h?.close();
+  await real?.close();
+  await limited?.close();
 });
+
+/** Runs a test's body against `host` (what the clients below connect to). */
+function on(host: () => HttpHost, body: () => Promise<void>): () => Promise<void> {
+  return () => {
+    h = host();
+    cat = cats.get(h)!;
+    return body();
+  };
+}
 
 async function socketClient(): Promise<Raw> {
   const sock = net.connect(h.host.controlAddress.slice('unix:'.length));
@@ -126,7 +142,7 @@ let lastHostWire: MemoryWire | undefined;
 
 async function pairClient(): Promise<Raw> {
   const pair = linkedPair(
-    (w) => new TablePeer(w, { mode: { kind: 'control' }, services: h.host, maxInFlightRequests: MAX_IN_FLIGHT, link: { origin: 'script', transport: 'control' } }),
+    (w) => new TablePeer(w, { mode: { kind: 'control' }, services: h.host, maxInFlightRequests: h === limited ? MAX_IN_FLIGHT : undefined, link: { origin: 'script', transport: 'control' } }),
     (w) => new RawPeer(w),
   );
   const [hostWire, clientWire] = pair.wires;
@@ -152,7 +168,7 @@ function request(id: number | string, method: string, params: Record<string, unk
 
 for (const transport of TRANSPORTS) {
   describe(`the JSON-RPC peer over ${transport.name}`, () => {
-    test('an unparsable message is answered -32700 with id null; the connection goes on', { timeout: TEST_TIMEOUT }, async () => {
+    test('an unparsable message is answered -32700 with id null; the connection goes on', { timeout: TEST_TIMEOUT }, on(() => real, async () => {
       const c = await transport.open();
       try {
         c.send('{"jsonrpc":"2.0","id":1,"method":');
@@ -163,9 +179,9 @@ for (const transport of TRANSPORTS) {
       } finally {
         c.close();
       }
-    });
+    }));
 
-    test(`past ${MAX_IN_FLIGHT} requests in flight one is answered at once with -32000, a notification gets nothing; room comes back as calls end`, { timeout: TEST_TIMEOUT }, async () => {
+    test(`past ${MAX_IN_FLIGHT} requests in flight one is answered at once with -32000, a notification gets nothing; room comes back as calls end`, { timeout: TEST_TIMEOUT }, on(() => limited, async () => {
       const c = await transport.open();
       try {
         const marker = `go-${Math.random().toString(36).slice(2)}`;
@@ -185,9 +201,9 @@ for (const transport of TRANSPORTS) {
       } finally {
         c.close();
       }
-    });
+    }));
 
-    test(`${PIPELINED} pipelined writes run in the order they came (past one turn's batch); each is answered`, { timeout: TEST_TIMEOUT }, async () => {
+    test(`${PIPELINED} pipelined writes run in the order they came (past one turn's batch); each is answered`, { timeout: TEST_TIMEOUT }, on(() => real, async () => {
       const c = await transport.open();
       try {
         const tag = Math.random().toString(36).slice(2, 8);
@@ -201,9 +217,9 @@ for (const transport of TRANSPORTS) {
       } finally {
         c.close();
       }
-    });
+    }));
 
-    test('a subscription\'s notifications carry the session and the output', { timeout: TEST_TIMEOUT }, async () => {
+    test('a subscription\'s notifications carry the session and the output', { timeout: TEST_TIMEOUT }, on(() => real, async () => {
       const c = await transport.open();
       try {
         c.send(request(1, 'pty/subscribe', { session: cat.id }));
@@ -216,10 +232,10 @@ for (const transport of TRANSPORTS) {
       } finally {
         c.close();
       }
-    });
+    }));
 
-    test('a client that does not read its answers: nothing is lost; once it reads, every answer comes, in the order asked', { timeout: TEST_TIMEOUT }, async () => {
-      const full = await h.host.createSession({ command: 'sh', args: ['-c', "head -c 1200000 /dev/zero | tr '\\0' y; exec cat"], name: `full-${transport.name.length}` });
+    test('a client that does not read its answers: nothing is lost; once it reads, every answer comes, in the order asked', { timeout: TEST_TIMEOUT }, on(() => real, async () => {
+      const full = await h.host.createSession({ command: 'sh', args: ['-c', "head -c 1200000 /dev/zero | tr '\\0' y; exec cat"], name: `full-${++fulls}` });
       await until(() => full.cursor >= 1_200_000, MESSAGE_MS, 'the ring to fill');
       const c = await transport.open();
       try {
@@ -243,6 +259,6 @@ for (const transport of TRANSPORTS) {
         c.close();
         full.kill();
       }
-    });
+    }));
   });
 }
