@@ -73,7 +73,7 @@ export class MemoryWire implements MessageWire {
     this._schedule();
   }
 
-  /** The other end reads what is in flight, then both ends close. */
+  /** Both ends close a turn later: the other end first gets what was sent before (unless it has paused its input). */
   end(): void {
     setImmediate(() => this.close());
   }
