@@ -181,7 +181,7 @@ for (const transport of TRANSPORTS) {
       }
     }));
 
-    test(`past ${MAX_IN_FLIGHT} requests in flight one is answered at once with -32000, a notification gets nothing; room comes back as calls end`, { timeout: TEST_TIMEOUT }, on(() => limited, async () => {
+    test(`past ${MAX_IN_FLIGHT} requests in flight one is answered at once with the limit code -32005, a notification gets nothing; room comes back as calls end`, { timeout: TEST_TIMEOUT }, on(() => limited, async () => {
       const c = await transport.open();
       try {
         const marker = `go-${Math.random().toString(36).slice(2)}`;
@@ -192,7 +192,7 @@ for (const transport of TRANSPORTS) {
         assert.deepEqual(over, {
           jsonrpc: '2.0',
           id: 'over',
-          error: { code: -32000, message: `Too many requests in flight on this connection: the limit is ${MAX_IN_FLIGHT}; wait for some answers`, data: { limit: 'inFlightRequests', max: MAX_IN_FLIGHT } },
+          error: { code: -32005, message: `Too many requests in flight on this connection: the limit is ${MAX_IN_FLIGHT}; wait for some answers`, data: { limit: 'inFlightRequests', max: MAX_IN_FLIGHT } },
         });
         cat.write(`${marker}\n`, TEST_WRITER);
         for (let id = 1; id <= MAX_IN_FLIGHT; id++) assert.equal((await c.inbox.next((m) => m.id === id, `wait ${id}`)).result.matched, true);
