@@ -79,7 +79,8 @@ function taskOf(run: ToolRun): Record<string, unknown> {
 export function detailedTask(run: ToolRun): Record<string, unknown> {
   const task = taskOf(run);
   if (run.status === 'input_required') return { ...task, inputRequests: run.inputRequests };
-  if (run.status === 'completed') return { ...task, result: run.result };
+  // The result as the tools/call of this revision would have answered it, discriminator included.
+  if (run.status === 'completed') return { ...task, result: { ...run.result, resultType: 'complete' } };
   if (run.status === 'failed') return { ...task, error: run.error };
   return task;
 }
@@ -132,10 +133,13 @@ export async function taskWork(tools: TaskTools, name: string, args: Record<stri
   // Only the tools that type and wait as send does have a program to follow.
   if (!['send', 'send_keys', 'signal'].includes(name) || typeof session !== 'string') return r;
   const timeout = typeof args.timeout === 'number' ? args.timeout : undefined;
-  const goOn = () => tools.call('send', { session, text: '', submit: false, ...(timeout ? { timeout } : {}) }, prompt, signal);
+  // Waiting on types nothing: its answer says what the program did meanwhile.
+  const goOn = async () => withCommand(tools, session, await tools.call('send', { session, text: '', submit: false, ...(timeout ? { timeout } : {}) }, prompt, signal), commandId, signal);
+  let commandId: number | undefined;
   for (;;) {
     const data = r.structuredContent;
     if (signal.aborted || r.isError || !data) return r;
+    commandId ??= (data.command as { id?: number } | undefined)?.id;
     if (data.waitReason === 'stdin_read' && commandRuns(data) && prompt.askText) {
       const line = await prompt.askText(`The program in the terminal waits for input: ${asked(data.output) || '(no prompt shown)'}\nWhat should be typed? (Enter is pressed after it.)`, signal);
       if (line === undefined) return r;
@@ -148,6 +152,33 @@ export async function taskWork(tools: TaskTools, name: string, args: Record<stri
     } else if (data.waitReason === 'timeout') {
       r = await goOn();
     } else return r;
+  }
+}
+
+/** Most bytes of a command's output a task's result carries (as a send returns at most). */
+const MAX_RESULT_BYTES = 65536;
+
+/**
+ * A wait that typed nothing sees no command start or end of its own: when the command the task
+ * ran has ended meanwhile, the result is that command's, with its record, exit code and output
+ * (from its log; with echo off the secret was never in it).
+ */
+async function withCommand(tools: TaskTools, session: string, r: ToolCallResult, commandId: number | undefined, signal: AbortSignal): Promise<ToolCallResult> {
+  const data = r.structuredContent;
+  if (commandId === undefined || !data || data.command !== undefined) return r;
+  try {
+    const { commands } = (await tools.method('pty/commands', { session }, signal)) as { commands: Array<{ id: number; exitCode: number | null; endCursor: number | null }> };
+    const command = commands.find((c) => c.id === commandId);
+    if (!command || command.endCursor === null) return r;
+    const page = (await tools.method('pty/commandOutput', { session, id: commandId, strip: true, maxBytes: MAX_RESULT_BYTES }, signal)) as { data: string };
+    const output = page.data.replace(/\s+$/, '');
+    const exit = command.exitCode === null ? '' : `; exit code ${command.exitCode}`;
+    return {
+      content: [{ type: 'text', text: `${output}\n[waitReason: command_done${exit}; the command's output, from its log]` }],
+      structuredContent: { ...data, output, waitReason: 'command_done', command, exitCode: command.exitCode },
+    };
+  } catch {
+    return r; // the session or its log went away: what the wait saw is what there is
   }
 }
 
@@ -192,8 +223,9 @@ export function registerTasks(server: McpServer, runs: RunStore): void {
     return run;
   };
   set('tasks/get', { params: taskIdParams }, async (params, ctx) => detailedTask(find(params, ctx)));
-  set('tasks/update', { params: taskIdParams.extend({ inputResponses: z.record(z.string(), z.unknown()) }) }, async (params, ctx) => {
-    find(params, ctx).answer(params.inputResponses as Record<string, unknown>);
+  // The SDK lifts `inputResponses` out of the params, as for a retried round: read where it puts them.
+  set('tasks/update', { params: taskIdParams }, async (params, ctx) => {
+    find(params, ctx).answer(ctx.mcpReq.inputResponses ?? (params.inputResponses as Record<string, unknown> | undefined));
     return {};
   });
   set('tasks/cancel', { params: taskIdParams }, async (params, ctx) => {

@@ -199,9 +199,16 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
   const extensions = { [APPS_EXTENSION_ID]: APPS_EXTENSION_CAPABILITY, ...(options.runs ? { [TASKS_EXTENSION_ID]: {} } : {}) };
   const capabilities = { logging: {}, extensions };
   const server = new McpServer({ name: 'shared-pty', version: VERSION }, { capabilities });
-  checkCalls(server, grant);
-  registerTerminalApp(server);
   const runs = options.runs;
+  // A long call of a client that speaks the Tasks extension becomes a task (answered before the
+  // SDK's tool seam, which would hold a task to the tool's output schema).
+  checkCalls(server, grant, (tool, args, ctx) => {
+    if (!runs || !isModern(ctx) || !TASK_TOOLS.has(tool.name) || ctx.mcpReq.requestState() !== undefined) return undefined;
+    const can = declaredBy(ctx);
+    if (!can.tasks) return undefined;
+    return createTaskResult(runs.add(new ToolRun((prompt, signal) => taskWork(taskTools, tool.name, args, within(prompt, can), signal))));
+  });
+  registerTerminalApp(server);
   if (runs) registerTasks(server, runs);
   /** One tool call as tools/call answers it: failures as tool errors; a refused secret offers the page. */
   const callTool = async (name: string, args: Record<string, unknown>, prompt: PersonPrompt, signal?: AbortSignal): Promise<ToolCallResult> => {
@@ -263,10 +270,6 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
           }
           const can = declaredBy(ctx);
           const a = args ?? {};
-          if (can.tasks && TASK_TOOLS.has(tool.name)) {
-            const run = runs.add(new ToolRun((prompt, signal) => taskWork(taskTools, tool.name, a, within(prompt, can), signal)));
-            return createTaskResult(run);
-          }
           const progress = reportProgress(ctx);
           const run = runs.add(new ToolRun((prompt, signal) => callTool(tool.name, a, within(prompt, can), signal)));
           try {
@@ -305,13 +308,17 @@ function toolError(code: number, message: string): { isError: true; content: Arr
  * revision the client speaks, as every other result is. Each is a tool error the model can read
  * and act on, its code first: a tool the token may not call (not listed; called anyway it says
  * which scope it needs), a tool that does not exist, and arguments that do not fit the tool's
- * input (one line naming the argument, -32602 as on every other surface).
+ * input (one line naming the argument, -32602 as on every other surface). `answer` may answer a
+ * call itself (a task); undefined leaves it to the tool.
  */
-function checkCalls(server: McpServer, grant: Grant): void {
+function checkCalls(server: McpServer, grant: Grant, answer: (tool: ToolDef, args: Record<string, unknown>, ctx: ServerContext) => unknown): void {
   const low = server.server;
-  const set = low.setRequestHandler.bind(low) as (method: string, handler: CallHandler) => void;
-  (low as unknown as { setRequestHandler: typeof set }).setRequestHandler = (method, handler) => {
-    if (method !== 'tools/call') return set(method, handler);
+  const original = low.setRequestHandler.bind(low) as (...args: unknown[]) => void;
+  const set = original as (method: string, handler: CallHandler) => void;
+  (low as unknown as { setRequestHandler: (...args: unknown[]) => void }).setRequestHandler = (...args: unknown[]) => {
+    // Every other method as registered (with its schemas, when it brings them: the tasks/* methods).
+    if (args[0] !== 'tools/call') return original(...args);
+    const [method, handler] = args as [string, CallHandler];
     set(method, async (request, ctx) => {
       const tool = TOOLS.find((t) => t.name === request.params.name);
       if (!tool) return toolError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(request.params.name)}`);
@@ -323,7 +330,7 @@ function checkCalls(server: McpServer, grant: Grant): void {
         const where = issue.path.length ? `${issue.path.map(String).join('.')}: ` : '';
         return toolError(ErrorCode.InvalidParams, `Invalid arguments for ${tool.name}: ${where}${issue.message}`);
       }
-      return handler(request, ctx);
+      return answer(tool, request.params.arguments ?? {}, ctx) ?? handler(request, ctx);
     });
   };
 }
