@@ -94,7 +94,7 @@ export class DiscoveryBackend implements ToolBackend {
     // A question about a session whose call brought its own prompt goes there (its client's round or task).
     const prompt = (q.session !== undefined ? this._callPrompts.get(q.session) : undefined) ?? this._prompt();
     void askPersonToApprove(prompt, q, over.signal)
-      .then((decision) => (over.signal.aborted ? undefined : client.request('host/approve', { id: q.id, decision, client: this._declaration() })))
+      .then((decision) => (over.signal.aborted ? undefined : client.request('host/approve', { id: q.id, decision, client: this._declaration(prompt) })))
       .catch(() => {}) // the question ended meanwhile: the host has decided without it
       .finally(() => this._asking.delete(q.id));
   }

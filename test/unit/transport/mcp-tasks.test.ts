@@ -145,21 +145,15 @@ async function agent(via: Via, name: string, speaksTasks: boolean): Promise<Agen
   };
 }
 
-/** A session of the agent's own with bash and its integration, at its prompt. */
-async function ownShell(a: Agent): Promise<string> {
+/**
+ * A session of the test host with bash and its integration, at its prompt: one a script opened
+ * (the agent's writes go through), or one the user opened (they are asked about under the policy
+ * ask). Opened from here, so the stdio relay reaches it on this host too.
+ */
+async function shell(origin?: 'user'): Promise<string> {
   const { home, ...how } = promptedShell('bash');
   homes.push(home);
-  const opened = (await a.client.callTool({ name: 'open_session', arguments: how })) as ToolResult;
-  const session = opened.structuredContent.id as string;
-  await until(async () => (await ctl.request<{ screen: string }>('pty/read', { session })).screen.includes('my>'), 20_000, 'a bash prompt');
-  return session;
-}
-
-/** A session the user opened (so the agent's writes are asked about under the policy ask). */
-async function userShell(): Promise<string> {
-  const { home, ...how } = promptedShell('bash');
-  homes.push(home);
-  const info = await ctl.request<any>('session/create', { ...how, cols: 80, rows: 24, origin: 'user' });
+  const info = await ctl.request<any>('session/create', { ...how, cols: 80, rows: 24, ...(origin ? { origin } : {}) });
   await until(async () => (await ctl.request<{ screen: string }>('pty/read', { session: info.id })).screen.includes('my>'), 20_000, 'a bash prompt');
   return info.id;
 }
@@ -189,7 +183,7 @@ for (const via of ['http', 'stdio'] as const) {
     });
 
     test('a long send as a task: working, input_required at read\'s prompt, answered by tasks/update, completed with the exit code', { timeout: TEST_TIMEOUT }, async () => {
-      const session = await ownShell(a);
+      const session = await shell();
       a.person.asked.length = 0;
       a.person.answer = async () => ({ action: 'accept', content: { input: 'Ada' } });
       const run = await asTask(a, 'send', { session, text: 'read -p "Name? " n; echo "hello-$n"; (exit 3)', timeout: 30_000 });
@@ -207,7 +201,7 @@ for (const via of ['http', 'stdio'] as const) {
     });
 
     test('tasks/cancel: the task ends cancelled, the program is left running', { timeout: TEST_TIMEOUT }, async () => {
-      const session = await ownShell(a);
+      const session = await shell();
       const execution = await a.tasks.callTool('send', { session, text: 'sleep 600', timeout: 60_000 } as never, { task: { preference: 'require' } });
       assert.equal(execution.kind, 'task');
       const id = execution.handle!.taskId;
@@ -220,7 +214,7 @@ for (const via of ['http', 'stdio'] as const) {
     });
 
     test('a password prompt in a task: input_required with the secret page\'s URL; the person types it there, the task completes', { timeout: TEST_TIMEOUT }, async () => {
-      const session = await ownShell(a);
+      const session = await shell();
       a.person.asked.length = 0;
       a.person.answer = async (params) => {
         // The person opens the page and types the secret into the terminal: the model never sees it.
@@ -242,7 +236,7 @@ for (const via of ['http', 'stdio'] as const) {
     });
 
     test('approvals through input_required rounds: Allow once, Allow for this session, Deny', { timeout: TEST_TIMEOUT }, async () => {
-      const session = await userShell();
+      const session = await shell('user');
       const send = (text: string) => plain.client.callTool({ name: 'send', arguments: { session, text, timeout: 20_000 } }) as Promise<ToolResult>;
       const screen = async () => (await ctl.request<{ screen: string }>('pty/read', { session })).screen;
       plain.person.asked.length = 0;
@@ -268,7 +262,7 @@ for (const via of ['http', 'stdio'] as const) {
     });
 
     test('a refused write at a password prompt offers the page as a URL round', { timeout: TEST_TIMEOUT }, async () => {
-      const session = await ownShell(plain);
+      const session = await shell();
       await plain.client.callTool({ name: 'send', arguments: { session, text: 'read -s -p "Passphrase: " pw; echo; echo "len-${#pw}"', timeout: 10_000 } });
       plain.person.asked.length = 0;
       plain.person.answer = async () => ({ action: 'decline' });
