@@ -145,7 +145,7 @@ export async function taskWork(tools: TaskTools, name: string, args: Record<stri
       if (line === undefined) return r;
       r = await tools.call('send', { session, text: line, ...(timeout ? { timeout } : {}) }, prompt, signal);
     } else if (data.waitReason === 'secret_input' && prompt.openUrl) {
-      const offer = await offerSecretPage({ call: (m, p) => tools.method(m, p, signal) }, prompt, session);
+      const offer = await offerSecretPage({ call: (m, p) => tools.method(m, p, signal) }, prompt, session, asked(data.output) || undefined);
       if (!/and opened it/.test(offer)) return { ...r, content: [{ type: 'text', text: `${r.content.map((c) => c.text).join('')}${offer}` }] };
       if (!(await secretTyped(tools, session, signal))) return r;
       r = await goOn();
@@ -211,14 +211,15 @@ const taskIdParams = z.object({ taskId: z.string() }).passthrough();
 /**
  * `tasks/get`, `tasks/update` and `tasks/cancel` of the Tasks extension (2026-07-28) over `runs`.
  * A request must declare the extension in its `_meta` (-32021 otherwise); an unknown task id is
- * -32602. The task id is the key: it is random, and only the client that started the task got it.
+ * -32602. The task id is the key: it is random, and only the client that started the task got it;
+ * a task is `owner`'s (the caller's token), and another token's is as unknown as none.
  */
-export function registerTasks(server: McpServer, runs: RunStore): void {
+export function registerTasks(server: McpServer, runs: RunStore, owner: object): void {
   const low = server.server;
   const set = low.setRequestHandler.bind(low) as unknown as (method: string, schemas: { params: z.ZodType }, handler: (params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>) => void;
   const find = (params: Record<string, unknown>, ctx: ServerContext): ToolRun => {
     if (!declaredBy(ctx).tasks) throw missingCapability();
-    const run = runs.get(params.taskId);
+    const run = runs.get(params.taskId, owner);
     if (!run) throw unknownTask(params.taskId);
     return run;
   };

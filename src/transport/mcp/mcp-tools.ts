@@ -206,10 +206,12 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
     if (!runs || !isModern(ctx) || !TASK_TOOLS.has(tool.name) || ctx.mcpReq.requestState() !== undefined) return undefined;
     const can = declaredBy(ctx);
     if (!can.tasks) return undefined;
-    return createTaskResult(runs.add(new ToolRun((prompt, signal) => taskWork(taskTools, tool.name, args, within(prompt, can), signal))));
+    return createTaskResult(runs.add(new ToolRun((prompt, signal) => taskWork(taskTools, tool.name, args, within(prompt, can), signal)), owner));
   });
   registerTerminalApp(server);
-  if (runs) registerTasks(server, runs);
+  // A run is its caller's: the token's holder (one per token), or the host's own grant.
+  const owner: object = grant.holder ?? grant;
+  if (runs) registerTasks(server, runs, owner);
   /** One tool call as tools/call answers it: failures as tool errors; a refused secret offers the page. */
   const callTool = async (name: string, args: Record<string, unknown>, prompt: PersonPrompt, signal?: AbortSignal): Promise<ToolCallResult> => {
     const tool = TOOLS.find((t) => t.name === name)!;
@@ -263,7 +265,7 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
         if (runs && isModern(ctx)) {
           const state = ctx.mcpReq.requestState();
           if (state !== undefined) {
-            const run = runs.get(state);
+            const run = runs.get(state, owner);
             if (!run) return toolError(ErrorCode.InvalidParams, 'The requestState of this retry names no call in progress (unknown, or over): call the tool again without it');
             run.answer(ctx.mcpReq.inputResponses);
             return roundOf(run, ctx.mcpReq.signal);
@@ -271,7 +273,7 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
           const can = declaredBy(ctx);
           const a = args ?? {};
           const progress = reportProgress(ctx);
-          const run = runs.add(new ToolRun((prompt, signal) => callTool(tool.name, a, within(prompt, can), signal)));
+          const run = runs.add(new ToolRun((prompt, signal) => callTool(tool.name, a, within(prompt, can), signal)), owner);
           try {
             return await roundOf(run, ctx.mcpReq.signal);
           } finally {

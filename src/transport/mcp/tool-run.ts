@@ -184,28 +184,25 @@ function actionOf(r: Record<string, unknown>): ElicitAction {
  * kept `RUN_TTL_MS` after it was created for the client to fetch, then dropped.
  */
 export class RunStore {
-  private readonly _runs = new Map<string, ToolRun>();
+  private readonly _runs = new Map<string, { run: ToolRun; owner: object }>();
 
-  add(run: ToolRun): ToolRun {
+  /** Keeps `run` for `owner` (whoever may call: a token's holder, the host's own grant). */
+  add(run: ToolRun, owner: object): ToolRun {
     this._sweep();
-    this._runs.set(run.id, run);
+    this._runs.set(run.id, { run, owner });
     return run;
   }
 
-  get(id: unknown): ToolRun | undefined {
+  /** The run `id` names, if `owner` started it: another token's run is as unknown as none. */
+  get(id: unknown, owner: object): ToolRun | undefined {
     this._sweep();
-    return typeof id === 'string' ? this._runs.get(id) : undefined;
-  }
-
-  /** Every run kept, oldest first. */
-  list(): ToolRun[] {
-    this._sweep();
-    return [...this._runs.values()];
+    const kept = typeof id === 'string' ? this._runs.get(id) : undefined;
+    return kept?.owner === owner ? kept.run : undefined;
   }
 
   private _sweep(): void {
     const now = Date.now();
-    for (const [id, run] of this._runs) {
+    for (const [id, { run }] of this._runs) {
       if (now - run.createdAt.getTime() < RUN_TTL_MS) continue;
       run.cancel();
       this._runs.delete(id);

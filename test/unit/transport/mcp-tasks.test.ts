@@ -227,6 +227,7 @@ for (const via of ['http', 'stdio'] as const) {
       assert.equal(a.person.asked.length, 1);
       assert.equal(a.person.asked[0].mode, 'url', 'a URL-mode question');
       assert.match(a.person.asked[0].url, /\/secret\/[^/]+$/, 'the one-time secret page');
+      assert.match(a.person.asked[0].message, /It asks: "Password:"/, 'the question says what the program asks');
       assert.ok(run.statuses.includes('input_required'), run.statuses.join(' → '));
       const result = run.outcome.result as ToolResult;
       assert.equal(run.outcome.status, 'completed');
