@@ -62,7 +62,7 @@ after(async () => {
  * methods toward a 2026-07-28 server): over HTTP a POST to /mcp with the routing headers the
  * specification asks for; over stdio the client's own transport, its answers picked out by id.
  */
-function rawDispatchOf(via: Via, transport: any): (req: any) => Promise<any> {
+function rawDispatchOf(via: Via, transport: any, token = h.token): (req: any) => Promise<any> {
   let n = 0;
   // The requester hands a request without id; its answer goes back as { kind, result | error }.
   const answer = (m: any) => (m?.error ? { kind: 'error', error: m.error } : { kind: 'result', result: m?.result });
@@ -73,7 +73,7 @@ function rawDispatchOf(via: Via, transport: any): (req: any) => Promise<any> {
       const res = await fetch(`${h.http.url}/mcp`, {
         method: 'POST',
         headers: {
-          authorization: `Bearer ${h.token}`,
+          authorization: `Bearer ${token}`,
           'content-type': 'application/json',
           accept: 'application/json, text/event-stream',
           'mcp-protocol-version': REVISION,
@@ -277,3 +277,21 @@ for (const via of ['http', 'stdio'] as const) {
     });
   });
 }
+
+test('over /mcp a task is its token\'s: another token\'s tasks/get, tasks/update and tasks/cancel find no such task', { timeout: TEST_TIMEOUT }, async () => {
+  const session = await shell();
+  const meta = { 'io.modelcontextprotocol/protocolVersion': REVISION, 'io.modelcontextprotocol/clientInfo': { name: 'owner', version: '0' }, 'io.modelcontextprotocol/clientCapabilities': WITH_TASKS };
+  const mine = rawDispatchOf('http', undefined);
+  const created = await mine({ method: 'tools/call', params: { name: 'send', arguments: { session, text: 'sleep 600', timeout: 60_000 }, _meta: meta } });
+  assert.equal(created.result?.resultType, 'task', JSON.stringify(created));
+  const taskId = created.result.taskId as string;
+  const { token } = await ctl.request<{ token: string }>('session/share', { session, scope: 'control', reusable: true });
+  const other = rawDispatchOf('http', undefined, token);
+  for (const [method, extra] of [['tasks/get', {}], ['tasks/update', { inputResponses: {} }], ['tasks/cancel', {}]] as const) {
+    const r = await other({ method, params: { taskId, ...extra, _meta: meta } });
+    assert.equal(r.error?.code, -32602, `${method}: ${JSON.stringify(r)}`);
+  }
+  assert.equal((await mine({ method: 'tasks/get', params: { taskId, _meta: meta } })).result?.status, 'working', 'still the owner\'s, still running');
+  await mine({ method: 'tasks/cancel', params: { taskId, _meta: meta } });
+  await ctl.request('pty/signal', { session, signal: 'SIGINT' });
+});
