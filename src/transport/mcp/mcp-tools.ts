@@ -268,14 +268,14 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
             const run = runs.get(state, owner);
             if (!run) return toolError(ErrorCode.InvalidParams, 'The requestState of this retry names no call in progress (unknown, or over): call the tool again without it');
             run.answer(ctx.mcpReq.inputResponses);
-            return roundOf(run, ctx.mcpReq.signal);
+            return lastRound(runs, run, ctx.mcpReq.signal);
           }
           const can = declaredBy(ctx);
           const a = args ?? {};
           const progress = reportProgress(ctx);
           const run = runs.add(new ToolRun((prompt, signal) => callTool(tool.name, a, within(prompt, can), signal)), owner);
           try {
-            return await roundOf(run, ctx.mcpReq.signal);
+            return await lastRound(runs, run, ctx.mcpReq.signal);
           } finally {
             progress.dispose();
           }
@@ -290,6 +290,13 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
     );
   }
   return server;
+}
+
+/** A round of a call; once the client has the call's result, the run is dropped (a task's is kept: it is fetched again). */
+async function lastRound(runs: RunStore, run: ToolRun, signal: AbortSignal): Promise<Awaited<ReturnType<typeof roundOf>>> {
+  const answer = await roundOf(run, signal);
+  if (run.terminal) runs.delete(run);
+  return answer;
 }
 
 /** Whether the request is of the 2026-07-28 revision (its revision in its `_meta`). */

@@ -38,6 +38,12 @@ const ANSWER_FIELD = 'answer';
 
 /** How long a finished run is kept for the client to fetch (docs/protocol.md#tasks-and-input-rounds). */
 export const RUN_TTL_MS = 30 * 60_000;
+/**
+ * Most runs one store keeps before it drops finished ones early: a result is at most a send's
+ * budget (~20 000 characters of text, twice with the structured copy), so this bounds a store to
+ * some tens of MB however busy its agents are; running ones are never dropped early.
+ */
+const MAX_RUNS = 500;
 
 /** A tool call running apart from its request. Its id is random (122 bits): it is the only key to it. */
 export class ToolRun {
@@ -193,6 +199,11 @@ export class RunStore {
     return run;
   }
 
+  /** Drops a run whose result its client has (a call's last round). */
+  delete(run: ToolRun): void {
+    this._runs.delete(run.id);
+  }
+
   /** The run `id` names, if `owner` started it: another token's run is as unknown as none. */
   get(id: unknown, owner: object): ToolRun | undefined {
     this._sweep();
@@ -206,6 +217,11 @@ export class RunStore {
       if (now - run.createdAt.getTime() < RUN_TTL_MS) continue;
       run.cancel();
       this._runs.delete(id);
+    }
+    // Past the bound, the oldest finished runs go first (their results are what takes room).
+    for (const [id, { run }] of this._runs) {
+      if (this._runs.size <= MAX_RUNS) break;
+      if (run.terminal) this._runs.delete(id);
     }
   }
 }
