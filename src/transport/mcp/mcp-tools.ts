@@ -200,6 +200,8 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
   const capabilities = { logging: {}, extensions };
   const server = new McpServer({ name: 'shared-pty', version: VERSION }, { capabilities });
   const runs = options.runs;
+  // A run is its caller's: the token's holder (one per token), or the host's own grant.
+  const owner: object = grant.holder ?? grant;
   // A long call of a client that speaks the Tasks extension becomes a task (answered before the
   // SDK's tool seam, which would hold a task to the tool's output schema).
   checkCalls(server, grant, (tool, args, ctx) => {
@@ -209,8 +211,6 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
     return createTaskResult(runs.add(new ToolRun((prompt, signal) => taskWork(taskTools, tool.name, args, within(prompt, can), signal)), owner));
   });
   registerTerminalApp(server);
-  // A run is its caller's: the token's holder (one per token), or the host's own grant.
-  const owner: object = grant.holder ?? grant;
   if (runs) registerTasks(server, runs, owner);
   /** One tool call as tools/call answers it: failures as tool errors; a refused secret offers the page. */
   const callTool = async (name: string, args: Record<string, unknown>, prompt: PersonPrompt, signal?: AbortSignal): Promise<ToolCallResult> => {
@@ -339,7 +339,7 @@ function checkCalls(server: McpServer, grant: Grant, answer: (tool: ToolDef, arg
         const where = issue.path.length ? `${issue.path.map(String).join('.')}: ` : '';
         return toolError(ErrorCode.InvalidParams, `Invalid arguments for ${tool.name}: ${where}${issue.message}`);
       }
-      return answer(tool, request.params.arguments ?? {}, ctx) ?? handler(request, ctx);
+      return answer(tool, parsed.data as Record<string, unknown>, ctx) ?? handler(request, ctx);
     });
   };
 }
