@@ -17,9 +17,10 @@ const ROOMS = ['base', 'process', 'mirror', 'commands', 'session', 'io', 'agent'
 /** The transport's folders and which of the others each may import. */
 const TRANSPORT = {
   base: [],
-  socket: ['base'],
-  client: ['base'],
-  ws: ['base'],
+  rpc: ['base'],
+  socket: ['base', 'rpc'],
+  client: ['base', 'rpc'],
+  ws: ['base', 'rpc'],
   pages: ['base'],
   mcp: ['base'],
   http: ['base', 'pages', 'ws', 'mcp'],

@@ -68,13 +68,15 @@ test(`src/core's rooms import only the rooms below them (${ROOMS.join(' ← ')})
 });
 
 // The transport's folders: each kind of surface stands beside the others, and what several share
-// (HTTP answers, credentials, line framing, addresses, the JSON-RPC peers' limits) lives in `base`.
+// (HTTP answers, credentials, line framing, addresses) lives in `base`; the JSON-RPC peer that the
+// sockets, the WebSocket and the client share lives in `rpc`.
 // Only the HTTP server, which routes every request, reaches into the pages, the WebSocket and MCP endpoints.
 const TRANSPORT_ALLOWED: Record<string, readonly string[]> = {
   base: [],
-  socket: ['base'],
-  client: ['base'],
-  ws: ['base'],
+  rpc: ['base'],
+  socket: ['base', 'rpc'],
+  client: ['base', 'rpc'],
+  ws: ['base', 'rpc'],
   pages: ['base'],
   mcp: ['base'],
   http: ['base', 'pages', 'ws', 'mcp'],

@@ -18,3 +18,10 @@ export type TokenRefusal = 'used' | 'link-only' | 'revoked' | 'expired' | 'unkno
 
 /** Why a browser's request opens nothing, as the refusal page says it (docs/protocol.md, Links and page cookies). */
 export type Refused = TokenRefusal | 'elsewhere' | 'host-token' | 'no-grant' | 'none';
+
+/**
+ * Which of a page cookie's grants a request may use: the one for a session (its page, size poll
+ * and stream), the one for a replay link (its page, file and assets), or any (the pages' shared
+ * assets and the file picker, which show nothing of a session).
+ */
+export type PageTarget = { session: string | undefined } | { replay: string } | 'any';

@@ -1,6 +1,8 @@
 import { decodeSegment } from '../base/http-util';
 import type { IncomingMessage } from 'node:http';
-import type { Access, Refused } from '../base/access';
+import type { Access, PageTarget, Refused } from '../base/access';
+
+export type { PageTarget } from '../base/access';
 import { safeEqual } from '../base/tokens';
 import type { ScopedGrant, ScopedTokens, TokenTarget } from './scoped-tokens';
 import type { PageCookie, PageSessions } from './page-sessions';
@@ -15,13 +17,6 @@ const FULL: Access = { scope: 'control' };
  * page cookie).
  */
 export type Place = 'api' | 'upgrade' | 'page';
-
-/**
- * Which of a page cookie's grants a request may use: the one for a session (its page, size poll
- * and stream), the one for a replay link (its page, file and assets), or any (the pages' shared
- * assets and the file picker, which show nothing of a session).
- */
-export type PageTarget = { session: string | undefined } | { replay: string } | 'any';
 
 /** The cookie a host's pages set: named after its port, so two hosts' cookies never replace each other. */
 export function pageCookieName(port: number): string {

@@ -2,10 +2,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { invoke } from '../../core/methods/dispatch';
-import { FULL_GRANT, oneShotCaller, type Grant } from '../../core/io/caller';
+import { FULL_GRANT, oneShotCaller, type Caller, type Grant, type PersonAsker } from '../../core/io/caller';
 import type { HostServices } from '../../core/methods/types';
-import { BodyTooLargeError, readJsonBody, sendJson } from '../base/http-util';
+import { invalidParams, REST_STATUS, serverError } from '../../core/base/errors';
+import { BodyTooLargeError, readJsonBody, sendJson, sendJsonRpcError } from '../base/http-util';
 import { createMcpServer, misfitParams, type ToolBackend } from './mcp-tools';
+import { askPersonToApprove } from './approval-question';
+import type { PersonPrompt } from './mcp-elicit';
+import { RunStore } from './tool-run';
 
 /**
  * The tools of an in-process host call its method table directly, each call an agent's over
@@ -14,8 +18,28 @@ import { createMcpServer, misfitParams, type ToolBackend } from './mcp-tools';
 export function localBackend(services: HostServices, signal?: AbortSignal, grant: Grant = FULL_GRANT): ToolBackend {
   const caller = oneShotCaller('agent', 'mcp-http', grant);
   return {
-    call: (method, params) => invoke(method, params, { mode: { kind: 'control' }, services, caller, signal: signal ?? new AbortController().signal }),
+    // A call with a prompt (a 2026-07-28 round, a task) is asked about through it; one apart from
+    // its request waits on its own signal, not the request's.
+    call: (method, params, via) =>
+      invoke(method, params, { mode: { kind: 'control' }, services, caller: withAsker(caller, via?.prompt), signal: via?.signal ?? signal ?? new AbortController().signal }),
   };
+}
+
+/** The caller, able to ask the person through `prompt` when it can put a question (form mode). */
+function withAsker(caller: Caller, prompt: PersonPrompt | undefined): Caller {
+  if (!prompt?.choose) return caller;
+  const personAsker: PersonAsker = { ask: (q, over) => askPersonToApprove(prompt, q, over) };
+  // The caller's getters (origin, agentToken) follow its token: kept by delegating, not copying.
+  return Object.create(caller, { personAsker: { value: personAsker } }) as Caller;
+}
+
+/** The runs (tasks, 2026-07-28 rounds) of each host's `/mcp`: every request gets a fresh server, the runs stay. */
+const RUNS = new WeakMap<HostServices, RunStore>();
+
+function runsOf(services: HostServices): RunStore {
+  let runs = RUNS.get(services);
+  if (!runs) RUNS.set(services, (runs = new RunStore()));
+  return runs;
 }
 
 /**
@@ -90,7 +114,7 @@ async function writeResponse(res: ServerResponse, response: Response): Promise<v
  */
 export async function handleMcp(services: HostServices, req: IncomingMessage, res: ServerResponse, grant: Grant = FULL_GRANT): Promise<void> {
   if (req.method !== 'POST') {
-    sendJson(res, 405, { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: use POST' }, id: null }, { allow: 'POST' });
+    sendJsonRpcError(res, 405, serverError('Method not allowed: use POST'), null, { allow: 'POST' });
     return;
   }
   let body: unknown;
@@ -98,9 +122,8 @@ export async function handleMcp(services: HostServices, req: IncomingMessage, re
     body = await readJsonBody(req);
   } catch (e) {
     // A body over the limit is 413 with an Invalid Request error; one that is not JSON, a parse error.
-    if (e instanceof BodyTooLargeError) {
-      sendJson(res, 413, { jsonrpc: '2.0', error: { code: e.code, message: e.message }, id: null }, { connection: 'close' });
-    } else sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: (e as Error).message }, id: null });
+    if (e instanceof BodyTooLargeError) sendJsonRpcError(res, REST_STATUS.PAYLOAD_TOO_LARGE, e, null, { connection: 'close' });
+    else sendJsonRpcError(res, REST_STATUS.BAD_REQUEST, e);
     return;
   }
   // Whoever calls here is an agent: a scoped token used here is an agent's from now on, on every
@@ -109,7 +132,7 @@ export async function handleMcp(services: HostServices, req: IncomingMessage, re
   if (nestsDeeperThan(body, MAX_BODY_DEPTH)) {
     const id = (body as { id?: unknown }).id;
     const message = `Invalid params: the request nests deeper than ${MAX_BODY_DEPTH} levels`;
-    sendJson(res, 200, { jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: -32602, message } });
+    sendJsonRpcError(res, 200, invalidParams(message), typeof id === 'string' || typeof id === 'number' ? id : null);
     return;
   }
   const misfit = misfitParams(body);
@@ -119,7 +142,7 @@ export async function handleMcp(services: HostServices, req: IncomingMessage, re
   }
   const ac = new AbortController();
   res.on('close', () => ac.abort());
-  const factory = () => createMcpServer(localBackend(services, ac.signal, grant), grant);
+  const factory = () => createMcpServer(localBackend(services, ac.signal, grant), grant, { runs: runsOf(services) });
   const request = webRequest(req, body, ac.signal);
   if (await isLegacyRequest(request, body)) {
     const server = factory();
