@@ -19,6 +19,7 @@ import { SecretLinks } from '../pages/secret-links';
 import { handleSecretPage, secretPageId } from '../pages/secret-page';
 import { serveRpcWebSocket } from '../ws/ws-rpc';
 import { serveStream } from '../ws/ws-stream';
+import { splitProxyPrefix } from './proxy-path';
 
 /** Limits of the HTTP server. */
 export const enum HttpLimits {
@@ -118,20 +119,21 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   });
 
   async function handleRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const refusal = guard.checkSource(req);
+    const { u, prefix } = requestUrl(req);
+    const page = pageOf(u.pathname);
+    // A link (`?token=` on a page) is traded for this browser's page cookie before anything else;
+    // only by a GET, the browser's opening of it (a HEAD, a link preview's probe, must not spend it).
+    const link = page?.link && req.method === 'GET' ? u.searchParams.get('token') : null;
+    // Under a proxy's Host, only the browser's pages answer (docs/protocol.md#pages-behind-an-editors-proxy).
+    const refusal = guard.checkSource(req, link ? 'link' : page ? 'cookie' : undefined);
     if (refusal) return sendError(res, refusal.code, refusal.message);
     const cors = guard.corsHeaders(req);
     for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
     if (guard.isPreflight(req)) return answerPreflight(res);
-    const u = new URL(req.url ?? '/', url);
     // A secret page's one-time id is its only credential: no token, no cookie, nothing else it opens.
     const secretId = secretPageId(u.pathname);
     if (secretId) return handleSecretPage(services, secretPages, req, res, secretId);
-    const page = pageOf(u.pathname);
-    // A link (`?token=` on a page) is traded for this browser's page cookie before anything else;
-    // only by a GET, the browser's opening of it (a HEAD, a link preview's probe, must not spend it).
-    const link = page?.link ? u.searchParams.get('token') : null;
-    if (page && link && req.method === 'GET') return exchangeLink(req, res, u, link, page.target);
+    if (page && link) return exchangeLink(req, res, u, link, page.target, prefix);
     const place = page ? 'page' : 'api';
     const access = guard.access(req, u, place, page?.target);
     // A page cookie's grant opens the host's pages only, never REST, /rpc or /mcp.
@@ -157,7 +159,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     if (u.pathname === '/mcp') return (await import('../mcp/mcp-http')).handleMcp(services, req, res, access);
     if (page) {
       if (isReplayPath(u.pathname)) return handleReplay(replays, req, res, u, access);
-      if (u.pathname.startsWith('/view/')) return handleViewAsset(req, res, u);
+      if (page.asset) return handleViewAsset(req, res, page.asset);
       return handleViewPage(services, req, res, u, access);
     }
     if (await handleRest(services, req, res, u, access)) return;
@@ -169,10 +171,11 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     };
     socket.on('error', () => socket.destroy());
-    const refusal = guard.checkSource(req);
-    if (refusal) return reject(403, 'Forbidden');
-    const u = new URL(req.url ?? '/', url);
+    const { u } = requestUrl(req);
     const stream = /^\/sessions\/([^/]+)\/stream$/.exec(u.pathname);
+    // Through a proxy, only the view's stream (with its page cookie); never /rpc.
+    const refusal = guard.checkSource(req, stream ? 'cookie' : undefined);
+    if (refusal) return reject(403, 'Forbidden');
     // The view page's stream may use its page cookie (a browser's WebSocket sends no header); /rpc may not.
     const access = guard.access(req, u, 'upgrade', stream ? { session: sessionIdOf(stream[1]) } : undefined);
     if (!access || (access.viewOnly && !stream)) return reject(401, 'Unauthorized');
@@ -202,19 +205,32 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     reject(404, 'Not Found');
   });
 
+  /** The request's URL without the prefix a proxy kept (`/absproxy/<port>`), and that prefix ('' when none). */
+  function requestUrl(req: http.IncomingMessage): { u: URL; prefix: string } {
+    const u = new URL(req.url ?? '/', url);
+    const { prefix, path } = splitProxyPrefix(u.pathname, port);
+    u.pathname = path;
+    return { u, prefix };
+  }
+
   /**
    * Trades a link's token for this browser's page cookie and sends the browser on to the same page
    * without the token (303: the link's entry leaves the history); a link that opens nothing gets a
    * page that says why. The cookie is named after the port and holds no token (PageSessions).
+   * The redirect is relative, so it works under any proxy's prefix. The cookie's Path: `/` on the
+   * host's own address; under a proxy, the prefix when the proxy kept it, else none, which makes it
+   * the link's folder (`…/sessions/<id>`, `…/replay`): either way it is not sent to the other
+   * ports the same proxy serves on that origin (docs/protocol.md#pages-behind-an-editors-proxy).
    */
-  function exchangeLink(req: http.IncomingMessage, res: http.ServerResponse, u: URL, secret: string, target: PageTarget): void {
+  function exchangeLink(req: http.IncomingMessage, res: http.ServerResponse, u: URL, secret: string, target: PageTarget, prefix: string): void {
     const r = guard.exchange(req, secret, target);
     if ('refused' in r) return sendRefusal(req, res, r.refused);
     u.searchParams.delete('token');
     const { name, value, maxAgeSeconds } = r.cookie;
+    const cookiePath = !guard.isProxied(req) ? '; Path=/' : prefix ? `; Path=${prefix}/` : '';
     res.writeHead(303, {
-      location: u.pathname + (u.search || ''),
-      'set-cookie': `${name}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeSeconds}`,
+      location: (u.pathname.split('/').pop() ?? '') + (u.search || ''),
+      'set-cookie': `${name}=${value}; HttpOnly; SameSite=Strict${cookiePath}; Max-Age=${maxAgeSeconds}`,
       'cache-control': 'no-store',
       'referrer-policy': 'no-referrer',
     });
@@ -225,10 +241,13 @@ export async function startHttpServer(services: HostServices, options: HttpServe
    * A page of the host's (the view, the replayer, their assets): which of a page cookie's grants
    * opens it, and whether a link (`?token=`) may be traded there. Undefined: not a page.
    */
-  function pageOf(pathname: string): { target: PageTarget; link: boolean } | undefined {
+  function pageOf(pathname: string): { target: PageTarget; link: boolean; asset?: string } | undefined {
     const view = /^\/sessions\/([^/]+)\/view$/.exec(pathname);
     if (view) return { target: { session: sessionIdOf(view[1]) }, link: true };
-    if (pathname.startsWith('/view/')) return { target: 'any', link: false };
+    // The view's assets under its own folder, where a cookie scoped to that folder reaches them.
+    const viewAsset = /^\/sessions\/([^/]+)(\/view\/[^/]+)$/.exec(pathname);
+    if (viewAsset) return { target: { session: sessionIdOf(viewAsset[1]) }, link: false, asset: viewAsset[2] };
+    if (pathname.startsWith('/view/')) return { target: 'any', link: false, asset: pathname };
     if (!isReplayPath(pathname)) return undefined;
     const id = replayLinkId(pathname);
     if (id === undefined) return { target: 'any', link: false };

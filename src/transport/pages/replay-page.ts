@@ -52,18 +52,18 @@ export function replayLinkId(pathname: string): string | undefined {
 export function handleReplay(links: ReplayLinks, req: IncomingMessage, res: ServerResponse, url: URL, access: Access): void {
   if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(res);
   if (url.pathname.startsWith('/replay/assets/')) return sendReplayAsset(req, res, url, url.pathname.slice('/replay/assets/'.length));
-  if (url.pathname === '/replay') return sendPage(req, res, renderPage());
+  if (url.pathname === '/replay') return sendPage(req, res, renderPage('replay/assets'));
   const m = LINK.exec(url.pathname);
   if (!m) return sendError(res, 'NOT_FOUND', `No replay at ${url.pathname}`);
   // A token for one session opens that session only; a recording is none of them.
   if (access.onlySession !== undefined) return sendError(res, 'FORBIDDEN', `Forbidden: this token reaches only session ${access.onlySession}`);
   const link = links.get(m[1]);
   if (!link) return sendError(res, 'NOT_FOUND', 'Unknown or expired replay link; make a new one with: shared-pty play <file> --browser');
-  const base = `/replay/${link.id}`;
   // A link's own copy of the assets (the page's relative paths stay under its link).
   if (m[2]?.startsWith('/assets/')) return sendReplayAsset(req, res, url, m[2].slice('/assets/'.length));
   const name = path.basename(link.path);
-  if (!m[2]) return sendPage(req, res, renderPage(`${base}/assets`, { cast: `${base}/cast`, name }));
+  // Relative to the page (…/replay/<id>), so it works under any proxy's prefix.
+  if (!m[2]) return sendPage(req, res, renderPage(`${link.id}/assets`, { cast: `${link.id}/cast`, name }));
   void readCastFile(link.path, 'header').then(
     (text) => {
       if (res.headersSent) return;
@@ -87,8 +87,11 @@ function sendPage(req: IncomingMessage, res: ServerResponse, html: string): void
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
-/** The page, its assets under `assets`; `recording` is a file the host serves, else the person picks one. */
-function renderPage(assets = '/replay/assets', recording?: { cast: string; name: string }): string {
+/**
+ * The page, its assets under `assets` (relative to the page's address); `recording` is a file the
+ * host serves, else the person picks one.
+ */
+function renderPage(assets: string, recording?: { cast: string; name: string }): string {
   const e = escapeHtml;
   const title = recording ? `${recording.name} — Shared PTY replay` : 'Replay a recording — Shared PTY';
   return `${pageHead(title, `${assets}/asciinema-player.css`)}<style>
