@@ -16,14 +16,12 @@ import { BASH, connect, until } from '../helpers/host';
 import { startHttpHost, type HttpHost } from '../helpers/http';
 import { CHROMIUM, chromiumSkip } from '../helpers/chromium';
 
-declare global {
-  interface Window {
-    __sharedPtyTerm?: import('@xterm/xterm').Terminal;
-    __sharedPtyView?: { readOnly: boolean; state: () => string };
-    __sharedPtyReplay?: { state(): string };
-  }
+/** What the view and the replayer expose for tests (src/view). */
+interface PageHooks {
+  __sharedPtyTerm?: import('@xterm/xterm').Terminal;
+  __sharedPtyView?: { state(): string };
+  __sharedPtyReplay?: { state(): string };
 }
-
 const ROOT = path.join(__dirname, '..', '..');
 /** The editor's name as the browser knows it: neither 127.0.0.1 nor localhost, so nothing passes for being the host's own. */
 const EDITOR_NAME = 'editor.proxy.test';
@@ -98,7 +96,7 @@ describe('the host\'s pages through code-server\'s port proxy (Chromium)', { ski
 
   const screenHas = (page: Page, text: string) =>
     page.evaluate((t) => {
-      const term = window.__sharedPtyTerm;
+      const term = (window as unknown as PageHooks).__sharedPtyTerm;
       if (!term) return false;
       for (let y = 0; y < term.buffer.active.length; y++) if (term.buffer.active.getLine(y)?.translateToString(true).includes(t)) return true;
       return false;
@@ -113,7 +111,7 @@ describe('the host\'s pages through code-server\'s port proxy (Chromium)', { ski
     assert.equal(answer?.status(), 200);
     assert.equal(page.url(), `${editor}${prefix}/sessions/${s.id}/view`, 'the browser stays under the proxy, without the token');
     assert.equal(await page.title(), 'proxied-view — Shared PTY');
-    await until(() => page.evaluate(() => window.__sharedPtyView?.state() === 'live'), Wait.Screen, 'the view to go live through the proxy');
+    await until(() => page.evaluate(() => (window as unknown as PageHooks).__sharedPtyView?.state() === 'live'), Wait.Screen, 'the view to go live through the proxy');
     await page.locator('#terminal').click();
     await page.keyboard.type('echo via-proxy-$((6*7))');
     await page.keyboard.press('Enter');
@@ -135,7 +133,7 @@ describe('the host\'s pages through code-server\'s port proxy (Chromium)', { ski
     const prefix = `/absproxy/${h.port}`;
     assert.equal((await page.goto(through(link.url, prefix)))?.status(), 200);
     assert.equal(page.url(), `${editor}${prefix}/sessions/${s.id}/view`);
-    await until(() => page.evaluate(() => window.__sharedPtyView?.state() === 'live (read-only)'), Wait.Screen, 'the read-only view to go live');
+    await until(() => page.evaluate(() => (window as unknown as PageHooks).__sharedPtyView?.state() === 'live (read-only)'), Wait.Screen, 'the read-only view to go live');
     await until(() => screenHas(page, 'shown-42'), Wait.Screen, 'the session\'s screen in the view');
     assert.equal((await page.context().cookies()).find((c) => c.name === pageCookieName(h.port))?.path, `${prefix}/`);
 
@@ -145,9 +143,9 @@ describe('the host\'s pages through code-server\'s port proxy (Chromium)', { ski
     const player = await newPage();
     assert.equal((await player.goto(through(replay.url, `/proxy/${h.port}`)))?.status(), 200);
     assert.equal(player.url(), `${editor}/proxy/${h.port}/replay/${replay.id}`);
-    await until(() => player.evaluate(() => window.__sharedPtyReplay?.state() === 'ready'), Wait.Screen, 'the player to load the recording through the proxy');
+    await until(() => player.evaluate(() => (window as unknown as PageHooks).__sharedPtyReplay?.state() === 'ready'), Wait.Screen, 'the player to load the recording through the proxy');
     await player.click('.ap-overlay-start');
-    await until(() => player.evaluate(() => window.__sharedPtyReplay?.state() === 'ended'), Wait.Screen, 'the replay to end');
+    await until(() => player.evaluate(() => (window as unknown as PageHooks).__sharedPtyReplay?.state() === 'ended'), Wait.Screen, 'the replay to end');
     await until(
       () => player.evaluate(() => [...document.querySelectorAll('.ap-term-text .ap-line')].some((l) => (l.textContent ?? '').includes('replayed-through-the-proxy'))),
       Wait.Screen,
