@@ -235,6 +235,19 @@ async function sessionAction(page: Page, session: string, action: string, next?:
   await picker.waitFor({ state: 'hidden', timeout: Wait.Ui });
 }
 
+/**
+ * Catches the tabs the browser opens from now on (the editor's openExternal); `opened` waits for
+ * the first once the action ran, so the wait starts after the action, however long it took.
+ */
+function watchNewTabs(page: Page): { opened(what: string): Promise<Page> } {
+  const seen: Page[] = [];
+  const onPage = (p: Page) => void seen.push(p);
+  page.context().on('page', onPage);
+  return {
+    opened: (what) => until(() => seen[0], Wait.Ui, what).finally(() => page.context().off('page', onPage)),
+  };
+}
+
 /** The button `label` of the notification toast holding `text`. */
 function notificationButton(page: Page, text: string, label: string) {
   return page.locator('.notification-toast', { hasText: text }).first().locator('.monaco-button', { hasText: label }).first();
@@ -444,7 +457,10 @@ describe('the extension in a real editor (code-server)', () => {
     });
 
     await step('4. the session list shows the session; Copy Address copies an address that reaches it', async () => {
-      // 4. The session list (status bar click): the session with its details.
+      // 4. The session list (status bar click): the session with its details. Answered questions'
+      //    toasts are cleared first, so the picture shows the list alone.
+      await runCommand(page, 'Notifications: Clear All Notifications', 'Clear All Notifications');
+      await page.locator('.notification-toast').first().waitFor({ state: 'hidden', timeout: Wait.Ui });
       await statusItem(page).click();
       const picker = page.locator('.quick-input-widget');
       await picker.locator('.quick-input-title', { hasText: 'Shared PTY sessions' }).waitFor({ timeout: Wait.Ui });
@@ -642,11 +658,11 @@ describe('the extension in a real editor (code-server)', () => {
       const userBytes = marks.map((m) => /^input from user via \S+: (\d+) bytes?$/.exec(m)).reduce((n, m) => n + (m ? Number(m[1]) : 0), 0);
       assert.equal(userBytes, 'echo recorded-$((6*7))\r'.length, `the markers count what the user typed: ${JSON.stringify(marks)}`);
       // "Replay in Browser" opens the replay link through code-server's port proxy (asExternalUri) in a new tab.
-      const opened = page.context().waitForEvent('page', { timeout: Wait.Ui });
+      const tabs = watchNewTabs(page);
       await notificationButton(page, `Stopped recording ${user.name}`, 'Replay in Browser').click();
-      const replayer = await opened;
-      cleanups.push(() => replayer.close());
       await waitNotification(page, `Opened the replay of ${castFile} in the browser`);
+      const replayer = await tabs.opened('the replay to open in a new tab');
+      cleanups.push(() => replayer.close());
       await replayer.waitForLoadState();
       const replayUrl = new URL(replayer.url());
       assert.equal(replayUrl.origin, new URL(server.url).origin, 'opened through the editor\'s address');
@@ -685,10 +701,13 @@ describe('the extension in a real editor (code-server)', () => {
       await pickInDialog(notCast);
       const notRecording = await waitNotification(page, 'Cannot replay the recording');
       assert.match(notRecording, /notes\.cast is not an asciicast v3 recording/, notRecording);
-      const opened = page.context().waitForEvent('page', { timeout: Wait.Ui });
+      // The toasts of 4f are cleared first: the one this opens says the same.
+      await runCommand(page, 'Notifications: Clear All Notifications', 'Clear All Notifications');
+      const tabs = watchNewTabs(page);
       await pickInDialog(castFile);
       await waitNotification(page, `Opened the replay of ${castFile} in the browser`);
-      const replayer = await opened;
+      const replayer = await tabs.opened('the replay picked in the dialog to open in a new tab');
+      cleanups.push(() => replayer.close());
       await until(
         () => replayer.evaluate(() => (window as unknown as { __sharedPtyReplay?: { state(): string } }).__sharedPtyReplay?.state() === 'ready'),
         Wait.Ui,
