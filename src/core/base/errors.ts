@@ -12,6 +12,43 @@ export const enum ErrorCode {
   Forbidden = -32004,
 }
 
+/** One error code as the protocol reference lists it (docs/protocol.md#4-error-codes). */
+export interface ErrorCodeDoc {
+  code: ErrorCode;
+  /** Its short name (the JSON-RPC specification's for the standard ones). */
+  name: string;
+  /** When a call gets it. */
+  when: string;
+}
+
+/**
+ * Every error code a call can get, with what it means: the one list docs/protocol.md's table is
+ * generated from (scripts/protocol-tables.ts). A new code is a new row here.
+ */
+export const ERROR_CODES: readonly ErrorCodeDoc[] = [
+  { code: ErrorCode.ParseError, name: 'Parse error', when: 'the line is not valid JSON or not valid UTF-8 (`id: null`)' },
+  {
+    code: ErrorCode.InvalidRequest,
+    name: 'Invalid Request',
+    when: 'not a single request object (batches included), `jsonrpc` is not `"2.0"`, `method` is not a string, `id` is missing, `params` is not an object, the legacy `{op}` protocol, or a line over the limit (after which the connection is closed)',
+  },
+  { code: ErrorCode.MethodNotFound, name: 'Method not found', when: 'unknown method, or a host method (`session/list`, `session/create`, `host/info`) on a per-session socket' },
+  {
+    code: ErrorCode.InvalidParams,
+    name: 'Invalid params',
+    when: 'schema violations (the message names the param), mutually exclusive params, an unknown key name (`data: {key}`), an invalid regex, a missing `session` on the control socket, a duplicate session name',
+  },
+  { code: ErrorCode.InternalError, name: 'Internal error', when: 'an unexpected failure in the host' },
+  { code: ErrorCode.ServerError, name: 'Server error', when: 'the session has exited (`pty/write`, `pty/signal`, `pty/resize`), the program cannot be started' },
+  { code: ErrorCode.UnknownSession, name: 'Unknown session', when: 'no session matches the selector, or more than one does (`data: {session}`)' },
+  { code: ErrorCode.SessionBusy, name: 'Session busy', when: 'another `pty/send` is running in this session' },
+  {
+    code: ErrorCode.Forbidden,
+    name: 'Forbidden',
+    when: 'the caller\'s scoped token does not allow the call: the method needs a larger scope (the message names it), or another session, or a host method (see [Scoped tokens](#scoped-tokens))',
+  },
+];
+
 /** An error that travels to the client as a JSON-RPC error object. */
 export class RpcError extends Error {
   constructor(
