@@ -1,24 +1,11 @@
 import { z } from 'zod';
 import { forbidden, invalidParams } from '../base/errors';
-import { APPROVAL_ANSWERS } from '../agent/approval';
-import { AGENT_APPROVALS, agentPolicy, describePolicy } from '../agent/agent-policy';
+import { agentApproval, approvalAnswer, approvalRequest } from '../agent/approval-request';
+import { agentPolicy, describePolicy } from '../agent/agent-policy';
 import { ClientLink } from '../io/client-link';
 import { isAgentCall } from '../session/input-source';
 import type { MethodContext } from './types';
 import { method } from './spec';
-
-/** An agent's write waiting for the user's answer (the `agent/approval` notification has the same fields). */
-const approvalRequest = z
-  .object({
-    id: z.string(),
-    session: z.string().describe('The session\'s id.'),
-    name: z.string().describe('The session\'s name.'),
-    text: z.string().describe('What the agent wants to type, exactly.'),
-    origin: z.enum(['user', 'agent', 'script']),
-    transport: z.string(),
-    at: z.string().describe('When it was asked, ISO 8601.'),
-  })
-  .meta({ title: 'ApprovalRequest' });
 
 /** Only the user answers: not an agent (its own approval would mean nothing), and not a scoped token. */
 function requireUserSide(ctx: MethodContext, name: string): void {
@@ -51,7 +38,7 @@ export const approveMethod = method({
   target: 'host',
   scope: 'control',
   summary: 'The user\'s answer to an agent\'s approval request: once (Allow once), session (Allow for this session) or deny.',
-  params: z.object({ id: z.string().min(1), decision: z.enum(APPROVAL_ANSWERS as ['once', 'session', 'deny']) }),
+  params: z.object({ id: z.string().min(1), decision: approvalAnswer }),
   result: z.object({ decided: z.boolean().describe('false: the request was no longer waiting (answered elsewhere, timed out, or its caller left).') }),
   handler(ctx, p) {
     // An agent's relay answers only what its own client asked the person (ClientDeclaration.asks).
@@ -65,7 +52,7 @@ export const approveMethod = method({
 });
 
 const policyShape = {
-  approval: z.enum(AGENT_APPROVALS as ['allow', 'ask', 'deny']),
+  approval: agentApproval,
   denyCommands: z.array(z.string()).describe('Regular expressions of lines an agent may never submit.'),
 };
 

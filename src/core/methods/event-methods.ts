@@ -1,34 +1,13 @@
 import { z } from 'zod';
 import { ClientLink } from '../io/client-link';
 import { waitForEvent } from '../io/wait-event';
-import { EVENT_TYPES } from '../session/session-events';
+import { EVENT_TYPES, hostEvent } from '../session/session-events';
 import { nonNegInt, waitMs } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
 /** How long `wait_event` waits by default: as long as a send (an agent waits for a command or the user). */
 export const DEFAULT_WAIT_EVENT_TIMEOUT_MS = 30000;
-
-/** What every event carries (docs/protocol.md#events-ptyevents-and-ptywaitevent). */
-const eventBase = {
-  session: z.string().describe('The session\'s id.'),
-  seq: z.number().describe('One more per event of the host.'),
-  at: z.string().describe('When, ISO 8601.'),
-};
-
-/** One event of the host's log: `pty/event` notifications, `pty/events` replays, `wait_event`. */
-export const hostEvent = z
-  .discriminatedUnion('type', [
-    z.object({ ...eventBase, type: z.literal('command_started'), command: z.string() }),
-    z.object({ ...eventBase, type: z.literal('command_finished'), command: z.string(), exitCode: z.number().nullable(), durationMs: z.number() }),
-    z.object({ ...eventBase, type: z.literal('input_wait') }),
-    z.object({ ...eventBase, type: z.literal('secret_input') }),
-    z.object({ ...eventBase, type: z.literal('bell') }),
-    z.object({ ...eventBase, type: z.literal('title'), title: z.string() }),
-    z.object({ ...eventBase, type: z.literal('resize'), cols: z.number(), rows: z.number() }),
-    z.object({ ...eventBase, type: z.literal('exit'), exitCode: z.number(), signal: z.string().nullable() }),
-  ])
-  .meta({ title: 'Event' });
 
 export const eventsMethod = method({
   name: 'pty/events',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { invalidParams } from '../base/errors';
 import { keyToBytes, KeyNameError } from '../io/keys';
-import { DEFAULT_SEND_IDLE_MS, DEFAULT_SEND_MAX_BYTES, DEFAULT_SEND_TIMEOUT_MS, oneSendAtATime, outcomeOf, send, type SendResult } from '../io/send';
+import { DEFAULT_SEND_IDLE_MS, DEFAULT_SEND_MAX_BYTES, DEFAULT_SEND_TIMEOUT_MS, oneSendAtATime, outcomeOf, send, sendWaitReason, type SendResult } from '../io/send';
 import { joinBudget, noteRoom } from '../io/output-budget';
 import { MAX_WAIT_MS } from '../io/wait';
 import { signalForegroundGroup } from '../process/proc-state';
@@ -54,7 +54,7 @@ function waitParams(defaultTimeout: number) {
 function outcomeFields() {
   return {
     output: z.string().optional().describe('With wait: what appeared after it, as rendered (as pty/send).'),
-    waitReason: z.enum(['command_done', 'stdin_read', 'secret_input', 'user_input', 'inferred_idle', 'timeout', 'session_exit']).optional(),
+    waitReason: sendWaitReason.optional(),
     status: sessionStatus.optional(),
     truncated: z.boolean().optional(),
     waitedMs: z.number().optional(),
@@ -155,7 +155,7 @@ export const sendMethod = method({
   }),
   result: z.object({
     output: z.string(),
-    waitReason: z.enum(['command_done', 'stdin_read', 'secret_input', 'user_input', 'inferred_idle', 'timeout', 'session_exit']),
+    waitReason: sendWaitReason,
     status: sessionStatus,
     truncated: z.boolean(),
     waitedMs: z.number(),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { screenText } from '../mirror/screen-text';
-import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_MS, waitFor } from '../io/wait';
+import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_MS, waitFor, waitReason } from '../io/wait';
 import { invalidParams } from '../base/errors';
 import { cursorPos, int, nonNegInt, screenSize, waitMs } from './schemas';
 import { method } from './spec';
@@ -88,7 +88,7 @@ export const waitMethod = method({
     cursor: cursorPos,
     size: screenSize,
     waitedMs: z.number(),
-    reason: z.enum(['matched', 'timeout', 'idle', 'session_exit']),
+    reason: waitReason,
   }),
   handler(ctx, p) {
     if (p.match !== undefined && p.regex !== undefined) throw invalidParams('match and regex are mutually exclusive');
