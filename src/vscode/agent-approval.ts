@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
-import { AgentNotification, type ApprovalRequest } from '../core/agent/approval';
+import { AgentNotification } from '../core/agent/approval';
+import { agentApproval } from '../core/agent/approval-request';
+import { paramsOf } from '../core/methods/notifications';
 import { ApprovalQuestions } from './approval-questions';
 import type { HostRecord } from '../host/discovery';
 import type { Notification, RpcClient } from '../transport/client/rpc-client';
@@ -42,7 +44,7 @@ export function registerAgentApproval(context: vscode.ExtensionContext, deps: Ag
           deps.terminals.clearAgentTyping(record.hostId);
           questions.hostGone(record.hostId);
         });
-        const r = await client.request<{ pending: ApprovalRequest[]; typing: string[] }>('host/watchAgents', {});
+        const r = await client.call('host/watchAgents', {});
         if (record.kind === 'daemon') {
           daemons.set(key, client);
           await applyPolicy(client, deps);
@@ -70,10 +72,11 @@ export function registerAgentApproval(context: vscode.ExtensionContext, deps: Ag
 
 /** Sets the per-user host's policy for agents' writes from this window's settings. */
 async function applyPolicy(client: RpcClient, deps: AgentApprovalDeps): Promise<void> {
-  const approval = getSetting('agent.approval');
-  const params = { approval: ['allow', 'ask', 'deny'].includes(approval) ? approval : 'ask', denyCommands: getSetting('agent.denyCommands').filter(Boolean) };
+  // A setting the schema does not know (a typo in settings.json) is the editor's default, ask.
+  const approval = agentApproval.safeParse(getSetting('agent.approval'));
+  const params = { approval: approval.success ? approval.data : 'ask', denyCommands: getSetting('agent.denyCommands').filter(Boolean) };
   try {
-    await client.request('host/agentPolicy', params);
+    await client.call('host/agentPolicy', params);
   } catch (e) {
     // A deny rule that is not a regex: said once, and the host keeps the policy it had.
     void vscode.window.showErrorMessage(`Shared PTY: sharedPty.agent settings not applied: ${(e as Error).message}`);
@@ -82,12 +85,12 @@ async function applyPolicy(client: RpcClient, deps: AgentApprovalDeps): Promise<
 }
 
 function onNotification(record: HostRecord, client: RpcClient, n: Notification, questions: ApprovalQuestions, deps: AgentApprovalDeps): void {
-  if (n.method === AgentNotification.Typing) {
-    deps.terminals.setAgentTyping(record.hostId, String(n.params.session), n.params.typing === true);
-  } else if (n.method === AgentNotification.Approval) {
-    questions.ask(record.hostId, client, n.params as unknown as ApprovalRequest);
-  } else if (n.method === AgentNotification.ApprovalEnded) {
-    questions.ended(String(n.params.id));
-  }
+  const typing = paramsOf(n, AgentNotification.Typing);
+  if (typing) return deps.terminals.setAgentTyping(record.hostId, typing.session, typing.typing);
+  // A watcher is sent the whole request (who asks, how, when); the short question is for an agent's own client.
+  const request = paramsOf(n, AgentNotification.Approval);
+  if (request && 'at' in request) return questions.ask(record.hostId, client, request);
+  const ended = paramsOf(n, AgentNotification.ApprovalEnded);
+  if (ended) questions.ended(ended.id);
 }
 

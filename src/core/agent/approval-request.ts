@@ -29,3 +29,11 @@ export const approvalRequest = z
   .meta({ title: 'ApprovalRequest' });
 /** An agent's write waiting for the user's answer. */
 export type ApprovalRequest = z.infer<typeof approvalRequest>;
+
+/**
+ * The same question put to the agent's own client (it declared `client.asks`: its person answers
+ * through form elicitation): what it shows the person, without who asks or how.
+ */
+export const approvalQuestion = approvalRequest.pick({ id: true, session: true, name: true, text: true }).meta({ title: 'ApprovalQuestion' });
+/** An approval question put to the agent's own client. */
+export type ApprovalQuestion = z.infer<typeof approvalQuestion>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { hostEvent } from '../session/session-events';
-import { approvalAnswer, approvalRequest } from '../agent/approval-request';
+import { approvalAnswer, approvalQuestion, approvalRequest } from '../agent/approval-request';
 
 // The notifications of the method table: what the host sends without being asked, after a method
 // started them. Each has a schema like a method's params, so clients read them typed (no casts),
@@ -67,8 +67,9 @@ export const eventNotification = notification({
 export const approvalNotification = notification({
   name: 'agent/approval',
   after: ['host/watchAgents', 'a call with client.asks'],
-  summary: 'An agent\'s write waits for the user\'s answer (host/approve with its id).',
-  params: approvalRequest,
+  summary:
+    'An agent\'s write waits for the user\'s answer (host/approve with its id): an ApprovalRequest to watchers, an ApprovalQuestion (id, session, name, text) to the agent\'s own client when no window watches.',
+  params: z.union([approvalRequest, approvalQuestion]),
 });
 
 export const approvalEndedNotification = notification({
@@ -112,3 +113,20 @@ export type HostNotification = { [N in NotificationName]: { method: N; params: N
 
 /** The table by name. */
 export const NOTIFICATION_INDEX: ReadonlyMap<string, NotificationSpec> = new Map((NOTIFICATIONS as readonly NotificationSpec[]).map((n) => [n.name, n]));
+
+/** A notification as it came off the wire: its method, and params nothing has checked yet. */
+export interface ReceivedNotification {
+  method: string;
+  params: unknown;
+}
+
+/**
+ * The params of `n` when it is the notification `name` and fits its schema (typed by the table);
+ * undefined otherwise. Clients read notifications through this, so what they act on was checked
+ * where it entered (a malformed one is ignored rather than half-used).
+ */
+export function paramsOf<N extends NotificationName>(n: ReceivedNotification, name: N): NotificationParams<N> | undefined {
+  if (n.method !== name) return undefined;
+  const r = (NOTIFICATION_INDEX.get(name) as Extract<AnyNotification, { name: N }>).params.safeParse(n.params);
+  return r.success ? (r.data as NotificationParams<N>) : undefined;
+}

@@ -6,7 +6,7 @@ import { FlowTuning } from '../io/flow-window';
 import type { Session } from '../session/session';
 import { DEFAULT_RING_BYTES } from '../session/ring-buffer';
 import type { MethodContext } from './types';
-import { int, nonNegInt, waitMs } from './schemas';
+import { int, nonNegInt, outputResult, waitMs } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 import { DEFAULT_SNAPSHOT_SCROLLBACK, MAX_SCROLLBACK_PAGE } from './screen-methods';
@@ -25,7 +25,7 @@ export const outputMethod = method({
     maxBytes: int().min(1).optional().describe(`Most bytes returned (at most ${MAX_OUTPUT_READ_BYTES}).`),
     strip: z.boolean().optional().describe('Remove escape sequences.'),
   }),
-  result: z.object({ data: z.string(), cursor: z.number(), dropped: z.number(), running: z.boolean(), exitCode: z.number().nullable() }),
+  result: outputResult,
   async handler(ctx, p) {
     const s = requireSession(ctx);
     const since = p.since ?? 0;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { screenText } from '../mirror/screen-text';
 import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_MS, waitFor, waitReason } from '../io/wait';
 import { invalidParams } from '../base/errors';
-import { cursorPos, int, nonNegInt, screenSize, waitMs } from './schemas';
+import { cursorPos, int, nonNegInt, screenSize, snapshotResult, waitMs } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
@@ -141,7 +141,7 @@ export const snapshotMethod = method({
   summary:
     'Text that redraws the terminal (scrollback, screen, colours, cursor) and the output cursor it corresponds to; subscribe from that cursor to follow on.',
   params: z.object({ scrollback: nonNegInt().max(MAX_SCROLLBACK_PAGE).optional().describe(`Scrollback rows to include (default ${DEFAULT_SNAPSHOT_SCROLLBACK}).`) }),
-  result: z.object({ data: z.string(), cursor: z.number(), cols: z.number(), rows: z.number() }),
+  result: snapshotResult,
   async handler(ctx, p) {
     const s = requireSession(ctx);
     // The picture and the cursor describe the same moment: the mirror says which output it reflects.

@@ -105,3 +105,17 @@ export const tokenInfo = z
     lastUsedAt: z.string().nullable().describe('The last request made with it; null when never used.'),
   })
   .meta({ title: 'TokenInfo' });
+
+/** `pty/output`'s answer: raw output after a cursor, and the program's state (the views follow a session with it). */
+export const outputResult = z.object({ data: z.string(), cursor: z.number(), dropped: z.number(), running: z.boolean(), exitCode: z.number().nullable() });
+
+/** `pty/snapshot`'s answer: text that redraws the terminal, the cursor it stands for, and the size to draw it at. */
+export const snapshotResult = z.object({ data: z.string(), cursor: z.number(), cols: z.number(), rows: z.number() });
+
+/** What every listing, record and `pty/info` says about a session (docs/hosts.md#sessioninfo). */
+export type SessionInfo = z.infer<typeof sessionInfo>;
+/** `pty/output`'s answer. */
+export type OutputResult = z.infer<typeof outputResult>;
+/** `pty/snapshot`'s answer. */
+export type SnapshotResult = z.infer<typeof snapshotResult>;
+export type { CommandRecord } from '../commands/command-record';

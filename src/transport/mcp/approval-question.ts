@@ -1,3 +1,4 @@
+import type { ApprovalRequest } from '../../core/agent/approval-request';
 import type { Choice, PersonPrompt } from './mcp-elicit';
 
 /** The person's answers, as the editor's question offers them (docs/protocol.md#agent-write-approval). */
@@ -11,11 +12,7 @@ const CHOICES: readonly Choice<'once' | 'session' | 'deny'>[] = [
 const MAX_SHOWN_CHARS = 500;
 
 /** An agent's write waiting for the person's answer (the `agent/approval` notification's fields that matter here). */
-export interface ApprovalQuestion {
-  id: string;
-  name: string;
-  text: string;
-}
+export type ApprovalQuestion = Pick<ApprovalRequest, 'id' | 'name' | 'text'>;
 
 /**
  * Asks the person, through the agent's own client (form elicitation), whether the agent may type
