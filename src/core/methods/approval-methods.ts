@@ -5,6 +5,7 @@ import { agentPolicy, describePolicy } from '../agent/agent-policy';
 import { ClientLink } from '../io/client-link';
 import { isAgentCall } from '../session/input-source';
 import type { MethodContext } from './types';
+import { byDefaultSays } from './schemas';
 import { method } from './spec';
 
 /** Only the user answers: not an agent (its own approval would mean nothing), and not a scoped token. */
@@ -62,7 +63,7 @@ export const agentPolicyMethod = method({
   scope: 'control',
   summary:
     'The host\'s policy for agents\' writes: read it, or set it (the editor sets its settings sharedPty.agent.approval and denyCommands on its per-user host, at once).',
-  params: z.object({ approval: policyShape.approval.optional(), denyCommands: policyShape.denyCommands.optional() }),
+  params: z.object({ approval: byDefaultSays('unchanged', policyShape.approval.optional()), denyCommands: byDefaultSays('unchanged', policyShape.denyCommands.optional()) }),
   result: z.object({
     ...policyShape,
     canAsk: z.boolean().describe('A window watches this host to ask the user (host/watchAgents); without one, ask acts as allow.'),

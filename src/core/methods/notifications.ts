@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hostEvent } from '../session/session-events';
+import { hostEvent, type EventType } from '../session/session-events';
 import { approvalAnswer, approvalQuestion, approvalRequest } from '../agent/approval-request';
 
 // The notifications of the method table: what the host sends without being asked, after a method
@@ -91,6 +91,19 @@ export const typingNotification = notification({
   summary: 'An agent\'s write call started (typing: true) or ended (false) on a session: the editor shows "agent typing".',
   params: z.object({ session: z.string().describe('The session\'s id.'), typing: z.boolean() }),
 });
+
+/** When each event type happens, as the protocol reference says (every type must say it). */
+export const EVENT_MEANINGS: Record<EventType, string> = {
+  command_started: 'the shell started a command line (shell integration)',
+  command_finished: 'that command finished (`exitCode` null when the shell did not say)',
+  input_wait:
+    'the foreground process waits for terminal input: a prompt came back, a REPL or `read` waits (once per wait: a new one after Enter or after the program was seen busy)',
+  secret_input: 'it waits for a secret ([Secret input](#secret-input))',
+  bell: 'the program rang the bell (bells within 250 ms make one event)',
+  title: 'the program set the window title (OSC 0 or 2) to a new value',
+  resize: 'the terminal was resized',
+  exit: 'the program ended',
+};
 
 /** Every notification the host sends, in the order docs/protocol.md lists them. */
 export const NOTIFICATIONS = [

@@ -24,5 +24,27 @@ export const selector = z.string().min(1).describe('Session selector: its id, ex
 /** Longest life of a scoped token: 30 days (it ends with its host anyway). */
 export const MAX_TOKEN_SECONDS = 30 * 24 * 3600;
 
+/**
+ * What a param is when the caller leaves it out: a value, or words where it is not one value (the
+ * user's shell). Kept beside the schema, not in it, so a parse leaves absent params absent (handlers
+ * tell "not given" apart) and tools/list stays as it is; the protocol reference's tables show it.
+ */
+export type ParamDefault = { value: unknown } | { says: string };
+
+/** The defaults of the table's params, by field schema (read by scripts/protocol-tables.ts). */
+export const paramDefaults = z.registry<ParamDefault>();
+
+/** `field`, documented as `value` when left out; the handler applies the same named constant. */
+export function byDefault<T extends z.ZodType>(value: unknown, field: T): T {
+  paramDefaults.add(field, { value });
+  return field;
+}
+
+/** `field`, documented by `says` when left out (a default that is not one value). */
+export function byDefaultSays<T extends z.ZodType>(says: string, field: T): T {
+  paramDefaults.add(field, { says });
+  return field;
+}
+
 /** A result with nothing to say. */
 export const empty = z.object({});
