@@ -11,7 +11,8 @@ import { ERROR_CODES } from '../src/core/base/errors';
 import type { MethodSpec } from '../src/core/methods/spec';
 import { METHODS } from '../src/core/methods/table';
 import { EVENT_MEANINGS, NOTIFICATIONS, type NotificationSpec } from '../src/core/methods/notifications';
-import { paramDefaults } from '../src/core/methods/schemas';
+import { agentApprovalNow, commandRecord, lastInput, paramDefaults, sessionInfo, tokenInfo } from '../src/core/methods/schemas';
+import { approvalQuestion, approvalRequest } from '../src/core/agent/approval-request';
 import { hostEvent } from '../src/core/session/session-events';
 import { REST_ROUTES } from '../src/transport/http/rest-routes';
 import { TOOLS } from '../src/transport/mcp/mcp-tools';
@@ -42,7 +43,7 @@ function fields(schema: z.ZodType): string {
 interface Json {
   title?: string;
   description?: string;
-  type?: string;
+  type?: string | string[];
   const?: unknown;
   enum?: unknown[];
   anyOf?: Json[];
@@ -81,6 +82,8 @@ function typeText(js: Json, top = true): string {
   if (js.enum) return js.enum.map((v) => `\`${JSON.stringify(v)}\``).join(' \\| ');
   const options = js.anyOf ?? js.oneOf;
   if (options) return options.map((o) => typeText(o, false)).join(' \\| ');
+  // zod writes a nullable scalar as a list of types: `number \| null`.
+  if (Array.isArray(js.type)) return js.type.map((t) => typeText({ ...js, type: t }, false)).join(' \\| ');
   switch (js.type) {
     case 'integer':
     case 'number': {
@@ -88,6 +91,7 @@ function typeText(js: Json, top = true): string {
       return `${js.type}${range(typeof min === 'number' ? min : undefined, bound(js.maximum))}`;
     }
     case 'string': {
+      if (js.minLength === 1 && js.maxLength === undefined) return 'string, not empty';
       const len = range(js.minLength, js.maxLength, ' chars');
       return `string${len ? `,${len}` : ''}`;
     }
@@ -101,7 +105,12 @@ function typeText(js: Json, top = true): string {
       const props = Object.keys(js.properties ?? {});
       if (!props.length && typeof js.additionalProperties === 'object') return `object of ${typeText(js.additionalProperties, false)}s`;
       const required = new Set(js.required ?? []);
-      return `\`{ ${props.map((p) => (required.has(p) ? p : `${p}?`)).join(', ')} }\``;
+      // A field of one value says it (`{ kind: "running" }`): that is what tells the cases of a union apart.
+      const named = (p: string) => {
+        const f = js.properties![p];
+        return 'const' in f ? `${p}: ${JSON.stringify(f.const)}` : required.has(p) ? p : `${p}?`;
+      };
+      return `\`{ ${props.map(named).join(', ')} }\``;
     }
     case undefined:
       return 'any';
@@ -219,6 +228,40 @@ function eventsTable(): string {
   return ['| `type` | fields | when |', '|---|---|---|', ...rows].join('\n');
 }
 
+/** The named shapes results and notifications refer to, that no hand-written table of their own describes. */
+const SHAPES: readonly z.ZodObject[] = [lastInput, agentApprovalNow, tokenInfo, approvalRequest, approvalQuestion];
+
+function shapesTable(): string {
+  return SHAPES.map((shape) => `\`${jsonOf(shape, 'output').title}\`:\n\n${fieldsTable(shape, 'output')}`).join('\n\n');
+}
+
+/**
+ * Shapes whose table is written by hand (its meanings say more than the schema's descriptions):
+ * the table must name exactly the schema's fields, so a field added to one is added to the other.
+ */
+const HAND_TABLES: readonly { header: string; shape: z.ZodObject }[] = [
+  { header: '| field | type | meaning |', shape: sessionInfo },
+  { header: '| `CommandRecord` field | type | meaning |', shape: commandRecord },
+];
+
+function checkHandTables(doc: string): void {
+  for (const { header, shape } of HAND_TABLES) {
+    const at = doc.indexOf(`\n${header}\n`);
+    if (at < 0) throw new Error(`docs/protocol.md has no table headed ${header}`);
+    const rows = doc.slice(at + header.length + 2).split('\n');
+    const names = rows
+      .slice(1, rows.findIndex((l, i) => i > 0 && !l.startsWith('|')))
+      .flatMap((l) => l.split('|')[1].split(','))
+      .map((n) => n.trim().replace(/`/g, ''));
+    const want = Object.keys(shape.shape);
+    const missing = want.filter((n) => !names.includes(n));
+    const extra = names.filter((n) => !want.includes(n));
+    if (missing.length || extra.length) {
+      throw new Error(`the table headed ${header} in docs/protocol.md does not match the schema: ${missing.length ? `missing ${missing.join(', ')}` : ''}${extra.length ? ` not in the schema: ${extra.join(', ')}` : ''}`);
+    }
+  }
+}
+
 function errorsTable(): string {
   const rows = ERROR_CODES.map((e) => `| ${e.code} | ${e.name} | ${cell(e.when)} |`);
   return ['| code | name | when |', '|---|---|---|', ...rows].join('\n');
@@ -256,7 +299,7 @@ function toolsTable(): string {
   return ['| tool | input | JSON-RPC method | structured result | scope |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 
-const REGION = /(<!-- generated: ([\w-]+)(?: ([\w/]+))? -->\n)[\s\S]*?(\n<!-- end generated -->)/g;
+const REGION = /(<!-- generated: ([\w-]+)(?: ([\w/]+))? -->\n)[\s\S]*?(<!-- end generated -->)/g;
 
 /** The reference with every generated region rewritten from the table; throws when a method has no block of its own. */
 export function renderProtocolDoc(doc: string): string {
@@ -265,16 +308,18 @@ export function renderProtocolDoc(doc: string): string {
     notifications: notificationsTable,
     events: eventsTable,
     errors: errorsTable,
+    shapes: shapesTable,
     rest: restTable,
     tools: toolsTable,
   };
+  checkHandTables(doc);
   const documented = new Set<string>();
   const out = doc.replace(REGION, (all, open: string, kind: string, name: string | undefined, close: string) => {
     if (kind === 'method' && name) {
       documented.add(name);
-      return `${open}${methodBlock(name)}${close}`;
+      return `${open}${methodBlock(name)}\n${close}`;
     }
-    return kind in tables && !name ? `${open}${tables[kind]()}${close}` : all;
+    return kind in tables && !name ? `${open}${tables[kind]()}\n${close}` : all;
   });
   const missing = TABLE.filter((m) => !documented.has(m.name)).map((m) => m.name);
   if (missing.length) throw new Error(`docs/protocol.md has no "<!-- generated: method NAME -->" block for ${missing.join(', ')}: add one in the method's section, then run ${REGENERATE}`);

@@ -18,7 +18,7 @@ export const watchAgentsMethod = method({
   target: 'host',
   scope: 'control',
   summary:
-    'Answer agents\' approval requests and follow agent typing (the editor does): notifications agent/approval (an ApprovalRequest), agent/approvalEnded {id, decision}, agent/typing {session, typing}; until the connection closes.',
+    'Answer agents\' approval requests and follow agent typing (the editor does): notifications agent/approval (an ApprovalRequest), agent/approvalEnded {id, decision?}, agent/typing {session, typing}; until the connection closes.',
   params: z.object({}),
   result: z.object({
     pending: z.array(approvalRequest).describe('Requests already waiting for an answer.'),
