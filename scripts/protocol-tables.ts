@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
+import * as errors from '../src/core/base/errors';
 import { ERROR_CODES } from '../src/core/base/errors';
 import type { MethodSpec } from '../src/core/methods/spec';
 import { METHODS } from '../src/core/methods/table';
@@ -262,9 +263,27 @@ function checkHandTables(doc: string): void {
   }
 }
 
+/**
+ * What an entry of `ERROR_CODES` may say beyond its code, name and when: what its `data` carries, its
+ * REST code (and so its HTTP status) and the code a per-session socket answers instead.
+ */
+interface ErrorCodeMore {
+  data?: string;
+  rest?: string;
+  socketPty?: number;
+}
+
 function errorsTable(): string {
-  const rows = ERROR_CODES.map((e) => `| ${e.code} | ${e.name} | ${cell(e.when)} |`);
-  return ['| code | name | when |', '|---|---|---|', ...rows].join('\n');
+  const entries = ERROR_CODES as readonly ((typeof ERROR_CODES)[number] & ErrorCodeMore)[];
+  const status = (errors as { REST_STATUS?: Record<string, number> }).REST_STATUS;
+  if (!entries.some((e) => e.rest !== undefined) || !status) {
+    const rows = entries.map((e) => `| ${e.code} | ${e.name} | ${cell(e.when)} |`);
+    return ['| code | name | when |', '|---|---|---|', ...rows].join('\n');
+  }
+  const rows = entries.map(
+    (e) => `| ${e.code} | ${e.name} | ${e.rest ? `${status[e.rest]} \`${e.rest}\`` : ''} | ${e.socketPty ?? 'same'} | ${cell(e.when)} | ${e.data === undefined ? '' : cell(e.data)} |`,
+  );
+  return ['| code | name | REST (HTTP status, `error.code`) | per-session socket | when | `data` |', '|---|---|---|---|---|---|', ...rows].join('\n');
 }
 
 const VERB_ORDER = ['GET', 'POST', 'DELETE'];
