@@ -6,6 +6,7 @@ import { readLiveRecords, type HostRecord } from '../host/discovery';
 import { checkRuntimeDir, runtimeDirPath } from '../host/runtime-dir';
 import { RpcClient } from '../transport/client/rpc-client';
 import { SHELL_INTEGRATION_ENV } from '../core/commands/shell-integration';
+import { RemoteSessions } from './remote-sessions';
 import { getSetting } from './settings';
 
 /** The per-user host and a live connection to its control socket. */
@@ -35,8 +36,12 @@ export class HostClients implements vscode.Disposable {
   private _disposed = false;
   private _warned: string | undefined;
   private _lastDaemon: string | undefined;
+  /** The remote hosts of hosts.json, reached through their bridges (docs/editor.md#remote-hosts). */
+  readonly remotes: RemoteSessions;
 
-  constructor(private readonly _opts: HostClientsOptions) {}
+  constructor(private readonly _opts: HostClientsOptions) {
+    this.remotes = new RemoteSessions(_opts.log);
+  }
 
   /** The runtime directory: `sharedPty.runtimeDirectory`, else the default of docs/hosts.md#choosing-the-runtime-directory. */
   runtimeDir(): string {
@@ -89,15 +94,24 @@ export class HostClients implements vscode.Disposable {
     return c;
   }
 
-  /** The connection to the host with this id, if that host still runs. */
+  /** The connection to the local host with this id, if that host still runs. */
   async clientFor(hostId: string): Promise<{ record: HostRecord; client: RpcClient } | undefined> {
     const record = this.records().find((r) => r.hostId === hostId);
     return record ? { record, client: await this.client(record) } : undefined;
   }
 
+  /** The connection to the host with this id, local or remote (a remote one through its bridge, while it is up). */
+  async anyClientFor(hostId: string): Promise<RpcClient | undefined> {
+    const local = await this.clientFor(hostId);
+    if (local) return local.client;
+    const remote = this.remotes.byHostId(hostId)?.live?.client;
+    return remote && !remote.closed ? remote : undefined;
+  }
+
   dispose(): void {
     // Closing the connections releases this window's subscriptions; leases then decide (never a kill).
     this._disposed = true;
+    this.remotes.dispose();
     for (const c of this._clients.values()) void c.then((client) => client.close(), () => undefined);
     this._clients.clear();
   }

@@ -20,20 +20,23 @@ const PLACEHOLDER_URL = 'http://127.0.0.1/mcp';
 
 /**
  * Registers the per-user host's MCP server (Streamable HTTP, bearer token) with the editor, so agent
- * chat finds it with no set-up (docs/editor.md#mcp-registration). With the HTTP server turned off, the stdio server
- * (`shared-pty mcp`) is registered instead.
+ * chat finds it with no set-up (docs/editor.md#mcp-registration). With the HTTP server turned off, or
+ * with remote hosts in hosts.json (docs/editor.md#remote-hosts), the stdio server (`shared-pty mcp`,
+ * which serves every configured host) is registered instead.
  */
 export function registerMcpProvider(context: vscode.ExtensionContext, deps: McpProviderDeps): void {
   if (typeof vscode.lm?.registerMcpServerDefinitionProvider !== 'function') return; // an editor without MCP
   const changed = new vscode.EventEmitter<void>();
   let daemonId = deps.hosts.runningDaemon()?.hostId ?? '';
+  let remoteNames = deps.hosts.remotes.hosts().map((h) => h.name).join(',');
 
   const stdio = () =>
     new vscode.McpStdioServerDefinition(
       MCP_LABEL,
       process.execPath,
       [path.join(deps.extensionPath, 'dist', 'cli.js'), 'mcp'],
-      { ELECTRON_RUN_AS_NODE: '1', SHARED_PTY_DIR: deps.hosts.runtimeDir() },
+      // hosts.json is found as this window finds it.
+      { ELECTRON_RUN_AS_NODE: '1', SHARED_PTY_DIR: deps.hosts.runtimeDir(), ...(process.env.XDG_CONFIG_HOME ? { XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME } : {}) },
       VERSION,
     );
   const http = (record: HostRecord | undefined) => {
@@ -46,7 +49,8 @@ export function registerMcpProvider(context: vscode.ExtensionContext, deps: McpP
     onDidChangeMcpServerDefinitions: changed.event,
     provideMcpServerDefinitions() {
       if (!getSetting('mcp.enabled')) return [];
-      if (!getSetting('http.enabled')) return [stdio()];
+      // The host's own HTTP server serves this machine's sessions; `shared-pty mcp` serves every host of hosts.json too.
+      if (!getSetting('http.enabled') || deps.hosts.remotes.hosts().length > 0) return [stdio()];
       return [http(deps.hosts.runningDaemon())];
     },
     async resolveMcpServerDefinition(def) {
@@ -71,8 +75,11 @@ export function registerMcpProvider(context: vscode.ExtensionContext, deps: McpP
     // A new per-user host has a new port and token.
     deps.watcher.onDidPoll((s) => {
       const id = s.hosts.find((h) => h.kind === 'daemon')?.hostId ?? '';
-      if (id !== daemonId) {
+      // …and a changed hosts.json may switch between the HTTP and the stdio server.
+      const names = deps.hosts.remotes.hosts().map((h) => h.name).join(',');
+      if (id !== daemonId || names !== remoteNames) {
         daemonId = id;
+        remoteNames = names;
         changed.fire();
       }
     }),

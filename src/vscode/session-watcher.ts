@@ -11,6 +11,8 @@ export interface HostedSession {
   hostId: string;
   hostKind: HostKind;
   info: SessionInfo;
+  /** The remote host's name in hosts.json (its sessions come through a bridge); undefined on this machine. */
+  remote?: string;
 }
 
 /** What every live host of this user publishes, as of one reading of the discovery records. */
@@ -32,6 +34,7 @@ export class SessionWatcher implements vscode.Disposable {
   private _snapshot: Snapshot = { hosts: [], sessions: [] };
   private _fingerprint = '';
   private readonly _timer: NodeJS.Timeout;
+  private readonly _remoteSub: vscode.Disposable;
   private readonly _onDidChange = new vscode.EventEmitter<Snapshot>();
   /** The sessions changed (added, removed, renamed, resized, exited, clients). */
   readonly onDidChange = this._onDidChange.event;
@@ -40,7 +43,12 @@ export class SessionWatcher implements vscode.Disposable {
   readonly onDidPoll = this._onDidPoll.event;
 
   constructor(private readonly _hosts: HostClients) {
-    this._timer = setInterval(() => this.refresh(), POLL_MS);
+    this._timer = setInterval(() => {
+      this.refresh();
+      // Remote hosts have no discovery records here: their connected bridges are asked.
+      void _hosts.remotes.poll().then((changed) => changed && this.refresh());
+    }, POLL_MS);
+    this._remoteSub = _hosts.remotes.onDidChange(() => this.refresh());
     this.refresh();
   }
 
@@ -55,7 +63,11 @@ export class SessionWatcher implements vscode.Disposable {
   /** Reads the records now (after an action of ours, so the UI follows at once). */
   refresh(): Snapshot {
     const hosts = this._hosts.records();
-    const sessions = hosts.flatMap((h) => h.sessions.map((info) => ({ hostId: h.hostId, hostKind: h.kind, info })));
+    const sessions: HostedSession[] = hosts.flatMap((h) => h.sessions.map((info) => ({ hostId: h.hostId, hostKind: h.kind, info })));
+    for (const r of this._hosts.remotes.hosts()) {
+      if (!r.live) continue;
+      for (const info of r.live.sessions) sessions.push({ hostId: r.live.hostId, hostKind: 'daemon', info: { ...info, host: r.name }, remote: r.name });
+    }
     const snapshot = { hosts, sessions };
     const fingerprint = JSON.stringify(sessions);
     this._snapshot = snapshot;
@@ -69,6 +81,7 @@ export class SessionWatcher implements vscode.Disposable {
 
   dispose(): void {
     clearInterval(this._timer);
+    this._remoteSub.dispose();
     this._onDidChange.dispose();
     this._onDidPoll.dispose();
   }

@@ -21,13 +21,13 @@ const TERMINAL_REPORTS = /^(?:\x1b\[[?>]?[\d;]*[cnR]|\x1b\[\?[\d;]*\$y|\x1b\][\d
 
 /** What to connect to: a new session of the user's shell, or an existing session. */
 export type PtyTarget =
-  | { kind: 'create'; params: () => Record<string, unknown> }
+  | { kind: 'create'; params: () => Record<string, unknown>; remote?: string }
   | { kind: 'attach'; hostId: string; session: SessionInfo };
 
 /** What the adapter needs from the extension. */
 export interface PtyHooks {
   /** A connection for the target: the per-user host (started if needed) or the named host. */
-  connect(target: PtyTarget): Promise<{ hostId: string; client: RpcClient }>;
+  connect(target: PtyTarget): Promise<{ hostId: string; client: RpcClient; remote?: string }>;
   /** The adapter now shows this session. */
   bound(pty: SharedPseudoterminal): void;
   /** The editor closed the terminal (the user, or the window shutting down): decide what ends. */
@@ -44,9 +44,13 @@ type State = 'idle' | 'starting' | 'live' | 'exited' | 'closed';
 /** What the terminal's name says while an agent's call writes or waits there (docs/editor.md#sharing-and-recording). */
 export const AGENT_TYPING_SUFFIX = ' — agent typing';
 
-/** The terminal name for a session: its origin says who opened it (docs/guarantees.md#http-checks-and-shapes). */
-export function terminalName(origin: Origin, sessionName: string, agentTyping = false): string {
-  const name = origin === 'user' ? `Shared PTY: ${sessionName}` : `Shared PTY (${origin}): ${sessionName}`;
+/**
+ * The terminal name for a session: its origin says who opened it (docs/guarantees.md#http-checks-and-shapes),
+ * and a remote host's name comes first (`build:bash-1`), as the CLI names it.
+ */
+export function terminalName(origin: Origin, sessionName: string, agentTyping = false, host?: string): string {
+  const shown = host ? `${host}:${sessionName}` : sessionName;
+  const name = origin === 'user' ? `Shared PTY: ${shown}` : `Shared PTY (${origin}): ${shown}`;
   return agentTyping ? name + AGENT_TYPING_SUFFIX : name;
 }
 
@@ -164,14 +168,14 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
 
   private async _start(): Promise<void> {
     try {
-      const { hostId, client } = await this._hooks.connect(this.target);
+      const { hostId, client, remote } = await this._hooks.connect(this.target);
       if (this._state !== 'starting') return; // closed while connecting
       this._client = client;
       this._subscriptions.push(toVsDisposable(client.onClose(() => this._onConnectionLost())));
       if (this.target.kind === 'create') {
         const params = { ...this.target.params(), ...(this._dims ? clampDims(this._dims) : {}) };
         const info = await client.call('session/create', params);
-        this._setSession(hostId, info);
+        this._setSession(hostId, remote ? { ...info, host: remote } : info);
         if (this._state !== 'starting') {
           // The terminal closed while the session was being created: it must not outlive it.
           this._hooks.closed(this);
@@ -217,7 +221,7 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
 
   private _fireName(): void {
     if (!this._session) return;
-    const name = terminalName(this._session.origin, this._session.name, this._agentTyping);
+    const name = terminalName(this._session.origin, this._session.name, this._agentTyping, this._session.host);
     if (name === this._name) return;
     this._name = name;
     this._onDidChangeName.fire(name);
@@ -235,7 +239,9 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
   private _onConnectionLost(): void {
     if (this._state !== 'live' && this._state !== 'starting') return;
     this._hostLost = true;
-    this._enqueue('\r\n\x1b[0m[the Shared PTY host went away]\r\n');
+    // A remote host's session runs on over there: only this window's bridge to it dropped.
+    const host = this._session?.host;
+    this._enqueue(host ? `\r\n\x1b[0m[the connection to host ${host} dropped; the session runs on there: open it again from the session list]\r\n` : '\r\n\x1b[0m[the Shared PTY host went away]\r\n');
     this._flush();
     this._state = 'exited';
   }

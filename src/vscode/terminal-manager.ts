@@ -85,9 +85,13 @@ export class TerminalManager implements vscode.Disposable {
     return pty;
   }
 
-  /** Opens a new editor terminal with the user's shell, published at once (`sharedPty.open`). */
-  openUserTerminal(): vscode.Terminal {
-    const pty = this.createUserPty();
+  /**
+   * Opens a new editor terminal with the user's shell, published at once (`sharedPty.open`); on a
+   * remote host of hosts.json, a new session of that machine's shell there.
+   */
+  openUserTerminal(remote?: string): vscode.Terminal {
+    const pty = remote ? new SharedPseudoterminal({ kind: 'create', params: remoteSessionParams, remote }, this._hooks) : this.createUserPty();
+    if (remote) this._entries.add({ pty });
     const terminal = vscode.window.createTerminal({ name: 'Shared PTY', pty, iconPath: TERMINAL_ICON });
     this._entryOf(pty)!.terminal = terminal;
     terminal.show();
@@ -104,14 +108,17 @@ export class TerminalManager implements vscode.Disposable {
     const pty = new SharedPseudoterminal({ kind: 'attach', hostId: s.hostId, session: s.info }, this._hooks);
     const entry: Entry = { pty };
     this._entries.add(entry);
-    entry.terminal = vscode.window.createTerminal({ name: terminalName(s.info.origin, s.info.name), pty, iconPath: TERMINAL_ICON });
+    entry.terminal = vscode.window.createTerminal({ name: terminalName(s.info.origin, s.info.name, false, s.info.host), pty, iconPath: TERMINAL_ICON });
     entry.terminal.show(preserveFocus);
     return entry.terminal;
   }
 
-  /** The editor terminal of this window that shows the session, if any. */
+  /**
+   * The editor terminal of this window that shows the session, if any (one whose connection broke
+   * shows it no more: a remote session is then opened in a new terminal through a new bridge).
+   */
   terminalFor(hostId: string, sessionId: string): vscode.Terminal | undefined {
-    for (const e of this._entries) if (e.pty.hostId === hostId && e.pty.session?.id === sessionId && e.pty.state !== 'closed') return e.terminal;
+    for (const e of this._entries) if (e.pty.hostId === hostId && e.pty.session?.id === sessionId && e.pty.state !== 'closed' && !e.pty.hostLost) return e.terminal;
     return undefined;
   }
 
@@ -162,10 +169,20 @@ export class TerminalManager implements vscode.Disposable {
 
   // ---- hooks of the pseudoterminals
 
-  private async _connect(target: PtyTarget): Promise<{ hostId: string; client: RpcClient }> {
+  private async _connect(target: PtyTarget): Promise<{ hostId: string; client: RpcClient; remote?: string }> {
+    if (target.kind === 'create' && target.remote) {
+      const { hostId, client, name } = await this._deps.hosts.remotes.connect(target.remote);
+      return { hostId, client, remote: name };
+    }
     if (target.kind === 'create') {
       const { record, client } = await this._deps.hosts.daemon();
       return { hostId: record.hostId, client };
+    }
+    if (target.session.host) {
+      // A remote session: through its host's bridge, made again if it dropped.
+      const { hostId, client, name } = await this._deps.hosts.remotes.connect(target.session.host);
+      if (hostId !== target.hostId) throw new Error(`host "${name}" was restarted: session ${target.session.name} ended with the host that ran it`);
+      return { hostId, client, remote: name };
     }
     const found = await this._deps.hosts.clientFor(target.hostId);
     if (!found) throw new Error(`the host of session ${target.session.name} is no longer running`);
@@ -174,6 +191,16 @@ export class TerminalManager implements vscode.Disposable {
 
   private _bound(pty: SharedPseudoterminal): void {
     if (!pty.hostId || !pty.session) return;
+    if (pty.session.host) {
+      // A remote session: listed at once (the next poll of its host would be late for _followSessions);
+      // not re-opened after a reload, which makes no bridge before the person asks for one.
+      this._deps.hosts.remotes.noteSession(pty.hostId, pty.session);
+      this._known.add(sessionKey(pty.hostId, pty.session.id));
+      pty.setAgentTyping(this._agentTyping.has(sessionKey(pty.hostId, pty.session.id)));
+      this._deps.log.info(`terminal shows ${pty.session.host}:${pty.session.name} (${pty.session.id}, pid ${pty.session.pid}, origin ${pty.session.origin})`);
+      setTimeout(() => this._deps.watcher.refresh(), 50);
+      return;
+    }
     const list = this._remembered().filter((r) => !(r.hostId === pty.hostId && r.id === pty.session!.id));
     list.push({ hostId: pty.hostId, id: pty.session.id });
     void this._deps.state.update(Ids.rememberedSessions, list);
@@ -215,10 +242,10 @@ export class TerminalManager implements vscode.Disposable {
   private async _kill(pty: SharedPseudoterminal, why: string): Promise<void> {
     if (!pty.hostId || !pty.session) return;
     try {
-      const found = await this._deps.hosts.clientFor(pty.hostId);
-      if (!found) return;
+      const client = await this._deps.hosts.anyClientFor(pty.hostId);
+      if (!client) return;
       this._deps.log.info(`ending session ${pty.session.id}: ${why}`);
-      await found.client.call('pty/kill', { session: pty.session.id });
+      await client.call('pty/kill', { session: pty.session.id });
     } catch (e) {
       this._deps.log.warn(`pty/kill ${pty.session.id}: ${(e as Error).message}`);
     }
@@ -314,6 +341,14 @@ export class TerminalManager implements vscode.Disposable {
     const next = list.filter((r) => !(r.hostId === pty.hostId && r.id === pty.session!.id));
     if (next.length !== list.length) void this._deps.state.update(Ids.rememberedSessions, next);
   }
+}
+
+/**
+ * `session/create` params for a session the person opens on a remote host: that machine's shell
+ * in its home (this window's shell setting and folder are paths of this machine).
+ */
+function remoteSessionParams(): Record<string, unknown> {
+  return { origin: 'user', leaseSeconds: Math.max(0, getSetting('reattachSeconds')) };
 }
 
 /** `session/create` params for the user's shell in this window (docs/editor.md#the-shell). */

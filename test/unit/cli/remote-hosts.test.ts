@@ -26,8 +26,8 @@ import { bashEnv, buildCli, childrenOf, CLI, freePort, pidAlive, REPO_ROOT } fro
  * Node and ours: seconds each on 2 busy cores), finite so a hang fails instead of blocking.
  */
 const TEST_TIMEOUT = 120_000;
-/** The flood sent through ssh to an attached terminal. */
-const FLOOD_BYTES = 8 * 1024 * 1024;
+/** The flood sent through ssh to an attached terminal: 20 MB, a big build log or a `cat` of a large file. */
+const FLOOD_BYTES = 20_000_000;
 /** What the person types at the remote password prompt; it must show in no MCP result. */
 const SECRET = 'remote-secret-Qx7';
 
