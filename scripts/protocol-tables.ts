@@ -180,7 +180,7 @@ function methodBlock(name: string): string {
   const m = TABLE.find((x) => x.name === name);
   if (!m) throw new Error(`docs/protocol.md has a generated block for ${name}, which the method table does not have`);
   const where = m.target === 'host' ? 'Control socket and `/rpc` only' : m.target === 'session-or-host' ? 'Any socket; on a control endpoint `session` is optional' : 'Any socket (on a control endpoint, with `session`)';
-  return [`*${where}; scope \`${m.scope}\`${m.needsRunning ? '; refused (-32000) once the session has exited' : ''}.*`, '', paramsTable(m), '', resultText(m)].join('\n');
+  return [`*${where}; scope \`${m.scope}\`${m.needsRunning ? '; refused once the session has exited ([error codes](#4-error-codes))' : ''}.*`, '', paramsTable(m), '', resultText(m)].join('\n');
 }
 
 // ---- The tables of the whole protocol.
