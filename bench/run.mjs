@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 import { screenUnderLoad } from './screen-under-load.mjs';
 import { runInteractive } from './interactive.mjs';
+import { scale } from './scale.mjs';
+import { memoryServe } from './memory-serve.mjs';
 import { runRemote } from './remote.mjs';
 import { rpc } from './serve-client.mjs';
 import { writeBase64Lines } from './data.mjs';
@@ -24,9 +26,9 @@ const REPS = Number(process.env.BENCH_REPS ?? 3);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 10);
 const LINES = Number(process.env.BENCH_LINES ?? 12000);
 const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 5000);
-const ONLY = process.env.BENCH_ONLY ?? ''; // 'throughput', 'load', 'interactive', 'memory' or 'remote' to run one part
+const ONLY = process.env.BENCH_ONLY ?? ''; // 'throughput', 'load', 'interactive', 'memory', 'scale' or 'remote' to run one part
 const FLOOD_MS = Number(process.env.BENCH_FLOOD_MS ?? 3000);
-const DEADLINE_MS = 540_000; // the whole bench stays under 9 minutes (7 before (g), whose ssh logins take seconds each on a busy machine)
+const DEADLINE_MS = 1_020_000; // the whole bench stays under 17 minutes: 9 before (h) and (i), which take 5-8 (100 and 256 sessions, each against tmux)
 
 const started = Date.now();
 const now = () => Number(process.hrtime.bigint()) / 1e6;
@@ -311,6 +313,8 @@ async function main() {
   if (hasTmux && (!ONLY || ONLY === 'interactive')) await interactivePart();
   if (!ONLY || ONLY === 'memory') await memoryPart();
   if (!ONLY || ONLY === 'remote') await remotePart();
+  if (hasTmux && (!ONLY || ONLY === 'memory')) await memoryServePart();
+  if (hasTmux && (!ONLY || ONLY === 'scale')) await scalePart();
   console.log(`\nbench took ${fmt((Date.now() - started) / 1000)} s`);
 }
 
@@ -385,6 +389,20 @@ async function loadPart() {
   checkDeadline('the screen under load');
   console.log('');
   console.log(await screenUnderLoad({ dir: tmp, reps: REPS, mb: MB, floodMs: FLOOD_MS, log: () => checkDeadline('the next load round') }));
+}
+
+/** (i): memory per session with 10,000 coloured rows and the oldest 100 rows, as users run it (bench/memory-serve.mjs). */
+async function memoryServePart() {
+  checkDeadline('memory as users run it');
+  console.log('');
+  console.log(await memoryServe({ dir: tmp, reps: REPS, sessions: SESSIONS, lines: 10_000, log: () => checkDeadline('the next memory round') }));
+}
+
+/** (h): 100 flooding sessions and 256 idle ones against tmux (bench/scale.mjs). */
+async function scalePart() {
+  checkDeadline('scale');
+  console.log('');
+  console.log(await scale({ dir: tmp, reps: REPS, sessions: Number(process.env.BENCH_SESSIONS_FLOOD ?? 100), floodMs: Number(process.env.BENCH_SCALE_FLOOD_MS ?? 5000), log: () => checkDeadline('the next scale round') }));
 }
 
 /** (g) Echo and a screen read through ssh, against `ssh -t tmux` (bench/remote.mjs). */

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { McpServer } from '@modelcontextprotocol/server';
-import { ErrorCode, RpcError } from '../core/base/errors';
+import { ErrorCode, hostGone, RpcError } from '../core/base/errors';
 import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector, selectOrThrow } from '../core/session/selector';
 import { ensureDaemon } from '../host/daemon';
@@ -114,7 +114,8 @@ export class DiscoveryBackend implements ToolBackend {
       }
     } catch (e) {
       if (e instanceof RpcCallError) throw new RpcError(e.code, e.message, e.data);
-      if (e instanceof RemoteHostError || e instanceof HostsConfigError) throw new RpcError(ErrorCode.ServerError, e.message);
+      if (e instanceof RemoteHostError) throw hostGone(e.message, e.host);
+      if (e instanceof HostsConfigError) throw new RpcError(ErrorCode.ServerError, e.message);
       throw e;
     }
   }
@@ -125,7 +126,7 @@ export class DiscoveryBackend implements ToolBackend {
     try {
       return await client.request(method, { ...params, client: AGENT_OVER_STDIO });
     } catch (e) {
-      if (e instanceof ConnectionClosedError) throw new RpcError(ErrorCode.ServerError, await this._remotes.dropMessage(name), { host: name });
+      if (e instanceof ConnectionClosedError) throw hostGone(await this._remotes.dropMessage(name), name);
       throw e;
     }
   }
@@ -213,7 +214,7 @@ export class DiscoveryBackend implements ToolBackend {
       this._reported.add(host.hostId);
       process.stderr.write(`shared-pty mcp: ${message}\n`);
     }
-    return new RpcError(ErrorCode.ServerError, message, { host: host.hostId });
+    return hostGone(message, host.hostId);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { invalidParams, serverError } from '../base/errors';
+import { declined, invalidParams } from '../base/errors';
 import type { Session } from '../session/session';
 import { isAgentCall, type InputSource } from '../session/input-source';
 import { MAX_TYPED_LINE_CHARS } from '../session/typed-line';
@@ -49,7 +49,7 @@ export function checkAgentWrite(policy: AgentPolicy | undefined, session: Sessio
     const { lines, overflow } = session.typedLine.preview(text);
     const refuse = (why: string): never => {
       session.noteAgentDecision(from, 'deny_rule', text);
-      throw serverError(`${why}; nothing was written. Ask the user to run it themselves if it is needed.`, { session: session.id, denied: true });
+      throw declined(`${why}; nothing was written. Ask the user to run it themselves if it is needed.`, { session: session.id });
     };
     if (overflow) refuse(`The line in the terminal is longer than ${MAX_TYPED_LINE_CHARS} characters, too long to check against the user's deny rules`);
     const own = text.split(/[\r\n]+/).filter((l) => l.trim() !== '');
@@ -58,7 +58,7 @@ export function checkAgentWrite(policy: AgentPolicy | undefined, session: Sessio
   }
   if (policy.approval === 'deny' && session.options.origin === 'user') {
     session.noteAgentDecision(from, 'policy_deny', text);
-    throw serverError(`The user declined: agents may not type into session ${session.name}, which the user opened (agent approval: deny); nothing was written. Open a session of your own with open_session, or ask the user.`, { session: session.id, denied: true });
+    throw declined(`The user declined: agents may not type into session ${session.name}, which the user opened (agent approval: deny); nothing was written. Open a session of your own with open_session, or ask the user.`, { session: session.id });
   }
 }
 
@@ -84,7 +84,7 @@ export const NOBODY_TO_ASK =
 export function checkAgentCommand(policy: AgentPolicy | undefined, from: InputSource, argv: readonly string[]): void {
   if (!policy || policy.denyCommands.length === 0 || !isAgentCall(from) || argv.length === 0) return;
   const refuse = (why: string): never => {
-    throw serverError(`${why}; no session was opened. Ask the user to run it themselves if it is needed.`, { denied: true });
+    throw declined(`${why}; no session was opened. Ask the user to run it themselves if it is needed.`, {});
   };
   const rule = firstDenyRule(policy, argvToJudge(argv), from, refuse);
   if (rule) refuse(`The user does not allow agents to run this in a terminal (deny rule ${rule.source})`);

@@ -1,4 +1,4 @@
-import { serverError } from '../base/errors';
+import { declined, sessionExited } from '../base/errors';
 import type { IDisposable } from '../base/lifecycle';
 import type { Session } from '../session/session';
 import { isAgentCall, type ApprovalDecision, type InputSource } from '../session/input-source';
@@ -79,11 +79,11 @@ async function approve(
     await refuseAgentDuringSecretInput(session, from);
     return decision;
   }
-  if (!session.running) throw serverError(`Session ${session.name} ended while the user was asked; nothing was written.`, { session: session.id, approval: decision });
-  throw serverError(
+  if (!session.running) throw sessionExited(session.id, `Session ${session.name} ended while the user was asked; nothing was written.`, { approval: decision });
+  throw declined(
     answer === 'deny'
       ? `The user declined: they did not allow the agent to type into session ${session.name}; nothing was written. Ask the user, or open a session of your own with open_session.`
       : `The user declined: nobody allowed the agent to type into session ${session.name} within the call's timeout; nothing was written. Ask the user to answer the Shared PTY prompt in their editor, or open a session of your own with open_session.`,
-    { session: session.id, denied: true, approval: decision },
+    { session: session.id, approval: decision },
   );
 }

@@ -1,6 +1,7 @@
 import { forbidden, type RpcError } from '../base/errors';
 import type { Grant, TokenScope } from '../io/caller';
 import type { Session } from '../session/session';
+import type { SessionRegistry } from '../session/registry';
 import type { MethodScope, MethodSpec } from './spec';
 
 /** Each token scope and the method scopes it allows (docs/protocol.md#ptyrecord: each allows what the ones before it do). */
@@ -28,6 +29,30 @@ export function refusal(grant: Grant, spec: MethodSpec): RpcError | undefined {
     return forbidden(`${spec.name} needs the host's own token; this token reaches only session ${grant.onlySession}`);
   }
   return undefined;
+}
+
+/**
+ * The session `selector` names, as `grant` may reach it: the one rule every surface asks (the
+ * method table, REST's path, the stream's and the view's URLs). An unknown or ambiguous selector is
+ * -32001; for a token bound to one session, any other is -32004, known or not (a token learns
+ * nothing of the others).
+ */
+export function reachSession(registry: SessionRegistry, grant: Grant, selector: string): Session {
+  let session: Session;
+  try {
+    session = registry.resolve(selector);
+  } catch (e) {
+    if (grant.onlySession !== undefined) throw outOfReach(grant);
+    throw e;
+  }
+  checkReach(grant, session);
+  return session;
+}
+
+/** How many sessions `grant` reaches: all of them, or for a token bound to one session its own (1, or 0 once it ended). */
+export function sessionsInReach(registry: SessionRegistry, grant: Grant): number {
+  if (grant.onlySession === undefined) return registry.size;
+  return registry.get(grant.onlySession) ? 1 : 0;
 }
 
 /** Refuses a call about `session` from a token bound to another one. */

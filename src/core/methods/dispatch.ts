@@ -1,10 +1,10 @@
-import { ErrorCode, RpcError, serverError, toRpcError } from '../base/errors';
+import { ErrorCode, jsonRpcErrorOf, RpcError, sessionExited, type JsonRpcErrorObject, type RpcDialect } from '../base/errors';
 import { METHOD_INDEX, parseParams } from './table';
 import type { Session } from '../session/session';
 import { parseClientDeclaration, type Caller } from '../io/caller';
 import { ClientLink } from '../io/client-link';
 import type { HostServices, MethodContext } from './types';
-import { checkReach, outOfReach, refusal } from './access';
+import { checkReach, reachSession, refusal } from './access';
 
 export type JsonRpcId = string | number | null;
 
@@ -12,7 +12,7 @@ export interface JsonRpcResponse {
   jsonrpc: '2.0';
   id: JsonRpcId;
   result?: unknown;
-  error?: { code: number; message: string; data?: unknown };
+  error?: JsonRpcErrorObject;
 }
 
 /** Where a call arrives: a per-session socket (session implied) or a host control endpoint. */
@@ -26,9 +26,14 @@ export interface DispatchOptions {
   signal: AbortSignal;
 }
 
-/** A JSON-RPC error response. */
-export function errorResponse(id: JsonRpcId, err: RpcError): JsonRpcResponse {
-  return { jsonrpc: '2.0', id, error: err.toJSON() };
+/** A JSON-RPC error response, in the codes of the endpoint's dialect (a per-session socket speaks socket-pty's). */
+export function errorResponse(id: JsonRpcId, err: unknown, dialect: RpcDialect = 'host'): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, error: jsonRpcErrorOf(err, dialect) };
+}
+
+/** The error dialect of an endpoint: a per-session socket is socket-pty's. */
+export function dialectOf(mode: DispatchMode): RpcDialect {
+  return mode.kind === 'session' ? 'socket-pty' : 'host';
 }
 
 /**
@@ -46,7 +51,7 @@ export async function dispatch(message: unknown, opts: DispatchOptions): Promise
     const result = await invoke(req.method, req.params, { ...opts, afterResponse: (fn) => afterSend.push(fn) });
     return { response: { jsonrpc: '2.0', id, result: result ?? {} }, afterSend };
   } catch (err) {
-    return { response: errorResponse(id, toRpcError(err)), afterSend: [] };
+    return { response: errorResponse(id, err, dialectOf(opts.mode)), afterSend: [] };
   }
 }
 
@@ -81,10 +86,10 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
     else {
       const { session: selector, ...rest } = params;
       params = rest;
-      if (typeof selector === 'string' && selector !== '') session = resolveFor(opts, selector);
+      if (typeof selector === 'string' && selector !== '') session = reachSession(opts.services.registry, opts.caller, selector);
       else if (opts.caller.onlySession !== undefined && selector === undefined) {
         // A scoped token's "every session" is its own session (pty/events without a session).
-        session = resolveFor(opts, opts.caller.onlySession);
+        session = reachSession(opts.services.registry, opts.caller, opts.caller.onlySession);
       } else if (spec.target === 'session' || selector !== undefined) {
         throw new RpcError(ErrorCode.InvalidParams, `${method} needs a session selector (id, name or id prefix) in params.session`);
       }
@@ -104,7 +109,7 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
   let result: unknown;
   try {
     const valid = parseParams(spec, params);
-    if (spec.needsRunning && !session?.running) throw serverError('The session has exited');
+    if (spec.needsRunning && !session?.running) throw sessionExited(session?.id ?? '');
     result = (await spec.handler(ctx, valid as never)) ?? {};
   } finally {
     call?.dispose();
@@ -112,16 +117,6 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
   // One-shot callers (REST, MCP) have no response to wait for: run the follow-ups now.
   if (!opts.afterResponse) for (const fn of after) setImmediate(fn);
   return result;
-}
-
-/** Resolves a selector; for a scoped token any session but its own is refused, known or not. */
-function resolveFor(opts: InvokeOptions, selector: string): Session {
-  try {
-    return opts.services.registry.resolve(selector);
-  } catch (e) {
-    if (opts.caller.onlySession !== undefined) throw outOfReach(opts.caller);
-    throw e;
-  }
 }
 
 function checkEnvelope(message: unknown): { method: string; params: Record<string, unknown> } {

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { invalidParams, serverError } from '../base/errors';
+import { invalidParams, serverError, sessionExited } from '../base/errors';
 import { CastFormatError, readCastFile } from '../session/cast-file';
 import { Recorder } from '../session/recorder';
 import { defaultRecordingPath } from '../session/recording-path';
@@ -55,7 +55,7 @@ export const recordMethod = method({
       return { recording: false, path: current.path, cursor: s.cursor };
     }
     if (current?.recording) throw serverError(`Session ${s.name} is already being recorded to ${current.path}; stop that first (shared-pty record ${s.name} --stop)`, { path: current.path });
-    if (!s.running) throw serverError('The session has exited: there is nothing left to record');
+    if (!s.running) throw sessionExited(s.id, 'The session has exited: there is nothing left to record');
     let file = p.path === undefined ? undefined : path.resolve(s.cwd, p.path);
     let recorder: Recorder;
     try {

@@ -34,6 +34,8 @@ export class InputWatch extends Disposable {
   /** Bumped by every submitted line: a probe that started before it says nothing about after it. */
   private _generation = 0;
   private _stopped = false;
+  /** Output is waiting to be read (the parser is behind): the job is not quiet, whatever the clock says. */
+  private _held = false;
   private readonly _onDidChange = this._register(new Emitter<WaitState>());
   /** The state changed (to `input` or `secret`: a new wait). */
   readonly onDidChange = this._onDidChange.event;
@@ -59,6 +61,18 @@ export class InputWatch extends Disposable {
   activity(): void {
     this._lastActivity = Date.now();
     if (!this._timer.value && !this._probing && !this._stopped) this._arm(InputWatchTuning.QuietMs);
+  }
+
+  /**
+   * The host stopped reading the PTY because the screen's parser fell behind (a flood): output is
+   * still coming, so no probe is due until reading resumes, when the quiet time starts again. A
+   * host with many flooding sessions would otherwise scan /proc for each of them whenever its
+   * event loop is slower than the quiet time (bench/README.md, issue 25: scale).
+   */
+  hold(held: boolean): void {
+    if (held === this._held) return;
+    this._held = held;
+    if (!held) this.activity();
   }
 
   /** A line was typed (Enter): whatever the job waited for, it now has input to work on. */
@@ -102,6 +116,7 @@ export class InputWatch extends Disposable {
   private _onTimer(): void {
     this._timer.clear();
     if (this._stopped || this.isDisposed) return;
+    if (this._held) return; // reading resumes with activity(), which arms the timer again
     const now = Date.now();
     const quietFor = now - this._lastActivity;
     if (quietFor < InputWatchTuning.QuietMs) return this._arm(InputWatchTuning.QuietMs - quietFor);

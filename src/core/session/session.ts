@@ -561,6 +561,7 @@ export class Session extends Disposable {
     const before = this._pauses.size > 0;
     if (paused) this._pauses.add(reason);
     else this._pauses.delete(reason);
+    if (reason === 'parser') this.inputWatch.hold(paused);
     const after = this._pauses.size > 0;
     if (before === after || !this.running) return;
     if (after) this._pty.pause();

@@ -1,22 +1,29 @@
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { HostServices } from '../../core/methods/types';
 import type { IDisposable } from '../../core/base/lifecycle';
 import { HttpGuard, newToken, pageCookieName, type Access, type PageTarget } from './http-security';
+
+/** What an `open` route is handed: no grant (its own id is its credential). */
+const NO_ACCESS: Access = { scope: 'view', viewOnly: true };
 import { PageSessions } from './page-sessions';
 import { refusalMessage, sendRefusal } from '../pages/refusal-page';
 import { ScopedTokens } from './scoped-tokens';
-import { decodeSegment, sendError, sendJson } from './http-util';
+import { sendError, sendJson, sendJsonRpcError, sendRpcError } from './http-util';
 import { HttpConnections, InFlightPerToken, principalOf, tooManyHttpInFlight } from './http-limits';
 import { HTTP_AUTHENTICATE_WITHIN_MS, MAX_HTTP_CONNECTIONS, MAX_IN_FLIGHT_REQUESTS, MAX_UNAUTHENTICATED_HTTP_CONNECTIONS } from '../../core/base/limits';
-import type { RpcError } from '../../core/base/errors';
-import { handleRest } from './rest-routes';
+import { ErrorCode, REST_STATUS, toRpcError, type RpcError } from '../../core/base/errors';
+import { FULL_GRANT } from '../../core/io/caller';
+import { reachSession, sessionsInReach } from '../../core/methods/access';
+import { REST_ROUTES, serveRest } from './rest-routes';
+import { matchRoute, type HttpRoute, type RouteParams } from './http-router';
 import { handleViewAsset, handleViewPage } from '../pages/view-page';
 import { ReplayLinks } from '../pages/replay-links';
-import { handleReplay, isReplayPath, replayLinkId } from '../pages/replay-page';
+import { handleReplay, replayTarget, type ReplayPart } from '../pages/replay-page';
 import { SecretLinks } from '../pages/secret-links';
-import { handleSecretPage, secretPageId } from '../pages/secret-page';
+import { handleSecretPage } from '../pages/secret-page';
 import { serveRpcWebSocket } from '../ws/ws-rpc';
 import { serveStream } from '../ws/ws-stream';
 
@@ -85,6 +92,25 @@ function answerPreflight(res: http.ServerResponse): void {
   res.end();
 }
 
+/** What a request's route is handed once the checks have passed. */
+interface Call {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+  url: URL;
+  params: RouteParams;
+  access: Access;
+}
+/** What a WebSocket upgrade's route is handed once the checks have passed. */
+interface UpgradeCall {
+  req: http.IncomingMessage;
+  socket: Duplex;
+  head: Buffer;
+  url: URL;
+  params: RouteParams;
+  access: Access;
+  reject: (status: number, text: string) => void;
+}
+
 /** One HTTP server per host on 127.0.0.1: REST, the WebSocket stream and `/rpc`, `/mcp`, and the browser view. */
 export async function startHttpServer(services: HostServices, options: HttpServerOptions): Promise<HttpServer> {
   const token = options.token ?? newToken();
@@ -113,10 +139,97 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   const guard = new HttpGuard(token, port, options.allowedOrigins, tokens, pages);
   const wss = new WebSocketServer({ noServer: true, maxPayload: HttpLimits.MaxWsPayload });
 
+  /**
+   * Every HTTP route of the host, as data (docs/protocol.md#5-http-and-websocket): what it answers, who may call it,
+   * what serves it. The checks (Host, Origin, the credential where the route's access says, the
+   * connection and in-flight limits) are applied to all of them in `handleRequest`, in one place.
+   */
+  const routes: ReadonlyArray<HttpRoute<(c: Call) => Promise<void> | void>> = [
+    // A secret page's one-time id is its only credential: no token, no cookie, nothing else it opens.
+    { verbs: '*', pattern: '/secret/:id', access: 'open', handle: (c) => handleSecretPage(services, secretPages, c.req, c.res, c.params.raw.id) },
+    {
+      verbs: ['GET'],
+      pattern: '/health',
+      access: 'api',
+      handle: (c) => sendJson(c.res, 200, { ok: true, data: { hostId: options.hostId, sessions: sessionsReached(c.access) } }),
+    },
+    // The MCP SDK loads on the first /mcp request: a host nobody asks for MCP stays lighter.
+    { verbs: '*', pattern: '/mcp', access: 'api', handle: async (c) => (await import('../mcp/mcp-http')).handleMcp(services, c.req, c.res, c.access) },
+    {
+      verbs: '*',
+      pattern: '/sessions/:id/view',
+      access: 'page',
+      page: (p) => ({ target: { session: sessionIdOf(p.decoded.id) }, link: true }),
+      // A malformed percent-encoding names no session: the raw segment is looked up, and found nowhere.
+      handle: (c) => handleViewPage(services, c.req, c.res, c.url, c.access, c.params.decoded.id ?? c.params.raw.id),
+    },
+    { verbs: '*', pattern: '/view/*', access: 'page', page: () => ({ target: 'any', link: false }), handle: (c) => handleViewAsset(c.req, c.res, c.url) },
+    replayRoute('/replay', () => ({ kind: 'picker' })),
+    replayRoute('/replay/assets/:name', (p) => ({ kind: 'asset', name: p.raw.name })),
+    replayRoute('/replay/:id', (p) => ({ kind: 'link', id: p.raw.id, what: 'page' })),
+    replayRoute('/replay/:id/cast', (p) => ({ kind: 'link', id: p.raw.id, what: 'cast' })),
+    replayRoute('/replay/:id/assets/:name', (p) => ({ kind: 'link', id: p.raw.id, what: { asset: p.raw.name } })),
+    ...REST_ROUTES.map(
+      (r): HttpRoute<(c: Call) => Promise<void>> => ({
+        verbs: [r.rest.verb],
+        pattern: r.rest.path,
+        access: 'api',
+        handle: (c) => serveRest(services, r, c.req, c.res, c.url, c.access, c.params.raw.id === undefined ? undefined : (c.params.decoded.id ?? '')),
+      }),
+    ),
+  ];
+
+  /** A page of the replayer: the part of it a path names, opened by its link's page cookie (or any, for the shared ones). */
+  function replayRoute(pattern: string, part: (p: RouteParams) => ReplayPart): HttpRoute<(c: Call) => void> {
+    return {
+      verbs: '*',
+      pattern,
+      access: 'page',
+      page: (p) => {
+        const what = part(p);
+        return what.kind === 'link' ? replayTarget(what.id, what.what === 'page') : { target: 'any', link: false };
+      },
+      handle: (c) => handleReplay(replays, c.req, c.res, c.url, c.access, part(c.params)),
+    };
+  }
+
+  /** The WebSocket routes: `/rpc`, and a session's stream (which the view page's cookie may open). */
+  const upgrades: ReadonlyArray<HttpRoute<(c: UpgradeCall) => void>> = [
+    {
+      verbs: ['GET'],
+      pattern: '/rpc',
+      access: 'upgrade',
+      handle: (c) =>
+        wss.handleUpgrade(c.req, c.socket, c.head, (ws) => {
+          closeWithToken(ws, c.access);
+          serveRpcWebSocket(services, ws, c.access, maxInFlight);
+        }),
+    },
+    {
+      verbs: ['GET'],
+      pattern: '/sessions/:id/stream',
+      access: 'upgrade',
+      page: (p) => ({ target: { session: sessionIdOf(p.decoded.id) }, link: false }),
+      handle: (c) => {
+        const selector = c.params.decoded.id;
+        // Thrown here, a malformed percent-encoding would end the whole host.
+        if (selector === undefined) return c.reject(400, 'Bad Request');
+        // The one reach rule (core/methods/access.ts): another session than a scoped token's, known or not, is 403.
+        if (outOfReach(c.access, selector)) return c.reject(403, 'Forbidden');
+        const scope = c.url.searchParams.get('readonly') === '1' ? 'view' : c.access.scope;
+        wss.handleUpgrade(c.req, c.socket, c.head, (ws) => {
+          closeWithToken(ws, c.access);
+          serveStream(services, ws, selector, { grant: { scope, onlySession: c.access.onlySession, holder: c.access.holder }, resync: c.url.searchParams.get('resync') === '1' });
+        });
+      },
+    },
+  ];
+
   server.on('request', (req, res) => {
     void handleRequest(req, res).catch((e) => sendError(res, 'INTERNAL', `Internal error: ${(e as Error).message}`));
   });
 
+  /** The checks every request passes, in this order, then its route (or "No route", 404). */
   async function handleRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const refusal = guard.checkSource(req);
     if (refusal) return sendError(res, refusal.code, refusal.message);
@@ -124,10 +237,9 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
     if (guard.isPreflight(req)) return answerPreflight(res);
     const u = new URL(req.url ?? '/', url);
-    // A secret page's one-time id is its only credential: no token, no cookie, nothing else it opens.
-    const secretId = secretPageId(u.pathname);
-    if (secretId) return handleSecretPage(services, secretPages, req, res, secretId);
-    const page = pageOf(u.pathname);
+    const matched = matchRoute(routes, req.method ?? 'GET', u.pathname);
+    if (matched?.route.access === 'open') return matched.route.handle({ req, res, url: u, params: matched.params, access: NO_ACCESS });
+    const page = matched?.route.access === 'page' ? matched.route.page?.(matched.params) : undefined;
     // A link (`?token=` on a page) is traded for this browser's page cookie before anything else;
     // only by a GET, the browser's opening of it (a HEAD, a link preview's probe, must not spend it).
     const link = page?.link ? u.searchParams.get('token') : null;
@@ -150,18 +262,8 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     // A request in flight (a long wait) with a token that is revoked meanwhile is cut.
     const tracked = endsWithToken(access, () => res.destroy());
     res.on('close', () => tracked?.dispose());
-    if (u.pathname === '/health' && req.method === 'GET') {
-      return sendJson(res, 200, { ok: true, data: { hostId: options.hostId, sessions: sessionsReached(access) } });
-    }
-    // The MCP SDK loads on the first /mcp request: a host nobody asks for MCP stays lighter.
-    if (u.pathname === '/mcp') return (await import('../mcp/mcp-http')).handleMcp(services, req, res, access);
-    if (page) {
-      if (isReplayPath(u.pathname)) return handleReplay(replays, req, res, u, access);
-      if (u.pathname.startsWith('/view/')) return handleViewAsset(req, res, u);
-      return handleViewPage(services, req, res, u, access);
-    }
-    if (await handleRest(services, req, res, u, access)) return;
-    sendError(res, 'NOT_FOUND', `No route for ${req.method} ${u.pathname}`);
+    if (!matched) return sendError(res, 'NOT_FOUND', `No route for ${req.method} ${u.pathname}`);
+    return matched.route.handle({ req, res, url: u, params: matched.params, access });
   }
 
   server.on('upgrade', (req, socket, head) => {
@@ -172,35 +274,21 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const refusal = guard.checkSource(req);
     if (refusal) return reject(403, 'Forbidden');
     const u = new URL(req.url ?? '/', url);
-    const stream = /^\/sessions\/([^/]+)\/stream$/.exec(u.pathname);
+    const matched = matchRoute(upgrades, req.method ?? 'GET', u.pathname);
+    const page = matched?.route.page?.(matched.params);
     // The view page's stream may use its page cookie (a browser's WebSocket sends no header); /rpc may not.
-    const access = guard.access(req, u, 'upgrade', stream ? { session: sessionIdOf(stream[1]) } : undefined);
-    if (!access || (access.viewOnly && !stream)) return reject(401, 'Unauthorized');
+    const access = guard.access(req, u, 'upgrade', page?.target);
+    if (!access || (access.viewOnly && !page)) return reject(401, 'Unauthorized');
     if (!connections.claim(socket as Socket, principalOf(access))) return reject(429, 'Too Many Requests');
-    /** Closes the socket when its scoped token is revoked or expires. */
-    const closeWithToken = (ws: WebSocket) => {
-      const tracked = endsWithToken(access, (why) => ws.close(TOKEN_ENDED_CLOSE, why));
-      ws.once('close', () => tracked?.dispose());
-    };
-    if (u.pathname === '/rpc') {
-      return wss.handleUpgrade(req, socket, head, (ws) => {
-        closeWithToken(ws);
-        serveRpcWebSocket(services, ws, access, maxInFlight);
-      });
-    }
-    if (stream) {
-      const selector = decodeSegment(stream[1]);
-      // Thrown here, a malformed percent-encoding would end the whole host.
-      if (selector === undefined) return reject(400, 'Bad Request');
-      if (access.onlySession !== undefined && !reaches(access.onlySession, selector)) return reject(403, 'Forbidden');
-      const scope = u.searchParams.get('readonly') === '1' ? 'view' : access.scope;
-      return wss.handleUpgrade(req, socket, head, (ws) => {
-        closeWithToken(ws);
-        serveStream(services, ws, selector, { grant: { scope, onlySession: access.onlySession, holder: access.holder }, resync: u.searchParams.get('resync') === '1' });
-      });
-    }
-    reject(404, 'Not Found');
+    if (!matched) return reject(404, 'Not Found');
+    matched.route.handle({ req, socket, head, url: u, params: matched.params, access, reject });
   });
+
+  /** Closes the socket when its scoped token is revoked or expires. */
+  function closeWithToken(ws: WebSocket, access: Access): void {
+    const tracked = endsWithToken(access, (why) => ws.close(TOKEN_ENDED_CLOSE, why));
+    ws.once('close', () => tracked?.dispose());
+  }
 
   /**
    * Trades a link's token for this browser's page cookie and sends the browser on to the same page
@@ -221,35 +309,30 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     res.end();
   }
 
-  /**
-   * A page of the host's (the view, the replayer, their assets): which of a page cookie's grants
-   * opens it, and whether a link (`?token=`) may be traded there. Undefined: not a page.
-   */
-  function pageOf(pathname: string): { target: PageTarget; link: boolean } | undefined {
-    const view = /^\/sessions\/([^/]+)\/view$/.exec(pathname);
-    if (view) return { target: { session: sessionIdOf(view[1]) }, link: true };
-    if (pathname.startsWith('/view/')) return { target: 'any', link: false };
-    if (!isReplayPath(pathname)) return undefined;
-    const id = replayLinkId(pathname);
-    if (id === undefined) return { target: 'any', link: false };
-    return { target: { replay: id }, link: pathname === `/replay/${id}` };
-  }
-
-  /** The id of the session a path segment names, or undefined (malformed, unknown, ambiguous). */
-  function sessionIdOf(segment: string): string | undefined {
-    const selector = decodeSegment(segment);
+  /** The id of the session a selector names, or undefined (malformed, unknown, ambiguous): a page cookie's grant is for one id. */
+  function sessionIdOf(selector: string | undefined): string | undefined {
     if (selector === undefined) return undefined;
     try {
-      return services.registry.resolve(selector).id;
+      return reachSession(services.registry, FULL_GRANT, selector).id;
     } catch {
       return undefined;
     }
   }
 
+  /** Whether a scoped token's reach leaves out the session `selector` names (an unknown one included). */
+  function outOfReach(access: Access, selector: string): boolean {
+    try {
+      reachSession(services.registry, access, selector);
+      return false;
+    } catch (e) {
+      return toRpcError(e).code === ErrorCode.Forbidden;
+    }
+  }
+
   /** 429 for a request over one of the limits: a JSON-RPC error on `/mcp`, the REST envelope elsewhere. */
   function refuseOverLimit(res: http.ServerResponse, u: URL, error: RpcError): void {
-    if (u.pathname === '/mcp') return sendJson(res, 429, { jsonrpc: '2.0', error: error.toJSON(), id: null });
-    sendError(res, 'TOO_MANY_REQUESTS', error.message);
+    if (u.pathname === '/mcp') return sendJsonRpcError(res, REST_STATUS.TOO_MANY_REQUESTS, error);
+    sendRpcError(res, error);
   }
 
   /** Ties a connection to its scoped token (none for the host's token). */
@@ -263,17 +346,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
    * session learns nothing of the others (docs/guarantees.md#sharing-with-control), and a liveness probe with it still works.
    */
   function sessionsReached(access: Access): number {
-    if (access.onlySession === undefined) return services.registry.size;
-    return services.registry.get(access.onlySession) ? 1 : 0;
-  }
-
-  /** Whether `selector` names the session a scoped token is for (an unknown one does not). */
-  function reaches(sessionId: string, selector: string): boolean {
-    try {
-      return services.registry.resolve(selector).id === sessionId;
-    } catch {
-      return false;
-    }
+    return sessionsInReach(services.registry, access);
   }
 
   let closing: Promise<void> | undefined;

@@ -1,24 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ErrorCode, isLimitReached, RpcError, toRpcError } from '../../core/base/errors';
+import { ErrorCode, jsonRpcErrorOf, REST_STATUS, restErrorOf, RpcError, type RestErrorCode } from '../../core/base/errors';
 
 /** Largest JSON body a REST or `/mcp` request may send: a JSON-RPC line's limit (docs/protocol.md#2-framing). */
 export const MAX_BODY_BYTES = 1024 * 1024;
-
-/**
- * The REST error codes of docs/protocol.md#rest, with their HTTP statuses; and ours: 413 for a
- * body over the limit, 429 for any other of the host's limits reached (README "Reliability").
- */
-export type RestErrorCode = 'UNAUTHORIZED' | 'BAD_REQUEST' | 'NOT_FOUND' | 'FORBIDDEN' | 'PAYLOAD_TOO_LARGE' | 'TOO_MANY_REQUESTS' | 'INTERNAL';
-
-const STATUS: Record<RestErrorCode, number> = {
-  UNAUTHORIZED: 401,
-  BAD_REQUEST: 400,
-  NOT_FOUND: 404,
-  FORBIDDEN: 403,
-  PAYLOAD_TOO_LARGE: 413,
-  TOO_MANY_REQUESTS: 429,
-  INTERNAL: 500,
-};
 
 /** A request body over MAX_BODY_BYTES: answered 413, and the connection is closed after the answer. */
 export class BodyTooLargeError extends RpcError {
@@ -38,33 +22,26 @@ export function sendOk(res: ServerResponse, data: unknown): void {
   sendJson(res, 200, { ok: true, data });
 }
 
-export function sendError(res: ServerResponse, code: RestErrorCode, message: string): void {
-  sendJson(res, STATUS[code], { ok: false, error: { code, message } });
+/** A JSON-RPC error answered over HTTP (`/mcp`), with the HTTP status the request's failure has. */
+export function sendJsonRpcError(res: ServerResponse, status: number, err: unknown, id: string | number | null = null, headers: Record<string, string> = {}): void {
+  sendJson(res, status, { jsonrpc: '2.0', id, error: jsonRpcErrorOf(err) }, headers);
 }
 
-/** Maps a method-table error to the REST envelope. */
+/** A REST error of the transport's own (no method-table error behind it): unauthorized, no route, a malformed path. */
+export function sendError(res: ServerResponse, code: RestErrorCode, message: string): void {
+  sendJson(res, REST_STATUS[code], { ok: false, error: { code, message } });
+}
+
+/** Answers a method-table error as REST does (restErrorOf: its status, and the envelope with its JSON-RPC code). */
 export function sendRpcError(res: ServerResponse, err: unknown): void {
+  const answer = restErrorOf(err);
+  // A body over the limit: the connection closes after the answer, so a client that keeps sending cannot hold it.
   if (err instanceof BodyTooLargeError) {
     res.setHeader('connection', 'close');
-    return sendError(res, 'PAYLOAD_TOO_LARGE', err.message);
+    answer.status = REST_STATUS.PAYLOAD_TOO_LARGE;
+    answer.body.error.code = 'PAYLOAD_TOO_LARGE';
   }
-  const e = toRpcError(err);
-  sendError(res, restCodeOf(e), e.message);
-}
-
-function restCodeOf(e: RpcError): RestErrorCode {
-  if (isLimitReached(e)) return 'TOO_MANY_REQUESTS';
-  switch (e.code) {
-    case ErrorCode.UnknownSession:
-    case ErrorCode.MethodNotFound:
-      return 'NOT_FOUND';
-    case ErrorCode.InternalError:
-      return 'INTERNAL';
-    case ErrorCode.Forbidden:
-      return 'FORBIDDEN';
-    default:
-      return 'BAD_REQUEST';
-  }
+  sendJson(res, answer.status, answer.body);
 }
 
 /**

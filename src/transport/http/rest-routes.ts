@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { FULL_GRANT, oneShotCaller, type Grant } from '../../core/io/caller';
-import { outOfReach } from '../../core/methods/access';
+import { oneShotCaller, type Grant } from '../../core/io/caller';
+import { reachSession } from '../../core/methods/access';
 import { invoke } from '../../core/methods/dispatch';
-import type { MethodSpec, RestPath, RestProjection } from '../../core/methods/spec';
+import type { MethodSpec, RestProjection } from '../../core/methods/spec';
 import { METHODS, parseWith } from '../../core/methods/table';
 import type { HostServices } from '../../core/methods/types';
-import { decodeSegment, readJsonBody, requestSignal, sendError, sendOk, sendRpcError } from './http-util';
+import { readJsonBody, requestSignal, sendError, sendOk, sendRpcError } from './http-util';
 
 
 /** One REST route (docs/protocol.md#rest), generated from its method's entry in the table. */
@@ -22,31 +22,13 @@ export const REST_ROUTES: readonly RestRoute[] = (METHODS as readonly MethodSpec
   m.rest ? [{ method: m, rest: m.rest, input: m.rest.input?.schema ?? m.params }] : [],
 );
 
-/** The route pattern a path matches (`:id` is any one segment), and the selector in it ('' when malformed). */
-function matchPath(pathname: string): { path: RestPath; id?: string } | undefined {
-  const parts = pathname.split('/').filter(Boolean);
-  if (parts[0] !== 'sessions' || parts.length > 3) return undefined;
-  if (parts.length === 1) return { path: '/sessions' };
-  const id = decodeSegment(parts[1]) ?? '';
-  if (parts.length === 2) return { path: '/sessions/:id', id };
-  if (parts[2] === 'write' || parts[2] === 'resize' || parts[2] === 'commands') return { path: `/sessions/:id/${parts[2]}`, id };
-  return undefined;
-}
-
-/** Serves the REST routes: validation, the call and the envelope, the same for every route. */
-export async function handleRest(services: HostServices, req: IncomingMessage, res: ServerResponse, url: URL, grant: Grant = FULL_GRANT): Promise<boolean> {
-  const matched = matchPath(url.pathname);
-  if (!matched) return false;
-  const route = REST_ROUTES.find((r) => r.rest.path === matched.path && r.rest.verb === req.method);
-  if (!route) {
-    if (matched.id === undefined) return false;
-    sendError(res, 'NOT_FOUND', `No route for ${req.method} ${url.pathname}`);
-    return true;
-  }
-  if (matched.id === '') {
-    sendError(res, 'BAD_REQUEST', `Malformed session in the path: ${url.pathname}`);
-    return true;
-  }
+/**
+ * Serves one REST route the router matched (docs/protocol.md#rest): validation, the call and the
+ * envelope, the same for every route. `id` is the path's `:id`, percent-decoded: '' when malformed.
+ */
+export async function serveRest(services: HostServices, route: RestRoute, req: IncomingMessage, res: ServerResponse, url: URL, grant: Grant, id: string | undefined): Promise<void> {
+  if (id === '') return sendError(res, 'BAD_REQUEST', `Malformed session in the path: ${url.pathname}`);
+  const matched = { id };
   const signal = requestSignal(req, res);
   // Every REST request is a one-shot script call, with what its token allows.
   const caller = oneShotCaller('script', 'rest', grant);
@@ -56,26 +38,15 @@ export async function handleRest(services: HostServices, req: IncomingMessage, r
     const what = `Invalid ${route.rest.from === 'query' ? 'query' : 'body'} for ${route.rest.verb} ${route.rest.path}`;
     const input = route.rest.input ? (parseWith(route.input, raw, what) as Record<string, unknown>) : raw;
     const own = route.rest.input ? route.rest.input.toParams(input) : { ...route.rest.defaults, ...input };
-    const session = matched.id === undefined ? undefined : resolveFor(services, matched.id, grant);
-    const id = session?.id ?? '';
-    const params = session ? { session: id, ...own } : own;
-    const ctx = { id, session, input, call };
+    const session = matched.id === undefined ? undefined : reachSession(services.registry, grant, matched.id);
+    const sessionId = session?.id ?? '';
+    const params = session ? { session: sessionId, ...own } : own;
+    const ctx = { id: sessionId, session, input, call };
     await route.rest.before?.(ctx);
     const result = await call(route.method.name, params);
     sendOk(res, route.rest.respond ? await route.rest.respond(result as never, ctx) : result);
   } catch (e) {
     sendRpcError(res, e);
-  }
-  return true;
-}
-
-/** The session in the path; for a scoped token, any but its own is refused (403), known or not. */
-function resolveFor(services: HostServices, selector: string, grant: Grant) {
-  try {
-    return services.registry.resolve(selector);
-  } catch (e) {
-    if (grant.onlySession !== undefined) throw outOfReach(grant);
-    throw e;
   }
 }
 

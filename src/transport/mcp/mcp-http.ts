@@ -4,7 +4,8 @@ import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTrans
 import { invoke } from '../../core/methods/dispatch';
 import { FULL_GRANT, oneShotCaller, type Grant } from '../../core/io/caller';
 import type { HostServices } from '../../core/methods/types';
-import { BodyTooLargeError, readJsonBody, sendJson } from '../http/http-util';
+import { invalidParams, REST_STATUS, serverError } from '../../core/base/errors';
+import { BodyTooLargeError, readJsonBody, sendJson, sendJsonRpcError } from '../http/http-util';
 import { createMcpServer, misfitParams, type ToolBackend } from './mcp-tools';
 
 /**
@@ -90,7 +91,7 @@ async function writeResponse(res: ServerResponse, response: Response): Promise<v
  */
 export async function handleMcp(services: HostServices, req: IncomingMessage, res: ServerResponse, grant: Grant = FULL_GRANT): Promise<void> {
   if (req.method !== 'POST') {
-    sendJson(res, 405, { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: use POST' }, id: null }, { allow: 'POST' });
+    sendJsonRpcError(res, 405, serverError('Method not allowed: use POST'), null, { allow: 'POST' });
     return;
   }
   let body: unknown;
@@ -98,9 +99,8 @@ export async function handleMcp(services: HostServices, req: IncomingMessage, re
     body = await readJsonBody(req);
   } catch (e) {
     // A body over the limit is 413 with an Invalid Request error; one that is not JSON, a parse error.
-    if (e instanceof BodyTooLargeError) {
-      sendJson(res, 413, { jsonrpc: '2.0', error: { code: e.code, message: e.message }, id: null }, { connection: 'close' });
-    } else sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: (e as Error).message }, id: null });
+    if (e instanceof BodyTooLargeError) sendJsonRpcError(res, REST_STATUS.PAYLOAD_TOO_LARGE, e, null, { connection: 'close' });
+    else sendJsonRpcError(res, REST_STATUS.BAD_REQUEST, e);
     return;
   }
   // Whoever calls here is an agent: a scoped token used here is an agent's from now on, on every
@@ -109,7 +109,7 @@ export async function handleMcp(services: HostServices, req: IncomingMessage, re
   if (nestsDeeperThan(body, MAX_BODY_DEPTH)) {
     const id = (body as { id?: unknown }).id;
     const message = `Invalid params: the request nests deeper than ${MAX_BODY_DEPTH} levels`;
-    sendJson(res, 200, { jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: -32602, message } });
+    sendJsonRpcError(res, 200, invalidParams(message), typeof id === 'string' || typeof id === 'number' ? id : null);
     return;
   }
   const misfit = misfitParams(body);

@@ -1,6 +1,6 @@
 import { McpServer, PROTOCOL_VERSION_META_KEY, specTypeSchemas, type JSONRPCMessage, type ServerContext, type Transport } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { ErrorCode, toRpcError } from '../../core/base/errors';
+import { ErrorCode, invalidParams, mcpErrorText, RpcError, toRpcError } from '../../core/base/errors';
 import { FULL_GRANT, type Grant } from '../../core/io/caller';
 import { refusal } from '../../core/methods/access';
 import { selector } from '../../core/methods/schemas';
@@ -208,8 +208,7 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
               ? 'the call does not carry the key of a terminal view this server served'
               : undefined;
           if (refused) {
-            const text = `Error ${ErrorCode.Forbidden}: ${tool.name} is for the terminal view of MCP Apps, and ${refused}; nothing was written. Agents type with send and send_keys.`;
-            return { isError: true, content: [{ type: 'text' as const, text }] };
+            return toolError(new RpcError(ErrorCode.Forbidden, `${tool.name} is for the terminal view of MCP Apps, and ${refused}; nothing was written. Agents type with send and send_keys.`));
           }
           args = { ...args };
           delete args[APP_KEY_ARG];
@@ -223,7 +222,7 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
           const why = err.data as { secretInput?: unknown; session?: unknown } | undefined;
           // A write refused because the program asks for a secret: the person may type it on a page of the host.
           const offer = why?.secretInput === true && typeof why.session === 'string' ? await offerSecretPage(backend, personPrompt(server, ctx), why.session) : '';
-          return { isError: true, content: [{ type: 'text' as const, text: `Error ${err.code}: ${err.message}${offer}` }] };
+          return toolError(err, offer);
         } finally {
           progress.dispose();
         }
@@ -236,9 +235,9 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
 /** What `tools/call` is handed by the SDK: the validated request, and the handler's context. */
 type CallHandler = (request: { params: { name: string; arguments?: Record<string, unknown> } }, ctx: ServerContext) => Promise<unknown>;
 
-/** A tool error result, its text starting with the error's code as every tool error's does. */
-function toolError(code: number, message: string): { isError: true; content: Array<{ type: 'text'; text: string }> } {
-  return { isError: true, content: [{ type: 'text', text: `Error ${code}: ${message}` }] };
+/** A tool error result, its text starting with the error's code as every tool error's does (mcpErrorText); `more` follows it. */
+function toolError(err: unknown, more = ''): { isError: true; content: Array<{ type: 'text'; text: string }> } {
+  return { isError: true, content: [{ type: 'text', text: mcpErrorText(err) + more }] };
 }
 
 /**
@@ -255,14 +254,14 @@ function checkCalls(server: McpServer, grant: Grant): void {
     if (method !== 'tools/call') return set(method, handler);
     set(method, async (request, ctx) => {
       const tool = TOOLS.find((t) => t.name === request.params.name);
-      if (!tool) return toolError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(request.params.name)}`);
+      if (!tool) return toolError(invalidParams(`Unknown tool ${JSON.stringify(request.params.name)}`));
       const refused = refusal(grant, tool.method);
-      if (refused) return toolError(refused.code, refused.message);
+      if (refused) return toolError(refused);
       const parsed = tool.inputSchema.safeParse(request.params.arguments ?? {});
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         const where = issue.path.length ? `${issue.path.map(String).join('.')}: ` : '';
-        return toolError(ErrorCode.InvalidParams, `Invalid arguments for ${tool.name}: ${where}${issue.message}`);
+        return toolError(invalidParams(`Invalid arguments for ${tool.name}: ${where}${issue.message}`));
       }
       return handler(request, ctx);
     });

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readCastFile } from '../../core/session/cast-file';
-import type { Access } from '../http/http-security';
+import type { Access, PageTarget } from '../http/http-security';
 import { sendError } from '../http/http-util';
 import type { ReplayLinks } from './replay-links';
 import { escapeHtml, methodNotAllowed, pageHead, sendAsset, VIEW_SECURITY_HEADERS, type Asset } from './view-page';
@@ -29,41 +29,42 @@ const ASSETS: Readonly<Record<string, Asset>> = {
   '/replay/assets/asciinema-player.css': { type: 'text/css; charset=utf-8', candidates: built('asciinema-player.css') },
 };
 
-/** Whether a path belongs to the replayer (a browser page: it takes a link's token once, then the page cookie). */
-export function isReplayPath(pathname: string): boolean {
-  return pathname === '/replay' || pathname.startsWith('/replay/');
-}
+/** A replay link's id: 32 hex digits, as ReplayLinks makes them (any other segment names nothing). */
+const LINK_ID = /^[0-9a-f]{32}$/;
 
-/** A link's id as ReplayLinks makes them (any other segment names nothing), and what of it: its page, its file or an asset. */
-const LINK = /^\/replay\/([0-9a-f]{32})(\/cast|\/assets\/[^/]+)?$/;
-
-/** The replay link a path belongs to (its page, file or assets), or undefined (the picker, shared assets, nothing). */
-export function replayLinkId(pathname: string): string | undefined {
-  return /^\/replay\/([0-9a-f]{32})(?:\/|$)/.exec(pathname)?.[1];
+/**
+ * Which page cookie grant opens a replay link's paths (its page, its file, its assets): that link's
+ * (its page is where the link is traded); a segment that is no link's id, the shared assets' (any).
+ */
+export function replayTarget(id: string | undefined, isPage: boolean): { target: PageTarget; link: boolean } {
+  if (id === undefined || !LINK_ID.test(id)) return { target: 'any', link: false };
+  return { target: { replay: id }, link: isPage };
 }
 
 /**
- * The replayer: `GET /replay` (a page that replays a file the person picks; it is read in the
- * browser, nothing is uploaded), `GET /replay/<id>` (the page for a recording `host/replay` made a
- * link to) and `/replay/<id>/cast` (that file), and the assets under `/replay/assets/` (and
- * `/replay/<id>/assets/`). A file is reached only through a link's
- * id: no path from the request is ever opened.
+ * What the replayer serves (docs/protocol.md#replay-in-the-browser): `GET /replay` (a page that replays a file the person
+ * picks; it is read in the browser, nothing is uploaded), `GET /replay/<id>` (the page for a
+ * recording `host/replay` made a link to) and `/replay/<id>/cast` (that file), and the assets under
+ * `/replay/assets/` (and `/replay/<id>/assets/`). A file is reached only through a link's id: no
+ * path from the request is ever opened.
  */
-export function handleReplay(links: ReplayLinks, req: IncomingMessage, res: ServerResponse, url: URL, access: Access): void {
+export type ReplayPart = { kind: 'picker' } | { kind: 'asset'; name: string } | { kind: 'link'; id: string; what: 'page' | 'cast' | { asset: string } };
+
+/** Serves one part of the replayer, the router having matched its path. */
+export function handleReplay(links: ReplayLinks, req: IncomingMessage, res: ServerResponse, url: URL, access: Access, part: ReplayPart): void {
   if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(res);
-  if (url.pathname.startsWith('/replay/assets/')) return sendReplayAsset(req, res, url, url.pathname.slice('/replay/assets/'.length));
-  if (url.pathname === '/replay') return sendPage(req, res, renderPage());
-  const m = LINK.exec(url.pathname);
-  if (!m) return sendError(res, 'NOT_FOUND', `No replay at ${url.pathname}`);
+  if (part.kind === 'asset') return sendReplayAsset(req, res, url, part.name);
+  if (part.kind === 'picker') return sendPage(req, res, renderPage());
+  if (!LINK_ID.test(part.id)) return sendError(res, 'NOT_FOUND', `No replay at ${url.pathname}`);
   // A token for one session opens that session only; a recording is none of them.
   if (access.onlySession !== undefined) return sendError(res, 'FORBIDDEN', `Forbidden: this token reaches only session ${access.onlySession}`);
-  const link = links.get(m[1]);
+  const link = links.get(part.id);
   if (!link) return sendError(res, 'NOT_FOUND', 'Unknown or expired replay link; make a new one with: shared-pty play <file> --browser');
   const base = `/replay/${link.id}`;
   // A link's own copy of the assets (the page's relative paths stay under its link).
-  if (m[2]?.startsWith('/assets/')) return sendReplayAsset(req, res, url, m[2].slice('/assets/'.length));
+  if (typeof part.what === 'object') return sendReplayAsset(req, res, url, part.what.asset);
   const name = path.basename(link.path);
-  if (!m[2]) return sendPage(req, res, renderPage(`${base}/assets`, { cast: `${base}/cast`, name }));
+  if (part.what === 'page') return sendPage(req, res, renderPage(`${base}/assets`, { cast: `${base}/cast`, name }));
   void readCastFile(link.path, 'header').then(
     (text) => {
       if (res.headersSent) return;

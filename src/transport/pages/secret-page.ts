@@ -30,12 +30,6 @@ const SECRET_PAGE_HEADERS: Readonly<Record<string, string>> = {
   'cache-control': 'no-store',
 };
 
-const PATH = /^\/secret\/([A-Za-z0-9_-]{1,64})$/;
-
-/** The link's id when `pathname` is a secret page's. */
-export function secretPageId(pathname: string): string | undefined {
-  return PATH.exec(pathname)?.[1];
-}
 
 /** Why the page does nothing, in words: each refusal's status, title and text. */
 const REFUSALS: Readonly<Record<SecretLinkRefused | 'not-asking' | 'origin' | 'form', { status: number; title: string; text: string }>> = {

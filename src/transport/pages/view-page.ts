@@ -1,10 +1,14 @@
 import * as fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as path from 'node:path';
-import type { Session } from '../../core/session/session';
-import type { HostServices } from '../../core/methods/types';
+import type { HostServices, SessionInfo } from '../../core/methods/types';
+import { invoke } from '../../core/methods/dispatch';
+import { oneShotCaller } from '../../core/io/caller';
 import type { Access } from '../http/http-security';
-import { sendError, sendJson } from '../http/http-util';
+import { requestSignal, sendError, sendJson, sendRpcError } from '../http/http-util';
+
+/** The browser view's reads are its own, as its stream's writes are (input records name the view by it). */
+const VIEW_TRANSPORT = 'ws-stream';
 
 /**
  * Headers of everything the view serves. No inline script runs (the page passes its data in
@@ -45,32 +49,22 @@ const ASSETS: Readonly<Record<string, Asset>> = {
   },
 };
 
-/** Whether nobody may type into the session, whoever asks (a session-level read-only flag, if the session has one). */
-function sessionReadOnly(session: Session): boolean {
-  return (session.options as { readOnly?: unknown }).readOnly === true;
-}
-
 /**
  * `GET /sessions/:id/view`: the browser view of a session. The token never reaches this page
  * (the server has already traded `?token=` for a cookie). With `Accept: application/json` it
  * answers the session's size and state instead, which the page polls to follow resizes.
  */
-export function handleViewPage(services: HostServices, req: IncomingMessage, res: ServerResponse, url: URL, access: Access): void {
+export async function handleViewPage(services: HostServices, req: IncomingMessage, res: ServerResponse, url: URL, access: Access, selector: string): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(res);
-  const m = /^\/sessions\/([^/]+)\/view$/.exec(url.pathname);
-  let session: Session | undefined;
+  // What the page shows is pty/info's answer, through the method table: the token's reach and scope
+  // are checked there as on every surface (a scoped token learns nothing of other sessions: 403).
+  let info: SessionInfo;
   try {
-    session = m ? services.registry.resolve(decodeURIComponent(m[1])) : undefined;
-  } catch {
-    session = undefined;
+    info = (await invoke('pty/info', { session: selector }, { mode: { kind: 'control' }, services, caller: oneShotCaller('user', VIEW_TRANSPORT, access), signal: requestSignal(req, res) })) as SessionInfo;
+  } catch (e) {
+    return sendRpcError(res, e);
   }
-  // A scoped token opens its own session's view only; of the others it learns nothing, not even whether they exist.
-  if (access.onlySession !== undefined && session?.id !== access.onlySession) {
-    return sendError(res, 'FORBIDDEN', `Forbidden: this token reaches only session ${access.onlySession}`);
-  }
-  if (!session) return sendError(res, 'NOT_FOUND', `Unknown session: ${m ? safeDecode(m[1]) : url.pathname}`);
-  const info = services.describe(session);
-  const readOnly = access.scope === 'view' || url.searchParams.get('readonly') === '1' || sessionReadOnly(session);
+  const readOnly = access.scope === 'view' || url.searchParams.get('readonly') === '1';
 
   if (/\bapplication\/json\b/.test(req.headers.accept ?? '')) {
     return sendJson(
@@ -202,12 +196,4 @@ export function escapeHtml(s: string): string {
 
 function quoteWord(w: string): string {
   return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
-}
-
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
 }

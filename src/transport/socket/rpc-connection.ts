@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { dispatch, errorResponse, type DispatchMode, type JsonRpcResponse } from '../../core/methods/dispatch';
+import { dialectOf, dispatch, errorResponse, type DispatchMode, type JsonRpcResponse } from '../../core/methods/dispatch';
 import { ErrorCode, limitReached, RpcError } from '../../core/base/errors';
 import { toDisposable, type IDisposable } from '../../core/base/lifecycle';
 import type { HostServices } from '../../core/methods/types';
@@ -245,7 +245,7 @@ export class RpcConnection implements NotificationSink {
   private _refuseOverLimit(message: unknown, max: number): void {
     const id = requestId(message);
     if (id === undefined) return this._finishIfDone();
-    this._write(errorResponse(id, tooManyInFlight(max)));
+    this._write(errorResponse(id, tooManyInFlight(max), dialectOf(this._options.mode)));
     this._finishIfDone();
   }
 

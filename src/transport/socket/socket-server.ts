@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { errorResponse, type DispatchMode } from '../../core/methods/dispatch';
+import { dialectOf, errorResponse, type DispatchMode } from '../../core/methods/dispatch';
 import { limitReached } from '../../core/base/errors';
 import type { HostServices } from '../../core/methods/types';
 import { formatAddress, type Endpoint } from './address';
@@ -47,7 +47,7 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
   let abandoned = false;
   const onConnection = (socket: net.Socket) => {
     if (abandoned) return void socket.destroy();
-    if (sockets.size >= options.maxConnections) return refuseConnection(socket, sockets.size, options.maxConnections);
+    if (sockets.size >= options.maxConnections) return refuseConnection(socket, sockets.size, options.maxConnections, options.mode);
     sockets.add(socket);
     // Each connection is one ClientLink (in RpcConnection); on a session socket it counts as the session's client.
     socket.on('close', () => sockets.delete(socket));
@@ -110,10 +110,10 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
  * A connection over the limit: one error line that names the limit, then closed. Not counted
  * and not read; destroyed soon in case the client never reads its end.
  */
-function refuseConnection(socket: net.Socket, open: number, max: number): void {
+function refuseConnection(socket: net.Socket, open: number, max: number, mode: DispatchMode): void {
   socket.on('error', () => socket.destroy());
   const error = limitReached(`Too many connections: ${open} open on this socket, the limit is ${max}; closing this one`, 'connections', max);
-  socket.end(JSON.stringify(errorResponse(null, error)) + '\n');
+  socket.end(JSON.stringify(errorResponse(null, error, dialectOf(mode))) + '\n');
   setTimeout(() => socket.destroy(), 1000).unref();
 }
 

@@ -1,4 +1,6 @@
 import type WebSocket from 'ws';
+import { ErrorCode, invalidParams, RpcError, streamErrorFrame, toRpcError } from '../../core/base/errors';
+import { reachSession } from '../../core/methods/access';
 import { invoke } from '../../core/methods/dispatch';
 import type { Session } from '../../core/session/session';
 import { ClientLink } from '../../core/io/client-link';
@@ -15,6 +17,9 @@ export const enum StreamClose {
   /** The client read so slowly that output it had not received was overwritten (without `?resync=1`). */
   TooSlow = 4008,
 }
+
+/** What a read-only stream answers to input (the browser view shows it). */
+const READ_ONLY = 'read-only: input is not accepted';
 
 /** How a stream was opened. */
 export interface StreamOptions {
@@ -43,7 +48,8 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   ws.on('error', () => {});
   let session: Session;
   try {
-    session = services.registry.resolve(selector);
+    // The upgrade was refused (403) for a session out of the token's reach: what is left is unknown.
+    session = reachSession(services.registry, grant, selector);
   } catch {
     ws.close(StreamClose.UnknownSession, 'unknown session');
     return;
@@ -76,10 +82,9 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   // token is one an agent holds (the link then says 'agent'); its writes and resizes go through
   // the method table, which checks them against the token's scope and the agent guards.
   const link = new ClientLink({ origin: 'user', transport: 'ws-stream', scope: grant.scope, onlySession: grant.onlySession, holder: grant.holder, sink });
-  const sub = link.subscribe(session, { since: 0 });
   const call = (method: string, params: Record<string, unknown>) =>
     invoke(method, { session: session.id, ...params }, { mode: { kind: 'control' }, services, caller: link, signal: abort.signal }).catch((e: Error) => {
-      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'error', message: e.message }));
+      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(streamErrorFrame(e)));
     });
 
   ws.on('message', (raw, isBinary) => {
@@ -94,7 +99,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
       // not JSON: raw input, as the stream protocol says (docs/protocol.md#websocket-get-sessionsidstream)
     }
     if (!canWrite) {
-      if (!msg || msg.type !== 'resize') ws.send(JSON.stringify({ type: 'error', message: 'read-only: input is not accepted' }));
+      if (!msg || msg.type !== 'resize') ws.send(JSON.stringify(streamErrorFrame(new RpcError(ErrorCode.Forbidden, READ_ONLY))));
       return;
     }
     if (!msg) return void call('pty/write', { action: { text } });
@@ -103,7 +108,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
       return void call('pty/write', { action: { text: data } });
     }
     if (msg.type === 'resize') return void call('pty/resize', { cols: msg.cols, rows: msg.rows });
-    ws.send(JSON.stringify({ type: 'error', message: `unknown message type: ${String(msg.type)}` }));
+    ws.send(JSON.stringify(streamErrorFrame(invalidParams(`unknown message type: ${String(msg.type)}`))));
   });
   ws.on('close', () => {
     abort.abort();
@@ -113,21 +118,31 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   /** Replaces the lossy subscription with one that starts from a fresh picture, sent first. */
   function resync(): void {
     resyncing = true;
-    const starts: Array<() => void> = [];
-    invoke(
-      'pty/subscribe',
-      { session: session.id, snapshot: true, scrollback: DEFAULT_SNAPSHOT_SCROLLBACK },
-      { mode: { kind: 'control' }, services, caller: link, signal: abort.signal, afterResponse: (fn) => starts.push(fn) },
-    ).then(
-      (r) => {
+    subscribe({ snapshot: true, scrollback: DEFAULT_SNAPSHOT_SCROLLBACK }).then(
+      ({ answer, starts }) => {
         resyncing = false;
         if (ws.readyState !== ws.OPEN) return;
-        const { snapshot } = r as { snapshot: string };
+        const { snapshot } = answer as { snapshot: string };
         ws.send(JSON.stringify({ type: 'snapshot', data: snapshot, cols: session.cols, rows: session.rows }));
         for (const start of starts) start();
       },
       () => ws.close(StreamClose.TooSlow, 'output was dropped and the terminal could not be redrawn'),
     );
   }
-  sub.start();
+  // The replay and the live output come from pty/subscribe, through the method table as any client's.
+  subscribe({ since: 0 }).then(
+    ({ starts }) => starts.forEach((start) => start()),
+    (e: unknown) => ws.readyState === ws.OPEN && ws.close(StreamClose.UnknownSession, toRpcError(e).message.slice(0, MAX_CLOSE_REASON_CHARS)),
+  );
+
+  /** Subscribes the link through the table; resolves with its answer and what starts the notifications (after the answer). */
+  async function subscribe(params: Record<string, unknown>): Promise<{ answer: unknown; starts: Array<() => void> }> {
+    const starts: Array<() => void> = [];
+    const opts = { mode: { kind: 'control' as const }, services, caller: link, signal: abort.signal, afterResponse: (fn: () => void) => starts.push(fn) };
+    const answer = await invoke('pty/subscribe', { session: session.id, ...params }, opts);
+    return { answer, starts };
+  }
 }
+
+/** A WebSocket close reason is at most 123 bytes: a longer message is cut. */
+const MAX_CLOSE_REASON_CHARS = 100;

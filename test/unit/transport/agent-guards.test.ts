@@ -15,6 +15,9 @@ import type { RpcClient } from '../../../src/transport/client/rpc-client';
 import { BASH, connect, until, withTimeout } from '../../helpers/host';
 import { mcpAgent, request, startHttpHost, wsOpen, type HttpHost, type WsClient } from '../../helpers/http';
 
+/** The user declined an agent's write (docs/protocol.md#4-error-codes). */
+const DECLINED = -32006;
+
 type ToolResult = { isError?: boolean; content: Array<{ type: string; text?: string }> };
 const textOf = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('\n');
 
@@ -65,16 +68,19 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
     const agent = await mcpWithToken(h, token, clients);
     const refused = (await agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['e', 'c', 'h', 'o'] } })) as ToolResult;
     assert.equal(refused.isError, true, textOf(refused));
-    assert.match(textOf(refused), /declined/);
+    assert.match(textOf(refused), /^Error -32006: .*declined/);
 
     const viaRest = await request(h.port, 'POST', `/sessions/${id}/write`, { token, body: { data: 'echo via-rest' } });
-    assert.equal(viaRest.status, 400, viaRest.text);
+    assert.equal(viaRest.status, 403, viaRest.text);
+    assert.equal(viaRest.json.error.code, 'FORBIDDEN');
+    assert.equal(viaRest.json.error.rpcCode, DECLINED);
     assert.match(viaRest.json.error.message, /declined/);
 
     const stream = await wsOpen(h.port, `/sessions/${id}/stream`, { token });
     sockets.push(stream);
     stream.send({ type: 'write', data: 'echo via-stream', submit: true });
     const streamError = await stream.next((m) => m && m.type === 'error', 'the stream refusing the write');
+    assert.equal(streamError.code, DECLINED, JSON.stringify(streamError));
     assert.match(streamError.message, /declined/);
     stream.send('echo via-raw-stream\r');
     assert.match((await stream.next((m) => m && m.type === 'error', 'the raw write refused')).message, /declined/);
@@ -83,7 +89,7 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
     sockets.push(rpc);
     // Saying it is the user changes nothing: the token is an agent's.
     const viaRpc = await wsRpc(rpc, 'pty/write', { session: id, action: { text: 'echo via-rpc\r' }, client: { origin: 'user' } });
-    assert.equal(viaRpc.error?.code, -32000, JSON.stringify(viaRpc));
+    assert.equal(viaRpc.error?.code, DECLINED, JSON.stringify(viaRpc));
     assert.match(viaRpc.error!.message, /declined/);
 
     assert.doesNotMatch(await screen(id), /via-|echo/);

@@ -9,7 +9,7 @@ import type { SessionInfo } from '../../../src/core/methods/types';
 import { RpcCallError, type Notification, type RpcClient } from '../../../src/transport/client/rpc-client';
 import { VERSION } from '../../../src/version';
 import { BASH, connect, rejectsWith, startHost, tempRuntimeDir, until } from '../../helpers/host';
-import { childrenOf, parentOf, pidAlive, sleep } from '../../helpers/protocol';
+import { childrenOf, parentOf, pidAlive } from '../../helpers/protocol';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking CI. */
 const TEST_TIMEOUT = 60_000;
@@ -48,6 +48,30 @@ function collect(client: RpcClient): { list: Notification[]; dispose(): void } {
 }
 
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+
+/**
+ * How many listen for a session's next output: a waiting read is one of them. Read from the
+ * emitter's own list, since nothing outside the host can tell when a long-poll has begun to wait.
+ */
+function outputListeners(session: object): number {
+  return (session as unknown as { _onOutput: { _listeners: unknown[] } })._onOutput._listeners.length;
+}
+
+/** SIGINT's bit in /proc's pending-signal masks (bit signo - 1). */
+const SIGINT_MASK = 1n << 1n;
+
+/** Whether a process runs (not gone, not a zombie) and whether a SIGINT waits for it (/proc). */
+function signalState(pid: number): { alive: boolean; sigintPending: boolean } {
+  let status: string;
+  try {
+    status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return { alive: false, sigintPending: false };
+  }
+  const field = (name: string) => status.match(new RegExp(`^${name}:\\s*(\\S+)`, 'm'))?.[1] ?? '';
+  const pending = (name: string) => (BigInt(`0x${field(name) || '0'}`) & SIGINT_MASK) !== 0n;
+  return { alive: !field('State').startsWith('Z'), sigintPending: pending('SigPnd') || pending('ShdPnd') };
+}
 
 /** A session-scoped view of a client: every call names the session (control socket) or not (session socket). */
 class Sess {
@@ -453,8 +477,9 @@ describe('host control socket', () => {
     assert.ok(!stripped.data.includes('\x1b'), JSON.stringify(stripped.data));
 
     // waitMs with nothing new waits, then returns empty.
+    // The screen reflects every byte the host had read when the read arrived, and the prompt is
+    // the last thing bash prints: from here on nothing comes until we type.
     await s.screenUntil((x) => x.endsWith('RED-5\n$\n'), 'the prompt after RED-5');
-    await sleep(200);
     const end = await s.cursor();
     const t0 = Date.now();
     const empty = await s.call('pty/output', { since: end, waitMs: 300 });
@@ -465,11 +490,15 @@ describe('host control socket', () => {
     // waitMs blocks until new output arrives, then returns it.
     let settled = false;
     const pending = s.call('pty/output', { since: end, waitMs: 30_000 }).finally(() => (settled = true));
-    await sleep(300);
+    // Ordering fence: the same call without waitMs on the same connection. The host starts a
+    // connection's calls in order and both take the same path up to the wait, so had the first
+    // answered at once, its answer would have come before this one.
+    const fence = await s.call('pty/output', { since: end });
+    assert.equal(fence.data, '');
     assert.equal(settled, false, 'pty/output with waitMs returned before any output');
     await s.write('echo wake-$((1+1))');
     const woke = await pending;
-    assert.ok(woke.data.length > 0);
+    assert.ok(woke.data.includes('wake'), `the answer holds what was typed after the fence: ${JSON.stringify(woke.data)}`);
     assert.ok(woke.cursor > end);
     assert.equal(woke.dropped, 0);
 
@@ -598,8 +627,12 @@ describe('host control socket', () => {
     assert.ok(idle.waitedMs >= 250, `${idle.waitedMs}`);
 
     // session_exit: the program ends while waiting.
-    const waiting = s.call('pty/wait', { match: 'never-printed-xyz', timeout: 20_000 });
-    await sleep(100);
+    let waitSettled = false;
+    const waiting = s.call('pty/wait', { match: 'never-printed-xyz', timeout: 20_000 }).finally(() => (waitSettled = true));
+    // Ordering fence: a call started after the wait on the same connection has answered, so the
+    // wait is listening before bash is told to exit.
+    await s.call('pty/status');
+    assert.equal(waitSettled, false, 'the wait is still waiting');
     await s.write('exit 0');
     const ended = await waiting;
     assert.equal(ended.reason, 'session_exit');
@@ -628,9 +661,13 @@ describe('host control socket', () => {
     assert.equal((await s.call('pty/send', { text: 'stty -isig' })).waitReason, 'stdin_read');
     await s.write('sleep 100');
     const sl2 = await sleeper();
+    const beforeCtrlC = await s.cursor();
     assert.deepEqual(await s.call('pty/write', { action: { key: 'Ctrl+C' } }), { written: 1 });
-    await sleep(500);
-    assert.ok(pidAlive(sl2.pid), 'Ctrl+C does not interrupt with -isig');
+    // Ordering fence: the terminal echoes the byte as ^C once its line discipline has taken it,
+    // and with isig on it would have signalled the job at that same moment. So from here on a
+    // SIGINT would show: the process gone, a zombie, or the signal pending.
+    await until(async () => (await s.call('pty/output', { since: beforeCtrlC })).data.includes('^C'), 10_000, 'the ^C echo');
+    assert.deepEqual(signalState(sl2.pid), { alive: true, sigintPending: false }, 'Ctrl+C does not interrupt with -isig');
     const r2 = await s.call('pty/signal', { signal: 'SIGINT' });
     assert.equal(r2.pgid, sl2.pid);
     await until(() => !pidAlive(sl2.pid), 10_000, 'sleep to be interrupted by pty/signal');
@@ -644,8 +681,8 @@ describe('host control socket', () => {
   test('pty/subscribe (control socket): live only without since, replay with since 0, session-tagged, pty/exit, unsubscribe', { timeout: TEST_TIMEOUT }, async () => {
     const s = await bash();
     await s.write('echo before-$((1+1))');
+    // The prompt on the screen is bash's last output (the screen reflects every byte read so far).
     await s.screenUntil((x) => x.endsWith('before-2\n$\n'), 'before-2');
-    await sleep(100);
 
     // Live: no replay; notifications start at the returned cursor.
     const live = await client(h.host.controlAddress);
@@ -758,8 +795,18 @@ describe('host control socket', () => {
     const waiting = (await client(h.host.controlAddress)).request<any>('pty/wait', { session: s.id, match: 'NEVER-SEEN', timeout: 600_000 });
     const sending = (await client(h.host.controlAddress)).request<any>('pty/send', { session: s.id, text: 'sleep 600', timeout: 600_000 });
     await until(async () => (await s.call('pty/output', { since: cursor })).data.includes('sleep 600\r\n'), 10_000, 'the send to start');
-    await sleep(200); // the echo is all the output there is
-    const polling = (await client(h.host.controlAddress)).request<any>('pty/output', { session: s.id, since: await s.cursor(), waitMs: 600_000 });
+    // A read that waits for output: bash may still print a little after the echo (bracketed paste
+    // off), which would answer it early; then read again from there, until one is seen waiting.
+    const session = h.host.registry.get(s.id)!;
+    const poller = await client(h.host.controlAddress);
+    let polling!: Promise<any>;
+    for (;;) {
+      const listening = outputListeners(session);
+      let settled = false;
+      polling = poller.request<any>('pty/output', { session: s.id, since: await s.cursor(), waitMs: 600_000 }).finally(() => (settled = true));
+      await until(() => settled || outputListeners(session) > listening, 10_000, 'the read to wait');
+      if (!settled) break;
+    }
     assert.deepEqual(await c.request('pty/kill', { session: s.id }), {});
     const [w, o, r] = await Promise.all([waiting, polling, sending]);
     assert.equal(w.reason, 'session_exit');

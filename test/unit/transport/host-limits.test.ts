@@ -12,7 +12,10 @@ import { connect, rejectsWith, startHost, TEST_WRITER, until } from '../../helpe
 import { request, startHttpHost, wsConnect, wsOpen } from '../../helpers/http';
 
 const TEST_TIMEOUT = 30_000;
+/** socket-pty's "server error": what a per-session socket answers for a limit reached (docs/protocol.md#4-error-codes). */
 const SERVER_ERROR = -32000;
+/** One of the host's limits reached, on every other surface. */
+const LIMIT_REACHED = -32005;
 
 interface SessionInfo {
   id: string;
@@ -44,7 +47,7 @@ async function openClients(address: string, n: number): Promise<RpcClient[]> {
 }
 
 describe('sessions per host', () => {
-  test('session/create past the limit is -32000 naming the limit on JSON-RPC, 429 on REST, an error on MCP; closing one makes room', { timeout: TEST_TIMEOUT }, async () => {
+  test('session/create past the limit is -32005 naming the limit on JSON-RPC, 429 on REST, an error on MCP; closing one makes room', { timeout: TEST_TIMEOUT }, async () => {
     const h = await startHttpHost([], { maxSessions: 2 });
     cleanups.push(() => h.close());
     const c = await connect(h.host.controlAddress);
@@ -52,7 +55,7 @@ describe('sessions per host', () => {
     const first = await c.request<SessionInfo>('session/create', { command: 'cat' });
     await c.request('session/create', { command: 'cat' });
 
-    const e = await rejectsWith(c.request('session/create', { command: 'cat' }), SERVER_ERROR);
+    const e = await rejectsWith(c.request('session/create', { command: 'cat' }), LIMIT_REACHED);
     assert.match(e.message, /Too many sessions.*the limit is 2/);
     assert.equal(h.host.registry.size, 2);
 
@@ -106,7 +109,7 @@ describe('connections per socket (the real defaults)', () => {
     assert.equal((await newcomer.request<{ running: boolean }>('pty/status')).running, true);
   });
 
-  test(`the control socket serves ${MAX_CONTROL_CONNECTIONS} clients; one more gets one -32000 line and is closed`, { timeout: TEST_TIMEOUT }, async () => {
+  test(`the control socket serves ${MAX_CONTROL_CONNECTIONS} clients; one more gets one -32005 line and is closed`, { timeout: TEST_TIMEOUT }, async () => {
     const h = await startHost();
     cleanups.push(() => h.close());
     const address = h.host.controlAddress;
@@ -114,14 +117,14 @@ describe('connections per socket (the real defaults)', () => {
     await Promise.all(clients.map((c) => c.request('session/list')));
 
     const answer = JSON.parse((await connectAndReadAll(address)).trim());
-    assert.equal(answer.error.code, SERVER_ERROR);
+    assert.equal(answer.error.code, LIMIT_REACHED);
     assert.match(answer.error.message, new RegExp(`Too many connections.*the limit is ${MAX_CONTROL_CONNECTIONS}`));
     assert.ok(Array.isArray((await clients[0].request<{ sessions: unknown[] }>('session/list')).sessions));
   });
 });
 
 describe('requests in flight per connection', () => {
-  test('past the limit a request is answered at once with -32000; the connection and a bystander go on, and room comes back as calls end', { timeout: TEST_TIMEOUT }, async () => {
+  test('past the limit a request is answered at once with -32005; the connection and a bystander go on, and room comes back as calls end', { timeout: TEST_TIMEOUT }, async () => {
     const h = await startHost({ maxInFlightRequests: 3 });
     cleanups.push(() => h.close());
     const session = await h.host.createSession({ command: 'cat' });
@@ -130,7 +133,7 @@ describe('requests in flight per connection', () => {
     cleanups.push(() => c.close(), () => bystander.close());
 
     const waits = [1, 2, 3].map(() => c.request<{ matched: boolean }>('pty/wait', { session: session.id, match: 'go-now', timeout: 20_000 }));
-    const e = await rejectsWith(c.request('pty/status', { session: session.id }), SERVER_ERROR);
+    const e = await rejectsWith(c.request('pty/status', { session: session.id }), LIMIT_REACHED);
     assert.match(e.message, /Too many requests in flight.*the limit is 3/);
     assert.equal((await bystander.request<{ running: boolean }>('pty/status', { session: session.id })).running, true);
 
@@ -142,7 +145,7 @@ describe('requests in flight per connection', () => {
 });
 
 describe('requests in flight on the WebSocket /rpc (the real default)', () => {
-  test(`${MAX_IN_FLIGHT_REQUESTS} waiting calls are taken; the next is answered at once with -32000 and the socket goes on`, { timeout: TEST_TIMEOUT }, async () => {
+  test(`${MAX_IN_FLIGHT_REQUESTS} waiting calls are taken; the next is answered at once with -32005 and the socket goes on`, { timeout: TEST_TIMEOUT }, async () => {
     const h = await startHttpHost();
     cleanups.push(() => h.close());
     const session = await h.host.createSession({ command: 'cat' });
@@ -153,7 +156,7 @@ describe('requests in flight on the WebSocket /rpc (the real default)', () => {
     }
     ws.send({ jsonrpc: '2.0', id: 'over', method: 'pty/status', params: { session: session.id } });
     const over = await ws.next((m) => m.id === 'over', 'the answer past the limit');
-    assert.equal(over.error.code, SERVER_ERROR);
+    assert.equal(over.error.code, LIMIT_REACHED);
     assert.match(over.error.message, new RegExp(`Too many requests in flight.*the limit is ${MAX_IN_FLIGHT_REQUESTS}`));
 
     session.write('go-now\n', TEST_WRITER);
@@ -206,7 +209,7 @@ function mcpWaitWithProgress(port: number, token: string, id: number, args: Reco
 }
 
 describe('requests in flight per token over HTTP (/mcp, REST)', () => {
-  test('past the limit /mcp answers 429 with a -32000 JSON-RPC error and REST 429 TOO_MANY_REQUESTS; another token is served; room comes back as calls end', { timeout: TEST_TIMEOUT }, async () => {
+  test('past the limit /mcp answers 429 with a -32005 JSON-RPC error and REST 429 TOO_MANY_REQUESTS; another token is served; room comes back as calls end', { timeout: TEST_TIMEOUT }, async () => {
     const h = await startHttpHost([], { maxInFlightRequests: 2 });
     cleanups.push(() => h.close());
     const session = await h.host.createSession({ command: 'cat' });
@@ -216,7 +219,7 @@ describe('requests in flight per token over HTTP (/mcp, REST)', () => {
     const over = await mcpCall(h.port, h.token, 3, 'read_screen', { session: session.id });
     assert.equal(over.status, 429, over.text);
     assert.equal(over.json.jsonrpc, '2.0');
-    assert.equal(over.json.error.code, SERVER_ERROR);
+    assert.equal(over.json.error.code, LIMIT_REACHED);
     assert.match(over.json.error.message, /Too many requests in flight with this token.*the limit is 2/);
     assert.deepEqual(over.json.error.data, { limit: 'inFlightRequests', max: 2 });
     const rest = await request(h.port, 'GET', '/sessions', { token: h.token });
@@ -245,7 +248,7 @@ describe('requests in flight per token over HTTP (/mcp, REST)', () => {
     for (const id of [1, 2]) ws.send({ jsonrpc: '2.0', id, method: 'pty/wait', params: { session: session.id, match: 'go-now', timeout: 20_000 } });
     ws.send({ jsonrpc: '2.0', id: 'over', method: 'pty/status', params: { session: session.id } });
     const over = await ws.next((m) => m.id === 'over', 'the answer past the limit');
-    assert.equal(over.error.code, SERVER_ERROR, JSON.stringify(over));
+    assert.equal(over.error.code, LIMIT_REACHED, JSON.stringify(over));
     assert.match(over.error.message, /Too many requests in flight.*the limit is 2/);
     session.write('go-now\n', TEST_WRITER);
     assert.equal((await ws.next((m) => m.id === 2, 'the second wait')).result.matched, true);
@@ -290,7 +293,7 @@ describe('HTTP connections at once', () => {
     assert.equal(rest.headers.connection, 'close');
     const mcp = await mcpCall(h.port, h.token, 1, 'list_sessions', {});
     assert.equal(mcp.status, 429, mcp.text);
-    assert.equal(mcp.json.error.code, SERVER_ERROR);
+    assert.equal(mcp.json.error.code, LIMIT_REACHED);
     assert.deepEqual(mcp.json.error.data, { limit: 'connections', max: 2 });
     const refused = await wsConnect(h.port, '/rpc', { token: h.token });
     assert.deepEqual(refused, { kind: 'refused', status: 429 });

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { bashEnv, buildCli, sleep, startServeOnFreePort, type ServeProcess } from '../../helpers/protocol';
+import { bashEnv, buildCli, startServeOnFreePort, type ServeProcess } from '../../helpers/protocol';
 import { request, startHttpHost, wsConnect, wsOpen, type HttpAnswer, type HttpHost } from '../../helpers/http';
-import { withTimeout } from '../../helpers/host';
+import { until, withTimeout } from '../../helpers/host';
 import { runCli } from '../../helpers/cli';
 
 /** The plain bash of every test: no rc files, a fixed prompt. */
@@ -36,6 +36,14 @@ after(async () => {
   await h?.close();
   if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
 });
+
+/**
+ * How many listen for a session's next output: a waiting read is one of them. Read from the
+ * emitter's own list, since nothing outside the host can tell when a long-poll has begun to wait.
+ */
+function outputListeners(session: object): number {
+  return (session as unknown as { _onOutput: { _listeners: unknown[] } })._onOutput._listeners.length;
+}
 
 /** An authorized request. */
 function api(method: string, p: string, body?: unknown): Promise<HttpAnswer> {
@@ -293,23 +301,20 @@ describe('serve with HTTP: the token stays in the 0600 record; --allow-origin', 
     const { runDir } = run;
     const { serve, port } = await serveWithHttp(run);
     // The record is written once the HTTP server is attached.
-    let recordFile = '';
-    let record: any;
-    const end = Date.now() + 15_000;
-    for (;;) {
+    const readRecord = (): { recordFile: string; record: any } | undefined => {
       const names = fs.readdirSync(runDir).filter((n) => n.endsWith('.json'));
-      if (names.length === 1) {
-        recordFile = path.join(runDir, names[0]);
-        try {
-          record = JSON.parse(fs.readFileSync(recordFile, 'utf8'));
-        } catch {
-          record = undefined; // being renamed into place
-        }
-        if (record?.http && record.sessions?.length === 1) break;
+      if (names.length !== 1) return undefined;
+      const file = path.join(runDir, names[0]);
+      try {
+        const rec = JSON.parse(fs.readFileSync(file, 'utf8'));
+        return rec?.http && rec.sessions?.length === 1 ? { recordFile: file, record: rec } : undefined;
+      } catch {
+        return undefined; // being renamed into place
       }
-      if (Date.now() > end) throw new Error(`no record with http and a session in ${runDir}; serve printed: ${serve.output()}`);
-      await sleep(50);
-    }
+    };
+    const { recordFile, record } = await until(readRecord, 15_000, 'a record with http and a session').catch((e: Error) => {
+      throw new Error(`${e.message} in ${runDir}; serve printed: ${serve.output()}`);
+    });
     assert.equal(fs.statSync(recordFile).mode & 0o777, 0o600);
     assert.equal(record.kind, 'serve');
     assert.equal(record.pid, serve.pid);
@@ -452,11 +457,14 @@ describe('REST (the documented shapes)', () => {
 
     // waitMs: the read blocks until output arrives (here: until we type something).
     let answered = false;
+    const session = h.host.registry.get(s.id)!;
+    const listening = outputListeners(session);
     const waiting = api('GET', `/sessions/${s.id}?since=${prompt.cursor}&waitMs=20000`).then((x) => {
       answered = true;
       return x;
     });
-    await sleep(300);
+    // The condition, not a time window: the read has begun to wait for the session's next output.
+    await until(() => outputListeners(session) > listening, 15_000, 'the read to wait for output');
     assert.equal(answered, false, 'the read waits while there is no new output');
     const w = await api('POST', `/sessions/${s.id}/write`, { data: 'echo waited-$((6*7))', submit: false });
     assert.equal(w.status, 200, w.text);
@@ -584,11 +592,7 @@ describe('WebSocket /sessions/:id/stream', () => {
     assert.ok(!c.streamText().includes('nosubmit-2'), 'no Enter was added');
 
     c.send({ type: 'resize', cols: 91, rows: 33 });
-    const end = Date.now() + 10_000;
-    while (!(h.host.registry.get(s.id)?.cols === 91 && h.host.registry.get(s.id)?.rows === 33)) {
-      if (Date.now() > end) throw new Error('the resize did not arrive');
-      await sleep(20);
-    }
+    await until(() => h.host.registry.get(s.id)?.cols === 91 && h.host.registry.get(s.id)?.rows === 33, 10_000, 'the resize');
     c.send({ type: 'write', data: 'stty size\r' });
     await c.streamUntil((t) => t.includes('33 91'), 'stty size');
     for (const m of c.received) assert.equal(m.type, 'data', `only data so far: ${JSON.stringify(m)}`);
@@ -642,13 +646,14 @@ describe('WebSocket /sessions/:id/stream', () => {
         const closed = await withTimeout(c.closed, 10_000, `the close of ${p}`);
         assert.equal(closed.code, 1009, p);
       }
-      await sleep(100);
+      // Ordering fence: the other client's round trip through the host comes after the closes,
+      // so an error the closes threw would have surfaced by its end.
+      other.send('echo still-$((5*5))\r');
+      await other.streamUntil((t) => t.includes('still-25'), 'the other client to work');
     } finally {
       process.off('uncaughtException', onUncaught);
     }
     assert.deepEqual(escaped.map((e) => e.message), [], 'no uncaught exception in the host');
-    other.send('echo still-$((5*5))\r');
-    await other.streamUntil((t) => t.includes('still-25'), 'the other client to work');
     assert.equal(h.host.registry.get(s.id)?.running, true);
     await other.close();
     await deleteSession(s.id);
@@ -719,11 +724,7 @@ describe('flow control: a WebSocket client that stops reading', () => {
       const w = await api('POST', `/sessions/${s.id}/write`, { data: `yes | head -c ${TOTAL}` });
       assert.equal(w.status, 200, w.text);
       // Meanwhile other clients get answers.
-      const end = Date.now() + 120_000;
-      while (session.cursor - startCursor < 3_000_000) {
-        if (Date.now() > end) throw new Error('the output did not start');
-        await sleep(20);
-      }
+      await until(() => session.cursor - startCursor >= 3_000_000, 120_000, 'the output to start');
       const health = await api('GET', '/health');
       assert.equal(health.status, 200);
       const rpc = await wsOpen(h.port, '/rpc', { queryToken: h.token });
@@ -735,10 +736,9 @@ describe('flow control: a WebSocket client that stops reading', () => {
       assert.equal(tail.status, 200);
 
       // Wait for the whole output and the prompt after it.
-      while (session.cursor - startCursor < TOTAL) {
-        if (Date.now() > end) throw new Error(`only ${session.cursor - startCursor} bytes of output arrived`);
-        await sleep(50);
-      }
+      await until(() => session.cursor - startCursor >= TOTAL, 120_000, 'the whole output').catch((e: Error) => {
+        throw new Error(`${e.message}: only ${session.cursor - startCursor} bytes arrived`);
+      });
       const after = await api('GET', `/sessions/${s.id}?since=${session.cursor - 200}`);
       assert.equal(after.status, 200);
     } finally {

@@ -14,6 +14,9 @@ import { agentCalls } from '../../../helpers/agent-calls';
 import { mcpAgent, startHttpHost, type HttpHost } from '../../../helpers/http';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
 
+/** The user declined an agent's write (docs/protocol.md#4-error-codes). */
+const DECLINED = -32006;
+
 
 /** A window that answers: it records what it is told, and answers each request with `answer`. */
 class Window {
@@ -59,7 +62,7 @@ describe('agent write approval: ask', () => {
   test('Deny: nothing is written, the agent is told the user declined, and the window saw the text and "agent typing"', { timeout: 30_000 }, async () => {
     const id = await open('user');
     win.answer = 'deny';
-    const err = await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo denied-ran' }), -32000);
+    const err = await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo denied-ran' }), DECLINED);
     assert.match(err.message, /user declined/);
     const [asked] = win.requests(id);
     assert.equal(asked.text, 'echo denied-ran\r', 'what would be typed, Enter included');
@@ -71,7 +74,7 @@ describe('agent write approval: ask', () => {
     assert.doesNotMatch((await rpc('pty/read', { session: id })).screen, /denied-ran/);
     assert.equal(await lastApproval(id), 'denied');
     // Raw writes (send_keys) ask too.
-    await rejectsWith(agentRpc('pty/write', { session: id, action: { text: 'x' } }), -32000);
+    await rejectsWith(agentRpc('pty/write', { session: id, action: { text: 'x' } }), DECLINED);
     assert.equal(win.requests(id).length, 2);
     await rpc('pty/kill', { session: id });
   });
@@ -99,7 +102,7 @@ describe('agent write approval: ask', () => {
   test('no answer within the call\'s timeout declines; a request outlives neither its caller nor an answer from elsewhere', { timeout: 30_000 }, async () => {
     const id = await open('user');
     win.answer = 'none';
-    const err = await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo late-ran', timeout: 1500 }), -32000);
+    const err = await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo late-ran', timeout: 1500 }), DECLINED);
     assert.match(err.message, /declined.*within the call's timeout/);
     assert.equal(await lastApproval(id), 'unanswered');
     const [req] = win.requests(id);
@@ -121,7 +124,7 @@ describe('agent write approval: ask', () => {
     assert.deepEqual(seen.pending.map((p: { id: string }) => p.id), [pending.id]);
     assert.deepEqual(seen.typing, [id]);
     assert.equal((await late.request<any>('host/approve', { id: pending.id, decision: 'deny' })).decided, true);
-    await rejectsWith(asking, -32000);
+    await rejectsWith(asking, DECLINED);
     assert.ok(win.told.some((n) => n.method === 'agent/approvalEnded' && n.params.id === pending.id), 'the other window is told it is over');
     late.close();
     await rpc('pty/kill', { session: id });

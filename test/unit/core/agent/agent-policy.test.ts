@@ -9,6 +9,9 @@ import { connect, rejectsWith, startHost, until } from '../../../helpers/host';
 import { agentCalls } from '../../../helpers/agent-calls';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 
+/** The user declined an agent's write (docs/protocol.md#4-error-codes). */
+const DECLINED = -32006;
+
 
 describe('agent write approval (headless)', () => {
   let h: Awaited<ReturnType<typeof startHost>>;
@@ -33,9 +36,9 @@ describe('agent write approval (headless)', () => {
 
   test('deny: an agent may not type into the user\'s session; the user and scripts may', { timeout: 30_000 }, async () => {
     const id = await open('user');
-    const err = await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo agent-ran' }), -32000);
+    const err = await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo agent-ran' }), DECLINED);
     assert.match(err.message, /user declined/);
-    await rejectsWith(agentRpc('pty/write', { session: id, action: { text: 'x' } }), -32000);
+    await rejectsWith(agentRpc('pty/write', { session: id, action: { text: 'x' } }), DECLINED);
     const script = await rpc('pty/send', { session: id, text: 'echo script-ran' });
     assert.match(script.output, /script-ran/);
     assert.doesNotMatch((await rpc('pty/read', { session: id })).screen, /agent-ran|\$ x/);
@@ -46,7 +49,7 @@ describe('agent write approval (headless)', () => {
     const id = await open('agent');
     const ok = await agentRpc('pty/send', { session: id, text: 'echo agent-ran' });
     assert.match(ok.output, /agent-ran/);
-    const err = await rejectsWith(agentRpc('pty/send', { session: id, text: 'rm -rf /tmp/spt-never-there' }), -32000);
+    const err = await rejectsWith(agentRpc('pty/send', { session: id, text: 'rm -rf /tmp/spt-never-there' }), DECLINED);
     assert.match(err.message, /deny rule/);
     await rpc('pty/kill', { session: id });
   });
@@ -65,7 +68,7 @@ describe('agent write approval (headless)', () => {
     assert.deepEqual(await rpc('host/agentPolicy', {}), { approval: 'allow', denyCommands: ['^rm -rf'], canAsk: false }, 'a bad rule leaves the policy as it was');
     await rejectsWith(agentRpc('host/agentPolicy', { approval: 'allow' }), -32004);
     await rpc('host/agentPolicy', { approval: 'deny' });
-    await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo denied-again' }), -32000);
+    await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo denied-again' }), DECLINED);
     await rpc('pty/kill', { session: id });
   });
 });

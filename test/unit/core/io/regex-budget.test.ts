@@ -1,5 +1,5 @@
 // Regex time as a token bucket (docs/protocol.md "Limits"): a client spends it, regains it at a
-// fixed rate, and once it is spent a test is refused at once with -32000 `limit: "regexTime"`.
+// fixed rate, and once it is spent a test is refused at once with -32005 `limit: "regexTime"`.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RegexBudget } from '../../../../src/core/io/regex-budget';
@@ -27,7 +27,7 @@ describe('RegexBudget', () => {
     b.charge(1000);
     assert.throws(
       () => boundedRegexTest(/a/, 'a', [b]),
-      (e: unknown) => e instanceof RpcError && e.code === -32000 && (e.data as { limit: string }).limit === 'regexTime',
+      (e: unknown) => e instanceof RpcError && e.code === -32005 && (e.data as { limit: string }).limit === 'regexTime',
     );
   });
 
