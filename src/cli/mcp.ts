@@ -7,7 +7,8 @@ import { resolveSelector, selectOrThrow } from '../core/session/selector';
 import { ensureDaemon } from '../host/daemon';
 import { isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
 import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
-import { createMcpServer, guardParams, type ToolBackend } from '../transport/mcp/mcp-tools';
+import { createMcpServer, guardParams, type CallVia, type ToolBackend } from '../transport/mcp/mcp-tools';
+import { RunStore } from '../transport/mcp/tool-run';
 import { personPrompt, type PersonPrompt } from '../transport/mcp/mcp-elicit';
 import { askPersonToApprove } from '../transport/mcp/approval-question';
 import { paramsOf } from '../core/methods/notifications';
@@ -51,6 +52,8 @@ export class DiscoveryBackend implements ToolBackend {
 
   /** Questions to the person in progress (host/approve answers them), by request id: ended early when the host says so. */
   private readonly _asking = new Map<string, AbortController>();
+  /** The prompt of each call in progress that brought its own (a task, a 2026-07-28 round), by session id. */
+  private readonly _callPrompts = new Map<string, PersonPrompt>();
 
   /**
    * `prompt`: what the MCP client can ask the person (read at each call: it is known once the
@@ -75,8 +78,8 @@ export class DiscoveryBackend implements ToolBackend {
    * What every call to a local host says of its caller: an agent over stdio, whose client may ask
    * the person. (A remote host's calls do not offer it: its bridge's notifications are not followed.)
    */
-  private _declaration(): { origin: 'agent'; transport: 'mcp-stdio'; asks?: true } {
-    return this._prompt().choose ? { ...AGENT_OVER_STDIO, asks: true } : AGENT_OVER_STDIO;
+  private _declaration(prompt?: PersonPrompt): { origin: 'agent'; transport: 'mcp-stdio'; asks?: true } {
+    return (prompt ?? this._prompt()).choose ? { ...AGENT_OVER_STDIO, asks: true } : AGENT_OVER_STDIO;
   }
 
   /** A host asks the person through us: `agent/approval` for one of our writes; `agent/approvalEnded` when it is over. */
@@ -90,13 +93,29 @@ export class DiscoveryBackend implements ToolBackend {
     if (!q) return;
     const over = new AbortController();
     this._asking.set(q.id, over);
-    void askPersonToApprove(this._prompt(), q, over.signal)
-      .then((decision) => (over.signal.aborted ? undefined : client.request('host/approve', { id: q.id, decision, client: this._declaration() })))
+    // A question about a session whose call brought its own prompt goes there (its client's round or task).
+    const prompt = (q.session !== undefined ? this._callPrompts.get(q.session) : undefined) ?? this._prompt();
+    void askPersonToApprove(prompt, q, over.signal)
+      .then((decision) => (over.signal.aborted ? undefined : client.request('host/approve', { id: q.id, decision, client: this._declaration(prompt) })))
       .catch(() => {}) // the question ended meanwhile: the host has decided without it
       .finally(() => this._asking.delete(q.id));
   }
 
-  async call(method: string, params: Record<string, unknown>): Promise<unknown> {
+  async call(method: string, params: Record<string, unknown>, via?: CallVia): Promise<unknown> {
+    const signal = via?.signal;
+    if (!signal) return this._call(method, params, via?.prompt);
+    // A call apart from its request stops waiting when it is cancelled (the host's call runs out on its own).
+    return new Promise((resolve, reject) => {
+      const stop = () => reject(new RpcError(ErrorCode.ServerError, 'Cancelled: no longer waiting for the host'));
+      if (signal.aborted) return stop();
+      signal.addEventListener('abort', stop, { once: true });
+      this._call(method, params, via?.prompt)
+        .then(resolve, reject)
+        .finally(() => signal.removeEventListener('abort', stop));
+    });
+  }
+
+  private async _call(method: string, params: Record<string, unknown>, prompt: PersonPrompt | undefined): Promise<unknown> {
     try {
       if (method === 'session/list') return { sessions: (await this._allSessions()).map((f) => f.s) };
       if (method === 'session/create') return await this._create(params);
@@ -104,13 +123,16 @@ export class DiscoveryBackend implements ToolBackend {
       const found = await this._find(selector);
       if (found.remote !== undefined) return await this._onRemote(found.remote, method, { ...params, session: found.s.id });
       const host = found.host!;
+      if (prompt) this._callPrompts.set(found.s.id, prompt);
       try {
         const client = await this._client(host);
-        return await client.request(method, { ...params, session: found.s.id, client: this._declaration() });
+        return await client.request(method, { ...params, session: found.s.id, client: this._declaration(prompt) });
       } catch (e) {
         // The host died under the call (or just before it): say so, not "Connection closed".
         if (e instanceof ConnectionClosedError || !isAlive(host.pid)) throw await this._gone(host);
         throw e;
+      } finally {
+        if (prompt && this._callPrompts.get(found.s.id) === prompt) this._callPrompts.delete(found.s.id);
       }
     } catch (e) {
       if (e instanceof RpcCallError) throw new RpcError(e.code, e.message, e.data);
@@ -278,7 +300,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   // The relay asks the person through the server of the connection (2025-11-25: one, initialized).
   let server: McpServer | undefined;
   const backend = new DiscoveryBackend(cliPath, readHostsConfig(), () => (server ? personPrompt(server) : {}));
-  const handle = serveStdio(() => (server = createMcpServer(backend, undefined, { remoteHosts: backend.remoteHosts })), {
+  // Tasks and 2026-07-28 rounds outlive the request that started them: kept for the connection's life.
+  const runs = new RunStore();
+  const handle = serveStdio(() => (server = createMcpServer(backend, undefined, { remoteHosts: backend.remoteHosts, runs })), {
     transport: guardParams(new StdioServerTransport()),
     onerror: (e) => process.stderr.write(`shared-pty mcp: ${e.message}\n`),
   });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { serverError } from '../base/errors';
-import { toDisposable, type IDisposable } from '../base/lifecycle';
+import { Emitter, toDisposable, type IDisposable } from '../base/lifecycle';
+import { anyEvent, mapEvent, whenFirst } from '../base/when-first';
 import type { Session } from '../session/session';
 import type { InputSource } from '../session/input-source';
 import type { NotificationSink } from '../io/subscription';
@@ -24,7 +25,8 @@ export const AgentNotification = {
 
 interface Pending {
   request: ApprovalRequest;
-  resolve(answer: ApprovalAnswer | 'unanswered'): void;
+  /** Where the answer goes; listened to while the request waits. */
+  answered: Emitter<ApprovalAnswer | 'unanswered'>;
   /** Asked through the agent's own client: the caller whose client asks (it alone may answer it). */
   owner?: object;
 }
@@ -39,8 +41,6 @@ export class ApprovalBroker {
   private readonly _watchers = new Set<NotificationSink>();
   private _controlWatchers = 0;
   private readonly _pending = new Map<string, Pending>();
-  /** For a question an agent's own client asks: what stops the asking once the question is over. */
-  private readonly _ended = new Map<string, () => void>();
   /** Agent calls in progress per session id. */
   private readonly _typing = new Map<string, number>();
 
@@ -69,7 +69,7 @@ export class ApprovalBroker {
 
   /** The requests waiting for an answer now (a window that connects late asks them too). */
   pending(): ApprovalRequest[] {
-    return [...this._pending.values()].map((p) => p.request);
+    return [...this._pending.values()].filter((p) => p.answered.hasListeners()).map((p) => p.request);
   }
 
   /** Session ids with an agent's write call in progress. */
@@ -93,7 +93,7 @@ export class ApprovalBroker {
   ): Promise<ApprovalAnswer | 'unanswered'> {
     // One question per session at a time: an agent that writes again (or in parallel) before the
     // user answered would otherwise stack questions on the user's screen.
-    if ([...this._pending.values()].some((p) => p.request.session === session.id)) {
+    if ([...this._pending.values()].some((p) => p.request.session === session.id && p.answered.hasListeners())) {
       return Promise.reject(
         serverError(`An earlier request of an agent to type into session ${session.name} still waits for the user's answer; nothing was written. Wait for that call to return, then try again.`, {
           session: session.id,
@@ -110,33 +110,27 @@ export class ApprovalBroker {
       transport: from.transport,
       at: new Date().toISOString(),
     };
-    return new Promise((resolve) => {
-      const end = (answer: ApprovalAnswer | 'unanswered') => {
-        if (!this._pending.delete(request.id)) return;
-        this._ended.get(request.id)?.();
-        this._ended.delete(request.id);
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        exitWatch.dispose();
-        this._notify(AgentNotification.ApprovalEnded, { id: request.id, decision: answer });
-        resolve(answer);
-      };
-      const onAbort = () => end('unanswered');
-      const timer = setTimeout(onAbort, Math.max(0, timeoutMs));
-      // A session that ends has nothing left to approve.
-      const exitWatch = session.onExit(onAbort);
-      const byOwn = this._watchers.size === 0 && own !== undefined;
-      this._pending.set(request.id, { request, resolve: end, owner: byOwn ? own.owner : undefined });
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (byOwn) {
-        // The question's own end (an answer, the timeout, the caller gone) stops the client asking.
-        const over = new AbortController();
-        const asked = own.asker.ask({ id: request.id, session: request.session, name: request.name, text }, over.signal);
-        const stop = () => over.abort();
-        this._ended.set(request.id, stop);
-        asked?.then(end, onAbort);
-      } else this._notify(AgentNotification.Approval, { ...request });
-      if (signal?.aborted) onAbort();
+    // The first answer wins: once the wait is over nobody listens to `answered`, so a later one does not count.
+    const answered = new Emitter<ApprovalAnswer | 'unanswered'>();
+    const byOwn = this._watchers.size === 0 && own !== undefined;
+    this._pending.set(request.id, { request, answered, owner: byOwn ? own.owner : undefined });
+    // A session that ends has nothing left to approve.
+    const first = whenFirst(anyEvent(answered.event, mapEvent(session.onExit, () => 'unanswered' as const)), timeoutMs, signal);
+    // The question's own end (an answer, the timeout, the caller gone) stops the client asking.
+    const over = new AbortController();
+    if (byOwn) {
+      own.asker.ask({ id: request.id, session: request.session, name: request.name, text }, over.signal)?.then(
+        (a) => answered.fire(a),
+        () => answered.fire('unanswered'),
+      );
+    } else this._notify(AgentNotification.Approval, { ...request });
+    return first.then((outcome) => {
+      const answer = outcome.kind === 'event' ? outcome.value : 'unanswered';
+      this._pending.delete(request.id);
+      over.abort();
+      answered.dispose();
+      this._notify(AgentNotification.ApprovalEnded, { id: request.id, decision: answer });
+      return answer;
     });
   }
 
@@ -147,9 +141,10 @@ export class ApprovalBroker {
    */
   answer(id: string, answer: ApprovalAnswer, by?: object): boolean {
     const p = this._pending.get(id);
-    if (!p) return false;
+    // Over (timed out, the caller gone, answered) but not yet cleared: too late.
+    if (!p || !p.answered.hasListeners()) return false;
     if (by !== undefined && p.owner !== by) return false;
-    p.resolve(answer);
+    p.answered.fire(answer);
     return true;
   }
 

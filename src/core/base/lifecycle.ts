@@ -159,6 +159,11 @@ export class Emitter<T> implements IDisposable {
     return subscription;
   };
 
+  /** Whether anyone listens now (a wait that already ended has stopped listening). */
+  hasListeners(): boolean {
+    return this._listeners.length > 0;
+  }
+
   fire(e: T): void {
     for (const l of this._listeners.slice()) {
       try {

@@ -3,6 +3,8 @@ import { foregroundStateOf, readinessOf, shellHasEnded } from '../process/proc-s
 import type { Session, SessionStatus } from '../session/session';
 import { isAgentCall, type InputSource } from '../session/input-source';
 import { sessionBusy } from '../base/errors';
+import { DisposableStore, disposableTimeout, Emitter, MutableDisposable, type Event } from '../base/lifecycle';
+import { anyEvent, mapEvent, whenFirst } from '../base/when-first';
 import type { CommandRecord } from '../commands/command-tracker';
 
 /** Timing of `pty/send`'s readiness detection. */
@@ -125,78 +127,17 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
   const firstCommand = session.commands.nextId;
   let lastFinished: CommandRecord | undefined;
   const finishedSub = session.commands.onDidFinishCommand((r) => (lastFinished = r));
+  // The shell reported that a command ended, with its status, and none runs. More lines of the
+  // text may still be queued: the send is done once the shell also waits for input (or cannot be
+  // seen). A command ended without a status (a shell with marks of its own, started by it, drew
+  // its prompt) is a program waiting for input.
+  const commandsDone = () => lastFinished !== undefined && lastFinished.exitCode !== null && !session.commands.running;
   let waitReason: SendWaitReason;
   // Readiness is judged from the moment of the act; the timeout counts from the call's start.
   const actedAt = Date.now();
   try {
     act();
-    waitReason = await new Promise<SendWaitReason>((resolve) => {
-      let sawBusy = false;
-      let stable = 0;
-      let lastCursor = session.cursor;
-      let timer: NodeJS.Timeout | undefined;
-      let done = false;
-      const finish = (r: SendWaitReason) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        exitSub.dispose();
-        humanSub?.dispose();
-        signal?.removeEventListener('abort', onAbort);
-        resolve(r);
-      };
-      const onAbort = () => finish('timeout');
-      signal?.addEventListener('abort', onAbort);
-      const exitSub = session.onExit(() => finish('session_exit'));
-      // The user typing into the terminal during an agent's send takes over (docs/protocol.md#typing-arbitration).
-      const humanSub = isAgentCall(from) ? session.onInput((i) => i.from.origin === 'user' && finish('user_input')) : undefined;
-      if (!session.running) return finish('session_exit');
-      let modeCheckedAt = 0;
-      const poll = async () => {
-        const now = Date.now();
-        if (now - started >= timeout) return finish('timeout');
-        const state = foregroundStateOf(session.pid);
-        const newOutput = session.cursor !== lastCursor;
-        lastCursor = session.cursor;
-        // The shell reported that a command ended, with its status, and none runs. More lines of
-        // the text may still be queued: the send is done once the shell also waits for input (or
-        // cannot be seen). A command ended without a status (a shell with marks of its own, started
-        // by it, drew its prompt) is a program waiting for input.
-        const commandsDone = lastFinished !== undefined && lastFinished.exitCode !== null && !session.commands.running;
-        if (state === 'unknown') {
-          // fish reports `exit` finished before it ends: the send ended the session, as in bash and zsh.
-          if (shellHasEnded(session.pid)) return finish('session_exit');
-          if (commandsDone) return finish('command_done');
-          // We cannot see the program's state: fall back to silence.
-          if (now - Math.max(session.lastOutputAt, actedAt) >= idleMs) return finish('inferred_idle');
-        } else if (state === 'busy') {
-          sawBusy = true;
-          stable = 0;
-          // The shell said the command ended, yet something in its foreground still runs (a first
-          // fish run generating completions): once output has been quiet, the shell's word wins.
-          if (commandsDone && now - Math.max(session.lastOutputAt, actedAt) >= idleMs) return finish('command_done');
-        } else {
-          const progressed = sawBusy || session.cursor !== startCursor || now - actedAt >= SendTuning.MinSettleMs;
-          stable = progressed && !newOutput ? stable + 1 : 0;
-          if (state === 'waiting_for_input' && stable >= SendTuning.StablePolls) {
-            if (commandsDone) return finish('command_done');
-            // Ready: for a password prompt (docs/protocol.md#secret-input) the answer says so, at once.
-            return finish((await asksForSecret(session)) ? 'secret_input' : 'stdin_read');
-          }
-          if (state === 'asleep_hidden') {
-            if (stable >= SendTuning.StablePolls && now - modeCheckedAt >= SendTuning.HiddenModeCheckMs) {
-              // sudo hides its system call; a terminal set for a password says what it waits for.
-              modeCheckedAt = now;
-              if (await asksForSecret(session)) return finish('secret_input');
-            }
-            // We cannot see what it waits for: fall back to silence.
-            if (now - Math.max(session.lastOutputAt, actedAt) >= idleMs) return finish('inferred_idle');
-          }
-        }
-        if (!done) timer = setTimeout(() => void poll(), SendTuning.PollMs);
-      };
-      timer = setTimeout(() => void poll(), SendTuning.PollMs);
-    });
+    waitReason = session.running ? await readyAfterAct(session, from, signal, { started, actedAt, startCursor, timeout, idleMs, commandsDone }) : 'session_exit';
   } finally {
     finishedSub.dispose();
   }
@@ -211,6 +152,84 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
     if (command.endCursor !== null) result.exitCode = command.exitCode;
   }
   return result;
+}
+
+/** What `readyAfterAct` judges by: when the call and the act began, and the send's limits. */
+interface ReadinessWatch {
+  started: number;
+  actedAt: number;
+  startCursor: number;
+  timeout: number;
+  idleMs: number;
+  /** Whether the shell has reported the commands the act started finished (shell integration). */
+  commandsDone(): boolean;
+}
+
+/**
+ * After an act, waits until the program is ready for input again (polling /proc), the session
+ * exits, the user types during an agent's call, `timeout` (counted from the call's start) passes,
+ * or the caller goes away (answered as `timeout`).
+ */
+async function readyAfterAct(session: Session, from: InputSource, signal: AbortSignal | undefined, w: ReadinessWatch): Promise<SendWaitReason> {
+  const { started, actedAt, startCursor, idleMs } = w;
+  const watch = new DisposableStore();
+  /** What the polls concluded. */
+  const ready = watch.add(new Emitter<SendWaitReason>());
+  const ends: Array<Event<SendWaitReason>> = [ready.event, mapEvent(session.onExit, () => 'session_exit' as const)];
+  // The user typing into the terminal during an agent's send takes over (docs/protocol.md#typing-arbitration).
+  if (isAgentCall(from)) ends.push((listener) => session.onInput((i) => i.from.origin === 'user' && listener('user_input')));
+  const first = whenFirst(anyEvent(...ends), started + w.timeout - Date.now(), signal);
+  let sawBusy = false;
+  let stable = 0;
+  let lastCursor = session.cursor;
+  let modeCheckedAt = 0;
+  const next = watch.add(new MutableDisposable());
+  const poll = async () => {
+    const now = Date.now();
+    const state = foregroundStateOf(session.pid);
+    const newOutput = session.cursor !== lastCursor;
+    lastCursor = session.cursor;
+    const commandsDone = w.commandsDone();
+    if (state === 'unknown') {
+      // fish reports `exit` finished before it ends: the send ended the session, as in bash and zsh.
+      if (shellHasEnded(session.pid)) return ready.fire('session_exit');
+      if (commandsDone) return ready.fire('command_done');
+      // We cannot see the program's state: fall back to silence.
+      if (now - Math.max(session.lastOutputAt, actedAt) >= idleMs) return ready.fire('inferred_idle');
+    } else if (state === 'busy') {
+      sawBusy = true;
+      stable = 0;
+      // The shell said the command ended, yet something in its foreground still runs (a first
+      // fish run generating completions): once output has been quiet, the shell's word wins.
+      if (commandsDone && now - Math.max(session.lastOutputAt, actedAt) >= idleMs) return ready.fire('command_done');
+    } else {
+      const progressed = sawBusy || session.cursor !== startCursor || now - actedAt >= SendTuning.MinSettleMs;
+      stable = progressed && !newOutput ? stable + 1 : 0;
+      if (state === 'waiting_for_input' && stable >= SendTuning.StablePolls) {
+        if (commandsDone) return ready.fire('command_done');
+        // Ready: for a password prompt (docs/protocol.md#secret-input) the answer says so, at once.
+        return ready.fire((await asksForSecret(session)) ? 'secret_input' : 'stdin_read');
+      }
+      if (state === 'asleep_hidden') {
+        if (stable >= SendTuning.StablePolls && now - modeCheckedAt >= SendTuning.HiddenModeCheckMs) {
+          // sudo hides its system call; a terminal set for a password says what it waits for.
+          modeCheckedAt = now;
+          if (await asksForSecret(session)) return ready.fire('secret_input');
+        }
+        // We cannot see what it waits for: fall back to silence.
+        if (now - Math.max(session.lastOutputAt, actedAt) >= idleMs) return ready.fire('inferred_idle');
+      }
+    }
+    // Once the wait is over the holder is disposed, and a timer set in it is cleared at once.
+    next.value = disposableTimeout(() => void poll(), SendTuning.PollMs);
+  };
+  next.value = disposableTimeout(() => void poll(), SendTuning.PollMs);
+  try {
+    const outcome = await first;
+    return outcome.kind === 'event' ? outcome.value : 'timeout';
+  } finally {
+    watch.dispose();
+  }
 }
 
 /** Whether the program asks for a password (echo off, and lines read or a prompt that asks: SecretJudge). */

@@ -1,3 +1,5 @@
+import type { Event } from '../base/lifecycle';
+import { whenFirst } from '../base/when-first';
 import type { EventLog } from '../session/event-log';
 import type { EventType, HostEvent } from '../session/session-events';
 import type { Session } from '../session/session';
@@ -15,29 +17,22 @@ export interface WaitEventResult {
  * that comes after the call began (docs/protocol.md#events-ptyevents-and-ptywaitevent `wait_event`). An ended session has nothing more
  * to say: it answers `session_exit` (after its `exit` event, when that is one of the types).
  */
-export function waitForEvent(
+export async function waitForEvent(
   log: EventLog,
   session: Session,
   types: readonly EventType[] | undefined,
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<WaitEventResult> {
-  if (!session.running) return Promise.resolve({ event: null, reason: 'session_exit' });
+  if (!session.running) return { event: null, reason: 'session_exit' };
   const wanted = types ? new Set<string>(types) : undefined;
-  return new Promise((resolve) => {
-    const finish = (r: WaitEventResult) => {
-      clearTimeout(timer);
-      listener.dispose();
-      signal.removeEventListener('abort', onAbort);
-      resolve(r);
-    };
-    const onAbort = () => finish({ event: null, reason: 'timeout' });
-    const timer = setTimeout(onAbort, timeoutMs);
-    const listener = log.onEvent((e) => {
+  /** The session's events as this wait's answers: a wanted one, or its exit when that is not wanted. */
+  const answers: Event<WaitEventResult> = (listener) =>
+    log.onEvent((e) => {
       if (e.session !== session.id) return;
-      if (!wanted || wanted.has(e.type)) finish({ event: e, reason: 'matched' });
-      else if (e.type === 'exit') finish({ event: null, reason: 'session_exit' });
+      if (!wanted || wanted.has(e.type)) listener({ event: e, reason: 'matched' });
+      else if (e.type === 'exit') listener({ event: null, reason: 'session_exit' });
     });
-    signal.addEventListener('abort', onAbort);
-  });
+  const first = await whenFirst(answers, timeoutMs, signal);
+  return first.kind === 'event' ? first.value : { event: null, reason: 'timeout' };
 }

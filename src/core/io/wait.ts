@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { invalidParams } from '../base/errors';
 import { boundedRegexTest } from './bounded-regex';
 import type { RegexBudget } from './regex-budget';
-import type { IDisposable } from '../base/lifecycle';
+import { DisposableStore, disposableTimeout, Emitter, MutableDisposable } from '../base/lifecycle';
+import { whenFirst, type First } from '../base/when-first';
 import type { CursorPos, ScreenSize } from '../mirror/screen';
 import { stripAnsi } from '../base/ansi';
 import { screenText } from '../mirror/screen-text';
@@ -70,73 +71,67 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
     return test(screenText(await session.mirror.screen()));
   };
 
-  const reason = await new Promise<WaitReason>((resolve, reject) => {
-    const disposables: IDisposable[] = [];
-    const timers: NodeJS.Timeout[] = [];
-    let settled = false;
-    let checking = false;
-    let recheck = false;
-    let lastCheckAt = 0;
-    let later: NodeJS.Timeout | undefined;
-    const settle = (outcome: () => void) => {
-      if (settled) return;
-      settled = true;
-      for (const d of disposables) d.dispose();
-      for (const t of timers) clearTimeout(t);
-      clearTimeout(later);
-      signal?.removeEventListener('abort', onAbort);
-      outcome();
-    };
-    const finish = (r: WaitReason) => settle(() => resolve(r));
-    const check = async () => {
-      if (settled) return;
-      if (checking) {
-        recheck = true;
-        return;
-      }
-      checking = true;
-      try {
-        do {
-          recheck = false;
-          lastCheckAt = Date.now();
-          if (await matchesNow()) return finish('matched');
-        } while (recheck && !settled);
-      } catch (e) {
-        // A regex over its budget (or a screen read that failed) ends the call with its error.
-        return settle(() => reject(e));
-      } finally {
-        checking = false;
-      }
-      if (!session.running) finish('session_exit');
-    };
-    /** New output: look again, at most every CHECK_INTERVAL_MS. */
-    const onChange = () => {
-      const wait = lastCheckAt + CHECK_INTERVAL_MS - Date.now();
-      if (wait <= 0) return void check();
-      later ??= setTimeout(() => {
-        later = undefined;
-        void check();
-      }, wait);
-    };
-    const onAbort = () => finish('timeout');
-    signal?.addEventListener('abort', onAbort);
-    if (hasPattern) {
-      const source = opts.since !== undefined ? session.onOutput : session.mirror.onParsed;
-      disposables.push(source(onChange));
+  // Every way the wait can end but the timeout and the caller leaving: what a look at the screen,
+  // the exit or the quiet found (or the error a look ran into).
+  const watch = new DisposableStore();
+  const found = watch.add(new Emitter<{ reason: WaitReason } | { error: unknown }>());
+  const first = whenFirst(found.event, Math.min(timeout, MAX_WAIT_MS), signal);
+  let checking = false;
+  let recheck = false;
+  let lastCheckAt = 0;
+  const later = watch.add(new MutableDisposable());
+  const check = async () => {
+    if (watch.isDisposed) return;
+    if (checking) {
+      recheck = true;
+      return;
     }
-    disposables.push(session.onExit(() => void check()));
-    timers.push(setTimeout(() => finish('timeout'), Math.min(timeout, MAX_WAIT_MS)));
-    if (opts.idleMs !== undefined) {
-      const idleMs = opts.idleMs;
-      const armIdle = () => {
-        const quietFor = Date.now() - Math.max(session.lastOutputAt, started);
-        if (quietFor >= idleMs) return finish('idle');
-        timers.push(setTimeout(armIdle, idleMs - quietFor));
-      };
-      armIdle();
+    checking = true;
+    try {
+      do {
+        recheck = false;
+        lastCheckAt = Date.now();
+        if (await matchesNow()) return found.fire({ reason: 'matched' });
+      } while (recheck && !watch.isDisposed);
+    } catch (e) {
+      // A regex over its budget (or a screen read that failed) ends the call with its error.
+      return found.fire({ error: e });
+    } finally {
+      checking = false;
     }
-    void check();
-  });
+    if (!session.running) found.fire({ reason: 'session_exit' });
+  };
+  /** New output: look again, at most every CHECK_INTERVAL_MS. */
+  const onChange = () => {
+    const wait = lastCheckAt + CHECK_INTERVAL_MS - Date.now();
+    if (wait <= 0) return void check();
+    if (later.value) return;
+    later.value = disposableTimeout(() => {
+      later.clear();
+      void check();
+    }, wait);
+  };
+  if (hasPattern) watch.add((opts.since !== undefined ? session.onOutput : session.mirror.onParsed)(onChange));
+  watch.add(session.onExit(() => void check()));
+  if (opts.idleMs !== undefined) {
+    const idleMs = opts.idleMs;
+    const idle = watch.add(new MutableDisposable());
+    const armIdle = () => {
+      const quietFor = Date.now() - Math.max(session.lastOutputAt, started);
+      if (quietFor >= idleMs) return found.fire({ reason: 'idle' });
+      idle.value = disposableTimeout(armIdle, idleMs - quietFor);
+    };
+    armIdle();
+  }
+  void check();
+  let outcome: First<{ reason: WaitReason } | { error: unknown }>;
+  try {
+    outcome = await first;
+  } finally {
+    watch.dispose();
+  }
+  if (outcome.kind === 'event' && 'error' in outcome.value) throw outcome.value.error;
+  const reason = outcome.kind === 'event' && 'reason' in outcome.value ? outcome.value.reason : 'timeout';
 
   const snap = await session.mirror.screen();
   return {

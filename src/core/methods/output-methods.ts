@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { invalidParams, serverError } from '../base/errors';
 import { stripAnsi } from '../base/ansi';
+import { anyEvent, whenFirst } from '../base/when-first';
 import { ClientLink } from '../io/client-link';
 import { FlowTuning } from '../io/flow-window';
 import type { Session } from '../session/session';
@@ -185,18 +186,6 @@ function bytesBeforeLine(text: string, line: number): number {
 }
 
 /** Resolves when new output arrives, the program exits, `ms` pass, or the client leaves. */
-function nextOutput(session: Session, ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      out.dispose();
-      exit.dispose();
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    const out = session.onOutput(done);
-    const exit = session.onExit(done);
-    signal.addEventListener('abort', done);
-  });
+async function nextOutput(session: Session, ms: number, signal: AbortSignal): Promise<void> {
+  await whenFirst(anyEvent<unknown>(session.onOutput, session.onExit), ms, signal);
 }

@@ -4,36 +4,13 @@ import type { ClientDeclaration } from '../../core/io/caller';
 import type { ControlParamsOf, MethodName, ResultOf } from '../../core/methods/table';
 import { DEFAULT_MAX_LINE_BYTES, LineReader } from '../socket/line-reader';
 import { parseAddress, type Endpoint } from '../socket/address';
+import { ConnectionClosedError, RpcCallError, type Notification } from '../rpc/messages';
 
-/** An error answer from the server, with its JSON-RPC code. */
-export class RpcCallError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-    this.name = 'RpcCallError';
-  }
-}
-
-/** The connection closed before the answer came (the server ended, or we closed it). */
-export class ConnectionClosedError extends Error {
-  readonly code = 'CONNECTION_CLOSED';
-  constructor() {
-    super('Connection closed');
-    this.name = 'ConnectionClosedError';
-  }
-}
+// What a call's answer can be lives with the peer (src/transport/rpc), which both ends share; the CLI and the editor import it from here.
+export { ConnectionClosedError, RpcCallError, type Notification } from '../rpc/messages';
 
 /** What `RpcClient.call` takes for method `M`: its params on a control endpoint, and who calls. */
 export type CallParams<M extends MethodName> = ControlParamsOf<M> & { client?: ClientDeclaration };
-
-/** A notification pushed by the server. */
-export interface Notification {
-  method: string;
-  params: Record<string, unknown>;
-}
 
 /** The two ends of a byte stream to a server: a socket, or a child process's stdout and stdin (a bridge). */
 export interface RpcStream {

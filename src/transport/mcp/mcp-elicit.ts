@@ -3,9 +3,8 @@ import type { ClientCapabilities, McpServer, ServerContext } from '@modelcontext
 // Asking the person through the agent's own MCP client (elicitation, docs/protocol.md#6-mcp): the
 // only place that knows how the SDK sends `elicitation/create` and reads what the client declared.
 // Server-initiated elicitation exists on 2025-11-25 connections only (stdio after `initialize`);
-// a 2026-07-28 request is offered no question here (its multi-round-trip `input_required` would
-// replace it: this file is where that goes), and gets the fallbacks: the secret page's link in the
-// refusal, the headless approval policy.
+// a 2026-07-28 request is asked through its multi-round-trip `input_required` answers instead
+// (tool-run.ts, mcp-tasks.ts; docs/protocol.md#tasks-and-input-rounds).
 
 /** Where a 2026-07-28 request carries its client's capabilities (its `_meta` envelope). */
 const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';

@@ -2,11 +2,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { invoke } from '../../core/methods/dispatch';
-import { FULL_GRANT, oneShotCaller, type Grant } from '../../core/io/caller';
+import { FULL_GRANT, oneShotCaller, type Caller, type Grant, type PersonAsker } from '../../core/io/caller';
 import type { HostServices } from '../../core/methods/types';
 import { invalidParams, REST_STATUS, serverError } from '../../core/base/errors';
 import { BodyTooLargeError, readJsonBody, sendJson, sendJsonRpcError } from '../http/http-util';
 import { createMcpServer, misfitParams, type ToolBackend } from './mcp-tools';
+import { askPersonToApprove } from './approval-question';
+import type { PersonPrompt } from './mcp-elicit';
+import { RunStore } from './tool-run';
 
 /**
  * The tools of an in-process host call its method table directly, each call an agent's over
@@ -15,8 +18,28 @@ import { createMcpServer, misfitParams, type ToolBackend } from './mcp-tools';
 export function localBackend(services: HostServices, signal?: AbortSignal, grant: Grant = FULL_GRANT): ToolBackend {
   const caller = oneShotCaller('agent', 'mcp-http', grant);
   return {
-    call: (method, params) => invoke(method, params, { mode: { kind: 'control' }, services, caller, signal: signal ?? new AbortController().signal }),
+    // A call with a prompt (a 2026-07-28 round, a task) is asked about through it; one apart from
+    // its request waits on its own signal, not the request's.
+    call: (method, params, via) =>
+      invoke(method, params, { mode: { kind: 'control' }, services, caller: withAsker(caller, via?.prompt), signal: via?.signal ?? signal ?? new AbortController().signal }),
   };
+}
+
+/** The caller, able to ask the person through `prompt` when it can put a question (form mode). */
+function withAsker(caller: Caller, prompt: PersonPrompt | undefined): Caller {
+  if (!prompt?.choose) return caller;
+  const personAsker: PersonAsker = { ask: (q, over) => askPersonToApprove(prompt, q, over) };
+  // The caller's getters (origin, agentToken) follow its token: kept by delegating, not copying.
+  return Object.create(caller, { personAsker: { value: personAsker } }) as Caller;
+}
+
+/** The runs (tasks, 2026-07-28 rounds) of each host's `/mcp`: every request gets a fresh server, the runs stay. */
+const RUNS = new WeakMap<HostServices, RunStore>();
+
+function runsOf(services: HostServices): RunStore {
+  let runs = RUNS.get(services);
+  if (!runs) RUNS.set(services, (runs = new RunStore()));
+  return runs;
 }
 
 /**
@@ -119,7 +142,7 @@ export async function handleMcp(services: HostServices, req: IncomingMessage, re
   }
   const ac = new AbortController();
   res.on('close', () => ac.abort());
-  const factory = () => createMcpServer(localBackend(services, ac.signal, grant), grant);
+  const factory = () => createMcpServer(localBackend(services, ac.signal, grant), grant, { runs: runsOf(services) });
   const request = webRequest(req, body, ac.signal);
   if (await isLegacyRequest(request, body)) {
     const server = factory();

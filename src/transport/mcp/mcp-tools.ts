@@ -9,14 +9,26 @@ import type { MethodSpec, McpProjection, TableCall } from '../../core/methods/sp
 import { METHODS } from '../../core/methods/table';
 import { VERSION } from '../../version';
 import { reportProgress } from './mcp-progress';
-import { clientDeclaresApps, personPrompt } from './mcp-elicit';
+import { clientDeclaresApps, personPrompt, type PersonPrompt } from './mcp-elicit';
 import { offerSecretPage } from './secret-offer';
+import { createTaskResult, declaredBy, registerTasks, roundOf, TASK_TOOLS, TASKS_EXTENSION_ID, taskWork, within, type TaskTools } from './mcp-tasks';
+import { RunStore, ToolRun, type ToolCallResult } from './tool-run';
 import { APP_KEY_ARG, APPS_EXTENSION_CAPABILITY, APPS_EXTENSION_ID, isAppKey, registerTerminalApp, TERMINAL_APP_URI } from './terminal-app';
 
 /** How an MCP server reaches sessions: in the host itself, or through the sockets of every host (stdio). */
 export interface ToolBackend {
-  /** Calls a method of the table; session-scoped methods carry `session` in params. */
-  call(method: string, params: Record<string, unknown>): Promise<unknown>;
+  /**
+   * Calls a method of the table; session-scoped methods carry `session` in params. `via`: a call
+   * made apart from its MCP request (a task, a 2026-07-28 round) asks the person through
+   * `via.prompt` (the approval of an agent's write) and stops waiting on `via.signal`.
+   */
+  call(method: string, params: Record<string, unknown>, via?: CallVia): Promise<unknown>;
+}
+
+/** How one call asks the person and when it stops (see ToolBackend.call). */
+export interface CallVia {
+  prompt?: PersonPrompt;
+  signal?: AbortSignal;
 }
 
 /** One MCP tool, generated from its method's entry in the table. */
@@ -32,7 +44,7 @@ export interface ToolDef {
   annotations: { readOnlyHint: boolean; destructiveHint: boolean; openWorldHint: false };
   /** The tool's `_meta`: where MCP Apps hosts find the terminal view (docs/guarantees.md#the-terminal-in-the-agents-chat). */
   meta?: Record<string, unknown>;
-  run(backend: ToolBackend, args: Record<string, unknown>): Promise<{ data: Record<string, unknown>; text: string }>;
+  run(backend: ToolBackend, args: Record<string, unknown>, via?: CallVia): Promise<{ data: Record<string, unknown>; text: string }>;
 }
 
 /** The tool a method projects to (docs/protocol.md#6-mcp): its input, output and text all come from the entry. */
@@ -52,14 +64,14 @@ export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
     output: withSession(mcp.budget ? output.extend(mcp.budget.optional ? OPTIONAL_BUDGET_OUTPUT : BUDGET_OUTPUT) : output, shows),
     annotations: { readOnlyHint: spec.scope === 'read', destructiveHint: mcp.destructive === true, openWorldHint: false },
     meta: mcp.app ? appMeta(mcp.app) : undefined,
-    async run(backend, args) {
+    async run(backend, args, via) {
       const { session, maxChars, ...rest } = args;
       const own = mcp.input ? mcp.input.toParams(rest) : { ...mcp.defaults, ...rest, ...mcp.fixed };
       const params = spec.target !== 'host' && session !== undefined ? { session, ...own } : own;
-      const call = (m: string, p: Record<string, unknown>) => backend.call(m, p);
+      const call = (m: string, p: Record<string, unknown>) => backend.call(m, p, via);
       // The view needs the session's id, not the name or prefix the agent gave: asked alongside.
       const id = shows && session !== undefined ? idOf(backend, String(session)) : undefined;
-      let result = (await backend.call(spec.name, params)) as Record<string, unknown>;
+      let result = (await backend.call(spec.name, params, via)) as Record<string, unknown>;
       if (mcp.budget) result = await withinBudget(result, mcp.budget, args, (maxChars as number | undefined) ?? DEFAULT_MAX_CHARS, call);
       const data = mcp.output ? mcp.output.fromResult(result, args) : result;
       const text = await mcp.text(result, args, call);
@@ -142,6 +154,12 @@ export interface McpServerOptions {
    * takes `host`, which the backend routes by (the tool's method has no such param).
    */
   remoteHosts?: readonly string[];
+  /**
+   * Where tool calls that run apart from their request are kept (tasks, 2026-07-28 rounds): one
+   * store per host's `/mcp` or per `shared-pty mcp`, as every request of a client may reach a
+   * fresh server. Without it, 2026-07-28 calls neither ask nor become tasks.
+   */
+  runs?: RunStore;
 }
 
 /** The tool that opens a session: the one that takes `host` when there are remote hosts. */
@@ -177,10 +195,38 @@ function isPersonsKeys(method: MethodSpec): boolean {
 export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT, options: McpServerOptions = {}): McpServer {
   // logging: clients of 2025-11-25 may set a level (the conformance suite's logging-set-level); the host sends no log messages.
   // tools and resources: declared by the first tool and resource registered, after the scope check is in place.
-  const capabilities = { logging: {}, extensions: { [APPS_EXTENSION_ID]: APPS_EXTENSION_CAPABILITY } };
+  // The Tasks extension (2026-07-28) where runs can be kept (a 2025-11-25 client has no use for its name).
+  const extensions = { [APPS_EXTENSION_ID]: APPS_EXTENSION_CAPABILITY, ...(options.runs ? { [TASKS_EXTENSION_ID]: {} } : {}) };
+  const capabilities = { logging: {}, extensions };
   const server = new McpServer({ name: 'shared-pty', version: VERSION }, { capabilities });
-  checkCalls(server, grant);
+  const runs = options.runs;
+  // A run is its caller's: the token's holder (one per token), or the host's own grant.
+  const owner: object = grant.holder ?? grant;
+  // A long call of a client that speaks the Tasks extension becomes a task (answered before the
+  // SDK's tool seam, which would hold a task to the tool's output schema).
+  checkCalls(server, grant, (tool, args, ctx) => {
+    if (!runs || !isModern(ctx) || !TASK_TOOLS.has(tool.name) || ctx.mcpReq.requestState() !== undefined) return undefined;
+    const can = declaredBy(ctx);
+    if (!can.tasks) return undefined;
+    return createTaskResult(runs.add(new ToolRun((prompt, signal) => taskWork(taskTools, tool.name, args, within(prompt, can), signal)), owner));
+  });
   registerTerminalApp(server);
+  if (runs) registerTasks(server, runs, owner);
+  /** One tool call as tools/call answers it: failures as tool errors; a refused secret offers the page. */
+  const callTool = async (name: string, args: Record<string, unknown>, prompt: PersonPrompt, signal?: AbortSignal): Promise<ToolCallResult> => {
+    const tool = TOOLS.find((t) => t.name === name)!;
+    try {
+      const { data, text } = await tool.run(backend, args, { prompt, signal });
+      return { content: [{ type: 'text' as const, text }], structuredContent: data };
+    } catch (e) {
+      const err = toRpcError(e);
+      const why = err.data as { secretInput?: unknown; session?: unknown } | undefined;
+      // A write refused because the program asks for a secret: the person may type it on a page of the host.
+      const offer = why?.secretInput === true && typeof why.session === 'string' ? await offerSecretPage({ call: (m, p) => backend.call(m, p, { signal }) }, prompt, why.session) : '';
+      return toolError(err, offer);
+    }
+  };
+  const taskTools: TaskTools = { call: callTool, method: (m, p, signal) => backend.call(m, p, { signal }) };
   for (const tool of TOOLS) {
     if (refusal(grant, tool.method)) continue;
     server.registerTool(
@@ -213,16 +259,29 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
           args = { ...args };
           delete args[APP_KEY_ARG];
         }
+        // 2026-07-28: the call runs apart from its request, so the client can be asked in the
+        // middle (input_required rounds), or it becomes a task (docs/protocol.md#tasks-and-input-rounds).
+        if (runs && isModern(ctx)) {
+          const state = ctx.mcpReq.requestState();
+          if (state !== undefined) {
+            const run = runs.get(state, owner);
+            if (!run) return toolError(invalidParams('The requestState of this retry names no call in progress (unknown, or over): call the tool again without it'));
+            run.answer(ctx.mcpReq.inputResponses);
+            return lastRound(runs, run, ctx.mcpReq.signal);
+          }
+          const can = declaredBy(ctx);
+          const a = args ?? {};
+          const progress = reportProgress(ctx);
+          const run = runs.add(new ToolRun((prompt, signal) => callTool(tool.name, a, within(prompt, can), signal)), owner);
+          try {
+            return await lastRound(runs, run, ctx.mcpReq.signal);
+          } finally {
+            progress.dispose();
+          }
+        }
         const progress = reportProgress(ctx);
         try {
-          const { data, text } = await tool.run(backend, args ?? {});
-          return { content: [{ type: 'text' as const, text }], structuredContent: data };
-        } catch (e) {
-          const err = toRpcError(e);
-          const why = err.data as { secretInput?: unknown; session?: unknown } | undefined;
-          // A write refused because the program asks for a secret: the person may type it on a page of the host.
-          const offer = why?.secretInput === true && typeof why.session === 'string' ? await offerSecretPage(backend, personPrompt(server, ctx), why.session) : '';
-          return toolError(err, offer);
+          return await callTool(tool.name, args ?? {}, personPrompt(server, ctx));
         } finally {
           progress.dispose();
         }
@@ -230,6 +289,18 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
     );
   }
   return server;
+}
+
+/** A round of a call; once the client has the call's result, the run is dropped (a task's is kept: it is fetched again). */
+async function lastRound(runs: RunStore, run: ToolRun, signal: AbortSignal): Promise<Awaited<ReturnType<typeof roundOf>>> {
+  const answer = await roundOf(run, signal);
+  if (run.terminal) runs.delete(run);
+  return answer;
+}
+
+/** Whether the request is of the 2026-07-28 revision (its revision in its `_meta`). */
+function isModern(ctx: ServerContext): boolean {
+  return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[PROTOCOL_VERSION_META_KEY] !== undefined;
 }
 
 /** What `tools/call` is handed by the SDK: the validated request, and the handler's context. */
@@ -245,13 +316,17 @@ function toolError(err: unknown, more = ''): { isError: true; content: Array<{ t
  * revision the client speaks, as every other result is. Each is a tool error the model can read
  * and act on, its code first: a tool the token may not call (not listed; called anyway it says
  * which scope it needs), a tool that does not exist, and arguments that do not fit the tool's
- * input (one line naming the argument, -32602 as on every other surface).
+ * input (one line naming the argument, -32602 as on every other surface). `answer` may answer a
+ * call itself (a task); undefined leaves it to the tool.
  */
-function checkCalls(server: McpServer, grant: Grant): void {
+function checkCalls(server: McpServer, grant: Grant, answer: (tool: ToolDef, args: Record<string, unknown>, ctx: ServerContext) => unknown): void {
   const low = server.server;
-  const set = low.setRequestHandler.bind(low) as (method: string, handler: CallHandler) => void;
-  (low as unknown as { setRequestHandler: typeof set }).setRequestHandler = (method, handler) => {
-    if (method !== 'tools/call') return set(method, handler);
+  const original = low.setRequestHandler.bind(low) as (...args: unknown[]) => void;
+  const set = original as (method: string, handler: CallHandler) => void;
+  (low as unknown as { setRequestHandler: (...args: unknown[]) => void }).setRequestHandler = (...args: unknown[]) => {
+    // Every other method as registered (with its schemas, when it brings them: the tasks/* methods).
+    if (args[0] !== 'tools/call') return original(...args);
+    const [method, handler] = args as [string, CallHandler];
     set(method, async (request, ctx) => {
       const tool = TOOLS.find((t) => t.name === request.params.name);
       if (!tool) return toolError(invalidParams(`Unknown tool ${JSON.stringify(request.params.name)}`));
@@ -263,7 +338,7 @@ function checkCalls(server: McpServer, grant: Grant): void {
         const where = issue.path.length ? `${issue.path.map(String).join('.')}: ` : '';
         return toolError(invalidParams(`Invalid arguments for ${tool.name}: ${where}${issue.message}`));
       }
-      return handler(request, ctx);
+      return answer(tool, parsed.data as Record<string, unknown>, ctx) ?? handler(request, ctx);
     });
   };
 }

@@ -1,10 +1,15 @@
 import type WebSocket from 'ws';
 import { toDisposable, type IDisposable } from '../../core/base/lifecycle';
-import { CLIENT_HIGH_WATER_BYTES } from '../socket/rpc-connection';
+import { CLIENT_HIGH_WATER_BYTES } from '../rpc/json-rpc-peer';
 
 /** Backpressure helpers shared by the WebSocket endpoints: a slow client waits on the ring, not in our memory. */
 export function wsCongested(ws: WebSocket): boolean {
-  return ws.bufferedAmount > CLIENT_HIGH_WATER_BYTES;
+  return wsUnsentBytes(ws) > CLIENT_HIGH_WATER_BYTES;
+}
+
+/** Bytes sent on `ws` and not yet taken by its client. */
+export function wsUnsentBytes(ws: WebSocket): number {
+  return ws.bufferedAmount;
 }
 
 export function wsWhenDrained(ws: WebSocket, fn: () => void): IDisposable {

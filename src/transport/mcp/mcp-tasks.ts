@@ -1,0 +1,236 @@
+import { CLIENT_CAPABILITIES_META_KEY, inputRequired, ProtocolError, type InputRequiredResult, type McpServer, type ServerContext } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { ErrorCode, mcpErrorText, RpcError } from '../../core/base/errors';
+import type { PersonPrompt } from './mcp-elicit';
+import { offerSecretPage } from './secret-offer';
+import { RUN_TTL_MS, type RunPrompt, type RunStore, type ToolCallResult, type ToolRun } from './tool-run';
+
+// MCP Tasks whose status is the program's (docs/protocol.md#tasks-and-input-rounds), and the
+// 2026-07-28 multi-round-trip requests that ask the person in the middle of a tool call.
+
+/** The Tasks extension of the 2026-07-28 revision. */
+export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';
+
+/** The tools that may wait long enough to be worth a task: the ones that wait for the program. */
+export const TASK_TOOLS: ReadonlySet<string> = new Set(['send', 'wait_for', 'wait_event', 'signal', 'send_keys']);
+
+/**
+ * How often a client should poll a task: the program's state is read every 25 ms while a send
+ * waits, but a person answering a prompt is the usual wait, and a second is quick for a person.
+ */
+const POLL_INTERVAL_MS = 1000;
+
+/** How often a task looks whether the person has typed the secret the program asked for. */
+const SECRET_CHECK_MS = 250;
+/** How long a task waits for the person to type a secret: as long as the secret page lives (5 minutes). */
+const SECRET_WAIT_MS = 5 * 60_000;
+
+/** What a task needs of the server: how to run a tool (as one call does) and how to reach sessions. */
+export interface TaskTools {
+  /** Runs the named tool once, as tools/call does, asking through `prompt`. */
+  call(name: string, args: Record<string, unknown>, prompt: PersonPrompt, signal: AbortSignal): Promise<ToolCallResult>;
+  /** A method of the table (pty/info, pty/secretPage). */
+  method(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
+}
+
+/** What a client declared it can answer, in the request's `_meta` (2026-07-28). */
+export interface Declared {
+  form: boolean;
+  url: boolean;
+  tasks: boolean;
+}
+
+/** What the client of a 2026-07-28 request declared in its `_meta`. */
+export function declaredBy(ctx: ServerContext): Declared {
+  const caps = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+    | { elicitation?: { form?: object; url?: object }; extensions?: Record<string, unknown> }
+    | undefined;
+  const e = caps?.elicitation;
+  return {
+    form: e !== undefined && (e.form !== undefined || Object.keys(e).length === 0),
+    url: e?.url !== undefined,
+    tasks: caps?.extensions?.[TASKS_EXTENSION_ID] !== undefined,
+  };
+}
+
+/** The run's prompt cut to what the client can answer: a question it cannot take is not put. */
+export function within(prompt: RunPrompt, can: Declared): PersonPrompt & { askText?: RunPrompt['askText'] } {
+  return {
+    openUrl: can.url ? prompt.openUrl : undefined,
+    choose: can.form ? prompt.choose : undefined,
+    askText: can.form ? prompt.askText : undefined,
+  };
+}
+
+/** The task fields every answer about a run carries. */
+function taskOf(run: ToolRun): Record<string, unknown> {
+  return {
+    taskId: run.id,
+    status: run.status,
+    ...(run.statusMessage ? { statusMessage: run.statusMessage } : {}),
+    createdAt: run.createdAt.toISOString(),
+    lastUpdatedAt: run.lastUpdatedAt.toISOString(),
+    ttlMs: RUN_TTL_MS,
+    pollIntervalMs: POLL_INTERVAL_MS,
+  };
+}
+
+/** The task with what its status carries: the questions, the result, or the error (2026-07-28). */
+export function detailedTask(run: ToolRun): Record<string, unknown> {
+  const task = taskOf(run);
+  if (run.status === 'input_required') return { ...task, inputRequests: run.inputRequests };
+  // The result as the tools/call of this revision would have answered it, discriminator included.
+  if (run.status === 'completed') return { ...task, result: { ...run.result, resultType: 'complete' } };
+  if (run.status === 'failed') return { ...task, error: run.error };
+  return task;
+}
+
+/** The answer to a tools/call that became a task (2026-07-28: `resultType: "task"`). */
+export function createTaskResult(run: ToolRun): ToolCallResult {
+  // content: the SDK's tools/call seam adds an empty one to a result without; said here so it is ours.
+  return { resultType: 'task', ...taskOf(run), content: [] };
+}
+
+/**
+ * The answer to one round of a 2026-07-28 tools/call run apart from its request: once it is over,
+ * its result; while it asks, `input_required` with its questions and the run's id as
+ * `requestState`, for the client to retry with the answers.
+ */
+export async function roundOf(run: ToolRun, signal: AbortSignal): Promise<ToolCallResult | InputRequiredResult> {
+  await run.settled(signal);
+  if (run.status === 'input_required') return inputRequired({ inputRequests: run.inputRequests as never, requestState: run.id });
+  if (run.status === 'completed' && run.result) return run.result;
+  if (run.status === 'working') return toolError(ErrorCode.ServerError, 'The client went away before the call ended');
+  return toolError(run.error?.code ?? ErrorCode.ServerError, run.error?.message ?? 'The call was cancelled');
+}
+
+function toolError(code: number, message: string): ToolCallResult {
+  return { isError: true, content: [{ type: 'text', text: mcpErrorText(new RpcError(code, message)) }] };
+}
+
+/** The last line of the output that says something: what the program asks. */
+function asked(output: unknown): string {
+  const lines = String(output ?? '').split('\n').map((l) => l.trimEnd()).filter((l) => l.trim() !== '');
+  return lines.at(-1) ?? '';
+}
+
+/** Whether the command a send ran is still running (with shell integration: it has not ended). */
+function commandRuns(data: Record<string, unknown>): boolean {
+  const command = data.command as { endCursor?: unknown; exitCode?: unknown } | undefined;
+  return command !== undefined && (command.endCursor === null || command.endCursor === undefined) && data.exitCode === undefined;
+}
+
+/**
+ * A task's work: the tool's call, then, while the program is not done, what it needs. At a prompt
+ * for input (with shell integration: the command runs and reads the terminal) the client is asked
+ * for the line and it is typed; at a password prompt the person is offered the secret page and the
+ * task waits until they have typed it; a wait that timed out waits on. Each step is a call of its
+ * own; the task's result is the last one's, with the command's record and exit code once it ended.
+ */
+export async function taskWork(tools: TaskTools, name: string, args: Record<string, unknown>, prompt: PersonPrompt & { askText?: RunPrompt['askText'] }, signal: AbortSignal): Promise<ToolCallResult> {
+  let r = await tools.call(name, args, prompt, signal);
+  const session = args.session;
+  // Only the tools that type and wait as send does have a program to follow.
+  if (!['send', 'send_keys', 'signal'].includes(name) || typeof session !== 'string') return r;
+  const timeout = typeof args.timeout === 'number' ? args.timeout : undefined;
+  // Waiting on types nothing: its answer says what the program did meanwhile.
+  const goOn = async () => withCommand(tools, session, await tools.call('send', { session, text: '', submit: false, ...(timeout ? { timeout } : {}) }, prompt, signal), commandId, signal);
+  let commandId: number | undefined;
+  for (;;) {
+    const data = r.structuredContent;
+    if (signal.aborted || r.isError || !data) return r;
+    commandId ??= (data.command as { id?: number } | undefined)?.id;
+    if (data.waitReason === 'stdin_read' && commandRuns(data) && prompt.askText) {
+      const line = await prompt.askText(`The program in the terminal waits for input: ${asked(data.output) || '(no prompt shown)'}\nWhat should be typed? (Enter is pressed after it.)`, signal);
+      if (line === undefined) return r;
+      r = await tools.call('send', { session, text: line, ...(timeout ? { timeout } : {}) }, prompt, signal);
+    } else if (data.waitReason === 'secret_input' && prompt.openUrl) {
+      const offer = await offerSecretPage({ call: (m, p) => tools.method(m, p, signal) }, prompt, session, asked(data.output) || undefined);
+      if (!/and opened it/.test(offer)) return { ...r, content: [{ type: 'text', text: `${r.content.map((c) => c.text).join('')}${offer}` }] };
+      if (!(await secretTyped(tools, session, signal))) return r;
+      r = await goOn();
+    } else if (data.waitReason === 'timeout') {
+      r = await goOn();
+    } else return r;
+  }
+}
+
+/** Most bytes of a command's output a task's result carries (as a send returns at most). */
+const MAX_RESULT_BYTES = 65536;
+
+/**
+ * A wait that typed nothing sees no command start or end of its own: when the command the task
+ * ran has ended meanwhile, the result is that command's, with its record, exit code and output
+ * (from its log; with echo off the secret was never in it).
+ */
+async function withCommand(tools: TaskTools, session: string, r: ToolCallResult, commandId: number | undefined, signal: AbortSignal): Promise<ToolCallResult> {
+  const data = r.structuredContent;
+  if (commandId === undefined || !data || data.command !== undefined) return r;
+  try {
+    const { commands } = (await tools.method('pty/commands', { session }, signal)) as { commands: Array<{ id: number; exitCode: number | null; endCursor: number | null }> };
+    const command = commands.find((c) => c.id === commandId);
+    if (!command || command.endCursor === null) return r;
+    const page = (await tools.method('pty/commandOutput', { session, id: commandId, strip: true, maxBytes: MAX_RESULT_BYTES }, signal)) as { data: string };
+    const output = page.data.replace(/\s+$/, '');
+    const exit = command.exitCode === null ? '' : `; exit code ${command.exitCode}`;
+    return {
+      content: [{ type: 'text', text: `${output}\n[waitReason: command_done${exit}; the command's output, from its log]` }],
+      structuredContent: { ...data, output, waitReason: 'command_done', command, exitCode: command.exitCode },
+    };
+  } catch {
+    return r; // the session or its log went away: what the wait saw is what there is
+  }
+}
+
+/** Waits until the program no longer asks for the secret (the person typed it), the session ended or the page expired. */
+async function secretTyped(tools: TaskTools, session: string, signal: AbortSignal): Promise<boolean> {
+  const until = Date.now() + SECRET_WAIT_MS;
+  while (!signal.aborted && Date.now() < until) {
+    const info = (await tools.method('pty/info', { session }, signal)) as { running?: boolean; secretInput?: boolean };
+    if (!info.running || !info.secretInput) return true;
+    await new Promise((resolve) => setTimeout(resolve, SECRET_CHECK_MS));
+  }
+  return false;
+}
+
+/** `-32602` for a task id that is unknown or dropped, as the specification says. */
+function unknownTask(taskId: unknown): Error {
+  return new ProtocolError(ErrorCode.InvalidParams, `Failed to retrieve task: no task ${JSON.stringify(taskId)} (unknown, or expired ${RUN_TTL_MS / 60_000} minutes after it was created)`);
+}
+
+/** The code of an answer to a client that did not declare what the request needs (2026-07-28). */
+const MISSING_CAPABILITY = -32021;
+
+/** `-32021` for a client that did not declare the Tasks extension on its request. */
+function missingCapability(): Error {
+  return new ProtocolError(MISSING_CAPABILITY, 'Missing required client capability', { requiredCapabilities: { extensions: { [TASKS_EXTENSION_ID]: {} } } });
+}
+
+const taskIdParams = z.object({ taskId: z.string() }).passthrough();
+
+/**
+ * `tasks/get`, `tasks/update` and `tasks/cancel` of the Tasks extension (2026-07-28) over `runs`.
+ * A request must declare the extension in its `_meta` (-32021 otherwise); an unknown task id is
+ * -32602. The task id is the key: it is random, and only the client that started the task got it;
+ * a task is `owner`'s (the caller's token), and another token's is as unknown as none.
+ */
+export function registerTasks(server: McpServer, runs: RunStore, owner: object): void {
+  const low = server.server;
+  const set = low.setRequestHandler.bind(low) as unknown as (method: string, schemas: { params: z.ZodType }, handler: (params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>) => void;
+  const find = (params: Record<string, unknown>, ctx: ServerContext): ToolRun => {
+    if (!declaredBy(ctx).tasks) throw missingCapability();
+    const run = runs.get(params.taskId, owner);
+    if (!run) throw unknownTask(params.taskId);
+    return run;
+  };
+  set('tasks/get', { params: taskIdParams }, async (params, ctx) => detailedTask(find(params, ctx)));
+  // The SDK lifts `inputResponses` out of the params, as for a retried round: read where it puts them.
+  set('tasks/update', { params: taskIdParams }, async (params, ctx) => {
+    find(params, ctx).answer(ctx.mcpReq.inputResponses ?? (params.inputResponses as Record<string, unknown> | undefined));
+    return {};
+  });
+  set('tasks/cancel', { params: taskIdParams }, async (params, ctx) => {
+    find(params, ctx).cancel();
+    return {};
+  });
+}

@@ -1,0 +1,227 @@
+import { randomUUID } from 'node:crypto';
+import type { Choice, ElicitAction, PersonPrompt } from './mcp-elicit';
+
+/**
+ * A tool call that runs on its own, apart from the request that started it, and asks the person
+ * through requests the client fetches and answers later (docs/protocol.md#tasks-and-input-rounds):
+ * the 2026-07-28 revision's multi-round-trip requests (`input_required`, answered by a retry with
+ * `inputResponses`) and the Tasks extension (`tasks/get`, answered by `tasks/update`).
+ */
+
+/** Where a run stands: the Tasks extension's statuses. */
+export type RunStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/** One question to the client, as `inputRequests` carries it. */
+export interface InputRequest {
+  method: 'elicitation/create';
+  params: Record<string, unknown>;
+}
+
+/** A tool result as MCP carries it. */
+export interface ToolCallResult {
+  content: Array<{ type: 'text'; text: string }>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  [key: string]: unknown;
+}
+
+/** What a run's work can ask the person: what every PersonPrompt can, and a line of input for the program. */
+export interface RunPrompt extends Required<PersonPrompt> {
+  /** A line of text for the program (form mode, one text field); undefined when declined or dismissed. */
+  askText(message: string, signal?: AbortSignal): Promise<string | undefined>;
+}
+
+/** The field of the form that asks for a line of input. */
+export const INPUT_FIELD = 'input';
+/** The field of the one-question choice form (as the 2025-11-25 elicitation's, src/transport/mcp/mcp-elicit.ts). */
+const ANSWER_FIELD = 'answer';
+
+/** How long a finished run is kept for the client to fetch (docs/protocol.md#tasks-and-input-rounds). */
+export const RUN_TTL_MS = 30 * 60_000;
+/**
+ * Most runs one store keeps before it drops finished ones early: a result is at most a send's
+ * budget (~20 000 characters of text, twice with the structured copy), so this bounds a store to
+ * some tens of MB however busy its agents are; running ones are never dropped early.
+ */
+const MAX_RUNS = 500;
+
+/** A tool call running apart from its request. Its id is random (122 bits): it is the only key to it. */
+export class ToolRun {
+  readonly id = randomUUID();
+  readonly createdAt = new Date();
+  lastUpdatedAt = new Date();
+  status: RunStatus = 'working';
+  statusMessage?: string;
+  result?: ToolCallResult;
+  error?: { code: number; message: string };
+  /** Aborts the work: on cancel, and when the run is dropped. */
+  readonly abort = new AbortController();
+  private readonly _pending = new Map<string, { request: InputRequest; answer: (response: Record<string, unknown>) => void }>();
+  private _seq = 0;
+  private _listeners = new Set<() => void>();
+
+  /** `work` runs at once, asking through the prompt it is handed. */
+  constructor(work: (prompt: RunPrompt, signal: AbortSignal) => Promise<ToolCallResult>) {
+    void work(this._prompt(), this.abort.signal).then(
+      (result) => this._finish('completed', { result }),
+      (e: unknown) => {
+        const err = e as { code?: unknown; message?: unknown };
+        this._finish('failed', { error: { code: typeof err?.code === 'number' ? err.code : -32603, message: String(err?.message ?? e) } });
+      },
+    );
+  }
+
+  /** Whether the run is over (completed, failed or cancelled). */
+  get terminal(): boolean {
+    return this.status === 'completed' || this.status === 'failed' || this.status === 'cancelled';
+  }
+
+  /** The questions not answered yet, by their keys (each key is used once in the run's life). */
+  get inputRequests(): Record<string, InputRequest> {
+    return Object.fromEntries([...this._pending].map(([k, v]) => [k, v.request]));
+  }
+
+  /** Answers questions by key; keys not outstanding are ignored, as the specification says. */
+  answer(responses: Record<string, unknown> | undefined): void {
+    for (const [key, response] of Object.entries(responses ?? {})) {
+      const p = this._pending.get(key);
+      if (!p || typeof response !== 'object' || response === null) continue;
+      this._pending.delete(key);
+      p.answer(response as Record<string, unknown>);
+    }
+    if (this._pending.size === 0 && this.status === 'input_required') this._set('working', undefined);
+  }
+
+  /** Stops waiting for the program (it goes on running in the terminal) and ends the run as cancelled. */
+  cancel(): void {
+    if (this.terminal) return;
+    this._finish('cancelled', {});
+    this.abort.abort();
+  }
+
+  /** Resolves once the run asks something or is over (at once when it already does or is). */
+  settled(signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (this.status === 'working' && !signal?.aborted) return;
+        this._listeners.delete(check);
+        signal?.removeEventListener('abort', check);
+        resolve();
+      };
+      this._listeners.add(check);
+      signal?.addEventListener('abort', check, { once: true });
+      check();
+    });
+  }
+
+  /** Calls `listener` on every change of status or questions; returns how to stop. */
+  onChange(listener: () => void): () => void {
+    this._listeners.add(listener);
+    return () => this._listeners.delete(listener);
+  }
+
+  private _finish(status: 'completed' | 'failed' | 'cancelled', what: { result?: ToolCallResult; error?: { code: number; message: string } }): void {
+    if (this.terminal) return;
+    this._pending.clear();
+    this.result = what.result;
+    this.error = what.error;
+    const message = status === 'cancelled' ? 'Cancelled: the program was left running in the terminal.' : status === 'failed' ? what.error?.message : undefined;
+    this._set(status, message);
+  }
+
+  private _set(status: RunStatus, message: string | undefined): void {
+    this.status = status;
+    this.statusMessage = message;
+    this.lastUpdatedAt = new Date();
+    for (const l of [...this._listeners]) l();
+  }
+
+  /** Puts one question to the client; resolves with its answer (a cancel for a run that ends first). */
+  private _ask(kind: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    if (this.terminal || signal?.aborted) return Promise.resolve({ action: 'cancel' });
+    const key = `${kind}-${++this._seq}`;
+    return new Promise((resolve) => {
+      const gone = () => {
+        if (this._pending.delete(key)) resolve({ action: 'cancel' });
+        if (this._pending.size === 0 && this.status === 'input_required') this._set('working', undefined);
+      };
+      signal?.addEventListener('abort', gone, { once: true });
+      this.abort.signal.addEventListener('abort', gone, { once: true });
+      this._pending.set(key, {
+        request: { method: 'elicitation/create', params },
+        answer: (r) => {
+          signal?.removeEventListener('abort', gone);
+          resolve(r);
+        },
+      });
+      this._set('input_required', String(params.message));
+    });
+  }
+
+  private _prompt(): RunPrompt {
+    return {
+      openUrl: async (message, url) => actionOf(await this._ask('secret', { mode: 'url', message, url })),
+      choose: async <T extends string>(message: string, choices: readonly Choice<T>[], signal?: AbortSignal) => {
+        const requestedSchema = {
+          type: 'object',
+          properties: { [ANSWER_FIELD]: { type: 'string', title: 'Answer', oneOf: choices.map((c) => ({ const: c.value, title: c.title })) } },
+          required: [ANSWER_FIELD],
+        };
+        const r = await this._ask('approval', { mode: 'form', message, requestedSchema }, signal);
+        const value = r.action === 'accept' ? (r.content as Record<string, unknown> | undefined)?.[ANSWER_FIELD] : undefined;
+        return choices.find((c) => c.value === value)?.value;
+      },
+      askText: async (message, signal) => {
+        const requestedSchema = { type: 'object', properties: { [INPUT_FIELD]: { type: 'string', title: 'Input', description: 'What to type (Enter is pressed after it).' } }, required: [INPUT_FIELD] };
+        const r = await this._ask('input', { mode: 'form', message, requestedSchema }, signal);
+        const value = r.action === 'accept' ? (r.content as Record<string, unknown> | undefined)?.[INPUT_FIELD] : undefined;
+        return typeof value === 'string' ? value : undefined;
+      },
+    };
+  }
+}
+
+function actionOf(r: Record<string, unknown>): ElicitAction {
+  return r.action === 'accept' || r.action === 'decline' ? r.action : 'cancel';
+}
+
+/**
+ * The runs of one server (a host's `/mcp`, or one `shared-pty mcp`), by id. A finished run is
+ * kept `RUN_TTL_MS` after it was created for the client to fetch, then dropped.
+ */
+export class RunStore {
+  private readonly _runs = new Map<string, { run: ToolRun; owner: object }>();
+
+  /** Keeps `run` for `owner` (whoever may call: a token's holder, the host's own grant). */
+  add(run: ToolRun, owner: object): ToolRun {
+    this._sweep();
+    this._runs.set(run.id, { run, owner });
+    return run;
+  }
+
+  /** Drops a run whose result its client has (a call's last round). */
+  delete(run: ToolRun): void {
+    this._runs.delete(run.id);
+  }
+
+  /** The run `id` names, if `owner` started it: another token's run is as unknown as none. */
+  get(id: unknown, owner: object): ToolRun | undefined {
+    this._sweep();
+    const kept = typeof id === 'string' ? this._runs.get(id) : undefined;
+    return kept?.owner === owner ? kept.run : undefined;
+  }
+
+  private _sweep(): void {
+    const now = Date.now();
+    for (const [id, { run }] of this._runs) {
+      if (now - run.createdAt.getTime() < RUN_TTL_MS) continue;
+      run.cancel();
+      this._runs.delete(id);
+    }
+    // Past the bound, the oldest finished runs go first (their results are what takes room).
+    for (const [id, { run }] of this._runs) {
+      if (this._runs.size <= MAX_RUNS) break;
+      if (run.terminal) this._runs.delete(id);
+    }
+  }
+}

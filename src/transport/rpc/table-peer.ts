@@ -1,0 +1,38 @@
+import { dialectOf, dispatch, type DispatchMode } from '../../core/methods/dispatch';
+import { ClientLink, type ClientLinkOptions } from '../../core/io/client-link';
+import type { HostServices } from '../../core/methods/types';
+import { JsonRpcPeer, type JsonRpcPeerOptions, type MessageWire, type PeerAnswer } from './json-rpc-peer';
+
+export interface TablePeerOptions extends JsonRpcPeerOptions {
+  /** A per-session socket (the session implied) or a control endpoint. */
+  mode: DispatchMode;
+  services: HostServices;
+  /** Who the client is and what its token reaches; the peer is where its notifications go. */
+  link: Omit<ClientLinkOptions, 'sink'>;
+}
+
+/**
+ * The host's end of a JSON-RPC connection: every request runs against the method table as the
+ * connection's one ClientLink, which holds what the client subscribed to and is released with the
+ * peer (when the connection closes).
+ */
+export class TablePeer extends JsonRpcPeer {
+  /** The caller this connection carries (a script until it says otherwise). */
+  readonly link: ClientLink;
+
+  constructor(
+    wire: MessageWire,
+    private readonly _table: TablePeerOptions,
+  ) {
+    super(wire, { ..._table, dialect: _table.dialect ?? dialectOf(_table.mode) });
+    this.link = this._register(new ClientLink({ ..._table.link, sink: this }));
+  }
+
+  protected override _serve(message: unknown, signal: AbortSignal): Promise<PeerAnswer> {
+    return dispatch(message, { mode: this._table.mode, services: this._table.services, caller: this.link, signal });
+  }
+
+  protected override _hasMoreToSend(): boolean {
+    return this.link.streaming;
+  }
+}

@@ -1,0 +1,297 @@
+// MCP Tasks whose status is the program's, and the 2026-07-28 input_required rounds
+// (docs/protocol.md#tasks-and-input-rounds), each spoken by the official clients: the SDK's v2 client
+// pinned to 2026-07-28, and the Tasks extension's requester (@modelcontextprotocol/ext-tasks) driving
+// tasks/get, tasks/update and tasks/cancel; over `/mcp` and over stdio (`shared-pty mcp`), against a
+// real host and a real bash with its integration.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { ApplicationInputRequest, TaskEnabledSession, TaskView } from '@modelcontextprotocol/ext-tasks/client';
+import { connect as connectRpc, until, withTimeout } from '../../helpers/host';
+import { request, startHttpHost, type HttpHost } from '../../helpers/http';
+import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../helpers/protocol';
+import { promptedShell } from '../../helpers/shell-home';
+import type { RpcClient } from '../../../src/transport/client/rpc-client';
+
+const TEST_TIMEOUT = 90_000;
+const REVISION = '2026-07-28';
+type Via = 'http' | 'stdio';
+type ToolResult = { content?: Array<{ type: string; text?: string }>; structuredContent?: any; isError?: boolean };
+const textOf = (r: ToolResult) => (r.content ?? []).map((c) => c.text ?? '').join('');
+/** What the clients declare: they can show forms and open URLs (the tasks client also speaks the Tasks extension). */
+const ELICITATION = { elicitation: { form: {}, url: {} } };
+const WITH_TASKS = { ...ELICITATION, extensions: { 'io.modelcontextprotocol/tasks': {} } };
+
+/** What a test's client is asked through elicitation, and how it answers. */
+interface Person {
+  asked: any[];
+  answer: (params: any) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, string> }>;
+}
+
+/** A connected v2 client pinned to 2026-07-28, its Tasks requester (when it speaks Tasks), and the person behind it. */
+interface Agent {
+  client: Client;
+  tasks: TaskEnabledSession;
+  person: Person;
+  close(): Promise<void>;
+}
+
+let h: HttpHost;
+let ctl: RpcClient;
+const homes: string[] = [];
+/** The Tasks extension's requester: an ES module only, so loaded as one. */
+let extTasks: typeof import('@modelcontextprotocol/ext-tasks/client');
+
+before(async () => {
+  buildCli();
+  extTasks = await import('@modelcontextprotocol/ext-tasks/client');
+  h = await startHttpHost([], { agentApproval: 'ask' });
+  ctl = await connectRpc(h.host.controlAddress);
+});
+
+after(async () => {
+  ctl?.close();
+  await h?.close();
+  for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
+});
+
+/**
+ * The raw request path the Tasks requester needs beside the SDK client (the SDK refuses task
+ * methods toward a 2026-07-28 server): over HTTP a POST to /mcp with the routing headers the
+ * specification asks for; over stdio the client's own transport, its answers picked out by id.
+ */
+function rawDispatchOf(via: Via, transport: any, token = h.token): (req: any) => Promise<any> {
+  let n = 0;
+  // The requester hands a request without id; its answer goes back as { kind, result | error }.
+  const answer = (m: any) => (m?.error ? { kind: 'error', error: m.error } : { kind: 'result', result: m?.result });
+  if (via === 'http') {
+    return async (req) => {
+      const id = `raw-${++n}`;
+      const name = req.params?.taskId ?? req.params?.name;
+      const res = await fetch(`${h.http.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': REVISION,
+          'mcp-method': req.method,
+          ...(name !== undefined ? { 'mcp-name': String(name) } : {}),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', ...req, id }),
+      });
+      const text = await res.text();
+      if (process.env.DBG) console.error('RAW', JSON.stringify(req).slice(0, 600), '=>', text.slice(0, 600));
+      // An event stream (progress before the answer): the answer is its message with the id.
+      const bodies = res.headers.get('content-type')?.includes('text/event-stream')
+        ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)))
+        : [JSON.parse(text)];
+      return answer(bodies.find((b) => b.id === id));
+    };
+  }
+  const pending = new Map<string, (m: any) => void>();
+  const inner = transport.onmessage;
+  transport.onmessage = (m: any, extra: unknown) => {
+    const back = typeof m?.id === 'string' ? pending.get(m.id) : undefined;
+    if (back && ('result' in m || 'error' in m)) {
+      pending.delete(m.id);
+      back(m);
+    } else inner(m, extra);
+  };
+  return (req) =>
+    new Promise((resolve) => {
+      const id = `raw-${++n}`;
+      pending.set(id, (m) => resolve(answer(m)));
+      void transport.send({ jsonrpc: '2.0', ...req, id });
+    });
+}
+
+async function agent(via: Via, name: string, speaksTasks: boolean): Promise<Agent> {
+  const capabilities = speaksTasks ? WITH_TASKS : ELICITATION;
+  const person: Person = { asked: [], answer: async () => ({ action: 'cancel' }) };
+  const info = { name, version: '0.0.0' };
+  const client = new Client(info, { capabilities, versionNegotiation: { mode: { pin: REVISION } } });
+  // The 2026-07-28 rounds of a plain tools/call are answered here (the SDK retries with the answers).
+  client.setRequestHandler('elicitation/create', async (req: any) => {
+    person.asked.push(req.params);
+    return person.answer(req.params);
+  });
+  const transport =
+    via === 'http'
+      ? new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } })
+      : new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: bashEnv({ SHARED_PTY_DIR: h.dir }) as Record<string, string>, cwd: REPO_ROOT, stderr: 'pipe' });
+  await withTimeout(client.connect(transport), 30_000, `${via}: connect`);
+  assert.equal(client.getNegotiatedProtocolVersion(), REVISION);
+  if (!speaksTasks) return { client, tasks: undefined as never, person, close: () => client.close().catch(() => {}) };
+  const tasks = extTasks.createTaskSessionFromClient(client as never, {
+    endpointId: `${name}-${via}`,
+    rawDispatch: rawDispatchOf(via, transport) as never,
+    v2RequestFraming: { protocolVersion: REVISION, clientInfo: info, clientCapabilities: WITH_TASKS },
+    onInputRequest: async (req: ApplicationInputRequest) => {
+      person.asked.push(req.params);
+      return (await person.answer(req.params)) as never;
+    },
+  });
+  return {
+    client,
+    tasks,
+    person,
+    close: async () => {
+      await tasks.close().catch(() => {});
+      await client.close().catch(() => {});
+    },
+  };
+}
+
+/**
+ * A session of the test host with bash and its integration, at its prompt: one a script opened
+ * (the agent's writes go through), or one the user opened (they are asked about under the policy
+ * ask). Opened from here, so the stdio relay reaches it on this host too.
+ */
+async function shell(origin?: 'user'): Promise<string> {
+  const { home, ...how } = promptedShell('bash');
+  homes.push(home);
+  const info = await ctl.request<any>('session/create', { ...how, cols: 80, rows: 24, ...(origin ? { origin } : {}) });
+  await until(async () => (await ctl.request<{ screen: string }>('pty/read', { session: info.id })).screen.includes('my>'), 20_000, 'a bash prompt');
+  return info.id;
+}
+
+/** Runs a tool as a task to its end; the statuses it went through, in order, and its outcome. */
+async function asTask(a: Agent, name: string, args: Record<string, unknown>): Promise<{ kind: string; statuses: string[]; outcome: any; views: TaskView[] }> {
+  const execution = await a.tasks.callTool(name, args as never, { task: { preference: 'require' } });
+  const views: TaskView[] = [];
+  const { outcome } = await execution.settle({ onEvent: (e) => void (e.type === 'task' && views.push(e.task)) });
+  // The last status comes with the outcome (its task view, when the requester kept one).
+  const statuses = [...views.map((v) => v.status), outcome.status].filter((s, i, all) => s !== all[i - 1]);
+  if (process.env.DBG) console.error('OUTCOME', JSON.stringify(outcome).slice(0, 1500));
+  return { kind: execution.kind, statuses, outcome, views };
+}
+
+for (const via of ['http', 'stdio'] as const) {
+  describe(`2026-07-28 over ${via}`, () => {
+    let a: Agent;
+    let plain: Agent;
+    before(async () => {
+      a = await agent(via, 'tasks-test', true);
+      plain = await agent(via, 'rounds-test', false);
+    });
+    after(async () => {
+      await a?.close();
+      await plain?.close();
+    });
+
+    test('a long send as a task: working, input_required at read\'s prompt, answered by tasks/update, completed with the exit code', { timeout: TEST_TIMEOUT }, async () => {
+      const session = await shell();
+      a.person.asked.length = 0;
+      a.person.answer = async () => ({ action: 'accept', content: { input: 'Ada' } });
+      const run = await asTask(a, 'send', { session, text: 'read -p "Name? " n; echo "hello-$n"; (exit 3)', timeout: 30_000 });
+      assert.equal(run.kind, 'task', 'the send became a task');
+      assert.deepEqual([run.statuses[0], run.statuses.includes('input_required'), run.statuses.at(-1)], ['working', true, 'completed'], run.statuses.join(' → '));
+      assert.equal(a.person.asked.length, 1, 'asked once, for the line');
+      assert.match(a.person.asked[0].message, /Name\?/, 'the question says what the program asks');
+      assert.equal(run.outcome.status, 'completed');
+      const result = run.outcome.result as ToolResult;
+      assert.notEqual(result.isError, true, textOf(result));
+      assert.equal(result.structuredContent.waitReason, 'command_done');
+      assert.equal(result.structuredContent.exitCode, 3, 'the command\'s exit code');
+      assert.match(result.structuredContent.output, /^hello-Ada$/m, 'the answer was typed into the program');
+      assert.equal(typeof result.structuredContent.command?.id, 'number', 'the command record');
+    });
+
+    test('tasks/cancel: the task ends cancelled, the program is left running', { timeout: TEST_TIMEOUT }, async () => {
+      const session = await shell();
+      const execution = await a.tasks.callTool('send', { session, text: 'sleep 600', timeout: 60_000 } as never, { task: { preference: 'require' } });
+      assert.equal(execution.kind, 'task');
+      const id = execution.handle!.taskId;
+      assert.equal((await a.tasks.task(id).snapshot()).status, 'working');
+      await execution.cancel();
+      await until(async () => (await a.tasks.task(id).snapshot()).status === 'cancelled', 20_000, 'the task cancelled');
+      const listed = (await plain.client.callTool({ name: 'list_commands', arguments: { session } })) as ToolResult;
+      assert.match(textOf(listed), /sleep 600/, 'the command still runs');
+      await plain.client.callTool({ name: 'signal', arguments: { session, signal: 'SIGINT' } });
+    });
+
+    test('a password prompt in a task: input_required with the secret page\'s URL; the person types it there, the task completes', { timeout: TEST_TIMEOUT }, async () => {
+      const session = await shell();
+      a.person.asked.length = 0;
+      a.person.answer = async (params) => {
+        // The person opens the page and types the secret into the terminal: the model never sees it.
+        const path = new URL(params.url).pathname;
+        const typed = await request(h.http.port, 'POST', path, { origin: h.http.url, body: 'secret=hunter2', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+        assert.ok(typed.status < 400, typed.text);
+        return { action: 'accept' };
+      };
+      const run = await asTask(a, 'send', { session, text: 'read -s -p "Password: " pw; echo; echo "got-${#pw}-chars"', timeout: 30_000 });
+      assert.equal(a.person.asked.length, 1);
+      assert.equal(a.person.asked[0].mode, 'url', 'a URL-mode question');
+      assert.match(a.person.asked[0].url, /\/secret\/[^/]+$/, 'the one-time secret page');
+      assert.match(a.person.asked[0].message, /It asks: "Password:"/, 'the question says what the program asks');
+      assert.ok(run.statuses.includes('input_required'), run.statuses.join(' → '));
+      const result = run.outcome.result as ToolResult;
+      assert.equal(run.outcome.status, 'completed');
+      assert.match(result.structuredContent.output, /^got-7-chars$/m, 'the secret reached the program');
+      assert.ok(!JSON.stringify(run.views.map((v) => v.raw)).includes('hunter2'), 'the secret is in no task state');
+      assert.ok(!textOf(result).includes('hunter2'), 'nor in the result');
+    });
+
+    test('approvals through input_required rounds: Allow once, Allow for this session, Deny', { timeout: TEST_TIMEOUT }, async () => {
+      const session = await shell('user');
+      const send = (text: string) => plain.client.callTool({ name: 'send', arguments: { session, text, timeout: 20_000 } }) as Promise<ToolResult>;
+      const screen = async () => (await ctl.request<{ screen: string }>('pty/read', { session })).screen;
+      plain.person.asked.length = 0;
+      plain.person.answer = async () => ({ action: 'accept', content: { answer: 'deny' } });
+      const denied = await send('echo never-written');
+      assert.equal(denied.isError, true);
+      assert.match(textOf(denied), /The user declined/);
+      assert.equal(plain.person.asked.length, 1);
+      assert.deepEqual(plain.person.asked[0].requestedSchema.properties.answer.oneOf.map((o: any) => o.title), ['Allow once', 'Allow for this session', 'Deny']);
+      assert.match(plain.person.asked[0].message, /echo never-written/, 'the person sees what the agent wants to type');
+      plain.person.answer = async () => ({ action: 'accept', content: { answer: 'once' } });
+      const once = await send('echo once-$((1+1))');
+      assert.notEqual(once.isError, true, textOf(once));
+      assert.match(await screen(), /^once-2$/m);
+      assert.equal((await ctl.request<any>('pty/info', { session })).lastInput.approval, 'allowed_once');
+      plain.person.answer = async () => ({ action: 'accept', content: { answer: 'session' } });
+      assert.notEqual((await send('echo first')).isError, true);
+      const asked = plain.person.asked.length;
+      const later = await send('echo later-$((2+2))');
+      assert.notEqual(later.isError, true, textOf(later));
+      assert.equal(plain.person.asked.length, asked, 'not asked again in this session');
+      assert.ok(!(await screen()).includes('never-written'));
+    });
+
+    test('a refused write at a password prompt offers the page as a URL round', { timeout: TEST_TIMEOUT }, async () => {
+      const session = await shell();
+      await plain.client.callTool({ name: 'send', arguments: { session, text: 'read -s -p "Passphrase: " pw; echo; echo "len-${#pw}"', timeout: 10_000 } });
+      plain.person.asked.length = 0;
+      plain.person.answer = async () => ({ action: 'decline' });
+      const refused = (await plain.client.callTool({ name: 'send', arguments: { session, text: 'not-the-secret' } })) as ToolResult;
+      assert.equal(refused.isError, true);
+      assert.equal(plain.person.asked.length, 1);
+      assert.equal(plain.person.asked[0].mode, 'url');
+      assert.match(plain.person.asked[0].url, /\/secret\//);
+      assert.match(textOf(refused), /did not open it/);
+      await plain.client.callTool({ name: 'signal', arguments: { session, signal: 'SIGINT' } });
+    });
+  });
+}
+
+test('over /mcp a task is its token\'s: another token\'s tasks/get, tasks/update and tasks/cancel find no such task', { timeout: TEST_TIMEOUT }, async () => {
+  const session = await shell();
+  const meta = { 'io.modelcontextprotocol/protocolVersion': REVISION, 'io.modelcontextprotocol/clientInfo': { name: 'owner', version: '0' }, 'io.modelcontextprotocol/clientCapabilities': WITH_TASKS };
+  const mine = rawDispatchOf('http', undefined);
+  const created = await mine({ method: 'tools/call', params: { name: 'send', arguments: { session, text: 'sleep 600', timeout: 60_000 }, _meta: meta } });
+  assert.equal(created.result?.resultType, 'task', JSON.stringify(created));
+  const taskId = created.result.taskId as string;
+  const { token } = await ctl.request<{ token: string }>('session/share', { session, scope: 'control', reusable: true });
+  const other = rawDispatchOf('http', undefined, token);
+  for (const [method, extra] of [['tasks/get', {}], ['tasks/update', { inputResponses: {} }], ['tasks/cancel', {}]] as const) {
+    const r = await other({ method, params: { taskId, ...extra, _meta: meta } });
+    assert.equal(r.error?.code, -32602, `${method}: ${JSON.stringify(r)}`);
+  }
+  assert.equal((await mine({ method: 'tasks/get', params: { taskId, _meta: meta } })).result?.status, 'working', 'still the owner\'s, still running');
+  await mine({ method: 'tasks/cancel', params: { taskId, _meta: meta } });
+  await ctl.request('pty/signal', { session, signal: 'SIGINT' });
+});
