@@ -6,18 +6,15 @@
 import { Terminal } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
+import type { SessionInfo } from '../core/methods/shapes';
 
 /** Lines of history the view keeps (more than the screen: the replay can be long). */
 const SCROLLBACK_LINES = 10000;
 /** How often the page asks the host for the session's size (the stream carries no resize events). */
 const SIZE_POLL_MS = 1000;
 
-interface SessionState {
-  cols: number;
-  rows: number;
-  running: boolean;
-  exitCode: number | null;
-}
+/** What the page reads of `GET /sessions/:id`'s SessionInfo. */
+type SessionState = Pick<SessionInfo, 'cols' | 'rows' | 'running' | 'exitCode'>;
 
 type ServerMessage =
   | { type: 'data'; data: string }

@@ -18,6 +18,7 @@ import { InputWatch } from './input-watch';
 import { masterFdOf, ptyInputWriter, ptyQueuedWrites } from './pty-input';
 import { judgement, SecretJudge } from './secret-judge';
 import type { SessionEventBody } from './session-events';
+import type { Origin } from './input-kinds';
 import { CommandTracker } from '../commands/command-tracker';
 import { CommandLogs } from '../commands/command-logs';
 import { shellIntegrationLaunch } from '../commands/shell-integration';
@@ -44,7 +45,7 @@ export const enum SessionTuning {
   MaxQueuedWritesForAnswers = 64,
 }
 
-export type Origin = 'user' | 'agent' | 'script';
+export type { Origin } from './input-kinds';
 
 export interface SessionOptions {
   id: string;
