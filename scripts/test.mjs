@@ -95,6 +95,12 @@ if (which === 'all') {
   }
 }
 
+// The protocol reference's tables are the method table's (scripts/protocol-tables.ts): a change to
+// a method, a param's bounds or default, a notification or an error code that was not regenerated
+// into docs/protocol.md fails here, with the command that regenerates it.
+const reference = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/protocol-tables.ts'], { stdio: 'inherit' });
+if (reference.status !== 0) process.exit(reference.status ?? 1);
+
 // One build before any suite loads (npm test's pretest built already; test:unit did not): suites
 // then never rebuild dist/ while others read it.
 const built = spawnSync(process.execPath, ['esbuild.mjs'], { stdio: 'inherit' });

@@ -1,5 +1,6 @@
 import { readLiveRecords, type HostRecord } from '../host/discovery';
 import type { HostEvent } from '../core/session/session-events';
+import { paramsOf } from '../core/methods/notifications';
 import { RpcClient, type Notification } from '../transport/client/rpc-client';
 import { intFlag, parseArgs, UsageError } from './args';
 import { CliError, findSession, hostGoneMessage } from './find-session';
@@ -67,7 +68,8 @@ async function follow(host: HostRecord, session: string | undefined, since: numb
     throw new CliError(`cannot reach host ${host.hostId}: ${(e as Error).message}`);
   }
   client.onNotification((n: Notification) => {
-    if (n.method === 'pty/event') onEvent(n.params as unknown as HostEvent);
+    const event = paramsOf(n, 'pty/event');
+    if (event) onEvent(event);
   });
   await client.call('pty/events', { ...(session ? { session } : {}), ...(since !== undefined ? { since } : {}) });
   return client;

@@ -10,7 +10,8 @@ import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/cli
 import { createMcpServer, guardParams, type CallVia, type ToolBackend } from '../transport/mcp/mcp-tools';
 import { RunStore } from '../transport/mcp/tool-run';
 import { personPrompt, type PersonPrompt } from '../transport/mcp/mcp-elicit';
-import { askPersonToApprove, type ApprovalQuestion } from '../transport/mcp/approval-question';
+import { askPersonToApprove } from '../transport/mcp/approval-question';
+import { paramsOf } from '../core/methods/notifications';
 import type { Notification } from '../transport/client/rpc-client';
 import { parseArgs } from './args';
 import { HostsConfigError, LOCAL_HOST, readHostsConfig, splitHostSelector, unknownHostError, type HostsConfig } from '../host/hosts-config';
@@ -83,12 +84,13 @@ export class DiscoveryBackend implements ToolBackend {
 
   /** A host asks the person through us: `agent/approval` for one of our writes; `agent/approvalEnded` when it is over. */
   private _onHostNotification(client: RpcClient, n: Notification): void {
-    if (n.method === 'agent/approvalEnded') {
-      this._asking.get(String(n.params.id))?.abort();
+    const ended = paramsOf(n, 'agent/approvalEnded');
+    if (ended) {
+      this._asking.get(ended.id)?.abort();
       return;
     }
-    if (n.method !== 'agent/approval') return;
-    const q = n.params as unknown as ApprovalQuestion & { session?: string };
+    const q = paramsOf(n, 'agent/approval');
+    if (!q) return;
     const over = new AbortController();
     this._asking.set(q.id, over);
     // A question about a session whose call brought its own prompt goes there (its client's round or task).

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { ErrorCode } from '../core/base/errors';
+import { paramsOf } from '../core/methods/notifications';
 import { RpcCallError, type Notification } from '../transport/client/rpc-client';
 import { parseArgs, UsageError } from './args';
 import { CliError, connectHost, findSession } from './find-session';
@@ -44,7 +45,8 @@ export async function recordCommand(argv: string[]): Promise<number> {
     // Heard before the recording starts, so an exit right after it is not missed.
     const ended = new Promise<string>((resolve) => {
       client.onNotification((n: Notification) => {
-        if (n.method === 'pty/event' && n.params.session === session && n.params.type === 'exit') resolve('the session ended');
+        const event = paramsOf(n, 'pty/event');
+        if (event?.session === session && event.type === 'exit') resolve('the session ended');
       });
       client.onClose(() => resolve('the host went away'));
     });

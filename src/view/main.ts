@@ -6,18 +6,15 @@
 import { Terminal } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
+import type { SessionInfo } from '../core/methods/shapes';
 
 /** Lines of history the view keeps (more than the screen: the replay can be long). */
 const SCROLLBACK_LINES = 10000;
 /** How often the page asks the host for the session's size (the stream carries no resize events). */
 const SIZE_POLL_MS = 1000;
 
-interface SessionState {
-  cols: number;
-  rows: number;
-  running: boolean;
-  exitCode: number | null;
-}
+/** What the page reads of `GET /sessions/:id`'s SessionInfo. */
+type SessionState = Pick<SessionInfo, 'cols' | 'rows' | 'running' | 'exitCode'>;
 
 type ServerMessage =
   | { type: 'data'; data: string }
@@ -39,16 +36,10 @@ function intAttr(el: HTMLElement, name: string, fallback: number): number {
   return Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
-function sessionIdFromPath(pathname: string): string {
-  const m = /^\/sessions\/([^/]+)\/view\/?$/.exec(pathname);
-  return m ? decodeURIComponent(m[1]) : '';
-}
-
 function start(): void {
   const body = document.body;
   const container = document.getElementById('terminal');
   if (!container) return;
-  const id = sessionIdFromPath(location.pathname) || body.dataset.sessionId || '';
   const params = new URLSearchParams(location.search);
   const readOnly = body.dataset.readonly === '1' || params.get('readonly') === '1';
   const sizeLabel = document.getElementById('size');
@@ -94,7 +85,9 @@ function start(): void {
   term.onResize(showSize);
 
   // resync=1: where the view fell behind and output was lost, the host sends a fresh picture instead of closing.
-  const wsUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/sessions/${encodeURIComponent(id)}/stream?resync=1${readOnly ? '&readonly=1' : ''}`;
+  // Relative to the page (…/sessions/<id>/view → …/sessions/<id>/stream): under a proxy's prefix it stays under it.
+  const wsUrl = new URL(`stream?resync=1${readOnly ? '&readonly=1' : ''}`, location.href);
+  wsUrl.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const ws = new WebSocket(wsUrl);
   let exited = false;
   let open = false;

@@ -77,7 +77,13 @@ function start(): void {
         time.textContent = clock(m.time);
         button.append(time, m.label);
         button.title = `Go to ${clock(m.time)}`;
-        button.addEventListener('click', () => void player?.seek({ marker: index }));
+        button.addEventListener('click', () => {
+          const p = player;
+          // The player fires no pause for a seek: past the end (or before the start) it would still say so.
+          void p?.seek({ marker: index }).then(() => {
+            if (p === player && (state === 'ended' || state === 'ready')) setStatus(`paused at ${clock(m.time)}: ${m.label}`, 'paused');
+          });
+        });
         item.append(button);
         return item;
       }),

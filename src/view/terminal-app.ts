@@ -9,6 +9,7 @@ import { FitAddon } from '@xterm/addon-fit';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { followSession, ToolError, type CallTool, type Following } from './follow-session';
 import { PersonActivity } from './person-activity';
+import type { CommandRecord, SessionInfo } from '../core/methods/shapes';
 
 /** Lines of history the view keeps. */
 const SCROLLBACK_LINES = 5000;
@@ -89,7 +90,7 @@ function start(): void {
     const id = following?.session;
     if (!id) return;
     try {
-      const { sessions } = (await call('list_sessions', {})) as { sessions: Array<{ id: string; name: string; cols: number; rows: number; running: boolean; exitCode: number | null; integration: boolean }> };
+      const { sessions } = (await call('list_sessions', {})) as { sessions: SessionInfo[] };
       const s = sessions.find((x) => x.id === id);
       if (!s || following?.session !== id) return;
       title.textContent = s.name;
@@ -100,7 +101,7 @@ function start(): void {
       else setState(s.exitCode === null ? 'exited' : `exited with code ${s.exitCode}`, 'exit');
       fitButton.hidden = !s.running;
       if (!s.integration) return;
-      const { commands } = (await call('list_commands', { session: id, limit: 1 })) as { commands: Array<{ command: string; exitCode: number | null; endCursor: number | null }> };
+      const { commands } = (await call('list_commands', { session: id, limit: 1 })) as { commands: CommandRecord[] };
       const c = commands.at(-1);
       if (!c) return;
       const status = c.exitCode !== null ? `exit ${c.exitCode}` : c.endCursor === null ? 'running' : 'ended';

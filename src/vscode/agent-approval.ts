@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
-import { AgentNotification, type ApprovalRequest } from '../core/agent/approval';
+import { AgentNotification } from '../core/agent/approval';
+import { agentApproval, type ApprovalRequest } from '../core/agent/approval-request';
+import { paramsOf } from '../core/methods/notifications';
 import { ApprovalQuestions } from './approval-questions';
 import type { HostRecord } from '../host/discovery';
 import type { Notification, RpcClient } from '../transport/client/rpc-client';
@@ -45,7 +47,7 @@ export function registerAgentApproval(context: vscode.ExtensionContext, deps: Ag
           deps.terminals.clearAgentTyping(hostId);
           questions.hostGone(hostId);
         });
-        const r = await client.request<{ pending: ApprovalRequest[]; typing: string[] }>('host/watchAgents', {});
+        const r = await client.call('host/watchAgents', {});
         if (setsPolicy) {
           daemons.set(key, client);
           await applyPolicy(client, deps);
@@ -76,10 +78,11 @@ export function registerAgentApproval(context: vscode.ExtensionContext, deps: Ag
 
 /** Sets the per-user host's policy for agents' writes from this window's settings. */
 async function applyPolicy(client: RpcClient, deps: AgentApprovalDeps): Promise<void> {
-  const approval = getSetting('agent.approval');
-  const params = { approval: ['allow', 'ask', 'deny'].includes(approval) ? approval : 'ask', denyCommands: getSetting('agent.denyCommands').filter(Boolean) };
+  // A setting the schema does not know (a typo in settings.json) is the editor's default, ask.
+  const approval = agentApproval.safeParse(getSetting('agent.approval'));
+  const params = { approval: approval.success ? approval.data : 'ask', denyCommands: getSetting('agent.denyCommands').filter(Boolean) };
   try {
-    await client.request('host/agentPolicy', params);
+    await client.call('host/agentPolicy', params);
   } catch (e) {
     // A deny rule that is not a regex: said once, and the host keeps the policy it had.
     void vscode.window.showErrorMessage(`Shared PTY: sharedPty.agent settings not applied: ${(e as Error).message}`);
@@ -93,12 +96,12 @@ function onHost(request: ApprovalRequest, remote: string | undefined): ApprovalR
 }
 
 function onNotification(hostId: string, client: RpcClient, n: Notification, questions: ApprovalQuestions, deps: AgentApprovalDeps, remote?: string): void {
-  if (n.method === AgentNotification.Typing) {
-    deps.terminals.setAgentTyping(hostId, String(n.params.session), n.params.typing === true);
-  } else if (n.method === AgentNotification.Approval) {
-    questions.ask(hostId, client, onHost(n.params as unknown as ApprovalRequest, remote));
-  } else if (n.method === AgentNotification.ApprovalEnded) {
-    questions.ended(String(n.params.id));
-  }
+  const typing = paramsOf(n, AgentNotification.Typing);
+  if (typing) return deps.terminals.setAgentTyping(hostId, typing.session, typing.typing);
+  // A watcher is sent the whole request (who asks, how, when); the short question is for an agent's own client.
+  const request = paramsOf(n, AgentNotification.Approval);
+  if (request && 'at' in request) return questions.ask(hostId, client, onHost(request, remote));
+  const ended = paramsOf(n, AgentNotification.ApprovalEnded);
+  if (ended) questions.ended(ended.id);
 }
 

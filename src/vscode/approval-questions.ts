@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { ApprovalAnswer, ApprovalRequest } from '../core/agent/approval';
+import type { ApprovalAnswer, ApprovalRequest } from '../core/agent/approval-request';
 import type { RpcClient } from '../transport/client/rpc-client';
 
 /** The buttons of the question, and the answer each gives (docs/editor.md#approvals). */
@@ -100,7 +100,7 @@ export class ApprovalQuestions implements vscode.Disposable {
     this._render();
     this._log.info(`agent write into ${q.request.name} (${q.request.session}): ${answer}${chosen ? '' : ' (question closed)'}`);
     try {
-      const r = await q.client.request<{ decided: boolean }>('host/approve', { id, decision: answer });
+      const r = await q.client.call('host/approve', { id, decision: answer });
       if (!r.decided && chosen) void vscode.window.showInformationMessage(`The agent's request to type into "${q.request.name}" was already over (answered elsewhere, or it timed out); nothing was typed for it.`);
     } catch (e) {
       if (chosen) void vscode.window.showErrorMessage(`Could not answer the agent's request for "${q.request.name}": ${(e as Error).message}`);

@@ -4,6 +4,7 @@ import { defaultRecordingDir } from '../core/session/recording-path';
 import type { HostRecord } from '../host/discovery';
 import type { RpcClient } from '../transport/client/rpc-client';
 import { Commands } from './commands';
+import { externalLink } from './external-link';
 import type { HostClients } from './host-clients';
 import {
   alreadyRecordingNotice,
@@ -73,27 +74,17 @@ export async function stopRecording(t: RecordTarget, memory: RecordingMemory): P
 
 /**
  * A replay link for `file` from the host (`host/replay`: it checks the file is a recording and
- * serves that file only), opened in the user's browser; then says until when the link works, with
- * a button that copies it (to open it in another browser of this machine).
- *
- * An editor that runs in a browser (code-server, a web editor) opens a localhost link through its
- * own port proxy, under another Host and path, which the host refuses (its DNS-rebinding check):
- * there the link is offered to copy and open by hand, in a browser on the host's machine.
+ * serves that file only), opened in the user's browser: in an editor that runs in a browser
+ * (code-server, Codespaces), through its port proxy (externalLink). Then says until when the link
+ * works, with a button that copies it.
  */
 export async function replayInBrowser(host: HostConnection, file: string): Promise<void> {
   const link = await host.client.call('host/replay', { path: file });
   const until = whenText(link.expiresAt, new Date());
-  if (vscode.env.uiKind === vscode.UIKind.Web) {
-    const answer = await vscode.window.showInformationMessage(
-      `The replay of ${link.path} is ready: copy its link and open it in a browser on the machine the host runs on (this editor runs in a browser, and its proxy cannot reach the host's pages). The link works until ${until}.`,
-      COPY_LINK,
-    );
-    if (answer === COPY_LINK) await vscode.env.clipboard.writeText(link.url);
-    return;
-  }
-  await vscode.env.openExternal(vscode.Uri.parse(link.url));
+  const url = await externalLink(link.url);
+  await vscode.env.openExternal(vscode.Uri.parse(url));
   const answer = await vscode.window.showInformationMessage(`Opened the replay of ${link.path} in the browser; the link works until ${until}.`, COPY_LINK);
-  if (answer === COPY_LINK) await vscode.env.clipboard.writeText(link.url);
+  if (answer === COPY_LINK) await vscode.env.clipboard.writeText(url);
 }
 
 export interface ReplayCommandDeps {

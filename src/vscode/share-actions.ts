@@ -3,6 +3,7 @@ import type { TokenScope } from '../core/io/caller';
 import type { TokenInfo } from '../core/methods/types';
 import type { HostRecord } from '../host/discovery';
 import type { RpcClient } from '../transport/client/rpc-client';
+import { externalLink } from './external-link';
 import { mcpUrl } from './mcp-config';
 import { EXPIRY_CHOICES, revokedNotice, sharedNotice, tokenNotice, tokenRow, whenText } from './share-links';
 
@@ -47,7 +48,8 @@ export async function shareLink(t: ShareTarget, scope: TokenScope, title: string
   if (!expiry) return;
   // A one-time link: the browser that opens it first trades it for a page cookie, and then it opens nothing.
   const r = await t.client.call('session/share', { session: t.sessionId, scope, expiresIn: expiry.seconds });
-  await vscode.env.clipboard.writeText(r.url);
+  // As this editor's browser reaches the host (through its port proxy, when it has one).
+  await vscode.env.clipboard.writeText(await externalLink(r.url));
   const answer = await vscode.window.showInformationMessage(sharedNotice(t.name, r.info, new Date()), COPY_TOKEN);
   if (answer !== COPY_TOKEN) return;
   // A script or an agent needs a token that stays valid: a reusable one of its own, listed and revoked like the link.

@@ -179,7 +179,7 @@ describe('browser view (Chromium + xterm.js)', () => {
     assert.equal(pageAnswer.headers['cache-control'], 'no-store');
     assert.ok(!pageAnswer.text.includes(server.token), 'the token must not appear in the page');
     assert.match(pageAnswer.text, /<title>browser-view-test — Shared PTY<\/title>/);
-    assert.match(pageAnswer.text, /src="\/view\/view\.js"/);
+    assert.match(pageAnswer.text, /src="view\/view\.js"/, 'relative to the page, so it works under a proxy\'s prefix');
     assert.doesNotMatch(pageAnswer.text, /https?:\/\/(?!127\.0\.0\.1)/, 'no external (CDN) references');
     const js = await get(server.port, '/view/view.js', auth);
     assert.equal(js.status, 200);

@@ -235,6 +235,19 @@ async function sessionAction(page: Page, session: string, action: string, next?:
   await picker.waitFor({ state: 'hidden', timeout: Wait.Ui });
 }
 
+/**
+ * Catches the tabs the browser opens from now on (the editor's openExternal); `opened` waits for
+ * the first once the action ran, so the wait starts after the action, however long it took.
+ */
+function watchNewTabs(page: Page): { opened(what: string): Promise<Page> } {
+  const seen: Page[] = [];
+  const onPage = (p: Page) => void seen.push(p);
+  page.context().on('page', onPage);
+  return {
+    opened: (what) => until(() => seen[0], Wait.Ui, what).finally(() => page.context().off('page', onPage)),
+  };
+}
+
 /** The button `label` of the notification toast holding `text`. */
 function notificationButton(page: Page, text: string, label: string) {
   return page.locator('.notification-toast', { hasText: text }).first().locator('.monaco-button', { hasText: label }).first();
@@ -444,7 +457,10 @@ describe('the extension in a real editor (code-server)', () => {
     });
 
     await step('4. the session list shows the session; Copy Address copies an address that reaches it', async () => {
-      // 4. The session list (status bar click): the session with its details.
+      // 4. The session list (status bar click): the session with its details. Answered questions'
+      //    toasts are cleared first, so the picture shows the list alone.
+      await runCommand(page, 'Notifications: Clear All Notifications', 'Clear All Notifications');
+      await page.locator('.notification-toast').first().waitFor({ state: 'hidden', timeout: Wait.Ui });
       await statusItem(page).click();
       const picker = page.locator('.quick-input-widget');
       await picker.locator('.quick-input-title', { hasText: 'Shared PTY sessions' }).waitFor({ timeout: Wait.Ui });
@@ -489,9 +505,10 @@ describe('the extension in a real editor (code-server)', () => {
       assert.ok(Date.now() - leasesStarted < Wait.KeepLeaseSeconds * 1000, 'the keep came before the lease ran out (else this step proves nothing)');
 
       // 4c. "Share Read-only Link…" with an expiry: the clipboard holds a link to the session's view
-      //     on the host's HTTP server, carrying a one-time token for that session only, in the view
-      //     scope. The link opens the view once (the page, then the session's screen in a browser)
-      //     and cannot type; after that it opens nothing, and it is no Bearer token for scripts.
+      //     on the host's HTTP server as this browser reaches it, through code-server's port proxy
+      //     (/proxy/<port>/, asExternalUri), carrying a one-time token for that session only, in the
+      //     view scope. The link opens the view once (the page, then the session's screen in a
+      //     browser) and cannot type; after that it opens nothing, and it is no Bearer token for scripts.
       await page.evaluate(() => navigator.clipboard.writeText('(nothing copied yet)'));
       await sessionAction(page, user.name, 'Share Read-only Link', { title: `Share read-only link: ${user.name}`, row: '1 hour' });
       const viewNotice = await waitNotification(page, `Copied a read-only link to ${user.name}`);
@@ -507,8 +524,9 @@ describe('the extension in a real editor (code-server)', () => {
       assert.ok(record.http, 'the per-user host serves HTTP');
       const http = record.http;
       const viewUrl = new URL(link);
-      assert.equal(viewUrl.origin, new URL(http.url).origin, 'the link points at the host\'s HTTP server');
-      assert.equal(viewUrl.pathname, `/sessions/${user.id}/view`);
+      const httpPort = new URL(http.url).port;
+      assert.equal(viewUrl.origin, new URL(server.url).origin, 'the link goes through the editor\'s address');
+      assert.equal(viewUrl.pathname, `/proxy/${httpPort}/sessions/${user.id}/view`, 'through code-server\'s port proxy to the host\'s HTTP port');
       const viewToken = viewUrl.searchParams.get('token') ?? '';
       assert.ok(viewToken && viewToken !== http.token, 'the link carries a token of its own, not the host\'s');
       const tokensOf = async (id: string) =>
@@ -537,10 +555,12 @@ describe('the extension in a real editor (code-server)', () => {
       assert.equal(await viewer.title(), `${user.name} — Shared PTY`, 'the view page of that session');
       // The link opened once: now it opens nothing, and the browser holds a page cookie named after the port, with no token in it.
       assert.equal((await fetch(link, { redirect: 'manual' })).status, 401, 'the copied link opens nothing a second time');
-      const pageCookie = (await viewer.context().cookies()).find((c) => c.name === `shared_pty_${viewUrl.port}`);
+      assert.equal(viewer.url(), `${viewUrl.origin}${viewUrl.pathname}`, 'the view stays under the proxy, without the token');
+      const pageCookie = (await viewer.context().cookies()).find((c) => c.name === `shared_pty_${httpPort}`);
       assert.ok(pageCookie && pageCookie.value !== viewToken && pageCookie.value !== http.token, 'the page cookie holds no token');
       const cookie = `${pageCookie.name}=${pageCookie.value}`;
-      const viewPageUrl = new URL(`/sessions/${user.id}/view`, link);
+      assert.equal(pageCookie.path, `/proxy/${httpPort}/sessions/${user.id}`, 'the cookie stays with the link\'s folder: the proxy\'s other ports never get it');
+      const viewPageUrl = new URL('view', link);
       assert.equal((await fetch(viewPageUrl, { headers: { cookie } })).status, 200);
       await until(
         () =>
@@ -615,10 +635,8 @@ describe('the extension in a real editor (code-server)', () => {
     await step('4f. Start and Stop Recording from the list; the replay link plays it', async () => {
       // 4f. "Start Recording" from the list records into the recordings folder; a command typed in the
       //     terminal is in the file, with a marker of who typed it; "Stop Recording" names the file,
-      //     and its "Replay in Browser" gives a replay link. code-server is an editor in a browser:
-      //     it would open a localhost link through its port proxy, which the host refuses (Host
-      //     check), so the link is offered to copy, and nothing is opened through the proxy; the
-      //     player is checked on the copied link.
+      //     and its "Replay in Browser" opens the replay link in a new tab through code-server's
+      //     port proxy (asExternalUri), where the player plays it.
       await sessionAction(page, user.name, 'Start Recording');
       const recNotice = await waitNotification(page, `Recording ${user.name} to `);
       castFile = /Recording \S+ to (\/\S+\.cast):/.exec(recNotice)?.[1] ?? '';
@@ -639,28 +657,16 @@ describe('the extension in a real editor (code-server)', () => {
       const marks = events.filter((e) => e[1] === 'm').map((e) => e[2]);
       const userBytes = marks.map((m) => /^input from user via \S+: (\d+) bytes?$/.exec(m)).reduce((n, m) => n + (m ? Number(m[1]) : 0), 0);
       assert.equal(userBytes, 'echo recorded-$((6*7))\r'.length, `the markers count what the user typed: ${JSON.stringify(marks)}`);
-      const proxied: string[] = [];
-      const onRequest = (r: import('playwright-core').Request) => void (r.url().includes('/proxy/') && proxied.push(r.url()));
-      page.context().on('request', onRequest);
+      // "Replay in Browser" opens the replay link through code-server's port proxy (asExternalUri) in a new tab.
+      const tabs = watchNewTabs(page);
       await notificationButton(page, `Stopped recording ${user.name}`, 'Replay in Browser').click();
-      const ready = await waitNotification(page, `The replay of ${castFile} is ready`);
-      assert.match(ready, /open it in a browser on the machine the host runs on/);
-      await notificationButton(page, 'The replay of', 'Copy Link').click();
-      const replayLink = await until(
-        async () => {
-          const text = await page.evaluate(() => navigator.clipboard.readText());
-          return text.includes('/replay/') ? text : undefined;
-        },
-        Wait.Ui,
-        'the replay link on the clipboard',
-      );
-      assert.equal(new URL(replayLink).origin, new URL(record.http!.url).origin, 'the link points at the host\'s HTTP server');
-      assert.match(new URL(replayLink).pathname, /^\/replay\/[^/]+$/);
-      page.context().off('request', onRequest);
-      assert.deepEqual(proxied, [], 'nothing was opened through code-server\'s proxy');
-      const replayer = await browser.newPage({ viewport: { width: 1100, height: 640 } });
+      await waitNotification(page, `Opened the replay of ${castFile} in the browser`);
+      const replayer = await tabs.opened('the replay to open in a new tab');
       cleanups.push(() => replayer.close());
-      assert.equal((await replayer.goto(replayLink))?.status(), 200);
+      await replayer.waitForLoadState();
+      const replayUrl = new URL(replayer.url());
+      assert.equal(replayUrl.origin, new URL(server.url).origin, 'opened through the editor\'s address');
+      assert.match(replayUrl.pathname, new RegExp(`^/proxy/${new URL(record.http!.url).port}/replay/[0-9a-f]{32}$`), 'through code-server\'s port proxy, the token gone');
       const replayState = () => replayer.evaluate(() => (window as unknown as { __sharedPtyReplay?: { state(): string } }).__sharedPtyReplay?.state() ?? 'no replayer');
       await until(async () => (await replayState()) === 'ready', Wait.Ui, 'the player to load the recording');
       assert.equal(await replayer.title(), `${path.basename(castFile)} — Shared PTY replay`);
@@ -695,8 +701,19 @@ describe('the extension in a real editor (code-server)', () => {
       await pickInDialog(notCast);
       const notRecording = await waitNotification(page, 'Cannot replay the recording');
       assert.match(notRecording, /notes\.cast is not an asciicast v3 recording/, notRecording);
+      // The toasts of 4f are cleared first: the one this opens says the same.
+      await runCommand(page, 'Notifications: Clear All Notifications', 'Clear All Notifications');
+      const tabs = watchNewTabs(page);
       await pickInDialog(castFile);
-      await waitNotification(page, `The replay of ${castFile} is ready`);
+      await waitNotification(page, `Opened the replay of ${castFile} in the browser`);
+      const replayer = await tabs.opened('the replay picked in the dialog to open in a new tab');
+      cleanups.push(() => replayer.close());
+      await until(
+        () => replayer.evaluate(() => (window as unknown as { __sharedPtyReplay?: { state(): string } }).__sharedPtyReplay?.state() === 'ready'),
+        Wait.Ui,
+        'the recording picked in the dialog to load in the player, through the proxy',
+      );
+      await replayer.close();
       // Notifications with a button stay until dismissed: clear them, they would cover the terminal tabs.
       await runCommand(page, 'Notifications: Clear All Notifications', 'Clear All Notifications');
       await page.locator('.notification-toast').first().waitFor({ state: 'hidden', timeout: Wait.Ui });

@@ -164,6 +164,8 @@ describe('replay in the browser (Chromium + asciinema-player)', () => {
     const index = fileMarkers.findIndex((m) => m.startsWith('command exited 3'));
     await page.locator('#markers li button').nth(index).click();
     await until(async () => (await playerRows(page)).some((r) => r === 'replay-42') && !(await playerRows(page)).some((r) => r.includes('second line')), Wait.Screen, 'the screen at the marker');
+    await waitForState(page, 'paused');
+    assert.match((await page.locator('#status').textContent()) ?? '', /^paused at 0:0\d: command exited 3: echo replay/, 'the page says where it stopped, no longer "ended"');
     if (SCREENSHOTS) {
       // Mid-way, with the control bar (its markers) shown as when the pointer is over the player.
       await page.hover('#player');

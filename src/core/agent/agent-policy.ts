@@ -5,10 +5,11 @@ import { MAX_TYPED_LINE_CHARS } from '../session/typed-line';
 import { boundedFirstMatch, REGEX_BUDGET_MS, RegexTimeoutError } from '../io/bounded-regex';
 import type { Caller } from '../io/caller';
 import { argvToJudge, commandsToJudge } from './command-line';
+import { agentApproval, type AgentApproval } from './approval-request';
 
 /** What the host does with an agent's write into a session the user opened (docs/protocol.md#agent-write-approval). */
-export type AgentApproval = 'allow' | 'ask' | 'deny';
-export const AGENT_APPROVALS: readonly AgentApproval[] = ['allow', 'ask', 'deny'];
+export type { AgentApproval } from './approval-request';
+export const AGENT_APPROVALS: readonly AgentApproval[] = agentApproval.options;
 
 /** The host's policy for agents' writes. */
 export interface AgentPolicy {

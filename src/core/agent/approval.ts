@@ -6,24 +6,12 @@ import type { Session } from '../session/session';
 import type { InputSource } from '../session/input-source';
 import type { NotificationSink } from '../io/subscription';
 import type { PersonAsker } from '../io/caller';
+import { approvalAnswer, type ApprovalAnswer, type ApprovalRequest } from './approval-request';
 
-/** What the user answers when an agent asks to type (docs/protocol.md#agent-write-approval): Allow once / for this session / Deny. */
-export type ApprovalAnswer = 'once' | 'session' | 'deny';
-export const APPROVAL_ANSWERS: readonly ApprovalAnswer[] = ['once', 'session', 'deny'];
+export type { ApprovalAnswer, ApprovalRequest } from './approval-request';
 
-/** An agent's write waiting for the user's answer, as the editor windows are told of it. */
-export interface ApprovalRequest {
-  id: string;
-  session: string;
-  /** The session's name, for the question ("… wants to type into bash-12"). */
-  name: string;
-  /** What the agent wants to type, exactly (the window shows it readably). */
-  text: string;
-  origin: InputSource['origin'];
-  transport: InputSource['transport'];
-  /** When it was asked, ISO 8601. */
-  at: string;
-}
+/** The user's answers, in the order the editor offers them. */
+export const APPROVAL_ANSWERS: readonly ApprovalAnswer[] = approvalAnswer.options;
 
 /** Notifications to the clients that answer (`host/watchAgents`). */
 export const AgentNotification = {

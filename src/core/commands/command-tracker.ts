@@ -1,27 +1,9 @@
 import { Disposable, Emitter } from '../base/lifecycle';
 import { OwnMarkFilter, type FilteredOutput, type OwnMark } from './own-marks';
 
-/** One command line the shell ran, as its shell integration reported it (docs/protocol.md#ptycommands). */
-export interface CommandRecord {
-  /** 1 for the session's first command, then one more for each. */
-  id: number;
-  /** The command line as typed (several lines for a loop or a here-document); '' when the shell did not say. */
-  command: string;
-  /** The shell's working directory when the command started. */
-  cwd: string;
-  /** null while it runs. */
-  exitCode: number | null;
-  /** Output cursor where the command's own output begins (just after the shell's "executed" mark). */
-  startCursor: number;
-  /** Output cursor where it ends (the shell's "finished" mark); null while it runs. */
-  endCursor: number | null;
-  /** When it started, ISO 8601. */
-  startedAt: string;
-  /** null while it runs. */
-  durationMs: number | null;
-  /** The file holding the command's whole output (docs/guarantees.md#output-budget-for-agents); null when dropped or not kept. */
-  log: string | null;
-}
+import type { CommandRecord } from './command-record';
+
+export type { CommandRecord } from './command-record';
 
 /** Commands a session remembers; older ones are forgotten first. */
 export const MAX_COMMAND_RECORDS = 1000;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { invalidParams } from '../base/errors';
-import type { Origin } from '../session/session';
+import { origin, type Origin } from '../session/input-kinds';
 import type { InputSource, Transport } from '../session/input-source';
 import { RegexBudget } from './regex-budget';
 import { FlowPatience } from './flow-window';
@@ -111,7 +111,7 @@ export interface ClientDeclaration {
   asks?: boolean;
 }
 
-const declaration = z.object({ origin: z.enum(['user', 'agent', 'script']), transport: z.literal('mcp-stdio').optional(), asks: z.boolean().optional() }).strict();
+const declaration = z.object({ origin, transport: z.literal('mcp-stdio').optional(), asks: z.boolean().optional() }).strict();
 
 /** Validates a `client` param (undefined when absent); -32602 when it is malformed. */
 export function parseClientDeclaration(raw: unknown): ClientDeclaration | undefined {

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { foregroundStateOf, readinessOf, shellHasEnded } from '../process/proc-state';
 import type { Session, SessionStatus } from '../session/session';
 import { isAgentCall, type InputSource } from '../session/input-source';
@@ -41,7 +42,10 @@ export interface SendOptions extends OutcomeOptions {
   submit?: boolean;
 }
 
-export type SendWaitReason = 'command_done' | 'stdin_read' | 'secret_input' | 'user_input' | 'inferred_idle' | 'timeout' | 'session_exit';
+/** Why a send returned: docs/protocol.md#ptysend lists each reason. */
+export const sendWaitReason = z.enum(['command_done', 'stdin_read', 'secret_input', 'user_input', 'inferred_idle', 'timeout', 'session_exit']);
+/** Why a send returned (see `sendWaitReason`). */
+export type SendWaitReason = z.infer<typeof sendWaitReason>;
 
 export interface SendResult {
   output: string;

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { invalidParams } from '../base/errors';
 import { boundedRegexTest } from './bounded-regex';
 import type { RegexBudget } from './regex-budget';
@@ -27,7 +28,10 @@ export interface WaitOptions {
   idleMs?: number;
 }
 
-export type WaitReason = 'matched' | 'timeout' | 'idle' | 'session_exit';
+/** Why a `pty/wait` returned (docs/protocol.md#ptywait). */
+export const waitReason = z.enum(['matched', 'timeout', 'idle', 'session_exit']);
+/** Why a wait returned (see `waitReason`). */
+export type WaitReason = z.infer<typeof waitReason>;
 
 export interface WaitResult {
   matched: boolean;

@@ -1,24 +1,12 @@
 import { z } from 'zod';
 import { forbidden, invalidParams } from '../base/errors';
-import { APPROVAL_ANSWERS } from '../agent/approval';
-import { AGENT_APPROVALS, agentPolicy, describePolicy } from '../agent/agent-policy';
+import { agentApproval, approvalAnswer, approvalRequest } from '../agent/approval-request';
+import { agentPolicy, describePolicy } from '../agent/agent-policy';
 import { ClientLink } from '../io/client-link';
 import { isAgentCall } from '../session/input-source';
 import type { MethodContext } from './types';
+import { byDefaultSays } from './schemas';
 import { method } from './spec';
-
-/** An agent's write waiting for the user's answer (the `agent/approval` notification has the same fields). */
-const approvalRequest = z
-  .object({
-    id: z.string(),
-    session: z.string().describe('The session\'s id.'),
-    name: z.string().describe('The session\'s name.'),
-    text: z.string().describe('What the agent wants to type, exactly.'),
-    origin: z.enum(['user', 'agent', 'script']),
-    transport: z.string(),
-    at: z.string().describe('When it was asked, ISO 8601.'),
-  })
-  .meta({ title: 'ApprovalRequest' });
 
 /** Only the user answers: not an agent (its own approval would mean nothing), and not a scoped token. */
 function requireUserSide(ctx: MethodContext, name: string): void {
@@ -30,7 +18,7 @@ export const watchAgentsMethod = method({
   target: 'host',
   scope: 'control',
   summary:
-    'Answer agents\' approval requests and follow agent typing (the editor does): notifications agent/approval (an ApprovalRequest), agent/approvalEnded {id, decision}, agent/typing {session, typing}; until the connection closes.',
+    'Answer agents\' approval requests and follow agent typing (the editor does): notifications agent/approval (an ApprovalRequest), agent/approvalEnded {id, decision?}, agent/typing {session, typing}; until the connection closes.',
   params: z.object({}),
   result: z.object({
     pending: z.array(approvalRequest).describe('Requests already waiting for an answer.'),
@@ -51,7 +39,7 @@ export const approveMethod = method({
   target: 'host',
   scope: 'control',
   summary: 'The user\'s answer to an agent\'s approval request: once (Allow once), session (Allow for this session) or deny.',
-  params: z.object({ id: z.string().min(1), decision: z.enum(APPROVAL_ANSWERS as ['once', 'session', 'deny']) }),
+  params: z.object({ id: z.string().min(1), decision: approvalAnswer }),
   result: z.object({ decided: z.boolean().describe('false: the request was no longer waiting (answered elsewhere, timed out, or its caller left).') }),
   handler(ctx, p) {
     // An agent's relay answers only what its own client asked the person (ClientDeclaration.asks).
@@ -65,7 +53,7 @@ export const approveMethod = method({
 });
 
 const policyShape = {
-  approval: z.enum(AGENT_APPROVALS as ['allow', 'ask', 'deny']),
+  approval: agentApproval,
   denyCommands: z.array(z.string()).describe('Regular expressions of lines an agent may never submit.'),
 };
 
@@ -75,7 +63,7 @@ export const agentPolicyMethod = method({
   scope: 'control',
   summary:
     'The host\'s policy for agents\' writes: read it, or set it (the editor sets its settings sharedPty.agent.approval and denyCommands on its per-user host, at once).',
-  params: z.object({ approval: policyShape.approval.optional(), denyCommands: policyShape.denyCommands.optional() }),
+  params: z.object({ approval: byDefaultSays('unchanged', policyShape.approval.optional()), denyCommands: byDefaultSays('unchanged', policyShape.denyCommands.optional()) }),
   result: z.object({
     ...policyShape,
     canAsk: z.boolean().describe('A window watches this host to ask the user (host/watchAgents); without one, ask acts as allow.'),

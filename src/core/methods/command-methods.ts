@@ -4,7 +4,7 @@ import { invalidParams, serverError } from '../base/errors';
 import { stripAnsi } from '../base/ansi';
 import { leadingContinuationBytes, utf8CutPoint } from '../base/utf8';
 import { budgetOfLog } from '../commands/command-log-budget';
-import { commandRecord, int, nonNegInt } from './schemas';
+import { byDefault, commandRecord, int, nonNegInt } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
@@ -18,11 +18,14 @@ export const commandsMethod = method({
   summary:
     'The commands the shell ran, oldest first, from its shell integration: command line, cwd, exit code, and the output cursors of each command\'s own output.',
   params: z.object({
-    limit: int()
-      .min(1)
-      .max(MAX_COMMAND_RECORDS)
-      .optional()
-      .describe(`The newest this many commands (default ${DEFAULT_COMMANDS_LIMIT}; the session keeps ${MAX_COMMAND_RECORDS}).`),
+    limit: byDefault(
+      DEFAULT_COMMANDS_LIMIT,
+      int()
+        .min(1)
+        .max(MAX_COMMAND_RECORDS)
+        .optional()
+        .describe(`The newest this many commands (default ${DEFAULT_COMMANDS_LIMIT}; the session keeps ${MAX_COMMAND_RECORDS}).`),
+    ),
   }),
   result: z.object({
     integration: z.boolean().describe('Whether the shell reports its commands; without it the list stays empty.'),
@@ -60,13 +63,16 @@ export const commandOutputMethod = method({
     'A page of one command\'s whole output, from its log (shell integration): pass nextOffset back as offset for the next page; eof once the command has ended and all is read.',
   params: z.object({
     id: int().min(1).describe('The command\'s id (CommandRecord.id, from pty/commands or pty/send).'),
-    offset: nonNegInt().optional().describe('Byte offset in the log to read from (default 0).'),
-    maxBytes: int()
-      .min(1)
-      .max(MAX_COMMAND_PAGE_BYTES)
-      .optional()
-      .describe(`Most bytes in the page (default ${DEFAULT_COMMAND_PAGE_BYTES}); a character is never split.`),
-    strip: z.boolean().optional().describe('Remove escape sequences from the page.'),
+    offset: byDefault(0, nonNegInt().optional().describe('Byte offset in the log to read from (default 0).')),
+    maxBytes: byDefault(
+      DEFAULT_COMMAND_PAGE_BYTES,
+      int()
+        .min(1)
+        .max(MAX_COMMAND_PAGE_BYTES)
+        .optional()
+        .describe(`Most bytes in the page (default ${DEFAULT_COMMAND_PAGE_BYTES}); a character is never split.`),
+    ),
+    strip: byDefault(false, z.boolean().optional().describe('Remove escape sequences from the page.')),
     // Any size: MCP's send asks for what is left of its own budget once its note line is counted.
     maxChars: int()
       .min(1)

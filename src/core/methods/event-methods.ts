@@ -1,34 +1,13 @@
 import { z } from 'zod';
 import { ClientLink } from '../io/client-link';
 import { waitForEvent } from '../io/wait-event';
-import { EVENT_TYPES } from '../session/session-events';
-import { nonNegInt, waitMs } from './schemas';
+import { EVENT_TYPES, hostEvent } from '../session/session-events';
+import { byDefault, byDefaultSays, nonNegInt, waitMs } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
 /** How long `wait_event` waits by default: as long as a send (an agent waits for a command or the user). */
 export const DEFAULT_WAIT_EVENT_TIMEOUT_MS = 30000;
-
-/** What every event carries (docs/protocol.md#events-ptyevents-and-ptywaitevent). */
-const eventBase = {
-  session: z.string().describe('The session\'s id.'),
-  seq: z.number().describe('One more per event of the host.'),
-  at: z.string().describe('When, ISO 8601.'),
-};
-
-/** One event of the host's log: `pty/event` notifications, `pty/events` replays, `wait_event`. */
-export const hostEvent = z
-  .discriminatedUnion('type', [
-    z.object({ ...eventBase, type: z.literal('command_started'), command: z.string() }),
-    z.object({ ...eventBase, type: z.literal('command_finished'), command: z.string(), exitCode: z.number().nullable(), durationMs: z.number() }),
-    z.object({ ...eventBase, type: z.literal('input_wait') }),
-    z.object({ ...eventBase, type: z.literal('secret_input') }),
-    z.object({ ...eventBase, type: z.literal('bell') }),
-    z.object({ ...eventBase, type: z.literal('title'), title: z.string() }),
-    z.object({ ...eventBase, type: z.literal('resize'), cols: z.number(), rows: z.number() }),
-    z.object({ ...eventBase, type: z.literal('exit'), exitCode: z.number(), signal: z.string().nullable() }),
-  ])
-  .meta({ title: 'Event' });
 
 export const eventsMethod = method({
   name: 'pty/events',
@@ -36,7 +15,7 @@ export const eventsMethod = method({
   scope: 'read',
   summary:
     'Stream pty/event notifications (input_wait, secret_input, bell, title, resize, exit, command_started, command_finished) of the session, or of every session when a control call names none; since replays retained events first.',
-  params: z.object({ since: nonNegInt().optional().describe('Replay the retained events with a larger seq first (default: live only).') }),
+  params: z.object({ since: byDefaultSays('live only', nonNegInt().optional().describe('Replay the retained events with a larger seq first (default: live only).')) }),
   result: z.object({
     seq: z.number().describe('The newest event\'s seq now (0 before the first): live notifications follow it.'),
     events: z.array(hostEvent).optional().describe('Only for a caller that cannot receive notifications (a one-shot HTTP call): the retained events after since.'),
@@ -59,8 +38,8 @@ export const waitEventMethod = method({
   scope: 'read',
   summary: 'Wait for the first event of the session (of the given types) after the call began, or time out.',
   params: z.object({
-    types: z.array(z.enum(EVENT_TYPES)).min(1).optional().describe('Event types to wait for (default: any).'),
-    timeoutMs: waitMs().optional().describe(`Milliseconds to wait at most (default ${DEFAULT_WAIT_EVENT_TIMEOUT_MS}).`),
+    types: byDefaultSays('any', z.array(z.enum(EVENT_TYPES)).min(1).optional().describe('Event types to wait for (default: any).')),
+    timeoutMs: byDefault(DEFAULT_WAIT_EVENT_TIMEOUT_MS, waitMs().optional().describe(`Milliseconds to wait at most (default ${DEFAULT_WAIT_EVENT_TIMEOUT_MS}).`)),
   }),
   result: z.object({
     event: hostEvent.nullable(),

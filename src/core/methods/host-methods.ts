@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { checkAgentCommand } from '../agent/agent-policy';
-import { cols, hostInfo, leaseSeconds, origin, rows, sessionInfo } from './schemas';
+import { DEFAULT_COLS, DEFAULT_ROWS } from '../session/session';
+import { byDefault, byDefaultSays, cols, hostInfo, leaseSeconds, origin, rows, sessionInfo } from './schemas';
 import { method } from './spec';
 
 /** REST's `POST /sessions` without a size opens 80x24, as pty-session-mcp does (its clients expect it). */
@@ -41,16 +42,19 @@ export const createMethod = method({
   scope: 'control',
   summary: 'Start a program in a new session (default: the user\'s shell).',
   params: z.object({
-    command: z.string().min(1).optional().describe('Program to run; default the user\'s shell.'),
-    args: z.array(z.string()).optional(),
-    cwd: z.string().min(1).optional().describe('Working directory; default the workspace or home.'),
-    env: z.record(z.string(), z.string()).optional(),
-    cols: cols().optional(),
-    rows: rows().optional(),
-    name: z.string().min(1).max(200).optional().describe('A name to find the session by.'),
-    origin: origin.optional().describe('Who opens it: user (an editor terminal), agent or script.'),
-    leaseSeconds: leaseSeconds().optional().describe('End the session after this long without a client (editor terminals).'),
-    workspace: z.string().min(1).optional().describe('The workspace folder the session belongs to.'),
+    command: byDefaultSays('the user\'s shell (`$SHELL`, else `/bin/sh`)', z.string().min(1).optional().describe('Program to run; default the user\'s shell.')),
+    args: byDefault([], z.array(z.string()).optional()),
+    cwd: byDefaultSays(
+      'the host\'s default directory (`serve`: `--cwd` or its current directory; otherwise home)',
+      z.string().min(1).optional().describe('Working directory; default the workspace or home.'),
+    ),
+    env: byDefaultSays('the host\'s environment', z.record(z.string(), z.string()).optional()),
+    cols: byDefault(DEFAULT_COLS, cols().optional()),
+    rows: byDefault(DEFAULT_ROWS, rows().optional()),
+    name: byDefaultSays('`<basename of command>-<n>`', z.string().min(1).max(200).optional().describe('A name to find the session by.')),
+    origin: byDefault('script', origin.optional().describe('Who opens it: user (an editor terminal), agent or script.')),
+    leaseSeconds: byDefaultSays('none', leaseSeconds().optional().describe('End the session after this long without a client (editor terminals).')),
+    workspace: byDefaultSays('the host\'s workspace', z.string().min(1).optional().describe('The workspace folder the session belongs to.')),
   }),
   result: sessionInfo,
   async handler(ctx, p) {

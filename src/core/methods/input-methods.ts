@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { invalidParams } from '../base/errors';
 import { keyToBytes, KeyNameError } from '../io/keys';
-import { DEFAULT_SEND_IDLE_MS, DEFAULT_SEND_MAX_BYTES, DEFAULT_SEND_TIMEOUT_MS, oneSendAtATime, outcomeOf, send, type SendResult } from '../io/send';
+import { DEFAULT_SEND_IDLE_MS, DEFAULT_SEND_MAX_BYTES, DEFAULT_SEND_TIMEOUT_MS, oneSendAtATime, outcomeOf, send, sendWaitReason, type SendResult } from '../io/send';
 import { joinBudget, noteRoom } from '../io/output-budget';
 import { MAX_WAIT_MS } from '../io/wait';
 import { signalForegroundGroup } from '../process/proc-state';
 import { admitWrite, agentCall, DEFAULT_APPROVAL_WAIT_MS } from '../agent/agent-write';
 import { DEFAULT_ARBITRATION_WAIT_MS } from '../agent/typing-arbitration';
-import { cols, commandRecord, int, rows, sessionStatus, signalName } from './schemas';
+import { byDefault, cols, commandRecord, int, rows, sessionStatus, signalName } from './schemas';
 import { method, type TableCall, type WholeBudget } from './spec';
 import type { CommandRecord } from '../commands/command-tracker';
 import { requireSession } from './context';
@@ -43,10 +43,16 @@ export const DEFAULT_SIGNAL_TIMEOUT_MS = 5000;
 /** The params of a call that may wait for the outcome of what it did, as `pty/send` does. */
 function waitParams(defaultTimeout: number) {
   return {
-    wait: z.boolean().optional().describe('Then wait as pty/send does, and answer with the outcome (default false: answer at once).'),
-    timeout: int().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${defaultTimeout}).`),
-    idleMs: int().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: silence that counts as ready where the program state cannot be read (default ${DEFAULT_SEND_IDLE_MS}).`),
-    maxBytes: int().min(1).max(16 * DEFAULT_SEND_MAX_BYTES).optional().describe(`With wait: most output bytes returned (default ${DEFAULT_SEND_MAX_BYTES}; the end is kept).`),
+    wait: byDefault(false, z.boolean().optional().describe('Then wait as pty/send does, and answer with the outcome (default false: answer at once).')),
+    timeout: byDefault(defaultTimeout, int().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${defaultTimeout}).`)),
+    idleMs: byDefault(
+      DEFAULT_SEND_IDLE_MS,
+      int().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: silence that counts as ready where the program state cannot be read (default ${DEFAULT_SEND_IDLE_MS}).`),
+    ),
+    maxBytes: byDefault(
+      DEFAULT_SEND_MAX_BYTES,
+      int().min(1).max(16 * DEFAULT_SEND_MAX_BYTES).optional().describe(`With wait: most output bytes returned (default ${DEFAULT_SEND_MAX_BYTES}; the end is kept).`),
+    ),
   };
 }
 
@@ -54,7 +60,7 @@ function waitParams(defaultTimeout: number) {
 function outcomeFields() {
   return {
     output: z.string().optional().describe('With wait: what appeared after it, as rendered (as pty/send).'),
-    waitReason: z.enum(['command_done', 'stdin_read', 'secret_input', 'user_input', 'inferred_idle', 'timeout', 'session_exit']).optional(),
+    waitReason: sendWaitReason.optional(),
     status: sessionStatus.optional(),
     truncated: z.boolean().optional(),
     waitedMs: z.number().optional(),
@@ -148,14 +154,20 @@ export const sendMethod = method({
   summary: 'Type a command (Enter appended unless submit is false) and wait until the program is ready for input again.',
   params: z.object({
     text: z.string().describe('The text to type.'),
-    submit: z.boolean().optional().describe('Press Enter after the text (default true).'),
-    timeout: int().min(1).max(MAX_WAIT_MS).optional().describe(`Milliseconds to wait at most (default ${DEFAULT_SEND_TIMEOUT_MS}).`),
-    idleMs: int().min(1).max(MAX_WAIT_MS).optional().describe(`Silence that counts as ready where the program state cannot be read (default ${DEFAULT_SEND_IDLE_MS}).`),
-    maxBytes: int().min(1).max(16 * DEFAULT_SEND_MAX_BYTES).optional().describe(`Most output bytes returned (default ${DEFAULT_SEND_MAX_BYTES}; the end is kept).`),
+    submit: byDefault(true, z.boolean().optional().describe('Press Enter after the text (default true).')),
+    timeout: byDefault(DEFAULT_SEND_TIMEOUT_MS, int().min(1).max(MAX_WAIT_MS).optional().describe(`Milliseconds to wait at most (default ${DEFAULT_SEND_TIMEOUT_MS}).`)),
+    idleMs: byDefault(
+      DEFAULT_SEND_IDLE_MS,
+      int().min(1).max(MAX_WAIT_MS).optional().describe(`Silence that counts as ready where the program state cannot be read (default ${DEFAULT_SEND_IDLE_MS}).`),
+    ),
+    maxBytes: byDefault(
+      DEFAULT_SEND_MAX_BYTES,
+      int().min(1).max(16 * DEFAULT_SEND_MAX_BYTES).optional().describe(`Most output bytes returned (default ${DEFAULT_SEND_MAX_BYTES}; the end is kept).`),
+    ),
   }),
   result: z.object({
     output: z.string(),
-    waitReason: z.enum(['command_done', 'stdin_read', 'secret_input', 'user_input', 'inferred_idle', 'timeout', 'session_exit']),
+    waitReason: sendWaitReason,
     status: sessionStatus,
     truncated: z.boolean(),
     waitedMs: z.number(),

@@ -7,7 +7,7 @@ import { FlowTuning } from '../io/flow-window';
 import type { Session } from '../session/session';
 import { DEFAULT_RING_BYTES } from '../session/ring-buffer';
 import type { MethodContext } from './types';
-import { int, nonNegInt, waitMs } from './schemas';
+import { byDefault, byDefaultSays, int, nonNegInt, outputResult, waitMs } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 import { DEFAULT_SNAPSHOT_SCROLLBACK, MAX_SCROLLBACK_PAGE } from './screen-methods';
@@ -21,12 +21,12 @@ export const outputMethod = method({
   scope: 'read',
   summary: 'Raw output after a byte cursor, from the ring buffer; waits up to waitMs for more.',
   params: z.object({
-    since: nonNegInt().optional().describe('Byte cursor to read from (default 0: everything retained).'),
-    waitMs: waitMs().optional().describe('Wait up to this long when nothing new has come yet.'),
-    maxBytes: int().min(1).optional().describe(`Most bytes returned (at most ${MAX_OUTPUT_READ_BYTES}).`),
-    strip: z.boolean().optional().describe('Remove escape sequences.'),
+    since: byDefault(0, nonNegInt().optional().describe('Byte cursor to read from (default 0: everything retained).')),
+    waitMs: byDefault(0, waitMs().optional().describe('Wait up to this long when nothing new has come yet.')),
+    maxBytes: byDefault(MAX_OUTPUT_READ_BYTES, int().min(1).optional().describe(`Most bytes returned (at most ${MAX_OUTPUT_READ_BYTES}).`)),
+    strip: byDefault(false, z.boolean().optional().describe('Remove escape sequences.')),
   }),
-  result: z.object({ data: z.string(), cursor: z.number(), dropped: z.number(), running: z.boolean(), exitCode: z.number().nullable() }),
+  result: outputResult,
   async handler(ctx, p) {
     const s = requireSession(ctx);
     const since = p.since ?? 0;
@@ -68,18 +68,33 @@ export const subscribeMethod = method({
   summary:
     'Stream pty/output notifications (replayed from since, if given) and a final pty/exit; flow-controlled with flow (acknowledge with pty/ack), or from a fresh picture with snapshot.',
   params: z.object({
-    since: nonNegInt().optional().describe('Replay retained output from this byte cursor first (default: live only).'),
-    flow: z.boolean().optional().describe('Flow-controlled: the program waits rather than you missing output; acknowledge with pty/ack (default false: lossy). A view token\'s subscription is lossy all the same.'),
-    window: int()
-      .min(1)
-      .max(DEFAULT_RING_BYTES)
-      .optional()
-      .describe(`With flow: most unacknowledged bytes before the PTY waits (default ${FlowTuning.DefaultWindowBytes}, at most the ring size).`),
-    snapshot: z.boolean().optional().describe('Answer with a picture of the terminal as of cursor (a resync after dropped); notifications continue from there. Replaces since.'),
-    scrollback: nonNegInt()
-      .max(MAX_SCROLLBACK_PAGE)
-      .optional()
-      .describe(`With snapshot: scrollback rows in the picture (default ${DEFAULT_SNAPSHOT_SCROLLBACK}).`),
+    since: byDefaultSays('live only', nonNegInt().optional().describe('Replay retained output from this byte cursor first (default: live only).')),
+    flow: byDefault(
+      false,
+      z
+        .boolean()
+        .optional()
+        .describe('Flow-controlled: the program waits rather than you missing output; acknowledge with pty/ack (default false: lossy). A view token\'s subscription is lossy all the same.'),
+    ),
+    window: byDefault(
+      FlowTuning.DefaultWindowBytes,
+      int()
+        .min(1)
+        .max(DEFAULT_RING_BYTES)
+        .optional()
+        .describe(`With flow: most unacknowledged bytes before the PTY waits (default ${FlowTuning.DefaultWindowBytes}, at most the ring size).`),
+    ),
+    snapshot: byDefault(
+      false,
+      z.boolean().optional().describe('Answer with a picture of the terminal as of cursor (a resync after dropped); notifications continue from there. Replaces since.'),
+    ),
+    scrollback: byDefault(
+      DEFAULT_SNAPSHOT_SCROLLBACK,
+      nonNegInt()
+        .max(MAX_SCROLLBACK_PAGE)
+        .optional()
+        .describe(`With snapshot: scrollback rows in the picture (default ${DEFAULT_SNAPSHOT_SCROLLBACK}).`),
+    ),
   }),
   result: z.object({
     cursor: z.number(),
@@ -146,7 +161,7 @@ export const unsubscribeMethod = method({
   target: 'session-or-host',
   scope: 'read',
   summary: 'Stop the notifications of pty/subscribe (of the session), or with events: true those of pty/events.',
-  params: z.object({ events: z.boolean().optional().describe('Stop the pty/events notifications (output goes on); control endpoints need no session then.') }),
+  params: z.object({ events: byDefault(false, z.boolean().optional().describe('Stop the pty/events notifications (output goes on); control endpoints need no session then.')) }),
   result: z.object({}),
   handler(ctx, p) {
     if (p.events) {

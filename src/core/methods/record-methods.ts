@@ -5,6 +5,7 @@ import { invalidParams, serverError, sessionExited } from '../base/errors';
 import { CastFormatError, readCastFile } from '../session/cast-file';
 import { Recorder } from '../session/recorder';
 import { defaultRecordingPath } from '../session/recording-path';
+import { byDefault, byDefaultSays } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
@@ -16,19 +17,25 @@ export const recordMethod = method({
   summary:
     'Start an asciicast v3 recording of the session (output, who typed and how many bytes, resizes, commands with their exit codes, the exit) into a new 0600 file; stop: true stops it. The text typed is kept only with input: true, and never what the terminal hides (secret input).',
   params: z.object({
-    path: z
-      .string()
-      .min(1)
-      .max(4096)
-      .optional()
-      .describe('The file to create (never overwritten; relative paths are from the session\'s cwd). Default: a new file in $XDG_DATA_HOME/shared-pty/recordings (~/.local/share/shared-pty/recordings).'),
-    stop: z.boolean().optional().describe('Stop the recording instead (answers recording: false, and the path of the one stopped, or null).'),
-    input: z
-      .boolean()
-      .optional()
-      .describe(
-        'Keep the text typed (i events), judged as it reaches the terminal: what is typed while echo is off at a password prompt, and what a write holds after its first Enter (typed ahead), are withheld with a marker. Default false: an m marker per write says who typed and how many bytes, never what.',
-      ),
+    path: byDefaultSays(
+      'a new file in `$XDG_DATA_HOME/shared-pty/recordings`',
+      z
+        .string()
+        .min(1)
+        .max(4096)
+        .optional()
+        .describe('The file to create (never overwritten; relative paths are from the session\'s cwd). Default: a new file in $XDG_DATA_HOME/shared-pty/recordings (~/.local/share/shared-pty/recordings).'),
+    ),
+    stop: byDefault(false, z.boolean().optional().describe('Stop the recording instead (answers recording: false, and the path of the one stopped, or null).')),
+    input: byDefault(
+      false,
+      z
+        .boolean()
+        .optional()
+        .describe(
+          'Keep the text typed (i events), judged as it reaches the terminal: what is typed while echo is off at a password prompt, and what a write holds after its first Enter (typed ahead), are withheld with a marker. Default false: an m marker per write says who typed and how many bytes, never what.',
+        ),
+    ),
   }),
   result: z.object({
     recording: z.boolean().describe('Whether a recording runs now.'),

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { MAX_COLS, MAX_ROWS } from '../session/registry';
 import { MAX_WAIT_MS } from '../io/wait';
 
+export * from './shapes';
+
 // The pieces the method table's params and results are built from; every surface (JSON-RPC,
 // REST, MCP, the docs, the typed client) reads them through the table.
 
@@ -15,134 +17,34 @@ export const rows = () => int().min(1).max(MAX_ROWS);
 export const leaseSeconds = () => z.number().min(0).max(7 * 24 * 3600);
 
 export const signalName = z.enum(['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGHUP', 'SIGQUIT', 'SIGTSTP', 'SIGCONT']);
-export const origin = z.enum(['user', 'agent', 'script']);
 
 /** The selector every session method takes on a control endpoint (docs/hosts.md#session-selectors). */
 export const selector = z.string().min(1).describe('Session selector: its id, exact name, or a unique id prefix (see list_sessions).');
 
-export const cursorPos = z.object({ row: z.number(), col: z.number() });
-export const screenSize = z.object({ cols: z.number(), rows: z.number() });
-export const sessionStatus = z.union([
-  z.object({ kind: z.literal('running') }),
-  z.object({ kind: z.literal('exited'), exitCode: z.number().nullable(), signal: z.string().nullable() }),
-]);
-
-/** What every listing, record and `pty/info` says about a session (docs/hosts.md#sessioninfo). */
-export const sessionInfo = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    pid: z.number(),
-    command: z.string(),
-    args: z.array(z.string()),
-    cwd: z.string(),
-    workspace: z.string().nullable(),
-    cols: z.number(),
-    rows: z.number(),
-    createdAt: z.string(),
-    running: z.boolean(),
-    exitCode: z.number().nullable(),
-    origin,
-    address: z.string(),
-    tcp: z.string().optional(),
-    stream: z.string().optional(),
-    clients: z.number(),
-    secretInput: z.boolean().describe('The program asks for a secret (echo off, it reads the terminal): only the user should type.'),
-    integration: z.boolean().describe('The shell reports its commands (shell integration): see pty/commands.'),
-    host: z
-      .string()
-      .optional()
-      .describe('The remote host (named in hosts.json) the session runs on, in listings that cover remote hosts; absent for this machine. Select it as HOST:ID.'),
-  })
-  .meta({ title: 'SessionInfo' });
-
-/** How a caller reached the host (see core/session/input-source.ts). */
-export const transport = z.enum(['socket', 'control', 'ws-rpc', 'ws-stream', 'rest', 'mcp-http', 'mcp-stdio', 'mcp-app', 'secret-page']);
-
-/** The last write into a session: who, how, when (docs/protocol.md#ptyinfo). */
-export const lastInput = z
-  .object({
-    origin: origin.describe('Who wrote: the human\'s views (user), an agent (MCP), or a script.'),
-    transport: transport.describe('How the write came.'),
-    at: z.string().describe('When, ISO 8601.'),
-    approval: z
-      .enum(['allowed_once', 'allowed_for_session', 'denied', 'unanswered', 'deny_rule', 'policy_deny'])
-      .optional()
-      .describe('For an agent\'s write that needed a decision: what decided it. A refused write sets lastInput too, with nothing written.'),
-  })
-  .meta({ title: 'LastInput' });
-
-/** What happens now to an agent's write into a session, and why when it is not the host's policy (docs/protocol.md#agent-write-approval). */
-export const agentApprovalNow = z
-  .object({
-    policy: z.enum(['allow', 'ask', 'deny']).describe('The host\'s policy for agents\' writes into sessions the user opened (--agent-approval, sharedPty.agent.approval).'),
-    effective: z
-      .enum(['allow', 'ask', 'deny'])
-      .describe('What an agent\'s write into this session gets now: allow (written), ask (waits for the user\'s answer in the editor) or deny (refused). Deny rules apply in every case.'),
-    reason: z
-      .string()
-      .optional()
-      .describe('Why effective differs from policy: no editor window is connected to ask (ask acts as allow), an agent or a script opened this session (it is theirs), or the user allowed agents for this session.'),
-  })
-  .meta({ title: 'AgentApprovalNow' });
-
-/** `pty/info`'s answer: the SessionInfo, who typed last (null before any input), and what an agent's write would get. */
-export const sessionDetails = sessionInfo.extend({ lastInput: lastInput.nullable(), agentApproval: agentApprovalNow }).meta({ title: 'SessionDetails' });
-
-/** One command the shell ran, as its shell integration reported it (docs/protocol.md#ptycommands). */
-export const commandRecord = z
-  .object({
-    id: z.number().describe('1 for the session\'s first command, then one more for each.'),
-    command: z.string().describe('The command line as typed (several lines for a loop or a here-document).'),
-    cwd: z.string().describe('The shell\'s working directory when the command started.'),
-    exitCode: z.number().nullable().describe('null while it runs.'),
-    startCursor: z.number().describe('Output cursor where its output begins: pty/output since this cursor is the command\'s own output.'),
-    endCursor: z.number().nullable().describe('Output cursor where its output ends; null while it runs.'),
-    startedAt: z.string().describe('ISO 8601.'),
-    durationMs: z.number().nullable().describe('null while it runs.'),
-    log: z
-      .string()
-      .nullable()
-      .describe('The file holding its whole output (read it with pty/commandOutput); null when dropped for the session\'s log budget, or when the session keeps no logs.'),
-  })
-  .meta({ title: 'CommandRecord' });
-
-/** The discovery record without the token (docs/hosts.md#discovery-records, `host/info`). */
-export const hostInfo = z
-  .object({
-    hostId: z.string(),
-    pid: z.number(),
-    kind: z.enum(['daemon', 'serve']),
-    version: z.string(),
-    startedAt: z.string(),
-    control: z.string(),
-    http: z.object({ url: z.string() }).nullable(),
-    sessions: z.array(sessionInfo),
-    workspace: z.string().nullable(),
-  })
-  .meta({ title: 'HostInfo' });
-
-export const tokenScope = z.enum(['view', 'input', 'control']);
-
 /** Longest life of a scoped token: 30 days (it ends with its host anyway). */
 export const MAX_TOKEN_SECONDS = 30 * 24 * 3600;
 
-/** A scoped token as `host/tokens` lists it: never the token, never its hash (docs/protocol.md#scoped-tokens). */
-export const tokenInfo = z
-  .object({
-    id: z.string().describe('Names the token for host/revoke; it is not the token.'),
-    scope: tokenScope,
-    session: z.string().nullable().describe('The id of the one session it reaches; null for a replay link (`recording`).'),
-    recording: z.string().optional().describe('A replay link\'s recording (its path): the one page it opens.'),
-    reusable: z
-      .boolean()
-      .describe('true: a token for scripts and agents, valid until it expires; false: a link that opens a browser page once (then only that browser\'s page cookie works).'),
-    openedAt: z.string().nullable().describe('When a browser first traded it for a page cookie; null when no browser has opened it.'),
-    createdAt: z.string(),
-    expiresAt: z.string().describe('ISO 8601: it stops working then, and its open WebSockets close.'),
-    lastUsedAt: z.string().nullable().describe('The last request made with it; null when never used.'),
-  })
-  .meta({ title: 'TokenInfo' });
+/**
+ * What a param is when the caller leaves it out: a value, or words where it is not one value (the
+ * user's shell). Kept beside the schema, not in it, so a parse leaves absent params absent (handlers
+ * tell "not given" apart) and tools/list stays as it is; the protocol reference's tables show it.
+ */
+export type ParamDefault = { value: unknown } | { says: string };
+
+/** The defaults of the table's params, by field schema (read by scripts/protocol-tables.ts). */
+export const paramDefaults = z.registry<ParamDefault>();
+
+/** `field`, documented as `value` when left out; the handler applies the same named constant. */
+export function byDefault<T extends z.ZodType>(value: unknown, field: T): T {
+  paramDefaults.add(field, { value });
+  return field;
+}
+
+/** `field`, documented by `says` when left out (a default that is not one value). */
+export function byDefaultSays<T extends z.ZodType>(says: string, field: T): T {
+  paramDefaults.add(field, { says });
+  return field;
+}
 
 /** A result with nothing to say. */
 export const empty = z.object({});

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { screenText } from '../mirror/screen-text';
-import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_MS, waitFor } from '../io/wait';
+import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_MS, waitFor, waitReason } from '../io/wait';
 import { invalidParams } from '../base/errors';
-import { cursorPos, int, nonNegInt, screenSize, waitMs } from './schemas';
+import { byDefault, cursorPos, int, nonNegInt, screenSize, snapshotResult, waitMs } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
@@ -10,6 +10,8 @@ import { requireSession } from './context';
 export const MAX_SCROLLBACK_PAGE = 10000;
 /** Scrollback rows a `pty/snapshot` carries by default (VS Code's own terminal keeps 1000). */
 export const DEFAULT_SNAPSHOT_SCROLLBACK = 1000;
+/** Lines one `pty/scrollback` page returns when the caller does not say: a screenful or three. */
+export const DEFAULT_SCROLLBACK_PAGE = 100;
 
 const readParams = z
   .object({
@@ -79,7 +81,7 @@ export const waitMethod = method({
     match: z.string().optional().describe('Text to wait for.'),
     regex: z.string().optional().describe('JavaScript regular expression source (instead of match).'),
     since: nonNegInt().optional().describe('Match the output after this byte cursor (escapes removed) instead of the screen.'),
-    timeout: waitMs().optional().describe(`Milliseconds (default ${DEFAULT_WAIT_TIMEOUT_MS}).`),
+    timeout: byDefault(DEFAULT_WAIT_TIMEOUT_MS, waitMs().optional().describe(`Milliseconds (default ${DEFAULT_WAIT_TIMEOUT_MS}).`)),
     idleMs: int().min(1).max(MAX_WAIT_MS).optional().describe('Return once the output has been quiet this long.'),
   }),
   result: z.object({
@@ -88,7 +90,7 @@ export const waitMethod = method({
     cursor: cursorPos,
     size: screenSize,
     waitedMs: z.number(),
-    reason: z.enum(['matched', 'timeout', 'idle', 'session_exit']),
+    reason: waitReason,
   }),
   handler(ctx, p) {
     if (p.match !== undefined && p.regex !== undefined) throw invalidParams('match and regex are mutually exclusive');
@@ -110,12 +112,12 @@ export const scrollbackMethod = method({
   scope: 'read',
   summary: 'A page of the retained rows (scrollback then screen), counted back from the newest.',
   params: z.object({
-    offset: nonNegInt().optional().describe('Rows back from the newest (default 0).'),
-    lines: int().min(1).max(MAX_SCROLLBACK_PAGE).optional().describe('Rows in the page (default 100).'),
+    offset: byDefault(0, nonNegInt().optional().describe('Rows back from the newest (default 0).')),
+    lines: byDefault(DEFAULT_SCROLLBACK_PAGE, int().min(1).max(MAX_SCROLLBACK_PAGE).optional().describe(`Rows in the page (default ${DEFAULT_SCROLLBACK_PAGE}).`)),
   }),
   result: z.object({ text: z.string(), firstLine: z.number(), lastLine: z.number(), totalLines: z.number() }),
   async handler(ctx, p) {
-    return requireSession(ctx).mirror.query('scrollbackPage', p.offset ?? 0, p.lines ?? 100);
+    return requireSession(ctx).mirror.query('scrollbackPage', p.offset ?? 0, p.lines ?? DEFAULT_SCROLLBACK_PAGE);
   },
   mcp: {
     tool: 'read_scrollback',
@@ -140,8 +142,10 @@ export const snapshotMethod = method({
   scope: 'read',
   summary:
     'Text that redraws the terminal (scrollback, screen, colours, cursor) and the output cursor it corresponds to; subscribe from that cursor to follow on.',
-  params: z.object({ scrollback: nonNegInt().max(MAX_SCROLLBACK_PAGE).optional().describe(`Scrollback rows to include (default ${DEFAULT_SNAPSHOT_SCROLLBACK}).`) }),
-  result: z.object({ data: z.string(), cursor: z.number(), cols: z.number(), rows: z.number() }),
+  params: z.object({
+    scrollback: byDefault(DEFAULT_SNAPSHOT_SCROLLBACK, nonNegInt().max(MAX_SCROLLBACK_PAGE).optional().describe(`Scrollback rows to include (default ${DEFAULT_SNAPSHOT_SCROLLBACK}).`)),
+  }),
+  result: snapshotResult,
   async handler(ctx, p) {
     const s = requireSession(ctx);
     // The picture and the cursor describe the same moment: the mirror says which output it reflects.

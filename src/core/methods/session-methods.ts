@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SessionTuning } from '../session/session';
-import { leaseSeconds, sessionDetails, signalName } from './schemas';
+import { byDefaultSays, leaseSeconds, sessionDetails, signalName } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 import { agentApprovalNow } from '../agent/agent-policy';
@@ -83,7 +83,9 @@ export const keepMethod = method({
   target: 'session',
   scope: 'control',
   summary: 'Keep the session running when no client is attached (clears its lease; a detach, as in tmux).',
-  params: z.object({ leaseSeconds: leaseSeconds().optional().describe('A new lease instead (seconds without a client before it ends).') }),
+  params: z.object({
+    leaseSeconds: byDefaultSays('none: the lease is cleared', leaseSeconds().optional().describe('A new lease instead (seconds without a client before it ends).')),
+  }),
   result: z.object({ id: z.string(), leaseSeconds: z.number().nullable() }),
   handler(ctx, p) {
     const s = requireSession(ctx);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { invalidParams, serverError } from '../base/errors';
-import { MAX_TOKEN_SECONDS, tokenInfo, tokenScope } from './schemas';
+import { byDefault, MAX_TOKEN_SECONDS, tokenInfo, tokenScope } from './schemas';
 import { requireSession } from './context';
 import { method } from './spec';
 import type { MethodContext, TokenService } from './types';
@@ -24,14 +24,17 @@ export const shareMethod = method({
   scopedToken: 'never',
   summary: 'A new token for this session only, with a scope (view, input or control) and an expiry, and the browser link that uses it; the host keeps only its hash.',
   params: z.object({
-    scope: tokenScope.optional().describe('view reads and subscribes; input also writes and resizes; control also sends, signals and closes. Default view.'),
-    expiresIn: z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_TOKEN_SECONDS}).`),
-    reusable: z
-      .boolean()
-      .optional()
-      .describe(
-        'true: a Bearer token for REST, /rpc, /mcp and the stream WebSocket until it expires (scripts, agents). Default false: a link, which a browser trades once for a page cookie; after that, and as a Bearer token, it opens nothing.',
-      ),
+    scope: byDefault('view', tokenScope.optional().describe('view reads and subscribes; input also writes and resizes; control also sends, signals and closes. Default view.')),
+    expiresIn: byDefault(DEFAULT_TOKEN_SECONDS, z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_TOKEN_SECONDS}).`)),
+    reusable: byDefault(
+      false,
+      z
+        .boolean()
+        .optional()
+        .describe(
+          'true: a Bearer token for REST, /rpc, /mcp and the stream WebSocket until it expires (scripts, agents). Default false: a link, which a browser trades once for a page cookie; after that, and as a Bearer token, it opens nothing.',
+        ),
+    ),
   }),
   result: z.object({
     token: z.string().describe('The token (shown only here): a Bearer token when reusable, else the secret of the one-time link.'),
@@ -53,9 +56,9 @@ export const viewUrlMethod = method({
   summary:
     'A link that opens the session live in a browser: a one-time link with a view token of its own (input: one that types), listed by host/tokens and ended by host/revoke; never the host\'s token.',
   params: z.object({
-    readOnly: z.boolean().optional().describe('A link that cannot type (the default; kept for older callers).'),
-    input: z.boolean().optional().describe('A link that also types and resizes (an input-scope token).'),
-    expiresIn: z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_VIEW_LINK_SECONDS}).`),
+    readOnly: byDefault(true, z.boolean().optional().describe('A link that cannot type (the default; kept for older callers).')),
+    input: byDefault(false, z.boolean().optional().describe('A link that also types and resizes (an input-scope token).')),
+    expiresIn: byDefault(DEFAULT_VIEW_LINK_SECONDS, z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_VIEW_LINK_SECONDS}).`)),
   }),
   result: z.object({ url: z.string(), readOnly: z.boolean(), info: tokenInfo }),
   handler(ctx, p) {

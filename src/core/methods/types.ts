@@ -1,14 +1,14 @@
 import type { AgentPolicy } from '../agent/agent-policy';
 import type { ApprovalBroker } from '../agent/approval';
 import type { z } from 'zod';
-import type { hostInfo, sessionInfo, tokenInfo } from './schemas';
+import type { hostInfo, tokenInfo } from './schemas';
+import type { SessionInfo } from './shapes';
 import type { SessionRegistry, CreateSessionParams } from '../session/registry';
 import type { Session } from '../session/session';
 import type { Caller, TokenScope } from '../io/caller';
 import type { ClientLink } from '../io/client-link';
 
-/** What every listing, record and `pty/info` says about a session (docs/hosts.md#sessioninfo). */
-export type SessionInfo = z.infer<typeof sessionInfo>;
+export type { SessionInfo } from './shapes';
 
 /** The discovery record without the token (`host/info`). */
 export type HostInfo = z.infer<typeof hostInfo>;

@@ -1,4 +1,4 @@
-import type { Origin } from './session-types';
+import type { ApprovalDecision, Origin, Transport } from './input-kinds';
 
 /**
  * What a write's text is, judged as it reaches the PTY: `shown` (the terminal echoes it, or a
@@ -7,15 +7,7 @@ import type { Origin } from './session-types';
  */
 export type InputVerdict = 'shown' | 'secret' | 'unknown';
 
-/**
- * How a caller reaches the host: `socket` a session's own socket, `control` the host control
- * socket, `ws-rpc` and `ws-stream` the WebSocket endpoints, `rest` the REST routes, `mcp-http`
- * the `/mcp` endpoint; `mcp-stdio` is `shared-pty mcp`, which relays an agent's calls over the
- * control socket and says so (see caller.ts); `mcp-app` is the person's keys in the terminal view
- * of MCP Apps (`app_input`), which reach the host through the agent's MCP client but are not the
- * agent's; `secret-page` is the one-time page where the person types a secret.
- */
-export type Transport = 'socket' | 'control' | 'ws-rpc' | 'ws-stream' | 'rest' | 'mcp-http' | 'mcp-stdio' | 'mcp-app' | 'secret-page';
+export type { ApprovalDecision, Transport } from './input-kinds';
 
 /** How an agent's MCP tool calls arrive: over `/mcp`, or relayed by `shared-pty mcp`. */
 const MCP_TRANSPORTS: ReadonlySet<Transport> = new Set<Transport>(['mcp-http', 'mcp-stdio']);
@@ -28,13 +20,6 @@ const MCP_TRANSPORTS: ReadonlySet<Transport> = new Set<Transport>(['mcp-http', '
 export function isAgentCall(from: InputSource): boolean {
   return MCP_TRANSPORTS.has(from.transport) || from.agentToken === true;
 }
-
-/**
- * What decided an agent's write into a session the user opened (docs/protocol.md#agent-write-approval): the user's answer
- * (`allowed_once`, `allowed_for_session`, `denied`), no answer in time (`unanswered`), a deny rule
- * (`deny_rule`), or the host's `deny` policy (`policy_deny`).
- */
-export type ApprovalDecision = 'allowed_once' | 'allowed_for_session' | 'denied' | 'unanswered' | 'deny_rule' | 'policy_deny';
 
 /** Who a write comes from: the kind of caller (the human's views, an agent, a script) and how it came. */
 export interface InputSource {

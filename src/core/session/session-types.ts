@@ -20,7 +20,9 @@ export const enum SessionTuning {
   MaxQueuedWritesForAnswers = 64,
 }
 
-export type Origin = 'user' | 'agent' | 'script';
+import type { Origin } from './input-kinds';
+
+export type { Origin } from './input-kinds';
 
 export interface SessionOptions {
   id: string;

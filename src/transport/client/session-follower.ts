@@ -1,4 +1,5 @@
 import type { IDisposable } from '../../core/base/lifecycle';
+import { paramsOf } from '../../core/methods/notifications';
 import type { Notification, RpcClient } from './rpc-client';
 
 /** How a followed session ended, as its `pty/exit` notification said. */
@@ -138,26 +139,27 @@ export class SessionFollower implements IDisposable {
   }
 
   private _onNotification(n: Notification): void {
-    if (this._disposed || n.params.session !== this.sessionId) return;
-    if (n.method === 'pty/output') {
+    if (this._disposed) return;
+    const output = paramsOf(n, 'pty/output');
+    if (output?.session === this.sessionId) {
       if (this._position === undefined) return void this._held.push(n);
-      const cursor = typeof n.params.cursor === 'number' ? n.params.cursor : undefined;
+      const cursor = output.cursor;
       // What an earlier subscription sent before the host replaced it: already drawn, or in the picture.
-      if (cursor !== undefined && cursor <= this._position) return;
-      if (n.params.dropped) return void this._resync();
-      if (typeof n.params.data !== 'string' || cursor === undefined) return;
+      if (cursor <= this._position) return;
+      if (output.dropped) return void this._resync();
       this._position = cursor;
-      const done = this._handlers.output(n.params.data);
+      const done = this._handlers.output(output.data);
       if (done) done.then(() => this._didProcess(cursor), () => undefined);
       else this._didProcess(cursor);
-    } else if (n.method === 'pty/exit') {
+      return;
+    }
+    const exit = paramsOf(n, 'pty/exit');
+    if (exit?.session === this.sessionId) {
       if (this._position === undefined) return void this._held.push(n);
       if (this._exited) return;
       this._exited = true;
       this._ack();
-      const exitCode = typeof n.params.exitCode === 'number' ? n.params.exitCode : undefined;
-      const signal = typeof n.params.signal === 'string' && n.params.signal ? n.params.signal : undefined;
-      this._handlers.exit({ exitCode, signal });
+      this._handlers.exit({ exitCode: exit.exitCode, signal: exit.signal ?? undefined });
     }
   }
 

@@ -1,4 +1,5 @@
 import { decodeSegment } from '../base/http-util';
+import { isOwnHost, isSameOriginAs } from './proxy-path';
 import type { IncomingMessage } from 'node:http';
 import type { Access, PageTarget, Refused } from '../base/access';
 
@@ -78,18 +79,35 @@ export class HttpGuard {
     return req.method === 'OPTIONS' && req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined;
   }
 
-  /** Host and Origin checks; undefined when both pass. */
-  checkSource(req: IncomingMessage): Refusal | undefined {
-    const host = (req.headers.host ?? '').toLowerCase();
-    const p = this._port;
-    if (host !== `127.0.0.1:${p}` && host !== `localhost:${p}` && host !== `[::1]:${p}`) {
-      return { status: 403, code: 'FORBIDDEN', message: 'Forbidden: unexpected Host header' };
-    }
+  /**
+   * Host and Origin checks; undefined when both pass. `page`: what the request may bring to the
+   * browser's pages: `link` (it trades a link's token), `cookie` (a page, its assets or the view's
+   * stream, opened with the page cookie); undefined: it is not for the pages. Only those may come
+   * under a Host that is not the host's own (an editor's port proxy or port forward,
+   * docs/protocol.md#pages-behind-an-editors-proxy), and then only with a link, or a page cookie traded
+   * under that same Host; their Origin may then be the page's own origin as the browser sees it
+   * (same host and port as the Host). Anything else under a foreign Host is DNS rebinding's 403.
+   */
+  checkSource(req: IncomingMessage, page?: 'link' | 'cookie'): Refusal | undefined {
+    const host = hostOf(req);
+    const proxied = !isOwnHost(host, this._port);
+    if (proxied && !(page === 'link' || (page === 'cookie' && this._hasPageSession(req, host)))) return PROXY_REFUSAL;
     const origin = req.headers.origin;
-    if (origin !== undefined && !this._allowedOrigins.has(origin)) {
+    if (origin !== undefined && !this._allowedOrigins.has(origin) && !(proxied && isSameOriginAs(origin, host))) {
       return { status: 403, code: 'FORBIDDEN', message: 'Forbidden: origin not allowed' };
     }
     return undefined;
+  }
+
+  /** Whether the request's page cookie names a page session opened under `host`. */
+  private _hasPageSession(req: IncomingMessage, host: string): boolean {
+    const cookie = this._pages ? readCookie(req, this._pages.cookieName) : undefined;
+    return cookie !== undefined && this._pages!.knows(cookie, host);
+  }
+
+  /** Whether the request came under a Host other than the host's own (through a proxy, or a DNS-rebinding page). */
+  isProxied(req: IncomingMessage): boolean {
+    return !isOwnHost(hostOf(req), this._port);
   }
 
   /**
@@ -114,14 +132,25 @@ export class HttpGuard {
     if (!this._scoped || !this._pages) return { refused: 'unknown' };
     const r = this._scoped.exchange(secret, (t) => fits(t, target));
     if ('refused' in r) return r;
-    return { cookie: this._pages.add(readCookie(req, this._pages.cookieName), r.grant.tokenId) };
+    return { cookie: this._pages.add(readCookie(req, this._pages.cookieName), r.grant.tokenId, this._pageHost(req)) };
+  }
+
+  /**
+   * The Host a page session belongs to: '' for the host's own addresses, else the proxy's Host. A
+   * cookie traded under one Host opens nothing under another, so a proxy's name is trusted only by
+   * the browser that opened a link through it.
+   */
+  private _pageHost(req: IncomingMessage): string {
+    return this.isProxied(req) ? hostOf(req) : '';
   }
 
   private _check(req: IncomingMessage, url: URL, place: Place, target: PageTarget | undefined): { access?: Access; refused?: Refused } {
     const offered: string[] = [];
     const auth = req.headers.authorization;
-    if (auth?.startsWith('Bearer ')) offered.push(auth.slice(7).trim());
-    if (place === 'upgrade') {
+    // Through a proxy only the page cookie counts: no token (the host's, a script's) is sent that way.
+    const proxied = this.isProxied(req);
+    if (auth?.startsWith('Bearer ') && !proxied) offered.push(auth.slice(7).trim());
+    if (place === 'upgrade' && !proxied) {
       const q = url.searchParams.get('token');
       if (q) offered.push(q);
     }
@@ -138,7 +167,7 @@ export class HttpGuard {
     if (place === 'api' || target === undefined || !this._pages) return { refused };
     const cookie = readCookie(req, this._pages.cookieName);
     // A cookie that names no page session (a host that restarted) is no credential at all.
-    if (cookie === undefined || !this._pages.knows(cookie)) return { refused };
+    if (cookie === undefined || !this._pages.knows(cookie, this._pageHost(req))) return { refused };
     const grant = this._pages.grants(cookie).find((g) => grantFits(g, target));
     if (grant) {
       this._scoped?.used(grant.tokenId);
@@ -146,6 +175,14 @@ export class HttpGuard {
     }
     return { refused: refused ?? this._pages.ended(cookie) ?? 'no-grant' };
   }
+}
+
+/** The answer to a request under a foreign Host that is not for the browser's pages (DNS rebinding, or a script through a proxy). */
+export const PROXY_REFUSAL: Refusal = { status: 403, code: 'FORBIDDEN', message: 'Forbidden: unexpected Host header' };
+
+/** A request's Host header, lower case ('' when missing). */
+function hostOf(req: IncomingMessage): string {
+  return (req.headers.host ?? '').toLowerCase();
 }
 
 /** Whether a page cookie's grant opens what a page asks for. */

@@ -28,6 +28,7 @@ import { SecretLinks } from '../pages/secret-links';
 import { handleSecretPage } from '../pages/secret-page';
 import { serveRpcWebSocket } from '../ws/ws-rpc';
 import { serveStream } from '../ws/ws-stream';
+import { splitProxyPrefix } from './proxy-path';
 
 /** Limits of the HTTP server. */
 export const enum HttpLimits {
@@ -165,7 +166,15 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       // A malformed percent-encoding names no session: the raw segment is looked up, and found nowhere.
       handle: (c) => handleViewPage(services, c.req, c.res, c.url, c.access, c.params.decoded.id ?? c.params.raw.id),
     },
-    { verbs: '*', pattern: '/view/*', access: 'page', page: () => ({ target: 'any', link: false }), handle: (c) => handleViewAsset(c.req, c.res, c.url) },
+    // The view's assets under its own folder (where its page finds them, and a cookie scoped to that folder reaches them), and at `/view/…`.
+    {
+      verbs: '*',
+      pattern: '/sessions/:id/view/:asset',
+      access: 'page',
+      page: (p) => ({ target: { session: sessionIdOf(p.decoded.id) }, link: false }),
+      handle: (c) => handleViewAsset(c.req, c.res, `/view/${c.params.raw.asset}`),
+    },
+    { verbs: '*', pattern: '/view/*', access: 'page', page: () => ({ target: 'any', link: false }), handle: (c) => handleViewAsset(c.req, c.res, c.url.pathname) },
     replayRoute('/replay', () => ({ kind: 'picker' })),
     replayRoute('/replay/assets/:name', (p) => ({ kind: 'asset', name: p.raw.name })),
     replayRoute('/replay/:id', (p) => ({ kind: 'link', id: p.raw.id, what: 'page' })),
@@ -233,19 +242,20 @@ export async function startHttpServer(services: HostServices, options: HttpServe
 
   /** The checks every request passes, in this order, then its route (or "No route", 404). */
   async function handleRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const refusal = guard.checkSource(req);
+    const { u, prefix } = requestUrl(req);
+    const matched = matchRoute(routes, req.method ?? 'GET', u.pathname);
+    const page = matched?.route.access === 'page' ? matched.route.page?.(matched.params) : undefined;
+    // A link (`?token=` on a page) is traded for this browser's page cookie before anything else;
+    // only by a GET, the browser's opening of it (a HEAD, a link preview's probe, must not spend it).
+    const link = page?.link && req.method === 'GET' ? u.searchParams.get('token') : null;
+    // Under a proxy's Host, only the browser's pages answer (docs/protocol.md#pages-behind-an-editors-proxy).
+    const refusal = guard.checkSource(req, link ? 'link' : page ? 'cookie' : undefined);
     if (refusal) return sendError(res, refusal.code, refusal.message);
     const cors = guard.corsHeaders(req);
     for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
     if (guard.isPreflight(req)) return answerPreflight(res);
-    const u = new URL(req.url ?? '/', url);
-    const matched = matchRoute(routes, req.method ?? 'GET', u.pathname);
     if (matched?.route.access === 'open') return matched.route.handle({ req, res, url: u, params: matched.params, access: NO_ACCESS });
-    const page = matched?.route.access === 'page' ? matched.route.page?.(matched.params) : undefined;
-    // A link (`?token=` on a page) is traded for this browser's page cookie before anything else;
-    // only by a GET, the browser's opening of it (a HEAD, a link preview's probe, must not spend it).
-    const link = page?.link ? u.searchParams.get('token') : null;
-    if (page && link && req.method === 'GET') return exchangeLink(req, res, u, link, page.target);
+    if (page && link) return exchangeLink(req, res, u, link, page.target, prefix);
     const place = page ? 'page' : 'api';
     const access = guard.access(req, u, place, page?.target);
     // A page cookie's grant opens the host's pages only, never REST, /rpc or /mcp.
@@ -273,11 +283,12 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     };
     socket.on('error', () => socket.destroy());
-    const refusal = guard.checkSource(req);
-    if (refusal) return reject(403, 'Forbidden');
-    const u = new URL(req.url ?? '/', url);
+    const { u } = requestUrl(req);
     const matched = matchRoute(upgrades, req.method ?? 'GET', u.pathname);
     const page = matched?.route.page?.(matched.params);
+    // Through a proxy, only the view's stream (with its page cookie); never /rpc.
+    const refusal = guard.checkSource(req, page ? 'cookie' : undefined);
+    if (refusal) return reject(403, 'Forbidden');
     // The view page's stream may use its page cookie (a browser's WebSocket sends no header); /rpc may not.
     const access = guard.access(req, u, 'upgrade', page?.target);
     if (!access || (access.viewOnly && !page)) return reject(401, 'Unauthorized');
@@ -292,19 +303,32 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     ws.once('close', () => tracked?.dispose());
   }
 
+  /** The request's URL without the prefix a proxy kept (`/absproxy/<port>`), and that prefix ('' when none). */
+  function requestUrl(req: http.IncomingMessage): { u: URL; prefix: string } {
+    const u = new URL(req.url ?? '/', url);
+    const { prefix, path } = splitProxyPrefix(u.pathname, port);
+    u.pathname = path;
+    return { u, prefix };
+  }
+
   /**
    * Trades a link's token for this browser's page cookie and sends the browser on to the same page
    * without the token (303: the link's entry leaves the history); a link that opens nothing gets a
    * page that says why. The cookie is named after the port and holds no token (PageSessions).
+   * The redirect is relative, so it works under any proxy's prefix. The cookie's Path: `/` on the
+   * host's own address; under a proxy, the prefix when the proxy kept it, else none, which makes it
+   * the link's folder (`…/sessions/<id>`, `…/replay`): either way it is not sent to the other
+   * ports the same proxy serves on that origin (docs/protocol.md#pages-behind-an-editors-proxy).
    */
-  function exchangeLink(req: http.IncomingMessage, res: http.ServerResponse, u: URL, secret: string, target: PageTarget): void {
+  function exchangeLink(req: http.IncomingMessage, res: http.ServerResponse, u: URL, secret: string, target: PageTarget, prefix: string): void {
     const r = guard.exchange(req, secret, target);
     if ('refused' in r) return sendRefusal(req, res, r.refused);
     u.searchParams.delete('token');
     const { name, value, maxAgeSeconds } = r.cookie;
+    const cookiePath = !guard.isProxied(req) ? '; Path=/' : prefix ? `; Path=${prefix}/` : '';
     res.writeHead(303, {
-      location: u.pathname + (u.search || ''),
-      'set-cookie': `${name}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeSeconds}`,
+      location: (u.pathname.split('/').pop() ?? '') + (u.search || ''),
+      'set-cookie': `${name}=${value}; HttpOnly; SameSite=Strict${cookiePath}; Max-Age=${maxAgeSeconds}`,
       'cache-control': 'no-store',
       'referrer-policy': 'no-referrer',
     });

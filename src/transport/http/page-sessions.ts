@@ -19,6 +19,8 @@ interface Page {
   tokenIds: string[];
   /** Why the last of its grants ended, for the words of a refusal. */
   ended?: 'revoked' | 'expired';
+  /** The Host its links were opened under: '' for the host's own addresses, else a proxy's (HttpGuard). */
+  host: string;
 }
 
 /** The cookie a browser gets once it traded a link: its name, value and lifetime. */
@@ -46,16 +48,17 @@ export class PageSessions {
   ) {}
 
   /**
-   * Adds the grant of `tokenId` to the page session `secret` names (a new one when it names none)
-   * and returns the cookie to set: the same secret, with a lifetime that covers its longest grant.
+   * Adds the grant of `tokenId` to the page session `secret` names (a new one when it names none,
+   * or one opened under another Host) and returns the cookie to set: the same secret, with a
+   * lifetime that covers its longest grant. `host`: the Host the link came under ('' for the host's own).
    */
-  add(secret: string | undefined, tokenId: string): PageCookie {
+  add(secret: string | undefined, tokenId: string, host = ''): PageCookie {
     let key = secret === undefined ? undefined : keyOf(secret);
     let page = key === undefined ? undefined : this._pages.get(key);
-    if (!page || secret === undefined) {
+    if (!page || page.host !== host || secret === undefined) {
       secret = newToken();
       key = keyOf(secret);
-      page = { tokenIds: [] };
+      page = { tokenIds: [], host };
       while (this._pages.size >= PageLimits.MaxSessions) this._pages.delete(this._pages.keys().next().value as string);
     }
     page.tokenIds = [...page.tokenIds.filter((id) => id !== tokenId), tokenId].slice(-PageLimits.MaxGrants);
@@ -79,9 +82,12 @@ export class PageSessions {
     return live.map((g) => g.grant).sort((a, b) => RANK[b.scope] - RANK[a.scope]);
   }
 
-  /** Whether `secret` names a page session of this host (a stale cookie, from a host that restarted, does not). */
-  knows(secret: string): boolean {
-    return this._pages.has(keyOf(secret));
+  /**
+   * Whether `secret` names a page session of this host opened under `host` (a stale cookie, from a
+   * host that restarted, does not; nor does one traded under another Host).
+   */
+  knows(secret: string, host = ''): boolean {
+    return this._pages.get(keyOf(secret))?.host === host;
   }
 
   /** Why the page session `secret` names holds nothing any more (its last grant was revoked or expired), if it once did. */

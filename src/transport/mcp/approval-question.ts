@@ -1,3 +1,4 @@
+import type { ApprovalQuestion } from '../../core/agent/approval-request';
 import type { Choice, PersonPrompt } from './mcp-elicit';
 
 /** The person's answers, as the editor's question offers them (docs/protocol.md#agent-write-approval). */
@@ -10,12 +11,8 @@ const CHOICES: readonly Choice<'once' | 'session' | 'deny'>[] = [
 /** Most characters of the text shown in the question; the rest is counted, not shown. */
 const MAX_SHOWN_CHARS = 500;
 
-/** An agent's write waiting for the person's answer (the `agent/approval` notification's fields that matter here). */
-export interface ApprovalQuestion {
-  id: string;
-  name: string;
-  text: string;
-}
+/** The question as the agent's own client is asked it (`agent/approval` without a watching window). */
+export type { ApprovalQuestion } from '../../core/agent/approval-request';
 
 /**
  * Asks the person, through the agent's own client (form elicitation), whether the agent may type

@@ -54,17 +54,17 @@ export type ReplayPart = { kind: 'picker' } | { kind: 'asset'; name: string } | 
 export function handleReplay(links: ReplayLinks, req: IncomingMessage, res: ServerResponse, url: URL, access: Access, part: ReplayPart): void {
   if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(res);
   if (part.kind === 'asset') return sendReplayAsset(req, res, url, part.name);
-  if (part.kind === 'picker') return sendPage(req, res, renderPage());
+  if (part.kind === 'picker') return sendPage(req, res, renderPage('replay/assets'));
   if (!LINK_ID.test(part.id)) return sendError(res, 'NOT_FOUND', `No replay at ${url.pathname}`);
   // A token for one session opens that session only; a recording is none of them.
   if (access.onlySession !== undefined) return sendError(res, 'FORBIDDEN', `Forbidden: this token reaches only session ${access.onlySession}`);
   const link = links.get(part.id);
   if (!link) return sendError(res, 'NOT_FOUND', 'Unknown or expired replay link; make a new one with: shared-pty play <file> --browser');
-  const base = `/replay/${link.id}`;
   // A link's own copy of the assets (the page's relative paths stay under its link).
   if (typeof part.what === 'object') return sendReplayAsset(req, res, url, part.what.asset);
   const name = path.basename(link.path);
-  if (part.what === 'page') return sendPage(req, res, renderPage(`${base}/assets`, { cast: `${base}/cast`, name }));
+  // Relative to the page (…/replay/<id>), so it works under any proxy's prefix.
+  if (part.what === 'page') return sendPage(req, res, renderPage(`${link.id}/assets`, { cast: `${link.id}/cast`, name }));
   void readCastFile(link.path, 'header').then(
     (text) => {
       if (res.headersSent) return;
@@ -88,8 +88,11 @@ function sendPage(req: IncomingMessage, res: ServerResponse, html: string): void
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
-/** The page, its assets under `assets`; `recording` is a file the host serves, else the person picks one. */
-function renderPage(assets = '/replay/assets', recording?: { cast: string; name: string }): string {
+/**
+ * The page, its assets under `assets` (relative to the page's address); `recording` is a file the
+ * host serves, else the person picks one.
+ */
+function renderPage(assets: string, recording?: { cast: string; name: string }): string {
   const e = escapeHtml;
   const title = recording ? `${recording.name} — Shared PTY replay` : 'Replay a recording — Shared PTY';
   return `${pageHead(title, `${assets}/asciinema-player.css`)}<style>

@@ -90,10 +90,14 @@ export async function handleViewPage(services: HostServices, req: IncomingMessag
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
-/** `GET /view/view.js`, `/view/view.js.map`, `/view/xterm.css`: the bundled assets (no CDN). */
-export function handleViewAsset(req: IncomingMessage, res: ServerResponse, url: URL): void {
-  const asset = Object.prototype.hasOwnProperty.call(ASSETS, url.pathname) ? ASSETS[url.pathname] : undefined;
-  sendAsset(req, res, url, asset);
+/**
+ * `GET /view/view.js`, `/view/view.js.map`, `/view/xterm.css` (also under a session's folder,
+ * `/sessions/<id>/view/…`, where the page finds them): the bundled assets (no CDN). `assetPath`
+ * is the `/view/…` part.
+ */
+export function handleViewAsset(req: IncomingMessage, res: ServerResponse, assetPath: string): void {
+  const asset = Object.prototype.hasOwnProperty.call(ASSETS, assetPath) ? ASSETS[assetPath] : undefined;
+  sendAsset(req, res, new URL(assetPath, 'http://127.0.0.1'), asset);
 }
 
 /** A file the host serves from its build (dist/), and where to look for it. */
@@ -147,7 +151,8 @@ export function pageHead(title: string, stylesheet: string): string {
 function renderPage(d: PageData): string {
   const e = escapeHtml;
   const status = d.running ? 'connecting…' : d.exitCode === null ? 'exited' : `exited with code ${d.exitCode}`;
-  return `${pageHead(`${d.name} — Shared PTY`, '/view/xterm.css')}<style>
+  // Relative URLs (from …/sessions/<id>/view), so the page works under any proxy's prefix.
+  return `${pageHead(`${d.name} — Shared PTY`, 'view/xterm.css')}<style>
   html, body { margin: 0; height: 100%; background: #1e1e1e; color: #d4d4d4; }
   body { display: flex; flex-direction: column; font: 13px system-ui, -apple-system, "Segoe UI", sans-serif; }
   header { display: flex; align-items: center; gap: 12px; height: 32px; box-sizing: border-box; padding: 0 10px; background: #2d2d2d; border-bottom: 1px solid #3c3c3c; white-space: nowrap; }
@@ -166,7 +171,7 @@ function renderPage(d: PageData): string {
   header a:hover { text-decoration: underline; }
   #terminal { flex: 1; min-height: 0; overflow: auto; padding: 6px; }
 </style>
-<script src="/view/view.js" defer></script>
+<script src="view/view.js" defer></script>
 </head>
 <body data-session-id="${e(d.id)}" data-name="${e(d.name)}" data-cols="${d.cols}" data-rows="${d.rows}" data-running="${d.running ? '1' : '0'}" data-exit-code="${d.exitCode ?? ''}" data-readonly="${d.readOnly ? '1' : '0'}">
 <header>
@@ -176,7 +181,7 @@ function renderPage(d: PageData): string {
   <span class="badge" id="readonly-badge"${d.readOnly ? '' : ' hidden'}>read-only</span>
   <span class="spacer"></span>
   <span class="status" id="status">${e(status)}</span>
-  <a id="replay-link" href="/replay" target="_blank" rel="noopener" title="Replay an asciicast recording (shared-pty record) in this browser">Replay a recording</a>
+  <a id="replay-link" href="../../replay" target="_blank" rel="noopener" title="Replay an asciicast recording (shared-pty record) in this browser">Replay a recording</a>
   <button type="button" id="fit" hidden title="Resize the shared terminal to this window (it changes for everyone)">Fit to window</button>
 </header>
 <main id="terminal" aria-label="Terminal of ${e(d.name)}"></main>
