@@ -111,7 +111,10 @@ if (existsSync('src/view/terminal-app.ts')) {
   const css = (await esbuild.transform(readFileSync('node_modules/@xterm/xterm/css/xterm.css', 'utf8'), { loader: 'css', minify: true })).code.trim();
   const page = readFileSync('src/view/terminal-app.html', 'utf8');
   // Functions as replacements: a `$` in the bundle must stay a `$`.
-  writeFileSync('dist/terminal-app.html', page.replace('/*XTERM_CSS*/', () => css).replace('/*TERMINAL_APP_JS*/', () => js));
+  writeFileSync(
+    'dist/terminal-app.html',
+    page.replace('/*XTERM_CSS*/', () => css).replace('/*TERMINAL_APP_JS*/', () => js),
+  );
 }
 
 // The shell integration scripts ship next to the bundles that start shells, where

@@ -38,11 +38,23 @@ function layering() {
     const banned = Object.keys(LAYERS).filter((l) => l !== layer && !allowed.includes(l));
     const layerRule = banned.length ? [folders(banned, `src/${layer} may import only ${allowed.join(', ') || 'itself'} (docs/architecture.md)`)] : [];
     const paths = layer === 'vscode' ? [] : [VSCODE_ONLY];
-    const inner = layer === 'core' ? ROOMS.map((room, i) => [room, ROOMS.slice(i + 1)]) : layer === 'transport' ? Object.entries(TRANSPORT).map(([f, ok]) => [f, Object.keys(TRANSPORT).filter((o) => o !== f && !ok.includes(o))]) : [[undefined, []]];
+    const inner =
+      layer === 'core'
+        ? ROOMS.map((room, i) => [room, ROOMS.slice(i + 1)])
+        : layer === 'transport'
+          ? Object.entries(TRANSPORT).map(([f, ok]) => [f, Object.keys(TRANSPORT).filter((o) => o !== f && !ok.includes(o))])
+          : [[undefined, []]];
     for (const [folder, above] of inner) {
       const patterns = [...layerRule];
       if (above.length && layer === 'core') patterns.push(folders(above, `src/core/${folder} may import only the rooms below it (${ROOMS.join(' ← ')})`));
-      if (above.length && layer === 'transport') patterns.push(folders(above, `src/transport/${folder} may import only ${TRANSPORT[folder].join(', ') || 'the engine'}; shared pieces live in src/transport/base`, true));
+      if (above.length && layer === 'transport')
+        patterns.push(
+          folders(
+            above,
+            `src/transport/${folder} may import only ${TRANSPORT[folder].join(', ') || 'the engine'}; shared pieces live in src/transport/base`,
+            true,
+          ),
+        );
       configs.push({
         files: [folder ? `src/${layer}/${folder}/**/*.ts` : `src/${layer}/**/*.ts`],
         rules: { 'no-restricted-imports': ['error', { paths, patterns }] },
@@ -59,8 +71,8 @@ function layering() {
           paths: [VSCODE_ONLY],
           patterns: [
             { regex: '^node:', message: 'src/view runs in the browser' },
-            folders(['transport', 'host', 'cli', 'vscode'], 'src/view may import only the engine\'s types'),
-            { ...folders(['core'], 'src/view may import only the engine\'s types (import type)'), allowTypeImports: true },
+            folders(['transport', 'host', 'cli', 'vscode'], "src/view may import only the engine's types"),
+            { ...folders(['core'], "src/view may import only the engine's types (import type)"), allowTypeImports: true },
           ],
         },
       ],

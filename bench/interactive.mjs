@@ -434,7 +434,18 @@ async function throughputTmux(run, data, i) {
   try {
     const win = `t${i}`;
     const [pane, size] = run
-      .tmux('new-window', '-d', '-P', '-F', '#{pane_id} #{pane_width}x#{pane_height}', '-t', 'tp', '-n', win, `read x; cat '${data.file}'; ${MARK_PRINTF}; exec sleep 60`)
+      .tmux(
+        'new-window',
+        '-d',
+        '-P',
+        '-F',
+        '#{pane_id} #{pane_width}x#{pane_height}',
+        '-t',
+        'tp',
+        '-n',
+        win,
+        `read x; cat '${data.file}'; ${MARK_PRINTF}; exec sleep 60`,
+      )
       .trim()
       .split(' ');
     await sleep(100); // the program sits in `read`
@@ -473,7 +484,9 @@ export async function runInteractive({ reps = 5, tmp = os.tmpdir(), log = () => 
   const out = [];
   try {
     if (run.hasTmux) run.tmuxStart();
-    out.push(`interactive: ${os.cpus().length} CPU ${os.cpus()[0]?.model ?? ''}, node ${process.version}, ${run.hasTmux ? run.tmux('-V').trim() : 'no tmux'}; ${reps} rounds, Shared PTY and the reference alternating; host: shared-pty serve --no-http (dist/)`);
+    out.push(
+      `interactive: ${os.cpus().length} CPU ${os.cpus()[0]?.model ?? ''}, node ${process.version}, ${run.hasTmux ? run.tmux('-V').trim() : 'no tmux'}; ${reps} rounds, Shared PTY and the reference alternating; host: shared-pty serve --no-http (dist/)`,
+    );
     const took = [];
     const part = async (name, fn) => {
       const t0 = Date.now();
@@ -483,7 +496,13 @@ export async function runInteractive({ reps = 5, tmp = os.tmpdir(), log = () => 
     await part('echo', () => echoPart(run, reps, keys));
     await part('pipelined', () => pipelinePart(run, reps, requests));
     await part('throughput', () => throughputPart(run, reps, mb));
-    out.push('', `load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; took ${fmt((Date.now() - run.started) / 1000)} s (${took.join(', ')})`);
+    out.push(
+      '',
+      `load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}; took ${fmt((Date.now() - run.started) / 1000)} s (${took.join(', ')})`,
+    );
     return out.join('\n');
   } finally {
     activeRuns.delete(run);
@@ -529,7 +548,9 @@ async function echoPart(run, reps, keys) {
     rows.push([`${m.name}:`, '', '', '', '', '']);
     rows.push(['  Shared PTY: pty/write -> pty/output', fmt(sp50, 3), fmt(sp99, 3), fmt(med(m.shared, 'max'), 3), ratio(tp50 / sp50), ratio(tp99 / sp99)]);
     rows.push(['  tmux -C: send-keys -> %output', fmt(tp50, 3), fmt(tp99, 3), fmt(med(m.tmux, 'max'), 3), '1.00x', '1.00x']);
-    lines.push(`  each round, ${m.gap ? 'typing' : 'back to back'} (ms): Shared PTY p50 ${each(m.shared, 'p50')}, p99 ${each(m.shared, 'p99')} | tmux p50 ${each(m.tmux, 'p50')}, p99 ${each(m.tmux, 'p99')}`);
+    lines.push(
+      `  each round, ${m.gap ? 'typing' : 'back to back'} (ms): Shared PTY p50 ${each(m.shared, 'p50')}, p99 ${each(m.shared, 'p99')} | tmux p50 ${each(m.tmux, 'p50')}, p99 ${each(m.tmux, 'p99')}`,
+    );
     m.verdict = `${m.gap ? 'typing' : 'back to back'}: p50 <= 1 ms ${sp50 <= 1 ? 'MET' : 'NOT MET'} (${fmt(sp50, 3)}), p99 <= tmux's ${run.hasTmux ? (sp99 <= tp99 ? 'MET' : 'NOT MET') : 'n/a'} (${fmt(sp99, 3)} vs ${fmt(tp99, 3)})`;
   }
   return [
@@ -604,7 +625,9 @@ async function throughputPart(run, reps, mb) {
     `  each round (ms): Shared PTY ${shared.map((x) => fmt(x.ms, 0)).join(' ')} | tmux ${tm.map((x) => fmt(x.ms, 0)).join(' ') || 'n/a'}`,
     `  the subscriber got ${[...new Set(shared.map((x) => x.bytes))].join('/')} bytes of ${data.ptyBytes} in ${[...new Set(shared.map((x) => x.notifications))].join('/')} notifications; dropped ${shared.map((x) => x.dropped).join('/')}; demoted ${shared.some((x) => x.demoted) ? 'yes' : 'never'}`,
     `  tmux pane ${[...new Set(tm.map((x) => x.size))].join('/') || 'n/a'}; the control client read ${fmt(median(tm.map((x) => x.controlBytes)) / 1e6)} MB of %output lines (tmux escapes \\r and \\n as octal)`,
-    lossy.length ? `  ! ${lossy.length} of ${reps} Shared PTY runs lost or gained output (bytes ${lossy.map((x) => `${x.bytes}, cursor ${x.cursorBytes}`).join('; ')})` : '  every Shared PTY run: every byte, in order, no dropped',
+    lossy.length
+      ? `  ! ${lossy.length} of ${reps} Shared PTY runs lost or gained output (bytes ${lossy.map((x) => `${x.bytes}, cursor ${x.cursorBytes}`).join('; ')})`
+      : '  every Shared PTY run: every byte, in order, no dropped',
   ].join('\n');
 }
 

@@ -21,7 +21,7 @@ function rssMiB(pid) {
 /** `pty/status` on the bystander's socket, one after another, for `ms`: the latencies in ms. */
 async function statusLoop(client, ms) {
   const lat = [];
-  for (const end = now() + ms; now() < end; ) {
+  for (const end = now() + ms; now() < end;) {
     const t = now();
     await client.call('pty/status');
     lat.push(now() - t);

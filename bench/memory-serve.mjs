@@ -29,7 +29,7 @@ function rssKb(pid) {
 }
 
 async function until(what, ms, fn) {
-  for (const end = Date.now() + ms; ; ) {
+  for (const end = Date.now() + ms; ;) {
     if (await fn()) return;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await sleep(30);
@@ -147,7 +147,16 @@ export async function memoryServe({ dir, reps = 3, sessions = 10, lines = 10_000
     `  Shared PTY ${s.toFixed(0)} KiB, tmux ${t.toFixed(0)} KiB: ${ratio.toFixed(2)}x, target <= 1.0x: ${ratio <= 1 ? 'MET' : 'NOT MET'}`,
     `  oldest ${OLDEST_ROWS} scrollback rows of a session, median of ${OLDEST_READS} reads on one connection (pty/scrollback; tmux -C capture-pane -S -E): Shared PTY ${os_.toFixed(2)} ms, tmux ${ot.toFixed(2)} ms: ${(os_ / ot).toFixed(2)}x, target <= 1.0x: ${os_ <= ot ? 'MET' : 'NOT MET'}`,
     `  each run, oldest rows ms: Shared PTY ${shared.map((r) => r.oldest.toFixed(2)).join(' ')} | tmux ${tmux.map((r) => r.oldest.toFixed(2)).join(' ')}`,
-    `  each run, KiB per session: Shared PTY ${shared.map(per).map((x) => x.toFixed(0)).join(' ')} | tmux ${tmux.map(per).map((x) => x.toFixed(0)).join(' ')}; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`,
+    `  each run, KiB per session: Shared PTY ${shared
+      .map(per)
+      .map((x) => x.toFixed(0))
+      .join(' ')} | tmux ${tmux
+      .map(per)
+      .map((x) => x.toFixed(0))
+      .join(' ')}; load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
   ].join('\n');
 }
 

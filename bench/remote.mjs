@@ -87,7 +87,12 @@ function run(cmd, args, opts = {}) {
 
 /** What the bench needs that a machine may lack; undefined when all is there. */
 export function remoteBenchMissing() {
-  for (const [cmd, args] of [['tmux', ['-V']], ['ssh', ['-V']], ['ssh-keygen', ['-?']], ['/usr/sbin/sshd', ['-?']]]) {
+  for (const [cmd, args] of [
+    ['tmux', ['-V']],
+    ['ssh', ['-V']],
+    ['ssh-keygen', ['-?']],
+    ['/usr/sbin/sshd', ['-?']],
+  ]) {
     const r = spawnSync(cmd, args, { stdio: 'ignore' });
     if (r.error) return `${cmd} is not installed`;
   }
@@ -118,12 +123,33 @@ async function farMachine(dir, track) {
   let sshdLog = '';
   const sshd = track(spawn('/usr/sbin/sshd', ['-D', '-e', '-f', path.join(ssh, 'sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] }));
   sshd.stderr.setEncoding('utf8').on('data', (d) => (sshdLog += d));
-  await waitFor(`sshd on port ${port} (${sshdLog})`, 15_000, () => new Promise((resolve) => {
-    const s = net.connect(port, '127.0.0.1');
-    s.once('connect', () => (s.destroy(), resolve(true)));
-    s.once('error', () => resolve(false));
-  }));
-  const sshArgs = ['-F', '/dev/null', '-i', path.join(ssh, 'user_key'), '-p', String(port), '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', `${os.userInfo().username}@127.0.0.1`];
+  await waitFor(
+    `sshd on port ${port} (${sshdLog})`,
+    15_000,
+    () =>
+      new Promise((resolve) => {
+        const s = net.connect(port, '127.0.0.1');
+        s.once('connect', () => (s.destroy(), resolve(true)));
+        s.once('error', () => resolve(false));
+      }),
+  );
+  const sshArgs = [
+    '-F',
+    '/dev/null',
+    '-i',
+    path.join(ssh, 'user_key'),
+    '-p',
+    String(port),
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'StrictHostKeyChecking=no',
+    '-o',
+    'UserKnownHostsFile=/dev/null',
+    '-o',
+    'LogLevel=ERROR',
+    `${os.userInfo().username}@127.0.0.1`,
+  ];
 
   const runtime = path.join(dir, 'far-runtime');
   const home = path.join(dir, 'far-home');
@@ -289,7 +315,12 @@ export async function runRemote({ reps = 3, keys = 200, reads = 5, tmp, log = ()
     const rows = [['keystroke echo through ssh, ms', 'p50', 'p99', 'max']];
     const row = (name, runs) => [name, fmt(roundStat(runs, 0.5), 2), fmt(roundStat(runs, 0.99), 2), fmt(Math.max(...runs.flat()), 1)];
     rows.push(row('Shared PTY: shared-pty attach box:ID', echo.shared), row('tmux: ssh -t box tmux attach', echo.tmux));
-    rows.push(['ratio (Shared PTY / tmux; below 1 is faster)', ratio(roundStat(echo.shared, 0.5) / roundStat(echo.tmux, 0.5)), ratio(roundStat(echo.shared, 0.99) / roundStat(echo.tmux, 0.99)), '']);
+    rows.push([
+      'ratio (Shared PTY / tmux; below 1 is faster)',
+      ratio(roundStat(echo.shared, 0.5) / roundStat(echo.tmux, 0.5)),
+      ratio(roundStat(echo.shared, 0.99) / roundStat(echo.tmux, 0.99)),
+      '',
+    ]);
     const readRows = [['screen read through ssh, ms', 'p50', 'max', 'vs tmux (p50)']];
     const tmuxRead = median(read.tmux);
     readRows.push(
@@ -302,7 +333,10 @@ export async function runRemote({ reps = 3, keys = 200, reads = 5, tmp, log = ()
       table(rows),
       '',
       table(readRows),
-      `  load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; a new ssh login (key exchange, sshd's child, the far Node) dominates both "new ssh each" rows`,
+      `  load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}; a new ssh login (key exchange, sshd's child, the far Node) dominates both "new ssh each" rows`,
     ].join('\n');
   } finally {
     await mcp?.close().catch(() => undefined);

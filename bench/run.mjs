@@ -111,7 +111,9 @@ async function subscribe(address) {
 const tmuxConf = path.join(tmp, 'tmux.conf');
 const tmuxSock = path.join(tmp, 'tmux.sock');
 fs.writeFileSync(tmuxConf, 'set -g status off\nset -g history-limit 10000\nset -g default-size 80x24\nset -sg escape-time 0\n');
-const tmuxEnv = Object.fromEntries(Object.entries({ ...process.env, PS1: '$ ', HISTFILE: '/dev/null', LANG: 'C.UTF-8' }).filter(([k]) => !k.startsWith('TMUX')));
+const tmuxEnv = Object.fromEntries(
+  Object.entries({ ...process.env, PS1: '$ ', HISTFILE: '/dev/null', LANG: 'C.UTF-8' }).filter(([k]) => !k.startsWith('TMUX')),
+);
 // Through env: tmux starts a command line with `$SHELL -c`, and a non-interactive bash drops PS1.
 const TMUX_BASH = ['env', 'PS1=$ ', 'HISTFILE=/dev/null', 'bash', '--norc', '--noprofile', '-i'];
 const tmux = (...a) => execFileSync('tmux', ['-u', '-S', tmuxSock, '-f', tmuxConf, ...a], { env: tmuxEnv, encoding: 'utf8' });
@@ -216,7 +218,14 @@ async function throughputTmux(file, i, attached) {
   let client;
   if (attached) {
     const pty = require('node-pty');
-    client = pty.spawn('tmux', ['-u', '-S', tmuxSock, '-f', tmuxConf, 'attach', '-t', 'keep'], { name: 'xterm-256color', cols: 80, rows: 24, cwd: tmp, env: tmuxEnv, encoding: null });
+    client = pty.spawn('tmux', ['-u', '-S', tmuxSock, '-f', tmuxConf, 'attach', '-t', 'keep'], {
+      name: 'xterm-256color',
+      cols: 80,
+      rows: 24,
+      cwd: tmp,
+      env: tmuxEnv,
+      encoding: null,
+    });
     children.add(client.pid);
     client.onData(() => {});
     await sleep(300); // attached and drawn
@@ -299,10 +308,12 @@ const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
 
 function table(rows) {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)));
-  return rows.map((r, i) => {
-    const line = r.map((cell, c) => (c === 0 ? String(cell).padEnd(widths[c]) : String(cell).padStart(widths[c]))).join('  ');
-    return i === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
-  }).join('\n');
+  return rows
+    .map((r, i) => {
+      const line = r.map((cell, c) => (c === 0 ? String(cell).padEnd(widths[c]) : String(cell).padStart(widths[c]))).join('  ');
+      return i === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
+    })
+    .join('\n');
 }
 
 async function main() {
@@ -364,17 +375,29 @@ async function throughputPart() {
   console.log(table(ttable));
   const runs = (xs, k) => xs.map((r) => fmt(r[k], 0)).join(' ');
   console.log(`  with the subscriber, Shared PTY's output read (ms): ${runs(subscribed, 'rawMs')} (the socket traffic slows the PTY's reads too, on 2 cores)`);
-  console.log(`  each run (ms): raw ${runs(raw, 'ms')} | output read ${runs(alone, 'rawMs')} | subscriber ${runs(subscribed, 'subscriberMs')} | tmux ${runs(tm, 'ms')} | tmux attached ${runs(tmAttached, 'ms')}; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-  console.log(`  CPU ms/MB: the process doing the work (Shared PTY: the host, all threads; tmux: the server); Shared PTY's main thread ${perMb(alone, 'mainMs')} alone, ${perMb(subscribed, 'mainMs')} with the subscriber, whose own process used ${perMb(subscribed, 'subscriberCpuMs')}; the tmux client ${hasTmux ? perMb(tmAttached, 'clientCpuMs') : 'n/a'}`);
+  console.log(
+    `  each run (ms): raw ${runs(raw, 'ms')} | output read ${runs(alone, 'rawMs')} | subscriber ${runs(subscribed, 'subscriberMs')} | tmux ${runs(tm, 'ms')} | tmux attached ${runs(tmAttached, 'ms')}; load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
+  console.log(
+    `  CPU ms/MB: the process doing the work (Shared PTY: the host, all threads; tmux: the server); Shared PTY's main thread ${perMb(alone, 'mainMs')} alone, ${perMb(subscribed, 'mainMs')} with the subscriber, whose own process used ${perMb(subscribed, 'subscriberCpuMs')}; the tmux client ${hasTmux ? perMb(tmAttached, 'clientCpuMs') : 'n/a'}`,
+  );
   const lost = [...alone, ...subscribed].filter((s) => s.bytes !== ptyBytes);
   if (lost.length) console.log(`  ! Shared PTY read ${lost.map((s) => s.bytes).join(', ')} bytes of ${ptyBytes}`);
   const rawLost = raw.filter((r) => r.bytes !== ptyBytes);
-  if (rawLost.length) console.log(`  note: plain node-pty lost the last ${rawLost.map((r) => ptyBytes - r.bytes).join(', ')} bytes (libuv ends the stream at POLLHUP; Shared PTY drains them)`);
+  if (rawLost.length)
+    console.log(
+      `  note: plain node-pty lost the last ${rawLost.map((r) => ptyBytes - r.bytes).join(', ')} bytes (libuv ends the stream at POLLHUP; Shared PTY drains them)`,
+    );
   const subLoss = subscribed.filter((s) => s.dropped > 0 || s.subscriberBytes !== s.bytes);
   if (subLoss.length) console.log(`  note: the socket subscriber fell behind the 1 MiB ring: ${subLoss.map((s) => `${s.dropped} B dropped`).join(', ')}`);
   const verdict = (x) => `${x >= 1.3 ? 'MET' : 'NOT MET'} (${fmt(x, 2)}x)`;
   console.log(`  target: output throughput >= 1.3x tmux: no client ${verdict(tmuxMs / aloneRead)}; one client ${verdict(tmuxAttMs / subDelivered)}`);
-  console.log(`  the screen (pty/read) is up to date ${fmt(tmuxMs / aloneParsed, 2)}x tmux's speed (the parser keeps pace: the PTY waits when it falls ~40 ms behind)`);
+  console.log(
+    `  the screen (pty/read) is up to date ${fmt(tmuxMs / aloneParsed, 2)}x tmux's speed (the parser keeps pace: the PTY waits when it falls ~40 ms behind)`,
+  );
 }
 
 /** Echo, pipelined requests, flow-controlled throughput against tmux control mode (bench/interactive.mjs). */
@@ -402,7 +425,15 @@ async function memoryServePart() {
 async function scalePart() {
   checkDeadline('scale');
   console.log('');
-  console.log(await scale({ dir: tmp, reps: REPS, sessions: Number(process.env.BENCH_SESSIONS_FLOOD ?? 100), floodMs: Number(process.env.BENCH_SCALE_FLOOD_MS ?? 5000), log: () => checkDeadline('the next scale round') }));
+  console.log(
+    await scale({
+      dir: tmp,
+      reps: REPS,
+      sessions: Number(process.env.BENCH_SESSIONS_FLOOD ?? 100),
+      floodMs: Number(process.env.BENCH_SCALE_FLOOD_MS ?? 5000),
+      log: () => checkDeadline('the next scale round'),
+    }),
+  );
 }
 
 /** (g) Echo and a screen read through ssh, against `ssh -t tmux` (bench/remote.mjs). */
@@ -414,7 +445,9 @@ async function remotePart() {
 
 async function memoryPart() {
   checkDeadline('memory');
-  console.log(`\n(b) memory: ${SESSIONS} bash sessions each printed ${LINES} coloured rows (10000 rows of scrollback kept), after a warm-up (one session printed 200000 rows and closed); then ${SESSIONS} more`);
+  console.log(
+    `\n(b) memory: ${SESSIONS} bash sessions each printed ${LINES} coloured rows (10000 rows of scrollback kept), after a warm-up (one session printed 200000 rows and closed); then ${SESSIONS} more`,
+  );
   const mem = await memoryShared();
   const t = hasTmux ? await memoryTmux() : undefined;
   const kb = (x) => x / 1024;
@@ -428,15 +461,26 @@ async function memoryPart() {
       ['Shared PTY host RSS', fmt(avg('rss'), 0), fmt(slope('rss'), 0), fmt(slope('rss') / tSlope, 2) + 'x'],
       ['  JS heap in use (after GC)', fmt(avg('heap'), 0), fmt(slope('heap'), 0), ''],
       ['  external (ArrayBuffers: xterm cells, ring)', fmt(avg('ext'), 0), fmt(slope('ext'), 0), ''],
-      ['  heap + external (what the session holds)', fmt(avg('heap') + avg('ext'), 0), fmt(slope('heap') + slope('ext'), 0), fmt((slope('heap') + slope('ext')) / tSlope, 2) + 'x'],
+      [
+        '  heap + external (what the session holds)',
+        fmt(avg('heap') + avg('ext'), 0),
+        fmt(slope('heap') + slope('ext'), 0),
+        fmt((slope('heap') + slope('ext')) / tSlope, 2) + 'x',
+      ],
       ['tmux server RSS', fmt(tAvg, 0), fmt(tSlope, 0), '1.00x'],
     ]),
   );
-  console.log(`  retained rows per session: Shared PTY ${[...new Set(mem.retainedRows)].join('/')}, tmux history ${t ? [...new Set(t.history)].join('/') : 'n/a'} (+24 screen rows)`);
-  console.log(`  host RSS with no session: Shared PTY ${fmt(kb(mem.before.rss) / 1024, 1)} MB (node + tsx, after warm-up), tmux server ${t ? fmt(t.beforeKb / 1024, 1) : 'n/a'} MB`);
+  console.log(
+    `  retained rows per session: Shared PTY ${[...new Set(mem.retainedRows)].join('/')}, tmux history ${t ? [...new Set(t.history)].join('/') : 'n/a'} (+24 screen rows)`,
+  );
+  console.log(
+    `  host RSS with no session: Shared PTY ${fmt(kb(mem.before.rss) / 1024, 1)} MB (node + tsx, after warm-up), tmux server ${t ? fmt(t.beforeKb / 1024, 1) : 'n/a'} MB`,
+  );
   console.log('  RSS deltas of a V8 process move with heap growth and page reuse (+-500 KB a session between runs); heap + external is the stable measure');
   const held = slope('heap') + slope('ext');
-  console.log(`  target: Shared PTY <= tmux per session: marginal RSS ${slope('rss') <= tSlope ? 'MET' : 'NOT MET'}, heap + external ${held <= tSlope ? 'MET' : 'NOT MET'}, first-${SESSIONS} average RSS ${avg('rss') <= tAvg ? 'MET' : 'NOT MET'}`);
+  console.log(
+    `  target: Shared PTY <= tmux per session: marginal RSS ${slope('rss') <= tSlope ? 'MET' : 'NOT MET'}, heap + external ${held <= tSlope ? 'MET' : 'NOT MET'}, first-${SESSIONS} average RSS ${avg('rss') <= tAvg ? 'MET' : 'NOT MET'}`,
+  );
 
   console.log(`\n(c) idle CPU: ${SESSIONS} sessions at their prompt for ${fmt(IDLE_MS / 1000, 0)} s, from 10 s after their last output`);
   const idle = mem.idle;
@@ -449,8 +493,10 @@ async function memoryPart() {
       ['tmux server (/proc stat)', t ? fmt(t.idleMs, 1) : 'n/a', t ? fmt((t.idleMs / t.wall) * 100, 3) : 'n/a'],
     ]),
   );
-  console.log('  (the other threads are V8\'s: background GC and compilation; the main thread does no work while idle)');
-  console.log(`  target: ~0 (under 1% of a CPU, ${fmt(IDLE_MS / 100, 0)} ms in ${fmt(IDLE_MS / 1000, 0)} s): ${idleShared < IDLE_MS / 100 ? 'MET' : 'NOT MET'}`);
+  console.log("  (the other threads are V8's: background GC and compilation; the main thread does no work while idle)");
+  console.log(
+    `  target: ~0 (under 1% of a CPU, ${fmt(IDLE_MS / 100, 0)} ms in ${fmt(IDLE_MS / 1000, 0)} s): ${idleShared < IDLE_MS / 100 ? 'MET' : 'NOT MET'}`,
+  );
 }
 
 function cleanup() {

@@ -44,7 +44,7 @@ async function probe(ask, ms, pid) {
   let peakKb = rssKb(pid);
   const sampler = setInterval(() => (peakKb = Math.max(peakKb, rssKb(pid))), RSS_SAMPLE_MS);
   try {
-    for (const end = now() + ms; now() < end; ) {
+    for (const end = now() + ms; now() < end;) {
       const t = now();
       await ask();
       lat.push(now() - t);
@@ -242,13 +242,26 @@ export async function scale({ dir, reps = 3, sessions = 100, floodMs = 5000, log
     const line = r.map((cell, c) => (c === 0 ? String(cell).padEnd(widths[c]) : String(cell).padStart(widths[c]))).join('  ');
     return i === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
   });
-  const each = (runs, f) => runs.map(f).map((x) => fmt(x, 1)).join(' ');
+  const each = (runs, f) =>
+    runs
+      .map(f)
+      .map((x) => fmt(x, 1))
+      .join(' ');
   return [
     `(h) scale: ${sessions} sessions running \`yes\` at once for ${fmt(floodMs / 1000, 0)} s, a bystander asking about its own session back to back (Shared PTY: pty/status on its socket; tmux: display-message -p through a control client); ${IDLE_SESSIONS} idle sessions running cat. Servers as users start them, alternating, median of ${reps}`,
     ...lines,
-    `  bystander calls answered (median): Shared PTY ${m(fs_.shared, (r) => r.n)}, tmux ${m(fs_.tmux, (r) => r.n)}; p50 ms ${fmt(m(fs_.shared, (r) => r.p50), 2)} / ${fmt(m(fs_.tmux, (r) => r.p50), 2)}`,
+    `  bystander calls answered (median): Shared PTY ${m(fs_.shared, (r) => r.n)}, tmux ${m(fs_.tmux, (r) => r.n)}; p50 ms ${fmt(
+      m(fs_.shared, (r) => r.p50),
+      2,
+    )} / ${fmt(
+      m(fs_.tmux, (r) => r.p50),
+      2,
+    )}`,
     `  server RSS at the flood's peak, MiB: Shared PTY ${fmt(peak.s)} (node itself included), tmux ${fmt(peak.t)}; each run's p99 ms: ${each(fs_.shared, (r) => r.p99)} | ${each(fs_.tmux, (r) => r.p99)}`,
-    `  ${IDLE_SESSIONS} idle, server RSS with 1 and ${IDLE_SESSIONS} sessions, MiB: Shared PTY ${fmt(m(idle.shared, (r) => r.oneKb) / 1024)} -> ${fmt(m(idle.shared, (r) => r.allKb) / 1024)}, tmux ${fmt(m(idle.tmux, (r) => r.oneKb) / 1024)} -> ${fmt(m(idle.tmux, (r) => r.allKb) / 1024)}; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`,
+    `  ${IDLE_SESSIONS} idle, server RSS with 1 and ${IDLE_SESSIONS} sessions, MiB: Shared PTY ${fmt(m(idle.shared, (r) => r.oneKb) / 1024)} -> ${fmt(m(idle.shared, (r) => r.allKb) / 1024)}, tmux ${fmt(m(idle.tmux, (r) => r.oneKb) / 1024)} -> ${fmt(m(idle.tmux, (r) => r.allKb) / 1024)}; load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
   ].join('\n');
 }
 

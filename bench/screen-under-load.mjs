@@ -49,7 +49,10 @@ function makeFiles(dir, mb) {
     // A build log: 76-column lines of base64.
     plain: write('plain', (i) => b64.slice((i * 76) % (b64.length - 76), ((i * 76) % (b64.length - 76)) + 76) + '\n'),
     // A coloured log: several SGR changes per line.
-    coloured: write('coloured', (i) => `\x1b[3${i % 8}mINFO\x1b[0m [\x1b[1;34mmodule-${i % 97}\x1b[0m] compiled \x1b[32m${i}\x1b[0m files in \x1b[33m${i % 1000} ms\x1b[0m\n`),
+    coloured: write(
+      'coloured',
+      (i) => `\x1b[3${i % 8}mINFO\x1b[0m [\x1b[1;34mmodule-${i % 97}\x1b[0m] compiled \x1b[32m${i}\x1b[0m files in \x1b[33m${i % 1000} ms\x1b[0m\n`,
+    ),
     // A full-screen program redrawing: cursor moves, erases and short coloured writes all over the screen.
     'cursor-heavy': write('cursor', (i) => `\x1b[${1 + (i % 23)};${1 + ((i * 7) % 60)}H\x1b[K\x1b[3${i % 8}m${'#'.repeat(i % 16)}${i}\x1b[0m`),
   };
@@ -217,9 +220,31 @@ export async function screenUnderLoad({ dir, reps = 3, mb = 50, floodMs = 4000, 
       }
       const p99 = pct(shared, 99);
       const tp99 = pct(tm, 99);
-      rows.push([name, 'Shared PTY pty/read', shared.length, f(shared.length / ((reps * floodMs) / 1000)), f(pct(shared, 50), 1), f(p99, 1), f(Math.max(...shared), 1), `${f(p99 / tp99, 2)}x`, `${f(shared.length / tm.length, 2)}x`]);
-      rows.push(['', 'tmux capture-pane -p', tm.length, f(tm.length / ((reps * floodMs) / 1000)), f(pct(tm, 50), 1), f(tp99, 1), f(Math.max(...tm), 1), '1.00x', '1.00x']);
-      verdicts.push(`${name}: p99 ${p99 <= tp99 ? 'MET' : 'NOT MET'} (${f(p99 / tp99, 2)}x), reads ${shared.length >= tm.length ? 'MET' : 'NOT MET'} (${f(shared.length / tm.length, 2)}x)`);
+      rows.push([
+        name,
+        'Shared PTY pty/read',
+        shared.length,
+        f(shared.length / ((reps * floodMs) / 1000)),
+        f(pct(shared, 50), 1),
+        f(p99, 1),
+        f(Math.max(...shared), 1),
+        `${f(p99 / tp99, 2)}x`,
+        `${f(shared.length / tm.length, 2)}x`,
+      ]);
+      rows.push([
+        '',
+        'tmux capture-pane -p',
+        tm.length,
+        f(tm.length / ((reps * floodMs) / 1000)),
+        f(pct(tm, 50), 1),
+        f(tp99, 1),
+        f(Math.max(...tm), 1),
+        '1.00x',
+        '1.00x',
+      ]);
+      verdicts.push(
+        `${name}: p99 ${p99 <= tp99 ? 'MET' : 'NOT MET'} (${f(p99 / tp99, 2)}x), reads ${shared.length >= tm.length ? 'MET' : 'NOT MET'} (${f(shared.length / tm.length, 2)}x)`,
+      );
       notes.push(`  ${name}: Shared PTY's first read once the program was stopped (SIGTSTP): ${afters.map((x) => f(x, 1)).join(', ')} ms`);
     }
     out.push(`(d) screen reads during a flood: a second client reads the screen one read after another for ${floodMs / 1000} s, ${reps} rounds, alternating`);

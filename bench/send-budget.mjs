@@ -71,7 +71,9 @@ async function once(cli) {
     const t = performance.now();
     // The SDK gives up on a request after 60 s by default: a loaded machine may need longer.
     const long = { timeout: 600000 };
-    const r = (await agent.callTool({ name: 'send', arguments: { session: opened.id, text: `seq 1 ${SEQ}`, maxChars: 2000, timeout: 300000 } }, undefined, long)).structuredContent;
+    const r = (
+      await agent.callTool({ name: 'send', arguments: { session: opened.id, text: `seq 1 ${SEQ}`, maxChars: 2000, timeout: 300000 } }, undefined, long)
+    ).structuredContent;
     const ms = performance.now() - t;
     const hostCpu = cpuMs(host.pid) - cpu;
     fs.rmSync(home, { recursive: true, force: true });
@@ -89,7 +91,9 @@ for (let rep = 0; rep < REPS; rep++) {
     const r = await once(cli);
     times[i].push(r.ms);
     cpus[i].push(r.hostCpu);
-    console.log(`round ${rep + 1} ${cli}: ${r.ms.toFixed(0)} ms, host CPU ${r.hostCpu.toFixed(0)} ms (waitedMs ${r.waitedMs}, ${r.waitReason}, totalChars ${r.totalChars}, first line "${r.first}")`);
+    console.log(
+      `round ${rep + 1} ${cli}: ${r.ms.toFixed(0)} ms, host CPU ${r.hostCpu.toFixed(0)} ms (waitedMs ${r.waitedMs}, ${r.waitReason}, totalChars ${r.totalChars}, first line "${r.first}")`,
+    );
   }
 }
 const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];

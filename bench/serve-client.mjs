@@ -17,11 +17,15 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export async function serve(env, command, args = []) {
   // BENCH_HOST_ARGS: node flags for the host, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (profiles).
   const nodeArgs = (process.env.BENCH_HOST_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--no-http', '--cols', '80', '--rows', '24', '--cmd', command, ...(args.length ? ['--', ...args] : [])], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, CLI, 'serve', '--no-http', '--cols', '80', '--rows', '24', '--cmd', command, ...(args.length ? ['--', ...args] : [])],
+    {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
   child.stderr.setEncoding('utf8').on('data', (d) => (out += d));
@@ -33,7 +37,7 @@ export async function serve(env, command, args = []) {
     await exited;
     clearTimeout(t);
   };
-  for (const deadline = Date.now() + 15000; ; ) {
+  for (const deadline = Date.now() + 15000; ;) {
     const m = out.match(/ at unix:(\S+\.sock)/);
     if (m) return { socket: m[1], pid: child.pid, stop };
     if (child.exitCode !== null || Date.now() > deadline) {

@@ -162,7 +162,12 @@ async function memory(n: number, lines: number, idleMs: number): Promise<void> {
   // n more: the slope from n to 2n sessions is the cost of one more session, free of one-time costs.
   await batch();
   const after = await snap();
-  const totals = await Promise.all(sessions.map(async (s) => { const e = await s.mirror.query('extent'); return e.endRow - e.firstRetainedRow; }));
+  const totals = await Promise.all(
+    sessions.map(async (s) => {
+      const e = await s.mirror.query('extent');
+      return e.endRow - e.firstRetainedRow;
+    }),
+  );
   send({ before, mid, after, n, retainedRows: totals, idle: { userMs: c.user / 1000, systemMs: c.system / 1000, mainMs, wallMs: wall } });
   await host.close();
   fs.rmSync(dir, { recursive: true, force: true });

@@ -85,18 +85,16 @@ function checkTarget(where, fromDir, target, shown = target) {
   if (!anchorsOf(file).has(anchor)) problems.push(`${where}: ${shown}: no heading with the anchor #${anchor} in ${relative(ROOT, file)}`);
 }
 
-const files = [
-  ...CODE_DIRS.flatMap((d) => [...filesUnder(join(ROOT, d))]),
-  ...filesUnder(join(ROOT, 'docs')),
-  join(ROOT, 'README.md'),
-];
+const files = [...CODE_DIRS.flatMap((d) => [...filesUnder(join(ROOT, d))]), ...filesUnder(join(ROOT, 'docs')), join(ROOT, 'README.md')];
 for (const path of files) {
   const file = relative(ROOT, path);
   if (EXEMPT.has(file)) continue;
   const text = readFileSync(path, 'utf8');
   for (const pattern of OUTSIDE) {
     for (const m of text.matchAll(new RegExp(pattern.source, 'g'))) {
-      problems.push(`${file}:${lineOf(text, m.index)}: cites "${m[0]}", which is not in the repository; point at docs/ instead (node scripts/rewrite-doc-refs.mjs)`);
+      problems.push(
+        `${file}:${lineOf(text, m.index)}: cites "${m[0]}", which is not in the repository; point at docs/ instead (node scripts/rewrite-doc-refs.mjs)`,
+      );
     }
   }
   for (const m of text.matchAll(DOC_REF)) {

@@ -98,7 +98,12 @@ function typeText(js: Json, top = true): string {
     }
     case 'array': {
       const item = js.items ? typeText(js.items, false) : 'any';
-      const list = item.includes(' ') && !item.startsWith('`{') ? `(${item})[]` : item.startsWith('`') && item.endsWith('`') && !item.includes('\\|') ? `\`${item.slice(1, -1)}[]\`` : `${item}[]`;
+      const list =
+        item.includes(' ') && !item.startsWith('`{')
+          ? `(${item})[]`
+          : item.startsWith('`') && item.endsWith('`') && !item.includes('\\|')
+            ? `\`${item.slice(1, -1)}[]\``
+            : `${item}[]`;
       return `${list}${js.minItems ? ', at least ' + js.minItems : ''}`;
     }
     case 'object': {
@@ -121,7 +126,11 @@ function typeText(js: Json, top = true): string {
 }
 
 /** Text for a table cell: one line, pipes escaped. */
-const cell = (s: string) => s.replace(/\n/g, ' ').replace(/\|/g, '\\|').replace(/\\\\\|/g, '\\|');
+const cell = (s: string) =>
+  s
+    .replace(/\n/g, ' ')
+    .replace(/\|/g, '\\|')
+    .replace(/\\\\\|/g, '\\|');
 
 /** What a param is when left out: its registered default, "required", or "—". */
 function defaultText(field: z.ZodType): string {
@@ -179,8 +188,19 @@ function resultText(m: MethodSpec): string {
 function methodBlock(name: string): string {
   const m = TABLE.find((x) => x.name === name);
   if (!m) throw new Error(`docs/protocol.md has a generated block for ${name}, which the method table does not have`);
-  const where = m.target === 'host' ? 'Control socket and `/rpc` only' : m.target === 'session-or-host' ? 'Any socket; on a control endpoint `session` is optional' : 'Any socket (on a control endpoint, with `session`)';
-  return [`*${where}; scope \`${m.scope}\`${m.needsRunning ? '; refused once the session has exited ([error codes](#4-error-codes))' : ''}.*`, '', paramsTable(m), '', resultText(m)].join('\n');
+  const where =
+    m.target === 'host'
+      ? 'Control socket and `/rpc` only'
+      : m.target === 'session-or-host'
+        ? 'Any socket; on a control endpoint `session` is optional'
+        : 'Any socket (on a control endpoint, with `session`)';
+  return [
+    `*${where}; scope \`${m.scope}\`${m.needsRunning ? '; refused once the session has exited ([error codes](#4-error-codes))' : ''}.*`,
+    '',
+    paramsTable(m),
+    '',
+    resultText(m),
+  ].join('\n');
 }
 
 // ---- The tables of the whole protocol.
@@ -189,7 +209,11 @@ function methodBlock(name: string): string {
 function anchorOf(doc: string, name: string): string | undefined {
   const heading = doc.split('\n').find((l) => /^###\s/.test(l) && l.includes(`\`${name}\``));
   if (!heading) return undefined;
-  return heading.replace(/^###\s+/, '').toLowerCase().replace(/[^a-z0-9 _-]/g, '').replace(/ /g, '-');
+  return heading
+    .replace(/^###\s+/, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9 _-]/g, '')
+    .replace(/ /g, '-');
 }
 
 function methodsTable(doc: string): string {
@@ -204,7 +228,9 @@ function methodsTable(doc: string): string {
 
 function notificationsTable(): string {
   const specs = NOTIFICATIONS as readonly NotificationSpec[];
-  const rows = specs.map((n) => `| \`${n.name}\` | ${n.after.map((a) => (a.includes('/') ? `\`${a}\`` : a)).join(', ')} | ${notificationParams(n)} | ${cell(n.summary)} |`);
+  const rows = specs.map(
+    (n) => `| \`${n.name}\` | ${n.after.map((a) => (a.includes('/') ? `\`${a}\`` : a)).join(', ')} | ${notificationParams(n)} | ${cell(n.summary)} |`,
+  );
   const table = ['| notification | after | params | what it says |', '|---|---|---|---|', ...rows].join('\n');
   const details = specs
     .filter((n) => n.params instanceof z.ZodObject)
@@ -251,14 +277,19 @@ function checkHandTables(doc: string): void {
     if (at < 0) throw new Error(`docs/protocol.md has no table headed ${header}`);
     const rows = doc.slice(at + header.length + 2).split('\n');
     const names = rows
-      .slice(1, rows.findIndex((l, i) => i > 0 && !l.startsWith('|')))
+      .slice(
+        1,
+        rows.findIndex((l, i) => i > 0 && !l.startsWith('|')),
+      )
       .flatMap((l) => l.split('|')[1].split(','))
       .map((n) => n.trim().replace(/`/g, ''));
     const want = Object.keys(shape.shape);
     const missing = want.filter((n) => !names.includes(n));
     const extra = names.filter((n) => !want.includes(n));
     if (missing.length || extra.length) {
-      throw new Error(`the table headed ${header} in docs/protocol.md does not match the schema: ${missing.length ? `missing ${missing.join(', ')}` : ''}${extra.length ? ` not in the schema: ${extra.join(', ')}` : ''}`);
+      throw new Error(
+        `the table headed ${header} in docs/protocol.md does not match the schema: ${missing.length ? `missing ${missing.join(', ')}` : ''}${extra.length ? ` not in the schema: ${extra.join(', ')}` : ''}`,
+      );
     }
   }
 }
@@ -281,7 +312,8 @@ function errorsTable(): string {
     return ['| code | name | when |', '|---|---|---|', ...rows].join('\n');
   }
   const rows = entries.map(
-    (e) => `| ${e.code} | ${e.name} | ${e.rest ? `${status[e.rest]} \`${e.rest}\`` : ''} | ${e.socketPty ?? 'same'} | ${cell(e.when)} | ${e.data === undefined ? '' : cell(e.data)} |`,
+    (e) =>
+      `| ${e.code} | ${e.name} | ${e.rest ? `${status[e.rest]} \`${e.rest}\`` : ''} | ${e.socketPty ?? 'same'} | ${cell(e.when)} | ${e.data === undefined ? '' : cell(e.data)} |`,
   );
   return ['| code | name | REST (HTTP status, `error.code`) | per-session socket | when | `data` |', '|---|---|---|---|---|---|', ...rows].join('\n');
 }
@@ -307,12 +339,17 @@ function toolsTable(): string {
     const notes = [
       ...Object.entries(mcp.fixed ?? {}).map(([k, v]) => `\`${k}: ${JSON.stringify(v)}\``),
       ...Object.entries(mcp.defaults ?? {}).map(([k, v]) => `\`${k}\` defaults to ${JSON.stringify(v)}`),
-      mcp.input ? `its params made from ${Object.keys(mcp.input.shape).map((k) => `\`${k}\``).join(', ')}` : '',
+      mcp.input
+        ? `its params made from ${Object.keys(mcp.input.shape)
+            .map((k) => `\`${k}\``)
+            .join(', ')}`
+        : '',
     ].filter(Boolean);
     const method = `\`${t.method.name}\`${notes.length ? ` (${notes.join('; ')})` : ''}`;
     // What the tool serves: a budgeted tool adds its counts (§9.5), one that shows the view its session (§9.7).
     const result = fields(t.output);
-    const name = mcp.app === 'shows' ? `\`${t.name}\` (shows the terminal view)` : mcp.app === 'feeds' ? `\`${t.name}\` (the terminal view's own)` : `\`${t.name}\``;
+    const name =
+      mcp.app === 'shows' ? `\`${t.name}\` (shows the terminal view)` : mcp.app === 'feeds' ? `\`${t.name}\` (the terminal view's own)` : `\`${t.name}\``;
     return `| ${name} | ${input} | ${method} | ${result} | ${t.method.scope}${hints ? ` (${hints})` : ''} |`;
   });
   return ['| tool | input | JSON-RPC method | structured result | scope |', '|---|---|---|---|---|', ...rows].join('\n');
@@ -341,7 +378,10 @@ export function renderProtocolDoc(doc: string): string {
     return kind in tables && !name ? `${open}${tables[kind]()}\n${close}` : all;
   });
   const missing = TABLE.filter((m) => !documented.has(m.name)).map((m) => m.name);
-  if (missing.length) throw new Error(`docs/protocol.md has no "<!-- generated: method NAME -->" block for ${missing.join(', ')}: add one in the method's section, then run ${REGENERATE}`);
+  if (missing.length)
+    throw new Error(
+      `docs/protocol.md has no "<!-- generated: method NAME -->" block for ${missing.join(', ')}: add one in the method's section, then run ${REGENERATE}`,
+    );
   return out;
 }
 
@@ -367,7 +407,9 @@ if (require.main === module) {
     process.stdout.write(next === doc ? 'docs/protocol.md is current\n' : 'docs/protocol.md rewritten from the method table\n');
   } else if (next === doc) process.stdout.write('docs/protocol.md is current\n');
   else {
-    process.stderr.write(`docs/protocol.md is not what the method table generates (first difference at line ${firstDifference(doc, next)}): regenerate it with ${REGENERATE}, and commit it\n`);
+    process.stderr.write(
+      `docs/protocol.md is not what the method table generates (first difference at line ${firstDifference(doc, next)}): regenerate it with ${REGENERATE}, and commit it\n`,
+    );
     process.exitCode = 1;
   }
 }

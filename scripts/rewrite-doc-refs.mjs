@@ -26,8 +26,8 @@ const EXTENSIONS = /\.(ts|tsx|js|mjs|cjs|html|css|sh)$/;
  * wins, else `to`.
  */
 const SECTIONS = {
-  '1': { to: 'docs/README.md' },
-  '2': {
+  1: { to: 'docs/README.md' },
+  2: {
     to: 'docs/hosts.md#hosts',
     rules: [
       [/selector/i, 'docs/hosts.md#session-selectors'],
@@ -36,38 +36,38 @@ const SECTIONS = {
       [/discovery|record|host\/info/i, 'docs/hosts.md#discovery-records'],
     ],
   },
-  '3': {
+  3: {
     to: 'docs/protocol.md#2-framing',
     rules: [[/error code/i, 'docs/protocol.md#4-error-codes']],
   },
-  '3.1': {
+  3.1: {
     to: 'docs/protocol.md#per-session-socket-and-control-socket',
     rules: [
       [/scrollback/, 'docs/protocol.md#ptyscrollback'],
       [/pty\/send|ready/, 'docs/protocol.md#ptysend'],
     ],
   },
-  '3.2': {
+  3.2: {
     to: 'docs/protocol.md#per-session-socket-and-control-socket',
     rules: [[/scrollback/, 'docs/protocol.md#ptyscrollback']],
   },
-  '4': {
+  4: {
     to: 'docs/protocol.md#5-http-and-websocket',
     rules: [[/origin|token|Bearer|Authorization|Host/i, 'docs/protocol.md#access-checks']],
   },
-  '5': {
+  5: {
     to: 'docs/protocol.md#6-mcp',
     rules: [[/registered|mcpServerDefinition|agent chat|set-up/i, 'docs/editor.md#mcp-registration']],
   },
-  '6': {
+  6: {
     to: 'docs/editor.md',
     rules: [
       [/scrollback/i, 'docs/editor.md#settings'],
       [/reload|shut|lease|live on|closes/i, 'docs/editor.md#terminal-lifetimes'],
     ],
   },
-  '7': { to: 'docs/cli.md' },
-  '8': {
+  7: { to: 'docs/cli.md' },
+  8: {
     to: 'docs/guarantees.md#settled-details',
     rules: [
       [/written|byte count/, 'docs/guarantees.md#bytes-written'],
@@ -86,28 +86,28 @@ const SECTIONS = {
       [/pty\/send|ready|stdin_read/, 'docs/guarantees.md#send-readiness'],
     ],
   },
-  '9': { to: 'docs/guarantees.md#additions-never-break-clients' },
-  '9.1': {
+  9: { to: 'docs/guarantees.md#additions-never-break-clients' },
+  9.1: {
     to: 'docs/guarantees.md#output-under-load',
     rules: [[/\back\b|flow|window/i, 'docs/protocol.md#flow-control-ptyack-and-ptyflow']],
   },
-  '9.2': {
+  9.2: {
     to: 'docs/guarantees.md#shell-integration',
     rules: [[/pty\/commands|CommandRecord|command records?|One command/, 'docs/protocol.md#ptycommands']],
   },
-  '9.3': {
+  9.3: {
     to: 'docs/protocol.md#secret-input',
     rules: [[/tells the user|notice/i, 'docs/editor.md#password-prompts']],
   },
-  '9.4': {
+  9.4: {
     to: 'docs/protocol.md#events-ptyevents-and-ptywaitevent',
     rules: [[/progress/i, 'docs/guarantees.md#events-instead-of-polling']],
   },
-  '9.5': {
+  9.5: {
     to: 'docs/guarantees.md#output-budget-for-agents',
     rules: [[/command log|log of its own|commandOutput|logs/i, 'docs/protocol.md#ptycommandoutput']],
   },
-  '9.6': {
+  9.6: {
     to: 'docs/guarantees.md#sharing-with-control',
     rules: [
       [/src\/vscode\/approval/, 'docs/editor.md#approvals'],
@@ -120,15 +120,15 @@ const SECTIONS = {
       [/approv|policy|Allow|decision|decided|\bask\b|\bdeny\b/i, 'docs/protocol.md#agent-write-approval'],
     ],
   },
-  '9.7': { to: 'docs/guarantees.md#the-terminal-in-the-agents-chat' },
-  '9.8': { to: 'docs/guarantees.md#cors' },
-  '10': { to: 'docs/guarantees.md#this-round' },
-  '10.1': {
+  9.7: { to: 'docs/guarantees.md#the-terminal-in-the-agents-chat' },
+  9.8: { to: 'docs/guarantees.md#cors' },
+  10: { to: 'docs/guarantees.md#this-round' },
+  10.1: {
     to: 'docs/guarantees.md#no-side-doors',
     rules: [[/runtime|directory|O_EXCL|NOFOLLOW|symlink/i, 'docs/hosts.md#files-written-safely']],
   },
-  '10.2': { to: 'docs/guarantees.md#agents-are-told-the-truth' },
-  '10.3': {
+  10.2: { to: 'docs/guarantees.md#agents-are-told-the-truth' },
+  10.3: {
     to: 'docs/guarantees.md#installed-like-real-software',
     rules: [
       [/install|PATH|launcher/, 'docs/editor.md#install-the-command-in-path'],
@@ -136,8 +136,8 @@ const SECTIONS = {
       [/\b(open|kill|commands)\b/, 'docs/cli.md#open-kill-and-commands'],
     ],
   },
-  '10.4': { to: 'docs/guarantees.md#mcp-current-revision' },
-  '10.5': { to: 'docs/hosts.md#remote-hosts' },
+  10.4: { to: 'docs/guarantees.md#mcp-current-revision' },
+  10.5: { to: 'docs/hosts.md#remote-hosts' },
 };
 
 /** The seed documents, the same way. */
@@ -176,9 +176,18 @@ const PHRASES = [
     "/** The MCP tools of docs/protocol.md#6-mcp: the eleven first ones, list_commands, wait_event, read_command_output and the terminal view's terminal_snapshot. */",
   ],
   ["'listTools: exactly the tools of CONTRACT §5, §9.2 and §9.4, each with", "'listTools: exactly the documented tools, each with"],
-  ['/** The eleven tools of CONTRACT §5, and those §9 adds. */', '/** The MCP tools of docs/protocol.md#6-mcp: the eleven first ones and those added since. */'],
-  ["/** The REST routes of CONTRACT §4, and ours for §9's methods. */", '/** The REST routes of docs/protocol.md#rest: the six original ones and ours for later methods. */'],
-  ["'the tools and routes are exactly the ones CONTRACT §4 and §5 name, each from one method'", "'the tools and routes are exactly the documented ones, each from one method'"],
+  [
+    '/** The eleven tools of CONTRACT §5, and those §9 adds. */',
+    '/** The MCP tools of docs/protocol.md#6-mcp: the eleven first ones and those added since. */',
+  ],
+  [
+    "/** The REST routes of CONTRACT §4, and ours for §9's methods. */",
+    '/** The REST routes of docs/protocol.md#rest: the six original ones and ours for later methods. */',
+  ],
+  [
+    "'the tools and routes are exactly the ones CONTRACT §4 and §5 name, each from one method'",
+    "'the tools and routes are exactly the documented ones, each from one method'",
+  ],
   ['// not JSON: raw input, as the seed says', '// not JSON: raw input, as the stream protocol says (docs/protocol.md#websocket-get-sessionsidstream)'],
   ["(the seed's examples:", "(socket-pty's examples:"],
   ["the seed's types with wrong fields", "the stream's message types with wrong fields"],
@@ -199,7 +208,10 @@ const PHRASES = [
     ' * `pty/send` must return when the program is ready for input again (CONTRACT §3.1, §8 "pty/send\n * readiness"): every process of the terminal\'s foreground process group is asleep and one of them waits\n * for terminal input — a `read` of the tty, or a `select`/`poll`/`epoll` family wait that includes it.',
     " * `pty/send` must return when the program is ready for input again\n * (docs/guarantees.md#send-readiness): every process of the terminal's foreground process group\n * is asleep and one of them waits for terminal input — a `read` of the tty, or a `select`/`poll`/`epoll`\n * family wait that includes it.",
   ],
-  ['/** JSON-RPC 2.0 error codes used on every transport (CONTRACT §3, §8; seeds/socket-pty.md). */', '/** JSON-RPC 2.0 error codes used on every transport (docs/protocol.md#4-error-codes). */'],
+  [
+    '/** JSON-RPC 2.0 error codes used on every transport (CONTRACT §3, §8; seeds/socket-pty.md). */',
+    '/** JSON-RPC 2.0 error codes used on every transport (docs/protocol.md#4-error-codes). */',
+  ],
   [
     '// The HTTP server of a host (CONTRACT §4, §8; seeds/pty-session-mcp.md): every refusal of the',
     '// The HTTP server of a host (docs/protocol.md#5-http-and-websocket): every refusal of the',
@@ -321,5 +333,7 @@ for (const dir of DIRS) {
   }
 }
 for (const u of unknown) console.error(`cannot map ${u}`);
-console.log(`${changed} file(s) ${check ? 'to rewrite' : 'rewritten'}${unknown.length ? `, ${unknown.length} citation(s) left: add rows to SECTIONS or SEEDS` : ''}`);
+console.log(
+  `${changed} file(s) ${check ? 'to rewrite' : 'rewritten'}${unknown.length ? `, ${unknown.length} citation(s) left: add rows to SECTIONS or SEEDS` : ''}`,
+);
 process.exit(unknown.length || (check && changed) ? 1 : 0);

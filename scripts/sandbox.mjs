@@ -57,8 +57,13 @@ const DEFAULT_SETTINGS = Object.freeze({
 
 // Recipe §4.
 const CHROMIUM_ARGS = Object.freeze([
-  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ]);
 
 const defaultLog = (msg) => process.stderr.write(`[sandbox] ${msg}\n`);
@@ -100,8 +105,7 @@ function sandboxReady(dir) {
   const marker = readMarker(dir);
   if (!marker || JSON.stringify(marker.versions) !== JSON.stringify(VERSIONS)) return false;
   const p = sandboxPaths(dir);
-  return [p.node24Bin, p.codeServerBin, path.join(dir, 'node_modules', 'playwright-core', 'package.json'), CHROMIUM]
-    .every((f) => fs.existsSync(f));
+  return [p.node24Bin, p.codeServerBin, path.join(dir, 'node_modules', 'playwright-core', 'package.json'), CHROMIUM].every((f) => fs.existsSync(f));
 }
 
 function sandboxResult(dir) {
@@ -194,10 +198,18 @@ function pidAlive(pid) {
 }
 
 function readLockOwner(file) {
-  try { return Number(fs.readFileSync(file, 'utf8')) || 0; } catch { return 0; }
+  try {
+    return Number(fs.readFileSync(file, 'utf8')) || 0;
+  } catch {
+    return 0;
+  }
 }
 function lockAgeMs(lock) {
-  try { return Date.now() - fs.statSync(lock).mtimeMs; } catch { return 0; }
+  try {
+    return Date.now() - fs.statSync(lock).mtimeMs;
+  } catch {
+    return 0;
+  }
 }
 
 // Serialises concurrent installers (parallel test workers) with an atomic mkdir; a lock whose
@@ -245,18 +257,20 @@ export async function ensureSandbox({ log = defaultLog } = {}) {
     await ensureAptPackages(log);
     const p = sandboxPaths(dir);
     const marker = readMarker(dir);
-    const npmDone = marker && JSON.stringify(marker.versions) === JSON.stringify(VERSIONS)
-      && fs.existsSync(p.node24Bin) && fs.existsSync(p.codeServerBin);
+    const npmDone = marker && JSON.stringify(marker.versions) === JSON.stringify(VERSIONS) && fs.existsSync(p.node24Bin) && fs.existsSync(p.codeServerBin);
     if (!npmDone) {
-      log(`installing ${Object.entries(VERSIONS).map(([n, v]) => `${n}@${v}`).join(', ')} (several hundred MB, takes minutes)…`);
+      log(
+        `installing ${Object.entries(VERSIONS)
+          .map(([n, v]) => `${n}@${v}`)
+          .join(', ')} (several hundred MB, takes minutes)…`,
+      );
       await installNpmPackages(dir, log);
     }
     for (const f of [p.node24Bin, p.codeServerBin]) {
       if (!fs.existsSync(f)) throw new Error(`sandbox install incomplete: ${f} is missing`);
     }
     if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing (apt-get install chromium)`);
-    await fsp.writeFile(path.join(dir, MARKER_FILE),
-      JSON.stringify({ versions: VERSIONS, installedAt: new Date().toISOString() }, null, 2) + '\n');
+    await fsp.writeFile(path.join(dir, MARKER_FILE), JSON.stringify({ versions: VERSIONS, installedAt: new Date().toISOString() }, null, 2) + '\n');
     log(`sandbox ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return sandboxResult(dir);
   });
@@ -313,12 +327,21 @@ function groupAlive(pgid) {
   try {
     entries = fs.readdirSync('/proc');
   } catch {
-    try { process.kill(-pgid, 0); return true; } catch { return false; }
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
   }
   for (const name of entries) {
     if (!/^\d+$/.test(name)) continue;
     let stat;
-    try { stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8'); } catch { continue; }
+    try {
+      stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
     // Format: pid (comm) state ppid pgrp …; comm may contain spaces/parens, so split after the last ')'.
     const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     if (Number(pgrp) === pgid && state !== 'Z') return true;
@@ -377,8 +400,7 @@ export async function createRunDir({ settings = {} } = {}) {
   const runDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'shared-pty-run-'));
   await fsp.mkdir(path.join(runDir, 'ud', 'User'), { recursive: true });
   await fsp.mkdir(path.join(runDir, 'exts'));
-  await fsp.writeFile(path.join(runDir, 'ud', 'User', 'settings.json'),
-    JSON.stringify({ ...DEFAULT_SETTINGS, ...settings }, null, 2) + '\n');
+  await fsp.writeFile(path.join(runDir, 'ud', 'User', 'settings.json'), JSON.stringify({ ...DEFAULT_SETTINGS, ...settings }, null, 2) + '\n');
   // --config keeps code-server away from ~/.config/code-server; --auth none overrides anything here.
   await fsp.writeFile(path.join(runDir, 'config.yaml'), 'auth: none\ncert: false\n');
   return runDir;
@@ -409,24 +431,43 @@ async function linkExtension(extensionDir, runDir) {
  * default false: the child is unref'd and killed by an exit/signal hook if stop() is never called).
  */
 export async function startCodeServer({
-  extensionDir, workspace, port, env = {}, smokeDriver = false, graceSeconds = DEFAULT_GRACE_SECONDS,
-  settings, runDir, extraArgs = [], keepAlive = false, log = defaultLog,
+  extensionDir,
+  workspace,
+  port,
+  env = {},
+  smokeDriver = false,
+  graceSeconds = DEFAULT_GRACE_SECONDS,
+  settings,
+  runDir,
+  extraArgs = [],
+  keepAlive = false,
+  log = defaultLog,
 } = {}) {
   const sb = await ensureSandbox({ log });
-  runDir = runDir ?? await createRunDir({ settings });
+  runDir = runDir ?? (await createRunDir({ settings }));
   if (extensionDir) await linkExtension(extensionDir, runDir);
   workspace = path.resolve(workspace ?? path.join(runDir, 'ws'));
   await fsp.mkdir(workspace, { recursive: true });
-  port = port ?? await freePort();
+  port = port ?? (await freePort());
 
   const args = [
-    '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`,
-    '--config', path.join(runDir, 'config.yaml'),
-    '--user-data-dir', path.join(runDir, 'ud'),
-    '--extensions-dir', path.join(runDir, 'exts'),
-    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
-    '--disable-getting-started-override', '--ignore-last-opened',
-    '--reconnection-grace-time', String(graceSeconds),
+    '--auth',
+    'none',
+    '--bind-addr',
+    `127.0.0.1:${port}`,
+    '--config',
+    path.join(runDir, 'config.yaml'),
+    '--user-data-dir',
+    path.join(runDir, 'ud'),
+    '--extensions-dir',
+    path.join(runDir, 'exts'),
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--disable-getting-started-override',
+    '--ignore-last-opened',
+    '--reconnection-grace-time',
+    String(graceSeconds),
     ...(smokeDriver ? ['--vscode-option', 'enable-smoke-test-driver'] : []),
     ...extraArgs,
     workspace,
@@ -436,17 +477,21 @@ export async function startCodeServer({
   // detached => setsid(): code-server leads its own process group, so stop() can take down the
   // whole tree (extension hosts, pty host, agent host) with one group kill.
   const child = spawn(sb.codeServerBin, args, {
-    env: codeServerEnv(sb.node24Bin, env), detached: true, stdio: ['ignore', out, out],
+    env: codeServerEnv(sb.node24Bin, env),
+    detached: true,
+    stdio: ['ignore', out, out],
   });
   fs.closeSync(out);
   const pid = child.pid;
   // Unref'd so a test that forgets stop() still ends (the exit hook then kills the group).
   if (!keepAlive) child.unref();
   let exited = null;
-  const exitedPromise = new Promise((resolve) => child.on('exit', (code, signal) => {
-    exited = signal ?? `exit ${code}`;
-    resolve(exited);
-  }));
+  const exitedPromise = new Promise((resolve) =>
+    child.on('exit', (code, signal) => {
+      exited = signal ?? `exit ${code}`;
+      resolve(exited);
+    }),
+  );
   const spawnError = new Promise((_, reject) => child.on('error', reject));
   spawnError.catch(() => {});
   await fsp.writeFile(path.join(runDir, 'server.pid'), `${pid}\n`);
@@ -457,7 +502,7 @@ export async function startCodeServer({
   const stop = () => {
     stopped ??= (async () => {
       killGroup(pid, 'SIGTERM');
-      if (!await waitGroupGone(pid, STOP_GRACE_MS)) {
+      if (!(await waitGroupGone(pid, STOP_GRACE_MS))) {
         killGroup(pid, 'SIGKILL');
         await waitGroupGone(pid, KILL_SETTLE_MS);
       }
@@ -470,14 +515,17 @@ export async function startCodeServer({
 
   const started = Date.now();
   try {
-    await Promise.race([spawnError, (async () => {
-      for (;;) {
-        if (exited) throw new Error(`code-server exited early (${exited})`);
-        if (await healthz(port)) return;
-        if (Date.now() - started > HEALTH_TIMEOUT_MS) throw new Error(`code-server not healthy after ${HEALTH_TIMEOUT_MS / 1000} s`);
-        await sleep(HEALTH_POLL_MS);
-      }
-    })()]);
+    await Promise.race([
+      spawnError,
+      (async () => {
+        for (;;) {
+          if (exited) throw new Error(`code-server exited early (${exited})`);
+          if (await healthz(port)) return;
+          if (Date.now() - started > HEALTH_TIMEOUT_MS) throw new Error(`code-server not healthy after ${HEALTH_TIMEOUT_MS / 1000} s`);
+          await sleep(HEALTH_POLL_MS);
+        }
+      })(),
+    ]);
   } catch (e) {
     const tail = logTail(logFile);
     await stop();
@@ -490,11 +538,21 @@ export async function startCodeServer({
 /** Installs a .vsix into a run folder (before or after start); code-server CLI with Node 24 on PATH. */
 export async function installVsix(vsixPath, runDir, { log = defaultLog } = {}) {
   const sb = await ensureSandbox({ log });
-  await run(sb.codeServerBin, [
-    '--config', path.join(runDir, 'config.yaml'), // else it writes ~/.config/code-server/config.yaml
-    '--user-data-dir', path.join(runDir, 'ud'), '--extensions-dir', path.join(runDir, 'exts'),
-    '--install-extension', path.resolve(vsixPath), '--force',
-  ], { env: codeServerEnv(sb.node24Bin), log });
+  await run(
+    sb.codeServerBin,
+    [
+      '--config',
+      path.join(runDir, 'config.yaml'), // else it writes ~/.config/code-server/config.yaml
+      '--user-data-dir',
+      path.join(runDir, 'ud'),
+      '--extensions-dir',
+      path.join(runDir, 'exts'),
+      '--install-extension',
+      path.resolve(vsixPath),
+      '--force',
+    ],
+    { env: codeServerEnv(sb.node24Bin), log },
+  );
 }
 
 /** Launches Debian's Chromium through the sandbox's playwright-core. Options go to chromium.launch(). */
@@ -522,6 +580,9 @@ if (isMain()) {
   }
   ensureSandbox().then(
     (res) => process.stdout.write(JSON.stringify(res, null, 2) + '\n'),
-    (e) => { process.stderr.write(`[sandbox] ${e.stack || e}\n`); process.exit(1); },
+    (e) => {
+      process.stderr.write(`[sandbox] ${e.stack || e}\n`);
+      process.exit(1);
+    },
   );
 }

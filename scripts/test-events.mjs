@@ -14,7 +14,11 @@ function line(type, data) {
     failed: type === 'test:fail',
     skip: data.skip,
     todo: data.todo,
-    error: error ? String(error.cause?.message ?? error.message ?? error).split('\n')[0].slice(0, 300) : undefined,
+    error: error
+      ? String(error.cause?.message ?? error.message ?? error)
+          .split('\n')[0]
+          .slice(0, 300)
+      : undefined,
   });
 }
 

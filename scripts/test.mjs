@@ -64,7 +64,8 @@ const expected = readJson(EXPECTED_FILE, {});
 /** @type {{ skips: Array<{ file: string; test?: string; reason: string }> }} */
 const allowed = readJson(ALLOWED_SKIPS_FILE, { skips: [] });
 for (const s of allowed.skips) {
-  if (!s.file || typeof s.reason !== 'string' || !s.reason) throw new Error(`${ALLOWED_SKIPS_FILE}: every entry needs a file and the reason its skip gives: ${JSON.stringify(s)}`);
+  if (!s.file || typeof s.reason !== 'string' || !s.reason)
+    throw new Error(`${ALLOWED_SKIPS_FILE}: every entry needs a file and the reason its skip gives: ${JSON.stringify(s)}`);
 }
 
 /** What makes this run fail besides failed tests, each said in one line before the closing line. */
@@ -75,7 +76,9 @@ const problems = [];
 // a fresh machine. If it cannot be had the run fails (and those suites' skips say why).
 if (files.some(NEEDS_SANDBOX)) {
   const { ensureSandbox } = await import('./sandbox.mjs');
-  await ensureSandbox().catch((e) => problems.push(`prerequisite missing: the end-to-end sandbox (code-server, Chromium, Node 24) cannot be had: ${e.message.split('\n')[0]}`));
+  await ensureSandbox().catch((e) =>
+    problems.push(`prerequisite missing: the end-to-end sandbox (code-server, Chromium, Node 24) cannot be had: ${e.message.split('\n')[0]}`),
+  );
 }
 
 // Every pointer into the handbook resolves, and no comment cites a document outside the repository
@@ -117,21 +120,28 @@ const eventsFile = join(eventsDir, 'events.jsonl');
 const r = spawnSync(
   process.execPath,
   [
-    '--import', 'tsx', '--test', '--test-concurrency=2',
-    '--test-reporter=spec', '--test-reporter-destination=stdout',
-    '--test-reporter=./scripts/test-events.mjs', `--test-reporter-destination=${eventsFile}`,
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=2',
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=./scripts/test-events.mjs',
+    `--test-reporter-destination=${eventsFile}`,
     ...files,
   ],
   { stdio: 'inherit', env: { ...process.env, SHARED_PTY_TEST: '1', SHARED_PTY_TEST_BUILT: '1', FUZZ_SEED: seed } },
 );
 const events = existsSync(eventsFile)
-  ? readFileSync(eventsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+  ? readFileSync(eventsFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
   : [];
 rmSync(eventsDir, { recursive: true, force: true });
 if (events.length === 0) problems.push(`the test runner reported nothing (exit status ${r.status ?? r.signal})`);
 
-const isAllowed = (file, name, reason) =>
-  allowed.skips.some((s) => s.file === file && (s.test === undefined || s.test === name) && s.reason === reason);
+const isAllowed = (file, name, reason) => allowed.skips.some((s) => s.file === file && (s.test === undefined || s.test === name) && s.reason === reason);
 
 /** Per file: tests counted, and whether anything in it failed or was skipped without leave. */
 const perFile = new Map(files.map((f) => [f, { tests: 0, bad: false }]));
@@ -178,7 +188,9 @@ for (const [file, f] of perFile) {
   } else if (expected[file] === undefined) {
     problems.push(`${file}: ran ${f.tests} test(s) but has no count in ${EXPECTED_FILE} (a new file? node scripts/test.mjs --update-counts ${file})`);
   } else if (expected[file] !== f.tests) {
-    problems.push(`${file}: ran ${f.tests} test(s), ${EXPECTED_FILE} expects ${expected[file]} (tests added or removed on purpose? node scripts/test.mjs --update-counts ${file})`);
+    problems.push(
+      `${file}: ran ${f.tests} test(s), ${EXPECTED_FILE} expects ${expected[file]} (tests added or removed on purpose? node scripts/test.mjs --update-counts ${file})`,
+    );
   }
 }
 if (which === 'all') {
@@ -196,12 +208,16 @@ if (update) {
     writeFileSync(EXPECTED_FILE, `${JSON.stringify(sorted, null, 2)}\n`);
     console.log(`\n[test] ${EXPECTED_FILE} updated:\n  ${changed.join('\n  ')}`);
   } else console.log(`\n[test] ${EXPECTED_FILE}: nothing to update`);
-  if ([...perFile.values()].some((f) => f.bad || f.tests === 0)) console.log('[test] files with a failure, an unallowed skip or no test at all keep their old count');
+  if ([...perFile.values()].some((f) => f.bad || f.tests === 0))
+    console.log('[test] files with a failure, an unallowed skip or no test at all keep their old count');
 }
 
 const expectedTotal = files.reduce((n, f) => n + (expected[f] ?? 0), 0);
 const total = passed + failed + skipped;
-if (fuzzFailed.size) console.log(`\n[test] fuzzing failed with seed ${seed}; replay: FUZZ_SEED=${seed} node scripts/test.mjs ${[...fuzzFailed].join(' ')} (each failure also names its FUZZ_PATH)`);
+if (fuzzFailed.size)
+  console.log(
+    `\n[test] fuzzing failed with seed ${seed}; replay: FUZZ_SEED=${seed} node scripts/test.mjs ${[...fuzzFailed].join(' ')} (each failure also names its FUZZ_PATH)`,
+  );
 if (problems.length) console.log(`\n${problems.map((p) => `FAILED: ${p}`).join('\n')}`);
 const ok = r.status === 0 && failed === 0 && problems.length === 0;
 console.log(

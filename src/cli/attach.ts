@@ -83,4 +83,3 @@ export async function attachCommand(argv: string[]): Promise<number> {
   stdout.off('resize', resize);
   return code;
 }
-

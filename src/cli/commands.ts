@@ -92,7 +92,11 @@ const READ_USAGE = 'shared-pty read <session> [--top N | --bottom N | --start A 
 
 /** `read <session> [...]`: the screen, part of it, or a page of scrollback. */
 export async function readCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--top', '--bottom', '--start', '--end', '--offset', '--lines'], booleans: ['--scrollback', '--json'], maxPositional: 1 });
+  const args = parseArgs(argv, {
+    values: ['--top', '--bottom', '--start', '--end', '--offset', '--lines'],
+    booleans: ['--scrollback', '--json'],
+    maxPositional: 1,
+  });
   const selector = needSession(args.positional, READ_USAGE);
   if (args.flags.has('--scrollback')) {
     const r = await callOn(selector, 'pty/scrollback', {

@@ -9,14 +9,17 @@ import { VERSION } from '../version';
 import { agentFlags, commandLogFlag, intFlag, parseArgs, strFlag } from './args';
 import { startHttpFor } from './http-option';
 
-
 /**
  * `daemon` (internal): the per-user host the editor and `shared-pty mcp` start detached. Like a
  * tmux server with `exit-empty`, it exits once it has had no session and no client for a while
  * (10 min; `--idle-exit-ms N` or SHARED_PTY_IDLE_EXIT_MS=N; `--stay` or 0 keeps it up).
  */
 export async function daemonCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--http-port', '--allow-origin', '--scrollback', '--idle-exit-ms', '--command-log-mb', '--agent-approval', '--agent-deny'], booleans: ['--no-http', '--session-tcp', '--stay'], maxPositional: 0 });
+  const args = parseArgs(argv, {
+    values: ['--http-port', '--allow-origin', '--scrollback', '--idle-exit-ms', '--command-log-mb', '--agent-approval', '--agent-deny'],
+    booleans: ['--no-http', '--session-tcp', '--stay'],
+    maxPositional: 0,
+  });
   const dir = ensureRuntimeDir();
   if (findDaemon(dir)) return 0; // another per-user host of this version is already up: use that one
   // Two started at the same moment (two editor windows, an editor and an agent): one runs.
@@ -73,7 +76,9 @@ export async function daemonCommand(argv: string[]): Promise<number> {
   // over): keep the sessions running here, then go.
   const newerHost = () => {
     try {
-      return readLiveRecords(host.runtimeDir).some((r) => r.kind === 'daemon' && r.hostId !== host.hostId && r.version !== VERSION && r.startedAt > host.startedAt);
+      return readLiveRecords(host.runtimeDir).some(
+        (r) => r.kind === 'daemon' && r.hostId !== host.hostId && r.version !== VERSION && r.startedAt > host.startedAt,
+      );
     } catch {
       // The directory is unsafe to read (taken over since our last write): a record write checks it and stops us there.
       host.writeRecordNow();

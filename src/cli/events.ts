@@ -18,7 +18,8 @@ export async function eventsCommand(argv: string[]): Promise<number> {
   const selector = args.positional[0];
   if (args.positional.length > 1) throw new UsageError(`too many arguments; usage: ${EVENTS_USAGE}`);
   const since = intFlag(args, '--since');
-  if (since !== undefined && selector === undefined) throw new UsageError(`--since needs a <session> (each host numbers its own events); usage: ${EVENTS_USAGE}`);
+  if (since !== undefined && selector === undefined)
+    throw new UsageError(`--since needs a <session> (each host numbers its own events); usage: ${EVENTS_USAGE}`);
   const json = args.flags.has('--json');
 
   const found = selector === undefined ? undefined : findSession(selector, 'events');

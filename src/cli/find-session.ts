@@ -32,7 +32,9 @@ export function findSession(selector: string, command?: string): FoundSession {
   }
   const remote = config && splitHostSelector(config, selector).host;
   if (remote && remote !== 'local') {
-    throw new CliError(`${command ? `shared-pty ${command}` : 'this command'} works on this machine's sessions; "${selector}" is on host "${remote}" (run it there)`);
+    throw new CliError(
+      `${command ? `shared-pty ${command}` : 'this command'} works on this machine's sessions; "${selector}" is on host "${remote}" (run it there)`,
+    );
   }
   return findLocalSession(config && remote === 'local' ? splitHostSelector(config, selector).selector : selector, config);
 }
@@ -41,7 +43,12 @@ export function findSession(selector: string, command?: string): FoundSession {
 export function findLocalSession(selector: string, config?: HostsConfig): FoundSession {
   const hosts = readLiveRecords();
   const all = hosts.flatMap((host) => host.sessions.map((session) => ({ host, session })));
-  const r = resolveSelector(all, selector, (f) => f.session.id, (f) => f.session.name);
+  const r = resolveSelector(
+    all,
+    selector,
+    (f) => f.session.id,
+    (f) => f.session.name,
+  );
   if (r.kind === 'found') return r.item;
   if (r.kind === 'ambiguous') throw new CliError(`session "${selector}" is ambiguous; use its id`);
   // `typo:bash-1`: the user meant a remote host that hosts.json does not name.

@@ -180,25 +180,58 @@ export class DiscoveryBackend implements ToolBackend {
     const split = splitHostSelector(this._remotes.config, selector);
     if (split.host !== undefined && split.host !== LOCAL_HOST) {
       const sessions = await this._remoteSessions(split.host, true);
-      const s = selectOrThrow(sessions, split.selector, (x) => x.id, (x) => x.name);
+      const s = selectOrThrow(
+        sessions,
+        split.selector,
+        (x) => x.id,
+        (x) => x.name,
+      );
       return { s, remote: split.host };
     }
     if (split.host === LOCAL_HOST) return this._findLocal(split.selector);
     const all = await this._allSessions();
     // Unknown everywhere: _findLocal says so, or that the host it was on has died since.
-    if (resolveSelector(all, selector, (f) => f.s.id, (f) => f.s.name).kind === 'unknown') return this._findLocal(selector);
-    return selectOrThrow(all, selector, (f) => f.s.id, (f) => f.s.name);
+    if (
+      resolveSelector(
+        all,
+        selector,
+        (f) => f.s.id,
+        (f) => f.s.name,
+      ).kind === 'unknown'
+    )
+      return this._findLocal(selector);
+    return selectOrThrow(
+      all,
+      selector,
+      (f) => f.s.id,
+      (f) => f.s.name,
+    );
   }
 
   private async _findLocal(selector: string): Promise<Found> {
     const live = await this._liveSessions();
-    const r = resolveSelector(live, selector, (f) => f.s.id, (f) => f.s.name);
+    const r = resolveSelector(
+      live,
+      selector,
+      (f) => f.s.id,
+      (f) => f.s.name,
+    );
     if (r.kind === 'unknown') {
       // A session listed before whose host has died since: the host is gone, not the name wrong.
-      const before = resolveSelector([...this._seen.values()], selector, (f) => f.s.id, (f) => f.s.name);
+      const before = resolveSelector(
+        [...this._seen.values()],
+        selector,
+        (f) => f.s.id,
+        (f) => f.s.name,
+      );
       if (before.kind === 'found' && !isAlive(before.item.host.pid)) throw await this._gone(before.item.host);
     }
-    return selectOrThrow(live, selector, (f) => f.s.id, (f) => f.s.name);
+    return selectOrThrow(
+      live,
+      selector,
+      (f) => f.s.id,
+      (f) => f.s.name,
+    );
   }
 
   /** Every session of this machine and of every remote host that answers, remote ones with `host`. */
@@ -279,7 +312,11 @@ export class DiscoveryBackend implements ToolBackend {
   }
 
   dispose(): void {
-    for (const c of this._clients.values()) void c.then((client) => client.close(), () => {});
+    for (const c of this._clients.values())
+      void c.then(
+        (client) => client.close(),
+        () => {},
+      );
     this._remotes.dispose();
   }
 }

@@ -16,7 +16,8 @@ const MIN_SLEEP_MS = 4;
 function positiveNumber(value: string | undefined, flag: string, allowZero: boolean): number | undefined {
   if (value === undefined) return undefined;
   const n = /^\d+(\.\d+)?$/.test(value) ? Number(value) : NaN;
-  if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0)) throw new UsageError(`${flag} needs a ${allowZero ? 'non-negative' : 'positive'} number, got "${value}"`);
+  if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0))
+    throw new UsageError(`${flag} needs a ${allowZero ? 'non-negative' : 'positive'} number, got "${value}"`);
   return n;
 }
 
@@ -49,7 +50,8 @@ export async function playCommand(argv: string[]): Promise<number> {
   if (!file) throw new UsageError(`missing <file>; usage: ${PLAY_USAGE}`);
   if (extra.length > 0) throw new UsageError(`too many arguments; usage: ${PLAY_USAGE}`);
   if (args.flags.has('--browser')) {
-    if (args.flags.has('--speed') || args.flags.has('--idle-limit')) throw new UsageError('--speed and --idle-limit are for replaying here; the browser page has its own speed choice');
+    if (args.flags.has('--speed') || args.flags.has('--idle-limit'))
+      throw new UsageError('--speed and --idle-limit are for replaying here; the browser page has its own speed choice');
     return playInBrowser(file);
   }
   const speed = positiveNumber(strFlag(args, '--speed'), '--speed', false) ?? 1;
@@ -71,7 +73,7 @@ export async function playCommand(argv: string[]): Promise<number> {
 
   let owedMs = 0;
   for (const [interval, code, data] of cast.events) {
-    owedMs += (idleLimit > 0 ? Math.min(interval, idleLimit) : interval) * 1000 / speed;
+    owedMs += ((idleLimit > 0 ? Math.min(interval, idleLimit) : interval) * 1000) / speed;
     if (code !== 'o') continue;
     if (owedMs >= MIN_SLEEP_MS) {
       await new Promise((r) => setTimeout(r, owedMs));

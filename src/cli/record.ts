@@ -22,7 +22,8 @@ export async function recordCommand(argv: string[]): Promise<number> {
   if (!selector) throw new UsageError(`missing <session>; usage: ${RECORD_USAGE}`);
   if (extra.length > 0) throw new UsageError(`too many arguments; usage: ${RECORD_USAGE}`);
   const stop = args.flags.has('--stop');
-  if (stop && (file !== undefined || args.flags.has('--detach') || args.flags.has('--input'))) throw new UsageError(`--stop takes only <session>; usage: ${RECORD_USAGE}`);
+  if (stop && (file !== undefined || args.flags.has('--detach') || args.flags.has('--input')))
+    throw new UsageError(`--stop takes only <session>; usage: ${RECORD_USAGE}`);
 
   const found = findSession(selector, 'record');
   const client = await connectHost(found);
@@ -56,7 +57,10 @@ export async function recordCommand(argv: string[]): Promise<number> {
     process.stdout.write(started.path + '\n');
     if (args.flags.has('--detach')) return 0;
     process.stderr.write(`Recording ${found.session.name}; Ctrl+C stops.\n`);
-    const why = await Promise.race([ended, ...(['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((sig) => new Promise<string>((r) => process.once(sig, () => r('stopped'))))]);
+    const why = await Promise.race([
+      ended,
+      ...(['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((sig) => new Promise<string>((r) => process.once(sig, () => r('stopped')))),
+    ]);
     if (why === 'the host went away') throw new CliError(`the host went away; the recording so far is in ${started.path}`);
     // After an exit the host has closed the file itself; stopping then only confirms it.
     await call({ stop: true });

@@ -85,7 +85,12 @@ export async function findTarget(selector: string): Promise<SessionTarget> {
   if (remote === undefined) return localTarget(findLocalSession(split.selector, hostsConfig()));
   const client = await connectRemote(remote);
   const { sessions } = await client.call('session/list', {});
-  const r = resolveSelector(sessions, split.selector, (s) => s.id, (s) => s.name);
+  const r = resolveSelector(
+    sessions,
+    split.selector,
+    (s) => s.id,
+    (s) => s.name,
+  );
   if (r.kind === 'ambiguous') throw new CliError(`session "${selector}" is ambiguous on host "${remote}"; use its id`);
   if (r.kind === 'unknown') throw new CliError(`unknown session on host "${remote}": ${split.selector}`);
   return remoteTarget(remote, r.item);

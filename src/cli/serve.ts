@@ -16,7 +16,22 @@ const USAGE =
  */
 export async function serveCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, {
-    values: ['--cmd', '--socket', '--port', '--cols', '--rows', '--cwd', '--http-port', '--allow-origin', '--name', '--max-line-bytes', '--command-log-mb', '--agent-approval', '--agent-deny', ...LIMIT_FLAGS.map((l) => l.flag)],
+    values: [
+      '--cmd',
+      '--socket',
+      '--port',
+      '--cols',
+      '--rows',
+      '--cwd',
+      '--http-port',
+      '--allow-origin',
+      '--name',
+      '--max-line-bytes',
+      '--command-log-mb',
+      '--agent-approval',
+      '--agent-deny',
+      ...LIMIT_FLAGS.map((l) => l.flag),
+    ],
     booleans: ['--no-http', '--session-tcp', '--quiet'],
   });
   if (args.positional.length) throw new UsageError(`unexpected argument "${args.positional[0]}"; usage: ${USAGE}`);
@@ -33,7 +48,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const maxLineBytes = intFlag(args, '--max-line-bytes', 1024);
   const commandLogs = commandLogFlag(args);
   const limits = limitFlags(args);
-  if (limits.maxHttpConnections !== undefined && args.flags.has('--no-http')) throw new UsageError('--max-http-connections and --no-http are mutually exclusive');
+  if (limits.maxHttpConnections !== undefined && args.flags.has('--no-http'))
+    throw new UsageError('--max-http-connections and --no-http are mutually exclusive');
   let words: string[];
   try {
     words = args.flags.has('--cmd') ? splitShellWords(strFlag(args, '--cmd') ?? '') : [defaultShell()];

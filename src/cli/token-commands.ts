@@ -48,7 +48,9 @@ export async function shareCommand(argv: string[]): Promise<number> {
   const reusable = args.flags.has('--reusable');
   const found = findSession(selector, 'share');
   if (!found.host.http) throw new CliError(`host ${found.host.hostId} serves no HTTP (started with --no-http): a token would open nothing`);
-  const r = await onHost(found.host, (c) => c.call('session/share', { session: found.session.id, scope: scope as (typeof SCOPES)[number], expiresIn, reusable }));
+  const r = await onHost(found.host, (c) =>
+    c.call('session/share', { session: found.session.id, scope: scope as (typeof SCOPES)[number], expiresIn, reusable }),
+  );
   if (args.flags.has('--json')) {
     process.stdout.write(JSON.stringify(r) + '\n');
     return 0;

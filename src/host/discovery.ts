@@ -66,7 +66,7 @@ const EXIT_SEEN_WITHIN_MS = 1000;
  * SIGKILL closes its sockets a moment before its process is seen ended, so this waits a little.
  */
 export async function hostEnded(pid: number): Promise<boolean> {
-  for (const end = Date.now() + EXIT_SEEN_WITHIN_MS; ; ) {
+  for (const end = Date.now() + EXIT_SEEN_WITHIN_MS; ;) {
     if (!isAlive(pid)) return true;
     if (Date.now() >= end) return false;
     await new Promise((r) => setTimeout(r, 20));

@@ -123,7 +123,8 @@ export class Host extends Disposable implements HostServices {
         maxInFlightRequests: options.maxInFlightRequests,
       });
       // A host nobody can find is no use: a record that cannot be written (a full disk) stops the start.
-      if (!host._files.check()) throw new UnsafeRuntimeDirError(host._files.lost ?? `The runtime directory ${host.runtimeDir} went away while the host started`);
+      if (!host._files.check())
+        throw new UnsafeRuntimeDirError(host._files.lost ?? `The runtime directory ${host.runtimeDir} went away while the host started`);
       writeRecord(host.runtimeDir, host.record());
     } catch (e) {
       await host.close();
@@ -352,14 +353,16 @@ export class Host extends Disposable implements HostServices {
       const hostDirWent = !fs.existsSync(this.hostDir);
       // Made again where gone (0700), then checked: a folder someone else made first stops the host.
       if (!this._files.restore()) return;
-      if (runtimeDirWent) this._watchFiles(); // the whole folder went (a tmp cleaner): watch the new one
+      if (runtimeDirWent)
+        this._watchFiles(); // the whole folder went (a tmp cleaner): watch the new one
       else if (hostDirWent) this._hostDirWatch.value = undefined; // it watched the folder that went
       const servers = [this._control, ...[...this._sessionServers.values()].flat()].filter((s): s is RpcServer => !!s);
       const restored = (await Promise.all(servers.map((s) => s.restoreSocketFile()))).filter(Boolean).length;
       if (!this._hostDirWatch.value && !this._closed && !this._files.lost) this._watchHostDir();
       const recordGone = !fs.existsSync(path.join(this.runtimeDir, `${this.hostId}.json`));
       if (recordGone) this.writeRecordNow();
-      if (restored > 0 || recordGone) process.stderr.write(`shared-pty: files of host ${this.hostId} were deleted; put back ${restored} socket(s)${recordGone ? ' and the record' : ''}\n`);
+      if (restored > 0 || recordGone)
+        process.stderr.write(`shared-pty: files of host ${this.hostId} were deleted; put back ${restored} socket(s)${recordGone ? ' and the record' : ''}\n`);
     } catch {
       // The runtime directory itself is gone or unwritable: nothing to repair into.
     }

@@ -55,7 +55,8 @@ export function readHostsConfig(env: NodeJS.ProcessEnv = process.env): HostsConf
     if (!HOST_NAME.test(name) || name === LOCAL_HOST) {
       throw new HostsConfigError(`${file}: "${name}" cannot name a host (letters, digits, . _ -; not "${LOCAL_HOST}", which is this machine)`);
     }
-    if (typeof command !== 'string' || command.trim() === '') throw new HostsConfigError(`${file}: host "${name}" needs a command (a string), e.g. "ssh build-box shared-pty bridge"`);
+    if (typeof command !== 'string' || command.trim() === '')
+      throw new HostsConfigError(`${file}: host "${name}" needs a command (a string), e.g. "ssh build-box shared-pty bridge"`);
     out.set(name, command);
   }
   return { file, hosts: out };

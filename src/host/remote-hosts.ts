@@ -154,7 +154,11 @@ export class RemoteHosts implements IDisposable {
   /** Closes every bridge (each ends when its stdin closes). */
   dispose(): void {
     this._disposed = true;
-    for (const link of this._links.values()) void link.then((l) => this._stop(l), () => undefined);
+    for (const link of this._links.values())
+      void link.then(
+        (l) => this._stop(l),
+        () => undefined,
+      );
     this._links.clear();
   }
 }

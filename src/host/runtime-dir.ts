@@ -93,7 +93,8 @@ export function dirProblem(dir: string, use: DirUse): string | undefined {
   const mode = (st.mode & 0o777).toString(8);
   // Anyone who can write here could replace our sockets and records (docs/hosts.md#runtime-directory, as tmux checks).
   if ((st.mode & 0o022) !== 0) return `is writable by group or others (mode ${mode}); run: chmod 700 ${dir}`;
-  if (use === 'write' && (st.mode & 0o077) !== 0) return `is open to group or others (mode ${mode}); a host writes only in a directory of mode 700: run chmod 700 ${dir}`;
+  if (use === 'write' && (st.mode & 0o077) !== 0)
+    return `is open to group or others (mode ${mode}); a host writes only in a directory of mode 700: run chmod 700 ${dir}`;
   return undefined;
 }
 

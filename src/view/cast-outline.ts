@@ -55,7 +55,8 @@ export function outlineCast(text: string, name: string): CastOutline {
     } catch {
       throw new Error(`${name}, line ${i + 1}: not an asciicast event [time, code, data]`);
     }
-    if (!Array.isArray(e) || typeof e[0] !== 'number' || typeof e[1] !== 'string') throw new Error(`${name}, line ${i + 1}: not an asciicast event [time, code, data]`);
+    if (!Array.isArray(e) || typeof e[0] !== 'number' || typeof e[1] !== 'string')
+      throw new Error(`${name}, line ${i + 1}: not an asciicast event [time, code, data]`);
     // v3 times are intervals; v2 times are absolute.
     const interval = version === 3 ? e[0] : e[0] - previous;
     previous = e[0];

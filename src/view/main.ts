@@ -125,7 +125,8 @@ function start(): void {
     else if (ev.code === 4401) setStatus(`closed: this link's ${ev.reason === 'token expired' ? 'access has expired' : 'access was revoked'}`, 'error');
     else if (ev.code === 4008) setStatus('disconnected: the view fell too far behind; reload the page', 'error');
     // No close frame (1006) or "going away" (1001): the host was killed or stopped.
-    else if (ev.code === 1006 || ev.code === 1001) setStatus('disconnected: the Shared PTY host stopped or cannot be reached; reload the page once it runs again', 'error');
+    else if (ev.code === 1006 || ev.code === 1001)
+      setStatus('disconnected: the Shared PTY host stopped or cannot be reached; reload the page once it runs again', 'error');
     else setStatus('disconnected; reload the page to reconnect', 'error');
   });
 

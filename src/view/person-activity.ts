@@ -33,7 +33,7 @@ export class PersonActivity {
     const plain = data.replace(/\x1b(\[[0-9;?<>]*[ -/]*[@-~]|O.|.)/g, '');
     for (const ch of plain) {
       if (ch === '\r' || ch === '\n') {
-        this._push(this._lineSecret ? 'answered the program\'s secret prompt (what they typed is not shown)' : `submitted: ${quoteLine(this._line)}`);
+        this._push(this._lineSecret ? "answered the program's secret prompt (what they typed is not shown)" : `submitted: ${quoteLine(this._line)}`);
         this._line = '';
         this._lineSecret = false;
         completed = true;

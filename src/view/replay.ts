@@ -56,10 +56,22 @@ function start(): void {
     });
     player = p;
     const ifCurrent = (fn: () => void) => () => gen === generation && fn();
-    p.addEventListener('play', ifCurrent(() => setStatus(`playing at ${speed}×`, 'playing')));
-    p.addEventListener('playing', ifCurrent(() => setStatus(`playing at ${speed}×`, 'playing')));
-    p.addEventListener('pause', ifCurrent(() => setStatus('paused', 'paused')));
-    p.addEventListener('ended', ifCurrent(() => setStatus('ended', 'ended')));
+    p.addEventListener(
+      'play',
+      ifCurrent(() => setStatus(`playing at ${speed}×`, 'playing')),
+    );
+    p.addEventListener(
+      'playing',
+      ifCurrent(() => setStatus(`playing at ${speed}×`, 'playing')),
+    );
+    p.addEventListener(
+      'pause',
+      ifCurrent(() => setStatus('paused', 'paused')),
+    );
+    p.addEventListener(
+      'ended',
+      ifCurrent(() => setStatus('ended', 'ended')),
+    );
     if (at > 0) await p.seek(at);
     if (play) await p.play();
     if (gen === generation && state === 'loading') setStatus('ready: press play (space)', 'ready');

@@ -187,7 +187,10 @@ function start(): void {
     if (!session || !dims || !Number.isFinite(dims.cols) || !Number.isFinite(dims.rows)) return;
     const cols = Math.max(2, Math.floor(dims.cols));
     const rows = Math.max(1, Math.floor(dims.rows));
-    void call('resize', { session, cols, rows }).then(() => term.resize(cols, rows), (e: Error) => setState(e.message, 'error'));
+    void call('resize', { session, cols, rows }).then(
+      () => term.resize(cols, rows),
+      (e: Error) => setState(e.message, 'error'),
+    );
   });
 
   // Picture-in-picture keeps the terminal in sight while the person reads the chat; fullscreen

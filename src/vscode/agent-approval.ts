@@ -104,4 +104,3 @@ function onNotification(hostId: string, client: RpcClient, n: Notification, ques
   const ended = paramsOf(n, AgentNotification.ApprovalEnded);
   if (ended) questions.ended(ended.id);
 }
-

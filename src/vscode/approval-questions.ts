@@ -101,7 +101,10 @@ export class ApprovalQuestions implements vscode.Disposable {
     this._log.info(`agent write into ${q.request.name} (${q.request.session}): ${answer}${chosen ? '' : ' (question closed)'}`);
     try {
       const r = await q.client.call('host/approve', { id, decision: answer });
-      if (!r.decided && chosen) void vscode.window.showInformationMessage(`The agent's request to type into "${q.request.name}" was already over (answered elsewhere, or it timed out); nothing was typed for it.`);
+      if (!r.decided && chosen)
+        void vscode.window.showInformationMessage(
+          `The agent's request to type into "${q.request.name}" was already over (answered elsewhere, or it timed out); nothing was typed for it.`,
+        );
     } catch (e) {
       if (chosen) void vscode.window.showErrorMessage(`Could not answer the agent's request for "${q.request.name}": ${(e as Error).message}`);
     }
@@ -115,7 +118,8 @@ export class ApprovalQuestions implements vscode.Disposable {
     }
     const first = [...this._waiting.values()][0].request;
     this._item.text = n === 1 ? `$(warning) Agent asks to type in ${first.name}` : `$(warning) ${n} agent requests`;
-    this._item.tooltip = n === 1 ? `${questionText(first)}\nClick to answer.` : 'Agents wait for your answer before typing into your terminals. Click to answer.';
+    this._item.tooltip =
+      n === 1 ? `${questionText(first)}\nClick to answer.` : 'Agents wait for your answer before typing into your terminals. Click to answer.';
     this._item.show();
   }
 }

@@ -81,7 +81,7 @@ export function launcherScript(t: LauncherTarget): string {
     '  [ -n "$newest" ] || { echo "shared-pty: the Shared PTY extension is no longer installed in $(dirname "$ext"); run its command Install \'shared-pty\' Command in PATH again, or remove $0" >&2; exit 127; }',
     '  ext=$newest',
     'fi',
-    '# The editor\'s Node moved (a remote editor\'s server was updated): any node on PATH.',
+    "# The editor's Node moved (a remote editor's server was updated): any node on PATH.",
     '[ -x "$node" ] || node=$(command -v node) || { echo "shared-pty: no Node.js found (the editor\'s is gone); open the editor once to update this launcher" >&2; exit 127; }',
   ];
   // Defaults only: what the user sets in the environment wins.

@@ -112,7 +112,11 @@ export class HostClients implements vscode.Disposable {
     // Closing the connections releases this window's subscriptions; leases then decide (never a kill).
     this._disposed = true;
     this.remotes.dispose();
-    for (const c of this._clients.values()) void c.then((client) => client.close(), () => undefined);
+    for (const c of this._clients.values())
+      void c.then(
+        (client) => client.close(),
+        () => undefined,
+      );
     this._clients.clear();
   }
 

@@ -42,7 +42,9 @@ export function registerInstallCli(context: vscode.ExtensionContext, deps: Insta
 /** Installs the launcher; resolves to its path (undefined when the user declined or it failed). */
 async function installCli(deps: InstallCliDeps): Promise<string | undefined> {
   if (process.platform === 'win32') {
-    void vscode.window.showErrorMessage('Shared PTY: the shared-pty command is for Linux and macOS (the extension runs where your files are: use it in WSL or a remote).');
+    void vscode.window.showErrorMessage(
+      'Shared PTY: the shared-pty command is for Linux and macOS (the extension runs where your files are: use it in WSL or a remote).',
+    );
     return undefined;
   }
   const target = launcherTarget(deps);
@@ -68,7 +70,9 @@ async function installCli(deps: InstallCliDeps): Promise<string | undefined> {
   deps.log.info(`installed ${result.path} (runs ${path.join(target.extensionPath, 'dist', 'cli.js')} with ${target.execPath})`);
   const shown = result.path.replace(os.homedir(), '~');
   if (result.onPath) {
-    void vscode.window.showInformationMessage(`Installed the shared-pty command in ${shown}: try "shared-pty list" in a terminal. It follows the extension's updates.`);
+    void vscode.window.showInformationMessage(
+      `Installed the shared-pty command in ${shown}: try "shared-pty list" in a terminal. It follows the extension's updates.`,
+    );
   } else {
     void vscode.window.showWarningMessage(
       `Installed ${shown}, but ${launcherDir().replace(os.homedir(), '~')} is not on your PATH: add the line export PATH="$HOME/.local/bin:$PATH" to ~/.profile (or ~/.bashrc, ~/.zshrc) and open a new terminal, or run it as ${shown}.`,

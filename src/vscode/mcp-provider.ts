@@ -28,7 +28,10 @@ export function registerMcpProvider(context: vscode.ExtensionContext, deps: McpP
   if (typeof vscode.lm?.registerMcpServerDefinitionProvider !== 'function') return; // an editor without MCP
   const changed = new vscode.EventEmitter<void>();
   let daemonId = deps.hosts.runningDaemon()?.hostId ?? '';
-  let remoteNames = deps.hosts.remotes.hosts().map((h) => h.name).join(',');
+  let remoteNames = deps.hosts.remotes
+    .hosts()
+    .map((h) => h.name)
+    .join(',');
 
   const stdio = () =>
     new vscode.McpStdioServerDefinition(
@@ -36,7 +39,11 @@ export function registerMcpProvider(context: vscode.ExtensionContext, deps: McpP
       process.execPath,
       [path.join(deps.extensionPath, 'dist', 'cli.js'), 'mcp'],
       // hosts.json is found as this window finds it.
-      { ELECTRON_RUN_AS_NODE: '1', SHARED_PTY_DIR: deps.hosts.runtimeDir(), ...(process.env.XDG_CONFIG_HOME ? { XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME } : {}) },
+      {
+        ELECTRON_RUN_AS_NODE: '1',
+        SHARED_PTY_DIR: deps.hosts.runtimeDir(),
+        ...(process.env.XDG_CONFIG_HOME ? { XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME } : {}),
+      },
       VERSION,
     );
   const http = (record: HostRecord | undefined) => {
@@ -76,7 +83,10 @@ export function registerMcpProvider(context: vscode.ExtensionContext, deps: McpP
     deps.watcher.onDidPoll((s) => {
       const id = s.hosts.find((h) => h.kind === 'daemon')?.hostId ?? '';
       // …and a changed hosts.json may switch between the HTTP and the stdio server.
-      const names = deps.hosts.remotes.hosts().map((h) => h.name).join(',');
+      const names = deps.hosts.remotes
+        .hosts()
+        .map((h) => h.name)
+        .join(',');
       if (id !== daemonId || names !== remoteNames) {
         daemonId = id;
         remoteNames = names;

@@ -86,7 +86,11 @@ async function listSessions(deps: ListContext): Promise<void> {
   if (!picked) return;
   if (picked.remote) {
     if (picked.command === Commands.open) deps.terminals.openUserTerminal(picked.remote);
-    else void deps.hosts.remotes.connect(picked.remote).then(() => listSessions(deps), (e: unknown) => deps.error(`Cannot reach host "${picked.remote}"`, e));
+    else
+      void deps.hosts.remotes.connect(picked.remote).then(
+        () => listSessions(deps),
+        (e: unknown) => deps.error(`Cannot reach host "${picked.remote}"`, e),
+      );
     return;
   }
   if (picked.command) {
@@ -118,7 +122,12 @@ function listItems(deps: ListContext): { items: SessionPick[]; any: boolean } {
     } else if (r.connecting) {
       items.push({ label: `$(sync~spin) Connecting to ${r.name}…`, description: r.command, remote: r.name });
     } else {
-      items.push({ label: `$(debug-disconnect) ${r.name}: not connected`, description: r.command, detail: r.error ? `${r.error} · pick to try again` : 'pick to connect', remote: r.name });
+      items.push({
+        label: `$(debug-disconnect) ${r.name}: not connected`,
+        description: r.command,
+        detail: r.error ? `${r.error} · pick to try again` : 'pick to connect',
+        remote: r.name,
+      });
     }
   }
   const any = snapshot.sessions.length > 0;
@@ -217,7 +226,10 @@ function recordAction(s: HostedSession, recordingTo: string | undefined): Action
 
 async function call(deps: SessionListDeps, s: HostedSession, method: string, params: Record<string, unknown> = {}): Promise<unknown> {
   const client = await deps.hosts.anyClientFor(s.hostId);
-  if (!client) throw new Error(s.remote ? `the connection to host "${s.remote}" is down; pick the host in the list to connect again` : `the host of ${s.info.name} is no longer running`);
+  if (!client)
+    throw new Error(
+      s.remote ? `the connection to host "${s.remote}" is down; pick the host in the list to connect again` : `the host of ${s.info.name} is no longer running`,
+    );
   return client.request(method, { ...params, session: s.info.id });
 }
 

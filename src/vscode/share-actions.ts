@@ -86,7 +86,5 @@ export async function revokeLinks(t: ShareTarget): Promise<void> {
       // Expired or revoked elsewhere meanwhile: it opens nothing either way.
     }
   }
-  void vscode.window.showInformationMessage(
-    revoked.length ? revokedNotice(t.name, revoked) : `Those links to ${t.name} had already ended.`,
-  );
+  void vscode.window.showInformationMessage(revoked.length ? revokedNotice(t.name, revoked) : `Those links to ${t.name} had already ended.`);
 }

@@ -91,7 +91,8 @@ export function tokenRow(info: TokenInfo, now: Date): { label: string; descripti
 
 /** The notification after revoking. */
 export function revokedNotice(sessionName: string, infos: readonly TokenInfo[]): string {
-  if (infos.length === 1) return `Revoked the ${kindOf(infos[0]).toLowerCase()} to ${sessionName} (token ${infos[0].id}): it opens nothing now, and pages open with it were closed.`;
+  if (infos.length === 1)
+    return `Revoked the ${kindOf(infos[0]).toLowerCase()} to ${sessionName} (token ${infos[0].id}): it opens nothing now, and pages open with it were closed.`;
   return `Revoked ${infos.length} shared links to ${sessionName}: they open nothing now, and pages open with them were closed.`;
 }
 

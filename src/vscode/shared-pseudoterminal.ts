@@ -20,9 +20,7 @@ const OUTPUT_FLUSH_NOW_CHARS = 256 * 1024;
 const TERMINAL_REPORTS = /^(?:\x1b\[[?>]?[\d;]*[cnR]|\x1b\[\?[\d;]*\$y|\x1b\][\d;]*;?rgb:[0-9a-fA-F/]*(?:\x07|\x1b\\)|\x1bP[^\x1b]*\x1b\\|\x1b\[[IO])+$/;
 
 /** What to connect to: a new session of the user's shell, or an existing session. */
-export type PtyTarget =
-  | { kind: 'create'; params: () => Record<string, unknown>; remote?: string }
-  | { kind: 'attach'; hostId: string; session: SessionInfo };
+export type PtyTarget = { kind: 'create'; params: () => Record<string, unknown>; remote?: string } | { kind: 'attach'; hostId: string; session: SessionInfo };
 
 /** What the adapter needs from the extension. */
 export interface PtyHooks {
@@ -241,7 +239,11 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
     this._hostLost = true;
     // A remote host's session runs on over there: only this window's bridge to it dropped.
     const host = this._session?.host;
-    this._enqueue(host ? `\r\n\x1b[0m[the connection to host ${host} dropped; the session runs on there: open it again from the session list]\r\n` : '\r\n\x1b[0m[the Shared PTY host went away]\r\n');
+    this._enqueue(
+      host
+        ? `\r\n\x1b[0m[the connection to host ${host} dropped; the session runs on there: open it again from the session list]\r\n`
+        : '\r\n\x1b[0m[the Shared PTY host went away]\r\n',
+    );
     this._flush();
     this._state = 'exited';
   }

@@ -23,7 +23,12 @@ function platformKey(): 'linux' | 'osx' | 'windows' {
 
 /** Whether `program` (an absolute path, or a name looked up on $PATH) is an executable file. */
 function isExecutable(program: string, env: NodeJS.ProcessEnv): boolean {
-  const candidates = path.isAbsolute(program) ? [program] : (env.PATH ?? '').split(path.delimiter).filter(Boolean).map((d) => path.join(d, program));
+  const candidates = path.isAbsolute(program)
+    ? [program]
+    : (env.PATH ?? '')
+        .split(path.delimiter)
+        .filter(Boolean)
+        .map((d) => path.join(d, program));
   return candidates.some((c) => {
     try {
       fs.accessSync(c, fs.constants.X_OK);

@@ -11,9 +11,10 @@ export function registerStatusBar(context: vscode.ExtensionContext, deps: { watc
     const n = s.sessions.length;
     item.text = `$(terminal) Shared: ${n}`;
     const running = s.sessions.filter((x) => x.info.running).length;
-    item.tooltip = n === 0
-      ? 'Shared PTY: no shared sessions. Click to open one.'
-      : `Shared PTY: ${n} shared session${n === 1 ? '' : 's'} (${running} running). Click to list them.`;
+    item.tooltip =
+      n === 0
+        ? 'Shared PTY: no shared sessions. Click to open one.'
+        : `Shared PTY: ${n} shared session${n === 1 ? '' : 's'} (${running} running). Click to list them.`;
   };
   render(deps.watcher.snapshot);
   item.show();

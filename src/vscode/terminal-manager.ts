@@ -118,7 +118,8 @@ export class TerminalManager implements vscode.Disposable {
    * shows it no more: a remote session is then opened in a new terminal through a new bridge).
    */
   terminalFor(hostId: string, sessionId: string): vscode.Terminal | undefined {
-    for (const e of this._entries) if (e.pty.hostId === hostId && e.pty.session?.id === sessionId && e.pty.state !== 'closed' && !e.pty.hostLost) return e.terminal;
+    for (const e of this._entries)
+      if (e.pty.hostId === hostId && e.pty.session?.id === sessionId && e.pty.state !== 'closed' && !e.pty.hostLost) return e.terminal;
     return undefined;
   }
 
@@ -380,4 +381,3 @@ function isInWorkspace(dir: string): boolean {
     return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
   });
 }
-

@@ -20,14 +20,20 @@ import type { RpcClient } from '../../src/transport/client/rpc-client';
 
 declare global {
   interface Window {
-    startApp(html: string, toolInput: Record<string, unknown>, toolResult: unknown, theme: 'light' | 'dark', offers?: { displayModes?: string[]; modelContext?: boolean }): Promise<void>;
+    startApp(
+      html: string,
+      toolInput: Record<string, unknown>,
+      toolResult: unknown,
+      theme: 'light' | 'dark',
+      offers?: { displayModes?: string[]; modelContext?: boolean },
+    ): Promise<void>;
     callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
     hostLog: { modelContext: Array<{ content?: Array<{ type: string; text?: string }> }>; displayModes: string[] };
   }
 }
 
 const ROOT = path.join(__dirname, '..', '..');
-const skip = chromiumSkip('the person\'s keys in the terminal view');
+const skip = chromiumSkip("the person's keys in the terminal view");
 /** Typed at `read -s`: it must reach the shell and never the model's context. */
 const SECRET = 'pa55-Wq7';
 
@@ -39,7 +45,7 @@ const enum Wait {
 
 type ToolResult = { content: Array<{ type: string; text?: string }>; structuredContent?: any; isError?: boolean };
 
-describe('the person\'s keys in the terminal view (Chromium, AppBridge, /mcp, agent approval deny)', () => {
+describe("the person's keys in the terminal view (Chromium, AppBridge, /mcp, agent approval deny)", () => {
   let h: HttpHost;
   let client: Client;
   let ctl: RpcClient;
@@ -66,7 +72,14 @@ describe('the person\'s keys in the terminal view (Chromium, AppBridge, /mcp, ag
     const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } });
     await withTimeout(client.connect(transport), 20_000, 'MCP connect');
 
-    const hostPage = await esbuild.build({ entryPoints: [path.join(__dirname, 'fixtures', 'apps-host.mjs')], bundle: true, write: false, platform: 'browser', format: 'iife', logLevel: 'warning' });
+    const hostPage = await esbuild.build({
+      entryPoints: [path.join(__dirname, 'fixtures', 'apps-host.mjs')],
+      bundle: true,
+      write: false,
+      platform: 'browser',
+      format: 'iife',
+      logLevel: 'warning',
+    });
     browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 900, height: 560 } })).newPage();
     page.setDefaultTimeout(Wait.Load);
@@ -88,7 +101,7 @@ describe('the person\'s keys in the terminal view (Chromium, AppBridge, /mcp, ag
     await h?.close();
   });
 
-  it('lists app_input for the view only, and the agent\'s own keys are refused in the user\'s session', { skip }, async () => {
+  it("lists app_input for the view only, and the agent's own keys are refused in the user's session", { skip }, async () => {
     const { tools } = await client.listTools();
     const tool = tools.find((t) => t.name === 'app_input');
     assert.deepEqual((tool?._meta as any)?.ui?.visibility, ['app'], 'a chat host hides it from the model');
@@ -97,24 +110,32 @@ describe('the person\'s keys in the terminal view (Chromium, AppBridge, /mcp, ag
     assert.match(refused.content[0].text ?? '', /agents may not type into session users-shell/);
   });
 
-  it('what the person types in the view reaches the shell as the user\'s, and the model is told', { skip }, async () => {
+  it("what the person types in the view reaches the shell as the user's, and the model is told", { skip }, async () => {
     const input = { session };
     const result = (await client.callTool({ name: 'read_screen', arguments: input })) as ToolResult;
     const { contents } = await client.readResource({ uri: 'ui://shared-pty/terminal' });
     const html = (contents[0] as { text: string }).text;
-    await page.evaluate(([h, i, r]) => window.startApp(h, i, r, 'dark', { displayModes: ['inline', 'pip', 'fullscreen'], modelContext: true }), [html, input, result] as const);
+    await page.evaluate(([h, i, r]) => window.startApp(h, i, r, 'dark', { displayModes: ['inline', 'pip', 'fullscreen'], modelContext: true }), [
+      html,
+      input,
+      result,
+    ] as const);
     frame = page.frames().find((f) => f !== page.mainFrame())!;
     await frame.waitForFunction(() => (window as any).__sharedPtyApp?.session() !== undefined, undefined, { timeout: Wait.Screen });
 
     await frame.click('#terminal');
     await page.keyboard.type('echo person-$((40+2))');
     await page.keyboard.press('Enter');
-    await until(async () => /^person-42$/m.test(await screen()), Wait.Screen, 'the person\'s command ran');
+    await until(async () => /^person-42$/m.test(await screen()), Wait.Screen, "the person's command ran");
     const info = await rpc('pty/info', { session });
     assert.equal(info.lastInput.origin, 'user', JSON.stringify(info.lastInput));
     assert.equal(info.lastInput.transport, 'mcp-app');
     assert.ok(viewCalls.includes('app_input') && !viewCalls.includes('send_keys'), `the view typed through app_input: ${viewCalls.join(' ')}`);
-    await until(async () => (await modelContext()).some((t) => t.includes('submitted: "echo person-$((40+2))"') && t.includes('users-shell')), Wait.Screen, 'the model told what the person ran');
+    await until(
+      async () => (await modelContext()).some((t) => t.includes('submitted: "echo person-$((40+2))"') && t.includes('users-shell')),
+      Wait.Screen,
+      'the model told what the person ran',
+    );
     assert.deepEqual(errors, []);
   });
 
@@ -125,7 +146,11 @@ describe('the person\'s keys in the terminal view (Chromium, AppBridge, /mcp, ag
     await page.keyboard.type(SECRET);
     await page.keyboard.press('Enter');
     await until(async () => (await screen()).includes(`got ${SECRET.length}`), Wait.Screen, 'the shell read the secret');
-    await until(async () => (await modelContext()).some((t) => t.includes('answered the program\'s secret prompt')), Wait.Screen, 'the model told a secret was answered');
+    await until(
+      async () => (await modelContext()).some((t) => t.includes("answered the program's secret prompt")),
+      Wait.Screen,
+      'the model told a secret was answered',
+    );
     for (const text of await modelContext()) assert.ok(!text.includes(SECRET) && !text.includes('pa55'), `the secret reached the model's context: ${text}`);
   });
 
@@ -146,7 +171,10 @@ describe('the person\'s keys in the terminal view (Chromium, AppBridge, /mcp, ag
     const result = (await client.callTool({ name: 'read_screen', arguments: input })) as ToolResult;
     const { contents } = await client.readResource({ uri: 'ui://shared-pty/terminal' });
     await page.evaluate(([h, i, r]) => window.startApp(h, i, r, 'dark'), [(contents[0] as { text: string }).text, input, result] as const);
-    const plain = page.frames().filter((f) => f !== page.mainFrame()).at(-1)!;
+    const plain = page
+      .frames()
+      .filter((f) => f !== page.mainFrame())
+      .at(-1)!;
     await plain.waitForFunction(() => (window as any).__sharedPtyApp?.session() !== undefined, undefined, { timeout: Wait.Screen });
     assert.equal(await plain.isVisible('#pip'), false);
     assert.equal(await plain.isVisible('#fullscreen'), false);

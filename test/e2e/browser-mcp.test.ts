@@ -72,7 +72,10 @@ describe('a browser MCP client from an allowed origin', { timeout: 120_000 }, ()
     await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
     origin = `http://localhost:${(pages.address() as AddressInfo).port}`;
     const dir = tempRuntimeDir();
-    serve = await startServeHost(['--cmd', 'bash --norc --noprofile', '--name', 'web', '--http-port', String(await freePort()), '--allow-origin', origin], bashEnv({ SHARED_PTY_DIR: dir }));
+    serve = await startServeHost(
+      ['--cmd', 'bash --norc --noprofile', '--name', 'web', '--http-port', String(await freePort()), '--allow-origin', origin],
+      bashEnv({ SHARED_PTY_DIR: dir }),
+    );
     browser = await launchChromium();
   });
 
@@ -82,7 +85,7 @@ describe('a browser MCP client from an allowed origin', { timeout: 120_000 }, ()
     await new Promise((resolve) => pages?.close(resolve));
   });
 
-  it('connects, lists the tools, calls one and ends its MCP session with the SDK\'s browser transport', { skip }, async () => {
+  it("connects, lists the tools, calls one and ends its MCP session with the SDK's browser transport", { skip }, async () => {
     const page = await browser.newPage();
     const failed: string[] = [];
     // (The SDK's optional GET stream is answered 405, which the transport expects: not an error here.)
@@ -102,7 +105,7 @@ describe('a browser MCP client from an allowed origin', { timeout: 120_000 }, ()
     )) as PageResult;
     assert.deepEqual(failed, [], 'no CORS error in the page');
     assert.ok(result.tools.includes('send') && result.tools.includes('list_sessions'), `the tools: ${result.tools.join(', ')}`);
-    assert.match(result.listText, /\bweb\b/, 'list_sessions answered with the host\'s session');
+    assert.match(result.listText, /\bweb\b/, "list_sessions answered with the host's session");
     // Every request after initialize carries mcp-protocol-version: without the preflight's leave, listTools fails.
     assert.ok(result.protocolVersion, 'the client negotiated a protocol version and sent it on');
     // /mcp is stateless today (no mcp-session-id); a session id, when sent, is exposed (the next test).
@@ -115,15 +118,25 @@ describe('a browser MCP client from an allowed origin', { timeout: 120_000 }, ()
     const u = new URL(`${hostHttp.url}/mcp`);
     const pre = await fetch(u, {
       method: 'OPTIONS',
-      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, mcp-protocol-version, mcp-session-id, last-event-id' },
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type, mcp-protocol-version, mcp-session-id, last-event-id',
+      },
     });
     assert.equal(pre.status, 204);
     const allowed = (pre.headers.get('access-control-allow-headers') ?? '').toLowerCase();
-    for (const h of ['authorization', 'content-type', 'accept', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id']) assert.ok(allowed.includes(h), `preflight allows ${h}: ${allowed}`);
+    for (const h of ['authorization', 'content-type', 'accept', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'])
+      assert.ok(allowed.includes(h), `preflight allows ${h}: ${allowed}`);
     const real = await fetch(u, {
       method: 'POST',
       headers: { origin, authorization: `Bearer ${hostHttp.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      }),
     });
     await real.text();
     assert.equal(real.headers.get('access-control-allow-origin'), origin);

@@ -52,12 +52,15 @@ interface Answer {
 /** One raw request to the host with exactly these headers. */
 function get(port: number, pathname: string, headers: Record<string, string> = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: pathname, method: 'GET', headers: { host: `127.0.0.1:${port}`, ...headers }, agent: false }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(parts).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, path: pathname, method: 'GET', headers: { host: `127.0.0.1:${port}`, ...headers }, agent: false },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(parts).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.setTimeout(Wait.Load, () => req.destroy(new Error(`GET ${pathname}: no answer`)));
     req.on('error', reject);
     req.end();
@@ -79,10 +82,14 @@ function pageLines(page: Page): Promise<string[]> {
 async function waitForPageLine(page: Page, pred: (line: string) => boolean, what: string): Promise<string[]> {
   let last: string[] = [];
   try {
-    await until(async () => {
-      last = await pageLines(page);
-      return last.some(pred);
-    }, Wait.Screen, what);
+    await until(
+      async () => {
+        last = await pageLines(page);
+        return last.some(pred);
+      },
+      Wait.Screen,
+      what,
+    );
     return last;
   } catch (e) {
     throw new Error(`${(e as Error).message}; page buffer: ${JSON.stringify(last.filter(Boolean).slice(-8))}`, { cause: e });
@@ -179,7 +186,7 @@ describe('browser view (Chromium + xterm.js)', () => {
     assert.equal(pageAnswer.headers['cache-control'], 'no-store');
     assert.ok(!pageAnswer.text.includes(server.token), 'the token must not appear in the page');
     assert.match(pageAnswer.text, /<title>browser-view-test — Shared PTY<\/title>/);
-    assert.match(pageAnswer.text, /src="view\/view\.js"/, 'relative to the page, so it works under a proxy\'s prefix');
+    assert.match(pageAnswer.text, /src="view\/view\.js"/, "relative to the page, so it works under a proxy's prefix");
     assert.doesNotMatch(pageAnswer.text, /https?:\/\/(?!127\.0\.0\.1)/, 'no external (CDN) references');
     const js = await get(server.port, '/view/view.js', auth);
     assert.equal(js.status, 200);
@@ -247,7 +254,10 @@ describe('browser view (Chromium + xterm.js)', () => {
     session.write('echo from-elsewhere\n', TEST_WRITER);
     await waitForPageLine(page, (l) => l === 'from-elsewhere', 'output written by another client');
 
-    session.write("printf '\\e[1;32mgreen \\e[0;34mblue \\e[43;30m black-on-yellow \\e[0m \\e[38;5;208m256-orange\\e[0m \\e[38;2;200;120;255mtruecolor\\e[0m\\n'; ls --color=always -d / /tmp /dev/null\n", TEST_WRITER);
+    session.write(
+      "printf '\\e[1;32mgreen \\e[0;34mblue \\e[43;30m black-on-yellow \\e[0m \\e[38;5;208m256-orange\\e[0m \\e[38;2;200;120;255mtruecolor\\e[0m\\n'; ls --color=always -d / /tmp /dev/null\n",
+      TEST_WRITER,
+    );
     await waitForPageLine(page, (l) => l.startsWith('green blue'), 'the colour sample');
     await waitForPageLine(page, (l) => l.includes('/dev/null'), 'the ls output');
     fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
@@ -262,32 +272,40 @@ describe('browser view (Chromium + xterm.js)', () => {
     assert.deepEqual(errors, [], 'no errors in the page (CSP included)');
   });
 
-  it('typing arbitration through the view: a line the user started in the browser holds an agent\'s send; typing there during a send ends it', { skip }, async () => {
-    const page = await newPage();
-    await page.goto(viewLink(true));
-    await until(async () => (await page.textContent('#status'))?.startsWith('live'), Wait.Screen, 'the live status');
-    const agent = await mcpAgent({ http: server, token: server.token } as HttpHost, 'view-arbitration');
-    const toolText = (r: any) => (r.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('');
-    try {
-      await page.click('#terminal');
-      await page.keyboard.type('echo from-the-user');
-      await until(async () => (await screenRows(session)).some((r) => r.endsWith('echo from-the-user')), Wait.Screen, 'the user\'s unsubmitted line in the shell');
-      const held = (await agent.callTool({ name: 'send', arguments: { session: session.id, text: 'echo agent-ran', timeout: 1000 } })) as any;
-      assert.equal(held.isError, true, toolText(held));
-      assert.match(toolText(held), /user is typing/);
-      assert.ok(!(await screenRows(session)).some((r) => r.includes('agent-ran')), 'nothing the agent sent was written');
-      await page.keyboard.press('Enter');
-      await until(async () => (await screenRows(session)).includes('from-the-user'), Wait.Screen, 'the user\'s line to run');
-      // The user pauses: the agent's send goes through; the user pressing Ctrl+C in the page ends it.
-      const sending = agent.callTool({ name: 'send', arguments: { session: session.id, text: 'sleep 5; echo slept', timeout: 20_000 } }) as Promise<any>;
-      await until(async () => (await screenRows(session)).some((r) => r.endsWith('sleep 5; echo slept')), Wait.Screen, 'the agent\'s command to run');
-      await page.keyboard.press('Control+C');
-      const ended = await sending;
-      assert.equal(ended.structuredContent.waitReason, 'user_input', toolText(ended));
-    } finally {
-      await agent.close();
-    }
-  });
+  it(
+    "typing arbitration through the view: a line the user started in the browser holds an agent's send; typing there during a send ends it",
+    { skip },
+    async () => {
+      const page = await newPage();
+      await page.goto(viewLink(true));
+      await until(async () => (await page.textContent('#status'))?.startsWith('live'), Wait.Screen, 'the live status');
+      const agent = await mcpAgent({ http: server, token: server.token } as HttpHost, 'view-arbitration');
+      const toolText = (r: any) => (r.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('');
+      try {
+        await page.click('#terminal');
+        await page.keyboard.type('echo from-the-user');
+        await until(
+          async () => (await screenRows(session)).some((r) => r.endsWith('echo from-the-user')),
+          Wait.Screen,
+          "the user's unsubmitted line in the shell",
+        );
+        const held = (await agent.callTool({ name: 'send', arguments: { session: session.id, text: 'echo agent-ran', timeout: 1000 } })) as any;
+        assert.equal(held.isError, true, toolText(held));
+        assert.match(toolText(held), /user is typing/);
+        assert.ok(!(await screenRows(session)).some((r) => r.includes('agent-ran')), 'nothing the agent sent was written');
+        await page.keyboard.press('Enter');
+        await until(async () => (await screenRows(session)).includes('from-the-user'), Wait.Screen, "the user's line to run");
+        // The user pauses: the agent's send goes through; the user pressing Ctrl+C in the page ends it.
+        const sending = agent.callTool({ name: 'send', arguments: { session: session.id, text: 'sleep 5; echo slept', timeout: 20_000 } }) as Promise<any>;
+        await until(async () => (await screenRows(session)).some((r) => r.endsWith('sleep 5; echo slept')), Wait.Screen, "the agent's command to run");
+        await page.keyboard.press('Control+C');
+        const ended = await sending;
+        assert.equal(ended.structuredContent.waitReason, 'user_input', toolText(ended));
+      } finally {
+        await agent.close();
+      }
+    },
+  );
 
   it('the read-only link shows the badge and does not let typing reach the shell', { skip }, async () => {
     const page = await newPage();
@@ -354,19 +372,20 @@ describe('browser view (Chromium + xterm.js)', () => {
         next = Date.now() + 50;
       }
     });
-    session.write(
-      `printf '\\e[33m'; seq 1 2500000; printf '\\e[0m\\e[44mFIN-%d\\e[0m\\n' $((6*7))\r`,
-      TEST_WRITER,
-    );
+    session.write(`printf '\\e[33m'; seq 1 2500000; printf '\\e[0m\\e[44mFIN-%d\\e[0m\\n' $((6*7))\r`, TEST_WRITER);
     await until(async () => (await screenRows(session)).some((r) => r.startsWith('FIN-42')), 60_000, 'the end of the flood on the host');
     await page.context().addCookies([{ name: 'flood_done', value: '1', url: server.url }]);
     await stall;
     const expected = screenText(await session.mirror.screen());
     let shown = '';
-    await until(async () => {
-      shown = await pageScreen(page);
-      return shown === expected;
-    }, Wait.Screen, 'the view to show pty/read\'s screen').catch((e: Error) => {
+    await until(
+      async () => {
+        shown = await pageScreen(page);
+        return shown === expected;
+      },
+      Wait.Screen,
+      "the view to show pty/read's screen",
+    ).catch((e: Error) => {
       throw new Error(`${e.message}\nexpected:\n${expected}\nshown:\n${shown}`);
     });
     const view = await page.evaluate(() => ({ resyncs: window.__sharedPtyView!.resyncs(), state: window.__sharedPtyView!.state() }));
@@ -414,7 +433,11 @@ describe('browser view (Chromium + xterm.js)', () => {
 
       process.kill(serve.pid, 'SIGKILL');
       assert.equal(await serve.exited, 'SIGKILL');
-      await until(async () => /host stopped or cannot be reached/.test((await page.textContent('#status')) ?? ''), Wait.Screen, 'the page to say the host is gone');
+      await until(
+        async () => /host stopped or cannot be reached/.test((await page.textContent('#status')) ?? ''),
+        Wait.Screen,
+        'the page to say the host is gone',
+      );
       assert.equal(await page.getAttribute('#status', 'class'), 'status status-error');
       assert.match(await page.evaluate(() => window.__sharedPtyView!.state()), /^disconnected: the Shared PTY host stopped/);
       assert.equal(await page.evaluate(() => window.__sharedPtyTerm!.options.disableStdin), true, 'typing is off');

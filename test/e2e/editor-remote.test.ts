@@ -134,17 +134,23 @@ function terminalLines(page: Page): Promise<string[]> {
 async function waitTerminalLine(page: Page, pred: (line: string) => boolean, what: string, ms: number = Wait.Screen): Promise<void> {
   let last: string[] = [];
   try {
-    await until(async () => {
-      last = await terminalLines(page);
-      return last.some(pred);
-    }, ms, what);
+    await until(
+      async () => {
+        last = await terminalLines(page);
+        return last.some(pred);
+      },
+      ms,
+      what,
+    );
   } catch (e) {
-    throw new Error(`${(e as Error).message}; active terminal: ${JSON.stringify(last.filter(Boolean).slice(-10))}`);
+    throw new Error(`${(e as Error).message}; active terminal: ${JSON.stringify(last.filter(Boolean).slice(-10))}`, { cause: e });
   }
 }
 
 function terminalTabs(page: Page): Promise<string[]> {
-  return page.evaluate(() => [...document.querySelectorAll('.terminal-tabs-entry, .single-terminal-tab')].map((e) => (e.textContent ?? '').replace(/\u00a0/g, ' ').trim()));
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.terminal-tabs-entry, .single-terminal-tab')].map((e) => (e.textContent ?? '').replace(/\u00a0/g, ' ').trim()),
+  );
 }
 
 /** Opens the session list (status bar) and waits until `row` shows in it. */
@@ -205,14 +211,18 @@ function editorBridges(): number[] {
 }
 
 describe('remote hosts in a real editor (code-server)', () => {
-  it('groups sessions by host, opens a remote session as a live terminal, asks about an agent\'s write into a remote session', async (t) => {
+  it("groups sessions by host, opens a remote session as a live terminal, asks about an agent's write into a remote session", async (t) => {
     if (skipReason) return t.skip(skipReason);
     // The far machine: its own runtime directory, home and per-user host, reached by a command.
     const far = tempRuntimeDir();
     cleanups.push(() => stopHosts(far));
     const farHome = tempDir('spt-farhome-');
     const farEnv = { ...process.env, SHARED_PTY_DIR: far, HOME: farHome, SHELL: '/bin/bash' };
-    const opened = spawnSync(process.execPath, [CLI, 'open', '--name', 'far-work', '--json', '--', '/bin/bash', '--norc', '--noprofile'], { env: farEnv, encoding: 'utf8', timeout: 60_000 });
+    const opened = spawnSync(process.execPath, [CLI, 'open', '--name', 'far-work', '--json', '--', '/bin/bash', '--norc', '--noprofile'], {
+      env: farEnv,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(opened.status, 0, `open on the far side: ${opened.stderr}`);
     const farWork = JSON.parse(opened.stdout) as SessionInfo;
     const [farRecord] = readLiveRecords(far);
@@ -229,7 +239,11 @@ describe('remote hosts in a real editor (code-server)', () => {
     const local = tempRuntimeDir();
     cleanups.push(() => stopHosts(local));
     const home = tempDir('spt-home-');
-    const server = await sandbox!.startCodeServer({ extensionDir: ROOT, settings: SETTINGS, env: { SHARED_PTY_DIR: local, XDG_CONFIG_HOME: config, HOME: home } });
+    const server = await sandbox!.startCodeServer({
+      extensionDir: ROOT,
+      settings: SETTINGS,
+      env: { SHARED_PTY_DIR: local, XDG_CONFIG_HOME: config, HOME: home },
+    });
     cleanups.push(() => server.stop());
     const browser = await sandbox!.launchBrowser();
     cleanups.push(() => browser.close());
@@ -243,7 +257,7 @@ describe('remote hosts in a real editor (code-server)', () => {
         } catch (e) {
           failedStep = name;
           await page.screenshot({ path: path.join(os.tmpdir(), 'shared-pty-editor-remote-failure.png') }).catch(() => undefined);
-          throw new Error(`${(e as Error).message}\n--- extension log:\n${extensionLog(server.runDir)}`);
+          throw new Error(`${(e as Error).message}\n--- extension log:\n${extensionLog(server.runDir)}`, { cause: e });
         }
       });
 
@@ -254,27 +268,47 @@ describe('remote hosts in a real editor (code-server)', () => {
       assert.equal(info.clients, 0, 'no editor follows the far session yet');
     });
 
-    await step('2. the session list groups sessions by host: this machine, "far" with its session and "Open Shared PTY on far", "off" with why it cannot be reached', async () => {
-      await openList(page, 'far-work');
-      const groups = await until(async () => {
-        const g = await pickGroups(page);
-        return g.some((x) => x.rows.some((r) => r.includes('Open Shared PTY on far'))) ? g : undefined;
-      }, Wait.Ui, 'the far group complete');
-      const said = JSON.stringify(groups);
-      assert.deepEqual(groups.map((g) => g.group).slice(0, 3), ['this machine', 'far', 'off'], `this machine first, then far, then off: ${said}`);
-      assert.ok(groups[0].rows.some((r) => /^Open Shared PTY(?! on )/.test(r)), `this machine's group opens a terminal here: ${said}`);
-      assert.ok(!groups[0].rows.some((r) => r.includes('far-work')), `the far session is not in this machine's group: ${said}`);
-      assert.ok(groups[1].rows.some((r) => r.includes('far-work')), `far's group holds its session: ${said}`);
-      assert.ok(groups[1].rows.some((r) => r.includes('Open Shared PTY on far')), `far's group opens a terminal there: ${said}`);
-      // The host that cannot be reached says so in its group, with what its command said.
-      const offRow = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'off: not connected' }).first();
-      await offRow.waitFor({ timeout: Wait.Ui });
-      assert.match((await offRow.textContent()) ?? '', /cannot reach host "off" with: .*\(it exited with status 255: ssh: connect to host off-box port 22: Connection refused\)/, 'the reason, in one line');
-      const detail = await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'far-work' }).first().textContent();
-      assert.match(detail ?? '', new RegExp(`far:${farWork.id}`), 'the row names the session as the CLI does');
-      await page.screenshot({ path: path.join(os.tmpdir(), 'shared-pty-remote-list.png') });
-      await page.keyboard.press('Escape');
-    });
+    await step(
+      '2. the session list groups sessions by host: this machine, "far" with its session and "Open Shared PTY on far", "off" with why it cannot be reached',
+      async () => {
+        await openList(page, 'far-work');
+        const groups = await until(
+          async () => {
+            const g = await pickGroups(page);
+            return g.some((x) => x.rows.some((r) => r.includes('Open Shared PTY on far'))) ? g : undefined;
+          },
+          Wait.Ui,
+          'the far group complete',
+        );
+        const said = JSON.stringify(groups);
+        assert.deepEqual(groups.map((g) => g.group).slice(0, 3), ['this machine', 'far', 'off'], `this machine first, then far, then off: ${said}`);
+        assert.ok(
+          groups[0].rows.some((r) => /^Open Shared PTY(?! on )/.test(r)),
+          `this machine's group opens a terminal here: ${said}`,
+        );
+        assert.ok(!groups[0].rows.some((r) => r.includes('far-work')), `the far session is not in this machine's group: ${said}`);
+        assert.ok(
+          groups[1].rows.some((r) => r.includes('far-work')),
+          `far's group holds its session: ${said}`,
+        );
+        assert.ok(
+          groups[1].rows.some((r) => r.includes('Open Shared PTY on far')),
+          `far's group opens a terminal there: ${said}`,
+        );
+        // The host that cannot be reached says so in its group, with what its command said.
+        const offRow = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'off: not connected' }).first();
+        await offRow.waitFor({ timeout: Wait.Ui });
+        assert.match(
+          (await offRow.textContent()) ?? '',
+          /cannot reach host "off" with: .*\(it exited with status 255: ssh: connect to host off-box port 22: Connection refused\)/,
+          'the reason, in one line',
+        );
+        const detail = await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'far-work' }).first().textContent();
+        assert.match(detail ?? '', new RegExp(`far:${farWork.id}`), 'the row names the session as the CLI does');
+        await page.screenshot({ path: path.join(os.tmpdir(), 'shared-pty-remote-list.png') });
+        await page.keyboard.press('Escape');
+      },
+    );
 
     await step('3. a remote session opens as an editor terminal: keys reach it, it follows the far session live, a flood arrives whole', async () => {
       await openList(page, 'far-work');
@@ -286,46 +320,62 @@ describe('remote hosts in a real editor (code-server)', () => {
       await waitTerminalLine(page, (l) => /[$#]\s*$/.test(l), 'the far prompt in the editor terminal');
       await page.keyboard.type('echo typed-$((6*7))');
       await page.keyboard.press('Enter');
-      await waitTerminalLine(page, (l) => l.trim() === 'typed-42', 'the far shell\'s answer in the editor terminal');
+      await waitTerminalLine(page, (l) => l.trim() === 'typed-42', "the far shell's answer in the editor terminal");
       const screen = (await farClient.request<{ screen: string }>('pty/read', { session: farWork.id })).screen;
-      assert.match(screen, /^typed-42$/m, 'the person\'s keys ran on the far host');
+      assert.match(screen, /^typed-42$/m, "the person's keys ran on the far host");
       // Someone on the far machine types: the editor follows.
       await farClient.request('pty/write', { session: farWork.id, action: { text: 'echo from-far-$((2*3))\r' } });
-      await waitTerminalLine(page, (l) => l.trim() === 'from-far-6', 'the far machine\'s own input, shown live');
+      await waitTerminalLine(page, (l) => l.trim() === 'from-far-6', "the far machine's own input, shown live");
       // A flood: every line arrives, in order, paced by the editor (the far host waits for its acknowledgements).
       await farClient.request('pty/write', { session: farWork.id, action: { text: `seq 1 ${FLOOD_LINES}; echo flood-done\r` } });
       await waitTerminalLine(page, (l) => l.trim() === 'flood-done', 'the end of the flood in the editor terminal', Wait.Flood);
       const lines = (await terminalLines(page)).map((l) => l.trim());
       const done = lines.lastIndexOf('flood-done');
       assert.equal(lines[done - 1], String(FLOOD_LINES), 'the last line of the flood just above its end mark');
-      for (let i = done - 200; i < done - 1; i++) assert.equal(Number(lines[i]) + 1, Number(lines[i + 1]), `no line lost in the editor's scrollback near ${lines[i]}`);
+      for (let i = done - 200; i < done - 1; i++)
+        assert.equal(Number(lines[i]) + 1, Number(lines[i + 1]), `no line lost in the editor's scrollback near ${lines[i]}`);
     });
 
-    await step('4. an agent\'s write into a remote session the person opened is asked in this window: Deny types nothing, Allow Once runs it', async () => {
+    await step("4. an agent's write into a remote session the person opened is asked in this window: Deny types nothing, Allow Once runs it", async () => {
       await openList(page, 'Open Shared PTY on far');
       await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Open Shared PTY on far' }).first().click();
-      const mine = await until(async () => {
-        const { sessions } = await farClient.request<{ sessions: SessionInfo[] }>('session/list', {});
-        return sessions.find((s) => s.id !== farWork.id && s.origin === 'user');
-      }, Wait.Ui, 'the session the editor opened on the far host');
+      const mine = await until(
+        async () => {
+          const { sessions } = await farClient.request<{ sessions: SessionInfo[] }>('session/list', {});
+          return sessions.find((s) => s.id !== farWork.id && s.origin === 'user');
+        },
+        Wait.Ui,
+        'the session the editor opened on the far host',
+      );
       await until(async () => (await terminalTabs(page)).some((n) => n.includes(`far:${mine.name}`)), Wait.Ui, `the terminal tab far:${mine.name}`);
       // The window registered as the far host's approver through the bridge, and set its policy there.
-      const policy = await until(async () => {
-        const p = await farClient.request<{ approval: string; canAsk: boolean }>('host/agentPolicy', {});
-        return p.canAsk && p.approval === 'ask' ? p : undefined;
-      }, Wait.Ui, 'the far host to have this window as its approver, with policy ask');
+      const policy = await until(
+        async () => {
+          const p = await farClient.request<{ approval: string; canAsk: boolean }>('host/agentPolicy', {});
+          return p.canAsk && p.approval === 'ask' ? p : undefined;
+        },
+        Wait.Ui,
+        'the far host to have this window as its approver, with policy ask',
+      );
       assert.equal(policy.approval, 'ask');
       // The agent: `shared-pty mcp` on this machine, reaching the far host through its own bridge.
       const mcp = new Client({ name: 'remote-e2e-agent', version: '0.0.0' });
       await mcp.connect(
-        new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: { PATH: process.env.PATH ?? '', HOME: home, SHARED_PTY_DIR: local, XDG_CONFIG_HOME: config }, stderr: 'pipe' }),
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [CLI, 'mcp'],
+          env: { PATH: process.env.PATH ?? '', HOME: home, SHARED_PTY_DIR: local, XDG_CONFIG_HOME: config },
+          stderr: 'pipe',
+        }),
       );
       cleanups.push(() => mcp.close());
       type ToolResult = { isError?: boolean; content: Array<{ text?: string }> };
       const send = (text: string) =>
-        (mcp.callTool({ name: 'send', arguments: { session: `far:${mine.id}`, text, timeout: 30_000 } }, undefined, { timeout: 120_000 }) as Promise<ToolResult>).then((r) =>
-          r.content.map((c) => c.text ?? '').join(''),
-        );
+        (
+          mcp.callTool({ name: 'send', arguments: { session: `far:${mine.id}`, text, timeout: 30_000 } }, undefined, {
+            timeout: 120_000,
+          }) as Promise<ToolResult>
+        ).then((r) => r.content.map((c) => c.text ?? '').join(''));
       const denied = send('echo agent-denied');
       await notificationButton(page, 'echo agent-denied', 'Deny').waitFor({ state: 'visible', timeout: Wait.Ui });
       const question = ((await page.locator('.notification-toast', { hasText: 'echo agent-denied' }).first().textContent()) ?? '').replace(/\u00a0/g, ' ');
@@ -337,16 +387,20 @@ describe('remote hosts in a real editor (code-server)', () => {
       const allowed = send('echo agent-allowed-$((5*5))');
       await notificationButton(page, 'agent-allowed', 'Allow Once').click({ timeout: Wait.Ui });
       assert.match(await allowed, /agent-allowed-25/, 'the allowed command ran and the agent got its output');
-      await waitTerminalLine(page, (l) => l.trim() === 'agent-allowed-25', 'the agent\'s command in the person\'s remote terminal');
+      await waitTerminalLine(page, (l) => l.trim() === 'agent-allowed-25', "the agent's command in the person's remote terminal");
       const who = await farClient.request<{ lastInput: { origin: string; approval?: string } }>('pty/info', { session: mine.id });
-      assert.deepEqual([who.lastInput.origin, who.lastInput.approval], ['agent', 'allowed_once'], 'the far host recorded the person\'s answer');
+      assert.deepEqual([who.lastInput.origin, who.lastInput.approval], ['agent', 'allowed_once'], "the far host recorded the person's answer");
     });
 
     await step('5. the bridge killed under the terminal: said once, the session runs on, the list connects again and the terminal follows it', async () => {
       const [bridgePid, ...more] = editorBridges();
       assert.ok(bridgePid && more.length === 0, `one bridge for the window, however many terminals: ${[bridgePid, ...more]}`);
       process.kill(bridgePid, 'SIGKILL');
-      await waitTerminalLine(page, (l) => l.includes('[the connection to host far dropped; the session runs on there'), 'the terminal saying its bridge dropped');
+      await waitTerminalLine(
+        page,
+        (l) => l.includes('[the connection to host far dropped; the session runs on there'),
+        'the terminal saying its bridge dropped',
+      );
       await page.locator('.notification-toast', { hasText: 'the connection to host "far"' }).first().waitFor({ timeout: Wait.Ui });
       const info = await farClient.request<{ running: boolean }>('pty/info', { session: farWork.id });
       assert.equal(info.running, true, 'the far session runs on');
@@ -354,7 +408,10 @@ describe('remote hosts in a real editor (code-server)', () => {
       const picker = page.locator('.quick-input-widget');
       await picker.locator('.monaco-list-row', { hasText: 'far-work' }).first().click();
       await picker.locator('.quick-input-title', { hasText: 'Shared PTY sessions: far:far-work' }).waitFor({ timeout: Wait.Ui });
-      await picker.locator('.monaco-list-row', { hasText: /Show in This Window|Focus Terminal/ }).first().click();
+      await picker
+        .locator('.monaco-list-row', { hasText: /Show in This Window|Focus Terminal/ })
+        .first()
+        .click();
       await waitTerminalLine(page, (l) => l.trim() === 'flood-done', 'far-work redrawn from the far screen in the new terminal');
       // Keys go where the focus is: into the terminal on screen (the old one, whose bridge dropped,
       // would take a key as "close me", as a finished terminal does).

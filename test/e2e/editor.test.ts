@@ -126,13 +126,27 @@ function packageVsix(outDir: string): string {
   const r = spawnSync(
     path.join(ROOT, 'node_modules', '.bin', 'vsce'),
     // README links are relative; the repository URL is not a GitHub one, so vsce needs a base.
-    ['package', '--out', vsix, '--baseContentUrl', 'https://example.invalid/shared-pty/blob/HEAD', '--baseImagesUrl', 'https://example.invalid/shared-pty/raw/HEAD'],
+    [
+      'package',
+      '--out',
+      vsix,
+      '--baseContentUrl',
+      'https://example.invalid/shared-pty/blob/HEAD',
+      '--baseImagesUrl',
+      'https://example.invalid/shared-pty/raw/HEAD',
+    ],
     { cwd: ROOT, encoding: 'utf8', timeout: 120_000 },
   );
   if (r.status !== 0) throw new Error(`vsce package failed: ${r.stderr || r.stdout}`);
   // Zip entries' names are stored uncompressed in the central directory.
   const bytes = fs.readFileSync(vsix);
-  for (const entry of ['extension/dist/extension.js', 'extension/dist/cli.js', 'extension/node_modules/node-pty/build/Release/pty.node', 'extension/node_modules/koffi/index.cjs', `extension/node_modules/@koromix/koffi-${process.platform}-${process.arch}/package.json`]) {
+  for (const entry of [
+    'extension/dist/extension.js',
+    'extension/dist/cli.js',
+    'extension/node_modules/node-pty/build/Release/pty.node',
+    'extension/node_modules/koffi/index.cjs',
+    `extension/node_modules/@koromix/koffi-${process.platform}-${process.arch}/package.json`,
+  ]) {
     assert.ok(bytes.includes(Buffer.from(entry)), `the VSIX contains ${entry}`);
   }
   assert.ok(!bytes.includes(Buffer.from('extension/src/')), 'the VSIX leaves the sources out');
@@ -154,7 +168,16 @@ function statusItem(page: Page) {
 }
 
 async function waitStatus(page: Page, n: number, ms: number = Wait.Ui): Promise<void> {
-  await until(async () => (await statusItem(page).textContent().catch(() => ''))?.trim() === `Shared: ${n}`, ms, `status bar "Shared: ${n}"`);
+  await until(
+    async () =>
+      (
+        await statusItem(page)
+          .textContent()
+          .catch(() => '')
+      )?.trim() === `Shared: ${n}`,
+    ms,
+    `status bar "Shared: ${n}"`,
+  );
 }
 
 /** Runs a command from the palette (F1), picking the row that shows `row`. */
@@ -182,10 +205,14 @@ function terminalLines(page: Page): Promise<string[]> {
 async function waitTerminalLine(page: Page, pred: (line: string) => boolean, what: string, ms: number = Wait.Screen): Promise<string[]> {
   let last: string[] = [];
   try {
-    return await until(async () => {
-      last = await terminalLines(page);
-      return last.some(pred) ? last : undefined;
-    }, ms, what);
+    return await until(
+      async () => {
+        last = await terminalLines(page);
+        return last.some(pred) ? last : undefined;
+      },
+      ms,
+      what,
+    );
   } catch (e) {
     throw new Error(`${(e as Error).message}; active terminal: ${JSON.stringify(last.filter(Boolean).slice(-10))}`, { cause: e });
   }
@@ -287,7 +314,11 @@ async function startHostWithoutNodePty(runtimeDir: string): Promise<{ record: Ho
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const record = await until(() => readLiveRecords(runtimeDir).find((r) => r.kind === 'daemon' && r.pid === child.pid), Wait.Ui, 'the host without node-pty to start');
+    const record = await until(
+      () => readLiveRecords(runtimeDir).find((r) => r.kind === 'daemon' && r.pid === child.pid),
+      Wait.Ui,
+      'the host without node-pty to start',
+    );
     return { record, stop };
   } catch (e) {
     const log = fs.readFileSync(path.join(dir, 'host.log'), 'utf8');
@@ -405,13 +436,17 @@ describe('the extension in a real editor (code-server)', () => {
       await page.screenshot({ path: path.join(MEDIA, 'editor-terminal.png') });
     });
 
-    await step('3b. an agent\'s write waits for the user\'s answer: Deny types nothing, Allow Once runs it, Allow for This Session stops asking', async () => {
+    await step("3b. an agent's write waits for the user's answer: Deny types nothing, Allow Once runs it, Allow for This Session stops asking", async () => {
       // 3b. Agent write approval (docs/protocol.md#agent-write-approval; `ask` is the editor's default): an agent's send into
       //     the user's terminal waits for the user's answer in a notification that names the terminal
       //     and shows the text, while the tab says "agent typing". Deny: nothing is typed and the
       //     agent hears the user declined. Allow Once: it runs. The agent calls as `shared-pty mcp`
       //     relays an MCP tool call.
-      await until(async () => (await client.request<{ canAsk: boolean }>('host/agentPolicy', {})).canAsk, Wait.Ui, 'the window to watch the host (to be asked)');
+      await until(
+        async () => (await client.request<{ canAsk: boolean }>('host/agentPolicy', {})).canAsk,
+        Wait.Ui,
+        'the window to watch the host (to be asked)',
+      );
       const agentCtl = await RpcClient.connect(record.control);
       cleanups.push(() => agentCtl.close());
       const AGENT = { origin: 'agent', transport: 'mcp-stdio' };
@@ -421,7 +456,11 @@ describe('the extension in a real editor (code-server)', () => {
       );
       const question = await waitNotification(page, `wants to type into the terminal "${user.name}"`);
       assert.match(question, /"echo agent-denied⏎"/, `the question shows what the agent wants to type: ${question}`);
-      await until(async () => (await terminalTabs(page)).some((n) => n.includes(`${user.name} — agent typing`)), Wait.Ui, '"agent typing" on the terminal\'s tab');
+      await until(
+        async () => (await terminalTabs(page)).some((n) => n.includes(`${user.name} — agent typing`)),
+        Wait.Ui,
+        '"agent typing" on the terminal\'s tab',
+      );
       // The picture for the README: once the toast has finished sliding in.
       await notificationButton(page, 'echo agent-denied', 'Deny').waitFor({ state: 'visible', timeout: Wait.Ui });
       await page.waitForTimeout(500);
@@ -473,7 +512,7 @@ describe('the extension in a real editor (code-server)', () => {
       await sessionAction(page, user.name, 'Copy Address');
       await waitNotification(page, `Copied the address of ${user.name}`);
       const address = await page.evaluate(() => navigator.clipboard.readText());
-      assert.equal(address, user.address, 'the clipboard holds the session\'s address');
+      assert.equal(address, user.address, "the clipboard holds the session's address");
       const direct = await RpcClient.connect(address);
       try {
         assert.match((await direct.request<{ screen: string }>('pty/read', {})).screen, /^hello-editor$/m, 'the copied address reaches the session');
@@ -482,155 +521,183 @@ describe('the extension in a real editor (code-server)', () => {
       }
     });
 
-    await step('4b-4e. Keep Running clears a lease, Kill Session ends it; read-only and input links are shared, opened and revoked, one by one and all at once', async () => {
-      // 4b. "Keep Running" from the list clears a session's lease (session/keep). Two user sessions
-      //     no window shows (as when their window closed for good), each with a short lease: the one
-      //     kept from the list outlives it, the other ends. SessionInfo carries no lease, so the test
-      //     watches what the lease does. (The next step runs while the leases count down.)
-      const leased = (name: string) =>
-        client.request<SessionInfo>('session/create', {
-          command: '/bin/bash',
-          args: ['--norc', '--noprofile'],
-          cwd: server.workspace,
-          origin: 'user',
-          name,
-          leaseSeconds: Wait.KeepLeaseSeconds,
-        });
-      const kept = await leased('keep-e2e'); // created first: without the keep, its lease ends first
-      const notKept = await leased('lease-e2e');
-      const leasesStarted = Date.now();
-      await waitStatus(page, 3);
-      await sessionAction(page, 'keep-e2e', 'Keep Running');
-      await waitNotification(page, 'keep-e2e keeps running when no editor shows it');
-      assert.ok(Date.now() - leasesStarted < Wait.KeepLeaseSeconds * 1000, 'the keep came before the lease ran out (else this step proves nothing)');
+    await step(
+      '4b-4e. Keep Running clears a lease, Kill Session ends it; read-only and input links are shared, opened and revoked, one by one and all at once',
+      async () => {
+        // 4b. "Keep Running" from the list clears a session's lease (session/keep). Two user sessions
+        //     no window shows (as when their window closed for good), each with a short lease: the one
+        //     kept from the list outlives it, the other ends. SessionInfo carries no lease, so the test
+        //     watches what the lease does. (The next step runs while the leases count down.)
+        const leased = (name: string) =>
+          client.request<SessionInfo>('session/create', {
+            command: '/bin/bash',
+            args: ['--norc', '--noprofile'],
+            cwd: server.workspace,
+            origin: 'user',
+            name,
+            leaseSeconds: Wait.KeepLeaseSeconds,
+          });
+        const kept = await leased('keep-e2e'); // created first: without the keep, its lease ends first
+        const notKept = await leased('lease-e2e');
+        const leasesStarted = Date.now();
+        await waitStatus(page, 3);
+        await sessionAction(page, 'keep-e2e', 'Keep Running');
+        await waitNotification(page, 'keep-e2e keeps running when no editor shows it');
+        assert.ok(Date.now() - leasesStarted < Wait.KeepLeaseSeconds * 1000, 'the keep came before the lease ran out (else this step proves nothing)');
 
-      // 4c. "Share Read-only Link…" with an expiry: the clipboard holds a link to the session's view
-      //     on the host's HTTP server as this browser reaches it, through code-server's port proxy
-      //     (/proxy/<port>/, asExternalUri), carrying a one-time token for that session only, in the
-      //     view scope. The link opens the view once (the page, then the session's screen in a
-      //     browser) and cannot type; after that it opens nothing, and it is no Bearer token for scripts.
-      await page.evaluate(() => navigator.clipboard.writeText('(nothing copied yet)'));
-      await sessionAction(page, user.name, 'Share Read-only Link', { title: `Share read-only link: ${user.name}`, row: '1 hour' });
-      const viewNotice = await waitNotification(page, `Copied a read-only link to ${user.name}`);
-      assert.match(viewNotice, /until (today|tomorrow) at \d\d:\d\d: whoever opens it first can watch it, not type/, 'the notice says what the link allows and until when');
-      const link = await until(
-        async () => {
-          const text = await page.evaluate(() => navigator.clipboard.readText());
-          return text.startsWith('http') ? text : undefined;
-        },
-        Wait.Ui,
-        'the browser link on the clipboard',
-      );
-      assert.ok(record.http, 'the per-user host serves HTTP');
-      const http = record.http;
-      const viewUrl = new URL(link);
-      const httpPort = new URL(http.url).port;
-      assert.equal(viewUrl.origin, new URL(server.url).origin, 'the link goes through the editor\'s address');
-      assert.equal(viewUrl.pathname, `/proxy/${httpPort}/sessions/${user.id}/view`, 'through code-server\'s port proxy to the host\'s HTTP port');
-      const viewToken = viewUrl.searchParams.get('token') ?? '';
-      assert.ok(viewToken && viewToken !== http.token, 'the link carries a token of its own, not the host\'s');
-      const tokensOf = async (id: string) =>
-        (await client.request<{ tokens: Array<{ id: string; scope: string; session: string; reusable: boolean; createdAt: string; expiresAt: string }> }>('host/tokens')).tokens.filter((x) => x.session === id);
-      const [viewInfo] = await tokensOf(user.id);
-      assert.equal(viewInfo?.scope, 'view', 'the host lists one view token for the session');
-      assert.equal(Date.parse(viewInfo.expiresAt) - Date.parse(viewInfo.createdAt), 3600_000, 'it expires after the hour picked');
-      /** A REST write with a bearer token (the same call an agent or script makes). */
-      const restWrite = (token: string, data: string) =>
-        fetch(`${http.url}/sessions/${user.id}/write`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ data }),
-        });
-      const refused = await restWrite(viewToken, 'echo not-allowed');
-      assert.equal(refused.status, 401, 'a link is no Bearer token: it cannot type');
-      assert.match(((await refused.json()) as { error: { message: string } }).error.message, /a link for a browser/);
-      const forged = new URL(link);
-      forged.searchParams.set('token', 'not-the-token');
-      assert.equal((await fetch(forged, { redirect: 'manual' })).status, 401, 'the link\'s token is what opens the view');
-      // A browser with no cookie yet opens the link and shows the session's screen, read-only. It
-      // stays open: revoking the link (4e) closes it.
-      const viewer = await browser.newPage();
-      cleanups.push(() => viewer.close());
-      assert.equal((await viewer.goto(link))?.status(), 200);
-      assert.equal(await viewer.title(), `${user.name} — Shared PTY`, 'the view page of that session');
-      // The link opened once: now it opens nothing, and the browser holds a page cookie named after the port, with no token in it.
-      assert.equal((await fetch(link, { redirect: 'manual' })).status, 401, 'the copied link opens nothing a second time');
-      assert.equal(viewer.url(), `${viewUrl.origin}${viewUrl.pathname}`, 'the view stays under the proxy, without the token');
-      const pageCookie = (await viewer.context().cookies()).find((c) => c.name === `shared_pty_${httpPort}`);
-      assert.ok(pageCookie && pageCookie.value !== viewToken && pageCookie.value !== http.token, 'the page cookie holds no token');
-      const cookie = `${pageCookie.name}=${pageCookie.value}`;
-      assert.equal(pageCookie.path, `/proxy/${httpPort}/sessions/${user.id}`, 'the cookie stays with the link\'s folder: the proxy\'s other ports never get it');
-      const viewPageUrl = new URL('view', link);
-      assert.equal((await fetch(viewPageUrl, { headers: { cookie } })).status, 200);
-      await until(
-        () =>
-          viewer.evaluate(() => {
-            const term = (window as unknown as { __sharedPtyTerm?: import('@xterm/xterm').Terminal }).__sharedPtyTerm;
-            if (!term) return false;
-            for (let y = 0; y < term.buffer.active.length; y++) if (term.buffer.active.getLine(y)?.translateToString(true).trim() === 'hello-editor') return true;
-            return false;
-          }),
-        Wait.Screen,
-        'the session\'s screen (hello-editor) in the browser view opened from the copied link',
-      );
-      const viewerStatus = () => viewer.locator('#status').textContent().then((t) => t ?? '');
-      await until(async () => (await viewerStatus()) === 'live (read-only)', Wait.Ui, 'the view to say "live (read-only)"');
-      assert.ok(await viewer.locator('#readonly-badge').isVisible(), 'the view shows its read-only badge');
+        // 4c. "Share Read-only Link…" with an expiry: the clipboard holds a link to the session's view
+        //     on the host's HTTP server as this browser reaches it, through code-server's port proxy
+        //     (/proxy/<port>/, asExternalUri), carrying a one-time token for that session only, in the
+        //     view scope. The link opens the view once (the page, then the session's screen in a
+        //     browser) and cannot type; after that it opens nothing, and it is no Bearer token for scripts.
+        await page.evaluate(() => navigator.clipboard.writeText('(nothing copied yet)'));
+        await sessionAction(page, user.name, 'Share Read-only Link', { title: `Share read-only link: ${user.name}`, row: '1 hour' });
+        const viewNotice = await waitNotification(page, `Copied a read-only link to ${user.name}`);
+        assert.match(
+          viewNotice,
+          /until (today|tomorrow) at \d\d:\d\d: whoever opens it first can watch it, not type/,
+          'the notice says what the link allows and until when',
+        );
+        const link = await until(
+          async () => {
+            const text = await page.evaluate(() => navigator.clipboard.readText());
+            return text.startsWith('http') ? text : undefined;
+          },
+          Wait.Ui,
+          'the browser link on the clipboard',
+        );
+        assert.ok(record.http, 'the per-user host serves HTTP');
+        const http = record.http;
+        const viewUrl = new URL(link);
+        const httpPort = new URL(http.url).port;
+        assert.equal(viewUrl.origin, new URL(server.url).origin, "the link goes through the editor's address");
+        assert.equal(viewUrl.pathname, `/proxy/${httpPort}/sessions/${user.id}/view`, "through code-server's port proxy to the host's HTTP port");
+        const viewToken = viewUrl.searchParams.get('token') ?? '';
+        assert.ok(viewToken && viewToken !== http.token, "the link carries a token of its own, not the host's");
+        const tokensOf = async (id: string) =>
+          (
+            await client.request<{ tokens: Array<{ id: string; scope: string; session: string; reusable: boolean; createdAt: string; expiresAt: string }> }>(
+              'host/tokens',
+            )
+          ).tokens.filter((x) => x.session === id);
+        const [viewInfo] = await tokensOf(user.id);
+        assert.equal(viewInfo?.scope, 'view', 'the host lists one view token for the session');
+        assert.equal(Date.parse(viewInfo.expiresAt) - Date.parse(viewInfo.createdAt), 3600_000, 'it expires after the hour picked');
+        /** A REST write with a bearer token (the same call an agent or script makes). */
+        const restWrite = (token: string, data: string) =>
+          fetch(`${http.url}/sessions/${user.id}/write`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ data }),
+          });
+        const refused = await restWrite(viewToken, 'echo not-allowed');
+        assert.equal(refused.status, 401, 'a link is no Bearer token: it cannot type');
+        assert.match(((await refused.json()) as { error: { message: string } }).error.message, /a link for a browser/);
+        const forged = new URL(link);
+        forged.searchParams.set('token', 'not-the-token');
+        assert.equal((await fetch(forged, { redirect: 'manual' })).status, 401, "the link's token is what opens the view");
+        // A browser with no cookie yet opens the link and shows the session's screen, read-only. It
+        // stays open: revoking the link (4e) closes it.
+        const viewer = await browser.newPage();
+        cleanups.push(() => viewer.close());
+        assert.equal((await viewer.goto(link))?.status(), 200);
+        assert.equal(await viewer.title(), `${user.name} — Shared PTY`, 'the view page of that session');
+        // The link opened once: now it opens nothing, and the browser holds a page cookie named after the port, with no token in it.
+        assert.equal((await fetch(link, { redirect: 'manual' })).status, 401, 'the copied link opens nothing a second time');
+        assert.equal(viewer.url(), `${viewUrl.origin}${viewUrl.pathname}`, 'the view stays under the proxy, without the token');
+        const pageCookie = (await viewer.context().cookies()).find((c) => c.name === `shared_pty_${httpPort}`);
+        assert.ok(pageCookie && pageCookie.value !== viewToken && pageCookie.value !== http.token, 'the page cookie holds no token');
+        const cookie = `${pageCookie.name}=${pageCookie.value}`;
+        assert.equal(
+          pageCookie.path,
+          `/proxy/${httpPort}/sessions/${user.id}`,
+          "the cookie stays with the link's folder: the proxy's other ports never get it",
+        );
+        const viewPageUrl = new URL('view', link);
+        assert.equal((await fetch(viewPageUrl, { headers: { cookie } })).status, 200);
+        await until(
+          () =>
+            viewer.evaluate(() => {
+              const term = (window as unknown as { __sharedPtyTerm?: import('@xterm/xterm').Terminal }).__sharedPtyTerm;
+              if (!term) return false;
+              for (let y = 0; y < term.buffer.active.length; y++)
+                if (term.buffer.active.getLine(y)?.translateToString(true).trim() === 'hello-editor') return true;
+              return false;
+            }),
+          Wait.Screen,
+          "the session's screen (hello-editor) in the browser view opened from the copied link",
+        );
+        const viewerStatus = () =>
+          viewer
+            .locator('#status')
+            .textContent()
+            .then((t) => t ?? '');
+        await until(async () => (await viewerStatus()) === 'live (read-only)', Wait.Ui, 'the view to say "live (read-only)"');
+        assert.ok(await viewer.locator('#readonly-badge').isVisible(), 'the view shows its read-only badge');
 
-      // 4b, concluded: the session that was not kept ends with its lease; the kept one stays.
-      await until(async () => !(await listSessions(client)).some((s) => s.id === notKept.id), (Wait.KeepLeaseSeconds + 10) * 1000, 'lease-e2e to end when its lease ran out');
-      const stillThere = (await listSessions(client)).find((s) => s.id === kept.id);
-      assert.ok(stillThere?.running, 'keep-e2e still runs after its lease would have run out');
-      assert.equal(stillThere.clients, 0, 'no client holds keep-e2e: only the cleared lease keeps it');
-      // "Kill Session" from the list ends it (its shell too).
-      await sessionAction(page, 'keep-e2e', 'Kill Session');
-      await until(async () => !(await listSessions(client)).some((s) => s.id === kept.id), Wait.Ui, 'keep-e2e to end when killed from the list');
-      await until(() => !isAlive(kept.pid), Wait.Ui, 'keep-e2e\'s shell to be gone');
-      await waitStatus(page, 1);
+        // 4b, concluded: the session that was not kept ends with its lease; the kept one stays.
+        await until(
+          async () => !(await listSessions(client)).some((s) => s.id === notKept.id),
+          (Wait.KeepLeaseSeconds + 10) * 1000,
+          'lease-e2e to end when its lease ran out',
+        );
+        const stillThere = (await listSessions(client)).find((s) => s.id === kept.id);
+        assert.ok(stillThere?.running, 'keep-e2e still runs after its lease would have run out');
+        assert.equal(stillThere.clients, 0, 'no client holds keep-e2e: only the cleared lease keeps it');
+        // "Kill Session" from the list ends it (its shell too).
+        await sessionAction(page, 'keep-e2e', 'Kill Session');
+        await until(async () => !(await listSessions(client)).some((s) => s.id === kept.id), Wait.Ui, 'keep-e2e to end when killed from the list');
+        await until(() => !isAlive(kept.pid), Wait.Ui, "keep-e2e's shell to be gone");
+        await waitStatus(page, 1);
 
-      // 4d. "Share with Input…" for 15 minutes: the notification's "Copy Token" puts a reusable token
-      //     of its own on the clipboard (for an agent or a script), and writes with it reach the shell.
-      await sessionAction(page, user.name, 'Share with Input', { title: `Share with input: ${user.name}`, row: '15 minutes' });
-      const inputNotice = await waitNotification(page, `Copied a link to ${user.name} with input`);
-      assert.match(inputNotice, /whoever opens it first can watch it and type into it/);
-      const inputLink = await until(
-        async () => {
-          const text = await page.evaluate(() => navigator.clipboard.readText());
-          return text.startsWith('http') && text !== link ? text : undefined;
-        },
-        Wait.Ui,
-        'the link with input on the clipboard',
-      );
-      await page.locator('.notification-toast', { hasText: `Copied a link to ${user.name} with input` }).first().locator('.monaco-button', { hasText: 'Copy Token' }).click();
-      await waitNotification(page, 'Copied a token for scripts and agents');
-      const inputToken = await page.evaluate(() => navigator.clipboard.readText());
-      assert.ok(inputToken && inputToken !== new URL(inputLink).searchParams.get('token'), 'a token of its own, not the link\'s');
-      const inputInfo = (await tokensOf(user.id)).find((x) => x.scope === 'input' && x.reusable);
-      assert.ok(inputInfo, 'the host lists the reusable input token');
-      assert.equal(Date.parse(inputInfo.expiresAt) - Date.parse(inputInfo.createdAt), 900_000, 'it expires after the 15 minutes picked');
-      assert.equal((await restWrite(inputToken, 'echo typed-with-$((6*7))-link')).status, 200, 'a token with input can type');
-      await until(
-        async () => /^typed-with-42-link$/m.test((await client.request<{ screen: string }>('pty/read', { session: user.id })).screen),
-        Wait.Screen,
-        'the write made with the input token to run in the shell',
-      );
+        // 4d. "Share with Input…" for 15 minutes: the notification's "Copy Token" puts a reusable token
+        //     of its own on the clipboard (for an agent or a script), and writes with it reach the shell.
+        await sessionAction(page, user.name, 'Share with Input', { title: `Share with input: ${user.name}`, row: '15 minutes' });
+        const inputNotice = await waitNotification(page, `Copied a link to ${user.name} with input`);
+        assert.match(inputNotice, /whoever opens it first can watch it and type into it/);
+        const inputLink = await until(
+          async () => {
+            const text = await page.evaluate(() => navigator.clipboard.readText());
+            return text.startsWith('http') && text !== link ? text : undefined;
+          },
+          Wait.Ui,
+          'the link with input on the clipboard',
+        );
+        await page
+          .locator('.notification-toast', { hasText: `Copied a link to ${user.name} with input` })
+          .first()
+          .locator('.monaco-button', { hasText: 'Copy Token' })
+          .click();
+        await waitNotification(page, 'Copied a token for scripts and agents');
+        const inputToken = await page.evaluate(() => navigator.clipboard.readText());
+        assert.ok(inputToken && inputToken !== new URL(inputLink).searchParams.get('token'), "a token of its own, not the link's");
+        const inputInfo = (await tokensOf(user.id)).find((x) => x.scope === 'input' && x.reusable);
+        assert.ok(inputInfo, 'the host lists the reusable input token');
+        assert.equal(Date.parse(inputInfo.expiresAt) - Date.parse(inputInfo.createdAt), 900_000, 'it expires after the 15 minutes picked');
+        assert.equal((await restWrite(inputToken, 'echo typed-with-$((6*7))-link')).status, 200, 'a token with input can type');
+        await until(
+          async () => /^typed-with-42-link$/m.test((await client.request<{ screen: string }>('pty/read', { session: user.id })).screen),
+          Wait.Screen,
+          'the write made with the input token to run in the shell',
+        );
 
-      // 4e. "Revoke Shared Links…" lists the session's live links; revoking the read-only one ends it
-      //     at once: the link and its cookie get 401 and the page open with it is closed, saying so.
-      //     The other link still works until it is revoked in turn.
-      await sessionAction(page, user.name, 'Revoke Shared Links', { title: `Revoke shared links: ${user.name}`, row: 'Read-only link' });
-      await waitNotification(page, `Revoked the read-only link to ${user.name}`);
-      await until(async () => (await viewerStatus()).includes('access was revoked'), Wait.Ui, 'the open view to close, saying its link was revoked');
-      assert.equal((await fetch(link, { redirect: 'manual' })).status, 401, 'the revoked link opens nothing');
-      assert.equal((await fetch(viewPageUrl, { headers: { cookie } })).status, 401, 'nor does the cookie it left');
-      assert.equal((await restWrite(inputToken, 'true')).status, 200, 'the token with input still works');
-      // "Revoke All 2 Links" ends the two left (the link with input and its token) at once.
-      await sessionAction(page, user.name, 'Revoke Shared Links', { title: `Revoke shared links: ${user.name}`, row: 'Revoke All 2 Links' });
-      await waitNotification(page, `Revoked 2 shared links to ${user.name}`);
-      assert.equal((await restWrite(inputToken, 'true')).status, 401, 'the revoked input token is refused');
-      assert.equal((await fetch(inputLink, { redirect: 'manual' })).status, 401, 'the revoked link with input opens nothing');
-      assert.deepEqual(await tokensOf(user.id), [], 'no live token is left for the session');
-    });
+        // 4e. "Revoke Shared Links…" lists the session's live links; revoking the read-only one ends it
+        //     at once: the link and its cookie get 401 and the page open with it is closed, saying so.
+        //     The other link still works until it is revoked in turn.
+        await sessionAction(page, user.name, 'Revoke Shared Links', { title: `Revoke shared links: ${user.name}`, row: 'Read-only link' });
+        await waitNotification(page, `Revoked the read-only link to ${user.name}`);
+        await until(async () => (await viewerStatus()).includes('access was revoked'), Wait.Ui, 'the open view to close, saying its link was revoked');
+        assert.equal((await fetch(link, { redirect: 'manual' })).status, 401, 'the revoked link opens nothing');
+        assert.equal((await fetch(viewPageUrl, { headers: { cookie } })).status, 401, 'nor does the cookie it left');
+        assert.equal((await restWrite(inputToken, 'true')).status, 200, 'the token with input still works');
+        // "Revoke All 2 Links" ends the two left (the link with input and its token) at once.
+        await sessionAction(page, user.name, 'Revoke Shared Links', { title: `Revoke shared links: ${user.name}`, row: 'Revoke All 2 Links' });
+        await waitNotification(page, `Revoked 2 shared links to ${user.name}`);
+        assert.equal((await restWrite(inputToken, 'true')).status, 401, 'the revoked input token is refused');
+        assert.equal((await fetch(inputLink, { redirect: 'manual' })).status, 401, 'the revoked link with input opens nothing');
+        assert.deepEqual(await tokensOf(user.id), [], 'no live token is left for the session');
+      },
+    );
 
     await step('4f. Start and Stop Recording from the list; the replay link plays it', async () => {
       // 4f. "Start Recording" from the list records into the recordings folder; a command typed in the
@@ -644,16 +711,27 @@ describe('the extension in a real editor (code-server)', () => {
       await page.locator('.terminal-wrapper.active').click();
       await page.keyboard.type('echo recorded-$((6*7))');
       await page.keyboard.press('Enter');
-      await waitTerminalLine(page, (l) => l.trim() === 'recorded-42', 'the recorded command\'s output');
+      await waitTerminalLine(page, (l) => l.trim() === 'recorded-42', "the recorded command's output");
       await until(async () => fs.readFileSync(castFile, 'utf8').includes('recorded-42'), Wait.Ui, 'the output in the recording file');
       await sessionAction(page, user.name, 'Stop Recording');
       const stopNotice = await waitNotification(page, `Stopped recording ${user.name}`);
       assert.ok(stopNotice.includes(castFile), `the notification names the file: ${stopNotice}`);
-      const [header, ...events] = fs.readFileSync(castFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as [number, string, string]);
+      const [header, ...events] = fs
+        .readFileSync(castFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as [number, string, string]);
       assert.equal((header as unknown as { version: number }).version, 3, 'an asciicast v3 file');
-      assert.ok(events.some((e) => e[1] === 'o' && e[2].includes('recorded-42')), 'the command\'s output is recorded');
+      assert.ok(
+        events.some((e) => e[1] === 'o' && e[2].includes('recorded-42')),
+        "the command's output is recorded",
+      );
       // By default a recording keeps no typed text: each write is a marker saying who typed it, how, and how many bytes.
-      assert.deepEqual(events.filter((e) => e[1] === 'i'), [], 'no input text is recorded unless asked');
+      assert.deepEqual(
+        events.filter((e) => e[1] === 'i'),
+        [],
+        'no input text is recorded unless asked',
+      );
       const marks = events.filter((e) => e[1] === 'm').map((e) => e[2]);
       const userBytes = marks.map((m) => /^input from user via \S+: (\d+) bytes?$/.exec(m)).reduce((n, m) => n + (m ? Number(m[1]) : 0), 0);
       assert.equal(userBytes, 'echo recorded-$((6*7))\r'.length, `the markers count what the user typed: ${JSON.stringify(marks)}`);
@@ -665,20 +743,28 @@ describe('the extension in a real editor (code-server)', () => {
       cleanups.push(() => replayer.close());
       await replayer.waitForLoadState();
       const replayUrl = new URL(replayer.url());
-      assert.equal(replayUrl.origin, new URL(server.url).origin, 'opened through the editor\'s address');
-      assert.match(replayUrl.pathname, new RegExp(`^/proxy/${new URL(record.http!.url).port}/replay/[0-9a-f]{32}$`), 'through code-server\'s port proxy, the token gone');
-      const replayState = () => replayer.evaluate(() => (window as unknown as { __sharedPtyReplay?: { state(): string } }).__sharedPtyReplay?.state() ?? 'no replayer');
+      assert.equal(replayUrl.origin, new URL(server.url).origin, "opened through the editor's address");
+      assert.match(
+        replayUrl.pathname,
+        new RegExp(`^/proxy/${new URL(record.http!.url).port}/replay/[0-9a-f]{32}$`),
+        "through code-server's port proxy, the token gone",
+      );
+      const replayState = () =>
+        replayer.evaluate(() => (window as unknown as { __sharedPtyReplay?: { state(): string } }).__sharedPtyReplay?.state() ?? 'no replayer');
       await until(async () => (await replayState()) === 'ready', Wait.Ui, 'the player to load the recording');
       assert.equal(await replayer.title(), `${path.basename(castFile)} — Shared PTY replay`);
-      assert.equal(await replayer.locator('.ap-marker-container').count(), marks.length, 'the recording\'s markers are on the player\'s progress bar');
+      assert.equal(await replayer.locator('.ap-marker-container').count(), marks.length, "the recording's markers are on the player's progress bar");
       await replayer.click('.ap-overlay-start');
       await until(async () => (await replayState()) === 'ended', Wait.Suite, 'the replay to play to its end');
       // The player says "ended" as it draws its last frame: its screen is read until it shows it.
       let playerRows: string[] = [];
       await until(
-        async () => (playerRows = await replayer.evaluate(() => [...document.querySelectorAll('.ap-term-text .ap-line')].map((l) => (l.textContent ?? '').trim()))).includes('recorded-42'),
+        async () =>
+          (playerRows = await replayer.evaluate(() =>
+            [...document.querySelectorAll('.ap-term-text .ap-line')].map((l) => (l.textContent ?? '').trim()),
+          )).includes('recorded-42'),
         Wait.Ui,
-        'the player to show the command\'s output',
+        "the player to show the command's output",
       ).catch(() => assert.fail(`the player shows the command's output: ${JSON.stringify(playerRows)}`));
       await replayer.close();
     });
@@ -728,15 +814,23 @@ describe('the extension in a real editor (code-server)', () => {
         origin: 'agent',
         name: 'agent-e2e',
       });
-      await until(async () => (await terminalTabs(page)).some((n) => n.includes('Shared PTY (agent): agent-e2e')), Wait.Ui, 'the agent session as an editor terminal');
-      await until(async () => (await listSessions(client)).find((s) => s.id === agent.id && s.clients >= 1), Wait.Ui, 'the editor to attach to the agent session');
+      await until(
+        async () => (await terminalTabs(page)).some((n) => n.includes('Shared PTY (agent): agent-e2e')),
+        Wait.Ui,
+        'the agent session as an editor terminal',
+      );
+      await until(
+        async () => (await listSessions(client)).find((s) => s.id === agent.id && s.clients >= 1),
+        Wait.Ui,
+        'the editor to attach to the agent session',
+      );
       const focused = await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '');
       assert.ok(!focused.includes('agent-e2e'), `the agent terminal did not take focus (focus is on "${focused}")`);
       // 5b. The secret-input notice: while the user looks at their own terminal, the agent's asks
       //     for a password (`read -s`): a notification names it, and "Show terminal" brings it up.
       //     (An opened agent terminal is the panel's active one; the notice is not for that one.)
       await page.locator('.terminal-tabs-entry', { hasText: user.name }).first().click();
-      await waitTerminalLine(page, (l) => l.trim() === 'hello-editor', 'the user\'s own terminal in front');
+      await waitTerminalLine(page, (l) => l.trim() === 'hello-editor', "the user's own terminal in front");
       await client.request('pty/write', { session: agent.id, action: { text: "read -s -p 'Password: ' pw; echo; echo got-${#pw}\r" } });
       const secret = await waitNotification(page, 'The terminal "agent-e2e" asks for a password or passphrase');
       assert.match(secret, /agents cannot type into it/, secret);
@@ -747,12 +841,20 @@ describe('the extension in a real editor (code-server)', () => {
       await page.keyboard.press('Enter');
       await waitTerminalLine(page, (l) => l.trim() === 'got-7', 'the password typed by the user reaches the prompt');
       await client.request('pty/write', { session: agent.id, action: { text: 'exit 3\r' } });
-      await until(async () => (await listSessions(client)).find((s) => s.id === agent.id && !s.running && s.exitCode === 3), Wait.Ui, 'the agent shell to exit with 3');
+      await until(
+        async () => (await listSessions(client)).find((s) => s.id === agent.id && !s.running && s.exitCode === 3),
+        Wait.Ui,
+        'the agent shell to exit with 3',
+      );
       await page.locator('.terminal-tabs-entry', { hasText: 'agent-e2e' }).first().click();
       await waitTerminalLine(page, (l) => l.includes('[process exited with code 3]'), 'the exit code in the agent terminal');
       await page.locator('.terminal-wrapper.active').click();
       await page.keyboard.press('Enter');
-      await until(async () => !(await listSessions(client)).some((s) => s.id === agent.id), Wait.Ui, 'the exited agent session to be removed once its terminal closed');
+      await until(
+        async () => !(await listSessions(client)).some((s) => s.id === agent.id),
+        Wait.Ui,
+        'the exited agent session to be removed once its terminal closed',
+      );
       await until(async () => !(await terminalTabs(page)).some((n) => n.includes('agent-e2e')), Wait.Ui, 'the agent terminal to close');
       await waitStatus(page, 1);
     });
@@ -762,7 +864,11 @@ describe('the extension in a real editor (code-server)', () => {
       await page.reload();
       await statusItem(page).waitFor({ timeout: Wait.Activation });
       await waitStatus(page, 1);
-      await until(async () => (await terminalTabs(page)).some((n) => n.includes(`Shared PTY: ${user.name}`)), Wait.Activation, 'the terminal re-opened after the reload');
+      await until(
+        async () => (await terminalTabs(page)).some((n) => n.includes(`Shared PTY: ${user.name}`)),
+        Wait.Activation,
+        'the terminal re-opened after the reload',
+      );
       await waitTerminalLine(page, (l) => l.trim() === 'hello-editor', 'hello-editor restored after the reload');
       await waitTerminalLine(page, (l) => l.trim() === 'from-outside', 'from-outside restored after the reload');
       [again] = await listSessions(client);
@@ -802,7 +908,11 @@ describe('the extension in a real editor (code-server)', () => {
       await waitTerminalLine(page, (l) => l.includes('[the Shared PTY host went away]'), 'the terminal of the dead host still open, saying so');
       await page.locator('.terminal-wrapper.active').click();
       await runCommand(page, 'Terminal: Kill the Active Terminal Instance', 'Kill the Active Terminal Instance');
-      await until(async () => !(await terminalTabs(page)).some((n) => n.includes('Shared PTY')), Wait.Ui, 'the dead host\'s terminal to close when the user closes it');
+      await until(
+        async () => !(await terminalTabs(page)).some((n) => n.includes('Shared PTY')),
+        Wait.Ui,
+        "the dead host's terminal to close when the user closes it",
+      );
     });
 
     await step('8. a host that cannot load node-pty: a notification says what to do, nothing is left behind', async () => {
@@ -810,7 +920,7 @@ describe('the extension in a real editor (code-server)', () => {
       //    to do, no stack trace) instead of failing silently, and leaves no terminal or session.
       //    The host the extension starts always has the editor's node-pty to fall back on, so the
       //    failing one is started here, in its place, before the editor needs a host again.
-      await until(() => readLiveRecords(runtimeDir).length === 0, Wait.Ui, 'the killed per-user host\'s record to be cleaned up');
+      await until(() => readLiveRecords(runtimeDir).length === 0, Wait.Ui, "the killed per-user host's record to be cleaned up");
       const broken = await startHostWithoutNodePty(runtimeDir);
       cleanups.push(() => broken.stop());
       await runCommand(page, 'Shared PTY: Open Shared PTY', 'Open Shared PTY');
@@ -841,7 +951,13 @@ describe('the extension in a real editor (code-server)', () => {
       assert.ok(fs.existsSync(launcher), `the launcher is at ${launcher}`);
       const userCwd = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-cwd-'));
       cleanups.push(() => fs.rmSync(userCwd, { recursive: true, force: true }));
-      const userEnv = { HOME: home, PATH: [path.dirname(launcher), '/usr/bin', '/bin'].join(path.delimiter), SHELL: '/bin/bash', LANG: 'C.UTF-8', SHARED_PTY_DIR: runtimeDir };
+      const userEnv = {
+        HOME: home,
+        PATH: [path.dirname(launcher), '/usr/bin', '/bin'].join(path.delimiter),
+        SHELL: '/bin/bash',
+        LANG: 'C.UTF-8',
+        SHARED_PTY_DIR: runtimeDir,
+      };
       const viaLauncher = (...args: string[]) => spawnSync('shared-pty', args, { cwd: userCwd, env: userEnv, encoding: 'utf8', timeout: Wait.Screen * 2 });
       const listed = viaLauncher('list');
       assert.equal(listed.status, 0, `shared-pty list: ${listed.stderr}`);
@@ -893,7 +1009,11 @@ describe('the extension in a real editor (code-server)', () => {
       ['extensionTestsPath', remote(path.join(ROOT, 'test', 'vscode-suite', 'index.js'))],
       [
         'extensionEnvironment',
-        JSON.stringify({ SHARED_PTY_SUITE_REPORT: reportFile, SHARED_PTY_SUITE_HANDOFF: handoffFile, SHARED_PTY_SUITE_REATTACH_SECONDS: String(Wait.ReattachSeconds) }),
+        JSON.stringify({
+          SHARED_PTY_SUITE_REPORT: reportFile,
+          SHARED_PTY_SUITE_HANDOFF: handoffFile,
+          SHARED_PTY_SUITE_REATTACH_SECONDS: String(Wait.ReattachSeconds),
+        }),
       ],
     ];
     let done!: (r: { code: number }) => void;
@@ -901,7 +1021,9 @@ describe('the extension in a real editor (code-server)', () => {
     await page.exposeFunction('codeAutomationExit', (code: number) => done({ code }));
     await page.exposeFunction('codeAutomationLog', () => undefined);
     // The workbench page itself can take longer than Playwright's default 30 s to load on a loaded machine.
-    await page.goto(`${server.url}/?folder=${encodeURIComponent(server.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`, { timeout: Wait.Activation });
+    await page.goto(`${server.url}/?folder=${encodeURIComponent(server.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`, {
+      timeout: Wait.Activation,
+    });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`the in-editor suite did not finish within ${Wait.Suite / 1000} s`)), Wait.Suite);
@@ -910,7 +1032,11 @@ describe('the extension in a real editor (code-server)', () => {
     // Each in-editor test is a test here too, so npm test counts them one by one
     // (test/expected-tests.json): one that never ran is missing from the count.
     const results = fs.existsSync(reportFile)
-      ? fs.readFileSync(reportFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { title: string; state: 'passed' | 'failed' | 'skipped'; error?: string; ms?: number })
+      ? fs
+          .readFileSync(reportFile, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { title: string; state: 'passed' | 'failed' | 'skipped'; error?: string; ms?: number })
       : [];
     for (const r of results) {
       await t.test(`in the editor: ${r.title}`, (st) => {
@@ -919,7 +1045,7 @@ describe('the extension in a real editor (code-server)', () => {
         if (r.state === 'failed') throw new Error(`${r.error}\n--- extension log:\n${extensionLog(server.runDir)}`);
       });
     }
-    await t.test('after the window is gone: a terminal\'s session is kept for sharedPty.reattachSeconds, then ends', async () => {
+    await t.test("after the window is gone: a terminal's session is kept for sharedPty.reattachSeconds, then ends", async () => {
       // docs/editor.md#terminal-lifetimes: closing a window for good gives its sessions
       // reattachSeconds to be re-attached. The suite's window ends when the suite does (its
       // extension host shuts down): the session it left open loses its last client then.
@@ -927,11 +1053,19 @@ describe('the extension in a real editor (code-server)', () => {
       const { session, reattachSeconds } = JSON.parse(fs.readFileSync(handoffFile, 'utf8')) as { session: string; reattachSeconds: number };
       const host = await RpcClient.connect((await daemonRecord(runtimeDir)).control);
       try {
-        const alone = await until(async () => (await listSessions(host)).find((s) => s.id === session && s.clients === 0), Wait.Activation, 'the window\'s connection to close when its extension host ended');
+        const alone = await until(
+          async () => (await listSessions(host)).find((s) => s.id === session && s.clients === 0),
+          Wait.Activation,
+          "the window's connection to close when its extension host ended",
+        );
         const aloneAt = Date.now();
         assert.ok(alone.running, 'the session outlives its window: kept for the grace period');
         // Gone within the grace period set, well before the default (30 s): the setting took.
-        await until(async () => !(await listSessions(host)).some((s) => s.id === session), (reattachSeconds + Wait.ReattachSlackSeconds) * 1000, `the session to end ${reattachSeconds} s after its window`);
+        await until(
+          async () => !(await listSessions(host)).some((s) => s.id === session),
+          (reattachSeconds + Wait.ReattachSlackSeconds) * 1000,
+          `the session to end ${reattachSeconds} s after its window`,
+        );
         t.diagnostic(`the session ended ${Date.now() - aloneAt} ms after its last client left (reattachSeconds ${reattachSeconds})`);
       } finally {
         host.close();

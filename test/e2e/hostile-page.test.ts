@@ -63,7 +63,10 @@ async function screenRows(session: Session): Promise<string[]> {
 
 /** Every cookie value in a Cookie header. */
 function cookieValues(header: string | undefined): string[] {
-  return (header ?? '').split(';').map((p) => p.slice(p.indexOf('=') + 1).trim()).filter(Boolean);
+  return (header ?? '')
+    .split(';')
+    .map((p) => p.slice(p.indexOf('=') + 1).trim())
+    .filter(Boolean);
 }
 
 describe('a hostile local page in the same browser (Chromium)', { skip }, () => {
@@ -125,7 +128,7 @@ describe('a hostile local page in the same browser (Chromium)', { skip }, () => 
       // Then, in the same browser, a page of another local server.
       const evil = await newPage(page.context());
       await evil.goto(hostile.url);
-      await until(async () => (await evil.title()) === 'sent', Wait.Load, 'the hostile page\'s fetch');
+      await until(async () => (await evil.title()) === 'sent', Wait.Load, "the hostile page's fetch");
       const steal = hostile.seen.find((s) => s.url === '/steal');
       assert.ok(steal, 'the hostile server got the fetch');
       const received = JSON.stringify(hostile.seen);
@@ -138,10 +141,23 @@ describe('a hostile local page in the same browser (Chromium)', { skip }, () => 
       const attempts: Array<[string, Promise<{ status: number }>]> = [
         ['POST /sessions with its cookies', request(port, 'POST', '/sessions', { headers: { cookie }, body: { command: 'bash' } })],
         ['GET /sessions with its cookies', request(port, 'GET', '/sessions', { headers: { cookie } })],
-        ['POST /mcp with its cookies', request(port, 'POST', '/mcp', { headers: { cookie, accept: 'application/json, text/event-stream' }, body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'open_session', arguments: {} } } })],
+        [
+          'POST /mcp with its cookies',
+          request(port, 'POST', '/mcp', {
+            headers: { cookie, accept: 'application/json, text/event-stream' },
+            body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'open_session', arguments: {} } },
+          }),
+        ],
         ...values.flatMap((v): Array<[string, Promise<{ status: number }>]> => [
           ['POST /sessions with a cookie value as Bearer', request(port, 'POST', '/sessions', { token: v, body: { command: 'bash' } })],
-          ['POST /mcp with a cookie value as Bearer', request(port, 'POST', '/mcp', { token: v, headers: { accept: 'application/json, text/event-stream' }, body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: {} } })],
+          [
+            'POST /mcp with a cookie value as Bearer',
+            request(port, 'POST', '/mcp', {
+              token: v,
+              headers: { accept: 'application/json, text/event-stream' },
+              body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: {} },
+            }),
+          ],
           ['a cookie value as a link', request(port, 'GET', `/sessions/${session.id}/view?token=${encodeURIComponent(v)}`)],
         ]),
       ];
@@ -162,11 +178,11 @@ describe('a hostile local page in the same browser (Chromium)', { skip }, () => 
     }
   });
 
-  it('opening a colleague\'s shared link leaves the owner\'s own view working, and it still types', async () => {
+  it("opening a colleague's shared link leaves the owner's own view working, and it still types", async () => {
     const page = await newPage();
     const mine = (await ctl.call('session/viewUrl', { session: session.id, input: true })) as { url: string };
     await page.goto(mine.url);
-    await until(async () => (await page.textContent('#status'))?.startsWith('live'), Wait.Screen, 'the owner\'s view');
+    await until(async () => (await page.textContent('#status'))?.startsWith('live'), Wait.Screen, "the owner's view");
     const cookiesBefore = await page.context().cookies();
     // A link to another session, opened in the same browser, in another tab.
     const theirs = (await ctl.call('session/share', { session: other.id })) as { url: string };
@@ -175,15 +191,22 @@ describe('a hostile local page in the same browser (Chromium)', { skip }, () => 
     await until(async () => (await tab.textContent('#status'))?.startsWith('live'), Wait.Screen, 'the shared view');
     assert.equal(await tab.isVisible('#readonly-badge'), true);
     const cookiesAfter = await page.context().cookies();
-    assert.deepEqual(cookiesAfter.map((c) => [c.name, c.value]), cookiesBefore.map((c) => [c.name, c.value]), 'one cookie, not replaced');
-    assert.deepEqual(cookiesAfter.map((c) => [c.name, c.httpOnly, c.sameSite, c.path]), [[`shared_pty_${server.port}`, true, 'Strict', '/']]);
+    assert.deepEqual(
+      cookiesAfter.map((c) => [c.name, c.value]),
+      cookiesBefore.map((c) => [c.name, c.value]),
+      'one cookie, not replaced',
+    );
+    assert.deepEqual(
+      cookiesAfter.map((c) => [c.name, c.httpOnly, c.sameSite, c.path]),
+      [[`shared_pty_${server.port}`, true, 'Strict', '/']],
+    );
     // The owner reloads their own view: it opens, with input.
     await page.reload();
-    await until(async () => (await page.textContent('#status'))?.startsWith('live'), Wait.Screen, 'the owner\'s view after the reload');
+    await until(async () => (await page.textContent('#status'))?.startsWith('live'), Wait.Screen, "the owner's view after the reload");
     assert.equal(await page.isVisible('#readonly-badge'), false);
     await page.click('#terminal');
     await page.keyboard.type('echo still-mine');
     await page.keyboard.press('Enter');
-    await until(async () => (await screenRows(session)).includes('still-mine'), Wait.Screen, 'the owner\'s typing to reach the shell');
+    await until(async () => (await screenRows(session)).includes('still-mine'), Wait.Screen, "the owner's typing to reach the shell");
   });
 });

@@ -42,7 +42,7 @@ interface Sandbox {
 
 const log = (msg: string) => process.stderr.write(`[proxied pages e2e] ${msg}\n`);
 
-describe('the host\'s pages through code-server\'s port proxy (Chromium)', { skip: chromiumSkip('the proxied pages test') }, () => {
+describe("the host's pages through code-server's port proxy (Chromium)", { skip: chromiumSkip('the proxied pages test') }, () => {
   let h: HttpHost;
   let ctl: RpcClient;
   let cs: CodeServer;
@@ -65,7 +65,16 @@ describe('the host\'s pages through code-server\'s port proxy (Chromium)', { ski
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', `--host-resolver-rules=MAP ${EDITOR_NAME} 127.0.0.1`],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        `--host-resolver-rules=MAP ${EDITOR_NAME} 127.0.0.1`,
+      ],
     });
   });
 
@@ -102,7 +111,7 @@ describe('the host\'s pages through code-server\'s port proxy (Chromium)', { ski
       return false;
     }, text);
 
-  it('/proxy/<port>/: a link with input opens the live view, which types into the shell; the cookie stays in the link\'s folder', async () => {
+  it("/proxy/<port>/: a link with input opens the live view, which types into the shell; the cookie stays in the link's folder", async () => {
     const s = await ctl.request<{ id: string }>('session/create', { ...BASH, name: 'proxied-view' });
     const link = await ctl.request<{ url: string }>('session/share', { session: s.id, scope: 'input' });
     const page = await newPage();
@@ -111,16 +120,24 @@ describe('the host\'s pages through code-server\'s port proxy (Chromium)', { ski
     assert.equal(answer?.status(), 200);
     assert.equal(page.url(), `${editor}${prefix}/sessions/${s.id}/view`, 'the browser stays under the proxy, without the token');
     assert.equal(await page.title(), 'proxied-view — Shared PTY');
-    await until(() => page.evaluate(() => (window as unknown as PageHooks).__sharedPtyView?.state() === 'live'), Wait.Screen, 'the view to go live through the proxy');
+    await until(
+      () => page.evaluate(() => (window as unknown as PageHooks).__sharedPtyView?.state() === 'live'),
+      Wait.Screen,
+      'the view to go live through the proxy',
+    );
     await page.locator('#terminal').click();
     await page.keyboard.type('echo via-proxy-$((6*7))');
     await page.keyboard.press('Enter');
-    await until(async () => (await ctl.request<{ screen: string }>('pty/read', { session: s.id })).screen.includes('via-proxy-42'), Wait.Screen, 'the typed command to run in the shell');
+    await until(
+      async () => (await ctl.request<{ screen: string }>('pty/read', { session: s.id })).screen.includes('via-proxy-42'),
+      Wait.Screen,
+      'the typed command to run in the shell',
+    );
     await until(() => screenHas(page, 'via-proxy-42'), Wait.Screen, 'the output in the browser view');
     const cookies = await page.context().cookies();
     const cookie = cookies.find((c) => c.name === pageCookieName(h.port));
     assert.ok(cookie, `the page cookie: ${JSON.stringify(cookies.map((c) => c.name))}`);
-    assert.equal(cookie.path, `${prefix}/sessions/${s.id}`, 'scoped to the link\'s folder');
+    assert.equal(cookie.path, `${prefix}/sessions/${s.id}`, "scoped to the link's folder");
     assert.equal((await page.context().cookies(`${editor}/proxy/${h.port + 1}/`)).length, 0, 'another port behind the same proxy never receives it');
     assert.deepEqual(problems, []);
   });
@@ -133,23 +150,37 @@ describe('the host\'s pages through code-server\'s port proxy (Chromium)', { ski
     const prefix = `/absproxy/${h.port}`;
     assert.equal((await page.goto(through(link.url, prefix)))?.status(), 200);
     assert.equal(page.url(), `${editor}${prefix}/sessions/${s.id}/view`);
-    await until(() => page.evaluate(() => (window as unknown as PageHooks).__sharedPtyView?.state() === 'live (read-only)'), Wait.Screen, 'the read-only view to go live');
-    await until(() => screenHas(page, 'shown-42'), Wait.Screen, 'the session\'s screen in the view');
+    await until(
+      () => page.evaluate(() => (window as unknown as PageHooks).__sharedPtyView?.state() === 'live (read-only)'),
+      Wait.Screen,
+      'the read-only view to go live',
+    );
+    await until(() => screenHas(page, 'shown-42'), Wait.Screen, "the session's screen in the view");
     assert.equal((await page.context().cookies()).find((c) => c.name === pageCookieName(h.port))?.path, `${prefix}/`);
 
     const file = path.join(dir, 'proxied.cast');
-    fs.writeFileSync(file, `${JSON.stringify({ version: 3, term: { cols: 60, rows: 10 } })}\n${JSON.stringify([0.2, 'o', 'replayed-through-the-proxy\r\n'])}\n`);
+    fs.writeFileSync(
+      file,
+      `${JSON.stringify({ version: 3, term: { cols: 60, rows: 10 } })}\n${JSON.stringify([0.2, 'o', 'replayed-through-the-proxy\r\n'])}\n`,
+    );
     const replay = await ctl.request<{ id: string; url: string }>('host/replay', { path: file });
     const player = await newPage();
     assert.equal((await player.goto(through(replay.url, `/proxy/${h.port}`)))?.status(), 200);
     assert.equal(player.url(), `${editor}/proxy/${h.port}/replay/${replay.id}`);
-    await until(() => player.evaluate(() => (window as unknown as PageHooks).__sharedPtyReplay?.state() === 'ready'), Wait.Screen, 'the player to load the recording through the proxy');
+    await until(
+      () => player.evaluate(() => (window as unknown as PageHooks).__sharedPtyReplay?.state() === 'ready'),
+      Wait.Screen,
+      'the player to load the recording through the proxy',
+    );
     await player.click('.ap-overlay-start');
     await until(() => player.evaluate(() => (window as unknown as PageHooks).__sharedPtyReplay?.state() === 'ended'), Wait.Screen, 'the replay to end');
     await until(
-      () => player.evaluate(() => [...document.querySelectorAll('.ap-term-text .ap-line')].some((l) => (l.textContent ?? '').includes('replayed-through-the-proxy'))),
+      () =>
+        player.evaluate(() =>
+          [...document.querySelectorAll('.ap-term-text .ap-line')].some((l) => (l.textContent ?? '').includes('replayed-through-the-proxy')),
+        ),
       Wait.Screen,
-      'the recording\'s text on the player',
+      "the recording's text on the player",
     );
     assert.deepEqual(problems, []);
   });

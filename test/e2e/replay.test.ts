@@ -105,152 +105,210 @@ describe('replay in the browser (Chromium + asciinema-player)', () => {
     if (home) fs.rmSync(home, { recursive: true, force: true });
   });
 
-  it('records a real bash session and replays it: the text it printed, its markers, no secret', { timeout: 120_000, skip: skip || (!linux && 'secret input needs Linux /proc') }, async () => {
-    const info = await rpc('session/create', { command: 'bash', args: [], cwd: home, env: { HOME: home }, cols: 80, rows: 16, name: 'replayed' });
-    assert.equal(info.integration, true, 'shell integration reports commands');
-    const session = info.id;
-    await until(async () => (await rpc('pty/read', { session })).screen.trimEnd().endsWith('rec>'), Wait.Screen, 'the first prompt');
-    castPath = path.join(home, 'session.cast');
-    await rpc('pty/record', { session, path: castPath });
-    const sent = await rpc('pty/send', { session, text: 'echo replay-$((6*7)); (exit 3)', timeout: Wait.Screen });
-    assert.equal(sent.exitCode, 3);
-    await rpc('pty/send', { session, text: "printf 'second %s\\n' line", timeout: Wait.Screen });
-    await rpc('pty/write', { session, action: { text: 'read -s x; echo "got ${#x} chars"\r' } });
-    await until(async () => (await rpc('pty/info', { session })).secretInput, Wait.Screen, 'the password prompt');
-    await rpc('pty/write', { session, action: { text: `${SECRET}\r` } });
-    await until(async () => (await rpc('pty/read', { session })).screen.includes(`got ${SECRET.length} chars`), Wait.Screen, 'the secret read');
-    // A last command, so the end of the progress bar (a pixel short of the end) is past the secret read.
-    await rpc('pty/send', { session, text: 'echo the-end', timeout: Wait.Screen });
-    await rpc('pty/record', { session, stop: true });
-    await rpc('pty/kill', { session });
-    const fileMarkers = fs
-      .readFileSync(castPath, 'utf8')
-      .split('\n')
-      .slice(1)
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as [number, string, string])
-      .filter((e) => e[1] === 'm')
-      .map((e) => e[2]);
-    assert.ok(fileMarkers.some((m) => /^command exited 3: /.test(m)), JSON.stringify(fileMarkers));
+  it(
+    'records a real bash session and replays it: the text it printed, its markers, no secret',
+    { timeout: 120_000, skip: skip || (!linux && 'secret input needs Linux /proc') },
+    async () => {
+      const info = await rpc('session/create', { command: 'bash', args: [], cwd: home, env: { HOME: home }, cols: 80, rows: 16, name: 'replayed' });
+      assert.equal(info.integration, true, 'shell integration reports commands');
+      const session = info.id;
+      await until(async () => (await rpc('pty/read', { session })).screen.trimEnd().endsWith('rec>'), Wait.Screen, 'the first prompt');
+      castPath = path.join(home, 'session.cast');
+      await rpc('pty/record', { session, path: castPath });
+      const sent = await rpc('pty/send', { session, text: 'echo replay-$((6*7)); (exit 3)', timeout: Wait.Screen });
+      assert.equal(sent.exitCode, 3);
+      await rpc('pty/send', { session, text: "printf 'second %s\\n' line", timeout: Wait.Screen });
+      await rpc('pty/write', { session, action: { text: 'read -s x; echo "got ${#x} chars"\r' } });
+      await until(async () => (await rpc('pty/info', { session })).secretInput, Wait.Screen, 'the password prompt');
+      await rpc('pty/write', { session, action: { text: `${SECRET}\r` } });
+      await until(async () => (await rpc('pty/read', { session })).screen.includes(`got ${SECRET.length} chars`), Wait.Screen, 'the secret read');
+      // A last command, so the end of the progress bar (a pixel short of the end) is past the secret read.
+      await rpc('pty/send', { session, text: 'echo the-end', timeout: Wait.Screen });
+      await rpc('pty/record', { session, stop: true });
+      await rpc('pty/kill', { session });
+      const fileMarkers = fs
+        .readFileSync(castPath, 'utf8')
+        .split('\n')
+        .slice(1)
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as [number, string, string])
+        .filter((e) => e[1] === 'm')
+        .map((e) => e[2]);
+      assert.ok(
+        fileMarkers.some((m) => /^command exited 3: /.test(m)),
+        JSON.stringify(fileMarkers),
+      );
 
-    const link = await rpc('host/replay', { path: castPath });
-    const page = await newPage();
-    await page.goto(link.url);
-    assert.equal(new URL(page.url()).search, '', 'the token left the address bar');
-    await waitForState(page, 'ready');
-    assert.equal(await page.title(), 'session.cast — Shared PTY replay');
+      const link = await rpc('host/replay', { path: castPath });
+      const page = await newPage();
+      await page.goto(link.url);
+      assert.equal(new URL(page.url()).search, '', 'the token left the address bar');
+      await waitForState(page, 'ready');
+      assert.equal(await page.title(), 'session.cast — Shared PTY replay');
 
-    // The player's own start button plays it to the end: its terminal shows the session's last screen.
-    await page.click('.ap-overlay-start');
-    await waitForState(page, 'ended');
-    // The player says "ended" as it draws its last frame: its screen is read once that frame is there.
-    let rows: string[] = [];
-    await until(async () => (rows = await playerRows(page)).some((r) => r === 'the-end'), Wait.Screen, 'the last screen').catch(() => assert.fail(JSON.stringify(rows)));
-    assert.ok(rows.some((r) => r.includes(`got ${SECRET.length} chars`)), JSON.stringify(rows));
-    assert.ok(rows.some((r) => r === 'the-end'), JSON.stringify(rows));
-    assert.ok(rows.some((r) => r === 'replay-42'), JSON.stringify(rows));
-    assert.ok(rows.some((r) => r === 'second line'), JSON.stringify(rows));
-    assert.ok(rows.some((r) => r.endsWith('echo replay-$((6*7)); (exit 3)')), JSON.stringify(rows));
+      // The player's own start button plays it to the end: its terminal shows the session's last screen.
+      await page.click('.ap-overlay-start');
+      await waitForState(page, 'ended');
+      // The player says "ended" as it draws its last frame: its screen is read once that frame is there.
+      let rows: string[] = [];
+      await until(async () => (rows = await playerRows(page)).some((r) => r === 'the-end'), Wait.Screen, 'the last screen').catch(() =>
+        assert.fail(JSON.stringify(rows)),
+      );
+      assert.ok(
+        rows.some((r) => r.includes(`got ${SECRET.length} chars`)),
+        JSON.stringify(rows),
+      );
+      assert.ok(
+        rows.some((r) => r === 'the-end'),
+        JSON.stringify(rows),
+      );
+      assert.ok(
+        rows.some((r) => r === 'replay-42'),
+        JSON.stringify(rows),
+      );
+      assert.ok(
+        rows.some((r) => r === 'second line'),
+        JSON.stringify(rows),
+      );
+      assert.ok(
+        rows.some((r) => r.endsWith('echo replay-$((6*7)); (exit 3)')),
+        JSON.stringify(rows),
+      );
 
-    // The file's markers are the player's markers (on its progress bar) and the page's list.
-    const tooltips = await page.$$eval('.ap-marker-container .ap-tooltip', (els) => els.map((e) => e.textContent ?? ''));
-    assert.equal(tooltips.length, fileMarkers.length, JSON.stringify(tooltips));
-    for (const label of fileMarkers) assert.ok(tooltips.some((t) => t.endsWith(` - ${label}`)), `${label} in ${JSON.stringify(tooltips)}`);
-    const listed = await page.$$eval('#markers li', (els) => els.map((e) => e.textContent ?? ''));
-    assert.ok(listed.some((l) => /command exited 3: echo replay/.test(l)), JSON.stringify(listed));
-    assert.ok(listed.some((l) => /secret input withheld/.test(l)), JSON.stringify(listed));
+      // The file's markers are the player's markers (on its progress bar) and the page's list.
+      const tooltips = await page.$$eval('.ap-marker-container .ap-tooltip', (els) => els.map((e) => e.textContent ?? ''));
+      assert.equal(tooltips.length, fileMarkers.length, JSON.stringify(tooltips));
+      for (const label of fileMarkers)
+        assert.ok(
+          tooltips.some((t) => t.endsWith(` - ${label}`)),
+          `${label} in ${JSON.stringify(tooltips)}`,
+        );
+      const listed = await page.$$eval('#markers li', (els) => els.map((e) => e.textContent ?? ''));
+      assert.ok(
+        listed.some((l) => /command exited 3: echo replay/.test(l)),
+        JSON.stringify(listed),
+      );
+      assert.ok(
+        listed.some((l) => /secret input withheld/.test(l)),
+        JSON.stringify(listed),
+      );
 
-    // A marker in the list takes the player to that marker.
-    const index = fileMarkers.findIndex((m) => m.startsWith('command exited 3'));
-    await page.locator('#markers li button').nth(index).click();
-    await until(async () => (await playerRows(page)).some((r) => r === 'replay-42') && !(await playerRows(page)).some((r) => r.includes('second line')), Wait.Screen, 'the screen at the marker');
-    await waitForState(page, 'paused');
-    assert.match((await page.locator('#status').textContent()) ?? '', /^paused at 0:0\d: command exited 3: echo replay/, 'the page says where it stopped, no longer "ended"');
-    if (SCREENSHOTS) {
-      // Mid-way, with the control bar (its markers) shown as when the pointer is over the player.
+      // A marker in the list takes the player to that marker.
+      const index = fileMarkers.findIndex((m) => m.startsWith('command exited 3'));
+      await page.locator('#markers li button').nth(index).click();
+      await until(
+        async () => (await playerRows(page)).some((r) => r === 'replay-42') && !(await playerRows(page)).some((r) => r.includes('second line')),
+        Wait.Screen,
+        'the screen at the marker',
+      );
+      await waitForState(page, 'paused');
+      assert.match(
+        (await page.locator('#status').textContent()) ?? '',
+        /^paused at 0:0\d: command exited 3: echo replay/,
+        'the page says where it stopped, no longer "ended"',
+      );
+      if (SCREENSHOTS) {
+        // Mid-way, with the control bar (its markers) shown as when the pointer is over the player.
+        await page.hover('#player');
+        await page.locator('.ap-marker-container').first().waitFor({ state: 'visible' });
+        await page.screenshot({ path: path.join(ROOT, 'media', 'replay.png') });
+      }
+
+      // The secret is nowhere: not in the file the page got, not on the page.
+      const served = await page.evaluate(async (cast) => (await fetch(cast)).text(), `/replay/${link.id}/cast`);
+      assert.ok(served.length > 0 && !served.includes(SECRET), 'the file the page loads has no secret');
+      assert.ok(!(await page.content()).includes(SECRET));
+      assert.deepEqual(problems, [], 'no CSP refusal or script error on the page');
+    },
+  );
+
+  it(
+    'a file picked in the page plays, pauses, changes speed and seeks; a wrong file gets a sentence; nothing is uploaded',
+    { skip, timeout: 120_000 },
+    async () => {
+      const page = await newPage();
+      // The page cookie of a live view opens the picker, as the view's "Replay a recording" link does.
+      const viewed = await rpc('session/create', { command: 'bash', args: ['--norc', '--noprofile'], name: 'viewed' });
+      await page.goto((await rpc('session/viewUrl', { session: viewed.id })).url);
+      await page.goto(`${h.http.url}/replay`);
+      await page.waitForSelector('#file');
+      assert.equal(await replayState(page), 'empty');
+      const before = requests.length;
+
+      await page.setInputFiles('#file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('some notes, not a recording\n') });
+      await waitForState(page, 'error');
+      assert.match((await page.textContent('#status')) ?? '', /notes\.txt is not an asciicast recording/);
+
+      await page.setInputFiles('#file', { name: 'counting.cast', mimeType: 'application/x-asciicast', buffer: Buffer.from(longCast()) });
+      await waitForState(page, 'ready');
+      assert.equal(await currentTime(page), 0);
+
+      // Play and pause with the player's own button.
       await page.hover('#player');
-      await page.locator('.ap-marker-container').first().waitFor({ state: 'visible' });
-      await page.screenshot({ path: path.join(ROOT, 'media', 'replay.png') });
-    }
+      await page.click('.ap-playback-button');
+      await waitForState(page, 'playing');
+      await until(async () => (await currentTime(page)) > 0, Wait.Screen, 'the clock to run');
+      await until(async () => (await playerRows(page)).some((r) => r === 'tick 1'), Wait.Screen, 'the first line');
+      await page.hover('#player');
+      await page.click('.ap-playback-button');
+      await waitForState(page, 'paused');
+      const pausedAt = await currentTime(page);
+      const rowsAtPause = await playerRows(page);
+      await page.waitForTimeout(500);
+      assert.equal(await currentTime(page), pausedAt, 'paused: the clock stands still');
+      assert.deepEqual(await playerRows(page), rowsAtPause, 'paused: the screen stands still');
 
-    // The secret is nowhere: not in the file the page got, not on the page.
-    const served = await page.evaluate(async (cast) => (await fetch(cast)).text(), `/replay/${link.id}/cast`);
-    assert.ok(served.length > 0 && !served.includes(SECRET), 'the file the page loads has no secret');
-    assert.ok(!(await page.content()).includes(SECRET));
-    assert.deepEqual(problems, [], 'no CSP refusal or script error on the page');
-  });
+      // 4×: the player starts again where it was, and its clock runs four times as fast as the wall clock.
+      await page.selectOption('#speed', '4');
+      await until(async () => (await page.evaluate(() => window.__sharedPtyReplay!.speed())) === 4, Wait.Screen, 'the speed');
+      assert.equal(await replayState(page), 'paused', 'a speed change does not start playing');
+      await until(async () => Math.abs((await currentTime(page)) - pausedAt) < 1e-6, Wait.Screen, 'the new player at the paused time');
+      await page.hover('#player');
+      await page.click('.ap-playback-button');
+      await waitForState(page, 'playing');
+      const rate = await page.evaluate(async () => {
+        const p = window.__sharedPtyReplay!.player()!;
+        const wall0 = performance.now();
+        const media0 = p.getCurrentTime();
+        await new Promise((r) => setTimeout(r, 1000));
+        return (p.getCurrentTime() - media0) / ((performance.now() - wall0) / 1000);
+      });
+      assert.ok(rate > 3 && rate < 5, `at 4× the recording runs ${rate.toFixed(2)}× as fast as the wall clock`);
+      assert.ok((await currentTime(page)) > pausedAt);
 
-  it('a file picked in the page plays, pauses, changes speed and seeks; a wrong file gets a sentence; nothing is uploaded', { skip, timeout: 120_000 }, async () => {
-    const page = await newPage();
-    // The page cookie of a live view opens the picker, as the view's "Replay a recording" link does.
-    const viewed = await rpc('session/create', { command: 'bash', args: ['--norc', '--noprofile'], name: 'viewed' });
-    await page.goto((await rpc('session/viewUrl', { session: viewed.id })).url);
-    await page.goto(`${h.http.url}/replay`);
-    await page.waitForSelector('#file');
-    assert.equal(await replayState(page), 'empty');
-    const before = requests.length;
+      // Paused again, the player's progress bar seeks: a quarter of the way in, the screen ends with the line of that second.
+      await page.hover('#player');
+      await page.click('.ap-playback-button');
+      await waitForState(page, 'paused');
+      const duration = (await page.evaluate(() => window.__sharedPtyReplay!.player()!.getDuration()))!;
+      const bar = page.locator('.ap-progressbar .ap-bar');
+      await page.hover('#player');
+      const box = (await bar.boundingBox())!;
+      await bar.click({ position: { x: box.width / 4, y: box.height / 2 } });
+      await until(async () => Math.abs((await currentTime(page)) - duration / 4) < duration / 50, Wait.Screen, 'the seek to a quarter');
+      const at = await currentTime(page);
+      let lastRow = '';
+      await until(
+        async () => (lastRow = (await playerRows(page)).filter(Boolean).pop() ?? '') === `tick ${Math.floor(at)}`,
+        Wait.Screen,
+        `tick ${Math.floor(at)} at ${at}`,
+      ).catch((e) => {
+        throw new Error(`${(e as Error).message}; last row: ${lastRow}`);
+      });
 
-    await page.setInputFiles('#file', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('some notes, not a recording\n') });
-    await waitForState(page, 'error');
-    assert.match((await page.textContent('#status')) ?? '', /notes\.txt is not an asciicast recording/);
-
-    await page.setInputFiles('#file', { name: 'counting.cast', mimeType: 'application/x-asciicast', buffer: Buffer.from(longCast()) });
-    await waitForState(page, 'ready');
-    assert.equal(await currentTime(page), 0);
-
-    // Play and pause with the player's own button.
-    await page.hover('#player');
-    await page.click('.ap-playback-button');
-    await waitForState(page, 'playing');
-    await until(async () => (await currentTime(page)) > 0, Wait.Screen, 'the clock to run');
-    await until(async () => (await playerRows(page)).some((r) => r === 'tick 1'), Wait.Screen, 'the first line');
-    await page.hover('#player');
-    await page.click('.ap-playback-button');
-    await waitForState(page, 'paused');
-    const pausedAt = await currentTime(page);
-    const rowsAtPause = await playerRows(page);
-    await page.waitForTimeout(500);
-    assert.equal(await currentTime(page), pausedAt, 'paused: the clock stands still');
-    assert.deepEqual(await playerRows(page), rowsAtPause, 'paused: the screen stands still');
-
-    // 4×: the player starts again where it was, and its clock runs four times as fast as the wall clock.
-    await page.selectOption('#speed', '4');
-    await until(async () => (await page.evaluate(() => window.__sharedPtyReplay!.speed())) === 4, Wait.Screen, 'the speed');
-    assert.equal(await replayState(page), 'paused', 'a speed change does not start playing');
-    await until(async () => Math.abs((await currentTime(page)) - pausedAt) < 1e-6, Wait.Screen, 'the new player at the paused time');
-    await page.hover('#player');
-    await page.click('.ap-playback-button');
-    await waitForState(page, 'playing');
-    const rate = await page.evaluate(async () => {
-      const p = window.__sharedPtyReplay!.player()!;
-      const wall0 = performance.now();
-      const media0 = p.getCurrentTime();
-      await new Promise((r) => setTimeout(r, 1000));
-      return (p.getCurrentTime() - media0) / ((performance.now() - wall0) / 1000);
-    });
-    assert.ok(rate > 3 && rate < 5, `at 4× the recording runs ${rate.toFixed(2)}× as fast as the wall clock`);
-    assert.ok((await currentTime(page)) > pausedAt);
-
-    // Paused again, the player's progress bar seeks: a quarter of the way in, the screen ends with the line of that second.
-    await page.hover('#player');
-    await page.click('.ap-playback-button');
-    await waitForState(page, 'paused');
-    const duration = (await page.evaluate(() => window.__sharedPtyReplay!.player()!.getDuration()))!;
-    const bar = page.locator('.ap-progressbar .ap-bar');
-    await page.hover('#player');
-    const box = (await bar.boundingBox())!;
-    await bar.click({ position: { x: box.width / 4, y: box.height / 2 } });
-    await until(async () => Math.abs((await currentTime(page)) - duration / 4) < duration / 50, Wait.Screen, 'the seek to a quarter');
-    const at = await currentTime(page);
-    let lastRow = '';
-    await until(async () => (lastRow = (await playerRows(page)).filter(Boolean).pop() ?? '') === `tick ${Math.floor(at)}`, Wait.Screen, `tick ${Math.floor(at)} at ${at}`).catch((e) => {
-      throw new Error(`${(e as Error).message}; last row: ${lastRow}`);
-    });
-
-    // The file was read in the page: no request since carried it anywhere, and none left this host.
-    const since = requests.slice(before);
-    assert.deepEqual(since.filter((r) => r.method !== 'GET'), [], 'nothing was uploaded');
-    assert.deepEqual(requests.filter((r) => new URL(r.url).origin !== h.http.url && !r.url.startsWith('data:')), [], 'nothing came from elsewhere');
-    assert.deepEqual(problems, [], 'no CSP refusal or script error on the page');
-  });
+      // The file was read in the page: no request since carried it anywhere, and none left this host.
+      const since = requests.slice(before);
+      assert.deepEqual(
+        since.filter((r) => r.method !== 'GET'),
+        [],
+        'nothing was uploaded',
+      );
+      assert.deepEqual(
+        requests.filter((r) => new URL(r.url).origin !== h.http.url && !r.url.startsWith('data:')),
+        [],
+        'nothing came from elsewhere',
+      );
+      assert.deepEqual(problems, [], 'no CSP refusal or script error on the page');
+    },
+  );
 });

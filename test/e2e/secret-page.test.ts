@@ -98,10 +98,20 @@ describe('secret pages (real host, bash read -s, Chromium, the SDK client)', () 
       return { action: 'accept' };
     });
     const env = bashEnv({ SHARED_PTY_DIR: h.dir }) as Record<string, string>;
-    await withTimeout(stdioAgent.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env, cwd: REPO_ROOT, stderr: 'pipe' })), 30_000, 'MCP stdio connect');
+    await withTimeout(
+      stdioAgent.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env, cwd: REPO_ROOT, stderr: 'pipe' })),
+      30_000,
+      'MCP stdio connect',
+    );
     // An agent whose client has no elicitation, over /mcp.
     httpAgent = new Client({ name: 'secret-e2e-http', version: '0' });
-    await withTimeout(httpAgent.connect(new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.http.token}` } } })), 20_000, 'MCP connect');
+    await withTimeout(
+      httpAgent.connect(
+        new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.http.token}` } } }),
+      ),
+      20_000,
+      'MCP connect',
+    );
   });
 
   after(async () => {
@@ -132,12 +142,16 @@ describe('secret pages (real host, bash read -s, Chromium, the SDK client)', () 
     assert.equal((await rpc('pty/info', { session })).lastInput.transport, 'secret-page');
     const screen = await screenOf(session);
     results.push(screen, await rpc('pty/output', { session, since: 0 }), await rpc('pty/scrollback', { session }));
-    assert.ok(!screen.includes('agent-guess'), 'nothing of the agent\'s reached the program');
+    assert.ok(!screen.includes('agent-guess'), "nothing of the agent's reached the program");
 
     // The link works once: opened again, it says so; posted again from the page's own origin, nothing is typed.
     await page.goto(asked[0].url!);
     assert.equal(await page.textContent('h1'), 'This page was already used');
-    const again = await request(h.http.port, 'POST', new URL(asked[0].url!).pathname, { origin: h.http.url, body: `secret=${SECRET}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const again = await request(h.http.port, 'POST', new URL(asked[0].url!).pathname, {
+      origin: h.http.url,
+      body: `secret=${SECRET}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     assert.equal(again.status, 410, again.text);
   });
 
@@ -191,7 +205,11 @@ describe('secret pages (real host, bash read -s, Chromium, the SDK client)', () 
     await until(() => Date.now() > Date.parse(expiresAt), Wait.Screen, 'the link to expire');
     await page.goto(url);
     assert.equal(await page.textContent('h1'), 'This page has expired');
-    const r = await request(short.http.port, 'POST', new URL(url).pathname, { origin: short.http.url, body: `secret=${SECRET}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const r = await request(short.http.port, 'POST', new URL(url).pathname, {
+      origin: short.http.url,
+      body: `secret=${SECRET}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     assert.equal(r.status, 410, r.text);
     assert.equal((await shortCtl.request<any>('pty/info', { session })).secretInput, true, 'the program still asks: nothing was typed');
   });

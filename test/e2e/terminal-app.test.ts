@@ -74,7 +74,14 @@ describe('the terminal view of MCP Apps (Chromium, AppBridge, /mcp)', () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } });
     await withTimeout(client.connect(transport), 20_000, 'MCP connect');
 
-    const hostPage = await esbuild.build({ entryPoints: [path.join(__dirname, 'fixtures', 'apps-host.mjs')], bundle: true, write: false, platform: 'browser', format: 'iife', logLevel: 'warning' });
+    const hostPage = await esbuild.build({
+      entryPoints: [path.join(__dirname, 'fixtures', 'apps-host.mjs')],
+      bundle: true,
+      write: false,
+      platform: 'browser',
+      format: 'iife',
+      logLevel: 'warning',
+    });
     browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 900, height: 560 } })).newPage();
     page.setDefaultTimeout(Wait.Load);
@@ -84,7 +91,9 @@ describe('the terminal view of MCP Apps (Chromium, AppBridge, /mcp)', () => {
     });
     page.on('request', (r) => requests.push(r.url()));
     // The host side of the bridge calls tools through the chat host's MCP client: ours, on /mcp.
-    await page.exposeFunction('callTool', (p: { name: string; arguments?: Record<string, unknown> }) => client.callTool({ name: p.name, arguments: p.arguments }));
+    await page.exposeFunction('callTool', (p: { name: string; arguments?: Record<string, unknown> }) =>
+      client.callTool({ name: p.name, arguments: p.arguments }),
+    );
     await page.setContent(`<!DOCTYPE html><html><body style="margin:8px;background:#2b2b2b"><script>${hostPage.outputFiles[0].text}</script></body></html>`);
   });
 
@@ -95,10 +104,17 @@ describe('the terminal view of MCP Apps (Chromium, AppBridge, /mcp)', () => {
     fs.rmSync(home, { recursive: true, force: true });
   });
 
-  it('shows the session of the agent\'s tool result, its name, size and last command, from the resource alone', { skip }, async () => {
+  it("shows the session of the agent's tool result, its name, size and last command, from the resource alone", { skip }, async () => {
     // bash with its rc file read, so shell integration reports commands (the header's last command).
     fs.writeFileSync(path.join(home, '.bashrc'), "PS1='agent$ '\n");
-    const opened = await call('open_session', { command: 'bash', cwd: home, env: { HOME: home, HISTFILE: '/dev/null' }, name: 'build-shell', cols: 80, rows: 12 });
+    const opened = await call('open_session', {
+      command: 'bash',
+      cwd: home,
+      env: { HOME: home, HISTFILE: '/dev/null' },
+      name: 'build-shell',
+      cols: 80,
+      rows: 12,
+    });
     session = opened.structuredContent.id;
     assert.equal(opened.structuredContent.integration, true);
     const input = { session: 'build-shell', text: 'printf "\\033[32mcompiled\\033[0m %s files\\n" 42; false' };
@@ -112,13 +128,17 @@ describe('the terminal view of MCP Apps (Chromium, AppBridge, /mcp)', () => {
     frame = found;
     await frame.waitForFunction(() => window.__sharedPtyApp?.session() !== undefined, undefined, { timeout: Wait.Screen });
     assert.equal(await frame.evaluate(() => window.__sharedPtyApp!.session()), session, 'the view follows the session the result names');
-    await until(async () => (await viewText(frame)).includes('compiled 42 files'), Wait.Screen, 'the command\'s output in the view');
-    await until(async () => (await frame.textContent('#title')) === 'build-shell', Wait.Screen, 'the session\'s name in the header');
+    await until(async () => (await viewText(frame)).includes('compiled 42 files'), Wait.Screen, "the command's output in the view");
+    await until(async () => (await frame.textContent('#title')) === 'build-shell', Wait.Screen, "the session's name in the header");
     assert.equal(await frame.textContent('#size'), '80×12');
     assert.equal(await frame.textContent('#state'), 'live');
     await until(async () => (await frame.textContent('#last-command'))?.endsWith('[exit 1]'), Wait.Screen, 'the last command and its exit code');
     assert.deepEqual(errors, []);
-    assert.deepEqual(requests.filter((u) => !u.startsWith('about:') && !u.startsWith('data:')), [], 'neither the host page nor the view fetched anything');
+    assert.deepEqual(
+      requests.filter((u) => !u.startsWith('about:') && !u.startsWith('data:')),
+      [],
+      'neither the host page nor the view fetched anything',
+    );
   });
 
   it('follows new output as the agent works', { skip }, async () => {
@@ -131,22 +151,32 @@ describe('the terminal view of MCP Apps (Chromium, AppBridge, /mcp)', () => {
     await frame.click('#terminal');
     await page.keyboard.type('echo typed-$((20+3))');
     await page.keyboard.press('Enter');
-    await until(async () => {
-      const r = await call('read_screen', { session });
-      return /^typed-23$/m.test(r.structuredContent.screen);
-    }, Wait.Screen, 'the typed command\'s output on the session\'s screen');
+    await until(
+      async () => {
+        const r = await call('read_screen', { session });
+        return /^typed-23$/m.test(r.structuredContent.screen);
+      },
+      Wait.Screen,
+      "the typed command's output on the session's screen",
+    );
     await until(async () => /^typed-23$/m.test(await viewText(frame)), Wait.Screen, 'and in the view');
     await until(async () => (await frame.textContent('#last-command'))?.includes('echo typed-'), Wait.Screen, 'the typed command as the last command');
-    await page.locator('iframe').first().screenshot({ path: path.join(SHOTS, 'terminal-app.png') });
+    await page
+      .locator('iframe')
+      .first()
+      .screenshot({ path: path.join(SHOTS, 'terminal-app.png') });
     assert.deepEqual(errors, []);
   });
 
-  it('takes the host\'s light theme', { skip }, async () => {
+  it("takes the host's light theme", { skip }, async () => {
     const input = { session };
     const result = await call('read_screen', input);
     const { contents } = await client.readResource({ uri: 'ui://shared-pty/terminal' });
     await page.evaluate(([h, i, r]) => window.startApp(h, i, r, 'light'), [(contents[0] as { text: string }).text, input, result] as const);
-    const light = page.frames().filter((f) => f !== page.mainFrame()).at(-1)!;
+    const light = page
+      .frames()
+      .filter((f) => f !== page.mainFrame())
+      .at(-1)!;
     assert.notEqual(light, frame);
     await light.waitForFunction(() => window.__sharedPtyApp?.session() !== undefined, undefined, { timeout: Wait.Screen });
     await until(async () => (await viewText(light)).includes('typed-23'), Wait.Screen, 'the same session in the second view');

@@ -39,10 +39,53 @@ export function parsed(v: Wild): unknown {
 
 /** Strings that broke programs before: empty, NUL, lone surrogates, prototype names, escapes, RTL, emoji. */
 export const NASTY_STRINGS = [
-  '', ' ', '\u0000', 'a\u0000b', '\ud800', '\udfff', 'x\ud83d', '\udc00y', '__proto__', 'constructor', 'prototype', 'toString',
-  'hasOwnProperty', 'valueOf', '__defineGetter__', '\u202eevil', '😀', '👍🏽', 'e\u0301', '中文', '\r\n', '\r', '\t', '\x1b[31m', '\x1b]0;t\x07',
-  '%s%n', '${PATH}', '$(id)', '`id`', '../../etc/passwd', '-1', '0', 'NaN', 'null', 'true', '{}', '[]', '"', '\\', '\u2028\u2029', '\ufeff',
-  'ArrowUp', 'Ctrl+C', 'Ctrl+', '+', 'Ctrl+Ctrl+C', 'x'.repeat(300),
+  '',
+  ' ',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  '\udfff',
+  'x\ud83d',
+  '\udc00y',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  '__defineGetter__',
+  '\u202eevil',
+  '😀',
+  '👍🏽',
+  'e\u0301',
+  '中文',
+  '\r\n',
+  '\r',
+  '\t',
+  '\x1b[31m',
+  '\x1b]0;t\x07',
+  '%s%n',
+  '${PATH}',
+  '$(id)',
+  '`id`',
+  '../../etc/passwd',
+  '-1',
+  '0',
+  'NaN',
+  'null',
+  'true',
+  '{}',
+  '[]',
+  '"',
+  '\\',
+  '\u2028\u2029',
+  '\ufeff',
+  'ArrowUp',
+  'Ctrl+C',
+  'Ctrl+',
+  '+',
+  'Ctrl+Ctrl+C',
+  'x'.repeat(300),
 ];
 
 /** Any string, often a nasty one; lone surrogates and control characters included. */
@@ -55,7 +98,27 @@ export const nastyString: fc.Arbitrary<string> = fc.oneof(
 
 /** Numbers at the edges: zero, signs, fractions, 2^31, 2^53 and beyond, the largest doubles. */
 export const nastyNumber: fc.Arbitrary<number> = fc.oneof(
-  fc.constantFrom(0, -0, 1, -1, 0.5, -0.5, 1e308, -1e308, 5e-324, 2 ** 31, 2 ** 31 - 1, 2 ** 32, -(2 ** 31), 2 ** 53, 2 ** 53 + 2, 1e21, 86_400_001, 65536, 1001),
+  fc.constantFrom(
+    0,
+    -0,
+    1,
+    -1,
+    0.5,
+    -0.5,
+    1e308,
+    -1e308,
+    5e-324,
+    2 ** 31,
+    2 ** 31 - 1,
+    2 ** 32,
+    -(2 ** 31),
+    2 ** 53,
+    2 ** 53 + 2,
+    1e21,
+    86_400_001,
+    65536,
+    1001,
+  ),
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
@@ -71,17 +134,14 @@ export const deepNesting: fc.Arbitrary<RawJson> = fc
   .map(([depth, arrays]) => new RawJson(arrays ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)));
 
 /** Object keys worth trying: prototype names, the empty key, unicode, and ordinary words. */
-export const nastyKey: fc.Arbitrary<string> = fc.oneof(fc.constantFrom('__proto__', 'constructor', 'prototype', '', 'session', 'id', 'then', 'toJSON'), nastyString);
+export const nastyKey: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom('__proto__', 'constructor', 'prototype', '', 'session', 'id', 'then', 'toJSON'),
+  nastyString,
+);
 
 /** Any JSON value, hostile at every level (depth bounded as values; deeper ones come as deepNesting). */
 export const wildJson: fc.Arbitrary<Wild> = fc.letrec<{ value: Wild; leaf: Wild }>((tie) => ({
-  leaf: fc.oneof(
-    fc.constant(null),
-    fc.boolean(),
-    nastyNumber,
-    nastyString,
-    rawNumber as fc.Arbitrary<Wild>,
-  ),
+  leaf: fc.oneof(fc.constant(null), fc.boolean(), nastyNumber, nastyString, rawNumber as fc.Arbitrary<Wild>),
   value: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
     { weight: 5, arbitrary: tie('leaf') },
@@ -166,8 +226,40 @@ export const keyName: fc.Arbitrary<string> = fc.oneof(
     .tuple(
       fc.subarray(['Ctrl', 'Shift', 'Alt', 'Ctrl', 'ctrl', 'Meta']),
       fc.constantFrom(
-        'ArrowUp', 'End', 'F1', 'F4', 'F5', 'F12', 'F13', 'Delete', 'Del', 'PageUp', 'Insert', 'Enter', 'Tab', 'Backspace', 'Escape', 'Space',
-        'a', 'Z', '1', '2', '[', '?', '/', ' ', 'é', '😀', 'enter', 'arrowup', '', 'constructor', 'toString', '__proto__', 'valueOf', 'hasOwnProperty',
+        'ArrowUp',
+        'End',
+        'F1',
+        'F4',
+        'F5',
+        'F12',
+        'F13',
+        'Delete',
+        'Del',
+        'PageUp',
+        'Insert',
+        'Enter',
+        'Tab',
+        'Backspace',
+        'Escape',
+        'Space',
+        'a',
+        'Z',
+        '1',
+        '2',
+        '[',
+        '?',
+        '/',
+        ' ',
+        'é',
+        '😀',
+        'enter',
+        'arrowup',
+        '',
+        'constructor',
+        'toString',
+        '__proto__',
+        'valueOf',
+        'hasOwnProperty',
       ),
     )
     .map(([mods, base]) => [...mods, base].join('+')),
@@ -178,8 +270,12 @@ export const keyName: fc.Arbitrary<string> = fc.oneof(
 export const rawLine: fc.Arbitrary<Buffer> = fc
   .oneof(
     fc.uint8Array({ minLength: 1, maxLength: 64 }).map((b) => Buffer.from(b)),
-    fc.constantFrom('{"jsonrpc":"2.0","id":1,"method":"pty/status"', '\u0000', '{"jsonrpc":"2.0","id":"\ud800"}', '  ', '\r', 'null', '{}').map((s) => Buffer.from(s)),
-    fc.tuple(fc.constantFrom('{"jsonrpc":"2.0","id":1,"method":"pty/write","params":{"action":{"text":"'), fc.uint8Array({ maxLength: 8 })).map(([a, b]) => Buffer.concat([Buffer.from(a), Buffer.from(b), Buffer.from('"}}}')])),
+    fc
+      .constantFrom('{"jsonrpc":"2.0","id":1,"method":"pty/status"', '\u0000', '{"jsonrpc":"2.0","id":"\ud800"}', '  ', '\r', 'null', '{}')
+      .map((s) => Buffer.from(s)),
+    fc
+      .tuple(fc.constantFrom('{"jsonrpc":"2.0","id":1,"method":"pty/write","params":{"action":{"text":"'), fc.uint8Array({ maxLength: 8 }))
+      .map(([a, b]) => Buffer.concat([Buffer.from(a), Buffer.from(b), Buffer.from('"}}}')])),
   )
   .map((b) => Buffer.from(b.filter((x) => x !== 0x0a)))
   .filter((b) => b.length > 0 && !(b.length === 1 && b[0] === 0x0d));

@@ -83,7 +83,10 @@ export function request(port: number, method: string, path: string, opts: Reques
       });
       res.on('error', reject);
     });
-    const timer = setTimeout(() => req.destroy(new Error(`${method} ${path}: no answer within ${opts.timeoutMs ?? HttpTimeouts.Request} ms`)), opts.timeoutMs ?? HttpTimeouts.Request);
+    const timer = setTimeout(
+      () => req.destroy(new Error(`${method} ${path}: no answer within ${opts.timeoutMs ?? HttpTimeouts.Request} ms`)),
+      opts.timeoutMs ?? HttpTimeouts.Request,
+    );
     req.on('error', (e) => {
       clearTimeout(timer);
       reject(e);

@@ -34,9 +34,7 @@ export class LeakTracker implements IDisposableTracker {
 
   /** One paragraph per leaked disposable: its kind and the stack that created it. */
   report(): string {
-    return [...this._live]
-      .map(([d, stack]) => `${d.constructor?.name ?? 'Object'} ${stack.split('\n').slice(2, 9).join('\n')}`)
-      .join('\n\n');
+    return [...this._live].map(([d, stack]) => `${d.constructor?.name ?? 'Object'} ${stack.split('\n').slice(2, 9).join('\n')}`).join('\n\n');
   }
 
   /** Throws, with every creation stack, if anything tracked is still undisposed. */

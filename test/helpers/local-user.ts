@@ -43,7 +43,11 @@ export class LocalUser {
       if (attempt >= LOCK_ATTEMPTS) throw new Error(`useradd ${name}: ${r.stderr}`);
       spawnSync('sleep', ['0.2']);
     }
-    const user = new LocalUser(name, Number(spawnSync('id', ['-u', name], { encoding: 'utf8' }).stdout.trim()), spawnSync('sh', ['-c', `getent passwd ${name} | cut -d: -f6`], { encoding: 'utf8' }).stdout.trim());
+    const user = new LocalUser(
+      name,
+      Number(spawnSync('id', ['-u', name], { encoding: 'utf8' }).stdout.trim()),
+      spawnSync('sh', ['-c', `getent passwd ${name} | cut -d: -f6`], { encoding: 'utf8' }).stdout.trim(),
+    );
     if (opts.password !== undefined) {
       const r = spawnSync('chpasswd', [], { input: `${name}:${opts.password}\n`, encoding: 'utf8' });
       if (r.status !== 0) {

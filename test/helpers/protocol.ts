@@ -135,7 +135,7 @@ export class LineClient {
   /** Notifications received and not yet taken, optionally of one method (removes them from the queue). */
   takeNotifications(method?: string): Msg[] {
     const out: Msg[] = [];
-    for (let i = 0; i < this._inbox.length; ) {
+    for (let i = 0; i < this._inbox.length;) {
       const m = this._inbox[i];
       if (m.id === undefined && typeof m.method === 'string' && (method === undefined || m.method === method)) {
         out.push(m);

@@ -66,8 +66,15 @@ function cellLook(c: IBufferCell, blank: boolean): string {
   const bg = blank ? '' : colour(c.isBgDefault(), c.isBgRGB(), c.getBgColor());
   const parts = [fg && `fg=${fg}`, bg && `bg=${bg}`];
   const flags: Array<[string, number]> = [
-    ['bold', c.isBold()], ['dim', c.isDim()], ['italic', c.isItalic()], ['underline', c.isUnderline()], ['blink', c.isBlink()],
-    ['inverse', c.isInverse()], ['invisible', c.isInvisible()], ['strike', c.isStrikethrough()], ['overline', c.isOverline()],
+    ['bold', c.isBold()],
+    ['dim', c.isDim()],
+    ['italic', c.isItalic()],
+    ['underline', c.isUnderline()],
+    ['blink', c.isBlink()],
+    ['inverse', c.isInverse()],
+    ['invisible', c.isInvisible()],
+    ['strike', c.isStrikethrough()],
+    ['overline', c.isOverline()],
   ];
   for (const [name, on] of flags) if (on) parts.push(name);
   return parts.filter(Boolean).join(' ') || '-';

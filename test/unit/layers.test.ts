@@ -82,15 +82,13 @@ const TRANSPORT_ALLOWED: Record<string, readonly string[]> = {
   http: ['base', 'pages', 'ws', 'mcp'],
 };
 
-test(`src/transport's folders import only what they may (${Object.entries(TRANSPORT_ALLOWED).map(([f, a]) => `${f} → ${a.join(', ') || 'core'}`).join('; ')})`, () => {
+test(`src/transport's folders import only what they may (${Object.entries(TRANSPORT_ALLOWED)
+  .map(([f, a]) => `${f} → ${a.join(', ') || 'core'}`)
+  .join('; ')})`, () => {
   const TRANSPORT = path.join(SRC, 'transport');
   const loose = fs.readdirSync(TRANSPORT).filter((f) => f.endsWith('.ts'));
   assert.deepEqual(loose, [], 'every file of src/transport lives in a folder');
-  assert.deepEqual(
-    fs.readdirSync(TRANSPORT).sort(),
-    Object.keys(TRANSPORT_ALLOWED).sort(),
-    'every folder of src/transport has its allowed imports here',
-  );
+  assert.deepEqual(fs.readdirSync(TRANSPORT).sort(), Object.keys(TRANSPORT_ALLOWED).sort(), 'every folder of src/transport has its allowed imports here');
   for (const [folder, allowed] of Object.entries(TRANSPORT_ALLOWED)) {
     for (const file of filesOf(path.join(TRANSPORT, folder))) {
       for (const spec of importsOf(file)) {

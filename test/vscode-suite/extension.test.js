@@ -162,13 +162,24 @@ async function closeAndStopHost(terminal, dir) {
  * @returns {Promise<number>}
  */
 function mcpPostStatus(http, origin) {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'suite', version: '1.0.0' } } });
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'suite', version: '1.0.0' } },
+  });
   return new Promise((resolve, reject) => {
     const req = require('node:http').request(
       `${http.url}/mcp`,
       {
         method: 'POST',
-        headers: { authorization: `Bearer ${http.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', origin, 'content-length': Buffer.byteLength(body) },
+        headers: {
+          authorization: `Bearer ${http.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          origin,
+          'content-length': Buffer.byteLength(body),
+        },
       },
       (/** @type {import('node:http').IncomingMessage} */ res) => {
         res.resume();
@@ -265,7 +276,7 @@ suite('Shared PTY in the editor', () => {
     await until(() => !api.sessions().some((/** @type {any} */ s) => s.info.id === ref.id), 10000, 'the session to end after its terminal closed');
   });
 
-  test('a shared bash terminal has VS Code\'s shell integration: its commands and exit codes reach the editor (the decorations)', async function () {
+  test("a shared bash terminal has VS Code's shell integration: its commands and exit codes reach the editor (the decorations)", async function () {
     if (process.platform !== 'linux') this.skip();
     const G = vscode.ConfigurationTarget.Global;
     const shared = vscode.workspace.getConfiguration('sharedPty');
@@ -287,8 +298,10 @@ suite('Shared PTY in the editor', () => {
         });
       });
       integration.executeCommand('false');
-      const e = /** @type {vscode.TerminalShellExecutionEndEvent} */ (await Promise.race([ended, new Promise((_, reject) => setTimeout(() => reject(new Error('no end of the command within 20 s')), 20000))]));
-      assert.equal(e.exitCode, 1, 'VS Code has the command\'s exit code (the red decoration)');
+      const e = /** @type {vscode.TerminalShellExecutionEndEvent} */ (
+        await Promise.race([ended, new Promise((_, reject) => setTimeout(() => reject(new Error('no end of the command within 20 s')), 20000))])
+      );
+      assert.equal(e.exitCode, 1, "VS Code has the command's exit code (the red decoration)");
       assert.match(e.execution.commandLine.value, /false/);
     } finally {
       terminal?.dispose();
@@ -335,7 +348,7 @@ suite('Shared PTY in the editor', () => {
       // The process behind the PTY is that program with those arguments (node-pty forks, then
       // execs: until then /proc shows the host's own command line).
       const cmdline = () => fs.readFileSync(`/proc/${info.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      const argv = await until(() => (cmdline()[0] === shell ? cmdline() : undefined), 10000, 'the shell to be exec\'d');
+      const argv = await until(() => (cmdline()[0] === shell ? cmdline() : undefined), 10000, "the shell to be exec'd");
       assert.deepEqual(argv, [shell, ...profile.args]);
     } finally {
       terminal?.dispose();
@@ -357,10 +370,14 @@ suite('Shared PTY in the editor', () => {
     try {
       await agent.update('approval', 'deny', G);
       await agent.update('denyCommands', ['^git push'], G);
-      const now = await until(async () => {
-        const p = await controlCall('host/agentPolicy');
-        return p.approval === 'deny' && p.denyCommands.length === 1 ? p : undefined;
-      }, 10000, 'the host to take the changed settings');
+      const now = await until(
+        async () => {
+          const p = await controlCall('host/agentPolicy');
+          return p.approval === 'deny' && p.denyCommands.length === 1 ? p : undefined;
+        },
+        10000,
+        'the host to take the changed settings',
+      );
       assert.deepEqual(now, { approval: 'deny', denyCommands: ['^git push'], canAsk: true });
     } finally {
       await agent.update('approval', undefined, G);
@@ -378,11 +395,18 @@ suite('Shared PTY in the editor', () => {
     const stdio = config.mcpServers['shared-pty'];
     assert.ok(require('node:path').isAbsolute(stdio.command), stdio.command);
     assert.equal(stdio.args[stdio.args.length - 1], 'mcp');
-    assert.ok(stdio.args.slice(0, -1).every((a) => require('node:path').isAbsolute(a)), JSON.stringify(stdio.args));
+    assert.ok(
+      stdio.args.slice(0, -1).every((a) => require('node:path').isAbsolute(a)),
+      JSON.stringify(stdio.args),
+    );
     // Nothing copied holds the host's own token (README "Security"): the stdio server needs none.
     assert.deepEqual(Object.keys(config.mcpServers), ['shared-pty']);
     const dir = process.env.SHARED_PTY_DIR;
-    const tokens = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')).http?.token).filter(Boolean);
+    const tokens = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')).http?.token)
+      .filter(Boolean);
     assert.ok(tokens.length > 0, 'a host with HTTP runs');
     for (const token of tokens) assert.ok(!text.includes(token), 'the host token is not in the copied configuration');
   });
@@ -427,7 +451,7 @@ suite('Shared PTY in the editor', () => {
         terminal = opened.terminal;
         // runtimeDirectory: the host's record, its control socket and the session's socket are there.
         const record = await until(() => daemonRecord(dir), 10000, `the host's record in ${dir}`);
-        assert.equal(record.hostId, opened.ref.hostId, 'the terminal\'s session is on the host in that directory');
+        assert.equal(record.hostId, opened.ref.hostId, "the terminal's session is on the host in that directory");
         assert.ok(record.control.startsWith(`unix:${dir}/`), `the control socket is in it: ${record.control}`);
         const { sessions } = await rpcCall(record.control, 'session/list');
         const info = sessions.find((/** @type {any} */ s) => s.id === opened.ref.id);
@@ -448,7 +472,10 @@ suite('Shared PTY in the editor', () => {
         opened.terminal.sendText('seq 1 400');
         await until(async () => /^400$/m.test((await rpcCall(record.control, 'pty/read', { session: info.id })).screen), 15000, 'seq to finish');
         const page = await rpcCall(record.control, 'pty/scrollback', { session: info.id, offset: 0, lines: 1000 });
-        assert.ok(page.totalLines <= SCROLLBACK + info.rows, `at most ${SCROLLBACK} rows of scrollback besides the ${info.rows} of the screen, kept ${page.totalLines}`);
+        assert.ok(
+          page.totalLines <= SCROLLBACK + info.rows,
+          `at most ${SCROLLBACK} rows of scrollback besides the ${info.rows} of the screen, kept ${page.totalLines}`,
+        );
         assert.ok(page.totalLines > info.rows, `the scrollback keeps rows (${page.totalLines})`);
         assert.doesNotMatch(page.text, /^1$/m, 'the oldest rows are gone');
       });
@@ -465,7 +492,7 @@ suite('Shared PTY in the editor', () => {
       await withSettings({ runtimeDirectory: dir, 'http.enabled': false }, async () => {
         terminal = (await openTerminal(api)).terminal;
         const record = await until(() => daemonRecord(dir), 10000, `the host's record in ${dir}`);
-        assert.equal(record.http, null, 'the host\'s record has no HTTP server');
+        assert.equal(record.http, null, "the host's record has no HTTP server");
         // The definition the editor gets is the stdio server (`shared-pty mcp`) for that directory:
         // agent chat starts it as a process of its own.
         await vscode.commands.executeCommand('workbench.mcp.startServer', '*', { waitForLiveTools: true });
@@ -479,7 +506,7 @@ suite('Shared PTY in the editor', () => {
     await until(() => stdioMcpServers(dir).length === 0, 30000, 'the stdio MCP server to stop once HTTP is on again');
   });
 
-  test('sharedPty.shellIntegration off: a new terminal\'s shell reports no commands', async function () {
+  test("sharedPty.shellIntegration off: a new terminal's shell reports no commands", async function () {
     if (process.platform !== 'linux') this.skip();
     /** @type {vscode.Terminal | undefined} */
     let terminal;
@@ -492,7 +519,7 @@ suite('Shared PTY in the editor', () => {
         terminal = opened.terminal;
         id = opened.ref.id;
         opened.terminal.sendText('echo si-off-$((6*7))');
-        await until(async () => /^si-off-42$/m.test((await controlCall('pty/read', { session: id })).screen), 15000, 'the command\'s output');
+        await until(async () => /^si-off-42$/m.test((await controlCall('pty/read', { session: id })).screen), 15000, "the command's output");
         assert.deepEqual(await controlCall('pty/commands', { session: id }), { integration: false, commands: [] }, 'the host knows no command');
         assert.equal(opened.terminal.shellIntegration, undefined, 'VS Code sees no shell integration');
       });

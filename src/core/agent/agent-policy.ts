@@ -58,15 +58,27 @@ export function checkAgentWrite(policy: AgentPolicy | undefined, session: Sessio
   }
   if (policy.approval === 'deny' && session.options.origin === 'user') {
     session.noteAgentDecision(from, 'policy_deny', text);
-    throw declined(`The user declined: agents may not type into session ${session.name}, which the user opened (agent approval: deny); nothing was written. Open a session of your own with open_session, or ask the user.`, { session: session.id });
+    throw declined(
+      `The user declined: agents may not type into session ${session.name}, which the user opened (agent approval: deny); nothing was written. Open a session of your own with open_session, or ask the user.`,
+      { session: session.id },
+    );
   }
 }
 
 /** What an agent's write into `session` gets now, and why when that is not the policy (`pty/info`'s agentApproval). */
-export function agentApprovalNow(policy: AgentPolicy | undefined, canAsk: boolean, session: Session): { policy: AgentApproval; effective: AgentApproval; reason?: string } {
+export function agentApprovalNow(
+  policy: AgentPolicy | undefined,
+  canAsk: boolean,
+  session: Session,
+): { policy: AgentApproval; effective: AgentApproval; reason?: string } {
   const approval = policy?.approval ?? 'allow';
   if (approval === 'allow') return { policy: approval, effective: approval };
-  if (session.options.origin !== 'user') return { policy: approval, effective: 'allow', reason: `${session.options.origin === 'agent' ? 'an agent' : 'a script'} opened this session: it is not one the user opened` };
+  if (session.options.origin !== 'user')
+    return {
+      policy: approval,
+      effective: 'allow',
+      reason: `${session.options.origin === 'agent' ? 'an agent' : 'a script'} opened this session: it is not one the user opened`,
+    };
   if (approval === 'deny') return { policy: approval, effective: approval };
   if (session.agentsAllowed) return { policy: approval, effective: 'allow', reason: 'the user allowed agents for this session' };
   if (!canAsk) return { policy: approval, effective: 'allow', reason: NOBODY_TO_ASK };
@@ -75,7 +87,7 @@ export function agentApprovalNow(policy: AgentPolicy | undefined, canAsk: boolea
 
 /** Why `ask` acts as `allow`: said by pty/info and by `serve` at start-up. */
 export const NOBODY_TO_ASK =
-  'no editor window is connected to ask the user, so agents\' writes are allowed (as with allow) until one connects, except an agent whose own MCP client can ask the user (form elicitation): that client asks';
+  "no editor window is connected to ask the user, so agents' writes are allowed (as with allow) until one connects, except an agent whose own MCP client can ask the user (form elicitation): that client asks";
 
 /**
  * Refuses an agent's `open_session` whose command line a deny rule matches (`{command: "/bin/sh",
@@ -101,7 +113,8 @@ function firstDenyRule(policy: AgentPolicy, texts: string[], from: InputSource, 
     const i = boundedFirstMatch(policy.denyCommands, [...new Set(texts)], budgets, DENY_RULES_BUDGET_MS);
     return i < 0 ? undefined : policy.denyCommands[i];
   } catch (e) {
-    if (e instanceof RegexTimeoutError) return refuse(`The user's deny rules took more than ${DENY_RULES_BUDGET_MS} ms on this line (a rule that backtracks?), so it could not be checked`);
+    if (e instanceof RegexTimeoutError)
+      return refuse(`The user's deny rules took more than ${DENY_RULES_BUDGET_MS} ms on this line (a rule that backtracks?), so it could not be checked`);
     throw e;
   }
 }

@@ -44,7 +44,14 @@ export function agentCall(guards: WriteGuards, session: Session, from: InputSour
  * (waits up to `wait.askMs` for an answer), then typing arbitration (waits for the user to pause,
  * within what is left). Each applies to agents' (MCP) calls only.
  */
-export async function admitWrite(guards: WriteGuards, session: Session, from: InputSource & { personAsker?: PersonAsker }, text: string, wait: WriteWait, signal?: AbortSignal): Promise<Admitted> {
+export async function admitWrite(
+  guards: WriteGuards,
+  session: Session,
+  from: InputSource & { personAsker?: PersonAsker },
+  text: string,
+  wait: WriteWait,
+  signal?: AbortSignal,
+): Promise<Admitted> {
   checkAgentWrite(guards.agentPolicy, session, from, text);
   await refuseAgentDuringSecretInput(session, from);
   const started = Date.now();
@@ -72,7 +79,8 @@ async function approve(
   if (!broker || !needsAsking(guards.agentPolicy, broker.canAsk || own !== undefined, session, from)) return undefined;
   const answer = await broker.ask(session, from, text, waitMs, signal, own);
   if (answer === 'session') session.agentsAllowed = true;
-  const decision: ApprovalDecision = answer === 'once' ? 'allowed_once' : answer === 'session' ? 'allowed_for_session' : answer === 'deny' ? 'denied' : 'unanswered';
+  const decision: ApprovalDecision =
+    answer === 'once' ? 'allowed_once' : answer === 'session' ? 'allowed_for_session' : answer === 'deny' ? 'denied' : 'unanswered';
   session.noteAgentDecision(from, decision, text);
   if (answer === 'once' || answer === 'session') {
     // Asking took time: the program may have started to ask for a password meanwhile.

@@ -19,8 +19,8 @@ export type AgentApproval = z.infer<typeof agentApproval>;
 export const approvalRequest = z
   .object({
     id: z.string(),
-    session: z.string().describe('The session\'s id.'),
-    name: z.string().describe('The session\'s name.'),
+    session: z.string().describe("The session's id."),
+    name: z.string().describe("The session's name."),
     text: z.string().describe('What the agent wants to type, exactly.'),
     origin,
     transport,

@@ -95,10 +95,13 @@ export class ApprovalBroker {
     // user answered would otherwise stack questions on the user's screen.
     if ([...this._pending.values()].some((p) => p.request.session === session.id && p.answered.hasListeners())) {
       return Promise.reject(
-        serverError(`An earlier request of an agent to type into session ${session.name} still waits for the user's answer; nothing was written. Wait for that call to return, then try again.`, {
-          session: session.id,
-          awaitingApproval: true,
-        }),
+        serverError(
+          `An earlier request of an agent to type into session ${session.name} still waits for the user's answer; nothing was written. Wait for that call to return, then try again.`,
+          {
+            session: session.id,
+            awaitingApproval: true,
+          },
+        ),
       );
     }
     const request: ApprovalRequest = {
@@ -115,7 +118,14 @@ export class ApprovalBroker {
     const byOwn = this._watchers.size === 0 && own !== undefined;
     this._pending.set(request.id, { request, answered, owner: byOwn ? own.owner : undefined });
     // A session that ends has nothing left to approve.
-    const first = whenFirst(anyEvent(answered.event, mapEvent(session.onExit, () => 'unanswered' as const)), timeoutMs, signal);
+    const first = whenFirst(
+      anyEvent(
+        answered.event,
+        mapEvent(session.onExit, () => 'unanswered' as const),
+      ),
+      timeoutMs,
+      signal,
+    );
     // The question's own end (an answer, the timeout, the caller gone) stops the client asking.
     const over = new AbortController();
     if (byOwn) {

@@ -71,7 +71,12 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = [
     rest: 'BAD_REQUEST',
     when: 'not a single request object (batches included), `jsonrpc` is not `"2.0"`, `method` is not a string, `id` is missing, `params` is not an object, the legacy `{op}` protocol, or a line over the limit (after which the connection is closed)',
   },
-  { code: ErrorCode.MethodNotFound, name: 'Method not found', rest: 'NOT_FOUND', when: 'unknown method, or a host method (`session/list`, `session/create`, `host/info`) on a per-session socket' },
+  {
+    code: ErrorCode.MethodNotFound,
+    name: 'Method not found',
+    rest: 'NOT_FOUND',
+    when: 'unknown method, or a host method (`session/list`, `session/create`, `host/info`) on a per-session socket',
+  },
   {
     code: ErrorCode.InvalidParams,
     name: 'Invalid params',
@@ -79,8 +84,19 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = [
     when: 'schema violations (the message names the param), mutually exclusive params, an unknown key name (`data: {key}`), an invalid regex, a missing `session` on the control socket, a duplicate session name',
   },
   { code: ErrorCode.InternalError, name: 'Internal error', rest: 'INTERNAL', when: 'an unexpected failure in the host' },
-  { code: ErrorCode.ServerError, name: 'Server error', rest: 'BAD_REQUEST', when: 'the host could not do it, and the message says why: the program cannot be started, a recording cannot be written, a command log was dropped, the user is typing, an approval is pending' },
-  { code: ErrorCode.UnknownSession, name: 'Unknown session', rest: 'NOT_FOUND', data: '`{ session }`: the selector', when: 'no session matches the selector, or more than one does' },
+  {
+    code: ErrorCode.ServerError,
+    name: 'Server error',
+    rest: 'BAD_REQUEST',
+    when: 'the host could not do it, and the message says why: the program cannot be started, a recording cannot be written, a command log was dropped, the user is typing, an approval is pending',
+  },
+  {
+    code: ErrorCode.UnknownSession,
+    name: 'Unknown session',
+    rest: 'NOT_FOUND',
+    data: '`{ session }`: the selector',
+    when: 'no session matches the selector, or more than one does',
+  },
   { code: ErrorCode.SessionBusy, name: 'Session busy', rest: 'BAD_REQUEST', when: 'another `pty/send` is running in this session' },
   {
     code: ErrorCode.SessionExited,
@@ -104,7 +120,7 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = [
     rest: 'TOO_MANY_REQUESTS',
     socketPty: ErrorCode.ServerError,
     data: '`{ limit, max }`: `limit` is `sessions`, `connections`, `inFlightRequests` or `regexTime`; `max` its value',
-    when: "one of the host's limits is reached (README \"Reliability\"); HTTP answers it 429",
+    when: 'one of the host\'s limits is reached (README "Reliability"); HTTP answers it 429',
   },
   {
     code: ErrorCode.Declined,
@@ -121,7 +137,7 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = [
     name: 'Host gone',
     rest: 'BAD_GATEWAY',
     socketPty: ErrorCode.ServerError,
-    data: '`{ host }`: the host id, or the remote host\'s name',
+    data: "`{ host }`: the host id, or the remote host's name",
     when: 'the host (or remote host) that holds the session went away under the call (`shared-pty mcp`)',
   },
 ];
@@ -140,9 +156,7 @@ export class RpcError extends Error {
   }
 
   toJSON(): JsonRpcErrorObject {
-    return this.data === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, data: this.data };
+    return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data };
   }
 }
 

@@ -21,8 +21,7 @@ export function splitShellWords(line: string): string[] {
   let inWord = false;
   let i = 0;
 
-  const unterminated = (quote: string, at: number): Error =>
-    new Error(`unterminated quote in command line: ${quote} opened at offset ${at} is never closed`);
+  const unterminated = (quote: string, at: number): Error => new Error(`unterminated quote in command line: ${quote} opened at offset ${at} is never closed`);
 
   while (i < line.length) {
     const c = line[i]!;

@@ -82,7 +82,12 @@ interface Head {
 }
 
 /** The log's text from byte `from`, read while `more` says so and the log lasts; and the byte where reading stopped. */
-async function stripFrom(log: CommandLog, from: number, size: number, more: (s: StrippedText, offset: number) => boolean = () => true): Promise<{ s: StrippedText; offset: number }> {
+async function stripFrom(
+  log: CommandLog,
+  from: number,
+  size: number,
+  more: (s: StrippedText, offset: number) => boolean = () => true,
+): Promise<{ s: StrippedText; offset: number }> {
   const s = new StrippedText(0, true);
   let offset = from;
   while (offset < size && more(s, offset)) {
@@ -97,7 +102,8 @@ async function stripFrom(log: CommandLog, from: number, size: number, more: (s: 
 async function readHead(log: CommandLog, size: number, room: number): Promise<Head> {
   const { s, offset } = await stripFrom(log, 0, size, (t, at) => t.chars <= room && at < LogBudgetTuning.MaxScanBytes);
   const text = s.text();
-  if (s.chars <= room && offset >= size) return { text, chars: s.chars, newlines: s.newlines, end: size, floor: { offset: size, chars: s.chars, newlines: s.newlines } };
+  if (s.chars <= room && offset >= size)
+    return { text, chars: s.chars, newlines: s.newlines, end: size, floor: { offset: size, chars: s.chars, newlines: s.newlines } };
   // The last whole line that fits.
   let fit = -1;
   for (let i = s.lineEnds.length - 1; i >= 0; i--) {
@@ -151,7 +157,8 @@ function tailFrom(s: StrippedText, from: Checkpoint, room: number, head: Head, s
   if (earliest === 0) return { text, chars: s.chars, start: from.offset, newlinesBefore: from.newlines, atLineStart: true };
   for (let i = 0; i < s.lineEnds.length; i++) {
     const e = s.lineEnds[i];
-    if (e.chars >= earliest && e.chars < s.chars) return { text: text.slice(e.chars), chars: s.chars - e.chars, start: from.offset + e.offset, newlinesBefore: from.newlines + i + 1, atLineStart: true };
+    if (e.chars >= earliest && e.chars < s.chars)
+      return { text: text.slice(e.chars), chars: s.chars - e.chars, start: from.offset + e.offset, newlinesBefore: from.newlines + i + 1, atLineStart: true };
     if (e.chars >= s.chars) break;
   }
   // The last line alone is longer than the room: its end.

@@ -32,7 +32,12 @@ export class RegexTimeoutError extends Error {
  * backtracks: past the cap it throws RegexTimeoutError, past a budget the budget's -32000
  * (`limit: "regexTime"`), so the host goes on serving either way.
  */
-export function boundedFirstMatch(patterns: readonly RegExp[], texts: readonly string[], budgets: readonly RegexBudget[] = [], capMs = REGEX_BUDGET_MS): number {
+export function boundedFirstMatch(
+  patterns: readonly RegExp[],
+  texts: readonly string[],
+  budgets: readonly RegexBudget[] = [],
+  capMs = REGEX_BUDGET_MS,
+): number {
   if (patterns.length === 0 || texts.length === 0) return -1;
   let allowance = capMs;
   let tightest: RegexBudget | undefined;
@@ -72,7 +77,9 @@ export function boundedRegexTest(pattern: RegExp, text: string, budgets: readonl
     return boundedFirstMatch([pattern], [text], budgets) === 0;
   } catch (e) {
     if (e instanceof RegexTimeoutError) {
-      throw invalidParams(`regex too costly: matching it took more than ${REGEX_BUDGET_MS} ms (catastrophic backtracking?); simplify it`, { regex: pattern.source });
+      throw invalidParams(`regex too costly: matching it took more than ${REGEX_BUDGET_MS} ms (catastrophic backtracking?); simplify it`, {
+        regex: pattern.source,
+      });
     }
     throw e;
   }

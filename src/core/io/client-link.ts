@@ -146,7 +146,7 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
     return p;
   }
 
-    /** Stops the output of `sessionId`; false when there was none. */
+  /** Stops the output of `sessionId`; false when there was none. */
   unsubscribe(sessionId: string): boolean {
     const sub = this._output.get(sessionId);
     sub?.dispose();

@@ -65,13 +65,22 @@ const CHAR_KEYS: Readonly<Record<string, string>> = {
 
 /** Ctrl+<char> for characters other than letters (which map to code & 0x1f), as xterm/VT220 send. */
 const CTRL_CHARS: Readonly<Record<string, string>> = {
-  ' ': '\x00', '@': '\x00', '2': '\x00',
-  '[': '\x1b', '3': '\x1b',
-  '\\': '\x1c', '4': '\x1c',
-  ']': '\x1d', '5': '\x1d',
-  '^': '\x1e', '6': '\x1e',
-  '_': '\x1f', '7': '\x1f', '/': '\x1f',
-  '?': '\x7f', '8': '\x7f',
+  ' ': '\x00',
+  '@': '\x00',
+  '2': '\x00',
+  '[': '\x1b',
+  '3': '\x1b',
+  '\\': '\x1c',
+  '4': '\x1c',
+  ']': '\x1d',
+  '5': '\x1d',
+  '^': '\x1e',
+  '6': '\x1e',
+  _: '\x1f',
+  '7': '\x1f',
+  '/': '\x1f',
+  '?': '\x7f',
+  '8': '\x7f',
 };
 
 /** xterm modifier bits; the CSI parameter is 1 + their sum. */

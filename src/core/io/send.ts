@@ -137,7 +137,9 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
   const actedAt = Date.now();
   try {
     act();
-    waitReason = session.running ? await readyAfterAct(session, from, signal, { started, actedAt, startCursor, timeout, idleMs, commandsDone }) : 'session_exit';
+    waitReason = session.running
+      ? await readyAfterAct(session, from, signal, { started, actedAt, startCursor, timeout, idleMs, commandsDone })
+      : 'session_exit';
   } finally {
     finishedSub.dispose();
   }

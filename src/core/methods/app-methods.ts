@@ -23,8 +23,8 @@ export const appInputMethod = method({
   target: 'session',
   scope: 'input',
   summary:
-    'What the person types in the terminal view of MCP Apps (the app-only tool app_input): written as the user\'s keys, exactly as given; over any other transport it is the caller\'s own write.',
-  params: z.object({ data: z.string().min(1).describe('The bytes typed, as the view\'s terminal produced them (escape sequences included).') }),
+    "What the person types in the terminal view of MCP Apps (the app-only tool app_input): written as the user's keys, exactly as given; over any other transport it is the caller's own write.",
+  params: z.object({ data: z.string().min(1).describe("The bytes typed, as the view's terminal produced them (escape sequences included).") }),
   result: z.object({
     written: z.number().describe('UTF-8 bytes written.'),
     secretInput: z.boolean().describe('The program was asking for a secret when they arrived: the view tells the model nothing of what was typed.'),
@@ -35,14 +35,21 @@ export const appInputMethod = method({
     const secretInput = session.secretInput;
     const person = personAtTheView(ctx);
     if (person) return { written: session.write(p.data, person), secretInput };
-    const { from } = await admitWrite(ctx.services, session, ctx.caller, p.data, { askMs: DEFAULT_APPROVAL_WAIT_MS, pauseMs: DEFAULT_ARBITRATION_WAIT_MS }, ctx.signal);
+    const { from } = await admitWrite(
+      ctx.services,
+      session,
+      ctx.caller,
+      p.data,
+      { askMs: DEFAULT_APPROVAL_WAIT_MS, pauseMs: DEFAULT_ARBITRATION_WAIT_MS },
+      ctx.signal,
+    );
     return { written: session.write(p.data, from), secretInput };
   },
   mcp: {
     tool: 'app_input',
-    title: 'The person\'s keys (terminal view)',
+    title: "The person's keys (terminal view)",
     description:
-      'Only for the terminal view of MCP Apps, hidden from the model: what the person types in the view, written into the session as the user\'s keys. Agents type with send and send_keys.',
+      "Only for the terminal view of MCP Apps, hidden from the model: what the person types in the view, written into the session as the user's keys. Agents type with send and send_keys.",
     app: 'feeds',
     text: (r) => `Typed ${r.written} bytes as the user.`,
   },

@@ -18,11 +18,11 @@ export const watchAgentsMethod = method({
   target: 'host',
   scope: 'control',
   summary:
-    'Answer agents\' approval requests and follow agent typing (the editor does): notifications agent/approval (an ApprovalRequest), agent/approvalEnded {id, decision?}, agent/typing {session, typing}; until the connection closes.',
+    "Answer agents' approval requests and follow agent typing (the editor does): notifications agent/approval (an ApprovalRequest), agent/approvalEnded {id, decision?}, agent/typing {session, typing}; until the connection closes.",
   params: z.object({}),
   result: z.object({
     pending: z.array(approvalRequest).describe('Requests already waiting for an answer.'),
-    typing: z.array(z.string()).describe('Ids of sessions with an agent\'s write call in progress.'),
+    typing: z.array(z.string()).describe("Ids of sessions with an agent's write call in progress."),
   }),
   handler(ctx) {
     requireUserSide(ctx, 'host/watchAgents');
@@ -38,14 +38,14 @@ export const approveMethod = method({
   name: 'host/approve',
   target: 'host',
   scope: 'control',
-  summary: 'The user\'s answer to an agent\'s approval request: once (Allow once), session (Allow for this session) or deny.',
+  summary: "The user's answer to an agent's approval request: once (Allow once), session (Allow for this session) or deny.",
   params: z.object({ id: z.string().min(1), decision: approvalAnswer }),
   result: z.object({ decided: z.boolean().describe('false: the request was no longer waiting (answered elsewhere, timed out, or its caller left).') }),
   handler(ctx, p) {
     // An agent's relay answers only what its own client asked the person (ClientDeclaration.asks).
     if (isAgentCall(ctx.caller) && ctx.caller.personAsker) {
       if (ctx.services.approvals?.answer(p.id, p.decision, ctx.caller)) return { decided: true };
-      throw forbidden('host/approve is the user\'s: an agent\'s client answers only the questions it put to its person, while they wait');
+      throw forbidden("host/approve is the user's: an agent's client answers only the questions it put to its person, while they wait");
     }
     requireUserSide(ctx, 'host/approve');
     return { decided: ctx.services.approvals?.answer(p.id, p.decision) ?? false };
@@ -62,8 +62,11 @@ export const agentPolicyMethod = method({
   target: 'host',
   scope: 'control',
   summary:
-    'The host\'s policy for agents\' writes: read it, or set it (the editor sets its settings sharedPty.agent.approval and denyCommands on its per-user host, at once).',
-  params: z.object({ approval: byDefaultSays('unchanged', policyShape.approval.optional()), denyCommands: byDefaultSays('unchanged', policyShape.denyCommands.optional()) }),
+    "The host's policy for agents' writes: read it, or set it (the editor sets its settings sharedPty.agent.approval and denyCommands on its per-user host, at once).",
+  params: z.object({
+    approval: byDefaultSays('unchanged', policyShape.approval.optional()),
+    denyCommands: byDefaultSays('unchanged', policyShape.denyCommands.optional()),
+  }),
   result: z.object({
     ...policyShape,
     canAsk: z.boolean().describe('A window watches this host to ask the user (host/watchAgents); without one, ask acts as allow.'),

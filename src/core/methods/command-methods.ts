@@ -16,7 +16,7 @@ export const commandsMethod = method({
   target: 'session',
   scope: 'read',
   summary:
-    'The commands the shell ran, oldest first, from its shell integration: command line, cwd, exit code, and the output cursors of each command\'s own output.',
+    "The commands the shell ran, oldest first, from its shell integration: command line, cwd, exit code, and the output cursors of each command's own output.",
   params: z.object({
     limit: byDefault(
       DEFAULT_COMMANDS_LIMIT,
@@ -39,7 +39,7 @@ export const commandsMethod = method({
     tool: 'list_commands',
     title: 'List the commands run',
     description:
-      'List the commands the shell in a session ran (newest last): each with its command line, working directory, exit code (null while it runs), duration, and startCursor/endCursor. To read one command\'s whole output, call read_command_output with its id (page by page, from the log the session keeps), or read_output with since=startCursor (and maxBytes=endCursor-startCursor) while the ring still holds it. Needs shell integration (bash, zsh or fish started by Shared PTY); integration=false means the shell does not report commands.',
+      "List the commands the shell in a session ran (newest last): each with its command line, working directory, exit code (null while it runs), duration, and startCursor/endCursor. To read one command's whole output, call read_command_output with its id (page by page, from the log the session keeps), or read_output with since=startCursor (and maxBytes=endCursor-startCursor) while the ring still holds it. Needs shell integration (bash, zsh or fish started by Shared PTY); integration=false means the shell does not report commands.",
     text: (r) => {
       if (!r.integration) return 'This session has no shell integration: its commands are not known. Use read_screen or read_output instead.';
       if (r.commands.length === 0) return 'No command has run yet.';
@@ -60,9 +60,9 @@ export const commandOutputMethod = method({
   target: 'session',
   scope: 'read',
   summary:
-    'A page of one command\'s whole output, from its log (shell integration): pass nextOffset back as offset for the next page; eof once the command has ended and all is read.',
+    "A page of one command's whole output, from its log (shell integration): pass nextOffset back as offset for the next page; eof once the command has ended and all is read.",
   params: z.object({
-    id: int().min(1).describe('The command\'s id (CommandRecord.id, from pty/commands or pty/send).'),
+    id: int().min(1).describe("The command's id (CommandRecord.id, from pty/commands or pty/send)."),
     offset: byDefault(0, nonNegInt().optional().describe('Byte offset in the log to read from (default 0).')),
     maxBytes: byDefault(
       DEFAULT_COMMAND_PAGE_BYTES,
@@ -86,12 +86,12 @@ export const commandOutputMethod = method({
     data: z.string().describe('The page.'),
     offset: z.number().describe('Where the page starts (the offset asked for, moved off the middle of a character).'),
     nextOffset: z.number().describe('Where the next page starts.'),
-    totalBytes: z.number().describe('The log\'s length so far.'),
+    totalBytes: z.number().describe("The log's length so far."),
     eof: z.boolean().describe('The command has ended and nextOffset is the end of its log.'),
     running: z.boolean().describe('The command still runs: its log grows.'),
-    truncated: z.boolean().describe('The log stopped growing at the session\'s log budget: it holds the first totalBytes bytes of the output.'),
+    truncated: z.boolean().describe("The log stopped growing at the session's log budget: it holds the first totalBytes bytes of the output."),
     log: z.string().describe('The log file.'),
-    tail: z.string().optional().describe('With maxChars: the last lines of the output (\'\' when all of it is in data).'),
+    tail: z.string().optional().describe("With maxChars: the last lines of the output ('' when all of it is in data)."),
     totalChars: z.number().optional().describe('With maxChars: characters of the whole output so far, escape sequences removed.'),
     totalLines: z.number().optional().describe('With maxChars: its lines.'),
     elided: z
@@ -100,7 +100,7 @@ export const commandOutputMethod = method({
         lines: z.number().describe('Lines left out (a line cut in part counts).'),
         firstLine: z.number().describe('The first line left out, 0-based.'),
         lastLine: z.number(),
-        offset: z.number().describe('The log\'s bytes from offset to end hold what was left out (read them with offset).'),
+        offset: z.number().describe("The log's bytes from offset to end hold what was left out (read them with offset)."),
         end: z.number(),
       })
       .optional()
@@ -113,8 +113,12 @@ export const commandOutputMethod = method({
     const log = session.commandLogs?.get(p.id);
     if (!log) {
       if (!session.commandLogs) throw serverError('This session keeps no command logs', { id: p.id });
-      const ring = record.endCursor === null ? '' : ` pty/output since=${record.startCursor} maxBytes=${record.endCursor - record.startCursor} may still hold its end.`;
-      throw serverError(`The log of command ${p.id} was dropped: the session keeps ${session.commandLogs.budget} bytes of command logs, the newest first.${ring}`, { id: p.id });
+      const ring =
+        record.endCursor === null ? '' : ` pty/output since=${record.startCursor} maxBytes=${record.endCursor - record.startCursor} may still hold its end.`;
+      throw serverError(
+        `The log of command ${p.id} was dropped: the session keeps ${session.commandLogs.budget} bytes of command logs, the newest first.${ring}`,
+        { id: p.id },
+      );
     }
     if (p.maxChars !== undefined) {
       let b;
@@ -125,7 +129,17 @@ export const commandOutputMethod = method({
       }
       const running = !log.finished;
       const next = b.elided ? b.elided.offset : b.totalBytes;
-      const page = { id: p.id, data: b.head, offset: 0, nextOffset: next, totalBytes: b.totalBytes, eof: !running && next >= log.size, running, truncated: log.truncated, log: log.path };
+      const page = {
+        id: p.id,
+        data: b.head,
+        offset: 0,
+        nextOffset: next,
+        totalBytes: b.totalBytes,
+        eof: !running && next >= log.size,
+        running,
+        truncated: log.truncated,
+        log: log.path,
+      };
       return { ...page, tail: b.tail, totalChars: b.totalChars, totalLines: b.totalLines, ...(b.elided ? { elided: b.elided } : {}) };
     }
     const maxBytes = p.maxBytes ?? DEFAULT_COMMAND_PAGE_BYTES;
@@ -159,15 +173,19 @@ export const commandOutputMethod = method({
   },
   mcp: {
     tool: 'read_command_output',
-    title: 'Read a command\'s whole output',
+    title: "Read a command's whole output",
     description:
-      'Read one command\'s whole output, page by page, from the log the session keeps of it (shells with integration; ids from list_commands or send\'s command). Pass nextOffset back as offset for the next page until eof. strip:true (recommended) removes escape sequences. Use it when a send\'s or read_output\'s output was cut short and the part left out is no longer in read_output.',
+      "Read one command's whole output, page by page, from the log the session keeps of it (shells with integration; ids from list_commands or send's command). Pass nextOffset back as offset for the next page until eof. strip:true (recommended) removes escape sequences. Use it when a send's or read_output's output was cut short and the part left out is no longer in read_output.",
     // The whole output within a budget is what `send` gives an agent; this tool pages.
     omit: ['maxChars'],
     defaults: { maxBytes: MCP_COMMAND_PAGE_BYTES, strip: true },
     text: (r) => {
       const where = `bytes ${r.offset}-${r.nextOffset} of ${r.totalBytes}`;
-      const next = r.eof ? 'end of the output' : r.running && r.nextOffset >= r.totalBytes ? 'the command still runs: call again later for more' : `next page: offset=${r.nextOffset}`;
+      const next = r.eof
+        ? 'end of the output'
+        : r.running && r.nextOffset >= r.totalBytes
+          ? 'the command still runs: call again later for more'
+          : `next page: offset=${r.nextOffset}`;
       return `${r.data}\n[command #${r.id}, ${where}; ${next}${r.truncated ? '; the log keeps only the start of this output (log budget)' : ''}]`;
     },
   },

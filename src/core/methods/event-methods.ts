@@ -15,10 +15,15 @@ export const eventsMethod = method({
   scope: 'read',
   summary:
     'Stream pty/event notifications (input_wait, secret_input, bell, title, resize, exit, command_started, command_finished) of the session, or of every session when a control call names none; since replays retained events first.',
-  params: z.object({ since: byDefaultSays('live only', nonNegInt().optional().describe('Replay the retained events with a larger seq first (default: live only).')) }),
+  params: z.object({
+    since: byDefaultSays('live only', nonNegInt().optional().describe('Replay the retained events with a larger seq first (default: live only).')),
+  }),
   result: z.object({
-    seq: z.number().describe('The newest event\'s seq now (0 before the first): live notifications follow it.'),
-    events: z.array(hostEvent).optional().describe('Only for a caller that cannot receive notifications (a one-shot HTTP call): the retained events after since.'),
+    seq: z.number().describe("The newest event's seq now (0 before the first): live notifications follow it."),
+    events: z
+      .array(hostEvent)
+      .optional()
+      .describe('Only for a caller that cannot receive notifications (a one-shot HTTP call): the retained events after since.'),
   }),
   handler(ctx, p) {
     const log = ctx.services.registry.events;
@@ -39,11 +44,16 @@ export const waitEventMethod = method({
   summary: 'Wait for the first event of the session (of the given types) after the call began, or time out.',
   params: z.object({
     types: byDefaultSays('any', z.array(z.enum(EVENT_TYPES)).min(1).optional().describe('Event types to wait for (default: any).')),
-    timeoutMs: byDefault(DEFAULT_WAIT_EVENT_TIMEOUT_MS, waitMs().optional().describe(`Milliseconds to wait at most (default ${DEFAULT_WAIT_EVENT_TIMEOUT_MS}).`)),
+    timeoutMs: byDefault(
+      DEFAULT_WAIT_EVENT_TIMEOUT_MS,
+      waitMs().optional().describe(`Milliseconds to wait at most (default ${DEFAULT_WAIT_EVENT_TIMEOUT_MS}).`),
+    ),
   }),
   result: z.object({
     event: hostEvent.nullable(),
-    reason: z.enum(['matched', 'timeout', 'session_exit']).describe('matched: event is the first matching one; timeout; session_exit: the program ended first.'),
+    reason: z
+      .enum(['matched', 'timeout', 'session_exit'])
+      .describe('matched: event is the first matching one; timeout; session_exit: the program ended first.'),
   }),
   handler(ctx, p) {
     return waitForEvent(ctx.services.registry.events, requireSession(ctx), p.types, p.timeoutMs ?? DEFAULT_WAIT_EVENT_TIMEOUT_MS, ctx.signal);

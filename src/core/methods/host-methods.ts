@@ -25,10 +25,11 @@ export const listMethod = method({
     tool: 'list_sessions',
     title: 'List terminal sessions',
     description:
-      'List every shared terminal session (the user\'s editor terminals and those opened by agents or scripts): id, name, command, size, running state (secret-input: its program asks for a password only the user may type). Start here to find the session to work in.',
+      "List every shared terminal session (the user's editor terminals and those opened by agents or scripts): id, name, command, size, running state (secret-input: its program asks for a password only the user may type). Start here to find the session to work in.",
     text: (r) => {
       const lines = r.sessions.map(
-        (s) => `${s.host ? `${s.host}:${s.id}` : s.id}  ${s.name}  ${s.running ? (s.secretInput ? 'running secret-input' : 'running') : `exited(${s.exitCode})`}  ${s.cols}x${s.rows}  ${s.origin}  ${[s.command, ...s.args].join(' ')}  cwd=${s.cwd}`,
+        (s) =>
+          `${s.host ? `${s.host}:${s.id}` : s.id}  ${s.name}  ${s.running ? (s.secretInput ? 'running secret-input' : 'running') : `exited(${s.exitCode})`}  ${s.cols}x${s.rows}  ${s.origin}  ${[s.command, ...s.args].join(' ')}  cwd=${s.cwd}`,
       );
       return lines.length ? lines.join('\n') : 'No sessions. Open one with open_session.';
     },
@@ -40,21 +41,21 @@ export const createMethod = method({
   name: 'session/create',
   target: 'host',
   scope: 'control',
-  summary: 'Start a program in a new session (default: the user\'s shell).',
+  summary: "Start a program in a new session (default: the user's shell).",
   params: z.object({
-    command: byDefaultSays('the user\'s shell (`$SHELL`, else `/bin/sh`)', z.string().min(1).optional().describe('Program to run; default the user\'s shell.')),
+    command: byDefaultSays("the user's shell (`$SHELL`, else `/bin/sh`)", z.string().min(1).optional().describe("Program to run; default the user's shell.")),
     args: byDefault([], z.array(z.string()).optional()),
     cwd: byDefaultSays(
-      'the host\'s default directory (`serve`: `--cwd` or its current directory; otherwise home)',
+      "the host's default directory (`serve`: `--cwd` or its current directory; otherwise home)",
       z.string().min(1).optional().describe('Working directory; default the workspace or home.'),
     ),
-    env: byDefaultSays('the host\'s environment', z.record(z.string(), z.string()).optional()),
+    env: byDefaultSays("the host's environment", z.record(z.string(), z.string()).optional()),
     cols: byDefault(DEFAULT_COLS, cols().optional()),
     rows: byDefault(DEFAULT_ROWS, rows().optional()),
     name: byDefaultSays('`<basename of command>-<n>`', z.string().min(1).max(200).optional().describe('A name to find the session by.')),
     origin: byDefault('script', origin.optional().describe('Who opens it: user (an editor terminal), agent or script.')),
     leaseSeconds: byDefaultSays('none', leaseSeconds().optional().describe('End the session after this long without a client (editor terminals).')),
-    workspace: byDefaultSays('the host\'s workspace', z.string().min(1).optional().describe('The workspace folder the session belongs to.')),
+    workspace: byDefaultSays("the host's workspace", z.string().min(1).optional().describe('The workspace folder the session belongs to.')),
   }),
   result: sessionInfo,
   async handler(ctx, p) {
@@ -66,7 +67,7 @@ export const createMethod = method({
     tool: 'open_session',
     title: 'Open a terminal session',
     description:
-      'Start a program (default: the user\'s shell) in a new shared terminal. The user sees it as an editor terminal and can type into it too. Returns the session; use its id with the other tools.',
+      "Start a program (default: the user's shell) in a new shared terminal. The user sees it as an editor terminal and can type into it too. Returns the session; use its id with the other tools.",
     omit: ['origin', 'leaseSeconds', 'workspace'],
     app: 'shows',
     fixed: { origin: 'agent' },
@@ -79,7 +80,7 @@ export const hostInfoMethod = method({
   name: 'host/info',
   target: 'host',
   scope: 'read',
-  summary: 'This host\'s discovery record, without the token.',
+  summary: "This host's discovery record, without the token.",
   params: z.object({}),
   result: hostInfo,
   handler(ctx) {

@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { invalidParams } from '../base/errors';
 import { keyToBytes, KeyNameError } from '../io/keys';
-import { DEFAULT_SEND_IDLE_MS, DEFAULT_SEND_MAX_BYTES, DEFAULT_SEND_TIMEOUT_MS, oneSendAtATime, outcomeOf, send, sendWaitReason, type SendResult } from '../io/send';
+import {
+  DEFAULT_SEND_IDLE_MS,
+  DEFAULT_SEND_MAX_BYTES,
+  DEFAULT_SEND_TIMEOUT_MS,
+  oneSendAtATime,
+  outcomeOf,
+  send,
+  sendWaitReason,
+  type SendResult,
+} from '../io/send';
 import { joinBudget, noteRoom } from '../io/output-budget';
 import { MAX_WAIT_MS } from '../io/wait';
 import { signalForegroundGroup } from '../process/proc-state';
@@ -44,14 +53,25 @@ export const DEFAULT_SIGNAL_TIMEOUT_MS = 5000;
 function waitParams(defaultTimeout: number) {
   return {
     wait: byDefault(false, z.boolean().optional().describe('Then wait as pty/send does, and answer with the outcome (default false: answer at once).')),
-    timeout: byDefault(defaultTimeout, int().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${defaultTimeout}).`)),
+    timeout: byDefault(
+      defaultTimeout,
+      int().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${defaultTimeout}).`),
+    ),
     idleMs: byDefault(
       DEFAULT_SEND_IDLE_MS,
-      int().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: silence that counts as ready where the program state cannot be read (default ${DEFAULT_SEND_IDLE_MS}).`),
+      int()
+        .min(1)
+        .max(MAX_WAIT_MS)
+        .optional()
+        .describe(`With wait: silence that counts as ready where the program state cannot be read (default ${DEFAULT_SEND_IDLE_MS}).`),
     ),
     maxBytes: byDefault(
       DEFAULT_SEND_MAX_BYTES,
-      int().min(1).max(16 * DEFAULT_SEND_MAX_BYTES).optional().describe(`With wait: most output bytes returned (default ${DEFAULT_SEND_MAX_BYTES}; the end is kept).`),
+      int()
+        .min(1)
+        .max(16 * DEFAULT_SEND_MAX_BYTES)
+        .optional()
+        .describe(`With wait: most output bytes returned (default ${DEFAULT_SEND_MAX_BYTES}; the end is kept).`),
     ),
   };
 }
@@ -70,7 +90,10 @@ function outcomeFields() {
 }
 
 const writeParams = z
-  .object({ action: z.union([writeAction, z.array(writeAction)]).describe('{text} or {key}, or a list of them, written in order.'), ...waitParams(DEFAULT_SEND_TIMEOUT_MS) })
+  .object({
+    action: z.union([writeAction, z.array(writeAction)]).describe('{text} or {key}, or a list of them, written in order.'),
+    ...waitParams(DEFAULT_SEND_TIMEOUT_MS),
+  })
   .superRefine((p, ctx) => {
     const problem = actionProblem(p.action);
     if (problem) ctx.addIssue({ code: 'custom', message: problem.message, params: problem.key === undefined ? undefined : { key: problem.key } });
@@ -123,7 +146,11 @@ export const writeMethod = method({
         wait: z.boolean().optional().describe('Wait as send does and return the outcome (default false).'),
         timeout: int().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${DEFAULT_SEND_TIMEOUT_MS}).`),
       },
-      toParams: (a) => ({ action: (a.keys as string[]).map((key) => ({ key })), ...(a.wait ? { wait: true, maxBytes: MCP_OUTPUT_BYTES } : {}), ...(a.timeout ? { timeout: a.timeout } : {}) }),
+      toParams: (a) => ({
+        action: (a.keys as string[]).map((key) => ({ key })),
+        ...(a.wait ? { wait: true, maxBytes: MCP_OUTPUT_BYTES } : {}),
+        ...(a.timeout ? { timeout: a.timeout } : {}),
+      }),
     },
     budget: { field: 'output', optional: true, locate: scrollbackPointer },
     text: (r, a) => {
@@ -155,14 +182,25 @@ export const sendMethod = method({
   params: z.object({
     text: z.string().describe('The text to type.'),
     submit: byDefault(true, z.boolean().optional().describe('Press Enter after the text (default true).')),
-    timeout: byDefault(DEFAULT_SEND_TIMEOUT_MS, int().min(1).max(MAX_WAIT_MS).optional().describe(`Milliseconds to wait at most (default ${DEFAULT_SEND_TIMEOUT_MS}).`)),
+    timeout: byDefault(
+      DEFAULT_SEND_TIMEOUT_MS,
+      int().min(1).max(MAX_WAIT_MS).optional().describe(`Milliseconds to wait at most (default ${DEFAULT_SEND_TIMEOUT_MS}).`),
+    ),
     idleMs: byDefault(
       DEFAULT_SEND_IDLE_MS,
-      int().min(1).max(MAX_WAIT_MS).optional().describe(`Silence that counts as ready where the program state cannot be read (default ${DEFAULT_SEND_IDLE_MS}).`),
+      int()
+        .min(1)
+        .max(MAX_WAIT_MS)
+        .optional()
+        .describe(`Silence that counts as ready where the program state cannot be read (default ${DEFAULT_SEND_IDLE_MS}).`),
     ),
     maxBytes: byDefault(
       DEFAULT_SEND_MAX_BYTES,
-      int().min(1).max(16 * DEFAULT_SEND_MAX_BYTES).optional().describe(`Most output bytes returned (default ${DEFAULT_SEND_MAX_BYTES}; the end is kept).`),
+      int()
+        .min(1)
+        .max(16 * DEFAULT_SEND_MAX_BYTES)
+        .optional()
+        .describe(`Most output bytes returned (default ${DEFAULT_SEND_MAX_BYTES}; the end is kept).`),
     ),
   }),
   result: z.object({
@@ -195,7 +233,7 @@ export const sendMethod = method({
     title: 'Run a command',
     app: 'shows',
     description:
-      'Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); user_input = the user typed into the terminal meanwhile (look at read_screen before going on); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. Output longer than maxChars (default 20000) keeps its head and tail; the line between says where the rest is (read_scrollback, read_output, or read_command_output for a command\'s whole output). For keys like Ctrl+C, arrows or q use send_keys instead.',
+      "Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); user_input = the user typed into the terminal meanwhile (look at read_screen before going on); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. Output longer than maxChars (default 20000) keeps its head and tail; the line between says where the rest is (read_scrollback, read_output, or read_command_output for a command's whole output). For keys like Ctrl+C, arrows or q use send_keys instead.",
     // Nothing is cut before the budget: the rows are returned up to the most a send returns.
     defaults: { maxBytes: MCP_OUTPUT_BYTES },
     budget: {
@@ -289,7 +327,7 @@ export const signalMethod = method({
   target: 'session',
   scope: 'control',
   summary:
-    'Send a signal to the terminal\'s foreground process group (Ctrl+C even when the program ignores the key); with wait, then wait as pty/send does and answer with the outcome too (the interrupted command\'s exit code, the screen after it).',
+    "Send a signal to the terminal's foreground process group (Ctrl+C even when the program ignores the key); with wait, then wait as pty/send does and answer with the outcome too (the interrupted command's exit code, the screen after it).",
   params: z.object({ signal: signalName, ...waitParams(DEFAULT_SIGNAL_TIMEOUT_MS) }),
   result: z.object({ signal: z.string(), pgid: z.number(), ...outcomeFields() }),
   needsRunning: true,
@@ -299,7 +337,13 @@ export const signalMethod = method({
     // The command it interrupts ends after the call began: the outcome names it, with its exit code.
     let pgid = 0;
     const act = () => (pgid = signalForegroundGroup(session.pid, p.signal).pgid);
-    const outcome = await outcomeOf(session, act, { timeout: p.timeout ?? DEFAULT_SIGNAL_TIMEOUT_MS, idleMs: p.idleMs, maxBytes: p.maxBytes }, ctx.caller, ctx.signal);
+    const outcome = await outcomeOf(
+      session,
+      act,
+      { timeout: p.timeout ?? DEFAULT_SIGNAL_TIMEOUT_MS, idleMs: p.idleMs, maxBytes: p.maxBytes },
+      ctx.caller,
+      ctx.signal,
+    );
     return { signal: p.signal, pgid, ...outcome };
   },
   mcp: {
@@ -341,7 +385,11 @@ export const resizeMethod = method({
     from: 'body',
     // The SessionInfo of pty-session-mcp's shape, as every REST answer gives it (without pty/info's lastInput and agentApproval).
     respond: async (_r, route) => {
-      const { lastInput: _who, agentApproval: _policy, ...info } = (await route.call('pty/info', { session: route.id })) as { lastInput: unknown; agentApproval: unknown } & Record<string, unknown>;
+      const {
+        lastInput: _who,
+        agentApproval: _policy,
+        ...info
+      } = (await route.call('pty/info', { session: route.id })) as { lastInput: unknown; agentApproval: unknown } & Record<string, unknown>;
       return info;
     },
   },

@@ -11,7 +11,7 @@ import { approvalAnswer, approvalQuestion, approvalRequest } from '../agent/appr
  * The session a notification is about, on the control socket and `/rpc` (one connection may follow
  * several sessions); absent on a session's own socket, where the session is implied.
  */
-const onControl = { session: z.string().optional().describe('The session\'s id (control socket and /rpc only).') };
+const onControl = { session: z.string().optional().describe("The session's id (control socket and /rpc only).") };
 
 /** One entry of the notification table. */
 export interface NotificationSpec<N extends string = string, P extends z.ZodType = z.ZodType> {
@@ -35,14 +35,17 @@ export const outputNotification = notification({
     ...onControl,
     data: z.string().describe('Raw output, escape sequences included.'),
     cursor: z.number().describe('The output cursor just after data.'),
-    dropped: z.number().optional().describe('Bytes the subscriber missed before data (a lossy subscriber that fell behind the ring, or a since older than it).'),
+    dropped: z
+      .number()
+      .optional()
+      .describe('Bytes the subscriber missed before data (a lossy subscriber that fell behind the ring, or a since older than it).'),
   }),
 });
 
 export const exitNotification = notification({
   name: 'pty/exit',
   after: ['pty/subscribe'],
-  summary: 'The subscribed session\'s program ended: once, after its last pty/output (right after the replay for a session that had already exited).',
+  summary: "The subscribed session's program ended: once, after its last pty/output (right after the replay for a session that had already exited).",
   params: z.object({
     ...onControl,
     exitCode: z.number().describe('Its exit status (128+N when killed by signal N).'),
@@ -68,7 +71,7 @@ export const approvalNotification = notification({
   name: 'agent/approval',
   after: ['host/watchAgents', 'a call with client.asks'],
   summary:
-    'An agent\'s write waits for the user\'s answer (host/approve with its id): an ApprovalRequest to watchers, an ApprovalQuestion (id, session, name, text) to the agent\'s own client when no window watches.',
+    "An agent's write waits for the user's answer (host/approve with its id): an ApprovalRequest to watchers, an ApprovalQuestion (id, session, name, text) to the agent's own client when no window watches.",
   params: z.union([approvalRequest, approvalQuestion]),
 });
 
@@ -77,11 +80,11 @@ export const approvalEndedNotification = notification({
   after: ['host/watchAgents', 'a call with client.asks'],
   summary: 'A question is over: answered here or elsewhere, unanswered in time, or its caller went away.',
   params: z.object({
-    id: z.string().describe('The ApprovalRequest\'s id.'),
+    id: z.string().describe("The ApprovalRequest's id."),
     decision: z
       .union([approvalAnswer, z.literal('unanswered')])
       .optional()
-      .describe('What ended it (to watchers; a question put to an agent\'s own client ends without one).'),
+      .describe("What ended it (to watchers; a question put to an agent's own client ends without one)."),
   }),
 });
 
@@ -89,7 +92,7 @@ export const typingNotification = notification({
   name: 'agent/typing',
   after: ['host/watchAgents'],
   summary: 'An agent\'s write call started (typing: true) or ended (false) on a session: the editor shows "agent typing".',
-  params: z.object({ session: z.string().describe('The session\'s id.'), typing: z.boolean() }),
+  params: z.object({ session: z.string().describe("The session's id."), typing: z.boolean() }),
 });
 
 /** When each event type happens, as the protocol reference says (every type must say it). */

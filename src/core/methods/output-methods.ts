@@ -44,7 +44,9 @@ export const outputMethod = method({
       async locate(r, a, call) {
         // The left-out lines as byte cursors: counted in the raw bytes (stripping keeps the newlines).
         const from = ((a.since as number | undefined) ?? 0) + r.dropped;
-        const raw = a.strip ? ((await call('pty/output', { session: a.session, since: from, maxBytes: Math.max(1, r.cursor - from) })) as { data: string }).data : r.data;
+        const raw = a.strip
+          ? ((await call('pty/output', { session: a.session, since: from, maxBytes: Math.max(1, r.cursor - from) })) as { data: string }).data
+          : r.data;
         return (e) => {
           const start = from + bytesBeforeLine(raw, e.firstLine);
           const end = from + bytesBeforeLine(raw, e.lastLine + 1);
@@ -74,7 +76,9 @@ export const subscribeMethod = method({
       z
         .boolean()
         .optional()
-        .describe('Flow-controlled: the program waits rather than you missing output; acknowledge with pty/ack (default false: lossy). A view token\'s subscription is lossy all the same.'),
+        .describe(
+          "Flow-controlled: the program waits rather than you missing output; acknowledge with pty/ack (default false: lossy). A view token's subscription is lossy all the same.",
+        ),
     ),
     window: byDefault(
       FlowTuning.DefaultWindowBytes,
@@ -86,14 +90,14 @@ export const subscribeMethod = method({
     ),
     snapshot: byDefault(
       false,
-      z.boolean().optional().describe('Answer with a picture of the terminal as of cursor (a resync after dropped); notifications continue from there. Replaces since.'),
+      z
+        .boolean()
+        .optional()
+        .describe('Answer with a picture of the terminal as of cursor (a resync after dropped); notifications continue from there. Replaces since.'),
     ),
     scrollback: byDefault(
       DEFAULT_SNAPSHOT_SCROLLBACK,
-      nonNegInt()
-        .max(MAX_SCROLLBACK_PAGE)
-        .optional()
-        .describe(`With snapshot: scrollback rows in the picture (default ${DEFAULT_SNAPSHOT_SCROLLBACK}).`),
+      nonNegInt().max(MAX_SCROLLBACK_PAGE).optional().describe(`With snapshot: scrollback rows in the picture (default ${DEFAULT_SNAPSHOT_SCROLLBACK}).`),
     ),
   }),
   result: z.object({
@@ -102,7 +106,9 @@ export const subscribeMethod = method({
     flow: z
       .boolean()
       .optional()
-      .describe('With flow: whether the subscription is flow-controlled; false when a view token asked (only input and control tokens may make the program wait).'),
+      .describe(
+        'With flow: whether the subscription is flow-controlled; false when a view token asked (only input and control tokens may make the program wait).',
+      ),
   }),
   async handler(ctx, p) {
     const s = requireSession(ctx);
@@ -161,7 +167,9 @@ export const unsubscribeMethod = method({
   target: 'session-or-host',
   scope: 'read',
   summary: 'Stop the notifications of pty/subscribe (of the session), or with events: true those of pty/events.',
-  params: z.object({ events: byDefault(false, z.boolean().optional().describe('Stop the pty/events notifications (output goes on); control endpoints need no session then.')) }),
+  params: z.object({
+    events: byDefault(false, z.boolean().optional().describe('Stop the pty/events notifications (output goes on); control endpoints need no session then.')),
+  }),
   result: z.object({}),
   handler(ctx, p) {
     if (p.events) {

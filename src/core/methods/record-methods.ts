@@ -24,7 +24,9 @@ export const recordMethod = method({
         .min(1)
         .max(4096)
         .optional()
-        .describe('The file to create (never overwritten; relative paths are from the session\'s cwd). Default: a new file in $XDG_DATA_HOME/shared-pty/recordings (~/.local/share/shared-pty/recordings).'),
+        .describe(
+          "The file to create (never overwritten; relative paths are from the session's cwd). Default: a new file in $XDG_DATA_HOME/shared-pty/recordings (~/.local/share/shared-pty/recordings).",
+        ),
     ),
     stop: byDefault(false, z.boolean().optional().describe('Stop the recording instead (answers recording: false, and the path of the one stopped, or null).')),
     input: byDefault(
@@ -40,8 +42,10 @@ export const recordMethod = method({
   result: z.object({
     recording: z.boolean().describe('Whether a recording runs now.'),
     input: z.boolean().optional().describe('Starting: whether it keeps the text typed (the input parameter).'),
-    path: z.string().nullable().describe('The recording\'s file: the one started, or the one stopped (null when none ran).'),
-    cursor: z.number().describe('Output cursor where the recording starts (starting) or where it ended (stopping): its `o` events are pty/output from the start cursor.'),
+    path: z.string().nullable().describe("The recording's file: the one started, or the one stopped (null when none ran)."),
+    cursor: z
+      .number()
+      .describe('Output cursor where the recording starts (starting) or where it ended (stopping): its `o` events are pty/output from the start cursor.'),
   }),
   async handler(ctx, p) {
     const s = requireSession(ctx);
@@ -54,7 +58,10 @@ export const recordMethod = method({
       s.recording.clear();
       return { recording: false, path: current.path, cursor: s.cursor };
     }
-    if (current?.recording) throw serverError(`Session ${s.name} is already being recorded to ${current.path}; stop that first (shared-pty record ${s.name} --stop)`, { path: current.path });
+    if (current?.recording)
+      throw serverError(`Session ${s.name} is already being recorded to ${current.path}; stop that first (shared-pty record ${s.name} --stop)`, {
+        path: current.path,
+      });
     if (!s.running) throw sessionExited(s.id, 'The session has exited: there is nothing left to record');
     let file = p.path === undefined ? undefined : path.resolve(s.cwd, p.path);
     let recorder: Recorder;
@@ -63,7 +70,8 @@ export const recordMethod = method({
       recorder = Recorder.start(s, file, { input: p.input === true });
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
-      const why = err.code === 'EEXIST' ? 'the file exists (a recording never overwrites one)' : err.code === 'ENOENT' ? 'its folder does not exist' : err.message;
+      const why =
+        err.code === 'EEXIST' ? 'the file exists (a recording never overwrites one)' : err.code === 'ENOENT' ? 'its folder does not exist' : err.message;
       throw serverError(`Cannot record to ${file ?? 'the recordings folder'}: ${why}`, { path: file ?? null });
     }
     s.recording.value = recorder;
@@ -77,16 +85,20 @@ export const replayMethod = method({
   // The host reads a file of the caller's choosing and serves it: only the host's own token.
   scope: 'control',
   summary:
-    'A browser link that replays a recording (an asciicast v3 file on the host\'s machine) in asciinema-player: play, pause, speed, seeking, markers. The link opens that file only, and expires.',
+    "A browser link that replays a recording (an asciicast v3 file on the host's machine) in asciinema-player: play, pause, speed, seeking, markers. The link opens that file only, and expires.",
   params: z.object({
     path: z.string().min(1).max(4096).describe('Absolute path of the recording (a .cast file, as pty/record writes).'),
   }),
   result: z.object({
-    id: z.string().describe('The link\'s id: it is part of the URL and opens nothing else.'),
-    url: z.string().describe('The replay page, opened with a one-time token of its own that reaches this recording and nothing else (a browser trades it for a page cookie on first use; then the link opens nothing).'),
+    id: z.string().describe("The link's id: it is part of the URL and opens nothing else."),
+    url: z
+      .string()
+      .describe(
+        'The replay page, opened with a one-time token of its own that reaches this recording and nothing else (a browser trades it for a page cookie on first use; then the link opens nothing).',
+      ),
     path: z.string().describe('The file it replays (its real path).'),
     expiresAt: z.string().describe('ISO time after which the link opens nothing.'),
-    tokenId: z.string().describe('The id of the link\'s token: host/tokens lists it, host/revoke ends it.'),
+    tokenId: z.string().describe("The id of the link's token: host/tokens lists it, host/revoke ends it."),
   }),
   async handler(ctx, p) {
     if (!path.isAbsolute(p.path)) throw invalidParams(`Invalid params for host/replay: path must be absolute, got ${p.path}`);

@@ -14,7 +14,11 @@ export const waitMs = () => nonNegInt().max(MAX_WAIT_MS);
 export const cols = () => int().min(2).max(MAX_COLS);
 export const rows = () => int().min(1).max(MAX_ROWS);
 /** How long a session may stay without a client before it ends (a week at most). */
-export const leaseSeconds = () => z.number().min(0).max(7 * 24 * 3600);
+export const leaseSeconds = () =>
+  z
+    .number()
+    .min(0)
+    .max(7 * 24 * 3600);
 
 export const signalName = z.enum(['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGHUP', 'SIGQUIT', 'SIGTSTP', 'SIGCONT']);
 

@@ -113,7 +113,10 @@ export const scrollbackMethod = method({
   summary: 'A page of the retained rows (scrollback then screen), counted back from the newest.',
   params: z.object({
     offset: byDefault(0, nonNegInt().optional().describe('Rows back from the newest (default 0).')),
-    lines: byDefault(DEFAULT_SCROLLBACK_PAGE, int().min(1).max(MAX_SCROLLBACK_PAGE).optional().describe(`Rows in the page (default ${DEFAULT_SCROLLBACK_PAGE}).`)),
+    lines: byDefault(
+      DEFAULT_SCROLLBACK_PAGE,
+      int().min(1).max(MAX_SCROLLBACK_PAGE).optional().describe(`Rows in the page (default ${DEFAULT_SCROLLBACK_PAGE}).`),
+    ),
   }),
   result: z.object({ text: z.string(), firstLine: z.number(), lastLine: z.number(), totalLines: z.number() }),
   async handler(ctx, p) {
@@ -123,7 +126,7 @@ export const scrollbackMethod = method({
     tool: 'read_scrollback',
     title: 'Read scrollback',
     description:
-      'Read a page of the terminal\'s history (scrollback followed by the screen), counted back from the newest row: offset 0 is the latest page. Use it for output that scrolled away or was truncated. firstLine/lastLine/totalLines tell where you are; ask for a larger offset to go further back. A page longer than maxChars keeps its head and tail; the line between says which offset and lines hold the rest.',
+      "Read a page of the terminal's history (scrollback followed by the screen), counted back from the newest row: offset 0 is the latest page. Use it for output that scrolled away or was truncated. firstLine/lastLine/totalLines tell where you are; ask for a larger offset to go further back. A page longer than maxChars keeps its head and tail; the line between says which offset and lines hold the rest.",
     budget: {
       field: 'text',
       // Text line i is row firstLine + i; the page ending at row L is offset totalLines - L.
@@ -143,7 +146,10 @@ export const snapshotMethod = method({
   summary:
     'Text that redraws the terminal (scrollback, screen, colours, cursor) and the output cursor it corresponds to; subscribe from that cursor to follow on.',
   params: z.object({
-    scrollback: byDefault(DEFAULT_SNAPSHOT_SCROLLBACK, nonNegInt().max(MAX_SCROLLBACK_PAGE).optional().describe(`Scrollback rows to include (default ${DEFAULT_SNAPSHOT_SCROLLBACK}).`)),
+    scrollback: byDefault(
+      DEFAULT_SNAPSHOT_SCROLLBACK,
+      nonNegInt().max(MAX_SCROLLBACK_PAGE).optional().describe(`Scrollback rows to include (default ${DEFAULT_SNAPSHOT_SCROLLBACK}).`),
+    ),
   }),
   result: snapshotResult,
   async handler(ctx, p) {

@@ -11,16 +11,22 @@ export const secretPageMethod = method({
     'While the program asks for a secret: a one-time link of the host (/secret/<id>, five minutes, once) where the person types it straight into the terminal; the caller never sees it (MCP offers it through URL-mode elicitation).',
   params: z.object({}),
   result: z.object({
-    url: z.string().describe('The page, on the host\'s own origin: for the person to open.'),
+    url: z.string().describe("The page, on the host's own origin: for the person to open."),
     expiresAt: z.string().describe('When it stops working, ISO 8601.'),
   }),
   needsRunning: true,
   async handler(ctx) {
     const session = requireSession(ctx);
     const pages = ctx.services.secretPages;
-    if (!pages) throw serverError('This host serves no HTTP (started with --no-http): it has no secret page; the user must type the secret in the terminal', { session: session.id });
+    if (!pages)
+      throw serverError('This host serves no HTTP (started with --no-http): it has no secret page; the user must type the secret in the terminal', {
+        session: session.id,
+      });
     if ((await session.inputWatch.probeNow()) !== 'secret_input') {
-      throw serverError(`The program in session ${session.name} does not ask for a secret now: there is nothing to type on a secret page`, { session: session.id, secretInput: false });
+      throw serverError(`The program in session ${session.name} does not ask for a secret now: there is nothing to type on a secret page`, {
+        session: session.id,
+        secretInput: false,
+      });
     }
     return pages.open(session);
   },

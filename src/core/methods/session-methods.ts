@@ -36,7 +36,7 @@ export const killMethod = method({
   mcp: {
     tool: 'close_session',
     title: 'Close a session',
-    description: 'End the session and its program (the editor terminal closes too). Do not close the user\'s own terminals unless asked.',
+    description: "End the session and its program (the editor terminal closes too). Do not close the user's own terminals unless asked.",
     destructive: true,
     output: { schema: z.object({ closed: z.string() }), fromResult: (_r, a) => ({ closed: String(a.session) }) },
     text: (_r, a) => `Closed session ${a.session}.`,
@@ -64,7 +64,7 @@ export const infoMethod = method({
   target: 'session',
   scope: 'read',
   summary:
-    'The session\'s SessionInfo, who wrote into it last (lastInput: origin, transport, when; null before any input), and what an agent\'s write into it gets now (agentApproval: the policy, the effective decision, and why they differ).',
+    "The session's SessionInfo, who wrote into it last (lastInput: origin, transport, when; null before any input), and what an agent's write into it gets now (agentApproval: the policy, the effective decision, and why they differ).",
   params: z.object({}),
   result: sessionDetails,
   handler(ctx) {
@@ -72,7 +72,9 @@ export const infoMethod = method({
     const last = s.lastInput;
     return {
       ...ctx.services.describe(s),
-      lastInput: last ? { origin: last.origin, transport: last.transport, at: new Date(last.at).toISOString(), ...(last.approval ? { approval: last.approval } : {}) } : null,
+      lastInput: last
+        ? { origin: last.origin, transport: last.transport, at: new Date(last.at).toISOString(), ...(last.approval ? { approval: last.approval } : {}) }
+        : null,
       agentApproval: agentApprovalNow(ctx.services.agentPolicy, ctx.services.approvals?.canAsk ?? false, s),
     };
   },
@@ -84,7 +86,10 @@ export const keepMethod = method({
   scope: 'control',
   summary: 'Keep the session running when no client is attached (clears its lease; a detach, as in tmux).',
   params: z.object({
-    leaseSeconds: byDefaultSays('none: the lease is cleared', leaseSeconds().optional().describe('A new lease instead (seconds without a client before it ends).')),
+    leaseSeconds: byDefaultSays(
+      'none: the lease is cleared',
+      leaseSeconds().optional().describe('A new lease instead (seconds without a client before it ends).'),
+    ),
   }),
   result: z.object({ id: z.string(), leaseSeconds: z.number().nullable() }),
   handler(ctx, p) {

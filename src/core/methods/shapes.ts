@@ -41,31 +41,37 @@ export const sessionInfo = z
     host: z
       .string()
       .optional()
-      .describe('The remote host (named in hosts.json) the session runs on, in listings that cover remote hosts; absent for this machine. Select it as HOST:ID.'),
+      .describe(
+        'The remote host (named in hosts.json) the session runs on, in listings that cover remote hosts; absent for this machine. Select it as HOST:ID.',
+      ),
   })
   .meta({ title: 'SessionInfo' });
 
 /** The last write into a session: who, how, when (docs/protocol.md#ptyinfo). */
 export const lastInput = z
   .object({
-    origin: origin.describe('Who wrote: the human\'s views (user), an agent (MCP), or a script.'),
+    origin: origin.describe("Who wrote: the human's views (user), an agent (MCP), or a script."),
     transport: transport.describe('How the write came.'),
     at: z.string().describe('When, ISO 8601.'),
     approval: approvalDecision
       .optional()
-      .describe('For an agent\'s write that needed a decision: what decided it. A refused write sets lastInput too, with nothing written.'),
+      .describe("For an agent's write that needed a decision: what decided it. A refused write sets lastInput too, with nothing written."),
   })
   .meta({ title: 'LastInput' });
 
 /** What happens now to an agent's write into a session, and why when it is not the host's policy (docs/protocol.md#agent-write-approval). */
 export const agentApprovalNow = z
   .object({
-    policy: agentApproval.describe('The host\'s policy for agents\' writes into sessions the user opened (--agent-approval, sharedPty.agent.approval).'),
-    effective: agentApproval.describe('What an agent\'s write into this session gets now: allow (written), ask (waits for the user\'s answer in the editor) or deny (refused). Deny rules apply in every case.'),
+    policy: agentApproval.describe("The host's policy for agents' writes into sessions the user opened (--agent-approval, sharedPty.agent.approval)."),
+    effective: agentApproval.describe(
+      "What an agent's write into this session gets now: allow (written), ask (waits for the user's answer in the editor) or deny (refused). Deny rules apply in every case.",
+    ),
     reason: z
       .string()
       .optional()
-      .describe('Why effective differs from policy: no editor window is connected to ask (ask acts as allow), an agent or a script opened this session (it is theirs), or the user allowed agents for this session.'),
+      .describe(
+        'Why effective differs from policy: no editor window is connected to ask (ask acts as allow), an agent or a script opened this session (it is theirs), or the user allowed agents for this session.',
+      ),
   })
   .meta({ title: 'AgentApprovalNow' });
 
@@ -95,10 +101,12 @@ export const tokenInfo = z
     id: z.string().describe('Names the token for host/revoke; it is not the token.'),
     scope: tokenScope,
     session: z.string().nullable().describe('The id of the one session it reaches; null for a replay link (`recording`).'),
-    recording: z.string().optional().describe('A replay link\'s recording (its path): the one page it opens.'),
+    recording: z.string().optional().describe("A replay link's recording (its path): the one page it opens."),
     reusable: z
       .boolean()
-      .describe('true: a token for scripts and agents, valid until it expires; false: a link that opens a browser page once (then only that browser\'s page cookie works).'),
+      .describe(
+        "true: a token for scripts and agents, valid until it expires; false: a link that opens a browser page once (then only that browser's page cookie works).",
+      ),
     openedAt: z.string().nullable().describe('When a browser first traded it for a page cookie; null when no browser has opened it.'),
     createdAt: z.string(),
     expiresAt: z.string().describe('ISO 8601: it stops working then, and its open WebSockets close.'),

@@ -137,6 +137,8 @@ export interface MethodSpec<
 }
 
 /** Declares one entry, keeping its name, params and result types for the typed client. */
-export function method<N extends string, S extends z.ZodObject, R extends z.ZodType, T extends MethodTarget>(spec: MethodSpec<N, S, R, T>): MethodSpec<N, S, R, T> {
+export function method<N extends string, S extends z.ZodObject, R extends z.ZodType, T extends MethodTarget>(
+  spec: MethodSpec<N, S, R, T>,
+): MethodSpec<N, S, R, T> {
   return spec;
 }

@@ -22,10 +22,17 @@ export const shareMethod = method({
   scope: 'control',
   // A scoped token may not mint tokens (a longer-lived one, a stronger one): the host's token only.
   scopedToken: 'never',
-  summary: 'A new token for this session only, with a scope (view, input or control) and an expiry, and the browser link that uses it; the host keeps only its hash.',
+  summary:
+    'A new token for this session only, with a scope (view, input or control) and an expiry, and the browser link that uses it; the host keeps only its hash.',
   params: z.object({
-    scope: byDefault('view', tokenScope.optional().describe('view reads and subscribes; input also writes and resizes; control also sends, signals and closes. Default view.')),
-    expiresIn: byDefault(DEFAULT_TOKEN_SECONDS, z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_TOKEN_SECONDS}).`)),
+    scope: byDefault(
+      'view',
+      tokenScope.optional().describe('view reads and subscribes; input also writes and resizes; control also sends, signals and closes. Default view.'),
+    ),
+    expiresIn: byDefault(
+      DEFAULT_TOKEN_SECONDS,
+      z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_TOKEN_SECONDS}).`),
+    ),
     reusable: byDefault(
       false,
       z
@@ -38,7 +45,7 @@ export const shareMethod = method({
   }),
   result: z.object({
     token: z.string().describe('The token (shown only here): a Bearer token when reusable, else the secret of the one-time link.'),
-    url: z.string().describe('The session\'s browser view, opened with this token.'),
+    url: z.string().describe("The session's browser view, opened with this token."),
     info: tokenInfo,
   }),
   handler(ctx, p) {
@@ -54,11 +61,14 @@ export const viewUrlMethod = method({
   // A scoped token must not trade itself for a link (a longer-lived one, a stronger one).
   scopedToken: 'never',
   summary:
-    'A link that opens the session live in a browser: a one-time link with a view token of its own (input: one that types), listed by host/tokens and ended by host/revoke; never the host\'s token.',
+    "A link that opens the session live in a browser: a one-time link with a view token of its own (input: one that types), listed by host/tokens and ended by host/revoke; never the host's token.",
   params: z.object({
     readOnly: byDefault(true, z.boolean().optional().describe('A link that cannot type (the default; kept for older callers).')),
     input: byDefault(false, z.boolean().optional().describe('A link that also types and resizes (an input-scope token).')),
-    expiresIn: byDefault(DEFAULT_VIEW_LINK_SECONDS, z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_VIEW_LINK_SECONDS}).`)),
+    expiresIn: byDefault(
+      DEFAULT_VIEW_LINK_SECONDS,
+      z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_VIEW_LINK_SECONDS}).`),
+    ),
   }),
   result: z.object({ url: z.string(), readOnly: z.boolean(), info: tokenInfo }),
   handler(ctx, p) {
@@ -88,7 +98,7 @@ export const revokeMethod = method({
   target: 'host',
   scope: 'control',
   summary: 'End a scoped token at once: its next request is refused and the WebSockets opened with it close.',
-  params: z.object({ id: z.string().min(1).describe('The token\'s id (host/tokens).') }),
+  params: z.object({ id: z.string().min(1).describe("The token's id (host/tokens).") }),
   result: z.object({ id: z.string(), revoked: z.literal(true) }),
   handler(ctx, p) {
     if (!tokensOf(ctx).revoke(p.id)) throw serverError(`Unknown token: ${p.id}`, { id: p.id });

@@ -173,7 +173,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._queued = [];
     let cursor = this._written - this._queuedBytes;
     this._queuedBytes = 0;
-    for (let i = 0; i < chunks.length; ) {
+    for (let i = 0; i < chunks.length;) {
       const batch: Uint8Array[] = [];
       const transfer: ArrayBuffer[] = [];
       let size = 0;

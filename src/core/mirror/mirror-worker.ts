@@ -161,7 +161,7 @@ function pump(): void {
 
 /** Parses up to Pump.StepBytes of one session's backlog. */
 function step(id: number, e: Entry): void {
-  for (let budget: number = Pump.StepBytes; budget > 0 && e.backlog.length > 0; ) {
+  for (let budget: number = Pump.StepBytes; budget > 0 && e.backlog.length > 0;) {
     const head = e.backlog[0];
     let data = head.data;
     if (data.length > budget) {

@@ -23,7 +23,10 @@ export function rowText(buf: IBuffer, y: number): string {
   const line = buf.getLine(y);
   if (!line) return '';
   const cells = cellsOfLine(line);
-  const fast = cells && cells._data instanceof Uint32Array && cells.length === line.length && cells._data.length >= cells.length * Cell.Words ? fromCells(cells) : undefined;
+  const fast =
+    cells && cells._data instanceof Uint32Array && cells.length === line.length && cells._data.length >= cells.length * Cell.Words
+      ? fromCells(cells)
+      : undefined;
   if (fast !== undefined) return fast;
   const text = line.translateToString(true);
   return text.charCodeAt(text.length - 1) === 0x20 ? text.replace(/ +$/, '') : text;
@@ -105,7 +108,8 @@ function fromCells(row: CellRow): string | undefined {
     const content = data[x * Cell.Words];
     const cp = content & Cell.CodePointMask;
     if (cp > 0xff || content & Cell.IsCombined) break;
-    if (cp === 0 || cp === 0x20) latin1[x] = 0x20; // an empty cell reads as a space
+    if (cp === 0 || cp === 0x20)
+      latin1[x] = 0x20; // an empty cell reads as a space
     else {
       latin1[x] = cp;
       end = x + 1;

@@ -55,12 +55,7 @@ function processesInGroup(pgid: number): number[] | null {
 /** Verdict for one task (thread) of a foreground process. */
 type TaskVerdict = 'waiting' | 'asleep' | 'busy' | 'dead' | 'denied';
 
-function taskVerdict(
-  pid: number,
-  tid: number,
-  ttyNr: number,
-  table: ReadonlyMap<number, WaitKind>,
-): TaskVerdict {
+function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap<number, WaitKind>): TaskVerdict {
   const stat = readStat(`/proc/${pid}/task/${tid}/stat`);
   // A task that vanished mid-scan means the job is changing state: report busy so the caller looks again.
   if (stat === null) return 'busy';

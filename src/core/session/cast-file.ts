@@ -23,7 +23,9 @@ export function parseCast(text: string, name = 'the file'): Cast {
   }
   const term = header?.term;
   if (!header || typeof header !== 'object' || header.version !== 3 || typeof term?.cols !== 'number' || typeof term?.rows !== 'number') {
-    throw new CastFormatError(`${name} is not an asciicast v3 recording (its first line must be a header like {"version": 3, "term": {"cols": 80, "rows": 24}})`);
+    throw new CastFormatError(
+      `${name} is not an asciicast v3 recording (its first line must be a header like {"version": 3, "term": {"cols": 80, "rows": 24}})`,
+    );
   }
   const events: CastEvent[] = [];
   for (let i = 1; i < lines.length; i++) {

@@ -22,7 +22,10 @@ const MAX_NAME_TRIES = 100;
 export function defaultRecordingPath(name: string, now = new Date(), env: NodeJS.ProcessEnv = process.env): string {
   const dir = defaultRecordingDir(env);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const stamp = now.toISOString().replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '');
+  const stamp = now
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/[-:]/g, '');
   const base = `${name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 60) || 'session'}-${stamp}`;
   for (let i = 1; i <= MAX_NAME_TRIES; i++) {
     const file = path.join(dir, `${base}${i === 1 ? '' : `-${i}`}.cast`);

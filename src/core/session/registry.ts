@@ -90,7 +90,12 @@ export class SessionRegistry extends Disposable {
 
   /** Finds a session by id, exact name, or unique id prefix (selector.ts); -32001 otherwise. */
   resolve(selector: string): Session {
-    return selectOrThrow(this.list(), selector, (s) => s.id, (s) => s.name);
+    return selectOrThrow(
+      this.list(),
+      selector,
+      (s) => s.id,
+      (s) => s.name,
+    );
   }
 
   create(params: CreateSessionParams = {}): Session {

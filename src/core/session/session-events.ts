@@ -10,7 +10,7 @@ import { z } from 'zod';
 
 /** What every event carries besides its body. */
 const eventBase = {
-  session: z.string().describe('The session\'s id.'),
+  session: z.string().describe("The session's id."),
   seq: z.number().describe('One more per event of the host.'),
   at: z.string().describe('When, ISO 8601.'),
 };

@@ -8,7 +8,15 @@ import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
 import type { AgentDecision, InputSource, LastInput, SessionInput } from './input-source';
 import { HumanInput } from './human-input';
 import { TypedLine } from './typed-line';
-import { type ExitInfo, type FlowHolder, type OutputChunk, type SessionOptions, type SessionRecording, type SessionStatus, SessionTuning } from './session-types';
+import {
+  type ExitInfo,
+  type FlowHolder,
+  type OutputChunk,
+  type SessionOptions,
+  type SessionRecording,
+  type SessionStatus,
+  SessionTuning,
+} from './session-types';
 import { probeInputWait } from '../process/input-wait';
 import { InputWatch } from './input-watch';
 import { masterFdOf, ptyInputWriter, ptyQueuedWrites } from './pty-input';
@@ -133,11 +141,15 @@ export class Session extends Disposable {
     const integration = shellIntegrationLaunch(options.command, options.args, env);
     this.commands = this._register(new CommandTracker(options.cwd, integration?.nonce));
     this._register(this.commands.onDidChangeState(() => this._onDidChange.fire()));
-    this.commandLogs = options.commandLogDir ? this._register(new CommandLogs(this.commands, options.commandLogDir, options.commandLogBytes, options.commandLogWritable)) : undefined;
+    this.commandLogs = options.commandLogDir
+      ? this._register(new CommandLogs(this.commands, options.commandLogDir, options.commandLogBytes, options.commandLogWritable))
+      : undefined;
     // The shell's own account of its commands, as events (docs/protocol.md#events-ptyevents-and-ptywaitevent).
     this._register(this.commands.onDidStartCommand((r) => this.emitEvent({ type: 'command_started', command: r.command })));
     this._register(
-      this.commands.onDidFinishCommand((r) => this.emitEvent({ type: 'command_finished', command: r.command, exitCode: r.exitCode, durationMs: r.durationMs ?? 0 })),
+      this.commands.onDidFinishCommand((r) =>
+        this.emitEvent({ type: 'command_finished', command: r.command, exitCode: r.exitCode, durationMs: r.durationMs ?? 0 }),
+      ),
     );
     this._pty = pty.spawn(options.command, integration?.args ?? options.args, {
       name: 'xterm-256color',
@@ -147,10 +159,14 @@ export class Session extends Disposable {
       env: { ...env, ...integration?.env },
       encoding: null, // raw bytes: cursors count bytes, and split characters are reassembled here
     });
-    this._pauses = new ReadPauses(this._pty, () => this.running, (reason, paused) => {
-      // Paused for the parser: output is still coming, so the input watch probes nothing until reading resumes.
-      if (reason === 'parser') this.inputWatch.hold(paused);
-    });
+    this._pauses = new ReadPauses(
+      this._pty,
+      () => this.running,
+      (reason, paused) => {
+        // Paused for the parser: output is still coming, so the input watch probes nothing until reading resumes.
+        if (reason === 'parser') this.inputWatch.hold(paused);
+      },
+    );
     this._writeInput = ptyInputWriter(this._pty);
     this._queuedWrites = ptyQueuedWrites(this._pty);
     this.secretJudge = new SecretJudge(
@@ -389,7 +405,11 @@ export class Session extends Disposable {
   /** Hangs the terminal up after the SIGHUP of `kill()` (pty/hang-up.ts); what the program wrote before is read first. */
   private _hangUp(): void {
     if (this._hungUp) return;
-    hangUp(this._pty, (chunk) => this._handleData(chunk), () => (this._hungUp = true));
+    hangUp(
+      this._pty,
+      (chunk) => this._handleData(chunk),
+      () => (this._hungUp = true),
+    );
   }
 
   private _handleData(chunk: Buffer): void {

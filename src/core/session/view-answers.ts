@@ -19,7 +19,8 @@ const QUERY_TAIL = 4;
  * status strings (`DCS > | … ST`, `DCS 0/1 $ r … ST`) and colours (`OSC 10/11/12 ; … ST`). No key
  * sends any of these.
  */
-const VIEW_ANSWER = /\x1b\[[?>][\d;]*c|\x1b\[[03]n|\x1b\[\?\d+;\d+(?:;\d+)?R|\x1b\[\??\d+;\d+\$y|\x1bP(?:>\||[01]\$r)[^\x1b\x07]*(?:\x1b\\|\x07)|\x1b\](1[012]);([^\x1b\x07]*)(?:\x1b\\|\x07)/g;
+const VIEW_ANSWER =
+  /\x1b\[[?>][\d;]*c|\x1b\[[03]n|\x1b\[\?\d+;\d+(?:;\d+)?R|\x1b\[\??\d+;\d+\$y|\x1bP(?:>\||[01]\$r)[^\x1b\x07]*(?:\x1b\\|\x07)|\x1b\](1[012]);([^\x1b\x07]*)(?:\x1b\\|\x07)/g;
 /** A cursor position report, which some keys look like (see CURSOR_ANSWER_WINDOW_MS). */
 const CURSOR_ANSWER = /\x1b\[\d+;\d+R/g;
 /** A colour as terminals report it: `rgb:` and one to four hex digits per channel. */

@@ -23,7 +23,13 @@ export function sendOk(res: ServerResponse, data: unknown): void {
 }
 
 /** A JSON-RPC error answered over HTTP (`/mcp`), with the HTTP status the request's failure has. */
-export function sendJsonRpcError(res: ServerResponse, status: number, err: unknown, id: string | number | null = null, headers: Record<string, string> = {}): void {
+export function sendJsonRpcError(
+  res: ServerResponse,
+  status: number,
+  err: unknown,
+  id: string | number | null = null,
+  headers: Record<string, string> = {},
+): void {
   sendJson(res, status, { jsonrpc: '2.0', id, error: jsonRpcErrorOf(err) }, headers);
 }
 

@@ -119,7 +119,13 @@ export class SessionFollower implements IDisposable {
     this._held = [];
     let r: { cursor: number; snapshot?: string };
     try {
-      r = await this._client.call('pty/subscribe', { session: this.sessionId, snapshot: true, scrollback: this._scrollback, flow: true, client: { origin: 'user' } });
+      r = await this._client.call('pty/subscribe', {
+        session: this.sessionId,
+        snapshot: true,
+        scrollback: this._scrollback,
+        flow: true,
+        client: { origin: 'user' },
+      });
     } catch {
       return; // the connection closed or the session went: its close or exit says so
     }
@@ -149,7 +155,11 @@ export class SessionFollower implements IDisposable {
       if (output.dropped) return void this._resync();
       this._position = cursor;
       const done = this._handlers.output(output.data);
-      if (done) done.then(() => this._didProcess(cursor), () => undefined);
+      if (done)
+        done.then(
+          () => this._didProcess(cursor),
+          () => undefined,
+        );
       else this._didProcess(cursor);
       return;
     }

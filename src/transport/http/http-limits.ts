@@ -130,7 +130,11 @@ export class HttpConnections {
   /** The answer for a connection past its credential's limit. */
   error(): RpcError {
     const max = this.limits.maxPerPrincipal;
-    return limitReached(`Too many connections: ${max} open to this host's HTTP server with this token, the limit is ${max}; closing this one`, 'connections', max);
+    return limitReached(
+      `Too many connections: ${max} open to this host's HTTP server with this token, the limit is ${max}; closing this one`,
+      'connections',
+      max,
+    );
   }
 
   /** Drops every deadline (the server is closing). */

@@ -136,7 +136,10 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   const tokens = new ScopedTokens((id, t) => `${url}/sessions/${encodeURIComponent(id)}/view?token=${t}`);
   const sessionGone = services.registry.onDidRemove((s) => tokens.dropSession(s.id));
   // Each replay link has a one-time token of its own, which opens that recording and nothing else.
-  const replays = new ReplayLinks((id, t) => `${url}/replay/${id}?token=${t}`, (id, recording, seconds) => tokens.shareReplay(id, recording, seconds));
+  const replays = new ReplayLinks(
+    (id, t) => `${url}/replay/${id}?token=${t}`,
+    (id, recording, seconds) => tokens.shareReplay(id, recording, seconds),
+  );
   const secretPages = new SecretLinks((id) => `${url}/secret/${id}`, options.secretPageLifetimeMs);
   const pages = new PageSessions(tokens, pageCookieName(port));
   const guard = new HttpGuard(token, port, options.allowedOrigins, tokens, pages);
@@ -174,20 +177,24 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       page: (p) => ({ target: { session: sessionIdOf(p.decoded.id) }, link: false }),
       handle: (c) => handleViewAsset(c.req, c.res, `/view/${c.params.raw.asset}`),
     },
-    { verbs: '*', pattern: '/view/*', access: 'page', page: () => ({ target: 'any', link: false }), handle: (c) => handleViewAsset(c.req, c.res, c.url.pathname) },
+    {
+      verbs: '*',
+      pattern: '/view/*',
+      access: 'page',
+      page: () => ({ target: 'any', link: false }),
+      handle: (c) => handleViewAsset(c.req, c.res, c.url.pathname),
+    },
     replayRoute('/replay', () => ({ kind: 'picker' })),
     replayRoute('/replay/assets/:name', (p) => ({ kind: 'asset', name: p.raw.name })),
     replayRoute('/replay/:id', (p) => ({ kind: 'link', id: p.raw.id, what: 'page' })),
     replayRoute('/replay/:id/cast', (p) => ({ kind: 'link', id: p.raw.id, what: 'cast' })),
     replayRoute('/replay/:id/assets/:name', (p) => ({ kind: 'link', id: p.raw.id, what: { asset: p.raw.name } })),
-    ...REST_ROUTES.map(
-      (r): HttpRoute<(c: Call) => Promise<void>> => ({
-        verbs: [r.rest.verb],
-        pattern: r.rest.path,
-        access: 'api',
-        handle: (c) => serveRest(services, r, c.req, c.res, c.url, c.access, c.params.raw.id === undefined ? undefined : (c.params.decoded.id ?? '')),
-      }),
-    ),
+    ...REST_ROUTES.map((r): HttpRoute<(c: Call) => Promise<void>> => ({
+      verbs: [r.rest.verb],
+      pattern: r.rest.path,
+      access: 'api',
+      handle: (c) => serveRest(services, r, c.req, c.res, c.url, c.access, c.params.raw.id === undefined ? undefined : (c.params.decoded.id ?? '')),
+    })),
   ];
 
   /** A page of the replayer: the part of it a path names, opened by its link's page cookie (or any, for the shared ones). */
@@ -230,7 +237,10 @@ export async function startHttpServer(services: HostServices, options: HttpServe
         const scope = c.url.searchParams.get('readonly') === '1' ? 'view' : c.access.scope;
         wss.handleUpgrade(c.req, c.socket, c.head, (ws) => {
           closeWithToken(ws, c.access);
-          serveStream(services, ws, selector, { grant: { scope, onlySession: c.access.onlySession, holder: c.access.holder }, resync: c.url.searchParams.get('resync') === '1' });
+          serveStream(services, ws, selector, {
+            grant: { scope, onlySession: c.access.onlySession, holder: c.access.holder },
+            resync: c.url.searchParams.get('resync') === '1',
+          });
         });
       },
     },

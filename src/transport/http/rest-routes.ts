@@ -9,7 +9,6 @@ import { METHODS, parseWith } from '../../core/methods/table';
 import type { HostServices } from '../../core/methods/types';
 import { readJsonBody, requestSignal, sendError, sendOk, sendRpcError } from '../base/http-util';
 
-
 /** One REST route (docs/protocol.md#rest), generated from its method's entry in the table. */
 export interface RestRoute {
   method: MethodSpec;
@@ -27,7 +26,15 @@ export const REST_ROUTES: readonly RestRoute[] = (METHODS as readonly MethodSpec
  * Serves one REST route the router matched (docs/protocol.md#rest): validation, the call and the
  * envelope, the same for every route. `id` is the path's `:id`, percent-decoded: '' when malformed.
  */
-export async function serveRest(services: HostServices, route: RestRoute, req: IncomingMessage, res: ServerResponse, url: URL, grant: Grant, id: string | undefined): Promise<void> {
+export async function serveRest(
+  services: HostServices,
+  route: RestRoute,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  grant: Grant,
+  id: string | undefined,
+): Promise<void> {
   if (id === '') return sendError(res, 'BAD_REQUEST', `Malformed session in the path: ${url.pathname}`);
   const matched = { id };
   const signal = requestSignal(req, res);

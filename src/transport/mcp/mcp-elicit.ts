@@ -32,7 +32,9 @@ export interface PersonPrompt {
  * (a stateless `/mcp` request of the 2025-11-25 revision carries none).
  */
 export function clientDeclaresApps(server: McpServer, ctx: ServerContext | undefined, extensionId: string): boolean | undefined {
-  const declared = server.server.getClientCapabilities() ?? ((ctx?.mcpReq.envelope as Record<string, unknown> | undefined)?.[CAPABILITIES_KEY] as ClientCapabilities | undefined);
+  const declared =
+    server.server.getClientCapabilities() ??
+    ((ctx?.mcpReq.envelope as Record<string, unknown> | undefined)?.[CAPABILITIES_KEY] as ClientCapabilities | undefined);
   if (!declared) return undefined;
   return (declared.extensions as Record<string, unknown> | undefined)?.[extensionId] !== undefined;
 }
@@ -50,7 +52,9 @@ export function personPrompt(server: McpServer, ctx?: ServerContext): PersonProm
   const declared = server.server.getClientCapabilities()?.elicitation as { form?: object; url?: object } | undefined;
   if (!declared) return {};
   const form = declared.form !== undefined || Object.keys(declared).length === 0;
-  const elicit: McpServer['server']['elicitInput'] = ctx ? (params, options) => ctx.mcpReq.elicitInput(params, options) : (params, options) => server.server.elicitInput(params, options);
+  const elicit: McpServer['server']['elicitInput'] = ctx
+    ? (params, options) => ctx.mcpReq.elicitInput(params, options)
+    : (params, options) => server.server.elicitInput(params, options);
   const options = (signal?: AbortSignal) => (signal ? { signal } : {});
   return {
     openUrl: declared.url ? async (message, url, elicitationId) => (await elicit({ mode: 'url', message, url, elicitationId }, options())).action : undefined,

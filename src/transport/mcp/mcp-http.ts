@@ -21,7 +21,12 @@ export function localBackend(services: HostServices, signal?: AbortSignal, grant
     // A call with a prompt (a 2026-07-28 round, a task) is asked about through it; one apart from
     // its request waits on its own signal, not the request's.
     call: (method, params, via) =>
-      invoke(method, params, { mode: { kind: 'control' }, services, caller: withAsker(caller, via?.prompt), signal: via?.signal ?? signal ?? new AbortController().signal }),
+      invoke(method, params, {
+        mode: { kind: 'control' },
+        services,
+        caller: withAsker(caller, via?.prompt),
+        signal: via?.signal ?? signal ?? new AbortController().signal,
+      }),
   };
 }
 

@@ -1,4 +1,11 @@
-import { CLIENT_CAPABILITIES_META_KEY, inputRequired, ProtocolError, type InputRequiredResult, type McpServer, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  inputRequired,
+  ProtocolError,
+  type InputRequiredResult,
+  type McpServer,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { ErrorCode, mcpErrorText, RpcError } from '../../core/base/errors';
 import type { PersonPrompt } from './mcp-elicit';
@@ -43,8 +50,7 @@ export interface Declared {
 /** What the client of a 2026-07-28 request declared in its `_meta`. */
 export function declaredBy(ctx: ServerContext): Declared {
   const caps = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
-    | { elicitation?: { form?: object; url?: object }; extensions?: Record<string, unknown> }
-    | undefined;
+    { elicitation?: { form?: object; url?: object }; extensions?: Record<string, unknown> } | undefined;
   const e = caps?.elicitation;
   return {
     form: e !== undefined && (e.form !== undefined || Object.keys(e).length === 0),
@@ -110,7 +116,10 @@ function toolError(code: number, message: string): ToolCallResult {
 
 /** The last line of the output that says something: what the program asks. */
 function asked(output: unknown): string {
-  const lines = String(output ?? '').split('\n').map((l) => l.trimEnd()).filter((l) => l.trim() !== '');
+  const lines = String(output ?? '')
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim() !== '');
   return lines.at(-1) ?? '';
 }
 
@@ -127,21 +136,37 @@ function commandRuns(data: Record<string, unknown>): boolean {
  * task waits until they have typed it; a wait that timed out waits on. Each step is a call of its
  * own; the task's result is the last one's, with the command's record and exit code once it ended.
  */
-export async function taskWork(tools: TaskTools, name: string, args: Record<string, unknown>, prompt: PersonPrompt & { askText?: RunPrompt['askText'] }, signal: AbortSignal): Promise<ToolCallResult> {
+export async function taskWork(
+  tools: TaskTools,
+  name: string,
+  args: Record<string, unknown>,
+  prompt: PersonPrompt & { askText?: RunPrompt['askText'] },
+  signal: AbortSignal,
+): Promise<ToolCallResult> {
   let r = await tools.call(name, args, prompt, signal);
   const session = args.session;
   // Only the tools that type and wait as send does have a program to follow.
   if (!['send', 'send_keys', 'signal'].includes(name) || typeof session !== 'string') return r;
   const timeout = typeof args.timeout === 'number' ? args.timeout : undefined;
   // Waiting on types nothing: its answer says what the program did meanwhile.
-  const goOn = async () => withCommand(tools, session, await tools.call('send', { session, text: '', submit: false, ...(timeout ? { timeout } : {}) }, prompt, signal), commandId, signal);
+  const goOn = async () =>
+    withCommand(
+      tools,
+      session,
+      await tools.call('send', { session, text: '', submit: false, ...(timeout ? { timeout } : {}) }, prompt, signal),
+      commandId,
+      signal,
+    );
   let commandId: number | undefined;
   for (;;) {
     const data = r.structuredContent;
     if (signal.aborted || r.isError || !data) return r;
     commandId ??= (data.command as { id?: number } | undefined)?.id;
     if (data.waitReason === 'stdin_read' && commandRuns(data) && prompt.askText) {
-      const line = await prompt.askText(`The program in the terminal waits for input: ${asked(data.output) || '(no prompt shown)'}\nWhat should be typed? (Enter is pressed after it.)`, signal);
+      const line = await prompt.askText(
+        `The program in the terminal waits for input: ${asked(data.output) || '(no prompt shown)'}\nWhat should be typed? (Enter is pressed after it.)`,
+        signal,
+      );
       if (line === undefined) return r;
       r = await tools.call('send', { session, text: line, ...(timeout ? { timeout } : {}) }, prompt, signal);
     } else if (data.waitReason === 'secret_input' && prompt.openUrl) {
@@ -167,7 +192,9 @@ async function withCommand(tools: TaskTools, session: string, r: ToolCallResult,
   const data = r.structuredContent;
   if (commandId === undefined || !data || data.command !== undefined) return r;
   try {
-    const { commands } = (await tools.method('pty/commands', { session }, signal)) as { commands: Array<{ id: number; exitCode: number | null; endCursor: number | null }> };
+    const { commands } = (await tools.method('pty/commands', { session }, signal)) as {
+      commands: Array<{ id: number; exitCode: number | null; endCursor: number | null }>;
+    };
     const command = commands.find((c) => c.id === commandId);
     if (!command || command.endCursor === null) return r;
     const page = (await tools.method('pty/commandOutput', { session, id: commandId, strip: true, maxBytes: MAX_RESULT_BYTES }, signal)) as { data: string };
@@ -195,7 +222,10 @@ async function secretTyped(tools: TaskTools, session: string, signal: AbortSigna
 
 /** `-32602` for a task id that is unknown or dropped, as the specification says. */
 function unknownTask(taskId: unknown): Error {
-  return new ProtocolError(ErrorCode.InvalidParams, `Failed to retrieve task: no task ${JSON.stringify(taskId)} (unknown, or expired ${RUN_TTL_MS / 60_000} minutes after it was created)`);
+  return new ProtocolError(
+    ErrorCode.InvalidParams,
+    `Failed to retrieve task: no task ${JSON.stringify(taskId)} (unknown, or expired ${RUN_TTL_MS / 60_000} minutes after it was created)`,
+  );
 }
 
 /** The code of an answer to a client that did not declare what the request needs (2026-07-28). */
@@ -216,7 +246,11 @@ const taskIdParams = z.object({ taskId: z.string() }).passthrough();
  */
 export function registerTasks(server: McpServer, runs: RunStore, owner: object): void {
   const low = server.server;
-  const set = low.setRequestHandler.bind(low) as unknown as (method: string, schemas: { params: z.ZodType }, handler: (params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>) => void;
+  const set = low.setRequestHandler.bind(low) as unknown as (
+    method: string,
+    schemas: { params: z.ZodType },
+    handler: (params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>,
+  ) => void;
   const find = (params: Record<string, unknown>, ctx: ServerContext): ToolRun => {
     if (!declaredBy(ctx).tasks) throw missingCapability();
     const run = runs.get(params.taskId, owner);

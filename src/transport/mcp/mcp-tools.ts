@@ -88,7 +88,9 @@ const BUDGET_INPUT: z.ZodRawShape = {
     .int()
     .min(MIN_MAX_CHARS)
     .optional()
-    .describe(`Most characters of output returned (default ${DEFAULT_MAX_CHARS}); longer output keeps its head and tail, and one line between says what was left out and how to read it.`),
+    .describe(
+      `Most characters of output returned (default ${DEFAULT_MAX_CHARS}); longer output keeps its head and tail, and one line between says what was left out and how to read it.`,
+    ),
 };
 /** …and what its structured result adds. */
 const BUDGET_OUTPUT: z.ZodRawShape = {
@@ -222,7 +224,10 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
       const err = toRpcError(e);
       const why = err.data as { secretInput?: unknown; session?: unknown } | undefined;
       // A write refused because the program asks for a secret: the person may type it on a page of the host.
-      const offer = why?.secretInput === true && typeof why.session === 'string' ? await offerSecretPage({ call: (m, p) => backend.call(m, p, { signal }) }, prompt, why.session) : '';
+      const offer =
+        why?.secretInput === true && typeof why.session === 'string'
+          ? await offerSecretPage({ call: (m, p) => backend.call(m, p, { signal }) }, prompt, why.session)
+          : '';
       return toolError(err, offer);
     }
   };
@@ -248,13 +253,19 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
         // The person's keys come only from a view a chat host renders: a client known to render none
         // (it declared no MCP Apps) shows its tools to the model, and app_input would be the agent's.
         if (isPersonsKeys(tool.method)) {
-          const refused = clientDeclaresApps(server, ctx, APPS_EXTENSION_ID) === false
-            ? `this client declared no MCP Apps support (extension ${APPS_EXTENSION_ID})`
-            : !isAppKey(args?.[APP_KEY_ARG])
-              ? 'the call does not carry the key of a terminal view this server served'
-              : undefined;
+          const refused =
+            clientDeclaresApps(server, ctx, APPS_EXTENSION_ID) === false
+              ? `this client declared no MCP Apps support (extension ${APPS_EXTENSION_ID})`
+              : !isAppKey(args?.[APP_KEY_ARG])
+                ? 'the call does not carry the key of a terminal view this server served'
+                : undefined;
           if (refused) {
-            return toolError(new RpcError(ErrorCode.Forbidden, `${tool.name} is for the terminal view of MCP Apps, and ${refused}; nothing was written. Agents type with send and send_keys.`));
+            return toolError(
+              new RpcError(
+                ErrorCode.Forbidden,
+                `${tool.name} is for the terminal view of MCP Apps, and ${refused}; nothing was written. Agents type with send and send_keys.`,
+              ),
+            );
           }
           args = { ...args };
           delete args[APP_KEY_ARG];
@@ -265,7 +276,8 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
           const state = ctx.mcpReq.requestState();
           if (state !== undefined) {
             const run = runs.get(state, owner);
-            if (!run) return toolError(invalidParams('The requestState of this retry names no call in progress (unknown, or over): call the tool again without it'));
+            if (!run)
+              return toolError(invalidParams('The requestState of this retry names no call in progress (unknown, or over): call the tool again without it'));
             run.answer(ctx.mcpReq.inputResponses);
             return lastRound(runs, run, ctx.mcpReq.signal);
           }
@@ -344,7 +356,11 @@ function checkCalls(server: McpServer, grant: Grant, answer: (tool: ToolDef, arg
 }
 
 /** The schema of a request of the protocol, by method (both revisions' requests, as the SDK parses them). */
-type RequestSchema = { '~standard': { validate(v: unknown): { issues?: ReadonlyArray<{ path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>; message: string }> } | Promise<unknown> } };
+type RequestSchema = {
+  '~standard': {
+    validate(v: unknown): { issues?: ReadonlyArray<{ path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>; message: string }> } | Promise<unknown>;
+  };
+};
 const REQUEST_SCHEMAS: ReadonlyMap<string, RequestSchema> = new Map(
   Object.entries(specTypeSchemas as unknown as Record<string, RequestSchema & { shape?: { method?: { value?: unknown } } }>).flatMap(([name, schema]) => {
     const method = name.endsWith('Request') ? schema.shape?.method?.value : undefined;

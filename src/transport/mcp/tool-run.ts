@@ -172,7 +172,11 @@ export class ToolRun {
         return choices.find((c) => c.value === value)?.value;
       },
       askText: async (message, signal) => {
-        const requestedSchema = { type: 'object', properties: { [INPUT_FIELD]: { type: 'string', title: 'Input', description: 'What to type (Enter is pressed after it).' } }, required: [INPUT_FIELD] };
+        const requestedSchema = {
+          type: 'object',
+          properties: { [INPUT_FIELD]: { type: 'string', title: 'Input', description: 'What to type (Enter is pressed after it).' } },
+          required: [INPUT_FIELD],
+        };
         const r = await this._ask('input', { mode: 'form', message, requestedSchema }, signal);
         const value = r.action === 'accept' ? (r.content as Record<string, unknown> | undefined)?.[INPUT_FIELD] : undefined;
         return typeof value === 'string' ? value : undefined;

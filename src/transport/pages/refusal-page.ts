@@ -33,8 +33,8 @@ const WORDS: Readonly<Record<Refused, Words>> = {
   },
   elsewhere: { title: 'This link is for another page', text: 'Open the link exactly as you received it.' },
   'host-token': {
-    title: 'Links do not carry the host\'s own token',
-    text: 'This address holds the host\'s own token, which never opens a page. Make a link with: shared-pty view <session> (or shared-pty share).',
+    title: "Links do not carry the host's own token",
+    text: "This address holds the host's own token, which never opens a page. Make a link with: shared-pty view <session> (or shared-pty share).",
   },
   'no-grant': {
     title: 'This browser has no access to this page',

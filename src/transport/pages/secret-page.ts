@@ -30,15 +30,34 @@ const SECRET_PAGE_HEADERS: Readonly<Record<string, string>> = {
   'cache-control': 'no-store',
 };
 
-
 /** Why the page does nothing, in words: each refusal's status, title and text. */
 const REFUSALS: Readonly<Record<SecretLinkRefused | 'not-asking' | 'origin' | 'form', { status: number; title: string; text: string }>> = {
-  unknown: { status: 404, title: 'This page opens nothing', text: 'It is not a secret page of this Shared PTY host (the host may have restarted since). Ask your agent again.' },
-  used: { status: 410, title: 'This page was already used', text: 'A secret page takes one secret, once. If the program still asks, ask your agent for a new one, or type it in the terminal.' },
-  expired: { status: 410, title: 'This page has expired', text: 'A secret page works for five minutes. If the program still asks, ask your agent for a new one, or type it in the terminal.' },
-  'not-asking': { status: 409, title: 'The program no longer asks for a secret', text: 'Nothing was typed: the terminal is not waiting for a password or passphrase now.' },
+  unknown: {
+    status: 404,
+    title: 'This page opens nothing',
+    text: 'It is not a secret page of this Shared PTY host (the host may have restarted since). Ask your agent again.',
+  },
+  used: {
+    status: 410,
+    title: 'This page was already used',
+    text: 'A secret page takes one secret, once. If the program still asks, ask your agent for a new one, or type it in the terminal.',
+  },
+  expired: {
+    status: 410,
+    title: 'This page has expired',
+    text: 'A secret page works for five minutes. If the program still asks, ask your agent for a new one, or type it in the terminal.',
+  },
+  'not-asking': {
+    status: 409,
+    title: 'The program no longer asks for a secret',
+    text: 'Nothing was typed: the terminal is not waiting for a password or passphrase now.',
+  },
   origin: { status: 403, title: 'Refused', text: 'A secret is taken only from this page itself.' },
-  form: { status: 400, title: 'Nothing was typed', text: `The form must carry one field, secret, of at most ${MAX_SECRET_BODY_BYTES} bytes. The page still works.` },
+  form: {
+    status: 400,
+    title: 'Nothing was typed',
+    text: `The form must carry one field, secret, of at most ${MAX_SECRET_BODY_BYTES} bytes. The page still works.`,
+  },
 };
 
 /**

@@ -54,13 +54,24 @@ const ASSETS: Readonly<Record<string, Asset>> = {
  * (the server has already traded `?token=` for a cookie). With `Accept: application/json` it
  * answers the session's size and state instead, which the page polls to follow resizes.
  */
-export async function handleViewPage(services: HostServices, req: IncomingMessage, res: ServerResponse, url: URL, access: Access, selector: string): Promise<void> {
+export async function handleViewPage(
+  services: HostServices,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  access: Access,
+  selector: string,
+): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(res);
   // What the page shows is pty/info's answer, through the method table: the token's reach and scope
   // are checked there as on every surface (a scoped token learns nothing of other sessions: 403).
   let info: SessionInfo;
   try {
-    info = (await invoke('pty/info', { session: selector }, { mode: { kind: 'control' }, services, caller: oneShotCaller('user', VIEW_TRANSPORT, access), signal: requestSignal(req, res) })) as SessionInfo;
+    info = (await invoke(
+      'pty/info',
+      { session: selector },
+      { mode: { kind: 'control' }, services, caller: oneShotCaller('user', VIEW_TRANSPORT, access), signal: requestSignal(req, res) },
+    )) as SessionInfo;
   } catch (e) {
     return sendRpcError(res, e);
   }

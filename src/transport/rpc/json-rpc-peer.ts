@@ -255,7 +255,13 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   /** A message to a peer that does not serve: the answer to one of its requests, or a notification. */
   private _take(message: unknown): void {
     if (typeof message !== 'object' || message === null || Array.isArray(message)) return;
-    const m = message as { id?: unknown; method?: unknown; params?: Record<string, unknown>; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+    const m = message as {
+      id?: unknown;
+      method?: unknown;
+      params?: Record<string, unknown>;
+      result?: unknown;
+      error?: { code: number; message: string; data?: unknown };
+    };
     if (typeof m.method === 'string' && m.id === undefined) return this._onNotification.fire({ method: m.method, params: m.params ?? {} });
     const pending = typeof m.id === 'number' ? this._pending.get(m.id) : undefined;
     if (!pending) return;

@@ -66,7 +66,11 @@ describe('attach and SessionFollower never lose output', () => {
       }
     });
     try {
-      await until(async () => ((await control.request('session/list', {})) as { sessions: SessionInfo[] }).sessions.find((s) => s.id === info.id)!.clients > 0, 15_000, 'attach subscribed');
+      await until(
+        async () => ((await control.request('session/list', {})) as { sessions: SessionInfo[] }).sessions.find((s) => s.id === info.id)!.clients > 0,
+        15_000,
+        'attach subscribed',
+      );
       await control.request('pty/write', { session: info.id, action: { text: flood.command } });
       await until(() => check.done, TEST_TIMEOUT - 20_000, 'the end of the flood in the attached terminal');
       assert.equal(check.received, flood.size, 'every byte');
@@ -104,17 +108,23 @@ describe('attach and SessionFollower never lose output', () => {
       setTimeout(() => socket.resume(), 8000);
       await control.request('pty/write', {
         session: info.id,
-        action: { text: `for i in $(seq 1 40000); do printf '\\e[3%dmrow %d\\e[0m %s\\n' $((i%8)) $i yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy; done; echo FIN-$((6*7))\r` },
+        action: {
+          text: `for i in $(seq 1 40000); do printf '\\e[3%dmrow %d\\e[0m %s\\n' $((i%8)) $i yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy; done; echo FIN-$((6*7))\r`,
+        },
       });
       await control.request('pty/wait', { session: info.id, match: 'FIN-42', timeout: 90_000 });
       await until(() => pictures.length > 1, 30_000, 'a resync after the gap');
       await control.request('pty/write', { session: info.id, action: { text: 'echo AFTER-$((2+3))\r' } });
       await control.request('pty/wait', { session: info.id, match: 'AFTER-5', timeout: 10_000 });
       const read = (await control.request('pty/read', { session: info.id })) as { screen: string };
-      await until(async () => {
-        await drawn;
-        return screenTextOf(term) === read.screen;
-      }, 15_000, `the view's screen to match pty/read:\n${read.screen}\n---\n${screenTextOf(term)}`);
+      await until(
+        async () => {
+          await drawn;
+          return screenTextOf(term) === read.screen;
+        },
+        15_000,
+        `the view's screen to match pty/read:\n${read.screen}\n---\n${screenTextOf(term)}`,
+      );
     } finally {
       follower.dispose();
       view.close();

@@ -16,7 +16,25 @@ import { bashEnv, buildCli, childrenOf, CLI, connectionsTo, pidAlive, REPO_ROOT,
 const TEST_TIMEOUT = 60_000;
 
 /** Every SessionInfo field of a host without HTTP or per-session TCP (docs/hosts.md#sessioninfo). */
-const SESSION_INFO_KEYS = ['address', 'args', 'clients', 'command', 'createdAt', 'cols', 'cwd', 'exitCode', 'id', 'integration', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'workspace'];
+const SESSION_INFO_KEYS = [
+  'address',
+  'args',
+  'clients',
+  'command',
+  'createdAt',
+  'cols',
+  'cwd',
+  'exitCode',
+  'id',
+  'integration',
+  'name',
+  'origin',
+  'pid',
+  'rows',
+  'running',
+  'secretInput',
+  'workspace',
+];
 
 const dirs: string[] = [];
 const sessionPids = new Set<number>();
@@ -151,7 +169,16 @@ describe('list', () => {
     const staleDir = privateDir();
     const dead = startCli(['--version'], env);
     await dead.result;
-    const stale = { hostId: 'hdead1', pid: dead.pid, kind: 'serve', version: '0.0.0', startedAt: new Date().toISOString(), control: `unix:${staleDir}/hdead1/control.sock`, http: null, sessions: [{ id: 'abcdef', name: 'ghost' }] };
+    const stale = {
+      hostId: 'hdead1',
+      pid: dead.pid,
+      kind: 'serve',
+      version: '0.0.0',
+      startedAt: new Date().toISOString(),
+      control: `unix:${staleDir}/hdead1/control.sock`,
+      http: null,
+      sessions: [{ id: 'abcdef', name: 'ghost' }],
+    };
     fs.writeFileSync(path.join(staleDir, 'hdead1.json'), JSON.stringify(stale), { mode: 0o600 });
     const staleEnv = bashEnv({ SHARED_PTY_DIR: staleDir });
     assert.equal(ok(await runCli(['list'], staleEnv), 'list (stale record)'), '');
@@ -162,13 +189,26 @@ describe('list', () => {
 
 describe('errors: non-zero exit status and one line on stderr', () => {
   test('no host running', { timeout: TEST_TIMEOUT }, async () => {
-    const cases = [['read', 'bash-1'], ['send', 'bash-1', 'echo hi'], ['keys', 'bash-1', 'Enter'], ['wait', 'bash-1', 'x'], ['attach', 'bash-1']];
+    const cases = [
+      ['read', 'bash-1'],
+      ['send', 'bash-1', 'echo hi'],
+      ['keys', 'bash-1', 'Enter'],
+      ['wait', 'bash-1', 'x'],
+      ['attach', 'bash-1'],
+    ];
     const results = await Promise.all(cases.map((args) => runCli(args, emptyEnv)));
     cases.forEach((args, i) => failsWithOneLine(results[i], args.join(' '), /no .*host.*running/i));
   });
 
   test('unknown session', { timeout: TEST_TIMEOUT }, async () => {
-    const cases = [['read', 'nosuch'], ['send', 'nosuch', 'echo hi'], ['keys', 'nosuch', 'Enter'], ['wait', 'nosuch', 'x'], ['attach', 'nosuch'], ['read', 'nosuch', '--scrollback']];
+    const cases = [
+      ['read', 'nosuch'],
+      ['send', 'nosuch', 'echo hi'],
+      ['keys', 'nosuch', 'Enter'],
+      ['wait', 'nosuch', 'x'],
+      ['attach', 'nosuch'],
+      ['read', 'nosuch', '--scrollback'],
+    ];
     const results = await Promise.all(cases.map((args) => cli(...args)));
     cases.forEach((args, i) => failsWithOneLine(results[i], args.join(' '), /unknown session.*nosuch/i));
     // An empty selector matches no session uniquely.
@@ -263,7 +303,9 @@ describe('read', () => {
     assert.equal(ok(await cli('read', sid, '--scrollback', '--offset', '1', '--lines', '3'), '--offset 1 --lines 3'), '198\n199\n200\n');
     assert.equal(ok(await cli('read', sid, '--scrollback', '--offset', '10', '--lines', '5'), '--offset 10 --lines 5'), '187\n188\n189\n190\n191\n');
     // The default page is 100 lines, ending at the newest.
-    const page = ok(await cli('read', sid, '--scrollback'), '--scrollback').trimEnd().split('\n');
+    const page = ok(await cli('read', sid, '--scrollback'), '--scrollback')
+      .trimEnd()
+      .split('\n');
     assert.equal(page.length, 100);
     assert.deepEqual(page.slice(-2), ['200', '$']);
     assert.equal(page[0], '102');
@@ -306,7 +348,10 @@ describe('send, keys and wait', () => {
     assert.equal(timedOut.code, 124, 'send exits 124 when the wait timed out');
     assert.match(timedOut.stdout, /\[wait reason: timeout\]/);
     const shell = (await listJson())[0];
-    assert.ok(descendantsOf(shell.pid).some((p) => p.comm === 'sleep'), 'sleep is still running');
+    assert.ok(
+      descendantsOf(shell.pid).some((p) => p.comm === 'sleep'),
+      'sleep is still running',
+    );
     ok(await cli('keys', sid, 'Ctrl+C'), 'keys Ctrl+C');
     const back = await send('echo back-$((1+1))');
     assert.match(back, /^back-2$/m);
@@ -314,7 +359,7 @@ describe('send, keys and wait', () => {
     await until(() => descendantsOf(shell.pid).length === 0, 5000, 'sleep was interrupted');
   });
 
-  test('send to a shell with integration prints the command\'s exit code and exits with it', { timeout: TEST_TIMEOUT }, async () => {
+  test("send to a shell with integration prints the command's exit code and exits with it", { timeout: TEST_TIMEOUT }, async () => {
     const home = privateDir();
     fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\n");
     const control = await connect(serve.record.control);
@@ -337,22 +382,35 @@ describe('send, keys and wait', () => {
   });
 
   test('serve --max-sessions and --max-in-flight: the host keeps to them on every surface', { timeout: TEST_TIMEOUT }, async () => {
-    const limited = await startServeHost(['--cmd', 'bash --norc --noprofile', '--max-sessions', '1', '--max-in-flight', '1'], bashEnv({ SHARED_PTY_DIR: privateDir() }));
+    const limited = await startServeHost(
+      ['--cmd', 'bash --norc --noprofile', '--max-sessions', '1', '--max-in-flight', '1'],
+      bashEnv({ SHARED_PTY_DIR: privateDir() }),
+    );
     const control = await connect(limited.record.control);
     try {
       sessionPids.add(limited.record.sessions[0].pid);
       // Its own session is the one it may have.
-      const e = await control.request('session/create', { command: 'cat' }).then(() => undefined, (err: Error) => err);
+      const e = await control.request('session/create', { command: 'cat' }).then(
+        () => undefined,
+        (err: Error) => err,
+      );
       assert.match(String(e?.message), /Too many sessions: this host has 1, the limit is 1/);
       const { url, token } = limited.record.http!;
-      const rest = await fetch(`${url}/sessions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"command":"cat"}' });
+      const rest = await fetch(`${url}/sessions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: '{"command":"cat"}',
+      });
       assert.equal(rest.status, 429);
       assert.match(((await rest.json()) as { error: { message: string } }).error.message, /the limit is 1/);
       // One request in flight per connection: a wait holds it, the next call is refused at once.
       const id = limited.record.sessions[0].id;
       // (It ends with the host, below.)
       const wait = control.request('pty/wait', { session: id, match: 'never-shown', timeout: 20_000 }).catch(() => undefined);
-      const over = await control.request('pty/status', { session: id }).then(() => undefined, (err: Error) => err);
+      const over = await control.request('pty/status', { session: id }).then(
+        () => undefined,
+        (err: Error) => err,
+      );
       assert.match(String(over?.message), /Too many requests in flight on this connection: the limit is 1/);
       await limited.stop();
       await wait;
@@ -365,16 +423,30 @@ describe('send, keys and wait', () => {
   test('serve --command-log-mb: the command logs each session keeps (0: none)', { timeout: TEST_TIMEOUT }, async () => {
     const home = privateDir();
     fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\n");
-    const hosts = await Promise.all(['0', '1'].map((mb) => startServeHost(['--cmd', 'bash --norc --noprofile', '--no-http', '--command-log-mb', mb], bashEnv({ SHARED_PTY_DIR: privateDir() }))));
+    const hosts = await Promise.all(
+      ['0', '1'].map((mb) =>
+        startServeHost(['--cmd', 'bash --norc --noprofile', '--no-http', '--command-log-mb', mb], bashEnv({ SHARED_PTY_DIR: privateDir() })),
+      ),
+    );
     try {
       const [none, small] = await Promise.all(
         hosts.map(async (h) => {
           const control = await connect(h.record.control);
           const info = await control.request<SessionInfo>('session/create', { command: 'bash', env: { HOME: home }, cwd: home });
           sessionPids.add(info.pid);
-          await until(async () => (await control.request<{ screen: string }>('pty/read', { session: info.id })).screen.includes('my>'), 10_000, 'the first prompt');
-          const sent = await control.request<{ command: { id: number; log: string | null } }>('pty/send', { session: info.id, text: "head -c 1200000 /dev/zero | tr '\\0' x", timeout: 20_000 });
-          const page = await control.request<{ totalBytes: number; truncated: boolean }>('pty/commandOutput', { session: info.id, id: sent.command.id }).catch((e: Error) => e);
+          await until(
+            async () => (await control.request<{ screen: string }>('pty/read', { session: info.id })).screen.includes('my>'),
+            10_000,
+            'the first prompt',
+          );
+          const sent = await control.request<{ command: { id: number; log: string | null } }>('pty/send', {
+            session: info.id,
+            text: "head -c 1200000 /dev/zero | tr '\\0' x",
+            timeout: 20_000,
+          });
+          const page = await control
+            .request<{ totalBytes: number; truncated: boolean }>('pty/commandOutput', { session: info.id, id: sent.command.id })
+            .catch((e: Error) => e);
           control.close();
           return { log: sent.command.log, page };
         }),
@@ -522,43 +594,68 @@ describe('attach', () => {
 });
 
 describe('events', () => {
-  test('events <session> prints each event as it happens (--json: one object a line); SIGINT ends it with 0; --since needs a session', { timeout: TEST_TIMEOUT }, async () => {
-    const run = startCli(['events', sname, '--json'], env);
-    let out = '';
-    run.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    const control = await connect(serve.record.control);
-    try {
-      // The command is listening once the host counts its call; then a resize is an event.
-      await until(async () => {
-        await control.request('pty/resize', { session: sid, cols: 91, rows: 30 });
-        await control.request('pty/resize', { session: sid, cols: 100, rows: 30 });
-        return out.includes('"resize"');
-      }, 10_000, 'a resize event on stdout');
-    } finally {
-      control.close();
-    }
-    process.kill(run.pid, 'SIGINT');
-    const r = await run.result;
-    assert.equal(r.code, 0, r.stderr);
-    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
-    const resize = events.find((e) => e.type === 'resize');
-    assert.deepEqual({ ...resize, at: undefined, seq: undefined }, { host: serve.record.hostId, session: sid, at: undefined, seq: undefined, type: 'resize', cols: resize.cols, rows: 30 });
-    assert.ok(events.every((e) => e.session === sid));
-    failsWithOneLine(await cli('events', '--since', '3'), 'events --since without a session', /needs a <session>/);
-  });
+  test(
+    'events <session> prints each event as it happens (--json: one object a line); SIGINT ends it with 0; --since needs a session',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const run = startCli(['events', sname, '--json'], env);
+      let out = '';
+      run.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      const control = await connect(serve.record.control);
+      try {
+        // The command is listening once the host counts its call; then a resize is an event.
+        await until(
+          async () => {
+            await control.request('pty/resize', { session: sid, cols: 91, rows: 30 });
+            await control.request('pty/resize', { session: sid, cols: 100, rows: 30 });
+            return out.includes('"resize"');
+          },
+          10_000,
+          'a resize event on stdout',
+        );
+      } finally {
+        control.close();
+      }
+      process.kill(run.pid, 'SIGINT');
+      const r = await run.result;
+      assert.equal(r.code, 0, r.stderr);
+      const events = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      const resize = events.find((e) => e.type === 'resize');
+      assert.deepEqual(
+        { ...resize, at: undefined, seq: undefined },
+        { host: serve.record.hostId, session: sid, at: undefined, seq: undefined, type: 'resize', cols: resize.cols, rows: 30 },
+      );
+      assert.ok(events.every((e) => e.session === sid));
+      failsWithOneLine(await cli('events', '--since', '3'), 'events --since without a session', /needs a <session>/);
+    },
+  );
 });
 
 describe('help', () => {
   test('--help / -h for the CLI and for each command: usage on stdout, exit 0', { timeout: TEST_TIMEOUT }, async () => {
     const all = ok(await runCli(['--help'], emptyEnv), '--help');
     for (const name of ['list', 'read', 'send', 'keys', 'wait', 'attach', 'events', 'serve', 'mcp']) assert.match(all, new RegExp(`shared-pty ${name}\\b`));
-    for (const args of [['serve', '--help'], ['serve', '-h', '--cmd', 'bash'], ['send', '--help']]) {
+    for (const args of [
+      ['serve', '--help'],
+      ['serve', '-h', '--cmd', 'bash'],
+      ['send', '--help'],
+    ]) {
       const out = ok(await runCli(args, emptyEnv), args.join(' '));
       assert.match(out, new RegExp(`^Usage:\\n  shared-pty ${args[0]} `), out);
     }
     // serve's help names every limit a user may change, with its default.
     const serveHelp = ok(await runCli(['serve', '--help'], emptyEnv), 'serve --help');
-    for (const flag of ['--max-sessions 256', '--max-session-connections 64', '--max-control-connections 256', '--max-http-connections 256', '--max-in-flight 1024', '--max-line-bytes 1048576']) {
+    for (const flag of [
+      '--max-sessions 256',
+      '--max-session-connections 64',
+      '--max-control-connections 256',
+      '--max-http-connections 256',
+      '--max-in-flight 1024',
+      '--max-line-bytes 1048576',
+    ]) {
       assert.ok(serveHelp.includes(flag), `serve --help shows ${flag}:\n${serveHelp}`);
     }
   });

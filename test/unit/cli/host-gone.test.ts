@@ -57,7 +57,13 @@ describe('a host killed with SIGKILL', () => {
     const gone = new RegExp(`the Shared PTY host ${h.record.hostId} is gone \\(process ${h.pid} ended\\); its sessions ended with it`);
 
     // attach, in a PTY of its own as in a user's terminal.
-    const outer: IPty = loadNodePty().spawn(process.execPath, [CLI, 'attach', id], { name: 'xterm-256color', cols: 80, rows: 24, cwd: dir, env: env as Record<string, string> });
+    const outer: IPty = loadNodePty().spawn(process.execPath, [CLI, 'attach', id], {
+      name: 'xterm-256color',
+      cols: 80,
+      rows: 24,
+      cwd: dir,
+      env: env as Record<string, string>,
+    });
     let shown = '';
     outer.onData((d) => (shown += d));
     const attachExit = new Promise<number>((resolve) => outer.onExit(({ exitCode }) => resolve(exitCode)));
@@ -78,7 +84,13 @@ describe('a host killed with SIGKILL', () => {
     control.close();
 
     // shared-pty mcp, connected to the host through a first call.
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: env as Record<string, string>, cwd: REPO_ROOT, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp'],
+      env: env as Record<string, string>,
+      cwd: REPO_ROOT,
+      stderr: 'pipe',
+    });
     let mcpStderr = '';
     transport.stderr?.on('data', (d) => (mcpStderr += d));
     const mcp = new Client({ name: 'host-gone-test', version: '0.0.0' });

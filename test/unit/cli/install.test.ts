@@ -81,7 +81,17 @@ function userEnv(home: string, runtimeDir: string, extraPath: string[] = []): No
     // A private runtime directory, so the test's per-user host is its own (a user has one anyway).
     SHARED_PTY_DIR: runtimeDir,
   };
-  for (const key of ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy']) {
+  for (const key of [
+    'NODE_EXTRA_CA_CERTS',
+    'SSL_CERT_FILE',
+    'SSL_CERT_DIR',
+    'HTTPS_PROXY',
+    'HTTP_PROXY',
+    'NO_PROXY',
+    'https_proxy',
+    'http_proxy',
+    'no_proxy',
+  ]) {
     if (process.env[key]) env[key] = process.env[key];
   }
   return env;
@@ -102,7 +112,13 @@ function machineNpmConfig(): NodeJS.ProcessEnv {
  * A user's round: `list`, `open`, `send` with the installed `shared-pty`, then its MCP
  * configuration through the SDK client. Returns the per-user host it started (to stop it).
  */
-async function useAsAUser(shared: string, env: NodeJS.ProcessEnv, cwd: string, installedIn: string, mcp: { command: string; args: string[]; env?: Record<string, string> }): Promise<void> {
+async function useAsAUser(
+  shared: string,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  installedIn: string,
+  mcp: { command: string; args: string[]; env?: Record<string, string> },
+): Promise<void> {
   const list = await run(shared, ['list'], { env, cwd });
   assert.equal(list.code, 0, `list: ${list.stderr}`);
   assert.equal(list.stdout, '', 'no sessions yet');
@@ -121,13 +137,21 @@ async function useAsAUser(shared: string, env: NodeJS.ProcessEnv, cwd: string, i
     assert.match(sent.stdout, /^installed-42$/m);
     assert.match(sent.stdout, /\[wait reason: command_done, exit code: 0\]/);
 
-    const transport = new StdioClientTransport({ command: mcp.command, args: mcp.args, env: { ...(env as Record<string, string>), ...mcp.env }, cwd, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: mcp.command,
+      args: mcp.args,
+      env: { ...(env as Record<string, string>), ...mcp.env },
+      cwd,
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'install-test', version: '1.0.0' });
     await client.connect(transport);
     try {
       const listed = (await client.callTool({ name: 'list_sessions', arguments: {} })) as { content: Array<{ text: string }> };
       assert.match(listed.content[0].text, new RegExp(`^${id}\\s+work\\b`, 'm'), 'the MCP server sees the session');
-      const echoed = (await client.callTool({ name: 'send', arguments: { session: 'work', text: 'echo over-mcp-$((2+2))' } })) as { content: Array<{ text: string }> };
+      const echoed = (await client.callTool({ name: 'send', arguments: { session: 'work', text: 'echo over-mcp-$((2+2))' } })) as {
+        content: Array<{ text: string }>;
+      };
       assert.match(echoed.content.map((c) => c.text).join('\n'), /over-mcp-4/);
     } finally {
       await client.close();
@@ -152,7 +176,15 @@ describe('installed from the packed artifacts, used from /tmp with a fresh HOME'
       run('npm', ['pack', '--ignore-scripts', '--pack-destination', artifacts], { env: process.env, cwd: REPO_ROOT, timeoutMs: Bound.Pack }),
       run(
         path.join(REPO_ROOT, 'node_modules', '.bin', 'vsce'),
-        ['package', '--out', path.join(artifacts, 'shared-pty.vsix'), '--baseContentUrl', 'https://example.invalid/shared-pty/blob/HEAD', '--baseImagesUrl', 'https://example.invalid/shared-pty/raw/HEAD'],
+        [
+          'package',
+          '--out',
+          path.join(artifacts, 'shared-pty.vsix'),
+          '--baseContentUrl',
+          'https://example.invalid/shared-pty/blob/HEAD',
+          '--baseImagesUrl',
+          'https://example.invalid/shared-pty/raw/HEAD',
+        ],
         { env: process.env, cwd: REPO_ROOT, timeoutMs: Bound.Pack },
       ),
     ]);
@@ -167,22 +199,30 @@ describe('installed from the packed artifacts, used from /tmp with a fresh HOME'
     for (const d of temps) fs.rmSync(d, { recursive: true, force: true });
   });
 
-  test('the tarball: npm install -g gives shared-pty on PATH; list, open, send and the MCP configuration work', { timeout: Bound.Install + 4 * Bound.Run }, async () => {
-    const home = tempDir('spt-home-');
-    const prefix = path.join(home, 'prefix');
-    const cwd = tempDir('spt-cwd-');
-    const env = { ...userEnv(home, tempDir('spt-run-'), [path.join(prefix, 'bin')]) };
-    const install = await run('npm', ['install', '-g', '--prefix', prefix, tarball], { env: { ...env, ...machineNpmConfig() }, cwd, timeoutMs: Bound.Install });
-    assert.equal(install.code, 0, `npm install -g: ${install.stderr}`);
-    const shared = path.join(prefix, 'bin', 'shared-pty');
-    assert.ok(fs.existsSync(shared), 'npm put shared-pty in <prefix>/bin');
-    const which = await run('sh', ['-c', 'command -v shared-pty'], { env, cwd });
-    assert.equal(which.stdout.trim(), shared, 'shared-pty is found on PATH');
-    // The README's MCP configuration for an npm install: the command by name, from any folder.
-    await useAsAUser('shared-pty', env, cwd, path.join(prefix, 'lib', 'node_modules', 'shared-pty'), { command: 'shared-pty', args: ['mcp'] });
-  });
+  test(
+    'the tarball: npm install -g gives shared-pty on PATH; list, open, send and the MCP configuration work',
+    { timeout: Bound.Install + 4 * Bound.Run },
+    async () => {
+      const home = tempDir('spt-home-');
+      const prefix = path.join(home, 'prefix');
+      const cwd = tempDir('spt-cwd-');
+      const env = { ...userEnv(home, tempDir('spt-run-'), [path.join(prefix, 'bin')]) };
+      const install = await run('npm', ['install', '-g', '--prefix', prefix, tarball], {
+        env: { ...env, ...machineNpmConfig() },
+        cwd,
+        timeoutMs: Bound.Install,
+      });
+      assert.equal(install.code, 0, `npm install -g: ${install.stderr}`);
+      const shared = path.join(prefix, 'bin', 'shared-pty');
+      assert.ok(fs.existsSync(shared), 'npm put shared-pty in <prefix>/bin');
+      const which = await run('sh', ['-c', 'command -v shared-pty'], { env, cwd });
+      assert.equal(which.stdout.trim(), shared, 'shared-pty is found on PATH');
+      // The README's MCP configuration for an npm install: the command by name, from any folder.
+      await useAsAUser('shared-pty', env, cwd, path.join(prefix, 'lib', 'node_modules', 'shared-pty'), { command: 'shared-pty', args: ['mcp'] });
+    },
+  );
 
-  test('the VSIX: the extension\'s installer puts a launcher in ~/.local/bin that runs it and survives an update', { timeout: 6 * Bound.Run }, async () => {
+  test("the VSIX: the extension's installer puts a launcher in ~/.local/bin that runs it and survives an update", { timeout: 6 * Bound.Run }, async () => {
     const home = tempDir('spt-home-');
     const cwd = tempDir('spt-cwd-');
     const env = userEnv(home, tempDir('spt-run-'), [path.join(home, '.local', 'bin')]);

@@ -36,9 +36,9 @@ test('prints a link that replays the file (a relative path is from where the com
   assert.equal(url.origin, h.http.url);
   assert.match(url.pathname, /^\/replay\/[0-9a-f]{32}$/);
   assert.match(r.stderr, /opens nothing else; it opens once/);
-  assert.ok(!(r.stdout + r.stderr).includes(h.token), 'no printed line holds the host\'s token');
+  assert.ok(!(r.stdout + r.stderr).includes(h.token), "no printed line holds the host's token");
   const page = await request(h.port, 'GET', url.pathname + url.search);
-  assert.equal(page.status, 303, 'the link\'s token is traded for a cookie');
+  assert.equal(page.status, 303, "the link's token is traded for a cookie");
   const cookie = String(page.headers['set-cookie']).split(';')[0];
   const again = await request(h.port, 'GET', `${url.pathname}/cast`, { headers: { cookie } });
   assert.equal(again.text, CAST);

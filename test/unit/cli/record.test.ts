@@ -160,7 +160,10 @@ describe('shared-pty play', () => {
   test('plays the output in order, comments and other events skipped, long pauses capped', { timeout: 30_000 }, async () => {
     const file = path.join(out, 'hand.cast');
     // A pause of an hour: capped to --idle-limit, so the replay ends at once.
-    fs.writeFileSync(file, '{"version": 3, "term": {"cols": 80, "rows": 24}}\n# a comment\n[0.5, "o", "one "]\n[3600, "i", "x"]\n[0.1, "m", "mark"]\n[0.1, "o", "two\\r\\n"]\n[0.1, "x", "0"]\n');
+    fs.writeFileSync(
+      file,
+      '{"version": 3, "term": {"cols": 80, "rows": 24}}\n# a comment\n[0.5, "o", "one "]\n[3600, "i", "x"]\n[0.1, "m", "mark"]\n[0.1, "o", "two\\r\\n"]\n[0.1, "x", "0"]\n',
+    );
     const r = await runCli(['play', file, '--idle-limit', '0.01'], env, 20_000);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'one two\r\n');

@@ -69,7 +69,15 @@ function farSide(runtime: string, home: string): string {
 }
 
 function ssh(key: string, port: number, remote: string): string {
-  const options = ['-F /dev/null', `-i ${key}`, `-p ${port}`, '-o BatchMode=yes', '-o StrictHostKeyChecking=no', '-o UserKnownHostsFile=/dev/null', '-o LogLevel=ERROR'];
+  const options = [
+    '-F /dev/null',
+    `-i ${key}`,
+    `-p ${port}`,
+    '-o BatchMode=yes',
+    '-o StrictHostKeyChecking=no',
+    '-o UserKnownHostsFile=/dev/null',
+    '-o LogLevel=ERROR',
+  ];
   return `ssh ${options.join(' ')} ${process.env.USER ?? 'root'}@127.0.0.1 '${remote}'`;
 }
 
@@ -209,7 +217,10 @@ describe('remote hosts through ssh and exec', () => {
     assert.equal(sent.code, 3, `send exits with the remote command's code: ${sent.stdout} ${sent.stderr}`);
     assert.match(sent.stdout, /remote-42/);
     const listed = JSON.parse(ok(await cli('list', '--host', 'box', '--json'), 'list --host box')) as SessionInfo[];
-    assert.deepEqual(listed.map((s) => [s.host, s.name]), [['box', 'far-1']]);
+    assert.deepEqual(
+      listed.map((s) => [s.host, s.name]),
+      [['box', 'far-1']],
+    );
     const all = await cli('list');
     assert.equal(all.code, 1, 'a host that cannot be reached makes list fail, after listing the others');
     assert.match(all.stdout, new RegExp(`^${id}\\s+far-1\\s+running`, 'm'), all.stdout);
@@ -227,13 +238,16 @@ describe('remote hosts through ssh and exec', () => {
   });
 
   test('a wrong host name, or a command that fails, is one line naming the host and what the command said', { timeout: TEST_TIMEOUT }, async () => {
-    assert.match(oneLineError(await cli('read', 'nowhere:bash-1'), 'unknown host in a selector'), /no host named "nowhere" in .*hosts\.json; it names box, web, off/);
+    assert.match(
+      oneLineError(await cli('read', 'nowhere:bash-1'), 'unknown host in a selector'),
+      /no host named "nowhere" in .*hosts\.json; it names box, web, off/,
+    );
     assert.match(oneLineError(await cli('list', '--host', 'nowhere'), 'unknown --host'), /no host named "nowhere"/);
     const off = oneLineError(await cli('read', 'off:bash-1'), 'a host whose ssh fails');
     assert.match(off, /cannot reach host "off" with: ssh .* \(it exited with status 255: .*Connection refused/);
   });
 
-  test('attach through ssh shows every byte of a flood (sha256) and the person\'s keys reach the far session', { timeout: TEST_TIMEOUT }, async () => {
+  test("attach through ssh shows every byte of a flood (sha256) and the person's keys reach the far session", { timeout: TEST_TIMEOUT }, async () => {
     assert.ok(id, 'the far session of the first test'); // node-pty must not be handed an undefined argument
     const flood = makeFlood(dir(), FLOOD_BYTES);
     const view = loadNodePty().spawn(process.execPath, [CLI, 'attach', id], {
@@ -300,7 +314,10 @@ describe('shared-pty mcp across hosts', () => {
 
   test('list_sessions across hosts, open_session { host }, and a remote secret prompt refused to the agent', { timeout: TEST_TIMEOUT }, async () => {
     const listed = await call('list_sessions', {});
-    assert.ok((listed.structuredContent.sessions as SessionInfo[]).some((s) => s.host === 'box' && s.name === 'far-1'), text(listed));
+    assert.ok(
+      (listed.structuredContent.sessions as SessionInfo[]).some((s) => s.host === 'box' && s.name === 'far-1'),
+      text(listed),
+    );
     assert.match(text(listed), /^box:\w+ {2}far-1 /m);
     const opened = await call('open_session', { host: 'web', command: 'bash', args: ['--norc', '--noprofile', '-i'], name: 'agent-far' });
     assert.ok(!opened.isError, text(opened));

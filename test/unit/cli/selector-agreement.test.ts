@@ -81,7 +81,12 @@ async function viaMcp(selector: string): Promise<Outcome> {
 
 /** What the one rule says, over the sessions a surface sees. */
 function expected(sessions: Array<{ id: string; name: string }>, selector: string): Outcome {
-  const r = resolveSelector(sessions, selector, (s) => s.id, (s) => s.name);
+  const r = resolveSelector(
+    sessions,
+    selector,
+    (s) => s.id,
+    (s) => s.name,
+  );
   return r.kind === 'found' ? r.item.id : r.kind;
 }
 

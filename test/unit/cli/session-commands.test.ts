@@ -65,7 +65,7 @@ after(async () => {
 describe('open, send, commands, kill', () => {
   let id: string;
 
-  test('open starts the per-user host and prints the new session\'s id; --json its SessionInfo', { timeout: TEST_TIMEOUT }, async () => {
+  test("open starts the per-user host and prints the new session's id; --json its SessionInfo", { timeout: TEST_TIMEOUT }, async () => {
     assert.equal(readLiveRecords(runtimeDir).length, 0, 'no host runs yet');
     id = ok(await cli('open', '--name', 'work', '--cols', '90', '--rows', '20'), 'open').trim();
     assert.match(id, /^[a-z0-9]+$/, 'one id on stdout');
@@ -78,7 +78,7 @@ describe('open, send, commands, kill', () => {
     assert.equal(s.name, 'work');
     assert.equal(s.cols, 90);
     assert.equal(s.rows, 20);
-    assert.equal(s.command, '/bin/bash', 'the user\'s shell');
+    assert.equal(s.command, '/bin/bash', "the user's shell");
 
     const cwd = privateDir();
     const info = JSON.parse(ok(await cli('open', '--json', '--cwd', cwd, '--', 'sh', '-c', 'echo opened-$((2+3)); exec cat'), 'open --json')) as SessionInfo;
@@ -93,7 +93,7 @@ describe('open, send, commands, kill', () => {
     assert.ok(!pidAlive(info.pid) || (await until(() => !pidAlive(info.pid), 5000, 'its program ended')));
   });
 
-  test('send exits with the command\'s exit code, and 124 when the wait timed out (so && stops)', { timeout: TEST_TIMEOUT }, async () => {
+  test("send exits with the command's exit code, and 124 when the wait timed out (so && stops)", { timeout: TEST_TIMEOUT }, async () => {
     ok(await cli('wait', id, 'my>', '--timeout', '10000'), 'the first prompt');
     const failed = await cli('send', id, '(exit 3)');
     assert.equal(failed.code, 3, failed.stdout);
@@ -108,7 +108,10 @@ describe('open, send, commands, kill', () => {
   test('commands lists what the shell ran: id, exit code, cwd, command line; --json the records', { timeout: TEST_TIMEOUT }, async () => {
     const rows = ok(await cli('commands', id), 'commands');
     assert.match(rows, /^\d+\texit 3 \d+ ms\t[^\t]+\t\(exit 3\)$/m, rows);
-    const json = JSON.parse(ok(await cli('commands', id, '--limit', '1', '--json'), 'commands --json')) as { integration: boolean; commands: Array<{ command: string; exitCode: number }> };
+    const json = JSON.parse(ok(await cli('commands', id, '--limit', '1', '--json'), 'commands --json')) as {
+      integration: boolean;
+      commands: Array<{ command: string; exitCode: number }>;
+    };
     assert.equal(json.integration, true);
     assert.equal(json.commands.length, 1);
     assert.equal(json.commands[0].command, 'true');
@@ -126,7 +129,27 @@ describe('open, send, commands, kill', () => {
 describe('usage', () => {
   test('every command answers --help with its usage on stdout; daemon is in the global help', { timeout: MANY_RUNS_TIMEOUT }, async () => {
     const all = ok(await cli('--help'), '--help');
-    const names = ['list', 'open', 'kill', 'read', 'send', 'keys', 'wait', 'commands', 'attach', 'view', 'share', 'tokens', 'revoke', 'events', 'record', 'play', 'serve', 'mcp', 'daemon'];
+    const names = [
+      'list',
+      'open',
+      'kill',
+      'read',
+      'send',
+      'keys',
+      'wait',
+      'commands',
+      'attach',
+      'view',
+      'share',
+      'tokens',
+      'revoke',
+      'events',
+      'record',
+      'play',
+      'serve',
+      'mcp',
+      'daemon',
+    ];
     for (const name of names) {
       assert.match(all, new RegExp(`^  shared-pty ${name}\\b`, 'm'), `the global help shows ${name}`);
       const own = ok(await cli(name, '--help'), `${name} --help`);
@@ -145,7 +168,20 @@ describe('usage', () => {
 
   test('extra arguments are a usage error, before anything is done', { timeout: MANY_RUNS_TIMEOUT }, async () => {
     const empty = { ...env, SHARED_PTY_DIR: privateDir() };
-    for (const args of [['list', 'extra'], ['tokens', 'x'], ['share', 's', 'extra'], ['revoke', 'a', 'b'], ['read', 's', 'extra'], ['send', 's', 'text', 'extra'], ['kill', 's', 'extra'], ['commands', 's', 'x'], ['mcp', 'x'], ['daemon', 'x'], ['view', 's', 'x'], ['attach', 's', 'x']]) {
+    for (const args of [
+      ['list', 'extra'],
+      ['tokens', 'x'],
+      ['share', 's', 'extra'],
+      ['revoke', 'a', 'b'],
+      ['read', 's', 'extra'],
+      ['send', 's', 'text', 'extra'],
+      ['kill', 's', 'extra'],
+      ['commands', 's', 'x'],
+      ['mcp', 'x'],
+      ['daemon', 'x'],
+      ['view', 's', 'x'],
+      ['attach', 's', 'x'],
+    ]) {
       usageError(await runCli(args, empty), args.join(' '), /unexpected argument|too many arguments/);
     }
     usageError(await runCli(['open', 'htop'], empty), 'open htop', /the command goes after --/);
@@ -167,7 +203,10 @@ describe('messages and the agent policy', () => {
     const limited = await startServeHost(['--cmd', 'bash --norc --noprofile', '--no-http', '--max-sessions', '1'], bashEnv({ SHARED_PTY_DIR: privateDir() }));
     const control = await connect(limited.record.control);
     try {
-      const e = await control.request('session/create', { command: 'cat' }).then(() => undefined, (err: Error) => err);
+      const e = await control.request('session/create', { command: 'cat' }).then(
+        () => undefined,
+        (err: Error) => err,
+      );
       assert.match(String(e?.message), /end some first \(shared-pty kill <session>\)/);
       assert.doesNotMatch(String(e?.message), /pty\/kill/);
     } finally {
@@ -177,13 +216,21 @@ describe('messages and the agent policy', () => {
   });
 
   test('serve --agent-approval ask with no editor says at start-up that agents are allowed, and pty/info tells', { timeout: TEST_TIMEOUT }, async () => {
-    const asking = await startServeHost(['--cmd', 'bash --norc --noprofile', '--no-http', '--agent-approval', 'ask'], bashEnv({ SHARED_PTY_DIR: privateDir() }));
+    const asking = await startServeHost(
+      ['--cmd', 'bash --norc --noprofile', '--no-http', '--agent-approval', 'ask'],
+      bashEnv({ SHARED_PTY_DIR: privateDir() }),
+    );
     const control = await connect(asking.record.control);
     try {
       await until(() => /agent approval ask:/.test(asking.output()), 10_000, 'the start-up line');
-      const line = asking.output().split('\n').find((l) => l.includes('agent approval ask:'));
+      const line = asking
+        .output()
+        .split('\n')
+        .find((l) => l.includes('agent approval ask:'));
       assert.match(String(line), /no editor window is connected to ask.*allowed \(as with allow\)/);
-      const info = await control.request<{ agentApproval: { policy: string; effective: string; reason?: string } }>('pty/info', { session: asking.record.sessions[0].id });
+      const info = await control.request<{ agentApproval: { policy: string; effective: string; reason?: string } }>('pty/info', {
+        session: asking.record.sessions[0].id,
+      });
       assert.equal(info.agentApproval.policy, 'ask');
       assert.equal(info.agentApproval.effective, 'allow');
       assert.match(String(info.agentApproval.reason), /no editor window is connected/);

@@ -69,18 +69,25 @@ describe('links the CLI prints', { timeout: 120_000 }, () => {
       assert.equal(r.code, 0, `${name}: ${r.stderr}`);
       assert.ok(!(r.stdout + r.stderr).includes(hostToken), `${name} printed the host's token: ${r.stdout}${r.stderr}`);
     }
-    const errors = [await runCli(['view', 'no-such-session'], env), await runCli(['view', sessionId, '--input', '--read-only'], env), await runCli(['share', sessionId, '--expires', 'never'], env)];
+    const errors = [
+      await runCli(['view', 'no-such-session'], env),
+      await runCli(['view', sessionId, '--input', '--read-only'], env),
+      await runCli(['share', sessionId, '--expires', 'never'], env),
+    ];
     for (const r of errors) {
       assert.notEqual(r.code, 0);
       assert.ok(!(r.stdout + r.stderr).includes(hostToken));
     }
     assert.equal(errors[1].code, 2, '--input and --read-only exclude each other');
-    assert.ok(!serve.output().includes(hostToken), 'serve\'s start-up lines hold no token');
+    assert.ok(!serve.output().includes(hostToken), "serve's start-up lines hold no token");
 
     // view: a link alone on stdout, what it allows on stderr; a one-time link of view scope, 8 h.
     const viewUrl = runs.view.stdout.trim();
     assert.match(viewUrl, new RegExp(`^http://127\\.0\\.0\\.1:${port}/sessions/${sessionId}/view\\?token=[A-Za-z0-9_-]{43}$`));
-    assert.match(runs.view.stderr, /^\(view access to session \S+ until \S+: the link opens once, in the first browser that opens it; after that it opens nothing \(token id (t[0-9a-f]+); end it with: shared-pty revoke t[0-9a-f]+\)\)\n$/);
+    assert.match(
+      runs.view.stderr,
+      /^\(view access to session \S+ until \S+: the link opens once, in the first browser that opens it; after that it opens nothing \(token id (t[0-9a-f]+); end it with: shared-pty revoke t[0-9a-f]+\)\)\n$/,
+    );
     assert.match(runs.viewInput.stderr, /^\(input access/);
     assert.match(runs.viewReadOnly.stderr, /^\(view access/);
     // share: the link only (its token is in it); --reusable also the token, for scripts.
@@ -91,10 +98,14 @@ describe('links the CLI prints', { timeout: 120_000 }, () => {
     assert.equal((await request(port, 'GET', `/sessions/${sessionId}`, { token: reusableToken })).status, 200);
     assert.equal(JSON.parse(runs.shareJson.stdout).info.reusable, false);
 
-    const ids = Object.values(runs).flatMap((r) => [.../(?:revoke |"id":")(t[0-9a-f]{10})/g.exec(r.stdout + r.stderr)?.slice(1) ?? []]);
+    const ids = Object.values(runs).flatMap((r) => [...(/(?:revoke |"id":")(t[0-9a-f]{10})/g.exec(r.stdout + r.stderr)?.slice(1) ?? [])]);
     assert.equal(ids.length, Object.keys(runs).length, `an id on every run: ${ids.join(' ')}`);
     const listed = JSON.parse((await runCli(['tokens', '--json'], env)).stdout) as Array<{ id: string; reusable: boolean }>;
-    for (const id of ids) assert.ok(listed.some((t) => t.id === id), `tokens lists ${id}`);
+    for (const id of ids)
+      assert.ok(
+        listed.some((t) => t.id === id),
+        `tokens lists ${id}`,
+      );
     const table = (await runCli(['tokens'], env)).stdout;
     assert.match(table, /^ID +SCOPE +SESSION +KIND +EXPIRES +LAST USE$/m);
     assert.match(table, /link, not opened/);
@@ -118,15 +129,22 @@ describe('links the CLI prints', { timeout: 120_000 }, () => {
     ctl.close();
     const screen = async () => (await request(port, 'GET', `/sessions/${sessionId}?since=0&strip`, { token: guestToken })).text;
     // The owner runs `shared-pty view` inside the shared session (as one does) and opens the link.
-    const typed = await request(port, 'POST', `/sessions/${sessionId}/write`, { token: hostToken, body: { data: `${process.execPath} ${CLI} view ${sessionId}` } });
+    const typed = await request(port, 'POST', `/sessions/${sessionId}/write`, {
+      token: hostToken,
+      body: { data: `${process.execPath} ${CLI} view ${sessionId}` },
+    });
     assert.equal(typed.status, 200, typed.text);
-    const printed = await until(async () => /http:\/\/127\.0\.0\.1:\d+\/sessions\/\S+\/view\?token=[A-Za-z0-9_-]{43}/.exec(await screen())?.[0], SCREEN_MS, 'the link on the shared screen');
-    assert.equal((await openLink(printed)).status, 303, 'the owner\'s browser opens it');
+    const printed = await until(
+      async () => /http:\/\/127\.0\.0\.1:\d+\/sessions\/\S+\/view\?token=[A-Za-z0-9_-]{43}/.exec(await screen())?.[0],
+      SCREEN_MS,
+      'the link on the shared screen',
+    );
+    assert.equal((await openLink(printed)).status, 303, "the owner's browser opens it");
 
     const text = await screen();
-    assert.ok(!text.includes(hostToken), 'the host\'s token is not on the screen');
+    assert.ok(!text.includes(hostToken), "the host's token is not on the screen");
     const candidates = [...new Set(text.match(/[A-Za-z0-9_-]{40,}/g) ?? [])];
-    assert.ok(candidates.length > 0, 'the link\'s token is on the screen, for the guest to try');
+    assert.ok(candidates.length > 0, "the link's token is on the screen, for the guest to try");
     for (const c of candidates) {
       assert.notEqual(c, hostToken);
       assert.equal((await request(port, 'GET', '/sessions', { token: c })).status, 401, 'as a Bearer token');

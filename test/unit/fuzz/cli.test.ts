@@ -24,12 +24,15 @@ let dir: string;
 let env: NodeJS.ProcessEnv;
 let serve: ServeHost;
 
-before(async () => {
-  buildCli();
-  dir = tempRuntimeDir();
-  env = bashEnv({ SHARED_PTY_DIR: dir });
-  serve = await startServeHost(['--cmd', 'cat', '--no-http', '--name', 'fuzzcat'], env);
-}, { timeout: 180_000 });
+before(
+  async () => {
+    buildCli();
+    dir = tempRuntimeDir();
+    env = bashEnv({ SHARED_PTY_DIR: dir });
+    serve = await startServeHost(['--cmd', 'cat', '--no-http', '--name', 'fuzzcat'], env);
+  },
+  { timeout: 180_000 },
+);
 
 after(async () => {
   await serve?.stop();
@@ -43,9 +46,34 @@ const arg: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 3,
     arbitrary: fc.constantFrom(
-      '--json', '--top', '--bottom', '--start', '--end', '--scrollback', '--offset', '--lines', '--no-submit', '--timeout', '--idle', '--regex',
-      '--read-only', '--help', '-h', '--', '--top=3', '--timeout=50', '--lines=0', '--bogus', '-x', '-1', '--timeout=',
-      '--scope', '--scope=input', '--expires', '--expires=1h', '--expires=0s',
+      '--json',
+      '--top',
+      '--bottom',
+      '--start',
+      '--end',
+      '--scrollback',
+      '--offset',
+      '--lines',
+      '--no-submit',
+      '--timeout',
+      '--idle',
+      '--regex',
+      '--read-only',
+      '--help',
+      '-h',
+      '--',
+      '--top=3',
+      '--timeout=50',
+      '--lines=0',
+      '--bogus',
+      '-x',
+      '-1',
+      '--timeout=',
+      '--scope',
+      '--scope=input',
+      '--expires',
+      '--expires=1h',
+      '--expires=0s',
     ),
   },
   { weight: 2, arbitrary: fc.constantFrom('0', '1', '5', '-3', '1e3', '99999999999999999999', 'NaN', '', ' ', 'Enter', 'Ctrl+C', 'ArrowUp', '(', 'x') },
@@ -53,7 +81,10 @@ const arg: fc.Arbitrary<string> = fc.oneof(
 );
 
 const commandLine = fc.tuple(
-  fc.oneof({ weight: 8, arbitrary: fc.constantFrom('list', 'read', 'send', 'keys', 'wait', 'view', 'attach', 'share', 'tokens', 'revoke') }, { weight: 1, arbitrary: fc.constantFrom('', 'help', '--version', 'nope', 'LIST', 'toString', 'constructor') }),
+  fc.oneof(
+    { weight: 8, arbitrary: fc.constantFrom('list', 'read', 'send', 'keys', 'wait', 'view', 'attach', 'share', 'tokens', 'revoke') },
+    { weight: 1, arbitrary: fc.constantFrom('', 'help', '--version', 'nope', 'LIST', 'toString', 'constructor') },
+  ),
   fc.array(arg, { maxLength: 6 }),
 );
 
@@ -72,29 +103,33 @@ function realize(command: string, args: string[]): string[] {
 }
 
 describe('fuzz: the CLI', () => {
-  test('any arguments: exit status 0, 1 or 2 (send: 124 when its wait runs out); a failure is one line on stderr, never a stack trace', { timeout: 600_000 }, async () => {
-    await fuzz(
-      [commandLine],
-      async ([command, args]) => {
-        const argv = realize(command, args);
-        const r = await runCli(argv, env, RUN_MS);
-        const what = `shared-pty ${JSON.stringify(argv)} → ${r.code ?? r.signal}; stderr: ${r.stderr.slice(0, 500)}`;
-        assert.equal(r.signal, null, what);
-        // `send` ends as `timeout(1)` does when its wait runs out (124, nothing on stderr: the output
-        // so far is on stdout); the fuzz session runs no shell, so no command's own status comes back.
-        const timedOut = command === 'send' && r.code === 124;
-        assert.ok(r.code === 0 || r.code === 1 || r.code === 2 || timedOut, what);
-        assert.doesNotMatch(r.stderr, /\n\s+at |Error: .*\n.*node:internal/, what);
-        if (timedOut) assert.equal(r.stderr, '', what);
-        // A bare `shared-pty` prints its usage on stderr (exit 2), as the help test expects.
-        else if (r.code !== 0 && argv.length > 0) {
-          const lines = r.stderr.trimEnd().split('\n');
-          assert.equal(lines.length, 1, what);
-          assert.match(lines[0], /^shared-pty: \S/, what);
-        }
-      },
-      SHORT_RUNS,
-      RUN_MS + 5000,
-    );
-  });
+  test(
+    'any arguments: exit status 0, 1 or 2 (send: 124 when its wait runs out); a failure is one line on stderr, never a stack trace',
+    { timeout: 600_000 },
+    async () => {
+      await fuzz(
+        [commandLine],
+        async ([command, args]) => {
+          const argv = realize(command, args);
+          const r = await runCli(argv, env, RUN_MS);
+          const what = `shared-pty ${JSON.stringify(argv)} → ${r.code ?? r.signal}; stderr: ${r.stderr.slice(0, 500)}`;
+          assert.equal(r.signal, null, what);
+          // `send` ends as `timeout(1)` does when its wait runs out (124, nothing on stderr: the output
+          // so far is on stdout); the fuzz session runs no shell, so no command's own status comes back.
+          const timedOut = command === 'send' && r.code === 124;
+          assert.ok(r.code === 0 || r.code === 1 || r.code === 2 || timedOut, what);
+          assert.doesNotMatch(r.stderr, /\n\s+at |Error: .*\n.*node:internal/, what);
+          if (timedOut) assert.equal(r.stderr, '', what);
+          // A bare `shared-pty` prints its usage on stderr (exit 2), as the help test expects.
+          else if (r.code !== 0 && argv.length > 0) {
+            const lines = r.stderr.trimEnd().split('\n');
+            assert.equal(lines.length, 1, what);
+            assert.match(lines[0], /^shared-pty: \S/, what);
+          }
+        },
+        SHORT_RUNS,
+        RUN_MS + 5000,
+      );
+    },
+  );
 });

@@ -84,7 +84,7 @@ describe('fuzz: deny rules over the wire', () => {
     await h?.close();
   });
 
-  test('an agent\'s writes of a denied line, split anyhow, are refused before its Enter reaches bash', { timeout: 300_000 }, async () => {
+  test("an agent's writes of a denied line, split anyhow, are refused before its Enter reaches bash", { timeout: 300_000 }, async () => {
     const { agentRpc, rpc } = agentCalls(ctl, agentCtl);
     await fuzz(
       [deniedLine, fc.array(fc.nat(), { maxLength: 4 }), fc.array(fc.boolean(), { maxLength: 4 })],

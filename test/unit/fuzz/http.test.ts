@@ -59,7 +59,10 @@ function fillPath(p: string): string {
 
 /** Field values a case picks itself (a selector, key names, bounded waits). */
 const FIELDS = {
-  session: fc.oneof({ weight: 6, arbitrary: fc.constantFrom<Wild>('@target', '@target-name', '@target-prefix') }, { weight: 1, arbitrary: nastyString as fc.Arbitrary<Wild> }),
+  session: fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom<Wild>('@target', '@target-name', '@target-prefix') },
+    { weight: 1, arbitrary: nastyString as fc.Arbitrary<Wild> },
+  ),
   key: keyName as fc.Arbitrary<Wild>,
   keys: fc.array(keyName, { maxLength: 4 }) as fc.Arbitrary<Wild>,
   command: fc.oneof(fc.constantFrom<Wild>('cat', 'true', 'no-such-program'), nastyString as fc.Arbitrary<Wild>),
@@ -97,7 +100,11 @@ const restRequest = fc.constantFrom(...REST_ROUTES).chain((route) => {
           { weight: 1, arbitrary: fc.constantFrom('', '{', 'null', '[]', '\u0000', '{"a":1}{"b":2}') },
         )
       : fc.constant(undefined);
-  return fc.record({ verb: fc.oneof({ weight: 12, arbitrary: fc.constant(route.rest.verb) }, { weight: 1, arbitrary: fc.constantFrom('PUT', 'PATCH', 'GET') }), path, body });
+  return fc.record({
+    verb: fc.oneof({ weight: 12, arbitrary: fc.constant(route.rest.verb) }, { weight: 1, arbitrary: fc.constantFrom('PUT', 'PATCH', 'GET') }),
+    path,
+    body,
+  });
 });
 
 /** The bystander, through HTTP this time: the host still answers /health and a read of it. */
@@ -135,23 +142,28 @@ describe('fuzz: REST', () => {
 });
 
 /** One message on the stream WebSocket: the stream's message types with wrong fields, hostile JSON, raw text or bytes. */
-const streamMessage: fc.Arbitrary<string | Buffer> = fc.oneof(
-  {
-    weight: 6,
-    arbitrary: fc
-      .record({
-        type: fc.oneof({ weight: 6, arbitrary: fc.constantFrom<Wild>('write', 'resize') }, { weight: 1, arbitrary: wildJson }),
-        data: fc.oneof(nastyString as fc.Arbitrary<Wild>, wildJson),
-        submit: fc.oneof(fc.boolean() as fc.Arbitrary<Wild>, wildJson),
-        cols: fc.oneof(fc.integer({ min: 2, max: 300 }) as fc.Arbitrary<Wild>, wildJson),
-        rows: fc.oneof(fc.integer({ min: 1, max: 100 }) as fc.Arbitrary<Wild>, wildJson),
-      }, { requiredKeys: ['type'] })
-      .map((r) => jsonText(new Entries(Object.entries(r) as Array<[string, Wild]>))),
-  },
-  { weight: 1, arbitrary: wildJson.map(jsonText) },
-  { weight: 1, arbitrary: nastyString },
-  { weight: 1, arbitrary: fc.uint8Array({ minLength: 1, maxLength: 32 }).map((b) => Buffer.from(b)) },
-).filter((m) => m.length <= MAX_MESSAGE_CHARS); // past the frame limit the stream closes with 1009 (request-limits)
+const streamMessage: fc.Arbitrary<string | Buffer> = fc
+  .oneof(
+    {
+      weight: 6,
+      arbitrary: fc
+        .record(
+          {
+            type: fc.oneof({ weight: 6, arbitrary: fc.constantFrom<Wild>('write', 'resize') }, { weight: 1, arbitrary: wildJson }),
+            data: fc.oneof(nastyString as fc.Arbitrary<Wild>, wildJson),
+            submit: fc.oneof(fc.boolean() as fc.Arbitrary<Wild>, wildJson),
+            cols: fc.oneof(fc.integer({ min: 2, max: 300 }) as fc.Arbitrary<Wild>, wildJson),
+            rows: fc.oneof(fc.integer({ min: 1, max: 100 }) as fc.Arbitrary<Wild>, wildJson),
+          },
+          { requiredKeys: ['type'] },
+        )
+        .map((r) => jsonText(new Entries(Object.entries(r) as Array<[string, Wild]>))),
+    },
+    { weight: 1, arbitrary: wildJson.map(jsonText) },
+    { weight: 1, arbitrary: nastyString },
+    { weight: 1, arbitrary: fc.uint8Array({ minLength: 1, maxLength: 32 }).map((b) => Buffer.from(b)) },
+  )
+  .filter((m) => m.length <= MAX_MESSAGE_CHARS); // past the frame limit the stream closes with 1009 (request-limits)
 
 describe('fuzz: the stream WebSocket', () => {
   test('any message: the stream stays open and well-formed, input still works, the host serves on', { timeout: 600_000 }, async () => {
@@ -160,7 +172,11 @@ describe('fuzz: the stream WebSocket', () => {
       [fc.array(streamMessage, { minLength: 1, maxLength: 6 }), pathSelector],
       async (batch, selector) => {
         // A stream of a path that may be malformed: refused or closed with 4004, never a crash.
-        const stray = await withTimeout(wsConnect(fh.http.port, `/sessions/${fillPath(selector)}/stream`, { token: fh.http.token }), ANSWER_MS, 'a stream upgrade');
+        const stray = await withTimeout(
+          wsConnect(fh.http.port, `/sessions/${fillPath(selector)}/stream`, { token: fh.http.token }),
+          ANSWER_MS,
+          'a stream upgrade',
+        );
         if (stray.kind === 'open') await withTimeout(stray.client.close(), ANSWER_MS, 'closing a stray stream');
 
         const opened = await wsConnect(fh.http.port, `/sessions/${fh.target.id}/stream`, { token: fh.http.token });
@@ -172,7 +188,10 @@ describe('fuzz: the stream WebSocket', () => {
           ws.send({ type: 'write', data: mark });
           await ws.streamUntil((t) => t.includes(mark), 'the probe to echo', ANSWER_MS);
           for (const m of ws.received) {
-            assert.ok(m && typeof m === 'object' && ['data', 'error', 'snapshot'].includes(m.type), `an unexpected message: ${JSON.stringify(m).slice(0, 200)}`);
+            assert.ok(
+              m && typeof m === 'object' && ['data', 'error', 'snapshot'].includes(m.type),
+              `an unexpected message: ${JSON.stringify(m).slice(0, 200)}`,
+            );
             if (m.type === 'error') assert.ok(typeof m.message === 'string' && m.message.length > 0);
           }
         } finally {
@@ -194,53 +213,80 @@ const credential: fc.Arbitrary<string> = fc.oneof(
 );
 
 describe('fuzz: links and page cookies', () => {
-  test('any link token and cookie on any page: a 303, 401, 403, 404 or 405 (HTML for a browser), never the host token in a cookie or an answer; the host serves on', { timeout: 600_000 }, async () => {
-    const session = fh.host.registry.get(fh.target.id)!;
-    const spent = session && fh.http.tokens.share(session, 'view', 600).token;
-    const spentUrl = new URL(fh.http.tokens.share(session, 'view', 600).url);
-    await request(fh.http.port, 'GET', spentUrl.pathname + spentUrl.search);
-    await fuzz(
-      [
-        fc.constantFrom('/sessions/@target/view', '/sessions/@target-name/view', '/view/view.js', '/replay', `/replay/${'0'.repeat(32)}`, '/replay/assets/replay.js', '/sessions/%zz/view'),
-        fc.option(credential, { nil: undefined }),
-        fc.option(credential, { nil: undefined }),
-        fc.boolean(),
-        fc.constantFrom('GET', 'HEAD', 'POST'),
-      ],
-      async (pagePath, query, cookie, browser, method) => {
-        const real = (v: string) =>
-          v === '@link' ? fh.http.tokens.share(session, 'input', 600).token : v === '@spent' ? spent : v === '@reusable' ? fh.http.tokens.share(session, 'view', 600, true).token : v === '@host' ? fh.http.token : v;
-        const headers: Record<string, string> = browser ? { accept: 'text/html' } : {};
-        // Percent-encoded as the host decodes it (a raw control character is no valid header at all).
-        if (cookie !== undefined) headers.cookie = `shared_pty_${fh.http.port}=${percentEncode(real(cookie))}`;
-        const path = fillPath(pagePath) + (query !== undefined ? `?token=${percentEncode(real(query))}` : '');
-        const r = await request(fh.http.port, method, path, { headers, timeoutMs: ANSWER_MS });
-        assert.ok([200, 303, 401, 403, 404, 405].includes(r.status), `${method} ${path}: ${r.status} ${r.text.slice(0, 200)}`);
-        const setCookie = String(r.headers['set-cookie'] ?? '');
-        assert.ok(!setCookie.includes(fh.http.token) && !r.text.includes(fh.http.token), 'the host token never comes back');
-        if (r.status === 303) assert.match(setCookie, new RegExp(`^shared_pty_${fh.http.port}=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=/; Max-Age=\\d+$`));
-        if (browser && method === 'GET' && (r.status === 401 || r.status === 403)) assert.match(String(r.headers['content-type']), /^text\/html/);
-        await assertServed();
-      },
-      SHORT_RUNS,
-    );
-  });
+  test(
+    'any link token and cookie on any page: a 303, 401, 403, 404 or 405 (HTML for a browser), never the host token in a cookie or an answer; the host serves on',
+    { timeout: 600_000 },
+    async () => {
+      const session = fh.host.registry.get(fh.target.id)!;
+      const spent = session && fh.http.tokens.share(session, 'view', 600).token;
+      const spentUrl = new URL(fh.http.tokens.share(session, 'view', 600).url);
+      await request(fh.http.port, 'GET', spentUrl.pathname + spentUrl.search);
+      await fuzz(
+        [
+          fc.constantFrom(
+            '/sessions/@target/view',
+            '/sessions/@target-name/view',
+            '/view/view.js',
+            '/replay',
+            `/replay/${'0'.repeat(32)}`,
+            '/replay/assets/replay.js',
+            '/sessions/%zz/view',
+          ),
+          fc.option(credential, { nil: undefined }),
+          fc.option(credential, { nil: undefined }),
+          fc.boolean(),
+          fc.constantFrom('GET', 'HEAD', 'POST'),
+        ],
+        async (pagePath, query, cookie, browser, method) => {
+          const real = (v: string) =>
+            v === '@link'
+              ? fh.http.tokens.share(session, 'input', 600).token
+              : v === '@spent'
+                ? spent
+                : v === '@reusable'
+                  ? fh.http.tokens.share(session, 'view', 600, true).token
+                  : v === '@host'
+                    ? fh.http.token
+                    : v;
+          const headers: Record<string, string> = browser ? { accept: 'text/html' } : {};
+          // Percent-encoded as the host decodes it (a raw control character is no valid header at all).
+          if (cookie !== undefined) headers.cookie = `shared_pty_${fh.http.port}=${percentEncode(real(cookie))}`;
+          const path = fillPath(pagePath) + (query !== undefined ? `?token=${percentEncode(real(query))}` : '');
+          const r = await request(fh.http.port, method, path, { headers, timeoutMs: ANSWER_MS });
+          assert.ok([200, 303, 401, 403, 404, 405].includes(r.status), `${method} ${path}: ${r.status} ${r.text.slice(0, 200)}`);
+          const setCookie = String(r.headers['set-cookie'] ?? '');
+          assert.ok(!setCookie.includes(fh.http.token) && !r.text.includes(fh.http.token), 'the host token never comes back');
+          if (r.status === 303)
+            assert.match(setCookie, new RegExp(`^shared_pty_${fh.http.port}=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=/; Max-Age=\\d+$`));
+          if (browser && method === 'GET' && (r.status === 401 || r.status === 403)) assert.match(String(r.headers['content-type']), /^text\/html/);
+          await assertServed();
+        },
+        SHORT_RUNS,
+      );
+    },
+  );
 });
 
 /** The tools and their arguments, from the table (what `/mcp` serves). */
 const TOOLS = (METHODS as readonly MethodSpec[]).flatMap((m) => {
   if (!m.mcp) return [];
-  const own = m.mcp.input?.shape ?? Object.fromEntries(Object.entries(m.params.shape).filter(([k]) => !(m.mcp!.omit as readonly string[] | undefined)?.includes(k)));
+  const own =
+    m.mcp.input?.shape ?? Object.fromEntries(Object.entries(m.params.shape).filter(([k]) => !(m.mcp!.omit as readonly string[] | undefined)?.includes(k)));
   const shape: Record<string, z.ZodType> = m.target === 'session' ? { session: sessionSelector, ...own } : own;
   return [{ tool: m.mcp.tool, shape }];
 });
 
-const mcpCall = fc.constantFrom(...TOOLS).chain(({ tool, shape }) =>
-  fc.tuple(
-    fc.oneof({ weight: 12, arbitrary: fc.constant<Wild>(tool) }, { weight: 1, arbitrary: nastyString as fc.Arbitrary<Wild> }),
-    fc.oneof({ weight: 12, arbitrary: objectOf(shape, FIELDS).map((a) => boundWaits(a, TOOL_WAIT_DEFAULTS[tool] ?? WAIT_DEFAULTS)) }, { weight: 1, arbitrary: wildJson }),
-  ),
-);
+const mcpCall = fc
+  .constantFrom(...TOOLS)
+  .chain(({ tool, shape }) =>
+    fc.tuple(
+      fc.oneof({ weight: 12, arbitrary: fc.constant<Wild>(tool) }, { weight: 1, arbitrary: nastyString as fc.Arbitrary<Wild> }),
+      fc.oneof(
+        { weight: 12, arbitrary: objectOf(shape, FIELDS).map((a) => boundWaits(a, TOOL_WAIT_DEFAULTS[tool] ?? WAIT_DEFAULTS)) },
+        { weight: 1, arbitrary: wildJson },
+      ),
+    ),
+  );
 
 describe('fuzz: MCP tool arguments over /mcp', () => {
   test('every tool call gets a result (or a tool error) or a JSON-RPC error with a protocol code; the host serves on', { timeout: 600_000 }, async () => {
@@ -249,8 +295,29 @@ describe('fuzz: MCP tool arguments over /mcp', () => {
       [fc.array(mcpCall, { minLength: 1, maxLength: 4 })],
       async (batch) => {
         for (const [name, args] of batch) {
-          const body = fillText(jsonText(new Entries([['jsonrpc', '2.0'], ['id', ++id], ['method', 'tools/call'], ['params', new Entries([['name', name], ['arguments', args]])]])), fh.placeholders);
-          const res = await request(fh.http.port, 'POST', '/mcp', { token: fh.http.token, body, headers: { accept: 'application/json, text/event-stream' }, timeoutMs: ANSWER_MS });
+          const body = fillText(
+            jsonText(
+              new Entries([
+                ['jsonrpc', '2.0'],
+                ['id', ++id],
+                ['method', 'tools/call'],
+                [
+                  'params',
+                  new Entries([
+                    ['name', name],
+                    ['arguments', args],
+                  ]),
+                ],
+              ]),
+            ),
+            fh.placeholders,
+          );
+          const res = await request(fh.http.port, 'POST', '/mcp', {
+            token: fh.http.token,
+            body,
+            headers: { accept: 'application/json, text/event-stream' },
+            timeoutMs: ANSWER_MS,
+          });
           const what = `tools/call ${body.slice(0, 300)}`;
           assert.ok(res.json, `${what}: status ${res.status}, not JSON: ${res.text.slice(0, 200)}`);
           if (res.json.error) {
@@ -283,7 +350,11 @@ function assertMcpAnswer(what: string, json: any): void {
 
 describe('fuzz: MCP tool arguments over stdio (shared-pty mcp)', () => {
   test('every tool call over stdio gets a result (or a tool error) or a protocol error; the relay and the host serve on', { timeout: 600_000 }, async () => {
-    const child = spawn(process.execPath, [CLI, 'mcp'], { cwd: REPO_ROOT, env: { ...process.env, SHARED_PTY_DIR: fh.host.runtimeDir }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'mcp'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, SHARED_PTY_DIR: fh.host.runtimeDir },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const waiting = new Map<number, (msg: any) => void>();
     let buffered = '';
     let exited = false;
@@ -304,7 +375,15 @@ describe('fuzz: MCP tool arguments over stdio (shared-pty mcp)', () => {
       return withTimeout(got, ANSWER_MS, `the stdio answer to ${line.slice(0, 200)}`).finally(() => waiting.delete(id));
     };
     try {
-      const init = await answer(0, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '0' } } }));
+      const init = await answer(
+        0,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '0' } },
+        }),
+      );
       assert.ok(init.result?.serverInfo, JSON.stringify(init));
       child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
       let id = 0;
@@ -313,7 +392,23 @@ describe('fuzz: MCP tool arguments over stdio (shared-pty mcp)', () => {
         async (batch) => {
           for (const [name, args] of batch) {
             const n = ++id;
-            const line = fillText(jsonText(new Entries([['jsonrpc', '2.0'], ['id', n], ['method', 'tools/call'], ['params', new Entries([['name', name], ['arguments', args]])]])), fh.placeholders);
+            const line = fillText(
+              jsonText(
+                new Entries([
+                  ['jsonrpc', '2.0'],
+                  ['id', n],
+                  ['method', 'tools/call'],
+                  [
+                    'params',
+                    new Entries([
+                      ['name', name],
+                      ['arguments', args],
+                    ]),
+                  ],
+                ]),
+              ),
+              fh.placeholders,
+            );
             assertMcpAnswer(`stdio tools/call ${line.slice(0, 300)}`, await answer(n, line));
           }
           assert.equal(exited, false, 'shared-pty mcp is still running');
@@ -333,8 +428,22 @@ describe('fuzz: MCP tool arguments over stdio (shared-pty mcp)', () => {
 /** What a client without a token may leave open: nothing, part of a request, a whole one without a token, garbage. */
 const unauthenticatedOpening: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.constant('') },
-  { weight: 2, arbitrary: fc.constantFrom('GET /health HTTP/1.1\r\n', 'GET /health HTTP/1.1\r\nHost: 127.0.0.1:@port\r\n', 'POST /sessions HTTP/1.1\r\nHost: 127.0.0.1:@port\r\nContent-Length: 100\r\n\r\n{"co') },
-  { weight: 2, arbitrary: fc.constantFrom('GET /health HTTP/1.1\r\nHost: 127.0.0.1:@port\r\n\r\n', 'GET /sessions/x/stream HTTP/1.1\r\nHost: 127.0.0.1:@port\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n', 'OPTIONS /sessions HTTP/1.1\r\nHost: 127.0.0.1:@port\r\n\r\n') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'GET /health HTTP/1.1\r\n',
+      'GET /health HTTP/1.1\r\nHost: 127.0.0.1:@port\r\n',
+      'POST /sessions HTTP/1.1\r\nHost: 127.0.0.1:@port\r\nContent-Length: 100\r\n\r\n{"co',
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'GET /health HTTP/1.1\r\nHost: 127.0.0.1:@port\r\n\r\n',
+      'GET /sessions/x/stream HTTP/1.1\r\nHost: 127.0.0.1:@port\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n',
+      'OPTIONS /sessions HTTP/1.1\r\nHost: 127.0.0.1:@port\r\n\r\n',
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b).toString('latin1')) },
 );

@@ -70,7 +70,8 @@ function member(good: fc.Arbitrary<Wild>, hostile: fc.Arbitrary<Wild> = wildJson
 /** A request to one method of the table: an envelope that is usually right around params that often are not. */
 function requestTo(spec: MethodSpec, door: Door): fc.Arbitrary<Wild> {
   // On the control socket and /rpc a session method also names its session.
-  const shape: Record<string, z.ZodType> = door !== 'session' && spec.target === 'session' ? { ...spec.params.shape, session: sessionSelector } : spec.params.shape;
+  const shape: Record<string, z.ZodType> =
+    door !== 'session' && spec.target === 'session' ? { ...spec.params.shape, session: sessionSelector } : spec.params.shape;
   const defaults = WAIT_DEFAULTS[spec.name];
   return fc
     .tuple(
@@ -81,8 +82,14 @@ function requestTo(spec: MethodSpec, door: Door): fc.Arbitrary<Wild> {
     )
     .map(([jsonrpc, id, method, params]) => {
       // Calls that wait by default (a day at most) are bounded, with or without params.
-      const bounded = params instanceof Entries ? boundWaits(params, defaults) : params === undefined && defaults ? boundWaits(new Entries([]), defaults) : params;
-      const members: Array<[string, Wild | undefined]> = [['jsonrpc', jsonrpc], ['id', id], ['method', method], ['params', bounded]];
+      const bounded =
+        params instanceof Entries ? boundWaits(params, defaults) : params === undefined && defaults ? boundWaits(new Entries([]), defaults) : params;
+      const members: Array<[string, Wild | undefined]> = [
+        ['jsonrpc', jsonrpc],
+        ['id', id],
+        ['method', method],
+        ['params', bounded],
+      ];
       return new Entries(members.filter((m): m is [string, Wild] => m[1] !== undefined)) as Wild;
     });
 }
@@ -95,7 +102,13 @@ function message(door: Door): fc.Arbitrary<string | Buffer> {
     return t.length > MAX_MESSAGE_CHARS ? '{"jsonrpc":"2.0","id":"too-big","method":"pty/status"}' : t;
   };
   return fc.oneof(
-    { weight: 10, arbitrary: fc.constantFrom(...methods).chain((m) => requestTo(m, door)).map(asText) },
+    {
+      weight: 10,
+      arbitrary: fc
+        .constantFrom(...methods)
+        .chain((m) => requestTo(m, door))
+        .map(asText),
+    },
     { weight: 1, arbitrary: wildJson.map(asText) },
     { weight: 1, arbitrary: rawLine },
   );
@@ -141,16 +154,24 @@ async function runBatch(door: Door, batch: Array<string | Buffer>): Promise<void
 
 describe('fuzz: JSON-RPC', () => {
   for (const door of ['session', 'control', 'rpc'] as const) {
-    test(`${door === 'rpc' ? '/rpc (WebSocket)' : `the ${door} socket`}: every message gets a clear error or a correct answer; the bystander is served`, { timeout: 600_000 }, async () => {
-      await fuzz([fc.array(message(door), { minLength: 1, maxLength: 6 })], (batch) => runBatch(door, batch), SHORT_RUNS, 60_000);
-    });
+    test(
+      `${door === 'rpc' ? '/rpc (WebSocket)' : `the ${door} socket`}: every message gets a clear error or a correct answer; the bystander is served`,
+      { timeout: 600_000 },
+      async () => {
+        await fuzz([fc.array(message(door), { minLength: 1, maxLength: 6 })], (batch) => runBatch(door, batch), SHORT_RUNS, 60_000);
+      },
+    );
   }
 });
 
 /** First lines an HTTP client sends (a browser's `fetch`, curl): a request line or a header. */
 const httpFirstLine: fc.Arbitrary<string> = fc.oneof(
   fc
-    .tuple(fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'CONNECT', 'PRI'), fc.webPath(), fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0'))
+    .tuple(
+      fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'CONNECT', 'PRI'),
+      fc.webPath(),
+      fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0'),
+    )
     .map(([verb, p, version]) => `${verb} ${p || '/'} ${version}\r`),
   fc.tuple(fc.constantFrom('Host', 'host', 'HOST', 'Origin', 'Content-Type', 'Upgrade'), fc.string({ maxLength: 30 })).map(([k, v]) => `${k}: ${v}\r`),
 );
@@ -158,7 +179,15 @@ const httpFirstLine: fc.Arbitrary<string> = fc.oneof(
 /** A first line that is a JSON-RPC message, harmless to the target, possibly wrong in its members. */
 const jsonRpcFirstLine: fc.Arbitrary<string> = fc
   .tuple(member(fc.constant('2.0')), fc.constantFrom('pty/status', 'pty/info', 'pty/read', 'no/such'), fc.oneof(fc.integer(), fc.constant('first')))
-  .map(([jsonrpc, method, id]) => jsonText(new Entries([['jsonrpc', jsonrpc ?? null], ['id', id], ['method', method]])));
+  .map(([jsonrpc, method, id]) =>
+    jsonText(
+      new Entries([
+        ['jsonrpc', jsonrpc ?? null],
+        ['id', id],
+        ['method', method],
+      ]),
+    ),
+  );
 
 /** Any first line for the TCP port; never one of whitespace only (those are skipped, as between messages). */
 const tcpFirstLine: fc.Arbitrary<Buffer> = fc
@@ -230,9 +259,13 @@ async function runFirstLine(first: Buffer): Promise<void> {
   }
 }
 
-describe('fuzz: the per-session TCP port\'s first line', () => {
-  test('a first line that is not a JSON-RPC message closes the connection with one error, typing nothing; one that is, is served', { timeout: 600_000 }, async () => {
-    await fuzz([tcpFirstLine], (first) => runFirstLine(first), SHORT_RUNS, 60_000);
-    await fh.afterBatch();
-  });
+describe("fuzz: the per-session TCP port's first line", () => {
+  test(
+    'a first line that is not a JSON-RPC message closes the connection with one error, typing nothing; one that is, is served',
+    { timeout: 600_000 },
+    async () => {
+      await fuzz([tcpFirstLine], (first) => runFirstLine(first), SHORT_RUNS, 60_000);
+      await fh.afterBatch();
+    },
+  );
 });

@@ -65,7 +65,7 @@ describe('fuzz: key names over the wire', () => {
     await fh?.close();
   });
 
-  test('pty/write {key}: the key\'s bytes are written, or -32602 naming the key and nothing is written', { timeout: 120_000 }, async () => {
+  test("pty/write {key}: the key's bytes are written, or -32602 naming the key and nothing is written", { timeout: 120_000 }, async () => {
     await fuzz(
       [fc.array(keyName, { minLength: 1, maxLength: 4 })],
       async (names) => {

@@ -153,7 +153,13 @@ async function printBoth(label: string, bytes: Buffer, marker: string, settleMs 
   // after its reset; what the screens are compared on is what the program printed.
   const script = `stty -echo; cat '${file}'; exec cat >/dev/null`;
   tmux.newSession(name, COLS, ROWS, `sh -c "${script}"`);
-  const info = await client.request<{ id: string }>('session/create', { command: '/bin/sh', args: ['-c', script], cols: COLS, rows: ROWS, env: { LANG: 'C.UTF-8' } });
+  const info = await client.request<{ id: string }>('session/create', {
+    command: '/bin/sh',
+    args: ['-c', script],
+    cols: COLS,
+    rows: ROWS,
+    env: { LANG: 'C.UTF-8' },
+  });
   try {
     // The marker is the last thing printed and both terminals draw in the order bytes come, and a
     // read reflects everything the host had read (docs/guarantees.md): once both show it, both
@@ -180,11 +186,32 @@ async function printBoth(label: string, bytes: Buffer, marker: string, settleMs 
 
 /** Sequences a program may print, each to be cut short at a random place. */
 const SEQUENCES = [
-  '\x1b]0;a window title\x07', '\x1b]2;title\x1b\\', '\x1b]8;;https://example.com/\x1b\\link\x1b]8;;\x1b\\', '\x1b]52;c;aGVsbG8=\x07',
-  '\x1b]633;E;ls -la\x07', '\x1b]633;P;Cwd=/tmp\x07', '\x1b]4;1;rgb:ff/00/00\x1b\\', '\x1b]10;?\x07', '\x1b]1337;File=inline=1:AAAA\x07',
-  '\x1bP$qm\x1b\\', '\x1bP1$r0m\x1b\\', '\x1bPq#0;2;0;0;0#0~~@@vv@@~~$-\x1b\\', '\x1bP+q544e\x1b\\', '\x1b_Gf=100;AAAA\x1b\\', '\x1b^privacy\x1b\\',
-  '\x1bXsos\x1b\\', '\x1b[38;2;255;0;0mred\x1b[0m', '\x1b[?1049h', '\x1b[?2004h', '\x1b[5;10r', '\x1b[?1;3;1000;1006h', '\x1b[>c', '\x1b#8',
-  '\x1b(0lqk\x1b(B', '\x9b31m', '\x9d0;c1 title\x9c',
+  '\x1b]0;a window title\x07',
+  '\x1b]2;title\x1b\\',
+  '\x1b]8;;https://example.com/\x1b\\link\x1b]8;;\x1b\\',
+  '\x1b]52;c;aGVsbG8=\x07',
+  '\x1b]633;E;ls -la\x07',
+  '\x1b]633;P;Cwd=/tmp\x07',
+  '\x1b]4;1;rgb:ff/00/00\x1b\\',
+  '\x1b]10;?\x07',
+  '\x1b]1337;File=inline=1:AAAA\x07',
+  '\x1bP$qm\x1b\\',
+  '\x1bP1$r0m\x1b\\',
+  '\x1bPq#0;2;0;0;0#0~~@@vv@@~~$-\x1b\\',
+  '\x1bP+q544e\x1b\\',
+  '\x1b_Gf=100;AAAA\x1b\\',
+  '\x1b^privacy\x1b\\',
+  '\x1bXsos\x1b\\',
+  '\x1b[38;2;255;0;0mred\x1b[0m',
+  '\x1b[?1049h',
+  '\x1b[?2004h',
+  '\x1b[5;10r',
+  '\x1b[?1;3;1000;1006h',
+  '\x1b[>c',
+  '\x1b#8',
+  '\x1b(0lqk\x1b(B',
+  '\x9b31m',
+  '\x9d0;c1 title\x9c',
 ];
 
 /** A sequence cut after its first byte and before its last: what a program killed mid-write leaves. */
@@ -192,7 +219,11 @@ const cutSequence = fc.tuple(fc.constantFrom(...SEQUENCES), fc.nat()).map(([s, k
 
 /** Bytes that are not UTF-8: stray continuation bytes, truncated and overlong forms, surrogates, 0xfe/0xff. */
 const invalidUtf8 = fc.oneof(
-  fc.constantFrom(...['80', 'bf', 'c3', 'e2 82', 'f0 9f 98', 'c0 af', 'e0 80 af', 'ed a0 80', 'f8 88 80 80 80', 'fe', 'ff', 'c3 28'].map((h) => Buffer.from(h.replace(/ /g, ''), 'hex'))),
+  fc.constantFrom(
+    ...['80', 'bf', 'c3', 'e2 82', 'f0 9f 98', 'c0 af', 'e0 80 af', 'ed a0 80', 'f8 88 80 80 80', 'fe', 'ff', 'c3 28'].map((h) =>
+      Buffer.from(h.replace(/ /g, ''), 'hex'),
+    ),
+  ),
   fc.uint8Array({ minLength: 1, maxLength: 16 }).map((b) => Buffer.from(b.map((x) => x | 0x80))),
 );
 
@@ -214,9 +245,9 @@ const sgrParam = fc.oneof(
   fc.integer({ min: 90, max: 97 }).map(String),
   fc.integer({ min: 100, max: 107 }).map(String),
   fc.tuple(fc.constantFrom('38', '48'), fc.integer({ min: 0, max: 255 })).map(([k, n]) => `${k};5;${n}`),
-  fc.tuple(fc.constantFrom('38', '48'), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 })).map(
-    ([k, r, g, b]) => `${k};2;${r};${g};${b}`,
-  ),
+  fc
+    .tuple(fc.constantFrom('38', '48'), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }))
+    .map(([k, r, g, b]) => `${k};2;${r};${g};${b}`),
 );
 /** Colours and attributes (SGR), one to three at once. */
 const sgr = fc.array(sgrParam, { minLength: 1, maxLength: 3 }).map((ps) => Buffer.from(`\x1b[${ps.join(';')}m`));
@@ -224,11 +255,13 @@ const sgr = fc.array(sgrParam, { minLength: 1, maxLength: 3 }).map((ps) => Buffe
 /** A count for a CSI sequence: absent (1), 0 (also 1), small, or past the edge of the screen. */
 const count = fc.oneof(fc.constant(''), fc.integer({ min: 0, max: 5 }).map(String), fc.integer({ min: 6, max: 100 }).map(String));
 /** Cursor movement: absolute, relative, to a column or row, CR, BS, TAB, index and reverse index. */
-const cursorMove = fc.oneof(
-  fc.tuple(fc.integer({ min: 1, max: ROWS + 2 }), fc.integer({ min: 1, max: COLS + 5 })).map(([r, c]) => `\x1b[${r};${c}H`),
-  fc.tuple(fc.constantFrom('A', 'B', 'C', 'D', 'E', 'F', 'G', 'd', '`'), count).map(([f, n]) => `\x1b[${n}${f}`),
-  fc.constantFrom('\r', '\b', '\t', '\x1bD', '\x1bM', '\x1bE', '\n'),
-).map((x) => Buffer.from(x));
+const cursorMove = fc
+  .oneof(
+    fc.tuple(fc.integer({ min: 1, max: ROWS + 2 }), fc.integer({ min: 1, max: COLS + 5 })).map(([r, c]) => `\x1b[${r};${c}H`),
+    fc.tuple(fc.constantFrom('A', 'B', 'C', 'D', 'E', 'F', 'G', 'd', '`'), count).map(([f, n]) => `\x1b[${n}${f}`),
+    fc.constantFrom('\r', '\b', '\t', '\x1bD', '\x1bM', '\x1bE', '\n'),
+  )
+  .map((x) => Buffer.from(x));
 /**
  * Erasing and editing: in display and line, characters erased, inserted and deleted, lines inserted
  * and deleted. Where xterm (and xterm.js) and tmux disagree by design, the oracle is kept fair:
@@ -267,47 +300,55 @@ const someLines = fc.integer({ min: 1, max: 30 }).map((n) => Buffer.from(Array.f
 const CLEAN = 'after reset: é 中文 😀\n\x1b[1;31mline two\x1b[0m\n' + 'x'.repeat(100) + '\n\x1b[5;20H\x1b[7mmoved\x1b[27m';
 
 describe('fuzz: what programs print, against tmux', () => {
-  test('well-formed output (text, colours and attributes, cursor moves, erasing, scroll regions, long lines, alternate screen): the same rows, cursor, colours and attributes as tmux', { skip: noTmux, timeout: FUZZ_TEST_TIMEOUT_MS }, async () => {
-    await fuzz(
-      [
-        fc.array(
-          fc.oneof(
-            { weight: 3, arbitrary: plainText },
-            { weight: 3, arbitrary: sgr },
-            { weight: 3, arbitrary: cursorMove },
-            { weight: 1, arbitrary: saveRestore },
-            { weight: 2, arbitrary: erase },
-            { weight: 2, arbitrary: scrollRegion },
-            { weight: 2, arbitrary: someLines },
-            { weight: 1, arbitrary: wideLine },
-            { weight: 1, arbitrary: altSwitches(3000) },
+  test(
+    'well-formed output (text, colours and attributes, cursor moves, erasing, scroll regions, long lines, alternate screen): the same rows, cursor, colours and attributes as tmux',
+    { skip: noTmux, timeout: FUZZ_TEST_TIMEOUT_MS },
+    async () => {
+      await fuzz(
+        [
+          fc.array(
+            fc.oneof(
+              { weight: 3, arbitrary: plainText },
+              { weight: 3, arbitrary: sgr },
+              { weight: 3, arbitrary: cursorMove },
+              { weight: 1, arbitrary: saveRestore },
+              { weight: 2, arbitrary: erase },
+              { weight: 2, arbitrary: scrollRegion },
+              { weight: 2, arbitrary: someLines },
+              { weight: 1, arbitrary: wideLine },
+              { weight: 1, arbitrary: altSwitches(3000) },
+            ),
+            { minLength: 1, maxLength: 24 },
           ),
-          { minLength: 1, maxLength: 24 },
-        ),
-      ],
-      async (chunks) => {
-        const marker = `end-${counter + 1}`;
-        // At the start of a line, so it never wraps: the case ends when both show it.
-        await printBoth('well-formed', Buffer.concat([...chunks, Buffer.from('\r\n')]), marker);
-      },
-      SHORT_RUNS,
-      SETTLE_MS + 10_000,
-    );
-  });
+        ],
+        async (chunks) => {
+          const marker = `end-${counter + 1}`;
+          // At the start of a line, so it never wraps: the case ends when both show it.
+          await printBoth('well-formed', Buffer.concat([...chunks, Buffer.from('\r\n')]), marker);
+        },
+        SHORT_RUNS,
+        SETTLE_MS + 10_000,
+      );
+    },
+  );
 
-  test('hostile output (cut sequences, invalid UTF-8) neither crashes nor hangs the mirror, and a reset clears what it left: after RIS the same screen, colours included, as tmux', { skip: noTmux, timeout: FUZZ_TEST_TIMEOUT_MS }, async () => {
-    await fuzz(
-      [fc.array(fc.oneof(cutSequence, invalidUtf8, altSwitches(50), wideLine, plainText, sgr), { minLength: 1, maxLength: 10 })],
-      async (chunks) => {
-        const marker = `end-${counter + 1}`;
-        // CAN, ST, CAN end whatever sequence is still open (tmux needs the ST for a DCS, and the
-        // first CAN for a DCS cut after its ESC), and RIS resets both terminals to the same state.
-        await printBoth('hostile then reset', Buffer.concat([...chunks, Buffer.from(`\x18\x1b\\\x18${RIS}${CLEAN}`)]), ` ${marker}`);
-      },
-      SHORT_RUNS,
-      SETTLE_MS + 10_000,
-    );
-  });
+  test(
+    'hostile output (cut sequences, invalid UTF-8) neither crashes nor hangs the mirror, and a reset clears what it left: after RIS the same screen, colours included, as tmux',
+    { skip: noTmux, timeout: FUZZ_TEST_TIMEOUT_MS },
+    async () => {
+      await fuzz(
+        [fc.array(fc.oneof(cutSequence, invalidUtf8, altSwitches(50), wideLine, plainText, sgr), { minLength: 1, maxLength: 10 })],
+        async (chunks) => {
+          const marker = `end-${counter + 1}`;
+          // CAN, ST, CAN end whatever sequence is still open (tmux needs the ST for a DCS, and the
+          // first CAN for a DCS cut after its ESC), and RIS resets both terminals to the same state.
+          await printBoth('hostile then reset', Buffer.concat([...chunks, Buffer.from(`\x18\x1b\\\x18${RIS}${CLEAN}`)]), ` ${marker}`);
+        },
+        SHORT_RUNS,
+        SETTLE_MS + 10_000,
+      );
+    },
+  );
 
   test('a 10 MiB line without a newline: the same screen as tmux', { skip: noTmux, timeout: LONG_LINE_SETTLE_MS + 30_000 }, async () => {
     const size = 10 * 1024 * 1024;

@@ -49,65 +49,77 @@ function environOf(pid: number): Map<string, string> {
   return out;
 }
 
-test('the host runs in the user\'s own environment, tuned by nothing set by hand; its sessions see the user\'s GLIBC_TUNABLES', { skip: process.platform !== 'linux' && 'Linux only' }, async () => {
-  const own = tempRuntimeDir();
-  const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
-  const rec = await ensureDaemon({ cliPath: cli, runtimeDir: own, env: { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' } });
-  const client = await RpcClient.connect(rec.control);
-  try {
-    // Every host (per-user, serve, the editor's) runs alike: no tunable of ours (#12 part 3).
-    const host = environOf(rec.pid);
-    assert.equal(host.get('GLIBC_TUNABLES'), 'glibc.malloc.arena_max=2');
-    const s = await client.request<SessionInfo>('session/create', { command: 'sleep', args: ['30'] });
-    await until(() => fs.readFileSync(`/proc/${s.pid}/comm`, 'utf8').trim() === 'sleep', 10000, 'sleep to start');
-    const env = environOf(s.pid);
-    assert.equal(env.get('GLIBC_TUNABLES'), 'glibc.malloc.arena_max=2', 'the program sees what the user set');
-    await client.request('pty/kill', { session: s.id });
-    // A session opened with a GLIBC_TUNABLES of its own keeps it: the caller's env wins over the user's.
-    const own2 = await client.request<SessionInfo>('session/create', { command: 'sleep', args: ['30'], env: { GLIBC_TUNABLES: 'glibc.malloc.tcache_count=0' } });
-    // Until the child has exec'd, /proc shows the host's environment (node-pty forks, then execs).
-    await until(() => fs.readFileSync(`/proc/${own2.pid}/comm`, 'utf8').trim() === 'sleep', 10000, 'sleep to start');
-    assert.equal(environOf(own2.pid).get('GLIBC_TUNABLES'), 'glibc.malloc.tcache_count=0', 'the session\'s own env wins');
-    await client.request('pty/kill', { session: own2.id });
-  } finally {
-    client.close();
-    process.kill(rec.pid, 'SIGTERM');
-    await until(() => !findDaemon(own), 10000, 'the daemon to stop');
-    fs.rmSync(own, { recursive: true, force: true });
-  }
-});
+test(
+  "the host runs in the user's own environment, tuned by nothing set by hand; its sessions see the user's GLIBC_TUNABLES",
+  { skip: process.platform !== 'linux' && 'Linux only' },
+  async () => {
+    const own = tempRuntimeDir();
+    const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
+    const rec = await ensureDaemon({ cliPath: cli, runtimeDir: own, env: { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' } });
+    const client = await RpcClient.connect(rec.control);
+    try {
+      // Every host (per-user, serve, the editor's) runs alike: no tunable of ours (#12 part 3).
+      const host = environOf(rec.pid);
+      assert.equal(host.get('GLIBC_TUNABLES'), 'glibc.malloc.arena_max=2');
+      const s = await client.request<SessionInfo>('session/create', { command: 'sleep', args: ['30'] });
+      await until(() => fs.readFileSync(`/proc/${s.pid}/comm`, 'utf8').trim() === 'sleep', 10000, 'sleep to start');
+      const env = environOf(s.pid);
+      assert.equal(env.get('GLIBC_TUNABLES'), 'glibc.malloc.arena_max=2', 'the program sees what the user set');
+      await client.request('pty/kill', { session: s.id });
+      // A session opened with a GLIBC_TUNABLES of its own keeps it: the caller's env wins over the user's.
+      const own2 = await client.request<SessionInfo>('session/create', {
+        command: 'sleep',
+        args: ['30'],
+        env: { GLIBC_TUNABLES: 'glibc.malloc.tcache_count=0' },
+      });
+      // Until the child has exec'd, /proc shows the host's environment (node-pty forks, then execs).
+      await until(() => fs.readFileSync(`/proc/${own2.pid}/comm`, 'utf8').trim() === 'sleep', 10000, 'sleep to start');
+      assert.equal(environOf(own2.pid).get('GLIBC_TUNABLES'), 'glibc.malloc.tcache_count=0', "the session's own env wins");
+      await client.request('pty/kill', { session: own2.id });
+    } finally {
+      client.close();
+      process.kill(rec.pid, 'SIGTERM');
+      await until(() => !findDaemon(own), 10000, 'the daemon to stop');
+      fs.rmSync(own, { recursive: true, force: true });
+    }
+  },
+);
 
 // Issue #14: like a tmux server with `exit-empty`, the per-user host ends once it has had no session
 // and no client for a while, so a host left behind (by an editor update, a closed window) does not
 // run for good; a session or a connected client (the editor, `attach`, `shared-pty mcp`) keeps it.
-test('the per-user host exits by itself once it has no session and no client (a window watching for agents is none); either one keeps it', { timeout: 60_000 }, async () => {
-  const own = tempRuntimeDir();
-  const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
-  const idleMs = 300;
-  const rec = await ensureDaemon({ cliPath: cli, runtimeDir: own, args: ['--no-http', '--idle-exit-ms', String(idleMs)] });
-  const settle = () => new Promise((r) => setTimeout(r, idleMs * 5));
-  try {
-    let client = await RpcClient.connect(rec.control);
-    const s = await client.request<SessionInfo>('session/create', { command: 'sleep', args: ['60'] });
-    client.close();
-    await settle();
-    assert.ok(isAlive(rec.pid), 'a session keeps the host up with no client');
-    client = await RpcClient.connect(rec.control);
-    await client.request('pty/kill', { session: s.id });
-    await settle();
-    assert.ok(isAlive(rec.pid), 'a connected client keeps the host up with no session');
-    // An editor window watches every host it sees for agents' approval requests: that alone keeps none up.
-    const window = await RpcClient.connect(rec.control);
-    await window.request('host/watchAgents', {});
-    client.close();
-    await until(() => !isAlive(rec.pid), 15_000, 'the empty host to exit, though a window watches it');
-    window.close();
-    assert.deepEqual(fs.readdirSync(own), [], 'it removed its record, sockets and log');
-  } finally {
-    if (isAlive(rec.pid)) process.kill(rec.pid, 'SIGTERM');
-    fs.rmSync(own, { recursive: true, force: true });
-  }
-});
+test(
+  'the per-user host exits by itself once it has no session and no client (a window watching for agents is none); either one keeps it',
+  { timeout: 60_000 },
+  async () => {
+    const own = tempRuntimeDir();
+    const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
+    const idleMs = 300;
+    const rec = await ensureDaemon({ cliPath: cli, runtimeDir: own, args: ['--no-http', '--idle-exit-ms', String(idleMs)] });
+    const settle = () => new Promise((r) => setTimeout(r, idleMs * 5));
+    try {
+      let client = await RpcClient.connect(rec.control);
+      const s = await client.request<SessionInfo>('session/create', { command: 'sleep', args: ['60'] });
+      client.close();
+      await settle();
+      assert.ok(isAlive(rec.pid), 'a session keeps the host up with no client');
+      client = await RpcClient.connect(rec.control);
+      await client.request('pty/kill', { session: s.id });
+      await settle();
+      assert.ok(isAlive(rec.pid), 'a connected client keeps the host up with no session');
+      // An editor window watches every host it sees for agents' approval requests: that alone keeps none up.
+      const window = await RpcClient.connect(rec.control);
+      await window.request('host/watchAgents', {});
+      client.close();
+      await until(() => !isAlive(rec.pid), 15_000, 'the empty host to exit, though a window watches it');
+      window.close();
+      assert.deepEqual(fs.readdirSync(own), [], 'it removed its record, sockets and log');
+    } finally {
+      if (isAlive(rec.pid)) process.kill(rec.pid, 'SIGTERM');
+      fs.rmSync(own, { recursive: true, force: true });
+    }
+  },
+);
 
 test('idle exit: 10 min by default, --idle-exit-ms or SHARED_PTY_IDLE_EXIT_MS to change it, --stay or 0 to stay', () => {
   assert.equal(idleExitMs(undefined, false, {}), 10 * 60 * 1000);
@@ -139,8 +151,14 @@ test('a host of another version keeps its sessions; new ones open in a host of t
     const again = await ensureDaemon({ cliPath: CLI_PATH, runtimeDir: own, onOutdatedHost: (m) => told.push(m) });
     assert.equal(again.hostId, current.hostId, 'the host of this version is found again');
     assert.equal(told.length, 1, 'said once');
-    assert.ok(s.running, 'the old host\'s session still runs');
-    assert.deepEqual(readLiveRecords(own).map((r) => r.hostId).sort(), [old.hostId, current.hostId].sort(), 'both hosts are listed, so both hosts\' sessions are');
+    assert.ok(s.running, "the old host's session still runs");
+    assert.deepEqual(
+      readLiveRecords(own)
+        .map((r) => r.hostId)
+        .sort(),
+      [old.hostId, current.hostId].sort(),
+      "both hosts are listed, so both hosts' sessions are",
+    );
   } finally {
     if (current) process.kill(current.pid, 'SIGTERM');
     await old.close();
@@ -163,7 +181,10 @@ test('a host whose files an update removed takes no new session and exits when i
     const told: string[] = [];
     second = await ensureDaemon({ cliPath: CLI_PATH, runtimeDir: own, args: ['--no-http', '--stay'], onOutdatedHost: (m) => told.push(m) });
     assert.notEqual(second.hostId, first.hostId, 'new sessions get a host of files that exist');
-    assert.match(told[0] ?? '', new RegExp(`the host ${first.hostId} of version ${VERSION.replace(/\./g, '\\.')} whose files were removed keeps your 1 running session`));
+    assert.match(
+      told[0] ?? '',
+      new RegExp(`the host ${first.hostId} of version ${VERSION.replace(/\./g, '\\.')} whose files were removed keeps your 1 running session`),
+    );
     assert.ok(isAlive(first.pid), 'the old host keeps its session running');
     await client.request('pty/kill', { session: s.id });
     await until(() => !isAlive(first.pid), 15_000, 'the old host to exit after its last session');
@@ -189,7 +210,11 @@ test('two per-user hosts started at the same moment on one directory: one runs, 
     const winner = both[1 - loser.i];
     const rec = await until(() => readLiveRecords(own).find((r) => r.kind === 'daemon'), 15_000, 'the record of the one that runs');
     assert.equal(rec.pid, winner.pid);
-    assert.deepEqual(readLiveRecords(own).map((r) => r.pid), [winner.pid], 'one host, one record');
+    assert.deepEqual(
+      readLiveRecords(own).map((r) => r.pid),
+      [winner.pid],
+      'one host, one record',
+    );
   } finally {
     for (const c of both) if (c.exitCode === null && c.pid) process.kill(c.pid, 'SIGTERM');
     await Promise.all(exits);

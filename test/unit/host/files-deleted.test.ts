@@ -57,7 +57,11 @@ test('a deleted control socket, session socket, record or socket folder is put b
     assert.ok(await answers(h.controlAddress, 'session/list'));
 
     const listed = await open.request<{ sessions: SessionInfo[] }>('session/list', {});
-    assert.deepEqual(listed.sessions.map((x) => x.id), [s.id], 'the connection opened before is undisturbed');
+    assert.deepEqual(
+      listed.sessions.map((x) => x.id),
+      [s.id],
+      'the connection opened before is undisturbed',
+    );
   } finally {
     open.close();
     h.registry.remove(s.id);

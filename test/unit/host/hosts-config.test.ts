@@ -24,7 +24,9 @@ test('hosts.json is under $XDG_CONFIG_HOME when set, else ~/.config; no file is 
   assert.equal(hostsConfigPath({ XDG_CONFIG_HOME: '/x/cfg' }), '/x/cfg/shared-pty/hosts.json');
   assert.equal(hostsConfigPath({}), path.join(os.homedir(), '.config', 'shared-pty', 'hosts.json'));
   assert.equal(readHostsConfig(withFile(undefined)).hosts.size, 0);
-  const c = readHostsConfig(withFile(JSON.stringify({ hosts: { build: 'ssh build-box shared-pty bridge', 'pod.0': 'kubectl exec -i pod-0 -- shared-pty bridge' } })));
+  const c = readHostsConfig(
+    withFile(JSON.stringify({ hosts: { build: 'ssh build-box shared-pty bridge', 'pod.0': 'kubectl exec -i pod-0 -- shared-pty bridge' } })),
+  );
   assert.deepEqual([...c.hosts.keys()], ['build', 'pod.0']);
 });
 
@@ -39,7 +41,11 @@ test('a file that cannot be used is an error naming the file and what is wrong',
   ];
   for (const [text, message] of cases) {
     const env = withFile(text);
-    assert.throws(() => readHostsConfig(env), (e: Error) => e instanceof HostsConfigError && message.test(e.message) && e.message.includes(hostsConfigPath(env)), text);
+    assert.throws(
+      () => readHostsConfig(env),
+      (e: Error) => e instanceof HostsConfigError && message.test(e.message) && e.message.includes(hostsConfigPath(env)),
+      text,
+    );
   }
 });
 

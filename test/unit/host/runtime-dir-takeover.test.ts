@@ -26,7 +26,10 @@ after(() => fs.rmSync(base, { recursive: true, force: true }));
 
 /** The entries of `dir` with their owner, for comparing before and after. */
 function entries(dir: string): string[] {
-  return fs.readdirSync(dir).sort().map((name) => `${name} uid=${fs.lstatSync(path.join(dir, name)).uid}`);
+  return fs
+    .readdirSync(dir)
+    .sort()
+    .map((name) => `${name} uid=${fs.lstatSync(path.join(dir, name)).uid}`);
 }
 
 describe('a runtime directory another local user re-creates under a running host', () => {
@@ -41,66 +44,82 @@ describe('a runtime directory another local user re-creates under a running host
     attacker?.remove();
   });
 
-  test('the host writes neither its record nor its sockets there, follows no planted link, and says why in one line', { timeout: TEST_TIMEOUT, skip: secondUserSkip }, async () => {
-    // Like /tmp: anyone may make an entry, nobody may remove another's.
-    fs.chmodSync(base, 0o711); // the attacker may pass through to it
-    const shared = path.join(base, 'tmp');
-    fs.mkdirSync(shared);
-    fs.chmodSync(shared, 0o1777);
-    const dir = path.join(shared, 'shared-pty');
-    host = spawn(process.execPath, [CLI, 'serve', '--cmd', 'cat', '--quiet'], { env: { ...process.env, SHARED_PTY_DIR: dir }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    host.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    const rec: HostRecord = await until(() => fs.existsSync(dir) && readLiveRecords(dir).find((r) => r.pid === host!.pid && r.http !== null && r.sessions.length === 1), 20_000, 'the host record with its HTTP server and session');
-    assert.ok(rec.http?.token, 'the record holds the HTTP token');
-    const before = await RpcClient.connect(rec.control);
+  test(
+    'the host writes neither its record nor its sockets there, follows no planted link, and says why in one line',
+    { timeout: TEST_TIMEOUT, skip: secondUserSkip },
+    async () => {
+      // Like /tmp: anyone may make an entry, nobody may remove another's.
+      fs.chmodSync(base, 0o711); // the attacker may pass through to it
+      const shared = path.join(base, 'tmp');
+      fs.mkdirSync(shared);
+      fs.chmodSync(shared, 0o1777);
+      const dir = path.join(shared, 'shared-pty');
+      host = spawn(process.execPath, [CLI, 'serve', '--cmd', 'cat', '--quiet'], {
+        env: { ...process.env, SHARED_PTY_DIR: dir },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      host.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+      const rec: HostRecord = await until(
+        () => fs.existsSync(dir) && readLiveRecords(dir).find((r) => r.pid === host!.pid && r.http !== null && r.sessions.length === 1),
+        20_000,
+        'the host record with its HTTP server and session',
+      );
+      assert.ok(rec.http?.token, 'the record holds the HTTP token');
+      const before = await RpcClient.connect(rec.control);
 
-    try {
-      // The attacker prepares a directory of their own, open to all, with a link at the temporary
-      // name the host used to write its record through, to a file they can read.
-      const evil = path.join(shared, 'evil');
-      const loot = path.join(shared, 'loot');
-      attacker.run(`mkdir ${evil}; chmod 777 ${evil}; : > ${loot}; chmod 666 ${loot}; ln -s ${loot} ${evil}/${rec.hostId}.json.${rec.pid}.tmp`);
-      const planted = entries(evil);
-
-      // The host is slow for a moment (stopped), a tmp cleaner deletes the directory, the
-      // attacker's takes its place: the host sees it all at once when it runs on.
-      process.kill(rec.pid, 'SIGSTOP');
       try {
-        fs.rmSync(dir, { recursive: true, force: true });
-        attacker.run(`mv ${evil} ${dir}`);
+        // The attacker prepares a directory of their own, open to all, with a link at the temporary
+        // name the host used to write its record through, to a file they can read.
+        const evil = path.join(shared, 'evil');
+        const loot = path.join(shared, 'loot');
+        attacker.run(`mkdir ${evil}; chmod 777 ${evil}; : > ${loot}; chmod 666 ${loot}; ln -s ${loot} ${evil}/${rec.hostId}.json.${rec.pid}.tmp`);
+        const planted = entries(evil);
+
+        // The host is slow for a moment (stopped), a tmp cleaner deletes the directory, the
+        // attacker's takes its place: the host sees it all at once when it runs on.
+        process.kill(rec.pid, 'SIGSTOP');
+        try {
+          fs.rmSync(dir, { recursive: true, force: true });
+          attacker.run(`mv ${evil} ${dir}`);
+        } finally {
+          process.kill(rec.pid, 'SIGCONT');
+        }
+
+        // Before: "files of host … were deleted; put back 2 socket(s) and the record" (into their folder).
+        const said = await until(() => stderr.trim().split('\n').filter(Boolean).length > 0 && stderr, 20_000, 'the host to say something');
+        assert.equal(fs.readFileSync(loot, 'utf8'), '', 'nothing was written through the planted link');
+        assert.deepEqual(entries(dir), planted, 'no record, no socket folder: only what the attacker put there');
+        const lines = said.trim().split('\n');
+        assert.equal(lines.length, 1, said);
+        assert.match(
+          lines[0],
+          new RegExp(
+            `^shared-pty: the runtime directory was taken over: ${dir} is owned by uid ${attacker.uid}, not by you \\(uid 0\\).*; host ${rec.hostId} stopped listening there`,
+          ),
+        );
+
+        // Its session goes on for the client already connected; it takes no new session there.
+        const listed = await before.request<{ sessions: unknown[] }>('session/list', {});
+        assert.equal(listed.sessions.length, 1);
+        const refused = await rejectsWith(before.request('session/create', { command: 'cat' }), SERVER_ERROR);
+        assert.match(refused.message, /takes no new sessions: the runtime directory was taken over/);
+
+        // Stopped, it leaves the attacker's directory as it found it.
+        const exited = new Promise((r) => host!.once('exit', r));
+        host.kill('SIGTERM');
+        await exited;
+        assert.deepEqual(entries(dir), planted, 'nothing there was removed or added on the way out');
+        assert.equal(fs.readFileSync(loot, 'utf8'), '');
       } finally {
-        process.kill(rec.pid, 'SIGCONT');
+        before.close();
       }
-
-      // Before: "files of host … were deleted; put back 2 socket(s) and the record" (into their folder).
-      const said = await until(() => stderr.trim().split('\n').filter(Boolean).length > 0 && stderr, 20_000, 'the host to say something');
-      assert.equal(fs.readFileSync(loot, 'utf8'), '', 'nothing was written through the planted link');
-      assert.deepEqual(entries(dir), planted, 'no record, no socket folder: only what the attacker put there');
-      const lines = said.trim().split('\n');
-      assert.equal(lines.length, 1, said);
-      assert.match(lines[0], new RegExp(`^shared-pty: the runtime directory was taken over: ${dir} is owned by uid ${attacker.uid}, not by you \\(uid 0\\).*; host ${rec.hostId} stopped listening there`));
-
-      // Its session goes on for the client already connected; it takes no new session there.
-      const listed = await before.request<{ sessions: unknown[] }>('session/list', {});
-      assert.equal(listed.sessions.length, 1);
-      const refused = await rejectsWith(before.request('session/create', { command: 'cat' }), SERVER_ERROR);
-      assert.match(refused.message, /takes no new sessions: the runtime directory was taken over/);
-
-      // Stopped, it leaves the attacker's directory as it found it.
-      const exited = new Promise((r) => host!.once('exit', r));
-      host.kill('SIGTERM');
-      await exited;
-      assert.deepEqual(entries(dir), planted, 'nothing there was removed or added on the way out');
-      assert.equal(fs.readFileSync(loot, 'utf8'), '');
-    } finally {
-      before.close();
-    }
-  });
+    },
+  );
 });
 
 describe('writes after start-up', () => {
-  test('a link planted at the record\'s old temporary name (<hostId>.json.<pid>.tmp) is never written through', { timeout: TEST_TIMEOUT }, async () => {
+  test("a link planted at the record's old temporary name (<hostId>.json.<pid>.tmp) is never written through", { timeout: TEST_TIMEOUT }, async () => {
     const h = await startHttpHost();
     try {
       const loot = path.join(base, 'loot-planted');
@@ -120,43 +139,50 @@ describe('writes after start-up', () => {
     }
   });
 
-  test('a runtime directory whose mode was opened (0777) is found at the next write: the host stops listening there, in one line, and writes nothing more', { timeout: TEST_TIMEOUT }, async () => {
-    const h = await startHost();
-    const said: string[] = [];
-    const write = process.stderr.write.bind(process.stderr);
-    const open = await connect(h.host.controlAddress);
-    const recordFile = path.join(h.dir, `${h.host.hostId}.json`);
-    const recordBefore = fs.readFileSync(recordFile, 'utf8');
-    process.stderr.write = ((chunk: string | Uint8Array) => {
-      said.push(String(chunk));
-      return true;
-    }) as typeof process.stderr.write;
-    try {
-      fs.chmodSync(h.dir, 0o777);
-      await assert.rejects(h.host.createSession({ command: 'cat' }), /This host takes no new sessions: the runtime directory was taken over: .* is writable by group or others \(mode 777\)/);
-      assert.equal(said.length, 1, said.join(''));
-      assert.match(said[0], /^shared-pty: the runtime directory was taken over: .*; host \w+ stopped listening there and writes nothing more in it .*\n$/);
-      assert.equal(h.host.runtimeDirLost !== undefined, true);
-      assert.equal(fs.readFileSync(recordFile, 'utf8'), recordBefore, 'the record was not rewritten');
+  test(
+    'a runtime directory whose mode was opened (0777) is found at the next write: the host stops listening there, in one line, and writes nothing more',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const h = await startHost();
+      const said: string[] = [];
+      const write = process.stderr.write.bind(process.stderr);
+      const open = await connect(h.host.controlAddress);
+      const recordFile = path.join(h.dir, `${h.host.hostId}.json`);
+      const recordBefore = fs.readFileSync(recordFile, 'utf8');
+      process.stderr.write = ((chunk: string | Uint8Array) => {
+        said.push(String(chunk));
+        return true;
+      }) as typeof process.stderr.write;
+      try {
+        fs.chmodSync(h.dir, 0o777);
+        await assert.rejects(
+          h.host.createSession({ command: 'cat' }),
+          /This host takes no new sessions: the runtime directory was taken over: .* is writable by group or others \(mode 777\)/,
+        );
+        assert.equal(said.length, 1, said.join(''));
+        assert.match(said[0], /^shared-pty: the runtime directory was taken over: .*; host \w+ stopped listening there and writes nothing more in it .*\n$/);
+        assert.equal(h.host.runtimeDirLost !== undefined, true);
+        assert.equal(fs.readFileSync(recordFile, 'utf8'), recordBefore, 'the record was not rewritten');
 
-      // New clients are refused at the control socket; the one connected before is served.
-      const closedAtOnce = await new Promise<boolean>((resolve) => {
-        const s = net.connect(h.host.controlAddress.replace(/^unix:/, ''));
-        s.on('error', () => resolve(true));
-        s.on('close', () => resolve(true));
-        s.on('data', () => resolve(false));
-        s.write('{"jsonrpc":"2.0","id":1,"method":"session/list"}\n');
-      });
-      assert.equal(closedAtOnce, true);
-      assert.ok(Array.isArray((await open.request<{ sessions: unknown[] }>('session/list', {})).sessions));
-    } finally {
-      process.stderr.write = write;
-      open.close();
-      await h.host.close();
-      assert.ok(fs.existsSync(recordFile), 'a directory not ours: nothing in it is removed');
-      fs.rmSync(h.dir, { recursive: true, force: true });
-    }
-  });
+        // New clients are refused at the control socket; the one connected before is served.
+        const closedAtOnce = await new Promise<boolean>((resolve) => {
+          const s = net.connect(h.host.controlAddress.replace(/^unix:/, ''));
+          s.on('error', () => resolve(true));
+          s.on('close', () => resolve(true));
+          s.on('data', () => resolve(false));
+          s.write('{"jsonrpc":"2.0","id":1,"method":"session/list"}\n');
+        });
+        assert.equal(closedAtOnce, true);
+        assert.ok(Array.isArray((await open.request<{ sessions: unknown[] }>('session/list', {})).sessions));
+      } finally {
+        process.stderr.write = write;
+        open.close();
+        await h.host.close();
+        assert.ok(fs.existsSync(recordFile), 'a directory not ours: nothing in it is removed');
+        fs.rmSync(h.dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 test('after a takeover, commands still run in a session opened before, and no command log is written there', { timeout: TEST_TIMEOUT }, async () => {

@@ -30,7 +30,10 @@ test('a directory writable by group or others is refused with a clear error; a h
     const dir = path.join(base, `open-${mode.toString(8)}`);
     fs.mkdirSync(dir);
     fs.chmodSync(dir, mode);
-    assert.throws(() => ensureRuntimeDir(dir), (e: Error) => e instanceof UnsafeRuntimeDirError && /writable by group or others/.test(e.message) && e.message.includes('chmod 700'));
+    assert.throws(
+      () => ensureRuntimeDir(dir),
+      (e: Error) => e instanceof UnsafeRuntimeDirError && /writable by group or others/.test(e.message) && e.message.includes('chmod 700'),
+    );
     await assert.rejects(Host.start({ kind: 'serve', runtimeDir: dir }), UnsafeRuntimeDirError);
     assert.deepEqual(fs.readdirSync(dir), [], 'nothing was written there');
     assert.equal(fs.statSync(dir).mode & 0o777, mode, 'refused, never chmod-ed');
@@ -41,7 +44,10 @@ test('a directory owned by another user is refused and left alone', { skip: proc
   const dir = path.join(base, 'foreign');
   fs.mkdirSync(dir, { mode: 0o700 });
   fs.chownSync(dir, 65534, 65534);
-  assert.throws(() => ensureRuntimeDir(dir), (e: Error) => e instanceof UnsafeRuntimeDirError && /owned by uid 65534/.test(e.message));
+  assert.throws(
+    () => ensureRuntimeDir(dir),
+    (e: Error) => e instanceof UnsafeRuntimeDirError && /owned by uid 65534/.test(e.message),
+  );
   await assert.rejects(Host.start({ kind: 'serve', runtimeDir: dir }), UnsafeRuntimeDirError);
   const st = fs.statSync(dir);
   assert.deepEqual([st.uid, st.mode & 0o777, fs.readdirSync(dir)], [65534, 0o700, []], 'left as it was: not taken over, nothing written');
@@ -52,7 +58,10 @@ test('a symlink in place of the directory is refused', () => {
   fs.mkdirSync(target, { mode: 0o700 });
   const link = path.join(base, 'link');
   fs.symlinkSync(target, link);
-  assert.throws(() => ensureRuntimeDir(link), (e: Error) => e instanceof UnsafeRuntimeDirError && /is a symbolic link; refusing to follow it/.test(e.message));
+  assert.throws(
+    () => ensureRuntimeDir(link),
+    (e: Error) => e instanceof UnsafeRuntimeDirError && /is a symbolic link; refusing to follow it/.test(e.message),
+  );
   assert.deepEqual(fs.readdirSync(target), [], 'nothing was written through the link');
 });
 
@@ -61,7 +70,8 @@ test('a runtime directory that cannot be created is refused in one line that say
   fs.writeFileSync(file, '');
   assert.throws(
     () => ensureRuntimeDir(path.join(file, 'shared-pty')),
-    (e: Error) => e instanceof RuntimeDirWriteError && /^Cannot write in the runtime directory .*a-file\/shared-pty \(ENOTDIR\): .*set SHARED_PTY_DIR/.test(e.message),
+    (e: Error) =>
+      e instanceof RuntimeDirWriteError && /^Cannot write in the runtime directory .*a-file\/shared-pty \(ENOTDIR\): .*set SHARED_PTY_DIR/.test(e.message),
   );
 });
 
@@ -78,37 +88,58 @@ const canMount = (() => {
   return ok;
 })();
 
-test('on a full disk or a read-only one, a host refuses to start, in one line, and leaves nothing behind', { skip: !canMount && 'needs root and mount (tmpfs)' }, async () => {
-  const full = path.join(base, 'full');
-  const ro = path.join(base, 'ro');
-  assert.ok(mountTmpfs(full, 'size=64k,mode=0700'));
-  try {
-    spawnSync('sh', ['-c', `cat /dev/zero > ${full}/filler`]); // ENOSPC ends it: the disk is full
-    await assert.rejects(Host.start({ kind: 'serve', runtimeDir: full }), (e: Error) => e instanceof RuntimeDirWriteError && /\(ENOSPC\): the disk is full/.test(e.message));
-    assert.deepEqual(fs.readdirSync(full), ['filler'], 'no half-written record or socket folder is left');
-    const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
-    const r = spawnSync(process.execPath, [cli, 'serve', '--no-http', '--cmd', 'true'], { env: { ...process.env, SHARED_PTY_DIR: full }, encoding: 'utf8', timeout: 20000 });
-    assert.equal(r.status, 1);
-    assert.match(r.stderr, /^shared-pty: Cannot write in the runtime directory .* \(ENOSPC\): the disk is full; free some space or set SHARED_PTY_DIR .*\n$/);
-  } finally {
-    spawnSync('umount', [full]);
-  }
-  assert.ok(mountTmpfs(ro, 'size=64k,mode=0700'));
-  try {
-    spawnSync('mount', ['-o', 'remount,ro', ro]);
-    await assert.rejects(Host.start({ kind: 'serve', runtimeDir: ro }), (e: Error) => e instanceof RuntimeDirWriteError && /\(EROFS\): the disk is read-only/.test(e.message));
-    await assert.rejects(Host.start({ kind: 'serve', runtimeDir: path.join(ro, 'sub') }), (e: Error) => e instanceof RuntimeDirWriteError && /\(EROFS\)/.test(e.message));
-  } finally {
-    spawnSync('umount', [ro]);
-  }
-});
+test(
+  'on a full disk or a read-only one, a host refuses to start, in one line, and leaves nothing behind',
+  { skip: !canMount && 'needs root and mount (tmpfs)' },
+  async () => {
+    const full = path.join(base, 'full');
+    const ro = path.join(base, 'ro');
+    assert.ok(mountTmpfs(full, 'size=64k,mode=0700'));
+    try {
+      spawnSync('sh', ['-c', `cat /dev/zero > ${full}/filler`]); // ENOSPC ends it: the disk is full
+      await assert.rejects(
+        Host.start({ kind: 'serve', runtimeDir: full }),
+        (e: Error) => e instanceof RuntimeDirWriteError && /\(ENOSPC\): the disk is full/.test(e.message),
+      );
+      assert.deepEqual(fs.readdirSync(full), ['filler'], 'no half-written record or socket folder is left');
+      const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
+      const r = spawnSync(process.execPath, [cli, 'serve', '--no-http', '--cmd', 'true'], {
+        env: { ...process.env, SHARED_PTY_DIR: full },
+        encoding: 'utf8',
+        timeout: 20000,
+      });
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, /^shared-pty: Cannot write in the runtime directory .* \(ENOSPC\): the disk is full; free some space or set SHARED_PTY_DIR .*\n$/);
+    } finally {
+      spawnSync('umount', [full]);
+    }
+    assert.ok(mountTmpfs(ro, 'size=64k,mode=0700'));
+    try {
+      spawnSync('mount', ['-o', 'remount,ro', ro]);
+      await assert.rejects(
+        Host.start({ kind: 'serve', runtimeDir: ro }),
+        (e: Error) => e instanceof RuntimeDirWriteError && /\(EROFS\): the disk is read-only/.test(e.message),
+      );
+      await assert.rejects(
+        Host.start({ kind: 'serve', runtimeDir: path.join(ro, 'sub') }),
+        (e: Error) => e instanceof RuntimeDirWriteError && /\(EROFS\)/.test(e.message),
+      );
+    } finally {
+      spawnSync('umount', [ro]);
+    }
+  },
+);
 
 test('the CLI reports an unsafe runtime directory in one line and exits non-zero', () => {
   const dir = path.join(base, 'cli-open');
   fs.mkdirSync(dir);
   fs.chmodSync(dir, 0o777);
   const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
-  const r = spawnSync(process.execPath, [cli, 'serve', '--no-http', '--cmd', 'true'], { env: { ...process.env, SHARED_PTY_DIR: dir }, encoding: 'utf8', timeout: 20000 });
+  const r = spawnSync(process.execPath, [cli, 'serve', '--no-http', '--cmd', 'true'], {
+    env: { ...process.env, SHARED_PTY_DIR: dir },
+    encoding: 'utf8',
+    timeout: 20000,
+  });
   assert.notEqual(r.status, 0);
   assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   assert.match(r.stderr, /writable by group or others/);
@@ -119,7 +150,16 @@ test('readers refuse an unsafe runtime directory too: a planted record is never 
   fs.mkdirSync(dir);
   fs.chmodSync(dir, 0o770);
   // A record that looks alive (our own pid) and points at a socket someone else controls.
-  const planted = { hostId: 'hevil1', pid: process.pid, kind: 'serve', version: '0.0.0', startedAt: new Date().toISOString(), control: `unix:${dir}/hevil1/control.sock`, http: null, sessions: [{ id: 'abcdef', name: 'bash-1', address: `unix:${dir}/hevil1/abcdef.sock` }] };
+  const planted = {
+    hostId: 'hevil1',
+    pid: process.pid,
+    kind: 'serve',
+    version: '0.0.0',
+    startedAt: new Date().toISOString(),
+    control: `unix:${dir}/hevil1/control.sock`,
+    http: null,
+    sessions: [{ id: 'abcdef', name: 'bash-1', address: `unix:${dir}/hevil1/abcdef.sock` }],
+  };
   fs.writeFileSync(path.join(dir, 'hevil1.json'), JSON.stringify(planted));
   const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
   for (const args of [['list'], ['list', '--json'], ['read', 'bash-1'], ['send', 'bash-1', 'id']]) {
@@ -136,7 +176,12 @@ test('a host writes only in a directory of mode 700: one open to group or others
     const dir = path.join(base, `readable-${mode.toString(8)}`);
     fs.mkdirSync(dir);
     fs.chmodSync(dir, mode);
-    assert.throws(() => ensureRuntimeDir(dir), (e: Error) => e instanceof UnsafeRuntimeDirError && /is open to group or others \(mode \d+\); a host writes only in a directory of mode 700: run chmod 700/.test(e.message));
+    assert.throws(
+      () => ensureRuntimeDir(dir),
+      (e: Error) =>
+        e instanceof UnsafeRuntimeDirError &&
+        /is open to group or others \(mode \d+\); a host writes only in a directory of mode 700: run chmod 700/.test(e.message),
+    );
     await assert.rejects(Host.start({ kind: 'serve', runtimeDir: dir }), UnsafeRuntimeDirError);
     assert.deepEqual(fs.readdirSync(dir), [], 'nothing was written there');
     assert.deepEqual(readLiveRecords(dir), [], 'nobody else can write there: reading is safe');

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { clock, DEFAULT_IDLE_LIMIT, forPlayer, MARKER_TAIL, outlineCast } from '../../../src/view/cast-outline';
 
-test('markers of a v3 recording at the player\'s times: pauses cut to the idle limit', () => {
+test("markers of a v3 recording at the player's times: pauses cut to the idle limit", () => {
   const text = [
     '{"version": 3, "term": {"cols": 80, "rows": 24}}',
     '# a comment',
@@ -26,7 +26,7 @@ test('markers of a v3 recording at the player\'s times: pauses cut to the idle l
   );
 });
 
-test('the file\'s idle limit wins; v2 times are absolute', () => {
+test("the file's idle limit wins; v2 times are absolute", () => {
   const o = outlineCast('{"version": 2, "width": 80, "height": 24, "idle_time_limit": 0.5}\n[1.0, "o", "x"]\n[10.0, "m", "late"]\n', 'b.cast');
   assert.equal(o.idleTimeLimit, 0.5);
   assert.deepEqual(o.markers, [{ time: 1.0, label: 'late' }]);
@@ -35,7 +35,10 @@ test('the file\'s idle limit wins; v2 times are absolute', () => {
 test('what is not a recording says so, and where', () => {
   assert.throws(() => outlineCast('hello\n', 'notes.txt'), /notes\.txt is not an asciicast recording/);
   assert.throws(() => outlineCast('{"version": 1}\n', 'old.json'), /not an asciicast recording/);
-  assert.throws(() => outlineCast('{"version": 3, "term": {"cols": 80, "rows": 24}}\n[0.1, "o", "x"]\n[oops\n', 'c.cast'), /c\.cast, line 3: not an asciicast event/);
+  assert.throws(
+    () => outlineCast('{"version": 3, "term": {"cols": 80, "rows": 24}}\n[0.1, "o", "x"]\n[oops\n', 'c.cast'),
+    /c\.cast, line 3: not an asciicast event/,
+  );
 });
 
 test('a recording that ends with a marker gets a moment after it, so the player draws that marker too', () => {

@@ -12,7 +12,11 @@ import { BASH, startHost, until, withTimeout } from '../../helpers/host';
 /** A ring this small is outrun by a few KiB of output. */
 const RING_BYTES = 4096;
 
-type Event = { kind: 'redraw'; data: string } | { kind: 'write'; data: string } | { kind: 'exited'; exitCode: number | null } | { kind: 'problem'; message: string; lasting: boolean };
+type Event =
+  | { kind: 'redraw'; data: string }
+  | { kind: 'write'; data: string }
+  | { kind: 'exited'; exitCode: number | null }
+  | { kind: 'problem'; message: string; lasting: boolean };
 
 describe('following a session through MCP tool calls', () => {
   let handle: Awaited<ReturnType<typeof startHost>>;
@@ -24,7 +28,13 @@ describe('following a session through MCP tool calls', () => {
     server = await startHttpServer(handle.host, { hostId: handle.host.hostId });
     handle.host.attachHttp(server);
     client = new Client({ name: 'follow-test', version: '0' });
-    await withTimeout(client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } })), 20_000, 'MCP connect');
+    await withTimeout(
+      client.connect(
+        new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } }),
+      ),
+      20_000,
+      'MCP connect',
+    );
   });
 
   after(async () => {
@@ -34,7 +44,11 @@ describe('following a session through MCP tool calls', () => {
 
   /** The view's tool call: its structured result, or a ToolError. */
   const call: CallTool = async (name, args) => {
-    const r = (await client.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent?: Record<string, unknown>; content: Array<{ text?: string }> };
+    const r = (await client.callTool({ name, arguments: args })) as {
+      isError?: boolean;
+      structuredContent?: Record<string, unknown>;
+      content: Array<{ text?: string }>;
+    };
     if (r.isError) throw new ToolError(r.content.map((c) => c.text ?? '').join(''));
     return r.structuredContent ?? {};
   };

@@ -27,15 +27,21 @@ after(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test('a refusal to record a session already being recorded names that recording\'s file; other refusals do not', async () => {
+test("a refusal to record a session already being recorded names that recording's file; other refusals do not", async () => {
   const s = await ctl.request<{ id: string }>('session/create', { command: '/bin/sh', args: [], cwd: dir });
   const file = path.join(dir, 'first.cast');
   await ctl.request('pty/record', { session: s.id, path: file });
-  const refusal = await ctl.request('pty/record', { session: s.id }).then(() => undefined, (e: unknown) => e);
+  const refusal = await ctl.request('pty/record', { session: s.id }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.ok(refusal, 'a second recording is refused');
   assert.equal(runningRecordingOf(refusal), file);
   await ctl.request('pty/record', { session: s.id, stop: true });
-  const exists = await ctl.request('pty/record', { session: s.id, path: file }).then(() => undefined, (e: unknown) => e);
+  const exists = await ctl.request('pty/record', { session: s.id, path: file }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.ok(exists, 'recording over an existing file is refused');
   assert.equal(runningRecordingOf(exists), undefined, 'that refusal is not about a running recording');
   assert.equal(runningRecordingOf(new Error('boom')), undefined);
@@ -50,13 +56,19 @@ test('the memory keeps recordings per host and session, and drops those whose se
   m.remember('h1', 's2', '/r/c.cast');
   assert.equal(m.fileOf('h1', 's1'), '/r/a.cast');
   assert.equal(m.fileOf('h2', 's1'), '/r/b.cast', 'the same session id on another host is another session');
-  m.keepOnly([{ hostId: 'h1', sessionId: 's1' }, { hostId: 'h2', sessionId: 's1' }]);
-  assert.equal(m.fileOf('h1', 's2'), undefined, 'an ended session\'s recording ended with it');
+  m.keepOnly([
+    { hostId: 'h1', sessionId: 's1' },
+    { hostId: 'h2', sessionId: 's1' },
+  ]);
+  assert.equal(m.fileOf('h1', 's2'), undefined, "an ended session's recording ended with it");
   m.forget('h1', 's1');
   assert.equal(m.fileOf('h1', 's1'), undefined);
   assert.equal(m.fileOf('h2', 's1'), '/r/b.cast');
 });
 
 test('the stop notice names the file', () => {
-  assert.equal(recordingStoppedNotice('bash-1', '/home/ann/.local/share/shared-pty/recordings/bash-1-20261203T190000Z.cast'), 'Stopped recording bash-1. The recording is /home/ann/.local/share/shared-pty/recordings/bash-1-20261203T190000Z.cast.');
+  assert.equal(
+    recordingStoppedNotice('bash-1', '/home/ann/.local/share/shared-pty/recordings/bash-1-20261203T190000Z.cast'),
+    'Stopped recording bash-1. The recording is /home/ann/.local/share/shared-pty/recordings/bash-1-20261203T190000Z.cast.',
+  );
 });

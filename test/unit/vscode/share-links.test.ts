@@ -12,7 +12,17 @@ const NOW = new Date(2026, 11, 3, 18, 30, 0);
 const at = (days: number, h: number, m: number) => new Date(2026, 11, 3 + days, h, m, 0).toISOString();
 
 function token(over: Partial<TokenInfo>): TokenInfo {
-  return { id: 'tabc', scope: 'view', session: 's1', reusable: false, openedAt: null, createdAt: NOW.toISOString(), expiresAt: at(0, 19, 30), lastUsedAt: null, ...over };
+  return {
+    id: 'tabc',
+    scope: 'view',
+    session: 's1',
+    reusable: false,
+    openedAt: null,
+    createdAt: NOW.toISOString(),
+    expiresAt: at(0, 19, 30),
+    lastUsedAt: null,
+    ...over,
+  };
 }
 
 test('every expiry choice is one session/share accepts, the host default first, from 15 minutes to a week', () => {
@@ -49,11 +59,17 @@ test('the notice after sharing says what the link allows, until when, and that i
     sharedNotice('bash-1', token({ scope: 'view' }), NOW),
     'Copied a read-only link to bash-1, until today at 19:30: whoever opens it first can watch it, not type, in that browser; then the link itself opens nothing. Revoke it from the session list.',
   );
-  assert.match(sharedNotice('bash-1', token({ scope: 'input', expiresAt: at(1, 18, 30) }), NOW), /^Copied a link to bash-1 with input, until tomorrow at 18:30: whoever opens it first can watch it and type into it, in that browser/);
-  assert.match(tokenNotice('bash-1', token({ reusable: true }), 'http://127.0.0.1:1/mcp'), /^Copied a token for scripts and agents \(view, bash-1 only, token tabc\): send it as "Authorization: Bearer <token>" to REST, \/rpc or http:\/\/127\.0\.0\.1:1\/mcp\. It works until it expires/);
+  assert.match(
+    sharedNotice('bash-1', token({ scope: 'input', expiresAt: at(1, 18, 30) }), NOW),
+    /^Copied a link to bash-1 with input, until tomorrow at 18:30: whoever opens it first can watch it and type into it, in that browser/,
+  );
+  assert.match(
+    tokenNotice('bash-1', token({ reusable: true }), 'http://127.0.0.1:1/mcp'),
+    /^Copied a token for scripts and agents \(view, bash-1 only, token tabc\): send it as "Authorization: Bearer <token>" to REST, \/rpc or http:\/\/127\.0\.0\.1:1\/mcp\. It works until it expires/,
+  );
 });
 
-test('the revoke list shows each link\'s kind, expiry and last use; the notice says what ended', () => {
+test("the revoke list shows each link's kind, expiry and last use; the notice says what ended", () => {
   const view = token({ scope: 'view', lastUsedAt: new Date(NOW.getTime() - 120_000).toISOString() });
   const input = token({ id: 'tdef', scope: 'input' });
   assert.deepEqual(tokenRow(view, NOW), {
@@ -62,7 +78,10 @@ test('the revoke list shows each link\'s kind, expiry and last use; the notice s
     detail: 'can watch it, not type · token tabc, made today at 18:30',
   });
   assert.equal(tokenRow(input, NOW).description, 'until today at 19:30 · never used · not opened yet');
-  assert.equal(tokenRow(token({ openedAt: new Date(NOW.getTime() - 60_000).toISOString() }), NOW).description, 'until today at 19:30 · never used · opened 1 min ago');
+  assert.equal(
+    tokenRow(token({ openedAt: new Date(NOW.getTime() - 60_000).toISOString() }), NOW).description,
+    'until today at 19:30 · never used · opened 1 min ago',
+  );
   assert.equal(tokenRow(token({ reusable: true }), NOW).label, 'Token for scripts (view)');
   assert.match(revokedNotice('bash-1', [input]), /^Revoked the link with input to bash-1 \(token tdef\)/);
   assert.match(revokedNotice('bash-1', [view, input]), /^Revoked 2 shared links to bash-1/);

@@ -24,9 +24,7 @@ export function readSmallFile(path: string): string {
 
 /** The `code` of a Node system error (ENOENT, ESRCH, EPERM…), if it has one. */
 export function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string'
-    ? error.code
-    : undefined;
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
 }
 
 /** ENOENT/ESRCH mean the process or task exited between listing and reading. */

@@ -24,7 +24,7 @@ export interface DrainTarget {
 /** Reads what the kernel holds for the PTY master, without waiting (it is non-blocking), into `data`. */
 export function readPending(fd: number, data: (chunk: Buffer) => void): void {
   const buf = Buffer.allocUnsafe(64 * 1024);
-  for (let total = 0; total < SessionTuning.EofDrainMaxBytes; ) {
+  for (let total = 0; total < SessionTuning.EofDrainMaxBytes;) {
     let n: number;
     try {
       n = fs.readSync(fd, buf, 0, buf.length, null);

@@ -17,7 +17,6 @@ import type { Notification, RpcClient } from '../../../../src/transport/client/r
 /** The user declined an agent's write (docs/protocol.md#4-error-codes). */
 const DECLINED = -32006;
 
-
 /** A window that answers: it records what it is told, and answers each request with `answer`. */
 class Window {
   readonly told: Notification[] = [];
@@ -79,7 +78,7 @@ describe('agent write approval: ask', () => {
     await rpc('pty/kill', { session: id });
   });
 
-  test('Allow once asks again next time; Allow for this session does not; the agent\'s own session never asks', { timeout: 30_000 }, async () => {
+  test("Allow once asks again next time; Allow for this session does not; the agent's own session never asks", { timeout: 30_000 }, async () => {
     const id = await open('user');
     win.answer = 'once';
     assert.match((await agentRpc('pty/send', { session: id, text: 'echo once-ran' })).output, /once-ran/);
@@ -99,7 +98,7 @@ describe('agent write approval: ask', () => {
     await rpc('pty/kill', { session: own });
   });
 
-  test('no answer within the call\'s timeout declines; a request outlives neither its caller nor an answer from elsewhere', { timeout: 30_000 }, async () => {
+  test("no answer within the call's timeout declines; a request outlives neither its caller nor an answer from elsewhere", { timeout: 30_000 }, async () => {
     const id = await open('user');
     win.answer = 'none';
     const err = await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo late-ran', timeout: 1500 }), DECLINED);
@@ -115,17 +114,23 @@ describe('agent write approval: ask', () => {
     // One question per session at a time: another write while it waits is refused, not asked.
     const stacked = await rejectsWith(agentRpc('pty/write', { session: id, action: { text: 'x' } }), -32000);
     assert.match(stacked.message, /still waits for the user's answer/);
-    assert.equal(win.requests(id).length, 2, 'no second question on the user\'s screen');
+    assert.equal(win.requests(id).length, 2, "no second question on the user's screen");
     await rejectsWith(agentRpc('host/approve', { id: pending.id, decision: 'once' }), -32004);
     await rejectsWith(agentRpc('host/watchAgents', {}), -32004);
     // A window that connects later is told what is waiting.
     const late = await connect(h.host.controlAddress);
     const seen = await late.request<any>('host/watchAgents', {});
-    assert.deepEqual(seen.pending.map((p: { id: string }) => p.id), [pending.id]);
+    assert.deepEqual(
+      seen.pending.map((p: { id: string }) => p.id),
+      [pending.id],
+    );
     assert.deepEqual(seen.typing, [id]);
     assert.equal((await late.request<any>('host/approve', { id: pending.id, decision: 'deny' })).decided, true);
     await rejectsWith(asking, DECLINED);
-    assert.ok(win.told.some((n) => n.method === 'agent/approvalEnded' && n.params.id === pending.id), 'the other window is told it is over');
+    assert.ok(
+      win.told.some((n) => n.method === 'agent/approvalEnded' && n.params.id === pending.id),
+      'the other window is told it is over',
+    );
     late.close();
     await rpc('pty/kill', { session: id });
   });
@@ -144,40 +149,63 @@ describe('agent write approval: ask', () => {
       const allowed = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo mcp-allowed' } })) as any;
       assert.ok(!allowed.isError, allowed.content[0].text);
       assert.match(allowed.content[0].text, /mcp-allowed/);
-      assert.deepEqual(win.requests(id).map((r) => [r.text, r.transport]), [['echo mcp-denied\r', 'mcp-http'], ['echo mcp-allowed\r', 'mcp-http']]);
+      assert.deepEqual(
+        win.requests(id).map((r) => [r.text, r.transport]),
+        [
+          ['echo mcp-denied\r', 'mcp-http'],
+          ['echo mcp-allowed\r', 'mcp-http'],
+        ],
+      );
     } finally {
       await agent.close();
     }
     await rpc('pty/record', { session: id, stop: true });
-    const markers = fs.readFileSync(cast, 'utf8').split('\n').slice(1).filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e[1] === 'm').map((e) => e[2]);
-    assert.ok(markers.some((m: string) => /agent write denied \(mcp-http\): "echo mcp-denied\\r"/.test(m)), JSON.stringify(markers));
-    assert.ok(markers.some((m: string) => /agent write allowed once \(mcp-http\): "echo mcp-allowed\\r"/.test(m)), JSON.stringify(markers));
+    const markers = fs
+      .readFileSync(cast, 'utf8')
+      .split('\n')
+      .slice(1)
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((e) => e[1] === 'm')
+      .map((e) => e[2]);
+    assert.ok(
+      markers.some((m: string) => /agent write denied \(mcp-http\): "echo mcp-denied\\r"/.test(m)),
+      JSON.stringify(markers),
+    );
+    assert.ok(
+      markers.some((m: string) => /agent write allowed once \(mcp-http\): "echo mcp-allowed\\r"/.test(m)),
+      JSON.stringify(markers),
+    );
     await rpc('pty/kill', { session: id });
   });
 
-  test('over /mcp, a question the user takes long to answer keeps the client alive with progress (a 4 s request timeout, answered after 7 s)', { timeout: 30_000 }, async () => {
-    const id = await open('user');
-    const agent = await mcpAgent(h, 'approval-progress');
-    try {
-      win.answer = 'none';
-      const progress: number[] = [];
-      const call = agent.callTool({ name: 'send', arguments: { session: id, text: 'echo slow-answer', timeout: 20_000 } }, undefined, {
-        timeout: 4000,
-        resetTimeoutOnProgress: true,
-        onprogress: (p) => progress.push(p.progress),
-      });
-      const asked = await until(() => win.requests(id)[0], 5000, 'the question');
-      await new Promise((r) => setTimeout(r, 7000));
-      await win.client.request('host/approve', { id: asked.id, decision: 'once' });
-      const r = (await call) as any;
-      assert.ok(!r.isError, JSON.stringify(r.content));
-      assert.match(r.structuredContent.output, /slow-answer/);
-      assert.ok(progress.length >= 2, `progress while the user decided (${progress.length})`);
-    } finally {
-      await agent.close();
-    }
-    await rpc('pty/kill', { session: id });
-  });
+  test(
+    'over /mcp, a question the user takes long to answer keeps the client alive with progress (a 4 s request timeout, answered after 7 s)',
+    { timeout: 30_000 },
+    async () => {
+      const id = await open('user');
+      const agent = await mcpAgent(h, 'approval-progress');
+      try {
+        win.answer = 'none';
+        const progress: number[] = [];
+        const call = agent.callTool({ name: 'send', arguments: { session: id, text: 'echo slow-answer', timeout: 20_000 } }, undefined, {
+          timeout: 4000,
+          resetTimeoutOnProgress: true,
+          onprogress: (p) => progress.push(p.progress),
+        });
+        const asked = await until(() => win.requests(id)[0], 5000, 'the question');
+        await new Promise((r) => setTimeout(r, 7000));
+        await win.client.request('host/approve', { id: asked.id, decision: 'once' });
+        const r = (await call) as any;
+        assert.ok(!r.isError, JSON.stringify(r.content));
+        assert.match(r.structuredContent.output, /slow-answer/);
+        assert.ok(progress.length >= 2, `progress while the user decided (${progress.length})`);
+      } finally {
+        await agent.close();
+      }
+      await rpc('pty/kill', { session: id });
+    },
+  );
 
   test('with no window to ask, ask acts as allow', { timeout: 30_000 }, async () => {
     win.client.close();

@@ -12,7 +12,6 @@ import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 /** The user declined an agent's write (docs/protocol.md#4-error-codes). */
 const DECLINED = -32006;
 
-
 describe('agent write approval (headless)', () => {
   let h: Awaited<ReturnType<typeof startHost>>;
   let ctl: RpcClient;
@@ -34,7 +33,7 @@ describe('agent write approval (headless)', () => {
   const open = (origin: 'user' | 'agent') => calls().open(origin);
   const calls = () => agentCalls(ctl, agentCtl);
 
-  test('deny: an agent may not type into the user\'s session; the user and scripts may', { timeout: 30_000 }, async () => {
+  test("deny: an agent may not type into the user's session; the user and scripts may", { timeout: 30_000 }, async () => {
     const id = await open('user');
     const err = await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo agent-ran' }), DECLINED);
     assert.match(err.message, /user declined/);
@@ -45,7 +44,7 @@ describe('agent write approval (headless)', () => {
     await rpc('pty/kill', { session: id });
   });
 
-  test('an agent\'s own session is its own; a deny rule still refuses its lines', { timeout: 30_000 }, async () => {
+  test("an agent's own session is its own; a deny rule still refuses its lines", { timeout: 30_000 }, async () => {
     const id = await open('agent');
     const ok = await agentRpc('pty/send', { session: id, text: 'echo agent-ran' });
     assert.match(ok.output, /agent-ran/);
@@ -65,7 +64,11 @@ describe('agent write approval (headless)', () => {
     await rpc('host/agentPolicy', { approval: 'allow' });
     assert.match((await agentRpc('pty/send', { session: id, text: 'echo now-allowed' })).output, /now-allowed/);
     await rejectsWith(rpc('host/agentPolicy', { denyCommands: ['(unclosed'] }), -32602);
-    assert.deepEqual(await rpc('host/agentPolicy', {}), { approval: 'allow', denyCommands: ['^rm -rf'], canAsk: false }, 'a bad rule leaves the policy as it was');
+    assert.deepEqual(
+      await rpc('host/agentPolicy', {}),
+      { approval: 'allow', denyCommands: ['^rm -rf'], canAsk: false },
+      'a bad rule leaves the policy as it was',
+    );
     await rejectsWith(agentRpc('host/agentPolicy', { approval: 'allow' }), -32004);
     await rpc('host/agentPolicy', { approval: 'deny' });
     await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo denied-again' }), DECLINED);

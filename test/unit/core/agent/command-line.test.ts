@@ -42,7 +42,7 @@ describe('commands of a line, as deny rules see them', () => {
       'echo "$(rm -rf /tmp/x)"',
       "bash -c 'rm -rf /tmp/x'",
       "sh -ec 'echo a; rm -rf /tmp/x'",
-      "sudo bash -lc 'sh -c \"rm -rf /tmp/x\"'",
+      'sudo bash -lc \'sh -c "rm -rf /tmp/x"\'',
       "eval 'rm -rf /tmp/x'",
       '( rm -rf /tmp/x )',
       '{ rm -rf /tmp/x; }',
@@ -58,7 +58,7 @@ describe('commands of a line, as deny rules see them', () => {
     }
   });
 
-  test('a program\'s command line: its words, and the script of a shell it runs', () => {
+  test("a program's command line: its words, and the script of a shell it runs", () => {
     assert.ok(caught(argvToJudge(['/bin/sh', '-c', 'rm -rf /tmp/x'])));
     assert.ok(caught(argvToJudge(['bash', '-lc', 'cd /; rm -rf /tmp/x'])));
     assert.ok(caught(argvToJudge(['/usr/bin/env', 'rm', '-rf', '/tmp/x'])));

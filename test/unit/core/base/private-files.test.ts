@@ -26,10 +26,16 @@ function plantLink(at: string): string {
 test('openNewFile refuses any existing path, a planted link (even a dangling one) included, and follows none', () => {
   const linked = path.join(dir, 'linked');
   const target = plantLink(linked);
-  assert.throws(() => openNewFile(linked), (e: NodeJS.ErrnoException) => e.code === 'EEXIST' || e.code === 'ELOOP');
+  assert.throws(
+    () => openNewFile(linked),
+    (e: NodeJS.ErrnoException) => e.code === 'EEXIST' || e.code === 'ELOOP',
+  );
   const dangling = path.join(dir, 'dangling');
   fs.symlinkSync(path.join(dir, 'would-be-made'), dangling);
-  assert.throws(() => openNewFile(dangling), (e: NodeJS.ErrnoException) => e.code === 'EEXIST' || e.code === 'ELOOP');
+  assert.throws(
+    () => openNewFile(dangling),
+    (e: NodeJS.ErrnoException) => e.code === 'EEXIST' || e.code === 'ELOOP',
+  );
   assert.equal(fs.existsSync(path.join(dir, 'would-be-made')), false, 'nothing was made through the dangling link');
   assert.equal(fs.readFileSync(target, 'utf8'), '');
   const fd = openNewFile(path.join(dir, 'fresh'));
@@ -45,7 +51,10 @@ test('writeFileAtomically replaces a link at the name (never writes through it) 
   assert.ok(fs.lstatSync(file).isFile());
   assert.equal(fs.lstatSync(file).mode & 0o777, 0o600);
   assert.equal(fs.readFileSync(file, 'utf8'), '{"token":"secret"}\n');
-  assert.deepEqual(fs.readdirSync(dir).filter((n) => n.endsWith('.tmp')), []);
+  assert.deepEqual(
+    fs.readdirSync(dir).filter((n) => n.endsWith('.tmp')),
+    [],
+  );
 });
 
 test('temporary names are random: two for the same file differ and carry no pid', () => {

@@ -57,15 +57,7 @@ test('unterminated quotes throw', () => {
 });
 
 test('agrees with /bin/sh on expansion-free lines', () => {
-  const lines = [
-    'python3 -i',
-    `a"b c"d 'e f'g`,
-    `"x\\"y" 'p\\q' r\\ s`,
-    `a '' b "" c`,
-    `"back\\\\slash" \\\\ "\\a"`,
-    `it\\'s "tab\there"`,
-    'a \\\nb',
-  ];
+  const lines = ['python3 -i', `a"b c"d 'e f'g`, `"x\\"y" 'p\\q' r\\ s`, `a '' b "" c`, `"back\\\\slash" \\\\ "\\a"`, `it\\'s "tab\there"`, 'a \\\nb'];
   for (const line of lines) {
     const r = spawnSync('/bin/sh', ['-c', `printf '%s\\0' ${line}`], { encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);

@@ -75,7 +75,14 @@ test('anyEvent and mapEvent: the first of several events wins; every one is let 
   const output = new Emitter<string>();
   const exit = new Emitter<number>();
   const abort = new AbortController();
-  const waiting = whenFirst(anyEvent<string>(output.event, mapEvent(exit.event, (code) => `exit ${code}`)), NEVER_MS, abort.signal);
+  const waiting = whenFirst(
+    anyEvent<string>(
+      output.event,
+      mapEvent(exit.event, (code) => `exit ${code}`),
+    ),
+    NEVER_MS,
+    abort.signal,
+  );
   exit.fire(3);
   output.fire('late');
   assert.deepEqual(await waiting, { kind: 'event', value: 'exit 3' });

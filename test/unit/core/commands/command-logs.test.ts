@@ -53,7 +53,7 @@ async function openBash(c: RpcClient) {
 /** Every page of command `id`'s log, `maxBytes` at a time, joined. */
 async function readAll(page: (id: number, more?: Record<string, unknown>) => Promise<Page>, id: number, maxBytes: number, strip = false): Promise<string> {
   let out = '';
-  for (let offset = 0; ; ) {
+  for (let offset = 0; ;) {
     const p = await page(id, { offset, maxBytes, strip });
     out += p.data;
     if (p.eof) return out;
@@ -66,7 +66,7 @@ after(() => {
   for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
 });
 
-describe('with shell integration, each command\'s whole output is kept in a log of its own', () => {
+describe("with shell integration, each command's whole output is kept in a log of its own", () => {
   let h: Host;
   let c: RpcClient;
   before(async () => {
@@ -78,43 +78,60 @@ describe('with shell integration, each command\'s whole output is kept in a log 
     await h?.close();
   });
 
-  test('the log holds exactly the command\'s output (0600, in a 0700 folder of the runtime directory); pages never split a character; strip removes escapes', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await openBash(c);
-    const sent = await s.send(`printf '\\033[31mred\\033[0m\\n'; for i in 1 2 3; do echo "zeile-$i äöü €"; done`);
-    const record = sent.command!;
-    assert.equal(typeof record.log, 'string', 'CommandRecord.log names the log');
-    const log = record.log!;
-    assert.ok(log.startsWith(h.dir + path.sep), `the log lives in the runtime directory: ${log}`);
-    assert.equal(fs.statSync(log).mode & 0o777, 0o600);
-    assert.equal(fs.statSync(path.dirname(log)).mode & 0o777, 0o700);
-    const expected = '\x1b[31mred\x1b[0m\r\n' + [1, 2, 3].map((i) => `zeile-${i} äöü €\r\n`).join('');
-    const whole = await s.page(record.id);
-    assert.equal(whole.data, expected);
-    assert.deepEqual({ offset: whole.offset, nextOffset: whole.nextOffset, totalBytes: whole.totalBytes, eof: whole.eof, running: whole.running, truncated: whole.truncated }, {
-      offset: 0,
-      nextOffset: Buffer.byteLength(expected),
-      totalBytes: Buffer.byteLength(expected),
-      eof: true,
-      running: false,
-      truncated: false,
-    });
-    assert.equal(fs.readFileSync(log, 'utf8'), expected, 'the file itself holds the output');
-    // Tiny pages: characters of 2 and 3 bytes are never split, and the pages add up exactly.
-    assert.equal(await readAll(s.page, record.id, 1), expected);
-    assert.equal(await readAll(s.page, record.id, 5), expected);
-    // An offset in the middle of a character starts at the next one.
-    const mid = Buffer.byteLength('\x1b[31mred\x1b[0m\r\nzeile-1 ä') - 1;
-    assert.equal((await s.page(record.id, { offset: mid, maxBytes: 4 })).offset, mid + 1);
-    assert.equal((await s.page(record.id, { strip: true })).data, 'red\n' + [1, 2, 3].map((i) => `zeile-${i} äöü €\n`).join(''));
-    // The records list names the log too, and each command has its own.
-    const second = await s.send('echo second');
-    assert.notEqual(second.command!.log, log);
-    assert.equal((await s.page(second.command!.id)).data, 'second\r\n');
-    assert.deepEqual((await s.commands()).map((r) => r.log), [log, second.command!.log]);
-    // Bad ids are clear errors.
-    await rejectsWith(s.page(99), -32602);
-    await rejectsWith(s.page(0), -32602);
-  });
+  test(
+    "the log holds exactly the command's output (0600, in a 0700 folder of the runtime directory); pages never split a character; strip removes escapes",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const s = await openBash(c);
+      const sent = await s.send(`printf '\\033[31mred\\033[0m\\n'; for i in 1 2 3; do echo "zeile-$i äöü €"; done`);
+      const record = sent.command!;
+      assert.equal(typeof record.log, 'string', 'CommandRecord.log names the log');
+      const log = record.log!;
+      assert.ok(log.startsWith(h.dir + path.sep), `the log lives in the runtime directory: ${log}`);
+      assert.equal(fs.statSync(log).mode & 0o777, 0o600);
+      assert.equal(fs.statSync(path.dirname(log)).mode & 0o777, 0o700);
+      const expected = '\x1b[31mred\x1b[0m\r\n' + [1, 2, 3].map((i) => `zeile-${i} äöü €\r\n`).join('');
+      const whole = await s.page(record.id);
+      assert.equal(whole.data, expected);
+      assert.deepEqual(
+        {
+          offset: whole.offset,
+          nextOffset: whole.nextOffset,
+          totalBytes: whole.totalBytes,
+          eof: whole.eof,
+          running: whole.running,
+          truncated: whole.truncated,
+        },
+        {
+          offset: 0,
+          nextOffset: Buffer.byteLength(expected),
+          totalBytes: Buffer.byteLength(expected),
+          eof: true,
+          running: false,
+          truncated: false,
+        },
+      );
+      assert.equal(fs.readFileSync(log, 'utf8'), expected, 'the file itself holds the output');
+      // Tiny pages: characters of 2 and 3 bytes are never split, and the pages add up exactly.
+      assert.equal(await readAll(s.page, record.id, 1), expected);
+      assert.equal(await readAll(s.page, record.id, 5), expected);
+      // An offset in the middle of a character starts at the next one.
+      const mid = Buffer.byteLength('\x1b[31mred\x1b[0m\r\nzeile-1 ä') - 1;
+      assert.equal((await s.page(record.id, { offset: mid, maxBytes: 4 })).offset, mid + 1);
+      assert.equal((await s.page(record.id, { strip: true })).data, 'red\n' + [1, 2, 3].map((i) => `zeile-${i} äöü €\n`).join(''));
+      // The records list names the log too, and each command has its own.
+      const second = await s.send('echo second');
+      assert.notEqual(second.command!.log, log);
+      assert.equal((await s.page(second.command!.id)).data, 'second\r\n');
+      assert.deepEqual(
+        (await s.commands()).map((r) => r.log),
+        [log, second.command!.log],
+      );
+      // Bad ids are clear errors.
+      await rejectsWith(s.page(99), -32602);
+      await rejectsWith(s.page(0), -32602);
+    },
+  );
 
   test('a 26 MB output stays readable page by page: a page from the middle is exact', { timeout: TEST_TIMEOUT }, async () => {
     const s = await openBash(c);
@@ -175,32 +192,42 @@ describe('the logs of a session are bounded', () => {
     await h?.close();
   });
 
-  test('the oldest commands\' logs are dropped first (log null, file gone, a clear error); one command larger than the budget keeps its start', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await openBash(c);
-    // 40 000 bytes each: the third one leaves no room for the first.
-    const runs = [];
-    for (let i = 0; i < 3; i++) runs.push((await s.send(`head -c 39998 /dev/zero | tr '\\0' ${'abc'[i]}; echo`)).command!);
-    await until(async () => (await s.commands())[0].log === null, 5000, 'the oldest log to be dropped');
-    const after3 = await s.commands();
-    assert.deepEqual(after3.map((r) => r.log === null), [true, false, false]);
-    assert.ok(!fs.existsSync(runs[0].log!), 'its file is removed');
-    const gone = await rejectsWith(s.page(runs[0].id), -32000);
-    assert.match(gone.message, /dropped/);
-    const kept = await s.page(runs[2].id, { maxBytes: 1024 * 1024 });
-    assert.equal(kept.data, 'c'.repeat(39998) + '\r\n');
-    // A command larger than the whole budget: every older log goes, and its log keeps its first bytes.
-    const big = (await s.send('seq 1 100000')).command!;
-    const page = await s.page(big.id, { maxBytes: 1024 * 1024 });
-    assert.equal(page.totalBytes, BUDGET);
-    assert.equal(page.truncated, true);
-    assert.equal(page.eof, true);
-    assert.ok(page.data.startsWith('1\r\n2\r\n3\r\n'));
-    assert.deepEqual((await s.commands()).map((r) => r.log === null), [true, true, true, false]);
-  });
+  test(
+    "the oldest commands' logs are dropped first (log null, file gone, a clear error); one command larger than the budget keeps its start",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const s = await openBash(c);
+      // 40 000 bytes each: the third one leaves no room for the first.
+      const runs = [];
+      for (let i = 0; i < 3; i++) runs.push((await s.send(`head -c 39998 /dev/zero | tr '\\0' ${'abc'[i]}; echo`)).command!);
+      await until(async () => (await s.commands())[0].log === null, 5000, 'the oldest log to be dropped');
+      const after3 = await s.commands();
+      assert.deepEqual(
+        after3.map((r) => r.log === null),
+        [true, false, false],
+      );
+      assert.ok(!fs.existsSync(runs[0].log!), 'its file is removed');
+      const gone = await rejectsWith(s.page(runs[0].id), -32000);
+      assert.match(gone.message, /dropped/);
+      const kept = await s.page(runs[2].id, { maxBytes: 1024 * 1024 });
+      assert.equal(kept.data, 'c'.repeat(39998) + '\r\n');
+      // A command larger than the whole budget: every older log goes, and its log keeps its first bytes.
+      const big = (await s.send('seq 1 100000')).command!;
+      const page = await s.page(big.id, { maxBytes: 1024 * 1024 });
+      assert.equal(page.totalBytes, BUDGET);
+      assert.equal(page.truncated, true);
+      assert.equal(page.eof, true);
+      assert.ok(page.data.startsWith('1\r\n2\r\n3\r\n'));
+      assert.deepEqual(
+        (await s.commands()).map((r) => r.log === null),
+        [true, true, true, false],
+      );
+    },
+  );
 });
 
-describe('each log gets exactly the bytes between its command\'s marks, however the output is cut into chunks', () => {
-  test('two commands in one chunk, one command over many chunks split anywhere, and one the shell\'s exit ends', { timeout: TEST_TIMEOUT }, async () => {
+describe("each log gets exactly the bytes between its command's marks, however the output is cut into chunks", () => {
+  test("two commands in one chunk, one command over many chunks split anywhere, and one the shell's exit ends", { timeout: TEST_TIMEOUT }, async () => {
     const folder = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'spt-split-')), 'session');
     homes.push(path.dirname(folder));
     const nonce = 'ab'.repeat(16);
@@ -224,7 +251,10 @@ describe('each log gets exactly the bytes between its command\'s marks, however 
     const logs2 = new CommandLogs(tracker2, folder + '2');
     cursor = 0;
     for (let i = 0, n = 1; i < stream.length; i += n, n = (n % 7) + 1) feed(tracker2, logs2, stream.subarray(i, i + n));
-    for (const [t, l] of [[tracker, logs], [tracker2, logs2]] as const) {
+    for (const [t, l] of [
+      [tracker, logs],
+      [tracker2, logs2],
+    ] as const) {
       const [one, two] = t.list(10);
       assert.equal((await l.get(one.id)!.read(0, 1e6)).toString(), 'first\r\n');
       assert.equal((await l.get(two.id)!.read(0, 1e6)).toString(), `second ä\r\n${'x'.repeat(5000)}\r\n`);
@@ -245,7 +275,10 @@ describe('each log gets exactly the bytes between its command\'s marks, however 
     assert.equal(three.endCursor, cursor);
     assert.equal((await logs.get(three.id)!.read(0, 1e6)).toString(), 'last words\x1b]6');
     assert.equal(logs.get(three.id)!.finished, true);
-    for (const [t, l] of [[tracker, logs], [tracker2, logs2]] as const) {
+    for (const [t, l] of [
+      [tracker, logs],
+      [tracker2, logs2],
+    ] as const) {
       const two = t.list(10)[1];
       l.dispose();
       assert.equal(fs.existsSync(path.dirname(two.log!)), false, 'the folder goes with the logs');

@@ -43,13 +43,23 @@ test('marks a program prints end nothing, start nothing, and move no cwd: a forg
   assert.equal(t.cwd, '/home/u');
 });
 
-test('a shell with marks of its own inside a command (ssh to a host with integration) is that command\'s output', () => {
+test("a shell with marks of its own inside a command (ssh to a host with integration) is that command's output", () => {
   const prompt = forged('A') + '$ ' + forged('B');
   const t = replay([
-    prompt, 'ssh box\r\n', mark('E;ssh box') + mark('C'),
+    prompt,
+    'ssh box\r\n',
+    mark('E;ssh box') + mark('C'),
     // The remote shell's prompt, an empty line (a bare D), a command, its prompt again.
-    forged('D') + prompt, '\r\n', forged('D') + prompt, 'ls\r\n', forged('E;ls') + forged('C'), 'a b\r\n', forged('D;0') + prompt,
-    'exit\r\n', forged('E;exit') + forged('C'), 'logout\r\n',
+    forged('D') + prompt,
+    '\r\n',
+    forged('D') + prompt,
+    'ls\r\n',
+    forged('E;ls') + forged('C'),
+    'a b\r\n',
+    forged('D;0') + prompt,
+    'exit\r\n',
+    forged('E;exit') + forged('C'),
+    'logout\r\n',
     // Back in the outer shell.
     mark('D;5') + mark('P;Cwd=/home/u') + prompt,
   ]);

@@ -37,7 +37,9 @@ test('our marks are found at their exact positions and passed on without the non
     fc.string({ maxLength: 12 }).map((t) => ({ text: t.replace(/\x1b/g, ''), kind: 'text' as const })),
     fc.constantFrom('C', 'D', 'D;0', 'D;127', 'E;ls -l\\x3b echo ä', 'P;Cwd=/tmp/x y').map((m) => ({ text: m, kind: 'ours' as const })),
     // What a program may print: marks with no nonce, a wrong one, or ours cut short.
-    fc.constantFrom('D;0', 'E;git push --force', `D;0;${NONCE.slice(1)}`, `P;Cwd=/etc;${'f'.repeat(32)}`, `D;0;${NONCE}x`).map((m) => ({ text: m, kind: 'forged' as const })),
+    fc
+      .constantFrom('D;0', 'E;git push --force', `D;0;${NONCE.slice(1)}`, `P;Cwd=/etc;${'f'.repeat(32)}`, `D;0;${NONCE}x`)
+      .map((m) => ({ text: m, kind: 'forged' as const })),
   );
   fc.assert(
     fc.property(fc.array(piece, { maxLength: 12 }), fc.boolean(), fc.array(fc.nat(600), { maxLength: 8 }), (pieces, useSt, cuts) => {
@@ -54,7 +56,10 @@ test('our marks are found at their exact positions and passed on without the non
         at += shown.length;
       }
       const output = Buffer.concat(printed);
-      const r = filterInChunks(output, cuts.map((c) => c % (output.length + 1)));
+      const r = filterInChunks(
+        output,
+        cuts.map((c) => c % (output.length + 1)),
+      );
       assert.deepEqual(r.marks, marks);
       assert.equal(r.passed.toString('latin1'), Buffer.concat(expected).toString('latin1'));
       assert.ok(!r.passed.includes(`;${NONCE}${st}`), 'the nonce of a mark never goes further');
@@ -67,7 +72,10 @@ test('other escape sequences, an OSC of another number, and an OSC cut short by 
   const mark = (m: string) => `\x1b]633;${m};${NONCE}\x07`;
   const text = `\x1b[31mred\x1b]0;title\x07${mark('C').slice(0, 9)}\x1b[0m\x1b]6330;X\x07\x1b]633;D;1;${NONCE}\x18x${mark('D;2')}`;
   const r = filterInChunks(Buffer.from(text), [5, 17, 18, 19, 60]);
-  assert.deepEqual(r.marks.map((m) => m.payload), ['D;2']);
+  assert.deepEqual(
+    r.marks.map((m) => m.payload),
+    ['D;2'],
+  );
   assert.equal(r.passed.toString(), text.replace(`;${NONCE}\x07`, '\x07'));
 });
 

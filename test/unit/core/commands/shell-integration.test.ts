@@ -69,11 +69,23 @@ after(async () => {
 });
 
 /** A session of `command` (no arguments: an interactive shell) in a HOME with `files`, at its first prompt. */
-async function openShell(command: string, files: Record<string, string>, env: Record<string, string> | ((home: string) => Record<string, string>) = {}, args: string[] = []) {
+async function openShell(
+  command: string,
+  files: Record<string, string>,
+  env: Record<string, string> | ((home: string) => Record<string, string>) = {},
+  args: string[] = [],
+) {
   const home = makeHome(files);
   homes.push(home);
   const extra = typeof env === 'function' ? env(home) : env;
-  const info = await c.request<SessionInfo>('session/create', { command, args, cwd: home, env: { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), ...extra }, cols: 100, rows: 30 });
+  const info = await c.request<SessionInfo>('session/create', {
+    command,
+    args,
+    cwd: home,
+    env: { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), ...extra },
+    cols: 100,
+    rows: 30,
+  });
   const session = info.id;
   await until(async () => (await c.request<{ screen: string }>('pty/read', { session })).screen.trimEnd().endsWith('>'), 15_000, `${command}'s first prompt`);
   const send = (text: string, timeout = 20_000) => c.request<SendResult>('pty/send', { session, text, timeout });
@@ -175,7 +187,7 @@ const SHELL_CASES: ShellCase[] = [
  */
 function assertOwnOutput(sh: ShellCase, actual: string, expected: string): void {
   if (sh.shell === 'zsh') {
-    assert.match(actual, /[%#] *$/, 'zsh\'s PROMPT_SP mark ends the record');
+    assert.match(actual, /[%#] *$/, "zsh's PROMPT_SP mark ends the record");
     actual = actual.replace(/[%#] *$/, '');
   }
   assert.equal(actual, expected);
@@ -186,31 +198,45 @@ for (const sh of SHELL_CASES) {
   const open = (extra?: string, env: Record<string, string> = {}, args: string[] = []) => openShell(sh.shell, sh.files(extra), env, args);
 
   describe(`${sh.shell}, started interactively, reports its commands`, () => {
-    test(`exit codes: \`false; true\` is 0, \`false\` is 1, \`${sh.exit3}\` is 3; pty/send returns command_done with the record`, { skip, timeout: TEST_TIMEOUT }, async () => {
-      const s = await open();
-      assert.equal(s.info.integration, true);
-      const both = await s.send('false; true');
-      assert.equal(both.waitReason, 'command_done');
-      assert.equal(both.exitCode, 0);
-      assert.equal(both.command?.command, 'false; true');
-      const one = await s.send('false');
-      assert.equal(one.waitReason, 'command_done');
-      assert.equal(one.exitCode, 1);
-      const sub = await s.send(sh.exit3);
-      assert.equal(sub.exitCode, 3);
-      assert.equal(sub.command?.command, sh.exit3);
-      const list = await s.commands();
-      assert.deepEqual(list.map((r) => [r.command, r.exitCode]), [['false; true', 0], ['false', 1], [sh.exit3, 3]]);
-      assert.deepEqual(list.map((r) => r.id), [1, 2, 3]);
-      for (const r of list) {
-        assert.equal(r.cwd, s.home);
-        assert.equal(new Date(r.startedAt).toISOString(), r.startedAt);
-        assert.ok(r.durationMs !== null && r.durationMs >= 0);
-        assert.ok(r.endCursor !== null && r.endCursor >= r.startCursor);
-      }
-    });
+    test(
+      `exit codes: \`false; true\` is 0, \`false\` is 1, \`${sh.exit3}\` is 3; pty/send returns command_done with the record`,
+      { skip, timeout: TEST_TIMEOUT },
+      async () => {
+        const s = await open();
+        assert.equal(s.info.integration, true);
+        const both = await s.send('false; true');
+        assert.equal(both.waitReason, 'command_done');
+        assert.equal(both.exitCode, 0);
+        assert.equal(both.command?.command, 'false; true');
+        const one = await s.send('false');
+        assert.equal(one.waitReason, 'command_done');
+        assert.equal(one.exitCode, 1);
+        const sub = await s.send(sh.exit3);
+        assert.equal(sub.exitCode, 3);
+        assert.equal(sub.command?.command, sh.exit3);
+        const list = await s.commands();
+        assert.deepEqual(
+          list.map((r) => [r.command, r.exitCode]),
+          [
+            ['false; true', 0],
+            ['false', 1],
+            [sh.exit3, 3],
+          ],
+        );
+        assert.deepEqual(
+          list.map((r) => r.id),
+          [1, 2, 3],
+        );
+        for (const r of list) {
+          assert.equal(r.cwd, s.home);
+          assert.equal(new Date(r.startedAt).toISOString(), r.startedAt);
+          assert.ok(r.durationMs !== null && r.durationMs >= 0);
+          assert.ok(r.endCursor !== null && r.endCursor >= r.startCursor);
+        }
+      },
+    );
 
-    test('the output between a record\'s cursors is exactly the command\'s own output', { skip, timeout: TEST_TIMEOUT }, async () => {
+    test("the output between a record's cursors is exactly the command's own output", { skip, timeout: TEST_TIMEOUT }, async () => {
       const s = await open();
       const r = await s.send(`printf 'first\\nsecond\\n'`);
       assertOwnOutput(sh, await s.output(r.command!), 'first\nsecond\n');
@@ -219,46 +245,60 @@ for (const sh of SHELL_CASES) {
       assert.ok(from.data.startsWith('first\nsecond\n'), JSON.stringify(from.data));
     });
 
-    test(`a multi-line command (a loop, a quoted string over two lines${sh.heredoc ? ', a here-document' : ''}) is one record with its whole text`, { skip, timeout: TEST_TIMEOUT }, async () => {
-      const s = await open();
-      const loop = await s.send(sh.loop.text);
-      assert.equal(loop.waitReason, 'command_done');
-      assert.equal(loop.exitCode, 0);
-      assert.match(loop.command!.command, sh.loop.command);
-      assertOwnOutput(sh, await s.output(loop.command!), 'line 1\nline 2\nline 3\n');
-      const quoted = await s.send("echo 'semi;colon\nsecond line'");
-      assert.equal(quoted.command!.command, "echo 'semi;colon\nsecond line'");
-      assertOwnOutput(sh, await s.output(quoted.command!), 'semi;colon\nsecond line\n');
-      if (sh.heredoc) {
-        const doc = await s.send('cat <<EOF\nsemi;colon back\\slash\nEOF');
-        assert.equal(doc.command!.command, 'cat <<EOF\nsemi;colon back\\slash\nEOF');
-        assertOwnOutput(sh, await s.output(doc.command!), 'semi;colon back\\slash\n');
-      }
-      assert.equal((await s.commands()).length, sh.heredoc ? 3 : 2);
-    });
+    test(
+      `a multi-line command (a loop, a quoted string over two lines${sh.heredoc ? ', a here-document' : ''}) is one record with its whole text`,
+      { skip, timeout: TEST_TIMEOUT },
+      async () => {
+        const s = await open();
+        const loop = await s.send(sh.loop.text);
+        assert.equal(loop.waitReason, 'command_done');
+        assert.equal(loop.exitCode, 0);
+        assert.match(loop.command!.command, sh.loop.command);
+        assertOwnOutput(sh, await s.output(loop.command!), 'line 1\nline 2\nline 3\n');
+        const quoted = await s.send("echo 'semi;colon\nsecond line'");
+        assert.equal(quoted.command!.command, "echo 'semi;colon\nsecond line'");
+        assertOwnOutput(sh, await s.output(quoted.command!), 'semi;colon\nsecond line\n');
+        if (sh.heredoc) {
+          const doc = await s.send('cat <<EOF\nsemi;colon back\\slash\nEOF');
+          assert.equal(doc.command!.command, 'cat <<EOF\nsemi;colon back\\slash\nEOF');
+          assertOwnOutput(sh, await s.output(doc.command!), 'semi;colon back\\slash\n');
+        }
+        assert.equal((await s.commands()).length, sh.heredoc ? 3 : 2);
+      },
+    );
 
-    test('a command that reads a line: send returns stdin_read while it runs, and command_done with its status once it has its line', { skip, timeout: TEST_TIMEOUT }, async () => {
-      const s = await open();
-      const asked = await s.send('read answer; echo "got [$answer]"; false');
-      assert.equal(asked.waitReason, 'stdin_read');
-      assert.equal(asked.command?.exitCode, null);
-      assert.equal(asked.exitCode, undefined);
-      const answered = await s.send('forty two');
-      assert.equal(answered.waitReason, 'command_done');
-      assert.equal(answered.exitCode, 1);
-      assert.match(answered.output, /got \[forty two\]/);
-      assert.deepEqual((await s.commands()).map((r) => [r.command, r.exitCode]), [['read answer; echo "got [$answer]"; false', 1]]);
-    });
+    test(
+      'a command that reads a line: send returns stdin_read while it runs, and command_done with its status once it has its line',
+      { skip, timeout: TEST_TIMEOUT },
+      async () => {
+        const s = await open();
+        const asked = await s.send('read answer; echo "got [$answer]"; false');
+        assert.equal(asked.waitReason, 'stdin_read');
+        assert.equal(asked.command?.exitCode, null);
+        assert.equal(asked.exitCode, undefined);
+        const answered = await s.send('forty two');
+        assert.equal(answered.waitReason, 'command_done');
+        assert.equal(answered.exitCode, 1);
+        assert.match(answered.output, /got \[forty two\]/);
+        assert.deepEqual(
+          (await s.commands()).map((r) => [r.command, r.exitCode]),
+          [['read answer; echo "got [$answer]"; false', 1]],
+        );
+      },
+    );
 
     test('lines the history skips (a repeat, a line that starts with a space) still have their text', { skip, timeout: TEST_TIMEOUT }, async () => {
       const s = await open(sh.historySkips);
       await s.send('echo same; echo twice');
       await s.send('echo same; echo twice');
       await s.send(' echo not-in-history');
-      assert.deepEqual((await s.commands()).map((r) => r.command), ['echo same; echo twice', 'echo same; echo twice', 'echo not-in-history']);
+      assert.deepEqual(
+        (await s.commands()).map((r) => r.command),
+        ['echo same; echo twice', 'echo same; echo twice', 'echo not-in-history'],
+      );
     });
 
-    test('the history holds the user\'s command lines and nothing of the integration', { skip, timeout: TEST_TIMEOUT }, async () => {
+    test("the history holds the user's command lines and nothing of the integration", { skip, timeout: TEST_TIMEOUT }, async () => {
       const s = await open();
       await s.send('echo one');
       await s.send('cd /');
@@ -278,47 +318,64 @@ for (const sh of SHELL_CASES) {
       assert.equal(empty.command, undefined);
       const after = await s.send('echo ran');
       assert.equal(after.exitCode, 0);
-      assert.deepEqual((await s.commands()).map((r) => r.command), ['echo ran']);
+      assert.deepEqual(
+        (await s.commands()).map((r) => r.command),
+        ['echo ran'],
+      );
       // The program prints once it has the terminal: Ctrl+C then reaches it, not the shell.
       const long = "sh -c 'echo $((6*7))-running; exec sleep 60'";
       await c.request('pty/write', { session: s.session, action: [{ text: long }, { key: 'Enter' }] });
-      await until(async () => /^42-running$/m.test((await c.request<{ screen: string }>('pty/read', { session: s.session })).screen), 10_000, 'the program to run');
+      await until(
+        async () => /^42-running$/m.test((await c.request<{ screen: string }>('pty/read', { session: s.session })).screen),
+        10_000,
+        'the program to run',
+      );
       await c.request('pty/write', { session: s.session, action: { key: 'Ctrl+C' } });
       const ended = await until(async () => (await s.commands()).find((r) => r.command === long && r.exitCode !== null), 10_000, 'the program to end');
       assert.equal(ended.exitCode, 130);
     });
 
-    test('`cd /tmp` moves the session\'s cwd and the cwd of the commands after it', { skip, timeout: TEST_TIMEOUT }, async () => {
+    test("`cd /tmp` moves the session's cwd and the cwd of the commands after it", { skip, timeout: TEST_TIMEOUT }, async () => {
       const s = await open();
       const tmp = fs.realpathSync(os.tmpdir());
       await s.send(`cd ${tmp}`);
       const info = await c.request<SessionInfo>('pty/info', { session: s.session });
       assert.equal(info.cwd, tmp);
       await s.send('pwd');
-      assert.deepEqual((await s.commands()).map((r) => r.cwd), [s.home, tmp]);
+      assert.deepEqual(
+        (await s.commands()).map((r) => r.cwd),
+        [s.home, tmp],
+      );
       const listed = (await c.request<{ sessions: SessionInfo[] }>('session/list', {})).sessions.find((x) => x.id === s.session);
       assert.equal(listed?.cwd, tmp);
     });
 
-    test(`a nested ${sh.shell} is not integrated; the outer record for \`${sh.shell}\` ends, with its status, when it exits`, { skip, timeout: TEST_TIMEOUT }, async () => {
-      const s = await open();
-      const inner = await s.send(sh.shell);
-      // The inner shell waits at its prompt: the command is running and waits for input.
-      assert.equal(inner.waitReason, 'stdin_read');
-      assert.equal(inner.command?.command, sh.shell);
-      assert.equal(inner.command?.exitCode, null);
-      assert.equal(inner.exitCode, undefined);
-      const typed = await s.send('echo in-the-inner-shell');
-      assert.equal(typed.waitReason, 'stdin_read');
-      assert.match(typed.output, /in-the-inner-shell/);
-      const out = await s.send('exit 4');
-      assert.equal(out.waitReason, 'command_done');
-      assert.equal(out.exitCode, 4);
-      const list = await s.commands();
-      assert.deepEqual(list.map((r) => [r.command, r.exitCode]), [[sh.shell, 4]]);
-    });
+    test(
+      `a nested ${sh.shell} is not integrated; the outer record for \`${sh.shell}\` ends, with its status, when it exits`,
+      { skip, timeout: TEST_TIMEOUT },
+      async () => {
+        const s = await open();
+        const inner = await s.send(sh.shell);
+        // The inner shell waits at its prompt: the command is running and waits for input.
+        assert.equal(inner.waitReason, 'stdin_read');
+        assert.equal(inner.command?.command, sh.shell);
+        assert.equal(inner.command?.exitCode, null);
+        assert.equal(inner.exitCode, undefined);
+        const typed = await s.send('echo in-the-inner-shell');
+        assert.equal(typed.waitReason, 'stdin_read');
+        assert.match(typed.output, /in-the-inner-shell/);
+        const out = await s.send('exit 4');
+        assert.equal(out.waitReason, 'command_done');
+        assert.equal(out.exitCode, 4);
+        const list = await s.commands();
+        assert.deepEqual(
+          list.map((r) => [r.command, r.exitCode]),
+          [[sh.shell, 4]],
+        );
+      },
+    );
 
-    test('the user\'s start-up files are still read: their prompt, alias, PATH and variables', { skip, timeout: TEST_TIMEOUT }, async () => {
+    test("the user's start-up files are still read: their prompt, alias, PATH and variables", { skip, timeout: TEST_TIMEOUT }, async () => {
       const s = await open();
       const alias = await s.send('hi');
       assert.match(alias.output, /hello-from-my-alias/);
@@ -331,15 +388,19 @@ for (const sh of SHELL_CASES) {
       assert.match(screen, /^my>$/m);
     });
 
-    test('the user\'s prompt hook still runs and sees the command\'s status; a prompt it makes anew is marked each time', { skip, timeout: TEST_TIMEOUT }, async () => {
-      const s = await open(sh.promptHook);
-      await s.send('false');
-      const shown = await s.send('echo "status-was-$LAST_STATUS"');
-      assert.match(shown.output, /^status-was-1$/m);
-      assert.equal(shown.exitCode, 0);
-      const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: shown.command!.endCursor! })).data;
-      assert.match(raw, /\x1b\]633;A\x07n\d+> \x1b\]633;B\x07/);
-    });
+    test(
+      "the user's prompt hook still runs and sees the command's status; a prompt it makes anew is marked each time",
+      { skip, timeout: TEST_TIMEOUT },
+      async () => {
+        const s = await open(sh.promptHook);
+        await s.send('false');
+        const shown = await s.send('echo "status-was-$LAST_STATUS"');
+        assert.match(shown.output, /^status-was-1$/m);
+        assert.equal(shown.exitCode, 0);
+        const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: shown.command!.endCursor! })).data;
+        assert.match(raw, /\x1b\]633;A\x07n\d+> \x1b\]633;B\x07/);
+      },
+    );
 
     test(`a login ${sh.shell} (${sh.login.args.join(' ')}) reads the login files the user has`, { skip, timeout: TEST_TIMEOUT }, async () => {
       const s = await openShell(sh.shell, sh.login.files, {}, sh.login.args);
@@ -353,7 +414,7 @@ for (const sh of SHELL_CASES) {
       assert.equal(login.exitCode, sh.login.checkExit);
     });
 
-    test('the marks reach the output stream untouched (the editor\'s terminal gets them)', { skip, timeout: TEST_TIMEOUT }, async () => {
+    test("the marks reach the output stream untouched (the editor's terminal gets them)", { skip, timeout: TEST_TIMEOUT }, async () => {
       const s = await open();
       await s.send('true');
       const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: 0 })).data;
@@ -383,20 +444,26 @@ for (const sh of SHELL_CASES) {
   });
 }
 
-describe('zsh reads the user\'s files where zsh would have', () => {
-  test('.zshenv and .zshrc from home, or from the user\'s ZDOTDIR; once started, ZDOTDIR is theirs again', { skip: !hasShell('zsh') && 'zsh is not installed (apt-get install zsh)', timeout: TEST_TIMEOUT }, async () => {
-    const ZSHRC = `PS1='z> '\nalias hi='echo hello-from-zsh-alias'\n`;
-    const atHome = await openShell('zsh', { '.zshenv': 'export FROM_ZSHENV=yes\n', '.zshrc': ZSHRC });
-    const env = await atHome.send('hi; echo "env=$FROM_ZSHENV zdotdir=${ZDOTDIR-unset}"');
-    assert.match(env.output, /hello-from-zsh-alias/);
-    assert.match(env.output, /env=yes zdotdir=unset/);
-    const own = await openShell('zsh', { 'zdot/.zshenv': 'export FROM_ZSHENV=yes\n', 'zdot/.zshrc': ZSHRC }, (home) => ({ ZDOTDIR: path.join(home, 'zdot') }));
-    assert.equal(own.info.integration, true);
-    const there = await own.send('hi; echo "env=$FROM_ZSHENV zdotdir=$ZDOTDIR"');
-    assert.match(there.output, /hello-from-zsh-alias/);
-    assert.ok(there.output.includes(`env=yes zdotdir=${path.join(own.home, 'zdot')}`), there.output);
-    assert.equal(there.exitCode, 0);
-  });
+describe("zsh reads the user's files where zsh would have", () => {
+  test(
+    ".zshenv and .zshrc from home, or from the user's ZDOTDIR; once started, ZDOTDIR is theirs again",
+    { skip: !hasShell('zsh') && 'zsh is not installed (apt-get install zsh)', timeout: TEST_TIMEOUT },
+    async () => {
+      const ZSHRC = `PS1='z> '\nalias hi='echo hello-from-zsh-alias'\n`;
+      const atHome = await openShell('zsh', { '.zshenv': 'export FROM_ZSHENV=yes\n', '.zshrc': ZSHRC });
+      const env = await atHome.send('hi; echo "env=$FROM_ZSHENV zdotdir=${ZDOTDIR-unset}"');
+      assert.match(env.output, /hello-from-zsh-alias/);
+      assert.match(env.output, /env=yes zdotdir=unset/);
+      const own = await openShell('zsh', { 'zdot/.zshenv': 'export FROM_ZSHENV=yes\n', 'zdot/.zshrc': ZSHRC }, (home) => ({
+        ZDOTDIR: path.join(home, 'zdot'),
+      }));
+      assert.equal(own.info.integration, true);
+      const there = await own.send('hi; echo "env=$FROM_ZSHENV zdotdir=$ZDOTDIR"');
+      assert.match(there.output, /hello-from-zsh-alias/);
+      assert.ok(there.output.includes(`env=yes zdotdir=${path.join(own.home, 'zdot')}`), there.output);
+      assert.equal(there.exitCode, 0);
+    },
+  );
 });
 
 describe('only the injected integration makes commands: what a program prints is output (bash, zsh, fish)', () => {
@@ -414,27 +481,37 @@ describe('only the injected integration makes commands: what a program prints is
   const WITH_NONCE = /\x1b\]633;[^\x07\x1b]*;[0-9a-f]{32}(\x07|\x1b\\)/;
 
   for (const { shell, files } of SHELLS) {
-    test(`${shell}: a forged end does not end the command, a file of marks adds no command and moves no cwd, the nonce reaches no program`, { timeout: TEST_TIMEOUT, skip: !hasShell(shell) && `${shell} is not installed` }, async () => {
-      const s = await openShell(shell, { ...files, 'marks.txt': FORGED });
-      assert.equal(s.info.integration, true);
-      // The command goes on after its forged end, and ends with its own status.
-      const early = await s.send("printf 'done\\n\\x1b]633;D;0\\x07\\x1b]633;A\\x07'; sleep 1; false");
-      assert.equal(early.waitReason, 'command_done');
-      assert.equal(early.exitCode, 1);
-      assert.match(early.output, /done/);
-      const cat = await s.send('cat marks.txt');
-      assert.equal(cat.exitCode, 0);
-      assert.equal(cat.command?.command, 'cat marks.txt');
-      assert.deepEqual((await s.commands()).map((r) => [r.command.replace(/\s+/g, ' ').slice(0, 12), r.exitCode]), [["printf 'done", 1], ['cat marks.tx', 0]]);
-      assert.equal((await c.request<SessionInfo>('pty/info', { session: s.session })).cwd, s.home);
-      // Not in the environment of the programs the shell starts, nor in a shell variable they could see.
-      const env = await s.send(`sh -c 'echo "nonce=[\${SHARED_PTY_NONCE-}\${__spty_nonce-}]"'`);
-      assert.match(env.output, /nonce=\[\]/);
-      // Nowhere in the output: the marks reach the stream (and the editor) as VS Code's, without it.
-      const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: 0 })).data;
-      assert.ok(raw.includes('\x1b]633;D;1\x07') && raw.includes('\x1b]633;E;cat marks.txt\x07'), JSON.stringify(raw));
-      assert.doesNotMatch(raw, WITH_NONCE);
-    });
+    test(
+      `${shell}: a forged end does not end the command, a file of marks adds no command and moves no cwd, the nonce reaches no program`,
+      { timeout: TEST_TIMEOUT, skip: !hasShell(shell) && `${shell} is not installed` },
+      async () => {
+        const s = await openShell(shell, { ...files, 'marks.txt': FORGED });
+        assert.equal(s.info.integration, true);
+        // The command goes on after its forged end, and ends with its own status.
+        const early = await s.send("printf 'done\\n\\x1b]633;D;0\\x07\\x1b]633;A\\x07'; sleep 1; false");
+        assert.equal(early.waitReason, 'command_done');
+        assert.equal(early.exitCode, 1);
+        assert.match(early.output, /done/);
+        const cat = await s.send('cat marks.txt');
+        assert.equal(cat.exitCode, 0);
+        assert.equal(cat.command?.command, 'cat marks.txt');
+        assert.deepEqual(
+          (await s.commands()).map((r) => [r.command.replace(/\s+/g, ' ').slice(0, 12), r.exitCode]),
+          [
+            ["printf 'done", 1],
+            ['cat marks.tx', 0],
+          ],
+        );
+        assert.equal((await c.request<SessionInfo>('pty/info', { session: s.session })).cwd, s.home);
+        // Not in the environment of the programs the shell starts, nor in a shell variable they could see.
+        const env = await s.send(`sh -c 'echo "nonce=[\${SHARED_PTY_NONCE-}\${__spty_nonce-}]"'`);
+        assert.match(env.output, /nonce=\[\]/);
+        // Nowhere in the output: the marks reach the stream (and the editor) as VS Code's, without it.
+        const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: 0 })).data;
+        assert.ok(raw.includes('\x1b]633;D;1\x07') && raw.includes('\x1b]633;E;cat marks.txt\x07'), JSON.stringify(raw));
+        assert.doesNotMatch(raw, WITH_NONCE);
+      },
+    );
   }
 
   test('`shared-pty play` of a recording inside a session adds no command to it', { timeout: TEST_TIMEOUT }, async () => {
@@ -450,7 +527,10 @@ describe('only the injected integration makes commands: what a program prints is
     assert.equal(play.exitCode, 0);
     assert.match(play.output, /recorded/);
     const after = await s.commands();
-    assert.deepEqual(after.slice(before).map((r) => r.command.startsWith(process.execPath)), [true]);
+    assert.deepEqual(
+      after.slice(before).map((r) => r.command.startsWith(process.execPath)),
+      [true],
+    );
     assert.equal((await c.request<SessionInfo>('pty/info', { session: s.session })).cwd, s.home);
   });
 });

@@ -61,7 +61,10 @@ const clientsOf = (s: Session) => h.host.describe(s).clients;
 
 /** Calls the method table as `link` would over its transport, follow-ups (a subscription's replay) included. */
 async function call(link: ClientLink, method: string, params: Record<string, unknown>): Promise<unknown> {
-  const { response, afterSend } = await dispatch({ jsonrpc: '2.0', id: 1, method, params }, { mode: { kind: 'control' }, services: h.host, caller: link, signal: new AbortController().signal });
+  const { response, afterSend } = await dispatch(
+    { jsonrpc: '2.0', id: 1, method, params },
+    { mode: { kind: 'control' }, services: h.host, caller: link, signal: new AbortController().signal },
+  );
   for (const fn of afterSend) fn();
   if (response.error) throw new Error(response.error.message);
   return response.result;
@@ -84,40 +87,44 @@ after(async () => {
 });
 
 describe('a link owns its subscriptions', () => {
-  test('pty/subscribe goes through the link: the subscription is reachable by session id; pty/unsubscribe and dispose release it', { timeout: TEST_TIMEOUT }, async () => {
-    const a = await shell('link-a');
-    const b = await shell('link-b');
-    const sink = new RecordingSink();
-    const link = new ClientLink({ origin: 'script', transport: 'control', sink });
-    assert.equal(link.subscription(a.id), undefined);
+  test(
+    'pty/subscribe goes through the link: the subscription is reachable by session id; pty/unsubscribe and dispose release it',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const a = await shell('link-a');
+      const b = await shell('link-b');
+      const sink = new RecordingSink();
+      const link = new ClientLink({ origin: 'script', transport: 'control', sink });
+      assert.equal(link.subscription(a.id), undefined);
 
-    assert.deepEqual(await call(link, 'pty/subscribe', { session: a.id, since: 0 }), { cursor: 0 });
-    const sub = link.subscription(a.id);
-    assert.ok(sub instanceof OutputSubscription, 'the subscription is reachable through its link');
-    await call(link, 'pty/subscribe', { session: b.id });
-    assert.deepEqual(link.subscribedSessions.sort(), [a.id, b.id].sort());
-    assert.equal(clientsOf(a), 1, 'a control subscriber counts as a client');
-    assert.equal(clientsOf(b), 1);
+      assert.deepEqual(await call(link, 'pty/subscribe', { session: a.id, since: 0 }), { cursor: 0 });
+      const sub = link.subscription(a.id);
+      assert.ok(sub instanceof OutputSubscription, 'the subscription is reachable through its link');
+      await call(link, 'pty/subscribe', { session: b.id });
+      assert.deepEqual(link.subscribedSessions.sort(), [a.id, b.id].sort());
+      assert.equal(clientsOf(a), 1, 'a control subscriber counts as a client');
+      assert.equal(clientsOf(b), 1);
 
-    // Its notifications reach the link's sink, tagged with the session.
-    await call(link, 'pty/write', { session: a.id, action: { text: 'echo via-link-$((3*4))\r' } });
-    await until(() => sink.text(a.id).includes('via-link-12'), 10_000, 'output through the link');
+      // Its notifications reach the link's sink, tagged with the session.
+      await call(link, 'pty/write', { session: a.id, action: { text: 'echo via-link-$((3*4))\r' } });
+      await until(() => sink.text(a.id).includes('via-link-12'), 10_000, 'output through the link');
 
-    // Subscribing again replaces the subscription (still one client).
-    await call(link, 'pty/subscribe', { session: a.id });
-    assert.notEqual(link.subscription(a.id), sub);
-    assert.equal(clientsOf(a), 1);
+      // Subscribing again replaces the subscription (still one client).
+      await call(link, 'pty/subscribe', { session: a.id });
+      assert.notEqual(link.subscription(a.id), sub);
+      assert.equal(clientsOf(a), 1);
 
-    await call(link, 'pty/unsubscribe', { session: a.id });
-    assert.equal(link.subscription(a.id), undefined);
-    assert.equal(clientsOf(a), 0);
+      await call(link, 'pty/unsubscribe', { session: a.id });
+      assert.equal(link.subscription(a.id), undefined);
+      assert.equal(clientsOf(a), 0);
 
-    link.dispose();
-    assert.equal(link.subscription(b.id), undefined, 'a disposed link holds nothing');
-    assert.equal(clientsOf(b), 0);
-    h.host.registry.remove(a.id);
-    h.host.registry.remove(b.id);
-  });
+      link.dispose();
+      assert.equal(link.subscription(b.id), undefined, 'a disposed link holds nothing');
+      assert.equal(clientsOf(b), 0);
+      h.host.registry.remove(a.id);
+      h.host.registry.remove(b.id);
+    },
+  );
 
   test('closing a socket disposes its link: every subscription goes, the client counts come back', { timeout: TEST_TIMEOUT }, async () => {
     const a = await shell('close-a');
@@ -208,7 +215,11 @@ describe('every write names its caller', () => {
     t = Date.now();
     const stdioAgent = new Client({ name: 'client-link-test', version: '0.0.0' });
     const env = bashEnv({ SHARED_PTY_DIR: h.dir }) as Record<string, string>;
-    await withTimeout(stdioAgent.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env, cwd: REPO_ROOT, stderr: 'pipe' })), 30_000, 'MCP stdio connect');
+    await withTimeout(
+      stdioAgent.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env, cwd: REPO_ROOT, stderr: 'pipe' })),
+      30_000,
+      'MCP stdio connect',
+    );
     try {
       const viaStdio = await stdioAgent.callTool({ name: 'send_keys', arguments: { session: s.id, keys: ['Enter'] } });
       assert.ok(!viaStdio.isError, JSON.stringify(viaStdio));

@@ -168,7 +168,17 @@ test('unknown names throw KeyNameError', () => {
 test('names every object inherits are not keys (found by the key-name fuzzer)', () => {
   // Before: "constructor" and "toString" returned a function, "__proto__" an object (written to
   // the terminal as text), and "Ctrl+valueOf" threw a TypeError, answered as an internal error.
-  for (const name of ['constructor', 'toString', '__proto__', 'valueOf', 'hasOwnProperty', 'Ctrl+constructor', 'Ctrl+valueOf', 'Alt+toString', 'Shift+__proto__']) {
+  for (const name of [
+    'constructor',
+    'toString',
+    '__proto__',
+    'valueOf',
+    'hasOwnProperty',
+    'Ctrl+constructor',
+    'Ctrl+valueOf',
+    'Alt+toString',
+    'Shift+__proto__',
+  ]) {
     assert.throws(() => keyToBytes(name), KeyNameError, name);
   }
 });

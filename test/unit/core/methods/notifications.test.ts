@@ -78,7 +78,11 @@ test('every notification of a real session fits the notification table exactly',
     const secret = await until(() => seen('pty/event', 'control').find((r) => r.n.params.type === 'secret_input'), STEP_MS, 'secret_input');
     await script.request('pty/write', { session: info.id, action: { text: 'hunter2\r' } });
     // Answered: the shell waits at its prompt again (an input_wait after the secret prompt).
-    await until(() => seen('pty/event', 'control').some((r) => r.n.params.type === 'input_wait' && Number(r.n.params.seq) > Number(secret.n.params.seq)), STEP_MS, 'the prompt back');
+    await until(
+      () => seen('pty/event', 'control').some((r) => r.n.params.type === 'input_wait' && Number(r.n.params.seq) > Number(secret.n.params.seq)),
+      STEP_MS,
+      'the prompt back',
+    );
     await until(() => eventSeen('bell') && eventSeen('title') && eventSeen('resize'), STEP_MS, 'the events');
 
     // An agent's write, asked of the window: agent/typing, agent/approval (an ApprovalRequest), agent/approvalEnded.
@@ -96,7 +100,7 @@ test('every notification of a real session fits the notification table exactly',
       if (n.method === 'agent/approval') void asker.request('host/approve', { id: n.params.id, decision: 'once', client: asks }).catch(() => undefined);
     });
     await asker.request('pty/send', { session: info.id, text: 'echo asked-its-own', client: asks });
-    await until(() => seen('agent/approvalEnded', 'asking agent').length, STEP_MS, 'the agent\'s own question over');
+    await until(() => seen('agent/approvalEnded', 'asking agent').length, STEP_MS, "the agent's own question over");
 
     // A flow-controlled subscriber that never acknowledges is demoted: pty/flow.
     const stuck = await listening(info.address, 'stuck subscriber');
@@ -114,17 +118,32 @@ test('every notification of a real session fits the notification table exactly',
   // Every notification the table names came, and each event type.
   for (const spec of NOTIFICATIONS) assert.ok(seen(spec.name).length > 0, `no ${spec.name} came`);
   for (const type of EVENT_TYPES) assert.ok(eventSeen(type), `no ${type} event came`);
-  assert.ok(seen('pty/output', 'session socket').every((r) => !('session' in r.n.params)), 'a session\'s own socket names no session');
-  assert.ok(seen('pty/output', 'control').every((r) => typeof r.n.params.session === 'string'), 'the control socket names the session');
-  assert.ok(seen('agent/approval', 'window').every((r) => 'at' in r.n.params), 'a window is told the whole request');
-  assert.ok(seen('agent/approval', 'asking agent').every((r) => !('at' in r.n.params)), 'the agent\'s own client is asked the question alone');
+  assert.ok(
+    seen('pty/output', 'session socket').every((r) => !('session' in r.n.params)),
+    "a session's own socket names no session",
+  );
+  assert.ok(
+    seen('pty/output', 'control').every((r) => typeof r.n.params.session === 'string'),
+    'the control socket names the session',
+  );
+  assert.ok(
+    seen('agent/approval', 'window').every((r) => 'at' in r.n.params),
+    'a window is told the whole request',
+  );
+  assert.ok(
+    seen('agent/approval', 'asking agent').every((r) => !('at' in r.n.params)),
+    "the agent's own client is asked the question alone",
+  );
 
   // Each one fits its schema exactly: parsing keeps every field (a field the schema does not name is dropped by the parse).
   for (const { where, n } of received) {
     const spec = NOTIFICATION_INDEX.get(n.method);
     assert.ok(spec, `${where}: ${n.method} is not in the notification table`);
     const r = spec.params.safeParse(n.params);
-    assert.ok(r.success, `${where}: ${n.method} ${JSON.stringify(n.params).slice(0, 200)} does not fit its schema: ${r.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    assert.ok(
+      r.success,
+      `${where}: ${n.method} ${JSON.stringify(n.params).slice(0, 200)} does not fit its schema: ${r.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
     assert.deepEqual(r.data, n.params, `${where}: ${n.method} carries fields its schema does not name`);
   }
 });

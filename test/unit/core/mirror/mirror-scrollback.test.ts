@@ -42,7 +42,12 @@ describe('pty/scrollback over a real session', () => {
     await host?.close();
   });
 
-  async function open(): Promise<{ id: string; page(offset: number, lines: number): Promise<Page>; run(cmd: string, done: RegExp): Promise<void>; all(pageLines: number): Promise<{ rows: string[]; total: number }> }> {
+  async function open(): Promise<{
+    id: string;
+    page(offset: number, lines: number): Promise<Page>;
+    run(cmd: string, done: RegExp): Promise<void>;
+    all(pageLines: number): Promise<{ rows: string[]; total: number }>;
+  }> {
     const info = await client.request<{ id: string }>('session/create', { ...BASH, cols: COLS, rows: ROWS });
     const id = info.id;
     const read = async () => (await client.request<{ screen: string }>('pty/read', { session: id })).screen;
@@ -217,7 +222,11 @@ describe('pty/scrollback over a real session', () => {
     // Paging inside less (alternate screen) does not add rows to the scrollback.
     for (let i = 0; i < 5; i++) await client.request('pty/write', { session: s.id, action: { key: 'PageDown' } });
     await client.request('pty/write', { session: s.id, action: { text: 'q' } });
-    await until(async () => /\$ seq 1 500 \| LESS= less\n\$\n?$/.test((await client.request<{ screen: string }>('pty/read', { session: s.id })).screen), 5000, 'less to quit');
+    await until(
+      async () => /\$ seq 1 500 \| LESS= less\n\$\n?$/.test((await client.request<{ screen: string }>('pty/read', { session: s.id })).screen),
+      5000,
+      'less to quit',
+    );
     const afterLess = await s.all(1000);
     // The normal screen got one more row (the prompt the command was typed at, then a new one): the window moved by one.
     assert.equal(afterLess.total, before.total);

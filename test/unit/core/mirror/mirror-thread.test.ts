@@ -66,7 +66,10 @@ describe('the mirror thread', () => {
     const { value: screen, cursor } = await s.mirror.queryAt('screen');
     assert.equal(cursor, bytesBefore(n + 1), 'the final read reflects all of the output');
     assert.equal(screen.rows.filter((r) => r !== '').at(-1), String(n));
-    assert.ok(checked.every((c, i) => i === 0 || c >= checked[i - 1]), `cursors only grow: ${checked}`);
+    assert.ok(
+      checked.every((c, i) => i === 0 || c >= checked[i - 1]),
+      `cursors only grow: ${checked}`,
+    );
     assert.ok(checked[0] < bytesBefore(n + 1), 'the first read was made during the burst');
     host.host.registry.remove(s.id);
   });
@@ -101,26 +104,33 @@ describe('the mirror thread', () => {
     host.host.registry.remove(s.id);
   });
 
-  test('during an endless flood (yes) screen reads keep being answered within the bench\'s bound, each with all output before it', { timeout: 60_000 }, async (t) => {
-    const s = await host.host.createSession({ command: 'yes', args: ['flood'], cols: 80, rows: 24 });
-    await until(() => s.cursor > 1024 * 1024, 20000, 'the flood');
-    // Before #12 a read waited for everything held unparsed (up to 64 MiB): seconds each.
-    const took: number[] = [];
-    for (let i = 0; i < FLOOD_READS; i++) {
-      const before = s.cursor;
-      const started = performance.now();
-      const { value: screen, cursor } = await s.mirror.queryAt('screen');
-      took.push(performance.now() - started);
-      assert.ok(cursor >= before, `read ${i} reflects the output received before it (${cursor} < ${before})`);
-      assert.equal(screen.rows.filter((r) => r === 'flood').length >= 22, true, `read ${i} shows the flood: ${JSON.stringify(screen.rows)}`);
-    }
-    assert.ok(s.running, 'the flood was still on while every read was answered');
-    took.sort((a, b) => a - b);
-    const median = took[Math.floor(took.length / 2)];
-    t.diagnostic(`reads during the flood: median ${median.toFixed(1)} ms, slowest ${took.at(-1)!.toFixed(1)} ms`);
-    assert.ok(median <= FLOOD_READ_MEDIAN_MS, `the median read took ${median.toFixed(0)} ms (at most ${FLOOD_READ_MEDIAN_MS}): ${took.map((x) => x.toFixed(0)).join(' ')}`);
-    host.host.registry.remove(s.id);
-  });
+  test(
+    "during an endless flood (yes) screen reads keep being answered within the bench's bound, each with all output before it",
+    { timeout: 60_000 },
+    async (t) => {
+      const s = await host.host.createSession({ command: 'yes', args: ['flood'], cols: 80, rows: 24 });
+      await until(() => s.cursor > 1024 * 1024, 20000, 'the flood');
+      // Before #12 a read waited for everything held unparsed (up to 64 MiB): seconds each.
+      const took: number[] = [];
+      for (let i = 0; i < FLOOD_READS; i++) {
+        const before = s.cursor;
+        const started = performance.now();
+        const { value: screen, cursor } = await s.mirror.queryAt('screen');
+        took.push(performance.now() - started);
+        assert.ok(cursor >= before, `read ${i} reflects the output received before it (${cursor} < ${before})`);
+        assert.equal(screen.rows.filter((r) => r === 'flood').length >= 22, true, `read ${i} shows the flood: ${JSON.stringify(screen.rows)}`);
+      }
+      assert.ok(s.running, 'the flood was still on while every read was answered');
+      took.sort((a, b) => a - b);
+      const median = took[Math.floor(took.length / 2)];
+      t.diagnostic(`reads during the flood: median ${median.toFixed(1)} ms, slowest ${took.at(-1)!.toFixed(1)} ms`);
+      assert.ok(
+        median <= FLOOD_READ_MEDIAN_MS,
+        `the median read took ${median.toFixed(0)} ms (at most ${FLOOD_READ_MEDIAN_MS}): ${took.map((x) => x.toFixed(0)).join(' ')}`,
+      );
+      host.host.registry.remove(s.id);
+    },
+  );
 
   test('the thread never keeps the process alive: its port to the host holds no reference', async () => {
     const s = await host.host.createSession({ command: 'true', args: [], cols: 80, rows: 24 });
@@ -193,7 +203,11 @@ describe('the mirror thread', () => {
     await crashThread();
     await crashThread(); // the new thread dies while it has not even loaded, let alone parsed the replay
     const blank = await s.mirror.queryAt('screen');
-    assert.deepEqual(blank.value.rows.filter((r) => r !== ''), [], 'no replay this time: the screen starts blank');
+    assert.deepEqual(
+      blank.value.rows.filter((r) => r !== ''),
+      [],
+      'no replay this time: the screen starts blank',
+    );
     assert.equal(blank.cursor, s.cursor, 'cursors still in step');
     await crashThread(); // a crash with nothing left unparsed: the replay is tried again
     assert.equal(await lastRow(), '100000', 'rebuilt from the ring again');

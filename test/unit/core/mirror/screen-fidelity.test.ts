@@ -99,8 +99,6 @@ class SharedPane {
   }
 }
 
-
-
 /** Each test skips (and npm test fails, test/allowed-skips.json allows no such skip) without tmux. */
 const noTmux = hasTmux ? false : 'tmux is not installed (apt-get install tmux)';
 
@@ -211,21 +209,17 @@ describe('screen fidelity against tmux (80x24)', () => {
 
   test('wide characters: emoji occupy two cells', { skip: noTmux }, async () => {
     const p = await pair();
-    await p.step(
-      'emoji',
-      "printf '😀x🎉y\\n'; printf '😀\\e[4G|\\n'; printf '🚀\\e[4G|\\n'; printf '%.0s🙂' $(seq 1 41); echo",
-      { ready: (r) => /🙂\n\$/.test(r) },
-    );
+    await p.step('emoji', "printf '😀x🎉y\\n'; printf '😀\\e[4G|\\n'; printf '🚀\\e[4G|\\n'; printf '%.0s🙂' $(seq 1 41); echo", {
+      ready: (r) => /🙂\n\$/.test(r),
+    });
     await p.close();
   });
 
   test('combining marks, variation selectors and joined emoji', { skip: noTmux }, async () => {
     const p = await pair();
-    await p.step(
-      'combining',
-      "printf 'e\\xcc\\x81\\e[3G|\\n\\xe1\\x84\\x80\\xe1\\x85\\xa1\\e[4G|\\n❤️\\e[4G|\\n👍🏽\\e[6G|\\nA\\xe2\\x80\\x8bB|\\n'; echo end",
-      { ready: (r) => /end\n\$/.test(r) },
-    );
+    await p.step('combining', "printf 'e\\xcc\\x81\\e[3G|\\n\\xe1\\x84\\x80\\xe1\\x85\\xa1\\e[4G|\\n❤️\\e[4G|\\n👍🏽\\e[6G|\\nA\\xe2\\x80\\x8bB|\\n'; echo end", {
+      ready: (r) => /end\n\$/.test(r),
+    });
     await p.close();
   });
 
@@ -239,11 +233,9 @@ describe('screen fidelity against tmux (80x24)', () => {
 
   test('colours and attributes are not text', { skip: noTmux }, async () => {
     const p = await pair();
-    await p.step(
-      'sgr',
-      "printf '\\e[31mred\\e[0m \\e[1;32mbold green\\e[0m \\e[7minverse\\e[0m \\e[38;5;208mc256\\e[0m \\e[38;2;1;2;3mtrue\\e[0m\\n'",
-      { ready: (r) => r.includes('red bold green inverse c256 true') },
-    );
+    await p.step('sgr', "printf '\\e[31mred\\e[0m \\e[1;32mbold green\\e[0m \\e[7minverse\\e[0m \\e[38;5;208mc256\\e[0m \\e[38;2;1;2;3mtrue\\e[0m\\n'", {
+      ready: (r) => r.includes('red bold green inverse c256 true'),
+    });
     await p.close();
   });
 
@@ -251,11 +243,9 @@ describe('screen fidelity against tmux (80x24)', () => {
     const p = await pair();
     await p.step('fill', 'seq 1 30', { ready: (r) => /30\n\$/.test(r) });
     await p.step('clear', 'clear', { ready: (r) => r.startsWith('$') });
-    await p.step(
-      'moves',
-      "printf 'abcdef\\e[2;10HXY\\e[5;3Hz\\e[1;1H\\e[3Bq\\e[10;1Hlong line here\\e[10;5H\\e[K\\e[12;1Hkeep\\e[1K\\e[20;1H'",
-      { ready: (r) => r.includes('long') },
-    );
+    await p.step('moves', "printf 'abcdef\\e[2;10HXY\\e[5;3Hz\\e[1;1H\\e[3Bq\\e[10;1Hlong line here\\e[10;5H\\e[K\\e[12;1Hkeep\\e[1K\\e[20;1H'", {
+      ready: (r) => r.includes('long'),
+    });
     await p.step('erase display below', "printf '\\e[6;1Hrow6\\e[8;1Hrow8\\e[7;1H\\e[J'", { ready: (r) => r.includes('row6') });
     await p.close();
   });
@@ -264,7 +254,7 @@ describe('screen fidelity against tmux (80x24)', () => {
     const p = await pair();
     await p.step(
       'mixed lines',
-      "for i in $(seq 1 300); do if [ $((i % 7)) = 0 ]; then printf '%d:%s\\n' $i \"$(printf '中%.0s' $(seq 1 $((i % 90))))\"; else printf \"%d:%0${i}d\\n\" $i 0; fi; done; echo end",
+      'for i in $(seq 1 300); do if [ $((i % 7)) = 0 ]; then printf \'%d:%s\\n\' $i "$(printf \'中%.0s\' $(seq 1 $((i % 90))))"; else printf "%d:%0${i}d\\n" $i 0; fi; done; echo end',
       { ready: (r) => /end\n\$/.test(r) },
     );
     const history = tmux.run('capture-pane', '-p', '-t', p.target, '-S', '-', '-E', '-').split('\n');
@@ -298,15 +288,19 @@ describe('screen fidelity against tmux (80x24)', () => {
     await p.close();
   });
 
-  test('the alternate screen: vim, then quit restores the normal screen', { skip: noTmux || (which('vim') || which('vi') ? false : 'vim is not installed') }, async () => {
-    const p = await pair();
-    const vim = which('vim') ? 'vim' : 'vi';
-    await p.step('before', 'echo before vim', { ready: (r) => /before vim\n\$/.test(r) });
-    await p.step('vim shown', `${vim} -u NONE -i NONE -N -n numbers.txt`, { ready: (r) => r.includes('line 023') && r.includes('numbers.txt') });
-    assert.equal(p.tmuxScreen().alternate, true, 'tmux shows vim on the alternate screen');
-    await p.step('vim move', '10Gdd', { enter: false, ready: (r) => r.includes('line 011') && !r.includes('line 010') });
-    await p.step('vim quit', ':q!', { ready: (r) => /before vim\n\$ .*numbers\.txt\n\$/.test(r) });
-    assert.equal(p.tmuxScreen().alternate, false);
-    await p.close();
-  });
+  test(
+    'the alternate screen: vim, then quit restores the normal screen',
+    { skip: noTmux || (which('vim') || which('vi') ? false : 'vim is not installed') },
+    async () => {
+      const p = await pair();
+      const vim = which('vim') ? 'vim' : 'vi';
+      await p.step('before', 'echo before vim', { ready: (r) => /before vim\n\$/.test(r) });
+      await p.step('vim shown', `${vim} -u NONE -i NONE -N -n numbers.txt`, { ready: (r) => r.includes('line 023') && r.includes('numbers.txt') });
+      assert.equal(p.tmuxScreen().alternate, true, 'tmux shows vim on the alternate screen');
+      await p.step('vim move', '10Gdd', { enter: false, ready: (r) => r.includes('line 011') && !r.includes('line 010') });
+      await p.step('vim quit', ':q!', { ready: (r) => /before vim\n\$ .*numbers\.txt\n\$/.test(r) });
+      assert.equal(p.tmuxScreen().alternate, false);
+      await p.close();
+    },
+  );
 });

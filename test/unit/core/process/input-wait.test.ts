@@ -43,9 +43,12 @@ async function becomes(p: pty.IPty, want: InputWait, what: string): Promise<void
   assert.fail(`${what}: expected ${want}, last probe said ${last}`);
 }
 
-test('stty -g\'s local flags: echo and canonical mode', () => {
+test("stty -g's local flags: echo and canonical mode", () => {
   // GNU stty -g at a readline prompt (-icanon -echo), during `read -s` (icanon -echo), and for `cat` (icanon echo).
-  assert.deepEqual(parseSttySaved('500:5:bf:8a31:3:1c:7f:15:4:0:1:0:11:13:1a:0:12:f:17:16:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0\n'), { echo: false, canonical: false });
+  assert.deepEqual(parseSttySaved('500:5:bf:8a31:3:1c:7f:15:4:0:1:0:11:13:1a:0:12:f:17:16:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0\n'), {
+    echo: false,
+    canonical: false,
+  });
   assert.deepEqual(parseSttySaved('500:5:bf:8a13:3:1c:7f:15:4:0:1:0:11:13:1a:0:12:f:17:16:0:0:0'), { echo: false, canonical: true });
   assert.deepEqual(parseSttySaved('500:5:bf:8a3b:3:1c'), { echo: true, canonical: true });
   assert.equal(parseSttySaved('stty: /dev/pts/9: No such file or directory'), null);
@@ -54,7 +57,7 @@ test('stty -g\'s local flags: echo and canonical mode', () => {
 
 test('a prompt is input, `read -s` a secret, a running command busy, `cat` input again', { skip: !linux && 'needs Linux /proc', timeout: 30_000 }, async () => {
   const p = bash();
-  await becomes(p, 'input_wait', 'bash\'s prompt (readline turns echo off, but reads keys, not lines)');
+  await becomes(p, 'input_wait', "bash's prompt (readline turns echo off, but reads keys, not lines)");
   p.write('read -s secret\r');
   await becomes(p, 'secret_input', 'read -s');
   p.write('x\r');

@@ -5,13 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as pty from 'node-pty';
-import {
-  foregroundProcessGroup,
-  readinessOf,
-  signalForegroundGroup,
-  terminalOf,
-  type Readiness,
-} from '../../../../src/core/process/proc-state';
+import { foregroundProcessGroup, readinessOf, signalForegroundGroup, terminalOf, type Readiness } from '../../../../src/core/process/proc-state';
 
 // Real programs in a real pty. Nothing here asserts timings: every wait polls with small sleeps up to a
 // bound, and "while X" samples only count when the foreground group was the same before and after.
@@ -171,7 +165,11 @@ async function expectJobWaits(shell: Shell, line: string, name: string): Promise
 async function expectJobBusyIn(shell: Shell, line: string, name: string, syscalls: readonly number[]): Promise<void> {
   shell.run(line);
   const pgid = await waitForJob(shell, name);
-  await until(`${name} blocked in ${syscalls.join('/')}`, () => syscallNr(pgid), (nr) => nr !== null && syscalls.includes(nr));
+  await until(
+    `${name} blocked in ${syscalls.join('/')}`,
+    () => syscallNr(pgid),
+    (nr) => nr !== null && syscalls.includes(nr),
+  );
   await expectBusyWhile(shell, pgid, 400);
   assert.equal(signalForegroundGroup(shell.pid, 'SIGINT').pgid, pgid);
   await waitForPrompt(shell);
@@ -234,7 +232,11 @@ test("python3 -c 'input()' and python3 -i at >>> wait for input", { skip: !linux
 
     shell.run(`${python} -i`);
     pgid = await waitForJob(shell, 'python');
-    await until('the >>> prompt', () => shell.output(), (out) => out.includes('>>>'));
+    await until(
+      'the >>> prompt',
+      () => shell.output(),
+      (out) => out.includes('>>>'),
+    );
     await expectWaiting(shell, pgid);
     shell.run('exit()');
     await waitForPrompt(shell);
@@ -276,7 +278,11 @@ test('a busy loop in the shell itself is busy', { skip: !linux && 'needs Linux /
   try {
     await waitForPrompt(shell);
     shell.run('while :; do :; done');
-    await until('the loop to start', () => readinessOf(shell.pid), (r) => r === 'busy');
+    await until(
+      'the loop to start',
+      () => readinessOf(shell.pid),
+      (r) => r === 'busy',
+    );
     for (let i = 0; i < 10; i++) {
       assert.equal(foregroundProcessGroup(shell.pid), shell.pid);
       assert.equal(readinessOf(shell.pid), 'busy');
@@ -301,7 +307,11 @@ test('a pipeline is busy unless all its processes sleep (one not reading the tty
     // cat does read the terminal, but the other member of its group computes: not ready.
     shell.run('cat | while :; do :; done');
     const loop = await waitForJob(shell, 'cat');
-    await until('cat reading the terminal', () => syscallNr(loop), (nr) => nr === 0 || nr === 63);
+    await until(
+      'cat reading the terminal',
+      () => syscallNr(loop),
+      (nr) => nr === 0 || nr === 63,
+    );
     await expectBusyWhile(shell, loop, 400);
     assert.equal(signalForegroundGroup(shell.pid, 'SIGINT').pgid, loop);
     await waitForPrompt(shell);
@@ -380,7 +390,11 @@ test('comm with spaces and parentheses is parsed correctly', { skip: !linux && '
   fs.symlinkSync('/bin/bash', weird);
   const shell = openShell(weird);
   try {
-    await until('the odd comm', () => comm(shell.pid), (c) => c === 'x) 1 2 (y');
+    await until(
+      'the odd comm',
+      () => comm(shell.pid),
+      (c) => c === 'x) 1 2 (y',
+    );
     await waitForPrompt(shell);
     assert.equal(foregroundProcessGroup(shell.pid), shell.pid);
   } finally {

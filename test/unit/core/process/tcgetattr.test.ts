@@ -48,12 +48,16 @@ async function becomes(p: pty.IPty, want: LineMode, what: string): Promise<void>
   assert.fail(`${what}: expected ${JSON.stringify(want)}, last read ${JSON.stringify(last)}`);
 }
 
-test('echo and canonical mode of the program\'s side, read on the master side at once', { skip: !linux && 'Linux answers for the slave on the master side' }, async () => {
-  assert.equal(canReadLocalFlags(), true, 'koffi loads and binds tcgetattr');
-  await becomes(spawn('cat'), { echo: true, canonical: true }, 'a plain terminal');
-  await becomes(spawn('stty -echo; cat'), { echo: false, canonical: true }, 'a password prompt');
-  await becomes(spawn('stty -echo -icanon; cat'), { echo: false, canonical: false }, 'a program that reads keys');
-});
+test(
+  "echo and canonical mode of the program's side, read on the master side at once",
+  { skip: !linux && 'Linux answers for the slave on the master side' },
+  async () => {
+    assert.equal(canReadLocalFlags(), true, 'koffi loads and binds tcgetattr');
+    await becomes(spawn('cat'), { echo: true, canonical: true }, 'a plain terminal');
+    await becomes(spawn('stty -echo; cat'), { echo: false, canonical: true }, 'a password prompt');
+    await becomes(spawn('stty -echo -icanon; cat'), { echo: false, canonical: false }, 'a program that reads keys');
+  },
+);
 
 test('nothing to read: null, not an error', { skip: !linux && 'Linux only' }, () => {
   assert.equal(lineModeOfFd(undefined), null);

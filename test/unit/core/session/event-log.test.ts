@@ -16,11 +16,23 @@ test('seq grows by one per event of the host, whatever the session; since(seq) i
   const c = log.append('a', { type: 'exit', exitCode: 0, signal: null });
   assert.deepEqual([a.seq, b.seq, c.seq], [1, 2, 3]);
   assert.deepEqual(b, { session: 'b', seq: 2, at: b.at, type: 'resize', cols: 80, rows: 24 });
-  assert.deepEqual(log.since(0).map((e) => e.seq), [1, 2, 3]);
-  assert.deepEqual(log.since(1).map((e) => e.seq), [2, 3]);
-  assert.deepEqual(log.since(0, 'a').map((e) => e.seq), [1, 3]);
+  assert.deepEqual(
+    log.since(0).map((e) => e.seq),
+    [1, 2, 3],
+  );
+  assert.deepEqual(
+    log.since(1).map((e) => e.seq),
+    [2, 3],
+  );
+  assert.deepEqual(
+    log.since(0, 'a').map((e) => e.seq),
+    [1, 3],
+  );
   assert.deepEqual(log.since(3), []);
-  assert.deepEqual(log.since(0, undefined, 2).map((e) => e.seq), [1, 2]);
+  assert.deepEqual(
+    log.since(0, undefined, 2).map((e) => e.seq),
+    [1, 2],
+  );
   log.dispose();
 });
 
@@ -30,8 +42,14 @@ test('only the newest events are retained; a replay from before them starts at t
   for (let i = 0; i < 1000; i++) log.append(i % 2 ? 'a' : 'b', { type: 'bell' });
   assert.equal(log.seq, 1000);
   const all = log.since(0);
-  assert.deepEqual(all.map((e) => e.seq), Array.from({ length: retained }, (_, i) => 1000 - retained + 1 + i));
-  assert.deepEqual(log.since(995).map((e) => e.seq), [996, 997, 998, 999, 1000]);
+  assert.deepEqual(
+    all.map((e) => e.seq),
+    Array.from({ length: retained }, (_, i) => 1000 - retained + 1 + i),
+  );
+  assert.deepEqual(
+    log.since(995).map((e) => e.seq),
+    [996, 997, 998, 999, 1000],
+  );
   assert.ok(log.since(0, 'a').every((e) => e.session === 'a' && e.seq > 1000 - retained));
   log.dispose();
 });

@@ -37,23 +37,27 @@ test('an idle session settles with nothing scheduled; typing is no new wait, Ent
   }
 });
 
-test('while the host has stopped reading for the parser (a flood), no probe is due; one follows once reading resumes', { skip: !linux && 'needs Linux /proc', timeout: 30_000 }, async () => {
-  const { InputWatch } = await import('../../../../src/core/session/input-watch');
-  let probes = 0;
-  const watch = new InputWatch(async () => {
-    probes++;
-    return 'busy';
-  });
-  try {
-    watch.hold(true);
-    watch.activity();
-    assert.equal(watch.quiet, false, 'a look is scheduled');
-    // Ordering fence: the scheduled look has come and gone (nothing scheduled, nothing running).
-    await until(() => watch.quiet, 10_000, 'the scheduled look to pass');
-    assert.equal(probes, 0, 'no /proc probe while output waits to be read');
-    watch.hold(false);
-    await until(() => probes === 1 && watch.quiet, 10_000, 'the probe after reading resumed');
-  } finally {
-    watch.dispose();
-  }
-});
+test(
+  'while the host has stopped reading for the parser (a flood), no probe is due; one follows once reading resumes',
+  { skip: !linux && 'needs Linux /proc', timeout: 30_000 },
+  async () => {
+    const { InputWatch } = await import('../../../../src/core/session/input-watch');
+    let probes = 0;
+    const watch = new InputWatch(async () => {
+      probes++;
+      return 'busy';
+    });
+    try {
+      watch.hold(true);
+      watch.activity();
+      assert.equal(watch.quiet, false, 'a look is scheduled');
+      // Ordering fence: the scheduled look has come and gone (nothing scheduled, nothing running).
+      await until(() => watch.quiet, 10_000, 'the scheduled look to pass');
+      assert.equal(probes, 0, 'no /proc probe while output waits to be read');
+      watch.hold(false);
+      await until(() => probes === 1 && watch.quiet, 10_000, 'the probe after reading resumed');
+    } finally {
+      watch.dispose();
+    }
+  },
+);

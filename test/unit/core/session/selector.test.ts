@@ -25,7 +25,12 @@ const items: Item[] = [
 ];
 
 function pick(selector: string, list: Item[] = items): Selection<Item> {
-  return resolveSelector(list, selector, (i) => i.id, (i) => i.name);
+  return resolveSelector(
+    list,
+    selector,
+    (i) => i.id,
+    (i) => i.name,
+  );
 }
 
 function idOf(s: Selection<Item>): string {
@@ -74,9 +79,23 @@ test('selectOrThrow answers -32001 with data {session} for unknown and ambiguous
     ['dup', /ambiguous: dup/],
   ] as const) {
     assert.throws(
-      () => selectOrThrow(items, selector, (i) => i.id, (i) => i.name),
+      () =>
+        selectOrThrow(
+          items,
+          selector,
+          (i) => i.id,
+          (i) => i.name,
+        ),
       (e: unknown) => e instanceof RpcError && e.code === -32001 && message.test(e.message) && (e.data as { session: string }).session === selector,
     );
   }
-  assert.equal(selectOrThrow(items, 'build', (i) => i.id, (i) => i.name).id, 'abc123');
+  assert.equal(
+    selectOrThrow(
+      items,
+      'build',
+      (i) => i.id,
+      (i) => i.name,
+    ).id,
+    'abc123',
+  );
 });

@@ -96,7 +96,11 @@ async function probe(s: Session, queries: string[]): Promise<{ answers: string[]
   const args = queries.map((q) => `'${q}'`).join(' ');
   const seen = s.views.map((v) => v.answers.length);
   await c.request('pty/write', { session: s.session, action: { text: `${PYTHON} ${PROBE} ${Math.max(1, s.views.length)} ${args}\r` } });
-  assert.equal((await c.request<{ matched: boolean }>('pty/wait', { session: s.session, match: 'FENCE?', timeout: 30_000 })).matched, true, 'the probe has its answers');
+  assert.equal(
+    (await c.request<{ matched: boolean }>('pty/wait', { session: s.session, match: 'FENCE?', timeout: 30_000 })).matched,
+    true,
+    'the probe has its answers',
+  );
   if (s.views.length === 0) await c.request('pty/write', { session: s.session, action: { text: 'END' } });
   for (const [i, v] of s.views.entries()) {
     await until(() => v.answers.length >= seen[i] + queries.length, 15_000, `view ${i} answered every query`);
@@ -112,7 +116,8 @@ async function probe(s: Session, queries: string[]): Promise<{ answers: string[]
 describe('what a view writes: its own answers out, keys in', () => {
   test('device attributes, status, DEC cursor reports, mode reports, XTVERSION, status strings and colours are answers; keys and text are kept', () => {
     const v = new ViewAnswers();
-    const answers = '\x1b[?1;2c\x1b[>0;276;0c\x1b[0n\x1b[?5;10R\x1b[?2004;2$y\x1b[4;2$y\x1bP>|xterm(390)\x1b\\\x1bP1$r0m\x1b\\\x1b]11;rgb:1e1e/1e1e/1e1e\x1b\\\x1b]10;rgb:cc/cc/cc\x07';
+    const answers =
+      '\x1b[?1;2c\x1b[>0;276;0c\x1b[0n\x1b[?5;10R\x1b[?2004;2$y\x1b[4;2$y\x1bP>|xterm(390)\x1b\\\x1bP1$r0m\x1b\\\x1b]11;rgb:1e1e/1e1e/1e1e\x1b\\\x1b]10;rgb:cc/cc/cc\x07';
     const keys = 'ls\x1b[A\x1b[1;5C\x1bOP\x1b[15~\r';
     assert.deepEqual(v.take(`l${answers}${keys}`), { text: `l${keys}`, colors: { 11: 'rgb:1e1e/1e1e/1e1e', 10: 'rgb:cc/cc/cc' } });
     assert.deepEqual(v.take('plain text'), { text: 'plain text' });
@@ -132,28 +137,38 @@ describe('what a view writes: its own answers out, keys in', () => {
 const noPython = !hasPython && `${PYTHON} is not installed`;
 describe('every terminal query gets exactly one answer, from the host', () => {
   for (const views of [0, 2]) {
-    test(`with ${views} views: device attributes, status, cursor position, XTVERSION, DECRQM and colours`, { timeout: TEST_TIMEOUT, skip: noPython }, async () => {
-      const s = await openSession(views);
-      try {
-        const r = await probe(s, QUERIES.map(([q]) => q));
-        // A view may answer a colour query (and so report its colours) before the host has parsed
-        // it: then the host's answer has the view's colour, which is the user's real one.
-        const expected = QUERIES.map(([, a]) => {
-          const slot = /^\x1b\](1[012]);/.exec(a)?.[1] as '10' | '11' | '12' | undefined;
-          return slot && views > 0 && r.answers.includes(`\x1b]${slot};${VIEW_COLORS[slot]}\x1b\\`) ? `\x1b]${slot};${VIEW_COLORS[slot]}\x1b\\` : a;
-        });
-        assert.deepEqual(r.answers, expected);
-        assert.equal(r.extra, '', 'no second answer, and nothing of the views\' own answers');
-        if (views > 0) {
-          // The views reported their colours (answers the program never saw): later colour queries get them.
-          const again = await probe(s, ['\\x1b]11;?\\x07', '\\x1b]10;?\\x07', '\\x1b]12;?\\x07']);
-          assert.deepEqual(again.answers, [11, 10, 12].map((slot) => `\x1b]${slot};${VIEW_COLORS[slot as 10 | 11 | 12]}\x1b\\`));
-          assert.equal(again.extra, '');
+    test(
+      `with ${views} views: device attributes, status, cursor position, XTVERSION, DECRQM and colours`,
+      { timeout: TEST_TIMEOUT, skip: noPython },
+      async () => {
+        const s = await openSession(views);
+        try {
+          const r = await probe(
+            s,
+            QUERIES.map(([q]) => q),
+          );
+          // A view may answer a colour query (and so report its colours) before the host has parsed
+          // it: then the host's answer has the view's colour, which is the user's real one.
+          const expected = QUERIES.map(([, a]) => {
+            const slot = /^\x1b\](1[012]);/.exec(a)?.[1] as '10' | '11' | '12' | undefined;
+            return slot && views > 0 && r.answers.includes(`\x1b]${slot};${VIEW_COLORS[slot]}\x1b\\`) ? `\x1b]${slot};${VIEW_COLORS[slot]}\x1b\\` : a;
+          });
+          assert.deepEqual(r.answers, expected);
+          assert.equal(r.extra, '', "no second answer, and nothing of the views' own answers");
+          if (views > 0) {
+            // The views reported their colours (answers the program never saw): later colour queries get them.
+            const again = await probe(s, ['\\x1b]11;?\\x07', '\\x1b]10;?\\x07', '\\x1b]12;?\\x07']);
+            assert.deepEqual(
+              again.answers,
+              [11, 10, 12].map((slot) => `\x1b]${slot};${VIEW_COLORS[slot as 10 | 11 | 12]}\x1b\\`),
+            );
+            assert.equal(again.extra, '');
+          }
+        } finally {
+          await s.close();
         }
-      } finally {
-        await s.close();
-      }
-    });
+      },
+    );
   }
 });
 
@@ -172,55 +187,75 @@ describe('real programs that ask their terminal', () => {
     "call timer_start(10, function('s:Check'), {'repeat': -1})",
   ].join('\n');
 
-  test('vim gets every answer it asks for, so :q ends it at once (send returns command_done for the vim command), with no view and with two', { timeout: 2 * TEST_TIMEOUT, skip: !hasVim && 'vim is not installed' }, async () => {
-    for (const views of [0, 2]) {
-      const s = await openSession(views);
-      try {
-        fs.writeFileSync(path.join(s.home, 'answers.vim'), VIM_SCRIPT + '\n');
-        const answers = path.join(s.home, 'answers.txt');
-        await c.request('pty/write', { session: s.session, action: { text: 'vim -N -u NONE -i NONE -n -S answers.vim notes.txt\r' } });
-        await until(() => fs.existsSync(answers), 20_000, `vim has the answers to all its queries (${views} views)`);
-        const [version, background, foreground, blink] = fs.readFileSync(answers, 'utf8').split('\n');
-        assert.equal(version, '\x1b[>0;276;0c');
-        assert.match(background, /^\x1b\]11;rgb:[0-9a-f]{4}\/[0-9a-f]{4}\/[0-9a-f]{4}\x1b\\$/);
-        assert.match(foreground, /^\x1b\]10;rgb:/);
-        assert.match(blink, /^\x1b\[\?12;[12]\$y$/);
-        const quit = await s.send(':q');
-        assert.equal(quit.waitReason, 'command_done');
-        assert.equal(quit.exitCode, 0);
-        assert.match(quit.command?.command ?? '', /^vim /);
-        // Nothing of any answer was left for the shell to read as typed text.
-        const next = await s.send('echo after');
-        assert.equal(next.command?.command, 'echo after');
-        assert.equal(next.exitCode, 0);
-        assert.doesNotMatch(next.output, /\$y|276|rgb:/);
-      } finally {
-        await s.close();
+  test(
+    'vim gets every answer it asks for, so :q ends it at once (send returns command_done for the vim command), with no view and with two',
+    { timeout: 2 * TEST_TIMEOUT, skip: !hasVim && 'vim is not installed' },
+    async () => {
+      for (const views of [0, 2]) {
+        const s = await openSession(views);
+        try {
+          fs.writeFileSync(path.join(s.home, 'answers.vim'), VIM_SCRIPT + '\n');
+          const answers = path.join(s.home, 'answers.txt');
+          await c.request('pty/write', { session: s.session, action: { text: 'vim -N -u NONE -i NONE -n -S answers.vim notes.txt\r' } });
+          await until(() => fs.existsSync(answers), 20_000, `vim has the answers to all its queries (${views} views)`);
+          const [version, background, foreground, blink] = fs.readFileSync(answers, 'utf8').split('\n');
+          assert.equal(version, '\x1b[>0;276;0c');
+          assert.match(background, /^\x1b\]11;rgb:[0-9a-f]{4}\/[0-9a-f]{4}\/[0-9a-f]{4}\x1b\\$/);
+          assert.match(foreground, /^\x1b\]10;rgb:/);
+          assert.match(blink, /^\x1b\[\?12;[12]\$y$/);
+          const quit = await s.send(':q');
+          assert.equal(quit.waitReason, 'command_done');
+          assert.equal(quit.exitCode, 0);
+          assert.match(quit.command?.command ?? '', /^vim /);
+          // Nothing of any answer was left for the shell to read as typed text.
+          const next = await s.send('echo after');
+          assert.equal(next.command?.command, 'echo after');
+          assert.equal(next.exitCode, 0);
+          assert.doesNotMatch(next.output, /\$y|276|rgb:/);
+        } finally {
+          await s.close();
+        }
       }
-    }
-  });
+    },
+  );
 
-  test('a prompt_toolkit prompt gets its cursor position answered (no "terminal doesn\'t support CPR" warning), with no view and with two', { timeout: 2 * TEST_TIMEOUT, skip: !hasPromptToolkit && 'python3-prompt-toolkit is not installed' }, async () => {
-    for (const views of [0, 2]) {
-      const s = await openSession(views);
-      try {
-        const script = path.join(s.home, 'ask.py');
-        fs.writeFileSync(script, ['from prompt_toolkit import PromptSession', 's = PromptSession()', "line = s.prompt('pt> ')", "print('GOT', repr(line), s.app.renderer.cpr_support.name)"].join('\n') + '\n');
-        await c.request('pty/write', { session: s.session, action: { text: `${PYTHON} ask.py\r` } });
-        assert.equal((await c.request<{ matched: boolean }>('pty/wait', { session: s.session, match: 'pt>', timeout: 20_000 })).matched, true, 'the prompt');
-        // Typed by a person in a view when there is one, else by a script.
-        if (s.views.length > 0) s.views[0].type('hello\r');
-        else await c.request('pty/write', { session: s.session, action: { text: 'hello\r' } });
-        const r = await c.request<{ matched: boolean; screen: string }>('pty/wait', { session: s.session, match: 'GOT', timeout: 20_000 });
-        assert.equal(r.matched, true);
-        assert.match(r.screen, /GOT 'hello' SUPPORTED/, `${views} views`);
-        assert.doesNotMatch(r.screen, /WARNING|CPR\)/);
-        await until(async () => (await c.request<{ commands: CommandRecord[] }>('pty/commands', { session: s.session })).commands.at(-1)?.exitCode === 0, 20_000, 'the script ended');
-        const next = await s.send('echo after');
-        assert.equal(next.command?.command, 'echo after');
-      } finally {
-        await s.close();
+  test(
+    'a prompt_toolkit prompt gets its cursor position answered (no "terminal doesn\'t support CPR" warning), with no view and with two',
+    { timeout: 2 * TEST_TIMEOUT, skip: !hasPromptToolkit && 'python3-prompt-toolkit is not installed' },
+    async () => {
+      for (const views of [0, 2]) {
+        const s = await openSession(views);
+        try {
+          const script = path.join(s.home, 'ask.py');
+          fs.writeFileSync(
+            script,
+            [
+              'from prompt_toolkit import PromptSession',
+              's = PromptSession()',
+              "line = s.prompt('pt> ')",
+              "print('GOT', repr(line), s.app.renderer.cpr_support.name)",
+            ].join('\n') + '\n',
+          );
+          await c.request('pty/write', { session: s.session, action: { text: `${PYTHON} ask.py\r` } });
+          assert.equal((await c.request<{ matched: boolean }>('pty/wait', { session: s.session, match: 'pt>', timeout: 20_000 })).matched, true, 'the prompt');
+          // Typed by a person in a view when there is one, else by a script.
+          if (s.views.length > 0) s.views[0].type('hello\r');
+          else await c.request('pty/write', { session: s.session, action: { text: 'hello\r' } });
+          const r = await c.request<{ matched: boolean; screen: string }>('pty/wait', { session: s.session, match: 'GOT', timeout: 20_000 });
+          assert.equal(r.matched, true);
+          assert.match(r.screen, /GOT 'hello' SUPPORTED/, `${views} views`);
+          assert.doesNotMatch(r.screen, /WARNING|CPR\)/);
+          await until(
+            async () => (await c.request<{ commands: CommandRecord[] }>('pty/commands', { session: s.session })).commands.at(-1)?.exitCode === 0,
+            20_000,
+            'the script ended',
+          );
+          const next = await s.send('echo after');
+          assert.equal(next.command?.command, 'echo after');
+        } finally {
+          await s.close();
+        }
       }
-    }
-  });
+    },
+  );
 });

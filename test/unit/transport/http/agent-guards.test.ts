@@ -95,11 +95,14 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
     assert.doesNotMatch(await screen(id), /via-|echo/);
     // Each refusal is the agent's, on the surface it came through (never "user via ws-stream").
     const last = (await ctl.call('pty/info', { session: id })).lastInput!;
-    assert.deepEqual({ origin: last.origin, transport: last.transport, approval: last.approval }, { origin: 'agent', transport: 'ws-rpc', approval: 'policy_deny' });
+    assert.deepEqual(
+      { origin: last.origin, transport: last.transport, approval: last.approval },
+      { origin: 'agent', transport: 'ws-rpc', approval: 'policy_deny' },
+    );
     await ctl.call('pty/kill', { session: id });
   });
 
-  test('what a token an agent holds writes elsewhere is credited to the agent; a guest\'s token still types as the human', { timeout: 60_000 }, async () => {
+  test("what a token an agent holds writes elsewhere is credited to the agent; a guest's token still types as the human", { timeout: 60_000 }, async () => {
     const id = await userSession();
     await ctl.call('host/agentPolicy', { approval: 'allow' });
     try {
@@ -110,7 +113,7 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
       const agentStream = await wsOpen(h.port, `/sessions/${id}/stream`, { token: agentToken });
       sockets.push(agentStream);
       agentStream.send({ type: 'write', data: 'echo agent-wrote', submit: true });
-      await until(async () => /agent-wrote\r?\n/.test(await screen(id)), 10_000, 'the agent\'s line');
+      await until(async () => /agent-wrote\r?\n/.test(await screen(id)), 10_000, "the agent's line");
       const last = (await ctl.call('pty/info', { session: id })).lastInput!;
       assert.equal(last.origin, 'agent', JSON.stringify(last));
       assert.equal(last.transport, 'ws-stream');
@@ -118,7 +121,7 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
       const guestStream = await wsOpen(h.port, `/sessions/${id}/stream`, { token: guestToken });
       sockets.push(guestStream);
       guestStream.send({ type: 'write', data: 'echo guest-wrote', submit: true });
-      await until(async () => /guest-wrote\r?\n/.test(await screen(id)), 10_000, 'the guest\'s line');
+      await until(async () => /guest-wrote\r?\n/.test(await screen(id)), 10_000, "the guest's line");
       assert.equal((await ctl.call('pty/info', { session: id })).lastInput?.origin, 'user');
     } finally {
       await ctl.call('host/agentPolicy', { approval: 'deny' });
@@ -154,7 +157,9 @@ describe('deny rules see the line as the shell will run it', () => {
   }
 
   async function agentSession(): Promise<string> {
-    const opened = (await agent.callTool({ name: 'open_session', arguments: { ...BASH, cols: 100, rows: 30 } })) as ToolResult & { structuredContent: { id: string } };
+    const opened = (await agent.callTool({ name: 'open_session', arguments: { ...BASH, cols: 100, rows: 30 } })) as ToolResult & {
+      structuredContent: { id: string };
+    };
     assert.notEqual(opened.isError, true, textOf(opened));
     const id = opened.structuredContent.id;
     await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes('$'), 10_000, 'a prompt');

@@ -42,7 +42,11 @@ type ToolResult = { isError?: boolean; content: Array<{ type: string; text?: str
 const textOf = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('');
 
 let nextId = 1;
-async function wsRpc(c: WsClient, method: string, params: Record<string, unknown>): Promise<{ result?: any; error?: { code: number; message: string; data?: any } }> {
+async function wsRpc(
+  c: WsClient,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<{ result?: any; error?: { code: number; message: string; data?: any } }> {
   const id = nextId++;
   c.send({ jsonrpc: '2.0', id, method, params });
   return c.next((m) => m && m.id === id, `${method} answer`);
@@ -150,7 +154,7 @@ describe('each distinct code on each surface', { timeout: 60_000 }, () => {
     assert.equal(textOf(tool), `Error ${SESSION_EXITED}: The session has exited`);
   });
 
-  test('declined: -32006 on the control socket; -32000 with the same data on the session\'s own socket', async () => {
+  test("declined: -32006 on the control socket; -32000 with the same data on the session's own socket", async () => {
     const mine = (await ctl.call('session/create', { ...BASH, name: 'users-own', origin: 'user' })) as SessionInfo;
     await ctl.call('host/agentPolicy', { approval: 'deny' });
     // An agent's own connection: a connection that says it is an agent stays one.

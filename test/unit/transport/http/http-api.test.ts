@@ -21,7 +21,24 @@ const FOREIGN_ORIGIN = 'http://evil.example';
 const TEST_TIMEOUT = 60_000;
 /** The fields of a SessionInfo served by a host with HTTP and without per-session TCP (docs/hosts.md#sessioninfo). */
 const SESSION_INFO_KEYS = [
-  'address', 'args', 'clients', 'cols', 'command', 'createdAt', 'cwd', 'exitCode', 'id', 'integration', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'stream', 'workspace',
+  'address',
+  'args',
+  'clients',
+  'cols',
+  'command',
+  'createdAt',
+  'cwd',
+  'exitCode',
+  'id',
+  'integration',
+  'name',
+  'origin',
+  'pid',
+  'rows',
+  'running',
+  'secretInput',
+  'stream',
+  'workspace',
 ];
 
 let h: HttpHost;
@@ -93,7 +110,6 @@ async function deleteSession(id: string): Promise<void> {
   const r = await api('DELETE', `/sessions/${id}`);
   assert.ok(r.status === 200 || r.status === 404, r.text);
 }
-
 
 /** Local addresses (hex, as /proc/net/tcp{,6} writes them) of sockets listening on `port`. */
 function listeningAddresses(port: number): string[] {
@@ -175,7 +191,11 @@ describe('security (Host, then Origin, then token)', () => {
   test('a foreign Origin on a plain request → 403, even with a valid token, and before the token check', { timeout: TEST_TIMEOUT }, async () => {
     assertRestError(await request(h.port, 'GET', '/health', { token: h.token, origin: FOREIGN_ORIGIN }), 403, 'FORBIDDEN');
     assertRestError(await request(h.port, 'POST', '/sessions', { token: h.token, origin: FOREIGN_ORIGIN, body: BASH }), 403, 'FORBIDDEN');
-    assertRestError(await request(h.port, 'POST', `/sessions/${sessionId}/write`, { token: h.token, origin: FOREIGN_ORIGIN, body: { data: 'echo pwned' } }), 403, 'FORBIDDEN');
+    assertRestError(
+      await request(h.port, 'POST', `/sessions/${sessionId}/write`, { token: h.token, origin: FOREIGN_ORIGIN, body: { data: 'echo pwned' } }),
+      403,
+      'FORBIDDEN',
+    );
     assertRestError(await request(h.port, 'GET', '/health', { origin: FOREIGN_ORIGIN }), 403, 'FORBIDDEN');
     // An origin differing from an allowed one only in port or scheme is foreign too.
     assertRestError(await request(h.port, 'GET', '/health', { token: h.token, origin: `http://127.0.0.1:${h.port + 1}` }), 403, 'FORBIDDEN');
@@ -184,13 +204,17 @@ describe('security (Host, then Origin, then token)', () => {
     assert.equal(h.host.registry.size, 1, 'the refused POST created nothing');
   });
 
-  test('a WebSocket upgrade with a foreign Origin → 403 for /rpc and /sessions/:id/stream (cross-site WebSocket hijacking)', { timeout: TEST_TIMEOUT }, async () => {
-    for (const p of ['/rpc', `/sessions/${sessionId}/stream`]) {
-      assert.deepEqual(await wsConnect(h.port, p, { queryToken: h.token, origin: FOREIGN_ORIGIN }), { kind: 'refused', status: 403 }, p);
-      assert.deepEqual(await wsConnect(h.port, p, { token: h.token, origin: FOREIGN_ORIGIN }), { kind: 'refused', status: 403 }, p);
-      assert.deepEqual(await wsConnect(h.port, p, { origin: FOREIGN_ORIGIN }), { kind: 'refused', status: 403 }, p);
-    }
-  });
+  test(
+    'a WebSocket upgrade with a foreign Origin → 403 for /rpc and /sessions/:id/stream (cross-site WebSocket hijacking)',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      for (const p of ['/rpc', `/sessions/${sessionId}/stream`]) {
+        assert.deepEqual(await wsConnect(h.port, p, { queryToken: h.token, origin: FOREIGN_ORIGIN }), { kind: 'refused', status: 403 }, p);
+        assert.deepEqual(await wsConnect(h.port, p, { token: h.token, origin: FOREIGN_ORIGIN }), { kind: 'refused', status: 403 }, p);
+        assert.deepEqual(await wsConnect(h.port, p, { origin: FOREIGN_ORIGIN }), { kind: 'refused', status: 403 }, p);
+      }
+    },
+  );
 
   test("the host's own origins are allowed: http://127.0.0.1:PORT and http://localhost:PORT", { timeout: TEST_TIMEOUT }, async () => {
     for (const origin of [`http://127.0.0.1:${h.port}`, `http://localhost:${h.port}`]) {
@@ -233,41 +257,62 @@ describe('security (Host, then Origin, then token)', () => {
 
 describe('CORS', () => {
   const preflight = (origin: string, p = '/sessions', method = 'POST') =>
-    request(h.port, 'OPTIONS', p, { origin, headers: { 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' } });
+    request(h.port, 'OPTIONS', p, {
+      origin,
+      headers: { 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' },
+    });
 
-  test('a preflight from an allow-listed origin is answered 204 without a token, with the methods and headers REST uses', { timeout: TEST_TIMEOUT }, async () => {
-    for (const [p, method] of [['/sessions', 'POST'], ['/sessions', 'GET'], ['/sessions/abc', 'DELETE'], ['/sessions/abc/write', 'POST'], ['/health', 'GET']]) {
-      const a = await preflight(ALLOWED_ORIGIN, p, method);
-      assert.equal(a.status, 204, `${method} ${p}: ${a.text}`);
-      assert.equal(a.text, '');
-      assert.equal(a.headers['access-control-allow-origin'], ALLOWED_ORIGIN);
-      const methods = String(a.headers['access-control-allow-methods']).split(/,\s*/);
-      for (const m of ['GET', 'POST', 'DELETE']) assert.ok(methods.includes(m), `${m} allowed: ${methods}`);
-      const headers = String(a.headers['access-control-allow-headers']).toLowerCase().split(/,\s*/);
-      for (const hd of ['authorization', 'content-type']) assert.ok(headers.includes(hd), `${hd} allowed: ${headers}`);
-    }
-  });
+  test(
+    'a preflight from an allow-listed origin is answered 204 without a token, with the methods and headers REST uses',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      for (const [p, method] of [
+        ['/sessions', 'POST'],
+        ['/sessions', 'GET'],
+        ['/sessions/abc', 'DELETE'],
+        ['/sessions/abc/write', 'POST'],
+        ['/health', 'GET'],
+      ]) {
+        const a = await preflight(ALLOWED_ORIGIN, p, method);
+        assert.equal(a.status, 204, `${method} ${p}: ${a.text}`);
+        assert.equal(a.text, '');
+        assert.equal(a.headers['access-control-allow-origin'], ALLOWED_ORIGIN);
+        const methods = String(a.headers['access-control-allow-methods']).split(/,\s*/);
+        for (const m of ['GET', 'POST', 'DELETE']) assert.ok(methods.includes(m), `${m} allowed: ${methods}`);
+        const headers = String(a.headers['access-control-allow-headers']).toLowerCase().split(/,\s*/);
+        for (const hd of ['authorization', 'content-type']) assert.ok(headers.includes(hd), `${hd} allowed: ${headers}`);
+      }
+    },
+  );
 
   test('a preflight from any other origin is refused (403); one with a foreign Host too', { timeout: TEST_TIMEOUT }, async () => {
     assertRestError(await preflight('https://evil.example'), 403, 'FORBIDDEN');
     assertRestError(await preflight(`http://[::1]:${h.port}`), 403, 'FORBIDDEN');
-    const foreignHost = await request(h.port, 'OPTIONS', '/sessions', { host: 'evil.example', origin: ALLOWED_ORIGIN, headers: { 'access-control-request-method': 'POST' } });
+    const foreignHost = await request(h.port, 'OPTIONS', '/sessions', {
+      host: 'evil.example',
+      origin: ALLOWED_ORIGIN,
+      headers: { 'access-control-request-method': 'POST' },
+    });
     assertRestError(foreignHost, 403, 'FORBIDDEN');
   });
 
-  test('real requests from an allowed origin still need the token, and carry Access-Control-Allow-Origin so the page can read them', { timeout: TEST_TIMEOUT }, async () => {
-    const noToken = await request(h.port, 'GET', '/sessions', { origin: ALLOWED_ORIGIN });
-    assertRestError(noToken, 401, 'UNAUTHORIZED');
-    const ok = await request(h.port, 'GET', '/sessions', { origin: ALLOWED_ORIGIN, token: h.token });
-    assert.equal(ok.status, 200, ok.text);
-    assert.equal(ok.headers['access-control-allow-origin'], ALLOWED_ORIGIN);
-    // An OPTIONS that is no preflight (no Access-Control-Request-Method) is an ordinary request: 401.
-    assertRestError(await request(h.port, 'OPTIONS', '/sessions', { origin: ALLOWED_ORIGIN }), 401, 'UNAUTHORIZED');
-    // The host's own pages are same-origin: no CORS headers.
-    const own = await request(h.port, 'GET', '/sessions', { origin: `http://127.0.0.1:${h.port}`, token: h.token });
-    assert.equal(own.status, 200);
-    assert.equal(own.headers['access-control-allow-origin'], undefined);
-  });
+  test(
+    'real requests from an allowed origin still need the token, and carry Access-Control-Allow-Origin so the page can read them',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const noToken = await request(h.port, 'GET', '/sessions', { origin: ALLOWED_ORIGIN });
+      assertRestError(noToken, 401, 'UNAUTHORIZED');
+      const ok = await request(h.port, 'GET', '/sessions', { origin: ALLOWED_ORIGIN, token: h.token });
+      assert.equal(ok.status, 200, ok.text);
+      assert.equal(ok.headers['access-control-allow-origin'], ALLOWED_ORIGIN);
+      // An OPTIONS that is no preflight (no Access-Control-Request-Method) is an ordinary request: 401.
+      assertRestError(await request(h.port, 'OPTIONS', '/sessions', { origin: ALLOWED_ORIGIN }), 401, 'UNAUTHORIZED');
+      // The host's own pages are same-origin: no CORS headers.
+      const own = await request(h.port, 'GET', '/sessions', { origin: `http://127.0.0.1:${h.port}`, token: h.token });
+      assert.equal(own.status, 200);
+      assert.equal(own.headers['access-control-allow-origin'], undefined);
+    },
+  );
 });
 
 describe('serve with HTTP: the token stays in the 0600 record; --allow-origin', () => {
@@ -291,7 +336,10 @@ describe('serve with HTTP: the token stays in the 0600 record; --allow-origin', 
 
   /** `serve` with a bash session and HTTP on a free port (`extra` flags added). */
   async function serveWithHttp(run: { base: string; env: NodeJS.ProcessEnv }, extra: string[] = []): Promise<{ serve: ServeProcess; port: number }> {
-    const started = await startServeOnFreePort((port) => ['--cmd', 'bash --norc --noprofile', '--cwd', run.base, '--http-port', String(port), ...extra], run.env);
+    const started = await startServeOnFreePort(
+      (port) => ['--cmd', 'bash --norc --noprofile', '--cwd', run.base, '--http-port', String(port), ...extra],
+      run.env,
+    );
     serves.push(started.serve);
     return started;
   }
@@ -432,56 +480,60 @@ describe('REST (the documented shapes)', () => {
     await deleteSession(b.id);
   });
 
-  test('GET /sessions/:id → {id,data,cursor,running,exitCode,dropped}; since reads incrementally; maxBytes bounds; waitMs blocks until output', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await createBash();
-    const prompt = await outputUntil(s.id, (t) => t.includes('$ '), 'the prompt');
-    const r = await api('GET', `/sessions/${s.id}`);
-    assert.equal(r.status, 200, r.text);
-    assert.deepEqual(Object.keys(r.json.data).sort(), ['cursor', 'data', 'dropped', 'exitCode', 'id', 'running']);
-    assert.equal(r.json.data.id, s.id);
-    assert.equal(r.json.data.data, prompt.text, 'since defaults to 0: everything retained');
-    assert.equal(r.json.data.cursor, prompt.cursor);
-    assert.equal(r.json.data.running, true);
-    assert.equal(r.json.data.exitCode, null);
-    assert.equal(r.json.data.dropped, 0);
+  test(
+    'GET /sessions/:id → {id,data,cursor,running,exitCode,dropped}; since reads incrementally; maxBytes bounds; waitMs blocks until output',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const s = await createBash();
+      const prompt = await outputUntil(s.id, (t) => t.includes('$ '), 'the prompt');
+      const r = await api('GET', `/sessions/${s.id}`);
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(Object.keys(r.json.data).sort(), ['cursor', 'data', 'dropped', 'exitCode', 'id', 'running']);
+      assert.equal(r.json.data.id, s.id);
+      assert.equal(r.json.data.data, prompt.text, 'since defaults to 0: everything retained');
+      assert.equal(r.json.data.cursor, prompt.cursor);
+      assert.equal(r.json.data.running, true);
+      assert.equal(r.json.data.exitCode, null);
+      assert.equal(r.json.data.dropped, 0);
 
-    // Nothing new after the cursor: an immediate empty answer.
-    const empty = await api('GET', `/sessions/${s.id}?since=${prompt.cursor}`);
-    assert.equal(empty.json.data.data, '');
-    assert.equal(empty.json.data.cursor, prompt.cursor);
+      // Nothing new after the cursor: an immediate empty answer.
+      const empty = await api('GET', `/sessions/${s.id}?since=${prompt.cursor}`);
+      assert.equal(empty.json.data.data, '');
+      assert.equal(empty.json.data.cursor, prompt.cursor);
 
-    // maxBytes: at most that many bytes, and the cursor moves by as many.
-    const three = await api('GET', `/sessions/${s.id}?since=0&maxBytes=3`);
-    assert.equal(three.json.data.data, prompt.text.slice(0, 3));
-    assert.equal(three.json.data.cursor, 3);
+      // maxBytes: at most that many bytes, and the cursor moves by as many.
+      const three = await api('GET', `/sessions/${s.id}?since=0&maxBytes=3`);
+      assert.equal(three.json.data.data, prompt.text.slice(0, 3));
+      assert.equal(three.json.data.cursor, 3);
 
-    // waitMs: the read blocks until output arrives (here: until we type something).
-    let answered = false;
-    const session = h.host.registry.get(s.id)!;
-    const listening = outputListeners(session);
-    const waiting = api('GET', `/sessions/${s.id}?since=${prompt.cursor}&waitMs=20000`).then((x) => {
-      answered = true;
-      return x;
-    });
-    // The condition, not a time window: the read has begun to wait for the session's next output.
-    await until(() => outputListeners(session) > listening, 15_000, 'the read to wait for output');
-    assert.equal(answered, false, 'the read waits while there is no new output');
-    const w = await api('POST', `/sessions/${s.id}/write`, { data: 'echo waited-$((6*7))', submit: false });
-    assert.equal(w.status, 200, w.text);
-    const got = await withTimeout(waiting, 15_000, 'the waiting read');
-    assert.equal(got.status, 200);
-    assert.ok(got.json.data.data.length > 0, 'the wait ended with output');
-    assert.ok(got.json.data.cursor > prompt.cursor);
+      // waitMs: the read blocks until output arrives (here: until we type something).
+      let answered = false;
+      const session = h.host.registry.get(s.id)!;
+      const listening = outputListeners(session);
+      const waiting = api('GET', `/sessions/${s.id}?since=${prompt.cursor}&waitMs=20000`).then((x) => {
+        answered = true;
+        return x;
+      });
+      // The condition, not a time window: the read has begun to wait for the session's next output.
+      await until(() => outputListeners(session) > listening, 15_000, 'the read to wait for output');
+      assert.equal(answered, false, 'the read waits while there is no new output');
+      const w = await api('POST', `/sessions/${s.id}/write`, { data: 'echo waited-$((6*7))', submit: false });
+      assert.equal(w.status, 200, w.text);
+      const got = await withTimeout(waiting, 15_000, 'the waiting read');
+      assert.equal(got.status, 200);
+      assert.ok(got.json.data.data.length > 0, 'the wait ended with output');
+      assert.ok(got.json.data.cursor > prompt.cursor);
 
-    // Incremental: from the new cursor on, only what came after; the pieces add up to the whole.
-    const enter = await api('POST', `/sessions/${s.id}/write`, { data: '' });
-    assert.deepEqual(enter.json, { ok: true, data: { id: s.id, bytes: 1 } });
-    const rest = await outputUntil(s.id, (t) => t.includes('waited-42'), 'the echo', got.json.data.cursor);
-    const whole = await api('GET', `/sessions/${s.id}?since=0&maxBytes=${rest.cursor}`);
-    assert.equal(whole.json.data.cursor, rest.cursor);
-    assert.equal(whole.json.data.data, prompt.text + got.json.data.data + rest.text);
-    await deleteSession(s.id);
-  });
+      // Incremental: from the new cursor on, only what came after; the pieces add up to the whole.
+      const enter = await api('POST', `/sessions/${s.id}/write`, { data: '' });
+      assert.deepEqual(enter.json, { ok: true, data: { id: s.id, bytes: 1 } });
+      const rest = await outputUntil(s.id, (t) => t.includes('waited-42'), 'the echo', got.json.data.cursor);
+      const whole = await api('GET', `/sessions/${s.id}?since=0&maxBytes=${rest.cursor}`);
+      assert.equal(whole.json.data.cursor, rest.cursor);
+      assert.equal(whole.json.data.data, prompt.text + got.json.data.data + rest.text);
+      await deleteSession(s.id);
+    },
+  );
 
   test('POST /sessions/:id/write: submit (default true) appends a newline and counts it; submit:false types only', { timeout: TEST_TIMEOUT }, async () => {
     const s = await createBash();
@@ -653,7 +705,11 @@ describe('WebSocket /sessions/:id/stream', () => {
     } finally {
       process.off('uncaughtException', onUncaught);
     }
-    assert.deepEqual(escaped.map((e) => e.message), [], 'no uncaught exception in the host');
+    assert.deepEqual(
+      escaped.map((e) => e.message),
+      [],
+      'no uncaught exception in the host',
+    );
     assert.equal(h.host.registry.get(s.id)?.running, true);
     await other.close();
     await deleteSession(s.id);

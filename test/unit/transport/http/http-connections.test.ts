@@ -37,42 +37,53 @@ function openRaw(port: number): Promise<RawConnection> {
 }
 
 describe('HTTP connections without a token', () => {
-  test(`${IDLE_CONNECTIONS} idle connections: an authenticated request is answered; each idle one is closed, an authenticated WebSocket is not`, { timeout: TEST_TIMEOUT }, async () => {
-    const h = await startHttpHost();
-    cleanups.push(() => h.close());
-    const rpc = await wsOpen(h.port, '/rpc', { token: h.token });
-    cleanups.push(() => rpc.close());
-    const idle: RawConnection[] = [];
-    for (let i = 0; i < IDLE_CONNECTIONS; i++) idle.push(await openRaw(h.port));
-    const health = await request(h.port, 'GET', '/health', { token: h.token });
-    assert.equal(health.status, 200, health.text);
-    assert.equal(health.json.ok, true);
+  test(
+    `${IDLE_CONNECTIONS} idle connections: an authenticated request is answered; each idle one is closed, an authenticated WebSocket is not`,
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const h = await startHttpHost();
+      cleanups.push(() => h.close());
+      const rpc = await wsOpen(h.port, '/rpc', { token: h.token });
+      cleanups.push(() => rpc.close());
+      const idle: RawConnection[] = [];
+      for (let i = 0; i < IDLE_CONNECTIONS; i++) idle.push(await openRaw(h.port));
+      const health = await request(h.port, 'GET', '/health', { token: h.token });
+      assert.equal(health.status, 200, health.text);
+      assert.equal(health.json.ok, true);
 
-    // A client that asked without a token (answered 401) and one that never finishes its headers.
-    const unauthorized = await openRaw(h.port);
-    const answered = new Promise<string>((r) => unauthorized.socket.once('data', (c: Buffer) => r(c.toString('utf8'))));
-    unauthorized.socket.write(`GET /health HTTP/1.1\r\nHost: 127.0.0.1:${h.port}\r\nConnection: keep-alive\r\n\r\n`);
-    assert.match(await answered, /^HTTP\/1\.1 401 /);
-    const slow = await openRaw(h.port);
-    slow.socket.write(`GET /health HTTP/1.1\r\nHost: 127.0.0.1:${h.port}\r\n`);
+      // A client that asked without a token (answered 401) and one that never finishes its headers.
+      const unauthorized = await openRaw(h.port);
+      const answered = new Promise<string>((r) => unauthorized.socket.once('data', (c: Buffer) => r(c.toString('utf8'))));
+      unauthorized.socket.write(`GET /health HTTP/1.1\r\nHost: 127.0.0.1:${h.port}\r\nConnection: keep-alive\r\n\r\n`);
+      assert.match(await answered, /^HTTP\/1\.1 401 /);
+      const slow = await openRaw(h.port);
+      slow.socket.write(`GET /health HTTP/1.1\r\nHost: 127.0.0.1:${h.port}\r\n`);
 
-    // Each one without a token is closed (pushed out by newer ones past the bound, or at its deadline).
-    await Promise.all([...idle, unauthorized, slow].map((c) => c.closed));
-    // The authenticated WebSocket was not on that clock.
-    rpc.send({ jsonrpc: '2.0', id: 'still', method: 'session/list', params: {} });
-    assert.ok(Array.isArray((await rpc.next((m) => m.id === 'still', 'session/list on the WebSocket')).result.sessions));
-    assert.equal((await request(h.port, 'GET', '/health', { token: h.token })).status, 200);
-  });
+      // Each one without a token is closed (pushed out by newer ones past the bound, or at its deadline).
+      await Promise.all([...idle, unauthorized, slow].map((c) => c.closed));
+      // The authenticated WebSocket was not on that clock.
+      rpc.send({ jsonrpc: '2.0', id: 'still', method: 'session/list', params: {} });
+      assert.ok(Array.isArray((await rpc.next((m) => m.id === 'still', 'session/list on the WebSocket')).result.sessions));
+      assert.equal((await request(h.port, 'GET', '/health', { token: h.token })).status, 200);
+    },
+  );
 
-  test(`the bound on connections not yet authenticated is ${MAX_UNAUTHENTICATED_HTTP_CONNECTIONS}, on their own; the deadline is ${HTTP_AUTHENTICATE_WITHIN_MS} ms`, { timeout: TEST_TIMEOUT }, async () => {
-    const h = await startHttpHost([], { maxHttpConnections: 2 });
-    cleanups.push(() => h.close());
-    // Idle ones do not take the owner's two connections' room.
-    const idle = await Promise.all(Array.from({ length: 8 }, () => openRaw(h.port)));
-    const answers = await Promise.all([1, 2].map(() => request(h.port, 'GET', '/health', { token: h.token })));
-    assert.deepEqual(answers.map((a) => a.status), [200, 200]);
-    await Promise.all(idle.map((c) => c.closed));
-  });
+  test(
+    `the bound on connections not yet authenticated is ${MAX_UNAUTHENTICATED_HTTP_CONNECTIONS}, on their own; the deadline is ${HTTP_AUTHENTICATE_WITHIN_MS} ms`,
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const h = await startHttpHost([], { maxHttpConnections: 2 });
+      cleanups.push(() => h.close());
+      // Idle ones do not take the owner's two connections' room.
+      const idle = await Promise.all(Array.from({ length: 8 }, () => openRaw(h.port)));
+      const answers = await Promise.all([1, 2].map(() => request(h.port, 'GET', '/health', { token: h.token })));
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        [200, 200],
+      );
+      await Promise.all(idle.map((c) => c.closed));
+    },
+  );
 
   test('a request that arrived in time is answered even when the host was too busy to read it before the deadline', { timeout: TEST_TIMEOUT }, async () => {
     const h = await startHttpHost();
@@ -91,29 +102,33 @@ describe('HTTP connections without a token', () => {
 });
 
 describe('connections per credential', () => {
-  test(`a view guest holding ${MAX_HTTP_CONNECTIONS} stream WebSockets is refused its next one; the owner's /health, REST and /rpc are served`, { timeout: TEST_TIMEOUT }, async () => {
-    const h = await startHttpHost();
-    cleanups.push(() => h.close());
-    const session = await h.host.createSession({ command: 'cat' });
-    const guest = h.http.tokens.share(session, 'view', 3600, true).token; // reusable: a guest's script holds it as a Bearer token
-    const streams: WsClient[] = [];
-    cleanups.push(() => Promise.all(streams.map((s) => s.close())));
-    for (let i = 0; i < MAX_HTTP_CONNECTIONS; i++) streams.push(await wsOpen(h.port, `/sessions/${session.id}/stream`, { token: guest }));
+  test(
+    `a view guest holding ${MAX_HTTP_CONNECTIONS} stream WebSockets is refused its next one; the owner's /health, REST and /rpc are served`,
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const h = await startHttpHost();
+      cleanups.push(() => h.close());
+      const session = await h.host.createSession({ command: 'cat' });
+      const guest = h.http.tokens.share(session, 'view', 3600, true).token; // reusable: a guest's script holds it as a Bearer token
+      const streams: WsClient[] = [];
+      cleanups.push(() => Promise.all(streams.map((s) => s.close())));
+      for (let i = 0; i < MAX_HTTP_CONNECTIONS; i++) streams.push(await wsOpen(h.port, `/sessions/${session.id}/stream`, { token: guest }));
 
-    assert.deepEqual(await wsConnect(h.port, `/sessions/${session.id}/stream`, { token: guest }), { kind: 'refused', status: 429 });
-    const guestRest = await request(h.port, 'GET', '/health', { token: guest });
-    assert.equal(guestRest.status, 429, 'the guest is over its own limit');
+      assert.deepEqual(await wsConnect(h.port, `/sessions/${session.id}/stream`, { token: guest }), { kind: 'refused', status: 429 });
+      const guestRest = await request(h.port, 'GET', '/health', { token: guest });
+      assert.equal(guestRest.status, 429, 'the guest is over its own limit');
 
-    const health = await request(h.port, 'GET', '/health', { token: h.token });
-    assert.equal(health.status, 200, health.text);
-    assert.equal((await request(h.port, 'GET', '/sessions', { token: h.token })).status, 200);
-    const rpc = await wsOpen(h.port, '/rpc', { token: h.token });
-    cleanups.push(() => rpc.close());
+      const health = await request(h.port, 'GET', '/health', { token: h.token });
+      assert.equal(health.status, 200, health.text);
+      assert.equal((await request(h.port, 'GET', '/sessions', { token: h.token })).status, 200);
+      const rpc = await wsOpen(h.port, '/rpc', { token: h.token });
+      cleanups.push(() => rpc.close());
 
-    // The guest's room comes back as its sockets close.
-    await streams.pop()!.close();
-    const again = await wsConnect(h.port, `/sessions/${session.id}/stream`, { token: guest });
-    assert.equal(again.kind, 'open');
-    if (again.kind === 'open') streams.push(again.client);
-  });
+      // The guest's room comes back as its sockets close.
+      await streams.pop()!.close();
+      const again = await wsConnect(h.port, `/sessions/${session.id}/stream`, { token: guest });
+      assert.equal(again.kind, 'open');
+      if (again.kind === 'open') streams.push(again.client);
+    },
+  );
 });

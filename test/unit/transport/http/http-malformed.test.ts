@@ -30,13 +30,22 @@ after(async () => {
 async function hostServes(): Promise<void> {
   const r = await request(h.port, 'GET', `/sessions/${sessionId}?since=0`, { token: h.token });
   assert.equal(r.status, 200, r.text);
-  assert.deepEqual(escaped.map((e) => e.message), [], 'no exception escaped the server');
+  assert.deepEqual(
+    escaped.map((e) => e.message),
+    [],
+    'no exception escaped the server',
+  );
 }
 
 describe('malformed percent-encoding', () => {
   test('in a REST path: 400 BAD_REQUEST on every route', { timeout: TEST_TIMEOUT }, async () => {
     for (const bad of MALFORMED) {
-      for (const [verb, path] of [['GET', `/sessions/${bad}`], ['DELETE', `/sessions/${bad}`], ['POST', `/sessions/${bad}/write`], ['POST', `/sessions/${bad}/resize`]]) {
+      for (const [verb, path] of [
+        ['GET', `/sessions/${bad}`],
+        ['DELETE', `/sessions/${bad}`],
+        ['POST', `/sessions/${bad}/write`],
+        ['POST', `/sessions/${bad}/resize`],
+      ]) {
         const r = await request(h.port, verb, path, { token: h.token, body: verb === 'POST' ? { text: 'x' } : undefined });
         assert.equal(r.status, 400, `${verb} ${path}: ${r.text}`);
         assert.equal(r.json.error.code, 'BAD_REQUEST');

@@ -21,7 +21,7 @@ test('?token= does not open plain HTTP requests; the Bearer header does', async 
   }
 });
 
-test('a page cookie does not open REST either, and the host\'s token is never one', async () => {
+test("a page cookie does not open REST either, and the host's token is never one", async () => {
   const h = await hP;
   const session = await h.host.createSession({ command: 'bash', args: ['--norc', '--noprofile'] });
   const link = new URL(h.http.tokens.share(session, 'control', 600).url);

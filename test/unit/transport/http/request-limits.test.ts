@@ -32,7 +32,14 @@ after(async () => {
 function streamBody(path: string, bytes: number): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port: h.port, method: 'POST', path, agent: false, headers: { authorization: `Bearer ${h.token}`, 'content-type': 'application/json' } },
+      {
+        host: '127.0.0.1',
+        port: h.port,
+        method: 'POST',
+        path,
+        agent: false,
+        headers: { authorization: `Bearer ${h.token}`, 'content-type': 'application/json' },
+      },
       (res) => {
         const parts: Buffer[] = [];
         res.on('data', (c: Buffer) => parts.push(c));

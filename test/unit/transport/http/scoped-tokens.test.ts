@@ -105,7 +105,11 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
     assert.equal((await rest('POST', '/sessions', control.token, BASH)).status, 403);
     assert.equal((await rest('GET', `/sessions/${b.id}`, control.token)).status, 403);
     const list = await rest('GET', '/sessions', view.token);
-    assert.deepEqual(list.json.data.map((s: SessionInfo) => s.id), [a.id], 'a scoped token lists only its session');
+    assert.deepEqual(
+      list.json.data.map((s: SessionInfo) => s.id),
+      [a.id],
+      'a scoped token lists only its session',
+    );
     // /health answers it (a liveness probe works), counting only the sessions it reaches, as the list does.
     assert.deepEqual((await rest('GET', '/health', view.token)).json, { ok: true, data: { hostId: h.host.hostId, sessions: 1 } });
     assert.deepEqual((await rest('GET', '/health', h.token)).json, { ok: true, data: { hostId: h.host.hostId, sessions: 2 } });
@@ -122,7 +126,10 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
     assert.ok((await rpc(view, 'pty/read', { session: a.id })).result.screen !== undefined);
     assert.equal((await rpc(view, 'pty/write', { session: a.id, action: { text: '' } })).error?.code, -32004);
     assert.equal((await rpc(view, 'pty/read', { session: b.id })).error?.code, -32004);
-    assert.deepEqual((await rpc(view, 'session/list', {})).result.sessions.map((s: SessionInfo) => s.id), [a.id]);
+    assert.deepEqual(
+      (await rpc(view, 'session/list', {})).result.sessions.map((s: SessionInfo) => s.id),
+      [a.id],
+    );
     const input = await ws('/rpc', (await share(a.id, 'input')).token);
     assert.ok((await rpc(input, 'pty/write', { session: a.id, action: { text: '' } })).result);
     const send = await rpc(input, 'pty/signal', { session: a.id, signal: 'SIGCONT' });
@@ -142,14 +149,14 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
     }
   });
 
-  test('/rpc: pty/events without a session follows only the token\'s session', async () => {
+  test("/rpc: pty/events without a session follows only the token's session", async () => {
     const c = await ws('/rpc', (await share(a.id, 'view')).token);
     const answer = await rpc(c, 'pty/events', {});
     assert.equal(typeof answer.result.seq, 'number');
     await ctl.call('pty/resize', { session: b.id, cols: 71, rows: 21 });
     await ctl.call('pty/resize', { session: a.id, cols: 72, rows: 22 });
     const note = await c.next((m) => m?.method === 'pty/event' && m.params.type === 'resize', 'a resize event');
-    assert.equal(note.params.session, a.id, 'the first resize it hears of is its own session\'s, not the other one before it');
+    assert.equal(note.params.session, a.id, "the first resize it hears of is its own session's, not the other one before it");
   });
 
   test('stream WebSocket: view reads and cannot type, input types; another session is refused', async () => {
@@ -158,7 +165,7 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
     assert.match((await view.next((m) => m?.type === 'error', 'refusal')).message, /read-only/);
     const input = await ws(`/sessions/${a.id}/stream`, (await share(a.id, 'input')).token);
     input.send({ type: 'write', data: 'echo typed-$((6*7))\n' });
-    await input.streamUntil((t) => t.includes('typed-42'), 'the input token\'s command output');
+    await input.streamUntil((t) => t.includes('typed-42'), "the input token's command output");
     await view.streamUntil((t) => t.includes('typed-42'), 'the viewer sees it');
     assert.ok(!view.streamText().includes('view-typed'), 'nothing the viewer sent was typed');
     const other = await wsConnect(h.port, `/sessions/${b.id}/stream`, { token: (await share(a.id, 'control')).token });
@@ -166,7 +173,17 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
   });
 
   test('/mcp: tools/list shows only what the scope allows, and a refused call is isError naming the scope', async () => {
-    const reading = ['list_commands', 'list_sessions', 'read_command_output', 'read_output', 'read_screen', 'read_scrollback', 'terminal_snapshot', 'wait_event', 'wait_for'];
+    const reading = [
+      'list_commands',
+      'list_sessions',
+      'read_command_output',
+      'read_output',
+      'read_screen',
+      'read_scrollback',
+      'terminal_snapshot',
+      'wait_event',
+      'wait_for',
+    ];
     const view = await mcp((await share(a.id, 'view')).token);
     assert.deepEqual(await toolNames(view), reading);
     const refused = (await view.callTool({ name: 'send', arguments: { session: a.id, text: 'echo no' } })) as ToolResult;
@@ -178,11 +195,18 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
     assert.equal(elsewhere.isError, true);
     assert.match(textOf(elsewhere), /-32004/);
     const listed = (await view.callTool({ name: 'list_sessions', arguments: {} })) as ToolResult & { structuredContent: { sessions: SessionInfo[] } };
-    assert.deepEqual(listed.structuredContent.sessions.map((s) => s.id), [a.id]);
+    assert.deepEqual(
+      listed.structuredContent.sessions.map((s) => s.id),
+      [a.id],
+    );
     const input = await mcp((await share(a.id, 'input')).token);
     assert.deepEqual(await toolNames(input), [...reading, 'app_input', 'resize', 'send_keys'].sort());
     const control = await mcp((await share(a.id, 'control')).token);
-    assert.deepEqual(await toolNames(control), [...reading, 'app_input', 'close_session', 'resize', 'send', 'send_keys', 'signal'].sort(), 'open_session needs the host token');
+    assert.deepEqual(
+      await toolNames(control),
+      [...reading, 'app_input', 'close_session', 'resize', 'send', 'send_keys', 'signal'].sort(),
+      'open_session needs the host token',
+    );
     const full = await mcp(h.token);
     assert.ok((await toolNames(full)).includes('open_session'));
   });
@@ -260,7 +284,9 @@ describe('shared-pty share, tokens, revoke', { timeout: 120_000 }, () => {
     const hash = crypto.createHash('sha256').update(token).digest();
     assert.ok(!list.stdout.includes(hash.toString('hex')) && !list.stdout.includes(hash.toString('base64url')), 'nor its hash');
     const id = /shared-pty revoke (\S+)\)/.exec(shared.stdout)?.[1];
-    const mine = (JSON.parse(list.stdout) as Array<{ id: string; scope: string; session: string; createdAt: string; expiresAt: string; lastUsedAt: string | null }>).find((t) => t.id === id);
+    const mine = (
+      JSON.parse(list.stdout) as Array<{ id: string; scope: string; session: string; createdAt: string; expiresAt: string; lastUsedAt: string | null }>
+    ).find((t) => t.id === id);
     assert.ok(mine, `${id} in ${list.stdout}`);
     assert.equal(mine.scope, 'input');
     assert.equal(mine.session, a.id);

@@ -25,13 +25,38 @@ const TABLE = METHODS as readonly MethodSpec[];
 /** The MCP tools of docs/protocol.md#6-mcp: the eleven first ones and those added since. */
 /** The terminal view's keys: the one tool with an input of the MCP layer's own (the view's key). */
 const APP_INPUT = 'app_input';
-const DOCUMENTED_TOOLS = ['list_sessions', 'open_session', 'send', 'send_keys', 'read_screen', 'read_scrollback', 'read_output', 'wait_for', 'resize', 'signal', 'close_session', 'list_commands', 'wait_event', 'read_command_output', 'terminal_snapshot', 'app_input'];
+const DOCUMENTED_TOOLS = [
+  'list_sessions',
+  'open_session',
+  'send',
+  'send_keys',
+  'read_screen',
+  'read_scrollback',
+  'read_output',
+  'wait_for',
+  'resize',
+  'signal',
+  'close_session',
+  'list_commands',
+  'wait_event',
+  'read_command_output',
+  'terminal_snapshot',
+  'app_input',
+];
 /** The tools that return output take maxChars and add totalChars and elidedChars (docs/guarantees.md#output-budget-for-agents). */
 const BUDGET_TOOLS = ['send', 'read_screen', 'read_scrollback', 'read_output', 'signal', 'send_keys'];
 /** …of which these return output only sometimes (send_keys waits only when asked): their counts are optional. */
 const SOMETIMES_OUTPUT = ['send_keys'];
 /** The REST routes of docs/protocol.md#rest: the six original ones and ours for later methods. */
-const DOCUMENTED_ROUTES = ['POST /sessions', 'GET /sessions', 'GET /sessions/:id', 'POST /sessions/:id/write', 'POST /sessions/:id/resize', 'DELETE /sessions/:id', 'GET /sessions/:id/commands'];
+const DOCUMENTED_ROUTES = [
+  'POST /sessions',
+  'GET /sessions',
+  'GET /sessions/:id',
+  'POST /sessions/:id/write',
+  'POST /sessions/:id/resize',
+  'DELETE /sessions/:id',
+  'GET /sessions/:id/commands',
+];
 
 /** A recording for host/replay's example (removed with the homes in after()). */
 const EXAMPLE_CAST = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'spt-surfaces-')), 'example.cast');
@@ -215,7 +240,7 @@ describe('every surface agrees with the method table', () => {
     tools = (await mcp.listTools()).tools as any;
     const page = (await mcp.readResource({ uri: 'ui://shared-pty/terminal' })).contents[0] as { text?: string };
     appKey = /<meta name="shared-pty-app-key" content="([^"]+)">/.exec(page.text ?? '')?.[1] ?? '';
-    assert.ok(appKey, 'the terminal view\'s page carries its key');
+    assert.ok(appKey, "the terminal view's page carries its key");
   });
 
   after(async () => {
@@ -232,7 +257,7 @@ describe('every surface agrees with the method table', () => {
     assert.deepEqual(Object.keys(EXAMPLES).sort(), TABLE.map((m) => m.name).sort(), 'every method has an example call here');
   });
 
-  test('each tool takes its method\'s params with the same constraints, returns its result, and is read-only exactly when the method only reads', () => {
+  test("each tool takes its method's params with the same constraints, returns its result, and is read-only exactly when the method only reads", () => {
     for (const served of tools) {
       const def = TOOLS.find((t) => t.name === served.name)!;
       const spec = def.method;
@@ -264,7 +289,13 @@ describe('every surface agrees with the method table', () => {
         const offered = Object.keys(spec.params.shape).filter((k) => !(spec.mcp?.omit ?? []).includes(k as never));
         const budget = BUDGET_TOOLS.includes(served.name) ? ['maxChars'] : [];
         const key = served.name === APP_INPUT ? ['appKey'] : [];
-        assert.deepEqual(Object.keys(props).filter((k) => k !== 'session').sort(), [...offered, ...budget, ...key].sort(), `${served.name} offers every param of ${spec.name}`);
+        assert.deepEqual(
+          Object.keys(props)
+            .filter((k) => k !== 'session')
+            .sort(),
+          [...offered, ...budget, ...key].sort(),
+          `${served.name} offers every param of ${spec.name}`,
+        );
       }
       // A tool that returns output adds its budget's counts (docs/guarantees.md#output-budget-for-agents); one that shows the
       // terminal view also names its session (docs/guarantees.md#the-terminal-in-the-agents-chat).
@@ -272,43 +303,52 @@ describe('every surface agrees with the method table', () => {
       const count = SOMETIMES_OUTPUT.includes(served.name) ? z.number().optional() : z.number();
       const budgeted = BUDGET_TOOLS.includes(served.name) ? own.extend({ totalChars: count, elidedChars: count }) : own;
       const result = spec.mcp?.app === 'shows' ? budgeted.extend({ session: z.string() }) : budgeted;
-      assert.deepEqual(constraints(served.outputSchema), constraints(jsonOf(result)), `${served.name}: outputSchema is ${spec.name}'s result${spec.mcp?.app === 'shows' ? ' and session' : ''}`);
+      assert.deepEqual(
+        constraints(served.outputSchema),
+        constraints(jsonOf(result)),
+        `${served.name}: outputSchema is ${spec.name}'s result${spec.mcp?.app === 'shows' ? ' and session' : ''}`,
+      );
       assert.equal(served.annotations?.readOnlyHint, spec.scope === 'read', `${served.name}: readOnlyHint follows scope ${spec.scope}`);
     }
   });
 
-  test('every method answers its example over JSON-RPC with exactly its result schema, and each route and tool succeeds too', { timeout: 120_000 }, async () => {
-    const shared = await openBash();
-    for (const spec of TABLE) {
-      const session = spec.target !== 'host' ? await sessionFor(spec, shared) : undefined;
-      const params: Record<string, unknown> = { ...(session ? { session } : {}), ...EXAMPLES[spec.name] };
-      if (spec.name === 'host/revoke') params.id = (await rpc('session/share', { session: shared })).info.id;
-      const r = await rpc(spec.name, params);
-      assert.deepEqual(spec.result.parse(r), r, `${spec.name}: its result has exactly the fields of its schema`);
-      if (spec.name === 'session/create') await rpc('pty/kill', { session: r.id });
-    }
-    for (const route of REST_ROUTES) {
-      const spec = route.method;
-      const session = spec.target === 'session' ? (NEEDS_COMMAND.has(spec.name) ? await openBashWithCommand() : await openBash()) : undefined;
-      const input = route.rest.input ? { data: 'x', submit: false } : EXAMPLES[spec.name];
-      const a = await restCall(route, session, spec.name === 'pty/kill' ? {} : input);
-      assert.equal(a.status, 200, `${route.rest.verb} ${route.rest.path}: ${a.text}`);
-      if (!route.rest.respond) assert.deepEqual(spec.result.parse(a.json.data), a.json.data, `${route.rest.path} answers ${spec.name}'s result`);
-      if (spec.name === 'session/create') await rpc('pty/kill', { session: a.json.data.id });
-      if (session && spec.name !== 'pty/kill') await rpc('pty/kill', { session });
-    }
-    for (const def of TOOLS) {
-      const session = def.method.target === 'session' ? (NEEDS_COMMAND.has(def.method.name) ? await openBashWithCommand() : await openBash()) : undefined;
-      const args = { ...(session ? { session } : {}), ...(toolArgs(def, EXAMPLES[def.method.name]) ?? {}) };
-      const r = await tool(def.name, args);
-      assert.notEqual(r.isError, true, `${def.name}: ${toolText(r)}`);
-      assert.ok(r.structuredContent, `${def.name} returns structuredContent`);
-      if (BUDGET_TOOLS.includes(def.name) && !SOMETIMES_OUTPUT.includes(def.name)) assert.equal(r.structuredContent.elidedChars, 0, `${def.name}: nothing left out of a short output`);
-      if (def.name === 'open_session') await rpc('pty/kill', { session: r.structuredContent.id });
-      if (session && def.name !== 'close_session') await rpc('pty/kill', { session });
-    }
-    await rpc('pty/kill', { session: shared });
-  });
+  test(
+    'every method answers its example over JSON-RPC with exactly its result schema, and each route and tool succeeds too',
+    { timeout: 120_000 },
+    async () => {
+      const shared = await openBash();
+      for (const spec of TABLE) {
+        const session = spec.target !== 'host' ? await sessionFor(spec, shared) : undefined;
+        const params: Record<string, unknown> = { ...(session ? { session } : {}), ...EXAMPLES[spec.name] };
+        if (spec.name === 'host/revoke') params.id = (await rpc('session/share', { session: shared })).info.id;
+        const r = await rpc(spec.name, params);
+        assert.deepEqual(spec.result.parse(r), r, `${spec.name}: its result has exactly the fields of its schema`);
+        if (spec.name === 'session/create') await rpc('pty/kill', { session: r.id });
+      }
+      for (const route of REST_ROUTES) {
+        const spec = route.method;
+        const session = spec.target === 'session' ? (NEEDS_COMMAND.has(spec.name) ? await openBashWithCommand() : await openBash()) : undefined;
+        const input = route.rest.input ? { data: 'x', submit: false } : EXAMPLES[spec.name];
+        const a = await restCall(route, session, spec.name === 'pty/kill' ? {} : input);
+        assert.equal(a.status, 200, `${route.rest.verb} ${route.rest.path}: ${a.text}`);
+        if (!route.rest.respond) assert.deepEqual(spec.result.parse(a.json.data), a.json.data, `${route.rest.path} answers ${spec.name}'s result`);
+        if (spec.name === 'session/create') await rpc('pty/kill', { session: a.json.data.id });
+        if (session && spec.name !== 'pty/kill') await rpc('pty/kill', { session });
+      }
+      for (const def of TOOLS) {
+        const session = def.method.target === 'session' ? (NEEDS_COMMAND.has(def.method.name) ? await openBashWithCommand() : await openBash()) : undefined;
+        const args = { ...(session ? { session } : {}), ...(toolArgs(def, EXAMPLES[def.method.name]) ?? {}) };
+        const r = await tool(def.name, args);
+        assert.notEqual(r.isError, true, `${def.name}: ${toolText(r)}`);
+        assert.ok(r.structuredContent, `${def.name} returns structuredContent`);
+        if (BUDGET_TOOLS.includes(def.name) && !SOMETIMES_OUTPUT.includes(def.name))
+          assert.equal(r.structuredContent.elidedChars, 0, `${def.name}: nothing left out of a short output`);
+        if (def.name === 'open_session') await rpc('pty/kill', { session: r.structuredContent.id });
+        if (session && def.name !== 'close_session') await rpc('pty/kill', { session });
+      }
+      await rpc('pty/kill', { session: shared });
+    },
+  );
 
   test('an unknown session is -32001 on every surface (REST: 404)', { timeout: 60_000 }, async () => {
     for (const spec of TABLE.filter((m) => m.target !== 'host')) {
@@ -324,33 +364,37 @@ describe('every surface agrees with the method table', () => {
     }
   });
 
-  test('a value below a param\'s bound is -32602 on every surface (REST: 400), and the bound itself is accepted on every surface', { timeout: 120_000 }, async () => {
-    const session = await openBash();
-    for (const spec of TABLE.filter((m) => !ENDS_SESSION.has(m.name) && m.name !== 'session/create')) {
-      const own = NEEDS_COMMAND.has(spec.name) ? await openBashWithCommand() : session;
-      const base = { ...(spec.target !== 'host' ? { session: own } : {}), ...EXAMPLES[spec.name] };
-      const def = TOOLS.find((t) => t.method === spec);
-      const route = REST_ROUTES.find((r) => r.method === spec && !r.rest.input);
-      for (const { name, min, at } of boundedFields(spec.params.shape)) {
-        assert.equal(await rpcCode(spec.name, { ...base, ...at(min - 1) }), -32602, `${spec.name}.${name} = ${min - 1}`);
-        assert.equal(await rpcCode(spec.name, { ...base, ...at(min) }), undefined, `${spec.name}.${name} = ${min}`);
-        if (def && !def.method.mcp?.input && !(def.method.mcp?.omit ?? []).includes(name as never)) {
-          assert.equal(await toolCode(def.name, { ...base, ...at(min - 1) }), -32602, `${def.name}.${name} = ${min - 1}`);
-          assert.equal(await toolCode(def.name, { ...base, ...at(min) }), undefined, `${def.name}.${name} = ${min}`);
-        }
-        if (route) {
-          const id = spec.target === 'session' ? own : undefined;
-          const { session: _s, ...input } = base as Record<string, unknown>;
-          const bad = await restCall(route, id, { ...input, ...at(min - 1) });
-          assert.equal(bad.status, 400, `${route.rest.path} ${name} = ${min - 1}: ${bad.text}`);
-          assert.equal(bad.json.error.code, 'BAD_REQUEST');
-          const ok = await restCall(route, id, { ...input, ...at(min) });
-          assert.equal(ok.status, 200, `${route.rest.path} ${name} = ${min}: ${ok.text}`);
+  test(
+    "a value below a param's bound is -32602 on every surface (REST: 400), and the bound itself is accepted on every surface",
+    { timeout: 120_000 },
+    async () => {
+      const session = await openBash();
+      for (const spec of TABLE.filter((m) => !ENDS_SESSION.has(m.name) && m.name !== 'session/create')) {
+        const own = NEEDS_COMMAND.has(spec.name) ? await openBashWithCommand() : session;
+        const base = { ...(spec.target !== 'host' ? { session: own } : {}), ...EXAMPLES[spec.name] };
+        const def = TOOLS.find((t) => t.method === spec);
+        const route = REST_ROUTES.find((r) => r.method === spec && !r.rest.input);
+        for (const { name, min, at } of boundedFields(spec.params.shape)) {
+          assert.equal(await rpcCode(spec.name, { ...base, ...at(min - 1) }), -32602, `${spec.name}.${name} = ${min - 1}`);
+          assert.equal(await rpcCode(spec.name, { ...base, ...at(min) }), undefined, `${spec.name}.${name} = ${min}`);
+          if (def && !def.method.mcp?.input && !(def.method.mcp?.omit ?? []).includes(name as never)) {
+            assert.equal(await toolCode(def.name, { ...base, ...at(min - 1) }), -32602, `${def.name}.${name} = ${min - 1}`);
+            assert.equal(await toolCode(def.name, { ...base, ...at(min) }), undefined, `${def.name}.${name} = ${min}`);
+          }
+          if (route) {
+            const id = spec.target === 'session' ? own : undefined;
+            const { session: _s, ...input } = base as Record<string, unknown>;
+            const bad = await restCall(route, id, { ...input, ...at(min - 1) });
+            assert.equal(bad.status, 400, `${route.rest.path} ${name} = ${min - 1}: ${bad.text}`);
+            assert.equal(bad.json.error.code, 'BAD_REQUEST');
+            const ok = await restCall(route, id, { ...input, ...at(min) });
+            assert.equal(ok.status, 200, `${route.rest.path} ${name} = ${min}: ${ok.text}`);
+          }
         }
       }
-    }
-    await rpc('pty/kill', { session });
-  });
+      await rpc('pty/kill', { session });
+    },
+  );
 
   test('writing to, signalling or resizing an exited session is -32003 on every surface (REST: 400 with rpcCode -32003)', { timeout: 60_000 }, async () => {
     const info = await rpc('session/create', { command: 'true' });
@@ -374,7 +418,7 @@ describe('every surface agrees with the method table', () => {
     await rpc('pty/kill', { session: info.id });
   });
 
-  test('docs/protocol.md\'s method, REST and tool tables are the table\'s (npm run docs rewrites them)', () => {
+  test("docs/protocol.md's method, REST and tool tables are the table's (npm run docs rewrites them)", () => {
     const doc = fs.readFileSync(PROTOCOL_DOC, 'utf8');
     assert.equal(renderProtocolDoc(doc), doc);
   });

@@ -20,7 +20,10 @@ const TEST_TIMEOUT = 60_000;
 
 /** An agent over `shared-pty mcp` whose client answers each question as `answer` says, and keeps them. */
 async function agentClient(dir: string, elicitation: boolean, apps = false): Promise<{ client: Client; questions: any[]; answer: { next: ElicitResult } }> {
-  const capabilities = { ...(elicitation ? { elicitation: { form: {} } } : {}), ...(apps ? { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } } : {}) };
+  const capabilities = {
+    ...(elicitation ? { elicitation: { form: {} } } : {}),
+    ...(apps ? { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } } : {}),
+  };
   const client = new Client({ name: 'approval-test', version: '0' }, { capabilities });
   const questions: any[] = [];
   const answer = { next: { action: 'cancel' } as ElicitResult };
@@ -31,11 +34,15 @@ async function agentClient(dir: string, elicitation: boolean, apps = false): Pro
     });
   }
   const env = bashEnv({ SHARED_PTY_DIR: dir }) as Record<string, string>;
-  await withTimeout(client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env, cwd: REPO_ROOT, stderr: 'pipe' })), 30_000, 'MCP stdio connect');
+  await withTimeout(
+    client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env, cwd: REPO_ROOT, stderr: 'pipe' })),
+    30_000,
+    'MCP stdio connect',
+  );
   return { client, questions, answer };
 }
 
-describe('approvals through the agent\'s own client (agent approval ask, no editor window)', () => {
+describe("approvals through the agent's own client (agent approval ask, no editor window)", () => {
   let h: { host: Host; dir: string; close(): Promise<void> };
   let ctl: RpcClient;
   let asking: Awaited<ReturnType<typeof agentClient>>;
@@ -47,7 +54,8 @@ describe('approvals through the agent\'s own client (agent approval ask, no edit
     await until(async () => (await rpc('pty/read', { session: info.id })).screen.includes('$'), 10_000, 'a prompt');
     return info.id;
   }
-  const send = (a: typeof asking, session: string, text: string) => a.client.callTool({ name: 'send', arguments: { session, text, timeout: 20_000 } }) as Promise<ToolResult>;
+  const send = (a: typeof asking, session: string, text: string) =>
+    a.client.callTool({ name: 'send', arguments: { session, text, timeout: 20_000 } }) as Promise<ToolResult>;
   const screen = async (session: string) => (await rpc('pty/read', { session })).screen as string;
 
   before(async () => {
@@ -76,7 +84,10 @@ describe('approvals through the agent\'s own client (agent approval ask, no edit
     const q = asking.questions[0];
     assert.equal(q.mode ?? 'form', 'form');
     assert.match(q.message, /echo once-\$\(\(1\+1\)\)/, 'the person sees what the agent wants to type');
-    assert.deepEqual(q.requestedSchema.properties.answer.oneOf.map((o: any) => o.title), ['Allow once', 'Allow for this session', 'Deny']);
+    assert.deepEqual(
+      q.requestedSchema.properties.answer.oneOf.map((o: any) => o.title),
+      ['Allow once', 'Allow for this session', 'Deny'],
+    );
     assert.equal((await rpc('pty/info', { session })).lastInput.approval, 'allowed_once');
     await send(asking, session, 'true');
     assert.equal(asking.questions.length, 2, 'asked again');
@@ -113,7 +124,7 @@ describe('approvals through the agent\'s own client (agent approval ask, no edit
     assert.match(await screen(session), /^headless-6$/m);
   });
 
-  test('app_input is the person\'s only from a client that renders MCP Apps (one that does not shows it to its model)', { timeout: TEST_TIMEOUT }, async () => {
+  test("app_input is the person's only from a client that renders MCP Apps (one that does not shows it to its model)", { timeout: TEST_TIMEOUT }, async () => {
     const session = await userSession();
     const refused = (await plain.client.callTool({ name: 'app_input', arguments: { session, data: 'echo not-the-person\r' } })) as ToolResult;
     assert.equal(refused.isError, true);
@@ -125,10 +136,10 @@ describe('approvals through the agent\'s own client (agent approval ask, no edit
       assert.match(textOf(keyless), /does not carry the key of a terminal view/);
       const page = (await apps.client.readResource({ uri: 'ui://shared-pty/terminal' })).contents[0] as { text?: string };
       const appKey = /<meta name="shared-pty-app-key" content="([^"]+)">/.exec(page.text ?? '')?.[1];
-      assert.ok(appKey, 'the view\'s page carries its key');
+      assert.ok(appKey, "the view's page carries its key");
       const typed = (await apps.client.callTool({ name: 'app_input', arguments: { session, data: 'echo the-person\r', appKey } })) as ToolResult;
       assert.notEqual(typed.isError, true, textOf(typed));
-      await until(async () => /^the-person$/m.test(await screen(session)), 10_000, 'the person\'s line ran');
+      await until(async () => /^the-person$/m.test(await screen(session)), 10_000, "the person's line ran");
       const last = (await rpc('pty/info', { session })).lastInput;
       assert.deepEqual([last.origin, last.transport], ['user', 'mcp-app']);
       assert.ok(!(await screen(session)).includes('not-the-person'));

@@ -59,7 +59,7 @@ async function checkDeclarations(client: Client): Promise<void> {
   const snapshot = tools.find((t) => t.name === 'terminal_snapshot');
   assert.deepEqual((snapshot?._meta as any)?.ui?.visibility, ['app'], 'the snapshot tool is for the view, not the model');
   const keys = tools.find((t) => t.name === 'app_input');
-  assert.deepEqual((keys?._meta as any)?.ui?.visibility, ['app'], 'the person\'s keys are the view\'s, hidden from the model');
+  assert.deepEqual((keys?._meta as any)?.ui?.visibility, ['app'], "the person's keys are the view's, hidden from the model");
   for (const t of tools.filter((x) => !SHOWING.includes(x.name) && x.name !== 'terminal_snapshot' && x.name !== 'app_input')) {
     assert.equal((t._meta as any)?.ui, undefined, `${t.name} shows no view`);
   }
@@ -111,7 +111,7 @@ describe('MCP Apps over Streamable HTTP (/mcp)', () => {
     await call(client, 'close_session', { session: id });
   });
 
-  test('the view\'s tools: a snapshot that redraws the screen, then read_output from its cursor follows new output', { timeout: TEST_TIMEOUT }, async () => {
+  test("the view's tools: a snapshot that redraws the screen, then read_output from its cursor follows new output", { timeout: TEST_TIMEOUT }, async () => {
     const { data: s } = await call(client, 'open_session', { ...BASH, cols: 60, rows: 12 });
     await call(client, 'send', { session: s.id, text: 'echo before-snapshot' });
     const snap = await call(client, 'terminal_snapshot', { session: s.id });

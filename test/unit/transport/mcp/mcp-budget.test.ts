@@ -71,31 +71,41 @@ async function openPlainBash(rows = 30): Promise<string> {
 }
 
 describe('MCP tools that return output keep within maxChars', () => {
-  test('read_output: head and tail within maxChars, one line with the cursors of the rest; reading them gives exactly what was left out', { timeout: TEST_TIMEOUT }, async () => {
-    const session = await openPlainBash();
-    await ctl.request('pty/send', { session, text: 'seq 1 20000', timeout: 20_000 });
-    const whole = await call('read_output', { session, since: 0, strip: true, maxChars: 10_000_000 });
-    assert.equal(whole.elidedChars, 0);
-    assert.equal(whole.totalChars, whole.data.length);
-    const cut = await call('read_output', { session, since: 0, strip: true, maxChars: 2000 });
-    assert.ok(cut.data.length <= 2000, `within the budget: ${cut.data.length}`);
-    assert.equal(cut.totalChars, whole.data.length);
-    assert.equal(cut.cursor, whole.cursor, 'the cursor still reads on from the end');
-    const parts = split(cut.data);
-    assert.equal(cut.elidedChars, parts.chars);
-    assert.ok(whole.data.startsWith(parts.head) && whole.data.endsWith(parts.tail));
-    assert.match(parts.how, /read_output since=\d+ maxBytes=\d+ strip=true/);
-    const rest = await call('read_output', { session, since: arg(parts.how, 'since'), maxBytes: arg(parts.how, 'maxBytes'), strip: true, maxChars: 10_000_000 });
-    assert.equal(parts.head + rest.data + parts.tail, whole.data, 'head, what was left out and tail are the whole output');
-    assert.equal(rest.data.split('\n').length - 1, parts.lines, 'the note counts the lines left out');
-    // Without maxChars the default budget is 20000.
-    const byDefault = await call('read_output', { session, since: 0, strip: true });
-    assert.ok(byDefault.data.length <= 20000 && byDefault.elidedChars > 0, `${byDefault.data.length} chars, ${byDefault.elidedChars} left out`);
-    // JSON-RPC keeps its result as it was: no counts, nothing left out.
-    const rpc = await ctl.request<Record<string, unknown>>('pty/output', { session, since: 0, strip: true });
-    assert.equal(rpc.data, whole.data);
-    assert.equal('totalChars' in rpc, false);
-  });
+  test(
+    'read_output: head and tail within maxChars, one line with the cursors of the rest; reading them gives exactly what was left out',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const session = await openPlainBash();
+      await ctl.request('pty/send', { session, text: 'seq 1 20000', timeout: 20_000 });
+      const whole = await call('read_output', { session, since: 0, strip: true, maxChars: 10_000_000 });
+      assert.equal(whole.elidedChars, 0);
+      assert.equal(whole.totalChars, whole.data.length);
+      const cut = await call('read_output', { session, since: 0, strip: true, maxChars: 2000 });
+      assert.ok(cut.data.length <= 2000, `within the budget: ${cut.data.length}`);
+      assert.equal(cut.totalChars, whole.data.length);
+      assert.equal(cut.cursor, whole.cursor, 'the cursor still reads on from the end');
+      const parts = split(cut.data);
+      assert.equal(cut.elidedChars, parts.chars);
+      assert.ok(whole.data.startsWith(parts.head) && whole.data.endsWith(parts.tail));
+      assert.match(parts.how, /read_output since=\d+ maxBytes=\d+ strip=true/);
+      const rest = await call('read_output', {
+        session,
+        since: arg(parts.how, 'since'),
+        maxBytes: arg(parts.how, 'maxBytes'),
+        strip: true,
+        maxChars: 10_000_000,
+      });
+      assert.equal(parts.head + rest.data + parts.tail, whole.data, 'head, what was left out and tail are the whole output');
+      assert.equal(rest.data.split('\n').length - 1, parts.lines, 'the note counts the lines left out');
+      // Without maxChars the default budget is 20000.
+      const byDefault = await call('read_output', { session, since: 0, strip: true });
+      assert.ok(byDefault.data.length <= 20000 && byDefault.elidedChars > 0, `${byDefault.data.length} chars, ${byDefault.elidedChars} left out`);
+      // JSON-RPC keeps its result as it was: no counts, nothing left out.
+      const rpc = await ctl.request<Record<string, unknown>>('pty/output', { session, since: 0, strip: true });
+      assert.equal(rpc.data, whole.data);
+      assert.equal('totalChars' in rpc, false);
+    },
+  );
 
   test('read_scrollback and read_screen: the line says which offset or rows hold the rest', { timeout: TEST_TIMEOUT }, async () => {
     const session = await openPlainBash(100);
@@ -124,37 +134,51 @@ describe('MCP tools that return output keep within maxChars', () => {
     assert.equal(sb.head + bottomRows.screen + sb.tail, (await call('read_screen', { session, bottom: 60 })).screen);
   });
 
-  test('send with shell integration: the head is the start of the command\'s output, the tail its end, the counts its whole; the line points at the rest in its log and the ring', { timeout: TEST_TIMEOUT }, async () => {
-    const session = await openShell('bash');
-    const expected = numbers(5000);
+  test(
+    "send with shell integration: the head is the start of the command's output, the tail its end, the counts its whole; the line points at the rest in its log and the ring",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const session = await openShell('bash');
+      const expected = numbers(5000);
 
-    const sent = await call('send', { session, text: 'seq 1 5000', maxChars: 3000 });
-    assert.equal(sent.waitReason, 'command_done');
-    assert.ok(sent.output.length <= 3000 && sent.elidedChars > 0, `${sent.output.length} chars`);
-    assert.equal(sent.totalChars, expected.length, 'the whole command output, counted exactly');
-    const parts = split(sent.output);
-    assert.ok(parts.head.startsWith('1\n2\n3\n') && expected.startsWith(parts.head), 'the head: the first lines, whole');
-    assert.ok(parts.tail.endsWith('4999\n5000\n') && expected.endsWith(parts.tail) && /^\d+\n/.test(parts.tail), 'the tail: the last lines, whole');
-    assert.equal(parts.head.length + sent.elidedChars + parts.tail.length, sent.totalChars);
-    assert.equal(parts.chars, sent.elidedChars);
-    assert.match(parts.how, new RegExp(`read_command_output id=${sent.command.id} offset=\\d+ \\(they end at offset \\d+\\)`));
-    const middle = await readLog(session, sent.command.id, arg(parts.how, 'offset'), Number(/they end at offset (\d+)/.exec(parts.how)![1]));
-    assert.equal(parts.head + middle + parts.tail, expected, 'head, what the log holds between and tail are the whole output');
-    assert.equal(middle.split('\n').length - 1, parts.lines, 'the note counts the lines left out');
-    // While the ring holds them, read_output gives the same.
-    assert.match(parts.how, /read_output since=\d+ maxBytes=\d+ strip=true/);
-    const ring = await call('read_output', { session, since: arg(parts.how, 'since'), maxBytes: arg(parts.how, 'maxBytes'), strip: true, maxChars: 10_000_000 });
-    assert.equal(ring.data, middle);
+      const sent = await call('send', { session, text: 'seq 1 5000', maxChars: 3000 });
+      assert.equal(sent.waitReason, 'command_done');
+      assert.ok(sent.output.length <= 3000 && sent.elidedChars > 0, `${sent.output.length} chars`);
+      assert.equal(sent.totalChars, expected.length, 'the whole command output, counted exactly');
+      const parts = split(sent.output);
+      assert.ok(parts.head.startsWith('1\n2\n3\n') && expected.startsWith(parts.head), 'the head: the first lines, whole');
+      assert.ok(parts.tail.endsWith('4999\n5000\n') && expected.endsWith(parts.tail) && /^\d+\n/.test(parts.tail), 'the tail: the last lines, whole');
+      assert.equal(parts.head.length + sent.elidedChars + parts.tail.length, sent.totalChars);
+      assert.equal(parts.chars, sent.elidedChars);
+      assert.match(parts.how, new RegExp(`read_command_output id=${sent.command.id} offset=\\d+ \\(they end at offset \\d+\\)`));
+      const middle = await readLog(session, sent.command.id, arg(parts.how, 'offset'), Number(/they end at offset (\d+)/.exec(parts.how)![1]));
+      assert.equal(parts.head + middle + parts.tail, expected, 'head, what the log holds between and tail are the whole output');
+      assert.equal(middle.split('\n').length - 1, parts.lines, 'the note counts the lines left out');
+      // While the ring holds them, read_output gives the same.
+      assert.match(parts.how, /read_output since=\d+ maxBytes=\d+ strip=true/);
+      const ring = await call('read_output', {
+        session,
+        since: arg(parts.how, 'since'),
+        maxBytes: arg(parts.how, 'maxBytes'),
+        strip: true,
+        maxChars: 10_000_000,
+      });
+      assert.equal(ring.data, middle);
 
-    // A short output is the rows as they were, nothing left out.
-    const small = await call('send', { session, text: 'seq 1 3', maxChars: 3000 });
-    assert.equal(small.elidedChars, 0);
-    assert.match(small.output, /my> seq 1 3\n1\n2\n3\nmy>/);
-  });
+      // A short output is the rows as they were, nothing left out.
+      const small = await call('send', { session, text: 'seq 1 3', maxChars: 3000 });
+      assert.equal(small.elidedChars, 0);
+      assert.match(small.output, /my> seq 1 3\n1\n2\n3\nmy>/);
+    },
+  );
 
   // 30 MB in bash (the ring holds 1 MiB, the scrollback 10,000 rows: neither is cut before the
   // budget), 3 MB in zsh and fish.
-  for (const [shell, n] of [['bash', 4_000_000], ['zsh', 400_000], ['fish', 400_000]] as const) {
+  for (const [shell, n] of [
+    ['bash', 4_000_000],
+    ['zsh', 400_000],
+    ['fish', 400_000],
+  ] as const) {
     test(`send of seq 1 ${n} in ${shell}: the head starts with 1, the tail ends with ${n}, totalChars is exact`, { timeout: 300_000 }, async () => {
       const session = await openShell(shell);
       const sent = await call('send', { session, text: `seq 1 ${n}`, maxChars: 2000, timeout: 280_000 });
@@ -166,11 +190,19 @@ describe('MCP tools that return output keep within maxChars', () => {
       assert.equal(sent.totalChars, total, 'every character of the whole output');
       const parts = split(sent.output);
       const headLines = parts.head.split('\n').slice(0, -1);
-      assert.deepEqual(headLines, headLines.map((_, i) => String(i + 1)), 'the head: 1, 2, 3, … whole lines');
+      assert.deepEqual(
+        headLines,
+        headLines.map((_, i) => String(i + 1)),
+        'the head: 1, 2, 3, … whole lines',
+      );
       const tailLines = parts.tail.split('\n').slice(0, -1);
       assert.equal(tailLines.at(-1), String(n), `the tail ends with ${n}`);
       const first = n - tailLines.length + 1;
-      assert.deepEqual(tailLines, tailLines.map((_, i) => String(first + i)), 'the tail: whole lines up to the last');
+      assert.deepEqual(
+        tailLines,
+        tailLines.map((_, i) => String(first + i)),
+        'the tail: whole lines up to the last',
+      );
       assert.equal(sent.elidedChars, total - parts.head.length - parts.tail.length);
       assert.equal(parts.chars, sent.elidedChars);
       assert.equal(parts.lines, first - 1 - headLines.length, 'the lines left out');

@@ -91,7 +91,13 @@ async function connect(era: Era, via: Via, wire: Wire): Promise<{ client: AnyCli
   const info = { name: `matrix-${era}-${via}`, version: '0.0.0' };
   const url = new URL(`${h.http.url}/mcp`);
   const requestInit = { headers: { Authorization: `Bearer ${h.token}` } };
-  const stdio = { command: process.execPath, args: [CLI, 'mcp'], env: bashEnv({ SHARED_PTY_DIR: runDir }) as Record<string, string>, cwd: REPO_ROOT, stderr: 'pipe' as const };
+  const stdio = {
+    command: process.execPath,
+    args: [CLI, 'mcp'],
+    env: bashEnv({ SHARED_PTY_DIR: runDir }) as Record<string, string>,
+    cwd: REPO_ROOT,
+    stderr: 'pipe' as const,
+  };
   if (era === 'v1') {
     const client = new ClientV1(info);
     const transport = via === 'http' ? new HttpV1(url, { requestInit, fetch: recordingFetch(wire) }) : new StdioV1(stdio);
@@ -135,7 +141,12 @@ async function everyTool(era: Era, via: Via): Promise<Set<string>> {
     const opened = await use('open_session', { ...BASH, cols: 90, rows: 25, name: `matrix-${era}-${via}-${process.pid}` });
     // The session is named by an argument of each call, never by the transport.
     const session: string = opened.data.id;
-    await use('list_sessions', {}).then((r) => assert.ok(r.data.sessions.some((s: any) => s.id === session), `${where}: listed`));
+    await use('list_sessions', {}).then((r) =>
+      assert.ok(
+        r.data.sessions.some((s: any) => s.id === session),
+        `${where}: listed`,
+      ),
+    );
     const sent = await use('send', { session, text: 'echo matrix-$((6*7))' });
     assert.match(sent.data.output, /^matrix-42$/m, `${where}: send`);
     assert.match((await use('read_screen', { session })).data.screen, /matrix-42/, `${where}: read_screen`);
@@ -152,7 +163,8 @@ async function everyTool(era: Era, via: Via): Promise<Set<string>> {
     called.add('app_input');
     const keys = (await client.callTool({ name: 'app_input', arguments: { session, data: '\r' } })) as ToolResult; // Enter: no line left started (the agent would wait for it)
     const keysText = (keys.content ?? []).map((c) => c.text).join('');
-    if (via === 'stdio' || era === 'v2-2026') assert.match(keysText, /^Error -32004: .*declared no MCP Apps support/, `${where}: app_input refused to a client without MCP Apps`);
+    if (via === 'stdio' || era === 'v2-2026')
+      assert.match(keysText, /^Error -32004: .*declared no MCP Apps support/, `${where}: app_input refused to a client without MCP Apps`);
     else {
       // Stateless /mcp on 2025-11-25 never learns the client's capabilities: the key only the view's
       // page holds is what keeps a model that sees app_input from typing as the user.
@@ -174,11 +186,14 @@ async function everyTool(era: Era, via: Via): Promise<Set<string>> {
 
     // A long call: progress reaches the client while it runs, then the result.
     const progress: unknown[] = [];
-    const long = (await client.callLong({ name: 'send', arguments: { session, text: LONG_COMMAND, timeout: 30_000 } }, {
-      onprogress: (p) => progress.push(p),
-      resetTimeoutOnProgress: true,
-      timeout: 60_000,
-    })) as ToolResult;
+    const long = (await client.callLong(
+      { name: 'send', arguments: { session, text: LONG_COMMAND, timeout: 30_000 } },
+      {
+        onprogress: (p) => progress.push(p),
+        resetTimeoutOnProgress: true,
+        timeout: 60_000,
+      },
+    )) as ToolResult;
     assert.match(long.structuredContent?.output ?? '', /^slept-6$/m, `${where}: the long send's output`);
     assert.ok(progress.length >= 1, `${where}: progress reached the client during the long send`);
 
@@ -199,25 +214,33 @@ async function everyTool(era: Era, via: Via): Promise<Set<string>> {
   return called;
 }
 
-test('the SDK v1 client, the v2 client on 2025-11-25 and on 2026-07-28, over /mcp and stdio: every tool, progress on a long call', { timeout: MATRIX_TIMEOUT_MS }, async () => {
-  const runs: Array<[Era, Via]> = [];
-  for (const era of ['v1', 'v2-2025', 'v2-2026'] as const) for (const via of ['http', 'stdio'] as const) runs.push([era, via]);
-  // The stdio runs go at once (their work is in child processes); the /mcp runs one after another
-  // beside them, so the in-process host is never starved past its 5 s for a new connection's
-  // first request (docs/guarantees.md) on a loaded machine.
-  const settle = (era: Era, via: Via) => everyTool(era, via).then((value) => ({ status: 'fulfilled' as const, value }), (reason: unknown) => ({ status: 'rejected' as const, reason }));
-  const byRun = new Map<string, Awaited<ReturnType<typeof settle>>>();
-  const key = (era: Era, via: Via) => `${era} ${via}`;
-  await Promise.all([
-    ...runs.filter(([, via]) => via === 'stdio').map(async ([era, via]) => byRun.set(key(era, via), await settle(era, via))),
-    (async () => {
-      for (const [era, via] of runs.filter(([, v]) => v === 'http')) byRun.set(key(era, via), await settle(era, via));
-    })(),
-  ]);
-  const outcomes = runs.map(([era, via]) => byRun.get(key(era, via))!);
-  const failures = outcomes.flatMap((o, i) => (o.status === 'rejected' ? [`${runs[i].join(' over ')}: ${(o.reason as Error)?.message ?? o.reason}`] : []));
-  assert.deepEqual(failures, [], failures.join('\n\n'));
-  for (const [i, o] of outcomes.entries()) {
-    if (o.status === 'fulfilled') assert.deepEqual([...o.value].sort(), [...TOOL_NAMES].sort(), `${runs[i].join(' over ')} called every tool`);
-  }
-});
+test(
+  'the SDK v1 client, the v2 client on 2025-11-25 and on 2026-07-28, over /mcp and stdio: every tool, progress on a long call',
+  { timeout: MATRIX_TIMEOUT_MS },
+  async () => {
+    const runs: Array<[Era, Via]> = [];
+    for (const era of ['v1', 'v2-2025', 'v2-2026'] as const) for (const via of ['http', 'stdio'] as const) runs.push([era, via]);
+    // The stdio runs go at once (their work is in child processes); the /mcp runs one after another
+    // beside them, so the in-process host is never starved past its 5 s for a new connection's
+    // first request (docs/guarantees.md) on a loaded machine.
+    const settle = (era: Era, via: Via) =>
+      everyTool(era, via).then(
+        (value) => ({ status: 'fulfilled' as const, value }),
+        (reason: unknown) => ({ status: 'rejected' as const, reason }),
+      );
+    const byRun = new Map<string, Awaited<ReturnType<typeof settle>>>();
+    const key = (era: Era, via: Via) => `${era} ${via}`;
+    await Promise.all([
+      ...runs.filter(([, via]) => via === 'stdio').map(async ([era, via]) => byRun.set(key(era, via), await settle(era, via))),
+      (async () => {
+        for (const [era, via] of runs.filter(([, v]) => v === 'http')) byRun.set(key(era, via), await settle(era, via));
+      })(),
+    ]);
+    const outcomes = runs.map(([era, via]) => byRun.get(key(era, via))!);
+    const failures = outcomes.flatMap((o, i) => (o.status === 'rejected' ? [`${runs[i].join(' over ')}: ${(o.reason as Error)?.message ?? o.reason}`] : []));
+    assert.deepEqual(failures, [], failures.join('\n\n'));
+    for (const [i, o] of outcomes.entries()) {
+      if (o.status === 'fulfilled') assert.deepEqual([...o.value].sort(), [...TOOL_NAMES].sort(), `${runs[i].join(' over ')} called every tool`);
+    }
+  },
+);

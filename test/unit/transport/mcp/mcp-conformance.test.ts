@@ -21,8 +21,26 @@ const REVISIONS = ['2025-11-25', '2026-07-28'] as const;
 const expectedFile = (revision: string) => path.join(__dirname, `mcp-conformance.${revision}.expected.yaml`);
 /** Scenarios each revision's run must pass, by name (a run that skipped them would pass vacuously). */
 const SERVED: Record<(typeof REVISIONS)[number], string[]> = {
-  '2025-11-25': ['server-initialize', 'logging-set-level', 'ping', 'tools-list', 'tools-call-simple-text', 'tools-call-error', 'resources-list', 'dns-rebinding-protection'],
-  '2026-07-28': ['tools-list', 'tools-call-simple-text', 'tools-call-error', 'resources-list', 'dns-rebinding-protection', 'http-header-validation', 'sep-2164-resource-not-found', 'input-required-result-unsupported-methods'],
+  '2025-11-25': [
+    'server-initialize',
+    'logging-set-level',
+    'ping',
+    'tools-list',
+    'tools-call-simple-text',
+    'tools-call-error',
+    'resources-list',
+    'dns-rebinding-protection',
+  ],
+  '2026-07-28': [
+    'tools-list',
+    'tools-call-simple-text',
+    'tools-call-error',
+    'resources-list',
+    'dns-rebinding-protection',
+    'http-header-validation',
+    'sep-2164-resource-not-found',
+    'input-required-result-unsupported-methods',
+  ],
 };
 /**
  * Scenarios listed as not applying whose checks fail only where they call the suite's own tools:
@@ -88,7 +106,7 @@ function runSuite(node: string, url: string, revision: string, outDir: string): 
 
 describe('the MCP conformance suite against /mcp', async () => {
   const node = await node24();
-  const skip = node ? false : 'the e2e sandbox\'s Node 24 is not installed (node scripts/sandbox.mjs install); the conformance suite needs Node >= 22';
+  const skip = node ? false : "the e2e sandbox's Node 24 is not installed (node scripts/sandbox.mjs install); the conformance suite needs Node >= 22";
   let h: HttpHost;
   let shim: TokenShim;
   let outDir: string;
@@ -108,25 +126,29 @@ describe('the MCP conformance suite against /mcp', async () => {
   });
 
   for (const revision of REVISIONS) {
-    test(`${revision}: every scenario that applies passes; the expected failures are exactly those listed`, { skip, timeout: SUITE_TIMEOUT_MS + 10_000 }, async () => {
-      const runDir = fs.mkdtempSync(path.join(outDir, `${revision}-`));
-      const { code, output } = await runSuite(node!, `${shim.url}/mcp`, revision, runDir);
-      const summary = output.slice(output.lastIndexOf('=== SUMMARY ==='));
-      assert.equal(code, 0, `the conformance suite failed:\n${summary || output}`);
-      // The scenarios we do serve, by name: a suite that skipped them would pass vacuously.
-      for (const name of SERVED[revision]) assert.match(summary, new RegExp(`✓ ${name}: [1-9]\\d* passed, 0 failed`), `${name} passes`);
-      for (const [name, most] of Object.entries(FAILING_AT_MOST[revision])) {
-        const counts = new RegExp(`✗ ${name}: (\\d+) passed, (\\d+) failed`).exec(summary);
-        assert.ok(counts && Number(counts[1]) > 0 && Number(counts[2]) <= most, `${name}: at most ${most} checks fail (${counts?.[0]})`);
-      }
-      if (revision !== '2026-07-28') return;
-      for (const [scenario, ids] of Object.entries(TASKS_CHECKS)) {
-        const checks = checksOf(runDir, scenario);
-        for (const id of [...ids, 'wire-schema-valid']) {
-          const check = checks.find((c) => c.id === id);
-          assert.equal(check?.status, 'SUCCESS', `${scenario}: ${id} (${check?.errorMessage ?? 'not run'})`);
+    test(
+      `${revision}: every scenario that applies passes; the expected failures are exactly those listed`,
+      { skip, timeout: SUITE_TIMEOUT_MS + 10_000 },
+      async () => {
+        const runDir = fs.mkdtempSync(path.join(outDir, `${revision}-`));
+        const { code, output } = await runSuite(node!, `${shim.url}/mcp`, revision, runDir);
+        const summary = output.slice(output.lastIndexOf('=== SUMMARY ==='));
+        assert.equal(code, 0, `the conformance suite failed:\n${summary || output}`);
+        // The scenarios we do serve, by name: a suite that skipped them would pass vacuously.
+        for (const name of SERVED[revision]) assert.match(summary, new RegExp(`✓ ${name}: [1-9]\\d* passed, 0 failed`), `${name} passes`);
+        for (const [name, most] of Object.entries(FAILING_AT_MOST[revision])) {
+          const counts = new RegExp(`✗ ${name}: (\\d+) passed, (\\d+) failed`).exec(summary);
+          assert.ok(counts && Number(counts[1]) > 0 && Number(counts[2]) <= most, `${name}: at most ${most} checks fail (${counts?.[0]})`);
         }
-      }
-    });
+        if (revision !== '2026-07-28') return;
+        for (const [scenario, ids] of Object.entries(TASKS_CHECKS)) {
+          const checks = checksOf(runDir, scenario);
+          for (const id of [...ids, 'wire-schema-valid']) {
+            const check = checks.find((c) => c.id === id);
+            assert.equal(check?.status, 'SUCCESS', `${scenario}: ${id} (${check?.errorMessage ?? 'not run'})`);
+          }
+        }
+      },
+    );
   }
 });

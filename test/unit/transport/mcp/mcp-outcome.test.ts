@@ -22,7 +22,11 @@ async function call(agent: Client, name: string, args: Record<string, unknown>):
   return { ...r.structuredContent, text: r.content[0].text };
 }
 
-const lastLine = (output: string) => output.split('\n').filter((l) => l.trim() !== '').at(-1);
+const lastLine = (output: string) =>
+  output
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .at(-1);
 
 describe('signal and send_keys return the outcome', () => {
   let h: HttpHost;
@@ -48,54 +52,66 @@ describe('signal and send_keys return the outcome', () => {
     homes.push(home);
     const opened = await call(agent, 'open_session', how);
     await until(async () => (await ctl.request<{ screen: string }>('pty/read', { session: opened.id })).screen.includes('my>'), 20_000, `a ${shell} prompt`);
-    assert.equal((await call(agent, 'send', { session: opened.id, text: 'true', timeout: 30_000 })).waitReason, 'command_done', `${shell} reports its commands`);
+    assert.equal(
+      (await call(agent, 'send', { session: opened.id, text: 'true', timeout: 30_000 })).waitReason,
+      'command_done',
+      `${shell} reports its commands`,
+    );
     return opened.id;
   }
 
   for (const shell of ['bash', 'zsh', 'fish'] as const) {
-    test(`${shell}: SIGINT during yes answers once yes has ended: exit code 130, the prompt on the screen, list_commands says it finished`, { timeout: TEST_TIMEOUT }, async () => {
-      const session = await openShell(shell);
-      const flood = await call(agent, 'send', { session, text: 'yes', timeout: 300 });
-      assert.equal(flood.waitReason, 'timeout');
-      // A loaded machine may take a while to drain the flood: the test waits for the outcome, not for a time.
-      const sig = await call(agent, 'signal', { session, signal: 'SIGINT', timeout: 30_000 });
-      assert.equal(sig.signal, 'SIGINT');
-      assert.ok(Number.isInteger(sig.pgid));
-      assert.equal(sig.waitReason, 'command_done', `${sig.text.slice(-300)} ${JSON.stringify(sig.command)}`);
-      assert.equal(sig.exitCode, 130);
-      assert.equal(sig.command.command, 'yes');
-      assert.equal(sig.command.exitCode, 130);
-      assert.equal(lastLine(sig.output), 'my>', `the prompt ends the output: …${sig.output.slice(-80)}`);
-      assert.match(sig.text, /^Sent SIGINT to process group \d+\.\n[\s\S]*\[waitReason: command_done; exit code 130; running/);
-      assert.equal(typeof sig.totalChars, 'number', 'within the output budget');
-      // Nothing left to race: the next calls see the command ended and the prompt.
-      const listed = await call(agent, 'list_commands', { session });
-      assert.equal(listed.commands.at(-1).command, 'yes');
-      assert.equal(listed.commands.at(-1).exitCode, 130);
-      assert.equal(lastLine((await call(agent, 'read_screen', { session })).screen), 'my>');
-      await call(agent, 'close_session', { session });
-    });
+    test(
+      `${shell}: SIGINT during yes answers once yes has ended: exit code 130, the prompt on the screen, list_commands says it finished`,
+      { timeout: TEST_TIMEOUT },
+      async () => {
+        const session = await openShell(shell);
+        const flood = await call(agent, 'send', { session, text: 'yes', timeout: 300 });
+        assert.equal(flood.waitReason, 'timeout');
+        // A loaded machine may take a while to drain the flood: the test waits for the outcome, not for a time.
+        const sig = await call(agent, 'signal', { session, signal: 'SIGINT', timeout: 30_000 });
+        assert.equal(sig.signal, 'SIGINT');
+        assert.ok(Number.isInteger(sig.pgid));
+        assert.equal(sig.waitReason, 'command_done', `${sig.text.slice(-300)} ${JSON.stringify(sig.command)}`);
+        assert.equal(sig.exitCode, 130);
+        assert.equal(sig.command.command, 'yes');
+        assert.equal(sig.command.exitCode, 130);
+        assert.equal(lastLine(sig.output), 'my>', `the prompt ends the output: …${sig.output.slice(-80)}`);
+        assert.match(sig.text, /^Sent SIGINT to process group \d+\.\n[\s\S]*\[waitReason: command_done; exit code 130; running/);
+        assert.equal(typeof sig.totalChars, 'number', 'within the output budget');
+        // Nothing left to race: the next calls see the command ended and the prompt.
+        const listed = await call(agent, 'list_commands', { session });
+        assert.equal(listed.commands.at(-1).command, 'yes');
+        assert.equal(listed.commands.at(-1).exitCode, 130);
+        assert.equal(lastLine((await call(agent, 'read_screen', { session })).screen), 'my>');
+        await call(agent, 'close_session', { session });
+      },
+    );
   }
 
-  test('send_keys with wait: Ctrl+C during sleep answers with its exit code; keys that run a command answer with its output', { timeout: TEST_TIMEOUT }, async () => {
-    const session = await openShell('bash');
-    assert.equal((await call(agent, 'send', { session, text: 'sleep 30', timeout: 300 })).waitReason, 'timeout');
-    const stopped = await call(agent, 'send_keys', { session, keys: ['Ctrl+C'], wait: true, timeout: 30_000 });
-    assert.equal(stopped.written, 1);
-    assert.equal(stopped.waitReason, 'command_done');
-    assert.equal(stopped.exitCode, 130);
-    assert.equal(stopped.command.command, 'sleep 30');
-    assert.equal(lastLine(stopped.output), 'my>');
-    const typed = await call(agent, 'send_keys', { session, keys: [...'echo $((6*7))', 'Enter'], wait: true, timeout: 30_000 });
-    assert.equal(typed.waitReason, 'command_done');
-    assert.equal(typed.exitCode, 0);
-    assert.ok(typed.output.split('\n').includes('42'), typed.output);
-    assert.match(typed.text, /^Pressed e c h o[\s\S]*42\n[\s\S]*\[waitReason: command_done; exit code 0/);
-    // Without wait: as before, at once.
-    const now = await call(agent, 'send_keys', { session, keys: ['a', 'Backspace'] });
-    assert.deepEqual(Object.keys(now).sort(), ['text', 'written']);
-    await call(agent, 'close_session', { session });
-  });
+  test(
+    'send_keys with wait: Ctrl+C during sleep answers with its exit code; keys that run a command answer with its output',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const session = await openShell('bash');
+      assert.equal((await call(agent, 'send', { session, text: 'sleep 30', timeout: 300 })).waitReason, 'timeout');
+      const stopped = await call(agent, 'send_keys', { session, keys: ['Ctrl+C'], wait: true, timeout: 30_000 });
+      assert.equal(stopped.written, 1);
+      assert.equal(stopped.waitReason, 'command_done');
+      assert.equal(stopped.exitCode, 130);
+      assert.equal(stopped.command.command, 'sleep 30');
+      assert.equal(lastLine(stopped.output), 'my>');
+      const typed = await call(agent, 'send_keys', { session, keys: [...'echo $((6*7))', 'Enter'], wait: true, timeout: 30_000 });
+      assert.equal(typed.waitReason, 'command_done');
+      assert.equal(typed.exitCode, 0);
+      assert.ok(typed.output.split('\n').includes('42'), typed.output);
+      assert.match(typed.text, /^Pressed e c h o[\s\S]*42\n[\s\S]*\[waitReason: command_done; exit code 0/);
+      // Without wait: as before, at once.
+      const now = await call(agent, 'send_keys', { session, keys: ['a', 'Backspace'] });
+      assert.deepEqual(Object.keys(now).sort(), ['text', 'written']);
+      await call(agent, 'close_session', { session });
+    },
+  );
 
   test('JSON-RPC pty/signal without wait answers as before: the signal and the process group, at once', { timeout: TEST_TIMEOUT }, async () => {
     const session = await openShell('bash');
@@ -136,7 +152,7 @@ describe('waitedMs is the whole time a call waited', () => {
     await h?.close();
   });
 
-  test('an MCP send into the user\'s session: waitedMs includes the time the user took to allow it', { timeout: TEST_TIMEOUT }, async () => {
+  test("an MCP send into the user's session: waitedMs includes the time the user took to allow it", { timeout: TEST_TIMEOUT }, async () => {
     const session = await agentCalls(ctl, agentCtl).open('user');
     const sending = agent.callTool({ name: 'send', arguments: { session, text: 'echo allowed-$((2+3))', timeout: 30_000 } });
     const request = await until(() => asked[0], 10_000, 'the question to the user');
@@ -146,6 +162,9 @@ describe('waitedMs is the whole time a call waited', () => {
     await window.request('host/approve', { id: request.id, decision: 'once' });
     const sent = ((await sending) as any).structuredContent;
     assert.ok(sent.output.split('\n').includes('allowed-5'), sent.output);
-    assert.ok(sent.waitedMs >= answeredAt - request.seenAt, `waitedMs ${sent.waitedMs} holds the ${answeredAt - request.seenAt} ms the question was on the screen`);
+    assert.ok(
+      sent.waitedMs >= answeredAt - request.seenAt,
+      `waitedMs ${sent.waitedMs} holds the ${answeredAt - request.seenAt} ms the question was on the screen`,
+    );
   });
 });

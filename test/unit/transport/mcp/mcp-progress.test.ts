@@ -54,7 +54,13 @@ describe('MCP progress keeps a long tool call alive', () => {
 
   test(`a ${COMMAND_SECONDS} s send with a ${REQUEST_TIMEOUT_MS / 1000} s request timeout succeeds over stdio and over /mcp`, { timeout: 90_000 }, async () => {
     const stdio = new Client({ name: 'progress-stdio', version: '0.0.0' });
-    const overStdio = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: bashEnv({ SHARED_PTY_DIR: h.dir }) as Record<string, string>, cwd: REPO_ROOT, stderr: 'pipe' });
+    const overStdio = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp'],
+      env: bashEnv({ SHARED_PTY_DIR: h.dir }) as Record<string, string>,
+      cwd: REPO_ROOT,
+      stderr: 'pipe',
+    });
     const http = new Client({ name: 'progress-http', version: '0.0.0' });
     const overHttp = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } });
     clients.push(stdio, http);
@@ -62,12 +68,19 @@ describe('MCP progress keeps a long tool call alive', () => {
     const [a, b] = await Promise.all([openBash(), openBash()]);
 
     const [viaStdio, viaHttp] = await Promise.all([longSend(stdio, a), longSend(http, b)]);
-    for (const [name, r] of [['stdio', viaStdio], ['/mcp', viaHttp]] as const) {
+    for (const [name, r] of [
+      ['stdio', viaStdio],
+      ['/mcp', viaHttp],
+    ] as const) {
       assert.notEqual(r.result.isError, true, `${name}: ${JSON.stringify(r.result.content)}`);
       assert.equal(r.result.structuredContent.waitReason, 'stdin_read', name);
       assert.ok(r.result.structuredContent.output.split('\n').includes('slept'), `${name}: ${r.result.structuredContent.output}`);
       assert.ok(r.progress.length >= 2, `${name}: progress notifications kept the call alive (${r.progress.length})`);
-      assert.deepEqual([...r.progress].sort((x, y) => x - y), r.progress, `${name}: progress only grows`);
+      assert.deepEqual(
+        [...r.progress].sort((x, y) => x - y),
+        r.progress,
+        `${name}: progress only grows`,
+      );
     }
   });
 });

@@ -86,7 +86,10 @@ function rawDispatchOf(via: Via, transport: any, token = h.token): (req: any) =>
       if (process.env.DBG) console.error('RAW', JSON.stringify(req).slice(0, 600), '=>', text.slice(0, 600));
       // An event stream (progress before the answer): the answer is its message with the id.
       const bodies = res.headers.get('content-type')?.includes('text/event-stream')
-        ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)))
+        ? text
+            .split('\n')
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => JSON.parse(l.slice(5)))
         : [JSON.parse(text)];
       return answer(bodies.find((b) => b.id === id));
     };
@@ -121,7 +124,13 @@ async function agent(via: Via, name: string, speaksTasks: boolean): Promise<Agen
   const transport =
     via === 'http'
       ? new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } })
-      : new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: bashEnv({ SHARED_PTY_DIR: h.dir }) as Record<string, string>, cwd: REPO_ROOT, stderr: 'pipe' });
+      : new StdioClientTransport({
+          command: process.execPath,
+          args: [CLI, 'mcp'],
+          env: bashEnv({ SHARED_PTY_DIR: h.dir }) as Record<string, string>,
+          cwd: REPO_ROOT,
+          stderr: 'pipe',
+        });
   await withTimeout(client.connect(transport), 30_000, `${via}: connect`);
   assert.equal(client.getNegotiatedProtocolVersion(), REVISION);
   if (!speaksTasks) return { client, tasks: undefined as never, person, close: () => client.close().catch(() => {}) };
@@ -182,23 +191,31 @@ for (const via of ['http', 'stdio'] as const) {
       await plain?.close();
     });
 
-    test('a long send as a task: working, input_required at read\'s prompt, answered by tasks/update, completed with the exit code', { timeout: TEST_TIMEOUT }, async () => {
-      const session = await shell();
-      a.person.asked.length = 0;
-      a.person.answer = async () => ({ action: 'accept', content: { input: 'Ada' } });
-      const run = await asTask(a, 'send', { session, text: 'read -p "Name? " n; echo "hello-$n"; (exit 3)', timeout: 30_000 });
-      assert.equal(run.kind, 'task', 'the send became a task');
-      assert.deepEqual([run.statuses[0], run.statuses.includes('input_required'), run.statuses.at(-1)], ['working', true, 'completed'], run.statuses.join(' → '));
-      assert.equal(a.person.asked.length, 1, 'asked once, for the line');
-      assert.match(a.person.asked[0].message, /Name\?/, 'the question says what the program asks');
-      assert.equal(run.outcome.status, 'completed');
-      const result = run.outcome.result as ToolResult;
-      assert.notEqual(result.isError, true, textOf(result));
-      assert.equal(result.structuredContent.waitReason, 'command_done');
-      assert.equal(result.structuredContent.exitCode, 3, 'the command\'s exit code');
-      assert.match(result.structuredContent.output, /^hello-Ada$/m, 'the answer was typed into the program');
-      assert.equal(typeof result.structuredContent.command?.id, 'number', 'the command record');
-    });
+    test(
+      "a long send as a task: working, input_required at read's prompt, answered by tasks/update, completed with the exit code",
+      { timeout: TEST_TIMEOUT },
+      async () => {
+        const session = await shell();
+        a.person.asked.length = 0;
+        a.person.answer = async () => ({ action: 'accept', content: { input: 'Ada' } });
+        const run = await asTask(a, 'send', { session, text: 'read -p "Name? " n; echo "hello-$n"; (exit 3)', timeout: 30_000 });
+        assert.equal(run.kind, 'task', 'the send became a task');
+        assert.deepEqual(
+          [run.statuses[0], run.statuses.includes('input_required'), run.statuses.at(-1)],
+          ['working', true, 'completed'],
+          run.statuses.join(' → '),
+        );
+        assert.equal(a.person.asked.length, 1, 'asked once, for the line');
+        assert.match(a.person.asked[0].message, /Name\?/, 'the question says what the program asks');
+        assert.equal(run.outcome.status, 'completed');
+        const result = run.outcome.result as ToolResult;
+        assert.notEqual(result.isError, true, textOf(result));
+        assert.equal(result.structuredContent.waitReason, 'command_done');
+        assert.equal(result.structuredContent.exitCode, 3, "the command's exit code");
+        assert.match(result.structuredContent.output, /^hello-Ada$/m, 'the answer was typed into the program');
+        assert.equal(typeof result.structuredContent.command?.id, 'number', 'the command record');
+      },
+    );
 
     test('tasks/cancel: the task ends cancelled, the program is left running', { timeout: TEST_TIMEOUT }, async () => {
       const session = await shell();
@@ -213,28 +230,36 @@ for (const via of ['http', 'stdio'] as const) {
       await plain.client.callTool({ name: 'signal', arguments: { session, signal: 'SIGINT' } });
     });
 
-    test('a password prompt in a task: input_required with the secret page\'s URL; the person types it there, the task completes', { timeout: TEST_TIMEOUT }, async () => {
-      const session = await shell();
-      a.person.asked.length = 0;
-      a.person.answer = async (params) => {
-        // The person opens the page and types the secret into the terminal: the model never sees it.
-        const path = new URL(params.url).pathname;
-        const typed = await request(h.http.port, 'POST', path, { origin: h.http.url, body: 'secret=hunter2', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-        assert.ok(typed.status < 400, typed.text);
-        return { action: 'accept' };
-      };
-      const run = await asTask(a, 'send', { session, text: 'read -s -p "Password: " pw; echo; echo "got-${#pw}-chars"', timeout: 30_000 });
-      assert.equal(a.person.asked.length, 1);
-      assert.equal(a.person.asked[0].mode, 'url', 'a URL-mode question');
-      assert.match(a.person.asked[0].url, /\/secret\/[^/]+$/, 'the one-time secret page');
-      assert.match(a.person.asked[0].message, /It asks: "Password:"/, 'the question says what the program asks');
-      assert.ok(run.statuses.includes('input_required'), run.statuses.join(' → '));
-      const result = run.outcome.result as ToolResult;
-      assert.equal(run.outcome.status, 'completed');
-      assert.match(result.structuredContent.output, /^got-7-chars$/m, 'the secret reached the program');
-      assert.ok(!JSON.stringify(run.views.map((v) => v.raw)).includes('hunter2'), 'the secret is in no task state');
-      assert.ok(!textOf(result).includes('hunter2'), 'nor in the result');
-    });
+    test(
+      "a password prompt in a task: input_required with the secret page's URL; the person types it there, the task completes",
+      { timeout: TEST_TIMEOUT },
+      async () => {
+        const session = await shell();
+        a.person.asked.length = 0;
+        a.person.answer = async (params) => {
+          // The person opens the page and types the secret into the terminal: the model never sees it.
+          const path = new URL(params.url).pathname;
+          const typed = await request(h.http.port, 'POST', path, {
+            origin: h.http.url,
+            body: 'secret=hunter2',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          });
+          assert.ok(typed.status < 400, typed.text);
+          return { action: 'accept' };
+        };
+        const run = await asTask(a, 'send', { session, text: 'read -s -p "Password: " pw; echo; echo "got-${#pw}-chars"', timeout: 30_000 });
+        assert.equal(a.person.asked.length, 1);
+        assert.equal(a.person.asked[0].mode, 'url', 'a URL-mode question');
+        assert.match(a.person.asked[0].url, /\/secret\/[^/]+$/, 'the one-time secret page');
+        assert.match(a.person.asked[0].message, /It asks: "Password:"/, 'the question says what the program asks');
+        assert.ok(run.statuses.includes('input_required'), run.statuses.join(' → '));
+        const result = run.outcome.result as ToolResult;
+        assert.equal(run.outcome.status, 'completed');
+        assert.match(result.structuredContent.output, /^got-7-chars$/m, 'the secret reached the program');
+        assert.ok(!JSON.stringify(run.views.map((v) => v.raw)).includes('hunter2'), 'the secret is in no task state');
+        assert.ok(!textOf(result).includes('hunter2'), 'nor in the result');
+      },
+    );
 
     test('approvals through input_required rounds: Allow once, Allow for this session, Deny', { timeout: TEST_TIMEOUT }, async () => {
       const session = await shell('user');
@@ -246,7 +271,10 @@ for (const via of ['http', 'stdio'] as const) {
       assert.equal(denied.isError, true);
       assert.match(textOf(denied), /The user declined/);
       assert.equal(plain.person.asked.length, 1);
-      assert.deepEqual(plain.person.asked[0].requestedSchema.properties.answer.oneOf.map((o: any) => o.title), ['Allow once', 'Allow for this session', 'Deny']);
+      assert.deepEqual(
+        plain.person.asked[0].requestedSchema.properties.answer.oneOf.map((o: any) => o.title),
+        ['Allow once', 'Allow for this session', 'Deny'],
+      );
       assert.match(plain.person.asked[0].message, /echo never-written/, 'the person sees what the agent wants to type');
       plain.person.answer = async () => ({ action: 'accept', content: { answer: 'once' } });
       const once = await send('echo once-$((1+1))');
@@ -278,20 +306,28 @@ for (const via of ['http', 'stdio'] as const) {
   });
 }
 
-test('over /mcp a task is its token\'s: another token\'s tasks/get, tasks/update and tasks/cancel find no such task', { timeout: TEST_TIMEOUT }, async () => {
+test("over /mcp a task is its token's: another token's tasks/get, tasks/update and tasks/cancel find no such task", { timeout: TEST_TIMEOUT }, async () => {
   const session = await shell();
-  const meta = { 'io.modelcontextprotocol/protocolVersion': REVISION, 'io.modelcontextprotocol/clientInfo': { name: 'owner', version: '0' }, 'io.modelcontextprotocol/clientCapabilities': WITH_TASKS };
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': REVISION,
+    'io.modelcontextprotocol/clientInfo': { name: 'owner', version: '0' },
+    'io.modelcontextprotocol/clientCapabilities': WITH_TASKS,
+  };
   const mine = rawDispatchOf('http', undefined);
   const created = await mine({ method: 'tools/call', params: { name: 'send', arguments: { session, text: 'sleep 600', timeout: 60_000 }, _meta: meta } });
   assert.equal(created.result?.resultType, 'task', JSON.stringify(created));
   const taskId = created.result.taskId as string;
   const { token } = await ctl.request<{ token: string }>('session/share', { session, scope: 'control', reusable: true });
   const other = rawDispatchOf('http', undefined, token);
-  for (const [method, extra] of [['tasks/get', {}], ['tasks/update', { inputResponses: {} }], ['tasks/cancel', {}]] as const) {
+  for (const [method, extra] of [
+    ['tasks/get', {}],
+    ['tasks/update', { inputResponses: {} }],
+    ['tasks/cancel', {}],
+  ] as const) {
     const r = await other({ method, params: { taskId, ...extra, _meta: meta } });
     assert.equal(r.error?.code, -32602, `${method}: ${JSON.stringify(r)}`);
   }
-  assert.equal((await mine({ method: 'tasks/get', params: { taskId, _meta: meta } })).result?.status, 'working', 'still the owner\'s, still running');
+  assert.equal((await mine({ method: 'tasks/get', params: { taskId, _meta: meta } })).result?.status, 'working', "still the owner's, still running");
   await mine({ method: 'tasks/cancel', params: { taskId, _meta: meta } });
   await ctl.request('pty/signal', { session, signal: 'SIGINT' });
 });

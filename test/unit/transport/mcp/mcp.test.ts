@@ -17,7 +17,22 @@ import { withTimeout } from '../../../helpers/host';
 
 /** The MCP tools of docs/protocol.md#6-mcp: the eleven first ones, list_commands, wait_event, read_command_output and the terminal view's terminal_snapshot. */
 const TOOL_NAMES = [
-  'app_input', 'close_session', 'list_commands', 'list_sessions', 'open_session', 'read_command_output', 'read_output', 'read_screen', 'read_scrollback', 'resize', 'send', 'send_keys', 'signal', 'terminal_snapshot', 'wait_event', 'wait_for',
+  'app_input',
+  'close_session',
+  'list_commands',
+  'list_sessions',
+  'open_session',
+  'read_command_output',
+  'read_output',
+  'read_screen',
+  'read_scrollback',
+  'resize',
+  'send',
+  'send_keys',
+  'signal',
+  'terminal_snapshot',
+  'wait_event',
+  'wait_for',
 ];
 /** The plain bash of every test: no rc files, a fixed prompt. */
 const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };
@@ -63,7 +78,6 @@ class Agent {
     return r.content.map((c) => c.text ?? '').join('');
   }
 }
-
 
 /** Lines of rendered output, for exact-line checks. */
 function lines(text: string): string[] {
@@ -238,9 +252,20 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
       assert.equal(fine.data.exitCode, 0);
       const listed = await agent.call('list_commands', { session });
       assert.equal(listed.data.integration, true);
-      assert.deepEqual(listed.data.commands.map((c: any) => [c.command, c.exitCode]), [['false', 1], ['echo listed', 0]]);
+      assert.deepEqual(
+        listed.data.commands.map((c: any) => [c.command, c.exitCode]),
+        [
+          ['false', 1],
+          ['echo listed', 0],
+        ],
+      );
       assert.match(listed.text, /#1 \[exit 1 \d+ms\] .*\$ false/);
-      const out = await agent.call('read_output', { session, since: fine.data.command.startCursor, maxBytes: fine.data.command.endCursor - fine.data.command.startCursor, strip: true });
+      const out = await agent.call('read_output', {
+        session,
+        since: fine.data.command.startCursor,
+        maxBytes: fine.data.command.endCursor - fine.data.command.startCursor,
+        strip: true,
+      });
       assert.equal(out.data.data, 'listed\n');
       await agent.call('close_session', { session });
     } finally {
@@ -248,10 +273,14 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     }
   });
 
-  test('every tool works against a bash session; structured results match their schemas; an unknown session is a tool error', { timeout: 180_000 }, async () => {
-    await exerciseTools(agent);
-    assert.equal(h.host.registry.size, 0);
-  });
+  test(
+    'every tool works against a bash session; structured results match their schemas; an unknown session is a tool error',
+    { timeout: 180_000 },
+    async () => {
+      await exerciseTools(agent);
+      assert.equal(h.host.registry.size, 0);
+    },
+  );
 
   test('without the token → 401, and the SDK client cannot connect', { timeout: TEST_TIMEOUT }, async () => {
     const init = {
@@ -321,22 +350,25 @@ describe('MCP over stdio (shared-pty mcp)', () => {
     }
   }
 
-  before(async () => {
-    buildCli();
-    base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-mcp-'));
-    runDir = path.join(base, 'run');
-    fs.mkdirSync(runDir, { mode: 0o700 });
-    fs.chmodSync(runDir, 0o700);
-    fs.mkdirSync(path.join(base, 'ws', 'sub'), { recursive: true });
-    fs.mkdirSync(path.join(base, 'elsewhere'));
-    const env = bashEnv({ SHARED_PTY_DIR: runDir }) as Record<string, string>;
-    transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env, cwd: REPO_ROOT, stderr: 'pipe' });
-    transport.stderr?.on('data', (d) => (stderr += d));
-    const client = new Client({ name: 'shared-pty-test', version: '0.0.0' });
-    await withTimeout(client.connect(transport), 30_000, 'MCP stdio connect');
-    agent = new Agent(client);
-    await agent.listTools();
-  }, { timeout: 180_000 });
+  before(
+    async () => {
+      buildCli();
+      base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-mcp-'));
+      runDir = path.join(base, 'run');
+      fs.mkdirSync(runDir, { mode: 0o700 });
+      fs.chmodSync(runDir, 0o700);
+      fs.mkdirSync(path.join(base, 'ws', 'sub'), { recursive: true });
+      fs.mkdirSync(path.join(base, 'elsewhere'));
+      const env = bashEnv({ SHARED_PTY_DIR: runDir }) as Record<string, string>;
+      transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env, cwd: REPO_ROOT, stderr: 'pipe' });
+      transport.stderr?.on('data', (d) => (stderr += d));
+      const client = new Client({ name: 'shared-pty-test', version: '0.0.0' });
+      await withTimeout(client.connect(transport), 30_000, 'MCP stdio connect');
+      agent = new Agent(client);
+      await agent.listTools();
+    },
+    { timeout: 180_000 },
+  );
 
   after(async () => {
     await agent?.client.close().catch(() => {});
@@ -381,9 +413,11 @@ describe('MCP over stdio (shared-pty mcp)', () => {
     assert.match(msg, /nosuch-session|unknown|not found/i);
   });
 
-  test('open_session with a cwd inside a serve host\'s workspace goes to that host', { timeout: 120_000 }, async () => {
+  test("open_session with a cwd inside a serve host's workspace goes to that host", { timeout: 120_000 }, async () => {
     const ws = path.join(base, 'ws');
-    serve = (await startServeOnFreePort((port) => ['--cmd', 'bash --norc --noprofile', '--cwd', ws, '--http-port', String(port)], bashEnv({ SHARED_PTY_DIR: runDir }))).serve;
+    serve = (
+      await startServeOnFreePort((port) => ['--cmd', 'bash --norc --noprofile', '--cwd', ws, '--http-port', String(port)], bashEnv({ SHARED_PTY_DIR: runDir }))
+    ).serve;
     const serveRec = await recordWhere((r) => r.kind === 'serve' && r.pid === serve!.pid && r.http, 'the serve record');
     assert.equal(serveRec.workspace, ws);
 
@@ -398,7 +432,10 @@ describe('MCP over stdio (shared-pty mcp)', () => {
     const list = await agent!.call('list_sessions');
     const ids = list.data.sessions.map((s: any) => s.id);
     assert.ok(ids.includes(opened.data.id));
-    assert.ok(daemon!.sessions.every((s: any) => ids.includes(s.id)), 'the daemon\'s sessions are listed too');
+    assert.ok(
+      daemon!.sessions.every((s: any) => ids.includes(s.id)),
+      "the daemon's sessions are listed too",
+    );
     // A cwd outside the workspace still goes to the daemon.
     const outside = await agent!.call('open_session', { ...BASH, cwd: path.join(base, 'elsewhere') });
     await recordWhere((r) => r.kind === 'daemon' && r.sessions.some((s: any) => s.id === outside.data.id), 'the outside session in the daemon');
@@ -406,14 +443,20 @@ describe('MCP over stdio (shared-pty mcp)', () => {
     await agent!.call('close_session', { session: opened.data.id });
 
     // An agent started in the workspace opens its sessions there without naming a cwd.
-    const inWs = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: bashEnv({ SHARED_PTY_DIR: runDir }) as Record<string, string>, cwd: path.join(ws, 'sub'), stderr: 'pipe' });
+    const inWs = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp'],
+      env: bashEnv({ SHARED_PTY_DIR: runDir }) as Record<string, string>,
+      cwd: path.join(ws, 'sub'),
+      stderr: 'pipe',
+    });
     const wsClient = new Client({ name: 'shared-pty-test-ws', version: '0.0.0' });
     await withTimeout(wsClient.connect(inWs), 30_000, 'MCP stdio connect (in the workspace)');
     try {
       const wsAgent = new Agent(wsClient);
       await wsAgent.listTools();
       const here = await wsAgent.call('open_session', { ...BASH });
-      assert.equal(here.data.cwd, path.join(ws, 'sub'), 'the agent\'s own folder');
+      assert.equal(here.data.cwd, path.join(ws, 'sub'), "the agent's own folder");
       await recordWhere((r) => r.hostId === serveRec.hostId && r.sessions.some((s: any) => s.id === here.data.id), 'the session in the serve host');
       await agent!.call('close_session', { session: here.data.id });
     } finally {

@@ -26,7 +26,10 @@ function readCast(file: string): { header: any; events: Event[] } {
   const header = JSON.parse(lines[0]);
   const events = lines.slice(1).map((l) => JSON.parse(l) as Event);
   for (const e of events) {
-    assert.ok(Array.isArray(e) && e.length === 3 && typeof e[0] === 'number' && e[0] >= 0 && 'oirmx'.includes(e[1]) && typeof e[2] === 'string', JSON.stringify(e));
+    assert.ok(
+      Array.isArray(e) && e.length === 3 && typeof e[0] === 'number' && e[0] >= 0 && 'oirmx'.includes(e[1]) && typeof e[2] === 'string',
+      JSON.stringify(e),
+    );
   }
   return { header, events };
 }
@@ -67,122 +70,148 @@ describe('recording a session (pty/record) and who typed (pty/info.lastInput)', 
     return { session: info.id, home };
   }
 
-  test('the file is asciicast v3: output exactly as pty/output, input with who typed it, resize, command exit codes, exit, no secret; play replays it', { timeout: 90_000, skip: !linux && 'secret input needs Linux /proc' }, async () => {
-    const { session, home } = await integratedBash();
-    assert.equal((await rpc('pty/info', { session })).lastInput, null, 'nobody has typed yet');
+  test(
+    'the file is asciicast v3: output exactly as pty/output, input with who typed it, resize, command exit codes, exit, no secret; play replays it',
+    { timeout: 90_000, skip: !linux && 'secret input needs Linux /proc' },
+    async () => {
+      const { session, home } = await integratedBash();
+      assert.equal((await rpc('pty/info', { session })).lastInput, null, 'nobody has typed yet');
 
-    const file = path.join(tempDir(), 'demo.cast');
-    const started = await rpc('pty/record', { session, path: file, input: true });
-    assert.deepEqual(started, { recording: true, path: file, cursor: started.cursor, input: true });
-    assert.equal(fs.statSync(file).mode & 0o777, 0o600, 'only the user can read a recording');
-    await rejectsWith(rpc('pty/record', { session, path: path.join(home, 'other.cast') }), -32000);
+      const file = path.join(tempDir(), 'demo.cast');
+      const started = await rpc('pty/record', { session, path: file, input: true });
+      assert.deepEqual(started, { recording: true, path: file, cursor: started.cursor, input: true });
+      assert.equal(fs.statSync(file).mode & 0o777, 0o600, 'only the user can read a recording');
+      await rejectsWith(rpc('pty/record', { session, path: path.join(home, 'other.cast') }), -32000);
 
-    // A script types (JSON-RPC on the control socket): a command that fails with 3.
-    const sent = await rpc('pty/send', { session, text: 'echo script-$((6*7)); (exit 3)', timeout: 20_000 });
-    assert.equal(sent.exitCode, 3);
-    const scriptInput = (await rpc('pty/info', { session })).lastInput;
-    assert.equal(scriptInput.origin, 'script');
-    assert.equal(scriptInput.transport, 'control');
-    assert.ok(Math.abs(Date.parse(scriptInput.at) - Date.now()) < 60_000, scriptInput.at);
+      // A script types (JSON-RPC on the control socket): a command that fails with 3.
+      const sent = await rpc('pty/send', { session, text: 'echo script-$((6*7)); (exit 3)', timeout: 20_000 });
+      assert.equal(sent.exitCode, 3);
+      const scriptInput = (await rpc('pty/info', { session })).lastInput;
+      assert.equal(scriptInput.origin, 'script');
+      assert.equal(scriptInput.transport, 'control');
+      assert.ok(Math.abs(Date.parse(scriptInput.at) - Date.now()) < 60_000, scriptInput.at);
 
-    // An agent types (MCP send over /mcp).
-    const viaMcp = (await agent.callTool({ name: 'send', arguments: { session, text: 'echo agent-$((7*7))' } })) as any;
-    assert.notEqual(viaMcp.isError, true, JSON.stringify(viaMcp));
-    const agentInput = (await rpc('pty/info', { session })).lastInput;
-    assert.deepEqual([agentInput.origin, agentInput.transport], ['agent', 'mcp-http']);
+      // An agent types (MCP send over /mcp).
+      const viaMcp = (await agent.callTool({ name: 'send', arguments: { session, text: 'echo agent-$((7*7))' } })) as any;
+      assert.notEqual(viaMcp.isError, true, JSON.stringify(viaMcp));
+      const agentInput = (await rpc('pty/info', { session })).lastInput;
+      assert.deepEqual([agentInput.origin, agentInput.transport], ['agent', 'mcp-http']);
 
-    // The user types in the browser view (the stream WebSocket).
-    const ws = await wsConnect(h.port, `/sessions/${session}/stream`, { token: h.token });
-    assert.equal(ws.kind, 'open');
-    if (ws.kind !== 'open') return;
-    ws.client.send({ type: 'write', data: 'echo user-$((8*8))\r' });
-    await until(async () => (await rpc('pty/read', { session })).screen.includes('user-64'), 10_000, "the user's command");
-    const userInput = (await rpc('pty/info', { session })).lastInput;
-    assert.deepEqual([userInput.origin, userInput.transport], ['user', 'ws-stream']);
-    await ws.client.close();
+      // The user types in the browser view (the stream WebSocket).
+      const ws = await wsConnect(h.port, `/sessions/${session}/stream`, { token: h.token });
+      assert.equal(ws.kind, 'open');
+      if (ws.kind !== 'open') return;
+      ws.client.send({ type: 'write', data: 'echo user-$((8*8))\r' });
+      await until(async () => (await rpc('pty/read', { session })).screen.includes('user-64'), 10_000, "the user's command");
+      const userInput = (await rpc('pty/info', { session })).lastInput;
+      assert.deepEqual([userInput.origin, userInput.transport], ['user', 'ws-stream']);
+      await ws.client.close();
 
-    await rpc('pty/resize', { session, cols: 90, rows: 20 });
+      await rpc('pty/resize', { session, cols: 90, rows: 20 });
 
-    // A password prompt: what is typed there is withheld.
-    await rpc('pty/write', { session, action: { text: 'read -s x; echo "len=${#x}"\r' } });
-    await until(async () => (await rpc('pty/info', { session })).secretInput, 10_000, 'the secret prompt');
-    await rpc('pty/write', { session, action: { text: `${SECRET}\r` } });
-    await until(async () => (await rpc('pty/read', { session })).screen.includes(`len=${SECRET.length}`), 10_000, 'the secret read');
+      // A password prompt: what is typed there is withheld.
+      await rpc('pty/write', { session, action: { text: 'read -s x; echo "len=${#x}"\r' } });
+      await until(async () => (await rpc('pty/info', { session })).secretInput, 10_000, 'the secret prompt');
+      await rpc('pty/write', { session, action: { text: `${SECRET}\r` } });
+      await until(async () => (await rpc('pty/read', { session })).screen.includes(`len=${SECRET.length}`), 10_000, 'the secret read');
 
-    await rpc('pty/write', { session, action: { text: 'exit 5\r' } });
-    await until(async () => !(await rpc('pty/status', { session })).running, 10_000, 'the exit');
-    const stopped = await rpc('pty/record', { session, stop: true });
-    assert.equal(stopped.recording, false);
-    assert.equal(stopped.path, file);
-
-    const raw = fs.readFileSync(file, 'utf8');
-    assert.ok(!raw.includes(SECRET), 'the secret is nowhere in the file');
-    const { header, events } = readCast(file);
-    assert.equal(header.version, 3);
-    assert.deepEqual([header.term.cols, header.term.rows], [100, 30], 'the size when recording started');
-
-    const output = events.filter((e) => e[1] === 'o').map((e) => e[2]).join('');
-    const ring = await rpc('pty/output', { session, since: started.cursor });
-    assert.equal(output, ring.data, 'the o events are the output since the start cursor, byte for byte');
-    assert.match(output, /script-42/);
-    assert.match(output, /agent-49/);
-
-    const markers = events.filter((e) => e[1] === 'm').map((e) => e[2]);
-    const inputs = events.filter((e) => e[1] === 'i').map((e) => e[2]).join('');
-    assert.match(inputs, /echo script-\$\(\(6\*7\)\); \(exit 3\)\r/);
-    assert.match(inputs, /echo agent-\$\(\(7\*7\)\)\r/);
-    /** The marker in force where an input event containing `text` is. */
-    const markerBefore = (text: string) => {
-      const at = events.findIndex((e) => e[1] === 'i' && e[2].includes(text));
-      assert.ok(at > 0, `an i event with ${text}`);
-      return events.slice(0, at).reverse().find((e) => e[1] === 'm' && e[2].startsWith('input from'))?.[2];
-    };
-    assert.equal(markerBefore('echo script-'), 'input from script via control');
-    assert.equal(markerBefore('echo agent-'), 'input from agent via mcp-http');
-    assert.equal(markerBefore('echo user-'), 'input from user via ws-stream');
-    assert.ok(markers.includes('command exited 3: echo script-$((6*7)); (exit 3)'), JSON.stringify(markers));
-    const marked = events.findIndex((e) => e[1] === 'm' && e[2].startsWith('command exited 3'));
-    const printed = events.findIndex((e) => e[1] === 'o' && e[2].includes('\x1b]633;D;3'));
-    assert.ok(printed >= 0 && marked > printed, 'the marker follows the output where the shell reported the end');
-    assert.ok(markers.includes('command exited 0: echo agent-$((7*7))'), JSON.stringify(markers));
-    assert.ok(markers.includes('secret input withheld (typed by script)'), JSON.stringify(markers));
-    assert.deepEqual(events.filter((e) => e[1] === 'r').map((e) => e[2]), ['90x20']);
-    assert.deepEqual(events.at(-1)!.slice(1), ['x', '5'], 'the exit is the last event');
-
-    // Replayed at a thousand times the speed: the terminal gets exactly the recorded output.
-    const played = await runCli(['play', file, '--speed', '1000'], process.env);
-    assert.equal(played.code, 0, played.stderr);
-    assert.equal(played.stdout, output);
-  });
-
-  test('without a path it records into a new 0600 file under $XDG_DATA_HOME/shared-pty/recordings; stop says which; bad requests are refused clearly', { timeout: 30_000 }, async () => {
-    const data = tempDir();
-    const saved = process.env.XDG_DATA_HOME;
-    process.env.XDG_DATA_HOME = data;
-    try {
-      const info = await rpc('session/create', { ...BASH, cols: 80, rows: 24 });
-      const session = info.id;
-      const idle = await rpc('pty/record', { session, stop: true });
-      assert.deepEqual([idle.recording, idle.path], [false, null], 'stopping when nothing records says so');
-      const r = await rpc('pty/record', { session });
-      const dir = path.join(data, 'shared-pty', 'recordings');
-      assert.equal(path.dirname(r.path), dir);
-      assert.match(path.basename(r.path), /\.cast$/);
-      assert.equal(fs.statSync(dir).mode & 0o777, 0o700);
-      assert.equal(fs.statSync(r.path).mode & 0o777, 0o600);
-      await rpc('pty/send', { session, text: 'echo default-place', timeout: 20_000 });
+      await rpc('pty/write', { session, action: { text: 'exit 5\r' } });
+      await until(async () => !(await rpc('pty/status', { session })).running, 10_000, 'the exit');
       const stopped = await rpc('pty/record', { session, stop: true });
-      assert.equal(stopped.path, r.path);
-      assert.match(readCast(r.path).events.filter((e) => e[1] === 'o').map((e) => e[2]).join(''), /default-place/);
-      // A file that exists is never overwritten; a folder that does not exist is named.
-      await rejectsWith(rpc('pty/record', { session, path: r.path }), -32000);
-      const missing = await rejectsWith(rpc('pty/record', { session, path: path.join(data, 'no', 'such', 'x.cast') }), -32000);
-      assert.match(missing.message, /folder does not exist/);
-      await rejectsWith(rpc('pty/record', { session, path: 'x.cast', stop: true }), -32602);
-      await rpc('pty/kill', { session });
-    } finally {
-      if (saved === undefined) delete process.env.XDG_DATA_HOME;
-      else process.env.XDG_DATA_HOME = saved;
-    }
-  });
+      assert.equal(stopped.recording, false);
+      assert.equal(stopped.path, file);
+
+      const raw = fs.readFileSync(file, 'utf8');
+      assert.ok(!raw.includes(SECRET), 'the secret is nowhere in the file');
+      const { header, events } = readCast(file);
+      assert.equal(header.version, 3);
+      assert.deepEqual([header.term.cols, header.term.rows], [100, 30], 'the size when recording started');
+
+      const output = events
+        .filter((e) => e[1] === 'o')
+        .map((e) => e[2])
+        .join('');
+      const ring = await rpc('pty/output', { session, since: started.cursor });
+      assert.equal(output, ring.data, 'the o events are the output since the start cursor, byte for byte');
+      assert.match(output, /script-42/);
+      assert.match(output, /agent-49/);
+
+      const markers = events.filter((e) => e[1] === 'm').map((e) => e[2]);
+      const inputs = events
+        .filter((e) => e[1] === 'i')
+        .map((e) => e[2])
+        .join('');
+      assert.match(inputs, /echo script-\$\(\(6\*7\)\); \(exit 3\)\r/);
+      assert.match(inputs, /echo agent-\$\(\(7\*7\)\)\r/);
+      /** The marker in force where an input event containing `text` is. */
+      const markerBefore = (text: string) => {
+        const at = events.findIndex((e) => e[1] === 'i' && e[2].includes(text));
+        assert.ok(at > 0, `an i event with ${text}`);
+        return events
+          .slice(0, at)
+          .reverse()
+          .find((e) => e[1] === 'm' && e[2].startsWith('input from'))?.[2];
+      };
+      assert.equal(markerBefore('echo script-'), 'input from script via control');
+      assert.equal(markerBefore('echo agent-'), 'input from agent via mcp-http');
+      assert.equal(markerBefore('echo user-'), 'input from user via ws-stream');
+      assert.ok(markers.includes('command exited 3: echo script-$((6*7)); (exit 3)'), JSON.stringify(markers));
+      const marked = events.findIndex((e) => e[1] === 'm' && e[2].startsWith('command exited 3'));
+      const printed = events.findIndex((e) => e[1] === 'o' && e[2].includes('\x1b]633;D;3'));
+      assert.ok(printed >= 0 && marked > printed, 'the marker follows the output where the shell reported the end');
+      assert.ok(markers.includes('command exited 0: echo agent-$((7*7))'), JSON.stringify(markers));
+      assert.ok(markers.includes('secret input withheld (typed by script)'), JSON.stringify(markers));
+      assert.deepEqual(
+        events.filter((e) => e[1] === 'r').map((e) => e[2]),
+        ['90x20'],
+      );
+      assert.deepEqual(events.at(-1)!.slice(1), ['x', '5'], 'the exit is the last event');
+
+      // Replayed at a thousand times the speed: the terminal gets exactly the recorded output.
+      const played = await runCli(['play', file, '--speed', '1000'], process.env);
+      assert.equal(played.code, 0, played.stderr);
+      assert.equal(played.stdout, output);
+    },
+  );
+
+  test(
+    'without a path it records into a new 0600 file under $XDG_DATA_HOME/shared-pty/recordings; stop says which; bad requests are refused clearly',
+    { timeout: 30_000 },
+    async () => {
+      const data = tempDir();
+      const saved = process.env.XDG_DATA_HOME;
+      process.env.XDG_DATA_HOME = data;
+      try {
+        const info = await rpc('session/create', { ...BASH, cols: 80, rows: 24 });
+        const session = info.id;
+        const idle = await rpc('pty/record', { session, stop: true });
+        assert.deepEqual([idle.recording, idle.path], [false, null], 'stopping when nothing records says so');
+        const r = await rpc('pty/record', { session });
+        const dir = path.join(data, 'shared-pty', 'recordings');
+        assert.equal(path.dirname(r.path), dir);
+        assert.match(path.basename(r.path), /\.cast$/);
+        assert.equal(fs.statSync(dir).mode & 0o777, 0o700);
+        assert.equal(fs.statSync(r.path).mode & 0o777, 0o600);
+        await rpc('pty/send', { session, text: 'echo default-place', timeout: 20_000 });
+        const stopped = await rpc('pty/record', { session, stop: true });
+        assert.equal(stopped.path, r.path);
+        assert.match(
+          readCast(r.path)
+            .events.filter((e) => e[1] === 'o')
+            .map((e) => e[2])
+            .join(''),
+          /default-place/,
+        );
+        // A file that exists is never overwritten; a folder that does not exist is named.
+        await rejectsWith(rpc('pty/record', { session, path: r.path }), -32000);
+        const missing = await rejectsWith(rpc('pty/record', { session, path: path.join(data, 'no', 'such', 'x.cast') }), -32000);
+        assert.match(missing.message, /folder does not exist/);
+        await rejectsWith(rpc('pty/record', { session, path: 'x.cast', stop: true }), -32602);
+        await rpc('pty/kill', { session });
+      } finally {
+        if (saved === undefined) delete process.env.XDG_DATA_HOME;
+        else process.env.XDG_DATA_HOME = saved;
+      }
+    },
+  );
 });

@@ -42,60 +42,68 @@ describe('typing arbitration', () => {
     return info.id;
   }
 
-  test('a line the user started holds the agent: its send fails saying so, nothing is written; once submitted and paused, the agent goes on', { timeout: 60_000 }, async () => {
-    const id = await openBash();
-    await userTypes(id, 'echo user-line');
-    const held = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo agent-ran', timeout: 1000 } })) as any;
-    assert.equal(held.isError, true, toolText(held));
-    assert.match(toolText(held), /user is typing/);
-    // send_keys waits up to its own bound (15 s) for the line: this one is refused too, as a tool
-    // error that says why (a thrown error, a lost connection or a timeout, is not that refusal).
-    const keys = (await agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['x'] } })) as any;
-    assert.equal(keys.isError, true, toolText(keys));
-    assert.match(toolText(keys), /user is typing/);
-    assert.doesNotMatch(await screen(id), /agent-ran|user-linex/, 'nothing the agent sent was written');
-    // A script is never held.
-    await rpc('pty/write', { session: id, action: { text: '-and-script' } });
-    await userTypes(id, '\r');
-    await until(async () => (await screen(id)).includes('\nuser-line-and-script'), 10_000, 'the user\'s line to run');
-    // The user has submitted and pauses: the agent's send waits out the pause and runs.
-    const ran = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo agent-ran', timeout: 10_000 } })) as any;
-    assert.notEqual(ran.isError, true, toolText(ran));
-    assert.match(ran.structuredContent.output, /agent-ran/);
-    await rpc('pty/kill', { session: id });
-  });
-
-  test('through `shared-pty attach` in a real terminal: the user\'s started line holds the agent, and Ctrl+C there ends its send', { timeout: 60_000 }, async () => {
-    const id = await openBash();
-    // attach runs in a PTY of its own, as in the user's terminal emulator; this test types into that.
-    const outer = loadNodePty().spawn(process.execPath, [CLI, 'attach', id], { cols: 80, rows: 24, env: { ...process.env, SHARED_PTY_DIR: h.dir } });
-    try {
-      await until(async () => (await rpc('session/list', {})).sessions.find((s: { id: string }) => s.id === id).clients > 0, 15_000, 'attach to subscribe');
-      outer.write('echo typed-in-attach');
-      await until(async () => (await screen(id)).includes('echo typed-in-attach'), 10_000, 'the user\'s line in the shell');
+  test(
+    'a line the user started holds the agent: its send fails saying so, nothing is written; once submitted and paused, the agent goes on',
+    { timeout: 60_000 },
+    async () => {
+      const id = await openBash();
+      await userTypes(id, 'echo user-line');
       const held = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo agent-ran', timeout: 1000 } })) as any;
       assert.equal(held.isError, true, toolText(held));
       assert.match(toolText(held), /user is typing/);
-      assert.doesNotMatch(await screen(id), /agent-ran/);
-      outer.write('\r');
-      await until(async () => (await screen(id)).includes('\ntyped-in-attach'), 10_000, 'the user\'s line to run');
-      const sending = agent.callTool({ name: 'send', arguments: { session: id, text: 'sleep 5; echo slept', timeout: 20_000 } }) as Promise<any>;
-      await until(async () => (await screen(id)).includes('sleep 5; echo slept'), 10_000, 'the agent\'s command to run');
-      outer.write('\x03');
-      const r = await sending;
-      assert.equal(r.structuredContent.waitReason, 'user_input', toolText(r));
-      const who = await rpc('pty/info', { session: id });
-      assert.equal(who.lastInput.origin, 'user', 'attach types as the user');
-    } finally {
-      outer.kill();
+      // send_keys waits up to its own bound (15 s) for the line: this one is refused too, as a tool
+      // error that says why (a thrown error, a lost connection or a timeout, is not that refusal).
+      const keys = (await agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['x'] } })) as any;
+      assert.equal(keys.isError, true, toolText(keys));
+      assert.match(toolText(keys), /user is typing/);
+      assert.doesNotMatch(await screen(id), /agent-ran|user-linex/, 'nothing the agent sent was written');
+      // A script is never held.
+      await rpc('pty/write', { session: id, action: { text: '-and-script' } });
+      await userTypes(id, '\r');
+      await until(async () => (await screen(id)).includes('\nuser-line-and-script'), 10_000, "the user's line to run");
+      // The user has submitted and pauses: the agent's send waits out the pause and runs.
+      const ran = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo agent-ran', timeout: 10_000 } })) as any;
+      assert.notEqual(ran.isError, true, toolText(ran));
+      assert.match(ran.structuredContent.output, /agent-ran/);
       await rpc('pty/kill', { session: id });
-    }
-  });
+    },
+  );
 
-  test('the user typing during an agent\'s send ends it with waitReason user_input', { timeout: 60_000 }, async () => {
+  test(
+    "through `shared-pty attach` in a real terminal: the user's started line holds the agent, and Ctrl+C there ends its send",
+    { timeout: 60_000 },
+    async () => {
+      const id = await openBash();
+      // attach runs in a PTY of its own, as in the user's terminal emulator; this test types into that.
+      const outer = loadNodePty().spawn(process.execPath, [CLI, 'attach', id], { cols: 80, rows: 24, env: { ...process.env, SHARED_PTY_DIR: h.dir } });
+      try {
+        await until(async () => (await rpc('session/list', {})).sessions.find((s: { id: string }) => s.id === id).clients > 0, 15_000, 'attach to subscribe');
+        outer.write('echo typed-in-attach');
+        await until(async () => (await screen(id)).includes('echo typed-in-attach'), 10_000, "the user's line in the shell");
+        const held = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo agent-ran', timeout: 1000 } })) as any;
+        assert.equal(held.isError, true, toolText(held));
+        assert.match(toolText(held), /user is typing/);
+        assert.doesNotMatch(await screen(id), /agent-ran/);
+        outer.write('\r');
+        await until(async () => (await screen(id)).includes('\ntyped-in-attach'), 10_000, "the user's line to run");
+        const sending = agent.callTool({ name: 'send', arguments: { session: id, text: 'sleep 5; echo slept', timeout: 20_000 } }) as Promise<any>;
+        await until(async () => (await screen(id)).includes('sleep 5; echo slept'), 10_000, "the agent's command to run");
+        outer.write('\x03');
+        const r = await sending;
+        assert.equal(r.structuredContent.waitReason, 'user_input', toolText(r));
+        const who = await rpc('pty/info', { session: id });
+        assert.equal(who.lastInput.origin, 'user', 'attach types as the user');
+      } finally {
+        outer.kill();
+        await rpc('pty/kill', { session: id });
+      }
+    },
+  );
+
+  test("the user typing during an agent's send ends it with waitReason user_input", { timeout: 60_000 }, async () => {
     const id = await openBash();
     const sending = agent.callTool({ name: 'send', arguments: { session: id, text: 'sleep 5; echo slept', timeout: 20_000 } }) as Promise<any>;
-    await until(async () => (await screen(id)).includes('sleep 5'), 10_000, 'the agent\'s command to run');
+    await until(async () => (await screen(id)).includes('sleep 5'), 10_000, "the agent's command to run");
     await userTypes(id, '\x03'); // the user presses Ctrl+C
     const r = await sending;
     assert.equal(r.structuredContent.waitReason, 'user_input', toolText(r));

@@ -40,7 +40,8 @@ after(async () => {
 });
 
 const share = (session: string, params: Record<string, unknown> = {}) => ctl.call('session/share', { session, ...params }) as Promise<Link>;
-const viewLink = (session: string, params: Record<string, unknown> = {}) => ctl.call('session/viewUrl', { session, ...params }) as Promise<{ url: string; readOnly: boolean; info: Link['info'] }>;
+const viewLink = (session: string, params: Record<string, unknown> = {}) =>
+  ctl.call('session/viewUrl', { session, ...params }) as Promise<{ url: string; readOnly: boolean; info: Link['info'] }>;
 
 /** Opens a link as a browser does: the request with its `?token=`, and the browser's cookie if it has one. */
 function open(url: string, cookie?: string, port = h.port): Promise<HttpAnswer> {
@@ -63,17 +64,21 @@ describe('links and page cookies', { timeout: 60_000 }, () => {
     assert.equal(link.info.scope, 'view');
     assert.equal(Date.parse(link.info.expiresAt) - Date.parse(link.info.createdAt), 8 * 3600_000, 'it lives 8 h unless told otherwise');
     const token = new URL(link.url).searchParams.get('token')!;
-    assert.ok(token && token !== h.token, 'the link holds a token of its own, never the host\'s');
+    assert.ok(token && token !== h.token, "the link holds a token of its own, never the host's");
 
     // A HEAD (a link preview's probe) does not spend it.
     const probe = await request(h.port, 'HEAD', new URL(link.url).pathname + new URL(link.url).search);
     assert.notEqual(probe.status, 303);
     const first = await open(link.url);
     assert.equal(first.status, 303);
-    assert.equal(first.headers.location, 'view', 'the browser goes on to the address without the token (history keeps no token), relative: it works under a proxy\'s prefix');
+    assert.equal(
+      first.headers.location,
+      'view',
+      "the browser goes on to the address without the token (history keeps no token), relative: it works under a proxy's prefix",
+    );
     const setCookie = String(first.headers['set-cookie']);
     assert.match(setCookie, new RegExp(`^${pageCookieName(h.port)}=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=/; Max-Age=\\d+$`));
-    assert.ok(!setCookie.includes(token) && !setCookie.includes(h.token), 'the cookie holds neither the link\'s token nor the host\'s');
+    assert.ok(!setCookie.includes(token) && !setCookie.includes(h.token), "the cookie holds neither the link's token nor the host's");
     const cookie = cookieOf(first);
     const shown = await page(a.id, cookie);
     assert.equal(shown.status, 200);
@@ -97,7 +102,12 @@ describe('links and page cookies', { timeout: 60_000 }, () => {
   test('a link is no Bearer token: REST, /mcp, /rpc and the stream refuse it, saying to use --reusable; a reusable token works on all and opens pages again and again', async () => {
     const link = await share(a.id, { scope: 'control' });
     assert.equal(link.info.reusable, false);
-    for (const [method, path] of [['GET', `/sessions/${a.id}`], ['POST', '/sessions'], ['GET', '/health'], ['POST', '/mcp']] as const) {
+    for (const [method, path] of [
+      ['GET', `/sessions/${a.id}`],
+      ['POST', '/sessions'],
+      ['GET', '/health'],
+      ['POST', '/mcp'],
+    ] as const) {
       const r = await request(h.port, method, path, { token: link.token, body: method === 'POST' ? {} : undefined });
       assert.equal(r.status, 401, `${method} ${path}`);
       if (path !== '/mcp') assert.match(r.json.error.message, /a link for a browser .*shared-pty share <session> --reusable/);
@@ -120,7 +130,7 @@ describe('links and page cookies', { timeout: 60_000 }, () => {
     if (o.kind === 'open') await o.client.close();
   });
 
-  test('tokens lists links and reusable tokens (opened or not); revoke ends a link\'s page cookie and its stream, and the page says so in words', async () => {
+  test("tokens lists links and reusable tokens (opened or not); revoke ends a link's page cookie and its stream, and the page says so in words", async () => {
     const link = await viewLink(a.id, { input: true, expiresIn: 600 });
     assert.equal(link.info.scope, 'input');
     const listed = async () => ((await ctl.call('host/tokens', {})) as { tokens: Link['info'][] }).tokens.find((t) => t.id === link.info.id);
@@ -130,7 +140,7 @@ describe('links and page cookies', { timeout: 60_000 }, () => {
     assert.ok(entry?.openedAt, 'listed as opened');
     assert.equal(entry.reusable, false);
     const stream = await wsConnect(h.port, `/sessions/${a.id}/stream`, { cookie });
-    assert.equal(stream.kind, 'open', 'the page\'s stream opens with the page cookie');
+    assert.equal(stream.kind, 'open', "the page's stream opens with the page cookie");
     const ws = (stream as { client: import('../../../helpers/http').WsClient }).client;
     await ctl.call('host/revoke', { id: link.info.id });
     assert.deepEqual(await withTimeout(ws.closed, 10_000, 'the stream closes'), { code: TOKEN_ENDED_CLOSE, reason: 'token revoked' });
@@ -162,7 +172,7 @@ describe('links and page cookies', { timeout: 60_000 }, () => {
     assert.match(bare.text, /<h1>This page needs a link<\/h1>/);
   });
 
-  test('the host\'s token is never traded for a cookie, and a page cookie opens no REST, /rpc or /mcp', async () => {
+  test("the host's token is never traded for a cookie, and a page cookie opens no REST, /rpc or /mcp", async () => {
     const viaLink = await open(`${h.http.url}/sessions/${a.id}/view?token=${encodeURIComponent(h.token)}`);
     assert.equal(viaLink.status, 401);
     assert.equal(viaLink.headers['set-cookie'], undefined);
@@ -171,7 +181,13 @@ describe('links and page cookies', { timeout: 60_000 }, () => {
     // As a cookie value the host's token is nothing either.
     assert.equal((await page(a.id, `${pageCookieName(h.port)}=${h.token}`)).status, 401);
     const cookie = cookieOf(await open((await share(a.id, { scope: 'control' })).url));
-    for (const [method, path] of [['GET', '/sessions'], ['POST', '/sessions'], ['GET', `/sessions/${a.id}`], ['GET', '/health'], ['POST', '/mcp']] as const) {
+    for (const [method, path] of [
+      ['GET', '/sessions'],
+      ['POST', '/sessions'],
+      ['GET', `/sessions/${a.id}`],
+      ['GET', '/health'],
+      ['POST', '/mcp'],
+    ] as const) {
       const r = await request(h.port, method, path, { headers: { cookie }, body: method === 'POST' ? BASH : undefined });
       assert.equal(r.status, 401, `${method} ${path} with the page cookie`);
     }
@@ -179,7 +195,7 @@ describe('links and page cookies', { timeout: 60_000 }, () => {
     assert.deepEqual(rpc.kind === 'refused' ? rpc.status : 'open', 401);
   });
 
-  test('opening someone\'s shared link never logs the owner out: one cookie per port, one page session, every grant kept (the strongest wins)', async () => {
+  test("opening someone's shared link never logs the owner out: one cookie per port, one page session, every grant kept (the strongest wins)", async () => {
     // The owner watches session a with input, from their own `view --input`.
     const owner = cookieOf(await open((await viewLink(a.id, { input: true })).url));
     assert.match((await page(a.id, owner)).text, /data-readonly="0"/);
@@ -206,7 +222,7 @@ describe('links and page cookies', { timeout: 60_000 }, () => {
       assert.ok(theirs.startsWith(`${pageCookieName(other.port)}=`), theirs);
       assert.notEqual(pageCookieName(other.port), pageCookieName(h.port));
       const both = await page(a.id, `${owner}; ${theirs}`);
-      assert.equal(both.status, 200, `${owner}; ${theirs} ${both.text}` + 'the owner\'s view here still opens with both cookies sent');
+      assert.equal(both.status, 200, `${owner}; ${theirs} ${both.text}` + "the owner's view here still opens with both cookies sent");
     } finally {
       await other.close();
     }

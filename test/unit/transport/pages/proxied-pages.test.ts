@@ -60,9 +60,14 @@ async function trade(p: string): Promise<{ cookie: string; setCookie: string; lo
   return { cookie: setCookie.split(';')[0], setCookie, location: String(a.headers.location) };
 }
 
-describe('pages behind an editor\'s port proxy', { timeout: 60_000 }, () => {
-  test('under a proxy\'s Host, only the pages answer: REST, /health, /mcp and /rpc refuse even the host\'s token', async () => {
-    for (const [method, p] of [['GET', '/health'], ['GET', '/sessions'], ['POST', '/mcp'], ['GET', `/sessions/${s.id}`]] as const) {
+describe("pages behind an editor's port proxy", { timeout: 60_000 }, () => {
+  test("under a proxy's Host, only the pages answer: REST, /health, /mcp and /rpc refuse even the host's token", async () => {
+    for (const [method, p] of [
+      ['GET', '/health'],
+      ['GET', '/sessions'],
+      ['POST', '/mcp'],
+      ['GET', `/sessions/${s.id}`],
+    ] as const) {
       const r = await viaProxy(method, p, {}, h.token);
       assert.equal(r.status, 403, `${method} ${p}`);
       assert.match(r.json.error.message, /unexpected Host header/);
@@ -79,10 +84,10 @@ describe('pages behind an editor\'s port proxy', { timeout: 60_000 }, () => {
     assert.match(hostLink.text, /<h1>/);
     assert.equal(hostLink.headers['set-cookie'], undefined);
     const o = await wsConnect(h.port, `/sessions/${s.id}/stream`, { queryToken: h.token, host: PROXY_HOST, origin: PROXY_ORIGIN });
-    assert.deepEqual(o.kind === 'refused' ? o.status : 'open', 403, 'the stream with the host\'s token through the proxy');
+    assert.deepEqual(o.kind === 'refused' ? o.status : 'open', 403, "the stream with the host's token through the proxy");
   });
 
-  test('/proxy/<port>/ (prefix stripped): a link opens the view, its assets and its stream; the cookie stays in the link\'s folder and types', async () => {
+  test("/proxy/<port>/ (prefix stripped): a link opens the view, its assets and its stream; the cookie stays in the link's folder and types", async () => {
     const link = await share('input');
     const { cookie, setCookie, location } = await trade(pathOf(link.url));
     assert.equal(location, 'view', 'a relative redirect: the browser stays under /proxy/<port>/');
@@ -131,17 +136,21 @@ describe('pages behind an editor\'s port proxy', { timeout: 60_000 }, () => {
     assert.equal((await viaProxy('GET', `/absproxy/${h.port + 1}/sessions/${s.id}/view`, { cookie })).status, 403);
   });
 
-  test('a page cookie belongs to the Host it was traded under: the proxy\'s opens nothing on the host\'s own address, and the other way round', async () => {
+  test("a page cookie belongs to the Host it was traded under: the proxy's opens nothing on the host's own address, and the other way round", async () => {
     const { cookie: proxied } = await trade(pathOf((await share('view')).url));
     const direct = await request(h.port, 'GET', pathOf((await share('view')).url), { headers: BROWSER });
     assert.equal(direct.status, 303);
     const own = String(direct.headers['set-cookie']).split(';')[0];
-    assert.match(String(direct.headers['set-cookie']), /; Path=\/; /, 'on the host\'s own address the cookie is for every page');
+    assert.match(String(direct.headers['set-cookie']), /; Path=\/; /, "on the host's own address the cookie is for every page");
     assert.equal((await request(h.port, 'GET', `/sessions/${s.id}/view`, { headers: { ...BROWSER, cookie: proxied } })).status, 401);
     assert.equal((await viaProxy('GET', `/sessions/${s.id}/view`, { cookie: own })).status, 403);
-    assert.equal((await request(h.port, 'GET', `/sessions/${s.id}/view`, { host: 'other.example.test:8443', headers: { ...BROWSER, cookie: proxied } })).status, 403, 'nor under a third Host');
+    assert.equal(
+      (await request(h.port, 'GET', `/sessions/${s.id}/view`, { host: 'other.example.test:8443', headers: { ...BROWSER, cookie: proxied } })).status,
+      403,
+      'nor under a third Host',
+    );
     const o = await wsConnect(h.port, `/sessions/${s.id}/stream`, { cookie: proxied, origin: `http://127.0.0.1:${h.port}` });
-    assert.deepEqual(o.kind === 'refused' ? o.status : 'open', 401, 'the stream on the host\'s own address with the proxy\'s cookie');
+    assert.deepEqual(o.kind === 'refused' ? o.status : 'open', 401, "the stream on the host's own address with the proxy's cookie");
     // A cookie is never a credential for anything but the pages, through the proxy or not.
     assert.equal((await viaProxy('GET', `/sessions/${s.id}`, { cookie: proxied })).status, 403);
   });
@@ -152,7 +161,7 @@ describe('pages behind an editor\'s port proxy', { timeout: 60_000 }, () => {
     const link = await ctl.request<{ id: string; url: string }>('host/replay', { path: file });
     const { cookie, setCookie, location } = await trade(pathOf(link.url));
     assert.equal(location, link.id);
-    assert.doesNotMatch(setCookie, /Path=/, 'scoped to the link\'s folder (…/replay)');
+    assert.doesNotMatch(setCookie, /Path=/, "scoped to the link's folder (…/replay)");
     const page = await viaProxy('GET', `/replay/${link.id}`, { cookie });
     assert.equal(page.status, 200, page.text);
     const refs = [...page.text.matchAll(/\b(?:src|href|data-cast)="([^"]*)"/g)].map((m) => m[1]).filter((r) => !r.startsWith('data:'));

@@ -12,7 +12,8 @@ import { ReplayLimits, ReplayLinks } from '../../../../src/transport/pages/repla
 import { pageCookieName } from '../../../../src/transport/http/http-security';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 
-const CAST = '{"version": 3, "term": {"cols": 80, "rows": 24}, "title": "demo"}\n[0.5, "o", "hello replay\\r\\n"]\n[0.1, "m", "command exited 0: echo hi"]\n[0.1, "x", "0"]\n';
+const CAST =
+  '{"version": 3, "term": {"cols": 80, "rows": 24}, "title": "demo"}\n[0.5, "o", "hello replay\\r\\n"]\n[0.1, "m", "command exited 0: echo hi"]\n[0.1, "x", "0"]\n';
 
 let h: HttpHost;
 let ctl: RpcClient;
@@ -75,7 +76,7 @@ describe('host/replay', () => {
 });
 
 describe('the replay page over HTTP', () => {
-  test('a link opens its recording once, with the page cookie; the page may run the player\'s WebAssembly', async () => {
+  test("a link opens its recording once, with the page cookie; the page may run the player's WebAssembly", async () => {
     const file = castFile('demo.cast');
     const link = await replay(file);
     assert.equal(link.path, file);
@@ -89,10 +90,10 @@ describe('the replay page over HTTP', () => {
     assert.equal((await get(u.pathname)).status, 401, 'no token, no page');
     const { cookie, setCookie, location } = await cookieOf(link.url);
     assert.equal(new URL(location, u).pathname, u.pathname, 'the token leaves the address bar');
-    assert.ok(!location.startsWith('/'), 'the redirect is relative, so it works under a proxy\'s prefix');
+    assert.ok(!location.startsWith('/'), "the redirect is relative, so it works under a proxy's prefix");
     assert.match(setCookie, /HttpOnly/);
     assert.match(setCookie, new RegExp(`^${pageCookieName(h.port)}=[^;]+; HttpOnly; SameSite=Strict; Path=/; Max-Age=\\d+$`), setCookie);
-    assert.ok(!setCookie.includes(u.searchParams.get('token')!), 'the cookie does not hold the link\'s token');
+    assert.ok(!setCookie.includes(u.searchParams.get('token')!), "the cookie does not hold the link's token");
     // The link opened once: it opens nothing more, and its token is listed (and revocable) until then.
     const again = await get(u.pathname + u.search, { accept: 'text/html' });
     assert.equal(again.status, 401);
@@ -157,7 +158,15 @@ describe('the replay page over HTTP', () => {
     const unknown = await get(`/replay/${'0'.repeat(32)}/cast`, auth);
     assert.equal(unknown.status, 404);
     assert.match(unknown.json.error.message, /Unknown or expired replay link/);
-    for (const p of ['/replay/only.cast', `/replay/${encodeURIComponent(path.join(dir, 'only.cast'))}`, '/replay/..%2F..%2Fetc%2Fpasswd', '/replay/%2Fetc%2Fpasswd/cast', `/replay/${link.id}/../../etc/passwd`, `/replay/${link.id}/cast/x`, `/replay/${link.id.toUpperCase()}/cast`]) {
+    for (const p of [
+      '/replay/only.cast',
+      `/replay/${encodeURIComponent(path.join(dir, 'only.cast'))}`,
+      '/replay/..%2F..%2Fetc%2Fpasswd',
+      '/replay/%2Fetc%2Fpasswd/cast',
+      `/replay/${link.id}/../../etc/passwd`,
+      `/replay/${link.id}/cast/x`,
+      `/replay/${link.id.toUpperCase()}/cast`,
+    ]) {
       const a = await get(p, auth);
       assert.equal(a.status, 404, `${p}: ${a.status} ${a.text}`);
       assert.ok(!a.text.includes('hello replay') && !a.text.includes('root:'), p);
@@ -195,7 +204,7 @@ describe('the replay page over HTTP', () => {
     assert.match(gone.json.error.message, /no such file/);
   });
 
-  test('a browser that holds a share link\'s grant opens a replay link too: one cookie carries both', async () => {
+  test("a browser that holds a share link's grant opens a replay link too: one cookie carries both", async () => {
     const s = await ctl.request<{ id: string }>('session/create', { ...BASH });
     const shared = await ctl.request<{ url: string }>('session/share', { session: s.id, scope: 'view' });
     const first = await cookieOf(shared.url);
@@ -226,7 +235,7 @@ describe('the replay page over HTTP', () => {
     await ctl.request('pty/kill', { session: s.id });
   });
 
-  test('the page\'s assets: the script with the player in it and the player\'s stylesheet; nothing else', async (t) => {
+  test("the page's assets: the script with the player in it and the player's stylesheet; nothing else", async (t) => {
     if (!fs.existsSync(path.join(__dirname, '..', '..', '..', '..', 'dist', 'replay.js'))) return t.skip('dist/replay.js is not built (npm run build)');
     const js = await get('/replay/assets/replay.js', {}, h.token);
     assert.equal(js.status, 200);
@@ -246,15 +255,29 @@ describe('the replay page over HTTP', () => {
 });
 
 describe('ReplayLinks', () => {
-  test('a link expires, and past the limit the oldest goes first; its token comes from the host\'s scoped tokens', () => {
+  test("a link expires, and past the limit the oldest goes first; its token comes from the host's scoped tokens", () => {
     let now = Date.parse('2026-12-03T12:00:00Z');
     const minted: Array<{ id: string; recording: string; seconds: number }> = [];
     const mint = (id: string, recording: string, seconds: number) => {
       minted.push({ id, recording, seconds });
-      const info = { id: `t${minted.length}`, scope: 'view' as const, session: null, recording, reusable: false, openedAt: null, createdAt: '', expiresAt: '', lastUsedAt: null };
+      const info = {
+        id: `t${minted.length}`,
+        scope: 'view' as const,
+        session: null,
+        recording,
+        reusable: false,
+        openedAt: null,
+        createdAt: '',
+        expiresAt: '',
+        lastUsedAt: null,
+      };
       return { token: `secret-${minted.length}`, info };
     };
-    const links = new ReplayLinks((id, token) => `http://x/replay/${id}?token=${token}`, mint, () => now);
+    const links = new ReplayLinks(
+      (id, token) => `http://x/replay/${id}?token=${token}`,
+      mint,
+      () => now,
+    );
     const first = links.open('/a.cast');
     assert.equal(first.url, `http://x/replay/${first.id}?token=secret-1`);
     assert.equal(first.tokenId, 't1');

@@ -21,7 +21,11 @@ describe('SecretLinks', () => {
 
   test('a link expires after its lifetime, five minutes by default', () => {
     let now = 1_000_000;
-    const links = new SecretLinks((id) => id, undefined, () => now);
+    const links = new SecretLinks(
+      (id) => id,
+      undefined,
+      () => now,
+    );
     const link = links.open(session);
     assert.equal(Date.parse(link.expiresAt) - now, SECRET_PAGE_LIFETIME_MS);
     assert.equal(SECRET_PAGE_LIFETIME_MS, 5 * 60 * 1000);

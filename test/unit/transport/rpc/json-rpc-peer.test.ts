@@ -142,7 +142,13 @@ let lastHostWire: MemoryWire | undefined;
 
 async function pairClient(): Promise<Raw> {
   const pair = linkedPair(
-    (w) => new TablePeer(w, { mode: { kind: 'control' }, services: h.host, maxInFlightRequests: h === limited ? MAX_IN_FLIGHT : undefined, link: { origin: 'script', transport: 'control' } }),
+    (w) =>
+      new TablePeer(w, {
+        mode: { kind: 'control' },
+        services: h.host,
+        maxInFlightRequests: h === limited ? MAX_IN_FLIGHT : undefined,
+        link: { origin: 'script', transport: 'control' },
+      }),
     (w) => new RawPeer(w),
   );
   const [hostWire, clientWire] = pair.wires;
@@ -168,97 +174,136 @@ function request(id: number | string, method: string, params: Record<string, unk
 
 for (const transport of TRANSPORTS) {
   describe(`the JSON-RPC peer over ${transport.name}`, () => {
-    test('an unparsable message is answered -32700 with id null; the connection goes on', { timeout: TEST_TIMEOUT }, on(() => real, async () => {
-      const c = await transport.open();
-      try {
-        c.send('{"jsonrpc":"2.0","id":1,"method":');
-        const e = await c.inbox.next((m) => 'error' in m, 'the parse error');
-        assert.deepEqual(e, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: invalid JSON' } });
-        c.send(request(2, 'pty/status', { session: cat.id }));
-        assert.equal((await c.inbox.next((m) => m.id === 2, 'pty/status after it')).result.running, true);
-      } finally {
-        c.close();
-      }
-    }));
+    test(
+      'an unparsable message is answered -32700 with id null; the connection goes on',
+      { timeout: TEST_TIMEOUT },
+      on(
+        () => real,
+        async () => {
+          const c = await transport.open();
+          try {
+            c.send('{"jsonrpc":"2.0","id":1,"method":');
+            const e = await c.inbox.next((m) => 'error' in m, 'the parse error');
+            assert.deepEqual(e, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: invalid JSON' } });
+            c.send(request(2, 'pty/status', { session: cat.id }));
+            assert.equal((await c.inbox.next((m) => m.id === 2, 'pty/status after it')).result.running, true);
+          } finally {
+            c.close();
+          }
+        },
+      ),
+    );
 
-    test(`past ${MAX_IN_FLIGHT} requests in flight one is answered at once with the limit code -32005, a notification gets nothing; room comes back as calls end`, { timeout: TEST_TIMEOUT }, on(() => limited, async () => {
-      const c = await transport.open();
-      try {
-        const marker = `go-${Math.random().toString(36).slice(2)}`;
-        for (let id = 1; id <= MAX_IN_FLIGHT; id++) c.send(request(id, 'pty/wait', { session: cat.id, match: marker, timeout: 60_000 }));
-        c.send(JSON.stringify({ jsonrpc: '2.0', method: 'pty/status', params: { session: cat.id } }));
-        c.send(request('over', 'pty/status', { session: cat.id }));
-        const over = await c.inbox.next((m) => m.id !== undefined, 'the first answer: the one past the limit');
-        assert.deepEqual(over, {
-          jsonrpc: '2.0',
-          id: 'over',
-          error: { code: -32005, message: `Too many requests in flight on this connection: the limit is ${MAX_IN_FLIGHT}; wait for some answers`, data: { limit: 'inFlightRequests', max: MAX_IN_FLIGHT } },
-        });
-        cat.write(`${marker}\n`, TEST_WRITER);
-        for (let id = 1; id <= MAX_IN_FLIGHT; id++) assert.equal((await c.inbox.next((m) => m.id === id, `wait ${id}`)).result.matched, true);
-        c.send(request('after', 'pty/status', { session: cat.id }));
-        assert.equal((await c.inbox.next((m) => m.id === 'after', 'pty/status after the waits')).result.running, true);
-      } finally {
-        c.close();
-      }
-    }));
+    test(
+      `past ${MAX_IN_FLIGHT} requests in flight one is answered at once with the limit code -32005, a notification gets nothing; room comes back as calls end`,
+      { timeout: TEST_TIMEOUT },
+      on(
+        () => limited,
+        async () => {
+          const c = await transport.open();
+          try {
+            const marker = `go-${Math.random().toString(36).slice(2)}`;
+            for (let id = 1; id <= MAX_IN_FLIGHT; id++) c.send(request(id, 'pty/wait', { session: cat.id, match: marker, timeout: 60_000 }));
+            c.send(JSON.stringify({ jsonrpc: '2.0', method: 'pty/status', params: { session: cat.id } }));
+            c.send(request('over', 'pty/status', { session: cat.id }));
+            const over = await c.inbox.next((m) => m.id !== undefined, 'the first answer: the one past the limit');
+            assert.deepEqual(over, {
+              jsonrpc: '2.0',
+              id: 'over',
+              error: {
+                code: -32005,
+                message: `Too many requests in flight on this connection: the limit is ${MAX_IN_FLIGHT}; wait for some answers`,
+                data: { limit: 'inFlightRequests', max: MAX_IN_FLIGHT },
+              },
+            });
+            cat.write(`${marker}\n`, TEST_WRITER);
+            for (let id = 1; id <= MAX_IN_FLIGHT; id++) assert.equal((await c.inbox.next((m) => m.id === id, `wait ${id}`)).result.matched, true);
+            c.send(request('after', 'pty/status', { session: cat.id }));
+            assert.equal((await c.inbox.next((m) => m.id === 'after', 'pty/status after the waits')).result.running, true);
+          } finally {
+            c.close();
+          }
+        },
+      ),
+    );
 
-    test(`${PIPELINED} pipelined writes run in the order they came (past one turn's batch); each is answered`, { timeout: TEST_TIMEOUT }, on(() => real, async () => {
-      const c = await transport.open();
-      try {
-        const tag = Math.random().toString(36).slice(2, 8);
-        const since = cat.cursor;
-        const words = Array.from({ length: PIPELINED }, (_, i) => `${tag}-${i};`);
-        for (const [i, word] of words.entries()) c.send(request(i, 'pty/write', { session: cat.id, action: { text: word } }));
-        for (let i = 0; i < PIPELINED; i++) assert.equal((await c.inbox.next((m) => m.id === i, `write ${i}`)).result.written, words[i].length);
-        cat.write('\n', TEST_WRITER);
-        const expected = words.join('');
-        await until(() => cat.ring.read(since).text.includes(expected), MESSAGE_MS, 'the words echoed in order');
-      } finally {
-        c.close();
-      }
-    }));
+    test(
+      `${PIPELINED} pipelined writes run in the order they came (past one turn's batch); each is answered`,
+      { timeout: TEST_TIMEOUT },
+      on(
+        () => real,
+        async () => {
+          const c = await transport.open();
+          try {
+            const tag = Math.random().toString(36).slice(2, 8);
+            const since = cat.cursor;
+            const words = Array.from({ length: PIPELINED }, (_, i) => `${tag}-${i};`);
+            for (const [i, word] of words.entries()) c.send(request(i, 'pty/write', { session: cat.id, action: { text: word } }));
+            for (let i = 0; i < PIPELINED; i++) assert.equal((await c.inbox.next((m) => m.id === i, `write ${i}`)).result.written, words[i].length);
+            cat.write('\n', TEST_WRITER);
+            const expected = words.join('');
+            await until(() => cat.ring.read(since).text.includes(expected), MESSAGE_MS, 'the words echoed in order');
+          } finally {
+            c.close();
+          }
+        },
+      ),
+    );
 
-    test('a subscription\'s notifications carry the session and the output', { timeout: TEST_TIMEOUT }, on(() => real, async () => {
-      const c = await transport.open();
-      try {
-        c.send(request(1, 'pty/subscribe', { session: cat.id }));
-        await c.inbox.next((m) => m.id === 1, 'the subscribe answer');
-        const marker = `note-${Math.random().toString(36).slice(2)}`;
-        cat.write(`${marker}\n`, TEST_WRITER);
-        const n = await c.inbox.next((m) => m.method === 'pty/output' && String(m.params.data).includes(marker), 'the output notification');
-        assert.equal(n.params.session, cat.id);
-        assert.equal(n.id, undefined);
-      } finally {
-        c.close();
-      }
-    }));
+    test(
+      "a subscription's notifications carry the session and the output",
+      { timeout: TEST_TIMEOUT },
+      on(
+        () => real,
+        async () => {
+          const c = await transport.open();
+          try {
+            c.send(request(1, 'pty/subscribe', { session: cat.id }));
+            await c.inbox.next((m) => m.id === 1, 'the subscribe answer');
+            const marker = `note-${Math.random().toString(36).slice(2)}`;
+            cat.write(`${marker}\n`, TEST_WRITER);
+            const n = await c.inbox.next((m) => m.method === 'pty/output' && String(m.params.data).includes(marker), 'the output notification');
+            assert.equal(n.params.session, cat.id);
+            assert.equal(n.id, undefined);
+          } finally {
+            c.close();
+          }
+        },
+      ),
+    );
 
-    test('a client that does not read its answers: nothing is lost; once it reads, every answer comes, in the order asked', { timeout: TEST_TIMEOUT }, on(() => real, async () => {
-      const full = await h.host.createSession({ command: 'sh', args: ['-c', "head -c 1200000 /dev/zero | tr '\\0' y; exec cat"], name: `full-${++fulls}` });
-      await until(() => full.cursor >= 1_200_000, MESSAGE_MS, 'the ring to fill');
-      const c = await transport.open();
-      try {
-        c.pauseReading();
-        for (let i = 0; i < BIG_ANSWERS; i++) c.send(request(i, 'pty/output', { session: full.id, since: 0 }));
-        if (lastHostWire && transport.open === pairClient) {
-          // In memory the host's side is in sight: it stops reading the client once answers the client
-          // has not read pass the mark, with some requests still to start.
-          const hostWire = lastHostWire;
-          await until(() => hostWire.inputPaused && hostWire.unsentBytes > REQUEST_HIGH_WATER_BYTES, MESSAGE_MS, 'the host to hold the requests back');
-          assert.ok(hostWire.unsentBytes < REQUEST_HIGH_WATER_BYTES + 16 * 1_100_000, `bounded: ${hostWire.unsentBytes} bytes unsent`);
-          assert.equal(c.inbox.count, 0);
-        }
-        c.resumeReading();
-        for (let i = 0; i < BIG_ANSWERS; i++) {
-          const a = await c.inbox.next(() => true, `answer ${i}`);
-          assert.equal(a.id, i, 'answers in the order asked');
-          assert.ok(a.result.data.length >= 1_000_000, `a full ring (${a.result.data.length})`);
-        }
-      } finally {
-        c.close();
-        full.kill();
-      }
-    }));
+    test(
+      'a client that does not read its answers: nothing is lost; once it reads, every answer comes, in the order asked',
+      { timeout: TEST_TIMEOUT },
+      on(
+        () => real,
+        async () => {
+          const full = await h.host.createSession({ command: 'sh', args: ['-c', "head -c 1200000 /dev/zero | tr '\\0' y; exec cat"], name: `full-${++fulls}` });
+          await until(() => full.cursor >= 1_200_000, MESSAGE_MS, 'the ring to fill');
+          const c = await transport.open();
+          try {
+            c.pauseReading();
+            for (let i = 0; i < BIG_ANSWERS; i++) c.send(request(i, 'pty/output', { session: full.id, since: 0 }));
+            if (lastHostWire && transport.open === pairClient) {
+              // In memory the host's side is in sight: it stops reading the client once answers the client
+              // has not read pass the mark, with some requests still to start.
+              const hostWire = lastHostWire;
+              await until(() => hostWire.inputPaused && hostWire.unsentBytes > REQUEST_HIGH_WATER_BYTES, MESSAGE_MS, 'the host to hold the requests back');
+              assert.ok(hostWire.unsentBytes < REQUEST_HIGH_WATER_BYTES + 16 * 1_100_000, `bounded: ${hostWire.unsentBytes} bytes unsent`);
+              assert.equal(c.inbox.count, 0);
+            }
+            c.resumeReading();
+            for (let i = 0; i < BIG_ANSWERS; i++) {
+              const a = await c.inbox.next(() => true, `answer ${i}`);
+              assert.equal(a.id, i, 'answers in the order asked');
+              assert.ok(a.result.data.length >= 1_000_000, `a full ring (${a.result.data.length})`);
+            }
+          } finally {
+            c.close();
+            full.kill();
+          }
+        },
+      ),
+    );
   });
 }

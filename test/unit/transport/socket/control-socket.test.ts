@@ -15,7 +15,25 @@ import { childrenOf, parentOf, pidAlive } from '../../../helpers/protocol';
 const TEST_TIMEOUT = 60_000;
 
 /** Every SessionInfo field a host without HTTP or per-session TCP reports (docs/hosts.md#sessioninfo). */
-const SESSION_INFO_KEYS = ['address', 'args', 'clients', 'command', 'createdAt', 'cols', 'cwd', 'exitCode', 'id', 'integration', 'name', 'origin', 'pid', 'rows', 'running', 'secretInput', 'workspace'].sort();
+const SESSION_INFO_KEYS = [
+  'address',
+  'args',
+  'clients',
+  'command',
+  'createdAt',
+  'cols',
+  'cwd',
+  'exitCode',
+  'id',
+  'integration',
+  'name',
+  'origin',
+  'pid',
+  'rows',
+  'running',
+  'secretInput',
+  'workspace',
+].sort();
 
 type Host = Awaited<ReturnType<typeof startHost>>;
 
@@ -38,7 +56,6 @@ async function killLeftovers(): Promise<void> {
 function modeOf(p: string): number {
   return fs.lstatSync(p).mode & 0o777;
 }
-
 
 /** Collects notifications of one client. */
 function collect(client: RpcClient): { list: Notification[]; dispose(): void } {
@@ -101,10 +118,14 @@ class Sess {
   async screenUntil(pred: (screen: string) => boolean, what: string, ms = 10_000): Promise<string> {
     let last = '';
     try {
-      return await until(async () => {
-        last = await this.screen();
-        return pred(last) ? last : '';
-      }, ms, what);
+      return await until(
+        async () => {
+          last = await this.screen();
+          return pred(last) ? last : '';
+        },
+        ms,
+        what,
+      );
     } catch (e) {
       throw new Error(`${(e as Error).message}; screen: ${JSON.stringify(last)}`, { cause: e });
     }
@@ -160,7 +181,7 @@ describe('host control socket', () => {
     fs.rmSync(cwdDir, { recursive: true, force: true });
   });
 
-  test('session/create with defaults: the user\'s shell, 100x30, a SessionInfo with every field', { timeout: TEST_TIMEOUT }, async () => {
+  test("session/create with defaults: the user's shell, 100x30, a SessionInfo with every field", { timeout: TEST_TIMEOUT }, async () => {
     const t0 = Date.now();
     const info = await create({});
     assert.deepEqual(Object.keys(info).sort(), SESSION_INFO_KEYS);
@@ -261,7 +282,9 @@ describe('host control socket', () => {
     const alpha = r.sessions.find((s) => s.name === 'alpha')!;
     // pty/info is the listing's SessionInfo plus who typed last and what an agent's write gets now
     // (docs/protocol.md#ptyinfo), which listings leave out.
-    const { lastInput, agentApproval, ...info } = await c.request<SessionInfo & { lastInput: unknown; agentApproval: unknown }>('pty/info', { session: 'alpha' });
+    const { lastInput, agentApproval, ...info } = await c.request<SessionInfo & { lastInput: unknown; agentApproval: unknown }>('pty/info', {
+      session: 'alpha',
+    });
     assert.deepEqual(info, alpha);
     assert.ok(lastInput === null || typeof lastInput === 'object');
     assert.deepEqual(agentApproval, { policy: 'allow', effective: 'allow' }, 'a host with no policy lets agents write');
@@ -274,10 +297,7 @@ describe('host control socket', () => {
     assert.equal(hi.version, VERSION);
     assert.equal(hi.control, h.host.controlAddress);
     assert.ok(!JSON.stringify(hi).includes('token'));
-    assert.deepEqual(
-      hi.sessions.map((s: SessionInfo) => s.id).sort(),
-      r.sessions.map((s) => s.id).sort(),
-    );
+    assert.deepEqual(hi.sessions.map((s: SessionInfo) => s.id).sort(), r.sessions.map((s) => s.id).sort());
   });
 
   test('selectors: id, exact name, unique id prefix; unknown → -32001 {session}; ambiguous prefix refused', { timeout: TEST_TIMEOUT }, async () => {
@@ -652,7 +672,7 @@ describe('host control socket', () => {
     assert.deepEqual(Object.keys(r).sort(), ['pgid', 'signal']);
     assert.equal(r.signal, 'SIGINT');
     assert.notEqual(r.pgid, shellPid);
-    assert.equal(r.pgid, sl.pid, 'the job\'s process group');
+    assert.equal(r.pgid, sl.pid, "the job's process group");
     await until(() => !pidAlive(sl.pid), 10_000, 'sleep to be interrupted');
     assert.ok(pidAlive(shellPid), 'the shell survives');
     assert.equal((await s.call('pty/send', { text: 'echo after-$((1+1))' })).waitReason, 'stdin_read');
@@ -678,64 +698,94 @@ describe('host control socket', () => {
     await s.call('pty/kill');
   });
 
-  test('pty/subscribe (control socket): live only without since, replay with since 0, session-tagged, pty/exit, unsubscribe', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await bash();
-    await s.write('echo before-$((1+1))');
-    // The prompt on the screen is bash's last output (the screen reflects every byte read so far).
-    await s.screenUntil((x) => x.endsWith('before-2\n$\n'), 'before-2');
+  test(
+    'pty/subscribe (control socket): live only without since, replay with since 0, session-tagged, pty/exit, unsubscribe',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const s = await bash();
+      await s.write('echo before-$((1+1))');
+      // The prompt on the screen is bash's last output (the screen reflects every byte read so far).
+      await s.screenUntil((x) => x.endsWith('before-2\n$\n'), 'before-2');
 
-    // Live: no replay; notifications start at the returned cursor.
-    const live = await client(h.host.controlAddress);
-    const liveNotes = collect(live);
-    const sub = await live.request<{ cursor: number }>('pty/subscribe', { session: s.id });
-    assert.deepEqual(Object.keys(sub), ['cursor']);
-    assert.equal(sub.cursor, await s.cursor());
-    await s.write('echo live-$((2+2))');
-    const outputs = () => liveNotes.list.filter((n) => n.method === 'pty/output');
-    await until(() => outputs().map((n) => n.params.data).join('').includes('live-4'), 10_000, 'live-4 notification');
-    let prev = sub.cursor;
-    for (const n of outputs()) {
-      assert.equal(n.params.session, s.id);
-      assert.equal(typeof n.params.data, 'string');
-      assert.equal(n.params.cursor, prev + bytes(n.params.data as string), 'each cursor is just after its data');
-      prev = n.params.cursor as number;
-    }
-    assert.ok(!outputs().map((n) => n.params.data).join('').includes('before-2'), 'no replay without since');
+      // Live: no replay; notifications start at the returned cursor.
+      const live = await client(h.host.controlAddress);
+      const liveNotes = collect(live);
+      const sub = await live.request<{ cursor: number }>('pty/subscribe', { session: s.id });
+      assert.deepEqual(Object.keys(sub), ['cursor']);
+      assert.equal(sub.cursor, await s.cursor());
+      await s.write('echo live-$((2+2))');
+      const outputs = () => liveNotes.list.filter((n) => n.method === 'pty/output');
+      await until(
+        () =>
+          outputs()
+            .map((n) => n.params.data)
+            .join('')
+            .includes('live-4'),
+        10_000,
+        'live-4 notification',
+      );
+      let prev = sub.cursor;
+      for (const n of outputs()) {
+        assert.equal(n.params.session, s.id);
+        assert.equal(typeof n.params.data, 'string');
+        assert.equal(n.params.cursor, prev + bytes(n.params.data as string), 'each cursor is just after its data');
+        prev = n.params.cursor as number;
+      }
+      assert.ok(
+        !outputs()
+          .map((n) => n.params.data)
+          .join('')
+          .includes('before-2'),
+        'no replay without since',
+      );
 
-    // Replay from 0, then live.
-    const replay = await client(h.host.controlAddress);
-    const replayNotes = collect(replay);
-    const sub0 = await replay.request<{ cursor: number }>('pty/subscribe', { session: s.id, since: 0 });
-    assert.equal(sub0.cursor, 0);
-    const replayed = () => replayNotes.list.filter((n) => n.method === 'pty/output').map((n) => n.params.data).join('');
-    await until(() => replayed().includes('before-2') && replayed().includes('live-4'), 10_000, 'the replay');
-    await s.write('echo again-$((4+4))');
-    await until(() => replayed().includes('again-8'), 10_000, 'live output after the replay');
-    await until(() => outputs().map((n) => n.params.data).join('').includes('again-8'), 10_000, 'again-8 on the live subscriber');
-    const all = await s.call('pty/output', { since: 0 });
-    await until(() => replayed() === all.data, 5000, 'the replay + live stream to equal the output');
+      // Replay from 0, then live.
+      const replay = await client(h.host.controlAddress);
+      const replayNotes = collect(replay);
+      const sub0 = await replay.request<{ cursor: number }>('pty/subscribe', { session: s.id, since: 0 });
+      assert.equal(sub0.cursor, 0);
+      const replayed = () =>
+        replayNotes.list
+          .filter((n) => n.method === 'pty/output')
+          .map((n) => n.params.data)
+          .join('');
+      await until(() => replayed().includes('before-2') && replayed().includes('live-4'), 10_000, 'the replay');
+      await s.write('echo again-$((4+4))');
+      await until(() => replayed().includes('again-8'), 10_000, 'live output after the replay');
+      await until(
+        () =>
+          outputs()
+            .map((n) => n.params.data)
+            .join('')
+            .includes('again-8'),
+        10_000,
+        'again-8 on the live subscriber',
+      );
+      const all = await s.call('pty/output', { since: 0 });
+      await until(() => replayed() === all.data, 5000, 'the replay + live stream to equal the output');
 
-    // Unsubscribe stops notifications on that connection only.
-    assert.deepEqual(await live.request('pty/unsubscribe', { session: s.id }), {});
-    const countAfterUnsub = liveNotes.list.length;
-    await s.write('echo quiet-$((3+3))');
-    await until(() => replayed().includes('quiet-6'), 10_000, 'quiet-6 on the other subscriber');
-    // An answer on the unsubscribed connection comes after any notification the host wrote to it before.
-    await live.request('pty/status', { session: s.id });
-    assert.equal(liveNotes.list.length, countAfterUnsub, 'no notifications after pty/unsubscribe');
+      // Unsubscribe stops notifications on that connection only.
+      assert.deepEqual(await live.request('pty/unsubscribe', { session: s.id }), {});
+      const countAfterUnsub = liveNotes.list.length;
+      await s.write('echo quiet-$((3+3))');
+      await until(() => replayed().includes('quiet-6'), 10_000, 'quiet-6 on the other subscriber');
+      // An answer on the unsubscribed connection comes after any notification the host wrote to it before.
+      await live.request('pty/status', { session: s.id });
+      assert.equal(liveNotes.list.length, countAfterUnsub, 'no notifications after pty/unsubscribe');
 
-    // Exit: the remaining subscriber gets the rest of the output, then pty/exit.
-    await s.write('exit 7');
-    await until(() => replayNotes.list.some((n) => n.method === 'pty/exit'), 10_000, 'pty/exit');
-    const exit = replayNotes.list.find((n) => n.method === 'pty/exit')!;
-    assert.deepEqual(exit.params, { session: s.id, exitCode: 7, signal: null });
-    assert.equal(replayNotes.list[replayNotes.list.length - 1].method, 'pty/exit', 'pty/exit comes last');
-    const final = await s.call('pty/output', { since: 0 });
-    assert.equal(replayed(), final.data);
-    liveNotes.dispose();
-    replayNotes.dispose();
-    await s.call('pty/kill');
-  });
+      // Exit: the remaining subscriber gets the rest of the output, then pty/exit.
+      await s.write('exit 7');
+      await until(() => replayNotes.list.some((n) => n.method === 'pty/exit'), 10_000, 'pty/exit');
+      const exit = replayNotes.list.find((n) => n.method === 'pty/exit')!;
+      assert.deepEqual(exit.params, { session: s.id, exitCode: 7, signal: null });
+      assert.equal(replayNotes.list[replayNotes.list.length - 1].method, 'pty/exit', 'pty/exit comes last');
+      const final = await s.call('pty/output', { since: 0 });
+      assert.equal(replayed(), final.data);
+      liveNotes.dispose();
+      replayNotes.dispose();
+      await s.call('pty/kill');
+    },
+  );
 
   test('pty/subscribe on the per-session socket: data and cursor, no session field', { timeout: TEST_TIMEOUT }, async () => {
     const s = await bash();
@@ -743,7 +793,11 @@ describe('host control socket', () => {
     const notes = collect(direct);
     const sub = await direct.request<{ cursor: number }>('pty/subscribe', {});
     await s.write('echo direct-$((8+8))');
-    const data = () => notes.list.filter((n) => n.method === 'pty/output').map((n) => n.params.data).join('');
+    const data = () =>
+      notes.list
+        .filter((n) => n.method === 'pty/output')
+        .map((n) => n.params.data)
+        .join('');
     await until(() => data().includes('direct-16'), 10_000, 'notifications');
     const first = notes.list[0];
     assert.equal(first.method, 'pty/output');
@@ -771,11 +825,15 @@ describe('host control socket', () => {
     const e = await rejectsWith(c.request('pty/status', { session: a.id }), -32001);
     assert.deepEqual(e.data, { session: a.id });
     const recordFile = path.join(h.dir, `${h.host.hostId}.json`);
-    await until(() => {
-      const rec = JSON.parse(fs.readFileSync(recordFile, 'utf8'));
-      const recIds = rec.sessions.map((x: SessionInfo) => x.id);
-      return !recIds.includes(a.id) && recIds.includes(b.id);
-    }, 5000, 'the record to drop the killed session');
+    await until(
+      () => {
+        const rec = JSON.parse(fs.readFileSync(recordFile, 'utf8'));
+        const recIds = rec.sessions.map((x: SessionInfo) => x.id);
+        return !recIds.includes(a.id) && recIds.includes(b.id);
+      },
+      5000,
+      'the record to drop the killed session',
+    );
     // The other session and the host are unaffected.
     assert.equal((await b.call('pty/send', { text: 'echo still-$((1+0))' })).waitReason, 'stdin_read');
     assert.ok(fs.existsSync(b.info.address.slice('unix:'.length)));
@@ -853,11 +911,15 @@ describe('host control socket', () => {
     assert.equal(quick.running, false);
     // The discovery record says so too.
     const recordFile = path.join(h.dir, `${h.host.hostId}.json`);
-    await until(() => {
-      const rec = JSON.parse(fs.readFileSync(recordFile, 'utf8'));
-      const e = rec.sessions.find((x: SessionInfo) => x.id === s.id);
-      return e && e.running === false && e.exitCode === 5;
-    }, 5000, 'the record to show the exit');
+    await until(
+      () => {
+        const rec = JSON.parse(fs.readFileSync(recordFile, 'utf8'));
+        const e = rec.sessions.find((x: SessionInfo) => x.id === s.id);
+        return e && e.running === false && e.exitCode === 5;
+      },
+      5000,
+      'the record to show the exit',
+    );
     // Killing it removes it.
     await s.call('pty/kill');
     await until(async () => !(await c.request<{ sessions: SessionInfo[] }>('session/list')).sessions.some((x) => x.id === s.id), 5000, 'removal');

@@ -57,9 +57,9 @@ describe('events', () => {
 
   const waitFor = (l: { events: any[] }, pred: (e: any) => boolean, what: string) => until(() => l.events.find(pred), 10_000, what);
 
-  test('a session\'s socket: resize, bell, title, input_wait and exit, each numbered one more than the last', { timeout: 30_000 }, async () => {
+  test("a session's socket: resize, bell, title, input_wait and exit, each numbered one more than the last", { timeout: 30_000 }, async () => {
     const info = await openBash();
-    assert.equal(h.host.registry.size, 1, 'the host\'s only session: every event of the host is its');
+    assert.equal(h.host.registry.size, 1, "the host's only session: every event of the host is its");
     const own = await listener(info.address);
     const { seq } = await own.client.request<any>('pty/events', {});
     assert.equal(typeof seq, 'number');
@@ -74,7 +74,10 @@ describe('events', () => {
     assert.deepEqual(exit, { session: info.id, seq: exit.seq, at: exit.at, type: 'exit', exitCode: 3, signal: null });
     const resize = own.events.find((e) => e.type === 'resize');
     assert.deepEqual({ cols: resize.cols, rows: resize.rows, session: resize.session }, { cols: 90, rows: 20, session: info.id });
-    assert.ok(own.events.some((e) => e.type === 'bell'), 'the bell');
+    assert.ok(
+      own.events.some((e) => e.type === 'bell'),
+      'the bell',
+    );
     assert.equal(own.events.find((e) => e.type === 'title').title, 'events-title');
     assert.equal(own.events[0].seq, seq + 1, 'the first live event follows the seq the call returned');
     own.events.forEach((e, i) => {
@@ -83,39 +86,50 @@ describe('events', () => {
     });
   });
 
-  test('the control socket: every session without `session`, one with it; since replays; unsubscribe {events:true} stops them', { timeout: 30_000 }, async () => {
-    const all = await listener();
-    const one = await listener();
-    const a = await openBash();
-    const b = await openBash();
-    const start = (await all.client.request<any>('pty/events', {})).seq;
-    await one.client.request('pty/events', { session: b.name }); // a selector, as everywhere
+  test(
+    'the control socket: every session without `session`, one with it; since replays; unsubscribe {events:true} stops them',
+    { timeout: 30_000 },
+    async () => {
+      const all = await listener();
+      const one = await listener();
+      const a = await openBash();
+      const b = await openBash();
+      const start = (await all.client.request<any>('pty/events', {})).seq;
+      await one.client.request('pty/events', { session: b.name }); // a selector, as everywhere
 
-    await rpc('pty/resize', { session: a.id, cols: 81, rows: 24 });
-    await rpc('pty/resize', { session: b.id, cols: 82, rows: 24 });
-    await waitFor(all, (e) => e.type === 'resize' && e.session === b.id, 'b\'s resize on the all-sessions subscription');
-    await waitFor(one, (e) => e.type === 'resize', 'b\'s resize');
-    assert.ok(all.events.some((e) => e.type === 'resize' && e.session === a.id && e.cols === 81));
-    assert.ok(one.events.every((e) => e.session === b.id), 'only b\'s events');
+      await rpc('pty/resize', { session: a.id, cols: 81, rows: 24 });
+      await rpc('pty/resize', { session: b.id, cols: 82, rows: 24 });
+      await waitFor(all, (e) => e.type === 'resize' && e.session === b.id, "b's resize on the all-sessions subscription");
+      await waitFor(one, (e) => e.type === 'resize', "b's resize");
+      assert.ok(all.events.some((e) => e.type === 'resize' && e.session === a.id && e.cols === 81));
+      assert.ok(
+        one.events.every((e) => e.session === b.id),
+        "only b's events",
+      );
 
-    // A client that comes later catches up from where it was.
-    const late = await listener();
-    const r = await late.client.request<any>('pty/events', { since: start });
-    await until(() => late.events.length >= r.seq - start, 10_000, 'the replay');
-    await until(() => all.events.some((e) => e.seq === r.seq), 10_000, 'the live events up to there');
-    assert.deepEqual(late.events.slice(0, r.seq - start), all.events.filter((e) => e.seq <= r.seq), 'the replay is what the live subscriber got');
+      // A client that comes later catches up from where it was.
+      const late = await listener();
+      const r = await late.client.request<any>('pty/events', { since: start });
+      await until(() => late.events.length >= r.seq - start, 10_000, 'the replay');
+      await until(() => all.events.some((e) => e.seq === r.seq), 10_000, 'the live events up to there');
+      assert.deepEqual(
+        late.events.slice(0, r.seq - start),
+        all.events.filter((e) => e.seq <= r.seq),
+        'the replay is what the live subscriber got',
+      );
 
-    // Stopped: an event that happens during the next call would be sent before its answer.
-    await one.client.request('pty/unsubscribe', { events: true });
-    const before = one.events.length;
-    await one.client.request('pty/resize', { session: b.id, cols: 83, rows: 24 });
-    assert.equal(one.events.length, before, 'no event after pty/unsubscribe {events:true}');
-    await waitFor(all, (e) => e.type === 'resize' && e.cols === 83, 'the resize still reaches others');
-    // Output subscriptions are another matter: unsubscribe without events needs its session.
-    await assert.rejects(one.client.request('pty/unsubscribe', {}), /needs a session/);
-    await rpc('pty/kill', { session: a.id });
-    await rpc('pty/kill', { session: b.id });
-  });
+      // Stopped: an event that happens during the next call would be sent before its answer.
+      await one.client.request('pty/unsubscribe', { events: true });
+      const before = one.events.length;
+      await one.client.request('pty/resize', { session: b.id, cols: 83, rows: 24 });
+      assert.equal(one.events.length, before, 'no event after pty/unsubscribe {events:true}');
+      await waitFor(all, (e) => e.type === 'resize' && e.cols === 83, 'the resize still reaches others');
+      // Output subscriptions are another matter: unsubscribe without events needs its session.
+      await assert.rejects(one.client.request('pty/unsubscribe', {}), /needs a session/);
+      await rpc('pty/kill', { session: a.id });
+      await rpc('pty/kill', { session: b.id });
+    },
+  );
 
   test('/rpc (WebSocket): pty/events streams like the control socket', { timeout: 30_000 }, async () => {
     const info = await openBash();

@@ -117,7 +117,8 @@ describe('flow-controlled subscribers', () => {
       assert.deepEqual(seen, [], 'no dropped count, no demotion');
       assert.equal(check.received, flood.terminalBytes, 'every byte (each \\n became \\r\\n)');
       assert.equal(check.digest(), flood.sha256);
-    }));
+    }),
+  );
 
   test('on the control socket (with session): every byte of a 64 MiB flood, never dropped', { timeout: TEST_TIMEOUT }, () =>
     withSession(async ({ info, control }) => {
@@ -125,7 +126,8 @@ describe('flow-controlled subscribers', () => {
       const { check, seen } = await followFloodSlowly({ client: control, extra: { session: info.id }, close: () => {} }, 64 * 1024);
       assert.deepEqual(seen, [], 'no dropped count, no demotion');
       assert.equal(check.digest(), flood.sha256);
-    }));
+    }),
+  );
 
   test('a subscriber that never acknowledges is demoted (pty/flow) and the program goes on', { timeout: TEST_TIMEOUT }, () =>
     withSession(async ({ info, control, onSessionSocket }) => {
@@ -143,7 +145,8 @@ describe('flow-controlled subscribers', () => {
       const before = seen.slice(0, seen.indexOf(flow)).filter((n) => n.method === 'pty/output');
       const sent = before.reduce((sum, n) => sum + Buffer.byteLength(n.params.data as string), 0);
       assert.ok(sent < 4096 + 64 * 1024, `held at the window: ${sent} bytes before the demotion`);
-    }));
+    }),
+  );
 
   test('with two flow-controlled subscribers the slower one holds the program', { timeout: TEST_TIMEOUT }, () =>
     withSession(async ({ info, control, onSessionSocket }) => {
@@ -168,7 +171,8 @@ describe('flow-controlled subscribers', () => {
       assert.ok(quickAtDemotion! < 4096 + 64 * 1024 + 1024, `the program was held: ${quickAtDemotion} bytes before the demotion`);
       const done = (await control.request('pty/wait', { session: info.id, match: 'DONE-42', timeout: 60_000 })) as { matched: boolean };
       assert.equal(done.matched, true);
-    }));
+    }),
+  );
 
   test('on the control socket, pty/flow names the session', { timeout: TEST_TIMEOUT }, () =>
     withSession(async ({ info, control }) => {
@@ -178,11 +182,12 @@ describe('flow-controlled subscribers', () => {
       await control.request('pty/write', { session: info.id, action: { text: 'seq 1 100000\r' } });
       const flow = await until(() => seen.find((n) => n.method === 'pty/flow'), 30_000, 'pty/flow');
       assert.deepEqual(flow.params, { session: info.id, demoted: true });
-    }));
+    }),
+  );
 });
 
 describe('lossy subscribers resync with snapshot: true', () => {
-  test('a subscriber that fell behind gets dropped, and the snapshot it resubscribes with redraws pty/read\'s screen', { timeout: TEST_TIMEOUT }, () =>
+  test("a subscriber that fell behind gets dropped, and the snapshot it resubscribes with redraws pty/read's screen", { timeout: TEST_TIMEOUT }, () =>
     withSession(async ({ info, control, onSessionSocket }) => {
       const t = await onSessionSocket();
       const seen: Notification[] = [];
@@ -193,7 +198,9 @@ describe('lossy subscribers resync with snapshot: true', () => {
       sock.pause();
       await control.request('pty/write', {
         session: info.id,
-        action: { text: `for i in $(seq 1 30000); do printf '\\e[3%dmline %d \\e[1mbold\\e[0m %s\\n' $((i%8)) $i xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done; printf '\\e[44mEND-%d\\e[0m' $((6*7))\r` },
+        action: {
+          text: `for i in $(seq 1 30000); do printf '\\e[3%dmline %d \\e[1mbold\\e[0m %s\\n' $((i%8)) $i xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done; printf '\\e[44mEND-%d\\e[0m' $((6*7))\r`,
+        },
       });
       await control.request('pty/wait', { session: info.id, match: 'END-42', timeout: 60_000 });
       sock.resume();
@@ -220,5 +227,6 @@ describe('lossy subscribers resync with snapshot: true', () => {
       assert.equal(next.params.dropped, undefined);
       assert.equal((next.params.cursor as number) - Buffer.byteLength(next.params.data as string), r.cursor);
       term.dispose();
-    }));
+    }),
+  );
 });

@@ -47,7 +47,7 @@ describe('flow control is for clients that may type', () => {
     return c;
   }
 
-  test('a view token\'s flow: true subscription is lossy: it never holds the program, and is never demoted', { timeout: 90_000 }, async () => {
+  test("a view token's flow: true subscription is lossy: it never holds the program, and is never demoted", { timeout: 90_000 }, async () => {
     const id = await session();
     const { token } = (await ctl.call('session/share', { session: id, scope: 'view', reusable: true })) as { token: string };
     const view = await open(token);
@@ -64,47 +64,51 @@ describe('flow control is for clients that may type', () => {
     await ctl.call('pty/kill', { session: id });
   });
 
-  test('an input token that never acknowledges and subscribes again after each demotion stalls the program once, not each time', { timeout: 90_000 }, async () => {
-    const id = await session();
-    const { token } = (await ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string };
-    let dancer = await open(token);
-    let demotions = 0;
-    let dancing = true;
-    /** The dance's subscribes in flight: the session ends only after they are answered. */
-    const pending: Promise<unknown>[] = [];
-    const subscribe = async (c: WsClient) => {
-      if (!dancing) return;
-      const answer = call(c, 'pty/subscribe', { session: id, flow: true, window: 1024 });
-      pending.push(answer);
-      const r = await answer;
-      assert.ok(r.result, JSON.stringify(r));
-    };
-    // After each demotion: subscribe again, every other time over a new connection with the same token.
-    const dance = (c: WsClient) =>
-      c.ws.on('message', (raw) => {
-        const m = JSON.parse(raw.toString());
-        if (m.method !== 'pty/flow' || !dancing) return;
-        demotions++;
-        if (demotions % 2 === 0) {
-          pending.push(
-            open(token).then(async (next) => {
-              dancer = next;
-              dance(next);
-              await subscribe(next);
-            }),
-          );
-        } else pending.push(subscribe(c));
-      });
-    dance(dancer);
-    await subscribe(dancer);
-    // Each demotion lets one read through: a few megabytes take hundreds of them.
-    await ctl.call('pty/write', { session: id, action: { text: flood(1_000_000) } });
-    const done = await ctl.call('pty/wait', { session: id, match: 'FLOOD-2', timeout: 80_000 });
-    dancing = false;
-    assert.equal(done.reason, 'matched', `the program finished while the client danced (${demotions} demotions)`);
-    assert.ok(demotions > 1, `it did dance (${demotions} demotions)`);
-    // Every subscribe the dance started was answered while the session ran.
-    for (const r of await Promise.allSettled(pending)) assert.equal(r.status, 'fulfilled', r.status === 'rejected' ? String(r.reason) : '');
-    await ctl.call('pty/kill', { session: id });
-  });
+  test(
+    'an input token that never acknowledges and subscribes again after each demotion stalls the program once, not each time',
+    { timeout: 90_000 },
+    async () => {
+      const id = await session();
+      const { token } = (await ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string };
+      let dancer = await open(token);
+      let demotions = 0;
+      let dancing = true;
+      /** The dance's subscribes in flight: the session ends only after they are answered. */
+      const pending: Promise<unknown>[] = [];
+      const subscribe = async (c: WsClient) => {
+        if (!dancing) return;
+        const answer = call(c, 'pty/subscribe', { session: id, flow: true, window: 1024 });
+        pending.push(answer);
+        const r = await answer;
+        assert.ok(r.result, JSON.stringify(r));
+      };
+      // After each demotion: subscribe again, every other time over a new connection with the same token.
+      const dance = (c: WsClient) =>
+        c.ws.on('message', (raw) => {
+          const m = JSON.parse(raw.toString());
+          if (m.method !== 'pty/flow' || !dancing) return;
+          demotions++;
+          if (demotions % 2 === 0) {
+            pending.push(
+              open(token).then(async (next) => {
+                dancer = next;
+                dance(next);
+                await subscribe(next);
+              }),
+            );
+          } else pending.push(subscribe(c));
+        });
+      dance(dancer);
+      await subscribe(dancer);
+      // Each demotion lets one read through: a few megabytes take hundreds of them.
+      await ctl.call('pty/write', { session: id, action: { text: flood(1_000_000) } });
+      const done = await ctl.call('pty/wait', { session: id, match: 'FLOOD-2', timeout: 80_000 });
+      dancing = false;
+      assert.equal(done.reason, 'matched', `the program finished while the client danced (${demotions} demotions)`);
+      assert.ok(demotions > 1, `it did dance (${demotions} demotions)`);
+      // Every subscribe the dance started was answered while the session ran.
+      for (const r of await Promise.allSettled(pending)) assert.equal(r.status, 'fulfilled', r.status === 'rejected' ? String(r.reason) : '');
+      await ctl.call('pty/kill', { session: id });
+    },
+  );
 });

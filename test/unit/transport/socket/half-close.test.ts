@@ -76,7 +76,10 @@ describe('a client that half-closes after sending', () => {
   });
 
   test('every request sent before the end is answered, a last line without a newline too', { timeout: TEST_TIMEOUT }, async () => {
-    const text = line(1, 'pty/status', {}) + line(2, 'pty/wait', { match: 'never-shown-7f3', timeout: 300 }) + JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'pty/info' });
+    const text =
+      line(1, 'pty/status', {}) +
+      line(2, 'pty/wait', { match: 'never-shown-7f3', timeout: 300 }) +
+      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'pty/info' });
     const r = await withTimeout(oneShot(shell.address, text), 15_000, 'the one-shot client');
     assert.deepEqual(r.messages.map((m) => m.id).sort(), [1, 2, 3]);
     assert.equal(r.messages.find((m) => m.id === 1)?.result?.running, true);
@@ -90,7 +93,10 @@ describe('a client that half-closes after sending', () => {
     await control.request('pty/write', { session: s.id, action: { text: 'echo late-$((6*7)); exit 3\r' } });
     const r = await withTimeout(done, 15_000, 'the subscriber to be closed after the exit');
     assert.equal(r.messages[0].id, 1);
-    const output = r.messages.filter((m) => m.method === 'pty/output').map((m) => m.params.data).join('');
+    const output = r.messages
+      .filter((m) => m.method === 'pty/output')
+      .map((m) => m.params.data)
+      .join('');
     assert.match(output, /late-42/);
     assert.equal(r.messages.at(-1)?.method, 'pty/exit');
     assert.equal(r.messages.at(-1)?.params.exitCode, 3);

@@ -33,7 +33,7 @@ describe('regex time per connection and per token', () => {
     ctl = await connect(h.host.controlAddress);
     id = (await ctl.call('session/create', { ...BASH, cols: 80, rows: 24 })).id;
     await ctl.call('pty/write', { session: id, action: { text: `echo ${A_LINE}\r` } });
-    await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes(`${A_LINE}\n$`), 10_000, 'the line of a\'s');
+    await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes(`${A_LINE}\n$`), 10_000, "the line of a's");
   });
   after(async () => {
     for (const s of sockets) await s.close();
@@ -48,7 +48,11 @@ describe('regex time per connection and per token', () => {
     const answers = await Promise.all(Array.from({ length: 40 }, () => call(rpc, 'pty/wait', { session: id, regex: CATASTROPHIC, timeout: 60_000 })));
     const costly = answers.filter((a) => a.error?.code === -32602);
     const spent = answers.filter((a) => a.error?.code === -32005 && a.error.data?.limit === 'regexTime');
-    assert.equal(costly.length + spent.length, 40, JSON.stringify(answers.find((a) => !a.error || (a.error.code !== -32602 && a.error.data?.limit !== 'regexTime'))));
+    assert.equal(
+      costly.length + spent.length,
+      40,
+      JSON.stringify(answers.find((a) => !a.error || (a.error.code !== -32602 && a.error.data?.limit !== 'regexTime'))),
+    );
     assert.ok(spent.length > 0, 'the connection ran out of regex time');
     assert.match(spent[0]!.error!.message, /Regex time spent/);
     assert.equal(typeof spent[0]!.error!.data.max, 'number', 'the limit names its capacity (ms)');
@@ -64,7 +68,7 @@ describe('regex time per connection and per token', () => {
     assert.equal(bystander.reason, 'matched');
   });
 
-  test('MCP calls with a scoped token share the token\'s budget: wait_for says the time is spent', { timeout: 120_000 }, async () => {
+  test("MCP calls with a scoped token share the token's budget: wait_for says the time is spent", { timeout: 120_000 }, async () => {
     const { token } = (await ctl.call('session/share', { session: id, scope: 'view', reusable: true })) as { token: string };
     const agent = new Client({ name: 'regex-budget-test', version: '0' });
     await agent.connect(new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
@@ -72,7 +76,10 @@ describe('regex time per connection and per token', () => {
       let text = '';
       // Each costly call takes the per-test cap from the token's budget; within a few it is spent.
       for (let i = 0; i < 20 && !/Regex time spent/.test(text); i++) {
-        const r = (await agent.callTool({ name: 'wait_for', arguments: { session: id, regex: CATASTROPHIC, timeout: 60_000 } })) as { isError?: boolean; content: Array<{ text?: string }> };
+        const r = (await agent.callTool({ name: 'wait_for', arguments: { session: id, regex: CATASTROPHIC, timeout: 60_000 } })) as {
+          isError?: boolean;
+          content: Array<{ text?: string }>;
+        };
         assert.equal(r.isError, true);
         text = r.content.map((c) => c.text ?? '').join('');
       }

@@ -61,7 +61,6 @@ async function newShell(c: RpcClient, name: string, extra: Record<string, unknow
   return info;
 }
 
-
 function openFds(): number {
   return fs.readdirSync('/proc/self/fd').length;
 }
@@ -503,17 +502,26 @@ describe('clients that do not read', () => {
     assert.ok(session.cursor > total, `all output went through (cursor ${session.cursor})`);
     assert.ok(statusesDuringFlood >= 1, `status answered during the flood (${statusesDuringFlood} of ${statuses})`);
     maxGrowth = Math.max(maxGrowth, heldBytes() - held0);
-    t.diagnostic(`memory held grew by ${(maxGrowth / 1e6).toFixed(1)} MB at most (bound ${(KEPT_BYTES / 1e6).toFixed(1)} MB) over a ${(total / 1e6).toFixed(0)} MB flood`);
-    assert.ok(maxGrowth < KEPT_BYTES, `memory held grew by ${(maxGrowth / 1e6).toFixed(1)} MB (at most ${(KEPT_BYTES / 1e6).toFixed(1)}: what the host may keep) while a subscriber did not read a ${(total / 1e6).toFixed(0)} MB flood`);
+    t.diagnostic(
+      `memory held grew by ${(maxGrowth / 1e6).toFixed(1)} MB at most (bound ${(KEPT_BYTES / 1e6).toFixed(1)} MB) over a ${(total / 1e6).toFixed(0)} MB flood`,
+    );
+    assert.ok(
+      maxGrowth < KEPT_BYTES,
+      `memory held grew by ${(maxGrowth / 1e6).toFixed(1)} MB (at most ${(KEPT_BYTES / 1e6).toFixed(1)}: what the host may keep) while a subscriber did not read a ${(total / 1e6).toFixed(0)} MB flood`,
+    );
     // The paused client received only a small part so far.
     const seenWhilePaused = msgs.filter((m) => m.method === 'pty/output').length;
 
     // It reads again: the backlog arrives, then a notification that says what it missed.
     sock.resume();
-    await until(() => {
-      const last = msgs.filter((m) => m.method === 'pty/output').at(-1);
-      return last && last.params.cursor === session.cursor;
-    }, 30_000, 'the subscriber to catch up');
+    await until(
+      () => {
+        const last = msgs.filter((m) => m.method === 'pty/output').at(-1);
+        return last && last.params.cursor === session.cursor;
+      },
+      30_000,
+      'the subscriber to catch up',
+    );
     const outs = msgs.filter((m) => m.method === 'pty/output');
     assert.ok(outs.length > seenWhilePaused);
     const withDrop = outs.filter((m) => (m.params.dropped ?? 0) > 0);
@@ -532,7 +540,13 @@ describe('clients that do not read', () => {
     assert.equal(received + dropped, session.cursor - startCursor);
     assert.ok(dropped > total / 2, `most of the flood was dropped for the slow client (${dropped})`);
     assert.ok(received < total / 2, `the slow client was not sent everything (${received})`);
-    assert.match(outs.map((m) => m.params.data).join('').slice(-4096), /flood-done-9/);
+    assert.match(
+      outs
+        .map((m) => m.params.data)
+        .join('')
+        .slice(-4096),
+      /flood-done-9/,
+    );
 
     sock.destroy();
     await other.request('pty/kill', { session: s.id });
@@ -540,50 +554,63 @@ describe('clients that do not read', () => {
     await hostStillServes();
   });
 
-  test('a client that pipelines requests and never reads the answers: memory stays bounded, all answers arrive later', { timeout: FLOOD_TIMEOUT }, async (t) => {
-    const s = await newShell(control, 'pipeline');
-    // Fill the 1 MiB ring, so each pty/output {since: 0} answer is about a megabyte.
-    const filled = await control.request<{ waitReason: string }>('pty/send', { session: s.id, text: "head -c 1200000 /dev/zero | tr '\\0' y", timeout: 60_000 });
-    assert.equal(filled.waitReason, 'stdin_read');
-    const probe = await control.request<{ data: string }>('pty/output', { session: s.id, since: 0 });
-    assert.ok(probe.data.length > 1_000_000, `the ring is full (${probe.data.length})`);
+  test(
+    'a client that pipelines requests and never reads the answers: memory stays bounded, all answers arrive later',
+    { timeout: FLOOD_TIMEOUT },
+    async (t) => {
+      const s = await newShell(control, 'pipeline');
+      // Fill the 1 MiB ring, so each pty/output {since: 0} answer is about a megabyte.
+      const filled = await control.request<{ waitReason: string }>('pty/send', {
+        session: s.id,
+        text: "head -c 1200000 /dev/zero | tr '\\0' y",
+        timeout: 60_000,
+      });
+      assert.equal(filled.waitReason, 'stdin_read');
+      const probe = await control.request<{ data: string }>('pty/output', { session: s.id, since: 0 });
+      assert.ok(probe.data.length > 1_000_000, `the ring is full (${probe.data.length})`);
 
-    const sock = net.connect(unixPath(s.address));
-    openClients.add({ close: () => sock.destroy() });
-    await new Promise<void>((resolve, reject) => {
-      sock.once('connect', resolve);
-      sock.once('error', reject);
-    });
-    sock.pause();
-    const n = 150;
-    const held0 = heldBytes();
-    let lines = '';
-    for (let i = 0; i < n; i++) lines += JSON.stringify({ jsonrpc: '2.0', id: i, method: 'pty/output', params: { since: 0 } }) + '\n';
-    sock.write(lines);
-    // Give the host time to do what it will with them; meanwhile it serves everyone else.
-    let maxGrowth = 0;
-    for (let k = 0; k < 8; k++) {
-      await sleep(250);
-      await hostStillServes();
-      maxGrowth = Math.max(maxGrowth, heldBytes() - held0);
-    }
-    // Unbounded, the host would hold every answer (150 MB). It may hold what is queued up to the
-    // mark where it stops starting a client's requests, and one batch of answers over it.
-    const answerBytes = probe.data.length;
-    const kept = REQUEST_HIGH_WATER_BYTES + REQUESTS_PER_TURN * answerBytes;
-    t.diagnostic(`memory held grew by ${(maxGrowth / 1e6).toFixed(1)} MB at most (bound ${(kept / 1e6).toFixed(1)} MB) for ${n} answers of ${(answerBytes / 1e6).toFixed(1)} MB`);
-    assert.ok(maxGrowth < kept, `memory held grew by ${(maxGrowth / 1e6).toFixed(1)} MB (at most ${(kept / 1e6).toFixed(1)}: the requests' high-water mark and one batch of answers) for a client that does not read`);
+      const sock = net.connect(unixPath(s.address));
+      openClients.add({ close: () => sock.destroy() });
+      await new Promise<void>((resolve, reject) => {
+        sock.once('connect', resolve);
+        sock.once('error', reject);
+      });
+      sock.pause();
+      const n = 150;
+      const held0 = heldBytes();
+      let lines = '';
+      for (let i = 0; i < n; i++) lines += JSON.stringify({ jsonrpc: '2.0', id: i, method: 'pty/output', params: { since: 0 } }) + '\n';
+      sock.write(lines);
+      // Give the host time to do what it will with them; meanwhile it serves everyone else.
+      let maxGrowth = 0;
+      for (let k = 0; k < 8; k++) {
+        await sleep(250);
+        await hostStillServes();
+        maxGrowth = Math.max(maxGrowth, heldBytes() - held0);
+      }
+      // Unbounded, the host would hold every answer (150 MB). It may hold what is queued up to the
+      // mark where it stops starting a client's requests, and one batch of answers over it.
+      const answerBytes = probe.data.length;
+      const kept = REQUEST_HIGH_WATER_BYTES + REQUESTS_PER_TURN * answerBytes;
+      t.diagnostic(
+        `memory held grew by ${(maxGrowth / 1e6).toFixed(1)} MB at most (bound ${(kept / 1e6).toFixed(1)} MB) for ${n} answers of ${(answerBytes / 1e6).toFixed(1)} MB`,
+      );
+      assert.ok(
+        maxGrowth < kept,
+        `memory held grew by ${(maxGrowth / 1e6).toFixed(1)} MB (at most ${(kept / 1e6).toFixed(1)}: the requests' high-water mark and one batch of answers) for a client that does not read`,
+      );
 
-    // Once it reads, every answer arrives.
-    let answers = 0;
-    sock.on('data', (chunk: Buffer) => {
-      for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) answers++;
-    });
-    sock.resume();
-    await until(() => answers === n, FLOOD_TIMEOUT / 2, `all ${n} answers (got ${answers})`);
-    sock.destroy();
-    await control.request('pty/kill', { session: s.id });
-  });
+      // Once it reads, every answer arrives.
+      let answers = 0;
+      sock.on('data', (chunk: Buffer) => {
+        for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) answers++;
+      });
+      sock.resume();
+      await until(() => answers === n, FLOOD_TIMEOUT / 2, `all ${n} answers (got ${answers})`);
+      sock.destroy();
+      await control.request('pty/kill', { session: s.id });
+    },
+  );
 });
 
 describe('exit drain', () => {

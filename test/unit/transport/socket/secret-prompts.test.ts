@@ -60,7 +60,11 @@ class TestSshd {
       const proc = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-      const outcome = await until(() => (stderr.includes(`Server listening on 127.0.0.1 port ${port}`) ? 'up' : proc.exitCode !== null ? 'failed' : false), 15_000, 'sshd to listen');
+      const outcome = await until(
+        () => (stderr.includes(`Server listening on 127.0.0.1 port ${port}`) ? 'up' : proc.exitCode !== null ? 'failed' : false),
+        15_000,
+        'sshd to listen',
+      );
       if (outcome === 'up') return new TestSshd(port, proc);
       if (attempt >= PORT_TRIES || !/Address already in use/.test(stderr)) throw new Error(`sshd did not start: ${stderr}`);
     }
@@ -126,10 +130,14 @@ describe('secret input at real prompts: sudo, passwd, ssh, as a user the test ma
 
   /** The screen once the shell shows its prompt again. */
   function backAtPrompt(session: string, what: string): Promise<string> {
-    return until(async () => {
-      const screen = (await rpc('pty/read', { session })).screen as string;
-      return screen.trimEnd().endsWith('u>') && screen;
-    }, 20_000, what);
+    return until(
+      async () => {
+        const screen = (await rpc('pty/read', { session })).screen as string;
+        return screen.trimEnd().endsWith('u>') && screen;
+      },
+      20_000,
+      what,
+    );
   }
 
   /** The program asks for a secret: every surface says so, and an agent may not type. */
@@ -137,8 +145,15 @@ describe('secret input at real prompts: sudo, passwd, ssh, as a user the test ma
     assert.equal((await rpc('pty/info', { session })).secretInput, true);
     assert.equal((await rpc('session/list', {})).sessions.find((s: any) => s.id === session).secretInput, true);
     const listed = toolText(await agent.callTool({ name: 'list_sessions', arguments: {} }));
-    assert.ok(listed.split('\n').some((l) => l.startsWith(`${session}  `) && l.includes(' secret-input ')), listed);
-    await until(() => notes.some((n) => n.method === 'pty/event' && n.params.session === session && n.params.type === 'secret_input'), 10_000, 'the secret_input event');
+    assert.ok(
+      listed.split('\n').some((l) => l.startsWith(`${session}  `) && l.includes(' secret-input ')),
+      listed,
+    );
+    await until(
+      () => notes.some((n) => n.method === 'pty/event' && n.params.session === session && n.params.type === 'secret_input'),
+      10_000,
+      'the secret_input event',
+    );
     const sent = (await agent.callTool({ name: 'send', arguments: { session, text: 'agent-typed' } })) as any;
     results.push(sent);
     assert.equal(sent.isError, true, toolText(sent));
@@ -162,7 +177,7 @@ describe('secret input at real prompts: sudo, passwd, ssh, as a user the test ma
     await rpc('pty/kill', { session });
   }
 
-  test('sudo -k; sudo true: the [sudo] prompt is secret input; the user\'s password gets through', { skip: localUserSkip, timeout: TEST_TIMEOUT }, async () => {
+  test("sudo -k; sudo true: the [sudo] prompt is secret input; the user's password gets through", { skip: localUserSkip, timeout: TEST_TIMEOUT }, async () => {
     const { session, cast } = await loggedIn();
     const results: unknown[] = [];
     const asked = await rpc('pty/send', { session, text: 'sudo -k; sudo true && echo sudo-ran-$((6*7))', timeout: 20_000 });
@@ -181,7 +196,7 @@ describe('secret input at real prompts: sudo, passwd, ssh, as a user the test ma
     await assertNoTrace(session, cast, results);
   });
 
-  test('ssh user@127.0.0.1: the password prompt is secret input; the user\'s password logs in', { skip: localUserSkip, timeout: TEST_TIMEOUT }, async () => {
+  test("ssh user@127.0.0.1: the password prompt is secret input; the user's password logs in", { skip: localUserSkip, timeout: TEST_TIMEOUT }, async () => {
     const { session, cast } = await loggedIn();
     const results: unknown[] = [];
     const ssh = `ssh -p ${sshd!.port} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o PreferredAuthentications=password ${user.name}@127.0.0.1 'echo ssh-ran-as-$(id -un)'`;
@@ -200,32 +215,36 @@ describe('secret input at real prompts: sudo, passwd, ssh, as a user the test ma
     await assertNoTrace(session, cast, results);
   });
 
-  test('passwd: the current, new and retyped password prompts are each secret input; the password changes', { skip: localUserSkip, timeout: TEST_TIMEOUT }, async () => {
-    const { session, cast } = await loggedIn();
-    const results: unknown[] = [];
-    const shadowHash = () => spawnSync('getent', ['shadow', user.name], { encoding: 'utf8' }).stdout.split(':')[1]!;
-    const before = shadowHash();
-    const asked = await rpc('pty/send', { session, text: 'passwd', timeout: 20_000 });
-    results.push(asked);
-    assert.equal(asked.waitReason, 'secret_input', JSON.stringify(asked));
-    assert.match((await rpc('pty/read', { session })).screen, /Current password:\s*$/);
-    await assertAsksForSecret(session, results);
-    const current = await rpc('pty/send', { session, text: password, timeout: 20_000 });
-    results.push(current);
-    assert.equal(current.waitReason, 'secret_input', JSON.stringify(current));
-    assert.match((await rpc('pty/read', { session })).screen, /New password:\s*$/);
-    await assertAsksForSecret(session, results);
-    const fresh = await rpc('pty/send', { session, text: NEW_PASSWORD, timeout: 20_000 });
-    results.push(fresh);
-    assert.equal(fresh.waitReason, 'secret_input', JSON.stringify(fresh));
-    assert.match((await rpc('pty/read', { session })).screen, /Retype new password:\s*$/);
-    const again = await rpc('pty/send', { session, text: NEW_PASSWORD, timeout: 20_000 });
-    results.push(again);
-    assert.equal(again.waitReason, 'stdin_read', JSON.stringify(again));
-    assert.match(again.output, /password updated successfully/);
-    password = NEW_PASSWORD;
-    // The change is real: the user's shadow entry holds another hash.
-    assert.ok(before.startsWith('$') && shadowHash().startsWith('$') && shadowHash() !== before, 'passwd changed the hash');
-    await assertNoTrace(session, cast, results);
-  });
+  test(
+    'passwd: the current, new and retyped password prompts are each secret input; the password changes',
+    { skip: localUserSkip, timeout: TEST_TIMEOUT },
+    async () => {
+      const { session, cast } = await loggedIn();
+      const results: unknown[] = [];
+      const shadowHash = () => spawnSync('getent', ['shadow', user.name], { encoding: 'utf8' }).stdout.split(':')[1]!;
+      const before = shadowHash();
+      const asked = await rpc('pty/send', { session, text: 'passwd', timeout: 20_000 });
+      results.push(asked);
+      assert.equal(asked.waitReason, 'secret_input', JSON.stringify(asked));
+      assert.match((await rpc('pty/read', { session })).screen, /Current password:\s*$/);
+      await assertAsksForSecret(session, results);
+      const current = await rpc('pty/send', { session, text: password, timeout: 20_000 });
+      results.push(current);
+      assert.equal(current.waitReason, 'secret_input', JSON.stringify(current));
+      assert.match((await rpc('pty/read', { session })).screen, /New password:\s*$/);
+      await assertAsksForSecret(session, results);
+      const fresh = await rpc('pty/send', { session, text: NEW_PASSWORD, timeout: 20_000 });
+      results.push(fresh);
+      assert.equal(fresh.waitReason, 'secret_input', JSON.stringify(fresh));
+      assert.match((await rpc('pty/read', { session })).screen, /Retype new password:\s*$/);
+      const again = await rpc('pty/send', { session, text: NEW_PASSWORD, timeout: 20_000 });
+      results.push(again);
+      assert.equal(again.waitReason, 'stdin_read', JSON.stringify(again));
+      assert.match(again.output, /password updated successfully/);
+      password = NEW_PASSWORD;
+      // The change is real: the user's shadow entry holds another hash.
+      assert.ok(before.startsWith('$') && shadowHash().startsWith('$') && shadowHash() !== before, 'passwd changed the hash');
+      await assertNoTrace(session, cast, results);
+    },
+  );
 });

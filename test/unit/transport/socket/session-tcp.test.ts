@@ -81,27 +81,35 @@ describe('the per-session TCP port runs JSON-RPC only', () => {
     assert.doesNotMatch(await screenAfterProbe('after-post'), /PWNED-42/, 'nothing of the request was typed');
   });
 
-  test('curl, as the issue ran it, types nothing', { timeout: TEST_TIMEOUT, skip: spawnSync('curl', ['--version']).status !== 0 && 'curl is not installed' }, async () => {
-    // Run without blocking: the host answers from this very process.
-    const status = await new Promise<number>((resolve) => {
-      const args = ['-sS', '--max-time', '20', '-X', 'POST', '--data-binary', `\n${attackLine(8, 'CURLED')}\n`, `http://127.0.0.1:${port}/`];
-      execFile('curl', args, (e) => resolve(e ? Number(e.code ?? 1) : 0));
-    });
-    assert.notEqual(status, 0, 'curl got no HTTP answer');
-    assert.doesNotMatch(await screenAfterProbe('after-curl'), /CURLED-42/);
-  });
+  test(
+    'curl, as the issue ran it, types nothing',
+    { timeout: TEST_TIMEOUT, skip: spawnSync('curl', ['--version']).status !== 0 && 'curl is not installed' },
+    async () => {
+      // Run without blocking: the host answers from this very process.
+      const status = await new Promise<number>((resolve) => {
+        const args = ['-sS', '--max-time', '20', '-X', 'POST', '--data-binary', `\n${attackLine(8, 'CURLED')}\n`, `http://127.0.0.1:${port}/`];
+        execFile('curl', args, (e) => resolve(e ? Number(e.code ?? 1) : 0));
+      });
+      assert.notEqual(status, 0, 'curl got no HTTP answer');
+      assert.doesNotMatch(await screenAfterProbe('after-curl'), /CURLED-42/);
+    },
+  );
 
-  test('a first line that is a Host: header, or any text that is not a JSON-RPC object, is refused before anything after it runs', { timeout: TEST_TIMEOUT }, async () => {
-    const firsts = [`Host: 127.0.0.1:${port}`, 'GET / HTTP/1.1', '["jsonrpc"]', '{"method":"pty/write"}', '"jsonrpc"', 'null', '{"jsonrpc":"2.0"', '\u0000'];
-    for (const [i, first] of firsts.entries()) {
-      const answer = await sendRaw(`${first}\r\n${attackLine(10 + i, `FIRST${i}`)}\n`);
-      assert.equal(JSON.parse(answer.trim()).error.code, INVALID_REQUEST, `${JSON.stringify(first)}: ${answer}`);
-    }
-    const screen = await screenAfterProbe('after-firsts');
-    assert.doesNotMatch(screen, /FIRST\d-42/);
-  });
+  test(
+    'a first line that is a Host: header, or any text that is not a JSON-RPC object, is refused before anything after it runs',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const firsts = [`Host: 127.0.0.1:${port}`, 'GET / HTTP/1.1', '["jsonrpc"]', '{"method":"pty/write"}', '"jsonrpc"', 'null', '{"jsonrpc":"2.0"', '\u0000'];
+      for (const [i, first] of firsts.entries()) {
+        const answer = await sendRaw(`${first}\r\n${attackLine(10 + i, `FIRST${i}`)}\n`);
+        assert.equal(JSON.parse(answer.trim()).error.code, INVALID_REQUEST, `${JSON.stringify(first)}: ${answer}`);
+      }
+      const screen = await screenAfterProbe('after-firsts');
+      assert.doesNotMatch(screen, /FIRST\d-42/);
+    },
+  );
 
-  test('`serve --port`\'s single-session port refuses an HTTP request the same way', { timeout: TEST_TIMEOUT }, async () => {
+  test("`serve --port`'s single-session port refuses an HTTP request the same way", { timeout: TEST_TIMEOUT }, async () => {
     const compat = await h.host.createSession({ command: 'cat' }, { type: 'tcp', host: '127.0.0.1', port: 0 });
     try {
       const ep = parseAddress(h.host.describe(compat).address);
@@ -122,46 +130,54 @@ describe('the per-session TCP port runs JSON-RPC only', () => {
     }
   });
 
-  test('a JSON-RPC client over TCP works as before: blank lines first, CRLF, a message split over writes, several per write', { timeout: TEST_TIMEOUT }, async () => {
-    const c = await LineClient.connect({ port });
-    try {
-      const status = c.next((m) => m.id === 'a', undefined, 'the answer to the split request');
-      c.raw('\r\n\n{"jsonrpc":"2.0","id":"a",');
-      c.raw('"method":"pty/status"}\r\n');
-      assert.equal((await status).result.running, true);
-      const both = Promise.all([c.next((m) => m.id === 'b'), c.next((m) => m.id === 'c')]);
-      c.raw('{"jsonrpc":"2.0","id":"b","method":"pty/status"}\n{"jsonrpc":"2.0","id":"c","method":"pty/info"}\n');
-      const [b, cc] = await both;
-      assert.equal(b.result.running, true);
-      assert.equal(typeof cc.result.id, 'string');
-      // After the first message, a bad line is an ordinary parse error on a connection that goes on.
-      const bad = c.next((m) => m.id === null);
-      c.raw('not json\n');
-      assert.equal((await bad).error.code, -32700);
-      assert.equal((await c.result('pty/status', {})).running, true);
-      assert.equal(c.isClosed, false);
-    } finally {
-      c.close();
-    }
-  });
+  test(
+    'a JSON-RPC client over TCP works as before: blank lines first, CRLF, a message split over writes, several per write',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const c = await LineClient.connect({ port });
+      try {
+        const status = c.next((m) => m.id === 'a', undefined, 'the answer to the split request');
+        c.raw('\r\n\n{"jsonrpc":"2.0","id":"a",');
+        c.raw('"method":"pty/status"}\r\n');
+        assert.equal((await status).result.running, true);
+        const both = Promise.all([c.next((m) => m.id === 'b'), c.next((m) => m.id === 'c')]);
+        c.raw('{"jsonrpc":"2.0","id":"b","method":"pty/status"}\n{"jsonrpc":"2.0","id":"c","method":"pty/info"}\n');
+        const [b, cc] = await both;
+        assert.equal(b.result.running, true);
+        assert.equal(typeof cc.result.id, 'string');
+        // After the first message, a bad line is an ordinary parse error on a connection that goes on.
+        const bad = c.next((m) => m.id === null);
+        c.raw('not json\n');
+        assert.equal((await bad).error.code, -32700);
+        assert.equal((await c.result('pty/status', {})).running, true);
+        assert.equal(c.isClosed, false);
+      } finally {
+        c.close();
+      }
+    },
+  );
 
-  test('a web page\'s fetch(…, {mode: "no-cors"}) in a real Chromium types nothing', { timeout: TEST_TIMEOUT, skip: chromiumSkip('the browser attack') }, async () => {
-    // A hostile local web server (another port of 127.0.0.1) serves the page.
-    const page = `<!doctype html><script>
+  test(
+    'a web page\'s fetch(…, {mode: "no-cors"}) in a real Chromium types nothing',
+    { timeout: TEST_TIMEOUT, skip: chromiumSkip('the browser attack') },
+    async () => {
+      // A hostile local web server (another port of 127.0.0.1) serves the page.
+      const page = `<!doctype html><script>
       fetch('http://127.0.0.1:${port}/', { method: 'POST', mode: 'no-cors', body: ${JSON.stringify(`\n${attackLine(9, 'BROWSER')}\n`)} })
         .then(() => (document.title = 'sent'), () => (document.title = 'sent'));
     </script>`;
-    const site = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(page));
-    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
-    const browser = await launchChromium();
-    try {
-      const tab = await browser.newPage();
-      await tab.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/`);
-      await tab.waitForFunction(() => document.title === 'sent', undefined, { timeout: 20_000 });
-      assert.doesNotMatch(await screenAfterProbe('after-browser'), /BROWSER-42/);
-    } finally {
-      await browser.close();
-      site.close();
-    }
-  });
+      const site = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(page));
+      await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+      const browser = await launchChromium();
+      try {
+        const tab = await browser.newPage();
+        await tab.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/`);
+        await tab.waitForFunction(() => document.title === 'sent', undefined, { timeout: 20_000 });
+        assert.doesNotMatch(await screenAfterProbe('after-browser'), /BROWSER-42/);
+      } finally {
+        await browser.close();
+        site.close();
+      }
+    },
+  );
 });

@@ -61,7 +61,6 @@ async function until(fn: () => boolean, what: string, ms = 10_000): Promise<void
   }
 }
 
-
 /** Asserts an error response: exactly {jsonrpc, error:{code, message[, data]}, id}. */
 function assertError(res: Msg, code: number, id: string | number | null): void {
   assert.deepEqual(Object.keys(res).sort(), ['error', 'id', 'jsonrpc'], JSON.stringify(res));
@@ -82,14 +81,17 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
   let c: LineClient;
   let bashPid = 0;
 
-  before(async () => {
-    dirs = makeBase();
-    sockPath = path.join(dirs.base, 'x.sock');
-    serve = await startServe(['--cmd', BASH_CMD, '--socket', sockPath], bashEnv({ SHARED_PTY_DIR: dirs.runDir }), { path: sockPath });
-    c = await LineClient.connect({ path: sockPath });
-    // The first prompt: from here on screens are predictable.
-    await readUntil(c, (r) => r.screen === '$\n', 'the first prompt', 15_000);
-  }, { timeout: 60_000 });
+  before(
+    async () => {
+      dirs = makeBase();
+      sockPath = path.join(dirs.base, 'x.sock');
+      serve = await startServe(['--cmd', BASH_CMD, '--socket', sockPath], bashEnv({ SHARED_PTY_DIR: dirs.runDir }), { path: sockPath });
+      c = await LineClient.connect({ path: sockPath });
+      // The first prompt: from here on screens are predictable.
+      await readUntil(c, (r) => r.screen === '$\n', 'the first prompt', 15_000);
+    },
+    { timeout: 60_000 },
+  );
 
   after(async () => {
     c?.close();
@@ -118,15 +120,19 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     assert.equal(parentOf(bashPid), serve!.pid, 'bash is a child of the serve process');
   });
 
-  test('pty/read: the socket-pty example — rows ended by "\\n", trailing spaces and empty rows dropped, 1-based cursor, default size 100x30', { timeout: TEST_TIMEOUT }, async () => {
-    const res = await c.call('pty/read', {}, 2);
-    // The prompt is "$ " (2 characters): the cursor sits after it, at column 3; the row's trailing space is trimmed.
-    assert.deepEqual(res, {
-      jsonrpc: '2.0',
-      result: { screen: '$\n', cursor: { row: 1, col: 3 }, size: { cols: 100, rows: 30 } },
-      id: 2,
-    });
-  });
+  test(
+    'pty/read: the socket-pty example — rows ended by "\\n", trailing spaces and empty rows dropped, 1-based cursor, default size 100x30',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const res = await c.call('pty/read', {}, 2);
+      // The prompt is "$ " (2 characters): the cursor sits after it, at column 3; the row's trailing space is trimmed.
+      assert.deepEqual(res, {
+        jsonrpc: '2.0',
+        result: { screen: '$\n', cursor: { row: 1, col: 3 }, size: { cols: 100, rows: 30 } },
+        id: 2,
+      });
+    },
+  );
 
   test('pty/read: top / bottom / start+end slices of a full screen, out-of-range values clamp', { timeout: TEST_TIMEOUT }, async () => {
     await freshPrompt(c);
@@ -434,12 +440,15 @@ describe('serve --port: the same protocol over TCP on 127.0.0.1', () => {
   let target: Target;
   let c: LineClient | undefined;
 
-  before(async () => {
-    dirs = makeBase();
-    const started = await startServeOnFreePort((port) => ['--cmd', BASH_CMD, '--port', String(port)], bashEnv({ SHARED_PTY_DIR: dirs.runDir }));
-    serve = started.serve;
-    target = { port: started.port, host: '127.0.0.1' };
-  }, { timeout: 60_000 });
+  before(
+    async () => {
+      dirs = makeBase();
+      const started = await startServeOnFreePort((port) => ['--cmd', BASH_CMD, '--port', String(port)], bashEnv({ SHARED_PTY_DIR: dirs.runDir }));
+      serve = started.serve;
+      target = { port: started.port, host: '127.0.0.1' };
+    },
+    { timeout: 60_000 },
+  );
 
   after(async () => {
     c?.close();

@@ -8,7 +8,14 @@ import { loadNodePty } from '../../../../../src/core/session/pty-loader';
 import { until } from '../../../../helpers/host';
 
 function spawn() {
-  return loadNodePty().spawn('sh', ['-c', 'read line'], { name: 'xterm-256color', cols: 80, rows: 24, cwd: process.cwd(), env: { PATH: process.env.PATH ?? '' }, encoding: null });
+  return loadNodePty().spawn('sh', ['-c', 'read line'], {
+    name: 'xterm-256color',
+    cols: 80,
+    rows: 24,
+    cwd: process.cwd(),
+    env: { PATH: process.env.PATH ?? '' },
+    encoding: null,
+  });
 }
 
 test('node-pty keeps its read stream, master descriptor, write queue and slave name where the session reads them', async () => {
@@ -36,7 +43,7 @@ test('node-pty has a destroy that closes its read stream', async () => {
   try {
     const stream = ptyReadStream(pty);
     assert.ok(stream);
-    assert.equal(typeof (pty as unknown as { destroy?: unknown }).destroy, 'function', 'destroy: node-pty\'s own teardown');
+    assert.equal(typeof (pty as unknown as { destroy?: unknown }).destroy, 'function', "destroy: node-pty's own teardown");
     destroyPty(pty);
     await until(() => stream.destroyed, 10_000, 'the read stream to be destroyed');
   } finally {
@@ -46,13 +53,23 @@ test('node-pty has a destroy that closes its read stream', async () => {
 });
 
 test('node-pty spawned with encoding null delivers Buffers', async () => {
-  const pty = loadNodePty().spawn('sh', ['-c', 'printf raw; read line'], { name: 'xterm-256color', cols: 80, rows: 24, cwd: process.cwd(), env: { PATH: process.env.PATH ?? '' }, encoding: null });
+  const pty = loadNodePty().spawn('sh', ['-c', 'printf raw; read line'], {
+    name: 'xterm-256color',
+    cols: 80,
+    rows: 24,
+    cwd: process.cwd(),
+    env: { PATH: process.env.PATH ?? '' },
+    encoding: null,
+  });
   const exited = new Promise<void>((r) => pty.onExit(() => r()));
   const chunks: unknown[] = [];
   onRawData(pty, (d) => chunks.push(d));
   try {
     await until(() => chunks.length > 0, 10_000, 'output');
-    assert.ok(chunks.every((c) => Buffer.isBuffer(c)), 'raw bytes, not strings');
+    assert.ok(
+      chunks.every((c) => Buffer.isBuffer(c)),
+      'raw bytes, not strings',
+    );
   } finally {
     pty.kill('SIGKILL');
     await exited;

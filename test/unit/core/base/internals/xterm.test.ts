@@ -9,7 +9,7 @@ function terminal(): Terminal {
   return new Terminal({ cols: 20, rows: 5, allowProposedApi: true });
 }
 
-test('xterm parses synchronously through its core\'s writeSync', () => {
+test("xterm parses synchronously through its core's writeSync", () => {
   const term = terminal();
   try {
     const write = syncWriteOf(term);
@@ -21,7 +21,7 @@ test('xterm parses synchronously through its core\'s writeSync', () => {
   }
 });
 
-test('xterm keeps each row as cells of three words, reachable from the line and from the buffer\'s list', () => {
+test("xterm keeps each row as cells of three words, reachable from the line and from the buffer's list", () => {
   const term = terminal();
   try {
     syncWriteOf(term)!(Buffer.from('A'));
@@ -34,7 +34,7 @@ test('xterm keeps each row as cells of three words, reachable from the line and 
     assert.equal(cells._data[0] & 0x1fffff, 'A'.codePointAt(0), 'the first word holds the code point');
     const list = rowListOf(term.buffer.active);
     assert.ok(list, 'IBuffer._buffer.lines');
-    assert.equal(list.get(0), cells, 'the same row as the line\'s');
+    assert.equal(list.get(0), cells, "the same row as the line's");
   } finally {
     term.dispose();
   }
