@@ -1,6 +1,6 @@
 // The reference parts of docs/protocol.md, generated from the method table: the methods (§3),
 // each method's params (types, bounds, defaults) and result, the notifications and the events,
-// the error codes (§4), the REST routes (§5) and the MCP tools (§6). The prose around them is
+// the error codes (§4), the REST routes and statuses and the stream's messages (§5) and the MCP tools (§6). The prose around them is
 // written by hand. `npm run docs` rewrites them; `npm test` fails when the committed reference and
 // the table disagree.
 // Usage: node --import tsx scripts/protocol-tables.ts [--write]
@@ -12,6 +12,7 @@ import { ERROR_CODES } from '../src/core/base/errors';
 import type { MethodSpec } from '../src/core/methods/spec';
 import { METHODS } from '../src/core/methods/table';
 import { EVENT_MEANINGS, NOTIFICATIONS, type NotificationSpec } from '../src/core/methods/notifications';
+import { STREAM_FRAMES, type StreamFrameSpec } from '../src/core/methods/stream-frames';
 import { agentApprovalNow, commandRecord, lastInput, paramDefaults, sessionInfo, tokenInfo } from '../src/core/methods/schemas';
 import { approvalQuestion, approvalRequest } from '../src/core/agent/approval-request';
 import { hostEvent } from '../src/core/session/session-events';
@@ -318,6 +319,29 @@ function errorsTable(): string {
   return ['| code | name | REST (HTTP status, `error.code`) | per-session socket | when | `data` |', '|---|---|---|---|---|---|', ...rows].join('\n');
 }
 
+/** The stream WebSocket's messages (§5), from their schemas: the shape, each field's type and meaning. */
+function streamTable(): string {
+  const rows = (STREAM_FRAMES as readonly StreamFrameSpec[]).map((f) => {
+    const js = jsonOf(f.schema, f.from === 'host' ? 'output' : 'input');
+    const required = new Set(js.required ?? []);
+    const described = Object.entries(js.properties ?? {})
+      .filter(([name]) => name !== 'type')
+      .map(([name, p]) => `\`${name}\` (${typeText(p, false)}${required.has(name) ? '' : ', optional'})${p.description ? `: ${p.description}` : '.'}`);
+    const direction = f.from === 'host' ? 'host → client' : 'client → host';
+    return `| ${direction} | ${typeText(js)} | ${cell(f.summary)} | ${cell(described.join(' ') || '—')} |`;
+  });
+  return ['| direction | message | what it is | fields |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+/** REST's error codes (§5): the HTTP status, HTTP's own reasons, and the JSON-RPC codes each stands for. */
+function restStatusTable(): string {
+  const rows = Object.entries(errors.REST_STATUS).map(([code, status]) => {
+    const rpc = ERROR_CODES.filter((e) => e.rest === code).map((e) => `${e.code} ${e.name}${e.restTells ? ' (with `rpcCode` and `data`)' : ''}`);
+    return `| \`${code}\` | ${status} | ${cell(errors.REST_MEANINGS[code as keyof typeof errors.REST_MEANINGS] ?? '—')} | ${rpc.join(', ') || '—'} |`;
+  });
+  return ["| code | HTTP | before any method runs | a method's error answered with it |", '|---|---|---|---|', ...rows].join('\n');
+}
+
 const VERB_ORDER = ['GET', 'POST', 'DELETE'];
 
 function restTable(): string {
@@ -366,6 +390,8 @@ export function renderProtocolDoc(doc: string): string {
     errors: errorsTable,
     shapes: shapesTable,
     rest: restTable,
+    stream: streamTable,
+    'rest-status': restStatusTable,
     tools: toolsTable,
   };
   checkHandTables(doc);

@@ -7,6 +7,7 @@ import { Terminal } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import type { SessionInfo } from '../core/methods/shapes';
+import type { StreamClientFrame, StreamServerFrame } from '../core/methods/stream-frames';
 
 /** Lines of history the view keeps (more than the screen: the replay can be long). */
 const SCROLLBACK_LINES = 10000;
@@ -15,12 +16,6 @@ const SIZE_POLL_MS = 1000;
 
 /** What the page reads of `GET /sessions/:id`'s SessionInfo. */
 type SessionState = Pick<SessionInfo, 'cols' | 'rows' | 'running' | 'exitCode'>;
-
-type ServerMessage =
-  | { type: 'data'; data: string }
-  | { type: 'snapshot'; data: string; cols: number; rows: number }
-  | { type: 'exit'; exitCode: number | null }
-  | { type: 'error'; message: string };
 
 declare global {
   interface Window {
@@ -91,7 +86,7 @@ function start(): void {
   const ws = new WebSocket(wsUrl);
   let exited = false;
   let open = false;
-  const send = (msg: unknown) => {
+  const send = (msg: StreamClientFrame) => {
     if (open && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg));
   };
 
@@ -103,9 +98,9 @@ function start(): void {
   });
   ws.addEventListener('message', (ev) => {
     if (typeof ev.data !== 'string') return;
-    let msg: ServerMessage;
+    let msg: StreamServerFrame;
     try {
-      msg = JSON.parse(ev.data) as ServerMessage;
+      msg = JSON.parse(ev.data) as StreamServerFrame;
     } catch {
       return;
     }

@@ -38,6 +38,19 @@ export const REST_STATUS: Readonly<Record<RestErrorCode, number>> = {
   BAD_GATEWAY: 502,
 };
 
+/**
+ * When REST answers a code for a reason of HTTP's own, before any method runs; the JSON-RPC codes
+ * each one also stands for are those of `ERROR_CODES` (docs/protocol.md#rest lists both).
+ */
+export const REST_MEANINGS: Readonly<Partial<Record<RestErrorCode, string>>> = {
+  UNAUTHORIZED: 'missing or wrong token, or a link or page cookie that is not (or no longer) valid',
+  BAD_REQUEST: 'a session in the path whose percent-encoding is malformed (`/sessions/%zz`)',
+  NOT_FOUND: 'unknown route, replay link or view asset',
+  FORBIDDEN: '`Host` or `Origin` refused; a link or page cookie for another page',
+  PAYLOAD_TOO_LARGE: 'a body over 1 MiB (the connection then closes)',
+  INTERNAL: 'an unexpected failure while answering',
+};
+
 /** One error code as every surface answers it (docs/protocol.md#4-error-codes is written from this list). */
 export interface ErrorCodeInfo {
   code: ErrorCode;

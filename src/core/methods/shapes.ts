@@ -2,19 +2,16 @@ import { z } from 'zod';
 import { approvalDecision, origin, transport } from '../session/input-kinds';
 import { agentApproval } from '../agent/approval-request';
 import { commandRecord } from '../commands/command-record';
+import { sessionStatus } from '../session/session-status';
 
 // The shapes the method table's results and notifications are made of, as every client reads them.
 // Nothing of Node is imported here (only zod and other such files), so the browser views import
 // these types as the CLI and the editor do.
 
-export { commandRecord, origin, transport };
+export { commandRecord, origin, sessionStatus, transport };
 
 export const cursorPos = z.object({ row: z.number(), col: z.number() });
 export const screenSize = z.object({ cols: z.number(), rows: z.number() });
-export const sessionStatus = z.union([
-  z.object({ kind: z.literal('running') }),
-  z.object({ kind: z.literal('exited'), exitCode: z.number().nullable(), signal: z.string().nullable() }),
-]);
 
 /** What every listing, record and `pty/info` says about a session (docs/hosts.md#sessioninfo). */
 export const sessionInfo = z

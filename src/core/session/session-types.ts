@@ -53,8 +53,7 @@ export interface ExitInfo {
   signal: string | null;
 }
 
-/** A send's view of the session status (docs/protocol.md#ptysend). */
-export type SessionStatus = { kind: 'running' } | { kind: 'exited'; exitCode: number | null; signal: string | null };
+export type { SessionStatus } from './session-status';
 
 /** One chunk of raw output and the byte cursor just after it. */
 export interface OutputChunk {

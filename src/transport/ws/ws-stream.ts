@@ -9,6 +9,8 @@ import type { NotificationSink } from '../../core/io/subscription';
 import type { HostServices } from '../../core/methods/types';
 import { wsCongested, wsWhenDrained } from './ws-sink';
 import { DEFAULT_SNAPSHOT_SCROLLBACK } from '../../core/methods/screen-methods';
+import { writeFrame, type StreamServerFrame } from '../../core/methods/stream-frames';
+import type { NotificationParams } from '../../core/methods/notifications';
 
 /** WebSocket close codes of the stream endpoint. */
 export const enum StreamClose {
@@ -39,6 +41,7 @@ export interface StreamOptions {
 /**
  * `GET /sessions/:id/stream` (docs/protocol.md#websocket-get-sessionsidstream): replays retained output, then pushes
  * `{type:"data"}` and a final `{type:"exit"}`; takes `{type:"write"}`, `{type:"resize"}` and raw text.
+ * Its messages are those of `core/methods/stream-frames.ts`.
  */
 export function serveStream(services: HostServices, ws: WebSocket, selector: string, options: StreamOptions): void {
   const { grant } = options;
@@ -46,6 +49,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   // A protocol error (a message over maxPayload: 1009, a bad frame) is reported here and then the
   // socket closes; without a listener the 'error' event would be thrown and end the whole host.
   ws.on('error', () => {});
+  const send = (frame: StreamServerFrame) => ws.send(JSON.stringify(frame));
   let session: Session;
   try {
     // The upgrade was refused (403) for a session out of the token's reach: what is left is unknown.
@@ -59,6 +63,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   /** True from a gap until the picture that replaces it is out: the old subscription's leftovers are not sent. */
   let resyncing = false;
   const sink: NotificationSink = {
+    // The params are the host's own pty/output and pty/exit, made by the subscription (core/io/subscription.ts).
     notify(method, params) {
       if (resyncing) return;
       if (method === 'pty/output') {
@@ -69,9 +74,9 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
           return;
         }
         replayed = true;
-        ws.send(JSON.stringify({ type: 'data', data: params.data }));
+        send({ type: 'data', data: (params as NotificationParams<'pty/output'>).data });
       } else if (method === 'pty/exit') {
-        ws.send(JSON.stringify({ type: 'exit', exitCode: params.exitCode }));
+        send({ type: 'exit', exitCode: (params as NotificationParams<'pty/exit'>).exitCode });
         ws.close(StreamClose.Normal, 'session exited');
       }
     },
@@ -84,14 +89,15 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   const link = new ClientLink({ origin: 'user', transport: 'ws-stream', scope: grant.scope, onlySession: grant.onlySession, holder: grant.holder, sink });
   const call = (method: string, params: Record<string, unknown>) =>
     invoke(method, { session: session.id, ...params }, { mode: { kind: 'control' }, services, caller: link, signal: abort.signal }).catch((e: Error) => {
-      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(streamErrorFrame(e)));
+      if (ws.readyState === ws.OPEN) send(streamErrorFrame(e));
     });
 
   ws.on('message', (raw, isBinary) => {
     // A socket being closed (its token revoked) takes no more input, even if the client keeps sending.
     if (ws.readyState !== ws.OPEN) return;
     const text = isBinary ? Buffer.from(raw as Buffer).toString('utf8') : raw.toString();
-    let msg: { type?: unknown; data?: unknown; submit?: unknown; cols?: unknown; rows?: unknown } | undefined;
+    // A JSON object with a string `type` is a message; its fields are read through its schema.
+    let msg: { type: string; cols?: unknown; rows?: unknown } | undefined;
     try {
       const v = JSON.parse(text);
       if (v && typeof v === 'object' && !Array.isArray(v) && typeof v.type === 'string') msg = v;
@@ -99,16 +105,18 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
       // not JSON: raw input, as the stream protocol says (docs/protocol.md#websocket-get-sessionsidstream)
     }
     if (!canWrite) {
-      if (!msg || msg.type !== 'resize') ws.send(JSON.stringify(streamErrorFrame(new RpcError(ErrorCode.Forbidden, READ_ONLY))));
+      if (!msg || msg.type !== 'resize') send(streamErrorFrame(new RpcError(ErrorCode.Forbidden, READ_ONLY)));
       return;
     }
     if (!msg) return void call('pty/write', { action: { text } });
-    if (msg.type === 'write' && typeof msg.data === 'string') {
-      const data = msg.submit === true && !/[\r\n]$/.test(msg.data) ? msg.data + '\n' : msg.data;
-      return void call('pty/write', { action: { text: data } });
+    const write = msg.type === 'write' ? writeFrame.schema.safeParse(msg) : undefined;
+    if (write?.success) {
+      const { data, submit } = write.data;
+      return void call('pty/write', { action: { text: submit === true && !/[\r\n]$/.test(data) ? data + '\n' : data } });
     }
+    // The size is pty/resize's to check (its message names the param), as for every other client.
     if (msg.type === 'resize') return void call('pty/resize', { cols: msg.cols, rows: msg.rows });
-    ws.send(JSON.stringify(streamErrorFrame(invalidParams(`unknown message type: ${String(msg.type)}`))));
+    send(streamErrorFrame(invalidParams(`unknown message type: ${msg.type}`)));
   });
   ws.on('close', () => {
     abort.abort();
@@ -123,7 +131,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
         resyncing = false;
         if (ws.readyState !== ws.OPEN) return;
         const { snapshot } = answer as { snapshot: string };
-        ws.send(JSON.stringify({ type: 'snapshot', data: snapshot, cols: session.cols, rows: session.rows }));
+        send({ type: 'snapshot', data: snapshot, cols: session.cols, rows: session.rows });
         for (const start of starts) start();
       },
       () => ws.close(StreamClose.TooSlow, 'output was dropped and the terminal could not be redrawn'),

@@ -14,8 +14,8 @@ import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { BASH, connect, rejectsWith, until, withTimeout } from '../../../helpers/host';
 import { request, startHttpHost, wsConnect, wsOpen, type HttpHost, type WsClient } from '../../../helpers/http';
 
-const SRC = path.join(__dirname, '..', '..', '..', 'src');
-const DOCS = path.join(__dirname, '..', '..', '..', 'docs');
+const SRC = path.join(__dirname, '..', '..', '..', '..', 'src');
+const DOCS = path.join(__dirname, '..', '..', '..', '..', 'docs');
 const FORBIDDEN = -32004;
 const SESSION_EXITED = -32003;
 /** socket-pty's "server error": what a per-session socket answers for the codes added since (docs/protocol.md#4-error-codes). */

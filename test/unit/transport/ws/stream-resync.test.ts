@@ -7,6 +7,7 @@ import { Terminal } from '@xterm/headless';
 import { BASH, TEST_WRITER, until } from '../../../helpers/host';
 import { startHttpHost, wsOpen, type HttpHost } from '../../../helpers/http';
 import { screenText } from '../../../../src/core/mirror/screen-text';
+import { snapshotFrame } from '../../../../src/core/methods/stream-frames';
 import type { Session } from '../../../../src/core/session/session';
 import { screenTextOf, writeAll } from '../../../helpers/xterm-screen';
 
@@ -34,6 +35,8 @@ describe('stream WebSocket ?resync=1', () => {
     try {
       const first = await ws.next(() => true, 'the first message');
       assert.equal(first.type, 'snapshot');
+      // Exactly the stream's snapshot message (src/core/methods/stream-frames.ts): no field missing or added.
+      assert.deepEqual(snapshotFrame.schema.strict().parse(first), first);
       assert.deepEqual([first.cols, first.rows], [80, 24]);
       const term = new Terminal({ cols: first.cols, rows: first.rows, allowProposedApi: true });
       await writeAll(term, first.data);
