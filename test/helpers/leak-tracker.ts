@@ -1,6 +1,6 @@
 // A disposable tracker for tests (lifecycle.ts's IDisposableTracker): it remembers where each
 // disposable was created until it is disposed, so a test can fail on a leak and say where it was made.
-import { afterEach, beforeEach } from 'node:test';
+import { after, afterEach, beforeEach } from 'node:test';
 import { setDisposableTracker, type IDisposable, type IDisposableTracker } from '../../src/core/base/lifecycle';
 
 /** Records every disposable created while installed, with its creation stack, until it is disposed. */
@@ -54,6 +54,25 @@ export function ensureNoDisposablesAreLeakedInTestSuite(settle?: (tracker: LeakT
     tracker = new LeakTracker().install();
   });
   afterEach(async () => {
+    try {
+      await settle?.(tracker);
+      tracker.assertNoLeaks();
+    } finally {
+      tracker.uninstall();
+    }
+  });
+}
+
+/**
+ * The same guard for a suite that shares a host or sessions between its tests (made in `before` or
+ * one test, closed in `after`): it tracks from the moment it is called (call it at the file's top
+ * level, so the shared host is tracked too) and checks once, in an `after` hook. Hooks run in the
+ * order they are registered, so call it below the `after` that closes the shared host: the check
+ * then runs once everything the suite made should be gone. `settle` as above.
+ */
+export function ensureNoDisposablesAreLeakedBySuite(settle?: (tracker: LeakTracker) => Promise<void>): void {
+  const tracker = new LeakTracker().install();
+  after(async () => {
     try {
       await settle?.(tracker);
       tracker.assertNoLeaks();

@@ -19,6 +19,7 @@ import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { BASH, connect, rejectsWith, until, withTimeout } from '../../../helpers/host';
 import { request, startHttpHost, wsOpen, type HttpHost } from '../../../helpers/http';
 import { bashEnv, CLI, REPO_ROOT } from '../../../helpers/protocol';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const TEST_TIMEOUT = 60_000;
 
@@ -85,6 +86,8 @@ after(async () => {
   for (const c of clients) c.close();
   await h?.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 describe('a link owns its subscriptions', () => {
   test(

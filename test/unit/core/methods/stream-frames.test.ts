@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { STREAM_FRAMES } from '../../../../src/core/methods/stream-frames';
 import { BASH, until } from '../../../helpers/host';
 import { startHttpHost, wsOpen, type HttpHost, type WsClient } from '../../../helpers/http';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Whole-test bound: generous for 2 busy cores. */
 const TEST_TIMEOUT = 60_000;
@@ -21,6 +22,8 @@ before(async () => {
 after(async () => {
   await h.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 /** Every message received fits the schema its `type` names, with no field the schema does not have. */
 function assertAllFit(ws: WsClient, where: string): void {

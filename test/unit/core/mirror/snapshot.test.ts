@@ -3,12 +3,15 @@ import assert from 'node:assert/strict';
 import { Terminal } from '@xterm/headless';
 import { BASH, connect, startHost } from '../../../helpers/host';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 // pty/snapshot redraws a session in a fresh terminal (what a re-attaching editor terminal does):
 // the same screen, the same recent scrollback, colours kept, then output follows from its cursor.
 
 const hostP = startHost();
 after(async () => (await hostP).close());
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 interface Snapshot {
   data: string;

@@ -2,6 +2,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASH, connect, startHost, until } from '../../../helpers/host';
 import { isAlive as pidAlive } from '../../../../src/host/discovery';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 // Editor-owned sessions carry a lease: when the window that showed them is gone for good (no
 // client for leaseSeconds) they end, unless the user chose "Keep running" (session/keep).
@@ -9,6 +10,8 @@ import { isAlive as pidAlive } from '../../../../src/host/discovery';
 const hostP = startHost();
 
 after(async () => (await hostP).close());
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 test('a leased session with no client ends after its lease', async () => {
   const { host } = await hostP;

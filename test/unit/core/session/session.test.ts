@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startHost, until } from '../../../helpers/host';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 // Closing a session ends its program as a terminal window that closes does: SIGHUP, and the
 // terminal hangs up. A program that acts on SIGHUP only once its read of the terminal returns (as
@@ -11,6 +12,8 @@ import { startHost, until } from '../../../helpers/host';
 
 const hostP = startHost();
 after(async () => (await hostP).close());
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 /** Output since the start, as text. */
 function outputOf(s: { ring: { read(since: number, maxBytes: number): { text: string } } }): string {

@@ -16,6 +16,7 @@ import { connect, startHost, until } from '../../../helpers/host';
 import { buildCli, REPO_ROOT } from '../../../helpers/protocol';
 import { AttachView, VIEW_COLORS } from '../../../helpers/attach-view';
 import { ViewAnswers } from '../../../../src/core/session/view-answers';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking. */
 const TEST_TIMEOUT = 90_000;
@@ -58,6 +59,8 @@ after(async () => {
   await h?.close();
   for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 interface SendResult {
   output: string;

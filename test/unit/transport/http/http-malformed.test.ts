@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { pageCookieName } from '../../../../src/transport/http/http-security';
 import { request, startHttpHost, wsConnect, type HttpHost } from '../../../helpers/http';
 import { BASH } from '../../../helpers/host';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const TEST_TIMEOUT = 30_000;
 const MALFORMED = ['%', '%zz', '%E0%A4%A'];
@@ -26,6 +27,8 @@ after(async () => {
   process.off('uncaughtException', onUncaught);
   await h?.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 async function hostServes(): Promise<void> {
   const r = await request(h.port, 'GET', `/sessions/${sessionId}?since=0`, { token: h.token });

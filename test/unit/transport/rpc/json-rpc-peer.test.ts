@@ -12,6 +12,7 @@ import { linkedPair, type MemoryWire } from '../../../../src/transport/rpc/linke
 import { TablePeer } from '../../../../src/transport/rpc/table-peer';
 import { TEST_WRITER, until } from '../../../helpers/host';
 import { startHttpHost, type HttpHost } from '../../../helpers/http';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking. */
 const TEST_TIMEOUT = 120_000;
@@ -94,6 +95,8 @@ after(async () => {
   await real?.close();
   await limited?.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 /** Runs a test's body against `host` (what the clients below connect to). */
 function on(host: () => HttpHost, body: () => Promise<void>): () => Promise<void> {
