@@ -201,6 +201,8 @@ export class ScopedTokens extends Disposable implements TokenService {
 
   private _armExpiry(e: Entry): void {
     const left = e.expiresAtMs - Date.now();
+    // The timer it replaces (the placeholder of _mint, or the one that just fired) is let go first.
+    e.timer.dispose();
     e.timer = disposableTimeout(
       () => (Date.now() >= e.expiresAtMs ? this._end(e, 'token expired') : this._armExpiry(e)),
       Math.max(0, Math.min(left, TokenLimits.MaxTimerMs)),

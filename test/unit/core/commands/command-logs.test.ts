@@ -11,6 +11,7 @@ import { CommandLogs } from '../../../../src/core/commands/command-logs';
 import type { SessionInfo } from '../../../../src/core/methods/types';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { connect, rejectsWith, startHost, until } from '../../../helpers/host';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const TEST_TIMEOUT = 60_000;
 
@@ -65,6 +66,8 @@ async function readAll(page: (id: number, more?: Record<string, unknown>) => Pro
 after(() => {
   for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 describe("with shell integration, each command's whole output is kept in a log of its own", () => {
   let h: Host;
@@ -281,6 +284,7 @@ describe("each log gets exactly the bytes between its command's marks, however t
     ] as const) {
       const two = t.list(10)[1];
       l.dispose();
+      t.dispose(); // a session disposes its tracker; this test made its own
       assert.equal(fs.existsSync(path.dirname(two.log!)), false, 'the folder goes with the logs');
     }
   });

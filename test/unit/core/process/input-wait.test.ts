@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import * as pty from 'node-pty';
 import { probeInputWait, type InputWait } from '../../../../src/core/process/input-wait';
 import { isSecretMode, lineModeOf, parseSttySaved } from '../../../../src/core/process/terminal-mode';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const linux = process.platform === 'linux';
 const open: pty.IPty[] = [];
@@ -19,6 +20,8 @@ after(() => {
     }
   }
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 function bash(): pty.IPty {
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', TERM: 'xterm-256color', HISTFILE: '/dev/null', PS1: '$ ' };

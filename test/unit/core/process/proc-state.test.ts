@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as pty from 'node-pty';
 import { foregroundProcessGroup, readinessOf, signalForegroundGroup, terminalOf, type Readiness } from '../../../../src/core/process/proc-state';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 // Real programs in a real pty. Nothing here asserts timings: every wait polls with small sleeps up to a
 // bound, and "while X" samples only count when the foreground group was the same before and after.
@@ -29,6 +30,8 @@ after(() => {
   }
   fs.rmSync(home, { recursive: true, force: true });
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -9,6 +9,7 @@ import * as pty from 'node-pty';
 import { canReadLocalFlags } from '../../../../src/core/process/tcgetattr';
 import { lineModeOf, lineModeOfFd, type LineMode } from '../../../../src/core/process/terminal-mode';
 import { masterFdOf } from '../../../../src/core/session/pty-input';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const linux = process.platform === 'linux';
 const open: pty.IPty[] = [];
@@ -22,6 +23,8 @@ after(() => {
     }
   }
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 function spawn(script: string): pty.IPty {
   const p = pty.spawn('/bin/sh', ['-c', script], { name: 'xterm-256color', cols: 80, rows: 24, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });

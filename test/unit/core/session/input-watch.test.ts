@@ -5,11 +5,14 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASH, startHost, TEST_WRITER, until } from '../../../helpers/host';
 import type { HostEvent } from '../../../../src/core/session/session-events';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const linux = process.platform === 'linux';
 const hostP = startHost();
 
 after(async () => (await hostP).close());
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 test('an idle session settles with nothing scheduled; typing is no new wait, Enter is', { skip: !linux && 'needs Linux /proc', timeout: 30_000 }, async () => {
   const { host } = await hostP;

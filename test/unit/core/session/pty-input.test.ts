@@ -8,9 +8,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Session } from '../../../../src/core/session/session';
 import { until } from '../../../helpers/host';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-pty-input-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 const from = { origin: 'script', transport: 'socket' } as const;
 

@@ -13,6 +13,7 @@ import type { SessionInfo } from '../../../../src/core/methods/types';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { BASH, connect, rejectsWith, until, withTimeout } from '../../../helpers/host';
 import { request, startHttpHost, wsConnect, wsOpen, type HttpHost, type WsClient } from '../../../helpers/http';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const SRC = path.join(__dirname, '..', '..', '..', '..', 'src');
 const DOCS = path.join(__dirname, '..', '..', '..', '..', 'docs');
@@ -71,9 +72,16 @@ before(async () => {
 after(async () => {
   for (const c of clients) await c.close().catch(() => {});
   for (const s of sockets) await s.close().catch(() => {});
-  ctl?.close();
+  // The control client is let go when its socket's close arrives: wait for it, so the leak check below sees it gone.
+  if (ctl && !ctl.closed) {
+    const closed = new Promise<void>((resolve) => ctl.onClose(() => resolve()));
+    ctl.close();
+    await closed;
+  }
   await h?.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 describe('one reach rule for every surface', { timeout: 60_000 }, () => {
   test('a token for session A is refused B, known or not, alike over /rpc, REST, the stream, the view and /mcp', async () => {

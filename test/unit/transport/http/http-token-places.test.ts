@@ -2,6 +2,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, startHttpHost, wsConnect } from '../../../helpers/http';
 import { pageCookieName } from '../../../../src/transport/http/http-security';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 // docs/protocol.md#access-checks: every request needs `Authorization: Bearer <token>`; only a WebSocket (which a
 // browser cannot give headers) may carry it as `?token=`. A page's one-time link carries a scoped
@@ -9,6 +10,8 @@ import { pageCookieName } from '../../../../src/transport/http/http-security';
 
 const hP = startHttpHost();
 after(async () => (await hP).close());
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 test('?token= does not open plain HTTP requests; the Bearer header does', async () => {
   const h = await hP;

@@ -8,6 +8,7 @@ import * as http from 'node:http';
 import { MAX_BODY_BYTES } from '../../../../src/transport/base/http-util';
 import { request, startHttpHost, type HttpAnswer, type HttpHost } from '../../../helpers/http';
 import { BASH } from '../../../helpers/host';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const TEST_TIMEOUT = 30_000;
 
@@ -24,6 +25,8 @@ before(async () => {
 after(async () => {
   await h?.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 /**
  * Streams `bytes` of body in 64 KiB chunks without a Content-Length (chunked), as a client that

@@ -4,6 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, startHttpHost, type HttpHost } from '../../../helpers/http';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 let h: HttpHost;
 
@@ -14,6 +15,8 @@ before(async () => {
 after(async () => {
   await h?.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 function mcp(body: unknown) {
   return request(h.port, 'POST', '/mcp', { token: h.token, body, headers: { accept: 'application/json, text/event-stream' } });

@@ -12,6 +12,7 @@ import { pageCookieName } from '../../../../src/transport/http/http-security';
 import { TOKEN_ENDED_CLOSE } from '../../../../src/transport/http/http-server';
 import { BASH, connect, withTimeout } from '../../../helpers/host';
 import { request, startHttpHost, wsConnect, type HttpAnswer, type HttpHost } from '../../../helpers/http';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 interface Link {
   token: string;
@@ -38,6 +39,8 @@ after(async () => {
   ctl?.close();
   await h?.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 const share = (session: string, params: Record<string, unknown> = {}) => ctl.call('session/share', { session, ...params }) as Promise<Link>;
 const viewLink = (session: string, params: Record<string, unknown> = {}) =>

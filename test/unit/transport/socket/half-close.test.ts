@@ -8,6 +8,7 @@ import type { SessionInfo } from '../../../../src/core/methods/types';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { BASH, connect, startHost, withTimeout } from '../../../helpers/host';
 import type { Msg } from '../../../helpers/protocol';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const TEST_TIMEOUT = 30_000;
 
@@ -22,9 +23,16 @@ before(async () => {
 });
 
 after(async () => {
-  control?.close();
+  // The client is let go when its socket's close arrives: wait for it, so the leak check below sees it gone.
+  if (control && !control.closed) {
+    const closed = new Promise<void>((resolve) => control.onClose(() => resolve()));
+    control.close();
+    await closed;
+  }
   await h?.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 /**
  * Connects, writes `text`, half-closes (end of input, as `nc -N` does) and collects every line the

@@ -13,6 +13,7 @@ import { parseAddress } from '../../../../src/transport/base/address';
 import { BASH, startHost } from '../../../helpers/host';
 import { LineClient } from '../../../helpers/protocol';
 import { chromiumSkip, launchChromium } from '../../../helpers/chromium';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const TEST_TIMEOUT = 60_000;
 const INVALID_REQUEST = -32600;
@@ -38,6 +39,8 @@ after(async () => {
   client?.close();
   await h?.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 /** The line a hostile request tries to run: it would print `PWNED-42` on the screen. */
 function attackLine(id: number, tag: string): string {

@@ -10,6 +10,7 @@ import { screenText } from '../../../../src/core/mirror/screen-text';
 import { snapshotFrame } from '../../../../src/core/methods/stream-frames';
 import type { Session } from '../../../../src/core/session/session';
 import { screenTextOf, writeAll } from '../../../helpers/xterm-screen';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking. */
 const TEST_TIMEOUT = 60_000;
@@ -28,6 +29,8 @@ before(async () => {
 after(async () => {
   await h.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 describe('stream WebSocket ?resync=1', () => {
   test('a stream that asks gets a snapshot instead of a cut replay, and it redraws the screen', { timeout: TEST_TIMEOUT }, async () => {
