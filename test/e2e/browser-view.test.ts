@@ -344,7 +344,10 @@ describe('browser view (Chromium + xterm.js)', () => {
       session.id,
     );
     assert.match(reply, /read-only/);
-    await new Promise((r) => setTimeout(r, Wait.Refused));
+    // An ordering fence, not a pause: the host answered the refusal after handling the write, so a
+    // line written after it reaches the shell after anything that write could have put there.
+    session.write('echo fence-$((6*7))\n', TEST_WRITER);
+    await until(async () => (await screenRows(session)).some((r) => r.includes('fence-42')), Wait.Screen, 'the fence line');
     assert.ok(!(await screenRows(session)).some((r) => r.includes('sneaked-in')));
 
     // The page cookie opens the view and nothing else.
