@@ -13,6 +13,8 @@ import type { StreamClientFrame, StreamServerFrame } from '../core/methods/strea
 const SCROLLBACK_LINES = 10000;
 /** How often the page asks the host for the session's size (the stream carries no resize events). */
 const SIZE_POLL_MS = 1000;
+/** RIS: a full reset that xterm.js applies in order with the output written before it. */
+const FULL_RESET = '\x1bc';
 
 /** What the page reads of `GET /sessions/:id`'s SessionInfo. */
 type SessionState = Pick<SessionInfo, 'cols' | 'rows' | 'running' | 'exitCode'>;
@@ -127,7 +129,9 @@ function start(): void {
 
   /** After a gap: a clean terminal of the session's size, then the host's picture of it. */
   function redraw(snap: { data: string; cols: number; rows: number }): void {
-    term.reset();
+    // The reset goes through the write queue (RIS, ESC c): term.reset() would act at once, before
+    // output that arrived earlier is parsed, which would then be drawn under the picture.
+    term.write(FULL_RESET);
     applySize(snap.cols, snap.rows);
     term.write(snap.data);
     resyncs++;

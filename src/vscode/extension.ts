@@ -44,7 +44,7 @@ export function activate(context: vscode.ExtensionContext): SharedPtyApi {
   registerInstallCli(context, { hosts, extensionPath: context.extensionPath, appRoot: vscode.env.appRoot, log, error });
 
   // A reloaded window gets its terminals back (contacts a host only when there is something to restore).
-  terminals.restore();
+  terminals.restore().catch((e: unknown) => error('Re-opening the terminals of this window failed', e));
 
   const manager = terminals;
   return {

@@ -29,6 +29,8 @@ const enum Timing {
 interface Remembered {
   hostId: string;
   id: string;
+  /** The remote host's name in hosts.json, for a session reached through its bridge. */
+  host?: string;
 }
 
 interface Entry {
@@ -75,6 +77,11 @@ export class TerminalManager implements vscode.Disposable {
     this._disposables.push(
       vscode.window.onDidOpenTerminal((t) => this._adopt(t)),
       _deps.watcher.onDidPoll((s) => this._onSnapshot(s)),
+      // What a remote host runs when its bridge comes up was opened while this window did not
+      // watch it: only what an agent opens there afterwards pops up (docs/editor.md#remote-hosts).
+      _deps.hosts.remotes.onDidConnect((c) => {
+        for (const s of _deps.hosts.remotes.byHostId(c.hostId)?.live?.sessions ?? []) this._known.add(sessionKey(c.hostId, s.id));
+      }),
     );
   }
 
@@ -142,20 +149,30 @@ export class TerminalManager implements vscode.Disposable {
     return undefined;
   }
 
-  /** After a reload: re-opens a terminal for every remembered session that still runs. */
-  restore(): void {
+  /**
+   * After a reload: re-opens a terminal for every remembered session that still runs. A remote
+   * one makes its host's bridge again first: only when a terminal there was open, so a window
+   * that showed none logs in nowhere at start-up.
+   */
+  async restore(): Promise<void> {
     const remembered = this._remembered();
     if (remembered.length === 0) return;
     const snapshot = this._deps.watcher.refresh();
     const keep: Remembered[] = [];
+    const remote = new Map<string, Remembered[]>();
     for (const r of remembered) {
+      if (r.host) {
+        remote.set(r.host, [...(remote.get(r.host) ?? []), r]);
+        continue;
+      }
       const s = snapshot.sessions.find((x) => x.hostId === r.hostId && x.info.id === r.id);
       if (!s || !s.info.running) continue;
       keep.push(r);
-      this._deps.log.info(`re-attaching ${s.info.name} (${s.info.id}, pid ${s.info.pid})`);
-      this.attach(s, true);
+      this._reattach(s);
     }
-    void this._deps.state.update(Ids.rememberedSessions, keep);
+    // Until their hosts answer, remote entries stay remembered (a reload meanwhile still restores them).
+    await this._deps.state.update(Ids.rememberedSessions, [...keep, ...[...remote.values()].flat()]);
+    await Promise.all([...remote].map(([host, list]) => this._restoreRemote(host, list)));
   }
 
   /** The window is going away: from now on a closing terminal never ends its session. */
@@ -166,6 +183,34 @@ export class TerminalManager implements vscode.Disposable {
   dispose(): void {
     this._shuttingDown = true;
     for (const d of this._disposables.splice(0)) d.dispose();
+  }
+
+  /** Re-opens the remembered terminals of one remote host through its bridge (made again now). */
+  private async _restoreRemote(host: string, list: Remembered[]): Promise<void> {
+    let gone = list;
+    try {
+      const { hostId } = await this._deps.hosts.remotes.connect(host);
+      const snapshot = this._deps.watcher.refresh();
+      gone = [];
+      for (const r of list) {
+        const s = r.hostId === hostId ? snapshot.sessions.find((x) => x.hostId === hostId && x.info.id === r.id) : undefined;
+        if (s?.info.running) this._reattach(s);
+        else gone.push(r);
+      }
+    } catch (e) {
+      // Unreachable now: remembered still, for the next reload; the list says why and retries.
+      this._deps.log.warn(`not re-opening ${list.length} terminal(s) on host "${host}": ${(e as Error).message}`);
+      return;
+    }
+    const next = this._remembered().filter((r) => !gone.some((g) => g.hostId === r.hostId && g.id === r.id));
+    await this._deps.state.update(Ids.rememberedSessions, next);
+  }
+
+  private _reattach(s: HostedSession): void {
+    if (this.terminalFor(s.hostId, s.info.id)) return;
+    const name = s.remote ? `${s.remote}:${s.info.name}` : s.info.name;
+    this._deps.log.info(`re-attaching ${name} (${s.info.id}, pid ${s.info.pid})`);
+    this.attach(s, true);
   }
 
   // ---- hooks of the pseudoterminals
@@ -192,22 +237,17 @@ export class TerminalManager implements vscode.Disposable {
 
   private _bound(pty: SharedPseudoterminal): void {
     if (!pty.hostId || !pty.session) return;
-    if (pty.session.host) {
-      // A remote session: listed at once (the next poll of its host would be late for _followSessions);
-      // not re-opened after a reload, which makes no bridge before the person asks for one.
-      this._deps.hosts.remotes.noteSession(pty.hostId, pty.session);
-      this._known.add(sessionKey(pty.hostId, pty.session.id));
-      pty.setAgentTyping(this._agentTyping.has(sessionKey(pty.hostId, pty.session.id)));
-      this._deps.log.info(`terminal shows ${pty.session.host}:${pty.session.name} (${pty.session.id}, pid ${pty.session.pid}, origin ${pty.session.origin})`);
-      setTimeout(() => this._deps.watcher.refresh(), 50);
-      return;
-    }
+    const host = pty.session.host;
+    // A remote session is listed at once (the next poll of its host would be late for _followSessions).
+    if (host) this._deps.hosts.remotes.noteSession(pty.hostId, pty.session);
+    // Remembered for a reload, a remote one with its host's name (its bridge is made again then).
     const list = this._remembered().filter((r) => !(r.hostId === pty.hostId && r.id === pty.session!.id));
-    list.push({ hostId: pty.hostId, id: pty.session.id });
+    list.push(host ? { hostId: pty.hostId, id: pty.session.id, host } : { hostId: pty.hostId, id: pty.session.id });
     void this._deps.state.update(Ids.rememberedSessions, list);
     this._known.add(sessionKey(pty.hostId, pty.session.id));
     pty.setAgentTyping(this._agentTyping.has(sessionKey(pty.hostId, pty.session.id)));
-    this._deps.log.info(`terminal shows ${pty.session.name} (${pty.session.id}, pid ${pty.session.pid}, origin ${pty.session.origin})`);
+    const shown = host ? `${host}:${pty.session.name}` : pty.session.name;
+    this._deps.log.info(`terminal shows ${shown} (${pty.session.id}, pid ${pty.session.pid}, origin ${pty.session.origin})`);
     setTimeout(() => this._deps.watcher.refresh(), 50);
   }
 
@@ -293,16 +333,20 @@ export class TerminalManager implements vscode.Disposable {
     }
   }
 
-  /** Sessions an agent or script opened appear as editor terminals, without taking focus. */
+  /**
+   * Sessions an agent or script opened appear as editor terminals, without taking focus: in the
+   * per-user host, and in a remote host while this window's bridge to it is up.
+   */
   private _openNewAgentSessions(snapshot: Snapshot): void {
     const daemonIds = new Set(snapshot.hosts.filter((h) => h.kind === 'daemon').map((h) => h.hostId));
     for (const s of snapshot.sessions) {
       const key = sessionKey(s.hostId, s.info.id);
       if (this._known.has(key)) continue;
       this._known.add(key);
-      if (!daemonIds.has(s.hostId) || s.info.origin === 'user' || !s.info.running) continue;
+      if (!(daemonIds.has(s.hostId) || s.remote) || s.info.origin === 'user' || !s.info.running) continue;
       if (this.terminalFor(s.hostId, s.info.id)) continue;
-      if (isInWorkspace(s.info.cwd) || vscode.window.state.focused) {
+      // A remote session's folder is a path of that machine: it says nothing about this window's.
+      if ((!s.remote && isInWorkspace(s.info.cwd)) || vscode.window.state.focused) {
         this._deps.log.info(`opening ${s.info.origin} session ${s.info.name} (${s.info.id})`);
         this.attach(s, true);
         continue;

@@ -3,8 +3,9 @@
 // directory with its own per-user host, reached by a `sh -c` command in hosts.json standing in for
 // `ssh box shared-pty bridge` (the ssh way itself is test/unit/cli/remote-hosts.test.ts's). Steps:
 // the session list grouped by host, a remote session opened as an editor terminal (typing reaches
-// it, a flood arrives whole, it follows the far session live), and an agent's write into a remote
-// session the person opened, asked in this editor window. Needs `npm run build` first.
+// it, a flood arrives whole, it follows the far session live), an agent's write into a remote
+// session the person opened, asked in this editor window, the remote terminal back after a
+// reload, and a session an agent opens there shown here. Needs `npm run build` first.
 /// <reference lib="dom" />
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
@@ -420,6 +421,83 @@ describe('remote hosts in a real editor (code-server)', () => {
       await page.keyboard.press('Enter');
       await waitTerminalLine(page, (l) => l.trim() === 'back-49', 'typing reaches the far session through the new bridge');
       assert.notEqual(editorBridges()[0], bridgePid, 'a new bridge');
+    });
+
+    await step('6. a reload brings the remote terminal back: one terminal, through a new bridge, following the same far session', async () => {
+      const before = editorBridges();
+      await page.reload();
+      await statusItem(page).waitFor({ timeout: Wait.Activation });
+      await until(
+        async () => (await terminalTabs(page)).some((n) => n.includes('far:far-work')),
+        Wait.Activation,
+        'the remote terminal re-opened after the reload',
+      );
+      // Shown if it is not the active one (a terminal whose bridge had dropped may come back too).
+      await page
+        .locator('.terminal-tabs-entry', { hasText: 'far:far-work' })
+        .first()
+        .click({ timeout: 2000 })
+        .catch(() => undefined);
+      await waitTerminalLine(page, (l) => l.trim() === 'back-49', 'far-work redrawn from the far screen after the reload');
+      // No duplicates: one terminal here, one editor client of the far session, one bridge for the window.
+      await until(
+        async () => (await farClient.request<{ clients: number }>('pty/info', { session: farWork.id })).clients === 1,
+        Wait.Ui,
+        'one client of the far session (the re-opened terminal)',
+      );
+      const tabs = await terminalTabs(page);
+      assert.equal(tabs.filter((n) => n.includes('far:far-work')).length, 1, `one far:far-work terminal: ${JSON.stringify(tabs)}`);
+      const bridges = await until(
+        () => {
+          const b = editorBridges();
+          return b.length === 1 ? b : undefined;
+        },
+        Wait.Ui,
+        'one bridge for the reloaded window',
+      );
+      assert.ok(!before.includes(bridges[0]), 'the bridge was made again by the reloaded window');
+      await page.locator('.terminal-wrapper.active .xterm-screen').click();
+      await page.keyboard.type('echo reloaded-$((8*8))');
+      await page.keyboard.press('Enter');
+      await waitTerminalLine(page, (l) => l.trim() === 'reloaded-64', 'typing reaches the far session after the reload');
+      const screen = (await farClient.request<{ screen: string }>('pty/read', { session: farWork.id })).screen;
+      assert.match(screen, /^reloaded-64$/m, 'the keys ran in the same far session');
+    });
+
+    await step('7. a session an agent opens on the remote host shows as an editor terminal here, without taking focus', async () => {
+      const mcp = new Client({ name: 'remote-e2e-opener', version: '0.0.0' });
+      await mcp.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [CLI, 'mcp'],
+          env: { PATH: process.env.PATH ?? '', HOME: home, SHARED_PTY_DIR: local, XDG_CONFIG_HOME: config },
+          stderr: 'pipe',
+        }),
+      );
+      cleanups.push(() => mcp.close());
+      const opened = (await mcp.callTool({
+        name: 'open_session',
+        arguments: { host: 'far', command: '/bin/bash', args: ['--norc', '--noprofile', '-i'], name: 'agent-far' },
+      })) as { isError?: boolean; structuredContent?: { id: string; host?: string }; content: Array<{ text?: string }> };
+      assert.ok(!opened.isError, JSON.stringify(opened.content));
+      const id = opened.structuredContent!.id;
+      await until(async () => (await terminalTabs(page)).some((n) => n.includes('far:agent-far')), Wait.Ui, 'the agent session as an editor terminal');
+      await until(
+        async () => (await farClient.request<{ clients: number }>('pty/info', { session: id })).clients === 1,
+        Wait.Ui,
+        'the editor to follow the agent session on the far host',
+      );
+      const focused = await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '');
+      assert.ok(!focused.includes('agent-far'), `the agent terminal did not take focus (focus is on "${focused}")`);
+      // What the agent runs there shows in the person's terminal.
+      const sent = (await mcp.callTool({ name: 'send', arguments: { session: `far:${id}`, text: 'echo agent-far-$((9*9))', timeout: 30_000 } })) as {
+        content: Array<{ text?: string }>;
+      };
+      assert.match(sent.content.map((c) => c.text ?? '').join(''), /agent-far-81/);
+      const tab = page.locator('.terminal-tabs-entry', { hasText: 'far:agent-far' }).first();
+      await tab.click();
+      await waitTerminalLine(page, (l) => l.trim() === 'agent-far-81', "the agent's command in its editor terminal");
+      assert.equal((await terminalTabs(page)).filter((n) => n.includes('far:agent-far')).length, 1, 'one terminal for the agent session');
     });
   });
 });

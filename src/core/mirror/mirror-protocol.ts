@@ -44,4 +44,6 @@ export interface MirrorThreadStats {
   /** Memory outside the heap held by its objects (xterm's cell buffers). */
   external: number;
   mirrors: number;
+  /** Mirrors whose terminal has been made (a mirror makes it on its first output, query or resize). */
+  terminals: number;
 }

@@ -6,9 +6,18 @@ import { parentPort } from 'node:worker_threads';
 import { Mirror } from './mirror';
 import { MIRROR_QUERIES } from './mirror-queries';
 import type { FromMirrorThread, MirrorThreadStats, ToMirrorThread } from './mirror-protocol';
+import type { ReportedColors } from './query-answers';
 
 interface Entry {
-  mirror: Mirror;
+  /**
+   * The session's terminal, made on its first output, query or resize (mirrorOf): an xterm
+   * Terminal costs ~180 KiB even empty, and a session that never printed (an idle `cat`, a
+   * program waiting for input) needs none; until then `spec` and `colors` say how to make it.
+   */
+  mirror: Mirror | undefined;
+  spec: { cols: number; rows: number; scrollback: number };
+  /** The colours views reported before the terminal was made, in order. */
+  colors: ReportedColors[];
   /** Cursor at the end of the newest output received. */
   received: number;
   /** Cursor at the end of the newest output parsed. */
@@ -120,6 +129,16 @@ function watchSignals(id: number, mirror: Mirror): void {
   });
 }
 
+/** The entry's terminal, made now if it has none yet (see Entry.mirror). */
+function mirrorOf(id: number, e: Entry): Mirror {
+  if (e.mirror) return e.mirror;
+  const mirror = new Mirror(e.spec.cols, e.spec.rows, e.spec.scrollback);
+  watchSignals(id, mirror);
+  for (const colors of e.colors.splice(0)) mirror.setColors(colors);
+  e.mirror = mirror;
+  return mirror;
+}
+
 /** Runs `run` on the screen as it is right after the output received so far is parsed. */
 function whenCaughtUp(e: Entry, run: () => void): void {
   if (e.parsed >= e.received) run();
@@ -147,7 +166,7 @@ function pump(): void {
   do {
     for (const id of busy) {
       const e = entries.get(id);
-      if (!e || e.backlog.length === 0 || !e.mirror.parsesNow) {
+      if (!e || e.backlog.length === 0 || !e.mirror?.parsesNow) {
         busy.delete(id);
         continue;
       }
@@ -170,7 +189,7 @@ function step(id: number, e: Entry): void {
       data = data.subarray(0, budget);
     } else e.backlog.shift();
     budget -= data.length;
-    e.mirror.write(data);
+    mirrorOf(id, e).write(data);
     e.parsed = head.data === data ? head.end : head.end - head.data.length;
   }
   runDue(e);
@@ -179,8 +198,9 @@ function step(id: number, e: Entry): void {
 
 /** Gives output to an engine that parses on its own schedule (see Mirror.parsesNow): it calls back per chunk. */
 function feedLater(id: number, e: Entry): void {
+  const mirror = mirrorOf(id, e);
   for (const { data, end } of e.backlog.splice(0)) {
-    e.mirror.write(data, () => {
+    mirror.write(data, () => {
       e.parsed = end;
       runDue(e);
       ack(id);
@@ -204,10 +224,9 @@ function answer(req: number, e: Entry, compute: () => unknown): void {
 function handle(msg: ToMirrorThread): void {
   if (msg.t === 'stats') return void post({ t: 'reply', req: msg.req, ok: true, value: stats(), cursor: 0 });
   if (msg.t === 'open') {
-    entries.get(msg.id)?.mirror.dispose();
-    const mirror = new Mirror(msg.cols, msg.rows, msg.scrollback);
-    watchSignals(msg.id, mirror);
-    entries.set(msg.id, { mirror, received: msg.cursor, parsed: msg.cursor, quietUntil: msg.quietUntil, due: [], backlog: [] });
+    entries.get(msg.id)?.mirror?.dispose();
+    const spec = { cols: msg.cols, rows: msg.rows, scrollback: msg.scrollback };
+    entries.set(msg.id, { mirror: undefined, spec, colors: [], received: msg.cursor, parsed: msg.cursor, quietUntil: msg.quietUntil, due: [], backlog: [] });
     return;
   }
   const e = entries.get(msg.id);
@@ -220,25 +239,28 @@ function handle(msg: ToMirrorThread): void {
       let at = msg.cursor - msg.chunks.reduce((n, c) => n + c.length, 0);
       for (const data of msg.chunks) e.backlog.push({ data, end: (at += data.length) });
       e.received = msg.cursor;
-      if (!e.mirror.parsesNow) return feedLater(msg.id, e);
+      if (!mirrorOf(msg.id, e).parsesNow) return feedLater(msg.id, e);
       busy.add(msg.id);
       return schedulePump();
     }
     case 'resize':
-      return whenCaughtUp(e, () => e.mirror.resize(msg.cols, msg.rows));
+      // No terminal yet means no output yet: the terminal is simply made at the new size.
+      if (!e.mirror) return void Object.assign(e.spec, { cols: msg.cols, rows: msg.rows });
+      return whenCaughtUp(e, () => e.mirror!.resize(msg.cols, msg.rows));
     case 'colors':
-      return e.mirror.setColors(msg.colors);
+      if (e.mirror) return e.mirror.setColors(msg.colors);
+      return void e.colors.push(msg.colors);
     case 'query': {
       const fn = MIRROR_QUERIES[msg.op] as ((m: Mirror, ...a: unknown[]) => unknown) | undefined;
       if (!fn) return void post({ t: 'reply', req: msg.req, ok: false, error: `Unknown mirror query ${String(msg.op)}` });
-      return whenCaughtUp(e, () => answer(msg.req, e, () => fn(e.mirror, ...msg.args)));
+      return whenCaughtUp(e, () => answer(msg.req, e, () => fn(mirrorOf(msg.id, e), ...msg.args)));
     }
     case 'close':
       entries.delete(msg.id);
       busy.delete(msg.id);
       signalled.delete(msg.id);
       answers.delete(msg.id);
-      e.mirror.dispose();
+      e.mirror?.dispose();
       // Queries still waiting for output that will now never be parsed: answer them anyway.
       for (const d of e.due.splice(0)) {
         try {
@@ -256,7 +278,9 @@ function stats(): MirrorThreadStats {
   if (gc) for (let i = 0; i < 3; i++) gc();
   // This isolate's own figures (process.memoryUsage() mixes in the whole process).
   const h = v8.getHeapStatistics() as v8.HeapInfo & { external_memory?: number };
-  return { heapUsed: h.used_heap_size, external: h.external_memory ?? 0, mirrors: entries.size };
+  let terminals = 0;
+  for (const e of entries.values()) if (e.mirror) terminals++;
+  return { heapUsed: h.used_heap_size, external: h.external_memory ?? 0, mirrors: entries.size, terminals };
 }
 
 port.on('message', (msg: ToMirrorThread) => {

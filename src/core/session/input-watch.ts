@@ -40,9 +40,17 @@ export class InputWatch extends Disposable {
   /** The state changed (to `input` or `secret`: a new wait). */
   readonly onDidChange = this._onDidChange.event;
 
+  /**
+   * `printing`: true when the program's output waits unread in the kernel (the host is reading,
+   * but not as fast as the program prints): a program that prints is not waiting for input, so
+   * the probe waits until that output has been read and has gone quiet. Without it a host whose
+   * event loop is slower than `QuietMs` (100 flooding sessions on a loaded machine) sees every
+   * flooding session as quiet and scans /proc for each (bench/README.md, issue 25: scale).
+   */
   constructor(
     private readonly _probe: () => Promise<InputWait>,
     enabled = process.platform === 'linux',
+    private readonly _printing: () => boolean = () => false,
   ) {
     super();
     this._stopped = !enabled;
@@ -120,6 +128,8 @@ export class InputWatch extends Disposable {
     const now = Date.now();
     const quietFor = now - this._lastActivity;
     if (quietFor < InputWatchTuning.QuietMs) return this._arm(InputWatchTuning.QuietMs - quietFor);
+    // Output is queued that the host has not read yet: reading it comes with activity(); look again then.
+    if (this._printing()) return this._arm(InputWatchTuning.QuietMs);
     const sinceProbe = now - this._lastProbe;
     if (sinceProbe < InputWatchTuning.MinIntervalMs) return this._arm(InputWatchTuning.MinIntervalMs - sinceProbe);
     void this._run();

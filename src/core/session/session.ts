@@ -18,6 +18,7 @@ import {
   SessionTuning,
 } from './session-types';
 import { probeInputWait } from '../process/input-wait';
+import { unreadOutputOf } from '../process/unread-output';
 import { InputWatch } from './input-watch';
 import { masterFdOf, ptyInputWriter, ptyQueuedWrites } from './pty-input';
 import { guardEofDrain, guardExitDrain, type DrainTarget } from './pty/exit-drain';
@@ -195,7 +196,14 @@ export class Session extends Disposable {
     // The host is the terminal for the program's queries: one answer each, however many views there are.
     this._register(this.mirror.onAnswer((answer) => this._answer(answer)));
     this._register(this.mirror.onTitle((title) => this.emitEvent({ type: 'title', title })));
-    this.inputWatch = this._register(new InputWatch(() => probeInputWait(this.pid, () => this.secretJudge.asksNow())));
+    this.inputWatch = this._register(
+      new InputWatch(
+        () => probeInputWait(this.pid, () => this.secretJudge.asksNow()),
+        undefined,
+        // Only while the host reads: output held back for a flow-controlled view may end in a prompt.
+        () => !this._pauses.any && !this._hungUp && (unreadOutputOf(masterFdOf(this._pty)) ?? 0) > 0,
+      ),
+    );
     this._register(
       this.inputWatch.onDidChange((state) => {
         if (state === 'input') this.emitEvent({ type: 'input_wait' });

@@ -10,7 +10,7 @@ import { readLiveRecords } from '../../../src/host/discovery';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
 import { runCli, startCli, startedPids, startServeHost, stopPid, Tmux, type CliResult, type ServeHost } from '../../helpers/cli';
 import { connect, tempRuntimeDir, until } from '../../helpers/host';
-import { bashEnv, buildCli, childrenOf, CLI, connectionsTo, pidAlive, REPO_ROOT, sleep } from '../../helpers/protocol';
+import { bashEnv, buildCli, childrenOf, CLI, connectionsTo, pidAlive, REPO_ROOT } from '../../helpers/protocol';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking. */
 const TEST_TIMEOUT = 60_000;
@@ -581,7 +581,11 @@ describe('attach', () => {
     // Keys typed after the detach go nowhere near the session.
     tmux.run('send-keys', '-t', 'att', '-l', 'echo after-detach');
     tmux.run('send-keys', '-t', 'att', 'Enter');
-    await sleep(300);
+    // Fences instead of a pause: the pane has the keys (its own terminal echoed them to `sleep 600`,
+    // or an attach still running would have echoed the session's screen), and a send started after
+    // them has run in the session, so keys that had reached it would be on its screen by now.
+    await shown(/echo after-detach/, 'the keys in the pane');
+    assert.match(await send('echo fence-$((6*7))'), /^fence-42$/m);
     assert.doesNotMatch(await screen(), /after-detach/);
 
     const server = tmux.serverPid();

@@ -23,6 +23,11 @@ export class ReadPauses {
     private readonly _noted: (reason: PauseReason, paused: boolean) => void = () => {},
   ) {}
 
+  /** True while any reason holds reading. */
+  get any(): boolean {
+    return this._reasons.size > 0;
+  }
+
   has(reason: PauseReason): boolean {
     return this._reasons.has(reason);
   }

@@ -106,7 +106,8 @@ describe('agent write approval: ask', () => {
     assert.equal(await lastApproval(id), 'unanswered');
     const [req] = win.requests(id);
     assert.deepEqual((await win.client.request<any>('host/approve', { id: req.id, decision: 'once' })).decided, false, 'too late: nothing is written');
-    await new Promise((r) => setTimeout(r, 300));
+    // Ordering fence: a write the late answer had let through would be typed before this one.
+    assert.match((await rpc('pty/send', { session: id, text: 'echo fence-$((6*7))' })).output, /fence-42/);
     assert.doesNotMatch((await rpc('pty/read', { session: id })).screen, /late-ran/);
     // An agent may not answer approval requests (its own or another's).
     const asking = agentRpc('pty/send', { session: id, text: 'echo self-ran', timeout: 5000 });
@@ -180,7 +181,7 @@ describe('agent write approval: ask', () => {
   });
 
   test(
-    'over /mcp, a question the user takes long to answer keeps the client alive with progress (a 4 s request timeout, answered after 7 s)',
+    'over /mcp, a question the user takes long to answer keeps the client alive with progress (a 4 s request timeout, answered once the host reports more than 4 s waited)',
     { timeout: 30_000 },
     async () => {
       const id = await open('user');
@@ -194,12 +195,15 @@ describe('agent write approval: ask', () => {
           onprogress: (p) => progress.push(p.progress),
         });
         const asked = await until(() => win.requests(id)[0], 5000, 'the question');
-        await new Promise((r) => setTimeout(r, 7000));
+        // The user answers once the host's progress says the call has waited longer than the
+        // client's 4 s request timeout (progress counts the seconds waited): whatever this
+        // machine's speed, the call outlived its timeout only because progress reset it.
+        await until(() => (progress.at(-1) ?? 0) > 4, 20_000, "the host to report more than the client's 4 s request timeout waited");
+        assert.ok(progress.length >= 2, `the client was kept alive by progress (${progress.length} notifications)`);
         await win.client.request('host/approve', { id: asked.id, decision: 'once' });
         const r = (await call) as any;
         assert.ok(!r.isError, JSON.stringify(r.content));
         assert.match(r.structuredContent.output, /slow-answer/);
-        assert.ok(progress.length >= 2, `progress while the user decided (${progress.length})`);
       } finally {
         await agent.close();
       }
@@ -211,7 +215,8 @@ describe('agent write approval: ask', () => {
     win.client.close();
     await until(() => win.client.closed, 2000, 'the window to close');
     const id = await open('user');
-    await new Promise((r) => setTimeout(r, 100)); // the host sees the close
+    // The host has seen the window go: it says there is nobody to ask.
+    await until(async () => (await rpc('host/agentPolicy', {})).canAsk === false, 5000, 'the host to see the window close');
     assert.match((await agentRpc('pty/send', { session: id, text: 'echo unasked-ran' })).output, /unasked-ran/);
     assert.equal(await lastApproval(id), undefined);
     await rpc('pty/kill', { session: id });

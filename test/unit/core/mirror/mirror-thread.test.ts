@@ -51,6 +51,27 @@ describe('the mirror thread', () => {
 
   const exited = (s: Session) => s.exited;
 
+  test('a session that has printed nothing holds no terminal; its size and colours set meanwhile hold once it prints', { timeout: 30_000 }, async () => {
+    // First in this file: no other session opens or closes its mirror meanwhile.
+    const terminals = async () => (await MirrorThread.shared().stats()).terminals;
+    const before = await terminals();
+    // Prints nothing until a line arrives, then asks for the foreground colour and echoes the answer.
+    const s = await host.host.createSession({ command: 'sh', args: ['-c', 'read _; printf "\\033]10;?\\007"; exec cat'], cols: 80, rows: 24 });
+    try {
+      s.resize(100, 30);
+      s.mirror.setColors({ 10: 'rgb:1234/5678/9abc' });
+      // Ordering fence: the stats request is answered after the open, resize and colours (one queue).
+      assert.equal(await terminals(), before, 'no terminal for a silent session');
+      s.write('\r', TEST_WRITER);
+      await until(async () => (await s.mirror.screen()).rows.join('\n').includes('1234/5678/9abc'), 10_000, 'the answer, echoed');
+      const screen = await s.mirror.screen();
+      assert.deepEqual(screen.size, { cols: 100, rows: 30 });
+      assert.equal(await terminals(), before + 1);
+    } finally {
+      host.host.registry.remove(s.id);
+    }
+  });
+
   test('reads during a burst show the screen exactly as of the cursor they report', { timeout: 60_000 }, async () => {
     const n = 2_000_000; // ~15 MB: still printing while the reads are made
     const s = await host.host.createSession({ command: 'seq', args: ['1', String(n)], cols: 80, rows: 24 });

@@ -64,3 +64,36 @@ test(
     }
   },
 );
+
+test(
+  "while the program's output waits unread (it prints faster than the host reads), no probe is due; one follows once it is read",
+  { skip: !linux && 'needs Linux /proc', timeout: 30_000 },
+  async () => {
+    const { InputWatch } = await import('../../../../src/core/session/input-watch');
+    let probes = 0;
+    let asked = 0;
+    let printing = true;
+    const watch = new InputWatch(
+      async () => {
+        probes++;
+        return 'busy';
+      },
+      true,
+      () => {
+        asked++;
+        return printing;
+      },
+    );
+    try {
+      watch.activity();
+      // Ordering fence: two looks have come, each found output queued, and the watch is still looking.
+      await until(() => asked >= 2, 10_000, 'two scheduled looks');
+      assert.equal(probes, 0, 'no /proc probe while the program prints');
+      assert.equal(watch.quiet, false, 'a further look is scheduled');
+      printing = false;
+      await until(() => probes === 1 && watch.quiet, 10_000, 'the probe once the output was read');
+    } finally {
+      watch.dispose();
+    }
+  },
+);

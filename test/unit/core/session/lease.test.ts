@@ -6,6 +6,16 @@ import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-track
 
 // Editor-owned sessions carry a lease: when the window that showed them is gone for good (no
 // client for leaseSeconds) they end, unless the user chose "Keep running" (session/keep).
+// A test that shows a session outliving a lease does not sleep for the lease: a witness session,
+// created later with the same lease and no client, ends first. Lease timers of the same length
+// fire in the order they were set, so a lease that was (wrongly) running on the session under
+// test would have ended it before the witness, however slow the machine.
+
+/** Creates a session with `leaseSeconds` and no client, and waits until its lease ends it. */
+async function witnessLease(host: Awaited<typeof hostP>['host'], leaseSeconds: number): Promise<void> {
+  const w = await host.createSession({ ...BASH, leaseSeconds });
+  await until(() => !host.registry.get(w.id), 10_000, `a witness session's ${leaseSeconds} s lease to end it`);
+}
 
 const hostP = startHost();
 
@@ -26,7 +36,7 @@ test('a subscribed client keeps a leased session; leaving starts the lease', asy
   const s = await host.createSession({ ...BASH, leaseSeconds: 1.5 });
   const client = await connect(host.controlAddress);
   await client.request('pty/subscribe', { session: s.id });
-  await new Promise((r) => setTimeout(r, 2000));
+  await witnessLease(host, 1.5);
   assert.ok(host.registry.get(s.id), 'still there while a client is attached');
   assert.equal(host.describe(s).clients, 1);
   client.close();
@@ -40,7 +50,7 @@ test('session/keep (Keep running) clears the lease', async () => {
   const r = await client.request<{ leaseSeconds: number | null }>('session/keep', { session: s.id });
   assert.equal(r.leaseSeconds, null);
   client.close();
-  await new Promise((r2) => setTimeout(r2, 2000));
+  await witnessLease(host, 1.5);
   assert.ok(host.registry.get(s.id), 'kept running with no client');
   assert.equal(host.registry.get(s.id)?.running, true);
   host.registry.remove(s.id);
@@ -49,7 +59,7 @@ test('session/keep (Keep running) clears the lease', async () => {
 test('a session without a lease runs on with no client', async () => {
   const { host } = await hostP;
   const s = await host.createSession({ ...BASH });
-  await new Promise((r) => setTimeout(r, 600));
+  await witnessLease(host, 0.3);
   assert.equal(host.registry.get(s.id)?.running, true);
   host.registry.remove(s.id);
 });
