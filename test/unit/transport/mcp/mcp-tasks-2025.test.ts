@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ElicitRequestSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { connect as connectRpc, until, withTimeout } from '../../../helpers/host';
@@ -35,6 +35,8 @@ interface Agent {
   request(method: string, params: Record<string, unknown>): Promise<any>;
   callTool(name: string, args: Record<string, unknown>): Promise<ToolResult>;
   asked: any[];
+  /** The notifications/tasks/status received, their params. */
+  statuses: any[];
   answer: (params: any) => { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, string> };
   v1?: ClientV1;
   close(): Promise<void>;
@@ -68,7 +70,7 @@ async function agent(sdk: Sdk, via: Via): Promise<Agent> {
     cwd: REPO_ROOT,
     stderr: 'pipe' as const,
   };
-  const a: Agent = { sdk, asked: [], answer: () => ({ action: 'cancel' }) } as unknown as Agent;
+  const a: Agent = { sdk, asked: [], statuses: [], answer: () => ({ action: 'cancel' }) } as unknown as Agent;
   const elicited = (params: any) => {
     a.asked.push(params);
     return a.answer(params);
@@ -76,6 +78,7 @@ async function agent(sdk: Sdk, via: Via): Promise<Agent> {
   if (sdk === 'v1') {
     const client = new ClientV1(info, { capabilities });
     client.setRequestHandler(ElicitRequestSchema, async (req) => elicited(req.params) as never);
+    client.setNotificationHandler(TaskStatusNotificationSchema, (n) => void a.statuses.push(n.params));
     await withTimeout(client.connect(via === 'http' ? new HttpV1(url, { requestInit }) : new StdioV1(stdio)), 30_000, `${sdk} ${via}: connect`);
     return Object.assign(a, {
       v1: client,
@@ -86,6 +89,8 @@ async function agent(sdk: Sdk, via: Via): Promise<Agent> {
   }
   const client = new ClientV2(info, { capabilities });
   client.setRequestHandler('elicitation/create', async (req: any) => elicited(req.params) as never);
+  // Typed for 2026-07-28's methods only; the 2025-11-25 codec knows this notification.
+  (client.setNotificationHandler as (m: string, h: (n: any) => void) => void)('notifications/tasks/status', (n) => void a.statuses.push(n.params));
   await withTimeout(client.connect(via === 'http' ? new HttpV2(url, { requestInit }) : new StdioV2(stdio)), 30_000, `${sdk} ${via}: connect`);
   assert.equal(client.getNegotiatedProtocolVersion(), '2025-11-25');
   return Object.assign(a, {
@@ -169,6 +174,8 @@ for (const via of ['stdio', 'http'] as const) {
             assert.match(result.structuredContent.output, /^hello-Ada$/m, 'the answer was typed into the program');
             assert.equal(typeof result.structuredContent.command?.id, 'number', 'the command record');
             assert.equal((await a.request('tasks/get', { taskId })).status, 'completed');
+            const told = a.statuses.filter((t) => t.taskId === taskId).map((t) => t.status);
+            assert.ok(told.includes('working') && told.at(-1) === 'completed', `notifications/tasks/status: ${told.join(' → ')}`);
           },
         );
       } else {
@@ -191,6 +198,9 @@ for (const via of ['stdio', 'http'] as const) {
         const session = await shell();
         const taskId = await startTask(a, 'send', { session, text: 'sleep 600', timeout: 60_000 });
         assert.equal((await a.request('tasks/get', { taskId })).status, 'working');
+        // Cancelled once the command runs (a cancel before the task typed it leaves nothing to run).
+        const runs = async () => /sleep 600/.test(textOf(await a.callTool('list_commands', { session })));
+        await until(runs, 20_000, 'the command running');
         const cancelled = await a.request('tasks/cancel', { taskId });
         assert.equal(cancelled.status, 'cancelled');
         assert.equal(cancelled.taskId, taskId);
@@ -202,8 +212,7 @@ for (const via of ['stdio', 'http'] as const) {
           tasks.some((t: any) => t.taskId === taskId && t.status === 'cancelled'),
           'tasks/list has it',
         );
-        const listed = await a.callTool('list_commands', { session });
-        assert.match(textOf(listed), /sleep 600/, 'the command still runs');
+        assert.ok(await runs(), 'the command still runs');
         await a.callTool('signal', { session, signal: 'SIGINT' });
         await assert.rejects(a.request('tasks/get', { taskId: 'no-such-task' }), (e: any) => e.code === -32602, 'an unknown task');
       });
