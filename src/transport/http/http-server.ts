@@ -189,6 +189,11 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     replayRoute('/replay/:id', (p) => ({ kind: 'link', id: p.raw.id, what: 'page' })),
     replayRoute('/replay/:id/cast', (p) => ({ kind: 'link', id: p.raw.id, what: 'cast' })),
     replayRoute('/replay/:id/assets/:name', (p) => ({ kind: 'link', id: p.raw.id, what: { asset: p.raw.name } })),
+    // The picker again under a session's folder, where the view links to it: a view opened through a
+    // proxy holds a cookie scoped to that folder, and it opens this copy (it reads a file of the
+    // person's in the browser; it serves nothing of the host's).
+    sessionReplayRoute('/sessions/:id/replay', () => ({ kind: 'picker' })),
+    sessionReplayRoute('/sessions/:id/replay/assets/:name', (p) => ({ kind: 'asset', name: p.raw.name })),
     ...REST_ROUTES.map((r): HttpRoute<(c: Call) => Promise<void>> => ({
       verbs: [r.rest.verb],
       pattern: r.rest.path,
@@ -207,6 +212,17 @@ export async function startHttpServer(services: HostServices, options: HttpServe
         const what = part(p);
         return what.kind === 'link' ? replayTarget(what.id, what.what === 'page') : { target: 'any', link: false };
       },
+      handle: (c) => handleReplay(replays, c.req, c.res, c.url, c.access, part(c.params)),
+    };
+  }
+
+  /** The replayer's picker under `/sessions/<id>/`, opened by that session's page cookie (or any). */
+  function sessionReplayRoute(pattern: string, part: (p: RouteParams) => ReplayPart): HttpRoute<(c: Call) => void> {
+    return {
+      verbs: '*',
+      pattern,
+      access: 'page',
+      page: (p) => ({ target: { session: sessionIdOf(p.decoded.id) }, link: false }),
       handle: (c) => handleReplay(replays, c.req, c.res, c.url, c.access, part(c.params)),
     };
   }

@@ -192,7 +192,7 @@ function renderPage(d: PageData): string {
   <span class="badge" id="readonly-badge"${d.readOnly ? '' : ' hidden'}>read-only</span>
   <span class="spacer"></span>
   <span class="status" id="status">${e(status)}</span>
-  <a id="replay-link" href="../../replay" target="_blank" rel="noopener" title="Replay an asciicast recording (shared-pty record) in this browser">Replay a recording</a>
+  <a id="replay-link" href="replay" target="_blank" rel="noopener" title="Replay an asciicast recording (shared-pty record) in this browser">Replay a recording</a>
   <button type="button" id="fit" hidden title="Resize the shared terminal to this window (it changes for everyone)">Fit to window</button>
 </header>
 <main id="terminal" aria-label="Terminal of ${e(d.name)}"></main>

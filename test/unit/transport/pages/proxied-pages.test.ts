@@ -98,7 +98,18 @@ describe("pages behind an editor's port proxy", { timeout: 60_000 }, () => {
     assert.equal(page.status, 200, page.text);
     // Every address in the page is relative, so it resolves under the proxy's prefix.
     const refs = [...page.text.matchAll(/\b(?:src|href)="([^"]*)"/g)].map((m) => m[1]).filter((r) => !r.startsWith('data:'));
-    assert.deepEqual(refs, ['view/xterm.css', 'view/view.js', '../../replay']);
+    assert.deepEqual(refs, ['view/xterm.css', 'view/view.js', 'replay']);
+    // The view's "Replay a recording" opens the picker in the same folder, which the folder's cookie reaches.
+    const picker = await viaProxy('GET', `/sessions/${s.id}/replay`, { cookie });
+    assert.equal(picker.status, 200, picker.text);
+    const pickerRefs = [...picker.text.matchAll(/\b(?:src|href)="([^"]*)"/g)].map((m) => m[1]).filter((r) => !r.startsWith('data:'));
+    assert.ok(pickerRefs.length > 0 && pickerRefs.every((r) => r.startsWith('replay/assets/')), pickerRefs.join(' '));
+    for (const ref of pickerRefs) {
+      const r = await viaProxy('GET', `/sessions/${s.id}/${ref}`, { cookie });
+      assert.equal(r.status, 200, `${ref}: ${r.text.slice(0, 200)}`);
+    }
+    // Without the cookie it opens nothing.
+    assert.notEqual((await viaProxy('GET', `/sessions/${s.id}/replay`)).status, 200);
     for (const asset of ['view/view.js', 'view/xterm.css']) {
       const r = await viaProxy('GET', `/sessions/${s.id}/${asset}`, { cookie });
       assert.equal(r.status, 200, `${asset}: ${r.text.slice(0, 200)}`);
