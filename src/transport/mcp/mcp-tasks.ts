@@ -1,5 +1,6 @@
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
   inputRequired,
   ProtocolError,
   type InputRequiredResult,
@@ -39,6 +40,21 @@ export interface TaskTools {
   /** A method of the table (pty/info, pty/secretPage). */
   method(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
 }
+
+/** Whether the request is of the 2026-07-28 revision (its revision in its `_meta`). */
+export function isModern(ctx: ServerContext): boolean {
+  return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[PROTOCOL_VERSION_META_KEY] !== undefined;
+}
+
+/**
+ * The `tasks` capability of the 2025-11-25 revision: tasks of `tools/call`, listed and cancelled.
+ * The SDK leaves it out of what a 2026-07-28 client is told (that revision moved Tasks to the
+ * extension).
+ */
+export const LEGACY_TASKS_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
+
+/** Where the 2025-11-25 revision names the task a message belongs to (its `_meta`). */
+const RELATED_TASK_KEY = 'io.modelcontextprotocol/related-task';
 
 /** What a client declared it can answer, in the request's `_meta` (2026-07-28). */
 export interface Declared {
@@ -89,6 +105,25 @@ export function detailedTask(run: ToolRun): Record<string, unknown> {
   if (run.status === 'completed') return { ...task, result: { ...run.result, resultType: 'complete' } };
   if (run.status === 'failed') return { ...task, error: run.error };
   return task;
+}
+
+/** The task as the 2025-11-25 revision shows it (`ttl` and `pollInterval`, no questions in it). */
+export function legacyTask(run: ToolRun): Record<string, unknown> {
+  return {
+    taskId: run.id,
+    status: run.status,
+    ...(run.statusMessage ? { statusMessage: run.statusMessage } : {}),
+    createdAt: run.createdAt.toISOString(),
+    lastUpdatedAt: run.lastUpdatedAt.toISOString(),
+    ttl: RUN_TTL_MS,
+    pollInterval: POLL_INTERVAL_MS,
+  };
+}
+
+/** What a 2025-11-25 client that initialized its connection declared it can answer (none known: nothing). */
+export function declaredAtInitialize(server: McpServer): Declared {
+  const e = server.server.getClientCapabilities()?.elicitation as { form?: object; url?: object } | undefined;
+  return { form: e !== undefined && (e.form !== undefined || Object.keys(e).length === 0), url: e?.url !== undefined, tasks: true };
 }
 
 /** The answer to a tools/call that became a task (2026-07-28: `resultType: "task"`). */
@@ -237,6 +272,53 @@ function missingCapability(): Error {
 }
 
 const taskIdParams = z.object({ taskId: z.string() }).passthrough();
+const listParams = z.object({ cursor: z.string().optional() }).passthrough().optional();
+
+/** `-32601` for a method the request's revision does not have. */
+function notInRevision(method: string): Error {
+  return new ProtocolError(ErrorCode.MethodNotFound, `Method not found: ${method} (not a method of this protocol revision's tasks)`);
+}
+
+/**
+ * `tasks/result` of the 2025-11-25 revision: waits until the run is over, and meanwhile puts each
+ * question of the run to the client as an `elicitation/create` of this request (the specification
+ * routes a task's questions through it), its status changes as `notifications/tasks/status`. The
+ * answer is what `tools/call` would have answered, naming the task in its `_meta`.
+ */
+async function legacyResult(run: ToolRun, ctx: ServerContext): Promise<unknown> {
+  const related = { [RELATED_TASK_KEY]: { taskId: run.id } };
+  const asked = new Set<string>();
+  const signal = ctx.mcpReq.signal;
+  const status = () => void ctx.mcpReq.notify({ method: 'notifications/tasks/status', params: legacyTask(run) } as never).catch(() => undefined);
+  const stop = run.onChange(status);
+  try {
+    while (!run.terminal && !signal.aborted) {
+      for (const [key, request] of Object.entries(run.inputRequests)) {
+        if (asked.has(key)) continue;
+        asked.add(key);
+        // URL mode of this revision names its elicitation; the question's key is unique to the run.
+        const params = { ...request.params, ...(request.params.mode === 'url' ? { elicitationId: key } : {}), _meta: related };
+        ctx.mcpReq.elicitInput(params as never, { signal }).then(
+          (answer) => run.answer({ [key]: answer }),
+          () => run.answer({ [key]: { action: 'cancel' } }),
+        );
+      }
+      await new Promise<void>((resolve) => {
+        const off = run.onChange(() => {
+          off();
+          resolve();
+        });
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    }
+  } finally {
+    stop();
+  }
+  if (run.status === 'completed' && run.result) return { ...run.result, _meta: { ...(run.result._meta as object | undefined), ...related } };
+  if (run.status === 'failed') throw new ProtocolError(run.error?.code ?? ErrorCode.ServerError, run.error?.message ?? 'The task failed');
+  if (run.status === 'cancelled') throw new ProtocolError(ErrorCode.InvalidParams, `Task ${run.id} was cancelled: it has no result`);
+  throw new ProtocolError(ErrorCode.ServerError, 'The client went away before the task ended');
+}
 
 /**
  * `tasks/get`, `tasks/update` and `tasks/cancel` of the Tasks extension (2026-07-28) over `runs`.
@@ -245,6 +327,7 @@ const taskIdParams = z.object({ taskId: z.string() }).passthrough();
  * a task is `owner`'s (the caller's token), and another token's is as unknown as none.
  */
 export function registerTasks(server: McpServer, runs: RunStore, owner: object): void {
+  registerLegacyTasks(server, runs, owner);
   const low = server.server;
   const set = low.setRequestHandler.bind(low) as unknown as (
     method: string,
@@ -252,19 +335,55 @@ export function registerTasks(server: McpServer, runs: RunStore, owner: object):
     handler: (params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>,
   ) => void;
   const find = (params: Record<string, unknown>, ctx: ServerContext): ToolRun => {
+    if (!isModern(ctx)) return legacyFind(runs, params, owner);
     if (!declaredBy(ctx).tasks) throw missingCapability();
     const run = runs.get(params.taskId, owner);
     if (!run) throw unknownTask(params.taskId);
     return run;
   };
-  set('tasks/get', { params: taskIdParams }, async (params, ctx) => detailedTask(find(params, ctx)));
+  set('tasks/get', { params: taskIdParams }, async (params, ctx) => (isModern(ctx) ? detailedTask : legacyTask)(find(params, ctx)));
   // The SDK lifts `inputResponses` out of the params, as for a retried round: read where it puts them.
   set('tasks/update', { params: taskIdParams }, async (params, ctx) => {
+    // 2025-11-25 has no tasks/update: its tasks ask through tasks/result.
+    if (!isModern(ctx)) throw notInRevision('tasks/update');
     find(params, ctx).answer(ctx.mcpReq.inputResponses ?? (params.inputResponses as Record<string, unknown> | undefined));
     return {};
   });
   set('tasks/cancel', { params: taskIdParams }, async (params, ctx) => {
-    find(params, ctx).cancel();
-    return {};
+    const run = find(params, ctx);
+    if (isModern(ctx)) {
+      run.cancel();
+      return {};
+    }
+    // 2025-11-25: a task already over cannot be cancelled (-32602), and the answer is the task.
+    if (run.terminal) throw new ProtocolError(ErrorCode.InvalidParams, `Cannot cancel task ${run.id}: it is already ${run.status}`);
+    run.cancel();
+    return legacyTask(run);
+  });
+}
+
+/** The run a 2025-11-25 request names (-32602 when unknown or another token's). */
+function legacyFind(runs: RunStore, params: Record<string, unknown>, owner: object): ToolRun {
+  const run = runs.get(params.taskId, owner);
+  if (!run) throw unknownTask(params.taskId);
+  return run;
+}
+
+/** `tasks/result` and `tasks/list`, which only the 2025-11-25 revision has (-32601 to a 2026-07-28 request). */
+function registerLegacyTasks(server: McpServer, runs: RunStore, owner: object): void {
+  const low = server.server;
+  const set = low.setRequestHandler.bind(low) as unknown as (
+    method: string,
+    schemas: { params: z.ZodType },
+    handler: (params: Record<string, unknown> | undefined, ctx: ServerContext) => Promise<unknown>,
+  ) => void;
+  set('tasks/result', { params: taskIdParams }, async (params, ctx) => {
+    if (isModern(ctx)) throw notInRevision('tasks/result');
+    return legacyResult(legacyFind(runs, params ?? {}, owner), ctx);
+  });
+  // Every task of the caller at once: a store keeps at most a few hundred, so no cursor is needed.
+  set('tasks/list', { params: listParams }, async (_params, ctx) => {
+    if (isModern(ctx)) throw notInRevision('tasks/list');
+    return { tasks: runs.list(owner).map(legacyTask) };
   });
 }

@@ -1,4 +1,12 @@
-import { McpServer, PROTOCOL_VERSION_META_KEY, specTypeSchemas, type JSONRPCMessage, type ServerContext, type Transport } from '@modelcontextprotocol/server';
+import {
+  McpServer,
+  PROTOCOL_VERSION_META_KEY,
+  ProtocolError,
+  specTypeSchemas,
+  type JSONRPCMessage,
+  type ServerContext,
+  type Transport,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { ErrorCode, invalidParams, mcpErrorText, RpcError, toRpcError } from '../../core/base/errors';
 import { FULL_GRANT, type Grant } from '../../core/io/caller';
@@ -11,7 +19,21 @@ import { VERSION } from '../../version';
 import { reportProgress } from './mcp-progress';
 import { clientDeclaresApps, personPrompt, type PersonPrompt } from './mcp-elicit';
 import { offerSecretPage } from './secret-offer';
-import { createTaskResult, declaredBy, registerTasks, roundOf, TASK_TOOLS, TASKS_EXTENSION_ID, taskWork, within, type TaskTools } from './mcp-tasks';
+import {
+  createTaskResult,
+  declaredAtInitialize,
+  declaredBy,
+  isModern,
+  LEGACY_TASKS_CAPABILITY,
+  legacyTask,
+  registerTasks,
+  roundOf,
+  TASK_TOOLS,
+  TASKS_EXTENSION_ID,
+  taskWork,
+  within,
+  type TaskTools,
+} from './mcp-tasks';
 import { RunStore, ToolRun, type ToolCallResult } from './tool-run';
 import { APP_KEY_ARG, APPS_EXTENSION_CAPABILITY, APPS_EXTENSION_ID, isAppKey, registerTerminalApp, TERMINAL_APP_URI } from './terminal-app';
 
@@ -199,14 +221,24 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
   // tools and resources: declared by the first tool and resource registered, after the scope check is in place.
   // The Tasks extension (2026-07-28) where runs can be kept (a 2025-11-25 client has no use for its name).
   const extensions = { [APPS_EXTENSION_ID]: APPS_EXTENSION_CAPABILITY, ...(options.runs ? { [TASKS_EXTENSION_ID]: {} } : {}) };
-  const capabilities = { logging: {}, extensions };
+  // The 2025-11-25 revision's tasks likewise where runs can be kept (the SDK tells a 2026-07-28 client none).
+  const capabilities = { logging: {}, extensions, ...(options.runs ? { tasks: LEGACY_TASKS_CAPABILITY } : {}) };
   const server = new McpServer({ name: 'shared-pty', version: VERSION }, { capabilities });
   const runs = options.runs;
   // A run is its caller's: the token's holder (one per token), or the host's own grant.
   const owner: object = grant.holder ?? grant;
   // A long call of a client that speaks the Tasks extension becomes a task (answered before the
   // SDK's tool seam, which would hold a task to the tool's output schema).
-  checkCalls(server, grant, (tool, args, ctx) => {
+  checkCalls(server, grant, (tool, args, ctx, task) => {
+    // 2025-11-25: a call with `params.task` becomes a task, its questions asked through tasks/result.
+    if (runs && !isModern(ctx) && task !== undefined) {
+      if (!TASK_TOOLS.has(tool.name))
+        throw new ProtocolError(ErrorCode.MethodNotFound, `${tool.name} does not run as a task (its execution.taskSupport is forbidden)`);
+      const can = declaredAtInitialize(server);
+      const run = runs.add(new ToolRun((prompt, signal) => taskWork(taskTools, tool.name, args, within(prompt, can), signal)), owner);
+      // content: the SDK's tools/call seam holds a result that carries `task` to have one; said here so it is ours.
+      return { task: legacyTask(run), content: [] };
+    }
     if (!runs || !isModern(ctx) || !TASK_TOOLS.has(tool.name) || ctx.mcpReq.requestState() !== undefined) return undefined;
     const can = declaredBy(ctx);
     if (!can.tasks) return undefined;
@@ -234,7 +266,7 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
   const taskTools: TaskTools = { call: callTool, method: (m, p, signal) => backend.call(m, p, { signal }) };
   for (const tool of TOOLS) {
     if (refusal(grant, tool.method)) continue;
-    server.registerTool(
+    const registered = server.registerTool(
       tool.name,
       {
         title: tool.title,
@@ -299,6 +331,9 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
         }
       },
     );
+    // 2025-11-25: the tools that wait for the program may run as tasks (the SDK's registerTool takes no
+    // execution; it lists what the registered tool holds, and leaves it out for 2026-07-28 clients).
+    if (runs && TASK_TOOLS.has(tool.name)) (registered as unknown as { execution?: object }).execution = { taskSupport: 'optional' };
   }
   return server;
 }
@@ -310,13 +345,8 @@ async function lastRound(runs: RunStore, run: ToolRun, signal: AbortSignal): Pro
   return answer;
 }
 
-/** Whether the request is of the 2026-07-28 revision (its revision in its `_meta`). */
-function isModern(ctx: ServerContext): boolean {
-  return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[PROTOCOL_VERSION_META_KEY] !== undefined;
-}
-
 /** What `tools/call` is handed by the SDK: the validated request, and the handler's context. */
-type CallHandler = (request: { params: { name: string; arguments?: Record<string, unknown> } }, ctx: ServerContext) => Promise<unknown>;
+type CallHandler = (request: { params: { name: string; arguments?: Record<string, unknown>; task?: object } }, ctx: ServerContext) => Promise<unknown>;
 
 /** A tool error result, its text starting with the error's code as every tool error's does (mcpErrorText); `more` follows it. */
 function toolError(err: unknown, more = ''): { isError: true; content: Array<{ type: 'text'; text: string }> } {
@@ -329,9 +359,13 @@ function toolError(err: unknown, more = ''): { isError: true; content: Array<{ t
  * and act on, its code first: a tool the token may not call (not listed; called anyway it says
  * which scope it needs), a tool that does not exist, and arguments that do not fit the tool's
  * input (one line naming the argument, -32602 as on every other surface). `answer` may answer a
- * call itself (a task); undefined leaves it to the tool.
+ * call itself (a task; `task`: the 2025-11-25 request's `params.task`); undefined leaves it to the tool.
  */
-function checkCalls(server: McpServer, grant: Grant, answer: (tool: ToolDef, args: Record<string, unknown>, ctx: ServerContext) => unknown): void {
+function checkCalls(
+  server: McpServer,
+  grant: Grant,
+  answer: (tool: ToolDef, args: Record<string, unknown>, ctx: ServerContext, task: object | undefined) => unknown,
+): void {
   const low = server.server;
   const original = low.setRequestHandler.bind(low) as (...args: unknown[]) => void;
   const set = original as (method: string, handler: CallHandler) => void;
@@ -350,7 +384,7 @@ function checkCalls(server: McpServer, grant: Grant, answer: (tool: ToolDef, arg
         const where = issue.path.length ? `${issue.path.map(String).join('.')}: ` : '';
         return toolError(invalidParams(`Invalid arguments for ${tool.name}: ${where}${issue.message}`));
       }
-      return answer(tool, parsed.data as Record<string, unknown>, ctx) ?? handler(request, ctx);
+      return answer(tool, parsed.data as Record<string, unknown>, ctx, request.params.task) ?? handler(request, ctx);
     });
   };
 }

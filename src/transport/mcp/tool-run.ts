@@ -215,6 +215,12 @@ export class RunStore {
     return kept?.owner === owner ? kept.run : undefined;
   }
 
+  /** The runs `owner` started and the store still keeps, oldest first. */
+  list(owner: object): ToolRun[] {
+    this._sweep();
+    return [...this._runs.values()].filter((kept) => kept.owner === owner).map((kept) => kept.run);
+  }
+
   private _sweep(): void {
     const now = Date.now();
     for (const [id, { run }] of this._runs) {
