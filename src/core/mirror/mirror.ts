@@ -6,6 +6,7 @@ import { syncWriteOf } from '../base/internals/xterm';
 import { ScrollbackStore } from './scrollback-store';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { DEFAULT_SCROLLBACK_LINES, type ScreenSize, type ScreenSnapshot } from './screen';
+import { SavedCursorAsScreenRow } from './saved-cursor';
 import { QueryAnswers, type ReportedColors } from './query-answers';
 
 /** Tuning of the headless mirror. Each number is a trade-off measured on real sessions. */
@@ -86,9 +87,11 @@ export class Mirror extends Disposable {
         return false;
       }),
     );
+    const savedCursor = this._register(new SavedCursorAsScreenRow(this._term));
     this._register(
       this._term.parser.registerEscHandler({ final: 'c' }, () => {
         this._dropScrollback(true);
+        savedCursor.forget();
         return false;
       }),
     );

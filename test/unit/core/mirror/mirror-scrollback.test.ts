@@ -413,6 +413,25 @@ describe('Mirror: synthetic output in chunks of every size', () => {
     m.dispose();
   });
 
+  test('a saved cursor (ESC 7 / CSI s) returns to its place on the screen after the screen scrolled, as tmux does', async () => {
+    for (const [save, restore] of [
+      ['\x1b7', '\x1b8'],
+      ['\x1b[s', '\x1b[u'],
+    ]) {
+      const m = new Mirror(COLS, ROWS, 1000);
+      // Saved on screen row 2, column 8; 22 rows down to the bottom and one line feed scroll the screen by one.
+      await feed(m, Buffer.from(`line 0\r\nline 1 #${save}\x1b[22E\n${restore}X`), [4096]);
+      const shot = m.screen();
+      assert.deepEqual(
+        shot.rows.slice(0, 3),
+        ['line 1 #', `${' '.repeat(8)}X`, ''],
+        `${JSON.stringify(save)}: X where the cursor was saved, the screen scrolled by one`,
+      );
+      assert.deepEqual(shot.cursor, { row: 2, col: 10 }, `${JSON.stringify(save)}: the cursor after X`);
+      m.dispose();
+    }
+  });
+
   test('a small retention bound is honoured', async () => {
     const m = new Mirror(COLS, ROWS, 500);
     await feed(m, numbers(1, 5000), [999]);

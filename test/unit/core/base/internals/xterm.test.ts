@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Terminal } from '@xterm/headless';
-import { cellsOfLine, rowListOf, syncWriteOf } from '../../../../../src/core/base/internals/xterm';
+import { cellsOfLine, rowListOf, savedCursorRowOf, syncWriteOf } from '../../../../../src/core/base/internals/xterm';
 
 function terminal(): Terminal {
   return new Terminal({ cols: 20, rows: 5, allowProposedApi: true });
@@ -38,4 +38,21 @@ test("xterm keeps each row as cells of three words, reachable from the line and 
   } finally {
     term.dispose();
   }
+});
+
+test("xterm keeps the saved cursor's row counted from the top of the scrollback (savedY), which the mirror corrects", () => {
+  const term = new Terminal({ cols: 20, rows: 4, scrollback: 100, allowProposedApi: true, logLevel: 'off' });
+  const write = syncWriteOf(term)!;
+  // Saved on screen row 1, then the screen scrolls by 3 rows before the restore.
+  write(Buffer.from('a\r\nb\x1b7\r\n\r\n\r\n\r\n\r\nX\x1b8Y'));
+  const saved = savedCursorRowOf(term);
+  assert.ok(saved, 'the active buffer has a numeric savedY');
+  const buf = term.buffer.active;
+  assert.equal(buf.baseY, 3);
+  // xterm's own restore: three rows higher than the screen row it was saved on (row 1 - 3 → clamped 0).
+  assert.equal(buf.cursorY, 0);
+  saved.set(buf.baseY + 1);
+  write(Buffer.from('\x1b8'));
+  assert.equal(term.buffer.active.cursorY, 1, 'setting savedY moves where DECRC returns');
+  term.dispose();
 });

@@ -1,0 +1,44 @@
+import type { Terminal } from '@xterm/headless';
+import { Disposable, toDisposable } from '../base/lifecycle';
+import { savedCursorRowOf } from '../base/internals/xterm';
+
+/**
+ * Makes the saved cursor (DECSC `ESC 7` / `CSI s`, restored by DECRC `ESC 8` / `CSI u`) a place on
+ * the screen, as tmux and xterm keep it: xterm.js counts it from the top of its scrollback, so
+ * output that scrolls the screen between the save and the restore sent the cursor back that many
+ * rows higher than a real terminal does (found by the tmux-oracle fuzzer). The save records the
+ * screen row; the restore points xterm's saved row at it before xterm's own handler runs.
+ */
+export class SavedCursorAsScreenRow extends Disposable {
+  /** The screen row saved per buffer (the normal and the alternate screen each keep their own). */
+  private readonly _rows = new Map<string, number>();
+
+  constructor(private readonly _term: Terminal) {
+    super();
+    const save = (): boolean => {
+      const buf = this._term.buffer.active;
+      this._rows.set(buf.type, buf.cursorY);
+      return false; // xterm saves the rest (column, attributes, charset)
+    };
+    const restore = (): boolean => {
+      const buf = this._term.buffer.active;
+      const row = this._rows.get(buf.type);
+      if (row !== undefined) savedCursorRowOf(this._term)?.set(buf.baseY + row);
+      return false; // xterm restores, from the corrected row
+    };
+    const parser = _term.parser;
+    for (const d of [
+      parser.registerEscHandler({ final: '7' }, save),
+      parser.registerEscHandler({ final: '8' }, restore),
+      parser.registerCsiHandler({ final: 's' }, save), // xterm.js has no DECSLRM: CSI s always saves
+      parser.registerCsiHandler({ final: 'u' }, restore),
+    ]) {
+      this._register(toDisposable(() => d.dispose()));
+    }
+  }
+
+  /** A reset (RIS) forgets what was saved, as xterm does. */
+  forget(): void {
+    this._rows.clear();
+  }
+}
