@@ -162,6 +162,17 @@ async function openList(page: Page, row: string): Promise<void> {
   await picker.locator('.monaco-list-row', { hasText: row }).first().waitFor({ timeout: Wait.Ui });
 }
 
+/**
+ * Picks the list's row holding `text` by typing it into the list's filter and pressing Enter: the
+ * list redraws while hosts connect, and a click could land on the row that took its place.
+ */
+async function pickRow(page: Page, text: string): Promise<void> {
+  const picker = page.locator('.quick-input-widget');
+  await picker.locator('.quick-input-box input').fill(text);
+  await picker.locator('.monaco-list-row.focused', { hasText: text }).first().waitFor({ timeout: Wait.Ui });
+  await page.keyboard.press('Enter');
+}
+
 function notificationButton(page: Page, text: string, label: string) {
   return page.locator('.notification-toast', { hasText: text }).first().locator('.monaco-button', { hasText: label }).first();
 }
@@ -314,7 +325,7 @@ describe('remote hosts in a real editor (code-server)', () => {
     await step('3. a remote session opens as an editor terminal: keys reach it, it follows the far session live, a flood arrives whole', async () => {
       await openList(page, 'far-work');
       const picker = page.locator('.quick-input-widget');
-      await picker.locator('.monaco-list-row', { hasText: 'far-work' }).first().click();
+      await pickRow(page, 'far-work');
       await picker.locator('.quick-input-title', { hasText: 'Shared PTY sessions: far:far-work' }).waitFor({ timeout: Wait.Ui });
       await picker.locator('.monaco-list-row', { hasText: 'Show in This Window' }).first().click();
       await until(async () => (await terminalTabs(page)).some((n) => n.includes('far:far-work')), Wait.Ui, 'the terminal tab named far:far-work');
@@ -407,7 +418,7 @@ describe('remote hosts in a real editor (code-server)', () => {
       assert.equal(info.running, true, 'the far session runs on');
       await openList(page, 'far-work');
       const picker = page.locator('.quick-input-widget');
-      await picker.locator('.monaco-list-row', { hasText: 'far-work' }).first().click();
+      await pickRow(page, 'far-work');
       await picker.locator('.quick-input-title', { hasText: 'Shared PTY sessions: far:far-work' }).waitFor({ timeout: Wait.Ui });
       await picker
         .locator('.monaco-list-row', { hasText: /Show in This Window|Focus Terminal/ })
