@@ -20,6 +20,7 @@ import type { SessionInfo } from '../../src/core/methods/types';
 import { readLiveRecords } from '../../src/host/discovery';
 import { RpcClient } from '../../src/transport/client/rpc-client';
 import { tempRuntimeDir, until } from '../helpers/host';
+import { extensionLog, notificationButton, statusItem, stopHosts, terminalLines, terminalTabs, waitTerminalLine } from '../helpers/editor-page';
 
 const ROOT = path.join(__dirname, '..', '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -81,23 +82,6 @@ function tempDir(prefix: string): string {
   return d;
 }
 
-/** Stops the hosts of a runtime directory by their recorded pids (they are detached, like tmux servers). */
-async function stopHosts(runtimeDir: string): Promise<void> {
-  for (const r of readLiveRecords(runtimeDir)) {
-    try {
-      process.kill(r.pid, 'SIGTERM');
-    } catch {
-      // already gone
-    }
-  }
-  await until(() => readLiveRecords(runtimeDir).length === 0, 5000, 'the hosts to stop').catch(() => undefined);
-  fs.rmSync(runtimeDir, { recursive: true, force: true });
-}
-
-function statusItem(page: Page) {
-  return page.locator('.statusbar-item', { hasText: 'Shared:' }).first();
-}
-
 /**
  * The open quick pick's rows by group: a separator's label shows on the first row after it
  * (its own element there), and the rows after it up to the next separator are its group.
@@ -120,40 +104,6 @@ async function pickGroups(page: Page): Promise<Array<{ group: string; rows: stri
   return groups;
 }
 
-/** The lines of the active terminal's buffer, via the xterm on its wrapper (e2e-recipe §4). */
-function terminalLines(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const term = (document.querySelector('.terminal-wrapper.active') as (Element & { xterm?: import('@xterm/xterm').Terminal }) | null)?.xterm;
-    if (!term) return [];
-    const buf = term.buffer.active;
-    const out: string[] = [];
-    for (let y = 0; y < buf.length; y++) out.push(buf.getLine(y)?.translateToString(true) ?? '');
-    return out;
-  });
-}
-
-async function waitTerminalLine(page: Page, pred: (line: string) => boolean, what: string, ms: number = Wait.Screen): Promise<void> {
-  let last: string[] = [];
-  try {
-    await until(
-      async () => {
-        last = await terminalLines(page);
-        return last.some(pred);
-      },
-      ms,
-      what,
-    );
-  } catch (e) {
-    throw new Error(`${(e as Error).message}; active terminal: ${JSON.stringify(last.filter(Boolean).slice(-10))}`, { cause: e });
-  }
-}
-
-function terminalTabs(page: Page): Promise<string[]> {
-  return page.evaluate(() =>
-    [...document.querySelectorAll('.terminal-tabs-entry, .single-terminal-tab')].map((e) => (e.textContent ?? '').replace(/\u00a0/g, ' ').trim()),
-  );
-}
-
 /** Opens the session list (status bar) and waits until `row` shows in it. */
 async function openList(page: Page, row: string): Promise<void> {
   await statusItem(page).click();
@@ -171,28 +121,6 @@ async function pickRow(page: Page, text: string): Promise<void> {
   await picker.locator('.quick-input-box input').fill(text);
   await picker.locator('.monaco-list-row.focused', { hasText: text }).first().waitFor({ timeout: Wait.Ui });
   await page.keyboard.press('Enter');
-}
-
-function notificationButton(page: Page, text: string, label: string) {
-  return page.locator('.notification-toast', { hasText: text }).first().locator('.monaco-button', { hasText: label }).first();
-}
-
-/** The extension's own log lines, for failure messages. */
-function extensionLog(runDir: string): string {
-  const found: string[] = [];
-  const walk = (dir: string) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (/Shared PTY\.log$/.test(e.name)) found.push(fs.readFileSync(p, 'utf8'));
-    }
-  };
-  try {
-    walk(path.join(runDir, 'ud', 'logs'));
-  } catch {
-    // no logs yet
-  }
-  return found.join('\n---\n').split('\n').slice(-60).join('\n');
 }
 
 /** Processes running `cli.js bridge` whose parent is not a `shared-pty mcp` (the editor window's bridge). */

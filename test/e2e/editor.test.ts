@@ -18,6 +18,7 @@ import { RpcClient } from '../../src/transport/client/rpc-client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { tempRuntimeDir, until } from '../helpers/host';
+import { extensionLog, notificationButton, statusItem, stopHosts, terminalTabs, waitTerminalLine } from '../helpers/editor-page';
 
 const ROOT = path.join(__dirname, '..', '..');
 // Screenshots refresh the README's pictures only when asked (SHARED_PTY_SCREENSHOTS=1): a test run leaves the tree clean.
@@ -107,19 +108,6 @@ after(async () => {
 
 // ---- helpers
 
-/** Stops the per-user host(s) a test's editor started (they are detached, like tmux servers). */
-async function stopHosts(runtimeDir: string): Promise<void> {
-  for (const r of readLiveRecords(runtimeDir)) {
-    try {
-      process.kill(r.pid, 'SIGTERM');
-    } catch {
-      // already gone
-    }
-  }
-  await until(() => readLiveRecords(runtimeDir).length === 0, 5000, 'the hosts to stop').catch(() => undefined);
-  fs.rmSync(runtimeDir, { recursive: true, force: true });
-}
-
 /** Packs the VSIX and checks that the native PTY module is inside. */
 function packageVsix(outDir: string): string {
   const vsix = path.join(outDir, 'shared-pty.vsix');
@@ -162,11 +150,6 @@ async function listSessions(client: RpcClient): Promise<SessionInfo[]> {
   return (await client.request<{ sessions: SessionInfo[] }>('session/list')).sessions;
 }
 
-/** The status bar item's text, e.g. "Shared: 1". */
-function statusItem(page: Page) {
-  return page.locator('.statusbar-item', { hasText: 'Shared:' }).first();
-}
-
 async function waitStatus(page: Page, n: number, ms: number = Wait.Ui): Promise<void> {
   await until(
     async () =>
@@ -188,59 +171,6 @@ async function runCommand(page: Page, text: string, row: string): Promise<void> 
   await page.keyboard.type(text);
   await widget.locator('.monaco-list-row', { hasText: row }).first().waitFor({ timeout: Wait.Ui });
   await page.keyboard.press('Enter');
-}
-
-/** The lines of the active terminal's buffer (scrollback and screen), via the xterm on its wrapper (recipe §4). */
-function terminalLines(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const term = (document.querySelector('.terminal-wrapper.active') as (Element & { xterm?: import('@xterm/xterm').Terminal }) | null)?.xterm;
-    if (!term) return [];
-    const buf = term.buffer.active;
-    const out: string[] = [];
-    for (let y = 0; y < buf.length; y++) out.push(buf.getLine(y)?.translateToString(true) ?? '');
-    return out;
-  });
-}
-
-async function waitTerminalLine(page: Page, pred: (line: string) => boolean, what: string, ms: number = Wait.Screen): Promise<string[]> {
-  let last: string[] = [];
-  try {
-    return await until(
-      async () => {
-        last = await terminalLines(page);
-        return last.some(pred) ? last : undefined;
-      },
-      ms,
-      what,
-    );
-  } catch (e) {
-    throw new Error(`${(e as Error).message}; active terminal: ${JSON.stringify(last.filter(Boolean).slice(-10))}`, { cause: e });
-  }
-}
-
-/** Names on the terminal tabs (one terminal: the single tab; several: the tab list). */
-function terminalTabs(page: Page): Promise<string[]> {
-  return page.evaluate(() =>
-    [...document.querySelectorAll('.terminal-tabs-entry, .single-terminal-tab')].map((e) => (e.textContent ?? '').replace(/\u00a0/g, ' ').trim()),
-  );
-}
-
-/** The extension's own log lines (its LogOutputChannel), for failure messages. */
-function extensionLog(runDir: string): string {
-  const found: string[] = [];
-  const walk = (dir: string) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (/Shared PTY\.log$/.test(e.name)) found.push(fs.readFileSync(p, 'utf8'));
-    }
-  };
-  try {
-    walk(path.join(runDir, 'ud', 'logs'));
-  } catch {
-    // no logs yet
-  }
-  return found.join('\n---\n').split('\n').slice(-60).join('\n');
 }
 
 /**
@@ -273,11 +203,6 @@ function watchNewTabs(page: Page): { opened(what: string): Promise<Page> } {
   return {
     opened: (what) => until(() => seen[0], Wait.Ui, what).finally(() => page.context().off('page', onPage)),
   };
-}
-
-/** The button `label` of the notification toast holding `text`. */
-function notificationButton(page: Page, text: string, label: string) {
-  return page.locator('.notification-toast', { hasText: text }).first().locator('.monaco-button', { hasText: label }).first();
 }
 
 /** Waits for a notification toast holding `text`; returns its whole text. */
