@@ -60,7 +60,7 @@ export async function waitTerminalLine(page: Page, pred: (line: string) => boole
 /** Names on the terminal tabs (one terminal: the single tab; several: the tab list). */
 export function terminalTabs(page: Page): Promise<string[]> {
   return page.evaluate(() =>
-    [...document.querySelectorAll('.terminal-tabs-entry, .single-terminal-tab')].map((e) => (e.textContent ?? '').replace(/\u00a0/g, ' ').trim()),
+    Array.from(document.querySelectorAll('.terminal-tabs-entry, .single-terminal-tab')).map((e) => (e.textContent ?? '').replace(/\u00a0/g, ' ').trim()),
   );
 }
 
