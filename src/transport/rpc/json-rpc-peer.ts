@@ -182,6 +182,11 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     this._wire.uncork();
   }
 
+  /** Sends what this turn gathered so far now (a subscription's pump is complete when it ends). */
+  flush(): void {
+    this._endTurn();
+  }
+
   congested(): boolean {
     return this._wire.unsentBytes > CLIENT_HIGH_WATER_BYTES;
   }
