@@ -308,7 +308,8 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
       if (m.id === undefined) return this._onNotification.fire({ method: m.method, params: m.params ?? {} });
       // A request: this end serves no methods, and JSON-RPC wants every request answered.
       const id = requestId(message);
-      if (id !== null && id !== undefined) this._write(errorResponse(id, new RpcError(ErrorCode.MethodNotFound, `Method not found: ${m.method} (this end is a client)`)));
+      if (id !== null && id !== undefined)
+        this._write(errorResponse(id, new RpcError(ErrorCode.MethodNotFound, `Method not found: ${m.method} (this end is a client)`)));
       return;
     }
     if (m.id === null && m.error) this._refusal = String(m.error.message);

@@ -143,110 +143,130 @@ describe('RpcClient on the one JSON-RPC peer', () => {
     assert.equal(client.closed, false);
   });
 
-  test('a longer line ends the connection: every pending call fails saying why, onClose fires once, the process goes on', { timeout: TEST_TIMEOUT }, async () => {
-    const { client, conn } = await scripted();
-    let closes = 0;
-    client.onClose(() => closes++);
-    const first = client.request('pty/output', {});
-    const second = client.request('pty/status', {});
-    const asked = await conn.next();
-    await conn.next();
-    // One byte over, sent without its newline: the client stops at the limit, not at the line's end.
-    conn.write(answerOfBytes(asked.id, CLIENT_MAX_LINE_BYTES + 1));
-    for (const call of [first, second]) {
-      await assert.rejects(call, (e: Error) => {
-        assert.ok(e instanceof ConnectionClosedError, String(e));
-        assert.match(e.message, new RegExp(`longer than ${CLIENT_MAX_LINE_BYTES} bytes`));
-        return true;
-      });
-    }
-    assert.equal(client.closed, true);
-    assert.equal(closes, 1);
-    await withTimeout(conn.ended, STEP_MS, 'the client closes its socket');
-    await assert.rejects(client.request('pty/status'), ConnectionClosedError);
-    // Nothing else was harmed: another client of the same host works.
-    const again = await scripted();
-    const call = again.client.request('pty/status');
-    again.conn.write(JSON.stringify({ jsonrpc: '2.0', id: (await again.conn.next()).id, result: {} }) + '\n');
-    assert.deepEqual(await call, {});
-  });
+  test(
+    'a longer line ends the connection: every pending call fails saying why, onClose fires once, the process goes on',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const { client, conn } = await scripted();
+      let closes = 0;
+      client.onClose(() => closes++);
+      const first = client.request('pty/output', {});
+      const second = client.request('pty/status', {});
+      const asked = await conn.next();
+      await conn.next();
+      // One byte over, sent without its newline: the client stops at the limit, not at the line's end.
+      conn.write(answerOfBytes(asked.id, CLIENT_MAX_LINE_BYTES + 1));
+      for (const call of [first, second]) {
+        await assert.rejects(call, (e: Error) => {
+          assert.ok(e instanceof ConnectionClosedError, String(e));
+          assert.match(e.message, new RegExp(`longer than ${CLIENT_MAX_LINE_BYTES} bytes`));
+          return true;
+        });
+      }
+      assert.equal(client.closed, true);
+      assert.equal(closes, 1);
+      await withTimeout(conn.ended, STEP_MS, 'the client closes its socket');
+      await assert.rejects(client.request('pty/status'), ConnectionClosedError);
+      // Nothing else was harmed: another client of the same host works.
+      const again = await scripted();
+      const call = again.client.request('pty/status');
+      again.conn.write(JSON.stringify({ jsonrpc: '2.0', id: (await again.conn.next()).id, result: {} }) + '\n');
+      assert.deepEqual(await call, {});
+    },
+  );
 
-  test('a host that closes in the middle of calls fails each pending call with ConnectionClosedError and lets listeners go', { timeout: TEST_TIMEOUT }, async () => {
-    const { client, conn } = await scripted();
-    const seen: Notification[] = [];
-    client.onNotification((n) => seen.push(n));
-    const closed = new Promise<void>((resolve) => client.onClose(resolve));
-    const calls = [client.request('pty/wait', { timeout: 60_000 }), client.request('pty/read')];
-    await conn.next();
-    await conn.next();
-    conn.socket.destroy();
-    for (const call of calls) await assert.rejects(call, (e: Error) => e instanceof ConnectionClosedError && e.message === 'Connection closed');
-    await withTimeout(closed, STEP_MS, 'onClose');
-    assert.equal(client.closed, true);
-    await assert.rejects(client.call('host/info', {}), ConnectionClosedError);
-    // A listener added once the connection is gone holds nothing (the leak guard checks the rest).
-    client.onNotification(() => assert.fail('a closed client fires nothing')).dispose();
-    assert.deepEqual(seen, []);
-  });
+  test(
+    'a host that closes in the middle of calls fails each pending call with ConnectionClosedError and lets listeners go',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const { client, conn } = await scripted();
+      const seen: Notification[] = [];
+      client.onNotification((n) => seen.push(n));
+      const closed = new Promise<void>((resolve) => client.onClose(resolve));
+      const calls = [client.request('pty/wait', { timeout: 60_000 }), client.request('pty/read')];
+      await conn.next();
+      await conn.next();
+      conn.socket.destroy();
+      for (const call of calls) await assert.rejects(call, (e: Error) => e instanceof ConnectionClosedError && e.message === 'Connection closed');
+      await withTimeout(closed, STEP_MS, 'onClose');
+      assert.equal(client.closed, true);
+      await assert.rejects(client.call('host/info', {}), ConnectionClosedError);
+      // A listener added once the connection is gone holds nothing (the leak guard checks the rest).
+      client.onNotification(() => assert.fail('a closed client fires nothing')).dispose();
+      assert.deepEqual(seen, []);
+    },
+  );
 
-  test('lines that are not messages are skipped, a socket-pty host answers as it does, and the answers around them arrive', { timeout: TEST_TIMEOUT }, async () => {
-    const { client, conn } = await scripted();
-    const status = client.request('pty/status');
-    const read = client.request('pty/read');
-    const write = client.request('pty/write', { action: { text: 'x' } });
-    const [s, r, w] = [await conn.next(), await conn.next(), await conn.next()];
-    conn.write('this is not JSON\n');
-    conn.write('{"jsonrpc":"2.0","id":' + s.id + ',"result":\n'); // cut short
-    conn.write('[1,2,3]\n"a string"\nnull\n\n   \n');
-    conn.write(Buffer.from([0xff, 0xfe, 0x0a])); // not UTF-8 at all
-    conn.write(JSON.stringify({ jsonrpc: '2.0', id: 999_999, result: 'for nobody' }) + '\n');
-    // As socket-pty writes them: result before id; one with CRLF; one whose text holds a byte that is not UTF-8.
-    conn.write(`{"jsonrpc":"2.0","result":{"running":true,"exitCode":null,"pid":42},"id":${s.id}}\n`);
-    conn.write(`{"jsonrpc":"2.0","result":{"written":1},"id":${w.id}}\r\n`);
-    conn.write(Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","result":{"screen":"a`), Buffer.from([0xff]), Buffer.from(`b"},"id":${r.id}}\n`)]));
-    assert.deepEqual(await status, { running: true, exitCode: null, pid: 42 });
-    assert.deepEqual(await write, { written: 1 });
-    assert.deepEqual(await read, { screen: 'a\ufffdb' });
-    // An error answer keeps its code, message and data.
-    const bad = client.request('pty/resize', { cols: 'wide' });
-    conn.write(`{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: cols","data":{"field":"cols"}},"id":${(await conn.next()).id}}\n`);
-    await assert.rejects(bad, (e: Error) => e instanceof RpcCallError && e.code === -32602 && e.message === 'Invalid params: cols');
-    assert.equal(client.closed, false);
-  });
+  test(
+    'lines that are not messages are skipped, a socket-pty host answers as it does, and the answers around them arrive',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const { client, conn } = await scripted();
+      const status = client.request('pty/status');
+      const read = client.request('pty/read');
+      const write = client.request('pty/write', { action: { text: 'x' } });
+      const [s, r, w] = [await conn.next(), await conn.next(), await conn.next()];
+      conn.write('this is not JSON\n');
+      conn.write('{"jsonrpc":"2.0","id":' + s.id + ',"result":\n'); // cut short
+      conn.write('[1,2,3]\n"a string"\nnull\n\n   \n');
+      conn.write(Buffer.from([0xff, 0xfe, 0x0a])); // not UTF-8 at all
+      conn.write(JSON.stringify({ jsonrpc: '2.0', id: 999_999, result: 'for nobody' }) + '\n');
+      // As socket-pty writes them: result before id; one with CRLF; one whose text holds a byte that is not UTF-8.
+      conn.write(`{"jsonrpc":"2.0","result":{"running":true,"exitCode":null,"pid":42},"id":${s.id}}\n`);
+      conn.write(`{"jsonrpc":"2.0","result":{"written":1},"id":${w.id}}\r\n`);
+      conn.write(Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","result":{"screen":"a`), Buffer.from([0xff]), Buffer.from(`b"},"id":${r.id}}\n`)]));
+      assert.deepEqual(await status, { running: true, exitCode: null, pid: 42 });
+      assert.deepEqual(await write, { written: 1 });
+      assert.deepEqual(await read, { screen: 'a\ufffdb' });
+      // An error answer keeps its code, message and data.
+      const bad = client.request('pty/resize', { cols: 'wide' });
+      conn.write(`{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: cols","data":{"field":"cols"}},"id":${(await conn.next()).id}}\n`);
+      await assert.rejects(bad, (e: Error) => e instanceof RpcCallError && e.code === -32602 && e.message === 'Invalid params: cols');
+      assert.equal(client.closed, false);
+    },
+  );
 
-  test('notifications reach the listeners in the order they came, between the answers; a disposed listener hears no more', { timeout: TEST_TIMEOUT }, async () => {
-    const { client, conn } = await scripted();
-    const heard: string[] = [];
-    const early: string[] = [];
-    client.onNotification((n) => heard.push(`${n.method} ${JSON.stringify(n.params)}`));
-    const stop = client.onNotification((n) => early.push(n.method));
-    const sub = client.request('pty/subscribe', {});
-    const { id } = await conn.next();
-    conn.write('{"jsonrpc":"2.0","method":"pty/output","params":{"data":"a","cursor":1}}\n');
-    conn.write(`{"jsonrpc":"2.0","id":${id},"result":{"cursor":1}}\n{"jsonrpc":"2.0","method":"pty/exit"}\n`);
-    assert.deepEqual(await sub, { cursor: 1 });
-    await until(() => heard.length === 2, STEP_MS, 'pty/exit');
-    const status = client.request('pty/status');
-    const next = await conn.next();
-    stop.dispose();
-    conn.write('{"jsonrpc":"2.0","method":"pty/flow","params":{"paused":false}}\n');
-    conn.write(`{"jsonrpc":"2.0","id":${next.id},"result":{}}\n`);
-    await status;
-    // A notification without params is heard with {}.
-    assert.deepEqual(heard, ['pty/output {"data":"a","cursor":1}', 'pty/exit {}', 'pty/flow {"paused":false}']);
-    assert.deepEqual(early, ['pty/output', 'pty/exit']);
-  });
+  test(
+    'notifications reach the listeners in the order they came, between the answers; a disposed listener hears no more',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const { client, conn } = await scripted();
+      const heard: string[] = [];
+      const early: string[] = [];
+      client.onNotification((n) => heard.push(`${n.method} ${JSON.stringify(n.params)}`));
+      const stop = client.onNotification((n) => early.push(n.method));
+      const sub = client.request('pty/subscribe', {});
+      const { id } = await conn.next();
+      conn.write('{"jsonrpc":"2.0","method":"pty/output","params":{"data":"a","cursor":1}}\n');
+      conn.write(`{"jsonrpc":"2.0","id":${id},"result":{"cursor":1}}\n{"jsonrpc":"2.0","method":"pty/exit"}\n`);
+      assert.deepEqual(await sub, { cursor: 1 });
+      await until(() => heard.length === 2, STEP_MS, 'pty/exit');
+      const status = client.request('pty/status');
+      const next = await conn.next();
+      stop.dispose();
+      conn.write('{"jsonrpc":"2.0","method":"pty/flow","params":{"paused":false}}\n');
+      conn.write(`{"jsonrpc":"2.0","id":${next.id},"result":{}}\n`);
+      await status;
+      // A notification without params is heard with {}.
+      assert.deepEqual(heard, ['pty/output {"data":"a","cursor":1}', 'pty/exit {}', 'pty/flow {"paused":false}']);
+      assert.deepEqual(early, ['pty/output', 'pty/exit']);
+    },
+  );
 
-  test('a request from the host is answered "method not found" and is not taken for the answer to a call of the same id', { timeout: TEST_TIMEOUT }, async () => {
-    const { client, conn } = await scripted();
-    const call = client.request('pty/status');
-    const asked = await conn.next();
-    conn.write(JSON.stringify({ jsonrpc: '2.0', id: asked.id, method: 'client/ping', params: {} }) + '\n');
-    const answer = await conn.next();
-    assert.deepEqual(answer, { jsonrpc: '2.0', id: asked.id, error: { code: -32601, message: 'Method not found: client/ping (this end is a client)' } });
-    conn.write(JSON.stringify({ jsonrpc: '2.0', id: asked.id, result: { running: true } }) + '\n');
-    assert.deepEqual(await call, { running: true });
-  });
+  test(
+    'a request from the host is answered "method not found" and is not taken for the answer to a call of the same id',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const { client, conn } = await scripted();
+      const call = client.request('pty/status');
+      const asked = await conn.next();
+      conn.write(JSON.stringify({ jsonrpc: '2.0', id: asked.id, method: 'client/ping', params: {} }) + '\n');
+      const answer = await conn.next();
+      assert.deepEqual(answer, { jsonrpc: '2.0', id: asked.id, error: { code: -32601, message: 'Method not found: client/ping (this end is a client)' } });
+      conn.write(JSON.stringify({ jsonrpc: '2.0', id: asked.id, result: { running: true } }) + '\n');
+      assert.deepEqual(await call, { running: true });
+    },
+  );
 
   test('close() sends what was asked just before, fails the pending calls, and fires onClose once', { timeout: TEST_TIMEOUT }, async () => {
     const { client, conn } = await scripted();
