@@ -231,6 +231,31 @@ for (const transport of TRANSPORTS) {
     );
 
     test(
+      `with ${MAX_IN_FLIGHT - 1} of ${MAX_IN_FLIGHT} slots held by waits, ${PIPELINED} pipelined quick calls wait in line for the last one: each is answered, none refused`,
+      { timeout: TEST_TIMEOUT },
+      on(
+        () => limited,
+        async () => {
+          const c = await transport.open();
+          try {
+            const marker = `go-${Math.random().toString(36).slice(2)}`;
+            for (let id = 1; id < MAX_IN_FLIGHT; id++) c.send(request(`wait-${id}`, 'pty/wait', { session: cat.id, match: marker, timeout: 60_000 }));
+            for (let i = 0; i < PIPELINED; i++) c.send(request(i, 'pty/status', { session: cat.id }));
+            for (let i = 0; i < PIPELINED; i++) {
+              const a = await c.inbox.next((m) => m.id === i, `status ${i}`);
+              assert.equal(a.error, undefined, `status ${i}: ${JSON.stringify(a.error)}`);
+              assert.equal(a.result.running, true);
+            }
+            cat.write(`${marker}\n`, TEST_WRITER);
+            for (let id = 1; id < MAX_IN_FLIGHT; id++) assert.equal((await c.inbox.next((m) => m.id === `wait-${id}`, `wait ${id}`)).result.matched, true);
+          } finally {
+            c.close();
+          }
+        },
+      ),
+    );
+
+    test(
       `${PIPELINED} pipelined writes run in the order they came (past one turn's batch); each is answered`,
       { timeout: TEST_TIMEOUT },
       on(
