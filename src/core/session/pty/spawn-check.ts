@@ -22,7 +22,8 @@ export function spawnProblem(input: SpawnInput): string | undefined {
     if (typeof arg !== 'string') return `args[${i}] must be a string (got ${kindOf(arg)})`;
     if (arg.includes('\0')) return `args[${i}] must not contain a NUL byte`;
   }
-  if (input.cwd !== undefined && (typeof input.cwd !== 'string' || input.cwd.includes('\0'))) return `cwd must be a string without NUL bytes (got ${kindOf(input.cwd)})`;
+  if (input.cwd !== undefined && (typeof input.cwd !== 'string' || input.cwd.includes('\0')))
+    return `cwd must be a string without NUL bytes (got ${kindOf(input.cwd)})`;
   if (input.env !== undefined) {
     if (typeof input.env !== 'object' || input.env === null || Array.isArray(input.env)) return `env must be an object of strings (got ${kindOf(input.env)})`;
     for (const [key, value] of Object.entries(input.env)) {

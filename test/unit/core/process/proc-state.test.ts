@@ -5,7 +5,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as pty from 'node-pty';
-import { foregroundProcessGroup, foregroundStateOf, readinessOf, signalForegroundGroup, terminalOf, type Readiness } from '../../../../src/core/process/proc-state';
+import {
+  foregroundProcessGroup,
+  foregroundStateOf,
+  readinessOf,
+  signalForegroundGroup,
+  terminalOf,
+  type Readiness,
+} from '../../../../src/core/process/proc-state';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 // Real programs in a real pty. Nothing here asserts timings: every wait polls with small sleeps up to a
@@ -399,7 +406,11 @@ test(
       // A TCP connection beside the terminal, as ssh's (here to a listener of its own on 127.0.0.1).
       const tcp = "import socket, select, sys; l = socket.socket(); l.bind(('127.0.0.1', 0)); l.listen(1); c = socket.create_connection(l.getsockname())";
       await expectState(`${python} -c "${tcp}; select.select([sys.stdin, c], [], [], 30)"`, 'relaying', 'unknown');
-      await expectState(`${python} -c "${tcp}; p = select.poll(); p.register(0, select.POLLIN); p.register(c, select.POLLIN); p.poll(30000)"`, 'relaying', 'unknown');
+      await expectState(
+        `${python} -c "${tcp}; p = select.poll(); p.register(0, select.POLLIN); p.register(c, select.POLLIN); p.poll(30000)"`,
+        'relaying',
+        'unknown',
+      );
       // The master of a terminal of its own, as sudo's (use_pty) and script's.
       await expectState(`${python} -c "import os, select, sys; m, s = os.openpty(); select.select([sys.stdin, m], [], [], 30)"`, 'relaying', 'unknown');
       // A Unix socket pair beside the terminal (an event loop's wake-up): still a program waiting for input.

@@ -198,7 +198,7 @@ for (const transport of TRANSPORTS) {
     );
 
     test(
-      `past ${MAX_IN_FLIGHT} requests in flight one is answered at once with the limit code -32005, a notification gets nothing; room comes back as calls end`,
+      `past ${MAX_IN_FLIGHT} waits in flight one more is answered with the limit code -32005 (before any wait), a notification gets nothing; room comes back as calls end`,
       { timeout: TEST_TIMEOUT },
       on(
         () => limited,
