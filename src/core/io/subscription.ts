@@ -151,7 +151,7 @@ export class OutputSubscription implements IDisposable {
     this._lastPumpAt = performance.now();
     this._lastPumpBytes = this._session.cursor - this._cursor;
     this._sink.cork?.();
-    let sent = false;
+    let sent: boolean;
     try {
       sent = this._pumpCorked();
     } finally {

@@ -1,7 +1,7 @@
 import { errorResponse, type JsonRpcResponse } from '../../core/methods/dispatch';
 import type { RpcDialect } from '../../core/base/errors';
 import { ErrorCode, limitReached, RpcError } from '../../core/base/errors';
-import { Disposable, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../../core/base/lifecycle';
+import { Disposable, disposableTimeout, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../../core/base/lifecycle';
 import type { NotificationSink } from '../../core/io/subscription';
 import { MAX_IN_FLIGHT_REQUESTS } from '../../core/base/limits';
 import { ConnectionClosedError, RpcCallError, type Notification } from './messages';
@@ -17,6 +17,14 @@ export const CLIENT_HIGH_WATER_BYTES = 1024 * 1024;
 export const REQUEST_HIGH_WATER_BYTES = 4 * CLIENT_HIGH_WATER_BYTES;
 /** Requests started per event-loop turn from one client's queue; their answers are written before the next batch. */
 const REQUESTS_PER_TURN = 16;
+/**
+ * How long a request read while the in-flight limit is full waits in line for room, counted from
+ * the last request started or answered: a quick call (a read, a status, a write) is answered in
+ * milliseconds even on a loaded machine, so pipelined quick calls always find room; calls that
+ * hold every slot this long without one answer are waits (a `pty/wait` may last a day), and the
+ * request is refused rather than left waiting behind them (docs/protocol.md#2-framing).
+ */
+const IN_FLIGHT_PATIENCE_MS = 1000;
 
 /** The answer to a request past the in-flight limit (on every JSON-RPC transport). */
 export function tooManyInFlight(max: number): RpcError {
@@ -32,6 +40,11 @@ export function requestId(message: unknown): string | number | null | undefined 
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A message as it came: a string, or bytes that must be UTF-8. Throws when it is not JSON (or not UTF-8). */
+function parse(raw: string | Uint8Array): unknown {
+  return JSON.parse(typeof raw === 'string' ? raw : utf8.decode(raw));
+}
 
 /**
  * What a peer needs of its connection, whatever frames the messages (a line on a socket, a frame
@@ -74,12 +87,14 @@ export interface JsonRpcPeerOptions {
 /**
  * One end of a JSON-RPC connection, on any framing (docs/protocol.md#2-framing): messages are
  * parsed where they enter, requests run concurrently (a long `pty/wait` does not block a
- * `pty/read`) up to the in-flight limit, the requests of a client that does not read its answers
+ * `pty/read`) up to the in-flight limit (past it they wait in line while calls are being answered,
+ * and are refused once the calls holding it are waits), the requests of a client that does not read its answers
  * wait (and its input is not read) while too much is unsent to it, and everything written in one
  * event-loop turn leaves in one write. A peer that serves (`_serve`, the host's `TablePeer`)
- * answers every request it reads; one that does not (a client) matches answers to its own
- * `request`s and fires the rest as notifications. Disposing it (the connection closed) aborts its
- * calls and rejects its pending requests.
+ * answers every request it reads; one that does not (a client: `RpcClient`) takes each message as
+ * it comes, matches answers to its own `request`s, fires notifications, and answers a request of
+ * the other end with "method not found". Disposing it (the connection closed) aborts its calls and
+ * rejects its pending requests.
  */
 export class JsonRpcPeer extends Disposable implements NotificationSink {
   /** Aborted when the connection goes: calls still running stop waiting. */
@@ -95,6 +110,10 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   private _inputEnded = false;
   /** Requests started and not yet answered. */
   private _inFlight = 0;
+  /** When a request was last started or answered (the in-flight limit's patience counts from it). */
+  private _progressAt = 0;
+  /** Set while the next request waits for room under the in-flight limit. */
+  private readonly _roomWait = this._register(new MutableDisposable());
   /** The write of this turn's messages, pending at the turn's end. */
   private _turn: NodeJS.Immediate | undefined;
   private _nextId = 1;
@@ -102,6 +121,13 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   private readonly _onNotification = this._register(new Emitter<Notification>());
   /** Notifications from the other end (on a peer that does not serve). */
   readonly onNotification = this._onNotification.event;
+  /** Why the connection went, when known: said by the error its pending requests fail with. */
+  private _lostBecause: string | undefined;
+  /**
+   * The last error the other end sent with id null (on a peer that does not serve): it refused
+   * something we sent that it could not tie to a request (a line over its limit), and closes next.
+   */
+  private _refusal: string | undefined;
 
   constructor(
     private readonly _wire: MessageWire,
@@ -114,7 +140,8 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
         clearImmediate(this._turn); // nobody left to send it to
         this._turn = undefined;
         this._abort.abort();
-        for (const p of this._pending.values()) p.reject(new ConnectionClosedError());
+        const reason = this._lostBecause ?? (this._refusal && `the other end answered "${this._refusal}"`);
+        for (const p of this._pending.values()) p.reject(new ConnectionClosedError(reason));
         this._pending.clear();
       }),
     );
@@ -139,6 +166,9 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   /** One message the framing read: a string as it came, or bytes (UTF-8, checked). */
   receive(message: string | Uint8Array): void {
     if (this.isDisposed) return;
+    // Taking a message writes nothing back (bar refusing a request), so a client has no answers
+    // to hold its input back for: it takes each one at once, in order.
+    if (!this._serve) return this._take(message);
     this._queue.push(message);
     this._pump();
   }
@@ -157,6 +187,20 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     this._write(errorResponse(null, error));
     this._endTurn();
     this._wire.end();
+  }
+
+  /**
+   * The connection is gone because of `reason` (a line over the framing's limit): pending requests
+   * fail with a ConnectionClosedError that says so, and the peer is disposed.
+   */
+  lose(reason: string): void {
+    this._lostBecause ??= reason;
+    this.dispose();
+  }
+
+  /** Sends what this turn gathered now, not at the turn's end (before the connection is ended). */
+  flush(): void {
+    this._endTurn();
   }
 
   /** Calls a method of the other end; rejects with its error answer, or when the connection closes. */
@@ -212,6 +256,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
         break;
       }
       if (this._startedThisTurn >= REQUESTS_PER_TURN) break; // the turn's end pumps again
+      if (!this._hasRoom()) break; // an answer, or the patience's end, pumps again
       if (this._startedThisTurn++ === 0) {
         setImmediate(() => {
           this._startedThisTurn = 0;
@@ -223,6 +268,27 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     this._setReading(this._queue.length === 0);
   }
 
+  /**
+   * Whether the next request may be handled now: there is room under the in-flight limit, or the
+   * calls holding it have been answering nothing for the patience (then it is refused at once, as
+   * each one after it while that lasts). Otherwise it waits in line, and a timer pumps again when
+   * the patience ends.
+   */
+  private _hasRoom(): boolean {
+    if (!this._serve || this._inFlight < this._maxInFlight) return true;
+    const waited = performance.now() - this._progressAt;
+    if (waited >= IN_FLIGHT_PATIENCE_MS) return true;
+    this._roomWait.value ??= disposableTimeout(() => {
+      this._roomWait.clear();
+      this._pump();
+    }, IN_FLIGHT_PATIENCE_MS - waited);
+    return false;
+  }
+
+  private get _maxInFlight(): number {
+    return this._options.maxInFlightRequests ?? MAX_IN_FLIGHT_REQUESTS;
+  }
+
   /** Stops reading the client's input while requests wait in the queue (the kernel holds the rest). */
   private _setReading(on: boolean): void {
     if (on === !this._readingPaused || this.isDisposed) return;
@@ -232,19 +298,20 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   }
 
   private async _handle(raw: string | Uint8Array): Promise<void> {
+    if (!this._serve) return;
     let message: unknown;
     try {
-      message = JSON.parse(typeof raw === 'string' ? raw : utf8.decode(raw));
+      message = parse(raw);
     } catch (e) {
       const what = e instanceof SyntaxError ? 'invalid JSON' : 'invalid UTF-8';
-      if (this._serve) this._write(errorResponse(null, new RpcError(ErrorCode.ParseError, `Parse error: ${what}`)));
+      this._write(errorResponse(null, new RpcError(ErrorCode.ParseError, `Parse error: ${what}`)));
       this._finishIfDone();
       return;
     }
-    if (!this._serve) return this._take(message);
-    const max = this._options.maxInFlightRequests ?? MAX_IN_FLIGHT_REQUESTS;
+    const max = this._maxInFlight;
     if (this._inFlight >= max) return this._refuseOverLimit(message, max);
     this._inFlight++;
+    this._progressAt = performance.now();
     try {
       const { response, afterSend } = await this._serve(message, this._abort.signal);
       if (this.isDisposed) return;
@@ -253,12 +320,26 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
       for (const fn of afterSend) fn();
     } finally {
       this._inFlight--;
+      this._progressAt = performance.now();
+      // A request waiting in line for room takes it.
+      if (this._queue.length > 0) this._pump();
       this._finishIfDone();
     }
   }
 
-  /** A message to a peer that does not serve: the answer to one of its requests, or a notification. */
-  private _take(message: unknown): void {
+  /**
+   * A message to a peer that does not serve: the answer to one of its requests, a notification,
+   * or a request. Read leniently, as a socket-pty host's answers need: what is not JSON, not an
+   * object, or answers nothing we asked is skipped (the connection goes on), and `jsonrpc` is not
+   * checked.
+   */
+  private _take(raw: string | Uint8Array): void {
+    let message: unknown;
+    try {
+      message = parse(raw);
+    } catch {
+      return;
+    }
     if (typeof message !== 'object' || message === null || Array.isArray(message)) return;
     const m = message as {
       id?: unknown;
@@ -267,7 +348,15 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
       result?: unknown;
       error?: { code: number; message: string; data?: unknown };
     };
-    if (typeof m.method === 'string' && m.id === undefined) return this._onNotification.fire({ method: m.method, params: m.params ?? {} });
+    if (typeof m.method === 'string') {
+      if (m.id === undefined) return this._onNotification.fire({ method: m.method, params: m.params ?? {} });
+      // A request: this end serves no methods, and JSON-RPC wants every request answered.
+      const id = requestId(message);
+      if (id !== null && id !== undefined)
+        this._write(errorResponse(id, new RpcError(ErrorCode.MethodNotFound, `Method not found: ${m.method} (this end is a client)`)));
+      return;
+    }
+    if (m.id === null && m.error) this._refusal = String(m.error.message);
     const pending = typeof m.id === 'number' ? this._pending.get(m.id) : undefined;
     if (!pending) return;
     this._pending.delete(m.id as number);
@@ -276,8 +365,9 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   }
 
   /**
-   * A request past the in-flight limit is answered at once (a notification gets nothing) and not
-   * run: one client cannot pile up thousands of day-long `pty/wait`s. The connection stays open.
+   * A request past the in-flight limit, once the calls holding it have answered nothing for the
+   * patience, is answered at once (a notification gets nothing) and not run: one client cannot pile
+   * up thousands of day-long `pty/wait`s. The connection stays open.
    */
   private _refuseOverLimit(message: unknown, max: number): void {
     const id = requestId(message);
