@@ -198,7 +198,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     this.dispose();
   }
 
-  /** Sends what this turn gathered now, not at the turn's end (before the connection is ended). */
+  /** Sends what this turn gathered now, not at the turn's end (before the connection is ended; when a subscription's pump ends). */
   flush(): void {
     this._endTurn();
   }
@@ -224,11 +224,6 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
 
   uncork(): void {
     this._wire.uncork();
-  }
-
-  /** Sends what this turn gathered so far now (a subscription's pump is complete when it ends). */
-  flush(): void {
-    this._endTurn();
   }
 
   congested(): boolean {
