@@ -1,6 +1,6 @@
 import type { IBuffer } from '@xterm/headless';
 import { rowBytes, rowText } from './row-text';
-import { BLOCK_ROWS, blockRow, sealBlock, type SealedBlock } from './sealed-blocks';
+import { BLOCK_ROWS, blockRow, ROW_END, sealBlock, type SealedBlock } from './sealed-blocks';
 
 /** Most bytes a cell's character takes in UTF-8 (rowBytes writes at most this much per cell). */
 const MAX_CELL_BYTES = 4;
@@ -50,14 +50,14 @@ export class ScrollbackStore {
 
   push(row: string): void {
     const at = this._tailBytes();
-    this._room(at, Buffer.byteLength(row, 'utf8'));
+    this._room(at, Buffer.byteLength(row, 'utf8') + 1);
     this._added(at + this._tail.write(row, at, 'utf8'));
   }
 
   /** Adds xterm's row `y` of `buf` (its text, trailing spaces removed). */
   pushRow(buf: IBuffer, y: number, cols: number): void {
     const at = this._tailBytes();
-    this._room(at, cols * MAX_CELL_BYTES);
+    this._room(at, cols * MAX_CELL_BYTES + 1);
     const end = rowBytes(buf, y, this._tail, at);
     if (end < 0) this.push(rowText(buf, y));
     else this._added(end);
@@ -71,7 +71,7 @@ export class ScrollbackStore {
     const inTail = b >= this._blocks.length;
     if (!inTail) return blockRow(this._blocks[b], k - b * BLOCK_ROWS);
     const r = k - this._blocks.length * BLOCK_ROWS;
-    return this._tail.toString('utf8', r === 0 ? 0 : this._tailEnds[r - 1], this._tailEnds[r]);
+    return this._tail.toString('utf8', r === 0 ? 0 : this._tailEnds[r - 1], this._tailEnds[r] - 1);
   }
 
   /** The sealed blocks, for a read from another thread: they stay as they are, whatever the store does next. */
@@ -109,7 +109,9 @@ export class ScrollbackStore {
     this._tail = grown;
   }
 
+  /** The row written into the tail ends at `end`; its ROW_END goes after it (sealed-blocks.ts). */
   private _added(end: number): void {
+    this._tail[end++] = ROW_END;
     this._tailEnds[this._tailRows++] = end;
     this._length++;
     if (this._tailRows >= BLOCK_ROWS) this._seal();
