@@ -7,7 +7,8 @@ import type { FromMirrorThread, MirrorThreadStats, ToMirrorThread } from './mirr
 export interface MirrorEndpoint {
   /** Sends this mirror's queued output (called by the thread's batch timer). */
   flush(): void;
-  onParsedUpTo(cursor: number): void;
+  /** Everything up to `cursor` is parsed; `rate`, when measured: the parse speed, bytes per ms. */
+  onParsedUpTo(cursor: number, rate?: number): void;
   /** The program rang the bell and/or set a new title in output parsed since the last notice. */
   onSignals(bell: boolean, title: string | undefined): void;
   /** The terminal's answers to queries in output parsed since the last notice, in order. */
@@ -119,7 +120,7 @@ export class MirrorThread {
 
   private _onMessage(msg: FromMirrorThread): void {
     if (msg.t === 'parsed') {
-      this._endpoints.get(msg.id)?.onParsedUpTo(msg.cursor);
+      this._endpoints.get(msg.id)?.onParsedUpTo(msg.cursor, msg.rate);
       return;
     }
     if (msg.t === 'signals') {

@@ -174,7 +174,7 @@ export class Session extends Disposable {
       // Once hung up, the descriptor is closed and its number may be another file's.
       () => (this._hungUp ? undefined : masterFdOf(this._pty)),
       this.ttyPath,
-      () => this.mirror.query('lineBeforeCursor'),
+      () => this.mirror.watch('lineBeforeCursor'),
       // The shell's own line editor reads keys without echo too; the integration says when it does.
       () => this.commands.integration && !this.commands.running,
     );
