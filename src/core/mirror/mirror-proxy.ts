@@ -20,6 +20,8 @@ const enum Backlog {
   InitialRate = 4 * 1024,
   /** Most bytes in one message to the thread. */
   MaxMessageBytes = 256 * 1024,
+  /** Output queued for the thread is sent at once when this much has gathered (the batch timer sends less). */
+  FlushBytes = 128 * 1024,
   /**
    * While someone reads the screen, the backlog is kept to this much parsing instead: each read
    * waits for it, and tmux, which parses as it reads, answers a read during `yes` within a few ms.
@@ -134,7 +136,14 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._queued.push(data);
     this._queuedBytes += data.length;
     this._written = cursor;
-    this._thread.markDirty(this);
+    if (this._queuedBytes >= Backlog.FlushBytes) return this.flush();
+    // While the thread has half the bound still to parse, this output can wait to join more.
+    this._thread.markDirty(this, this._threadBacklog() >= this.backlogLimit / 2);
+  }
+
+  /** Bytes the thread has and has not parsed yet (as far as its notices tell). */
+  private _threadBacklog(): number {
+    return this._written - this._queuedBytes - this._parsed;
   }
 
   /** Resolves once everything handed over so far has been parsed. */
@@ -229,6 +238,8 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     if (rate !== undefined && rate > 0) this._rate += (rate - this._rate) * RATE_SMOOTHING;
     if (cursor <= this._parsed) return;
     this._parsed = cursor;
+    // The thread is running low: what is queued goes now rather than at the relaxed batch's end.
+    if (this._queuedBytes > 0 && this._threadBacklog() < this.backlogLimit / 2) this.flush();
     this._releaseWaiters();
     this._onParsed.fire();
   }

@@ -430,7 +430,11 @@ export class Session extends Disposable {
     this._output(output, marks);
     if (this._draining) return;
     // The parser fell behind: the program waits, so a screen read never waits long (MirrorProxy).
-    if (!this._pauses.has('parser') && this.mirror.pendingBytes > this.mirror.backlogLimit) this._pauses.set('parser', true);
+    if (!this._pauses.has('parser') && this.mirror.pendingBytes > this.mirror.backlogLimit) {
+      this._pauses.set('parser', true);
+      // Nothing more comes until the parser catches up: what is queued for it goes now.
+      this.mirror.flush();
+    }
     if (this._flowHolders.size > 0) this.reconsiderFlow();
   }
 
