@@ -19,12 +19,20 @@ const enum Backlog {
   MaxBytes = 1024 * 1024,
   /** Parse speed assumed before one is measured (bytes per ms: `yes`-like output, the slowest kind). */
   InitialRate = 4 * 1024,
-  /** A parse-speed sample counts only when at least this much waited the whole time (the parser was busy)… */
-  SampleMinBytes = 16 * 1024,
-  /** …and spans at least this long (notices come in bunches: a shorter span overstates the speed). */
-  SampleMinMs = 10,
   /** Most bytes in one message to the thread. */
   MaxMessageBytes = 256 * 1024,
+  /** Output queued for the thread is sent at once when this much has gathered (the batch timer sends less). */
+  FlushBytes = 128 * 1024,
+  /**
+   * While someone reads the screen, the backlog is kept to this much parsing instead: each read
+   * waits for it, and tmux, which parses as it reads, answers a read during `yes` within a few ms.
+   * The program then runs slower while it is read, as under tmux ("reads less when busy").
+   */
+  ReadingTargetMs = 2,
+  /** …and at least this much may wait then (about two PTY reads, so the parser is not starved). */
+  ReadingMinBytes = 8 * 1024,
+  /** A read keeps the backlog short for this long: a client reading back to back, or polling, keeps it short throughout. */
+  ReadingHoldMs = 1000,
 }
 
 /**
@@ -57,15 +65,12 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   /** Cursor up to which the thread has parsed. */
   private _parsed: number;
   private _waiters: Array<{ cursor: number; resolve: () => void }> = [];
-  /** Parse speed, bytes per ms, while the parser had work waiting (see `backlogLimit`). */
+  /** Parse speed, bytes per ms of the time output waited in the thread (measured there; see `backlogLimit`). */
   private _rate: number = Backlog.InitialRate;
-  /** Start of the current speed sample: when, and the parsed cursor then. */
-  private _sampleAt = 0;
-  private _sampleFrom = 0;
-  /** False once the backlog ran low during the sample (the parser waited for output). */
-  private _sampleBusy = false;
   /** Cursor at the end of the replay after a thread restart, until it is parsed (0: none). */
   private _replayEnd = 0;
+  /** When a client last read the screen (performance.now(); see `backlogLimit`). */
+  private _readAt = -Infinity;
 
   private readonly _onParsed = this._register(new Emitter<void>());
   /** More output has been parsed into the screen. */
@@ -116,9 +121,20 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     return this._written - this._parsed;
   }
 
-  /** Most bytes that may wait for the parser before the session pauses its PTY. */
+  /**
+   * Most bytes that may wait for the parser before the session pauses its PTY: less while a
+   * client reads the screen (Backlog.ReadingTargetMs), since every read waits for them.
+   */
   get backlogLimit(): number {
+    if (performance.now() - this._readAt < Backlog.ReadingHoldMs) {
+      return Math.min(Backlog.MaxBytes, Math.max(Backlog.ReadingMinBytes, this._rate * Backlog.ReadingTargetMs));
+    }
     return Math.min(Backlog.MaxBytes, Math.max(Backlog.MinBytes, this._rate * Backlog.TargetMs));
+  }
+
+  /** True while the backlog is kept short because a client read the screen lately. */
+  get reading(): boolean {
+    return performance.now() - this._readAt < Backlog.ReadingHoldMs;
   }
 
   /**
@@ -128,13 +144,18 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
    */
   write(data: Buffer, cursor: number): void {
     if (this.isDisposed || data.length === 0) return;
-    // The parser has plenty waiting again: a new speed sample starts.
-    if (!this._sampleBusy && this._written - this._parsed < Backlog.SampleMinBytes && cursor - this._parsed >= Backlog.SampleMinBytes) this._startSample();
     this._queued.push(data);
     this._queuedBytes += data.length;
     this._written = cursor;
     this._sealed = undefined;
-    this._thread.markDirty(this);
+    if (this._queuedBytes >= Backlog.FlushBytes) return this.flush();
+    // While the thread has half the bound still to parse, this output can wait to join more.
+    this._thread.markDirty(this, this._threadBacklog() >= this.backlogLimit / 2);
+  }
+
+  /** Bytes the thread has and has not parsed yet (as far as its notices tell). */
+  private _threadBacklog(): number {
+    return this._written - this._queuedBytes - this._parsed;
   }
 
   /** Resolves once everything handed over so far has been parsed. */
@@ -161,13 +182,13 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._thread.post({ t: 'colors', id: this._id, colors });
   }
 
-  /** A read of the screen as of now, and the output cursor it reflects exactly. */
-  async queryAt<K extends QueryName>(op: K, ...args: QueryArgs<K>): Promise<{ value: QueryResult<K>; cursor: number }> {
-    if (this.isDisposed) throw new Error('The session has closed');
-    this.flush();
-    const r = await this._thread.request({ t: 'query', id: this._id, op, args });
-    this._answeredAt = r.cursor;
-    return { value: r.value as QueryResult<K>, cursor: r.cursor };
+  /**
+   * A read of the screen as of now, and the output cursor it reflects exactly. A client waits for
+   * it, so for a while the backlog is kept short (`backlogLimit`) and the next read waits little.
+   */
+  queryAt<K extends QueryName>(op: K, ...args: QueryArgs<K>): Promise<{ value: QueryResult<K>; cursor: number }> {
+    this._readAt = performance.now();
+    return this._request(op, args);
   }
 
   async query<K extends QueryName>(op: K, ...args: QueryArgs<K>): Promise<QueryResult<K>> {
@@ -203,6 +224,31 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     return page;
   }
 
+  /**
+   * The screen for a look that no client waits on (pty/wait's checks, the input watch): exact
+   * like any read, but it leaves the backlog bound as it is, so a program watched during a flood
+   * runs at full speed.
+   */
+  async watchScreen(): Promise<ScreenSnapshot> {
+    return (await this._request('screen', [])).value;
+  }
+
+  /** `query` for a look that no client waits on (see `watchScreen`). */
+  async watch<K extends QueryName>(op: K, ...args: QueryArgs<K>): Promise<QueryResult<K>> {
+    return (await this._request(op, args)).value;
+  }
+
+  private async _request<K extends QueryName>(op: K, args: QueryArgs<K>): Promise<{ value: QueryResult<K>; cursor: number }> {
+    if (this.isDisposed) throw new Error('The session has closed');
+    this.flush();
+    const r = await this._thread.request({ t: 'query', id: this._id, op, args });
+    // The answer reflects exactly the output up to its cursor: that much is parsed, whether or
+    // not the slice's notice has come yet (a paused PTY is read again sooner).
+    this.onParsedUpTo(r.cursor);
+    this._answeredAt = r.cursor;
+    return { value: r.value as QueryResult<K>, cursor: r.cursor };
+  }
+
   // MirrorEndpoint -------------------------------------------------------------------------
 
   /** Sends the queued output now. */
@@ -227,30 +273,14 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     }
   }
 
-  onParsedUpTo(cursor: number): void {
+  onParsedUpTo(cursor: number, rate?: number): void {
+    if (rate !== undefined && rate > 0) this._rate += (rate - this._rate) * RATE_SMOOTHING;
     if (cursor <= this._parsed) return;
-    this._sampleRate(cursor);
     this._parsed = cursor;
+    // The thread is running low: what is queued goes now rather than at the relaxed batch's end.
+    if (this._queuedBytes > 0 && this._threadBacklog() < this.backlogLimit / 2) this.flush();
     this._releaseWaiters();
     this._onParsed.fire();
-  }
-
-  /**
-   * Updates the parse-speed estimate from the bytes parsed over at least SampleMinMs during which
-   * the parser always had work waiting (else the figure would be the output's pace, not the parser's).
-   */
-  private _sampleRate(cursor: number): void {
-    if (performance.now() - this._sampleAt >= Backlog.SampleMinMs) {
-      if (this._sampleBusy) this._rate += ((cursor - this._sampleFrom) / (performance.now() - this._sampleAt) - this._rate) * RATE_SMOOTHING;
-      this._startSample(cursor);
-    }
-    if (this._written - cursor < Backlog.SampleMinBytes) this._sampleBusy = false; // it may wait for output now
-  }
-
-  private _startSample(from = this._parsed): void {
-    this._sampleAt = performance.now();
-    this._sampleFrom = from;
-    this._sampleBusy = true;
   }
 
   onSignals(bell: boolean, title: string | undefined): void {
