@@ -11,6 +11,7 @@ import { bashEnv, buildCli, startServeOnFreePort, type ServeProcess } from '../.
 import { request, startHttpHost, wsConnect, wsOpen, type HttpAnswer, type HttpHost } from '../../../helpers/http';
 import { until, withTimeout } from '../../../helpers/host';
 import { runCli } from '../../../helpers/cli';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** The plain bash of every test: no rc files, a fixed prompt. */
 const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };
@@ -53,6 +54,8 @@ after(async () => {
   await h?.close();
   if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 /**
  * How many listen for a session's next output: a waiting read is one of them. Read from the

@@ -8,8 +8,9 @@ import * as path from 'node:path';
 import type { SessionInfo } from '../../../../src/core/methods/types';
 import { RpcCallError, type Notification, type RpcClient } from '../../../../src/transport/client/rpc-client';
 import { VERSION } from '../../../../src/version';
-import { BASH, connect, rejectsWith, startHost, tempRuntimeDir, until } from '../../../helpers/host';
+import { BASH, connect, rejectsWith, startHost, tempRuntimeDir, until, clientsClosed } from '../../../helpers/host';
 import { childrenOf, parentOf, pidAlive } from '../../../helpers/protocol';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking CI. */
 const TEST_TIMEOUT = 60_000;
@@ -141,6 +142,9 @@ class Sess {
     return (await this.call('pty/output', { since: 0 })).cursor;
   }
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('host control socket', () => {
   let h: Host;
