@@ -91,3 +91,11 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
     }),
   ]);
 }
+
+/**
+ * How many listen for a session's next output: a waiting read is one of them. Read from the
+ * emitter's own list, since nothing outside the host can tell when a long-poll has begun to wait.
+ */
+export function outputListeners(session: object): number {
+  return (session as unknown as { _onOutput: { _listeners: unknown[] } })._onOutput._listeners.length;
+}
