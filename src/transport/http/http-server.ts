@@ -19,6 +19,7 @@ import { HTTP_AUTHENTICATE_WITHIN_MS, MAX_HTTP_CONNECTIONS, MAX_IN_FLIGHT_REQUES
 import { ErrorCode, REST_STATUS, toRpcError, type RpcError } from '../../core/base/errors';
 import { FULL_GRANT } from '../../core/io/caller';
 import { reachSession, sessionsInReach } from '../../core/methods/access';
+import { STREAM_CLOSE } from '../../core/methods/stream-frames';
 import { REST_ROUTES, serveRest } from './rest-routes';
 import { matchRoute, type HttpRoute, type RouteParams } from './http-router';
 import { handleViewAsset, handleViewPage } from '../pages/view-page';
@@ -36,8 +37,8 @@ export const enum HttpLimits {
   MaxWsPayload = 1024 * 1024,
 }
 
-/** The close code of a WebSocket whose scoped token was revoked or expired (as HTTP 401: the credential is gone). */
-export const TOKEN_ENDED_CLOSE = 4401;
+/** The close code of a WebSocket (the stream, `/rpc`) whose scoped token was revoked or expired (as HTTP 401: the credential is gone). */
+export const TOKEN_ENDED_CLOSE = STREAM_CLOSE.tokenEnded.code;
 
 export interface HttpServerOptions {
   hostId: string;

@@ -445,7 +445,7 @@ describe('many clients', () => {
  * session's ring; the output waiting for the mirror's parser (at most 4 MiB: Backlog.MaxBytes in
  * src/core/mirror/mirror-proxy.ts); what is queued for the client, which stops growing once past
  * the high-water mark (by one notification at most: twice the mark); and the socket writer's pool
- * of free blocks (8 of 256 KiB: src/transport/socket/frame-writer.ts). The memory held, measured
+ * of free blocks (8 of 256 KiB: src/transport/base/frame-writer.ts). The memory held, measured
  * after a full collection, must grow by less than this while the flood is twice as large.
  */
 const KEPT_BYTES = DEFAULT_RING_BYTES + 4 * 1024 * 1024 + 2 * CLIENT_HIGH_WATER_BYTES + 8 * 256 * 1024;
