@@ -198,7 +198,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     this.dispose();
   }
 
-  /** Sends what this turn gathered now, not at the turn's end (before the connection is ended). */
+  /** Sends what this turn gathered now, not at the turn's end (before the connection is ended; when a subscription's pump ends). */
   flush(): void {
     this._endTurn();
   }
