@@ -167,6 +167,8 @@ export class OutputSubscription implements IDisposable {
     while (this._cursor < this._session.cursor) {
       if (this._sink.congested()) {
         this._waitingDrain = this._sink.whenDrained(() => {
+          // The wait is over: released here (as the peer's pump clears its own), not merely forgotten.
+          this._waitingDrain?.dispose();
           this._waitingDrain = undefined;
           this.pump();
         });

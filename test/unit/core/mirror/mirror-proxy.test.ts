@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import type { Session } from '../../../../src/core/session/session';
 import type { ScrollbackPage } from '../../../../src/core/mirror/scrollback-page';
 import { startHost, TEST_WRITER, until } from '../../../helpers/host';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Rows of scrollback a session keeps (the host's default). */
 const SCROLLBACK = 10_000;
@@ -15,6 +16,9 @@ const OLDEST = 100;
 
 /** `seq 1 first`, then one more batch of rows per line typed, then exit. */
 const batches = (first: number, ...more: Array<[number, number]>) => ['seq 1 ' + first, ...more.map(([a, b]) => `read _; seq ${a} ${b}`)].join('; ');
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 describe('scrollback pages on the main thread', () => {
   let host: Awaited<ReturnType<typeof startHost>>;
@@ -138,7 +142,14 @@ describe('scrollback pages on the main thread', () => {
       }
       assert.ok(reads > 5, `${reads} reads during the flood`);
       const page = await s.mirror.scrollbackPage(0, OLDEST);
-      assert.equal(page.text.split('\n').filter((r) => r !== '').at(-1), String(n), 'the last page has the last row');
+      assert.equal(
+        page.text
+          .split('\n')
+          .filter((r) => r !== '')
+          .at(-1),
+        String(n),
+        'the last page has the last row',
+      );
     } finally {
       host.host.registry.remove(s.id);
     }

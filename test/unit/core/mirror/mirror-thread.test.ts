@@ -19,6 +19,7 @@ const FLOOD_READS = 30;
  */
 const FLOOD_READ_MEDIAN_MS = 200;
 import { startHost, TEST_WRITER, until } from '../../../helpers/host';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Bytes `seq 1 N` prints before the number n, with the terminal's \r\n line ends. */
 function bytesBefore(n: number): number {
@@ -40,6 +41,9 @@ function lastRowAt(c: number): string {
   const partial = (String(lo) + '\r\n').slice(0, c - bytesBefore(lo)).replace(/[\r\n]/g, '');
   return partial !== '' ? partial : String(lo - 1);
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 describe('the mirror thread', () => {
   let host: Awaited<ReturnType<typeof startHost>>;

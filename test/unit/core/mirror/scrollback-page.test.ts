@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { ScrollbackStore } from '../../../../src/core/mirror/scrollback-store';
 import { pageBounds, SealedPages } from '../../../../src/core/mirror/scrollback-page';
 import { BLOCK_ROWS } from '../../../../src/core/mirror/sealed-blocks';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
 
 /** Row i's text: numbered, of varying length, some with 2-, 3- and 4-byte characters, some empty. */
 const rowOf = (i: number): string => (i % 17 === 0 ? '' : `${i} ${'é€😀x'.slice(0, i % 5)}${'-'.repeat(i % 23)}`);
@@ -23,6 +24,9 @@ function expected(store: ScrollbackStore, offset: number, lines: number): { text
 function pagesOf(store: ScrollbackStore): SealedPages {
   return new SealedPages({ ...store.sealed(), firstRetainedRow: store.firstAbsolute, endRow: store.firstAbsolute + store.length });
 }
+
+// Every test leaves nothing undisposed (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test('pages of sealed rows read from shared memory equal the store’s rows, before and after trimming', () => {
   const capacity = 5 * BLOCK_ROWS + 40;

@@ -16,15 +16,16 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import type { RpcClient } from '../../../src/transport/client/rpc-client';
+import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { Terminal } from '@xterm/headless';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
-import { haveTmux, Tmux } from '../../helpers/cli';
-import { FUZZ_RUNS, fuzz, LONG_FUZZ } from '../../helpers/fuzz';
-import { connect, startHost } from '../../helpers/host';
-import { sleep } from '../../helpers/protocol';
-import { sameScreen, screenDiff, styleDiff, styleRows } from '../../helpers/screen-diff';
-import { writeAll } from '../../helpers/xterm-screen';
+import { haveTmux, Tmux } from '../../../helpers/cli';
+import { FUZZ_RUNS, fuzz, LONG_FUZZ } from '../../../helpers/fuzz';
+import { connect, startHost, clientsClosed } from '../../../helpers/host';
+import { sleep } from '../../../helpers/protocol';
+import { sameScreen, screenDiff, styleDiff, styleRows } from '../../../helpers/screen-diff';
+import { writeAll } from '../../../helpers/xterm-screen';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const COLS = 80;
 const ROWS = 24;
@@ -74,6 +75,8 @@ after(async () => {
   tmux?.killServer();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 function tmuxScreen(target: string): Screen {
   const rows = tmux.capture(target).split('\n').slice(0, ROWS);
