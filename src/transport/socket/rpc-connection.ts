@@ -96,6 +96,10 @@ export class RpcConnection extends Disposable {
       if (this.isDisposed) return;
       const probe = setInterval(() => this._probeReader(), HALF_CLOSED_PROBE_MS).unref();
       this._probe.value = toDisposable(() => clearInterval(probe));
+      // Look once this turn is over too (a connection with nothing pending has ended by then): a
+      // client that closed altogether (a cancelled call's own connection) is gone now, and its
+      // calls (a send holding the session) end now, not a probe later.
+      setImmediate(() => this._probeReader());
     });
     this._on('close', () => this.dispose());
     this._on('error', () => this.dispose());

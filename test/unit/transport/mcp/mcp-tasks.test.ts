@@ -229,10 +229,13 @@ for (const via of ['http', 'stdio'] as const) {
         assert.equal(execution.kind, 'task');
         const id = execution.handle!.taskId;
         assert.equal((await a.tasks.task(id).snapshot()).status, 'working');
+        // Cancelled once the command runs (a cancel before the text is typed types nothing).
+        const commands = async () => textOf((await plain.client.callTool({ name: 'list_commands', arguments: { session } })) as ToolResult);
+        await until(async () => /sleep 600/.test(await commands()), 20_000, 'the command to start');
         await execution.cancel();
         await until(async () => (await a.tasks.task(id).snapshot()).status === 'cancelled', 20_000, 'the task cancelled');
-        const listed = (await plain.client.callTool({ name: 'list_commands', arguments: { session } })) as ToolResult;
-        assert.match(textOf(listed), /sleep 600/, 'the command still runs');
+        assert.match(await commands(), /sleep 600/, 'the command still runs');
+        assert.equal((await a.tasks.task(id).snapshot()).status, 'cancelled');
         // The host no longer waits for the cancelled send (its timeout is a minute): the session's
         // one send is free, and Ctrl+C as a waiting send stops the command.
         const keys = (await plain.client.callTool({ name: 'send_keys', arguments: { session, keys: ['Ctrl+C'], wait: true, timeout: 30_000 } })) as ToolResult;
