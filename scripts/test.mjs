@@ -204,6 +204,7 @@ const allEvents = existsSync(eventsFile)
 rmSync(eventsDir, { recursive: true, force: true });
 const events = allEvents.filter((e) => e.fileMs === undefined);
 for (const e of allEvents) if (e.fileMs !== undefined) durations[key(e.file)] = Math.round(e.fileMs / 100) / 10;
+for (const f of Object.keys(durations)) if (!existsSync(f)) delete durations[f];
 const durationsTmp = `${DURATIONS_FILE}.${process.pid}`;
 writeFileSync(durationsTmp, `${JSON.stringify(durations, null, 1)}\n`, { mode: 0o600 });
 renameSync(durationsTmp, DURATIONS_FILE);
