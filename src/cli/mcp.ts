@@ -7,7 +7,8 @@ import { resolveSelector, selectOrThrow } from '../core/session/selector';
 import { ensureDaemon } from '../host/daemon';
 import { isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
 import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
-import { createMcpServer, guardParams, type CallVia, type ToolBackend } from '../transport/mcp/mcp-tools';
+import { createMcpServer, guardParams, TOOLS, type CallVia, type ToolBackend } from '../transport/mcp/mcp-tools';
+import { TASK_TOOLS } from '../transport/mcp/mcp-tasks';
 import { RunStore } from '../transport/mcp/tool-run';
 import { personPrompt, type PersonPrompt } from '../transport/mcp/mcp-elicit';
 import { askPersonToApprove } from '../transport/mcp/approval-question';
@@ -26,6 +27,14 @@ const AGENT_OVER_STDIO = { origin: 'agent', transport: 'mcp-stdio' } as const;
 
 /** How long a host may take to list its sessions before its discovery record stands in for it. */
 const HOST_LIST_WAIT_MS = 2000;
+
+/**
+ * The methods of the tools that wait for the program (the ones a task runs). A call of one apart
+ * from its request (a task, a 2026-07-28 round) gets a connection of its own to the host, closed
+ * when the call is cancelled: the host ends a call whose connection goes, so its wait ends at once
+ * and the session's one send is free again (docs/protocol.md#tasks-and-input-rounds).
+ */
+const WAITING_METHODS: ReadonlySet<string> = new Set(TOOLS.filter((t) => TASK_TOOLS.has(t.name)).map((t) => t.method.name));
 
 /** A session as the backend found it: on a host of this machine, or on a remote host (by name). */
 interface Found {
@@ -104,18 +113,19 @@ export class DiscoveryBackend implements ToolBackend {
   async call(method: string, params: Record<string, unknown>, via?: CallVia): Promise<unknown> {
     const signal = via?.signal;
     if (!signal) return this._call(method, params, via?.prompt);
-    // A call apart from its request stops waiting when it is cancelled (the host's call runs out on its own).
+    // A call apart from its request stops waiting when it is cancelled; on a host of this machine
+    // the host's own wait ends with it (the call's own connection closes, see WAITING_METHODS).
     return new Promise((resolve, reject) => {
-      const stop = () => reject(new RpcError(ErrorCode.ServerError, 'Cancelled: no longer waiting for the host'));
+      const stop = () => reject(cancelled());
       if (signal.aborted) return stop();
       signal.addEventListener('abort', stop, { once: true });
-      this._call(method, params, via?.prompt)
+      this._call(method, params, via?.prompt, signal)
         .then(resolve, reject)
         .finally(() => signal.removeEventListener('abort', stop));
     });
   }
 
-  private async _call(method: string, params: Record<string, unknown>, prompt: PersonPrompt | undefined): Promise<unknown> {
+  private async _call(method: string, params: Record<string, unknown>, prompt: PersonPrompt | undefined, signal?: AbortSignal): Promise<unknown> {
     try {
       if (method === 'session/list') return { sessions: (await this._allSessions()).map((f) => f.s) };
       if (method === 'session/create') return await this._create(params);
@@ -124,14 +134,22 @@ export class DiscoveryBackend implements ToolBackend {
       if (found.remote !== undefined) return await this._onRemote(found.remote, method, { ...params, session: found.s.id });
       const host = found.host!;
       if (prompt) this._callPrompts.set(found.s.id, prompt);
+      // A call that may wait long, apart from its request: on a connection of its own, closed on cancel.
+      const own = signal && WAITING_METHODS.has(method) ? new AbortController() : undefined;
+      const closeOwn = () => own?.abort();
+      signal?.addEventListener('abort', closeOwn, { once: true });
       try {
-        const client = await this._client(host);
+        const client = own ? await this._ownClient(host, own.signal) : await this._client(host);
         return await client.request(method, { ...params, session: found.s.id, client: this._declaration(prompt) });
       } catch (e) {
+        // Cancelled: the call's own connection was closed on purpose, the host is fine.
+        if (signal?.aborted) throw cancelled();
         // The host died under the call (or just before it): say so, not "Connection closed".
         if (e instanceof ConnectionClosedError || !isAlive(host.pid)) throw await this._gone(host);
         throw e;
       } finally {
+        signal?.removeEventListener('abort', closeOwn);
+        closeOwn();
         if (prompt && this._callPrompts.get(found.s.id) === prompt) this._callPrompts.delete(found.s.id);
       }
     } catch (e) {
@@ -140,6 +158,19 @@ export class DiscoveryBackend implements ToolBackend {
       if (e instanceof HostsConfigError) throw new RpcError(ErrorCode.ServerError, e.message);
       throw e;
     }
+  }
+
+  /**
+   * A connection to `host` for one call, closed once `closed` aborts (after the call, or when it is
+   * cancelled: the host then stops the call). The host's questions about the call's writes come on
+   * it, as on a shared one.
+   */
+  private async _ownClient(host: HostRecord, closed: AbortSignal): Promise<RpcClient> {
+    const client = await RpcClient.connect(host.control);
+    client.onNotification((n) => this._onHostNotification(client, n));
+    if (closed.aborted) client.close();
+    else closed.addEventListener('abort', () => client.close(), { once: true });
+    return client;
   }
 
   /** One call on a remote host's bridge; a drop under it is said in one line (and the next call reconnects). */
@@ -319,6 +350,11 @@ export class DiscoveryBackend implements ToolBackend {
       );
     this._remotes.dispose();
   }
+}
+
+/** What a cancelled call answers: the relay no longer waits (a task's program goes on in the terminal). */
+function cancelled(): RpcError {
+  return new RpcError(ErrorCode.ServerError, 'Cancelled: no longer waiting for the host');
 }
 
 function isInside(child: string, parent: string): boolean {

@@ -80,9 +80,9 @@ export class FuzzHost {
    * After a batch: the bystander answers `pty/status` on a connection of its own, the target is
    * running again, and sessions the batch opened are gone.
    */
-  async afterBatch(): Promise<void> {
+  async afterBatch(options: { fresh?: boolean } = {}): Promise<void> {
     await this.assertBystanderServed();
-    await this.restore();
+    await this.restore(options);
   }
 
   async assertBystanderServed(): Promise<void> {
@@ -95,16 +95,26 @@ export class FuzzHost {
     }
   }
 
-  /** Kills what the batch opened and makes sure a running target exists, at its usual size. */
-  async restore(): Promise<void> {
+  /**
+   * Kills what the batch opened and makes sure a running target exists, at its usual size.
+   * `fresh` replaces the target even when it seems well: a case that can signal it must ask for
+   * that, because a SIGKILL sent by `pty/signal` is answered before the process's exit is reaped,
+   * so the target still reads as running and would die under the next case.
+   */
+  async restore(options: { fresh?: boolean } = {}): Promise<void> {
     for (const s of this.host.registry.list()) {
       if (s.id !== this.bystander.id && s.id !== this.target?.id) this.host.registry.remove(s.id);
     }
     const t = this.target && this.host.registry.get(this.target.id);
     // A case may have ended it, or given it a lease (session/keep) that ends it once nobody is connected.
-    if (!t || !t.running || t.leaseSeconds !== undefined) {
+    if (options.fresh || !t || !t.running || t.leaseSeconds !== undefined) {
       if (t) this.host.registry.remove(t.id);
-      this.target = await this._control.request<SessionInfo>('session/create', { ...this._targetCommand, name: `target-${Date.now()}`, cols: 80, rows: 24 });
+      this.target = await this._control.request<SessionInfo>('session/create', {
+        ...this._targetCommand,
+        name: `target-${Date.now()}-${++targetsMade}`,
+        cols: 80,
+        rows: 24,
+      });
     }
     await until(() => this.host.registry.list().length === 2, 5000, 'the sessions of the batch to go');
   }
@@ -128,6 +138,9 @@ function whichOrFail(tool: string): string {
   }
   throw new Error(`${tool} is not on PATH`);
 }
+
+/** Targets started so far: a part of each one's name, so no two ever share one. */
+let targetsMade = 0;
 
 /** A `cat` on a terminal in raw mode: Ctrl+C, Ctrl+D, Ctrl+Z are bytes it copies, so no key ends it. */
 export const RAW_CAT = { command: '/bin/sh', args: ['-c', '/bin/stty raw -echo && exec cat'] };

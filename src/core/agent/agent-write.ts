@@ -14,10 +14,12 @@ export interface WriteGuards {
   readonly approvals?: ApprovalBroker;
 }
 
-/** An admitted write: the source to write as (it carries the approval decision), and the ms waited. */
+/**
+ * An admitted write: the source to write as (it carries the approval decision). How long the
+ * admission waited is in the call's own `waitedMs`, counted from the call's start.
+ */
 export interface Admitted {
   from: InputSource;
-  waitedMs: number;
 }
 
 /** How long a write may wait: for the user's answer (`ask`), and for the user to pause typing. */
@@ -58,8 +60,8 @@ export async function admitWrite(
   const approval = await approve(guards, session, from, text, wait.askMs, signal);
   if (approval) from = { origin: from.origin, transport: from.transport, approval, agentToken: from.agentToken };
   const asked = Date.now() - started;
-  const paused = await waitForHumanPause(session, from, Math.max(0, Math.min(wait.pauseMs, wait.askMs - asked)), signal);
-  return { from, waitedMs: asked + paused };
+  await waitForHumanPause(session, from, Math.max(0, Math.min(wait.pauseMs, wait.askMs - asked)), signal);
+  return { from };
 }
 
 /** The approval decision of an agent's write, or undefined when none was needed; throws when refused. */

@@ -212,13 +212,15 @@ async function readyAfterAct(session: Session, from: InputSource, signal: AbortS
         // Ready: for a password prompt (docs/protocol.md#secret-input) the answer says so, at once.
         return ready.fire((await asksForSecret(session)) ? 'secret_input' : 'stdin_read');
       }
-      if (state === 'asleep_hidden') {
+      if (state === 'asleep_hidden' || state === 'relaying') {
         if (stable >= SendTuning.StablePolls && now - modeCheckedAt >= SendTuning.HiddenModeCheckMs) {
-          // sudo hides its system call; a terminal set for a password says what it waits for.
+          // sudo hides its system call, ssh relays to a program out of sight: a password prompt
+          // still shows (the terminal's mode, the line at the cursor).
           modeCheckedAt = now;
           if (await asksForSecret(session)) return ready.fire('secret_input');
         }
-        // We cannot see what it waits for: fall back to silence.
+        // We cannot see what it waits for (a relay waits on the terminal whatever the program
+        // behind it does, docs/guarantees.md#send-readiness): fall back to silence.
         if (now - Math.max(session.lastOutputAt, actedAt) >= idleMs) return ready.fire('inferred_idle');
       }
     }

@@ -16,7 +16,9 @@ export type InputWait = 'secret_input' | 'input_wait' | 'busy' | 'unknown';
  * terminal's mode, and for a prompt that reads keys the line at the cursor: SecretJudge) is asked
  * only when the job sleeps: for a job seen waiting on the terminal, and for one that sleeps behind
  * a hidden syscall file (sudo and passwd are setuid: /proc shows their state but not their system
- * call), where a secret mode is the only sign that it reads a password.
+ * call), where a secret mode is the only sign that it reads a password, and for one that relays the
+ * terminal (ssh): whether what it relays to waits is unknown, but a password prompt shows (the
+ * line at the cursor asks).
  */
 export async function probeInputWait(shellPid: number, asksForSecret: () => Promise<boolean>): Promise<InputWait> {
   const state = foregroundStateOf(shellPid);

@@ -20,7 +20,7 @@
 import * as fs from 'node:fs';
 import { readStat, isDead, terminalOf, foregroundProcessGroup } from './proc/stat';
 import { inputWaitSyscalls, readSyscall, type WaitKind } from './proc/wait-syscalls';
-import { waitIncludesTerminal } from './proc/wait-sets';
+import { terminalWaitOf } from './proc/wait-sets';
 
 export { foregroundProcessGroup, shellHasEnded, terminalOf } from './proc/stat';
 export { signalForegroundGroup } from './proc/signal';
@@ -53,7 +53,7 @@ function processesInGroup(pgid: number): number[] | null {
 }
 
 /** Verdict for one task (thread) of a foreground process. */
-type TaskVerdict = 'waiting' | 'asleep' | 'busy' | 'dead' | 'denied';
+type TaskVerdict = 'waiting' | 'relaying' | 'asleep' | 'busy' | 'dead' | 'denied';
 
 function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap<number, WaitKind>): TaskVerdict {
   const stat = readStat(`/proc/${pid}/task/${tid}/stat`);
@@ -73,7 +73,8 @@ function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap
       return 'asleep';
     case 'syscall': {
       const kind = table.get(sys.nr);
-      return kind !== undefined && waitIncludesTerminal(kind, pid, tid, sys.args, ttyNr) ? 'waiting' : 'asleep';
+      const wait = kind === undefined ? 'other' : terminalWaitOf(kind, pid, tid, sys.args, ttyNr);
+      return wait === 'terminal' ? 'waiting' : wait === 'relay' ? 'relaying' : 'asleep';
     }
   }
 }
@@ -83,8 +84,11 @@ function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap
  * 'asleep_hidden' — no task is busy and none seen waits for the terminal, but some sleeping task hides
  * its system call (a setuid program such as sudo or passwd: its /proc/<pid>/syscall is root's). Such a
  * job may be reading the terminal; only the terminal's mode can tell more (see input-wait.ts).
+ * 'relaying' — no task is busy, and one waits for the terminal and, in the same wait, for input from
+ * a program out of sight (ssh's connection, the other terminal of sudo or `script`): it passes on
+ * what is typed, and whether the program behind it is ready cannot be seen (docs/guarantees.md#send-readiness).
  */
-export type ForegroundState = Readiness | 'asleep_hidden';
+export type ForegroundState = Readiness | 'asleep_hidden' | 'relaying';
 
 /**
  * Is the session's foreground job ready for input?
@@ -96,16 +100,17 @@ export type ForegroundState = Readiness | 'asleep_hidden';
  * 'busy' — some task runs (R), is in uninterruptible sleep (D), is stopped (T/t), vanished during the
  * scan, or all sleep but none waits for the terminal (e.g. `sleep 3` in nanosleep, `cat` on a pipe).
  * 'unknown' — not Linux or an architecture without a syscall table, the shell is gone, or a sleeping
- * task's /proc/<pid>/syscall is unreadable (ptrace access checks: Yama, other users, hidepid).
+ * task's /proc/<pid>/syscall is unreadable (ptrace access checks: Yama, other users, hidepid), or the job
+ * relays the terminal to a program out of sight (ssh, sudo's own terminal: see ForegroundState).
  *
  * Cost: one pass over /proc/<n>/stat, then a few small /proc reads per foreground task. Never throws.
  */
 export function readinessOf(shellPid: number): Readiness {
   const state = foregroundStateOf(shellPid);
-  return state === 'asleep_hidden' ? 'unknown' : state;
+  return state === 'asleep_hidden' || state === 'relaying' ? 'unknown' : state;
 }
 
-/** `readinessOf`, telling apart a job that sleeps behind an unreadable syscall file ('asleep_hidden'). */
+/** `readinessOf`, telling apart a job that sleeps behind an unreadable syscall file ('asleep_hidden') and one that relays ('relaying'). */
 export function foregroundStateOf(shellPid: number): ForegroundState {
   if (process.platform !== 'linux') return 'unknown';
   const table = inputWaitSyscalls();
@@ -117,6 +122,7 @@ export function foregroundStateOf(shellPid: number): ForegroundState {
     const members = processesInGroup(pgid);
     if (members === null) return 'unknown';
     let waiting = false;
+    let relaying = false;
     let denied = false;
     for (const pid of members) {
       let tids: string[];
@@ -129,11 +135,14 @@ export function foregroundStateOf(shellPid: number): ForegroundState {
         const verdict = taskVerdict(pid, Number(tid), ttyNr, table);
         if (verdict === 'busy') return 'busy'; // a busy task decides regardless of unreadable ones
         if (verdict === 'waiting') waiting = true;
+        if (verdict === 'relaying') relaying = true;
         if (verdict === 'denied') denied = true;
       }
     }
     // A hidden task may be the one that reads (sudo): what the others do cannot decide it.
     if (denied) return 'asleep_hidden';
+    // Waiting to pass on what is typed: whether the program behind it is ready is out of sight.
+    if (relaying) return 'relaying';
     // No live member (the job just ended, the shell has not taken the terminal back yet) or nobody waits
     // on the terminal: not ready.
     return waiting ? 'waiting_for_input' : 'busy';

@@ -7,6 +7,7 @@ import { Disposable, disposableTimeout, DisposableStore, Emitter, MutableDisposa
 import { selectOrThrow } from './selector';
 import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from './session';
 import { EventLog } from './event-log';
+import { spawnProblem } from './pty/spawn-check';
 import { MAX_SESSIONS } from '../base/limits';
 
 /** How long an exited session stays listed and readable when nobody closes it (docs/guarantees.md#exited-sessions). */
@@ -113,6 +114,9 @@ export class SessionRegistry extends Disposable {
     if (!Number.isInteger(cols) || cols < 2 || cols > MAX_COLS) throw invalidParams(`cols must be an integer from 2 to ${MAX_COLS}`);
     if (!Number.isInteger(rows) || rows < 1 || rows > MAX_ROWS) throw invalidParams(`rows must be an integer from 1 to ${MAX_ROWS}`);
     const cwd = params.cwd || this._options.defaultCwd || os.homedir();
+    // What node-pty would take without a check (it dies on an argument that is no string): before any look at the disk.
+    const problem = spawnProblem({ command, args: params.args ?? [], cwd, env: params.env });
+    if (problem) throw invalidParams(`Cannot start the session: ${problem}`);
     // node-pty reports a missing program or folder only as an exit code 1 after the fact: check first.
     if (!isDirectory(cwd)) throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}": no such directory: ${cwd}`, { cwd });
     if (!findExecutable(command, params.env?.PATH ?? process.env.PATH ?? '', cwd)) {
@@ -144,6 +148,7 @@ export class SessionRegistry extends Disposable {
         commandLogWritable: this._options.commandLogWritable,
       });
     } catch (e) {
+      if (e instanceof RpcError) throw e;
       // node-pty reports a bad command or cwd by throwing: that is the caller's input, not our crash.
       throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}": ${(e as Error).message}`);
     }

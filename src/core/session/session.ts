@@ -26,6 +26,8 @@ import { hangUp } from './pty/hang-up';
 import { exitInfoOf } from './pty/exit-status';
 import { killGroup, killLeftover } from './pty/kill';
 import { buildEnv } from './pty/spawn-env';
+import { spawnProblem } from './pty/spawn-check';
+import { invalidParams } from '../base/errors';
 import { Utf8Joiner } from './pty/utf8-joiner';
 import { FlowHolders, ReadPauses } from './flow/read-pauses';
 import { HandleCount } from './handle-count';
@@ -131,6 +133,12 @@ export class Session extends Disposable {
 
   constructor(readonly options: SessionOptions) {
     super();
+    // node-pty's spawn ends the whole host on an argument that is no string: refused before anything starts.
+    const problem = spawnProblem(options);
+    if (problem) {
+      super.dispose();
+      throw invalidParams(`Cannot start the session: ${problem}`);
+    }
     this.id = options.id;
     this._name = options.name;
     this.ring = new RingBuffer(options.ringBytes ?? DEFAULT_RING_BYTES);

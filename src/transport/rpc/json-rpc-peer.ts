@@ -1,7 +1,7 @@
 import { errorResponse, type JsonRpcResponse } from '../../core/methods/dispatch';
 import type { RpcDialect } from '../../core/base/errors';
 import { ErrorCode, limitReached, RpcError } from '../../core/base/errors';
-import { Disposable, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../../core/base/lifecycle';
+import { Disposable, disposableTimeout, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../../core/base/lifecycle';
 import type { NotificationSink } from '../../core/io/subscription';
 import { MAX_IN_FLIGHT_REQUESTS } from '../../core/base/limits';
 import { ConnectionClosedError, RpcCallError, type Notification } from './messages';
@@ -17,6 +17,14 @@ export const CLIENT_HIGH_WATER_BYTES = 1024 * 1024;
 export const REQUEST_HIGH_WATER_BYTES = 4 * CLIENT_HIGH_WATER_BYTES;
 /** Requests started per event-loop turn from one client's queue; their answers are written before the next batch. */
 const REQUESTS_PER_TURN = 16;
+/**
+ * How long a request read while the in-flight limit is full waits in line for room, counted from
+ * the last request started or answered: a quick call (a read, a status, a write) is answered in
+ * milliseconds even on a loaded machine, so pipelined quick calls always find room; calls that
+ * hold every slot this long without one answer are waits (a `pty/wait` may last a day), and the
+ * request is refused rather than left waiting behind them (docs/protocol.md#2-framing).
+ */
+const IN_FLIGHT_PATIENCE_MS = 1000;
 
 /** The answer to a request past the in-flight limit (on every JSON-RPC transport). */
 export function tooManyInFlight(max: number): RpcError {
@@ -74,7 +82,8 @@ export interface JsonRpcPeerOptions {
 /**
  * One end of a JSON-RPC connection, on any framing (docs/protocol.md#2-framing): messages are
  * parsed where they enter, requests run concurrently (a long `pty/wait` does not block a
- * `pty/read`) up to the in-flight limit, the requests of a client that does not read its answers
+ * `pty/read`) up to the in-flight limit (past it they wait in line while calls are being answered,
+ * and are refused once the calls holding it are waits), the requests of a client that does not read its answers
  * wait (and its input is not read) while too much is unsent to it, and everything written in one
  * event-loop turn leaves in one write. A peer that serves (`_serve`, the host's `TablePeer`)
  * answers every request it reads; one that does not (a client) matches answers to its own
@@ -95,6 +104,10 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   private _inputEnded = false;
   /** Requests started and not yet answered. */
   private _inFlight = 0;
+  /** When a request was last started or answered (the in-flight limit's patience counts from it). */
+  private _progressAt = 0;
+  /** Set while the next request waits for room under the in-flight limit. */
+  private readonly _roomWait = this._register(new MutableDisposable());
   /** The write of this turn's messages, pending at the turn's end. */
   private _turn: NodeJS.Immediate | undefined;
   private _nextId = 1;
@@ -207,6 +220,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
         break;
       }
       if (this._startedThisTurn >= REQUESTS_PER_TURN) break; // the turn's end pumps again
+      if (!this._hasRoom()) break; // an answer, or the patience's end, pumps again
       if (this._startedThisTurn++ === 0) {
         setImmediate(() => {
           this._startedThisTurn = 0;
@@ -216,6 +230,27 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
       void this._handle(this._queue.shift()!);
     }
     this._setReading(this._queue.length === 0);
+  }
+
+  /**
+   * Whether the next request may be handled now: there is room under the in-flight limit, or the
+   * calls holding it have been answering nothing for the patience (then it is refused at once, as
+   * each one after it while that lasts). Otherwise it waits in line, and a timer pumps again when
+   * the patience ends.
+   */
+  private _hasRoom(): boolean {
+    if (!this._serve || this._inFlight < this._maxInFlight) return true;
+    const waited = performance.now() - this._progressAt;
+    if (waited >= IN_FLIGHT_PATIENCE_MS) return true;
+    this._roomWait.value ??= disposableTimeout(() => {
+      this._roomWait.clear();
+      this._pump();
+    }, IN_FLIGHT_PATIENCE_MS - waited);
+    return false;
+  }
+
+  private get _maxInFlight(): number {
+    return this._options.maxInFlightRequests ?? MAX_IN_FLIGHT_REQUESTS;
   }
 
   /** Stops reading the client's input while requests wait in the queue (the kernel holds the rest). */
@@ -237,9 +272,10 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
       return;
     }
     if (!this._serve) return this._take(message);
-    const max = this._options.maxInFlightRequests ?? MAX_IN_FLIGHT_REQUESTS;
+    const max = this._maxInFlight;
     if (this._inFlight >= max) return this._refuseOverLimit(message, max);
     this._inFlight++;
+    this._progressAt = performance.now();
     try {
       const { response, afterSend } = await this._serve(message, this._abort.signal);
       if (this.isDisposed) return;
@@ -248,6 +284,9 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
       for (const fn of afterSend) fn();
     } finally {
       this._inFlight--;
+      this._progressAt = performance.now();
+      // A request waiting in line for room takes it.
+      if (this._queue.length > 0) this._pump();
       this._finishIfDone();
     }
   }
@@ -271,8 +310,9 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   }
 
   /**
-   * A request past the in-flight limit is answered at once (a notification gets nothing) and not
-   * run: one client cannot pile up thousands of day-long `pty/wait`s. The connection stays open.
+   * A request past the in-flight limit, once the calls holding it have answered nothing for the
+   * patience, is answered at once (a notification gets nothing) and not run: one client cannot pile
+   * up thousands of day-long `pty/wait`s. The connection stays open.
    */
   private _refuseOverLimit(message: unknown, max: number): void {
     const id = requestId(message);

@@ -117,7 +117,7 @@ function message(door: Door): fc.Arbitrary<string | Buffer> {
 /** The connection of a door (a session's socket is the target's). */
 async function open(door: Door): Promise<Wire> {
   if (door === 'session') {
-    await fh.restore(); // the last message may have ended the target, or given it a lease
+    await fh.restore({ fresh: true }); // the last message may have ended the target, or given it a lease
     return socketWire(fh.target.address);
   }
   if (door === 'control') return socketWire(fh.host.controlAddress);
@@ -141,7 +141,7 @@ async function runBatch(door: Door, batch: Array<string | Buffer>): Promise<void
       assertAnswer(request, res, what);
       // pty/kill on a session's own socket ends the session, and its socket with it.
       if (door === 'session' && (request as { method?: unknown } | undefined)?.method === 'pty/kill' && 'result' in res) {
-        await fh.restore();
+        await fh.restore({ fresh: true });
         wire.close();
         wire = await open(door);
       }
@@ -149,7 +149,7 @@ async function runBatch(door: Door, batch: Array<string | Buffer>): Promise<void
   } finally {
     wire.close();
   }
-  await fh.afterBatch();
+  await fh.afterBatch({ fresh: true });
 }
 
 describe('fuzz: JSON-RPC', () => {
@@ -218,7 +218,7 @@ let caseNumber = 0;
  * error line (-32600, id null), the connection closed, and the marker never typed.
  */
 async function runFirstLine(first: Buffer): Promise<void> {
-  await fh.restore();
+  await fh.restore({ fresh: true });
   const port = Number(fh.target.tcp!.split(':').pop());
   const marker = `tcpmark${++caseNumber}x`;
   const write = JSON.stringify({ jsonrpc: '2.0', id: 'marker', method: 'pty/write', params: { action: { text: `${marker}\n` } } });

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import type { WaitKind } from './wait-syscalls';
 
-/* Whether a blocked read, select, poll or epoll wait includes the session's terminal: read from the task's fds and memory. */
+/* Whether a blocked read, select, poll or epoll wait includes the session's terminal, and what else it waits on: read from the task's fds and memory. */
 
 /** poll(2) event bits that mean "readable" (the others — POLLOUT etc. — are not input waits). */
 const POLLIN = 0x1;
@@ -20,6 +20,12 @@ const MAX_SELECT_NFDS = 65536;
 
 /** Device number of /dev/tty (major 5, minor 0): opening it yields the opener's controlling terminal. */
 const DEV_TTY_RDEV = (5 << 8) | 0;
+/** Device number of /dev/ptmx (major 5, minor 2): an open one is the master side of another terminal. */
+const DEV_PTMX_RDEV = (5 << 8) | 2;
+/** The process's tables of internet sockets (its network namespace's), where a socket's inode is listed. */
+const INTERNET_SOCKET_TABLES = ['tcp', 'tcp6', 'udp', 'udp6'];
+/** Column of the inode in those tables (after sl, local and remote address, st, queues, timer, retransmits, uid, timeout). */
+const SOCKET_TABLE_INODE_COLUMN = 9;
 
 /**
  * True when `fd` of the task is the session's terminal: the pty slave itself (rdev equals the session's
@@ -71,72 +77,121 @@ function readMemory(pid: number, address: bigint, length: number): Buffer | null
 }
 
 /**
- * Does a select/pselect6 wait include the terminal in its read set? The kernel copies the fd_sets in at
- * entry and writes results back only on return, so while the task sleeps its memory still holds the set
- * it waits on. A null read set means it waits for no input at all (e.g. python's old select()-based
- * sleep). If the memory cannot be read we approximate by "has the terminal open on some fd".
+ * The fds a select/pselect6 wait waits on for input. The kernel copies the fd_sets in at entry and
+ * writes results back only on return, so while the task sleeps its memory still holds the set it
+ * waits on. A null read set means it waits for no input at all (e.g. python's old select()-based
+ * sleep). Null when the memory cannot be read.
  */
-function selectIncludesTerminal(pid: number, tid: number, args: readonly bigint[], ttyNr: number): boolean {
+function selectInputFds(pid: number, args: readonly bigint[]): number[] | null {
   const nfds = Number(args[0] ?? 0n);
   const readfds = args[1] ?? 0n;
-  if (readfds === 0n || nfds <= 0) return false;
-  if (nfds > MAX_SELECT_NFDS) return hasTerminalOpen(pid, tid, ttyNr);
+  if (readfds === 0n || nfds <= 0) return [];
+  if (nfds > MAX_SELECT_NFDS) return null;
   // fd_set is an array of longs, bit (fd % 64) of long (fd / 64); on little-endian that is simply bit
   // (fd % 8) of byte (fd / 8).
   const bits = readMemory(pid, readfds, Math.ceil(nfds / 8));
-  if (bits === null) return hasTerminalOpen(pid, tid, ttyNr);
-  for (let fd = 0; fd < nfds; fd++) {
-    if (((bits[fd >> 3] ?? 0) & (1 << (fd & 7))) !== 0 && isTerminalFd(pid, tid, fd, ttyNr)) return true;
-  }
-  return false;
+  if (bits === null) return null;
+  const fds: number[] = [];
+  for (let fd = 0; fd < nfds; fd++) if (((bits[fd >> 3] ?? 0) & (1 << (fd & 7))) !== 0) fds.push(fd);
+  return fds;
 }
 
-/** Does a poll/ppoll wait include the terminal with a "readable" event? (Same memory argument as select.) */
-function pollIncludesTerminal(pid: number, tid: number, args: readonly bigint[], ttyNr: number): boolean {
+/** The fds a poll/ppoll wait waits on with a "readable" event (same memory argument as select); null when unreadable. */
+function pollInputFds(pid: number, args: readonly bigint[]): number[] | null {
   const fdsAddress = args[0] ?? 0n;
   const nfds = Number(args[1] ?? 0n);
-  if (fdsAddress === 0n || nfds <= 0) return false;
-  if (nfds > MAX_POLL_FDS) return hasTerminalOpen(pid, tid, ttyNr);
+  if (fdsAddress === 0n || nfds <= 0) return [];
+  if (nfds > MAX_POLL_FDS) return null;
   const entries = readMemory(pid, fdsAddress, nfds * POLLFD_SIZE);
-  if (entries === null) return hasTerminalOpen(pid, tid, ttyNr);
+  if (entries === null) return null;
+  const fds: number[] = [];
   for (let i = 0; i < nfds; i++) {
     const fd = entries.readInt32LE(i * POLLFD_SIZE);
     const events = entries.readInt16LE(i * POLLFD_SIZE + POLLFD_EVENTS_OFFSET);
-    if (fd >= 0 && (events & POLL_INPUT_EVENTS) !== 0 && isTerminalFd(pid, tid, fd, ttyNr)) return true;
+    if (fd >= 0 && (events & POLL_INPUT_EVENTS) !== 0) fds.push(fd);
   }
-  return false;
+  return fds;
 }
 
 /**
- * Does an epoll wait's interest list include the terminal for input? /proc/<pid>/fdinfo/<epfd> lists it,
- * one "tfd: <fd> events: <hex mask> …" line per watched fd (tfd is the fd number at registration time).
- * If fdinfo is unreadable we approximate by "has the terminal open on some fd".
+ * The fds an epoll wait's interest list watches for input: /proc/<pid>/fdinfo/<epfd> lists it, one
+ * "tfd: <fd> events: <hex mask> …" line per watched fd (tfd is the fd number at registration time).
+ * Null when fdinfo is unreadable.
  */
-function epollIncludesTerminal(pid: number, tid: number, args: readonly bigint[], ttyNr: number): boolean {
+function epollInputFds(pid: number, tid: number, args: readonly bigint[]): number[] | null {
   const epfd = Number(args[0] ?? -1n);
   let info: string;
   try {
     info = fs.readFileSync(`/proc/${pid}/task/${tid}/fdinfo/${epfd}`, 'latin1');
   } catch {
-    return hasTerminalOpen(pid, tid, ttyNr);
+    return null;
   }
+  const fds: number[] = [];
   for (const match of info.matchAll(/^tfd:\s*(\d+)\s+events:\s*([0-9a-fA-F]+)/gm)) {
-    const fd = Number(match[1]);
     const events = Number.parseInt(match[2] ?? '0', 16);
-    if ((events & EPOLL_INPUT_EVENTS) !== 0 && isTerminalFd(pid, tid, fd, ttyNr)) return true;
+    if ((events & EPOLL_INPUT_EVENTS) !== 0) fds.push(Number(match[1]));
+  }
+  return fds;
+}
+
+/** The fds a blocked read, select, poll or epoll wait waits on for input; null when its set cannot be read. */
+function inputFdsOf(kind: WaitKind, pid: number, tid: number, args: readonly bigint[]): number[] | null {
+  switch (kind) {
+    case 'read':
+      return [Number(args[0] ?? -1n)];
+    case 'select':
+      return selectInputFds(pid, args);
+    case 'poll':
+      return pollInputFds(pid, args);
+    case 'epoll':
+      return epollInputFds(pid, tid, args);
+  }
+}
+
+/**
+ * True when `fd` of the task brings input from a program this terminal's /proc cannot show: the
+ * master side of another terminal (sudo with use_pty, `script`: the program runs there) or an
+ * internet socket (ssh, mosh, telnet: the program runs on another machine). A Unix socket or a pipe
+ * is not counted: event loops wake themselves through one (asyncio's self-pipe), beside the terminal.
+ */
+function isRelaySource(pid: number, tid: number, fd: number): boolean {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(`/proc/${pid}/task/${tid}/fd/${fd}`);
+  } catch {
+    return false;
+  }
+  if (st.isCharacterDevice()) return st.rdev === DEV_PTMX_RDEV;
+  return st.isSocket() && isInternetSocket(pid, st.ino);
+}
+
+/** Whether the socket with inode `ino` is one of the process's TCP or UDP sockets (IPv4 or IPv6). */
+function isInternetSocket(pid: number, ino: number): boolean {
+  const inode = String(ino);
+  for (const table of INTERNET_SOCKET_TABLES) {
+    let text: string;
+    try {
+      text = fs.readFileSync(`/proc/${pid}/net/${table}`, 'latin1');
+    } catch {
+      continue; // no IPv6, or the process is gone
+    }
+    for (const line of text.split('\n')) if (line.trim().split(/\s+/)[SOCKET_TABLE_INODE_COLUMN] === inode) return true;
   }
   return false;
 }
 
-export function waitIncludesTerminal(kind: WaitKind, pid: number, tid: number, args: readonly bigint[], ttyNr: number): boolean {
-  switch (kind) {
-    case 'read':
-      return isTerminalFd(pid, tid, Number(args[0] ?? -1n), ttyNr);
-    case 'select':
-      return selectIncludesTerminal(pid, tid, args, ttyNr);
-    case 'poll':
-      return pollIncludesTerminal(pid, tid, args, ttyNr);
-    case 'epoll':
-      return epollIncludesTerminal(pid, tid, args, ttyNr);
-  }
+/**
+ * How a task's wait concerns the session's terminal: `other`, it does not wait for the terminal's
+ * input; `terminal`, it does; `relay`, it does and also for input from a program out of this
+ * terminal's sight (isRelaySource): then it waiting says nothing about that program being ready.
+ * A set that cannot be read is approximated by "has the terminal open on some fd".
+ */
+export type TerminalWait = 'other' | 'terminal' | 'relay';
+
+/** How the wait of task `tid` (its system call `kind` with `args`) concerns the terminal `ttyNr` (see TerminalWait). */
+export function terminalWaitOf(kind: WaitKind, pid: number, tid: number, args: readonly bigint[], ttyNr: number): TerminalWait {
+  const fds = inputFdsOf(kind, pid, tid, args);
+  if (fds === null) return hasTerminalOpen(pid, tid, ttyNr) ? 'terminal' : 'other';
+  if (!fds.some((fd) => isTerminalFd(pid, tid, fd, ttyNr))) return 'other';
+  return kind !== 'read' && fds.some((fd) => isRelaySource(pid, tid, fd)) ? 'relay' : 'terminal';
 }

@@ -5,7 +5,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as pty from 'node-pty';
-import { foregroundProcessGroup, readinessOf, signalForegroundGroup, terminalOf, type Readiness } from '../../../../src/core/process/proc-state';
+import {
+  foregroundProcessGroup,
+  foregroundStateOf,
+  readinessOf,
+  signalForegroundGroup,
+  terminalOf,
+  type Readiness,
+} from '../../../../src/core/process/proc-state';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 // Real programs in a real pty. Nothing here asserts timings: every wait polls with small sleeps up to a
@@ -375,6 +382,48 @@ test('select/poll/epoll count only when their set includes the terminal for inpu
     shell.close();
   }
 });
+
+test(
+  'a wait on the terminal and, with it, on an internet socket or the master of another terminal relays (ssh, sudo): its readiness is unknown; a Unix socket beside it still waits for input',
+  { skip: !linux && 'needs Linux /proc' },
+  async () => {
+    const shell = openShell();
+    /** Runs `line`, waits until /proc shows its job in `state` (readinessOf then `readiness`), then ends it. */
+    const expectState = async (line: string, state: string, readiness: Readiness) => {
+      shell.run(line);
+      const pgid = await waitForJob(shell, 'python');
+      await until(
+        `job ${pgid} ${state}`,
+        () => ({ fg: foregroundProcessGroup(shell.pid), state: foregroundStateOf(shell.pid) }),
+        (v) => v.fg === pgid && v.state === state,
+      );
+      assert.equal(readinessOf(shell.pid), readiness);
+      assert.equal(signalForegroundGroup(shell.pid, 'SIGINT').pgid, pgid);
+      await waitForPrompt(shell);
+    };
+    try {
+      await waitForPrompt(shell);
+      // A TCP connection beside the terminal, as ssh's (here to a listener of its own on 127.0.0.1).
+      const tcp = "import socket, select, sys; l = socket.socket(); l.bind(('127.0.0.1', 0)); l.listen(1); c = socket.create_connection(l.getsockname())";
+      await expectState(`${python} -c "${tcp}; select.select([sys.stdin, c], [], [], 30)"`, 'relaying', 'unknown');
+      await expectState(
+        `${python} -c "${tcp}; p = select.poll(); p.register(0, select.POLLIN); p.register(c, select.POLLIN); p.poll(30000)"`,
+        'relaying',
+        'unknown',
+      );
+      // The master of a terminal of its own, as sudo's (use_pty) and script's.
+      await expectState(`${python} -c "import os, select, sys; m, s = os.openpty(); select.select([sys.stdin, m], [], [], 30)"`, 'relaying', 'unknown');
+      // A Unix socket pair beside the terminal (an event loop's wake-up): still a program waiting for input.
+      await expectState(
+        `${python} -c "import socket, select, sys; a, b = socket.socketpair(); e = select.epoll(); e.register(0, select.EPOLLIN); e.register(a, select.EPOLLIN); e.poll(30)"`,
+        'waiting_for_input',
+        'waiting_for_input',
+      );
+    } finally {
+      shell.close();
+    }
+  },
+);
 
 test('multi-threaded node: a timer is busy, reading stdin waits for input', { skip: !linux && 'needs Linux /proc' }, async () => {
   const shell = openShell();

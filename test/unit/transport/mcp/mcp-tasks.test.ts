@@ -217,18 +217,27 @@ for (const via of ['http', 'stdio'] as const) {
       },
     );
 
-    test('tasks/cancel: the task ends cancelled, the program is left running', { timeout: TEST_TIMEOUT }, async () => {
-      const session = await shell();
-      const execution = await a.tasks.callTool('send', { session, text: 'sleep 600', timeout: 60_000 } as never, { task: { preference: 'require' } });
-      assert.equal(execution.kind, 'task');
-      const id = execution.handle!.taskId;
-      assert.equal((await a.tasks.task(id).snapshot()).status, 'working');
-      await execution.cancel();
-      await until(async () => (await a.tasks.task(id).snapshot()).status === 'cancelled', 20_000, 'the task cancelled');
-      const listed = (await plain.client.callTool({ name: 'list_commands', arguments: { session } })) as ToolResult;
-      assert.match(textOf(listed), /sleep 600/, 'the command still runs');
-      await plain.client.callTool({ name: 'signal', arguments: { session, signal: 'SIGINT' } });
-    });
+    test(
+      'tasks/cancel: the task ends cancelled, the program is left running, and the session takes the next send at once',
+      { timeout: TEST_TIMEOUT },
+      async () => {
+        const session = await shell();
+        const execution = await a.tasks.callTool('send', { session, text: 'sleep 600', timeout: 60_000 } as never, { task: { preference: 'require' } });
+        assert.equal(execution.kind, 'task');
+        const id = execution.handle!.taskId;
+        assert.equal((await a.tasks.task(id).snapshot()).status, 'working');
+        await execution.cancel();
+        await until(async () => (await a.tasks.task(id).snapshot()).status === 'cancelled', 20_000, 'the task cancelled');
+        const listed = (await plain.client.callTool({ name: 'list_commands', arguments: { session } })) as ToolResult;
+        assert.match(textOf(listed), /sleep 600/, 'the command still runs');
+        // The host no longer waits for the cancelled send (its timeout is a minute): the session's
+        // one send is free, and Ctrl+C as a waiting send stops the command.
+        const keys = (await plain.client.callTool({ name: 'send_keys', arguments: { session, keys: ['Ctrl+C'], wait: true, timeout: 30_000 } })) as ToolResult;
+        assert.notEqual(keys.isError, true, textOf(keys));
+        assert.equal(keys.structuredContent.waitReason, 'command_done', textOf(keys));
+        assert.equal(keys.structuredContent.exitCode, 130, 'the interrupted sleep');
+      },
+    );
 
     test(
       "a password prompt in a task: input_required with the secret page's URL; the person types it there, the task completes",

@@ -198,7 +198,7 @@ for (const transport of TRANSPORTS) {
     );
 
     test(
-      `past ${MAX_IN_FLIGHT} requests in flight one is answered at once with the limit code -32005, a notification gets nothing; room comes back as calls end`,
+      `past ${MAX_IN_FLIGHT} waits in flight one more is answered with the limit code -32005 (before any wait), a notification gets nothing; room comes back as calls end`,
       { timeout: TEST_TIMEOUT },
       on(
         () => limited,
@@ -223,6 +223,31 @@ for (const transport of TRANSPORTS) {
             for (let id = 1; id <= MAX_IN_FLIGHT; id++) assert.equal((await c.inbox.next((m) => m.id === id, `wait ${id}`)).result.matched, true);
             c.send(request('after', 'pty/status', { session: cat.id }));
             assert.equal((await c.inbox.next((m) => m.id === 'after', 'pty/status after the waits')).result.running, true);
+          } finally {
+            c.close();
+          }
+        },
+      ),
+    );
+
+    test(
+      `with ${MAX_IN_FLIGHT - 1} of ${MAX_IN_FLIGHT} slots held by waits, ${PIPELINED} pipelined quick calls wait in line for the last one: each is answered, none refused`,
+      { timeout: TEST_TIMEOUT },
+      on(
+        () => limited,
+        async () => {
+          const c = await transport.open();
+          try {
+            const marker = `go-${Math.random().toString(36).slice(2)}`;
+            for (let id = 1; id < MAX_IN_FLIGHT; id++) c.send(request(`wait-${id}`, 'pty/wait', { session: cat.id, match: marker, timeout: 60_000 }));
+            for (let i = 0; i < PIPELINED; i++) c.send(request(i, 'pty/status', { session: cat.id }));
+            for (let i = 0; i < PIPELINED; i++) {
+              const a = await c.inbox.next((m) => m.id === i, `status ${i}`);
+              assert.equal(a.error, undefined, `status ${i}: ${JSON.stringify(a.error)}`);
+              assert.equal(a.result.running, true);
+            }
+            cat.write(`${marker}\n`, TEST_WRITER);
+            for (let id = 1; id < MAX_IN_FLIGHT; id++) assert.equal((await c.inbox.next((m) => m.id === `wait-${id}`, `wait ${id}`)).result.matched, true);
           } finally {
             c.close();
           }
