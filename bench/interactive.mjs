@@ -551,7 +551,11 @@ async function echoPart(run, reps, keys) {
     lines.push(
       `  each round, ${m.gap ? 'typing' : 'back to back'} (ms): Shared PTY p50 ${each(m.shared, 'p50')}, p99 ${each(m.shared, 'p99')} | tmux p50 ${each(m.tmux, 'p50')}, p99 ${each(m.tmux, 'p99')}`,
     );
-    m.verdict = `${m.gap ? 'typing' : 'back to back'}: p50 <= 1 ms ${sp50 <= 1 ? 'MET' : 'NOT MET'} (${fmt(sp50, 3)}), p99 <= tmux's ${run.hasTmux ? (sp99 <= tp99 ? 'MET' : 'NOT MET') : 'n/a'} (${fmt(sp99, 3)} vs ${fmt(tp99, 3)})`;
+    // Issue 25's target: the tail and the median at or below tmux's (the older aim, p50 under 1 ms, is kept beside it).
+    const vsTmux = (s, t) => (run.hasTmux ? (s <= t ? 'MET' : 'NOT MET') : 'n/a');
+    m.verdict =
+      `${m.gap ? 'typing' : 'back to back'}: p50 <= tmux's ${vsTmux(sp50, tp50)} (${fmt(sp50, 3)} vs ${fmt(tp50, 3)}), ` +
+      `p99 <= tmux's ${vsTmux(sp99, tp99)} (${fmt(sp99, 3)} vs ${fmt(tp99, 3)}), p50 <= 1 ms ${sp50 <= 1 ? 'MET' : 'NOT MET'}`;
   }
   return [
     `(1) keystroke echo: keys typed one at a time into \`cat\` (the tty echoes them), each timed from the write to its echo at a client on the session; median over ${reps} rounds of each round's percentiles`,

@@ -396,7 +396,7 @@ async function throughputPart() {
   const verdict = (x) => `${x >= 1.3 ? 'MET' : 'NOT MET'} (${fmt(x, 2)}x)`;
   console.log(`  target: output throughput >= 1.3x tmux: no client ${verdict(tmuxMs / aloneRead)}; one client ${verdict(tmuxAttMs / subDelivered)}`);
   console.log(
-    `  the screen (pty/read) is up to date ${fmt(tmuxMs / aloneParsed, 2)}x tmux's speed (the parser keeps pace: the PTY waits when it falls ~40 ms behind)`,
+    `  the screen (pty/read) is up to date ${fmt(tmuxMs / aloneParsed, 2)}x tmux's speed (the parser keeps pace: the PTY waits when it falls ~10 ms behind, ~2 ms while a client reads the screen)`,
   );
 }
 

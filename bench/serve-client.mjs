@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const CLI = path.join(root, 'bin', 'shared-pty.js');
+/** The CLI the hosts run: this tree's, or another build's (`BENCH_CLI`, e.g. an old build in a copy of the tree, to compare). */
+const cli = () => process.env.BENCH_CLI || path.join(root, 'bin', 'shared-pty.js');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -19,7 +20,7 @@ export async function serve(env, command, args = []) {
   const nodeArgs = (process.env.BENCH_HOST_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(
     process.execPath,
-    [...nodeArgs, CLI, 'serve', '--no-http', '--cols', '80', '--rows', '24', '--cmd', command, ...(args.length ? ['--', ...args] : [])],
+    [...nodeArgs, cli(), 'serve', '--no-http', '--cols', '80', '--rows', '24', '--cmd', command, ...(args.length ? ['--', ...args] : [])],
     {
       cwd: root,
       env,

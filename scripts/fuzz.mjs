@@ -1,18 +1,18 @@
-// The long fuzz run (`npm run fuzz`): the property-based fuzzers of test/unit/fuzz/ with many
-// cases each and a fresh seed, printed first so a failure can be replayed.
+// The long fuzz run (`npm run fuzz`): the property-based fuzzers (test/unit/**/*.fuzz.test.ts, each
+// beside the suites of the part of src it attacks) with many cases each and a fresh seed, printed
+// first so a failure can be replayed.
 // Usage: npm run fuzz [-- <files>]   env: FUZZ_RUNS (cases per property, default 1000),
 // FUZZ_SEED (replay a seed), FUZZ_PATH (replay one case: the path a failure reports).
 import { readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
-const DIR = 'test/unit/fuzz';
-const files = process.argv.slice(2).length
-  ? process.argv.slice(2)
-  : readdirSync(DIR)
-      .filter((f) => f.endsWith('.test.ts'))
-      .sort()
-      .map((f) => join(DIR, f));
+/** Every fuzzer below `dir`: test/unit mirrors src, so they live beside the suites of what they attack. */
+const fuzzers = (dir) =>
+  readdirSync(dir, { withFileTypes: true })
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .flatMap((e) => (e.isDirectory() ? fuzzers(join(dir, e.name)) : e.name.endsWith('.fuzz.test.ts') ? [join(dir, e.name)] : []));
+const files = process.argv.slice(2).length ? process.argv.slice(2) : fuzzers('test/unit');
 const runs = process.env.FUZZ_RUNS || '1000';
 const seed = process.env.FUZZ_SEED || String(Math.floor(Math.random() * 2 ** 31));
 console.log(`[fuzz] FUZZ_RUNS=${runs} FUZZ_SEED=${seed}${process.env.FUZZ_PATH ? ` FUZZ_PATH=${process.env.FUZZ_PATH}` : ''}`);

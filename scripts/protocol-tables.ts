@@ -1,6 +1,6 @@
 // The reference parts of docs/protocol.md, generated from the method table: the methods (§3),
 // each method's params (types, bounds, defaults) and result, the notifications and the events,
-// the error codes (§4), the REST routes and statuses and the stream's messages (§5) and the MCP tools (§6). The prose around them is
+// the error codes (§4), the REST routes and statuses, the stream's messages and close codes (§5) and the MCP tools (§6). The prose around them is
 // written by hand. `npm run docs` rewrites them; `npm test` fails when the committed reference and
 // the table disagree.
 // Usage: node --import tsx scripts/protocol-tables.ts [--write]
@@ -12,7 +12,7 @@ import { ERROR_CODES } from '../src/core/base/errors';
 import type { MethodSpec } from '../src/core/methods/spec';
 import { METHODS } from '../src/core/methods/table';
 import { EVENT_MEANINGS, NOTIFICATIONS, type NotificationSpec } from '../src/core/methods/notifications';
-import { STREAM_FRAMES, type StreamFrameSpec } from '../src/core/methods/stream-frames';
+import { STREAM_CLOSE, STREAM_FRAMES, type StreamCloseSpec, type StreamFrameSpec } from '../src/core/methods/stream-frames';
 import { agentApprovalNow, commandRecord, lastInput, paramDefaults, sessionInfo, tokenInfo } from '../src/core/methods/schemas';
 import { approvalQuestion, approvalRequest } from '../src/core/agent/approval-request';
 import { hostEvent } from '../src/core/session/session-events';
@@ -333,6 +333,15 @@ function streamTable(): string {
   return ['| direction | message | what it is | fields |', '|---|---|---|---|', ...rows].join('\n');
 }
 
+/** The stream WebSocket's close codes (§5); the host's own (4000–4999) in bold. */
+function streamCloseTable(): string {
+  const rows = (Object.values(STREAM_CLOSE) as readonly StreamCloseSpec[]).map(({ code, meaning }) => {
+    const own = code >= 4000 && code <= 4999;
+    return `| ${own ? `**${code}**` : code} | ${cell(meaning)} |`;
+  });
+  return ['| close code | meaning |', '|---|---|', ...rows].join('\n');
+}
+
 /** REST's error codes (§5): the HTTP status, HTTP's own reasons, and the JSON-RPC codes each stands for. */
 function restStatusTable(): string {
   const rows = Object.entries(errors.REST_STATUS).map(([code, status]) => {
@@ -391,6 +400,7 @@ export function renderProtocolDoc(doc: string): string {
     shapes: shapesTable,
     rest: restTable,
     stream: streamTable,
+    'stream-close': streamCloseTable,
     'rest-status': restStatusTable,
     tools: toolsTable,
   };

@@ -248,7 +248,7 @@ for (const e of events) {
   if (e.failed) {
     failed++;
     f.bad = true;
-    if (file.startsWith('test/unit/fuzz/')) fuzzFailed.add(file);
+    if (file.endsWith('.fuzz.test.ts')) fuzzFailed.add(file);
   } else if (e.skip !== undefined || e.todo !== undefined) {
     skipped++;
     if (isAllowed(file, e.name, why)) skippedAllowed++;

@@ -87,27 +87,34 @@ export class Host extends Disposable implements HostServices {
 
   private constructor(readonly options: HostOptions) {
     super();
-    // First: a deny rule that is not a regex stops the start with a clear error.
-    this.agentPolicy = agentPolicy(options.agentApproval, options.agentDenyCommands);
-    this.runtimeDir = ensureRuntimeDir(options.runtimeDir);
-    // Hosts that died without cleaning up (SIGKILL, a crash) leave records and sockets: remove them.
-    readLiveRecords(this.runtimeDir);
-    this.hostId = newHostId(this.runtimeDir);
-    this.hostDir = path.join(this.runtimeDir, this.hostId);
     try {
-      fs.mkdirSync(this.hostDir, { mode: 0o700 });
+      // First: a deny rule that is not a regex stops the start with a clear error.
+      this.agentPolicy = agentPolicy(options.agentApproval, options.agentDenyCommands);
+      this.runtimeDir = ensureRuntimeDir(options.runtimeDir);
+      // Hosts that died without cleaning up (SIGKILL, a crash) leave records and sockets: remove them.
+      readLiveRecords(this.runtimeDir);
+      this.hostId = newHostId(this.runtimeDir);
+      this.hostDir = path.join(this.runtimeDir, this.hostId);
+      try {
+        fs.mkdirSync(this.hostDir, { mode: 0o700 });
+      } catch (e) {
+        throw runtimeDirWriteError(this.runtimeDir, e);
+      }
+      this._files = this._register(new RuntimeDirGuard(this.runtimeDir, this.hostDir));
+      this.onDidLoseRuntimeDir = this._files.onDidLose;
+      this._register(this._files.onDidLose((why) => this._stopListening(why)));
+      // Command logs live beside the sockets: private to the user, gone with the host.
+      this.registry = this._register(
+        new SessionRegistry({ commandLogDir: path.join(this.hostDir, 'logs'), commandLogWritable: () => this._files.check(), ...options }),
+      );
+      this._register(this.registry.onDidRemove((s) => void this._unpublish(s)));
+      this._register(this.registry.onDidChange(() => this._scheduleRecord()));
     } catch (e) {
-      throw runtimeDirWriteError(this.runtimeDir, e);
+      // A host that cannot start (an unsafe or unwritable runtime directory, a bad deny rule) lets go
+      // of what it made so far, its own holders included: nobody else will.
+      this.dispose();
+      throw e;
     }
-    this._files = this._register(new RuntimeDirGuard(this.runtimeDir, this.hostDir));
-    this.onDidLoseRuntimeDir = this._files.onDidLose;
-    this._register(this._files.onDidLose((why) => this._stopListening(why)));
-    // Command logs live beside the sockets: private to the user, gone with the host.
-    this.registry = this._register(
-      new SessionRegistry({ commandLogDir: path.join(this.hostDir, 'logs'), commandLogWritable: () => this._files.check(), ...options }),
-    );
-    this._register(this.registry.onDidRemove((s) => void this._unpublish(s)));
-    this._register(this.registry.onDidChange(() => this._scheduleRecord()));
   }
 
   /** Starts a host: runtime directory, control socket, discovery record. */

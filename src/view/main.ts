@@ -7,7 +7,7 @@ import { Terminal } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import type { SessionInfo } from '../core/methods/shapes';
-import type { StreamClientFrame, StreamServerFrame } from '../core/methods/stream-frames';
+import type { STREAM_CLOSE, StreamClientFrame, StreamServerFrame } from '../core/methods/stream-frames';
 
 /** Lines of history the view keeps (more than the screen: the replay can be long). */
 const SCROLLBACK_LINES = 10000;
@@ -15,6 +15,16 @@ const SCROLLBACK_LINES = 10000;
 const SIZE_POLL_MS = 1000;
 /** RIS: a full reset that xterm.js applies in order with the output written before it. */
 const FULL_RESET = '\x1bc';
+
+/**
+ * The stream's close codes the page tells apart: the host's declaration is not bundled here, so
+ * they are written out, and typed by it (a code changed there fails the typecheck here).
+ */
+const CLOSED: { [K in 'unknownSession' | 'tokenEnded' | 'tooSlow']: (typeof STREAM_CLOSE)[K]['code'] } = {
+  unknownSession: 4004,
+  tokenEnded: 4401,
+  tooSlow: 4008,
+};
 
 /** What the page reads of `GET /sessions/:id`'s SessionInfo. */
 type SessionState = Pick<SessionInfo, 'cols' | 'rows' | 'running' | 'exitCode'>;
@@ -117,10 +127,11 @@ function start(): void {
     stopPolling();
     if (exited) return;
     term.options.disableStdin = true;
-    if (ev.code === 4004) setStatus('unknown session', 'error');
-    // The host's TOKEN_ENDED_CLOSE: the link's token was revoked or expired (reason says which).
-    else if (ev.code === 4401) setStatus(`closed: this link's ${ev.reason === 'token expired' ? 'access has expired' : 'access was revoked'}`, 'error');
-    else if (ev.code === 4008) setStatus('disconnected: the view fell too far behind; reload the page', 'error');
+    if (ev.code === CLOSED.unknownSession) setStatus('unknown session', 'error');
+    // The link's token was revoked or expired (reason says which).
+    else if (ev.code === CLOSED.tokenEnded)
+      setStatus(`closed: this link's ${ev.reason === 'token expired' ? 'access has expired' : 'access was revoked'}`, 'error');
+    else if (ev.code === CLOSED.tooSlow) setStatus('disconnected: the view fell too far behind; reload the page', 'error');
     // No close frame (1006) or "going away" (1001): the host was killed or stopped.
     else if (ev.code === 1006 || ev.code === 1001)
       setStatus('disconnected: the Shared PTY host stopped or cannot be reached; reload the page once it runs again', 'error');

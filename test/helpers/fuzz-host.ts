@@ -9,8 +9,8 @@ import * as path from 'node:path';
 import type { Host } from '../../src/host/host';
 import type { SessionInfo } from '../../src/core/methods/types';
 import { startHttpServer, type HttpServer } from '../../src/transport/http/http-server';
-import { RpcClient } from '../../src/transport/client/rpc-client';
-import { startHost, until, withTimeout } from './host';
+import type { RpcClient } from '../../src/transport/client/rpc-client';
+import { connect, startHost, until, withTimeout } from './host';
 import { LineClient } from './protocol';
 
 /** Longest a bystander's `pty/status` may take after a fuzz batch (a generous bound: the machine is shared). */
@@ -56,7 +56,7 @@ export class FuzzHost {
     host.attachHttp(http);
     const fh = new FuzzHost(host, http, close, sandbox);
     if (options.target) fh._targetCommand = options.target;
-    fh._control = await RpcClient.connect(host.controlAddress);
+    fh._control = await connect(host.controlAddress);
     fh.bystander = await fh._control.request<SessionInfo>('session/create', { command: 'cat', name: 'bystander', cols: 80, rows: 24 });
     await fh.restore();
     return fh;

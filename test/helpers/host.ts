@@ -32,9 +32,28 @@ export async function startHost(options: Partial<HostOptions> = {}): Promise<{ h
   };
 }
 
-/** Connects a JSON-RPC client to an address. */
-export function connect(address: string): Promise<RpcClient> {
-  return RpcClient.connect(address);
+/** The clients `connect` made in this process whose connection has not ended yet. */
+const openClients = new Set<RpcClient>();
+
+/** Connects a JSON-RPC client to an address (remembered until its connection ends: see `clientsClosed`). */
+export async function connect(address: string): Promise<RpcClient> {
+  const client = await RpcClient.connect(address);
+  openClients.add(client);
+  client.onClose(() => openClients.delete(client));
+  return client;
+}
+
+/** How long the clients may take to see their connection end once everything is closed (a noisy machine). */
+const CLIENTS_CLOSED_MS = 10_000;
+
+/**
+ * Resolves once every client `connect` made has seen its connection end: the test closed it, or the
+ * host that served it closed. A client's close arrives a turn after its socket ends, so a leak
+ * check waits for this first (the client lets go of its emitters then); one still open after the
+ * bound is a connection left behind, and fails.
+ */
+export async function clientsClosed(): Promise<void> {
+  await until(() => openClients.size === 0, CLIENTS_CLOSED_MS, `${openClients.size} client connection(s) to end`);
 }
 
 type Falsy = undefined | null | false | 0 | '';
@@ -71,4 +90,12 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
       timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms);
     }),
   ]);
+}
+
+/**
+ * How many listen for a session's next output: a waiting read is one of them. Read from the
+ * emitter's own list, since nothing outside the host can tell when a long-poll has begun to wait.
+ */
+export function outputListeners(session: object): number {
+  return (session as unknown as { _onOutput: { _listeners: unknown[] } })._onOutput._listeners.length;
 }

@@ -217,6 +217,10 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
     this._sink.uncork?.();
   }
 
+  flush(): void {
+    this._sink.flush?.();
+  }
+
   private _releaseSubscriptions(): void {
     for (const sub of this._output.values()) sub.dispose();
     this._output.clear();

@@ -13,6 +13,11 @@ export interface NotificationSink {
   /** Optional: hold writes, then send them together (one system call for a pump's notifications). */
   cork?(): void;
   uncork?(): void;
+  /**
+   * Optional: send what is held now rather than at the end of the event loop's turn (a pump's
+   * notifications are complete when it ends; waiting for the turn's end cost the echo a loop pass).
+   */
+  flush?(): void;
 }
 
 /** Most raw output put in one notification; larger backlogs go out in several. */
@@ -119,23 +124,26 @@ export class OutputSubscription implements IDisposable {
 
   /**
    * Output that comes now and then is sent at once (an echo, a prompt, keys typed back to back:
-   * each waited up to 4 ms when every pump was spaced, measured p50 3.7 ms). During a burst, the PTY
-   * gives at most 4 KB a read; sending at most every 4 ms turns that into a few large
-   * notifications, written together, instead of thousands of small ones: socket writes cost per
-   * write, for the host and for the client it wakes (measured on a 50 MB `cat`: 1 ms batches
-   * delivered 26-31 MB/s, 4 ms batches 30-39 MB/s, sending per read about half that).
+   * each waited up to 4 ms when every pump was spaced, measured p50 3.7 ms), as soon as the PTY
+   * read that brought it has been handled (a microtask: the read's ring, mirror and command-log
+   * work is done, nothing else runs first; a `setImmediate` cost the echo a pass of the event
+   * loop). During a burst, the PTY gives at most 4 KB a read; sending at most every 4 ms turns
+   * that into a few large notifications, written together, instead of thousands of small ones:
+   * socket writes cost per write, for the host and for the client it wakes (measured on a 50 MB
+   * `cat`: 1 ms batches delivered 26-31 MB/s, 4 ms batches 30-39 MB/s, sending per read about half that).
    */
   private _schedulePump(): void {
     if (this._pumpScheduled) return;
     this._pumpScheduled = true;
-    const run = () => {
-      this._pumpScheduled = false;
-      this.pump();
-    };
     const wait = this._lastPumpBytes < BURST_BYTES ? 0 : this._lastPumpAt + NOTIFY_INTERVAL_MS - performance.now();
-    if (wait <= 0) setImmediate(run);
-    else setTimeout(run, wait);
+    if (wait <= 0) queueMicrotask(this._runScheduled);
+    else setTimeout(this._runScheduled, wait);
   }
+
+  private readonly _runScheduled = (): void => {
+    this._pumpScheduled = false;
+    this.pump();
+  };
 
   /** Sends what the client has not seen yet, as far as it can take it now. */
   pump(): void {
@@ -143,21 +151,28 @@ export class OutputSubscription implements IDisposable {
     this._lastPumpAt = performance.now();
     this._lastPumpBytes = this._session.cursor - this._cursor;
     this._sink.cork?.();
+    let sent: boolean;
     try {
-      this._pumpCorked();
+      sent = this._pumpCorked();
     } finally {
       this._sink.uncork?.();
     }
+    // What this pump sent leaves now, in one write, not at the turn's end.
+    if (sent) this._sink.flush?.();
   }
 
-  private _pumpCorked(): void {
+  /** Returns whether it sent anything. */
+  private _pumpCorked(): boolean {
+    let sent = false;
     while (this._cursor < this._session.cursor) {
       if (this._sink.congested()) {
         this._waitingDrain = this._sink.whenDrained(() => {
+          // The wait is over: released here (as the peer's pump clears its own), not merely forgotten.
+          this._waitingDrain?.dispose();
           this._waitingDrain = undefined;
           this.pump();
         });
-        return;
+        return sent;
       }
       const r = this._session.ring.read(this._cursor, MAX_NOTIFICATION_BYTES);
       if (r.text.length === 0 && r.dropped === 0) break;
@@ -165,12 +180,15 @@ export class OutputSubscription implements IDisposable {
       if (r.dropped > 0) params.dropped = r.dropped;
       this._cursor = r.cursor;
       this._sink.notify('pty/output', params);
+      sent = true;
     }
     const exit = this._session.exitInfo;
     if (exit && !this._exitSent && this._cursor >= this._session.cursor) {
       this._exitSent = true;
       this._sink.notify('pty/exit', { ...this._extra, exitCode: exit.exitCode, signal: exit.signal });
+      sent = true;
     }
+    return sent;
   }
 
   dispose(): void {

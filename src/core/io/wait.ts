@@ -68,7 +68,8 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
     if (opts.since !== undefined) {
       return test(stripAnsi(session.ring.read(opts.since).text));
     }
-    return test(screenText(await session.mirror.screen()));
+    // A look, not a read a client waits on: it leaves the backlog bound as it is (MirrorProxy.watchScreen).
+    return test(screenText(await session.mirror.watchScreen()));
   };
 
   // Every way the wait can end but the timeout and the caller leaving: what a look at the screen,
@@ -133,7 +134,7 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
   if (outcome.kind === 'event' && 'error' in outcome.value) throw outcome.value.error;
   const reason = outcome.kind === 'event' && 'reason' in outcome.value ? outcome.value.reason : 'timeout';
 
-  const snap = await session.mirror.screen();
+  const snap = await session.mirror.watchScreen();
   return {
     matched: reason === 'matched',
     screen: screenText(snap),

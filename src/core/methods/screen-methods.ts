@@ -120,7 +120,7 @@ export const scrollbackMethod = method({
   }),
   result: z.object({ text: z.string(), firstLine: z.number(), lastLine: z.number(), totalLines: z.number() }),
   async handler(ctx, p) {
-    return requireSession(ctx).mirror.query('scrollbackPage', p.offset ?? 0, p.lines ?? DEFAULT_SCROLLBACK_PAGE);
+    return requireSession(ctx).mirror.scrollbackPage(p.offset ?? 0, p.lines ?? DEFAULT_SCROLLBACK_PAGE);
   },
   mcp: {
     tool: 'read_scrollback',

@@ -91,3 +91,34 @@ export const STREAM_FRAMES = [dataFrame, snapshotFrame, exitFrame, errorFrame, w
 export type StreamServerFrame = z.infer<(typeof dataFrame | typeof snapshotFrame | typeof exitFrame | typeof errorFrame)['schema']>;
 /** What a client sends on the stream as JSON (any other text frame is raw input). */
 export type StreamClientFrame = z.infer<(typeof writeFrame | typeof resizeFrame)['schema']>;
+
+/** One way the host closes the stream: its WebSocket close code and what it means. */
+export interface StreamCloseSpec {
+  code: number;
+  /** The sentence of the reference's close-code table. */
+  meaning: string;
+}
+
+/**
+ * The stream's close codes, declared once: the host closes with these, the browser view tells
+ * them apart by their types, and the reference's table is generated from here. 1000 and 1009 are
+ * the WebSocket's own (RFC 6455: normal closure, message too big); 4000–4999 are left to
+ * applications, and the host's read as the HTTP status they stand for (4004 not found, 4401 the
+ * credential is gone, 4008 timed out: the client fell behind). The `/rpc` WebSocket closes with
+ * 1009 and 4401 too.
+ */
+export const STREAM_CLOSE = {
+  exited: { code: 1000, meaning: 'the session exited (after the `exit` message)' },
+  tooBig: { code: 1009, meaning: 'a message over 1 MiB' },
+  unknownSession: { code: 4004, meaning: 'unknown session' },
+  tokenEnded: {
+    code: 4401,
+    meaning:
+      'the scoped token (or link) the stream was opened with was revoked or expired (reason `token revoked` or `token expired`; see [Scoped tokens](#scoped-tokens))',
+  },
+  tooSlow: {
+    code: 4008,
+    meaning:
+      'the client read so slowly that output it had not received was overwritten in the ring. The stream does not skip output silently; reconnect to get the retained output again (or open the stream with `?resync=1`, below).',
+  },
+} as const satisfies Record<string, StreamCloseSpec>;

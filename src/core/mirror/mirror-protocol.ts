@@ -22,8 +22,12 @@ export type ToMirrorThread =
   | { t: 'stats'; req: number };
 
 export type FromMirrorThread =
-  /** Everything up to `cursor` is parsed (sent at most once per turn of the thread's loop). */
-  | { t: 'parsed'; id: number; cursor: number }
+  /**
+   * Everything up to `cursor` is parsed (sent at most once per turn of the thread's loop). `rate`:
+   * the session's parse speed since the last one that had it, bytes per ms of the time its output
+   * waited in the thread (see mirror-worker.ts `Entry.spanMs`).
+   */
+  | { t: 'parsed'; id: number; cursor: number; rate?: number }
   /**
    * What the program signalled while its output was parsed since the last notice (at most one per
    * mirror per turn of the thread's loop): a bell, and the newest window title if it changed.

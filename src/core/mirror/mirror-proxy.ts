@@ -3,6 +3,7 @@ import type { ScreenSize, ScreenSnapshot } from './screen';
 import type { QueryArgs, QueryName, QueryResult } from './mirror-queries';
 import type { ReportedColors } from './query-answers';
 import { MirrorThread, type MirrorEndpoint } from './mirror-thread';
+import { SealedPages, type ScrollbackPage } from './scrollback-page';
 
 /** How much output may wait for the parser, and how the parser's speed is estimated. */
 const enum Backlog {
@@ -18,12 +19,20 @@ const enum Backlog {
   MaxBytes = 1024 * 1024,
   /** Parse speed assumed before one is measured (bytes per ms: `yes`-like output, the slowest kind). */
   InitialRate = 4 * 1024,
-  /** A parse-speed sample counts only when at least this much waited the whole time (the parser was busy)… */
-  SampleMinBytes = 16 * 1024,
-  /** …and spans at least this long (notices come in bunches: a shorter span overstates the speed). */
-  SampleMinMs = 10,
   /** Most bytes in one message to the thread. */
   MaxMessageBytes = 256 * 1024,
+  /** Output queued for the thread is sent at once when this much has gathered (the batch timer sends less). */
+  FlushBytes = 128 * 1024,
+  /**
+   * While someone reads the screen, the backlog is kept to this much parsing instead: each read
+   * waits for it, and tmux, which parses as it reads, answers a read during `yes` within a few ms.
+   * The program then runs slower while it is read, as under tmux ("reads less when busy").
+   */
+  ReadingTargetMs = 2,
+  /** …and at least this much may wait then (about two PTY reads, so the parser is not starved). */
+  ReadingMinBytes = 8 * 1024,
+  /** A read keeps the backlog short for this long: a client reading back to back, or polling, keeps it short throughout. */
+  ReadingHoldMs = 1000,
 }
 
 /**
@@ -56,15 +65,12 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   /** Cursor up to which the thread has parsed. */
   private _parsed: number;
   private _waiters: Array<{ cursor: number; resolve: () => void }> = [];
-  /** Parse speed, bytes per ms, while the parser had work waiting (see `backlogLimit`). */
+  /** Parse speed, bytes per ms of the time output waited in the thread (measured there; see `backlogLimit`). */
   private _rate: number = Backlog.InitialRate;
-  /** Start of the current speed sample: when, and the parsed cursor then. */
-  private _sampleAt = 0;
-  private _sampleFrom = 0;
-  /** False once the backlog ran low during the sample (the parser waited for output). */
-  private _sampleBusy = false;
   /** Cursor at the end of the replay after a thread restart, until it is parsed (0: none). */
   private _replayEnd = 0;
+  /** When a client last read the screen (performance.now(); see `backlogLimit`). */
+  private _readAt = -Infinity;
 
   private readonly _onParsed = this._register(new Emitter<void>());
   /** More output has been parsed into the screen. */
@@ -80,6 +86,16 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   readonly onAnswer = this._onAnswer.event;
   /** The colours views reported, kept to tell a mirror rebuilt after a thread restart. */
   private _colors: ReportedColors = {};
+  /**
+   * The sealed scrollback rows the thread told with its last scrollback page, and the moment they
+   * describe: the output cursor and `_shape`. Dropped on new output, so it never keeps rows the
+   * thread has let go of.
+   */
+  private _sealed: { pages: SealedPages; cursor: number; shape: number } | undefined;
+  /** Counts what changes the retained rows other than output: resizes, rebuilds after a thread restart. */
+  private _shape = 0;
+  /** The output cursor of the thread's latest answer: it had parsed that far (its "parsed" notice may come just after). */
+  private _answeredAt = 0;
 
   constructor(
     cols: number,
@@ -105,9 +121,20 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     return this._written - this._parsed;
   }
 
-  /** Most bytes that may wait for the parser before the session pauses its PTY. */
+  /**
+   * Most bytes that may wait for the parser before the session pauses its PTY: less while a
+   * client reads the screen (Backlog.ReadingTargetMs), since every read waits for them.
+   */
   get backlogLimit(): number {
+    if (performance.now() - this._readAt < Backlog.ReadingHoldMs) {
+      return Math.min(Backlog.MaxBytes, Math.max(Backlog.ReadingMinBytes, this._rate * Backlog.ReadingTargetMs));
+    }
     return Math.min(Backlog.MaxBytes, Math.max(Backlog.MinBytes, this._rate * Backlog.TargetMs));
+  }
+
+  /** True while the backlog is kept short because a client read the screen lately. */
+  get reading(): boolean {
+    return performance.now() - this._readAt < Backlog.ReadingHoldMs;
   }
 
   /**
@@ -117,12 +144,18 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
    */
   write(data: Buffer, cursor: number): void {
     if (this.isDisposed || data.length === 0) return;
-    // The parser has plenty waiting again: a new speed sample starts.
-    if (!this._sampleBusy && this._written - this._parsed < Backlog.SampleMinBytes && cursor - this._parsed >= Backlog.SampleMinBytes) this._startSample();
     this._queued.push(data);
     this._queuedBytes += data.length;
     this._written = cursor;
-    this._thread.markDirty(this);
+    this._sealed = undefined;
+    if (this._queuedBytes >= Backlog.FlushBytes) return this.flush();
+    // While the thread has half the bound still to parse, this output can wait to join more.
+    this._thread.markDirty(this, this._threadBacklog() >= this.backlogLimit / 2);
+  }
+
+  /** Bytes the thread has and has not parsed yet (as far as its notices tell). */
+  private _threadBacklog(): number {
+    return this._written - this._queuedBytes - this._parsed;
   }
 
   /** Resolves once everything handed over so far has been parsed. */
@@ -135,6 +168,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
 
   resize(cols: number, rows: number): void {
     this._size = { cols, rows };
+    this._reshaped();
     if (this.isDisposed) return;
     this.flush();
     this._thread.post({ t: 'resize', id: this._id, cols, rows });
@@ -148,12 +182,13 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._thread.post({ t: 'colors', id: this._id, colors });
   }
 
-  /** A read of the screen as of now, and the output cursor it reflects exactly. */
-  async queryAt<K extends QueryName>(op: K, ...args: QueryArgs<K>): Promise<{ value: QueryResult<K>; cursor: number }> {
-    if (this.isDisposed) throw new Error('The session has closed');
-    this.flush();
-    const r = await this._thread.request({ t: 'query', id: this._id, op, args });
-    return { value: r.value as QueryResult<K>, cursor: r.cursor };
+  /**
+   * A read of the screen as of now, and the output cursor it reflects exactly. A client waits for
+   * it, so for a while the backlog is kept short (`backlogLimit`) and the next read waits little.
+   */
+  queryAt<K extends QueryName>(op: K, ...args: QueryArgs<K>): Promise<{ value: QueryResult<K>; cursor: number }> {
+    this._readAt = performance.now();
+    return this._request(op, args);
   }
 
   async query<K extends QueryName>(op: K, ...args: QueryArgs<K>): Promise<QueryResult<K>> {
@@ -162,6 +197,56 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
 
   screen(): Promise<ScreenSnapshot> {
     return this.query('screen');
+  }
+
+  /**
+   * A page of the retained rows (pty/scrollback). A page of sealed scrollback rows is answered
+   * here, with no trip to the mirror thread, while the screen is exactly as it was when the thread
+   * last told its sealed rows: no output since (so everything received is parsed) and no resize or
+   * rebuild. Otherwise the thread answers, and tells its sealed rows again when it is caught up.
+   */
+  async scrollbackPage(offset: number, lines: number): Promise<ScrollbackPage> {
+    if (this.isDisposed) throw new Error('The session has closed');
+    const known = this._sealed;
+    if (known && known.cursor === this._written && known.shape === this._shape) {
+      const page = known.pages.page(offset, lines);
+      if (page) return page;
+    }
+    // While output waits for the parser more is likely coming: the sealed rows would be stale at
+    // once, and telling them costs ~0.3 us a block (4,000 blocks with a million rows of scrollback).
+    const wanted = Math.max(this._parsed, this._answeredAt) >= this._written;
+    const shape = this._shape;
+    const { value, cursor } = await this.queryAt('scrollbackPage', offset, lines, wanted);
+    const { sealed, ...page } = value;
+    if (sealed && cursor === this._written && shape === this._shape && !this.isDisposed) {
+      this._sealed = { pages: new SealedPages(sealed), cursor, shape };
+    }
+    return page;
+  }
+
+  /**
+   * The screen for a look that no client waits on (pty/wait's checks, the input watch): exact
+   * like any read, but it leaves the backlog bound as it is, so a program watched during a flood
+   * runs at full speed.
+   */
+  async watchScreen(): Promise<ScreenSnapshot> {
+    return (await this._request('screen', [])).value;
+  }
+
+  /** `query` for a look that no client waits on (see `watchScreen`). */
+  async watch<K extends QueryName>(op: K, ...args: QueryArgs<K>): Promise<QueryResult<K>> {
+    return (await this._request(op, args)).value;
+  }
+
+  private async _request<K extends QueryName>(op: K, args: QueryArgs<K>): Promise<{ value: QueryResult<K>; cursor: number }> {
+    if (this.isDisposed) throw new Error('The session has closed');
+    this.flush();
+    const r = await this._thread.request({ t: 'query', id: this._id, op, args });
+    // The answer reflects exactly the output up to its cursor: that much is parsed, whether or
+    // not the slice's notice has come yet (a paused PTY is read again sooner).
+    this.onParsedUpTo(r.cursor);
+    this._answeredAt = r.cursor;
+    return { value: r.value as QueryResult<K>, cursor: r.cursor };
   }
 
   // MirrorEndpoint -------------------------------------------------------------------------
@@ -188,30 +273,14 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     }
   }
 
-  onParsedUpTo(cursor: number): void {
+  onParsedUpTo(cursor: number, rate?: number): void {
+    if (rate !== undefined && rate > 0) this._rate += (rate - this._rate) * RATE_SMOOTHING;
     if (cursor <= this._parsed) return;
-    this._sampleRate(cursor);
     this._parsed = cursor;
+    // The thread is running low: what is queued goes now rather than at the relaxed batch's end.
+    if (this._queuedBytes > 0 && this._threadBacklog() < this.backlogLimit / 2) this.flush();
     this._releaseWaiters();
     this._onParsed.fire();
-  }
-
-  /**
-   * Updates the parse-speed estimate from the bytes parsed over at least SampleMinMs during which
-   * the parser always had work waiting (else the figure would be the output's pace, not the parser's).
-   */
-  private _sampleRate(cursor: number): void {
-    if (performance.now() - this._sampleAt >= Backlog.SampleMinMs) {
-      if (this._sampleBusy) this._rate += ((cursor - this._sampleFrom) / (performance.now() - this._sampleAt) - this._rate) * RATE_SMOOTHING;
-      this._startSample(cursor);
-    }
-    if (this._written - cursor < Backlog.SampleMinBytes) this._sampleBusy = false; // it may wait for output now
-  }
-
-  private _startSample(from = this._parsed): void {
-    this._sampleAt = performance.now();
-    this._sampleFrom = from;
-    this._sampleBusy = true;
   }
 
   onSignals(bell: boolean, title: string | undefined): void {
@@ -232,6 +301,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
    */
   reopen(): void {
     if (this.isDisposed) return;
+    this._reshaped();
     this._queued = [];
     this._queuedBytes = 0;
     // The thread died before the last replay was parsed: that output may be what kills it, so
@@ -249,6 +319,12 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
       this.flush();
     }
     this._releaseWaiters();
+  }
+
+  /** The retained rows change without output: what was told of the sealed rows no longer holds. */
+  private _reshaped(): void {
+    this._shape++;
+    this._sealed = undefined;
   }
 
   /** Output that will never be parsed here (we are gone) stops counting. */
@@ -278,6 +354,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this.flush();
     super.dispose();
     this._forgetPending();
+    this._sealed = undefined;
     this._thread.unregister(this._id);
     this._releaseWaiters();
   }

@@ -1,4 +1,7 @@
 import type { Mirror, ScreenSnapshot } from './mirror';
+import { pageBounds, type ScrollbackPage, type SealedScrollback } from './scrollback-page';
+
+export type { ScrollbackPage } from './scrollback-page';
 
 /** The rows a `pty/send` produced: from the row it started on to the end of what is retained. */
 export interface RenderedRows {
@@ -7,14 +10,6 @@ export interface RenderedRows {
   truncated: boolean;
   /** A full-screen program took over: `rows` is its screen. */
   alternate: boolean;
-}
-
-/** One page of `pty/scrollback` (docs/protocol.md#ptyscrollback), lines counted from the oldest retained row. */
-export interface ScrollbackPage {
-  text: string;
-  firstLine: number;
-  lastLine: number;
-  totalLines: number;
 }
 
 /**
@@ -40,13 +35,16 @@ export const MIRROR_QUERIES = {
     return { rows: m.rowsBetween(startRow, m.endRow), truncated: startRow < m.firstRetainedRow, alternate: false };
   },
 
-  scrollbackPage: (m: Mirror, offset: number, lines: number): ScrollbackPage => {
-    const first = m.firstRetainedRow;
-    const totalLines = m.endRow - first;
-    const lastLine = Math.max(0, totalLines - offset);
-    const firstLine = lastLine === 0 ? 0 : Math.max(1, lastLine - lines + 1);
-    const rows = lastLine === 0 ? [] : m.rowsBetween(first + firstLine - 1, first + lastLine);
-    return { text: rows.join('\n'), firstLine, lastLine, totalLines };
+  /**
+   * With `withSealed`, also the sealed rows and the retained range as of this page, from which the
+   * main thread answers later pages while the screen stays as it is (scrollback-page.ts).
+   */
+  scrollbackPage: (m: Mirror, offset: number, lines: number, withSealed = false): ScrollbackPage & { sealed?: SealedScrollback } => {
+    const firstRetainedRow = m.firstRetainedRow;
+    const endRow = m.endRow;
+    const b = pageBounds(firstRetainedRow, endRow, offset, lines);
+    const page = { text: m.rowsBetween(b.from, b.to).join('\n'), firstLine: b.firstLine, lastLine: b.lastLine, totalLines: b.totalLines };
+    return withSealed ? { ...page, sealed: { ...m.sealedRows(), firstRetainedRow, endRow } } : page;
   },
 
   /** Text that redraws the terminal (see Mirror.serialize). */

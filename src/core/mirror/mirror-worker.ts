@@ -28,7 +28,21 @@ interface Entry {
   quietUntil: number;
   /** Output not parsed yet, oldest first, each chunk with the cursor at its end. */
   backlog: Array<{ data: Uint8Array; end: number }>;
+  /**
+   * The parse speed as a read sees it: bytes parsed over the time output waited here (the backlog
+   * not empty), other sessions' turns and the thread's own messages included, but not the time
+   * the thread waited for output. Measured on the main thread instead, from notices, it also counted
+   * the hand-over's delays, and the backlog bound it sets (mirror-proxy.ts) then starved the parser,
+   * which lowered the figure further: a flood of plain text settled at ~2.5 KB/ms, a tenth of the speed.
+   */
+  spanBytes: number;
+  spanMs: number;
+  /** When the backlog last became non-empty (performance.now()), or -1 while it is empty. */
+  busyFrom: number;
 }
+
+/** A parse-speed figure is sent once this much waiting time is behind it (shorter spans are noise: a GC, one message). */
+const RATE_SPAN_MS = 10;
 
 /** How the thread shares its time between parsing and everything else. */
 const enum Pump {
@@ -75,7 +89,7 @@ function sendNotices(): void {
   postAnswers();
   for (const m of unacked) {
     const e = entries.get(m);
-    if (e) post({ t: 'parsed', id: m, cursor: e.parsed });
+    if (e) post({ t: 'parsed', id: m, cursor: e.parsed, rate: takeRate(e) });
   }
   unacked.clear();
   for (const [m, s] of signalled) post({ t: 'signals', id: m, bell: s.bell, title: s.title });
@@ -129,6 +143,19 @@ function watchSignals(id: number, mirror: Mirror): void {
   });
 }
 
+/** The parse speed measured since the last figure, once RATE_SPAN_MS of waiting is behind it (see Entry.spanBytes). */
+function takeRate(e: Entry): number | undefined {
+  if (e.busyFrom >= 0) {
+    const now = performance.now();
+    e.spanMs += now - e.busyFrom;
+    e.busyFrom = now;
+  }
+  if (e.spanMs < RATE_SPAN_MS) return undefined;
+  const rate = e.spanBytes / e.spanMs;
+  e.spanBytes = e.spanMs = 0;
+  return rate;
+}
+
 /** The entry's terminal, made now if it has none yet (see Entry.mirror). */
 function mirrorOf(id: number, e: Entry): Mirror {
   if (e.mirror) return e.mirror;
@@ -140,13 +167,16 @@ function mirrorOf(id: number, e: Entry): Mirror {
 }
 
 /** Runs `run` on the screen as it is right after the output received so far is parsed. */
-function whenCaughtUp(e: Entry, run: () => void): void {
-  if (e.parsed >= e.received) run();
-  else e.due.push({ cursor: e.received, run });
+function whenCaughtUp(id: number, e: Entry, run: () => void): void {
+  if (e.parsed >= e.received) return run();
+  e.due.push({ cursor: e.received, run });
+  awaited.add(id);
 }
 
 // Sessions with output waiting to be parsed, served in turn.
 const busy = new Set<number>();
+// Sessions a read (or a resize) waits on: served before the others, up to exactly its cursor.
+const awaited = new Set<number>();
 let pumpScheduled = false;
 function schedulePump(): void {
   if (pumpScheduled) return;
@@ -164,6 +194,12 @@ function pump(): void {
   pumpScheduled = false;
   const deadline = performance.now() + Pump.SliceMs;
   do {
+    // A read is answered as soon as the output before it is parsed, before other sessions' turns.
+    for (const id of awaited) {
+      const e = entries.get(id);
+      while (e && e.due.length > 0 && e.backlog.length > 0 && e.mirror?.parsesNow) step(id, e);
+      awaited.delete(id);
+    }
     for (const id of busy) {
       const e = entries.get(id);
       if (!e || e.backlog.length === 0 || !e.mirror?.parsesNow) {
@@ -178,9 +214,13 @@ function pump(): void {
   if (busy.size > 0) schedulePump();
 }
 
-/** Parses up to Pump.StepBytes of one session's backlog. */
+/**
+ * Parses up to Pump.StepBytes of one session's backlog; never past the cursor a read waits for,
+ * so the read is answered right after its output, not after the rest of the step.
+ */
 function step(id: number, e: Entry): void {
-  for (let budget: number = Pump.StepBytes; budget > 0 && e.backlog.length > 0;) {
+  const stop = e.due.length > 0 ? e.due[0].cursor - e.parsed : Infinity;
+  for (let budget = Math.min(Pump.StepBytes, stop); budget > 0 && e.backlog.length > 0;) {
     const head = e.backlog[0];
     let data = head.data;
     if (data.length > budget) {
@@ -191,6 +231,11 @@ function step(id: number, e: Entry): void {
     budget -= data.length;
     mirrorOf(id, e).write(data);
     e.parsed = head.data === data ? head.end : head.end - head.data.length;
+    e.spanBytes += data.length;
+  }
+  if (e.backlog.length === 0 && e.busyFrom >= 0) {
+    e.spanMs += performance.now() - e.busyFrom;
+    e.busyFrom = -1;
   }
   runDue(e);
   unacked.add(id);
@@ -226,7 +271,19 @@ function handle(msg: ToMirrorThread): void {
   if (msg.t === 'open') {
     entries.get(msg.id)?.mirror?.dispose();
     const spec = { cols: msg.cols, rows: msg.rows, scrollback: msg.scrollback };
-    entries.set(msg.id, { mirror: undefined, spec, colors: [], received: msg.cursor, parsed: msg.cursor, quietUntil: msg.quietUntil, due: [], backlog: [] });
+    entries.set(msg.id, {
+      mirror: undefined,
+      spec,
+      colors: [],
+      received: msg.cursor,
+      parsed: msg.cursor,
+      quietUntil: msg.quietUntil,
+      due: [],
+      backlog: [],
+      spanBytes: 0,
+      spanMs: 0,
+      busyFrom: -1,
+    });
     return;
   }
   const e = entries.get(msg.id);
@@ -236,6 +293,7 @@ function handle(msg: ToMirrorThread): void {
   }
   switch (msg.t) {
     case 'write': {
+      if (e.backlog.length === 0 && e.busyFrom < 0) e.busyFrom = performance.now();
       let at = msg.cursor - msg.chunks.reduce((n, c) => n + c.length, 0);
       for (const data of msg.chunks) e.backlog.push({ data, end: (at += data.length) });
       e.received = msg.cursor;
@@ -246,18 +304,19 @@ function handle(msg: ToMirrorThread): void {
     case 'resize':
       // No terminal yet means no output yet: the terminal is simply made at the new size.
       if (!e.mirror) return void Object.assign(e.spec, { cols: msg.cols, rows: msg.rows });
-      return whenCaughtUp(e, () => e.mirror!.resize(msg.cols, msg.rows));
+      return whenCaughtUp(msg.id, e, () => e.mirror!.resize(msg.cols, msg.rows));
     case 'colors':
       if (e.mirror) return e.mirror.setColors(msg.colors);
       return void e.colors.push(msg.colors);
     case 'query': {
       const fn = MIRROR_QUERIES[msg.op] as ((m: Mirror, ...a: unknown[]) => unknown) | undefined;
       if (!fn) return void post({ t: 'reply', req: msg.req, ok: false, error: `Unknown mirror query ${String(msg.op)}` });
-      return whenCaughtUp(e, () => answer(msg.req, e, () => fn(mirrorOf(msg.id, e), ...msg.args)));
+      return whenCaughtUp(msg.id, e, () => answer(msg.req, e, () => fn(mirrorOf(msg.id, e), ...msg.args)));
     }
     case 'close':
       entries.delete(msg.id);
       busy.delete(msg.id);
+      awaited.delete(msg.id);
       signalled.delete(msg.id);
       answers.delete(msg.id);
       e.mirror?.dispose();

@@ -3,7 +3,7 @@ import { SerializeAddon } from '@xterm/addon-serialize';
 import { Disposable, toDisposable, type Event } from '../base/lifecycle';
 import { rowText } from './row-text';
 import { syncWriteOf } from '../base/internals/xterm';
-import { ScrollbackStore } from './scrollback-store';
+import { ScrollbackStore, type SealedRows } from './scrollback-store';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { DEFAULT_SCROLLBACK_LINES, type ScreenSize, type ScreenSnapshot } from './screen';
 import { SavedCursorAsScreenRow } from './saved-cursor';
@@ -219,6 +219,11 @@ export class Mirror extends Disposable {
    */
   get firstRetainedRow(): number {
     return Math.max(this._store.firstAbsolute, this._screenTopAbsolute() - this._scrollbackLines);
+  }
+
+  /** The compact store's sealed rows, readable from another thread (scrollback-page.ts). */
+  sealedRows(): SealedRows {
+    return this._store.sealed();
   }
 
   /** Absolute number of the row the cursor is on. */

@@ -42,8 +42,16 @@ export function rowBytes(buf: IBuffer, y: number, out: Buffer, at: number): numb
   const cells = cellRow(buf, y);
   if (!cells) return -1;
   const data = cells._data;
-  const n = cells.length;
+  let n = cells.length;
   if (out.length - at < n * 4) return -1; // a row longer than the caller made room for
+  // Trailing blanks are skipped first, reading only: most rows that scroll by in a flood are
+  // short (`yes` writes one cell of 80), and the loop below writes a byte for every cell it passes.
+  while (n > 0) {
+    const content = data[(n - 1) * Cell.Words];
+    const cp = content & Cell.CodePointMask;
+    if (content & Cell.IsCombined || (cp !== 0 && cp !== 0x20)) break;
+    n--;
+  }
   let w = at;
   let end = at; // just past the last non-space
   for (let x = 0; x < n; x++) {

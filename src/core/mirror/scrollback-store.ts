@@ -1,16 +1,18 @@
 import type { IBuffer } from '@xterm/headless';
 import { rowBytes, rowText } from './row-text';
-
-/** Rows packed into one buffer at a time (one buffer per block, not one string per row: see below). */
-const BLOCK_ROWS = 256;
+import { BLOCK_ROWS, blockRow, ROW_END, sealBlock, type SealedBlock } from './sealed-blocks';
 
 /** Most bytes a cell's character takes in UTF-8 (rowBytes writes at most this much per cell). */
 const MAX_CELL_BYTES = 4;
 
-/** A sealed run of BLOCK_ROWS rows: their UTF-8 text back to back, and where each row ends. */
-interface Block {
-  bytes: Buffer;
-  ends: Uint32Array;
+/** The store's sealed rows as another thread reads them (scrollback-page.ts). */
+export interface SealedRows {
+  /** The sealed blocks' memory, oldest first (shared, never written again). */
+  memory: SharedArrayBuffer[];
+  /** Rows of the first block already dropped. */
+  skip: number;
+  /** Absolute number of the first row held (row `skip` of the first block). */
+  first: number;
 }
 
 /**
@@ -24,7 +26,7 @@ interface Block {
  * unread: making them was a fifth of the mirror's work (bench/README.md, profile).
  */
 export class ScrollbackStore {
-  private _blocks: Block[] = [];
+  private _blocks: SealedBlock[] = [];
   /** Rows of the first block already dropped. */
   private _skip = 0;
   /** The newest rows, not yet sealed into a block (fewer than BLOCK_ROWS): bytes and row ends. */
@@ -48,14 +50,14 @@ export class ScrollbackStore {
 
   push(row: string): void {
     const at = this._tailBytes();
-    this._room(at, Buffer.byteLength(row, 'utf8'));
+    this._room(at, Buffer.byteLength(row, 'utf8') + 1);
     this._added(at + this._tail.write(row, at, 'utf8'));
   }
 
   /** Adds xterm's row `y` of `buf` (its text, trailing spaces removed). */
   pushRow(buf: IBuffer, y: number, cols: number): void {
     const at = this._tailBytes();
-    this._room(at, cols * MAX_CELL_BYTES);
+    this._room(at, cols * MAX_CELL_BYTES + 1);
     const end = rowBytes(buf, y, this._tail, at);
     if (end < 0) this.push(rowText(buf, y));
     else this._added(end);
@@ -67,9 +69,14 @@ export class ScrollbackStore {
     const k = i + this._skip;
     const b = Math.floor(k / BLOCK_ROWS);
     const inTail = b >= this._blocks.length;
-    const { bytes, ends } = inTail ? { bytes: this._tail, ends: this._tailEnds } : this._blocks[b];
-    const r = inTail ? k - this._blocks.length * BLOCK_ROWS : k - b * BLOCK_ROWS;
-    return bytes.toString('utf8', r === 0 ? 0 : ends[r - 1], ends[r]);
+    if (!inTail) return blockRow(this._blocks[b], k - b * BLOCK_ROWS);
+    const r = k - this._blocks.length * BLOCK_ROWS;
+    return this._tail.toString('utf8', r === 0 ? 0 : this._tailEnds[r - 1], this._tailEnds[r] - 1);
+  }
+
+  /** The sealed blocks, for a read from another thread: they stay as they are, whatever the store does next. */
+  sealed(): SealedRows {
+    return { memory: this._blocks.map((b) => b.memory), skip: this._skip, first: this._dropped };
   }
 
   /**
@@ -102,19 +109,21 @@ export class ScrollbackStore {
     this._tail = grown;
   }
 
+  /** The row written into the tail ends at `end`; its ROW_END goes after it (sealed-blocks.ts). */
   private _added(end: number): void {
+    this._tail[end++] = ROW_END;
     this._tailEnds[this._tailRows++] = end;
     this._length++;
     if (this._tailRows >= BLOCK_ROWS) this._seal();
     this._trim();
   }
 
-  /** The full tail becomes a block of its exact size; the tail's buffer is reused. */
+  /**
+   * The full tail becomes a block of its exact size, in shared memory (sealed-blocks.ts: the main
+   * thread reads old rows there); the tail's buffer is reused.
+   */
   private _seal(): void {
-    const size = this._tailBytes();
-    const bytes = Buffer.allocUnsafeSlow(size);
-    this._tail.copy(bytes, 0, 0, size);
-    this._blocks.push({ bytes, ends: this._tailEnds.slice(0, this._tailRows) });
+    this._blocks.push(sealBlock(this._tail, this._tailBytes(), this._tailEnds));
     this._tailRows = 0;
   }
 

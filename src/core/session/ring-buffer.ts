@@ -3,6 +3,14 @@ import { leadingContinuationBytes, utf8CutPoint } from '../base/utf8';
 /** Default retained raw output per session (docs/guarantees.md#retained-buffer: 1 MiB). */
 export const DEFAULT_RING_BYTES = 1024 * 1024;
 
+/**
+ * Storage a ring starts with: a prompt and a few screens of typing fit; it doubles as output
+ * comes. Zeroed memory the allocator takes from freed chunks is written, so it is resident at
+ * once: 64 KiB at the start cost an idle session ~58 KiB of RSS (bench/README.md, issue 25:
+ * echo tail and idle memory).
+ */
+const INITIAL_RING_BYTES = 4 * 1024;
+
 /** What a read from the ring returns. */
 export interface RingRead {
   /** The bytes read, decoded (never a split character). */
@@ -24,8 +32,8 @@ export class RingBuffer {
   private _end = 0; // absolute offset after the newest byte
 
   constructor(readonly capacity = DEFAULT_RING_BYTES) {
-    // Start small: most sessions never fill a megabyte.
-    this._buf = Buffer.alloc(Math.min(capacity, 64 * 1024));
+    // Start small: most sessions never fill a megabyte, and an idle one holds a prompt.
+    this._buf = Buffer.alloc(Math.min(capacity, INITIAL_RING_BYTES));
   }
 
   /** Absolute offset just after the newest byte. */

@@ -182,7 +182,7 @@ export class Session extends Disposable {
       // Once hung up, the descriptor is closed and its number may be another file's.
       () => (this._hungUp ? undefined : masterFdOf(this._pty)),
       this.ttyPath,
-      () => this.mirror.query('lineBeforeCursor'),
+      () => this.mirror.watch('lineBeforeCursor'),
       // The shell's own line editor reads keys without echo too; the integration says when it does.
       () => this.commands.integration && !this.commands.running,
     );
@@ -438,7 +438,11 @@ export class Session extends Disposable {
     this._output(output, marks);
     if (this._draining) return;
     // The parser fell behind: the program waits, so a screen read never waits long (MirrorProxy).
-    if (!this._pauses.has('parser') && this.mirror.pendingBytes > this.mirror.backlogLimit) this._pauses.set('parser', true);
+    if (!this._pauses.has('parser') && this.mirror.pendingBytes > this.mirror.backlogLimit) {
+      this._pauses.set('parser', true);
+      // Nothing more comes until the parser catches up: what is queued for it goes now.
+      this.mirror.flush();
+    }
     if (this._flowHolders.size > 0) this.reconsiderFlow();
   }
 

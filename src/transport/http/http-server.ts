@@ -19,6 +19,7 @@ import { HTTP_AUTHENTICATE_WITHIN_MS, MAX_HTTP_CONNECTIONS, MAX_IN_FLIGHT_REQUES
 import { ErrorCode, REST_STATUS, toRpcError, type RpcError } from '../../core/base/errors';
 import { FULL_GRANT } from '../../core/io/caller';
 import { reachSession, sessionsInReach } from '../../core/methods/access';
+import { STREAM_CLOSE } from '../../core/methods/stream-frames';
 import { REST_ROUTES, serveRest } from './rest-routes';
 import { matchRoute, type HttpRoute, type RouteParams } from './http-router';
 import { handleViewAsset, handleViewPage } from '../pages/view-page';
@@ -36,8 +37,8 @@ export const enum HttpLimits {
   MaxWsPayload = 1024 * 1024,
 }
 
-/** The close code of a WebSocket whose scoped token was revoked or expired (as HTTP 401: the credential is gone). */
-export const TOKEN_ENDED_CLOSE = 4401;
+/** The close code of a WebSocket (the stream, `/rpc`) whose scoped token was revoked or expired (as HTTP 401: the credential is gone). */
+export const TOKEN_ENDED_CLOSE = STREAM_CLOSE.tokenEnded.code;
 
 export interface HttpServerOptions {
   hostId: string;
@@ -262,7 +263,15 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     },
   ];
 
+  /**
+   * Answers whose response has not closed yet. A response's close comes a turn after its socket's,
+   * and so after the server's own close: `close()` waits for each, so that what a request held (its
+   * in-flight slot, its watch on a scoped token) is let go before the host counts as closed.
+   */
+  const answering = new Set<http.ServerResponse>();
   server.on('request', (req, res) => {
+    answering.add(res);
+    res.once('close', () => answering.delete(res));
     void handleRequest(req, res).catch((e) => sendError(res, 'INTERNAL', `Internal error: ${(e as Error).message}`));
   });
 
@@ -407,13 +416,14 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       // A WebSocket's own close event (which ends its subscription) comes after the terminate.
       const webSocketsClosed = [...wss.clients].map((c) => new Promise<void>((r) => c.once('close', () => r())));
       const serverClosed = new Promise<void>((r) => server.close(() => r()));
+      const answersClosed = [...answering].map((res) => new Promise<void>((r) => res.once('close', () => r())));
       sessionGone.dispose();
       tokens.dispose();
       connections.dispose();
       for (const c of wss.clients) c.terminate();
       wss.close();
       server.closeAllConnections?.();
-      void Promise.all([serverClosed, ...webSocketsClosed]).then(() => resolve());
+      void Promise.all([serverClosed, ...webSocketsClosed, ...answersClosed]).then(() => resolve());
     }));
   return {
     url,

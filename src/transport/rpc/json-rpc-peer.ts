@@ -41,6 +41,11 @@ export function requestId(message: unknown): string | number | null | undefined 
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** A message as it came: a string, or bytes that must be UTF-8. Throws when it is not JSON (or not UTF-8). */
+function parse(raw: string | Uint8Array): unknown {
+  return JSON.parse(typeof raw === 'string' ? raw : utf8.decode(raw));
+}
+
 /**
  * What a peer needs of its connection, whatever frames the messages (a line on a socket, a frame
  * on a WebSocket, a string handed over in memory). The framing calls the peer's `receive` with
@@ -86,9 +91,10 @@ export interface JsonRpcPeerOptions {
  * and are refused once the calls holding it are waits), the requests of a client that does not read its answers
  * wait (and its input is not read) while too much is unsent to it, and everything written in one
  * event-loop turn leaves in one write. A peer that serves (`_serve`, the host's `TablePeer`)
- * answers every request it reads; one that does not (a client) matches answers to its own
- * `request`s and fires the rest as notifications. Disposing it (the connection closed) aborts its
- * calls and rejects its pending requests.
+ * answers every request it reads; one that does not (a client: `RpcClient`) takes each message as
+ * it comes, matches answers to its own `request`s, fires notifications, and answers a request of
+ * the other end with "method not found". Disposing it (the connection closed) aborts its calls and
+ * rejects its pending requests.
  */
 export class JsonRpcPeer extends Disposable implements NotificationSink {
   /** Aborted when the connection goes: calls still running stop waiting. */
@@ -115,6 +121,13 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   private readonly _onNotification = this._register(new Emitter<Notification>());
   /** Notifications from the other end (on a peer that does not serve). */
   readonly onNotification = this._onNotification.event;
+  /** Why the connection went, when known: said by the error its pending requests fail with. */
+  private _lostBecause: string | undefined;
+  /**
+   * The last error the other end sent with id null (on a peer that does not serve): it refused
+   * something we sent that it could not tie to a request (a line over its limit), and closes next.
+   */
+  private _refusal: string | undefined;
 
   constructor(
     private readonly _wire: MessageWire,
@@ -127,7 +140,8 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
         clearImmediate(this._turn); // nobody left to send it to
         this._turn = undefined;
         this._abort.abort();
-        for (const p of this._pending.values()) p.reject(new ConnectionClosedError());
+        const reason = this._lostBecause ?? (this._refusal && `the other end answered "${this._refusal}"`);
+        for (const p of this._pending.values()) p.reject(new ConnectionClosedError(reason));
         this._pending.clear();
       }),
     );
@@ -152,6 +166,9 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   /** One message the framing read: a string as it came, or bytes (UTF-8, checked). */
   receive(message: string | Uint8Array): void {
     if (this.isDisposed) return;
+    // Taking a message writes nothing back (bar refusing a request), so a client has no answers
+    // to hold its input back for: it takes each one at once, in order.
+    if (!this._serve) return this._take(message);
     this._queue.push(message);
     this._pump();
   }
@@ -170,6 +187,20 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     this._write(errorResponse(null, error));
     this._endTurn();
     this._wire.end();
+  }
+
+  /**
+   * The connection is gone because of `reason` (a line over the framing's limit): pending requests
+   * fail with a ConnectionClosedError that says so, and the peer is disposed.
+   */
+  lose(reason: string): void {
+    this._lostBecause ??= reason;
+    this.dispose();
+  }
+
+  /** Sends what this turn gathered now, not at the turn's end (before the connection is ended; when a subscription's pump ends). */
+  flush(): void {
+    this._endTurn();
   }
 
   /** Calls a method of the other end; rejects with its error answer, or when the connection closes. */
@@ -262,16 +293,16 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   }
 
   private async _handle(raw: string | Uint8Array): Promise<void> {
+    if (!this._serve) return;
     let message: unknown;
     try {
-      message = JSON.parse(typeof raw === 'string' ? raw : utf8.decode(raw));
+      message = parse(raw);
     } catch (e) {
       const what = e instanceof SyntaxError ? 'invalid JSON' : 'invalid UTF-8';
-      if (this._serve) this._write(errorResponse(null, new RpcError(ErrorCode.ParseError, `Parse error: ${what}`)));
+      this._write(errorResponse(null, new RpcError(ErrorCode.ParseError, `Parse error: ${what}`)));
       this._finishIfDone();
       return;
     }
-    if (!this._serve) return this._take(message);
     const max = this._maxInFlight;
     if (this._inFlight >= max) return this._refuseOverLimit(message, max);
     this._inFlight++;
@@ -291,8 +322,19 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     }
   }
 
-  /** A message to a peer that does not serve: the answer to one of its requests, or a notification. */
-  private _take(message: unknown): void {
+  /**
+   * A message to a peer that does not serve: the answer to one of its requests, a notification,
+   * or a request. Read leniently, as a socket-pty host's answers need: what is not JSON, not an
+   * object, or answers nothing we asked is skipped (the connection goes on), and `jsonrpc` is not
+   * checked.
+   */
+  private _take(raw: string | Uint8Array): void {
+    let message: unknown;
+    try {
+      message = parse(raw);
+    } catch {
+      return;
+    }
     if (typeof message !== 'object' || message === null || Array.isArray(message)) return;
     const m = message as {
       id?: unknown;
@@ -301,7 +343,15 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
       result?: unknown;
       error?: { code: number; message: string; data?: unknown };
     };
-    if (typeof m.method === 'string' && m.id === undefined) return this._onNotification.fire({ method: m.method, params: m.params ?? {} });
+    if (typeof m.method === 'string') {
+      if (m.id === undefined) return this._onNotification.fire({ method: m.method, params: m.params ?? {} });
+      // A request: this end serves no methods, and JSON-RPC wants every request answered.
+      const id = requestId(message);
+      if (id !== null && id !== undefined)
+        this._write(errorResponse(id, new RpcError(ErrorCode.MethodNotFound, `Method not found: ${m.method} (this end is a client)`)));
+      return;
+    }
+    if (m.id === null && m.error) this._refusal = String(m.error.message);
     const pending = typeof m.id === 'number' ? this._pending.get(m.id) : undefined;
     if (!pending) return;
     this._pending.delete(m.id as number);

@@ -12,11 +12,14 @@ export class RpcCallError extends Error {
   }
 }
 
-/** The connection closed before the answer came (the other end went away, or we closed it). */
+/**
+ * The connection closed before the answer came (the other end went away, or we closed it);
+ * `reason` says why, when that is known (a line over the limit, the other end's refusal).
+ */
 export class ConnectionClosedError extends Error {
   readonly code = 'CONNECTION_CLOSED';
-  constructor() {
-    super('Connection closed');
+  constructor(reason?: string) {
+    super(reason ? `Connection closed: ${reason}` : 'Connection closed');
     this.name = 'ConnectionClosedError';
   }
 }

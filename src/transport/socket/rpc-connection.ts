@@ -1,12 +1,11 @@
 import type { Duplex } from 'node:stream';
 import type { DispatchMode } from '../../core/methods/dispatch';
 import { ErrorCode, RpcError } from '../../core/base/errors';
-import { Disposable, disposableTimeout, MutableDisposable, toDisposable, type IDisposable } from '../../core/base/lifecycle';
+import { Disposable, disposableTimeout, MutableDisposable, toDisposable } from '../../core/base/lifecycle';
 import type { HostServices } from '../../core/methods/types';
 import type { ClientLink } from '../../core/io/client-link';
-import type { MessageWire } from '../rpc/json-rpc-peer';
 import { TablePeer } from '../rpc/table-peer';
-import { FrameWriter } from './frame-writer';
+import { LineWire } from '../rpc/line-wire';
 import { DEFAULT_MAX_LINE_BYTES, LineReader } from '../base/line-reader';
 import { firstByteFitsJsonRpc, isBlankLine, isJsonRpcLine, NOT_JSON_RPC_MESSAGE } from './first-line';
 
@@ -42,61 +41,6 @@ export interface RpcConnectionOptions {
   jsonRpcFirst?: boolean;
 }
 
-/** A stream socket as a peer's wire: one message per line, written through reused blocks. */
-class SocketWire implements MessageWire {
-  private readonly _out: FrameWriter;
-
-  constructor(private readonly _socket: Duplex) {
-    this._out = new FrameWriter(_socket);
-  }
-
-  get writable(): boolean {
-    return !this._socket.destroyed && this._socket.writable;
-  }
-
-  get unsentBytes(): number {
-    return this._socket.writableLength + this._out.gatheredBytes;
-  }
-
-  send(text: string): void {
-    this._out.write(text + '\n');
-  }
-
-  cork(): void {
-    this._out.cork();
-  }
-
-  uncork(): void {
-    this._out.uncork();
-  }
-
-  whenDrained(fn: () => void): IDisposable {
-    const once = () => {
-      this._socket.off('drain', once);
-      this._socket.off('close', once);
-      fn();
-    };
-    this._socket.on('drain', once);
-    this._socket.on('close', once);
-    return toDisposable(() => {
-      this._socket.off('drain', once);
-      this._socket.off('close', once);
-    });
-  }
-
-  pauseInput(): void {
-    this._socket.pause();
-  }
-
-  resumeInput(): void {
-    this._socket.resume();
-  }
-
-  end(): void {
-    this._socket.end();
-  }
-}
-
 /**
  * One JSON-RPC client on a stream socket: newline framing (a line limit, CRLF, blank lines, the
  * first-line rule of TCP ports, half-close) around the host's peer, which runs the calls. Who the
@@ -121,7 +65,7 @@ export class RpcConnection extends Disposable {
     this._unproven = _options.jsonRpcFirst === true;
     const { mode } = _options;
     this.peer = this._register(
-      new TablePeer(new SocketWire(_socket), {
+      new TablePeer(new LineWire(_socket, _socket), {
         mode,
         services: _options.services,
         maxInFlightRequests: _options.maxInFlightRequests,

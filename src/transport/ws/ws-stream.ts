@@ -9,16 +9,8 @@ import type { NotificationSink } from '../../core/io/subscription';
 import type { HostServices } from '../../core/methods/types';
 import { wsCongested, wsWhenDrained } from './ws-sink';
 import { DEFAULT_SNAPSHOT_SCROLLBACK } from '../../core/methods/screen-methods';
-import { writeFrame, type StreamServerFrame } from '../../core/methods/stream-frames';
+import { STREAM_CLOSE, writeFrame, type StreamServerFrame } from '../../core/methods/stream-frames';
 import type { NotificationParams } from '../../core/methods/notifications';
-
-/** WebSocket close codes of the stream endpoint. */
-export const enum StreamClose {
-  Normal = 1000,
-  UnknownSession = 4004,
-  /** The client read so slowly that output it had not received was overwritten (without `?resync=1`). */
-  TooSlow = 4008,
-}
 
 /** What a read-only stream answers to input (the browser view shows it). */
 const READ_ONLY = 'read-only: input is not accepted';
@@ -55,7 +47,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
     // The upgrade was refused (403) for a session out of the token's reach: what is left is unknown.
     session = reachSession(services.registry, grant, selector);
   } catch {
-    ws.close(StreamClose.UnknownSession, 'unknown session');
+    ws.close(STREAM_CLOSE.unknownSession.code, 'unknown session');
     return;
   }
   const abort = new AbortController();
@@ -70,14 +62,14 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
         // With the opt-in, even the first replay resyncs: a replay cut by the ring may start mid-sequence.
         if (params.dropped && options.resync) return void resync();
         if (params.dropped && replayed) {
-          ws.close(StreamClose.TooSlow, 'client too slow: output was dropped');
+          ws.close(STREAM_CLOSE.tooSlow.code, 'client too slow: output was dropped');
           return;
         }
         replayed = true;
         send({ type: 'data', data: (params as NotificationParams<'pty/output'>).data });
       } else if (method === 'pty/exit') {
         send({ type: 'exit', exitCode: (params as NotificationParams<'pty/exit'>).exitCode });
-        ws.close(StreamClose.Normal, 'session exited');
+        ws.close(STREAM_CLOSE.exited.code, 'session exited');
       }
     },
     congested: () => wsCongested(ws),
@@ -134,13 +126,13 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
         send({ type: 'snapshot', data: snapshot, cols: session.cols, rows: session.rows });
         for (const start of starts) start();
       },
-      () => ws.close(StreamClose.TooSlow, 'output was dropped and the terminal could not be redrawn'),
+      () => ws.close(STREAM_CLOSE.tooSlow.code, 'output was dropped and the terminal could not be redrawn'),
     );
   }
   // The replay and the live output come from pty/subscribe, through the method table as any client's.
   subscribe({ since: 0 }).then(
     ({ starts }) => starts.forEach((start) => start()),
-    (e: unknown) => ws.readyState === ws.OPEN && ws.close(StreamClose.UnknownSession, toRpcError(e).message.slice(0, MAX_CLOSE_REASON_CHARS)),
+    (e: unknown) => ws.readyState === ws.OPEN && ws.close(STREAM_CLOSE.unknownSession.code, toRpcError(e).message.slice(0, MAX_CLOSE_REASON_CHARS)),
   );
 
   /** Subscribes the link through the table; resolves with its answer and what starts the notifications (after the answer). */

@@ -9,10 +9,11 @@ import type { SessionInfo } from '../../../src/core/methods/types';
 import { loadNodePty } from '../../../src/core/session/pty-loader';
 import { SessionFollower } from '../../../src/transport/client/session-follower';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
-import { BASH, connect, startHost, until } from '../../helpers/host';
+import { BASH, connect, startHost, until, clientsClosed } from '../../helpers/host';
 import { FloodCheck, makeFlood, type Flood } from '../../helpers/flood';
 import { screenTextOf, writeAll } from '../../helpers/xterm-screen';
 import { buildCli, CLI, pidAlive } from '../../helpers/protocol';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../helpers/leak-tracker';
 
 /** Per-test bound: generous for 2 busy cores, finite so a hang fails instead of blocking. */
 const TEST_TIMEOUT = 180_000;
@@ -35,6 +36,8 @@ after(async () => {
   control.close();
   await host.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 async function newSession(): Promise<SessionInfo> {
   const info = (await control.request('session/create', { ...BASH, cols: 100, rows: 30 })) as SessionInfo;

@@ -10,6 +10,7 @@ import { runCli, startedPids, stopPid } from '../../helpers/cli';
 import { request, startHttpHost, type HttpHost } from '../../helpers/http';
 import { tempRuntimeDir } from '../../helpers/host';
 import { buildCli, REPO_ROOT } from '../../helpers/protocol';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../helpers/leak-tracker';
 
 const CAST = '{"version": 3, "term": {"cols": 80, "rows": 24}}\n[0.2, "o", "from the cli\\r\\n"]\n';
 
@@ -27,6 +28,8 @@ after(async () => {
   await h?.close();
   fs.rmSync(out, { recursive: true, force: true });
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 test('prints a link that replays the file (a relative path is from where the command runs)', { timeout: 30_000 }, async () => {
   fs.writeFileSync(path.join(out, 'demo.cast'), CAST);

@@ -6,9 +6,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { killPid, runCli, startCli, startedPids, stopPid } from '../../helpers/cli';
-import { BASH, connect, startHost, until } from '../../helpers/host';
+import { BASH, connect, startHost, until, clientsClosed } from '../../helpers/host';
 import { buildCli } from '../../helpers/protocol';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../helpers/leak-tracker';
 
 type Host = Awaited<ReturnType<typeof startHost>>;
 
@@ -31,6 +32,8 @@ after(async () => {
   await h?.close();
   fs.rmSync(out, { recursive: true, force: true });
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 const rpc = (method: string, params: Record<string, unknown>) => c.request<any>(method, params);
 

@@ -12,6 +12,7 @@ import { CliError, findSession } from '../../../src/cli/find-session';
 import { DiscoveryBackend } from '../../../src/cli/mcp';
 import { BASH, tempRuntimeDir } from '../../helpers/host';
 import { CLI } from '../../helpers/protocol';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../helpers/leak-tracker';
 
 /** What a surface made of a selector: the session's id, or why not. */
 type Outcome = string | 'unknown' | 'ambiguous';
@@ -41,6 +42,8 @@ after(async () => {
   else process.env.SHARED_PTY_DIR = previousDir;
   fs.rmSync(dir, { recursive: true, force: true });
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 function fromRpcError(e: unknown, selector: string): Outcome {
   assert.ok(e instanceof RpcError, String(e));

@@ -8,9 +8,9 @@ import { isAlive, readLiveRecords, type HostRecord } from '../../../src/host/dis
 import { Host } from '../../../src/host/host';
 import { VERSION } from '../../../src/version';
 import { idleExitMs } from '../../../src/host/exit-empty';
-import { tempRuntimeDir, until } from '../../helpers/host';
+import { tempRuntimeDir, until, connect, clientsClosed } from '../../helpers/host';
 import type { SessionInfo } from '../../../src/core/methods/types';
-import { RpcClient } from '../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../helpers/leak-tracker';
 
 // The per-user host starts detached on first need; when it cannot start, the caller hears why
 // (the last line it wrote to daemon.log), not a bare timeout.
@@ -21,6 +21,8 @@ after(() => {
   if (rec) process.kill(rec.pid, 'SIGTERM');
   fs.rmSync(dir, { recursive: true, force: true });
 });
+// Every test leaves nothing undisposed (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite(clientsClosed);
 
 test('a host that cannot start is reported with its last words, and its log is 0600', async () => {
   const script = path.join(dir, 'broken-cli.js');
@@ -56,7 +58,7 @@ test(
     const own = tempRuntimeDir();
     const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
     const rec = await ensureDaemon({ cliPath: cli, runtimeDir: own, env: { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' } });
-    const client = await RpcClient.connect(rec.control);
+    const client = await connect(rec.control);
     try {
       // Every host (per-user, serve, the editor's) runs alike: no tunable of ours (#12 part 3).
       const host = environOf(rec.pid);
@@ -98,17 +100,17 @@ test(
     const rec = await ensureDaemon({ cliPath: cli, runtimeDir: own, args: ['--no-http', '--idle-exit-ms', String(idleMs)] });
     const settle = () => new Promise((r) => setTimeout(r, idleMs * 5));
     try {
-      let client = await RpcClient.connect(rec.control);
+      let client = await connect(rec.control);
       const s = await client.request<SessionInfo>('session/create', { command: 'sleep', args: ['60'] });
       client.close();
       await settle();
       assert.ok(isAlive(rec.pid), 'a session keeps the host up with no client');
-      client = await RpcClient.connect(rec.control);
+      client = await connect(rec.control);
       await client.request('pty/kill', { session: s.id });
       await settle();
       assert.ok(isAlive(rec.pid), 'a connected client keeps the host up with no session');
       // An editor window watches every host it sees for agents' approval requests: that alone keeps none up.
-      const window = await RpcClient.connect(rec.control);
+      const window = await connect(rec.control);
       await window.request('host/watchAgents', {});
       client.close();
       await until(() => !isAlive(rec.pid), 15_000, 'the empty host to exit, though a window watches it');
@@ -173,7 +175,7 @@ test('a host whose files an update removed takes no new session and exits when i
   const installed = path.join(own, 'installed-cli.js');
   fs.symlinkSync(CLI_PATH, installed);
   const first = await ensureDaemon({ cliPath: installed, runtimeDir: own, args: ['--no-http', '--stay'] });
-  const client = await RpcClient.connect(first.control);
+  const client = await connect(first.control);
   let second: HostRecord | undefined;
   try {
     const s = await client.request<SessionInfo>('session/create', { command: 'sleep', args: ['60'] });

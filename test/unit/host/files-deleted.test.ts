@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readLiveRecords } from '../../../src/host/discovery';
-import { RpcClient } from '../../../src/transport/client/rpc-client';
-import { BASH, startHost, until } from '../../helpers/host';
+import { BASH, startHost, until, connect, clientsClosed } from '../../helpers/host';
 import type { SessionInfo } from '../../../src/core/methods/types';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../helpers/leak-tracker';
 
 let host: Awaited<ReturnType<typeof startHost>>;
 before(async () => {
@@ -17,11 +17,13 @@ before(async () => {
 after(async () => {
   await host.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 /** True once a fresh client can connect to `address` and get an answer. */
 async function answers(address: string, method: string): Promise<boolean> {
   try {
-    const c = await RpcClient.connect(address);
+    const c = await connect(address);
     try {
       await c.request(method, {});
       return true;
@@ -39,7 +41,7 @@ test('a deleted control socket, session socket, record or socket folder is put b
   const info = h.describe(s);
   const sessionSock = info.address.replace(/^unix:/, '');
   const controlSock = h.controlAddress.replace(/^unix:/, '');
-  const open = await RpcClient.connect(h.controlAddress);
+  const open = await connect(h.controlAddress);
   try {
     fs.rmSync(controlSock);
     fs.rmSync(sessionSock);

@@ -7,9 +7,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { HostsConfigError, hostsConfigPath, readHostsConfig, splitHostSelector, unknownHostError } from '../../../src/host/hosts-config';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../helpers/leak-tracker';
 
 const base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-hosts-'));
 after(() => fs.rmSync(base, { recursive: true, force: true }));
+// Every test leaves nothing undisposed (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 function withFile(text: string | undefined): NodeJS.ProcessEnv {
   const dir = fs.mkdtempSync(path.join(base, 'cfg-'));

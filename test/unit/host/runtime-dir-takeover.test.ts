@@ -12,17 +12,19 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { readLiveRecords, type HostRecord } from '../../../src/host/discovery';
-import { RpcClient } from '../../../src/transport/client/rpc-client';
-import { connect, rejectsWith, startHost, until } from '../../helpers/host';
+import { connect, rejectsWith, startHost, until, clientsClosed } from '../../helpers/host';
 import { startHttpHost } from '../../helpers/http';
 import { buildCli, CLI } from '../../helpers/protocol';
 import { LocalUser, localUserSkip as secondUserSkip } from '../../helpers/local-user';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../helpers/leak-tracker';
 
 const TEST_TIMEOUT = 60_000;
 const SERVER_ERROR = -32000;
 
 const base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-takeover-'));
 after(() => fs.rmSync(base, { recursive: true, force: true }));
+// Every test leaves nothing undisposed (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite(clientsClosed);
 
 /** The entries of `dir` with their owner, for comparing before and after. */
 function entries(dir: string): string[] {
@@ -66,7 +68,7 @@ describe('a runtime directory another local user re-creates under a running host
         'the host record with its HTTP server and session',
       );
       assert.ok(rec.http?.token, 'the record holds the HTTP token');
-      const before = await RpcClient.connect(rec.control);
+      const before = await connect(rec.control);
 
       try {
         // The attacker prepares a directory of their own, open to all, with a link at the temporary

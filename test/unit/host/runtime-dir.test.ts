@@ -7,11 +7,14 @@ import * as path from 'node:path';
 import { ensureRuntimeDir, runtimeDirPath, RuntimeDirWriteError, UnsafeRuntimeDirError } from '../../../src/host/runtime-dir';
 import { Host } from '../../../src/host/host';
 import { readLiveRecords } from '../../../src/host/discovery';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../helpers/leak-tracker';
 
 // docs/hosts.md#runtime-directory: where the runtime directory is, its mode, and the directories a host refuses.
 
 const base = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-rtdir-'));
 after(() => fs.rmSync(base, { recursive: true, force: true }));
+// Every test leaves nothing undisposed (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test('the runtime directory: $SHARED_PTY_DIR, else $XDG_RUNTIME_DIR/shared-pty, else <tmp>/shared-pty-<uid>', () => {
   assert.equal(runtimeDirPath({ SHARED_PTY_DIR: '/x/y', XDG_RUNTIME_DIR: '/run/user/1' }), '/x/y');

@@ -9,10 +9,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { connect, rejectsWith, until } from '../../../helpers/host';
+import { connect, rejectsWith, until, clientsClosed } from '../../../helpers/host';
 import { agentCalls } from '../../../helpers/agent-calls';
 import { mcpAgent, startHttpHost, type HttpHost } from '../../../helpers/http';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** The user declined an agent's write (docs/protocol.md#4-error-codes). */
 const DECLINED = -32006;
@@ -31,6 +32,9 @@ class Window {
     return this.told.filter((n) => n.method === 'agent/approval' && n.params.session === session).map((n) => n.params);
   }
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('agent write approval: ask', () => {
   let h: HttpHost;

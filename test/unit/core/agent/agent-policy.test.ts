@@ -5,12 +5,16 @@
 // relays them (`client: { origin: "agent", transport: "mcp-stdio" }`).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, rejectsWith, startHost, until } from '../../../helpers/host';
+import { connect, rejectsWith, startHost, until, clientsClosed } from '../../../helpers/host';
 import { agentCalls } from '../../../helpers/agent-calls';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** The user declined an agent's write (docs/protocol.md#4-error-codes). */
 const DECLINED = -32006;
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('agent write approval (headless)', () => {
   let h: Awaited<ReturnType<typeof startHost>>;

@@ -7,14 +7,18 @@ import * as path from 'node:path';
 import { Emitter } from '../../../../src/core/base/lifecycle';
 import { setUnexpectedErrorHandler } from '../../../../src/core/base/unexpected-error';
 import { REPO_ROOT } from '../../../helpers/protocol';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
 
 const FIXTURE = path.join(__dirname, 'faulty-listener.fixture.ts');
+
+// Every test leaves nothing undisposed (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test('a listener that throws does not stop the others; its error goes to the unexpected-error handler', () => {
   const errors: unknown[] = [];
   const previous = setUnexpectedErrorHandler((e) => errors.push(e));
+  const emitter = new Emitter<number>();
   try {
-    const emitter = new Emitter<number>();
     const got: number[] = [];
     emitter.event(() => {
       throw new Error('boom');
@@ -28,6 +32,7 @@ test('a listener that throws does not stop the others; its error goes to the une
       ['boom', 'boom'],
     );
   } finally {
+    emitter.dispose();
     setUnexpectedErrorHandler(previous);
   }
 });

@@ -3,9 +3,9 @@
 // with the stack that created it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASH, connect, startHost, until } from '../../../helpers/host';
-import { startHttpHost, wsOpen } from '../../../helpers/http';
-import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+import { BASH, connect, outputListeners, startHost, until } from '../../../helpers/host';
+import { request, startHttpHost, wsOpen } from '../../../helpers/http';
+import { ensureNoDisposablesAreLeakedInTestSuite, LeakTracker } from '../../../helpers/leak-tracker';
 
 ensureNoDisposablesAreLeakedInTestSuite();
 
@@ -46,4 +46,22 @@ test('a host with its HTTP server, a stream and a /rpc subscriber leaves nothing
   await rpc.close();
   await close();
   await stream.closed;
+});
+
+test('a host closed while an HTTP request waits has let go of the request when its close resolves', { timeout: 60_000 }, async () => {
+  // Its own tracker, checked the moment close resolves: the suite's check runs later, when a late release would no longer show.
+  const tracker = new LeakTracker().install();
+  try {
+    const { host, port, token, close } = await startHttpHost();
+    const cat = await host.createSession({ command: 'cat', args: [] });
+    const listening = outputListeners(cat);
+    // A long-poll (GET /sessions/:id with waitMs) on a session that prints nothing: in flight until the host closes.
+    const waiting = request(port, 'GET', `/sessions/${cat.id}?since=${cat.cursor}&waitMs=30000`, { token }).catch((e: Error) => e);
+    await until(() => outputListeners(cat) > listening, 15_000, 'the read to wait for output');
+    await close();
+    tracker.assertNoLeaks();
+    assert.ok((await waiting) instanceof Error, 'the waiting request was cut by the close');
+  } finally {
+    tracker.uninstall();
+  }
 });

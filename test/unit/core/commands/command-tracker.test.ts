@@ -2,9 +2,10 @@
 // with the session's nonce count; marks a program prints (a file that holds them, a shell with
 // an integration of its own inside a command) are output; and cases a real shell produces only
 // rarely, replayed as the exact bytes.
-import { test } from 'node:test';
+import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CommandTracker, type CommandRecord } from '../../../../src/core/commands/command-tracker';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
 
 const NONCE = 'feedc0de'.repeat(4);
 /** A mark as the injected integration prints it. */
@@ -14,6 +15,7 @@ const forged = (m: string) => `\x1b]633;${m}\x07`;
 
 /** Feeds `parts` as output, one read each, as the session does; returns the tracker and what was passed on. */
 function replay(parts: string[], tracker = new CommandTracker('/start', NONCE)): CommandTracker & { passed?: string } {
+  made.add(tracker);
   let cursor = 0;
   let passed = '';
   for (const p of parts) {
@@ -26,6 +28,15 @@ function replay(parts: string[], tracker = new CommandTracker('/start', NONCE)):
 }
 
 const summary = (r: CommandRecord) => [r.command, r.exitCode, r.endCursor === null ? 'running' : 'ended'];
+
+/** The trackers a test made: disposed when it ends, as a session disposes its own. */
+const made = new Set<CommandTracker>();
+afterEach(() => {
+  for (const t of made) t.dispose();
+  made.clear();
+});
+// Every test leaves nothing undisposed (docs/testing.md#leaks): registered below the disposal above, so it checks after it.
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test('marks a program prints end nothing, start nothing, and move no cwd: a forged end, a forged command line, a forged cwd', () => {
   const t = replay([

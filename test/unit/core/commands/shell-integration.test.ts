@@ -10,8 +10,9 @@ import * as path from 'node:path';
 import type { CommandRecord } from '../../../../src/core/commands/command-tracker';
 import type { SessionInfo } from '../../../../src/core/methods/types';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
-import { connect, startHost, until } from '../../../helpers/host';
+import { connect, startHost, until, clientsClosed } from '../../../helpers/host';
 import { CLI } from '../../../helpers/protocol';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking CI. */
 const TEST_TIMEOUT = 60_000;
@@ -67,6 +68,8 @@ after(async () => {
   await h?.close();
   for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 /** A session of `command` (no arguments: an interactive shell) in a HOME with `files`, at its first prompt. */
 async function openShell(

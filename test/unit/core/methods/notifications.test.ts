@@ -10,9 +10,10 @@ import * as fs from 'node:fs';
 import { NOTIFICATION_INDEX, NOTIFICATIONS } from '../../../../src/core/methods/notifications';
 import { EVENT_TYPES } from '../../../../src/core/session/session-events';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
-import { connect, startHost, until } from '../../../helpers/host';
+import { connect, startHost, until, clientsClosed } from '../../../helpers/host';
 import { AGENT, agentCalls } from '../../../helpers/agent-calls';
 import { promptedShell } from '../../../helpers/shell-home';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Per-step bound: generous for 2 busy cores; the flow demotion alone takes 5 s. */
 const STEP_MS = 30_000;
@@ -40,6 +41,8 @@ after(async () => {
   for (const c of clients) c.close();
   await h?.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 test('every notification of a real session fits the notification table exactly', { timeout: 10 * STEP_MS }, async () => {
   const script = await listening(h.host.controlAddress, 'control');

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { Mirror } from '../../../../src/core/mirror/mirror';
 import { ScrollbackStore } from '../../../../src/core/mirror/scrollback-store';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
-import { BASH, connect, startHost, until } from '../../../helpers/host';
+import { BASH, connect, startHost, until, clientsClosed } from '../../../helpers/host';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 interface Page {
   text: string;
@@ -28,6 +29,9 @@ function assertConsecutive(rows: string[], from: number, to: number, label: stri
     }
   }
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('pty/scrollback over a real session', () => {
   let host: Awaited<ReturnType<typeof startHost>>;

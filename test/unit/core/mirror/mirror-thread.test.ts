@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import type { Session } from '../../../../src/core/session/session';
 import { MirrorThread } from '../../../../src/core/mirror/mirror-thread';
 import { BASH } from '../../../helpers/host';
+import { waitFor } from '../../../../src/core/io/wait';
 
 /** Screen reads made one after another during the flood. */
 const FLOOD_READS = 30;
@@ -18,6 +19,7 @@ const FLOOD_READS = 30;
  */
 const FLOOD_READ_MEDIAN_MS = 200;
 import { startHost, TEST_WRITER, until } from '../../../helpers/host';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Bytes `seq 1 N` prints before the number n, with the terminal's \r\n line ends. */
 function bytesBefore(n: number): number {
@@ -39,6 +41,9 @@ function lastRowAt(c: number): string {
   const partial = (String(lo) + '\r\n').slice(0, c - bytesBefore(lo)).replace(/[\r\n]/g, '');
   return partial !== '' ? partial : String(lo - 1);
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 describe('the mirror thread', () => {
   let host: Awaited<ReturnType<typeof startHost>>;
@@ -150,6 +155,60 @@ describe('the mirror thread', () => {
         `the median read took ${median.toFixed(0)} ms (at most ${FLOOD_READ_MEDIAN_MS}): ${took.map((x) => x.toFixed(0)).join(' ')}`,
       );
       host.host.registry.remove(s.id);
+    },
+  );
+
+  test('a read is answered on the screen exactly as of the output handed over before it, though more follows at once', { timeout: 30_000 }, async () => {
+    // Straight to the thread, so that the read and the output after it reach it in one go (as they
+    // do during a flood): 200 KiB of numbered rows, the read, 200 KiB more.
+    const thread = MirrorThread.shared();
+    const rows = (from: number, to: number) => Buffer.from(Array.from({ length: to - from }, (_, i) => `row ${from + i}\r\n`).join(''));
+    const first = rows(0, 20_000);
+    const more = rows(20_000, 40_000);
+    const id = thread.register({ flush() {}, onParsedUpTo() {}, onSignals() {}, onAnswers() {}, reopen() {} });
+    try {
+      thread.post({ t: 'open', id, cols: 80, rows: 24, scrollback: 1000, cursor: 0, quietUntil: 0 });
+      thread.post({ t: 'write', id, chunks: [new Uint8Array(first)], cursor: first.length });
+      const read = thread.request({ t: 'query', id, op: 'screen', args: [] });
+      thread.post({ t: 'write', id, chunks: [new Uint8Array(more)], cursor: first.length + more.length });
+      const { value, cursor } = await read;
+      assert.equal(cursor, first.length, 'answered at the end of the output before the read');
+      const shown = (value as { rows: string[] }).rows.filter((r) => r !== '');
+      assert.equal(shown.at(-1), 'row 19999', 'the screen as of that output, not later');
+    } finally {
+      thread.unregister(id);
+    }
+  });
+
+  test(
+    'while a client reads the screen during a flood the backlog is kept short; a wait watching the screen does not shorten it',
+    { timeout: 60_000 },
+    async () => {
+      const s = await host.host.createSession({ command: 'yes', args: ['flood'], cols: 80, rows: 24 });
+      try {
+        await until(() => s.cursor > 1024 * 1024, 20000, 'the flood');
+        const unread = s.mirror.backlogLimit;
+        assert.equal(s.mirror.reading, false, 'nobody has read this screen yet');
+        // pty/wait looks at the screen again and again: that is not a client waiting for each look.
+        await waitFor(s, { match: 'never printed', timeout: 300 });
+        assert.equal(s.mirror.reading, false, "pty/wait's looks leave the bound as it is");
+        let maxPending = 0;
+        for (let i = 0; i < FLOOD_READS; i++) {
+          const before = s.cursor;
+          const { cursor } = await s.mirror.queryAt('screen');
+          assert.ok(cursor >= before, `read ${i} reflects the output before it`);
+          maxPending = Math.max(maxPending, s.mirror.pendingBytes);
+        }
+        assert.equal(s.mirror.reading, true);
+        const limit = s.mirror.backlogLimit;
+        assert.ok(limit < unread, `a shorter backlog while read (${limit} bytes, ${unread} unread)`);
+        // At most one PTY read lands after the pause is asked for (64 KiB at most).
+        assert.ok(maxPending <= limit + 64 * 1024, `${maxPending} bytes waited, limit ${limit}`);
+        await until(() => !s.mirror.reading, 10_000, 'the bound to return once the reads stop');
+        assert.ok(s.running, 'the flood was on throughout');
+      } finally {
+        host.host.registry.remove(s.id);
+      }
     },
   );
 

@@ -10,8 +10,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { Tmux } from '../../../helpers/cli';
-import { BASH, connect, startHost } from '../../../helpers/host';
+import { BASH, connect, startHost, clientsClosed } from '../../../helpers/host';
 import { sameScreen, screenDiff } from '../../../helpers/screen-diff';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const COLS = 80;
 const ROWS = 24;
@@ -101,6 +102,9 @@ class SharedPane {
 
 /** Each test skips (and npm test fails, test/allowed-skips.json allows no such skip) without tmux. */
 const noTmux = hasTmux ? false : 'tmux is not installed (apt-get install tmux)';
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('screen fidelity against tmux (80x24)', () => {
   let tmux: Oracle;

@@ -8,6 +8,7 @@ import * as pty from 'node-pty';
 import { unreadOutputOf } from '../../../../src/core/process/unread-output';
 import { masterFdOf } from '../../../../src/core/session/pty-input';
 import { until } from '../../../helpers/host';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
 
 const linux = process.platform === 'linux';
 const open: pty.IPty[] = [];
@@ -21,6 +22,8 @@ after(() => {
     }
   }
 });
+// Every test leaves nothing undisposed (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 function spawn(script: string, onData: (d: string) => void = () => {}): pty.IPty {
   const p = pty.spawn('/bin/sh', ['-c', script], { name: 'xterm-256color', cols: 80, rows: 24, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { RingBuffer } from '../../../../src/core/session/ring-buffer';
 import { completeUtf8Length } from '../../../../src/core/base/utf8';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+import { heldBytes } from '../../../helpers/held-memory';
 
 // Every disposable a test makes is disposed by its end (docs/testing.md).
 ensureNoDisposablesAreLeakedInTestSuite();
@@ -88,4 +89,23 @@ test('retained(): everything while nothing was dropped, else from the first whol
   assert.equal(kept.from + kept.bytes.length, r.end, 'the copy ends at the newest byte');
   kept.bytes.fill(0);
   assert.equal(r.read(r.end - 5).text, 'next\n', 'the ring is untouched by changes to the copy');
+});
+
+test('an idle ring holds a few KiB, and grows to keep every byte up to its capacity', () => {
+  // A host with hundreds of idle sessions holds one ring each (docs/guarantees.md#retained-buffer).
+  const before = heldBytes();
+  const rings = Array.from({ length: 64 }, () => new RingBuffer());
+  const perRing = (heldBytes() - before) / rings.length;
+  assert.ok(perRing <= 8 * 1024, `${Math.round(perRing)} bytes held by an empty ring`);
+  // Then output comes: all of it is kept, up to the capacity, as before.
+  const ring = rings[0];
+  let all = '';
+  for (let i = 0; ring.end < 3 * ring.capacity; i++) {
+    const line = `line ${i} ${'x'.repeat(i % 200)}\r\n`;
+    all += line;
+    ring.append(Buffer.from(line));
+  }
+  assert.equal(ring.end - ring.start, ring.capacity);
+  assert.equal(all.length, ring.end);
+  assert.equal(ring.read(ring.start, ring.capacity).text, all.slice(ring.start));
 });

@@ -12,8 +12,9 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
-import { BASH, connect, until, withTimeout } from '../../../helpers/host';
+import { BASH, connect, until, withTimeout, clientsClosed } from '../../../helpers/host';
 import { mcpAgent, request, startHttpHost, wsOpen, type HttpHost, type WsClient } from '../../../helpers/http';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** The user declined an agent's write (docs/protocol.md#4-error-codes). */
 const DECLINED = -32006;
@@ -37,6 +38,9 @@ async function wsRpc(c: WsClient, method: string, params: Record<string, unknown
   c.send({ jsonrpc: '2.0', id, method, params });
   return c.next((m) => m && m.id === id, `${method} answer`);
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('agent guards bind the principal (a scoped token used on /mcp)', () => {
   let h: HttpHost;

@@ -8,8 +8,9 @@ import * as net from 'node:net';
 import { MAX_CONNECTIONS_PER_SESSION_SOCKET, MAX_CONTROL_CONNECTIONS, MAX_IN_FLIGHT_REQUESTS } from '../../../../src/core/base/limits';
 import { parseAddress } from '../../../../src/transport/base/address';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
-import { connect, rejectsWith, startHost, TEST_WRITER, until } from '../../../helpers/host';
+import { connect, rejectsWith, startHost, TEST_WRITER, until, clientsClosed } from '../../../helpers/host';
 import { request, startHttpHost, wsConnect, wsOpen } from '../../../helpers/http';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const TEST_TIMEOUT = 30_000;
 /** socket-pty's "server error": what a per-session socket answers for a limit reached (docs/protocol.md#4-error-codes). */
@@ -26,6 +27,8 @@ const cleanups: (() => unknown)[] = [];
 after(async () => {
   for (const fn of cleanups.reverse()) await fn();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 /** Connects a raw socket to `address` and resolves with everything it receives until the host closes it. */
 function connectAndReadAll(address: string): Promise<string> {

@@ -9,8 +9,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { bashEnv, buildCli, startServeOnFreePort, type ServeProcess } from '../../../helpers/protocol';
 import { request, startHttpHost, wsConnect, wsOpen, type HttpAnswer, type HttpHost } from '../../../helpers/http';
-import { until, withTimeout } from '../../../helpers/host';
+import { outputListeners, until, withTimeout } from '../../../helpers/host';
 import { runCli } from '../../../helpers/cli';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** The plain bash of every test: no rc files, a fixed prompt. */
 const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };
@@ -53,14 +54,8 @@ after(async () => {
   await h?.close();
   if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
 });
-
-/**
- * How many listen for a session's next output: a waiting read is one of them. Read from the
- * emitter's own list, since nothing outside the host can tell when a long-poll has begun to wait.
- */
-function outputListeners(session: object): number {
-  return (session as unknown as { _onOutput: { _listeners: unknown[] } })._onOutput._listeners.length;
-}
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 /** An authorized request. */
 function api(method: string, p: string, body?: unknown): Promise<HttpAnswer> {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { HTTP_AUTHENTICATE_WITHIN_MS, MAX_HTTP_CONNECTIONS, MAX_UNAUTHENTICATED_HTTP_CONNECTIONS } from '../../../../src/core/base/limits';
 import { request, startHttpHost, wsConnect, wsOpen, type WsClient } from '../../../helpers/http';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const TEST_TIMEOUT = 120_000;
 /** Idle connections the issue opened: past the old limit and its spare room (256 + 64). */
@@ -17,6 +18,8 @@ const cleanups: (() => unknown)[] = [];
 after(async () => {
   for (const fn of cleanups.reverse()) await fn();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 /** A raw connection that is open (connected), with a promise of its close. */
 interface RawConnection {

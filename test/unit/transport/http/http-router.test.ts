@@ -2,6 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { matchRoute, type HttpRoute } from '../../../../src/transport/http/http-router';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
 
 const ROUTES: ReadonlyArray<HttpRoute<string>> = [
   { verbs: ['GET'], pattern: '/health', access: 'api', handle: 'health' },
@@ -12,6 +13,9 @@ const ROUTES: ReadonlyArray<HttpRoute<string>> = [
 ];
 
 const handled = (verb: string, path: string) => matchRoute(ROUTES, verb, path)?.route.handle;
+
+// Every test leaves nothing undisposed (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 describe('http-router', () => {
   test('a route answers its verbs only; another verb on the same path is no route', () => {

@@ -11,10 +11,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { SessionInfo } from '../../../../src/core/methods/types';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { TOKEN_ENDED_CLOSE } from '../../../../src/transport/http/http-server';
-import { BASH, connect, rejectsWith, withTimeout } from '../../../helpers/host';
+import { BASH, connect, rejectsWith, withTimeout, clientsClosed } from '../../../helpers/host';
 import { request, startHttpHost, wsConnect, type HttpHost, type WsClient } from '../../../helpers/http';
 import { runCli } from '../../../helpers/cli';
 import { bashEnv, buildCli } from '../../../helpers/protocol';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 type Scope = 'view' | 'input' | 'control';
 interface Shared {
@@ -83,6 +84,8 @@ after(async () => {
   ctl?.close();
   await h?.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('scoped tokens', { timeout: 60_000 }, () => {
   test('REST: each scope allows its calls and refuses the rest with 403; other sessions and host calls are refused', async () => {

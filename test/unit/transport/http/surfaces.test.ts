@@ -18,8 +18,9 @@ import { TOOLS, type ToolDef } from '../../../../src/transport/mcp/mcp-tools';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { RpcCallError } from '../../../../src/transport/client/rpc-client';
 import { PROTOCOL_DOC, renderProtocolDoc } from '../../../../scripts/protocol-tables';
-import { BASH, connect, until, withTimeout } from '../../../helpers/host';
+import { BASH, connect, until, withTimeout, clientsClosed } from '../../../helpers/host';
 import { request, startHttpHost, type HttpHost } from '../../../helpers/http';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const TABLE = METHODS as readonly MethodSpec[];
 /** The MCP tools of docs/protocol.md#6-mcp: the eleven first ones and those added since. */
@@ -141,6 +142,9 @@ function boundedFields(shape: z.ZodRawShape): Array<{ name: string; min: number;
     return (s.type === 'integer' || s.type === 'number') && typeof s.minimum === 'number' ? [{ name, min: s.minimum, at }] : [];
   });
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('every surface agrees with the method table', () => {
   const homes: string[] = [];

@@ -8,11 +8,12 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { BASH, connect, startHost, until, withTimeout } from '../../../helpers/host';
+import { BASH, connect, startHost, until, withTimeout, clientsClosed } from '../../../helpers/host';
 import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../../helpers/protocol';
 import { AGENT } from '../../../helpers/agent-calls';
 import type { Host } from '../../../../src/host/host';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 type ToolResult = { content: Array<{ type: string; text?: string }>; isError?: boolean };
 const textOf = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('');
@@ -41,6 +42,9 @@ async function agentClient(dir: string, elicitation: boolean, apps = false): Pro
   );
   return { client, questions, answer };
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe("approvals through the agent's own client (agent approval ask, no editor window)", () => {
   let h: { host: Host; dir: string; close(): Promise<void> };

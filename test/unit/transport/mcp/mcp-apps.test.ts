@@ -13,6 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { BASH, withTimeout } from '../../../helpers/host';
 import { startHttpHost, type HttpHost } from '../../../helpers/http';
 import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../../helpers/protocol';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const URI = 'ui://shared-pty/terminal';
 /** The tools that show a session (docs/guarantees.md#the-terminal-in-the-agents-chat). */
@@ -71,6 +72,9 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
   assert.notEqual(r.isError, true, `${name} failed: ${text}`);
   return { data: r.structuredContent, text };
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 describe('MCP Apps over Streamable HTTP (/mcp)', () => {
   let h: HttpHost;

@@ -6,10 +6,11 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { BASH, connect, until, withTimeout } from '../../../helpers/host';
+import { BASH, connect, until, withTimeout, clientsClosed } from '../../../helpers/host';
 import { startHttpHost, type HttpHost } from '../../../helpers/http';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { promptedShell, type TestShell } from '../../../helpers/shell-home';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const TEST_TIMEOUT = 60_000;
 /** The one line between head and tail. */
@@ -35,6 +36,8 @@ after(async () => {
   await h?.close();
   for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 /**
  * Calls a tool that must succeed. The client waits longer than the tool's own `timeout` (the SDK's

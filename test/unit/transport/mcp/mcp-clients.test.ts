@@ -17,6 +17,7 @@ import { TOOL_NAMES } from '../../../../src/transport/mcp/mcp-tools';
 import { bashEnv, buildCli, CLI, pidAlive, REPO_ROOT } from '../../../helpers/protocol';
 import { startHttpHost, type HttpHost } from '../../../helpers/http';
 import { withTimeout } from '../../../helpers/host';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** The plain bash of every run: no rc files, a fixed prompt. */
 const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };
@@ -74,6 +75,8 @@ after(async () => {
   await h?.close();
   if (base) fs.rmSync(base, { recursive: true, force: true });
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 /** A fetch that records what was sent and whether the server handed out a session. */
 function recordingFetch(wire: Wire): typeof fetch {

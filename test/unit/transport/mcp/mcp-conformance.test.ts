@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import { startHttpHost, type HttpHost } from '../../../helpers/http';
 import { startTokenShim, type TokenShim } from '../../../helpers/token-shim';
 import { REPO_ROOT } from '../../../helpers/protocol';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const SUITE = path.join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 /** The protocol revisions the suite runs for, each with the scenarios that do not apply to it. */
@@ -103,6 +104,9 @@ function runSuite(node: string, url: string, revision: string, outDir: string): 
     });
   });
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 describe('the MCP conformance suite against /mcp', async () => {
   const node = await node24();

@@ -7,11 +7,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { connect, until } from '../../../helpers/host';
+import { connect, until, clientsClosed } from '../../../helpers/host';
 import { mcpAgent, startHttpHost, type HttpHost } from '../../../helpers/http';
 import { agentCalls } from '../../../helpers/agent-calls';
 import { promptedShell, type TestShell } from '../../../helpers/shell-home';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const TEST_TIMEOUT = 60_000;
 
@@ -27,6 +28,9 @@ const lastLine = (output: string) =>
     .split('\n')
     .filter((l) => l.trim() !== '')
     .at(-1);
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('signal and send_keys return the outcome', () => {
   let h: HttpHost;

@@ -10,13 +10,17 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../../helpers/protocol';
 import { startHttpHost, type HttpHost } from '../../../helpers/http';
-import { BASH, connect, until, withTimeout } from '../../../helpers/host';
+import { BASH, connect, until, withTimeout, clientsClosed } from '../../../helpers/host';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** The client's request timeout: shorter than the command, so only progress can keep the call alive. */
 const REQUEST_TIMEOUT_MS = 10_000;
 /** The command outlasts the timeout (by more than one 5 s progress interval of docs/guarantees.md#events-instead-of-polling). */
 const COMMAND_SECONDS = 12;
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('MCP progress keeps a long tool call alive', () => {
   let h: HttpHost;

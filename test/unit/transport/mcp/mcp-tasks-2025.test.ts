@@ -13,11 +13,12 @@ import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/clien
 import { CallToolResultSchema, ElicitRequestSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
-import { connect as connectRpc, until, withTimeout } from '../../../helpers/host';
+import { connect as connectRpc, until, withTimeout, clientsClosed } from '../../../helpers/host';
 import { startHttpHost, type HttpHost } from '../../../helpers/http';
 import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../../helpers/protocol';
 import { promptedShell } from '../../../helpers/shell-home';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const TEST_TIMEOUT = 90_000;
 type Via = 'http' | 'stdio';
@@ -57,6 +58,8 @@ after(async () => {
   await h?.close();
   for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 async function agent(sdk: Sdk, via: Via): Promise<Agent> {
   const info = { name: `tasks-2025-${sdk}-${via}`, version: '0.0.0' };

@@ -9,11 +9,12 @@ import * as fs from 'node:fs';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { ApplicationInputRequest, TaskEnabledSession, TaskView } from '@modelcontextprotocol/ext-tasks/client';
-import { connect as connectRpc, until, withTimeout } from '../../../helpers/host';
+import { connect as connectRpc, until, withTimeout, clientsClosed } from '../../../helpers/host';
 import { request, startHttpHost, type HttpHost } from '../../../helpers/http';
 import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../../helpers/protocol';
 import { promptedShell } from '../../../helpers/shell-home';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const TEST_TIMEOUT = 90_000;
 const REVISION = '2026-07-28';
@@ -56,6 +57,8 @@ after(async () => {
   await h?.close();
   for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 /**
  * The raw request path the Tasks requester needs beside the SDK client (the SDK refuses task

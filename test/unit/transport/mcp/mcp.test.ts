@@ -14,6 +14,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { bashEnv, buildCli, CLI, pidAlive, REPO_ROOT, sleep, startServeOnFreePort, type ServeProcess } from '../../../helpers/protocol';
 import { request, startHttpHost, type HttpHost } from '../../../helpers/http';
 import { withTimeout } from '../../../helpers/host';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** The MCP tools of docs/protocol.md#6-mcp: the eleven first ones, list_commands, wait_event, read_command_output and the terminal view's terminal_snapshot. */
 const TOOL_NAMES = [
@@ -212,6 +213,9 @@ function checkToolList(agent: Agent): void {
   const sendKeys = agent.tools.find((t) => t.name === 'send_keys')!;
   assert.equal(sendKeys.inputSchema.properties.keys.type, 'array', 'send_keys takes keys: string[]');
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 describe('MCP over Streamable HTTP (/mcp)', () => {
   let h: HttpHost;

@@ -9,9 +9,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startHttpHost, wsConnect, type HttpHost, mcpAgent } from '../../../helpers/http';
-import { BASH, connect, rejectsWith, until } from '../../../helpers/host';
+import { BASH, connect, rejectsWith, until, clientsClosed } from '../../../helpers/host';
 import { runCli } from '../../../helpers/cli';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const linux = process.platform === 'linux';
 /** Typed at `read -s`: it must appear nowhere in the recording. */
@@ -33,6 +34,9 @@ function readCast(file: string): { header: any; events: Event[] } {
   }
   return { header, events };
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('recording a session (pty/record) and who typed (pty/info.lastInput)', () => {
   let h: HttpHost;

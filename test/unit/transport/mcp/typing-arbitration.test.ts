@@ -8,10 +8,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startHttpHost, type HttpHost, mcpAgent } from '../../../helpers/http';
-import { BASH, connect, until } from '../../../helpers/host';
+import { BASH, connect, until, clientsClosed } from '../../../helpers/host';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { loadNodePty } from '../../../../src/core/session/pty-loader';
 import { buildCli, CLI } from '../../../helpers/protocol';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('typing arbitration', () => {
   let h: HttpHost;

@@ -12,8 +12,9 @@ import * as path from 'node:path';
 import type { SessionInfo } from '../../../../src/core/methods/types';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { pageCookieName } from '../../../../src/transport/http/http-security';
-import { BASH, connect } from '../../../helpers/host';
+import { BASH, connect, clientsClosed } from '../../../helpers/host';
 import { request, startHttpHost, wsConnect, type HttpAnswer, type HttpHost } from '../../../helpers/http';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** What a browser's navigation asks for. */
 const BROWSER = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
@@ -38,6 +39,8 @@ after(async () => {
   await h?.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 const share = (scope: 'view' | 'input') => ctl.call('session/share', { session: s.id, scope }) as Promise<{ url: string; token: string }>;
 

@@ -6,11 +6,12 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { BASH, connect, rejectsWith } from '../../../helpers/host';
+import { BASH, connect, rejectsWith, clientsClosed } from '../../../helpers/host';
 import { request, startHttpHost, wsConnect, type HttpHost, type WsClient } from '../../../helpers/http';
 import { ReplayLimits, ReplayLinks } from '../../../../src/transport/pages/replay-links';
 import { pageCookieName } from '../../../../src/transport/http/http-security';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const CAST =
   '{"version": 3, "term": {"cols": 80, "rows": 24}, "title": "demo"}\n[0.5, "o", "hello replay\\r\\n"]\n[0.1, "m", "command exited 0: echo hi"]\n[0.1, "x", "0"]\n';
@@ -30,6 +31,8 @@ after(async () => {
   await h?.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 const replay = (file: string) => ctl.request<{ id: string; url: string; path: string; expiresAt: string; tokenId: string }>('host/replay', { path: file });
 const get = (p: string, headers: Record<string, string> = {}, token?: string) => request(h.port, 'GET', p, { headers, token });

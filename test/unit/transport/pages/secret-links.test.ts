@@ -4,8 +4,12 @@ import { strict as assert } from 'node:assert';
 import { describe, test } from 'node:test';
 import { SECRET_PAGE_LIFETIME_MS, SecretLinks } from '../../../../src/transport/pages/secret-links';
 import type { Session } from '../../../../src/core/session/session';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
 
 const session = { id: 's1' } as Session;
+
+// Every test leaves nothing undisposed (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 describe('SecretLinks', () => {
   test('a link is used once; a second use says it was used', () => {

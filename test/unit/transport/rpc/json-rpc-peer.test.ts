@@ -7,10 +7,11 @@ import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import WebSocket from 'ws';
 import type { Session } from '../../../../src/core/session/session';
-import { JsonRpcPeer, REQUEST_HIGH_WATER_BYTES } from '../../../../src/transport/rpc/json-rpc-peer';
+import { JsonRpcPeer, REQUEST_HIGH_WATER_BYTES, type MessageWire } from '../../../../src/transport/rpc/json-rpc-peer';
 import { linkedPair, type MemoryWire } from '../../../../src/transport/rpc/linked-pair';
 import { TablePeer } from '../../../../src/transport/rpc/table-peer';
 import { TEST_WRITER, until } from '../../../helpers/host';
+import { toDisposable } from '../../../../src/core/base/lifecycle';
 import { startHttpHost, type HttpHost } from '../../../helpers/http';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
@@ -335,3 +336,77 @@ for (const transport of TRANSPORTS) {
     );
   });
 }
+
+/** A wire that keeps, in order, what the peer wrote (each frame once its batch is written) and the marks a test puts between. */
+class WriteLog implements MessageWire {
+  readonly log: string[] = [];
+  /** The text of every `pty/output` written. */
+  output = '';
+  private _corked = 0;
+  private _gathered: string[] = [];
+  readonly writable = true;
+  readonly unsentBytes = 0;
+  send(text: string): void {
+    this._gathered.push(text);
+    if (this._corked === 0) this._write();
+  }
+  cork(): void {
+    this._corked++;
+  }
+  uncork(): void {
+    if (this._corked > 0 && --this._corked === 0) this._write();
+  }
+  whenDrained(fn: () => void) {
+    setImmediate(fn);
+    return toDisposable(() => undefined);
+  }
+  pauseInput(): void {}
+  resumeInput(): void {}
+  end(): void {}
+  mark(what: string): void {
+    this.log.push(what);
+  }
+  private _write(): void {
+    for (const text of this._gathered) {
+      const m = JSON.parse(text) as Msg;
+      if (m.method === 'pty/output') this.output += m.params.data;
+      this.log.push(m.method === 'pty/output' ? `output ${JSON.stringify(m.params.data)}` : `answer ${m.id}`);
+    }
+    this._gathered = [];
+  }
+}
+
+describe('an echo on a session socket', () => {
+  test(
+    'is written in the event-loop turn of the PTY read that brought it, after the answer to the write that caused it',
+    { timeout: TEST_TIMEOUT },
+    on(
+      () => real,
+      async () => {
+        const s = await h.host.createSession({ command: 'cat', name: 'echo-turn' });
+        const wire = new WriteLog();
+        const peer = new TablePeer(wire, { mode: { kind: 'session', session: s }, services: h.host, link: { origin: 'script', transport: 'socket', home: s } });
+        // Whatever the loop runs after the read (another client's request, a timer) comes after this mark.
+        const marks = s.onOutput(() => setImmediate(() => wire.mark('next turn')));
+        try {
+          peer.receive(request(1, 'pty/subscribe'));
+          await until(() => wire.log.includes('answer 1'), MESSAGE_MS, 'the subscribe answer');
+          for (const [i, key] of ['a', 'b', 'c'].entries()) {
+            wire.log.length = 0;
+            peer.receive(request(10 + i, 'pty/write', { action: { text: key } }));
+            await until(() => wire.log.includes('next turn') && wire.log.some((l) => l.startsWith('output')), MESSAGE_MS, `the echo of ${key}`);
+            assert.deepEqual(wire.log.slice(0, 3), [`answer ${10 + i}`, `output ${JSON.stringify(key)}`, 'next turn']);
+          }
+          // Every byte, in order: the keys' echo, then cat's copy of the line.
+          s.write('xyz\r', TEST_WRITER);
+          await until(() => wire.output.length >= 'abcxyz\r\nabcxyz\r\n'.length, MESSAGE_MS, 'the line and its echo');
+          assert.equal(wire.output, 'abcxyz\r\nabcxyz\r\n');
+        } finally {
+          marks.dispose();
+          peer.dispose();
+          s.kill();
+        }
+      },
+    ),
+  );
+});

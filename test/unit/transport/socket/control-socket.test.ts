@@ -8,8 +8,9 @@ import * as path from 'node:path';
 import type { SessionInfo } from '../../../../src/core/methods/types';
 import { RpcCallError, type Notification, type RpcClient } from '../../../../src/transport/client/rpc-client';
 import { VERSION } from '../../../../src/version';
-import { BASH, connect, rejectsWith, startHost, tempRuntimeDir, until } from '../../../helpers/host';
+import { BASH, connect, outputListeners, rejectsWith, startHost, tempRuntimeDir, until, clientsClosed } from '../../../helpers/host';
 import { childrenOf, parentOf, pidAlive } from '../../../helpers/protocol';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking CI. */
 const TEST_TIMEOUT = 60_000;
@@ -65,14 +66,6 @@ function collect(client: RpcClient): { list: Notification[]; dispose(): void } {
 }
 
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
-
-/**
- * How many listen for a session's next output: a waiting read is one of them. Read from the
- * emitter's own list, since nothing outside the host can tell when a long-poll has begun to wait.
- */
-function outputListeners(session: object): number {
-  return (session as unknown as { _onOutput: { _listeners: unknown[] } })._onOutput._listeners.length;
-}
 
 /** SIGINT's bit in /proc's pending-signal masks (bit signo - 1). */
 const SIGINT_MASK = 1n << 1n;
@@ -141,6 +134,9 @@ class Sess {
     return (await this.call('pty/output', { since: 0 })).cursor;
   }
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('host control socket', () => {
   let h: Host;

@@ -10,8 +10,9 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHttpHost, wsOpen, type HttpHost } from '../../../helpers/http';
-import { BASH, connect, until, withTimeout } from '../../../helpers/host';
+import { BASH, connect, until, withTimeout, clientsClosed } from '../../../helpers/host';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const linux = process.platform === 'linux';
 
@@ -20,6 +21,9 @@ interface Listener {
   client: RpcClient;
   events: any[];
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('events', () => {
   let h: HttpHost;

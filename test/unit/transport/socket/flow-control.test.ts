@@ -5,9 +5,10 @@ import assert from 'node:assert/strict';
 import { Terminal } from '@xterm/headless';
 import type { SessionInfo } from '../../../../src/core/methods/types';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
-import { BASH, connect, startHost, until } from '../../../helpers/host';
+import { BASH, connect, startHost, until, clientsClosed } from '../../../helpers/host';
 import { FloodCheck, makeFlood, type Flood } from '../../../helpers/flood';
 import { screenTextOf, writeAll } from '../../../helpers/xterm-screen';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Per-test bound: generous for 2 busy cores, finite so a hang fails instead of blocking. */
 const TEST_TIMEOUT = 180_000;
@@ -34,6 +35,8 @@ before(async () => {
 after(async () => {
   await host.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 async function newSession(): Promise<{ info: SessionInfo; control: RpcClient }> {
   const control = await connect(host.host.controlAddress);

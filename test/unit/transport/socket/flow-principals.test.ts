@@ -6,8 +6,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
-import { BASH, connect, until } from '../../../helpers/host';
+import { BASH, connect, until, clientsClosed } from '../../../helpers/host';
 import { startHttpHost, wsOpen, type HttpHost, type WsClient } from '../../../helpers/http';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 let nextId = 1;
 function call(c: WsClient, method: string, params: Record<string, unknown>): Promise<{ result?: any; error?: { code: number; message: string } }> {
@@ -20,6 +21,9 @@ function call(c: WsClient, method: string, params: Record<string, unknown>): Pro
 function flood(bytes: number): string {
   return `head -c ${bytes} /dev/zero | tr '\\0' x; echo; echo FLOOD-$((1+1))\r`;
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('flow control is for clients that may type', () => {
   let h: HttpHost;

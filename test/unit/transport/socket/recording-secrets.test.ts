@@ -14,8 +14,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startHttpHost, wsConnect, type HttpHost, mcpAgent } from '../../../helpers/http';
-import { connect, until } from '../../../helpers/host';
+import { connect, until, clientsClosed } from '../../../helpers/host';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const linux = process.platform === 'linux';
 type Event = [number, string, string];
@@ -62,6 +63,9 @@ async function closedPort(): Promise<number> {
 
 /** Secret input is judged through Linux's /proc and tcgetattr. */
 const notLinux = !linux && 'secret input needs Linux';
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
+
 describe('what a recording keeps of input, and raw-mode password prompts', () => {
   let h: HttpHost;
   let ctl: RpcClient;

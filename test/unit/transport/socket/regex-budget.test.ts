@@ -5,11 +5,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
-import { BASH, connect, rejectsWith, until } from '../../../helpers/host';
+import { BASH, connect, rejectsWith, until, clientsClosed } from '../../../helpers/host';
 import { startHttpHost, wsOpen, type HttpHost, type WsClient } from '../../../helpers/http';
 import { agentCalls } from '../../../helpers/agent-calls';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** A pattern that backtracks for ever on a line of a's that ends in b. */
 const CATASTROPHIC = '^(a+)+$';
@@ -22,6 +23,9 @@ function call(c: WsClient, method: string, params: Record<string, unknown>): Pro
   c.send({ jsonrpc: '2.0', id, method, params });
   return c.next((m) => m && m.id === id, `${method} answer`, 60_000);
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('regex time per connection and per token', () => {
   let h: HttpHost;

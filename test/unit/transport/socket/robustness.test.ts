@@ -9,11 +9,12 @@ import * as net from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 import type { SessionInfo } from '../../../../src/core/methods/types';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
-import { BASH, connect, rejectsWith, startHost, until } from '../../../helpers/host';
+import { BASH, connect, rejectsWith, startHost, until, clientsClosed } from '../../../helpers/host';
 import { childrenOf, LineClient, pidAlive, sleep, type Msg } from '../../../helpers/protocol';
 import { heldBytes } from '../../../helpers/held-memory';
 import { DEFAULT_RING_BYTES } from '../../../../src/core/session/ring-buffer';
 import { CLIENT_HIGH_WATER_BYTES, REQUEST_HIGH_WATER_BYTES } from '../../../../src/transport/rpc/json-rpc-peer';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Requests a host starts from one client's queue before it looks at what is unsent again (src/transport/socket/rpc-connection.ts). */
 const REQUESTS_PER_TURN = 16;
@@ -125,6 +126,8 @@ after(async () => {
     }
   }
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('bad input gets a clear JSON-RPC error and the connection keeps working', () => {
   test('malformed JSON: -32700 with id null, then the same connection still serves', { timeout: TEST_TIMEOUT }, async () => {
@@ -442,7 +445,7 @@ describe('many clients', () => {
  * session's ring; the output waiting for the mirror's parser (at most 4 MiB: Backlog.MaxBytes in
  * src/core/mirror/mirror-proxy.ts); what is queued for the client, which stops growing once past
  * the high-water mark (by one notification at most: twice the mark); and the socket writer's pool
- * of free blocks (8 of 256 KiB: src/transport/socket/frame-writer.ts). The memory held, measured
+ * of free blocks (8 of 256 KiB: src/transport/base/frame-writer.ts). The memory held, measured
  * after a full collection, must grow by less than this while the flood is twice as large.
  */
 const KEPT_BYTES = DEFAULT_RING_BYTES + 4 * 1024 * 1024 + 2 * CLIENT_HIGH_WATER_BYTES + 8 * 256 * 1024;

@@ -7,8 +7,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startHttpHost, type HttpHost, mcpAgent } from '../../../helpers/http';
-import { BASH, connect, rejectsWith, until } from '../../../helpers/host';
+import { BASH, connect, rejectsWith, until, clientsClosed } from '../../../helpers/host';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const linux = process.platform === 'linux';
 /** What the user types; the programs print only its length, so it must appear nowhere. */
@@ -22,6 +23,9 @@ const PROGRAMS = [
 ];
 
 const notLinux = !linux && 'needs Linux /proc';
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
+
 describe('secret input', () => {
   let h: HttpHost;
   let ctl: RpcClient;

@@ -12,10 +12,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startHttpHost, type HttpHost, mcpAgent } from '../../../helpers/http';
-import { connect, until } from '../../../helpers/host';
+import { connect, until, clientsClosed } from '../../../helpers/host';
 import { LocalUser, localUserSkip } from '../../../helpers/local-user';
 import { freePort } from '../../../helpers/protocol';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Per-test bound: finite so a prompt that never comes fails instead of blocking CI. */
 const TEST_TIMEOUT = 45_000;
@@ -77,6 +78,9 @@ class TestSshd {
 }
 
 const TOOLS = ['sudo', 'passwd', 'ssh', 'ssh-keygen', '/usr/sbin/sshd', 'su'];
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('secret input at real prompts: sudo, passwd, ssh, as a user the test makes', () => {
   let user: LocalUser;

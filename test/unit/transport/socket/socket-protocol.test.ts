@@ -21,6 +21,7 @@ import {
   type Target,
 } from '../../../helpers/protocol';
 import { withTimeout } from '../../../helpers/host';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const BASH_CMD = 'bash --norc --noprofile';
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking CI. */
@@ -71,6 +72,9 @@ function assertError(res: Msg, code: number, id: string | number | null): void {
   assert.ok(res.error.message.length > 0);
   for (const k of Object.keys(res.error)) assert.ok(['code', 'message', 'data'].includes(k), `unexpected error field ${k}`);
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite();
 
 before(() => buildCli(), { timeout: 180_000 });
 

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import { destroyPty, onRawData, ptyMasterFd, ptyReadStream, ptySlaveName, ptyWriteQueue } from '../../../../../src/core/base/internals/node-pty';
 import { loadNodePty } from '../../../../../src/core/session/pty-loader';
 import { until } from '../../../../helpers/host';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../../helpers/leak-tracker';
 
 function spawn() {
   return loadNodePty().spawn('sh', ['-c', 'read line'], {
@@ -17,6 +18,9 @@ function spawn() {
     encoding: null,
   });
 }
+
+// Every test leaves nothing undisposed (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test('node-pty keeps its read stream, master descriptor, write queue and slave name where the session reads them', async () => {
   const pty = spawn();

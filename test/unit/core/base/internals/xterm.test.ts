@@ -4,10 +4,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Terminal } from '@xterm/headless';
 import { cellsOfLine, rowListOf, savedCursorRowOf, syncWriteOf } from '../../../../../src/core/base/internals/xterm';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../../helpers/leak-tracker';
 
 function terminal(): Terminal {
   return new Terminal({ cols: 20, rows: 5, allowProposedApi: true });
 }
+
+// Every test leaves nothing undisposed (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test("xterm parses synchronously through its core's writeSync", () => {
   const term = terminal();

@@ -4,6 +4,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { schemaDefOf } from '../../../../../src/core/base/internals/zod';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../../helpers/leak-tracker';
+
+// Every test leaves nothing undisposed (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test('a schema says its type, and a wrapper the schema inside', () => {
   assert.equal(schemaDefOf(z.string()).type, 'string');

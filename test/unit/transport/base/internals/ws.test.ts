@@ -5,6 +5,10 @@ import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { socketOf } from '../../../../../src/transport/base/internals/ws';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../../helpers/leak-tracker';
+
+// Every test leaves nothing undisposed (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test('a WebSocket keeps the TCP socket under it, on both ends', async () => {
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });

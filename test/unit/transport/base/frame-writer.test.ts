@@ -6,14 +6,14 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FrameWriter } from '../../../../src/transport/socket/frame-writer';
+import { FrameWriter } from '../../../../src/transport/base/frame-writer';
 import { heldBytes } from '../../../helpers/held-memory';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
 
 // Every disposable a test makes is disposed by its end (docs/testing.md).
 ensureNoDisposablesAreLeakedInTestSuite();
 
-/** The writer's block size and how many free ones its pool keeps (src/transport/socket/frame-writer.ts). */
+/** The writer's block size and how many free ones its pool keeps (src/transport/base/frame-writer.ts). */
 const BLOCK_BYTES = 256 * 1024;
 const MAX_FREE_BLOCKS = 8;
 

@@ -5,11 +5,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { KeyNameError, keyToBytes } from '../../../src/core/io/keys';
-import { keyName, nastyString } from '../../helpers/arbitraries';
-import { fuzz, fuzzSync } from '../../helpers/fuzz';
-import { FuzzHost, RAW_CAT } from '../../helpers/fuzz-host';
-import { LineClient } from '../../helpers/protocol';
+import { KeyNameError, keyToBytes } from '../../../../src/core/io/keys';
+import { keyName, nastyString } from '../../../helpers/arbitraries';
+import { fuzz, fuzzSync } from '../../../helpers/fuzz';
+import { FuzzHost, RAW_CAT } from '../../../helpers/fuzz-host';
+import { LineClient } from '../../../helpers/protocol';
+import { clientsClosed } from '../../../helpers/host';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** What keyToBytes makes of a name: its bytes, or the refusal. */
 function outcome(name: string): { bytes: string } | { refused: KeyNameError } {
@@ -21,6 +23,9 @@ function outcome(name: string): { bytes: string } | { refused: KeyNameError } {
     return { refused: e };
   }
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('fuzz: key names', () => {
   test('any name is a key (a non-empty string of bytes) or a KeyNameError naming it', () => {

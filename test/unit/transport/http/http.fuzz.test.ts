@@ -6,19 +6,20 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { z } from 'zod';
-import { METHODS } from '../../../src/core/methods/table';
-import { selector as sessionSelector } from '../../../src/core/methods/schemas';
-import type { MethodSpec } from '../../../src/core/methods/spec';
-import { REST_ROUTES } from '../../../src/transport/http/rest-routes';
-import { boundWaits, Entries, FUZZ_WAIT_MS, jsonText, keyName, nastyKey, nastyString, objectOf, wildJson, type Wild } from '../../helpers/arbitraries';
-import { fuzz } from '../../helpers/fuzz';
-import { fillText, FuzzHost, RAW_CAT } from '../../helpers/fuzz-host';
-import { request, wsConnect, type WsClient } from '../../helpers/http';
-import { withTimeout } from '../../helpers/host';
+import { METHODS } from '../../../../src/core/methods/table';
+import { selector as sessionSelector } from '../../../../src/core/methods/schemas';
+import type { MethodSpec } from '../../../../src/core/methods/spec';
+import { REST_ROUTES } from '../../../../src/transport/http/rest-routes';
+import { boundWaits, Entries, FUZZ_WAIT_MS, jsonText, keyName, nastyKey, nastyString, objectOf, wildJson, type Wild } from '../../../helpers/arbitraries';
+import { fuzz } from '../../../helpers/fuzz';
+import { fillText, FuzzHost, RAW_CAT } from '../../../helpers/fuzz-host';
+import { request, wsConnect, type WsClient } from '../../../helpers/http';
+import { withTimeout, clientsClosed } from '../../../helpers/host';
 import { spawn } from 'node:child_process';
 import * as net from 'node:net';
-import { CLI, REPO_ROOT } from '../../helpers/protocol';
-import { readLiveRecords } from '../../../src/host/discovery';
+import { CLI, REPO_ROOT } from '../../../helpers/protocol';
+import { readLiveRecords } from '../../../../src/host/discovery';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Cases per surface in `npm test`. */
 const SHORT_RUNS = 40;
@@ -38,6 +39,8 @@ before(async () => {
 after(async () => {
   await fh?.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 /** A session in a path: usually the target, sometimes unknown, sometimes not even valid percent-encoding. */
 const pathSelector: fc.Arbitrary<string> = fc.oneof(

@@ -9,14 +9,16 @@ import fc from 'fast-check';
 import * as net from 'node:net';
 import assert from 'node:assert/strict';
 import type { z } from 'zod';
-import { METHODS } from '../../../src/core/methods/table';
-import { selector as sessionSelector } from '../../../src/core/methods/schemas';
-import type { MethodSpec } from '../../../src/core/methods/spec';
-import { boundWaits, Entries, jsonText, keyName, nastyString, objectOf, rawLine, wildJson, FUZZ_WAIT_MS, type Wild } from '../../helpers/arbitraries';
-import { fuzz } from '../../helpers/fuzz';
-import { fillText, FuzzHost } from '../../helpers/fuzz-host';
-import { LineClient } from '../../helpers/protocol';
-import { assertAnswer, hostView, socketWire, webSocketWire, type Wire } from '../../helpers/fuzz-wire';
+import { METHODS } from '../../../../src/core/methods/table';
+import { selector as sessionSelector } from '../../../../src/core/methods/schemas';
+import type { MethodSpec } from '../../../../src/core/methods/spec';
+import { boundWaits, Entries, jsonText, keyName, nastyString, objectOf, rawLine, wildJson, FUZZ_WAIT_MS, type Wild } from '../../../helpers/arbitraries';
+import { fuzz } from '../../../helpers/fuzz';
+import { fillText, FuzzHost } from '../../../helpers/fuzz-host';
+import { LineClient } from '../../../helpers/protocol';
+import { assertAnswer, hostView, socketWire, webSocketWire, type Wire } from '../../../helpers/fuzz-wire';
+import { clientsClosed } from '../../../helpers/host';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** Cases per door in `npm test` (a few seconds each). */
 const SHORT_RUNS = 60;
@@ -37,6 +39,8 @@ before(async () => {
 after(async () => {
   await fh?.close();
 });
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 /** A selector: usually the target (by id, name or prefix), sometimes nothing that exists. */
 const selector: fc.Arbitrary<Wild> = fc.oneof(

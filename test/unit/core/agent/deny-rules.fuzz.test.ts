@@ -6,12 +6,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { TypedLine } from '../../../src/core/session/typed-line';
-import { commandsToJudge } from '../../../src/core/agent/command-line';
-import { fuzz, fuzzSync } from '../../helpers/fuzz';
-import { connect, startHost } from '../../helpers/host';
-import { agentCalls } from '../../helpers/agent-calls';
-import { RpcCallError, type RpcClient } from '../../../src/transport/client/rpc-client';
+import { TypedLine } from '../../../../src/core/session/typed-line';
+import { commandsToJudge } from '../../../../src/core/agent/command-line';
+import { fuzz, fuzzSync } from '../../../helpers/fuzz';
+import { connect, startHost, clientsClosed } from '../../../helpers/host';
+import { agentCalls } from '../../../helpers/agent-calls';
+import { RpcCallError, type RpcClient } from '../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const RULE = /^rm -rf/;
 
@@ -51,6 +52,9 @@ function refusedSomewhere(writes: string[]): boolean {
   }
   return false;
 }
+
+// Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 describe('fuzz: deny rules', () => {
   test('no split of a denied line across writes gets through', () => {
