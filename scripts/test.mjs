@@ -1,6 +1,6 @@
 // Runs every test with Node's test runner: unit/integration tests (real node-pty, bash and
-// sockets) first, then the end-to-end suites in a real browser and a real VS Code.
-// Usage: node scripts/test.mjs [unit|e2e|<test files>…] [--update-counts] (the whole run also lints and checks the format)
+// sockets) and the end-to-end suites in a real browser and a real VS Code.
+// Usage: node scripts/test.mjs [unit|e2e|<test files>…] [--update-counts] (the whole run also lints, checks the format and type-checks)
 //
 // The closing line counts every test of every file that was meant to run, and the run fails when
 // anything could hide a failure (docs/testing.md):
@@ -13,11 +13,17 @@
 // files and writes their counts (a full run with --update-counts rewrites the whole file).
 //
 // Fuzzing draws a fresh seed for every run (FUZZ_SEED replays one), printed first and again with a failure.
-import { readdirSync, existsSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+//
+// Time (docs/testing.md#how-long-a-run-takes): the checks that need no built code (doc links, the
+// protocol tables, and in a whole run the linter, the formatter and the type checker, each with
+// its cache) run beside the suites at a lower priority, so they use the CPU the suites leave idle;
+// their output follows the suites'. The files run longest first, by how long each took last time.
+import { readdirSync, existsSync, readFileSync, writeFileSync, mkdtempSync, rmSync, renameSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
 import { join, relative, resolve, sep } from 'node:path';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { randomInt } from 'node:crypto';
+import { testCacheDir, versioned } from './test-cache.mjs';
 
 const EXPECTED_FILE = 'test/expected-tests.json';
 const ALLOWED_SKIPS_FILE = 'test/allowed-skips.json';
@@ -42,8 +48,9 @@ const collect = (dir) => {
     else if (e.name.endsWith('.test.ts')) files.push(key(p));
   }
 };
-if (which === 'all' || which === 'unit') collect('test/unit');
+// The end-to-end suites first: with no timings yet (a first run), the longest files still start early.
 if (which === 'all' || which === 'e2e') collect('test/e2e');
+if (which === 'all' || which === 'unit') collect('test/unit');
 if (which === 'files') {
   for (const w of words) {
     if (!existsSync(w)) {
@@ -71,6 +78,81 @@ for (const s of allowed.skips) {
 /** What makes this run fail besides failed tests, each said in one line before the closing line. */
 const problems = [];
 
+/**
+ * How much lower the checks beside the suites run (nice): when both cores are busy with suites
+ * the checks wait, so no test waits longer for the CPU than it did when they ran before it.
+ */
+const CHECK_NICENESS = 10;
+const cache = testCacheDir();
+
+/** Starts a check in the background at CHECK_NICENESS; resolves to how it ended, with its output. */
+function check({ what, cmd, args, fix }) {
+  const started = Date.now();
+  return new Promise((done) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      setPriority(child.pid, CHECK_NICENESS);
+    } catch {
+      // It ran at the suites' priority: slower suites, the same result.
+    }
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const end = (status) => done({ what, status, output, fix, seconds: (Date.now() - started) / 1000 });
+    child.on('error', (e) => end(e.message));
+    child.on('close', (status, signal) => end(status ?? signal));
+  });
+}
+/** Runs checks one after another (each starts when the one before it ended). */
+async function inTurn(steps) {
+  const results = [];
+  for (const step of steps) results.push(await check(step));
+  return results;
+}
+const bin = (name) => join('node_modules', '.bin', name);
+const node = process.execPath;
+// Two lines of checks, so both cores have one when the suites leave them idle.
+const checks = Promise.all([
+  inTurn([
+    // Every pointer into the handbook resolves, and no comment cites a document outside the
+    // repository (docs/README.md).
+    { what: 'doc links', cmd: node, args: ['scripts/check-doc-links.mjs'], fix: 'see above' },
+    // The linter (eslint.config.mjs: no `any`, nothing unused, the layering) and the formatter's
+    // check (.prettierrc.json) over the whole tree, each skipping files it passed unchanged before.
+    ...(which === 'all'
+      ? [
+          {
+            what: 'lint',
+            cmd: bin('eslint'),
+            args: [
+              '--cache',
+              '--cache-strategy',
+              'content',
+              '--cache-location',
+              join(cache, versioned('eslint', ['eslint', 'typescript-eslint', '@eslint/js'])),
+              '.',
+            ],
+            fix: 'see above, or npm run lint',
+          },
+          {
+            what: 'format',
+            cmd: bin('prettier'),
+            args: ['--check', '--cache', '--cache-strategy', 'content', '--cache-location', join(cache, versioned('prettier', ['prettier'])), '.'],
+            fix: 'see above, or npm run format',
+          },
+        ]
+      : []),
+  ]),
+  inTurn([
+    // The protocol reference's tables are the method table's (scripts/protocol-tables.ts): a change
+    // to a method, a param's bounds or default, a notification or an error code that was not
+    // regenerated into docs/protocol.md fails the run, with the command that regenerates it.
+    { what: 'protocol tables', cmd: node, args: ['--import', 'tsx', 'scripts/protocol-tables.ts'], fix: 'see above' },
+    // The four programs type-check (incremental: what changed since the last run is checked again).
+    ...(which === 'all' ? [{ what: 'typecheck', cmd: node, args: ['scripts/typecheck.mjs'], fix: 'see above, or npm run typecheck' }] : []),
+  ]),
+]).then((lines) => lines.flat());
+
 // What the end-to-end suites need (Debian's chromium, the code-server sandbox) is prepared before
 // any suite loads: a suite that looks for Chromium when its file loads would otherwise find none on
 // a fresh machine. If it cannot be had the run fails (and those suites' skips say why).
@@ -81,31 +163,7 @@ if (files.some(NEEDS_SANDBOX)) {
   );
 }
 
-// Every pointer into the handbook resolves, and no comment cites a document outside the repository
-// (docs/README.md); a second, so it runs before the build and the suites.
-const links = spawnSync(process.execPath, ['scripts/check-doc-links.mjs'], { stdio: 'inherit' });
-if (links.status !== 0) process.exit(links.status ?? 1);
-
-// The linter (eslint.config.mjs: no `any`, nothing unused, the layering) and the formatter's check
-// (.prettierrc.json) over the whole tree: a finding is a problem of the run, said in the closing line.
-if (which === 'all') {
-  for (const [what, bin, args, fix] of [
-    ['lint', 'eslint', ['.'], 'npm run lint'],
-    ['format', 'prettier', ['--check', '.'], 'npm run format'],
-  ]) {
-    const run = spawnSync(join('node_modules', '.bin', bin), args, { stdio: 'inherit' });
-    if (run.status !== 0) problems.push(`${what}: ${bin} found what it checks for (exit status ${run.status ?? run.signal}; see above, or ${fix})`);
-  }
-}
-
-// The protocol reference's tables are the method table's (scripts/protocol-tables.ts): a change to
-// a method, a param's bounds or default, a notification or an error code that was not regenerated
-// into docs/protocol.md fails here, with the command that regenerates it.
-const reference = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/protocol-tables.ts'], { stdio: 'inherit' });
-if (reference.status !== 0) process.exit(reference.status ?? 1);
-
-// One build before any suite loads (npm test's pretest built already; test:unit did not): suites
-// then never rebuild dist/ while others read it.
+// One build before any suite loads: suites then never rebuild dist/ while others read it.
 const built = spawnSync(process.execPath, ['esbuild.mjs'], { stdio: 'inherit' });
 if (built.status !== 0) process.exit(built.status ?? 1);
 
@@ -114,31 +172,53 @@ if (built.status !== 0) process.exit(built.status ?? 1);
 const seed = process.env.FUZZ_SEED || String(randomInt(2 ** 31));
 console.log(`[test] fuzz seed ${seed} (replay: FUZZ_SEED=${seed} node scripts/test.mjs <file>)`);
 
+// Longest first, by each file's time in earlier runs, so the run does not end with one long file
+// running alone; a file without a time yet counts as long. Ties keep the order above.
+const DURATIONS_FILE = join(cache, 'test-durations.json');
+/** @type {Record<string, number>} seconds each file's process ran, last time it ran */
+const durations = readJson(DURATIONS_FILE, {});
+const ordered = files
+  .map((f, i) => ({ f, i, s: durations[f] ?? Infinity }))
+  .sort((a, b) => b.s - a.s || a.i - b.i)
+  .map((x) => x.f);
+
 // The spec report goes to the console; the events (scripts/test-events.mjs) give the counts.
 const eventsDir = mkdtempSync(join(tmpdir(), 'shared-pty-test-events-'));
 const eventsFile = join(eventsDir, 'events.jsonl');
-const r = spawnSync(
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    '--test',
-    '--test-concurrency=2',
-    '--test-reporter=spec',
-    '--test-reporter-destination=stdout',
-    '--test-reporter=./scripts/test-events.mjs',
-    `--test-reporter-destination=${eventsFile}`,
-    ...files,
-  ],
-  { stdio: 'inherit', env: { ...process.env, SHARED_PTY_TEST: '1', SHARED_PTY_TEST_BUILT: '1', FUZZ_SEED: seed } },
-);
-const events = existsSync(eventsFile)
+const suitesStarted = Date.now();
+const r = await new Promise((done) => {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/test-files.mjs', eventsFile, ...ordered], {
+    stdio: 'inherit',
+    env: { ...process.env, SHARED_PTY_TEST: '1', SHARED_PTY_TEST_BUILT: '1', FUZZ_SEED: seed },
+  });
+  child.on('error', (e) => done({ status: null, signal: e.message }));
+  child.on('close', (status, signal) => done({ status, signal }));
+});
+const suitesSeconds = (Date.now() - suitesStarted) / 1000;
+const allEvents = existsSync(eventsFile)
   ? readFileSync(eventsFile, 'utf8')
       .split('\n')
       .filter(Boolean)
       .map((l) => JSON.parse(l))
   : [];
 rmSync(eventsDir, { recursive: true, force: true });
+const events = allEvents.filter((e) => e.fileMs === undefined);
+for (const e of allEvents) if (e.fileMs !== undefined) durations[key(e.file)] = Math.round(e.fileMs / 100) / 10;
+for (const f of Object.keys(durations)) if (!existsSync(f)) delete durations[f];
+const durationsTmp = `${DURATIONS_FILE}.${process.pid}`;
+writeFileSync(durationsTmp, `${JSON.stringify(durations, null, 1)}\n`, { mode: 0o600 });
+renameSync(durationsTmp, DURATIONS_FILE);
+
+// The checks beside the suites: their output when they found something, and what each took.
+const checked = await checks;
+for (const c of checked) {
+  if (c.status === 0) continue;
+  console.log(`\n[test] ${c.what} (exit status ${c.status}):\n${c.output.trimEnd()}`);
+  problems.push(`${c.what}: the check found something (exit status ${c.status}; ${c.fix})`);
+}
+console.log(
+  `\n[test] the suites took ${suitesSeconds.toFixed(0)} s; beside them (nice ${CHECK_NICENESS}): ${checked.map((c) => `${c.what} ${c.seconds.toFixed(1)} s`).join(', ')}`,
+);
 if (events.length === 0) problems.push(`the test runner reported nothing (exit status ${r.status ?? r.signal})`);
 
 const isAllowed = (file, name, reason) => allowed.skips.some((s) => s.file === file && (s.test === undefined || s.test === name) && s.reason === reason);

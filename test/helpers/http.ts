@@ -99,7 +99,8 @@ export function request(port: number, method: string, path: string, opts: Reques
 export class WsClient {
   readonly received: any[] = [];
   private readonly _inbox: any[] = [];
-  private readonly _waiters: Array<{ pred: (m: any) => boolean; resolve(m: any): void }> = [];
+  private readonly _waiters: Array<{ pred: (m: any) => boolean; resolve(m: any): void; timer: NodeJS.Timeout }> = [];
+  private _isClosed = false;
   /** Resolves with the close code and reason. */
   readonly closed: Promise<{ code: number; reason: string }>;
 
@@ -117,7 +118,15 @@ export class WsClient {
       if (i >= 0) this._waiters.splice(i, 1)[0].resolve(msg);
       else this._inbox.push(msg);
     });
-    this.closed = new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    this.closed = new Promise((resolve) =>
+      ws.once('close', (code, reason) => {
+        this._isClosed = true;
+        // Nothing more can arrive: a wait still pending runs out as before, but no longer keeps the
+        // test file's process alive after its last test.
+        for (const w of this._waiters) w.timer.unref();
+        resolve({ code, reason: reason.toString() });
+      }),
+    );
   }
 
   /** The next message satisfying `pred` (queued ones first). */
@@ -125,18 +134,20 @@ export class WsClient {
     const i = this._inbox.findIndex(pred);
     if (i >= 0) return Promise.resolve(this._inbox.splice(i, 1)[0]);
     return new Promise((resolve, reject) => {
-      const w = {
-        pred,
-        resolve: (m: any) => {
-          clearTimeout(timer);
-          resolve(m);
-        },
-      };
       const timer = setTimeout(() => {
         const k = this._waiters.indexOf(w);
         if (k >= 0) this._waiters.splice(k, 1);
         reject(new Error(`timed out waiting for ${what}; last messages: ${JSON.stringify(this.received.slice(-3)).slice(0, 600)}`));
       }, timeoutMs);
+      if (this._isClosed) timer.unref();
+      const w = {
+        pred,
+        timer,
+        resolve: (m: any) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+      };
       this._waiters.push(w);
     });
   }

@@ -41,7 +41,7 @@ export type Target = { path: string } | { port: number; host?: string };
 export class LineClient {
   private _buffered = '';
   private readonly _inbox: Msg[] = [];
-  private readonly _waiters: Array<{ pred: (m: Msg) => boolean; resolve(m: Msg): void }> = [];
+  private readonly _waiters: Array<{ pred: (m: Msg) => boolean; resolve(m: Msg): void; timer: NodeJS.Timeout }> = [];
   private _nextId = 1;
   /** Every message received, in order (for diagnostics). */
   readonly received: Msg[] = [];
@@ -55,6 +55,9 @@ export class LineClient {
     this.closed = new Promise((resolve) => {
       const done = () => {
         this._isClosed = true;
+        // Nothing more can arrive: a wait still pending runs out as before, but no longer keeps the
+        // test file's process alive after its last test (a 60 s wait on a closed connection did).
+        for (const w of this._waiters) w.timer.unref();
         resolve();
       };
       _socket.once('close', done);
@@ -116,18 +119,20 @@ export class LineClient {
     const i = this._inbox.findIndex(pred);
     if (i >= 0) return Promise.resolve(this._inbox.splice(i, 1)[0]);
     return new Promise((resolve, reject) => {
-      const waiter = {
-        pred,
-        resolve: (m: Msg) => {
-          clearTimeout(timer);
-          resolve(m);
-        },
-      };
       const timer = setTimeout(() => {
         const k = this._waiters.indexOf(waiter);
         if (k >= 0) this._waiters.splice(k, 1);
         reject(new Error(`timed out waiting for ${what}; last messages: ${JSON.stringify(this.received.slice(-3)).slice(0, 600)}`));
       }, timeoutMs);
+      if (this._isClosed) timer.unref();
+      const waiter = {
+        pred,
+        timer,
+        resolve: (m: Msg) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+      };
       this._waiters.push(waiter);
     });
   }
