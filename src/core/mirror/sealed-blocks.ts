@@ -51,7 +51,7 @@ export function blockRow(block: SealedBlock, r: number): string {
  */
 export function joinRows(blocks: readonly SealedBlock[], from: number, to: number): string {
   let text = '';
-  for (let k = from; k < to; ) {
+  for (let k = from; k < to;) {
     const { ends, bytes } = blocks[Math.floor(k / BLOCK_ROWS)];
     const r = k % BLOCK_ROWS;
     const last = Math.min(BLOCK_ROWS, r + (to - k)) - 1;
