@@ -1,4 +1,4 @@
-import type * as Koffi from 'koffi';
+import { libcFunction } from './libc';
 
 /**
  * tcgetattr(3) for Node, which has none, through the koffi FFI (a Node-API module shipped prebuilt
@@ -23,19 +23,12 @@ const scratch = Buffer.alloc(TERMIOS_BUFFER_BYTES);
 const lflag = new Uint32Array(scratch.buffer, scratch.byteOffset + LINUX_LFLAG_OFFSET, 1);
 
 function bind(): TcGetAttr | null {
+  // No koffi for this platform: the caller reads the mode with stty instead.
   if (bound !== undefined) return bound;
-  bound = null;
-  // Only Linux's layout is known here, and only Linux answers for the slave on the master side.
-  if (process.platform !== 'linux') return bound;
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on Linux only, when first asked
-    const koffi = require('koffi') as typeof Koffi;
-    // The process's own symbols (dlopen(NULL)): libc's tcgetattr whichever libc it is.
-    const fn = koffi.load(null).func('int tcgetattr(int fd, _Out_ uint8_t *termios)');
-    bound = (fd, termios) => fn(fd, termios) as number;
-  } catch {
-    // No koffi for this platform: the caller reads the mode with stty instead.
-  }
+  bound = libcFunction((libc) => {
+    const fn = libc.func('int tcgetattr(int fd, _Out_ uint8_t *termios)');
+    return (fd: number, termios: Buffer) => fn(fd, termios) as number;
+  });
   return bound;
 }
 

@@ -1,4 +1,4 @@
-import type * as Koffi from 'koffi';
+import { libcFunction } from './libc';
 
 /**
  * How many bytes of a program's output wait in the kernel for the host to read them: the
@@ -19,19 +19,14 @@ let bound: Ioctl | null | undefined;
 const count = new Int32Array(1);
 
 function bind(): Ioctl | null {
+  // No koffi for this platform: the caller cannot tell, and probes.
+  // ioctl is variadic; declared with its one pointer argument it is called without koffi's
+  // per-call variadic type parsing (the Linux x86_64 and arm64 ABIs pass it the same way).
   if (bound !== undefined) return bound;
-  bound = null;
-  if (process.platform !== 'linux') return bound;
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on Linux only, when first asked
-    const koffi = require('koffi') as typeof Koffi;
-    // ioctl is variadic; declared with its one pointer argument it is called without koffi's
-    // per-call variadic type parsing (the Linux x86_64 and arm64 ABIs pass it the same way).
-    const fn = koffi.load(null).func('ioctl', 'int', ['int', 'unsigned long', 'int32_t *']);
-    bound = (fd, request, out) => fn(fd, request, out) as number;
-  } catch {
-    // No koffi for this platform: the caller cannot tell, and probes.
-  }
+  bound = libcFunction((libc) => {
+    const fn = libc.func('ioctl', 'int', ['int', 'unsigned long', 'int32_t *']);
+    return (fd: number, request: number, out: Int32Array) => fn(fd, request, out) as number;
+  });
   return bound;
 }
 
