@@ -1,25 +1,16 @@
 // What a session's foreground job waits for (docs/protocol.md#secret-input, docs/protocol.md#events-ptyevents-and-ptywaitevent): a prompt is input, a password
 // prompt is a secret, a running command is busy. Real programs in a real pty (node-pty, bash, cat,
 // sleep); every wait polls up to a bound, nothing asserts a time.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as pty from 'node-pty';
 import { probeInputWait, type InputWait } from '../../../../src/core/process/input-wait';
 import { isSecretMode, lineModeOf, parseSttySaved } from '../../../../src/core/process/terminal-mode';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
+import { ptysKilledAfterSuite } from '../../../helpers/raw-pty';
 
 const linux = process.platform === 'linux';
-const open: pty.IPty[] = [];
-
-after(() => {
-  for (const p of open) {
-    try {
-      p.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-});
+const open = ptysKilledAfterSuite();
 // Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
 ensureNoDisposablesAreLeakedBySuite();
 

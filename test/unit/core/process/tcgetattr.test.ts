@@ -2,7 +2,7 @@
 // terminal-mode.ts lineModeOfFd), as Session.write needs it the moment a write reaches the PTY:
 // real programs in real ptys set the modes with stty; the answer agrees with stty's own reading.
 // Also the node-pty shim it relies on (its private `_fd`): this fails if node-pty's shape changes.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as pty from 'node-pty';
@@ -10,19 +10,10 @@ import { canReadLocalFlags } from '../../../../src/core/process/tcgetattr';
 import { lineModeOf, lineModeOfFd, type LineMode } from '../../../../src/core/process/terminal-mode';
 import { masterFdOf } from '../../../../src/core/session/pty-input';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
+import { ptysKilledAfterSuite } from '../../../helpers/raw-pty';
 
 const linux = process.platform === 'linux';
-const open: pty.IPty[] = [];
-
-after(() => {
-  for (const p of open) {
-    try {
-      p.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-});
+const open = ptysKilledAfterSuite();
 // Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
 ensureNoDisposablesAreLeakedBySuite();
 

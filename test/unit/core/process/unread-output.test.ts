@@ -2,26 +2,17 @@
 // which the input watch asks before it scans /proc: real programs in real ptys. A program that
 // floods while the host does not read has output queued; one that waits for input has none once
 // its output is read.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as pty from 'node-pty';
 import { unreadOutputOf } from '../../../../src/core/process/unread-output';
 import { masterFdOf } from '../../../../src/core/session/pty-input';
 import { until } from '../../../helpers/host';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+import { ptysKilledAfterSuite } from '../../../helpers/raw-pty';
 
 const linux = process.platform === 'linux';
-const open: pty.IPty[] = [];
-
-after(() => {
-  for (const p of open) {
-    try {
-      p.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-});
+const open = ptysKilledAfterSuite();
 // Every test leaves nothing undisposed (docs/testing.md#leaks).
 ensureNoDisposablesAreLeakedInTestSuite();
 
