@@ -84,17 +84,20 @@ export function within(prompt: RunPrompt, can: Declared): PersonPrompt & { askTe
   };
 }
 
-/** The task fields every answer about a run carries. */
-function taskOf(run: ToolRun): Record<string, unknown> {
+/** What both revisions say of a run; they name its lifetime and poll interval differently. */
+function runFields(run: ToolRun): Record<string, unknown> {
   return {
     taskId: run.id,
     status: run.status,
     ...(run.statusMessage ? { statusMessage: run.statusMessage } : {}),
     createdAt: run.createdAt.toISOString(),
     lastUpdatedAt: run.lastUpdatedAt.toISOString(),
-    ttlMs: RUN_TTL_MS,
-    pollIntervalMs: POLL_INTERVAL_MS,
   };
+}
+
+/** The task fields every answer about a run carries. */
+function taskOf(run: ToolRun): Record<string, unknown> {
+  return { ...runFields(run), ttlMs: RUN_TTL_MS, pollIntervalMs: POLL_INTERVAL_MS };
 }
 
 /** The task with what its status carries: the questions, the result, or the error (2026-07-28). */
@@ -109,15 +112,7 @@ export function detailedTask(run: ToolRun): Record<string, unknown> {
 
 /** The task as the 2025-11-25 revision shows it (`ttl` and `pollInterval`, no questions in it). */
 export function legacyTask(run: ToolRun): Record<string, unknown> {
-  return {
-    taskId: run.id,
-    status: run.status,
-    ...(run.statusMessage ? { statusMessage: run.statusMessage } : {}),
-    createdAt: run.createdAt.toISOString(),
-    lastUpdatedAt: run.lastUpdatedAt.toISOString(),
-    ttl: RUN_TTL_MS,
-    pollInterval: POLL_INTERVAL_MS,
-  };
+  return { ...runFields(run), ttl: RUN_TTL_MS, pollInterval: POLL_INTERVAL_MS };
 }
 
 /** What a 2025-11-25 client that initialized its connection declared it can answer (none known: nothing). */
