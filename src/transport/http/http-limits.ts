@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { limitReached, type RpcError } from '../../core/base/errors';
 import { toDisposable, type IDisposable } from '../../core/base/lifecycle';
@@ -65,7 +66,9 @@ export interface HttpConnectionLimits {
  * within `authenticateWithinMs` is closed, and such connections are bounded on their own: the
  * oldest goes when a new one comes past `maxUnauthenticated`. So clients without a token — idle
  * sockets, a port scan, a web page — never count against those with one, and the file descriptors
- * they hold stay bounded.
+ * they hold stay bounded. A request that came in time on such a connection (an open page: the
+ * secret page, a refusal) is answered all the same: its connection is closed after the answer, never
+ * under it (a browser resends a POST whose connection was cut, and a secret page takes one POST).
  */
 export class HttpConnections {
   /** Connections not authenticated yet, oldest first (a Map keeps insertion order), with their deadline. */
@@ -73,6 +76,10 @@ export class HttpConnections {
   private readonly _byPrincipal = new Map<string, number>();
   private readonly _owner = new WeakMap<Socket, string>();
   private readonly _over = new WeakSet<Socket>();
+  /** Answers being made on connections still on the clock, per connection. */
+  private readonly _answering = new Map<Socket, number>();
+  /** Connections past their deadline that close once their answers are made. */
+  private readonly _closeWhenAnswered = new WeakSet<Socket>();
 
   constructor(readonly limits: HttpConnectionLimits) {}
 
@@ -99,12 +106,36 @@ export class HttpConnections {
       setImmediate(() => {
         if (!this._unauthenticated.has(socket)) return;
         this._forget(socket);
-        socket.destroy();
+        if (this._answering.has(socket)) this._closeWhenAnswered.add(socket);
+        else socket.destroy();
       });
     }, this.limits.authenticateWithinMs);
     deadline.unref();
     this._unauthenticated.set(socket, deadline);
     socket.once('close', () => this._release(socket));
+  }
+
+  /**
+   * A request came on `socket` (the server's 'request' event) and `res` answers it. If the
+   * connection's deadline passes before the answer is made, it closes after it: once written
+   * (flushed, then ended), or at once if the answer is abandoned.
+   */
+  answering(socket: Socket, res: ServerResponse): void {
+    if (!this._unauthenticated.has(socket)) return;
+    this._answering.set(socket, (this._answering.get(socket) ?? 0) + 1);
+    let done = false;
+    const answered = (written: boolean) => {
+      if (done) return;
+      done = true;
+      const left = (this._answering.get(socket) ?? 1) - 1;
+      if (left > 0) return void this._answering.set(socket, left);
+      this._answering.delete(socket);
+      if (!this._closeWhenAnswered.has(socket)) return;
+      if (written) socket.end();
+      else socket.destroy();
+    };
+    res.once('finish', () => answered(true));
+    res.once('close', () => answered(false));
   }
 
   /**
@@ -151,6 +182,7 @@ export class HttpConnections {
 
   private _release(socket: Socket): void {
     this._forget(socket);
+    this._answering.delete(socket);
     const principal = this._owner.get(socket);
     if (principal === undefined) return;
     this._owner.delete(socket);

@@ -272,6 +272,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   server.on('request', (req, res) => {
     answering.add(res);
     res.once('close', () => answering.delete(res));
+    connections.answering(req.socket, res);
     void handleRequest(req, res).catch((e) => sendError(res, 'INTERNAL', `Internal error: ${(e as Error).message}`));
   });
 

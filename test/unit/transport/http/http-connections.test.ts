@@ -7,6 +7,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { HTTP_AUTHENTICATE_WITHIN_MS, MAX_HTTP_CONNECTIONS, MAX_UNAUTHENTICATED_HTTP_CONNECTIONS } from '../../../../src/core/base/limits';
+import { until } from '../../../helpers/host';
 import { request, startHttpHost, wsConnect, wsOpen, type WsClient } from '../../../helpers/http';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
@@ -102,6 +103,38 @@ describe('HTTP connections without a token', () => {
     const outcome = await Promise.race([answered, client.closed.then(() => 'closed without an answer')]);
     assert.match(outcome, /^HTTP\/1\.1 200 /);
   });
+  // CI once got "This page was already used" from a secret page: the form's connection (opened by
+  // the browser seconds before, never authenticated: the page needs no token) reached its deadline
+  // while its POST was being answered, and the browser resent the POST on a new connection.
+  test(
+    'a request that came in time is answered even when its answer outlasts the deadline: a secret page with a slow form',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const h = await startHttpHost();
+      cleanups.push(() => h.close());
+      const session = await h.host.createSession({ command: 'bash', args: ['--norc', '--noprofile', '-c', 'read -rs x; echo "len=${#x}"; exec cat'] });
+      await until(async () => (await session.inputWatch.probeNow()) === 'secret_input', 10_000, 'a secret prompt');
+      const path = new URL(h.http.secretPages.open(session).url).pathname;
+      const client = await openRaw(h.port);
+      const body = 'secret=hunter22';
+      const answered = new Promise<string>((r) => client.socket.once('data', (c: Buffer) => r(c.toString('utf8'))));
+      const origin = `http://127.0.0.1:${h.port}`;
+      client.socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${h.port}\r\nOrigin: ${origin}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n`,
+      );
+      // The request came in time; its answer is still being made (the form's body comes late) when
+      // the connection's deadline passes.
+      await new Promise((r) => setTimeout(r, HTTP_AUTHENTICATE_WITHIN_MS + 1000));
+      client.socket.write(body);
+      const outcome = await Promise.race([answered, client.closed.then(() => 'closed without an answer')]);
+      assert.match(outcome, /^HTTP\/1\.1 200 /);
+      assert.match(outcome, /<h1>Typed<\/h1>/);
+      const read = await request(h.port, 'GET', `/sessions/${session.id}?since=0&waitMs=10000`, { token: h.token });
+      assert.match(read.text, /len=8/);
+      // Past its deadline, the connection is closed once answered.
+      await client.closed;
+    },
+  );
 });
 
 describe('connections per credential', () => {
