@@ -82,7 +82,7 @@ function layering() {
 }
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'out/**', 'node_modules/**', '.vscode-test/**', '**/*.js', '**/*.mjs', '**/fixtures/**'] },
+  { ignores: ['dist/**', 'out/**', 'node_modules/**', '.vscode-test/**', '**/*.js', '**/*.mjs', '**/*.cjs', '**/fixtures/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,8 +1,9 @@
 // Runs test files with Node's test runner, each in a process of its own, two at a time, in the
 // order given: scripts/test.mjs gives the longest first (docs/testing.md#how-long-a-run-takes),
 // which `node --test` cannot do (it sorts the files by name). The spec report goes to stdout,
-// scripts/test-events.mjs's lines to the events file. Started with `--import tsx`, which the
-// runner passes on to each file's process.
+// scripts/test-events.mjs's lines to the events file. Started with the TypeScript loader
+// (scripts/test.mjs: `--require scripts/ts-require.cjs --enable-source-maps`, or `--import tsx`),
+// which the runner passes on to each file's process.
 // Usage: node --import tsx scripts/test-files.mjs <events file> <test files…>
 // Exit status 1 when a test or a file failed.
 import { createWriteStream } from 'node:fs';

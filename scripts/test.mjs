@@ -24,6 +24,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { setPriority, tmpdir } from 'node:os';
 import { randomInt } from 'node:crypto';
 import { testCacheDir, versioned } from './test-cache.mjs';
+import tsCompile from './ts-compile.cjs';
 
 const EXPECTED_FILE = 'test/expected-tests.json';
 const ALLOWED_SKIPS_FILE = 'test/allowed-skips.json';
@@ -89,7 +90,7 @@ const cache = testCacheDir();
 function check({ what, cmd, args, fix }) {
   const started = Date.now();
   return new Promise((done) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: compiledEnv });
     try {
       setPriority(child.pid, CHECK_NICENESS);
     } catch {
@@ -111,6 +112,15 @@ async function inTurn(steps) {
 }
 const bin = (name) => join('node_modules', '.bin', name);
 const node = process.execPath;
+
+// The TypeScript compiled once for the whole run (scripts/ts-compile.cjs): the suites' processes
+// and the protocol tables' load it through scripts/ts-require.cjs, not tsx (a file edited since is
+// compiled when loaded). Source maps on, so a failure points at the .ts line.
+const compiledDir = join(cache, versioned('ts', ['esbuild']));
+const compiledTs = await tsCompile.compileAll(compiledDir);
+console.log(`[test] TypeScript: ${compiledTs.compiled} of ${compiledTs.files} files compiled (the others unchanged since an earlier run)`);
+const loadCompiled = ['--require', join(import.meta.dirname, 'ts-require.cjs'), '--enable-source-maps'];
+const compiledEnv = { ...process.env, [tsCompile.COMPILED_ENV]: compiledDir };
 // Two lines of checks, so both cores have one when the suites leave them idle.
 const checks = Promise.all([
   inTurn([
@@ -147,7 +157,7 @@ const checks = Promise.all([
     // The protocol reference's tables are the method table's (scripts/protocol-tables.ts): a change
     // to a method, a param's bounds or default, a notification or an error code that was not
     // regenerated into docs/protocol.md fails the run, with the command that regenerates it.
-    { what: 'protocol tables', cmd: node, args: ['--import', 'tsx', 'scripts/protocol-tables.ts'], fix: 'see above' },
+    { what: 'protocol tables', cmd: node, args: [...loadCompiled, 'scripts/protocol-tables.ts'], fix: 'see above' },
     // The four programs type-check (incremental: what changed since the last run is checked again).
     ...(which === 'all' ? [{ what: 'typecheck', cmd: node, args: ['scripts/typecheck.mjs'], fix: 'see above, or npm run typecheck' }] : []),
   ]),
@@ -187,9 +197,9 @@ const eventsDir = mkdtempSync(join(tmpdir(), 'shared-pty-test-events-'));
 const eventsFile = join(eventsDir, 'events.jsonl');
 const suitesStarted = Date.now();
 const r = await new Promise((done) => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/test-files.mjs', eventsFile, ...ordered], {
+  const child = spawn(process.execPath, [...loadCompiled, 'scripts/test-files.mjs', eventsFile, ...ordered], {
     stdio: 'inherit',
-    env: { ...process.env, SHARED_PTY_TEST: '1', SHARED_PTY_TEST_BUILT: '1', FUZZ_SEED: seed },
+    env: { ...compiledEnv, SHARED_PTY_TEST: '1', SHARED_PTY_TEST_BUILT: '1', FUZZ_SEED: seed },
   });
   child.on('error', (e) => done({ status: null, signal: e.message }));
   child.on('close', (status, signal) => done({ status, signal }));

@@ -178,7 +178,9 @@ export class MirrorThread {
 
 /**
  * The worker's entry: the bundle's `mirror-worker.js` next to this file, or, when running from
- * the TypeScript sources under tsx (tests, benchmarks), `mirror-worker.ts` with tsx's loader.
+ * the TypeScript sources (tests, benchmarks), `mirror-worker.ts` with the TypeScript loader the
+ * process preloaded into its threads (npm test's compiled files, docs/testing.md#how-long-a-run-takes),
+ * else with tsx's.
  */
 function startWorker(): Worker {
   // __filename, not __dirname: tsx gives ES-module importers of this file only the former.
@@ -186,5 +188,5 @@ function startWorker(): Worker {
   const js = path.join(here, 'mirror-worker.js');
   if (fs.existsSync(js)) return new Worker(js);
   const ts = path.join(here, 'mirror-worker.ts');
-  return new Worker(`require('tsx/cjs'); require(${JSON.stringify(ts)});`, { eval: true });
+  return new Worker(`if (!require.extensions['.ts']) require('tsx/cjs'); require(${JSON.stringify(ts)});`, { eval: true });
 }

@@ -1,4 +1,4 @@
-// Run as a child process by faulty-listener.test.ts (`node --import tsx`): a real Host whose session
+// Run as a child process by faulty-listener.test.ts (with its TypeScript loader): a real Host whose session
 // has a listener that throws on every chunk of output. Before the fix the error was rethrown in a
 // microtask and ended this process; now it is logged and the host goes on. Prints one JSON line.
 import { BASH, connect, startHost, TEST_WRITER, until } from '../../../helpers/host';

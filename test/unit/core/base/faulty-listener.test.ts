@@ -38,7 +38,8 @@ test('a listener that throws does not stop the others; its error goes to the une
 });
 
 test('a real host survives a listener that throws on its session output, and logs one line per error', { timeout: 60_000 }, async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  // This process's TypeScript loader (tsx, or npm test's compiled files: scripts/ts-require.cjs).
+  const child = spawn(process.execPath, [...process.execArgv, FIXTURE], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
