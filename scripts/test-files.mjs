@@ -13,8 +13,12 @@ import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 import events from './test-events.mjs';
 
-/** Files at a time: the 2 cores the suites are sized for (docs/testing.md). */
-const FILES_AT_ONCE = 2;
+/**
+ * Files at a time: the 2 cores the suites are sized for (docs/testing.md#how-long-a-run-takes);
+ * SHARED_PTY_TEST_LANES sets another number (a machine with more cores, or to measure).
+ */
+const lanes = Number.parseInt(process.env.SHARED_PTY_TEST_LANES ?? '', 10);
+const FILES_AT_ONCE = lanes > 0 ? lanes : 2;
 
 const [eventsFile, ...files] = process.argv.slice(2);
 if (!eventsFile || files.length === 0) {
