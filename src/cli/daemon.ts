@@ -4,6 +4,7 @@ import { claimDaemonLock, DAEMON_LOG, findDaemon } from '../host/daemon';
 import { readLiveRecords } from '../host/discovery';
 import { exitWhenEmpty, exitWhenOutdated, idleExitMs } from '../host/exit-empty';
 import { Host } from '../host/host';
+import { keepYoungGenerationSmall } from '../host/young-generation';
 import { ensureRuntimeDir } from '../host/runtime-dir';
 import { VERSION } from '../version';
 import { agentFlags, commandLogFlag, intFlag, parseArgs, strFlag } from './args';
@@ -28,6 +29,7 @@ export async function daemonCommand(argv: string[]): Promise<number> {
   // Our own files: when an update removes them, new sessions go to a host of the new files.
   const entry = path.resolve(process.argv[1] ?? '');
   let host: Host;
+  keepYoungGenerationSmall();
   try {
     host = await Host.start({
       kind: 'daemon',

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { splitShellWords } from '../core/base/shell-words';
 import { defaultShell } from '../core/session/registry';
 import { Host } from '../host/host';
+import { keepYoungGenerationSmall } from '../host/young-generation';
 import type { Endpoint } from '../transport/socket/socket-server';
 import { agentFlags, commandLogFlag, intFlag, LIMIT_FLAGS, limitFlags, parseArgs, strFlag, UsageError } from './args';
 import { startHttpFor } from './http-option';
@@ -66,6 +67,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   };
 
   const agents = agentFlags(args);
+  keepYoungGenerationSmall();
   const host = await Host.start({
     kind: 'serve',
     defaultCwd: cwd,

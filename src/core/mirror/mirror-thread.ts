@@ -180,11 +180,22 @@ export class MirrorThread {
  * The worker's entry: the bundle's `mirror-worker.js` next to this file, or, when running from
  * the TypeScript sources under tsx (tests, benchmarks), `mirror-worker.ts` with tsx's loader.
  */
+/**
+ * The thread's young generation (V8's new space, both halves and its large objects), in MiB: the
+ * size it starts with. Left to grow, V8 doubles it (to 32 MiB) when many objects outlive its
+ * collections, as each new terminal's do (~180 KiB each), and keeps it for good: 100 sessions that
+ * printed at once left ~30 MiB behind, ~300 KiB of each flooding session's RSS (bench/README.md,
+ * issue 25: memory). What parsing makes and drops lives for one step, which this size collects as
+ * well. The main thread's is kept the same way (host/young-generation.ts).
+ */
+const YOUNG_GENERATION_MB = 3;
+
 function startWorker(): Worker {
+  const resourceLimits = { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB };
   // __filename, not __dirname: tsx gives ES-module importers of this file only the former.
   const here = path.dirname(__filename);
   const js = path.join(here, 'mirror-worker.js');
-  if (fs.existsSync(js)) return new Worker(js);
+  if (fs.existsSync(js)) return new Worker(js, { resourceLimits });
   const ts = path.join(here, 'mirror-worker.ts');
-  return new Worker(`require('tsx/cjs'); require(${JSON.stringify(ts)});`, { eval: true });
+  return new Worker(`require('tsx/cjs'); require(${JSON.stringify(ts)});`, { eval: true, resourceLimits });
 }
