@@ -181,14 +181,16 @@ export class MirrorThread {
  * the TypeScript sources under tsx (tests, benchmarks), `mirror-worker.ts` with tsx's loader.
  */
 /**
- * The thread's young generation (V8's new space, both halves and its large objects), in MiB: the
- * size it starts with. Left to grow, V8 doubles it (to 32 MiB) when many objects outlive its
- * collections, as each new terminal's do (~180 KiB each), and keeps it for good: 100 sessions that
- * printed at once left ~30 MiB behind, ~300 KiB of each flooding session's RSS (bench/README.md,
- * issue 25: memory). What parsing makes and drops lives for one step, which this size collects as
- * well. The main thread's is kept the same way (host/young-generation.ts).
+ * Bound of the thread's young generation (V8's new space, both halves and its large objects), in
+ * MiB. Left alone, V8 doubles it up to 32 MiB when many objects outlive its collections, as each
+ * new terminal's do (~180 KiB each), and keeps it for good: 100 sessions that printed at once left
+ * 30 MiB behind, ~300 KiB of each flooding session's RSS (bench/README.md, issue 25: memory). A
+ * host run by `serve` or `daemon` keeps every thread's at its starting size (host/young-generation.ts);
+ * this bounds it for a host started in code too. Not smaller: at 3 MiB V8 starts promoting whole
+ * pages of a new space at its bound into the old generation, and 100 floods then left the
+ * thread's old generation at 44 MiB instead of 24 (same runs).
  */
-const YOUNG_GENERATION_MB = 3;
+const YOUNG_GENERATION_MB = 8;
 
 function startWorker(): Worker {
   const resourceLimits = { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB };
