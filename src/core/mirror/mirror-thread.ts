@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { FromMirrorThread, MirrorThreadStats, ToMirrorThread } from './mirror-protocol';
 
@@ -177,22 +178,26 @@ export class MirrorThread {
 }
 
 /**
+ * The thread's young generation (V8's new space): at most this many MiB (both halves and its
+ * large objects: halves of 4 MiB)… Left alone, V8 doubles it up to 32 MiB when many objects
+ * outlive its collections, as each new terminal's do (~180 KiB each), and keeps it for good: 100
+ * sessions that printed at once left 30 MiB behind (bench/README.md, issue 25: memory).
+ */
+const YOUNG_GENERATION_MB = 12;
+/**
+ * …and each half starts at this many MiB. A host run by `serve` or `daemon` stops every new space
+ * from growing (host/young-generation.ts), and halves of V8's starting 1 MiB cost the thread ~20 %
+ * more CPU while parsing a flood (alternating runs, same bench section); this start is read when the
+ * thread's heap is made, and only heaps made later (mirror threads) see it.
+ */
+const YOUNG_START_HALF_MB = 4;
+
+/**
  * The worker's entry: the bundle's `mirror-worker.js` next to this file, or, when running from
  * the TypeScript sources under tsx (tests, benchmarks), `mirror-worker.ts` with tsx's loader.
  */
-/**
- * Bound of the thread's young generation (V8's new space, both halves and its large objects), in
- * MiB. Left alone, V8 doubles it up to 32 MiB when many objects outlive its collections, as each
- * new terminal's do (~180 KiB each), and keeps it for good: 100 sessions that printed at once left
- * 30 MiB behind, ~300 KiB of each flooding session's RSS (bench/README.md, issue 25: memory). A
- * host run by `serve` or `daemon` keeps every thread's at its starting size (host/young-generation.ts);
- * this bounds it for a host started in code too. Not smaller: at 3 MiB V8 starts promoting whole
- * pages of a new space at its bound into the old generation, and 100 floods then left the
- * thread's old generation at 44 MiB instead of 24 (same runs).
- */
-const YOUNG_GENERATION_MB = 8;
-
 function startWorker(): Worker {
+  v8.setFlagsFromString(`--min-semi-space-size=${YOUNG_START_HALF_MB}`);
   const resourceLimits = { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB };
   // __filename, not __dirname: tsx gives ES-module importers of this file only the former.
   const here = path.dirname(__filename);
