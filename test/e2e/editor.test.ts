@@ -1,7 +1,7 @@
 // The extension in a real VS Code: code-server + Debian's Chromium driven by playwright-core, set up
 // by scripts/sandbox.mjs (e2e-recipe.md). The first test installs the packaged VSIX (or fails: no
 // unpacked folder stands in for it) and drives the workbench like a user, one step a test (palette,
-// terminals, session list, notifications); the second, beside it, runs the in-editor mocha suite
+// terminals, session list, notifications); the second runs the in-editor mocha suite
 // (test/vscode-suite) in the extension host, each of its tests counted here as a test. Needs
 // `npm run build` first. Skips only when the sandbox cannot be installed, and npm test then fails.
 /// <reference lib="dom" />
@@ -309,9 +309,9 @@ async function startEditor(t: TestContext, opts: { vsix?: string; smokeDriver?: 
 // ---- tests
 
 // The two tests share nothing (each its own code-server, browser, runtime directory, home and
-// clipboard), so they run side by side: the in-editor suite's window loads and runs while the
-// flow's VSIX is packed and its steps wait on the editor, instead of after it.
-describe('the extension in a real editor (code-server)', { concurrency: 2 }, () => {
+// clipboard), yet run one after the other: in `npm test` another file runs beside this one, and
+// two workbench loads at once beside it left too little of the 2 cores for the steps' waits.
+describe('the extension in a real editor (code-server)', () => {
   it('shares its terminals: open, type, outside client, session list actions, agent session, reload, close, a host without node-pty', async (t) => {
     if (skipReason) return t.skip(skipReason);
     const started = Date.now();
