@@ -120,7 +120,10 @@ test('serve checks its flags, and daemon looks for a running per-user host, befo
   for (const name of ['serve', 'daemon']) {
     const loaded = loadedWith(cliModule(name));
     for (const path of loaded.keys()) {
-      assert.ok(!/(^|\/)src\/(host\/host|core\/methods\/table|transport\/http\/http-server)\.ts$/.test(path), `src/cli/${name}.ts: ${loaded.get(path)!.join(' → ')}`);
+      assert.ok(
+        !/(^|\/)src\/(host\/host|core\/methods\/table|transport\/http\/http-server)\.ts$/.test(path),
+        `src/cli/${name}.ts: ${loaded.get(path)!.join(' → ')}`,
+      );
     }
   }
 });
