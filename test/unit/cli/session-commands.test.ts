@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SessionInfo } from '../../../src/core/methods/types';
 import { readLiveRecords } from '../../../src/host/discovery';
-import { runCli, startedPids, startServeHost, stopPid, type CliResult } from '../../helpers/cli';
+import { runCli, runEach, startedPids, startServeHost, stopPid, type CliResult } from '../../helpers/cli';
 import { connect, tempRuntimeDir, until } from '../../helpers/host';
 import { bashEnv, buildCli, pidAlive } from '../../helpers/protocol';
 
@@ -152,8 +152,11 @@ describe('usage', () => {
       'mcp',
       'daemon',
     ];
-    // Every command's help at once: each is a process of its own, and none depends on another.
-    const helps = await Promise.all(names.map((name) => cli(name, '--help')));
+    // A few commands' help at a time: each is a process of its own, and none depends on another.
+    const helps = await runEach(
+      names.map((name) => [name, '--help']),
+      env,
+    );
     for (const [i, name] of names.entries()) {
       assert.match(all, new RegExp(`^  shared-pty ${name}\\b`, 'm'), `the global help shows ${name}`);
       const own = ok(helps[i], `${name} --help`);
@@ -186,7 +189,7 @@ describe('usage', () => {
       ['view', 's', 'x'],
       ['attach', 's', 'x'],
     ];
-    const [open, ...results] = await Promise.all([runCli(['open', 'htop'], empty), ...cases.map((args) => runCli(args, empty))]);
+    const [open, ...results] = await runEach([['open', 'htop'], ...cases], empty);
     cases.forEach((args, i) => usageError(results[i], args.join(' '), /unexpected argument|too many arguments/));
     usageError(open, 'open htop', /the command goes after --/);
     assert.equal(readLiveRecords(empty.SHARED_PTY_DIR).length, 0, 'no host was started');
