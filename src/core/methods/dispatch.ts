@@ -1,19 +1,10 @@
-import { ErrorCode, jsonRpcErrorOf, RpcError, sessionExited, type JsonRpcErrorObject, type RpcDialect } from '../base/errors';
+import { ErrorCode, errorResponse, RpcError, sessionExited, type JsonRpcId, type JsonRpcResponse, type RpcDialect } from '../base/errors';
 import { METHOD_INDEX, parseParams } from './table';
 import type { Session } from '../session/session';
 import { parseClientDeclaration, type Caller } from '../io/caller';
 import { ClientLink } from '../io/client-link';
 import type { HostServices, MethodContext } from './types';
 import { checkReach, reachSession, refusal } from './access';
-
-export type JsonRpcId = string | number | null;
-
-export interface JsonRpcResponse {
-  jsonrpc: '2.0';
-  id: JsonRpcId;
-  result?: unknown;
-  error?: JsonRpcErrorObject;
-}
 
 /** Where a call arrives: a per-session socket (session implied) or a host control endpoint. */
 export type DispatchMode = { kind: 'session'; session: Session } | { kind: 'control' };
@@ -24,11 +15,6 @@ export interface DispatchOptions {
   /** The connection's link, or a one-shot caller's identity. */
   caller: ClientLink | Caller;
   signal: AbortSignal;
-}
-
-/** A JSON-RPC error response, in the codes of the endpoint's dialect (a per-session socket speaks socket-pty's). */
-export function errorResponse(id: JsonRpcId, err: unknown, dialect: RpcDialect = 'host'): JsonRpcResponse {
-  return { jsonrpc: '2.0', id, error: jsonRpcErrorOf(err, dialect) };
 }
 
 /** The error dialect of an endpoint: a per-session socket is socket-pty's. */

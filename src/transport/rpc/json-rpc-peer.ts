@@ -1,6 +1,5 @@
-import { errorResponse, type JsonRpcResponse } from '../../core/methods/dispatch';
-import type { RpcDialect } from '../../core/base/errors';
-import { ErrorCode, limitReached, RpcError } from '../../core/base/errors';
+import type { JsonRpcResponse, RpcDialect } from '../../core/base/errors';
+import { ErrorCode, errorResponse, limitReached, RpcError } from '../../core/base/errors';
 import { Disposable, disposableTimeout, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../../core/base/lifecycle';
 import type { NotificationSink } from '../../core/io/subscription';
 import { MAX_IN_FLIGHT_REQUESTS } from '../../core/base/limits';
