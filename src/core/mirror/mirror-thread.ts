@@ -19,6 +19,13 @@ export interface MirrorEndpoint {
 
 const sharedKey = Symbol.for('shared-pty.mirrorThread');
 
+/**
+ * How soon queued output goes to the thread (`MirrorThread.markDirty`): `prompt` within a
+ * millisecond; `relaxed` while the thread has plenty of that session's output to parse; `trickle`
+ * for a little output that nothing but a read waits on. The soonest pace asked for wins.
+ */
+export type BatchPace = 'prompt' | 'relaxed' | 'trickle';
+
 const enum ThreadTuning {
   /** Output waits at most this long to be sent to the thread (one message per session per batch)… */
   BatchMs = 1,
@@ -28,6 +35,14 @@ const enum ThreadTuning {
    * flood sent every millisecond, bench/README.md).
    */
   RelaxedBatchMs = 4,
+  /**
+   * …or this long for a trickle (MirrorProxy: a few hundred bytes with no escape sequence and no
+   * bell, such as the echo of a key): nothing waits on it being parsed but a read, and a read
+   * sends the queued output first. Each message wakes the thread, and its "parsed" notice wakes
+   * the main thread: keys typed back to back cost the host 3.2 wake-ups each with a message per
+   * key, 1.3 with this batch (bench/README.md, "Issue 25: the echo's wake-ups").
+   */
+  TrickleBatchMs = 8,
   /** With no session left, the thread (a V8 isolate, ~5-10 MB) is stopped after this long. */
   IdleStopMs = 10_000,
 }
@@ -82,9 +97,9 @@ export class MirrorThread {
    * parser had caught up spent 18 % of both threads in postMessage during a flood). A read
    * never waits for the batch: a query sends the queued output first.
    */
-  markDirty(endpoint: MirrorEndpoint, relaxed = false): void {
+  markDirty(endpoint: MirrorEndpoint, pace: BatchPace = 'prompt'): void {
     this._dirty.add(endpoint);
-    const delay = relaxed ? ThreadTuning.RelaxedBatchMs : ThreadTuning.BatchMs;
+    const delay = pace === 'prompt' ? ThreadTuning.BatchMs : pace === 'relaxed' ? ThreadTuning.RelaxedBatchMs : ThreadTuning.TrickleBatchMs;
     const due = performance.now() + delay;
     if (this._flushTimer && this._flushDue <= due) return;
     clearTimeout(this._flushTimer);
