@@ -43,7 +43,7 @@ export type ReplaySource = () => { from: number; bytes: Buffer };
 
 /**
  * Queued output up to this size that holds no escape sequence and no bell is a trickle (the echo
- * of keys, a word printed): it may wait for the thread's trickle batch. Anything else may be a
+ * of keys, a word printed): it may wait for a pause before it goes to the thread (MirrorThread). Anything else may be a
  * query the program waits to have answered, a bell or a title, and goes at the prompt pace.
  */
 const TRICKLE_BYTES = 1024;

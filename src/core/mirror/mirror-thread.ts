@@ -36,13 +36,16 @@ const enum ThreadTuning {
    */
   RelaxedBatchMs = 4,
   /**
-   * …or this long for a trickle (MirrorProxy: a few hundred bytes with no escape sequence and no
-   * bell, such as the echo of a key): nothing waits on it being parsed but a read, and a read
-   * sends the queued output first. Each message wakes the thread, and its "parsed" notice wakes
-   * the main thread: keys typed back to back cost the host 3.2 wake-ups each with a message per
-   * key, 1.3 with this batch (bench/README.md, "Issue 25: the echo's wake-ups").
+   * A trickle (MirrorProxy: a little output with no escape sequence and no bell, such as the echo
+   * of a key) is sent once it pauses this long… Nothing waits on a trickle being parsed but a
+   * read, and a read sends the queued output first. Each message wakes the thread, and its
+   * "parsed" notice wakes the main thread: the echoes of keys typed back to back go in one
+   * message instead of one each, and a typist's key is sent in the pause after its echo, not
+   * while the next key is on its way (bench/README.md, "Issue 25: the echo's wake-ups").
    */
-  TrickleBatchMs = 8,
+  TrickleQuietMs = 2,
+  /** …or once it has waited this long, however steadily it comes. */
+  TrickleMaxMs = 16,
   /** With no session left, the thread (a V8 isolate, ~5-10 MB) is stopped after this long. */
   IdleStopMs = 10_000,
 }
@@ -99,16 +102,36 @@ export class MirrorThread {
    */
   markDirty(endpoint: MirrorEndpoint, pace: BatchPace = 'prompt'): void {
     this._dirty.add(endpoint);
-    const delay = pace === 'prompt' ? ThreadTuning.BatchMs : pace === 'relaxed' ? ThreadTuning.RelaxedBatchMs : ThreadTuning.TrickleBatchMs;
-    const due = performance.now() + delay;
+    const now = performance.now();
+    if (pace === 'trickle') return this._trickle(now);
+    this._trickleOnly = false;
+    const delay = pace === 'relaxed' ? ThreadTuning.RelaxedBatchMs : ThreadTuning.BatchMs;
+    const due = now + delay;
     if (this._flushTimer && this._flushDue <= due) return;
     clearTimeout(this._flushTimer);
     this._flushDue = due;
     this._flushTimer = setTimeout(this._flushDirty, delay);
   }
 
+  /** A trickle waits for a pause (TrickleQuietMs), at most TrickleMaxMs from its start; a sooner batch takes it along. */
+  private _trickle(now: number): void {
+    if (!this._flushTimer) {
+      this._trickleOnly = true;
+      this._trickleSince = now;
+      this._flushDue = now + ThreadTuning.TrickleQuietMs;
+      this._flushTimer = setTimeout(this._flushDirty, ThreadTuning.TrickleQuietMs);
+      return;
+    }
+    if (!this._trickleOnly || now + ThreadTuning.TrickleQuietMs > this._trickleSince + ThreadTuning.TrickleMaxMs) return;
+    this._flushDue = now + ThreadTuning.TrickleQuietMs;
+    this._flushTimer.refresh(); // the same timer, due a pause from now
+  }
+
   /** When the batch timer fires (performance.now()). */
   private _flushDue = 0;
+  /** The pending batch is a trickle's alone (it may wait for a pause), since `_trickleSince`. */
+  private _trickleOnly = false;
+  private _trickleSince = 0;
 
   private readonly _flushDirty = (): void => {
     this._flushTimer = undefined;
