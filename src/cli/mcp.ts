@@ -6,7 +6,7 @@ import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector, selectOrThrow } from '../core/session/selector';
 import { ensureDaemon } from '../host/daemon';
 import { isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
-import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
+import { ConnectionClosedError, RequestCancelledError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
 import { createMcpServer, guardParams, TOOLS, type CallVia, type ToolBackend } from '../transport/mcp/mcp-tools';
 import { TASK_TOOLS } from '../transport/mcp/mcp-tasks';
 import { RunStore } from '../transport/mcp/tool-run';
@@ -131,7 +131,8 @@ export class DiscoveryBackend implements ToolBackend {
       if (method === 'session/create') return await this._create(params);
       const selector = String(params.session ?? '');
       const found = await this._find(selector);
-      if (found.remote !== undefined) return await this._onRemote(found.remote, method, { ...params, session: found.s.id });
+      // A remote host's calls share its one bridge: a cancelled one is cancelled on that host by its id.
+      if (found.remote !== undefined) return await this._onRemote(found.remote, method, { ...params, session: found.s.id }, signal);
       const host = found.host!;
       if (prompt) this._callPrompts.set(found.s.id, prompt);
       // A call that may wait long, apart from its request: on a connection of its own, closed on cancel.
@@ -174,11 +175,12 @@ export class DiscoveryBackend implements ToolBackend {
   }
 
   /** One call on a remote host's bridge; a drop under it is said in one line (and the next call reconnects). */
-  private async _onRemote(name: string, method: string, params: Record<string, unknown>): Promise<unknown> {
+  private async _onRemote(name: string, method: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
     const client = await this._remotes.connect(name);
     try {
-      return await client.request(method, { ...params, client: AGENT_OVER_STDIO });
+      return await client.request(method, { ...params, client: AGENT_OVER_STDIO }, signal);
     } catch (e) {
+      if (e instanceof RequestCancelledError) throw cancelled();
       if (e instanceof ConnectionClosedError) throw hostGone(await this._remotes.dropMessage(name), name);
       throw e;
     }

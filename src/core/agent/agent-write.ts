@@ -44,7 +44,8 @@ export function agentCall(guards: WriteGuards, session: Session, from: InputSour
  * What a write goes through before it reaches the program, in order: deny rules and the `deny`
  * policy, secret input (both refuse at once, nothing written), the user's approval under `ask`
  * (waits up to `wait.askMs` for an answer), then typing arbitration (waits for the user to pause,
- * within what is left). Each applies to agents' (MCP) calls only.
+ * within what is left). Each applies to agents' (MCP) calls only; a write of nothing passes the
+ * deny rules only.
  */
 export function admitWrite(
   guards: WriteGuards,
@@ -70,6 +71,11 @@ async function admitAgentWrite(
   signal?: AbortSignal,
 ): Promise<Admitted> {
   checkAgentWrite(guards.agentPolicy, session, from, text);
+  // A write of nothing (a send that only waits: a task waiting for the person) types over no one
+  // and puts nothing into a password prompt: there is nothing to refuse, ask about or hold back.
+  // (Refused at a prompt whose secret was typed a moment ago, which the program has not read yet,
+  // it used to offer the person a second secret page.)
+  if (text === '') return { from };
   await refuseAgentDuringSecretInput(session, from);
   const started = Date.now();
   const approval = await approve(guards, session, from, text, wait.askMs, signal);

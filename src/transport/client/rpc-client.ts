@@ -10,7 +10,7 @@ import { LineWire } from '../rpc/line-wire';
 import type { Notification } from '../rpc/messages';
 
 // What a call's answer can be lives with the peer (src/transport/rpc), which both ends share; the CLI and the editor import it from here.
-export { ConnectionClosedError, RpcCallError, type Notification } from '../rpc/messages';
+export { ConnectionClosedError, RequestCancelledError, RpcCallError, type Notification } from '../rpc/messages';
 
 /** What `RpcClient.call` takes for method `M`: its params on a control endpoint, and who calls. */
 export type CallParams<M extends MethodName> = ControlParamsOf<M> & { client?: ClientDeclaration };
@@ -99,9 +99,12 @@ export class RpcClient {
     return this.request<ResultOf<M>>(method, params as Record<string, unknown>);
   }
 
-  /** Calls any method by name (per-session sockets, where the session is implied, and tests). */
-  request<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
-    return this._peer.request<T>(method, params);
+  /**
+   * Calls any method by name (per-session sockets, where the session is implied, and tests). When
+   * `signal` aborts first, the host is told to cancel the call (docs/protocol.md#cancelling-a-request).
+   */
+  request<T = unknown>(method: string, params: Record<string, unknown> = {}, signal?: AbortSignal): Promise<T> {
+    return this._peer.request<T>(method, params, signal);
   }
 
   /** Sends what was asked so far, then closes the connection: pending calls fail with ConnectionClosedError. */

@@ -325,7 +325,8 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
         }
         const progress = reportProgress(ctx);
         try {
-          return await callTool(tool.name, args ?? {}, personPrompt(server, ctx));
+          // A request the client cancels (notifications/cancelled) stops its call's wait, on this host or a remote one.
+          return await callTool(tool.name, args ?? {}, personPrompt(server, ctx), ctx.mcpReq.signal);
         } finally {
           progress.dispose();
         }

@@ -4,7 +4,7 @@ import { ErrorCode, limitReached, RpcError } from '../../core/base/errors';
 import { Disposable, disposableTimeout, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../../core/base/lifecycle';
 import type { NotificationSink } from '../../core/io/subscription';
 import { MAX_IN_FLIGHT_REQUESTS } from '../../core/base/limits';
-import { ConnectionClosedError, RpcCallError, type Notification } from './messages';
+import { CANCEL_REQUEST, ConnectionClosedError, RequestCancelledError, RpcCallError, type Notification } from './messages';
 
 /** Unsent bytes above which a client counts as slow: its subscriptions wait for it to drain. */
 export const CLIENT_HIGH_WATER_BYTES = 1024 * 1024;
@@ -40,6 +40,23 @@ export function requestId(message: unknown): string | number | null | undefined 
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The cancel notification's method as bytes, to find it without parsing every message twice. */
+const CANCEL_REQUEST_BYTES = Buffer.from(CANCEL_REQUEST);
+
+/** Whether a message may be the cancel notification (then it is parsed at once, ahead of any queue). */
+function mayBeCancel(raw: string | Uint8Array): boolean {
+  return typeof raw === 'string' ? raw.includes(CANCEL_REQUEST) : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).includes(CANCEL_REQUEST_BYTES);
+}
+
+/** The id a cancel notification names; undefined when the message is not one. */
+function cancelledId(message: unknown): string | number | undefined {
+  if (typeof message !== 'object' || message === null || Array.isArray(message) || 'id' in message) return undefined;
+  const m = message as { method?: unknown; params?: { id?: unknown } };
+  if (m.method !== CANCEL_REQUEST) return undefined;
+  const id = m.params?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
 
 /** A message as it came: a string, or bytes that must be UTF-8. Throws when it is not JSON (or not UTF-8). */
 function parse(raw: string | Uint8Array): unknown {
@@ -99,6 +116,8 @@ export interface JsonRpcPeerOptions {
 export class JsonRpcPeer extends Disposable implements NotificationSink {
   /** Aborted when the connection goes: calls still running stop waiting. */
   private readonly _abort = new AbortController();
+  /** The calls running, by their id (as JSON, so 1 and "1" differ): a cancel notification aborts one. */
+  private readonly _calls = new Map<string, AbortController>();
   /** Messages read and not yet handled (at most about one read's worth: we stop reading meanwhile). */
   private readonly _queue: Array<string | Uint8Array> = [];
   /** Requests started in this event-loop turn (their answers are written by the turn's end). */
@@ -169,8 +188,23 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     // Taking a message writes nothing back (bar refusing a request), so a client has no answers
     // to hold its input back for: it takes each one at once, in order.
     if (!this._serve) return this._take(message);
+    // A cancel is acted on at once, not behind requests waiting in line (it may free their room).
+    if (mayBeCancel(message) && this._cancel(message)) return;
     this._queue.push(message);
     this._pump();
+  }
+
+  /** Cancels the call a cancel notification names (an unknown or answered id: nothing to do); false when `raw` is no cancel notification. */
+  private _cancel(raw: string | Uint8Array): boolean {
+    let id: string | number | undefined;
+    try {
+      id = cancelledId(parse(raw));
+    } catch {
+      return false; // not JSON: the queue answers it with a parse error
+    }
+    if (id === undefined) return false;
+    this._calls.get(JSON.stringify(id))?.abort();
+    return true;
   }
 
   /** The other end will send nothing more (it half-closed): our side ends once all it asked is answered. */
@@ -203,12 +237,33 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     this._endTurn();
   }
 
-  /** Calls a method of the other end; rejects with its error answer, or when the connection closes. */
-  request<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+  /**
+   * Calls a method of the other end; rejects with its error answer, or when the connection closes.
+   * When `signal` aborts first, the other end is told to cancel the call (CANCEL_REQUEST) and the
+   * promise rejects with a RequestCancelledError.
+   */
+  request<T = unknown>(method: string, params: Record<string, unknown> = {}, signal?: AbortSignal): Promise<T> {
     if (this.isDisposed) return Promise.reject(new ConnectionClosedError());
+    if (signal?.aborted) return Promise.reject(new RequestCancelledError(method));
     const id = this._nextId++;
     return new Promise<T>((resolve, reject) => {
-      this._pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      const cancel = () => {
+        if (!this._pending.delete(id)) return;
+        if (!this.isDisposed) this.notify(CANCEL_REQUEST, { id });
+        reject(new RequestCancelledError(method));
+      };
+      signal?.addEventListener('abort', cancel, { once: true });
+      const settled = () => signal?.removeEventListener('abort', cancel);
+      this._pending.set(id, {
+        resolve: (v) => {
+          settled();
+          resolve(v as T);
+        },
+        reject: (e) => {
+          settled();
+          reject(e);
+        },
+      });
       this._write({ jsonrpc: '2.0', id, method, params });
     });
   }
@@ -307,13 +362,22 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     if (this._inFlight >= max) return this._refuseOverLimit(message, max);
     this._inFlight++;
     this._progressAt = performance.now();
+    // Each call stops when the connection goes, or when the client cancels it by its id.
+    const id = requestId(message);
+    const key = id === null || id === undefined ? undefined : JSON.stringify(id);
+    const call = new AbortController();
+    const stop = () => call.abort();
+    this._abort.signal.addEventListener('abort', stop, { once: true });
+    if (key !== undefined) this._calls.set(key, call);
     try {
-      const { response, afterSend } = await this._serve(message, this._abort.signal);
+      const { response, afterSend } = await this._serve(message, call.signal);
       if (this.isDisposed) return;
       this._write(response);
       if (afterSend.length > 0) this._endTurn(); // the answer leaves before what follows it (a close, an exit)
       for (const fn of afterSend) fn();
     } finally {
+      this._abort.signal.removeEventListener('abort', stop);
+      if (key !== undefined && this._calls.get(key) === call) this._calls.delete(key);
       this._inFlight--;
       this._progressAt = performance.now();
       // A request waiting in line for room takes it.

@@ -29,3 +29,19 @@ export interface Notification {
   method: string;
   params: Record<string, unknown>;
 }
+
+/**
+ * The notification that cancels a request of the sender still in flight: `{ id }` names it
+ * (docs/protocol.md#cancelling-a-request). The call ends as if its caller had gone away (a wait
+ * answers as its timeout would) and its answer still comes; nothing else of the connection changes.
+ */
+export const CANCEL_REQUEST = '$/cancelRequest';
+
+/** The call was cancelled by its caller (`request`'s signal aborted): its answer, if any comes, is dropped. */
+export class RequestCancelledError extends Error {
+  readonly code = 'REQUEST_CANCELLED';
+  constructor(method: string) {
+    super(`Cancelled: ${method}`);
+    this.name = 'RequestCancelledError';
+  }
+}

@@ -336,6 +336,33 @@ describe('shared-pty mcp across hosts', () => {
     await call('close_session', { session });
   });
 
+  for (const where of ['web', 'local'] as const) {
+    test(
+      `a call its client cancels ends the ${where === 'web' ? "far host's" : "local host's"} wait: the session's one send is free at once`,
+      { timeout: TEST_TIMEOUT },
+      async () => {
+        const opened = await call('open_session', {
+          ...(where === 'web' ? { host: 'web' } : {}),
+          command: 'bash',
+          args: ['--norc', '--noprofile', '-i'],
+          name: `cancel-${where}`,
+        });
+        assert.ok(!opened.isError, text(opened));
+        const session = where === 'web' ? `web:${opened.structuredContent.id}` : (opened.structuredContent.id as string);
+        // The client cancels its own request (MCP's notifications/cancelled) while the host waits.
+        const stop = new AbortController();
+        const waiting = client.callTool({ name: 'send', arguments: { session, text: 'sleep 600', timeout: 90_000 } }, undefined, { signal: stop.signal });
+        await until(async () => /sleep 600/.test(text(await call('read_screen', { session }))), 30_000, 'the command typed');
+        stop.abort();
+        await assert.rejects(waiting);
+        // The host no longer waits for it (its timeout is 90 s): the next send is not refused as busy.
+        const keys = await call('send_keys', { session, keys: ['Ctrl+C'], wait: true, timeout: 30_000 });
+        assert.notEqual(keys.isError, true, text(keys));
+        await call('close_session', { session });
+      },
+    );
+  }
+
   test('the transport killed under a call: a one-line error, and the next call reconnects', { timeout: TEST_TIMEOUT }, async () => {
     const waiting = call('send', { session: 'box:far-1', text: 'sleep 42', timeout: 90_000 });
     await farScreenShows(sshSide, id.slice('box:'.length), 'far> sleep 42');

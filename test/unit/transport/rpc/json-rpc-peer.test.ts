@@ -232,6 +232,37 @@ for (const transport of TRANSPORTS) {
     );
 
     test(
+      '$/cancelRequest { id } ends that call at once (a wait answers as its timeout would) and frees its room; an unknown id changes nothing',
+      { timeout: TEST_TIMEOUT },
+      on(
+        () => limited,
+        async () => {
+          const c = await transport.open();
+          try {
+            const marker = `go-${Math.random().toString(36).slice(2)}`;
+            for (let id = 1; id <= MAX_IN_FLIGHT; id++) c.send(request(id, 'pty/wait', { session: cat.id, match: marker, timeout: 60_000 }));
+            const cancel = (id: unknown) => c.send(JSON.stringify({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id } }));
+            cancel('no-such-call');
+            cancel({ not: 'an id' });
+            cancel(2);
+            const ended = await c.inbox.next((m) => m.id !== undefined, 'the first answer: the cancelled wait');
+            assert.equal(ended.id, 2, JSON.stringify(ended));
+            assert.equal(ended.result.matched, false);
+            assert.equal(ended.result.reason, 'timeout');
+            // Its room is free: one more call is answered, not refused past the limit.
+            c.send(request('after', 'pty/status', { session: cat.id }));
+            assert.equal((await c.inbox.next((m) => m.id === 'after', 'a call in the freed room')).result.running, true);
+            // The other waits still wait, and end as they would.
+            cat.write(`${marker}\n`, TEST_WRITER);
+            for (const id of [1, 3]) assert.equal((await c.inbox.next((m) => m.id === id, `wait ${id}`)).result.matched, true);
+          } finally {
+            c.close();
+          }
+        },
+      ),
+    );
+
+    test(
       `with ${MAX_IN_FLIGHT - 1} of ${MAX_IN_FLIGHT} slots held by waits, ${PIPELINED} pipelined quick calls wait in line for the last one: each is answered, none refused`,
       { timeout: TEST_TIMEOUT },
       on(

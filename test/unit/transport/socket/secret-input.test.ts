@@ -88,6 +88,11 @@ describe('secret input', () => {
         const keys = (await agent.callTool({ name: 'send_keys', arguments: { session, keys: ['x', 'Enter'] } })) as any;
         assert.equal(keys.isError, true, toolText(keys));
         assert.match(toolText(keys), /asks for a secret/);
+        // A send that types nothing only waits (a task waiting for the person to type the secret):
+        // it is not refused, and says the program still asks.
+        const waits = (await agent.callTool({ name: 'send', arguments: { session, text: '', submit: false, timeout: 20_000 } })) as any;
+        assert.notEqual(waits.isError, true, toolText(waits));
+        assert.equal(waits.structuredContent.waitReason, 'secret_input', toolText(waits));
         const relay = await connect(h.host.controlAddress);
         try {
           await rejectsWith(
