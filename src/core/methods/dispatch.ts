@@ -60,12 +60,15 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
   if (refused) throw refused;
   // `client` says who calls (an optional addition any call may carry, see caller.ts); a link
   // adopts it, a one-shot caller's identity is fixed by its endpoint. No method sees the field.
-  const { client, ...ownParams } = rawParams;
-  if (opts.caller instanceof ClientLink) {
-    const declared = parseClientDeclaration(client);
-    if (declared) opts.caller.declare(declared);
+  let params = rawParams;
+  if ('client' in rawParams) {
+    const { client, ...ownParams } = rawParams;
+    if (opts.caller instanceof ClientLink) {
+      const declared = parseClientDeclaration(client);
+      if (declared) opts.caller.declare(declared);
+    }
+    params = ownParams;
   }
-  let params = ownParams;
   let session: Session | undefined;
   if (spec.target !== 'host') {
     if (opts.mode.kind === 'session') session = opts.mode.session;

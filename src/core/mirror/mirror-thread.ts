@@ -20,6 +20,13 @@ export interface MirrorEndpoint {
 
 const sharedKey = Symbol.for('shared-pty.mirrorThread');
 
+/**
+ * How soon queued output goes to the thread (`MirrorThread.markDirty`): `prompt` within a
+ * millisecond; `relaxed` while the thread has plenty of that session's output to parse; `trickle`
+ * for a little output that nothing but a read waits on. The soonest pace asked for wins.
+ */
+export type BatchPace = 'prompt' | 'relaxed' | 'trickle';
+
 const enum ThreadTuning {
   /** Output waits at most this long to be sent to the thread (one message per session per batch)… */
   BatchMs = 1,
@@ -29,6 +36,17 @@ const enum ThreadTuning {
    * flood sent every millisecond, bench/README.md).
    */
   RelaxedBatchMs = 4,
+  /**
+   * A trickle (MirrorProxy: a little output with no escape sequence and no bell, such as the echo
+   * of a key) is sent once it pauses this long… Nothing waits on a trickle being parsed but a
+   * read, and a read sends the queued output first. Each message wakes the thread, and its
+   * "parsed" notice wakes the main thread: the echoes of keys typed back to back go in one
+   * message instead of one each, and a typist's key is sent in the pause after its echo, not
+   * while the next key is on its way (bench/README.md, "Issue 25: the echo's wake-ups").
+   */
+  TrickleQuietMs = 2,
+  /** …or once it has waited this long, however steadily it comes. */
+  TrickleMaxMs = 16,
   /** With no session left, the thread (a V8 isolate, ~5-10 MB) is stopped after this long. */
   IdleStopMs = 10_000,
 }
@@ -83,18 +101,38 @@ export class MirrorThread {
    * parser had caught up spent 18 % of both threads in postMessage during a flood). A read
    * never waits for the batch: a query sends the queued output first.
    */
-  markDirty(endpoint: MirrorEndpoint, relaxed = false): void {
+  markDirty(endpoint: MirrorEndpoint, pace: BatchPace = 'prompt'): void {
     this._dirty.add(endpoint);
-    const delay = relaxed ? ThreadTuning.RelaxedBatchMs : ThreadTuning.BatchMs;
-    const due = performance.now() + delay;
+    const now = performance.now();
+    if (pace === 'trickle') return this._trickle(now);
+    this._trickleOnly = false;
+    const delay = pace === 'relaxed' ? ThreadTuning.RelaxedBatchMs : ThreadTuning.BatchMs;
+    const due = now + delay;
     if (this._flushTimer && this._flushDue <= due) return;
     clearTimeout(this._flushTimer);
     this._flushDue = due;
     this._flushTimer = setTimeout(this._flushDirty, delay);
   }
 
+  /** A trickle waits for a pause (TrickleQuietMs), at most TrickleMaxMs from its start; a sooner batch takes it along. */
+  private _trickle(now: number): void {
+    if (!this._flushTimer) {
+      this._trickleOnly = true;
+      this._trickleSince = now;
+      this._flushDue = now + ThreadTuning.TrickleQuietMs;
+      this._flushTimer = setTimeout(this._flushDirty, ThreadTuning.TrickleQuietMs);
+      return;
+    }
+    if (!this._trickleOnly || now + ThreadTuning.TrickleQuietMs > this._trickleSince + ThreadTuning.TrickleMaxMs) return;
+    this._flushDue = now + ThreadTuning.TrickleQuietMs;
+    this._flushTimer.refresh(); // the same timer, due a pause from now
+  }
+
   /** When the batch timer fires (performance.now()). */
   private _flushDue = 0;
+  /** The pending batch is a trickle's alone (it may wait for a pause), since `_trickleSince`. */
+  private _trickleOnly = false;
+  private _trickleSince = 0;
 
   private readonly _flushDirty = (): void => {
     this._flushTimer = undefined;
