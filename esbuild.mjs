@@ -17,6 +17,9 @@ const common = {
 // The mirror thread's entry sits next to the bundles that start it (src/core/mirror/mirror-thread.ts).
 const entries = [
   { in: 'src/cli/main.ts', out: 'dist/cli.js' },
+  // What bin/shared-pty.js runs: the client commands only (list, send, read…), a small file that
+  // starts fast; for the others it runs dist/cli.js (docs/architecture.md#the-cli).
+  { in: 'src/cli/main.ts', out: 'dist/cli-client.js', define: { __SHARED_PTY_CLIENT_BUNDLE__: 'true' } },
   { in: 'src/core/mirror/mirror-worker.ts', out: 'dist/mirror-worker.js' },
 ];
 if (existsSync('src/vscode/extension.ts')) entries.push({ in: 'src/vscode/extension.ts', out: 'dist/extension.js' });
@@ -29,7 +32,7 @@ await Promise.all(
     esbuild.build(
       e.browser
         ? { ...common, entryPoints: [e.in], outfile: e.out, platform: 'browser', format: 'iife', target: 'es2020', external: [], minify: e.minify ?? false }
-        : { ...common, entryPoints: [e.in], outfile: e.out },
+        : { ...common, entryPoints: [e.in], outfile: e.out, define: { ...common.define, ...e.define } },
     ),
   ),
 );

@@ -8,7 +8,10 @@
 // Knobs (environment, standalone only): BENCH_REPS (5), BENCH_KEYS (500), BENCH_REQUESTS (20000),
 // BENCH_MB (50). bench/run.mjs can call `runInteractive({ reps, tmp, log })`, which returns the
 // tables as text. Hosts are started as a user starts them: `node bin/shared-pty.js serve --no-http
-// --cmd …` with only SHARED_PTY_DIR added to the environment (no malloc tuning).
+// --cmd …` with only SHARED_PTY_DIR added to the environment (no malloc tuning). As in the other
+// parts, BENCH_CLI runs another build's CLI and BENCH_HOST_ARGS adds node flags to the hosts; with
+// BENCH_CLI_OLD (an older build's `bin/shared-pty.js`) the echo part runs a host of that build too,
+// alternating with this one and tmux every round, and prints its rows beside them.
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -20,7 +23,10 @@ import { writeBase64Lines } from './data.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.dirname(here);
-const CLI = path.join(root, 'bin', 'shared-pty.js');
+/** The CLI the hosts run: this tree's, or another build's (`BENCH_CLI`, as in serve-client.mjs). */
+const CLI = process.env.BENCH_CLI || path.join(root, 'bin', 'shared-pty.js');
+/** An older build to measure the echo against in the same run, round by round (`BENCH_CLI_OLD`). */
+const OLD_CLI = process.env.BENCH_CLI_OLD || undefined;
 const BUDGET_MS = 150_000; // a hard stop; a normal run takes about a minute
 /** Printed after the file; no base64 character is `_`, and the command line never holds it whole. */
 const MARK = '__spt_bench_end__';
@@ -155,9 +161,11 @@ class Run {
   // ------------------------------------------------------------- Shared PTY host
 
   /** `shared-pty serve --no-http …` as a user starts it; resolves once discovery lists its session. */
-  async startHost(args) {
+  async startHost(args, cli = CLI) {
+    // BENCH_HOST_ARGS: node flags for the host, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (profiles).
+    const nodeArgs = (process.env.BENCH_HOST_ARGS ?? '').split(' ').filter(Boolean);
     const child = this.track(
-      spawn(process.execPath, [CLI, 'serve', '--no-http', '--cols', '80', '--rows', '24', '--cwd', this.dir, ...args], {
+      spawn(process.execPath, [...nodeArgs, cli, 'serve', '--no-http', '--cols', '80', '--rows', '24', '--cwd', this.dir, ...args], {
         cwd: root,
         env: { ...process.env, SHARED_PTY_DIR: this.runtime },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -517,27 +525,34 @@ const PACED_GAP_MS = 5;
 async function echoPart(run, reps, keys) {
   const paced = Math.round((keys * 2) / 5); // fewer: each costs PACED_GAP_MS more
   const host = await run.startHost(['--cmd', 'cat']);
+  const oldHost = OLD_CLI ? await run.startHost(['--cmd', 'cat'], OLD_CLI) : undefined;
   let pane;
   if (run.hasTmux) {
     run.tmux('new-session', '-d', '-s', 'echo', '-x', '80', '-y', '24', 'cat');
     pane = run.tmux('display', '-p', '-t', 'echo', '#{pane_id}').trim();
   }
   const modes = [
-    { name: `${keys} keys back to back (the next key as its echo arrives)`, keys, gap: 0, shared: [], tmux: [] },
-    { name: `${paced} keys, each ${PACED_GAP_MS} ms after the last echo (typing)`, keys: paced, gap: PACED_GAP_MS, shared: [], tmux: [] },
+    { name: `${keys} keys back to back (the next key as its echo arrives)`, keys, gap: 0, shared: [], old: [], tmux: [] },
+    { name: `${paced} keys, each ${PACED_GAP_MS} ms after the last echo (typing)`, keys: paced, gap: PACED_GAP_MS, shared: [], old: [], tmux: [] },
   ];
   const stats = (t) => ({ p50: percentile(t, 0.5), p99: percentile(t, 0.99), max: Math.max(...t) });
   try {
     for (let i = 0; i < reps; i++) {
       run.checkBudget('keystroke echo');
       for (const m of modes) {
+        // The old build first in odd rounds, after this one in even ones: neither always follows tmux.
+        if (oldHost && i % 2 === 1) m.old.push(stats(await echoShared(oldHost, m.keys, m.gap)));
         m.shared.push(stats(await echoShared(host, m.keys, m.gap)));
+        if (oldHost && i % 2 === 0) m.old.push(stats(await echoShared(oldHost, m.keys, m.gap)));
         if (run.hasTmux) m.tmux.push(stats(await echoTmux(run, pane, m.keys, m.gap)));
       }
-      run.log(`(1) keystroke echo, round ${i + 1}/${reps}: p50 ${modes.map((m) => `${fmt(m.shared[i].p50, 2)} vs ${fmt(m.tmux[i]?.p50, 2)}`).join(', ')} ms`);
+      run.log(
+        `(1) keystroke echo, round ${i + 1}/${reps}: p50 ${modes.map((m) => `${fmt(m.shared[i].p50, 2)}${oldHost ? ` (old ${fmt(m.old[i].p50, 2)})` : ''} vs ${fmt(m.tmux[i]?.p50, 2)}`).join(', ')} ms`,
+      );
     }
   } finally {
     await host.stop();
+    await oldHost?.stop();
   }
   const med = (xs, k) => (xs.length ? median(xs.map((x) => x[k])) : NaN);
   const each = (xs, k) => (xs.length ? xs.map((x) => fmt(x[k], 2)).join(' ') : 'n/a');
@@ -547,9 +562,15 @@ async function echoPart(run, reps, keys) {
     const [sp50, sp99, tp50, tp99] = [med(m.shared, 'p50'), med(m.shared, 'p99'), med(m.tmux, 'p50'), med(m.tmux, 'p99')];
     rows.push([`${m.name}:`, '', '', '', '', '']);
     rows.push(['  Shared PTY: pty/write -> pty/output', fmt(sp50, 3), fmt(sp99, 3), fmt(med(m.shared, 'max'), 3), ratio(tp50 / sp50), ratio(tp99 / sp99)]);
+    if (oldHost) {
+      const [op50, op99] = [med(m.old, 'p50'), med(m.old, 'p99')];
+      rows.push(['  Shared PTY, BENCH_CLI_OLD build', fmt(op50, 3), fmt(op99, 3), fmt(med(m.old, 'max'), 3), ratio(tp50 / op50), ratio(tp99 / op99)]);
+    }
     rows.push(['  tmux -C: send-keys -> %output', fmt(tp50, 3), fmt(tp99, 3), fmt(med(m.tmux, 'max'), 3), '1.00x', '1.00x']);
     lines.push(
-      `  each round, ${m.gap ? 'typing' : 'back to back'} (ms): Shared PTY p50 ${each(m.shared, 'p50')}, p99 ${each(m.shared, 'p99')} | tmux p50 ${each(m.tmux, 'p50')}, p99 ${each(m.tmux, 'p99')}`,
+      `  each round, ${m.gap ? 'typing' : 'back to back'} (ms): Shared PTY p50 ${each(m.shared, 'p50')}, p99 ${each(m.shared, 'p99')}` +
+        (oldHost ? ` | old build p50 ${each(m.old, 'p50')}, p99 ${each(m.old, 'p99')}` : '') +
+        ` | tmux p50 ${each(m.tmux, 'p50')}, p99 ${each(m.tmux, 'p99')}`,
     );
     // Issue 25's target: the tail and the median at or below tmux's (the older aim, p50 under 1 ms, is kept beside it).
     const vsTmux = (s, t) => (run.hasTmux ? (s <= t ? 'MET' : 'NOT MET') : 'n/a');

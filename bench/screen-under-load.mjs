@@ -27,7 +27,7 @@ const CURRENT_TARGET = 1.3;
 // ---------------------------------------------------------------- workloads
 
 /** The three kinds of output, ~`mb` MB each, every one ending with the marker line. */
-function makeFiles(dir, mb) {
+export function makeFiles(dir, mb) {
   const target = mb * 1024 * 1024;
   const write = (name, line) => {
     const file = path.join(dir, `${name}.txt`);
@@ -60,7 +60,7 @@ function makeFiles(dir, mb) {
 
 // ---------------------------------------------------------------- tmux, on a private server
 
-function tmuxServer(dir) {
+export function tmuxServer(dir) {
   const sock = path.join(dir, 'tmux-load.sock');
   const conf = path.join(dir, 'tmux-load.conf');
   fs.writeFileSync(conf, 'set -g status off\nset -g history-limit 10000\nset -g default-size 80x24\nset -sg escape-time 0\nset -g exit-empty off\n');

@@ -13,14 +13,15 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * `shared-pty serve --no-http --cols 80 --rows 24 --cmd <command> -- <args>` with `env`; resolves
- * with its session's socket path, its pid and a stop() that ends it by pid.
+ * with its session's socket path, its pid and a stop() that ends it by pid. `cliPath`: another
+ * build's bin/shared-pty.js (bench/current-ab.mjs), else `BENCH_CLI` or this tree's.
  */
-export async function serve(env, command, args = []) {
+export async function serve(env, command, args = [], cliPath = cli()) {
   // BENCH_HOST_ARGS: node flags for the host, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (profiles).
   const nodeArgs = (process.env.BENCH_HOST_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(
     process.execPath,
-    [...nodeArgs, cli(), 'serve', '--no-http', '--cols', '80', '--rows', '24', '--cmd', command, ...(args.length ? ['--', ...args] : [])],
+    [...nodeArgs, cliPath, 'serve', '--no-http', '--cols', '80', '--rows', '24', '--cmd', command, ...(args.length ? ['--', ...args] : [])],
     {
       cwd: root,
       env,

@@ -423,12 +423,34 @@ async function linkExtension(extensionDir, runDir) {
 }
 
 /**
+ * The ids (publisher.name) of the editor's built-in extensions: one folder each under code-server's
+ * lib/vscode/extensions (the folder itself, and node_modules there, have no publisher).
+ */
+function builtinExtensionIds(sandbox) {
+  const dir = path.join(sandbox, 'node_modules', 'code-server', 'lib', 'vscode', 'extensions');
+  const ids = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (!e.isDirectory()) continue;
+    try {
+      const manifest = JSON.parse(fs.readFileSync(path.join(dir, e.name, 'package.json'), 'utf8'));
+      if (manifest.publisher && manifest.name) ids.push(`${manifest.publisher}.${manifest.name}`);
+    } catch {
+      // not an extension
+    }
+  }
+  return ids;
+}
+
+/**
  * Starts an isolated code-server and waits for /healthz.
  * Options: extensionDir (unpacked extension to load), workspace (folder to open; default <runDir>/ws),
  * port (default: a free one), env (extra env for code-server and its extension hosts), smokeDriver,
  * graceSeconds (default 10), settings (merged into User/settings.json), runDir (from createRunDir(),
  * e.g. after installVsix()), extraArgs, keepAlive (keep our event loop alive while the server runs;
- * default false: the child is unref'd and killed by an exit/signal hook if stop() is never called).
+ * default false: the child is unref'd and killed by an exit/signal hook if stop() is never called),
+ * keepBuiltins (ids of the built-in extensions to keep: every other one is left out of the editor
+ * through VSCODE_SKIP_BUILTIN_EXTENSIONS, which VS Code's server reads when it scans them; default:
+ * all are kept).
  */
 export async function startCodeServer({
   extensionDir,
@@ -441,9 +463,15 @@ export async function startCodeServer({
   runDir,
   extraArgs = [],
   keepAlive = false,
+  keepBuiltins,
   log = defaultLog,
 } = {}) {
   const sb = await ensureSandbox({ log });
+  if (keepBuiltins) {
+    const kept = new Set(keepBuiltins.map((id) => id.toLowerCase()));
+    const skipped = builtinExtensionIds(sb.dir).filter((id) => !kept.has(id.toLowerCase()));
+    env = { ...env, VSCODE_SKIP_BUILTIN_EXTENSIONS: skipped.join(',') };
+  }
   runDir = runDir ?? (await createRunDir({ settings }));
   if (extensionDir) await linkExtension(extensionDir, runDir);
   workspace = path.resolve(workspace ?? path.join(runDir, 'ws'));

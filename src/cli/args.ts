@@ -1,5 +1,6 @@
-import { AGENT_APPROVALS, type AgentApproval } from '../core/agent/agent-policy';
-import type { HostLimits } from '../core/base/limits';
+// The command line's parsing, shared by every command; the flags only a host takes are in
+// host-flags.ts, so a client command loads nothing of the engine (docs/architecture.md#the-cli).
+
 /** A bad command line: printed as one line, exit status 2. */
 export class UsageError extends Error {}
 
@@ -64,60 +65,4 @@ export function intFlag(args: ParsedArgs, name: string, min = 0, max = Number.MA
 export function strFlag(args: ParsedArgs, name: string): string | undefined {
   const v = args.flags.get(name);
   return typeof v === 'string' ? v : undefined;
-}
-
-/** Most MiB of command logs a session may keep (`--command-log-mb`): a few GiB of disk at most. */
-const MAX_COMMAND_LOG_MB = 4096;
-
-/**
- * `--command-log-mb N`: the command logs each session keeps (docs/protocol.md#ptycommandoutput), as host options;
- * 0 keeps none, no flag keeps the default (64 MiB).
- */
-export function commandLogFlag(args: ParsedArgs): { commandLogDir?: undefined; commandLogBytes?: number } {
-  const mb = intFlag(args, '--command-log-mb', 0, MAX_COMMAND_LOG_MB);
-  if (mb === undefined) return {};
-  return mb === 0 ? { commandLogDir: undefined } : { commandLogBytes: mb * 1024 * 1024 };
-}
-
-/** `--agent-approval allow|ask|deny` and `--agent-deny REGEX` (docs/protocol.md#agent-write-approval) as host options. */
-export function agentFlags(args: ParsedArgs): { agentApproval?: AgentApproval; agentDenyCommands?: string[] } {
-  const approval = strFlag(args, '--agent-approval');
-  if (approval !== undefined && !(AGENT_APPROVALS as readonly string[]).includes(approval)) {
-    throw new UsageError(`--agent-approval must be one of ${AGENT_APPROVALS.join(', ')}, not "${approval}"`);
-  }
-  const deny = strFlag(args, '--agent-deny');
-  if (deny !== undefined) {
-    try {
-      new RegExp(deny);
-    } catch (e) {
-      throw new UsageError(`--agent-deny: ${(e as Error).message}`);
-    }
-  }
-  return { ...(approval ? { agentApproval: approval as AgentApproval } : {}), ...(deny ? { agentDenyCommands: [deny] } : {}) };
-}
-
-/**
- * The host's limits `serve` can change (README "Reliability"), each a whole number from 1 to a
- * ceiling: high enough for any real use, finite so a typo (a digit too many) cannot lift a limit
- * out of sight. No flag keeps the default of src/core/base/limits.ts.
- */
-export const LIMIT_FLAGS: ReadonlyArray<{ flag: string; option: keyof HostLimits; ceiling: number }> = [
-  // Linux's default kernel.pty.max: no host gets more PTYs than that anyway.
-  { flag: '--max-sessions', option: 'maxSessions', ceiling: 4096 },
-  // Each connection holds a file descriptor: far past one user's tools, well below a raised fd limit.
-  { flag: '--max-session-connections', option: 'maxConnectionsPerSessionSocket', ceiling: 16384 },
-  { flag: '--max-control-connections', option: 'maxControlConnections', ceiling: 16384 },
-  { flag: '--max-http-connections', option: 'maxHttpConnections', ceiling: 16384 },
-  // Each request in flight holds a little memory (an MCP server over /mcp): 64 times the default.
-  { flag: '--max-in-flight', option: 'maxInFlightRequests', ceiling: 65536 },
-];
-
-/** The LIMIT_FLAGS given, as host options; a bad value is a UsageError. */
-export function limitFlags(args: ParsedArgs): HostLimits {
-  const limits: HostLimits = {};
-  for (const { flag, option, ceiling } of LIMIT_FLAGS) {
-    const n = intFlag(args, flag, 1, ceiling);
-    if (n !== undefined) limits[option] = n;
-  }
-  return limits;
 }

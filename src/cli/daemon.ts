@@ -3,11 +3,12 @@ import * as path from 'node:path';
 import { claimDaemonLock, DAEMON_LOG, findDaemon } from '../host/daemon';
 import { readLiveRecords } from '../host/discovery';
 import { exitWhenEmpty, exitWhenOutdated, idleExitMs } from '../host/exit-empty';
-import { Host } from '../host/host';
+import type { Host } from '../host/host';
+import { keepYoungGenerationSmall } from '../host/young-generation';
 import { ensureRuntimeDir } from '../host/runtime-dir';
 import { VERSION } from '../version';
-import { agentFlags, commandLogFlag, intFlag, parseArgs, strFlag } from './args';
-import { startHttpFor } from './http-option';
+import { intFlag, parseArgs, strFlag } from './args';
+import { agentFlags, commandLogFlag } from './host-flags';
 
 /**
  * `daemon` (internal): the per-user host the editor and `shared-pty mcp` start detached. Like a
@@ -28,7 +29,10 @@ export async function daemonCommand(argv: string[]): Promise<number> {
   // Our own files: when an update removes them, new sessions go to a host of the new files.
   const entry = path.resolve(process.argv[1] ?? '');
   let host: Host;
+  keepYoungGenerationSmall();
   try {
+    // The engine loads only here: a daemon that finds another one running exits without it (docs/architecture.md#the-cli).
+    const { Host } = await import('../host/host');
     host = await Host.start({
       kind: 'daemon',
       entry,
@@ -43,6 +47,7 @@ export async function daemonCommand(argv: string[]): Promise<number> {
   }
   if (!args.flags.has('--no-http')) {
     const origins = strFlag(args, '--allow-origin')?.split(',').filter(Boolean);
+    const { startHttpFor } = await import('./http-option');
     await startHttpFor(host, intFlag(args, '--http-port', 0, 65535), origins);
   }
   const stop = async () => {

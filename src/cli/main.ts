@@ -1,16 +1,9 @@
+import * as path from 'node:path';
 import { RpcCallError } from '../transport/client/rpc-client';
 import { UsageError } from './args';
-import { attachCommand } from './attach';
-import { keysCommand, listCommand, readCommand, sendCommand, viewCommand, waitCommand } from './commands';
 import { CliError } from './find-session';
-import { eventsCommand } from './events';
-import { playCommand } from './play';
-import { recordCommand } from './record';
 import { oneLine } from './one-line';
 import { closeRemoteHosts, takeHostFlag } from './remote';
-import { serveCommand } from './serve';
-import { commandsCommand, killCommand, openCommand } from './session-commands';
-import { revokeCommand, shareCommand, tokensCommand } from './token-commands';
 import { VERSION } from '../version';
 
 const HELP = `shared-pty ${VERSION} — terminals shared between people and agents
@@ -57,28 +50,53 @@ const SESSION_NOTE = '\n<session> is a session id, its exact name, or a unique i
 
 type Command = (argv: string[]) => Promise<number>;
 
-const COMMANDS: Record<string, Command> = {
-  list: listCommand,
-  open: openCommand,
-  kill: killCommand,
-  commands: commandsCommand,
-  read: readCommand,
-  send: sendCommand,
-  keys: keysCommand,
-  wait: waitCommand,
-  attach: attachCommand,
-  view: viewCommand,
-  events: eventsCommand,
-  record: recordCommand,
-  play: playCommand,
-  share: shareCommand,
-  tokens: tokensCommand,
-  revoke: revokeCommand,
-  serve: serveCommand,
-  mcp: async (argv) => (await import('./mcp')).mcpCommand(argv),
-  bridge: async (argv) => (await import('./bridge')).bridgeCommand(argv),
-  daemon: async (argv) => (await import('./daemon')).daemonCommand(argv),
+/**
+ * True in the client bundle only: esbuild.mjs defines it for `dist/cli-client.js`, which
+ * `bin/shared-pty.js` runs. That bundle leaves out the commands that need the engine and runs them
+ * with the whole CLI beside it, `dist/cli.js` (docs/architecture.md#the-cli).
+ */
+declare const __SHARED_PTY_CLIENT_BUNDLE__: true | undefined;
+
+/**
+ * Each command's module, loaded when that command runs: `list`, `send` or `read` (run by scripts
+ * and agents many times a minute) load a client of a few files, never the engine that `serve`,
+ * `daemon` and `mcp` run, nor the schemas that `attach`, `events` and `record` read notifications
+ * with (docs/architecture.md#the-cli).
+ */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  list: async () => (await import('./commands')).listCommand,
+  open: async () => (await import('./session-commands')).openCommand,
+  kill: async () => (await import('./session-commands')).killCommand,
+  commands: async () => (await import('./session-commands')).commandsCommand,
+  read: async () => (await import('./commands')).readCommand,
+  send: async () => (await import('./commands')).sendCommand,
+  keys: async () => (await import('./commands')).keysCommand,
+  wait: async () => (await import('./commands')).waitCommand,
+  view: async () => (await import('./commands')).viewCommand,
+  play: async () => (await import('./play')).playCommand,
+  share: async () => (await import('./token-commands')).shareCommand,
+  tokens: async () => (await import('./token-commands')).tokensCommand,
+  revoke: async () => (await import('./token-commands')).revokeCommand,
+  bridge: async () => (await import('./bridge')).bridgeCommand,
+  // Not in the client bundle (the condition is a constant there, and the bundler drops what it rules out).
+  ...(typeof __SHARED_PTY_CLIENT_BUNDLE__ === 'boolean'
+    ? {}
+    : {
+        attach: async () => (await import('./attach')).attachCommand,
+        events: async () => (await import('./events')).eventsCommand,
+        record: async () => (await import('./record')).recordCommand,
+        serve: async () => (await import('./serve')).serveCommand,
+        mcp: async () => (await import('./mcp')).mcpCommand,
+        daemon: async () => (await import('./daemon')).daemonCommand,
+      }),
 };
+
+/** Runs a command line with the whole CLI, the bundle beside the client bundle: its own dispatch, help and errors. */
+function inWholeCli(argv: string[]): Promise<number> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the other bundle, found at run time next to this one
+  const whole = require(path.join(__dirname, 'cli.js')) as { main: typeof main };
+  return whole.main(argv);
+}
 
 /** Runs the CLI; resolves to the exit status. */
 export async function main(argv: string[]): Promise<number> {
@@ -102,14 +120,17 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   // Own names only: `toString` or `constructor` are not commands.
-  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
-  if (!command) return fail(`unknown command "${name}" (see shared-pty --help)`, 2);
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  // The client bundle's other commands, and names neither knows (the whole CLI says they are unknown).
+  if (!load && typeof __SHARED_PTY_CLIENT_BUNDLE__ === 'boolean') return inWholeCli(argv);
+  if (!load) return fail(`unknown command "${name}" (see shared-pty --help)`, 2);
   const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
   if (flags.includes('--help') || flags.includes('-h')) {
     process.stdout.write(commandHelp(name));
     return 0;
   }
   try {
+    const command = await load();
     return await command(HOST_COMMANDS.has(name) ? takeHostFlag(rest) : rest);
   } catch (e) {
     if (e instanceof UsageError) return fail(/usage: /.test(e.message) ? e.message : `${e.message} (see shared-pty ${name} --help)`, 2);

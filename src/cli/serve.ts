@@ -1,11 +1,9 @@
 import * as path from 'node:path';
 import { splitShellWords } from '../core/base/shell-words';
-import { defaultShell } from '../core/session/registry';
-import { Host } from '../host/host';
+import { keepYoungGenerationSmall } from '../host/young-generation';
 import type { Endpoint } from '../transport/socket/socket-server';
-import { agentFlags, commandLogFlag, intFlag, LIMIT_FLAGS, limitFlags, parseArgs, strFlag, UsageError } from './args';
-import { startHttpFor } from './http-option';
-import { NOBODY_TO_ASK } from '../core/agent/agent-policy';
+import { intFlag, parseArgs, strFlag, UsageError } from './args';
+import { agentFlags, commandLogFlag, LIMIT_FLAGS, limitFlags } from './host-flags';
 
 const USAGE =
   'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX] [--max-sessions N] [--max-session-connections N] [--max-control-connections N] [--max-http-connections N] [--max-in-flight N] [--max-line-bytes N]';
@@ -50,14 +48,13 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const limits = limitFlags(args);
   if (limits.maxHttpConnections !== undefined && args.flags.has('--no-http'))
     throw new UsageError('--max-http-connections and --no-http are mutually exclusive');
-  let words: string[];
+  let words: string[] | undefined;
   try {
-    words = args.flags.has('--cmd') ? splitShellWords(strFlag(args, '--cmd') ?? '') : [defaultShell()];
+    words = args.flags.has('--cmd') ? splitShellWords(strFlag(args, '--cmd') ?? '') : undefined;
   } catch (e) {
     throw new UsageError(`--cmd: ${(e as Error).message}`);
   }
-  if (words.length === 0) throw new UsageError('--cmd needs a command');
-  const [command, ...cmdArgs] = words;
+  if (words?.length === 0) throw new UsageError('--cmd needs a command');
   const cwd = path.resolve(strFlag(args, '--cwd') ?? process.cwd());
   const compat: Endpoint | undefined =
     socketPath !== undefined ? { type: 'unix', path: path.resolve(socketPath) } : port !== undefined ? { type: 'tcp', host: '127.0.0.1', port } : undefined;
@@ -66,6 +63,14 @@ export async function serveCommand(argv: string[]): Promise<number> {
   };
 
   const agents = agentFlags(args);
+  keepYoungGenerationSmall();
+  // The engine loads once every flag is checked: a mistyped one is answered without it (docs/architecture.md#the-cli).
+  const [{ Host }, { defaultShell }, { NOBODY_TO_ASK }] = await Promise.all([
+    import('../host/host'),
+    import('../core/session/registry'),
+    import('../core/agent/agent-policy'),
+  ]);
+  const [command, ...cmdArgs] = words ?? [defaultShell()];
   const host = await Host.start({
     kind: 'serve',
     defaultCwd: cwd,
@@ -88,7 +93,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   // Said once, where the user started it (also with --quiet): `ask` needs someone to ask.
   if (agents.agentApproval === 'ask' && !host.approvals.canAsk) process.stderr.write(`[shared-pty] agent approval ask: ${NOBODY_TO_ASK}\n`);
   try {
-    if (!args.flags.has('--no-http')) await startHttpFor(host, httpPort, allowedOrigins);
+    if (!args.flags.has('--no-http')) await (await import('./http-option')).startHttpFor(host, httpPort, allowedOrigins);
     const session = await host.createSession(
       {
         command,

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { readLiveRecords, type HostRecord } from '../host/discovery';
 import { ErrorCode } from '../core/base/errors';
-import { MAX_TOKEN_SECONDS } from '../core/methods/schemas';
+import { MAX_TOKEN_SECONDS } from '../core/base/limits';
 import type { TokenInfo } from '../core/methods/types';
 import { RpcCallError, RpcClient } from '../transport/client/rpc-client';
 import { parseArgs, strFlag, UsageError } from './args';

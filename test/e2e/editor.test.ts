@@ -6,7 +6,7 @@
 // `npm run build` first. Skips only when the sandbox cannot be installed, and npm test then fails.
 /// <reference lib="dom" />
 import { strict as assert } from 'node:assert';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -18,7 +18,7 @@ import { RpcClient } from '../../src/transport/client/rpc-client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { tempRuntimeDir, until } from '../helpers/host';
-import { extensionLog, notificationButton, statusItem, stopHosts, terminalTabs, waitTerminalLine } from '../helpers/editor-page';
+import { EDITOR_BUILTINS, extensionLog, notificationButton, statusItem, stopHosts, terminalTabs, waitTerminalLine } from '../helpers/editor-page';
 
 const ROOT = path.join(__dirname, '..', '..');
 // Screenshots refresh the README's pictures only when asked (SHARED_PTY_SCREENSHOTS=1): a test run leaves the tree clean.
@@ -71,6 +71,7 @@ interface Sandbox {
     env?: Record<string, string>;
     smokeDriver?: boolean;
     settings?: Record<string, unknown>;
+    keepBuiltins?: string[];
   }): Promise<CodeServer>;
   launchBrowser(opts?: Record<string, unknown>): Promise<Browser>;
 }
@@ -108,10 +109,30 @@ after(async () => {
 
 // ---- helpers
 
+/**
+ * Runs a program to its end without blocking this process: the two tests run side by side, and
+ * the other one is driven from here meanwhile.
+ */
+function runProgram(
+  cmd: string,
+  args: string[],
+  opts: { cwd: string; env?: NodeJS.ProcessEnv; timeout: number },
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 /** Packs the VSIX and checks that the native PTY module is inside. */
-function packageVsix(outDir: string): string {
+async function packageVsix(outDir: string): Promise<string> {
   const vsix = path.join(outDir, 'shared-pty.vsix');
-  const r = spawnSync(
+  const r = await runProgram(
     path.join(ROOT, 'node_modules', '.bin', 'vsce'),
     // README links are relative; the repository URL is not a GitHub one, so vsce needs a base.
     [
@@ -123,7 +144,7 @@ function packageVsix(outDir: string): string {
       '--baseImagesUrl',
       'https://example.invalid/shared-pty/raw/HEAD',
     ],
-    { cwd: ROOT, encoding: 'utf8', timeout: 120_000 },
+    { cwd: ROOT, timeout: 120_000 },
   );
   if (r.status !== 0) throw new Error(`vsce package failed: ${r.stderr || r.stdout}`);
   // Zip entries' names are stored uncompressed in the central directory.
@@ -276,6 +297,7 @@ async function startEditor(t: TestContext, opts: { vsix?: string; smokeDriver?: 
     settings: runDir ? undefined : SHELL_SETTINGS,
     env: { SHARED_PTY_DIR: runtimeDir, XDG_DATA_HOME: dataHome, HOME: home },
     smokeDriver: opts.smokeDriver,
+    keepBuiltins: EDITOR_BUILTINS,
   });
   cleanups.push(() => server.stop());
   const browser = await s.launchBrowser();
@@ -286,13 +308,16 @@ async function startEditor(t: TestContext, opts: { vsix?: string; smokeDriver?: 
 
 // ---- tests
 
+// The two tests share nothing (each its own code-server, browser, runtime directory, home and
+// clipboard), yet run one after the other: in `npm test` another file runs beside this one, and
+// two workbench loads at once beside it left too little of the 2 cores for the steps' waits.
 describe('the extension in a real editor (code-server)', () => {
   it('shares its terminals: open, type, outside client, session list actions, agent session, reload, close, a host without node-pty', async (t) => {
     if (skipReason) return t.skip(skipReason);
     const started = Date.now();
     const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spty-vsix-'));
     cleanups.push(() => fs.rmSync(outDir, { recursive: true, force: true }));
-    const vsix = packageVsix(outDir);
+    const vsix = await packageVsix(outDir);
     const { server, browser, runtimeDir, home, recordings } = await startEditor(t, { vsix });
     // Clipboard permissions: the shared links are checked by reading what the editor copied.
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
@@ -386,9 +411,8 @@ describe('the extension in a real editor (code-server)', () => {
         Wait.Ui,
         '"agent typing" on the terminal\'s tab',
       );
-      // The picture for the README: once the toast has finished sliding in.
-      await notificationButton(page, 'echo agent-denied', 'Deny').waitFor({ state: 'visible', timeout: Wait.Ui });
-      await page.waitForTimeout(500);
+      // The picture for the README: once the toast has finished sliding in (the workbench marks it so).
+      await page.locator('.notification-toast.notification-fade-in-done', { hasText: 'echo agent-denied' }).first().waitFor({ timeout: Wait.Ui });
       await page.screenshot({ path: path.join(MEDIA, 'agent-approval.png') });
       await notificationButton(page, 'echo agent-denied', 'Deny').click();
       assert.match(await denied, /user declined/);
@@ -883,12 +907,12 @@ describe('the extension in a real editor (code-server)', () => {
         LANG: 'C.UTF-8',
         SHARED_PTY_DIR: runtimeDir,
       };
-      const viaLauncher = (...args: string[]) => spawnSync('shared-pty', args, { cwd: userCwd, env: userEnv, encoding: 'utf8', timeout: Wait.Screen * 2 });
-      const listed = viaLauncher('list');
+      const viaLauncher = (...args: string[]) => runProgram('shared-pty', args, { cwd: userCwd, env: userEnv, timeout: Wait.Screen * 2 });
+      const listed = await viaLauncher('list');
       assert.equal(listed.status, 0, `shared-pty list: ${listed.stderr}`);
-      const opened = viaLauncher('open', '--name', 'via-launcher');
+      const opened = await viaLauncher('open', '--name', 'via-launcher');
       assert.equal(opened.status, 0, `shared-pty open: ${opened.stderr}`);
-      const sent = viaLauncher('send', 'via-launcher', 'echo launched-$((6*7))');
+      const sent = await viaLauncher('send', 'via-launcher', 'echo launched-$((6*7))');
       assert.equal(sent.status, 0, `shared-pty send: ${sent.stderr}`);
       assert.match(sent.stdout, /^launched-42$/m);
       await page.evaluate(() => navigator.clipboard.writeText('(nothing copied yet)'));
@@ -910,7 +934,7 @@ describe('the extension in a real editor (code-server)', () => {
       } finally {
         await mcp.close();
       }
-      const killed = viaLauncher('kill', 'via-launcher');
+      const killed = await viaLauncher('kill', 'via-launcher');
       assert.equal(killed.status, 0, `shared-pty kill: ${killed.stderr}`);
       t.diagnostic(`whole flow ${((Date.now() - started) / 1000).toFixed(1)} s`);
       if (process.env.SHARED_PTY_E2E_VERBOSE) log(`extension log:\n${extensionLog(server.runDir)}`);

@@ -7,6 +7,17 @@ import type { Page } from 'playwright-core';
 import { readLiveRecords } from '../../src/host/discovery';
 import { until } from './host';
 
+/**
+ * The built-in extensions the editor suites keep (code-server's `keepBuiltins`, scripts/sandbox.mjs):
+ * the default themes, so the README's pictures look as a user's editor does, and terminal
+ * suggestions, the one built-in that works inside terminals. The other 92 (languages, git, GitHub,
+ * Copilot Chat, …) have nothing to do with terminals, yet made each workbench load about twice as
+ * long: git's start with the window and ours waits for them (onStartupFinished), JSON's and
+ * TypeScript's start a language server for the settings file, and the server scans them all for
+ * every window (docs/testing.md#how-long-a-run-takes).
+ */
+export const EDITOR_BUILTINS = ['vscode.theme-defaults', 'vscode.theme-seti', 'vscode.terminal-suggest'];
+
 /** How long a line is awaited in a terminal by default (a browser on a loaded machine is slow). */
 const SCREEN_WAIT_MS = 20_000;
 

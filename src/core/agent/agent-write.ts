@@ -47,7 +47,22 @@ export function agentCall(guards: WriteGuards, session: Session, from: InputSour
  * within what is left). Each applies to agents' (MCP) calls only; a write of nothing passes the
  * deny rules only.
  */
-export async function admitWrite(
+export function admitWrite(
+  guards: WriteGuards,
+  session: Session,
+  from: InputSource & { personAsker?: PersonAsker },
+  text: string,
+  wait: WriteWait,
+  signal?: AbortSignal,
+): Admitted | Promise<Admitted> {
+  // Every step applies to agents' calls only: anyone else's write (a key typed in a view, a
+  // script's) is admitted in the same turn, without the promises of the steps below (an echo's
+  // path allocated ~1.4 KB of them per key, bench/README.md "Issue 25: the echo's request path").
+  if (!isAgentCall(from)) return { from };
+  return admitAgentWrite(guards, session, from, text, wait, signal);
+}
+
+async function admitAgentWrite(
   guards: WriteGuards,
   session: Session,
   from: InputSource & { personAsker?: PersonAsker },

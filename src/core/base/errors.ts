@@ -258,6 +258,26 @@ export function jsonRpcErrorOf(err: unknown, dialect: RpcDialect = 'host'): Json
   return folded === undefined ? e.toJSON() : new RpcError(folded, e.message, e.data).toJSON();
 }
 
+/** A JSON-RPC request's id as it is answered (null when the request had none usable). */
+export type JsonRpcId = string | number | null;
+
+/** A JSON-RPC response: a result or an error. */
+export interface JsonRpcResponse {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  result?: unknown;
+  error?: JsonRpcErrorObject;
+}
+
+/**
+ * A JSON-RPC error response, in the codes of the endpoint's dialect (a per-session socket speaks
+ * socket-pty's). Here, beside the codes, rather than with the dispatch: a client's peer answers
+ * errors too, and must not load the method table to do it (docs/architecture.md#the-cli).
+ */
+export function errorResponse(id: JsonRpcId, err: unknown, dialect: RpcDialect = 'host'): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, error: jsonRpcErrorOf(err, dialect) };
+}
+
 /** The REST code of `err`, and so its HTTP status. */
 export function restCodeOf(err: unknown): RestErrorCode {
   return BY_CODE.get(toRpcError(err).code)?.rest ?? 'BAD_REQUEST';

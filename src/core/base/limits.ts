@@ -35,6 +35,9 @@ export const HTTP_AUTHENTICATE_WITHIN_MS = 5000;
  */
 export const MAX_IN_FLIGHT_REQUESTS = 1024;
 
+/** Longest life of a scoped token: 30 days (it ends with its host anyway). */
+export const MAX_TOKEN_SECONDS = 30 * 24 * 3600;
+
 /** The overridable limits of one host. */
 export interface HostLimits {
   maxSessions?: number;

@@ -20,8 +20,15 @@ export interface FilteredOutput {
 
 /** `ESC ] 633 ;`: how every VS Code shell integration sequence starts. */
 const PREFIX = Buffer.from('\x1b]633;', 'latin1');
+/**
+ * The prefix less its `ESC ]`: what is searched for in each chunk (findPrefix). Rare in any output,
+ * where an ESC is not: coloured text has one every few bytes, and searching for the whole prefix
+ * from each of them cost the main thread several ms per MB of coloured output (bench/README.md).
+ */
+const PREFIX_TAIL = PREFIX.subarray(2);
 const BEL = 0x07;
 const ESC = 0x1b;
+const RIGHT_BRACKET = 0x5d;
 const BACKSLASH = 0x5c;
 /** CAN and SUB: a terminal abandons an OSC at either (ECMA-48). */
 const CAN = 0x18;
@@ -73,7 +80,7 @@ export class OwnMarkFilter {
     let passed = 0;
     let search = 0;
     for (;;) {
-      const start = buf.indexOf(PREFIX, search);
+      const start = findPrefix(buf, search);
       if (start < 0) {
         const keep = partialPrefixAtEnd(buf, search);
         if (keep > 0) this._pending = Buffer.from(buf.subarray(buf.length - keep));
@@ -119,10 +126,22 @@ export class OwnMarkFilter {
 /** How many bytes at the end of `buf` (after `from`) are the beginning of a prefix (`ESC ]6`). */
 function partialPrefixAtEnd(buf: Buffer, from: number): number {
   const longest = Math.min(PREFIX.length - 1, buf.length - from);
+  // Most chunks end with no ESC among their last bytes: no prefix begins there.
+  if (longest <= 0 || buf.indexOf(ESC, buf.length - longest) < 0) return 0;
   for (let n = longest; n > 0; n--) {
     if (buf.subarray(buf.length - n).equals(PREFIX.subarray(0, n))) return n;
   }
   return 0;
+}
+
+/** Where the first `ESC ] 633 ;` at or after `from` starts, or -1. */
+function findPrefix(buf: Buffer, from: number): number {
+  const esc = buf.indexOf(ESC, from);
+  if (esc < 0) return -1; // plain text: one scan for the byte
+  for (let i = buf.indexOf(PREFIX_TAIL, esc + 2); i >= 0; i = buf.indexOf(PREFIX_TAIL, i + 1)) {
+    if (buf[i - 1] === RIGHT_BRACKET && buf[i - 2] === ESC) return i - 2;
+  }
+  return -1;
 }
 
 /** Where the OSC whose payload starts at `from` ends: BEL, or ST (`ESC \`); another ESC, CAN or SUB aborts it. */

@@ -112,7 +112,12 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
       void check();
     }, wait);
   };
-  if (hasPattern) watch.add((opts.since !== undefined ? session.onOutput : session.mirror.onParsed)(onChange));
+  if (hasPattern && opts.since !== undefined) watch.add(session.onOutput(onChange));
+  else if (hasPattern) {
+    watch.add(session.mirror.onParsed(onChange));
+    // The screen is looked at as output is parsed: it is not left waiting for a trickle batch.
+    watch.add(session.mirror.keepPrompt());
+  }
   watch.add(session.onExit(() => void check()));
   if (opts.idleMs !== undefined) {
     const idleMs = opts.idleMs;

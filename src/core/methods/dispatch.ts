@@ -1,19 +1,10 @@
-import { ErrorCode, jsonRpcErrorOf, RpcError, sessionExited, type JsonRpcErrorObject, type RpcDialect } from '../base/errors';
+import { ErrorCode, errorResponse, RpcError, sessionExited, type JsonRpcId, type JsonRpcResponse, type RpcDialect } from '../base/errors';
 import { METHOD_INDEX, parseParams } from './table';
 import type { Session } from '../session/session';
 import { parseClientDeclaration, type Caller } from '../io/caller';
 import { ClientLink } from '../io/client-link';
 import type { HostServices, MethodContext } from './types';
 import { checkReach, reachSession, refusal } from './access';
-
-export type JsonRpcId = string | number | null;
-
-export interface JsonRpcResponse {
-  jsonrpc: '2.0';
-  id: JsonRpcId;
-  result?: unknown;
-  error?: JsonRpcErrorObject;
-}
 
 /** Where a call arrives: a per-session socket (session implied) or a host control endpoint. */
 export type DispatchMode = { kind: 'session'; session: Session } | { kind: 'control' };
@@ -24,11 +15,6 @@ export interface DispatchOptions {
   /** The connection's link, or a one-shot caller's identity. */
   caller: ClientLink | Caller;
   signal: AbortSignal;
-}
-
-/** A JSON-RPC error response, in the codes of the endpoint's dialect (a per-session socket speaks socket-pty's). */
-export function errorResponse(id: JsonRpcId, err: unknown, dialect: RpcDialect = 'host'): JsonRpcResponse {
-  return { jsonrpc: '2.0', id, error: jsonRpcErrorOf(err, dialect) };
 }
 
 /** The error dialect of an endpoint: a per-session socket is socket-pty's. */
@@ -74,12 +60,15 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
   if (refused) throw refused;
   // `client` says who calls (an optional addition any call may carry, see caller.ts); a link
   // adopts it, a one-shot caller's identity is fixed by its endpoint. No method sees the field.
-  const { client, ...ownParams } = rawParams;
-  if (opts.caller instanceof ClientLink) {
-    const declared = parseClientDeclaration(client);
-    if (declared) opts.caller.declare(declared);
+  let params = rawParams;
+  if ('client' in rawParams) {
+    const { client, ...ownParams } = rawParams;
+    if (opts.caller instanceof ClientLink) {
+      const declared = parseClientDeclaration(client);
+      if (declared) opts.caller.declare(declared);
+    }
+    params = ownParams;
   }
-  let params = ownParams;
   let session: Session | undefined;
   if (spec.target !== 'host') {
     if (opts.mode.kind === 'session') session = opts.mode.session;

@@ -25,9 +25,6 @@ export const signalName = z.enum(['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGHUP', 'SIG
 /** The selector every session method takes on a control endpoint (docs/hosts.md#session-selectors). */
 export const selector = z.string().min(1).describe('Session selector: its id, exact name, or a unique id prefix (see list_sessions).');
 
-/** Longest life of a scoped token: 30 days (it ends with its host anyway). */
-export const MAX_TOKEN_SECONDS = 30 * 24 * 3600;
-
 /**
  * What a param is when the caller leaves it out: a value, or words where it is not one value (the
  * user's shell). Kept beside the schema, not in it, so a parse leaves absent params absent (handlers

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { invalidParams, serverError } from '../base/errors';
-import { byDefault, MAX_TOKEN_SECONDS, tokenInfo, tokenScope } from './schemas';
+import { MAX_TOKEN_SECONDS } from '../base/limits';
+import { byDefault, tokenInfo, tokenScope } from './schemas';
 import { requireSession } from './context';
 import { method } from './spec';
 import type { MethodContext, TokenService } from './types';

@@ -1,8 +1,8 @@
-import { Disposable, Emitter } from '../base/lifecycle';
+import { Disposable, Emitter, toDisposable, type IDisposable } from '../base/lifecycle';
 import type { ScreenSize, ScreenSnapshot } from './screen';
 import type { QueryArgs, QueryName, QueryResult } from './mirror-queries';
 import type { ReportedColors } from './query-answers';
-import { MirrorThread, type MirrorEndpoint } from './mirror-thread';
+import { MirrorThread, type BatchPace, type MirrorEndpoint } from './mirror-thread';
 import { SealedPages, type ScrollbackPage } from './scrollback-page';
 
 /** How much output may wait for the parser, and how the parser's speed is estimated. */
@@ -40,6 +40,15 @@ const enum Backlog {
  * newest output handed over. A mirror rebuilds its screen from it when the thread restarts.
  */
 export type ReplaySource = () => { from: number; bytes: Buffer };
+
+/**
+ * Queued output up to this size that holds no escape sequence and no bell is a trickle (the echo
+ * of keys, a word printed): it may wait for a pause before it goes to the thread (MirrorThread). Anything else may be a
+ * query the program waits to have answered, a bell or a title, and goes at the prompt pace.
+ */
+const TRICKLE_BYTES = 1024;
+const ESC = 0x1b;
+const BEL = 0x07;
 
 /** Weight of a new parse-speed sample in the running estimate. */
 const RATE_SMOOTHING = 0.25;
@@ -96,6 +105,8 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   private _shape = 0;
   /** The output cursor of the thread's latest answer: it had parsed that far (its "parsed" notice may come just after). */
   private _answeredAt = 0;
+  /** Callers following `onParsed` as output comes (a `pty/wait` for a pattern): no trickle batch while any does. */
+  private _prompt = 0;
 
   constructor(
     cols: number,
@@ -149,8 +160,23 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._written = cursor;
     this._sealed = undefined;
     if (this._queuedBytes >= Backlog.FlushBytes) return this.flush();
+    this._thread.markDirty(this, this._pace(data));
+  }
+
+  /**
+   * Has output go to the thread at the prompt pace, never in a trickle batch, until the handle is
+   * disposed: for a caller that looks at the screen on `onParsed` (a wait for a pattern).
+   */
+  keepPrompt(): IDisposable {
+    this._prompt++;
+    return toDisposable(() => this._prompt--);
+  }
+
+  private _pace(data: Buffer): BatchPace {
     // While the thread has half the bound still to parse, this output can wait to join more.
-    this._thread.markDirty(this, this._threadBacklog() >= this.backlogLimit / 2);
+    if (this._threadBacklog() >= this.backlogLimit / 2) return 'relaxed';
+    if (this._prompt > 0 || this._queuedBytes > TRICKLE_BYTES || data.includes(ESC) || data.includes(BEL)) return 'prompt';
+    return 'trickle';
   }
 
   /** Bytes the thread has and has not parsed yet (as far as its notices tell). */

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { FromMirrorThread, MirrorThreadStats, ToMirrorThread } from './mirror-protocol';
 
@@ -19,6 +20,13 @@ export interface MirrorEndpoint {
 
 const sharedKey = Symbol.for('shared-pty.mirrorThread');
 
+/**
+ * How soon queued output goes to the thread (`MirrorThread.markDirty`): `prompt` within a
+ * millisecond; `relaxed` while the thread has plenty of that session's output to parse; `trickle`
+ * for a little output that nothing but a read waits on. The soonest pace asked for wins.
+ */
+export type BatchPace = 'prompt' | 'relaxed' | 'trickle';
+
 const enum ThreadTuning {
   /** Output waits at most this long to be sent to the thread (one message per session per batch)… */
   BatchMs = 1,
@@ -28,6 +36,17 @@ const enum ThreadTuning {
    * flood sent every millisecond, bench/README.md).
    */
   RelaxedBatchMs = 4,
+  /**
+   * A trickle (MirrorProxy: a little output with no escape sequence and no bell, such as the echo
+   * of a key) is sent once it pauses this long… Nothing waits on a trickle being parsed but a
+   * read, and a read sends the queued output first. Each message wakes the thread, and its
+   * "parsed" notice wakes the main thread: the echoes of keys typed back to back go in one
+   * message instead of one each, and a typist's key is sent in the pause after its echo, not
+   * while the next key is on its way (bench/README.md, "Issue 25: the echo's wake-ups").
+   */
+  TrickleQuietMs = 2,
+  /** …or once it has waited this long, however steadily it comes. */
+  TrickleMaxMs = 16,
   /** With no session left, the thread (a V8 isolate, ~5-10 MB) is stopped after this long. */
   IdleStopMs = 10_000,
 }
@@ -82,18 +101,38 @@ export class MirrorThread {
    * parser had caught up spent 18 % of both threads in postMessage during a flood). A read
    * never waits for the batch: a query sends the queued output first.
    */
-  markDirty(endpoint: MirrorEndpoint, relaxed = false): void {
+  markDirty(endpoint: MirrorEndpoint, pace: BatchPace = 'prompt'): void {
     this._dirty.add(endpoint);
-    const delay = relaxed ? ThreadTuning.RelaxedBatchMs : ThreadTuning.BatchMs;
-    const due = performance.now() + delay;
+    const now = performance.now();
+    if (pace === 'trickle') return this._trickle(now);
+    this._trickleOnly = false;
+    const delay = pace === 'relaxed' ? ThreadTuning.RelaxedBatchMs : ThreadTuning.BatchMs;
+    const due = now + delay;
     if (this._flushTimer && this._flushDue <= due) return;
     clearTimeout(this._flushTimer);
     this._flushDue = due;
     this._flushTimer = setTimeout(this._flushDirty, delay);
   }
 
+  /** A trickle waits for a pause (TrickleQuietMs), at most TrickleMaxMs from its start; a sooner batch takes it along. */
+  private _trickle(now: number): void {
+    if (!this._flushTimer) {
+      this._trickleOnly = true;
+      this._trickleSince = now;
+      this._flushDue = now + ThreadTuning.TrickleQuietMs;
+      this._flushTimer = setTimeout(this._flushDirty, ThreadTuning.TrickleQuietMs);
+      return;
+    }
+    if (!this._trickleOnly || now + ThreadTuning.TrickleQuietMs > this._trickleSince + ThreadTuning.TrickleMaxMs) return;
+    this._flushDue = now + ThreadTuning.TrickleQuietMs;
+    this._flushTimer.refresh(); // the same timer, due a pause from now
+  }
+
   /** When the batch timer fires (performance.now()). */
   private _flushDue = 0;
+  /** The pending batch is a trickle's alone (it may wait for a pause), since `_trickleSince`. */
+  private _trickleOnly = false;
+  private _trickleSince = 0;
 
   private readonly _flushDirty = (): void => {
     this._flushTimer = undefined;
@@ -177,16 +216,33 @@ export class MirrorThread {
 }
 
 /**
+ * The thread's young generation (V8's new space): at most this many MiB (both halves and its
+ * large objects: halves of 4 MiB)… Left alone, V8 doubles it up to 32 MiB when many objects
+ * outlive its collections, as each new terminal's do (~180 KiB each), and keeps it for good: 100
+ * sessions that printed at once left 30 MiB behind (bench/README.md, issue 25: memory).
+ */
+const YOUNG_GENERATION_MB = 12;
+/**
+ * …and each half starts at this many MiB. A host run by `serve` or `daemon` stops every new space
+ * from growing (host/young-generation.ts), and halves of V8's starting 1 MiB cost the thread ~20 %
+ * more CPU while parsing a flood (alternating runs, same bench section); this start is read when the
+ * thread's heap is made, and only heaps made later (mirror threads) see it.
+ */
+const YOUNG_START_HALF_MB = 4;
+
+/**
  * The worker's entry: the bundle's `mirror-worker.js` next to this file, or, when running from
  * the TypeScript sources (tests, benchmarks), `mirror-worker.ts` with the TypeScript loader the
  * process preloaded into its threads (npm test's compiled files, docs/testing.md#how-long-a-run-takes),
  * else with tsx's.
  */
 function startWorker(): Worker {
+  v8.setFlagsFromString(`--min-semi-space-size=${YOUNG_START_HALF_MB}`);
+  const resourceLimits = { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB };
   // __filename, not __dirname: tsx gives ES-module importers of this file only the former.
   const here = path.dirname(__filename);
   const js = path.join(here, 'mirror-worker.js');
-  if (fs.existsSync(js)) return new Worker(js);
+  if (fs.existsSync(js)) return new Worker(js, { resourceLimits });
   const ts = path.join(here, 'mirror-worker.ts');
-  return new Worker(`if (!require.extensions['.ts']) require('tsx/cjs'); require(${JSON.stringify(ts)});`, { eval: true });
+  return new Worker(`if (!require.extensions['.ts']) require('tsx/cjs'); require(${JSON.stringify(ts)});`, { eval: true, resourceLimits });
 }

@@ -7,7 +7,7 @@ export const DEFAULT_RING_BYTES = 1024 * 1024;
  * Storage a ring starts with: a prompt and a few screens of typing fit; it doubles as output
  * comes. Zeroed memory the allocator takes from freed chunks is written, so it is resident at
  * once: 64 KiB at the start cost an idle session ~58 KiB of RSS (bench/README.md, issue 25:
- * echo tail and idle memory).
+ * echo tail and idle memory). The storage is not zeroed at all (see RingBuffer._grow).
  */
 const INITIAL_RING_BYTES = 4 * 1024;
 
@@ -33,7 +33,7 @@ export class RingBuffer {
 
   constructor(readonly capacity = DEFAULT_RING_BYTES) {
     // Start small: most sessions never fill a megabyte, and an idle one holds a prompt.
-    this._buf = Buffer.alloc(Math.min(capacity, INITIAL_RING_BYTES));
+    this._buf = Buffer.allocUnsafeSlow(Math.min(capacity, INITIAL_RING_BYTES));
   }
 
   /** Absolute offset just after the newest byte. */
@@ -130,11 +130,21 @@ export class RingBuffer {
     return out;
   }
 
+  /**
+   * Larger storage, the retained bytes moved to its front. Not zeroed: only bytes written are
+   * ever read (`_length` bounds every read), and a page is resident only once output reaches it,
+   * not when zeros are written to it. The bytes go straight to the new storage: a copy in between
+   * was one more buffer as large as the ring, per session, until the next collection (100
+   * sessions filling their rings at once; bench/README.md, issue 25: memory).
+   */
   private _grow(newSize: number): void {
     if (newSize <= this._buf.length) return;
-    const data = this._copy(0, this._length);
-    this._buf = Buffer.alloc(newSize);
-    data.copy(this._buf, 0);
+    const grown = Buffer.allocUnsafeSlow(newSize);
+    const size = this._buf.length;
+    const first = Math.min(this._length, size - this._start);
+    this._buf.copy(grown, 0, this._start, this._start + first);
+    if (first < this._length) this._buf.copy(grown, first, 0, this._length - first);
+    this._buf = grown;
     this._start = 0;
   }
 }

@@ -7,10 +7,26 @@ import type { ColorSlot, ReportedColors } from '../mirror/query-answers';
  */
 const CURSOR_ANSWER_WINDOW_MS = 5000;
 
-/** The program asks for the cursor position: `CSI 6 n`, or DEC's `CSI ? 6 n`. */
-const CURSOR_QUERIES = [Buffer.from('\x1b[6n'), Buffer.from('\x1b[?6n')];
 /** Bytes of output kept to find a query cut between two reads. */
 const QUERY_TAIL = 4;
+const ESC = 0x1b;
+const LEFT_BRACKET = 0x5b;
+const QUESTION_MARK = 0x3f;
+/**
+ * How both cursor position queries end. Searched for first: rare in any output, where an ESC is
+ * not (coloured text has one every few bytes, and searching for the whole query from each of them
+ * cost the main thread 3-5 ms per MB of coloured output, bench/README.md).
+ */
+const QUERY_END = Buffer.from('6n');
+
+/** Whether `data` holds a cursor position query: `CSI 6 n`, or DEC's `CSI ? 6 n`. */
+function asksCursor(data: Buffer): boolean {
+  for (let i = data.indexOf(QUERY_END); i >= 0; i = data.indexOf(QUERY_END, i + 1)) {
+    if (data[i - 1] === LEFT_BRACKET && data[i - 2] === ESC) return true;
+    if (data[i - 1] === QUESTION_MARK && data[i - 2] === LEFT_BRACKET && data[i - 3] === ESC) return true;
+  }
+  return false;
+}
 
 /**
  * The answers a terminal gives by itself to the queries the host answers (docs/architecture.md,
@@ -43,13 +59,20 @@ export interface ViewWrite {
  */
 export class ViewAnswers {
   private _cursorAskedAt = Number.NEGATIVE_INFINITY;
-  private _tail: Buffer = Buffer.alloc(0);
+  /** The last chunk from an ESC among its last QUERY_TAIL bytes (a query may begin there), else undefined. */
+  private _tail: Buffer | undefined;
 
-  /** Notes the program's output: a cursor position query makes views' cursor reports expected. */
+  /**
+   * Notes the program's output: a cursor position query makes views' cursor reports expected.
+   * Runs for every PTY read: output with no ESC costs one scan, other output a search for the
+   * query's rare end, and nothing is allocated unless a chunk ends within a query's length of an ESC.
+   */
   sawOutput(data: Buffer): void {
-    const head = this._tail.length > 0 ? Buffer.concat([this._tail, data.subarray(0, QUERY_TAIL)]) : undefined;
-    if (CURSOR_QUERIES.some((q) => data.includes(q) || head?.includes(q))) this._cursorAskedAt = Date.now();
-    this._tail = Buffer.from(data.subarray(Math.max(0, data.length - QUERY_TAIL)));
+    const cutQuery = this._tail !== undefined && asksCursor(Buffer.concat([this._tail, data.subarray(0, QUERY_TAIL)]));
+    if (cutQuery || (data.includes(ESC) && asksCursor(data))) this._cursorAskedAt = Date.now();
+    // A query cut between two reads begins with an ESC among the chunk's last bytes.
+    const cut = data.indexOf(ESC, Math.max(0, data.length - QUERY_TAIL));
+    this._tail = cut < 0 ? undefined : Buffer.from(data.subarray(cut));
   }
 
   /** A view's write without its automatic answers, and the colours those reported. */

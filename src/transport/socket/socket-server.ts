@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { dialectOf, errorResponse, type DispatchMode } from '../../core/methods/dispatch';
-import { limitReached } from '../../core/base/errors';
+import { dialectOf, type DispatchMode } from '../../core/methods/dispatch';
+import { errorResponse, limitReached } from '../../core/base/errors';
 import type { HostServices } from '../../core/methods/types';
 import { formatAddress, type Endpoint } from '../base/address';
 import { RpcConnection } from './rpc-connection';

@@ -104,11 +104,12 @@ describe('attach and SessionFollower never lose output', () => {
     });
     try {
       await follower.start({ snapshotScrollback: 0 });
-      // The view stops reading for longer than the host's 5 s of patience: it is demoted, the flood
-      // outruns the ring, and the view must resync rather than draw what came after the gap.
+      // The view stops reading until the whole flood is out. The flood is far over the view's
+      // window, so the program can finish it only once the host has demoted the view (its 5 s of
+      // patience); it outruns the ring meanwhile, and the view must resync rather than draw what
+      // came after the gap.
       const socket = (view as unknown as { _stream: { input: import('node:net').Socket } })._stream.input;
       socket.pause();
-      setTimeout(() => socket.resume(), 8000);
       await control.request('pty/write', {
         session: info.id,
         action: {
@@ -116,6 +117,7 @@ describe('attach and SessionFollower never lose output', () => {
         },
       });
       await control.request('pty/wait', { session: info.id, match: 'FIN-42', timeout: 90_000 });
+      socket.resume();
       await until(() => pictures.length > 1, 30_000, 'a resync after the gap');
       await control.request('pty/write', { session: info.id, action: { text: 'echo AFTER-$((2+3))\r' } });
       await control.request('pty/wait', { session: info.id, match: 'AFTER-5', timeout: 10_000 });

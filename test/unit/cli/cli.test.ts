@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import type { SessionInfo } from '../../../src/core/methods/types';
 import { readLiveRecords } from '../../../src/host/discovery';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
-import { runCli, startCli, startedPids, startServeHost, stopPid, Tmux, type CliResult, type ServeHost } from '../../helpers/cli';
+import { runCli, runEach, startCli, startedPids, startServeHost, stopPid, Tmux, type CliResult, type ServeHost } from '../../helpers/cli';
 import { connect, tempRuntimeDir, until } from '../../helpers/host';
 import { bashEnv, buildCli, childrenOf, CLI, connectionsTo, pidAlive, REPO_ROOT } from '../../helpers/protocol';
 
@@ -239,7 +239,7 @@ describe('errors: non-zero exit status and one line on stderr', () => {
       ['attach'],
       ['frobnicate'],
     ];
-    const results = await Promise.all(cases.map((args) => cli(...args)));
+    const results = await runEach(cases, env);
     cases.forEach((args, i) => failsWithOneLine(results[i], args.join(' ')));
     // A usage error is exit status 2, whether the CLI or the host finds it (an invalid regex, an
     // unknown key name): `wait` keeps 1 for "not seen before the timeout".
@@ -272,7 +272,10 @@ describe('errors: non-zero exit status and one line on stderr', () => {
       [['--no-http', '--max-control-connections', '1.5'], /--max-control-connections needs a whole number/],
       [['--no-http', '--max-http-connections', '8'], /--max-http-connections and --no-http are mutually exclusive/],
     ];
-    const results = await Promise.all(cases.map(([args]) => runCli(['serve', ...args], emptyEnv)));
+    const results = await runEach(
+      cases.map(([args]) => ['serve', ...args]),
+      emptyEnv,
+    );
     cases.forEach(([args, pattern], i) => failsWithOneLine(results[i], `serve ${args.join(' ')}`, pattern));
     assert.equal(fs.existsSync(sockPath), false, 'no socket was created');
     assert.deepEqual(readLiveRecords(emptyEnv.SHARED_PTY_DIR!), [], 'no host was started');

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SessionInfo } from '../../../src/core/methods/types';
 import { readLiveRecords } from '../../../src/host/discovery';
-import { runCli, startedPids, startServeHost, stopPid, type CliResult } from '../../helpers/cli';
+import { runCli, runEach, startedPids, startServeHost, stopPid, type CliResult } from '../../helpers/cli';
 import { connect, tempRuntimeDir, until } from '../../helpers/host';
 import { bashEnv, buildCli, pidAlive } from '../../helpers/protocol';
 
@@ -98,10 +98,12 @@ describe('open, send, commands, kill', () => {
     const failed = await cli('send', id, '(exit 3)');
     assert.equal(failed.code, 3, failed.stdout);
     assert.match(failed.stdout, /\[wait reason: command_done, exit code: 3\]/);
-    const timedOut = await cli('send', id, 'sleep 5; true', '--timeout', '500');
+    // A command that never ends by itself: the send's wait can only time out.
+    const timedOut = await cli('send', id, 'sleep 600', '--timeout', '500');
     assert.equal(timedOut.code, 124, timedOut.stdout);
     assert.match(timedOut.stdout, /\[wait reason: timeout\]/);
-    // The shell runs `true` after the sleep: the next send is answered once it is back at the prompt.
+    // Ctrl+C ends it: the next send is answered once the shell is back at the prompt.
+    ok(await cli('keys', id, 'Ctrl+C'), 'keys Ctrl+C');
     await until(async () => (await cli('send', id, 'true', '--timeout', '10000')).code === 0, 20_000, 'the shell is back');
   });
 
@@ -150,9 +152,14 @@ describe('usage', () => {
       'mcp',
       'daemon',
     ];
-    for (const name of names) {
+    // A few commands' help at a time: each is a process of its own, and none depends on another.
+    const helps = await runEach(
+      names.map((name) => [name, '--help']),
+      env,
+    );
+    for (const [i, name] of names.entries()) {
       assert.match(all, new RegExp(`^  shared-pty ${name}\\b`, 'm'), `the global help shows ${name}`);
-      const own = ok(await cli(name, '--help'), `${name} --help`);
+      const own = ok(helps[i], `${name} --help`);
       assert.match(own, new RegExp(`^Usage:\\n  shared-pty ${name}\\b`), `${name} --help`);
       assert.ok(!own.includes('terminals shared between people'), `${name} --help is its own, not the global help`);
     }
@@ -168,7 +175,7 @@ describe('usage', () => {
 
   test('extra arguments are a usage error, before anything is done', { timeout: MANY_RUNS_TIMEOUT }, async () => {
     const empty = { ...env, SHARED_PTY_DIR: privateDir() };
-    for (const args of [
+    const cases = [
       ['list', 'extra'],
       ['tokens', 'x'],
       ['share', 's', 'extra'],
@@ -181,10 +188,10 @@ describe('usage', () => {
       ['daemon', 'x'],
       ['view', 's', 'x'],
       ['attach', 's', 'x'],
-    ]) {
-      usageError(await runCli(args, empty), args.join(' '), /unexpected argument|too many arguments/);
-    }
-    usageError(await runCli(['open', 'htop'], empty), 'open htop', /the command goes after --/);
+    ];
+    const [open, ...results] = await runEach([['open', 'htop'], ...cases], empty);
+    cases.forEach((args, i) => usageError(results[i], args.join(' '), /unexpected argument|too many arguments/));
+    usageError(open, 'open htop', /the command goes after --/);
     assert.equal(readLiveRecords(empty.SHARED_PTY_DIR).length, 0, 'no host was started');
   });
 

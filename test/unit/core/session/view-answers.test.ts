@@ -135,6 +135,22 @@ describe('what a view writes: its own answers out, keys in', () => {
     assert.equal(v.take('\x1b[1;5R').text, '');
     assert.equal(v.take('x\x1b[12;40Ry').text, 'xy');
   });
+
+  test('a cursor query is noticed wherever two reads cut it, amid coloured output; coloured output with none is not one', () => {
+    const coloured = '\x1b[32mok\x1b[0m 16 files, 6n\x1b[1;34m[6n]\x1b[0m ';
+    for (const query of ['\x1b[6n', '\x1b[?6n', '\x1b\x1b[6n']) {
+      const output = `${coloured}${query}${coloured}`;
+      for (let cut = coloured.length; cut <= coloured.length + query.length; cut++) {
+        const v = new ViewAnswers();
+        v.sawOutput(Buffer.from(output.slice(0, cut)));
+        v.sawOutput(Buffer.from(output.slice(cut)));
+        assert.equal(v.take('\x1b[1;5R').text, '', `${JSON.stringify(query)} cut after ${cut - coloured.length} bytes`);
+      }
+    }
+    const v = new ViewAnswers();
+    for (let i = 0; i < 3; i++) v.sawOutput(Buffer.from(coloured));
+    assert.equal(v.take('\x1b[1;5R').text, '\x1b[1;5R', 'no query: Ctrl+F3 stays a key');
+  });
 });
 
 const noPython = !hasPython && `${PYTHON} is not installed`;
