@@ -7,6 +7,7 @@ import { ScrollbackStore, type SealedRows } from './scrollback-store';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { DEFAULT_SCROLLBACK_LINES, type ScreenSize, type ScreenSnapshot } from './screen';
 import { SavedCursorAsScreenRow } from './saved-cursor';
+import { EraseAboveAtLastColumn } from './erase-above';
 import { QueryAnswers, type ReportedColors } from './query-answers';
 
 /** Tuning of the headless mirror. Each number is a trade-off measured on real sessions. */
@@ -88,6 +89,7 @@ export class Mirror extends Disposable {
       }),
     );
     const savedCursor = this._register(new SavedCursorAsScreenRow(this._term));
+    this._register(new EraseAboveAtLastColumn(this._term));
     this._register(
       this._term.parser.registerEscHandler({ final: 'c' }, () => {
         this._dropScrollback(true);

@@ -47,3 +47,46 @@ export function savedCursorRowOf(term: Terminal): { set(absoluteRow: number): vo
     },
   };
 }
+
+/** xterm's own steps of an erase in display, on the active buffer (what erase-above.ts needs). */
+export interface EraseSteps {
+  /** The cursor as xterm keeps it: `x` may be `cols` while a wrap is pending; `y` counts from the screen's top. */
+  cursor(): { x: number; y: number; ybase: number };
+  /** Erases cells `start` to `end` of screen row `y` (the row is no longer a continuation). */
+  eraseInLine(y: number, start: number, end: number, respectProtect: boolean): void;
+  /** Erases the whole of screen row `y`. */
+  resetLine(y: number, respectProtect: boolean): void;
+  /** Marks screen row `y` for redraw. */
+  markDirty(y: number): void;
+  /** A row of the buffer counted from the top of the scrollback, if there is one. */
+  row(absolute: number): { isWrapped: boolean } | undefined;
+}
+
+/** The input handler's erase steps (`_core._inputHandler`), or undefined when this version keeps them elsewhere. */
+export function eraseStepsOf(term: Terminal): EraseSteps | undefined {
+  interface Handler {
+    _eraseInBufferLine?: (y: number, start: number, end: number, clearWrap: boolean, respectProtect: boolean) => void;
+    _resetBufferLine?: (y: number, respectProtect: boolean) => void;
+    _dirtyRowTracker?: { markDirty?: (y: number) => void };
+    _activeBuffer?: { x: number; y: number; ybase: number; lines?: { get?: (i: number) => { isWrapped: boolean } | undefined } };
+  }
+  const h = (term as unknown as { _core?: { _inputHandler?: Handler } })._core?._inputHandler;
+  if (
+    !h ||
+    typeof h._eraseInBufferLine !== 'function' ||
+    typeof h._resetBufferLine !== 'function' ||
+    typeof h._dirtyRowTracker?.markDirty !== 'function' ||
+    typeof h._activeBuffer?.lines?.get !== 'function'
+  )
+    return undefined;
+  const handler = h as Required<Handler>;
+  // The active buffer changes with the alternate screen: read it at each step.
+  const buffer = () => handler._activeBuffer as Required<Handler>['_activeBuffer'] & { lines: { get(i: number): { isWrapped: boolean } | undefined } };
+  return {
+    cursor: () => ({ x: buffer().x, y: buffer().y, ybase: buffer().ybase }),
+    eraseInLine: (y, start, end, respectProtect) => handler._eraseInBufferLine(y, start, end, true, respectProtect),
+    resetLine: (y, respectProtect) => handler._resetBufferLine(y, respectProtect),
+    markDirty: (y) => handler._dirtyRowTracker.markDirty!(y),
+    row: (absolute) => buffer().lines.get(absolute),
+  };
+}

@@ -254,6 +254,17 @@ describe('screen fidelity against tmux (80x24)', () => {
     await p.close();
   });
 
+  test('erase above (ED 1) from the last cell of a screen that has not scrolled yet: every row goes, as in tmux', { skip: noTmux }, async () => {
+    // The first thing a fresh session shows: xterm.js's parser threw here and stopped the mirror
+    // (src/core/mirror/erase-above.ts).
+    const p = await pair();
+    await p.step('erase above from the last cell', "printf 'top\\e[12;1Hmiddle\\e[24;80H\\e[1J'", {
+      ready: (r) => !r.includes('middle') && r.includes('$'),
+    });
+    await p.step('the shell goes on', 'echo after', { ready: (r) => /after\n\$/.test(r) });
+    await p.close();
+  });
+
   test('the scrollback reads like tmux history, wrapped rows and wide characters included', { skip: noTmux }, async () => {
     const p = await pair();
     await p.step(

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Terminal } from '@xterm/headless';
-import { cellsOfLine, rowListOf, savedCursorRowOf, syncWriteOf } from '../../../../../src/core/base/internals/xterm';
+import { cellsOfLine, eraseStepsOf, rowListOf, savedCursorRowOf, syncWriteOf } from '../../../../../src/core/base/internals/xterm';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../../helpers/leak-tracker';
 
 function terminal(): Terminal {
@@ -59,4 +59,23 @@ test("xterm keeps the saved cursor's row counted from the top of the scrollback 
   write(Buffer.from('\x1b8'));
   assert.equal(term.buffer.active.cursorY, 1, 'setting savedY moves where DECRC returns');
   term.dispose();
+});
+
+test("xterm's erase steps and cursor are on its input handler, as erase-above.ts uses them", () => {
+  const term = new Terminal({ cols: 10, rows: 3, scrollback: 10, allowProposedApi: true, logLevel: 'off' });
+  try {
+    const write = syncWriteOf(term)!;
+    write(Buffer.from('aaaaaaaaaa\r\nbbbbbbbbbb\r\ncc'));
+    const steps = eraseStepsOf(term);
+    assert.ok(steps, '_core._inputHandler: _eraseInBufferLine, _resetBufferLine, _dirtyRowTracker, _activeBuffer');
+    assert.deepEqual(steps.cursor(), { x: 2, y: 2, ybase: 0 });
+    steps.eraseInLine(2, 0, 1, false);
+    steps.resetLine(0, false);
+    steps.markDirty(0);
+    const text = (y: number) => term.buffer.active.getLine(y)?.translateToString(true);
+    assert.deepEqual([text(0), text(1), text(2)], ['', 'bbbbbbbbbb', ' c']);
+    assert.equal(steps.row(1)?.isWrapped, false);
+  } finally {
+    term.dispose();
+  }
 });
