@@ -132,7 +132,9 @@ describe("the person's keys in the terminal view (Chromium, AppBridge, /mcp, age
     assert.equal(info.lastInput.transport, 'mcp-app');
     assert.ok(viewCalls.includes('app_input') && !viewCalls.includes('send_keys'), `the view typed through app_input: ${viewCalls.join(' ')}`);
     await until(
-      async () => (await modelContext()).some((t) => t.includes('submitted: "echo person-$((40+2))"') && t.includes('users-shell')),
+      // The session by its name, or by its id when the person typed before the view had listed the
+      // sessions (src/view/terminal-app.ts): either is the session's selector.
+      async () => (await modelContext()).some((t) => t.includes('submitted: "echo person-$((40+2))"') && (t.includes('users-shell') || t.includes(session))),
       Wait.Screen,
       'the model told what the person ran',
     );

@@ -293,7 +293,8 @@ describe('remote hosts in a real editor (code-server)', () => {
 
     await step("4. an agent's write into a remote session the person opened is asked in this window: Deny types nothing, Allow Once runs it", async () => {
       await openList(page, 'Open Shared PTY on far');
-      await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Open Shared PTY on far' }).first().click();
+      // Through the filter, not a click: the list redraws each time the unreachable host fails again.
+      await pickRow(page, 'Open Shared PTY on far');
       const mine = await until(
         async () => {
           const { sessions } = await farClient.request<{ sessions: SessionInfo[] }>('session/list', {});
