@@ -113,15 +113,13 @@ export interface JsonRpcPeerOptions {
  * rejects its pending requests.
  */
 export class JsonRpcPeer extends Disposable implements NotificationSink {
-  /** Aborted when the connection goes: calls still running stop waiting. */
-  private readonly _abort = new AbortController();
-  /** The calls running, by their id (as JSON, so 1 and "1" differ): a cancel notification aborts one. */
-  private readonly _calls = new Map<string, AbortController>();
   /**
-   * Every call running, aborted when the connection goes. Not a listener on `_abort` per call: an
-   * AbortSignal's add/removeEventListener cost 9-30 us a request here, on every key's path.
+   * Every call running, with its id as JSON (1 and "1" differ; undefined without a usable id):
+   * each is aborted when the connection goes, or when a cancel notification names its id. Not a
+   * listener per call on one connection-wide signal: an AbortSignal's add/removeEventListener cost
+   * 9-30 us a request here, on every key's path.
    */
-  private readonly _running = new Set<AbortController>();
+  private readonly _running = new Map<AbortController, string | undefined>();
   /** Messages read and not yet handled (at most about one read's worth: we stop reading meanwhile). */
   private readonly _queue: Array<string | Uint8Array> = [];
   /** Requests started in this event-loop turn (their answers are written by the turn's end). */
@@ -162,19 +160,13 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
         this._queue.length = 0;
         clearImmediate(this._turn); // nobody left to send it to
         this._turn = undefined;
-        this._abort.abort();
-        for (const call of this._running) call.abort();
+        for (const call of this._running.keys()) call.abort();
         this._running.clear();
         const reason = this._lostBecause ?? (this._refusal && `the other end answered "${this._refusal}"`);
         for (const p of this._pending.values()) p.reject(new ConnectionClosedError(reason));
         this._pending.clear();
       }),
     );
-  }
-
-  /** Aborted once the connection is gone. */
-  protected get _signal(): AbortSignal {
-    return this._abort.signal;
   }
 
   /**
@@ -209,7 +201,9 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
       return false; // not JSON: the queue answers it with a parse error
     }
     if (id === undefined) return false;
-    this._calls.get(JSON.stringify(id))?.abort();
+    const key = JSON.stringify(id);
+    // Rare (a caller gave up) and at most the in-flight limit to look through.
+    for (const [call, k] of this._running) if (k === key) call.abort();
     return true;
   }
 
@@ -372,8 +366,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     const id = requestId(message);
     const key = id === null || id === undefined ? undefined : JSON.stringify(id);
     const call = new AbortController();
-    this._running.add(call);
-    if (key !== undefined) this._calls.set(key, call);
+    this._running.set(call, key);
     try {
       const { response, afterSend } = await this._serve(message, call.signal);
       if (this.isDisposed) return;
@@ -382,7 +375,6 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
       for (const fn of afterSend) fn();
     } finally {
       this._running.delete(call);
-      if (key !== undefined && this._calls.get(key) === call) this._calls.delete(key);
       this._inFlight--;
       this._progressAt = performance.now();
       // A request waiting in line for room takes it.
