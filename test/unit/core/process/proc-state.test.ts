@@ -14,6 +14,7 @@ import {
   type Readiness,
 } from '../../../../src/core/process/proc-state';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
+import { ptysKilledAfterSuite } from '../../../helpers/raw-pty';
 
 // Real programs in a real pty. Nothing here asserts timings: every wait polls with small sleeps up to a
 // bound, and "while X" samples only count when the foreground group was the same before and after.
@@ -25,18 +26,9 @@ const WAIT_MS = 8000;
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'proc-state-test-'));
 // The interpreter itself rather than a version-manager shim script, so the foreground job is python.
 const python = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
-const open: pty.IPty[] = [];
+const open = ptysKilledAfterSuite();
 
-after(() => {
-  for (const p of open) {
-    try {
-      p.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  fs.rmSync(home, { recursive: true, force: true });
-});
+after(() => fs.rmSync(home, { recursive: true, force: true }));
 // Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
 ensureNoDisposablesAreLeakedBySuite();
 
