@@ -124,7 +124,7 @@ export const writeMethod = method({
     try {
       const timeout = p.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
       const wait = p.wait ? { askMs: timeout, pauseMs: timeout } : { askMs: DEFAULT_APPROVAL_WAIT_MS, pauseMs: DEFAULT_ARBITRATION_WAIT_MS };
-      const { from } = await admitWrite(ctx.services, session, ctx.caller, bytes, wait, ctx.signal);
+      const { from } = await admitWrite(ctx.services, session, ctx.caller, bytes, wait, ctx);
       if (!p.wait) return { written: session.write(bytes, from) };
       let written = 0;
       const outcome = await oneSendAtATime(session, ctx.signal, () =>
@@ -222,7 +222,7 @@ export const sendMethod = method({
     try {
       // What the user approves is what will be typed, Enter included.
       const typed = p.text + (p.submit === false ? '' : '\r');
-      const { from } = await admitWrite(ctx.services, session, ctx.caller, typed, { askMs: timeout, pauseMs: timeout }, ctx.signal);
+      const { from } = await admitWrite(ctx.services, session, ctx.caller, typed, { askMs: timeout, pauseMs: timeout }, ctx);
       return await send(session, { ...p, timeout, since }, from, ctx.signal);
     } finally {
       typing.dispose();
