@@ -99,6 +99,24 @@ const writeParams = z
     if (problem) ctx.addIssue({ code: 'custom', message: problem.message, params: problem.key === undefined ? undefined : { key: problem.key } });
   });
 
+/** Whether `value` is a plain object whose only own key is `key` (as JSON.parse makes them). */
+function onlyKey(value: unknown, key: string): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  for (const k in value) if (k !== key) return false;
+  return Object.hasOwn(value, key);
+}
+
+/**
+ * A key as most clients send it, `{action: {text}}` and nothing else, is valid as it is: the
+ * schema would make the same of it (nothing is defaulted), so it is taken without the schema.
+ */
+function quickWriteParams(raw: Record<string, unknown>): { action: { text: string } } | undefined {
+  if (!onlyKey(raw, 'action')) return undefined;
+  const action = raw.action;
+  if (!onlyKey(action, 'text') || typeof action.text !== 'string') return undefined;
+  return { action: { text: action.text } };
+}
+
 /** Turns a valid `pty/write` action (or list of them) into the bytes to write. */
 export function actionBytes(action: WriteAction | WriteAction[]): string {
   const problem = actionProblem(action);
@@ -114,6 +132,7 @@ export const writeMethod = method({
   scope: 'input',
   summary: 'Write text and/or named keys; returns the UTF-8 bytes written (with wait, then waits as pty/send does and answers with the outcome too).',
   params: writeParams,
+  quickParams: quickWriteParams,
   result: z.object({ written: z.number(), ...outcomeFields() }),
   needsRunning: true,
   async handler(ctx, p) {
