@@ -47,13 +47,18 @@ export class TablePeer extends JsonRpcPeer {
   }
 
   /**
-   * A `pty/write` that wrote something and waits for nothing, from a client that follows output:
-   * its answer may go with the echo (JsonRpcPeer). A write with `wait` answers once the output
-   * it waited for has come, so it has nothing to wait for.
+   * A `pty/write` that wrote something and waits for nothing, from a client that follows that
+   * session's output on this connection (the session socket's own session, or the one a control
+   * client names by id): its answer may go with the echo (JsonRpcPeer). A write with `wait`
+   * answers once the output it waited for has come, so it has nothing to wait for.
    */
   protected override _answerMayWaitForOutput(message: unknown, response: JsonRpcResponse): boolean {
-    const m = message as { method?: unknown; params?: { wait?: unknown } };
+    const m = message as { method?: unknown; params?: { wait?: unknown; session?: unknown } };
     if (m.method !== 'pty/write' || m.params?.wait === true || !('result' in response)) return false;
-    return ((response.result as { written?: unknown }).written as number) > 0 && this.link.streaming;
+    if (!(((response.result as { written?: unknown }).written as number) > 0)) return false;
+    const { mode } = this._table;
+    const id = mode.kind === 'session' ? mode.session.id : m.params?.session;
+    const sub = typeof id === 'string' ? this.link.subscription(id) : undefined;
+    return sub !== undefined && !sub.finished;
   }
 }

@@ -450,6 +450,39 @@ describe('an echo on a session socket', () => {
   );
 
   test(
+    'on the control socket rides with the answer only for the session the client follows',
+    { timeout: TEST_TIMEOUT },
+    on(
+      () => real,
+      async () => {
+        const followed = await h.host.createSession({ command: 'cat', name: 'followed' });
+        const other = await h.host.createSession({ command: 'cat', name: 'not-followed' });
+        const wire = new WriteLog();
+        const peer = new TablePeer(wire, { mode: { kind: 'control' }, services: h.host, link: { origin: 'script', transport: 'control' } });
+        const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+        try {
+          peer.receive(request(1, 'pty/subscribe', { session: followed.id }));
+          await until(() => wire.log.includes('answer 1'), MESSAGE_MS, 'the subscribe answer');
+          wire.writes.length = 0;
+          peer.receive(request(2, 'pty/write', { session: followed.id, action: { text: 'f' } }));
+          await until(() => wire.log.includes('answer 2'), MESSAGE_MS, 'the answer to the followed write');
+          assert.deepEqual(wire.writes, ['output "f" + answer 2']);
+          // Its echo goes to no one here: the answer waits for nothing (written at its turn's end, the second mark).
+          peer.receive(request(3, 'pty/write', { session: other.id, action: { text: 'o' } }));
+          await turn();
+          await turn();
+          assert.ok(wire.log.includes('answer 3'), `answered in its turn (got ${JSON.stringify(wire.log)})`);
+          assert.equal(wire.writes.at(-1), 'answer 3');
+        } finally {
+          peer.dispose();
+          followed.kill();
+          other.kill();
+        }
+      },
+    ),
+  );
+
+  test(
     'leaves a write that brings no output answered: after one such write, the next is answered in its own turn',
     { timeout: TEST_TIMEOUT },
     on(
