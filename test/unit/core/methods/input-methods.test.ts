@@ -5,6 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeMethod } from '../../../../src/core/methods/input-methods';
 import { parseParams } from '../../../../src/core/methods/table';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+ensureNoDisposablesAreLeakedInTestSuite();
 
 const quick = (raw: unknown) => writeMethod.quickParams!(raw as Record<string, unknown>);
 

@@ -3,6 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CallAbort } from '../../../../src/transport/rpc/call-abort';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test('a signal first looked at after the abort is aborted already', () => {
   const call = new CallAbort();
