@@ -109,6 +109,8 @@ export interface JsonRpcPeerOptions {
   maxInFlightRequests?: number;
   /** Whose error codes the peer's own refusals use (a per-session socket speaks socket-pty's; default the host's). */
   dialect?: RpcDialect;
+  /** How long an answer may wait for the output its request brings (default ANSWER_WAITS_FOR_OUTPUT_MS; tests lengthen it). */
+  answerWaitsForOutputMs?: number;
 }
 
 /**
@@ -282,7 +284,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
    */
   flush(): void {
     if (this._held.length > 0) this._sendHeld();
-    else if (!this._outputFollows && performance.now() - this._unheldAt < ANSWER_WAITS_FOR_OUTPUT_MS) this._outputFollows = true;
+    else if (!this._outputFollows && performance.now() - this._unheldAt < this._answerWaitMs) this._outputFollows = true;
     this._endTurn();
   }
 
@@ -423,7 +425,11 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
       const { response, afterSend } = await this._serve(message, call);
       if (this.isDisposed) return;
       if (afterSend.length === 0 && this._answerMayWaitForOutput(message, response)) this._holdForOutput(response);
-      else this._write(response);
+      else {
+        // Answers leave in the order they were ready: a held one is not overtaken.
+        if (this._held.length > 0) this._sendHeld();
+        this._write(response);
+      }
       if (afterSend.length > 0) this._endTurn(); // the answer leaves before what follows it (a close, an exit)
       for (const fn of afterSend) fn();
     } finally {
@@ -501,13 +507,17 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   }
 
   /** Keeps an answer until output is flushed (`flush`) or the wait is over; at once while writes bring no output. */
+  private get _answerWaitMs(): number {
+    return this._options.answerWaitsForOutputMs ?? ANSWER_WAITS_FOR_OUTPUT_MS;
+  }
+
   private _holdForOutput(response: JsonRpcResponse): void {
     if (!this._outputFollows) {
       this._unheldAt = performance.now();
       return this._write(response);
     }
     this._held.push(response);
-    this._heldTimer ??= setTimeout(this._heldTimedOut, ANSWER_WAITS_FOR_OUTPUT_MS);
+    this._heldTimer ??= setTimeout(this._heldTimedOut, this._answerWaitMs);
   }
 
   private readonly _heldTimedOut = (): void => {

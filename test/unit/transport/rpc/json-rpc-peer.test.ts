@@ -421,7 +421,13 @@ describe('an echo on a session socket', () => {
       async () => {
         const s = await h.host.createSession({ command: 'cat', name: 'echo-turn' });
         const wire = new WriteLog();
-        const peer = new TablePeer(wire, { mode: { kind: 'session', session: s }, services: h.host, link: { origin: 'script', transport: 'socket', home: s } });
+        const peer = new TablePeer(wire, {
+          mode: { kind: 'session', session: s },
+          services: h.host,
+          link: { origin: 'script', transport: 'socket', home: s },
+          // The echo comes within the wait whatever the load (the host's own wait is 1 ms).
+          answerWaitsForOutputMs: MESSAGE_MS,
+        });
         // Whatever the loop runs after the read (another client's request, a timer) comes after this mark.
         const marks = s.onOutput(() => setImmediate(() => wire.mark('next turn')));
         try {
@@ -458,7 +464,12 @@ describe('an echo on a session socket', () => {
         const followed = await h.host.createSession({ command: 'cat', name: 'followed' });
         const other = await h.host.createSession({ command: 'cat', name: 'not-followed' });
         const wire = new WriteLog();
-        const peer = new TablePeer(wire, { mode: { kind: 'control' }, services: h.host, link: { origin: 'script', transport: 'control' } });
+        const peer = new TablePeer(wire, {
+          mode: { kind: 'control' },
+          services: h.host,
+          link: { origin: 'script', transport: 'control' },
+          answerWaitsForOutputMs: MESSAGE_MS,
+        });
         const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
         try {
           peer.receive(request(1, 'pty/subscribe', { session: followed.id }));
@@ -477,6 +488,45 @@ describe('an echo on a session socket', () => {
           peer.dispose();
           followed.kill();
           other.kill();
+        }
+      },
+    ),
+  );
+
+  test(
+    'is not overtaken: an answer ready later makes the one waiting for output leave first',
+    { timeout: TEST_TIMEOUT },
+    on(
+      () => real,
+      async () => {
+        const s = await h.host.createSession({ command: 'sh', args: ['-c', 'stty -echo; echo ready; exec cat >/dev/null'], name: 'answer-order' });
+        const wire = new WriteLog();
+        // A wait longer than the test: the write's answer leaves only when something else makes it.
+        const peer = new TablePeer(wire, {
+          mode: { kind: 'session', session: s },
+          services: h.host,
+          link: { origin: 'script', transport: 'socket', home: s },
+          answerWaitsForOutputMs: 10 * MESSAGE_MS,
+        });
+        const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+        try {
+          peer.receive(request(1, 'pty/subscribe'));
+          await until(() => wire.output.includes('ready'), MESSAGE_MS, 'echo off');
+          const before = s.lastInput;
+          peer.receive(request(2, 'pty/write', { action: { text: 'x' } }));
+          await until(() => s.lastInput !== before, MESSAGE_MS, 'the key written');
+          await turn();
+          assert.ok(!wire.log.includes('answer 2'), `the answer waits for output that does not come: ${JSON.stringify(wire.log)}`);
+          peer.receive(request(3, 'pty/status'));
+          await until(() => wire.log.includes('answer 3'), MESSAGE_MS, 'the status');
+          assert.deepEqual(
+            wire.log.filter((l) => l.startsWith('answer')).slice(-2),
+            ['answer 2', 'answer 3'],
+            `the waiting answer left first: ${JSON.stringify(wire.log)}`,
+          );
+        } finally {
+          peer.dispose();
+          s.kill();
         }
       },
     ),
