@@ -1,25 +1,28 @@
 // Screen-current throughput of two or more builds and tmux, alternating round by round in one run:
 // the way a change to the output path is measured old against new (bench/README.md). Each round
-// `cat`s the same file in a fresh `shared-pty serve` of each build (as users start it) and in a tmux
-// window, timed from the keypress until the screen shows the file's last line, as (e) in
+// `cat`s the same file in a new session of each build's `shared-pty serve` (started as users start
+// it, once) and in a new tmux window, timed from the keypress until the screen shows the file's last line, as (e) in
 // screen-under-load.mjs; the host's CPU (all threads, its main thread, the mirror thread) and the
 // tmux server's come from /proc. The order of the builds flips every round.
 //
 //   node bench/current-ab.mjs old=/tmp/old/bin/shared-pty.js new=bin/shared-pty.js
 //
 // Knobs: BENCH_REPS (4), BENCH_MB (31), BENCH_KINDS (plain; also coloured, cursor-heavy),
-// BENCH_TMUX (1; 0 leaves tmux out), BENCH_HOST_ARGS (node flags for the hosts, e.g. profiles).
+// BENCH_TMUX (1; 0 leaves tmux out), BENCH_HOST_ARGS (node flags for the hosts, e.g. profiles),
+// BENCH_FRESH (1: a host started for each round, as a cold host; else one host per build, a new
+// session each round, as tmux keeps one server and opens a window each round).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { rpc, serve } from './serve-client.mjs';
-import { makeFiles, tmuxServer } from './screen-under-load.mjs';
+import { makeFiles, persistentHost, tmuxServer } from './screen-under-load.mjs';
 
 const MARK = 'END-OF-FLOOD';
 const REPS = Number(process.env.BENCH_REPS ?? 4);
 const MB = Number(process.env.BENCH_MB ?? 31);
 const KINDS = (process.env.BENCH_KINDS ?? 'plain').split(',');
 const WITH_TMUX = process.env.BENCH_TMUX !== '0';
+/** A host started for each round (a cold host) instead of one host per build for every round. */
+const FRESH = process.env.BENCH_FRESH === '1';
 /** /proc counts CPU time in clock ticks of 10 ms (USER_HZ 100). */
 const TICK_MS = 10;
 
@@ -61,22 +64,24 @@ function cpuDelta(pid, before, after) {
   return { total, main, mirror };
 }
 
-async function currentShared(env, cli, file) {
-  const s = await serve(env, 'sh', ['-c', `stty -echo; read _; exec cat '${file}'`], cli);
+/** One round: a new session in `host` (or, with BENCH_FRESH, in a host started for it). */
+async function currentShared(env, build, file) {
+  const fresh = FRESH ? await persistentHost(env, build.cli) : undefined;
+  const host = fresh ?? (build.host ??= await persistentHost(env, build.cli));
+  const { id } = await host.control.call('session/create', { command: 'sh', args: ['-c', `stty -echo; read _; exec cat '${file}'`], cols: 80, rows: 24 });
   try {
-    const c = await rpc(s.socket);
     await sleep(300);
-    const c0 = threadCpu(s.pid);
+    const c0 = threadCpu(host.pid);
     const t0 = now();
-    await c.call('pty/write', { action: { key: 'Enter' } });
-    const r = await c.call('pty/wait', { match: MARK, timeout: 120000 });
+    await host.control.call('pty/write', { session: id, action: { key: 'Enter' } });
+    const r = await host.control.call('pty/wait', { session: id, match: MARK, timeout: 120000 });
     const ms = now() - t0;
-    const cpu = cpuDelta(s.pid, c0, threadCpu(s.pid));
-    c.close();
+    const cpu = cpuDelta(host.pid, c0, threadCpu(host.pid));
     if (r.reason !== 'matched') throw new Error(`the screen never showed the end (${r.reason})`);
     return { ms, ...cpu };
   } finally {
-    await s.stop();
+    await host.control.call('pty/kill', { session: id }).catch(() => {});
+    await fresh?.stop();
   }
 }
 
@@ -119,7 +124,7 @@ try {
       for (const n of r % 2 ? [...names].reverse() : names) {
         const l = load();
         const b = builds.find((x) => x.name === n);
-        const x = b ? await currentShared(env, b.cli, file) : await currentTmux(t, file);
+        const x = b ? await currentShared(env, b, file) : await currentTmux(t, file);
         res[n].push(x);
         process.stderr.write(
           `${kind} round ${r + 1} ${n}: ${f(x.ms, 0)} ms ${f(mbs / (x.ms / 1000))} MB/s, CPU ${f(x.total / mbs)} ms/MB (main ${f(x.main / mbs)}, mirror ${f(x.mirror / mbs)}), load ${l}\n`,
@@ -136,6 +141,7 @@ try {
     }
   }
 } finally {
+  for (const b of builds) await b.host?.stop();
   t?.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 }

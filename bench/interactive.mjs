@@ -11,7 +11,8 @@
 // --cmd …` with only SHARED_PTY_DIR added to the environment (no malloc tuning). As in the other
 // parts, BENCH_CLI runs another build's CLI and BENCH_HOST_ARGS adds node flags to the hosts; with
 // BENCH_CLI_OLD (an older build's `bin/shared-pty.js`) the echo part runs a host of that build too,
-// alternating with this one and tmux every round, and prints its rows beside them.
+// alternating with this one and tmux every round, and prints its rows beside them. The echo is timed
+// after BENCH_ECHO_WARM (5000) keys into each host and tmux, whose figures are printed apart.
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -27,6 +28,8 @@ const root = path.dirname(here);
 const CLI = process.env.BENCH_CLI || path.join(root, 'bin', 'shared-pty.js');
 /** An older build to measure the echo against in the same run, round by round (`BENCH_CLI_OLD`). */
 const OLD_CLI = process.env.BENCH_CLI_OLD || undefined;
+/** Keys typed into each host and tmux before the echo is timed (BENCH_ECHO_WARM; figure (1)). */
+const ECHO_WARM_KEYS = Number(process.env.BENCH_ECHO_WARM ?? 5000);
 const BUDGET_MS = 150_000; // a hard stop; a normal run takes about a minute
 /** Printed after the file; no base64 character is `_`, and the command line never holds it whole. */
 const MARK = '__spt_bench_end__';
@@ -281,7 +284,7 @@ async function typeKeys(count, warm, gapMs, io) {
   return times;
 }
 
-async function echoShared(host, keys, gapMs) {
+async function echoShared(host, keys, gapMs, warm = 32) {
   const conn = await rpc(host.address);
   try {
     await conn.call('pty/subscribe', {});
@@ -290,13 +293,13 @@ async function echoShared(host, keys, gapMs) {
       typeKey: (k) => conn.request('pty/write', { action: { text: k } }),
       enter: () => conn.request('pty/write', { action: { key: 'Enter' } }),
     };
-    return await typeKeys(keys, 32, gapMs, io);
+    return await typeKeys(keys, warm, gapMs, io);
   } finally {
     conn.close();
   }
 }
 
-async function echoTmux(run, pane, keys, gapMs) {
+async function echoTmux(run, pane, keys, gapMs, warm = 32) {
   const client = await run.controlClient('echo');
   try {
     const prefix = `%output ${pane} `;
@@ -305,7 +308,7 @@ async function echoTmux(run, pane, keys, gapMs) {
       typeKey: (k) => client.send(`send-keys -t ${pane} -l ${k}`),
       enter: () => client.send(`send-keys -t ${pane} Enter`),
     };
-    return await typeKeys(keys, 32, gapMs, io);
+    return await typeKeys(keys, warm, gapMs, io);
   } finally {
     await client.close();
   }
@@ -536,6 +539,14 @@ async function echoPart(run, reps, keys) {
     { name: `${paced} keys, each ${PACED_GAP_MS} ms after the last echo (typing)`, keys: paced, gap: PACED_GAP_MS, shared: [], old: [], tmux: [] },
   ];
   const stats = (t) => ({ p50: percentile(t, 0.5), p99: percentile(t, 0.99), max: Math.max(...t) });
+  // Like with like: the tmux server's code is compiled before its first key, a fresh host's is
+  // compiled by V8 over its first few thousand (bench/README.md, "Issue 25: echo, this round"). So
+  // each host and tmux first take ECHO_WARM_KEYS keys back to back, timed apart as a fresh host's.
+  const first = {
+    shared: stats(await echoShared(host, ECHO_WARM_KEYS, 0, 0)),
+    old: oldHost ? stats(await echoShared(oldHost, ECHO_WARM_KEYS, 0, 0)) : undefined,
+    tmux: run.hasTmux ? stats(await echoTmux(run, pane, ECHO_WARM_KEYS, 0, 0)) : undefined,
+  };
   try {
     for (let i = 0; i < reps; i++) {
       run.checkBudget('keystroke echo');
@@ -578,10 +589,12 @@ async function echoPart(run, reps, keys) {
       `${m.gap ? 'typing' : 'back to back'}: p50 <= tmux's ${vsTmux(sp50, tp50)} (${fmt(sp50, 3)} vs ${fmt(tp50, 3)}), ` +
       `p99 <= tmux's ${vsTmux(sp99, tp99)} (${fmt(sp99, 3)} vs ${fmt(tp99, 3)}), p50 <= 1 ms ${sp50 <= 1 ? 'MET' : 'NOT MET'}`;
   }
+  const firstLine = (name, x) => (x ? `${name} p50 ${fmt(x.p50, 3)}, p99 ${fmt(x.p99, 3)}` : '');
   return [
-    `(1) keystroke echo: keys typed one at a time into \`cat\` (the tty echoes them), each timed from the write to its echo at a client on the session; median over ${reps} rounds of each round's percentiles`,
+    `(1) keystroke echo: keys typed one at a time into \`cat\` (the tty echoes them), each timed from the write to its echo at a client on the session; median over ${reps} rounds of each round's percentiles, after ${ECHO_WARM_KEYS} keys each`,
     table(rows),
     ...lines,
+    `  the first ${ECHO_WARM_KEYS} keys, back to back (a fresh host; V8 compiles its code meanwhile): ${[firstLine('Shared PTY', first.shared), firstLine('old build', first.old), firstLine('tmux', first.tmux)].filter(Boolean).join(' | ')} ms`,
     '  ratios are tmux time / Shared PTY time (above 1: Shared PTY faster); the Shared PTY client writes and subscribes on one socket connection',
     `  target: ${modes.map((m) => m.verdict).join('; ')}`,
   ].join('\n');

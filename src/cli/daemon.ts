@@ -7,8 +7,8 @@ import type { Host } from '../host/host';
 import { keepYoungGenerationSmall } from '../host/young-generation';
 import { ensureRuntimeDir } from '../host/runtime-dir';
 import { VERSION } from '../version';
-import { intFlag, parseArgs, strFlag } from './args';
-import { agentFlags, commandLogFlag } from './host-flags';
+import { intFlag, parseArgs } from './args';
+import { agentFlags, commandLogFlag, httpFlags } from './host-flags';
 
 /**
  * `daemon` (internal): the per-user host the editor and `shared-pty mcp` start detached. Like a
@@ -21,6 +21,11 @@ export async function daemonCommand(argv: string[]): Promise<number> {
     booleans: ['--no-http', '--session-tcp', '--stay'],
     maxPositional: 0,
   });
+  // Every flag is checked before anything starts: a bad one must not leave a host or its lock behind.
+  const { httpPort, allowedOrigins } = httpFlags(args);
+  const scrollbackLines = intFlag(args, '--scrollback', 100, 1000000);
+  const idleMs = idleExitMs(intFlag(args, '--idle-exit-ms', 0), args.flags.has('--stay'));
+  const hostFlags = { ...commandLogFlag(args), ...agentFlags(args) };
   const dir = ensureRuntimeDir();
   if (findDaemon(dir)) return 0; // another per-user host of this version is already up: use that one
   // Two started at the same moment (two editor windows, an editor and an agent): one runs.
@@ -37,18 +42,16 @@ export async function daemonCommand(argv: string[]): Promise<number> {
       kind: 'daemon',
       entry,
       sessionTcp: args.flags.has('--session-tcp'),
-      scrollbackLines: intFlag(args, '--scrollback', 100, 1000000),
-      ...commandLogFlag(args),
-      ...agentFlags(args),
+      scrollbackLines,
+      ...hostFlags,
     });
   } catch (e) {
     release();
     throw e;
   }
   if (!args.flags.has('--no-http')) {
-    const origins = strFlag(args, '--allow-origin')?.split(',').filter(Boolean);
     const { startHttpFor } = await import('./http-option');
-    await startHttpFor(host, intFlag(args, '--http-port', 0, 65535), origins);
+    await startHttpFor(host, httpPort, allowedOrigins);
   }
   const stop = async () => {
     await host.close();
@@ -70,7 +73,6 @@ export async function daemonCommand(argv: string[]): Promise<number> {
       return host.connections - host.approvals.controlWatchers;
     },
   };
-  const idleMs = idleExitMs(intFlag(args, '--idle-exit-ms', 0), args.flags.has('--stay'));
   if (idleMs !== undefined) {
     exitWhenEmpty(now, idleMs, () => {
       process.stderr.write(`shared-pty: no session and no client for ${Math.round(idleMs / 1000)} s; the host exits\n`);

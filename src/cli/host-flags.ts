@@ -60,3 +60,32 @@ export function limitFlags(args: ParsedArgs): HostLimits {
   }
   return limits;
 }
+
+/**
+ * `--http-port N`, `--allow-origin ORIGIN[,ORIGIN…]` and `--no-http`, checked together: the port
+ * (0: any free one), and the browser origins allowed besides the host's own
+ * (docs/guarantees.md#cors), each exactly `scheme://host[:port]` as a browser sends it in `Origin`.
+ */
+export function httpFlags(args: ParsedArgs): { httpPort?: number; allowedOrigins: string[] } {
+  const noHttp = args.flags.has('--no-http');
+  if (noHttp && args.flags.has('--http-port')) throw new UsageError('--http-port and --no-http are mutually exclusive');
+  const httpPort = intFlag(args, '--http-port', 0, 65535);
+  const allowedOrigins = originsFlag(strFlag(args, '--allow-origin'));
+  if (allowedOrigins.length && noHttp) throw new UsageError('--allow-origin and --no-http are mutually exclusive');
+  return { httpPort, allowedOrigins };
+}
+
+function originsFlag(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  return value.split(',').map((raw) => {
+    const o = raw.trim().replace(/\/$/, '');
+    let ok = false;
+    try {
+      ok = new URL(o).origin === o;
+    } catch {
+      // not a URL at all
+    }
+    if (!ok) throw new UsageError(`--allow-origin needs origins such as https://example.com or http://localhost:3000, got "${raw}"`);
+    return o;
+  });
+}

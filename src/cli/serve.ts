@@ -3,7 +3,7 @@ import { splitShellWords } from '../core/base/shell-words';
 import { keepYoungGenerationSmall } from '../host/young-generation';
 import type { Endpoint } from '../transport/socket/socket-server';
 import { intFlag, parseArgs, strFlag, UsageError } from './args';
-import { agentFlags, commandLogFlag, LIMIT_FLAGS, limitFlags } from './host-flags';
+import { agentFlags, commandLogFlag, httpFlags, LIMIT_FLAGS, limitFlags } from './host-flags';
 
 const USAGE =
   'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX] [--max-sessions N] [--max-session-connections N] [--max-control-connections N] [--max-http-connections N] [--max-in-flight N] [--max-line-bytes N]';
@@ -36,11 +36,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const socketPath = strFlag(args, '--socket');
   const port = intFlag(args, '--port', 1, 65535);
   if (socketPath !== undefined && port !== undefined) throw new UsageError('--socket and --port are mutually exclusive');
-  if (args.flags.has('--no-http') && args.flags.has('--http-port')) throw new UsageError('--http-port and --no-http are mutually exclusive');
   // Every flag is checked before anything starts: a bad one must not leave a host behind, even briefly.
-  const httpPort = intFlag(args, '--http-port', 0, 65535);
-  const allowedOrigins = originsFlag(strFlag(args, '--allow-origin'));
-  if (allowedOrigins.length && args.flags.has('--no-http')) throw new UsageError('--allow-origin and --no-http are mutually exclusive');
+  const { httpPort, allowedOrigins } = httpFlags(args);
   const cols = intFlag(args, '--cols', 2, 1000);
   const rows = intFlag(args, '--rows', 1, 500);
   const maxLineBytes = intFlag(args, '--max-line-bytes', 1024);
@@ -124,23 +121,4 @@ export async function serveCommand(argv: string[]): Promise<number> {
     throw e;
   }
   return new Promise<number>(() => {}); // runs until a signal or pty/kill
-}
-
-/**
- * `--allow-origin ORIGIN[,ORIGIN…]`: the browser origins allowed besides the host's own
- * (docs/guarantees.md#cors), each exactly `scheme://host[:port]` as a browser sends it in `Origin`.
- */
-function originsFlag(value: string | undefined): string[] {
-  if (value === undefined) return [];
-  return value.split(',').map((raw) => {
-    const o = raw.trim().replace(/\/$/, '');
-    let ok = false;
-    try {
-      ok = new URL(o).origin === o;
-    } catch {
-      // not a URL at all
-    }
-    if (!ok) throw new UsageError(`--allow-origin needs origins such as https://example.com or http://localhost:3000, got "${raw}"`);
-    return o;
-  });
 }

@@ -116,6 +116,8 @@ function start(): void {
     if (following?.session === session) return;
     following?.stop();
     activity = new PersonActivity();
+    // The last session's name must not describe this one to the model.
+    sessionName = '';
     setState('connecting…', 'info');
     following = followSession(session, call, {
       redraw(data, cols, rows) {
@@ -166,7 +168,13 @@ function start(): void {
     typing = typing.then(() =>
       call('app_input', { session, data, appKey }).then(
         (r) => {
-          if (following?.session === session && activity.typed(data, r.secretInput === true)) tellModel(activity.describe(sessionName || session));
+          if (following?.session !== session || !activity.typed(data, r.secretInput === true)) return;
+          // The model knows sessions by name: typed before the view has listed them, it learns the name first.
+          const tell = () => {
+            if (following?.session === session) tellModel(activity.describe(sessionName || session));
+          };
+          if (sessionName) tell();
+          else void readStatus().then(tell);
         },
         (e: Error) => setState(e.message, 'error'),
       ),

@@ -28,6 +28,7 @@ declare global {
       offers?: { displayModes?: string[]; modelContext?: boolean },
     ): Promise<void>;
     callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
+    sendToolResult(result: unknown): Promise<void>;
     hostLog: { modelContext: Array<{ content?: Array<{ type: string; text?: string }> }>; displayModes: string[] };
   }
 }
@@ -132,9 +133,8 @@ describe("the person's keys in the terminal view (Chromium, AppBridge, /mcp, age
     assert.equal(info.lastInput.transport, 'mcp-app');
     assert.ok(viewCalls.includes('app_input') && !viewCalls.includes('send_keys'), `the view typed through app_input: ${viewCalls.join(' ')}`);
     await until(
-      // The session by its name, or by its id when the person typed before the view had listed the
-      // sessions (src/view/terminal-app.ts): either is the session's selector.
-      async () => (await modelContext()).some((t) => t.includes('submitted: "echo person-$((40+2))"') && (t.includes('users-shell') || t.includes(session))),
+      // The session by its name, even when the person typed before the view had listed the sessions.
+      async () => (await modelContext()).some((t) => t.includes('submitted: "echo person-$((40+2))"') && t.includes('users-shell')),
       Wait.Screen,
       'the model told what the person ran',
     );
@@ -166,6 +166,27 @@ describe("the person's keys in the terminal view (Chromium, AppBridge, /mcp, age
     await frame.click('#fullscreen');
     await frame.waitForSelector('#fullscreen[aria-pressed="false"]');
     assert.deepEqual(await page.evaluate(() => window.hostLog.displayModes), ['pip', 'fullscreen', 'inline']);
+  });
+
+  it('a view that turns to another session names that one to the model, though the person types at once', { skip }, async () => {
+    const other = (await rpc('session/create', { ...BASH, cols: 80, rows: 12, origin: 'user', name: 'second-shell' })).id;
+    try {
+      const before = (await modelContext()).length;
+      const result = (await client.callTool({ name: 'read_screen', arguments: { session: other } })) as ToolResult;
+      await page.evaluate((r) => window.sendToolResult(r), result);
+      await frame.waitForFunction((id) => (window as any).__sharedPtyApp?.session() === id, other, { timeout: Wait.Screen });
+      // At once: before the view has listed the sessions (it reads them a moment after drawing).
+      await frame.click('#terminal');
+      await page.keyboard.press('Enter');
+      await until(async () => (await modelContext()).length > before, Wait.Screen, 'the model told of the Enter');
+      const told = (await modelContext()).slice(before);
+      assert.ok(
+        told.every((t) => t.includes('second-shell') && !t.includes('users-shell')),
+        `the model must hear of second-shell, not of the session the view showed before: ${JSON.stringify(told)}`,
+      );
+    } finally {
+      await rpc('pty/kill', { session: other }).catch(() => {});
+    }
   });
 
   it('offers no display mode the host does not have', { skip }, async () => {

@@ -5,6 +5,7 @@ import * as http from 'node:http';
 import WebSocket from 'ws';
 import type { Host, HostOptions } from '../../src/host/host';
 import { startHttpServer, type HttpServer } from '../../src/transport/http/http-server';
+import { Inbox } from './inbox';
 import { startHost, withTimeout } from './host';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -97,10 +98,8 @@ export function request(port: number, method: string, path: string, opts: Reques
 
 /** A WebSocket client that queues every message (JSON parsed when it parses) and records how it closed. */
 export class WsClient {
-  readonly received: any[] = [];
-  private readonly _inbox: any[] = [];
-  private readonly _waiters: Array<{ pred: (m: any) => boolean; resolve(m: any): void; timer: NodeJS.Timeout }> = [];
-  private _isClosed = false;
+  private readonly _inbox = new Inbox<any>();
+  readonly received: any[] = this._inbox.received;
   /** Resolves with the close code and reason. */
   readonly closed: Promise<{ code: number; reason: string }>;
 
@@ -113,17 +112,11 @@ export class WsClient {
       } catch {
         // kept as text
       }
-      this.received.push(msg);
-      const i = this._waiters.findIndex((w) => w.pred(msg));
-      if (i >= 0) this._waiters.splice(i, 1)[0].resolve(msg);
-      else this._inbox.push(msg);
+      this._inbox.push(msg);
     });
     this.closed = new Promise((resolve) =>
       ws.once('close', (code, reason) => {
-        this._isClosed = true;
-        // Nothing more can arrive: a wait still pending runs out as before, but no longer keeps the
-        // test file's process alive after its last test.
-        for (const w of this._waiters) w.timer.unref();
+        this._inbox.close();
         resolve({ code, reason: reason.toString() });
       }),
     );
@@ -131,25 +124,7 @@ export class WsClient {
 
   /** The next message satisfying `pred` (queued ones first). */
   next(pred: (m: any) => boolean, what = 'message', timeoutMs: number = HttpTimeouts.Message): Promise<any> {
-    const i = this._inbox.findIndex(pred);
-    if (i >= 0) return Promise.resolve(this._inbox.splice(i, 1)[0]);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        const k = this._waiters.indexOf(w);
-        if (k >= 0) this._waiters.splice(k, 1);
-        reject(new Error(`timed out waiting for ${what}; last messages: ${JSON.stringify(this.received.slice(-3)).slice(0, 600)}`));
-      }, timeoutMs);
-      if (this._isClosed) timer.unref();
-      const w = {
-        pred,
-        timer,
-        resolve: (m: any) => {
-          clearTimeout(timer);
-          resolve(m);
-        },
-      };
-      this._waiters.push(w);
-    });
+    return this._inbox.next(pred, timeoutMs, what);
   }
 
   /** Concatenated `data` of every `{type:"data"}` message received so far. */

@@ -4,6 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { Inbox } from './inbox';
 
 /** The repository root (where package.json and bin/ live). */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -40,11 +41,10 @@ export type Target = { path: string } | { port: number; host?: string };
  */
 export class LineClient {
   private _buffered = '';
-  private readonly _inbox: Msg[] = [];
-  private readonly _waiters: Array<{ pred: (m: Msg) => boolean; resolve(m: Msg): void; timer: NodeJS.Timeout }> = [];
+  private readonly _inbox = new Inbox<Msg>();
   private _nextId = 1;
   /** Every message received, in order (for diagnostics). */
-  readonly received: Msg[] = [];
+  readonly received: Msg[] = this._inbox.received;
   /** Resolves when the server closes the connection (or it errors). */
   readonly closed: Promise<void>;
   private _isClosed = false;
@@ -55,9 +55,7 @@ export class LineClient {
     this.closed = new Promise((resolve) => {
       const done = () => {
         this._isClosed = true;
-        // Nothing more can arrive: a wait still pending runs out as before, but no longer keeps the
-        // test file's process alive after its last test (a 60 s wait on a closed connection did).
-        for (const w of this._waiters) w.timer.unref();
+        this._inbox.close();
         resolve();
       };
       _socket.once('close', done);
@@ -116,38 +114,12 @@ export class LineClient {
 
   /** The next received message that satisfies `pred` (queued ones first); rejects after `timeoutMs`. */
   next(pred: (m: Msg) => boolean, timeoutMs: number = HelperTimeouts.Response, what = 'message'): Promise<Msg> {
-    const i = this._inbox.findIndex(pred);
-    if (i >= 0) return Promise.resolve(this._inbox.splice(i, 1)[0]);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        const k = this._waiters.indexOf(waiter);
-        if (k >= 0) this._waiters.splice(k, 1);
-        reject(new Error(`timed out waiting for ${what}; last messages: ${JSON.stringify(this.received.slice(-3)).slice(0, 600)}`));
-      }, timeoutMs);
-      if (this._isClosed) timer.unref();
-      const waiter = {
-        pred,
-        timer,
-        resolve: (m: Msg) => {
-          clearTimeout(timer);
-          resolve(m);
-        },
-      };
-      this._waiters.push(waiter);
-    });
+    return this._inbox.next(pred, timeoutMs, what);
   }
 
   /** Notifications received and not yet taken, optionally of one method (removes them from the queue). */
   takeNotifications(method?: string): Msg[] {
-    const out: Msg[] = [];
-    for (let i = 0; i < this._inbox.length;) {
-      const m = this._inbox[i];
-      if (m.id === undefined && typeof m.method === 'string' && (method === undefined || m.method === method)) {
-        out.push(m);
-        this._inbox.splice(i, 1);
-      } else i++;
-    }
-    return out;
+    return this._inbox.take((m) => m.id === undefined && typeof m.method === 'string' && (method === undefined || m.method === method));
   }
 
   close(): void {
@@ -162,11 +134,7 @@ export class LineClient {
       const line = this._buffered.slice(0, nl);
       this._buffered = this._buffered.slice(nl + 1);
       if (line.trim() === '') continue;
-      const msg = JSON.parse(line) as Msg; // a server line that is not JSON fails the test loudly
-      this.received.push(msg);
-      const w = this._waiters.findIndex((x) => x.pred(msg));
-      if (w >= 0) this._waiters.splice(w, 1)[0].resolve(msg);
-      else this._inbox.push(msg);
+      this._inbox.push(JSON.parse(line) as Msg); // a server line that is not JSON fails the test loudly
     }
   }
 }

@@ -45,7 +45,7 @@ export function agentCall(guards: WriteGuards, session: Session, from: InputSour
  * policy, secret input (both refuse at once, nothing written), the user's approval under `ask`
  * (waits up to `wait.askMs` for an answer), then typing arbitration (waits for the user to pause,
  * within what is left). Each applies to agents' (MCP) calls only; a write of nothing passes the
- * deny rules only.
+ * deny rules only. `call.signal` (the call's abort) is read only for an agent's write.
  */
 export function admitWrite(
   guards: WriteGuards,
@@ -53,13 +53,13 @@ export function admitWrite(
   from: InputSource & { personAsker?: PersonAsker },
   text: string,
   wait: WriteWait,
-  signal?: AbortSignal,
+  call?: { readonly signal: AbortSignal },
 ): Admitted | Promise<Admitted> {
   // Every step applies to agents' calls only: anyone else's write (a key typed in a view, a
   // script's) is admitted in the same turn, without the promises of the steps below (an echo's
   // path allocated ~1.4 KB of them per key, bench/README.md "Issue 25: the echo's request path").
   if (!isAgentCall(from)) return { from };
-  return admitAgentWrite(guards, session, from, text, wait, signal);
+  return admitAgentWrite(guards, session, from, text, wait, call?.signal);
 }
 
 async function admitAgentWrite(

@@ -41,7 +41,7 @@ export const appInputMethod = method({
       ctx.caller,
       p.data,
       { askMs: DEFAULT_APPROVAL_WAIT_MS, pauseMs: DEFAULT_ARBITRATION_WAIT_MS },
-      ctx.signal,
+      ctx,
     );
     return { written: session.write(p.data, from), secretInput };
   },

@@ -14,7 +14,8 @@ export interface DispatchOptions {
   services: HostServices;
   /** The connection's link, or a one-shot caller's identity. */
   caller: ClientLink | Caller;
-  signal: AbortSignal;
+  /** May be a getter (a peer makes a call's AbortController only when it is looked at): read it only when needed. */
+  readonly signal: AbortSignal;
 }
 
 /** The error dialect of an endpoint: a per-session socket is socket-pty's. */
@@ -34,7 +35,16 @@ export async function dispatch(message: unknown, opts: DispatchOptions): Promise
   const id: JsonRpcId = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null;
   try {
     const req = checkEnvelope(message);
-    const result = await invoke(req.method, req.params, { ...opts, afterResponse: (fn) => afterSend.push(fn) });
+    // Not a spread of opts: that would read its signal (a getter) for every call.
+    const result = await invoke(req.method, req.params, {
+      mode: opts.mode,
+      services: opts.services,
+      caller: opts.caller,
+      get signal() {
+        return opts.signal;
+      },
+      afterResponse: (fn) => afterSend.push(fn),
+    });
     return { response: { jsonrpc: '2.0', id, result: result ?? {} }, afterSend };
   } catch (err) {
     return { response: errorResponse(id, err, dialectOf(opts.mode)), afterSend: [] };
@@ -90,7 +100,9 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
     services: opts.services,
     session,
     caller: opts.caller,
-    signal: opts.signal,
+    get signal() {
+      return opts.signal;
+    },
     afterResponse: opts.afterResponse ?? ((fn) => after.push(fn)),
   };
   // A session killed meanwhile is kept until this call has answered (see SessionRegistry.remove).

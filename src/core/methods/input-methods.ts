@@ -99,6 +99,24 @@ const writeParams = z
     if (problem) ctx.addIssue({ code: 'custom', message: problem.message, params: problem.key === undefined ? undefined : { key: problem.key } });
   });
 
+/** Whether `value` is a plain object whose only own key is `key` (as JSON.parse makes them). */
+function onlyKey(value: unknown, key: string): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  for (const k in value) if (k !== key) return false;
+  return Object.hasOwn(value, key);
+}
+
+/**
+ * A key as most clients send it, `{action: {text}}` and nothing else, is valid as it is: the
+ * schema would make the same of it (nothing is defaulted), so it is taken without the schema.
+ */
+function quickWriteParams(raw: Record<string, unknown>): { action: { text: string } } | undefined {
+  if (!onlyKey(raw, 'action')) return undefined;
+  const action = raw.action;
+  if (!onlyKey(action, 'text') || typeof action.text !== 'string') return undefined;
+  return { action: { text: action.text } };
+}
+
 /** Turns a valid `pty/write` action (or list of them) into the bytes to write. */
 export function actionBytes(action: WriteAction | WriteAction[]): string {
   const problem = actionProblem(action);
@@ -114,6 +132,7 @@ export const writeMethod = method({
   scope: 'input',
   summary: 'Write text and/or named keys; returns the UTF-8 bytes written (with wait, then waits as pty/send does and answers with the outcome too).',
   params: writeParams,
+  quickParams: quickWriteParams,
   result: z.object({ written: z.number(), ...outcomeFields() }),
   needsRunning: true,
   async handler(ctx, p) {
@@ -124,7 +143,7 @@ export const writeMethod = method({
     try {
       const timeout = p.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
       const wait = p.wait ? { askMs: timeout, pauseMs: timeout } : { askMs: DEFAULT_APPROVAL_WAIT_MS, pauseMs: DEFAULT_ARBITRATION_WAIT_MS };
-      const { from } = await admitWrite(ctx.services, session, ctx.caller, bytes, wait, ctx.signal);
+      const { from } = await admitWrite(ctx.services, session, ctx.caller, bytes, wait, ctx);
       if (!p.wait) return { written: session.write(bytes, from) };
       let written = 0;
       const outcome = await oneSendAtATime(session, ctx.signal, () =>
@@ -222,7 +241,7 @@ export const sendMethod = method({
     try {
       // What the user approves is what will be typed, Enter included.
       const typed = p.text + (p.submit === false ? '' : '\r');
-      const { from } = await admitWrite(ctx.services, session, ctx.caller, typed, { askMs: timeout, pauseMs: timeout }, ctx.signal);
+      const { from } = await admitWrite(ctx.services, session, ctx.caller, typed, { askMs: timeout, pauseMs: timeout }, ctx);
       return await send(session, { ...p, timeout, since }, from, ctx.signal);
     } finally {
       typing.dispose();

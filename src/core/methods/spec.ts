@@ -121,6 +121,13 @@ export interface MethodSpec<
   /** One sentence for the protocol reference (and the tool's description when it has none of its own). */
   summary: string;
   params: S;
+  /**
+   * Optional: the commonest params of the method, recognised without walking the schema, and
+   * exactly what the schema makes of them; undefined leaves the params to the schema. For calls
+   * made per key (`pty/write {action: {text}}`): zod's walk was a fifth of a typed key's request
+   * path on a host gone cold between keys (bench/README.md, "Issue 25: echo, this round").
+   */
+  quickParams?(raw: Record<string, unknown>): z.infer<S> | undefined;
   result: R;
   /**
    * What a scoped token (one session, docs/protocol.md#scoped-tokens) may do with it beyond its scope check: by

@@ -88,7 +88,7 @@ export function parseWith<T>(schema: z.ZodType<T>, raw: unknown, what: string): 
   throw invalidParams(`${what}: ${where}${issue.message}`, data);
 }
 
-/** Validates raw params against a method's schema. */
-export function parseParams(spec: MethodSpec, raw: unknown): unknown {
-  return parseWith(spec.params, raw, `Invalid params for ${spec.name}`);
+/** Validates raw params against a method's schema (its `quickParams` first, when it has them). */
+export function parseParams(spec: MethodSpec, raw: Record<string, unknown>): unknown {
+  return spec.quickParams?.(raw) ?? parseWith(spec.params, raw, `Invalid params for ${spec.name}`);
 }

@@ -99,8 +99,8 @@ export interface MethodContext {
    * identity (REST, an MCP call over HTTP). Writes are attributed to it.
    */
   caller: ClientLink | Caller;
-  /** Aborted when the client goes away mid-call. */
-  signal: AbortSignal;
+  /** Aborted when the client goes away mid-call (made on first use: read it only when the call needs it). */
+  readonly signal: AbortSignal;
   /** Runs `fn` right after the response is sent (subscriptions start replay there). */
   afterResponse(fn: () => void): void;
 }

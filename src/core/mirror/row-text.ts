@@ -13,6 +13,8 @@ const enum Cell {
   CodePointMask = 0x1fffff,
   IsCombined = 0x200000,
   WidthShift = 22,
+  /** A code point above 0x7f, or a combined character: bits that make a cell more than one UTF-8 byte. */
+  NotOneByte = (CodePointMask & ~0x7f) | IsCombined,
 }
 
 let latin1 = Buffer.allocUnsafeSlow(1024);
@@ -52,18 +54,21 @@ export function rowBytes(buf: IBuffer, y: number, out: Buffer, at: number): numb
     if (content & Cell.IsCombined || (cp !== 0 && cp !== 0x20)) break;
     n--;
   }
+  // The last cell kept is not blank, so the row ends where the loops stop writing.
   let w = at;
-  let end = at; // just past the last non-space
-  for (let x = 0; x < n; x++) {
+  let x = 0;
+  // Cells of one byte, most of most rows, in a loop of their own; an empty cell reads as a space.
+  for (; x < n; x++) {
+    const content = data[x * Cell.Words];
+    if (content & Cell.NotOneByte) break;
+    out[w++] = content & 0x7f || 0x20;
+  }
+  for (; x < n; x++) {
     const content = data[x * Cell.Words];
     if (content & Cell.IsCombined) return -1;
     const cp = content & Cell.CodePointMask;
     if (cp < 0x80) {
-      if (cp === 0 || cp === 0x20) out[w++] = 0x20;
-      else {
-        out[w++] = cp;
-        end = w;
-      }
+      out[w++] = cp === 0 ? 0x20 : cp;
       continue;
     }
     if (cp < 0x800) {
@@ -77,10 +82,9 @@ export function rowBytes(buf: IBuffer, y: number, out: Buffer, at: number): numb
       out[w++] = 0x80 | ((cp >> 6) & 0x3f);
     }
     out[w++] = 0x80 | (cp & 0x3f);
-    end = w;
     if (content >>> Cell.WidthShift === 2) x++; // the wide character's second cell holds nothing
   }
-  return end;
+  return w;
 }
 
 /**

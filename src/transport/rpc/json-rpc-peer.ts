@@ -3,6 +3,7 @@ import { ErrorCode, errorResponse, limitReached, RpcError } from '../../core/bas
 import { Disposable, disposableTimeout, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../../core/base/lifecycle';
 import type { NotificationSink } from '../../core/io/subscription';
 import { MAX_IN_FLIGHT_REQUESTS } from '../../core/base/limits';
+import { CallAbort } from './call-abort';
 import { CANCEL_REQUEST, ConnectionClosedError, RequestCancelledError, RpcCallError, type Notification } from './messages';
 
 /** Unsent bytes above which a client counts as slow: its subscriptions wait for it to drain. */
@@ -14,8 +15,18 @@ export const CLIENT_HIGH_WATER_BYTES = 1024 * 1024;
  * subscriber's own stream never holds up its requests (an attached terminal's Ctrl+C).
  */
 export const REQUEST_HIGH_WATER_BYTES = 4 * CLIENT_HIGH_WATER_BYTES;
-/** Requests started per event-loop turn from one client's queue; their answers are written before the next batch. */
+/**
+ * Requests started from one client's queue before the rest waits for the event loop's next turn;
+ * their answers are written before the next batch.
+ */
 const REQUESTS_PER_TURN = 16;
+/**
+ * How long the answer to a write may wait for the output it brings (the echo of a key), to leave
+ * with it in one socket write: a client that follows the output is then woken once a key, not
+ * twice (bench/README.md, "Issue 25: echo, this round"). The shortest timer there is; an echo
+ * comes back in well under it, and a write that echoes nothing (a password) waits no longer.
+ */
+const ANSWER_WAITS_FOR_OUTPUT_MS = 1;
 /**
  * How long a request read while the in-flight limit is full waits in line for room, counted from
  * the last request started or answered: a quick call (a read, a status, a write) is answered in
@@ -98,6 +109,8 @@ export interface JsonRpcPeerOptions {
   maxInFlightRequests?: number;
   /** Whose error codes the peer's own refusals use (a per-session socket speaks socket-pty's; default the host's). */
   dialect?: RpcDialect;
+  /** How long an answer may wait for the output its request brings (default ANSWER_WAITS_FOR_OUTPUT_MS; tests lengthen it). */
+  answerWaitsForOutputMs?: number;
 }
 
 /**
@@ -117,13 +130,21 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
    * Every call running, with its id as JSON (1 and "1" differ; undefined without a usable id):
    * each is aborted when the connection goes, or when a cancel notification names its id. Not a
    * listener per call on one connection-wide signal: an AbortSignal's add/removeEventListener cost
-   * 9-30 us a request here, on every key's path.
+   * 9-30 us a request here, on every key's path. A call's AbortController is made only if it looks
+   * at its signal (CallAbort).
    */
-  private readonly _running = new Map<AbortController, string | undefined>();
+  private readonly _running = new Map<CallAbort, string | undefined>();
   /** Messages read and not yet handled (at most about one read's worth: we stop reading meanwhile). */
   private readonly _queue: Array<string | Uint8Array> = [];
-  /** Requests started in this event-loop turn (their answers are written by the turn's end). */
+  /**
+   * Requests started since the queue last waited for a turn of the event loop. Not reset at each
+   * turn's end: a `setImmediate` per request for that cost every key an extra pass of the loop
+   * (bench/README.md, "Issue 25: echo, this round"); a batch may count a few requests of earlier
+   * turns, so it starts at most REQUESTS_PER_TURN in one turn, sometimes fewer.
+   */
   private _startedThisTurn = 0;
+  /** Set while the queue waits for the next turn (REQUESTS_PER_TURN were started). */
+  private _turnWait: NodeJS.Immediate | undefined;
   /** Set while queued requests wait for the client to read what is unsent to it. */
   private readonly _drainWait = this._register(new MutableDisposable());
   private _readingPaused = false;
@@ -137,6 +158,17 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   private readonly _roomWait = this._register(new MutableDisposable());
   /** The write of this turn's messages, pending at the turn's end. */
   private _turn: NodeJS.Immediate | undefined;
+  /** Answers waiting for the output their requests bring (`_answerMayWaitForOutput`), in the order they were ready. */
+  private readonly _held: JsonRpcResponse[] = [];
+  /** Sends the held answers when no output came for them in time. */
+  private _heldTimer: NodeJS.Timeout | undefined;
+  /**
+   * Whether output followed the last answers that waited for it: once one waited in vain (writes
+   * that echo nothing), answers go at once again until output follows a write soon after its answer.
+   */
+  private _outputFollows = true;
+  /** When the last answer that could have waited for output went without waiting (performance.now()). */
+  private _unheldAt = -Infinity;
   private _nextId = 1;
   private readonly _pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   private readonly _onNotification = this._register(new Emitter<Notification>());
@@ -160,6 +192,9 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
         this._queue.length = 0;
         clearImmediate(this._turn); // nobody left to send it to
         this._turn = undefined;
+        clearImmediate(this._turnWait);
+        clearTimeout(this._heldTimer);
+        this._held.length = 0;
         for (const call of this._running.keys()) call.abort();
         this._running.clear();
         const reason = this._lostBecause ?? (this._refusal && `the other end answered "${this._refusal}"`);
@@ -171,12 +206,22 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
 
   /**
    * Answers one request; undefined on a peer that does not serve. Never throws: a failure is an
-   * error response (the table's dispatch).
+   * error response (the table's dispatch). `call.signal` aborts when the connection goes or the
+   * client cancels the call; read it only when needed (it is made on first use).
    */
-  protected _serve?(message: unknown, signal: AbortSignal): Promise<PeerAnswer>;
+  protected _serve?(message: unknown, call: { readonly signal: AbortSignal }): Promise<PeerAnswer>;
 
   /** Whether a subscription still has something to send (a half-closed connection stays open for it). */
   protected _hasMoreToSend(): boolean {
+    return false;
+  }
+
+  /**
+   * Whether the answer to `message` may wait a moment for the output the call brings, to leave in
+   * the same write (a `pty/write` from a client that follows that output); the peer's `flush`,
+   * which a subscription's pump calls once it has written its notifications, sends it.
+   */
+  protected _answerMayWaitForOutput(_message: unknown, _response: JsonRpcResponse): boolean {
     return false;
   }
 
@@ -218,6 +263,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
    * input it will not read on (a line over the limit, an HTTP request on a JSON-RPC port).
    */
   refuse(error: RpcError): void {
+    this._sendHeld();
     this._write(errorResponse(null, error));
     this._endTurn();
     this._wire.end();
@@ -232,8 +278,13 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     this.dispose();
   }
 
-  /** Sends what this turn gathered now, not at the turn's end (before the connection is ended; when a subscription's pump ends). */
+  /**
+   * Sends what this turn gathered now, not at the turn's end (before the connection is ended; when
+   * a subscription's pump ends), with the answers that waited for output after it.
+   */
   flush(): void {
+    if (this._held.length > 0) this._sendHeld();
+    else if (!this._outputFollows && performance.now() - this._unheldAt < this._answerWaitMs) this._outputFollows = true;
     this._endTurn();
   }
 
@@ -305,14 +356,17 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
         });
         break;
       }
-      if (this._startedThisTurn >= REQUESTS_PER_TURN) break; // the turn's end pumps again
-      if (!this._hasRoom()) break; // an answer, or the patience's end, pumps again
-      if (this._startedThisTurn++ === 0) {
-        setImmediate(() => {
+      if (this._startedThisTurn >= REQUESTS_PER_TURN) {
+        // The rest waits for the next turn: this turn's answers leave first.
+        this._turnWait ??= setImmediate(() => {
+          this._turnWait = undefined;
           this._startedThisTurn = 0;
           this._pump();
         });
+        break;
       }
+      if (!this._hasRoom()) break; // an answer, or the patience's end, pumps again
+      this._startedThisTurn++;
       void this._handle(this._queue.shift()!);
     }
     this._setReading(this._queue.length === 0);
@@ -365,12 +419,17 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     // Each call stops when the connection goes, or when the client cancels it by its id.
     const id = requestId(message);
     const key = id === null || id === undefined ? undefined : JSON.stringify(id);
-    const call = new AbortController();
+    const call = new CallAbort();
     this._running.set(call, key);
     try {
-      const { response, afterSend } = await this._serve(message, call.signal);
+      const { response, afterSend } = await this._serve(message, call);
       if (this.isDisposed) return;
-      this._write(response);
+      if (afterSend.length === 0 && this._answerMayWaitForOutput(message, response)) this._holdForOutput(response);
+      else {
+        // Answers leave in the order they were ready: a held one is not overtaken.
+        if (this._held.length > 0) this._sendHeld();
+        this._write(response);
+      }
       if (afterSend.length > 0) this._endTurn(); // the answer leaves before what follows it (a close, an exit)
       for (const fn of afterSend) fn();
     } finally {
@@ -441,9 +500,38 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     if (!this._inputEnded || this.isDisposed) return;
     setImmediate(() => {
       if (this.isDisposed || this._queue.length > 0 || this._inFlight > 0 || this._hasMoreToSend()) return;
+      this._sendHeld();
       this._endTurn();
       this._wire.end();
     });
+  }
+
+  /** Keeps an answer until output is flushed (`flush`) or the wait is over; at once while writes bring no output. */
+  private get _answerWaitMs(): number {
+    return this._options.answerWaitsForOutputMs ?? ANSWER_WAITS_FOR_OUTPUT_MS;
+  }
+
+  private _holdForOutput(response: JsonRpcResponse): void {
+    if (!this._outputFollows) {
+      this._unheldAt = performance.now();
+      return this._write(response);
+    }
+    this._held.push(response);
+    this._heldTimer ??= setTimeout(this._heldTimedOut, this._answerWaitMs);
+  }
+
+  private readonly _heldTimedOut = (): void => {
+    this._heldTimer = undefined;
+    this._outputFollows = false;
+    this._sendHeld();
+  };
+
+  /** Writes the held answers (after whatever this turn gathered before them). */
+  private _sendHeld(): void {
+    clearTimeout(this._heldTimer);
+    this._heldTimer = undefined;
+    for (const response of this._held) this._write(response);
+    this._held.length = 0;
   }
 
   /**

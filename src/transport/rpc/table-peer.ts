@@ -1,6 +1,7 @@
 import { dialectOf, dispatch, type DispatchMode } from '../../core/methods/dispatch';
 import { ClientLink, type ClientLinkOptions } from '../../core/io/client-link';
 import type { HostServices } from '../../core/methods/types';
+import type { JsonRpcResponse } from '../../core/base/errors';
 import { JsonRpcPeer, type JsonRpcPeerOptions, type MessageWire, type PeerAnswer } from './json-rpc-peer';
 
 export interface TablePeerOptions extends JsonRpcPeerOptions {
@@ -28,11 +29,36 @@ export class TablePeer extends JsonRpcPeer {
     this.link = this._register(new ClientLink({ ..._table.link, sink: this }));
   }
 
-  protected override _serve(message: unknown, signal: AbortSignal): Promise<PeerAnswer> {
-    return dispatch(message, { mode: this._table.mode, services: this._table.services, caller: this.link, signal });
+  protected override _serve(message: unknown, call: { readonly signal: AbortSignal }): Promise<PeerAnswer> {
+    const { mode, services } = this._table;
+    // A getter: the call's AbortController is made only if the method looks at its signal.
+    return dispatch(message, {
+      mode,
+      services,
+      caller: this.link,
+      get signal() {
+        return call.signal;
+      },
+    });
   }
 
   protected override _hasMoreToSend(): boolean {
     return this.link.streaming;
+  }
+
+  /**
+   * A `pty/write` that wrote something and waits for nothing, from a client that follows that
+   * session's output on this connection (the session socket's own session, or the one a control
+   * client names by id): its answer may go with the echo (JsonRpcPeer). A write with `wait`
+   * answers once the output it waited for has come, so it has nothing to wait for.
+   */
+  protected override _answerMayWaitForOutput(message: unknown, response: JsonRpcResponse): boolean {
+    const m = message as { method?: unknown; params?: { wait?: unknown; session?: unknown } };
+    if (m.method !== 'pty/write' || m.params?.wait === true || !('result' in response)) return false;
+    if (!(((response.result as { written?: unknown }).written as number) > 0)) return false;
+    const { mode } = this._table;
+    const id = mode.kind === 'session' ? mode.session.id : m.params?.session;
+    const sub = typeof id === 'string' ? this.link.subscription(id) : undefined;
+    return sub !== undefined && !sub.finished;
   }
 }

@@ -280,6 +280,30 @@ describe('errors: non-zero exit status and one line on stderr', () => {
     assert.equal(fs.existsSync(sockPath), false, 'no socket was created');
     assert.deepEqual(readLiveRecords(emptyEnv.SHARED_PTY_DIR!), [], 'no host was started');
   });
+
+  test('daemon: flags it cannot use are refused before anything starts, leaving no host and no lock', { timeout: TEST_TIMEOUT }, async () => {
+    const daemonDir = privateDir();
+    const daemonEnv = bashEnv({ SHARED_PTY_DIR: daemonDir });
+    const cases: Array<[string[], RegExp]> = [
+      [['--http-port', '99999'], /--http-port/],
+      [['--allow-origin', 'not an origin'], /--allow-origin/],
+      [['--no-http', '--http-port', '8080'], /exclusive/],
+      [['--no-http', '--allow-origin', 'http://localhost:3000'], /exclusive/],
+      [['--scrollback', '5'], /--scrollback/],
+      [['--idle-exit-ms', 'soon'], /--idle-exit-ms/],
+    ];
+    // One at a time, each bounded: a daemon that started its host before finding the bad flag runs on.
+    for (const [args, pattern] of cases) {
+      const r = await runCli(['daemon', ...args], daemonEnv, 10_000);
+      failsWithOneLine(r, `daemon ${args.join(' ')}`, pattern);
+      assert.deepEqual(readLiveRecords(daemonDir), [], `daemon ${args.join(' ')}: no host was started`);
+      assert.deepEqual(
+        fs.readdirSync(daemonDir).filter((f) => f.startsWith('daemon-')),
+        [],
+        `daemon ${args.join(' ')}: no daemon lock was left`,
+      );
+    }
+  });
 });
 
 describe('read', () => {

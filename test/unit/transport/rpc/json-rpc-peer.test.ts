@@ -397,26 +397,37 @@ class WriteLog implements MessageWire {
   mark(what: string): void {
     this.log.push(what);
   }
+  /** Each write to the socket, as what it carried: `answer 10 + output "a"` is one write of both. */
+  readonly writes: string[] = [];
   private _write(): void {
+    const carried: string[] = [];
     for (const text of this._gathered) {
       const m = JSON.parse(text) as Msg;
       if (m.method === 'pty/output') this.output += m.params.data;
-      this.log.push(m.method === 'pty/output' ? `output ${JSON.stringify(m.params.data)}` : `answer ${m.id}`);
+      carried.push(m.method === 'pty/output' ? `output ${JSON.stringify(m.params.data)}` : `answer ${m.id}`);
     }
+    this.log.push(...carried);
+    if (carried.length > 0) this.writes.push(carried.join(' + '));
     this._gathered = [];
   }
 }
 
 describe('an echo on a session socket', () => {
   test(
-    'is written in the event-loop turn of the PTY read that brought it, after the answer to the write that caused it',
+    'is written in the event-loop turn of the PTY read that brought it, in one write with the answer to the write that caused it',
     { timeout: TEST_TIMEOUT },
     on(
       () => real,
       async () => {
         const s = await h.host.createSession({ command: 'cat', name: 'echo-turn' });
         const wire = new WriteLog();
-        const peer = new TablePeer(wire, { mode: { kind: 'session', session: s }, services: h.host, link: { origin: 'script', transport: 'socket', home: s } });
+        const peer = new TablePeer(wire, {
+          mode: { kind: 'session', session: s },
+          services: h.host,
+          link: { origin: 'script', transport: 'socket', home: s },
+          // The echo comes within the wait whatever the load (the host's own wait is 1 ms).
+          answerWaitsForOutputMs: MESSAGE_MS,
+        });
         // Whatever the loop runs after the read (another client's request, a timer) comes after this mark.
         const marks = s.onOutput(() => setImmediate(() => wire.mark('next turn')));
         try {
@@ -424,9 +435,12 @@ describe('an echo on a session socket', () => {
           await until(() => wire.log.includes('answer 1'), MESSAGE_MS, 'the subscribe answer');
           for (const [i, key] of ['a', 'b', 'c'].entries()) {
             wire.log.length = 0;
+            wire.writes.length = 0;
             peer.receive(request(10 + i, 'pty/write', { action: { text: key } }));
             await until(() => wire.log.includes('next turn') && wire.log.some((l) => l.startsWith('output')), MESSAGE_MS, `the echo of ${key}`);
-            assert.deepEqual(wire.log.slice(0, 3), [`answer ${10 + i}`, `output ${JSON.stringify(key)}`, 'next turn']);
+            assert.deepEqual(wire.log.slice(0, 3), [`output ${JSON.stringify(key)}`, `answer ${10 + i}`, 'next turn']);
+            // The client is woken once for the key, not once for the answer and again for the echo.
+            assert.deepEqual(wire.writes, [`output ${JSON.stringify(key)} + answer ${10 + i}`]);
           }
           // Every byte, in order: the keys' echo, then cat's copy of the line.
           s.write('xyz\r', TEST_WRITER);
@@ -434,6 +448,114 @@ describe('an echo on a session socket', () => {
           assert.equal(wire.output, 'abcxyz\r\nabcxyz\r\n');
         } finally {
           marks.dispose();
+          peer.dispose();
+          s.kill();
+        }
+      },
+    ),
+  );
+
+  test(
+    'on the control socket rides with the answer only for the session the client follows',
+    { timeout: TEST_TIMEOUT },
+    on(
+      () => real,
+      async () => {
+        const followed = await h.host.createSession({ command: 'cat', name: 'followed' });
+        const other = await h.host.createSession({ command: 'cat', name: 'not-followed' });
+        const wire = new WriteLog();
+        const peer = new TablePeer(wire, {
+          mode: { kind: 'control' },
+          services: h.host,
+          link: { origin: 'script', transport: 'control' },
+          answerWaitsForOutputMs: MESSAGE_MS,
+        });
+        const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+        try {
+          peer.receive(request(1, 'pty/subscribe', { session: followed.id }));
+          await until(() => wire.log.includes('answer 1'), MESSAGE_MS, 'the subscribe answer');
+          wire.writes.length = 0;
+          peer.receive(request(2, 'pty/write', { session: followed.id, action: { text: 'f' } }));
+          await until(() => wire.log.includes('answer 2'), MESSAGE_MS, 'the answer to the followed write');
+          assert.deepEqual(wire.writes, ['output "f" + answer 2']);
+          // Its echo goes to no one here: the answer waits for nothing (written at its turn's end, the second mark).
+          peer.receive(request(3, 'pty/write', { session: other.id, action: { text: 'o' } }));
+          await turn();
+          await turn();
+          assert.ok(wire.log.includes('answer 3'), `answered in its turn (got ${JSON.stringify(wire.log)})`);
+          assert.equal(wire.writes.at(-1), 'answer 3');
+        } finally {
+          peer.dispose();
+          followed.kill();
+          other.kill();
+        }
+      },
+    ),
+  );
+
+  test(
+    'is not overtaken: an answer ready later makes the one waiting for output leave first',
+    { timeout: TEST_TIMEOUT },
+    on(
+      () => real,
+      async () => {
+        const s = await h.host.createSession({ command: 'sh', args: ['-c', 'stty -echo; echo ready; exec cat >/dev/null'], name: 'answer-order' });
+        const wire = new WriteLog();
+        // A wait longer than the test: the write's answer leaves only when something else makes it.
+        const peer = new TablePeer(wire, {
+          mode: { kind: 'session', session: s },
+          services: h.host,
+          link: { origin: 'script', transport: 'socket', home: s },
+          answerWaitsForOutputMs: 10 * MESSAGE_MS,
+        });
+        const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+        try {
+          peer.receive(request(1, 'pty/subscribe'));
+          await until(() => wire.output.includes('ready'), MESSAGE_MS, 'echo off');
+          const before = s.lastInput;
+          peer.receive(request(2, 'pty/write', { action: { text: 'x' } }));
+          await until(() => s.lastInput !== before, MESSAGE_MS, 'the key written');
+          await turn();
+          assert.ok(!wire.log.includes('answer 2'), `the answer waits for output that does not come: ${JSON.stringify(wire.log)}`);
+          peer.receive(request(3, 'pty/status'));
+          await until(() => wire.log.includes('answer 3'), MESSAGE_MS, 'the status');
+          assert.deepEqual(
+            wire.log.filter((l) => l.startsWith('answer')).slice(-2),
+            ['answer 2', 'answer 3'],
+            `the waiting answer left first: ${JSON.stringify(wire.log)}`,
+          );
+        } finally {
+          peer.dispose();
+          s.kill();
+        }
+      },
+    ),
+  );
+
+  test(
+    'leaves a write that brings no output answered: after one such write, the next is answered in its own turn',
+    { timeout: TEST_TIMEOUT },
+    on(
+      () => real,
+      async () => {
+        // A program that reads its input with echo off (a password prompt): a write brings no output.
+        const s = await h.host.createSession({ command: 'sh', args: ['-c', 'stty -echo; echo ready; exec cat >/dev/null'], name: 'no-echo' });
+        const wire = new WriteLog();
+        const peer = new TablePeer(wire, { mode: { kind: 'session', session: s }, services: h.host, link: { origin: 'script', transport: 'socket', home: s } });
+        const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+        try {
+          peer.receive(request(1, 'pty/subscribe'));
+          await until(() => wire.output.includes('ready'), MESSAGE_MS, 'echo off');
+          peer.receive(request(2, 'pty/write', { action: { text: 'secret' } }));
+          await until(() => wire.log.includes('answer 2'), MESSAGE_MS, 'the answer to a write that echoes nothing');
+          // Writes have stopped bringing output: the next answer does not wait for any. The
+          // answer is written at the end of the turn that ran the request (the second mark).
+          peer.receive(request(3, 'pty/write', { action: { text: 'more' } }));
+          await turn();
+          await turn();
+          assert.ok(wire.log.includes('answer 3'), `answered in its turn (got ${JSON.stringify(wire.log)})`);
+          assert.equal(wire.writes.at(-1), 'answer 3');
+        } finally {
           peer.dispose();
           s.kill();
         }

@@ -1,0 +1,43 @@
+// `pty/write`'s params as most clients send a key, `{action: {text}}`, are taken without the
+// schema (src/core/methods/input-methods.ts quickWriteParams): what they are taken as must be
+// exactly what the schema makes of them, and anything else must still go to the schema.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeMethod } from '../../../../src/core/methods/input-methods';
+import { parseParams } from '../../../../src/core/methods/table';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+ensureNoDisposablesAreLeakedInTestSuite();
+
+const quick = (raw: unknown) => writeMethod.quickParams!(raw as Record<string, unknown>);
+
+test('a key as clients send it is taken as the schema takes it', () => {
+  for (const text of ['a', '', 'é', '\r', 'ls -la\n', '\u001b[A']) {
+    const raw = JSON.parse(JSON.stringify({ action: { text } })) as Record<string, unknown>;
+    const taken = quick(raw);
+    assert.ok(taken, `taken without the schema: ${JSON.stringify(raw)}`);
+    assert.deepEqual(taken, writeMethod.params.parse(raw));
+    assert.deepEqual(parseParams(writeMethod, raw), taken);
+  }
+});
+
+test('anything else goes to the schema: its defaults, its checks and its errors stay', () => {
+  const others: unknown[] = [
+    {},
+    { action: null },
+    { action: 'a' },
+    { action: { text: 1 } },
+    { action: { key: 'Enter' } },
+    { action: { text: 'a', key: 'Enter' } },
+    { action: { text: 'a', extra: true } },
+    { action: [{ text: 'a' }] },
+    { action: { text: 'a' }, wait: true },
+    { action: { text: 'a' }, timeout: 5 },
+    { action: { text: 'a' }, unknown: 1 },
+    JSON.parse('{"action":{"text":"a","__proto__":{"x":1}}}'),
+    JSON.parse('{"__proto__":{"action":{"text":"a"}}}'),
+  ];
+  for (const raw of others) assert.equal(quick(raw), undefined, `left to the schema: ${JSON.stringify(raw)}`);
+  assert.throws(() => parseParams(writeMethod, { action: { text: 'a', key: 'Enter' } }), /text or key, not both/);
+  assert.throws(() => parseParams(writeMethod, { action: { text: 1 } }), /Invalid params for pty\/write/);
+});
