@@ -97,5 +97,6 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
  * emitter's own list, since nothing outside the host can tell when a long-poll has begun to wait.
  */
 export function outputListeners(session: object): number {
-  return (session as unknown as { _onOutput: { _listeners: unknown[] } })._onOutput._listeners.length;
+  // The emitter makes its list at the first subscription (lifecycle.ts).
+  return (session as unknown as { _onOutput: { _listeners?: unknown[] } })._onOutput._listeners?.length ?? 0;
 }

@@ -137,10 +137,16 @@ export type Event<T> = (listener: (e: T) => void) => IDisposable;
  * Fires events to listeners. A throwing listener does not stop the others, nor the code that
  * fired (a PTY read, a timer): its error goes to `onUnexpectedError`, which logs it.
  * Disposing the emitter ends every subscription to it.
+ *
+ * Small when nobody listens: a session has ~15 emitters, most of them without listeners while it
+ * is idle, and a host holds 256 sessions; the lists are made at the first subscription, and a
+ * subscription is one object (bench/README.md, issue 25: memory per session).
  */
 export class Emitter<T> implements IDisposable {
-  private _listeners: Array<(e: T) => void> = [];
-  private readonly _subscriptions = new Set<IDisposable>();
+  /** Listeners in order, replaced (not changed) when one leaves; undefined until the first. */
+  private _listeners: Array<(e: T) => void> | undefined;
+  /** Subscriptions in order; undefined until the first. */
+  private _subscriptions: Subscription<T>[] | undefined;
   private _disposed = false;
 
   constructor() {
@@ -150,22 +156,21 @@ export class Emitter<T> implements IDisposable {
   readonly event: Event<T> = (listener) => {
     // A disposed emitter fires no more: listening to it holds nothing (a client that already closed).
     if (this._disposed) return NONE;
-    this._listeners.push(listener);
-    const subscription = toDisposable(() => {
-      this._subscriptions.delete(subscription);
-      this._listeners = this._listeners.filter((l) => l !== listener);
-    });
-    this._subscriptions.add(subscription);
+    (this._listeners ??= []).push(listener);
+    const subscription = new Subscription(this, listener);
+    (this._subscriptions ??= []).push(subscription);
     return subscription;
   };
 
   /** Whether anyone listens now (a wait that already ended has stopped listening). */
   hasListeners(): boolean {
-    return this._listeners.length > 0;
+    return this._listeners !== undefined && this._listeners.length > 0;
   }
 
   fire(e: T): void {
-    for (const l of this._listeners.slice()) {
+    const listeners = this._listeners;
+    if (!listeners) return;
+    for (const l of listeners.slice()) {
       try {
         l(e);
       } catch (err) {
@@ -174,11 +179,38 @@ export class Emitter<T> implements IDisposable {
     }
   }
 
+  /** `s` ended: its listener leaves (called by Subscription.dispose only). */
+  _unsubscribe(s: Subscription<T>): void {
+    this._subscriptions = this._subscriptions?.filter((x) => x !== s);
+    this._listeners = this._listeners?.filter((l) => l !== s.listener);
+  }
+
   dispose(): void {
     if (this._disposed) return;
     this._disposed = true;
-    this._listeners = [];
-    for (const s of this._subscriptions) s.dispose();
+    this._listeners = undefined;
+    const subscriptions = this._subscriptions;
+    this._subscriptions = undefined;
+    if (subscriptions) for (const s of subscriptions) s.dispose();
     tracker?.markAsDisposed(this);
+  }
+}
+
+/** One listener's subscription to an Emitter: disposing it (once) takes the listener off. */
+class Subscription<T> implements IDisposable {
+  private _done = false;
+
+  constructor(
+    private readonly _emitter: Emitter<T>,
+    readonly listener: (e: T) => void,
+  ) {
+    tracker?.trackDisposable(this);
+  }
+
+  dispose(): void {
+    if (this._done) return;
+    this._done = true;
+    tracker?.markAsDisposed(this);
+    this._emitter._unsubscribe(this);
   }
 }

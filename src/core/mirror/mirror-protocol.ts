@@ -38,6 +38,12 @@ export type FromMirrorThread =
    * once per turn of the thread's loop): the session writes them to the program.
    */
   | { t: 'answers'; id: number; data: string }
+  /**
+   * Output the thread has parsed, handed back (transferred) so that its memory is freed at the
+   * main thread's next collection, which comes within milliseconds while output flows; the thread's
+   * own collections are rare, and held ~30 MB of parsed output in a flood (mirror-worker.ts `spent`).
+   */
+  | { t: 'spent'; buffers: ArrayBuffer[] }
   /** `cursor`: the output the answer reflects, exactly. */
   | { t: 'reply'; req: number; ok: true; value: unknown; cursor: number }
   | { t: 'reply'; req: number; ok: false; error: string };

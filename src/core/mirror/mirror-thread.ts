@@ -184,6 +184,7 @@ export class MirrorThread {
       this._endpoints.get(msg.id)?.onAnswers(msg.data);
       return;
     }
+    if (msg.t === 'spent') return; // dropped here: freed at this thread's next collection
     const r = this._requests.get(msg.req);
     if (!r) return;
     this._requests.delete(msg.req);

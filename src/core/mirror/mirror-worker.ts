@@ -67,7 +67,7 @@ const port = parentPort;
 if (!port) throw new Error('mirror-worker runs only as a worker thread');
 
 const entries = new Map<number, Entry>();
-const post = (msg: FromMirrorThread) => port.postMessage(msg);
+const post = (msg: FromMirrorThread, transfer?: ArrayBuffer[]) => port.postMessage(msg, transfer);
 
 // "parsed" notices are coalesced to one per mirror per turn: a flood parses thousands of chunks.
 const unacked = new Set<number>();
@@ -83,9 +83,28 @@ function scheduleNotices(): void {
   setImmediate(sendNotices);
 }
 
+/**
+ * The memory of output chunks parsed since the last notices, to hand back. A chunk's memory comes
+ * from the main thread (transferred) and is freed here only when a collection finds it dead. This
+ * thread allocates little per byte parsed, so its collections are rare: in a flood of 100 sessions
+ * ~30 MB of parsed output waited for one (bench/README.md, issue 25: memory per session). The main
+ * thread collects within milliseconds while output flows.
+ */
+let spent: ArrayBuffer[] = [];
+
+/** A chunk is parsed: its memory goes back with the next notices when the chunk had it all to itself. */
+function parsedChunk(data: Uint8Array): void {
+  const memory = data.buffer;
+  if (data.byteOffset === 0 && data.byteLength === memory.byteLength && memory instanceof ArrayBuffer) spent.push(memory);
+}
+
 /** Sends what was gathered: answers first (see postAnswers), then how far each mirror got, then signals. */
 function sendNotices(): void {
   ackScheduled = false;
+  if (spent.length > 0) {
+    post({ t: 'spent', buffers: spent }, spent);
+    spent = [];
+  }
   postAnswers();
   for (const m of unacked) {
     const e = entries.get(m);
@@ -230,6 +249,7 @@ function step(id: number, e: Entry): void {
     } else e.backlog.shift();
     budget -= data.length;
     mirrorOf(id, e).write(data);
+    if (data === head.data) parsedChunk(data);
     e.parsed = head.data === data ? head.end : head.end - head.data.length;
     e.spanBytes += data.length;
   }

@@ -1,4 +1,4 @@
-import { Terminal, type IBufferNamespace, type IMarker } from '@xterm/headless';
+import { Terminal, type IBufferNamespace } from '@xterm/headless';
 import { SerializeAddon } from '@xterm/addon-serialize';
 import { Disposable, toDisposable, type Event } from '../base/lifecycle';
 import { rowText } from './row-text';
@@ -9,6 +9,7 @@ import { DEFAULT_SCROLLBACK_LINES, type ScreenSize, type ScreenSnapshot } from '
 import { SavedCursorAsScreenRow } from './saved-cursor';
 import { EraseAboveAtLastColumn } from './erase-above';
 import { QueryAnswers, type ReportedColors } from './query-answers';
+import { boundaryOf, type Boundary } from './boundary';
 
 /** Tuning of the headless mirror. Each number is a trade-off measured on real sessions. */
 const enum MirrorTuning {
@@ -36,7 +37,7 @@ export class Mirror extends Disposable {
   private readonly _buffers: IBufferNamespace;
   private readonly _store: ScrollbackStore;
   /** First xterm buffer row not yet moved into the store (normal buffer). */
-  private _boundary: IMarker | undefined;
+  private readonly _boundary: Boundary;
   private _pendingBytes = 0;
   /** Scroll events since the last look at how many rows wait to be harvested. */
   private _scrolledSinceCheck = 0;
@@ -69,6 +70,8 @@ export class Mirror extends Disposable {
     this._term.unicode.activeVersion = '11';
     this._answers = this._register(new QueryAnswers(this._term));
     this._store = new ScrollbackStore(_scrollbackLines);
+    // Its row only leaves the buffer unmoved when the program cleared the scrollback (ED 3): so does the store.
+    this._boundary = this._register(boundaryOf(this._term, () => this._store.clear()));
     this._resetBoundary();
     // Every row that scrolls into xterm's scrollback fires this; a flood of output scrolls hundreds
     // of thousands of rows, so the listener only counts, and looks at the buffer once per batch.
@@ -169,7 +172,7 @@ export class Mirror extends Disposable {
     // Move every scrolled-off row out first: reflow may trim xterm's short scrollback.
     this._maybeHarvest(1);
     this._term.resize(cols, rows);
-    if (!this._boundary || this._boundary.isDisposed) this._resetBoundary();
+    if (this._boundary.line === undefined) this._resetBoundary();
   }
 
   /**
@@ -272,46 +275,24 @@ export class Mirror extends Disposable {
   }
 
   private _boundaryLine(): number {
-    const b = this._boundary;
-    return b && !b.isDisposed && b.line >= 0 ? b.line : 0;
+    return this._boundary.line ?? 0;
   }
 
   /** Moves scrolled-off rows into the compact store once at least `min` of them wait. */
   private _maybeHarvest(min: number): void {
     // This runs for every row that scrolls: the cheap test first.
-    const b = this._boundary;
-    if (b && !b.isDisposed && this._buffers.normal.baseY - b.line < min) return;
+    const from = this._boundary.line;
+    if (from !== undefined && this._buffers.normal.baseY - from < min) return;
     if (this._buffers.active.type !== 'normal') return; // the normal buffer does not scroll meanwhile
-    if (!this._boundary || this._boundary.isDisposed) {
+    if (from === undefined) {
       this._resetBoundary();
       return;
     }
     const buf = this._buffers.normal;
-    const from = this._boundary.line;
     const to = buf.baseY;
-    if (to - from < min) return;
     const cols = this._term.cols;
     for (let i = from; i < to; i++) this._store.pushRow(buf, i, cols);
-    this._placeBoundary(to);
-  }
-
-  /** Points the boundary marker at xterm buffer row `line` (normal buffer must be active). */
-  private _placeBoundary(line: number): void {
-    const buf = this._buffers.normal;
-    const marker = this._term.registerMarker(line - (buf.baseY + buf.cursorY));
-    const old = this._boundary;
-    this._boundary = marker;
-    old?.dispose();
-    if (marker) {
-      // A marker only dies before we move it when the program cleared the scrollback (ED 3, RIS):
-      // honour that in the compact store too, as a terminal would.
-      marker.onDispose(() => {
-        if (this._boundary === marker) {
-          this._boundary = undefined;
-          this._store.clear();
-        }
-      });
-    }
+    this._boundary.place(to);
   }
 
   /**
@@ -321,17 +302,13 @@ export class Mirror extends Disposable {
   private _dropScrollback(reset: boolean): void {
     const pending = Math.max(0, this._buffers.normal.baseY - this._boundaryLine());
     this._store.clear(pending + (reset ? this._term.rows : 0));
-    if (reset) {
-      // The reset replaces xterm's buffers; the old marker would point into the discarded one.
-      const old = this._boundary;
-      this._boundary = undefined;
-      old?.dispose();
-    }
+    // The reset replaces xterm's buffers; the old row would point into the discarded one.
+    if (reset) this._boundary.clear();
   }
 
   private _resetBoundary(): void {
     if (this._buffers.active.type !== 'normal') return;
-    this._placeBoundary(0);
+    this._boundary.place(0);
   }
 
   private _releaseWaiters(): void {

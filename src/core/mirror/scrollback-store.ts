@@ -5,6 +5,32 @@ import { BLOCK_ROWS, blockRow, ROW_END, sealBlock, type SealedBlock } from './se
 /** Most bytes a cell's character takes in UTF-8 (rowBytes writes at most this much per cell). */
 const MAX_CELL_BYTES = 4;
 
+/**
+ * Dropped blocks kept to hold the next ones: a flood fills one block as it drops one, so two make
+ * the flood allocate none. Each holds at most what a block of its size holds.
+ */
+const MAX_SPARE_BLOCKS = 2;
+
+/**
+ * A block's own memory is a multiple of this, so a spare one fits the next block of about the same
+ * size (a few bytes more is usual: a longer row number); half of it on average is unused, ~3 % of
+ * a block of coloured rows.
+ */
+const ROOM_STEP = 1024;
+
+/**
+ * A block of BLOCK_ROWS rows (sealed-blocks.ts): in this thread's own memory (`room`, reused once
+ * the block is dropped) until another thread is told about it, then in shared memory for good.
+ */
+interface StoredBlock {
+  ends: Uint32Array;
+  bytes: Buffer;
+  /** Shared memory, once sealed: never written again, maybe held by another thread. */
+  memory?: SharedArrayBuffer;
+  /** This thread's memory that `bytes` is a view of, until sealed. */
+  room?: Buffer;
+}
+
 /** The store's sealed rows as another thread reads them (scrollback-page.ts). */
 export interface SealedRows {
   /** The sealed blocks' memory, oldest first (shared, never written again). */
@@ -26,7 +52,9 @@ export interface SealedRows {
  * unread: making them was a fifth of the mirror's work (bench/README.md, profile).
  */
 export class ScrollbackStore {
-  private _blocks: SealedBlock[] = [];
+  private _blocks: StoredBlock[] = [];
+  /** Dropped blocks in this thread's own memory, to hold the next ones (see StoredBlock). */
+  private _spare: StoredBlock[] = [];
   /** Rows of the first block already dropped. */
   private _skip = 0;
   /** The newest rows, not yet sealed into a block (fewer than BLOCK_ROWS): bytes and row ends. */
@@ -74,9 +102,25 @@ export class ScrollbackStore {
     return this._tail.toString('utf8', r === 0 ? 0 : this._tailEnds[r - 1], this._tailEnds[r] - 1);
   }
 
-  /** The sealed blocks, for a read from another thread: they stay as they are, whatever the store does next. */
+  /**
+   * The full blocks, for a read from another thread: they stay as they are, whatever the store does
+   * next. A block moves to shared memory the first time it is told (a copy, once): in a flood no
+   * read asks, and the dropped blocks' memory holds the next ones. Sealing each block as it filled
+   * made a shared buffer per 256 rows that only a full collection frees: in 100 sessions of `yes`
+   * ~30-50 MB of dead blocks waited for one (bench/README.md, issue 25: memory per session).
+   */
   sealed(): SealedRows {
-    return { memory: this._blocks.map((b) => b.memory), skip: this._skip, first: this._dropped };
+    const memory: SharedArrayBuffer[] = [];
+    for (let i = 0; i < this._blocks.length; i++) {
+      const b = this._blocks[i];
+      if (!b.memory) {
+        const sealed: SealedBlock = sealBlock(b.bytes, b.bytes.length, b.ends);
+        this._blocks[i] = sealed;
+        this._keep(b);
+      }
+      memory.push(this._blocks[i].memory!);
+    }
+    return { memory, skip: this._skip, first: this._dropped };
   }
 
   /**
@@ -85,6 +129,7 @@ export class ScrollbackStore {
    */
   clear(alsoGone = 0): void {
     this._dropped += this._length + alsoGone;
+    for (const b of this._blocks) this._keep(b);
     this._blocks = [];
     this._tailRows = 0;
     this._skip = 0;
@@ -119,12 +164,30 @@ export class ScrollbackStore {
   }
 
   /**
-   * The full tail becomes a block of its exact size, in shared memory (sealed-blocks.ts: the main
-   * thread reads old rows there); the tail's buffer is reused.
+   * The full tail becomes a block of its size (a spare one when one fits, see StoredBlock); the
+   * tail's buffer is reused.
    */
   private _seal(): void {
-    this._blocks.push(sealBlock(this._tail, this._tailBytes(), this._tailEnds));
+    const size = this._tailBytes();
+    const block = this._roomFor(size);
+    this._tail.copy(block.room!, 0, 0, size);
+    block.bytes = block.room!.subarray(0, size);
+    block.ends.set(this._tailEnds);
+    this._blocks.push(block);
     this._tailRows = 0;
+  }
+
+  /** A block with room for `size` bytes: a spare one that holds at most twice that, else a new one. */
+  private _roomFor(size: number): StoredBlock {
+    const i = this._spare.findIndex((b) => b.room!.length >= size && b.room!.length <= 2 * size + ROOM_STEP);
+    if (i >= 0) return this._spare.splice(i, 1)[0];
+    const room = Buffer.allocUnsafeSlow(Math.ceil(size / ROOM_STEP) * ROOM_STEP || ROOM_STEP);
+    return { ends: new Uint32Array(BLOCK_ROWS), bytes: room, room };
+  }
+
+  /** A block the store let go of: its own memory holds a later block (a shared one may still be read elsewhere). */
+  private _keep(b: StoredBlock): void {
+    if (b.room && !b.memory && this._spare.length < MAX_SPARE_BLOCKS) this._spare.push(b);
   }
 
   /** Drops the oldest `n` rows of the tail (only when no block is left). */
@@ -153,7 +216,7 @@ export class ScrollbackStore {
       // Whole blocks dropped go at once; a partly dropped block stays until its last row goes.
       const whole = Math.min(Math.floor(this._skip / BLOCK_ROWS), this._blocks.length);
       if (whole > 0) {
-        this._blocks.splice(0, whole);
+        for (const b of this._blocks.splice(0, whole)) this._keep(b);
         this._skip -= whole * BLOCK_ROWS;
       }
       if (this._blocks.length === 0 && this._skip > 0) {

@@ -40,8 +40,8 @@ export function blockOf(memory: SharedArrayBuffer): SealedBlock {
   return { memory, ends: new Uint32Array(memory, 0, BLOCK_ROWS), bytes: Buffer.from(memory, ENDS_BYTES) };
 }
 
-/** Row `r` of the block (0 ≤ r < BLOCK_ROWS). */
-export function blockRow(block: SealedBlock, r: number): string {
+/** Row `r` of the block (0 ≤ r < BLOCK_ROWS), sealed or not yet (scrollback-store.ts). */
+export function blockRow(block: Pick<SealedBlock, 'ends' | 'bytes'>, r: number): string {
   return block.bytes.toString('utf8', r === 0 ? 0 : block.ends[r - 1], block.ends[r] - 1);
 }
 

@@ -7,9 +7,19 @@ export const DEFAULT_RING_BYTES = 1024 * 1024;
  * Storage a ring starts with: a prompt and a few screens of typing fit; it doubles as output
  * comes. Zeroed memory the allocator takes from freed chunks is written, so it is resident at
  * once: 64 KiB at the start cost an idle session ~58 KiB of RSS (bench/README.md, issue 25:
- * echo tail and idle memory). The storage is not zeroed at all (see RingBuffer._grow).
+ * echo tail and idle memory). The storage is not zeroed at all (see RingBuffer._grow), and grows
+ * by GROWTH.
  */
 const INITIAL_RING_BYTES = 4 * 1024;
+
+/**
+ * The storage grows this many times at once (4 KiB, 64 KiB, then the capacity): each storage left
+ * behind stays resident until a collection frees it and then sits in malloc's free lists, so
+ * doubling left ~0.5 MiB behind per session that printed a lot (100 sessions of `yes`:
+ * bench/README.md, issue 25: memory per session). Storage is not zeroed, so the part not yet
+ * written costs no RAM.
+ */
+const GROWTH = 16;
 
 /** What a read from the ring returns. */
 export interface RingRead {
@@ -57,7 +67,7 @@ export class RingBuffer {
       return;
     }
     if (this._length + chunk.length > this._buf.length && this._buf.length < this.capacity) {
-      this._grow(Math.min(this.capacity, Math.max(this._buf.length * 2, this._length + chunk.length)));
+      this._grow(Math.min(this.capacity, Math.max(this._buf.length * GROWTH, this._length + chunk.length)));
     }
     const size = this._buf.length;
     let write = (this._start + this._length) % size;

@@ -58,7 +58,7 @@ export class Session extends Disposable {
    * shell integration injected, whose marks carry the session's nonce; no other marks count.
    */
   readonly commands: CommandTracker;
-  /** Each command's whole output, in a file of its own (docs/protocol.md#ptycommandoutput); undefined: not kept. */
+  /** Each command's whole output, in a file of its own (docs/protocol.md#ptycommandoutput); undefined: not kept (or no shell integration, so no commands). */
   readonly commandLogs: CommandLogs | undefined;
   private readonly _pty: IPty;
   /** Writes to the program's input (at once when nothing is queued: ptyInputWriter); returns the bytes written at once. */
@@ -150,9 +150,11 @@ export class Session extends Disposable {
     const integration = shellIntegrationLaunch(options.command, options.args, env);
     this.commands = this._register(new CommandTracker(options.cwd, integration?.nonce));
     this._register(this.commands.onDidChangeState(() => this._onDidChange.fire()));
-    this.commandLogs = options.commandLogDir
-      ? this._register(new CommandLogs(this.commands, options.commandLogDir, options.commandLogBytes, options.commandLogWritable))
-      : undefined;
+    // Only a shell with the integration reports commands: any other session would keep an empty set of logs.
+    this.commandLogs =
+      options.commandLogDir && integration
+        ? this._register(new CommandLogs(this.commands, options.commandLogDir, options.commandLogBytes, options.commandLogWritable))
+        : undefined;
     // The shell's own account of its commands, as events (docs/protocol.md#events-ptyevents-and-ptywaitevent).
     this._register(this.commands.onDidStartCommand((r) => this.emitEvent({ type: 'command_started', command: r.command })));
     this._register(

@@ -90,3 +90,25 @@ export function eraseStepsOf(term: Terminal): EraseSteps | undefined {
     row: (absolute) => buffer().lines.get(absolute),
   };
 }
+
+/** How xterm's list of buffer rows reports rows leaving or moving (what its own markers follow). */
+export interface RowListEvents {
+  /** `amount` rows left the top (the scrollback was full, or ED 3 trimmed it). */
+  onTrim(listener: (amount: number) => void): { dispose(): void };
+  /** `amount` rows were inserted at `index` (a reflow on resize). */
+  onInsert(listener: (e: { index: number; amount: number }) => void): { dispose(): void };
+  /** `amount` rows were deleted at `index` (a reflow on resize). */
+  onDelete(listener: (e: { index: number; amount: number }) => void): { dispose(): void };
+}
+
+/**
+ * The normal buffer's list of rows, read anew at each call: a reset (RIS) replaces the buffer and
+ * its list. Undefined when this version keeps them elsewhere (the caller then uses markers).
+ */
+export function normalRowListOf(term: Terminal): (() => RowListEvents | undefined) | undefined {
+  const core = (term as unknown as { _core?: { buffers?: { normal?: { lines?: Partial<RowListEvents> } } } })._core;
+  const list = () => core?.buffers?.normal?.lines;
+  const lines = list();
+  if (typeof lines?.onTrim !== 'function' || typeof lines.onInsert !== 'function' || typeof lines.onDelete !== 'function') return undefined;
+  return list as () => RowListEvents | undefined;
+}

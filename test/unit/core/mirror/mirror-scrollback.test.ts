@@ -398,6 +398,21 @@ describe('Mirror: synthetic output in chunks of every size', () => {
     m.dispose();
   });
 
+  test('ED 2 (the screen cleared, not the scrollback) keeps every row, wherever the rows last moved to the store stopped', async () => {
+    // Rows move to the store 32 at a time: one of these counts leaves the first unmoved row at the screen's top.
+    for (let n = 50; n <= 200; n++) {
+      const m = new Mirror(COLS, ROWS, 10000);
+      await feed(m, numbers(1, n), [4096]);
+      const before = retained(m);
+      const end = m.endRow;
+      await feed(m, Buffer.from('\x1b[2J'), [4]);
+      const after = retained(m);
+      assert.deepEqual(after.slice(0, before.length - ROWS), before.slice(0, before.length - ROWS), `n=${n}: the scrollback after ED 2`);
+      assert.equal(m.endRow, end, `n=${n}: row numbers after ED 2`);
+      m.dispose();
+    }
+  });
+
   test('ED 3 on the alternate screen leaves the normal scrollback alone', async () => {
     const m = new Mirror(COLS, ROWS, 10000);
     await feed(m, numbers(1, 1000), [4096]);

@@ -64,3 +64,38 @@ test('sealed rows stay as they were when the store trims or clears them afterwar
   store.clear();
   assert.deepEqual(pages.page(before.totalLines - 10, 10), before, 'the page of that moment, whatever the store did since');
 });
+
+test('a flood into a full store makes no new block memory, and pages told before it stay as they were', () => {
+  const store = new ScrollbackStore(4 * BLOCK_ROWS);
+  // `yes`: every row the same, so each dropped block can hold the next one.
+  for (let i = 0; i < 6 * BLOCK_ROWS; i++) store.push('y');
+  const pages = pagesOf(store);
+  const told = expected(store, 100, 300);
+  const made = { buffers: 0, shared: 0 };
+  const allocUnsafeSlow = Buffer.allocUnsafeSlow;
+  const Shared = globalThis.SharedArrayBuffer;
+  Buffer.allocUnsafeSlow = (size: number) => (made.buffers++, allocUnsafeSlow(size));
+  globalThis.SharedArrayBuffer = class extends Shared {
+    constructor(size: number) {
+      super(size);
+      made.shared++;
+    }
+  } as SharedArrayBufferConstructor;
+  try {
+    for (let i = 0; i < 40 * BLOCK_ROWS; i++) store.push(i % BLOCK_ROWS === 0 ? `n${i}` : 'y');
+  } finally {
+    Buffer.allocUnsafeSlow = allocUnsafeSlow;
+    globalThis.SharedArrayBuffer = Shared;
+  }
+  // At most one per block the store holds (those told went to shared memory); 40 blocks went by.
+  assert.equal(made.shared, 0, 'no shared memory while nothing is told');
+  assert.ok(made.buffers <= 5, `${made.buffers} blocks' memory made for 40 blocks of rows`);
+  assert.deepEqual(pages.page(100, 300), told, 'the page told before the flood');
+  const now = pagesOf(store);
+  for (const [offset, lines] of [
+    [0, 10],
+    [100, 300],
+    [BLOCK_ROWS - 3, 2 * BLOCK_ROWS],
+  ])
+    assert.deepEqual(now.page(offset, lines), expected(store, offset, lines), `after the flood: offset ${offset}, lines ${lines}`);
+});

@@ -109,3 +109,20 @@ test('an idle ring holds a few KiB, and grows to keep every byte up to its capac
   assert.equal(all.length, ring.end);
   assert.equal(ring.read(ring.start, ring.capacity).text, all.slice(ring.start));
 });
+
+test('a ring that fills grows in a few steps, so little storage is left behind for the collector', () => {
+  const ring = new RingBuffer();
+  let made = 0;
+  const allocUnsafeSlow = Buffer.allocUnsafeSlow;
+  Buffer.allocUnsafeSlow = (size: number) => ((made += size), allocUnsafeSlow(size));
+  const line = Buffer.from('y\n');
+  try {
+    while (ring.end < 2 * ring.capacity) ring.append(line);
+  } finally {
+    Buffer.allocUnsafeSlow = allocUnsafeSlow;
+  }
+  // Doubling from 4 KiB made 8 + 16 + … + 1024 KiB: almost twice the capacity.
+  assert.ok(made <= ring.capacity + 64 * 1024, `${made} bytes of storage made to hold ${ring.capacity}`);
+  assert.equal(ring.read(ring.end - 4).text, 'y\ny\n', 'the newest output');
+  assert.equal(ring.end - ring.start, ring.capacity, 'the last capacity bytes kept');
+});

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Terminal } from '@xterm/headless';
-import { cellsOfLine, eraseStepsOf, rowListOf, savedCursorRowOf, syncWriteOf } from '../../../../../src/core/base/internals/xterm';
+import { cellsOfLine, eraseStepsOf, normalRowListOf, rowListOf, savedCursorRowOf, syncWriteOf } from '../../../../../src/core/base/internals/xterm';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../../helpers/leak-tracker';
 
 function terminal(): Terminal {
@@ -75,6 +75,32 @@ test("xterm's erase steps and cursor are on its input handler, as erase-above.ts
     const text = (y: number) => term.buffer.active.getLine(y)?.translateToString(true);
     assert.deepEqual([text(0), text(1), text(2)], ['', 'bbbbbbbbbb', ' c']);
     assert.equal(steps.row(1)?.isWrapped, false);
+  } finally {
+    term.dispose();
+  }
+});
+
+test("xterm's normal buffer tells when rows leave the top of its list (what its markers follow), and a reset replaces the list", () => {
+  const term = new Terminal({ cols: 10, rows: 3, scrollback: 2, allowProposedApi: true, logLevel: 'off' });
+  try {
+    const write = syncWriteOf(term)!;
+    const rows = normalRowListOf(term);
+    assert.ok(rows, '_core.buffers.normal.lines: onTrim, onInsert, onDelete');
+    const list = rows();
+    const seen: string[] = [];
+    const subscriptions = [
+      list!.onTrim((n) => seen.push(`trim ${n}`)),
+      list!.onInsert((e) => seen.push(`insert ${e.index} ${e.amount}`)),
+      list!.onDelete((e) => seen.push(`delete ${e.index} ${e.amount}`)),
+    ];
+    write(Buffer.from('1\r\n2\r\n3\r\n4\r\n5\r\n6'));
+    assert.deepEqual(seen.splice(0), ['trim 1']);
+    term.resize(5, 3);
+    write(Buffer.from('\x1b[3J'));
+    assert.ok(seen.includes('trim 2'), `ED 3 trims the scrollback: ${seen.join(', ')}`);
+    for (const s of subscriptions) s.dispose();
+    write(Buffer.from('\x1bc'));
+    assert.notEqual(rows(), list, 'RIS makes a new normal buffer');
   } finally {
     term.dispose();
   }
