@@ -53,6 +53,8 @@ export class TablePeer extends JsonRpcPeer {
    * answers once the output it waited for has come, so it has nothing to wait for.
    */
   protected override _answerMayWaitForOutput(message: unknown, response: JsonRpcResponse): boolean {
+    // Any JSON value may come (`null`, a number): only a request object can be a write.
+    if (typeof message !== 'object' || message === null) return false;
     const m = message as { method?: unknown; params?: { wait?: unknown; session?: unknown } };
     if (m.method !== 'pty/write' || m.params?.wait === true || !('result' in response)) return false;
     if (!(((response.result as { written?: unknown }).written as number) > 0)) return false;

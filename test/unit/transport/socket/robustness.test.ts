@@ -210,6 +210,8 @@ describe('bad input gets a clear JSON-RPC error and the connection keeps working
     const c = await lineClient(shell.address);
     const cases: Array<[string, number | string | null]> = [
       ['[]', null],
+      ['null', null],
+      ['true', null],
       ['42', null],
       ['"pty/status"', null],
       ['{"jsonrpc":"2.0","method":"pty/status"}', null], // a notification: not accepted
