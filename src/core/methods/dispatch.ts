@@ -28,8 +28,16 @@ export function dialectOf(mode: DispatchMode): RpcDialect {
  * every failure becomes an error response. `afterSend` callbacks run once the caller has
  * written the response (so a subscription's replay follows its `{cursor}` answer).
  */
-export async function dispatch(message: unknown, opts: DispatchOptions): Promise<{ response: JsonRpcResponse; afterSend: Array<() => void> }> {
+/** A call's answer, what runs once it is sent, and the session whose output it may leave with (MethodContext.answerMayRideWith). */
+export interface DispatchAnswer {
+  response: JsonRpcResponse;
+  afterSend: Array<() => void>;
+  ridesWith?: string;
+}
+
+export async function dispatch(message: unknown, opts: DispatchOptions): Promise<DispatchAnswer> {
   const afterSend: Array<() => void> = [];
+  let ridesWith: string | undefined;
   const msg = message as Record<string, unknown>;
   const rawId = msg && typeof msg === 'object' && !Array.isArray(msg) ? msg.id : undefined;
   const id: JsonRpcId = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null;
@@ -44,8 +52,9 @@ export async function dispatch(message: unknown, opts: DispatchOptions): Promise
         return opts.signal;
       },
       afterResponse: (fn) => afterSend.push(fn),
+      answerMayRideWith: (session) => (ridesWith = session.id),
     });
-    return { response: { jsonrpc: '2.0', id, result: result ?? {} }, afterSend };
+    return { response: { jsonrpc: '2.0', id, result: result ?? {} }, afterSend, ridesWith };
   } catch (err) {
     return { response: errorResponse(id, err, dialectOf(opts.mode)), afterSend: [] };
   }
@@ -53,6 +62,7 @@ export async function dispatch(message: unknown, opts: DispatchOptions): Promise
 
 export interface InvokeOptions extends DispatchOptions {
   afterResponse?: (fn: () => void) => void;
+  answerMayRideWith?: (session: Session) => void;
 }
 
 /**
@@ -104,6 +114,8 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
       return opts.signal;
     },
     afterResponse: opts.afterResponse ?? ((fn) => after.push(fn)),
+    // One-shot callers answer once the call is done: nothing to ride with.
+    answerMayRideWith: opts.answerMayRideWith ?? (() => {}),
   };
   // A session killed meanwhile is kept until this call has answered (see SessionRegistry.remove).
   const call = session?.beginCall();

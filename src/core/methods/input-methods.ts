@@ -144,7 +144,12 @@ export const writeMethod = method({
       const timeout = p.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
       const wait = p.wait ? { askMs: timeout, pauseMs: timeout } : { askMs: DEFAULT_APPROVAL_WAIT_MS, pauseMs: DEFAULT_ARBITRATION_WAIT_MS };
       const { from } = await admitWrite(ctx.services, session, ctx.caller, bytes, wait, ctx);
-      if (!p.wait) return { written: session.write(bytes, from) };
+      if (!p.wait) {
+        const written = session.write(bytes, from);
+        // Its echo is on the way: the answer may leave with it. A write with `wait` answers after the output anyway.
+        if (written > 0) ctx.answerMayRideWith(session);
+        return { written };
+      }
       let written = 0;
       const outcome = await oneSendAtATime(session, ctx.signal, () =>
         outcomeOf(session, () => (written = session.write(bytes, from)), { timeout, idleMs: p.idleMs, maxBytes: p.maxBytes, since }, from, ctx.signal),

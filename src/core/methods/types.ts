@@ -103,4 +103,9 @@ export interface MethodContext {
   readonly signal: AbortSignal;
   /** Runs `fn` right after the response is sent (subscriptions start replay there). */
   afterResponse(fn: () => void): void;
+  /**
+   * The answer may wait a moment for `session`'s output and leave with it (a key's answer with its
+   * echo): a connection that follows that session then wakes its client once (json-rpc-peer.ts).
+   */
+  answerMayRideWith(session: Session): void;
 }

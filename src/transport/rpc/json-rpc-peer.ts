@@ -102,6 +102,8 @@ export interface MessageWire {
 export interface PeerAnswer {
   response: JsonRpcResponse;
   afterSend: Array<() => void>;
+  /** The session whose output the answer may wait a moment for and leave with (`_answerMayWaitForOutput`). */
+  ridesWith?: string;
 }
 
 export interface JsonRpcPeerOptions {
@@ -221,7 +223,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
    * the same write (a `pty/write` from a client that follows that output); the peer's `flush`,
    * which a subscription's pump calls once it has written its notifications, sends it.
    */
-  protected _answerMayWaitForOutput(_message: unknown, _response: JsonRpcResponse): boolean {
+  protected _answerMayWaitForOutput(_answer: PeerAnswer): boolean {
     return false;
   }
 
@@ -422,9 +424,10 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     const call = new CallAbort();
     this._running.set(call, key);
     try {
-      const { response, afterSend } = await this._serve(message, call);
+      const answer = await this._serve(message, call);
+      const { response, afterSend } = answer;
       if (this.isDisposed) return;
-      if (afterSend.length === 0 && this._answerMayWaitForOutput(message, response)) this._holdForOutput(response);
+      if (afterSend.length === 0 && this._answerMayWaitForOutput(answer)) this._holdForOutput(response);
       else {
         // Answers leave in the order they were ready: a held one is not overtaken.
         if (this._held.length > 0) this._sendHeld();

@@ -1,7 +1,6 @@
 import { dialectOf, dispatch, type DispatchMode } from '../../core/methods/dispatch';
 import { ClientLink, type ClientLinkOptions } from '../../core/io/client-link';
 import type { HostServices } from '../../core/methods/types';
-import type { JsonRpcResponse } from '../../core/base/errors';
 import { JsonRpcPeer, type JsonRpcPeerOptions, type MessageWire, type PeerAnswer } from './json-rpc-peer';
 
 export interface TablePeerOptions extends JsonRpcPeerOptions {
@@ -47,20 +46,11 @@ export class TablePeer extends JsonRpcPeer {
   }
 
   /**
-   * A `pty/write` that wrote something and waits for nothing, from a client that follows that
-   * session's output on this connection (the session socket's own session, or the one a control
-   * client names by id): its answer may go with the echo (JsonRpcPeer). A write with `wait`
-   * answers once the output it waited for has come, so it has nothing to wait for.
+   * An answer the method said may leave with a session's output (a key's `pty/write`), to a client
+   * that follows that session on this connection: it may wait for the echo (JsonRpcPeer).
    */
-  protected override _answerMayWaitForOutput(message: unknown, response: JsonRpcResponse): boolean {
-    // Any JSON value may come (`null`, a number): only a request object can be a write.
-    if (typeof message !== 'object' || message === null) return false;
-    const m = message as { method?: unknown; params?: { wait?: unknown; session?: unknown } };
-    if (m.method !== 'pty/write' || m.params?.wait === true || !('result' in response)) return false;
-    if (!(((response.result as { written?: unknown }).written as number) > 0)) return false;
-    const { mode } = this._table;
-    const id = mode.kind === 'session' ? mode.session.id : m.params?.session;
-    const sub = typeof id === 'string' ? this.link.subscription(id) : undefined;
+  protected override _answerMayWaitForOutput(answer: PeerAnswer): boolean {
+    const sub = answer.ridesWith === undefined ? undefined : this.link.subscription(answer.ridesWith);
     return sub !== undefined && !sub.finished;
   }
 }
