@@ -413,6 +413,19 @@ class WriteLog implements MessageWire {
 }
 
 describe('an echo on a session socket', () => {
+  /** A turn of the event loop. */
+  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  /** A program that reads its input with echo off (a password prompt): a write brings no output. */
+  const noEcho = (name: string) => h.host.createSession({ command: 'sh', args: ['-c', 'stty -echo; echo ready; exec cat >/dev/null'], name });
+  /** A script's connection to `s`'s own socket; `answerWaitsForOutputMs` as the peer's option (the host's own when absent). */
+  const sessionPeer = (wire: WriteLog, s: Session, answerWaitsForOutputMs?: number) =>
+    new TablePeer(wire, {
+      mode: { kind: 'session', session: s },
+      services: h.host,
+      link: { origin: 'script', transport: 'socket', home: s },
+      answerWaitsForOutputMs,
+    });
+
   test(
     'is written in the event-loop turn of the PTY read that brought it, in one write with the answer to the write that caused it',
     { timeout: TEST_TIMEOUT },
@@ -421,13 +434,8 @@ describe('an echo on a session socket', () => {
       async () => {
         const s = await h.host.createSession({ command: 'cat', name: 'echo-turn' });
         const wire = new WriteLog();
-        const peer = new TablePeer(wire, {
-          mode: { kind: 'session', session: s },
-          services: h.host,
-          link: { origin: 'script', transport: 'socket', home: s },
-          // The echo comes within the wait whatever the load (the host's own wait is 1 ms).
-          answerWaitsForOutputMs: MESSAGE_MS,
-        });
+        // The echo comes within the wait whatever the load (the host's own wait is 1 ms).
+        const peer = sessionPeer(wire, s, MESSAGE_MS);
         // Whatever the loop runs after the read (another client's request, a timer) comes after this mark.
         const marks = s.onOutput(() => setImmediate(() => wire.mark('next turn')));
         try {
@@ -470,7 +478,6 @@ describe('an echo on a session socket', () => {
           link: { origin: 'script', transport: 'control' },
           answerWaitsForOutputMs: MESSAGE_MS,
         });
-        const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
         try {
           peer.receive(request(1, 'pty/subscribe', { session: followed.id }));
           await until(() => wire.log.includes('answer 1'), MESSAGE_MS, 'the subscribe answer');
@@ -499,16 +506,10 @@ describe('an echo on a session socket', () => {
     on(
       () => real,
       async () => {
-        const s = await h.host.createSession({ command: 'sh', args: ['-c', 'stty -echo; echo ready; exec cat >/dev/null'], name: 'answer-order' });
+        const s = await noEcho('answer-order');
         const wire = new WriteLog();
         // A wait longer than the test: the write's answer leaves only when something else makes it.
-        const peer = new TablePeer(wire, {
-          mode: { kind: 'session', session: s },
-          services: h.host,
-          link: { origin: 'script', transport: 'socket', home: s },
-          answerWaitsForOutputMs: 10 * MESSAGE_MS,
-        });
-        const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+        const peer = sessionPeer(wire, s, 10 * MESSAGE_MS);
         try {
           peer.receive(request(1, 'pty/subscribe'));
           await until(() => wire.output.includes('ready'), MESSAGE_MS, 'echo off');
@@ -538,11 +539,9 @@ describe('an echo on a session socket', () => {
     on(
       () => real,
       async () => {
-        // A program that reads its input with echo off (a password prompt): a write brings no output.
-        const s = await h.host.createSession({ command: 'sh', args: ['-c', 'stty -echo; echo ready; exec cat >/dev/null'], name: 'no-echo' });
+        const s = await noEcho('no-echo');
         const wire = new WriteLog();
-        const peer = new TablePeer(wire, { mode: { kind: 'session', session: s }, services: h.host, link: { origin: 'script', transport: 'socket', home: s } });
-        const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+        const peer = sessionPeer(wire, s);
         try {
           peer.receive(request(1, 'pty/subscribe'));
           await until(() => wire.output.includes('ready'), MESSAGE_MS, 'echo off');
