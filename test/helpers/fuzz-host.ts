@@ -115,8 +115,14 @@ export class FuzzHost {
         cols: 80,
         rows: 24,
       });
+      if (this._targetCommand === RAW_CAT) await this.untilRaw(this.target.id);
     }
     await until(() => this.host.registry.list().length === 2, 5000, 'the sessions of the batch to go');
+  }
+
+  /** Until a raw target's terminal is raw (it says so once `stty` is done). */
+  private async untilRaw(id: string): Promise<void> {
+    await until(async () => (await this._control.request<{ screen: string }>('pty/read', { session: id })).screen.includes(RAW_READY), 10_000, 'the target to be raw');
   }
 
   async close(): Promise<void> {
@@ -142,8 +148,11 @@ function whichOrFail(tool: string): string {
 /** Targets started so far: a part of each one's name, so no two ever share one. */
 let targetsMade = 0;
 
+/** What a raw target prints once its terminal is raw: before that, a Ctrl+C a case sends would end it. */
+const RAW_READY = 'raw-ready';
+
 /** A `cat` on a terminal in raw mode: Ctrl+C, Ctrl+D, Ctrl+Z are bytes it copies, so no key ends it. */
-export const RAW_CAT = { command: '/bin/sh', args: ['-c', '/bin/stty raw -echo && exec cat'] };
+export const RAW_CAT = { command: '/bin/sh', args: ['-c', `/bin/stty raw -echo && printf ${RAW_READY} && exec cat`] };
 
 /** Puts the session a case means in place of the placeholders of a message's JSON text. */
 export function fillText(text: string, p: Placeholders): string {
