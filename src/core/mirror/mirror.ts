@@ -313,7 +313,9 @@ export class Mirror extends Disposable {
    * so its buffer, cursor and state end exactly as if it had parsed the whole run
    * (docs/architecture.md#plain-runs; test/unit/core/mirror/plain-runs.fuzz.test.ts compares).
    */
-  private _writeRuns(parse: (data: Uint8Array) => void, data: Uint8Array): void {
+  private _writeRuns(parse: (data: Uint8Array) => void, chunk: Uint8Array): void {
+    // A plain view: a Buffer's subarrays are Buffers, each made through a slower constructor.
+    const data = chunk.constructor === Uint8Array ? chunk : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length);
     const cols = this._term.cols;
     const tailRows = MirrorTuning.XtermScrollback + this._term.rows;
     let at = 0;

@@ -29,6 +29,13 @@ export interface PlainRun {
   skippedLines: number;
 }
 
+/** True when bytes `from` to `to` of `data` are all printable ASCII (0x20-0x7e). */
+function printable(data: Uint8Array, from: number, to: number): boolean {
+  // One unsigned comparison a byte: below 0x20 wraps around to a large number.
+  for (let k = from; k < to; k++) if ((data[k] - SPACE) >>> 0 > TILDE - SPACE) return false;
+  return true;
+}
+
 /** Rows a plain line of `length` characters fills on a screen `cols` wide. */
 export function rowsOfLine(length: number, cols: number): number {
   return length === 0 ? 1 : Math.ceil(length / cols);
@@ -52,12 +59,14 @@ export class PlainRunFinder {
       let rows = 0;
       let j = i;
       for (;;) {
-        while (j < n) {
-          const b = data[j];
-          if (b < SPACE || b > TILDE) break;
-          j++;
+        // The line's end first (a native search), then its bytes: all printable?
+        const lf = data.indexOf(LF, i);
+        if (lf < 0) {
+          j = n;
+          break;
         }
-        if (j + 1 >= n || data[j] !== CR || data[j + 1] !== LF) break;
+        j = lf - 1;
+        if (j < i || data[j] !== CR || !printable(data, i, j)) break;
         if (lines === this._ends.length) {
           const grown = new Uint32Array(lines * 2);
           grown.set(this._ends);
@@ -72,10 +81,8 @@ export class PlainRunFinder {
         if (run.skippedRows >= minSkipped) return run;
       }
       // The line at `i` is not plain (or not complete): the next run may start after its end.
-      if (j + 1 >= n) return undefined;
-      const next = data.indexOf(LF, j);
-      if (next < 0) return undefined;
-      i = next + 1;
+      if (j >= n) return undefined;
+      i = j + 2;
     }
     return undefined;
   }

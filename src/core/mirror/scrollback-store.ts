@@ -100,8 +100,7 @@ export class ScrollbackStore {
     const at = this._tailBytes();
     const n = end - start;
     this._room(at, n + 1);
-    const tail = this._tail;
-    for (let i = 0; i < n; i++) tail[at + i] = data[start + i];
+    this._tail.set(data.subarray(start, end), at);
     this._added(at + n);
   }
 
