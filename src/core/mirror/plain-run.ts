@@ -29,6 +29,15 @@ export interface PlainRun {
   skippedLines: number;
 }
 
+/**
+ * Where byte `value` next occurs in `data` from `from`, or -1: Buffer's search (memchr), about
+ * four times as fast as a typed array's own indexOf, which cost cursor-heavy output ~0.3 ms a MB.
+ */
+const bufferIndexOf = Buffer.prototype.indexOf as (this: Uint8Array, value: number, from: number) => number;
+function indexOfByte(data: Uint8Array, value: number, from: number): number {
+  return bufferIndexOf.call(data, value, from);
+}
+
 /** True when bytes `from` to `to` of `data` are all printable ASCII (0x20-0x7e). */
 function printable(data: Uint8Array, from: number, to: number): boolean {
   // One unsigned comparison a byte: below 0x20 wraps around to a large number.
@@ -60,7 +69,7 @@ export class PlainRunFinder {
       let j = i;
       for (;;) {
         // The line's end first (a native search), then its bytes: all printable?
-        const lf = data.indexOf(LF, i);
+        const lf = indexOfByte(data, LF, i);
         if (lf < 0) {
           j = n;
           break;

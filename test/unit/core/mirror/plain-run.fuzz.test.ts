@@ -102,8 +102,11 @@ const ESCAPES = [
 /** Sequences that put back what lasting ones changed (scroll region, charsets, modes, the normal screen, an open string). */
 const RESTORE = ['\x1b[r', '\x1b(B', '\x0f', '\x1b[4l', '\x1b[?7h', '\x1b[?6l', '\x1b[?1049l', '\x07', '\x1b]8;;\x07', '\x1b[0m\x1b[999;1H\r\n'] as const;
 
+/** States that last and change how the next plain lines land (or swallow them): each put right before a block of lines too. */
+const LASTING = ['\x1b(0', '\x1b)0\x0e', '\x1b[4h', '\x1b[?7l', '\x1b]8;;http://example.com/\x07', '\x1b]0;t', '\x1bP1$r', '\xe2\x82', '\x1b[5;15r', '\x1b[?1049h', '\x1b[?6h', '\x1b[20h', '\x1b[31;44m', 'abc', '\x1b[H', 'z'.repeat(70) + '\x1b[H', '\x1b[5;1H'];
+
 type Piece =
-  | { t: 'lines'; lines: Array<[number, number, number]> }
+  | { t: 'lines'; lines: Array<[number, number, number]>; before?: string }
   | { t: 'esc'; s: string }
   | { t: 'cup'; row: number; col: number }
   | { t: 'resize'; cols: number; rows: number };
@@ -119,6 +122,14 @@ const pieceArb: fc.Arbitrary<Piece> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ t: fc.constant('esc' as const), s: fc.constantFrom(...ESCAPES) }) },
   // What undoes the lasting ones, so that long cases keep coming back to where plain lines may skip xterm.
   { weight: 2, arbitrary: fc.record({ t: fc.constant('esc' as const), s: fc.constantFrom(...RESTORE) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constant('lines' as const),
+      lines: fc.array(lineArb, { minLength: 100, maxLength: 300, size: 'max' }),
+      before: fc.constantFrom(...LASTING),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('cup' as const), row: fc.integer({ min: 1, max: 45 }), col: fc.integer({ min: 1, max: 120 }) }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('resize' as const), cols: fc.integer({ min: 10, max: 120 }), rows: fc.integer({ min: 3, max: 40 }) }) },
 );
@@ -154,7 +165,10 @@ function operations(pieces: Piece[], cuts: number[]): Op[] {
       ops.push({ resize: [p.cols, p.rows] });
     } else if (p.t === 'esc') pending.push(Buffer.from(p.s, p.s === '\xe2\x82' || p.s === '\xac' ? 'latin1' : 'utf8'));
     else if (p.t === 'cup') pending.push(Buffer.from(`\x1b[${p.row};${p.col}H`));
-    else pending.push(Buffer.from(p.lines.map(([len, seed, spaces]) => lineText(len, seed, spaces) + '\r\n').join('')));
+    else {
+      if (p.before) pending.push(Buffer.from(p.before, 'latin1'));
+      pending.push(Buffer.from(p.lines.map(([len, seed, spaces]) => lineText(len, seed, spaces) + '\r\n').join('')));
+    }
   }
   flush();
   return ops;
