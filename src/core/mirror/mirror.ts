@@ -311,7 +311,7 @@ export class Mirror extends Disposable {
    * where xterm would only print them and scroll them away: their rows go to the store as text.
    * xterm parses each run's tail, at least its whole buffer's worth of rows (scrollback and screen),
    * so its buffer, cursor and state end exactly as if it had parsed the whole run
-   * (docs/architecture.md#plain-runs; test/unit/core/mirror/plain-runs.fuzz.test.ts compares).
+   * (docs/architecture.md#plain-runs; test/unit/core/mirror/plain-run.fuzz.test.ts compares).
    */
   private _writeRuns(parse: (data: Uint8Array) => void, chunk: Uint8Array): void {
     // A plain view: a Buffer's subarrays are Buffers, each made through a slower constructor.
