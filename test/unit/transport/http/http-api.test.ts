@@ -280,6 +280,16 @@ describe('CORS', () => {
     },
   );
 
+  test('a preflight for /mcp allows the headers every MCP revision sends, 2026-07-28 (Mcp-Method, Mcp-Name) included', { timeout: TEST_TIMEOUT }, async () => {
+    const a = await request(h.port, 'OPTIONS', '/mcp', {
+      origin: ALLOWED_ORIGIN,
+      headers: { 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, mcp-protocol-version, mcp-method, mcp-name' },
+    });
+    assert.equal(a.status, 204, a.text);
+    const headers = String(a.headers['access-control-allow-headers']).toLowerCase().split(/,\s*/);
+    for (const hd of ['mcp-protocol-version', 'mcp-session-id', 'mcp-method', 'mcp-name']) assert.ok(headers.includes(hd), `${hd} allowed: ${headers}`);
+  });
+
   test('a preflight from any other origin is refused (403); one with a foreign Host too', { timeout: TEST_TIMEOUT }, async () => {
     assertRestError(await preflight('https://evil.example'), 403, 'FORBIDDEN');
     assertRestError(await preflight(`http://[::1]:${h.port}`), 403, 'FORBIDDEN');
