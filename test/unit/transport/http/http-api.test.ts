@@ -599,6 +599,28 @@ describe('REST (the documented shapes)', () => {
     assertRestError(await api('GET', `/sessions/${s.id}`), 404, 'NOT_FOUND');
   });
 
+  test('DELETE /sessions/:id?signal= takes the signal by name or, as pty-session-mcp does, by number', { timeout: TEST_TIMEOUT }, async () => {
+    for (const [signal, exitCode] of [
+      ['SIGKILL', 128 + 9],
+      ['9', 128 + 9],
+      ['15', 128 + 15],
+    ] as const) {
+      const s = await createBash({ command: 'sleep', args: ['100'] });
+      const r = await api('DELETE', `/sessions/${s.id}?signal=${signal}`);
+      assert.equal(r.status, 200, `${signal}: ${r.text}`);
+      assert.deepEqual(r.json.data, { id: s.id, ok: true, running: false, exitCode }, signal);
+    }
+    // A signal pty/signal does not send, by name or number, is a clear 400 that kills nothing.
+    const s = await createBash({ command: 'sleep', args: ['100'] });
+    for (const signal of ['SIGUSR1', '10', '99', 'abc']) {
+      const r = await api('DELETE', `/sessions/${s.id}?signal=${signal}`);
+      assertRestError(r, 400, 'BAD_REQUEST');
+      assert.match(r.json.error.message, /signal: expected one of SIGINT, .*, or its number/, signal);
+    }
+    assert.ok(h.host.registry.get(s.id)?.running, 'the refused DELETEs killed nothing');
+    await deleteSession(s.id);
+  });
+
   test('an unknown session → 404 {ok:false, error:{code:"NOT_FOUND"}} on every route', { timeout: TEST_TIMEOUT }, async () => {
     assertRestError(await api('GET', '/sessions/nosuch'), 404, 'NOT_FOUND');
     assertRestError(await api('POST', '/sessions/nosuch/write', { data: 'x' }), 404, 'NOT_FOUND');
