@@ -77,8 +77,6 @@ export class ToolRun {
   statusMessage?: string;
   result?: ToolCallResult;
   error?: { code: number; message: string };
-  /** Whether its ttl passed (its store dropped it): what it answers then is that it expired. */
-  expired = false;
   /** Aborts the work: on cancel, and when the run is dropped. */
   readonly abort = new AbortController();
   private readonly _pending = new Map<string, { request: InputRequest; answer: (response: Record<string, unknown>) => void }>();
@@ -140,7 +138,6 @@ export class ToolRun {
    * and ends `failed` with -32602, as the specification answers an expired task.
    */
   expire(): void {
-    this.expired = true;
     this._finish('failed', { error: { code: ErrorCode.InvalidParams, message: `Failed to retrieve task: Task has expired (kept ${this.ttlMs} ms after it was created)` } });
     this.abort.abort();
   }
