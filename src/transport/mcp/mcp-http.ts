@@ -110,13 +110,7 @@ async function writeResponse(res: ServerResponse, response: Response): Promise<v
  * `runs` keeps the tasks and 2026-07-28 rounds: every request gets a fresh server, the runs stay
  * (the HTTP server owns them and ends them when it closes).
  */
-export async function handleMcp(
-  services: HostServices,
-  runs: RunStore,
-  req: IncomingMessage,
-  res: ServerResponse,
-  grant: Grant = FULL_GRANT,
-): Promise<void> {
+export async function handleMcp(services: HostServices, runs: RunStore, req: IncomingMessage, res: ServerResponse, grant: Grant = FULL_GRANT): Promise<void> {
   if (req.method !== 'POST') {
     sendJsonRpcError(res, 405, serverError('Method not allowed: use POST'), null, { allow: 'POST' });
     return;

@@ -138,7 +138,9 @@ export class ToolRun {
    * and ends `failed` with -32602, as the specification answers an expired task.
    */
   expire(): void {
-    this._finish('failed', { error: { code: ErrorCode.InvalidParams, message: `Failed to retrieve task: Task has expired (kept ${this.ttlMs} ms after it was created)` } });
+    this._finish('failed', {
+      error: { code: ErrorCode.InvalidParams, message: `Failed to retrieve task: Task has expired (kept ${this.ttlMs} ms after it was created)` },
+    });
     this.abort.abort();
   }
 

@@ -238,8 +238,7 @@ for (const via of ['stdio', 'http'] as const) {
         const made: string[] = [];
         for (let i = 0; i < 60; i++) made.push(await startTask(a, 'wait_for', { session, match: 'my>', timeout: 5000 }));
         // The v1 client pages through its own helper; the v2 client sends the request.
-        const list = (cursor?: string) =>
-          a.v1 ? a.v1.experimental.tasks.listTasks(cursor) : a.request('tasks/list', cursor === undefined ? {} : { cursor });
+        const list = (cursor?: string) => (a.v1 ? a.v1.experimental.tasks.listTasks(cursor) : a.request('tasks/list', cursor === undefined ? {} : { cursor }));
         const seen: string[] = [];
         const cursors: string[] = [];
         let cursor: string | undefined;
@@ -258,54 +257,63 @@ for (const via of ['stdio', 'http'] as const) {
           made,
         );
         for (const bad of ['not-a-cursor', `${cursors[0]}x`, cursors[0].slice(0, -2), '']) {
-          await assert.rejects(a.request('tasks/list', { cursor: bad }), (e: any) => e.code === -32602 && /cursor/i.test(e.message), `cursor ${JSON.stringify(bad)}`);
+          await assert.rejects(
+            a.request('tasks/list', { cursor: bad }),
+            (e: any) => e.code === -32602 && /cursor/i.test(e.message),
+            `cursor ${JSON.stringify(bad)}`,
+          );
         }
       });
 
       test('params.task.ttl: the ttl asked for is granted and said; out of bounds it is brought within them', { timeout: TEST_TIMEOUT }, async () => {
         const session = await shell();
-        const granted = async (task: Record<string, unknown>) => {
-          const created = await a.request('tools/call', { name: 'wait_for', arguments: { session, match: 'my>', timeout: 5000 }, task });
-          const got = await a.request('tasks/get', { taskId: created.task.taskId });
-          assert.equal(got.ttl, created.task.ttl, 'tasks/get says the ttl the task was created with');
-          return created.task.ttl;
-        };
-        assert.equal(await granted({ ttl: 45_000 }), 45_000, 'as asked');
+        const create = (task: Record<string, unknown>) =>
+          a.request('tools/call', { name: 'wait_for', arguments: { session, match: 'my>', timeout: 5000 }, task }).then((r) => r.task);
+        const granted = async (task: Record<string, unknown>) => (await create(task)).ttl;
+        const asked = await create({ ttl: 45_000 });
+        assert.equal(asked.ttl, 45_000, 'as asked');
+        assert.equal((await a.request('tasks/get', { taskId: asked.taskId })).ttl, 45_000, 'tasks/get says it too');
+        // (Not asked about again: a task granted a second may be gone by then.)
         assert.equal(await granted({ ttl: 1 }), 1000, 'at least a second');
         assert.equal(await granted({ ttl: 1e12 }), 24 * 3600_000, 'at most a day');
         assert.equal(await granted({}), 30 * 60_000, 'none asked: 30 minutes');
       });
 
-      test('a task expires after its ttl: tasks/get, tasks/result, tasks/cancel answer -32602, tasks/list leaves it out, its wait ends', { timeout: TEST_TIMEOUT }, async () => {
-        const session = await shell();
-        const over = (await a.request('tools/call', { name: 'wait_for', arguments: { session, match: 'my>', timeout: 5000 }, task: { ttl: 1000 } })).task.taskId;
-        const running = (await a.request('tools/call', { name: 'send', arguments: { session, text: 'sleep 600', timeout: 60_000 }, task: { ttl: 1000 } }))
-          .task.taskId;
-        // Waiting for the result of a task that expires meanwhile (or already has) answers -32602.
-        const result = a.request('tasks/result', { taskId: running });
-        await assert.rejects(result, (e: any) => e.code === -32602 && /expired/i.test(e.message), 'tasks/result');
-        const expired = (e: any) => e.code === -32602 && /expired/i.test(e.message);
-        for (const taskId of [over, running]) {
-          await until(
-            () =>
-              a.request('tasks/get', { taskId }).then(
-                () => false,
-                (e) => expired(e),
-              ),
-            20_000,
-            `task ${taskId} expired`,
-          );
-          await assert.rejects(a.request('tasks/result', { taskId }), expired, 'tasks/result');
-          await assert.rejects(a.request('tasks/cancel', { taskId }), expired, 'tasks/cancel');
-        }
-        const listed = (await allTasks(a)).map((t) => t.taskId);
-        assert.ok(!listed.includes(over) && !listed.includes(running), 'tasks/list leaves them out');
-        // The expired task no longer waits for its program: the session takes the next send.
-        await a.callTool('signal', { session, signal: 'SIGINT' });
-        const next = await a.callTool('send', { session, text: 'echo after-$((6*7))', timeout: 30_000 });
-        assert.notEqual(next.isError, true, textOf(next));
-        assert.match(next.structuredContent.output, /after-42/);
-      });
+      test(
+        'a task expires after its ttl: tasks/get, tasks/result, tasks/cancel answer -32602, tasks/list leaves it out, its wait ends',
+        { timeout: TEST_TIMEOUT },
+        async () => {
+          const session = await shell();
+          const over = (await a.request('tools/call', { name: 'wait_for', arguments: { session, match: 'my>', timeout: 5000 }, task: { ttl: 1000 } })).task
+            .taskId;
+          const running = (await a.request('tools/call', { name: 'send', arguments: { session, text: 'sleep 600', timeout: 60_000 }, task: { ttl: 1000 } }))
+            .task.taskId;
+          // Waiting for the result of a task that expires meanwhile (or already has) answers -32602.
+          const result = a.request('tasks/result', { taskId: running });
+          await assert.rejects(result, (e: any) => e.code === -32602 && /expired/i.test(e.message), 'tasks/result');
+          const expired = (e: any) => e.code === -32602 && /expired/i.test(e.message);
+          for (const taskId of [over, running]) {
+            await until(
+              () =>
+                a.request('tasks/get', { taskId }).then(
+                  () => false,
+                  (e) => expired(e),
+                ),
+              20_000,
+              `task ${taskId} expired`,
+            );
+            await assert.rejects(a.request('tasks/result', { taskId }), expired, 'tasks/result');
+            await assert.rejects(a.request('tasks/cancel', { taskId }), expired, 'tasks/cancel');
+          }
+          const listed = (await allTasks(a)).map((t) => t.taskId);
+          assert.ok(!listed.includes(over) && !listed.includes(running), 'tasks/list leaves them out');
+          // The expired task no longer waits for its program: the session takes the next send.
+          await a.callTool('signal', { session, signal: 'SIGINT' });
+          const next = await a.callTool('send', { session, text: 'echo after-$((6*7))', timeout: 30_000 });
+          assert.notEqual(next.isError, true, textOf(next));
+          assert.match(next.structuredContent.output, /after-42/);
+        },
+      );
 
       if (sdk === 'v1') {
         test("the v1 client's task stream: taskCreated, statuses, the result with the exit code", { timeout: TEST_TIMEOUT }, async () => {

@@ -16,7 +16,10 @@ const DONE: ToolCallResult = { content: [{ type: 'text', text: 'done' }] };
 const over = (ttlMs?: number) => new ToolRun(async () => DONE, ttlMs);
 /** A run that waits until it is aborted (as a task waits for its program). */
 const waiting = (ttlMs?: number) =>
-  new ToolRun((_prompt, signal) => new Promise<ToolCallResult>((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))), ttlMs);
+  new ToolRun(
+    (_prompt, signal) => new Promise<ToolCallResult>((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
+    ttlMs,
+  );
 
 test('grantedTtl: the ttl asked for, within 1 s and a day, in whole ms; none or not a number: 30 minutes', () => {
   assert.equal(grantedTtl(45_000), 45_000);
