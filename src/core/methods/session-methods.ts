@@ -16,14 +16,17 @@ const SIGNAL_BY_NUMBER = new Map(signalName.options.map((name) => [os.constants.
  * The signal `DELETE /sessions/:id?signal=` sends first: one of `pty/signal`'s, by name or, as
  * pty-session-mcp's kill also takes it, by number (`?signal=9`).
  */
-const restKillSignal = z.union([
-  signalName,
-  z
-    .string()
-    .regex(/^\d+$/)
-    .transform((n) => SIGNAL_BY_NUMBER.get(Number(n)) ?? n)
-    .pipe(signalName),
-], { error: `expected one of ${signalName.options.join(', ')}, or its number` });
+const restKillSignal = z.union(
+  [
+    signalName,
+    z
+      .string()
+      .regex(/^\d+$/)
+      .transform((n) => SIGNAL_BY_NUMBER.get(Number(n)) ?? n)
+      .pipe(signalName),
+  ],
+  { error: `expected one of ${signalName.options.join(', ')}, or its number` },
+);
 
 export const statusMethod = method({
   name: 'pty/status',

@@ -283,7 +283,10 @@ describe('CORS', () => {
   test('a preflight for /mcp allows the headers every MCP revision sends, 2026-07-28 (Mcp-Method, Mcp-Name) included', { timeout: TEST_TIMEOUT }, async () => {
     const a = await request(h.port, 'OPTIONS', '/mcp', {
       origin: ALLOWED_ORIGIN,
-      headers: { 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, mcp-protocol-version, mcp-method, mcp-name' },
+      headers: {
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type, mcp-protocol-version, mcp-method, mcp-name',
+      },
     });
     assert.equal(a.status, 204, a.text);
     const headers = String(a.headers['access-control-allow-headers']).toLowerCase().split(/,\s*/);
