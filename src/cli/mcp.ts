@@ -384,6 +384,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   return new Promise<number>((resolve) => {
     process.stdin.on('end', () => {
       void handle.close();
+      runs.dispose();
       backend.dispose();
       resolve(0);
     });

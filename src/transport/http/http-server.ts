@@ -30,6 +30,7 @@ import { handleSecretPage } from '../pages/secret-page';
 import { serveRpcWebSocket } from '../ws/ws-rpc';
 import { serveStream } from '../ws/ws-stream';
 import { splitProxyPrefix } from './proxy-path';
+import { RunStore } from '../mcp/tool-run';
 
 /** Limits of the HTTP server. */
 export const enum HttpLimits {
@@ -76,11 +77,13 @@ export interface HttpServer {
 
 /**
  * What a preflight allows: the methods and headers REST uses (docs/guarantees.md#cors), and those of MCP's
- * Streamable HTTP transport, so a browser MCP client of an allowed origin can use `/mcp`.
+ * Streamable HTTP transport, so a browser MCP client of an allowed origin can use `/mcp`: a 2025-11-25
+ * client's session and resumption headers, and the `Mcp-Method`/`Mcp-Name` every 2026-07-28 request
+ * carries (docs/protocol.md#protocol-revisions).
  */
 const CORS_ALLOW = {
   methods: 'GET, POST, DELETE, OPTIONS',
-  headers: 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-Id',
+  headers: 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-Id, Mcp-Method, Mcp-Name',
   /** Browsers cache the answer this long (seconds): the allow-list changes only with a restart. */
   maxAge: '600',
 };
@@ -142,6 +145,8 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     (id, recording, seconds) => tokens.shareReplay(id, recording, seconds),
   );
   const secretPages = new SecretLinks((id) => `${url}/secret/${id}`, options.secretPageLifetimeMs);
+  // The MCP tasks and 2026-07-28 rounds of `/mcp` outlive each request; they end with this server.
+  const mcpRuns = new RunStore();
   const pages = new PageSessions(tokens, pageCookieName(port));
   const guard = new HttpGuard(token, port, options.allowedOrigins, tokens, pages);
   const wss = new WebSocketServer({ noServer: true, maxPayload: HttpLimits.MaxWsPayload });
@@ -161,7 +166,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       handle: (c) => sendJson(c.res, 200, { ok: true, data: { hostId: options.hostId, sessions: sessionsReached(c.access) } }),
     },
     // The MCP SDK loads on the first /mcp request: a host nobody asks for MCP stays lighter.
-    { verbs: '*', pattern: '/mcp', access: 'api', handle: async (c) => (await import('../mcp/mcp-http')).handleMcp(services, c.req, c.res, c.access) },
+    { verbs: '*', pattern: '/mcp', access: 'api', handle: async (c) => (await import('../mcp/mcp-http')).handleMcp(services, mcpRuns, c.req, c.res, c.access) },
     {
       verbs: '*',
       pattern: '/sessions/:id/view',
@@ -419,6 +424,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       const serverClosed = new Promise<void>((r) => server.close(() => r()));
       const answersClosed = [...answering].map((res) => new Promise<void>((r) => res.once('close', () => r())));
       sessionGone.dispose();
+      mcpRuns.dispose();
       tokens.dispose();
       connections.dispose();
       for (const c of wss.clients) c.terminate();

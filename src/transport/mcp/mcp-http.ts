@@ -9,7 +9,7 @@ import { BodyTooLargeError, readJsonBody, sendJson, sendJsonRpcError } from '../
 import { createMcpServer, misfitParams, type ToolBackend } from './mcp-tools';
 import { askPersonToApprove } from './approval-question';
 import type { PersonPrompt } from './mcp-elicit';
-import { RunStore } from './tool-run';
+import type { RunStore } from './tool-run';
 
 /**
  * The tools of an in-process host call its method table directly, each call an agent's over
@@ -36,15 +36,6 @@ function withAsker(caller: Caller, prompt: PersonPrompt | undefined): Caller {
   const personAsker: PersonAsker = { ask: (q, over) => askPersonToApprove(prompt, q, over) };
   // The caller's getters (origin, agentToken) follow its token: kept by delegating, not copying.
   return Object.create(caller, { personAsker: { value: personAsker } }) as Caller;
-}
-
-/** The runs (tasks, 2026-07-28 rounds) of each host's `/mcp`: every request gets a fresh server, the runs stay. */
-const RUNS = new WeakMap<HostServices, RunStore>();
-
-function runsOf(services: HostServices): RunStore {
-  let runs = RUNS.get(services);
-  if (!runs) RUNS.set(services, (runs = new RunStore()));
-  return runs;
 }
 
 /**
@@ -116,8 +107,10 @@ async function writeResponse(res: ServerResponse, response: Response): Promise<v
  * (no Mcp-Session-Id), answered as plain JSON unless one of its requests gave a progressToken:
  * then as an event stream, so its progress notifications reach the client
  * (docs/guarantees.md#events-instead-of-polling). GET (server-initiated stream) is not offered: 405.
+ * `runs` keeps the tasks and 2026-07-28 rounds: every request gets a fresh server, the runs stay
+ * (the HTTP server owns them and ends them when it closes).
  */
-export async function handleMcp(services: HostServices, req: IncomingMessage, res: ServerResponse, grant: Grant = FULL_GRANT): Promise<void> {
+export async function handleMcp(services: HostServices, runs: RunStore, req: IncomingMessage, res: ServerResponse, grant: Grant = FULL_GRANT): Promise<void> {
   if (req.method !== 'POST') {
     sendJsonRpcError(res, 405, serverError('Method not allowed: use POST'), null, { allow: 'POST' });
     return;
@@ -147,7 +140,7 @@ export async function handleMcp(services: HostServices, req: IncomingMessage, re
   }
   const ac = new AbortController();
   res.on('close', () => ac.abort());
-  const factory = () => createMcpServer(localBackend(services, ac.signal, grant), grant, { runs: runsOf(services) });
+  const factory = () => createMcpServer(localBackend(services, ac.signal, grant), grant, { runs });
   const request = webRequest(req, body, ac.signal);
   if (await isLegacyRequest(request, body)) {
     const server = factory();

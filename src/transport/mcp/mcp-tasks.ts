@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { ErrorCode, mcpErrorText, RpcError } from '../../core/base/errors';
 import type { PersonPrompt } from './mcp-elicit';
 import { offerSecretPage } from './secret-offer';
-import { RUN_TTL_MS, type RunPrompt, type RunStore, type ToolCallResult, type ToolRun } from './tool-run';
+import { type RunPrompt, type RunStore, type ToolCallResult, type ToolRun } from './tool-run';
 
 // MCP Tasks whose status is the program's (docs/protocol.md#tasks-and-input-rounds), and the
 // 2026-07-28 multi-round-trip requests that ask the person in the middle of a tool call.
@@ -97,7 +97,7 @@ function runFields(run: ToolRun): Record<string, unknown> {
 
 /** The task fields every answer about a run carries. */
 function taskOf(run: ToolRun): Record<string, unknown> {
-  return { ...runFields(run), ttlMs: RUN_TTL_MS, pollIntervalMs: POLL_INTERVAL_MS };
+  return { ...runFields(run), ttlMs: run.ttlMs, pollIntervalMs: POLL_INTERVAL_MS };
 }
 
 /** The task with what its status carries: the questions, the result, or the error (2026-07-28). */
@@ -110,9 +110,9 @@ export function detailedTask(run: ToolRun): Record<string, unknown> {
   return task;
 }
 
-/** The task as the 2025-11-25 revision shows it (`ttl` and `pollInterval`, no questions in it). */
+/** The task as the 2025-11-25 revision shows it (`ttl`: the one granted, and `pollInterval`; no questions in it). */
 export function legacyTask(run: ToolRun): Record<string, unknown> {
-  return { ...runFields(run), ttl: RUN_TTL_MS, pollInterval: POLL_INTERVAL_MS };
+  return { ...runFields(run), ttl: run.ttlMs, pollInterval: POLL_INTERVAL_MS };
 }
 
 /** What a 2025-11-25 client that initialized its connection declared it can answer (none known: nothing). */
@@ -254,7 +254,7 @@ async function secretTyped(tools: TaskTools, session: string, signal: AbortSigna
 function unknownTask(taskId: unknown): Error {
   return new ProtocolError(
     ErrorCode.InvalidParams,
-    `Failed to retrieve task: no task ${JSON.stringify(taskId)} (unknown, or expired ${RUN_TTL_MS / 60_000} minutes after it was created)`,
+    `Failed to retrieve task: no task ${JSON.stringify(taskId)} (unknown, or expired: a task is kept for its ttl after it was created)`,
   );
 }
 
@@ -310,6 +310,7 @@ async function legacyResult(run: ToolRun, ctx: ServerContext): Promise<unknown> 
     stop();
   }
   if (run.status === 'completed' && run.result) return { ...run.result, _meta: { ...(run.result._meta as object | undefined), ...related } };
+  // An expired run is failed with the specification's -32602 for an expired task.
   if (run.status === 'failed') throw new ProtocolError(run.error?.code ?? ErrorCode.ServerError, run.error?.message ?? 'The task failed');
   if (run.status === 'cancelled') throw new ProtocolError(ErrorCode.InvalidParams, `Task ${run.id} was cancelled: it has no result`);
   throw new ProtocolError(ErrorCode.ServerError, 'The client went away before the task ended');
@@ -376,9 +377,16 @@ function registerLegacyTasks(server: McpServer, runs: RunStore, owner: object): 
     if (isModern(ctx)) throw notInRevision('tasks/result');
     return legacyResult(legacyFind(runs, params ?? {}, owner), ctx);
   });
-  // Every task of the caller at once: a store keeps at most a few hundred, so no cursor is needed.
-  set('tasks/list', { params: listParams }, async (_params, ctx) => {
+  // The caller's tasks a page at a time, oldest first (TASKS_PAGE_SIZE), with `nextCursor` while
+  // there are more; a cursor this server did not give is -32602, as the specification says.
+  set('tasks/list', { params: listParams }, async (params, ctx) => {
     if (isModern(ctx)) throw notInRevision('tasks/list');
-    return { tasks: runs.list(owner).map(legacyTask) };
+    const page = runs.page(owner, params?.cursor as string | undefined);
+    if (!page)
+      throw new ProtocolError(
+        ErrorCode.InvalidParams,
+        `Invalid cursor ${JSON.stringify(params?.cursor)}: not one this server gave (pass a nextCursor of tasks/list as it is, or none for the first page)`,
+      );
+    return { tasks: page.runs.map(legacyTask), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
   });
 }

@@ -34,7 +34,7 @@ import {
   within,
   type TaskTools,
 } from './mcp-tasks';
-import { RunStore, ToolRun, type ToolCallResult } from './tool-run';
+import { grantedTtl, RunStore, ToolRun, type ToolCallResult } from './tool-run';
 import { APP_KEY_ARG, APPS_EXTENSION_CAPABILITY, APPS_EXTENSION_ID, isAppKey, registerTerminalApp, TERMINAL_APP_URI } from './terminal-app';
 
 /** How an MCP server reaches sessions: in the host itself, or through the sockets of every host (stdio). */
@@ -235,7 +235,9 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
       if (!TASK_TOOLS.has(tool.name))
         throw new ProtocolError(ErrorCode.MethodNotFound, `${tool.name} does not run as a task (its execution.taskSupport is forbidden)`);
       const can = declaredAtInitialize(server);
-      const run = runs.add(new ToolRun((prompt, signal) => taskWork(taskTools, tool.name, args, within(prompt, can), signal)), owner);
+      // The ttl asked for, within the bounds; the task says the one it got.
+      const ttlMs = grantedTtl((task as { ttl?: unknown }).ttl);
+      const run = runs.add(new ToolRun((prompt, signal) => taskWork(taskTools, tool.name, args, within(prompt, can), signal), ttlMs), owner);
       // content: the SDK's tools/call seam holds a result that carries `task` to have one; said here so it is ours.
       return { task: legacyTask(run), content: [] };
     }

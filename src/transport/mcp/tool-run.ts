@@ -1,4 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ErrorCode } from '../../core/base/errors';
+import { disposableTimeout, MutableDisposable, type IDisposable } from '../../core/base/lifecycle';
 import type { Choice, ElicitAction, PersonPrompt } from './mcp-elicit';
 
 /**
@@ -36,8 +38,29 @@ export const INPUT_FIELD = 'input';
 /** The field of the one-question choice form (as the 2025-11-25 elicitation's, src/transport/mcp/mcp-elicit.ts). */
 const ANSWER_FIELD = 'answer';
 
-/** How long a finished run is kept for the client to fetch (docs/protocol.md#tasks-and-input-rounds). */
+/**
+ * How long a run is kept after it was created, when the client asks for nothing else (a 2026-07-28
+ * task or round, a 2025-11-25 task without `ttl`): long enough for a build and a person's answer
+ * (docs/protocol.md#tasks-and-input-rounds).
+ */
 export const RUN_TTL_MS = 30 * 60_000;
+/**
+ * The shortest ttl granted: the poll interval the tasks suggest (1 s). A task gone before its
+ * client could poll it once would be of no use to it.
+ */
+export const MIN_RUN_TTL_MS = 1000;
+/**
+ * The longest ttl granted: a day. A task follows its program until it ends, so a long ttl keeps a
+ * forgotten task waiting that long; a day covers any build or test run worth waiting for, and the
+ * client is told the ttl it got.
+ */
+export const MAX_RUN_TTL_MS = 24 * 60 * 60_000;
+
+/** The ttl a run gets for the one its client asked for (none, or not a number: the default), within the bounds, in whole ms. */
+export function grantedTtl(requested: unknown): number {
+  if (typeof requested !== 'number' || !Number.isFinite(requested)) return RUN_TTL_MS;
+  return Math.min(MAX_RUN_TTL_MS, Math.max(MIN_RUN_TTL_MS, Math.round(requested)));
+}
 /**
  * Most runs one store keeps before it drops finished ones early: a result is at most a send's
  * budget (~20 000 characters of text, twice with the structured copy), so this bounds a store to
@@ -60,8 +83,14 @@ export class ToolRun {
   private _seq = 0;
   private _listeners = new Set<() => void>();
 
-  /** `work` runs at once, asking through the prompt it is handed. */
-  constructor(work: (prompt: RunPrompt, signal: AbortSignal) => Promise<ToolCallResult>) {
+  /**
+   * `work` runs at once, asking through the prompt it is handed. The run is kept `ttlMs` after it
+   * was created (grantedTtl: within the bounds), then dropped by its store.
+   */
+  constructor(
+    work: (prompt: RunPrompt, signal: AbortSignal) => Promise<ToolCallResult>,
+    readonly ttlMs: number = RUN_TTL_MS,
+  ) {
     void work(this._prompt(), this.abort.signal).then(
       (result) => this._finish('completed', { result }),
       (e: unknown) => {
@@ -96,6 +125,22 @@ export class ToolRun {
   cancel(): void {
     if (this.terminal) return;
     this._finish('cancelled', {});
+    this.abort.abort();
+  }
+
+  /** When its ttl has passed (ms since the epoch). */
+  get expiresAt(): number {
+    return this.createdAt.getTime() + this.ttlMs;
+  }
+
+  /**
+   * Its ttl passed: a run still going stops waiting for the program (it goes on in the terminal)
+   * and ends `failed` with -32602, as the specification answers an expired task.
+   */
+  expire(): void {
+    this._finish('failed', {
+      error: { code: ErrorCode.InvalidParams, message: `Failed to retrieve task: Task has expired (kept ${this.ttlMs} ms after it was created)` },
+    });
     this.abort.abort();
   }
 
@@ -190,16 +235,43 @@ function actionOf(r: Record<string, unknown>): ElicitAction {
 }
 
 /**
- * The runs of one server (a host's `/mcp`, or one `shared-pty mcp`), by id. A finished run is
- * kept `RUN_TTL_MS` after it was created for the client to fetch, then dropped.
+ * Most tasks one page of `tasks/list` carries: an agent has a handful, so nearly always one page;
+ * a full store (MAX_RUNS) is ten pages of some 15 KB each.
  */
-export class RunStore {
-  private readonly _runs = new Map<string, { run: ToolRun; owner: object }>();
+export const TASKS_PAGE_SIZE = 50;
+
+/** One page of a caller's runs, and the cursor of the next page when there are more. */
+export interface RunPage {
+  runs: ToolRun[];
+  nextCursor?: string;
+}
+
+/**
+ * The runs of one server (a host's `/mcp`, or one `shared-pty mcp`), by id. Each is kept its ttl
+ * after it was created for the client to fetch, then dropped (one timer for the whole store, armed
+ * for the soonest expiry and unref'd, so it neither keeps the process alive nor grows with the
+ * runs). Disposing the store ends every run and the timer.
+ */
+export class RunStore implements IDisposable {
+  private readonly _runs = new Map<string, { run: ToolRun; owner: object; seq: number }>();
+  /** Numbers the runs in the order they were added: a cursor says the last one its page held. */
+  private _seq = 0;
+  /** Names this store in its cursors, so a cursor of another store (a restarted server) is refused, not misread. */
+  private readonly _nonce = randomBytes(6).toString('base64url');
+  /** The one expiry timer, and when it fires (ms since the epoch). */
+  private readonly _timer = new MutableDisposable<IDisposable>();
+  private _timerAt = Infinity;
+  private _disposed = false;
 
   /** Keeps `run` for `owner` (whoever may call: a token's holder, the host's own grant). */
   add(run: ToolRun, owner: object): ToolRun {
+    if (this._disposed) {
+      run.cancel();
+      return run;
+    }
     this._sweep();
-    this._runs.set(run.id, { run, owner });
+    this._runs.set(run.id, { run, owner, seq: ++this._seq });
+    this._arm();
     return run;
   }
 
@@ -215,17 +287,56 @@ export class RunStore {
     return kept?.owner === owner ? kept.run : undefined;
   }
 
-  /** The runs `owner` started and the store still keeps, oldest first. */
-  list(owner: object): ToolRun[] {
+  /**
+   * One page of `owner`'s runs, oldest first: the first page without a cursor, the next with the
+   * page's `nextCursor`. A cursor names the place after the last run of its page, so runs dropped
+   * meanwhile skip nothing and repeat nothing, and runs added meanwhile come on a later page.
+   * Undefined for a cursor this store did not give.
+   */
+  page(owner: object, cursor: string | undefined, size = TASKS_PAGE_SIZE): RunPage | undefined {
+    let after = 0;
+    if (cursor !== undefined) {
+      const at = this._placeOf(cursor);
+      if (at === undefined) return undefined;
+      after = at;
+    }
     this._sweep();
-    return [...this._runs.values()].filter((kept) => kept.owner === owner).map((kept) => kept.run);
+    const runs: ToolRun[] = [];
+    let last = after;
+    for (const kept of this._runs.values()) {
+      if (kept.seq <= after || kept.owner !== owner) continue;
+      if (runs.length === size) return { runs, nextCursor: this._cursorAt(last) };
+      runs.push(kept.run);
+      last = kept.seq;
+    }
+    return { runs };
+  }
+
+  /** Ends every run (their waits stop; the programs go on) and the timer. */
+  dispose(): void {
+    if (this._disposed) return;
+    this._disposed = true;
+    this._timer.dispose();
+    for (const { run } of this._runs.values()) run.cancel();
+    this._runs.clear();
+  }
+
+  private _cursorAt(seq: number): string {
+    return Buffer.from(`${this._nonce}:${seq}`).toString('base64url');
+  }
+
+  /** The place a cursor of this store names; undefined for any other string. */
+  private _placeOf(cursor: string): number | undefined {
+    const m = /^([\w-]+):([1-9]\d{0,15})$/.exec(Buffer.from(cursor, 'base64url').toString());
+    if (!m || m[1] !== this._nonce || this._cursorAt(Number(m[2])) !== cursor || Number(m[2]) > this._seq) return undefined;
+    return Number(m[2]);
   }
 
   private _sweep(): void {
     const now = Date.now();
     for (const [id, { run }] of this._runs) {
-      if (now - run.createdAt.getTime() < RUN_TTL_MS) continue;
-      run.cancel();
+      if (now < run.expiresAt) continue;
+      run.expire();
       this._runs.delete(id);
     }
     // Past the bound, the oldest finished runs go first (their results are what takes room).
@@ -233,5 +344,29 @@ export class RunStore {
       if (this._runs.size <= MAX_RUNS) break;
       if (run.terminal) this._runs.delete(id);
     }
+  }
+
+  /** Sets the timer for the soonest expiry, unless it is already set no later (none while the store is empty). */
+  private _arm(): void {
+    let soonest = Infinity;
+    for (const { run } of this._runs.values()) soonest = Math.min(soonest, run.expiresAt);
+    if (soonest === Infinity) {
+      this._timer.clear();
+      this._timerAt = Infinity;
+      return;
+    }
+    if (this._timer.value && this._timerAt <= soonest) return;
+    this._timerAt = soonest;
+    // At least 1 ms: a run whose expiry is due now is swept by the timer, not in a loop here.
+    this._timer.value = disposableTimeout(
+      () => {
+        this._timerAt = Infinity;
+        this._timer.clear();
+        this._sweep();
+        this._arm();
+      },
+      Math.max(1, soonest - Date.now()),
+      { unref: true },
+    );
   }
 }

@@ -134,6 +134,18 @@ async function statusesUntil(a: Agent, taskId: string, wanted: string[], seen: s
   return seen;
 }
 
+/** Every task tasks/list has for the agent, page after page. */
+async function allTasks(a: Agent): Promise<any[]> {
+  const tasks: any[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await a.request('tasks/list', cursor === undefined ? {} : { cursor });
+    tasks.push(...page.tasks);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return tasks;
+}
+
 const READ = 'read -p "Name? " n; echo "hello-$n"; (exit 3)';
 
 for (const via of ['stdio', 'http'] as const) {
@@ -210,7 +222,7 @@ for (const via of ['stdio', 'http'] as const) {
         assert.equal((await a.request('tasks/get', { taskId })).status, 'cancelled');
         await assert.rejects(a.request('tasks/cancel', { taskId }), (e: any) => e.code === -32602, 'a task over cannot be cancelled');
         await assert.rejects(a.request('tasks/result', { taskId }), (e: any) => e.code === -32602, 'a cancelled task has no result');
-        const { tasks } = await a.request('tasks/list', {});
+        const tasks = await allTasks(a);
         assert.ok(
           tasks.some((t: any) => t.taskId === taskId && t.status === 'cancelled'),
           'tasks/list has it',
@@ -219,6 +231,89 @@ for (const via of ['stdio', 'http'] as const) {
         await a.callTool('signal', { session, signal: 'SIGINT' });
         await assert.rejects(a.request('tasks/get', { taskId: 'no-such-task' }), (e: any) => e.code === -32602, 'an unknown task');
       });
+
+      test('tasks/list pages: every task once, nextCursor while there are more; a cursor it did not give is -32602', { timeout: TEST_TIMEOUT }, async () => {
+        const session = await shell();
+        // More tasks than a page holds (50), each over at once: the prompt is on the screen already.
+        const made: string[] = [];
+        for (let i = 0; i < 60; i++) made.push(await startTask(a, 'wait_for', { session, match: 'my>', timeout: 5000 }));
+        // The v1 client pages through its own helper; the v2 client sends the request.
+        const list = (cursor?: string) => (a.v1 ? a.v1.experimental.tasks.listTasks(cursor) : a.request('tasks/list', cursor === undefined ? {} : { cursor }));
+        const seen: string[] = [];
+        const cursors: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page: any = await list(cursor);
+          seen.push(...page.tasks.map((t: any) => t.taskId));
+          cursor = page.nextCursor;
+          if (cursor !== undefined) cursors.push(cursor);
+        } while (cursor !== undefined);
+        assert.ok(cursors.length >= 1, `more than one page (${seen.length} tasks)`);
+        assert.equal(new Set(seen).size, seen.length, 'no task twice');
+        for (const id of made) assert.ok(seen.includes(id), `task ${id} listed`);
+        // Oldest first: the tasks made here in the order they were made.
+        assert.deepEqual(
+          seen.filter((id) => made.includes(id)),
+          made,
+        );
+        for (const bad of ['not-a-cursor', `${cursors[0]}x`, cursors[0].slice(0, -2), '']) {
+          await assert.rejects(
+            a.request('tasks/list', { cursor: bad }),
+            (e: any) => e.code === -32602 && /cursor/i.test(e.message),
+            `cursor ${JSON.stringify(bad)}`,
+          );
+        }
+      });
+
+      test('params.task.ttl: the ttl asked for is granted and said; out of bounds it is brought within them', { timeout: TEST_TIMEOUT }, async () => {
+        const session = await shell();
+        const create = (task: Record<string, unknown>) =>
+          a.request('tools/call', { name: 'wait_for', arguments: { session, match: 'my>', timeout: 5000 }, task }).then((r) => r.task);
+        const granted = async (task: Record<string, unknown>) => (await create(task)).ttl;
+        const asked = await create({ ttl: 45_000 });
+        assert.equal(asked.ttl, 45_000, 'as asked');
+        assert.equal((await a.request('tasks/get', { taskId: asked.taskId })).ttl, 45_000, 'tasks/get says it too');
+        // (Not asked about again: a task granted a second may be gone by then.)
+        assert.equal(await granted({ ttl: 1 }), 1000, 'at least a second');
+        assert.equal(await granted({ ttl: 1e12 }), 24 * 3600_000, 'at most a day');
+        assert.equal(await granted({}), 30 * 60_000, 'none asked: 30 minutes');
+      });
+
+      test(
+        'a task expires after its ttl: tasks/get, tasks/result, tasks/cancel answer -32602, tasks/list leaves it out, its wait ends',
+        { timeout: TEST_TIMEOUT },
+        async () => {
+          const session = await shell();
+          const over = (await a.request('tools/call', { name: 'wait_for', arguments: { session, match: 'my>', timeout: 5000 }, task: { ttl: 1000 } })).task
+            .taskId;
+          const running = (await a.request('tools/call', { name: 'send', arguments: { session, text: 'sleep 600', timeout: 60_000 }, task: { ttl: 1000 } }))
+            .task.taskId;
+          // Waiting for the result of a task that expires meanwhile (or already has) answers -32602.
+          const result = a.request('tasks/result', { taskId: running });
+          await assert.rejects(result, (e: any) => e.code === -32602 && /expired/i.test(e.message), 'tasks/result');
+          const expired = (e: any) => e.code === -32602 && /expired/i.test(e.message);
+          for (const taskId of [over, running]) {
+            await until(
+              () =>
+                a.request('tasks/get', { taskId }).then(
+                  () => false,
+                  (e) => expired(e),
+                ),
+              20_000,
+              `task ${taskId} expired`,
+            );
+            await assert.rejects(a.request('tasks/result', { taskId }), expired, 'tasks/result');
+            await assert.rejects(a.request('tasks/cancel', { taskId }), expired, 'tasks/cancel');
+          }
+          const listed = (await allTasks(a)).map((t) => t.taskId);
+          assert.ok(!listed.includes(over) && !listed.includes(running), 'tasks/list leaves them out');
+          // The expired task no longer waits for its program: the session takes the next send.
+          await a.callTool('signal', { session, signal: 'SIGINT' });
+          const next = await a.callTool('send', { session, text: 'echo after-$((6*7))', timeout: 30_000 });
+          assert.notEqual(next.isError, true, textOf(next));
+          assert.match(next.structuredContent.output, /after-42/);
+        },
+      );
 
       if (sdk === 'v1') {
         test("the v1 client's task stream: taskCreated, statuses, the result with the exit code", { timeout: TEST_TIMEOUT }, async () => {
