@@ -324,7 +324,6 @@ export class Mirror extends Disposable {
       const run = this._runs.find(data, at, cols, tailRows, MirrorTuning.MinSkippedRows);
       if (!run) break;
       if (run.start > at) parse(data.subarray(at, run.start));
-      at = run.start;
       const ready = this._plainRunReady();
       if (ready === true) {
         this._skipRun(data, run);
@@ -359,7 +358,7 @@ export class Mirror extends Disposable {
     const rows = this._term.rows;
     const c = print.cursor();
     if (c.x !== 0) return 1;
-    if ( c.scrollTop !== 0 || c.scrollBottom !== rows - 1 || c.ydisp !== c.ybase) return 0;
+    if (c.scrollTop !== 0 || c.scrollBottom !== rows - 1 || c.ydisp !== c.ybase) return 0;
     const buf = this._buffers.normal;
     const from = this._boundary.line;
     if (from === undefined || from > buf.baseY) return 0;

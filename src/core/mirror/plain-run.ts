@@ -66,7 +66,7 @@ export class PlainRunFinder {
       const start = i;
       let lines = 0;
       let rows = 0;
-      let j = i;
+      let j: number;
       for (;;) {
         // The line's end first (a native search), then its bytes: all printable?
         const lf = indexOfByte(data, LF, i);
@@ -83,7 +83,7 @@ export class PlainRunFinder {
         }
         this._ends[lines++] = j + 2;
         rows += rowsOfLine(j - i, cols);
-        i = j += 2;
+        i = j + 2;
       }
       if (rows >= tailRows + minSkipped) {
         const run = this._split(start, lines, cols, tailRows);

@@ -103,7 +103,25 @@ const ESCAPES = [
 const RESTORE = ['\x1b[r', '\x1b(B', '\x0f', '\x1b[4l', '\x1b[?7h', '\x1b[?6l', '\x1b[?1049l', '\x07', '\x1b]8;;\x07', '\x1b[0m\x1b[999;1H\r\n'] as const;
 
 /** States that last and change how the next plain lines land (or swallow them): each put right before a block of lines too. */
-const LASTING = ['\x1b(0', '\x1b)0\x0e', '\x1b[4h', '\x1b[?7l', '\x1b]8;;http://example.com/\x07', '\x1b]0;t', '\x1bP1$r', '\xe2\x82', '\x1b[5;15r', '\x1b[?1049h', '\x1b[?6h', '\x1b[20h', '\x1b[31;44m', 'abc', '\x1b[H', 'z'.repeat(70) + '\x1b[H', '\x1b[5;1H'];
+const LASTING = [
+  '\x1b(0',
+  '\x1b)0\x0e',
+  '\x1b[4h',
+  '\x1b[?7l',
+  '\x1b]8;;http://example.com/\x07',
+  '\x1b]0;t',
+  '\x1bP1$r',
+  '\xe2\x82',
+  '\x1b[5;15r',
+  '\x1b[?1049h',
+  '\x1b[?6h',
+  '\x1b[20h',
+  '\x1b[31;44m',
+  'abc',
+  '\x1b[H',
+  'z'.repeat(70) + '\x1b[H',
+  '\x1b[5;1H',
+];
 
 type Piece =
   | { t: 'lines'; lines: Array<[number, number, number]>; before?: string }
@@ -153,7 +171,7 @@ function operations(pieces: Piece[], cuts: number[]): Op[] {
   const flush = () => {
     const bytes = Buffer.concat(pending);
     pending = [];
-    for (let at = 0; at < bytes.length; ) {
+    for (let at = 0; at < bytes.length;) {
       const n = cuts[k++ % cuts.length];
       ops.push({ write: bytes.subarray(at, at + n) });
       at += n;

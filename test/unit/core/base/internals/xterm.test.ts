@@ -3,7 +3,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Terminal } from '@xterm/headless';
-import { cellsOfLine, eraseStepsOf, normalRowListOf, printStateOf, rowListOf, savedCursorRowOf, syncWriteOf } from '../../../../../src/core/base/internals/xterm';
+import {
+  cellsOfLine,
+  eraseStepsOf,
+  normalRowListOf,
+  printStateOf,
+  rowListOf,
+  savedCursorRowOf,
+  syncWriteOf,
+} from '../../../../../src/core/base/internals/xterm';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../../helpers/leak-tracker';
 
 function terminal(): Terminal {
@@ -141,7 +149,7 @@ test("xterm's print state: parser ground state, UTF-8 remainder, charset, insert
     write(Buffer.from('\r\n\r\n'));
     assert.deepEqual(state.cursor(), { x: 0, y: 3, scrollTop: 0, scrollBottom: 3, ybase: 2, ydisp: 2 });
     write(Buffer.from('\x1b[?1049h\x1b[2;2H'));
-    assert.deepEqual(state.cursor(), { x: 1, y: 1, scrollTop: 0, scrollBottom: 3, ybase: 0, ydisp: 0 }, 'the alternate screen\'s cursor');
+    assert.deepEqual(state.cursor(), { x: 1, y: 1, scrollTop: 0, scrollBottom: 3, ybase: 0, ydisp: 0 }, "the alternate screen's cursor");
   } finally {
     term.dispose();
   }
