@@ -10,6 +10,8 @@ import { normalRowListOf, type RowListEvents } from '../base/internals/xterm';
 export interface Boundary extends IDisposable {
   /** The row's index in the normal buffer; undefined when none is placed or the row is gone. */
   readonly line: number | undefined;
+  /** True when it can be placed while the alternate screen is active (false: only on the normal one). */
+  readonly anyScreen: boolean;
   /** Points at row `line` of the normal buffer (which must be the active one). */
   place(line: number): void;
   /** Forgets the row (a reset replaces the buffers). */
@@ -34,6 +36,7 @@ export function boundaryOf(term: Terminal, onGone: () => void): Boundary {
 
 /** The row index, adjusted on each trim, insertion and deletion of the normal buffer's row list. */
 class TrackedRow implements Boundary {
+  readonly anyScreen = true;
   private _line = -1;
   private _list: RowListEvents | undefined;
   private _subscriptions: IDisposable[] = [];
@@ -90,6 +93,8 @@ class TrackedRow implements Boundary {
 
 /** xterm's public markers: a new one at each place. */
 class MarkerRow implements Boundary {
+  /** A marker is placed relative to the active screen's cursor. */
+  readonly anyScreen = false;
   private _marker: IMarker | undefined;
 
   constructor(

@@ -201,16 +201,60 @@ export class Mirror extends Disposable {
     return new Promise((resolve) => this._parsedWaiters.push(resolve));
   }
 
+  /**
+   * Resizes the screen. A change of width re-wraps only the screen's rows: the rows above it go to
+   * the store first with their old wrapping, as tmux keeps its history (docs/architecture.md#resize).
+   */
   resize(cols: number, rows: number): void {
-    // Move every scrolled-off row out first: reflow may trim xterm's short scrollback.
-    this._maybeHarvest(1);
+    if (cols !== this._term.cols && this._harvestAll()) this._reflowScreenOnly(cols, rows);
+    else {
+      // Move every scrolled-off row out first: a shorter screen may trim xterm's short scrollback.
+      // Without a re-wrap, rows a taller screen pulls back down are those the store ends with,
+      // row for row, and keep their numbers.
+      this._maybeHarvest(1);
+      this._term.resize(cols, rows);
+      if (this._boundary.line === undefined) this._resetBoundary();
+    }
+  }
+
+  /**
+   * Resizes to a new width with nothing above the screen in xterm (all of it in the store,
+   * `_harvestAll`). xterm re-wraps every row it holds: rows it still held after the store took
+   * them came back re-wrapped, some onto a taller screen while the store still had them (shown
+   * twice), and a re-wrap longer than its buffer trimmed the boundary's row, which read as ED 3
+   * (the store emptied). So its scrollback is emptied first and made, for the resize, as long as
+   * the screen's rows can re-wrap into; the rows the re-wrap pushes above the screen go to the
+   * store, then xterm keeps its usual scrollback.
+   */
+  private _reflowScreenOnly(cols: number, rows: number): void {
+    const options = this._term.options;
+    // Every row above the screen is in the store: the trim only moves the boundary to row 0.
+    options.scrollback = 0;
+    // Narrower, a screen row re-wraps into at most ceil(old cols / (new cols - 1)) rows (a wide
+    // character that does not fit a row's last cell moves to the next): room for all of them, so
+    // xterm trims none. Wider, rows only join.
+    const oldCols = this._term.cols;
+    const grown = cols < oldCols ? this._term.rows * Math.ceil(oldCols / Math.max(1, cols - 1)) : 0;
+    options.scrollback = Math.max(MirrorTuning.XtermScrollback, grown);
     this._term.resize(cols, rows);
-    if (this._boundary.line === undefined) this._resetBoundary();
-    // Re-wrapped to fewer columns, the screen's rows may now reach far above it: up to the whole of
-    // xterm's scrollback waits unmoved, and the next scroll events would trim the boundary's row out
-    // of xterm before the next harvest (the store then emptied as after ED 3). A batch or more goes
-    // now; fewer than a batch leaves the boundary more rows from the top than the next harvest is away.
-    this._maybeHarvest(MirrorTuning.HarvestBatch);
+    this._harvestAll();
+    options.scrollback = MirrorTuning.XtermScrollback;
+  }
+
+  /**
+   * Moves every row above the screen of the normal buffer into the store, whichever screen is
+   * active. False when this boundary can only be placed on the normal screen (boundary.ts) and
+   * the alternate one is active: nothing moved.
+   */
+  private _harvestAll(): boolean {
+    if (this._buffers.active.type !== 'normal' && !this._boundary.anyScreen) return false;
+    if (this._boundary.line === undefined) this._boundary.place(0);
+    const buf = this._buffers.normal;
+    const to = buf.baseY;
+    const cols = this._term.cols;
+    for (let i = this._boundaryLine(); i < to; i++) this._store.pushRow(buf, i, cols);
+    this._boundary.place(to);
+    return true;
   }
 
   /**

@@ -473,6 +473,52 @@ describe('Mirror: synthetic output in chunks of every size', () => {
     m.dispose();
   });
 
+  /**
+   * The numbers `from`..`to` (of `width` digits) that the retained rows hold, read in order across
+   * however the rows are wrapped: a row lost or shown twice breaks the sequence.
+   */
+  function assertNumberSequence(m: Mirror, width: number, from: number, to: number, label: string): void {
+    const text = retained(m).join('');
+    assert.equal(text.length % width, 0, `${label}: ${text.length} digits retained, not whole numbers`);
+    const got: number[] = [];
+    for (let at = 0; at < text.length; at += width) got.push(Number(text.slice(at, at + width)));
+    const want: number[] = [];
+    for (let i = from; i <= to; i++) want.push(i);
+    assert.deepEqual(got, want, `${label}: the numbers retained`);
+  }
+
+  test('a resize that re-wraps a full xterm scrollback to fewer columns keeps every row, once', async () => {
+    // 88 rows fill xterm's buffer (64 rows of scrollback and 24 on the screen): at 16 columns the
+    // re-wrapped rows no longer fit it and xterm trimmed its top, the row the store's boundary sat
+    // on with it, which read as ED 3: the store was emptied.
+    for (const plainRuns of [false, true]) {
+      const m = new Mirror(30, ROWS, 10000, { plainRuns });
+      await feed(m, numbers(1, 88, 25), [4096]);
+      m.resize(16, ROWS);
+      assertNumberSequence(m, 25, 1, 88, `plainRuns ${plainRuns}, 30x24 to 16x24`);
+      assert.equal(m.firstRetainedRow, 0);
+      await feed(m, numbers(89, 300, 25), [4096]);
+      assertNumberSequence(m, 25, 1, 300, `plainRuns ${plainRuns}, then 212 more rows`);
+      m.dispose();
+    }
+  });
+
+  test('a resize that re-wraps to fewer columns and more rows shows no row twice', async () => {
+    // The rows already moved to the store stayed in xterm's scrollback too; re-wrapped, some of
+    // them came down onto the taller screen while the store still held them: 18 rows twice.
+    for (const plainRuns of [false, true]) {
+      const m = new Mirror(30, ROWS, 10000, { plainRuns });
+      await feed(m, numbers(1, 200, 25), [4096]);
+      const first = m.firstRetainedRow;
+      m.resize(16, 38);
+      assertNumberSequence(m, 25, 1, 200, `plainRuns ${plainRuns}, 30x24 to 16x38`);
+      assert.ok(m.firstRetainedRow >= first, 'row numbers only grow');
+      m.resize(30, ROWS);
+      assertNumberSequence(m, 25, 1, 200, `plainRuns ${plainRuns}, back to 30x24`);
+      m.dispose();
+    }
+  });
+
   test('a small retention bound is honoured', async () => {
     const m = new Mirror(COLS, ROWS, 500);
     await feed(m, numbers(1, 5000), [999]);
