@@ -202,43 +202,41 @@ export class Mirror extends Disposable {
   }
 
   /**
-   * Resizes the screen. A change of width re-wraps only the screen's rows: the rows above it go to
-   * the store first with their old wrapping, as tmux keeps its history (docs/architecture.md#resize).
+   * Resizes the screen. Only the screen's rows re-wrap to a new width: the rows above it go to the
+   * store first and keep their wrapping, as tmux keeps its history (docs/architecture.md#resize).
    */
   resize(cols: number, rows: number): void {
-    if (cols !== this._term.cols && this._harvestAll()) this._reflowScreenOnly(cols, rows);
-    else {
-      // Move every scrolled-off row out first: a shorter screen may trim xterm's short scrollback.
-      // Without a re-wrap, rows a taller screen pulls back down are those the store ends with,
-      // row for row, and keep their numbers.
-      this._maybeHarvest(1);
+    if (!this._harvestAll()) {
+      // The alternate screen is active and the boundary can only be placed on the normal one
+      // (boundary.ts): xterm resizes alone, and the rows it pushes up go in the next batches.
       this._term.resize(cols, rows);
       if (this._boundary.line === undefined) this._resetBoundary();
+      this._maybeHarvest(MirrorTuning.HarvestBatch);
+      return;
     }
+    // xterm re-wraps every row it holds, and a taller screen pulls rows back down from its
+    // scrollback. Rows it still held after the store took them came back re-wrapped, some onto
+    // the screen while the store still had them (shown twice), and a re-wrap longer than its
+    // buffer trimmed the boundary's row, which read as ED 3 (the store emptied). So xterm's
+    // scrollback, all of it in the store now, is emptied (the trim only moves the boundary to row
+    // 0), and made for the resize as long as the screen's rows can grow into, so xterm trims none.
+    const options = this._term.options;
+    options.scrollback = 0;
+    options.scrollback = Math.max(MirrorTuning.XtermScrollback, this._rowsAfterResize(cols));
+    this._term.resize(cols, rows);
+    // The rows the new size pushed above the screen, then xterm keeps its usual scrollback.
+    this._harvestAll();
+    options.scrollback = MirrorTuning.XtermScrollback;
   }
 
   /**
-   * Resizes to a new width with nothing above the screen in xterm (all of it in the store,
-   * `_harvestAll`). xterm re-wraps every row it holds: rows it still held after the store took
-   * them came back re-wrapped, some onto a taller screen while the store still had them (shown
-   * twice), and a re-wrap longer than its buffer trimmed the boundary's row, which read as ED 3
-   * (the store emptied). So its scrollback is emptied first and made, for the resize, as long as
-   * the screen's rows can re-wrap into; the rows the re-wrap pushes above the screen go to the
-   * store, then xterm keeps its usual scrollback.
+   * At most how many rows the screen's rows become at `cols` columns: narrower, a row re-wraps
+   * into at most ceil(old cols / (new cols - 1)) rows (a wide character that does not fit a row's
+   * last cell moves to the next one); wider, rows only join.
    */
-  private _reflowScreenOnly(cols: number, rows: number): void {
-    const options = this._term.options;
-    // Every row above the screen is in the store: the trim only moves the boundary to row 0.
-    options.scrollback = 0;
-    // Narrower, a screen row re-wraps into at most ceil(old cols / (new cols - 1)) rows (a wide
-    // character that does not fit a row's last cell moves to the next): room for all of them, so
-    // xterm trims none. Wider, rows only join.
-    const oldCols = this._term.cols;
-    const grown = cols < oldCols ? this._term.rows * Math.ceil(oldCols / Math.max(1, cols - 1)) : 0;
-    options.scrollback = Math.max(MirrorTuning.XtermScrollback, grown);
-    this._term.resize(cols, rows);
-    this._harvestAll();
-    options.scrollback = MirrorTuning.XtermScrollback;
+  private _rowsAfterResize(cols: number): number {
+    const old = this._term.cols;
+    return this._term.rows * (cols < old ? Math.ceil(old / Math.max(1, cols - 1)) : 1);
   }
 
   /**
@@ -250,9 +248,11 @@ export class Mirror extends Disposable {
     if (this._buffers.active.type !== 'normal' && !this._boundary.anyScreen) return false;
     if (this._boundary.line === undefined) this._boundary.place(0);
     const buf = this._buffers.normal;
+    const from = this._boundaryLine();
     const to = buf.baseY;
+    if (from >= to) return true;
     const cols = this._term.cols;
-    for (let i = this._boundaryLine(); i < to; i++) this._store.pushRow(buf, i, cols);
+    for (let i = from; i < to; i++) this._store.pushRow(buf, i, cols);
     this._boundary.place(to);
     return true;
   }

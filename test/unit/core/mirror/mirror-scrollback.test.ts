@@ -451,28 +451,6 @@ describe('Mirror: synthetic output in chunks of every size', () => {
     }
   });
 
-  test('a resize that re-wraps the screen into many more rows, then output: no row is lost', async () => {
-    // 30 columns, 25-digit rows; at 16 columns each screen row becomes two, and the rows that no
-    // longer fit wait above the screen. The next 32 rows of output scrolled the row the store's
-    // boundary sat on out of xterm's scrollback before the next harvest: the store was emptied as
-    // after ED 3, every row before the resize lost (found by plain-run.fuzz.test.ts).
-    const m = new Mirror(30, ROWS, 10000, { plainRuns: false });
-    await feed(m, numbers(1, 88, 25), [4096]);
-    m.resize(16, 38);
-    await feed(m, numbers(89, 188, 25), [4096]);
-    // Every number, in order (the re-wrap itself shows a few rows twice, as it did before: only
-    // losses are checked here).
-    const text = retained(m).join('');
-    let at = 0;
-    for (let i = 1; i <= 188; i++) {
-      const found = text.indexOf(String(i).padStart(25, '0'), at);
-      assert.ok(found >= 0, `number ${i} is kept, after number ${i - 1}`);
-      at = found + 25;
-    }
-    assert.equal(m.firstRetainedRow, 0);
-    m.dispose();
-  });
-
   /**
    * The numbers `from`..`to` (of `width` digits) that the retained rows hold, read in order across
    * however the rows are wrapped: a row lost or shown twice breaks the sequence.
@@ -486,6 +464,20 @@ describe('Mirror: synthetic output in chunks of every size', () => {
     for (let i = from; i <= to; i++) want.push(i);
     assert.deepEqual(got, want, `${label}: the numbers retained`);
   }
+
+  test('a resize that re-wraps the screen into many more rows, then output: no row is lost', async () => {
+    // 30 columns, 25-digit rows; at 16 columns each screen row becomes two, and the rows that no
+    // longer fit wait above the screen. The next 32 rows of output scrolled the row the store's
+    // boundary sat on out of xterm's scrollback before the next harvest: the store was emptied as
+    // after ED 3, every row before the resize lost (found by plain-run.fuzz.test.ts).
+    const m = new Mirror(30, ROWS, 10000, { plainRuns: false });
+    await feed(m, numbers(1, 88, 25), [4096]);
+    m.resize(16, 38);
+    await feed(m, numbers(89, 188, 25), [4096]);
+    assertNumberSequence(m, 25, 1, 188, 'after the resize and more output');
+    assert.equal(m.firstRetainedRow, 0);
+    m.dispose();
+  });
 
   test('a resize that re-wraps a full xterm scrollback to fewer columns keeps every row, once', async () => {
     // 88 rows fill xterm's buffer (64 rows of scrollback and 24 on the screen): at 16 columns the
@@ -515,6 +507,26 @@ describe('Mirror: synthetic output in chunks of every size', () => {
       assert.ok(m.firstRetainedRow >= first, 'row numbers only grow');
       m.resize(30, ROWS);
       assertNumberSequence(m, 25, 1, 200, `plainRuns ${plainRuns}, back to 30x24`);
+      // Taller first (rows come back down onto the screen: xterm pulled them from its scrollback,
+      // while the store held them too), then narrower: those rows re-wrapped on the screen.
+      await feed(m, numbers(201, 300, 25), [4096]);
+      m.resize(30, 40);
+      m.resize(16, 40);
+      assertNumberSequence(m, 25, 1, 300, `plainRuns ${plainRuns}, 30x40 then 16x40`);
+      m.dispose();
+    }
+  });
+
+  test('a resize while a full-screen program has the alternate screen keeps every row of the normal one, once', async () => {
+    // xterm re-wraps the normal screen's rows behind the alternate one: the same faults as above.
+    for (const plainRuns of [false, true]) {
+      const m = new Mirror(30, ROWS, 10000, { plainRuns });
+      await feed(m, numbers(1, 200, 25), [4096]);
+      await feed(m, Buffer.from('\x1b[?1049h\x1b[H\x1b[2Jfull screen'), [4096]);
+      m.resize(16, 38);
+      m.resize(12, 20);
+      await feed(m, Buffer.from('\x1b[?1049l'), [4096]);
+      assertNumberSequence(m, 25, 1, 200, `plainRuns ${plainRuns}, after the alternate screen`);
       m.dispose();
     }
   });

@@ -269,6 +269,87 @@ test('a flood of plain lines through a tty skips xterm for most rows, and matche
   }
 });
 
+/** Numbered lines and resizes: each line `#<n>:` then `x`s, the numbers counting up from 1. */
+const resizeCaseArb = fc.record({
+  cols: fc.integer({ min: 10, max: 120 }),
+  rows: fc.integer({ min: 3, max: 40 }),
+  scrollback: fc.oneof(fc.integer({ min: 20, max: 600 }), fc.constant(10000)),
+  steps: fc.array(
+    fc.oneof(
+      // Long output: past xterm's own scrollback (64 rows) and into the store.
+      fc.record({ lines: fc.array(fc.oneof(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 260 })), { minLength: 1, maxLength: 400, size: 'max' }) }),
+      fc.record({ cols: fc.oneof(fc.integer({ min: 2, max: 20 }), fc.integer({ min: 10, max: 160 })), rows: fc.integer({ min: 2, max: 60 }) }),
+    ),
+    { minLength: 2, maxLength: 12, size: 'medium' },
+  ),
+  /** Where writes are cut: sizes, used in turn. */
+  cuts: fc.array(fc.integer({ min: 1, max: 40000 }), { minLength: 1, maxLength: 4 }),
+});
+
+/**
+ * The numbered lines the retained rows hold, read in order across however the rows are wrapped:
+ * [number, count of x] per line, from the first whole one (the oldest may have lost its head).
+ */
+function numberedLines(m: Mirror): Array<[number, number]> {
+  const text = m.rowsBetween(m.firstRetainedRow, m.endRow).join('');
+  const out: Array<[number, number]> = [];
+  for (const match of text.slice(Math.max(0, text.indexOf('#'))).matchAll(/#(\d+):(x*)/g)) out.push([Number(match[1]), match[2].length]);
+  return out;
+}
+
+test('resizes that narrow and widen after long output keep every retained row once, in order', () => {
+  fuzzSync(
+    [resizeCaseArb],
+    (c) => {
+      for (const plainRuns of [true, false]) {
+        const m = new Mirror(c.cols, c.rows, c.scrollback, { plainRuns });
+        try {
+          const lengths: number[] = [0];
+          let k = 0;
+          for (const [i, step] of c.steps.entries()) {
+            const label = `plainRuns ${plainRuns}, step ${i}`;
+            if ('lines' in step) {
+              let text = '';
+              for (const len of step.lines) {
+                text += `#${lengths.length}:${'x'.repeat(len)}\r\n`;
+                lengths.push(len);
+              }
+              const bytes = Buffer.from(text);
+              for (let at = 0; at < bytes.length;) {
+                const n = c.cuts[k++ % c.cuts.length];
+                m.write(bytes.subarray(at, at + n));
+                at += n;
+              }
+            } else {
+              const first = m.firstRetainedRow;
+              const top = m.cursorRow - (m.screen().cursor.row - 1);
+              const above = m.rowsBetween(first, top);
+              m.resize(step.cols, step.rows);
+              assert.ok(m.firstRetainedRow >= first, `${label}: the first retained row went from ${first} to ${m.firstRetainedRow}`);
+              // Rows above the screen keep their numbers and their wrapping.
+              const kept = m.rowsBetween(m.firstRetainedRow, top);
+              assert.deepEqual(kept, above.slice(above.length - kept.length), `${label}: the rows above the screen after resize ${step.cols}x${step.rows}`);
+            }
+            const got = numberedLines(m);
+            const last = lengths.length - 1;
+            if (last === 0) continue;
+            const retained = m.endRow - m.firstRetainedRow;
+            // The oldest lines go only when the store is full (a line may be longer than it).
+            const from = got[0]?.[0] ?? last + 1;
+            assert.ok(from <= 2 || retained >= c.scrollback, `${label}: lines from ${from} kept in ${retained} rows of ${c.scrollback}`);
+            const want: Array<[number, number]> = [];
+            for (let n = from; n <= last; n++) want.push([n, lengths[n]]);
+            assert.deepEqual(got, want, `${label}: the lines retained, ${from} to ${last}`);
+          }
+        } finally {
+          m.dispose();
+        }
+      }
+    },
+    SHORT_RUNS,
+  );
+});
+
 test('runs: only whole plain lines, the tail the fewest last lines making the rows asked for', () => {
   const finder = new PlainRunFinder();
   const data = Buffer.from('\x1b[1mhead\r\n' + 'aa\r\n'.repeat(3) + 'b'.repeat(25) + '\r\n' + 'cc \r\n' + 'partial');
