@@ -310,7 +310,12 @@ export class Host extends Disposable implements HostServices {
     const inFolder = (s: RpcServer) => s.endpoint.type === 'unix' && s.endpoint.path.startsWith(this.hostDir + path.sep);
     for (const s of [this._control, ...[...this._sessionServers.values()].flat()]) if (s && inFolder(s)) s.abandon();
     const n = this.registry?.size ?? 0;
-    const sessions = n === 0 ? 'it has no sessions' : n === 1 ? 'its 1 session goes on for the clients already connected' : `its ${n} sessions go on for the clients already connected`;
+    const sessions =
+      n === 0
+        ? 'it has no sessions'
+        : n === 1
+          ? 'its 1 session goes on for the clients already connected'
+          : `its ${n} sessions go on for the clients already connected`;
     process.stderr.write(`shared-pty: ${why}; host ${this.hostId} stopped listening there and writes nothing more in it (${sessions})\n`);
   }
 
