@@ -406,9 +406,8 @@ function movable(chunk: Buffer): Uint8Array {
 /**
  * Reads up to this size, one after another, go to the thread joined in one copy: the echo of keys
  * comes a byte or two a read, and a trickle batch of them moved each read's memory to the thread
- * (and back with its "spent" notice), and the thread parsed each on its own: that hand-off cost
- * the main thread ~8 us and the mirror thread ~15 us of CPU a key (bench/README.md, "Issue 25:
- * echo, CPU per key"). A flood's reads (kilobytes each) are far above it and still move uncopied.
+ * (and back with its "spent" notice), and the thread parsed each on its own: ~15 us of the
+ * mirror thread's CPU a key (bench/README.md, "Issue 25: echo, CPU per key"). A flood's reads (kilobytes each) are far above it and still move uncopied.
  */
 const SMALL_CHUNK_BYTES = 256;
 /** A joined copy is at most this long (four pages). */
