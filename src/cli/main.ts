@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { RpcCallError } from '../transport/client/rpc-client';
 import { UsageError } from './args';
 import { CliError } from './find-session';
+import { cliMessage } from './host-error';
 import { oneLine } from './one-line';
 import { closeRemoteHosts, takeHostFlag } from './remote';
 import { VERSION } from '../version';
@@ -134,8 +135,9 @@ export async function main(argv: string[]): Promise<number> {
     return await command(HOST_COMMANDS.has(name) ? takeHostFlag(rest) : rest);
   } catch (e) {
     if (e instanceof UsageError) return fail(/usage: /.test(e.message) ? e.message : `${e.message} (see shared-pty ${name} --help)`, 2);
-    if (e instanceof CliError) return fail(e.message, e.exitCode);
-    if (e instanceof RpcCallError) return fail(e.message, 1);
+    // A host's refusal (a CliError made of one, or one no command caught) names no JSON-RPC method.
+    if (e instanceof CliError) return fail(cliMessage(e.message), e.exitCode);
+    if (e instanceof RpcCallError) return fail(cliMessage(e.message), 1);
     return fail((e as Error).message ?? String(e), 1);
   } finally {
     closeRemoteHosts();

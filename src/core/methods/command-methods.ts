@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MAX_COMMAND_RECORDS, type CommandRecord } from '../commands/command-tracker';
 import { invalidParams, serverError } from '../base/errors';
-import { stripAnsi } from '../base/ansi';
+import { stripAnsi, wholeSequences } from '../base/ansi';
 import { leadingContinuationBytes, utf8CutPoint } from '../base/utf8';
 import { budgetOfLog } from '../commands/command-log-budget';
 import { byDefault, commandRecord, int, nonNegInt } from './schemas';
@@ -156,9 +156,11 @@ export const commandOutputMethod = method({
     bytes = bytes.subarray(skip);
     // A page smaller than the character at its start still carries that character, so paging moves on.
     const cut = utf8CutPoint(bytes, maxBytes) || Math.min(bytes.length, utf8Length(bytes[0]));
-    const page = bytes.subarray(0, cut).toString('utf8');
-    const nextOffset = offset + cut;
     const running = !log.finished;
+    // Stripped, a page ends before an escape sequence it would cut in two (ansi.ts wholeSequences).
+    const whole = p.strip ? wholeSequences(bytes.subarray(0, cut).toString('utf8'), offset + cut < log.size || !running) : undefined;
+    const page = whole ? whole.text : bytes.subarray(0, cut).toString('utf8');
+    const nextOffset = offset + cut - (whole?.heldBytes ?? 0);
     return {
       id: p.id,
       data: p.strip ? stripAnsi(page) : page,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { invalidParams, serverError } from '../base/errors';
-import { stripAnsi } from '../base/ansi';
+import { stripAnsi, wholeSequences } from '../base/ansi';
 import { anyEvent, whenFirst } from '../base/when-first';
 import { ClientLink } from '../io/client-link';
 import { FlowTuning } from '../io/flow-window';
@@ -31,8 +31,12 @@ export const outputMethod = method({
     const s = requireSession(ctx);
     const since = p.since ?? 0;
     if (p.waitMs && s.running && since >= s.cursor) await nextOutput(s, p.waitMs, ctx.signal);
-    const r = s.ring.read(since, Math.min(p.maxBytes ?? MAX_OUTPUT_READ_BYTES, MAX_OUTPUT_READ_BYTES));
-    return { data: p.strip ? stripAnsi(r.text) : r.text, cursor: r.cursor, dropped: r.dropped, running: s.running, exitCode: s.exitCode };
+    const maxBytes = Math.min(p.maxBytes ?? MAX_OUTPUT_READ_BYTES, MAX_OUTPUT_READ_BYTES);
+    const r = s.ring.read(since, maxBytes);
+    if (!p.strip) return { data: r.text, cursor: r.cursor, dropped: r.dropped, running: s.running, exitCode: s.exitCode };
+    // Nothing will finish a sequence cut at the end once more output follows or the program has ended.
+    const whole = wholeSequences(r.text, r.cursor < s.cursor || !s.running);
+    return { data: stripAnsi(whole.text), cursor: r.cursor - whole.heldBytes, dropped: r.dropped, running: s.running, exitCode: s.exitCode };
   },
   mcp: {
     tool: 'read_output',

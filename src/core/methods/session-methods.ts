@@ -1,3 +1,4 @@
+import * as os from 'node:os';
 import { z } from 'zod';
 import { SessionTuning } from '../session/session';
 import { byDefaultSays, leaseSeconds, sessionDetails, signalName } from './schemas';
@@ -7,6 +8,25 @@ import { agentApprovalNow } from '../agent/agent-policy';
 
 /** How long REST `DELETE` waits for the program's end: the kill's SIGKILL grace and a margin. */
 const KILL_ANSWER_WAIT_MS = SessionTuning.KillGraceMs + 1000;
+
+/** The number of each signal `pty/signal` sends, on this system (SIGTSTP is 20 on Linux, 18 on macOS). */
+const SIGNAL_BY_NUMBER = new Map(signalName.options.map((name) => [os.constants.signals[name], name]));
+
+/**
+ * The signal `DELETE /sessions/:id?signal=` sends first: one of `pty/signal`'s, by name or, as
+ * pty-session-mcp's kill also takes it, by number (`?signal=9`).
+ */
+const restKillSignal = z.union(
+  [
+    signalName,
+    z
+      .string()
+      .regex(/^\d+$/)
+      .transform((n) => SIGNAL_BY_NUMBER.get(Number(n)) ?? n)
+      .pipe(signalName),
+  ],
+  { error: `expected one of ${signalName.options.join(', ')}, or its number` },
+);
 
 export const statusMethod = method({
   name: 'pty/status',
@@ -45,7 +65,7 @@ export const killMethod = method({
     verb: 'DELETE',
     path: '/sessions/:id',
     from: 'query',
-    input: { schema: z.object({ signal: signalName.optional() }), toParams: () => ({}) },
+    input: { schema: z.object({ signal: restKillSignal.optional() }), toParams: () => ({}) },
     async before(route) {
       if (route.input.signal) await route.call('pty/signal', { session: route.id, signal: route.input.signal });
     },

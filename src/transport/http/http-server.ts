@@ -77,11 +77,13 @@ export interface HttpServer {
 
 /**
  * What a preflight allows: the methods and headers REST uses (docs/guarantees.md#cors), and those of MCP's
- * Streamable HTTP transport, so a browser MCP client of an allowed origin can use `/mcp`.
+ * Streamable HTTP transport, so a browser MCP client of an allowed origin can use `/mcp`: a 2025-11-25
+ * client's session and resumption headers, and the `Mcp-Method`/`Mcp-Name` every 2026-07-28 request
+ * carries (docs/protocol.md#protocol-revisions).
  */
 const CORS_ALLOW = {
   methods: 'GET, POST, DELETE, OPTIONS',
-  headers: 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-Id',
+  headers: 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-Id, Mcp-Method, Mcp-Name',
   /** Browsers cache the answer this long (seconds): the allow-list changes only with a restart. */
   maxAge: '600',
 };

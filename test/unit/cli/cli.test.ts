@@ -226,6 +226,7 @@ describe('errors: non-zero exit status and one line on stderr', () => {
       ['read', sid, '--top', 'x'],
       ['read', sid, '--top', '1', '--bottom', '1'],
       ['read', sid, '--start', '2'],
+      ['read', sid, '--start', '5', '--end', '2'],
       ['read', sid, '--scrollback', '--lines', '0'],
       ['read'],
       ['send', sid],
@@ -244,6 +245,8 @@ describe('errors: non-zero exit status and one line on stderr', () => {
     // A usage error is exit status 2, whether the CLI or the host finds it (an invalid regex, an
     // unknown key name): `wait` keeps 1 for "not seen before the timeout".
     cases.forEach((args, i) => assert.equal(results[i].code, 2, `${args.join(' ')}: exit status 2, got ${results[i].code}: ${results[i].stderr}`));
+    // The line names what the user typed, never the JSON-RPC method the CLI called.
+    cases.forEach((args, i) => assert.doesNotMatch(results[i].stderr, /\b(pty|session|host)\/\w|Invalid params/, `${args.join(' ')}: ${results[i].stderr}`));
     // None of it reached the shell.
     assert.doesNotMatch(await screen(), /echo x|NoSuchKey/);
   });

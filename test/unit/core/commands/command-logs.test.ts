@@ -122,6 +122,8 @@ describe("with shell integration, each command's whole output is kept in a log o
       const mid = Buffer.byteLength('\x1b[31mred\x1b[0m\r\nzeile-1 ä') - 1;
       assert.equal((await s.page(record.id, { offset: mid, maxBytes: 4 })).offset, mid + 1);
       assert.equal((await s.page(record.id, { strip: true })).data, 'red\n' + [1, 2, 3].map((i) => `zeile-${i} äöü €\n`).join(''));
+      // Stripped pages too small for a sequence's two halves end before it, so none shows as text.
+      assert.equal(await readAll(s.page, record.id, 5, true), 'red\n' + [1, 2, 3].map((i) => `zeile-${i} äöü €\n`).join(''));
       // The records list names the log too, and each command has its own.
       const second = await s.send('echo second');
       assert.notEqual(second.command!.log, log);

@@ -280,6 +280,19 @@ describe('CORS', () => {
     },
   );
 
+  test('a preflight for /mcp allows the headers every MCP revision sends, 2026-07-28 (Mcp-Method, Mcp-Name) included', { timeout: TEST_TIMEOUT }, async () => {
+    const a = await request(h.port, 'OPTIONS', '/mcp', {
+      origin: ALLOWED_ORIGIN,
+      headers: {
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type, mcp-protocol-version, mcp-method, mcp-name',
+      },
+    });
+    assert.equal(a.status, 204, a.text);
+    const headers = String(a.headers['access-control-allow-headers']).toLowerCase().split(/,\s*/);
+    for (const hd of ['mcp-protocol-version', 'mcp-session-id', 'mcp-method', 'mcp-name']) assert.ok(headers.includes(hd), `${hd} allowed: ${headers}`);
+  });
+
   test('a preflight from any other origin is refused (403); one with a foreign Host too', { timeout: TEST_TIMEOUT }, async () => {
     assertRestError(await preflight('https://evil.example'), 403, 'FORBIDDEN');
     assertRestError(await preflight(`http://[::1]:${h.port}`), 403, 'FORBIDDEN');
@@ -587,6 +600,28 @@ describe('REST (the documented shapes)', () => {
     const list = await api('GET', '/sessions');
     assert.ok(!list.json.data.some((x: any) => x.id === s.id));
     assertRestError(await api('GET', `/sessions/${s.id}`), 404, 'NOT_FOUND');
+  });
+
+  test('DELETE /sessions/:id?signal= takes the signal by name or, as pty-session-mcp does, by number', { timeout: TEST_TIMEOUT }, async () => {
+    for (const [signal, exitCode] of [
+      ['SIGKILL', 128 + 9],
+      ['9', 128 + 9],
+      ['15', 128 + 15],
+    ] as const) {
+      const s = await createBash({ command: 'sleep', args: ['100'] });
+      const r = await api('DELETE', `/sessions/${s.id}?signal=${signal}`);
+      assert.equal(r.status, 200, `${signal}: ${r.text}`);
+      assert.deepEqual(r.json.data, { id: s.id, ok: true, running: false, exitCode }, signal);
+    }
+    // A signal pty/signal does not send, by name or number, is a clear 400 that kills nothing.
+    const s = await createBash({ command: 'sleep', args: ['100'] });
+    for (const signal of ['SIGUSR1', '10', '99', 'abc']) {
+      const r = await api('DELETE', `/sessions/${s.id}?signal=${signal}`);
+      assertRestError(r, 400, 'BAD_REQUEST');
+      assert.match(r.json.error.message, /signal: expected one of SIGINT, .*, or its number/, signal);
+    }
+    assert.ok(h.host.registry.get(s.id)?.running, 'the refused DELETEs killed nothing');
+    await deleteSession(s.id);
   });
 
   test('an unknown session → 404 {ok:false, error:{code:"NOT_FOUND"}} on every route', { timeout: TEST_TIMEOUT }, async () => {

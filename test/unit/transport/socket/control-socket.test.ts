@@ -492,6 +492,18 @@ describe('host control socket', () => {
     assert.ok(stripped.data.includes('RED-5'), JSON.stringify(stripped.data));
     assert.ok(!stripped.data.includes('\x1b'), JSON.stringify(stripped.data));
 
+    // Paged with a budget that cuts sequences in two, strip still removes each whole: a page ends
+    // before a sequence it would cut (its cursor there), so the pages join to the same text.
+    let strippedCursor = mark;
+    let strippedJoined = '';
+    for (let i = 0; i < 1000 && strippedCursor < stripped.cursor; i++) {
+      const page = await s.call('pty/output', { since: strippedCursor, maxBytes: 12, strip: true });
+      assert.ok(page.cursor > strippedCursor, `a page moves on from ${strippedCursor}`);
+      strippedJoined += page.data;
+      strippedCursor = page.cursor;
+    }
+    assert.equal(strippedJoined, stripped.data);
+
     // waitMs with nothing new waits, then returns empty.
     // The screen reflects every byte the host had read when the read arrived, and the prompt is
     // the last thing bash prints: from here on nothing comes until we type.
