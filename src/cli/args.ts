@@ -43,6 +43,8 @@ export function parseArgs(argv: string[], spec: FlagSpec): ParsedArgs {
       } else if (values.has(name)) {
         const v = eq !== -1 ? a.slice(eq + 1) : argv[++i];
         if (v === undefined) throw new UsageError(`${name} needs a value`);
+        // Only one value is kept: a second one would silently replace the first (a deny rule lost).
+        if (out.flags.has(name)) throw new UsageError(`${name} is given twice; give it once`);
         out.flags.set(name, v);
       } else throw new UsageError(`unknown flag ${name}`);
     } else out.positional.push(a);

@@ -240,6 +240,11 @@ function pump(): void {
 function step(id: number, e: Entry): void {
   const stop = e.due.length > 0 ? e.due[0].cursor - e.parsed : Infinity;
   for (let budget = Math.min(Pump.StepBytes, stop); budget > 0 && e.backlog.length > 0;) {
+    const joined = joinedChunks(mirrorOf(id, e), e, budget);
+    if (joined > 0) {
+      budget -= joined;
+      continue;
+    }
     const head = e.backlog[0];
     let data = head.data;
     if (data.length > budget) {
@@ -259,6 +264,37 @@ function step(id: number, e: Entry): void {
   }
   runDue(e);
   unacked.add(id);
+}
+
+/** Chunks are parsed in one piece up to this many bytes, copied into it (see joinedChunks). */
+let joinRoom = Buffer.allocUnsafeSlow(Pump.StepBytes);
+
+/**
+ * Parses the first chunks of the backlog that fit in `budget` whole, when there are at least two,
+ * as one piece: a PTY read is ~4 KiB, and only runs of plain lines longer than that skip xterm
+ * (Mirror's plain runs, docs/architecture.md#plain-runs). Not while a replay's quiet part is
+ * parsed: its signals are told apart by the chunk they came in. The bytes parsed, or 0.
+ */
+function joinedChunks(mirror: Mirror, e: Entry, budget: number): number {
+  if (e.parsed < e.quietUntil) return 0;
+  let n = 0;
+  let size = 0;
+  while (n < e.backlog.length && size + e.backlog[n].data.length <= budget) size += e.backlog[n++].data.length;
+  if (n < 2) return 0;
+  if (joinRoom.length < size) joinRoom = Buffer.allocUnsafeSlow(size);
+  let at = 0;
+  for (let k = 0; k < n; k++) {
+    const data = e.backlog[k].data;
+    joinRoom.set(data, at);
+    at += data.length;
+    parsedChunk(data);
+  }
+  const end = e.backlog[n - 1].end;
+  e.backlog.splice(0, n);
+  mirror.write(joinRoom.subarray(0, size));
+  e.parsed = end;
+  e.spanBytes += size;
+  return size;
 }
 
 /** Gives output to an engine that parses on its own schedule (see Mirror.parsesNow): it calls back per chunk. */

@@ -2,7 +2,8 @@ import { Terminal, type IBufferNamespace } from '@xterm/headless';
 import { SerializeAddon } from '@xterm/addon-serialize';
 import { Disposable, toDisposable, type Event } from '../base/lifecycle';
 import { rowText } from './row-text';
-import { syncWriteOf } from '../base/internals/xterm';
+import { printStateOf, syncWriteOf, type PrintState } from '../base/internals/xterm';
+import { PlainRunFinder, type PlainRun } from './plain-run';
 import { ScrollbackStore, type SealedRows } from './scrollback-store';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { DEFAULT_SCROLLBACK_LINES, type ScreenSize, type ScreenSnapshot } from './screen';
@@ -21,6 +22,26 @@ const enum MirrorTuning {
   XtermScrollback = 64,
   /** Rows moved to the compact store at a time; half the xterm scrollback so no row is trimmed unread. */
   HarvestBatch = 32,
+  /**
+   * Fewest rows of a run of plain lines that go to the store without xterm (plain-run.ts): below
+   * this the checks and the extra parse call cost about what the rows would.
+   */
+  MinSkippedRows = 16,
+}
+
+/**
+ * Times a run is looked at again after xterm printed its first lines: once to end the line the
+ * last write cut, once to bring the cursor down to the bottom row.
+ */
+const MAX_RUN_RETRIES = 2;
+
+/** Options of a Mirror. */
+export interface MirrorOptions {
+  /**
+   * Lets the head of a long run of plain lines go to the scrollback without xterm (default on;
+   * docs/architecture.md#plain-runs). Off only to check, in tests, that it changes nothing.
+   */
+  plainRuns?: boolean;
 }
 
 export type { CursorPos, ScreenSize, ScreenSnapshot } from './screen';
@@ -45,11 +66,16 @@ export class Mirror extends Disposable {
   private readonly _answers: QueryAnswers;
   /** xterm's synchronous parse, when this version has it (base/internals/xterm.ts). */
   private readonly _parseNow: ((data: Uint8Array) => void) | undefined;
+  /** What the plain-line fast path checks, when it is on and this xterm shows it (base/internals/xterm.ts). */
+  private readonly _print: PrintState | undefined;
+  private readonly _runs = new PlainRunFinder();
+  private _plainRowsSkipped = 0;
 
   constructor(
     cols: number,
     rows: number,
     private readonly _scrollbackLines = DEFAULT_SCROLLBACK_LINES,
+    options: MirrorOptions = {},
   ) {
     super();
     // allowProposedApi: @xterm/headless 6 refuses buffer reads without it.
@@ -63,6 +89,7 @@ export class Mirror extends Disposable {
     // a timer (mirror-worker.ts). xterm calls writeSync unreliable only with asynchronous parser
     // handlers, and the mirror registers none.
     this._parseNow = syncWriteOf(this._term);
+    this._print = options.plainRuns === false ? undefined : printStateOf(this._term);
     // Character widths as the user's terminal has them: VS Code's (Unicode 11 tables), tmux's and
     // glibc's all give emoji two cells; xterm's built-in Unicode 6 gives them one, which shifts
     // every later cell of the row and breaks line wrapping against what the shell expects.
@@ -129,6 +156,11 @@ export class Mirror extends Disposable {
     return { cols: this._term.cols, rows: this._term.rows };
   }
 
+  /** Rows that went to the store without xterm (plain-run.ts): for tests and profiles. */
+  get plainRowsSkipped(): number {
+    return this._plainRowsSkipped;
+  }
+
   /** Bytes handed to the parser and not yet parsed (flow control watches this). */
   get pendingBytes(): number {
     return this._pendingBytes;
@@ -150,7 +182,8 @@ export class Mirror extends Disposable {
   write(data: Uint8Array, onParsed?: () => void): void {
     if (this.isDisposed) return;
     if (this._parseNow) {
-      this._parseNow(data);
+      if (this._print) this._writeRuns(this._parseNow, data);
+      else this._parseNow(data);
       onParsed?.();
       return;
     }
@@ -173,6 +206,11 @@ export class Mirror extends Disposable {
     this._maybeHarvest(1);
     this._term.resize(cols, rows);
     if (this._boundary.line === undefined) this._resetBoundary();
+    // Re-wrapped to fewer columns, the screen's rows may now reach far above it: up to the whole of
+    // xterm's scrollback waits unmoved, and the next scroll events would trim the boundary's row out
+    // of xterm before the next harvest (the store then emptied as after ED 3). A batch or more goes
+    // now; fewer than a batch leaves the boundary more rows from the top than the next harvest is away.
+    this._maybeHarvest(MirrorTuning.HarvestBatch);
   }
 
   /**
@@ -266,6 +304,85 @@ export class Mirror extends Disposable {
       else out.push(rowText(active, active.baseY + (r - screenTop)));
     }
     return out;
+  }
+
+  /**
+   * Parses `data`, except the heads of long runs of plain lines when the terminal is in a state
+   * where xterm would only print them and scroll them away: their rows go to the store as text.
+   * xterm parses each run's tail, at least its whole buffer's worth of rows (scrollback and screen),
+   * so its buffer, cursor and state end exactly as if it had parsed the whole run
+   * (docs/architecture.md#plain-runs; test/unit/core/mirror/plain-run.fuzz.test.ts compares).
+   */
+  private _writeRuns(parse: (data: Uint8Array) => void, chunk: Uint8Array): void {
+    // A plain view: a Buffer's subarrays are Buffers, each made through a slower constructor.
+    const data = chunk.constructor === Uint8Array ? chunk : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length);
+    const cols = this._term.cols;
+    const tailRows = MirrorTuning.XtermScrollback + this._term.rows;
+    let at = 0;
+    let retries = MAX_RUN_RETRIES;
+    for (;;) {
+      const run = this._runs.find(data, at, cols, tailRows, MirrorTuning.MinSkippedRows);
+      if (!run) break;
+      if (run.start > at) parse(data.subarray(at, run.start));
+      const ready = this._plainRunReady();
+      if (ready === true) {
+        this._skipRun(data, run);
+        parse(data.subarray(run.tail, run.end));
+      } else if (ready > 0 && retries > 0) {
+        // The cursor is within a line (the run began with a line's end, cut off by the last write)
+        // or above the bottom row (a cleared screen): xterm prints the lines that bring it to the
+        // bottom row's start, and the rest of the run is looked at again.
+        retries--;
+        const to = this._runs.linesCovering(run, cols, ready);
+        parse(data.subarray(run.start, to));
+        at = to;
+        continue;
+      } else parse(data.subarray(run.start, run.end));
+      at = run.end;
+      retries = MAX_RUN_RETRIES;
+    }
+    if (at < data.length) parse(at === 0 ? data : data.subarray(at));
+  }
+
+  /**
+   * True when a plain line printed now lands as plain-run.ts assumes, and its rows would only
+   * scroll into the store: the normal screen, nothing half-parsed, plain ASCII printing, the
+   * cursor at column 0 (no wrap pending) of the bottom row of a whole-screen scroll region, that row
+   * blank and no continuation, and no rows pulled back onto the screen from the store (a taller
+   * resize). When only the cursor is elsewhere, the rows that the next lines must fill to bring it
+   * there (1 to end the line it is within); else 0.
+   */
+  private _plainRunReady(): true | number {
+    const print = this._print;
+    if (!print || this._buffers.active.type !== 'normal' || !print.idle() || !print.plainPrint()) return 0;
+    const rows = this._term.rows;
+    const c = print.cursor();
+    if (c.x !== 0) return 1;
+    if (c.scrollTop !== 0 || c.scrollBottom !== rows - 1 || c.ydisp !== c.ybase) return 0;
+    const buf = this._buffers.normal;
+    const from = this._boundary.line;
+    if (from === undefined || from > buf.baseY) return 0;
+    const line = buf.getLine(buf.baseY + c.y);
+    if (!line || line.isWrapped || rowText(buf, buf.baseY + c.y) !== '') return 0;
+    return c.y === rows - 1 ? true : rows - 1 - c.y;
+  }
+
+  /**
+   * Moves to the store, in their order, every row the run's head scrolls away before its tail
+   * reaches xterm: the rows waiting above the screen, the screen's rows above the cursor, then the
+   * head's own rows. The boundary then points at the cursor's row, where xterm prints the tail,
+   * and the harvest count is where the whole run would have left it, so the rows xterm scrolls
+   * away from here are moved exactly as without the fast path.
+   */
+  private _skipRun(data: Uint8Array, run: PlainRun): void {
+    const buf = this._buffers.normal;
+    const cols = this._term.cols;
+    const cursorLine = buf.baseY + this._term.rows - 1;
+    for (let i = this._boundaryLine(); i < cursorLine; i++) this._store.pushRow(buf, i, cols);
+    this._runs.pushRows(data, run, cols, (bytes, start, end) => this._store.pushAscii(bytes, start, end));
+    this._boundary.place(cursorLine);
+    this._scrolledSinceCheck = (this._scrolledSinceCheck + run.skippedRows) % MirrorTuning.HarvestBatch;
+    this._plainRowsSkipped += run.skippedRows;
   }
 
   /** Absolute row number of the top screen row. */

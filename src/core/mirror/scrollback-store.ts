@@ -91,6 +91,19 @@ export class ScrollbackStore {
     else this._added(end);
   }
 
+  /**
+   * Adds bytes `start` to `end` of `data` as a row: text of printable ASCII only (one byte a
+   * character, so already UTF-8), trailing spaces already removed. Rows of plain text that never
+   * reached xterm come this way (plain-run.ts).
+   */
+  pushAscii(data: Uint8Array, start: number, end: number): void {
+    const at = this._tailBytes();
+    const n = end - start;
+    this._room(at, n + 1);
+    this._tail.set(data.subarray(start, end), at);
+    this._added(at + n);
+  }
+
   /** Row `i` counted from the oldest held row. */
   get(i: number): string {
     if (i < 0 || i >= this._length) return '';

@@ -232,6 +232,7 @@ describe('errors: non-zero exit status and one line on stderr', () => {
       ['send', sid],
       ['send', sid, 'echo x', '--timeout', 'soon'],
       ['send', sid, 'echo x', '--no-submit=yes'],
+      ['send', sid, 'echo x', '--timeout', '100', '--timeout', '200'],
       ['keys', sid],
       ['keys', sid, 'NoSuchKey'],
       ['wait', sid],
@@ -274,6 +275,8 @@ describe('errors: non-zero exit status and one line on stderr', () => {
       [['--no-http', '--max-session-connections', '-3'], /--max-session-connections needs a whole number/],
       [['--no-http', '--max-control-connections', '1.5'], /--max-control-connections needs a whole number/],
       [['--no-http', '--max-http-connections', '8'], /--max-http-connections and --no-http are mutually exclusive/],
+      // Before, the second rule silently replaced the first: agents could run `rm -rf`.
+      [['--no-http', '--agent-deny', '^rm -rf', '--agent-deny', '^git push'], /--agent-deny is given twice; give it once/],
     ];
     const results = await runEach(
       cases.map(([args]) => ['serve', ...args]),

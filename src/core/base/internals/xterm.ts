@@ -112,3 +112,80 @@ export function normalRowListOf(term: Terminal): (() => RowListEvents | undefine
   if (typeof lines?.onTrim !== 'function' || typeof lines.onInsert !== 'function' || typeof lines.onDelete !== 'function') return undefined;
   return list as () => RowListEvents | undefined;
 }
+
+/**
+ * What decides where the next printable ASCII character lands, as xterm's input handler keeps it
+ * (what the plain-line fast path checks before it lets rows skip the parser: mirror.ts).
+ */
+export interface PrintState {
+  /**
+   * True when nothing is half-read: the parser is in its ground state (no escape sequence, OSC
+   * or DCS string under way, which would swallow the next lines), no parse is paused, and no
+   * UTF-8 character waits for its last bytes.
+   */
+  idle(): boolean;
+  /**
+   * True when a printable ASCII character prints as itself into one cell, overwriting, and wraps
+   * at the right margin: the GL charset is ASCII (no DEC graphics, no shift), insert mode is off,
+   * auto-wrap (DECAWM) is on, and no hyperlink (OSC 8) is open (xterm would record each row in it).
+   */
+  plainPrint(): boolean;
+  /** The active buffer's cursor (`x` is `cols` while a wrap is pending), scroll region and view, 0-based from the screen's top. */
+  cursor(): { x: number; y: number; scrollTop: number; scrollBottom: number; ybase: number; ydisp: number };
+}
+
+/** The input handler's print state (`_core._inputHandler`), or undefined when this version keeps it elsewhere. */
+export function printStateOf(term: Terminal): PrintState | undefined {
+  interface Handler {
+    _parser?: { currentState?: unknown; initialState?: unknown; _parseStack?: { state?: unknown } };
+    _parseStack?: { paused?: unknown };
+    _utf8Decoder?: { interim?: unknown };
+    _charsetService?: { charset?: unknown; setgCharset?: unknown };
+    _coreService?: { modes?: { insertMode?: unknown }; decPrivateModes?: { wraparound?: unknown } };
+    _curAttrData?: { extended?: { urlId?: unknown } };
+    _activeBuffer?: Record<'x' | 'y' | 'scrollTop' | 'scrollBottom' | 'ybase' | 'ydisp', unknown>;
+  }
+  const h = (term as unknown as { _core?: { _inputHandler?: Handler } })._core?._inputHandler;
+  const b = h?._activeBuffer;
+  if (
+    !h ||
+    !b ||
+    typeof h._parser?.currentState !== 'number' ||
+    typeof h._parser.initialState !== 'number' ||
+    typeof h._parser._parseStack?.state !== 'number' ||
+    typeof h._parseStack?.paused !== 'boolean' ||
+    !(h._utf8Decoder?.interim instanceof Uint8Array) ||
+    // `charset` is unset until a charset is chosen: the service's own method vouches for the shape.
+    typeof h._charsetService?.setgCharset !== 'function' ||
+    typeof h._coreService?.modes?.insertMode !== 'boolean' ||
+    typeof h._coreService.decPrivateModes?.wraparound !== 'boolean' ||
+    typeof h._curAttrData?.extended?.urlId !== 'number' ||
+    !(['x', 'y', 'scrollTop', 'scrollBottom', 'ybase', 'ydisp'] as const).every((k) => typeof b[k] === 'number')
+  )
+    return undefined;
+  interface Known {
+    _parser: { currentState: number; initialState: number; _parseStack: { state: number } };
+    _parseStack: { paused: boolean };
+    _utf8Decoder: { interim: Uint8Array };
+    _charsetService: { charset: unknown };
+    _coreService: { modes: { insertMode: boolean }; decPrivateModes: { wraparound: boolean } };
+    _curAttrData: { extended?: { urlId?: number } };
+    _activeBuffer: { x: number; y: number; scrollTop: number; scrollBottom: number; ybase: number; ydisp: number };
+  }
+  const k = h as unknown as Known;
+  return {
+    idle: () =>
+      k._parser.currentState === k._parser.initialState && k._parser._parseStack.state === 0 && !k._parseStack.paused && k._utf8Decoder.interim[0] === 0,
+    // The attribute's extended part is replaced as SGR changes it: read it at each call.
+    plainPrint: () =>
+      k._charsetService.charset === undefined &&
+      !k._coreService.modes.insertMode &&
+      k._coreService.decPrivateModes.wraparound &&
+      (k._curAttrData.extended?.urlId ?? 1) === 0,
+    // The active buffer changes with the alternate screen: read it at each call.
+    cursor: () => {
+      const a = k._activeBuffer;
+      return { x: a.x, y: a.y, scrollTop: a.scrollTop, scrollBottom: a.scrollBottom, ybase: a.ybase, ydisp: a.ydisp };
+    },
+  };
+}

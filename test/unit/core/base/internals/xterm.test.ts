@@ -3,7 +3,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Terminal } from '@xterm/headless';
-import { cellsOfLine, eraseStepsOf, normalRowListOf, rowListOf, savedCursorRowOf, syncWriteOf } from '../../../../../src/core/base/internals/xterm';
+import {
+  cellsOfLine,
+  eraseStepsOf,
+  normalRowListOf,
+  printStateOf,
+  rowListOf,
+  savedCursorRowOf,
+  syncWriteOf,
+} from '../../../../../src/core/base/internals/xterm';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../../helpers/leak-tracker';
 
 function terminal(): Terminal {
@@ -101,6 +109,47 @@ test("xterm's normal buffer tells when rows leave the top of its list (what its 
     for (const s of subscriptions) s.dispose();
     write(Buffer.from('\x1bc'));
     assert.notEqual(rows(), list, 'RIS makes a new normal buffer');
+  } finally {
+    term.dispose();
+  }
+});
+
+test("xterm's print state: parser ground state, UTF-8 remainder, charset, insert mode, auto-wrap, hyperlink, cursor and scroll region, as the plain-line fast path reads them", () => {
+  const term = new Terminal({ cols: 10, rows: 4, scrollback: 10, allowProposedApi: true, logLevel: 'off' });
+  try {
+    const write = syncWriteOf(term)!;
+    const state = printStateOf(term);
+    assert.ok(state, '_core._inputHandler: _parser, _parseStack, _utf8Decoder, _charsetService, _coreService, _curAttrData, _activeBuffer');
+    assert.equal(state.idle(), true);
+    assert.equal(state.plainPrint(), true);
+    assert.deepEqual(state.cursor(), { x: 0, y: 0, scrollTop: 0, scrollBottom: 3, ybase: 0, ydisp: 0 });
+    // Each of these makes the next printable character land otherwise, or swallows it; the state
+    // says so, and says it is back once undone.
+    const steps: Array<[string, keyof typeof state, string]> = [
+      ['\x1b]0;a title', 'idle', '\x07'],
+      ['\x1bP1$r', 'idle', '\x1b\\'],
+      ['\x1b[', 'idle', 'm'],
+      ['\xe2', 'idle', '\x82\xac'],
+      ['\x1b(0', 'plainPrint', '\x1b(B'],
+      ['\x1b)0\x0e', 'plainPrint', '\x0f'],
+      ['\x1b[4h', 'plainPrint', '\x1b[4l'],
+      ['\x1b[?7l', 'plainPrint', '\x1b[?7h'],
+      ['\x1b]8;;http://example.com/\x07', 'plainPrint', '\x1b]8;;\x07'],
+    ];
+    for (const [set, what, unset] of steps) {
+      write(Buffer.from(set, 'latin1'));
+      assert.equal((state[what] as () => boolean)(), false, `${JSON.stringify(set)}: ${what}() is false`);
+      write(Buffer.from(unset, 'latin1'));
+      assert.equal((state[what] as () => boolean)(), true, `${JSON.stringify(unset)}: ${what}() is true again`);
+    }
+    write(Buffer.from('\x1b[2;3r\x1b[3;5H'));
+    assert.deepEqual(state.cursor(), { x: 4, y: 2, scrollTop: 1, scrollBottom: 2, ybase: 0, ydisp: 0 });
+    write(Buffer.from('\x1b[r\x1b[4;1H0123456789'));
+    assert.equal(state.cursor().x, 10, 'a wrap is pending: x is cols');
+    write(Buffer.from('\r\n\r\n'));
+    assert.deepEqual(state.cursor(), { x: 0, y: 3, scrollTop: 0, scrollBottom: 3, ybase: 2, ydisp: 2 });
+    write(Buffer.from('\x1b[?1049h\x1b[2;2H'));
+    assert.deepEqual(state.cursor(), { x: 1, y: 1, scrollTop: 0, scrollBottom: 3, ybase: 0, ydisp: 0 }, "the alternate screen's cursor");
   } finally {
     term.dispose();
   }

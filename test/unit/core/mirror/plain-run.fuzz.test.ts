@@ -1,0 +1,290 @@
+// The plain-line fast path (src/core/mirror/plain-run.ts, Mirror's _writeRuns) changes nothing a
+// user sees: the same random output (runs of plain lines of every length, mixed with escape
+// sequences that change how characters land, cut into writes at random points, with resizes
+// between writes) goes to a Mirror with the fast path and to one without, and after every write
+// and resize both must give the same screen, cursor, retained rows, row numbers and serialize()
+// output, with a small scrollback so the store's trimming is compared too.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { Mirror } from '../../../../src/core/mirror/mirror';
+import { PlainRunFinder } from '../../../../src/core/mirror/plain-run';
+import { fuzzSync } from '../../../helpers/fuzz';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+ensureNoDisposablesAreLeakedInTestSuite();
+
+/** Cases in `npm test`: ~0.1-0.3 s each. */
+const SHORT_RUNS = 40;
+
+/** Printable ASCII, spaces more often than the rest (trailing spaces are trimmed from rows). */
+const ALPHABET = '    abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/=-_.,:;!?#$%&*()[]{}<>@^`|~\'"\\';
+
+/** A line of `length` printable characters from `seed`, then `spaces` spaces. */
+function lineText(length: number, seed: number, spaces: number): string {
+  let s = '';
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    s += ALPHABET[(x >>> 0) % ALPHABET.length];
+  }
+  return s + ' '.repeat(spaces);
+}
+
+/** Sequences that change where and how the next characters land, or that swallow them. */
+const ESCAPES = [
+  '\x1b[31m',
+  '\x1b[1;44m',
+  '\x1b[38;5;100;48;2;1;2;3m',
+  '\x1b[0m',
+  '\x1b[5;15r',
+  '\x1b[2;40r',
+  '\x1b[r',
+  '\x1b[2J',
+  '\x1b[3J',
+  '\x1b[J',
+  '\x1b[1J',
+  '\x1b[K',
+  '\x1bc',
+  '\x1b[?1049h',
+  '\x1b[?1049l',
+  '\x1b[?47h',
+  '\x1b[?47l',
+  '\x1b7',
+  '\x1b8',
+  '\x1b[s',
+  '\x1b[u',
+  '\x1b(0',
+  '\x1b(B',
+  '\x1b)0',
+  '\x0e',
+  '\x0f',
+  '\x1b[4h',
+  '\x1b[4l',
+  '\x1b[?7l',
+  '\x1b[?7h',
+  '\x1b[?6h',
+  '\x1b[?6l',
+  '\x1b[20h',
+  '\x1b[20l',
+  '\x1b]0;an unterminated title ',
+  '\x1bP1$r',
+  '\x07',
+  '\x1b\\',
+  '\x1b]8;;http://example.com/\x07',
+  '\x1b]8;;\x07',
+  '\xe2\x82',
+  '\xac',
+  '€',
+  '中文',
+  'e\u0301',
+  'x\x1b[5b',
+  '\x1b[3b',
+  '\n',
+  '\r',
+  '\r\n',
+  'no newline',
+  '\t',
+  '\b',
+  '\x1bD',
+  '\x1bM',
+  '\x1bE',
+  '\x1b[3L',
+  '\x1b[2M',
+  '\x1b[2S',
+  '\x1b[3T',
+  '\x1b[?2026h',
+  '\x1b[?2026l',
+] as const;
+
+/** Sequences that put back what lasting ones changed (scroll region, charsets, modes, the normal screen, an open string). */
+const RESTORE = ['\x1b[r', '\x1b(B', '\x0f', '\x1b[4l', '\x1b[?7h', '\x1b[?6l', '\x1b[?1049l', '\x07', '\x1b]8;;\x07', '\x1b[0m\x1b[999;1H\r\n'] as const;
+
+/** States that last and change how the next plain lines land (or swallow them): each put right before a block of lines too. */
+const LASTING = [
+  '\x1b(0',
+  '\x1b)0\x0e',
+  '\x1b[4h',
+  '\x1b[?7l',
+  '\x1b]8;;http://example.com/\x07',
+  '\x1b]0;t',
+  '\x1bP1$r',
+  '\xe2\x82',
+  '\x1b[5;15r',
+  '\x1b[?1049h',
+  '\x1b[?6h',
+  '\x1b[20h',
+  '\x1b[31;44m',
+  'abc',
+  '\x1b[H',
+  'z'.repeat(70) + '\x1b[H',
+  '\x1b[5;1H',
+];
+
+type Piece =
+  | { t: 'lines'; lines: Array<[number, number, number]>; before?: string }
+  | { t: 'esc'; s: string }
+  | { t: 'cup'; row: number; col: number }
+  | { t: 'resize'; cols: number; rows: number };
+
+const lineArb = fc.tuple(
+  fc.oneof(fc.constantFrom(0, 1, 9, 10, 11, 19, 20, 21, 40, 79, 80, 81, 100, 160, 161), fc.integer({ min: 0, max: 260 })),
+  fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+  fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 90 })),
+);
+
+const pieceArb: fc.Arbitrary<Piece> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ t: fc.constant('lines' as const), lines: fc.array(lineArb, { minLength: 0, maxLength: 300, size: 'max' }) }) },
+  { weight: 3, arbitrary: fc.record({ t: fc.constant('esc' as const), s: fc.constantFrom(...ESCAPES) }) },
+  // What undoes the lasting ones, so that long cases keep coming back to where plain lines may skip xterm.
+  { weight: 2, arbitrary: fc.record({ t: fc.constant('esc' as const), s: fc.constantFrom(...RESTORE) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constant('lines' as const),
+      lines: fc.array(lineArb, { minLength: 100, maxLength: 300, size: 'max' }),
+      before: fc.constantFrom(...LASTING),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('cup' as const), row: fc.integer({ min: 1, max: 45 }), col: fc.integer({ min: 1, max: 120 }) }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('resize' as const), cols: fc.integer({ min: 10, max: 120 }), rows: fc.integer({ min: 3, max: 40 }) }) },
+);
+
+const caseArb = fc.record({
+  cols: fc.integer({ min: 10, max: 120 }),
+  rows: fc.integer({ min: 3, max: 40 }),
+  scrollback: fc.oneof(fc.integer({ min: 1, max: 400 }), fc.constant(10000)),
+  pieces: fc.array(pieceArb, { minLength: 1, maxLength: 30, size: 'medium' }),
+  /** Where writes are cut: sizes, used in turn. */
+  cuts: fc.array(fc.integer({ min: 1, max: 40000 }), { minLength: 1, maxLength: 6 }),
+});
+
+type Op = { write: Uint8Array } | { resize: [number, number] };
+
+/** The pieces as writes cut at the given sizes, and resizes between them. */
+function operations(pieces: Piece[], cuts: number[]): Op[] {
+  const ops: Op[] = [];
+  let pending: Buffer[] = [];
+  let k = 0;
+  const flush = () => {
+    const bytes = Buffer.concat(pending);
+    pending = [];
+    for (let at = 0; at < bytes.length;) {
+      const n = cuts[k++ % cuts.length];
+      ops.push({ write: bytes.subarray(at, at + n) });
+      at += n;
+    }
+  };
+  for (const p of pieces) {
+    if (p.t === 'resize') {
+      flush();
+      ops.push({ resize: [p.cols, p.rows] });
+    } else if (p.t === 'esc') pending.push(Buffer.from(p.s, p.s === '\xe2\x82' || p.s === '\xac' ? 'latin1' : 'utf8'));
+    else if (p.t === 'cup') pending.push(Buffer.from(`\x1b[${p.row};${p.col}H`));
+    else {
+      if (p.before) pending.push(Buffer.from(p.before, 'latin1'));
+      pending.push(Buffer.from(p.lines.map(([len, seed, spaces]) => lineText(len, seed, spaces) + '\r\n').join('')));
+    }
+  }
+  flush();
+  return ops;
+}
+
+/** Everything a reader can learn from a mirror. */
+function view(m: Mirror) {
+  return {
+    screen: m.screen(),
+    line: m.lineBeforeCursor(),
+    cursorRow: m.cursorRow,
+    firstRetainedRow: m.firstRetainedRow,
+    endRow: m.endRow,
+    rows: m.rowsBetween(0, m.endRow),
+    serialized: m.serialize(100000),
+    serializedShort: m.serialize(5),
+  };
+}
+
+/** Feeds both mirrors the case, comparing them after each step; the rows the fast path skipped. */
+function compare(c: { cols: number; rows: number; scrollback: number; pieces: Piece[]; cuts: number[] }): number {
+  const fast = new Mirror(c.cols, c.rows, c.scrollback);
+  const slow = new Mirror(c.cols, c.rows, c.scrollback, { plainRuns: false });
+  try {
+    let i = 0;
+    for (const op of operations(c.pieces, c.cuts)) {
+      if ('write' in op) {
+        fast.write(op.write);
+        slow.write(op.write);
+      } else {
+        fast.resize(...op.resize);
+        slow.resize(...op.resize);
+      }
+      assert.deepEqual(view(fast), view(slow), `after step ${i++} (${'write' in op ? `${op.write.length} bytes` : `resize ${op.resize.join('x')}`})`);
+    }
+    return fast.plainRowsSkipped;
+  } finally {
+    fast.dispose();
+    slow.dispose();
+  }
+}
+
+test('the plain-line fast path leaves screen, scrollback, row numbers and serialize() as xterm alone does', () => {
+  let skipped = 0;
+  let cases = 0;
+  let casesSkipping = 0;
+  fuzzSync(
+    [caseArb],
+    (c) => {
+      const n = compare(c);
+      skipped += n;
+      cases++;
+      if (n > 0) casesSkipping++;
+    },
+    SHORT_RUNS,
+  );
+  // The property is only worth something if the fast path ran in a good share of the cases.
+  assert.ok(casesSkipping * 4 >= cases, `the fast path ran in ${casesSkipping} of ${cases} cases (${skipped} rows)`);
+});
+
+test('a flood of plain lines through a tty skips xterm for most rows, and matches xterm alone', () => {
+  // As the bench prints: base64 lines of 76 characters, "\r\n" from onlcr, in 32 KiB writes.
+  const lines: string[] = [];
+  for (let i = 0; i < 6000; i++) lines.push(lineText(76, i + 1, 0));
+  const bytes = Buffer.from(lines.join('\r\n') + '\r\n');
+  const fast = new Mirror(80, 24, 10000);
+  const slow = new Mirror(80, 24, 10000, { plainRuns: false });
+  try {
+    for (let at = 0; at < bytes.length; at += 32768) {
+      fast.write(bytes.subarray(at, at + 32768));
+      slow.write(bytes.subarray(at, at + 32768));
+    }
+    assert.deepEqual(view(fast), view(slow));
+    assert.ok(fast.plainRowsSkipped > 6000 / 2, `${fast.plainRowsSkipped} of 6000 rows skipped xterm`);
+    assert.equal(slow.plainRowsSkipped, 0);
+    assert.equal(fast.rowsBetween(0, 1)[0], lines[0]);
+  } finally {
+    fast.dispose();
+    slow.dispose();
+  }
+});
+
+test('runs: only whole plain lines, the tail the fewest last lines making the rows asked for', () => {
+  const finder = new PlainRunFinder();
+  const data = Buffer.from('\x1b[1mhead\r\n' + 'aa\r\n'.repeat(3) + 'b'.repeat(25) + '\r\n' + 'cc \r\n' + 'partial');
+  // cols 10: "aa" 1 row each, 25 b's 3 rows, "cc " 1 row.
+  const run = finder.find(data, 0, 10, 4, 2);
+  assert.ok(run);
+  assert.equal(data.subarray(run.start, run.tail).toString(), 'aa\r\n'.repeat(3));
+  assert.equal(data.subarray(run.tail, run.end).toString(), 'b'.repeat(25) + '\r\ncc \r\n');
+  assert.equal(run.skippedRows, 3);
+  const rows: string[] = [];
+  finder.pushRows(data, run, 10, (d, s, e) => rows.push(Buffer.from(d.subarray(s, e)).toString()));
+  assert.deepEqual(rows, ['aa', 'aa', 'aa']);
+  assert.equal(finder.find(data, 0, 10, 4, 4), undefined, 'too few rows before the tail');
+  const wrapped = Buffer.from('x'.repeat(20) + '   ' + 'y'.repeat(7) + '   \r\n\r\n' + 'z\r\n'.repeat(5));
+  const r2 = finder.find(wrapped, 0, 10, 5, 1)!;
+  const rows2: string[] = [];
+  finder.pushRows(wrapped, r2, 10, (d, s, e) => rows2.push(Buffer.from(d.subarray(s, e)).toString()));
+  assert.deepEqual(rows2, ['xxxxxxxxxx', 'xxxxxxxxxx', '   yyyyyyy', '', '']);
+});
