@@ -10,6 +10,11 @@ export interface FlagSpec {
   /** Flags that take none. */
   booleans?: string[];
   /**
+   * Flags of `values` that may be given more than once, each value kept (`listFlag`), as a rule
+   * per `--agent-deny`; any other flag given twice is a UsageError, never a value silently lost.
+   */
+  repeatable?: string[];
+  /**
    * The most positional arguments the command takes (none checked when absent): one more is a
    * UsageError, so a typo or a misplaced word is never silently ignored.
    */
@@ -19,6 +24,8 @@ export interface FlagSpec {
 export interface ParsedArgs {
   positional: string[];
   flags: Map<string, string | true>;
+  /** Every value of each repeatable flag, in order (see FlagSpec.repeatable). */
+  lists: Map<string, string[]>;
   /** Everything after a lone `--`. */
   rest: string[];
 }
@@ -27,7 +34,8 @@ export interface ParsedArgs {
 export function parseArgs(argv: string[], spec: FlagSpec): ParsedArgs {
   const values = new Set(spec.values ?? []);
   const booleans = new Set(spec.booleans ?? []);
-  const out: ParsedArgs = { positional: [], flags: new Map(), rest: [] };
+  const repeatable = new Set(spec.repeatable ?? []);
+  const out: ParsedArgs = { positional: [], flags: new Map(), lists: new Map(), rest: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--') {
@@ -43,6 +51,9 @@ export function parseArgs(argv: string[], spec: FlagSpec): ParsedArgs {
       } else if (values.has(name)) {
         const v = eq !== -1 ? a.slice(eq + 1) : argv[++i];
         if (v === undefined) throw new UsageError(`${name} needs a value`);
+        if (repeatable.has(name)) out.lists.set(name, [...(out.lists.get(name) ?? []), v]);
+        // Only one value is kept: a second one would silently replace the first.
+        else if (out.flags.has(name)) throw new UsageError(`${name} is given twice; give it once`);
         out.flags.set(name, v);
       } else throw new UsageError(`unknown flag ${name}`);
     } else out.positional.push(a);
@@ -60,6 +71,11 @@ export function intFlag(args: ParsedArgs, name: string, min = 0, max = Number.MA
   const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : NaN;
   if (!Number.isSafeInteger(n) || n < min || n > max) throw new UsageError(`${name} needs a whole number from ${min} to ${max}, got "${v}"`);
   return n;
+}
+
+/** Every value a repeatable flag was given, in order (none: an empty list). */
+export function listFlag(args: ParsedArgs, name: string): string[] {
+  return args.lists.get(name) ?? [];
 }
 
 export function strFlag(args: ParsedArgs, name: string): string | undefined {

@@ -8,7 +8,7 @@ import { keepYoungGenerationSmall } from '../host/young-generation';
 import { ensureRuntimeDir } from '../host/runtime-dir';
 import { VERSION } from '../version';
 import { intFlag, parseArgs } from './args';
-import { agentFlags, commandLogFlag, httpFlags } from './host-flags';
+import { agentFlags, commandLogFlag, httpFlags, REPEATABLE_HOST_FLAGS } from './host-flags';
 
 /**
  * `daemon` (internal): the per-user host the editor and `shared-pty mcp` start detached. Like a
@@ -19,6 +19,7 @@ export async function daemonCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, {
     values: ['--http-port', '--allow-origin', '--scrollback', '--idle-exit-ms', '--command-log-mb', '--agent-approval', '--agent-deny'],
     booleans: ['--no-http', '--session-tcp', '--stay'],
+    repeatable: REPEATABLE_HOST_FLAGS,
     maxPositional: 0,
   });
   // Every flag is checked before anything starts: a bad one must not leave a host or its lock behind.

@@ -3,7 +3,7 @@
 // agent policy, which a client command never loads (docs/architecture.md#the-cli).
 import { AGENT_APPROVALS, type AgentApproval } from '../core/agent/agent-policy';
 import type { HostLimits } from '../core/base/limits';
-import { intFlag, strFlag, UsageError, type ParsedArgs } from './args';
+import { intFlag, listFlag, strFlag, UsageError, type ParsedArgs } from './args';
 
 /** Most MiB of command logs a session may keep (`--command-log-mb`): a few GiB of disk at most. */
 const MAX_COMMAND_LOG_MB = 4096;
@@ -18,21 +18,24 @@ export function commandLogFlag(args: ParsedArgs): { commandLogDir?: undefined; c
   return mb === 0 ? { commandLogDir: undefined } : { commandLogBytes: mb * 1024 * 1024 };
 }
 
+/** Host flags that may be given more than once, each value kept: a deny rule each, origins each. */
+export const REPEATABLE_HOST_FLAGS = ['--agent-deny', '--allow-origin'];
+
 /** `--agent-approval allow|ask|deny` and `--agent-deny REGEX` (docs/protocol.md#agent-write-approval) as host options. */
 export function agentFlags(args: ParsedArgs): { agentApproval?: AgentApproval; agentDenyCommands?: string[] } {
   const approval = strFlag(args, '--agent-approval');
   if (approval !== undefined && !(AGENT_APPROVALS as readonly string[]).includes(approval)) {
     throw new UsageError(`--agent-approval must be one of ${AGENT_APPROVALS.join(', ')}, not "${approval}"`);
   }
-  const deny = strFlag(args, '--agent-deny');
-  if (deny !== undefined) {
+  const deny = listFlag(args, '--agent-deny');
+  for (const rule of deny) {
     try {
-      new RegExp(deny);
+      new RegExp(rule);
     } catch (e) {
       throw new UsageError(`--agent-deny: ${(e as Error).message}`);
     }
   }
-  return { ...(approval ? { agentApproval: approval as AgentApproval } : {}), ...(deny ? { agentDenyCommands: [deny] } : {}) };
+  return { ...(approval ? { agentApproval: approval as AgentApproval } : {}), ...(deny.length ? { agentDenyCommands: deny } : {}) };
 }
 
 /**
@@ -70,13 +73,12 @@ export function httpFlags(args: ParsedArgs): { httpPort?: number; allowedOrigins
   const noHttp = args.flags.has('--no-http');
   if (noHttp && args.flags.has('--http-port')) throw new UsageError('--http-port and --no-http are mutually exclusive');
   const httpPort = intFlag(args, '--http-port', 0, 65535);
-  const allowedOrigins = originsFlag(strFlag(args, '--allow-origin'));
+  const allowedOrigins = listFlag(args, '--allow-origin').flatMap(originsFlag);
   if (allowedOrigins.length && noHttp) throw new UsageError('--allow-origin and --no-http are mutually exclusive');
   return { httpPort, allowedOrigins };
 }
 
-function originsFlag(value: string | undefined): string[] {
-  if (value === undefined) return [];
+function originsFlag(value: string): string[] {
   return value.split(',').map((raw) => {
     const o = raw.trim().replace(/\/$/, '');
     let ok = false;

@@ -3,7 +3,7 @@ import { splitShellWords } from '../core/base/shell-words';
 import { keepYoungGenerationSmall } from '../host/young-generation';
 import type { Endpoint } from '../transport/socket/socket-server';
 import { intFlag, parseArgs, strFlag, UsageError } from './args';
-import { agentFlags, commandLogFlag, httpFlags, LIMIT_FLAGS, limitFlags } from './host-flags';
+import { agentFlags, commandLogFlag, httpFlags, LIMIT_FLAGS, limitFlags, REPEATABLE_HOST_FLAGS } from './host-flags';
 
 const USAGE =
   'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX] [--max-sessions N] [--max-session-connections N] [--max-control-connections N] [--max-http-connections N] [--max-in-flight N] [--max-line-bytes N]';
@@ -31,6 +31,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       ...LIMIT_FLAGS.map((l) => l.flag),
     ],
     booleans: ['--no-http', '--session-tcp', '--quiet'],
+    repeatable: REPEATABLE_HOST_FLAGS,
   });
   if (args.positional.length) throw new UsageError(`unexpected argument "${args.positional[0]}"; usage: ${USAGE}`);
   const socketPath = strFlag(args, '--socket');

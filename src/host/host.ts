@@ -170,6 +170,9 @@ export class Host extends Disposable implements HostServices {
   // ---- HostServices
 
   async createSession(params: CreateSessionParams, extraEndpoint?: Endpoint): Promise<Session> {
+    // Before the session exists: a create the folder refuses starts no program, and the line a
+    // takeover prints counts only the sessions that go on.
+    if (!extraEndpoint) this._ensureOwnFolder();
     const session = this.registry.create({ workspace: this.options.workspace ?? null, ...params });
     try {
       await this._publish(session, extraEndpoint);
@@ -269,7 +272,6 @@ export class Host extends Disposable implements HostServices {
   }
 
   private async _publish(session: Session, extraEndpoint?: Endpoint): Promise<void> {
-    if (!extraEndpoint) this._ensureOwnFolder();
     const endpoints: Endpoint[] = [extraEndpoint ?? { type: 'unix', path: path.join(this.hostDir, `${session.id}.sock`) }];
     if (this.options.sessionTcp && extraEndpoint?.type !== 'tcp') endpoints.push({ type: 'tcp', host: '127.0.0.1', port: 0 });
     const servers: RpcServer[] = [];
@@ -308,9 +310,13 @@ export class Host extends Disposable implements HostServices {
     const inFolder = (s: RpcServer) => s.endpoint.type === 'unix' && s.endpoint.path.startsWith(this.hostDir + path.sep);
     for (const s of [this._control, ...[...this._sessionServers.values()].flat()]) if (s && inFolder(s)) s.abandon();
     const n = this.registry?.size ?? 0;
-    process.stderr.write(
-      `shared-pty: ${why}; host ${this.hostId} stopped listening there and writes nothing more in it (its ${n} session${n === 1 ? '' : 's'} go on for the clients already connected)\n`,
-    );
+    const sessions =
+      n === 0
+        ? 'it has no sessions'
+        : n === 1
+          ? 'its 1 session goes on for the clients already connected'
+          : `its ${n} sessions go on for the clients already connected`;
+    process.stderr.write(`shared-pty: ${why}; host ${this.hostId} stopped listening there and writes nothing more in it (${sessions})\n`);
   }
 
   private async _unpublish(session: Session): Promise<void> {

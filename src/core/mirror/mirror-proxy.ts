@@ -288,8 +288,11 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
       const batch: Uint8Array[] = [];
       const transfer: ArrayBuffer[] = [];
       let size = 0;
-      for (; i < chunks.length && (batch.length === 0 || size + chunks[i].length <= Backlog.MaxMessageBytes); i++) {
-        const chunk = movable(chunks[i]);
+      while (i < chunks.length && (batch.length === 0 || size + chunks[i].length <= Backlog.MaxMessageBytes)) {
+        // Small reads in a row (keys' echoes) go as one copy; anything else moves as it is.
+        const end = smallRun(chunks, i, Math.min(JOINED_MAX_BYTES, Backlog.MaxMessageBytes - size));
+        const chunk = end > i + 1 ? joined(chunks, i, end) : movable(chunks[i]);
+        i = Math.max(end, i + 1);
         batch.push(chunk);
         transfer.push(chunk.buffer as ArrayBuffer);
         size += chunk.length;
@@ -398,4 +401,37 @@ function movable(chunk: Buffer): Uint8Array {
   const copy = new Uint8Array(chunk.length);
   copy.set(chunk);
   return copy;
+}
+
+/**
+ * Reads up to this size, one after another, go to the thread joined in one copy: the echo of keys
+ * comes a byte or two a read, and a trickle batch of them moved each read's memory to the thread
+ * (and back with its "spent" notice), and the thread parsed each on its own: ~15 us of the
+ * mirror thread's CPU a key (bench/README.md, "Issue 25: echo, CPU per key"). A flood's reads (kilobytes each) are far above it and still move uncopied.
+ */
+const SMALL_CHUNK_BYTES = 256;
+/** A joined copy is at most this long (four pages). */
+const JOINED_MAX_BYTES = 16 * 1024;
+
+/** The end (exclusive) of the run of small chunks from `from`, at most `maxBytes` of them: `from` when that chunk is not small. */
+function smallRun(chunks: readonly Buffer[], from: number, maxBytes: number): number {
+  let end = from;
+  let bytes = 0;
+  while (end < chunks.length && chunks[end].length < SMALL_CHUNK_BYTES && bytes + chunks[end].length <= maxBytes) {
+    bytes += chunks[end].length;
+    end++;
+  }
+  return end;
+}
+
+/** Chunks `from` up to `end` copied into one buffer of their own. */
+function joined(chunks: readonly Buffer[], from: number, end: number): Uint8Array {
+  let bytes = 0;
+  for (let i = from; i < end; i++) bytes += chunks[i].length;
+  const out = new Uint8Array(bytes);
+  for (let i = from, at = 0; i < end; i++) {
+    out.set(chunks[i], at);
+    at += chunks[i].length;
+  }
+  return out;
 }

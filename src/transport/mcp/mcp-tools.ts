@@ -175,7 +175,9 @@ export const TOOL_NAMES = TOOLS.map((t) => t.name);
 export interface McpServerOptions {
   /**
    * The remote hosts `shared-pty mcp` reaches (docs/hosts.md#remote-hosts): `open_session` then
-   * takes `host`, which the backend routes by (the tool's method has no such param).
+   * takes `host`, which the backend routes by (the tool's method has no such param). Given (even
+   * empty: no hosts.json), `host` is taken, so a name hosts.json lacks is refused, never dropped
+   * into a session on this machine; undefined (a host's own `/mcp`): no `host`.
    */
   remoteHosts?: readonly string[];
   /**
@@ -191,12 +193,13 @@ const OPEN_TOOL = 'open_session';
 
 /** `open_session`'s `host` input, naming the hosts there are. */
 function hostInput(names: readonly string[]): z.ZodRawShape {
+  const which = names.length ? names.join(', ') : 'none is configured in hosts.json';
   return {
     host: z
       .string()
       .min(1)
       .optional()
-      .describe(`The remote host to open it on (${names.join(', ')}; "local" or none: this machine). Its sessions are then selected as HOST:ID.`),
+      .describe(`The remote host to open it on (${which}; "local" or none: this machine). Its sessions are then selected as HOST:ID.`),
   };
 }
 
@@ -274,7 +277,7 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
         title: tool.title,
         description: tool.description,
         inputSchema:
-          tool.name === OPEN_TOOL && options.remoteHosts?.length
+          tool.name === OPEN_TOOL && options.remoteHosts !== undefined
             ? tool.inputSchema.extend(hostInput(options.remoteHosts))
             : isPersonsKeys(tool.method)
               ? tool.inputSchema.extend(APP_KEY_INPUT)

@@ -1,4 +1,4 @@
-import { dialectOf, dispatch, type DispatchMode } from '../../core/methods/dispatch';
+import { dialectOf, dispatch, type DispatchMode, type DispatchOptions } from '../../core/methods/dispatch';
 import { ClientLink, type ClientLinkOptions } from '../../core/io/client-link';
 import type { HostServices } from '../../core/methods/types';
 import { JsonRpcPeer, type JsonRpcPeerOptions, type MessageWire, type PeerAnswer } from './json-rpc-peer';
@@ -29,16 +29,7 @@ export class TablePeer extends JsonRpcPeer {
   }
 
   protected override _serve(message: unknown, call: { readonly signal: AbortSignal }): Promise<PeerAnswer> {
-    const { mode, services } = this._table;
-    // A getter: the call's AbortController is made only if the method looks at its signal.
-    return dispatch(message, {
-      mode,
-      services,
-      caller: this.link,
-      get signal() {
-        return call.signal;
-      },
-    });
+    return dispatch(message, new PeerCall(this._table.mode, this._table.services, this.link, call));
   }
 
   protected override _hasMoreToSend(): boolean {
@@ -52,5 +43,23 @@ export class TablePeer extends JsonRpcPeer {
   protected override _answerMayWaitForOutput(answer: PeerAnswer): boolean {
     const sub = answer.ridesWith === undefined ? undefined : this.link.subscription(answer.ridesWith);
     return sub !== undefined && !sub.finished;
+  }
+}
+
+/**
+ * One request's dispatch options. `signal` is a getter of the prototype, so the call's
+ * AbortController is made only if the method looks at it; a getter in an object literal would
+ * keep the request's objects alive into the old generation (dispatch.ts, DispatchedCall).
+ */
+class PeerCall implements DispatchOptions {
+  constructor(
+    readonly mode: DispatchMode,
+    readonly services: HostServices,
+    readonly caller: ClientLink,
+    private readonly _call: { readonly signal: AbortSignal },
+  ) {}
+
+  get signal(): AbortSignal {
+    return this._call.signal;
   }
 }

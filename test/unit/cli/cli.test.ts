@@ -232,6 +232,7 @@ describe('errors: non-zero exit status and one line on stderr', () => {
       ['send', sid],
       ['send', sid, 'echo x', '--timeout', 'soon'],
       ['send', sid, 'echo x', '--no-submit=yes'],
+      ['send', sid, 'echo x', '--timeout', '100', '--timeout', '200'],
       ['keys', sid],
       ['keys', sid, 'NoSuchKey'],
       ['wait', sid],
@@ -274,6 +275,8 @@ describe('errors: non-zero exit status and one line on stderr', () => {
       [['--no-http', '--max-session-connections', '-3'], /--max-session-connections needs a whole number/],
       [['--no-http', '--max-control-connections', '1.5'], /--max-control-connections needs a whole number/],
       [['--no-http', '--max-http-connections', '8'], /--max-http-connections and --no-http are mutually exclusive/],
+      [['--no-http', '--cols', '80', '--cols', '100'], /--cols is given twice; give it once/],
+      [['--no-http', '--agent-deny', '^ok', '--agent-deny', '(unclosed'], /--agent-deny: Invalid regular expression/],
     ];
     const results = await runEach(
       cases.map(([args]) => ['serve', ...args]),
@@ -447,6 +450,34 @@ describe('send, keys and wait', () => {
     } finally {
       control.close();
       await limited.stop();
+    }
+  });
+
+  test('serve --agent-deny and --allow-origin given more than once: every rule and every origin holds', { timeout: TEST_TIMEOUT }, async () => {
+    const h = await startServeHost(
+      [
+        ...['--cmd', 'bash --norc --noprofile', '--agent-deny', '^rm -rf', '--agent-deny', '^git push'],
+        ...['--allow-origin', 'https://a.example', '--allow-origin', 'https://b.example,https://c.example'],
+      ],
+      bashEnv({ SHARED_PTY_DIR: privateDir() }),
+    );
+    const control = await connect(h.record.control);
+    try {
+      sessionPids.add(h.record.sessions[0].pid);
+      // Before, the last value silently replaced the others: agents could run `rm -rf`.
+      const policy = await control.request<{ denyCommands: string[] }>('host/agentPolicy', {});
+      assert.deepEqual(policy.denyCommands, ['^rm -rf', '^git push']);
+      const { url, token } = h.record.http!;
+      for (const origin of ['https://a.example', 'https://b.example', 'https://c.example']) {
+        const r = await fetch(`${url}/health`, { headers: { authorization: `Bearer ${token}`, origin } });
+        assert.equal(r.status, 200, origin);
+        assert.equal(r.headers.get('access-control-allow-origin'), origin);
+      }
+      const stranger = await fetch(`${url}/health`, { headers: { authorization: `Bearer ${token}`, origin: 'https://d.example' } });
+      assert.equal(stranger.status, 403);
+    } finally {
+      control.close();
+      await h.stop();
     }
   });
 

@@ -156,6 +156,40 @@ describe('scrollback pages on the main thread', () => {
   });
 });
 
+// Keys typed one at a time are echoed a byte or two a read; the proxy hands a run of such reads to
+// the mirror thread joined in one copy, a larger read as it is. The screen shows them all, in order.
+describe('output handed to the mirror thread', () => {
+  let host: Awaited<ReturnType<typeof startHost>>;
+  before(async () => {
+    host = await startHost();
+  });
+  after(async () => {
+    await host.close();
+  });
+
+  test('keys echoed a few bytes a read, with a paste among them, reach the screen whole and in order', { timeout: 30_000 }, async () => {
+    const s = await host.host.createSession({ command: 'cat', cols: 80, rows: 24 });
+    try {
+      const typeKeys = async (keys: string) => {
+        for (const key of keys) {
+          const before = s.cursor;
+          s.write(key, TEST_WRITER);
+          await until(() => s.cursor > before, 5000, `the echo of ${key}`);
+        }
+      };
+      const paste = 'p'.repeat(600);
+      await typeKeys('naïve café, ');
+      s.write(paste, TEST_WRITER);
+      await until(() => s.ring.read(0, Infinity).text.endsWith(paste), 5000, 'the paste echoed');
+      await typeKeys('then ünïcödé keys');
+      const screen = await s.mirror.screen();
+      assert.equal(screen.rows.join('').trimEnd(), 'naïve café, ' + paste + 'then ünïcödé keys');
+    } finally {
+      host.host.registry.remove(s.id);
+    }
+  });
+});
+
 /** Bytes `seq 1 N` prints before the number n, with the terminal's \r\n line ends. */
 function bytesBefore(n: number): number {
   let total = 0;

@@ -389,6 +389,10 @@ describe('MCP over stdio (shared-pty mcp)', () => {
     assert.deepEqual(records(), [], 'no host runs yet');
     const list0 = await agent!.call('list_sessions');
     assert.deepEqual(list0.data.sessions, []);
+    // A host that hosts.json does not name (here there is none) is refused, not opened on this machine.
+    const refused = await agent!.callFailing('open_session', { ...BASH, host: 'nowhere' });
+    assert.match(refused, /no host named "nowhere"/);
+    assert.deepEqual(records(), [], 'no host was started for it');
     const opened = await agent!.call('open_session', { ...BASH, cwd: path.join(base, 'elsewhere'), name: 'stdio-daemon' });
     const daemon = await recordWhere((r) => r.kind === 'daemon', 'the daemon record');
     assert.notEqual(daemon.pid, process.pid);
