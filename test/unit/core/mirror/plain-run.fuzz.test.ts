@@ -277,7 +277,9 @@ const resizeCaseArb = fc.record({
   steps: fc.array(
     fc.oneof(
       // Long output: past xterm's own scrollback (64 rows) and into the store.
-      fc.record({ lines: fc.array(fc.oneof(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 260 })), { minLength: 1, maxLength: 400, size: 'max' }) }),
+      fc.record({
+        lines: fc.array(fc.oneof(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 260 })), { minLength: 1, maxLength: 400, size: 'max' }),
+      }),
       fc.record({ cols: fc.oneof(fc.integer({ min: 2, max: 20 }), fc.integer({ min: 10, max: 160 })), rows: fc.integer({ min: 2, max: 60 }) }),
     ),
     { minLength: 2, maxLength: 12, size: 'medium' },
