@@ -206,6 +206,8 @@ export class Mirror extends Disposable {
    * store first and keep their wrapping, as tmux keeps its history (docs/architecture.md#resize).
    */
   resize(cols: number, rows: number): void {
+    // A view reports its size again and again: nothing changes, nothing moves.
+    if (cols === this._term.cols && rows === this._term.rows) return;
     if (!this._harvestAll()) {
       // The alternate screen is active and the boundary can only be placed on the normal one
       // (boundary.ts): xterm resizes alone, and the rows it pushes up go in the next batches.
