@@ -202,13 +202,14 @@ export class Mirror extends Disposable {
   }
 
   /**
-   * Resizes the screen. Only the screen's rows re-wrap to a new width: the rows above it go to the
-   * store first and keep their wrapping, as tmux keeps its history (docs/architecture.md#resize).
+   * Resizes the screen as xterm, tmux and the user's own terminal do: the rows xterm holds re-wrap
+   * to the new width, and a taller screen pulls rows back down from the scrollback; older rows,
+   * in the store, keep their wrapping, as tmux keeps its history (docs/architecture.md#resize).
    */
   resize(cols: number, rows: number): void {
     // A view reports its size again and again: nothing changes, nothing moves.
     if (cols === this._term.cols && rows === this._term.rows) return;
-    if (!this._harvestAll()) {
+    if (!this._giveBackToXterm()) {
       // The alternate screen is active and the boundary can only be placed on the normal one
       // (boundary.ts): xterm resizes alone, and the rows it pushes up go in the next batches.
       this._term.resize(cols, rows);
@@ -216,29 +217,47 @@ export class Mirror extends Disposable {
       this._maybeHarvest(MirrorTuning.HarvestBatch);
       return;
     }
-    // xterm re-wraps every row it holds, and a taller screen pulls rows back down from its
-    // scrollback. Rows it still held after the store took them came back re-wrapped, some onto
-    // the screen while the store still had them (shown twice), and a re-wrap longer than its
-    // buffer trimmed the boundary's row, which read as ED 3 (the store emptied). So xterm's
-    // scrollback, all of it in the store now, is emptied (the trim only moves the boundary to row
-    // 0), and made for the resize as long as the screen's rows can grow into, so xterm trims none.
+    // Every row xterm holds is now its alone, so whatever it re-wraps or pulls back onto the screen
+    // is nowhere else (rows the store still held came back onto the screen and were shown twice).
+    // Its buffer is made as long as those rows can grow into, so it trims none for the resize (a
+    // trim of the boundary's row read as ED 3: the store emptied).
     const options = this._term.options;
-    options.scrollback = 0;
     options.scrollback = Math.max(MirrorTuning.XtermScrollback, this._rowsAfterResize(cols));
     this._term.resize(cols, rows);
-    // The rows the new size pushed above the screen, then xterm keeps its usual scrollback.
+    // The rows above the screen go to the store, then xterm keeps its usual scrollback of them.
     this._harvestAll();
     options.scrollback = MirrorTuning.XtermScrollback;
   }
 
   /**
-   * At most how many rows the screen's rows become at `cols` columns: narrower, a row re-wraps
+   * At most how many rows the rows xterm holds become at `cols` columns: narrower, a row re-wraps
    * into at most ceil(old cols / (new cols - 1)) rows (a wide character that does not fit a row's
    * last cell moves to the next one); wider, rows only join.
    */
   private _rowsAfterResize(cols: number): number {
     const old = this._term.cols;
-    return this._term.rows * (cols < old ? Math.ceil(old / Math.max(1, cols - 1)) : 1);
+    return this._buffers.normal.length * (cols < old ? Math.ceil(old / Math.max(1, cols - 1)) : 1);
+  }
+
+  /**
+   * Takes the rows xterm still holds back from the store (its newest rows: they were moved from
+   * these very rows, and nothing changes a row above the screen), so that xterm's scrollback is
+   * unmoved again down from its first row. Rows the store already let go (a store shorter than
+   * xterm's scrollback) leave xterm too. False when this boundary can only be placed on the normal
+   * screen (boundary.ts) and the alternate one is active: nothing moved.
+   */
+  private _giveBackToXterm(): boolean {
+    if (this._buffers.active.type !== 'normal' && !this._boundary.anyScreen) return false;
+    const from = this._boundary.line;
+    if (from === undefined) {
+      // Never placed, or gone with the store (ED 3, RIS): nothing xterm holds is in the store.
+      this._boundary.place(0);
+      return true;
+    }
+    const taken = this._store.popNewest(from);
+    this._boundary.place(from - taken);
+    if (taken < from) this._term.options.scrollback = Math.max(0, this._buffers.normal.baseY - (from - taken)); // trims them
+    return true;
   }
 
   /**

@@ -116,6 +116,42 @@ export class ScrollbackStore {
   }
 
   /**
+   * Takes back the newest `n` rows (fewer when it holds fewer) and says how many it took: rows
+   * that are xterm's again (Mirror.resize re-wraps them and may pull them back onto the screen).
+   * A sealed block they reach is copied back into the tail; a thread that holds it keeps its copy.
+   */
+  popNewest(n: number): number {
+    const taken = Math.min(n, this._length);
+    let left = taken;
+    while (left > 0) {
+      if (this._tailRows === 0 && !this._reopenNewestBlock()) break;
+      const k = Math.min(left, this._tailRows);
+      this._tailRows -= k;
+      left -= k;
+    }
+    this._length -= taken - left;
+    return taken - left;
+  }
+
+  /** The newest block becomes the tail again (its rows already dropped left out); false when there is none. */
+  private _reopenNewestBlock(): boolean {
+    const block = this._blocks.pop();
+    if (!block) return false;
+    const size = block.ends[BLOCK_ROWS - 1];
+    this._room(0, size);
+    block.bytes.copy(this._tail, 0, 0, size);
+    this._tailEnds.set(block.ends.subarray(0, BLOCK_ROWS));
+    this._tailRows = BLOCK_ROWS;
+    this._keep(block);
+    if (this._blocks.length === 0 && this._skip > 0) {
+      // It was the first block: its first `_skip` rows were dropped before.
+      this._dropTail(this._skip);
+      this._skip = 0;
+    }
+    return true;
+  }
+
+  /**
    * The full blocks, for a read from another thread: they stay as they are, whatever the store does
    * next. A block moves to shared memory the first time it is told (a copy, once): in a flood no
    * read asks, and the dropped blocks' memory holds the next ones. Sealing each block as it filled

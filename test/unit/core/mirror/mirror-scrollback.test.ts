@@ -3,7 +3,11 @@
 // the chunking of the output, a resize, a full-screen program, or a clear of the scrollback.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Terminal } from '@xterm/headless';
+import { SerializeAddon } from '@xterm/addon-serialize';
 import { Mirror } from '../../../../src/core/mirror/mirror';
+import { rowText } from '../../../../src/core/mirror/row-text';
+import { syncWriteOf } from '../../../../src/core/base/internals/xterm';
 import { ScrollbackStore } from '../../../../src/core/mirror/scrollback-store';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { BASH, connect, startHost, until, clientsClosed } from '../../../helpers/host';
@@ -513,6 +517,46 @@ describe('Mirror: synthetic output in chunks of every size', () => {
       m.resize(30, 40);
       m.resize(16, 40);
       assertNumberSequence(m, 25, 1, 300, `plainRuns ${plainRuns}, 30x40 then 16x40`);
+      m.dispose();
+    }
+  });
+
+  test('a taller or wider screen pulls rows back down from the scrollback, with their colours, as xterm itself does', async () => {
+    // What the user's own terminal shows after the resize: the mirror's screen must be the same.
+    const plain = numbers(1, 150);
+    const coloured = Buffer.from(Array.from({ length: 40 }, (_, i) => `\x1b[3${i % 8}mrow ${i}\x1b[0m\r\n`).join(''));
+    const numbered = Array.from({ length: 150 }, (_, i) => String(i + 1));
+    const everyRow = [...numbered, ...Array.from({ length: 40 }, (_, i) => `row ${i}`), ...numbered, ''];
+    for (const plainRuns of [false, true]) {
+      const m = new Mirror(20, 10, 10000, { plainRuns });
+      const bare = new Terminal({ cols: 20, rows: 10, scrollback: 1000, allowProposedApi: true });
+      const parse = syncWriteOf(bare)!;
+      for (const out of [plain, coloured, plain]) {
+        await feed(m, out, [4096]);
+        parse(out);
+      }
+      for (const [cols, rows] of [
+        [20, 30],
+        [12, 30],
+        [20, 50],
+        [20, 8],
+        [40, 60],
+      ]) {
+        m.resize(cols, rows);
+        bare.resize(cols, rows);
+        const label = `plainRuns ${plainRuns}, ${cols}x${rows}`;
+        const buf = bare.buffer.active;
+        const want = Array.from({ length: rows }, (_, y) => rowText(buf, buf.baseY + y));
+        const got = m.screen();
+        assert.deepEqual(got.rows, want, `${label}: the screen`);
+        assert.deepEqual(got.cursor, { row: buf.cursorY + 1, col: buf.cursorX + 1 }, `${label}: the cursor`);
+        const serializer = new SerializeAddon();
+        bare.loadAddon(serializer);
+        assert.equal(m.serialize(0), serializer.serialize({ scrollback: 0 }), `${label}: the screen's colours`);
+        serializer.dispose();
+        assert.deepEqual(retained(m), everyRow, `${label}: every row once, in order`);
+      }
+      bare.dispose();
       m.dispose();
     }
   });
