@@ -70,24 +70,39 @@ class TrackedRow implements Boundary {
     this._list = list;
     this._subscriptions = list
       ? [
-          list.onTrim((amount) => this._moveUp(0, amount)),
+          list.onTrim((amount) => this._trimmed(amount)),
+          // A row inserted where the row is (a scroll down or an inserted line at the screen's top
+          // row) is a new row not moved yet: the row stays where it is, the new one in its place.
           list.onInsert(({ index, amount }) => {
-            if (this._line >= index) this._line += amount;
+            if (this._line > index) this._line += amount;
           }),
-          list.onDelete(({ index, amount }) => this._moveUp(index, amount)),
+          list.onDelete(({ index, amount }) => this._deleted(index, amount)),
         ]
       : [];
   }
 
-  /** `amount` rows from `index` left the list: the row goes with them, or moves up past them. */
-  private _moveUp(index: number, amount: number): void {
-    if (this._line < index) return;
-    if (this._line < index + amount) {
+  /**
+   * `amount` rows left the top of the list (the scrollback was full, or ED 3): the row moves up past
+   * them, or goes with them, and so did rows not moved yet (onGone).
+   */
+  private _trimmed(amount: number): void {
+    if (this._line < amount) {
       this._line = -1;
       this._onGone();
     } else {
       this._line -= amount;
     }
+  }
+
+  /**
+   * `amount` rows from `index` were deleted: a scroll up or a deleted line on the screen, a re-wrap.
+   * The row moves up past them; deleted itself (a screen row, not moved yet), the row after the
+   * deleted ones takes its place. Deleting the screen's top row right after the rows above it were
+   * moved used to read as the row gone, and emptied the store as ED 3 does.
+   */
+  private _deleted(index: number, amount: number): void {
+    if (this._line < index) return;
+    this._line = this._line < index + amount ? index : this._line - amount;
   }
 }
 

@@ -521,6 +521,25 @@ describe('Mirror: synthetic output in chunks of every size', () => {
     }
   });
 
+  test("a scroll up or a deleted line at the screen's top, right after rows moved to the store, leaves the scrollback whole", async () => {
+    // The store's boundary sits on the screen's top row right after rows move: deleting that row
+    // (SU, or DL there) read as the row gone, as after ED 3, and the whole scrollback was emptied.
+    for (const op of ['\x1b[S', '\x1b[H\x1b[M', '\x1b[2;5r\x1b[r\x1b[T']) {
+      for (let n = 6; n <= 80; n++) {
+        const m = new Mirror(20, 5, 10000, { plainRuns: false });
+        await feed(m, Buffer.concat([numbers(1, n), Buffer.from(op + '\x1b[5;1H'), numbers(n + 1, n + 100)]), [4096]);
+        const got = retained(m)
+          .filter((r) => r !== '')
+          .map(Number);
+        const label = `${JSON.stringify(op)} after ${n} rows`;
+        assert.equal(got[0], 1, `${label}: the first row kept`);
+        assert.equal(got[got.length - 1], n + 100, `${label}: the last row`);
+        for (let i = 1; i < got.length; i++) assert.ok(got[i] > got[i - 1], `${label}: ${got[i - 1]} then ${got[i]}`);
+        m.dispose();
+      }
+    }
+  });
+
   test('a taller or wider screen pulls rows back down from the scrollback, with their colours, as xterm itself does', async () => {
     // What the user's own terminal shows after the resize: the mirror's screen must be the same.
     const plain = numbers(1, 150);
