@@ -122,7 +122,11 @@ export class FuzzHost {
 
   /** Until a raw target's terminal is raw (it says so once `stty` is done). */
   private async untilRaw(id: string): Promise<void> {
-    await until(async () => (await this._control.request<{ screen: string }>('pty/read', { session: id })).screen.includes(RAW_READY), 10_000, 'the target to be raw');
+    await until(
+      async () => (await this._control.request<{ screen: string }>('pty/read', { session: id })).screen.includes(RAW_READY),
+      10_000,
+      'the target to be raw',
+    );
   }
 
   async close(): Promise<void> {

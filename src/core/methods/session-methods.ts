@@ -8,6 +8,8 @@ import { agentApprovalNow } from '../agent/agent-policy';
 
 /** How long REST `DELETE` waits for the program's end: the kill's SIGKILL grace and a margin. */
 const KILL_ANSWER_WAIT_MS = SessionTuning.KillGraceMs + 1000;
+/** How long REST `DELETE ?signal=` lets the program end of that signal before the session closes (a program may catch it). */
+const SIGNAL_EXIT_WAIT_MS = 1000;
 
 /** The number of each signal `pty/signal` sends, on this system (SIGTSTP is 20 on Linux, 18 on macOS). */
 const SIGNAL_BY_NUMBER = new Map(signalName.options.map((name) => [os.constants.signals[name], name]));
@@ -67,7 +69,12 @@ export const killMethod = method({
     from: 'query',
     input: { schema: z.object({ signal: restKillSignal.optional() }), toParams: () => ({}) },
     async before(route) {
-      if (route.input.signal) await route.call('pty/signal', { session: route.id, signal: route.input.signal });
+      if (!route.input.signal) return;
+      await route.call('pty/signal', { session: route.id, signal: route.input.signal });
+      // The program ends of the signal asked for before the kill closes its terminal: the hang-up
+      // that closing sends could overtake it and be what the program is reported to die of.
+      const s = route.session;
+      if (s) await Promise.race([s.exited, new Promise((r) => setTimeout(r, SIGNAL_EXIT_WAIT_MS).unref())]);
     },
     // Answers with how it ended (as pty-session-mcp's kill does); a program that outlives its
     // SIGKILL grace is reported still running.
