@@ -268,12 +268,10 @@ export class Mirror extends Disposable {
   private _harvestAll(): boolean {
     if (this._buffers.active.type !== 'normal' && !this._boundary.anyScreen) return false;
     if (this._boundary.line === undefined) this._boundary.place(0);
-    const buf = this._buffers.normal;
     const from = this._boundaryLine();
-    const to = buf.baseY;
+    const to = this._buffers.normal.baseY;
     if (from >= to) return true;
-    const cols = this._term.cols;
-    for (let i = from; i < to; i++) this._store.pushRow(buf, i, cols);
+    this._moveRows(from, to);
     this._boundary.place(to);
     return true;
   }
@@ -440,10 +438,9 @@ export class Mirror extends Disposable {
    * away from here are moved exactly as without the fast path.
    */
   private _skipRun(data: Uint8Array, run: PlainRun): void {
-    const buf = this._buffers.normal;
     const cols = this._term.cols;
-    const cursorLine = buf.baseY + this._term.rows - 1;
-    for (let i = this._boundaryLine(); i < cursorLine; i++) this._store.pushRow(buf, i, cols);
+    const cursorLine = this._buffers.normal.baseY + this._term.rows - 1;
+    this._moveRows(this._boundaryLine(), cursorLine);
     this._runs.pushRows(data, run, cols, (bytes, start, end) => this._store.pushAscii(bytes, start, end));
     this._boundary.place(cursorLine);
     this._scrolledSinceCheck = (this._scrolledSinceCheck + run.skippedRows) % MirrorTuning.HarvestBatch;
@@ -470,11 +467,16 @@ export class Mirror extends Disposable {
       this._resetBoundary();
       return;
     }
+    const to = this._buffers.normal.baseY;
+    this._moveRows(from, to);
+    this._boundary.place(to);
+  }
+
+  /** Moves rows [from, to) of the normal buffer into the store, oldest first (the caller places the boundary). */
+  private _moveRows(from: number, to: number): void {
     const buf = this._buffers.normal;
-    const to = buf.baseY;
     const cols = this._term.cols;
     for (let i = from; i < to; i++) this._store.pushRow(buf, i, cols);
-    this._boundary.place(to);
   }
 
   /**
