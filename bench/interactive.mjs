@@ -12,7 +12,8 @@
 // parts, BENCH_CLI runs another build's CLI and BENCH_HOST_ARGS adds node flags to the hosts; with
 // BENCH_CLI_OLD (an older build's `bin/shared-pty.js`) the echo part runs a host of that build too,
 // alternating with this one and tmux every round, and prints its rows beside them. The echo is timed
-// after BENCH_ECHO_WARM (5000) keys into each host and tmux, whose figures are printed apart.
+// after BENCH_ECHO_WARM (5000) keys into each host and tmux, typed by BENCH_ECHO_WARM_CLIENTS (10)
+// clients one after another, whose figures are printed apart.
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -30,6 +31,13 @@ const CLI = process.env.BENCH_CLI || path.join(root, 'bin', 'shared-pty.js');
 const OLD_CLI = process.env.BENCH_CLI_OLD || undefined;
 /** Keys typed into each host and tmux before the echo is timed (BENCH_ECHO_WARM; figure (1)). */
 const ECHO_WARM_KEYS = Number(process.env.BENCH_ECHO_WARM ?? 5000);
+/**
+ * Clients that type those keys, one after another (BENCH_ECHO_WARM_CLIENTS): each timed round
+ * comes from a new client, and a host's first clients run code V8 has not compiled yet for a new
+ * connection (~25 deoptimizations over the first connections, recompiled on its helper threads
+ * beside the keys: bench/README.md, "Issue 25: echo and new connections").
+ */
+const ECHO_WARM_CLIENTS = Math.max(1, Number(process.env.BENCH_ECHO_WARM_CLIENTS ?? 10));
 const BUDGET_MS = 150_000; // a hard stop; a normal run takes about a minute
 /** Printed after the file; no base64 character is `_`, and the command line never holds it whole. */
 const MARK = '__spt_bench_end__';
@@ -542,10 +550,17 @@ async function echoPart(run, reps, keys) {
   // Like with like: the tmux server's code is compiled before its first key, a fresh host's is
   // compiled by V8 over its first few thousand (bench/README.md, "Issue 25: echo, this round"). So
   // each host and tmux first take ECHO_WARM_KEYS keys back to back, timed apart as a fresh host's.
+  // The keys come from ECHO_WARM_CLIENTS clients in turn, as a host that has served a few clients.
+  const warm = async (echo) => {
+    const times = [];
+    const each = Math.ceil(ECHO_WARM_KEYS / ECHO_WARM_CLIENTS);
+    for (let c = 0; c < ECHO_WARM_CLIENTS; c++) times.push(...(await echo(Math.min(each, ECHO_WARM_KEYS - c * each))));
+    return stats(times);
+  };
   const first = {
-    shared: stats(await echoShared(host, ECHO_WARM_KEYS, 0, 0)),
-    old: oldHost ? stats(await echoShared(oldHost, ECHO_WARM_KEYS, 0, 0)) : undefined,
-    tmux: run.hasTmux ? stats(await echoTmux(run, pane, ECHO_WARM_KEYS, 0, 0)) : undefined,
+    shared: await warm((n) => echoShared(host, n, 0, 0)),
+    old: oldHost ? await warm((n) => echoShared(oldHost, n, 0, 0)) : undefined,
+    tmux: run.hasTmux ? await warm((n) => echoTmux(run, pane, n, 0, 0)) : undefined,
   };
   try {
     for (let i = 0; i < reps; i++) {
@@ -591,10 +606,10 @@ async function echoPart(run, reps, keys) {
   }
   const firstLine = (name, x) => (x ? `${name} p50 ${fmt(x.p50, 3)}, p99 ${fmt(x.p99, 3)}` : '');
   return [
-    `(1) keystroke echo: keys typed one at a time into \`cat\` (the tty echoes them), each timed from the write to its echo at a client on the session; median over ${reps} rounds of each round's percentiles, after ${ECHO_WARM_KEYS} keys each`,
+    `(1) keystroke echo: keys typed one at a time into \`cat\` (the tty echoes them), each timed from the write to its echo at a client on the session; median over ${reps} rounds of each round's percentiles (a new client each), after ${ECHO_WARM_KEYS} keys each from ${ECHO_WARM_CLIENTS} clients in turn`,
     table(rows),
     ...lines,
-    `  the first ${ECHO_WARM_KEYS} keys, back to back (a fresh host; V8 compiles its code meanwhile): ${[firstLine('Shared PTY', first.shared), firstLine('old build', first.old), firstLine('tmux', first.tmux)].filter(Boolean).join(' | ')} ms`,
+    `  the first ${ECHO_WARM_KEYS} keys, back to back, from ${ECHO_WARM_CLIENTS} clients in turn (a fresh host; V8 compiles its code meanwhile): ${[firstLine('Shared PTY', first.shared), firstLine('old build', first.old), firstLine('tmux', first.tmux)].filter(Boolean).join(' | ')} ms`,
     '  ratios are tmux time / Shared PTY time (above 1: Shared PTY faster); the Shared PTY client writes and subscribes on one socket connection',
     `  target: ${modes.map((m) => m.verdict).join('; ')}`,
   ].join('\n');
