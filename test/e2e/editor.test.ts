@@ -203,6 +203,9 @@ async function sessionAction(page: Page, session: string, action: string, next?:
   await statusItem(page).click();
   const picker = page.locator('.quick-input-widget');
   await picker.locator('.quick-input-title', { hasText: 'Shared PTY sessions' }).waitFor({ timeout: Wait.Ui });
+  // Filtered to the session first: the list refreshes as sessions change, and a row found just
+  // before a refresh could show another session by the time it is clicked.
+  await picker.locator('.quick-input-box input').fill(session);
   await picker.locator('.monaco-list-row', { hasText: session }).first().click();
   await picker.locator('.quick-input-title', { hasText: `Shared PTY sessions: ${session}` }).waitFor({ timeout: Wait.Ui });
   await picker.locator('.monaco-list-row', { hasText: action }).first().click();
