@@ -1,7 +1,9 @@
+import { escapeStep, Seq } from './escape-sequences';
+
 /**
  * The text a person reads in raw terminal output, worked out byte by byte across chunks, the way
- * `stripAnsi` (./ansi.ts) does for a whole string: escape sequences (CSI, OSC/DCS/SOS/PM/APC up to
- * BEL or ST, other ESC sequences) go, C0 controls but tab and newline go, DEL goes, a backspace
+ * `stripAnsi` (./ansi.ts) does for a whole string: escape sequences go (CSI, OSC/DCS/SOS/PM/APC up to
+ * BEL or ST, other ESC sequences, each where ./escape-sequences.ts says it starts and ends), C0 controls but tab and newline go, DEL goes, a backspace
  * erases the character before it on the same line. One difference on purpose: a carriage return
  * that no newline follows starts its line over, as on the screen (a progress bar is its last
  * state, and zsh's end-of-output mark, spaces and `\r \r`, is nothing), where `stripAnsi` joins
@@ -11,9 +13,8 @@
  * It counts a command's whole output as it is written (characters, lines, and checkpoints: places
  * where a line starts and no sequence is open, from which any part can be stripped alone and counted
  * exactly), and, given somewhere to keep it, keeps the text too (a budget's head and tail, see
- * docs/protocol.md "Output budget"). Differences from `stripAnsi`, both rare: a sequence never
- * ended swallows the rest, as in a terminal; a backspace erases one character, never a newline,
- * and never two in a row (`\b\b` after `abc` leaves `ab`).
+ * docs/protocol.md "Output budget"). One more difference from `stripAnsi`, rare: a backspace
+ * erases one character, never a newline, and never two in a row (`\b\b` after `abc` leaves `ab`).
  */
 export class StrippedText {
   private _chars = 0;
@@ -28,7 +29,7 @@ export class StrippedText {
   bytes = 0;
   /** Where a line starts outside any sequence (every `checkpointBytes` or so), oldest first. */
   readonly checkpoints: Checkpoint[] = [];
-  private _state = State.Ground;
+  private _state: Seq | typeof AFTER_C2 = Seq.Outside;
   /** Bytes and code units of the character a backspace would erase (0: none). */
   private _lastBytes = 0;
   private _lastUnits = 0;
@@ -74,7 +75,7 @@ export class StrippedText {
   /** Reads `data`, the next bytes of the output. */
   feed(data: Uint8Array): void {
     const base = this.bytes;
-    let state = this._state;
+    let state: Seq | typeof AFTER_C2 = this._state;
     let chars = this._chars;
     let lineChars = this._lineChars;
     let pendingReturn = this._pendingReturn;
@@ -86,7 +87,7 @@ export class StrippedText {
     for (let i = 0; i < n; i++) {
       const b = data[i];
       switch (state) {
-        case State.Ground:
+        case Seq.Outside:
           if (pendingReturn && b !== 0x0a && b !== 0x0d) {
             // The line is drawn again from its start.
             pendingReturn = false;
@@ -124,6 +125,9 @@ export class StrippedText {
               this._lastCheckpoint = base + i + 1;
               this.checkpoints.push({ offset: base + i + 1, chars, newlines });
             }
+          } else if (b === 0xc2) {
+            // Maybe the 8-bit CSI: the next byte says.
+            state = AFTER_C2;
           } else if (b >= 0x80) {
             if (b < 0xc0) {
               // A continuation byte: part of the character before.
@@ -138,8 +142,6 @@ export class StrippedText {
             if (keep) this._put(b);
           } else if (b === 0x0d) {
             pendingReturn = true;
-          } else if (b === 0x1b) {
-            state = State.Escape;
           } else if (b === 0x09) {
             chars++;
             lineChars++;
@@ -153,32 +155,36 @@ export class StrippedText {
               if (keep) this._outLength -= lastBytes;
               lastBytes = 0;
             }
-          }
-          // Other C0 controls and DEL are not text.
-          break;
-        case State.Escape:
-          if (b === 0x5b) state = State.Csi;
-          else if (b === 0x5d || b === 0x50 || b === 0x58 || b === 0x5e || b === 0x5f) state = State.String;
-          else if (b >= 0x20 && b <= 0x2f) state = State.EscapeIntermediate;
-          else state = State.Ground; // the sequence's final byte (or a stray byte it swallows)
-          break;
-        case State.EscapeIntermediate:
-          if (b < 0x20 || b > 0x2f) state = State.Ground;
-          break;
-        case State.Csi:
-          if (b >= 0x40 && b <= 0x7e) state = State.Ground;
-          else if (b < 0x20 || b > 0x3f) {
-            // Not a CSI after all (an intermediate is allowed, anything else ends it here).
-            if (b < 0x20 || b > 0x2f) state = State.Ground;
+          } else {
+            // ESC opens a sequence; other C0 controls and DEL are not text.
+            state = escapeStep(Seq.Outside, b);
           }
           break;
-        case State.String:
-          if (b === 0x07) state = State.Ground;
-          else if (b === 0x1b) state = State.StringEscape;
+        case AFTER_C2:
+          // 0xC2 then 0x9B is the 8-bit CSI (U+009B), which opens a sequence as ESC [ does.
+          if (b === 0x9b) {
+            state = escapeStep(Seq.Outside, b);
+            break;
+          }
+          // Else the 0xC2 began a character: count it, and read this byte as usual.
+          chars++;
+          lineChars++;
+          lastBytes = 1;
+          lastUnits = 1;
+          if (keep) this._put(0xc2);
+          state = Seq.Outside;
+          i--;
           break;
-        case State.StringEscape:
-          state = b === 0x5c ? State.Ground : b === 0x1b ? State.StringEscape : State.String;
-          break;
+        default: {
+          // Inside a sequence: ./escape-sequences.ts says where it ends (a byte of a character
+          // beyond ASCII, U+009B aside, never continues one but a string).
+          const next = escapeStep(state, b < 0x80 ? b : NOT_ASCII);
+          if (next === Seq.Outside) {
+            // This byte broke the sequence off: it is read again outside (text, most likely).
+            state = Seq.Outside;
+            i--;
+          } else state = next === Seq.Ended ? Seq.Outside : next;
+        }
       }
     }
     this.bytes = base + n;
@@ -211,11 +217,7 @@ export interface Checkpoint {
   newlines: number;
 }
 
-const enum State {
-  Ground,
-  Escape,
-  EscapeIntermediate,
-  Csi,
-  String,
-  StringEscape,
-}
+/** StrippedText's own place beyond the shared ones: just after a byte 0xC2 outside any sequence. */
+const AFTER_C2 = -1;
+/** What a byte of a character beyond ASCII reads as inside a sequence: neither ESC, BEL, nor any byte a sequence is made of. */
+const NOT_ASCII = 0x80;

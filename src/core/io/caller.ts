@@ -48,6 +48,11 @@ export interface Grant {
   readonly onlySession?: string;
   /** For a scoped token: its holder (undefined for the host's token and sockets). */
   readonly holder?: TokenHolder;
+  /**
+   * For the host's own token over HTTP: the regex time its requests share (one per host token,
+   * as a holder's is per scoped token), so stateless `/mcp` calls cannot each start afresh.
+   */
+  readonly regexBudget?: RegexBudget;
 }
 
 /** The host's own token and sockets: everything. */
@@ -90,7 +95,7 @@ export function oneShotCaller(origin: Origin, transport: Transport, grant: Grant
     scope: grant.scope,
     onlySession: grant.onlySession,
     holder,
-    regexBudgets: holder ? [holder.regexBudget] : [],
+    regexBudgets: holder ? [holder.regexBudget] : grant.regexBudget ? [grant.regexBudget] : [],
   };
 }
 

@@ -5,11 +5,9 @@ import type { Access, PageTarget, Refused } from '../base/access';
 
 export type { PageTarget } from '../base/access';
 import { safeEqual } from '../base/tokens';
+import { RegexBudget } from '../../core/io/regex-budget';
 import type { ScopedGrant, ScopedTokens, TokenTarget } from './scoped-tokens';
 import type { PageCookie, PageSessions } from './page-sessions';
-
-/** The host's own token. */
-const FULL: Access = { scope: 'control' };
 
 /**
  * Where a request asks to go, which decides where its credentials may come from: `api` (REST,
@@ -42,6 +40,8 @@ export class HttpGuard {
   private readonly _allowedOrigins: Set<string>;
   /** The origins the user allowed (not the host's own): these get CORS headers and preflights. */
   private readonly _corsOrigins: Set<string>;
+  /** What the host's own token allows: everything, with one regex budget its requests share (caller.ts Grant). */
+  private readonly _hostAccess: Access = { scope: 'control', regexBudget: new RegexBudget() };
 
   constructor(
     readonly token: string,
@@ -157,7 +157,7 @@ export class HttpGuard {
     let refused: Refused | undefined;
     let scoped: Access | undefined;
     for (const c of offered) {
-      if (safeEqual(c, this.token)) return { access: FULL };
+      if (safeEqual(c, this.token)) return { access: this._hostAccess };
       const m = this._scoped?.bearer(c);
       if (!m) continue;
       if ('grant' in m) scoped ??= m.grant;

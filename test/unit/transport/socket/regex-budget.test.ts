@@ -1,5 +1,6 @@
 // Regex time that a hostile local client cannot exceed (issue 21 item 5): each test of a client's
-// regex is capped, and so is the total, per connection and per scoped token, so 40 costly
+// regex is capped, and so is the total, per connection, per scoped token and for the host's token
+// over HTTP (its stateless /mcp requests share one budget), so 40 costly
 // `pty/wait`s from a view token no longer freeze the host for everyone; a user's own deny rule
 // that backtracks refuses the line instead of hanging the host. A real host, bash, real sockets.
 import { after, before, describe, test } from 'node:test';
@@ -72,13 +73,13 @@ describe('regex time per connection and per token', () => {
     assert.equal(bystander.reason, 'matched');
   });
 
-  test("MCP calls with a scoped token share the token's budget: wait_for says the time is spent", { timeout: 120_000 }, async () => {
-    const { token } = (await ctl.call('session/share', { session: id, scope: 'view', reusable: true })) as { token: string };
+  /** Costly `wait_for` calls over `/mcp` with `token`, one request each, until the answer says the regex time is spent (20 at most). */
+  async function spendOverMcp(token: string): Promise<string> {
     const agent = new Client({ name: 'regex-budget-test', version: '0' });
     await agent.connect(new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
     try {
       let text = '';
-      // Each costly call takes the per-test cap from the token's budget; within a few it is spent.
+      // Each costly call takes the per-test cap from the budget; within a few it is spent.
       for (let i = 0; i < 20 && !/Regex time spent/.test(text); i++) {
         const r = (await agent.callTool({ name: 'wait_for', arguments: { session: id, regex: CATASTROPHIC, timeout: 60_000 } })) as {
           isError?: boolean;
@@ -87,10 +88,22 @@ describe('regex time per connection and per token', () => {
         assert.equal(r.isError, true);
         text = r.content.map((c) => c.text ?? '').join('');
       }
-      assert.match(text, /Regex time spent/);
+      return text;
     } finally {
       await agent.close();
     }
+  }
+
+  test("MCP calls with a scoped token share the token's budget: wait_for says the time is spent", { timeout: 120_000 }, async () => {
+    const { token } = (await ctl.call('session/share', { session: id, scope: 'view', reusable: true })) as { token: string };
+    assert.match(await spendOverMcp(token), /Regex time spent/);
+  });
+
+  test("MCP calls with the host's token share one budget too: each stateless request does not start afresh", { timeout: 120_000 }, async () => {
+    assert.match(await spendOverMcp(h.token), /Regex time spent/);
+    // Everyone else is served as before: the control socket's regex time is its own.
+    const bystander = await ctl.call('pty/wait', { session: id, regex: '^a+b$', timeout: 10_000 });
+    assert.equal(bystander.reason, 'matched');
   });
 });
 
