@@ -69,6 +69,12 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   private _size: ScreenSize;
   private _queued: Buffer[] = [];
   private _queuedBytes = 0;
+  /**
+   * Everything queued is a trickle (the echo of keys): it waits for its batch even when a "parsed"
+   * notice comes meanwhile, or each notice would send the next key's echo at once and keys typed
+   * back to back would wake both threads once per round trip instead of once per batch.
+   */
+  private _queuedTrickle = true;
   /** Cursor at the end of the newest output handed over (queued or sent). */
   private _written: number;
   /** Cursor up to which the thread has parsed. */
@@ -160,7 +166,9 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._written = cursor;
     this._sealed = undefined;
     if (this._queuedBytes >= Backlog.FlushBytes) return this.flush();
-    this._thread.markDirty(this, this._pace(data));
+    const pace = this._pace(data);
+    if (pace !== 'trickle') this._queuedTrickle = false;
+    this._thread.markDirty(this, pace);
   }
 
   /**
@@ -284,6 +292,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._queued = [];
     let cursor = this._written - this._queuedBytes;
     this._queuedBytes = 0;
+    this._queuedTrickle = true;
     for (let i = 0; i < chunks.length;) {
       const batch: Uint8Array[] = [];
       const transfer: ArrayBuffer[] = [];
@@ -306,8 +315,9 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     if (rate !== undefined && rate > 0) this._rate += (rate - this._rate) * RATE_SMOOTHING;
     if (cursor <= this._parsed) return;
     this._parsed = cursor;
-    // The thread is running low: what is queued goes now rather than at the relaxed batch's end.
-    if (this._queuedBytes > 0 && this._threadBacklog() < this.backlogLimit / 2) this.flush();
+    // The thread is running low: what is queued goes now rather than at the relaxed batch's end
+    // (a trickle keeps waiting for its pause: nothing waits on it but a read, which sends it first).
+    if (this._queuedBytes > 0 && !this._queuedTrickle && this._threadBacklog() < this.backlogLimit / 2) this.flush();
     this._releaseWaiters();
     this._onParsed.fire();
   }
@@ -333,6 +343,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._reshaped();
     this._queued = [];
     this._queuedBytes = 0;
+    this._queuedTrickle = true;
     // The thread died before the last replay was parsed: that output may be what kills it, so
     // this time the screen starts blank rather than crash the thread again and again.
     const poisoned = this._parsed < this._replayEnd;

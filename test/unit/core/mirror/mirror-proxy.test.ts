@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Session } from '../../../../src/core/session/session';
 import type { ScrollbackPage } from '../../../../src/core/mirror/scrollback-page';
+import { MirrorThread } from '../../../../src/core/mirror/mirror-thread';
 import { startHost, TEST_WRITER, until } from '../../../helpers/host';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
@@ -188,7 +189,60 @@ describe('output handed to the mirror thread', () => {
       host.host.registry.remove(s.id);
     }
   });
+
+  // A key's echo waits for a pause in the typing (2 ms) or 16 ms at most before it goes to the
+  // thread, so keys typed back to back wake the thread once per batch. The thread's "parsed" notice
+  // must not send the echoes queued meanwhile at once: that turned the batches into a ping-pong,
+  // a message (and two wake-ups) per round trip between the threads.
+  test('echoes of keys typed back to back go to the thread in batches, not one message per round trip', { timeout: 30_000 }, async () => {
+    const s = await host.host.createSession({ command: 'cat', cols: 200, rows: 24 });
+    const thread = MirrorThread.shared();
+    const post = thread.post;
+    try {
+      s.write('x', TEST_WRITER);
+      await until(() => s.cursor > 0, 5000, 'cat to echo');
+      await s.mirror.screen(); // the thread is running, and has parsed everything so far
+      const KEYS = 300;
+      let writes = 0;
+      thread.post = (msg, transfer) => {
+        if (msg.t === 'write') writes++;
+        post.call(thread, msg, transfer);
+      };
+      // Each key is typed as the previous one's echo arrives; pauses long enough to send a batch are counted.
+      let typed = 0;
+      let pauses = 0;
+      let last = performance.now();
+      const started = last;
+      await new Promise<void>((resolve) => {
+        const sub = s.onOutput(() => {
+          const now = performance.now();
+          if (now - last >= TRICKLE_QUIET_MS) pauses++;
+          last = now;
+          if (++typed === KEYS) {
+            sub.dispose();
+            resolve();
+          } else s.write('k', TEST_WRITER);
+        });
+        s.write('k', TEST_WRITER);
+      });
+      const elapsed = performance.now() - started;
+      await s.mirror.screen();
+      thread.post = post;
+      // At most a batch per pause, one per 16 ms of steady typing, and the read's own flush.
+      const bound = pauses + Math.ceil(elapsed / TRICKLE_MAX_MS) + 2;
+      assert.ok(writes <= bound, `${writes} messages to the thread for ${KEYS} keys in ${elapsed.toFixed(0)} ms with ${pauses} pauses (at most ${bound})`);
+      assert.equal((await s.mirror.screen()).rows.join('').trimEnd(), 'x' + 'k'.repeat(KEYS));
+    } finally {
+      thread.post = post;
+      host.host.registry.remove(s.id);
+    }
+  });
 });
+
+/** mirror-thread.ts ThreadTuning: a trickle goes after a pause this long… */
+const TRICKLE_QUIET_MS = 2;
+/** …or after this long at most. */
+const TRICKLE_MAX_MS = 16;
 
 /** Bytes `seq 1 N` prints before the number n, with the terminal's \r\n line ends. */
 function bytesBefore(n: number): number {
