@@ -11,7 +11,8 @@
 // --cmd …` with only SHARED_PTY_DIR added to the environment (no malloc tuning). As in the other
 // parts, BENCH_CLI runs another build's CLI and BENCH_HOST_ARGS adds node flags to the hosts; with
 // BENCH_CLI_OLD (an older build's `bin/shared-pty.js`) the echo part runs a host of that build too,
-// alternating with this one and tmux every round, and prints its rows beside them. The echo is timed
+// alternating with this one and tmux every round, and prints its rows beside them. A raw node-pty
+// host (node-pty, a Unix socket, nothing else) is timed beside them as the runtime's floor. The echo is timed
 // after BENCH_ECHO_WARM (5000) keys into each host and tmux, typed by BENCH_ECHO_WARM_CLIENTS (10)
 // clients one after another, whose figures are printed apart.
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
@@ -362,6 +363,57 @@ async function startEchoServer(run, perRead) {
   return { address, stop: () => run.stop(child) };
 }
 
+/**
+ * The least a Node host can do for an echo (the runtime's floor, beside tmux): node-pty running
+ * `cat`, a Unix socket of JSON lines, each key written to the PTY at once (`fs.writeSync`, as the
+ * host does) and answered, each read of the PTY sent to the subscribers as `pty/output`. No
+ * mirror, no ring, no checks: what Node, node-pty and the socket cost a key on this machine.
+ */
+const rawHostSource = (nodePty) => `
+const fs = require('node:fs');
+const net = require('node:net');
+const pty = require(${JSON.stringify(nodePty)});
+const term = pty.spawn('cat', [], { cols: 80, rows: 24, name: 'xterm-256color' });
+const subscribers = new Set();
+term.onData((data) => {
+  const line = JSON.stringify({ jsonrpc: '2.0', method: 'pty/output', params: { data } }) + '\\n';
+  for (const s of subscribers) s.write(line);
+});
+const server = net.createServer((sock) => {
+  let rest = '';
+  sock.setEncoding('utf8');
+  sock.on('data', (text) => {
+    const lines = (rest + text).split('\\n');
+    rest = lines.pop();
+    for (const line of lines) {
+      if (!line) continue;
+      const m = JSON.parse(line);
+      if (m.method === 'pty/subscribe') subscribers.add(sock);
+      else if (m.method === 'pty/write') fs.writeSync(term._fd, m.params.action.key === 'Enter' ? '\\r' : m.params.action.text);
+      sock.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: {} }) + '\\n');
+    }
+  });
+  sock.on('close', () => subscribers.delete(sock));
+  sock.on('error', () => {});
+});
+server.listen(process.argv[1], () => process.stdout.write('listening\\n'));
+process.on('SIGTERM', () => { term.kill(); process.exit(0); });
+`;
+
+/** The raw node-pty host above, in its own process; `{ address, stop }`. */
+async function startRawHost(run) {
+  const address = path.join(run.dir, 'raw-host.sock');
+  const nodePty = path.join(root, 'node_modules', 'node-pty');
+  const child = run.track(spawn(process.execPath, ['-e', rawHostSource(nodePty), address], { cwd: run.dir, stdio: ['ignore', 'pipe', 'inherit'] }));
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+  await waitFor('the raw node-pty host', 10_000, () => {
+    if (child.exitCode !== null) throw new Error(`the raw node-pty host exited with ${child.exitCode}`);
+    return out.includes('listening');
+  });
+  return { address, stop: () => run.stop(child) };
+}
+
 /** Writes `n` pty/status requests at once on a fresh connection; ms until all `n` answers are in. */
 function pipelined(address, n) {
   let text = '';
@@ -537,14 +589,15 @@ async function echoPart(run, reps, keys) {
   const paced = Math.round((keys * 2) / 5); // fewer: each costs PACED_GAP_MS more
   const host = await run.startHost(['--cmd', 'cat']);
   const oldHost = OLD_CLI ? await run.startHost(['--cmd', 'cat'], OLD_CLI) : undefined;
+  const rawHost = await startRawHost(run);
   let pane;
   if (run.hasTmux) {
     run.tmux('new-session', '-d', '-s', 'echo', '-x', '80', '-y', '24', 'cat');
     pane = run.tmux('display', '-p', '-t', 'echo', '#{pane_id}').trim();
   }
   const modes = [
-    { name: `${keys} keys back to back (the next key as its echo arrives)`, keys, gap: 0, shared: [], old: [], tmux: [] },
-    { name: `${paced} keys, each ${PACED_GAP_MS} ms after the last echo (typing)`, keys: paced, gap: PACED_GAP_MS, shared: [], old: [], tmux: [] },
+    { name: `${keys} keys back to back (the next key as its echo arrives)`, keys, gap: 0, shared: [], old: [], raw: [], tmux: [] },
+    { name: `${paced} keys, each ${PACED_GAP_MS} ms after the last echo (typing)`, keys: paced, gap: PACED_GAP_MS, shared: [], old: [], raw: [], tmux: [] },
   ];
   const stats = (t) => ({ p50: percentile(t, 0.5), p99: percentile(t, 0.99), max: Math.max(...t) });
   // Like with like: the tmux server's code is compiled before its first key, a fresh host's is
@@ -560,16 +613,19 @@ async function echoPart(run, reps, keys) {
   const first = {
     shared: await warm((n) => echoShared(host, n, 0, 0)),
     old: oldHost ? await warm((n) => echoShared(oldHost, n, 0, 0)) : undefined,
+    raw: await warm((n) => echoShared(rawHost, n, 0, 0)),
     tmux: run.hasTmux ? await warm((n) => echoTmux(run, pane, n, 0, 0)) : undefined,
   };
   try {
     for (let i = 0; i < reps; i++) {
       run.checkBudget('keystroke echo');
       for (const m of modes) {
-        // The old build first in odd rounds, after this one in even ones: neither always follows tmux.
+        // The old build and the raw host first in odd rounds, after this one in even ones: neither always follows tmux.
+        if (i % 2 === 1) m.raw.push(stats(await echoShared(rawHost, m.keys, m.gap)));
         if (oldHost && i % 2 === 1) m.old.push(stats(await echoShared(oldHost, m.keys, m.gap)));
         m.shared.push(stats(await echoShared(host, m.keys, m.gap)));
         if (oldHost && i % 2 === 0) m.old.push(stats(await echoShared(oldHost, m.keys, m.gap)));
+        if (i % 2 === 0) m.raw.push(stats(await echoShared(rawHost, m.keys, m.gap)));
         if (run.hasTmux) m.tmux.push(stats(await echoTmux(run, pane, m.keys, m.gap)));
       }
       run.log(
@@ -579,6 +635,7 @@ async function echoPart(run, reps, keys) {
   } finally {
     await host.stop();
     await oldHost?.stop();
+    await rawHost.stop();
   }
   const med = (xs, k) => (xs.length ? median(xs.map((x) => x[k])) : NaN);
   const each = (xs, k) => (xs.length ? xs.map((x) => fmt(x[k], 2)).join(' ') : 'n/a');
@@ -592,10 +649,13 @@ async function echoPart(run, reps, keys) {
       const [op50, op99] = [med(m.old, 'p50'), med(m.old, 'p99')];
       rows.push(['  Shared PTY, BENCH_CLI_OLD build', fmt(op50, 3), fmt(op99, 3), fmt(med(m.old, 'max'), 3), ratio(tp50 / op50), ratio(tp99 / op99)]);
     }
+    const [rp50, rp99] = [med(m.raw, 'p50'), med(m.raw, 'p99')];
+    rows.push(['  raw node-pty host (no target): write -> output', fmt(rp50, 3), fmt(rp99, 3), fmt(med(m.raw, 'max'), 3), ratio(tp50 / rp50), ratio(tp99 / rp99)]);
     rows.push(['  tmux -C: send-keys -> %output', fmt(tp50, 3), fmt(tp99, 3), fmt(med(m.tmux, 'max'), 3), '1.00x', '1.00x']);
     lines.push(
       `  each round, ${m.gap ? 'typing' : 'back to back'} (ms): Shared PTY p50 ${each(m.shared, 'p50')}, p99 ${each(m.shared, 'p99')}` +
         (oldHost ? ` | old build p50 ${each(m.old, 'p50')}, p99 ${each(m.old, 'p99')}` : '') +
+        ` | raw host p50 ${each(m.raw, 'p50')}, p99 ${each(m.raw, 'p99')}` +
         ` | tmux p50 ${each(m.tmux, 'p50')}, p99 ${each(m.tmux, 'p99')}`,
     );
     // Issue 25's target: the tail and the median at or below tmux's (the older aim, p50 under 1 ms, is kept beside it).
@@ -609,8 +669,9 @@ async function echoPart(run, reps, keys) {
     `(1) keystroke echo: keys typed one at a time into \`cat\` (the tty echoes them), each timed from the write to its echo at a client on the session; median over ${reps} rounds of each round's percentiles (a new client each), after ${ECHO_WARM_KEYS} keys each from ${ECHO_WARM_CLIENTS} clients in turn`,
     table(rows),
     ...lines,
-    `  the first ${ECHO_WARM_KEYS} keys, back to back, from ${ECHO_WARM_CLIENTS} clients in turn (a fresh host; V8 compiles its code meanwhile): ${[firstLine('Shared PTY', first.shared), firstLine('old build', first.old), firstLine('tmux', first.tmux)].filter(Boolean).join(' | ')} ms`,
+    `  the first ${ECHO_WARM_KEYS} keys, back to back, from ${ECHO_WARM_CLIENTS} clients in turn (a fresh host; V8 compiles its code meanwhile): ${[firstLine('Shared PTY', first.shared), firstLine('old build', first.old), firstLine('raw host', first.raw), firstLine('tmux', first.tmux)].filter(Boolean).join(' | ')} ms`,
     '  ratios are tmux time / Shared PTY time (above 1: Shared PTY faster); the Shared PTY client writes and subscribes on one socket connection',
+    "  the raw node-pty host is the least a Node host can do (node-pty, a Unix socket, each key written to the PTY at once, each read sent on; no mirror, ring or checks): the runtime's own cost on this machine, the same client",
     `  target: ${modes.map((m) => m.verdict).join('; ')}`,
   ].join('\n');
 }

@@ -40,13 +40,15 @@ const enum ThreadTuning {
    * A trickle (MirrorProxy: a little output with no escape sequence and no bell, such as the echo
    * of a key) is sent once it pauses this long… Nothing waits on a trickle being parsed but a
    * read, and a read sends the queued output first. Each message wakes the thread, and its
-   * "parsed" notice wakes the main thread: the echoes of keys typed back to back go in one
-   * message instead of one each, and a typist's key is sent in the pause after its echo, not
-   * while the next key is on its way (bench/README.md, "Issue 25: the echo's wake-ups").
+   * "parsed" notice wakes the main thread: a fast typist's keys (5 ms apart) go in one message
+   * every TrickleMaxMs instead of one each. Measured (bench/README.md, "Issue 25: a typist's
+   * keys and the mirror thread"): with a 2 ms pause and 16 ms at most, keys 5 ms apart cost the
+   * host ~0.7 ms of CPU each (0.2 of it the mirror thread's) and their echo's median was behind
+   * tmux's; with these, ~0.2-0.35 ms and at tmux's.
    */
-  TrickleQuietMs = 2,
+  TrickleQuietMs = 50,
   /** …or once it has waited this long, however steadily it comes. */
-  TrickleMaxMs = 16,
+  TrickleMaxMs = 200,
   /** With no session left, the thread (a V8 isolate, ~5-10 MB) is stopped after this long. */
   IdleStopMs = 10_000,
 }

@@ -190,7 +190,7 @@ describe('output handed to the mirror thread', () => {
     }
   });
 
-  // A key's echo waits for a pause in the typing (2 ms) or 16 ms at most before it goes to the
+  // A key's echo waits for a pause in the typing (50 ms) or 200 ms at most before it goes to the
   // thread, so keys typed back to back wake the thread once per batch. The thread's "parsed" notice
   // must not send the echoes queued meanwhile at once: that turned the batches into a ping-pong,
   // a message (and two wake-ups) per round trip between the threads.
@@ -228,7 +228,7 @@ describe('output handed to the mirror thread', () => {
       const elapsed = performance.now() - started;
       await s.mirror.screen();
       thread.post = post;
-      // At most a batch per pause, one per 16 ms of steady typing, and the read's own flush.
+      // At most a batch per pause, one per 200 ms of steady typing, and the read's own flush.
       const bound = pauses + Math.ceil(elapsed / TRICKLE_MAX_MS) + 2;
       assert.ok(writes <= bound, `${writes} messages to the thread for ${KEYS} keys in ${elapsed.toFixed(0)} ms with ${pauses} pauses (at most ${bound})`);
       assert.equal((await s.mirror.screen()).rows.join('').trimEnd(), 'x' + 'k'.repeat(KEYS));
@@ -240,9 +240,9 @@ describe('output handed to the mirror thread', () => {
 });
 
 /** mirror-thread.ts ThreadTuning: a trickle goes after a pause this long… */
-const TRICKLE_QUIET_MS = 2;
+const TRICKLE_QUIET_MS = 50;
 /** …or after this long at most. */
-const TRICKLE_MAX_MS = 16;
+const TRICKLE_MAX_MS = 200;
 
 /** Bytes `seq 1 N` prints before the number n, with the terminal's \r\n line ends. */
 function bytesBefore(n: number): number {
