@@ -381,7 +381,10 @@ function checkCalls(
     const [method, handler] = args as [string, CallHandler];
     set(method, async (request, ctx) => {
       const tool = TOOLS.find((t) => t.name === request.params.name);
-      if (!tool) return toolError(invalidParams(`Unknown tool ${JSON.stringify(request.params.name)}`));
+      // A tool that does not exist is a protocol error on every revision (the MCP specification's
+      // tools, "Error Handling"); arguments that do not fit a tool are a tool error the model can
+      // correct (2025-11-25, SEP-1303), and so is a tool the token may not call (docs/protocol.md).
+      if (!tool) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(request.params.name)}`);
       const refused = refusal(grant, tool.method);
       if (refused) return toolError(refused);
       const parsed = tool.inputSchema.safeParse(request.params.arguments ?? {});

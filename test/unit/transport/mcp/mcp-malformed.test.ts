@@ -40,3 +40,17 @@ test('tools/call with arguments that are not an object, or params of the wrong s
   const ok = await mcp({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'list_sessions', arguments: {} } });
   assert.equal(ok.json?.result?.structuredContent?.sessions?.length, 0, ok.text);
 });
+
+// The MCP specification (tools, "Error Handling"): an unknown tool is a protocol error; arguments
+// that do not fit a tool are a tool execution error the model can read and correct (SEP-1303).
+test('a tool that does not exist is the JSON-RPC error -32602; arguments that do not fit are a tool error', { timeout: 30_000 }, async () => {
+  const unknown = await mcp({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } });
+  assert.equal(unknown.json?.id, 1, unknown.text);
+  assert.equal(unknown.json.result, undefined, unknown.text);
+  assert.equal(unknown.json.error?.code, -32602, unknown.text);
+  assert.equal(unknown.json.error.message, 'Unknown tool "no_such_tool"');
+  const misfit = await mcp({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'read_screen', arguments: { session: 7 } } });
+  assert.equal(misfit.json?.error, undefined, misfit.text);
+  assert.equal(misfit.json.result?.isError, true, misfit.text);
+  assert.match(misfit.json.result.content[0].text, /^Error -32602: Invalid arguments for read_screen: session: /);
+});
