@@ -5,6 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { boundedFirstMatch, RegexTimeoutError } from '../../../../src/core/io/bounded-regex';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Nothing here makes disposables; the guard checks it stays so (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 /** Sleeps `ms` without using the CPU, as a process the scheduler starves does. */
 function sleepWithoutCpu(ms: number): void {
