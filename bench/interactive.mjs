@@ -650,7 +650,14 @@ async function echoPart(run, reps, keys) {
       rows.push(['  Shared PTY, BENCH_CLI_OLD build', fmt(op50, 3), fmt(op99, 3), fmt(med(m.old, 'max'), 3), ratio(tp50 / op50), ratio(tp99 / op99)]);
     }
     const [rp50, rp99] = [med(m.raw, 'p50'), med(m.raw, 'p99')];
-    rows.push(['  raw node-pty host (no target): write -> output', fmt(rp50, 3), fmt(rp99, 3), fmt(med(m.raw, 'max'), 3), ratio(tp50 / rp50), ratio(tp99 / rp99)]);
+    rows.push([
+      '  raw node-pty host (no target): write -> output',
+      fmt(rp50, 3),
+      fmt(rp99, 3),
+      fmt(med(m.raw, 'max'), 3),
+      ratio(tp50 / rp50),
+      ratio(tp99 / rp99),
+    ]);
     rows.push(['  tmux -C: send-keys -> %output', fmt(tp50, 3), fmt(tp99, 3), fmt(med(m.tmux, 'max'), 3), '1.00x', '1.00x']);
     lines.push(
       `  each round, ${m.gap ? 'typing' : 'back to back'} (ms): Shared PTY p50 ${each(m.shared, 'p50')}, p99 ${each(m.shared, 'p99')}` +

@@ -22,14 +22,7 @@ const REVISIONS = ['2025-11-25', '2026-07-28'] as const;
 const expectedFile = (revision: string) => path.join(__dirname, `mcp-conformance.${revision}.expected.yaml`);
 /** Scenarios each revision's run must pass, by name (a run that skipped them would pass vacuously). */
 const SERVED: Record<(typeof REVISIONS)[number], string[]> = {
-  '2025-11-25': [
-    'server-initialize',
-    'logging-set-level',
-    'ping',
-    'tools-list',
-    'resources-list',
-    'dns-rebinding-protection',
-  ],
+  '2025-11-25': ['server-initialize', 'logging-set-level', 'ping', 'tools-list', 'resources-list', 'dns-rebinding-protection'],
   '2026-07-28': [
     'tools-list',
     'resources-list',
@@ -139,8 +132,14 @@ describe('the MCP conformance suite against /mcp', async () => {
         for (const name of SERVED[revision]) assert.match(summary, new RegExp(`✓ ${name}: [1-9]\\d* passed, 0 failed`), `${name} passes`);
         for (const [name, most] of Object.entries(FAILING_AT_MOST[revision])) {
           const counts = new RegExp(`✗ ${name}: (\\d+) passed, (\\d+) failed`).exec(summary);
-          const failed = () => checksOf(runDir, name).filter((c) => c.status === 'FAILURE').map((c) => `${c.id}: ${c.errorMessage ?? ''}`);
-          assert.ok(counts && Number(counts[1]) > 0 && Number(counts[2]) <= most, `${name}: at most ${most} checks fail (${counts?.[0]}): ${counts ? failed().join('; ') : ''}`);
+          const failed = () =>
+            checksOf(runDir, name)
+              .filter((c) => c.status === 'FAILURE')
+              .map((c) => `${c.id}: ${c.errorMessage ?? ''}`);
+          assert.ok(
+            counts && Number(counts[1]) > 0 && Number(counts[2]) <= most,
+            `${name}: at most ${most} checks fail (${counts?.[0]}): ${counts ? failed().join('; ') : ''}`,
+          );
         }
         if (revision !== '2026-07-28') return;
         for (const [scenario, ids] of Object.entries(TASKS_CHECKS)) {
