@@ -361,11 +361,12 @@ function toolError(err: unknown, more = ''): { isError: true; content: Array<{ t
 
 /**
  * Checks in front of the SDK's own `tools/call` handler, so each answer is shaped for the
- * revision the client speaks, as every other result is. Each is a tool error the model can read
- * and act on, its code first: a tool the token may not call (not listed; called anyway it says
- * which scope it needs), a tool that does not exist, and arguments that do not fit the tool's
- * input (one line naming the argument, -32602 as on every other surface). `answer` may answer a
- * call itself (a task; `task`: the 2025-11-25 request's `params.task`); undefined leaves it to the tool.
+ * revision the client speaks, as every other result is. A tool that does not exist is the protocol
+ * error -32602. The others are tool errors the model can read and act on, their code first: a tool
+ * the token may not call (not listed; called anyway it says which scope it needs), and arguments
+ * that do not fit the tool's input (one line naming the argument, -32602 as on every other
+ * surface). `answer` may answer a call itself (a task; `task`: the 2025-11-25 request's
+ * `params.task`); undefined leaves it to the tool.
  */
 function checkCalls(
   server: McpServer,
