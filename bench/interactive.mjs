@@ -352,12 +352,19 @@ server.listen(process.argv[1], () => process.stdout.write('listening\\n'));
 `;
 
 async function startEchoServer(run, perRead) {
-  const address = path.join(run.dir, `echo${perRead ? '-batched' : ''}.sock`);
-  const child = run.track(spawn(process.execPath, ['-e', echoServerSource(perRead), address], { stdio: ['ignore', 'pipe', 'inherit'] }));
+  return startListener(run, 'echo server', echoServerSource(perRead), path.join(run.dir, `echo${perRead ? '-batched' : ''}.sock`));
+}
+
+/**
+ * `node -e source address` in its own process, tracked by `run`; resolves once it prints
+ * "listening" with `{ address, stop }`, and rejects if it exits first or takes over 10 s.
+ */
+async function startListener(run, what, source, address, options = {}) {
+  const child = run.track(spawn(process.execPath, ['-e', source, address], { ...options, stdio: ['ignore', 'pipe', 'inherit'] }));
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-  await waitFor('the echo server', 10_000, () => {
-    if (child.exitCode !== null) throw new Error(`echo server exited with ${child.exitCode}`);
+  await waitFor(`the ${what}`, 10_000, () => {
+    if (child.exitCode !== null) throw new Error(`the ${what} exited with ${child.exitCode}`);
     return out.includes('listening');
   });
   return { address, stop: () => run.stop(child) };
@@ -401,17 +408,9 @@ process.on('SIGTERM', () => { term.kill(); process.exit(0); });
 `;
 
 /** The raw node-pty host above, in its own process; `{ address, stop }`. */
-async function startRawHost(run) {
-  const address = path.join(run.dir, 'raw-host.sock');
-  const nodePty = path.join(root, 'node_modules', 'node-pty');
-  const child = run.track(spawn(process.execPath, ['-e', rawHostSource(nodePty), address], { cwd: run.dir, stdio: ['ignore', 'pipe', 'inherit'] }));
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-  await waitFor('the raw node-pty host', 10_000, () => {
-    if (child.exitCode !== null) throw new Error(`the raw node-pty host exited with ${child.exitCode}`);
-    return out.includes('listening');
-  });
-  return { address, stop: () => run.stop(child) };
+function startRawHost(run) {
+  const source = rawHostSource(path.join(root, 'node_modules', 'node-pty'));
+  return startListener(run, 'raw node-pty host', source, path.join(run.dir, 'raw-host.sock'), { cwd: run.dir });
 }
 
 /** Writes `n` pty/status requests at once on a fresh connection; ms until all `n` answers are in. */

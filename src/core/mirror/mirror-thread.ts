@@ -41,10 +41,10 @@ const enum ThreadTuning {
    * of a key) is sent once it pauses this long… Nothing waits on a trickle being parsed but a
    * read, and a read sends the queued output first. Each message wakes the thread, and its
    * "parsed" notice wakes the main thread: a fast typist's keys (5 ms apart) go in one message
-   * every TrickleMaxMs instead of one each. Measured (bench/README.md, "Issue 25: a typist's
-   * keys and the mirror thread"): with a 2 ms pause and 16 ms at most, keys 5 ms apart cost the
-   * host ~0.7 ms of CPU each (0.2 of it the mirror thread's) and their echo's median was behind
-   * tmux's; with these, ~0.2-0.35 ms and at tmux's.
+   * every TrickleMaxMs instead of one each. Measured (bench/README.md, "Issue 25: the echo
+   * beside a raw node-pty host, and a typist's keys"): with a 2 ms pause and 16 ms at most, keys
+   * 5 ms apart cost the host ~0.7 ms of CPU each (0.2 of it the mirror thread's) and their echo's
+   * median was behind tmux's; with these, ~0.2-0.35 ms and at tmux's.
    */
   TrickleQuietMs = 50,
   /** …or once it has waited this long, however steadily it comes. */
