@@ -151,14 +151,13 @@ export class OutputSubscription implements IDisposable {
     this._lastPumpAt = performance.now();
     this._lastPumpBytes = this._session.cursor - this._cursor;
     this._sink.cork?.();
-    let sent: boolean;
     try {
-      sent = this._pumpCorked();
+      // What this pump sent leaves at the uncork, in one write with the answers that waited for
+      // it (`flush`), not at the turn's end.
+      if (this._pumpCorked()) this._sink.flush?.();
     } finally {
       this._sink.uncork?.();
     }
-    // What this pump sent leaves now, in one write, not at the turn's end.
-    if (sent) this._sink.flush?.();
   }
 
   /** Returns whether it sent anything. */

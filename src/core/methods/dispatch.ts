@@ -5,6 +5,7 @@ import { parseClientDeclaration, type Caller } from '../io/caller';
 import { ClientLink } from '../io/client-link';
 import type { HostServices, MethodContext } from './types';
 import { checkReach, reachSession, refusal } from './access';
+import type { IDisposable } from '../base/lifecycle';
 
 /** Where a call arrives: a per-session socket (session implied) or a host control endpoint. */
 export type DispatchMode = { kind: 'session'; session: Session } | { kind: 'control' };
@@ -23,11 +24,6 @@ export function dialectOf(mode: DispatchMode): RpcDialect {
   return mode.kind === 'session' ? 'socket-pty' : 'host';
 }
 
-/**
- * Validates one parsed JSON-RPC message and runs it against the method table. Never throws:
- * every failure becomes an error response. `afterSend` callbacks run once the caller has
- * written the response (so a subscription's replay follows its `{cursor}` answer).
- */
 /** A call's answer, what runs once it is sent, and the session whose output it may leave with (MethodContext.answerMayRideWith). */
 export interface DispatchAnswer {
   response: JsonRpcResponse;
@@ -35,18 +31,32 @@ export interface DispatchAnswer {
   ridesWith?: string;
 }
 
-export async function dispatch(message: unknown, opts: DispatchOptions): Promise<DispatchAnswer> {
+/**
+ * Validates one parsed JSON-RPC message and runs it against the method table. Never throws (nor
+ * rejects): every failure becomes an error response. The answer is returned as it is when the
+ * method answered in the same turn, else as a promise. `afterSend` callbacks run once the caller
+ * has written the response (so a subscription's replay follows its `{cursor}` answer).
+ */
+export function dispatch(message: unknown, opts: DispatchOptions): DispatchAnswer | Promise<DispatchAnswer> {
   const msg = message as Record<string, unknown>;
   const rawId = msg && typeof msg === 'object' && !Array.isArray(msg) ? msg.id : undefined;
   const id: JsonRpcId = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null;
   try {
     const req = checkEnvelope(message);
     const call = new DispatchedCall(opts);
-    const result = await invoke(req.method, req.params, call);
-    return { response: { jsonrpc: '2.0', id, result: result ?? {} }, afterSend: call.afterSend, ridesWith: call.ridesWith };
+    const result = invokeNow(req.method, req.params, call);
+    if (!isPromise(result)) return call.answer(id, result);
+    return result.then(
+      (value) => call.answer(id, value),
+      (err: unknown) => failedCall(id, err, opts),
+    );
   } catch (err) {
-    return { response: errorResponse(id, err, dialectOf(opts.mode)), afterSend: [] };
+    return failedCall(id, err, opts);
   }
+}
+
+function failedCall(id: JsonRpcId, err: unknown, opts: DispatchOptions): DispatchAnswer {
+  return { response: errorResponse(id, err, dialectOf(opts.mode)), afterSend: [] };
 }
 
 export interface InvokeOptions extends DispatchOptions {
@@ -62,13 +72,16 @@ export interface InvokeOptions extends DispatchOptions {
  * every 20,000 keys until a full collection (bench/README.md, "Issue 25: echo, CPU per key").
  */
 
+/** No follow-ups (shared: a call that adds one gets its own list). */
+const NO_FOLLOW_UPS: ReadonlyArray<() => void> = Object.freeze([]);
+
 /** What `dispatch` gives `invoke`: the caller's options, and what the call adds to its answer. */
 class DispatchedCall implements InvokeOptions {
   readonly mode: DispatchMode;
   readonly services: HostServices;
   readonly caller: ClientLink | Caller;
   /** Runs once the caller has written the response. */
-  readonly afterSend: Array<() => void> = [];
+  afterSend = NO_FOLLOW_UPS as Array<() => void>;
   /** The session whose output the answer may leave with. */
   ridesWith: string | undefined;
 
@@ -83,28 +96,53 @@ class DispatchedCall implements InvokeOptions {
     return this._opts.signal;
   }
 
-  readonly afterResponse = (fn: () => void): void => {
+  afterResponse(fn: () => void): void {
+    if (this.afterSend === NO_FOLLOW_UPS) this.afterSend = [];
     this.afterSend.push(fn);
-  };
+  }
 
-  readonly answerMayRideWith = (session: Session): void => {
+  answerMayRideWith(session: Session): void {
     this.ridesWith = session.id;
-  };
+  }
+
+  /** The JSON-RPC answer to the call that returned `result`. */
+  answer(id: JsonRpcId, result: unknown): DispatchAnswer {
+    return { response: { jsonrpc: '2.0', id, result: result ?? {} }, afterSend: this.afterSend, ridesWith: this.ridesWith };
+  }
 }
 
-/** The context a method's handler runs with (MethodContext). */
+/**
+ * The context a method's handler runs with (MethodContext). Its follow-ups go to the caller's
+ * `afterResponse` when it has one (a connection sends the answer first), else run once the
+ * handler is done (`runFollowUps`).
+ */
 class CallContext implements MethodContext {
+  private _followUps: Array<() => void> | undefined;
+
   constructor(
     readonly services: HostServices,
     readonly session: Session | undefined,
     readonly caller: ClientLink | Caller,
     private readonly _opts: InvokeOptions,
-    readonly afterResponse: (fn: () => void) => void,
-    readonly answerMayRideWith: (session: Session) => void,
   ) {}
 
   get signal(): AbortSignal {
     return this._opts.signal;
+  }
+
+  afterResponse(fn: () => void): void {
+    if (this._opts.afterResponse) this._opts.afterResponse(fn);
+    else (this._followUps ??= []).push(fn);
+  }
+
+  answerMayRideWith(session: Session): void {
+    // One-shot callers answer once the call is done: nothing to ride with.
+    this._opts.answerMayRideWith?.(session);
+  }
+
+  /** One-shot callers (REST, MCP) have no response to wait for: their follow-ups run now. */
+  runFollowUps(): void {
+    if (this._followUps) for (const fn of this._followUps) setImmediate(fn);
   }
 }
 
@@ -114,6 +152,16 @@ class CallContext implements MethodContext {
  * Throws RpcError on failure.
  */
 export async function invoke(method: string, rawParams: Record<string, unknown>, opts: InvokeOptions): Promise<unknown> {
+  return invokeNow(method, rawParams, opts);
+}
+
+/**
+ * `invoke` for a caller that takes an answer ready at once as it is: a method whose handler
+ * answers in the same turn (a key's `pty/write`, `pty/status`) costs no promise and no microtask
+ * on the way (bench/README.md, "Issue 25: a key's request without promises"). Throws what
+ * `invoke` rejects with.
+ */
+function invokeNow(method: string, rawParams: Record<string, unknown>, opts: InvokeOptions): unknown {
   const spec = METHOD_INDEX.get(method);
   if (!spec || (spec.target === 'host' && opts.mode.kind === 'session')) {
     throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
@@ -148,29 +196,37 @@ export async function invoke(method: string, rawParams: Record<string, unknown>,
     }
     checkReach(opts.caller, session);
   }
-  const after: Array<() => void> = [];
-  const ctx: MethodContext = new CallContext(
-    opts.services,
-    session,
-    opts.caller,
-    opts,
-    opts.afterResponse ?? ((fn) => after.push(fn)),
-    // One-shot callers answer once the call is done: nothing to ride with.
-    opts.answerMayRideWith ?? (() => {}),
-  );
+  const ctx = new CallContext(opts.services, session, opts.caller, opts);
   // A session killed meanwhile is kept until this call has answered (see SessionRegistry.remove).
   const call = session?.beginCall();
   let result: unknown;
   try {
     const valid = parseParams(spec, params);
     if (spec.needsRunning && !session?.running) throw sessionExited(session?.id ?? '');
-    result = (await spec.handler(ctx, valid as never)) ?? {};
-  } finally {
+    result = spec.handler(ctx, valid as never);
+  } catch (err) {
     call?.dispose();
+    throw err;
   }
-  // One-shot callers (REST, MCP) have no response to wait for: run the follow-ups now.
-  if (!opts.afterResponse) for (const fn of after) setImmediate(fn);
-  return result;
+  if (!isPromise(result)) return handlerDone(ctx, call, result);
+  return result.then(
+    (value) => handlerDone(ctx, call, value),
+    (err: unknown) => {
+      call?.dispose();
+      throw err;
+    },
+  );
+}
+
+/** A handler's result once it has one: the call ends, the follow-ups of a one-shot caller run. */
+function handlerDone(ctx: CallContext, call: IDisposable | undefined, result: unknown): unknown {
+  call?.dispose();
+  ctx.runFollowUps();
+  return result ?? {};
+}
+
+function isPromise(value: unknown): value is Promise<unknown> {
+  return value instanceof Promise;
 }
 
 function checkEnvelope(message: unknown): { method: string; params: Record<string, unknown> } {

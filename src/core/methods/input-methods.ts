@@ -20,6 +20,9 @@ import { byDefault, cols, commandRecord, int, rows, sessionStatus, signalName } 
 import { method, type TableCall, type WholeBudget } from './spec';
 import type { CommandRecord } from '../commands/command-tracker';
 import { requireSession } from './context';
+import type { MethodContext } from './types';
+import type { Session } from '../session/session';
+import type { InputSource } from '../session/input-source';
 
 const writeAction = z.object({ text: z.string().optional(), key: z.string().optional() }).strict();
 type WriteAction = z.infer<typeof writeAction>;
@@ -126,6 +129,35 @@ export function actionBytes(action: WriteAction | WriteAction[]): string {
   return out;
 }
 
+type WriteParams = z.infer<typeof writeParams>;
+
+/** Writes an admitted write that does not wait; its answer may leave with its echo. */
+function writeNow(ctx: MethodContext, session: Session, bytes: string, from: InputSource): { written: number } {
+  const written = session.write(bytes, from);
+  // Its echo is on the way: the answer may leave with it. A write with `wait` answers after the output anyway.
+  if (written > 0) ctx.answerMayRideWith(session);
+  return { written };
+}
+
+/** A write that waits: for its admission (an agent's), or for the outcome (`wait`). */
+async function writeWhenAdmitted(
+  ctx: MethodContext,
+  session: Session,
+  bytes: string,
+  p: WriteParams,
+  admitted: ReturnType<typeof admitWrite>,
+  since: number,
+): Promise<{ written: number } & Partial<SendResult>> {
+  const { from } = await admitted;
+  if (!p.wait) return writeNow(ctx, session, bytes, from);
+  const timeout = p.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
+  let written = 0;
+  const outcome = await oneSendAtATime(session, ctx.signal, () =>
+    outcomeOf(session, () => (written = session.write(bytes, from)), { timeout, idleMs: p.idleMs, maxBytes: p.maxBytes, since }, from, ctx.signal),
+  );
+  return { written, ...outcome };
+}
+
 export const writeMethod = method({
   name: 'pty/write',
   target: 'session',
@@ -135,29 +167,24 @@ export const writeMethod = method({
   quickParams: quickWriteParams,
   result: z.object({ written: z.number(), ...outcomeFields() }),
   needsRunning: true,
-  async handler(ctx, p) {
+  handler(ctx, p) {
     const since = Date.now();
     const session = requireSession(ctx);
     const bytes = actionBytes(p.action);
     const typing = agentCall(ctx.services, session, ctx.caller);
+    let admitted: ReturnType<typeof admitWrite>;
     try {
       const timeout = p.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
       const wait = p.wait ? { askMs: timeout, pauseMs: timeout } : { askMs: DEFAULT_APPROVAL_WAIT_MS, pauseMs: DEFAULT_ARBITRATION_WAIT_MS };
-      const { from } = await admitWrite(ctx.services, session, ctx.caller, bytes, wait, ctx);
-      if (!p.wait) {
-        const written = session.write(bytes, from);
-        // Its echo is on the way: the answer may leave with it. A write with `wait` answers after the output anyway.
-        if (written > 0) ctx.answerMayRideWith(session);
-        return { written };
-      }
-      let written = 0;
-      const outcome = await oneSendAtATime(session, ctx.signal, () =>
-        outcomeOf(session, () => (written = session.write(bytes, from)), { timeout, idleMs: p.idleMs, maxBytes: p.maxBytes, since }, from, ctx.signal),
-      );
-      return { written, ...outcome };
-    } finally {
+      admitted = admitWrite(ctx.services, session, ctx.caller, bytes, wait, ctx);
+    } catch (err) {
       typing.dispose();
+      throw err;
     }
+    // A key from anyone but an agent is admitted at once: it is written and answered in this turn.
+    if (admitted instanceof Promise || p.wait) return writeWhenAdmitted(ctx, session, bytes, p, admitted, since).finally(() => typing.dispose());
+    typing.dispose();
+    return writeNow(ctx, session, bytes, admitted.from);
   },
   mcp: {
     tool: 'send_keys',

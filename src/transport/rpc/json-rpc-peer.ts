@@ -135,7 +135,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
    * 9-30 us a request here, on every key's path. A call's AbortController is made only if it looks
    * at its signal (CallAbort).
    */
-  private readonly _running = new Map<CallAbort, string | undefined>();
+  private readonly _running = new Map<CallAbort, string | number | undefined>();
   /** Messages read and not yet handled (at most about one read's worth: we stop reading meanwhile). */
   private readonly _queue: Array<string | Uint8Array> = [];
   /**
@@ -160,10 +160,20 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   private readonly _roomWait = this._register(new MutableDisposable());
   /** The write of this turn's messages, pending at the turn's end. */
   private _turn: NodeJS.Immediate | undefined;
+  /** Corks held by `cork` (while any is, a write leaves at the last `uncork` and needs no turn's end). */
+  private _corks = 0;
   /** Answers waiting for the output their requests bring (`_answerMayWaitForOutput`), in the order they were ready. */
   private readonly _held: JsonRpcResponse[] = [];
-  /** Sends the held answers when no output came for them in time. */
+  /**
+   * Sends the held answers when no output came for them in time: made once and re-armed
+   * (`refresh`), not a timer a key (each one ~350 bytes to collect, bench/README.md "Issue 25: a
+   * key's request without promises"). It may still run after the answers it was armed for left
+   * with their output; then it does nothing, or waits out the answers held since.
+   */
   private _heldTimer: NodeJS.Timeout | undefined;
+  private _heldTimerArmed = false;
+  /** When the oldest held answer was held (performance.now()). */
+  private _heldSince = 0;
   /**
    * Whether output followed the last answers that waited for it: once one waited in vain (writes
    * that echo nothing), answers go at once again until output follows a write soon after its answer.
@@ -211,7 +221,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
    * error response (the table's dispatch). `call.signal` aborts when the connection goes or the
    * client cancels the call; read it only when needed (it is made on first use).
    */
-  protected _serve?(message: unknown, call: { readonly signal: AbortSignal }): Promise<PeerAnswer>;
+  protected _serve?(message: unknown, call: { readonly signal: AbortSignal }): PeerAnswer | Promise<PeerAnswer>;
 
   /** Whether a subscription still has something to send (a half-closed connection stays open for it). */
   protected _hasMoreToSend(): boolean {
@@ -248,9 +258,8 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
       return false; // not JSON: the queue answers it with a parse error
     }
     if (id === undefined) return false;
-    const key = JSON.stringify(id);
     // Rare (a caller gave up) and at most the in-flight limit to look through.
-    for (const [call, k] of this._running) if (k === key) call.abort();
+    for (const [call, k] of this._running) if (k === id) call.abort();
     return true;
   }
 
@@ -326,11 +335,17 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     if (method === 'pty/exit') this._finishIfDone();
   }
 
+  /**
+   * Holds what is written until `uncork` (a subscription's pump: its notifications and the
+   * answers that waited for them leave in one write), instead of at the turn's end.
+   */
   cork(): void {
+    this._corks++;
     this._wire.cork();
   }
 
   uncork(): void {
+    if (this._corks > 0) this._corks--;
     this._wire.uncork();
   }
 
@@ -350,6 +365,19 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
    */
   private _pump(): void {
     if (this.isDisposed || this._drainWait.value) return;
+    this._pumping = true;
+    try {
+      this._startQueued();
+    } finally {
+      this._pumping = false;
+    }
+    this._setReading(this._queue.length === 0);
+  }
+
+  /** Whether `_pump` is starting requests now (an answer given at once must not pump again inside it). */
+  private _pumping = false;
+
+  private _startQueued(): void {
     while (this._queue.length > 0) {
       if (this._wire.unsentBytes > REQUEST_HIGH_WATER_BYTES) {
         this._drainWait.value = this._wire.whenDrained(() => {
@@ -369,9 +397,8 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
       }
       if (!this._hasRoom()) break; // an answer, or the patience's end, pumps again
       this._startedThisTurn++;
-      void this._handle(this._queue.shift()!);
+      this._handle(this._queue.shift()!);
     }
-    this._setReading(this._queue.length === 0);
   }
 
   /**
@@ -403,7 +430,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     else this._wire.pauseInput();
   }
 
-  private async _handle(raw: string | Uint8Array): Promise<void> {
+  private _handle(raw: string | Uint8Array): void {
     if (!this._serve) return;
     let message: unknown;
     try {
@@ -420,11 +447,17 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     this._progressAt = performance.now();
     // Each call stops when the connection goes, or when the client cancels it by its id.
     const id = requestId(message);
-    const key = id === null || id === undefined ? undefined : JSON.stringify(id);
     const call = new CallAbort();
-    this._running.set(call, key);
+    this._running.set(call, id ?? undefined);
+    // A call answered in the same turn (a key's write) is sent on at once: no promise, no microtask.
+    const answer = this._serve(message, call);
+    if (answer instanceof Promise) void answer.then((a) => this._answered(a, call));
+    else this._answered(answer, call);
+  }
+
+  /** Sends a served call's answer, then what follows it, and frees its room. */
+  private _answered(answer: PeerAnswer, call: CallAbort): void {
     try {
-      const answer = await this._serve(message, call);
       const { response, afterSend } = answer;
       if (this.isDisposed) return;
       if (afterSend.length === 0 && this._answerMayWaitForOutput(answer)) this._holdForOutput(response);
@@ -439,8 +472,8 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
       this._running.delete(call);
       this._inFlight--;
       this._progressAt = performance.now();
-      // A request waiting in line for room takes it.
-      if (this._queue.length > 0) this._pump();
+      // A request waiting in line for room takes it (unless this answer came inside the pump, which goes on).
+      if (this._queue.length > 0 && !this._pumping) this._pump();
       this._finishIfDone();
     }
   }
@@ -519,20 +552,28 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
       this._unheldAt = performance.now();
       return this._write(response);
     }
+    if (this._held.length === 0) this._heldSince = performance.now();
     this._held.push(response);
-    this._heldTimer ??= setTimeout(this._heldTimedOut, this._answerWaitMs);
+    this._armHeldTimer();
+  }
+
+  private _armHeldTimer(): void {
+    if (this._heldTimerArmed) return;
+    this._heldTimerArmed = true;
+    if (this._heldTimer) this._heldTimer.refresh();
+    else this._heldTimer = setTimeout(this._heldTimedOut, this._answerWaitMs);
   }
 
   private readonly _heldTimedOut = (): void => {
-    this._heldTimer = undefined;
+    this._heldTimerArmed = false;
+    if (this._held.length === 0) return;
+    if (performance.now() - this._heldSince < this._answerWaitMs) return this._armHeldTimer();
     this._outputFollows = false;
     this._sendHeld();
   };
 
   /** Writes the held answers (after whatever this turn gathered before them). */
   private _sendHeld(): void {
-    clearTimeout(this._heldTimer);
-    this._heldTimer = undefined;
     for (const response of this._held) this._write(response);
     this._held.length = 0;
   }
@@ -544,7 +585,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
    */
   private _write(msg: JsonRpcResponse | Record<string, unknown>): void {
     if (this.isDisposed || !this._wire.writable) return;
-    if (!this._turn) {
+    if (!this._turn && this._corks === 0) {
       this._wire.cork();
       this._turn = setImmediate(() => this._endTurn());
     }

@@ -28,7 +28,7 @@ export class TablePeer extends JsonRpcPeer {
     this.link = this._register(new ClientLink({ ..._table.link, sink: this }));
   }
 
-  protected override _serve(message: unknown, call: { readonly signal: AbortSignal }): Promise<PeerAnswer> {
+  protected override _serve(message: unknown, call: { readonly signal: AbortSignal }): PeerAnswer | Promise<PeerAnswer> {
     return dispatch(message, new PeerCall(this._table.mode, this._table.services, this.link, call));
   }
 
