@@ -199,6 +199,8 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     private readonly _options: JsonRpcPeerOptions = {},
   ) {
     super();
+    this._maxInFlight = _options.maxInFlightRequests ?? MAX_IN_FLIGHT_REQUESTS;
+    this._answerWaitMs = _options.answerWaitsForOutputMs ?? ANSWER_WAITS_FOR_OUTPUT_MS;
     this._register(
       toDisposable(() => {
         this._queue.length = 0;
@@ -418,9 +420,11 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     return false;
   }
 
-  private get _maxInFlight(): number {
-    return this._options.maxInFlightRequests ?? MAX_IN_FLIGHT_REQUESTS;
-  }
+  /**
+   * Read from the options once: each kind of peer is given an options object of its own shape,
+   * and reading it per request kept V8 recompiling the getter for each new shape it met.
+   */
+  private readonly _maxInFlight: number;
 
   /** Stops reading the client's input while requests wait in the queue (the kernel holds the rest). */
   private _setReading(on: boolean): void {
@@ -543,9 +547,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   }
 
   /** Keeps an answer until output is flushed (`flush`) or the wait is over; at once while writes bring no output. */
-  private get _answerWaitMs(): number {
-    return this._options.answerWaitsForOutputMs ?? ANSWER_WAITS_FOR_OUTPUT_MS;
-  }
+  private readonly _answerWaitMs: number;
 
   private _holdForOutput(response: JsonRpcResponse): void {
     if (!this._outputFollows) {
