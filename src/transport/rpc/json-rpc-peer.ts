@@ -172,7 +172,8 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
    */
   private _heldTimer: NodeJS.Timeout | undefined;
   private _heldTimerArmed = false;
-  /** When the oldest held answer was held (performance.now()). */
+  /** When the held timer was last armed, and when the oldest held answer was held (performance.now()). */
+  private _heldTimerArmedAt = 0;
   private _heldSince = 0;
   /**
    * Whether output followed the last answers that waited for it: once one waited in vain (writes
@@ -562,6 +563,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   private _armHeldTimer(): void {
     if (this._heldTimerArmed) return;
     this._heldTimerArmed = true;
+    this._heldTimerArmedAt = performance.now();
     if (this._heldTimer) this._heldTimer.refresh();
     else this._heldTimer = setTimeout(this._heldTimedOut, this._answerWaitMs);
   }
@@ -569,7 +571,8 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   private readonly _heldTimedOut = (): void => {
     this._heldTimerArmed = false;
     if (this._held.length === 0) return;
-    if (performance.now() - this._heldSince < this._answerWaitMs) return this._armHeldTimer();
+    // Armed for answers that have left: the ones held since get a wait of their own.
+    if (this._heldSince > this._heldTimerArmedAt) return this._armHeldTimer();
     this._outputFollows = false;
     this._sendHeld();
   };

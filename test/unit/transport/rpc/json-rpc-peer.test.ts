@@ -464,6 +464,31 @@ describe('an echo on a session socket', () => {
   );
 
   test(
+    "is on its way as the request is read: a key reaches the program in the read's own call, with no promise or microtask before it",
+    { timeout: TEST_TIMEOUT },
+    on(
+      () => real,
+      async () => {
+        const s = await h.host.createSession({ command: 'cat', name: 'echo-at-once' });
+        const wire = new WriteLog();
+        const peer = sessionPeer(wire, s, MESSAGE_MS);
+        try {
+          peer.receive(request(1, 'pty/subscribe'));
+          await until(() => wire.log.includes('answer 1'), MESSAGE_MS, 'the subscribe answer');
+          const before = s.lastInput;
+          peer.receive(request(2, 'pty/write', { action: { text: 'k' } }));
+          // Nothing awaited since: only work done inside receive() can have written it.
+          assert.notEqual(s.lastInput, before, 'the key was written before receive() returned');
+          await until(() => wire.writes.includes('output "k" + answer 2'), MESSAGE_MS, 'the echo with its answer');
+        } finally {
+          peer.dispose();
+          s.kill();
+        }
+      },
+    ),
+  );
+
+  test(
     'on the control socket rides with the answer only for the session the client follows',
     { timeout: TEST_TIMEOUT },
     on(
