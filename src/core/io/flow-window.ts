@@ -7,8 +7,9 @@ export const enum FlowTuning {
   DefaultWindowBytes = 256 * 1024,
   /**
    * Most bytes one PTY read can deliver (libuv reads into 64 KiB): the PTY is paused after the
-   * read that fills the window, so a window may overshoot by this much. Windows are kept this far
-   * below the ring's size, so a flow-controlled subscriber's bytes are always still in the ring.
+   * read that fills the window, so the session's output may run past the window by this much
+   * (held back in the ring, not sent: OutputSubscription). Windows are kept this far below the
+   * ring's size, so a flow-controlled subscriber's bytes are always still in the ring.
    */
   MaxReadBytes = 64 * 1024,
   /**
@@ -97,6 +98,11 @@ export class FlowWindow extends Disposable implements FlowHolder {
   /** The cursor acknowledged so far. */
   get acked(): number {
     return this._acked;
+  }
+
+  /** How far output may be sent: the subscriber's unacknowledged output never exceeds its window. */
+  get sendLimit(): number {
+    return this._acked + this._window;
   }
 
   /** The subscriber has processed everything before `cursor` (a cursor it was sent). */

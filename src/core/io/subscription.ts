@@ -1,5 +1,6 @@
 import type { IDisposable } from '../base/lifecycle';
 import type { Session } from '../session/session';
+import type { RingRead } from '../session/ring-buffer';
 import { FlowPatience, FlowWindow } from './flow-window';
 
 /** A client that receives notifications and may fall behind. */
@@ -20,6 +21,8 @@ export interface NotificationSink {
   flush?(): void;
 }
 
+/** The most bytes of one UTF-8 character. */
+const MAX_UTF8_CHARACTER_BYTES = 4;
 /** Most raw output put in one notification; larger backlogs go out in several. */
 const MAX_NOTIFICATION_BYTES = 64 * 1024;
 /** During a burst, notifications go out at most once per this many ms per subscriber (see _schedulePump)… */
@@ -45,8 +48,9 @@ export interface SubscriptionOptions {
  * Streams one session's output to one client. The ring buffer is the only queue: the
  * subscription is just a cursor into it, so a slow client costs no memory. A lossy subscriber that
  * falls behind further than the ring holds is told how many bytes it missed (`dropped`); a
- * flow-controlled one holds the PTY instead (its `FlowWindow`) until it acknowledges, so it never
- * misses a byte, unless it stops acknowledging and is demoted to lossy (`pty/flow`).
+ * flow-controlled one is sent no more than its window past its last acknowledgement and holds the
+ * PTY (its `FlowWindow`) until it acknowledges, so it never misses a byte, unless it stops
+ * acknowledging and is demoted to lossy (`pty/flow`).
  * Nothing is sent before `start()`, so the answer to the subscribe call goes out first.
  */
 export class OutputSubscription implements IDisposable {
@@ -76,6 +80,8 @@ export class OutputSubscription implements IDisposable {
       flow.onDemoted(() => {
         this._flow = undefined;
         this._sink.notify('pty/flow', { ...this._extra, demoted: true });
+        // Lossy now: what the window held back goes on.
+        this._schedulePump();
       });
     }
   }
@@ -113,9 +119,20 @@ export class OutputSubscription implements IDisposable {
 
   /** A flow-controlled subscriber has processed the output before `cursor`; ignored when lossy. */
   ack(cursor: number): void {
+    if (!this._flow) return;
     // Never past what was sent: an acknowledgement is for output the client has seen.
-    this._flow?.ack(Math.min(cursor, this._cursor));
+    this._flow.ack(Math.min(cursor, this._cursor));
+    if (this._cursor >= this._session.cursor) return;
+    // The window has room again for what it held back: that output is here already, so it goes
+    // at once, not after a burst's spacing (a client acknowledging every 64 KiB waited up to 4 ms each time).
+    if (this._heldByWindow) {
+      this._heldByWindow = false;
+      queueMicrotask(() => this.pump());
+    } else this._schedulePump();
   }
+
+  /** The last pump stopped at the window with output left to send. */
+  private _heldByWindow = false;
 
   private _pumpScheduled = false;
   private _lastPumpAt = 0;
@@ -173,8 +190,8 @@ export class OutputSubscription implements IDisposable {
         });
         return sent;
       }
-      const r = this._session.ring.read(this._cursor, MAX_NOTIFICATION_BYTES);
-      if (r.text.length === 0 && r.dropped === 0) break;
+      const r = this._readNext();
+      if (r === undefined || (r.text.length === 0 && r.dropped === 0)) break;
       const params: Record<string, unknown> = { ...this._extra, data: r.text, cursor: r.cursor };
       if (r.dropped > 0) params.dropped = r.dropped;
       this._cursor = r.cursor;
@@ -188,6 +205,23 @@ export class OutputSubscription implements IDisposable {
       sent = true;
     }
     return sent;
+  }
+
+  /**
+   * The next notification's output: at most what the window has room for while flow-controlled
+   * (the bytes after it stay in the ring, which holds a window and a PTY read past the last
+   * acknowledgement), undefined while the window is full. A window too small for the next
+   * character lets that one character through once everything sent is acknowledged.
+   */
+  private _readNext(): RingRead | undefined {
+    const ring = this._session.ring;
+    if (!this._flow) return ring.read(this._cursor, MAX_NOTIFICATION_BYTES);
+    const room = this._flow.sendLimit - this._cursor;
+    this._heldByWindow = room < this._session.cursor - this._cursor;
+    if (room <= 0) return undefined;
+    const r = ring.read(this._cursor, Math.min(room, MAX_NOTIFICATION_BYTES));
+    if (r.text.length > 0 || r.dropped > 0 || this._cursor > this._flow.acked) return r;
+    return ring.read(this._cursor, MAX_UTF8_CHARACTER_BYTES);
   }
 
   dispose(): void {

@@ -75,15 +75,19 @@ async function withSession(fn: (f: Fixture) => Promise<void>): Promise<void> {
  * output arrived, covering what had arrived by then, and now and then the client stops reading
  * its socket for a while (so the PTY must wait). Resolves with the check once the flood's end marker came.
  */
-async function followFloodSlowly(t: Target, window: number): Promise<{ check: FloodCheck; seen: Notification[] }> {
+async function followFloodSlowly(t: Target, window: number): Promise<{ check: FloodCheck; seen: Notification[]; mostUnacked: number }> {
   const check = new FloodCheck();
   const seen: Notification[] = [];
   let lastCursor = 0;
+  /** The last cursor acknowledged (the host's count is never ahead of it), and the most ever sent past it. */
+  let acked = 0;
+  let mostUnacked = 0;
   let ackTimer: NodeJS.Timeout | undefined;
   let sinceLongPause = 0;
   const socket = (t.client as unknown as { _stream: { input: import('node:net').Socket } })._stream.input;
   const ack = () => {
     ackTimer = undefined;
+    acked = lastCursor;
     void t.client.request('pty/ack', { ...t.extra, cursor: lastCursor }).catch(() => undefined);
   };
   const listener = t.client.onNotification((n) => {
@@ -95,6 +99,7 @@ async function followFloodSlowly(t: Target, window: number): Promise<{ check: Fl
     const data = n.params.data as string;
     check.push(data);
     lastCursor = n.params.cursor as number;
+    mostUnacked = Math.max(mostUnacked, lastCursor - acked);
     sinceLongPause += data.length;
     // Every 8 MiB the client stops reading for 300 ms: far longer than the program needs to fill the
     // window, or a lossy subscriber to lose more than the 1 MiB ring.
@@ -105,19 +110,21 @@ async function followFloodSlowly(t: Target, window: number): Promise<{ check: Fl
     }
     ackTimer ??= setTimeout(ack, 3);
   });
-  await t.client.request('pty/subscribe', { ...t.extra, flow: true, window });
+  const { cursor } = (await t.client.request('pty/subscribe', { ...t.extra, flow: true, window })) as { cursor: number };
+  acked = cursor;
   await t.client.request('pty/write', { ...t.extra, action: { text: flood.command } });
   await until(() => check.done, TEST_TIMEOUT - 10_000, 'the end of the flood');
   listener.dispose();
   clearTimeout(ackTimer);
-  return { check, seen };
+  return { check, seen, mostUnacked };
 }
 
 describe('flow-controlled subscribers', () => {
   test('on a session socket: every byte of a 64 MiB flood, acknowledged slowly, never dropped', { timeout: TEST_TIMEOUT }, () =>
     withSession(async ({ onSessionSocket }) => {
-      const { check, seen } = await followFloodSlowly(await onSessionSocket(), 256 * 1024);
+      const { check, seen, mostUnacked } = await followFloodSlowly(await onSessionSocket(), 256 * 1024);
       assert.deepEqual(seen, [], 'no dropped count, no demotion');
+      assert.ok(mostUnacked <= 256 * 1024, `never more than the window unacknowledged: ${mostUnacked} bytes`);
       assert.equal(check.received, flood.terminalBytes, 'every byte (each \\n became \\r\\n)');
       assert.equal(check.digest(), flood.sha256);
     }),
@@ -126,8 +133,9 @@ describe('flow-controlled subscribers', () => {
   test('on the control socket (with session): every byte of a 64 MiB flood, never dropped', { timeout: TEST_TIMEOUT }, () =>
     withSession(async ({ info, control }) => {
       // A small window: the PTY waits on this client all the time.
-      const { check, seen } = await followFloodSlowly({ client: control, extra: { session: info.id }, close: () => {} }, 64 * 1024);
+      const { check, seen, mostUnacked } = await followFloodSlowly({ client: control, extra: { session: info.id }, close: () => {} }, 64 * 1024);
       assert.deepEqual(seen, [], 'no dropped count, no demotion');
+      assert.ok(mostUnacked <= 64 * 1024, `never more than the window unacknowledged: ${mostUnacked} bytes`);
       assert.equal(check.digest(), flood.sha256);
     }),
   );
@@ -144,11 +152,57 @@ describe('flow-controlled subscribers', () => {
       // Lossy from now on: the program runs to its end although the client still acknowledges nothing.
       const done = (await control.request('pty/wait', { session: info.id, match: 'DONE-42', timeout: 60_000 })) as { matched: boolean };
       assert.equal(done.matched, true);
-      // Before the demotion the program was held: nothing past the window (plus one read) had come.
+      // Before the demotion nothing past the window had been sent (the program was held a read later).
       const before = seen.slice(0, seen.indexOf(flow)).filter((n) => n.method === 'pty/output');
       const sent = before.reduce((sum, n) => sum + Buffer.byteLength(n.params.data as string), 0);
-      assert.ok(sent < 4096 + 64 * 1024, `held at the window: ${sent} bytes before the demotion`);
+      assert.ok(sent <= 4096, `held at the window: ${sent} bytes before the demotion`);
     }),
+  );
+
+  test(
+    'unacknowledged output never exceeds the window: the rest waits in the ring, and each ack lets the next part come, in order',
+    { timeout: TEST_TIMEOUT },
+    () =>
+      withSession(async ({ info, control, onSessionSocket }) => {
+        const WINDOW = 4096;
+        const t = await onSessionSocket();
+        let text = '';
+        let cursor = 0;
+        let mostUnacked = 0;
+        const others: Notification[] = [];
+        t.client.onNotification((n) => {
+          if (n.method !== 'pty/output' || n.params.dropped) return void others.push(n);
+          text += n.params.data as string;
+          cursor = n.params.cursor as number;
+          mostUnacked = Math.max(mostUnacked, cursor - acked);
+        });
+        let acked = ((await t.client.request('pty/subscribe', { flow: true, window: WINDOW })) as { cursor: number }).cursor;
+        await control.request('pty/write', { session: info.id, action: { text: `seq 1 20000; echo DONE-$((6*7))\r` } });
+        // Nothing acknowledged: exactly a window comes (ASCII, so no character is cut), and then nothing.
+        await until(() => cursor - acked >= WINDOW, 30_000, 'a full window');
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal(cursor - acked, WINDOW, 'no more than the window before an acknowledgement');
+        // Acknowledging as it comes brings the rest, never more than a window past the last ack.
+        while (!text.includes('DONE-42')) {
+          const upTo = cursor;
+          acked = upTo;
+          await t.client.request('pty/ack', { cursor: upTo });
+          await until(() => cursor > upTo || text.includes('DONE-42'), 30_000, `output after the ack of ${upTo}`);
+        }
+        assert.deepEqual(others, [], 'no dropped count, no demotion');
+        assert.ok(mostUnacked <= WINDOW, `never more than the window unacknowledged: ${mostUnacked}`);
+        // Each line as it shows (bash ends bracketed paste with `ESC [?2004l CR` before the first).
+        const shown = (line: string) => line.split('\r').pop()!;
+        const numbers = text
+          .split('\r\n')
+          .map(shown)
+          .filter((l) => /^\d+$/.test(l));
+        assert.deepEqual(
+          numbers.map(Number),
+          Array.from({ length: 20000 }, (_, i) => i + 1),
+          'every line, in order',
+        );
+      }),
   );
 
   test('with two flow-controlled subscribers the slower one holds the program', { timeout: TEST_TIMEOUT }, () =>
