@@ -242,8 +242,9 @@ function checkEnvelope(message: unknown): { method: string; params: Record<strin
   if (typeof m.id !== 'string' && typeof m.id !== 'number') {
     throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: id (string or number) is required; notifications are not accepted');
   }
-  const params = m.params === undefined || m.params === null ? {} : m.params;
-  if (typeof params !== 'object' || Array.isArray(params)) {
+  // Missing means {}; anything else must be an object, as JSON-RPC 2.0 and socket-pty have it (null is none).
+  const params = m.params === undefined ? {} : m.params;
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
     throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: params must be an object');
   }
   return { method: m.method, params: params as Record<string, unknown> };

@@ -345,6 +345,10 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     const badParams = await c.call('pty/status', [1], 'arr');
     assert.equal(badParams.id, 'arr');
     assert.ok([-32600, -32602].includes(badParams.error?.code), JSON.stringify(badParams));
+    // null is no object either (JSON-RPC 2.0: a structured value, or none).
+    const nullParams = c.next((m) => m.id === 'null-params', 10_000, 'the null params error');
+    c.sendJson({ jsonrpc: '2.0', method: 'pty/status', params: null, id: 'null-params' });
+    assertError(await nullParams, -32600, 'null-params');
     // A missing params is {}.
     const noParams = await c.call('pty/status', undefined, 'np');
     assert.equal(noParams.result.running, true);
