@@ -149,7 +149,9 @@ export class HttpGuard {
     const auth = req.headers.authorization;
     // Through a proxy only the page cookie counts: no token (the host's, a script's) is sent that way.
     const proxied = this.isProxied(req);
-    if (auth?.startsWith('Bearer ') && !proxied) offered.push(auth.slice(7).trim());
+    // The scheme's name is case-insensitive (RFC 9110 §11.1): `bearer <token>` is the same offer.
+    const bearer = auth === undefined ? undefined : /^bearer +(.*)$/i.exec(auth)?.[1];
+    if (bearer !== undefined && !proxied) offered.push(bearer.trim());
     if (place === 'upgrade' && !proxied) {
       const q = url.searchParams.get('token');
       if (q) offered.push(q);

@@ -24,6 +24,18 @@ test('?token= does not open plain HTTP requests; the Bearer header does', async 
   }
 });
 
+test('the scheme name is case-insensitive (RFC 9110): `bearer` and `BEARER` carry the token too; another scheme does not', async () => {
+  const h = await hP;
+  for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
+    const r = await request(h.port, 'GET', '/health', { headers: { authorization: `${scheme} ${h.token}` } });
+    assert.equal(r.status, 200, scheme);
+  }
+  for (const auth of [`Basic ${h.token}`, `Bearer${h.token}`, `xBearer ${h.token}`]) {
+    const r = await request(h.port, 'GET', '/health', { headers: { authorization: auth } });
+    assert.equal(r.status, 401, auth.replace(h.token, '<token>'));
+  }
+});
+
 test("a page cookie does not open REST either, and the host's token is never one", async () => {
   const h = await hP;
   const session = await h.host.createSession({ command: 'bash', args: ['--norc', '--noprofile'] });
