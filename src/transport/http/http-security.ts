@@ -61,11 +61,14 @@ export class HttpGuard {
 
   /**
    * The `Access-Control-*` headers for a request from an allow-listed origin (docs/protocol.md, CORS), so
-   * its page may read the answers; none for the host's own pages (same origin) or no Origin.
+   * its page may read the answers; and for the host's other own origin (a page of
+   * `http://localhost:PORT` asking `127.0.0.1:PORT`, which a browser counts as another origin). None
+   * for a page of the origin it asks (same origin) or no Origin.
    */
   corsHeaders(req: IncomingMessage): Record<string, string> {
     const origin = req.headers.origin;
-    if (origin === undefined || !this._corsOrigins.has(origin)) return {};
+    if (origin === undefined || !this._allowedOrigins.has(origin)) return {};
+    if (!this._corsOrigins.has(origin) && origin === `http://${hostOf(req)}`) return {};
     // A browser MCP client must read the session id /mcp assigns, to send it back on every request.
     return { 'access-control-allow-origin': origin, 'access-control-expose-headers': 'Mcp-Session-Id', vary: 'Origin' };
   }

@@ -319,6 +319,14 @@ describe('CORS', () => {
       const own = await request(h.port, 'GET', '/sessions', { origin: `http://127.0.0.1:${h.port}`, token: h.token });
       assert.equal(own.status, 200);
       assert.equal(own.headers['access-control-allow-origin'], undefined);
+      // Its other own origin is another origin to a browser: always allowed, so it gets them, preflight included.
+      const other = `http://localhost:${h.port}`;
+      const cross = await request(h.port, 'GET', '/sessions', { origin: other, token: h.token });
+      assert.equal(cross.status, 200);
+      assert.equal(cross.headers['access-control-allow-origin'], other);
+      const pre = await request(h.port, 'OPTIONS', '/sessions', { origin: other, headers: { 'access-control-request-method': 'POST' } });
+      assert.equal(pre.status, 204);
+      assert.equal(pre.headers['access-control-allow-origin'], other);
     },
   );
 });
