@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { boundedFirstMatch, RegexTimeoutError } from '../../../../src/core/io/bounded-regex';
+import { RegexBudget } from '../../../../src/core/io/regex-budget';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
 
 // Nothing here makes disposables; the guard checks it stays so (docs/testing.md#leaks).
@@ -44,4 +45,22 @@ test('a test that burns CPU past the cap is still stopped as too costly', () => 
   assert.ok(calls >= 1 && calls <= 2, `${calls} tests`);
   // A real catastrophic pattern too.
   assert.throws(() => boundedFirstMatch([/^(a+)+$/], ['a'.repeat(40) + 'b'], [], 100), RegexTimeoutError);
+});
+
+test("a starved run is charged the CPU it got, not the wait: a costly pattern's retry is still too costly, not the caller's time spent", () => {
+  let calls = 0;
+  // The first test is starved past the cap (as on a busy machine); the second burns CPU, as a
+  // pattern that backtracks does.
+  const starvedThenBurns = {
+    test: () => {
+      if (++calls === 1) sleepWithoutCpu(300);
+      else for (;;);
+      return true;
+    },
+  } as unknown as RegExp;
+  const budget = new RegexBudget(150, 0);
+  assert.throws(() => boundedFirstMatch([starvedThenBurns], ['text'], [budget], 100), RegexTimeoutError);
+  assert.equal(calls, 2);
+  // The starved wait (~300 ms) was not charged; the burning run (~100 ms) was.
+  assert.ok(budget.available() > 20, `left ${budget.available()} of 150 ms`);
 });
