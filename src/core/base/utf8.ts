@@ -1,3 +1,6 @@
+/** The most bytes one UTF-8 character takes. */
+export const MAX_UTF8_CHARACTER_BYTES = 4;
+
 /**
  * Length of the longest prefix of `buf` that ends on a UTF-8 character boundary.
  * PTY reads may split a multi-byte character; we hold back the partial tail so every

@@ -1,6 +1,7 @@
 import type { IDisposable } from '../base/lifecycle';
 import type { Session } from '../session/session';
 import type { RingRead } from '../session/ring-buffer';
+import { MAX_UTF8_CHARACTER_BYTES } from '../base/utf8';
 import { FlowPatience, FlowWindow } from './flow-window';
 
 /** A client that receives notifications and may fall behind. */
@@ -21,8 +22,6 @@ export interface NotificationSink {
   flush?(): void;
 }
 
-/** The most bytes of one UTF-8 character. */
-const MAX_UTF8_CHARACTER_BYTES = 4;
 /** Most raw output put in one notification; larger backlogs go out in several. */
 const MAX_NOTIFICATION_BYTES = 64 * 1024;
 /** During a burst, notifications go out at most once per this many ms per subscriber (see _schedulePump)… */

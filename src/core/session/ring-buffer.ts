@@ -1,4 +1,4 @@
-import { leadingContinuationBytes, utf8CutPoint } from '../base/utf8';
+import { leadingContinuationBytes, MAX_UTF8_CHARACTER_BYTES, utf8CutPoint } from '../base/utf8';
 
 /** Default retained raw output per session (docs/guarantees.md#retained-buffer: 1 MiB). */
 export const DEFAULT_RING_BYTES = 1024 * 1024;
@@ -95,7 +95,7 @@ export class RingBuffer {
     if (from >= this._end) return { text: '', cursor: this._end, dropped };
     // Only what can be returned, plus a character's worth to find a boundary: a subscriber 1 MiB
     // behind used to copy the whole ring for every 64 KiB notification.
-    let bytes = this._bytesAt(from - this.start, Math.min(this._end - from, maxBytes + 4));
+    let bytes = this._bytesAt(from - this.start, Math.min(this._end - from, maxBytes + MAX_UTF8_CHARACTER_BYTES));
     let skip = 0;
     if (dropped > 0) skip = leadingContinuationBytes(bytes); // the ring cut a character in half
     if (skip) bytes = bytes.subarray(skip);
