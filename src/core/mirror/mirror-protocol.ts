@@ -10,8 +10,14 @@ export type ToMirrorThread =
    * replay of what was parsed before the thread restarted: its bells and titles are not told again.
    */
   | { t: 'open'; id: number; cols: number; rows: number; scrollback: number; cursor: number; quietUntil: number }
-  /** Output ending at byte cursor `cursor`, in the chunks it was read in (moved, not copied). */
-  | { t: 'write'; id: number; chunks: Uint8Array[]; cursor: number }
+  /**
+   * Output ending at byte cursor `cursor`, in the chunks it was read in (moved, not copied).
+   * `fence`: an event is tied to `cursor` (a command mark): bells and titles before it are told
+   * before the thread parses past it, with `cursor`, so the session can order its events.
+   */
+  | { t: 'write'; id: number; chunks: Uint8Array[]; cursor: number; fence?: true }
+  /** A fence (see `write`) at the end of the output written so far, when none of it is left to send. */
+  | { t: 'fence'; id: number }
   /** Applied once everything written before it is parsed, as the program saw it. */
   | { t: 'resize'; id: number; cols: number; rows: number }
   | { t: 'query'; req: number; id: number; op: QueryName; args: unknown[] }
@@ -31,8 +37,10 @@ export type FromMirrorThread =
   /**
    * What the program signalled while its output was parsed since the last notice (at most one per
    * mirror per turn of the thread's loop): a bell, and the newest window title if it changed.
+   * `fence`: told on reaching a fence at this cursor; the signals came in output before it (and
+   * after any earlier fence). Without it: in output after every fence the thread has reached.
    */
-  | { t: 'signals'; id: number; bell: boolean; title?: string }
+  | { t: 'signals'; id: number; bell: boolean; title?: string; fence?: number }
   /**
    * The terminal's answers to queries in the output parsed since the last notice, in order (sent
    * once per turn of the thread's loop): the session writes them to the program.

@@ -35,6 +35,15 @@ const enum Backlog {
   ReadingHoldMs = 1000,
 }
 
+/** What the program signalled in a stretch of output (MirrorProxy.onSignalled). */
+export interface MirrorSignals {
+  bell: boolean;
+  /** The newest window title it set, when it changed. */
+  title: string | undefined;
+  /** The signals came in output before this fence (MirrorProxy.fence); undefined: after every fence passed so far. */
+  fence: number | undefined;
+}
+
 /**
  * What the session still holds of its output: a copy of the bytes from cursor `from` up to the
  * newest output handed over. A mirror rebuilds its screen from it when the thread restarts.
@@ -90,12 +99,13 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   private readonly _onParsed = this._register(new Emitter<void>());
   /** More output has been parsed into the screen. */
   readonly onParsed = this._onParsed.event;
-  private readonly _onBell = this._register(new Emitter<void>());
-  /** The program rang the bell (once per batch of parsed output, however many BELs it held). */
-  readonly onBell = this._onBell.event;
-  private readonly _onTitle = this._register(new Emitter<string>());
-  /** The program set a new window title. */
-  readonly onTitle = this._onTitle.event;
+  private readonly _onSignals = this._register(new Emitter<MirrorSignals>());
+  /**
+   * The program rang the bell (once per batch of parsed output, however many BELs it held) or set
+   * a new window title; `fence`: in output before that fence (see `fence`), else after every
+   * fence passed so far.
+   */
+  readonly onSignalled = this._onSignals.event;
   private readonly _onAnswer = this._register(new Emitter<string>());
   /** The terminal's answers to the program's queries, in the order it asked them. */
   readonly onAnswer = this._onAnswer.event;
@@ -131,6 +141,16 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
 
   get size(): ScreenSize {
     return { ...this._size };
+  }
+
+  /** Cursor at the end of the output handed over (queued or sent). */
+  get handedOver(): number {
+    return this._written;
+  }
+
+  /** Cursor up to which the thread has parsed, as far as its notices and answers tell. */
+  get parsedCursor(): number {
+    return this._parsed;
   }
 
   /** Bytes handed over and not parsed yet (flow control watches this). */
@@ -169,6 +189,17 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     const pace = this._pace(data);
     if (pace !== 'trickle') this._queuedTrickle = false;
     this._thread.markDirty(this, pace);
+  }
+
+  /**
+   * Ties something to the end of the output handed over so far (a command mark the session found
+   * as it read the output): that output goes to the thread now, and the bells and titles in it are
+   * told with this fence (`onSignalled`) before any that come after it.
+   */
+  fence(): void {
+    if (this.isDisposed) return;
+    if (this._queuedBytes > 0) this.flush(true);
+    else this._thread.post({ t: 'fence', id: this._id });
   }
 
   /**
@@ -285,8 +316,8 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
 
   // MirrorEndpoint -------------------------------------------------------------------------
 
-  /** Sends the queued output now. */
-  flush(): void {
+  /** Sends the queued output now; `fence`: with a fence at its end (see `fence`). */
+  flush(fence = false): void {
     if (this._queuedBytes === 0 || this.isDisposed) return;
     const chunks = this._queued;
     this._queued = [];
@@ -307,7 +338,8 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
         size += chunk.length;
       }
       cursor += size;
-      this._thread.post({ t: 'write', id: this._id, chunks: batch, cursor }, transfer);
+      const last = i >= chunks.length;
+      this._thread.post({ t: 'write', id: this._id, chunks: batch, cursor, ...(fence && last ? { fence: true } : {}) }, transfer);
     }
   }
 
@@ -322,10 +354,8 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._onParsed.fire();
   }
 
-  onSignals(bell: boolean, title: string | undefined): void {
-    if (this.isDisposed) return;
-    if (bell) this._onBell.fire();
-    if (title !== undefined) this._onTitle.fire(title);
+  onSignals(bell: boolean, title: string | undefined, fence?: number): void {
+    if (!this.isDisposed) this._onSignals.fire({ bell, title, fence });
   }
 
   onAnswers(data: string): void {

@@ -10,8 +10,11 @@ export interface MirrorEndpoint {
   flush(): void;
   /** Everything up to `cursor` is parsed; `rate`, when measured: the parse speed, bytes per ms. */
   onParsedUpTo(cursor: number, rate?: number): void;
-  /** The program rang the bell and/or set a new title in output parsed since the last notice. */
-  onSignals(bell: boolean, title: string | undefined): void;
+  /**
+   * The program rang the bell and/or set a new title in output parsed since the last notice;
+   * `fence`: in output before that fence (see MirrorProxy.fence).
+   */
+  onSignals(bell: boolean, title: string | undefined, fence?: number): void;
   /** The terminal's answers to queries in output parsed since the last notice, in order. */
   onAnswers(data: string): void;
   /** The thread was restarted: open the mirror again, rebuilt from the output its session still holds. */
@@ -179,7 +182,7 @@ export class MirrorThread {
       return;
     }
     if (msg.t === 'signals') {
-      this._endpoints.get(msg.id)?.onSignals(msg.bell, msg.title);
+      this._endpoints.get(msg.id)?.onSignals(msg.bell, msg.title, msg.fence);
       return;
     }
     if (msg.t === 'answers') {

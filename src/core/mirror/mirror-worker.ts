@@ -29,6 +29,11 @@ interface Entry {
   /** Output not parsed yet, oldest first, each chunk with the cursor at its end. */
   backlog: Array<{ data: Uint8Array; end: number }>;
   /**
+   * Cursors the session tied an event to (its command marks), oldest first: parsing stops at each,
+   * and the bells and titles before it are told with it (see passFences).
+   */
+  fences: number[];
+  /**
    * The parse speed as a read sees it: bytes parsed over the time output waited here (the backlog
    * not empty), other sessions' turns and the thread's own messages included, but not the time
    * the thread waited for output. Measured on the main thread instead, from notices, it also counted
@@ -126,6 +131,21 @@ function signal(id: number, what: { bell?: true; title?: string }): void {
   if (what.title !== undefined) s.title = what.title;
   signalled.set(id, s);
   scheduleNotices();
+}
+
+/**
+ * Tells the signals gathered before each fence the parser has reached, with that fence: the session
+ * orders its events by output position, and a command's end (a mark it found as the output was
+ * read) must come after the bell that rang before it, and before the one after it.
+ */
+function passFences(id: number, e: Entry): void {
+  while (e.fences.length > 0 && e.fences[0] <= e.parsed) {
+    const fence = e.fences.shift()!;
+    const s = signalled.get(id);
+    if (!s) continue;
+    signalled.delete(id);
+    post({ t: 'signals', id, bell: s.bell, title: s.title, fence });
+  }
 }
 
 // The terminal's answers to the program's queries, gathered per mirror per turn, in order.
@@ -238,7 +258,9 @@ function pump(): void {
  * so the read is answered right after its output, not after the rest of the step.
  */
 function step(id: number, e: Entry): void {
-  const stop = e.due.length > 0 ? e.due[0].cursor - e.parsed : Infinity;
+  passFences(id, e);
+  // Never past the cursor a read waits for, nor past a fence: the signals before it go first.
+  const stop = Math.min(e.due.length > 0 ? e.due[0].cursor : Infinity, e.fences.length > 0 ? e.fences[0] : Infinity) - e.parsed;
   for (let budget = Math.min(Pump.StepBytes, stop); budget > 0 && e.backlog.length > 0;) {
     const joined = joinedChunks(mirrorOf(id, e), e, budget);
     if (joined > 0) {
@@ -258,6 +280,7 @@ function step(id: number, e: Entry): void {
     e.parsed = head.data === data ? head.end : head.end - head.data.length;
     e.spanBytes += data.length;
   }
+  passFences(id, e);
   if (e.backlog.length === 0 && e.busyFrom >= 0) {
     e.spanMs += performance.now() - e.busyFrom;
     e.busyFrom = -1;
@@ -303,6 +326,7 @@ function feedLater(id: number, e: Entry): void {
   for (const { data, end } of e.backlog.splice(0)) {
     mirror.write(data, () => {
       e.parsed = end;
+      passFences(id, e);
       runDue(e);
       ack(id);
     });
@@ -336,6 +360,7 @@ function handle(msg: ToMirrorThread): void {
       quietUntil: msg.quietUntil,
       due: [],
       backlog: [],
+      fences: [],
       spanBytes: 0,
       spanMs: 0,
       busyFrom: -1,
@@ -353,10 +378,14 @@ function handle(msg: ToMirrorThread): void {
       let at = msg.cursor - msg.chunks.reduce((n, c) => n + c.length, 0);
       for (const data of msg.chunks) e.backlog.push({ data, end: (at += data.length) });
       e.received = msg.cursor;
+      if (msg.fence) e.fences.push(msg.cursor);
       if (!mirrorOf(msg.id, e).parsesNow) return feedLater(msg.id, e);
       busy.add(msg.id);
       return schedulePump();
     }
+    case 'fence':
+      e.fences.push(e.received);
+      return passFences(msg.id, e);
     case 'resize':
       // No terminal yet means no output yet: the terminal is simply made at the new size.
       if (!e.mirror) return void Object.assign(e.spec, { cols: msg.cols, rows: msg.rows });

@@ -33,6 +33,7 @@ import { FlowHolders, ReadPauses } from './flow/read-pauses';
 import { HandleCount } from './handle-count';
 import { judgement, SecretJudge } from './secret-judge';
 import type { SessionEventBody } from './session-events';
+import { OutputOrderedEvents } from './output-ordered-events';
 import { CommandTracker } from '../commands/command-tracker';
 import { CommandLogs } from '../commands/command-logs';
 import { shellIntegrationLaunch } from '../commands/shell-integration';
@@ -155,11 +156,12 @@ export class Session extends Disposable {
       options.commandLogDir && integration
         ? this._register(new CommandLogs(this.commands, options.commandLogDir, options.commandLogBytes, options.commandLogWritable))
         : undefined;
-    // The shell's own account of its commands, as events (docs/protocol.md#events-ptyevents-and-ptywaitevent).
-    this._register(this.commands.onDidStartCommand((r) => this.emitEvent({ type: 'command_started', command: r.command })));
+    // The shell's own account of its commands, as events (docs/protocol.md#events-ptyevents-and-ptywaitevent),
+    // in output order with the bells and titles the parser finds (OutputOrderedEvents).
+    this._register(this.commands.onDidStartCommand((r) => this._eventAt({ type: 'command_started', command: r.command }, r.startCursor)));
     this._register(
       this.commands.onDidFinishCommand((r) =>
-        this.emitEvent({ type: 'command_finished', command: r.command, exitCode: r.exitCode, durationMs: r.durationMs ?? 0 }),
+        this._eventAt({ type: 'command_finished', command: r.command, exitCode: r.exitCode, durationMs: r.durationMs ?? 0 }, r.endCursor ?? this.ring.end),
       ),
     );
     this._pty = pty.spawn(options.command, integration?.args ?? options.args, {
@@ -201,11 +203,22 @@ export class Session extends Disposable {
     guardEofDrain(this._pty, drain);
     onRawData(this._pty, (d) => this._handleData(d));
     this._pty.onExit(({ exitCode, signal }) => this._handleExit(exitCode, signal));
-    this._register(this.mirror.onParsed(() => this._maybeResume()));
-    this._register(this.mirror.onBell(() => this._bell()));
+    this._register(
+      this.mirror.onParsed(() => {
+        this._maybeResume();
+        this._ordered.passed(this.mirror.parsedCursor, true);
+      }),
+    );
+    this._register(
+      this.mirror.onSignalled(({ bell, title, fence }) => {
+        // Events tied to places before the signals' fence come first; those at it or after, later.
+        if (fence !== undefined) this._ordered.passed(fence, false);
+        if (bell) this._bell();
+        if (title !== undefined) this.emitEvent({ type: 'title', title });
+      }),
+    );
     // The host is the terminal for the program's queries: one answer each, however many views there are.
     this._register(this.mirror.onAnswer((answer) => this._answer(answer)));
-    this._register(this.mirror.onTitle((title) => this.emitEvent({ type: 'title', title })));
     this.inputWatch = this._register(
       new InputWatch(
         () => probeInputWait(this.pid, () => this.secretJudge.asksNow()),
@@ -233,6 +246,22 @@ export class Session extends Disposable {
    */
   private _answer(answer: string): void {
     if (this.running && !this._hungUp && this._queuedWrites() < SessionTuning.MaxQueuedWritesForAnswers) this._writeInput(answer);
+  }
+
+  /** Events tied to places in the output, told once the parser has passed them (see `_eventAt`). */
+  private readonly _ordered = new OutputOrderedEvents((body) => this.emitEvent(body));
+  /** Cursors of the output being handed over (`_output`) that an event waits on: the mirror fences them. */
+  private readonly _fencesDue: number[] = [];
+
+  /**
+   * Tells an event that happened at output cursor `cursor` once the screen's parser has passed it,
+   * after the bells and titles in the output before it (OutputOrderedEvents, MirrorProxy.fence).
+   */
+  private _eventAt(body: SessionEventBody, cursor: number): void {
+    if (!this._ordered.add(body, cursor, this.mirror.parsedCursor)) return;
+    // Output not handed over yet (the chunk `_output` is passing on): fenced as it is handed over.
+    if (cursor > this.mirror.handedOver) this._fencesDue.push(cursor);
+    else this.mirror.fence();
   }
 
   /** One `bell` event per burst of bells: `yes $'\a'` must not flood the event log. */
@@ -456,7 +485,22 @@ export class Session extends Disposable {
     this.commands.apply(marks, this.ring.end - data.length);
     this.commandLogs?.append(data, this.ring.end);
     this._onOutput.fire({ data, cursor: this.ring.end });
-    this.mirror.write(data, this.ring.end);
+    if (this._fencesDue.length === 0) this.mirror.write(data, this.ring.end);
+    else this._handOverFenced(data, this.ring.end);
+  }
+
+  /** Hands output ending at `end` to the mirror in pieces, with a fence at each place an event waits on. */
+  private _handOverFenced(data: Buffer, end: number): void {
+    const start = end - data.length;
+    let from = 0;
+    for (const cursor of this._fencesDue) {
+      const at = Math.min(Math.max(cursor - start, from), data.length);
+      if (at > from) this.mirror.write(data.subarray(from, at), start + at);
+      this.mirror.fence();
+      from = at;
+    }
+    this._fencesDue.length = 0;
+    if (from < data.length) this.mirror.write(from === 0 ? data : data.subarray(from), end);
   }
 
   /**
@@ -493,13 +537,15 @@ export class Session extends Disposable {
     this._killTimer.clear();
     this.inputWatch.stop();
     this._onExit.fire(this._exit);
-    this.emitEvent({ type: 'exit', exitCode: this._exit.exitCode, signal: this._exit.signal });
+    this._eventAt({ type: 'exit', exitCode: this._exit.exitCode, signal: this._exit.signal }, this.ring.end);
     this._resolveExited(this._exit);
     this._onDidChange.fire();
   }
 
   override dispose(): void {
     if (this.isDisposed) return;
+    // What waited for the parser is told now: the parser goes with the session.
+    this._ordered.flush();
     if (this.running) {
       this.kill();
       // The process is gone with the host; make sure it does not outlive us.

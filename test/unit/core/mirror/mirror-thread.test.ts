@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Session } from '../../../../src/core/session/session';
 import { MirrorThread } from '../../../../src/core/mirror/mirror-thread';
+import { MirrorProxy, type MirrorSignals } from '../../../../src/core/mirror/mirror-proxy';
 import { BASH } from '../../../helpers/host';
 import { waitFor } from '../../../../src/core/io/wait';
 
@@ -238,7 +239,7 @@ describe('the mirror thread', () => {
     await until(async () => (await screen()).includes('before-42'), 10000, 'the first command');
     const shown = await s.mirror.queryAt('screen');
     let titles = 0;
-    const listener = s.mirror.onTitle(() => titles++);
+    const listener = s.mirror.onSignalled((signals) => (titles += signals.title === undefined ? 0 : 1));
     await crashThread();
     assert.ok(s.running, 'the session outlives its screen');
     const rebuilt = await s.mirror.queryAt('screen');
@@ -292,5 +293,49 @@ describe('the mirror thread', () => {
     await crashThread(); // a crash with nothing left unparsed: the replay is tried again
     assert.equal(await lastRow(), '100000', 'rebuilt from the ring again');
     host.host.registry.remove(s.id);
+  });
+  test('a fence: the bells and titles before it are told with it, those after every fence without one', { timeout: 30_000 }, async () => {
+    const m = new MirrorProxy(80, 24, 100);
+    const signals: MirrorSignals[] = [];
+    const listener = m.onSignalled((x) => signals.push(x));
+    let cursor = 0;
+    const write = (text: string) => {
+      const bytes = Buffer.from(text);
+      cursor += bytes.length;
+      m.write(bytes, cursor);
+    };
+    try {
+      write('one\x07');
+      m.fence();
+      const first = cursor;
+      m.fence(); // nothing new before it: nothing to tell
+      write('\x1b]0;two\x07two');
+      m.fence();
+      const second = cursor;
+      write('three\x07');
+      await m.whenParsed();
+      await until(() => signals.length === 3, 10_000, 'the third notice');
+      assert.deepEqual(signals, [
+        { bell: true, title: undefined, fence: first },
+        { bell: false, title: 'two', fence: second },
+        { bell: true, title: undefined, fence: undefined },
+      ]);
+      // A flood fenced every few KiB is parsed whole, each fence in turn (the parser stops at each).
+      signals.length = 0;
+      for (let n = 1; n <= 20_000; n++) {
+        write(`${n}${n % 1000 === 0 ? '\x07' : ''}\r\n`);
+        if (n % 100 === 0) m.fence();
+      }
+      await m.whenParsed();
+      assert.equal((await m.screen()).rows[22], '20000');
+      await until(() => signals.length === 20, 10_000, 'a bell per thousand lines');
+      assert.ok(
+        signals.every((x) => x.fence !== undefined),
+        'each bell before a fence, told with it',
+      );
+    } finally {
+      listener.dispose();
+      m.dispose();
+    }
   });
 });

@@ -201,4 +201,32 @@ describe('events', () => {
       fs.rmSync(home, { recursive: true, force: true });
     }
   });
+
+  test(
+    'events come in output order: a bell or a title just before a command ends comes before its command_finished, a bell after it after',
+    { timeout: 30_000 },
+    async () => {
+      const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-events-home-'));
+      fs.writeFileSync(path.join(home, '.bashrc'), "PS1='ev> '\n");
+      const info = await rpc('session/create', { command: 'bash', args: [], cwd: home, env: { HOME: home }, cols: 80, rows: 24 });
+      try {
+        const own = await listener(info.address);
+        await own.client.request('pty/events', {});
+        const types = () => own.events.map((e) => e.type).filter((t) => t !== 'input_wait');
+        // The bell and the title are found by the screen's parser, the command's end by its mark, as the output is read.
+        const sent = await own.client.request<any>('pty/send', { text: "printf '\\a\\033]0;ordered\\007'; false" });
+        assert.deepEqual([sent.waitReason, sent.exitCode], ['command_done', 1]);
+        assert.deepEqual(types(), ['command_started', 'bell', 'title', 'command_finished'], 'told before the send answered, in output order');
+        // A prompt that rings after the command ended (bells closer than 250 ms apart are one event).
+        await new Promise((r) => setTimeout(r, 300));
+        own.events.length = 0;
+        await own.client.request<any>('pty/send', { text: "PS1='\\a> '" });
+        await waitFor(own, (e) => e.type === 'bell', "the prompt's bell");
+        assert.deepEqual(types(), ['command_started', 'command_finished', 'bell']);
+      } finally {
+        await rpc('pty/kill', { session: info.id });
+        fs.rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
 });
