@@ -389,6 +389,8 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
       this.flush();
     }
     this._releaseWaiters();
+    // No replay: everything handed over counts as parsed now, and what waited on it goes on.
+    if (!replay) this._onParsed.fire();
   }
 
   /** The retained rows change without output: what was told of the sealed rows no longer holds. */
