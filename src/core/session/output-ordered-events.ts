@@ -17,11 +17,6 @@ export class OutputOrderedEvents {
 
   constructor(private readonly _emit: (body: SessionEventBody) => void) {}
 
-  /** True while an event waits for the parser. */
-  get waiting(): boolean {
-    return this._waiting.length > 0;
-  }
-
   /**
    * `body` happened at output cursor `cursor`. Told now when the parser has passed it (`parsed`)
    * and nothing waits before it; else it waits (returns true: the caller fences that place).
