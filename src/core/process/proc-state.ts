@@ -20,7 +20,7 @@
 import * as fs from 'node:fs';
 import { readStat, isDead, terminalOf, foregroundProcessGroup } from './proc/stat';
 import { inputWaitSyscalls, readSyscall, type WaitKind } from './proc/wait-syscalls';
-import { terminalWaitOf } from './proc/wait-sets';
+import { terminalWaitOf, waitsOnRemote } from './proc/wait-sets';
 
 export { foregroundProcessGroup, shellHasEnded, terminalOf } from './proc/stat';
 export { signalForegroundGroup } from './proc/signal';
@@ -55,7 +55,11 @@ function processesInGroup(pgid: number): number[] | null {
 /** Verdict for one task (thread) of a foreground process. */
 type TaskVerdict = 'waiting' | 'relaying' | 'asleep' | 'busy' | 'dead' | 'denied';
 
-function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap<number, WaitKind>): TaskVerdict {
+/**
+ * `remote`: gets, for a task asleep in a wait for input that is not the terminal's, a check of
+ * whether it waits on a connection out of sight (made only if another task reads the terminal).
+ */
+function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap<number, WaitKind>, remote: Array<() => boolean>): TaskVerdict {
   const stat = readStat(`/proc/${pid}/task/${tid}/stat`);
   // A task that vanished mid-scan means the job is changing state: report busy so the caller looks again.
   if (stat === null) return 'busy';
@@ -73,7 +77,9 @@ function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap
       return 'asleep';
     case 'syscall': {
       const kind = table.get(sys.nr);
-      const wait = kind === undefined ? 'other' : terminalWaitOf(kind, pid, tid, sys.args, ttyNr);
+      if (kind === undefined) return 'asleep';
+      const wait = terminalWaitOf(kind, pid, tid, sys.args, ttyNr);
+      if (wait === 'other') remote.push(() => waitsOnRemote(kind, pid, tid, sys.args));
       return wait === 'terminal' ? 'waiting' : wait === 'relay' ? 'relaying' : 'asleep';
     }
   }
@@ -84,9 +90,10 @@ function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap
  * 'asleep_hidden' — no task is busy and none seen waits for the terminal, but some sleeping task hides
  * its system call (a setuid program such as sudo or passwd: its /proc/<pid>/syscall is root's). Such a
  * job may be reading the terminal; only the terminal's mode can tell more (see input-wait.ts).
- * 'relaying' — no task is busy, and one waits for the terminal and, in the same wait, for input from
- * a program out of sight (ssh's connection, the other terminal of sudo or `script`): it passes on
- * what is typed, and whether the program behind it is ready cannot be seen (docs/guarantees.md#send-readiness).
+ * 'relaying' — no task is busy, and one waits for the terminal and, in the same wait or in another
+ * task of the job, for input from a program out of sight (ssh's connection, the other terminal of
+ * sudo or `script`, the connection a thread of `kubectl exec` waits on): it passes on what is typed,
+ * and whether the program behind it is ready cannot be seen (docs/guarantees.md#send-readiness).
  */
 export type ForegroundState = Readiness | 'asleep_hidden' | 'relaying';
 
@@ -124,6 +131,7 @@ export function foregroundStateOf(shellPid: number): ForegroundState {
     let waiting = false;
     let relaying = false;
     let denied = false;
+    const remote: Array<() => boolean> = [];
     for (const pid of members) {
       let tids: string[];
       try {
@@ -132,7 +140,7 @@ export function foregroundStateOf(shellPid: number): ForegroundState {
         return 'busy'; // exited since the scan: the job is changing state
       }
       for (const tid of tids) {
-        const verdict = taskVerdict(pid, Number(tid), ttyNr, table);
+        const verdict = taskVerdict(pid, Number(tid), ttyNr, table, remote);
         if (verdict === 'busy') return 'busy'; // a busy task decides regardless of unreadable ones
         if (verdict === 'waiting') waiting = true;
         if (verdict === 'relaying') relaying = true;
@@ -143,6 +151,9 @@ export function foregroundStateOf(shellPid: number): ForegroundState {
     if (denied) return 'asleep_hidden';
     // Waiting to pass on what is typed: whether the program behind it is ready is out of sight.
     if (relaying) return 'relaying';
+    // The same when one task reads the terminal and another waits for the connection (a Go
+    // program's reads of the terminal and its network poller are threads of their own).
+    if (waiting && remote.some((waitsOnConnection) => waitsOnConnection())) return 'relaying';
     // No live member (the job just ended, the shell has not taken the terminal back yet) or nobody waits
     // on the terminal: not ready.
     return waiting ? 'waiting_for_input' : 'busy';

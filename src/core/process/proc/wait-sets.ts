@@ -180,6 +180,19 @@ function isInternetSocket(pid: number, ino: number): boolean {
   return false;
 }
 
+/** Most fds of one wait looked at for a connection out of sight (`waitsOnRemote`): a server's set can hold thousands. */
+const MAX_REMOTE_FDS = 16;
+
+/**
+ * Whether the wait of task `tid` (its system call `kind` with `args`), which is not for the
+ * terminal, is for input from a program out of sight (isRelaySource) among its first fds: a
+ * thread of a relay that waits for its connection while another thread reads the terminal.
+ */
+export function waitsOnRemote(kind: WaitKind, pid: number, tid: number, args: readonly bigint[]): boolean {
+  const fds = inputFdsOf(kind, pid, tid, args);
+  return fds !== null && fds.slice(0, MAX_REMOTE_FDS).some((fd) => isRelaySource(pid, tid, fd));
+}
+
 /**
  * How a task's wait concerns the session's terminal: `other`, it does not wait for the terminal's
  * input; `terminal`, it does; `relay`, it does and also for input from a program out of this

@@ -376,7 +376,7 @@ test('select/poll/epoll count only when their set includes the terminal for inpu
 });
 
 test(
-  'a wait on the terminal and, with it, on an internet socket or the master of another terminal relays (ssh, sudo): its readiness is unknown; a Unix socket beside it still waits for input',
+  'a wait on the terminal and, with it or in another thread, on an internet socket or the master of another terminal relays (ssh, sudo, kubectl): its readiness is unknown; a Unix socket or a pipe beside it still waits for input',
   { skip: !linux && 'needs Linux /proc' },
   async () => {
     const shell = openShell();
@@ -411,6 +411,12 @@ test(
         'waiting_for_input',
         'waiting_for_input',
       );
+      // The terminal read by one thread, the connection waited on by another (Go's kubectl exec,
+      // docker over TCP): a relay too. A thread waiting on a pipe beside the read is not one.
+      const thread = (wait: string) => `import threading, os; threading.Thread(target=lambda: ${wait}, daemon=True).start(); sys.stdin.readline()`;
+      await expectState(`${python} -c "${tcp}; ${thread('select.select([c], [], [], 30)')}"`, 'relaying', 'unknown');
+      await expectState(`${python} -c "${tcp}; e = select.epoll(); e.register(c, select.EPOLLIN); ${thread('e.poll(30)')}"`, 'relaying', 'unknown');
+      await expectState(`${python} -c "import select, sys; ${thread('select.select([os.pipe()[0]], [], [], 30)')}"`, 'waiting_for_input', 'waiting_for_input');
     } finally {
       shell.close();
     }
