@@ -4,6 +4,7 @@ import type { QueryArgs, QueryName, QueryResult } from './mirror-queries';
 import type { ReportedColors } from './query-answers';
 import { MirrorThread, type BatchPace, type MirrorEndpoint } from './mirror-thread';
 import { SealedPages, type ScrollbackPage } from './scrollback-page';
+import type { ToMirrorThread } from './mirror-protocol';
 
 /** How much output may wait for the parser, and how the parser's speed is estimated. */
 const enum Backlog {
@@ -338,8 +339,10 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
         size += chunk.length;
       }
       cursor += size;
-      const last = i >= chunks.length;
-      this._thread.post({ t: 'write', id: this._id, chunks: batch, cursor, ...(fence && last ? { fence: true } : {}) }, transfer);
+      const message: Extract<ToMirrorThread, { t: 'write' }> = { t: 'write', id: this._id, chunks: batch, cursor };
+      // The fence is at the end of what is queued: on the last message.
+      if (fence && i >= chunks.length) message.fence = true;
+      this._thread.post(message, transfer);
     }
   }
 
