@@ -106,7 +106,7 @@ describe('the terminal view of MCP Apps (Chromium, AppBridge, /mcp)', () => {
 
   it("shows the session of the agent's tool result, its name, size and last command, from the resource alone", { skip }, async () => {
     // bash with its rc file read, so shell integration reports commands (the header's last command).
-    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='agent$ '\n");
+    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='agent$ '\nHISTFILE=/dev/null\n");
     const opened = await call('open_session', {
       command: 'bash',
       cwd: home,

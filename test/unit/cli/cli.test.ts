@@ -394,7 +394,7 @@ describe('send, keys and wait', () => {
 
   test("send to a shell with integration prints the command's exit code and exits with it", { timeout: TEST_TIMEOUT }, async () => {
     const home = privateDir();
-    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\n");
+    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\nHISTFILE=/dev/null\n");
     const control = await connect(serve.record.control);
     try {
       const info = await control.request<SessionInfo>('session/create', { command: 'bash', env: { HOME: home }, cwd: home, name: 'integrated' });
@@ -483,7 +483,7 @@ describe('send, keys and wait', () => {
 
   test('serve --command-log-mb: the command logs each session keeps (0: none)', { timeout: TEST_TIMEOUT }, async () => {
     const home = privateDir();
-    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\n");
+    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\nHISTFILE=/dev/null\n");
     const hosts = await Promise.all(
       ['0', '1'].map((mb) =>
         startServeHost(['--cmd', 'bash --norc --noprofile', '--no-http', '--command-log-mb', mb], bashEnv({ SHARED_PTY_DIR: privateDir() })),

@@ -163,7 +163,7 @@ before(async () => {
   execSide = dir();
   const home = dir();
   // The shell's rc file is read (integration is injected beside it): a known prompt to wait for.
-  fs.writeFileSync(path.join(home, '.bashrc'), "PS1='far> '\n");
+  fs.writeFileSync(path.join(home, '.bashrc'), "PS1='far> '\nHISTFILE=/dev/null\n");
   const { key, port } = await startSshd(base);
   const closed = await freePort(); // nothing listens there: ssh fails as it does for a box that is off
   sshCommand = ssh(key, port, farSide(sshSide, home));

@@ -51,7 +51,7 @@ before(() => {
   runtimeDir = privateDir();
   const home = privateDir();
   // The shell's rc file is read (integration is injected beside it): a known prompt to wait for.
-  fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\n");
+  fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\nHISTFILE=/dev/null\n");
   env = bashEnv({ SHARED_PTY_DIR: runtimeDir, HOME: home, SHELL: '/bin/bash' });
 });
 

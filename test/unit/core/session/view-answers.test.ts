@@ -73,7 +73,7 @@ interface SendResult {
 async function openSession(views: number) {
   const home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'spt-queries-')));
   homes.push(home);
-  fs.writeFileSync(path.join(home, '.bashrc'), "PS1='p> '\n");
+  fs.writeFileSync(path.join(home, '.bashrc'), "PS1='p> '\nHISTFILE=/dev/null\n");
   const info = await c.request<SessionInfo>('session/create', { command: 'bash', args: [], cwd: home, env: { HOME: home }, cols: 100, rows: 30 });
   const session = info.id;
   assert.equal((await c.request<{ matched: boolean }>('pty/wait', { session, match: 'p>', timeout: 15_000 })).matched, true, 'the first prompt');

@@ -244,7 +244,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
   test('with shell integration, send has the exit code in its structured result and list_commands lists the commands', { timeout: TEST_TIMEOUT }, async () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-mcp-home-'));
     try {
-      fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\n");
+      fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\nHISTFILE=/dev/null\n");
       const opened = await agent.call('open_session', { command: 'bash', cwd: home, env: { HOME: home } });
       const session = opened.data.id;
       assert.equal(opened.data.integration, true);

@@ -182,7 +182,7 @@ describe('events', () => {
 
   test('with shell integration, each command a send runs is a command_started and a command_finished with its exit code', { timeout: 30_000 }, async () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-events-home-'));
-    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='ev> '\n");
+    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='ev> '\nHISTFILE=/dev/null\n");
     const info = await rpc('session/create', { command: 'bash', args: [], cwd: home, env: { HOME: home }, cols: 80, rows: 24 });
     try {
       assert.equal(info.integration, true, 'an interactive bash is integrated');
@@ -207,7 +207,7 @@ describe('events', () => {
     { timeout: 30_000 },
     async () => {
       const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-events-home-'));
-      fs.writeFileSync(path.join(home, '.bashrc'), "PS1='ev> '\n");
+      fs.writeFileSync(path.join(home, '.bashrc'), "PS1='ev> '\nHISTFILE=/dev/null\n");
       const info = await rpc('session/create', { command: 'bash', args: [], cwd: home, env: { HOME: home }, cols: 80, rows: 24 });
       try {
         const own = await listener(info.address);
