@@ -2,7 +2,7 @@ import { Terminal, type IBufferNamespace } from '@xterm/headless';
 import { SerializeAddon } from '@xterm/addon-serialize';
 import { Disposable, toDisposable, type Event } from '../base/lifecycle';
 import { rowText } from './row-text';
-import { printStateOf, syncWriteOf, type PrintState } from '../base/internals/xterm';
+import { keepEmptyRowMaps, printStateOf, syncWriteOf, type PrintState } from '../base/internals/xterm';
 import { PlainRunFinder, type PlainRun } from './plain-run';
 import { ScrollbackStore, type SealedRows } from './scrollback-store';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
@@ -84,6 +84,8 @@ export class Mirror extends Disposable {
     this._term = new Terminal({ cols, rows, scrollback: MirrorTuning.XtermScrollback, allowProposedApi: true, logLevel: 'off' });
     this._register(toDisposable(() => this._term.dispose()));
     this._buffers = this._term.buffer;
+    // A scroll then makes no garbage that outlives the thread's young collections (base/internals/xterm.ts).
+    keepEmptyRowMaps(this._term);
     // xterm's public write() parses in slices of up to 12 ms, each scheduled with a timer (at least
     // 1 ms, more on a loaded machine); the mirror thread schedules its own slices, shorter and without
     // a timer (mirror-worker.ts). xterm calls writeSync unreliable only with asynchronous parser

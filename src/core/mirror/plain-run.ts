@@ -50,11 +50,17 @@ export function rowsOfLine(length: number, cols: number): number {
   return length === 0 ? 1 : Math.ceil(length / cols);
 }
 
-/** Finds runs of plain lines; keeps the line ends of the last run found, for `pushRows`. */
-export class PlainRunFinder {
-  /** End (just past "\r\n") of each line of the last run found. */
-  private _ends = new Uint32Array(1024);
+/**
+ * End (just past "\r\n") of each line of the last run found, by any finder of this thread. One
+ * array for all: it grows to a chunk's lines (64 KiB for 32 KiB of short lines), which every
+ * session that printed used to hold (100 flooding sessions, 6 MiB: bench/README.md, "Issue 25: a
+ * flood's memory"). A run's ends are read before the next find anywhere: Mirror._writeRuns finds,
+ * uses and parses in one synchronous call.
+ */
+let sharedEnds = new Uint32Array(1024);
 
+/** Finds runs of plain lines; the line ends of the last run found stay for `pushRows` and `linesCovering`. */
+export class PlainRunFinder {
   /**
    * The first run in `data` from `from` whose lines make at least `tailRows` rows of tail (the
    * shortest suffix of whole lines that does) and at least `minSkipped` rows before it.
@@ -76,12 +82,12 @@ export class PlainRunFinder {
         }
         j = lf - 1;
         if (j < i || data[j] !== CR || !printable(data, i, j)) break;
-        if (lines === this._ends.length) {
+        if (lines === sharedEnds.length) {
           const grown = new Uint32Array(lines * 2);
-          grown.set(this._ends);
-          this._ends = grown;
+          grown.set(sharedEnds);
+          sharedEnds = grown;
         }
-        this._ends[lines++] = j + 2;
+        sharedEnds[lines++] = j + 2;
         rows += rowsOfLine(j - i, cols);
         i = j + 2;
       }
@@ -98,7 +104,7 @@ export class PlainRunFinder {
 
   /** The run of `lines` lines from `start`, its tail being the fewest last lines that make `tailRows` rows. */
   private _split(start: number, lines: number, cols: number, tailRows: number): PlainRun {
-    const ends = this._ends;
+    const ends = sharedEnds;
     let rows = 0;
     let k = lines;
     while (k > 0 && rows < tailRows) {
@@ -116,7 +122,7 @@ export class PlainRunFinder {
    * at most): what xterm parses to bring the cursor down to the bottom row.
    */
   linesCovering(run: PlainRun, cols: number, rows: number): number {
-    const ends = this._ends;
+    const ends = sharedEnds;
     let made = 0;
     let at = run.start;
     for (let k = 0; made < rows && at < run.end; k++) {
@@ -131,7 +137,7 @@ export class PlainRunFinder {
    * cols-wide pieces, each without its trailing spaces (as rows read from xterm are, row-text.ts).
    */
   pushRows(data: Uint8Array, run: PlainRun, cols: number, push: (data: Uint8Array, start: number, end: number) => void): void {
-    const ends = this._ends;
+    const ends = sharedEnds;
     let lineStart = run.start;
     for (let k = 0; k < run.skippedLines; k++) {
       const lineEnd = ends[k] - 2;

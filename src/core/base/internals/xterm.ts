@@ -189,3 +189,46 @@ export function printStateOf(term: Terminal): PrintState | undefined {
     },
   };
 }
+
+/** What keepEmptyRowMaps reads of a row: xterm's maps of the row's combined characters and extended attributes. */
+interface RowMaps {
+  _combined?: unknown;
+  _extendedAttrs?: unknown;
+}
+
+const KEEPS_EMPTY_ROW_MAPS = Symbol('sharedPty.keepsEmptyRowMaps');
+
+/** True for a plain object with no keys (what xterm's row maps are when nothing is combined or extended). */
+function isEmptyMap(o: unknown): boolean {
+  if (typeof o !== 'object' || o === null || Object.getPrototypeOf(o) !== Object.prototype) return false;
+  for (const _ in o) return false;
+  return true;
+}
+
+/**
+ * At every scroll of a full buffer xterm reuses its oldest row (`BufferLine.copyFrom`) and gives it
+ * two new maps, empty but for combined characters and extended attributes. They live as long as the
+ * row, one buffer's worth of scrolls: in the mirror thread, which parses many sessions in turn, they
+ * outlive young collections and pile up in the old generation until a full one (~28 MiB in a
+ * flood of 100 sessions: bench/README.md, "Issue 25: a flood's memory"). So the row keeps its own
+ * maps when they were empty and the new ones are too, and the new ones die young. Same state, same
+ * behaviour. Applied once to xterm's row class; false when this version's rows look otherwise.
+ */
+export function keepEmptyRowMaps(term: Terminal): boolean {
+  type Row = RowMaps & { copyFrom?: (src: RowMaps) => void; [KEEPS_EMPTY_ROW_MAPS]?: true };
+  const lines = (term as unknown as { _core?: { buffers?: { normal?: { lines?: { get?: (i: number) => unknown } } } } })._core?.buffers?.normal?.lines;
+  const row = (typeof lines?.get === 'function' ? lines.get(0) : undefined) as Row | undefined;
+  const proto = row ? (Object.getPrototypeOf(row) as Row) : undefined;
+  if (!row || !proto || typeof proto.copyFrom !== 'function' || !isEmptyMap(row._combined) || !isEmptyMap(row._extendedAttrs)) return false;
+  if (proto[KEEPS_EMPTY_ROW_MAPS]) return true;
+  const copyFrom = proto.copyFrom;
+  proto.copyFrom = function (this: RowMaps, src: RowMaps): void {
+    const combined = this._combined;
+    const extended = this._extendedAttrs;
+    copyFrom.call(this, src);
+    if (isEmptyMap(combined) && isEmptyMap(this._combined)) this._combined = combined;
+    if (isEmptyMap(extended) && isEmptyMap(this._extendedAttrs)) this._extendedAttrs = extended;
+  };
+  proto[KEEPS_EMPTY_ROW_MAPS] = true;
+  return true;
+}

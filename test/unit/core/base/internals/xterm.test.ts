@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { Terminal } from '@xterm/headless';
 import {
   cellsOfLine,
+  keepEmptyRowMaps,
   eraseStepsOf,
   normalRowListOf,
   printStateOf,
@@ -150,6 +151,47 @@ test("xterm's print state: parser ground state, UTF-8 remainder, charset, insert
     assert.deepEqual(state.cursor(), { x: 0, y: 3, scrollTop: 0, scrollBottom: 3, ybase: 2, ydisp: 2 });
     write(Buffer.from('\x1b[?1049h\x1b[2;2H'));
     assert.deepEqual(state.cursor(), { x: 1, y: 1, scrollTop: 0, scrollBottom: 3, ybase: 0, ydisp: 0 }, "the alternate screen's cursor");
+  } finally {
+    term.dispose();
+  }
+});
+
+test('a row xterm reuses at a scroll keeps its own empty maps (keepEmptyRowMaps), and combined characters and underline colours still come and go with the rows', () => {
+  const term = new Terminal({ cols: 10, rows: 3, scrollback: 2, allowProposedApi: true, logLevel: 'off' });
+  try {
+    assert.equal(keepEmptyRowMaps(term), true, "xterm's rows: copyFrom, _combined, _extendedAttrs");
+    const write = syncWriteOf(term)!;
+    const rows = (term as unknown as { _core: { buffers: { normal: { lines: { get(i: number): { _combined: object; _extendedAttrs: object } } } } } })._core
+      .buffers.normal.lines;
+    // Fill the buffer (scrollback 2 + 3 rows), then scroll: the oldest row is reused each time.
+    write(Buffer.from('a\r\nb\r\nc\r\nd\r\ne'));
+    const oldest = rows.get(0);
+    const maps = [oldest._combined, oldest._extendedAttrs];
+    write(Buffer.from('\r\nf'));
+    const reused = rows.get(4);
+    assert.equal(reused, oldest, 'xterm reused the oldest row for the new bottom row');
+    assert.equal(reused._combined, maps[0], 'its own empty map of combined characters, not a new one');
+    assert.equal(reused._extendedAttrs, maps[1], 'its own empty map of extended attributes, not a new one');
+    // A row holding a combined character and an underline colour (an extended attribute) still
+    // loses both when it is reused, and rows printed later get their own.
+    write(Buffer.from('\r\ne\u0301\x1b[4;58;5;1mu\x1b[0m'));
+    const marked = rows.get(4);
+    assert.equal(Object.keys(marked._combined).length, 1);
+    assert.equal(Object.keys(marked._extendedAttrs).length, 1);
+    write(Buffer.from('\r\n1\r\n2\r\n3\r\n4\r\n5'));
+    assert.equal(rows.get(4), marked, 'reused for the row of 5');
+    assert.equal(Object.keys(marked._combined).length, 0, 'reused: no combined character left');
+    assert.equal(Object.keys(marked._extendedAttrs).length, 0, 'reused: no extended attribute left');
+    write(Buffer.from('\r\ne\u0301'));
+    const screen = () => [0, 1, 2].map((y) => term.buffer.active.getLine(term.buffer.active.baseY + y)?.translateToString(true));
+    assert.deepEqual(screen(), ['4', '5', 'e\u0301']);
+    assert.equal(
+      term.buffer.active
+        .getLine(term.buffer.active.baseY + 2)
+        ?.getCell(0)
+        ?.getChars(),
+      'e\u0301',
+    );
   } finally {
     term.dispose();
   }
