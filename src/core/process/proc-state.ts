@@ -20,7 +20,7 @@
 import * as fs from 'node:fs';
 import { readStat, isDead, terminalOf, foregroundProcessGroup } from './proc/stat';
 import { inputWaitSyscalls, readSyscall, type WaitKind } from './proc/wait-syscalls';
-import { terminalWaitOf, waitsOnRemote } from './proc/wait-sets';
+import { JobSockets, terminalWaitOf, waitsOnRemote } from './proc/wait-sets';
 
 export { foregroundProcessGroup, shellHasEnded, terminalOf } from './proc/stat';
 export { signalForegroundGroup } from './proc/signal';
@@ -59,7 +59,14 @@ type TaskVerdict = 'waiting' | 'relaying' | 'asleep' | 'busy' | 'dead' | 'denied
  * `remote`: gets, for a task asleep in a wait for input that is not the terminal's, a check of
  * whether it waits on a connection out of sight (made only if another task reads the terminal).
  */
-function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap<number, WaitKind>, remote: Array<() => boolean>): TaskVerdict {
+function taskVerdict(
+  pid: number,
+  tid: number,
+  ttyNr: number,
+  table: ReadonlyMap<number, WaitKind>,
+  job: JobSockets,
+  remote: Array<() => boolean>,
+): TaskVerdict {
   const stat = readStat(`/proc/${pid}/task/${tid}/stat`);
   // A task that vanished mid-scan means the job is changing state: report busy so the caller looks again.
   if (stat === null) return 'busy';
@@ -78,8 +85,8 @@ function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap
     case 'syscall': {
       const kind = table.get(sys.nr);
       if (kind === undefined) return 'asleep';
-      const wait = terminalWaitOf(kind, pid, tid, sys.args, ttyNr);
-      if (wait === 'other') remote.push(() => waitsOnRemote(kind, pid, tid, sys.args));
+      const wait = terminalWaitOf(kind, pid, tid, sys.args, ttyNr, job);
+      if (wait === 'other') remote.push(() => waitsOnRemote(kind, pid, tid, sys.args, job));
       return wait === 'terminal' ? 'waiting' : wait === 'relay' ? 'relaying' : 'asleep';
     }
   }
@@ -92,7 +99,8 @@ function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap
  * job may be reading the terminal; only the terminal's mode can tell more (see input-wait.ts).
  * 'relaying' — no task is busy, and one waits for the terminal and, in the same wait or in another
  * task of the job, for input from a program out of sight (ssh's connection, the other terminal of
- * sudo or `script`, the connection a thread of `kubectl exec` waits on): it passes on what is typed,
+ * sudo or `script`, the connection a thread of `kubectl exec` waits on, a Unix socket to a daemon
+ * as `docker exec`'s): it passes on what is typed,
  * and whether the program behind it is ready cannot be seen (docs/guarantees.md#send-readiness).
  */
 export type ForegroundState = Readiness | 'asleep_hidden' | 'relaying';
@@ -132,6 +140,7 @@ export function foregroundStateOf(shellPid: number): ForegroundState {
     let relaying = false;
     let denied = false;
     const remote: Array<() => boolean> = [];
+    const job = new JobSockets(members);
     for (const pid of members) {
       let tids: string[];
       try {
@@ -140,7 +149,7 @@ export function foregroundStateOf(shellPid: number): ForegroundState {
         return 'busy'; // exited since the scan: the job is changing state
       }
       for (const tid of tids) {
-        const verdict = taskVerdict(pid, Number(tid), ttyNr, table, remote);
+        const verdict = taskVerdict(pid, Number(tid), ttyNr, table, job, remote);
         if (verdict === 'busy') return 'busy'; // a busy task decides regardless of unreadable ones
         if (verdict === 'waiting') waiting = true;
         if (verdict === 'relaying') relaying = true;

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { unixPeerOf } from './unix-peer';
 import type { WaitKind } from './wait-syscalls';
 
 /* Whether a blocked read, select, poll or epoll wait includes the session's terminal, and what else it waits on: read from the task's fds and memory. */
@@ -149,12 +150,55 @@ function inputFdsOf(kind: WaitKind, pid: number, tid: number, args: readonly big
 }
 
 /**
- * True when `fd` of the task brings input from a program this terminal's /proc cannot show: the
- * master side of another terminal (sudo with use_pty, `script`: the program runs there) or an
- * internet socket (ssh, mosh, telnet: the program runs on another machine). A Unix socket or a pipe
- * is not counted: event loops wake themselves through one (asyncio's self-pipe), beside the terminal.
+ * The sockets the processes of a foreground job hold, read once per look and only when asked (a
+ * Unix socket in a wait): where the other end of a Unix socket is decides whether it is a relay.
  */
-function isRelaySource(pid: number, tid: number, fd: number): boolean {
+export class JobSockets {
+  private _held: Set<number> | undefined;
+
+  constructor(private readonly _members: readonly number[]) {}
+
+  /** True when one of the job's processes has socket `ino` open. */
+  holds(ino: number): boolean {
+    this._held ??= socketsOf(this._members);
+    return this._held.has(ino);
+  }
+}
+
+/** Most fds of one process looked at for its sockets (a server can hold thousands). */
+const MAX_SOCKET_FDS = 1024;
+
+function socketsOf(pids: readonly number[]): Set<number> {
+  const held = new Set<number>();
+  for (const pid of pids) {
+    let names: string[];
+    try {
+      names = fs.readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    for (const name of names.slice(0, MAX_SOCKET_FDS)) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${name}`));
+        if (m) held.add(Number(m[1]));
+      } catch {
+        // closed since the listing
+      }
+    }
+  }
+  return held;
+}
+
+/**
+ * True when `fd` of the task brings input from a program this terminal's /proc cannot show: the
+ * master side of another terminal (sudo with use_pty, `script`: the program runs there), an
+ * internet socket (ssh, mosh, telnet: the program runs on another machine), or a Unix socket whose
+ * other end no process of the job holds (a tmux or screen client's server, `docker exec`'s
+ * daemon: the program runs under them). A pipe is not counted, nor a Unix socket whose other end
+ * is the job's own: event loops wake themselves through one (asyncio's socket pair), beside the
+ * terminal.
+ */
+function isRelaySource(pid: number, tid: number, fd: number, job: JobSockets): boolean {
   let st: fs.Stats;
   try {
     st = fs.statSync(`/proc/${pid}/task/${tid}/fd/${fd}`);
@@ -162,7 +206,10 @@ function isRelaySource(pid: number, tid: number, fd: number): boolean {
     return false;
   }
   if (st.isCharacterDevice()) return st.rdev === DEV_PTMX_RDEV;
-  return st.isSocket() && isInternetSocket(pid, st.ino);
+  if (!st.isSocket()) return false;
+  if (isInternetSocket(pid, st.ino)) return true;
+  const peer = unixPeerOf(st.ino);
+  return peer !== null && !job.holds(peer);
 }
 
 /** Whether the socket with inode `ino` is one of the process's TCP or UDP sockets (IPv4 or IPv6). */
@@ -188,9 +235,9 @@ const MAX_REMOTE_FDS = 16;
  * terminal, is for input from a program out of sight (isRelaySource) among its first fds: a
  * thread of a relay that waits for its connection while another thread reads the terminal.
  */
-export function waitsOnRemote(kind: WaitKind, pid: number, tid: number, args: readonly bigint[]): boolean {
+export function waitsOnRemote(kind: WaitKind, pid: number, tid: number, args: readonly bigint[], job: JobSockets): boolean {
   const fds = inputFdsOf(kind, pid, tid, args);
-  return fds !== null && fds.slice(0, MAX_REMOTE_FDS).some((fd) => isRelaySource(pid, tid, fd));
+  return fds !== null && fds.slice(0, MAX_REMOTE_FDS).some((fd) => isRelaySource(pid, tid, fd, job));
 }
 
 /**
@@ -202,9 +249,9 @@ export function waitsOnRemote(kind: WaitKind, pid: number, tid: number, args: re
 export type TerminalWait = 'other' | 'terminal' | 'relay';
 
 /** How the wait of task `tid` (its system call `kind` with `args`) concerns the terminal `ttyNr` (see TerminalWait). */
-export function terminalWaitOf(kind: WaitKind, pid: number, tid: number, args: readonly bigint[], ttyNr: number): TerminalWait {
+export function terminalWaitOf(kind: WaitKind, pid: number, tid: number, args: readonly bigint[], ttyNr: number, job: JobSockets): TerminalWait {
   const fds = inputFdsOf(kind, pid, tid, args);
   if (fds === null) return hasTerminalOpen(pid, tid, ttyNr) ? 'terminal' : 'other';
   if (!fds.some((fd) => isTerminalFd(pid, tid, fd, ttyNr))) return 'other';
-  return kind !== 'read' && fds.some((fd) => isRelaySource(pid, tid, fd)) ? 'relay' : 'terminal';
+  return kind !== 'read' && fds.some((fd) => isRelaySource(pid, tid, fd, job)) ? 'relay' : 'terminal';
 }

@@ -1,6 +1,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -376,9 +377,14 @@ test('select/poll/epoll count only when their set includes the terminal for inpu
 });
 
 test(
-  'a wait on the terminal and, with it or in another thread, on an internet socket or the master of another terminal relays (ssh, sudo, kubectl): its readiness is unknown; a Unix socket or a pipe beside it still waits for input',
+  'a wait on the terminal and, with it or in another thread, on an internet socket, the master of another terminal or a Unix socket to a server out of the job relays (ssh, sudo, kubectl, tmux, docker): its readiness is unknown; a socket pair or a pipe beside it still waits for input',
   { skip: !linux && 'needs Linux /proc' },
   async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-relay-'));
+    const serverPath = path.join(dir, 'server.sock');
+    const clients: net.Socket[] = [];
+    const server = net.createServer((c) => clients.push(c));
+    await new Promise<void>((r) => server.listen(serverPath, r));
     const shell = openShell();
     /** Runs `line`, waits until /proc shows its job in `state` (readinessOf then `readiness`), then ends it. */
     const expectState = async (line: string, state: string, readiness: Readiness) => {
@@ -417,8 +423,19 @@ test(
       await expectState(`${python} -c "${tcp}; ${thread('select.select([c], [], [], 30)')}"`, 'relaying', 'unknown');
       await expectState(`${python} -c "${tcp}; e = select.epoll(); e.register(c, select.EPOLLIN); ${thread('e.poll(30)')}"`, 'relaying', 'unknown');
       await expectState(`${python} -c "import select, sys; ${thread('select.select([os.pipe()[0]], [], [], 30)')}"`, 'waiting_for_input', 'waiting_for_input');
+      // A Unix socket to a server out of the job (a tmux or screen client's server, docker exec's
+      // daemon; here this test's own process): a relay, in the same wait or in another thread.
+      const unix = `import socket, select, sys; c = socket.socket(socket.AF_UNIX); c.connect('${serverPath}')`;
+      await expectState(`${python} -c "${unix}; select.select([sys.stdin, c], [], [], 30)"`, 'relaying', 'unknown');
+      await expectState(`${python} -c "${unix}; e = select.epoll(); e.register(c, select.EPOLLIN); ${thread('e.poll(30)')}"`, 'relaying', 'unknown');
+      // The same socket connected to a server of the program's own: its other end is the job's.
+      const own = `import socket, select, sys; l = socket.socket(socket.AF_UNIX); l.bind('${path.join(dir, 'own.sock')}'); l.listen(1); c = socket.socket(socket.AF_UNIX); c.connect(l.getsockname()); a = l.accept()[0]`;
+      await expectState(`${python} -c "${own}; select.select([sys.stdin, c], [], [], 30)"`, 'waiting_for_input', 'waiting_for_input');
     } finally {
       shell.close();
+      for (const c of clients) c.destroy();
+      await new Promise((r) => server.close(r));
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   },
 );
