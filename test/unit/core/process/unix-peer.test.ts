@@ -7,8 +7,12 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { unixPeerOf } from '../../../../src/core/process/proc/unix-peer';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
 
 const linux = process.platform === 'linux';
+
+// Every test leaves nothing undisposed (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 /** The inode of this process's fd `fd`. */
 const inodeOf = (fd: number) => fs.statSync(`/proc/self/fd/${fd}`).ino;
