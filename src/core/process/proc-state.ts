@@ -20,7 +20,7 @@
 import * as fs from 'node:fs';
 import { readStat, isDead, terminalOf, foregroundProcessGroup } from './proc/stat';
 import { inputWaitSyscalls, readSyscall, type WaitKind } from './proc/wait-syscalls';
-import { JobSockets, terminalWaitOf, waitsOnRemote } from './proc/wait-sets';
+import { JobSockets, terminalWaitOf, waitsOnRemote, waitsOnTerminalServer } from './proc/wait-sets';
 
 export { foregroundProcessGroup, shellHasEnded, terminalOf } from './proc/stat';
 export { signalForegroundGroup } from './proc/signal';
@@ -52,21 +52,21 @@ function processesInGroup(pgid: number): number[] | null {
   return members;
 }
 
+/**
+ * For a task asleep in a wait for input that is not the terminal's, made only when needed:
+ * `connection`, whether it waits on a connection out of sight (asked when another task reads the
+ * terminal); `server`, whether it waits on a server that has the terminal (asked when none does).
+ */
+interface RemoteChecks {
+  connection(): boolean;
+  server(): boolean;
+}
+
 /** Verdict for one task (thread) of a foreground process. */
 type TaskVerdict = 'waiting' | 'relaying' | 'asleep' | 'busy' | 'dead' | 'denied';
 
-/**
- * `remote`: gets, for a task asleep in a wait for input that is not the terminal's, a check of
- * whether it waits on a connection out of sight (made only if another task reads the terminal).
- */
-function taskVerdict(
-  pid: number,
-  tid: number,
-  ttyNr: number,
-  table: ReadonlyMap<number, WaitKind>,
-  job: JobSockets,
-  remote: Array<() => boolean>,
-): TaskVerdict {
+/** `remote`: gets, for a task asleep in a wait for input that is not the terminal's, its checks (RemoteChecks). */
+function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap<number, WaitKind>, job: JobSockets, remote: RemoteChecks[]): TaskVerdict {
   const stat = readStat(`/proc/${pid}/task/${tid}/stat`);
   // A task that vanished mid-scan means the job is changing state: report busy so the caller looks again.
   if (stat === null) return 'busy';
@@ -86,7 +86,11 @@ function taskVerdict(
       const kind = table.get(sys.nr);
       if (kind === undefined) return 'asleep';
       const wait = terminalWaitOf(kind, pid, tid, sys.args, ttyNr, job);
-      if (wait === 'other') remote.push(() => waitsOnRemote(kind, pid, tid, sys.args, job));
+      if (wait === 'other')
+        remote.push({
+          connection: () => waitsOnRemote(kind, pid, tid, sys.args, job),
+          server: () => waitsOnTerminalServer(kind, pid, tid, sys.args, ttyNr, job),
+        });
       return wait === 'terminal' ? 'waiting' : wait === 'relay' ? 'relaying' : 'asleep';
     }
   }
@@ -139,7 +143,7 @@ export function foregroundStateOf(shellPid: number): ForegroundState {
     let waiting = false;
     let relaying = false;
     let denied = false;
-    const remote: Array<() => boolean> = [];
+    const remote: RemoteChecks[] = [];
     const job = new JobSockets(members);
     for (const pid of members) {
       let tids: string[];
@@ -162,7 +166,10 @@ export function foregroundStateOf(shellPid: number): ForegroundState {
     if (relaying) return 'relaying';
     // The same when one task reads the terminal and another waits for the connection (a Go
     // program's reads of the terminal and its network poller are threads of their own).
-    if (waiting && remote.some((waitsOnConnection) => waitsOnConnection())) return 'relaying';
+    if (waiting && remote.some((check) => check.connection())) return 'relaying';
+    // No task reads the terminal, but one waits on a server that has it (a tmux client): the
+    // server reads what is typed for programs this terminal cannot see.
+    if (!waiting && remote.some((check) => check.server())) return 'relaying';
     // No live member (the job just ended, the shell has not taken the terminal back yet) or nobody waits
     // on the terminal: not ready.
     return waiting ? 'waiting_for_input' : 'busy';

@@ -241,6 +241,86 @@ export function waitsOnRemote(kind: WaitKind, pid: number, tid: number, args: re
 }
 
 /**
+ * Whether the other end of a Unix socket is held by a process that has the terminal open, per
+ * socket and terminal. Finding that process is a walk of every process's fds (a few ms here, more
+ * on a desktop with hundreds of processes), so it is remembered: a "yes" while the connection
+ * lasts (re-checked after a minute), a "no" for a time that doubles at each check from 1 s to a
+ * minute (a tmux client connects before its server is handed the terminal; psql waits on its
+ * server for as long as a query runs).
+ */
+const terminalServers = new Map<string, { holds: boolean; at: number; forMs: number }>();
+const FIRST_NO_MS = 1000;
+const LONGEST_MS = 60_000;
+const MAX_REMEMBERED = 256;
+
+/** The inode of the task's fd `fd` when it is a socket, else null. */
+function socketInode(pid: number, tid: number, fd: number): number | null {
+  try {
+    const st = fs.statSync(`/proc/${pid}/task/${tid}/fd/${fd}`);
+    return st.isSocket() ? st.ino : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A process that has socket `ino` open, found among every process this user may look into; null if none. */
+function processHoldingSocket(ino: number): number | null {
+  const link = `socket:[${ino}]`;
+  let pids: string[];
+  try {
+    pids = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return null;
+  }
+  for (const pid of pids) {
+    let fds: string[];
+    try {
+      fds = fs.readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue; // gone, or another user's
+    }
+    for (const fd of fds) {
+      try {
+        if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === link) return Number(pid);
+      } catch {
+        // closed since the listing
+      }
+    }
+  }
+  return null;
+}
+
+function holdsTerminalAtOtherEnd(peer: number, ttyNr: number): boolean {
+  const key = `${peer}:${ttyNr}`;
+  const now = Date.now();
+  const known = terminalServers.get(key);
+  if (known && now - known.at < known.forMs) return known.holds;
+  const holder = processHoldingSocket(peer);
+  const holds = holder !== null && hasTerminalOpen(holder, holder, ttyNr);
+  const forMs = holds ? LONGEST_MS : Math.min(LONGEST_MS, known && !known.holds ? known.forMs * 2 : FIRST_NO_MS);
+  if (terminalServers.size >= MAX_REMEMBERED) terminalServers.clear();
+  terminalServers.set(key, { holds, at: now, forMs });
+  return holds;
+}
+
+/**
+ * Whether the wait of task `tid`, which is not for the terminal, is on a Unix socket whose other
+ * end, out of the job, is held by a process that has the terminal open: the job handed the
+ * terminal to a server that reads and writes it (a tmux client's: its server has the terminal's
+ * fd, and the client waits on the server alone).
+ */
+export function waitsOnTerminalServer(kind: WaitKind, pid: number, tid: number, args: readonly bigint[], ttyNr: number, job: JobSockets): boolean {
+  const fds = inputFdsOf(kind, pid, tid, args);
+  if (fds === null) return false;
+  for (const fd of fds.slice(0, MAX_REMOTE_FDS)) {
+    const ino = socketInode(pid, tid, fd);
+    const peer = ino === null ? null : unixPeerOf(ino);
+    if (peer !== null && !job.holds(peer) && holdsTerminalAtOtherEnd(peer, ttyNr)) return true;
+  }
+  return false;
+}
+
+/**
  * How a task's wait concerns the session's terminal: `other`, it does not wait for the terminal's
  * input; `terminal`, it does; `relay`, it does and also for input from a program out of this
  * terminal's sight (isRelaySource): then it waiting says nothing about that program being ready.

@@ -440,6 +440,46 @@ test(
   },
 );
 
+test(
+  'a job that waits only on a server which has the terminal open relays (a tmux client: its server reads the terminal); one whose server has not is busy (psql waiting for a query)',
+  { skip: !linux && 'needs Linux /proc' },
+  async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-handover-'));
+    const serverPath = path.join(dir, 'server.sock');
+    const clients: net.Socket[] = [];
+    const server = net.createServer((c) => clients.push(c));
+    await new Promise<void>((r) => server.listen(serverPath, r));
+    const shell = openShell();
+    let tty: number | undefined;
+    try {
+      await waitForPrompt(shell);
+      // The program waits on its connection alone, as a client waits for its server's word.
+      const line = `${python} -c "import socket, select; c = socket.socket(socket.AF_UNIX); c.connect('${serverPath}'); select.select([c], [], [], 30)"`;
+      await expectJobBusyIn(shell, line, 'python', SELECT_SYSCALLS);
+      // The server (this test's process) has the terminal open, as tmux's server has its clients' terminals.
+      tty = fs.openSync(fs.readlinkSync(`/proc/${shell.pid}/fd/0`), fs.constants.O_RDWR | fs.constants.O_NOCTTY);
+      shell.run(line);
+      const pgid = await waitForJob(shell, 'python');
+      await until(
+        `job ${pgid} relaying`,
+        () => ({ fg: foregroundProcessGroup(shell.pid), state: foregroundStateOf(shell.pid) }),
+        (v) => v.fg === pgid && v.state === 'relaying',
+      );
+      assert.equal(readinessOf(shell.pid), 'unknown');
+      assert.equal(signalForegroundGroup(shell.pid, 'SIGINT').pgid, pgid);
+      await waitForPrompt(shell);
+      // A wait on nothing beside a terminal held elsewhere is still busy: only a wait on that server relays.
+      await expectJobBusyIn(shell, `${python} -c "import select; select.select([], [], [], 30)"`, 'python', SELECT_SYSCALLS);
+    } finally {
+      if (tty !== undefined) fs.closeSync(tty);
+      shell.close();
+      for (const c of clients) c.destroy();
+      await new Promise((r) => server.close(r));
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
 test('multi-threaded node: a timer is busy, reading stdin waits for input', { skip: !linux && 'needs Linux /proc' }, async () => {
   const shell = openShell();
   try {
