@@ -20,7 +20,8 @@
 import * as fs from 'node:fs';
 import { readStat, isDead, terminalOf, foregroundProcessGroup } from './proc/stat';
 import { inputWaitSyscalls, readSyscall, type WaitKind } from './proc/wait-syscalls';
-import { JobSockets, terminalWaitOf, waitsOnRemote, waitsOnTerminalServer } from './proc/wait-sets';
+import { JobSockets } from './proc/socket-ends';
+import { terminalWaitOf, waitsOnRemote, waitsOnTerminalServer } from './proc/wait-sets';
 
 export { foregroundProcessGroup, shellHasEnded, terminalOf } from './proc/stat';
 export { signalForegroundGroup } from './proc/signal';
@@ -88,7 +89,7 @@ function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap
       const wait = terminalWaitOf(kind, pid, tid, sys.args, ttyNr, job);
       if (wait === 'other')
         remote.push({
-          connection: () => waitsOnRemote(kind, pid, tid, sys.args, job),
+          connection: () => waitsOnRemote(kind, pid, tid, sys.args, ttyNr, job),
           server: () => waitsOnTerminalServer(kind, pid, tid, sys.args, ttyNr, job),
         });
       return wait === 'terminal' ? 'waiting' : wait === 'relay' ? 'relaying' : 'asleep';

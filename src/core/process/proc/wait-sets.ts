@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { holdsTerminalAtOtherEnd, JobSockets, socketInode } from './socket-ends';
 import { unixPeerOf } from './unix-peer';
 import type { WaitKind } from './wait-syscalls';
 
@@ -150,55 +151,23 @@ function inputFdsOf(kind: WaitKind, pid: number, tid: number, args: readonly big
 }
 
 /**
- * The sockets the processes of a foreground job hold, read once per look and only when asked (a
- * Unix socket in a wait): where the other end of a Unix socket is decides whether it is a relay.
+ * Where the relay's wait on a Unix socket is: `sameWait`, in the very wait that reads the terminal
+ * (a program that selects on both, as vim with its X connection or emacs with D-Bus); else in a thread of its own beside a read of the terminal (Go's docker CLI).
  */
-export class JobSockets {
-  private _held: Set<number> | undefined;
-
-  constructor(private readonly _members: readonly number[]) {}
-
-  /** True when one of the job's processes has socket `ino` open. */
-  holds(ino: number): boolean {
-    this._held ??= socketsOf(this._members);
-    return this._held.has(ino);
-  }
-}
-
-/** Most fds of one process looked at for its sockets (a server can hold thousands). */
-const MAX_SOCKET_FDS = 1024;
-
-function socketsOf(pids: readonly number[]): Set<number> {
-  const held = new Set<number>();
-  for (const pid of pids) {
-    let names: string[];
-    try {
-      names = fs.readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      continue; // gone, or not ours to read
-    }
-    for (const name of names.slice(0, MAX_SOCKET_FDS)) {
-      try {
-        const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${name}`));
-        if (m) held.add(Number(m[1]));
-      } catch {
-        // closed since the listing
-      }
-    }
-  }
-  return held;
-}
+type UnixRelayCheck = { ttyNr: number; sameWait: boolean };
 
 /**
  * True when `fd` of the task brings input from a program this terminal's /proc cannot show: the
  * master side of another terminal (sudo with use_pty, `script`: the program runs there), an
  * internet socket (ssh, mosh, telnet: the program runs on another machine), or a Unix socket whose
- * other end no process of the job holds (a tmux or screen client's server, `docker exec`'s
- * daemon: the program runs under them). A pipe is not counted, nor a Unix socket whose other end
- * is the job's own: event loops wake themselves through one (asyncio's socket pair), beside the
- * terminal.
+ * other end no process of the job holds: beside the terminal in another thread (`docker exec`'s
+ * daemon: the program runs under it), or in the same wait when the process at the other end has
+ * this terminal open too. A pipe is not counted, nor a Unix socket whose other
+ * end is the job's own (an event loop's socket pair for waking itself), nor, in the same wait, one
+ * to a server that does not have the terminal: vim's X connection, emacs's D-Bus, where the
+ * program itself is what waits for input.
  */
-function isRelaySource(pid: number, tid: number, fd: number, job: JobSockets): boolean {
+function isRelaySource(pid: number, tid: number, fd: number, job: JobSockets, unix: UnixRelayCheck): boolean {
   let st: fs.Stats;
   try {
     st = fs.statSync(`/proc/${pid}/task/${tid}/fd/${fd}`);
@@ -209,7 +178,8 @@ function isRelaySource(pid: number, tid: number, fd: number, job: JobSockets): b
   if (!st.isSocket()) return false;
   if (isInternetSocket(pid, st.ino)) return true;
   const peer = unixPeerOf(st.ino);
-  return peer !== null && !job.holds(peer);
+  if (peer === null || job.holds(peer)) return false;
+  return !unix.sameWait || holdsTerminalAtOtherEnd(peer, unix.ttyNr, (holder) => hasTerminalOpen(holder, holder, unix.ttyNr));
 }
 
 /** Whether the socket with inode `ino` is one of the process's TCP or UDP sockets (IPv4 or IPv6). */
@@ -235,72 +205,10 @@ const MAX_REMOTE_FDS = 16;
  * terminal, is for input from a program out of sight (isRelaySource) among its first fds: a
  * thread of a relay that waits for its connection while another thread reads the terminal.
  */
-export function waitsOnRemote(kind: WaitKind, pid: number, tid: number, args: readonly bigint[], job: JobSockets): boolean {
+export function waitsOnRemote(kind: WaitKind, pid: number, tid: number, args: readonly bigint[], ttyNr: number, job: JobSockets): boolean {
   const fds = inputFdsOf(kind, pid, tid, args);
-  return fds !== null && fds.slice(0, MAX_REMOTE_FDS).some((fd) => isRelaySource(pid, tid, fd, job));
-}
-
-/**
- * Whether the other end of a Unix socket is held by a process that has the terminal open, per
- * socket and terminal. Finding that process is a walk of every process's fds (a few ms here, more
- * on a desktop with hundreds of processes), so it is remembered: a "yes" while the connection
- * lasts (re-checked after a minute), a "no" for a time that doubles at each check from 1 s to a
- * minute (a tmux client connects before its server is handed the terminal; psql waits on its
- * server for as long as a query runs).
- */
-const terminalServers = new Map<string, { holds: boolean; at: number; forMs: number }>();
-const FIRST_NO_MS = 1000;
-const LONGEST_MS = 60_000;
-const MAX_REMEMBERED = 256;
-
-/** The inode of the task's fd `fd` when it is a socket, else null. */
-function socketInode(pid: number, tid: number, fd: number): number | null {
-  try {
-    const st = fs.statSync(`/proc/${pid}/task/${tid}/fd/${fd}`);
-    return st.isSocket() ? st.ino : null;
-  } catch {
-    return null;
-  }
-}
-
-/** A process that has socket `ino` open, found among every process this user may look into; null if none. */
-function processHoldingSocket(ino: number): number | null {
-  const link = `socket:[${ino}]`;
-  let pids: string[];
-  try {
-    pids = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-  } catch {
-    return null;
-  }
-  for (const pid of pids) {
-    let fds: string[];
-    try {
-      fds = fs.readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      continue; // gone, or another user's
-    }
-    for (const fd of fds) {
-      try {
-        if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === link) return Number(pid);
-      } catch {
-        // closed since the listing
-      }
-    }
-  }
-  return null;
-}
-
-function holdsTerminalAtOtherEnd(peer: number, ttyNr: number): boolean {
-  const key = `${peer}:${ttyNr}`;
-  const now = Date.now();
-  const known = terminalServers.get(key);
-  if (known && now - known.at < known.forMs) return known.holds;
-  const holder = processHoldingSocket(peer);
-  const holds = holder !== null && hasTerminalOpen(holder, holder, ttyNr);
-  const forMs = holds ? LONGEST_MS : Math.min(LONGEST_MS, known && !known.holds ? known.forMs * 2 : FIRST_NO_MS);
-  if (terminalServers.size >= MAX_REMEMBERED) terminalServers.clear();
-  terminalServers.set(key, { holds, at: now, forMs });
-  return holds;
+  const unix = { ttyNr, sameWait: false };
+  return fds !== null && fds.slice(0, MAX_REMOTE_FDS).some((fd) => isRelaySource(pid, tid, fd, job, unix));
 }
 
 /**
@@ -315,7 +223,7 @@ export function waitsOnTerminalServer(kind: WaitKind, pid: number, tid: number, 
   for (const fd of fds.slice(0, MAX_REMOTE_FDS)) {
     const ino = socketInode(pid, tid, fd);
     const peer = ino === null ? null : unixPeerOf(ino);
-    if (peer !== null && !job.holds(peer) && holdsTerminalAtOtherEnd(peer, ttyNr)) return true;
+    if (peer !== null && !job.holds(peer) && holdsTerminalAtOtherEnd(peer, ttyNr, (holder) => hasTerminalOpen(holder, holder, ttyNr))) return true;
   }
   return false;
 }
@@ -333,5 +241,6 @@ export function terminalWaitOf(kind: WaitKind, pid: number, tid: number, args: r
   const fds = inputFdsOf(kind, pid, tid, args);
   if (fds === null) return hasTerminalOpen(pid, tid, ttyNr) ? 'terminal' : 'other';
   if (!fds.some((fd) => isTerminalFd(pid, tid, fd, ttyNr))) return 'other';
-  return kind !== 'read' && fds.some((fd) => isRelaySource(pid, tid, fd, job)) ? 'relay' : 'terminal';
+  const unix = { ttyNr, sameWait: true };
+  return kind !== 'read' && fds.some((fd) => isRelaySource(pid, tid, fd, job, unix)) ? 'relay' : 'terminal';
 }

@@ -377,7 +377,7 @@ test('select/poll/epoll count only when their set includes the terminal for inpu
 });
 
 test(
-  'a wait on the terminal and, with it or in another thread, on an internet socket, the master of another terminal or a Unix socket to a server out of the job relays (ssh, sudo, kubectl, tmux, docker): its readiness is unknown; a socket pair or a pipe beside it still waits for input',
+  'a wait on the terminal and, with it or in another thread, on an internet socket, the master of another terminal or a Unix socket to a server out of the job relays (ssh, sudo, kubectl, docker): its readiness is unknown; a socket pair, a pipe, or in the same wait a server without the terminal, still waits for input',
   { skip: !linux && 'needs Linux /proc' },
   async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-relay-'));
@@ -423,11 +423,20 @@ test(
       await expectState(`${python} -c "${tcp}; ${thread('select.select([c], [], [], 30)')}"`, 'relaying', 'unknown');
       await expectState(`${python} -c "${tcp}; e = select.epoll(); e.register(c, select.EPOLLIN); ${thread('e.poll(30)')}"`, 'relaying', 'unknown');
       await expectState(`${python} -c "import select, sys; ${thread('select.select([os.pipe()[0]], [], [], 30)')}"`, 'waiting_for_input', 'waiting_for_input');
-      // A Unix socket to a server out of the job (a tmux or screen client's server, docker exec's
-      // daemon; here this test's own process): a relay, in the same wait or in another thread.
+      // A Unix socket to a server out of the job (here this test's own process), waited on by a
+      // thread of its own beside the read (Go's docker CLI and its daemon): a relay.
       const unix = `import socket, select, sys; c = socket.socket(socket.AF_UNIX); c.connect('${serverPath}')`;
-      await expectState(`${python} -c "${unix}; select.select([sys.stdin, c], [], [], 30)"`, 'relaying', 'unknown');
       await expectState(`${python} -c "${unix}; e = select.epoll(); e.register(c, select.EPOLLIN); ${thread('e.poll(30)')}"`, 'relaying', 'unknown');
+      // In the same wait as the terminal, a server that does not have the terminal (vim's X
+      // connection, emacs's D-Bus) leaves the program waiting for input; one that has it too makes
+      // the program a relay.
+      await expectState(`${python} -c "${unix}; select.select([sys.stdin, c], [], [], 30)"`, 'waiting_for_input', 'waiting_for_input');
+      const tty = fs.openSync(fs.readlinkSync(`/proc/${shell.pid}/fd/0`), fs.constants.O_RDWR | fs.constants.O_NOCTTY);
+      try {
+        await expectState(`${python} -c "${unix}; select.select([sys.stdin, c], [], [], 30)"`, 'relaying', 'unknown');
+      } finally {
+        fs.closeSync(tty);
+      }
       // The same socket connected to a server of the program's own: its other end is the job's.
       const own = `import socket, select, sys; l = socket.socket(socket.AF_UNIX); l.bind('${path.join(dir, 'own.sock')}'); l.listen(1); c = socket.socket(socket.AF_UNIX); c.connect(l.getsockname()); a = l.accept()[0]`;
       await expectState(`${python} -c "${own}; select.select([sys.stdin, c], [], [], 30)"`, 'waiting_for_input', 'waiting_for_input');
