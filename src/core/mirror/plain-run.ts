@@ -67,6 +67,8 @@ export class PlainRunFinder {
    */
   find(data: Uint8Array, from: number, cols: number, tailRows: number, minSkipped: number): PlainRun | undefined {
     const n = data.length;
+    // A local in the loop: the module's binding is read once per call, not twice per line.
+    let ends = sharedEnds;
     let i = from;
     while (i < n) {
       const start = i;
@@ -82,12 +84,12 @@ export class PlainRunFinder {
         }
         j = lf - 1;
         if (j < i || data[j] !== CR || !printable(data, i, j)) break;
-        if (lines === sharedEnds.length) {
+        if (lines === ends.length) {
           const grown = new Uint32Array(lines * 2);
-          grown.set(sharedEnds);
-          sharedEnds = grown;
+          grown.set(ends);
+          ends = sharedEnds = grown;
         }
-        sharedEnds[lines++] = j + 2;
+        ends[lines++] = j + 2;
         rows += rowsOfLine(j - i, cols);
         i = j + 2;
       }
