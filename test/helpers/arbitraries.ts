@@ -290,6 +290,12 @@ export const FUZZ_WAIT_MS = 100;
  * ones, and gives the calls that wait by default (`defaults`) a short timeout.
  */
 export function boundWaits(v: Wild, defaults: Record<string, number> = {}): Wild {
+  // An object as raw text (deepNesting's `{"a":{"a":…}}`): its unknown keys are ignored, so the
+  // method would wait its default; the defaults go in front (a key given again later still wins).
+  if (v instanceof RawJson && /^\{\s*"/.test(v.text)) {
+    const given = Object.entries(defaults).map(([k, ms]) => `${JSON.stringify(k)}:${ms},`);
+    return given.length ? new RawJson(`{${given.join('')}${v.text.slice(1)}`) : v;
+  }
   if (!(v instanceof Entries)) return v;
   const entries = v.entries.map(([k, x]) => {
     if (TIMING_KEYS.has(k) && typeof x === 'number' && Number.isInteger(x) && x > FUZZ_WAIT_MS && x <= 86_400_000) return [k, (x % FUZZ_WAIT_MS) + 1] as const;

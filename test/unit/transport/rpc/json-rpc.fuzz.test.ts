@@ -12,7 +12,19 @@ import type { z } from 'zod';
 import { METHODS } from '../../../../src/core/methods/table';
 import { selector as sessionSelector } from '../../../../src/core/methods/schemas';
 import type { MethodSpec } from '../../../../src/core/methods/spec';
-import { boundWaits, Entries, jsonText, keyName, nastyString, objectOf, rawLine, wildJson, FUZZ_WAIT_MS, type Wild } from '../../../helpers/arbitraries';
+import {
+  boundWaits,
+  Entries,
+  jsonText,
+  keyName,
+  nastyString,
+  objectOf,
+  RawJson,
+  rawLine,
+  wildJson,
+  FUZZ_WAIT_MS,
+  type Wild,
+} from '../../../helpers/arbitraries';
 import { fuzz } from '../../../helpers/fuzz';
 import { fillText, FuzzHost } from '../../../helpers/fuzz-host';
 import { LineClient } from '../../../helpers/protocol';
@@ -87,7 +99,11 @@ function requestTo(spec: MethodSpec, door: Door): fc.Arbitrary<Wild> {
     .map(([jsonrpc, id, method, params]) => {
       // Calls that wait by default (a day at most) are bounded, with or without params.
       const bounded =
-        params instanceof Entries ? boundWaits(params, defaults) : params === undefined && defaults ? boundWaits(new Entries([]), defaults) : params;
+        params instanceof Entries || params instanceof RawJson
+          ? boundWaits(params, defaults)
+          : params === undefined && defaults
+            ? boundWaits(new Entries([]), defaults)
+            : params;
       const members: Array<[string, Wild | undefined]> = [
         ['jsonrpc', jsonrpc],
         ['id', id],
