@@ -23,23 +23,28 @@ const MAX_SOCKET_FDS = 1024;
 
 function socketsOf(pids: readonly number[]): Set<number> {
   const held = new Set<number>();
-  for (const pid of pids) {
-    let names: string[];
+  for (const pid of pids) for (const ino of socketInodesOf(pid, MAX_SOCKET_FDS)) held.add(ino);
+  return held;
+}
+
+/** The inodes of the sockets process `pid` has open among its first `max` fds; none when it is gone or another user's. */
+function socketInodesOf(pid: number | string, max = Infinity): number[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return [];
+  }
+  const inodes: number[] = [];
+  for (const name of names.length > max ? names.slice(0, max) : names) {
     try {
-      names = fs.readdirSync(`/proc/${pid}/fd`);
+      const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${name}`));
+      if (m) inodes.push(Number(m[1]));
     } catch {
-      continue; // gone, or not ours to read
-    }
-    for (const name of names.slice(0, MAX_SOCKET_FDS)) {
-      try {
-        const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${name}`));
-        if (m) held.add(Number(m[1]));
-      } catch {
-        // closed since the listing
-      }
+      // closed since the listing
     }
   }
-  return held;
+  return inodes;
 }
 
 /**
@@ -67,29 +72,14 @@ export function socketInode(pid: number, tid: number, fd: number): number | null
 
 /** A process that has socket `ino` open, found among every process this user may look into; null if none. */
 function processHoldingSocket(ino: number): number | null {
-  const link = `socket:[${ino}]`;
   let pids: string[];
   try {
     pids = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name));
   } catch {
     return null;
   }
-  for (const pid of pids) {
-    let fds: string[];
-    try {
-      fds = fs.readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      continue; // gone, or another user's
-    }
-    for (const fd of fds) {
-      try {
-        if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === link) return Number(pid);
-      } catch {
-        // closed since the listing
-      }
-    }
-  }
-  return null;
+  const pid = pids.find((p) => socketInodesOf(p).includes(ino));
+  return pid === undefined ? null : Number(pid);
 }
 
 /** Whether the process at the other end of Unix socket `peer` has terminal `ttyNr` open (`hasTerminal` looks at one process). */

@@ -14,7 +14,6 @@ const SOCK_CLOEXEC = 0o2000000;
 const NETLINK_SOCK_DIAG = 4;
 const SOCK_DIAG_BY_FAMILY = 20;
 const NLM_F_REQUEST = 1;
-const NLMSG_ERROR = 2;
 const MSG_DONTWAIT = 0x40;
 /** unix_diag_req.udiag_show: the peer's inode (UNIX_DIAG_PEER in the answer). */
 const UDIAG_SHOW_PEER = 0x4;
@@ -50,8 +49,22 @@ function bind(): Calls | null {
 }
 
 const little = os.endianness() === 'LE';
-const request = Buffer.alloc(REQUEST_BYTES);
 const answer = Buffer.alloc(ANSWER_BYTES);
+/** The query, the same for every socket but its inode (at INODE_AT). */
+const request = Buffer.alloc(REQUEST_BYTES);
+const INODE_AT = 24;
+{
+  const q = new DataView(request.buffer, request.byteOffset, REQUEST_BYTES);
+  q.setUint32(0, REQUEST_BYTES, little);
+  q.setUint16(4, SOCK_DIAG_BY_FAMILY, little);
+  q.setUint16(6, NLM_F_REQUEST, little);
+  q.setUint32(8, 1, little); // sequence; the port (12) is 0: to the kernel
+  q.setUint8(16, AF_UNIX); // protocol and padding (17-19) are 0
+  q.setUint32(20, 0xffffffff, little); // any state
+  q.setUint32(28, UDIAG_SHOW_PEER, little);
+  q.setUint32(32, NO_COOKIE, little);
+  q.setUint32(36, NO_COOKIE, little);
+}
 
 /**
  * The inode of the socket connected to Unix socket `ino`, or null: not connected (a listener, an
@@ -63,20 +76,8 @@ export function unixPeerOf(ino: number): number | null {
   const fd = calls.socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
   if (fd < 0) return null;
   try {
-    const q = new DataView(request.buffer, request.byteOffset, REQUEST_BYTES);
-    q.setUint32(0, REQUEST_BYTES, little);
-    q.setUint16(4, SOCK_DIAG_BY_FAMILY, little);
-    q.setUint16(6, NLM_F_REQUEST, little);
-    q.setUint32(8, 1, little); // sequence
-    q.setUint32(12, 0, little); // to the kernel
-    q.setUint8(16, AF_UNIX);
-    q.setUint8(17, 0);
-    q.setUint16(18, 0, little);
-    q.setUint32(20, 0xffffffff, little); // any state
-    q.setUint32(24, ino, little);
-    q.setUint32(28, UDIAG_SHOW_PEER, little);
-    q.setUint32(32, NO_COOKIE, little);
-    q.setUint32(36, NO_COOKIE, little);
+    if (little) request.writeUInt32LE(ino, INODE_AT);
+    else request.writeUInt32BE(ino, INODE_AT);
     if (calls.send(fd, request, REQUEST_BYTES, 0) !== REQUEST_BYTES) return null;
     // The kernel answers while sending: the answer is queued when send returns.
     const n = calls.recv(fd, answer, ANSWER_BYTES, MSG_DONTWAIT);
@@ -90,7 +91,7 @@ export function unixPeerOf(ino: number): number | null {
 function peerIn(a: DataView): number | null {
   if (a.byteLength < ANSWER_ATTRIBUTES_AT) return null;
   const length = Math.min(a.getUint32(0, little), a.byteLength);
-  if (a.getUint16(4, little) === NLMSG_ERROR || a.getUint16(4, little) !== SOCK_DIAG_BY_FAMILY) return null;
+  if (a.getUint16(4, little) !== SOCK_DIAG_BY_FAMILY) return null; // NLMSG_ERROR: no such socket
   for (let at = ANSWER_ATTRIBUTES_AT; at + 4 <= length;) {
     const size = a.getUint16(at, little);
     if (size < 4) return null;

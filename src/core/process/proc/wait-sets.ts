@@ -152,7 +152,8 @@ function inputFdsOf(kind: WaitKind, pid: number, tid: number, args: readonly big
 
 /**
  * Where the relay's wait on a Unix socket is: `sameWait`, in the very wait that reads the terminal
- * (a program that selects on both, as vim with its X connection or emacs with D-Bus); else in a thread of its own beside a read of the terminal (Go's docker CLI).
+ * (a program that selects on both, as vim with its X connection or emacs with D-Bus); else in a
+ * thread of its own beside a read of the terminal (Go's docker CLI).
  */
 type UnixRelayCheck = { ttyNr: number; sameWait: boolean };
 
@@ -177,9 +178,19 @@ function isRelaySource(pid: number, tid: number, fd: number, job: JobSockets, un
   if (st.isCharacterDevice()) return st.rdev === DEV_PTMX_RDEV;
   if (!st.isSocket()) return false;
   if (isInternetSocket(pid, st.ino)) return true;
-  const peer = unixPeerOf(st.ino);
-  if (peer === null || job.holds(peer)) return false;
-  return !unix.sameWait || holdsTerminalAtOtherEnd(peer, unix.ttyNr, (holder) => hasTerminalOpen(holder, holder, unix.ttyNr));
+  const peer = peerOutOfJob(st.ino, job);
+  return peer !== null && (!unix.sameWait || serverHasTerminal(peer, unix.ttyNr));
+}
+
+/** The other end of Unix socket `ino` when no process of the job holds it, else null. */
+function peerOutOfJob(ino: number, job: JobSockets): number | null {
+  const peer = unixPeerOf(ino);
+  return peer !== null && !job.holds(peer) ? peer : null;
+}
+
+/** Whether the process at the other end `peer` has the terminal open (remembered per connection: socket-ends.ts). */
+function serverHasTerminal(peer: number, ttyNr: number): boolean {
+  return holdsTerminalAtOtherEnd(peer, ttyNr, (holder) => hasTerminalOpen(holder, holder, ttyNr));
 }
 
 /** Whether the socket with inode `ino` is one of the process's TCP or UDP sockets (IPv4 or IPv6). */
@@ -220,12 +231,11 @@ export function waitsOnRemote(kind: WaitKind, pid: number, tid: number, args: re
 export function waitsOnTerminalServer(kind: WaitKind, pid: number, tid: number, args: readonly bigint[], ttyNr: number, job: JobSockets): boolean {
   const fds = inputFdsOf(kind, pid, tid, args);
   if (fds === null) return false;
-  for (const fd of fds.slice(0, MAX_REMOTE_FDS)) {
+  return fds.slice(0, MAX_REMOTE_FDS).some((fd) => {
     const ino = socketInode(pid, tid, fd);
-    const peer = ino === null ? null : unixPeerOf(ino);
-    if (peer !== null && !job.holds(peer) && holdsTerminalAtOtherEnd(peer, ttyNr, (holder) => hasTerminalOpen(holder, holder, ttyNr))) return true;
-  }
-  return false;
+    const peer = ino === null ? null : peerOutOfJob(ino, job);
+    return peer !== null && serverHasTerminal(peer, ttyNr);
+  });
 }
 
 /**

@@ -178,6 +178,21 @@ async function expectJobBusyIn(shell: Shell, line: string, name: string, syscall
   await waitForPrompt(shell);
 }
 
+/** A Unix socket server of this test's process (out of any session's job), in a private folder of its own. */
+async function unixServer(prefix: string): Promise<{ dir: string; serverPath: string; close(): Promise<void> }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const serverPath = path.join(dir, 'server.sock');
+  const clients: net.Socket[] = [];
+  const server = net.createServer((c) => clients.push(c));
+  await new Promise<void>((r) => server.listen(serverPath, r));
+  const close = async () => {
+    for (const c of clients) c.destroy();
+    await new Promise((r) => server.close(r));
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  return { dir, serverPath, close };
+}
+
 const SELECT_SYSCALLS = [23, 270, 72]; // select, pselect6 (x86_64); pselect6 (arm64)
 const POLL_SYSCALLS = [7, 271, 73]; // poll, ppoll (x86_64); ppoll (arm64)
 const EPOLL_SYSCALLS = [232, 281, 441, 22]; // epoll_wait, epoll_pwait, epoll_pwait2 (x86_64); epoll_pwait (arm64)
@@ -380,11 +395,7 @@ test(
   'a wait on the terminal and, with it or in another thread, on an internet socket, the master of another terminal or a Unix socket to a server out of the job relays (ssh, sudo, kubectl, docker): its readiness is unknown; a socket pair, a pipe, or in the same wait a server without the terminal, still waits for input',
   { skip: !linux && 'needs Linux /proc' },
   async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-relay-'));
-    const serverPath = path.join(dir, 'server.sock');
-    const clients: net.Socket[] = [];
-    const server = net.createServer((c) => clients.push(c));
-    await new Promise<void>((r) => server.listen(serverPath, r));
+    const { dir, serverPath, close: closeServer } = await unixServer('spt-relay-');
     const shell = openShell();
     /** Runs `line`, waits until /proc shows its job in `state` (readinessOf then `readiness`), then ends it. */
     const expectState = async (line: string, state: string, readiness: Readiness) => {
@@ -442,9 +453,7 @@ test(
       await expectState(`${python} -c "${own}; select.select([sys.stdin, c], [], [], 30)"`, 'waiting_for_input', 'waiting_for_input');
     } finally {
       shell.close();
-      for (const c of clients) c.destroy();
-      await new Promise((r) => server.close(r));
-      fs.rmSync(dir, { recursive: true, force: true });
+      await closeServer();
     }
   },
 );
@@ -453,11 +462,7 @@ test(
   'a job that waits only on a server which has the terminal open relays (a tmux client: its server reads the terminal); one whose server has not is busy (psql waiting for a query)',
   { skip: !linux && 'needs Linux /proc' },
   async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-handover-'));
-    const serverPath = path.join(dir, 'server.sock');
-    const clients: net.Socket[] = [];
-    const server = net.createServer((c) => clients.push(c));
-    await new Promise<void>((r) => server.listen(serverPath, r));
+    const { serverPath, close: closeServer } = await unixServer('spt-handover-');
     const shell = openShell();
     let tty: number | undefined;
     try {
@@ -482,9 +487,7 @@ test(
     } finally {
       if (tty !== undefined) fs.closeSync(tty);
       shell.close();
-      for (const c of clients) c.destroy();
-      await new Promise((r) => server.close(r));
-      fs.rmSync(dir, { recursive: true, force: true });
+      await closeServer();
     }
   },
 );
