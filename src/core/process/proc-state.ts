@@ -19,8 +19,9 @@
  */
 import * as fs from 'node:fs';
 import { readStat, isDead, terminalOf, foregroundProcessGroup } from './proc/stat';
-import { inputWaitSyscalls, readSyscall, type WaitKind } from './proc/wait-syscalls';
+import { inputWaitSyscalls, readSyscall, signalWaitSyscalls, type WaitKind } from './proc/wait-syscalls';
 import { JobSockets } from './proc/socket-ends';
+import { terminalHeldOutsideSession } from './proc/terminal-holders';
 import { terminalWaitOf, waitsOnRemote, waitsOnTerminalServer } from './proc/wait-sets';
 
 export { foregroundProcessGroup, shellHasEnded, terminalOf } from './proc/stat';
@@ -54,9 +55,10 @@ function processesInGroup(pgid: number): number[] | null {
 }
 
 /**
- * For a task asleep in a wait for input that is not the terminal's, made only when needed:
- * `connection`, whether it waits on a connection out of sight (asked when another task reads the
- * terminal); `server`, whether it waits on a server that has the terminal (asked when none does).
+ * For a task asleep in a wait for input that is not the terminal's, or for a signal alone, made
+ * only when needed: `connection`, whether it waits on a connection out of sight (asked when
+ * another task reads the terminal); `server`, whether it waits on a server that has the terminal
+ * (asked when none does): for a wait on signals, whether a process of another session has it.
  */
 interface RemoteChecks {
   connection(): boolean;
@@ -66,8 +68,22 @@ interface RemoteChecks {
 /** Verdict for one task (thread) of a foreground process. */
 type TaskVerdict = 'waiting' | 'relaying' | 'asleep' | 'busy' | 'dead' | 'denied';
 
+/** What a scan knows of the terminal: its device number, and whether another session's process has it open (asked lazily). */
+interface TerminalFacts {
+  readonly ttyNr: number;
+  heldElsewhere(): boolean;
+}
+
 /** `remote`: gets, for a task asleep in a wait for input that is not the terminal's, its checks (RemoteChecks). */
-function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap<number, WaitKind>, job: JobSockets, remote: RemoteChecks[]): TaskVerdict {
+function taskVerdict(
+  pid: number,
+  tid: number,
+  terminal: TerminalFacts,
+  table: ReadonlyMap<number, WaitKind>,
+  job: JobSockets,
+  remote: RemoteChecks[],
+): TaskVerdict {
+  const { ttyNr } = terminal;
   const stat = readStat(`/proc/${pid}/task/${tid}/stat`);
   // A task that vanished mid-scan means the job is changing state: report busy so the caller looks again.
   if (stat === null) return 'busy';
@@ -85,7 +101,11 @@ function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap
       return 'asleep';
     case 'syscall': {
       const kind = table.get(sys.nr);
-      if (kind === undefined) return 'asleep';
+      if (kind === undefined) {
+        // A client that waits for signals while a server elsewhere has the terminal (screen's).
+        if (signalWaitSyscalls().has(sys.nr)) remote.push({ connection: () => false, server: terminal.heldElsewhere });
+        return 'asleep';
+      }
       const wait = terminalWaitOf(kind, pid, tid, sys.args, ttyNr, job);
       if (wait === 'other')
         remote.push({
@@ -105,7 +125,8 @@ function taskVerdict(pid: number, tid: number, ttyNr: number, table: ReadonlyMap
  * 'relaying' — no task is busy, and one waits for the terminal and, in the same wait or in another
  * task of the job, for input from a program out of sight (ssh's connection, the other terminal of
  * sudo or `script`, the connection a thread of `kubectl exec` waits on, a Unix socket to a daemon
- * as `docker exec`'s): it passes on what is typed,
+ * as `docker exec`'s); or none waits for the terminal but one waits on a server that has it (tmux's
+ * client) or for signals while another session's process has it (screen's): it passes on what is typed,
  * and whether the program behind it is ready cannot be seen (docs/guarantees.md#send-readiness).
  */
 export type ForegroundState = Readiness | 'asleep_hidden' | 'relaying';
@@ -141,6 +162,8 @@ export function foregroundStateOf(shellPid: number): ForegroundState {
     if (ttyNr === null || pgid === null) return 'unknown';
     const members = processesInGroup(pgid);
     if (members === null) return 'unknown';
+    const session = readStat(`/proc/${shellPid}/stat`)?.session ?? shellPid;
+    const terminal: TerminalFacts = { ttyNr, heldElsewhere: () => terminalHeldOutsideSession(ttyNr, session) };
     let waiting = false;
     let relaying = false;
     let denied = false;
@@ -154,7 +177,7 @@ export function foregroundStateOf(shellPid: number): ForegroundState {
         return 'busy'; // exited since the scan: the job is changing state
       }
       for (const tid of tids) {
-        const verdict = taskVerdict(pid, Number(tid), ttyNr, table, job, remote);
+        const verdict = taskVerdict(pid, Number(tid), terminal, table, job, remote);
         if (verdict === 'busy') return 'busy'; // a busy task decides regardless of unreadable ones
         if (verdict === 'waiting') waiting = true;
         if (verdict === 'relaying') relaying = true;
@@ -168,8 +191,9 @@ export function foregroundStateOf(shellPid: number): ForegroundState {
     // The same when one task reads the terminal and another waits for the connection (a Go
     // program's reads of the terminal and its network poller are threads of their own).
     if (waiting && remote.some((check) => check.connection())) return 'relaying';
-    // No task reads the terminal, but one waits on a server that has it (a tmux client): the
-    // server reads what is typed for programs this terminal cannot see.
+    // No task reads the terminal, but one waits on a server that has it (a tmux client), or for
+    // signals while a process of another session has it (a screen client): that server reads what
+    // is typed for programs this terminal cannot see.
     if (!waiting && remote.some((check) => check.server())) return 'relaying';
     // No live member (the job just ended, the shell has not taken the terminal back yet) or nobody waits
     // on the terminal: not ready.

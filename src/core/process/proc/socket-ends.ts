@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { RememberedAnswers } from './remembered';
 
 /* The other ends of Unix sockets, as the job's processes and the terminal's other holders have them (wait-sets.ts decides what makes a relay). */
 
@@ -50,15 +51,9 @@ function socketInodesOf(pid: number | string, max = Infinity): number[] {
 /**
  * Whether the other end of a Unix socket is held by a process that has the terminal open, per
  * socket and terminal. Finding that process is a walk of every process's fds (a few ms here, more
- * on a desktop with hundreds of processes), so it is remembered: a "yes" while the connection
- * lasts (re-checked after a minute), a "no" for a time that doubles at each check from 1 s to a
- * minute (a tmux client connects before its server is handed the terminal; psql waits on its
- * server for as long as a query runs).
+ * on a desktop with hundreds of processes), so the answer is remembered (remembered.ts).
  */
-const terminalServers = new Map<string, { holds: boolean; at: number; forMs: number }>();
-const FIRST_NO_MS = 1000;
-const LONGEST_MS = 60_000;
-const MAX_REMEMBERED = 256;
+const terminalServers = new RememberedAnswers();
 
 /** The inode of the task's fd `fd` when it is a socket, else null. */
 export function socketInode(pid: number, tid: number, fd: number): number | null {
@@ -84,14 +79,8 @@ function processHoldingSocket(ino: number): number | null {
 
 /** Whether the process at the other end of Unix socket `peer` has terminal `ttyNr` open (`hasTerminal` looks at one process). */
 export function holdsTerminalAtOtherEnd(peer: number, ttyNr: number, hasTerminal: (pid: number) => boolean): boolean {
-  const key = `${peer}:${ttyNr}`;
-  const now = Date.now();
-  const known = terminalServers.get(key);
-  if (known && now - known.at < known.forMs) return known.holds;
-  const holder = processHoldingSocket(peer);
-  const holds = holder !== null && hasTerminal(holder);
-  const forMs = holds ? LONGEST_MS : Math.min(LONGEST_MS, known && !known.holds ? known.forMs * 2 : FIRST_NO_MS);
-  if (terminalServers.size >= MAX_REMEMBERED) terminalServers.clear();
-  terminalServers.set(key, { holds, at: now, forMs });
-  return holds;
+  return terminalServers.answer(`${peer}:${ttyNr}`, () => {
+    const holder = processHoldingSocket(peer);
+    return holder !== null && hasTerminal(holder);
+  });
 }

@@ -7,6 +7,8 @@ export interface StatFields {
   /** One-letter state: R running, S sleeping, D disk sleep, T stopped, t tracing stop, Z zombie, X dead… */
   readonly state: string;
   readonly pgrp: number;
+  /** Session id: the pid of the session's leader (a shell node-pty started leads its own). */
+  readonly session: number;
   /** Controlling terminal's device number, kernel `new_encode_dev` encoding; 0 when there is none. */
   readonly ttyNr: number;
   /** Foreground process group of the controlling terminal; -1 when there is none. */
@@ -17,6 +19,7 @@ export interface StatFields {
 // comm is cut out by the last ')' because it may itself contain spaces and parentheses.
 const STAT_STATE = 0;
 const STAT_PGRP = 2;
+const STAT_SESSION = 3;
 const STAT_TTY_NR = 4;
 const STAT_TPGID = 5;
 
@@ -28,12 +31,13 @@ function parseStat(text: string): StatFields | null {
   if (fields.length <= STAT_TPGID) return null;
   const state = fields[STAT_STATE] ?? '';
   const pgrp = Number(fields[STAT_PGRP]);
+  const session = Number(fields[STAT_SESSION]);
   const ttyNr = Number(fields[STAT_TTY_NR]);
   const tpgid = Number(fields[STAT_TPGID]);
-  if (state.length === 0 || !Number.isInteger(pgrp) || !Number.isInteger(ttyNr) || !Number.isInteger(tpgid)) {
+  if (state.length === 0 || !Number.isInteger(pgrp) || !Number.isInteger(session) || !Number.isInteger(ttyNr) || !Number.isInteger(tpgid)) {
     return null;
   }
-  return { state, pgrp, ttyNr, tpgid };
+  return { state, pgrp, session, ttyNr, tpgid };
 }
 
 /** Reads and parses a stat file; null when the process is gone or the file unreadable. */

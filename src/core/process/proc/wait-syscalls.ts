@@ -44,6 +44,21 @@ export function inputWaitSyscalls(): ReadonlyMap<number, WaitKind> | null {
   return null;
 }
 
+/**
+ * The calls a task waits in for a signal and nothing else (pause, sigsuspend, sigtimedwait):
+ * `screen`'s client waits so while its server reads the terminal. x86_64 pause 34, rt_sigtimedwait
+ * 128, rt_sigsuspend 130; arm64 (no pause: glibc uses sigsuspend) rt_sigtimedwait 137,
+ * rt_sigsuspend 133. Empty where there is no table.
+ */
+export function signalWaitSyscalls(): ReadonlySet<number> {
+  if (process.arch === 'x64') return X86_64_SIGNAL_WAITS;
+  if (process.arch === 'arm64') return ARM64_SIGNAL_WAITS;
+  return NO_SYSCALLS;
+}
+const X86_64_SIGNAL_WAITS: ReadonlySet<number> = new Set([34, 128, 130]);
+const ARM64_SIGNAL_WAITS: ReadonlySet<number> = new Set([133, 137]);
+const NO_SYSCALLS: ReadonlySet<number> = new Set();
+
 /** What /proc/<pid>/task/<tid>/syscall says about a task. */
 export type SyscallState =
   | { readonly kind: 'running' } // the file says "running": the task is on a CPU or runnable

@@ -492,6 +492,98 @@ test(
   },
 );
 
+const SIGNAL_WAIT_SYSCALLS = [34, 128, 130, 133, 137]; // pause, rt_sigtimedwait, rt_sigsuspend (x86_64); rt_sigsuspend, rt_sigtimedwait (arm64)
+
+test(
+  'a job that waits for signals alone while a process of another session has the terminal open relays (a screen client: its server reads the terminal); with no such process it is busy, at once after one goes',
+  { skip: !linux && 'needs Linux /proc' },
+  async () => {
+    const shell = openShell();
+    let tty: number | undefined;
+    try {
+      await waitForPrompt(shell);
+      const line = `${python} -c "import signal; signal.pause()"`;
+      await expectJobBusyIn(shell, line, 'python', SIGNAL_WAIT_SYSCALLS);
+      // This test's process is of another session; with the terminal open it stands where screen's server does.
+      tty = fs.openSync(fs.readlinkSync(`/proc/${shell.pid}/fd/0`), fs.constants.O_RDWR | fs.constants.O_NOCTTY);
+      shell.run(line);
+      const pgid = await waitForJob(shell, 'python');
+      await until(
+        `job ${pgid} relaying`,
+        () => ({ fg: foregroundProcessGroup(shell.pid), state: foregroundStateOf(shell.pid) }),
+        (v) => v.fg === pgid && v.state === 'relaying',
+      );
+      assert.equal(readinessOf(shell.pid), 'unknown');
+      // The holder lets go (screen quits, a new pause starts): busy again at once, not a minute later.
+      fs.closeSync(tty);
+      tty = undefined;
+      assert.equal(foregroundStateOf(shell.pid), 'busy');
+      assert.equal(signalForegroundGroup(shell.pid, 'SIGINT').pgid, pgid);
+      await waitForPrompt(shell);
+    } finally {
+      if (tty !== undefined) fs.closeSync(tty);
+      shell.close();
+    }
+  },
+);
+
+test(
+  'GNU screen inside a session relays, at its prompt and while a command runs in it; quitting it gives the shell back',
+  { skip: !linux && 'needs Linux /proc' },
+  async () => {
+    assert.ok(spawnSync('screen', ['-v']).status !== null, 'GNU screen is not installed (.ci/run installs it: apt-get install screen)');
+    const screenDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-screen-'));
+    fs.chmodSync(screenDir, 0o700); // screen refuses a socket folder others may enter
+    const shell = openShell();
+    let server: number | undefined;
+    try {
+      await waitForPrompt(shell);
+      shell.run(`SCREENDIR=${screenDir} screen -q -S spt-test`);
+      const pgid = await waitForJob(shell, 'screen');
+      // screen's server is its client's child in a session of its own: ended by its pid below, whatever happens.
+      server = await until(
+        "screen's server",
+        () => fs.readdirSync('/proc').find((name) => /^\d+$/.test(name) && fs.existsSync(`/proc/${name}/stat`) && readPpid(name) === pgid),
+        (pid) => pid !== undefined,
+      ).then(Number);
+      await until(
+        'screen relaying',
+        () => ({ fg: foregroundProcessGroup(shell.pid), state: foregroundStateOf(shell.pid) }),
+        (v) => v.fg === pgid && v.state === 'relaying',
+      );
+      shell.run('sleep 1');
+      await delay(200);
+      assert.equal(foregroundStateOf(shell.pid), 'relaying');
+      shell.run('exit');
+      await waitForPrompt(shell);
+    } finally {
+      // Still screen's (not a pid the system gave out again after it quit): end it.
+      if (server !== undefined && comm(server) === 'screen') tryKill(server);
+      shell.close();
+      fs.rmSync(screenDir, { recursive: true, force: true });
+    }
+  },
+);
+
+/** The parent pid of process `pid` (field 4 of its stat), or null when it is gone. */
+function readPpid(pid: string): number | null {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return null;
+  }
+}
+
+/** SIGKILL to `pid`, if it still runs. */
+function tryKill(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
 test('multi-threaded node: a timer is busy, reading stdin waits for input', { skip: !linux && 'needs Linux /proc' }, async () => {
   const shell = openShell();
   try {
