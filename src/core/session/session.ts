@@ -23,6 +23,7 @@ import { InputWatch } from './input-watch';
 import { masterFdOf, ptyInputWriter, ptyQueuedWrites } from './pty-input';
 import { guardEofDrain, guardExitDrain, type DrainTarget } from './pty/exit-drain';
 import { hangUp } from './pty/hang-up';
+import { closeMasterOnExec } from './pty/close-on-exec';
 import { exitInfoOf } from './pty/exit-status';
 import { killGroup, killLeftover } from './pty/kill';
 import { buildEnv } from './pty/spawn-env';
@@ -172,6 +173,8 @@ export class Session extends Disposable {
       env: { ...env, ...integration?.env },
       encoding: null, // raw bytes: cursors count bytes, and split characters are reassembled here
     });
+    // Before anything else is started: no later program may inherit this session's terminal.
+    closeMasterOnExec(this._pty);
     this._pauses = new ReadPauses(
       this._pty,
       () => this.running,

@@ -50,6 +50,45 @@ test('a closed session hangs up its terminal: a program that acts on SIGHUP when
   assert.deepEqual(end, { exitCode: 129, signal: 'SIGHUP' }, 'hung up, not killed after the grace (137)');
 });
 
+test("a session started later holds no copy of an earlier one's terminal: the earlier one still hangs up when closed, and no program can reach it past the host", async () => {
+  const { host } = await hostP;
+  const program = [
+    'import os, signal',
+    'got = []',
+    'signal.signal(signal.SIGHUP, lambda *_: got.append(1))',
+    "os.write(1, b'ready\\n')",
+    'try:',
+    '    os.read(0, 1)',
+    'except OSError:',
+    '    pass',
+    'for _ in range(2):',
+    '    (lambda: None)()',
+    'if got:',
+    '    signal.signal(signal.SIGHUP, signal.SIG_DFL)',
+    '    os.kill(os.getpid(), signal.SIGHUP)',
+  ].join('\n');
+  const first = await host.createSession({ command: 'python3', args: ['-c', program], cols: 80, rows: 24 });
+  await until(() => outputOf(first).includes('ready'), 10_000, 'the program to wait for input');
+  const later = await host.createSession({ command: 'sleep', args: ['60'], cols: 80, rows: 24 });
+  try {
+    // The later program's descriptors: its own terminal, and no master of any terminal.
+    const held = fs.readdirSync(`/proc/${later.pid}/fd`).map((fd) => {
+      try {
+        return fs.readlinkSync(`/proc/${later.pid}/fd/${fd}`);
+      } catch {
+        return '';
+      }
+    });
+    assert.ok(!held.some((target) => target === '/dev/ptmx' || target.endsWith('/ptmx')), `a later program holds a terminal master: ${held.join(' ')}`);
+    host.registry.remove(first.id);
+    // With a copy of its master alive in the later program, closing it hung nothing up: the
+    // program slept on until the grace's SIGKILL (137).
+    assert.deepEqual(await first.exited, { exitCode: 129, signal: 'SIGHUP' }, 'hung up, not killed after the grace (137)');
+  } finally {
+    host.registry.remove(later.id);
+  }
+});
+
 test('output written just before the close is kept, even while a subscriber holds the terminal', async () => {
   const { host } = await hostP;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-session-'));
