@@ -49,9 +49,9 @@ function socketInodesOf(pid: number | string, max = Infinity): number[] {
 }
 
 /**
- * Whether the other end of a Unix socket is held by a process that has the terminal open, per
- * socket and terminal. Finding that process is a walk of every process's fds (a few ms here, more
- * on a desktop with hundreds of processes), so the answer is remembered (remembered.ts).
+ * What the process at the other end of a Unix socket has open (the terminal, another terminal's
+ * master), per socket and question. Finding that process is a walk of every process's fds (a few
+ * ms here, more on a desktop with hundreds of processes), so the answer is remembered (remembered.ts).
  */
 const terminalServers = new RememberedAnswers();
 
@@ -77,10 +77,13 @@ function processHoldingSocket(ino: number): number | null {
   return pid === undefined ? null : Number(pid);
 }
 
-/** Whether the process at the other end of Unix socket `peer` has terminal `ttyNr` open (`hasTerminal` looks at one process). */
-export function holdsTerminalAtOtherEnd(peer: number, ttyNr: number, hasTerminal: (pid: number) => boolean): boolean {
-  return terminalServers.answer(`${peer}:${ttyNr}`, () => {
+/**
+ * Whether the process at the other end of Unix socket `peer` passes `test` (`what` names the test
+ * and the terminal it asks about, for the remembered answer).
+ */
+export function processAtOtherEnd(peer: number, what: string, test: (pid: number) => boolean): boolean {
+  return terminalServers.answer(`${what}:${peer}`, () => {
     const holder = processHoldingSocket(peer);
-    return holder !== null && hasTerminal(holder);
+    return holder !== null && test(holder);
   });
 }

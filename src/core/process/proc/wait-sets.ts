@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { holdsTerminalAtOtherEnd, JobSockets, socketInode } from './socket-ends';
+import { JobSockets, processAtOtherEnd, socketInode } from './socket-ends';
 import { unixPeerOf } from './unix-peer';
 import type { WaitKind } from './wait-syscalls';
 
@@ -48,13 +48,31 @@ function isTerminalFd(pid: number, tid: number, fd: number, ttyNr: number): bool
 
 /** True when any of the task's open fds is the session's terminal. */
 function hasTerminalOpen(pid: number, tid: number, ttyNr: number): boolean {
+  return someFd(pid, tid, (fd) => isTerminalFd(pid, tid, fd, ttyNr));
+}
+
+/** True when any of the process's open fds is the session's terminal or the master of a terminal (its own programs'). */
+function hasTerminalOrMasterOpen(pid: number, ttyNr: number): boolean {
+  return someFd(pid, pid, (fd) => {
+    if (isTerminalFd(pid, pid, fd, ttyNr)) return true;
+    try {
+      const st = fs.statSync(`/proc/${pid}/fd/${fd}`);
+      return st.isCharacterDevice() && st.rdev === DEV_PTMX_RDEV;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** True when `test` holds for one of the task's open fds. */
+function someFd(pid: number, tid: number, test: (fd: number) => boolean): boolean {
   let names: string[];
   try {
     names = fs.readdirSync(`/proc/${pid}/task/${tid}/fd`);
   } catch {
     return false;
   }
-  return names.some((name) => isTerminalFd(pid, tid, Number(name), ttyNr));
+  return names.some((name) => test(Number(name)));
 }
 
 /** Reads `length` bytes at `address` of the task's memory; null when not permitted or unmapped. */
@@ -163,10 +181,11 @@ type UnixRelayCheck = { ttyNr: number; sameWait: boolean };
  * internet socket (ssh, mosh, telnet: the program runs on another machine), or a Unix socket whose
  * other end no process of the job holds: beside the terminal in another thread (`docker exec`'s
  * daemon: the program runs under it), or in the same wait when the process at the other end has
- * this terminal open too. A pipe is not counted, nor a Unix socket whose other
- * end is the job's own (an event loop's socket pair for waking itself), nor, in the same wait, one
- * to a server that does not have the terminal: vim's X connection, emacs's D-Bus, where the
- * program itself is what waits for input.
+ * this terminal open too, or runs programs in terminals of its own (holds a terminal's master:
+ * dtach's server, to which its client passes what is typed). A pipe is not
+ * counted, nor a Unix socket whose other end is the job's own (an event loop's socket pair for
+ * waking itself), nor, in the same wait, one to a server that has neither: vim's X connection,
+ * emacs's D-Bus, where the program itself is what waits for input.
  */
 function isRelaySource(pid: number, tid: number, fd: number, job: JobSockets, unix: UnixRelayCheck): boolean {
   let st: fs.Stats;
@@ -179,7 +198,7 @@ function isRelaySource(pid: number, tid: number, fd: number, job: JobSockets, un
   if (!st.isSocket()) return false;
   if (isInternetSocket(pid, st.ino)) return true;
   const peer = peerOutOfJob(st.ino, job);
-  return peer !== null && (!unix.sameWait || serverHasTerminal(peer, unix.ttyNr));
+  return peer !== null && (!unix.sameWait || serverRunsTerminals(peer, unix.ttyNr));
 }
 
 /** The other end of Unix socket `ino` when no process of the job holds it, else null. */
@@ -190,7 +209,12 @@ function peerOutOfJob(ino: number, job: JobSockets): number | null {
 
 /** Whether the process at the other end `peer` has the terminal open (remembered per connection: socket-ends.ts). */
 function serverHasTerminal(peer: number, ttyNr: number): boolean {
-  return holdsTerminalAtOtherEnd(peer, ttyNr, (holder) => hasTerminalOpen(holder, holder, ttyNr));
+  return processAtOtherEnd(peer, `terminal ${ttyNr}`, (holder) => hasTerminalOpen(holder, holder, ttyNr));
+}
+
+/** Whether the process at the other end `peer` has the terminal or a terminal's master open (remembered likewise). */
+function serverRunsTerminals(peer: number, ttyNr: number): boolean {
+  return processAtOtherEnd(peer, `terminals ${ttyNr}`, (holder) => hasTerminalOrMasterOpen(holder, ttyNr));
 }
 
 /** Whether the socket with inode `ino` is one of the process's TCP or UDP sockets (IPv4 or IPv6). */

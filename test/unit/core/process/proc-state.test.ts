@@ -1,10 +1,9 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as pty from 'node-pty';
 import {
   foregroundProcessGroup,
@@ -178,19 +177,58 @@ async function expectJobBusyIn(shell: Shell, line: string, name: string, syscall
   await waitForPrompt(shell);
 }
 
-/** A Unix socket server of this test's process (out of any session's job), in a private folder of its own. */
-async function unixServer(prefix: string): Promise<{ dir: string; serverPath: string; close(): Promise<void> }> {
+/**
+ * A Unix socket server in a process of its own (out of any session's job, and holding none of this
+ * test's terminals: it closes what it inherited), in a private folder of its own. It keeps every
+ * connection; `hold('open <path>')` has it open a terminal, `hold('pty')` open a terminal's master
+ * of its own (as dtach's server), `hold('close')` close what it opened.
+ */
+async function unixServer(prefix: string): Promise<{ dir: string; serverPath: string; hold(command: string): Promise<void>; close(): Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const serverPath = path.join(dir, 'server.sock');
-  const clients: net.Socket[] = [];
-  const server = net.createServer((c) => clients.push(c));
-  await new Promise<void>((r) => server.listen(serverPath, r));
+  const program = [
+    'import os, select, socket, sys',
+    'os.closerange(3, 65536)',
+    'l = socket.socket(socket.AF_UNIX); l.bind(sys.argv[1]); l.listen(16)',
+    'kept, opened = [], []',
+    "print('listening', flush=True)",
+    'while True:',
+    '    r = select.select([l, sys.stdin], [], [])[0]',
+    '    if l in r: kept.append(l.accept()[0])',
+    '    if sys.stdin in r:',
+    '        words = sys.stdin.readline().split()',
+    '        if not words: break',
+    "        if words[0] == 'open': opened.append(os.open(words[1], os.O_RDWR | os.O_NOCTTY))",
+    "        if words[0] == 'pty': opened.extend(os.openpty())",
+    "        if words[0] == 'close':",
+    '            for fd in opened: os.close(fd)',
+    '            opened = []',
+    "        print('ok', flush=True)",
+  ].join('\n');
+  const server = spawn(python, ['-c', program, serverPath], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let said = '';
+  const waiters: (() => void)[] = [];
+  server.stdout.setEncoding('utf8').on('data', (d: string) => {
+    said += d;
+    for (let i = said.indexOf('\n'); i >= 0; i = said.indexOf('\n')) {
+      said = said.slice(i + 1);
+      waiters.shift()?.();
+    }
+  });
+  const nextLine = () => new Promise<void>((resolve) => waiters.push(resolve));
+  await nextLine(); // listening
+  const hold = async (command: string) => {
+    const done = nextLine();
+    server.stdin.write(`${command}\n`);
+    await done;
+  };
   const close = async () => {
-    for (const c of clients) c.destroy();
-    await new Promise((r) => server.close(r));
+    const gone = new Promise((r) => server.once('exit', r));
+    server.stdin.end();
+    await gone;
     fs.rmSync(dir, { recursive: true, force: true });
   };
-  return { dir, serverPath, close };
+  return { dir, serverPath, hold, close };
 }
 
 const SELECT_SYSCALLS = [23, 270, 72]; // select, pselect6 (x86_64); pselect6 (arm64)
@@ -392,10 +430,10 @@ test('select/poll/epoll count only when their set includes the terminal for inpu
 });
 
 test(
-  'a wait on the terminal and, with it or in another thread, on an internet socket, the master of another terminal or a Unix socket to a server out of the job relays (ssh, sudo, kubectl, docker): its readiness is unknown; a socket pair, a pipe, or in the same wait a server without the terminal, still waits for input',
+  'a wait on the terminal and, with it or in another thread, on an internet socket, the master of another terminal or a Unix socket to a server out of the job relays (ssh, sudo, kubectl, docker): its readiness is unknown; a socket pair, a pipe, or in the same wait a server with neither the terminal nor terminals of its own, still waits for input',
   { skip: !linux && 'needs Linux /proc' },
   async () => {
-    const { dir, serverPath, close: closeServer } = await unixServer('spt-relay-');
+    const { dir, serverPath, hold, close: closeServer } = await unixServer('spt-relay-');
     const shell = openShell();
     /** Runs `line`, waits until /proc shows its job in `state` (readinessOf then `readiness`), then ends it. */
     const expectState = async (line: string, state: string, readiness: Readiness) => {
@@ -440,14 +478,16 @@ test(
       await expectState(`${python} -c "${unix}; e = select.epoll(); e.register(c, select.EPOLLIN); ${thread('e.poll(30)')}"`, 'relaying', 'unknown');
       // In the same wait as the terminal, a server that does not have the terminal (vim's X
       // connection, emacs's D-Bus) leaves the program waiting for input; one that has it too makes
-      // the program a relay.
+      // the program a relay (emacsclient -t).
       await expectState(`${python} -c "${unix}; select.select([sys.stdin, c], [], [], 30)"`, 'waiting_for_input', 'waiting_for_input');
-      const tty = fs.openSync(fs.readlinkSync(`/proc/${shell.pid}/fd/0`), fs.constants.O_RDWR | fs.constants.O_NOCTTY);
-      try {
-        await expectState(`${python} -c "${unix}; select.select([sys.stdin, c], [], [], 30)"`, 'relaying', 'unknown');
-      } finally {
-        fs.closeSync(tty);
-      }
+      await hold(`open ${fs.readlinkSync(`/proc/${shell.pid}/fd/0`)}`);
+      await expectState(`${python} -c "${unix}; select.select([sys.stdin, c], [], [], 30)"`, 'relaying', 'unknown');
+      await hold('close');
+      // Or one that runs programs in terminals of its own (holds a master), as dtach's server,
+      // to which its client passes what is typed: a relay as well.
+      await hold('pty');
+      await expectState(`${python} -c "${unix}; select.select([sys.stdin, c], [], [], 30)"`, 'relaying', 'unknown');
+      await hold('close');
       // The same socket connected to a server of the program's own: its other end is the job's.
       const own = `import socket, select, sys; l = socket.socket(socket.AF_UNIX); l.bind('${path.join(dir, 'own.sock')}'); l.listen(1); c = socket.socket(socket.AF_UNIX); c.connect(l.getsockname()); a = l.accept()[0]`;
       await expectState(`${python} -c "${own}; select.select([sys.stdin, c], [], [], 30)"`, 'waiting_for_input', 'waiting_for_input');
@@ -462,16 +502,15 @@ test(
   'a job that waits only on a server which has the terminal open relays (a tmux client: its server reads the terminal); one whose server has not is busy (psql waiting for a query)',
   { skip: !linux && 'needs Linux /proc' },
   async () => {
-    const { serverPath, close: closeServer } = await unixServer('spt-handover-');
+    const { serverPath, hold, close: closeServer } = await unixServer('spt-handover-');
     const shell = openShell();
-    let tty: number | undefined;
     try {
       await waitForPrompt(shell);
       // The program waits on its connection alone, as a client waits for its server's word.
       const line = `${python} -c "import socket, select; c = socket.socket(socket.AF_UNIX); c.connect('${serverPath}'); select.select([c], [], [], 30)"`;
       await expectJobBusyIn(shell, line, 'python', SELECT_SYSCALLS);
-      // The server (this test's process) has the terminal open, as tmux's server has its clients' terminals.
-      tty = fs.openSync(fs.readlinkSync(`/proc/${shell.pid}/fd/0`), fs.constants.O_RDWR | fs.constants.O_NOCTTY);
+      // The server has the terminal open, as tmux's server has its clients' terminals.
+      await hold(`open ${fs.readlinkSync(`/proc/${shell.pid}/fd/0`)}`);
       shell.run(line);
       const pgid = await waitForJob(shell, 'python');
       await until(
@@ -485,7 +524,6 @@ test(
       // A wait on nothing beside a terminal held elsewhere is still busy: only a wait on that server relays.
       await expectJobBusyIn(shell, `${python} -c "import select; select.select([], [], [], 30)"`, 'python', SELECT_SYSCALLS);
     } finally {
-      if (tty !== undefined) fs.closeSync(tty);
       shell.close();
       await closeServer();
     }
@@ -561,6 +599,45 @@ test(
       if (server !== undefined && comm(server) === 'screen') tryKill(server);
       shell.close();
       fs.rmSync(screenDir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  'dtach inside a session relays, at its inner prompt and while a command runs in it; leaving it gives the shell back',
+  { skip: !linux && 'needs Linux /proc' },
+  async () => {
+    assert.ok(spawnSync('dtach', ['--help']).status !== null, 'dtach is not installed (.ci/run installs it: apt-get install dtach)');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-dtach-'));
+    const socket = path.join(dir, 'dtach.sock');
+    const shell = openShell();
+    try {
+      await waitForPrompt(shell);
+      shell.run(`dtach -c ${socket} -z bash --norc --noprofile`);
+      const pgid = await waitForJob(shell, 'dtach');
+      await until(
+        'dtach relaying',
+        () => ({ fg: foregroundProcessGroup(shell.pid), state: foregroundStateOf(shell.pid) }),
+        (v) => v.fg === pgid && v.state === 'relaying',
+      );
+      shell.run('sleep 1');
+      await delay(200);
+      assert.equal(foregroundStateOf(shell.pid), 'relaying');
+      shell.run('exit');
+      await waitForPrompt(shell);
+    } finally {
+      shell.close();
+      // dtach's server, in a session of its own, is found by its socket (this test's alone) and ended by its pid.
+      for (const name of fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+        let cmdline = '';
+        try {
+          cmdline = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8');
+        } catch {
+          continue;
+        }
+        if (cmdline.includes(socket)) tryKill(Number(name));
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   },
 );
