@@ -5,6 +5,7 @@ import { readLiveRecords } from '../host/discovery';
 import { exitWhenEmpty, exitWhenOutdated, idleExitMs } from '../host/exit-empty';
 import type { Host } from '../host/host';
 import { keepYoungGenerationSmall } from '../host/young-generation';
+import { markInheritedCloseOnExec } from '../core/process/close-on-exec';
 import { ensureRuntimeDir } from '../host/runtime-dir';
 import { VERSION } from '../version';
 import { intFlag, parseArgs } from './args';
@@ -36,6 +37,8 @@ export async function daemonCommand(argv: string[]): Promise<number> {
   const entry = path.resolve(process.argv[1] ?? '');
   let host: Host;
   keepYoungGenerationSmall();
+  // What this process was started with stays here: no session's program inherits it.
+  markInheritedCloseOnExec();
   try {
     // The engine loads only here: a daemon that finds another one running exits without it (docs/architecture.md#the-cli).
     const { Host } = await import('../host/host');

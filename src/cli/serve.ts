@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { splitShellWords } from '../core/base/shell-words';
 import { keepYoungGenerationSmall } from '../host/young-generation';
+import { markInheritedCloseOnExec } from '../core/process/close-on-exec';
 import type { Endpoint } from '../transport/socket/socket-server';
 import { intFlag, parseArgs, strFlag, UsageError } from './args';
 import { agentFlags, commandLogFlag, httpFlags, LIMIT_FLAGS, limitFlags, REPEATABLE_HOST_FLAGS } from './host-flags';
@@ -62,6 +63,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
 
   const agents = agentFlags(args);
   keepYoungGenerationSmall();
+  // What this process was started with stays here: no session's program inherits it.
+  markInheritedCloseOnExec();
   // The engine loads once every flag is checked: a mistyped one is answered without it (docs/architecture.md#the-cli).
   const [{ Host }, { defaultShell }, { NOBODY_TO_ASK }] = await Promise.all([
     import('../host/host'),

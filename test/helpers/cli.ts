@@ -121,10 +121,12 @@ export interface ServeHost {
  * Starts `node bin/shared-pty.js serve <args>` with `env` (which names the runtime directory in
  * SHARED_PTY_DIR) and waits until its discovery record lists a session.
  */
-export async function startServeHost(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<ServeHost> {
+export async function startServeHost(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 20_000, extraPipes = 0): Promise<ServeHost> {
   const dir = env.SHARED_PTY_DIR;
   if (!dir) throw new Error('startServeHost needs SHARED_PTY_DIR in env');
-  const child = spawn(process.execPath, [CLI, 'serve', ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // `extraPipes`: descriptors 3, 4, … open in the host, as a program that starts one may leave them.
+  const stdio: ('ignore' | 'pipe')[] = ['ignore', 'pipe', 'pipe', ...Array<'pipe'>(extraPipes).fill('pipe')];
+  const child = spawn(process.execPath, [CLI, 'serve', ...args], { cwd: REPO_ROOT, env, stdio });
   const pid = child.pid!;
   startedPids.add(pid);
   let out = '';

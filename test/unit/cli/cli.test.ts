@@ -453,6 +453,38 @@ describe('send, keys and wait', () => {
     }
   });
 
+  test(
+    "a session's program holds its own terminal and nothing else of the host's: not what the host was started with, not another session's terminal",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      // Started with two pipes beyond stdio left open (fds 3 and 4), as an editor or a script may start it.
+      const h = await startServeHost(['--cmd', 'sleep 60', '--no-http'], bashEnv({ SHARED_PTY_DIR: privateDir() }), 20_000, 2);
+      const control = await connect(h.record.control);
+      try {
+        const first = h.record.sessions[0];
+        sessionPids.add(first.pid);
+        const second = (await control.request('session/create', { command: 'sleep', args: ['60'] })) as { id: string; pid: number };
+        sessionPids.add(second.pid);
+        for (const pid of [first.pid, second.pid]) {
+          const held = fs
+            .readdirSync(`/proc/${pid}/fd`)
+            .map((fd) => {
+              try {
+                return `${fd} ${fs.readlinkSync(`/proc/${pid}/fd/${fd}`)}`;
+              } catch {
+                return `${fd} (closed)`;
+              }
+            })
+            .filter((line) => !/^[012] /.test(line));
+          assert.deepEqual(held, [], `program ${pid} holds only its terminal`);
+        }
+      } finally {
+        control.close();
+        await h.stop();
+      }
+    },
+  );
+
   test('serve --agent-deny and --allow-origin given more than once: every rule and every origin holds', { timeout: TEST_TIMEOUT }, async () => {
     const h = await startServeHost(
       [

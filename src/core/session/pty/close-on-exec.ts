@@ -1,24 +1,6 @@
 import type { IPty } from 'node-pty';
-import type * as Koffi from 'koffi';
-import { libcFunction } from '../../process/libc';
+import { markCloseOnExec } from '../../process/close-on-exec';
 import { masterFdOf } from '../pty-input';
-
-/** fcntl(2) commands and the descriptor flag (asm-generic/fcntl.h; the same on every Linux architecture). */
-const F_GETFD = 1;
-const F_SETFD = 2;
-const FD_CLOEXEC = 1;
-
-type Fcntl = (fd: number, cmd: number, arg: number) => number;
-let bound: Fcntl | null | undefined;
-
-function fcntl(): Fcntl | null {
-  if (bound !== undefined) return bound;
-  bound = libcFunction((libc: Koffi.LibraryHandle) => {
-    const fn = libc.func('int fcntl(int fd, int cmd, ...)');
-    return (fd: number, cmd: number, arg: number) => fn(fd, cmd, 'int', arg) as number;
-  });
-  return bound;
-}
 
 /**
  * Marks a PTY's master close-on-exec. node-pty (1.1) opens it on Linux with forkpty(3), which
@@ -31,8 +13,5 @@ function fcntl(): Fcntl | null {
  */
 export function closeMasterOnExec(pty: IPty): boolean {
   const fd = masterFdOf(pty);
-  const call = process.platform === 'linux' && fd !== undefined ? fcntl() : null;
-  if (call === null || fd === undefined) return false;
-  const flags = call(fd, F_GETFD, 0);
-  return flags >= 0 && call(fd, F_SETFD, flags | FD_CLOEXEC) === 0;
+  return fd !== undefined && markCloseOnExec(fd);
 }
