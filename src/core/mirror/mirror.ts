@@ -1,9 +1,9 @@
 import { Terminal, type IBufferNamespace } from '@xterm/headless';
-import { SerializeAddon } from '@xterm/addon-serialize';
 import { Disposable, toDisposable, type Event } from '../base/lifecycle';
 import { rowText } from './row-text';
 import { keepEmptyRowMaps, printStateOf, syncWriteOf, type PrintState } from '../base/internals/xterm';
 import { PlainRunFinder, type PlainRun } from './plain-run';
+import { serializeTerminal } from './serialize';
 import { ScrollbackStore, type SealedRows } from './scrollback-store';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { DEFAULT_SCROLLBACK_LINES, type ScreenSize, type ScreenSnapshot } from './screen';
@@ -291,14 +291,8 @@ export class Mirror extends Disposable {
     const fromStore = Math.min(retainedInStore, this._store.length, scrollbackRows - fromXterm);
     let out = '';
     for (let i = this._store.length - fromStore; i < this._store.length; i++) out += this._store.get(i) + '\r\n';
-    // Loaded only for the call: an idle session pays nothing for it.
-    const serializer = new SerializeAddon();
-    this._term.loadAddon(serializer);
-    try {
-      return out + serializer.serialize({ scrollback: fromXterm });
-    } finally {
-      serializer.dispose();
-    }
+    // Made only for the call: an idle session pays nothing for it.
+    return out + serializeTerminal(this._term, fromXterm);
   }
 
   /** The visible screen now (call whenParsed() first for an up-to-date view). */

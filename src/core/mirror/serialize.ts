@@ -1,0 +1,82 @@
+import { SerializeAddon } from '@xterm/addon-serialize';
+import type { IBuffer, IBufferCell, IBufferLine, Terminal } from '@xterm/headless';
+
+/*
+ * xterm's SerializeAddon, shown a terminal where a wrapped row that begins with an empty cell
+ * begins with a space of that cell's colours instead. The addon writes a wrapped row by letting
+ * the row before wrap into it: with that row full and this one starting empty (a continuation
+ * erased by `ESC[1K`), it printed nothing that wraps, so the row was missing from the replay and
+ * every later row came out one higher (@xterm/addon-serialize 0.14; the tmux-oracle fuzzer,
+ * FUZZ_SEED=259726652). A space there looks the same and makes the wrap happen. Nothing of the
+ * terminal changes: the addon reads it through proxies, for this call only.
+ */
+
+/** The addon's text for `term` with up to `scrollback` rows above the screen (its `serialize`). */
+export function serializeTerminal(term: Terminal, scrollback: number): string {
+  const serializer = new SerializeAddon();
+  // The addon is typed for the browser's Terminal; it reads only what the headless one has too
+  // (Terminal.loadAddon gives it the same object).
+  serializer.activate(withSpaceOpenedWraps(term) as unknown as Parameters<SerializeAddon['activate']>[0]);
+  try {
+    return serializer.serialize({ scrollback });
+  } finally {
+    serializer.dispose();
+  }
+}
+
+/** `term` as the addon reads it, its buffers' wrapped rows that begin empty beginning with a space. */
+function withSpaceOpenedWraps(term: Terminal): Terminal {
+  const views = new Map<IBuffer, IBuffer>();
+  const view = (buffer: IBuffer): IBuffer => {
+    let v = views.get(buffer);
+    if (!v) views.set(buffer, (v = bufferView(buffer)));
+    return v;
+  };
+  const buffers = {
+    get active() {
+      return view(term.buffer.active);
+    },
+    get normal() {
+      return view(term.buffer.normal);
+    },
+    get alternate() {
+      return view(term.buffer.alternate);
+    },
+  };
+  return new Proxy(term, { get: (target, key) => (key === 'buffer' ? buffers : bound(target, key)) });
+}
+
+function bufferView(buffer: IBuffer): IBuffer {
+  const getLine = (y: number): IBufferLine | undefined => {
+    const line = buffer.getLine(y);
+    if (!line?.isWrapped) return line;
+    const first = line.getCell(0, buffer.getNullCell());
+    return first && first.getChars() === '' && first.getWidth() === 1 ? lineView(line, buffer) : line;
+  };
+  return new Proxy(buffer, { get: (target, key) => (key === 'getLine' ? getLine : bound(target, key)) });
+}
+
+/** `line`, its first cell a space with that cell's colours and attributes. */
+function lineView(line: IBufferLine, buffer: IBuffer): IBufferLine {
+  const getCell = (x: number, cell?: IBufferCell): IBufferCell | undefined => {
+    if (x !== 0) return line.getCell(x, cell);
+    // The cell passed is filled as xterm fills it (the addon reads some it passes, for their
+    // colours, without looking at what comes back); the space is a cell of its own, since the
+    // addon passes the same cells again for the next ones while keeping the last one returned.
+    if (cell) line.getCell(0, cell);
+    const own = line.getCell(0, buffer.getNullCell());
+    return own && spaceWithStyleOf(own);
+  };
+  return new Proxy(line, { get: (target, key) => (key === 'getCell' ? getCell : bound(target, key)) });
+}
+
+function spaceWithStyleOf(cell: IBufferCell): IBufferCell {
+  const space: Partial<Record<keyof IBufferCell, () => unknown>> = { getChars: () => ' ', getCode: () => 0x20, getWidth: () => 1 };
+  return new Proxy(cell, { get: (target, key) => space[key as keyof IBufferCell] ?? bound(target, key) });
+}
+
+/** `target[key]`, a method bound to `target` (the proxies pass everything else through). */
+function bound(target: object, key: string | symbol): unknown {
+  const value: unknown = Reflect.get(target, key, target);
+  return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+}
