@@ -18,7 +18,8 @@
  * nothing throws for one; a state that cannot be determined is reported as 'unknown' / null.
  */
 import * as fs from 'node:fs';
-import { readStat, isDead, terminalOf, foregroundProcessGroup } from './proc/stat';
+import { readStat, isDead } from './proc/stat';
+import { isValidPid } from './proc/proc-files';
 import { inputWaitSyscalls, readSyscall, signalWaitSyscalls, type WaitKind } from './proc/wait-syscalls';
 import { JobSockets } from './proc/socket-ends';
 import { terminalHeldOutsideSession } from './proc/terminal-holders';
@@ -157,12 +158,13 @@ export function foregroundStateOf(shellPid: number): ForegroundState {
   const table = inputWaitSyscalls();
   if (table === null) return 'unknown';
   try {
-    const ttyNr = terminalOf(shellPid);
-    const pgid = foregroundProcessGroup(shellPid);
-    if (ttyNr === null || pgid === null) return 'unknown';
+    // The shell's stat, read once: its terminal, the terminal's foreground group and its session
+    // (as terminalOf and foregroundProcessGroup read them).
+    const shell = isValidPid(shellPid) ? readStat(`/proc/${shellPid}/stat`) : null;
+    if (shell === null || shell.ttyNr <= 0 || shell.tpgid <= 0) return 'unknown';
+    const { ttyNr, tpgid: pgid, session } = shell;
     const members = processesInGroup(pgid);
     if (members === null) return 'unknown';
-    const session = readStat(`/proc/${shellPid}/stat`)?.session ?? shellPid;
     const terminal: TerminalFacts = { ttyNr, heldElsewhere: () => terminalHeldOutsideSession(ttyNr, session) };
     let waiting = false;
     let relaying = false;

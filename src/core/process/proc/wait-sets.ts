@@ -36,13 +36,19 @@ const SOCKET_TABLE_INODE_COLUMN = 9;
  * foreground group is this terminal.
  */
 function isTerminalFd(pid: number, tid: number, fd: number, ttyNr: number): boolean {
-  if (!Number.isInteger(fd) || fd < 0) return false;
+  const rdev = deviceOf(pid, tid, fd);
+  return rdev === ttyNr || rdev === DEV_TTY_RDEV;
+}
+
+/** The device number of `fd` of the task when it is a character device, else null. */
+function deviceOf(pid: number, tid: number, fd: number): number | null {
+  if (!Number.isInteger(fd) || fd < 0) return null;
   try {
     // stat follows the /proc magic link to the open file without opening it again.
     const st = fs.statSync(`/proc/${pid}/task/${tid}/fd/${fd}`);
-    return st.isCharacterDevice() && (st.rdev === ttyNr || st.rdev === DEV_TTY_RDEV);
+    return st.isCharacterDevice() ? st.rdev : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -54,13 +60,8 @@ function hasTerminalOpen(pid: number, tid: number, ttyNr: number): boolean {
 /** True when any of the process's open fds is the session's terminal or the master of a terminal (its own programs'). */
 function hasTerminalOrMasterOpen(pid: number, ttyNr: number): boolean {
   return someFd(pid, pid, (fd) => {
-    if (isTerminalFd(pid, pid, fd, ttyNr)) return true;
-    try {
-      const st = fs.statSync(`/proc/${pid}/fd/${fd}`);
-      return st.isCharacterDevice() && st.rdev === DEV_PTMX_RDEV;
-    } catch {
-      return false;
-    }
+    const rdev = deviceOf(pid, pid, fd);
+    return rdev === ttyNr || rdev === DEV_TTY_RDEV || rdev === DEV_PTMX_RDEV;
   });
 }
 

@@ -177,6 +177,25 @@ async function expectJobBusyIn(shell: Shell, line: string, name: string, syscall
   await waitForPrompt(shell);
 }
 
+/** Waits until the foreground job is `pgid` and /proc reads it as `state`. */
+async function untilJobState(shell: Shell, pgid: number, state: string): Promise<void> {
+  await until(
+    `job ${pgid} ${state}`,
+    () => ({ fg: foregroundProcessGroup(shell.pid), state: foregroundStateOf(shell.pid) }),
+    (v) => v.fg === pgid && v.state === state,
+  );
+}
+
+/** A detachable program's job `pgid` relays at its inner prompt and while a command runs inside it; `exit` there gives the shell back. */
+async function expectRelaysInside(shell: Shell, pgid: number): Promise<void> {
+  await untilJobState(shell, pgid, 'relaying');
+  shell.run('sleep 1');
+  await delay(200);
+  assert.equal(foregroundStateOf(shell.pid), 'relaying');
+  shell.run('exit');
+  await waitForPrompt(shell);
+}
+
 /**
  * A Unix socket server in a process of its own (out of any session's job, and holding none of this
  * test's terminals: it closes what it inherited), in a private folder of its own. It keeps every
@@ -439,11 +458,7 @@ test(
     const expectState = async (line: string, state: string, readiness: Readiness) => {
       shell.run(line);
       const pgid = await waitForJob(shell, 'python');
-      await until(
-        `job ${pgid} ${state}`,
-        () => ({ fg: foregroundProcessGroup(shell.pid), state: foregroundStateOf(shell.pid) }),
-        (v) => v.fg === pgid && v.state === state,
-      );
+      await untilJobState(shell, pgid, state);
       assert.equal(readinessOf(shell.pid), readiness);
       assert.equal(signalForegroundGroup(shell.pid, 'SIGINT').pgid, pgid);
       await waitForPrompt(shell);
@@ -513,11 +528,7 @@ test(
       await hold(`open ${fs.readlinkSync(`/proc/${shell.pid}/fd/0`)}`);
       shell.run(line);
       const pgid = await waitForJob(shell, 'python');
-      await until(
-        `job ${pgid} relaying`,
-        () => ({ fg: foregroundProcessGroup(shell.pid), state: foregroundStateOf(shell.pid) }),
-        (v) => v.fg === pgid && v.state === 'relaying',
-      );
+      await untilJobState(shell, pgid, 'relaying');
       assert.equal(readinessOf(shell.pid), 'unknown');
       assert.equal(signalForegroundGroup(shell.pid, 'SIGINT').pgid, pgid);
       await waitForPrompt(shell);
@@ -546,11 +557,7 @@ test(
       tty = fs.openSync(fs.readlinkSync(`/proc/${shell.pid}/fd/0`), fs.constants.O_RDWR | fs.constants.O_NOCTTY);
       shell.run(line);
       const pgid = await waitForJob(shell, 'python');
-      await until(
-        `job ${pgid} relaying`,
-        () => ({ fg: foregroundProcessGroup(shell.pid), state: foregroundStateOf(shell.pid) }),
-        (v) => v.fg === pgid && v.state === 'relaying',
-      );
+      await untilJobState(shell, pgid, 'relaying');
       assert.equal(readinessOf(shell.pid), 'unknown');
       // The holder lets go (screen quits, a new pause starts): busy again at once, not a minute later.
       fs.closeSync(tty);
@@ -584,16 +591,7 @@ test(
         () => fs.readdirSync('/proc').find((name) => /^\d+$/.test(name) && fs.existsSync(`/proc/${name}/stat`) && readPpid(name) === pgid),
         (pid) => pid !== undefined,
       ).then(Number);
-      await until(
-        'screen relaying',
-        () => ({ fg: foregroundProcessGroup(shell.pid), state: foregroundStateOf(shell.pid) }),
-        (v) => v.fg === pgid && v.state === 'relaying',
-      );
-      shell.run('sleep 1');
-      await delay(200);
-      assert.equal(foregroundStateOf(shell.pid), 'relaying');
-      shell.run('exit');
-      await waitForPrompt(shell);
+      await expectRelaysInside(shell, pgid);
     } finally {
       // Still screen's (not a pid the system gave out again after it quit): end it.
       if (server !== undefined && comm(server) === 'screen') tryKill(server);
@@ -615,16 +613,7 @@ test(
       await waitForPrompt(shell);
       shell.run(`dtach -c ${socket} -z bash --norc --noprofile`);
       const pgid = await waitForJob(shell, 'dtach');
-      await until(
-        'dtach relaying',
-        () => ({ fg: foregroundProcessGroup(shell.pid), state: foregroundStateOf(shell.pid) }),
-        (v) => v.fg === pgid && v.state === 'relaying',
-      );
-      shell.run('sleep 1');
-      await delay(200);
-      assert.equal(foregroundStateOf(shell.pid), 'relaying');
-      shell.run('exit');
-      await waitForPrompt(shell);
+      await expectRelaysInside(shell, pgid);
     } finally {
       shell.close();
       // dtach's server, in a session of its own, is found by its socket (this test's alone) and ended by its pid.

@@ -20,30 +20,34 @@ function outputOf(s: { ring: { read(since: number, maxBytes: number): { text: st
   return s.ring.read(0, 1 << 20).text;
 }
 
+/**
+ * A program that acts on SIGHUP only once its read of the terminal returns. Like bash between its
+ * own handler and readline's: the signal only sets a flag, looked at when the blocking read of the
+ * terminal returns (Python retries a read the handler interrupted).
+ */
+const ACTS_ON_HANGUP_AFTER_READ = [
+  'import os, signal',
+  'got = []',
+  'signal.signal(signal.SIGHUP, lambda *_: got.append(1))',
+  // One write: print() wrote 'ready' and its newline apart, and a hang-up between the two made
+  // the second fail (EIO), an uncaught error (exit 1) on a loaded machine.
+  "os.write(1, b'ready\\n')",
+  'try:',
+  '    os.read(0, 1)',
+  'except OSError:',
+  '    pass',
+  // Python runs its handler at the interpreter's next check (a call, a loop's jump), not inside
+  // the read that the hang-up ended: let it run before looking at the flag, as bash's C handler has.
+  'for _ in range(2):',
+  '    (lambda: None)()',
+  'if got:',
+  '    signal.signal(signal.SIGHUP, signal.SIG_DFL)',
+  '    os.kill(os.getpid(), signal.SIGHUP)',
+].join('\n');
+
 test('a closed session hangs up its terminal: a program that acts on SIGHUP when its read returns ends as hung up (129)', async () => {
   const { host } = await hostP;
-  // Like bash between its own handler and readline's: the signal only sets a flag, looked at
-  // when the blocking read of the terminal returns (Python retries a read the handler interrupted).
-  const program = [
-    'import os, signal',
-    'got = []',
-    'signal.signal(signal.SIGHUP, lambda *_: got.append(1))',
-    // One write: print() wrote 'ready' and its newline apart, and a hang-up between the two made
-    // the second fail (EIO), an uncaught error (exit 1) on a loaded machine.
-    "os.write(1, b'ready\\n')",
-    'try:',
-    '    os.read(0, 1)',
-    'except OSError:',
-    '    pass',
-    // Python runs its handler at the interpreter's next check (a call, a loop's jump), not inside
-    // the read that the hang-up ended: let it run before looking at the flag, as bash's C handler has.
-    'for _ in range(2):',
-    '    (lambda: None)()',
-    'if got:',
-    '    signal.signal(signal.SIGHUP, signal.SIG_DFL)',
-    '    os.kill(os.getpid(), signal.SIGHUP)',
-  ].join('\n');
-  const s = await host.createSession({ command: 'python3', args: ['-c', program], cols: 80, rows: 24 });
+  const s = await host.createSession({ command: 'python3', args: ['-c', ACTS_ON_HANGUP_AFTER_READ], cols: 80, rows: 24 });
   await until(() => outputOf(s).includes('ready'), 10_000, 'the program to wait for input');
   host.registry.remove(s.id);
   const end = await s.exited;
@@ -52,22 +56,7 @@ test('a closed session hangs up its terminal: a program that acts on SIGHUP when
 
 test("a session started later holds no copy of an earlier one's terminal: the earlier one still hangs up when closed, and no program can reach it past the host", async () => {
   const { host } = await hostP;
-  const program = [
-    'import os, signal',
-    'got = []',
-    'signal.signal(signal.SIGHUP, lambda *_: got.append(1))',
-    "os.write(1, b'ready\\n')",
-    'try:',
-    '    os.read(0, 1)',
-    'except OSError:',
-    '    pass',
-    'for _ in range(2):',
-    '    (lambda: None)()',
-    'if got:',
-    '    signal.signal(signal.SIGHUP, signal.SIG_DFL)',
-    '    os.kill(os.getpid(), signal.SIGHUP)',
-  ].join('\n');
-  const first = await host.createSession({ command: 'python3', args: ['-c', program], cols: 80, rows: 24 });
+  const first = await host.createSession({ command: 'python3', args: ['-c', ACTS_ON_HANGUP_AFTER_READ], cols: 80, rows: 24 });
   await until(() => outputOf(first).includes('ready'), 10_000, 'the program to wait for input');
   const later = await host.createSession({ command: 'sleep', args: ['60'], cols: 80, rows: 24 });
   try {
