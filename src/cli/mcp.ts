@@ -5,7 +5,7 @@ import { ErrorCode, hostGone, RpcError } from '../core/base/errors';
 import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector, selectOrThrow } from '../core/session/selector';
 import { ensureDaemon } from '../host/daemon';
-import { isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
+import { hostOfFolder, isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
 import { ConnectionClosedError, RequestCancelledError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
 import { createMcpServer, guardParams, TOOLS, type CallVia, type ToolBackend } from '../transport/mcp/mcp-tools';
 import { TASK_TOOLS } from '../transport/mcp/mcp-tasks';
@@ -197,10 +197,9 @@ export class DiscoveryBackend implements ToolBackend {
     params = rest;
     // Without a cwd the session opens where the agent works: the folder it started us in.
     const cwd = path.resolve(typeof params.cwd === 'string' ? params.cwd : process.cwd());
-    const hosts = readLiveRecords();
     // The per-user host of our own version: one left by an update keeps its sessions, takes no new ones.
     const host =
-      hosts.find((h) => h.workspace && isInside(cwd, h.workspace)) ??
+      hostOfFolder(readLiveRecords(), cwd) ??
       (await ensureDaemon({ cliPath: this._cliPath, onOutdatedHost: (message) => process.stderr.write(`shared-pty mcp: ${message}\n`) }));
     return (await this._client(host)).request('session/create', { ...params, cwd, client: this._declaration() });
   }
@@ -357,11 +356,6 @@ export class DiscoveryBackend implements ToolBackend {
 /** What a cancelled call answers: the relay no longer waits (a task's program goes on in the terminal). */
 function cancelled(): RpcError {
   return new RpcError(ErrorCode.ServerError, 'Cancelled: no longer waiting for the host');
-}
-
-function isInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
 /**

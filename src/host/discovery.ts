@@ -58,6 +58,25 @@ function isZombie(pid: number): boolean {
   }
 }
 
+/**
+ * The host whose workspace holds `folder`, the innermost when workspaces nest (a project opened
+ * inside another's folder gets its own sessions); undefined when none does.
+ */
+export function hostOfFolder(hosts: readonly HostRecord[], folder: string): HostRecord | undefined {
+  let best: HostRecord | undefined;
+  for (const h of hosts) {
+    if (!h.workspace || !isInside(folder, h.workspace)) continue;
+    if (!best || h.workspace.length > best.workspace!.length) best = h;
+  }
+  return best;
+}
+
+/** Whether `child` is `parent` or below it (by path, as given). */
+function isInside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..' + path.sep) && rel !== '..' && !path.isAbsolute(rel));
+}
+
 /** How long a host whose connection closed by itself may take to be seen gone (its exit is under way). */
 const EXIT_SEEN_WITHIN_MS = 1000;
 

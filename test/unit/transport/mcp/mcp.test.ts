@@ -474,6 +474,37 @@ describe('MCP over stdio (shared-pty mcp)', () => {
     serve = undefined;
   });
 
+  test('nested workspaces: open_session goes to the host of the innermost workspace holding cwd, whichever host is older', { timeout: 120_000 }, async () => {
+    const ws = path.join(base, 'ws');
+    const inner = path.join(ws, 'sub');
+    // The outer host starts first: hosts are read oldest first, so the first match would be the outer one.
+    const outer = (
+      await startServeOnFreePort((port) => ['--cmd', 'bash --norc --noprofile', '--cwd', ws, '--http-port', String(port)], bashEnv({ SHARED_PTY_DIR: runDir }))
+    ).serve;
+    let nested: ServeProcess | undefined;
+    try {
+      const outerRec = await recordWhere((r) => r.pid === outer.pid && r.http, 'the outer serve record');
+      nested = (
+        await startServeOnFreePort(
+          (port) => ['--cmd', 'bash --norc --noprofile', '--cwd', inner, '--http-port', String(port)],
+          bashEnv({ SHARED_PTY_DIR: runDir }),
+        )
+      ).serve;
+      const innerRec = await recordWhere((r) => r.pid === nested!.pid && r.http, 'the inner serve record');
+      assert.equal(innerRec.workspace, inner);
+
+      const inInner = await agent!.call('open_session', { ...BASH, cwd: inner, name: 'in-inner' });
+      await recordWhere((r) => r.hostId === innerRec.hostId && r.sessions.some((s: any) => s.id === inInner.data.id), 'the session in the inner host');
+      const inOuter = await agent!.call('open_session', { ...BASH, cwd: ws, name: 'in-outer' });
+      await recordWhere((r) => r.hostId === outerRec.hostId && r.sessions.some((s: any) => s.id === inOuter.data.id), 'the session in the outer host');
+      await agent!.call('close_session', { session: inInner.data.id });
+      await agent!.call('close_session', { session: inOuter.data.id });
+    } finally {
+      await nested?.stop();
+      await outer.stop();
+    }
+  });
+
   test('the tools work end to end over stdio (through the daemon)', { timeout: 180_000 }, async () => {
     await exerciseTools(agent!, { cwd: path.join(base, 'elsewhere') });
   });
