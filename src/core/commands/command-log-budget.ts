@@ -167,7 +167,9 @@ function tailFrom(s: StrippedText, from: Checkpoint, room: number, head: Head, s
   let newlines = 0;
   for (let i = before.indexOf('\n'); i >= 0; i = before.indexOf('\n', i + 1)) newlines++;
   // Where in its bytes the cut falls is not known: what was left out ends, at the latest, at the end.
-  return { text: text.slice(cut), chars: s.chars - cut, start: size, newlinesBefore: from.newlines + newlines, atLineStart: false };
+  // A cut just after a newline (an empty tail after a final one) starts no line of its own.
+  const atLineStart = cut > 0 && text[cut - 1] === '\n';
+  return { text: text.slice(cut), chars: s.chars - cut, start: size, newlinesBefore: from.newlines + newlines, atLineStart };
 }
 
 /** `i`, moved off the middle of a surrogate pair. */

@@ -64,6 +64,9 @@ for (const [name, output] of Object.entries(OUTPUTS)) {
       const named = textOf(bytes.subarray(e.offset, e.end));
       assert.ok(named.includes(middle), `${maxChars}: the bytes named hold what was left out`);
       if (b.head.endsWith('\n') || b.head === '') assert.equal(e.firstLine, whole.slice(0, b.head.length).split('\n').length - 1);
+      // The lines named are lines of the text: none past its last (a final newline starts no line).
+      assert.ok(e.lastLine <= b.totalLines - 1, `${maxChars}: last line left out ${e.lastLine} of ${b.totalLines}`);
+      assert.equal(e.lines, e.lastLine - e.firstLine + 1, `${maxChars}: lines counted`);
     }
     const all = await budgetOfLog(log, whole.length);
     assert.equal(all.head, whole, 'a budget as large as the text: all of it, nothing left out');
