@@ -132,13 +132,16 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
   // seen). A command ended without a status (a shell with marks of its own, started by it, drew
   // its prompt) is a program waiting for input.
   const commandsDone = () => lastFinished !== undefined && lastFinished.exitCode !== null && !session.commands.running;
+  // A command that ran before the act ended: the text may still wait for the shell to read it
+  // (typed ahead), so only the shell waiting for input at its prompt says the send is done.
+  const ownCommandsDone = () => commandsDone() && lastFinished!.id >= firstCommand;
   let waitReason: SendWaitReason;
   // Readiness is judged from the moment of the act; the timeout counts from the call's start.
   const actedAt = Date.now();
   try {
     act();
     waitReason = session.running
-      ? await readyAfterAct(session, from, signal, { started, actedAt, startCursor, timeout, idleMs, commandsDone })
+      ? await readyAfterAct(session, from, signal, { started, actedAt, startCursor, timeout, idleMs, commandsDone, ownCommandsDone })
       : 'session_exit';
   } finally {
     finishedSub.dispose();
@@ -165,6 +168,8 @@ interface ReadinessWatch {
   idleMs: number;
   /** Whether the shell has reported the commands the act started finished (shell integration). */
   commandsDone(): boolean;
+  /** The same, for a command the act started (not one that ran before it and ended meanwhile). */
+  ownCommandsDone(): boolean;
 }
 
 /**
@@ -192,18 +197,21 @@ async function readyAfterAct(session: Session, from: InputSource, signal: AbortS
     const newOutput = session.cursor !== lastCursor;
     lastCursor = session.cursor;
     const commandsDone = w.commandsDone();
+    const quiet = now - Math.max(session.lastOutputAt, actedAt) >= idleMs;
     if (state === 'unknown') {
       // fish reports `exit` finished before it ends: the send ended the session, as in bash and zsh.
       if (shellHasEnded(session.pid)) return ready.fire('session_exit');
-      if (commandsDone) return ready.fire('command_done');
+      if (w.ownCommandsDone() || (commandsDone && quiet)) return ready.fire('command_done');
       // We cannot see the program's state: fall back to silence.
-      if (now - Math.max(session.lastOutputAt, actedAt) >= idleMs) return ready.fire('inferred_idle');
+      if (quiet) return ready.fire('inferred_idle');
     } else if (state === 'busy') {
       sawBusy = true;
       stable = 0;
       // The shell said the command ended, yet something in its foreground still runs (a first
-      // fish run generating completions): once output has been quiet, the shell's word wins.
-      if (commandsDone && now - Math.max(session.lastOutputAt, actedAt) >= idleMs) return ready.fire('command_done');
+      // fish run generating completions): once output has been quiet, the shell's word wins. Not
+      // for a command from before the act: the shell may be running the user's slow prompt hook
+      // with the text still queued, and the command the text makes is the answer.
+      if (w.ownCommandsDone() && quiet) return ready.fire('command_done');
     } else {
       const progressed = sawBusy || session.cursor !== startCursor || now - actedAt >= SendTuning.MinSettleMs;
       stable = progressed && !newOutput ? stable + 1 : 0;
@@ -221,7 +229,7 @@ async function readyAfterAct(session: Session, from: InputSource, signal: AbortS
         }
         // We cannot see what it waits for (a relay waits on the terminal whatever the program
         // behind it does, docs/guarantees.md#send-readiness): fall back to silence.
-        if (now - Math.max(session.lastOutputAt, actedAt) >= idleMs) return ready.fire('inferred_idle');
+        if (quiet) return ready.fire('inferred_idle');
       }
     }
     // Once the wait is over the holder is disposed, and a timer set in it is cleared at once.

@@ -116,6 +116,8 @@ interface ShellCase {
   historySkips: string;
   /** rc lines: a hook before each prompt that keeps the last status in LAST_STATUS and numbers the prompt `nN> `. */
   promptHook: string;
+  /** rc lines: a prompt that takes 0.8 s to make (a slow git prompt), after the shell's hooks where the shell has an order. */
+  slowPrompt: string;
   /** A login shell: its arguments, the login files (an alias `hi` there), and a command that succeeds only in a login shell. */
   login: { args: string[]; files: Record<string, string>; check: string; checkExit: number };
   /** Arguments that make the shell skip the user's files or run something else: not integrated. */
@@ -135,6 +137,7 @@ const SHELL_CASES: ShellCase[] = [
     // Debian's default.
     historySkips: 'HISTCONTROL=ignoreboth\n',
     promptHook: `PROMPT_COMMAND='LAST_STATUS=$?; PS1="n$((n++))> "'\n`,
+    slowPrompt: `PROMPT_COMMAND='sleep 0.8'\n`,
     // bash reads no init file as a login shell: it runs as an interactive shell that reads the
     // login files itself, so `login_shell` is off (docs/protocol.md#ptycommands).
     login: { args: ['-l'], files: { '.bash_profile': `PS1='login> '\nalias hi='echo hello-from-profile'\n` }, check: 'shopt -q login_shell', checkExit: 1 },
@@ -152,6 +155,7 @@ const SHELL_CASES: ShellCase[] = [
     heredoc: true,
     historySkips: 'setopt HIST_IGNORE_SPACE HIST_IGNORE_DUPS\n',
     promptHook: `precmd() { LAST_STATUS=$?; PS1="n$((n++))> "; }\n`,
+    slowPrompt: `precmd_functions+=(slow_prompt)\nslow_prompt() { sleep 0.8; }\n`,
     login: { args: ['-l'], files: { '.zprofile': `alias hi='echo hello-from-profile'\n`, '.zshrc': `PS1='login> '\n` }, check: '[[ -o login ]]', checkExit: 0 },
     leftAlone: { args: ['-f', '-i'], env: { PS1: 'plain> ' } },
     history: { file: '.zsh_history', lines: (text) => text.split('\n').filter(Boolean) },
@@ -169,6 +173,7 @@ const SHELL_CASES: ShellCase[] = [
     // fish keeps no line that starts with a space, and no repeat of the line before, of its own accord.
     historySkips: '',
     promptHook: `set -g n 0\nfunction fish_prompt; set -g LAST_STATUS $status; printf 'n%s> ' $n; set -g n (math $n + 1); end\n`,
+    slowPrompt: `function fish_prompt; sleep 0.8; printf 'my> '; end\n`,
     login: {
       args: ['-l'],
       files: {
@@ -286,6 +291,34 @@ for (const sh of SHELL_CASES) {
         assert.deepEqual(
           (await s.commands()).map((r) => [r.command, r.exitCode]),
           [['read answer; echo "got [$answer]"; false', 1]],
+        );
+      },
+    );
+
+    test(
+      'a send typed ahead while a command runs returns the command it ran, not the one that was running, also behind a slow prompt',
+      { skip, timeout: TEST_TIMEOUT },
+      async () => {
+        const s = await open(sh.slowPrompt);
+        // Past a new session's start-up grace, in which a send waits for the first prompt instead of typing ahead.
+        const age = Date.now() - Date.parse(s.info.createdAt);
+        await new Promise((r) => setTimeout(r, Math.max(0, 3100 - age)));
+        // A client sends a command and goes away while it runs (its send is over, the command is not).
+        const gone = await connect(h.host.controlAddress);
+        gone.request('pty/send', { session: s.session, text: `sleep 1; ${sh.exit3}` }).catch(() => {});
+        await new Promise((r) => setTimeout(r, 300));
+        gone.close();
+        // The shell reads the line once the running command ended and its slow prompt was made.
+        const after = await s.send('echo typed-ahead');
+        assert.equal(after.waitReason, 'command_done');
+        assert.equal(after.command?.command, 'echo typed-ahead');
+        assert.equal(after.exitCode, 0);
+        assert.deepEqual(
+          (await s.commands()).map((r) => [r.command, r.exitCode]),
+          [
+            [`sleep 1; ${sh.exit3}`, 3],
+            ['echo typed-ahead', 0],
+          ],
         );
       },
     );
