@@ -9,6 +9,7 @@ import { hostOfFolder, isAlive, readLiveRecords, type HostRecord } from '../host
 import { ConnectionClosedError, RequestCancelledError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
 import { createMcpServer, guardParams, TOOLS, type CallVia, type ToolBackend } from '../transport/mcp/mcp-tools';
 import { TASK_TOOLS } from '../transport/mcp/mcp-tasks';
+import { StdinScreen } from '../transport/mcp/stdio-screen';
 import { RunStore } from '../transport/mcp/tool-run';
 import { personPrompt, type PersonPrompt } from '../transport/mcp/mcp-elicit';
 import { askPersonToApprove } from '../transport/mcp/approval-question';
@@ -372,7 +373,8 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   // Tasks and 2026-07-28 rounds outlive the request that started them: kept for the connection's life.
   const runs = new RunStore();
   const handle = serveStdio(() => (server = createMcpServer(backend, undefined, { remoteHosts: backend.remoteHosts, runs })), {
-    transport: guardParams(new StdioServerTransport()),
+    // Lines that are not JSON-RPC messages are answered here; the SDK would leave them unanswered.
+    transport: guardParams(new StdioServerTransport(process.stdin.pipe(new StdinScreen((line) => process.stdout.write(line))), process.stdout)),
     onerror: (e) => process.stderr.write(`shared-pty mcp: ${e.message}\n`),
   });
   return new Promise<number>((resolve) => {

@@ -86,13 +86,17 @@ export function readJsonBody(req: IncomingMessage): Promise<Record<string, unkno
       if (size > MAX_BODY_BYTES) return;
       const text = Buffer.concat(parts).toString('utf8').trim();
       if (!text) return resolve({});
+      let v: unknown;
       try {
-        const v = JSON.parse(text);
-        if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object');
-        resolve(v as Record<string, unknown>);
+        v = JSON.parse(text);
       } catch {
-        reject(new RpcError(ErrorCode.ParseError, 'Body must be a JSON object'));
+        return reject(new RpcError(ErrorCode.ParseError, 'Parse error: the body is not valid JSON'));
       }
+      // Valid JSON of another kind (a batch, a string) is a request of the wrong shape, not a parse error.
+      if (!v || typeof v !== 'object') return reject(new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: the body must be a JSON object'));
+      if (Array.isArray(v))
+        return reject(new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: the body must be one JSON object (batches are not supported)'));
+      resolve(v as Record<string, unknown>);
     });
     req.on('error', reject);
   });

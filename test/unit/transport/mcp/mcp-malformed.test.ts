@@ -3,6 +3,11 @@
 // error with its whole validation report (found by the MCP fuzzer).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CLI } from '../../../helpers/protocol';
 import { request, startHttpHost, type HttpHost } from '../../../helpers/http';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
@@ -53,4 +58,67 @@ test('a tool that does not exist is the JSON-RPC error -32602; arguments that do
   assert.equal(misfit.json?.error, undefined, misfit.text);
   assert.equal(misfit.json.result?.isError, true, misfit.text);
   assert.match(misfit.json.result.content[0].text, /^Error -32602: Invalid arguments for read_screen: session: /);
+});
+
+// Over stdio (`shared-pty mcp`) a line that is not JSON, or JSON that is not a JSON-RPC message,
+// is answered as /mcp answers it; the SDK's stdio transport left both unanswered, so the client
+// waited for ever. Valid messages after them are served as before.
+test('shared-pty mcp over stdio answers a line that is not JSON -32700 and one that is not JSON-RPC -32600, then goes on', { timeout: 30_000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-mcp-stdio-'));
+  fs.chmodSync(dir, 0o700);
+  const child = spawn(process.execPath, [CLI, 'mcp'], { env: { ...process.env, SHARED_PTY_DIR: dir }, stdio: ['pipe', 'pipe', 'pipe'] });
+  try {
+    const lines: any[] = [];
+    let buffered = '';
+    child.stdout.on('data', (d: Buffer) => {
+      buffered += d.toString('utf8');
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        lines.push(JSON.parse(buffered.slice(0, nl)));
+        buffered = buffered.slice(nl + 1);
+      }
+    });
+    const next = async (what: string) => {
+      const deadline = Date.now() + 10_000;
+      while (lines.length === 0) {
+        if (Date.now() > deadline) throw new Error(`no answer to ${what}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return lines.shift();
+    };
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
+    child.stdin.write(JSON.stringify(initialize) + '\n');
+    assert.equal((await next('initialize')).result?.protocolVersion, '2025-11-25');
+    child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+    child.stdin.write('not json\n');
+    assert.deepEqual(await next('not json'), { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: invalid JSON' } });
+    child.stdin.write('\n{"id":8,"method":"ping"}\r\n');
+    const noVersion = await next('a request without jsonrpc');
+    assert.deepEqual([noVersion.id, noVersion.error?.code], [8, -32600], JSON.stringify(noVersion));
+    child.stdin.write('[{"jsonrpc":"2.0","id":9,"method":"ping"}]\n');
+    const batch = await next('a batch');
+    assert.deepEqual([batch.id, batch.error?.code], [null, -32600], JSON.stringify(batch));
+    child.stdin.write('{"jsonrpc":"2.0","id":10,"method":"ping"}\n');
+    assert.deepEqual(await next('ping'), { jsonrpc: '2.0', id: 10, result: {} });
+    child.stdin.end();
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    assert.equal(code, 0);
+  } finally {
+    child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// A body that is JSON but not one object (a batch, a string) is a request of the wrong shape (-32600), not a parse error.
+test('/mcp: a batch or a JSON string is -32600; a body that is not JSON is -32700', { timeout: 30_000 }, async () => {
+  const batch = await mcp([{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
+  assert.equal(batch.json?.error?.code, -32600, batch.text);
+  const text = await mcp('"ping"');
+  assert.equal(text.json?.error?.code, -32600, text.text);
+  const broken = await mcp('{"jsonrpc":"2.0",');
+  assert.equal(broken.json?.error?.code, -32700, broken.text);
 });

@@ -1,0 +1,97 @@
+import { Transform, type TransformCallback } from 'node:stream';
+import { parseJSONRPCMessage, STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/server';
+import { ErrorCode } from '../../core/base/errors';
+
+/**
+ * What `shared-pty mcp` reads from stdin before the SDK's stdio transport sees it: one JSON-RPC
+ * message per line. The SDK drops a line that is not JSON and reports one that is not JSON-RPC
+ * only to its own error hook, so a client that sent either would wait for an answer that never
+ * comes. Here such a line is answered as `/mcp` and our sockets answer it (docs/protocol.md,
+ * "Errors"): -32700 for what is not JSON, -32600 for JSON that is not a message (with its `id`
+ * when it has one); only valid messages go on. A line longer than the SDK would buffer is
+ * answered -32600 and skipped, so memory stays bounded.
+ */
+export class StdinScreen extends Transform {
+  private _partial: Buffer[] = [];
+  private _partialBytes = 0;
+  /** Inside a line too long to keep: its bytes are dropped up to its end. */
+  private _skipping = false;
+
+  constructor(
+    private readonly _answer: (line: string) => void,
+    private readonly _maxLineBytes = STDIO_DEFAULT_MAX_BUFFER_SIZE,
+  ) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, start)) {
+      this._take(chunk.subarray(start, nl));
+      this._endLine();
+      start = nl + 1;
+    }
+    if (start < chunk.length) this._take(chunk.subarray(start));
+    done();
+  }
+
+  override _flush(done: TransformCallback): void {
+    // A last message without its newline is not one the SDK would read either: dropped, as there.
+    this._partial = [];
+    done();
+  }
+
+  private _take(bytes: Buffer): void {
+    if (this._skipping || bytes.length === 0) return;
+    this._partialBytes += bytes.length;
+    if (this._partialBytes > this._maxLineBytes) {
+      this._partial = [];
+      this._partialBytes = 0;
+      this._skipping = true;
+      this._answer(errorLine(ErrorCode.InvalidRequest, `Invalid Request: a message longer than ${this._maxLineBytes} bytes`, null));
+      return;
+    }
+    this._partial.push(bytes);
+  }
+
+  private _endLine(): void {
+    const line = Buffer.concat(this._partial).toString('utf8').replace(/\r$/, '');
+    this._partial = [];
+    this._partialBytes = 0;
+    if (this._skipping) {
+      this._skipping = false;
+      return;
+    }
+    if (line.trim() === '') return;
+    const refusal = refusalOf(line);
+    if (refusal) this._answer(refusal);
+    else this.push(line + '\n');
+  }
+}
+
+/** The error line a client gets for `line`, or undefined when it is a JSON-RPC message. */
+function refusalOf(line: string): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return errorLine(ErrorCode.ParseError, 'Parse error: invalid JSON', null);
+  }
+  try {
+    parseJSONRPCMessage(value);
+    return undefined;
+  } catch {
+    if (Array.isArray(value)) return errorLine(ErrorCode.InvalidRequest, 'Invalid Request: one message per line (batches are not supported)', null);
+    const id = value && typeof value === 'object' ? (value as { id?: unknown }).id : undefined;
+    const known = typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+    return errorLine(
+      ErrorCode.InvalidRequest,
+      'Invalid Request: not a JSON-RPC 2.0 message (jsonrpc "2.0", a string method, an id that is a string or a number)',
+      known,
+    );
+  }
+}
+
+function errorLine(code: ErrorCode, message: string, id: string | number | null): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }) + '\n';
+}
