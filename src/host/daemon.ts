@@ -90,7 +90,9 @@ async function startDaemon(dir: string, opts: EnsureDaemonOptions): Promise<Host
   }
   child.unref();
   let exited: string | undefined;
-  child.once('exit', (code, signal) => (exited = `exited with ${signal ?? code}`));
+  // Exit status 0 before a record: our host found, or lost the lock to, one started at the same
+  // moment (another window, `shared-pty open`); that one's record is what we wait for.
+  child.once('exit', (code, signal) => (exited = code === 0 ? undefined : `exited with ${signal ?? code}`));
   const end = Date.now() + DAEMON_START_TIMEOUT_MS;
   while (Date.now() < end) {
     await new Promise((r) => setTimeout(r, 50));

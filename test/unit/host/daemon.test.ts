@@ -223,3 +223,23 @@ test('two per-user hosts started at the same moment on one directory: one runs, 
     fs.rmSync(own, { recursive: true, force: true });
   }
 });
+
+test('two clients that need the per-user host at the same moment both get the one that runs', { timeout: 60_000 }, async () => {
+  // Two editor windows restored together, or an editor and `shared-pty open`: each starts a host,
+  // one of the two hosts leaves at once (the lock), and its starter must wait for the other's record.
+  const own = tempRuntimeDir();
+  let started: HostRecord[] = [];
+  try {
+    started = await Promise.all([0, 1].map(() => ensureDaemon({ cliPath: CLI_PATH, runtimeDir: own, args: ['--no-http'] })));
+    assert.equal(started[0].hostId, started[1].hostId, 'both use the same host');
+    assert.deepEqual(
+      readLiveRecords(own).map((r) => r.hostId),
+      [started[0].hostId],
+      'one host runs',
+    );
+  } finally {
+    for (const r of readLiveRecords(own)) process.kill(r.pid, 'SIGTERM');
+    await until(() => readLiveRecords(own).length === 0, 10000, 'the host to stop');
+    fs.rmSync(own, { recursive: true, force: true });
+  }
+});
