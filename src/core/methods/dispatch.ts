@@ -242,6 +242,8 @@ function checkEnvelope(message: unknown): { method: string; params: Record<strin
   if (typeof m.id !== 'string' && typeof m.id !== 'number') {
     throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: id (string or number) is required; notifications are not accepted');
   }
+  // 1e400 parses to Infinity, which JSON writes back as null: an answer its caller could not match.
+  if (typeof m.id === 'number' && !Number.isFinite(m.id)) throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: id is a number too large to echo');
   // Missing means {}; anything else must be an object, as JSON-RPC 2.0 and socket-pty have it (null is none).
   const params = m.params === undefined ? {} : m.params;
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {

@@ -337,6 +337,11 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     c.sendJson({ method: 'pty/status', params: {}, id: 'nv' });
     assertError(await noVersion, -32600, 'nv');
 
+    // An id too large for a double (JSON.parse makes it Infinity) cannot be echoed: refused, not answered with id null.
+    const hugeId = c.next((m) => m.id === null && ('result' in m || m.error?.code === -32600), 10_000, 'the huge id error');
+    c.raw('{"jsonrpc":"2.0","method":"pty/status","params":{},"id":1e400}\n');
+    assertError(await hugeId, -32600, null);
+
     const notObject = c.next((m) => m.id === null && m.error?.code === -32600, 10_000, 'array error');
     c.sendJson([1, 2, 3]);
     assertError(await notObject, -32600, null);
