@@ -117,8 +117,20 @@ function refuseConnection(socket: net.Socket, open: number, max: number, mode: D
   setTimeout(() => socket.destroy(), 1000).unref();
 }
 
+/**
+ * The longest Unix socket path the kernel takes (`sun_path` less its NUL: 108 bytes on Linux, 104
+ * on macOS and the BSDs). Node binds a longer one cut short, at a path outside the folder asked for.
+ */
+const MAX_UNIX_SOCKET_PATH_BYTES = process.platform === 'linux' ? 107 : 103;
+
 /** A server listening on `endpoint` (a Unix socket gets mode 0600). */
 async function listenOn(endpoint: Endpoint, onConnection: (socket: net.Socket) => void): Promise<net.Server> {
+  if (endpoint.type === 'unix' && Buffer.byteLength(endpoint.path) > MAX_UNIX_SOCKET_PATH_BYTES) {
+    throw new Error(
+      `The socket path ${endpoint.path} is ${Buffer.byteLength(endpoint.path)} bytes, longer than a Unix socket allows ` +
+        `(${MAX_UNIX_SOCKET_PATH_BYTES}); use a shorter runtime directory (SHARED_PTY_DIR) or socket path`,
+    );
+  }
   // Half-open: a client that ends its input after sending (`nc -N`, socat) still gets its answers.
   const server = net.createServer({ allowHalfOpen: true }, onConnection);
   await new Promise<void>((resolve, reject) => {
@@ -129,7 +141,7 @@ async function listenOn(endpoint: Endpoint, onConnection: (socket: net.Socket) =
   server.on('error', () => {});
   if (endpoint.type === 'unix') {
     // chmod follows links: only the socket we just made is changed (our folder is checked before we listen).
-    if (!fs.lstatSync(endpoint.path).isSocket()) {
+    if (!fs.lstatSync(endpoint.path, { throwIfNoEntry: false })?.isSocket()) {
       server.close();
       throw new Error(`${endpoint.path} is not the socket just made there; refusing to use it`);
     }

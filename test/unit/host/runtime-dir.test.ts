@@ -190,3 +190,17 @@ test('a host writes only in a directory of mode 700: one open to group or others
     assert.deepEqual(readLiveRecords(dir), [], 'nobody else can write there: reading is safe');
   }
 });
+
+test('a runtime directory too long for a Unix socket path is refused in one line; no socket is made outside it', async () => {
+  // A socket path longer than the kernel takes used to be bound cut short, beside the runtime
+  // directory; the host then failed on a bare ENOENT and stayed up, listening there.
+  const parent = path.join(base, 'long');
+  fs.mkdirSync(parent, { mode: 0o700 });
+  const dir = path.join(parent, 'd'.repeat(Math.max(1, 110 - parent.length)));
+  await assert.rejects(
+    Host.start({ kind: 'serve', runtimeDir: dir }),
+    (e: Error) => /longer than a Unix socket allows/.test(e.message) && !e.message.includes('\n'),
+  );
+  assert.deepEqual(fs.readdirSync(parent), [path.basename(dir)], 'nothing beside the runtime directory');
+  assert.deepEqual(fs.readdirSync(dir), [], 'and nothing left in it');
+});
