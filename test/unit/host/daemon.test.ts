@@ -238,6 +238,8 @@ test('two clients that need the per-user host at the same moment both get the on
       'one host runs',
     );
   } finally {
+    // Also when a start failed: the host that runs writes its record a moment later, then stops.
+    await until(() => readLiveRecords(own).length > 0, 10000, 'the host to run').catch(() => {});
     for (const r of readLiveRecords(own)) process.kill(r.pid, 'SIGTERM');
     await until(() => readLiveRecords(own).length === 0, 10000, 'the host to stop');
     fs.rmSync(own, { recursive: true, force: true });
