@@ -3,7 +3,7 @@ import { startHttpServer } from '../transport/http/http-server';
 
 /** Starts the host's HTTP server (REST, WebSocket, MCP, browser view) and shows it in the record. */
 export async function startHttpFor(host: Host, port: number | undefined, allowedOrigins?: string[]): Promise<void> {
-  const { maxHttpConnections, maxInFlightRequests } = host.options;
-  const http = await startHttpServer(host, { hostId: host.hostId, port, allowedOrigins, maxConnections: maxHttpConnections, maxInFlightRequests });
+  const { maxHttpConnections, maxInFlightRequests, maxLineBytes } = host.options;
+  const http = await startHttpServer(host, { hostId: host.hostId, port, allowedOrigins, maxConnections: maxHttpConnections, maxInFlightRequests, maxLineBytes });
   host.attachHttp(http);
 }

@@ -30,8 +30,8 @@ export interface HttpHost {
 /** Starts an in-process host and attaches its HTTP server (127.0.0.1, a free port). */
 export async function startHttpHost(allowedOrigins: string[] = [], hostOptions: Partial<HostOptions> = {}): Promise<HttpHost> {
   const { host, dir, close } = await startHost(hostOptions);
-  const { maxHttpConnections, maxInFlightRequests } = hostOptions;
-  const server = await startHttpServer(host, { hostId: host.hostId, allowedOrigins, maxConnections: maxHttpConnections, maxInFlightRequests });
+  const { maxHttpConnections, maxInFlightRequests, maxLineBytes } = hostOptions;
+  const server = await startHttpServer(host, { hostId: host.hostId, allowedOrigins, maxConnections: maxHttpConnections, maxInFlightRequests, maxLineBytes });
   host.attachHttp(server);
   return { host, http: server, dir, port: server.port, token: server.token, close };
 }

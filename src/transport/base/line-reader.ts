@@ -1,5 +1,15 @@
+import { ErrorCode, RpcError } from '../../core/base/errors';
+
 /** Default longest JSON-RPC line a host accepts (docs/protocol.md#2-framing: 1 MiB). */
 export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
+
+/**
+ * The answer to a JSON-RPC line (sockets) or message (`/rpc`, one per frame) over the host's limit,
+ * sent with `id: null` before the connection closes (docs/protocol.md#2-framing).
+ */
+export function tooLongError(limit: number, what: 'line' | 'message'): RpcError {
+  return new RpcError(ErrorCode.InvalidRequest, `Invalid Request: ${what} longer than ${limit} bytes; closing the connection`);
+}
 
 /**
  * Splits a byte stream into `\n`-terminated lines without ever holding more than `maxBytes`

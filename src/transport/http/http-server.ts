@@ -31,11 +31,12 @@ import { serveRpcWebSocket } from '../ws/ws-rpc';
 import { serveStream } from '../ws/ws-stream';
 import { splitProxyPrefix } from './proxy-path';
 import { RunStore } from '../mcp/tool-run';
+import { DEFAULT_MAX_LINE_BYTES } from '../base/line-reader';
 
 /** Limits of the HTTP server. */
 export const enum HttpLimits {
-  /** Largest WebSocket message accepted (a JSON-RPC line's limit). */
-  MaxWsPayload = 1024 * 1024,
+  /** Largest message the stream WebSocket accepts (docs/protocol.md: a longer one closes it with 1009). */
+  MaxStreamPayload = 1024 * 1024,
 }
 
 /** The close code of a WebSocket (the stream, `/rpc`) whose scoped token was revoked or expired (as HTTP 401: the credential is gone). */
@@ -53,6 +54,8 @@ export interface HttpServerOptions {
   maxUnauthenticatedConnections?: number;
   /** Requests in flight per token over HTTP, and per `/rpc` WebSocket (default MAX_IN_FLIGHT_REQUESTS). */
   maxInFlightRequests?: number;
+  /** Longest `/rpc` message, the host's JSON-RPC line limit (default DEFAULT_MAX_LINE_BYTES, 1 MiB). */
+  maxLineBytes?: number;
   /** How long a secret page's link works (default SECRET_PAGE_LIFETIME_MS, five minutes): for tests only, to see one expire. */
   secretPageLifetimeMs?: number;
 }
@@ -149,7 +152,10 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   const mcpRuns = new RunStore();
   const pages = new PageSessions(tokens, pageCookieName(port));
   const guard = new HttpGuard(token, port, options.allowedOrigins, tokens, pages);
-  const wss = new WebSocketServer({ noServer: true, maxPayload: HttpLimits.MaxWsPayload });
+  const streamWss = new WebSocketServer({ noServer: true, maxPayload: HttpLimits.MaxStreamPayload });
+  // `/rpc` carries the sockets' JSON-RPC, so its limit is theirs: ws holds no more than that of a message.
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const rpcWss = new WebSocketServer({ noServer: true, maxPayload: maxLineBytes });
 
   /**
    * Every HTTP route of the host, as data (docs/protocol.md#5-http-and-websocket): what it answers, who may call it,
@@ -240,9 +246,9 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       pattern: '/rpc',
       access: 'upgrade',
       handle: (c) =>
-        wss.handleUpgrade(c.req, c.socket, c.head, (ws) => {
+        rpcWss.handleUpgrade(c.req, c.socket, c.head, (ws) => {
           closeWithToken(ws, c.access);
-          serveRpcWebSocket(services, ws, c.access, maxInFlight);
+          serveRpcWebSocket(services, ws, c.access, maxInFlight, maxLineBytes);
         }),
     },
     {
@@ -257,7 +263,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
         // The one reach rule (core/methods/access.ts): another session than a scoped token's, known or not, is 403.
         if (outOfReach(c.access, selector)) return c.reject(403, 'Forbidden');
         const scope = c.url.searchParams.get('readonly') === '1' ? 'view' : c.access.scope;
-        wss.handleUpgrade(c.req, c.socket, c.head, (ws) => {
+        streamWss.handleUpgrade(c.req, c.socket, c.head, (ws) => {
           closeWithToken(ws, c.access);
           serveStream(services, ws, selector, {
             grant: { scope, onlySession: c.access.onlySession, holder: c.access.holder },
@@ -420,15 +426,17 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   const close = (): Promise<void> =>
     (closing ??= new Promise<void>((resolve) => {
       // A WebSocket's own close event (which ends its subscription) comes after the terminate.
-      const webSocketsClosed = [...wss.clients].map((c) => new Promise<void>((r) => c.once('close', () => r())));
+      const webSockets = [...streamWss.clients, ...rpcWss.clients];
+      const webSocketsClosed = webSockets.map((c) => new Promise<void>((r) => c.once('close', () => r())));
       const serverClosed = new Promise<void>((r) => server.close(() => r()));
       const answersClosed = [...answering].map((res) => new Promise<void>((r) => res.once('close', () => r())));
       sessionGone.dispose();
       mcpRuns.dispose();
       tokens.dispose();
       connections.dispose();
-      for (const c of wss.clients) c.terminate();
-      wss.close();
+      for (const c of webSockets) c.terminate();
+      streamWss.close();
+      rpcWss.close();
       server.closeAllConnections?.();
       void Promise.all([serverClosed, ...webSocketsClosed, ...answersClosed]).then(() => resolve());
     }));

@@ -6,7 +6,7 @@ import type { HostServices } from '../../core/methods/types';
 import type { ClientLink } from '../../core/io/client-link';
 import { TablePeer } from '../rpc/table-peer';
 import { LineWire } from '../rpc/line-wire';
-import { DEFAULT_MAX_LINE_BYTES, LineReader } from '../base/line-reader';
+import { DEFAULT_MAX_LINE_BYTES, LineReader, tooLongError } from '../base/line-reader';
 import { firstByteFitsJsonRpc, isBlankLine, isJsonRpcLine, NOT_JSON_RPC_MESSAGE } from './first-line';
 
 // The limits are the peer's, on every transport; tests and older imports find them here too.
@@ -146,7 +146,7 @@ export class RpcConnection extends Disposable {
 
   private _rejectOversizedLine(): void {
     const limit = this._options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-    this._closeWith(new RpcError(ErrorCode.InvalidRequest, `Invalid Request: line longer than ${limit} bytes; closing the connection`));
+    this._closeWith(tooLongError(limit, 'line'));
   }
 
   /** One error line, then our side ends; a client that never reads its end (or keeps sending) is cut soon after. */

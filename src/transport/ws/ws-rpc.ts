@@ -6,6 +6,8 @@ import { MAX_IN_FLIGHT_REQUESTS } from '../../core/base/limits';
 import type { MessageWire } from '../rpc/json-rpc-peer';
 import { TablePeer } from '../rpc/table-peer';
 import { wsUnsentBytes, wsWhenDrained } from './ws-sink';
+import { beforeMessageTooLong } from '../base/internals/ws';
+import { DEFAULT_MAX_LINE_BYTES, tooLongError } from '../base/line-reader';
 
 /** A WebSocket as a peer's wire: one message per frame; each frame is its own write (ws sends at once). */
 class WebSocketWire implements MessageWire {
@@ -46,8 +48,16 @@ class WebSocketWire implements MessageWire {
 /**
  * `GET /rpc` (WebSocket): the control socket's JSON-RPC, one message per frame, on the same peer
  * as the sockets (its limits, its back-pressure); the peer is disposed when the socket closes.
+ * `ws` comes from a server whose `maxPayload` is `maxMessageBytes`, the host's line limit: a longer
+ * message is answered as a longer line is on a socket (-32600, `id: null`), then ws closes with 1009.
  */
-export function serveRpcWebSocket(services: HostServices, ws: WebSocket, grant: Grant = FULL_GRANT, maxInFlight = MAX_IN_FLIGHT_REQUESTS): TablePeer {
+export function serveRpcWebSocket(
+  services: HostServices,
+  ws: WebSocket,
+  grant: Grant = FULL_GRANT,
+  maxInFlight = MAX_IN_FLIGHT_REQUESTS,
+  maxMessageBytes = DEFAULT_MAX_LINE_BYTES,
+): TablePeer {
   // A protocol error (a message over maxPayload: 1009, a bad frame) is reported here and then the
   // socket closes; without a listener the 'error' event would be thrown and end the whole host.
   ws.on('error', () => {});
@@ -57,6 +67,9 @@ export function serveRpcWebSocket(services: HostServices, ws: WebSocket, grant: 
     maxInFlightRequests: maxInFlight,
     link: { origin: 'script', transport: 'ws-rpc', scope: grant.scope, onlySession: grant.onlySession, holder: grant.holder },
   });
+  // ws knows a message is too long from its frame's header, before holding it: the error goes out
+  // then, ahead of ws's close frame, so memory stays bounded by the limit itself.
+  beforeMessageTooLong(ws, () => peer.refuse(tooLongError(maxMessageBytes, 'message')));
   ws.on('message', (raw) => {
     // A socket being closed (its token revoked) takes no more calls, even if the client keeps sending.
     if (ws.readyState !== ws.OPEN) return;

@@ -721,7 +721,7 @@ describe('WebSocket /sessions/:id/stream', () => {
     assert.equal(closed.code, 4004);
   });
 
-  test('a message over 1 MiB closes the connection (1009); the session and other clients are unaffected', { timeout: TEST_TIMEOUT }, async () => {
+  test('a message over 1 MiB closes the connection (1009), on /rpc after a -32600 error with id null; the session and other clients are unaffected', { timeout: TEST_TIMEOUT }, async () => {
     const s = await createBash();
     const other = await wsOpen(h.port, `/sessions/${s.id}/stream`, { queryToken: h.token });
     await other.next((m) => m.type === 'data', 'the replay');
@@ -735,6 +735,17 @@ describe('WebSocket /sessions/:id/stream', () => {
         c.send('x'.repeat(1024 * 1024 + 16));
         const closed = await withTimeout(c.closed, 10_000, `the close of ${p}`);
         assert.equal(closed.code, 1009, p);
+        // /rpc is the sockets' JSON-RPC: a message over the line limit is answered as a line is
+        // there (docs/protocol.md#2-framing); the stream (its replay aside) gets no message, as documented.
+        const expected =
+          p === '/rpc'
+            ? [{ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: message longer than 1048576 bytes; closing the connection' } }]
+            : [];
+        assert.deepEqual(
+          c.received.filter((m) => m.type !== 'data'),
+          expected,
+          p,
+        );
       }
       // Ordering fence: the other client's round trip through the host comes after the closes,
       // so an error the closes threw would have surfaced by its end.
