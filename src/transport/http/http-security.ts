@@ -38,8 +38,6 @@ export interface Refusal {
  */
 export class HttpGuard {
   private readonly _allowedOrigins: Set<string>;
-  /** The origins the user allowed (not the host's own): these get CORS headers and preflights. */
-  private readonly _corsOrigins: Set<string>;
   /** What the host's own token allows: everything, with one regex budget its requests share (caller.ts Grant). */
   private readonly _hostAccess: Access = { scope: 'control', regexBudget: new RegexBudget() };
 
@@ -50,25 +48,24 @@ export class HttpGuard {
     private readonly _scoped?: ScopedTokens,
     private readonly _pages?: PageSessions,
   ) {
-    this._corsOrigins = new Set(allowedOrigins.map((o) => o.replace(/\/$/, '')));
     this._allowedOrigins = new Set([
       `http://127.0.0.1:${_port}`,
       `http://localhost:${_port}`,
       // Not http://[::1]:PORT: we never listen there, so no page of ours has that origin (docs/protocol.md).
-      ...this._corsOrigins,
+      ...allowedOrigins.map((o) => o.replace(/\/$/, '')),
     ]);
   }
 
   /**
-   * The `Access-Control-*` headers for a request from an allow-listed origin (docs/protocol.md, CORS), so
-   * its page may read the answers; and for the host's other own origin (a page of
-   * `http://localhost:PORT` asking `127.0.0.1:PORT`, which a browser counts as another origin). None
-   * for a page of the origin it asks (same origin) or no Origin.
+   * The `Access-Control-*` headers for a request from an allowed origin (docs/protocol.md#access-checks,
+   * CORS), so its page may read the answers: an allow-listed one, or one of the host's own (always
+   * allowed), the very origin the request asks included: a browser needs none there, but a client
+   * that checks CORS anyway, or sends a preflight anyway, gets what any allowed origin gets. None
+   * without an Origin.
    */
   corsHeaders(req: IncomingMessage): Record<string, string> {
     const origin = req.headers.origin;
     if (origin === undefined || !this._allowedOrigins.has(origin)) return {};
-    if (!this._corsOrigins.has(origin) && origin === `http://${hostOf(req)}`) return {};
     // A browser MCP client must read the session id /mcp assigns, to send it back on every request.
     return { 'access-control-allow-origin': origin, 'access-control-expose-headers': 'Mcp-Session-Id', vary: 'Origin' };
   }

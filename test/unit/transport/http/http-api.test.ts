@@ -315,18 +315,30 @@ describe('CORS', () => {
       assert.equal(ok.headers['access-control-allow-origin'], ALLOWED_ORIGIN);
       // An OPTIONS that is no preflight (no Access-Control-Request-Method) is an ordinary request: 401.
       assertRestError(await request(h.port, 'OPTIONS', '/sessions', { origin: ALLOWED_ORIGIN }), 401, 'UNAUTHORIZED');
-      // The host's own pages are same-origin: no CORS headers.
-      const own = await request(h.port, 'GET', '/sessions', { origin: `http://127.0.0.1:${h.port}`, token: h.token });
-      assert.equal(own.status, 200);
-      assert.equal(own.headers['access-control-allow-origin'], undefined);
-      // Its other own origin is another origin to a browser: always allowed, so it gets them, preflight included.
-      const other = `http://localhost:${h.port}`;
-      const cross = await request(h.port, 'GET', '/sessions', { origin: other, token: h.token });
-      assert.equal(cross.status, 200);
-      assert.equal(cross.headers['access-control-allow-origin'], other);
-      const pre = await request(h.port, 'OPTIONS', '/sessions', { origin: other, headers: { 'access-control-request-method': 'POST' } });
-      assert.equal(pre.status, 204);
-      assert.equal(pre.headers['access-control-allow-origin'], other);
+    },
+  );
+
+  test(
+    "the host's own origins are always allowed: each gets what an allow-listed origin gets, under either own Host, the origin it asks included",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      for (const host of [`127.0.0.1:${h.port}`, `localhost:${h.port}`]) {
+        for (const origin of [`http://127.0.0.1:${h.port}`, `http://localhost:${h.port}`]) {
+          const what = `Origin ${origin} to Host ${host}`;
+          const pre = await request(h.port, 'OPTIONS', '/sessions', {
+            host,
+            origin,
+            headers: { 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+          });
+          assert.equal(pre.status, 204, `${what}: ${pre.text}`);
+          assert.equal(pre.headers['access-control-allow-origin'], origin, what);
+          assert.match(String(pre.headers['access-control-allow-methods']), /POST/, what);
+          assert.match(String(pre.headers['access-control-allow-headers']), /Authorization/, what);
+          const answer = await request(h.port, 'GET', '/sessions', { host, origin, token: h.token });
+          assert.equal(answer.status, 200, what);
+          assert.equal(answer.headers['access-control-allow-origin'], origin, what);
+        }
+      }
     },
   );
 });
