@@ -32,3 +32,17 @@ export function utf8CutPoint(buf: Uint8Array, max: number): number {
   while (cut > 0 && (buf[cut] & 0xc0) === 0x80) cut--;
   return cut;
 }
+
+/**
+ * Where a read of at most `max` bytes from the start of `buf` ends: the largest cut ≤ `max` that
+ * splits no character, or, when the first character alone is longer than `max`, just after it (a
+ * lead byte and its continuation bytes, at most 4). So a reader that pages with a `max` smaller than
+ * a character still moves on, one whole character a read, instead of getting nothing forever.
+ */
+export function utf8ReadEnd(buf: Uint8Array, max: number): number {
+  const cut = utf8CutPoint(buf, max);
+  if (cut > 0 || buf.length === 0) return cut;
+  let end = 1;
+  while (end < buf.length && end < MAX_UTF8_CHARACTER_BYTES && (buf[end] & 0xc0) === 0x80) end++;
+  return end;
+}

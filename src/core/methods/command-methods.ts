@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { MAX_COMMAND_RECORDS, type CommandRecord } from '../commands/command-tracker';
 import { invalidParams, serverError } from '../base/errors';
 import { stripAnsi, wholeSequences } from '../base/ansi';
-import { leadingContinuationBytes, utf8CutPoint } from '../base/utf8';
+import { leadingContinuationBytes, utf8ReadEnd } from '../base/utf8';
 import { budgetOfLog } from '../commands/command-log-budget';
 import { byDefault, commandRecord, int, nonNegInt } from './schemas';
 import { method } from './spec';
@@ -155,7 +155,7 @@ export const commandOutputMethod = method({
     offset += skip;
     bytes = bytes.subarray(skip);
     // A page smaller than the character at its start still carries that character, so paging moves on.
-    const cut = utf8CutPoint(bytes, maxBytes) || Math.min(bytes.length, utf8Length(bytes[0]));
+    const cut = utf8ReadEnd(bytes, maxBytes);
     const running = !log.finished;
     // Stripped, a page ends before an escape sequence it would cut in two (ansi.ts wholeSequences).
     const whole = p.strip ? wholeSequences(bytes.subarray(0, cut).toString('utf8'), offset + cut < log.size || !running) : undefined;
@@ -192,12 +192,6 @@ export const commandOutputMethod = method({
     },
   },
 });
-
-/** Bytes of the UTF-8 character a lead byte starts. */
-function utf8Length(lead: number | undefined): number {
-  if (lead === undefined) return 0;
-  return lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-}
 
 /** One command as a line a model reads: id, status, duration, cwd, the command, its cursors. */
 function commandLine(c: CommandRecord): string {

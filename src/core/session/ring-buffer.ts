@@ -1,4 +1,4 @@
-import { leadingContinuationBytes, MAX_UTF8_CHARACTER_BYTES, utf8CutPoint } from '../base/utf8';
+import { leadingContinuationBytes, MAX_UTF8_CHARACTER_BYTES, utf8ReadEnd } from '../base/utf8';
 
 /** Default retained raw output per session (docs/guarantees.md#retained-buffer: 1 MiB). */
 export const DEFAULT_RING_BYTES = 1024 * 1024;
@@ -87,7 +87,11 @@ export class RingBuffer {
     }
   }
 
-  /** Reads from absolute offset `since` (clamped to what is retained), at most `maxBytes`, never splitting a UTF-8 character. */
+  /**
+   * Reads from absolute offset `since` (clamped to what is retained), at most `maxBytes`, never
+   * splitting a UTF-8 character: a `maxBytes` smaller than the character at `since` reads that one
+   * character whole (utf8ReadEnd), so a reader always moves on.
+   */
   read(since: number, maxBytes = Infinity): RingRead {
     const from = Math.max(since, this.start);
     const dropped = Math.max(0, this.start - since);
@@ -99,7 +103,7 @@ export class RingBuffer {
     let skip = 0;
     if (dropped > 0) skip = leadingContinuationBytes(bytes); // the ring cut a character in half
     if (skip) bytes = bytes.subarray(skip);
-    bytes = bytes.subarray(0, utf8CutPoint(bytes, maxBytes));
+    bytes = bytes.subarray(0, utf8ReadEnd(bytes, maxBytes));
     return { text: bytes.toString('utf8'), cursor: from + skip + bytes.length, dropped: dropped + skip };
   }
 

@@ -33,6 +33,26 @@ test('ring reads are bounded and never split a UTF-8 character', () => {
   assert.equal(rest.text, '€😀b');
 });
 
+test('a read smaller than the character at its start returns that character whole, so paging moves on', () => {
+  const ring = new RingBuffer(1024);
+  ring.append(Buffer.from('é€😀b'));
+  const pages: string[] = [];
+  for (let cursor = 0; cursor < ring.end; ) {
+    const r = ring.read(cursor, 1);
+    assert.equal(r.cursor, cursor + Buffer.byteLength(r.text));
+    assert.ok(r.cursor > cursor, `a read from ${cursor} moves on`);
+    pages.push(r.text);
+    cursor = r.cursor;
+  }
+  assert.deepEqual(pages, ['é', '€', '😀', 'b']);
+  // Bytes that are no UTF-8 (stray continuation bytes) move on too, at most a character's 4 a read.
+  const raw = new RingBuffer(64);
+  raw.append(Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x41]));
+  assert.equal(raw.read(0, 1).cursor, 4);
+  assert.equal(raw.read(4, 1).cursor, 6);
+  assert.equal(raw.read(6, 1).text, 'A');
+});
+
 test('a dropped prefix that cut a character is skipped, not decoded as garbage', () => {
   const ring = new RingBuffer(8);
   ring.append(Buffer.from('€€€')); // 9 bytes: the first byte of the first € is dropped
@@ -73,7 +93,9 @@ test('reads anywhere in a wrapped ring return exactly the retained bytes', () =>
         const bytes = all.subarray(r.cursor - Buffer.byteLength(r.text), r.cursor);
         assert.equal(r.text, bytes.toString('utf8'));
         assert.ok(!r.text.includes('\ufffd'), `no split character at ${since}/${max}`);
-        assert.ok(Buffer.byteLength(r.text) <= max);
+        // At most max bytes, unless the first character alone is longer: then that one, whole.
+        assert.ok(Buffer.byteLength(r.text) <= max || [...r.text].length === 1, `${JSON.stringify(r.text)} at ${since}/${max}`);
+        if (r.cursor < ring.end) assert.ok(r.text.length > 0 || r.dropped > 0 || since < ring.start, `a read from ${since} moves on`);
       }
     }
   }

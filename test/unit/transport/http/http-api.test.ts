@@ -563,6 +563,32 @@ describe('REST (the documented shapes)', () => {
     },
   );
 
+  test('GET /sessions/:id with a maxBytes smaller than the next character reads that one character whole and moves past it', { timeout: TEST_TIMEOUT }, async () => {
+    const s = await createBash();
+    const prompt = await outputUntil(s.id, (t) => t.includes('$ '), 'the prompt');
+    // é (2 bytes), € (3), 😀 (4), written by printf from octal escapes: the typed line stays ASCII.
+    const w = await api('POST', `/sessions/${s.id}/write`, { data: "printf 'a\\303\\251\\342\\202\\254\\360\\237\\230\\200b\\n'" });
+    assert.equal(w.status, 200, w.text);
+    const out = await outputUntil(s.id, (t) => t.includes('aé€😀b'), 'the characters', prompt.cursor);
+    let cursor = prompt.cursor;
+    let joined = '';
+    const pages: string[] = [];
+    for (let i = 0; i < 1000 && cursor < out.cursor; i++) {
+      const r = await api('GET', `/sessions/${s.id}?since=${cursor}&maxBytes=1`);
+      assert.equal(r.status, 200, r.text);
+      const { data, cursor: next } = r.json.data;
+      assert.ok(data.length > 0, `a read from ${cursor} moves on: ${r.text}`);
+      assert.equal(next, cursor + Buffer.byteLength(data), 'the cursor moves by the bytes returned');
+      pages.push(data);
+      joined += data;
+      cursor = next;
+    }
+    assert.equal(joined, out.text, 'the one-character pages join to the output');
+    const at = pages.lastIndexOf('a');
+    assert.deepEqual(pages.slice(at, at + 5), ['a', 'é', '€', '😀', 'b'], 'each character whole, one a read');
+    await deleteSession(s.id);
+  });
+
   test('POST /sessions/:id/write: submit (default true) appends a newline and counts it; submit:false types only', { timeout: TEST_TIMEOUT }, async () => {
     const s = await createBash();
     const prompt = await outputUntil(s.id, (t) => t.includes('$ '), 'the prompt');

@@ -137,6 +137,12 @@ async function exerciseTools(agent: Agent, openArgs: Record<string, unknown> = {
     assert.ok(next.data.cursor > all.data.cursor);
     assert.ok(next.data.data.includes('second-42'));
     assert.ok(!next.data.data.includes('hello-mcp'), 'only output after the cursor');
+    // maxBytes smaller than the character at the cursor: that character whole, the cursor past it.
+    await agent.call('send', { session: id, text: "printf '\\342\\202\\254\\n'", timeout: 20_000 });
+    const raw = (await agent.call('read_output', { session: id, since: next.data.cursor })).data.data as string;
+    const euro = next.data.cursor + Buffer.byteLength(raw.slice(0, raw.lastIndexOf('€')));
+    const one = await agent.call('read_output', { session: id, since: euro, maxBytes: 1 });
+    assert.deepEqual([one.data.data, one.data.cursor], ['€', euro + 3]);
 
     // wait_for: text that appears later; and a timeout.
     const mark = next.data.cursor;

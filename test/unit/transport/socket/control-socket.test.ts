@@ -482,6 +482,19 @@ describe('host control socket', () => {
     }
     assert.equal(joined, all.data);
 
+    // A maxBytes smaller than the character at the cursor reads that one character whole, so
+    // paging moves on (it used to answer "" at the same cursor forever).
+    const before = await s.cursor();
+    await s.write("printf '\\342\\202\\254\\360\\237\\230\\200\\n'"); // € (3 bytes) 😀 (4), the typed line ASCII
+    await s.call('pty/wait', { match: '€😀', timeout: 10_000 });
+    const typed = (await s.call('pty/output', { since: before })).data as string;
+    const euro = before + bytes(typed.slice(0, typed.indexOf('€😀')));
+    for (const maxBytes of [1, 2]) {
+      assert.deepEqual(await s.call('pty/output', { since: euro, maxBytes }), { data: '€', cursor: euro + 3, dropped: 0, running: true, exitCode: null });
+    }
+    assert.equal((await s.call('pty/output', { since: euro + 3, maxBytes: 3 })).data, '😀');
+    assert.equal((await s.call('pty/output', { since: euro, maxBytes: 6 })).data, '€', 'a larger maxBytes still never splits one');
+
     // strip removes escape sequences.
     const mark = await s.cursor();
     await s.write("printf '\\033[31mRED\\033[0m-%d\\n' 5");
