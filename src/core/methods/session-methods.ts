@@ -1,7 +1,9 @@
 import * as os from 'node:os';
 import { z } from 'zod';
 import { SessionTuning } from '../session/session';
-import { byDefaultSays, leaseSeconds, sessionDetails, signalName } from './schemas';
+import { byDefaultSays, leaseSeconds, sessionDetails } from './schemas';
+import { sessionExited } from '../base/errors';
+import { signalForegroundGroup } from '../process/proc-state';
 import { method } from './spec';
 import { requireSession } from './context';
 import { agentApprovalNow } from '../agent/agent-policy';
@@ -11,24 +13,21 @@ const KILL_ANSWER_WAIT_MS = SessionTuning.KillGraceMs + 1000;
 /** How long REST `DELETE ?signal=` lets the program end of that signal before the session closes (a program may catch it). */
 const SIGNAL_EXIT_WAIT_MS = 1000;
 
-/** The number of each signal `pty/signal` sends, on this system (SIGTSTP is 20 on Linux, 18 on macOS). */
-const SIGNAL_BY_NUMBER = new Map(signalName.options.map((name) => [os.constants.signals[name], name]));
+/** Each signal this system has, by number, under its first name (SIGABRT and SIGIOT are both 6). */
+const SIGNAL_BY_NUMBER = new Map<number, NodeJS.Signals>();
+for (const [name, n] of Object.entries(os.constants.signals)) if (!SIGNAL_BY_NUMBER.has(n)) SIGNAL_BY_NUMBER.set(n, name as NodeJS.Signals);
 
 /**
- * The signal `DELETE /sessions/:id?signal=` sends first: one of `pty/signal`'s, by name or, as
- * pty-session-mcp's kill also takes it, by number (`?signal=9`).
+ * The signal `DELETE /sessions/:id?signal=` sends first: any signal Node knows on this system
+ * (`os.constants.signals`), by name or, as pty-session-mcp's kill also takes it, by number
+ * (`?signal=9`). Names are exact, as `pty/signal`'s are.
  */
-const restKillSignal = z.union(
-  [
-    signalName,
-    z
-      .string()
-      .regex(/^\d+$/)
-      .transform((n) => SIGNAL_BY_NUMBER.get(Number(n)) ?? n)
-      .pipe(signalName),
-  ],
-  { error: `expected one of ${signalName.options.join(', ')}, or its number` },
-);
+const restKillSignal = z.string().transform((v, ctx): NodeJS.Signals => {
+  const name = /^\d+$/.test(v) ? SIGNAL_BY_NUMBER.get(Number(v)) : Object.hasOwn(os.constants.signals, v) ? (v as NodeJS.Signals) : undefined;
+  if (name) return name;
+  ctx.addIssue({ code: 'custom', message: 'expected a signal name (SIGTERM, SIGUSR1, … as this system has them) or its number' });
+  return z.NEVER;
+});
 
 export const statusMethod = method({
   name: 'pty/status',
@@ -68,13 +67,17 @@ export const killMethod = method({
     path: '/sessions/:id',
     from: 'query',
     input: { schema: z.object({ signal: restKillSignal.optional() }), toParams: () => ({}) },
+    // Runs once the caller is known to hold pty/kill's scope (rest-routes.ts): the signal goes to
+    // the terminal's foreground process group, as pty/signal sends its seven.
     async before(route) {
-      if (!route.input.signal) return;
-      await route.call('pty/signal', { session: route.id, signal: route.input.signal });
+      const signal = route.input.signal as NodeJS.Signals | undefined;
+      const s = route.session;
+      if (!signal || !s) return;
+      if (!s.running) throw sessionExited(s.id);
+      signalForegroundGroup(s.pid, signal);
       // The program ends of the signal asked for before the kill closes its terminal: the hang-up
       // that closing sends could overtake it and be what the program is reported to die of.
-      const s = route.session;
-      if (s) await Promise.race([s.exited, new Promise((r) => setTimeout(r, SIGNAL_EXIT_WAIT_MS).unref())]);
+      await Promise.race([s.exited, new Promise((r) => setTimeout(r, SIGNAL_EXIT_WAIT_MS).unref())]);
     },
     // Answers with how it ended (as pty-session-mcp's kill does); a program that outlives its
     // SIGKILL grace is reported still running.

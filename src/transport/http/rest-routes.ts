@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { oneShotCaller, type Grant } from '../../core/io/caller';
-import { reachSession } from '../../core/methods/access';
+import { reachSession, refusal } from '../../core/methods/access';
 import { schemaDefOf } from '../../core/base/internals/zod';
 import { invoke } from '../../core/methods/dispatch';
 import type { MethodSpec, RestProjection } from '../../core/methods/spec';
@@ -50,6 +50,10 @@ export async function serveRest(
     const sessionId = session?.id ?? '';
     const params = session ? { session: sessionId, ...own } : own;
     const ctx = { id: sessionId, session, input, call };
+    // A route's first step (DELETE's signal) acts for the method: only for a caller the method
+    // admits, refused as the call itself would be (core/methods/access.ts).
+    const refused = refusal(caller, route.method);
+    if (refused) throw refused;
     await route.rest.before?.(ctx);
     const result = await call(route.method.name, params);
     sendOk(res, route.rest.respond ? await route.rest.respond(result as never, ctx) : result);

@@ -101,6 +101,12 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
     const del = await rest('DELETE', `/sessions/${a.id}`, input.token);
     assert.equal(del.status, 403);
     assert.match(del.json.error.message, /needs the "control" scope/);
+    // Nor does its signal go first: SIGUSR1 would end bash.
+    const signalled = await rest('DELETE', `/sessions/${a.id}?signal=SIGUSR1`, input.token);
+    assert.equal(signalled.status, 403);
+    assert.match(signalled.json.error.message, /pty\/kill needs the "control" scope/);
+    const alive = (await ctl.call('pty/send', { session: a.id, text: 'echo alive-$((6*7))' })) as { output: string; waitReason: string };
+    assert.match(alive.output, /^alive-42$/m, 'the refused DELETE signalled nothing: bash still answers');
     // Another session, known or not, and the host's own calls.
     assert.equal((await rest('GET', `/sessions/${b.id}`, input.token)).status, 403);
     assert.equal((await rest('GET', '/sessions/nosuch', input.token)).status, 403);
