@@ -37,7 +37,7 @@ test('a read smaller than the character at its start returns that character whol
   const ring = new RingBuffer(1024);
   ring.append(Buffer.from('é€😀b'));
   const pages: string[] = [];
-  for (let cursor = 0; cursor < ring.end; ) {
+  for (let cursor = 0; cursor < ring.end;) {
     const r = ring.read(cursor, 1);
     assert.equal(r.cursor, cursor + Buffer.byteLength(r.text));
     assert.ok(r.cursor > cursor, `a read from ${cursor} moves on`);

@@ -563,31 +563,35 @@ describe('REST (the documented shapes)', () => {
     },
   );
 
-  test('GET /sessions/:id with a maxBytes smaller than the next character reads that one character whole and moves past it', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await createBash();
-    const prompt = await outputUntil(s.id, (t) => t.includes('$ '), 'the prompt');
-    // é (2 bytes), € (3), 😀 (4), written by printf from octal escapes: the typed line stays ASCII.
-    const w = await api('POST', `/sessions/${s.id}/write`, { data: "printf 'a\\303\\251\\342\\202\\254\\360\\237\\230\\200b\\n'" });
-    assert.equal(w.status, 200, w.text);
-    const out = await outputUntil(s.id, (t) => t.includes('aé€😀b'), 'the characters', prompt.cursor);
-    let cursor = prompt.cursor;
-    let joined = '';
-    const pages: string[] = [];
-    for (let i = 0; i < 1000 && cursor < out.cursor; i++) {
-      const r = await api('GET', `/sessions/${s.id}?since=${cursor}&maxBytes=1`);
-      assert.equal(r.status, 200, r.text);
-      const { data, cursor: next } = r.json.data;
-      assert.ok(data.length > 0, `a read from ${cursor} moves on: ${r.text}`);
-      assert.equal(next, cursor + Buffer.byteLength(data), 'the cursor moves by the bytes returned');
-      pages.push(data);
-      joined += data;
-      cursor = next;
-    }
-    assert.equal(joined, out.text, 'the one-character pages join to the output');
-    const at = pages.lastIndexOf('a');
-    assert.deepEqual(pages.slice(at, at + 5), ['a', 'é', '€', '😀', 'b'], 'each character whole, one a read');
-    await deleteSession(s.id);
-  });
+  test(
+    'GET /sessions/:id with a maxBytes smaller than the next character reads that one character whole and moves past it',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const s = await createBash();
+      const prompt = await outputUntil(s.id, (t) => t.includes('$ '), 'the prompt');
+      // é (2 bytes), € (3), 😀 (4), written by printf from octal escapes: the typed line stays ASCII.
+      const w = await api('POST', `/sessions/${s.id}/write`, { data: "printf 'a\\303\\251\\342\\202\\254\\360\\237\\230\\200b\\n'" });
+      assert.equal(w.status, 200, w.text);
+      const out = await outputUntil(s.id, (t) => t.includes('aé€😀b'), 'the characters', prompt.cursor);
+      let cursor = prompt.cursor;
+      let joined = '';
+      const pages: string[] = [];
+      for (let i = 0; i < 1000 && cursor < out.cursor; i++) {
+        const r = await api('GET', `/sessions/${s.id}?since=${cursor}&maxBytes=1`);
+        assert.equal(r.status, 200, r.text);
+        const { data, cursor: next } = r.json.data;
+        assert.ok(data.length > 0, `a read from ${cursor} moves on: ${r.text}`);
+        assert.equal(next, cursor + Buffer.byteLength(data), 'the cursor moves by the bytes returned');
+        pages.push(data);
+        joined += data;
+        cursor = next;
+      }
+      assert.equal(joined, out.text, 'the one-character pages join to the output');
+      const at = pages.lastIndexOf('a');
+      assert.deepEqual(pages.slice(at, at + 5), ['a', 'é', '€', '😀', 'b'], 'each character whole, one a read');
+      await deleteSession(s.id);
+    },
+  );
 
   test('POST /sessions/:id/write: submit (default true) appends a newline and counts it; submit:false types only', { timeout: TEST_TIMEOUT }, async () => {
     const s = await createBash();
@@ -648,34 +652,38 @@ describe('REST (the documented shapes)', () => {
     assertRestError(await api('GET', `/sessions/${s.id}`), 404, 'NOT_FOUND');
   });
 
-  test('DELETE /sessions/:id?signal= takes any signal by name or, as pty-session-mcp does, by number, then ends the session', { timeout: TEST_TIMEOUT }, async () => {
-    const { SIGUSR1, SIGUSR2 } = os.constants.signals;
-    for (const [signal, exitCode] of [
-      ['SIGKILL', 128 + 9],
-      ['9', 128 + 9],
-      ['15', 128 + 15],
-      // Signals beyond pty/signal's seven (the seed's kill takes any): the program dies of each.
-      ['SIGUSR1', 128 + SIGUSR1],
-      [String(SIGUSR2), 128 + SIGUSR2],
-      // One the program ignores: the session still ends, as a DELETE without a signal ends it (hung up).
-      ['SIGWINCH', 128 + 1],
-    ] as const) {
+  test(
+    'DELETE /sessions/:id?signal= takes any signal by name or, as pty-session-mcp does, by number, then ends the session',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const { SIGUSR1, SIGUSR2 } = os.constants.signals;
+      for (const [signal, exitCode] of [
+        ['SIGKILL', 128 + 9],
+        ['9', 128 + 9],
+        ['15', 128 + 15],
+        // Signals beyond pty/signal's seven (the seed's kill takes any): the program dies of each.
+        ['SIGUSR1', 128 + SIGUSR1],
+        [String(SIGUSR2), 128 + SIGUSR2],
+        // One the program ignores: the session still ends, as a DELETE without a signal ends it (hung up).
+        ['SIGWINCH', 128 + 1],
+      ] as const) {
+        const s = await createBash({ command: 'sleep', args: ['100'] });
+        const r = await api('DELETE', `/sessions/${s.id}?signal=${signal}`);
+        assert.equal(r.status, 200, `${signal}: ${r.text}`);
+        assert.deepEqual(r.json.data, { id: s.id, ok: true, running: false, exitCode }, signal);
+        await until(() => h.host.registry.get(s.id) === undefined, 5000, `${signal}: the session to be gone`);
+      }
+      // A name or number this system has no signal for is a clear 400 that kills nothing.
       const s = await createBash({ command: 'sleep', args: ['100'] });
-      const r = await api('DELETE', `/sessions/${s.id}?signal=${signal}`);
-      assert.equal(r.status, 200, `${signal}: ${r.text}`);
-      assert.deepEqual(r.json.data, { id: s.id, ok: true, running: false, exitCode }, signal);
-      await until(() => h.host.registry.get(s.id) === undefined, 5000, `${signal}: the session to be gone`);
-    }
-    // A name or number this system has no signal for is a clear 400 that kills nothing.
-    const s = await createBash({ command: 'sleep', args: ['100'] });
-    for (const signal of ['SIGFOO', 'sigterm', 'USR1', '0', '99', 'abc', 'toString']) {
-      const r = await api('DELETE', `/sessions/${s.id}?signal=${signal}`);
-      assertRestError(r, 400, 'BAD_REQUEST');
-      assert.match(r.json.error.message, /signal: expected a signal name \(SIGTERM, SIGUSR1, … as this system has them\) or its number/, signal);
-    }
-    assert.ok(h.host.registry.get(s.id)?.running, 'the refused DELETEs killed nothing');
-    await deleteSession(s.id);
-  });
+      for (const signal of ['SIGFOO', 'sigterm', 'USR1', '0', '99', 'abc', 'toString']) {
+        const r = await api('DELETE', `/sessions/${s.id}?signal=${signal}`);
+        assertRestError(r, 400, 'BAD_REQUEST');
+        assert.match(r.json.error.message, /signal: expected a signal name \(SIGTERM, SIGUSR1, … as this system has them\) or its number/, signal);
+      }
+      assert.ok(h.host.registry.get(s.id)?.running, 'the refused DELETEs killed nothing');
+      await deleteSession(s.id);
+    },
+  );
 
   test('an unknown session → 404 {ok:false, error:{code:"NOT_FOUND"}} on every route', { timeout: TEST_TIMEOUT }, async () => {
     assertRestError(await api('GET', '/sessions/nosuch'), 404, 'NOT_FOUND');
@@ -766,48 +774,52 @@ describe('WebSocket /sessions/:id/stream', () => {
     assert.equal(closed.code, 4004);
   });
 
-  test('a message over 1 MiB closes the connection (1009), on /rpc after a -32600 error with id null; the session and other clients are unaffected', { timeout: TEST_TIMEOUT }, async () => {
-    const s = await createBash();
-    const other = await wsOpen(h.port, `/sessions/${s.id}/stream`, { queryToken: h.token });
-    await other.next((m) => m.type === 'data', 'the replay');
-    // In a real host an unhandled 'error' event would end the process: none may escape.
-    const escaped: Error[] = [];
-    const onUncaught = (e: Error) => escaped.push(e);
-    process.on('uncaughtException', onUncaught);
-    try {
-      for (const p of [`/sessions/${s.id}/stream`, '/rpc']) {
-        const c = await wsOpen(h.port, p, { queryToken: h.token });
-        c.send('x'.repeat(1024 * 1024 + 16));
-        const closed = await withTimeout(c.closed, 10_000, `the close of ${p}`);
-        assert.equal(closed.code, 1009, p);
-        // /rpc is the sockets' JSON-RPC: a message over the line limit is answered as a line is
-        // there (docs/protocol.md#2-framing); the stream (its replay aside) gets no message, as documented.
-        const expected =
-          p === '/rpc'
-            ? [{ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: message longer than 1048576 bytes; closing the connection' } }]
-            : [];
-        assert.deepEqual(
-          c.received.filter((m) => m.type !== 'data'),
-          expected,
-          p,
-        );
+  test(
+    'a message over 1 MiB closes the connection (1009), on /rpc after a -32600 error with id null; the session and other clients are unaffected',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const s = await createBash();
+      const other = await wsOpen(h.port, `/sessions/${s.id}/stream`, { queryToken: h.token });
+      await other.next((m) => m.type === 'data', 'the replay');
+      // In a real host an unhandled 'error' event would end the process: none may escape.
+      const escaped: Error[] = [];
+      const onUncaught = (e: Error) => escaped.push(e);
+      process.on('uncaughtException', onUncaught);
+      try {
+        for (const p of [`/sessions/${s.id}/stream`, '/rpc']) {
+          const c = await wsOpen(h.port, p, { queryToken: h.token });
+          c.send('x'.repeat(1024 * 1024 + 16));
+          const closed = await withTimeout(c.closed, 10_000, `the close of ${p}`);
+          assert.equal(closed.code, 1009, p);
+          // /rpc is the sockets' JSON-RPC: a message over the line limit is answered as a line is
+          // there (docs/protocol.md#2-framing); the stream (its replay aside) gets no message, as documented.
+          const expected =
+            p === '/rpc'
+              ? [{ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: message longer than 1048576 bytes; closing the connection' } }]
+              : [];
+          assert.deepEqual(
+            c.received.filter((m) => m.type !== 'data'),
+            expected,
+            p,
+          );
+        }
+        // Ordering fence: the other client's round trip through the host comes after the closes,
+        // so an error the closes threw would have surfaced by its end.
+        other.send('echo still-$((5*5))\r');
+        await other.streamUntil((t) => t.includes('still-25'), 'the other client to work');
+      } finally {
+        process.off('uncaughtException', onUncaught);
       }
-      // Ordering fence: the other client's round trip through the host comes after the closes,
-      // so an error the closes threw would have surfaced by its end.
-      other.send('echo still-$((5*5))\r');
-      await other.streamUntil((t) => t.includes('still-25'), 'the other client to work');
-    } finally {
-      process.off('uncaughtException', onUncaught);
-    }
-    assert.deepEqual(
-      escaped.map((e) => e.message),
-      [],
-      'no uncaught exception in the host',
-    );
-    assert.equal(h.host.registry.get(s.id)?.running, true);
-    await other.close();
-    await deleteSession(s.id);
-  });
+      assert.deepEqual(
+        escaped.map((e) => e.message),
+        [],
+        'no uncaught exception in the host',
+      );
+      assert.equal(h.host.registry.get(s.id)?.running, true);
+      await other.close();
+      await deleteSession(s.id);
+    },
+  );
 });
 
 describe('WebSocket /rpc (JSON-RPC of the control socket)', () => {

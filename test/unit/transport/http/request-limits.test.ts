@@ -126,7 +126,7 @@ describe('HTTP header limit', () => {
   });
 });
 
-describe('/rpc message limit (the host\'s line limit)', () => {
+describe("/rpc message limit (the host's line limit)", () => {
   /** A host whose JSON-RPC lines may be at most this long (`serve --max-line-bytes 65536`). */
   const LIMIT = 64 * 1024;
   /** A pty/status call on `session` padded to exactly `bytes` bytes. */
@@ -135,38 +135,46 @@ describe('/rpc message limit (the host\'s line limit)', () => {
     return core.slice(0, -1) + ' '.repeat(bytes - core.length) + '}';
   };
 
-  test('a message of the limit is served; longer, whole or in fragments: -32600 with id null naming the limit, then 1009', { timeout: TEST_TIMEOUT }, async () => {
-    const small = await startHttpHost([], { maxLineBytes: LIMIT });
-    try {
-      const created = await request(small.port, 'POST', '/sessions', { token: small.token, body: { ...BASH } });
-      assert.equal(created.status, 200, created.text);
-      const id = created.json.data.id;
-      const status = (n: number, bytes: number) => paddedStatus(id, n, bytes);
-      const refusal = { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: message longer than ${LIMIT} bytes; closing the connection` } };
+  test(
+    'a message of the limit is served; longer, whole or in fragments: -32600 with id null naming the limit, then 1009',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const small = await startHttpHost([], { maxLineBytes: LIMIT });
+      try {
+        const created = await request(small.port, 'POST', '/sessions', { token: small.token, body: { ...BASH } });
+        assert.equal(created.status, 200, created.text);
+        const id = created.json.data.id;
+        const status = (n: number, bytes: number) => paddedStatus(id, n, bytes);
+        const refusal = {
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32600, message: `Invalid Request: message longer than ${LIMIT} bytes; closing the connection` },
+        };
 
-      const c = await wsOpen(small.port, '/rpc', { queryToken: small.token });
-      c.send(status(1, LIMIT));
-      const ok = await c.next((m) => m.id === 1, 'the answer to a message of the limit');
-      assert.equal(ok.result?.running, true, JSON.stringify(ok));
-      c.send(status(2, LIMIT + 1));
-      assert.deepEqual((await withTimeout(c.closed, 10_000, 'the close')).code, 1009);
-      assert.deepEqual(c.received.slice(1), [refusal]);
+        const c = await wsOpen(small.port, '/rpc', { queryToken: small.token });
+        c.send(status(1, LIMIT));
+        const ok = await c.next((m) => m.id === 1, 'the answer to a message of the limit');
+        assert.equal(ok.result?.running, true, JSON.stringify(ok));
+        c.send(status(2, LIMIT + 1));
+        assert.deepEqual((await withTimeout(c.closed, 10_000, 'the close')).code, 1009);
+        assert.deepEqual(c.received.slice(1), [refusal]);
 
-      // A client streaming one message in frames is refused at the fragment that passes the limit.
-      const f = await wsOpen(small.port, '/rpc', { queryToken: small.token });
-      const half = 'x'.repeat(LIMIT / 2 + 1);
-      f.ws.send(half, { fin: false });
-      f.ws.send(half, { fin: true });
-      assert.deepEqual((await withTimeout(f.closed, 10_000, 'the close')).code, 1009);
-      assert.deepEqual(f.received, [refusal]);
+        // A client streaming one message in frames is refused at the fragment that passes the limit.
+        const f = await wsOpen(small.port, '/rpc', { queryToken: small.token });
+        const half = 'x'.repeat(LIMIT / 2 + 1);
+        f.ws.send(half, { fin: false });
+        f.ws.send(half, { fin: true });
+        assert.deepEqual((await withTimeout(f.closed, 10_000, 'the close')).code, 1009);
+        assert.deepEqual(f.received, [refusal]);
 
-      // Nothing else noticed.
-      const after = await wsOpen(small.port, '/rpc', { queryToken: small.token });
-      after.send(status(3, 100));
-      assert.equal((await after.next((m) => m.id === 3, 'a new connection')).result?.running, true);
-      await after.close();
-    } finally {
-      await small.close();
-    }
-  });
+        // Nothing else noticed.
+        const after = await wsOpen(small.port, '/rpc', { queryToken: small.token });
+        after.send(status(3, 100));
+        assert.equal((await after.next((m) => m.id === 3, 'a new connection')).result?.running, true);
+        await after.close();
+      } finally {
+        await small.close();
+      }
+    },
+  );
 });
