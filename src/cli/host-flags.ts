@@ -4,6 +4,7 @@
 import { AGENT_APPROVALS, type AgentApproval } from '../core/agent/agent-policy';
 import type { HostLimits } from '../core/base/limits';
 import { intFlag, listFlag, strFlag, UsageError, type ParsedArgs } from './args';
+import { isBrowserOrigin } from '../transport/base/origin';
 
 /** Most MiB of command logs a session may keep (`--command-log-mb`): a few GiB of disk at most. */
 const MAX_COMMAND_LOG_MB = 4096;
@@ -81,13 +82,7 @@ export function httpFlags(args: ParsedArgs): { httpPort?: number; allowedOrigins
 function originsFlag(value: string): string[] {
   return value.split(',').map((raw) => {
     const o = raw.trim().replace(/\/$/, '');
-    let ok = false;
-    try {
-      ok = new URL(o).origin === o;
-    } catch {
-      // not a URL at all
-    }
-    if (!ok) throw new UsageError(`--allow-origin needs origins such as https://example.com or http://localhost:3000, got "${raw}"`);
+    if (!isBrowserOrigin(o)) throw new UsageError(`--allow-origin needs origins such as https://example.com or http://localhost:3000, got "${raw}"`);
     return o;
   });
 }

@@ -8,6 +8,7 @@ import { RpcClient } from '../transport/client/rpc-client';
 import { SHELL_INTEGRATION_ENV } from '../core/commands/shell-integration';
 import { RemoteSessions } from './remote-sessions';
 import { getSetting } from './settings';
+import { droppedOriginsWarning, normalizeAllowedOrigins } from './allowed-origins';
 
 /** The per-user host and a live connection to its control socket. */
 export interface DaemonConnection {
@@ -36,6 +37,8 @@ export class HostClients implements vscode.Disposable {
   private _disposed = false;
   private _warned: string | undefined;
   private _lastDaemon: string | undefined;
+  /** The last warning about `sharedPty.allowedOrigins` shown: said once, not at every connect. */
+  private _originsWarning: string | undefined;
   /** The remote hosts of hosts.json, reached through their bridges (docs/editor.md#remote-hosts). */
   readonly remotes: RemoteSessions;
 
@@ -127,7 +130,7 @@ export class HostClients implements vscode.Disposable {
       execPath: process.execPath,
       env: this._daemonEnv(),
       runtimeDir,
-      args: daemonArgs(),
+      args: daemonArgs((message) => this._warnOrigins(message)),
       // Said once: the user's running sessions stay where they are, new ones open here.
       onOutdatedHost: (message) => {
         this._opts.log.info(message);
@@ -137,6 +140,14 @@ export class HostClients implements vscode.Disposable {
     if (this._lastDaemon !== record.hostId) this._opts.log.info(`per-user host ${record.hostId} (pid ${record.pid}) at ${record.control}`);
     this._lastDaemon = record.hostId;
     return { record, client: await this.client(record) };
+  }
+
+  /** An entry of `sharedPty.allowedOrigins` left out: in the log, and once in a warning the user sees. */
+  private _warnOrigins(message: string): void {
+    if (this._originsWarning === message) return;
+    this._originsWarning = message;
+    this._opts.log.warn(message);
+    void vscode.window.showWarningMessage(`Shared PTY: ${message}`);
   }
 
   /** The host outlives this window: it gets the user's environment, not this editor process's. */
@@ -157,12 +168,16 @@ export function nodePtyFallback(appRoot: string): string[] {
   return [path.join(appRoot, 'node_modules', 'node-pty'), path.join(appRoot, 'node_modules.asar.unpacked', 'node-pty')];
 }
 
-/** `daemon` flags from the settings (they apply when this window is the one that starts the host). */
-function daemonArgs(): string[] {
+/**
+ * `daemon` flags from the settings (they apply when this window is the one that starts the host).
+ * A setting the daemon would refuse is left out, with `warn`, so the host still starts.
+ */
+function daemonArgs(warn: (message: string) => void): string[] {
   const args = ['--scrollback', String(Math.max(100, Math.floor(getSetting('scrollbackLines'))))];
   if (!getSetting('http.enabled')) args.push('--no-http');
   else if (getSetting('http.port') > 0) args.push('--http-port', String(Math.floor(getSetting('http.port'))));
-  const origins = getSetting('allowedOrigins').filter(Boolean);
+  const { origins, dropped } = normalizeAllowedOrigins(getSetting('allowedOrigins'));
+  if (dropped.length) warn(droppedOriginsWarning(dropped));
   if (origins.length) args.push('--allow-origin', origins.join(','));
   if (getSetting('sessionTcp')) args.push('--session-tcp');
   const approval = getSetting('agent.approval');
