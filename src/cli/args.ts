@@ -19,6 +19,12 @@ export interface FlagSpec {
    * UsageError, so a typo or a misplaced word is never silently ignored.
    */
   maxPositional?: number;
+  /**
+   * The words after a lone `--` are a command line of their own (`serve --cmd … -- ARGS`, `open --
+   * COMMAND ARGS`), kept in `rest`. Without it they are positional arguments, as POSIX's `--` makes
+   * them: `send s -- -n` types `-n`, and `list -- x` is a surplus argument, never silently dropped.
+   */
+  rest?: boolean;
 }
 
 export interface ParsedArgs {
@@ -26,7 +32,7 @@ export interface ParsedArgs {
   flags: Map<string, string | true>;
   /** Every value of each repeatable flag, in order (see FlagSpec.repeatable). */
   lists: Map<string, string[]>;
-  /** Everything after a lone `--`. */
+  /** Everything after a lone `--`, for a command whose spec has `rest` (else they are positional). */
   rest: string[];
 }
 
@@ -39,7 +45,8 @@ export function parseArgs(argv: string[], spec: FlagSpec): ParsedArgs {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--') {
-      out.rest = argv.slice(i + 1);
+      if (spec.rest) out.rest = argv.slice(i + 1);
+      else out.positional.push(...argv.slice(i + 1));
       break;
     }
     if (a.startsWith('--') || (a.startsWith('-') && a.length === 2 && !/^-\d$/.test(a))) {

@@ -2,7 +2,7 @@ import { readLiveRecords } from '../host/discovery';
 import { ErrorCode } from '../core/base/errors';
 import type { ControlParamsOf, MethodName, ResultOf } from '../core/methods/table';
 import { ConnectionClosedError, RpcCallError, type CallParams } from '../transport/client/rpc-client';
-import { intFlag, parseArgs, strFlag, UsageError } from './args';
+import { intFlag, parseArgs, strFlag, UsageError, type ParsedArgs } from './args';
 import { linkNote, parseDuration } from './token-commands';
 import { CliError, findSession } from './find-session';
 import type { SessionInfo } from '../core/methods/types';
@@ -98,6 +98,7 @@ export async function readCommand(argv: string[]): Promise<number> {
     maxPositional: 1,
   });
   const selector = needSession(args.positional, READ_USAGE);
+  checkReadFlags(args);
   if (args.flags.has('--scrollback')) {
     const r = await callOn(selector, 'pty/scrollback', {
       offset: intFlag(args, '--offset'),
@@ -114,6 +115,29 @@ export async function readCommand(argv: string[]): Promise<number> {
   });
   process.stdout.write(args.flags.has('--json') ? JSON.stringify(r) + '\n' : r.screen);
   return 0;
+}
+
+/**
+ * `read`'s flags are alternatives (`--top N | --bottom N | --start A --end B | --scrollback
+ * [--offset N] [--lines N]`): a combination the usage does not allow is a usage error naming the
+ * flags, found here before any host is asked, never a flag silently ignored.
+ */
+function checkReadFlags(args: ParsedArgs): void {
+  const given = (...names: string[]) => names.filter((n) => args.flags.has(n));
+  const screenFlags = given('--top', '--bottom', '--start', '--end');
+  if (args.flags.has('--scrollback')) {
+    if (screenFlags.length) throw new UsageError(`--scrollback and ${screenFlags[0]} exclude each other`);
+    return;
+  }
+  const pageFlags = given('--offset', '--lines');
+  if (pageFlags.length) throw new UsageError(`${pageFlags[0]} goes with --scrollback`);
+  // One of --top, --bottom and the --start/--end pair.
+  const [first, second] = [...given('--top', '--bottom'), ...given('--start', '--end').slice(0, 1)];
+  if (second) throw new UsageError(`${first} and ${second} exclude each other`);
+  if (args.flags.has('--start') !== args.flags.has('--end')) throw new UsageError('--start and --end go together');
+  const start = intFlag(args, '--start', 1);
+  const end = intFlag(args, '--end', 1);
+  if (start !== undefined && end !== undefined && start > end) throw new UsageError('--start must not be greater than --end');
 }
 
 /** `send`'s exit status when the wait timed out: what coreutils' `timeout` uses, so `send … && next` stops. */

@@ -33,6 +33,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     ],
     booleans: ['--no-http', '--session-tcp', '--quiet'],
     repeatable: REPEATABLE_HOST_FLAGS,
+    rest: true,
   });
   if (args.positional.length) throw new UsageError(`unexpected argument "${args.positional[0]}"; usage: ${USAGE}`);
   const socketPath = strFlag(args, '--socket');

@@ -25,7 +25,7 @@ const KILL_POLL_MS = 50;
  * `shared-pty kill` ends it; `attach` shows it.
  */
 export async function openCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--name', '--cwd', '--cols', '--rows'], booleans: ['--json'] });
+  const args = parseArgs(argv, { values: ['--name', '--cwd', '--cols', '--rows'], booleans: ['--json'], rest: true });
   if (args.positional.length > 0) {
     throw new UsageError(`the command goes after --, as in: shared-pty open -- ${args.positional.join(' ')}; usage: ${OPEN_USAGE}`);
   }

@@ -252,6 +252,45 @@ describe('errors: non-zero exit status and one line on stderr', () => {
     assert.doesNotMatch(await screen(), /echo x|NoSuchKey/);
   });
 
+  test(
+    "read's flags are alternatives and a word after -- is an argument: a combination or a surplus word is never ignored",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const cases: Array<[string[], RegExp]> = [
+        [['read', sid, '--offset', '2'], /--offset goes with --scrollback/],
+        [['read', sid, '--lines', '2'], /--lines goes with --scrollback/],
+        [['read', sid, '--scrollback', '--top', '3'], /--scrollback and --top exclude each other/],
+        [['read', sid, '--top', '1', '--bottom', '1'], /--top and --bottom exclude each other/],
+        [['read', sid, '--bottom', '1', '--end', '3'], /--bottom and --end exclude each other/],
+        [['read', sid, '--start', '2'], /--start and --end go together/],
+        [['read', sid, '--start', '5', '--end', '2'], /--start must not be greater than --end/],
+        [['list', '--', 'x'], /unexpected argument "x"/],
+        [['kill', sid, '--', 'x'], /unexpected argument "x"/],
+        [['send', sid, 'echo x', '--', 'y'], /unexpected argument "y"/],
+      ];
+      const results = await runEach(
+        cases.map(([args]) => args),
+        env,
+      );
+      cases.forEach(([args, pattern], i) => {
+        failsWithOneLine(results[i], args.join(' '), pattern);
+        assert.equal(results[i].code, 2, `${args.join(' ')}: exit status 2, got ${results[i].code}`);
+      });
+      assert.ok(
+        (await listJson()).some((s) => s.id === sid),
+        'kill with a surplus word killed nothing',
+      );
+      // After --, a text that looks like a flag is typed as it is.
+      await clearScreen();
+      const out = ok(await cli('send', sid, '--no-submit', '--', '--not-a-flag'), 'send -- --not-a-flag');
+      assert.match(out, /--not-a-flag/);
+      assert.equal(await screen(), '$ --not-a-flag\n');
+      ok(await cli('wait', sid, '--timeout', '5000', '--', '--not-a-flag'), 'wait -- --not-a-flag');
+      ok(await cli('keys', sid, '--', 'Ctrl+U'), 'keys -- Ctrl+U');
+      await until(async () => (await screen()) === '$\n', 10_000, 'the typed line erased');
+    },
+  );
+
   test('serve: --socket with --port, and ports out of range, are refused before anything starts', { timeout: TEST_TIMEOUT }, async () => {
     const sockPath = path.join(privateDir(), 'x.sock');
     const cases: Array<[string[], RegExp]> = [
