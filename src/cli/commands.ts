@@ -8,6 +8,7 @@ import { CliError, findSession } from './find-session';
 import type { SessionInfo } from '../core/methods/types';
 import { chosenHost, findTarget, localTarget, remoteHosts, remoteName, type SessionTarget } from './remote';
 import { oneLine } from './one-line';
+import { MAX_SCROLLBACK_PAGE, MAX_WAIT_MS } from '../core/base/param-limits';
 
 /**
  * Calls one method on the session's host (this machine's, or a remote one through its bridge);
@@ -102,7 +103,7 @@ export async function readCommand(argv: string[]): Promise<number> {
   if (args.flags.has('--scrollback')) {
     const r = await callOn(selector, 'pty/scrollback', {
       offset: intFlag(args, '--offset'),
-      lines: intFlag(args, '--lines', 1, 10000),
+      lines: intFlag(args, '--lines', 1, MAX_SCROLLBACK_PAGE),
     });
     process.stdout.write(args.flags.has('--json') ? JSON.stringify(r) + '\n' : r.text + (r.text ? '\n' : ''));
     return 0;
@@ -157,8 +158,8 @@ export async function sendCommand(argv: string[]): Promise<number> {
   const r = await callOn(selector, 'pty/send', {
     text,
     submit: !args.flags.has('--no-submit'),
-    timeout: intFlag(args, '--timeout', 1),
-    idleMs: intFlag(args, '--idle', 1),
+    timeout: intFlag(args, '--timeout', 1, MAX_WAIT_MS),
+    idleMs: intFlag(args, '--idle', 1, MAX_WAIT_MS),
   });
   const exitCode = typeof r.exitCode === 'number' ? r.exitCode : undefined;
   if (args.flags.has('--json')) process.stdout.write(JSON.stringify(r) + '\n');
@@ -201,7 +202,7 @@ export async function waitCommand(argv: string[]): Promise<number> {
   const pattern = args.flags.has('--regex') ? { regex: text } : { match: text };
   const r = await callOn(selector, 'pty/wait', {
     ...pattern,
-    timeout: intFlag(args, '--timeout', 0),
+    timeout: intFlag(args, '--timeout', 0, MAX_WAIT_MS),
   });
   if (args.flags.has('--json')) process.stdout.write(JSON.stringify(r) + '\n');
   if (r.matched) return 0;

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { splitShellWords } from '../core/base/shell-words';
 import { keepYoungGenerationSmall } from '../host/young-generation';
 import { markInheritedCloseOnExec } from '../core/process/close-on-exec';
+import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../core/base/param-limits';
 import type { Endpoint } from '../transport/socket/socket-server';
 import { intFlag, parseArgs, strFlag, UsageError } from './args';
 import { agentFlags, commandLogFlag, httpFlags, LIMIT_FLAGS, limitFlags, REPEATABLE_HOST_FLAGS } from './host-flags';
@@ -41,8 +42,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (socketPath !== undefined && port !== undefined) throw new UsageError('--socket and --port are mutually exclusive');
   // Every flag is checked before anything starts: a bad one must not leave a host behind, even briefly.
   const { httpPort, allowedOrigins } = httpFlags(args);
-  const cols = intFlag(args, '--cols', 2, 1000);
-  const rows = intFlag(args, '--rows', 1, 500);
+  const cols = intFlag(args, '--cols', MIN_COLS, MAX_COLS);
+  const rows = intFlag(args, '--rows', MIN_ROWS, MAX_ROWS);
   const maxLineBytes = intFlag(args, '--max-line-bytes', 1024);
   const commandLogs = commandLogFlag(args);
   const limits = limitFlags(args);

@@ -7,6 +7,7 @@ import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/cli
 import { intFlag, parseArgs, strFlag, UsageError } from './args';
 import { callOn, callOnTarget, needSession } from './commands';
 import { CliError } from './find-session';
+import { MAX_COLS, MAX_COMMAND_RECORDS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../core/base/param-limits';
 import { chosenHost, connectRemote, findTarget, remoteHosts, remoteName } from './remote';
 
 export const OPEN_USAGE = 'shared-pty open [--name N] [--cwd DIR] [--cols C] [--rows R] [--json] [-- COMMAND ARGS…]';
@@ -29,8 +30,8 @@ export async function openCommand(argv: string[]): Promise<number> {
   if (args.positional.length > 0) {
     throw new UsageError(`the command goes after --, as in: shared-pty open -- ${args.positional.join(' ')}; usage: ${OPEN_USAGE}`);
   }
-  const cols = intFlag(args, '--cols', 2, 1000);
-  const rows = intFlag(args, '--rows', 1, 500);
+  const cols = intFlag(args, '--cols', MIN_COLS, MAX_COLS);
+  const rows = intFlag(args, '--rows', MIN_ROWS, MAX_ROWS);
   const [command, ...commandArgs] = args.rest;
   if (args.rest.length > 0 && !command) throw new UsageError(`an empty command after --; usage: ${OPEN_USAGE}`);
   const remote = remoteName(chosenHost());
@@ -97,7 +98,7 @@ export async function killCommand(argv: string[]): Promise<number> {
 export async function commandsCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, { values: ['--limit'], booleans: ['--json'], maxPositional: 1 });
   const selector = needSession(args.positional, COMMANDS_USAGE);
-  const limit = intFlag(args, '--limit', 1);
+  const limit = intFlag(args, '--limit', 1, MAX_COMMAND_RECORDS);
   const r = await callOn(selector, 'pty/commands', { ...(limit !== undefined ? { limit } : {}) });
   if (args.flags.has('--json')) {
     process.stdout.write(JSON.stringify(r, null, 2) + '\n');

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Disposable } from '../base/lifecycle';
 import { CommandLog } from './command-log';
-import { MAX_COMMAND_RECORDS, type CommandRecord, type CommandTracker } from './command-tracker';
+import type { CommandRecord, CommandTracker } from './command-tracker';
+import { MAX_COMMAND_RECORDS } from '../base/param-limits';
 
 /** Bytes of command logs a session keeps by default, over all its commands (docs/protocol.md#ptycommandoutput). */
 export const DEFAULT_COMMAND_LOG_BYTES = 64 * 1024 * 1024;

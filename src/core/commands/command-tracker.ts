@@ -1,12 +1,10 @@
 import { Disposable, Emitter } from '../base/lifecycle';
 import { OwnMarkFilter, type FilteredOutput, type OwnMark } from './own-marks';
+import { MAX_COMMAND_RECORDS } from '../base/param-limits';
 
 import type { CommandRecord } from './command-record';
 
 export type { CommandRecord } from './command-record';
-
-/** Commands a session remembers; older ones are forgotten first. */
-export const MAX_COMMAND_RECORDS = 1000;
 
 /** The command that has started and not finished, with when it started. */
 interface RunningCommand {

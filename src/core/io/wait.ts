@@ -4,6 +4,7 @@ import { boundedRegexTest } from './bounded-regex';
 import type { RegexBudget } from './regex-budget';
 import { DisposableStore, disposableTimeout, Emitter, MutableDisposable } from '../base/lifecycle';
 import { whenFirst, type First } from '../base/when-first';
+import { MAX_WAIT_MS } from '../base/param-limits';
 import type { CursorPos, ScreenSize } from '../mirror/screen';
 import { stripAnsi } from '../base/ansi';
 import { screenText } from '../mirror/screen-text';
@@ -11,8 +12,6 @@ import type { Session } from '../session/session';
 
 /** Default `pty/wait` timeout (docs/protocol.md#ptywait). */
 export const DEFAULT_WAIT_TIMEOUT_MS = 10000;
-/** Longest wait a client may ask for: a day; longer is a mistake, not a plan. */
-export const MAX_WAIT_MS = 24 * 60 * 60 * 1000;
 /**
  * While output keeps coming, the screen (or the output since a cursor) is looked at no more often
  * than this: each look waits for the parser and reads the text again, and during a flood one look

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { MAX_COMMAND_RECORDS, type CommandRecord } from '../commands/command-tracker';
+import type { CommandRecord } from '../commands/command-tracker';
+import { MAX_COMMAND_RECORDS } from '../base/param-limits';
 import { invalidParams, serverError } from '../base/errors';
 import { stripAnsi, wholeSequences } from '../base/ansi';
 import { leadingContinuationBytes, utf8ReadEnd } from '../base/utf8';

@@ -12,7 +12,7 @@ import {
   type SendResult,
 } from '../io/send';
 import { joinBudget, noteRoom } from '../io/output-budget';
-import { MAX_WAIT_MS } from '../io/wait';
+import { MAX_WAIT_MS } from '../base/param-limits';
 import { signalForegroundGroup } from '../process/proc-state';
 import { admitWrite, agentCall, DEFAULT_APPROVAL_WAIT_MS } from '../agent/agent-write';
 import { DEFAULT_ARBITRATION_WAIT_MS } from '../agent/typing-arbitration';

@@ -10,7 +10,8 @@ import type { MethodContext } from './types';
 import { byDefault, byDefaultSays, int, nonNegInt, outputResult, waitMs } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
-import { DEFAULT_SNAPSHOT_SCROLLBACK, MAX_SCROLLBACK_PAGE } from './screen-methods';
+import { DEFAULT_SNAPSHOT_SCROLLBACK } from './screen-methods';
+import { MAX_SCROLLBACK_PAGE } from '../base/param-limits';
 
 /** Default and largest `pty/output` read: the whole ring. */
 export const MAX_OUTPUT_READ_BYTES = 1024 * 1024;

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { MAX_COLS, MAX_ROWS } from '../session/registry';
-import { MAX_WAIT_MS } from '../io/wait';
+import { MAX_COLS, MAX_ROWS, MAX_WAIT_MS, MIN_COLS, MIN_ROWS } from '../base/param-limits';
 
 export * from './shapes';
 
@@ -11,8 +10,8 @@ export const int = () => z.number().int();
 export const nonNegInt = () => int().min(0);
 /** A wait in milliseconds: at most a day (a client that wants longer asks again). */
 export const waitMs = () => nonNegInt().max(MAX_WAIT_MS);
-export const cols = () => int().min(2).max(MAX_COLS);
-export const rows = () => int().min(1).max(MAX_ROWS);
+export const cols = () => int().min(MIN_COLS).max(MAX_COLS);
+export const rows = () => int().min(MIN_ROWS).max(MAX_ROWS);
 /** How long a session may stay without a client before it ends (a week at most). */
 export const leaseSeconds = () =>
   z

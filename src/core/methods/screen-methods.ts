@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import { screenText } from '../mirror/screen-text';
-import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_MS, waitFor, waitReason } from '../io/wait';
+import { DEFAULT_WAIT_TIMEOUT_MS, waitFor, waitReason } from '../io/wait';
+import { MAX_SCROLLBACK_PAGE, MAX_WAIT_MS } from '../base/param-limits';
 import { invalidParams } from '../base/errors';
 import { byDefault, cursorPos, int, nonNegInt, screenSize, snapshotResult, waitMs } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
-/** Most lines one `pty/scrollback` page returns (docs/protocol.md#ptyscrollback). */
-export const MAX_SCROLLBACK_PAGE = 10000;
 /** Scrollback rows a `pty/snapshot` carries by default (VS Code's own terminal keeps 1000). */
 export const DEFAULT_SNAPSHOT_SCROLLBACK = 1000;
 /** Lines one `pty/scrollback` page returns when the caller does not say: a screenful or three. */

@@ -9,12 +9,10 @@ import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from 
 import { EventLog } from './event-log';
 import { spawnProblem } from './pty/spawn-check';
 import { MAX_SESSIONS } from '../base/limits';
+import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../base/param-limits';
 
 /** How long an exited session stays listed and readable when nobody closes it (docs/guarantees.md#exited-sessions). */
 export const EXITED_SESSION_TTL_MS = 5 * 60 * 1000;
-/** Terminal sizes beyond these are a client's mistake, not a screen. */
-export const MAX_COLS = 1000;
-export const MAX_ROWS = 500;
 
 export interface CreateSessionParams {
   command?: string;
@@ -111,8 +109,8 @@ export class SessionRegistry extends Disposable {
     const command = params.command || defaultShell();
     const cols = params.cols ?? DEFAULT_COLS;
     const rows = params.rows ?? DEFAULT_ROWS;
-    if (!Number.isInteger(cols) || cols < 2 || cols > MAX_COLS) throw invalidParams(`cols must be an integer from 2 to ${MAX_COLS}`);
-    if (!Number.isInteger(rows) || rows < 1 || rows > MAX_ROWS) throw invalidParams(`rows must be an integer from 1 to ${MAX_ROWS}`);
+    if (!Number.isInteger(cols) || cols < MIN_COLS || cols > MAX_COLS) throw invalidParams(`cols must be an integer from ${MIN_COLS} to ${MAX_COLS}`);
+    if (!Number.isInteger(rows) || rows < MIN_ROWS || rows > MAX_ROWS) throw invalidParams(`rows must be an integer from ${MIN_ROWS} to ${MAX_ROWS}`);
     const cwd = params.cwd || this._options.defaultCwd || os.homedir();
     // What node-pty would take without a check (it dies on an argument that is no string): before any look at the disk.
     const problem = spawnProblem({ command, args: params.args ?? [], cwd, env: params.env });

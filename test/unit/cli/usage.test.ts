@@ -1,0 +1,89 @@
+// The command line as a user meets it (docs/cli.md#flags): a number a flag takes is checked by the
+// CLI against the host's own bounds and refused naming the flag, never the param the host checks.
+// Driven as a user would: child processes of the built bin/shared-pty.js against a `shared-pty
+// serve` host running real bash in a real PTY.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { MAX_COLS, MAX_COMMAND_RECORDS, MAX_ROWS, MAX_SCROLLBACK_PAGE, MAX_WAIT_MS } from '../../../src/core/base/param-limits';
+import { runCli, runEach, startedPids, startServeHost, stopPid, type CliResult, type ServeHost } from '../../helpers/cli';
+import { tempRuntimeDir } from '../../helpers/host';
+import { bashEnv, buildCli } from '../../helpers/protocol';
+
+/** Per-test bound: generous for a noisy machine (each case is a Node start), finite so a hang fails. */
+const TEST_TIMEOUT = 120_000;
+
+const dirs: string[] = [];
+let env: NodeJS.ProcessEnv;
+let serve: ServeHost;
+let sid: string;
+
+function privateDir(): string {
+  const d = tempRuntimeDir();
+  dirs.push(d);
+  return d;
+}
+
+/** Asserts a usage error: exit 2, nothing on stdout, one line on stderr matching `pattern`. */
+function usageError(r: CliResult, what: string, pattern: RegExp): void {
+  assert.equal(r.code, 2, `${what}: exit status 2, got ${r.code} ${r.signal ?? ''}; stderr: ${r.stderr}`);
+  assert.equal(r.stdout, '', `${what}: nothing on stdout`);
+  assert.match(r.stderr, /^shared-pty: [^\n]+\n$/, `${what}: one line on stderr, got ${JSON.stringify(r.stderr)}`);
+  assert.match(r.stderr, pattern, what);
+}
+
+before(async () => {
+  buildCli();
+  env = bashEnv({ SHARED_PTY_DIR: privateDir() });
+  serve = await startServeHost(['--cmd', 'bash --norc --noprofile', '--no-http'], env);
+  sid = serve.record.sessions[0].id;
+  const r = await runCli(['wait', sid, '$', '--timeout', '10000'], env);
+  assert.equal(r.code, 0, r.stderr);
+});
+
+after(async () => {
+  await serve?.stop();
+  for (const pid of startedPids) await stopPid(pid);
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+describe('numeric flags', () => {
+  test("one past the host's bound is refused by the CLI naming the flag; the bound itself is taken", { timeout: TEST_TIMEOUT }, async () => {
+    const huge = String(Number.MAX_SAFE_INTEGER);
+    const refused: Array<[string[], string, number, number]> = [
+      [['send', sid, 'echo nope', '--timeout', String(MAX_WAIT_MS + 1)], '--timeout', 1, MAX_WAIT_MS],
+      [['send', sid, 'echo nope', '--timeout', huge], '--timeout', 1, MAX_WAIT_MS],
+      [['send', sid, 'echo nope', '--idle', String(MAX_WAIT_MS + 1)], '--idle', 1, MAX_WAIT_MS],
+      [['wait', sid, 'nope', '--timeout', String(MAX_WAIT_MS + 1)], '--timeout', 0, MAX_WAIT_MS],
+      [['commands', sid, '--limit', String(MAX_COMMAND_RECORDS + 1)], '--limit', 1, MAX_COMMAND_RECORDS],
+      [['read', sid, '--scrollback', '--lines', String(MAX_SCROLLBACK_PAGE + 1)], '--lines', 1, MAX_SCROLLBACK_PAGE],
+      [['open', '--cols', String(MAX_COLS + 1)], '--cols', 2, MAX_COLS],
+      [['open', '--rows', String(MAX_ROWS + 1)], '--rows', 1, MAX_ROWS],
+      [['serve', '--no-http', '--cols', String(MAX_COLS + 1)], '--cols', 2, MAX_COLS],
+      [['serve', '--no-http', '--rows', String(MAX_ROWS + 1)], '--rows', 1, MAX_ROWS],
+    ];
+    const results = await runEach(
+      refused.map(([args]) => args),
+      env,
+    );
+    refused.forEach(([args, flag, min, max], i) => {
+      const what = args.join(' ');
+      usageError(results[i], what, new RegExp(`^shared-pty: ${flag} needs a whole number from ${min} to ${max}, got "\\d+"`));
+      // The host's words for its param (`timeout: Too big: expected number to be <=…`) never show.
+      assert.doesNotMatch(results[i].stderr, /Too big|expected number|^shared-pty: (timeout|idleMs|limit|lines|cols|rows):/, what);
+    });
+
+    // At the bound the host takes the call.
+    const taken: string[][] = [
+      ['send', sid, 'true', '--timeout', String(MAX_WAIT_MS), '--idle', String(MAX_WAIT_MS)],
+      ['wait', sid, '$', '--timeout', String(MAX_WAIT_MS)],
+      ['commands', sid, '--limit', String(MAX_COMMAND_RECORDS)],
+      ['read', sid, '--scrollback', '--lines', String(MAX_SCROLLBACK_PAGE)],
+    ];
+    const ok = await runEach(taken, env);
+    taken.forEach((args, i) => assert.equal(ok[i].code, 0, `${args.join(' ')}: exit 0, got ${ok[i].code}; stderr: ${ok[i].stderr}`));
+    // Nothing refused reached the shell.
+    const screen = await runCli(['read', sid], env);
+    assert.doesNotMatch(screen.stdout, /nope/);
+  });
+});
