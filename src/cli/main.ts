@@ -113,10 +113,12 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (name === '--help' || name === '-h' || name === 'help') {
+    if (rest.length) return fail(surplusAfter(name, rest[0]), 2);
     process.stdout.write(HELP);
     return 0;
   }
   if (name === '--version' || name === '-v') {
+    if (rest.length) return fail(surplusAfter(name, rest[0]), 2);
     process.stdout.write(VERSION + '\n');
     return 0;
   }
@@ -142,6 +144,13 @@ export async function main(argv: string[]): Promise<number> {
   } finally {
     closeRemoteHosts();
   }
+}
+
+/** A word after `--help` or `--version`, which take none: a usage error, as a surplus word is for every command. */
+function surplusAfter(option: string, word: string): string {
+  // `shared-pty help send`: the user wants that command's usage, so say how to get it.
+  const hint = HELP.includes(`\n  shared-pty ${word} `) ? `; for its usage: shared-pty ${word} --help` : ' (see shared-pty --help)';
+  return `unexpected argument "${word}" after ${option}${hint}`;
 }
 
 /** The commands that act on a remote host too (`--host NAME`, SHARED_PTY_HOST, `NAME:SELECTOR`). */

@@ -87,3 +87,29 @@ describe('numeric flags', () => {
     assert.doesNotMatch(screen.stdout, /nope/);
   });
 });
+
+describe('words the CLI itself takes', () => {
+  test('a word after --help or --version is a usage error, as a surplus word is for every command', { timeout: TEST_TIMEOUT }, async () => {
+    const empty = bashEnv({ SHARED_PTY_DIR: privateDir() });
+    const cases: Array<[string[], RegExp]> = [
+      [['--version', 'extra'], /^shared-pty: unexpected argument "extra" after --version \(see shared-pty --help\)$/m],
+      [['-v', 'extra'], /unexpected argument "extra" after -v/],
+      [['--help', 'extra'], /^shared-pty: unexpected argument "extra" after --help \(see shared-pty --help\)$/m],
+      [['-h', 'extra'], /unexpected argument "extra" after -h/],
+      // `help send` wants send's usage: the line says how to get it.
+      [['help', 'send'], /unexpected argument "send" after help; for its usage: shared-pty send --help$/m],
+      [['--help', 'serve'], /unexpected argument "serve" after --help; for its usage: shared-pty serve --help$/m],
+    ];
+    const results = await runEach(
+      cases.map(([args]) => args),
+      empty,
+    );
+    cases.forEach(([args, pattern], i) => usageError(results[i], args.join(' '), pattern));
+    // Alone they still answer.
+    const [version, help] = await runEach([['--version'], ['--help']], empty);
+    assert.equal(version.code, 0, version.stderr);
+    assert.match(version.stdout, /^\d+\.\d+\.\d+\S*\n$/);
+    assert.equal(help.code, 0, help.stderr);
+    assert.match(help.stdout, /^shared-pty .*\n\nUsage:\n/);
+  });
+});
