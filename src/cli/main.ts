@@ -104,7 +104,15 @@ export async function main(argv: string[]): Promise<number> {
   // `shared-pty --host build list` as well as `shared-pty list --host build`.
   if (argv[0] === '--host' || argv[0]?.startsWith('--host=')) {
     const n = argv[0] === '--host' ? 2 : 1;
-    if (argv.length > n) return main([argv[n], ...argv.slice(0, n), ...argv.slice(n + 1)]);
+    const host = n === 2 ? argv[1] : argv[0].slice('--host='.length);
+    // A host name starts with a letter or digit (hosts.json): `--host --help` names none.
+    if (!host || host.startsWith('-')) {
+      return fail('--host needs a host name, as in: shared-pty --host NAME list (see hosts.json in docs/hosts.md#remote-hosts)', 2);
+    }
+    if (argv.length <= n || argv[n].startsWith('-')) {
+      return fail(`--host ${host} needs a command after it (${[...HOST_COMMANDS].join(', ')}), as in: shared-pty --host ${host} list`, 2);
+    }
+    return main([argv[n], ...argv.slice(0, n), ...argv.slice(n + 1)]);
   }
   const [name, ...rest] = argv;
   if (argv.length === 0) {

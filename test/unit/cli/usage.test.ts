@@ -113,3 +113,32 @@ describe('words the CLI itself takes', () => {
     assert.match(help.stdout, /^shared-pty .*\n\nUsage:\n/);
   });
 });
+
+describe('--host before the command', () => {
+  test('--host with no command after it, or with no name, says so, never "unknown command"', { timeout: TEST_TIMEOUT }, async () => {
+    const empty = bashEnv({ SHARED_PTY_DIR: privateDir() });
+    const needsCommand =
+      /^shared-pty: --host box needs a command after it \(list, open, kill, commands, read, send, keys, wait, attach\), as in: shared-pty --host box list$/m;
+    const needsName = /^shared-pty: --host needs a host name, as in: shared-pty --host NAME list/m;
+    const cases: Array<[string[], RegExp]> = [
+      [['--host', 'box'], needsCommand],
+      [['--host=box'], needsCommand],
+      [['--host', 'box', '--help'], needsCommand],
+      [['--host'], needsName],
+      [['--host='], needsName],
+      [['--host', '--json', 'list'], needsName],
+    ];
+    const results = await runEach(
+      cases.map(([args]) => args),
+      empty,
+    );
+    cases.forEach(([args, pattern], i) => {
+      usageError(results[i], args.join(' '), pattern);
+      assert.doesNotMatch(results[i].stderr, /unknown command/, args.join(' '));
+    });
+    // With a command it still comes first: `local` is this machine, whose list is empty here.
+    const listed = await runCli(['--host', 'local', 'list', '--json'], empty);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.deepEqual(JSON.parse(listed.stdout), []);
+  });
+});
