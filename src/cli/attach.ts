@@ -1,6 +1,7 @@
 import { ConnectionClosedError, RpcCallError } from '../transport/client/rpc-client';
 import { SessionFollower } from '../transport/client/session-follower';
 import { parseArgs, UsageError } from './args';
+import { COMMAND_FLAGS } from './command-flags';
 import { CliError } from './find-session';
 import { findTarget } from './remote';
 
@@ -15,9 +16,9 @@ const SCROLLBACK_ROWS = 200;
  * drawn first, then output streams live; keys go to the program; the session follows our size.
  */
 export async function attachCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { booleans: ['--no-resize'], maxPositional: 1 });
+  const args = parseArgs(argv, COMMAND_FLAGS.attach);
   const selector = args.positional[0];
-  if (!selector) throw new UsageError('missing <session>; usage: shared-pty attach <session>');
+  if (!selector) throw new UsageError('missing <session>; usage: shared-pty attach <session> [--no-resize]');
   const target = await findTarget(selector);
   const client = await target.connect();
   const session = target.session.id;

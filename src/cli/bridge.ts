@@ -2,6 +2,7 @@ import * as net from 'node:net';
 import { ensureDaemon } from '../host/daemon';
 import { parseAddress } from '../transport/base/address';
 import { parseArgs } from './args';
+import { COMMAND_FLAGS } from './command-flags';
 import { CliError } from './find-session';
 
 /**
@@ -11,7 +12,7 @@ import { CliError } from './find-session';
  * and events. It ends when stdin closes (0) or when the host closes the connection (1, said on stderr).
  */
 export async function bridgeCommand(argv: string[]): Promise<number> {
-  parseArgs(argv, { maxPositional: 0 });
+  parseArgs(argv, COMMAND_FLAGS.bridge);
   // The host to start is this very CLI (`daemon`), with the Node that runs us.
   const cliPath = require.main?.filename ?? process.argv[1];
   const host = await ensureDaemon({ cliPath, onOutdatedHost: (message) => process.stderr.write(`shared-pty bridge: ${message}\n`) });

@@ -3,6 +3,7 @@ import { ErrorCode } from '../core/base/errors';
 import type { ControlParamsOf, MethodName, ResultOf } from '../core/methods/table';
 import { ConnectionClosedError, RpcCallError, type CallParams } from '../transport/client/rpc-client';
 import { intFlag, parseArgs, strFlag, UsageError, type ParsedArgs } from './args';
+import { COMMAND_FLAGS } from './command-flags';
 import { linkNote, parseDuration } from './token-commands';
 import { CliError, findSession } from './find-session';
 import type { SessionInfo } from '../core/methods/types';
@@ -46,7 +47,7 @@ export function needSession(positional: string[], usage: string): string {
  * reached is said in one line on stderr, the others are listed all the same, and the status is 1.
  */
 export async function listCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { booleans: ['--json'], maxPositional: 0 });
+  const args = parseArgs(argv, COMMAND_FLAGS.list);
   const only = chosenHost();
   const remote = remoteName(only);
   const local = only === undefined || remote === undefined ? readLiveRecords().flatMap((h) => h.sessions.map((s) => ({ ...s, hostId: h.hostId }))) : [];
@@ -89,15 +90,11 @@ export async function listCommand(argv: string[]): Promise<number> {
   return status;
 }
 
-const READ_USAGE = 'shared-pty read <session> [--top N | --bottom N | --start A --end B | --scrollback [--offset N] [--lines N]]';
+const READ_USAGE = 'shared-pty read <session> [--top N | --bottom N | --start A --end B | --scrollback [--offset N] [--lines N]] [--json]';
 
 /** `read <session> [...]`: the screen, part of it, or a page of scrollback. */
 export async function readCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, {
-    values: ['--top', '--bottom', '--start', '--end', '--offset', '--lines'],
-    booleans: ['--scrollback', '--json'],
-    maxPositional: 1,
-  });
+  const args = parseArgs(argv, COMMAND_FLAGS.read);
   const selector = needSession(args.positional, READ_USAGE);
   checkReadFlags(args);
   if (args.flags.has('--scrollback')) {
@@ -150,8 +147,8 @@ export const SEND_TIMEOUT_EXIT = 124;
  * shell integration), 124 when it timed out, else 0 (the program waits for input, the session exited…).
  */
 export async function sendCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--timeout', '--idle'], booleans: ['--no-submit', '--json'], maxPositional: 2 });
-  const usage = 'shared-pty send <session> <text> [--no-submit] [--timeout MS]';
+  const args = parseArgs(argv, COMMAND_FLAGS.send);
+  const usage = 'shared-pty send <session> <text> [--no-submit] [--timeout MS] [--idle MS] [--json]';
   const selector = needSession(args.positional, usage);
   const text = args.positional[1];
   if (text === undefined) throw new UsageError(`missing <text>; usage: ${usage}`);
@@ -184,7 +181,7 @@ export function sendExitStatus(waitReason: string, exitCode: number | undefined)
 
 /** `keys <session> <Key>…`: named keys (Enter, Ctrl+C, ArrowUp, q, …). */
 export async function keysCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, {});
+  const args = parseArgs(argv, COMMAND_FLAGS.keys);
   const selector = needSession(args.positional, 'shared-pty keys <session> <Key>…');
   const keys = args.positional.slice(1);
   if (keys.length === 0) throw new UsageError('missing <Key>; usage: shared-pty keys <session> <Key>…');
@@ -194,8 +191,8 @@ export async function keysCommand(argv: string[]): Promise<number> {
 
 /** `wait <session> <text> [--regex] [--timeout MS]`: exit 0 when it shows, 1 on timeout. */
 export async function waitCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--timeout'], booleans: ['--regex', '--json'], maxPositional: 2 });
-  const usage = 'shared-pty wait <session> <text> [--regex] [--timeout MS]';
+  const args = parseArgs(argv, COMMAND_FLAGS.wait);
+  const usage = 'shared-pty wait <session> <text> [--regex] [--timeout MS] [--json]';
   const selector = needSession(args.positional, usage);
   const text = args.positional[1];
   if (text === undefined) throw new UsageError(`missing <text>; usage: ${usage}`);
@@ -217,7 +214,7 @@ export async function waitCommand(argv: string[]): Promise<number> {
  * whoever reads it there later gains nothing. Never the host's own token.
  */
 export async function viewCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--expires'], booleans: ['--read-only', '--input'], maxPositional: 1 });
+  const args = parseArgs(argv, COMMAND_FLAGS.view);
   const selector = needSession(args.positional, VIEW_USAGE);
   // A link opens on the machine of the session's host: this one only.
   const target = localTarget(findSession(selector, 'view'));

@@ -9,7 +9,8 @@ import { markInheritedCloseOnExec } from '../core/process/close-on-exec';
 import { ensureRuntimeDir } from '../host/runtime-dir';
 import { VERSION } from '../version';
 import { intFlag, parseArgs } from './args';
-import { agentFlags, commandLogFlag, httpFlags, REPEATABLE_HOST_FLAGS } from './host-flags';
+import { agentFlags, commandLogFlag, httpFlags } from './host-flags';
+import { COMMAND_FLAGS } from './command-flags';
 
 /**
  * `daemon` (internal): the per-user host the editor and `shared-pty mcp` start detached. Like a
@@ -17,12 +18,7 @@ import { agentFlags, commandLogFlag, httpFlags, REPEATABLE_HOST_FLAGS } from './
  * (10 min; `--idle-exit-ms N` or SHARED_PTY_IDLE_EXIT_MS=N; `--stay` or 0 keeps it up).
  */
 export async function daemonCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, {
-    values: ['--http-port', '--allow-origin', '--scrollback', '--idle-exit-ms', '--command-log-mb', '--agent-approval', '--agent-deny'],
-    booleans: ['--no-http', '--session-tcp', '--stay'],
-    repeatable: REPEATABLE_HOST_FLAGS,
-    maxPositional: 0,
-  });
+  const args = parseArgs(argv, COMMAND_FLAGS.daemon);
   // Every flag is checked before anything starts: a bad one must not leave a host or its lock behind.
   const { httpPort, allowedOrigins } = httpFlags(args);
   const scrollbackLines = intFlag(args, '--scrollback', 100, 1000000);

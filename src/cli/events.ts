@@ -3,6 +3,7 @@ import type { HostEvent } from '../core/session/session-events';
 import { paramsOf } from '../core/methods/notifications';
 import { RpcClient, type Notification } from '../transport/client/rpc-client';
 import { intFlag, parseArgs, UsageError } from './args';
+import { COMMAND_FLAGS } from './command-flags';
 import { CliError, findSession, hostGoneMessage } from './find-session';
 
 export const EVENTS_USAGE = 'shared-pty events [<session>] [--since SEQ] [--json]';
@@ -14,7 +15,7 @@ export const EVENTS_USAGE = 'shared-pty events [<session>] [--since SEQ] [--json
  * host, so it needs a session); `--json` prints each event as one JSON object (with its `host`).
  */
 export async function eventsCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--since'], booleans: ['--json'] });
+  const args = parseArgs(argv, COMMAND_FLAGS.events);
   const selector = args.positional[0];
   if (args.positional.length > 1) throw new UsageError(`too many arguments; usage: ${EVENTS_USAGE}`);
   const since = intFlag(args, '--since');

@@ -5,6 +5,7 @@ import { AGENT_APPROVALS, type AgentApproval } from '../core/agent/agent-policy'
 import type { HostLimits } from '../core/base/limits';
 import { intFlag, listFlag, strFlag, UsageError, type ParsedArgs } from './args';
 import { isBrowserOrigin } from '../transport/base/origin';
+import { LIMIT_FLAGS } from './command-flags';
 
 /** Most MiB of command logs a session may keep (`--command-log-mb`): a few GiB of disk at most. */
 const MAX_COMMAND_LOG_MB = 4096;
@@ -18,9 +19,6 @@ export function commandLogFlag(args: ParsedArgs): { commandLogDir?: undefined; c
   if (mb === undefined) return {};
   return mb === 0 ? { commandLogDir: undefined } : { commandLogBytes: mb * 1024 * 1024 };
 }
-
-/** Host flags that may be given more than once, each value kept: a deny rule each, origins each. */
-export const REPEATABLE_HOST_FLAGS = ['--agent-deny', '--allow-origin'];
 
 /** `--agent-approval allow|ask|deny` and `--agent-deny REGEX` (docs/protocol.md#agent-write-approval) as host options. */
 export function agentFlags(args: ParsedArgs): { agentApproval?: AgentApproval; agentDenyCommands?: string[] } {
@@ -38,22 +36,6 @@ export function agentFlags(args: ParsedArgs): { agentApproval?: AgentApproval; a
   }
   return { ...(approval ? { agentApproval: approval as AgentApproval } : {}), ...(deny.length ? { agentDenyCommands: deny } : {}) };
 }
-
-/**
- * The host's limits `serve` can change (README "Reliability"), each a whole number from 1 to a
- * ceiling: high enough for any real use, finite so a typo (a digit too many) cannot lift a limit
- * out of sight. No flag keeps the default of src/core/base/limits.ts.
- */
-export const LIMIT_FLAGS: ReadonlyArray<{ flag: string; option: keyof HostLimits; ceiling: number }> = [
-  // Linux's default kernel.pty.max: no host gets more PTYs than that anyway.
-  { flag: '--max-sessions', option: 'maxSessions', ceiling: 4096 },
-  // Each connection holds a file descriptor: far past one user's tools, well below a raised fd limit.
-  { flag: '--max-session-connections', option: 'maxConnectionsPerSessionSocket', ceiling: 16384 },
-  { flag: '--max-control-connections', option: 'maxControlConnections', ceiling: 16384 },
-  { flag: '--max-http-connections', option: 'maxHttpConnections', ceiling: 16384 },
-  // Each request in flight holds a little memory (an MCP server over /mcp): 64 times the default.
-  { flag: '--max-in-flight', option: 'maxInFlightRequests', ceiling: 65536 },
-];
 
 /** The LIMIT_FLAGS given, as host options; a bad value is a UsageError. */
 export function limitFlags(args: ParsedArgs): HostLimits {

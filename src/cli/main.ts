@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { RpcCallError } from '../transport/client/rpc-client';
 import { UsageError } from './args';
+import { HOST_COMMANDS } from './command-flags';
 import { CliError } from './find-session';
 import { cliMessage } from './host-error';
 import { oneLine } from './one-line';
@@ -13,15 +14,15 @@ Usage:
   shared-pty list [--json] [--host NAME]        (every host's sessions: this machine's and each remote host's in hosts.json)
   shared-pty open [--host NAME] [--name N] [--cwd DIR] [--cols C] [--rows R] [--json] [-- COMMAND ARGS...]
       (a new session on the per-user host, started if none runs; prints its id, --json its SessionInfo)
-  shared-pty kill <session>                     (ends the session and its program)
-  shared-pty read <session> [--top N | --bottom N | --start A --end B | --scrollback [--offset N] [--lines N]]
-  shared-pty send <session> <text> [--no-submit] [--timeout MS]
+  shared-pty kill <session> [--host NAME]       (ends the session and its program)
+  shared-pty read <session> [--top N | --bottom N | --start A --end B | --scrollback [--offset N] [--lines N]] [--json] [--host NAME]
+  shared-pty send <session> <text> [--no-submit] [--timeout MS] [--idle MS] [--json] [--host NAME]
       (exit status: the command's exit code when it ended, 124 when the wait timed out, else 0)
-  shared-pty keys <session> <Key>...
-  shared-pty wait <session> <text> [--regex] [--timeout MS]
-  shared-pty commands <session> [--limit N] [--json]   (the commands its shell ran: exit code, duration, cwd)
-  shared-pty attach <session>
-  shared-pty view <session> [--input] [--expires 8h]   (a one-time link to watch it live in a browser; --input: and type)
+  shared-pty keys <session> <Key>... [--host NAME]
+  shared-pty wait <session> <text> [--regex] [--timeout MS] [--json] [--host NAME]
+  shared-pty commands <session> [--limit N] [--json] [--host NAME]   (the commands its shell ran: exit code, duration, cwd)
+  shared-pty attach <session> [--no-resize] [--host NAME]   (Ctrl+] detaches; --no-resize: the session keeps its size)
+  shared-pty view <session> [--input | --read-only] [--expires 8h]   (a one-time link to watch it live in a browser; --input: and type)
   shared-pty share <session> [--scope view|input|control] [--expires 1h] [--reusable] [--json]   (a one-time link for that session only; --reusable: a token for scripts and agents too)
   shared-pty tokens [--json]                    (the links and tokens: id, scope, session, kind, expiry, last use)
   shared-pty revoke <id>                        (ends a link or token at once)
@@ -29,8 +30,8 @@ Usage:
   shared-pty record <session> [file] [--input] [--detach | --stop]   (an asciicast v3 recording; Ctrl+C stops)
   shared-pty play <file> [--speed N] [--idle-limit SECONDS]   (replays a recording here)
   shared-pty play <file> --browser              (prints a link that replays it in the browser, in asciinema-player)
-  shared-pty serve [--cmd CMD [-- ARGS...]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http]
-      [--allow-origin ORIGIN[,ORIGIN...]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX]
+  shared-pty serve [--cmd CMD [-- ARGS...]] [--socket PATH | --port N] [--name NAME] [--cols N] [--rows N] [--cwd DIR] [--quiet]
+      [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN...]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX]
       limits (README "Reliability"; defaults shown): [--max-sessions 256] [--max-session-connections 64]
       [--max-control-connections 256] [--max-http-connections 256] [--max-in-flight 1024] [--max-line-bytes 1048576]
   shared-pty mcp                                (the MCP server over stdio, for agents' MCP configuration)
@@ -48,6 +49,9 @@ the remote host NAME of ~/.config/shared-pty/hosts.json ("local": this machine).
 
 /** What a <session> argument may be, said under every command that takes one. */
 const SESSION_NOTE = '\n<session> is a session id, its exact name, or a unique id prefix; NAME:<session> is one on the remote host NAME (hosts.json).\n';
+
+/** What `--host` does, said under every command that takes it. */
+const HOST_NOTE = '--host NAME (or SHARED_PTY_HOST=NAME): on the remote host NAME of ~/.config/shared-pty/hosts.json ("local": this machine).\n';
 
 type Command = (argv: string[]) => Promise<number>;
 
@@ -161,9 +165,6 @@ function surplusAfter(option: string, word: string): string {
   return `unexpected argument "${word}" after ${option}${hint}`;
 }
 
-/** The commands that act on a remote host too (`--host NAME`, SHARED_PTY_HOST, `NAME:SELECTOR`). */
-const HOST_COMMANDS = new Set(['list', 'open', 'kill', 'commands', 'read', 'send', 'keys', 'wait', 'attach']);
-
 /** The usage lines of one command, with their indented continuations (every command has some in HELP). */
 export function commandHelp(name: string): string {
   const lines: string[] = [];
@@ -173,7 +174,9 @@ export function commandHelp(name: string): string {
     else if (!l.startsWith('      ')) inCommand = false;
     if (inCommand) lines.push(l);
   }
-  return `Usage:\n${lines.join('\n')}\n${lines.some((l) => l.includes('<session>')) ? SESSION_NOTE : ''}`;
+  const sessionNote = lines.some((l) => l.includes('<session>')) ? SESSION_NOTE : '';
+  const hostNote = HOST_COMMANDS.has(name) ? (sessionNote ? '' : '\n') + HOST_NOTE : '';
+  return `Usage:\n${lines.join('\n')}\n${sessionNote}${hostNote}`;
 }
 
 function fail(message: string, code: number): number {

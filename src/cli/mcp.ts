@@ -16,6 +16,7 @@ import { askPersonToApprove } from '../transport/mcp/approval-question';
 import { paramsOf } from '../core/methods/notifications';
 import type { Notification } from '../transport/client/rpc-client';
 import { parseArgs } from './args';
+import { COMMAND_FLAGS } from './command-flags';
 import { HostsConfigError, LOCAL_HOST, readHostsConfig, splitHostSelector, unknownHostError, type HostsConfig } from '../host/hosts-config';
 import { RemoteHostError, RemoteHosts } from '../host/remote-hosts';
 import { hostGoneMessage } from './find-session';
@@ -365,7 +366,7 @@ function cancelled(): RpcError {
  * carrying its revision in `_meta` (2026-07-28, `server/discover` first if the client asks).
  */
 export async function mcpCommand(argv: string[]): Promise<number> {
-  parseArgs(argv, { maxPositional: 0 });
+  parseArgs(argv, COMMAND_FLAGS.mcp);
   const cliPath = require.main?.filename ?? process.argv[1];
   // The relay asks the person through the server of the connection (2025-11-25: one, initialized).
   let server: McpServer | undefined;

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { readLiveRecords } from '../host/discovery';
 import { onHost } from './token-commands';
 import { parseArgs, strFlag, UsageError } from './args';
+import { COMMAND_FLAGS } from './command-flags';
 import { CliError } from './find-session';
 import { CastFormatError, parseCast, type Cast } from '../core/session/cast-file';
 
@@ -45,7 +46,7 @@ async function playInBrowser(file: string): Promise<number> {
  * whole. Input, markers and resizes are not replayed (they are in the file for players and readers).
  */
 export async function playCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--speed', '--idle-limit'], booleans: ['--browser'] });
+  const args = parseArgs(argv, COMMAND_FLAGS.play);
   const [file, ...extra] = args.positional;
   if (!file) throw new UsageError(`missing <file>; usage: ${PLAY_USAGE}`);
   if (extra.length > 0) throw new UsageError(`too many arguments; usage: ${PLAY_USAGE}`);

@@ -3,6 +3,7 @@ import { ErrorCode } from '../core/base/errors';
 import { paramsOf } from '../core/methods/notifications';
 import { RpcCallError, type Notification } from '../transport/client/rpc-client';
 import { parseArgs, UsageError } from './args';
+import { COMMAND_FLAGS } from './command-flags';
 import { CliError, connectHost, findSession } from './find-session';
 
 export const RECORD_USAGE = 'shared-pty record <session> [file] [--input] [--detach | --stop]';
@@ -17,7 +18,7 @@ export const RECORD_USAGE = 'shared-pty record <session> [file] [--input] [--det
  * terminal hides); without it the recording says who typed and how many bytes, never what.
  */
 export async function recordCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { booleans: ['--detach', '--stop', '--input'] });
+  const args = parseArgs(argv, COMMAND_FLAGS.record);
   const [selector, file, ...extra] = args.positional;
   if (!selector) throw new UsageError(`missing <session>; usage: ${RECORD_USAGE}`);
   if (extra.length > 0) throw new UsageError(`too many arguments; usage: ${RECORD_USAGE}`);

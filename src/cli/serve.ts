@@ -5,7 +5,8 @@ import { markInheritedCloseOnExec } from '../core/process/close-on-exec';
 import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../core/base/param-limits';
 import type { Endpoint } from '../transport/socket/socket-server';
 import { intFlag, parseArgs, strFlag, UsageError } from './args';
-import { agentFlags, commandLogFlag, httpFlags, LIMIT_FLAGS, limitFlags, REPEATABLE_HOST_FLAGS } from './host-flags';
+import { agentFlags, commandLogFlag, httpFlags, limitFlags } from './host-flags';
+import { COMMAND_FLAGS } from './command-flags';
 
 const USAGE =
   'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX] [--max-sessions N] [--max-session-connections N] [--max-control-connections N] [--max-http-connections N] [--max-in-flight N] [--max-line-bytes N]';
@@ -15,27 +16,7 @@ const USAGE =
  * otherwise a full host in the foreground with one session of --cmd (default: your shell).
  */
 export async function serveCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, {
-    values: [
-      '--cmd',
-      '--socket',
-      '--port',
-      '--cols',
-      '--rows',
-      '--cwd',
-      '--http-port',
-      '--allow-origin',
-      '--name',
-      '--max-line-bytes',
-      '--command-log-mb',
-      '--agent-approval',
-      '--agent-deny',
-      ...LIMIT_FLAGS.map((l) => l.flag),
-    ],
-    booleans: ['--no-http', '--session-tcp', '--quiet'],
-    repeatable: REPEATABLE_HOST_FLAGS,
-    rest: true,
-  });
+  const args = parseArgs(argv, COMMAND_FLAGS.serve);
   if (args.positional.length) throw new UsageError(`unexpected argument "${args.positional[0]}"; usage: ${USAGE}`);
   const socketPath = strFlag(args, '--socket');
   const port = intFlag(args, '--port', 1, 65535);

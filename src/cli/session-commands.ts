@@ -5,6 +5,7 @@ import type { CommandRecord } from '../core/commands/command-tracker';
 import { ErrorCode } from '../core/base/errors';
 import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
 import { intFlag, parseArgs, strFlag, UsageError } from './args';
+import { COMMAND_FLAGS } from './command-flags';
 import { callOn, callOnTarget, needSession } from './commands';
 import { CliError } from './find-session';
 import { MAX_COLS, MAX_COMMAND_RECORDS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../core/base/param-limits';
@@ -26,7 +27,7 @@ const KILL_POLL_MS = 50;
  * `shared-pty kill` ends it; `attach` shows it.
  */
 export async function openCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--name', '--cwd', '--cols', '--rows'], booleans: ['--json'], rest: true });
+  const args = parseArgs(argv, COMMAND_FLAGS.open);
   if (args.positional.length > 0) {
     throw new UsageError(`the command goes after --, as in: shared-pty open -- ${args.positional.join(' ')}; usage: ${OPEN_USAGE}`);
   }
@@ -79,7 +80,7 @@ async function connectLocalDaemon(): Promise<RpcClient> {
  * no longer lists it, so a `shared-pty list` right after does not show it.
  */
 export async function killCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { maxPositional: 1 });
+  const args = parseArgs(argv, COMMAND_FLAGS.kill);
   const selector = needSession(args.positional, KILL_USAGE);
   const target = await findTarget(selector);
   await callOnTarget(target, 'pty/kill', {});
@@ -96,7 +97,7 @@ export async function killCommand(argv: string[]): Promise<number> {
 
 /** `commands <session> [--limit N] [--json]`: the commands its shell ran, oldest first (shell integration). */
 export async function commandsCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--limit'], booleans: ['--json'], maxPositional: 1 });
+  const args = parseArgs(argv, COMMAND_FLAGS.commands);
   const selector = needSession(args.positional, COMMANDS_USAGE);
   const limit = intFlag(args, '--limit', 1, MAX_COMMAND_RECORDS);
   const r = await callOn(selector, 'pty/commands', { ...(limit !== undefined ? { limit } : {}) });

@@ -5,6 +5,7 @@ import { MAX_TOKEN_SECONDS } from '../core/base/limits';
 import type { TokenInfo } from '../core/methods/types';
 import { RpcCallError, RpcClient } from '../transport/client/rpc-client';
 import { parseArgs, strFlag, UsageError } from './args';
+import { COMMAND_FLAGS } from './command-flags';
 import { CliError, findSession } from './find-session';
 
 const SHARE_USAGE = 'shared-pty share <session> [--scope view|input|control] [--expires 1h] [--reusable] [--json]';
@@ -37,7 +38,7 @@ export function linkNote(info: TokenInfo): string {
  * token that scripts and agents use until it expires. The host keeps its hash only.
  */
 export async function shareCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['--scope', '--expires'], booleans: ['--json', '--reusable'], maxPositional: 1 });
+  const args = parseArgs(argv, COMMAND_FLAGS.share);
   const selector = args.positional[0];
   if (!selector) throw new UsageError(`missing <session>; usage: ${SHARE_USAGE}`);
   const scope = strFlag(args, '--scope') ?? 'view';
@@ -62,7 +63,7 @@ export async function shareCommand(argv: string[]): Promise<number> {
 
 /** `tokens [--json]`: the scoped tokens of every live host (never a token or its hash). */
 export async function tokensCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { booleans: ['--json'], maxPositional: 0 });
+  const args = parseArgs(argv, COMMAND_FLAGS.tokens);
   const all: Array<TokenInfo & { hostId: string }> = [];
   for (const host of readLiveRecords().filter((h) => h.http)) {
     const r = await onHost(host, (c) => c.call('host/tokens', {}));
@@ -83,7 +84,7 @@ export async function tokensCommand(argv: string[]): Promise<number> {
 
 /** `revoke <id>`: ends the token at once, on whichever host issued it; its open WebSockets close. */
 export async function revokeCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, { maxPositional: 1 });
+  const args = parseArgs(argv, COMMAND_FLAGS.revoke);
   const id = args.positional[0];
   if (!id) throw new UsageError('missing <id>; usage: shared-pty revoke <id> (see shared-pty tokens)');
   const live = readLiveRecords();

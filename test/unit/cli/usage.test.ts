@@ -1,14 +1,19 @@
 // The command line as a user meets it (docs/cli.md#flags): a number a flag takes is checked by the
-// CLI against the host's own bounds and refused naming the flag, never the param the host checks.
+// CLI against the host's own bounds and refused naming the flag, never the param the host checks;
+// --help and --version take no other word; --host first needs a name and a command; each command's
+// --help names exactly the flags its parser takes (src/cli/command-flags.ts).
 // Driven as a user would: child processes of the built bin/shared-pty.js against a `shared-pty
 // serve` host running real bash in a real PTY.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { MAX_COLS, MAX_COMMAND_RECORDS, MAX_ROWS, MAX_SCROLLBACK_PAGE, MAX_WAIT_MS } from '../../../src/core/base/param-limits';
+import type { FlagSpec } from '../../../src/cli/args';
+import { COMMAND_FLAGS, HOST_COMMANDS } from '../../../src/cli/command-flags';
 import { runCli, runEach, startedPids, startServeHost, stopPid, type CliResult, type ServeHost } from '../../helpers/cli';
 import { tempRuntimeDir } from '../../helpers/host';
-import { bashEnv, buildCli } from '../../helpers/protocol';
+import { bashEnv, buildCli, REPO_ROOT } from '../../helpers/protocol';
 
 /** Per-test bound: generous for a noisy machine (each case is a Node start), finite so a hang fails. */
 const TEST_TIMEOUT = 120_000;
@@ -140,5 +145,49 @@ describe('--host before the command', () => {
     const listed = await runCli(['--host', 'local', 'list', '--json'], empty);
     assert.equal(listed.code, 0, listed.stderr);
     assert.deepEqual(JSON.parse(listed.stdout), []);
+  });
+});
+
+describe("each command's --help", () => {
+  /** The flags a help text names: words that start with - or --, as a flag is written in a usage line. */
+  const flagsIn = (text: string): Set<string> => new Set([...text.matchAll(/(?:^|[\s[(|])(--?[a-z][a-z0-9-]*)/g)].map((m) => m[1]));
+  /** The flags a command's parser takes: its entry in COMMAND_FLAGS, and --host where main.ts takes it. */
+  const flagsOf = (name: string, spec: FlagSpec): Set<string> =>
+    new Set([...(spec.values ?? []), ...(spec.booleans ?? []), ...(HOST_COMMANDS.has(name) ? ['--host'] : [])]);
+
+  test('names every flag its parser takes, and no other', { timeout: TEST_TIMEOUT }, async () => {
+    const empty = bashEnv({ SHARED_PTY_DIR: privateDir() });
+    // The table is the parsers' own: every command parses its arguments against its entry.
+    for (const file of fs.readdirSync(path.join(REPO_ROOT, 'src', 'cli')).filter((f) => f.endsWith('.ts') && f !== 'args.ts')) {
+      const source = fs.readFileSync(path.join(REPO_ROOT, 'src', 'cli', file), 'utf8');
+      for (const call of source.matchAll(/parseArgs\(([^)]*)\)/g)) {
+        assert.match(call[1], /^argv, COMMAND_FLAGS\.\w+$/, `src/cli/${file}: ${call[0]} takes its flags from COMMAND_FLAGS`);
+      }
+    }
+    const names = Object.keys(COMMAND_FLAGS);
+    const all = await runCli(['--help'], empty);
+    assert.equal(all.code, 0, all.stderr);
+    assert.deepEqual(
+      new Set([...all.stdout.matchAll(/^ {2}shared-pty (\w+)/gm)].map((m) => m[1])),
+      new Set(names),
+      'every command in --help has its flags in COMMAND_FLAGS',
+    );
+    const helps = await runEach(
+      names.map((name) => [name, '--help']),
+      empty,
+    );
+    const missing: Record<string, string[]> = {};
+    const extra: Record<string, string[]> = {};
+    names.forEach((name, i) => {
+      assert.equal(helps[i].code, 0, `${name} --help: ${helps[i].stderr}`);
+      const shown = flagsIn(helps[i].stdout);
+      const taken = flagsOf(name, COMMAND_FLAGS[name as keyof typeof COMMAND_FLAGS]);
+      const notShown = [...taken].filter((f) => !shown.has(f));
+      const notTaken = [...shown].filter((f) => !taken.has(f));
+      if (notShown.length) missing[name] = notShown;
+      if (notTaken.length) extra[name] = notTaken;
+    });
+    assert.deepEqual(missing, {}, 'flags a command takes that its --help does not name');
+    assert.deepEqual(extra, {}, 'flags a --help names that its command does not take');
   });
 });
