@@ -41,6 +41,13 @@ export class CommandLogs extends Disposable {
   ) {
     super();
     this._register(_tracker.onDidStartCommand((r) => this._begin(r)));
+    // The output ended before the command did (the shell reported its cwd first): the log ends there.
+    this._register(
+      _tracker.onDidEndOutput(({ id, cursor }) => {
+        const record = this._records.get(id);
+        if (record) this._records.set(id, { ...record, endCursor: cursor });
+      }),
+    );
     this._register(
       _tracker.onDidFinishCommand((r) => {
         if (!this._records.has(r.id)) return;

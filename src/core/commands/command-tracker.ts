@@ -10,6 +10,8 @@ export type { CommandRecord } from './command-record';
 interface RunningCommand {
   record: CommandRecord;
   startedMs: number;
+  /** Where its output ended, when a mark of the shell came before its end (`P;Cwd=`). */
+  outputEnd?: number;
 }
 
 /**
@@ -37,6 +39,9 @@ export class CommandTracker extends Disposable {
   private readonly _onDidStartCommand = this._register(new Emitter<CommandRecord>());
   /** A command started (its record, exitCode still null). */
   readonly onDidStartCommand = this._onDidStartCommand.event;
+  private readonly _onDidEndOutput = this._register(new Emitter<{ id: number; cursor: number }>());
+  /** The running command's output ended at `cursor` (its end, with its status, comes later: `onDidFinishCommand`). */
+  readonly onDidEndOutput = this._onDidEndOutput.event;
   private readonly _onDidFinishCommand = this._register(new Emitter<CommandRecord>());
   /** A command finished (its record, complete). */
   readonly onDidFinishCommand = this._onDidFinishCommand.event;
@@ -145,7 +150,11 @@ export class CommandTracker extends Disposable {
         this._finished(rest, markStart);
         break;
       case 'P':
-        if (rest?.startsWith('Cwd=')) this._setCwd(decodeValue(rest.slice(4)));
+        if (rest?.startsWith('Cwd=')) {
+          this._setCwd(decodeValue(rest.slice(4)));
+          // The integrations report the cwd from their prompt hooks only: after the command's output, just before its end.
+          this._outputEnded(markStart);
+        }
         break;
     }
   }
@@ -192,13 +201,23 @@ export class CommandTracker extends Disposable {
     this._finish(exitCode, cursor);
   }
 
+  /**
+   * The first mark counts: the command's log stops there as it is written.
+   */
+  private _outputEnded(cursor: number): void {
+    const running = this._running;
+    if (!running || running.outputEnd !== undefined) return;
+    running.outputEnd = cursor;
+    this._onDidEndOutput.fire({ id: running.record.id, cursor });
+  }
+
   /** Ends the running command, if any. */
   private _finish(exitCode: number | null, cursor: number): void {
     if (!this._running) return;
-    const { record, startedMs } = this._running;
+    const { record, startedMs, outputEnd } = this._running;
     this._running = undefined;
     record.exitCode = exitCode;
-    record.endCursor = cursor;
+    record.endCursor = outputEnd ?? cursor;
     record.durationMs = Date.now() - startedMs;
     this._onDidFinishCommand.fire({ ...record });
   }

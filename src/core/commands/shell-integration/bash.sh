@@ -114,9 +114,21 @@ __spty_return() {
 	builtin return "$1"
 }
 
-# First in PROMPT_COMMAND, so it sees the command's status: "finished".
+# The working directory (__spty_cwd: the one reported last).
+__spty_cwd=
+__spty_report_cwd() {
+	__spty_cwd=$PWD
+	__spty_escape "$PWD"
+	builtin printf '\e]633;P;Cwd=%s;%s\a' "$__spty_v" "$__spty_nonce"
+}
+
+# First in PROMPT_COMMAND, so it sees the command's status: the working directory, then
+# "finished". The directory first: the session answers a send when it reads "finished", and the
+# command may have changed directory (`cd /tmp && make`); the user's prompt commands, which run
+# next, may take their time.
 __spty_prompt_start() {
 	builtin local __spty_status=$?
+	__spty_report_cwd
 	if (( __spty_phase == 1 || __spty_phase == 2 )); then
 		builtin printf '\e]633;D;%s;%s\a' "$__spty_status" "$__spty_nonce"
 	else
@@ -128,11 +140,10 @@ __spty_prompt_start() {
 }
 
 # Last in PROMPT_COMMAND, after the user's own prompt commands (which may cd, or make a new
-# prompt each time): the working directory, and the marks around the prompt.
+# prompt each time): the working directory if they changed it, and the marks around the prompt.
 __spty_prompt_end() {
 	builtin local __spty_status=$?
-	__spty_escape "$PWD"
-	builtin printf '\e]633;P;Cwd=%s;%s\a' "$__spty_v" "$__spty_nonce"
+	[[ $PWD == "$__spty_cwd" ]] || __spty_report_cwd
 	if [[ $PS1 != "$__spty_ps1" ]]; then
 		__spty_ps1='\[\e]633;A\a\]'"$PS1"'\[\e]633;B\a\]'
 		PS1=$__spty_ps1

@@ -40,17 +40,31 @@ function __spty_preexec --on-event fish_preexec
     printf '\e]633;E;%s;%s\a\e]633;C;%s\a' (__spty_escape "$argv[1]" | string collect) $__spty_nonce $__spty_nonce
 end
 
+# The working directory (__spty_cwd: the one reported last).
+set -g __spty_cwd
+function __spty_report_cwd
+    set -g __spty_cwd $PWD
+    printf '\e]633;P;Cwd=%s;%s\a' (__spty_escape "$PWD" | string collect) $__spty_nonce
+end
+
+# The working directory, then "finished": the session answers a send when it reads "finished",
+# and by then knows where `cd` went (the prompt's handlers, which run later, may take their time).
 function __spty_postexec --on-event fish_postexec
-    printf '\e]633;D;%s;%s\a' $status $__spty_nonce
+    set -l s $status
+    __spty_report_cwd
+    printf '\e]633;D;%s;%s\a' $s $__spty_nonce
 end
 
 function __spty_prompt_event --on-event fish_prompt
     # No command ran (an empty line, Ctrl+C): an empty "finished", as VS Code's terminal expects.
     if test $__spty_ran = 0
+        __spty_report_cwd
         printf '\e]633;D;%s\a' $__spty_nonce
+    else if test "$PWD" != "$__spty_cwd"
+        # Moved by a handler that ran after the command's end.
+        __spty_report_cwd
     end
     set -g __spty_ran 0
-    printf '\e]633;P;Cwd=%s;%s\a' (__spty_escape "$PWD" | string collect) $__spty_nonce
 end
 
 # The user's prompt (their own, or fish's default), between the prompt marks.

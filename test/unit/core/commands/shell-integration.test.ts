@@ -118,6 +118,8 @@ interface ShellCase {
   promptHook: string;
   /** rc lines: a prompt that takes 0.8 s to make (a slow git prompt), after the shell's hooks where the shell has an order. */
   slowPrompt: string;
+  /** rc lines: a hook before each prompt that takes half a second (a slow theme, a git status). */
+  slowPromptHook: string;
   /** A login shell: its arguments, the login files (an alias `hi` there), and a command that succeeds only in a login shell. */
   login: { args: string[]; files: Record<string, string>; check: string; checkExit: number };
   /** Arguments that make the shell skip the user's files or run something else: not integrated. */
@@ -138,6 +140,7 @@ const SHELL_CASES: ShellCase[] = [
     historySkips: 'HISTCONTROL=ignoreboth\n',
     promptHook: `PROMPT_COMMAND='LAST_STATUS=$?; PS1="n$((n++))> "'\n`,
     slowPrompt: `PROMPT_COMMAND='sleep 0.8'\n`,
+    slowPromptHook: `PROMPT_COMMAND='sleep 0.5'\n`,
     // bash reads no init file as a login shell: it runs as an interactive shell that reads the
     // login files itself, so `login_shell` is off (docs/protocol.md#ptycommands).
     login: { args: ['-l'], files: { '.bash_profile': `PS1='login> '\nalias hi='echo hello-from-profile'\n` }, check: 'shopt -q login_shell', checkExit: 1 },
@@ -156,6 +159,7 @@ const SHELL_CASES: ShellCase[] = [
     historySkips: 'setopt HIST_IGNORE_SPACE HIST_IGNORE_DUPS\n',
     promptHook: `precmd() { LAST_STATUS=$?; PS1="n$((n++))> "; }\n`,
     slowPrompt: `precmd_functions+=(slow_prompt)\nslow_prompt() { sleep 0.8; }\n`,
+    slowPromptHook: `precmd() { sleep 0.5; }\n`,
     login: { args: ['-l'], files: { '.zprofile': `alias hi='echo hello-from-profile'\n`, '.zshrc': `PS1='login> '\n` }, check: '[[ -o login ]]', checkExit: 0 },
     leftAlone: { args: ['-f', '-i'], env: { PS1: 'plain> ' } },
     history: { file: '.zsh_history', lines: (text) => text.split('\n').filter(Boolean) },
@@ -174,6 +178,7 @@ const SHELL_CASES: ShellCase[] = [
     historySkips: '',
     promptHook: `set -g n 0\nfunction fish_prompt; set -g LAST_STATUS $status; printf 'n%s> ' $n; set -g n (math $n + 1); end\n`,
     slowPrompt: `function fish_prompt; sleep 0.8; printf 'my> '; end\n`,
+    slowPromptHook: `function slow_hook --on-event fish_prompt; sleep 0.5; end\n`,
     login: {
       args: ['-l'],
       files: {
@@ -248,6 +253,20 @@ for (const sh of SHELL_CASES) {
       const s = await open();
       const r = await s.send(`printf 'first\\nsecond\\n'`);
       assertOwnOutput(sh, await s.output(r.command!), 'first\nsecond\n');
+      if (sh.shell !== 'zsh') {
+        // Unstripped, and the log too, it ends with the output: no mark of the integration (the cwd is reported just before the end).
+        // (fish sets the title and modes after its preexec event, inside the record: `ends`.)
+        const raw = await c.request<{ data: string }>('pty/output', {
+          session: s.session,
+          since: r.command!.startCursor,
+          maxBytes: r.command!.endCursor! - r.command!.startCursor,
+        });
+        const log = await c.request<{ data: string }>('pty/commandOutput', { session: s.session, id: r.command!.id });
+        for (const data of [raw.data, log.data]) {
+          assert.ok(data.endsWith('first\r\nsecond\r\n'), JSON.stringify(data));
+          assert.doesNotMatch(data, /633/);
+        }
+      }
       // And reading from startCursor on, as a client that follows a command would.
       const from = await c.request<{ data: string }>('pty/output', { session: s.session, since: r.command!.startCursor, strip: true });
       assert.ok(from.data.startsWith('first\nsecond\n'), JSON.stringify(from.data));
@@ -371,10 +390,14 @@ for (const sh of SHELL_CASES) {
       assert.equal(ended.exitCode, 130);
     });
 
-    test("`cd /tmp` moves the session's cwd and the cwd of the commands after it", { skip, timeout: TEST_TIMEOUT }, async () => {
-      const s = await open();
+    test("`cd /tmp` moves the session's cwd, known when the send returns, and the cwd of the commands after it", { skip, timeout: TEST_TIMEOUT }, async () => {
+      // The user's prompt hooks run after the command's end and take their time: the new cwd is
+      // known before the end is (bash reported it after them, so a send returned with the old one).
+      const s = await open(sh.slowPromptHook);
       const tmp = fs.realpathSync(os.tmpdir());
-      await s.send(`cd ${tmp}`);
+      const moved = await s.send(`cd ${tmp} && ${sh.exit3}`);
+      assert.equal(moved.waitReason, 'command_done');
+      assert.equal(moved.exitCode, 3);
       const info = await c.request<SessionInfo>('pty/info', { session: s.session });
       assert.equal(info.cwd, tmp);
       await s.send('pwd');

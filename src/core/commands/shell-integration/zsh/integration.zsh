@@ -35,10 +35,13 @@ __spty_preexec() {
   builtin printf '\e]633;E;%s;%s\a\e]633;C;%s\a' "$__spty_v" "$__spty_nonce" "$__spty_nonce"
 }
 
-# The first precmd hook, so it sees the command's status: "finished" and the working directory.
+# The first precmd hook, so it sees the command's status: the working directory, then "finished"
+# (the session answers a send when it reads "finished": by then it knows where `cd` went).
 __spty_precmd() {
   local status_=$?
   builtin emulate -L zsh
+  __spty_escape "$PWD"
+  builtin printf '\e]633;P;Cwd=%s;%s\a' "$__spty_v" "$__spty_nonce"
   if (( __spty_phase == 1 )); then
     builtin printf '\e]633;D;%s;%s\a' $status_ "$__spty_nonce"
   else
@@ -46,8 +49,6 @@ __spty_precmd() {
     builtin printf '\e]633;D;%s\a' "$__spty_nonce"
   fi
   __spty_phase=2
-  __spty_escape "$PWD"
-  builtin printf '\e]633;P;Cwd=%s;%s\a' "$__spty_v" "$__spty_nonce"
   return $status_
 }
 
