@@ -41,7 +41,7 @@ export class CommandLogs extends Disposable {
   ) {
     super();
     this._register(_tracker.onDidStartCommand((r) => this._begin(r)));
-    // The output ended before the command did (the shell reported its cwd first): the log ends there.
+    // The output ended before the command did (the shell's cwd, or zsh's PROMPT_SP mark, came first): the log ends there.
     this._register(
       _tracker.onDidEndOutput(({ id, cursor }) => {
         const record = this._records.get(id);

@@ -10,9 +10,17 @@ export type { CommandRecord } from './command-record';
 interface RunningCommand {
   record: CommandRecord;
   startedMs: number;
-  /** Where its output ended, when a mark of the shell came before its end (`P;Cwd=`). */
+  /** Where its output ended, when a mark of the shell came before its end (`P;Cwd=`, `P;OutputEnd`). */
   outputEnd?: number;
 }
+
+/**
+ * `P;OutputEnd`: the shell's own mark that the command's output ended here, sent before its end
+ * when the shell prints something of its own in between (zsh's PROMPT_SP mark, printed before
+ * any prompt hook can report the end: shell-integration/zsh/integration.zsh). A property VS Code's
+ * terminal does not know, so it ignores it.
+ */
+const OUTPUT_END = 'OutputEnd';
 
 /**
  * Follows the marks of the shell integration the session injected (VS Code's OSC 633: `E` the
@@ -154,7 +162,7 @@ export class CommandTracker extends Disposable {
           this._setCwd(decodeValue(rest.slice(4)));
           // The integrations report the cwd from their prompt hooks only: after the command's output, just before its end.
           this._outputEnded(markStart);
-        }
+        } else if (rest === OUTPUT_END) this._outputEnded(markStart);
         break;
     }
   }
@@ -202,7 +210,9 @@ export class CommandTracker extends Disposable {
   }
 
   /**
-   * The first mark counts: the command's log stops there as it is written.
+   * The first mark counts: the command's log stops there as it is written. Only zsh's
+   * PROMPT_EOL_MARK printed raw by the user (`print -r -- $PROMPT_EOL_MARK`; it is not exported,
+   * so no program has it) ends the output sooner.
    */
   private _outputEnded(cursor: number): void {
     const running = this._running;

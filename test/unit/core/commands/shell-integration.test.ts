@@ -193,19 +193,6 @@ const SHELL_CASES: ShellCase[] = [
   },
 ];
 
-/**
- * A record's output is the command's own. zsh prints its PROMPT_SP mark (`%`, `#` for root, then
- * spaces up to the margin) before its prompt hooks can report the end, so its records end with
- * that mark (docs/protocol.md#ptycommands); nothing else is added.
- */
-function assertOwnOutput(sh: ShellCase, actual: string, expected: string): void {
-  if (sh.shell === 'zsh') {
-    assert.match(actual, /[%#] *$/, "zsh's PROMPT_SP mark ends the record");
-    actual = actual.replace(/[%#] *$/, '');
-  }
-  assert.equal(actual, expected);
-}
-
 for (const sh of SHELL_CASES) {
   const skip = !hasShell(sh.shell) && `${sh.shell} is not installed (apt-get install ${sh.shell})`;
   const open = (extra?: string, env: Record<string, string> = {}, args: string[] = []) => openShell(sh.shell, sh.files(extra), env, args);
@@ -249,23 +236,22 @@ for (const sh of SHELL_CASES) {
       },
     );
 
+    // Nothing added: not zsh's PROMPT_SP mark either, which zsh prints before its prompt hooks run.
     test("the output between a record's cursors is exactly the command's own output", { skip, timeout: TEST_TIMEOUT }, async () => {
       const s = await open();
       const r = await s.send(`printf 'first\\nsecond\\n'`);
-      assertOwnOutput(sh, await s.output(r.command!), 'first\nsecond\n');
-      if (sh.shell !== 'zsh') {
-        // Unstripped, and the log too, it ends with the output: no mark of the integration (the cwd is reported just before the end).
-        // (fish sets the title and modes after its preexec event, inside the record: `ends`.)
-        const raw = await c.request<{ data: string }>('pty/output', {
-          session: s.session,
-          since: r.command!.startCursor,
-          maxBytes: r.command!.endCursor! - r.command!.startCursor,
-        });
-        const log = await c.request<{ data: string }>('pty/commandOutput', { session: s.session, id: r.command!.id });
-        for (const data of [raw.data, log.data]) {
-          assert.ok(data.endsWith('first\r\nsecond\r\n'), JSON.stringify(data));
-          assert.doesNotMatch(data, /633/);
-        }
+      assert.equal(await s.output(r.command!), 'first\nsecond\n');
+      // Unstripped, and the log too, it ends with the output: no mark of the integration (the cwd is reported just before the end).
+      // (fish sets the title and modes after its preexec event, inside the record: `ends`.)
+      const raw = await c.request<{ data: string }>('pty/output', {
+        session: s.session,
+        since: r.command!.startCursor,
+        maxBytes: r.command!.endCursor! - r.command!.startCursor,
+      });
+      const log = await c.request<{ data: string }>('pty/commandOutput', { session: s.session, id: r.command!.id });
+      for (const data of [raw.data, log.data]) {
+        assert.ok(data.endsWith('first\r\nsecond\r\n'), JSON.stringify(data));
+        assert.doesNotMatch(data, /633/);
       }
       // And reading from startCursor on, as a client that follows a command would.
       const from = await c.request<{ data: string }>('pty/output', { session: s.session, since: r.command!.startCursor, strip: true });
@@ -281,14 +267,14 @@ for (const sh of SHELL_CASES) {
         assert.equal(loop.waitReason, 'command_done');
         assert.equal(loop.exitCode, 0);
         assert.match(loop.command!.command, sh.loop.command);
-        assertOwnOutput(sh, await s.output(loop.command!), 'line 1\nline 2\nline 3\n');
+        assert.equal(await s.output(loop.command!), 'line 1\nline 2\nline 3\n');
         const quoted = await s.send("echo 'semi;colon\nsecond line'");
         assert.equal(quoted.command!.command, "echo 'semi;colon\nsecond line'");
-        assertOwnOutput(sh, await s.output(quoted.command!), 'semi;colon\nsecond line\n');
+        assert.equal(await s.output(quoted.command!), 'semi;colon\nsecond line\n');
         if (sh.heredoc) {
           const doc = await s.send('cat <<EOF\nsemi;colon back\\slash\nEOF');
           assert.equal(doc.command!.command, 'cat <<EOF\nsemi;colon back\\slash\nEOF');
-          assertOwnOutput(sh, await s.output(doc.command!), 'semi;colon back\\slash\n');
+          assert.equal(await s.output(doc.command!), 'semi;colon back\\slash\n');
         }
         assert.equal((await s.commands()).length, sh.heredoc ? 3 : 2);
       },
@@ -521,6 +507,39 @@ describe("zsh reads the user's files where zsh would have", () => {
       assert.match(there.output, /hello-from-zsh-alias/);
       assert.ok(there.output.includes(`env=yes zdotdir=${path.join(own.home, 'zdot')}`), there.output);
       assert.equal(there.exitCode, 0);
+    },
+  );
+});
+
+describe("zsh's partial-line mark (PROMPT_SP) is on the screen, not in the command's output", () => {
+  test(
+    "a record, its log and pty/output up to endCursor end where the output did; the user's PROMPT_EOL_MARK is drawn as zsh draws it, also when set anew",
+    { skip: !hasShell('zsh') && 'zsh is not installed (apt-get install zsh)', timeout: TEST_TIMEOUT },
+    async () => {
+      const s = await openShell('zsh', { '.zshrc': `PS1='z> '\nPROMPT_EOL_MARK='<no-eol>'\n` });
+      const output = async (r: CommandRecord) =>
+        (await c.request<{ data: string }>('pty/output', { session: s.session, since: r.startCursor, maxBytes: r.endCursor! - r.startCursor })).data;
+      const log = async (r: CommandRecord) => (await c.request<{ data: string }>('pty/commandOutput', { session: s.session, id: r.id })).data;
+      const hello = (await s.send('echo hello')).command!;
+      assert.equal(await output(hello), 'hello\r\n');
+      assert.equal(await log(hello), 'hello\r\n');
+      // No final newline: zsh marks the partial line on the screen; the record holds the output alone.
+      const partial = (await s.send('printf abc')).command!;
+      assert.equal(await output(partial), 'abc');
+      assert.equal(await log(partial), 'abc');
+      const screen = async () => (await c.request<{ screen: string }>('pty/read', { session: s.session })).screen;
+      assert.match(await screen(), /^abc<no-eol>$/m);
+      // A mark set at the prompt is zsh's from the next prompt on, and ours is put in front of it again.
+      await s.send(`PROMPT_EOL_MARK='[cut]'`);
+      const again = (await s.send('printf xyz')).command!;
+      assert.equal(await log(again), 'xyz');
+      assert.match(await screen(), /^xyz\[cut\]$/m);
+      // Set by the command itself: zsh draws it, and only this record may end with it.
+      const own = (await s.send(`PROMPT_EOL_MARK='{own}'; printf 'q'`)).command!;
+      assert.match(await screen(), /^q\{own\}$/m);
+      assert.match(await log(own), /^q/);
+      const next = (await s.send('printf pqr')).command!;
+      assert.equal(await log(next), 'pqr');
     },
   );
 });

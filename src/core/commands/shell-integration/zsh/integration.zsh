@@ -52,9 +52,29 @@ __spty_precmd() {
   return $status_
 }
 
+# zsh prints its PROMPT_SP mark (PROMPT_EOL_MARK, spaces up to the margin, `\r`) as soon as a
+# command ends, before any precmd hook can report the end. So the mark starts with one of ours,
+# zero-width (`%{ %}`): `P;OutputEnd`, where the command's output ended. zsh still draws PROMPT_SP
+# itself, from the user's options and mark, so the screen is what it would be (a command whose
+# output has no final newline still gets the mark). Printing it ourselves instead (PROMPT_SP
+# unset) would need zsh's width of the expanded mark and the terminal's margin behaviour, which
+# a script can only approximate; recognising it afterwards would need the expanded mark too.
+typeset -g __spty_eol_start="%{"$'\e]633;P;OutputEnd;'"$__spty_nonce"$'\a'"%}"
+typeset -g __spty_eol=''
+# Puts our mark in front of the user's PROMPT_EOL_MARK (zsh's own when unset), again whenever
+# they have set it anew.
+__spty_mark_eol() {
+  if (( ${+PROMPT_EOL_MARK} )) && [[ $PROMPT_EOL_MARK == "$__spty_eol" ]]; then return; fi
+  local mark='%B%S%#%s%b'
+  if (( ${+PROMPT_EOL_MARK} )); then mark=${PROMPT_EOL_MARK#"$__spty_eol_start"}; fi
+  __spty_eol=$__spty_eol_start$mark
+  PROMPT_EOL_MARK=$__spty_eol
+}
+
 # The last precmd hook, after any theme has made its prompt: mark where it starts and ends.
 __spty_precmd_last() {
   builtin emulate -L zsh
+  __spty_mark_eol
   if [[ $PS1 != "$__spty_ps1" ]]; then
     __spty_ps1="%{"$'\e]633;A\a'"%}$PS1%{"$'\e]633;B\a'"%}"
     PS1=$__spty_ps1
@@ -69,3 +89,4 @@ __spty_precmd_last() {
 builtin autoload -Uz add-zsh-hook
 add-zsh-hook preexec __spty_preexec
 precmd_functions=(__spty_precmd ${precmd_functions[@]} __spty_precmd_last)
+__spty_mark_eol
