@@ -5,14 +5,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseArgs } from '../../../src/cli/args';
-import { httpFlags, REPEATABLE_HOST_FLAGS } from '../../../src/cli/host-flags';
+import { COMMAND_FLAGS } from '../../../src/cli/command-flags';
+import { httpFlags } from '../../../src/cli/host-flags';
 import { isBrowserOrigin } from '../../../src/transport/base/origin';
 import { droppedOriginsWarning, normalizeAllowedOrigins } from '../../../src/vscode/allowed-origins';
 
 /** What `daemon --allow-origin LIST` makes of a list, as the CLI parses it (throws its usage error otherwise). */
 function daemonTakes(list: string): string[] {
-  return httpFlags(parseArgs(['--allow-origin', list], { values: ['--allow-origin'], booleans: ['--no-http'], repeatable: REPEATABLE_HOST_FLAGS }))
-    .allowedOrigins;
+  return httpFlags(parseArgs(['--allow-origin', list], COMMAND_FLAGS.daemon)).allowedOrigins;
 }
 
 test('entries a browser writes otherwise are written as it writes them: lower case, no default port, no trailing /', () => {
