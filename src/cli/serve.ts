@@ -92,9 +92,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
     );
     const info = host.describe(session);
     if (compat) {
-      // socket-pty's single-session server: pty/kill (or the session going away) ends the process.
-      host.killOverride = () => void stop(0);
-      host.registry.onDidRemove(() => void stop(0));
+      // socket-pty's single-session server: pty/kill of its session (or that session going away)
+      // ends the process. Another session opened through the host's control socket ends alone.
+      host.killOverride = (killed) => (killed === session ? void stop(0) : host.registry.remove(killed.id));
+      host.registry.onDidRemove((removed) => removed === session && void stop(0));
       log(`[shared-pty] session started, command: ${[command, ...info.args].join(' ')}`);
       log(`[shared-pty] address: ${info.address}`);
     } else {

@@ -429,6 +429,28 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     }
   });
 
+  test('another session opened through the host beside it ends alone: the socket-pty server and its session go on', { timeout: TEST_TIMEOUT }, async () => {
+    const record = JSON.parse(
+      fs.readFileSync(
+        path.join(
+          dirs.runDir,
+          fs.readdirSync(dirs.runDir).find((f) => f.endsWith('.json'))!,
+        ),
+        'utf8',
+      ),
+    );
+    const control = await LineClient.connect({ path: String(record.control).replace(/^unix:/, '') });
+    try {
+      const other = (await control.call('session/create', { command: 'sh', args: [] }, 1)).result;
+      assert.deepEqual((await control.call('pty/kill', { session: other.id }, 2)).result, {});
+      const exited = await Promise.race([serve!.exited, new Promise((r) => setTimeout(() => r('running'), 1000))]);
+      assert.equal(exited, 'running', serve!.output());
+      assert.equal(((await c.result('pty/status')) as any).running, true);
+    } finally {
+      control.close();
+    }
+  });
+
   test('pty/kill → {}; then the connection is closed, the socket file removed, serve exits', { timeout: TEST_TIMEOUT }, async () => {
     assert.ok(bashPid > 0);
     const bystander = await LineClient.connect({ path: sockPath });
