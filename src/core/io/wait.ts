@@ -6,7 +6,7 @@ import { DisposableStore, disposableTimeout, Emitter, MutableDisposable } from '
 import { whenFirst, type First } from '../base/when-first';
 import { MAX_WAIT_MS } from '../base/param-limits';
 import type { CursorPos, ScreenSize } from '../mirror/screen';
-import { stripAnsi } from '../base/ansi';
+import { AnsiStripper } from '../base/ansi';
 import { screenText } from '../mirror/screen-text';
 import type { Session } from '../session/session';
 
@@ -18,6 +18,35 @@ export const DEFAULT_WAIT_TIMEOUT_MS = 10000;
  * per parsed batch slowed the program 2x (bench/README.md).
  */
 const CHECK_INTERVAL_MS = 10;
+/**
+ * And no more often than this many times the last look took: a look at a long output (a regex over
+ * a megabyte) then takes at most a fifth of the host's thread while the output flows.
+ */
+const CHECK_COST_FACTOR = 4;
+/**
+ * The output since a cursor is kept stripped up to this many characters, as much as the ring keeps
+ * of it in bytes (1 MiB): a wait over a longer output looks at its last megabyte, as it did when it
+ * read it back from the ring.
+ */
+const SINCE_TEXT_MAX_UNITS = 1 << 20;
+
+/** The output after a cursor, escapes removed, read from the ring a piece at a time as it comes. */
+class OutputSince {
+  private readonly _stripper = new AnsiStripper();
+
+  constructor(
+    private readonly _session: Session,
+    private _cursor: number,
+  ) {}
+
+  /** The text so far, reading only what came since the last call. */
+  text(): string {
+    const r = this._session.ring.read(this._cursor);
+    if (r.text) this._stripper.feed(r.text);
+    this._cursor = r.cursor;
+    return this._stripper.text(SINCE_TEXT_MAX_UNITS);
+  }
+}
 
 export interface WaitOptions {
   match?: string;
@@ -60,13 +89,12 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
     }
   }
   const hasPattern = pattern !== undefined || opts.match !== undefined;
+  const since = hasPattern && opts.since !== undefined ? new OutputSince(session, opts.since) : undefined;
   const test = (text: string) => (pattern ? boundedRegexTest(pattern, text, budgets) : opts.match !== undefined && text.includes(opts.match));
 
   const matchesNow = async (): Promise<boolean> => {
     if (!hasPattern) return false;
-    if (opts.since !== undefined) {
-      return test(stripAnsi(session.ring.read(opts.since).text));
-    }
+    if (since) return test(since.text());
     // A look, not a read a client waits on: it leaves the backlog bound as it is (MirrorProxy.watchScreen).
     return test(screenText(await session.mirror.watchScreen()));
   };
@@ -79,6 +107,7 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
   let checking = false;
   let recheck = false;
   let lastCheckAt = 0;
+  let lastCheckMs = 0;
   const later = watch.add(new MutableDisposable());
   const check = async () => {
     if (watch.isDisposed) return;
@@ -91,7 +120,11 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
       do {
         recheck = false;
         lastCheckAt = Date.now();
-        if (await matchesNow()) return found.fire({ reason: 'matched' });
+        const matched = await matchesNow();
+        // What a look at the output since a cursor costs is the host's own work (a look at the
+        // screen mostly waits for the parser, which is paced apart).
+        if (since) lastCheckMs = Date.now() - lastCheckAt;
+        if (matched) return found.fire({ reason: 'matched' });
       } while (recheck && !watch.isDisposed);
     } catch (e) {
       // A regex over its budget (or a screen read that failed) ends the call with its error.
@@ -101,9 +134,9 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
     }
     if (!session.running) found.fire({ reason: 'session_exit' });
   };
-  /** New output: look again, at most every CHECK_INTERVAL_MS. */
+  /** New output: look again, at most every CHECK_INTERVAL_MS (or CHECK_COST_FACTOR looks' time). */
   const onChange = () => {
-    const wait = lastCheckAt + CHECK_INTERVAL_MS - Date.now();
+    const wait = lastCheckAt + Math.max(CHECK_INTERVAL_MS, CHECK_COST_FACTOR * lastCheckMs) - Date.now();
     if (wait <= 0) return void check();
     if (later.value) return;
     later.value = disposableTimeout(() => {
@@ -111,7 +144,7 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
       void check();
     }, wait);
   };
-  if (hasPattern && opts.since !== undefined) watch.add(session.onOutput(onChange));
+  if (since) watch.add(session.onOutput(onChange));
   else if (hasPattern) {
     watch.add(session.mirror.onParsed(onChange));
     // The screen is looked at as output is parsed: it is not left waiting for a trickle batch.

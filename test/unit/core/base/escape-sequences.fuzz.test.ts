@@ -5,7 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { stripAnsi, wholeSequences } from '../../../../src/core/base/ansi';
+import { AnsiStripper, stripAnsi, wholeSequences } from '../../../../src/core/base/ansi';
 import { StrippedText } from '../../../../src/core/base/stripped-text';
 import { fuzzSync } from '../../../helpers/fuzz';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
@@ -33,6 +33,32 @@ const broken = fc
 const output = fc.array(fc.oneof(text, csi, osc, dcs, shortEscape, broken), { maxLength: 12 }).map((parts) => parts.join(''));
 
 describe('fuzz: escape sequence bounds', () => {
+  test('AnsiStripper fed in pieces (whole characters, cut anywhere, backspaces too) keeps what stripAnsi of the whole keeps; text(max) is its end', () => {
+    const withBackspaces = fc.array(fc.oneof(output, chars('\bx😀', 3)), { maxLength: 4 }).map((parts) => parts.join(''));
+    fuzzSync(
+      [withBackspaces, fc.array(fc.nat(), { maxLength: 4 }), fc.nat({ max: 20 })],
+      (whole, cutSeeds, max) => {
+        const points = [...whole];
+        const cuts = [...new Set(cutSeeds.map((c) => c % (points.length + 1)))].sort((a, b) => a - b);
+        const stripper = new AnsiStripper();
+        let from = 0;
+        for (const cut of [...cuts, points.length]) {
+          stripper.feed(points.slice(from, cut).join(''));
+          from = cut;
+          // Looking in between (which settles the text kept) changes nothing of what comes after.
+          stripper.text();
+        }
+        const expected = stripAnsi(whole);
+        assert.equal(stripper.text(), expected, JSON.stringify({ whole, cuts }));
+        // At most `max` code units of its end, one fewer where a surrogate pair straddles the cut.
+        const bounded = stripper.text(max);
+        assert.ok(expected.endsWith(bounded), JSON.stringify({ expected, bounded }));
+        assert.ok(bounded.length === Math.min(max, expected.length) || bounded.length === max - 1, JSON.stringify({ expected, bounded, max }));
+      },
+      2000,
+    );
+  });
+
   test('stripping the whole equals stripping the part wholeSequences gives and then the rest, cut anywhere', () => {
     fuzzSync(
       [output],

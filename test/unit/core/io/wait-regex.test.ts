@@ -51,3 +51,23 @@ test('a catastrophic regex in pty/wait is stopped with -32602, and the host answ
   const ok = await waiter.request<{ matched: boolean }>('pty/wait', { session, regex: 'a{40}b', timeout: 5_000 });
   assert.equal(ok.matched, true);
 });
+
+// A wait on the output since a cursor reads each piece of output once as it comes: it used to
+// strip the whole output since the cursor again at every look, and a 1.6 MB flood then took the
+// host 40-46 s instead of under one, past this wait's own 20 s timeout (its answer, not a clock of
+// the test's, is what is checked).
+test(
+  'a pty/wait for a regex in the output since a cursor keeps up with a flood and sees text whose sequences and backspaces span writes',
+  { timeout: 120_000 },
+  async () => {
+    const since = (await waiter.request<{ cursor: number }>('pty/output', { session, since: Number.MAX_SAFE_INTEGER })).cursor;
+    const waiting = waiter.request<{ reason: string; matched: boolean }>('pty/wait', { session, since, regex: '^flood-done$', timeout: 20_000 });
+    const line = 'x'.repeat(70);
+    await bystander.request('pty/write', {
+      session,
+      action: { text: `seq -f 'line %g ${line}' 1 20000; printf 'flood-d\\033['; sleep 0.3; printf '1mo\\033[0mx'; sleep 0.3; printf '\\bne\\n'\n` },
+    });
+    const r = await withTimeout(waiting, 90_000, 'the wait');
+    assert.deepEqual([r.reason, r.matched], ['matched', true]);
+  },
+);
