@@ -247,6 +247,10 @@ export class Host extends Disposable implements HostServices {
     return this._http?.secretPages;
   }
 
+  stopListeningFor(session: Session): void {
+    for (const server of this._sessionServers.get(session.id) ?? []) server.stopListening();
+  }
+
   async killSession(session: Session): Promise<void> {
     if (this.killOverride) return this.killOverride(session);
     this.registry.remove(session.id);

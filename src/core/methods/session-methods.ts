@@ -51,6 +51,10 @@ export const killMethod = method({
   result: z.object({}),
   async handler(ctx) {
     const s = requireSession(ctx);
+    // The endpoint goes first, so nobody connects to a session that is being ended (socket-pty:
+    // after the answer the endpoint can no longer be connected); the answer itself goes out before
+    // the connections close.
+    ctx.services.stopListeningFor?.(s);
     ctx.afterResponse(() => void ctx.services.killSession(s));
     return {};
   },

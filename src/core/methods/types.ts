@@ -83,6 +83,8 @@ export interface HostServices {
   readonly secretPages?: SecretPageService;
   /** `pty/kill`: in a host, ends that session; in socket-pty's single-session serve, ends the server too. */
   killSession(session: Session): Promise<void> | void;
+  /** Before `pty/kill` is answered: the session's own endpoints take no more connections. */
+  stopListeningFor?(session: Session): void;
   /** What agents' writes may do (docs/protocol.md#agent-write-approval); none: allow. */
   agentPolicy?: AgentPolicy;
   /** Where the host asks the user about agents' writes and tells who watches that an agent types. */

@@ -38,6 +38,12 @@ export interface RpcServer {
    * unlink whatever sits at its path now, a path someone else controls. Open connections go on.
    */
   abandon(): void;
+  /**
+   * Takes no more connections from now on (the Unix socket's file goes at once); open connections
+   * go on until `close`. A killed session's endpoint is gone before the kill is answered, as
+   * socket-pty has it: whoever connects after the answer is refused.
+   */
+  stopListening(): void;
   close(): Promise<void>;
 }
 
@@ -45,6 +51,7 @@ export interface RpcServer {
 export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
   const sockets = new Set<net.Socket>();
   let abandoned = false;
+  let stopped = false;
   const onConnection = (socket: net.Socket) => {
     if (abandoned) return void socket.destroy();
     if (sockets.size >= options.maxConnections) return refuseConnection(socket, sockets.size, options.maxConnections, options.mode);
@@ -74,13 +81,19 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
       return sockets.size;
     },
     async restoreSocketFile() {
-      if (!unixPath || closing || abandoned || fs.existsSync(unixPath)) return false;
+      if (!unixPath || closing || abandoned || stopped || fs.existsSync(unixPath)) return false;
       // The old listener answers no one now (its file is gone); connections made through it go on.
       // Closed first: closing a Unix listener unlinks its path, which would take the new file.
       server.close();
       server = await listenOn({ type: 'unix', path: unixPath }, onConnection);
       if (closing) server.close(); // closed meanwhile: the new listener goes too
       return !closing;
+    },
+    stopListening() {
+      if (stopped || abandoned || closing) return;
+      stopped = true;
+      server.close();
+      if (unixPath) fs.rmSync(unixPath, { force: true });
     },
     abandon() {
       if (!unixPath || abandoned) return;
@@ -93,12 +106,12 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
         // its subscriptions): the server's own close can come a turn before its sockets' close events.
         const connectionsClosed = [...sockets].map((s) => new Promise<void>((r) => s.once('close', () => r())));
         // An abandoned listener is left open (see abandon): only its connections end.
-        const serverClosed = abandoned ? Promise.resolve() : new Promise<void>((r) => server.close(() => r()));
+        const serverClosed = abandoned || stopped ? Promise.resolve() : new Promise<void>((r) => server.close(() => r()));
         for (const s of sockets) s.end();
         setTimeout(() => {
           for (const s of sockets) s.destroy();
         }, 200).unref();
-        if (unixPath && !abandoned) fs.rmSync(unixPath, { force: true });
+        if (unixPath && !abandoned && !stopped) fs.rmSync(unixPath, { force: true });
         void Promise.all([serverClosed, ...connectionsClosed]).then(() => resolve());
       });
       return closing;

@@ -456,6 +456,9 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     const bystander = await LineClient.connect({ path: sockPath });
     const res = await c.call('pty/kill', {}, 12);
     assert.deepEqual(res, { jsonrpc: '2.0', result: {}, id: 12 });
+    // By the time the answer comes the endpoint is gone (socket-pty: it can no longer be connected).
+    assert.equal(fs.existsSync(sockPath), false, 'the socket file is gone when the answer comes');
+    await assert.rejects(LineClient.connect({ path: sockPath }, 3000));
     await withTimeout(c.closed, 10_000, 'the server to close the connection');
     await withTimeout(bystander.closed, 10_000, 'the server to close the other connection');
     await until(() => !fs.existsSync(sockPath), 'the socket file to disappear');
