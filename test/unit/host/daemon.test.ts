@@ -51,6 +51,14 @@ function environOf(pid: number): Map<string, string> {
   return out;
 }
 
+/**
+ * Whether `pid` has become `sleep` with its new environment in place: execve names the process
+ * before it sets up the new stack, and in between /proc/<pid>/environ reads empty.
+ */
+function execDone(pid: number): boolean {
+  return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep' && environOf(pid).size > 0;
+}
+
 test(
   "the host runs in the user's own environment, tuned by nothing set by hand; its sessions see the user's GLIBC_TUNABLES",
   { skip: process.platform !== 'linux' && 'Linux only' },
@@ -64,7 +72,7 @@ test(
       const host = environOf(rec.pid);
       assert.equal(host.get('GLIBC_TUNABLES'), 'glibc.malloc.arena_max=2');
       const s = await client.request<SessionInfo>('session/create', { command: 'sleep', args: ['30'] });
-      await until(() => fs.readFileSync(`/proc/${s.pid}/comm`, 'utf8').trim() === 'sleep', 10000, 'sleep to start');
+      await until(() => execDone(s.pid), 10000, 'sleep to start');
       const env = environOf(s.pid);
       assert.equal(env.get('GLIBC_TUNABLES'), 'glibc.malloc.arena_max=2', 'the program sees what the user set');
       await client.request('pty/kill', { session: s.id });
@@ -75,7 +83,7 @@ test(
         env: { GLIBC_TUNABLES: 'glibc.malloc.tcache_count=0' },
       });
       // Until the child has exec'd, /proc shows the host's environment (node-pty forks, then execs).
-      await until(() => fs.readFileSync(`/proc/${own2.pid}/comm`, 'utf8').trim() === 'sleep', 10000, 'sleep to start');
+      await until(() => execDone(own2.pid), 10000, 'sleep to start');
       assert.equal(environOf(own2.pid).get('GLIBC_TUNABLES'), 'glibc.malloc.tcache_count=0', "the session's own env wins");
       await client.request('pty/kill', { session: own2.id });
     } finally {
