@@ -6,6 +6,7 @@ import { ErrorCode, RpcError } from '../core/base/errors';
 import { MAX_CONNECTIONS_PER_SESSION_SOCKET, MAX_CONTROL_CONNECTIONS, type HostLimits } from '../core/base/limits';
 import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/session/registry';
 import type { Session } from '../core/session/session';
+import { MirrorThread } from '../core/mirror/mirror-thread';
 import type { HostInfo, HostServices, ReplayService, SecretPageService, SessionInfo, TokenService } from '../core/methods/types';
 import { listenRpc, type Endpoint, type RpcServer } from '../transport/socket/socket-server';
 import { VERSION } from '../version';
@@ -173,6 +174,8 @@ export class Host extends Disposable implements HostServices {
     // Before the session exists: a create the folder refuses starts no program, and the line a
     // takeover prints counts only the sessions that go on.
     if (!extraEndpoint) this._ensureOwnFolder();
+    // No program is started while the screen thread starts (it would inherit a descriptor V8 holds then).
+    await MirrorThread.shared().whenStarted();
     const session = this.registry.create({ workspace: this.options.workspace ?? null, ...params });
     try {
       await this._publish(session, extraEndpoint);

@@ -72,6 +72,8 @@ export class MirrorThread {
   }
 
   private _worker: Worker | undefined;
+  /** Resolves once the newest thread runs (see whenStarted). */
+  private _started: Promise<void> | undefined;
   private _nextId = 1;
   private _nextReq = 1;
   private readonly _endpoints = new Map<number, MirrorEndpoint>();
@@ -162,9 +164,25 @@ export class MirrorThread {
     return (await this.request({ t: 'stats' })).value as MirrorThreadStats;
   }
 
+  /**
+   * Starts the thread if none runs, and resolves once it runs (or failed to start). V8 reads
+   * /proc/self/maps while it makes the thread's heap, through a descriptor that is not
+   * close-on-exec: a program started meanwhile (node-pty forks) would keep it open for its life.
+   * So a session's program is started only after this.
+   */
+  whenStarted(): Promise<void> {
+    this._ensureWorker();
+    return this._started!;
+  }
+
   private _ensureWorker(): Worker {
     if (this._worker) return this._worker;
     const worker = startWorker();
+    this._started = new Promise<void>((resolve) => {
+      worker.once('online', () => resolve());
+      worker.once('error', () => resolve());
+      worker.once('exit', () => resolve());
+    });
     worker.on('message', (msg: FromMirrorThread) => this._onMessage(msg));
     worker.on('error', (err) => this._onWorkerGone(worker, err));
     worker.on('exit', (code) => this._onWorkerGone(worker, new Error(`exit code ${code}`)));
