@@ -311,8 +311,11 @@ for (const sh of SHELL_CASES) {
         // A client sends a command and goes away while it runs (its send is over, the command is not).
         const gone = await connect(h.host.controlAddress);
         gone.request('pty/send', { session: s.session, text: `sleep 1; ${sh.exit3}` }).catch(() => {});
-        await new Promise((r) => setTimeout(r, 300));
+        // Typed ahead of a command that runs: the earlier one has started (a loaded machine can take longer than a moment).
+        await until(async () => (await s.commands()).some((r) => r.command.startsWith('sleep 1') && r.exitCode === null), 10_000, 'the first command to start');
         gone.close();
+        // Its send ends as the host sees the client gone.
+        await new Promise((r) => setTimeout(r, 300));
         // The shell reads the line once the running command ended and its slow prompt was made.
         const after = await s.send('echo typed-ahead');
         assert.equal(after.waitReason, 'command_done');
