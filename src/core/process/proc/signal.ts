@@ -18,6 +18,13 @@ export function signalForegroundGroup(shellPid: number, signal: NodeJS.Signals):
     process.kill(-pgid, signal);
   } catch (error) {
     if (errorCode(error) !== 'ESRCH') throw error;
+    // No such group yet: a program just started has not made its session yet (node-pty's child
+    // between fork and setsid). The program itself is there: it gets the signal.
+    try {
+      process.kill(shellPid, signal);
+    } catch (again) {
+      if (errorCode(again) !== 'ESRCH') throw again;
+    }
   }
   return { pgid };
 }

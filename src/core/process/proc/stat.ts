@@ -57,7 +57,9 @@ export function readStat(path: string): StatFields | null {
 export function foregroundProcessGroup(shellPid: number): number | null {
   if (!isValidPid(shellPid)) return null;
   const stat = readStat(`/proc/${shellPid}/stat`);
-  if (stat === null || stat.tpgid <= 0) return null;
+  // Until the program has made its own session (node-pty's child between fork and setsid), the
+  // terminal it names is the host's: its foreground group is not the session's to signal.
+  if (stat === null || stat.tpgid <= 0 || stat.session !== shellPid) return null;
   return stat.tpgid;
 }
 
