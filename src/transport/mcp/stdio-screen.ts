@@ -1,6 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { parseJSONRPCMessage, STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/server';
-import { ErrorCode } from '../../core/base/errors';
+import { ErrorCode, errorResponse, RpcError } from '../../core/base/errors';
 
 /**
  * What `shared-pty mcp` reads from stdin before the SDK's stdio transport sees it: one JSON-RPC
@@ -93,5 +93,5 @@ function refusalOf(line: string): string | undefined {
 }
 
 function errorLine(code: ErrorCode, message: string, id: string | number | null): string {
-  return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }) + '\n';
+  return JSON.stringify(errorResponse(id, new RpcError(code, message))) + '\n';
 }
