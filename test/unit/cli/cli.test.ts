@@ -505,6 +505,10 @@ describe('send, keys and wait', () => {
         const second = (await control.request('session/create', { command: 'sleep', args: ['60'] })) as { id: string; pid: number };
         sessionPids.add(second.pid);
         for (const pid of [first.pid, second.pid]) {
+          // Between node-pty's fork and its exec the child is still a copy of the host, with all of
+          // the host's descriptors (close-on-exec ones included): what the program holds is read once
+          // it runs `sleep`.
+          await until(() => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep\0'), 10_000, `program ${pid} to exec sleep`);
           const held = fs
             .readdirSync(`/proc/${pid}/fd`)
             .map((fd) => {
