@@ -5,6 +5,7 @@ import type { ReportedColors } from './query-answers';
 import { MirrorThread, type BatchPace, type MirrorEndpoint } from './mirror-thread';
 import { SealedPages, type ScrollbackPage } from './scrollback-page';
 import type { ToMirrorThread } from './mirror-protocol';
+import { OutputQueue } from './output-queue';
 
 /** How much output may wait for the parser, and how the parser's speed is estimated. */
 const enum Backlog {
@@ -77,8 +78,7 @@ const RATE_SMOOTHING = 0.25;
 export class MirrorProxy extends Disposable implements MirrorEndpoint {
   private readonly _id: number;
   private _size: ScreenSize;
-  private _queued: Buffer[] = [];
-  private _queuedBytes = 0;
+  private readonly _queued = new OutputQueue();
   /**
    * Everything queued is a trickle (the echo of keys): it waits for its batch even when a "parsed"
    * notice comes meanwhile, or each notice would send the next key's echo at once and keys typed
@@ -183,10 +183,9 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   write(data: Buffer, cursor: number): void {
     if (this.isDisposed || data.length === 0) return;
     this._queued.push(data);
-    this._queuedBytes += data.length;
     this._written = cursor;
     this._sealed = undefined;
-    if (this._queuedBytes >= Backlog.FlushBytes) return this.flush();
+    if (this._queued.bytes >= Backlog.FlushBytes) return this.flush();
     const pace = this._pace(data);
     if (pace !== 'trickle') this._queuedTrickle = false;
     this._thread.markDirty(this, pace);
@@ -199,7 +198,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
    */
   fence(): void {
     if (this.isDisposed) return;
-    if (this._queuedBytes > 0) this.flush(true);
+    if (this._queued.bytes > 0) this.flush(true);
     else this._thread.post({ t: 'fence', id: this._id });
   }
 
@@ -215,13 +214,13 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   private _pace(data: Buffer): BatchPace {
     // While the thread has half the bound still to parse, this output can wait to join more.
     if (this._threadBacklog() >= this.backlogLimit / 2) return 'relaxed';
-    if (this._prompt > 0 || this._queuedBytes > TRICKLE_BYTES || data.includes(ESC) || data.includes(BEL)) return 'prompt';
+    if (this._prompt > 0 || this._queued.bytes > TRICKLE_BYTES || data.includes(ESC) || data.includes(BEL)) return 'prompt';
     return 'trickle';
   }
 
   /** Bytes the thread has and has not parsed yet (as far as its notices tell). */
   private _threadBacklog(): number {
-    return this._written - this._queuedBytes - this._parsed;
+    return this._written - this._queued.bytes - this._parsed;
   }
 
   /** Resolves once everything handed over so far has been parsed. */
@@ -319,21 +318,17 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
 
   /** Sends the queued output now; `fence`: with a fence at its end (see `fence`). */
   flush(fence = false): void {
-    if (this._queuedBytes === 0 || this.isDisposed) return;
-    const chunks = this._queued;
-    this._queued = [];
-    let cursor = this._written - this._queuedBytes;
-    this._queuedBytes = 0;
+    if (this._queued.bytes === 0 || this.isDisposed) return;
+    let cursor = this._written - this._queued.bytes;
+    const chunks = this._queued.take();
     this._queuedTrickle = true;
     for (let i = 0; i < chunks.length;) {
       const batch: Uint8Array[] = [];
       const transfer: ArrayBuffer[] = [];
       let size = 0;
       while (i < chunks.length && (batch.length === 0 || size + chunks[i].length <= Backlog.MaxMessageBytes)) {
-        // Small reads in a row (keys' echoes) go as one copy; anything else moves as it is.
-        const end = smallRun(chunks, i, Math.min(JOINED_MAX_BYTES, Backlog.MaxMessageBytes - size));
-        const chunk = end > i + 1 ? joined(chunks, i, end) : movable(chunks[i]);
-        i = Math.max(end, i + 1);
+        // Small reads in a row (keys' echoes) come staged as one (OutputQueue); reads move as they are.
+        const chunk = movable(chunks[i++]);
         batch.push(chunk);
         transfer.push(chunk.buffer as ArrayBuffer);
         size += chunk.length;
@@ -352,7 +347,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._parsed = cursor;
     // The thread is running low: what is queued goes now rather than at the relaxed batch's end
     // (a trickle keeps waiting for its pause: nothing waits on it but a read, which sends it first).
-    if (this._queuedBytes > 0 && !this._queuedTrickle && this._threadBacklog() < this.backlogLimit / 2) this.flush();
+    if (this._queued.bytes > 0 && !this._queuedTrickle && this._threadBacklog() < this.backlogLimit / 2) this.flush();
     this._releaseWaiters();
     this._onParsed.fire();
   }
@@ -374,8 +369,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   reopen(): void {
     if (this.isDisposed) return;
     this._reshaped();
-    this._queued = [];
-    this._queuedBytes = 0;
+    this._queued.clear();
     this._queuedTrickle = true;
     // The thread died before the last replay was parsed: that output may be what kills it, so
     // this time the screen starts blank rather than crash the thread again and again.
@@ -388,7 +382,6 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._open(this._parsed);
     if (replay) {
       this._queued.push(replay.bytes);
-      this._queuedBytes = replay.bytes.length;
       this.flush();
     }
     this._releaseWaiters();
@@ -447,37 +440,4 @@ function movable(chunk: Buffer): Uint8Array {
   const copy = new Uint8Array(chunk.length);
   copy.set(chunk);
   return copy;
-}
-
-/**
- * Reads up to this size, one after another, go to the thread joined in one copy: the echo of keys
- * comes a byte or two a read, and a trickle batch of them moved each read's memory to the thread
- * (and back with its "spent" notice), and the thread parsed each on its own: ~15 us of the
- * mirror thread's CPU a key (bench/README.md, "Issue 25: echo, CPU per key"). A flood's reads (kilobytes each) are far above it and still move uncopied.
- */
-const SMALL_CHUNK_BYTES = 256;
-/** A joined copy is at most this long (four pages). */
-const JOINED_MAX_BYTES = 16 * 1024;
-
-/** The end (exclusive) of the run of small chunks from `from`, at most `maxBytes` of them: `from` when that chunk is not small. */
-function smallRun(chunks: readonly Buffer[], from: number, maxBytes: number): number {
-  let end = from;
-  let bytes = 0;
-  while (end < chunks.length && chunks[end].length < SMALL_CHUNK_BYTES && bytes + chunks[end].length <= maxBytes) {
-    bytes += chunks[end].length;
-    end++;
-  }
-  return end;
-}
-
-/** Chunks `from` up to `end` copied into one buffer of their own. */
-function joined(chunks: readonly Buffer[], from: number, end: number): Uint8Array {
-  let bytes = 0;
-  for (let i = from; i < end; i++) bytes += chunks[i].length;
-  const out = new Uint8Array(bytes);
-  for (let i = from, at = 0; i < end; i++) {
-    out.set(chunks[i], at);
-    at += chunks[i].length;
-  }
-  return out;
 }
