@@ -70,6 +70,11 @@ export interface OutcomeOptions {
    * first prompt, and for the outcome.
    */
   since?: number;
+  /**
+   * The text the act types (a send's), when it types one: a command that ends counts as the
+   * send's own early (while the shell still runs its prompt hooks) only if it is that text's.
+   */
+  typed?: string;
 }
 
 /**
@@ -84,7 +89,7 @@ export async function send(session: Session, opts: SendOptions, from: InputSourc
   return oneSendAtATime(session, signal, async () => {
     await waitForFirstPrompt(session, signal);
     const typed = opts.text + (opts.submit === false ? '' : '\r');
-    return outcomeOf(session, () => session.running && session.write(typed, from), { ...opts, since }, from, signal);
+    return outcomeOf(session, () => session.running && session.write(typed, from), { ...opts, since, typed: opts.text }, from, signal);
   });
 }
 
@@ -133,8 +138,9 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
   // its prompt) is a program waiting for input.
   const commandsDone = () => lastFinished !== undefined && lastFinished.exitCode !== null && !session.commands.running;
   // A command that ran before the act ended: the text may still wait for the shell to read it
-  // (typed ahead), so only the shell waiting for input at its prompt says the send is done.
-  const ownCommandsDone = () => commandsDone() && lastFinished!.id >= firstCommand;
+  // (typed ahead), so only the shell waiting for input at its prompt says the send is done. So
+  // too for one typed earlier that the shell started only after the act: it is not the text's.
+  const ownCommandsDone = () => commandsDone() && lastFinished!.id >= firstCommand && isLineOf(lastFinished!.command, opts.typed);
   let waitReason: SendWaitReason;
   // Readiness is judged from the moment of the act; the timeout counts from the call's start.
   const actedAt = Date.now();
@@ -157,6 +163,19 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
     if (command.endCursor !== null) result.exitCode = command.exitCode;
   }
   return result;
+}
+
+/**
+ * Whether a command the shell reported can be the last line of `typed`: its text ends the typed
+ * text, blanks aside. Without either (keys, a signal, a shell that did not say) it may be.
+ * A shell that reports a loop typed over several lines as one line (bash's `cmdhist`) is not
+ * matched; the send then ends once the shell waits at its prompt, as for a command typed ahead.
+ */
+function isLineOf(command: string, typed: string | undefined): boolean {
+  if (typed === undefined || command === '') return true;
+  const words = (text: string) => text.trim().replace(/\s+/g, ' ');
+  const [all, last] = [words(typed), words(command)];
+  return all === last || all.endsWith(` ${last}`);
 }
 
 /** What `readyAfterAct` judges by: when the call and the act began, and the send's limits. */

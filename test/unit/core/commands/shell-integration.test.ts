@@ -331,6 +331,30 @@ for (const sh of SHELL_CASES) {
       },
     );
 
+    test(
+      'a send made while the shell runs its slow prompt, after a line typed just before it, returns its own command, not the earlier line',
+      { skip, timeout: TEST_TIMEOUT },
+      async () => {
+        const s = await open(sh.slowPrompt);
+        const age = Date.now() - Date.parse(s.info.createdAt);
+        await new Promise((r) => setTimeout(r, Math.max(0, 3100 - age)));
+        await c.request('pty/write', { session: s.session, action: { text: 'true\r' } });
+        // `true` has ended: the shell makes its slow prompt (0.8 s) and reads nothing meanwhile.
+        await until(async () => (await s.commands()).some((r) => r.command === 'true' && r.exitCode === 0), 10_000, '`true` to end');
+        await c.request('pty/write', { session: s.session, action: { text: 'echo earlier\r' } });
+        const sentAt = Date.now();
+        const mine = await s.send('echo mine');
+        const earlier = (await s.commands()).find((r) => r.command === 'echo earlier');
+        // The case this test is for: the earlier line started only after the send began.
+        assert.ok(earlier && Date.parse(earlier.startedAt) >= sentAt, `the earlier line started after the send began (${earlier?.startedAt})`);
+        // Before, the earlier line's end (its own slow prompt quiet for the send's idle time) ended the send.
+        assert.equal(mine.waitReason, 'command_done');
+        assert.equal(mine.command?.command, 'echo mine');
+        assert.equal(mine.exitCode, 0);
+        assert.match(mine.output, /^mine$/m);
+      },
+    );
+
     test('lines the history skips (a repeat, a line that starts with a space) still have their text', { skip, timeout: TEST_TIMEOUT }, async () => {
       const s = await open(sh.historySkips);
       await s.send('echo same; echo twice');
