@@ -12,12 +12,13 @@ export const DEFAULT_SNAPSHOT_SCROLLBACK = 1000;
 /** Lines one `pty/scrollback` page returns when the caller does not say: a screenful or three. */
 export const DEFAULT_SCROLLBACK_PAGE = 100;
 
+// Out-of-range rows, negative ones included, are clamped to the screen, as socket-pty's pty/read does.
 const readParams = z
   .object({
-    top: nonNegInt().optional().describe('Only the first N rows.'),
-    bottom: nonNegInt().optional().describe('Only the last N rows.'),
-    start: nonNegInt().optional().describe('Rows start..end (1-based, inclusive; give both).'),
-    end: nonNegInt().optional(),
+    top: int().optional().describe('Only the first N rows.'),
+    bottom: int().optional().describe('Only the last N rows.'),
+    start: int().optional().describe('Rows start..end (1-based, inclusive; give both; out-of-range rows are clamped to the screen).'),
+    end: int().optional(),
   })
   .superRefine((p, ctx) => {
     const problem = rowSelectionProblem(p);
@@ -36,7 +37,7 @@ function rowSelectionProblem(p: { top?: number; bottom?: number; start?: number;
 
 /** The screen row (1-based) a `pty/read` selection starts at, on a screen of `rows` rows. */
 function firstRowOf(sel: { top?: number; bottom?: number; start?: number }, rows: number): number {
-  if (sel.bottom !== undefined) return rows - Math.min(sel.bottom, rows) + 1;
+  if (sel.bottom !== undefined) return rows - Math.min(Math.max(sel.bottom, 0), rows) + 1;
   if (sel.start !== undefined) return Math.max(1, sel.start);
   return 1;
 }

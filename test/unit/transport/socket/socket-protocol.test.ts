@@ -171,6 +171,11 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     assert.equal((await c.result('pty/read', { start: 28, end: 100 })).screen, '39\n40\n$\n');
     assert.equal((await c.result('pty/read', { start: 1, end: 1000 })).screen, join(rows));
     assert.equal((await c.result('pty/read', { start: 31, end: 40 })).screen, '');
+    // Negative values are out of range too (socket-pty: 越界自动 clamp), not invalid.
+    assert.equal((await c.result('pty/read', { top: -2 })).screen, '');
+    assert.equal((await c.result('pty/read', { bottom: -2 })).screen, '');
+    assert.equal((await c.result('pty/read', { start: -5, end: 2 })).screen, '12\n13\n');
+    assert.equal((await c.result('pty/read', { start: -5, end: -1 })).screen, '');
   });
 
   test('pty/read: slices of a short screen drop trailing empty rows', { timeout: TEST_TIMEOUT }, async () => {
