@@ -3,7 +3,7 @@ import { screenText } from '../mirror/screen-text';
 import { DEFAULT_WAIT_TIMEOUT_MS, waitFor, waitReason } from '../io/wait';
 import { MAX_SCROLLBACK_PAGE, MAX_WAIT_MS } from '../base/param-limits';
 import { invalidParams } from '../base/errors';
-import { byDefault, cursorPos, int, nonNegInt, screenSize, snapshotResult, waitMs } from './schemas';
+import { byDefault, cursorPos, int, nonNegInt, screenSize, snapshotResult } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
@@ -81,7 +81,11 @@ export const waitMethod = method({
     match: z.string().optional().describe('Text to wait for.'),
     regex: z.string().optional().describe('JavaScript regular expression source (instead of match).'),
     since: nonNegInt().optional().describe('Match the output after this byte cursor (escapes removed) instead of the screen.'),
-    timeout: byDefault(DEFAULT_WAIT_TIMEOUT_MS, waitMs().optional().describe(`Milliseconds (default ${DEFAULT_WAIT_TIMEOUT_MS}).`)),
+    // socket-pty sets no maximum: a longer wait is a day's (the caller asks again), not an error.
+    timeout: byDefault(
+      DEFAULT_WAIT_TIMEOUT_MS,
+      nonNegInt().optional().describe(`Milliseconds (default ${DEFAULT_WAIT_TIMEOUT_MS}; more than a day waits a day).`),
+    ),
     idleMs: int().min(1).max(MAX_WAIT_MS).optional().describe('Return once the output has been quiet this long.'),
   }),
   result: z.object({
@@ -94,7 +98,8 @@ export const waitMethod = method({
   }),
   handler(ctx, p) {
     if (p.match !== undefined && p.regex !== undefined) throw invalidParams('match and regex are mutually exclusive');
-    return waitFor(requireSession(ctx), p, ctx.signal, ctx.caller.regexBudgets);
+    const timeout = Math.min(p.timeout ?? DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_MS);
+    return waitFor(requireSession(ctx), { ...p, timeout }, ctx.signal, ctx.caller.regexBudgets);
   },
   mcp: {
     tool: 'wait_for',
