@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { claimDaemonLock, DAEMON_LOG, findDaemon } from '../host/daemon';
+import { adoptStartLog, claimDaemonLock, DAEMON_LOG, discardStartLog, findDaemon, takeStartLog } from '../host/daemon';
 import { readLiveRecords } from '../host/discovery';
 import { exitWhenEmpty, exitWhenOutdated, idleExitMs } from '../host/exit-empty';
 import type { Host } from '../host/host';
@@ -25,10 +25,15 @@ export async function daemonCommand(argv: string[]): Promise<number> {
   const idleMs = idleExitMs(intFlag(args, '--idle-exit-ms', 0), args.flags.has('--stay'));
   const hostFlags = { ...commandLogFlag(args), ...agentFlags(args) };
   const dir = ensureRuntimeDir();
-  if (findDaemon(dir)) return 0; // another per-user host of this version is already up: use that one
-  // Two started at the same moment (two editor windows, an editor and an agent): one runs.
-  const release = claimDaemonLock(dir);
-  if (!release) return 0;
+  const startLog = takeStartLog();
+  // Another per-user host of this version is already up (use that one), or one started at the
+  // same moment took the lock (two editor windows, an editor and an agent): this one leaves.
+  const release = findDaemon(dir) ? undefined : claimDaemonLock(dir);
+  if (!release) {
+    discardStartLog(dir, startLog);
+    return 0;
+  }
+  adoptStartLog(dir, startLog);
   // Our own files: when an update removes them, new sessions go to a host of the new files.
   const entry = path.resolve(process.argv[1] ?? '');
   let host: Host;

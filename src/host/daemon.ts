@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { VERSION } from '../version';
 import { isAlive, readLiveRecords, type HostRecord } from './discovery';
 import { ensureRuntimeDir } from './runtime-dir';
-import { openNewFile, replaceWithNewFile } from '../core/base/private-files';
+import { openNewFile } from '../core/base/private-files';
 
 /** How long to wait for a freshly started per-user host to write its record. */
 const DAEMON_START_TIMEOUT_MS = 10000;
@@ -73,10 +74,13 @@ export async function ensureDaemon(opts: EnsureDaemonOptions): Promise<HostRecor
 
 /** Starts the per-user host of this version, detached, and waits for its record. */
 async function startDaemon(dir: string, opts: EnsureDaemonOptions): Promise<HostRecord> {
-  const env = { ...process.env, ...opts.env, ELECTRON_RUN_AS_NODE: '1', SHARED_PTY_DIR: dir };
   // What the detached host says (a crash, a node-pty that will not load) lands in daemon.log (0600,
   // one run's worth): there is no terminal to see it otherwise. Nothing secret is ever written there.
-  const log = replaceWithNewFile(path.join(dir, DAEMON_LOG)); // a new file: a link planted at its name is not followed
+  // It starts in a log of its own, which the host makes daemon.log once it has won the lock
+  // (`adoptStartLog`): two started at the same moment do not replace each other's log.
+  const startLog = `daemon.${crypto.randomBytes(6).toString('hex')}.log`;
+  const env = { ...process.env, ...opts.env, ELECTRON_RUN_AS_NODE: '1', SHARED_PTY_DIR: dir, [START_LOG_ENV]: startLog };
+  const log = openNewFile(path.join(dir, startLog)); // a new file: a link planted at its name is not followed
   let child;
   try {
     child = spawn(opts.execPath ?? process.execPath, [opts.cliPath, 'daemon', ...(opts.args ?? [])], {
@@ -101,7 +105,38 @@ async function startDaemon(dir: string, opts: EnsureDaemonOptions): Promise<Host
     if (rec) return rec;
     if (exited) break;
   }
+  // A host that failed before it took the lock left its start log: it becomes daemon.log, as one that failed after.
+  adoptStartLog(dir, startLog);
   throw new Error(`The Shared PTY host ${exited ?? `did not start within ${DAEMON_START_TIMEOUT_MS / 1000} s`}: ${tailOf(path.join(dir, DAEMON_LOG))}`);
+}
+
+/** Names the start log of a detached host (a file in its runtime directory) for the host. */
+const START_LOG_ENV = 'SHARED_PTY_START_LOG';
+const START_LOG_NAME = /^daemon\.[0-9a-f]{12}\.log$/;
+
+/**
+ * The start log this process was given (`daemon` started detached), taken out of the environment
+ * so no session's program inherits the name; undefined when none was.
+ */
+export function takeStartLog(): string | undefined {
+  const name = process.env[START_LOG_ENV];
+  delete process.env[START_LOG_ENV];
+  return name !== undefined && START_LOG_NAME.test(name) ? name : undefined;
+}
+
+/** The host that runs makes its start log daemon.log (replacing the last run's). */
+export function adoptStartLog(dir: string, name: string | undefined): void {
+  if (name === undefined) return;
+  try {
+    fs.renameSync(path.join(dir, name), path.join(dir, DAEMON_LOG));
+  } catch {
+    // Gone already (a starter adopted it): nothing to do.
+  }
+}
+
+/** A host that leaves at once (another one runs) removes its start log. */
+export function discardStartLog(dir: string, name: string | undefined): void {
+  if (name !== undefined) fs.rmSync(path.join(dir, name), { force: true });
 }
 
 /** The per-user host's log, in the runtime directory. */

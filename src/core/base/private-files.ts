@@ -45,20 +45,3 @@ export function writeFileAtomically(file: string, data: string | Uint8Array): vo
     throw e;
   }
 }
-
-/**
- * A new, empty file of mode 0600 at `file`, replacing whatever was there (a log of the last run):
- * made under a random temporary name, then renamed. Returns its descriptor, open for writing.
- */
-export function replaceWithNewFile(file: string): number {
-  const tmp = temporaryName(file);
-  const fd = openNewFile(tmp);
-  try {
-    fs.renameSync(tmp, file);
-  } catch (e) {
-    fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
-    throw e;
-  }
-  return fd;
-}

@@ -1,6 +1,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { DAEMON_LOG, ensureDaemon, findDaemon } from '../../../src/host/daemon';
 import { spawn } from 'node:child_process';
@@ -236,6 +237,10 @@ test('two clients that need the per-user host at the same moment both get the on
   // Two editor windows restored together, or an editor and `shared-pty open`: each starts a host,
   // one of the two hosts leaves at once (the lock), and its starter must wait for the other's record.
   const own = tempRuntimeDir();
+  // A link planted where the log goes: replaced, never followed.
+  const planted = path.join(os.tmpdir(), `spt-planted-${process.pid}`);
+  fs.writeFileSync(planted, 'kept');
+  fs.symlinkSync(planted, path.join(own, DAEMON_LOG));
   let started: HostRecord[] = [];
   try {
     started = await Promise.all([0, 1].map(() => ensureDaemon({ cliPath: CLI_PATH, runtimeDir: own, args: ['--no-http'] })));
@@ -245,7 +250,16 @@ test('two clients that need the per-user host at the same moment both get the on
       [started[0].hostId],
       'one host runs',
     );
+    // The host that runs writes to daemon.log: the other's start did not put a log of its own in its place.
+    const log = path.join(own, DAEMON_LOG);
+    assert.equal(fs.readlinkSync(`/proc/${started[0].pid}/fd/2`), log);
+    assert.equal(fs.lstatSync(log).mode & 0o777, 0o600);
+    assert.ok(fs.lstatSync(log).isFile());
+    assert.equal(fs.readFileSync(planted, 'utf8'), 'kept');
+    // The one that left took its start log with it.
+    await until(() => fs.readdirSync(own).filter((n) => /^daemon\..+\.log$/.test(n)).length === 0, 10_000, 'no start log left');
   } finally {
+    fs.rmSync(planted, { force: true });
     // Also when a start failed: the host that runs writes its record a moment later, then stops.
     await until(() => readLiveRecords(own).length > 0, 10000, 'the host to run').catch(() => {});
     for (const r of readLiveRecords(own)) process.kill(r.pid, 'SIGTERM');

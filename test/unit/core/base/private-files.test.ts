@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { openNewFile, replaceWithNewFile, temporaryName, writeFileAtomically } from '../../../../src/core/base/private-files';
+import { openNewFile, temporaryName, writeFileAtomically } from '../../../../src/core/base/private-files';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
 
 // Every disposable a test makes is disposed by its end (docs/testing.md).
@@ -64,16 +64,4 @@ test('temporary names are random: two for the same file differ and carry no pid'
   assert.notEqual(a, b);
   assert.match(path.basename(a), /^h1\.json\.[0-9a-f]{16}\.tmp$/);
   assert.ok(!a.includes(`.${process.pid}.`));
-});
-
-test('replaceWithNewFile gives a fresh empty 0600 file in place of a link, without touching its target', () => {
-  const log = path.join(dir, 'daemon.log');
-  const target = plantLink(log);
-  fs.writeFileSync(target, 'kept');
-  const fd = replaceWithNewFile(log);
-  fs.writeSync(fd, 'new run');
-  fs.closeSync(fd);
-  assert.equal(fs.readFileSync(target, 'utf8'), 'kept');
-  assert.equal(fs.readFileSync(log, 'utf8'), 'new run');
-  assert.equal(fs.lstatSync(log).mode & 0o777, 0o600);
 });
