@@ -506,9 +506,9 @@ describe('send, keys and wait', () => {
         sessionPids.add(second.pid);
         for (const pid of [first.pid, second.pid]) {
           // Between node-pty's fork and its exec the child is still a copy of the host, with all of
-          // the host's descriptors (close-on-exec ones included): what the program holds is read once
-          // it runs `sleep`.
-          await until(() => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep\0'), 10_000, `program ${pid} to exec sleep`);
+          // the host's descriptors (close-on-exec ones included), and just after the exec the loader
+          // still has the C library open: what the program holds is read once `sleep` sleeps.
+          await until(() => fs.readFileSync(`/proc/${pid}/wchan`, 'utf8').includes('nanosleep'), 10_000, `program ${pid} to sleep`);
           const held = fs
             .readdirSync(`/proc/${pid}/fd`)
             .map((fd) => {
