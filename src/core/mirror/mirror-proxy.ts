@@ -327,8 +327,8 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
       const transfer: ArrayBuffer[] = [];
       let size = 0;
       while (i < chunks.length && (batch.length === 0 || size + chunks[i].length <= Backlog.MaxMessageBytes)) {
-        // Small reads in a row (keys' echoes) come staged as one (OutputQueue); reads move as they are.
-        const chunk = movable(chunks[i++]);
+        // Small reads in a row (keys' echoes) come staged as one; every chunk moves as it is (OutputQueue).
+        const chunk = chunks[i++];
         batch.push(chunk);
         transfer.push(chunk.buffer as ArrayBuffer);
         size += chunk.length;
@@ -426,18 +426,4 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._thread.unregister(this._id);
     this._releaseWaiters();
   }
-}
-
-/**
- * The chunk itself when it owns its whole ArrayBuffer (node-pty's reads do), so it moves to the
- * thread without a copy; else a copy that does. Copying a burst into fresh buffers cost 5.5 ms
- * per MB here, most of it page faults (~14 us each on these VMs), as much as reading it.
- */
-function movable(chunk: Buffer): Uint8Array {
-  if (chunk.byteOffset === 0 && chunk.buffer.byteLength === chunk.length && !(chunk.buffer instanceof SharedArrayBuffer)) {
-    return new Uint8Array(chunk.buffer, 0, chunk.length);
-  }
-  const copy = new Uint8Array(chunk.length);
-  copy.set(chunk);
-  return copy;
 }
