@@ -9,7 +9,16 @@ import type { IBuffer, IBufferCell, IBufferLine, Terminal } from '@xterm/headles
  * every later row came out one higher (@xterm/addon-serialize 0.14; the tmux-oracle fuzzer,
  * FUZZ_SEED=259726652). A space there looks the same and makes the wrap happen. Nothing of the
  * terminal changes: the addon reads it through proxies, for this call only.
+ *
+ * The addon also moves the cursor by a count it computes, and writes a count of 0 when it means no
+ * move; a terminal reads `ESC[0C` as one column. After filling a row that holds nothing but erased
+ * cells (to wrap into the next), it went back to erase the fill from the row's second column, and
+ * a filler `-` stayed in the first (FUZZ_SEED=1206422212). Those moves are dropped from its text: a
+ * cell never holds an escape, so the text has no other `ESC[0C` or `ESC[0D`.
  */
+
+/** A cursor move by 0 columns, which the addon means as none. */
+const MOVE_BY_ZERO = /\x1b\[0[CD]/g;
 
 /** The addon's text for `term` with up to `scrollback` rows above the screen (its `serialize`). */
 export function serializeTerminal(term: Terminal, scrollback: number): string {
@@ -18,7 +27,7 @@ export function serializeTerminal(term: Terminal, scrollback: number): string {
   // (Terminal.loadAddon gives it the same object).
   serializer.activate(withSpaceOpenedWraps(term) as unknown as Parameters<SerializeAddon['activate']>[0]);
   try {
-    return serializer.serialize({ scrollback });
+    return serializer.serialize({ scrollback }).replace(MOVE_BY_ZERO, '');
   } finally {
     serializer.dispose();
   }

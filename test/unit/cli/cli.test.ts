@@ -11,6 +11,7 @@ import type { RpcClient } from '../../../src/transport/client/rpc-client';
 import { runCli, runEach, startCli, startedPids, startServeHost, stopPid, Tmux, type CliResult, type ServeHost } from '../../helpers/cli';
 import { connect, tempRuntimeDir, until } from '../../helpers/host';
 import { bashEnv, buildCli, childrenOf, CLI, connectionsTo, pidAlive, REPO_ROOT } from '../../helpers/protocol';
+import { descriptorsOfSleeping } from '../../helpers/descriptors';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking. */
 const TEST_TIMEOUT = 60_000;
@@ -505,20 +506,7 @@ describe('send, keys and wait', () => {
         const second = (await control.request('session/create', { command: 'sleep', args: ['60'] })) as { id: string; pid: number };
         sessionPids.add(second.pid);
         for (const pid of [first.pid, second.pid]) {
-          // Between node-pty's fork and its exec the child is still a copy of the host, with all of
-          // the host's descriptors (close-on-exec ones included), and just after the exec the loader
-          // still has the C library open: what the program holds is read once `sleep` sleeps.
-          await until(() => fs.readFileSync(`/proc/${pid}/wchan`, 'utf8').includes('nanosleep'), 10_000, `program ${pid} to sleep`);
-          const held = fs
-            .readdirSync(`/proc/${pid}/fd`)
-            .map((fd) => {
-              try {
-                return `${fd} ${fs.readlinkSync(`/proc/${pid}/fd/${fd}`)}`;
-              } catch {
-                return `${fd} (closed)`;
-              }
-            })
-            .filter((line) => !/^[012] /.test(line));
+          const held = (await descriptorsOfSleeping(pid)).filter((line) => !/^[012] /.test(line));
           assert.deepEqual(held, [], `program ${pid} holds only its terminal`);
         }
       } finally {

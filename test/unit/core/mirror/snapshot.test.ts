@@ -101,46 +101,59 @@ test('a snapshot of a full-screen program redraws its alternate screen', async (
   }
 });
 
-test('a wrapped row erased from its start is redrawn in its place: the rows after it stay where they are, colours kept', async () => {
+/**
+ * Prints `output` in a session and asserts its snapshot, drawn in a fresh terminal, gives the rows
+ * a read gives, the cursor, the colours xterm alone draws on the first rows, and row `wrapped`
+ * (from 0) still the one above it wrapped.
+ */
+async function assertRedrawnAsDrawn(output: string, wrapped: number): Promise<void> {
   const { host } = await hostP;
+  const s = await host.createSession({ command: '/bin/sh', args: ['-c', `stty -echo; printf '${output}'; exec cat >/dev/null`], cols: 80, rows: 24 });
+  const client = await connect(host.controlAddress);
+  // What the program printed, drawn by xterm alone: the picture the snapshot must give back.
+  const want = new Terminal({ cols: 80, rows: 24, allowProposedApi: true });
+  try {
+    await settle(client, s.id, output.slice(output.lastIndexOf('end-')));
+    await new Promise<void>((r) => want.write(output, r));
+    const snap = await client.request<Snapshot>('pty/snapshot', { session: s.id, scrollback: 0 });
+    const read = await client.request<{ screen: string; cursor: { row: number; col: number } }>('pty/read', { session: s.id });
+    const drawn = await redraw(snap);
+    assert.deepEqual(drawn.screen.slice(0, 4), read.screen.split('\n').slice(0, 4), JSON.stringify(snap.data));
+    assert.deepEqual(drawn.cursor, read.cursor);
+    assert.equal(drawn.term.buffer.active.getLine(wrapped)!.isWrapped, true, `row ${wrapped + 1} is still the one above it wrapped`);
+    for (const y of [0, 1, 2, 3]) {
+      for (const x of [0, 1, 5, 79]) {
+        const style = (t: Terminal) => {
+          const c = t.buffer.active.getLine(y)!.getCell(x)!;
+          return [c.getChars().trim(), c.getFgColorMode(), c.getFgColor(), c.getBgColorMode(), c.getBgColor()];
+        };
+        assert.deepEqual(style(drawn.term), style(want), `row ${y + 1}, column ${x + 1}: ${JSON.stringify(snap.data)}`);
+      }
+    }
+  } finally {
+    want.dispose();
+    client.close();
+    host.registry.remove(s.id);
+  }
+}
+
+test('a wrapped row erased from its start is redrawn in its place: the rows after it stay where they are, colours kept', async () => {
   // 81 characters on 80 columns wrap onto a second row; ESC[1K then blanks that row's start. One
   // case leaves it empty, one puts a character further along it; the colours set before go on.
   // The addon that writes snapshots let such a row vanish, and every row after it came out one
   // higher (FUZZ_SEED=259726652), then lost the colour of the next row (FUZZ_SEED=1499097249).
-  const cases = [
-    `\x1b[30m${'w'.repeat(81)}\x1b[1K\r\nend-one`,
-    `${'v'.repeat(81)}\x1b[1K\x1b[90m\x1b[6Gx\r\nend-two`,
-    `\x1b[44m${'u'.repeat(81)}\x1b[1K\x1b[0m\r\nend-three`,
-  ];
-  for (const output of cases) {
-    const s = await host.createSession({ command: '/bin/sh', args: ['-c', `stty -echo; printf '${output}'; exec cat >/dev/null`], cols: 80, rows: 24 });
-    const client = await connect(host.controlAddress);
-    // What the program printed, drawn by xterm alone: the picture the snapshot must give back.
-    const want = new Terminal({ cols: 80, rows: 24, allowProposedApi: true });
-    try {
-      await settle(client, s.id, output.slice(output.lastIndexOf('end-')));
-      await new Promise<void>((r) => want.write(output, r));
-      const snap = await client.request<Snapshot>('pty/snapshot', { session: s.id, scrollback: 0 });
-      const read = await client.request<{ screen: string; cursor: { row: number; col: number } }>('pty/read', { session: s.id });
-      const drawn = await redraw(snap);
-      assert.deepEqual(drawn.screen.slice(0, 3), read.screen.split('\n').slice(0, 3), JSON.stringify(snap.data));
-      assert.deepEqual(drawn.cursor, read.cursor);
-      assert.equal(drawn.term.buffer.active.getLine(1)!.isWrapped, true, 'the second row is still the first one wrapped');
-      for (const y of [0, 1, 2]) {
-        for (const x of [0, 1, 5, 79]) {
-          const style = (t: Terminal) => {
-            const c = t.buffer.active.getLine(y)!.getCell(x)!;
-            return [c.getChars().trim(), c.getFgColorMode(), c.getFgColor(), c.getBgColorMode(), c.getBgColor()];
-          };
-          assert.deepEqual(style(drawn.term), style(want), `row ${y + 1}, column ${x + 1}: ${JSON.stringify(snap.data)}`);
-        }
-      }
-    } finally {
-      want.dispose();
-      client.close();
-      host.registry.remove(s.id);
-    }
-  }
+  await assertRedrawnAsDrawn(`\x1b[30m${'w'.repeat(81)}\x1b[1K\r\nend-one`, 1);
+  await assertRedrawnAsDrawn(`${'v'.repeat(81)}\x1b[1K\x1b[90m\x1b[6Gx\r\nend-two`, 1);
+  await assertRedrawnAsDrawn(`\x1b[44m${'u'.repeat(81)}\x1b[1K\x1b[0m\r\nend-three`, 1);
+});
+
+test('a row erased whole in a colour, with a wrapped row after it, is redrawn blank in that colour: nothing the addon filled it with is left', async () => {
+  // Three rows of one wrapped line; the middle one is then erased whole with a blue background.
+  // To wrap into the third row the addon fills the middle one and erases it again, and for a row
+  // with nothing on it it moved to its second column first (CUF 0 means 1), so a filler `-` stayed
+  // in its first (FUZZ_SEED=1206422212).
+  await assertRedrawnAsDrawn(`${'w'.repeat(161)}\x1b[2;1H\x1b[44m\x1b[K\x1b[0m\x1b[4;1Hend-four`, 2);
+  await assertRedrawnAsDrawn(`${'w'.repeat(161)}\x1b[2;1H\x1b[2K\x1b[4;1Hend-five`, 2);
 });
 
 test('scrollback 0 gives only the screen; bad params are -32602', async () => {

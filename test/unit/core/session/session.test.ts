@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startHost, until } from '../../../helpers/host';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
+import { descriptorsOfSleeping } from '../../../helpers/descriptors';
 
 // Closing a session ends its program as a terminal window that closes does: SIGHUP, and the
 // terminal hangs up. A program that acts on SIGHUP only once its read of the terminal returns (as
@@ -61,13 +62,7 @@ test("a session started later holds no copy of an earlier one's terminal: the ea
   const later = await host.createSession({ command: 'sleep', args: ['60'], cols: 80, rows: 24 });
   try {
     // The later program's descriptors: its own terminal, and no master of any terminal.
-    const held = fs.readdirSync(`/proc/${later.pid}/fd`).map((fd) => {
-      try {
-        return fs.readlinkSync(`/proc/${later.pid}/fd/${fd}`);
-      } catch {
-        return '';
-      }
-    });
+    const held = (await descriptorsOfSleeping(later.pid)).map((line) => line.slice(line.indexOf(' ') + 1));
     assert.ok(!held.some((target) => target === '/dev/ptmx' || target.endsWith('/ptmx')), `a later program holds a terminal master: ${held.join(' ')}`);
     host.registry.remove(first.id);
     // With a copy of its master alive in the later program, closing it hung nothing up: the
