@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { Terminal } from '@xterm/headless';
 import type { SessionInfo } from '../../../../src/core/methods/types';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
+import { DEFAULT_RING_BYTES } from '../../../../src/core/session/ring-buffer';
 import { BASH, connect, startHost, until, clientsClosed } from '../../../helpers/host';
 import { FloodCheck, makeFlood, type Flood } from '../../../helpers/flood';
 import { screenTextOf, writeAll } from '../../../helpers/xterm-screen';
@@ -156,6 +157,25 @@ describe('flow-controlled subscribers', () => {
       const before = seen.slice(0, seen.indexOf(flow)).filter((n) => n.method === 'pty/output');
       const sent = before.reduce((sum, n) => sum + Buffer.byteLength(n.params.data as string), 0);
       assert.ok(sent <= 4096, `held at the window: ${sent} bytes before the demotion`);
+    }),
+  );
+
+  test('a window larger than the ring is the ring: taken, not refused, and the program is held within the ring', { timeout: TEST_TIMEOUT }, () =>
+    withSession(async ({ info, control, onSessionSocket }) => {
+      const t = await onSessionSocket();
+      const seen: Notification[] = [];
+      t.client.onNotification((n) => seen.push(n));
+      // socket-pty clamps what is out of range: a client asking for more than the ring holds is not refused.
+      const sub = (await t.client.request('pty/subscribe', { flow: true, window: 64 * 1024 * 1024 })) as { flow?: boolean };
+      assert.equal(sub.flow, true);
+      await control.request('pty/write', { session: info.id, action: { text: `seq 1 1000000; echo DONE-$((6*7))\r` } });
+      // Nothing acknowledged: the program is held once the ring's worth is out, until the demotion.
+      const flow = await until(() => seen.find((n) => n.method === 'pty/flow'), 30_000, 'pty/flow');
+      const before = seen.slice(0, seen.indexOf(flow)).filter((n) => n.method === 'pty/output');
+      const sent = before.reduce((sum, n) => sum + Buffer.byteLength(n.params.data as string), 0);
+      assert.ok(sent <= DEFAULT_RING_BYTES, `held within the ring: ${sent} bytes before the demotion`);
+      const done = (await control.request('pty/wait', { session: info.id, match: 'DONE-42', timeout: 60_000 })) as { matched: boolean };
+      assert.equal(done.matched, true);
     }),
   );
 
