@@ -10,8 +10,9 @@ import type { MethodContext } from './types';
  * Who typed what reaches `pty/appInput`. Through MCP it is the person at the terminal view of MCP
  * Apps: the chat host runs the view's calls of an app-only tool (`_meta.ui.visibility: ["app"]`)
  * for the view alone and never lets the model call it (docs/guarantees.md#the-terminal-in-the-agents-chat),
- * so those keys are the user's, not the agent's whose connection carries them. Elsewhere nothing
- * vouches for that, and the caller writes as itself.
+ * so those keys are the user's, not the agent's whose connection carries them. The MCP layer sends
+ * them here only from a client that declared MCP Apps (src/transport/mcp/mcp-tools.ts). Elsewhere
+ * nothing vouches for that, and the caller writes as itself.
  */
 function personAtTheView(ctx: MethodContext): InputSource | undefined {
   const t = ctx.caller.transport;

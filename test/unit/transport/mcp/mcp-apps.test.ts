@@ -10,7 +10,8 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { BASH, withTimeout } from '../../../helpers/host';
+import { BASH, connect, until, withTimeout } from '../../../helpers/host';
+import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { startHttpHost, type HttpHost } from '../../../helpers/http';
 import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../../helpers/protocol';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
@@ -164,4 +165,60 @@ describe('MCP Apps over stdio (shared-pty mcp)', () => {
   test('the extension, the resource and the tool metadata', { timeout: TEST_TIMEOUT }, async () => {
     await checkDeclarations(client);
   });
+});
+
+describe("the person's keys from a client whose capabilities /mcp cannot know", () => {
+  let h: HttpHost;
+  let client: Client;
+  let ctl: RpcClient;
+  const rpc = (method: string, params: Record<string, unknown>) => ctl.request<any>(method, params);
+
+  before(async () => {
+    // Agents may not type into the user's sessions.
+    h = await startHttpHost([], { agentApproval: 'deny' });
+    ctl = await connect(h.host.controlAddress);
+    client = new Client({ name: 'stateless-apps-test', version: '0.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${h.token}` } },
+    });
+    await withTimeout(client.connect(transport), 20_000, 'MCP connect');
+  });
+
+  after(async () => {
+    await client?.close();
+    ctl?.close();
+    await h?.close();
+  });
+
+  test(
+    "app_input with the view's key, from a client that never said it renders MCP Apps, is that client's own write: through the agent guards, credited to the agent",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      // A stateless request carries no capabilities, and the key is in a page anyone may read: a
+      // model shown app_input by a client that ignores `visibility` could send it.
+      const page = (await client.readResource({ uri: URI })).contents[0] as { text?: string };
+      const appKey = /<meta name="shared-pty-app-key" content="([^"]+)">/.exec(page.text ?? '')?.[1];
+      assert.ok(appKey);
+      const user = await rpc('session/create', { ...BASH, cols: 80, rows: 24, origin: 'user' });
+      await until(async () => (await rpc('pty/read', { session: user.id })).screen.includes('$'), 10_000, 'a prompt');
+      const refused = (await client.callTool({
+        name: 'app_input',
+        arguments: { session: user.id, data: 'echo typed-past-the-guards\r', appKey },
+      })) as ToolResult;
+      assert.equal(refused.isError, true, 'refused as the agent would be');
+      assert.match(refused.content.map((c) => c.text ?? '').join(''), /agents may not type into session/);
+      const last = (await rpc('pty/info', { session: user.id })).lastInput;
+      assert.deepEqual([last.origin, last.approval], ['agent', 'policy_deny'], "the agent's write, refused by the policy");
+      assert.ok(!(await rpc('pty/read', { session: user.id })).screen.includes('typed-past-the-guards'), 'nothing was written');
+      // In a session of the agent's own it types, as the agent.
+      const { data: own } = await call(client, 'open_session', { ...BASH });
+      await until(async () => (await rpc('pty/read', { session: own.id })).screen.includes('$'), 10_000, 'a prompt');
+      const typed = await call(client, 'app_input', { session: own.id, data: 'echo typed-by-$((6*7))\r', appKey });
+      assert.equal(typed.data.written, Buffer.byteLength('echo typed-by-$((6*7))\r'));
+      await until(async () => /^typed-by-42$/m.test((await rpc('pty/read', { session: own.id })).screen), 10_000, 'the line ran');
+      assert.equal((await rpc('pty/info', { session: own.id })).lastInput.origin, 'agent');
+      await call(client, 'close_session', { session: own.id });
+      await rpc('pty/kill', { session: user.id });
+    },
+  );
 });
