@@ -69,7 +69,9 @@ describe("the person's keys in the terminal view (Chromium, AppBridge, /mcp, age
     // The user's session (the editor would open it): agents may not type into it on this host.
     session = (await rpc('session/create', { ...BASH, cols: 80, rows: 12, origin: 'user', name: 'users-shell' })).id;
     await until(async () => (await screen()).includes('$'), Wait.Screen, 'a prompt');
-    client = new Client({ name: 'app-input-e2e', version: '0' });
+    // A chat host that renders MCP Apps says so in its initialize (the view's keys are the person's only then).
+    const capabilities = { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } };
+    client = new Client({ name: 'app-input-e2e', version: '0' }, { capabilities });
     const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } });
     await withTimeout(client.connect(transport), 20_000, 'MCP connect');
 

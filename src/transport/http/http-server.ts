@@ -31,6 +31,7 @@ import { serveRpcWebSocket } from '../ws/ws-rpc';
 import { serveStream } from '../ws/ws-stream';
 import { splitProxyPrefix } from './proxy-path';
 import { RunStore } from '../mcp/tool-run';
+import { AppsDeclarations } from '../mcp/apps-declarations';
 import { DEFAULT_MAX_LINE_BYTES } from '../base/line-reader';
 
 /** Limits of the HTTP server. */
@@ -150,6 +151,8 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   const secretPages = new SecretLinks((id) => `${url}/secret/${id}`, options.secretPageLifetimeMs);
   // The MCP tasks and 2026-07-28 rounds of `/mcp` outlive each request; they end with this server.
   const mcpRuns = new RunStore();
+  // What each credential's 2025-11-25 client said it renders, from its initialize (each request is served on its own).
+  const mcpApps = new AppsDeclarations();
   const pages = new PageSessions(tokens, pageCookieName(port));
   const guard = new HttpGuard(token, port, options.allowedOrigins, tokens, pages);
   const streamWss = new WebSocketServer({ noServer: true, maxPayload: HttpLimits.MaxStreamPayload });
@@ -172,7 +175,12 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       handle: (c) => sendJson(c.res, 200, { ok: true, data: { hostId: options.hostId, sessions: sessionsReached(c.access) } }),
     },
     // The MCP SDK loads on the first /mcp request: a host nobody asks for MCP stays lighter.
-    { verbs: '*', pattern: '/mcp', access: 'api', handle: async (c) => (await import('../mcp/mcp-http')).handleMcp(services, mcpRuns, c.req, c.res, c.access) },
+    {
+      verbs: '*',
+      pattern: '/mcp',
+      access: 'api',
+      handle: async (c) => (await import('../mcp/mcp-http')).handleMcp(services, mcpRuns, mcpApps, c.req, c.res, c.access),
+    },
     {
       verbs: '*',
       pattern: '/sessions/:id/view',

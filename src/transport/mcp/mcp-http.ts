@@ -6,6 +6,7 @@ import { FULL_GRANT, oneShotCaller, type Caller, type Grant, type PersonAsker } 
 import type { HostServices } from '../../core/methods/types';
 import { invalidParams, REST_STATUS, serverError } from '../../core/base/errors';
 import { BodyTooLargeError, readJsonBody, sendJson, sendJsonRpcError } from '../base/http-util';
+import { AppsDeclarations } from './apps-declarations';
 import { createMcpServer, misfitParams, type ToolBackend } from './mcp-tools';
 import { askPersonToApprove } from './approval-question';
 import type { PersonPrompt } from './mcp-elicit';
@@ -110,7 +111,14 @@ async function writeResponse(res: ServerResponse, response: Response): Promise<v
  * `runs` keeps the tasks and 2026-07-28 rounds: every request gets a fresh server, the runs stay
  * (the HTTP server owns them and ends them when it closes).
  */
-export async function handleMcp(services: HostServices, runs: RunStore, req: IncomingMessage, res: ServerResponse, grant: Grant = FULL_GRANT): Promise<void> {
+export async function handleMcp(
+  services: HostServices,
+  runs: RunStore,
+  apps: AppsDeclarations,
+  req: IncomingMessage,
+  res: ServerResponse,
+  grant: Grant = FULL_GRANT,
+): Promise<void> {
   if (req.method !== 'POST') {
     sendJsonRpcError(res, 405, serverError('Method not allowed: use POST'), null, { allow: 'POST' });
     return;
@@ -140,9 +148,10 @@ export async function handleMcp(services: HostServices, runs: RunStore, req: Inc
   }
   const ac = new AbortController();
   res.on('close', () => ac.abort());
-  const factory = () => createMcpServer(localBackend(services, ac.signal, grant), grant, { runs });
+  const factory = () => createMcpServer(localBackend(services, ac.signal, grant), grant, { runs, appsDeclared: () => apps.declared(grant) });
   const request = webRequest(req, body, ac.signal);
   if (await isLegacyRequest(request, body)) {
+    apps.noteInitialize(grant, body);
     const server = factory();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body) });
     res.on('close', () => {

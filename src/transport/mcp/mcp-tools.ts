@@ -186,6 +186,11 @@ export interface McpServerOptions {
    * fresh server. Without it, 2026-07-28 calls neither ask nor become tasks.
    */
   runs?: RunStore;
+  /**
+   * Whether the client declared MCP Apps where its requests carry no capabilities (a 2025-11-25
+   * client of `/mcp`, from its `initialize`: AppsDeclarations); undefined: not known.
+   */
+  appsDeclared?: () => boolean | undefined;
 }
 
 /** The tool that opens a session: the one that takes `host` when there are remote hosts. */
@@ -290,7 +295,7 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
         // The person's keys come only from a view a chat host renders: a client known to render none
         // (it declared no MCP Apps) shows its tools to the model, and app_input would be the agent's.
         if (isPersonsKeys(tool.method)) {
-          const declared = clientDeclaresApps(server, ctx, APPS_EXTENSION_ID);
+          const declared = clientDeclaresApps(server, ctx, APPS_EXTENSION_ID) ?? options.appsDeclared?.();
           const refused =
             declared === false
               ? `this client declared no MCP Apps support (extension ${APPS_EXTENSION_ID})`
@@ -307,7 +312,7 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
           }
           args = { ...args };
           delete args[APP_KEY_ARG];
-          // A client whose capabilities are not known (a stateless request) may list app-only tools
+          // A client whose capabilities are not known (no initialize seen) may list app-only tools
           // to its model, and the model may read the view's page: the keys are its own write.
           if (declared === undefined) return writeAsCaller(backend, args, ctx.mcpReq.signal);
         }

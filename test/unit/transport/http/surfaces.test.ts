@@ -238,7 +238,9 @@ describe('every surface agrees with the method table', () => {
   before(async () => {
     h = await startHttpHost();
     ctl = await connect(h.host.controlAddress);
-    mcp = new Client({ name: 'surfaces-test', version: '0.0.0' });
+    // A chat host that renders MCP Apps (app_input, the view's keys, is refused to any other).
+    const capabilities = { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } };
+    mcp = new Client({ name: 'surfaces-test', version: '0.0.0' }, { capabilities });
     const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } });
     await withTimeout(mcp.connect(transport), 20_000, 'MCP connect');
     tools = (await mcp.listTools()).tools as any;

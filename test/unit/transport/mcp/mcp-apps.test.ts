@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BASH, connect, until, withTimeout } from '../../../helpers/host';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
-import { startHttpHost, type HttpHost } from '../../../helpers/http';
+import { request, startHttpHost, type HttpHost } from '../../../helpers/http';
 import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../../helpers/protocol';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
@@ -167,57 +167,83 @@ describe('MCP Apps over stdio (shared-pty mcp)', () => {
   });
 });
 
-describe("the person's keys from a client whose capabilities /mcp cannot know", () => {
+describe("the person's keys over /mcp, whose 2025-11-25 requests carry no capabilities", () => {
   let h: HttpHost;
-  let client: Client;
   let ctl: RpcClient;
   const rpc = (method: string, params: Record<string, unknown>) => ctl.request<any>(method, params);
+  const screen = async (session: string) => (await rpc('pty/read', { session })).screen as string;
 
   before(async () => {
     // Agents may not type into the user's sessions.
     h = await startHttpHost([], { agentApproval: 'deny' });
     ctl = await connect(h.host.controlAddress);
-    client = new Client({ name: 'stateless-apps-test', version: '0.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${h.token}` } },
-    });
-    await withTimeout(client.connect(transport), 20_000, 'MCP connect');
   });
 
   after(async () => {
-    await client?.close();
     ctl?.close();
     await h?.close();
   });
 
+  async function clientDeclaring(apps: boolean): Promise<Client> {
+    const capabilities = apps ? { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } } : {};
+    const client = new Client({ name: apps ? 'renders-apps' : 'renders-none', version: '0.0.0' }, { capabilities });
+    const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${h.token}` } },
+    });
+    await withTimeout(client.connect(transport), 20_000, 'MCP connect');
+    return client;
+  }
+
   test(
-    "app_input with the view's key, from a client that never said it renders MCP Apps, is that client's own write: through the agent guards, credited to the agent",
+    "app_input is the user's only from a client whose initialize declared MCP Apps; one that declared none is refused, and a caller never seen to initialize writes as itself, through the agent guards",
     { timeout: TEST_TIMEOUT },
     async () => {
-      // A stateless request carries no capabilities, and the key is in a page anyone may read: a
-      // model shown app_input by a client that ignores `visibility` could send it.
-      const page = (await client.readResource({ uri: URI })).contents[0] as { text?: string };
+      const user = await rpc('session/create', { ...BASH, cols: 80, rows: 24, origin: 'user' });
+      await until(async () => (await screen(user.id)).includes('$'), 10_000, 'a prompt');
+      // The key is in a page any client may read (and a model given a tool that reads resources).
+      const plain = await clientDeclaring(false);
+      const page = (await plain.readResource({ uri: URI })).contents[0] as { text?: string };
       const appKey = /<meta name="shared-pty-app-key" content="([^"]+)">/.exec(page.text ?? '')?.[1];
       assert.ok(appKey);
-      const user = await rpc('session/create', { ...BASH, cols: 80, rows: 24, origin: 'user' });
-      await until(async () => (await rpc('pty/read', { session: user.id })).screen.includes('$'), 10_000, 'a prompt');
-      const refused = (await client.callTool({
-        name: 'app_input',
-        arguments: { session: user.id, data: 'echo typed-past-the-guards\r', appKey },
-      })) as ToolResult;
-      assert.equal(refused.isError, true, 'refused as the agent would be');
-      assert.match(refused.content.map((c) => c.text ?? '').join(''), /agents may not type into session/);
+      const keys = (client: Client, data: string) =>
+        client.callTool({ name: 'app_input', arguments: { session: user.id, data, appKey } }) as Promise<ToolResult>;
+      const text = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('');
+
+      const none = await keys(plain, 'echo from-no-apps\r');
+      assert.equal(none.isError, true);
+      assert.match(text(none), /declared no MCP Apps support/);
+      await plain.close();
+
+      // A scoped token never used to initialize: nothing known of its client, so the keys are its own.
+      const shared = await rpc('session/share', { session: user.id, scope: 'control', reusable: true });
+      const raw = await request(h.port, 'POST', '/mcp', {
+        token: shared.token,
+        headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        body: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'app_input', arguments: { session: user.id, data: 'echo past-the-guards\r', appKey } },
+        },
+      });
+      assert.equal(raw.json?.result?.isError, true, raw.text);
+      assert.match(raw.text, /agents may not type into session/);
       const last = (await rpc('pty/info', { session: user.id })).lastInput;
       assert.deepEqual([last.origin, last.approval], ['agent', 'policy_deny'], "the agent's write, refused by the policy");
-      assert.ok(!(await rpc('pty/read', { session: user.id })).screen.includes('typed-past-the-guards'), 'nothing was written');
-      // In a session of the agent's own it types, as the agent.
-      const { data: own } = await call(client, 'open_session', { ...BASH });
-      await until(async () => (await rpc('pty/read', { session: own.id })).screen.includes('$'), 10_000, 'a prompt');
-      const typed = await call(client, 'app_input', { session: own.id, data: 'echo typed-by-$((6*7))\r', appKey });
-      assert.equal(typed.data.written, Buffer.byteLength('echo typed-by-$((6*7))\r'));
-      await until(async () => /^typed-by-42$/m.test((await rpc('pty/read', { session: own.id })).screen), 10_000, 'the line ran');
-      assert.equal((await rpc('pty/info', { session: own.id })).lastInput.origin, 'agent');
-      await call(client, 'close_session', { session: own.id });
+
+      // A chat host that renders MCP Apps (and so hides app_input from its model): the person's keys.
+      const apps = await clientDeclaring(true);
+      try {
+        const typed = await keys(apps, 'echo the-person-$((6*7))\r');
+        assert.notEqual(typed.isError, true, text(typed));
+        await until(async () => /^the-person-42$/m.test(await screen(user.id)), 10_000, "the person's line ran");
+        const person = (await rpc('pty/info', { session: user.id })).lastInput;
+        assert.deepEqual([person.origin, person.transport], ['user', 'mcp-app']);
+      } finally {
+        await apps.close();
+      }
+      const shown = await screen(user.id);
+      assert.ok(!shown.includes('from-no-apps') && !shown.includes('past-the-guards'), shown);
       await rpc('pty/kill', { session: user.id });
     },
   );

@@ -161,23 +161,13 @@ async function everyTool(era: Era, via: Via): Promise<Set<string>> {
     await use('wait_event', { session, types: ['exit'], timeoutMs: 0 }).then((r) => assert.equal(r.data.event, null, `${where}: wait_event`));
     await use('send_keys', { session, keys: ['Ctrl+C'] }).then((r) => assert.ok(r.data.written > 0, `${where}: send_keys`));
     await use('signal', { session, signal: 'SIGCONT', timeout: 2000 });
-    // app_input is the terminal view's: these clients declare no MCP Apps, so wherever the server
-    // knows their capabilities (stdio's initialize, a 2026-07-28 request's _meta) it is refused.
+    // app_input is the terminal view's: these clients declare no MCP Apps, and the server knows it
+    // on every transport (stdio's initialize, a 2026-07-28 request's _meta, and on stateless /mcp
+    // the latest initialize made with the same token), so it is refused to them.
     called.add('app_input');
-    const keys = (await client.callTool({ name: 'app_input', arguments: { session, data: '\r' } })) as ToolResult; // Enter: no line left started (the agent would wait for it)
+    const keys = (await client.callTool({ name: 'app_input', arguments: { session, data: '\r' } })) as ToolResult;
     const keysText = (keys.content ?? []).map((c) => c.text).join('');
-    if (via === 'stdio' || era === 'v2-2026')
-      assert.match(keysText, /^Error -32004: .*declared no MCP Apps support/, `${where}: app_input refused to a client without MCP Apps`);
-    else {
-      // Stateless /mcp on 2025-11-25 never learns the client's capabilities: the key only the view's
-      // page holds is what keeps a model that sees app_input from typing as the user.
-      assert.match(keysText, /^Error -32004: .*does not carry the key of a terminal view/, `${where}: app_input without the view's key`);
-      const page = (await client.readResource({ uri: 'ui://shared-pty/terminal' })) as { contents: Array<{ text?: string }> };
-      const appKey = /<meta name="shared-pty-app-key" content="([^"]+)">/.exec(page.contents[0].text ?? '')?.[1];
-      assert.ok(appKey, `${where}: the view's page carries its key`);
-      const typed = (await client.callTool({ name: 'app_input', arguments: { session, data: '\r', appKey } })) as ToolResult;
-      assert.notEqual(typed.isError, true, `${where}: app_input with the view's key: ${(typed.content ?? []).map((c) => c.text).join('')}`);
-    }
+    assert.match(keysText, /^Error -32004: .*declared no MCP Apps support/, `${where}: app_input refused to a client without MCP Apps`);
     const commands = await use('list_commands', { session });
     assert.equal(typeof commands.data.integration, 'boolean', `${where}: list_commands`);
     // read_command_output needs a command the shell reported: this bash has no integration, so the
