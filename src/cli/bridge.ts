@@ -9,7 +9,8 @@ import { CliError } from './find-session';
  * `bridge`: the control socket's JSON-RPC over stdin and stdout, to this machine's per-user host
  * (started when none runs), for the far end of `ssh` or `docker exec -i` (docs/hosts.md#remote-hosts).
  * Bytes pass both ways as they are, with back-pressure: calls and answers, subscriptions' output
- * and events. It ends when stdin closes (0) or when the host closes the connection (1, said on stderr).
+ * and events. Its stdin closing is the end of input, as on a socket: what is still due (answers, live
+ * subscriptions) comes, then it ends (0); it ends with 1, said on stderr, when the host closes first.
  */
 export async function bridgeCommand(argv: string[]): Promise<number> {
   parseArgs(argv, COMMAND_FLAGS.bridge);

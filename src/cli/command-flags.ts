@@ -8,7 +8,7 @@ import type { FlagSpec } from './args';
  * The commands that act on a remote host too (`--host NAME`, SHARED_PTY_HOST, `NAME:SELECTOR`):
  * main.ts takes `--host` out of their arguments before they are parsed.
  */
-export const HOST_COMMANDS: ReadonlySet<string> = new Set(['list', 'open', 'kill', 'commands', 'read', 'send', 'keys', 'wait', 'attach']);
+export const HOST_COMMANDS: ReadonlySet<string> = new Set(['list', 'open', 'kill', 'commands', 'read', 'send', 'keys', 'wait', 'attach', 'events']);
 
 /**
  * The host's limits `serve` can change (README "Reliability"), each a whole number from 1 to a

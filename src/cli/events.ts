@@ -4,15 +4,31 @@ import { paramsOf } from '../core/methods/notifications';
 import { RpcClient, type Notification } from '../transport/client/rpc-client';
 import { intFlag, parseArgs, UsageError } from './args';
 import { COMMAND_FLAGS } from './command-flags';
-import { CliError, findSession, hostGoneMessage } from './find-session';
+import type { SessionInfo } from '../core/methods/types';
+import { CliError, hostGoneMessage } from './find-session';
+import { chosenHost, connectRemote, findTarget, remoteHosts, remoteName } from './remote';
+import { stdoutClosed, whenStdoutCloses } from './stdout-closed';
 
-export const EVENTS_USAGE = 'shared-pty events [<session>] [--since SEQ] [--json]';
+export const EVENTS_USAGE = 'shared-pty events [<session>] [--since SEQ] [--json] [--host NAME]';
+
+/** A host whose events are followed: how its events name it (`--json`'s `host`), and its sessions' names. */
+interface Followed {
+  host: string;
+  client: RpcClient;
+  names: Map<string, string>;
+  /** What to say when its connection ends. */
+  gone(): Promise<string>;
+  /** Fills in the names of sessions opened since (a local host's record has them). */
+  refreshNames(): void;
+}
 
 /**
  * `events [<session>] [--since SEQ] [--json]`: prints the events of a session (docs/protocol.md#events-ptyevents-and-ptywaitevent), or
- * of every session of every running host, one line each as they happen, until interrupted or
- * until the hosts end. `--since` replays the retained events after that seq first (seqs count per
- * host, so it needs a session); `--json` prints each event as one JSON object (with its `host`).
+ * of every session of every running host of this machine (of the remote host `--host` names),
+ * one line each as they happen, until interrupted, until stdout's reader goes, or until the hosts
+ * end. A remote session (`build:bash-1`, `--host`) is followed through its bridge. `--since`
+ * replays the retained events after that seq first (seqs count per host, so it needs a session);
+ * `--json` prints each event as one JSON object (with its `host`).
  */
 export async function eventsCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, COMMAND_FLAGS.events);
@@ -23,26 +39,27 @@ export async function eventsCommand(argv: string[]): Promise<number> {
     throw new UsageError(`--since needs a <session> (each host numbers its own events); usage: ${EVENTS_USAGE}`);
   const json = args.flags.has('--json');
 
-  const found = selector === undefined ? undefined : findSession(selector, 'events');
-  const hosts = found ? [found.host] : readLiveRecords();
-  if (hosts.length === 0) throw new CliError('no Shared PTY host is running (start one with: shared-pty serve)');
-  const names = new Map(hosts.flatMap((h) => h.sessions.map((s) => [s.id, s.name] as const)));
+  const target = selector === undefined ? undefined : await findTarget(selector);
+  const remote = target ? target.remote : remoteName(chosenHost());
 
-  // Ctrl+C ends it with 0 from the first event on: listened for before anything is printed.
+  // Ctrl+C ends it with 0 from the first event on: listened for before anything is printed; so
+  // does a reader of stdout that has gone (`| head`).
   let interrupted: () => void = () => undefined;
   const interrupt = new Promise<void>((resolve) => (interrupted = resolve));
   process.once('SIGINT', () => interrupted());
   process.once('SIGTERM', () => interrupted());
-  const clients = await Promise.all(hosts.map((h) => follow(h, found?.session.id, since, (e) => print(h, e))));
+  void whenStdoutCloses().then(() => interrupted());
+  const followed = remote !== undefined ? [await followRemote(remote)] : await followLocal(target?.local);
+  await Promise.all(followed.map((f) => subscribe(f, target?.session.id, since, (e) => print(f, e))));
   let stopping = false;
   await new Promise<void>((resolve) => {
     void interrupt.then(resolve);
-    let open = clients.length;
-    clients.forEach((c, i) =>
-      c.onClose(() => {
+    let open = followed.length;
+    followed.forEach((f) =>
+      f.client.onClose(() => {
         // A host that ends (stopped, killed) says so in one line; the others are still followed.
         if (stopping) return void (--open === 0 && resolve());
-        void hostGoneMessage(hosts[i]).then((message) => {
+        void f.gone().then((message) => {
           if (!stopping) process.stderr.write(`shared-pty: ${message}\n`);
           if (--open === 0) resolve();
         });
@@ -50,31 +67,61 @@ export async function eventsCommand(argv: string[]): Promise<number> {
     );
   });
   stopping = true;
-  for (const c of clients) c.close();
+  for (const f of followed) f.client.close();
   return 0;
 
-  function print(host: HostRecord, e: HostEvent): void {
-    if (json) return void process.stdout.write(JSON.stringify({ host: host.hostId, ...e }) + '\n');
-    if (!names.has(e.session)) for (const s of readLiveRecords().flatMap((h) => h.sessions)) names.set(s.id, s.name);
+  function print(f: Followed, e: HostEvent): void {
+    if (stdoutClosed()) return;
+    if (json) return void process.stdout.write(JSON.stringify({ host: f.host, ...e }) + '\n');
+    if (!f.names.has(e.session)) f.refreshNames();
     const time = e.at.slice(11, 19);
-    process.stdout.write(`${e.seq}\t${time}\t${names.get(e.session) ?? e.session}\t${describe(e)}\n`);
+    process.stdout.write(`${e.seq}\t${time}\t${f.names.get(e.session) ?? e.session}\t${describe(e)}\n`);
   }
 }
 
+/** This machine's hosts (or the one of `only`), each on a connection of its own. */
+async function followLocal(only: HostRecord | undefined): Promise<Followed[]> {
+  const hosts = only ? [only] : readLiveRecords();
+  if (hosts.length === 0) throw new CliError('no Shared PTY host is running (start one with: shared-pty serve)');
+  const names = new Map(hosts.flatMap((h) => h.sessions.map((s) => [s.id, s.name] as const)));
+  const refreshNames = () => {
+    for (const s of readLiveRecords().flatMap((h) => h.sessions)) names.set(s.id, s.name);
+  };
+  return Promise.all(
+    hosts.map(async (h): Promise<Followed> => {
+      let client: RpcClient;
+      try {
+        client = await RpcClient.connect(h.control);
+      } catch (e) {
+        throw new CliError(`cannot reach host ${h.hostId}: ${(e as Error).message}`);
+      }
+      return { host: h.hostId, client, names, gone: () => hostGoneMessage(h), refreshNames };
+    }),
+  );
+}
+
+/** The remote host `name`, through its bridge (docs/hosts.md#remote-hosts). */
+async function followRemote(name: string): Promise<Followed> {
+  const client = await connectRemote(name);
+  const names = new Map<string, string>();
+  const refreshNames = () =>
+    void client.call('session/list', {}).then(
+      (r) => {
+        for (const s of (r as { sessions: SessionInfo[] }).sessions) names.set(s.id, s.name);
+      },
+      () => undefined,
+    );
+  for (const s of ((await client.call('session/list', {})) as { sessions: SessionInfo[] }).sessions) names.set(s.id, s.name);
+  return { host: name, client, names, gone: () => remoteHosts().dropMessage(name), refreshNames };
+}
+
 /** Subscribes to a host's events (of one session, or all of them). */
-async function follow(host: HostRecord, session: string | undefined, since: number | undefined, onEvent: (e: HostEvent) => void): Promise<RpcClient> {
-  let client: RpcClient;
-  try {
-    client = await RpcClient.connect(host.control);
-  } catch (e) {
-    throw new CliError(`cannot reach host ${host.hostId}: ${(e as Error).message}`);
-  }
-  client.onNotification((n: Notification) => {
+async function subscribe(f: Followed, session: string | undefined, since: number | undefined, onEvent: (e: HostEvent) => void): Promise<void> {
+  f.client.onNotification((n: Notification) => {
     const event = paramsOf(n, 'pty/event');
     if (event) onEvent(event);
   });
-  await client.call('pty/events', { ...(session ? { session } : {}), ...(since !== undefined ? { since } : {}) });
-  return client;
+  await f.client.call('pty/events', { ...(session ? { session } : {}), ...(since !== undefined ? { since } : {}) });
 }
 
 /** An event as a person reads it. */

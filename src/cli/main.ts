@@ -6,6 +6,7 @@ import { CliError } from './find-session';
 import { cliMessage } from './host-error';
 import { oneLine } from './one-line';
 import { closeRemoteHosts, takeHostFlag } from './remote';
+import { watchStdout } from './stdout-closed';
 import { VERSION } from '../version';
 
 const HELP = `shared-pty ${VERSION} — terminals shared between people and agents
@@ -26,7 +27,7 @@ Usage:
   shared-pty share <session> [--scope view|input|control] [--expires 1h] [--reusable] [--json]   (a one-time link for that session only; --reusable: a token for scripts and agents too)
   shared-pty tokens [--json]                    (the links and tokens: id, scope, session, kind, expiry, last use)
   shared-pty revoke <id>                        (ends a link or token at once)
-  shared-pty events [<session>] [--since SEQ] [--json]   (input waits, password prompts, bell, title, resize, exit…)
+  shared-pty events [<session>] [--since SEQ] [--json] [--host NAME]   (input waits, password prompts, bell, title, resize, exit…)
   shared-pty record <session> [file] [--input] [--detach | --stop]   (an asciicast v3 recording; Ctrl+C stops)
   shared-pty play <file> [--speed N] [--idle-limit SECONDS]   (replays a recording here)
   shared-pty play <file> --browser              (prints a link that replays it in the browser, in asciinema-player)
@@ -43,8 +44,8 @@ Usage:
       no session and no client)
 
 <session> is a session id, its exact name, or a unique id prefix; NAME:<session> is one on the remote host NAME.
---host NAME (or SHARED_PTY_HOST=NAME) makes list, open, kill, commands, read, send, keys, wait and attach act on
-the remote host NAME of ~/.config/shared-pty/hosts.json ("local": this machine).
+--host NAME (or SHARED_PTY_HOST=NAME) makes list, open, kill, commands, read, send, keys, wait, attach and events act
+on the remote host NAME of ~/.config/shared-pty/hosts.json ("local": this machine).
 `;
 
 /** What a <session> argument may be, said under every command that takes one. */
@@ -105,6 +106,8 @@ function inWholeCli(argv: string[]): Promise<number> {
 
 /** Runs the CLI; resolves to the exit status. */
 export async function main(argv: string[]): Promise<number> {
+  // A reader that goes away (`| head`) ends the output, not the command with a stack trace.
+  watchStdout();
   // `shared-pty --host build list` as well as `shared-pty list --host build`.
   if (argv[0] === '--host' || argv[0]?.startsWith('--host=')) {
     const n = argv[0] === '--host' ? 2 : 1;

@@ -6,6 +6,7 @@ import { parseArgs, strFlag, UsageError } from './args';
 import { COMMAND_FLAGS } from './command-flags';
 import { CliError } from './find-session';
 import { CastFormatError, parseCast, type Cast } from '../core/session/cast-file';
+import { stdoutClosed, whenStdoutCloses } from './stdout-closed';
 
 export const PLAY_USAGE = 'shared-pty play <file> [--speed N] [--idle-limit SECONDS] [--browser]';
 
@@ -80,7 +81,9 @@ export async function playCommand(argv: string[]): Promise<number> {
       await new Promise((r) => setTimeout(r, owedMs));
       owedMs = 0;
     }
-    if (!process.stdout.write(data)) await new Promise((r) => process.stdout.once('drain', r));
+    // Its reader gone (`| head`), the replay has nowhere to go: it ends.
+    if (stdoutClosed()) break;
+    if (!process.stdout.write(data)) await Promise.race([new Promise((r) => process.stdout.once('drain', r)), whenStdoutCloses()]);
   }
   return 0;
 }

@@ -762,6 +762,36 @@ describe('events', () => {
   );
 });
 
+describe('events', () => {
+  test('events whose reader has gone (`| head -1`) ends with 0 at its next event, no stack trace', { timeout: TEST_TIMEOUT }, async () => {
+    const run = startCli(['events', sname, '--json'], env);
+    const control = await connect(serve.record.control);
+    try {
+      // Listening once an event reaches stdout; then the reader goes, as head does once it has its line.
+      let first = false;
+      run.child.stdout!.once('data', () => (first = true));
+      const resize = async () => {
+        await control.request('pty/resize', { session: sid, cols: 91, rows: 30 });
+        await control.request('pty/resize', { session: sid, cols: 100, rows: 30 });
+      };
+      await until(async () => (await resize(), first), 10_000, 'an event on stdout');
+      run.child.stdout!.destroy();
+      // The next events meet a closed pipe (EPIPE): the command ends instead of crashing.
+      let ended = false;
+      void run.result.then(
+        () => (ended = true),
+        () => (ended = true),
+      );
+      await until(async () => (await resize(), ended), 10_000, 'events to end');
+    } finally {
+      control.close();
+    }
+    const r = await run.result;
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+  });
+});
+
 describe('help', () => {
   test('--help / -h for the CLI and for each command: usage on stdout, exit 0', { timeout: TEST_TIMEOUT }, async () => {
     const all = ok(await runCli(['--help'], emptyEnv), '--help');

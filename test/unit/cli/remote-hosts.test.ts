@@ -247,6 +247,49 @@ describe('remote hosts through ssh and exec', () => {
     assert.match(off, /cannot reach host "off" with: ssh .* \(it exited with status 255: .*Connection refused/);
   });
 
+  test(
+    'events of a far session through ssh, by name with --host and as HOST:ID: each as it happens, with host; SIGINT ends it with 0',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      assert.ok(id, 'the far session of the first test');
+      const far = await connect(readLiveRecords(sshSide)[0].control);
+      try {
+        for (const args of [
+          ['events', 'far-1', '--host', 'box', '--json'],
+          ['events', id, '--json'],
+        ]) {
+          const run = startCli(args, env, TEST_TIMEOUT);
+          let out = '';
+          run.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+          // Listening once the far host counts the call; then a resize there is an event here.
+          await until(
+            async () => {
+              await far.request('pty/resize', { session: id.slice('box:'.length), cols: 91, rows: 30 });
+              await far.request('pty/resize', { session: id.slice('box:'.length), cols: 100, rows: 30 });
+              return out.includes('"resize"');
+            },
+            30_000,
+            `a resize event on stdout (${args.join(' ')})`,
+          );
+          process.kill(run.pid, 'SIGINT');
+          const r = await run.result;
+          assert.equal(r.code, 0, r.stderr);
+          const events = r.stdout
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l) as { host: string; session: string; type: string });
+          assert.ok(events.some((e) => e.type === 'resize'));
+          assert.ok(
+            events.every((e) => e.host === 'box' && e.session === id.slice('box:'.length)),
+            r.stdout,
+          );
+        }
+      } finally {
+        far.close();
+      }
+    },
+  );
+
   test("attach through ssh shows every byte of a flood (sha256) and the person's keys reach the far session", { timeout: TEST_TIMEOUT }, async () => {
     assert.ok(id, 'the far session of the first test'); // node-pty must not be handed an undefined argument
     const flood = makeFlood(dir(), FLOOD_BYTES);

@@ -123,7 +123,7 @@ describe('--host before the command', () => {
   test('--host with no command after it, or with no name, says so, never "unknown command"', { timeout: TEST_TIMEOUT }, async () => {
     const empty = bashEnv({ SHARED_PTY_DIR: privateDir() });
     const needsCommand =
-      /^shared-pty: --host box needs a command after it \(list, open, kill, commands, read, send, keys, wait, attach\), as in: shared-pty --host box list$/m;
+      /^shared-pty: --host box needs a command after it \(list, open, kill, commands, read, send, keys, wait, attach, events\), as in: shared-pty --host box list$/m;
     const needsName = /^shared-pty: --host needs a host name, as in: shared-pty --host NAME list/m;
     const cases: Array<[string[], RegExp]> = [
       [['--host', 'box'], needsCommand],
