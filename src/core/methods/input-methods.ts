@@ -328,7 +328,10 @@ function outcomeText(r: SendResult): string {
  */
 async function commandLogBudget(r: SendResult, a: Record<string, unknown>, call: TableCall, maxChars: number): Promise<WholeBudget | undefined> {
   const command = r.command;
-  if (!command?.log || (r.output.length <= maxChars && !r.truncated)) return undefined;
+  if (!command?.log) return undefined;
+  // The rows fit: they are returned as rendered (the command line and the next prompt too), and
+  // the counts are still those of the command's own output, as they are when it does not fit.
+  if (r.output.length <= maxChars && !r.truncated) return ownCount(r, command.id, a, call);
   // The log's bytes are the output's between the command's cursors: the ring may hold them too.
   const how = (offset: number, end: number, inRing: boolean) =>
     `read them with read_command_output id=${command.id} offset=${offset} (they end at offset ${end})` +
@@ -347,6 +350,16 @@ async function commandLogBudget(r: SendResult, a: Record<string, unknown>, call:
   const { offset, end } = b.elided;
   const ring = (await call('pty/output', { session: a.session, since: command.startCursor + offset, maxBytes: 1 })) as { dropped: number };
   return { ...joinBudget(b.data, b.tail, b.totalChars, b.elided, how(offset, end, ring.dropped === 0 && !b.truncated)), fields };
+}
+
+/** `r`'s rows unchanged, counted as the command's own output (its log, escape sequences removed). */
+async function ownCount(r: SendResult, id: number, a: Record<string, unknown>, call: TableCall): Promise<WholeBudget | undefined> {
+  try {
+    const b = (await call('pty/commandOutput', { session: a.session, id, maxChars: 1 })) as CommandOutputBudget;
+    return { text: r.output, totalChars: b.totalChars, elidedChars: 0, fields: {} };
+  } catch {
+    return undefined; // the log was dropped meanwhile: the rows are what there is
+  }
 }
 
 /** What `pty/commandOutput` with `maxChars` answers. */

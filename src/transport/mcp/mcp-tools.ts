@@ -69,9 +69,21 @@ export interface ToolDef {
   run(backend: ToolBackend, args: Record<string, unknown>, via?: CallVia): Promise<{ data: Record<string, unknown>; text: string }>;
 }
 
+/** `shape` with the defaults the tool sets in place of the method's in their descriptions (the model reads them). */
+function describedDefaults(shape: z.ZodRawShape, defaults: Record<string, unknown> | undefined): z.ZodRawShape {
+  if (!defaults) return shape;
+  const out = { ...shape } as Record<string, z.ZodType>;
+  for (const [key, value] of Object.entries(defaults)) {
+    const field = out[key];
+    const text = field?.description;
+    if (field && text) out[key] = field.describe(text.replace(/\(default [^;)]*/, `(default ${String(value)}`));
+  }
+  return out;
+}
+
 /** The tool a method projects to (docs/protocol.md#6-mcp): its input, output and text all come from the entry. */
 export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
-  const own = { ...(mcp.input?.shape ?? omit(spec.params.shape, mcp.omit ?? [])), ...(mcp.budget ? BUDGET_INPUT : {}) };
+  const own = { ...(mcp.input?.shape ?? describedDefaults(omit(spec.params.shape, mcp.omit ?? []), mcp.defaults)), ...(mcp.budget ? BUDGET_INPUT : {}) };
   const input: z.ZodRawShape =
     spec.target === 'session' ? { session: selector, ...own } : spec.target === 'session-or-host' ? { session: selector.optional(), ...own } : own;
   const output = mcp.output?.schema ?? (spec.result as z.ZodObject);

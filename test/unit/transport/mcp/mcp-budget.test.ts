@@ -138,6 +138,19 @@ describe('MCP tools that return output keep within maxChars', () => {
   });
 
   test(
+    "send with shell integration whose rows fit: they are returned as rendered, and totalChars counts the command's own output",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const session = await openShell('bash');
+      const sent = await call('send', { session, text: 'seq 1 30' });
+      assert.equal(sent.waitReason, 'command_done');
+      assert.ok(sent.output.includes('seq 1 30') && sent.output.includes(numbers(30)), 'the rows: the command line, its output, the next prompt');
+      assert.equal(sent.totalChars, numbers(30).length, 'the 30 numbers and their newlines, not the rows');
+      assert.equal(sent.elidedChars, 0);
+    },
+  );
+
+  test(
     "send with shell integration: the head is the start of the command's output, the tail its end, the counts its whole; the line points at the rest in its log and the ring",
     { timeout: TEST_TIMEOUT },
     async () => {

@@ -247,6 +247,17 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     checkToolList(agent);
   });
 
+  test(
+    "a tool's inputs state the defaults the tool uses: send and signal return up to 1 MiB of rows (the JSON-RPC methods 64 KiB)",
+    { timeout: TEST_TIMEOUT },
+    () => {
+      for (const name of ['send', 'signal']) {
+        const described = agent.tools.find((t) => t.name === name)?.inputSchema?.properties?.maxBytes?.description as string;
+        assert.match(described, /\(default 1048576;/, `${name}: ${described}`);
+      }
+    },
+  );
+
   test('with shell integration, send has the exit code in its structured result and list_commands lists the commands', { timeout: TEST_TIMEOUT }, async () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-mcp-home-'));
     try {
