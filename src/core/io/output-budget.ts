@@ -34,9 +34,22 @@ export interface Budgeted {
 export function applyBudget(text: string, maxChars: number, where: (e: Elision) => string): Budgeted {
   const totalChars = text.length;
   if (totalChars <= maxChars) return { text, totalChars, elidedChars: 0 };
-  // The note's length depends on the numbers in it: size it for the largest they can be.
+  // The note's length depends on the numbers in it: sized for the largest counts can be. What
+  // `where` makes of the real ones (cursors, offsets) may still be longer, and a cut moved off a
+  // surrogate pair keeps one more: then the parts shrink by what is over, until it fits.
   const probe: Elision = { chars: totalChars, lines: totalChars, firstLine: totalChars, lastLine: totalChars, head: '', tail: '' };
-  const room = Math.max(0, maxChars - noteLine(probe, where(probe)).length - 2);
+  let room = Math.max(0, maxChars - noteLine(probe, where(probe)).length - 2);
+  for (;;) {
+    const kept = keepWithin(text, room, where);
+    const over = kept.text.length - maxChars;
+    if (over <= 0 || room === 0) return kept;
+    room = Math.max(0, room - over);
+  }
+}
+
+/** `text`'s head and tail of about `room` characters in all, and the line between. */
+function keepWithin(text: string, room: number, where: (e: Elision) => string): Budgeted {
+  const totalChars = text.length;
   const headEnd = cutBefore(text, Math.ceil(room / 2));
   const tailStart = cutAfter(text, totalChars - Math.floor(room / 2), headEnd);
   const head = text.slice(0, headEnd);

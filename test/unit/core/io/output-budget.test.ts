@@ -50,3 +50,15 @@ test('one huge line is cut inside it, never in the middle of a surrogate pair', 
   assert.equal(e.head + text.slice(e.head.length, text.length - e.tail.length) + e.tail, text);
   assert.match(r.text, /\n\[… 1 line \(\d+ characters\) left out; see elsewhere\]\n/);
 });
+
+test('the text stays within maxChars when the pointer the real counts make is longer than the one sized beforehand', () => {
+  const text = lines(5000);
+  // A pointer made of cursors, not counts: its numbers need not be below the text's length (read_output's byte cursors).
+  const cursors = (e: Elision) => `read_output since=${e.firstLine === text.length ? 7 : 1_000_000 + e.firstLine} maxBytes=${e.chars * 3}`;
+  for (const maxChars of [200, 250, 300, 301, 305, 1000]) {
+    const r = applyBudget(text, maxChars, cursors);
+    assert.ok(r.text.length <= maxChars, `maxChars ${maxChars}: ${r.text.length} characters`);
+    const e = r.elision!;
+    assert.equal(e.head + text.slice(e.head.length, text.length - e.tail.length) + e.tail, text);
+  }
+});
