@@ -50,7 +50,7 @@ export interface RequestOptions {
   /** Host header (default 127.0.0.1:PORT). */
   host?: string;
   origin?: string;
-  /** A JSON value, or a string sent as is. */
+  /** A JSON value, or a string or Buffer sent as is. */
   body?: unknown;
   headers?: Record<string, string>;
   timeoutMs?: number;
@@ -61,9 +61,9 @@ export function request(port: number, method: string, path: string, opts: Reques
   const headers: Record<string, string> = { host: opts.host ?? `127.0.0.1:${port}`, ...opts.headers };
   if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
   if (opts.origin !== undefined) headers.origin = opts.origin;
-  let payload: string | undefined;
+  let payload: string | Buffer | undefined;
   if (opts.body !== undefined) {
-    payload = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    payload = typeof opts.body === 'string' || Buffer.isBuffer(opts.body) ? opts.body : JSON.stringify(opts.body);
     headers['content-type'] = 'application/json';
     headers['content-length'] = String(Buffer.byteLength(payload));
   }

@@ -62,6 +62,9 @@ export function decodeSegment(segment: string): string | undefined {
   }
 }
 
+/** A body's bytes as text; invalid UTF-8 throws. */
+const BODY_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * Reads a JSON object body (empty means `{}`), bounded to MAX_BODY_BYTES: a larger one (by its
  * Content-Length, or as it arrives) rejects with BodyTooLargeError and the rest is not kept. The
@@ -84,7 +87,13 @@ export function readJsonBody(req: IncomingMessage): Promise<Record<string, unkno
     });
     req.on('end', () => {
       if (size > MAX_BODY_BYTES) return;
-      const text = Buffer.concat(parts).toString('utf8').trim();
+      let text: string;
+      try {
+        // Bytes that are not UTF-8 are refused as on the sockets, never typed as U+FFFD.
+        text = BODY_UTF8.decode(Buffer.concat(parts)).trim();
+      } catch {
+        return reject(new RpcError(ErrorCode.ParseError, 'Parse error: the body is not valid UTF-8'));
+      }
       if (!text) return resolve({});
       let v: unknown;
       try {

@@ -704,6 +704,10 @@ describe('REST (the documented shapes)', () => {
     assertRestError(await api('POST', `/sessions/${s.id}/write`, {}), 400, 'BAD_REQUEST');
     assertRestError(await api('POST', `/sessions/${s.id}/write`, { data: 42 }), 400, 'BAD_REQUEST');
     assertRestError(await api('POST', `/sessions/${s.id}/write`, '{"data":'), 400, 'BAD_REQUEST');
+    // Bytes that are not UTF-8 are refused, as on the sockets, never typed as U+FFFD.
+    const notUtf8 = await api('POST', `/sessions/${s.id}/write`, Buffer.from('{"data":"\xff\xfe"}', 'latin1'));
+    assertRestError(notUtf8, 400, 'BAD_REQUEST');
+    assert.match(notUtf8.json.error.message, /not valid UTF-8/);
     assertRestError(await api('POST', `/sessions/${s.id}/write`, { data: 'x', submit: 'no' }), 400, 'BAD_REQUEST');
     assertRestError(await api('POST', `/sessions/${s.id}/resize`, {}), 400, 'BAD_REQUEST');
     assertRestError(await api('GET', `/sessions/${s.id}?since=abc`), 400, 'BAD_REQUEST');
