@@ -62,9 +62,12 @@ export async function serveRest(
   }
 }
 
+/** A number as a query writes it. */
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
 /**
  * The query string as the schema's types: numbers as numbers and booleans as booleans (a bare
- * `?strip` is true, `?strip=false` false), so the method's own schema validates them.
+ * `?strip` is true, `?strip=false` or `=0` false), so the method's own schema validates them.
  */
 function queryParams(url: URL, schema: z.ZodObject): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -72,9 +75,11 @@ function queryParams(url: URL, schema: z.ZodObject): Record<string, unknown> {
     if (!url.searchParams.has(name)) continue;
     const v = url.searchParams.get(name) ?? '';
     const kind = baseType(field as z.ZodType);
-    if (kind === 'boolean') out[name] = v !== 'false';
+    // A bare flag is true; any other spelling than these is passed on as text, and refused (400).
+    if (kind === 'boolean') out[name] = v === '' || v === 'true' || v === '1' ? true : v === 'false' || v === '0' ? false : v;
     else if (v === '') continue;
-    else out[name] = kind === 'number' ? Number(v) : v;
+    // Decimal only: `0x10` or `1e3` is text, and refused, as JSON-RPC refuses a string for a number.
+    else out[name] = kind === 'number' && DECIMAL.test(v) ? Number(v) : v;
   }
   return out;
 }

@@ -711,6 +711,20 @@ describe('REST (the documented shapes)', () => {
     assertRestError(await api('POST', `/sessions/${s.id}/write`, { data: 'x', submit: 'no' }), 400, 'BAD_REQUEST');
     assertRestError(await api('POST', `/sessions/${s.id}/resize`, {}), 400, 'BAD_REQUEST');
     assertRestError(await api('GET', `/sessions/${s.id}?since=abc`), 400, 'BAD_REQUEST');
+    // Query values are read as written: decimal numbers, and flags as a bare name, true/1 or false/0.
+    assertRestError(await api('GET', `/sessions/${s.id}?since=0x10`), 400, 'BAD_REQUEST');
+    assertRestError(await api('GET', `/sessions/${s.id}?strip=maybe`), 400, 'BAD_REQUEST');
+    await api('POST', `/sessions/${s.id}/write`, { data: 'printf "\\033[1mbold-$((6*7))\\033[0m\\n"' });
+    const raw = await until(
+      async () => {
+        const r = await api('GET', `/sessions/${s.id}?since=0&strip=0`);
+        return /bold-42/.test(r.json.data.data) ? r : undefined;
+      },
+      10_000,
+      'the output',
+    );
+    assert.match(raw.json.data.data, /\x1b\[1mbold-42/, 'strip=0 keeps the escapes');
+    assert.doesNotMatch((await api('GET', `/sessions/${s.id}?since=0&strip=1`)).json.data.data, /\x1b\[1mbold-42/, 'strip=1 takes them out');
     await deleteSession(s.id);
   });
 });
