@@ -6,11 +6,23 @@
 /** Longest wait a client may ask for (`timeout`, `idleMs`): a day; longer is a mistake, not a plan. */
 export const MAX_WAIT_MS = 24 * 60 * 60 * 1000;
 
-/** Terminal sizes beyond these are a client's mistake, not a screen. */
+/**
+ * The terminal sizes a session takes. The methods take any positive size and bring it within
+ * these, as socket-pty clamps what is out of range (`inSize`); the CLI's flags are checked
+ * against them, so a typo there is a usage error.
+ */
 export const MIN_COLS = 2;
 export const MAX_COLS = 1000;
 export const MIN_ROWS = 1;
 export const MAX_ROWS = 500;
+
+/** `size`'s columns and rows brought within the bounds above (either may be left out). */
+export function inSize<T extends { cols?: number; rows?: number }>(size: T): T {
+  const out = { ...size };
+  if (out.cols !== undefined) out.cols = Math.min(Math.max(out.cols, MIN_COLS), MAX_COLS);
+  if (out.rows !== undefined) out.rows = Math.min(Math.max(out.rows, MIN_ROWS), MAX_ROWS);
+  return out;
+}
 
 /** Commands a session remembers (`pty/commands` `limit` at most); older ones are forgotten first. */
 export const MAX_COMMAND_RECORDS = 1000;

@@ -1,3 +1,4 @@
+import { inSize } from '../base/param-limits';
 import { z } from 'zod';
 import { checkAgentCommand } from '../agent/agent-policy';
 import { DEFAULT_COLS, DEFAULT_ROWS } from '../session/session';
@@ -61,7 +62,7 @@ export const createMethod = method({
   async handler(ctx, p) {
     // An agent's command line meets the user's deny rules before anything starts.
     if (p.command !== undefined) checkAgentCommand(ctx.services.agentPolicy, ctx.caller, [p.command, ...(p.args ?? [])]);
-    return ctx.services.describe(await ctx.services.createSession(p));
+    return ctx.services.describe(await ctx.services.createSession(inSize(p)));
   },
   mcp: {
     tool: 'open_session',

@@ -12,7 +12,7 @@ import {
   type SendResult,
 } from '../io/send';
 import { joinBudget, noteRoom } from '../io/output-budget';
-import { MAX_WAIT_MS } from '../base/param-limits';
+import { inSize, MAX_WAIT_MS } from '../base/param-limits';
 import { signalForegroundGroup } from '../process/proc-state';
 import { admitWrite, agentCall, DEFAULT_APPROVAL_WAIT_MS } from '../agent/agent-write';
 import { DEFAULT_ARBITRATION_WAIT_MS } from '../agent/typing-arbitration';
@@ -433,15 +433,19 @@ export const resizeMethod = method({
   result: z.object({}),
   needsRunning: true,
   handler(ctx, p) {
-    requireSession(ctx).resize(p.cols, p.rows);
+    const size = inSize(p);
+    requireSession(ctx).resize(size.cols, size.rows);
     return {};
   },
   mcp: {
     tool: 'resize',
     title: 'Resize the terminal',
     description: 'Change the terminal size in columns and rows.',
-    output: { schema: z.object({ cols: z.number(), rows: z.number() }), fromResult: (_r, a) => ({ cols: a.cols, rows: a.rows }) },
-    text: (_r, a) => `Resized to ${a.cols}x${a.rows}.`,
+    output: { schema: z.object({ cols: z.number(), rows: z.number() }), fromResult: (_r, a) => inSize({ cols: a.cols as number, rows: a.rows as number }) },
+    text: (_r, a) => {
+      const size = inSize({ cols: a.cols as number, rows: a.rows as number });
+      return `Resized to ${size.cols}x${size.rows}.`;
+    },
   },
   rest: {
     verb: 'POST',

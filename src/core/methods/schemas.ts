@@ -10,8 +10,9 @@ export const int = () => z.number().int();
 export const nonNegInt = () => int().min(0);
 /** A wait in milliseconds: at most a day (a client that wants longer asks again). */
 export const waitMs = () => nonNegInt().max(MAX_WAIT_MS);
-export const cols = () => int().min(MIN_COLS).max(MAX_COLS);
-export const rows = () => int().min(MIN_ROWS).max(MAX_ROWS);
+// Any positive size; the handlers bring it within MIN/MAX (inSize), as socket-pty clamps.
+export const cols = () => int().min(1).describe(`Columns (${MIN_COLS}…${MAX_COLS}; a size outside is brought within).`);
+export const rows = () => int().min(1).describe(`Rows (${MIN_ROWS}…${MAX_ROWS}; a size outside is brought within).`);
 /** How long a session may stay without a client before it ends (a week at most). */
 export const leaseSeconds = () =>
   z

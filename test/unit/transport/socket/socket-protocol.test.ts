@@ -22,6 +22,7 @@ import {
 } from '../../../helpers/protocol';
 import { withTimeout } from '../../../helpers/host';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
+import { MAX_COLS, MAX_ROWS, MIN_COLS } from '../../../../src/core/base/param-limits';
 
 const BASH_CMD = 'bash --norc --noprofile';
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking CI. */
@@ -292,19 +293,29 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     assert.equal(s.result.matched, false);
   });
 
-  test('pty/resize → {} and pty/read reports the new size; bad sizes → -32602', { timeout: TEST_TIMEOUT }, async () => {
-    assert.deepEqual(await c.call('pty/resize', { cols: 120, rows: 40 }, 11), { jsonrpc: '2.0', result: {}, id: 11 });
-    const r = await c.result('pty/read', {});
-    assert.deepEqual(r.size, { cols: 120, rows: 40 });
-    // The program sees it too.
-    await freshPrompt(c);
-    await c.result('pty/write', { action: [{ text: 'echo size=$(stty size)' }, { key: 'Enter' }] });
-    await readUntil(c, (x) => x.screen.includes('size=40 120'), 'stty size');
-    assertError(await c.call('pty/resize', { cols: 0, rows: 10 }, 'z1'), -32602, 'z1');
-    assertError(await c.call('pty/resize', { cols: 80 }, 'z2'), -32602, 'z2');
-    assertError(await c.call('pty/resize', { cols: 'wide', rows: 10 }, 'z3'), -32602, 'z3');
-    assert.deepEqual((await c.result('pty/read', {})).size, { cols: 120, rows: 40 });
-  });
+  test(
+    'pty/resize → {} and pty/read reports the new size; a size out of range is brought within it; bad sizes → -32602',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      assert.deepEqual(await c.call('pty/resize', { cols: 120, rows: 40 }, 11), { jsonrpc: '2.0', result: {}, id: 11 });
+      const r = await c.result('pty/read', {});
+      assert.deepEqual(r.size, { cols: 120, rows: 40 });
+      // The program sees it too.
+      await freshPrompt(c);
+      await c.result('pty/write', { action: [{ text: 'echo size=$(stty size)' }, { key: 'Enter' }] });
+      await readUntil(c, (x) => x.screen.includes('size=40 120'), 'stty size');
+      assertError(await c.call('pty/resize', { cols: 0, rows: 10 }, 'z1'), -32602, 'z1');
+      assertError(await c.call('pty/resize', { cols: 80 }, 'z2'), -32602, 'z2');
+      assertError(await c.call('pty/resize', { cols: 'wide', rows: 10 }, 'z3'), -32602, 'z3');
+      assert.deepEqual((await c.result('pty/read', {})).size, { cols: 120, rows: 40 });
+      // A positive size out of range is brought within it, as socket-pty clamps what is out of range.
+      assert.deepEqual(await c.call('pty/resize', { cols: 1, rows: 100000 }, 'c1'), { jsonrpc: '2.0', result: {}, id: 'c1' });
+      assert.deepEqual((await c.result('pty/read', {})).size, { cols: MIN_COLS, rows: MAX_ROWS });
+      await c.result('pty/resize', { cols: 5000, rows: 40 });
+      assert.deepEqual((await c.result('pty/read', {})).size, { cols: MAX_COLS, rows: 40 });
+      await c.result('pty/resize', { cols: 120, rows: 40 });
+    },
+  );
 
   test('errors: unknown method -32601 echoing the id, exactly as socket-pty shows', { timeout: TEST_TIMEOUT }, async () => {
     assert.deepEqual(await c.call('pty/unknown', {}, 13), {
