@@ -3,6 +3,7 @@ import type { SessionInput } from './input-source';
 
 /** Keys that end or abandon the line the human was typing: Enter, Ctrl+C, Ctrl+U, Ctrl+D. */
 const LINE_ENDS = /[\r\n\x03\x15\x04]/g;
+const ENDS_A_LINE = /[\r\n\x03\x15\x04]/;
 /** Cursor and function keys (CSI and SS3 sequences): moving about is not typing text. */
 const KEY_SEQUENCES = /\x1b(?:\[[0-9;?]*[ -/]*[@-~]|O[@-~])/g;
 
@@ -18,7 +19,12 @@ export class HumanInput extends Disposable {
   lineStarted = false;
 
   observe(input: SessionInput): void {
-    if (input.from.origin !== 'user') return;
+    if (input.from.origin !== 'user') {
+      // Someone else ended or cleared the line (a script's Enter or Ctrl+U): there is none left
+      // for the human to finish, and their last keys still count as typing for the pause.
+      if (this.lineStarted && ENDS_A_LINE.test(input.data)) this.lineStarted = false;
+      return;
+    }
     this.lastAt = Date.now();
     // What follows the last Enter (or Ctrl+C…) decides; a write without one adds to the line.
     const text = input.data;

@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { startHttpHost, type HttpHost, mcpAgent } from '../../../helpers/http';
+import { request, startHttpHost, type HttpHost, mcpAgent } from '../../../helpers/http';
 import { BASH, connect, until, clientsClosed } from '../../../helpers/host';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { loadNodePty } from '../../../../src/core/session/pty-loader';
@@ -72,6 +72,20 @@ describe('typing arbitration', () => {
       await rpc('pty/kill', { session: id });
     },
   );
+
+  test('a line the user started and a script cleared (Ctrl+U) holds the agent no longer', { timeout: 60_000 }, async () => {
+    const id = await openBash();
+    await userTypes(id, 'echo half-typed');
+    // A script clears it over REST: the shell's line is empty again.
+    const cleared = await request(h.port, 'POST', `/sessions/${id}/write`, { token: h.token, body: { data: '\x15', submit: false } });
+    assert.equal(cleared.status, 200, cleared.text);
+    await until(async () => !(await screen(id)).includes('half-typed'), 10_000, 'the line cleared');
+    // The user's pause still counts; then the agent's send goes through.
+    const ran = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo agent-after-clear', timeout: 10_000 } })) as any;
+    assert.notEqual(ran.isError, true, toolText(ran));
+    assert.match(ran.structuredContent.output, /agent-after-clear/);
+    await rpc('pty/kill', { session: id });
+  });
 
   test(
     "through `shared-pty attach` in a real terminal: the user's started line holds the agent, and Ctrl+C there ends its send",
