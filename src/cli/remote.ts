@@ -11,12 +11,16 @@ let hostFlag: string | undefined;
 /** Takes `--host NAME` (or `--host=NAME`) out of a command's arguments, before any `--`. */
 export function takeHostFlag(argv: string[]): string[] {
   const out: string[] = [];
+  let given = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--') return [...out, ...argv.slice(i)];
     if (a === '--host' || a.startsWith('--host=')) {
       const v = a === '--host' ? argv[++i] : a.slice('--host='.length);
       if (!v) throw new CliError('--host needs a host name (see hosts.json in docs/hosts.md#remote-hosts)', 2);
+      // As every other flag: given twice is a mistake, never one of the two silently dropped.
+      if (given) throw new CliError('--host is given twice; give it once', 2);
+      given = true;
       hostFlag = v;
       continue;
     }
