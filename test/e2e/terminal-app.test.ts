@@ -70,7 +70,9 @@ describe('the terminal view of MCP Apps (Chromium, AppBridge, /mcp)', () => {
     if (skip) return;
     assert.ok(fs.existsSync(path.join(ROOT, 'dist', 'terminal-app.html')), 'dist/terminal-app.html is missing: run `node esbuild.mjs` first');
     h = await startHttpHost();
-    client = new Client({ name: 'apps-e2e', version: '0' });
+    // A chat host that renders MCP Apps says so in its initialize (the view's keys are the person's only then).
+    const capabilities = { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } };
+    client = new Client({ name: 'apps-e2e', version: '0' }, { capabilities });
     const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } });
     await withTimeout(client.connect(transport), 20_000, 'MCP connect');
 

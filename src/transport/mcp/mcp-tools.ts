@@ -307,26 +307,22 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
         // The person's keys come only from a view a chat host renders: a client known to render none
         // (it declared no MCP Apps) shows its tools to the model, and app_input would be the agent's.
         if (isPersonsKeys(tool.method)) {
-          const declared = clientDeclaresApps(server, ctx, APPS_EXTENSION_ID) ?? options.appsDeclared?.();
-          const refused =
-            declared === false
-              ? `this client declared no MCP Apps support (extension ${APPS_EXTENSION_ID})`
-              : !isAppKey(args?.[APP_KEY_ARG])
-                ? 'the call does not carry the key of a terminal view this server served'
-                : undefined;
-          if (refused) {
+          if (!isAppKey(args?.[APP_KEY_ARG])) {
             return toolError(
               new RpcError(
                 ErrorCode.Forbidden,
-                `${tool.name} is for the terminal view of MCP Apps, and ${refused}; nothing was written. Agents type with send and send_keys.`,
+                `${tool.name} is for the terminal view of MCP Apps, and the call does not carry the key of a terminal view this server served; nothing was written. Agents type with send and send_keys.`,
               ),
             );
           }
           args = { ...args };
           delete args[APP_KEY_ARG];
-          // A client whose capabilities are not known (no initialize seen) may list app-only tools
-          // to its model, and the model may read the view's page: the keys are its own write.
-          if (declared === undefined) return writeAsCaller(backend, args, ctx.mcpReq.signal);
+          // The person's keys only from a client that declared MCP Apps (it hides app-only tools
+          // from its model). Any other may list app_input to its model, and the model may read
+          // the view's page: the keys are its own write, through the agent guards. (Some chat
+          // hosts render MCP Apps without declaring it: their view still types, as the agent.)
+          const declared = clientDeclaresApps(server, ctx, APPS_EXTENSION_ID) ?? options.appsDeclared?.();
+          if (declared !== true) return writeAsCaller(backend, args, ctx.mcpReq.signal);
         }
         // 2026-07-28: the call runs apart from its request, so the client can be asked in the
         // middle (input_required rounds), or it becomes a task (docs/protocol.md#tasks-and-input-rounds).
@@ -366,16 +362,16 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
 }
 
 /**
- * `app_input` from a client that has not said it renders MCP Apps: nothing vouches that a person
- * at the view typed the keys, so they go in as the caller's own write, through the agent guards
- * (deny rules, the approval policy, secret input, typing arbitration), as send_keys's would.
+ * `app_input` from a client that has not declared MCP Apps: nothing vouches that a person at the
+ * view typed the keys, so they go in as the caller's own write, through the agent guards (deny
+ * rules, the approval policy, secret input, typing arbitration), as send_keys's would.
  */
 async function writeAsCaller(backend: ToolBackend, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolCallResult> {
   try {
     const { written } = (await backend.call('pty/write', { session: args.session, action: { text: args.data } }, { signal })) as { written: number };
     // Refused during secret input, so none was asked for when the keys went in.
     return {
-      content: [{ type: 'text', text: `Typed ${written} bytes as this client's own write (it has not said it renders MCP Apps).` }],
+      content: [{ type: 'text', text: `Typed ${written} bytes as this client's own write (it has not declared MCP Apps).` }],
       structuredContent: { written, secretInput: false },
     };
   } catch (e) {

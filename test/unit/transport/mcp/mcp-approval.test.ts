@@ -128,29 +128,39 @@ describe("approvals through the agent's own client (agent approval ask, no edito
     assert.match(await screen(session), /^headless-6$/m);
   });
 
-  test("app_input is the person's only from a client that renders MCP Apps (one that does not shows it to its model)", { timeout: TEST_TIMEOUT }, async () => {
-    const session = await userSession();
-    const refused = (await plain.client.callTool({ name: 'app_input', arguments: { session, data: 'echo not-the-person\r' } })) as ToolResult;
-    assert.equal(refused.isError, true);
-    assert.match(textOf(refused), /declared no MCP Apps support/);
-    const apps = await agentClient(h.dir, false, true);
-    try {
-      // The view sends the key its page was served with (a model reads tool results, never the page).
-      const keyless = (await apps.client.callTool({ name: 'app_input', arguments: { session, data: 'echo not-the-person\r' } })) as ToolResult;
+  test(
+    "app_input is the person's only from a client that declared MCP Apps; from any other it is that client's own write (its model may see the tool)",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const session = await userSession();
+      // The view sends the key its page was served with; a call without it writes nothing.
+      const keyless = (await plain.client.callTool({ name: 'app_input', arguments: { session, data: 'echo keyless\r' } })) as ToolResult;
+      assert.equal(keyless.isError, true);
       assert.match(textOf(keyless), /does not carry the key of a terminal view/);
-      const page = (await apps.client.readResource({ uri: 'ui://shared-pty/terminal' })).contents[0] as { text?: string };
+      const page = (await plain.client.readResource({ uri: 'ui://shared-pty/terminal' })).contents[0] as { text?: string };
       const appKey = /<meta name="shared-pty-app-key" content="([^"]+)">/.exec(page.text ?? '')?.[1];
       assert.ok(appKey, "the view's page carries its key");
-      const typed = (await apps.client.callTool({ name: 'app_input', arguments: { session, data: 'echo the-person\r', appKey } })) as ToolResult;
-      assert.notEqual(typed.isError, true, textOf(typed));
-      await until(async () => /^the-person$/m.test(await screen(session)), 10_000, "the person's line ran");
-      const last = (await rpc('pty/info', { session })).lastInput;
-      assert.deepEqual([last.origin, last.transport], ['user', 'mcp-app']);
-      assert.ok(!(await screen(session)).includes('not-the-person'));
-    } finally {
-      await apps.client.close();
-    }
-  });
+      // A client that declared no MCP Apps: the keys are its own (ask acts as allow for it: no elicitation).
+      const own = (await plain.client.callTool({ name: 'app_input', arguments: { session, data: 'echo not-the-person\r', appKey } })) as ToolResult;
+      assert.notEqual(own.isError, true, textOf(own));
+      await until(async () => /^not-the-person$/m.test(await screen(session)), 10_000, "the client's line ran");
+      const agent = (await rpc('pty/info', { session })).lastInput;
+      assert.deepEqual([agent.origin, agent.transport], ['agent', 'mcp-stdio'], 'credited to the agent, never to the user');
+      const apps = await agentClient(h.dir, false, true);
+      try {
+        // Each serving process has a key of its own: this client's view has its server's page.
+        const its = (await apps.client.readResource({ uri: 'ui://shared-pty/terminal' })).contents[0] as { text?: string };
+        const itsKey = /<meta name="shared-pty-app-key" content="([^"]+)">/.exec(its.text ?? '')?.[1];
+        const typed = (await apps.client.callTool({ name: 'app_input', arguments: { session, data: 'echo the-person\r', appKey: itsKey } })) as ToolResult;
+        assert.notEqual(typed.isError, true, textOf(typed));
+        await until(async () => /^the-person$/m.test(await screen(session)), 10_000, "the person's line ran");
+        const last = (await rpc('pty/info', { session })).lastInput;
+        assert.deepEqual([last.origin, last.transport], ['user', 'mcp-app']);
+      } finally {
+        await apps.client.close();
+      }
+    },
+  );
 
   test('an agent answers only the questions its own client was asked', { timeout: TEST_TIMEOUT }, async () => {
     const session = await userSession();

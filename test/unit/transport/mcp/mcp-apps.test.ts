@@ -195,7 +195,7 @@ describe("the person's keys over /mcp, whose 2025-11-25 requests carry no capabi
   }
 
   test(
-    "app_input is the user's only from a client whose initialize declared MCP Apps; one that declared none is refused, and a caller never seen to initialize writes as itself, through the agent guards",
+    "app_input is the user's only from a client whose initialize declared MCP Apps; one that declared none, or a caller never seen to initialize, writes as itself, through the agent guards",
     { timeout: TEST_TIMEOUT },
     async () => {
       const user = await rpc('session/create', { ...BASH, cols: 80, rows: 24, origin: 'user' });
@@ -209,9 +209,10 @@ describe("the person's keys over /mcp, whose 2025-11-25 requests carry no capabi
         client.callTool({ name: 'app_input', arguments: { session: user.id, data, appKey } }) as Promise<ToolResult>;
       const text = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('');
 
+      // A client that declared none: its keys are its own, refused in the user's session like its send.
       const none = await keys(plain, 'echo from-no-apps\r');
       assert.equal(none.isError, true);
-      assert.match(text(none), /declared no MCP Apps support/);
+      assert.match(text(none), /agents may not type into session/);
       await plain.close();
 
       // A scoped token never used to initialize: nothing known of its client, so the keys are its own.

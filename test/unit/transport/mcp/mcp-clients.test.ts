@@ -161,13 +161,13 @@ async function everyTool(era: Era, via: Via): Promise<Set<string>> {
     await use('wait_event', { session, types: ['exit'], timeoutMs: 0 }).then((r) => assert.equal(r.data.event, null, `${where}: wait_event`));
     await use('send_keys', { session, keys: ['Ctrl+C'] }).then((r) => assert.ok(r.data.written > 0, `${where}: send_keys`));
     await use('signal', { session, signal: 'SIGCONT', timeout: 2000 });
-    // app_input is the terminal view's: these clients declare no MCP Apps, and the server knows it
-    // on every transport (stdio's initialize, a 2026-07-28 request's _meta, and on stateless /mcp
-    // the latest initialize made with the same token), so it is refused to them.
+    // app_input is the terminal view's: without the key of a view this server served it writes
+    // nothing, on every transport and revision (with it, these clients, which declare no MCP
+    // Apps, would type as themselves: mcp-approval.test.ts).
     called.add('app_input');
     const keys = (await client.callTool({ name: 'app_input', arguments: { session, data: '\r' } })) as ToolResult;
     const keysText = (keys.content ?? []).map((c) => c.text).join('');
-    assert.match(keysText, /^Error -32004: .*declared no MCP Apps support/, `${where}: app_input refused to a client without MCP Apps`);
+    assert.match(keysText, /^Error -32004: .*does not carry the key of a terminal view/, `${where}: app_input without the view's key`);
     const commands = await use('list_commands', { session });
     assert.equal(typeof commands.data.integration, 'boolean', `${where}: list_commands`);
     // read_command_output needs a command the shell reported: this bash has no integration, so the

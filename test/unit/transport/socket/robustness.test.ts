@@ -277,7 +277,7 @@ describe('bad input gets a clear JSON-RPC error and the connection keeps working
       ['pty/resize', { cols: 80 }],
       ['pty/resize', { cols: '80', rows: '24' }],
       ['pty/resize', { cols: 0, rows: 0 }],
-      ['pty/resize', { cols: 1e400, rows: 24 }],
+      ['pty/resize', { cols: 2.5, rows: 24 }],
       ['pty/write', { action: 5 }],
       ['pty/write', { action: { text: 5 } }],
       ['pty/write', { action: { key: 'NoSuchKey' } }],
