@@ -24,7 +24,7 @@ export const appInputMethod = method({
   target: 'session',
   scope: 'input',
   summary:
-    "What the person types in the terminal view of MCP Apps (the app-only tool app_input): written as the user's keys, exactly as given; over any other transport it is the caller's own write.",
+    "What the person types in the terminal view of MCP Apps (the app-only tool app_input): written as the user's keys, exactly as given, from a client that declared MCP Apps; from any other, and over any other transport, it is the caller's own write.",
   params: z.object({ data: z.string().min(1).describe("The bytes typed, as the view's terminal produced them (escape sequences included).") }),
   result: z.object({
     written: z.number().describe('UTF-8 bytes written.'),
