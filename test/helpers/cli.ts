@@ -25,6 +25,20 @@ export interface CliRun {
   result: Promise<CliResult>;
 }
 
+/**
+ * Ends a running `events --json` as Ctrl+C does and returns what it printed, one object a line;
+ * it must end with 0 and say nothing on stderr about it.
+ */
+export async function interruptedEvents(run: CliRun): Promise<Array<Record<string, any>>> {
+  process.kill(run.pid, 'SIGINT');
+  const r = await run.result;
+  if (r.code !== 0) throw new Error(`events ended with ${r.code}: ${r.stderr}`);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, any>);
+}
+
 /** Starts `node bin/shared-pty.js <args>`; it is killed (by pid) if it outlives `timeoutMs`. */
 export function startCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 30_000): CliRun {
   const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import type { SessionInfo } from '../../../src/core/methods/types';
 import { readLiveRecords } from '../../../src/host/discovery';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
-import { runCli, runEach, startCli, startedPids, startServeHost, stopPid, Tmux, type CliResult, type ServeHost } from '../../helpers/cli';
+import { interruptedEvents, runCli, runEach, startCli, startedPids, startServeHost, stopPid, Tmux, type CliResult, type ServeHost } from '../../helpers/cli';
 import { connect, tempRuntimeDir, until } from '../../helpers/host';
 import { bashEnv, buildCli, childrenOf, CLI, connectionsTo, pidAlive, REPO_ROOT } from '../../helpers/protocol';
 import { descriptorsOfSleeping } from '../../helpers/descriptors';
@@ -744,14 +744,8 @@ describe('events', () => {
       } finally {
         control.close();
       }
-      process.kill(run.pid, 'SIGINT');
-      const r = await run.result;
-      assert.equal(r.code, 0, r.stderr);
-      const events = r.stdout
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l));
-      const resize = events.find((e) => e.type === 'resize');
+      const events = await interruptedEvents(run);
+      const resize = events.find((e) => e.type === 'resize')!;
       assert.deepEqual(
         { ...resize, at: undefined, seq: undefined },
         { host: serve.record.hostId, session: sid, at: undefined, seq: undefined, type: 'resize', cols: resize.cols, rows: 30 },

@@ -15,7 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { SessionInfo } from '../../../src/core/methods/types';
 import { loadNodePty } from '../../../src/core/session/pty-loader';
 import { readLiveRecords } from '../../../src/host/discovery';
-import { runCli, startCli, startedPids, stopPid, type CliResult } from '../../helpers/cli';
+import { interruptedEvents, runCli, startCli, startedPids, stopPid, type CliResult } from '../../helpers/cli';
 import { FloodCheck, makeFlood } from '../../helpers/flood';
 import { connect, tempRuntimeDir, until, withTimeout } from '../../helpers/host';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
@@ -271,17 +271,11 @@ describe('remote hosts through ssh and exec', () => {
             30_000,
             `a resize event on stdout (${args.join(' ')})`,
           );
-          process.kill(run.pid, 'SIGINT');
-          const r = await run.result;
-          assert.equal(r.code, 0, r.stderr);
-          const events = r.stdout
-            .trim()
-            .split('\n')
-            .map((l) => JSON.parse(l) as { host: string; session: string; type: string });
+          const events = await interruptedEvents(run);
           assert.ok(events.some((e) => e.type === 'resize'));
           assert.ok(
             events.every((e) => e.host === 'box' && e.session === id.slice('box:'.length)),
-            r.stdout,
+            JSON.stringify(events),
           );
         }
       } finally {
