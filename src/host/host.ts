@@ -106,7 +106,12 @@ export class Host extends Disposable implements HostServices {
       this._register(this._files.onDidLose((why) => this._stopListening(why)));
       // Command logs live beside the sockets: private to the user, gone with the host.
       this.registry = this._register(
-        new SessionRegistry({ commandLogDir: path.join(this.hostDir, 'logs'), commandLogWritable: () => this._files.check(), ...options }),
+        new SessionRegistry({
+          commandLogDir: path.join(this.hostDir, 'logs'),
+          commandLogWritable: () => this._files.check(),
+          handoverDir: this.hostDir,
+          ...options,
+        }),
       );
       this._register(this.registry.onDidRemove((s) => void this._unpublish(s)));
       this._register(this.registry.onDidChange(() => this._scheduleRecord()));

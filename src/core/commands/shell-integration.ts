@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { openNewFile } from '../base/private-files';
 
 /** The shells whose integration ships with us (the scripts in `shell-integration/`). */
 export type IntegratedShell = 'bash' | 'zsh' | 'fish';
@@ -9,7 +10,7 @@ export type IntegratedShell = 'bash' | 'zsh' | 'fish';
 export interface ShellIntegrationLaunch {
   shell: IntegratedShell;
   args: string[];
-  /** Added to the shell's environment; the scripts remove these variables again. */
+  /** Added to the shell's environment (with the nonce's variable: `nonceHandover`); the scripts remove these variables again. */
   env: Record<string, string>;
   /** The secret the scripts end each of their marks with (OwnMarkFilter): only those marks count. */
   nonce: string;
@@ -19,10 +20,13 @@ export interface ShellIntegrationLaunch {
 export const SHELL_INTEGRATION_ENV = 'SHARED_PTY_SHELL_INTEGRATION';
 
 /**
- * The variable that hands the nonce to the scripts. They read it before anything else runs and
- * remove it from the environment, so the programs the shell starts do not inherit it.
+ * The variable that hands the nonce to the scripts where the session has no folder to hand it
+ * over in (`nonceHandover`). They read it before anything else runs and remove it from the
+ * environment, so the programs the shell starts do not inherit it.
  */
 export const NONCE_ENV = 'SHARED_PTY_NONCE';
+/** The variable that names the file holding the nonce, which the scripts read and remove at once. */
+export const NONCE_FILE_ENV = 'SHARED_PTY_NONCE_FILE';
 
 /** Bytes of randomness in a session's nonce (128 bits): far beyond guessing, short in every mark. */
 const NONCE_BYTES = 16;
@@ -67,13 +71,13 @@ export function shellIntegrationLaunch(command: string, args: readonly string[],
       if (!fs.existsSync(script)) return undefined;
       // bash reads no --init-file as a login shell: the script reads the login files itself.
       const rest = args.flatMap((a) => (LOGIN_ARGS.has(a) ? [] : a === '-il' || a === '-li' ? ['-i'] : [a]));
-      return { shell, args: ['--init-file', script, ...rest], env: { [NONCE_ENV]: nonce, ...(login ? { SHARED_PTY_SHELL_LOGIN: '1' } : {}) }, nonce };
+      return { shell, args: ['--init-file', script, ...rest], env: login ? { SHARED_PTY_SHELL_LOGIN: '1' } : {}, nonce };
     }
     case 'zsh': {
       const zdotdir = path.join(dir, 'zsh');
       if (!fs.existsSync(path.join(zdotdir, '.zshrc'))) return undefined;
       // Where zsh would have read the user's files: their ZDOTDIR, else home (unset: the scripts use $HOME).
-      const extra: Record<string, string> = { ZDOTDIR: zdotdir, [NONCE_ENV]: nonce };
+      const extra: Record<string, string> = { ZDOTDIR: zdotdir };
       if (env.ZDOTDIR !== undefined) extra.SHARED_PTY_USER_ZDOTDIR = env.ZDOTDIR;
       return { shell, args: [...args], env: extra, nonce };
     }
@@ -81,7 +85,7 @@ export function shellIntegrationLaunch(command: string, args: readonly string[],
       const script = path.join(dir, 'fish.fish');
       if (!fs.existsSync(script)) return undefined;
       // Set while fish reads its configuration, so VS Code's own integration loaded there stands back.
-      return { shell, args: [...args, '--init-command', `source ${fishQuote(script)}`], env: { VSCODE_SHELL_INTEGRATION: '1', [NONCE_ENV]: nonce }, nonce };
+      return { shell, args: [...args, '--init-command', `source ${fishQuote(script)}`], env: { VSCODE_SHELL_INTEGRATION: '1' }, nonce };
     }
   }
 }
@@ -89,4 +93,30 @@ export function shellIntegrationLaunch(command: string, args: readonly string[],
 /** A fish single-quoted word: inside, only `\\` and `\'` are escapes. */
 function fishQuote(s: string): string {
   return `'${s.replace(/[\\']/g, (c) => `\\${c}`)}'`;
+}
+
+/**
+ * How the scripts get the nonce. In a new file of `dir` (mode 0600, made with NEW_FILE_FLAGS under
+ * a name nobody can guess), named by NONCE_FILE_ENV, which they read and remove before anything
+ * else runs: a variable holding the nonce itself would stay readable in the shell's
+ * `/proc/<pid>/environ` to every program the shell starts, and one of them could forge marks with
+ * it. Without a folder to write in (none given, or not safe now) the variable NONCE_ENV carries
+ * it. `file` is the file, for the session to remove should the shell never read it.
+ */
+export function nonceHandover(nonce: string, dir: string | undefined, writable?: () => boolean): { env: Record<string, string>; file?: string } {
+  if (dir !== undefined && (writable?.() ?? true)) {
+    const file = path.join(dir, `nonce.${randomBytes(8).toString('hex')}`);
+    try {
+      const fd = openNewFile(file);
+      try {
+        fs.writeSync(fd, `${nonce}\n`);
+      } finally {
+        fs.closeSync(fd);
+      }
+      return { env: { [NONCE_FILE_ENV]: file }, file };
+    } catch {
+      fs.rmSync(file, { force: true });
+    }
+  }
+  return { env: { [NONCE_ENV]: nonce } };
 }

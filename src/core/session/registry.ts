@@ -40,6 +40,8 @@ export interface RegistryOptions {
   commandLogBytes?: number;
   /** Asked before each command log file or folder is made or removed: false while the folder is not safe to write in. */
   commandLogWritable?: () => boolean;
+  /** Where sessions hand their shells the integration's secret (the host's private folder; see SessionOptions). */
+  handoverDir?: string;
   /** Sessions listed at once (default MAX_SESSIONS). */
   maxSessions?: number;
 }
@@ -144,6 +146,7 @@ export class SessionRegistry extends Disposable {
         commandLogDir: this._options.commandLogDir && path.join(this._options.commandLogDir, id),
         commandLogBytes: this._options.commandLogBytes,
         commandLogWritable: this._options.commandLogWritable,
+        handoverDir: this._options.handoverDir,
       });
     } catch (e) {
       if (e instanceof RpcError) throw e;

@@ -41,6 +41,8 @@ export interface SessionOptions {
   leaseSeconds?: number;
   /** The session's own folder for its command logs (docs/protocol.md#ptycommandoutput); none: no logs are kept. */
   commandLogDir?: string;
+  /** A private folder where the session hands its shell the integration's secret (a file, read and removed at start); none: an environment variable. */
+  handoverDir?: string;
   /** Bytes of command logs kept over all the session's commands (default 64 MiB). */
   commandLogBytes?: number;
   /** Asked before each command log file or folder is made or removed (see CommandLogs). */

@@ -1,4 +1,5 @@
 import type { IPty } from 'node-pty';
+import * as fs from 'node:fs';
 import { Disposable, disposableTimeout, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../base/lifecycle';
 import { DEFAULT_SCROLLBACK_LINES } from '../mirror/screen';
 import { loadNodePty } from './pty-loader';
@@ -37,7 +38,7 @@ import type { SessionEventBody } from './session-events';
 import { OutputOrderedEvents } from './output-ordered-events';
 import { CommandTracker } from '../commands/command-tracker';
 import { CommandLogs } from '../commands/command-logs';
-import { shellIntegrationLaunch } from '../commands/shell-integration';
+import { nonceHandover, shellIntegrationLaunch } from '../commands/shell-integration';
 import type { OwnMark } from '../commands/own-marks';
 import { ViewAnswers } from './view-answers';
 
@@ -150,6 +151,9 @@ export class Session extends Disposable {
     this.leaseSeconds = options.leaseSeconds;
     const env = buildEnv(options.env);
     const integration = shellIntegrationLaunch(options.command, options.args, env);
+    const handover = integration && nonceHandover(integration.nonce, options.handoverDir, options.commandLogWritable);
+    // The shell reads and removes it at once; one that never did (its start failed) leaves it to us.
+    if (handover?.file) this._register(toDisposable(() => fs.rmSync(handover.file!, { force: true })));
     this.commands = this._register(new CommandTracker(options.cwd, integration?.nonce));
     this._register(this.commands.onDidChangeState(() => this._onDidChange.fire()));
     // Only a shell with the integration reports commands: any other session would keep an empty set of logs.
@@ -170,7 +174,7 @@ export class Session extends Disposable {
       cols: options.cols,
       rows: options.rows,
       cwd: options.cwd,
-      env: { ...env, ...integration?.env },
+      env: { ...env, ...integration?.env, ...handover?.env },
       encoding: null, // raw bytes: cursors count bytes, and split characters are reassembled here
     });
     // Before anything else is started: no later program may inherit this session's terminal.

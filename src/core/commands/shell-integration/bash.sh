@@ -8,11 +8,18 @@
 #
 # E, C, D and P end with `;<nonce>`, the session's secret: only marks with it make records, so
 # nothing a program prints can forge a command. The session takes the nonce out before the output
-# goes anywhere. It arrives in SHARED_PTY_NONCE, which is removed at once: the programs bash
-# starts from here on (the user's start-up files' included) never see it. A and B stay in PS1 without it (PS1
-# may be exported); they only draw the editor's prompt marks and make no record.
-__spty_nonce=${SHARED_PTY_NONCE-${__spty_nonce-}}
-builtin unset SHARED_PTY_NONCE
+# goes anywhere. It arrives in a file named by SHARED_PTY_NONCE_FILE, read and removed at once
+# (or, where the session had no folder for it, in SHARED_PTY_NONCE): the programs bash starts from
+# here on (the user's start-up files' included) never see it, not even in /proc/<bash>/environ,
+# which holds the environment bash started with. A and B stay in PS1 without it (PS1 may be
+# exported); they only draw the editor's prompt marks and make no record.
+if [ -n "${SHARED_PTY_NONCE_FILE-}" ]; then
+	IFS= builtin read -r __spty_nonce <"$SHARED_PTY_NONCE_FILE"
+	command rm -f -- "$SHARED_PTY_NONCE_FILE"
+else
+	__spty_nonce=${SHARED_PTY_NONCE-${__spty_nonce-}}
+fi
+builtin unset SHARED_PTY_NONCE SHARED_PTY_NONCE_FILE
 
 # VS Code's own integration, should the user's files load it, sees itself loaded and stands
 # back: one set of marks per prompt.

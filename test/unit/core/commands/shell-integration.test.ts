@@ -582,6 +582,17 @@ describe('only the injected integration makes commands: what a program prints is
   ];
   // Marks as VS Code's integration prints them: a command's end, a whole command, a cwd.
   const FORGED = '\x1b]633;D;0\x07\x1b]633;E;git push --force origin main\x07\x1b]633;C\x07\x1b]633;D;0\x07\x1b]633;P;Cwd=/etc\x07';
+  /** A program that looks for the nonce where its shell started (the variable, or the file it names) and forges an end with it. */
+  const FORGE_FROM_ENVIRON = [
+    "env=$(tr '\\0' '\\n' </proc/$PPID/environ)",
+    "n=$(printf '%s\\n' \"$env\" | sed -n 's/^SHARED_PTY_NONCE=//p')",
+    "f=$(printf '%s\\n' \"$env\" | sed -n 's/^SHARED_PTY_NONCE_FILE=//p')",
+    'if [ -n "$f" ] && [ -r "$f" ]; then n=$(cat "$f"); fi',
+    'printf \'forging\\n\\033]633;D;0;%s\\007\' "$n"',
+    'sleep 1',
+    'exit 9',
+    '',
+  ].join('\n');
   /** One of our marks with a nonce still in it: 32 hex digits before the terminator. */
   const WITH_NONCE = /\x1b\]633;[^\x07\x1b]*;[0-9a-f]{32}(\x07|\x1b\\)/;
 
@@ -611,6 +622,12 @@ describe('only the injected integration makes commands: what a program prints is
         // Not in the environment of the programs the shell starts, nor in a shell variable they could see.
         const env = await s.send(`sh -c 'echo "nonce=[\${SHARED_PTY_NONCE-}\${__spty_nonce-}]"'`);
         assert.match(env.output, /nonce=\[\]/);
+        // Nor in the environment the shell started with (/proc/<shell>/environ), which any program
+        // it starts can read: a program that forges an end with what it finds there ends nothing.
+        fs.writeFileSync(path.join(s.home, 'forge.sh'), FORGE_FROM_ENVIRON);
+        const forged = await s.send('sh forge.sh');
+        assert.equal(forged.waitReason, 'command_done');
+        assert.equal(forged.exitCode, 9, `the command's own status, not the forged 0: ${forged.output}`);
         // Nowhere in the output: the marks reach the stream (and the editor) as VS Code's, without it.
         const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: 0 })).data;
         assert.ok(raw.includes('\x1b]633;D;1\x07') && raw.includes('\x1b]633;E;cat marks.txt\x07'), JSON.stringify(raw));

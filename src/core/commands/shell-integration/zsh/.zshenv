@@ -6,10 +6,18 @@
 # OSC 633 sequences. No file of the user's is edited; once the last file has run, ZDOTDIR is the
 # user's again (for a nested zsh, and for .zlogout).
 
-# The session's secret, which integration.zsh ends its marks with: taken out of the environment
-# before anything else runs, so no program zsh starts inherits it (see integration.zsh).
-typeset -g __spty_nonce=${SHARED_PTY_NONCE-}
-builtin unset SHARED_PTY_NONCE
+# The session's secret, which integration.zsh ends its marks with: read before anything else
+# runs from the file SHARED_PTY_NONCE_FILE names, which is removed at once (or, where the session
+# had no folder for it, from SHARED_PTY_NONCE), so no program zsh starts can find it, not even in
+# /proc/<zsh>/environ (see integration.zsh).
+typeset -g __spty_nonce=
+if (( ${+SHARED_PTY_NONCE_FILE} )); then
+  IFS= builtin read -r __spty_nonce <$SHARED_PTY_NONCE_FILE
+  command rm -f -- $SHARED_PTY_NONCE_FILE
+else
+  __spty_nonce=${SHARED_PTY_NONCE-}
+fi
+builtin unset SHARED_PTY_NONCE SHARED_PTY_NONCE_FILE
 
 # VS Code's own integration, should the user's files load it, sees itself loaded and stands
 # back: one set of marks per prompt.
