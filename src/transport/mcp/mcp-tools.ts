@@ -321,8 +321,11 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
           // from its model). Any other may list app_input to its model, and the model may read
           // the view's page: the keys are its own write, through the agent guards. (Some chat
           // hosts render MCP Apps without declaring it: their view still types, as the agent.)
+          // Nor with a scoped token, an agent's whatever its client declares: any client can
+          // declare anything, and the host's token (the editor's chat) types unguarded over REST
+          // already, where a scoped token used here is guarded on every surface.
           const declared = clientDeclaresApps(server, ctx, APPS_EXTENSION_ID) ?? options.appsDeclared?.();
-          if (declared !== true) return writeAsCaller(backend, args, ctx.mcpReq.signal);
+          if (declared !== true || grant.holder) return writeAsCaller(backend, args, ctx.mcpReq.signal);
         }
         // 2026-07-28: the call runs apart from its request, so the client can be asked in the
         // middle (input_required rounds), or it becomes a task (docs/protocol.md#tasks-and-input-rounds).

@@ -184,11 +184,11 @@ describe("the person's keys over /mcp, whose 2025-11-25 requests carry no capabi
     await h?.close();
   });
 
-  async function clientDeclaring(apps: boolean): Promise<Client> {
+  async function clientDeclaring(apps: boolean, token = h.token): Promise<Client> {
     const capabilities = apps ? { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } } : {};
     const client = new Client({ name: apps ? 'renders-apps' : 'renders-none', version: '0.0.0' }, { capabilities });
     const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${h.token}` } },
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
     });
     await withTimeout(client.connect(transport), 20_000, 'MCP connect');
     return client;
@@ -231,6 +231,16 @@ describe("the person's keys over /mcp, whose 2025-11-25 requests carry no capabi
       assert.match(raw.text, /agents may not type into session/);
       const last = (await rpc('pty/info', { session: user.id })).lastInput;
       assert.deepEqual([last.origin, last.approval], ['agent', 'policy_deny'], "the agent's write, refused by the policy");
+      // The same scoped token from a client that declares MCP Apps: any client can declare it, and a
+      // scoped token used here is an agent's on every surface, so its keys stay its own.
+      const scopedApps = await clientDeclaring(true, shared.token);
+      try {
+        const claimed = await keys(scopedApps, 'echo scoped-as-person\r');
+        assert.equal(claimed.isError, true, text(claimed));
+        assert.match(text(claimed), /agents may not type into session/);
+      } finally {
+        await scopedApps.close();
+      }
 
       // A chat host that renders MCP Apps (and so hides app_input from its model): the person's keys.
       const apps = await clientDeclaring(true);
@@ -244,7 +254,7 @@ describe("the person's keys over /mcp, whose 2025-11-25 requests carry no capabi
         await apps.close();
       }
       const shown = await screen(user.id);
-      assert.ok(!shown.includes('from-no-apps') && !shown.includes('past-the-guards'), shown);
+      assert.ok(!shown.includes('from-no-apps') && !shown.includes('past-the-guards') && !shown.includes('scoped-as-person'), shown);
       await rpc('pty/kill', { session: user.id });
     },
   );
