@@ -44,6 +44,10 @@ function __spty_escape
 end
 
 function __spty_preexec --on-event fish_preexec
+    # A line of blanks runs nothing, and makes no record (as in bash and zsh, which never report one).
+    if string match -qr -- '^\s*$' "$argv[1]"
+        return
+    end
     set -g __spty_ran 1
     printf '\e]633;E;%s;%s\a\e]633;C;%s\a' (__spty_escape "$argv[1]" | string collect) $__spty_nonce $__spty_nonce
 end
@@ -59,6 +63,8 @@ end
 # and by then knows where `cd` went (the prompt's handlers, which run later, may take their time).
 function __spty_postexec --on-event fish_postexec
     set -l s $status
+    # No command line ran (a line of blanks): the prompt reports it, as for an empty line.
+    test $__spty_ran = 1; or return
     __spty_report_cwd
     printf '\e]633;D;%s;%s\a' $s $__spty_nonce
 end

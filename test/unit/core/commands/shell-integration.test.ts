@@ -384,6 +384,10 @@ for (const sh of SHELL_CASES) {
       const empty = await s.send('');
       assert.equal(empty.waitReason, 'stdin_read');
       assert.equal(empty.command, undefined);
+      // A line of blanks runs nothing either.
+      const blank = await s.send('   ');
+      assert.equal(blank.waitReason, 'stdin_read', JSON.stringify(blank.command));
+      assert.equal(blank.command, undefined);
       const after = await s.send('echo ran');
       assert.equal(after.exitCode, 0);
       assert.deepEqual(
