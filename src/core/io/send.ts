@@ -141,6 +141,9 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
   // (typed ahead), so only the shell waiting for input at its prompt says the send is done. So
   // too for one typed earlier that the shell started only after the act: it is not the text's.
   const ownCommandsDone = () => commandsDone() && lastFinished!.id >= firstCommand && isLineOf(lastFinished!.command, opts.typed);
+  // Keys and a signal act on what runs: a command running when they come is the one they answer
+  // about, still running when the wait ends without its end (a program that ignores SIGINT).
+  const runningAtAct = opts.typed === undefined && session.commands.running ? session.commands.latestSince(0)?.id : undefined;
   let waitReason: SendWaitReason;
   // Readiness is judged from the moment of the act; the timeout counts from the call's start.
   const actedAt = Date.now();
@@ -157,7 +160,7 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
   if (waitReason === 'secret_input' || waitReason === 'stdin_read') session.inputWatch.observe(waitReason === 'secret_input' ? 'secret_input' : 'input_wait');
   const { output, truncated } = await renderedSince(session, startRow, maxBytes);
   const result: SendResult = { output, waitReason, status: session.status, truncated, waitedMs: Date.now() - started };
-  const command = session.commands.latestSince(firstCommand) ?? lastFinished;
+  const command = session.commands.latestSince(firstCommand) ?? lastFinished ?? (runningAtAct === undefined ? undefined : session.commands.get(runningAtAct));
   if (command) {
     result.command = command;
     if (command.endCursor !== null) result.exitCode = command.exitCode;

@@ -125,6 +125,13 @@ describe('signal and send_keys return the outcome', () => {
     await until(async () => (await ctl.request<any>('pty/commands', { session })).commands.at(-1).exitCode !== null, 10_000, 'sleep ended');
     const waited = await ctl.request<any>('pty/signal', { session, signal: 'SIGINT', wait: true, timeout: 30_000 });
     assert.equal(waited.waitReason, 'stdin_read', 'nothing ran: bash waits at its prompt');
+    // A program that ignores SIGINT: the wait ends at its timeout, and names the command still running.
+    await ctl.request('pty/send', { session, text: "trap '' INT; sleep 30", timeout: 300 });
+    const ignored = await ctl.request<any>('pty/signal', { session, signal: 'SIGINT', wait: true, timeout: 1000 });
+    assert.equal(ignored.waitReason, 'timeout');
+    assert.equal(ignored.command?.command, "trap '' INT; sleep 30", JSON.stringify(ignored.command));
+    assert.equal(ignored.command.exitCode, null);
+    assert.equal(ignored.exitCode, undefined);
     await call(agent, 'close_session', { session });
   });
 });
