@@ -24,7 +24,8 @@ export const outputMethod = method({
   params: z.object({
     since: byDefault(0, nonNegInt().optional().describe('Byte cursor to read from (default 0: everything retained).')),
     waitMs: byDefault(0, waitMs().optional().describe('Wait up to this long when nothing new has come yet.')),
-    maxBytes: byDefault(MAX_OUTPUT_READ_BYTES, int().min(1).optional().describe(`Most bytes returned (at most ${MAX_OUTPUT_READ_BYTES}).`)),
+    // 0 reads nothing: `endCursor - startCursor` of a command that printed nothing.
+    maxBytes: byDefault(MAX_OUTPUT_READ_BYTES, nonNegInt().optional().describe(`Most bytes returned (at most ${MAX_OUTPUT_READ_BYTES}; 0: none).`)),
     strip: byDefault(false, z.boolean().optional().describe('Remove escape sequences.')),
   }),
   result: outputResult,

@@ -97,6 +97,8 @@ export class RingBuffer {
     const dropped = Math.max(0, this.start - since);
     // A cursor from the future (a stale or made-up one) is answered with the real end, so polling resumes correctly.
     if (from >= this._end) return { text: '', cursor: this._end, dropped };
+    // Nothing asked for (a command that printed nothing: its start and end cursors are one).
+    if (maxBytes <= 0) return { text: '', cursor: from, dropped };
     // Only what can be returned, plus a character's worth to find a boundary: a subscriber 1 MiB
     // behind used to copy the whole ring for every 64 KiB notification.
     let bytes = this._bytesAt(from - this.start, Math.min(this._end - from, maxBytes + MAX_UTF8_CHARACTER_BYTES));

@@ -544,7 +544,9 @@ describe('host control socket', () => {
     assert.equal(woke.dropped, 0);
 
     await rejectsWith(s.call('pty/output', { since: -1 }), -32602);
-    await rejectsWith(s.call('pty/output', { maxBytes: 0 }), -32602);
+    await rejectsWith(s.call('pty/output', { maxBytes: -1 }), -32602);
+    // 0 reads nothing, from where it was asked: a command that printed nothing has as many bytes.
+    assert.deepEqual(await s.call('pty/output', { since: 3, maxBytes: 0 }), { data: '', cursor: 3, dropped: 0, running: true, exitCode: null });
     await s.call('pty/kill');
   });
 
