@@ -13,10 +13,11 @@ const HINTS = /\[[^\]]*\]|\([^)]*\)/g;
 const MASK_TAIL = /[\s*•●·∙⋅]+$/u;
 /**
  * The question at the end of the line: the word, then perhaps "for/of/to <whom>" (no prompt
- * punctuation in it: `ssh`'s "for key '~/.ssh/id_ed25519'", sudo's "for alice"), then perhaps one
- * prompt mark. A path or a sentence in which the word is followed by more words does not ask.
+ * punctuation in it, but in quotes: `ssh`'s "for key '~/.ssh/id_ed25519'", sudo's "for alice",
+ * git's "for 'https://alice@host'"), then perhaps one prompt mark. A path or a sentence in which
+ * the word is followed by more words does not ask.
  */
-const ASKS = /\b(?:password|passwd|passphrase|passcode|pin|token|secret)\b(?:\s+(?:for|of|to)\s[^:?›>»]{0,160})?\s*[:?›>»]?$/iu;
+const ASKS = /\b(?:password|passwd|passphrase|passcode|pin|token|secret)\b(?:\s+(?:for|of|to)\s(?:'[^']{0,160}'|"[^"]{0,160}"|[^:?›>»'"]){0,160})?\s*[:?›>»]?$/iu;
 
 /** True when `textBeforeCursor` (the cursor's row, left of the cursor) asks for a secret. */
 export function asksForSecret(textBeforeCursor: string): boolean {

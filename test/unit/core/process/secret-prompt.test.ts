@@ -25,6 +25,8 @@ test('password prompts of real programs, before and after keys were typed', () =
     'Enter secret: ',
     'Passcode: ',
     'API token? ',
+    "Password for 'https://alice@git.example.com': ", // git's credential prompt (a quoted URL, with its own colon)
+    'Password for "alice@example.org": ',
   ]) {
     assert.equal(asksForSecret(line), true, JSON.stringify(line));
   }
