@@ -17,7 +17,8 @@ const MASK_TAIL = /[\s*•●·∙⋅]+$/u;
  * git's "for 'https://alice@host'"), then perhaps one prompt mark. A path or a sentence in which
  * the word is followed by more words does not ask.
  */
-const ASKS = /\b(?:password|passwd|passphrase|passcode|pin|token|secret)\b(?:\s+(?:for|of|to)\s(?:'[^']{0,160}'|"[^"]{0,160}"|[^:?›>»'"]){0,160})?\s*[:?›>»]?$/iu;
+const ASKS =
+  /\b(?:password|passwd|passphrase|passcode|pin|token|secret)\b(?:\s+(?:for|of|to)\s(?:'[^']{0,160}'|"[^"]{0,160}"|[^:?›>»'"]){0,160})?\s*[:?›>»]?$/iu;
 
 /** True when `textBeforeCursor` (the cursor's row, left of the cursor) asks for a secret. */
 export function asksForSecret(textBeforeCursor: string): boolean {
