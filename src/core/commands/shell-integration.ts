@@ -34,12 +34,6 @@ const NONCE_BYTES = 16;
 /** Arguments that keep a shell interactive with its usual start-up files: only these are integrated. */
 const INTERACTIVE_ARGS = new Set(['-i', '--interactive', '-l', '--login', '-il', '-li']);
 const LOGIN_ARGS = new Set(['-l', '--login']);
-/**
- * bash's flags that skip start-up files, with no script either: the shell is still interactive, so
- * it is integrated, and the script skips the files the flags name (bash itself would skip our
- * init file too under `--norc`, so the flag goes to the script instead).
- */
-const BASH_SKIP_ARGS = new Set(['--norc', '--noprofile']);
 
 /**
  * The folder of the integration scripts: next to the bundle that runs (esbuild copies it into
@@ -67,7 +61,7 @@ export function shellIntegrationLaunch(command: string, args: readonly string[],
   if (integrationDisabled(env)) return undefined;
   const shell = path.basename(command);
   if (shell !== 'bash' && shell !== 'zsh' && shell !== 'fish') return undefined;
-  if (!args.every((a) => INTERACTIVE_ARGS.has(a) || (shell === 'bash' && BASH_SKIP_ARGS.has(a)))) return undefined;
+  if (!args.every((a) => INTERACTIVE_ARGS.has(a))) return undefined;
   const dir = shellIntegrationDir();
   const nonce = randomBytes(NONCE_BYTES).toString('hex');
   const login = args.some((a) => LOGIN_ARGS.has(a) || a === '-il' || a === '-li');
@@ -76,15 +70,8 @@ export function shellIntegrationLaunch(command: string, args: readonly string[],
       const script = path.join(dir, 'bash.sh');
       if (!fs.existsSync(script)) return undefined;
       // bash reads no --init-file as a login shell: the script reads the login files itself.
-      const rest = args.flatMap((a) => (LOGIN_ARGS.has(a) || BASH_SKIP_ARGS.has(a) ? [] : a === '-il' || a === '-li' ? ['-i'] : [a]));
-      const skip: Record<string, string> = {};
-      if (args.includes('--noprofile')) skip.SHARED_PTY_SHELL_NOPROFILE = '1';
-      if (args.includes('--norc')) skip.SHARED_PTY_SHELL_NORC = '1';
-      // Under --norc, and as a login shell, bash would not read the system bashrc, which it reads
-      // before our file all the same: the script gives back the prompt it would have had (the one
-      // in the environment, else bash's own) before the files it reads set theirs.
-      if ((args.includes('--norc') || login) && env.PS1 !== undefined) skip.SHARED_PTY_SHELL_PS1 = env.PS1;
-      return { shell, args: ['--init-file', script, ...rest], env: { ...(login ? { SHARED_PTY_SHELL_LOGIN: '1' } : {}), ...skip }, nonce };
+      const rest = args.flatMap((a) => (LOGIN_ARGS.has(a) ? [] : a === '-il' || a === '-li' ? ['-i'] : [a]));
+      return { shell, args: ['--init-file', script, ...rest], env: login ? { SHARED_PTY_SHELL_LOGIN: '1' } : {}, nonce };
     }
     case 'zsh': {
       const zdotdir = path.join(dir, 'zsh');

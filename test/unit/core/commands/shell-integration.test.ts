@@ -144,7 +144,7 @@ const SHELL_CASES: ShellCase[] = [
     // bash reads no init file as a login shell: it runs as an interactive shell that reads the
     // login files itself, so `login_shell` is off (docs/protocol.md#ptycommands).
     login: { args: ['-l'], files: { '.bash_profile': `PS1='login> '\nalias hi='echo hello-from-profile'\n` }, check: 'shopt -q login_shell', checkExit: 1 },
-    leftAlone: { args: ['--posix', '-i'], env: { PS1: 'plain> ' } },
+    leftAlone: { args: ['--norc', '-i'], env: { PS1: 'plain> ' } },
     history: { file: '.bash_history', lines: (text) => text.split('\n').filter(Boolean) },
   },
   {
@@ -519,30 +519,6 @@ for (const sh of SHELL_CASES) {
     });
   });
 }
-
-describe('bash with --norc or --noprofile is still integrated, and skips the files they name', () => {
-  test(
-    "bash --norc --noprofile: commands and exit codes; no ~/.bashrc, and the prompt bash --norc shows (the environment's)",
-    { skip: !hasShell('bash') && 'bash is not installed', timeout: TEST_TIMEOUT },
-    async () => {
-      const files = { '.bashrc': `PS1='from-bashrc> '\nalias hi='echo read-the-bashrc'\n` };
-      const s = await openShell('bash', files, { PS1: 'clean> ' }, ['--norc', '--noprofile']);
-      assert.equal(s.info.integration, true);
-      const failed = await s.send('false');
-      assert.equal(failed.waitReason, 'command_done');
-      assert.equal(failed.exitCode, 1);
-      const screen = (await c.request<{ screen: string }>('pty/read', { session: s.session })).screen;
-      assert.match(screen, /^clean> /m, `the environment's prompt, not the system bashrc's: ${screen}`);
-      assert.doesNotMatch(screen, /from-bashrc/);
-      assert.equal((await s.send('type hi')).exitCode, 1, 'no alias from ~/.bashrc');
-      // --noprofile with a login shell: the login files are skipped, the session still integrated.
-      const login = await openShell('bash', { '.bash_profile': `PS1='from-profile> '\n` }, { PS1: 'nolog> ' }, ['-l', '--noprofile']);
-      assert.equal(login.info.integration, true);
-      assert.equal((await login.send('false')).exitCode, 1);
-      assert.doesNotMatch((await c.request<{ screen: string }>('pty/read', { session: login.session })).screen, /from-profile/);
-    },
-  );
-});
 
 describe("zsh reads the user's files where zsh would have", () => {
   test(
