@@ -104,15 +104,11 @@ async function followLocal(only: HostRecord | undefined): Promise<Followed[]> {
 async function followRemote(name: string): Promise<Followed> {
   const client = await connectRemote(name);
   const names = new Map<string, string>();
-  const refreshNames = () =>
-    void client.call('session/list', {}).then(
-      (r) => {
-        for (const s of (r as { sessions: SessionInfo[] }).sessions) names.set(s.id, s.name);
-      },
-      () => undefined,
-    );
-  for (const s of ((await client.call('session/list', {})) as { sessions: SessionInfo[] }).sessions) names.set(s.id, s.name);
-  return { host: name, client, names, gone: () => remoteHosts().dropMessage(name), refreshNames };
+  const list = async () => {
+    for (const s of ((await client.call('session/list', {})) as { sessions: SessionInfo[] }).sessions) names.set(s.id, s.name);
+  };
+  await list();
+  return { host: name, client, names, gone: () => remoteHosts().dropMessage(name), refreshNames: () => void list().catch(() => undefined) };
 }
 
 /** Subscribes to a host's events (of one session, or all of them). */

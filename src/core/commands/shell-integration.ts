@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { openNewFile } from '../base/private-files';
+import { writeFileAtomically } from '../base/private-files';
 
 /** The shells whose integration ships with us (the scripts in `shell-integration/`). */
 export type IntegratedShell = 'bash' | 'zsh' | 'fish';
@@ -96,8 +96,8 @@ function fishQuote(s: string): string {
 }
 
 /**
- * How the scripts get the nonce. In a new file of `dir` (mode 0600, made with NEW_FILE_FLAGS under
- * a name nobody can guess), named by NONCE_FILE_ENV, which they read and remove before anything
+ * How the scripts get the nonce. In a new file of `dir` (mode 0600, written as every file of the
+ * host's is, under a name nobody can guess), named by NONCE_FILE_ENV, which they read and remove before anything
  * else runs: a variable holding the nonce itself would stay readable in the shell's
  * `/proc/<pid>/environ` to every program the shell starts, and one of them could forge marks with
  * it. Without a folder to write in (none given, or not safe now) the variable NONCE_ENV carries
@@ -107,15 +107,10 @@ export function nonceHandover(nonce: string, dir: string | undefined, writable?:
   if (dir !== undefined && (writable?.() ?? true)) {
     const file = path.join(dir, `nonce.${randomBytes(8).toString('hex')}`);
     try {
-      const fd = openNewFile(file);
-      try {
-        fs.writeSync(fd, `${nonce}\n`);
-      } finally {
-        fs.closeSync(fd);
-      }
+      writeFileAtomically(file, `${nonce}\n`);
       return { env: { [NONCE_FILE_ENV]: file }, file };
     } catch {
-      fs.rmSync(file, { force: true });
+      // not written (a full disk, the folder gone): the variable carries it
     }
   }
   return { env: { [NONCE_ENV]: nonce } };

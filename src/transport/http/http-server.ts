@@ -151,7 +151,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   const secretPages = new SecretLinks((id) => `${url}/secret/${id}`, options.secretPageLifetimeMs);
   // The MCP tasks and 2026-07-28 rounds of `/mcp` outlive each request; they end with this server.
   const mcpRuns = new RunStore();
-  // What each credential's 2025-11-25 client said it renders, from its initialize (each request is served on its own).
+  // What the host token's 2025-11-25 client (the editor's chat) said it renders, from its initialize (each request is served on its own).
   const mcpApps = new AppsDeclarations();
   const pages = new PageSessions(tokens, pageCookieName(port));
   const guard = new HttpGuard(token, port, options.allowedOrigins, tokens, pages);

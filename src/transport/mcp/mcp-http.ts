@@ -148,10 +148,12 @@ export async function handleMcp(
   }
   const ac = new AbortController();
   res.on('close', () => ac.abort());
-  const factory = () => createMcpServer(localBackend(services, ac.signal, grant), grant, { runs, appsDeclared: () => apps.declared(grant) });
+  // A scoped token's app_input is never the person's (mcp-tools.ts): only the host token's client is asked about.
+  const appsDeclared = grant.holder ? undefined : () => apps.declared;
+  const factory = () => createMcpServer(localBackend(services, ac.signal, grant), grant, { runs, appsDeclared });
   const request = webRequest(req, body, ac.signal);
   if (await isLegacyRequest(request, body)) {
-    apps.noteInitialize(grant, body);
+    if (!grant.holder) apps.noteInitialize(body);
     const server = factory();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body) });
     res.on('close', () => {
