@@ -12,8 +12,13 @@ export function tempRuntimeDir(): string {
   return dir;
 }
 
-/** The plain bash every test uses: no rc files, a fixed prompt, so screens are predictable. */
-export const BASH = { command: 'bash', args: ['--norc', '--noprofile', '-i'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };
+/**
+ * The plain bash most tests use: no rc files, a fixed prompt, so screens are predictable, and no
+ * shell integration (which bash --norc gets too), so they see what a shell that reports nothing
+ * gives: the waits that read /proc, raw output without marks. Tests of the integration open
+ * their own shells (shell-integration.test.ts).
+ */
+export const BASH = { command: 'bash', args: ['--norc', '--noprofile', '-i'], env: { PS1: '$ ', HISTFILE: '/dev/null', SHARED_PTY_SHELL_INTEGRATION: '0' } };
 
 /** The source a test names when it writes into a session in-process (Session.write needs one): a script. */
 export const TEST_WRITER = { origin: 'script', transport: 'control' } as const;

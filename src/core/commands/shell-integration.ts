@@ -31,9 +31,39 @@ export const NONCE_FILE_ENV = 'SHARED_PTY_NONCE_FILE';
 /** Bytes of randomness in a session's nonce (128 bits): far beyond guessing, short in every mark. */
 const NONCE_BYTES = 16;
 
-/** Arguments that keep a shell interactive with its usual start-up files: only these are integrated. */
+/** Arguments that keep a shell interactive with its usual start-up files. */
 const INTERACTIVE_ARGS = new Set(['-i', '--interactive', '-l', '--login', '-il', '-li']);
 const LOGIN_ARGS = new Set(['-l', '--login']);
+
+/**
+ * What a flag that skips start-up files (or, fish's, keeps no history) means to each shell's
+ * integration. Such a shell is still interactive with no script, so it is integrated too
+ * (docs/protocol.md#ptycommands): `script` flags are taken out and handed to our start-up files,
+ * which then skip the files the flag names (the shell would otherwise skip ours as well); `pass`
+ * flags leave our files read, and go to the shell as they are.
+ */
+type ExtraArg = { script: string } | 'pass';
+
+/** bash's `--norc` and `--noprofile`: the script skips the user's bashrc or login files. */
+const BASH_ARGS: Record<string, ExtraArg> = { '--norc': { script: 'SHARED_PTY_SHELL_NORC' }, '--noprofile': { script: 'SHARED_PTY_SHELL_NOPROFILE' } };
+/** zsh's `-f` (NO_RCS): our files skip the user's and the system's; `-d` (NO_GLOBAL_RCS) skips only the system's, ours still read. */
+const ZSH_ARGS: Record<string, ExtraArg> = { '-f': { script: 'SHARED_PTY_SHELL_NORCS' }, '-d': 'pass' };
+/** fish runs `--init-command` with no configuration read, and in private mode, too. */
+const FISH_ARGS: Record<string, ExtraArg> = { '-N': 'pass', '--no-config': 'pass', '-P': 'pass', '--private': 'pass' };
+
+/** zsh's long form of an option (`--no-rcs`, `--NO_RCS`, `--norcs`: case, `-` and `_` do not count) as its letter. */
+function zshFlag(arg: string): string {
+  if (!arg.startsWith('--')) return arg;
+  const name = arg.slice(2).toLowerCase().replace(/[-_]/g, '');
+  return name === 'norcs' ? '-f' : name === 'noglobalrcs' ? '-d' : arg;
+}
+
+/** What `arg` means to `shell`'s integration: one of its extra flags, or undefined. */
+function extraArg(shell: IntegratedShell, arg: string): ExtraArg | undefined {
+  const own = shell === 'bash' ? BASH_ARGS : shell === 'zsh' ? ZSH_ARGS : FISH_ARGS;
+  const flag = shell === 'zsh' ? zshFlag(arg) : arg;
+  return Object.hasOwn(own, flag) ? own[flag] : undefined;
+}
 
 /**
  * The folder of the integration scripts: next to the bundle that runs (esbuild copies it into
@@ -61,31 +91,43 @@ export function shellIntegrationLaunch(command: string, args: readonly string[],
   if (integrationDisabled(env)) return undefined;
   const shell = path.basename(command);
   if (shell !== 'bash' && shell !== 'zsh' && shell !== 'fish') return undefined;
-  if (!args.every((a) => INTERACTIVE_ARGS.has(a))) return undefined;
+  if (!args.every((a) => INTERACTIVE_ARGS.has(a) || extraArg(shell, a) !== undefined)) return undefined;
   const dir = shellIntegrationDir();
   const nonce = randomBytes(NONCE_BYTES).toString('hex');
   const login = args.some((a) => LOGIN_ARGS.has(a) || a === '-il' || a === '-li');
+  // The flags our start-up files act on instead of the shell, as variables they read (and remove).
+  const skip: Record<string, string> = {};
+  const kept = args.filter((a) => {
+    const extra = extraArg(shell, a);
+    if (extra === undefined || extra === 'pass') return true;
+    skip[extra.script] = '1';
+    return false;
+  });
   switch (shell) {
     case 'bash': {
       const script = path.join(dir, 'bash.sh');
       if (!fs.existsSync(script)) return undefined;
       // bash reads no --init-file as a login shell: the script reads the login files itself.
-      const rest = args.flatMap((a) => (LOGIN_ARGS.has(a) ? [] : a === '-il' || a === '-li' ? ['-i'] : [a]));
-      return { shell, args: ['--init-file', script, ...rest], env: login ? { SHARED_PTY_SHELL_LOGIN: '1' } : {}, nonce };
+      const rest = kept.flatMap((a) => (LOGIN_ARGS.has(a) ? [] : a === '-il' || a === '-li' ? ['-i'] : [a]));
+      // Under --norc, and as a login shell, bash would not read the system bashrc, which it reads
+      // before our file all the same: the script gives back the prompt it would have had (the one
+      // in the environment, else bash's own) before the files it reads set theirs.
+      if ((skip.SHARED_PTY_SHELL_NORC || login) && env.PS1 !== undefined) skip.SHARED_PTY_SHELL_PS1 = env.PS1;
+      return { shell, args: ['--init-file', script, ...rest], env: { ...(login ? { SHARED_PTY_SHELL_LOGIN: '1' } : {}), ...skip }, nonce };
     }
     case 'zsh': {
       const zdotdir = path.join(dir, 'zsh');
       if (!fs.existsSync(path.join(zdotdir, '.zshrc'))) return undefined;
       // Where zsh would have read the user's files: their ZDOTDIR, else home (unset: the scripts use $HOME).
-      const extra: Record<string, string> = { ZDOTDIR: zdotdir };
+      const extra: Record<string, string> = { ZDOTDIR: zdotdir, ...skip };
       if (env.ZDOTDIR !== undefined) extra.SHARED_PTY_USER_ZDOTDIR = env.ZDOTDIR;
-      return { shell, args: [...args], env: extra, nonce };
+      return { shell, args: kept, env: extra, nonce };
     }
     case 'fish': {
       const script = path.join(dir, 'fish.fish');
       if (!fs.existsSync(script)) return undefined;
       // Set while fish reads its configuration, so VS Code's own integration loaded there stands back.
-      return { shell, args: [...args, '--init-command', `source ${fishQuote(script)}`], env: { VSCODE_SHELL_INTEGRATION: '1' }, nonce };
+      return { shell, args: [...kept, '--init-command', `source ${fishQuote(script)}`], env: { VSCODE_SHELL_INTEGRATION: '1' }, nonce };
     }
   }
 }

@@ -397,7 +397,8 @@ describe('send, keys and wait', () => {
     const out = await send('echo hi');
     assert.match(out, /^\$ echo hi$/m);
     assert.match(out, /^hi$/m);
-    assert.match(out, /\[wait reason: stdin_read\]\n$/);
+    // The host's bash --norc has shell integration: the wait ends with the command, and its exit code.
+    assert.match(out, /\[wait reason: command_done, exit code: 0\]\n$/);
     // Quoting survives: the text is typed as given.
     const out2 = await send(`printf '%s|%s\\n' "a b" 'c'`);
     assert.match(out2, /^a b\|c$/m);
@@ -428,7 +429,7 @@ describe('send, keys and wait', () => {
     ok(await cli('keys', sid, 'Ctrl+C'), 'keys Ctrl+C');
     const back = await send('echo back-$((1+1))');
     assert.match(back, /^back-2$/m);
-    assert.match(back, /\[wait reason: stdin_read\]/);
+    assert.match(back, /\[wait reason: command_done, exit code: 0\]/);
     await until(() => descendantsOf(shell.pid).length === 0, 5000, 'sleep was interrupted');
   });
 

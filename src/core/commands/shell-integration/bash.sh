@@ -25,19 +25,28 @@ builtin unset SHARED_PTY_NONCE SHARED_PTY_NONCE_FILE
 # back: one set of marks per prompt.
 VSCODE_SHELL_INTEGRATION=1
 
-# The user's start-up files (bash itself has read /etc/bash.bashrc before this file).
+# The user's start-up files (bash itself has read /etc/bash.bashrc before this file), but for those
+# the session's flags skip: --noprofile the login files, --norc the bashrc files.
+if [ -n "${SHARED_PTY_SHELL_NORC-}${SHARED_PTY_SHELL_LOGIN-}" ]; then
+	# Nor would bash have read the system bashrc (a login shell reads it only if /etc/profile
+	# does): the prompt goes back to the one bash would have shown (the environment's, else its own).
+	if [ -n "${SHARED_PTY_SHELL_PS1+set}" ]; then PS1=$SHARED_PTY_SHELL_PS1; else PS1='\s-\v\$ '; fi
+fi
 if [ -n "${SHARED_PTY_SHELL_LOGIN-}" ]; then
 	# Asked for a login shell: bash reads no --init-file as one, so it was started without -l
 	# and the login files are read here, as bash would: /etc/profile, then the first user file.
 	unset SHARED_PTY_SHELL_LOGIN
-	if [ -r /etc/profile ]; then . /etc/profile; fi
-	if [ -r ~/.bash_profile ]; then . ~/.bash_profile
-	elif [ -r ~/.bash_login ]; then . ~/.bash_login
-	elif [ -r ~/.profile ]; then . ~/.profile
+	if [ -z "${SHARED_PTY_SHELL_NOPROFILE-}" ]; then
+		if [ -r /etc/profile ]; then . /etc/profile; fi
+		if [ -r ~/.bash_profile ]; then . ~/.bash_profile
+		elif [ -r ~/.bash_login ]; then . ~/.bash_login
+		elif [ -r ~/.profile ]; then . ~/.profile
+		fi
 	fi
-elif [ -r ~/.bashrc ]; then
+elif [ -z "${SHARED_PTY_SHELL_NORC-}" ] && [ -r ~/.bashrc ]; then
 	. ~/.bashrc
 fi
+unset SHARED_PTY_SHELL_LOGIN SHARED_PTY_SHELL_NORC SHARED_PTY_SHELL_NOPROFILE SHARED_PTY_SHELL_PS1
 
 # Not interactive after all, or loaded already: nothing to mark.
 if [[ $- != *i* || -n "${__spty_loaded-}" ]]; then

@@ -71,12 +71,13 @@ after(async () => {
 // Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
 ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
-/** A session of `command` (no arguments: an interactive shell) in a HOME with `files`, at its first prompt. */
+/** A session of `command` (no arguments: an interactive shell) in a HOME with `files`, at its first prompt (the screen ends with `promptEnd`). */
 async function openShell(
   command: string,
   files: Record<string, string>,
   env: Record<string, string> | ((home: string) => Record<string, string>) = {},
   args: string[] = [],
+  promptEnd = '>',
 ) {
   const home = makeHome(files);
   homes.push(home);
@@ -90,7 +91,11 @@ async function openShell(
     rows: 30,
   });
   const session = info.id;
-  await until(async () => (await c.request<{ screen: string }>('pty/read', { session })).screen.trimEnd().endsWith('>'), 15_000, `${command}'s first prompt`);
+  await until(
+    async () => (await c.request<{ screen: string }>('pty/read', { session })).screen.trimEnd().endsWith(promptEnd),
+    15_000,
+    `${command}'s first prompt`,
+  );
   const send = (text: string, timeout = 20_000) => c.request<SendResult>('pty/send', { session, text, timeout });
   const commands = async () => (await c.request<{ integration: boolean; commands: CommandRecord[] }>('pty/commands', { session, limit: 100 })).commands;
   const output = async (r: CommandRecord) =>
@@ -122,7 +127,7 @@ interface ShellCase {
   slowPromptHook: string;
   /** A login shell: its arguments, the login files (an alias `hi` there), and a command that succeeds only in a login shell. */
   login: { args: string[]; files: Record<string, string>; check: string; checkExit: number };
-  /** Arguments that make the shell skip the user's files or run something else: not integrated. */
+  /** Arguments that make the shell run something else, or flags integration does not know: not integrated. */
   leftAlone: { args: string[]; env: Record<string, string> };
   /** Where the history goes when the shell exits, and the command lines in it. */
   history: { file: string; lines(text: string): string[] };
@@ -144,7 +149,7 @@ const SHELL_CASES: ShellCase[] = [
     // bash reads no init file as a login shell: it runs as an interactive shell that reads the
     // login files itself, so `login_shell` is off (docs/protocol.md#ptycommands).
     login: { args: ['-l'], files: { '.bash_profile': `PS1='login> '\nalias hi='echo hello-from-profile'\n` }, check: 'shopt -q login_shell', checkExit: 1 },
-    leftAlone: { args: ['--norc', '-i'], env: { PS1: 'plain> ' } },
+    leftAlone: { args: ['--posix', '-i'], env: { PS1: 'plain> ' } },
     history: { file: '.bash_history', lines: (text) => text.split('\n').filter(Boolean) },
   },
   {
@@ -161,7 +166,7 @@ const SHELL_CASES: ShellCase[] = [
     slowPrompt: `precmd_functions+=(slow_prompt)\nslow_prompt() { sleep 0.8; }\n`,
     slowPromptHook: `precmd() { sleep 0.5; }\n`,
     login: { args: ['-l'], files: { '.zprofile': `alias hi='echo hello-from-profile'\n`, '.zshrc': `PS1='login> '\n` }, check: '[[ -o login ]]', checkExit: 0 },
-    leftAlone: { args: ['-f', '-i'], env: { PS1: 'plain> ' } },
+    leftAlone: { args: ['-y', '-i'], env: { PS1: 'plain> ' } },
     history: { file: '.zsh_history', lines: (text) => text.split('\n').filter(Boolean) },
   },
   {
@@ -188,7 +193,7 @@ const SHELL_CASES: ShellCase[] = [
       check: 'status is-login',
       checkExit: 0,
     },
-    leftAlone: { args: ['-i', '--no-config', '--init-command', "function fish_prompt; printf 'plain> '; end"], env: {} },
+    leftAlone: { args: ['-i', '--init-command', "function fish_prompt; printf 'plain> '; end"], env: {} },
     history: { file: '.local/share/fish/fish_history', lines: (text) => [...text.matchAll(/^- cmd: (.*)$/gm)].map((m) => m[1]!) },
   },
 ];
@@ -519,6 +524,70 @@ for (const sh of SHELL_CASES) {
     });
   });
 }
+
+describe('bash with --norc or --noprofile is still integrated, and skips the files they name', () => {
+  test(
+    "bash --norc --noprofile: commands and exit codes; no ~/.bashrc, and the prompt bash --norc shows (the environment's)",
+    { skip: !hasShell('bash') && 'bash is not installed', timeout: TEST_TIMEOUT },
+    async () => {
+      const files = { '.bashrc': `PS1='from-bashrc> '\nalias hi='echo read-the-bashrc'\n` };
+      const s = await openShell('bash', files, { PS1: 'clean> ' }, ['--norc', '--noprofile']);
+      assert.equal(s.info.integration, true);
+      const failed = await s.send('false');
+      assert.equal(failed.waitReason, 'command_done');
+      assert.equal(failed.exitCode, 1);
+      const screen = (await c.request<{ screen: string }>('pty/read', { session: s.session })).screen;
+      assert.match(screen, /^clean> /m, `the environment's prompt, not the system bashrc's: ${screen}`);
+      assert.doesNotMatch(screen, /from-bashrc/);
+      assert.equal((await s.send('type hi')).exitCode, 1, 'no alias from ~/.bashrc');
+      // --noprofile with a login shell: the login files are skipped, the session still integrated.
+      const login = await openShell('bash', { '.bash_profile': `PS1='from-profile> '\n` }, { PS1: 'nolog> ' }, ['-l', '--noprofile']);
+      assert.equal(login.info.integration, true);
+      assert.equal((await login.send('false')).exitCode, 1);
+      assert.doesNotMatch((await c.request<{ screen: string }>('pty/read', { session: login.session })).screen, /from-profile/);
+    },
+  );
+});
+
+describe("zsh -f and fish --no-config are still integrated, and the user's files stay unread", () => {
+  test(
+    "zsh -f (and --no-rcs): commands and exit codes; no .zshenv or .zshrc of the user's, and NO_RCS set once started, as -f has it",
+    { skip: !hasShell('zsh') && 'zsh is not installed', timeout: TEST_TIMEOUT },
+    async () => {
+      const files = { '.zshenv': `export FROM_ZSHENV=yes\n`, '.zshrc': `PS1='from-zshrc> '\nalias hi='echo read-the-zshrc'\n` };
+      for (const flag of ['-f', '--no-rcs']) {
+        // zsh takes no prompt from the environment: under -f it shows its own, `%m%# `.
+        const s = await openShell('zsh', files, {}, [flag], process.getuid?.() === 0 ? '#' : '%');
+        assert.equal(s.info.integration, true, flag);
+        const failed = await s.send('false');
+        assert.equal(failed.waitReason, 'command_done', flag);
+        assert.equal(failed.exitCode, 1, flag);
+        assert.doesNotMatch((await c.request<{ screen: string }>('pty/read', { session: s.session })).screen, /from-zshrc/, flag);
+        assert.equal((await s.send('type hi')).exitCode, 1, `${flag}: no alias from ~/.zshrc`);
+        assert.equal((await s.send('[[ -z ${FROM_ZSHENV-} ]]')).exitCode, 0, `${flag}: ~/.zshenv not read`);
+        assert.equal((await s.send('[[ -o rcs ]]')).exitCode, 1, `${flag}: the option reads as -f left it`);
+      }
+    },
+  );
+
+  test(
+    "fish --no-config (and -N): commands and exit codes; no config.fish of the user's",
+    { skip: !hasShell('fish') && 'fish is not installed', timeout: TEST_TIMEOUT },
+    async () => {
+      const files = { '.config/fish/config.fish': `function fish_prompt; printf 'from-config> '; end\nset -gx FROM_CONFIG yes\n`, ...FISH_HOME };
+      for (const flag of ['--no-config', '-N']) {
+        // fish's own prompt ends in `#` for root, `>` for anyone else.
+        const s = await openShell('fish', files, {}, [flag], process.getuid?.() === 0 ? '#' : '>');
+        assert.equal(s.info.integration, true, flag);
+        const failed = await s.send('false');
+        assert.equal(failed.waitReason, 'command_done', flag);
+        assert.equal(failed.exitCode, 1, flag);
+        assert.doesNotMatch((await c.request<{ screen: string }>('pty/read', { session: s.session })).screen, /from-config/, flag);
+        assert.equal((await s.send('set -q FROM_CONFIG')).exitCode, 1, `${flag}: config.fish not read`);
+      }
+    },
+  );
+});
 
 describe("zsh reads the user's files where zsh would have", () => {
   test(

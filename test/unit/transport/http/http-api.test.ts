@@ -14,7 +14,8 @@ import { runCli } from '../../../helpers/cli';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** The plain bash of every test: no rc files, a fixed prompt. */
-const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };
+/** A bare bash: no rc files, no shell integration (test/helpers/host.ts's BASH). */
+const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null', SHARED_PTY_SHELL_INTEGRATION: '0' } };
 /** An origin on the allow-list of the host under test. */
 const ALLOWED_ORIGIN = 'http://allowed.example:8080';
 const FOREIGN_ORIGIN = 'http://evil.example';

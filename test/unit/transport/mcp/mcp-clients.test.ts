@@ -20,7 +20,8 @@ import { withTimeout } from '../../../helpers/host';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 /** The plain bash of every run: no rc files, a fixed prompt. */
-const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };
+/** A bare bash: no rc files, no shell integration (test/helpers/host.ts's BASH). */
+const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null', SHARED_PTY_SHELL_INTEGRATION: '0' } };
 /** Bound on the whole matrix: generous for a loaded machine, finite so a hang fails. */
 const MATRIX_TIMEOUT_MS = 180_000;
 /** A call long enough to outlast one progress interval (3 s, docs/protocol.md#6-mcp). */

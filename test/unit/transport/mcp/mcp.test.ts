@@ -36,7 +36,8 @@ const TOOL_NAMES = [
   'wait_for',
 ];
 /** The plain bash of every test: no rc files, a fixed prompt. */
-const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null' } };
+/** A bare bash: no rc files, no shell integration (test/helpers/host.ts's BASH). */
+const BASH = { command: 'bash', args: ['--norc', '--noprofile'], env: { PS1: '$ ', HISTFILE: '/dev/null', SHARED_PTY_SHELL_INTEGRATION: '0' } };
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking CI. */
 const TEST_TIMEOUT = 60_000;
 

@@ -223,7 +223,10 @@ describe('host control socket', () => {
     const s = new Sess(c, info, true);
     await s.prompt();
     const r = await s.call('pty/send', { text: 'echo "[$SPT_FOO]"; pwd' });
-    assert.equal(r.waitReason, 'stdin_read');
+    // bash --norc is interactive with no script: it gets shell integration too.
+    assert.equal(info.integration, true);
+    assert.equal(r.waitReason, 'command_done');
+    assert.equal(r.exitCode, 0);
     const lines = r.output.split('\n');
     assert.ok(lines.includes('[foo value]'), r.output);
     assert.ok(lines.includes(fs.realpathSync(cwdDir)) || lines.includes(cwdDir), r.output);

@@ -19,6 +19,14 @@ else
 fi
 builtin unset SHARED_PTY_NONCE SHARED_PTY_NONCE_FILE
 
+# Started with -f (NO_RCS), which would have skipped this file too: the session took the flag out
+# and these files skip the user's files and the system's after /etc/zshenv instead, as -f does.
+if (( ${+SHARED_PTY_SHELL_NORCS} )); then
+  typeset -g __spty_norcs=1
+  builtin unset SHARED_PTY_SHELL_NORCS
+  builtin setopt no_global_rcs
+fi
+
 # VS Code's own integration, should the user's files load it, sees itself loaded and stands
 # back: one set of marks per prompt.
 typeset -g VSCODE_SHELL_INTEGRATION=1
@@ -45,8 +53,10 @@ __spty_to_ours() {
 __spty_finish_startup() {
   __spty_to_user
   builtin unset __spty_user_zdotdir
+  # As under -f: no .zlogout at the end, and the option reads as the user asked.
+  if (( ${+__spty_norcs} )); then builtin setopt no_rcs; builtin unset __spty_norcs; fi
   builtin unfunction __spty_to_user __spty_to_ours __spty_finish_startup
 }
 
-if [[ -r ${ZDOTDIR:-$HOME}/.zshenv ]]; then builtin source "${ZDOTDIR:-$HOME}/.zshenv"; fi
+if [[ -z ${__spty_norcs-} && -r ${ZDOTDIR:-$HOME}/.zshenv ]]; then builtin source "${ZDOTDIR:-$HOME}/.zshenv"; fi
 __spty_to_ours
