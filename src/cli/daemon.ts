@@ -5,6 +5,7 @@ import { readLiveRecords } from '../host/discovery';
 import { exitWhenEmpty, exitWhenOutdated, idleExitMs } from '../host/exit-empty';
 import type { Host } from '../host/host';
 import { keepYoungGenerationSmall } from '../host/young-generation';
+import { compileBaselineCodeFromNowOn } from '../host/baseline-code';
 import { markInheritedCloseOnExec } from '../core/process/close-on-exec';
 import { ensureRuntimeDir } from '../host/runtime-dir';
 import { VERSION } from '../version';
@@ -58,6 +59,7 @@ export async function daemonCommand(argv: string[]): Promise<number> {
     const { startHttpFor } = await import('./http-option');
     await startHttpFor(host, httpPort, allowedOrigins);
   }
+  compileBaselineCodeFromNowOn();
   const stop = async () => {
     await host.close();
     // A clean stop leaves nothing behind; after a crash the log stays for the next start to report.

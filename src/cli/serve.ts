@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { splitShellWords } from '../core/base/shell-words';
 import { keepYoungGenerationSmall } from '../host/young-generation';
+import { compileBaselineCodeFromNowOn } from '../host/baseline-code';
 import { markInheritedCloseOnExec } from '../core/process/close-on-exec';
 import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../core/base/param-limits';
 import type { Endpoint } from '../transport/socket/socket-server';
@@ -104,6 +105,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       if (host.http) log(`[shared-pty] http: ${host.http.url} (token in ${path.join(host.runtimeDir, host.hostId + '.json')})`);
       log(`[shared-pty] attach with: shared-pty attach ${info.name}   ·   list with: shared-pty list`);
     }
+    compileBaselineCodeFromNowOn();
   } catch (e) {
     await host.close();
     throw e;
