@@ -38,11 +38,25 @@ function indexOfByte(data: Uint8Array, value: number, from: number): number {
   return bufferIndexOf.call(data, value, from);
 }
 
-/** True when bytes `from` to `to` of `data` are all printable ASCII (0x20-0x7e). */
-function printable(data: Uint8Array, from: number, to: number): boolean {
+/** Each byte's high bit, in a 32-bit word. */
+const HIGH_BITS = 0x80808080;
+
+/**
+ * The first byte from `from` (before `to`) that is not printable ASCII (0x20-0x7e), or `to`.
+ * Four bytes a step (`view` is `data`'s): a word holds such a byte when one is below 0x20 (the
+ * subtraction borrows into its high bit, which the byte did not have) or above 0x7e (adding 1
+ * sets a high bit, or it was set). Then byte by byte within the word. A line's own search for its
+ * end (a native call a line) cost more than its check: this finds both in one pass.
+ */
+function plainUntil(data: Uint8Array, view: DataView, from: number, to: number): number {
+  let k = from;
+  for (; k + 4 <= to; k += 4) {
+    const w = view.getUint32(k, true);
+    if ((((w - 0x20202020) & ~w) | ((w + 0x01010101) | w)) & HIGH_BITS) break;
+  }
   // One unsigned comparison a byte: below 0x20 wraps around to a large number.
-  for (let k = from; k < to; k++) if ((data[k] - SPACE) >>> 0 > TILDE - SPACE) return false;
-  return true;
+  for (; k < to; k++) if ((data[k] - SPACE) >>> 0 > TILDE - SPACE) return k;
+  return to;
 }
 
 /** Rows a plain line of `length` characters fills on a screen `cols` wide. */
@@ -69,21 +83,23 @@ export class PlainRunFinder {
     const n = data.length;
     // A local in the loop: the module's binding is read once per call, not twice per line.
     let ends = sharedEnds;
+    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
     let i = from;
     while (i < n) {
       const start = i;
       let lines = 0;
       let rows = 0;
+      // Where the line that is not plain ends (its "\r\n" or "\n" at j + 1), or n for none.
       let j: number;
       for (;;) {
-        // The line's end first (a native search), then its bytes: all printable?
-        const lf = indexOfByte(data, LF, i);
-        if (lf < 0) {
-          j = n;
+        // Printable bytes, then "\r\n": a plain line (a "\n" before is not printable).
+        const stop = plainUntil(data, view, i, n);
+        if (stop + 1 >= n || data[stop] !== CR || data[stop + 1] !== LF) {
+          const lf = indexOfByte(data, LF, stop);
+          j = lf < 0 ? n : lf - 1;
           break;
         }
-        j = lf - 1;
-        if (j < i || data[j] !== CR || !printable(data, i, j)) break;
+        j = stop;
         if (lines === ends.length) {
           const grown = new Uint32Array(lines * 2);
           grown.set(ends);

@@ -409,3 +409,70 @@ test('runs: only whole plain lines, the tail the fewest last lines making the ro
   finder.pushRows(wrapped, r2, 10, (d, s, e) => rows2.push(Buffer.from(d.subarray(s, e)).toString()));
   assert.deepEqual(rows2, ['xxxxxxxxxx', 'xxxxxxxxxx', '   yyyyyyy', '', '']);
 });
+
+/**
+ * The runs `find` should return, read byte by byte as the definition has it (plain-run.ts): lines
+ * of printable ASCII ended by "\r\n", the tail the fewest last lines making `tailRows` rows.
+ */
+function referenceFind(data: Uint8Array, from: number, cols: number, tailRows: number, minSkipped: number) {
+  const rowsOf = (length: number) => (length === 0 ? 1 : Math.ceil(length / cols));
+  const printable = (b: number) => b >= 0x20 && b <= 0x7e;
+  let i = from;
+  while (i < data.length) {
+    const start = i;
+    const lines: Array<{ start: number; end: number }> = [];
+    let next: number | undefined;
+    for (;;) {
+      const lf = data.indexOf(0x0a, i);
+      if (lf < 0) break;
+      const plain = lf - 1 >= i && data[lf - 1] === 0x0d && data.subarray(i, lf - 1).every(printable);
+      if (!plain) {
+        next = lf + 1;
+        break;
+      }
+      lines.push({ start: i, end: lf + 1 });
+      i = lf + 1;
+    }
+    const rows = lines.reduce((sum, l) => sum + rowsOf(l.end - 2 - l.start), 0);
+    if (rows >= tailRows + minSkipped) {
+      let k = lines.length;
+      let tail = 0;
+      while (k > 0 && tail < tailRows) {
+        k--;
+        tail += rowsOf(lines[k].end - 2 - lines[k].start);
+      }
+      const skippedRows = rows - tail;
+      if (skippedRows >= minSkipped) {
+        return { start, tail: k === 0 ? start : lines[k - 1].end, end: lines[lines.length - 1].end, skippedRows, skippedLines: k };
+      }
+    }
+    if (next === undefined) return undefined;
+    i = next;
+  }
+  return undefined;
+}
+
+test('runs: the finder reads any bytes as the byte-by-byte definition does, at any alignment in memory', () => {
+  // The bytes at the edges of "printable" and of a line, and a few letters for long plain stretches.
+  const tricky = fc.constantFrom(0x00, 0x0a, 0x0d, 0x1b, 0x1f, 0x20, 0x41, 0x61, 0x7e, 0x7f, 0x80, 0xc3, 0xff);
+  const chunk = fc.oneof(
+    fc.array(tricky, { maxLength: 12 }),
+    fc.tuple(fc.string({ maxLength: 90 }), fc.boolean()).map(([s, crlf]) => [...Buffer.from(s.replace(/[^\x20-\x7e]/g, 'x') + (crlf ? '\r\n' : '\n'))]),
+  );
+  fuzzSync(
+    [fc.array(chunk, { maxLength: 40 }), fc.nat(7), fc.nat(20), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 6 }), fc.nat(6)],
+    // tailRows at least 1, as the mirror asks (its buffer's rows).
+    (chunks, offset, fromPick, cols, tailRows, minSkipped) => {
+      const bytes = chunks.flat();
+      // A view at `offset` bytes into its memory: the finder reads words wherever a chunk begins.
+      const memory = new Uint8Array(offset + bytes.length);
+      memory.set(bytes, offset);
+      const data = memory.subarray(offset);
+      const from = bytes.length === 0 ? 0 : fromPick % (bytes.length + 1);
+      const finder = new PlainRunFinder();
+      const found = finder.find(data, from, cols, tailRows, minSkipped);
+      assert.deepEqual(found, referenceFind(data, from, cols, tailRows, minSkipped));
+    },
+    300, // microseconds a case
+  );
+});
