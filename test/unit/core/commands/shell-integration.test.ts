@@ -571,6 +571,7 @@ describe("zsh -f and fish --no-config are still integrated, and the user's files
         assert.equal((await s.send('type hi')).exitCode, 1, `${flag}: no alias from ~/.zshrc`);
         assert.equal((await s.send('[[ -z ${FROM_ZSHENV-} ]]')).exitCode, 0, `${flag}: ~/.zshenv not read`);
         assert.equal((await s.send('[[ -o rcs ]]')).exitCode, 1, `${flag}: the option reads as -f left it`);
+        assert.equal((await s.send('[[ -o globalrcs ]]')).exitCode, 0, `${flag}: as under -f, GLOBAL_RCS stays on`);
       }
     },
   );
@@ -592,6 +593,28 @@ describe("zsh -f and fish --no-config are still integrated, and the user's files
       }
     },
   );
+});
+
+describe("a user's strict options in their rc file leave integration working", () => {
+  for (const { shell, rc } of [
+    { shell: 'bash', rc: { '.bashrc': "PS1='my> '\nset -u\n" } },
+    { shell: 'zsh', rc: { '.zshrc': "PS1='my> '\nsetopt nounset\n" } },
+  ]) {
+    test(
+      `${shell} with unset variables an error (${shell === 'bash' ? 'set -u' : 'setopt nounset'}): commands end with their exit codes`,
+      { skip: !hasShell(shell) && `${shell} is not installed`, timeout: TEST_TIMEOUT },
+      async () => {
+        const s = await openShell(shell, rc);
+        assert.equal(s.info.integration, true);
+        const failed = await s.send('false');
+        assert.equal(failed.waitReason, 'command_done', failed.output);
+        assert.equal(failed.exitCode, 1);
+        assert.equal((await s.send('(exit 3)')).exitCode, 3);
+        const screen = (await c.request<{ screen: string }>('pty/read', { session: s.session })).screen;
+        assert.doesNotMatch(screen, /parameter not set|unbound variable/, screen);
+      },
+    );
+  }
 });
 
 describe("zsh reads the user's files where zsh would have", () => {

@@ -53,8 +53,8 @@ __spty_to_ours() {
 __spty_finish_startup() {
   __spty_to_user
   builtin unset __spty_user_zdotdir
-  # As under -f: no .zlogout at the end, and the option reads as the user asked.
-  if (( ${+__spty_norcs} )); then builtin setopt no_rcs; builtin unset __spty_norcs; fi
+  # As under -f: no .zlogout at the end, and the options read as -f leaves them (GLOBAL_RCS is on there).
+  if (( ${+__spty_norcs} )); then builtin setopt no_rcs global_rcs; builtin unset __spty_norcs; fi
   builtin unfunction __spty_to_user __spty_to_ours __spty_finish_startup
 }
 
