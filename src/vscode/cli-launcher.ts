@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { shellQuote } from '../core/base/shell-words';
 
 /**
  * The `shared-pty` launcher the editor command "Install 'shared-pty' Command in PATH" writes
@@ -41,11 +42,6 @@ export function launcherPath(home = os.homedir()): string {
   return path.join(launcherDir(home), 'shared-pty');
 }
 
-/** A value as one single-quoted sh word. */
-function shQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
-
 /** A value inside sh double quotes (and a `${…}` word): `"`, `\`, `$`, `` ` `` and `}` escaped. */
 function dqEscape(value: string): string {
   return value.replace(/(["\\$`}])/g, '\\$1');
@@ -68,11 +64,11 @@ export function launcherScript(t: LauncherTarget): string {
     LAUNCHER_MARK,
     '# (command "Shared PTY: Install \'shared-pty\' Command in PATH"); rewritten each time the extension',
     '# starts, so it follows updates. Remove it to uninstall.',
-    `ext=${shQuote(t.extensionPath)}`,
-    `node=${shQuote(t.execPath)}`,
+    `ext=${shellQuote(t.extensionPath)}`,
+    `node=${shellQuote(t.execPath)}`,
     'if [ ! -f "$ext/dist/cli.js" ]; then',
     '  # Updated since this was written: the newest installed version beside it.',
-    `  prefix=${shQuote(path.join(path.dirname(t.extensionPath), versionlessPrefix(t.extensionPath)))}`,
+    `  prefix=${shellQuote(path.join(path.dirname(t.extensionPath), versionlessPrefix(t.extensionPath)))}`,
     '  newest=',
     '  for d in "$prefix"*; do',
     '    [ -f "$d/dist/cli.js" ] || continue',

@@ -1,5 +1,5 @@
 /**
- * Splitting a command line (`serve --cmd "python3 -i"`) into argv words.
+ * Splitting a command line (`serve --cmd "python3 -i"`) into argv words, and quoting one word for a shell.
  */
 
 /** Characters a backslash escapes inside double quotes (POSIX); elsewhere there it stays literal. */
@@ -81,4 +81,9 @@ export function splitShellWords(line: string): string[] {
   }
   if (inWord) words.push(word);
   return words;
+}
+
+/** `value` as one single-quoted word of a POSIX shell (sh, bash, zsh): nothing inside is special. */
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
 }

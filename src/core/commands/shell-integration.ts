@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomically } from '../base/private-files';
+import { shellQuote } from '../base/shell-words';
 
 /** The shells whose integration ships with us (the scripts in `shell-integration/`). */
 export type IntegratedShell = 'bash' | 'zsh' | 'fish';
@@ -107,6 +108,16 @@ export function shellIntegrationLaunch(command: string, args: readonly string[],
     case 'bash': {
       const script = path.join(dir, 'bash.sh');
       if (!fs.existsSync(script)) return undefined;
+      // bash takes its long options only before its one-letter ones, else it refuses to start: so it does here too.
+      if (args.some((a, k) => a.startsWith('--') && args.slice(0, k).some((b) => !b.startsWith('--')))) return undefined;
+      if (login ? 'SHARED_PTY_SHELL_NOPROFILE' in skip : 'SHARED_PTY_SHELL_NORC' in skip) {
+        // A shell that reads no start-up file at all (not even the system's): it keeps its flags, and
+        // the script runs from its first prompt's PROMPT_COMMAND instead, putting back the one
+        // bash was given.
+        const first: Record<string, string> = { PROMPT_COMMAND: `. ${shellQuote(script)}`, SHARED_PTY_SHELL_FIRST_PROMPT: '1' };
+        if (env.PROMPT_COMMAND !== undefined) first.SHARED_PTY_SHELL_PROMPT_COMMAND = env.PROMPT_COMMAND;
+        return { shell, args: [...args], env: first, nonce };
+      }
       // bash reads no --init-file as a login shell: the script reads the login files itself.
       const rest = kept.flatMap((a) => (LOGIN_ARGS.has(a) ? [] : a === '-il' || a === '-li' ? ['-i'] : [a]));
       // Under --norc, and as a login shell, bash would not read the system bashrc, which it reads

@@ -25,6 +25,15 @@ builtin unset SHARED_PTY_NONCE SHARED_PTY_NONCE_FILE
 # back: one set of marks per prompt.
 VSCODE_SHELL_INTEGRATION=1
 
+# A shell started to read no start-up file (--norc, or a login shell with --noprofile) runs this
+# file from its first prompt's PROMPT_COMMAND, which the session set: the prompt command bash was
+# given goes back as it was (or away), and no file is read here either.
+if [ -n "${SHARED_PTY_SHELL_FIRST_PROMPT-}" ]; then
+	__spty_first_prompt=1
+	if [ -n "${SHARED_PTY_SHELL_PROMPT_COMMAND+set}" ]; then PROMPT_COMMAND=$SHARED_PTY_SHELL_PROMPT_COMMAND; else builtin unset PROMPT_COMMAND; fi
+	builtin unset SHARED_PTY_SHELL_FIRST_PROMPT SHARED_PTY_SHELL_PROMPT_COMMAND
+fi
+
 # The user's start-up files (bash itself has read /etc/bash.bashrc before this file), but for those
 # the session's flags skip: --noprofile the login files, --norc the bashrc files.
 if [ -n "${SHARED_PTY_SHELL_NORC-}${SHARED_PTY_SHELL_LOGIN-}" ]; then
@@ -43,7 +52,7 @@ if [ -n "${SHARED_PTY_SHELL_LOGIN-}" ]; then
 		elif [ -r ~/.profile ]; then . ~/.profile
 		fi
 	fi
-elif [ -z "${SHARED_PTY_SHELL_NORC-}" ] && [ -r ~/.bashrc ]; then
+elif [ -z "${SHARED_PTY_SHELL_NORC-}${__spty_first_prompt-}" ] && [ -r ~/.bashrc ]; then
 	. ~/.bashrc
 fi
 unset SHARED_PTY_SHELL_LOGIN SHARED_PTY_SHELL_NORC SHARED_PTY_SHELL_NOPROFILE SHARED_PTY_SHELL_PS1
@@ -195,6 +204,9 @@ elif [[ $(builtin declare -p PROMPT_COMMAND 2>/dev/null) == "declare -a"* ]]; th
 else
 	PROMPT_COMMAND='__spty_prompt_start "$_"'$'\n'${PROMPT_COMMAND:+$PROMPT_COMMAND$'\n'}'__spty_prompt_end "$_"'
 fi
+# Ours is for this shell only: a bash it starts would find no such functions (an exported
+# PROMPT_COMMAND, from the environment, would carry them there).
+builtin export -n PROMPT_COMMAND
 
 # A DEBUG trap the user's files set keeps running, after ours ("$_" keeps its value for it).
 __spty_trap=()
@@ -205,3 +217,9 @@ else
 	builtin trap '__spty_debug "$_"' DEBUG
 fi
 builtin unset __spty_trap
+
+# Loaded from the first prompt's PROMPT_COMMAND: this prompt gets its marks, as every later one will.
+if [[ -n ${__spty_first_prompt-} ]]; then
+	builtin unset __spty_first_prompt
+	builtin eval -- "$PROMPT_COMMAND"
+fi

@@ -545,11 +545,44 @@ describe('bash with --norc or --noprofile is still integrated, and skips the fil
       assert.match(screen, /^clean> /m, `the environment's prompt, not the system bashrc's: ${screen}`);
       assert.doesNotMatch(screen, /from-bashrc/);
       assert.equal((await s.send('type hi')).exitCode, 1, 'no alias from ~/.bashrc');
-      // --noprofile with a login shell: the login files are skipped, the session still integrated.
-      const login = await openShell('bash', { '.bash_profile': `PS1='from-profile> '\n` }, { PS1: 'nolog> ' }, ['-l', '--noprofile']);
+      // bash runs with its flags as given: no init file of ours, so it reads no system bashrc either.
+      assert.deepEqual(fs.readFileSync(`/proc/${s.info.pid}/cmdline`, 'utf8').split('\0').filter(Boolean).slice(1), ['--norc', '--noprofile']);
+      // --noprofile with a login shell: a login shell indeed, no login file read, still integrated.
+      const login = await openShell('bash', { '.bash_profile': `PS1='from-profile> '\n` }, { PS1: 'nolog> ' }, ['--noprofile', '-l']);
       assert.equal(login.info.integration, true);
       assert.equal((await login.send('false')).exitCode, 1);
+      assert.equal((await login.send('shopt -q login_shell')).exitCode, 0, 'a login shell');
       assert.doesNotMatch((await c.request<{ screen: string }>('pty/read', { session: login.session })).screen, /from-profile/);
+    },
+  );
+
+  test(
+    'bash refuses a long option after a one-letter one (-l --noprofile), and does so here too',
+    { skip: !hasShell('bash') && 'bash is not installed', timeout: TEST_TIMEOUT },
+    async () => {
+      const home = makeHome({});
+      homes.push(home);
+      const info = await c.request<SessionInfo>('session/create', { command: 'bash', args: ['-l', '--noprofile'], env: { HOME: home } });
+      assert.equal(info.integration, false);
+      const status = () => c.request<{ running: boolean; exitCode: number | null }>('pty/status', { session: info.id });
+      await until(async () => !(await status()).running, 10_000, 'bash to refuse its arguments');
+      assert.equal((await status()).exitCode, 2);
+    },
+  );
+
+  test(
+    'bash --norc keeps a PROMPT_COMMAND from the environment, and a bash started inside finds nothing of ours',
+    { skip: !hasShell('bash') && 'bash is not installed', timeout: TEST_TIMEOUT },
+    async () => {
+      const s = await openShell('bash', {}, { PS1: 'pc> ', PROMPT_COMMAND: 'echo prompt-command-ran' }, ['--norc']);
+      assert.equal(s.info.integration, true);
+      const ran = await s.send('echo one');
+      assert.equal(ran.waitReason, 'command_done');
+      assert.match(ran.output, /^prompt-command-ran$/m, ran.output);
+      await s.send('bash --norc');
+      const nested = await s.send('echo nested');
+      assert.doesNotMatch(nested.output, /command not found/, nested.output);
+      assert.equal((await s.send('exit')).exitCode, 0, 'the outer shell reports again');
     },
   );
 });
