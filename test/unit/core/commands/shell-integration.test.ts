@@ -605,6 +605,8 @@ describe("zsh -f and fish --no-config are still integrated, and the user's files
         assert.equal((await s.send('[[ -z ${FROM_ZSHENV-} ]]')).exitCode, 0, `${flag}: ~/.zshenv not read`);
         assert.equal((await s.send('[[ -o rcs ]]')).exitCode, 1, `${flag}: the option reads as -f left it`);
         assert.equal((await s.send('[[ -o globalrcs ]]')).exitCode, 0, `${flag}: as under -f, GLOBAL_RCS stays on`);
+        const others = await s.send("print -rl -- ${(k)functions} | grep -v '^__spty_' | wc -l");
+        assert.match(others.output, /^0$/m, `${flag}: no function but ours, as zsh -f has none: ${others.output}`);
       }
     },
   );

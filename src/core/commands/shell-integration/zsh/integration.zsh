@@ -89,8 +89,8 @@ __spty_precmd_last() {
 # With zsh's own options for this part (a user's `setopt nounset` would stop it at the unset hook list).
 () {
   builtin emulate -L zsh
-  builtin autoload -Uz add-zsh-hook
-  add-zsh-hook preexec __spty_preexec
+  # As add-zsh-hook would, without loading it into a shell that had no such function.
+  preexec_functions+=(__spty_preexec)
   precmd_functions=(__spty_precmd ${precmd_functions[@]} __spty_precmd_last)
   __spty_mark_eol
 }
