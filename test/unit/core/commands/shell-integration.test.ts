@@ -628,6 +628,22 @@ describe("zsh -f and fish --no-config are still integrated, and the user's files
       }
     },
   );
+
+  test(
+    "zsh -d and fish --private are integrated too, and read the user's files as those flags leave them",
+    { skip: (!hasShell('zsh') || !hasShell('fish')) && 'zsh or fish is not installed', timeout: TEST_TIMEOUT },
+    async () => {
+      // -d skips only the system's files after /etc/zshenv: the user's .zshrc (its prompt) is read.
+      const zsh = await openShell('zsh', { '.zshrc': "PS1='mine> '\n" }, {}, ['-d']);
+      assert.equal(zsh.info.integration, true);
+      assert.equal((await zsh.send('false')).exitCode, 1);
+      assert.equal((await zsh.send('[[ -o globalrcs ]]')).exitCode, 1, 'NO_GLOBAL_RCS, as -d sets it');
+      const fish = await openShell('fish', { '.config/fish/config.fish': "function fish_prompt; printf 'mine> '; end\n", ...FISH_HOME }, {}, ['--private']);
+      assert.equal(fish.info.integration, true);
+      assert.equal((await fish.send('false')).exitCode, 1);
+      assert.equal((await fish.send('set -q fish_private_mode')).exitCode, 0, 'private mode');
+    },
+  );
 });
 
 describe("a user's strict options in their rc file leave integration working", () => {
