@@ -277,6 +277,21 @@ export function connectionsTo(address: string): number {
     .filter((l) => l.endsWith(` ${socketPath}`) && l.trim().split(/\s+/)[5] === '03').length;
 }
 
+/**
+ * `connectionsTo` once it has stopped changing (the same count 50 ms apart): a client that has just
+ * exited may still count until the host has closed its side.
+ */
+export async function settledConnectionsTo(address: string): Promise<number> {
+  let last = connectionsTo(address);
+  for (let i = 0; i < 100; i++) {
+    await sleep(50);
+    const now = connectionsTo(address);
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }

@@ -10,7 +10,7 @@ import { readLiveRecords } from '../../../src/host/discovery';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
 import { interruptedEvents, runCli, runEach, startCli, startedPids, startServeHost, stopPid, Tmux, type CliResult, type ServeHost } from '../../helpers/cli';
 import { connect, tempRuntimeDir, until } from '../../helpers/host';
-import { bashEnv, buildCli, childrenOf, CLI, connectionsTo, pidAlive, REPO_ROOT } from '../../helpers/protocol';
+import { bashEnv, buildCli, childrenOf, CLI, connectionsTo, pidAlive, REPO_ROOT, settledConnectionsTo } from '../../helpers/protocol';
 import { descriptorsOfSleeping } from '../../helpers/descriptors';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking. */
@@ -617,7 +617,7 @@ describe('send, keys and wait', () => {
 
     // A wait started before the text appears returns when it does: the text is printed only once
     // the wait's connection is open on the host (the CLI sends its pty/wait as soon as it connects).
-    const connected = connectionsTo(serve.record.control);
+    const connected = await settledConnectionsTo(serve.record.control);
     const pending = startCli(['wait', sid, 'later-99', '--timeout', '20000'], env);
     await until(() => connectionsTo(serve.record.control) > connected, 10_000, 'the wait to connect to the host');
     await send('echo later-$((99))');
