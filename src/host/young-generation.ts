@@ -1,4 +1,4 @@
-import * as v8 from 'node:v8';
+import { setV8FlagFromNowOn } from './v8-flags';
 
 /**
  * Keeps the main thread's young generation (V8's new space) at the size it has when the host
@@ -13,15 +13,12 @@ import * as v8 from 'node:v8';
  * (bench/README.md, issue 25: memory). What the main thread makes and drops is short-lived (a
  * read's buffer, a request and its answer), which the starting size collects as well.
  * `--max-semi-space-size` can only be given when node starts; the growth factor is read at each
- * growth, so setting it here holds for the heap already made. A worker thread's start sets V8's
- * flags back (measured: with the flag set before the mirror thread started, the main thread's
- * new space grew as before), so it is set again once each worker runs. The mirror thread's own
- * young generation is bounded where it is started (mirror-thread.ts).
+ * growth, so setting it here holds for the heap already made (and again after each worker's
+ * start: v8-flags.ts). The mirror thread's own young generation is bounded where it is started
+ * (mirror-thread.ts).
  */
 export function keepYoungGenerationSmall(): void {
-  const noGrowth = () => v8.setFlagsFromString(`--semi-space-growth-factor=${NO_GROWTH}`);
-  noGrowth();
-  process.on('worker', (worker) => worker.once('online', noGrowth));
+  setV8FlagFromNowOn(`--semi-space-growth-factor=${NO_GROWTH}`);
 }
 
 /** A new space grows to this many times its size when it grows: 1 keeps it as it is. */
