@@ -37,20 +37,16 @@ const INTERACTIVE_ARGS = new Set(['-i', '--interactive', '-l', '--login', '-il',
 const LOGIN_ARGS = new Set(['-l', '--login']);
 
 /**
- * What a flag that skips start-up files (or, fish's, keeps no history) means to each shell's
- * integration. Such a shell is still interactive with no script, so it is integrated too
- * (docs/protocol.md#ptycommands): `script` flags are taken out and handed to our start-up files,
- * which then skip the files the flag names (the shell would otherwise skip ours as well); `pass`
- * flags leave our files read, and go to the shell as they are.
+ * Each shell's flags that skip start-up files (or, fish's `--private`, keep no history). Such a
+ * shell is still interactive with no script, so it is integrated too
+ * (docs/protocol.md#ptycommands); each shell's case below keeps what its flags mean.
  */
-type ExtraArg = { script: string } | 'pass';
-
-/** bash's `--norc` and `--noprofile`: the script skips the user's bashrc or login files. */
-const BASH_ARGS: Record<string, ExtraArg> = { '--norc': { script: 'SHARED_PTY_SHELL_NORC' }, '--noprofile': { script: 'SHARED_PTY_SHELL_NOPROFILE' } };
-/** zsh's `-f` (NO_RCS): our files skip the user's and the system's; `-d` (NO_GLOBAL_RCS) skips only the system's, ours still read. */
-const ZSH_ARGS: Record<string, ExtraArg> = { '-f': { script: 'SHARED_PTY_SHELL_NORCS' }, '-d': 'pass' };
-/** fish runs `--init-command` with no configuration read, and in private mode, too. */
-const FISH_ARGS: Record<string, ExtraArg> = { '-N': 'pass', '--no-config': 'pass', '-P': 'pass', '--private': 'pass' };
+const EXTRA_ARGS: Record<IntegratedShell, ReadonlySet<string>> = {
+  bash: new Set(['--norc', '--noprofile']),
+  // -f (NO_RCS) and -d (NO_GLOBAL_RCS), long forms as zshFlag reads them.
+  zsh: new Set(['-f', '-d']),
+  fish: new Set(['-N', '--no-config', '-P', '--private']),
+};
 
 /** zsh's long form of an option (`--no-rcs`, `--NO_RCS`, `--norcs`: case, `-` and `_` do not count) as its letter. */
 function zshFlag(arg: string): string {
@@ -59,11 +55,9 @@ function zshFlag(arg: string): string {
   return name === 'norcs' ? '-f' : name === 'noglobalrcs' ? '-d' : arg;
 }
 
-/** What `arg` means to `shell`'s integration: one of its extra flags, or undefined. */
-function extraArg(shell: IntegratedShell, arg: string): ExtraArg | undefined {
-  const own = shell === 'bash' ? BASH_ARGS : shell === 'zsh' ? ZSH_ARGS : FISH_ARGS;
-  const flag = shell === 'zsh' ? zshFlag(arg) : arg;
-  return Object.hasOwn(own, flag) ? own[flag] : undefined;
+/** Whether `arg` is one of `shell`'s flags that skip start-up files. */
+function isExtraArg(shell: IntegratedShell, arg: string): boolean {
+  return EXTRA_ARGS[shell].has(shell === 'zsh' ? zshFlag(arg) : arg);
 }
 
 /**
@@ -92,25 +86,17 @@ export function shellIntegrationLaunch(command: string, args: readonly string[],
   if (integrationDisabled(env)) return undefined;
   const shell = path.basename(command);
   if (shell !== 'bash' && shell !== 'zsh' && shell !== 'fish') return undefined;
-  if (!args.every((a) => INTERACTIVE_ARGS.has(a) || extraArg(shell, a) !== undefined)) return undefined;
+  if (!args.every((a) => INTERACTIVE_ARGS.has(a) || isExtraArg(shell, a))) return undefined;
   const dir = shellIntegrationDir();
   const nonce = randomBytes(NONCE_BYTES).toString('hex');
   const login = args.some((a) => LOGIN_ARGS.has(a) || a === '-il' || a === '-li');
-  // The flags our start-up files act on instead of the shell, as variables they read (and remove).
-  const skip: Record<string, string> = {};
-  const kept = args.filter((a) => {
-    const extra = extraArg(shell, a);
-    if (extra === undefined || extra === 'pass') return true;
-    skip[extra.script] = '1';
-    return false;
-  });
   switch (shell) {
     case 'bash': {
       const script = path.join(dir, 'bash.sh');
       if (!fs.existsSync(script)) return undefined;
       // bash takes its long options only before its one-letter ones, else it refuses to start: so it does here too.
       if (args.some((a, k) => a.startsWith('--') && args.slice(0, k).some((b) => !b.startsWith('--')))) return undefined;
-      if (login ? 'SHARED_PTY_SHELL_NOPROFILE' in skip : 'SHARED_PTY_SHELL_NORC' in skip) {
+      if (args.includes(login ? '--noprofile' : '--norc')) {
         // A shell that reads no start-up file at all (not even the system's): it keeps its flags, and
         // the script runs from its first prompt's PROMPT_COMMAND instead, putting back the one
         // bash was given.
@@ -118,27 +104,35 @@ export function shellIntegrationLaunch(command: string, args: readonly string[],
         if (env.PROMPT_COMMAND !== undefined) first.SHARED_PTY_SHELL_PROMPT_COMMAND = env.PROMPT_COMMAND;
         return { shell, args: [...args], env: first, nonce };
       }
-      // bash reads no --init-file as a login shell: the script reads the login files itself.
-      const rest = kept.flatMap((a) => (LOGIN_ARGS.has(a) ? [] : a === '-il' || a === '-li' ? ['-i'] : [a]));
-      // Under --norc, and as a login shell, bash would not read the system bashrc, which it reads
-      // before our file all the same: the script gives back the prompt it would have had (the one
-      // in the environment, else bash's own) before the files it reads set theirs.
-      if ((skip.SHARED_PTY_SHELL_NORC || login) && env.PS1 !== undefined) skip.SHARED_PTY_SHELL_PS1 = env.PS1;
-      return { shell, args: ['--init-file', script, ...rest], env: { ...(login ? { SHARED_PTY_SHELL_LOGIN: '1' } : {}), ...skip }, nonce };
+      // bash reads no --init-file as a login shell: the script reads the login files itself. What
+      // is left of the flags changes nothing here (--norc of a login shell, --noprofile of any
+      // other), but --norc would skip our init file: they go.
+      const rest = args.flatMap((a) => (LOGIN_ARGS.has(a) || isExtraArg('bash', a) ? [] : a === '-il' || a === '-li' ? ['-i'] : [a]));
+      if (!login) return { shell, args: ['--init-file', script, ...rest], env: {}, nonce };
+      // A login shell would not read the system bashrc, which bash reads before our file all the
+      // same: the script gives back the prompt it would have had (the one in the environment, else
+      // bash's own) before the files it reads set theirs.
+      const loginEnv: Record<string, string> = { SHARED_PTY_SHELL_LOGIN: '1' };
+      if (env.PS1 !== undefined) loginEnv.SHARED_PTY_SHELL_PS1 = env.PS1;
+      return { shell, args: ['--init-file', script, ...rest], env: loginEnv, nonce };
     }
     case 'zsh': {
       const zdotdir = path.join(dir, 'zsh');
       if (!fs.existsSync(path.join(zdotdir, '.zshrc'))) return undefined;
       // Where zsh would have read the user's files: their ZDOTDIR, else home (unset: the scripts use $HOME).
-      const extra: Record<string, string> = { ZDOTDIR: zdotdir, ...skip };
+      const extra: Record<string, string> = { ZDOTDIR: zdotdir };
       if (env.ZDOTDIR !== undefined) extra.SHARED_PTY_USER_ZDOTDIR = env.ZDOTDIR;
-      return { shell, args: kept, env: extra, nonce };
+      // -f would skip our files too: it is taken out, and ours skip the user's and the system's
+      // after /etc/zshenv instead, then set NO_RCS (.zshenv). -d leaves ours read: it stays.
+      const norcs = args.some((a) => zshFlag(a) === '-f');
+      if (norcs) extra.SHARED_PTY_SHELL_NORCS = '1';
+      return { shell, args: args.filter((a) => zshFlag(a) !== '-f'), env: extra, nonce };
     }
     case 'fish': {
       const script = path.join(dir, 'fish.fish');
       if (!fs.existsSync(script)) return undefined;
       // Set while fish reads its configuration, so VS Code's own integration loaded there stands back.
-      return { shell, args: [...kept, '--init-command', `source ${fishQuote(script)}`], env: { VSCODE_SHELL_INTEGRATION: '1' }, nonce };
+      return { shell, args: [...args, '--init-command', `source ${fishQuote(script)}`], env: { VSCODE_SHELL_INTEGRATION: '1' }, nonce };
     }
   }
 }

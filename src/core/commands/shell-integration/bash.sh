@@ -34,28 +34,22 @@ if [ -n "${SHARED_PTY_SHELL_FIRST_PROMPT-}" ]; then
 	builtin unset SHARED_PTY_SHELL_FIRST_PROMPT SHARED_PTY_SHELL_PROMPT_COMMAND
 fi
 
-# The user's start-up files (bash itself has read /etc/bash.bashrc before this file), but for those
-# the session's flags skip: --noprofile the login files, --norc the bashrc files.
-if [ -n "${SHARED_PTY_SHELL_NORC-}${SHARED_PTY_SHELL_LOGIN-}" ]; then
-	# Nor would bash have read the system bashrc (a login shell reads it only if /etc/profile
-	# does): the prompt goes back to the one bash would have shown (the environment's, else its own).
-	if [ -n "${SHARED_PTY_SHELL_PS1+set}" ]; then PS1=$SHARED_PTY_SHELL_PS1; else PS1='\s-\v\$ '; fi
-fi
+# The user's start-up files (bash itself has read /etc/bash.bashrc before this file).
 if [ -n "${SHARED_PTY_SHELL_LOGIN-}" ]; then
 	# Asked for a login shell: bash reads no --init-file as one, so it was started without -l
 	# and the login files are read here, as bash would: /etc/profile, then the first user file.
-	unset SHARED_PTY_SHELL_LOGIN
-	if [ -z "${SHARED_PTY_SHELL_NOPROFILE-}" ]; then
-		if [ -r /etc/profile ]; then . /etc/profile; fi
-		if [ -r ~/.bash_profile ]; then . ~/.bash_profile
-		elif [ -r ~/.bash_login ]; then . ~/.bash_login
-		elif [ -r ~/.profile ]; then . ~/.profile
-		fi
+	# Nor would bash have read the system bashrc (a login shell reads it only if /etc/profile
+	# does): the prompt goes back to the one bash would have shown (the environment's, else its own).
+	if [ -n "${SHARED_PTY_SHELL_PS1+set}" ]; then PS1=$SHARED_PTY_SHELL_PS1; else PS1='\s-\v\$ '; fi
+	unset SHARED_PTY_SHELL_LOGIN SHARED_PTY_SHELL_PS1
+	if [ -r /etc/profile ]; then . /etc/profile; fi
+	if [ -r ~/.bash_profile ]; then . ~/.bash_profile
+	elif [ -r ~/.bash_login ]; then . ~/.bash_login
+	elif [ -r ~/.profile ]; then . ~/.profile
 	fi
-elif [ -z "${SHARED_PTY_SHELL_NORC-}${__spty_first_prompt-}" ] && [ -r ~/.bashrc ]; then
+elif [ -z "${__spty_first_prompt-}" ] && [ -r ~/.bashrc ]; then
 	. ~/.bashrc
 fi
-unset SHARED_PTY_SHELL_LOGIN SHARED_PTY_SHELL_NORC SHARED_PTY_SHELL_NOPROFILE SHARED_PTY_SHELL_PS1
 
 # Not interactive after all, or loaded already: nothing to mark.
 if [[ $- != *i* || -n "${__spty_loaded-}" ]]; then
