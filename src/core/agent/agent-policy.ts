@@ -51,7 +51,10 @@ export function checkAgentWrite(policy: AgentPolicy | undefined, session: Sessio
       session.noteAgentDecision(from, 'deny_rule', text);
       throw declined(`${why}; nothing was written. Ask the user to run it themselves if it is needed.`, { session: session.id });
     };
-    if (overflow) refuse(`The line in the terminal is longer than ${MAX_TYPED_LINE_CHARS} characters, too long to check against the user's deny rules`);
+    if (overflow)
+      refuse(
+        `The line in the terminal is longer than ${MAX_TYPED_LINE_CHARS} characters or was edited with more keys in one write than the host follows, so it cannot be checked against the user's deny rules`,
+      );
     const own = text.split(/[\r\n]+/).filter((l) => l.trim() !== '');
     const rule = firstDenyRule(policy, [...lines, ...own].flatMap(commandsToJudge), from, refuse);
     if (rule) refuse(`The user does not allow agents to run this in a terminal (deny rule ${rule.source})`);

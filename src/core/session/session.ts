@@ -1,5 +1,6 @@
 import type { IPty } from 'node-pty';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Disposable, disposableTimeout, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../base/lifecycle';
 import { DEFAULT_SCROLLBACK_LINES } from '../mirror/screen';
 import { loadNodePty } from './pty-loader';
@@ -130,7 +131,7 @@ export class Session extends Disposable {
   /** What the human's views typed lately (typing arbitration, docs/protocol.md#typing-arbitration). */
   readonly humanInput = this._register(new HumanInput());
   /** The line typed since the last Enter, by anyone: what deny rules judge (docs/protocol.md "Agent guards"). */
-  readonly typedLine = new TypedLine();
+  readonly typedLine: TypedLine;
   /** The asciicast recording of the session while one runs (`pty/record`, docs/protocol.md#ptyrecord); ends with the session. */
   readonly recording = this._register(new MutableDisposable<SessionRecording>());
 
@@ -144,6 +145,7 @@ export class Session extends Disposable {
     }
     this.id = options.id;
     this._name = options.name;
+    this.typedLine = new TypedLine(path.basename(options.command) === 'zsh');
     this.ring = new RingBuffer(options.ringBytes ?? DEFAULT_RING_BYTES);
     this.mirror = this._register(new MirrorProxy(options.cols, options.rows, options.scrollbackLines ?? DEFAULT_SCROLLBACK_LINES, () => this.ring.retained()));
     this._exitedPromise = new Promise((r) => (this._resolveExited = r));

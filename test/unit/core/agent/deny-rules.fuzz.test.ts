@@ -41,6 +41,23 @@ function writesOf(line: string, cuts: number[], typos: boolean[]): string[] {
   return writes.filter((w) => w !== '');
 }
 
+/** Keys that take the cursor back to the line's start (or, `left`, one Left per character). */
+const backKeys = fc.constantFrom('\x1b[H', '\x1bOH', '\x1b[1~', '\x01', 'left', 'ctrl-b', 'words');
+
+/**
+ * The line typed out of order: its end first, the cursor sent back to the start, then its start,
+ * the cursor sent to the end and Enter; cut into writes anywhere, inside escape sequences too.
+ */
+function outOfOrderWritesOf(line: string, at: number, back: string, cuts: number[]): string[] {
+  const p = at % (line.length + 1);
+  const [head, tail] = [line.slice(0, p), line.slice(p)];
+  const n = [...tail].length;
+  const home = back === 'left' ? '\x1b[D'.repeat(n) : back === 'ctrl-b' ? '\x02'.repeat(n) : back === 'words' ? '\x1bb'.repeat(n) : back;
+  const typed = `${tail}${home}${head}\x05\r`;
+  const points = [...new Set(cuts.map((c) => c % (typed.length + 1)))].sort((a, b) => a - b);
+  return [0, ...points].map((q, i, all) => typed.slice(q, all[i + 1] ?? typed.length)).filter((w) => w !== '');
+}
+
 /** Whether the guard refuses one of the writes (in order) before the last one goes through. */
 function refusedSomewhere(writes: string[]): boolean {
   const typed = new TypedLine();
@@ -61,6 +78,17 @@ describe('fuzz: deny rules', () => {
     fuzzSync(
       [deniedLine, fc.array(fc.nat(), { maxLength: 6 }), fc.array(fc.boolean(), { maxLength: 6 })],
       (line, cuts, typos) => assert.ok(refusedSomewhere(writesOf(line, cuts, typos)), JSON.stringify(writesOf(line, cuts, typos))),
+      2000,
+    );
+  });
+
+  test('a denied line typed out of order with the cursor keys is refused before its Enter', () => {
+    fuzzSync(
+      [deniedLine, fc.nat(), backKeys, fc.array(fc.nat(), { maxLength: 6 })],
+      (line, at, back, cuts) => {
+        const writes = outOfOrderWritesOf(line, at, back, cuts);
+        assert.ok(refusedSomewhere(writes), JSON.stringify(writes));
+      },
       2000,
     );
   });

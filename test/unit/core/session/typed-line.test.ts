@@ -1,5 +1,6 @@
 // The line being typed into a session, as the shell will receive it at Enter: what every writer
-// typed since the last Enter, with Backspace, Ctrl+W, Ctrl+U and Ctrl+C applied.
+// typed since the last Enter, with the line editor's keys applied (line-editor.fuzz.test.ts holds
+// them to bash's own readline).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_TYPED_LINE_CHARS, TypedLine } from '../../../../src/core/session/typed-line';
@@ -19,9 +20,9 @@ describe('TypedLine', () => {
     assert.deepEqual(t.preview('a\rb\r').lines, ['echo a', 'b']);
   });
 
-  test('editing keys apply; arrows and function keys type nothing', () => {
+  test('editing keys apply; history and function keys type nothing', () => {
     const t = new TypedLine();
-    t.observe('lx\x7fs -l\x1b[D\x1bOA', false);
+    t.observe('lx\x7fs -l\x1bOA\x1b[15~', false);
     assert.equal(t.pending, 'ls -l');
     t.observe(' foo bar\x17', false);
     assert.equal(t.pending, 'ls -l foo ');
@@ -29,6 +30,45 @@ describe('TypedLine', () => {
     assert.equal(t.pending, '');
     t.observe('abc\x03', false);
     assert.equal(t.pending, '', 'Ctrl+C abandons the line');
+  });
+
+  // What bash 5.2's readline (and for `zle`, zsh 5.9's line editor) held after each sequence: its
+  // READLINE_LINE and READLINE_POINT from a `bind -x` key (zsh: $BUFFER and $CURSOR from a widget).
+  const AS_BASH_HOLDS_IT: Array<[keys: string | string[], line: string, cursor: number]> = [
+    ['-rf /x\x1b[Hrm ', 'rm -rf /x', 3],
+    ['-rf /x\x01rm \x05 y', 'rm -rf /x y', 11],
+    ['rf\x1b[D\x1b[D-\x1b[C\x1b[Cz', '-rfz', 4],
+    ['rf\x02\x02m\x06', 'mrf', 2],
+    ['a b-c\x1bbX\x1b[1;5DY\x1bfZ', 'a b-YXcZ', 8],
+    ['one two three\x17\x17\x01\x19 ', 'two three one ', 10],
+    ['one two\x01\x0bx\x19', 'xone two', 8],
+    ['abc\x1b[D\x14', 'acb', 3],
+    ['abc\x14', 'acb', 3],
+    ['rm -RF x\x1bb\x1bb\x1bl', 'rm -rf x', 6],
+    ['foo bar\x01\x1bc\x1bu', 'Foo BAR', 7],
+    ['one two\x1b[D\x1b[D\x1b[D\x15', 'two', 0],
+    ['ab\x1b[3~\x1b[D\x1b[3~', 'a', 1],
+    [['x\x1b', '[Dy'], 'yx', 1],
+    ['é\x1b[D\x7fa\x06b', 'aéb', 3],
+    ['a\x16\x01b', 'a\x01b', 3],
+  ];
+  const AS_ZSH_HOLDS_IT: typeof AS_BASH_HOLDS_IT = [
+    ['one two\x1b[D\x1b[D\x1b[D\x15', '', 0],
+    ['abc\x01\x14', 'bac', 2],
+    ['-rf /x\x01rm \x05 y', 'rm -rf /x y', 11],
+  ];
+
+  test("the cursor keys, kills, yanks and Ctrl+T leave the line as bash's readline and zsh's editor do", () => {
+    for (const [table, zle] of [
+      [AS_BASH_HOLDS_IT, false],
+      [AS_ZSH_HOLDS_IT, true],
+    ] as const) {
+      for (const [keys, line, cursor] of table) {
+        const t = new TypedLine(zle);
+        for (const write of typeof keys === 'string' ? [keys] : keys) t.observe(write, false);
+        assert.deepEqual([t.pending, t.cursor], [line, cursor], `${zle ? 'zsh' : 'bash'} ${JSON.stringify(keys)}`);
+      }
+    }
   });
 
   test('what is typed at a secret prompt is not kept; its Enter still ends the line', () => {
@@ -47,5 +87,16 @@ describe('TypedLine', () => {
     assert.equal(t.preview('\r').overflow, true);
     t.observe('\r', false);
     assert.equal(t.overflow, false);
+  });
+
+  test('a write that would have the editor copy the line a million times is not followed: its line cannot be judged', () => {
+    const t = new TypedLine();
+    t.observe('x'.repeat(60_000), false);
+    assert.equal(t.preview('a\x02'.repeat(500_000)).overflow, true);
+    assert.deepEqual(t.preview('a\x02'.repeat(500_000) + '\recho hi').overflow, true, 'nor the line after its Enter');
+    t.observe('a\x02'.repeat(500_000), false);
+    assert.equal(t.overflow, true);
+    t.observe('\x03', false);
+    assert.deepEqual([t.overflow, t.preview('echo fine\r')], [false, { lines: ['echo fine'], overflow: false }], 'Ctrl+C starts a line that is known again');
   });
 });

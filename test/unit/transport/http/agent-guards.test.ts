@@ -189,6 +189,23 @@ describe('deny rules see the line as the shell will run it', () => {
     await ctl.call('pty/kill', { session: id });
   });
 
+  test('a line put together out of order with the cursor keys: "-rf …", Home, "rm "', { timeout: 60_000 }, async () => {
+    const id = await agentSession();
+    const target = victim('cursor');
+    const typed = (await agent.callTool({ name: 'send', arguments: { session: id, text: `-rf ${target}`, submit: false } })) as ToolResult;
+    assert.notEqual(typed.isError, true, textOf(typed));
+    const home = (await agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['Home'] } })) as ToolResult;
+    assert.notEqual(home.isError, true, textOf(home));
+    // bash now holds `rm -rf …` with this write, the cursor having gone back to the line's start.
+    await refused({ session: id, keys: ['r', 'm', 'Space', 'Enter'] }, 'send_keys');
+    // Written by a script instead, the same keys run the line as bash holds it, Enter ending it wherever the cursor is.
+    await ctl.call('pty/write', { session: id, action: { text: 'echo \x1b[F-typed-last\x1b[Dx\r' } });
+    const screen = async () => (await ctl.call('pty/read', { session: id })).screen as string;
+    await until(async () => /^-rf \S+-typed-lasxt\s*$/m.test(await screen()), 10_000, "bash's line as edited");
+    assert.ok(fs.existsSync(path.join(target, 'keep')), 'the directory is still there');
+    await ctl.call('pty/kill', { session: id });
+  });
+
   test('every command of a list, and behind sudo, env and command', { timeout: 60_000 }, async () => {
     const id = await agentSession();
     const target = victim('list');

@@ -1,0 +1,390 @@
+/**
+ * What a shell's line editor does with the keys typed at its prompt, as far as the keys alone say:
+ * readline's emacs keys, which bash uses and zsh's and fish's defaults share for these. Moving the
+ * cursor (arrows, Home/End, Ctrl+A/E/B/F, Alt+B/F, Ctrl+arrows), deleting (Backspace, Delete,
+ * Ctrl+D), killing and yanking (Ctrl+K/U/W/Y, Alt+D, Alt+Backspace; consecutive kills add up as
+ * readline's kill ring does), Ctrl+T, Alt+U/L/C, Ctrl+V, Ctrl+C. What the keys cannot say (a line
+ * recalled from history, a completion's text) is not guessed: history keys change nothing and Tab
+ * types a space (a word break is the least a completion makes).
+ */
+
+/**
+ * Most characters of one typed line kept: a shell line longer than this is not something a person
+ * or an agent types, and keeping it bounded keeps a session's memory bounded.
+ */
+export const MAX_TYPED_LINE_CHARS = 64 * 1024;
+
+/**
+ * Characters one write may have the editor copy (an edit in the middle of the line copies the line).
+ * A person types a key at a time; only a write made to be costly (a megabyte of "a, Left" into a
+ * long line) goes past it, and is then not followed further: the line it leaves cannot be judged.
+ */
+const EDIT_WORK_PER_WRITE = 8 * 1024 * 1024;
+
+/** The line as the editor holds it between writes. */
+export interface EditorState {
+  readonly line: string;
+  /** Where the next character goes, in UTF-16 units of `line`. */
+  readonly cursor: number;
+  /** Typed past MAX_TYPED_LINE_CHARS: the line can no longer be judged. */
+  readonly overflow: boolean;
+  /** What the last kill took (Ctrl+Y types it again). */
+  readonly killed: string;
+  /** The last key killed: the next kill adds to `killed` instead of replacing it. */
+  readonly lastWasKill: boolean;
+  /** Ctrl+V came last: the next character is typed as it is. */
+  readonly quoteNext?: boolean;
+  /** The start of an escape sequence that ended a write: the editor reads on into the next write. */
+  readonly escape?: string;
+}
+
+/** A CSI or SS3 sequence (arrows, function keys) or an Alt+key. */
+const KEY_SEQUENCE = /^\x1b(?:\x1b?\[[0-9;?]*[ -/]*[@-~]|\x1b?O[@-~]|[^[O])?/;
+
+/** A write that ends inside a sequence (`ESC`, `ESC [`, `ESC [ 1 ;`): its end comes with the next write. */
+const UNFINISHED_SEQUENCE = /^\x1b\x1b?(?:\[[0-9;?]*[ -/]*|O)?$/;
+
+/** Escape sequences that move or delete (xterm's, and the ones Debian's /etc/inputrc binds). */
+const SEQUENCE_ACTIONS: Readonly<Record<string, Action>> = {
+  '\x1b[D': 'left',
+  '\x1bOD': 'left',
+  '\x1b[C': 'right',
+  '\x1bOC': 'right',
+  '\x1b[H': 'home',
+  '\x1bOH': 'home',
+  '\x1b[1~': 'home',
+  '\x1b[F': 'end',
+  '\x1bOF': 'end',
+  '\x1b[4~': 'end',
+  '\x1b[3~': 'delete',
+  '\x1b[1;5D': 'backwardWord',
+  '\x1b\x1b[D': 'backwardWord',
+  '\x1b[5D': 'backwardWord',
+  '\x1b[1;5C': 'forwardWord',
+  '\x1b\x1b[C': 'forwardWord',
+  '\x1b[5C': 'forwardWord',
+  '\x1bb': 'backwardWord',
+  '\x1bf': 'forwardWord',
+  '\x1bd': 'killWord',
+  '\x1b\x7f': 'backwardKillWord',
+  '\x1b\b': 'backwardKillWord',
+  '\x1bu': 'upcaseWord',
+  '\x1bl': 'downcaseWord',
+  '\x1bc': 'capitalizeWord',
+};
+
+/** Control keys that edit (Enter, Ctrl+O and Ctrl+C are handled before these). */
+const CONTROL_ACTIONS: Readonly<Record<string, Action>> = {
+  '\x01': 'home',
+  '\x05': 'end',
+  '\x02': 'left',
+  '\x06': 'right',
+  '\x04': 'deleteOrEof',
+  '\x7f': 'backspace',
+  '\b': 'backspace',
+  '\x0b': 'killLine',
+  '\x15': 'discardLine',
+  '\x17': 'unixWordRubout',
+  '\x19': 'yank',
+  '\x14': 'transpose',
+  '\t': 'complete',
+};
+
+type Action =
+  | 'left'
+  | 'right'
+  | 'home'
+  | 'end'
+  | 'delete'
+  | 'deleteOrEof'
+  | 'backspace'
+  | 'backwardWord'
+  | 'forwardWord'
+  | 'killWord'
+  | 'backwardKillWord'
+  | 'killLine'
+  | 'discardLine'
+  | 'unixWordRubout'
+  | 'yank'
+  | 'transpose'
+  | 'upcaseWord'
+  | 'downcaseWord'
+  | 'capitalizeWord'
+  | 'complete';
+
+/**
+ * Applies `data` to the line: Enter (and Ctrl+O, accept and fetch the next history line) submits,
+ * the editing keys edit. While the program reads a secret (`secret`) nothing typed is kept.
+ * `zle`: zsh's Ctrl+U erases the whole line, readline's the text before the cursor.
+ */
+export function lineEdit(
+  start: EditorState,
+  data: string,
+  secret: boolean,
+  zle: boolean,
+): { state: EditorState; submitted: string[]; submittedOverflow: boolean } {
+  const ed = new Editor(start, zle);
+  data = ed.escape + data;
+  ed.escape = '';
+  const submitted: string[] = [];
+  let submittedOverflow = false;
+  for (let i = 0; i < data.length; i++) {
+    const c = data[i]!;
+    if (ed.work > EDIT_WORK_PER_WRITE) {
+      // What this write leaves is not known: the line, or the one after the write's last Enter.
+      if (/[\r\n\x0f]/.test(data.slice(i))) {
+        submittedOverflow = true;
+        ed.clear();
+      }
+      ed.overflow = true;
+      ed.quoteNext = false;
+      break;
+    }
+    if (ed.quoteNext) {
+      ed.quoteNext = false;
+      if (!secret) ed.insert(c);
+    } else if (c === '\r' || c === '\n' || c === '\x0f') {
+      if (ed.line.trim() !== '') submitted.push(ed.line);
+      if (ed.overflow) submittedOverflow = true;
+      ed.clear();
+      secret = false; // the secret was answered with this Enter
+    } else if (c === '\x03') {
+      ed.clear(); // Ctrl+C abandons the line
+    } else if (c === '\x1b') {
+      const rest = data.slice(i, i + 32);
+      if (i + rest.length === data.length && UNFINISHED_SEQUENCE.test(rest)) {
+        ed.escape = rest;
+        break;
+      }
+      const seq = KEY_SEQUENCE.exec(rest)?.[0] ?? c;
+      i += seq.length - 1;
+      const action = secret ? undefined : SEQUENCE_ACTIONS[seq];
+      if (action) ed.apply(action);
+      else ed.lastWasKill = false; // history, function keys, other Alt+keys: nothing the keys can say
+    } else if (secret) {
+      // a secret's keys are no shell line
+    } else if (c === '\x16') {
+      ed.quoteNext = true;
+    } else if (c < ' ' || c === '\x7f') {
+      const action = CONTROL_ACTIONS[c];
+      if (action) ed.apply(action);
+      else ed.lastWasKill = false;
+    } else {
+      // A run of text goes in at once: one copy of the line per write, not per character.
+      let j = i + 1;
+      while (j < data.length && data[j]! >= ' ' && data[j] !== '\x7f') j++;
+      ed.insert(data.slice(i, j));
+      i = j - 1;
+    }
+  }
+  return { state: ed.state(), submitted, submittedOverflow };
+}
+
+/** A letter or digit of any script: readline's word characters. */
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+/** The mutable line that `lineEdit` works on. */
+class Editor {
+  line: string;
+  cursor: number;
+  overflow: boolean;
+  killed: string;
+  lastWasKill: boolean;
+  quoteNext: boolean;
+  escape: string;
+  /** Characters copied for this write (EDIT_WORK_PER_WRITE). */
+  work = 0;
+
+  constructor(
+    s: EditorState,
+    private readonly _zle: boolean,
+  ) {
+    this.line = s.line;
+    this.cursor = s.cursor;
+    this.overflow = s.overflow;
+    this.killed = s.killed;
+    this.lastWasKill = s.lastWasKill;
+    this.quoteNext = s.quoteNext ?? false;
+    this.escape = s.escape ?? '';
+  }
+
+  state(): EditorState {
+    const { line, cursor, overflow, killed, lastWasKill, quoteNext, escape } = this;
+    return { line, cursor, overflow, killed, lastWasKill, quoteNext, escape };
+  }
+
+  clear(): void {
+    this.line = '';
+    this.cursor = 0;
+    this.overflow = false;
+    this.lastWasKill = false;
+  }
+
+  insert(text: string): void {
+    this.lastWasKill = false;
+    const room = MAX_TYPED_LINE_CHARS - this.line.length;
+    if (text.length > room) {
+      this.overflow = true;
+      text = text.slice(0, Math.max(0, room));
+    }
+    if (this.cursor === this.line.length) {
+      this.line += text;
+      this.work += text.length;
+    } else {
+      this.line = this.line.slice(0, this.cursor) + text + this.line.slice(this.cursor);
+      this.work += this.line.length;
+    }
+    this.cursor += text.length;
+  }
+
+  apply(action: Action): void {
+    const wasKill = this.lastWasKill;
+    this.lastWasKill = false;
+    const { line, cursor } = this;
+    switch (action) {
+      case 'left':
+        this.cursor = prevChar(line, cursor);
+        return;
+      case 'right':
+        this.cursor = nextChar(line, cursor);
+        return;
+      case 'home':
+        this.cursor = 0;
+        return;
+      case 'end':
+        this.cursor = line.length;
+        return;
+      case 'backspace':
+        return this.remove(prevChar(line, cursor), cursor);
+      case 'delete':
+        return this.remove(cursor, nextChar(line, cursor));
+      case 'deleteOrEof':
+        // On an empty line it is end-of-file (the shell exits or says so); the line stays empty.
+        return this.remove(cursor, nextChar(line, cursor));
+      case 'backwardWord':
+        this.cursor = wordStartBefore(line, cursor);
+        this.work += cursor - this.cursor;
+        return;
+      case 'forwardWord':
+        this.cursor = wordEndAfter(line, cursor);
+        this.work += this.cursor - cursor;
+        return;
+      case 'killWord':
+        return this.kill(cursor, wordEndAfter(line, cursor), wasKill, false);
+      case 'backwardKillWord':
+        return this.kill(wordStartBefore(line, cursor), cursor, wasKill, true);
+      case 'killLine':
+        return this.kill(cursor, line.length, wasKill, false);
+      case 'discardLine':
+        if (this._zle) return this.kill(0, line.length, wasKill, true);
+        return this.kill(0, cursor, wasKill, true);
+      case 'unixWordRubout': {
+        let from = cursor;
+        while (from > 0 && isBlank(line[from - 1]!)) from--;
+        while (from > 0 && !isBlank(line[from - 1]!)) from--;
+        return this.kill(from, cursor, wasKill, true);
+      }
+      case 'yank':
+        return this.insert(this.killed);
+      case 'transpose':
+        return this.transpose();
+      case 'upcaseWord':
+      case 'downcaseWord':
+      case 'capitalizeWord':
+        return this.changeCase(action);
+      case 'complete':
+        return this.insert(' ');
+    }
+  }
+
+  private remove(from: number, to: number): void {
+    this.work += this.line.length;
+    this.line = this.line.slice(0, from) + this.line.slice(to);
+    this.cursor = from;
+    if (this.line === '') this.overflow = false; // nothing left that was not seen
+  }
+
+  /** Removes [from, to) into the kill buffer; a kill right after a kill adds to it (before it when killing backward). */
+  private kill(from: number, to: number, afterKill: boolean, backward: boolean): void {
+    if (from === to) return; // nothing killed: the buffer stays, and the next kill starts afresh
+    this.lastWasKill = true;
+    const text = this.line.slice(from, to);
+    this.killed = !afterKill ? text : backward ? text + this.killed : this.killed + text;
+    if (this.killed.length > MAX_TYPED_LINE_CHARS) this.killed = this.killed.slice(0, MAX_TYPED_LINE_CHARS);
+    this.remove(from, to);
+  }
+
+  /** Ctrl+T: the characters before and at the cursor change places (at the end, the last two), and the cursor moves on; at the start, readline does nothing. */
+  private transpose(): void {
+    const { line } = this;
+    if (line.length < 2 || (line.length === 2 && nextChar(line, 0) === 2)) return; // fewer than two characters
+    if (this.cursor === 0) {
+      if (!this._zle) return;
+      this.cursor = nextChar(line, 0); // zsh swaps the first two
+    }
+    const at = this.cursor === line.length ? prevChar(line, this.cursor) : this.cursor;
+    const before = prevChar(line, at);
+    const after = nextChar(line, at);
+    this.line = line.slice(0, before) + line.slice(at, after) + line.slice(before, at) + line.slice(after);
+    this.cursor = after;
+    this.work += line.length;
+  }
+
+  /** Alt+U/L/C: the text from the cursor to the end of the next word, in upper or lower case or capitalized. */
+  private changeCase(action: 'upcaseWord' | 'downcaseWord' | 'capitalizeWord'): void {
+    const end = wordEndAfter(this.line, this.cursor);
+    let changed = '';
+    let inWord = false;
+    for (const ch of this.line.slice(this.cursor, end)) {
+      const word = WORD_CHAR.test(ch);
+      const upper = action === 'upcaseWord' || (action === 'capitalizeWord' && word && !inWord);
+      const mapped = upper ? ch.toUpperCase() : ch.toLowerCase();
+      changed += mapped.length === ch.length ? mapped : ch; // one character for one, as the editor maps them
+      inWord = word;
+    }
+    this.line = this.line.slice(0, this.cursor) + changed + this.line.slice(end);
+    this.cursor = end;
+    this.work += this.line.length;
+  }
+}
+
+function isBlank(c: string): boolean {
+  return c === ' ' || c === '\t';
+}
+
+/** The index of the character before `i` (a surrogate pair is one character). */
+function prevChar(line: string, i: number): number {
+  if (i <= 0) return 0;
+  const low = line.charCodeAt(i - 1);
+  return i >= 2 && low >= 0xdc00 && low <= 0xdfff && isHighSurrogate(line.charCodeAt(i - 2)) ? i - 2 : i - 1;
+}
+
+/** The index after the character at `i`. */
+function nextChar(line: string, i: number): number {
+  if (i >= line.length) return line.length;
+  return isHighSurrogate(line.charCodeAt(i)) && i + 1 < line.length ? i + 2 : i + 1;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isWordAt(line: string, i: number): boolean {
+  const code = line.charCodeAt(i);
+  if (code < 0x80) return (code >= 0x30 && code <= 0x39) || ((code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a);
+  return WORD_CHAR.test(String.fromCodePoint(line.codePointAt(i)!));
+}
+
+/** Where backward-word lands: over what is not a word, then to the start of the word before. */
+function wordStartBefore(line: string, i: number): number {
+  while (i > 0 && !isWordAt(line, prevChar(line, i))) i = prevChar(line, i);
+  while (i > 0 && isWordAt(line, prevChar(line, i))) i = prevChar(line, i);
+  return i;
+}
+
+/** Where forward-word lands: over what is not a word, then to the end of the word after. */
+function wordEndAfter(line: string, i: number): number {
+  while (i < line.length && !isWordAt(line, i)) i = nextChar(line, i);
+  while (i < line.length && isWordAt(line, i)) i = nextChar(line, i);
+  return i;
+}
