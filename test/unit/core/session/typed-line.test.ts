@@ -99,4 +99,15 @@ describe('TypedLine', () => {
     t.observe('\x03', false);
     assert.deepEqual([t.overflow, t.preview('echo fine\r')], [false, { lines: ['echo fine'], overflow: false }], 'Ctrl+C starts a line that is known again');
   });
+
+  // Ctrl+W was a regex from the line's end (/\S*\s*$/), which tried every start: one Ctrl+W after a
+  // 60,000-character word took ~5 s of the host's one thread, and a write of many froze it for hours.
+  test('Ctrl+W after a long word takes the word, in time the host does not notice', { timeout: 60_000 }, () => {
+    const t = new TypedLine();
+    t.observe('x'.repeat(60_000), false);
+    for (let i = 0; i < 1000; i++) t.observe(' b\x17', false);
+    assert.ok(t.pending === 'x'.repeat(60_000) + ' '.repeat(1000), 'the long word and the spaces stay');
+    t.observe('\x17', false);
+    assert.equal(t.pending, '');
+  });
 });
