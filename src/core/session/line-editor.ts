@@ -73,6 +73,9 @@ const SEQUENCE_ACTIONS: Readonly<Record<string, Action>> = {
   '\x1bc': 'capitalizeWord',
 };
 
+/** The Insert key. */
+const QUOTED_INSERT = '\x1b[2~';
+
 /** Control keys that edit (Enter, Ctrl+O and Ctrl+C are handled before these). */
 const CONTROL_ACTIONS: Readonly<Record<string, Action>> = {
   '\x01': 'home',
@@ -140,7 +143,9 @@ export function lineEdit(
       ed.quoteNext = false;
       break;
     }
-    if (ed.quoteNext) {
+    if (c === '\x03') {
+      ed.clear(); // Ctrl+C abandons the line: the terminal makes it a signal, quoted or not
+    } else if (ed.quoteNext) {
       ed.quoteNext = false;
       if (!secret) ed.insert(c);
     } else if (c === '\r' || c === '\n' || c === '\x0f') {
@@ -148,16 +153,21 @@ export function lineEdit(
       if (ed.overflow) submittedOverflow = true;
       ed.clear();
       secret = false; // the secret was answered with this Enter
-    } else if (c === '\x03') {
-      ed.clear(); // Ctrl+C abandons the line
     } else if (c === '\x1b') {
       const rest = data.slice(i, i + 32);
       if (i + rest.length === data.length && UNFINISHED_SEQUENCE.test(rest)) {
         ed.escape = rest;
         break;
       }
-      const seq = KEY_SEQUENCE.exec(rest)?.[0] ?? c;
+      let seq = KEY_SEQUENCE.exec(rest)?.[0] ?? c;
+      // Ctrl+C is the terminal's signal even after an Escape: the sequence is dropped, the line too.
+      if (seq.endsWith('\x03')) seq = c;
       i += seq.length - 1;
+      // Insert is quoted-insert in Debian's /etc/inputrc (as Ctrl+V): the key after it is typed as it is.
+      if (seq === QUOTED_INSERT && !zle && !secret) {
+        ed.quoteNext = true;
+        continue;
+      }
       const action = secret ? undefined : SEQUENCE_ACTIONS[seq];
       if (action) ed.apply(action);
       else ed.lastWasKill = false; // history, function keys, other Alt+keys: nothing the keys can say
@@ -173,7 +183,11 @@ export function lineEdit(
       // A run of text goes in at once: one copy of the line per write, not per character.
       let j = i + 1;
       while (j < data.length && data[j]! >= ' ' && data[j] !== '\x7f') j++;
+      // readline reads the text and the key after it in one go when they come together, and then
+      // does not count the text as a command between two kills: they add up as if it were not there.
+      const wasKill = ed.lastWasKill;
       ed.insert(data.slice(i, j));
+      if (j < data.length) ed.lastWasKill = wasKill;
       i = j - 1;
     }
   }
@@ -214,6 +228,7 @@ class Editor {
   }
 
   clear(): void {
+    this.quoteNext = false;
     this.line = '';
     this.cursor = 0;
     this.overflow = false;

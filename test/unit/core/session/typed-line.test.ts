@@ -51,10 +51,15 @@ describe('TypedLine', () => {
     [['x\x1b', '[Dy'], 'yx', 1],
     ['é\x1b[D\x7fa\x06b', 'aéb', 3],
     ['a\x16\x01b', 'a\x01b', 3],
+    ['rm\x1b[2~\x17\x7f -rf /x', 'rm -rf /x', 9],
+    // Text and a kill in one write: readline reads them together and the kills on either side add up.
+    ['x y\x1bb\x1bOC\x1bb\x17-\x1bd\x19', '-x y', 4],
+    [['x y\x1bb\x1bOC\x1bb\x17-', '\x1bd\x19'], '-y', 2],
   ];
   const AS_ZSH_HOLDS_IT: typeof AS_BASH_HOLDS_IT = [
     ['one two\x1b[D\x1b[D\x1b[D\x15', '', 0],
     ['abc\x01\x14', 'bac', 2],
+    ['rm\x1b[2~\x17\x7f -rf /x', ' -rf /x', 7],
     ['-rf /x\x01rm \x05 y', 'rm -rf /x y', 11],
   ];
 
