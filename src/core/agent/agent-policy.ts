@@ -46,7 +46,11 @@ export function agentPolicy(approval: AgentApproval = 'allow', denyCommands: rea
 export function checkAgentWrite(policy: AgentPolicy | undefined, session: Session, from: InputSource, text: string): void {
   if (!policy || !isAgentCall(from)) return;
   if (policy.denyCommands.length > 0) {
-    const { lines, overflow } = session.typedLine.preview(text);
+    const preview = session.typedLine.preview(text, session.kernelEdits(text));
+    const { lines } = preview;
+    const own = text.split(/[\r\n]+/).filter((l) => l.trim() !== '');
+    // A line of the write's own longer than a typed line may be is judged no more than one is.
+    const overflow = preview.overflow || own.some((l) => l.length > MAX_TYPED_LINE_CHARS);
     const refuse = (why: string): never => {
       session.noteAgentDecision(from, 'deny_rule', text);
       throw declined(`${why}; nothing was written. Ask the user to run it themselves if it is needed.`, { session: session.id });
@@ -55,7 +59,16 @@ export function checkAgentWrite(policy: AgentPolicy | undefined, session: Sessio
       refuse(
         `The line in the terminal is longer than ${MAX_TYPED_LINE_CHARS} characters or was edited with more keys in one write than the host follows, so it cannot be checked against the user's deny rules`,
       );
-    const own = text.split(/[\r\n]+/).filter((l) => l.trim() !== '');
+    // At the shell's prompt the line is the shell's: keys the host does not follow there, or Enter
+    // on a line they left, would run what no rule saw (history, a completion, an undo, a paste).
+    if (session.atPrompt && preview.unfollowed)
+      refuse(
+        "At the shell's prompt this write has keys the host does not follow (history, completion, a paste, or another key of the line editor's), so the line they make cannot be checked against the user's deny rules; type the whole line instead",
+      );
+    if (session.atPrompt && preview.unknown)
+      refuse(
+        "The line at the shell's prompt holds text the host could not follow (recalled from history, completed, or typed while a command ran), so it cannot be checked against the user's deny rules; send Ctrl+C to clear it, then type the whole line",
+      );
     const rule = firstDenyRule(policy, [...lines, ...own].flatMap(commandsToJudge), from, refuse);
     if (rule) refuse(`The user does not allow agents to run this in a terminal (deny rule ${rule.source})`);
   }

@@ -108,7 +108,8 @@ function addArgv(argv: readonly string[], out: Set<string>, depth: number): void
     for (let k = 1; k < rest.length; k++) {
       const w = rest[k]!;
       if (!w.startsWith('-')) break;
-      if (/^-[A-Za-z]*c[A-Za-z]*$/.test(w) && rest[k + 1] !== undefined) return addLine(rest[k + 1]!, out, depth + 1);
+      // (Letters with a `c` among them, tested apart: one pattern for it backtracks on a long word.)
+      if (/^-[A-Za-z]+$/.test(w) && w.includes('c', 1) && rest[k + 1] !== undefined) return addLine(rest[k + 1]!, out, depth + 1);
     }
   }
 }

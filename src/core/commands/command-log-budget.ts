@@ -143,7 +143,11 @@ async function readTail(log: CommandLog, size: number, room: number, head: Head,
     const { s } = await stripFrom(log, from.offset, size);
     const scanned = size - from.offset;
     if (s.chars >= room || at === 0 || scanned >= LogBudgetTuning.MaxScanBytes) return tailFrom(s, from, room, head, size);
+    // The checkpoints count the characters before them: straight to the latest one that leaves
+    // `room` (or reaches the scan's bound), not back one at a time, each stretch stripped again.
+    const total = from.chars + s.chars;
     at--;
+    while (at > 0 && total - starts[at].chars < room && size - starts[at].offset < LogBudgetTuning.MaxScanBytes) at--;
   }
 }
 

@@ -31,7 +31,9 @@ export function rowText(buf: IBuffer, y: number): string {
       : undefined;
   if (fast !== undefined) return fast;
   const text = line.translateToString(true);
-  return text.charCodeAt(text.length - 1) === 0x20 ? text.replace(/ +$/, '') : text;
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 0x20) end--; // (not / +$/: it tries every space as a start)
+  return end === text.length ? text : text.slice(0, end);
 }
 
 /**

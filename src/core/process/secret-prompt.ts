@@ -7,10 +7,18 @@
  * prompts of the real programs in test/unit/core/process/secret-prompt.test.ts.
  */
 
-/** Hints in brackets or parentheses ("[input is masked]", "(hidden)"), read as spaces. */
-const HINTS = /\[[^\]]*\]|\([^)]*\)/g;
-/** What a prompt shows after its question: spaces and the mask of what was typed. */
-const MASK_TAIL = /[\s*•●·∙⋅]+$/u;
+/**
+ * Hints in brackets or parentheses ("[input is masked]", "(hidden)"), read as spaces. A bracket
+ * opened inside one starts it again, so a line of openers is read once, not once from each.
+ */
+const HINTS = /\[[^\][]*\]|\([^()]*\)/g;
+/** A character a prompt shows after its question: a space or the mask of what was typed. */
+const MASK_CHAR = /[\s*•●·∙⋅]/u;
+/**
+ * The end of the line a question is read from: a prompt's question is short, and a row of 1,000
+ * cells can hold far more text than that (any number of combining marks on a cell).
+ */
+const READ_CHARS = 1024;
 /**
  * The question at the end of the line: the word, then perhaps "for/of/to <whom>" (no prompt
  * punctuation in it, but in quotes: `ssh`'s "for key '~/.ssh/id_ed25519'", sudo's "for alice",
@@ -22,6 +30,8 @@ const ASKS =
 
 /** True when `textBeforeCursor` (the cursor's row, left of the cursor) asks for a secret. */
 export function asksForSecret(textBeforeCursor: string): boolean {
-  const text = textBeforeCursor.replace(HINTS, ' ').replace(MASK_TAIL, '');
-  return ASKS.test(text);
+  const text = textBeforeCursor.slice(-READ_CHARS).replace(HINTS, ' ');
+  let end = text.length;
+  while (end > 0 && MASK_CHAR.test(text[end - 1]!)) end--;
+  return ASKS.test(text.slice(0, end));
 }

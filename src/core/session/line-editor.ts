@@ -36,6 +36,25 @@ export interface EditorState {
   readonly quoteNext?: boolean;
   /** The start of an escape sequence that ended a write: the editor reads on into the next write. */
   readonly escape?: string;
+  /**
+   * The line holds what the keys cannot say: a key the model does not follow came (history, a
+   * completion, an undo…), or text typed ahead while a command ran may reach it. Cleared by Enter
+   * and Ctrl+C.
+   */
+  readonly unknown?: boolean;
+}
+
+/** What `lineEdit` made of a write. */
+export interface LineEdit {
+  state: EditorState;
+  /** The lines the write submits, as the shell gets them. */
+  submitted: string[];
+  /** One of them overflowed (MAX_TYPED_LINE_CHARS, or the write's work). */
+  submittedOverflow: boolean;
+  /** One of them was `unknown`. */
+  submittedUnknown: boolean;
+  /** The write has a key the model does not follow. */
+  unfollowed: boolean;
 }
 
 /** A CSI or SS3 sequence (arrows, function keys) or an Alt+key. */
@@ -90,8 +109,13 @@ const CONTROL_ACTIONS: Readonly<Record<string, Action>> = {
   '\x17': 'unixWordRubout',
   '\x19': 'yank',
   '\x14': 'transpose',
-  '\t': 'complete',
 };
+
+/** Control keys that leave the line as it is: set-mark, abort, clear-screen, and the terminal's Ctrl+Z, Ctrl+\\ and Ctrl+Q. */
+const CONTROL_NO_OPS = new Set(['\x00', '\x07', '\x0c', '\x1a', '\x1c', '\x11']);
+
+/** Characters that combine with the one before or have no width: readline edits them with it, the model could not. */
+const COMBINING = /[\p{M}\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/u;
 
 type Action =
   | 'left'
@@ -112,25 +136,24 @@ type Action =
   | 'transpose'
   | 'upcaseWord'
   | 'downcaseWord'
-  | 'capitalizeWord'
-  | 'complete';
+  | 'capitalizeWord';
 
 /**
  * Applies `data` to the line: Enter (and Ctrl+O, accept and fetch the next history line) submits,
- * the editing keys edit. While the program reads a secret (`secret`) nothing typed is kept.
- * `zle`: zsh's Ctrl+U erases the whole line, readline's the text before the cursor.
+ * the editing keys edit, and any other key leaves the line `unknown`. While the program reads a
+ * secret (`secret`) nothing typed is kept. `zle`: zsh's Ctrl+U erases the whole line, readline's
+ * the text before the cursor. `canonical`: the terminal reads whole lines (a command runs), so the
+ * kernel edits what is typed ahead: Backspace, Ctrl+W and Ctrl+U at the line's end, every other
+ * key as a character.
  */
-export function lineEdit(
-  start: EditorState,
-  data: string,
-  secret: boolean,
-  zle: boolean,
-): { state: EditorState; submitted: string[]; submittedOverflow: boolean } {
+export function lineEdit(start: EditorState, data: string, secret: boolean, zle: boolean, canonical = false): LineEdit {
   const ed = new Editor(start, zle);
   data = ed.escape + data;
   ed.escape = '';
   const submitted: string[] = [];
   let submittedOverflow = false;
+  let submittedUnknown = false;
+  if (canonical) return kernelLineEdit(ed, data, secret);
   for (let i = 0; i < data.length; i++) {
     const c = data[i]!;
     if (ed.work > EDIT_WORK_PER_WRITE) {
@@ -149,9 +172,11 @@ export function lineEdit(
       ed.quoteNext = false;
       if (!secret) ed.insert(c);
     } else if (c === '\r' || c === '\n' || c === '\x0f') {
-      if (ed.line.trim() !== '') submitted.push(ed.line);
+      if (ed.line.trim() !== '' || ed.unknown) submitted.push(ed.line);
       if (ed.overflow) submittedOverflow = true;
+      if (ed.unknown && !secret) submittedUnknown = true;
       ed.clear();
+      if (c === '\x0f' && !secret) ed.lose(); // the next line from history
       secret = false; // the secret was answered with this Enter
     } else if (c === '\x1b') {
       const rest = data.slice(i, i + 32);
@@ -168,9 +193,10 @@ export function lineEdit(
         ed.quoteNext = true;
         continue;
       }
-      const action = secret ? undefined : SEQUENCE_ACTIONS[seq];
+      if (secret) continue;
+      const action = SEQUENCE_ACTIONS[seq];
       if (action) ed.apply(action);
-      else ed.lastWasKill = false; // history, function keys, other Alt+keys: nothing the keys can say
+      else ed.lose(); // history, function keys, a paste, other Alt+keys: nothing the keys can say
     } else if (secret) {
       // a secret's keys are no shell line
     } else if (c === '\x16') {
@@ -178,7 +204,11 @@ export function lineEdit(
     } else if (c < ' ' || c === '\x7f') {
       const action = CONTROL_ACTIONS[c];
       if (action) ed.apply(action);
-      else ed.lastWasKill = false;
+      else if (CONTROL_NO_OPS.has(c)) ed.lastWasKill = false;
+      else {
+        ed.lose(); // Tab's completion, Ctrl+X…, undo, searches
+        if (c === '\t') ed.insert(' '); // and judged with a word break, the least a completion makes
+      }
     } else {
       // A run of text goes in at once: one copy of the line per write, not per character.
       let j = i + 1;
@@ -186,16 +216,56 @@ export function lineEdit(
       // readline reads the text and the key after it in one go when they come together, and then
       // does not count the text as a command between two kills: they add up as if it were not there.
       const wasKill = ed.lastWasKill;
-      ed.insert(data.slice(i, j));
+      const text = data.slice(i, j);
+      ed.insert(text);
       if (j < data.length) ed.lastWasKill = wasKill;
+      if (COMBINING.test(text)) ed.lose();
       i = j - 1;
     }
   }
-  return { state: ed.state(), submitted, submittedOverflow };
+  return { state: ed.state(), submitted, submittedOverflow, submittedUnknown, unfollowed: ed.unfollowed };
 }
 
-/** A letter or digit of any script: readline's word characters. */
-const WORD_CHAR = /[\p{L}\p{N}]/u;
+/**
+ * A write the kernel reads as lines (canonical mode, ICRNL, ISIG, the default erase, word-erase,
+ * kill and next-literal keys): what it edits, it edits at the line's end; every other character
+ * is part of the line, an escape sequence too.
+ */
+function kernelLineEdit(ed: Editor, data: string, secret: boolean): LineEdit {
+  const submitted: string[] = [];
+  let submittedOverflow = false;
+  let submittedUnknown = false;
+  ed.cursor = ed.line.length;
+  for (let i = 0; i < data.length && ed.work <= EDIT_WORK_PER_WRITE; i++) {
+    const c = data[i]!;
+    if (c === '\x03') ed.clear();
+    else if (ed.quoteNext) {
+      ed.quoteNext = false;
+      if (!secret) ed.insert(c);
+    } else if (c === '\r' || c === '\n') {
+      if (!secret && (ed.line.trim() !== '' || ed.unknown)) submitted.push(ed.line);
+      if (ed.overflow) submittedOverflow = true;
+      if (ed.unknown && !secret) submittedUnknown = true;
+      ed.clear();
+      secret = false;
+    } else if (secret) {
+      // a secret's keys are no shell line
+    } else if (c === '\x16') ed.quoteNext = true;
+    else if (c === '\x7f') ed.apply('backspace');
+    else if (c === '\x17') ed.apply('unixWordRubout');
+    else if (c === '\x15') ed.apply('discardLine');
+    else if (c !== '\x04' && c !== '\x1a' && c !== '\x1c') ed.insert(c);
+    ed.cursor = ed.line.length;
+  }
+  if (ed.work > EDIT_WORK_PER_WRITE) ed.overflow = true;
+  return { state: ed.state(), submitted, submittedOverflow, submittedUnknown, unfollowed: ed.unfollowed };
+}
+
+/** A letter or digit of any script (readline's word characters), tested where `lastIndex` says. */
+const WORD_CHAR_AT = /[\p{L}\p{N}]/uy;
+
+/** What looking at one character costs against EDIT_WORK_PER_WRITE, counted in characters copied. */
+const SCAN_WORK = 16;
 
 /** The mutable line that `lineEdit` works on. */
 class Editor {
@@ -206,8 +276,11 @@ class Editor {
   lastWasKill: boolean;
   quoteNext: boolean;
   escape: string;
+  unknown: boolean;
   /** Characters copied for this write (EDIT_WORK_PER_WRITE). */
   work = 0;
+  /** This write had a key the model does not follow. */
+  unfollowed = false;
 
   constructor(
     s: EditorState,
@@ -220,15 +293,24 @@ class Editor {
     this.lastWasKill = s.lastWasKill;
     this.quoteNext = s.quoteNext ?? false;
     this.escape = s.escape ?? '';
+    this.unknown = s.unknown ?? false;
   }
 
   state(): EditorState {
-    const { line, cursor, overflow, killed, lastWasKill, quoteNext, escape } = this;
-    return { line, cursor, overflow, killed, lastWasKill, quoteNext, escape };
+    const { line, cursor, overflow, killed, lastWasKill, quoteNext, escape, unknown } = this;
+    return { line, cursor, overflow, killed, lastWasKill, quoteNext, escape, unknown };
+  }
+
+  /** A key the model does not follow: what the line holds is no longer known. */
+  lose(): void {
+    this.lastWasKill = false;
+    this.unknown = true;
+    this.unfollowed = true;
   }
 
   clear(): void {
     this.quoteNext = false;
+    this.unknown = false;
     this.line = '';
     this.cursor = 0;
     this.overflow = false;
@@ -277,17 +359,15 @@ class Editor {
         // On an empty line it is end-of-file (the shell exits or says so); the line stays empty.
         return this.remove(cursor, nextChar(line, cursor));
       case 'backwardWord':
-        this.cursor = wordStartBefore(line, cursor);
-        this.work += cursor - this.cursor;
+        this.cursor = this.wordStart(cursor);
         return;
       case 'forwardWord':
-        this.cursor = wordEndAfter(line, cursor);
-        this.work += this.cursor - cursor;
+        this.cursor = this.wordEnd(cursor);
         return;
       case 'killWord':
-        return this.kill(cursor, wordEndAfter(line, cursor), wasKill, false);
+        return this.kill(cursor, this.wordEnd(cursor), wasKill, false);
       case 'backwardKillWord':
-        return this.kill(wordStartBefore(line, cursor), cursor, wasKill, true);
+        return this.kill(this.wordStart(cursor), cursor, wasKill, true);
       case 'killLine':
         return this.kill(cursor, line.length, wasKill, false);
       case 'discardLine':
@@ -307,8 +387,6 @@ class Editor {
       case 'downcaseWord':
       case 'capitalizeWord':
         return this.changeCase(action);
-      case 'complete':
-        return this.insert(' ');
     }
   }
 
@@ -346,12 +424,27 @@ class Editor {
   }
 
   /** Alt+U/L/C: the text from the cursor to the end of the next word, in upper or lower case or capitalized. */
+  /** Where backward-word lands from `i` (the scan charged to the write's work). */
+  private wordStart(i: number): number {
+    const to = wordStartBefore(this.line, i);
+    this.work += SCAN_WORK * (i - to);
+    return to;
+  }
+
+  /** Where forward-word lands from `i`. */
+  private wordEnd(i: number): number {
+    const to = wordEndAfter(this.line, i);
+    this.work += SCAN_WORK * (to - i);
+    return to;
+  }
+
   private changeCase(action: 'upcaseWord' | 'downcaseWord' | 'capitalizeWord'): void {
-    const end = wordEndAfter(this.line, this.cursor);
+    const end = this.wordEnd(this.cursor);
+    this.work += SCAN_WORK * (end - this.cursor); // and each character mapped
     let changed = '';
     let inWord = false;
     for (const ch of this.line.slice(this.cursor, end)) {
-      const word = WORD_CHAR.test(ch);
+      const word = isWordAt(ch, 0);
       const upper = action === 'upcaseWord' || (action === 'capitalizeWord' && word && !inWord);
       const mapped = upper ? ch.toUpperCase() : ch.toLowerCase();
       changed += mapped.length === ch.length ? mapped : ch; // one character for one, as the editor maps them
@@ -387,7 +480,8 @@ function isHighSurrogate(code: number): boolean {
 function isWordAt(line: string, i: number): boolean {
   const code = line.charCodeAt(i);
   if (code < 0x80) return (code >= 0x30 && code <= 0x39) || ((code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a);
-  return WORD_CHAR.test(String.fromCodePoint(line.codePointAt(i)!));
+  WORD_CHAR_AT.lastIndex = i;
+  return WORD_CHAR_AT.test(line);
 }
 
 /** Where backward-word lands: over what is not a word, then to the start of the word before. */

@@ -171,6 +171,8 @@ export class Session extends Disposable {
         this._eventAt({ type: 'command_finished', command: r.command, exitCode: r.exitCode, durationMs: r.durationMs ?? 0 }, r.endCursor ?? this.ring.end),
       ),
     );
+    // What was typed while the command ran may reach the shell's line: deny rules no longer know it.
+    this._register(this.commands.onDidFinishCommand(() => this.typedLine.commandEnded()));
     this._pty = pty.spawn(options.command, integration?.args ?? options.args, {
       name: 'xterm-256color',
       cols: options.cols,
@@ -402,7 +404,7 @@ export class Session extends Disposable {
     const judged = verdict === undefined ? undefined : judgement(data, verdict, atOnce);
     const input: SessionInput = { data: secret ? '' : data, from, secret, bytes, judged };
     this.humanInput.observe(input);
-    this.typedLine.observe(data, secret);
+    this.typedLine.observe(data, secret, this.kernelEdits(data));
     this._onInput.fire(input);
     // A line reaches the program: what it waited for (a prompt, a password) is answered.
     if (data.includes('\r') || data.includes('\n')) this.inputWatch.submitted();
@@ -432,6 +434,21 @@ export class Session extends Disposable {
     if (this.running && !this._hungUp) this._pty.resize(cols, rows);
     this._onDidChange.fire();
     this.emitEvent({ type: 'resize', cols, rows });
+  }
+
+  /**
+   * Whether the terminal reads `data` as the kernel's lines (canonical mode: a command runs and
+   * the keys are typed ahead), where its editing keys act otherwise than the shell's line editor's.
+   * Read (about 5 µs) only when `data` has such a key.
+   */
+  kernelEdits(data: string): boolean {
+    if (!EDITING_KEYS.test(data)) return false;
+    return this.secretJudge.modeNow()?.canonical ?? false;
+  }
+
+  /** The shell waits at its prompt, its line editor reading keys (shell integration says so). */
+  get atPrompt(): boolean {
+    return this.commands.integration && !this.commands.running;
   }
 
   /**
@@ -569,3 +586,6 @@ export class Session extends Disposable {
     }
   }
 }
+
+/** Keys the kernel's line editing and the shell's read otherwise (all but text, Enter and Ctrl+C). */
+const EDITING_KEYS = /[\x00-\x02\x04-\x09\x0b\x0c\x0e-\x1f\x7f]/;

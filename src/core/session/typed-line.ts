@@ -32,23 +32,38 @@ export class TypedLine {
     return this._state.overflow;
   }
 
+  /** The line holds what the keys cannot say (EditorState.unknown). */
+  get unknown(): boolean {
+    return this._state.unknown ?? false;
+  }
+
   /**
    * Something was written to the program. While it reads a secret (`secret`), what is typed is no
-   * shell line and is not kept; its Enter still ends the line.
+   * shell line and is not kept; its Enter still ends the line. `canonical`: the terminal reads
+   * whole lines as it comes (the kernel edits it).
    */
-  observe(data: string, secret: boolean): void {
-    this._state = lineEdit(this._state, data, secret, this._zle).state;
+  observe(data: string, secret: boolean, canonical = false): void {
+    this._state = lineEdit(this._state, data, secret, this._zle, canonical).state;
   }
 
   /**
    * The lines `data` would submit if written now (each as the shell would receive it), and last the
-   * line left pending after it when it is not empty, with whether one of them overflowed.
+   * line left pending after it when it is not empty; whether one of them overflowed, whether one it
+   * submits is `unknown`, and whether it has a key the model does not follow.
    */
-  preview(data: string): { lines: string[]; overflow: boolean } {
-    const r = lineEdit(this._state, data, false, this._zle);
+  preview(data: string, canonical = false): { lines: string[]; overflow: boolean; unknown: boolean; unfollowed: boolean } {
+    const r = lineEdit(this._state, data, false, this._zle, canonical);
     const lines = r.submitted;
     if (r.state.line.trim() !== '') lines.push(r.state.line);
-    return { lines, overflow: r.state.overflow || r.submittedOverflow };
+    return { lines, overflow: r.state.overflow || r.submittedOverflow, unknown: r.submittedUnknown, unfollowed: r.unfollowed };
+  }
+
+  /**
+   * A command ended and the shell reads its line again: what was typed while it ran and is not
+   * ended by Enter may be read by the command or by the shell, so the line is no longer known.
+   */
+  commandEnded(): void {
+    if (this._state.line !== '' || this._state.escape || this._state.quoteNext) this._state = { ...this._state, unknown: true };
   }
 }
 

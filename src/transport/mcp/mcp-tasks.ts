@@ -228,7 +228,7 @@ async function withCommand(tools: TaskTools, session: string, r: ToolCallResult,
     const command = commands.find((c) => c.id === commandId);
     if (!command || command.endCursor === null) return r;
     const page = (await tools.method('pty/commandOutput', { session, id: commandId, strip: true, maxBytes: MAX_RESULT_BYTES }, signal)) as { data: string };
-    const output = page.data.replace(/\s+$/, '');
+    const output = page.data.trimEnd(); // (not /\s+$/: it backtracks on a long run of spaces)
     const exit = command.exitCode === null ? '' : `; exit code ${command.exitCode}`;
     return {
       content: [{ type: 'text', text: `${output}\n[waitReason: command_done${exit}; the command's output, from its log]` }],

@@ -65,4 +65,15 @@ describe('commands of a line, as deny rules see them', () => {
     assert.ok(!caught(argvToJudge(['bash', '--norc', '-i'])));
     assert.deepEqual(argvToJudge([]), []);
   });
+
+  // `-[letters]c[letters]` was one regex, which tried every letter as the `c`: a word of 100,000
+  // letters after `bash` took 5.7 s of the host's thread, a 1 MiB write about ten minutes.
+  test("a shell's long option word is read in one pass", { timeout: 60_000 }, () => {
+    const many = 'c'.repeat(1_000_000);
+    assert.ok(commandsToJudge(`bash -${many} 'rm -rf x'`).includes('rm -rf x'), 'the script after a long -ccc… is judged');
+    // Not an option of letters (the `1`): what follows is no script, and the line is judged as typed.
+    const line = `bash -${many}1 'rm -rf x'`;
+    assert.ok(commandsToJudge(line).includes(line));
+    assert.ok(argvToJudge(['bash', `-${many}`, 'rm -rf x']).includes('rm -rf x'));
+  });
 });

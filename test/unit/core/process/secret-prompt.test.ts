@@ -46,3 +46,11 @@ test('lines that are not a question for a secret', () => {
     assert.equal(asksForSecret(line), false, JSON.stringify(line));
   }
 });
+
+// The hints were a regex whose every `[` scanned to the line's end: a row of 1,000 cells, each a
+// `[` with combining marks, held the host's thread for seconds (a million marks: 1.5 s).
+test('a line of openers or of combining marks is read in one pass', { timeout: 60_000 }, () => {
+  assert.equal(asksForSecret('['.repeat(1_000_000) + 'Password: '), true);
+  assert.equal(asksForSecret('(['.repeat(500_000) + 'x'), false);
+  assert.equal(asksForSecret('[\u0301'.repeat(500_000) + ' Enter token: '), true);
+});

@@ -13,8 +13,8 @@ describe('TypedLine', () => {
   test('writes add up until Enter; the preview says what a write would submit', () => {
     const t = new TypedLine();
     t.observe('r', false);
-    assert.deepEqual(t.preview('m -rf x\r'), { lines: ['rm -rf x'], overflow: false });
-    assert.deepEqual(t.preview('m -rf x'), { lines: ['rm -rf x'], overflow: false }, 'the pending line counts too');
+    assert.deepEqual(t.preview('m -rf x\r'), { lines: ['rm -rf x'], overflow: false, unknown: false, unfollowed: false });
+    assert.deepEqual(t.preview('m -rf x').lines, ['rm -rf x'], 'the pending line counts too');
     t.observe('m -rf x\recho ', false);
     assert.equal(t.pending, 'echo ');
     assert.deepEqual(t.preview('a\rb\r').lines, ['echo a', 'b']);
@@ -102,7 +102,11 @@ describe('TypedLine', () => {
     t.observe('a\x02'.repeat(500_000), false);
     assert.equal(t.overflow, true);
     t.observe('\x03', false);
-    assert.deepEqual([t.overflow, t.preview('echo fine\r')], [false, { lines: ['echo fine'], overflow: false }], 'Ctrl+C starts a line that is known again');
+    assert.deepEqual(
+      [t.overflow, t.preview('echo fine\r').lines, t.preview('echo fine\r').overflow],
+      [false, ['echo fine'], false],
+      'Ctrl+C starts a line that is known again',
+    );
   });
 
   // Ctrl+W was a regex from the line's end (/\S*\s*$/), which tried every start: one Ctrl+W after a
@@ -114,5 +118,36 @@ describe('TypedLine', () => {
     assert.ok(t.pending === 'x'.repeat(60_000) + ' '.repeat(1000), 'the long word and the spaces stay');
     t.observe('\x17', false);
     assert.equal(t.pending, '');
+  });
+
+  test('a key the model does not follow leaves the line unknown until Enter or Ctrl+C', () => {
+    for (const key of ['\x1b[A', '\x10', '\x12', '\t', '\x18\x05', '\x1f', '\x1br', '\x1b#', '\x1b[200~', '\x1b[15~', 'e\u0301']) {
+      const t = new TypedLine();
+      t.observe(`echo ${key}`, false);
+      assert.equal(t.unknown, true, JSON.stringify(key));
+      assert.deepEqual([t.preview('\r').unknown, t.preview('x').unknown, t.preview('\x03ls\r').unknown], [true, false, false], JSON.stringify(key));
+      assert.equal(new TypedLine().preview(`ls${key}`).unfollowed, true, JSON.stringify(key));
+    }
+    for (const key of ['\x07', '\x0c', '\x1b[D', '\x01', '\x19']) assert.equal(new TypedLine().preview(`ls${key}`).unfollowed, false, JSON.stringify(key));
+    const t = new TypedLine();
+    t.observe('ls\x1b[A\r', false);
+    assert.equal(t.unknown, false, 'Enter ends the unknown line');
+    t.observe('ls\x0f', false);
+    assert.equal(t.unknown, true, 'Ctrl+O fetches the next line from history');
+  });
+
+  test('typed ahead while a command runs (canonical mode), the kernel edits the line: only Backspace, Ctrl+W and Ctrl+U', () => {
+    const t = new TypedLine();
+    assert.deepEqual(t.preview('rm\x01\x7f -rf x\r', true).lines, ['rm -rf x']);
+    assert.deepEqual(t.preview('rm\x01\x7f -rf x\r', false).lines, [' -rf xrm'], "the shell's line editor: Ctrl+A goes home");
+    assert.deepEqual(t.preview('a b\x17c\x15rm\x1b[D -rf x', true).lines, ['rm\x1b[D -rf x']);
+    t.observe('vi\x7f', false, true);
+    assert.equal(t.pending, 'v');
+    t.commandEnded();
+    assert.equal(t.unknown, true, 'what was typed ahead may reach the shell, or not');
+    const clean = new TypedLine();
+    clean.observe('yes\r', false, true);
+    clean.commandEnded();
+    assert.equal(clean.unknown, false, 'a line ended by Enter went to whoever read it');
   });
 });

@@ -160,8 +160,10 @@ describe('deny rules see the line as the shell will run it', () => {
     return p;
   }
 
-  async function agentSession(): Promise<string> {
-    const opened = (await agent.callTool({ name: 'open_session', arguments: { ...BASH, cols: 100, rows: 30 } })) as ToolResult & {
+  async function agentSession(integrated = false): Promise<string> {
+    // An integrated bash says when it waits at its prompt (its line editor reading keys).
+    const shell = integrated ? { ...BASH, env: { PS1: '$ ', HISTFILE: '/dev/null' } } : BASH;
+    const opened = (await agent.callTool({ name: 'open_session', arguments: { ...shell, cols: 100, rows: 30 } })) as ToolResult & {
       structuredContent: { id: string };
     };
     assert.notEqual(opened.isError, true, textOf(opened));
@@ -170,10 +172,10 @@ describe('deny rules see the line as the shell will run it', () => {
     return id;
   }
 
-  async function refused(args: Record<string, unknown>, name = 'send'): Promise<string> {
+  async function refused(args: Record<string, unknown>, name = 'send', why = /deny rule \^rm -rf/): Promise<string> {
     const r = (await agent.callTool({ name, arguments: args })) as ToolResult;
     assert.equal(r.isError, true, `${name} ${JSON.stringify(args)} was not refused: ${textOf(r)}`);
-    assert.match(textOf(r), /deny rule \^rm -rf/);
+    assert.match(textOf(r), why);
     return textOf(r);
   }
 
@@ -202,6 +204,43 @@ describe('deny rules see the line as the shell will run it', () => {
     await ctl.call('pty/write', { session: id, action: { text: 'echo \x1b[F-typed-last\x1b[Dx\r' } });
     const screen = async () => (await ctl.call('pty/read', { session: id })).screen as string;
     await until(async () => /^-rf \S+-typed-lasxt\s*$/m.test(await screen()), 10_000, "bash's line as edited");
+    assert.ok(fs.existsSync(path.join(target, 'keep')), 'the directory is still there');
+    await ctl.call('pty/kill', { session: id });
+  });
+
+  test('a line of the write longer than a typed line may be is refused, though the write erases it after', { timeout: 60_000 }, async () => {
+    const id = await agentSession();
+    const r = (await agent.callTool({ name: 'send', arguments: { session: id, text: `${'x'.repeat(70_000)}\x15`, submit: false } })) as ToolResult;
+    assert.equal(r.isError, true, textOf(r).slice(0, 200));
+    assert.match(textOf(r), /longer than 65536 characters/);
+    await ctl.call('pty/kill', { session: id });
+  });
+
+  test("at an integrated shell's prompt, keys the host does not follow, or Enter on a line they left, are refused", { timeout: 60_000 }, async () => {
+    const id = await agentSession(true);
+    await until(async () => (await ctl.call('pty/info', { session: id })).integration === true, 10_000, 'shell integration');
+    const target = victim('history');
+    // The user ran the line once; an agent's Up and Enter would run it again unseen.
+    assert.equal((await ctl.call('pty/send', { session: id, text: `: rm -rf ${target}` })).waitReason, 'command_done');
+    await refused({ session: id, keys: ['ArrowUp'] }, 'send_keys', /keys the host does not follow/);
+    await ctl.call('pty/write', { session: id, action: { key: 'ArrowUp' } });
+    await refused({ session: id, keys: ['Enter'] }, 'send_keys', /send Ctrl\+C/);
+    const clear = (await agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['Ctrl+C'] } })) as ToolResult;
+    assert.notEqual(clear.isError, true, textOf(clear));
+    const ok = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo typed-whole' } })) as ToolResult;
+    assert.notEqual(ok.isError, true, textOf(ok));
+    assert.match(textOf(ok), /typed-whole/);
+    assert.ok(fs.existsSync(path.join(target, 'keep')), 'the directory is still there');
+    await ctl.call('pty/kill', { session: id });
+  });
+
+  test('typed ahead while a command runs, the kernel edits the line: Ctrl+A then Backspace is "rm -rf …" to bash', { timeout: 60_000 }, async () => {
+    const id = await agentSession(true);
+    const target = victim('ahead');
+    const sleep = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'sleep 3', timeout: 200 } })) as ToolResult;
+    assert.notEqual(sleep.isError, true, textOf(sleep));
+    await refused({ session: id, text: `rm\x01\x7f -rf ${target}`, submit: false });
+    await ctl.call('pty/write', { session: id, action: { key: 'Ctrl+C' } });
     assert.ok(fs.existsSync(path.join(target, 'keep')), 'the directory is still there');
     await ctl.call('pty/kill', { session: id });
   });
