@@ -44,6 +44,52 @@ export interface EditorState {
   readonly unknown?: boolean;
 }
 
+/**
+ * The line editor reading the keys: bash's readline (also the default for any other program),
+ * zsh's or fish's. zsh's Ctrl+U erases the whole line and Ctrl+T at the start swaps the first two;
+ * both have other word characters than readline and need no binding for Home, End or Delete to
+ * exist, and fish takes its autosuggestion into the line with Right or End at the line's end: keys
+ * the model then does not follow.
+ */
+export type LineEditorKind = 'readline' | 'zle' | 'fish';
+
+/** The line editor of a program, by its name. */
+export function lineEditorOf(command: string): LineEditorKind {
+  const name = command.slice(command.lastIndexOf('/') + 1);
+  return name === 'zsh' ? 'zle' : name === 'fish' ? 'fish' : 'readline';
+}
+
+/** Whether the locale of this environment reads UTF-8 (LC_ALL, else LC_CTYPE, else LANG). */
+export function isUtf8Locale(env: Readonly<Record<string, string | undefined>>): boolean {
+  const locale = env.LC_ALL || env.LC_CTYPE || env.LANG || '';
+  return /utf-?8/i.test(locale);
+}
+
+/** Keys readline's way only: word characters, and the bindings of Debian's /etc/inputrc. */
+const READLINE_ONLY: ReadonlySet<Action> = new Set<Action>([
+  'backwardWord',
+  'forwardWord',
+  'killWord',
+  'backwardKillWord',
+  'unixWordRubout',
+  'upcaseWord',
+  'downcaseWord',
+  'capitalizeWord',
+]);
+/** Escape sequences bound in Debian's /etc/inputrc, not in zsh or fish without a configuration. */
+const INPUTRC_SEQUENCES = new Set(['\x1b[1~', '\x1b[4~', '\x1b[3~', '\x1b[5C', '\x1b[5D', '\x1b\x1b[C', '\x1b\x1b[D', '\x1b[H', '\x1b[F', '\x1bOH', '\x1bOF']);
+
+/** How a write is read. */
+export interface LineEditOptions {
+  /** The program reads a secret: nothing typed is kept, and its Enter ends it. */
+  secret: boolean;
+  editor: LineEditorKind;
+  /** The terminal reads whole lines (the kernel edits them). */
+  canonical?: boolean;
+  /** The locale is not UTF-8: readline reads a byte above 127 as Meta and a key (convert-meta). */
+  metaBytes?: boolean;
+}
+
 /** What `lineEdit` made of a write. */
 export interface LineEdit {
   state: EditorState;
@@ -114,6 +160,8 @@ const CONTROL_ACTIONS: Readonly<Record<string, Action>> = {
 /** Control keys that leave the line as it is: set-mark, abort, clear-screen, and the terminal's Ctrl+Z, Ctrl+\\ and Ctrl+Q. */
 const CONTROL_NO_OPS = new Set(['\x00', '\x07', '\x0c', '\x1a', '\x1c', '\x11']);
 
+const NOT_ASCII = /[^\x00-\x7f]/;
+
 /** Characters that combine with the one before or have no width: readline edits them with it, the model could not. */
 const COMBINING = /[\p{M}\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/u;
 
@@ -141,13 +189,14 @@ type Action =
 /**
  * Applies `data` to the line: Enter (and Ctrl+O, accept and fetch the next history line) submits,
  * the editing keys edit, and any other key leaves the line `unknown`. While the program reads a
- * secret (`secret`) nothing typed is kept. `zle`: zsh's Ctrl+U erases the whole line, readline's
- * the text before the cursor. `canonical`: the terminal reads whole lines (a command runs), so the
+ * secret nothing typed is kept. `editor`: whose keys they are (LineEditorKind). `canonical`: the terminal reads whole lines (a command runs), so the
  * kernel edits what is typed ahead: Backspace, Ctrl+W and Ctrl+U at the line's end, every other
  * key as a character.
  */
-export function lineEdit(start: EditorState, data: string, secret: boolean, zle: boolean, canonical = false): LineEdit {
-  const ed = new Editor(start, zle);
+export function lineEdit(start: EditorState, data: string, how: LineEditOptions): LineEdit {
+  const { editor, canonical = false, metaBytes = false } = how;
+  let secret = how.secret;
+  const ed = new Editor(start, editor === 'zle');
   data = ed.escape + data;
   ed.escape = '';
   const submitted: string[] = [];
@@ -189,13 +238,13 @@ export function lineEdit(start: EditorState, data: string, secret: boolean, zle:
       if (seq.endsWith('\x03')) seq = c;
       i += seq.length - 1;
       // Insert is quoted-insert in Debian's /etc/inputrc (as Ctrl+V): the key after it is typed as it is.
-      if (seq === QUOTED_INSERT && !zle && !secret) {
+      if (seq === QUOTED_INSERT && editor === 'readline' && !secret) {
         ed.quoteNext = true;
         continue;
       }
       if (secret) continue;
       const action = SEQUENCE_ACTIONS[seq];
-      if (action) ed.apply(action);
+      if (action && followed(action, editor, ed, seq)) ed.apply(action);
       else ed.lose(); // history, function keys, a paste, other Alt+keys: nothing the keys can say
     } else if (secret) {
       // a secret's keys are no shell line
@@ -203,7 +252,8 @@ export function lineEdit(start: EditorState, data: string, secret: boolean, zle:
       ed.quoteNext = true;
     } else if (c < ' ' || c === '\x7f') {
       const action = CONTROL_ACTIONS[c];
-      if (action) ed.apply(action);
+      if (action && followed(action, editor, ed)) ed.apply(action);
+      else if (action) ed.lose();
       else if (CONTROL_NO_OPS.has(c)) ed.lastWasKill = false;
       else {
         ed.lose(); // Tab's completion, Ctrl+X…, undo, searches
@@ -219,11 +269,19 @@ export function lineEdit(start: EditorState, data: string, secret: boolean, zle:
       const text = data.slice(i, j);
       ed.insert(text);
       if (j < data.length) ed.lastWasKill = wasKill;
-      if (COMBINING.test(text)) ed.lose();
+      if (COMBINING.test(text) || (metaBytes && NOT_ASCII.test(text))) ed.lose();
       i = j - 1;
     }
   }
   return { state: ed.state(), submitted, submittedOverflow, submittedUnknown, unfollowed: ed.unfollowed };
+}
+
+/** Whether `action` does in `editor` what the model does (`seq`: the escape sequence that asked for it). */
+function followed(action: Action, editor: LineEditorKind, ed: Editor, seq?: string): boolean {
+  if (editor === 'readline') return true;
+  if (READLINE_ONLY.has(action) || (seq !== undefined && INPUTRC_SEQUENCES.has(seq))) return false;
+  // fish's autosuggestion comes into the line with Right or End at its end.
+  return !(editor === 'fish' && (action === 'right' || action === 'end') && ed.cursor === ed.line.length);
 }
 
 /**

@@ -1,6 +1,5 @@
 import type { IPty } from 'node-pty';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Disposable, disposableTimeout, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../base/lifecycle';
 import { DEFAULT_SCROLLBACK_LINES } from '../mirror/screen';
 import { loadNodePty } from './pty-loader';
@@ -10,6 +9,7 @@ import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
 import type { AgentDecision, InputSource, LastInput, SessionInput } from './input-source';
 import { HumanInput } from './human-input';
 import { TypedLine } from './typed-line';
+import { isUtf8Locale, lineEditorOf } from './line-editor';
 import {
   type ExitInfo,
   type FlowHolder,
@@ -145,13 +145,13 @@ export class Session extends Disposable {
     }
     this.id = options.id;
     this._name = options.name;
-    this.typedLine = new TypedLine(path.basename(options.command) === 'zsh');
     this.ring = new RingBuffer(options.ringBytes ?? DEFAULT_RING_BYTES);
     this.mirror = this._register(new MirrorProxy(options.cols, options.rows, options.scrollbackLines ?? DEFAULT_SCROLLBACK_LINES, () => this.ring.retained()));
     this._exitedPromise = new Promise((r) => (this._resolveExited = r));
     const pty = loadNodePty();
     this.leaseSeconds = options.leaseSeconds;
     const env = buildEnv(options.env);
+    this.typedLine = new TypedLine(lineEditorOf(options.command), !isUtf8Locale(env));
     const integration = shellIntegrationLaunch(options.command, options.args, env);
     const handover = integration && nonceHandover(integration.nonce, options.handoverDir, options.commandLogWritable);
     // The shell reads and removes it at once; one that never did (its start failed) leaves it to us.

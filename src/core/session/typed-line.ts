@@ -1,4 +1,4 @@
-import { lineEdit, type EditorState } from './line-editor';
+import { lineEdit, type EditorState, type LineEditorKind } from './line-editor';
 
 /**
  * The line being typed into a session, as the shell will run it when Enter comes: what every
@@ -14,8 +14,14 @@ import { lineEdit, type EditorState } from './line-editor';
 export class TypedLine {
   private _state: EditorState = { line: '', cursor: 0, overflow: false, killed: '', lastWasKill: false };
 
-  /** @param zle the shell is zsh, whose Ctrl+U erases the whole line (readline's, the text before the cursor). */
-  constructor(private readonly _zle = false) {}
+  /**
+   * @param _editor whose keys they are: readline's (bash's, the default), zsh's or fish's.
+   * @param _metaBytes the session's locale is not UTF-8 (LineEditOptions.metaBytes).
+   */
+  constructor(
+    private readonly _editor: LineEditorKind = 'readline',
+    private readonly _metaBytes = false,
+  ) {}
 
   /** The characters typed since the last Enter (editing applied). */
   get pending(): string {
@@ -43,7 +49,7 @@ export class TypedLine {
    * whole lines as it comes (the kernel edits it).
    */
   observe(data: string, secret: boolean, canonical = false): void {
-    this._state = lineEdit(this._state, data, secret, this._zle, canonical).state;
+    this._state = lineEdit(this._state, data, { secret, editor: this._editor, canonical, metaBytes: this._metaBytes }).state;
   }
 
   /**
@@ -52,7 +58,7 @@ export class TypedLine {
    * submits is `unknown`, and whether it has a key the model does not follow.
    */
   preview(data: string, canonical = false): { lines: string[]; overflow: boolean; unknown: boolean; unfollowed: boolean } {
-    const r = lineEdit(this._state, data, false, this._zle, canonical);
+    const r = lineEdit(this._state, data, { secret: false, editor: this._editor, canonical, metaBytes: this._metaBytes });
     const lines = r.submitted;
     if (r.state.line.trim() !== '') lines.push(r.state.line);
     return { lines, overflow: r.state.overflow || r.submittedOverflow, unknown: r.submittedUnknown, unfollowed: r.unfollowed };

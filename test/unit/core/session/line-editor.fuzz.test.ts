@@ -32,7 +32,7 @@ describe('fuzz: the line editor model against bash', () => {
   let id: string;
   /** The model's state; bash's kill buffer lives on from case to case, and so does the model's. */
   let model: EditorState = { line: '', cursor: 0, overflow: false, killed: '', lastWasKill: false };
-  const type = (state: EditorState, text: string) => lineEdit(state, text, false, false).state;
+  const type = (state: EditorState, text: string) => lineEdit(state, text, { secret: false, editor: 'readline' }).state;
   before(async () => {
     h = await startHost();
     ctl = await connect(h.host.controlAddress);

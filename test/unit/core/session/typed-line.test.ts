@@ -59,7 +59,6 @@ describe('TypedLine', () => {
   const AS_ZSH_HOLDS_IT: typeof AS_BASH_HOLDS_IT = [
     ['one two\x1b[D\x1b[D\x1b[D\x15', '', 0],
     ['abc\x01\x14', 'bac', 2],
-    ['rm\x1b[2~\x17\x7f -rf /x', ' -rf /x', 7],
     ['-rf /x\x01rm \x05 y', 'rm -rf /x y', 11],
   ];
 
@@ -69,7 +68,7 @@ describe('TypedLine', () => {
       [AS_ZSH_HOLDS_IT, true],
     ] as const) {
       for (const [keys, line, cursor] of table) {
-        const t = new TypedLine(zle);
+        const t = new TypedLine(zle ? 'zle' : 'readline');
         for (const write of typeof keys === 'string' ? [keys] : keys) t.observe(write, false);
         assert.deepEqual([t.pending, t.cursor], [line, cursor], `${zle ? 'zsh' : 'bash'} ${JSON.stringify(keys)}`);
       }
@@ -149,5 +148,23 @@ describe('TypedLine', () => {
     clean.observe('yes\r', false, true);
     clean.commandEnded();
     assert.equal(clean.unknown, false, 'a line ended by Enter went to whoever read it');
+  });
+
+  test("zsh's and fish's own keys, and bytes that are Meta keys outside UTF-8, leave the line unknown", () => {
+    const unfollowed = (t: TypedLine, keys: string) => t.preview(keys).unfollowed;
+    for (const editor of ['zle', 'fish'] as const) {
+      for (const key of ['\x17', '\x1bb', '\x1bd', '\x1b\x7f', '\x1b[H', '\x1b[3~'])
+        assert.equal(unfollowed(new TypedLine(editor), `a b${key}`), true, `${editor} ${JSON.stringify(key)}`);
+      for (const key of ['\x01', '\x02', '\x15', '\x0b', '\x7f', '\x1b[D'])
+        assert.equal(unfollowed(new TypedLine(editor), `a b${key}`), false, `${editor} ${JSON.stringify(key)}`);
+    }
+    // fish: Right or End at the line's end takes the autosuggestion; elsewhere they move.
+    assert.equal(unfollowed(new TypedLine('fish'), 'ls\x1b[C'), true);
+    assert.equal(unfollowed(new TypedLine('fish'), 'ls\x05'), true);
+    assert.equal(unfollowed(new TypedLine('fish'), 'ls\x02\x06'), false);
+    assert.equal(unfollowed(new TypedLine('readline'), 'ls\x1b[C\x05'), false);
+    // Under LANG=C, readline reads U+0700 (bytes DC 80) as Meta-\\ and a key.
+    assert.equal(unfollowed(new TypedLine('readline', true), 'rm - rf x\u0700'), true);
+    assert.equal(unfollowed(new TypedLine('readline', false), 'rm - rf x\u0700'), false);
   });
 });
