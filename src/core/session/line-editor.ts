@@ -42,6 +42,11 @@ export interface EditorState {
    * and Ctrl+C.
    */
   readonly unknown?: boolean;
+  /**
+   * The lines before this one that bash reads as one command with it: a line ended by a backslash
+   * (joined without it) or inside an open quote (joined with a newline).
+   */
+  readonly continued?: string;
 }
 
 /**
@@ -221,10 +226,11 @@ export function lineEdit(start: EditorState, data: string, how: LineEditOptions)
       ed.quoteNext = false;
       if (!secret) ed.insert(c);
     } else if (c === '\r' || c === '\n' || c === '\x0f') {
-      if (ed.line.trim() !== '' || ed.unknown) submitted.push(ed.line);
+      const line = ed.enter(secret);
+      if (line !== undefined) submitted.push(line);
       if (ed.overflow) submittedOverflow = true;
       if (ed.unknown && !secret) submittedUnknown = true;
-      ed.clear();
+      ed.clearLine();
       if (c === '\x0f' && !secret) ed.lose(); // the next line from history
       secret = false; // the secret was answered with this Enter
     } else if (c === '\x1b') {
@@ -301,10 +307,11 @@ function kernelLineEdit(ed: Editor, data: string, secret: boolean): LineEdit {
       ed.quoteNext = false;
       if (!secret) ed.insert(c);
     } else if (c === '\r' || c === '\n') {
-      if (!secret && (ed.line.trim() !== '' || ed.unknown)) submitted.push(ed.line);
+      const line = ed.enter(secret);
+      if (line !== undefined && !secret) submitted.push(line);
       if (ed.overflow) submittedOverflow = true;
       if (ed.unknown && !secret) submittedUnknown = true;
-      ed.clear();
+      ed.clearLine();
       secret = false;
     } else if (secret) {
       // a secret's keys are no shell line
@@ -335,10 +342,13 @@ class Editor {
   quoteNext: boolean;
   escape: string;
   unknown: boolean;
+  continued: string;
   /** Characters copied for this write (EDIT_WORK_PER_WRITE). */
   work = 0;
   /** This write had a key the model does not follow. */
   unfollowed = false;
+  /** The command being continued grew past MAX_TYPED_LINE_CHARS: the next line cannot be judged. */
+  overflowNext = false;
 
   constructor(
     s: EditorState,
@@ -352,11 +362,40 @@ class Editor {
     this.quoteNext = s.quoteNext ?? false;
     this.escape = s.escape ?? '';
     this.unknown = s.unknown ?? false;
+    this.continued = s.continued ?? '';
   }
 
   state(): EditorState {
-    const { line, cursor, overflow, killed, lastWasKill, quoteNext, escape, unknown } = this;
-    return { line, cursor, overflow, killed, lastWasKill, quoteNext, escape, unknown };
+    const { line, cursor, overflow, killed, lastWasKill, quoteNext, escape, unknown, continued } = this;
+    return { line, cursor, overflow, killed, lastWasKill, quoteNext, escape, unknown, continued };
+  }
+
+  /**
+   * Enter: the command the shell now runs (the lines it continues included), or undefined when
+   * there is none, or when bash reads on (a trailing backslash, an open quote: `continued`).
+   */
+  enter(secret: boolean): string | undefined {
+    if (secret) {
+      this.continued = '';
+      return undefined;
+    }
+    const whole = this.continued + this.line;
+    const joiner = continuation(whole);
+    this.continued = joiner === undefined ? '' : joiner === '' ? whole.slice(0, -1) : whole + joiner;
+    if (this.continued.length > MAX_TYPED_LINE_CHARS) {
+      this.continued = '';
+      this.overflowNext = true;
+    }
+    return joiner === undefined && (whole.trim() !== '' || this.unknown) ? whole : undefined;
+  }
+
+  /** After Enter: a new line, the command it continues kept. */
+  clearLine(): void {
+    const { continued, overflowNext } = this;
+    this.clear();
+    this.continued = continued;
+    this.overflow = overflowNext;
+    this.overflowNext = false;
   }
 
   /** A key the model does not follow: what the line holds is no longer known. */
@@ -369,6 +408,7 @@ class Editor {
   clear(): void {
     this.quoteNext = false;
     this.unknown = false;
+    this.continued = '';
     this.line = '';
     this.cursor = 0;
     this.overflow = false;
@@ -512,6 +552,28 @@ class Editor {
     this.cursor = end;
     this.work += this.line.length;
   }
+}
+
+/**
+ * How bash reads on after `text` when Enter comes: '' when a backslash ends it (the next line is
+ * joined to it without the two), a newline inside an open quote, undefined when the command is whole.
+ * A comment ends the reading (what is in it opens no quote).
+ */
+function continuation(text: string): '' | '\n' | undefined {
+  let quote: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote === "'") {
+      if (c === "'") quote = undefined;
+    } else if (c === '\\') {
+      if (i === text.length - 1) return '';
+      i++;
+    } else if (quote === '"') {
+      if (c === '"') quote = undefined;
+    } else if (c === "'" || c === '"') quote = c;
+    else if (c === '#' && (i === 0 || isBlank(text[i - 1]!) || text[i - 1] === ';')) return undefined;
+  }
+  return quote === undefined ? undefined : '\n';
 }
 
 function isBlank(c: string): boolean {

@@ -60,7 +60,8 @@ export class TypedLine {
   preview(data: string, canonical = false): { lines: string[]; overflow: boolean; unknown: boolean; unfollowed: boolean } {
     const r = lineEdit(this._state, data, { secret: false, editor: this._editor, canonical, metaBytes: this._metaBytes });
     const lines = r.submitted;
-    if (r.state.line.trim() !== '') lines.push(r.state.line);
+    const pending = (r.state.continued ?? '') + r.state.line;
+    if (pending.trim() !== '') lines.push(pending);
     return { lines, overflow: r.state.overflow || r.submittedOverflow, unknown: r.submittedUnknown, unfollowed: r.unfollowed };
   }
 
@@ -69,7 +70,8 @@ export class TypedLine {
    * ended by Enter may be read by the command or by the shell, so the line is no longer known.
    */
   commandEnded(): void {
-    if (this._state.line !== '' || this._state.escape || this._state.quoteNext) this._state = { ...this._state, unknown: true };
+    const s = this._state;
+    if (s.line !== '' || s.continued || s.escape || s.quoteNext) this._state = { ...s, unknown: true };
   }
 }
 

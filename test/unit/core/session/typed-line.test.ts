@@ -167,4 +167,17 @@ describe('TypedLine', () => {
     assert.equal(unfollowed(new TypedLine('readline', true), 'rm - rf x\u0700'), true);
     assert.equal(unfollowed(new TypedLine('readline', false), 'rm - rf x\u0700'), false);
   });
+
+  test('lines bash reads as one command are judged as one: a trailing backslash, an open quote', () => {
+    const t = new TypedLine();
+    t.observe('rm -rf /ho\\\r', false);
+    assert.deepEqual(t.preview('me\r').lines, ['rm -rf /home']);
+    assert.deepEqual(t.preview('me').lines, ['rm -rf /home'], 'pending, too');
+    const q = new TypedLine();
+    q.observe("echo '\r", false);
+    assert.deepEqual(q.preview("'; rm -rf x\r").lines, ["echo '\n'; rm -rf x"]);
+    q.observe('\x03', false);
+    assert.deepEqual(q.preview('ls\r').lines, ['ls'], 'Ctrl+C ends the command being continued');
+    assert.deepEqual(new TypedLine().preview("echo hi # it's\rls\r").lines, ["echo hi # it's", 'ls'], 'a quote in a comment opens nothing');
+  });
 });

@@ -245,6 +245,17 @@ describe('deny rules see the line as the shell will run it', () => {
     await ctl.call('pty/kill', { session: id });
   });
 
+  test("a command continued on the next line (an open quote) is judged whole: echo ', then '; rm -rf …", { timeout: 60_000 }, async () => {
+    const id = await agentSession();
+    const target = victim('quote');
+    const open = (await agent.callTool({ name: 'send', arguments: { session: id, text: "echo '", timeout: 2000 } })) as ToolResult;
+    assert.notEqual(open.isError, true, textOf(open));
+    await refused({ session: id, text: `'; rm -rf ${target}` });
+    await ctl.call('pty/write', { session: id, action: { key: 'Ctrl+C' } });
+    assert.ok(fs.existsSync(path.join(target, 'keep')), 'the directory is still there');
+    await ctl.call('pty/kill', { session: id });
+  });
+
   test('every command of a list, and behind sudo, env and command', { timeout: 60_000 }, async () => {
     const id = await agentSession();
     const target = victim('list');
