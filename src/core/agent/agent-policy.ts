@@ -46,7 +46,9 @@ export function agentPolicy(approval: AgentApproval = 'allow', denyCommands: rea
 export function checkAgentWrite(policy: AgentPolicy | undefined, session: Session, from: InputSource, text: string): void {
   if (!policy || !isAgentCall(from)) return;
   if (policy.denyCommands.length > 0) {
-    const preview = session.typedLine.preview(text, session.kernelEdits(text));
+    const typedAhead = session.kernelEdits(text);
+    const atPrompt = session.atPrompt;
+    const preview = session.typedLine.preview(text, typedAhead);
     const { lines } = preview;
     const own = text.split(/[\r\n]+/).filter((l) => l.trim() !== '');
     // A line of the write's own longer than a typed line may be is judged no more than one is.
@@ -61,11 +63,19 @@ export function checkAgentWrite(policy: AgentPolicy | undefined, session: Sessio
       );
     // At the shell's prompt the line is the shell's: keys the host does not follow there, or Enter
     // on a line they left, would run what no rule saw (history, a completion, an undo, a paste).
-    if (session.atPrompt && preview.unfollowed)
+    if ((typedAhead || atPrompt) && [...session.changedEditingKeys].some((key) => text.includes(key)))
       refuse(
-        "At the shell's prompt this write has keys the host does not follow (history, completion, a paste, or another key of the line editor's), so the line they make cannot be checked against the user's deny rules; type the whole line instead",
+        "The terminal's editing keys were changed (stty) and this write has one of them, so the host cannot follow the line it makes, nor check it against the user's deny rules; run `stty sane` first, or ask the user",
       );
-    if (session.atPrompt && preview.unknown)
+    if (typedAhead && preview.unfollowed)
+      refuse(
+        "This write is typed ahead while a command runs, and the shell's line editor may read it when the command ends; it has keys the host does not follow there, so the line they make cannot be checked against the user's deny rules; wait for the prompt, or type the whole line",
+      );
+    if (atPrompt && preview.unfollowed)
+      refuse(
+        "At the shell's prompt this write has keys the host does not follow (history, history expansion, completion, a paste, or another key of the line editor's), so the line they make cannot be checked against the user's deny rules; type the whole line instead",
+      );
+    if (atPrompt && preview.unknown)
       refuse(
         "The line at the shell's prompt holds text the host could not follow (recalled from history, completed, or typed while a command ran), so it cannot be checked against the user's deny rules; send Ctrl+C to clear it, then type the whole line",
       );

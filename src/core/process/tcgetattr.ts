@@ -21,6 +21,10 @@ let bound: TcGetAttr | null | undefined;
 const scratch = Buffer.alloc(TERMIOS_BUFFER_BYTES);
 /** `c_lflag` in the machine's own byte order, as the kernel wrote it. */
 const lflag = new Uint32Array(scratch.buffer, scratch.byteOffset + LINUX_LFLAG_OFFSET, 1);
+/** `c_iflag` (the first field) and `c_cc` (after the four flags and `c_line`), likewise. */
+const iflag = new Uint32Array(scratch.buffer, scratch.byteOffset, 1);
+const LINUX_CC_OFFSET = 17;
+const LINUX_NCCS = 32;
 
 function bind(): TcGetAttr | null {
   // No koffi for this platform: the caller reads the mode with stty instead.
@@ -46,4 +50,12 @@ export function localFlagsOf(fd: number): number | null {
   if (!tcgetattr) return null;
   if (tcgetattr(fd, scratch) !== 0) return null;
   return lflag[0];
+}
+
+/** The input flags and control characters (`c_iflag`, `c_cc`) of the terminal behind `fd`, or null as localFlagsOf. */
+export function inputSettingsOf(fd: number): { iflag: number; cc: Uint8Array } | null {
+  const tcgetattr = bind();
+  if (!tcgetattr) return null;
+  if (tcgetattr(fd, scratch) !== 0) return null;
+  return { iflag: iflag[0], cc: Uint8Array.from(scratch.subarray(LINUX_CC_OFFSET, LINUX_CC_OFFSET + LINUX_NCCS)) };
 }

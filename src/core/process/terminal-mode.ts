@@ -8,7 +8,7 @@
  * draw what is typed themselves (or hide it): for them the line at the cursor tells (secret-prompt.ts).
  */
 import { execFile } from 'node:child_process';
-import { localFlagsOf } from './tcgetattr';
+import { inputSettingsOf, localFlagsOf } from './tcgetattr';
 
 /** Local-mode bits of Linux's termios (asm-generic/termbits.h), as `stty -g` prints them in hex. */
 const LFLAG_ICANON = 0o2;
@@ -69,4 +69,43 @@ export function parseSttySaved(text: string): LineMode | null {
 
 function modeOfLocalFlags(lflag: number): LineMode {
   return { echo: (lflag & LFLAG_ECHO) !== 0, canonical: (lflag & LFLAG_ICANON) !== 0 };
+}
+
+/**
+ * The editing keys a new terminal has (`c_cc` index → the values it may hold): Ctrl+C interrupt,
+ * Backspace erase, Ctrl+U kill, Ctrl+W word erase, Ctrl+V next literal (readline turns it off
+ * while it reads), and no extra end of line (0, or 0xFF as node-pty sets it: no UTF-8 byte). readline
+ * takes its Backspace, Ctrl+U, Ctrl+V and Ctrl+W from them, and the kernel edits typed-ahead lines
+ * with them.
+ */
+const DEFAULT_KEYS: ReadonlyArray<[index: number, keys: readonly number[]]> = [
+  [0, [0x03]], // VINTR
+  [2, [0x7f]], // VERASE
+  [3, [0x15]], // VKILL
+  [14, [0x17]], // VWERASE
+  [15, [0x16, 0]], // VLNEXT
+  [11, [0, 0xff]], // VEOL
+  [16, [0, 0xff]], // VEOL2
+];
+const IGNCR = 0o200;
+const IXON = 0o2000;
+
+/**
+ * The keys that act otherwise on this terminal than on a new one (`stty erase '#'`: `#` and
+ * Backspace; `stty -ixon`: Ctrl+Q and Ctrl+S become keys; `stty igncr`: Enter's CR is dropped), ''
+ * when none do, null when the settings cannot be read (as lineModeOfFd).
+ */
+export function changedEditingKeys(fd: number | undefined): string | null {
+  const settings = fd === undefined ? null : inputSettingsOf(fd);
+  if (settings === null) return null;
+  let keys = '';
+  if ((settings.iflag & IXON) === 0) keys += '\x11\x13';
+  if ((settings.iflag & IGNCR) !== 0) keys += '\r';
+  for (const [index, defaults] of DEFAULT_KEYS) {
+    const now = settings.cc[index]!;
+    if (defaults.includes(now)) continue;
+    keys += String.fromCharCode(now);
+    if (defaults[0] !== 0) keys += String.fromCharCode(defaults[0]!);
+  }
+  return keys;
 }

@@ -207,7 +207,7 @@ export function lineEdit(start: EditorState, data: string, how: LineEditOptions)
   const submitted: string[] = [];
   let submittedOverflow = false;
   let submittedUnknown = false;
-  if (canonical) return kernelLineEdit(ed, data, secret);
+  if (canonical) return kernelLineEdit(ed, data, secret, how);
   for (let i = 0; i < data.length; i++) {
     const c = data[i]!;
     if (ed.work > EDIT_WORK_PER_WRITE) {
@@ -295,10 +295,18 @@ function followed(action: Action, editor: LineEditorKind, ed: Editor, seq?: stri
  * kill and next-literal keys): what it edits, it edits at the line's end; every other character
  * is part of the line, an escape sequence too.
  */
-function kernelLineEdit(ed: Editor, data: string, secret: boolean): LineEdit {
+function kernelLineEdit(ed: Editor, data: string, secret: boolean, how: LineEditOptions): LineEdit {
   const submitted: string[] = [];
   let submittedOverflow = false;
   let submittedUnknown = false;
+  // A line the kernel hands on may be read by the shell's line editor once the command ends (typed
+  // ahead), which then acts on the keys in it: judged that way too, and its keys must be followed.
+  const asTheShellReadsIt = (text: string) => {
+    const view = lineEdit(EMPTY_LINE, text, { secret: false, editor: how.editor, metaBytes: how.metaBytes });
+    submitted.push(...view.submitted);
+    if (view.state.line.trim() !== '') submitted.push(view.state.line);
+    if (view.unfollowed || view.state.escape || view.state.quoteNext) ed.unfollowed = true;
+  };
   ed.cursor = ed.line.length;
   for (let i = 0; i < data.length && ed.work <= EDIT_WORK_PER_WRITE; i++) {
     const c = data[i]!;
@@ -307,6 +315,7 @@ function kernelLineEdit(ed: Editor, data: string, secret: boolean): LineEdit {
       ed.quoteNext = false;
       if (!secret) ed.insert(c);
     } else if (c === '\r' || c === '\n') {
+      if (!secret) asTheShellReadsIt(ed.line + '\r');
       const line = ed.enter(secret);
       if (line !== undefined && !secret) submitted.push(line);
       if (ed.overflow) submittedOverflow = true;
@@ -323,8 +332,11 @@ function kernelLineEdit(ed: Editor, data: string, secret: boolean): LineEdit {
     ed.cursor = ed.line.length;
   }
   if (ed.work > EDIT_WORK_PER_WRITE) ed.overflow = true;
+  if (!secret && ed.line !== '') asTheShellReadsIt(ed.line);
   return { state: ed.state(), submitted, submittedOverflow, submittedUnknown, unfollowed: ed.unfollowed };
 }
+
+const EMPTY_LINE: EditorState = { line: '', cursor: 0, overflow: false, killed: '', lastWasKill: false };
 
 /** A letter or digit of any script (readline's word characters), tested where `lastIndex` says. */
 const WORD_CHAR_AT = /[\p{L}\p{N}]/uy;

@@ -20,6 +20,8 @@ import {
   SessionTuning,
 } from './session-types';
 import { probeInputWait } from '../process/input-wait';
+import { changedEditingKeys } from '../process/terminal-mode';
+import { foregroundProcessGroup } from '../process/proc/stat';
 import { unreadOutputOf } from '../process/unread-output';
 import { InputWatch } from './input-watch';
 import { masterFdOf, ptyInputWriter, ptyQueuedWrites } from './pty-input';
@@ -446,9 +448,24 @@ export class Session extends Disposable {
     return this.secretJudge.modeNow()?.canonical ?? false;
   }
 
-  /** The shell waits at its prompt, its line editor reading keys (shell integration says so). */
+  /**
+   * The keys that act otherwise on this terminal than on a new one (`stty`: terminal-mode.ts), ''
+   * when none do or it cannot be told: the host's model of a typed line assumes a new terminal's.
+   */
+  get changedEditingKeys(): string {
+    return changedEditingKeys(this._hungUp ? undefined : masterFdOf(this._pty)) ?? '';
+  }
+
+  /**
+   * The shell's line editor reads the keys: shell integration says it waits at its prompt, or the
+   * shell itself holds the terminal and reads keys one by one (its marks stopped coming: a
+   * `PROMPT_COMMAND` replaced, `exec bash`; a `read -e`), which only a line editor does. Read from
+   * /proc and the terminal's mode (tens of µs): asked for an agent's write under deny rules.
+   */
   get atPrompt(): boolean {
-    return this.commands.integration && !this.commands.running;
+    if (!this.commands.integration) return false;
+    if (!this.commands.running) return true;
+    return foregroundProcessGroup(this.pid) === this.pid && this.secretJudge.modeNow()?.canonical === false;
   }
 
   /**

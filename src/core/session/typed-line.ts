@@ -20,7 +20,7 @@ export class TypedLine {
    */
   constructor(
     private readonly _editor: LineEditorKind = 'readline',
-    private readonly _metaBytes = false,
+    private _metaBytes = false,
   ) {}
 
   /** The characters typed since the last Enter (editing applied). */
@@ -49,7 +49,10 @@ export class TypedLine {
    * whole lines as it comes (the kernel edits it).
    */
   observe(data: string, secret: boolean, canonical = false): void {
-    this._state = lineEdit(this._state, data, { secret, editor: this._editor, canonical, metaBytes: this._metaBytes }).state;
+    const r = lineEdit(this._state, data, { secret, editor: this._editor, canonical, metaBytes: this._metaBytes });
+    this._state = r.state;
+    // A locale set in the shell may no longer be UTF-8: its bytes beyond ASCII may be Meta keys.
+    if (r.submitted.some((line) => LOCALE_VARIABLE.test(line))) this._metaBytes = true;
   }
 
   /**
@@ -62,7 +65,9 @@ export class TypedLine {
     const lines = r.submitted;
     const pending = (r.state.continued ?? '') + r.state.line;
     if (pending.trim() !== '') lines.push(pending);
-    return { lines, overflow: r.state.overflow || r.submittedOverflow, unknown: r.submittedUnknown, unfollowed: r.unfollowed };
+    // bash runs what its history expansion brings back (`!!`, `!$`, `^old^new`), which was not typed.
+    const unfollowed = r.unfollowed || (this._editor === 'readline' && r.submitted.some(expandsHistory));
+    return { lines, overflow: r.state.overflow || r.submittedOverflow, unknown: r.submittedUnknown, unfollowed };
   }
 
   /**
@@ -76,3 +81,30 @@ export class TypedLine {
 }
 
 export { MAX_TYPED_LINE_CHARS } from './line-editor';
+
+/**
+ * Whether bash's history expansion acts on `line`: a `!` that starts an event (`!!`, `!$`, `!-2`,
+ * `!#`, `!ls`) outside single quotes, or a line that starts with `^` (`^old^new`). `!` before a
+ * blank, `=` or `(`, and `${!name}`, are not.
+ */
+export function expandsHistory(line: string): boolean {
+  if (line.trimStart().startsWith('^')) return true;
+  let quote: string | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quote === "'") {
+      if (c === "'") quote = undefined;
+    } else if (c === '\\') i++;
+    else if (c === "'" && quote === undefined) quote = c;
+    else if (c === '"') quote = quote === '"' ? undefined : '"';
+    else if (c === '!') {
+      const next = line[i + 1];
+      if (next === undefined || /[\s=(]/.test(next) || (next === '"' && quote === '"')) continue;
+      if (line[i - 1] === '{' && line[i - 2] === '$') continue;
+      return true;
+    }
+  }
+  return false;
+}
+
+const LOCALE_VARIABLE = /\b(?:LC_ALL|LC_CTYPE|LANG)\b/;

@@ -256,6 +256,57 @@ describe('deny rules see the line as the shell will run it', () => {
     await ctl.call('pty/kill', { session: id });
   });
 
+  test(
+    "typed ahead during a command, keys the shell's line editor reads later are judged so, or refused; history expansion too",
+    { timeout: 60_000 },
+    async () => {
+      const id = await agentSession(true);
+      await until(async () => (await ctl.call('pty/info', { session: id })).integration === true, 10_000, 'shell integration');
+      const target = victim('readline-ahead');
+      const sleep = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'sleep 3', timeout: 200 } })) as ToolResult;
+      assert.notEqual(sleep.isError, true, textOf(sleep));
+      // The kernel hands on `-rf …^Arm `; bash's readline then goes home with Ctrl+A.
+      await refused({ session: id, text: `-rf ${target}\x01rm `, submit: false });
+      await refused({ session: id, text: `echo \x1brrm -rf ${target}`, submit: false }, 'send', /typed ahead while a command runs/);
+      await ctl.call('pty/write', { session: id, action: { key: 'Ctrl+C' } });
+      assert.equal((await ctl.call('pty/send', { session: id, text: `echo rm -rf ${target}` })).waitReason, 'command_done');
+      await refused({ session: id, text: '!!:1-$' }, 'send', /history expansion/);
+      assert.ok(fs.existsSync(path.join(target, 'keep')), 'the directory is still there');
+      await ctl.call('pty/kill', { session: id });
+    },
+  );
+
+  test(
+    'a shell whose marks stopped (PROMPT_COMMAND replaced) still has its prompt guarded: it holds the terminal, reading keys',
+    { timeout: 60_000 },
+    async () => {
+      const id = await agentSession(true);
+      await until(async () => (await ctl.call('pty/info', { session: id })).integration === true, 10_000, 'shell integration');
+      const target = victim('no-marks');
+      await ctl.call('pty/write', { session: id, action: { text: 'PROMPT_COMMAND=\r' } });
+      await until(async () => /PROMPT_COMMAND=\s*\n\$ $/.test((await ctl.call('pty/read', { session: id })).screen.trimEnd() + ' '), 10_000, 'the next prompt');
+      await refused({ session: id, text: `echo \x1brrm -rf ${target}`, submit: false }, 'send', /keys the host does not follow/);
+      assert.ok(fs.existsSync(path.join(target, 'keep')), 'the directory is still there');
+      await ctl.call('pty/kill', { session: id });
+    },
+  );
+
+  test("after stty changes the terminal's editing keys, an agent's write with one of them is refused at the prompt", { timeout: 60_000 }, async () => {
+    const id = await agentSession(true);
+    await until(async () => (await ctl.call('pty/info', { session: id })).integration === true, 10_000, 'shell integration');
+    const target = victim('stty');
+    const erase = (await agent.callTool({ name: 'send', arguments: { session: id, text: "stty erase '#'" } })) as ToolResult;
+    assert.notEqual(erase.isError, true, textOf(erase));
+    // `#` now erases: bash would run `rm -rf …`.
+    await refused({ session: id, text: `rmm# -rf ${target}` }, 'send', /editing keys were changed/);
+    const sane = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'stty sane' } })) as ToolResult;
+    assert.notEqual(sane.isError, true, textOf(sane));
+    const ok = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo fine # a comment' } })) as ToolResult;
+    assert.notEqual(ok.isError, true, textOf(ok));
+    assert.ok(fs.existsSync(path.join(target, 'keep')), 'the directory is still there');
+    await ctl.call('pty/kill', { session: id });
+  });
+
   test('every command of a list, and behind sudo, env and command', { timeout: 60_000 }, async () => {
     const id = await agentSession();
     const target = victim('list');
