@@ -287,9 +287,10 @@ export const FUZZ_WAIT_MS = 100;
 
 /**
  * Folds valid long waits (`timeout`, `waitMs`, `idleMs`) under FUZZ_WAIT_MS, keeping invalid
- * ones, and gives the calls that wait by default (`defaults`) a short timeout.
+ * ones, and gives the calls that wait by default (`defaults`) a short timeout. `noMaximum`: keys
+ * whose every larger value is valid too (pty/wait's `timeout`: more than a day waits a day).
  */
-export function boundWaits(v: Wild, defaults: Record<string, number> = {}): Wild {
+export function boundWaits(v: Wild, defaults: Record<string, number> = {}, noMaximum: readonly string[] = []): Wild {
   // An object as raw text (deepNesting's `{"a":{"a":…}}`): its unknown keys are ignored, so the
   // method would wait its default; the defaults go in front (a key given again later still wins).
   if (v instanceof RawJson && /^\{\s*"/.test(v.text)) {
@@ -298,7 +299,8 @@ export function boundWaits(v: Wild, defaults: Record<string, number> = {}): Wild
   }
   if (!(v instanceof Entries)) return v;
   const entries = v.entries.map(([k, x]) => {
-    if (TIMING_KEYS.has(k) && typeof x === 'number' && Number.isInteger(x) && x > FUZZ_WAIT_MS && x <= 86_400_000) return [k, (x % FUZZ_WAIT_MS) + 1] as const;
+    if (TIMING_KEYS.has(k) && typeof x === 'number' && Number.isInteger(x) && x > FUZZ_WAIT_MS && (x <= 86_400_000 || noMaximum.includes(k)))
+      return [k, (x % FUZZ_WAIT_MS) + 1] as const;
     return [k, x] as const;
   });
   for (const [k, ms] of Object.entries(defaults)) if (!entries.some(([key]) => key === k)) entries.push([k, ms]);

@@ -81,7 +81,7 @@ describe('fuzz: the line editor model against bash', () => {
           state = type(state, k);
         }
         // Insert last would quote the probe's first key.
-        if (keys.at(-1) === '\x1b[2~') keys.pop();
+        while (keys.at(-1) === '\x1b[2~') keys.pop();
         const typed = keys.join('');
         const points = [...new Set(cuts.map((c) => c % (typed.length + 1)))].sort((a, b) => a - b);
         const writes = [0, ...points].map((p, i, all) => typed.slice(p, all[i + 1] ?? typed.length)).filter((w) => w !== '');

@@ -285,7 +285,10 @@ const mcpCall = fc
     fc.tuple(
       fc.oneof({ weight: 12, arbitrary: fc.constant<Wild>(tool) }, { weight: 1, arbitrary: nastyString as fc.Arbitrary<Wild> }),
       fc.oneof(
-        { weight: 12, arbitrary: objectOf(shape, FIELDS).map((a) => boundWaits(a, TOOL_WAIT_DEFAULTS[tool] ?? WAIT_DEFAULTS)) },
+        {
+          weight: 12,
+          arbitrary: objectOf(shape, FIELDS).map((a) => boundWaits(a, TOOL_WAIT_DEFAULTS[tool] ?? WAIT_DEFAULTS, tool === 'wait_for' ? ['timeout'] : [])),
+        },
         { weight: 1, arbitrary: wildJson },
       ),
     ),

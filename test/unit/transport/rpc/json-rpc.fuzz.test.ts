@@ -78,6 +78,9 @@ const WAIT_DEFAULTS: Record<string, Record<string, number>> = {
   'pty/waitEvent': { timeoutMs: FUZZ_WAIT_MS },
 };
 
+/** Waits with no maximum: a longer one is a day's (socket-pty's), not an error. */
+const NO_MAXIMUM: Record<string, readonly string[]> = { 'pty/wait': ['timeout'] };
+
 /** A value of an envelope member: usually `good`, now and then hostile, rarely missing. */
 function member(good: fc.Arbitrary<Wild>, hostile: fc.Arbitrary<Wild> = wildJson): fc.Arbitrary<Wild | undefined> {
   return fc.oneof({ weight: 24, arbitrary: good }, { weight: 1, arbitrary: hostile }, { weight: 1, arbitrary: fc.constant(undefined) });
@@ -100,9 +103,9 @@ function requestTo(spec: MethodSpec, door: Door): fc.Arbitrary<Wild> {
       // Calls that wait by default (a day at most) are bounded, with or without params.
       const bounded =
         params instanceof Entries || params instanceof RawJson
-          ? boundWaits(params, defaults)
+          ? boundWaits(params, defaults, NO_MAXIMUM[spec.name])
           : params === undefined && defaults
-            ? boundWaits(new Entries([]), defaults)
+            ? boundWaits(new Entries([]), defaults, NO_MAXIMUM[spec.name])
             : params;
       const members: Array<[string, Wild | undefined]> = [
         ['jsonrpc', jsonrpc],
