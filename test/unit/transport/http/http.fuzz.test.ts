@@ -279,20 +279,18 @@ const TOOLS = (METHODS as readonly MethodSpec[]).flatMap((m) => {
   return [{ tool: m.mcp.tool, shape }];
 });
 
-const mcpCall = fc
-  .constantFrom(...TOOLS)
-  .chain(({ tool, shape }) =>
-    fc.tuple(
-      fc.oneof({ weight: 12, arbitrary: fc.constant<Wild>(tool) }, { weight: 1, arbitrary: nastyString as fc.Arbitrary<Wild> }),
-      fc.oneof(
-        {
-          weight: 12,
-          arbitrary: objectOf(shape, FIELDS).map((a) => boundWaits(a, TOOL_WAIT_DEFAULTS[tool] ?? WAIT_DEFAULTS, tool === 'wait_for' ? ['timeout'] : [])),
-        },
-        { weight: 1, arbitrary: wildJson },
-      ),
+const mcpCall = fc.constantFrom(...TOOLS).chain(({ tool, shape }) =>
+  fc.tuple(
+    fc.oneof({ weight: 12, arbitrary: fc.constant<Wild>(tool) }, { weight: 1, arbitrary: nastyString as fc.Arbitrary<Wild> }),
+    fc.oneof(
+      {
+        weight: 12,
+        arbitrary: objectOf(shape, FIELDS).map((a) => boundWaits(a, TOOL_WAIT_DEFAULTS[tool] ?? WAIT_DEFAULTS, tool === 'wait_for' ? ['timeout'] : [])),
+      },
+      { weight: 1, arbitrary: wildJson },
     ),
-  );
+  ),
+);
 
 describe('fuzz: MCP tool arguments over /mcp', () => {
   test('every tool call gets a result (or a tool error) or a JSON-RPC error with a protocol code; the host serves on', { timeout: 600_000 }, async () => {
