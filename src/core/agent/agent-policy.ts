@@ -61,8 +61,9 @@ export function checkAgentWrite(policy: AgentPolicy | undefined, session: Sessio
       refuse(
         `The line in the terminal is longer than ${MAX_TYPED_LINE_CHARS} characters or was edited with more keys in one write than the host follows, so it cannot be checked against the user's deny rules`,
       );
-    // At the shell's prompt the line is the shell's: keys the host does not follow there, or Enter
-    // on a line they left, would run what no rule saw (history, a completion, an undo, a paste).
+    // Where the shell's line editor reads the keys (at its prompt, or typed ahead for it), keys the
+    // host does not follow there, or Enter on a line they left, would run what no rule saw
+    // (history, a completion, an undo, a paste, a key `stty` changed).
     if ((typedAhead || atPrompt) && [...session.changedEditingKeys].some((key) => text.includes(key)))
       refuse(
         "The terminal's editing keys were changed (stty) and this write has one of them, so the host cannot follow the line it makes, nor check it against the user's deny rules; run `stty sane` first, or ask the user",

@@ -46,16 +46,17 @@ export function canReadLocalFlags(): boolean {
  * cannot be read (no binding, the descriptor closed).
  */
 export function localFlagsOf(fd: number): number | null {
-  const tcgetattr = bind();
-  if (!tcgetattr) return null;
-  if (tcgetattr(fd, scratch) !== 0) return null;
-  return lflag[0];
+  return readInto(fd) ? lflag[0] : null;
 }
 
 /** The input flags and control characters (`c_iflag`, `c_cc`) of the terminal behind `fd`, or null as localFlagsOf. */
 export function inputSettingsOf(fd: number): { iflag: number; cc: Uint8Array } | null {
-  const tcgetattr = bind();
-  if (!tcgetattr) return null;
-  if (tcgetattr(fd, scratch) !== 0) return null;
+  if (!readInto(fd)) return null;
   return { iflag: iflag[0], cc: Uint8Array.from(scratch.subarray(LINUX_CC_OFFSET, LINUX_CC_OFFSET + LINUX_NCCS)) };
+}
+
+/** Reads the termios of the terminal behind `fd` into `scratch`; false when it cannot. */
+function readInto(fd: number): boolean {
+  const tcgetattr = bind();
+  return tcgetattr !== null && tcgetattr(fd, scratch) === 0;
 }

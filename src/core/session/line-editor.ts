@@ -4,8 +4,8 @@
  * cursor (arrows, Home/End, Ctrl+A/E/B/F, Alt+B/F, Ctrl+arrows), deleting (Backspace, Delete,
  * Ctrl+D), killing and yanking (Ctrl+K/U/W/Y, Alt+D, Alt+Backspace; consecutive kills add up as
  * readline's kill ring does), Ctrl+T, Alt+U/L/C, Ctrl+V, Ctrl+C. What the keys cannot say (a line
- * recalled from history, a completion's text) is not guessed: history keys change nothing and Tab
- * types a space (a word break is the least a completion makes).
+ * recalled from history, a completion's text, any key not above) is not guessed: it leaves the line
+ * `unknown` and the write `unfollowed` (Tab also types a space, the least a completion makes).
  */
 
 /**
@@ -204,16 +204,13 @@ export function lineEdit(start: EditorState, data: string, how: LineEditOptions)
   const ed = new Editor(start, editor === 'zle');
   data = ed.escape + data;
   ed.escape = '';
-  const submitted: string[] = [];
-  let submittedOverflow = false;
-  let submittedUnknown = false;
   if (canonical) return kernelLineEdit(ed, data, secret, how);
   for (let i = 0; i < data.length; i++) {
     const c = data[i]!;
     if (ed.work > EDIT_WORK_PER_WRITE) {
       // What this write leaves is not known: the line, or the one after the write's last Enter.
       if (/[\r\n\x0f]/.test(data.slice(i))) {
-        submittedOverflow = true;
+        ed.submittedOverflow = true;
         ed.clear();
       }
       ed.overflow = true;
@@ -226,11 +223,7 @@ export function lineEdit(start: EditorState, data: string, how: LineEditOptions)
       ed.quoteNext = false;
       if (!secret) ed.insert(c);
     } else if (c === '\r' || c === '\n' || c === '\x0f') {
-      const line = ed.enter(secret);
-      if (line !== undefined) submitted.push(line);
-      if (ed.overflow) submittedOverflow = true;
-      if (ed.unknown && !secret) submittedUnknown = true;
-      ed.clearLine();
+      ed.submit(secret);
       if (c === '\x0f' && !secret) ed.lose(); // the next line from history
       secret = false; // the secret was answered with this Enter
     } else if (c === '\x1b') {
@@ -279,7 +272,7 @@ export function lineEdit(start: EditorState, data: string, how: LineEditOptions)
       i = j - 1;
     }
   }
-  return { state: ed.state(), submitted, submittedOverflow, submittedUnknown, unfollowed: ed.unfollowed };
+  return ed.result();
 }
 
 /** Whether `action` does in `editor` what the model does (`seq`: the escape sequence that asked for it). */
@@ -296,15 +289,12 @@ function followed(action: Action, editor: LineEditorKind, ed: Editor, seq?: stri
  * is part of the line, an escape sequence too.
  */
 function kernelLineEdit(ed: Editor, data: string, secret: boolean, how: LineEditOptions): LineEdit {
-  const submitted: string[] = [];
-  let submittedOverflow = false;
-  let submittedUnknown = false;
   // A line the kernel hands on may be read by the shell's line editor once the command ends (typed
   // ahead), which then acts on the keys in it: judged that way too, and its keys must be followed.
   const asTheShellReadsIt = (text: string) => {
     const view = lineEdit(EMPTY_LINE, text, { secret: false, editor: how.editor, metaBytes: how.metaBytes });
-    submitted.push(...view.submitted);
-    if (view.state.line.trim() !== '') submitted.push(view.state.line);
+    ed.submitted.push(...view.submitted);
+    if (view.state.line.trim() !== '') ed.submitted.push(view.state.line);
     if (view.unfollowed || view.state.escape || view.state.quoteNext) ed.unfollowed = true;
   };
   ed.cursor = ed.line.length;
@@ -316,11 +306,7 @@ function kernelLineEdit(ed: Editor, data: string, secret: boolean, how: LineEdit
       if (!secret) ed.insert(c);
     } else if (c === '\r' || c === '\n') {
       if (!secret) asTheShellReadsIt(ed.line + '\r');
-      const line = ed.enter(secret);
-      if (line !== undefined && !secret) submitted.push(line);
-      if (ed.overflow) submittedOverflow = true;
-      if (ed.unknown && !secret) submittedUnknown = true;
-      ed.clearLine();
+      ed.submit(secret);
       secret = false;
     } else if (secret) {
       // a secret's keys are no shell line
@@ -333,7 +319,7 @@ function kernelLineEdit(ed: Editor, data: string, secret: boolean, how: LineEdit
   }
   if (ed.work > EDIT_WORK_PER_WRITE) ed.overflow = true;
   if (!secret && ed.line !== '') asTheShellReadsIt(ed.line);
-  return { state: ed.state(), submitted, submittedOverflow, submittedUnknown, unfollowed: ed.unfollowed };
+  return ed.result();
 }
 
 const EMPTY_LINE: EditorState = { line: '', cursor: 0, overflow: false, killed: '', lastWasKill: false };
@@ -359,6 +345,10 @@ class Editor {
   work = 0;
   /** This write had a key the model does not follow. */
   unfollowed = false;
+  /** What this write submits (LineEdit). */
+  readonly submitted: string[] = [];
+  submittedOverflow = false;
+  submittedUnknown = false;
   /** The command being continued grew past MAX_TYPED_LINE_CHARS: the next line cannot be judged. */
   overflowNext = false;
 
@@ -382,11 +372,26 @@ class Editor {
     return { line, cursor, overflow, killed, lastWasKill, quoteNext, escape, unknown, continued };
   }
 
+  /** What the write made of the line. */
+  result(): LineEdit {
+    const { submitted, submittedOverflow, submittedUnknown, unfollowed } = this;
+    return { state: this.state(), submitted, submittedOverflow, submittedUnknown, unfollowed };
+  }
+
+  /** Enter: the command the shell now runs, if any, is submitted, and a new line starts. */
+  submit(secret: boolean): void {
+    const line = this.enter(secret);
+    if (line !== undefined) this.submitted.push(line);
+    if (this.overflow) this.submittedOverflow = true;
+    if (this.unknown && !secret) this.submittedUnknown = true;
+    this.clearLine();
+  }
+
   /**
-   * Enter: the command the shell now runs (the lines it continues included), or undefined when
+   * The command the shell runs at Enter (the lines it continues included), or undefined when
    * there is none, or when bash reads on (a trailing backslash, an open quote: `continued`).
    */
-  enter(secret: boolean): string | undefined {
+  private enter(secret: boolean): string | undefined {
     if (secret) {
       this.continued = '';
       return undefined;
@@ -402,7 +407,7 @@ class Editor {
   }
 
   /** After Enter: a new line, the command it continues kept. */
-  clearLine(): void {
+  private clearLine(): void {
     const { continued, overflowNext } = this;
     this.clear();
     this.continued = continued;
@@ -533,7 +538,6 @@ class Editor {
     this.work += line.length;
   }
 
-  /** Alt+U/L/C: the text from the cursor to the end of the next word, in upper or lower case or capitalized. */
   /** Where backward-word lands from `i` (the scan charged to the write's work). */
   private wordStart(i: number): number {
     const to = wordStartBefore(this.line, i);
@@ -548,6 +552,7 @@ class Editor {
     return to;
   }
 
+  /** Alt+U/L/C: the text from the cursor to the end of the next word, in upper or lower case or capitalized. */
   private changeCase(action: 'upcaseWord' | 'downcaseWord' | 'capitalizeWord'): void {
     const end = this.wordEnd(this.cursor);
     this.work += SCAN_WORK * (end - this.cursor); // and each character mapped
