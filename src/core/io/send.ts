@@ -124,7 +124,7 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
   const timeout = opts.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
   const idleMs = opts.idleMs ?? DEFAULT_SEND_IDLE_MS;
   const maxBytes = opts.maxBytes ?? DEFAULT_SEND_MAX_BYTES;
-  const startRow = await session.mirror.query('cursorRow');
+  const start = await session.mirror.query('watchRows');
   const startCursor = session.cursor;
   // Every command that starts from now on was started by this call (one send at a time); one
   // that ends meanwhile may have been running before (`exit` typed into a nested shell ends
@@ -158,7 +158,7 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
   if (waitReason === 'session_exit') await session.exited;
   // What the send saw is the session's state too (SessionInfo.secretInput, the input_wait event).
   if (waitReason === 'secret_input' || waitReason === 'stdin_read') session.inputWatch.observe(waitReason === 'secret_input' ? 'secret_input' : 'input_wait');
-  const { output, truncated } = await renderedSince(session, startRow, maxBytes);
+  const { output, truncated } = await renderedSince(session, start, maxBytes);
   const result: SendResult = { output, waitReason, status: session.status, truncated, waitedMs: Date.now() - started };
   const command = session.commands.latestSince(firstCommand) ?? lastFinished ?? (runningAtAct === undefined ? undefined : session.commands.get(runningAtAct));
   if (command) {
@@ -281,10 +281,13 @@ async function waitForFirstPrompt(session: Session, signal?: AbortSignal): Promi
   }
 }
 
-/** The rendered rows from `startRow` to the end of the retained buffer, bounded to `maxBytes` (end kept). */
-async function renderedSince(session: Session, startRow: number, maxBytes: number): Promise<{ output: string; truncated: boolean }> {
+/**
+ * The rendered rows from where the send began (its start row, or the topmost row the output
+ * changed since: a `clear`) to the end of the retained buffer, bounded to `maxBytes` (end kept).
+ */
+async function renderedSince(session: Session, start: { watch: number; row: number }, maxBytes: number): Promise<{ output: string; truncated: boolean }> {
   // With a full-screen program on the alternate screen, what it shows is the answer.
-  const rendered = await session.mirror.query('renderedSince', startRow);
+  const rendered = await session.mirror.query('renderedSince', start.row, start.watch);
   const rows = rendered.rows;
   let truncated = rendered.truncated;
   while (rows.length > 0 && rows[rows.length - 1] === '') rows.pop();

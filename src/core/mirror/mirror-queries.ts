@@ -3,7 +3,7 @@ import { pageBounds, type ScrollbackPage, type SealedScrollback } from './scroll
 
 export type { ScrollbackPage } from './scrollback-page';
 
-/** The rows a `pty/send` produced: from the row it started on to the end of what is retained. */
+/** The rows a `pty/send` produced: from the row it started on (or the topmost it changed) to the end of what is retained. */
 export interface RenderedRows {
   rows: string[];
   /** Some of those rows already left the retained scrollback. */
@@ -20,8 +20,8 @@ export interface RenderedRows {
 export const MIRROR_QUERIES = {
   screen: (m: Mirror): ScreenSnapshot => m.screen(),
 
-  /** Absolute number of the row the cursor is on (a send's output starts there). */
-  cursorRow: (m: Mirror): number => m.cursorRow,
+  /** Absolute number of the row the cursor is on (a send's output starts there, or higher up: renderedSince), and a watch of the rows the output changes. */
+  watchRows: (m: Mirror): { watch: number; row: number } => m.watchRows(),
 
   /** The cursor's row left of the cursor: what a prompt that reads keys asks (secret input, docs/protocol.md#secret-input). */
   lineBeforeCursor: (m: Mirror): { text: string; alternate: boolean } => m.lineBeforeCursor(),
@@ -29,10 +29,12 @@ export const MIRROR_QUERIES = {
   /** The retained rows' absolute range [first, end). */
   extent: (m: Mirror): { firstRetainedRow: number; endRow: number } => ({ firstRetainedRow: m.firstRetainedRow, endRow: m.endRow }),
 
-  renderedSince: (m: Mirror, startRow: number): RenderedRows => {
+  /** Ends the watch `watchRows` began: the rows from `startRow`, or from higher up when the output changed rows above it. */
+  renderedSince: (m: Mirror, startRow: number, watch: number): RenderedRows => {
+    const { from, truncated } = m.endRowWatch(watch, startRow);
     const snap = m.screen();
     if (snap.alternate) return { rows: snap.rows, truncated: false, alternate: true };
-    return { rows: m.rowsBetween(startRow, m.endRow), truncated: startRow < m.firstRetainedRow, alternate: false };
+    return { rows: m.rowsBetween(from, m.endRow), truncated, alternate: false };
   },
 
   /**

@@ -1,7 +1,8 @@
 import { Terminal, type IBufferNamespace } from '@xterm/headless';
 import { Disposable, toDisposable, type Event } from '../base/lifecycle';
 import { rowText } from './row-text';
-import { keepEmptyRowMaps, printStateOf, syncWriteOf, type PrintState } from '../base/internals/xterm';
+import { keepEmptyRowMaps, printStateOf, syncWriteOf, touchedRowsOf, type PrintState, type TouchedRows } from '../base/internals/xterm';
+import { RowWatches } from './row-watches';
 import { PlainRunFinder, type PlainRun } from './plain-run';
 import { serializeTerminal } from './serialize';
 import { ScrollbackStore, type SealedRows } from './scrollback-store';
@@ -70,6 +71,12 @@ export class Mirror extends Disposable {
   private readonly _print: PrintState | undefined;
   private readonly _runs = new PlainRunFinder();
   private _plainRowsSkipped = 0;
+  /** The sends under way: the topmost row the output changed since each began (row-watches.ts). */
+  private readonly _rowWatches = new RowWatches();
+  /** The rows xterm's parse touched, when this xterm shows them (base/internals/xterm.ts). */
+  private readonly _touched: TouchedRows | undefined;
+  /** Rows above this one were erased by the program (ED 3, RIS), not lost to the scrollback's bound. */
+  private _erasedBelow = 0;
 
   constructor(
     cols: number,
@@ -92,6 +99,7 @@ export class Mirror extends Disposable {
     // handlers, and the mirror registers none.
     this._parseNow = syncWriteOf(this._term);
     this._print = options.plainRuns === false ? undefined : printStateOf(this._term);
+    this._touched = touchedRowsOf(this._term);
     // Character widths as the user's terminal has them: VS Code's (Unicode 11 tables), tmux's and
     // glibc's all give emoji two cells; xterm's built-in Unicode 6 gives them one, which shifts
     // every later cell of the row and breaks line wrapping against what the shell expects.
@@ -106,6 +114,7 @@ export class Mirror extends Disposable {
     // of thousands of rows, so the listener only counts, and looks at the buffer once per batch.
     this._register(
       this._term.onScroll(() => {
+        if (this._rowWatches.active) this._scrolledWatched();
         if (++this._scrolledSinceCheck < MirrorTuning.HarvestBatch) return;
         this._scrolledSinceCheck = 0;
         this._maybeHarvest(MirrorTuning.HarvestBatch);
@@ -120,6 +129,9 @@ export class Mirror extends Disposable {
         return false;
       }),
     );
+    // What a scroll moved is not what the output changed: a send's rows start again after it.
+    const touched = this._touched;
+    if (touched) this._register(touched.afterScroll(() => this._rowWatches.active && touched.restart()));
     const savedCursor = this._register(new SavedCursorAsScreenRow(this._term));
     this._register(new EraseAboveAtLastColumn(this._term));
     this._register(
@@ -184,8 +196,9 @@ export class Mirror extends Disposable {
   write(data: Uint8Array, onParsed?: () => void): void {
     if (this.isDisposed) return;
     if (this._parseNow) {
-      if (this._print) this._writeRuns(this._parseNow, data);
-      else this._parseNow(data);
+      const parse = this._rowWatches.active ? this._parseWatched : this._parseNow;
+      if (this._print) this._writeRuns(parse, data);
+      else parse(data);
       onParsed?.();
       return;
     }
@@ -195,6 +208,48 @@ export class Mirror extends Disposable {
       onParsed?.();
       if (this._pendingBytes === 0) this._releaseWaiters();
     });
+  }
+
+  /**
+   * Starts following the rows the output changes from now on (a send's output: row-watches.ts);
+   * returns the watch and the cursor's row.
+   */
+  watchRows(): { watch: number; row: number } {
+    const row = this.cursorRow;
+    return { watch: this._rowWatches.start(row), row };
+  }
+
+  /**
+   * Ends a watch: the topmost row the output changed since it began (its start row at most), and
+   * whether rows from there on were lost to the scrollback's bound rather than erased by the program.
+   */
+  endRowWatch(watch: number, startRow: number): { from: number; truncated: boolean } {
+    // Where the cursor is now was reached too, whatever this xterm shows of its parses.
+    const from = Math.min(startRow, this._rowWatches.end(watch) ?? startRow, this.cursorRow);
+    return { from, truncated: this.firstRetainedRow > Math.max(from, this._erasedBelow) };
+  }
+
+  /**
+   * Parses as `_parseNow` does, and tells the watches the topmost row it changed. On the alternate
+   * screen a send's output is that screen (mirror-queries.ts), so its rows count only once the
+   * normal screen is back: from its cursor, where its output resumes.
+   */
+  private readonly _parseWatched = (data: Uint8Array): void => {
+    const wasNormal = this._buffers.active.type === 'normal';
+    this._parseNow!(data);
+    if (this._buffers.active.type !== 'normal') return;
+    // The rows touched since the last scroll (_scrolledWatched) count from the screen's top now.
+    if (wasNormal && this._touched) this._rowWatches.touched(this._screenTopAbsolute() + this._touched.top());
+    else this._rowWatches.touched(this.cursorRow);
+  };
+
+  /**
+   * The normal screen scrolled up a row in a watched parse: the rows touched before count from
+   * the screen's top as it was, a row higher. (The range then starts again, once xterm has marked
+   * the region it scrolled: the constructor's afterScroll.)
+   */
+  private _scrolledWatched(): void {
+    if (this._touched && this._buffers.active.type === 'normal') this._rowWatches.touched(this._screenTopAbsolute() - 1 + this._touched.top());
   }
 
   /** Resolves once everything written so far has been parsed. */
@@ -482,6 +537,7 @@ export class Mirror extends Disposable {
   private _dropScrollback(reset: boolean): void {
     const pending = Math.max(0, this._buffers.normal.baseY - this._boundaryLine());
     this._store.clear(pending + (reset ? this._term.rows : 0));
+    this._erasedBelow = this._store.firstAbsolute;
     // The reset replaces xterm's buffers; the old row would point into the discarded one.
     if (reset) this._boundary.clear();
   }

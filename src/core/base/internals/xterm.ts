@@ -232,3 +232,41 @@ export function keepEmptyRowMaps(term: Terminal): boolean {
   proto[KEEPS_EMPTY_ROW_MAPS] = true;
   return true;
 }
+
+/**
+ * The rows xterm's current parse has touched, as its input handler keeps them for a renderer (its
+ * dirty-row range): each parse starts the range at the cursor's row and widens it to every row it
+ * prints on, erases, scrolls or moves the cursor to. Rows count from the screen's top as it was
+ * when each was touched; a scroll marks the whole scroll region, after the public `onScroll`.
+ */
+export interface TouchedRows {
+  /** The topmost screen row touched (0-based). */
+  top(): number;
+  /** Starts the range again at the cursor's row (a headless terminal repaints nothing from it). */
+  restart(): void;
+  /** Calls `listener` at each scroll, once xterm has marked the scrolled region (after every public `onScroll` listener). */
+  afterScroll(listener: () => void): { dispose(): void };
+}
+
+/**
+ * The input handler's dirty-row range (`_core._inputHandler._dirtyRowTracker`) and the buffer
+ * service's scroll event, or undefined when this version keeps them elsewhere.
+ */
+export function touchedRowsOf(term: Terminal): TouchedRows | undefined {
+  interface Core {
+    _inputHandler?: { _dirtyRowTracker?: { start?: unknown; clearRange?: unknown } };
+    _bufferService?: { onScroll?: unknown };
+  }
+  const core = (term as unknown as { _core?: Core })._core;
+  const tracker = core?._inputHandler?._dirtyRowTracker;
+  const onScroll = core?._bufferService?.onScroll;
+  if (!tracker || typeof tracker.start !== 'number' || typeof tracker.clearRange !== 'function' || typeof onScroll !== 'function') return undefined;
+  const known = tracker as { start: number; clearRange(): void };
+  const scrolled = onScroll as (listener: () => void) => { dispose(): void };
+  return {
+    top: () => known.start,
+    restart: () => known.clearRange(),
+    // The core's own listener (which marks the region) subscribed when the terminal was made: this one runs after it.
+    afterScroll: (listener) => scrolled.call(core!._bufferService, listener),
+  };
+}

@@ -617,6 +617,34 @@ describe('host control socket', () => {
     await s.call('pty/kill');
   });
 
+  test(
+    'pty/send: a command that clears the screen or draws above its line returns what it drew, from the top it drew at',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const s = await bash({ rows: 12 });
+      const fill = async () => assert.equal((await s.call('pty/send', { text: 'seq 1 30' })).waitReason, 'stdin_read');
+      await fill();
+      // clear (ED 2 and ED 3, then home): the screen's first rows, above the row the send began on.
+      const cleared = await s.call('pty/send', { text: 'clear; echo ONE; echo TWO' });
+      assert.deepEqual({ output: cleared.output, truncated: cleared.truncated }, { output: 'ONE\nTWO\n$', truncated: false });
+      await fill();
+      // ED 2 and home in the same read as the command's echo and its line feed (a scroll).
+      const erased = await s.call('pty/send', { text: "printf '\\033[2J\\033[H'; echo ONE" });
+      assert.deepEqual({ output: erased.output, truncated: erased.truncated }, { output: 'ONE\n$', truncated: false });
+      await fill();
+      // A cleared screen, then more lines than it holds: every one, and no row from before.
+      const many = await s.call('pty/send', { text: 'clear; seq 101 125' });
+      assert.equal(many.output, `${Array.from({ length: 25 }, (_, i) => 101 + i).join('\n')}\n$`);
+      await fill();
+      // The cursor sent one row up and printed over: from that row.
+      const over = await s.call('pty/send', { text: "printf 'a\\nb\\n\\033[1Ax\\n'" });
+      assert.equal(over.output, "$ printf 'a\\nb\\n\\033[1Ax\\n'\na\nx\n$");
+      // A plain command: from its own line, nothing above.
+      assert.equal((await s.call('pty/send', { text: 'echo plain' })).output, '$ echo plain\nplain\n$');
+      await s.call('pty/kill');
+    },
+  );
+
   test('pty/send: a small timeout on sleep 5 → timeout; submit:false types without Enter', { timeout: TEST_TIMEOUT }, async () => {
     const s = await bash();
     const r = await s.call('pty/send', { text: 'sleep 5', timeout: 300 });

@@ -7,6 +7,7 @@ import {
   cellsOfLine,
   keepEmptyRowMaps,
   eraseStepsOf,
+  touchedRowsOf,
   normalRowListOf,
   printStateOf,
   rowListOf,
@@ -84,6 +85,45 @@ test("xterm's erase steps and cursor are on its input handler, as erase-above.ts
     const text = (y: number) => term.buffer.active.getLine(y)?.translateToString(true);
     assert.deepEqual([text(0), text(1), text(2)], ['', 'bbbbbbbbbb', ' c']);
     assert.equal(steps.row(1)?.isWrapped, false);
+  } finally {
+    term.dispose();
+  }
+});
+
+test("xterm's parse tells the topmost screen row it touched (its dirty rows), and starts again from the cursor's, as a send's output reads them", () => {
+  const term = new Terminal({ cols: 10, rows: 4, scrollback: 10, allowProposedApi: true, logLevel: 'off' });
+  try {
+    const write = syncWriteOf(term)!;
+    const touched = touchedRowsOf(term);
+    assert.ok(touched, '_core._inputHandler._dirtyRowTracker: start, clearRange');
+    const top = () => touched.top();
+    write(Buffer.from('a\r\nb\r\nc'));
+    write(Buffer.from('d'));
+    assert.equal(top(), 2, 'printing on the cursor row');
+    write(Buffer.from('\r\n'));
+    assert.equal(top(), 2, 'a line feed starts at the cursor row');
+    write(Buffer.from('\x1b[2A'));
+    assert.equal(top(), 1, 'the cursor moved up, nothing printed');
+    write(Buffer.from('\x1b[Hx'));
+    assert.equal(top(), 0, 'the cursor sent home and a character printed');
+    write(Buffer.from('\x1b[4;1H'));
+    write(Buffer.from('\x1b[2J'));
+    assert.equal(top(), 0, 'the screen erased from the bottom row');
+    touched.restart();
+    assert.equal(top(), 3, "started again at the cursor's row");
+    // A scroll: the public event first, then xterm marks the region, then afterScroll.
+    write(Buffer.from('a\r\nb\r\nc\r\n'));
+    const seen: string[] = [];
+    const publicScroll = term.onScroll(() => seen.push(`scroll ${top()}`));
+    const after = touched.afterScroll(() => {
+      seen.push(`after ${top()}`);
+      touched.restart();
+    });
+    write(Buffer.from('d\r\ne'));
+    publicScroll.dispose();
+    after.dispose();
+    assert.deepEqual(seen, ['scroll 3', 'after 0'], 'the region marked between the two');
+    assert.equal(top(), 3, 'only the row printed after the scroll');
   } finally {
     term.dispose();
   }
