@@ -1,5 +1,6 @@
 import { SerializeAddon } from '@xterm/addon-serialize';
 import type { IBuffer, IBufferCell, IBufferLine, Terminal } from '@xterm/headless';
+import { hiddenModesOf } from '../base/internals/xterm';
 
 /*
  * xterm's SerializeAddon, shown a terminal where a wrapped row that begins with an empty cell
@@ -20,17 +21,45 @@ import type { IBuffer, IBufferCell, IBufferLine, Terminal } from '@xterm/headles
 /** A cursor move by 0 columns, which the addon means as none. */
 const MOVE_BY_ZERO = /\x1b\[0[CD]/g;
 
-/** The addon's text for `term` with up to `scrollback` rows above the screen (its `serialize`). */
+/**
+ * The addon's text for `term` with up to `scrollback` rows above the screen (its `serialize`), and
+ * the modes it leaves out (modesLeftOut).
+ */
 export function serializeTerminal(term: Terminal, scrollback: number): string {
   const serializer = new SerializeAddon();
   // The addon is typed for the browser's Terminal; it reads only what the headless one has too
   // (Terminal.loadAddon gives it the same object).
   serializer.activate(withSpaceOpenedWraps(term) as unknown as Parameters<SerializeAddon['activate']>[0]);
   try {
-    return serializer.serialize({ scrollback }).replace(MOVE_BY_ZERO, '');
+    return serializer.serialize({ scrollback }).replace(MOVE_BY_ZERO, '') + modesLeftOut(term);
   } finally {
     serializer.dispose();
   }
+}
+
+/** DECSCUSR's parameter for a steady cursor of each shape (one less blinks). */
+const CURSOR_SHAPE: Readonly<Record<string, number>> = { block: 2, underline: 4, bar: 6 };
+
+/**
+ * The modes the addon does not write (0.14 writes the cursor keys', keypad, paste, insert, origin,
+ * wrap, focus and mouse tracking modes), so that a snapshot reproduces them too: the scroll region
+ * (DECSTBM, which homes the cursor, so the cursor is put back; with origin mode on, counted from the
+ * region's top), a hidden cursor, the mouse reports' encoding, the cursor's shape.
+ */
+function modesLeftOut(term: Terminal): string {
+  const m = hiddenModesOf(term);
+  if (!m) return '';
+  let out = '';
+  if (m.scrollTop !== 0 || m.scrollBottom !== term.rows - 1) {
+    const row = m.cursor.y - (term.modes.originMode ? m.scrollTop : 0) + 1;
+    out += `\x1b[${m.scrollTop + 1};${m.scrollBottom + 1}r\x1b[${row};${Math.min(m.cursor.x, term.cols - 1) + 1}H`;
+  }
+  if (m.cursorHidden) out += '\x1b[?25l';
+  if (m.mouseEncoding === 'SGR') out += '\x1b[?1006h';
+  else if (m.mouseEncoding === 'SGR_PIXELS') out += '\x1b[?1016h';
+  const shape = m.cursorStyle && CURSOR_SHAPE[m.cursorStyle.style];
+  if (shape) out += `\x1b[${shape - (m.cursorStyle!.blink ? 1 : 0)} q`;
+  return out;
 }
 
 /** `term` as the addon reads it, its buffers' wrapped rows that begin empty beginning with a space. */

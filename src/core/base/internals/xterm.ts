@@ -270,3 +270,46 @@ export function touchedRowsOf(term: Terminal): TouchedRows | undefined {
     afterScroll: (listener) => scrolled.call(core!._bufferService, listener),
   };
 }
+
+/** What the terminal's modes hold that `term.modes` (and so the serialize addon) does not show. */
+export interface HiddenModes {
+  /** DECTCEM reset (`CSI ? 25 l`). */
+  cursorHidden: boolean;
+  /** How mouse reports are encoded: `DEFAULT`, `SGR` (`CSI ? 1006 h`) or `SGR_PIXELS` (`CSI ? 1016 h`). */
+  mouseEncoding: string;
+  /** The cursor's shape (DECSCUSR), when a program set one. */
+  cursorStyle?: { style: string; blink: boolean };
+  /** The active buffer's scroll region (DECSTBM), rows from 0, and the cursor (`x` is `cols` while a wrap is pending). */
+  scrollTop: number;
+  scrollBottom: number;
+  cursor: { x: number; y: number };
+}
+
+/** Reads them from xterm's core services (`_core.coreService`, `coreMouseService`, `buffers.active`); undefined when this version keeps them elsewhere. */
+export function hiddenModesOf(term: Terminal): HiddenModes | undefined {
+  interface Core {
+    coreService?: { isCursorHidden?: unknown; decPrivateModes?: { cursorStyle?: unknown; cursorBlink?: unknown } };
+    coreMouseService?: { activeEncoding?: unknown };
+    buffers?: { active?: Record<'x' | 'y' | 'scrollTop' | 'scrollBottom', unknown> };
+  }
+  const core = (term as unknown as { _core?: Core })._core;
+  const b = core?.buffers?.active;
+  if (
+    typeof core?.coreService?.isCursorHidden !== 'boolean' ||
+    typeof core.coreMouseService?.activeEncoding !== 'string' ||
+    !b ||
+    !(['x', 'y', 'scrollTop', 'scrollBottom'] as const).every((k) => typeof b[k] === 'number')
+  )
+    return undefined;
+  const modes = core.coreService.decPrivateModes;
+  const style = modes?.cursorStyle;
+  const active = b as Record<'x' | 'y' | 'scrollTop' | 'scrollBottom', number>;
+  return {
+    cursorHidden: core.coreService.isCursorHidden,
+    mouseEncoding: core.coreMouseService.activeEncoding,
+    ...(typeof style === 'string' ? { cursorStyle: { style, blink: modes?.cursorBlink === true } } : {}),
+    scrollTop: active.scrollTop,
+    scrollBottom: active.scrollBottom,
+    cursor: { x: active.x, y: active.y },
+  };
+}

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Terminal } from '@xterm/headless';
 import { BASH, connect, startHost } from '../../../helpers/host';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
+import { hiddenModesOf } from '../../../../src/core/base/internals/xterm';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 // pty/snapshot redraws a session in a fresh terminal (what a re-attaching editor terminal does):
@@ -154,6 +155,44 @@ test('a row erased whole in a colour, with a wrapped row after it, is redrawn bl
   // in its first (FUZZ_SEED=1206422212).
   await assertRedrawnAsDrawn(`${'w'.repeat(161)}\x1b[2;1H\x1b[44m\x1b[K\x1b[0m\x1b[4;1Hend-four`, 2);
   await assertRedrawnAsDrawn(`${'w'.repeat(161)}\x1b[2;1H\x1b[2K\x1b[4;1Hend-five`, 2);
+});
+
+/**
+ * Prints `output` in a session; its snapshot, drawn in a fresh terminal, has the modes a terminal
+ * that was sent `output` itself has, and both draw `probe` (output after the snapshot) alike.
+ */
+async function assertModesKept(output: string, probe: string): Promise<void> {
+  const { host } = await hostP;
+  const s = await host.createSession({ command: '/bin/sh', args: ['-c', `stty -echo; printf '${output}'; exec cat >/dev/null`], cols: 40, rows: 8 });
+  const client = await connect(host.controlAddress);
+  const want = new Terminal({ cols: 40, rows: 8, allowProposedApi: true });
+  let drawn: Awaited<ReturnType<typeof redraw>> | undefined;
+  try {
+    await settle(client, s.id, 'end-of-it');
+    // What printf prints, as the terminal gets it (the PTY turns each line feed into CR LF).
+    await new Promise<void>((r) => want.write(output.replace(/\\033/g, '\x1b').replace(/\\n/g, '\r\n'), r));
+    drawn = await redraw(await client.request<Snapshot>('pty/snapshot', { session: s.id }));
+    const modes = (t: Terminal) => ({ ...t.modes, ...hiddenModesOf(t), screen: t.buffer.active.type });
+    assert.deepEqual(modes(drawn.term), modes(want));
+    const term = drawn.term;
+    await new Promise<void>((r) => term.write(probe, r));
+    await new Promise<void>((r) => want.write(probe, r));
+    const rows = (t: Terminal) => Array.from({ length: 8 }, (_, y) => t.buffer.active.getLine(t.buffer.active.baseY + y)!.translateToString(true));
+    assert.deepEqual(rows(term), rows(want), 'output after the snapshot lands alike');
+  } finally {
+    want.dispose();
+    drawn?.term.dispose();
+    client.close();
+    host.registry.remove(s.id);
+  }
+}
+
+test('a snapshot keeps the modes a program set: hidden cursor, mouse encoding, cursor shape, scroll region (with origin mode too)', async () => {
+  // The case an outside audit found: a full-screen program that hides the cursor, asks for SGR mouse
+  // reports and scrolls a region; the snapshot showed the cursor, sent X10 reports and scrolled the screen.
+  await assertModesKept('\\033[?1049h\\033[?25l\\033[?1006h\\033[?1002h\\033[5 q\\033[2;6rALT end-of-it', '\x1b[6;1HZZ\nQ\nR');
+  // On the normal screen, with origin mode: the cursor stays where it was within the region.
+  await assertModesKept('one\\ntwo\\n\\033[3;7r\\033[?6h\\033[2;4Hend-of-it', '\nA\nB\nC\nD\nE\nF');
 });
 
 test('scrollback 0 gives only the screen; bad params are -32602', async () => {

@@ -8,6 +8,7 @@ import {
   keepEmptyRowMaps,
   eraseStepsOf,
   touchedRowsOf,
+  hiddenModesOf,
   normalRowListOf,
   printStateOf,
   rowListOf,
@@ -124,6 +125,25 @@ test("xterm's parse tells the topmost screen row it touched (its dirty rows), an
     after.dispose();
     assert.deepEqual(seen, ['scroll 3', 'after 0'], 'the region marked between the two');
     assert.equal(top(), 3, 'only the row printed after the scroll');
+  } finally {
+    term.dispose();
+  }
+});
+
+test("xterm's core keeps the hidden cursor, the mouse encoding, the cursor's shape and the scroll region where a snapshot reads them", () => {
+  const term = new Terminal({ cols: 10, rows: 6, allowProposedApi: true, logLevel: 'off' });
+  try {
+    const write = syncWriteOf(term)!;
+    assert.deepEqual(hiddenModesOf(term), { cursorHidden: false, mouseEncoding: 'DEFAULT', scrollTop: 0, scrollBottom: 5, cursor: { x: 0, y: 0 } });
+    write(Buffer.from('\x1b[?25l\x1b[?1006h\x1b[3 q\x1b[2;4r\x1b[3;5H'));
+    assert.deepEqual(hiddenModesOf(term), {
+      cursorHidden: true,
+      mouseEncoding: 'SGR',
+      cursorStyle: { style: 'underline', blink: true },
+      scrollTop: 1,
+      scrollBottom: 3,
+      cursor: { x: 4, y: 2 },
+    });
   } finally {
     term.dispose();
   }
