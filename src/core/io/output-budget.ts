@@ -1,7 +1,18 @@
 /** Characters an MCP tool returns by default (docs/guarantees.md#output-budget-for-agents): a model's context is precious. */
 export const DEFAULT_MAX_CHARS = 20000;
-/** The smallest budget a tool accepts: room for a head, a tail and the line between them. */
-export const MIN_MAX_CHARS = 200;
+/** The smallest budget a tool accepts. */
+export const MIN_MAX_CHARS = 1;
+/**
+ * Characters of output kept however small the budget: the line that says what was left out takes
+ * ~180 itself, so a budget too small for it and this much output is exceeded, rather than keep no
+ * tail (or no head) at all.
+ */
+export const MIN_KEPT_CHARS = 80;
+
+/** Characters of output a budget keeps beside a line of `noteChars` characters (line breaks included). */
+export function roomBeside(maxChars: number, noteChars: number): number {
+  return Math.max(MIN_KEPT_CHARS, maxChars - noteChars);
+}
 
 /** What was left out of a text: its characters and the lines they touch (0-based, inclusive). */
 export interface Elision {
@@ -29,7 +40,8 @@ export interface Budgeted {
 /**
  * Keeps `text` within `maxChars`: when longer, its head and its tail stay and ONE line between
  * them says what was left out and how to read it (`where` tells how, from the elision). Cuts fall
- * on line boundaries when one is near, so the lines kept are whole.
+ * on line boundaries when one is near, so the lines kept are whole. A budget too small for that
+ * line and MIN_KEPT_CHARS of output still keeps that much output, with the line.
  */
 export function applyBudget(text: string, maxChars: number, where: (e: Elision) => string): Budgeted {
   const totalChars = text.length;
@@ -38,12 +50,18 @@ export function applyBudget(text: string, maxChars: number, where: (e: Elision) 
   // `where` makes of the real ones (cursors, offsets) may still be longer, and a cut moved off a
   // surrogate pair keeps one more: then the parts shrink by what is over, until it fits.
   const probe: Elision = { chars: totalChars, lines: totalChars, firstLine: totalChars, lastLine: totalChars, head: '', tail: '' };
-  let room = Math.max(0, maxChars - noteLine(probe, where(probe)).length - 2);
+  const noteChars = noteLine(probe, where(probe)).length + 2;
+  const floor = MIN_KEPT_CHARS;
+  // The most it may take: the budget, or (a budget too small) that floor and the line.
+  const limit = Math.max(maxChars, floor + noteChars);
+  let room = roomBeside(maxChars, noteChars);
   for (;;) {
     const kept = keepWithin(text, room, where);
-    const over = kept.text.length - maxChars;
-    if (over <= 0 || room === 0) return kept;
-    room = Math.max(0, room - over);
+    // Left out, with the line saying so, it would be no shorter: the whole is kept instead.
+    if (kept.text.length >= totalChars) return { text, totalChars, elidedChars: 0 };
+    const over = kept.text.length - limit;
+    if (over <= 0 || room <= floor) return kept;
+    room = Math.max(floor, room - over);
   }
 }
 

@@ -11,7 +11,7 @@ import {
   sendWaitReason,
   type SendResult,
 } from '../io/send';
-import { joinBudget, noteRoom } from '../io/output-budget';
+import { joinBudget, noteRoom, roomBeside } from '../io/output-budget';
 import { inSize, MAX_WAIT_MS } from '../base/param-limits';
 import { signalForegroundGroup } from '../process/proc-state';
 import { admitWrite, agentCall, DEFAULT_APPROVAL_WAIT_MS } from '../agent/agent-write';
@@ -337,7 +337,7 @@ async function commandLogBudget(r: SendResult, a: Record<string, unknown>, call:
     `read them with read_command_output id=${command.id} offset=${offset} (they end at offset ${end})` +
     (inRing ? `, or read_output since=${command.startCursor + offset} maxBytes=${end - offset} strip=true` : '');
   const big = 9_999_999_999;
-  const room = Math.max(1, maxChars - noteRoom(how(big, big, true)));
+  const room = roomBeside(maxChars, noteRoom(how(big, big, true)));
   let b: CommandOutputBudget;
   try {
     b = (await call('pty/commandOutput', { session: a.session, id: command.id, maxChars: room })) as CommandOutputBudget;

@@ -2,7 +2,7 @@
 // between that counts what was left out, and the elision it reports matches the text exactly.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyBudget, type Elision } from '../../../../src/core/io/output-budget';
+import { applyBudget, MIN_KEPT_CHARS, type Elision } from '../../../../src/core/io/output-budget';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
 
 // Every disposable a test makes is disposed by its end (docs/testing.md).
@@ -61,4 +61,24 @@ test('the text stays within maxChars when the pointer the real counts make is lo
     const e = r.elision!;
     assert.equal(e.head + text.slice(e.head.length, text.length - e.tail.length) + e.tail, text);
   }
+});
+
+test('a budget smaller than the line between still keeps a head and a tail (MIN_KEPT_CHARS of output) with the line between', () => {
+  const text = lines(300);
+  // As long as the pointers the tools write (read_command_output … or read_output …).
+  const long = (e: Elision) =>
+    `read them with read_command_output id=2 offset=${e.firstLine} (they end at offset ${e.lastLine}), or read_output since=29147 maxBytes=1392 strip=true`;
+  for (const maxChars of [1, 50, 100, 200]) {
+    const r = applyBudget(text, maxChars, long);
+    const e = r.elision!;
+    assert.ok(e.head.length > 0 && e.head.endsWith('\n'), `maxChars ${maxChars}: a head of whole lines: ${JSON.stringify(e.head)}`);
+    assert.ok(e.tail.length > 0 && /^line \d+\n/.test(e.tail), `maxChars ${maxChars}: a tail of whole lines: ${JSON.stringify(e.tail)}`);
+    assert.ok(e.head.length + e.tail.length <= Math.max(MIN_KEPT_CHARS, maxChars), `maxChars ${maxChars}: ${e.head.length + e.tail.length} characters kept`);
+    assert.equal(r.text, `${e.head}[… ${e.lines} lines (${e.chars} characters) left out; ${long(e)}]\n${e.tail}`);
+    assert.equal(e.head + text.slice(e.head.length, text.length - e.tail.length) + e.tail, text);
+    assert.equal(r.elidedChars, text.length - e.head.length - e.tail.length);
+  }
+  // A text that the line saying what was left out would not make shorter is kept whole.
+  const short = lines(12);
+  assert.deepEqual(applyBudget(short, 50, long), { text: short, totalChars: short.length, elidedChars: 0 });
 });

@@ -181,6 +181,16 @@ describe('MCP tools that return output keep within maxChars', () => {
       });
       assert.equal(ring.data, middle);
 
+      // A budget smaller than the line between: still the first lines and the last, and the counts.
+      for (const maxChars of [1, 100]) {
+        const tiny = await call('send', { session, text: 'seq 1 300', maxChars });
+        const few = split(tiny.output);
+        assert.ok(few.head.startsWith('1\n') && numbers(300).startsWith(few.head), `maxChars ${maxChars}: the head: ${JSON.stringify(few.head)}`);
+        assert.ok(few.tail.endsWith('300\n') && numbers(300).endsWith(few.tail), `maxChars ${maxChars}: the tail: ${JSON.stringify(few.tail)}`);
+        assert.equal(tiny.totalChars, numbers(300).length);
+        assert.equal(few.head.length + tiny.elidedChars + few.tail.length, tiny.totalChars);
+      }
+
       // A short output is the rows as they were, nothing left out.
       const small = await call('send', { session, text: 'seq 1 3', maxChars: 3000 });
       assert.equal(small.elidedChars, 0);
