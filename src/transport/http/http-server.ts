@@ -32,6 +32,8 @@ import { serveStream } from '../ws/ws-stream';
 import { splitProxyPrefix } from './proxy-path';
 import { RunStore } from '../mcp/tool-run';
 import { AppsDeclarations } from '../mcp/apps-declarations';
+import { McpSessions } from '../mcp/mcp-sessions';
+import type { McpSession } from '../mcp/mcp-http';
 import { DEFAULT_MAX_LINE_BYTES } from '../base/line-reader';
 
 /** Limits of the HTTP server. */
@@ -153,6 +155,8 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   const mcpRuns = new RunStore();
   // What the host token's 2025-11-25 client (the editor's chat) said it renders, from its initialize (each request is served on its own).
   const mcpApps = new AppsDeclarations();
+  // The sessions of 2025-11-25 clients that declared elicitation (asked in the middle of a call); they end with this server.
+  const mcpSessions = new McpSessions<McpSession>();
   const pages = new PageSessions(tokens, pageCookieName(port));
   const guard = new HttpGuard(token, port, options.allowedOrigins, tokens, pages);
   const streamWss = new WebSocketServer({ noServer: true, maxPayload: HttpLimits.MaxStreamPayload });
@@ -179,7 +183,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       verbs: '*',
       pattern: '/mcp',
       access: 'api',
-      handle: async (c) => (await import('../mcp/mcp-http')).handleMcp(services, mcpRuns, mcpApps, c.req, c.res, c.access),
+      handle: async (c) => (await import('../mcp/mcp-http')).handleMcp(services, mcpRuns, mcpApps, mcpSessions, c.req, c.res, c.access),
     },
     {
       verbs: '*',
@@ -440,6 +444,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       const answersClosed = [...answering].map((res) => new Promise<void>((r) => res.once('close', () => r())));
       sessionGone.dispose();
       mcpRuns.dispose();
+      mcpSessions.dispose();
       tokens.dispose();
       connections.dispose();
       for (const c of webSockets) c.terminate();

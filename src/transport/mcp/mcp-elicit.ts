@@ -55,7 +55,10 @@ export function personPrompt(server: McpServer, ctx?: ServerContext): PersonProm
   const elicit: McpServer['server']['elicitInput'] = ctx
     ? (params, options) => ctx.mcpReq.elicitInput(params, options)
     : (params, options) => server.server.elicitInput(params, options);
-  const options = (signal?: AbortSignal) => (signal ? { signal } : {});
+  // Sent with the call it belongs to: over `/mcp` that is the call's own event stream (a session has
+  // no other: mcp-sessions.ts); the SDK's context does not relate it by itself.
+  const related = ctx ? { relatedRequestId: ctx.mcpReq.id } : {};
+  const options = (signal?: AbortSignal) => ({ ...related, ...(signal ? { signal } : {}) });
   return {
     openUrl: declared.url ? async (message, url, elicitationId) => (await elicit({ mode: 'url', message, url, elicitationId }, options())).action : undefined,
     choose: form

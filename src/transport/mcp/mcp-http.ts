@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
@@ -11,6 +12,19 @@ import { createMcpServer, misfitParams, type ToolBackend } from './mcp-tools';
 import { askPersonToApprove } from './approval-question';
 import type { PersonPrompt } from './mcp-elicit';
 import type { RunStore } from './tool-run';
+import type { McpSessions } from './mcp-sessions';
+
+/** A 2025-11-25 client's session of `/mcp` (mcp-sessions.ts): its transport answers each of its requests. */
+export interface McpSession {
+  handle(request: Request, body: unknown): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** Whether `body` is a 2025-11-25 `initialize` whose client declared elicitation (the one kind of client given a session). */
+function initializeWithElicitation(body: unknown): boolean {
+  const m = body as { method?: unknown; params?: { capabilities?: { elicitation?: unknown } } } | null;
+  return m?.method === 'initialize' && typeof m.params?.capabilities?.elicitation === 'object' && m.params.capabilities.elicitation !== null;
+}
 
 /**
  * The tools of an in-process host call its method table directly, each call an agent's over
@@ -115,12 +129,26 @@ export async function handleMcp(
   services: HostServices,
   runs: RunStore,
   apps: AppsDeclarations,
+  sessions: McpSessions<McpSession>,
   req: IncomingMessage,
   res: ServerResponse,
   grant: Grant = FULL_GRANT,
 ): Promise<void> {
+  const owner: object = grant.holder ?? grant;
+  const sessionId = req.headers['mcp-session-id'];
+  const session = typeof sessionId === 'string' ? sessions.get(sessionId, owner) : undefined;
+  if (typeof sessionId === 'string' && !session) {
+    // Ended (a limit, the host restarted) or never this credential's: the client starts a new one.
+    sendJsonRpcError(res, 404, serverError('Session not found: initialize again'), null);
+    return;
+  }
+  if (session && req.method === 'DELETE') {
+    sessions.end(sessionId as string);
+    res.writeHead(200).end();
+    return;
+  }
   if (req.method !== 'POST') {
-    sendJsonRpcError(res, 405, serverError('Method not allowed: use POST'), null, { allow: 'POST' });
+    sendJsonRpcError(res, 405, serverError('Method not allowed: use POST'), null, { allow: session ? 'POST, DELETE' : 'POST' });
     return;
   }
   let body: unknown;
@@ -152,6 +180,15 @@ export async function handleMcp(
   const appsDeclared = grant.holder ? undefined : () => apps.declared;
   const factory = () => createMcpServer(localBackend(services, ac.signal, grant), grant, { runs, appsDeclared });
   const request = webRequest(req, body, ac.signal);
+  if (session) {
+    await writeResponse(res, await session.handle(request, body));
+    return;
+  }
+  if (initializeWithElicitation(body) && (await isLegacyRequest(request, body))) {
+    if (!grant.holder) apps.noteInitialize(body);
+    await writeResponse(res, await openSession(services, runs, appsDeclared, sessions, owner, grant, request, body));
+    return;
+  }
   if (await isLegacyRequest(request, body)) {
     if (!grant.holder) apps.noteInitialize(body);
     const server = factory();
@@ -167,4 +204,37 @@ export async function handleMcp(
   const handler = createMcpHandler(factory, { legacy: 'reject' });
   res.on('close', () => void handler.close());
   await writeResponse(res, await handler.fetch(request, { parsedBody: body }));
+}
+
+/**
+ * Opens a session for a 2025-11-25 client that declared elicitation (mcp-sessions.ts) and answers
+ * its `initialize` (with the `Mcp-Session-Id` it then sends on every request). Its server knows
+ * the client's capabilities, so a tool call can ask the person through it; its answers come as
+ * event streams, which carry those questions. The calls stop with their own requests, not with this one.
+ */
+async function openSession(
+  services: HostServices,
+  runs: RunStore,
+  appsDeclared: (() => boolean | undefined) | undefined,
+  sessions: McpSessions<McpSession>,
+  owner: object,
+  grant: Grant,
+  request: Request,
+  body: unknown,
+): Promise<Response> {
+  const server = createMcpServer(localBackend(services, undefined, grant), grant, { runs, appsDeclared });
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    onsessioninitialized: (id) => sessions.add(id, owner, session),
+    onsessionclosed: (id) => sessions.forget(id),
+  });
+  const session: McpSession = {
+    handle: (r, b) => transport.handleRequest(r, { parsedBody: b }),
+    close: async () => {
+      await transport.close();
+      await server.close();
+    },
+  };
+  await server.connect(transport);
+  return transport.handleRequest(request, { parsedBody: body });
 }

@@ -293,7 +293,7 @@ async function legacyResult(run: ToolRun, ctx: ServerContext): Promise<unknown> 
         asked.add(key);
         // URL mode of this revision names its elicitation; the question's key is unique to the run.
         const params = { ...request.params, ...(request.params.mode === 'url' ? { elicitationId: key } : {}), _meta: related };
-        ctx.mcpReq.elicitInput(params as never, { signal }).then(
+        ctx.mcpReq.elicitInput(params as never, { signal, relatedRequestId: ctx.mcpReq.id }).then(
           (answer) => run.answer({ [key]: answer }),
           () => run.answer({ [key]: { action: 'cancel' } }),
         );

@@ -22,7 +22,7 @@ const REVISIONS = ['2025-11-25', '2026-07-28'] as const;
 const expectedFile = (revision: string) => path.join(__dirname, `mcp-conformance.${revision}.expected.yaml`);
 /** Scenarios each revision's run must pass, by name (a run that skipped them would pass vacuously). */
 const SERVED: Record<(typeof REVISIONS)[number], string[]> = {
-  '2025-11-25': ['server-initialize', 'logging-set-level', 'ping', 'tools-list', 'resources-list', 'dns-rebinding-protection'],
+  '2025-11-25': ['server-initialize', 'logging-set-level', 'ping', 'tools-list', 'resources-list', 'dns-rebinding-protection', 'server-sse-multiple-streams'],
   '2026-07-28': [
     'tools-list',
     'resources-list',

@@ -61,9 +61,9 @@ after(async () => {
 // Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
 ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
-async function agent(sdk: Sdk, via: Via): Promise<Agent> {
+async function agent(sdk: Sdk, via: Via, elicitation = true): Promise<Agent> {
   const info = { name: `tasks-2025-${sdk}-${via}`, version: '0.0.0' };
-  const capabilities = { elicitation: { form: {} } };
+  const capabilities = elicitation ? { elicitation: { form: {} } } : {};
   const url = new URL(`${h.http.url}/mcp`);
   const requestInit = { headers: { Authorization: `Bearer ${h.token}` } };
   const stdio = {
@@ -80,7 +80,7 @@ async function agent(sdk: Sdk, via: Via): Promise<Agent> {
   };
   if (sdk === 'v1') {
     const client = new ClientV1(info, { capabilities });
-    client.setRequestHandler(ElicitRequestSchema, async (req) => elicited(req.params) as never);
+    if (elicitation) client.setRequestHandler(ElicitRequestSchema, async (req) => elicited(req.params) as never);
     client.setNotificationHandler(TaskStatusNotificationSchema, (n) => void a.statuses.push(n.params));
     await withTimeout(client.connect(via === 'http' ? new HttpV1(url, { requestInit }) : new StdioV1(stdio)), 30_000, `${sdk} ${via}: connect`);
     return Object.assign(a, {
@@ -91,7 +91,7 @@ async function agent(sdk: Sdk, via: Via): Promise<Agent> {
     });
   }
   const client = new ClientV2(info, { capabilities });
-  client.setRequestHandler('elicitation/create', async (req: any) => elicited(req.params) as never);
+  if (elicitation) client.setRequestHandler('elicitation/create', async (req: any) => elicited(req.params) as never);
   // Typed for 2026-07-28's methods only; the 2025-11-25 codec knows this notification.
   (client.setNotificationHandler as (m: string, h: (n: any) => void) => void)('notifications/tasks/status', (n) => void a.statuses.push(n.params));
   await withTimeout(client.connect(via === 'http' ? new HttpV2(url, { requestInit }) : new StdioV2(stdio)), 30_000, `${sdk} ${via}: connect`);
@@ -164,7 +164,8 @@ for (const via of ['stdio', 'http'] as const) {
         assert.equal(tools.find((t: any) => t.name === 'list_sessions').execution, undefined);
       });
 
-      if (via === 'stdio') {
+      // Over /mcp too: a client that declared elicitation has a session (Mcp-Session-Id) the server asks through.
+      {
         test(
           "a send as a task: working, input_required at read's prompt, asked through tasks/result, completed with the exit code",
           { timeout: TEST_TIMEOUT },
@@ -193,20 +194,30 @@ for (const via of ['stdio', 'http'] as const) {
             assert.ok(told.includes('working') && told.at(-1) === 'completed', `notifications/tasks/status: ${told.join(' → ')}`);
           },
         );
-      } else {
-        test("a send as a task over /mcp: it completes at read's prompt, saying so; the agent answers with send", { timeout: TEST_TIMEOUT }, async () => {
-          // A stateless /mcp request cannot carry a question to the client: the prompt is the task's outcome.
-          const session = await shell();
-          const taskId = await startTask(a, 'send', { session, text: READ, timeout: 30_000 });
-          const seen = await statusesUntil(a, taskId, ['completed', 'failed', 'cancelled']);
-          assert.deepEqual([seen[0], seen.at(-1)], ['working', 'completed'], seen.join(' → '));
-          const result = (await a.request('tasks/result', { taskId })) as ToolResult;
-          assert.equal(result.structuredContent.waitReason, 'stdin_read');
-          assert.match(result.structuredContent.output, /Name\? *$/);
-          const answered = await a.callTool('send', { session, text: 'Ada', timeout: 30_000 });
-          assert.equal(answered.structuredContent.exitCode, 3, textOf(answered));
-          assert.match(answered.structuredContent.output, /hello-Ada/);
-        });
+      }
+      if (via === 'http') {
+        test(
+          "a send as a task over /mcp from a client without elicitation: it completes at read's prompt, saying so; the agent answers with send",
+          { timeout: TEST_TIMEOUT },
+          async () => {
+            // Its stateless requests cannot carry a question to the client: the prompt is the task's outcome.
+            const plain = await agent(sdk, via, false);
+            try {
+              const session = await shell();
+              const taskId = await startTask(plain, 'send', { session, text: READ, timeout: 30_000 });
+              const seen = await statusesUntil(plain, taskId, ['completed', 'failed', 'cancelled']);
+              assert.deepEqual([seen[0], seen.at(-1)], ['working', 'completed'], seen.join(' → '));
+              const result = (await plain.request('tasks/result', { taskId })) as ToolResult;
+              assert.equal(result.structuredContent.waitReason, 'stdin_read');
+              assert.match(result.structuredContent.output, /Name\? *$/);
+              const answered = await plain.callTool('send', { session, text: 'Ada', timeout: 30_000 });
+              assert.equal(answered.structuredContent.exitCode, 3, textOf(answered));
+              assert.match(answered.structuredContent.output, /hello-Ada/);
+            } finally {
+              await plain.close();
+            }
+          },
+        );
       }
 
       test('tasks/cancel: cancelled, the program is left running; a second cancel is refused; tasks/list lists it', { timeout: TEST_TIMEOUT }, async () => {
