@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomically } from '../base/private-files';
 import { shellQuote } from '../base/shell-words';
+import { bashArgs, fishArgs, zshArgs } from './shell-args';
 
 /** The shells whose integration ships with us (the scripts in `shell-integration/`). */
 export type IntegratedShell = 'bash' | 'zsh' | 'fish';
@@ -32,34 +33,6 @@ export const NONCE_FILE_ENV = 'SHARED_PTY_NONCE_FILE';
 /** Bytes of randomness in a session's nonce (128 bits): far beyond guessing, short in every mark. */
 const NONCE_BYTES = 16;
 
-/** Arguments that keep a shell interactive with its usual start-up files. */
-const INTERACTIVE_ARGS = new Set(['-i', '--interactive', '-l', '--login', '-il', '-li']);
-const LOGIN_ARGS = new Set(['-l', '--login']);
-
-/**
- * Each shell's flags that skip start-up files (or, fish's `--private`, keep no history). Such a
- * shell is still interactive with no script, so it is integrated too
- * (docs/protocol.md#ptycommands); each shell's case below keeps what its flags mean.
- */
-const EXTRA_ARGS: Record<IntegratedShell, ReadonlySet<string>> = {
-  bash: new Set(['--norc', '--noprofile']),
-  // -f (NO_RCS) and -d (NO_GLOBAL_RCS), long forms as zshFlag reads them.
-  zsh: new Set(['-f', '-d']),
-  fish: new Set(['-N', '--no-config', '-P', '--private']),
-};
-
-/** zsh's long form of an option (`--no-rcs`, `--NO_RCS`, `--norcs`: case, `-` and `_` do not count) as its letter. */
-function zshFlag(arg: string): string {
-  if (!arg.startsWith('--')) return arg;
-  const name = arg.slice(2).toLowerCase().replace(/[-_]/g, '');
-  return name === 'norcs' ? '-f' : name === 'noglobalrcs' ? '-d' : arg;
-}
-
-/** Whether `arg` is one of `shell`'s flags that skip start-up files. */
-function isExtraArg(shell: IntegratedShell, arg: string): boolean {
-  return EXTRA_ARGS[shell].has(shell === 'zsh' ? zshFlag(arg) : arg);
-}
-
 /**
  * The folder of the integration scripts: next to the bundle that runs (esbuild copies it into
  * `dist/`), or next to this file when running from the sources.
@@ -79,59 +52,61 @@ export function integrationDisabled(env: Record<string, string | undefined>): bo
  * How to launch `command args` with shell integration, without touching the user's files: bash
  * reads our init file (which reads the user's startup files first), zsh looks in our ZDOTDIR
  * (whose files read the user's own), fish runs our script after its configuration. Undefined when
- * the program is not one of these shells run interactively (a script, `-c`, other flags), when the
- * environment turns integration off, or when the scripts are missing.
+ * the program is not one of these shells run interactively with no script (shell-args.ts: a
+ * script, `-c`, an option that changes how it starts), when the environment turns integration
+ * off, or when the scripts are missing.
  */
 export function shellIntegrationLaunch(command: string, args: readonly string[], env: Record<string, string | undefined>): ShellIntegrationLaunch | undefined {
   if (integrationDisabled(env)) return undefined;
   const shell = path.basename(command);
   if (shell !== 'bash' && shell !== 'zsh' && shell !== 'fish') return undefined;
-  if (!args.every((a) => INTERACTIVE_ARGS.has(a) || isExtraArg(shell, a))) return undefined;
   const dir = shellIntegrationDir();
   const nonce = randomBytes(NONCE_BYTES).toString('hex');
-  const login = args.some((a) => LOGIN_ARGS.has(a) || a === '-il' || a === '-li');
   switch (shell) {
     case 'bash': {
+      const b = bashArgs(args);
       const script = path.join(dir, 'bash.sh');
-      if (!fs.existsSync(script)) return undefined;
-      // bash takes its long options only before its one-letter ones, else it refuses to start: so it does here too.
-      if (args.some((a, k) => a.startsWith('--') && args.slice(0, k).some((b) => !b.startsWith('--')))) return undefined;
-      if (args.includes(login ? '--noprofile' : '--norc')) {
+      if (!b || !fs.existsSync(script)) return undefined;
+      if (b.login ? b.noprofile : b.norc) {
         // A shell that reads no start-up file at all (not even the system's): it keeps its flags, and
         // the script runs from its first prompt's PROMPT_COMMAND instead, putting back the one
         // bash was given.
         const first: Record<string, string> = { PROMPT_COMMAND: `. ${shellQuote(script)}`, SHARED_PTY_SHELL_FIRST_PROMPT: '1' };
         if (env.PROMPT_COMMAND !== undefined) first.SHARED_PTY_SHELL_PROMPT_COMMAND = env.PROMPT_COMMAND;
-        return { shell, args: [...args], env: first, nonce };
+        return { shell, args: [...b.given], env: first, nonce };
       }
       // bash reads no --init-file as a login shell: the script reads the login files itself. What
       // is left of the flags changes nothing here (--norc of a login shell, --noprofile of any
-      // other), but --norc would skip our init file: they go.
-      const rest = args.flatMap((a) => (LOGIN_ARGS.has(a) || isExtraArg('bash', a) ? [] : a === '-il' || a === '-li' ? ['-i'] : [a]));
-      if (!login) return { shell, args: ['--init-file', script, ...rest], env: {}, nonce };
+      // other), but --norc would skip our init file: they go. So does --rcfile, whose file the
+      // script reads in ~/.bashrc's place.
+      if (!b.login) {
+        const rcfile: Record<string, string> = b.rcfile === undefined ? {} : { SHARED_PTY_SHELL_RCFILE: b.rcfile };
+        return { shell, args: ['--init-file', script, ...b.rest], env: rcfile, nonce };
+      }
       // A login shell would not read the system bashrc, which bash reads before our file all the
       // same: the script gives back the prompt it would have had (the one in the environment, else
       // bash's own) before the files it reads set theirs.
       const loginEnv: Record<string, string> = { SHARED_PTY_SHELL_LOGIN: '1' };
       if (env.PS1 !== undefined) loginEnv.SHARED_PTY_SHELL_PS1 = env.PS1;
-      return { shell, args: ['--init-file', script, ...rest], env: loginEnv, nonce };
+      return { shell, args: ['--init-file', script, ...b.rest], env: loginEnv, nonce };
     }
     case 'zsh': {
+      const z = zshArgs(args);
       const zdotdir = path.join(dir, 'zsh');
-      if (!fs.existsSync(path.join(zdotdir, '.zshrc'))) return undefined;
+      if (!z || !fs.existsSync(path.join(zdotdir, '.zshrc'))) return undefined;
       // Where zsh would have read the user's files: their ZDOTDIR, else home (unset: the scripts use $HOME).
       const extra: Record<string, string> = { ZDOTDIR: zdotdir };
       if (env.ZDOTDIR !== undefined) extra.SHARED_PTY_USER_ZDOTDIR = env.ZDOTDIR;
       // -f would skip our files too: it is taken out, and ours skip the user's and the system's
       // after /etc/zshenv instead, then set NO_RCS (.zshenv). -d leaves ours read: it stays.
-      const norcs = args.some((a) => zshFlag(a) === '-f');
-      if (norcs) extra.SHARED_PTY_SHELL_NORCS = '1';
-      return { shell, args: args.filter((a) => zshFlag(a) !== '-f'), env: extra, nonce };
+      if (z.norcs) extra.SHARED_PTY_SHELL_NORCS = '1';
+      return { shell, args: z.rest, env: extra, nonce };
     }
     case 'fish': {
       const script = path.join(dir, 'fish.fish');
-      if (!fs.existsSync(script)) return undefined;
+      if (!fishArgs(args) || !fs.existsSync(script)) return undefined;
       // Set while fish reads its configuration, so VS Code's own integration loaded there stands back.
+      // After the user's own --init-command, if any: fish runs them in order.
       return { shell, args: [...args, '--init-command', `source ${fishQuote(script)}`], env: { VSCODE_SHELL_INTEGRATION: '1' }, nonce };
     }
   }

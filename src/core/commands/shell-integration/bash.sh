@@ -47,6 +47,12 @@ if [ -n "${SHARED_PTY_SHELL_LOGIN-}" ]; then
 	elif [ -r ~/.bash_login ]; then . ~/.bash_login
 	elif [ -r ~/.profile ]; then . ~/.profile
 	fi
+elif [ -n "${SHARED_PTY_SHELL_RCFILE+set}" ]; then
+	# Started with --rcfile FILE: that file instead of ~/.bashrc, as bash would.
+	__spty_rcfile=$SHARED_PTY_SHELL_RCFILE
+	builtin unset SHARED_PTY_SHELL_RCFILE
+	if [ -r "$__spty_rcfile" ]; then . "$__spty_rcfile"; fi
+	builtin unset __spty_rcfile
 elif [ -z "${__spty_first_prompt-}" ] && [ -r ~/.bashrc ]; then
 	. ~/.bashrc
 fi

@@ -166,7 +166,8 @@ const SHELL_CASES: ShellCase[] = [
     slowPrompt: `precmd_functions+=(slow_prompt)\nslow_prompt() { sleep 0.8; }\n`,
     slowPromptHook: `precmd() { sleep 0.5; }\n`,
     login: { args: ['-l'], files: { '.zprofile': `alias hi='echo hello-from-profile'\n`, '.zshrc': `PS1='login> '\n` }, check: '[[ -o login ]]', checkExit: 0 },
-    leftAlone: { args: ['-y', '-i'], env: { PS1: 'plain> ' } },
+    // zsh emulating sh reads no zsh start-up file (ours neither).
+    leftAlone: { args: ['--emulate', 'sh', '-i'], env: { PS1: 'plain> ' } },
     history: { file: '.zsh_history', lines: (text) => text.split('\n').filter(Boolean) },
   },
   {
@@ -193,8 +194,8 @@ const SHELL_CASES: ShellCase[] = [
       check: 'status is-login',
       checkExit: 0,
     },
-    // --init-command is not one of the flags integration knows (--no-config keeps a new HOME's first run from updating completions meanwhile).
-    leftAlone: { args: ['-i', '--no-config', '--init-command', "function fish_prompt; printf 'plain> '; end"], env: {} },
+    // Profiling its start: our script would be in the profile (--no-config keeps a new HOME's first run from updating completions meanwhile).
+    leftAlone: { args: ['-i', '--no-config', '--profile-startup', '/dev/null', '--init-command', "function fish_prompt; printf 'plain> '; end"], env: {} },
     history: { file: '.local/share/fish/fish_history', lines: (text) => [...text.matchAll(/^- cmd: (.*)$/gm)].map((m) => m[1]!) },
   },
 ];
@@ -529,6 +530,35 @@ for (const sh of SHELL_CASES) {
     );
   });
 }
+
+describe('options that keep a shell interactive keep its integration', () => {
+  test(
+    'bash -o vi -O extglob, bash --rcfile FILE, zsh -o vi, fish -C: commands and exit codes, and each option in force',
+    { skip: !(hasShell('bash') && hasShell('zsh') && hasShell('fish')) && 'bash, zsh and fish are needed', timeout: TEST_TIMEOUT },
+    async () => {
+      const vi = await openShell('bash', { '.bashrc': `PS1='vi> '\n` }, {}, ['-o', 'vi', '-O', 'extglob']);
+      assert.equal(vi.info.integration, true);
+      assert.equal((await vi.send('false')).exitCode, 1);
+      assert.equal((await vi.send('[[ -o vi ]] && shopt -q extglob')).exitCode, 0, 'vi mode and extglob on');
+      // --rcfile: that file is read instead of ~/.bashrc, as bash would.
+      const files = { '.bashrc': `PS1='home> '\n`, 'my.rc': `PS1='rcfile> '\nalias hi='echo from-my-rcfile'\n` };
+      const rc = await openShell('bash', files, { PS1: 'x> ' }, ['--rcfile', 'my.rc']);
+      assert.equal(rc.info.integration, true);
+      const hi = await rc.send('hi');
+      assert.equal(hi.exitCode, 0);
+      assert.match(hi.output, /^from-my-rcfile$/m);
+      assert.match(hi.output, /^rcfile> /m, 'the prompt the rc file set');
+      const zvi = await openShell('zsh', { '.zshrc': `PS1='zvi> '\n` }, {}, ['-o', 'vi']);
+      assert.equal(zvi.info.integration, true);
+      assert.equal((await zvi.send('false')).exitCode, 1);
+      assert.equal((await zvi.send('[[ -o vi ]]')).exitCode, 0, 'vi mode on');
+      const fishC = await openShell('fish', { ...FISH_HOME }, {}, ['--no-config', '-C', "function fish_prompt; printf 'fc> '; end; set -g FROM_C yes"]);
+      assert.equal(fishC.info.integration, true);
+      assert.equal((await fishC.send('false')).exitCode, 1);
+      assert.match((await fishC.send('echo got-$FROM_C')).output, /^got-yes$/m, "the user's -C ran");
+    },
+  );
+});
 
 describe('bash with --norc or --noprofile is still integrated, and skips the files they name', () => {
   test(
