@@ -38,4 +38,12 @@ export class HumanInput extends Disposable {
     if (typed) this.lineStarted = true;
     else if (ended) this.lineStarted = false;
   }
+
+  /**
+   * After a write, the line at the terminal is empty as the shell's line editor has it (the
+   * session's typed line: what was typed is erased, Backspace by Backspace): no line is started.
+   */
+  lineEmptied(): void {
+    this.lineStarted = false;
+  }
 }

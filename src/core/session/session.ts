@@ -407,6 +407,7 @@ export class Session extends Disposable {
     const input: SessionInput = { data: secret ? '' : data, from, secret, bytes, judged };
     this.humanInput.observe(input);
     this.typedLine.observe(data, secret, this.kernelEdits(data));
+    if (this.typedLine.empty) this.humanInput.lineEmptied();
     this._onInput.fire(input);
     // A line reaches the program: what it waited for (a prompt, a password) is answered.
     if (data.includes('\r') || data.includes('\n')) this.inputWatch.submitted();

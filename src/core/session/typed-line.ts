@@ -38,6 +38,11 @@ export class TypedLine {
     return this._state.overflow;
   }
 
+  /** Nothing is on the line: no character typed since the last Enter (or all erased), none unknown, no line it continues. */
+  get empty(): boolean {
+    return this._state.line === '' && !this._state.unknown && !this._state.continued;
+  }
+
   /** The line holds what the keys cannot say (EditorState.unknown). */
   get unknown(): boolean {
     return this._state.unknown ?? false;

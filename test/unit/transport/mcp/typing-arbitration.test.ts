@@ -73,6 +73,18 @@ describe('typing arbitration', () => {
     },
   );
 
+  test('a line the user typed and erased again (Backspace) holds the agent no longer, nor do cursor keys on the empty line', { timeout: 60_000 }, async () => {
+    const id = await openBash();
+    await userTypes(id, 'xy');
+    await userTypes(id, '\x7f\x7f');
+    await userTypes(id, '\x1b[D');
+    // The user's pause still counts; then the agent's send goes through.
+    const ran = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo agent-after-erase', timeout: 10_000 } })) as any;
+    assert.notEqual(ran.isError, true, toolText(ran));
+    assert.match(ran.structuredContent.output, /^agent-after-erase$/m);
+    await rpc('pty/kill', { session: id });
+  });
+
   test('a line the user started and a script cleared (Ctrl+U) holds the agent no longer', { timeout: 60_000 }, async () => {
     const id = await openBash();
     await userTypes(id, 'echo half-typed');
