@@ -4,6 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bashArgs, fishArgs, zshArgs } from '../../../../src/core/commands/shell-args';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+
+// Every disposable a test makes is disposed by its end (docs/testing.md#leaks).
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test('bash: set options, shopt options, one-letter flags, -s with its parameters and --rcfile keep it interactive; a script, -c, --posix, -r or a long option after a short one do not', () => {
   const read = (args: string[]) => {
