@@ -99,7 +99,14 @@ async function approve(
   const broker = guards.approvals;
   // No editor window to ask: the agent's own client may ask the person (docs/protocol.md#agent-write-approval).
   const own = from.personAsker ? { asker: from.personAsker, owner: from } : undefined;
-  if (!broker || !needsAsking(guards.agentPolicy, broker.canAsk || own !== undefined, session, from)) return undefined;
+  if (!broker || !needsAsking(guards.agentPolicy, broker.canAsk || own !== undefined, session, from)) {
+    // Nobody was asked: a session the user opened takes it because the policy allows it (`allow`,
+    // or `ask` with nobody to ask), a decision said as the others are; one an agent or a script
+    // opened is not the user's to decide about.
+    if (session.options.origin !== 'user') return undefined;
+    session.noteAgentDecision(from, 'policy_allow', text);
+    return 'policy_allow';
+  }
   const answer = await broker.ask(session, from, text, waitMs, signal, own);
   if (answer === 'session') session.agentsAllowed = true;
   const decision: ApprovalDecision =

@@ -24,8 +24,9 @@ export type Transport = z.infer<typeof transport>;
 /**
  * What decided an agent's write into a session the user opened (docs/protocol.md#agent-write-approval): the user's answer
  * (`allowed_once`, `allowed_for_session`, `denied`), no answer in time (`unanswered`), a deny rule
- * (`deny_rule`), or the host's `deny` policy (`policy_deny`).
+ * (`deny_rule`), or the host's policy: `deny` (`policy_deny`), or `allow`, or `ask` with nobody
+ * to ask (`policy_allow`).
  */
-export const approvalDecision = z.enum(['allowed_once', 'allowed_for_session', 'denied', 'unanswered', 'deny_rule', 'policy_deny']);
+export const approvalDecision = z.enum(['allowed_once', 'allowed_for_session', 'denied', 'unanswered', 'deny_rule', 'policy_deny', 'policy_allow']);
 /** What decided an agent's write (see `approvalDecision`). */
 export type ApprovalDecision = z.infer<typeof approvalDecision>;

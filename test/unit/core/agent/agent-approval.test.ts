@@ -222,7 +222,12 @@ describe('agent write approval: ask', () => {
     // The host has seen the window go: it says there is nobody to ask.
     await until(async () => (await rpc('host/agentPolicy', {})).canAsk === false, 5000, 'the host to see the window close');
     assert.match((await agentRpc('pty/send', { session: id, text: 'echo unasked-ran' })).output, /unasked-ran/);
-    assert.equal(await lastApproval(id), undefined);
+    assert.equal(await lastApproval(id), 'policy_allow', 'the policy decided, and pty/info says so');
     await rpc('pty/kill', { session: id });
+    // A session the agent opened itself is not the user's to decide about: no decision.
+    const own = await open('agent');
+    assert.match((await agentRpc('pty/send', { session: own, text: 'echo own-ran' })).output, /own-ran/);
+    assert.equal(await lastApproval(own), undefined);
+    await rpc('pty/kill', { session: own });
   });
 });

@@ -126,6 +126,8 @@ describe("approvals through the agent's own client (agent approval ask, no edito
     const r = await send(plain, session, 'echo headless-$((3+3))');
     assert.notEqual(r.isError, true, textOf(r));
     assert.match(await screen(session), /^headless-6$/m);
+    // The policy decided, and says so as every decision is said.
+    assert.equal((await rpc('pty/info', { session })).lastInput.approval, 'policy_allow');
   });
 
   test(
