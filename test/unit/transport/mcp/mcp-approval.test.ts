@@ -7,7 +7,8 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { answerElicitations, type Elicitations } from '../../../helpers/elicitations';
 import { BASH, connect, startHost, until, withTimeout, clientsClosed } from '../../../helpers/host';
 import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../../helpers/protocol';
 import { AGENT } from '../../../helpers/agent-calls';
@@ -26,14 +27,7 @@ async function agentClient(dir: string, elicitation: boolean, apps = false): Pro
     ...(apps ? { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } } : {}),
   };
   const client = new Client({ name: 'approval-test', version: '0' }, { capabilities });
-  const questions: any[] = [];
-  const answer = { next: { action: 'cancel' } as ElicitResult };
-  if (elicitation) {
-    client.setRequestHandler(ElicitRequestSchema, async (req) => {
-      questions.push(req.params);
-      return answer.next;
-    });
-  }
+  const { questions, answer }: Elicitations = elicitation ? answerElicitations(client) : { questions: [], answer: { next: { action: 'cancel' } } };
   const env = bashEnv({ SHARED_PTY_DIR: dir }) as Record<string, string>;
   await withTimeout(
     client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env, cwd: REPO_ROOT, stderr: 'pipe' })),

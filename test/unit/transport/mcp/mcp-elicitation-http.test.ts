@@ -7,7 +7,7 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { answerElicitations, type Elicitations } from '../../../helpers/elicitations';
 import { BASH, connect, until, withTimeout, clientsClosed } from '../../../helpers/host';
 import { request, startHttpHost, type HttpHost } from '../../../helpers/http';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
@@ -21,14 +21,7 @@ const TEST_TIMEOUT = 60_000;
 async function httpAgent(h: HttpHost, elicitation: boolean, clients: Client[]) {
   const client = new Client({ name: 'elicit-http-test', version: '0' }, { capabilities: elicitation ? { elicitation: { form: {}, url: {} } } : {} });
   clients.push(client);
-  const questions: any[] = [];
-  const answer = { next: { action: 'cancel' } as ElicitResult };
-  if (elicitation) {
-    client.setRequestHandler(ElicitRequestSchema, async (req) => {
-      questions.push(req.params);
-      return answer.next;
-    });
-  }
+  const { questions, answer }: Elicitations = elicitation ? answerElicitations(client) : { questions: [], answer: { next: { action: 'cancel' } } };
   const transport = new StreamableHTTPClientTransport(new URL(`${h.http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${h.token}` } } });
   await withTimeout(client.connect(transport), 20_000, 'MCP connect');
   return { client, transport, questions, answer };
