@@ -37,6 +37,23 @@ export function serializeTerminal(term: Terminal, scrollback: number): string {
   }
 }
 
+/** What designates a character set as G0, G1, G2, G3 (`ESC ( 0`: DEC line drawing as G0). */
+const DESIGNATE = ['(', ')', '*', '+'];
+/** What puts G1, G2, G3 into GL (SO, LS2, LS3); G0 is there after a reset. */
+const SHIFT = ['', '\x0e', '\x1bn', '\x1bo'];
+
+/**
+ * The final character that designates `charset` (xterm's map of the characters it replaces): DEC
+ * special graphics (line drawing, `0`) and the UK set (`A`), the ones programs use; undefined for
+ * ASCII (what a reset leaves) and for the national sets, left as ASCII.
+ */
+function designatorOf(charset: Readonly<Record<string, string>> | null | undefined): string | undefined {
+  if (!charset) return undefined;
+  if (charset.q === '\u2500') return '0';
+  if (charset['#'] === '\u00a3') return 'A';
+  return undefined;
+}
+
 /** DECSCUSR's parameter for a steady cursor of each shape (one less blinks). */
 const CURSOR_SHAPE: Readonly<Record<string, number>> = { block: 2, underline: 4, bar: 6 };
 
@@ -44,7 +61,8 @@ const CURSOR_SHAPE: Readonly<Record<string, number>> = { block: 2, underline: 4,
  * The modes the addon does not write (0.14 writes the cursor keys', keypad, paste, insert, origin,
  * wrap, focus and mouse tracking modes), so that a snapshot reproduces them too: the scroll region
  * (DECSTBM, which homes the cursor, so the cursor is put back; with origin mode on, counted from the
- * region's top), a hidden cursor, the mouse reports' encoding, the cursor's shape.
+ * region's top), a hidden cursor, the mouse reports' encoding, the cursor's shape, the character
+ * sets (line drawing) designated and the one in use.
  */
 function modesLeftOut(term: Terminal): string {
   const m = hiddenModesOf(term);
@@ -59,6 +77,12 @@ function modesLeftOut(term: Terminal): string {
   else if (m.mouseEncoding === 'SGR_PIXELS') out += '\x1b[?1016h';
   const shape = m.cursorStyle && CURSOR_SHAPE[m.cursorStyle.style];
   if (shape) out += `\x1b[${shape - (m.cursorStyle!.blink ? 1 : 0)} q`;
+  // The character sets last: the rows above are already the characters they drew.
+  m.charsets.forEach((charset, g) => {
+    const final = g < DESIGNATE.length ? designatorOf(charset) : undefined;
+    if (final) out += `\x1b${DESIGNATE[g]}${final}`;
+  });
+  out += SHIFT[m.glevel] ?? '';
   return out;
 }
 

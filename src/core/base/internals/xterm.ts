@@ -283,6 +283,9 @@ export interface HiddenModes {
   scrollTop: number;
   scrollBottom: number;
   cursor: { x: number; y: number };
+  /** The character sets designated as G0 to G3 (a map of the characters they replace; none: ASCII), and which one is in GL. */
+  charsets: ReadonlyArray<Readonly<Record<string, string>> | null | undefined>;
+  glevel: number;
 }
 
 /** Reads them from xterm's core services (`_core.coreService`, `coreMouseService`, `buffers.active`); undefined when this version keeps them elsewhere. */
@@ -291,12 +294,16 @@ export function hiddenModesOf(term: Terminal): HiddenModes | undefined {
     coreService?: { isCursorHidden?: unknown; decPrivateModes?: { cursorStyle?: unknown; cursorBlink?: unknown } };
     coreMouseService?: { activeEncoding?: unknown };
     buffers?: { active?: Record<'x' | 'y' | 'scrollTop' | 'scrollBottom', unknown> };
+    _inputHandler?: { _charsetService?: { _charsets?: unknown; glevel?: unknown } };
   }
   const core = (term as unknown as { _core?: Core })._core;
   const b = core?.buffers?.active;
+  const charsets = core?._inputHandler?._charsetService;
   if (
     typeof core?.coreService?.isCursorHidden !== 'boolean' ||
     typeof core.coreMouseService?.activeEncoding !== 'string' ||
+    !Array.isArray(charsets?._charsets) ||
+    typeof charsets.glevel !== 'number' ||
     !b ||
     !(['x', 'y', 'scrollTop', 'scrollBottom'] as const).every((k) => typeof b[k] === 'number')
   )
@@ -311,5 +318,7 @@ export function hiddenModesOf(term: Terminal): HiddenModes | undefined {
     scrollTop: active.scrollTop,
     scrollBottom: active.scrollBottom,
     cursor: { x: active.x, y: active.y },
+    charsets: [...(charsets._charsets as HiddenModes['charsets'])],
+    glevel: charsets.glevel,
   };
 }

@@ -170,7 +170,8 @@ async function assertModesKept(output: string, probe: string): Promise<void> {
   try {
     await settle(client, s.id, 'end-of-it');
     // What printf prints, as the terminal gets it (the PTY turns each line feed into CR LF).
-    await new Promise<void>((r) => want.write(output.replace(/\\033/g, '\x1b').replace(/\\n/g, '\r\n'), r));
+    const printed = output.replace(/\\0([0-7]{2})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8))).replace(/\\n/g, '\r\n');
+    await new Promise<void>((r) => want.write(printed, r));
     drawn = await redraw(await client.request<Snapshot>('pty/snapshot', { session: s.id }));
     const modes = (t: Terminal) => ({ ...t.modes, ...hiddenModesOf(t), screen: t.buffer.active.type });
     assert.deepEqual(modes(drawn.term), modes(want));
@@ -179,6 +180,13 @@ async function assertModesKept(output: string, probe: string): Promise<void> {
     await new Promise<void>((r) => want.write(probe, r));
     const rows = (t: Terminal) => Array.from({ length: 8 }, (_, y) => t.buffer.active.getLine(t.buffer.active.baseY + y)!.translateToString(true));
     assert.deepEqual(rows(term), rows(want), 'output after the snapshot lands alike');
+    const pen = (t: Terminal) => {
+      const b = t.buffer.active;
+      const line = b.getLine(b.baseY + b.cursorY)!;
+      const c = line.getCell(Math.max(0, b.cursorX - 1))!;
+      return [c.getChars(), c.getFgColor(), c.isBold()];
+    };
+    assert.deepEqual(pen(term), pen(want), 'the last character printed after it: its colour and boldness');
   } finally {
     want.dispose();
     drawn?.term.dispose();
@@ -193,6 +201,12 @@ test('a snapshot keeps the modes a program set: hidden cursor, mouse encoding, c
   await assertModesKept('\\033[?1049h\\033[?25l\\033[?1006h\\033[?1002h\\033[5 q\\033[2;6rALT end-of-it', '\x1b[6;1HZZ\nQ\nR');
   // On the normal screen, with origin mode: the cursor stays where it was within the region.
   await assertModesKept('one\\ntwo\\n\\033[3;7r\\033[?6h\\033[2;4Hend-of-it', '\nA\nB\nC\nD\nE\nF');
+});
+
+test('a snapshot keeps the character set a program drew lines with, and the colour it set for the next text', async () => {
+  // DEC line drawing as G0 (ESC ( 0): the next `qqx` draws `──│`; and as G1 shifted in (SO).
+  await assertModesKept('end-of-it\\033[31;1m\\033(0', 'qqx');
+  await assertModesKept('end-of-it\\033)0\\016', 'qqx');
 });
 
 test('scrollback 0 gives only the screen; bad params are -32602', async () => {

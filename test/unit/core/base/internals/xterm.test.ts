@@ -130,20 +130,35 @@ test("xterm's parse tells the topmost screen row it touched (its dirty rows), an
   }
 });
 
-test("xterm's core keeps the hidden cursor, the mouse encoding, the cursor's shape and the scroll region where a snapshot reads them", () => {
+test("xterm's core keeps the hidden cursor, the mouse encoding, the cursor's shape, the scroll region and the character sets where a snapshot reads them", () => {
   const term = new Terminal({ cols: 10, rows: 6, allowProposedApi: true, logLevel: 'off' });
   try {
     const write = syncWriteOf(term)!;
-    assert.deepEqual(hiddenModesOf(term), { cursorHidden: false, mouseEncoding: 'DEFAULT', scrollTop: 0, scrollBottom: 5, cursor: { x: 0, y: 0 } });
-    write(Buffer.from('\x1b[?25l\x1b[?1006h\x1b[3 q\x1b[2;4r\x1b[3;5H'));
     assert.deepEqual(hiddenModesOf(term), {
-      cursorHidden: true,
-      mouseEncoding: 'SGR',
-      cursorStyle: { style: 'underline', blink: true },
-      scrollTop: 1,
-      scrollBottom: 3,
-      cursor: { x: 4, y: 2 },
+      cursorHidden: false,
+      mouseEncoding: 'DEFAULT',
+      scrollTop: 0,
+      scrollBottom: 5,
+      cursor: { x: 0, y: 0 },
+      charsets: [],
+      glevel: 0,
     });
+    write(Buffer.from('\x1b[?25l\x1b[?1006h\x1b[3 q\x1b[2;4r\x1b[3;5H\x1b)0\x0e'));
+    const modes = hiddenModesOf(term)!;
+    assert.deepEqual(
+      { ...modes, charsets: modes.charsets.map((c) => c?.q) },
+      {
+        cursorHidden: true,
+        mouseEncoding: 'SGR',
+        cursorStyle: { style: 'underline', blink: true },
+        scrollTop: 1,
+        scrollBottom: 3,
+        cursor: { x: 4, y: 2 },
+        charsets: [undefined, '\u2500'],
+        glevel: 1,
+      },
+      'G1 is DEC line drawing (q draws a horizontal line), shifted in',
+    );
   } finally {
     term.dispose();
   }
