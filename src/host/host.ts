@@ -215,7 +215,7 @@ export class Host extends Disposable implements HostServices {
       address: unix?.address ?? tcp?.address ?? '',
       clients: session.clients,
       secretInput: session.secretInput,
-      integration: session.commands.integration,
+      integration: session.integration,
     };
     if (tcp) info.tcp = tcp.address;
     if (this._http) info.stream = this._http.streamUrl(session.id);

@@ -33,8 +33,8 @@ export const commandsMethod = method({
     commands: z.array(commandRecord),
   }),
   handler(ctx, p) {
-    const tracker = requireSession(ctx).commands;
-    return { integration: tracker.integration, commands: tracker.list(p.limit ?? DEFAULT_COMMANDS_LIMIT) };
+    const session = requireSession(ctx);
+    return { integration: session.integration, commands: session.commands.list(p.limit ?? DEFAULT_COMMANDS_LIMIT) };
   },
   mcp: {
     tool: 'list_commands',

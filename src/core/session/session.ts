@@ -40,6 +40,7 @@ import { judgement, SecretJudge } from './secret-judge';
 import type { SessionEventBody } from './session-events';
 import { OutputOrderedEvents } from './output-ordered-events';
 import { CommandTracker } from '../commands/command-tracker';
+import { ShellImage } from '../commands/shell-image';
 import { CommandLogs } from '../commands/command-logs';
 import { nonceHandover, shellIntegrationLaunch } from '../commands/shell-integration';
 import type { OwnMark } from '../commands/own-marks';
@@ -66,6 +67,8 @@ export class Session extends Disposable {
   readonly commands: CommandTracker;
   /** Each command's whole output, in a file of its own (docs/protocol.md#ptycommandoutput); undefined: not kept (or no shell integration, so no commands). */
   readonly commandLogs: CommandLogs | undefined;
+  /** The integrated shell's program, to tell when `exec` replaced it (shell-image.ts); undefined without integration. */
+  private readonly _shellImage: ShellImage | undefined;
   private readonly _pty: IPty;
   /** Writes to the program's input (at once when nothing is queued: ptyInputWriter); returns the bytes written at once. */
   private readonly _writeInput: (data: string) => number;
@@ -185,6 +188,7 @@ export class Session extends Disposable {
     });
     // Before anything else is started: no later program may inherit this session's terminal.
     closeMasterOnExec(this._pty);
+    this._shellImage = integration ? new ShellImage(this._pty.pid) : undefined;
     this._pauses = new ReadPauses(
       this._pty,
       () => this.running,
@@ -316,6 +320,14 @@ export class Session extends Disposable {
   }
   get pid(): number {
     return this._pty.pid;
+  }
+
+  /**
+   * Whether the shell reports its commands now: it was integrated, and no `exec` has replaced it
+   * with a program that does not (SessionInfo.integration, pty/commands).
+   */
+  get integration(): boolean {
+    return this.commands.integration && !this._shellImage?.replaced();
   }
   get running(): boolean {
     return this._exit === undefined;
@@ -527,6 +539,7 @@ export class Session extends Disposable {
     this.ring.append(data);
     this._viewAnswers.sawOutput(data);
     this.commands.apply(marks, this.ring.end - data.length);
+    if (marks.length > 0) this._shellImage?.noteIntegrationSpoke();
     this.commandLogs?.append(data, this.ring.end);
     this._onOutput.fire({ data, cursor: this.ring.end });
     if (this._fencesDue.length === 0) this.mirror.write(data, this.ring.end);

@@ -560,6 +560,29 @@ describe('options that keep a shell interactive keep its integration', () => {
   );
 });
 
+describe('a shell replaced by exec no longer reports commands, and says so', () => {
+  test(
+    'bash: integration true through its commands; after exec of a bash without it, pty/info and pty/commands say false and a send waits for the prompt',
+    { skip: !hasShell('bash') && 'bash is not installed', timeout: TEST_TIMEOUT },
+    async () => {
+      const s = await openShell('bash', { '.bashrc': `PS1='ex> '\n` });
+      const integration = async () => (await c.request<{ integration: boolean }>('pty/info', { session: s.session })).integration;
+      assert.equal((await s.send('true')).waitReason, 'command_done');
+      await new Promise((r) => setTimeout(r, 1100)); // past the host's once-a-second look
+      assert.equal(await integration(), true, 'the same shell, commands later');
+      await c.request('pty/write', { session: s.session, action: { text: "PS1='plain> ' exec bash --norc --noprofile\r" } });
+      await until(
+        async () => (await c.request<{ screen: string }>('pty/read', { session: s.session })).screen.trimEnd().endsWith('plain>'),
+        10_000,
+        'the new bash',
+      );
+      await until(async () => !(await integration()), 5_000, 'pty/info to say the shell no longer reports commands');
+      assert.equal((await c.request<{ integration: boolean }>('pty/commands', { session: s.session })).integration, false);
+      assert.equal((await s.send('echo after-exec')).waitReason, 'stdin_read');
+    },
+  );
+});
+
 describe('bash with --norc or --noprofile is still integrated, and skips the files they name', () => {
   test(
     "bash --norc --noprofile: commands and exit codes; no ~/.bashrc, and the prompt bash --norc shows (the environment's)",
