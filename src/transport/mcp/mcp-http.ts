@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpServer } from '@modelcontextprotocol/server';
 import { invoke } from '../../core/methods/dispatch';
 import { FULL_GRANT, oneShotCaller, type Caller, type Grant, type PersonAsker } from '../../core/io/caller';
 import type { HostServices } from '../../core/methods/types';
@@ -178,19 +178,20 @@ export async function handleMcp(
   res.on('close', () => ac.abort());
   // A scoped token's app_input is never the person's (mcp-tools.ts): only the host token's client is asked about.
   const appsDeclared = grant.holder ? undefined : () => apps.declared;
-  const factory = () => createMcpServer(localBackend(services, ac.signal, grant), grant, { runs, appsDeclared });
+  // A server whose tool calls stop with `signal` (this request's), or each with its own request (a session's).
+  const serverFor = (signal?: AbortSignal) => createMcpServer(localBackend(services, signal, grant), grant, { runs, appsDeclared });
+  const factory = () => serverFor(ac.signal);
   const request = webRequest(req, body, ac.signal);
   if (session) {
     await writeResponse(res, await session.handle(request, body));
     return;
   }
-  if (initializeWithElicitation(body) && (await isLegacyRequest(request, body))) {
-    if (!grant.holder) apps.noteInitialize(body);
-    await writeResponse(res, await openSession(services, runs, appsDeclared, sessions, owner, grant, request, body));
-    return;
-  }
   if (await isLegacyRequest(request, body)) {
     if (!grant.holder) apps.noteInitialize(body);
+    if (initializeWithElicitation(body)) {
+      await writeResponse(res, await openSession(serverFor(), sessions, owner, request, body));
+      return;
+    }
     const server = factory();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body) });
     res.on('close', () => {
@@ -210,19 +211,10 @@ export async function handleMcp(
  * Opens a session for a 2025-11-25 client that declared elicitation (mcp-sessions.ts) and answers
  * its `initialize` (with the `Mcp-Session-Id` it then sends on every request). Its server knows
  * the client's capabilities, so a tool call can ask the person through it; its answers come as
- * event streams, which carry those questions. The calls stop with their own requests, not with this one.
+ * event streams, which carry those questions. `server` is made without this request's signal: its
+ * calls stop with their own requests, not with this one.
  */
-async function openSession(
-  services: HostServices,
-  runs: RunStore,
-  appsDeclared: (() => boolean | undefined) | undefined,
-  sessions: McpSessions<McpSession>,
-  owner: object,
-  grant: Grant,
-  request: Request,
-  body: unknown,
-): Promise<Response> {
-  const server = createMcpServer(localBackend(services, undefined, grant), grant, { runs, appsDeclared });
+async function openSession(server: McpServer, sessions: McpSessions<McpSession>, owner: object, request: Request, body: unknown): Promise<Response> {
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
     onsessioninitialized: (id) => sessions.add(id, owner, session),

@@ -13,8 +13,6 @@ export class McpSessions<T extends { close(): Promise<void> }> {
   private readonly _sessions = new Map<string, { owner: object; session: T }>();
   private _disposed = false;
 
-  constructor(private readonly _limits: { perOwner: number; total: number } = MCP_SESSION_LIMITS) {}
-
   /** Keeps `session` under `id` for `owner` (the token's holder, or the host's own grant); ends the oldest past a limit. */
   add(id: string, owner: object, session: T): void {
     if (this._disposed) {
@@ -23,8 +21,8 @@ export class McpSessions<T extends { close(): Promise<void> }> {
     }
     this._sessions.set(id, { owner, session });
     const owned = [...this._sessions].filter(([, s]) => s.owner === owner);
-    if (owned.length > this._limits.perOwner) this.end(owned[0][0]);
-    if (this._sessions.size > this._limits.total) this.end(this._sessions.keys().next().value as string);
+    if (owned.length > MCP_SESSION_LIMITS.perOwner) this.end(owned[0][0]);
+    if (this._sessions.size > MCP_SESSION_LIMITS.total) this.end(this._sessions.keys().next().value as string);
   }
 
   /** The session `id` names, if `owner` opened it: another credential's is as unknown as none. */
@@ -46,10 +44,6 @@ export class McpSessions<T extends { close(): Promise<void> }> {
     this._sessions.delete(id);
   }
 
-  get size(): number {
-    return this._sessions.size;
-  }
-
   dispose(): void {
     this._disposed = true;
     for (const id of [...this._sessions.keys()]) this.end(id);
@@ -57,4 +51,4 @@ export class McpSessions<T extends { close(): Promise<void> }> {
 }
 
 /** Sessions one credential may hold, and all of them: far more than an agent's client opens. */
-export const MCP_SESSION_LIMITS = { perOwner: 32, total: 256 };
+const MCP_SESSION_LIMITS = { perOwner: 32, total: 256 };
