@@ -200,336 +200,348 @@ const SHELL_CASES: ShellCase[] = [
   },
 ];
 
-for (const sh of SHELL_CASES) {
-  const skip = !hasShell(sh.shell) && `${sh.shell} is not installed (apt-get install ${sh.shell})`;
-  const open = (extra?: string, env: Record<string, string> = {}, args: string[] = []) => openShell(sh.shell, sh.files(extra), env, args);
+// The shells side by side, each shell's tests one after another: most of a test is waiting (a
+// slow prompt, the start-up grace, a `sleep`), so the file takes a third of the time it took.
+describe('bash, zsh and fish, side by side', { concurrency: SHELL_CASES.length }, () => {
+  for (const sh of SHELL_CASES) {
+    const skip = !hasShell(sh.shell) && `${sh.shell} is not installed (apt-get install ${sh.shell})`;
+    const open = (extra?: string, env: Record<string, string> = {}, args: string[] = []) => openShell(sh.shell, sh.files(extra), env, args);
 
-  describe(`${sh.shell}, started interactively, reports its commands`, () => {
-    test(
-      `exit codes: \`false; true\` is 0, \`false\` is 1, \`${sh.exit3}\` is 3; pty/send returns command_done with the record`,
-      { skip, timeout: TEST_TIMEOUT },
-      async () => {
+    describe(`${sh.shell}, started interactively, reports its commands`, { concurrency: 1 }, () => {
+      test(
+        `exit codes: \`false; true\` is 0, \`false\` is 1, \`${sh.exit3}\` is 3; pty/send returns command_done with the record`,
+        { skip, timeout: TEST_TIMEOUT },
+        async () => {
+          const s = await open();
+          assert.equal(s.info.integration, true);
+          const both = await s.send('false; true');
+          assert.equal(both.waitReason, 'command_done');
+          assert.equal(both.exitCode, 0);
+          assert.equal(both.command?.command, 'false; true');
+          const one = await s.send('false');
+          assert.equal(one.waitReason, 'command_done');
+          assert.equal(one.exitCode, 1);
+          const sub = await s.send(sh.exit3);
+          assert.equal(sub.exitCode, 3);
+          assert.equal(sub.command?.command, sh.exit3);
+          const list = await s.commands();
+          assert.deepEqual(
+            list.map((r) => [r.command, r.exitCode]),
+            [
+              ['false; true', 0],
+              ['false', 1],
+              [sh.exit3, 3],
+            ],
+          );
+          assert.deepEqual(
+            list.map((r) => r.id),
+            [1, 2, 3],
+          );
+          for (const r of list) {
+            assert.equal(r.cwd, s.home);
+            assert.equal(new Date(r.startedAt).toISOString(), r.startedAt);
+            assert.ok(r.durationMs !== null && r.durationMs >= 0);
+            assert.ok(r.endCursor !== null && r.endCursor >= r.startCursor);
+          }
+        },
+      );
+
+      // Nothing added: not zsh's PROMPT_SP mark either, which zsh prints before its prompt hooks run.
+      test("the output between a record's cursors is exactly the command's own output", { skip, timeout: TEST_TIMEOUT }, async () => {
         const s = await open();
-        assert.equal(s.info.integration, true);
-        const both = await s.send('false; true');
-        assert.equal(both.waitReason, 'command_done');
-        assert.equal(both.exitCode, 0);
-        assert.equal(both.command?.command, 'false; true');
-        const one = await s.send('false');
-        assert.equal(one.waitReason, 'command_done');
-        assert.equal(one.exitCode, 1);
-        const sub = await s.send(sh.exit3);
-        assert.equal(sub.exitCode, 3);
-        assert.equal(sub.command?.command, sh.exit3);
-        const list = await s.commands();
-        assert.deepEqual(
-          list.map((r) => [r.command, r.exitCode]),
-          [
-            ['false; true', 0],
-            ['false', 1],
-            [sh.exit3, 3],
-          ],
-        );
-        assert.deepEqual(
-          list.map((r) => r.id),
-          [1, 2, 3],
-        );
-        for (const r of list) {
-          assert.equal(r.cwd, s.home);
-          assert.equal(new Date(r.startedAt).toISOString(), r.startedAt);
-          assert.ok(r.durationMs !== null && r.durationMs >= 0);
-          assert.ok(r.endCursor !== null && r.endCursor >= r.startCursor);
+        const r = await s.send(`printf 'first\\nsecond\\n'`);
+        assert.equal(await s.output(r.command!), 'first\nsecond\n');
+        // Unstripped, and the log too, it ends with the output: no mark of the integration (the cwd is reported just before the end).
+        // (fish sets the title and modes after its preexec event, inside the record: `ends`.)
+        const raw = await c.request<{ data: string }>('pty/output', {
+          session: s.session,
+          since: r.command!.startCursor,
+          maxBytes: r.command!.endCursor! - r.command!.startCursor,
+        });
+        const log = await c.request<{ data: string }>('pty/commandOutput', { session: s.session, id: r.command!.id });
+        for (const data of [raw.data, log.data]) {
+          assert.ok(data.endsWith('first\r\nsecond\r\n'), JSON.stringify(data));
+          assert.doesNotMatch(data, /633/);
         }
-      },
-    );
-
-    // Nothing added: not zsh's PROMPT_SP mark either, which zsh prints before its prompt hooks run.
-    test("the output between a record's cursors is exactly the command's own output", { skip, timeout: TEST_TIMEOUT }, async () => {
-      const s = await open();
-      const r = await s.send(`printf 'first\\nsecond\\n'`);
-      assert.equal(await s.output(r.command!), 'first\nsecond\n');
-      // Unstripped, and the log too, it ends with the output: no mark of the integration (the cwd is reported just before the end).
-      // (fish sets the title and modes after its preexec event, inside the record: `ends`.)
-      const raw = await c.request<{ data: string }>('pty/output', {
-        session: s.session,
-        since: r.command!.startCursor,
-        maxBytes: r.command!.endCursor! - r.command!.startCursor,
+        // And reading from startCursor on, as a client that follows a command would.
+        const from = await c.request<{ data: string }>('pty/output', { session: s.session, since: r.command!.startCursor, strip: true });
+        assert.ok(from.data.startsWith('first\nsecond\n'), JSON.stringify(from.data));
       });
-      const log = await c.request<{ data: string }>('pty/commandOutput', { session: s.session, id: r.command!.id });
-      for (const data of [raw.data, log.data]) {
-        assert.ok(data.endsWith('first\r\nsecond\r\n'), JSON.stringify(data));
-        assert.doesNotMatch(data, /633/);
-      }
-      // And reading from startCursor on, as a client that follows a command would.
-      const from = await c.request<{ data: string }>('pty/output', { session: s.session, since: r.command!.startCursor, strip: true });
-      assert.ok(from.data.startsWith('first\nsecond\n'), JSON.stringify(from.data));
-    });
 
-    test(
-      `a multi-line command (a loop, a quoted string over two lines${sh.heredoc ? ', a here-document' : ''}) is one record with its whole text`,
-      { skip, timeout: TEST_TIMEOUT },
-      async () => {
-        const s = await open();
-        const loop = await s.send(sh.loop.text);
-        assert.equal(loop.waitReason, 'command_done');
-        assert.equal(loop.exitCode, 0);
-        assert.match(loop.command!.command, sh.loop.command);
-        assert.equal(await s.output(loop.command!), 'line 1\nline 2\nline 3\n');
-        const quoted = await s.send("echo 'semi;colon\nsecond line'");
-        assert.equal(quoted.command!.command, "echo 'semi;colon\nsecond line'");
-        assert.equal(await s.output(quoted.command!), 'semi;colon\nsecond line\n');
-        if (sh.heredoc) {
-          const doc = await s.send('cat <<EOF\nsemi;colon back\\slash\nEOF');
-          assert.equal(doc.command!.command, 'cat <<EOF\nsemi;colon back\\slash\nEOF');
-          assert.equal(await s.output(doc.command!), 'semi;colon back\\slash\n');
-        }
-        assert.equal((await s.commands()).length, sh.heredoc ? 3 : 2);
-      },
-    );
+      test(
+        `a multi-line command (a loop, a quoted string over two lines${sh.heredoc ? ', a here-document' : ''}) is one record with its whole text`,
+        { skip, timeout: TEST_TIMEOUT },
+        async () => {
+          const s = await open();
+          const loop = await s.send(sh.loop.text);
+          assert.equal(loop.waitReason, 'command_done');
+          assert.equal(loop.exitCode, 0);
+          assert.match(loop.command!.command, sh.loop.command);
+          assert.equal(await s.output(loop.command!), 'line 1\nline 2\nline 3\n');
+          const quoted = await s.send("echo 'semi;colon\nsecond line'");
+          assert.equal(quoted.command!.command, "echo 'semi;colon\nsecond line'");
+          assert.equal(await s.output(quoted.command!), 'semi;colon\nsecond line\n');
+          if (sh.heredoc) {
+            const doc = await s.send('cat <<EOF\nsemi;colon back\\slash\nEOF');
+            assert.equal(doc.command!.command, 'cat <<EOF\nsemi;colon back\\slash\nEOF');
+            assert.equal(await s.output(doc.command!), 'semi;colon back\\slash\n');
+          }
+          assert.equal((await s.commands()).length, sh.heredoc ? 3 : 2);
+        },
+      );
 
-    test(
-      'a command that reads a line: send returns stdin_read while it runs, and command_done with its status once it has its line',
-      { skip, timeout: TEST_TIMEOUT },
-      async () => {
-        const s = await open();
-        const asked = await s.send('read answer; echo "got [$answer]"; false');
-        assert.equal(asked.waitReason, 'stdin_read');
-        assert.equal(asked.command?.exitCode, null);
-        assert.equal(asked.exitCode, undefined);
-        const answered = await s.send('forty two');
-        assert.equal(answered.waitReason, 'command_done');
-        assert.equal(answered.exitCode, 1);
-        assert.match(answered.output, /got \[forty two\]/);
+      test(
+        'a command that reads a line: send returns stdin_read while it runs, and command_done with its status once it has its line',
+        { skip, timeout: TEST_TIMEOUT },
+        async () => {
+          const s = await open();
+          const asked = await s.send('read answer; echo "got [$answer]"; false');
+          assert.equal(asked.waitReason, 'stdin_read');
+          assert.equal(asked.command?.exitCode, null);
+          assert.equal(asked.exitCode, undefined);
+          const answered = await s.send('forty two');
+          assert.equal(answered.waitReason, 'command_done');
+          assert.equal(answered.exitCode, 1);
+          assert.match(answered.output, /got \[forty two\]/);
+          assert.deepEqual(
+            (await s.commands()).map((r) => [r.command, r.exitCode]),
+            [['read answer; echo "got [$answer]"; false', 1]],
+          );
+        },
+      );
+
+      test(
+        'a send typed ahead while a command runs returns the command it ran, not the one that was running, also behind a slow prompt',
+        { skip, timeout: TEST_TIMEOUT },
+        async () => {
+          const s = await open(sh.slowPrompt);
+          // Past a new session's start-up grace, in which a send waits for the first prompt instead of typing ahead.
+          const age = Date.now() - Date.parse(s.info.createdAt);
+          await new Promise((r) => setTimeout(r, Math.max(0, 3100 - age)));
+          // A client sends a command and goes away while it runs (its send is over, the command is not).
+          const gone = await connect(h.host.controlAddress);
+          gone.request('pty/send', { session: s.session, text: `sleep 1; ${sh.exit3}` }).catch(() => {});
+          // Typed ahead of a command that runs: the earlier one has started (a loaded machine can take longer than a moment).
+          await until(
+            async () => (await s.commands()).some((r) => r.command.startsWith('sleep 1') && r.exitCode === null),
+            10_000,
+            'the first command to start',
+          );
+          gone.close();
+          // Its send ends as the host sees the client gone.
+          await new Promise((r) => setTimeout(r, 300));
+          // The shell reads the line once the running command ended and its slow prompt was made.
+          const after = await s.send('echo typed-ahead');
+          assert.equal(after.waitReason, 'command_done');
+          assert.equal(after.command?.command, 'echo typed-ahead');
+          assert.equal(after.exitCode, 0);
+          assert.deepEqual(
+            (await s.commands()).map((r) => [r.command, r.exitCode]),
+            [
+              [`sleep 1; ${sh.exit3}`, 3],
+              ['echo typed-ahead', 0],
+            ],
+          );
+        },
+      );
+
+      test(
+        'a send made while the shell runs its slow prompt, after a line typed just before it, returns its own command, not the earlier line',
+        { skip, timeout: TEST_TIMEOUT },
+        async () => {
+          const s = await open(sh.slowPrompt);
+          const age = Date.now() - Date.parse(s.info.createdAt);
+          await new Promise((r) => setTimeout(r, Math.max(0, 3100 - age)));
+          await c.request('pty/write', { session: s.session, action: { text: 'true\r' } });
+          // `true` has ended: the shell makes its slow prompt (0.8 s) and reads nothing meanwhile.
+          await until(async () => (await s.commands()).some((r) => r.command === 'true' && r.exitCode === 0), 10_000, '`true` to end');
+          await c.request('pty/write', { session: s.session, action: { text: 'echo earlier\r' } });
+          const sentAt = Date.now();
+          const mine = await s.send('echo mine');
+          const earlier = (await s.commands()).find((r) => r.command === 'echo earlier');
+          // The case this test is for: the earlier line started only after the send began.
+          assert.ok(earlier && Date.parse(earlier.startedAt) >= sentAt, `the earlier line started after the send began (${earlier?.startedAt})`);
+          // Before, the earlier line's end (its own slow prompt quiet for the send's idle time) ended the send.
+          assert.equal(mine.waitReason, 'command_done');
+          assert.equal(mine.command?.command, 'echo mine');
+          assert.equal(mine.exitCode, 0);
+          assert.match(mine.output, /^mine$/m);
+        },
+      );
+
+      test('lines the history skips (a repeat, a line that starts with a space) still have their text', { skip, timeout: TEST_TIMEOUT }, async () => {
+        const s = await open(sh.historySkips);
+        await s.send('echo same; echo twice');
+        await s.send('echo same; echo twice');
+        await s.send(' echo not-in-history');
         assert.deepEqual(
-          (await s.commands()).map((r) => [r.command, r.exitCode]),
-          [['read answer; echo "got [$answer]"; false', 1]],
+          (await s.commands()).map((r) => r.command),
+          ['echo same; echo twice', 'echo same; echo twice', 'echo not-in-history'],
         );
-      },
-    );
+      });
 
-    test(
-      'a send typed ahead while a command runs returns the command it ran, not the one that was running, also behind a slow prompt',
-      { skip, timeout: TEST_TIMEOUT },
-      async () => {
-        const s = await open(sh.slowPrompt);
-        // Past a new session's start-up grace, in which a send waits for the first prompt instead of typing ahead.
-        const age = Date.now() - Date.parse(s.info.createdAt);
-        await new Promise((r) => setTimeout(r, Math.max(0, 3100 - age)));
-        // A client sends a command and goes away while it runs (its send is over, the command is not).
-        const gone = await connect(h.host.controlAddress);
-        gone.request('pty/send', { session: s.session, text: `sleep 1; ${sh.exit3}` }).catch(() => {});
-        // Typed ahead of a command that runs: the earlier one has started (a loaded machine can take longer than a moment).
-        await until(async () => (await s.commands()).some((r) => r.command.startsWith('sleep 1') && r.exitCode === null), 10_000, 'the first command to start');
-        gone.close();
-        // Its send ends as the host sees the client gone.
-        await new Promise((r) => setTimeout(r, 300));
-        // The shell reads the line once the running command ended and its slow prompt was made.
-        const after = await s.send('echo typed-ahead');
-        assert.equal(after.waitReason, 'command_done');
-        assert.equal(after.command?.command, 'echo typed-ahead');
+      test("the history holds the user's command lines and nothing of the integration", { skip, timeout: TEST_TIMEOUT }, async () => {
+        const s = await open();
+        await s.send('echo one');
+        await s.send('cd /');
+        await s.send('echo two');
+        const bye = await s.send('exit');
+        assert.equal(bye.waitReason, 'session_exit');
+        const file = path.join(s.home, sh.history.file);
+        const lines = await until(() => fs.existsSync(file) && sh.history.lines(fs.readFileSync(file, 'utf8')), 10_000, `${sh.shell}'s history file`);
+        assert.deepEqual([...lines].sort(), ['cd /', 'echo one', 'echo two', 'exit']);
+      });
+
+      test('Ctrl+C at the prompt and an empty line make no record; Ctrl+C ends a running command with 130', { skip, timeout: TEST_TIMEOUT }, async () => {
+        const s = await open();
+        await c.request('pty/write', { session: s.session, action: [{ text: 'echo never-run' }, { key: 'Ctrl+C' }] });
+        const empty = await s.send('');
+        assert.equal(empty.waitReason, 'stdin_read');
+        assert.equal(empty.command, undefined);
+        // A line of blanks runs nothing either.
+        const blank = await s.send('   ');
+        assert.equal(blank.waitReason, 'stdin_read', JSON.stringify(blank.command));
+        assert.equal(blank.command, undefined);
+        const after = await s.send('echo ran');
         assert.equal(after.exitCode, 0);
         assert.deepEqual(
-          (await s.commands()).map((r) => [r.command, r.exitCode]),
-          [
-            [`sleep 1; ${sh.exit3}`, 3],
-            ['echo typed-ahead', 0],
-          ],
+          (await s.commands()).map((r) => r.command),
+          ['echo ran'],
         );
-      },
-    );
+        // The program prints once it has the terminal: Ctrl+C then reaches it, not the shell.
+        const long = "sh -c 'echo $((6*7))-running; exec sleep 60'";
+        await c.request('pty/write', { session: s.session, action: [{ text: long }, { key: 'Enter' }] });
+        await until(
+          async () => /^42-running$/m.test((await c.request<{ screen: string }>('pty/read', { session: s.session })).screen),
+          10_000,
+          'the program to run',
+        );
+        await c.request('pty/write', { session: s.session, action: { key: 'Ctrl+C' } });
+        const ended = await until(async () => (await s.commands()).find((r) => r.command === long && r.exitCode !== null), 10_000, 'the program to end');
+        assert.equal(ended.exitCode, 130);
+      });
 
-    test(
-      'a send made while the shell runs its slow prompt, after a line typed just before it, returns its own command, not the earlier line',
-      { skip, timeout: TEST_TIMEOUT },
-      async () => {
-        const s = await open(sh.slowPrompt);
-        const age = Date.now() - Date.parse(s.info.createdAt);
-        await new Promise((r) => setTimeout(r, Math.max(0, 3100 - age)));
-        await c.request('pty/write', { session: s.session, action: { text: 'true\r' } });
-        // `true` has ended: the shell makes its slow prompt (0.8 s) and reads nothing meanwhile.
-        await until(async () => (await s.commands()).some((r) => r.command === 'true' && r.exitCode === 0), 10_000, '`true` to end');
-        await c.request('pty/write', { session: s.session, action: { text: 'echo earlier\r' } });
-        const sentAt = Date.now();
-        const mine = await s.send('echo mine');
-        const earlier = (await s.commands()).find((r) => r.command === 'echo earlier');
-        // The case this test is for: the earlier line started only after the send began.
-        assert.ok(earlier && Date.parse(earlier.startedAt) >= sentAt, `the earlier line started after the send began (${earlier?.startedAt})`);
-        // Before, the earlier line's end (its own slow prompt quiet for the send's idle time) ended the send.
-        assert.equal(mine.waitReason, 'command_done');
-        assert.equal(mine.command?.command, 'echo mine');
-        assert.equal(mine.exitCode, 0);
-        assert.match(mine.output, /^mine$/m);
-      },
-    );
-
-    test('lines the history skips (a repeat, a line that starts with a space) still have their text', { skip, timeout: TEST_TIMEOUT }, async () => {
-      const s = await open(sh.historySkips);
-      await s.send('echo same; echo twice');
-      await s.send('echo same; echo twice');
-      await s.send(' echo not-in-history');
-      assert.deepEqual(
-        (await s.commands()).map((r) => r.command),
-        ['echo same; echo twice', 'echo same; echo twice', 'echo not-in-history'],
+      test(
+        "`cd /tmp` moves the session's cwd, known when the send returns, and the cwd of the commands after it",
+        { skip, timeout: TEST_TIMEOUT },
+        async () => {
+          // The user's prompt hooks run after the command's end and take their time: the new cwd is
+          // known before the end is (bash reported it after them, so a send returned with the old one).
+          const s = await open(sh.slowPromptHook);
+          const tmp = fs.realpathSync(os.tmpdir());
+          const moved = await s.send(`cd ${tmp} && ${sh.exit3}`);
+          assert.equal(moved.waitReason, 'command_done');
+          assert.equal(moved.exitCode, 3);
+          const info = await c.request<SessionInfo>('pty/info', { session: s.session });
+          assert.equal(info.cwd, tmp);
+          await s.send('pwd');
+          assert.deepEqual(
+            (await s.commands()).map((r) => r.cwd),
+            [s.home, tmp],
+          );
+          const listed = (await c.request<{ sessions: SessionInfo[] }>('session/list', {})).sessions.find((x) => x.id === s.session);
+          assert.equal(listed?.cwd, tmp);
+        },
       );
-    });
 
-    test("the history holds the user's command lines and nothing of the integration", { skip, timeout: TEST_TIMEOUT }, async () => {
-      const s = await open();
-      await s.send('echo one');
-      await s.send('cd /');
-      await s.send('echo two');
-      const bye = await s.send('exit');
-      assert.equal(bye.waitReason, 'session_exit');
-      const file = path.join(s.home, sh.history.file);
-      const lines = await until(() => fs.existsSync(file) && sh.history.lines(fs.readFileSync(file, 'utf8')), 10_000, `${sh.shell}'s history file`);
-      assert.deepEqual([...lines].sort(), ['cd /', 'echo one', 'echo two', 'exit']);
-    });
-
-    test('Ctrl+C at the prompt and an empty line make no record; Ctrl+C ends a running command with 130', { skip, timeout: TEST_TIMEOUT }, async () => {
-      const s = await open();
-      await c.request('pty/write', { session: s.session, action: [{ text: 'echo never-run' }, { key: 'Ctrl+C' }] });
-      const empty = await s.send('');
-      assert.equal(empty.waitReason, 'stdin_read');
-      assert.equal(empty.command, undefined);
-      // A line of blanks runs nothing either.
-      const blank = await s.send('   ');
-      assert.equal(blank.waitReason, 'stdin_read', JSON.stringify(blank.command));
-      assert.equal(blank.command, undefined);
-      const after = await s.send('echo ran');
-      assert.equal(after.exitCode, 0);
-      assert.deepEqual(
-        (await s.commands()).map((r) => r.command),
-        ['echo ran'],
+      test(
+        `a nested ${sh.shell} is not integrated; the outer record for \`${sh.shell}\` ends, with its status, when it exits`,
+        { skip, timeout: TEST_TIMEOUT },
+        async () => {
+          const s = await open();
+          const inner = await s.send(sh.shell);
+          // The inner shell waits at its prompt: the command is running and waits for input.
+          assert.equal(inner.waitReason, 'stdin_read');
+          assert.equal(inner.command?.command, sh.shell);
+          assert.equal(inner.command?.exitCode, null);
+          assert.equal(inner.exitCode, undefined);
+          const typed = await s.send('echo in-the-inner-shell');
+          assert.equal(typed.waitReason, 'stdin_read');
+          assert.match(typed.output, /in-the-inner-shell/);
+          const out = await s.send('exit 4');
+          assert.equal(out.waitReason, 'command_done');
+          assert.equal(out.exitCode, 4);
+          const list = await s.commands();
+          assert.deepEqual(
+            list.map((r) => [r.command, r.exitCode]),
+            [[sh.shell, 4]],
+          );
+        },
       );
-      // The program prints once it has the terminal: Ctrl+C then reaches it, not the shell.
-      const long = "sh -c 'echo $((6*7))-running; exec sleep 60'";
-      await c.request('pty/write', { session: s.session, action: [{ text: long }, { key: 'Enter' }] });
-      await until(
-        async () => /^42-running$/m.test((await c.request<{ screen: string }>('pty/read', { session: s.session })).screen),
-        10_000,
-        'the program to run',
-      );
-      await c.request('pty/write', { session: s.session, action: { key: 'Ctrl+C' } });
-      const ended = await until(async () => (await s.commands()).find((r) => r.command === long && r.exitCode !== null), 10_000, 'the program to end');
-      assert.equal(ended.exitCode, 130);
-    });
 
-    test("`cd /tmp` moves the session's cwd, known when the send returns, and the cwd of the commands after it", { skip, timeout: TEST_TIMEOUT }, async () => {
-      // The user's prompt hooks run after the command's end and take their time: the new cwd is
-      // known before the end is (bash reported it after them, so a send returned with the old one).
-      const s = await open(sh.slowPromptHook);
-      const tmp = fs.realpathSync(os.tmpdir());
-      const moved = await s.send(`cd ${tmp} && ${sh.exit3}`);
-      assert.equal(moved.waitReason, 'command_done');
-      assert.equal(moved.exitCode, 3);
-      const info = await c.request<SessionInfo>('pty/info', { session: s.session });
-      assert.equal(info.cwd, tmp);
-      await s.send('pwd');
-      assert.deepEqual(
-        (await s.commands()).map((r) => r.cwd),
-        [s.home, tmp],
-      );
-      const listed = (await c.request<{ sessions: SessionInfo[] }>('session/list', {})).sessions.find((x) => x.id === s.session);
-      assert.equal(listed?.cwd, tmp);
-    });
-
-    test(
-      `a nested ${sh.shell} is not integrated; the outer record for \`${sh.shell}\` ends, with its status, when it exits`,
-      { skip, timeout: TEST_TIMEOUT },
-      async () => {
+      test("the user's start-up files are still read: their prompt, alias, PATH and variables", { skip, timeout: TEST_TIMEOUT }, async () => {
         const s = await open();
-        const inner = await s.send(sh.shell);
-        // The inner shell waits at its prompt: the command is running and waits for input.
-        assert.equal(inner.waitReason, 'stdin_read');
-        assert.equal(inner.command?.command, sh.shell);
-        assert.equal(inner.command?.exitCode, null);
-        assert.equal(inner.exitCode, undefined);
-        const typed = await s.send('echo in-the-inner-shell');
-        assert.equal(typed.waitReason, 'stdin_read');
-        assert.match(typed.output, /in-the-inner-shell/);
-        const out = await s.send('exit 4');
-        assert.equal(out.waitReason, 'command_done');
-        assert.equal(out.exitCode, 4);
-        const list = await s.commands();
-        assert.deepEqual(
-          list.map((r) => [r.command, r.exitCode]),
-          [[sh.shell, 4]],
-        );
-      },
-    );
+        const alias = await s.send('hi');
+        assert.match(alias.output, /hello-from-my-alias/);
+        assert.equal(alias.command?.command, 'hi');
+        const tool = await s.send('my-tool');
+        assert.match(tool.output, /my-tool-ran/);
+        assert.equal(tool.exitCode, 0);
+        assert.match((await s.send('echo "rc=$FROM_RC"')).output, /^rc=yes$/m);
+        const screen = (await c.request<{ screen: string }>('pty/read', { session: s.session })).screen;
+        assert.match(screen, /^my>$/m);
+      });
 
-    test("the user's start-up files are still read: their prompt, alias, PATH and variables", { skip, timeout: TEST_TIMEOUT }, async () => {
-      const s = await open();
-      const alias = await s.send('hi');
-      assert.match(alias.output, /hello-from-my-alias/);
-      assert.equal(alias.command?.command, 'hi');
-      const tool = await s.send('my-tool');
-      assert.match(tool.output, /my-tool-ran/);
-      assert.equal(tool.exitCode, 0);
-      assert.match((await s.send('echo "rc=$FROM_RC"')).output, /^rc=yes$/m);
-      const screen = (await c.request<{ screen: string }>('pty/read', { session: s.session })).screen;
-      assert.match(screen, /^my>$/m);
-    });
+      test(
+        "the user's prompt hook still runs and sees the command's status; a prompt it makes anew is marked each time",
+        { skip, timeout: TEST_TIMEOUT },
+        async () => {
+          const s = await open(sh.promptHook);
+          await s.send('false');
+          const shown = await s.send('echo "status-was-$LAST_STATUS"');
+          assert.match(shown.output, /^status-was-1$/m);
+          assert.equal(shown.exitCode, 0);
+          const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: shown.command!.endCursor! })).data;
+          assert.match(raw, /\x1b\]633;A\x07n\d+> \x1b\]633;B\x07/);
+        },
+      );
 
-    test(
-      "the user's prompt hook still runs and sees the command's status; a prompt it makes anew is marked each time",
-      { skip, timeout: TEST_TIMEOUT },
-      async () => {
-        const s = await open(sh.promptHook);
-        await s.send('false');
-        const shown = await s.send('echo "status-was-$LAST_STATUS"');
-        assert.match(shown.output, /^status-was-1$/m);
-        assert.equal(shown.exitCode, 0);
-        const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: shown.command!.endCursor! })).data;
-        assert.match(raw, /\x1b\]633;A\x07n\d+> \x1b\]633;B\x07/);
-      },
-    );
+      test(`a login ${sh.shell} (${sh.login.args.join(' ')}) reads the login files the user has`, { skip, timeout: TEST_TIMEOUT }, async () => {
+        const s = await openShell(sh.shell, sh.login.files, {}, sh.login.args);
+        assert.equal(s.info.integration, true);
+        assert.deepEqual(s.info.args, sh.login.args);
+        const r = await s.send('hi');
+        assert.match(r.output, /hello-from-profile/);
+        assert.equal(r.exitCode, 0);
+        const login = await s.send(sh.login.check);
+        assert.equal(login.waitReason, 'command_done');
+        assert.equal(login.exitCode, sh.login.checkExit);
+      });
 
-    test(`a login ${sh.shell} (${sh.login.args.join(' ')}) reads the login files the user has`, { skip, timeout: TEST_TIMEOUT }, async () => {
-      const s = await openShell(sh.shell, sh.login.files, {}, sh.login.args);
-      assert.equal(s.info.integration, true);
-      assert.deepEqual(s.info.args, sh.login.args);
-      const r = await s.send('hi');
-      assert.match(r.output, /hello-from-profile/);
-      assert.equal(r.exitCode, 0);
-      const login = await s.send(sh.login.check);
-      assert.equal(login.waitReason, 'command_done');
-      assert.equal(login.exitCode, sh.login.checkExit);
-    });
+      test("the marks reach the output stream untouched (the editor's terminal gets them)", { skip, timeout: TEST_TIMEOUT }, async () => {
+        const s = await open();
+        await s.send('true');
+        const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: 0 })).data;
+        for (const mark of ['\x1b]633;A\x07', '\x1b]633;B\x07', '\x1b]633;E;true\x07', '\x1b]633;C\x07', '\x1b]633;D;0\x07', `\x1b]633;P;Cwd=${s.home}\x07`]) {
+          assert.ok(raw.includes(mark), `${JSON.stringify(mark)} in ${JSON.stringify(raw)}`);
+        }
+      });
 
-    test("the marks reach the output stream untouched (the editor's terminal gets them)", { skip, timeout: TEST_TIMEOUT }, async () => {
-      const s = await open();
-      await s.send('true');
-      const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: 0 })).data;
-      for (const mark of ['\x1b]633;A\x07', '\x1b]633;B\x07', '\x1b]633;E;true\x07', '\x1b]633;C\x07', '\x1b]633;D;0\x07', `\x1b]633;P;Cwd=${s.home}\x07`]) {
-        assert.ok(raw.includes(mark), `${JSON.stringify(mark)} in ${JSON.stringify(raw)}`);
-      }
-    });
-
-    test('SHARED_PTY_SHELL_INTEGRATION=0 turns it off: no marks, no records, send as before', { skip, timeout: TEST_TIMEOUT }, async () => {
-      const s = await open('', { SHARED_PTY_SHELL_INTEGRATION: '0' });
-      assert.equal(s.info.integration, false);
-      const r = await s.send('false');
-      assert.equal(r.waitReason, 'stdin_read');
-      assert.equal(r.exitCode, undefined);
-      assert.deepEqual(await c.request('pty/commands', { session: s.session }), { integration: false, commands: [] });
-      const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: 0 })).data;
-      assert.ok(!raw.includes('\x1b]633;'), raw);
-      // The user's files are read as ever.
-      assert.match((await s.send('hi')).output, /hello-from-my-alias/);
-    });
-
-    test(
-      `a ${sh.shell} run with other arguments (${sh.leftAlone.args.filter((a) => a.startsWith('-')).join(' ')}) is left alone`,
-      { skip, timeout: TEST_TIMEOUT },
-      async () => {
-        const s = await openShell(sh.shell, {}, sh.leftAlone.env, sh.leftAlone.args);
+      test('SHARED_PTY_SHELL_INTEGRATION=0 turns it off: no marks, no records, send as before', { skip, timeout: TEST_TIMEOUT }, async () => {
+        const s = await open('', { SHARED_PTY_SHELL_INTEGRATION: '0' });
         assert.equal(s.info.integration, false);
-        assert.equal((await s.send('false')).waitReason, 'stdin_read');
-      },
-    );
-  });
-}
+        const r = await s.send('false');
+        assert.equal(r.waitReason, 'stdin_read');
+        assert.equal(r.exitCode, undefined);
+        assert.deepEqual(await c.request('pty/commands', { session: s.session }), { integration: false, commands: [] });
+        const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: 0 })).data;
+        assert.ok(!raw.includes('\x1b]633;'), raw);
+        // The user's files are read as ever.
+        assert.match((await s.send('hi')).output, /hello-from-my-alias/);
+      });
+
+      test(
+        `a ${sh.shell} run with other arguments (${sh.leftAlone.args.filter((a) => a.startsWith('-')).join(' ')}) is left alone`,
+        { skip, timeout: TEST_TIMEOUT },
+        async () => {
+          const s = await openShell(sh.shell, {}, sh.leftAlone.env, sh.leftAlone.args);
+          assert.equal(s.info.integration, false);
+          assert.equal((await s.send('false')).waitReason, 'stdin_read');
+        },
+      );
+    });
+  }
+});
 
 describe('options that keep a shell interactive keep its integration', () => {
   test(
@@ -776,7 +788,8 @@ describe("zsh's partial-line mark (PROMPT_SP) is on the screen, not in the comma
   );
 });
 
-describe('only the injected integration makes commands: what a program prints is output (bash, zsh, fish)', () => {
+// Each test mostly waits for its shell: all at once.
+describe('only the injected integration makes commands: what a program prints is output (bash, zsh, fish)', { concurrency: true }, () => {
   const SHELLS: Array<{ shell: string; files: Record<string, string> }> = [
     { shell: 'bash', files: { '.bashrc': BASHRC } },
     { shell: 'zsh', files: { '.zshrc': `PS1='z> '\n` } },

@@ -120,7 +120,9 @@ async function followFloodSlowly(t: Target, window: number): Promise<{ check: Fl
   return { check, seen, mostUnacked };
 }
 
-describe('flow-controlled subscribers', () => {
+// Each test has a session of its own, and most of each is waiting (a slow client's pauses, five
+// seconds to a demotion): all at once.
+describe('flow-controlled subscribers', { concurrency: true }, () => {
   test('on a session socket: every byte of a 64 MiB flood, acknowledged slowly, never dropped', { timeout: TEST_TIMEOUT }, () =>
     withSession(async ({ onSessionSocket }) => {
       const { check, seen, mostUnacked } = await followFloodSlowly(await onSessionSocket(), 256 * 1024);
