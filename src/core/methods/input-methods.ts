@@ -158,6 +158,22 @@ async function writeWhenAdmitted(
   return { written, ...outcome };
 }
 
+/**
+ * The budget of a call that typed and waited (`send`, `send_keys` with wait): the rows it returned,
+ * or with shell integration the command's whole output from its log, and where the rest is.
+ */
+/** What the budget reads of such a call's result (a write that did not wait has no output: it is left alone). */
+type WaitedOutput = Pick<Partial<SendResult>, 'output' | 'truncated' | 'command'>;
+
+const waitedOutputBudget = {
+  field: 'output',
+  async locate(r: WaitedOutput, a: Record<string, unknown>, call: TableCall) {
+    const whole = await commandOutputPointer(r.command, a.session, call);
+    return (e: { lastLine: number; lines: number }) => `${scrollbackPointer(r)(e)}${whole}`;
+  },
+  whole: commandLogBudget,
+} as const;
+
 export const writeMethod = method({
   name: 'pty/write',
   target: 'session',
@@ -203,7 +219,8 @@ export const writeMethod = method({
         ...(a.timeout ? { timeout: a.timeout } : {}),
       }),
     },
-    budget: { field: 'output', optional: true, locate: scrollbackPointer },
+    // With wait, as send's: the command's whole output when its rows lost their start.
+    budget: { ...waitedOutputBudget, optional: true },
     text: (r, a) => {
       const pressed = `Pressed ${(a.keys as string[]).join(' ')} (${r.written} bytes).`;
       return r.waitReason === undefined ? pressed : `${pressed}\n${outcomeText(r as SendResult)}`;
@@ -287,14 +304,7 @@ export const sendMethod = method({
       "Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); user_input = the user typed into the terminal meanwhile (look at read_screen before going on); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. Output longer than maxChars (default 20000) keeps its head and tail; the line between says where the rest is (read_scrollback, read_output, or read_command_output for a command's whole output). For keys like Ctrl+C, arrows or q use send_keys instead.",
     // Nothing is cut before the budget: the rows are returned up to the most a send returns.
     defaults: { maxBytes: MCP_OUTPUT_BYTES },
-    budget: {
-      field: 'output',
-      async locate(r, a, call) {
-        const whole = await commandOutputPointer(r.command, a.session, call);
-        return (e) => `${scrollbackPointer(r)(e)}${whole}`;
-      },
-      whole: commandLogBudget,
-    },
+    budget: waitedOutputBudget,
     text: (r) => outcomeText(r),
   },
 });
@@ -326,12 +336,12 @@ function outcomeText(r: SendResult): string {
  * with shell integration, the head is the start of that command's output and the tail its end,
  * escape sequences removed, and the counts are those of its whole output.
  */
-async function commandLogBudget(r: SendResult, a: Record<string, unknown>, call: TableCall, maxChars: number): Promise<WholeBudget | undefined> {
+async function commandLogBudget(r: WaitedOutput, a: Record<string, unknown>, call: TableCall, maxChars: number): Promise<WholeBudget | undefined> {
   const command = r.command;
   if (!command?.log) return undefined;
   // The rows fit: they are returned as rendered (the command line and the next prompt too), and
   // the counts are still those of the command's own output, as they are when it does not fit.
-  if (r.output.length <= maxChars && !r.truncated) return ownCount(r, command.id, a, call);
+  if ((r.output ?? '').length <= maxChars && !r.truncated) return ownCount(r, command.id, a, call);
   // The log's bytes are the output's between the command's cursors: the ring may hold them too.
   const how = (offset: number, end: number, inRing: boolean) =>
     `read them with read_command_output id=${command.id} offset=${offset} (they end at offset ${end})` +
@@ -353,10 +363,10 @@ async function commandLogBudget(r: SendResult, a: Record<string, unknown>, call:
 }
 
 /** `r`'s rows unchanged, counted as the command's own output (its log, escape sequences removed). */
-async function ownCount(r: SendResult, id: number, a: Record<string, unknown>, call: TableCall): Promise<WholeBudget | undefined> {
+async function ownCount(r: WaitedOutput, id: number, a: Record<string, unknown>, call: TableCall): Promise<WholeBudget | undefined> {
   try {
     const b = (await call('pty/commandOutput', { session: a.session, id, maxChars: 1 })) as CommandOutputBudget;
-    return { text: r.output, totalChars: b.totalChars, elidedChars: 0, fields: {} };
+    return { text: r.output ?? '', totalChars: b.totalChars, elidedChars: 0, fields: {} };
   } catch {
     return undefined; // the log was dropped meanwhile: the rows are what there is
   }

@@ -238,6 +238,28 @@ describe('MCP tools that return output keep within maxChars', () => {
       await call('close_session', { session });
     });
   }
+
+  test(
+    'send_keys with wait keeps within maxChars as send does: the head is the start of the command output, totalChars its whole',
+    { timeout: 120_000 },
+    async () => {
+      const session = await openShell('bash');
+      const n = 20_000;
+      const pressed = await call('send_keys', { session, keys: [...`seq 1 ${n}`, 'Enter'], wait: true, maxChars: 400, timeout: 60_000 });
+      assert.equal(pressed.waitReason, 'command_done');
+      assert.equal(pressed.exitCode, 0);
+      assert.equal(pressed.totalChars, numbersLength(n), 'every character of the command output');
+      const parts = split(pressed.output);
+      assert.match(parts.head, /^1\n2\n/, 'the head: the first lines of the output, not rows the scrollback kept');
+      assert.ok(parts.tail.endsWith(`${n}\n`), parts.tail);
+      assert.match(parts.how, new RegExp(`read_command_output id=${pressed.command.id}`));
+      // Without wait there is no output, and no count.
+      const plain = await call('send_keys', { session, keys: ['x'] });
+      assert.equal(plain.output, undefined);
+      assert.equal(plain.totalChars, undefined);
+      await call('close_session', { session });
+    },
+  );
 });
 
 /** `seq 1 n`'s output, and its length. */
