@@ -27,15 +27,18 @@ export function linkNote(info: TokenInfo): string {
   const what = info.session === null ? `replay of ${info.recording ?? 'a recording'}` : `${info.scope} access to session ${info.session}`;
   const use = info.reusable
     ? 'a reusable token: scripts and agents send it as "Authorization: Bearer <token>" until it expires'
-    : 'the link opens once, in the first browser that opens it; after that it opens nothing';
+    : info.session === null
+      ? 'the link opens once, in the first browser that opens it; after that it opens nothing'
+      : 'the link opens once, in the first browser that opens it, and until then its token also works for scripts and agents ("Authorization: Bearer <token>"); after that neither opens anything';
   return `${what} until ${info.expiresAt}: ${use} (token id ${info.id}; end it with: shared-pty revoke ${info.id})`;
 }
 
 /**
  * `share <session> [--scope view|input|control] [--expires 1h] [--reusable]`: a link for that
- * session only (docs/protocol.md, Scoped tokens). By default a one-time link, so that whoever reads
- * it later (it is often printed into a shared terminal) gains nothing; `--reusable` also prints a
- * token that scripts and agents use until it expires. The host keeps its hash only.
+ * session only, and its token (docs/protocol.md, Scoped tokens). By default a one-time link whose
+ * token works for scripts and agents until the link is opened, so that whoever reads it later (it
+ * is often printed into a shared terminal) gains nothing; `--reusable`: a token that scripts and
+ * agents use until it expires. The host keeps its hash only.
  */
 export async function shareCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, COMMAND_FLAGS.share);
@@ -56,8 +59,8 @@ export async function shareCommand(argv: string[]): Promise<number> {
     process.stdout.write(JSON.stringify(r) + '\n');
     return 0;
   }
-  // A link's token is in its link only: printed alone it would be one more thing to read off the screen.
-  process.stdout.write(`link:  ${r.url}\n` + (reusable ? `token: ${r.token}\n` : '') + `${linkNote(r.info)}\n`);
+  // The token for scripts and agents (the one in the link): a link's works until its page was opened.
+  process.stdout.write(`link:  ${r.url}\ntoken: ${r.token}\n${linkNote(r.info)}\n`);
   return 0;
 }
 

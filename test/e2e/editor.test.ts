@@ -501,7 +501,7 @@ describe('the extension in a real editor (code-server)', () => {
         //     on the host's HTTP server as this browser reaches it, through code-server's port proxy
         //     (/proxy/<port>/, asExternalUri), carrying a one-time token for that session only, in the
         //     view scope. The link opens the view once (the page, then the session's screen in a
-        //     browser) and cannot type; after that it opens nothing, and it is no Bearer token for scripts.
+        //     browser) and cannot type; after that it opens nothing, as a link or as a Bearer token.
         await page.evaluate(() => navigator.clipboard.writeText('(nothing copied yet)'));
         await sessionAction(page, user.name, 'Share Read-only Link', { title: `Share read-only link: ${user.name}`, row: '1 hour' });
         const viewNotice = await waitNotification(page, `Copied a read-only link to ${user.name}`);
@@ -543,8 +543,8 @@ describe('the extension in a real editor (code-server)', () => {
             body: JSON.stringify({ data }),
           });
         const refused = await restWrite(viewToken, 'echo not-allowed');
-        assert.equal(refused.status, 401, 'a link is no Bearer token: it cannot type');
-        assert.match(((await refused.json()) as { error: { message: string } }).error.message, /a link for a browser/);
+        assert.equal(refused.status, 403, "the link's token (a Bearer token until the link is opened) cannot type: its scope is view");
+        assert.match(((await refused.json()) as { error: { message: string } }).error.message, /needs the "input" scope; this token has "view"/);
         const forged = new URL(link);
         forged.searchParams.set('token', 'not-the-token');
         assert.equal((await fetch(forged, { redirect: 'manual' })).status, 401, "the link's token is what opens the view");
@@ -556,6 +556,8 @@ describe('the extension in a real editor (code-server)', () => {
         assert.equal(await viewer.title(), `${user.name} — Shared PTY`, 'the view page of that session');
         // The link opened once: now it opens nothing, and the browser holds a page cookie named after the port, with no token in it.
         assert.equal((await fetch(link, { redirect: 'manual' })).status, 401, 'the copied link opens nothing a second time');
+        const read = await fetch(`${http.url}/sessions/${user.id}`, { headers: { authorization: `Bearer ${viewToken}` } });
+        assert.equal(read.status, 401, 'nor does its token as a Bearer token, once the link was opened');
         assert.equal(viewer.url(), `${viewUrl.origin}${viewUrl.pathname}`, 'the view stays under the proxy, without the token');
         const pageCookie = (await viewer.context().cookies()).find((c) => c.name === `shared_pty_${httpPort}`);
         assert.ok(pageCookie && pageCookie.value !== viewToken && pageCookie.value !== http.token, 'the page cookie holds no token');

@@ -40,12 +40,16 @@ export const shareMethod = method({
         .boolean()
         .optional()
         .describe(
-          'true: a Bearer token for REST, /rpc, /mcp and the stream WebSocket until it expires (scripts, agents). Default false: a link, which a browser trades once for a page cookie; after that, and as a Bearer token, it opens nothing.',
+          'true: a Bearer token for REST, /rpc, /mcp and the stream WebSocket until it expires (scripts, agents). Default false: a link, which a browser trades once for a page cookie; its token is a Bearer token too until then, and opens nothing after.',
         ),
     ),
   }),
   result: z.object({
-    token: z.string().describe('The token (shown only here): a Bearer token when reusable, else the secret of the one-time link.'),
+    token: z
+      .string()
+      .describe(
+        "The token (shown only here): a Bearer token until it ends when reusable, else the one-time link's secret, a Bearer token until the link is opened.",
+      ),
     url: z.string().describe("The session's browser view, opened with this token."),
     info: tokenInfo,
   }),

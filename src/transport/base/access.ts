@@ -12,7 +12,7 @@ export interface Access extends Grant {
 
 /**
  * Why a secret opens nothing, as the refusal page puts it in words: a one-time link already traded
- * (`used`), one offered as a Bearer token (`link-only`), one that ended, or none of ours.
+ * (`used`, also as a Bearer token then), a replay link offered as a Bearer token (`link-only`), one that ended, or none of ours.
  */
 export type TokenRefusal = 'used' | 'link-only' | 'revoked' | 'expired' | 'unknown';
 

@@ -61,9 +61,9 @@ interface Ended {
  *
  * Two kinds: a reusable token (`share --reusable`) works as a Bearer token until it ends; a link
  * (the default, and every link the product prints) opens a browser page once — the browser trades
- * it for a page cookie (PageSessions) — and is refused everywhere else, so whoever reads it later
- * (off a shared screen, from history) gains nothing. The link's grant lives on in that cookie
- * until the token is revoked or expires.
+ * it for a page cookie (PageSessions) — and its token works as a Bearer token only until then, so
+ * whoever reads it later (off a shared screen, from history) gains nothing. The link's grant lives
+ * on in that cookie until the token is revoked or expires. A replay link is for its page only.
  */
 export class ScopedTokens extends Disposable implements TokenService {
   private readonly _entries = new Map<string, Entry>();
@@ -86,14 +86,16 @@ export class ScopedTokens extends Disposable implements TokenService {
   }
 
   /**
-   * The grant of a token offered as `Authorization: Bearer` (or a WebSocket's `?token=`): only a
-   * reusable token has one; a link is for a browser's first visit and nothing else. Every stored
-   * hash is compared, in constant time, whichever matches.
+   * The grant of a token offered as `Authorization: Bearer` (or a WebSocket's `?token=`): a
+   * reusable token's until it ends, a session link's until its page was opened (`share` prints the
+   * token for scripts too); a replay link is for its page only. Every stored hash is compared, in
+   * constant time, whichever matches.
    */
   bearer(secret: string): TokenMatch {
     const found = this._find(secret);
     if ('refused' in found) return found;
-    if (!found.info.reusable || 'replay' in found.target) return { refused: 'link-only' };
+    if ('replay' in found.target) return { refused: 'link-only' };
+    if (!found.info.reusable && found.info.openedAt !== null) return { refused: 'used' };
     return { grant: this._use(found) };
   }
 

@@ -53,9 +53,10 @@ export function wantsHtml(req: IncomingMessage): boolean {
 
 /** The JSON message of a refusal, for API clients (a link offered as a Bearer token says what to use instead). */
 export function refusalMessage(why: Refused): string {
-  if (why === 'link-only' || why === 'used') {
-    return 'Unauthorized: this token is a link for a browser (it opens a page once); for scripts and agents make one with: shared-pty share <session> --reusable';
+  if (why === 'used') {
+    return "Unauthorized: this token's link was opened, and a link's token opens nothing after that; for scripts and agents make one with: shared-pty share <session> --reusable";
   }
+  if (why === 'link-only') return 'Unauthorized: this token is a replay link for a browser (it opens that page only)';
   if (why === 'revoked' || why === 'expired') return `Unauthorized: this token was ${why === 'revoked' ? 'revoked' : 'valid until it expired'}`;
   return 'Unauthorized: send Authorization: Bearer <token>';
 }

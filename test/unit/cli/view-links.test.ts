@@ -86,12 +86,14 @@ describe('links the CLI prints', { timeout: 120_000 }, () => {
     assert.match(viewUrl, new RegExp(`^http://127\\.0\\.0\\.1:${port}/sessions/${sessionId}/view\\?token=[A-Za-z0-9_-]{43}$`));
     assert.match(
       runs.view.stderr,
-      /^\(view access to session \S+ until \S+: the link opens once, in the first browser that opens it; after that it opens nothing \(token id (t[0-9a-f]+); end it with: shared-pty revoke t[0-9a-f]+\)\)\n$/,
+      /^\(view access to session \S+ until \S+: the link opens once, in the first browser that opens it, and until then its token also works for scripts and agents \("Authorization: Bearer <token>"\); after that neither opens anything \(token id (t[0-9a-f]+); end it with: shared-pty revoke t[0-9a-f]+\)\)\n$/,
     );
     assert.match(runs.viewInput.stderr, /^\(input access/);
     assert.match(runs.viewReadOnly.stderr, /^\(view access/);
-    // share: the link only (its token is in it); --reusable also the token, for scripts.
-    assert.doesNotMatch(runs.share.stdout, /^token:/m);
+    // share: the link and its token, which scripts use until the link is opened; --reusable's until it expires.
+    const linkToken = /^token: +(\S+)$/m.exec(runs.share.stdout)?.[1];
+    assert.ok(linkToken && runs.share.stdout.includes(`?token=${linkToken}`), runs.share.stdout);
+    assert.equal((await request(port, 'GET', `/sessions/${sessionId}`, { token: linkToken })).status, 200, "a link's token, before its page was opened");
     const reusableToken = /^token: +(\S+)$/m.exec(runs.reusable.stdout)?.[1];
     assert.ok(reusableToken, runs.reusable.stdout);
     assert.match(runs.reusable.stdout, /a reusable token: scripts and agents send it as "Authorization: Bearer <token>" until it expires/);

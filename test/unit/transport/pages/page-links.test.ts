@@ -102,18 +102,36 @@ describe('links and page cookies', { timeout: 60_000 }, () => {
     assert.equal((await page(a.id, cookie)).status, 200);
   });
 
-  test('a link is no Bearer token: REST, /mcp, /rpc and the stream refuse it, saying to use --reusable; a reusable token works on all and opens pages again and again', async () => {
+  test("a link's token is a Bearer token for its session until its page is opened, then REST, /mcp, /rpc and the stream refuse it, saying to use --reusable; a reusable token works on all and opens pages again and again", async () => {
     const link = await share(a.id, { scope: 'control' });
     assert.equal(link.info.reusable, false);
-    for (const [method, path] of [
+    const surfaces = [
       ['GET', `/sessions/${a.id}`],
-      ['POST', '/sessions'],
-      ['GET', '/health'],
       ['POST', '/mcp'],
-    ] as const) {
-      const r = await request(h.port, method, path, { token: link.token, body: method === 'POST' ? {} : undefined });
+    ] as const;
+    const mcpInit = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+    };
+    const MCP_HEADERS = { accept: 'application/json, text/event-stream' };
+    const ask = (method: string, path: string) =>
+      request(h.port, method, path, { token: link.token, body: path === '/mcp' ? mcpInit : undefined, headers: path === '/mcp' ? MCP_HEADERS : {} });
+    // Before a browser opened it: its session, with its scope, as `share` prints it for scripts.
+    for (const [method, path] of surfaces) assert.equal((await ask(method, path)).status, 200, `${method} ${path} before the link was opened`);
+    assert.equal((await request(h.port, 'POST', '/sessions', { token: link.token, body: {} })).status, 403, 'no other session, nor a new one');
+    for (const p of ['/rpc', `/sessions/${a.id}/stream`]) {
+      const o = await wsConnect(h.port, p, { token: link.token });
+      assert.equal(o.kind, 'open', p);
+      if (o.kind === 'open') await o.client.close();
+    }
+    // Its page opened (once): the token opens nothing more.
+    assert.equal((await open(link.url)).status, 303);
+    for (const [method, path] of [...surfaces, ['GET', '/health'] as const]) {
+      const r = await ask(method, path);
       assert.equal(r.status, 401, `${method} ${path}`);
-      if (path !== '/mcp') assert.match(r.json.error.message, /a link for a browser .*shared-pty share <session> --reusable/);
+      if (path !== '/mcp') assert.match(r.json.error.message, /link was opened.*shared-pty share <session> --reusable/);
     }
     for (const p of ['/rpc', `/sessions/${a.id}/stream`]) {
       for (const how of [{ token: link.token }, { queryToken: link.token }]) {
