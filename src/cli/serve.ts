@@ -93,9 +93,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     );
     const info = host.describe(session);
     if (compat) {
-      // socket-pty's single-session server: pty/kill of its session (or that session going away)
-      // ends the process. Another session opened through the host's control socket ends alone.
-      host.killOverride = (killed) => (killed === session ? void stop(0) : host.registry.remove(killed.id));
+      // socket-pty's single-session server: its session going away (pty/kill, or its removal after
+      // it exited) ends the process, once the session's clients were answered and told of its exit. Another session opened through the host's control socket ends alone.
       host.registry.onDidRemove((removed) => removed === session && void stop(0));
       log(`[shared-pty] session started, command: ${[command, ...info.args].join(' ')}`);
       log(`[shared-pty] address: ${info.address}`);

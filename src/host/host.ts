@@ -83,8 +83,6 @@ export class Host extends Disposable implements HostServices {
    * its sessions go on for the clients already connected.
    */
   readonly onDidLoseRuntimeDir: Event<string>;
-  /** Overrides `pty/kill` (socket-pty compatible serve ends the whole server). */
-  killOverride: ((session: Session) => Promise<void> | void) | undefined;
 
   private constructor(readonly options: HostOptions) {
     super();
@@ -260,7 +258,6 @@ export class Host extends Disposable implements HostServices {
   }
 
   async killSession(session: Session): Promise<void> {
-    if (this.killOverride) return this.killOverride(session);
     this.registry.remove(session.id);
   }
 

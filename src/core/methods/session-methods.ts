@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { SessionTuning } from '../session/session';
 import { byDefaultSays, leaseSeconds, sessionDetails } from './schemas';
 import { sessionExited } from '../base/errors';
-import { signalForegroundGroup } from '../process/proc-state';
+import { ignoresSignal, signalForegroundGroup } from '../process/proc-state';
 import { method } from './spec';
 import { requireSession } from './context';
 import { agentApprovalNow } from '../agent/agent-policy';
@@ -12,6 +12,8 @@ import { agentApprovalNow } from '../agent/agent-policy';
 const KILL_ANSWER_WAIT_MS = SessionTuning.KillGraceMs + 1000;
 /** How long REST `DELETE ?signal=` lets the program end of that signal before the session closes (a program may catch it). */
 const SIGNAL_EXIT_WAIT_MS = 1000;
+/** The signal `DELETE /sessions/:id` sends first when its query names none: pty-session-mcp's kill defaults to SIGTERM. */
+const REST_KILL_DEFAULT_SIGNAL: NodeJS.Signals = 'SIGTERM';
 
 /** Each signal this system has, by number, under its first name (SIGABRT and SIGIOT are both 6). */
 const SIGNAL_BY_NUMBER = new Map<number, NodeJS.Signals>();
@@ -71,14 +73,21 @@ export const killMethod = method({
     path: '/sessions/:id',
     from: 'query',
     input: { schema: z.object({ signal: restKillSignal.optional() }), toParams: () => ({}) },
-    // Runs once the caller is known to hold pty/kill's scope (rest-routes.ts): the signal goes to
-    // the terminal's foreground process group, as pty/signal sends its seven.
+    // Runs once the caller is known to hold pty/kill's scope (rest-routes.ts): the signal (SIGTERM
+    // unless the query names one) goes to the terminal's foreground process group, as pty/signal
+    // sends its seven; then the session closes, which hangs up whatever outlived it.
     async before(route) {
-      const signal = route.input.signal as NodeJS.Signals | undefined;
+      const asked = route.input.signal as NodeJS.Signals | undefined;
       const s = route.session;
-      if (!signal || !s) return;
-      if (!s.running) throw sessionExited(s.id);
-      signalForegroundGroup(s.pid, signal);
+      if (!s) return;
+      if (!s.running) {
+        if (asked) throw sessionExited(s.id);
+        return; // an exited session: nothing to signal, it is removed
+      }
+      const signal = asked ?? REST_KILL_DEFAULT_SIGNAL;
+      const { pgid } = signalForegroundGroup(s.pid, signal);
+      // A program that ignores it (an interactive shell, SIGTERM) is not waited for: the hang-up ends it.
+      if (ignoresSignal(pgid, signal)) return;
       // The program ends of the signal asked for before the kill closes its terminal: the hang-up
       // that closing sends could overtake it and be what the program is reported to die of.
       await Promise.race([s.exited, new Promise((r) => setTimeout(r, SIGNAL_EXIT_WAIT_MS).unref())]);

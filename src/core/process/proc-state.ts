@@ -26,7 +26,7 @@ import { terminalHeldOutsideSession } from './proc/terminal-holders';
 import { terminalWaitOf, waitsOnRemote, waitsOnTerminalServer } from './proc/wait-sets';
 
 export { foregroundProcessGroup, shellHasEnded, terminalOf } from './proc/stat';
-export { signalForegroundGroup } from './proc/signal';
+export { ignoresSignal, signalForegroundGroup } from './proc/signal';
 
 /** The readiness of a session's foreground job, as seen from /proc. */
 export type Readiness = 'waiting_for_input' | 'busy' | 'unknown';

@@ -52,7 +52,7 @@ export class RpcConnection extends Disposable {
   private _unproven: boolean;
   /** The first byte that is not whitespace has come (and could begin a JSON-RPC message). */
   private _firstByteSeen = false;
-  /** Refused (not JSON-RPC, or a line over the limit): nothing more it sent is read. */
+  /** Refused (not JSON-RPC, or a line over the limit) or finishing: nothing more it sent is read. */
   private _refused = false;
   /** After a half-close: the probe that finds a client that is gone. */
   private readonly _probe = this._register(new MutableDisposable());
@@ -103,6 +103,18 @@ export class RpcConnection extends Disposable {
     });
     this._on('close', () => this.dispose());
     this._on('error', () => this.dispose());
+  }
+
+  /**
+   * The server closes (its session ended, the host stops): nothing more is read, but what was asked
+   * is answered (a `pty/wait` with `session_exit`, a read the kill overtook) and what a subscription
+   * still has (the session's `pty/exit`) is sent, then our side ends. socket-pty answers every request.
+   */
+  finish(): void {
+    if (this.isDisposed || this._refused) return;
+    this._refused = true;
+    this._socket.pause();
+    this.peer.endInput();
   }
 
   /** The caller this socket carries. */

@@ -47,19 +47,24 @@ export interface RpcServer {
   close(): Promise<void>;
 }
 
+/**
+ * How long a closing server's connections have to answer what they were asked and send the
+ * session's exit (answers come within milliseconds of it), before a client that never reads is cut.
+ */
+const CLOSE_GRACE_MS = 2000;
+
 /** Listens for JSON-RPC clients; Unix sockets get mode 0600 and a stale file is replaced. */
 export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
-  const sockets = new Set<net.Socket>();
+  const sockets = new Map<net.Socket, RpcConnection>();
   let abandoned = false;
   let stopped = false;
   const onConnection = (socket: net.Socket) => {
     if (abandoned) return void socket.destroy();
     if (sockets.size >= options.maxConnections) return refuseConnection(socket, sockets.size, options.maxConnections, options.mode);
-    sockets.add(socket);
     // Each connection is one ClientLink (in RpcConnection); on a session socket it counts as the session's client.
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
-    new RpcConnection(socket, {
+    const connection = new RpcConnection(socket, {
       mode: options.mode,
       services: options.services,
       maxLineBytes: options.maxLineBytes,
@@ -67,6 +72,7 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
       // Browsers can reach a TCP port (a web page's fetch); they cannot reach a Unix socket.
       jsonRpcFirst: options.endpoint.type === 'tcp',
     });
+    sockets.set(socket, connection);
   };
   let endpoint = options.endpoint;
   if (endpoint.type === 'unix') await removeStaleSocket(endpoint.path);
@@ -104,13 +110,14 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
       closing ??= new Promise<void>((resolve) => {
         // Done once every connection has closed and let go of what it held (its client count,
         // its subscriptions): the server's own close can come a turn before its sockets' close events.
-        const connectionsClosed = [...sockets].map((s) => new Promise<void>((r) => s.once('close', () => r())));
+        const connectionsClosed = [...sockets.keys()].map((s) => new Promise<void>((r) => s.once('close', () => r())));
         // An abandoned listener is left open (see abandon): only its connections end.
         const serverClosed = abandoned || stopped ? Promise.resolve() : new Promise<void>((r) => server.close(() => r()));
-        for (const s of sockets) s.end();
+        // Each answers what it was asked first (RpcConnection.finish); a client that does not read is cut.
+        for (const c of sockets.values()) c.finish();
         setTimeout(() => {
-          for (const s of sockets) s.destroy();
-        }, 200).unref();
+          for (const s of sockets.keys()) s.destroy();
+        }, CLOSE_GRACE_MS).unref();
         if (unixPath && !abandoned && !stopped) fs.rmSync(unixPath, { force: true });
         void Promise.all([serverClosed, ...connectionsClosed]).then(() => resolve());
       });

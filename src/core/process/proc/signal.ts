@@ -1,4 +1,5 @@
-import { errorCode, isValidPid } from './proc-files';
+import * as os from 'node:os';
+import { errorCode, isValidPid, readSmallFile } from './proc-files';
 import { foregroundProcessGroup } from './stat';
 
 /**
@@ -27,4 +28,19 @@ export function signalForegroundGroup(shellPid: number, signal: NodeJS.Signals):
     }
   }
   return { pgid };
+}
+
+/**
+ * Whether the process ignores `signal` (set to SIG_IGN: the `SigIgn` mask of /proc/<pid>/status),
+ * so sending it changes nothing: an interactive bash ignores SIGTERM. False when unknown.
+ */
+export function ignoresSignal(pid: number, signal: NodeJS.Signals): boolean {
+  const n = os.constants.signals[signal];
+  if (!isValidPid(pid) || !n) return false;
+  try {
+    const mask = /^SigIgn:\s*([0-9a-f]+)$/m.exec(readSmallFile(`/proc/${pid}/status`))?.[1];
+    return mask !== undefined && ((BigInt(`0x${mask}`) >> BigInt(n - 1)) & 1n) === 1n;
+  } catch {
+    return false; // gone, or not Linux: the caller waits as for any program
+  }
 }

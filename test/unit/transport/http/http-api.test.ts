@@ -638,7 +638,7 @@ describe('REST (the documented shapes)', () => {
     await deleteSession(s.id);
   });
 
-  test('DELETE /sessions/:id → ok, and the session is gone', { timeout: TEST_TIMEOUT }, async () => {
+  test("DELETE /sessions/:id → ok, the program got SIGTERM (the seed's default), and the session is gone", { timeout: TEST_TIMEOUT }, async () => {
     const s = await createBash();
     const r = await api('DELETE', `/sessions/${s.id}`);
     assert.equal(r.status, 200, r.text);
@@ -646,11 +646,17 @@ describe('REST (the documented shapes)', () => {
     assert.equal(r.json.data.id, s.id);
     assert.equal(r.json.data.ok, true);
     assert.equal(r.json.data.running, false);
-    assert.equal(r.json.data.exitCode, 129, 'how it ended: hung up, as a closing terminal does (128 + SIGHUP)');
+    assert.equal(r.json.data.exitCode, 129, 'an interactive bash ignores SIGTERM: hung up then, as a closing terminal does (128 + SIGHUP)');
     assert.equal(h.host.registry.get(s.id), undefined);
     const list = await api('GET', '/sessions');
     assert.ok(!list.json.data.some((x: any) => x.id === s.id));
     assertRestError(await api('GET', `/sessions/${s.id}`), 404, 'NOT_FOUND');
+    // A program that SIGTERM ends dies of it; one that catches it ends as its handler says.
+    const sleeper = await createBash({ command: 'sleep', args: ['100'] });
+    assert.deepEqual((await api('DELETE', `/sessions/${sleeper.id}`)).json.data, { id: sleeper.id, ok: true, running: false, exitCode: 128 + 15 });
+    const trapper = await createBash({ command: 'bash', args: ['--norc', '-c', 'trap "exit 3" TERM; trap "exit 4" HUP; while :; do sleep 0.1; done'] });
+    await new Promise((r) => setTimeout(r, 300)); // its traps are set
+    assert.deepEqual((await api('DELETE', `/sessions/${trapper.id}`)).json.data, { id: trapper.id, ok: true, running: false, exitCode: 3 });
   });
 
   test(

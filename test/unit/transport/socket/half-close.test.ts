@@ -118,3 +118,27 @@ describe('a client that half-closes after sending', () => {
     assert.equal(r.closedByHost, true);
   });
 });
+
+describe('a session killed while clients of its own socket wait', () => {
+  test('a pending pty/wait and a long pty/output are answered (session_exit) before the host closes their connection', { timeout: TEST_TIMEOUT }, async () => {
+    const s = await control.request<SessionInfo>('session/create', { command: 'sleep', args: ['60'], name: 'killed-while-waiting' });
+    const sock = net.connect({ path: s.address.slice('unix:'.length) });
+    let buffered = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (d: string) => (buffered += d));
+    const closed = new Promise<void>((resolve) => sock.on('close', () => resolve()));
+    await new Promise<void>((resolve) => sock.once('connect', () => resolve()));
+    sock.write(line(1, 'pty/wait', { match: 'NEVER-SHOWN', timeout: 20_000 }) + line(2, 'pty/output', { since: 999_999, waitMs: 20_000 }));
+    await new Promise((r) => setTimeout(r, 300));
+    await control.request('pty/kill', { session: s.id });
+    await withTimeout(closed, 10_000, 'the host to close the connection');
+    const messages = buffered
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as Msg);
+    const wait = messages.find((m) => m.id === 1);
+    assert.equal(wait?.result?.matched, false, JSON.stringify(messages));
+    assert.equal(wait?.result?.reason, 'session_exit');
+    assert.equal(messages.find((m) => m.id === 2)?.result?.running, false, JSON.stringify(messages));
+  });
+});

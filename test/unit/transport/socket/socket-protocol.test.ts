@@ -469,25 +469,42 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     }
   });
 
-  test('pty/kill → {}; then the connection is closed, the socket file removed, serve exits', { timeout: TEST_TIMEOUT }, async () => {
-    assert.ok(bashPid > 0);
-    const bystander = await LineClient.connect({ path: sockPath });
-    const res = await c.call('pty/kill', {}, 12);
-    assert.deepEqual(res, { jsonrpc: '2.0', result: {}, id: 12 });
-    // By the time the answer comes the endpoint is gone (socket-pty: it can no longer be connected).
-    assert.equal(fs.existsSync(sockPath), false, 'the socket file is gone when the answer comes');
-    await assert.rejects(LineClient.connect({ path: sockPath }, 3000));
-    await withTimeout(c.closed, 10_000, 'the server to close the connection');
-    await withTimeout(bystander.closed, 10_000, 'the server to close the other connection');
-    await until(() => !fs.existsSync(sockPath), 'the socket file to disappear');
-    const code = await withTimeout(serve!.exited, 15_000, 'serve to exit');
-    assert.equal(code, 0, serve!.output());
-    await until(() => !pidAlive(bashPid), 'bash to end');
-    // The host removed its runtime files (record and socket folder).
-    assert.deepEqual(fs.readdirSync(dirs.runDir), []);
-    // And the endpoint no longer accepts connections.
-    await assert.rejects(LineClient.connect({ path: sockPath }, 3000));
-  });
+  test(
+    'pty/kill → {}; every request before it is answered and subscribers get pty/exit; then the connection is closed, the socket file removed, serve exits',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      assert.ok(bashPid > 0);
+      const bystander = await LineClient.connect({ path: sockPath });
+      // Another client follows the session and waits on it: it is told of the end before its connection closes.
+      await bystander.result('pty/subscribe', {});
+      bystander.raw('{"jsonrpc":"2.0","method":"pty/wait","params":{"match":"NEVER-SHOWN","timeout":20000},"id":"w"}\n');
+      await sleep(200);
+      // A read answered after the kill it came before (the screen is read off the main thread) is still answered.
+      c.raw('{"jsonrpc":"2.0","method":"pty/read","params":{"top":2},"id":"r"}\n');
+      const res = await c.call('pty/kill', {}, 12);
+      assert.deepEqual(res, { jsonrpc: '2.0', result: {}, id: 12 });
+      const read = await c.next((m) => m.id === 'r', 10_000, 'the read sent before the kill');
+      assert.equal(typeof read.result?.screen, 'string', JSON.stringify(read));
+      const exit = await bystander.next((m) => m.method === 'pty/exit', 10_000, "the subscriber's pty/exit");
+      assert.equal(exit.params.signal, 'SIGHUP');
+      const waited = await bystander.next((m) => m.id === 'w', 10_000, 'the pending pty/wait');
+      assert.equal(waited.result?.matched, false);
+      assert.equal(waited.result?.reason, 'session_exit');
+      // By the time the answer comes the endpoint is gone (socket-pty: it can no longer be connected).
+      assert.equal(fs.existsSync(sockPath), false, 'the socket file is gone when the answer comes');
+      await assert.rejects(LineClient.connect({ path: sockPath }, 3000));
+      await withTimeout(c.closed, 10_000, 'the server to close the connection');
+      await withTimeout(bystander.closed, 10_000, 'the server to close the other connection');
+      await until(() => !fs.existsSync(sockPath), 'the socket file to disappear');
+      const code = await withTimeout(serve!.exited, 15_000, 'serve to exit');
+      assert.equal(code, 0, serve!.output());
+      await until(() => !pidAlive(bashPid), 'bash to end');
+      // The host removed its runtime files (record and socket folder).
+      assert.deepEqual(fs.readdirSync(dirs.runDir), []);
+      // And the endpoint no longer accepts connections.
+      await assert.rejects(LineClient.connect({ path: sockPath }, 3000));
+    },
+  );
 });
 
 describe('serve --port: the same protocol over TCP on 127.0.0.1', () => {
