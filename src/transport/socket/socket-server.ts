@@ -170,9 +170,18 @@ async function listenOn(endpoint: Endpoint, onConnection: (socket: net.Socket) =
   return server;
 }
 
-/** A socket file nobody answers on is left over from a crash: remove it; a live one is an error. */
+/**
+ * A socket file nobody answers on is left over from a crash: remove it; a live one is an error, and
+ * so is anything else at the path (a user's file, a symlink), which is never removed.
+ */
 async function removeStaleSocket(path: string): Promise<void> {
-  if (!fs.existsSync(path)) return;
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(path);
+  } catch {
+    return; // nothing there
+  }
+  if (!stat.isSocket()) throw new Error(`${path} exists and is not a socket: choose another path (it is left as it is)`);
   const alive = await new Promise<boolean>((resolve) => {
     const probe = net.connect(path);
     probe.once('connect', () => {

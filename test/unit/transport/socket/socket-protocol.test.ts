@@ -7,8 +7,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import {
   bashEnv,
+  CLI,
   buildCli,
   startServeOnFreePort,
   LineClient,
@@ -579,4 +581,28 @@ describe('serve --port: the same protocol over TCP on 127.0.0.1', () => {
     await assert.rejects(LineClient.connect(target, 3000));
     assert.deepEqual(fs.readdirSync(dirs.runDir), []);
   });
+});
+
+test('serve --socket on a path that holds a file (or a symlink) refuses with one line and leaves it as it was', { timeout: TEST_TIMEOUT }, () => {
+  const dirs = makeBase();
+  try {
+    const file = path.join(dirs.base, 'notes.txt');
+    fs.writeFileSync(file, 'keep me\n');
+    const link = path.join(dirs.base, 'link.sock');
+    fs.symlinkSync(file, link);
+    for (const target of [file, link]) {
+      const r = spawnSync(process.execPath, [CLI, 'serve', '--socket', target, '--cmd', 'sleep 30', '--no-http'], {
+        env: bashEnv({ SHARED_PTY_DIR: dirs.runDir }),
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, /exists and is not a socket/);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    }
+    assert.equal(fs.readFileSync(file, 'utf8'), 'keep me\n');
+    assert.ok(fs.lstatSync(link).isSymbolicLink());
+  } finally {
+    fs.rmSync(dirs.base, { recursive: true, force: true });
+  }
 });
