@@ -8,6 +8,8 @@
 export class CallAbort {
   private _controller: AbortController | undefined;
   private _aborted = false;
+  /** The request's id as its client wrote it, when the number lost digits in parsing (raw-id.ts). */
+  rawId: string | undefined;
 
   /** The call's signal (made now on first use). */
   get signal(): AbortSignal {

@@ -1,3 +1,4 @@
+import { idMayHaveLostDigits, RAW_ID, rawIdText, stringifyMessage, type WithRawId } from './raw-id';
 import type { JsonRpcResponse, RpcDialect } from '../../core/base/errors';
 import { ErrorCode, errorResponse, limitReached, RpcError } from '../../core/base/errors';
 import { Disposable, disposableTimeout, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../../core/base/lifecycle';
@@ -453,6 +454,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     // Each call stops when the connection goes, or when the client cancels it by its id.
     const id = requestId(message);
     const call = new CallAbort();
+    if (idMayHaveLostDigits(id)) call.rawId = rawIdText(typeof raw === 'string' ? raw : utf8.decode(raw));
     this._running.set(call, id ?? undefined);
     // A call answered in the same turn (a key's write) is sent on at once: no promise, no microtask.
     const answer = this._serve(message, call);
@@ -465,6 +467,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
     try {
       const { response, afterSend } = answer;
       if (this.isDisposed) return;
+      if (call.rawId !== undefined) (response as WithRawId)[RAW_ID] = call.rawId;
       if (afterSend.length === 0 && this._answerMayWaitForOutput(answer)) this._holdForOutput(response);
       else {
         // Answers leave in the order they were ready: a held one is not overtaken.
@@ -594,7 +597,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
       this._wire.cork();
       this._turn = setImmediate(() => this._endTurn());
     }
-    this._wire.send(JSON.stringify(msg));
+    this._wire.send(stringifyMessage(msg));
   }
 
   /** Sends what this turn gathered. */

@@ -5,6 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -398,6 +399,22 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     const objId = c.next((m) => m.id === null && m.error?.code === -32600, 10_000, 'object-id error');
     c.sendJson({ jsonrpc: '2.0', method: 'pty/status', params: {}, id: { x: 1 } });
     assertError(await objId, -32600, null);
+  });
+
+  test('a number id past 2^53 is echoed digit for digit (a 64-bit id), also beside an "id" inside params', { timeout: TEST_TIMEOUT }, async () => {
+    const sock = net.connect(sockPath);
+    await new Promise<void>((resolve) => sock.once('connect', () => resolve()));
+    let text = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (d: string) => (text += d));
+    const ids = ['9007199254740993', '12345678901234567890', '-9223372036854775807', '18446744073709551615'];
+    for (const id of ids) sock.write(`{"jsonrpc":"2.0","method":"pty/status","params":{"id":1},"id":${id}}\n`);
+    sock.write('{"jsonrpc":"2.0","id":9007199254740995,"method":"pty/no-such-method"}\n');
+    await until(() => text.split('\n').length > ids.length + 1, 'every answer');
+    sock.destroy();
+    const answers = text.trim().split('\n');
+    ids.forEach((id, i) => assert.ok(answers[i].startsWith(`{"jsonrpc":"2.0","id":${id},"result":{`), answers[i]));
+    assert.ok(answers[ids.length].startsWith('{"jsonrpc":"2.0","id":9007199254740995,"error":{"code":-32601'), answers[ids.length]);
   });
 
   test('string ids are echoed as strings; several requests in one chunk and one request split across chunks', { timeout: TEST_TIMEOUT }, async () => {
