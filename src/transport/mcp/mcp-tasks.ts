@@ -173,6 +173,22 @@ export async function taskWork(
   prompt: PersonPrompt & { askText?: RunPrompt['askText'] },
   signal: AbortSignal,
 ): Promise<ToolCallResult> {
+  const started = Date.now();
+  const r = await followProgram(tools, name, args, prompt, signal);
+  // Its steps each timed their own wait: the result's is the whole task's, the person's answers included.
+  const data = r.structuredContent;
+  if (typeof data?.waitedMs !== 'number') return r;
+  return { ...r, structuredContent: { ...data, waitedMs: Date.now() - started } };
+}
+
+/** The tool's call, then each step the program needs (see taskWork); the last step's result. */
+async function followProgram(
+  tools: TaskTools,
+  name: string,
+  args: Record<string, unknown>,
+  prompt: PersonPrompt & { askText?: RunPrompt['askText'] },
+  signal: AbortSignal,
+): Promise<ToolCallResult> {
   let r = await tools.call(name, args, prompt, signal);
   const session = args.session;
   // Only the tools that type and wait as send does have a program to follow.

@@ -200,7 +200,12 @@ for (const via of ['http', 'stdio'] as const) {
       async () => {
         const session = await shell();
         a.person.asked.length = 0;
-        a.person.answer = async () => ({ action: 'accept', content: { input: 'Ada' } });
+        // The person takes a while to answer: the task's waitedMs counts that too.
+        const THINKS_MS = 1200;
+        a.person.answer = async () => {
+          await new Promise((r) => setTimeout(r, THINKS_MS));
+          return { action: 'accept', content: { input: 'Ada' } };
+        };
         const run = await asTask(a, 'send', { session, text: 'read -p "Name? " n; echo "hello-$n"; (exit 3)', timeout: 30_000 });
         assert.equal(run.kind, 'task', 'the send became a task');
         assert.deepEqual(
@@ -217,6 +222,7 @@ for (const via of ['http', 'stdio'] as const) {
         assert.equal(result.structuredContent.exitCode, 3, "the command's exit code");
         assert.match(result.structuredContent.output, /^hello-Ada$/m, 'the answer was typed into the program');
         assert.equal(typeof result.structuredContent.command?.id, 'number', 'the command record');
+        assert.ok(result.structuredContent.waitedMs >= THINKS_MS, `waitedMs ${result.structuredContent.waitedMs} counts the wait for the person`);
       },
     );
 
