@@ -32,6 +32,29 @@ test('a host that cannot start is reported with its last words, and its log is 0
   assert.equal(fs.statSync(path.join(dir, DAEMON_LOG)).mode & 0o777, 0o600);
 });
 
+test('a daemon.log planted as a symlink is not read through: its target is never printed', async () => {
+  const own = tempRuntimeDir();
+  try {
+    const target = path.join(own, 'elsewhere.txt');
+    fs.writeFileSync(target, 'NOT-THE-LOG\n');
+    fs.symlinkSync(target, path.join(own, DAEMON_LOG));
+    // A host that leaves without a word and takes its start log with it (as one that found another running does).
+    const script = path.join(own, 'quiet-cli.js');
+    fs.writeFileSync(
+      script,
+      "require('fs').rmSync(require('path').join(process.env.SHARED_PTY_DIR, process.env.SHARED_PTY_START_LOG), { force: true }); process.exit(3);\n",
+    );
+    await assert.rejects(ensureDaemon({ cliPath: script, runtimeDir: own }), (e: Error) => {
+      assert.match(e.message, /exited with 3/);
+      assert.doesNotMatch(e.message, /NOT-THE-LOG/);
+      return true;
+    });
+    assert.ok(fs.lstatSync(path.join(own, DAEMON_LOG)).isSymbolicLink(), 'left as it was');
+  } finally {
+    fs.rmSync(own, { recursive: true, force: true });
+  }
+});
+
 test('the real host starts once, detached, and a second call finds it', async () => {
   const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
   const first = await ensureDaemon({ cliPath: cli, runtimeDir: dir });
