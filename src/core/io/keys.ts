@@ -1,6 +1,7 @@
 /**
  * Key names (as accepted by `pty/write` `action.key` and MCP `send_keys`) → the bytes an
- * xterm-compatible terminal (TERM=xterm-256color, normal cursor-key mode) sends for them.
+ * xterm-compatible terminal (TERM=xterm-256color) sends for them, in normal cursor-key mode or,
+ * when the program turned it on (`CSI ? 1 h`), application cursor-key mode (arrows, Home, End).
  *
  * A name is `[Modifier+]...Base`, modifiers `Ctrl`, `Shift`, `Alt` in any order, each at most once.
  * Names are case-sensitive; `Del` is accepted for `Delete`; any single character (one code point)
@@ -122,10 +123,11 @@ function charBytes(name: string, ch: string, mods: ReadonlySet<Modifier>): strin
 
 /**
  * Returns the byte sequence (as a JS string) for key name `name`, e.g. `keyToBytes('Ctrl+C') === '\x03'`,
- * `keyToBytes('Ctrl+ArrowUp') === '\x1b[1;5A'`, `keyToBytes('q') === 'q'`.
+ * `keyToBytes('Ctrl+ArrowUp') === '\x1b[1;5A'`, `keyToBytes('q') === 'q'`; with `applicationCursor`,
+ * `keyToBytes('ArrowUp', true) === '\x1bOA'`.
  * @throws {KeyNameError} when the name is unknown or the combination has no byte sequence.
  */
-export function keyToBytes(name: string): string {
+export function keyToBytes(name: string, applicationCursor = false): string {
   if (isSingleChar(name)) return name;
 
   const mods = new Set<Modifier>();
@@ -140,7 +142,9 @@ export function keyToBytes(name: string): string {
 
   const finalLetter = entry(FINAL_LETTER_KEYS, base);
   if (finalLetter !== undefined) {
-    return param === 1 ? finalLetter : `${ESC}[1;${param}${finalLetter.slice(-1)}`;
+    if (param !== 1) return `${ESC}[1;${param}${finalLetter.slice(-1)}`;
+    // Application cursor keys: SS3 instead of CSI, as xterm sends them (modified ones keep CSI 1;m).
+    return applicationCursor && finalLetter.startsWith(`${ESC}[`) ? `${ESC}O${finalLetter.slice(-1)}` : finalLetter;
   }
   const tilde = entry(TILDE_KEYS, base);
   if (tilde !== undefined) {

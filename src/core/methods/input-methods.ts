@@ -120,12 +120,15 @@ function quickWriteParams(raw: Record<string, unknown>): { action: { text: strin
   return { action: { text: action.text } };
 }
 
-/** Turns a valid `pty/write` action (or list of them) into the bytes to write. */
-export function actionBytes(action: WriteAction | WriteAction[]): string {
+/**
+ * Turns a valid `pty/write` action (or list of them) into the bytes to write; the arrows, Home and
+ * End as the terminal's cursor-key mode has them (`applicationCursor`: `ESC O A`).
+ */
+export function actionBytes(action: WriteAction | WriteAction[], applicationCursor = false): string {
   const problem = actionProblem(action);
   if (problem) throw invalidParams(problem.message, problem.key === undefined ? undefined : { key: problem.key });
   let out = '';
-  for (const a of Array.isArray(action) ? action : [action]) out += a.text ?? keyToBytes(a.key as string);
+  for (const a of Array.isArray(action) ? action : [action]) out += a.text ?? keyToBytes(a.key as string, applicationCursor);
   return out;
 }
 
@@ -186,7 +189,7 @@ export const writeMethod = method({
   handler(ctx, p) {
     const since = Date.now();
     const session = requireSession(ctx);
-    const bytes = actionBytes(p.action);
+    const bytes = actionBytes(p.action, session.applicationCursorKeys);
     const typing = agentCall(ctx.services, session, ctx.caller);
     let admitted: ReturnType<typeof admitWrite>;
     try {

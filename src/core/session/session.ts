@@ -45,6 +45,7 @@ import { CommandLogs } from '../commands/command-logs';
 import { nonceHandover, shellIntegrationLaunch } from '../commands/shell-integration';
 import type { OwnMark } from '../commands/own-marks';
 import { ViewAnswers } from './view-answers';
+import { CursorKeysMode } from './cursor-keys';
 
 export { DEFAULT_COLS, DEFAULT_ROWS, SessionTuning } from './session-types';
 export type { ExitInfo, FlowHolder, Origin, OutputChunk, SessionOptions, SessionRecording, SessionStatus } from './session-types';
@@ -106,9 +107,16 @@ export class Session extends Disposable {
   });
   /** The views' own answers to terminal queries, which the host answers instead (the mirror's). */
   private readonly _viewAnswers = new ViewAnswers();
+  /** Whether the program turned on application cursor keys: how the arrows a client names are sent. */
+  private readonly _cursorKeys = new CursorKeysMode();
   private _lastInput: LastInput | undefined;
   /** The user chose "Allow for this session" for agents' writes here (docs/protocol.md#agent-write-approval). */
   agentsAllowed = false;
+
+  /** The program asked for application cursor keys (`CSI ? 1 h`): a named arrow key is sent as `ESC O A`. */
+  get applicationCursorKeys(): boolean {
+    return this._cursorKeys.application;
+  }
 
   private readonly _onOutput = this._register(new Emitter<OutputChunk>());
   /** Raw output, in order, as soon as it is read from the PTY. */
@@ -538,6 +546,7 @@ export class Session extends Disposable {
     if (data.length === 0) return;
     this.ring.append(data);
     this._viewAnswers.sawOutput(data);
+    this._cursorKeys.sawOutput(data);
     this.commands.apply(marks, this.ring.end - data.length);
     if (marks.length > 0) this._shellImage?.noteIntegrationSpoke();
     this.commandLogs?.append(data, this.ring.end);

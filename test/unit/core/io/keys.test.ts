@@ -191,9 +191,24 @@ test('names are case-sensitive', () => {
   assert.equal(keyToBytes('E'), 'E');
 });
 
+test('application cursor keys: the arrows, Home and End as SS3; modified ones, F1-F4 and the rest as before', () => {
+  const app = (name: string) => keyToBytes(name, true);
+  assert.equal(app('ArrowUp'), '\x1bOA');
+  assert.equal(app('ArrowDown'), '\x1bOB');
+  assert.equal(app('ArrowRight'), '\x1bOC');
+  assert.equal(app('ArrowLeft'), '\x1bOD');
+  assert.equal(app('Home'), '\x1bOH');
+  assert.equal(app('End'), '\x1bOF');
+  assert.equal(app('Ctrl+ArrowUp'), '\x1b[1;5A');
+  assert.equal(app('F1'), '\x1bOP');
+  assert.equal(app('PageUp'), '\x1b[5~');
+  assert.equal(app('Enter'), '\r');
+  assert.equal(keyToBytes('ArrowUp'), '\x1b[A', 'normal mode by default');
+});
+
 test('a real bash in a real pty receives exactly these bytes', { timeout: 20_000 }, async () => {
   const keys = ['ArrowUp', 'Ctrl+C', 'Alt+x', 'F5', 'Ctrl+ArrowUp', 'Shift+Tab', 'Ctrl+Space', 'Enter', 'Backspace', 'Ctrl+Alt+Del', '€'];
-  const payload = keys.map(keyToBytes).join('');
+  const payload = keys.map((k) => keyToBytes(k)).join('');
   const expected = [...Buffer.from(payload, 'utf8')].map((b) => b.toString(16).padStart(2, '0')).join(' ');
   const count = Buffer.byteLength(payload, 'utf8');
 
