@@ -46,7 +46,8 @@ describe('the method table over an in-memory linked pair', () => {
       const info = await c.request<SessionInfo>('session/create', { ...BASH, cols: 80, rows: 24, name: 'made-in-memory' });
       assert.equal(info.name, 'made-in-memory');
       assert.deepEqual([info.cols, info.rows], [80, 24]);
-      await c.request('pty/wait', { session: info.id, match: '$ ', timeout: 10_000 });
+      // The screen's rows end without their trailing spaces: the prompt is `$`.
+      assert.equal((await c.request<{ matched: boolean }>('pty/wait', { session: info.id, match: '$', timeout: 10_000 })).matched, true);
       assert.deepEqual(await c.request('pty/write', { session: info.id, action: [{ text: 'echo in-$((6*7))' }, { key: 'Enter' }] }), { written: 17 });
       const w = await c.request<{ matched: boolean; reason: string }>('pty/wait', { session: info.id, match: 'in-42', timeout: 10_000 });
       assert.deepEqual([w.matched, w.reason], [true, 'matched']);

@@ -32,7 +32,8 @@ before(async () => {
   assert.equal(ep.type, 'tcp');
   port = ep.type === 'tcp' ? ep.port : 0;
   client = await LineClient.connect({ port });
-  await client.result('pty/wait', { match: '$ ', timeout: 10_000 });
+  // The screen's rows end without their trailing spaces: the prompt is `$`.
+  assert.equal((await client.result('pty/wait', { match: '$', timeout: 10_000 })).matched, true);
 });
 
 after(async () => {
