@@ -15,7 +15,7 @@ import { EVENT_MEANINGS, NOTIFICATIONS, type NotificationSpec } from '../src/cor
 import { STREAM_CLOSE, STREAM_FRAMES, type StreamCloseSpec, type StreamFrameSpec } from '../src/core/methods/stream-frames';
 import { agentApprovalNow, commandRecord, lastInput, paramDefaults, sessionInfo, tokenInfo } from '../src/core/methods/schemas';
 import { approvalQuestion, approvalRequest } from '../src/core/agent/approval-request';
-import { hostEvent } from '../src/core/session/session-events';
+import { hostEvent } from '../src/core/session/events/session-events';
 import { REST_ROUTES } from '../src/transport/http/rest-routes';
 import { TOOLS } from '../src/transport/mcp/mcp-tools';
 

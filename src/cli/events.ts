@@ -1,5 +1,5 @@
 import { readLiveRecords, type HostRecord } from '../host/discovery';
-import type { HostEvent } from '../core/session/session-events';
+import type { HostEvent } from '../core/session/events/session-events';
 import { paramsOf } from '../core/methods/notifications';
 import { RpcClient, type Notification } from '../transport/client/rpc-client';
 import { intFlag, parseArgs, UsageError } from './args';

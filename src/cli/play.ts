@@ -5,7 +5,7 @@ import { onHost } from './token-commands';
 import { parseArgs, strFlag, UsageError } from './args';
 import { COMMAND_FLAGS } from './command-flags';
 import { CliError } from './find-session';
-import { CastFormatError, parseCast, type Cast } from '../core/session/cast-file';
+import { CastFormatError, parseCast, type Cast } from '../core/session/recording/cast-file';
 import { stdoutClosed, whenStdoutCloses } from './stdout-closed';
 
 export const PLAY_USAGE = 'shared-pty play <file> [--speed N] [--idle-limit SECONDS] [--browser]';

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { defaultRecordingDir } from '../core/session/recording-path';
+import { defaultRecordingDir } from '../core/session/recording/recording-path';
 import type { HostRecord } from '../host/discovery';
 import type { RpcClient } from '../transport/client/rpc-client';
 import { Commands } from './commands';

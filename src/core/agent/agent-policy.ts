@@ -1,7 +1,7 @@
 import { declined, invalidParams } from '../base/errors';
 import type { Session } from '../session/session';
-import { isAgentCall, type InputSource } from '../session/input-source';
-import { MAX_TYPED_LINE_CHARS } from '../session/typed-line';
+import { isAgentCall, type InputSource } from '../session/input/input-source';
+import { MAX_TYPED_LINE_CHARS } from '../session/input/typed-line';
 import { boundedFirstMatch, REGEX_BUDGET_MS, RegexTimeoutError } from '../io/bounded-regex';
 import type { Caller } from '../io/caller';
 import { argvToJudge, commandsToJudge } from './command-line';

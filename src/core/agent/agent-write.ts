@@ -1,7 +1,7 @@
 import { declined, sessionExited } from '../base/errors';
 import type { IDisposable } from '../base/lifecycle';
 import type { Session } from '../session/session';
-import { isAgentCall, type ApprovalDecision, type InputSource } from '../session/input-source';
+import { isAgentCall, type ApprovalDecision, type InputSource } from '../session/input/input-source';
 import { checkAgentWrite, needsAsking, type AgentPolicy } from './agent-policy';
 import type { ApprovalBroker } from './approval';
 import type { PersonAsker } from '../io/caller';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { origin, transport } from '../session/input-kinds';
+import { origin, transport } from '../session/input/input-kinds';
 
 // The words of agent write approval (docs/protocol.md#agent-write-approval), declared once as
 // schemas: the types are inferred from them, and the method table and its notifications use the

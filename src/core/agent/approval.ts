@@ -3,7 +3,7 @@ import { serverError } from '../base/errors';
 import { Emitter, toDisposable, type IDisposable } from '../base/lifecycle';
 import { anyEvent, mapEvent, whenFirst } from '../base/when-first';
 import type { Session } from '../session/session';
-import type { InputSource } from '../session/input-source';
+import type { InputSource } from '../session/input/input-source';
 import type { NotificationSink } from '../io/subscription';
 import type { PersonAsker } from '../io/caller';
 import { approvalAnswer, type ApprovalAnswer, type ApprovalRequest } from './approval-request';

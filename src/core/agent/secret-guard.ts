@@ -1,5 +1,5 @@
 import { serverError } from '../base/errors';
-import { isAgentCall, type InputSource } from '../session/input-source';
+import { isAgentCall, type InputSource } from '../session/input/input-source';
 import type { Session } from '../session/session';
 
 /**

@@ -1,6 +1,6 @@
 import { serverError } from '../base/errors';
 import type { Session } from '../session/session';
-import { isAgentCall, type InputSource } from '../session/input-source';
+import { isAgentCall, type InputSource } from '../session/input/input-source';
 
 /** The human counts as typing for this long after their last key (docs/protocol.md#typing-arbitration). */
 export const HUMAN_PAUSE_MS = 1500;

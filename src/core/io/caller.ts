@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { invalidParams } from '../base/errors';
-import { origin, type Origin } from '../session/input-kinds';
-import type { InputSource, Transport } from '../session/input-source';
+import { origin, type Origin } from '../session/input/input-kinds';
+import type { InputSource, Transport } from '../session/input/input-source';
 import { RegexBudget } from './regex-budget';
 import { FlowPatience } from './flow-window';
 

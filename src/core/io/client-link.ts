@@ -1,11 +1,11 @@
 import { Disposable, type IDisposable } from '../base/lifecycle';
 import type { Origin, Session } from '../session/session';
-import type { Transport } from '../session/input-source';
+import type { Transport } from '../session/input/input-source';
 import type { Caller, ClientDeclaration, PersonAsker, TokenHolder, TokenScope } from './caller';
 import { RegexBudget } from './regex-budget';
 import { FlowPatience } from './flow-window';
 import { OutputSubscription, type NotificationSink } from './subscription';
-import type { EventLog } from '../session/event-log';
+import type { EventLog } from '../session/events/event-log';
 import { EventSubscription, type EventSubscriptionOptions } from './event-subscription';
 
 /** How a client subscribes: from where, and flow-controlled with which window (lossy without one). */

@@ -1,5 +1,5 @@
 import type { IDisposable } from '../base/lifecycle';
-import type { EventLog } from '../session/event-log';
+import type { EventLog } from '../session/events/event-log';
 import type { NotificationSink } from './subscription';
 
 /** Events put out per look at the client's back-pressure. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { foregroundStateOf, readinessOf, shellHasEnded } from '../process/proc-state';
 import type { Session, SessionStatus } from '../session/session';
-import { isAgentCall, type InputSource } from '../session/input-source';
+import { isAgentCall, type InputSource } from '../session/input/input-source';
 import { sessionBusy } from '../base/errors';
 import { DisposableStore, disposableTimeout, Emitter, MutableDisposable, type Event } from '../base/lifecycle';
 import { anyEvent, mapEvent, whenFirst } from '../base/when-first';

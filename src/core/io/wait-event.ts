@@ -1,7 +1,7 @@
 import type { Event } from '../base/lifecycle';
 import { whenFirst } from '../base/when-first';
-import type { EventLog } from '../session/event-log';
-import type { EventType, HostEvent } from '../session/session-events';
+import type { EventLog } from '../session/events/event-log';
+import type { EventType, HostEvent } from '../session/events/session-events';
 import type { Session } from '../session/session';
 
 /** Why `wait_event` returned: an event came, time ran out, or the session ended without one. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { admitWrite, DEFAULT_APPROVAL_WAIT_MS } from '../agent/agent-write';
 import { DEFAULT_ARBITRATION_WAIT_MS } from '../agent/typing-arbitration';
-import type { InputSource } from '../session/input-source';
+import type { InputSource } from '../session/input/input-source';
 import { requireSession } from './context';
 import { method } from './spec';
 import type { MethodContext } from './types';

@@ -3,7 +3,7 @@ import { forbidden, invalidParams } from '../base/errors';
 import { agentApproval, approvalAnswer, approvalRequest } from '../agent/approval-request';
 import { agentPolicy, describePolicy } from '../agent/agent-policy';
 import { ClientLink } from '../io/client-link';
-import { isAgentCall } from '../session/input-source';
+import { isAgentCall } from '../session/input/input-source';
 import type { MethodContext } from './types';
 import { byDefaultSays } from './schemas';
 import { method } from './spec';

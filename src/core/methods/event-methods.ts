@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ClientLink } from '../io/client-link';
 import { waitForEvent } from '../io/wait-event';
-import { EVENT_TYPES, hostEvent } from '../session/session-events';
+import { EVENT_TYPES, hostEvent } from '../session/events/session-events';
 import { byDefault, byDefaultSays, nonNegInt, waitMs } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';

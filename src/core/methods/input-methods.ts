@@ -22,7 +22,7 @@ import type { CommandRecord } from '../commands/command-tracker';
 import { requireSession } from './context';
 import type { MethodContext } from './types';
 import type { Session } from '../session/session';
-import type { InputSource } from '../session/input-source';
+import type { InputSource } from '../session/input/input-source';
 
 const writeAction = z.object({ text: z.string().optional(), key: z.string().optional() }).strict();
 type WriteAction = z.infer<typeof writeAction>;

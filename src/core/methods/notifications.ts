@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hostEvent, type EventType } from '../session/session-events';
+import { hostEvent, type EventType } from '../session/events/session-events';
 import { approvalAnswer, approvalQuestion, approvalRequest } from '../agent/approval-request';
 
 // The notifications of the method table: what the host sends without being asked, after a method

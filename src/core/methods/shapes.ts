@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { approvalDecision, origin, transport } from '../session/input-kinds';
+import { approvalDecision, origin, transport } from '../session/input/input-kinds';
 import { agentApproval } from '../agent/approval-request';
 import { commandRecord } from '../commands/command-record';
 import { sessionStatus } from '../session/session-status';

@@ -6,7 +6,7 @@ import { RpcError, ErrorCode, invalidParams, limitReached } from '../base/errors
 import { Disposable, disposableTimeout, DisposableStore, Emitter, MutableDisposable } from '../base/lifecycle';
 import { selectOrThrow } from './selector';
 import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from './session';
-import { EventLog } from './event-log';
+import { EventLog } from './events/event-log';
 import { spawnProblem } from './pty/spawn-check';
 import { MAX_SESSIONS } from '../base/limits';
 import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../base/param-limits';

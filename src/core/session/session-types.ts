@@ -20,9 +20,9 @@ export const enum SessionTuning {
   MaxQueuedWritesForAnswers = 64,
 }
 
-import type { Origin } from './input-kinds';
+import type { Origin } from './input/input-kinds';
 
-export type { Origin } from './input-kinds';
+export type { Origin } from './input/input-kinds';
 
 export interface SessionOptions {
   id: string;

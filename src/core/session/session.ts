@@ -6,10 +6,10 @@ import { loadNodePty } from './pty-loader';
 import { destroyPty, onRawData, ptySlaveName } from '../base/internals/node-pty';
 import { MirrorProxy } from '../mirror/mirror-proxy';
 import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
-import type { AgentDecision, InputSource, LastInput, SessionInput } from './input-source';
-import { HumanInput } from './human-input';
-import { TypedLine } from './typed-line';
-import { isUtf8Locale, lineEditorOf } from './line-editor';
+import type { AgentDecision, InputSource, LastInput, SessionInput } from './input/input-source';
+import { HumanInput } from './input/human-input';
+import { TypedLine } from './input/typed-line';
+import { isUtf8Locale, lineEditorOf } from './input/line-editor';
 import {
   type ExitInfo,
   type FlowHolder,
@@ -23,8 +23,8 @@ import { probeInputWait } from '../process/input-wait';
 import { changedEditingKeys } from '../process/terminal-mode';
 import { foregroundProcessGroup } from '../process/proc/stat';
 import { unreadOutputOf } from '../process/unread-output';
-import { InputWatch } from './input-watch';
-import { masterFdOf, ptyInputWriter, ptyQueuedWrites } from './pty-input';
+import { InputWatch } from './input/input-watch';
+import { masterFdOf, ptyInputWriter, ptyQueuedWrites } from './input/pty-input';
 import { guardEofDrain, guardExitDrain, type DrainTarget } from './pty/exit-drain';
 import { hangUp } from './pty/hang-up';
 import { closeMasterOnExec } from './pty/close-on-exec';
@@ -36,16 +36,16 @@ import { invalidParams } from '../base/errors';
 import { Utf8Joiner } from './pty/utf8-joiner';
 import { FlowHolders, ReadPauses } from './flow/read-pauses';
 import { HandleCount } from './handle-count';
-import { judgement, SecretJudge } from './secret-judge';
-import type { SessionEventBody } from './session-events';
-import { OutputOrderedEvents } from './output-ordered-events';
+import { judgement, SecretJudge } from './input/secret-judge';
+import type { SessionEventBody } from './events/session-events';
+import { OutputOrderedEvents } from './events/output-ordered-events';
 import { CommandTracker } from '../commands/command-tracker';
 import { ShellImage } from '../commands/shell-image';
 import { CommandLogs } from '../commands/command-logs';
 import { nonceHandover, shellIntegrationLaunch } from '../commands/shell-integration';
 import type { OwnMark } from '../commands/own-marks';
-import { ViewAnswers } from './view-answers';
-import { CursorKeysMode } from './cursor-keys';
+import { ViewAnswers } from './input/view-answers';
+import { CursorKeysMode } from './input/cursor-keys';
 
 export { DEFAULT_COLS, DEFAULT_ROWS, SessionTuning } from './session-types';
 export type { ExitInfo, FlowHolder, Origin, OutputChunk, SessionOptions, SessionRecording, SessionStatus } from './session-types';

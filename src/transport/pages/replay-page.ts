@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readCastFile } from '../../core/session/cast-file';
+import { readCastFile } from '../../core/session/recording/cast-file';
 import type { Access, PageTarget } from '../base/access';
 import { sendError } from '../base/http-util';
 import type { ReplayLinks } from './replay-links';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HostServices } from '../../core/methods/types';
-import type { InputSource } from '../../core/session/input-source';
+import type { InputSource } from '../../core/session/input/input-source';
 import type { Session } from '../../core/session/session';
 import { escapeHtml } from './view-page';
 import type { SecretLinkRefused, SecretLinks } from './secret-links';

@@ -1,6 +1,6 @@
 import type { IPty } from 'node-pty';
 import { markCloseOnExec } from '../../process/close-on-exec';
-import { masterFdOf } from '../pty-input';
+import { masterFdOf } from '../input/pty-input';
 
 /**
  * Marks a PTY's master close-on-exec. node-pty (1.1) opens it on Linux with forkpty(3), which

@@ -1,7 +1,7 @@
 import type { IPty } from 'node-pty';
 import { ptyReadStream } from '../../base/internals/node-pty';
 import { terminalOf } from '../../process/proc-state';
-import { masterFdOf } from '../pty-input';
+import { masterFdOf } from '../input/pty-input';
 import { readPending } from './exit-drain';
 
 /**

@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { TypedLine } from '../../../../src/core/session/typed-line';
+import { TypedLine } from '../../../../src/core/session/input/typed-line';
 import { commandsToJudge } from '../../../../src/core/agent/command-line';
 import { fuzz, fuzzSync } from '../../../helpers/fuzz';
 import { connect, startHost, clientsClosed } from '../../../helpers/host';

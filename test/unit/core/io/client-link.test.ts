@@ -13,7 +13,7 @@ import { OutputSubscription, type NotificationSink } from '../../../../src/core/
 import { dispatch } from '../../../../src/core/methods/dispatch';
 import type { SessionInfo } from '../../../../src/core/methods/types';
 import type { Session } from '../../../../src/core/session/session';
-import type { InputSource } from '../../../../src/core/session/input-source';
+import type { InputSource } from '../../../../src/core/session/input/input-source';
 import { SessionFollower } from '../../../../src/transport/client/session-follower';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { BASH, connect, rejectsWith, until, withTimeout } from '../../../helpers/host';

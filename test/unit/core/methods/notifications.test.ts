@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { NOTIFICATION_INDEX, NOTIFICATIONS } from '../../../../src/core/methods/notifications';
-import { EVENT_TYPES } from '../../../../src/core/session/session-events';
+import { EVENT_TYPES } from '../../../../src/core/session/events/session-events';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
 import { connect, startHost, until, clientsClosed } from '../../../helpers/host';
 import { AGENT, agentCalls } from '../../../helpers/agent-calls';

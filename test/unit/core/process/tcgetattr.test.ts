@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as pty from 'node-pty';
 import { canReadLocalFlags } from '../../../../src/core/process/tcgetattr';
 import { lineModeOf, lineModeOfFd, type LineMode } from '../../../../src/core/process/terminal-mode';
-import { masterFdOf } from '../../../../src/core/session/pty-input';
+import { masterFdOf } from '../../../../src/core/session/input/pty-input';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 import { ptysKilledAfterSuite } from '../../../helpers/raw-pty';
 

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as pty from 'node-pty';
 import { unreadOutputOf } from '../../../../src/core/process/unread-output';
-import { masterFdOf } from '../../../../src/core/session/pty-input';
+import { masterFdOf } from '../../../../src/core/session/input/pty-input';
 import { until } from '../../../helpers/host';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
 import { ptysKilledAfterSuite } from '../../../helpers/raw-pty';

@@ -1,11 +1,11 @@
 import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { Disposable, disposableTimeout, MutableDisposable } from '../base/lifecycle';
-import { onUnexpectedError } from '../base/unexpected-error';
-import type { CommandRecord } from '../commands/command-tracker';
-import type { AgentDecision, InputSource, InputVerdict, SessionInput } from './input-source';
-import { splitFirstLine } from './secret-judge';
-import type { Session } from './session';
+import { Disposable, disposableTimeout, MutableDisposable } from '../../base/lifecycle';
+import { onUnexpectedError } from '../../base/unexpected-error';
+import type { CommandRecord } from '../../commands/command-tracker';
+import type { AgentDecision, InputSource, InputVerdict, SessionInput } from '../input/input-source';
+import { splitFirstLine } from '../input/secret-judge';
+import type { Session } from '../session';
 
 /** How a recording writes; each number says why. */
 export const enum RecorderTuning {

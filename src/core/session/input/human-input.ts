@@ -1,4 +1,4 @@
-import { Disposable } from '../base/lifecycle';
+import { Disposable } from '../../base/lifecycle';
 import type { SessionInput } from './input-source';
 
 /** Keys that end or abandon the line the human was typing: Enter, Ctrl+C, Ctrl+U, Ctrl+D. */

@@ -3,9 +3,9 @@
 // a new wait is an Enter (or a busy spell) away, not a keystroke. Real bash in a real host.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASH, startHost, TEST_WRITER, until } from '../../../helpers/host';
-import type { HostEvent } from '../../../../src/core/session/session-events';
-import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
+import { BASH, startHost, TEST_WRITER, until } from '../../../../helpers/host';
+import type { HostEvent } from '../../../../../src/core/session/events/session-events';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../../helpers/leak-tracker';
 
 const linux = process.platform === 'linux';
 const hostP = startHost();
@@ -44,7 +44,7 @@ test(
   'while the host has stopped reading for the parser (a flood), no probe is due; one follows once reading resumes',
   { skip: !linux && 'needs Linux /proc', timeout: 30_000 },
   async () => {
-    const { InputWatch } = await import('../../../../src/core/session/input-watch');
+    const { InputWatch } = await import('../../../../../src/core/session/input/input-watch');
     let probes = 0;
     const watch = new InputWatch(async () => {
       probes++;
@@ -69,7 +69,7 @@ test(
   "while the program's output waits unread (it prints faster than the host reads), no probe is due; one follows once it is read",
   { skip: !linux && 'needs Linux /proc', timeout: 30_000 },
   async () => {
-    const { InputWatch } = await import('../../../../src/core/session/input-watch');
+    const { InputWatch } = await import('../../../../../src/core/session/input/input-watch');
     let probes = 0;
     let asked = 0;
     let printing = true;

@@ -6,11 +6,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { lineEdit, type EditorState } from '../../../../src/core/session/line-editor';
-import { fuzz } from '../../../helpers/fuzz';
-import { BASH, connect, startHost, until, clientsClosed } from '../../../helpers/host';
-import type { RpcClient } from '../../../../src/transport/client/rpc-client';
-import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
+import { lineEdit, type EditorState } from '../../../../../src/core/session/input/line-editor';
+import { fuzz } from '../../../../helpers/fuzz';
+import { BASH, connect, startHost, until, clientsClosed } from '../../../../helpers/host';
+import type { RpcClient } from '../../../../../src/transport/client/rpc-client';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../../helpers/leak-tracker';
 
 /** Keys bash's emacs mode reads the same with Debian's /etc/inputrc as without (no Tab, no history: what they bring is not typed). */
 const KEYS = [

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Session } from '../../../../src/core/session/session';
-import { until } from '../../../helpers/host';
-import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
+import { Session } from '../../../../../src/core/session/session';
+import { until } from '../../../../helpers/host';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../../helpers/leak-tracker';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-pty-input-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -1,4 +1,4 @@
-import type { ColorSlot, ReportedColors } from '../mirror/query-answers';
+import type { ColorSlot, ReportedColors } from '../../mirror/query-answers';
 
 /**
  * How long after the program asked for the cursor position (`CSI 6 n`) a view's answer may still

@@ -1,4 +1,4 @@
-import { Disposable, Emitter } from '../base/lifecycle';
+import { Disposable, Emitter } from '../../base/lifecycle';
 import type { HostEvent, SessionEventBody } from './session-events';
 
 /** Events a host keeps for `pty/events { since }` replays (docs/protocol.md#events-ptyevents-and-ptywaitevent). */

@@ -8,15 +8,15 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { CommandRecord } from '../../../../src/core/commands/command-tracker';
-import type { SessionInfo } from '../../../../src/core/methods/types';
-import type { RpcClient } from '../../../../src/transport/client/rpc-client';
-import { VERSION } from '../../../../src/version';
-import { connect, startHost, until } from '../../../helpers/host';
-import { buildCli, REPO_ROOT } from '../../../helpers/protocol';
-import { AttachView, VIEW_COLORS } from '../../../helpers/attach-view';
-import { ViewAnswers } from '../../../../src/core/session/view-answers';
-import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
+import type { CommandRecord } from '../../../../../src/core/commands/command-tracker';
+import type { SessionInfo } from '../../../../../src/core/methods/types';
+import type { RpcClient } from '../../../../../src/transport/client/rpc-client';
+import { VERSION } from '../../../../../src/version';
+import { connect, startHost, until } from '../../../../helpers/host';
+import { buildCli, REPO_ROOT } from '../../../../helpers/protocol';
+import { AttachView, VIEW_COLORS } from '../../../../helpers/attach-view';
+import { ViewAnswers } from '../../../../../src/core/session/input/view-answers';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../../helpers/leak-tracker';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking. */
 const TEST_TIMEOUT = 90_000;

@@ -1,4 +1,4 @@
-// Application cursor keys (src/core/session/cursor-keys.ts): the arrows, Home and End a client
+// Application cursor keys (src/core/session/input/cursor-keys.ts): the arrows, Home and End a client
 // names reach a program that turned the mode on as that program reads them. The mode followed
 // through output cut anywhere; a real curses program in keypad mode, driven through pty/write.
 import { after, before, test } from 'node:test';
@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { CursorKeysMode } from '../../../../src/core/session/cursor-keys';
-import type { SessionInfo } from '../../../../src/core/methods/types';
-import type { RpcClient } from '../../../../src/transport/client/rpc-client';
-import { connect, startHost } from '../../../helpers/host';
-import { REPO_ROOT } from '../../../helpers/protocol';
-import { fuzzSync } from '../../../helpers/fuzz';
-import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
+import { CursorKeysMode } from '../../../../../src/core/session/input/cursor-keys';
+import type { SessionInfo } from '../../../../../src/core/methods/types';
+import type { RpcClient } from '../../../../../src/transport/client/rpc-client';
+import { connect, startHost } from '../../../../helpers/host';
+import { REPO_ROOT } from '../../../../helpers/protocol';
+import { fuzzSync } from '../../../../helpers/fuzz';
+import { ensureNoDisposablesAreLeakedBySuite } from '../../../../helpers/leak-tracker';
 
 const PROGRAM = path.join(REPO_ROOT, 'test', 'fixtures', 'curses-keys.py');
 const hasCurses = spawnSync('python3', ['-c', 'import curses']).status === 0;

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import type { IPty } from 'node-pty';
-import { ptyMasterFd, ptyWriteQueue } from '../base/internals/node-pty';
+import { ptyMasterFd, ptyWriteQueue } from '../../base/internals/node-pty';
 
 /** The PTY's master descriptor, which node-pty (1.1) keeps as `_fd`; undefined where it does not (Windows). */
 export function masterFdOf(pty: IPty): number | undefined {

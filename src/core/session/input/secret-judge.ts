@@ -1,6 +1,6 @@
-import { asksForSecret } from '../process/secret-prompt';
+import { asksForSecret } from '../../process/secret-prompt';
 import type { InputJudgement, InputVerdict } from './input-source';
-import { isRawWithoutEcho, isSecretMode, lineModeOf, lineModeOfFd, type LineMode } from '../process/terminal-mode';
+import { isRawWithoutEcho, isSecretMode, lineModeOf, lineModeOfFd, type LineMode } from '../../process/terminal-mode';
 
 /** The line at the cursor as the mirror has it (lineBeforeCursor), asked for now. */
 export type CursorLineQuery = () => Promise<{ text: string; alternate: boolean }>;

@@ -1,5 +1,5 @@
-import { Disposable, disposableTimeout, Emitter, MutableDisposable } from '../base/lifecycle';
-import type { InputWait } from '../process/input-wait';
+import { Disposable, disposableTimeout, Emitter, MutableDisposable } from '../../base/lifecycle';
+import type { InputWait } from '../../process/input-wait';
 
 /** When a session's foreground job is probed; each number says why. */
 export const enum InputWatchTuning {

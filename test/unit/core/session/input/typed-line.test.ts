@@ -3,8 +3,8 @@
 // them to bash's own readline).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_TYPED_LINE_CHARS, TypedLine } from '../../../../src/core/session/typed-line';
-import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+import { MAX_TYPED_LINE_CHARS, TypedLine } from '../../../../../src/core/session/input/typed-line';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../../helpers/leak-tracker';
 
 // Every disposable a test makes is disposed by its end (docs/testing.md).
 ensureNoDisposablesAreLeakedInTestSuite();

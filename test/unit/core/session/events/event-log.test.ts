@@ -2,8 +2,8 @@
 // events retained, and `since` replaying what is retained after a seq, of one session or all.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventLog } from '../../../../src/core/session/event-log';
-import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
+import { EventLog } from '../../../../../src/core/session/events/event-log';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../../helpers/leak-tracker';
 
 // Every disposable a test makes is disposed by its end (docs/testing.md).
 ensureNoDisposablesAreLeakedInTestSuite();
