@@ -29,6 +29,8 @@ export interface ClientLinkOptions {
   onlySession?: string;
   /** The holder of the client's scoped token (undefined: the host's token or a socket). */
   holder?: TokenHolder;
+  /** With the host's own token over HTTP: the regex time every request and connection with it shares (caller.ts Grant). */
+  regexBudget?: RegexBudget;
   /** Where notifications go: the transport's framing and back-pressure. */
   sink: NotificationSink;
   /**
@@ -69,7 +71,9 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
     this.scope = options.scope ?? 'control';
     this.onlySession = options.onlySession;
     this.holder = options.holder;
-    this.regexBudgets = options.holder ? [new RegexBudget(), options.holder.regexBudget] : [new RegexBudget()];
+    // Its connection's own, and its token's: a scoped token's holder, or the host token's one budget.
+    const token = options.holder?.regexBudget ?? options.regexBudget;
+    this.regexBudgets = token ? [new RegexBudget(), token] : [new RegexBudget()];
     this._sink = options.sink;
     this._home = options.home;
     this._register({ dispose: () => this._releaseSubscriptions() });

@@ -1,6 +1,6 @@
 // Regex time that a hostile local client cannot exceed (issue 21 item 5): each test of a client's
 // regex is capped, and so is the total, per connection, per scoped token and for the host's token
-// over HTTP (its stateless /mcp requests share one budget), so 40 costly
+// over HTTP (its stateless /mcp requests and its WebSockets share one budget), so 40 costly
 // `pty/wait`s from a view token no longer freeze the host for everyone; a user's own deny rule
 // that backtracks refuses the line instead of hanging the host. A real host, bash, real sockets.
 import { after, before, describe, test } from 'node:test';
@@ -99,12 +99,21 @@ describe('regex time per connection and per token', () => {
     assert.match(await spendOverMcp(token), /Regex time spent/);
   });
 
-  test("MCP calls with the host's token share one budget too: each stateless request does not start afresh", { timeout: 120_000 }, async () => {
-    assert.match(await spendOverMcp(h.token), /Regex time spent/);
-    // Everyone else is served as before: the control socket's regex time is its own.
-    const bystander = await ctl.call('pty/wait', { session: id, regex: '^a+b$', timeout: 10_000 });
-    assert.equal(bystander.reason, 'matched');
-  });
+  test(
+    "MCP calls with the host's token share one budget too: each stateless request does not start afresh, nor a WebSocket with it",
+    { timeout: 120_000 },
+    async () => {
+      assert.match(await spendOverMcp(h.token), /Regex time spent/);
+      // The host token's connections (/rpc, the stream) count there too: a new one does not start afresh.
+      const rpc = await wsOpen(h.port, '/rpc', { token: h.token });
+      sockets.push(rpc);
+      const refused = await call(rpc, 'pty/wait', { session: id, regex: CATASTROPHIC, timeout: 60_000 });
+      assert.equal(refused.error?.data?.limit, 'regexTime', JSON.stringify(refused));
+      // Everyone else is served as before: the control socket's regex time is its own.
+      const bystander = await ctl.call('pty/wait', { session: id, regex: '^a+b$', timeout: 10_000 });
+      assert.equal(bystander.reason, 'matched');
+    },
+  );
 });
 
 describe('a deny rule that backtracks', () => {
