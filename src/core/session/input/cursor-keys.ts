@@ -2,9 +2,11 @@
  * Whether the program asked for application cursor keys (DECCKM, `CSI ? 1 h`), as a terminal keeps
  * it: the arrow keys, Home and End a client presses by name are then sent as a terminal sends them
  * in that mode (`ESC O A`), which is what a full-screen program that turned it on reads
- * (ncurses' keypad mode: htop, nano, dialog). `CSI ? 1 l`, a full reset (`ESC c`) and a soft
- * reset (`CSI ! p`) turn it off. Followed on the main thread as output passes, so a key written
- * right after the output that set the mode is sent for that mode (the mirror parses later).
+ * (ncurses' keypad mode: htop, nano, dialog). `CSI ? 1 l` and a soft reset (`CSI ! p`, which
+ * `reset` sends) turn it off. Followed on the main thread as output passes, so a key written right
+ * after the output that set the mode is sent for that mode (the mirror parses later). A full reset
+ * (`ESC c`) is not looked for: its ESC-led pair is a slow search in coloured output, where ESC
+ * is every few bytes, and a shell's line editor reads the arrows in either mode.
  */
 export class CursorKeysMode {
   /** `CSI ? 1 h` is in force. */
@@ -18,7 +20,7 @@ export class CursorKeysMode {
     this._tail = undefined;
     if (before) this._scan(Buffer.concat([before, chunk.subarray(0, MAX_SEQUENCE)]), before.length);
     this._scan(chunk, chunk.length);
-    // Kept for the next read: a mode change, full or soft reset cut here (an SGR cut here is not),
+    // Kept for the next read: a mode change or soft reset cut here (an SGR cut here is not),
     // also one that began reads ago (cut into more than two).
     const esc = chunk.lastIndexOf(ESC_BYTE);
     const open = esc >= 0 ? chunk.subarray(esc) : before && Buffer.concat([before, chunk]);
@@ -27,33 +29,37 @@ export class CursorKeysMode {
 
   /** Applies the changes in `data` that begin before `startsBefore`, in order (the last one stands). */
   private _scan(data: Buffer, startsBefore: number): void {
-    // Most output holds none of these: three searches for rare byte runs, no parse.
-    const firstMode = data.indexOf(MODE_INTRO);
-    const firstRis = data.indexOf(RIS);
-    const firstSoft = data.indexOf(SOFT_RESET);
-    if (firstMode < 0 && firstRis < 0 && firstSoft < 0) return;
+    // Searched by a byte that is rare in output (an ESC is not: coloured text has one every few
+    // bytes, 0.3 ms a MB to look for an ESC-led pair), then checked for the ESC before it: the `?`
+    // of a mode list, the `!` of DECSTR.
+    const firstMode = next(data, QUESTION, 0, isModeIntro);
+    const firstSoft = next(data, BANG, 0, isSoftReset);
+    if (firstMode < 0 && firstSoft < 0) return;
     let last = -1;
     let value = this.application;
-    for (let i = firstMode; i >= 0 && i - 1 < startsBefore; i = data.indexOf(MODE_INTRO, i + 2)) {
-      if (data[i - 1] !== ESC_BYTE) continue;
-      const set = decckmOf(data, i + 2);
-      if (set !== undefined) [last, value] = [i - 1, set];
+    for (let i = firstMode; i >= 0 && i - 2 < startsBefore; i = next(data, QUESTION, i + 1, isModeIntro)) {
+      const set = decckmOf(data, i + 1);
+      if (set !== undefined) [last, value] = [i - 2, set];
     }
-    for (const [first, pattern] of [
-      [firstRis, RIS],
-      [firstSoft, SOFT_RESET],
-    ] as const) {
-      for (let i = first; i >= 0 && i < startsBefore; i = data.indexOf(pattern, i + 1)) if (i > last) [last, value] = [i, false];
-    }
+    for (let i = firstSoft; i >= 0 && i - 2 < startsBefore; i = next(data, BANG, i + 1, isSoftReset)) if (i - 2 > last) [last, value] = [i - 2, false];
     this.application = value;
   }
 }
 
+/** The next `byte` at or after `from` that `fits` (its sequence's start checked), or -1. */
+function next(data: Buffer, byte: number, from: number, fits: (data: Buffer, at: number) => boolean): number {
+  for (let i = data.indexOf(byte, from); i >= 0; i = data.indexOf(byte, i + 1)) if (fits(data, i)) return i;
+  return -1;
+}
+
+const QUESTION = 0x3f;
+const BANG = 0x21;
+/** `ESC [ ?` ends at `at`. */
+const isModeIntro = (d: Buffer, at: number) => d[at - 1] === 0x5b && d[at - 2] === ESC_BYTE;
+/** `ESC [ ! p` has its `!` at `at`. */
+const isSoftReset = (d: Buffer, at: number) => d[at + 1] === 0x70 && d[at - 1] === 0x5b && d[at - 2] === ESC_BYTE;
+
 const ESC_BYTE = 0x1b;
-/** `[?` after an ESC: a DEC private mode's set or reset (or a query). */
-const MODE_INTRO = Buffer.from('[?', 'latin1');
-const RIS = Buffer.from('\x1bc', 'latin1');
-const SOFT_RESET = Buffer.from('\x1b[!p', 'latin1');
 /** Longest sequence kept across reads (a mode list such as `?1;1049;2004h` is well within it). */
 const MAX_SEQUENCE = 32;
 
@@ -63,7 +69,7 @@ const MAX_SEQUENCE = 32;
  */
 function mayBeCutChange(data: Buffer, esc: number): boolean {
   if (esc + 1 >= data.length) return true;
-  if (data[esc + 1] !== 0x5b) return false; // ESC c is whole; another escape is not ours
+  if (data[esc + 1] !== 0x5b) return false; // not a CSI: not ours
   if (esc + 2 >= data.length) return true;
   if (data[esc + 2] !== 0x3f && data[esc + 2] !== 0x21) return false; // not `?` or `!`: an SGR or a cursor move
   for (let i = esc + 3; i < data.length; i++) if (data[i] >= 0x40 && data[i] <= 0x7e) return false;
