@@ -31,10 +31,46 @@ export function serializeTerminal(term: Terminal, scrollback: number): string {
   // (Terminal.loadAddon gives it the same object).
   serializer.activate(withSpaceOpenedWraps(term) as unknown as Parameters<SerializeAddon['activate']>[0]);
   try {
-    return serializer.serialize({ scrollback }).replace(MOVE_BY_ZERO, '') + modesLeftOut(term);
+    return serializer.serialize({ scrollback }).replace(MOVE_BY_ZERO, '') + blankRowsWithColour(term) + modesLeftOut(term);
   } finally {
     serializer.dispose();
   }
+}
+
+/**
+ * The screen's rows that hold no character but a background colour (`ESC[44m ESC[2J` paints them),
+ * which the addon leaves out below its last row with text: each run of one colour erased with it
+ * (ECH takes the pen's background). Written between a save and a restore of the cursor (DECSC,
+ * DECRC), which put back its place and the pen the addon left.
+ */
+function blankRowsWithColour(term: Terminal): string {
+  const buffer = term.buffer.active;
+  const cell = buffer.getNullCell();
+  let out = '';
+  for (let y = 0; y < term.rows; y++) {
+    const line = buffer.getLine(buffer.baseY + y);
+    if (!line || line.translateToString(true) !== '') continue;
+    let x = 0;
+    while (x < term.cols) {
+      line.getCell(x, cell);
+      const sgr = backgroundSgr(cell);
+      let end = x + 1;
+      if (sgr !== undefined) {
+        while (end < term.cols && backgroundSgr(line.getCell(end, cell)!) === sgr) end++;
+        out += `\x1b[${y + 1};${x + 1}H\x1b[0;${sgr}m\x1b[${end - x}X`;
+      }
+      x = end;
+    }
+  }
+  return out === '' ? '' : `\x1b7${out}\x1b8`;
+}
+
+/** The SGR parameters of a cell's background when it has one (undefined: the default). */
+function backgroundSgr(cell: IBufferCell): string | undefined {
+  if (cell.isBgDefault()) return undefined;
+  const c = cell.getBgColor();
+  if (cell.isBgRGB()) return `48;2;${(c >> 16) & 0xff};${(c >> 8) & 0xff};${c & 0xff}`;
+  return c < 8 ? `${40 + c}` : c < 16 ? `${100 + c - 8}` : `48;5;${c}`;
 }
 
 /** What designates a character set as G0, G1, G2, G3 (`ESC ( 0`: DEC line drawing as G0). */
