@@ -92,6 +92,8 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   private _waiters: Array<{ cursor: number; resolve: () => void }> = [];
   /** Parse speed, bytes per ms of the time output waited in the thread (measured there; see `backlogLimit`). */
   private _rate: number = Backlog.InitialRate;
+  /** Output cursors of the fences posted (fence), oldest first, until the thread tells their signals. */
+  private readonly _fences: number[] = [];
   /** Cursor at the end of the replay after a thread restart, until it is parsed (0: none). */
   private _replayEnd = 0;
   /** When a client last read the screen (performance.now(); see `backlogLimit`). */
@@ -198,6 +200,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
    */
   fence(): void {
     if (this.isDisposed) return;
+    this._fences.push(this._written);
     if (this._queued.bytes > 0) this.flush(true);
     else this._thread.post({ t: 'fence', id: this._id });
   }
@@ -353,7 +356,16 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   }
 
   onSignals(bell: boolean, title: string | undefined, fence?: number): void {
+    if (fence !== undefined) while (this._fences.length > 0 && this._fences[0] <= fence) this._fences.shift();
     if (!this.isDisposed) this._onSignals.fire({ bell, title, fence });
+  }
+
+  /**
+   * The oldest fence whose signals the thread has not told yet (Infinity: none). What waits at it
+   * waits for them, however far the parsed cursor got: a notice of the parse can come first.
+   */
+  get pendingFence(): number {
+    return this._fences.length > 0 ? this._fences[0] : Infinity;
   }
 
   onAnswers(data: string): void {
@@ -370,6 +382,8 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     if (this.isDisposed) return;
     this._reshaped();
     this._queued.clear();
+    // The new thread knows no fence: nothing waits for one (the replay's signals are not told).
+    this._fences.length = 0;
     this._queuedTrickle = true;
     // The thread died before the last replay was parsed: that output may be what kills it, so
     // this time the screen starts blank rather than crash the thread again and again.

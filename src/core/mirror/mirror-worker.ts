@@ -141,10 +141,11 @@ function signal(id: number, what: { bell?: true; title?: string }): void {
 function passFences(id: number, e: Entry): void {
   while (e.fences.length > 0 && e.fences[0] <= e.parsed) {
     const fence = e.fences.shift()!;
+    // Told even with nothing before it: the session holds what waits at the fence until then (a
+    // bell told apart, in a notice that left before the fence came, must not be overtaken).
     const s = signalled.get(id);
-    if (!s) continue;
     signalled.delete(id);
-    post({ t: 'signals', id, bell: s.bell, title: s.title, fence });
+    post({ t: 'signals', id, bell: s?.bell ?? false, title: s?.title, fence });
   }
 }
 

@@ -231,7 +231,7 @@ export class Session extends Disposable {
     this._register(
       this.mirror.onParsed(() => {
         this._maybeResume();
-        this._ordered.passed(this.mirror.parsedCursor, true);
+        this._releaseParsed();
       }),
     );
     this._register(
@@ -240,6 +240,7 @@ export class Session extends Disposable {
         if (fence !== undefined) this._ordered.passed(fence, false);
         if (bell) this._bell();
         if (title !== undefined) this.emitEvent({ type: 'title', title });
+        if (fence !== undefined) this._releaseParsed();
       }),
     );
     // The host is the terminal for the program's queries: one answer each, however many views there are.
@@ -287,6 +288,17 @@ export class Session extends Disposable {
     // Output not handed over yet (the chunk `_output` is passing on): fenced as it is handed over.
     if (cursor > this.mirror.handedOver) this._fencesDue.push(cursor);
     else this.mirror.fence();
+  }
+
+  /**
+   * Tells the events the parser has passed, but not past a fence whose bells and titles the
+   * thread has not told yet: those came before what waits there.
+   */
+  private _releaseParsed(): void {
+    const parsed = this.mirror.parsedCursor;
+    const fence = this.mirror.pendingFence;
+    if (parsed < fence) this._ordered.passed(parsed, true);
+    else this._ordered.passed(fence, false);
   }
 
   /** One `bell` event per burst of bells: `yes $'\a'` must not flood the event log. */

@@ -294,48 +294,56 @@ describe('the mirror thread', () => {
     assert.equal(await lastRow(), '100000', 'rebuilt from the ring again');
     host.host.registry.remove(s.id);
   });
-  test('a fence: the bells and titles before it are told with it, those after every fence without one', { timeout: 30_000 }, async () => {
-    const m = new MirrorProxy(80, 24, 100);
-    const signals: MirrorSignals[] = [];
-    const listener = m.onSignalled((x) => signals.push(x));
-    let cursor = 0;
-    const write = (text: string) => {
-      const bytes = Buffer.from(text);
-      cursor += bytes.length;
-      m.write(bytes, cursor);
-    };
-    try {
-      write('one\x07');
-      m.fence();
-      const first = cursor;
-      m.fence(); // nothing new before it: nothing to tell
-      write('\x1b]0;two\x07two');
-      m.fence();
-      const second = cursor;
-      write('three\x07');
-      await m.whenParsed();
-      await until(() => signals.length === 3, 10_000, 'the third notice');
-      assert.deepEqual(signals, [
-        { bell: true, title: undefined, fence: first },
-        { bell: false, title: 'two', fence: second },
-        { bell: true, title: undefined, fence: undefined },
-      ]);
-      // A flood fenced every few KiB is parsed whole, each fence in turn (the parser stops at each).
-      signals.length = 0;
-      for (let n = 1; n <= 20_000; n++) {
-        write(`${n}${n % 1000 === 0 ? '\x07' : ''}\r\n`);
-        if (n % 100 === 0) m.fence();
+  test(
+    'a fence: the bells and titles before it are told with it (every fence is told, so what waits at it can go), those after every fence without one',
+    { timeout: 30_000 },
+    async () => {
+      const m = new MirrorProxy(80, 24, 100);
+      const signals: MirrorSignals[] = [];
+      const listener = m.onSignalled((x) => signals.push(x));
+      let cursor = 0;
+      const write = (text: string) => {
+        const bytes = Buffer.from(text);
+        cursor += bytes.length;
+        m.write(bytes, cursor);
+      };
+      try {
+        write('one\x07');
+        m.fence();
+        const first = cursor;
+        m.fence(); // nothing new before it: told with nothing
+        assert.equal(m.pendingFence, first, 'the proxy waits for the first fence');
+        write('\x1b]0;two\x07two');
+        m.fence();
+        const second = cursor;
+        write('three\x07');
+        await m.whenParsed();
+        await until(() => signals.length === 4, 10_000, 'the fourth notice');
+        assert.deepEqual(signals, [
+          { bell: true, title: undefined, fence: first },
+          { bell: false, title: undefined, fence: first },
+          { bell: false, title: 'two', fence: second },
+          { bell: true, title: undefined, fence: undefined },
+        ]);
+        assert.equal(m.pendingFence, Infinity, 'every fence told');
+        // A flood fenced every few KiB is parsed whole, each fence in turn (the parser stops at each).
+        signals.length = 0;
+        for (let n = 1; n <= 20_000; n++) {
+          write(`${n}${n % 1000 === 0 ? '\x07' : ''}\r\n`);
+          if (n % 100 === 0) m.fence();
+        }
+        await m.whenParsed();
+        assert.equal((await m.screen()).rows[22], '20000');
+        await until(() => signals.filter((x) => x.bell).length === 20, 10_000, 'a bell per thousand lines');
+        assert.ok(
+          signals.every((x) => x.fence !== undefined),
+          'each bell before a fence, told with it',
+        );
+        assert.equal(signals.length, 200, 'each fence told once');
+      } finally {
+        listener.dispose();
+        m.dispose();
       }
-      await m.whenParsed();
-      assert.equal((await m.screen()).rows[22], '20000');
-      await until(() => signals.length === 20, 10_000, 'a bell per thousand lines');
-      assert.ok(
-        signals.every((x) => x.fence !== undefined),
-        'each bell before a fence, told with it',
-      );
-    } finally {
-      listener.dispose();
-      m.dispose();
-    }
-  });
+    },
+  );
 });
