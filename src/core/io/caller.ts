@@ -58,6 +58,11 @@ export interface Grant {
 /** The host's own token and sockets: everything. */
 export const FULL_GRANT: Grant = { scope: 'control' };
 
+/** The regex time every request and connection with the grant's token shares: a scoped token's holder's, or the host token's. */
+export function tokenRegexBudget(grant: Pick<Grant, 'holder' | 'regexBudget'>): RegexBudget | undefined {
+  return grant.holder?.regexBudget ?? grant.regexBudget;
+}
+
 /** The person's answer to an agent's approval question (the strings of core/agent/approval.ts). */
 export type PersonAnswer = 'once' | 'session' | 'deny' | 'unanswered';
 
@@ -84,6 +89,7 @@ export interface Caller extends InputSource, Grant {
  */
 export function oneShotCaller(origin: Origin, transport: Transport, grant: Grant = FULL_GRANT): Caller {
   const holder = grant.holder;
+  const budget = tokenRegexBudget(grant);
   return {
     get origin() {
       return holder?.agent ? 'agent' : origin;
@@ -95,7 +101,7 @@ export function oneShotCaller(origin: Origin, transport: Transport, grant: Grant
     scope: grant.scope,
     onlySession: grant.onlySession,
     holder,
-    regexBudgets: holder ? [holder.regexBudget] : grant.regexBudget ? [grant.regexBudget] : [],
+    regexBudgets: budget ? [budget] : [],
   };
 }
 

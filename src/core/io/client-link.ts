@@ -1,7 +1,7 @@
 import { Disposable, type IDisposable } from '../base/lifecycle';
 import type { Origin, Session } from '../session/session';
 import type { Transport } from '../session/input/input-source';
-import type { Caller, ClientDeclaration, PersonAsker, TokenHolder, TokenScope } from './caller';
+import { tokenRegexBudget, type Caller, type ClientDeclaration, type PersonAsker, type TokenHolder, type TokenScope } from './caller';
 import { RegexBudget } from './regex-budget';
 import { FlowPatience } from './flow-window';
 import { OutputSubscription, type NotificationSink } from './subscription';
@@ -71,8 +71,8 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
     this.scope = options.scope ?? 'control';
     this.onlySession = options.onlySession;
     this.holder = options.holder;
-    // Its connection's own, and its token's: a scoped token's holder, or the host token's one budget.
-    const token = options.holder?.regexBudget ?? options.regexBudget;
+    // Its connection's own, and its token's.
+    const token = tokenRegexBudget(options);
     this.regexBudgets = token ? [new RegexBudget(), token] : [new RegexBudget()];
     this._sink = options.sink;
     this._home = options.home;

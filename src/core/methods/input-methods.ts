@@ -161,13 +161,13 @@ async function writeWhenAdmitted(
   return { written, ...outcome };
 }
 
+/** What the budget reads of a call's result that typed and waited (a write that did not wait has no output: it is left alone). */
+type WaitedOutput = Pick<Partial<SendResult>, 'output' | 'truncated' | 'command'>;
+
 /**
  * The budget of a call that typed and waited (`send`, `send_keys` with wait): the rows it returned,
  * or with shell integration the command's whole output from its log, and where the rest is.
  */
-/** What the budget reads of such a call's result (a write that did not wait has no output: it is left alone). */
-type WaitedOutput = Pick<Partial<SendResult>, 'output' | 'truncated' | 'command'>;
-
 const waitedOutputBudget = {
   field: 'output',
   async locate(r: WaitedOutput, a: Record<string, unknown>, call: TableCall) {

@@ -278,7 +278,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
         streamWss.handleUpgrade(c.req, c.socket, c.head, (ws) => {
           closeWithToken(ws, c.access);
           serveStream(services, ws, selector, {
-            grant: { scope, onlySession: c.access.onlySession, holder: c.access.holder, regexBudget: c.access.regexBudget },
+            grant: { ...c.access, scope },
             resync: c.url.searchParams.get('resync') === '1',
           });
         });

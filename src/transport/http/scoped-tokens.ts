@@ -95,7 +95,7 @@ export class ScopedTokens extends Disposable implements TokenService {
     const found = this._find(secret);
     if ('refused' in found) return found;
     if ('replay' in found.target) return { refused: 'link-only' };
-    if (!found.info.reusable && found.info.openedAt !== null) return { refused: 'used' };
+    if (spentLink(found.info)) return { refused: 'used' };
     return { grant: this._use(found) };
   }
 
@@ -108,7 +108,7 @@ export class ScopedTokens extends Disposable implements TokenService {
     const found = this._find(secret);
     if ('refused' in found) return found;
     if (!fits(found.target)) return { refused: 'elsewhere' };
-    if (!found.info.reusable && found.info.openedAt !== null) return { refused: 'used' };
+    if (spentLink(found.info)) return { refused: 'used' };
     found.info.openedAt ??= new Date().toISOString();
     return { grant: this._use(found) };
   }
@@ -234,6 +234,11 @@ export class ScopedTokens extends Disposable implements TokenService {
       if (!this._entries.has(id) && !this._ended.has(id)) return id;
     }
   }
+}
+
+/** A link whose page was opened: it opens nothing more, as a link or as a Bearer token. */
+function spentLink(info: TokenInfo): boolean {
+  return !info.reusable && info.openedAt !== null;
 }
 
 /** What an entry's token allows. */

@@ -65,7 +65,7 @@ export function serveRpcWebSocket(
     mode: { kind: 'control' },
     services,
     maxInFlightRequests: maxInFlight,
-    link: { origin: 'script', transport: 'ws-rpc', scope: grant.scope, onlySession: grant.onlySession, holder: grant.holder, regexBudget: grant.regexBudget },
+    link: { origin: 'script', transport: 'ws-rpc', ...grant },
   });
   // ws knows a message is too long from its frame's header, before holding it: the error goes out
   // then, ahead of ws's close frame, so memory stays bounded by the limit itself.

@@ -78,15 +78,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   // The browser view is this endpoint's client, so its input is the human's ('user'), unless its
   // token is one an agent holds (the link then says 'agent'); its writes and resizes go through
   // the method table, which checks them against the token's scope and the agent guards.
-  const link = new ClientLink({
-    origin: 'user',
-    transport: 'ws-stream',
-    scope: grant.scope,
-    onlySession: grant.onlySession,
-    holder: grant.holder,
-    regexBudget: grant.regexBudget,
-    sink,
-  });
+  const link = new ClientLink({ origin: 'user', transport: 'ws-stream', ...grant, sink });
   const call = (method: string, params: Record<string, unknown>) =>
     invoke(method, { session: session.id, ...params }, { mode: { kind: 'control' }, services, caller: link, signal: abort.signal }).catch((e: Error) => {
       if (ws.readyState === ws.OPEN) send(streamErrorFrame(e));

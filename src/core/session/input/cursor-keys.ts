@@ -24,7 +24,7 @@ export class CursorKeysMode {
     // also one that began reads ago (cut into more than two).
     const esc = chunk.lastIndexOf(ESC_BYTE);
     const open = esc >= 0 ? chunk.subarray(esc) : before && Buffer.concat([before, chunk]);
-    if (open && open.length <= MAX_SEQUENCE && mayBeCutChange(open, 0)) this._tail = Buffer.from(open);
+    if (open && open.length <= MAX_SEQUENCE && mayBeCutChange(open)) this._tail = Buffer.from(open);
   }
 
   /** Applies the changes in `data` that begin before `startsBefore`, in order (the last one stands). */
@@ -64,15 +64,15 @@ const ESC_BYTE = 0x1b;
 const MAX_SEQUENCE = 32;
 
 /**
- * Whether the escape at `esc`, the chunk's last, may be a change not ended yet: a lone ESC, `ESC [`,
+ * Whether `seq`, from the chunk's last ESC on, may be a change not ended yet: a lone ESC, `ESC [`,
  * or `ESC [ ?` / `ESC [ !` with no final byte yet.
  */
-function mayBeCutChange(data: Buffer, esc: number): boolean {
-  if (esc + 1 >= data.length) return true;
-  if (data[esc + 1] !== 0x5b) return false; // not a CSI: not ours
-  if (esc + 2 >= data.length) return true;
-  if (data[esc + 2] !== 0x3f && data[esc + 2] !== 0x21) return false; // not `?` or `!`: an SGR or a cursor move
-  for (let i = esc + 3; i < data.length; i++) if (data[i] >= 0x40 && data[i] <= 0x7e) return false;
+function mayBeCutChange(seq: Buffer): boolean {
+  if (seq.length === 1) return true;
+  if (seq[1] !== 0x5b) return false; // not a CSI: not ours
+  if (seq.length === 2) return true;
+  if (seq[2] !== 0x3f && seq[2] !== 0x21) return false; // not `?` or `!`: an SGR or a cursor move
+  for (let i = 3; i < seq.length; i++) if (seq[i] >= 0x40 && seq[i] <= 0x7e) return false;
   return true;
 }
 
