@@ -221,11 +221,21 @@ export class CommandTracker extends Disposable {
     this._onDidEndOutput.fire({ id: running.record.id, cursor });
   }
 
+  /**
+   * Output cursor of what ended the last command (its `D` mark, the next `C`, the shell's exit),
+   * as read: at or after its `endCursor`, which a `P;Cwd` mark read earlier may have set.
+   */
+  get lastEndFoundAt(): number {
+    return this._lastEndFoundAt;
+  }
+  private _lastEndFoundAt = 0;
+
   /** Ends the running command, if any. */
   private _finish(exitCode: number | null, cursor: number): void {
     if (!this._running) return;
     const { record, startedMs, outputEnd } = this._running;
     this._running = undefined;
+    this._lastEndFoundAt = cursor;
     record.exitCode = exitCode;
     record.endCursor = outputEnd ?? cursor;
     record.durationMs = Date.now() - startedMs;

@@ -103,7 +103,12 @@ function parsedChunk(data: Uint8Array): void {
   if (data.byteOffset === 0 && data.byteLength === memory.byteLength && memory instanceof ArrayBuffer) spent.push(memory);
 }
 
-/** Sends what was gathered: answers first (see postAnswers), then how far each mirror got, then signals. */
+/**
+ * Sends what was gathered: answers first (see postAnswers), then signals, then how far each mirror
+ * got. Signals before the parse notice: each message is its own turn on the main thread, and a
+ * command's end read from the pty between the two would find its place parsed and be told before a
+ * bell that rang before it (see postSignals).
+ */
 function sendNotices(): void {
   ackScheduled = false;
   if (spent.length > 0) {
@@ -111,13 +116,12 @@ function sendNotices(): void {
     spent = [];
   }
   postAnswers();
+  postSignals();
   for (const m of unacked) {
     const e = entries.get(m);
     if (e) post({ t: 'parsed', id: m, cursor: e.parsed, rate: takeRate(e) });
   }
   unacked.clear();
-  for (const [m, s] of signalled) post({ t: 'signals', id: m, bell: s.bell, title: s.title });
-  signalled.clear();
 }
 
 // Bells and titles are coalesced the same way: `yes $'\a'` must not become a message per byte.
@@ -131,6 +135,15 @@ function signal(id: number, what: { bell?: true; title?: string }): void {
   if (what.title !== undefined) s.title = what.title;
   signalled.set(id, s);
   scheduleNotices();
+}
+
+/**
+ * Tells the signals gathered so far. Before anything that tells how far the parser got (a notice, a
+ * reply's cursor): once the session knows a place is parsed, the bells before it must be known too.
+ */
+function postSignals(): void {
+  for (const [m, s] of signalled) post({ t: 'signals', id: m, bell: s.bell, title: s.title });
+  signalled.clear();
 }
 
 /**
@@ -340,6 +353,7 @@ function runDue(e: Entry): void {
 
 function answer(req: number, e: Entry, compute: () => unknown): void {
   postAnswers();
+  postSignals();
   try {
     post({ t: 'reply', req, ok: true, value: compute(), cursor: e.parsed });
   } catch (err) {

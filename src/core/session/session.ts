@@ -179,9 +179,11 @@ export class Session extends Disposable {
     // The shell's own account of its commands, as events (docs/protocol.md#events-ptyevents-and-ptywaitevent),
     // in output order with the bells and titles the parser finds (OutputOrderedEvents).
     this._register(this.commands.onDidStartCommand((r) => this._eventAt({ type: 'command_started', command: r.command }, r.startCursor)));
+    // A command's end is told where it was found, not at its output's end read in an earlier chunk:
+    // every event waits at a fence in output not handed to the parser yet, exactly where it is.
     this._register(
       this.commands.onDidFinishCommand((r) =>
-        this._eventAt({ type: 'command_finished', command: r.command, exitCode: r.exitCode, durationMs: r.durationMs ?? 0 }, r.endCursor ?? this.ring.end),
+        this._eventAt({ type: 'command_finished', command: r.command, exitCode: r.exitCode, durationMs: r.durationMs ?? 0 }, this.commands.lastEndFoundAt),
       ),
     );
     // What was typed while the command ran may reach the shell's line: deny rules no longer know it.
@@ -240,7 +242,8 @@ export class Session extends Disposable {
         if (fence !== undefined) this._ordered.passed(fence, false);
         if (bell) this._bell();
         if (title !== undefined) this.emitEvent({ type: 'title', title });
-        if (fence !== undefined) this._releaseParsed();
+        // The thread tells a fence once it has parsed up to it, maybe before its notice of that parse.
+        if (fence !== undefined) this._releaseParsed(fence);
       }),
     );
     // The host is the terminal for the program's queries: one answer each, however many views there are.
@@ -294,8 +297,8 @@ export class Session extends Disposable {
    * Tells the events the parser has passed, but not past a fence whose bells and titles the
    * thread has not told yet: those came before what waits there.
    */
-  private _releaseParsed(): void {
-    const parsed = this.mirror.parsedCursor;
+  private _releaseParsed(parsedAtLeast = 0): void {
+    const parsed = Math.max(this.mirror.parsedCursor, parsedAtLeast);
     const fence = this.mirror.pendingFence;
     if (parsed < fence) this._ordered.passed(parsed, true);
     else this._ordered.passed(fence, false);

@@ -294,6 +294,30 @@ describe('the mirror thread', () => {
     assert.equal(await lastRow(), '100000', 'rebuilt from the ring again');
     host.host.registry.remove(s.id);
   });
+  test('a bell is told before the thread tells that the output it rang in is parsed, by a notice or by a read', { timeout: 30_000 }, async () => {
+    const m = new MirrorProxy(80, 24, 100);
+    const bells: number[] = [];
+    const bellsWhenParsed: Array<{ parsed: number; bells: number }> = [];
+    const listeners = [
+      m.onSignalled((x) => x.bell && bells.push(m.parsedCursor)),
+      m.onParsed(() => bellsWhenParsed.push({ parsed: m.parsedCursor, bells: bells.length })),
+    ];
+    try {
+      const one = Buffer.from('one\x07');
+      m.write(one, one.length);
+      await until(() => bells.length === 1, 10_000, 'the first bell');
+      assert.deepEqual(bellsWhenParsed.at(-1), { parsed: one.length, bells: 1 }, 'the notice came after the bell');
+      // Bells closer together are one (BellMinIntervalMs is the session's): a read right after one.
+      const two = Buffer.from('two\x07');
+      m.write(two, one.length + two.length);
+      const screen = await m.screen();
+      assert.equal(screen.rows[0], 'onetwo');
+      assert.equal(bells.length, 2, 'the read answered after the bell in the output it shows was told');
+    } finally {
+      for (const l of listeners) l.dispose();
+      m.dispose();
+    }
+  });
   test(
     'a fence: the bells and titles before it are told with it (every fence is told, so what waits at it can go), those after every fence without one',
     { timeout: 30_000 },
