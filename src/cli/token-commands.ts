@@ -78,8 +78,9 @@ export async function tokensCommand(argv: string[]): Promise<number> {
   }
   if (all.length === 0) return 0;
   const header = ['ID', 'SCOPE', 'SESSION', 'KIND', 'EXPIRES', 'LAST USE'];
-  const kind = (t: TokenInfo) => (t.reusable ? 'reusable' : t.openedAt ? 'link, opened' : 'link, not opened');
-  const rows = all.map((t) => [t.id, t.scope, t.session ?? `replay ${path.basename(t.recording ?? '')}`, kind(t), t.expiresAt, t.lastUsedAt ?? 'never']);
+  const kind = (t: TokenInfo) => (t.agent ? 'agent' : t.reusable ? 'reusable' : t.openedAt ? 'link, opened' : 'link, not opened');
+  const reach = (t: TokenInfo) => t.session ?? (t.agent ? 'every session' : `replay ${path.basename(t.recording ?? '')}`);
+  const rows = all.map((t) => [t.id, t.scope, reach(t), kind(t), t.expiresAt, t.lastUsedAt ?? 'never']);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   for (const r of [header, ...rows]) process.stdout.write(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ') + '\n');
   return 0;

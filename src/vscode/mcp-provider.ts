@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { HostRecord } from '../host/discovery';
+import type { RpcClient } from '../transport/client/rpc-client';
 import { VERSION } from '../version';
 import { Ids, MCP_LABEL } from './commands';
 import type { HostClients } from './host-clients';
@@ -46,11 +47,12 @@ export function registerMcpProvider(context: vscode.ExtensionContext, deps: McpP
       },
       VERSION,
     );
+  // No credential until the definition is resolved: then an agent's token minted for it.
   const http = (record: HostRecord | undefined) => {
     const url = record && mcpUrl(record);
-    const headers: Record<string, string> = record?.http ? { Authorization: `Bearer ${record.http.token}` } : {};
-    return new vscode.McpHttpServerDefinition(MCP_LABEL, vscode.Uri.parse(url ?? PLACEHOLDER_URL), headers, VERSION);
+    return new vscode.McpHttpServerDefinition(MCP_LABEL, vscode.Uri.parse(url ?? PLACEHOLDER_URL), {}, VERSION);
   };
+  const tokens = new ChatTokens();
 
   const provider: vscode.McpServerDefinitionProvider = {
     onDidChangeMcpServerDefinitions: changed.event,
@@ -63,11 +65,11 @@ export function registerMcpProvider(context: vscode.ExtensionContext, deps: McpP
     async resolveMcpServerDefinition(def) {
       if (!(def instanceof vscode.McpHttpServerDefinition)) return def;
       try {
-        const { record } = await deps.hosts.daemon();
+        const { record, client } = await deps.hosts.daemon();
         const url = mcpUrl(record);
         if (!record.http || !url) return stdio(); // a host started without HTTP: reach it over stdio
         def.uri = vscode.Uri.parse(url);
-        def.headers = { ...def.headers, Authorization: `Bearer ${record.http.token}` };
+        def.headers = { ...def.headers, Authorization: `Bearer ${await tokens.tokenFor(record, client)}` };
         return def;
       } catch (e) {
         deps.error('Cannot start the Shared PTY MCP server', e);
@@ -78,6 +80,7 @@ export function registerMcpProvider(context: vscode.ExtensionContext, deps: McpP
 
   context.subscriptions.push(
     changed,
+    tokens,
     vscode.lm.registerMcpServerDefinitionProvider(Ids.mcpProvider, provider),
     // A new per-user host has a new port and token.
     deps.watcher.onDidPoll((s) => {
@@ -97,4 +100,33 @@ export function registerMcpProvider(context: vscode.ExtensionContext, deps: McpP
       if (affects(e, 'mcp.enabled') || affects(e, 'http.enabled')) changed.fire();
     }),
   );
+}
+
+/**
+ * The chat's credential on `/mcp`: an agent's token for every session, minted over the control
+ * socket (`host/agentToken`), never the host's own token, so that whatever the chat's agent may not
+ * type through MCP it cannot type through REST, `/rpc` or the stream with the same token either
+ * (docs/editor.md#mcp-registration). One per host this window resolved the server on, minted again
+ * when it no longer works (revoked, expired, a new host); revoked when the window closes.
+ */
+class ChatTokens implements vscode.Disposable {
+  private _minted: { hostId: string; id: string; token: string; client: RpcClient } | undefined;
+
+  async tokenFor(record: HostRecord, client: RpcClient): Promise<string> {
+    const m = this._minted;
+    if (m && m.hostId === record.hostId) {
+      const { tokens } = await client.call('host/tokens', {});
+      if (tokens.some((t) => t.id === m.id)) return m.token;
+    }
+    const { token, info } = await client.call('host/agentToken', {});
+    this._minted = { hostId: record.hostId, id: info.id, token, client };
+    return token;
+  }
+
+  dispose(): void {
+    const m = this._minted;
+    this._minted = undefined;
+    // The host outlives the window: the token it minted for this window's chat ends with it.
+    if (m) void Promise.resolve(m.client.call('host/revoke', { id: m.id })).catch(() => {});
+  }
 }

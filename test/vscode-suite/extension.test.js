@@ -422,6 +422,12 @@ suite('Shared PTY in the editor', () => {
       `the Shared PTY MCP tools in vscode.lm.tools (have: ${vscode.lm.tools.map((t) => t.name).join(', ')})`,
     );
     assert.ok(names.length >= 2);
+    // The chat reaches /mcp with an agent's token the window minted (docs/editor.md#mcp-registration),
+    // never the host's own: the host lists it, and listing the tools used it.
+    const { tokens } = await controlCall('host/tokens');
+    const chat = tokens.filter((t) => t.agent === true);
+    assert.equal(chat.length, 1, JSON.stringify(tokens));
+    assert.ok(chat[0].lastUsedAt !== null, "the chat's MCP server used its agent's token");
   });
 
   test('sharedPty.mcp.enabled off: the editor is offered no Shared PTY MCP server, and on again, it is', async () => {

@@ -44,8 +44,13 @@ export class TokenHolder {
 /** What a token allows: its scope and, for a scoped token, the one session it reaches. */
 export interface Grant {
   readonly scope: TokenScope;
-  /** The id of the only session a scoped token reaches; undefined: every session (the host's token). */
+  /** The id of the only session a scoped token reaches; undefined: every session (the host's token, an agent's token). */
   readonly onlySession?: string;
+  /**
+   * An agent's token for every session (`host/agentToken`): every session's methods, and of the
+   * host's only those an agent's MCP tools need (docs/protocol.md#agent-tokens).
+   */
+  readonly everySession?: true;
   /** For a scoped token: its holder (undefined for the host's token and sockets). */
   readonly holder?: TokenHolder;
   /**
@@ -100,6 +105,7 @@ export function oneShotCaller(origin: Origin, transport: Transport, grant: Grant
     },
     scope: grant.scope,
     onlySession: grant.onlySession,
+    everySession: grant.everySession,
     holder,
     regexBudgets: budget ? [budget] : [],
   };

@@ -27,6 +27,8 @@ export interface ClientLinkOptions {
   scope?: TokenScope;
   /** The only session the client's token reaches (a scoped token); undefined: every one. */
   onlySession?: string;
+  /** The client's token is an agent's for every session (caller.ts Grant). */
+  everySession?: true;
   /** The holder of the client's scoped token (undefined: the host's token or a socket). */
   holder?: TokenHolder;
   /** With the host's own token over HTTP: the regex time every request and connection with it shares (caller.ts Grant). */
@@ -51,6 +53,7 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
   private _transport: Transport;
   readonly scope: TokenScope;
   readonly onlySession: string | undefined;
+  readonly everySession: true | undefined;
   readonly holder: TokenHolder | undefined;
   /** The connection's own regex time, and its token's (shared with every connection made with it). */
   readonly regexBudgets: readonly RegexBudget[];
@@ -70,6 +73,7 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
     this._transport = options.transport;
     this.scope = options.scope ?? 'control';
     this.onlySession = options.onlySession;
+    this.everySession = options.everySession;
     this.holder = options.holder;
     // Its connection's own, and its token's.
     const token = tokenRegexBudget(options);

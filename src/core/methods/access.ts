@@ -18,11 +18,18 @@ export function scopeNeeded(spec: MethodSpec): TokenScope {
 
 /**
  * Why `grant` may not call `spec` at all (whatever its params), or undefined when it may. A
- * scoped token reaches host methods only where they show just its session (`scopedToken: 'filtered'`).
+ * scoped token reaches host methods only where they show just its session (`scopedToken: 'filtered'`);
+ * an agent's token for every session reaches those and the ones its tools need (`agentToken: 'allowed'`).
  */
 export function refusal(grant: Grant, spec: MethodSpec): RpcError | undefined {
   if (!ALLOWS[grant.scope].includes(spec.scope)) {
     return forbidden(`${spec.name} needs the "${scopeNeeded(spec)}" scope; this token has "${grant.scope}"`);
+  }
+  if (grant.everySession) {
+    if (spec.scopedToken === 'never' || (spec.target === 'host' && spec.scopedToken !== 'filtered' && spec.agentToken !== 'allowed')) {
+      return forbidden(`${spec.name} needs the host's own token; an agent's token reaches the sessions only`);
+    }
+    return undefined;
   }
   if (grant.onlySession === undefined) return undefined;
   if (spec.scopedToken === 'never' || (spec.target === 'host' && spec.scopedToken !== 'filtered')) {

@@ -59,10 +59,14 @@ export const createMethod = method({
     workspace: byDefaultSays("the host's workspace", z.string().min(1).optional().describe('The workspace folder the session belongs to.')),
   }),
   result: sessionInfo,
+  // An agent's token opens sessions (open_session), as the agent's.
+  agentToken: 'allowed',
   async handler(ctx, p) {
     // An agent's command line meets the user's deny rules before anything starts.
     if (p.command !== undefined) checkAgentCommand(ctx.services.agentPolicy, ctx.caller, [p.command, ...(p.args ?? [])]);
-    return ctx.services.describe(await ctx.services.createSession(inSize(p)));
+    // Whatever it says of itself: an agent's token, on any surface, opens the agent's sessions.
+    const origin = ctx.caller.agentToken ? 'agent' : p.origin;
+    return ctx.services.describe(await ctx.services.createSession(inSize({ ...p, origin })));
   },
   mcp: {
     tool: 'open_session',

@@ -97,7 +97,11 @@ export const tokenInfo = z
   .object({
     id: z.string().describe('Names the token for host/revoke; it is not the token.'),
     scope: tokenScope,
-    session: z.string().nullable().describe('The id of the one session it reaches; null for a replay link (`recording`).'),
+    session: z.string().nullable().describe("The id of the one session it reaches; null for a replay link (`recording`) and for an agent's token (`agent`)."),
+    agent: z
+      .literal(true)
+      .optional()
+      .describe("An agent's token for every session (the editor's MCP server holds one): each write made with it, on any surface, is an agent's."),
     recording: z.string().optional().describe("A replay link's recording (its path): the one page it opens."),
     reusable: z
       .boolean()

@@ -136,6 +136,11 @@ export interface MethodSpec<
    * (`session/list`); `never` refuses it even on that session (it would hand out a stronger link).
    */
   scopedToken?: 'filtered' | 'never';
+  /**
+   * A host method an agent's token for every session (`host/agentToken`) may call too: one its MCP
+   * tools need (`session/create`). Other host methods (tokens, the agent policy) are the user's.
+   */
+  agentToken?: 'allowed';
   /** Refused with -32000 "The session has exited" once the program has ended (writes, signals, resizes). */
   needsRunning?: boolean;
   handler(ctx: MethodContext, params: z.infer<S>): z.infer<R> | Promise<z.infer<R>>;

@@ -8,7 +8,7 @@ import { readMethod, scrollbackMethod, snapshotMethod, waitMethod } from './scre
 import { infoMethod, keepMethod, killMethod, statusMethod } from './session-methods';
 import { eventsMethod, waitEventMethod } from './event-methods';
 import { recordMethod, replayMethod } from './record-methods';
-import { revokeMethod, shareMethod, tokensMethod, viewUrlMethod } from './token-methods';
+import { agentTokenMethod, revokeMethod, shareMethod, tokensMethod, viewUrlMethod } from './token-methods';
 import { agentPolicyMethod, approveMethod, watchAgentsMethod } from './approval-methods';
 import { appInputMethod } from './app-methods';
 import { secretPageMethod } from './secret-methods';
@@ -48,6 +48,7 @@ export const METHODS = [
   hostInfoMethod,
   shareMethod,
   tokensMethod,
+  agentTokenMethod,
   revokeMethod,
   watchAgentsMethod,
   approveMethod,

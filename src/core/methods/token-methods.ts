@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { invalidParams, serverError } from '../base/errors';
+import { forbidden, invalidParams, serverError } from '../base/errors';
+import { isAgentCall } from '../session/input/input-source';
 import { MAX_TOKEN_SECONDS } from '../base/limits';
 import { byDefault, tokenInfo, tokenScope } from './schemas';
 import { requireSession } from './context';
@@ -95,6 +96,30 @@ export const tokensMethod = method({
   result: z.object({ tokens: z.array(tokenInfo) }),
   handler(ctx) {
     return { tokens: ctx.services.tokens?.list() ?? [] };
+  },
+});
+
+export const agentTokenMethod = method({
+  name: 'host/agentToken',
+  target: 'host',
+  scope: 'control',
+  // Only the user's own credentials mint one (the editor, for its chat's MCP server).
+  scopedToken: 'never',
+  summary:
+    "A new agent's token for every session, for an agent's MCP client (the editor gives one to its chat instead of the host's own token): every write made with it, on any surface, is an agent's and meets the agent guards; it opens no page, lists and ends no tokens, and sets no policy. host/tokens lists it, host/revoke ends it.",
+  params: z.object({
+    expiresIn: byDefault(
+      MAX_TOKEN_SECONDS,
+      z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${MAX_TOKEN_SECONDS}: 30 days).`),
+    ),
+  }),
+  result: z.object({
+    token: z.string().describe('The token (shown only here): a Bearer token for /mcp, REST, /rpc and the stream WebSocket until it ends.'),
+    info: tokenInfo,
+  }),
+  handler(ctx, p) {
+    if (isAgentCall(ctx.caller)) throw forbidden("host/agentToken is the user's: an agent cannot mint itself a token");
+    return tokensOf(ctx).agentToken(p.expiresIn ?? MAX_TOKEN_SECONDS);
   },
 });
 

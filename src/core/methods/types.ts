@@ -23,6 +23,8 @@ export interface TokenService {
    * `reusable` false (a link): it opens a browser page once and is refused as a Bearer token.
    */
   share(session: Session, scope: TokenScope, expiresInSeconds: number, reusable?: boolean): { token: string; url: string; info: TokenInfo };
+  /** A new agent's token for every session (`host/agentToken`); the only time the token itself is seen. */
+  agentToken(expiresInSeconds: number): { token: string; info: TokenInfo };
   list(): TokenInfo[];
   /** Ends the token now, and the connections opened with it; false when there is none of that id. */
   revoke(id: string): boolean;

@@ -22,8 +22,11 @@ export type TokenEnd = 'token revoked' | 'token expired';
 /** A secret's grant, or why it has none. */
 export type TokenMatch = { grant: ScopedGrant } | { refused: TokenRefusal };
 
-/** What a token opens: one session, or one recording's replay page. */
-export type TokenTarget = { readonly session: string } | { readonly replay: string; readonly recording: string };
+/**
+ * What a token opens: one session, one recording's replay page, or every session as an agent (the
+ * credential of the editor's MCP server, so that its chat never holds the host's own token).
+ */
+export type TokenTarget = { readonly session: string } | { readonly replay: string; readonly recording: string } | { readonly agent: true };
 
 /** Bounds of the token store; each says why. */
 export const enum TokenLimits {
@@ -80,6 +83,16 @@ export class ScopedTokens extends Disposable implements TokenService {
     return { token, url: this._viewUrl(session.id, token), info };
   }
 
+  /**
+   * A token for an agent, reaching every session with the `control` scope: an agent's from the
+   * start (each write made with it, on any surface, passes the agent guards), never a page's.
+   */
+  agentToken(expiresInSeconds: number): { token: string; info: TokenInfo } {
+    const minted = this._mint({ agent: true }, 'control', expiresInSeconds, true);
+    this._entries.get(minted.info.id)!.holder.markAgent();
+    return minted;
+  }
+
   /** A one-time link token for a replay link (`host/replay`): it opens that recording's page only. */
   shareReplay(replayId: string, recording: string, expiresInSeconds: number): { token: string; info: TokenInfo } {
     return this._mint({ replay: replayId, recording }, 'view', expiresInSeconds, false);
@@ -107,7 +120,8 @@ export class ScopedTokens extends Disposable implements TokenService {
   exchange(secret: string, fits: (target: TokenTarget) => boolean): TokenMatch | { refused: 'elsewhere' } {
     const found = this._find(secret);
     if ('refused' in found) return found;
-    if (!fits(found.target)) return { refused: 'elsewhere' };
+    // An agent's token opens no page: a page's keys are the person's.
+    if ('agent' in found.target || !fits(found.target)) return { refused: 'elsewhere' };
     if (spentLink(found.info)) return { refused: 'used' };
     found.info.openedAt ??= new Date().toISOString();
     return { grant: this._use(found) };
@@ -169,6 +183,7 @@ export class ScopedTokens extends Disposable implements TokenService {
       scope,
       session: 'session' in target ? target.session : null,
       ...('replay' in target ? { recording: target.recording } : {}),
+      ...('agent' in target ? { agent: true as const } : {}),
       reusable,
       openedAt: null,
       createdAt: new Date(now).toISOString(),
@@ -245,6 +260,7 @@ function spentLink(info: TokenInfo): boolean {
 function grantOf(e: Entry): ScopedGrant {
   const t = e.target;
   const common = { tokenId: e.info.id, holder: e.holder };
+  if ('agent' in t) return { ...common, scope: e.info.scope, everySession: true };
   return 'session' in t ? { ...common, scope: e.info.scope, onlySession: t.session } : { ...common, scope: 'view', replayId: t.replay };
 }
 

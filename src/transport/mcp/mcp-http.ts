@@ -7,7 +7,7 @@ import { FULL_GRANT, oneShotCaller, type Caller, type Grant, type PersonAsker } 
 import type { HostServices } from '../../core/methods/types';
 import { invalidParams, REST_STATUS, serverError } from '../../core/base/errors';
 import { BodyTooLargeError, readJsonBody, sendJson, sendJsonRpcError } from '../base/http-util';
-import { AppsDeclarations } from './apps-declarations';
+import { personKeysTrusted, type AppsDeclarations } from './apps-declarations';
 import { createMcpServer, misfitParams, type ToolBackend } from './mcp-tools';
 import { askPersonToApprove } from './approval-question';
 import type { PersonPrompt } from './mcp-elicit';
@@ -176,8 +176,9 @@ export async function handleMcp(
   }
   const ac = new AbortController();
   res.on('close', () => ac.abort());
-  // A scoped token's app_input is never the person's (mcp-tools.ts): only the host token's client is asked about.
-  const appsDeclared = grant.holder ? undefined : () => apps.declared;
+  // A session's scoped token's app_input is never the person's (mcp-tools.ts): only the editor's chat's is asked about.
+  const editorChat = personKeysTrusted(grant);
+  const appsDeclared = editorChat ? () => apps.declared(owner) : undefined;
   // A server whose tool calls stop with `signal` (this request's), or each with its own request (a session's).
   const serverFor = (signal?: AbortSignal) => createMcpServer(localBackend(services, signal, grant), grant, { runs, appsDeclared });
   const factory = () => serverFor(ac.signal);
@@ -187,7 +188,7 @@ export async function handleMcp(
     return;
   }
   if (await isLegacyRequest(request, body)) {
-    if (!grant.holder) apps.noteInitialize(body);
+    if (editorChat) apps.noteInitialize(owner, body);
     if (initializeWithElicitation(body)) {
       await writeResponse(res, await openSession(serverFor(), sessions, owner, request, body));
       return;

@@ -16,6 +16,7 @@ import { applyBudget, DEFAULT_MAX_CHARS, MIN_MAX_CHARS } from '../../core/io/out
 import type { MethodSpec, McpProjection, TableCall } from '../../core/methods/spec';
 import { METHODS } from '../../core/methods/table';
 import { VERSION } from '../../version';
+import { personKeysTrusted } from './apps-declarations';
 import { reportProgress } from './mcp-progress';
 import { clientDeclaresApps, personPrompt, type PersonPrompt } from './mcp-elicit';
 import { offerSecretPage } from './secret-offer';
@@ -321,11 +322,11 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
           // from its model). Any other may list app_input to its model, and the model may read
           // the view's page: the keys are its own write, through the agent guards. (Some chat
           // hosts render MCP Apps without declaring it: their view still types, as the agent.)
-          // Nor with a scoped token, an agent's whatever its client declares: any client can
-          // declare anything, and the host's token (the editor's chat) types unguarded over REST
-          // already, where a scoped token used here is guarded on every surface.
+          // Nor with a session's scoped token, an agent's whatever its client declares: any client
+          // can declare anything. The host's token and the agent's token the editor mints for its
+          // chat are held by the editor alone (personKeysTrusted).
           const declared = clientDeclaresApps(server, ctx, APPS_EXTENSION_ID) ?? options.appsDeclared?.();
-          if (declared !== true || grant.holder) return writeAsCaller(backend, args, ctx.mcpReq.signal);
+          if (declared !== true || !personKeysTrusted(grant)) return writeAsCaller(backend, args, ctx.mcpReq.signal);
         }
         // 2026-07-28: the call runs apart from its request, so the client can be asked in the
         // middle (input_required rounds), or it becomes a task (docs/protocol.md#tasks-and-input-rounds).

@@ -134,6 +134,87 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
   });
 });
 
+describe("an agent's token for every session (host/agentToken, what the editor gives its chat)", () => {
+  let h: HttpHost;
+  let ctl: RpcClient;
+  const clients: Client[] = [];
+  const sockets: WsClient[] = [];
+  before(async () => {
+    h = await startHttpHost([], { agentApproval: 'deny' });
+    ctl = await connect(h.host.controlAddress);
+  });
+  after(async () => {
+    for (const s of sockets) await s.close();
+    for (const c of clients) await c.close().catch(() => undefined);
+    ctl?.close();
+    await h?.close();
+  });
+
+  test(
+    "an agent from its first request on every surface: the guards refuse its writes, the user's host methods and pages refuse it",
+    { timeout: 60_000 },
+    async () => {
+      const user = await ctl.call('session/create', { ...BASH, cols: 80, rows: 24, origin: 'user' });
+      await until(async () => (await ctl.call('pty/read', { session: user.id })).screen.includes('$'), 10_000, 'a prompt');
+      const { token, info } = await ctl.call('host/agentToken', {});
+      assert.deepEqual(
+        { agent: info.agent, session: info.session, scope: info.scope, reusable: info.reusable },
+        { agent: true, session: null, scope: 'control', reusable: true },
+      );
+      assert.ok(
+        (await ctl.call('host/tokens', {})).tokens.some((t) => t.id === info.id && t.agent === true),
+        "host/tokens lists it as an agent's",
+      );
+
+      // Never used on /mcp, yet an agent's: REST writes into the user's session meet the policy (deny).
+      const viaRest = await request(h.port, 'POST', `/sessions/${user.id}/write`, { token, body: { data: 'echo via-rest' } });
+      assert.equal(viaRest.status, 403, viaRest.text);
+      assert.equal(viaRest.json.error.rpcCode, DECLINED);
+      const rpc = await wsOpen(h.port, '/rpc', { token });
+      sockets.push(rpc);
+      const viaRpc = await wsRpc(rpc, 'pty/write', { session: user.id, action: { text: 'echo via-rpc\r' }, client: { origin: 'user' } });
+      assert.equal(viaRpc.error?.code, DECLINED, JSON.stringify(viaRpc));
+      // It reads every session, and sets no policy, mints or lists no token, makes no link.
+      assert.match((await wsRpc(rpc, 'pty/read', { session: user.id })).result.screen, /\$/);
+      for (const [method, params] of [
+        ['host/agentPolicy', { approval: 'allow' }],
+        ['host/tokens', {}],
+        ['host/agentToken', {}],
+        ['host/revoke', { id: info.id }],
+        ['session/share', { session: user.id, scope: 'control', reusable: true }],
+        ['session/viewUrl', { session: user.id }],
+      ] as const) {
+        const r = await wsRpc(rpc, method, params);
+        assert.equal(r.error?.code, -32004, `${method}: ${JSON.stringify(r)}`);
+      }
+      assert.equal((await ctl.call('host/agentPolicy', {})).approval, 'deny', 'the policy is as it was');
+      const page = await request(h.port, 'GET', `/sessions/${user.id}/view?token=${token}`);
+      assert.notEqual(page.status, 200, 'no browser page opens with it');
+
+      // Over MCP: every session listed; open_session opens the agent's own, where it types; REST
+      // opens the agent's too, whatever origin it says.
+      const agent = await mcpWithToken(h, token, clients);
+      const listed = (await agent.callTool({ name: 'list_sessions', arguments: {} })) as ToolResult;
+      assert.match(textOf(listed), new RegExp(user.id));
+      const opened = (await agent.callTool({ name: 'open_session', arguments: { ...BASH, cols: 80, rows: 24 } })) as ToolResult & {
+        structuredContent: { id: string; origin: string };
+      };
+      assert.equal(opened.structuredContent.origin, 'agent', textOf(opened));
+      const sent = (await agent.callTool({ name: 'send', arguments: { session: opened.structuredContent.id, text: 'echo agent-own' } })) as ToolResult;
+      assert.notEqual(sent.isError, true, textOf(sent));
+      const viaRestOpen = await request(h.port, 'POST', '/sessions', { token, body: { ...BASH, origin: 'user' } });
+      assert.equal(viaRestOpen.status, 200, viaRestOpen.text);
+      assert.equal(viaRestOpen.json.data.origin, 'agent');
+      assert.doesNotMatch((await ctl.call('pty/read', { session: user.id })).screen, /via-/);
+
+      // Revoked, it opens nothing.
+      await ctl.call('host/revoke', { id: info.id });
+      assert.equal((await request(h.port, 'GET', '/sessions', { token })).status, 401);
+      for (const id of [user.id, opened.structuredContent.id, viaRestOpen.json.data.id as string]) await ctl.call('pty/kill', { session: id });
+    },
+  );
+});
+
 describe('deny rules see the line as the shell will run it', () => {
   let h: HttpHost;
   let ctl: RpcClient;

@@ -311,4 +311,17 @@ describe('shared-pty share, tokens, revoke', { timeout: 120_000 }, () => {
     assert.equal(bad.code, 2);
     assert.equal((await runCli(['share', 'shared-a', '--expires', '0s'], env)).code, 2);
   });
+
+  test("tokens names an agent's token (host/agentToken, the editor's chat's) as reaching every session, and revoke ends it", async () => {
+    buildCli();
+    const env = bashEnv({ SHARED_PTY_DIR: h.dir });
+    const { token, info } = await ctl.call('host/agentToken', {});
+    const table = await runCli(['tokens'], env);
+    assert.equal(table.code, 0, table.stderr);
+    const row = table.stdout.split('\n').find((l) => l.startsWith(info.id + ' '));
+    assert.match(row ?? '', /^\S+ +control +every session +agent +\S+ +never$/, table.stdout);
+    assert.ok(!table.stdout.includes(token), 'never the token');
+    assert.equal((await runCli(['revoke', info.id], env)).code, 0);
+    assert.equal((await rest('GET', '/sessions', token)).status, 401);
+  });
 });

@@ -98,6 +98,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   'host/info': {},
   'session/share': { scope: 'view', expiresIn: 60 },
   'host/tokens': {},
+  'host/agentToken': { expiresIn: 60 },
   // A token's id: the test shares one first and puts its id here.
   'host/revoke': { id: '<shared just before>' },
   'host/watchAgents': {},

@@ -253,8 +253,33 @@ describe("the person's keys over /mcp, whose 2025-11-25 requests carry no capabi
       } finally {
         await apps.close();
       }
+      // The editor's chat holds an agent's token for every session (host/agentToken), not the
+      // host's: the view's keys are the person's from the client that declared MCP Apps with it,
+      // and its own from one that declared none.
+      const chatToken = (await rpc('host/agentToken', {})).token as string;
+      const chatPlain = await clientDeclaring(false, chatToken);
+      try {
+        const own = await keys(chatPlain, 'echo chat-no-apps\r');
+        assert.equal(own.isError, true, text(own));
+        assert.match(text(own), /agents may not type into session/);
+      } finally {
+        await chatPlain.close();
+      }
+      const chat = await clientDeclaring(true, chatToken);
+      try {
+        const typed = await keys(chat, 'echo chat-person-$((6*7))\r');
+        assert.notEqual(typed.isError, true, text(typed));
+        await until(async () => /^chat-person-42$/m.test(await screen(user.id)), 10_000, "the person's line from the chat's view ran");
+        const person = (await rpc('pty/info', { session: user.id })).lastInput;
+        assert.deepEqual([person.origin, person.transport], ['user', 'mcp-app']);
+      } finally {
+        await chat.close();
+      }
       const shown = await screen(user.id);
-      assert.ok(!shown.includes('from-no-apps') && !shown.includes('past-the-guards') && !shown.includes('scoped-as-person'), shown);
+      assert.ok(
+        !shown.includes('from-no-apps') && !shown.includes('past-the-guards') && !shown.includes('scoped-as-person') && !shown.includes('chat-no-apps'),
+        shown,
+      );
       await rpc('pty/kill', { session: user.id });
     },
   );
