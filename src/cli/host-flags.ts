@@ -4,7 +4,7 @@
 import { AGENT_APPROVALS, type AgentApproval } from '../core/agent/agent-policy';
 import type { HostLimits } from '../core/base/limits';
 import { intFlag, listFlag, strFlag, UsageError, type ParsedArgs } from './args';
-import { isBrowserOrigin } from '../transport/base/origin';
+import { asBrowserOrigin } from '../transport/base/origin';
 import { LIMIT_FLAGS } from './command-flags';
 
 /** Most MiB of command logs a session may keep (`--command-log-mb`): a few GiB of disk at most. */
@@ -62,9 +62,10 @@ export function httpFlags(args: ParsedArgs): { httpPort?: number; allowedOrigins
 }
 
 function originsFlag(value: string): string[] {
+  // Written as a browser sends it (`HTTPS://App.Example:443/` is `https://app.example`), or it would never match.
   return value.split(',').map((raw) => {
-    const o = raw.trim().replace(/\/$/, '');
-    if (!isBrowserOrigin(o)) throw new UsageError(`--allow-origin needs origins such as https://example.com or http://localhost:3000, got "${raw}"`);
+    const o = asBrowserOrigin(raw.trim());
+    if (o === undefined) throw new UsageError(`--allow-origin needs origins such as https://example.com or http://localhost:3000, got "${raw}"`);
     return o;
   });
 }

@@ -1,6 +1,6 @@
 // The `sharedPty.allowedOrigins` setting as the daemon's `--allow-origin` takes it. No `vscode`
 // import: a plain function, unit-tested against the CLI's own check.
-import { isBrowserOrigin } from '../transport/base/origin';
+import { asBrowserOrigin } from '../transport/base/origin';
 
 /** The setting's entries the daemon can take, and those it cannot (each with why, for the user). */
 export interface AllowedOrigins {
@@ -22,24 +22,11 @@ export function normalizeAllowedOrigins(entries: readonly string[]): AllowedOrig
   for (const entry of entries.flatMap((e) => e.split(','))) {
     const text = entry.trim();
     if (!text) continue;
-    const origin = asOrigin(text);
+    const origin = asBrowserOrigin(text);
     if (origin === undefined) dropped.push(text);
     else if (!origins.includes(origin)) origins.push(origin);
   }
   return { origins, dropped };
-}
-
-/** `text` as a browser origin, or undefined when it is more (a path, a query, credentials) or no URL. */
-function asOrigin(text: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return undefined;
-  }
-  if (url.username || url.password || url.search || url.hash || url.pathname !== '/') return undefined;
-  // Also what the CLI checks: an origin the URL standard makes opaque ("null": file:, data:, a bare host:port) is none.
-  return isBrowserOrigin(url.origin) ? url.origin : undefined;
 }
 
 /** The warning for entries left out, naming them and what an entry must look like. */

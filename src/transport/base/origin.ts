@@ -11,3 +11,20 @@ export function isBrowserOrigin(value: string): boolean {
     return false; // not a URL at all
   }
 }
+
+/**
+ * `text` written as a browser writes the `Origin` it sends (scheme and host in lower case, the
+ * scheme's default port and a trailing `/` left out: `HTTPS://App.Example:443/` is
+ * `https://app.example`), or undefined when it is more than an origin (a path, a query,
+ * credentials) or none (no URL, an opaque origin such as `file:`).
+ */
+export function asBrowserOrigin(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  if (url.username || url.password || url.search || url.hash || url.pathname !== '/') return undefined;
+  return isBrowserOrigin(url.origin) ? url.origin : undefined;
+}

@@ -517,33 +517,38 @@ describe('send, keys and wait', () => {
     },
   );
 
-  test('serve --agent-deny and --allow-origin given more than once: every rule and every origin holds', { timeout: TEST_TIMEOUT }, async () => {
-    const h = await startServeHost(
-      [
-        ...['--cmd', 'bash --norc --noprofile', '--agent-deny', '^rm -rf', '--agent-deny', '^git push'],
-        ...['--allow-origin', 'https://a.example', '--allow-origin', 'https://b.example,https://c.example'],
-      ],
-      bashEnv({ SHARED_PTY_DIR: privateDir() }),
-    );
-    const control = await connect(h.record.control);
-    try {
-      sessionPids.add(h.record.sessions[0].pid);
-      // Before, the last value silently replaced the others: agents could run `rm -rf`.
-      const policy = await control.request<{ denyCommands: string[] }>('host/agentPolicy', {});
-      assert.deepEqual(policy.denyCommands, ['^rm -rf', '^git push']);
-      const { url, token } = h.record.http!;
-      for (const origin of ['https://a.example', 'https://b.example', 'https://c.example']) {
-        const r = await fetch(`${url}/health`, { headers: { authorization: `Bearer ${token}`, origin } });
-        assert.equal(r.status, 200, origin);
-        assert.equal(r.headers.get('access-control-allow-origin'), origin);
+  test(
+    'serve --agent-deny and --allow-origin given more than once: every rule and every origin holds, each as a browser writes it',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const h = await startServeHost(
+        [
+          ...['--cmd', 'bash --norc --noprofile', '--agent-deny', '^rm -rf', '--agent-deny', '^git push'],
+          // An origin written in capitals, with its default port and a slash, is the one a browser sends.
+          ...['--allow-origin', 'https://a.example', '--allow-origin', 'https://b.example,HTTPS://C.Example:443/'],
+        ],
+        bashEnv({ SHARED_PTY_DIR: privateDir() }),
+      );
+      const control = await connect(h.record.control);
+      try {
+        sessionPids.add(h.record.sessions[0].pid);
+        // Before, the last value silently replaced the others: agents could run `rm -rf`.
+        const policy = await control.request<{ denyCommands: string[] }>('host/agentPolicy', {});
+        assert.deepEqual(policy.denyCommands, ['^rm -rf', '^git push']);
+        const { url, token } = h.record.http!;
+        for (const origin of ['https://a.example', 'https://b.example', 'https://c.example']) {
+          const r = await fetch(`${url}/health`, { headers: { authorization: `Bearer ${token}`, origin } });
+          assert.equal(r.status, 200, origin);
+          assert.equal(r.headers.get('access-control-allow-origin'), origin);
+        }
+        const stranger = await fetch(`${url}/health`, { headers: { authorization: `Bearer ${token}`, origin: 'https://d.example' } });
+        assert.equal(stranger.status, 403);
+      } finally {
+        control.close();
+        await h.stop();
       }
-      const stranger = await fetch(`${url}/health`, { headers: { authorization: `Bearer ${token}`, origin: 'https://d.example' } });
-      assert.equal(stranger.status, 403);
-    } finally {
-      control.close();
-      await h.stop();
-    }
-  });
+    },
+  );
 
   test('serve --command-log-mb: the command logs each session keeps (0: none)', { timeout: TEST_TIMEOUT }, async () => {
     const home = privateDir();
