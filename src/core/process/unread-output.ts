@@ -36,6 +36,11 @@ function bind(): Ioctl | null {
  */
 export function unreadOutputOf(fd: number | undefined): number | null {
   if (fd === undefined) return null;
+  return bytesToRead(fd);
+}
+
+/** FIONREAD on `fd`: the bytes a read of it would get now, or null when that cannot be known. */
+export function bytesToRead(fd: number): number | null {
   const ioctl = bind();
   if (!ioctl) return null;
   if (ioctl(fd, FIONREAD, count) !== 0) return null;

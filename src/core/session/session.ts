@@ -8,7 +8,7 @@ import { MirrorProxy } from '../mirror/mirror-proxy';
 import { DEFAULT_RING_BYTES, RingBuffer } from './ring-buffer';
 import type { AgentDecision, InputSource, LastInput, SessionInput } from './input/input-source';
 import { HumanInput } from './input/human-input';
-import { TypedLine } from './input/typed-line';
+import { isOneKey, TypedLine } from './input/typed-line';
 import { isUtf8Locale, lineEditorOf } from './input/line-editor';
 import {
   type ExitInfo,
@@ -22,6 +22,8 @@ import {
 import { probeInputWait } from '../process/input-wait';
 import { changedEditingKeys } from '../process/terminal-mode';
 import { foregroundProcessGroup } from '../process/proc/stat';
+import { foregroundStateOf } from '../process/proc-state';
+import { unreadInputOf } from '../process/unread-input';
 import { unreadOutputOf } from '../process/unread-output';
 import { InputWatch } from './input/input-watch';
 import { masterFdOf, ptyInputWriter, ptyQueuedWrites } from './input/pty-input';
@@ -435,13 +437,16 @@ export class Session extends Disposable {
     const secret = this.secretInput;
     // The terminal's mode the moment the bytes reach it (about 5 µs), only when someone keeps text.
     const verdict = this._inputJudges.count > 0 ? this.secretJudge.judgeWrite() : undefined;
+    // Asked before the write: whether the key is the program's depends on what waited before it.
+    const programsKey = this._foregroundReadsKey(data);
     const atOnce = this._writeInput(data);
     const bytes = Buffer.byteLength(data, 'utf8');
     this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now(), approval: from.approval };
     const judged = verdict === undefined ? undefined : judgement(data, verdict, atOnce);
     const input: SessionInput = { data: secret ? '' : data, from, secret, bytes, judged };
     this.humanInput.observe(input);
-    this.typedLine.observe(data, secret, this.kernelEdits(data));
+    // A key the command reads is no shell line, as a secret is not.
+    this.typedLine.observe(data, secret || programsKey, this.kernelEdits(data));
     if (this.typedLine.empty) this.humanInput.lineEmptied();
     this._onInput.fire(input);
     // A line reaches the program: what it waited for (a prompt, a password) is answered.
@@ -490,6 +495,25 @@ export class Session extends Disposable {
    */
   get changedEditingKeys(): string {
     return changedEditingKeys(this._hungUp ? undefined : masterFdOf(this._pty)) ?? '';
+  }
+
+  /**
+   * Whether `data`, about to be written, is a key the command in the foreground reads, never a
+   * character of the shell's next line (docs/protocol.md#agent-guards): one key (a character, or
+   * one escape sequence) while shell integration says a command runs, the terminal is in
+   * non-canonical mode, the foreground group is not the shell's, nothing typed before waits
+   * unread, and every process of that group waits for input (a /proc scan, 1–3 ms, only then).
+   * `q` in `less`: kept on the typed line, it left the line unknown once the command ended, and
+   * every agent write after it was refused under deny rules. A key a program might not read (it
+   * is busy, or keys are queued before it) is kept, as before: it may reach the shell.
+   */
+  private _foregroundReadsKey(data: string): boolean {
+    if (!this.commands.integration || !this.commands.running || !isOneKey(data)) return false;
+    if (this.secretJudge.modeNow()?.canonical !== false) return false;
+    const group = foregroundProcessGroup(this.pid);
+    if (group === null || group === this.pid) return false;
+    if (unreadInputOf(this.ttyPath) !== 0) return false;
+    return foregroundStateOf(this.pid) === 'waiting_for_input';
   }
 
   /**

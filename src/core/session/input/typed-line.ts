@@ -87,6 +87,14 @@ export class TypedLine {
 
 export { MAX_TYPED_LINE_CHARS } from './line-editor';
 
+/** One key: one character, or one escape sequence (`ESC [ A`, `ESC O P`, Alt+x), as one write sends it. */
+export function isOneKey(data: string): boolean {
+  return ONE_KEY.test(data);
+}
+
+// A character (a surrogate pair counts as one), ESC alone, a CSI or SS3 sequence, or ESC and a character (Alt+x).
+const ONE_KEY = /^(?:[^\x1b]|\x1b(?:\[[0-?]*[ -/]*[@-~]|O.|[^[O])?)$/su;
+
 /**
  * Whether bash's history expansion acts on `line`: a `!` that starts an event (`!!`, `!$`, `!-2`,
  * `!#`, `!ls`) outside single quotes, or a line that starts with `^` (`^old^new`). `!` before a

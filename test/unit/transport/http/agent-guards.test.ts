@@ -233,6 +233,8 @@ describe('deny rules see the line as the shell will run it', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  const screenOf = async (id: string) => (await ctl.call('pty/read', { session: id })).screen;
+
   /** A directory a denied `rm -rf` would remove: it must still be there after each attempt. */
   function victim(name: string): string {
     const p = path.join(dir, name);
@@ -325,6 +327,49 @@ describe('deny rules see the line as the shell will run it', () => {
     assert.ok(fs.existsSync(path.join(target, 'keep')), 'the directory is still there');
     await ctl.call('pty/kill', { session: id });
   });
+
+  test(
+    'a key a full-screen program reads is no shell line: after `q` in less, by the agent or the user, the agent types on; a key a busy program may leave to the shell still counts',
+    { timeout: 60_000 },
+    async () => {
+      const id = await agentSession(true);
+      await until(async () => (await ctl.call('pty/info', { session: id })).integration === true, 10_000, 'shell integration');
+      const call = (name: string, args: Record<string, unknown>) => agent.callTool({ name, arguments: { session: id, ...args } }) as Promise<ToolResult>;
+      const paged = await call('send', { text: 'seq 1 100 | less', timeout: 5000 });
+      assert.match(textOf(paged), /stdin_read/, textOf(paged));
+      const quit = await call('send_keys', { keys: ['q'], wait: true });
+      assert.match(textOf(quit), /command_done/, textOf(quit));
+      const after = await call('send', { text: 'echo after-less' });
+      assert.notEqual(after.isError, true, textOf(after));
+      assert.match(textOf(after), /^after-less$/m);
+
+      // The user pages and quits from a view: no line of theirs is started, so the agent does not wait for it.
+      const view = await wsOpen(h.port, `/sessions/${id}/stream`, { token: h.token });
+      try {
+        view.send({ type: 'write', data: 'seq 1 100 | less', submit: true });
+        await until(async () => /^:/m.test(await screenOf(id)), 10_000, "less's prompt");
+        view.send({ type: 'write', data: 'q', submit: false });
+        await until(async () => (await ctl.call('pty/commands', { session: id, limit: 1 })).commands.at(-1)?.exitCode === 0, 10_000, 'less to end');
+        await new Promise((r) => setTimeout(r, 1700)); // the user's pause (typing arbitration: 1.5 s)
+        const next = await call('send', { text: 'echo after-user', timeout: 4000 });
+        assert.notEqual(next.isError, true, textOf(next));
+        assert.match(textOf(next), /^after-user$/m);
+      } finally {
+        await view.close();
+      }
+
+      // A key written while the command is busy (not reading) may reach the shell when it ends: kept.
+      const target = victim('busy-key');
+      const raw = await call('send', { text: 'stty raw -echo; sleep 1; stty sane', timeout: 200 });
+      assert.notEqual(raw.isError, true, textOf(raw));
+      const key = await call('send_keys', { keys: ['r'] });
+      assert.notEqual(key.isError, true, textOf(key));
+      await until(async () => (await ctl.call('pty/commands', { session: id, limit: 1 })).commands.at(-1)?.exitCode !== null, 10_000, 'the command to end');
+      await refused({ session: id, text: `m -rf ${target}` }, 'send', /could not follow|deny rule/);
+      assert.ok(fs.existsSync(path.join(target, 'keep')), 'the directory is still there');
+      await ctl.call('pty/kill', { session: id });
+    },
+  );
 
   test("a command continued on the next line (an open quote) is judged whole: echo ', then '; rm -rf …", { timeout: 60_000 }, async () => {
     const id = await agentSession();
