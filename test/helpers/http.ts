@@ -64,7 +64,7 @@ export function request(port: number, method: string, path: string, opts: Reques
   let payload: string | Buffer | undefined;
   if (opts.body !== undefined) {
     payload = typeof opts.body === 'string' || Buffer.isBuffer(opts.body) ? opts.body : JSON.stringify(opts.body);
-    headers['content-type'] = 'application/json';
+    headers['content-type'] ??= 'application/json';
     headers['content-length'] = String(Buffer.byteLength(payload));
   }
   return new Promise((resolve, reject) => {

@@ -14,6 +14,9 @@ import { sendWordPage } from './word-page';
 /** Largest form accepted: a passphrase, with room to spare; anything larger is not a secret someone types. */
 const MAX_SECRET_BODY_BYTES = 4096;
 
+/** C0 controls and DEL: Enter, Ctrl+C, Escape… A secret typed on the page holds none of them. */
+const CONTROL_KEY = /[\x00-\x1f\x7f]/;
+
 /** Who writes what the page sends: the person, through the secret page. */
 const PERSON_AT_THE_PAGE: InputSource = { origin: 'user', transport: 'secret-page' };
 
@@ -56,7 +59,7 @@ const REFUSALS: Readonly<Record<SecretLinkRefused | 'not-asking' | 'origin' | 'f
   form: {
     status: 400,
     title: 'Nothing was typed',
-    text: `The form must carry one field, secret, of at most ${MAX_SECRET_BODY_BYTES} bytes. The page still works.`,
+    text: `The form must carry one field, secret, of at most ${MAX_SECRET_BODY_BYTES} bytes, on one line, without control keys. The page still works.`,
   },
 };
 
@@ -81,7 +84,9 @@ export async function handleSecretPage(services: HostServices, links: SecretLink
   // Origin) cannot type into the terminal through a link it learnt. The link is not spent.
   if (req.headers.origin !== `http://${req.headers.host}`) return refuse(req, res, 'origin');
   const secret = (await readForm(req))?.get('secret');
-  if (secret === null || secret === undefined) return refuse(req, res, 'form');
+  // One line and no control key: the page types a secret and its Enter, never a line after it
+  // (a secret with Enter and a command in it would run that command as the person).
+  if (secret === null || secret === undefined || CONTROL_KEY.test(secret)) return refuse(req, res, 'form');
   const link = links.take(id);
   if ('refused' in link) return refuse(req, res, link.refused);
   const session = await askingSession(services, link.session);

@@ -94,7 +94,25 @@ describe('elicitation over /mcp (2025-11-25): a session for a client that declar
     const url = asking.questions.find((q) => q.mode === 'url');
     assert.ok(url, `a URL elicitation: ${JSON.stringify(asking.questions)}`);
     assert.match(url.url, new RegExp(`^${h.http.url}/secret/[\\w-]+$`));
-    await rpc('pty/write', { session, action: { key: 'Enter' } });
+    // Whoever holds the link types one secret and its Enter, never a line after it: a secret with
+    // Enter and a command in it is refused, nothing typed, and the page still works.
+    const post = (secret: string) =>
+      request(h.port, 'POST', new URL(url.url).pathname, {
+        origin: h.http.url,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `secret=${encodeURIComponent(secret)}`,
+      });
+    const injected = await post('guess\recho injected-$((2*3))');
+    assert.equal(injected.status, 400, injected.text);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.doesNotMatch(await screen(session), /injected-6/);
+    assert.equal((await rpc('pty/info', { session })).secretInput, true, 'still asking');
+    const typed = await post('hunter2');
+    assert.equal(typed.status, 200, typed.text);
+    await until(async () => (await rpc('pty/info', { session })).secretInput === false, 10_000, 'the prompt answered');
+    await rpc('pty/write', { session, action: { text: 'echo "len=${#pw}"\r' } });
+    await until(async () => /^len=7$/m.test(await screen(session)), 10_000, 'the secret typed, one line');
+    assert.doesNotMatch(await screen(session), /injected-6/);
   });
 
   test(
