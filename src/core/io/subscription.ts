@@ -58,6 +58,8 @@ export class OutputSubscription implements IDisposable {
   private _waitingDrain: IDisposable | undefined;
   private _exitSent = false;
   private _started = false;
+  /** The output cursor when the subscriber joined: what it is sent from before it is a replay. */
+  private readonly _joinedAt: number;
   private _flow: FlowWindow | undefined;
   private readonly _extra: Record<string, unknown>;
   private readonly _subs: IDisposable[];
@@ -69,6 +71,7 @@ export class OutputSubscription implements IDisposable {
   ) {
     const since = options.since;
     this._cursor = since === undefined ? _session.cursor : Math.min(since, _session.cursor);
+    this._joinedAt = _session.cursor;
     this._extra = options.extra ?? {};
     this._subs = [_session.onOutput(() => this._schedulePump()), _session.onExit(() => this.pump())];
     // A subscriber is a connected client of the session (SessionInfo.clients, editor leases).
@@ -191,6 +194,8 @@ export class OutputSubscription implements IDisposable {
       }
       const r = this._readNext();
       if (r === undefined || (r.text.length === 0 && r.dropped === 0)) break;
+      // What came before the subscriber joined is a replay: its queries are old (Session.replayedToSubscriber).
+      if (this._cursor < this._joinedAt) this._session.replayedToSubscriber(r.text);
       const params: Record<string, unknown> = { ...this._extra, data: r.text, cursor: r.cursor };
       if (r.dropped > 0) params.dropped = r.dropped;
       this._cursor = r.cursor;

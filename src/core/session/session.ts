@@ -580,6 +580,14 @@ export class Session extends Disposable {
     if (this._flowHolders.size > 0) this.reconsiderFlow();
   }
 
+  /**
+   * Output from before a subscriber joined was sent to it (OutputSubscription): the cursor queries
+   * in it are answered again by a view (ViewAnswers.replayed), and those answers are taken out too.
+   */
+  replayedToSubscriber(text: string): void {
+    this._viewAnswers.replayed(text);
+  }
+
   /** Output to pass on: into the ring, the command records and logs, the subscribers, the mirror. */
   private _output(data: Buffer, marks: readonly OwnMark[]): void {
     if (data.length === 0) return;

@@ -37,6 +37,8 @@ function asksCursor(data: Buffer): boolean {
  */
 const VIEW_ANSWER =
   /\x1b\[[?>][\d;]*c|\x1b\[[03]n|\x1b\[\?\d+;\d+(?:;\d+)?R|\x1b\[\??\d+;\d+\$y|\x1bP(?:>\||[01]\$r)[^\x1b\x07]*(?:\x1b\\|\x07)|\x1b\](1[012]);([^\x1b\x07]*)(?:\x1b\\|\x07)/g;
+/** Either cursor position query, in text sent to a view (see `replayed`). */
+const CURSOR_QUERY = /\x1b\[\??6n/;
 /** A cursor position report, which some keys look like (see CURSOR_ANSWER_WINDOW_MS). */
 const CURSOR_ANSWER = /\x1b\[\d+;\d+R/g;
 /** A colour as terminals report it: `rgb:` and one to four hex digits per channel. */
@@ -73,6 +75,15 @@ export class ViewAnswers {
     // A query cut between two reads begins with an ESC among the chunk's last bytes.
     const cut = data.indexOf(ESC, Math.max(0, data.length - QUERY_TAIL));
     this._tail = cut < 0 ? undefined : Buffer.from(data.subarray(cut));
+  }
+
+  /**
+   * A subscriber was sent output from before it joined (a stream's replay, `pty/subscribe` with
+   * `since`): a view answers the cursor queries in it as if they were new, long after the host
+   * answered them, so its cursor reports are expected again (CURSOR_ANSWER_WINDOW_MS from now).
+   */
+  replayed(text: string): void {
+    if (text.includes('\x1b') && CURSOR_QUERY.test(text)) this._cursorAskedAt = Date.now();
   }
 
   /** A view's write without its automatic answers, and the colours those reported. */

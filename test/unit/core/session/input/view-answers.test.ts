@@ -191,6 +191,43 @@ describe('every terminal query gets exactly one answer, from the host', () => {
   }
 });
 
+describe("a view's answers to the queries of a replay", () => {
+  test(
+    'a view that joins later is sent the old cursor query in its replay and answers it: that answer never reaches the program',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const s = await openSession(0);
+      const view = await connect(h.host.controlAddress);
+      try {
+        // The program asks; the host answers it (once); the answer is read.
+        const asked = await s.send("printf '\\033[6n'; read -rs -d R; echo answered-once");
+        assert.match(asked.output, /answered-once/);
+        // Past the time a live view's late answer is awaited, a view joins with the whole replay (a stream's `since: 0`).
+        await new Promise((r) => setTimeout(r, 5200));
+        let replayedQuery = false;
+        const listener = view.onNotification((n) => {
+          if (n.method === 'pty/output' && String((n.params as { data?: string }).data).includes('\x1b[6n')) replayedQuery = true;
+        });
+        try {
+          await view.request('pty/subscribe', { session: s.session, since: 0 });
+          await until(() => replayedQuery, 10_000, 'the replay with the old query');
+          // As xterm.js does: it answers the query it was shown.
+          await view.request('pty/write', { session: s.session, action: { text: '\x1b[55;55R' }, client: { origin: 'user' } });
+        } finally {
+          listener.dispose();
+        }
+        const after = await s.send('echo clean-line');
+        assert.match(after.output, /^clean-line$/m);
+        assert.equal(after.exitCode, 0, after.output);
+        assert.doesNotMatch((await c.request<{ screen: string }>('pty/read', { session: s.session })).screen, /55R/);
+      } finally {
+        view.close();
+        await s.close();
+      }
+    },
+  );
+});
+
 describe('real programs that ask their terminal', () => {
   // vim asks for the terminal's version (t_RV), its colours and the cursor's blinking when it
   // starts, and on exit waits for any answer still missing before it ends.
