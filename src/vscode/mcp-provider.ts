@@ -118,7 +118,8 @@ class ChatTokens implements vscode.Disposable {
       const { tokens } = await client.call('host/tokens', {});
       if (tokens.some((t) => t.id === m.id)) return m.token;
     }
-    const { token, info } = await client.call('host/agentToken', {});
+    // `chat`: the terminal view this chat shows types as the person (VS Code hides app_input from the model).
+    const { token, info } = await client.call('host/agentToken', { chat: true });
     this._minted = { hostId: record.hostId, id: info.id, token, client };
     return token;
   }

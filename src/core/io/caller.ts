@@ -51,6 +51,8 @@ export interface Grant {
    * host's only those an agent's MCP tools need (docs/protocol.md#agent-tokens).
    */
   readonly everySession?: true;
+  /** An agent's token a chat host holds (`host/agentToken` with `chat`): its terminal view's keys are the person's. */
+  readonly chatView?: true;
   /** For a scoped token: its holder (undefined for the host's token and sockets). */
   readonly holder?: TokenHolder;
   /**

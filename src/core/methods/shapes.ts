@@ -102,6 +102,10 @@ export const tokenInfo = z
       .literal(true)
       .optional()
       .describe("An agent's token for every session (the editor's MCP server holds one): each write made with it, on any surface, is an agent's."),
+    chat: z
+      .literal(true)
+      .optional()
+      .describe("An agent's token for a chat host (host/agentToken chat): the keys of the terminal view it shows are the person's."),
     recording: z.string().optional().describe("A replay link's recording (its path): the one page it opens."),
     reusable: z
       .boolean()

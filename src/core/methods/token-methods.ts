@@ -108,6 +108,15 @@ export const agentTokenMethod = method({
   summary:
     "A new agent's token for every session, for an agent's MCP client (the editor gives one to its chat instead of the host's own token): every write made with it, on any surface, is an agent's and meets the agent guards; it opens no page, lists and ends no tokens, and sets no policy. host/tokens lists it, host/revoke ends it.",
   params: z.object({
+    chat: byDefault(
+      false,
+      z
+        .boolean()
+        .optional()
+        .describe(
+          "true: for a chat host that shows the terminal view and keeps app-only tools from its model (the editor's chat): the view's keys (app_input) sent with it are the person's. Never give such a token to an agent itself.",
+        ),
+    ),
     expiresIn: byDefault(
       MAX_TOKEN_SECONDS,
       z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${MAX_TOKEN_SECONDS}: 30 days).`),
@@ -118,8 +127,9 @@ export const agentTokenMethod = method({
     info: tokenInfo,
   }),
   handler(ctx, p) {
-    if (isAgentCall(ctx.caller)) throw forbidden("host/agentToken is the user's: an agent cannot mint itself a token");
-    return tokensOf(ctx).agentToken(p.expiresIn ?? MAX_TOKEN_SECONDS);
+    // Nor a caller that says it is one (its `client` param): what it would mint is for an agent's use.
+    if (isAgentCall(ctx.caller) || ctx.caller.origin === 'agent') throw forbidden("host/agentToken is the user's: an agent cannot mint itself a token");
+    return tokensOf(ctx).agentToken(p.expiresIn ?? MAX_TOKEN_SECONDS, p.chat ?? false);
   },
 });
 

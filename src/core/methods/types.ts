@@ -24,7 +24,7 @@ export interface TokenService {
    */
   share(session: Session, scope: TokenScope, expiresInSeconds: number, reusable?: boolean): { token: string; url: string; info: TokenInfo };
   /** A new agent's token for every session (`host/agentToken`); the only time the token itself is seen. */
-  agentToken(expiresInSeconds: number): { token: string; info: TokenInfo };
+  agentToken(expiresInSeconds: number, chat?: boolean): { token: string; info: TokenInfo };
   list(): TokenInfo[];
   /** Ends the token now, and the connections opened with it; false when there is none of that id. */
   revoke(id: string): boolean;

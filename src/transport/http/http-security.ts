@@ -162,8 +162,10 @@ export class HttpGuard {
       if (safeEqual(c, this.token)) return { access: this._hostAccess };
       const m = this._scoped?.bearer(c);
       if (!m) continue;
-      if ('grant' in m) scoped ??= m.grant;
-      else refused ??= m.refused;
+      // An agent's token opens no page: a page's keys are the person's.
+      if ('grant' in m) {
+        if (place !== 'page' || !m.grant.everySession) scoped ??= m.grant;
+      } else refused ??= m.refused;
     }
     if (scoped) return { access: scoped };
     if (place === 'api' || target === undefined || !this._pages) return { refused };

@@ -26,7 +26,8 @@ export type TokenMatch = { grant: ScopedGrant } | { refused: TokenRefusal };
  * What a token opens: one session, one recording's replay page, or every session as an agent (the
  * credential of the editor's MCP server, so that its chat never holds the host's own token).
  */
-export type TokenTarget = { readonly session: string } | { readonly replay: string; readonly recording: string } | { readonly agent: true };
+export type TokenTarget =
+  { readonly session: string } | { readonly replay: string; readonly recording: string } | { readonly agent: true; readonly chat: boolean };
 
 /** Bounds of the token store; each says why. */
 export const enum TokenLimits {
@@ -87,8 +88,8 @@ export class ScopedTokens extends Disposable implements TokenService {
    * A token for an agent, reaching every session with the `control` scope: an agent's from the
    * start (each write made with it, on any surface, passes the agent guards), never a page's.
    */
-  agentToken(expiresInSeconds: number): { token: string; info: TokenInfo } {
-    const minted = this._mint({ agent: true }, 'control', expiresInSeconds, true);
+  agentToken(expiresInSeconds: number, chat = false): { token: string; info: TokenInfo } {
+    const minted = this._mint({ agent: true, chat }, 'control', expiresInSeconds, true);
     this._entries.get(minted.info.id)!.holder.markAgent();
     return minted;
   }
@@ -183,7 +184,7 @@ export class ScopedTokens extends Disposable implements TokenService {
       scope,
       session: 'session' in target ? target.session : null,
       ...('replay' in target ? { recording: target.recording } : {}),
-      ...('agent' in target ? { agent: true as const } : {}),
+      ...('agent' in target ? { agent: true as const, ...(target.chat ? { chat: true as const } : {}) } : {}),
       reusable,
       openedAt: null,
       createdAt: new Date(now).toISOString(),
@@ -260,7 +261,7 @@ function spentLink(info: TokenInfo): boolean {
 function grantOf(e: Entry): ScopedGrant {
   const t = e.target;
   const common = { tokenId: e.info.id, holder: e.holder };
-  if ('agent' in t) return { ...common, scope: e.info.scope, everySession: true };
+  if ('agent' in t) return { ...common, scope: e.info.scope, everySession: true, ...(t.chat ? { chatView: true as const } : {}) };
   return 'session' in t ? { ...common, scope: e.info.scope, onlySession: t.session } : { ...common, scope: 'view', replayId: t.replay };
 }
 

@@ -29,11 +29,12 @@ export class AppsDeclarations {
 
 /**
  * Whether the terminal view's keys sent with this credential may be the person's: the host's own
- * token, or an agent's token for every session (the one the editor mints for its chat). Both are
- * held by the editor, never shown to its model; a session's scoped token may be anyone's.
+ * token, or an agent's token minted for a chat host (`host/agentToken` with `chat`: the one the
+ * editor mints for its chat). Both are held by the chat host, never shown to its model; any other
+ * token (a session's, an agent's) may be an agent's own.
  */
 export function personKeysTrusted(grant: Grant): boolean {
-  return grant.holder === undefined || grant.everySession === true;
+  return grant.holder === undefined || grant.chatView === true;
 }
 
 function isInitialize(m: unknown): boolean {

@@ -190,6 +190,10 @@ describe("an agent's token for every session (host/agentToken, what the editor g
       assert.equal((await ctl.call('host/agentPolicy', {})).approval, 'deny', 'the policy is as it was');
       const page = await request(h.port, 'GET', `/sessions/${user.id}/view?token=${token}`);
       assert.notEqual(page.status, 200, 'no browser page opens with it');
+      const pageByHeader = await request(h.port, 'GET', `/sessions/${user.id}/view`, { token, headers: { accept: 'application/json' } });
+      assert.notEqual(pageByHeader.status, 200, `nor with it as a Bearer header: ${pageByHeader.text}`);
+      // A caller that says it is an agent mints none, on the control socket either.
+      await assert.rejects(ctl.call('host/agentToken', { client: { origin: 'agent' } } as never), /agent cannot mint/);
 
       // Over MCP: every session listed; open_session opens the agent's own, where it types; REST
       // opens the agent's too, whatever origin it says.

@@ -253,10 +253,21 @@ describe("the person's keys over /mcp, whose 2025-11-25 requests carry no capabi
       } finally {
         await apps.close();
       }
-      // The editor's chat holds an agent's token for every session (host/agentToken), not the
-      // host's: the view's keys are the person's from the client that declared MCP Apps with it,
-      // and its own from one that declared none.
-      const chatToken = (await rpc('host/agentToken', {})).token as string;
+      // An agent's token (host/agentToken) is the agent's whatever its client declares: the agent
+      // may hold it itself.
+      const agentToken = (await rpc('host/agentToken', {})).token as string;
+      const agentApps = await clientDeclaring(true, agentToken);
+      try {
+        const claimed = await keys(agentApps, 'echo agent-as-person\r');
+        assert.equal(claimed.isError, true, text(claimed));
+        assert.match(text(claimed), /agents may not type into session/);
+      } finally {
+        await agentApps.close();
+      }
+      // The editor's chat holds one minted for a chat host (`chat`), not the host's token: the
+      // view's keys are the person's from the client that declared MCP Apps with it, and its own
+      // from one that declared none.
+      const chatToken = (await rpc('host/agentToken', { chat: true })).token as string;
       const chatPlain = await clientDeclaring(false, chatToken);
       try {
         const own = await keys(chatPlain, 'echo chat-no-apps\r');
@@ -277,7 +288,11 @@ describe("the person's keys over /mcp, whose 2025-11-25 requests carry no capabi
       }
       const shown = await screen(user.id);
       assert.ok(
-        !shown.includes('from-no-apps') && !shown.includes('past-the-guards') && !shown.includes('scoped-as-person') && !shown.includes('chat-no-apps'),
+        !shown.includes('from-no-apps') &&
+          !shown.includes('past-the-guards') &&
+          !shown.includes('scoped-as-person') &&
+          !shown.includes('chat-no-apps') &&
+          !shown.includes('agent-as-person'),
         shown,
       );
       await rpc('pty/kill', { session: user.id });
