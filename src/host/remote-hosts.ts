@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { IDisposable } from '../core/base/lifecycle';
 import { RpcClient } from '../transport/client/rpc-client';
 import { type HostsConfig, unknownHostError } from './hosts-config';
+import { signalTree } from '../core/process/proc/process-tree';
 
 /**
  * How long a bridge may take to answer its first call: an ssh handshake to a far machine, a
@@ -122,8 +123,10 @@ export class RemoteHosts implements IDisposable {
       ]);
     } catch (e) {
       // Why first: its stderr is read to the end before the process is let go.
-      const why = (e as Error).message === 'timeout' ? `no answer within ${CONNECT_TIMEOUT_MS / 1000} s` : await ended();
-      this._stop(link);
+      const silent = (e as Error).message === 'timeout';
+      const why = silent ? `no answer within ${CONNECT_TIMEOUT_MS / 1000} s` : await ended();
+      // A command that never answered (an ssh stuck in its handshake) is not waited for.
+      this._stop(link, silent);
       throw new RemoteHostError(`cannot reach host "${name}" with: ${command} (${why})`, name);
     } finally {
       clearTimeout(timer);
@@ -139,13 +142,22 @@ export class RemoteHosts implements IDisposable {
     return link;
   }
 
-  private _stop(link: Link): void {
+  /**
+   * Lets a bridge command go. The bridge ends when its stdin does; a command that ignores that (or,
+   * `now`, one that never answered) is ended with what it started: the shell that runs it, and the
+   * ssh or sleep under that shell, by their pids. The wait for it keeps a CLI command alive until
+   * then: an unanswered `ssh` used to outlive the command that started it.
+   */
+  private _stop(link: Link, now = false): void {
     link.client.close();
-    // The bridge ends when its stdin does; a command that ignores that is ended (ours, by its pid).
-    if (link.child.exitCode === null && link.child.signalCode === null) {
-      const t = setTimeout(() => link.child.kill('SIGTERM'), EXIT_WAIT_MS);
-      t.unref();
-      link.child.once('close', () => clearTimeout(t));
+    const pid = link.child.pid;
+    if (pid !== undefined && link.child.exitCode === null && link.child.signalCode === null) {
+      const end = () => signalTree(pid, 'SIGTERM');
+      if (now) end();
+      else {
+        const t = setTimeout(end, EXIT_WAIT_MS);
+        link.child.once('close', () => clearTimeout(t));
+      }
     }
     link.child.unref();
     link.child.stderr.destroy();

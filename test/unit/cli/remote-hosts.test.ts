@@ -26,6 +26,22 @@ import { bashEnv, buildCli, childrenOf, CLI, freePort, pidAlive, REPO_ROOT } fro
  * Node and ours: seconds each on 2 busy cores), finite so a hang fails instead of blocking.
  */
 const TEST_TIMEOUT = 120_000;
+/** The sleep the `stubborn` host's command runs once its bridge ended: a number no other process uses. */
+const STUBBORN_SLEEP = '97.3141';
+
+/** Pids of the processes running `sleep STUBBORN_SLEEP` (ours: nothing else sleeps that long). */
+function stubbornSleeps(): number[] {
+  const found: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${name}/cmdline`, 'latin1') === `sleep\0${STUBBORN_SLEEP}\0`) found.push(Number(name));
+    } catch {
+      // exited
+    }
+  }
+  return found;
+}
 /** The flood sent through ssh to an attached terminal: 20 MB, a big build log or a `cat` of a large file. */
 const FLOOD_BYTES = 20_000_000;
 /** What the person types at the remote password prompt; it must show in no MCP result. */
@@ -33,6 +49,8 @@ const SECRET = 'remote-secret-Qx7';
 
 const dirs: string[] = [];
 let env: NodeJS.ProcessEnv;
+/** `env` with a hosts.json that names only the `stubborn` host. */
+let stubbornEnv: NodeJS.ProcessEnv;
 /** The runtime directories of the "other machines": behind ssh, and behind the exec stand-in. */
 let sshSide: string;
 let execSide: string;
@@ -177,6 +195,12 @@ before(async () => {
   fs.mkdirSync(path.join(config, 'shared-pty'));
   fs.writeFileSync(path.join(config, 'shared-pty', 'hosts.json'), JSON.stringify({ hosts }, null, 2));
   env = bashEnv({ SHARED_PTY_DIR: dir(), XDG_CONFIG_HOME: config });
+  // A command that goes on after its bridge ended (as an ssh stuck on a dead link does), in a hosts.json of its own.
+  const stubbornConfig = dir();
+  fs.mkdirSync(path.join(stubbornConfig, 'shared-pty'));
+  const stubborn = `sh -c '${farSide(execSide, home)}'; sleep ${STUBBORN_SLEEP}`;
+  fs.writeFileSync(path.join(stubbornConfig, 'shared-pty', 'hosts.json'), JSON.stringify({ hosts: { stubborn } }));
+  stubbornEnv = { ...env, XDG_CONFIG_HOME: stubbornConfig };
 });
 
 after(async () => {
@@ -235,6 +259,18 @@ describe('remote hosts through ssh and exec', () => {
     ok(await runCli(['kill', web.slice(4)], { ...env, SHARED_PTY_HOST: 'web' }), 'kill by its id alone on SHARED_PTY_HOST');
     const left = JSON.parse(ok(await cli('list', '--host', 'web', '--json'), 'list web')) as SessionInfo[];
     assert.equal(left.length, 0, 'killed on its host');
+  });
+
+  test('a command that goes on after its bridge ended is ended with what it started, before the CLI command exits', { timeout: TEST_TIMEOUT }, async () => {
+    try {
+      const listed = await runCli(['list', '--host', 'stubborn'], stubbornEnv);
+      assert.equal(listed.code, 0, listed.stderr);
+      // Time for the bridge to see its stdin close and the command to go on to its sleep, were it still there.
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.deepEqual(stubbornSleeps(), [], 'no sleep of its command outlives `list`');
+    } finally {
+      for (const pid of stubbornSleeps()) process.kill(pid, 'SIGKILL');
+    }
   });
 
   test('a wrong host name, or a command that fails, is one line naming the host and what the command said', { timeout: TEST_TIMEOUT }, async () => {
