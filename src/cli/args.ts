@@ -1,6 +1,8 @@
 // The command line's parsing, shared by every command; the flags only a host takes are in
 // host-flags.ts, so a client command loads nothing of the engine (docs/architecture.md#the-cli).
 
+import { MAX_SESSION_NAME_CHARS } from '../core/base/limits';
+
 /** A bad command line: printed as one line, exit status 2. */
 export class UsageError extends Error {}
 
@@ -83,6 +85,15 @@ export function intFlag(args: ParsedArgs, name: string, min = 0, max = Number.MA
 /** Every value a repeatable flag was given, in order (none: an empty list). */
 export function listFlag(args: ParsedArgs, name: string): string[] {
   return args.lists.get(name) ?? [];
+}
+
+/** `--name`'s value, checked as the host will check it (1 to MAX_SESSION_NAME_CHARS characters), or undefined when absent. */
+export function nameFlag(args: ParsedArgs): string | undefined {
+  const v = strFlag(args, '--name');
+  if (v !== undefined && (v.length === 0 || v.length > MAX_SESSION_NAME_CHARS)) {
+    throw new UsageError(`--name needs a name of 1 to ${MAX_SESSION_NAME_CHARS} characters, got ${v.length === 0 ? 'an empty one' : `${v.length}`}`);
+  }
+  return v;
 }
 
 export function strFlag(args: ParsedArgs, name: string): string | undefined {

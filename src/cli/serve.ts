@@ -5,7 +5,7 @@ import { compileBaselineCodeFromNowOn } from '../host/baseline-code';
 import { markInheritedCloseOnExec } from '../core/process/close-on-exec';
 import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../core/base/param-limits';
 import type { Endpoint } from '../transport/socket/socket-server';
-import { intFlag, parseArgs, strFlag, UsageError } from './args';
+import { intFlag, nameFlag, parseArgs, strFlag, UsageError } from './args';
 import { agentFlags, commandLogFlag, httpFlags, limitFlags } from './host-flags';
 import { COMMAND_FLAGS } from './command-flags';
 
@@ -86,7 +86,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
         cwd,
         cols,
         rows,
-        name: strFlag(args, '--name'),
+        name: nameFlag(args),
         origin: 'user',
       },
       compat,

@@ -4,7 +4,7 @@ import { readLiveRecords } from '../host/discovery';
 import type { CommandRecord } from '../core/commands/command-tracker';
 import { ErrorCode } from '../core/base/errors';
 import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
-import { intFlag, parseArgs, strFlag, UsageError } from './args';
+import { intFlag, nameFlag, parseArgs, strFlag, UsageError } from './args';
 import { COMMAND_FLAGS } from './command-flags';
 import { callOn, callOnTarget, needSession } from './commands';
 import { CliError } from './find-session';
@@ -39,7 +39,7 @@ export async function openCommand(argv: string[]): Promise<number> {
   const cwdFlag = strFlag(args, '--cwd');
   // On a remote host a folder of this machine means nothing: its own default (home) unless --cwd says.
   const cwd = remote === undefined ? path.resolve(cwdFlag ?? process.cwd()) : cwdFlag;
-  const name = strFlag(args, '--name');
+  const name = nameFlag(args);
   const client = remote === undefined ? await connectLocalDaemon() : await connectRemote(remote);
   try {
     const info = await client.call('session/create', {

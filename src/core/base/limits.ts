@@ -38,6 +38,9 @@ export const MAX_IN_FLIGHT_REQUESTS = 1024;
 /** Longest life of a scoped token: 30 days (it ends with its host anyway). */
 export const MAX_TOKEN_SECONDS = 30 * 24 * 3600;
 
+/** Longest session name (`session/create`'s `name`, the CLI's `--name`): a label, not a document. */
+export const MAX_SESSION_NAME_CHARS = 200;
+
 /** The overridable limits of one host. */
 export interface HostLimits {
   maxSessions?: number;

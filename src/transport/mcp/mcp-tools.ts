@@ -276,7 +276,7 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
       const { data, text } = await tool.run(backend, args, { prompt, signal });
       return { content: [{ type: 'text' as const, text }], structuredContent: data };
     } catch (e) {
-      const err = toRpcError(e);
+      const err = namedForTool(toRpcError(e), name);
       const why = err.data as { secretInput?: unknown; session?: unknown } | undefined;
       // A write refused because the program asks for a secret: the person may type it on a page of the host.
       const offer =
@@ -392,6 +392,15 @@ async function lastRound(runs: RunStore, run: ToolRun, signal: AbortSignal): Pro
 
 /** What `tools/call` is handed by the SDK: the validated request, and the handler's context. */
 type CallHandler = (request: { params: { name: string; arguments?: Record<string, unknown>; task?: object } }, ctx: ServerContext) => Promise<unknown>;
+
+/** The opening of an invalid-params error a method of the table gives (`Invalid params for pty/write: `). */
+const METHOD_PARAMS = /^Invalid params for [\w/]+: /;
+
+/** An agent is told about the tool it called, not the method behind it: `Invalid arguments for send_keys: …`. */
+function namedForTool(err: RpcError, tool: string): RpcError {
+  if (err.code !== ErrorCode.InvalidParams || !METHOD_PARAMS.test(err.message)) return err;
+  return new RpcError(err.code, err.message.replace(METHOD_PARAMS, `Invalid arguments for ${tool}: `), err.data);
+}
 
 /** A tool error result, its text starting with the error's code as every tool error's does (mcpErrorText); `more` follows it. */
 function toolError(err: unknown, more = ''): { isError: true; content: Array<{ type: 'text'; text: string }> } {

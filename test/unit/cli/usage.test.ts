@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MAX_COLS, MAX_COMMAND_RECORDS, MAX_ROWS, MAX_SCROLLBACK_PAGE, MAX_WAIT_MS } from '../../../src/core/base/param-limits';
+import { MAX_SESSION_NAME_CHARS } from '../../../src/core/base/limits';
 import type { FlagSpec } from '../../../src/cli/args';
 import { COMMAND_FLAGS, HOST_COMMANDS } from '../../../src/cli/command-flags';
 import { runCli, runEach, startedPids, startServeHost, stopPid, type CliResult, type ServeHost } from '../../helpers/cli';
@@ -90,6 +91,19 @@ describe('numeric flags', () => {
     // Nothing refused reached the shell.
     const screen = await runCli(['read', sid], env);
     assert.doesNotMatch(screen.stdout, /nope/);
+  });
+
+  test("--name empty or too long is refused by the CLI naming the flag, never in the host's words", { timeout: TEST_TIMEOUT }, async () => {
+    const cases = [
+      ['open', '--name', ''],
+      ['open', '--name', 'n'.repeat(MAX_SESSION_NAME_CHARS + 1)],
+      ['serve', '--no-http', '--name', ''],
+    ];
+    const results = await runEach(cases, env);
+    cases.forEach((args, i) => {
+      usageError(results[i], args.join(' ').slice(0, 40), new RegExp(`^shared-pty: --name needs a name of 1 to ${MAX_SESSION_NAME_CHARS} characters`));
+      assert.doesNotMatch(results[i].stderr, /Too small|Too big|^shared-pty: name:/m);
+    });
   });
 });
 

@@ -58,6 +58,15 @@ test('a tool that does not exist is the JSON-RPC error -32602; arguments that do
   assert.equal(misfit.json?.error, undefined, misfit.text);
   assert.equal(misfit.json.result?.isError, true, misfit.text);
   assert.match(misfit.json.result.content[0].text, /^Error -32602: Invalid arguments for read_screen: session: /);
+  // Found by the method behind the tool (a key name): still told about the tool, never the method.
+  const opened = await mcp({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'open_session', arguments: { command: 'cat' } } });
+  const session = opened.json?.result?.structuredContent?.id as string;
+  assert.ok(session, opened.text);
+  const badKey = await mcp({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'send_keys', arguments: { session, keys: ['Bogus'] } } });
+  assert.equal(badKey.json.result?.isError, true, badKey.text);
+  assert.match(badKey.json.result.content[0].text, /^Error -32602: Invalid arguments for send_keys: .*Unknown key name: "Bogus"/);
+  assert.doesNotMatch(badKey.json.result.content[0].text, /pty\/write/);
+  await mcp({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'close_session', arguments: { session } } });
 });
 
 // Over stdio (`shared-pty mcp`) a line that is not JSON, or JSON that is not a JSON-RPC message,
