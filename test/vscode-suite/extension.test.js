@@ -428,7 +428,7 @@ suite('Shared PTY in the editor', () => {
     const chat = tokens.filter((t) => t.agent === true);
     assert.equal(chat.length, 1, JSON.stringify(tokens));
     assert.ok(chat[0].lastUsedAt !== null, "the chat's MCP server used its agent's token");
-    assert.equal(chat[0].chat, true, "minted for a chat host: the terminal view in the chat types as the person");
+    assert.equal(chat[0].chat, true, 'minted for a chat host: the terminal view in the chat types as the person');
   });
 
   test('sharedPty.mcp.enabled off: the editor is offered no Shared PTY MCP server, and on again, it is', async () => {
