@@ -74,7 +74,7 @@ export function checkAgentWrite(policy: AgentPolicy | undefined, session: Sessio
       );
     if (atPrompt && preview.unfollowed)
       refuse(
-        "At the shell's prompt this write has keys the host does not follow (history, history expansion, completion, a paste, or another key of the line editor's), so the line they make cannot be checked against the user's deny rules; type the whole line instead",
+        "At the shell's prompt this write has keys the host does not follow (history, history expansion or `fc`, completion, a paste, or another key of the line editor's), so the line they make cannot be checked against the user's deny rules; type the whole line instead",
       );
     if (atPrompt && preview.unknown)
       refuse(

@@ -40,12 +40,65 @@ function addLine(line: string, out: Set<string>, depth: number): void {
     out.add(text);
     let words: string[];
     try {
-      words = splitShellWords(text);
+      words = splitShellWords(ansiCQuoted(text));
     } catch {
       words = text.split(/\s+/); // an unterminated quote: the shell would wait for more, judge the words as they are
     }
+    // Each reading the shell may make of them is judged: as typed, without their redirections
+    // (`>/dev/null rm -rf x`), and with a brace list spread (`{rm,-rf,x}`).
     addArgv(words, out, depth);
+    const unredirected = withoutRedirections(words);
+    if (unredirected.length !== words.length) addArgv(unredirected, out, depth);
+    const spread = bracesSpread(unredirected);
+    if (spread.length !== unredirected.length) addArgv(spread, out, depth);
   }
+}
+
+/** A redirection operator alone (its target is the next word), or with its target in the same word. */
+const REDIRECTION_ALONE = /^(?:\d+|&)?(?:<<<|<<-?|<>|>>|>&|<&|>\||&>>?|[<>])$/;
+const REDIRECTION_WITH_TARGET = /^(?:\d+|&)?(?:<<<|<<-?|<>|>>|>&|<&|>\||&>>?|[<>])./;
+
+/** The words without redirections (`2>/dev/null`, `> out`, `<<<x`), which bash allows anywhere in a command. */
+function withoutRedirections(words: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    if (REDIRECTION_ALONE.test(w)) i++;
+    else if (!REDIRECTION_WITH_TARGET.test(w)) kept.push(w);
+  }
+  return kept;
+}
+
+/** A word that is one brace list (`pre{a,b}post`), as bash spreads it into words before running it. */
+const BRACE_LIST = /^([^{}]*)\{([^{}]*,[^{}]*)\}([^{}]*)$/;
+
+/** The words with each one-level brace list spread into its words (`{rm,-rf,x}` is `rm -rf x`). */
+function bracesSpread(words: readonly string[]): string[] {
+  return words.flatMap((w) => {
+    const m = BRACE_LIST.exec(w);
+    return m ? m[2]!.split(',').map((part) => m[1]! + part + m[3]!) : [w];
+  });
+}
+
+/**
+ * `$'…'` (bash's ANSI-C quoting) as the text it stands for, single-quoted: `$'\x72m'` is `'rm'`.
+ * One that holds a single quote is left as it was (its words are judged as typed).
+ */
+function ansiCQuoted(text: string): string {
+  if (!text.includes("$'")) return text;
+  return text.replace(/\$'((?:[^'\\]|\\.)*)'/gs, (all, body: string) => {
+    const decoded = body.replace(/\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|.)/gs, (_e, esc: string) => ansiCEscape(esc));
+    return decoded.includes("'") ? all : `'${decoded}'`;
+  });
+}
+
+const ANSI_C_LETTERS: Readonly<Record<string, string>> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
+
+function ansiCEscape(esc: string): string {
+  const kind = esc[0]!;
+  if (kind === 'x' || kind === 'u' || kind === 'U') return String.fromCodePoint(Number.parseInt(esc.slice(1), 16));
+  if (/^[0-7]/.test(esc)) return String.fromCharCode(Number.parseInt(esc, 8) & 0xff);
+  return ANSI_C_LETTERS[esc] ?? esc;
 }
 
 /** Commands run before the command they name (with their options), and words the grammar puts first. */
@@ -56,6 +109,7 @@ const WRAPPERS: Readonly<Record<string, { withValue?: ReadonlySet<string> }>> = 
   command: {},
   builtin: {},
   exec: { withValue: new Set(['-a']) },
+  coproc: {},
   nohup: {},
   nice: { withValue: new Set(['-n', '--adjustment']) },
   time: {},
@@ -82,6 +136,8 @@ function addArgv(argv: readonly string[], out: Set<string>, depth: number): void
   let i = 0;
   for (;;) {
     while (i < argv.length && ASSIGNMENT.test(argv[i]!)) i++;
+    // `function name { …` and `function name() { …`: the body's commands follow.
+    if (argv[i] === 'function') i += argv[i + 2] === '()' ? 3 : 2;
     const word = argv[i];
     if (word === undefined) return;
     const wrapper = WRAPPERS[basename(word)];
@@ -104,12 +160,21 @@ function addArgv(argv: readonly string[], out: Set<string>, depth: number): void
   if (depth >= MAX_NESTING) return;
   if (name === 'eval') return addLine(rest.slice(1).join(' '), out, depth + 1);
   if (SHELLS.has(name)) {
-    // `bash -c 'script'`, `sh -ec 'script'`, `bash -l -c 'script'`: the script is the word after the options.
+    // `bash -c 'script'`, `sh -ec 'script'`, `bash -l -c 'script'`, `bash -O extglob -c -- 'script'`:
+    // the script is the word after the options (and a `--`).
     for (let k = 1; k < rest.length; k++) {
       const w = rest[k]!;
-      if (!w.startsWith('-')) break;
+      if (w === '--' || !/^[-+]/.test(w)) break;
+      // Options that take a value: the shell's `-o`/`+o` option names, bash's `-O`/`+O` shopt names.
+      if (/^[-+][oO]$/.test(w)) {
+        k++;
+        continue;
+      }
       // (Letters with a `c` among them, tested apart: one pattern for it backtracks on a long word.)
-      if (/^-[A-Za-z]+$/.test(w) && w.includes('c', 1) && rest[k + 1] !== undefined) return addLine(rest[k + 1]!, out, depth + 1);
+      if (/^-[A-Za-z]+$/.test(w) && w.includes('c', 1)) {
+        const script = rest[k + 1] === '--' ? rest[k + 2] : rest[k + 1];
+        if (script !== undefined) return addLine(script, out, depth + 1);
+      }
     }
   }
 }

@@ -71,7 +71,7 @@ export class TypedLine {
     const pending = (r.state.continued ?? '') + r.state.line;
     if (pending.trim() !== '') lines.push(pending);
     // bash runs what its history expansion brings back (`!!`, `!$`, `^old^new`), which was not typed.
-    const unfollowed = r.unfollowed || (this._editor === 'readline' && r.submitted.some(expandsHistory));
+    const unfollowed = r.unfollowed || (this._editor === 'readline' && r.submitted.some(expandsHistory)) || r.submitted.some(rerunsHistory);
     return { lines, overflow: r.state.overflow || r.submittedOverflow, unknown: r.submittedUnknown, unfollowed };
   }
 
@@ -118,6 +118,17 @@ export function expandsHistory(line: string): boolean {
     }
   }
   return false;
+}
+
+/**
+ * Whether `line` runs `fc` to run history lines again (`fc -s`, `fc -e -`, `fc` with an editor):
+ * what it runs was not typed. `fc -l` only lists them.
+ */
+export function rerunsHistory(line: string): boolean {
+  return line.split(/[;&|()\n]/).some((command) => {
+    const words = command.trim().split(/\s+/);
+    return words[0] === 'fc' && !words.slice(1).some((w) => /^-[a-zA-Z]*l/.test(w));
+  });
 }
 
 const LOCALE_VARIABLE = /\b(?:LC_ALL|LC_CTYPE|LANG)\b/;

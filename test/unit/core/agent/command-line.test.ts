@@ -3,6 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { argvToJudge, commandsToJudge, splitCommands } from '../../../../src/core/agent/command-line';
+import { rerunsHistory } from '../../../../src/core/session/input/typed-line';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
 
 // Every disposable a test makes is disposed by its end (docs/testing.md).
@@ -47,13 +48,45 @@ describe('commands of a line, as deny rules see them', () => {
       '( rm -rf /tmp/x )',
       '{ rm -rf /tmp/x; }',
       'if true; then rm -rf /tmp/x; fi',
+      // Found by an outside audit: redirections first, ANSI-C quoting, a function's body, coproc,
+      // a shell's options with values and `--`, and a brace list bash spreads into words.
+      '>/dev/null rm -rf /tmp/x',
+      '2>/dev/null rm -rf /tmp/x',
+      '<<<x rm -rf /tmp/x',
+      'rm >/dev/null -rf /tmp/x',
+      'rm 2> err -rf /tmp/x',
+      '{ >/dev/null rm -rf /tmp/x; }',
+      "$'rm' -rf /tmp/x",
+      "$'\\x72m' -rf /tmp/x",
+      "$'\\162m' -rf /tmp/x",
+      'function g { rm -rf /tmp/x; }; g',
+      'function g() { rm -rf /tmp/x; }',
+      'g() { rm -rf /tmp/x; }',
+      'coproc rm -rf /tmp/x',
+      "bash -O extglob -c 'rm -rf /tmp/x'",
+      "bash -o pipefail -c 'rm -rf /tmp/x'",
+      "sh -c -- 'rm -rf /tmp/x'",
+      '{rm,-rf,/tmp/x}',
     ]) {
       assert.ok(caught(commandsToJudge(line)), `${line}: ${JSON.stringify(commandsToJudge(line))}`);
     }
   });
 
+  test('fc runs history lines again (what it runs was not typed); fc -l only lists them', () => {
+    for (const line of ['fc -s', "fc -s ': '=", 'fc -e - 12', 'echo a; fc', 'true && fc -s rm']) assert.ok(rerunsHistory(line), line);
+    for (const line of ['fc -l', 'fc -ln -5', 'echo fc -s', 'fcx -s']) assert.ok(!rerunsHistory(line), line);
+  });
+
   test('ordinary lines are not caught', () => {
-    for (const line of ['echo rm -rf', 'ls -la', "grep 'rm -rf' notes.txt", 'git rm -r --cached x', 'echo "a; rm -rf x"']) {
+    for (const line of [
+      'echo rm -rf',
+      'ls -la',
+      "grep 'rm -rf' notes.txt",
+      'git rm -r --cached x',
+      'echo "a; rm -rf x"',
+      "echo $'rm -rf x'",
+      'echo {rm,-rf,x} > out',
+    ]) {
       assert.ok(!caught(commandsToJudge(line)), `${line}: ${JSON.stringify(commandsToJudge(line))}`);
     }
   });
