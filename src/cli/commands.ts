@@ -7,7 +7,7 @@ import { COMMAND_FLAGS } from './command-flags';
 import { linkNote, parseDuration } from './token-commands';
 import { CliError, findSession } from './find-session';
 import type { SessionInfo } from '../core/methods/types';
-import { chosenHost, findTarget, localTarget, remoteHosts, remoteName, type SessionTarget } from './remote';
+import { chosenHost, findTarget, hostsConfigForLocal, localTarget, remoteHosts, remoteName, type SessionTarget } from './remote';
 import { oneLine } from './one-line';
 import { MAX_SCROLLBACK_PAGE, MAX_WAIT_MS } from '../core/base/param-limits';
 
@@ -51,8 +51,14 @@ export async function listCommand(argv: string[]): Promise<number> {
   const only = chosenHost();
   const remote = remoteName(only);
   const local = only === undefined || remote === undefined ? readLiveRecords().flatMap((h) => h.sessions.map((s) => ({ ...s, hostId: h.hostId }))) : [];
-  const names = only === undefined ? remoteHosts().names : remote === undefined ? [] : [remote];
   let failed = false;
+  // A broken hosts.json is said like an unreachable host: this machine's sessions are listed all the same.
+  const configured = () =>
+    hostsConfigForLocal((message) => {
+      failed = true;
+      process.stderr.write(`shared-pty: ${oneLine(message)}\n`);
+    });
+  const names = only === undefined ? [...configured().hosts.keys()] : remote === undefined ? [] : [remote];
   const remoteLists = await Promise.all(
     names.map(async (name) => {
       try {

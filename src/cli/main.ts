@@ -50,6 +50,9 @@ on the remote host NAME of ~/.config/shared-pty/hosts.json ("local": this machin
 
 /** What a <session> argument may be, said under every command that takes one. */
 const SESSION_NOTE = '\n<session> is a session id, its exact name, or a unique id prefix; NAME:<session> is one on the remote host NAME (hosts.json).\n';
+/** The same for a command that works on this machine's sessions only (view, share, record): no remote selector. */
+const LOCAL_SESSION_NOTE =
+  "\n<session> is a session id, its exact name, or a unique id prefix, of this machine's sessions (run it on the remote host for one there).\n";
 
 /** What `--host` does, said under every command that takes it. */
 const HOST_NOTE = '--host NAME (or SHARED_PTY_HOST=NAME): on the remote host NAME of ~/.config/shared-pty/hosts.json ("local": this machine).\n';
@@ -177,7 +180,7 @@ export function commandHelp(name: string): string {
     else if (!l.startsWith('      ')) inCommand = false;
     if (inCommand) lines.push(l);
   }
-  const sessionNote = lines.some((l) => l.includes('<session>')) ? SESSION_NOTE : '';
+  const sessionNote = lines.some((l) => l.includes('<session>')) ? (HOST_COMMANDS.has(name) ? SESSION_NOTE : LOCAL_SESSION_NOTE) : '';
   const hostNote = HOST_COMMANDS.has(name) ? (sessionNote ? '' : '\n') + HOST_NOTE : '';
   return `Usage:\n${lines.join('\n')}\n${sessionNote}${hostNote}`;
 }

@@ -1,4 +1,4 @@
-import { HostsConfigError, LOCAL_HOST, readHostsConfig, splitHostSelector, unknownHostError, type HostsConfig } from '../host/hosts-config';
+import { HostsConfigError, hostsConfigPath, LOCAL_HOST, readHostsConfig, splitHostSelector, unknownHostError, type HostsConfig } from '../host/hosts-config';
 import { RemoteHosts } from '../host/remote-hosts';
 import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector } from '../core/session/selector';
@@ -47,6 +47,21 @@ export function hostsConfig(): HostsConfig {
   }
 }
 
+/**
+ * hosts.json where only this machine's sessions are asked for: a broken file names no remote host
+ * and `broken` hears why (once), so local work goes on (`list` says it and exits 1). A selector or
+ * `--host` that names a host still meets the error (hostsConfig).
+ */
+export function hostsConfigForLocal(broken: (message: string) => void = () => undefined): HostsConfig {
+  try {
+    return hostsConfig();
+  } catch (e) {
+    if (!(e instanceof CliError)) throw e;
+    broken(e.message);
+    return { file: hostsConfigPath(), hosts: new Map() };
+  }
+}
+
 /** This process's bridges: one per remote host, however many calls use it. */
 export function remoteHosts(): RemoteHosts {
   return (remotes ??= new RemoteHosts(hostsConfig()));
@@ -84,9 +99,11 @@ export interface SessionTarget {
 
 /** A session by selector: `NAME:SELECTOR` on a remote host, else on `--host`/SHARED_PTY_HOST's, else here. */
 export async function findTarget(selector: string): Promise<SessionTarget> {
-  const split = splitHostSelector(hostsConfig(), selector);
+  // Only a selector with a `:` may name a host: another finds this machine's session whatever hosts.json holds.
+  const config = selector.includes(':') && !selector.startsWith(`${LOCAL_HOST}:`) ? hostsConfig() : hostsConfigForLocal();
+  const split = splitHostSelector(config, selector);
   const remote = remoteName(split.host ?? chosenHost());
-  if (remote === undefined) return localTarget(findLocalSession(split.selector, hostsConfig()));
+  if (remote === undefined) return localTarget(findLocalSession(split.selector, config));
   const client = await connectRemote(remote);
   const { sessions } = await client.call('session/list', {});
   const r = resolveSelector(

@@ -11,7 +11,9 @@ import type { SessionInfo } from '../../../src/core/methods/types';
 import { readLiveRecords } from '../../../src/host/discovery';
 import { runCli, runEach, startedPids, startServeHost, stopPid, type CliResult } from '../../helpers/cli';
 import { connect, tempRuntimeDir, until } from '../../helpers/host';
-import { bashEnv, buildCli, pidAlive } from '../../helpers/protocol';
+import { bashEnv, buildCli, CLI, pidAlive, REPO_ROOT } from '../../helpers/protocol';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 /** Per-test bound: generous for a noisy machine, finite so a hang fails instead of blocking. */
 const TEST_TIMEOUT = 60_000;
@@ -251,4 +253,52 @@ describe('messages and the agent policy', () => {
       await asking.stop();
     }
   });
+});
+
+describe('a broken hosts.json', () => {
+  test(
+    "names no remote host: this machine's sessions are listed (the file's error said, exit 1), read, sent to and killed; a selector naming a host meets the error",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const config = privateDir();
+      fs.mkdirSync(path.join(config, 'shared-pty'));
+      fs.writeFileSync(path.join(config, 'shared-pty', 'hosts.json'), 'not json');
+      const broken = { ...env, XDG_CONFIG_HOME: config };
+      const run = (...args: string[]) => runCli(args, broken);
+      const id = ok(await run('open', '--name', 'badcfg', '--', 'sh', '-c', 'echo opened-here; exec cat'), 'open').trim();
+      const listed = await run('list');
+      assert.equal(listed.code, 1, listed.stderr);
+      assert.match(listed.stdout, /\bbadcfg\b/, 'the local session is listed');
+      assert.match(listed.stderr, /^shared-pty: .*hosts\.json is not JSON/m);
+      assert.match(ok(await run('read', 'badcfg'), 'read'), /opened-here/);
+      // The relay serves this machine's sessions, and says why no remote one, on stderr.
+      const relay = new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, 'mcp'],
+        env: broken as Record<string, string>,
+        cwd: REPO_ROOT,
+        stderr: 'pipe',
+      });
+      let relayErr = '';
+      relay.stderr?.on('data', (d: Buffer) => (relayErr += d.toString()));
+      const agent = new Client({ name: 'broken-hosts', version: '0' });
+      try {
+        await agent.connect(relay);
+        const r = (await agent.callTool({ name: 'list_sessions', arguments: {} })) as { isError?: boolean; content: Array<{ text?: string }> };
+        assert.notEqual(r.isError, true, JSON.stringify(r));
+        assert.match(r.content.map((c) => c.text ?? '').join(''), /\bbadcfg\b/);
+        assert.match(relayErr, /hosts\.json is not JSON.*this machine's sessions only/);
+      } finally {
+        await agent.close();
+      }
+      ok(await run('keys', 'badcfg', 'x'), 'keys');
+      const named = await run('read', 'far:badcfg');
+      assert.equal(named.code, 1);
+      assert.match(named.stderr, /hosts\.json is not JSON/);
+      ok(await run('kill', id), 'kill');
+      const after = await run('list', '--json');
+      assert.equal(after.code, 1, 'the broken file is still said');
+      assert.ok(!(JSON.parse(after.stdout) as SessionInfo[]).some((s) => s.id === id), 'the session is gone');
+    },
+  );
 });

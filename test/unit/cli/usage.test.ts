@@ -107,6 +107,34 @@ describe('numeric flags', () => {
   });
 });
 
+describe('help', () => {
+  test(
+    "a command that works on this machine's sessions only does not offer NAME:<session>; one that works through a bridge does",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const [view, share, record, send] = await runEach(
+        [
+          ['view', '--help'],
+          ['share', '--help'],
+          ['record', '--help'],
+          ['send', '--help'],
+        ],
+        env,
+      );
+      for (const [r, what] of [
+        [view, 'view'],
+        [share, 'share'],
+        [record, 'record'],
+      ] as const) {
+        assert.equal(r.code, 0, r.stderr);
+        assert.doesNotMatch(r.stdout + r.stderr, /NAME:<session>/, `${what} --help`);
+        assert.match(r.stdout + r.stderr, /this machine's sessions/, `${what} --help`);
+      }
+      assert.match(send.stdout + send.stderr, /NAME:<session> is one on the remote host NAME/);
+    },
+  );
+});
+
 describe('words the CLI itself takes', () => {
   test('a word after --help or --version is a usage error, as a surplus word is for every command', { timeout: TEST_TIMEOUT }, async () => {
     const empty = bashEnv({ SHARED_PTY_DIR: privateDir() });
