@@ -152,8 +152,32 @@ export function readinessOf(shellPid: number): Readiness {
   return state === 'asleep_hidden' || state === 'relaying' ? 'unknown' : state;
 }
 
+/**
+ * The members of a foreground group as scanned last, for a caller that asks a key at a time (the
+ * scan of every process's stat is most of a look's 1–3 ms). A member gone since makes the look
+ * `busy`; a member added since is not looked at, so a look through it is for a caller to whom a
+ * wait of any one member's is enough (docs/protocol.md#agent-guards: a key the program reads).
+ */
+export class GroupMembers {
+  private _pgid = -1;
+  private _at = Number.NEGATIVE_INFINITY;
+  private _members: number[] | null = null;
+
+  constructor(private readonly _reuseMs: number) {}
+
+  readonly of = (pgid: number): number[] | null => {
+    const now = performance.now();
+    if (pgid !== this._pgid || now - this._at > this._reuseMs) {
+      this._members = processesInGroup(pgid);
+      this._pgid = pgid;
+      this._at = now;
+    }
+    return this._members;
+  };
+}
+
 /** `readinessOf`, telling apart a job that sleeps behind an unreadable syscall file ('asleep_hidden') and one that relays ('relaying'). */
-export function foregroundStateOf(shellPid: number): ForegroundState {
+export function foregroundStateOf(shellPid: number, membersOf: (pgid: number) => number[] | null = processesInGroup): ForegroundState {
   if (process.platform !== 'linux') return 'unknown';
   const table = inputWaitSyscalls();
   if (table === null) return 'unknown';
@@ -163,7 +187,7 @@ export function foregroundStateOf(shellPid: number): ForegroundState {
     const shell = isValidPid(shellPid) ? readStat(`/proc/${shellPid}/stat`) : null;
     if (shell === null || shell.ttyNr <= 0 || shell.tpgid <= 0) return 'unknown';
     const { ttyNr, tpgid: pgid, session } = shell;
-    const members = processesInGroup(pgid);
+    const members = membersOf(pgid);
     if (members === null) return 'unknown';
     const terminal: TerminalFacts = { ttyNr, heldElsewhere: () => terminalHeldOutsideSession(ttyNr, session) };
     let waiting = false;

@@ -22,7 +22,7 @@ import {
 import { probeInputWait } from '../process/input-wait';
 import { changedEditingKeys } from '../process/terminal-mode';
 import { foregroundProcessGroup } from '../process/proc/stat';
-import { foregroundStateOf } from '../process/proc-state';
+import { foregroundStateOf, GroupMembers } from '../process/proc-state';
 import { unreadInputOf } from '../process/unread-input';
 import { unreadOutputOf } from '../process/unread-output';
 import { InputWatch } from './input/input-watch';
@@ -502,7 +502,8 @@ export class Session extends Disposable {
    * character of the shell's next line (docs/protocol.md#agent-guards): one key (a character, or
    * one escape sequence) while shell integration says a command runs, the terminal is in
    * non-canonical mode, the foreground group is not the shell's, nothing typed before waits
-   * unread, and every process of that group waits for input (a /proc scan, 1–3 ms, only then).
+   * unread, and every process of that group waits for input (a /proc look, its members scanned at
+   * most once a second).
    * `q` in `less`: kept on the typed line, it left the line unknown once the command ended, and
    * every agent write after it was refused under deny rules. A key a program might not read (it
    * is busy, or keys are queued before it) is kept, as before: it may reach the shell.
@@ -513,8 +514,11 @@ export class Session extends Disposable {
     const group = foregroundProcessGroup(this.pid);
     if (group === null || group === this.pid) return false;
     if (unreadInputOf(this.ttyPath) !== 0) return false;
-    return foregroundStateOf(this.pid) === 'waiting_for_input';
+    return foregroundStateOf(this.pid, this._keyReaders.of) === 'waiting_for_input';
   }
+
+  /** The foreground group's members for `_foregroundReadsKey`, scanned at most once a second while keys come. */
+  private readonly _keyReaders = new GroupMembers(1000);
 
   /**
    * The shell's line editor reads the keys: shell integration says it waits at its prompt, or the
