@@ -57,6 +57,10 @@ export interface SendResult {
   exitCode?: number | null;
   /** With shell integration: the record of the (last) command the send ran, finished or not. */
   command?: CommandRecord;
+  /** The output cursor when the call acted: `pty/output since` from here reads what it saw, raw. */
+  since?: number;
+  /** The output cursor when it returned (the end of what it saw). */
+  cursor?: number;
 }
 
 /** How long a call waits for the outcome of what it did, and how much of it it returns. */
@@ -159,7 +163,15 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
   // What the send saw is the session's state too (SessionInfo.secretInput, the input_wait event).
   if (waitReason === 'secret_input' || waitReason === 'stdin_read') session.inputWatch.observe(waitReason === 'secret_input' ? 'secret_input' : 'input_wait');
   const { output, truncated } = await renderedSince(session, start, maxBytes);
-  const result: SendResult = { output, waitReason, status: session.status, truncated, waitedMs: Date.now() - started };
+  const result: SendResult = {
+    output,
+    waitReason,
+    status: session.status,
+    truncated,
+    waitedMs: Date.now() - started,
+    since: startCursor,
+    cursor: session.cursor,
+  };
   const command = session.commands.latestSince(firstCommand) ?? lastFinished ?? (runningAtAct === undefined ? undefined : session.commands.get(runningAtAct));
   if (command) {
     result.command = command;

@@ -11,7 +11,9 @@ import {
   sendWaitReason,
   type SendResult,
 } from '../io/send';
-import { joinBudget, noteRoom, roomBeside } from '../io/output-budget';
+import { applyBudget, joinBudget, noteRoom, roomBeside } from '../io/output-budget';
+import { AnsiStripper } from '../base/ansi';
+import { MAX_OUTPUT_READ_BYTES } from './output-methods';
 import { inSize, MAX_WAIT_MS } from '../base/param-limits';
 import { signalForegroundGroup } from '../process/proc-state';
 import { admitWrite, agentCall, DEFAULT_APPROVAL_WAIT_MS } from '../agent/agent-write';
@@ -89,6 +91,15 @@ function outcomeFields() {
     waitedMs: z.number().optional(),
     exitCode: z.number().nullable().optional().describe('With wait and shell integration, once the command ended: its exit code.'),
     command: commandRecord.optional().describe('With wait and shell integration: the command that ended, or runs.'),
+    ...outputCursorFields(),
+  };
+}
+
+/** The output cursors of what a waiting call saw (pty/output since=since maxBytes=cursor-since reads it raw). */
+function outputCursorFields() {
+  return {
+    since: z.number().optional().describe('The output cursor when the call acted: what it saw starts there (pty/output since).'),
+    cursor: z.number().optional().describe('The output cursor when it returned: what it saw ends there.'),
   };
 }
 
@@ -162,7 +173,7 @@ async function writeWhenAdmitted(
 }
 
 /** What the budget reads of a call's result that typed and waited (a write that did not wait has no output: it is left alone). */
-type WaitedOutput = Pick<Partial<SendResult>, 'output' | 'truncated' | 'command'>;
+type WaitedOutput = Pick<Partial<SendResult>, 'output' | 'truncated' | 'command' | 'since' | 'cursor'>;
 
 /**
  * The budget of a call that typed and waited (`send`, `send_keys` with wait): the rows it returned,
@@ -282,6 +293,7 @@ export const sendMethod = method({
     waitedMs: z.number(),
     exitCode: z.number().nullable().optional().describe('With shell integration, once the command finished: its exit code.'),
     command: commandRecord.optional().describe('With shell integration: the (last) command the send ran, finished or still running.'),
+    ...outputCursorFields(),
   }),
   async handler(ctx, p) {
     // The call's whole wait (the user's answer, their pause, the outcome) is within its timeout and in waitedMs.
@@ -341,7 +353,7 @@ function outcomeText(r: SendResult): string {
  */
 async function commandLogBudget(r: WaitedOutput, a: Record<string, unknown>, call: TableCall, maxChars: number): Promise<WholeBudget | undefined> {
   const command = r.command;
-  if (!command?.log) return undefined;
+  if (!command?.log) return outputBudget(r, a, call, maxChars);
   // The rows fit: they are returned as rendered (the command line and the next prompt too), and
   // the counts are still those of the command's own output, as they are when it does not fit.
   if ((r.output ?? '').length <= maxChars && !r.truncated) return ownCount(r, command.id, a, call);
@@ -363,6 +375,38 @@ async function commandLogBudget(r: WaitedOutput, a: Record<string, unknown>, cal
   const { offset, end } = b.elided;
   const ring = (await call('pty/output', { session: a.session, since: command.startCursor + offset, maxBytes: 1 })) as { dropped: number };
   return { ...joinBudget(b.data, b.tail, b.totalChars, b.elided, how(offset, end, ring.dropped === 0 && !b.truncated)), fields };
+}
+
+/**
+ * With no command log (no shell integration, or what a program inside the shell printed: a REPL's
+ * line): when the rows do not fit, or lost their start to the scrollback, the budget is applied to
+ * everything the call saw, from the ring (escape sequences removed), so the head is its start and
+ * the counts are exact, as a command's log gives them. Undefined (the rows, as before) when the
+ * ring no longer holds its start.
+ */
+async function outputBudget(r: WaitedOutput, a: Record<string, unknown>, call: TableCall, maxChars: number): Promise<WholeBudget | undefined> {
+  if (r.since === undefined || r.cursor === undefined || r.cursor <= r.since) return undefined;
+  if ((r.output ?? '').length <= maxChars && !r.truncated) return undefined;
+  const stripper = new AnsiStripper();
+  for (let at = r.since; at < r.cursor;) {
+    const page = (await call('pty/output', { session: a.session, since: at, maxBytes: Math.min(r.cursor - at, MAX_OUTPUT_READ_BYTES) })) as {
+      data: string;
+      cursor: number;
+      dropped: number;
+    };
+    if (page.dropped > 0) return undefined;
+    if (page.cursor <= at) break;
+    stripper.feed(page.data);
+    at = page.cursor;
+  }
+  const text = stripper.text();
+  const b = applyBudget(
+    text,
+    maxChars,
+    (e) => `read them with read_output since=${r.since} maxBytes=${r.cursor! - r.since!} strip=true (lines ${e.firstLine + 1}–${e.lastLine + 1})`,
+  );
+  // Nothing was cut before the budget: the rows' `truncated` no longer holds.
+  return { ...b, fields: { truncated: false } };
 }
 
 /** `r`'s rows unchanged, counted as the command's own output (its log, escape sequences removed). */

@@ -240,6 +240,41 @@ describe('MCP tools that return output keep within maxChars', () => {
   }
 
   test(
+    'without shell integration, a send whose output the scrollback cannot hold is budgeted from the ring: its head is its start, its counts exact',
+    { timeout: 120_000 },
+    async () => {
+      // 30,000 lines: more than the 10,000 rows of scrollback, less than the ring's 1 MiB.
+      const n = 30_000;
+      const session = await openPlainBash();
+      const sent = await call('send', { session, text: `seq 1 ${n}`, maxChars: 2000, timeout: 60_000 });
+      assert.equal(sent.command, undefined, 'no shell integration: no command record');
+      assert.equal(sent.truncated, false, 'nothing was cut before the budget');
+      const parts = split(sent.output);
+      const headLines = parts.head.split('\n').slice(0, -1);
+      assert.match(headLines[0], /seq 1 30000$/, 'the head starts where the send began: its own line');
+      assert.deepEqual(
+        headLines.slice(1),
+        headLines.slice(1).map((_, i) => String(i + 1)),
+        'then 1, 2, 3, … whole lines',
+      );
+      assert.match(parts.tail, new RegExp(`\\n${n}\\n\\$ ?$`), 'the tail ends with the last number and the prompt');
+      // The whole: the send's line, every number, the prompt (`$ `); nothing counted twice or missed.
+      assert.equal(sent.totalChars, headLines[0].length + 1 + numbersLength(n) + '$ '.length);
+      assert.equal(sent.elidedChars, sent.totalChars - parts.head.length - parts.tail.length);
+      // The line says where the rest is: read_output, which still holds it.
+      const rest = await ctl.request<{ data: string; dropped: number }>('pty/output', {
+        session,
+        since: arg(parts.how, 'since'),
+        maxBytes: arg(parts.how, 'maxBytes'),
+        strip: true,
+      });
+      assert.equal(rest.dropped, 0);
+      assert.equal(rest.data.replace(/\r\n/g, '\n').length, sent.totalChars, 'read_output of the pointer is the whole the send counted');
+      await call('close_session', { session });
+    },
+  );
+
+  test(
     'send_keys with wait keeps within maxChars as send does: the head is the start of the command output, totalChars its whole',
     { timeout: 120_000 },
     async () => {
