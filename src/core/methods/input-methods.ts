@@ -95,6 +95,22 @@ function outcomeFields() {
   };
 }
 
+/**
+ * `cursors`: a waiting call also answers `since` and `cursor` (outputCursorFields). Asked for by
+ * the MCP tools, whose budget reads the whole of what the call saw; left out by default, so a
+ * socket-pty client's `pty/send` answer keeps exactly its fields.
+ */
+const cursorsParam = {
+  cursors: byDefault(false, z.boolean().optional().describe('With wait: also answer since and cursor, the output cursors of what the call saw.')),
+};
+
+/** `r` without the output cursors, unless the caller asked for them (`cursors`). */
+function withCursorsIf<T extends { since?: number; cursor?: number }>(r: T, asked: boolean | undefined): T {
+  if (asked) return r;
+  const { since: _since, cursor: _cursor, ...rest } = r;
+  return rest as T;
+}
+
 /** The output cursors of what a waiting call saw (pty/output since=since maxBytes=cursor-since reads it raw). */
 function outputCursorFields() {
   return {
@@ -107,6 +123,7 @@ const writeParams = z
   .object({
     action: z.union([writeAction, z.array(writeAction)]).describe('{text} or {key}, or a list of them, written in order.'),
     ...waitParams(DEFAULT_SEND_TIMEOUT_MS),
+    ...cursorsParam,
   })
   .superRefine((p, ctx) => {
     const problem = actionProblem(p.action);
@@ -169,7 +186,7 @@ async function writeWhenAdmitted(
   const outcome = await oneSendAtATime(session, ctx.signal, () =>
     outcomeOf(session, () => (written = session.write(bytes, from)), { timeout, idleMs: p.idleMs, maxBytes: p.maxBytes, since }, from, ctx.signal),
   );
-  return { written, ...outcome };
+  return { written, ...withCursorsIf(outcome, p.cursors) };
 }
 
 /** What the budget reads of a call's result that typed and waited (a write that did not wait has no output: it is left alone). */
@@ -229,7 +246,7 @@ export const writeMethod = method({
       },
       toParams: (a) => ({
         action: (a.keys as string[]).map((key) => ({ key })),
-        ...(a.wait ? { wait: true, maxBytes: MCP_OUTPUT_BYTES } : {}),
+        ...(a.wait ? { wait: true, maxBytes: MCP_OUTPUT_BYTES, cursors: true } : {}),
         ...(a.timeout ? { timeout: a.timeout } : {}),
       }),
     },
@@ -284,6 +301,7 @@ export const sendMethod = method({
         .optional()
         .describe(`Most output bytes returned (default ${DEFAULT_SEND_MAX_BYTES}; the end is kept).`),
     ),
+    ...cursorsParam,
   }),
   result: z.object({
     output: z.string(),
@@ -306,7 +324,7 @@ export const sendMethod = method({
       // What the user approves is what will be typed, Enter included.
       const typed = p.text + (p.submit === false ? '' : '\r');
       const { from } = await admitWrite(ctx.services, session, ctx.caller, typed, { askMs: timeout, pauseMs: timeout }, ctx);
-      return await send(session, { ...p, timeout, since }, from, ctx.signal);
+      return withCursorsIf(await send(session, { ...p, timeout, since }, from, ctx.signal), p.cursors);
     } finally {
       typing.dispose();
     }
@@ -317,8 +335,11 @@ export const sendMethod = method({
     app: 'shows',
     description:
       "Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); user_input = the user typed into the terminal meanwhile (look at read_screen before going on); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. Output longer than maxChars (default 20000) keeps its head and tail; the line between says where the rest is (read_scrollback, read_output, or read_command_output for a command's whole output). For keys like Ctrl+C, arrows or q use send_keys instead.",
-    // Nothing is cut before the budget: the rows are returned up to the most a send returns.
+    // Nothing is cut before the budget: the rows are returned up to the most a send returns, and
+    // where what it saw is in the ring (cursors), for output whose rows lost their start.
     defaults: { maxBytes: MCP_OUTPUT_BYTES },
+    omit: ['cursors'],
+    fixed: { cursors: true },
     budget: waitedOutputBudget,
     text: (r) => outcomeText(r),
   },
@@ -465,7 +486,7 @@ export const signalMethod = method({
       ctx.caller,
       ctx.signal,
     );
-    return { signal: p.signal, pgid, ...outcome };
+    return { signal: p.signal, pgid, ...withCursorsIf(outcome, false) };
   },
   mcp: {
     tool: 'signal',
