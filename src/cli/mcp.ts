@@ -17,7 +17,8 @@ import { paramsOf } from '../core/methods/notifications';
 import type { Notification } from '../transport/client/rpc-client';
 import { parseArgs } from './args';
 import { COMMAND_FLAGS } from './command-flags';
-import { HostsConfigError, hostsConfigPath, LOCAL_HOST, readHostsConfig, splitHostSelector, unknownHostError, type HostsConfig } from '../host/hosts-config';
+import { HostsConfigError, LOCAL_HOST, splitHostSelector, unknownHostError, type HostsConfig } from '../host/hosts-config';
+import { hostsConfigForLocal } from './remote';
 import { RemoteHostError, RemoteHosts } from '../host/remote-hosts';
 import { hostGoneMessage } from './find-session';
 
@@ -361,20 +362,6 @@ function cancelled(): RpcError {
 }
 
 /**
- * hosts.json for the relay: a broken one is said on stderr (where an MCP client logs its server's
- * words) and the relay serves this machine's sessions, rather than leave the agent none.
- */
-function hostsOrNone(): HostsConfig {
-  try {
-    return readHostsConfig();
-  } catch (e) {
-    if (!(e instanceof HostsConfigError)) throw e;
-    process.stderr.write(`shared-pty mcp: ${e.message}; serving this machine's sessions only\n`);
-    return { file: hostsConfigPath(), hosts: new Map() };
-  }
-}
-
-/**
  * `mcp`: the MCP server over stdio (one line of MCP configuration is all a client needs). The
  * connection's first message picks the protocol revision: `initialize` (2025-11-25) or a request
  * carrying its revision in `_meta` (2026-07-28, `server/discover` first if the client asks).
@@ -384,7 +371,10 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   const cliPath = require.main?.filename ?? process.argv[1];
   // The relay asks the person through the server of the connection (2025-11-25: one, initialized).
   let server: McpServer | undefined;
-  const backend = new DiscoveryBackend(cliPath, hostsOrNone(), () => (server ? personPrompt(server) : {}));
+  // A broken hosts.json is said on stderr (where a client logs its server's words), and the relay
+  // serves this machine's sessions rather than leave the agent none.
+  const hosts = hostsConfigForLocal((m) => process.stderr.write(`shared-pty mcp: ${m}; serving this machine's sessions only\n`));
+  const backend = new DiscoveryBackend(cliPath, hosts, () => (server ? personPrompt(server) : {}));
   // Tasks and 2026-07-28 rounds outlive the request that started them: kept for the connection's life.
   const runs = new RunStore();
   const handle = serveStdio(() => (server = createMcpServer(backend, undefined, { remoteHosts: backend.remoteHosts, runs })), {

@@ -25,15 +25,12 @@ export function refusal(grant: Grant, spec: MethodSpec): RpcError | undefined {
   if (!ALLOWS[grant.scope].includes(spec.scope)) {
     return forbidden(`${spec.name} needs the "${scopeNeeded(spec)}" scope; this token has "${grant.scope}"`);
   }
-  if (grant.everySession) {
-    if (spec.scopedToken === 'never' || (spec.target === 'host' && spec.scopedToken !== 'filtered' && spec.agentToken !== 'allowed')) {
-      return forbidden(`${spec.name} needs the host's own token; an agent's token reaches the sessions only`);
-    }
-    return undefined;
-  }
-  if (grant.onlySession === undefined) return undefined;
-  if (spec.scopedToken === 'never' || (spec.target === 'host' && spec.scopedToken !== 'filtered')) {
-    return forbidden(`${spec.name} needs the host's own token; this token reaches only session ${grant.onlySession}`);
+  // The host's own token and the sockets: every method.
+  if (grant.onlySession === undefined && !grant.everySession) return undefined;
+  const hostMethodOpen = spec.scopedToken === 'filtered' || (grant.everySession === true && spec.agentToken === 'allowed');
+  if (spec.scopedToken === 'never' || (spec.target === 'host' && !hostMethodOpen)) {
+    const reach = grant.everySession ? "an agent's token reaches the sessions only" : `this token reaches only session ${grant.onlySession}`;
+    return forbidden(`${spec.name} needs the host's own token; ${reach}`);
   }
   return undefined;
 }
