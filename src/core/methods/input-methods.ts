@@ -374,7 +374,10 @@ function outcomeText(r: SendResult): string {
  */
 async function commandLogBudget(r: WaitedOutput, a: Record<string, unknown>, call: TableCall, maxChars: number): Promise<WholeBudget | undefined> {
   const command = r.command;
-  if (!command?.log) return outputBudget(r, a, call, maxChars);
+  // A command that began before the call (a REPL the send's `exit()` ended, the program keys or a
+  // signal answered) is not the call's own: what the call returns and counts is what appeared after it.
+  const begunBefore = command !== undefined && r.since !== undefined && command.startCursor < r.since;
+  if (!command?.log || begunBefore) return outputBudget(r, a, call, maxChars);
   // The rows fit: they are returned as rendered (the command line and the next prompt too), and
   // the counts are still those of the command's own output, as they are when it does not fit.
   if ((r.output ?? '').length <= maxChars && !r.truncated) return ownCount(r, command.id, a, call);

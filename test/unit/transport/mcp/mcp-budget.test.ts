@@ -295,6 +295,20 @@ describe('MCP tools that return output keep within maxChars', () => {
       await call('close_session', { session });
     },
   );
+
+  test('keys that end a command begun before them count what appeared after them, not the whole command', { timeout: 120_000 }, async () => {
+    const session = await openShell('bash');
+    // One command: 3,000 numbers, then cat waits for input (the send returns at stdin_read).
+    const started = await call('send', { session, text: 'seq 1 3000; cat', timeout: 30_000 });
+    assert.equal(started.waitReason, 'stdin_read');
+    const ended = await call('send_keys', { session, keys: ['Ctrl+D'], wait: true, timeout: 30_000 });
+    assert.equal(ended.waitReason, 'command_done');
+    assert.equal(ended.command.command, 'seq 1 3000; cat', 'the outcome names the command the keys ended');
+    assert.ok(!ended.output.includes('2999'), `the output is what appeared after the keys: ${JSON.stringify(ended.output)}`);
+    assert.equal(ended.elidedChars, 0);
+    assert.ok(ended.totalChars <= ended.output.length, `the counts are those of that output (${ended.totalChars}), not of the 3,000 numbers before`);
+    await call('close_session', { session });
+  });
 });
 
 /** `seq 1 n`'s output, and its length. */
