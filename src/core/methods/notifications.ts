@@ -103,7 +103,8 @@ export const EVENT_MEANINGS: Record<EventType, string> = {
     'the foreground process waits for terminal input: a prompt came back, a REPL or `read` waits (once per wait: a new one after Enter or after the program was seen busy)',
   secret_input: 'it waits for a secret ([Secret input](#secret-input))',
   bell: 'the program rang the bell (bells within 250 ms make one event)',
-  title: 'the program set the window title (OSC 0 or 2) to a new value',
+  title:
+    'the program set the window title (OSC 0 or 2) to a new value (each one, in output order with the bells; at most 16 bells and titles a parse of the output, the newest last)',
   resize: 'the terminal was resized',
   exit: 'the program ended',
 };

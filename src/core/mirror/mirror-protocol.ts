@@ -27,6 +27,9 @@ export type ToMirrorThread =
   /** The thread's own heap figures after a full GC when available (benchmarks). */
   | { t: 'stats'; req: number };
 
+/** A bell the program rang, or a window title it set (in output order: MirrorSignals). */
+export type ProgramSignal = { bell: true } | { title: string };
+
 export type FromMirrorThread =
   /**
    * Everything up to `cursor` is parsed (sent at most once per turn of the thread's loop). `rate`:
@@ -35,12 +38,13 @@ export type FromMirrorThread =
    */
   | { t: 'parsed'; id: number; cursor: number; rate?: number }
   /**
-   * What the program signalled while its output was parsed since the last notice (at most one per
-   * mirror per turn of the thread's loop): a bell, and the newest window title if it changed.
-   * `fence`: told on reaching a fence at this cursor; the signals came in output before it (and
-   * after any earlier fence). Without it: in output after every fence the thread has reached.
+   * What the program signalled while its output was parsed since the last notice (at most one
+   * message per mirror per turn of the thread's loop), in output order: bells (a run of them told
+   * once) and each new window title. `fence`: told on reaching a fence at this cursor; the signals
+   * came in output before it (and after any earlier fence). Without it: in output after every
+   * fence the thread has reached.
    */
-  | { t: 'signals'; id: number; bell: boolean; title?: string; fence?: number }
+  | { t: 'signals'; id: number; signals: ProgramSignal[]; fence?: number }
   /**
    * The terminal's answers to queries in the output parsed since the last notice, in order (sent
    * once per turn of the thread's loop): the session writes them to the program.

@@ -4,7 +4,7 @@ import type { QueryArgs, QueryName, QueryResult } from './mirror-queries';
 import type { ReportedColors } from './query-answers';
 import { MirrorThread, type BatchPace, type MirrorEndpoint } from './mirror-thread';
 import { SealedPages, type ScrollbackPage } from './scrollback-page';
-import type { ToMirrorThread } from './mirror-protocol';
+import type { ProgramSignal, ToMirrorThread } from './mirror-protocol';
 import { OutputQueue } from './output-queue';
 
 /** How much output may wait for the parser, and how the parser's speed is estimated. */
@@ -39,9 +39,8 @@ const enum Backlog {
 
 /** What the program signalled in a stretch of output (MirrorProxy.onSignalled). */
 export interface MirrorSignals {
-  bell: boolean;
-  /** The newest window title it set, when it changed. */
-  title: string | undefined;
+  /** Bells (a run of them once) and each new window title, in output order. */
+  signals: readonly ProgramSignal[];
   /** The signals came in output before this fence (MirrorProxy.fence); undefined: after every fence passed so far. */
   fence: number | undefined;
 }
@@ -355,9 +354,9 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._onParsed.fire();
   }
 
-  onSignals(bell: boolean, title: string | undefined, fence?: number): void {
+  onSignals(signals: readonly ProgramSignal[], fence?: number): void {
     if (fence !== undefined) while (this._fences.length > 0 && this._fences[0] <= fence) this._fences.shift();
-    if (!this.isDisposed) this._onSignals.fire({ bell, title, fence });
+    if (!this.isDisposed) this._onSignals.fire({ signals, fence });
   }
 
   /**

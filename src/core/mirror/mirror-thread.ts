@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
-import type { FromMirrorThread, MirrorThreadStats, ToMirrorThread } from './mirror-protocol';
+import type { FromMirrorThread, MirrorThreadStats, ProgramSignal, ToMirrorThread } from './mirror-protocol';
 
 /** What the thread needs from each mirror handle (MirrorProxy). */
 export interface MirrorEndpoint {
@@ -11,10 +11,10 @@ export interface MirrorEndpoint {
   /** Everything up to `cursor` is parsed; `rate`, when measured: the parse speed, bytes per ms. */
   onParsedUpTo(cursor: number, rate?: number): void;
   /**
-   * The program rang the bell and/or set a new title in output parsed since the last notice;
-   * `fence`: in output before that fence (see MirrorProxy.fence).
+   * The program rang the bell or set a new title in output parsed since the last notice, in
+   * output order; `fence`: in output before that fence (see MirrorProxy.fence).
    */
-  onSignals(bell: boolean, title: string | undefined, fence?: number): void;
+  onSignals(signals: readonly ProgramSignal[], fence?: number): void;
   /** The terminal's answers to queries in output parsed since the last notice, in order. */
   onAnswers(data: string): void;
   /** The thread was restarted: open the mirror again, rebuilt from the output its session still holds. */
@@ -200,7 +200,7 @@ export class MirrorThread {
       return;
     }
     if (msg.t === 'signals') {
-      this._endpoints.get(msg.id)?.onSignals(msg.bell, msg.title, msg.fence);
+      this._endpoints.get(msg.id)?.onSignals(msg.signals, msg.fence);
       return;
     }
     if (msg.t === 'answers') {

@@ -5,7 +5,7 @@ import * as v8 from 'node:v8';
 import { parentPort } from 'node:worker_threads';
 import { Mirror } from './mirror';
 import { MIRROR_QUERIES } from './mirror-queries';
-import type { FromMirrorThread, MirrorThreadStats, ToMirrorThread } from './mirror-protocol';
+import type { FromMirrorThread, MirrorThreadStats, ProgramSignal, ToMirrorThread } from './mirror-protocol';
 import type { ReportedColors } from './query-answers';
 
 interface Entry {
@@ -124,16 +124,21 @@ function sendNotices(): void {
   unacked.clear();
 }
 
-// Bells and titles are coalesced the same way: `yes $'\a'` must not become a message per byte.
-const signalled = new Map<number, { bell: boolean; title?: string }>();
-function signal(id: number, what: { bell?: true; title?: string }): void {
+// Bells and titles, in output order, gathered per mirror per turn: `yes $'\a'` must not become a
+// message per byte, so a run of bells is one, and a turn tells at most MAX_SIGNALS_PER_TURN.
+const MAX_SIGNALS_PER_TURN = 16;
+const signalled = new Map<number, ProgramSignal[]>();
+function signal(id: number, what: ProgramSignal): void {
   const e = entries.get(id);
   // `parsed` is the end of the previous batch while a batch is parsed: below quietUntil, it is the replay's.
   if (e && e.parsed < e.quietUntil) return;
-  const s = signalled.get(id) ?? { bell: false };
-  if (what.bell) s.bell = true;
-  if (what.title !== undefined) s.title = what.title;
-  signalled.set(id, s);
+  let list = signalled.get(id);
+  if (!list) signalled.set(id, (list = []));
+  const last = list[list.length - 1];
+  if ('bell' in what && last && 'bell' in last) return;
+  // Past the bound, the newest replaces the last told: the title the program left is still the one told last.
+  if (list.length >= MAX_SIGNALS_PER_TURN) list[list.length - 1] = what;
+  else list.push(what);
   scheduleNotices();
 }
 
@@ -142,7 +147,7 @@ function signal(id: number, what: { bell?: true; title?: string }): void {
  * reply's cursor): once the session knows a place is parsed, the bells before it must be known too.
  */
 function postSignals(): void {
-  for (const [m, s] of signalled) post({ t: 'signals', id: m, bell: s.bell, title: s.title });
+  for (const [m, signals] of signalled) post({ t: 'signals', id: m, signals });
   signalled.clear();
 }
 
@@ -156,9 +161,9 @@ function passFences(id: number, e: Entry): void {
     const fence = e.fences.shift()!;
     // Told even with nothing before it: the session holds what waits at the fence until then (a
     // bell told apart, in a notice that left before the fence came, must not be overtaken).
-    const s = signalled.get(id);
+    const signals = signalled.get(id) ?? [];
     signalled.delete(id);
-    post({ t: 'signals', id, bell: s?.bell ?? false, title: s?.title, fence });
+    post({ t: 'signals', id, signals, fence });
   }
 }
 

@@ -239,11 +239,13 @@ export class Session extends Disposable {
       }),
     );
     this._register(
-      this.mirror.onSignalled(({ bell, title, fence }) => {
+      this.mirror.onSignalled(({ signals, fence }) => {
         // Events tied to places before the signals' fence come first; those at it or after, later.
         if (fence !== undefined) this._ordered.passed(fence, false);
-        if (bell) this._bell();
-        if (title !== undefined) this.emitEvent({ type: 'title', title });
+        for (const s of signals) {
+          if ('bell' in s) this._bell();
+          else this.emitEvent({ type: 'title', title: s.title });
+        }
         // The thread tells a fence once it has parsed up to it, maybe before its notice of that parse.
         if (fence !== undefined) this._releaseParsed(fence);
       }),

@@ -239,7 +239,7 @@ describe('the mirror thread', () => {
     await until(async () => (await screen()).includes('before-42'), 10000, 'the first command');
     const shown = await s.mirror.queryAt('screen');
     let titles = 0;
-    const listener = s.mirror.onSignalled((signals) => (titles += signals.title === undefined ? 0 : 1));
+    const listener = s.mirror.onSignalled((told) => (titles += told.signals.filter((x) => 'title' in x).length));
     await crashThread();
     assert.ok(s.running, 'the session outlives its screen');
     const rebuilt = await s.mirror.queryAt('screen');
@@ -299,7 +299,7 @@ describe('the mirror thread', () => {
     const bells: number[] = [];
     const bellsWhenParsed: Array<{ parsed: number; bells: number }> = [];
     const listeners = [
-      m.onSignalled((x) => x.bell && bells.push(m.parsedCursor)),
+      m.onSignalled((x) => x.signals.some((y) => 'bell' in y) && bells.push(m.parsedCursor)),
       m.onParsed(() => bellsWhenParsed.push({ parsed: m.parsedCursor, bells: bells.length })),
     ];
     try {
@@ -344,10 +344,10 @@ describe('the mirror thread', () => {
         await m.whenParsed();
         await until(() => signals.length === 4, 10_000, 'the fourth notice');
         assert.deepEqual(signals, [
-          { bell: true, title: undefined, fence: first },
-          { bell: false, title: undefined, fence: first },
-          { bell: false, title: 'two', fence: second },
-          { bell: true, title: undefined, fence: undefined },
+          { signals: [{ bell: true }], fence: first },
+          { signals: [], fence: first },
+          { signals: [{ title: 'two' }], fence: second },
+          { signals: [{ bell: true }], fence: undefined },
         ]);
         assert.equal(m.pendingFence, Infinity, 'every fence told');
         // A flood fenced every few KiB is parsed whole, each fence in turn (the parser stops at each).
@@ -358,7 +358,7 @@ describe('the mirror thread', () => {
         }
         await m.whenParsed();
         assert.equal((await m.screen()).rows[22], '20000');
-        await until(() => signals.filter((x) => x.bell).length === 20, 10_000, 'a bell per thousand lines');
+        await until(() => signals.filter((x) => x.signals.some((y) => 'bell' in y)).length === 20, 10_000, 'a bell per thousand lines');
         assert.ok(
           signals.every((x) => x.fence !== undefined),
           'each bell before a fence, told with it',

@@ -90,6 +90,17 @@ describe('events', () => {
     });
   });
 
+  test('titles and bells printed in one burst: each title, in output order with the bells', { timeout: 30_000 }, async () => {
+    const info = await openBash();
+    const own = await listener(info.address);
+    await own.client.request('pty/events', {});
+    // One printf: the three signals reach the parser in one read.
+    await own.client.request('pty/write', { action: { text: "printf '\\033]0;burst-one\\007\\a\\033]0;burst-two\\007'\r" } });
+    await waitFor(own, (e) => e.type === 'title' && e.title === 'burst-two', 'the second title');
+    const told = own.events.filter((e) => e.type === 'title' || e.type === 'bell').map((e) => (e.type === 'title' ? e.title : 'bell'));
+    assert.deepEqual(told, ['burst-one', 'bell', 'burst-two']);
+  });
+
   test(
     'the control socket: every session without `session`, one with it; since replays; unsubscribe {events:true} stops them',
     { timeout: 30_000 },
