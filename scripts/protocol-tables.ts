@@ -297,26 +297,26 @@ function checkHandTables(doc: string): void {
 
 /**
  * What an entry of `ERROR_CODES` may say beyond its code, name and when: what its `data` carries, its
- * REST code (and so its HTTP status) and the code a per-session socket answers instead.
+ * REST code (and so its HTTP status) and, for a kind of failure answered as -32000, its `reason`.
  */
 interface ErrorCodeMore {
   data?: string;
   rest?: string;
-  socketPty?: number;
+  reason?: string;
 }
 
 function errorsTable(): string {
   const entries = ERROR_CODES as readonly ((typeof ERROR_CODES)[number] & ErrorCodeMore)[];
   const status = (errors as { REST_STATUS?: Record<string, number> }).REST_STATUS;
+  const code = (e: ErrorCodeMore & { code: number }) => (e.reason === undefined ? `${e.code}` : `-32000, \`reason: "${e.reason}"\``);
   if (!entries.some((e) => e.rest !== undefined) || !status) {
-    const rows = entries.map((e) => `| ${e.code} | ${e.name} | ${cell(e.when)} |`);
+    const rows = entries.map((e) => `| ${code(e)} | ${e.name} | ${cell(e.when)} |`);
     return ['| code | name | when |', '|---|---|---|', ...rows].join('\n');
   }
   const rows = entries.map(
-    (e) =>
-      `| ${e.code} | ${e.name} | ${e.rest ? `${status[e.rest]} \`${e.rest}\`` : ''} | ${e.socketPty ?? 'same'} | ${cell(e.when)} | ${e.data === undefined ? '' : cell(e.data)} |`,
+    (e) => `| ${code(e)} | ${e.name} | ${e.rest ? `${status[e.rest]} \`${e.rest}\`` : ''} | ${cell(e.when)} | ${e.data === undefined ? '' : cell(e.data)} |`,
   );
-  return ['| code | name | REST (HTTP status, `error.code`) | per-session socket | when | `data` |', '|---|---|---|---|---|---|', ...rows].join('\n');
+  return ['| code | name | REST (HTTP status, `error.code`) | when | `data` |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 
 /** The stream WebSocket's messages (§5), from their schemas: the shape, each field's type and meaning. */
@@ -345,7 +345,9 @@ function streamCloseTable(): string {
 /** REST's error codes (§5): the HTTP status, HTTP's own reasons, and the JSON-RPC codes each stands for. */
 function restStatusTable(): string {
   const rows = Object.entries(errors.REST_STATUS).map(([code, status]) => {
-    const rpc = ERROR_CODES.filter((e) => e.rest === code).map((e) => `${e.code} ${e.name}${e.restTells ? ' (with `rpcCode` and `data`)' : ''}`);
+    const rpc = (ERROR_CODES as readonly ((typeof ERROR_CODES)[number] & ErrorCodeMore)[])
+      .filter((e) => e.rest === code)
+      .map((e) => (e.reason === undefined ? `${e.code} ${e.name}` : `-32000 \`${e.reason}\` (${e.name}, with \`rpcCode\` and \`data\`)`));
     return `| \`${code}\` | ${status} | ${cell(errors.REST_MEANINGS[code as keyof typeof errors.REST_MEANINGS] ?? '—')} | ${rpc.join(', ') || '—'} |`;
   });
   return ["| code | HTTP | before any method runs | a method's error answered with it |", '|---|---|---|---|', ...rows].join('\n');

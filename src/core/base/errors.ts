@@ -8,6 +8,8 @@ export const enum ErrorCode {
   ServerError = -32000,
   UnknownSession = -32001,
   SessionBusy = -32002,
+  // SessionExited, LimitReached, Declined and HostGone are the host's own kinds of failure: each is
+  // answered as ServerError with a `reason` in its data (ERROR_CODES), never by its number here.
   /** The session's program has ended: it takes no more input, signals or resizes. */
   SessionExited = -32003,
   /** The caller's token does not allow this call: its scope is too small, or it names another session (docs/protocol.md#scoped-tokens). */
@@ -63,10 +65,11 @@ export interface ErrorCodeInfo {
   /** The REST envelope's code (and through it the HTTP status) of a REST call that fails with it. */
   rest: RestErrorCode;
   /**
-   * The code a per-session socket answers instead: socket-pty's clients know -32000 as "the server
-   * could not do it" (writes to an exited session among them), so the codes we added since keep it there.
+   * Kinds of failure the host tells apart inside, answered on every surface as -32000 ("the server
+   * could not do it") with this `reason` in `data`: the interface names the seed's codes, -32001,
+   * -32002 and -32004, and no other (docs/protocol.md#4-error-codes).
    */
-  socketPty?: ErrorCode;
+  reason?: string;
   /**
    * Whether a REST error adds `rpcCode` and `data` to the envelope: for the codes REST's own table
    * cannot tell apart (an exited session is a 400 as a bad body is); the others keep the envelope
@@ -116,7 +119,7 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = [
     restTells: true,
     name: 'Session exited',
     rest: 'BAD_REQUEST',
-    socketPty: ErrorCode.ServerError,
+    reason: 'session_exited',
     data: '`{ session }`: its id',
     when: 'the session has exited: `pty/write`, `pty/signal`, `pty/resize`, `pty/appInput`, `pty/secretPage`, `pty/record`; an agent write whose session ended while the user was asked',
   },
@@ -131,7 +134,7 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = [
     restTells: true,
     name: 'Limit reached',
     rest: 'TOO_MANY_REQUESTS',
-    socketPty: ErrorCode.ServerError,
+    reason: 'limit_reached',
     data: '`{ limit, max }`: `limit` is `sessions`, `connections`, `inFlightRequests` or `regexTime`; `max` its value',
     when: 'one of the host\'s limits is reached (README "Reliability"); HTTP answers it 429',
   },
@@ -140,7 +143,7 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = [
     restTells: true,
     name: 'Declined',
     rest: 'FORBIDDEN',
-    socketPty: ErrorCode.ServerError,
+    reason: 'declined',
     data: '`{ session?, denied: true, approval? }`: `approval` is `denied` or `unanswered` when the user was asked',
     when: "the user declined an agent's write or command: they answered no, nobody answered in time, a deny rule matched (or took too long to judge), or the agent policy is `deny`; nothing was written",
   },
@@ -149,7 +152,7 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = [
     restTells: true,
     name: 'Host gone',
     rest: 'BAD_GATEWAY',
-    socketPty: ErrorCode.ServerError,
+    reason: 'host_gone',
     data: "`{ host }`: the host id, or the remote host's name",
     when: 'the host (or remote host) that holds the session went away under the call (`shared-pty mcp`)',
   },
@@ -220,8 +223,8 @@ export interface LimitData {
 }
 
 /**
- * A call or connection over one of the host's limits (README "Reliability"): -32005 with the limit
- * in `data` (REST and `/mcp` answer it 429; a per-session socket -32000).
+ * A call or connection over one of the host's limits (README "Reliability"): answered -32000 with
+ * the limit and `reason: "limit_reached"` in `data` (REST and `/mcp` answer it 429).
  */
 export function limitReached(message: string, limit: LimitData['limit'], max: number): RpcError {
   return new RpcError(ErrorCode.LimitReached, message, { limit, max } satisfies LimitData);
@@ -246,16 +249,15 @@ export function toRpcError(err: unknown): RpcError {
 // ---- The answers: one per surface, all from ERROR_CODES (docs/protocol.md#4-error-codes). ----
 
 /**
- * Which JSON-RPC codes an endpoint speaks: `host` (the control socket, `/rpc`, `/mcp`), or
- * `socket-pty` (a per-session socket, whose clients know only the seed's codes and ours up to -32002).
+ * The JSON-RPC error object of `err` as every surface answers it: a kind of failure the host tells
+ * apart inside (ErrorCodeInfo.reason) is -32000, with that reason in `data`.
  */
-export type RpcDialect = 'host' | 'socket-pty';
-
-/** The JSON-RPC error object of `err` on an endpoint of `dialect`. */
-export function jsonRpcErrorOf(err: unknown, dialect: RpcDialect = 'host'): JsonRpcErrorObject {
+export function jsonRpcErrorOf(err: unknown): JsonRpcErrorObject {
   const e = toRpcError(err);
-  const folded = dialect === 'socket-pty' ? BY_CODE.get(e.code)?.socketPty : undefined;
-  return folded === undefined ? e.toJSON() : new RpcError(folded, e.message, e.data).toJSON();
+  const reason = BY_CODE.get(e.code)?.reason;
+  if (reason === undefined) return e.toJSON();
+  const data = e.data !== null && typeof e.data === 'object' ? { ...(e.data as Record<string, unknown>), reason } : { reason };
+  return { code: ErrorCode.ServerError, message: e.message, data };
 }
 
 /** A JSON-RPC request's id as it is answered (null when the request had none usable). */
@@ -270,12 +272,11 @@ export interface JsonRpcResponse {
 }
 
 /**
- * A JSON-RPC error response, in the codes of the endpoint's dialect (a per-session socket speaks
- * socket-pty's). Here, beside the codes, rather than with the dispatch: a client's peer answers
- * errors too, and must not load the method table to do it (docs/architecture.md#the-cli).
+ * A JSON-RPC error response. Here, beside the codes, rather than with the dispatch: a client's peer
+ * answers errors too, and must not load the method table to do it (docs/architecture.md#the-cli).
  */
-export function errorResponse(id: JsonRpcId, err: unknown, dialect: RpcDialect = 'host'): JsonRpcResponse {
-  return { jsonrpc: '2.0', id, error: jsonRpcErrorOf(err, dialect) };
+export function errorResponse(id: JsonRpcId, err: unknown): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, error: jsonRpcErrorOf(err) };
 }
 
 /** The REST code of `err`, and so its HTTP status. */
@@ -287,34 +288,35 @@ export function restCodeOf(err: unknown): RestErrorCode {
 export interface RestError {
   code: RestErrorCode;
   message: string;
-  /** The JSON-RPC code, for the codes whose REST code is shared (ErrorCodeInfo.restTells). */
+  /** The JSON-RPC code as answered (-32000, `data.reason` saying which), for the errors whose REST code is shared (ErrorCodeInfo.restTells). */
   rpcCode?: number;
   data?: unknown;
 }
 
 /**
  * The REST answer of `err`: its HTTP status and the envelope `{ok:false, error:{code, message}}`; for
- * an exited session, a limit, a refusal by the user and a host gone also `rpcCode` (the JSON-RPC code)
- * and `data`, so a REST client tells an exited session from a bad body (both 400).
+ * an exited session, a limit, a refusal by the user and a host gone also `rpcCode` (-32000) and `data`
+ * with its `reason`, so a REST client tells an exited session from a bad body (both 400).
  */
 export function restErrorOf(err: unknown): { status: number; body: { ok: false; error: RestError } } {
   const e = toRpcError(err);
   const code = restCodeOf(e);
   const error: RestError = { code, message: e.message };
   if (BY_CODE.get(e.code)?.restTells) {
-    error.rpcCode = e.code;
-    if (e.data !== undefined) error.data = e.data;
+    const answered = jsonRpcErrorOf(e);
+    error.rpcCode = answered.code;
+    if (answered.data !== undefined) error.data = answered.data;
   }
   return { status: REST_STATUS[code], body: { ok: false, error } };
 }
 
 /** The text of an MCP tool error (`isError`): `Error <code>: <message>`, the code as JSON-RPC says it. */
 export function mcpErrorText(err: unknown): string {
-  const e = toRpcError(err);
+  const e = jsonRpcErrorOf(err);
   return `Error ${e.code}: ${e.message}`;
 }
 
 /** The error frame of the WebSocket stream: `{type:"error", code, message, data?}`. */
 export function streamErrorFrame(err: unknown): { type: 'error'; code: number; message: string; data?: unknown } {
-  return { type: 'error', ...toRpcError(err).toJSON() };
+  return { type: 'error', ...jsonRpcErrorOf(err) };
 }

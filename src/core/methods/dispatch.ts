@@ -1,4 +1,4 @@
-import { ErrorCode, errorResponse, RpcError, sessionExited, type JsonRpcId, type JsonRpcResponse, type RpcDialect } from '../base/errors';
+import { ErrorCode, errorResponse, RpcError, sessionExited, type JsonRpcId, type JsonRpcResponse } from '../base/errors';
 import { METHOD_INDEX, parseParams } from './table';
 import type { Session } from '../session/session';
 import { parseClientDeclaration, type Caller } from '../io/caller';
@@ -17,11 +17,6 @@ export interface DispatchOptions {
   caller: ClientLink | Caller;
   /** May be a getter (a peer makes a call's AbortController only when it is looked at): read it only when needed. */
   readonly signal: AbortSignal;
-}
-
-/** The error dialect of an endpoint: a per-session socket is socket-pty's. */
-export function dialectOf(mode: DispatchMode): RpcDialect {
-  return mode.kind === 'session' ? 'socket-pty' : 'host';
 }
 
 /** A call's answer, what runs once it is sent, and the session whose output it may leave with (MethodContext.answerMayRideWith). */
@@ -56,7 +51,7 @@ export function dispatch(message: unknown, opts: DispatchOptions): DispatchAnswe
 }
 
 function failedCall(id: JsonRpcId, err: unknown, opts: DispatchOptions): DispatchAnswer {
-  return { response: errorResponse(id, err, dialectOf(opts.mode)), afterSend: [] };
+  return { response: errorResponse(id, err), afterSend: [] };
 }
 
 export interface InvokeOptions extends DispatchOptions {

@@ -18,7 +18,7 @@ import { inSize, MAX_WAIT_MS } from '../base/param-limits';
 import { signalForegroundGroup } from '../process/proc-state';
 import { admitWrite, agentCall, DEFAULT_APPROVAL_WAIT_MS } from '../agent/agent-write';
 import { DEFAULT_ARBITRATION_WAIT_MS } from '../agent/typing-arbitration';
-import { byDefault, cols, commandRecord, int, rows, sessionStatus, signalName } from './schemas';
+import { byDefault, cols, commandRecord, int, millis, rows, sessionStatus, signalName } from './schemas';
 import { method, type TableCall, type WholeBudget } from './spec';
 import type { CommandRecord } from '../commands/command-tracker';
 import { requireSession } from './context';
@@ -60,11 +60,11 @@ function waitParams(defaultTimeout: number) {
     wait: byDefault(false, z.boolean().optional().describe('Then wait as pty/send does, and answer with the outcome (default false: answer at once).')),
     timeout: byDefault(
       defaultTimeout,
-      int().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${defaultTimeout}).`),
+      millis().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${defaultTimeout}).`),
     ),
     idleMs: byDefault(
       DEFAULT_SEND_IDLE_MS,
-      int()
+      millis()
         .min(1)
         .max(MAX_WAIT_MS)
         .optional()
@@ -242,7 +242,7 @@ export const writeMethod = method({
       shape: {
         keys: z.array(z.string()).min(1).describe('Key names, case-sensitive.'),
         wait: z.boolean().optional().describe('Wait as send does and return the outcome (default false).'),
-        timeout: int().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${DEFAULT_SEND_TIMEOUT_MS}).`),
+        timeout: millis().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${DEFAULT_SEND_TIMEOUT_MS}).`),
       },
       toParams: (a) => ({
         action: (a.keys as string[]).map((key) => ({ key })),
@@ -283,11 +283,11 @@ export const sendMethod = method({
     submit: byDefault(true, z.boolean().optional().describe('Press Enter after the text (default true).')),
     timeout: byDefault(
       DEFAULT_SEND_TIMEOUT_MS,
-      int().min(1).max(MAX_WAIT_MS).optional().describe(`Milliseconds to wait at most (default ${DEFAULT_SEND_TIMEOUT_MS}).`),
+      millis().min(1).max(MAX_WAIT_MS).optional().describe(`Milliseconds to wait at most (default ${DEFAULT_SEND_TIMEOUT_MS}).`),
     ),
     idleMs: byDefault(
       DEFAULT_SEND_IDLE_MS,
-      int()
+      millis()
         .min(1)
         .max(MAX_WAIT_MS)
         .optional()

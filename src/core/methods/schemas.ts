@@ -8,8 +8,13 @@ export * from './shapes';
 
 export const int = () => z.number().int();
 export const nonNegInt = () => int().min(0);
+/**
+ * Milliseconds of a wait: any number, not only an integer (socket-pty's `timeout` is "milliseconds",
+ * and a client that computes what is left of a deadline sends a fraction); timers take fractions.
+ */
+export const millis = () => z.number().min(0);
 /** A wait in milliseconds: at most a day (a client that wants longer asks again). */
-export const waitMs = () => nonNegInt().max(MAX_WAIT_MS);
+export const waitMs = () => millis().max(MAX_WAIT_MS);
 // Any positive size; the handlers bring it within MIN/MAX (inSize), as socket-pty clamps.
 export const cols = () => int().min(1).describe(`Columns (${MIN_COLS}…${MAX_COLS}; a size outside is brought within).`);
 export const rows = () => int().min(1).describe(`Rows (${MIN_ROWS}…${MAX_ROWS}; a size outside is brought within).`);

@@ -3,7 +3,7 @@ import { screenText } from '../mirror/screen-text';
 import { DEFAULT_WAIT_TIMEOUT_MS, waitFor, waitReason } from '../io/wait';
 import { MAX_SCROLLBACK_PAGE, MAX_WAIT_MS } from '../base/param-limits';
 import { invalidParams } from '../base/errors';
-import { byDefault, cursorPos, int, nonNegInt, screenSize, snapshotResult } from './schemas';
+import { byDefault, cursorPos, int, millis, nonNegInt, screenSize, snapshotResult } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
 
@@ -84,9 +84,9 @@ export const waitMethod = method({
     // socket-pty sets no maximum: a longer wait is a day's (the caller asks again), not an error.
     timeout: byDefault(
       DEFAULT_WAIT_TIMEOUT_MS,
-      nonNegInt().optional().describe(`Milliseconds (default ${DEFAULT_WAIT_TIMEOUT_MS}; more than a day waits a day).`),
+      millis().optional().describe(`Milliseconds (default ${DEFAULT_WAIT_TIMEOUT_MS}; more than a day waits a day).`),
     ),
-    idleMs: int().min(1).max(MAX_WAIT_MS).optional().describe('Return once the output has been quiet this long.'),
+    idleMs: millis().min(1).max(MAX_WAIT_MS).optional().describe('Return once the output has been quiet this long.'),
   }),
   result: z.object({
     matched: z.boolean(),

@@ -1,5 +1,5 @@
 import { idMayHaveLostDigits, RAW_ID, rawIdText, stringifyMessage, type WithRawId } from './raw-id';
-import type { JsonRpcResponse, RpcDialect } from '../../core/base/errors';
+import type { JsonRpcResponse } from '../../core/base/errors';
 import { ErrorCode, errorResponse, limitReached, RpcError } from '../../core/base/errors';
 import { Disposable, disposableTimeout, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../../core/base/lifecycle';
 import type { NotificationSink } from '../../core/io/subscription';
@@ -110,8 +110,6 @@ export interface PeerAnswer {
 export interface JsonRpcPeerOptions {
   /** Requests started and not yet answered, at most (default MAX_IN_FLIGHT_REQUESTS). */
   maxInFlightRequests?: number;
-  /** Whose error codes the peer's own refusals use (a per-session socket speaks socket-pty's; default the host's). */
-  dialect?: RpcDialect;
   /** How long an answer may wait for the output its request brings (default ANSWER_WAITS_FOR_OUTPUT_MS; tests lengthen it). */
   answerWaitsForOutputMs?: number;
 }
@@ -198,11 +196,11 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
 
   constructor(
     private readonly _wire: MessageWire,
-    private readonly _options: JsonRpcPeerOptions = {},
+    options: JsonRpcPeerOptions = {},
   ) {
     super();
-    this._maxInFlight = _options.maxInFlightRequests ?? MAX_IN_FLIGHT_REQUESTS;
-    this._answerWaitMs = _options.answerWaitsForOutputMs ?? ANSWER_WAITS_FOR_OUTPUT_MS;
+    this._maxInFlight = options.maxInFlightRequests ?? MAX_IN_FLIGHT_REQUESTS;
+    this._answerWaitMs = options.answerWaitsForOutputMs ?? ANSWER_WAITS_FOR_OUTPUT_MS;
     this._register(
       toDisposable(() => {
         this._queue.length = 0;
@@ -531,7 +529,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   private _refuseOverLimit(message: unknown, max: number): void {
     const id = requestId(message);
     if (id === undefined) return this._finishIfDone();
-    this._write(errorResponse(id, tooManyInFlight(max), this._options.dialect));
+    this._write(errorResponse(id, tooManyInFlight(max)));
     this._finishIfDone();
   }
 

@@ -1,4 +1,4 @@
-import { dialectOf, dispatch, type DispatchMode, type DispatchOptions } from '../../core/methods/dispatch';
+import { dispatch, type DispatchMode, type DispatchOptions } from '../../core/methods/dispatch';
 import { ClientLink, type ClientLinkOptions } from '../../core/io/client-link';
 import type { HostServices } from '../../core/methods/types';
 import { JsonRpcPeer, type JsonRpcPeerOptions, type MessageWire, type PeerAnswer } from './json-rpc-peer';
@@ -24,7 +24,7 @@ export class TablePeer extends JsonRpcPeer {
     wire: MessageWire,
     private readonly _table: TablePeerOptions,
   ) {
-    super(wire, { ..._table, dialect: _table.dialect ?? dialectOf(_table.mode) });
+    super(wire, _table);
     this.link = this._register(new ClientLink({ ..._table.link, sink: this }));
   }
 

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { dialectOf, type DispatchMode } from '../../core/methods/dispatch';
+import type { DispatchMode } from '../../core/methods/dispatch';
 import { errorResponse, limitReached } from '../../core/base/errors';
 import type { HostServices } from '../../core/methods/types';
 import { formatAddress, type Endpoint } from '../base/address';
@@ -60,7 +60,7 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
   let stopped = false;
   const onConnection = (socket: net.Socket) => {
     if (abandoned) return void socket.destroy();
-    if (sockets.size >= options.maxConnections) return refuseConnection(socket, sockets.size, options.maxConnections, options.mode);
+    if (sockets.size >= options.maxConnections) return refuseConnection(socket, sockets.size, options.maxConnections);
     // Each connection is one ClientLink (in RpcConnection); on a session socket it counts as the session's client.
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
@@ -130,10 +130,10 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
  * A connection over the limit: one error line that names the limit, then closed. Not counted
  * and not read; destroyed soon in case the client never reads its end.
  */
-function refuseConnection(socket: net.Socket, open: number, max: number, mode: DispatchMode): void {
+function refuseConnection(socket: net.Socket, open: number, max: number): void {
   socket.on('error', () => socket.destroy());
   const error = limitReached(`Too many connections: ${open} open on this socket, the limit is ${max}; closing this one`, 'connections', max);
-  socket.end(JSON.stringify(errorResponse(null, error, dialectOf(mode))) + '\n');
+  socket.end(JSON.stringify(errorResponse(null, error)) + '\n');
   setTimeout(() => socket.destroy(), 1000).unref();
 }
 

@@ -116,7 +116,7 @@ describe('a host killed with SIGKILL', () => {
       const r = (await mcp.callTool({ name: 'read_screen', arguments: { session: id } })) as { isError?: boolean; content: Array<{ text?: string }> };
       assert.equal(r.isError, true, 'a tool error, not a protocol error');
       assert.match(r.content.map((c) => c.text ?? '').join(''), gone);
-      assert.match(r.content.map((c) => c.text ?? '').join(''), /^Error -32007: /, 'the host-gone code (docs/protocol.md#4-error-codes)');
+      assert.match(r.content.map((c) => c.text ?? '').join(''), /^Error -32000: /, 'the server-error code (docs/protocol.md#4-error-codes)');
       const again = (await mcp.callTool({ name: 'list_sessions', arguments: {} })) as { isError?: boolean; structuredContent?: { sessions: unknown[] } };
       assert.deepEqual(again.structuredContent?.sessions, [], 'shared-pty mcp is still up and lists what is left');
       assert.equal(mcpStderr.match(/is gone/g)?.length, 1, `mcp tells its log once: ${mcpStderr}`);

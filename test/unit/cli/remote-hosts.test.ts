@@ -443,7 +443,7 @@ describe('shared-pty mcp across hosts', () => {
     process.kill(sshPid, 'SIGKILL');
     const r = await waiting;
     assert.equal(r.isError, true, text(r));
-    assert.match(text(r), /^Error -32007: the connection to host "box" \(ssh [^\n]*\) dropped: [^\n]*it is made again on the next use$/);
+    assert.match(text(r), /^Error -32000: the connection to host "box" \(ssh [^\n]*\) dropped: [^\n]*it is made again on the next use$/);
     const again = await call('send_keys', { session: 'box:far-1', keys: ['Ctrl+C'] });
     assert.ok(!again.isError, text(again));
     assert.notEqual(descendant(transport.pid!, 'ssh'), sshPid, 'a new transport');

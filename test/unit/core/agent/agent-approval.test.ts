@@ -15,8 +15,8 @@ import { mcpAgent, startHttpHost, type HttpHost } from '../../../helpers/http';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
-/** The user declined an agent's write (docs/protocol.md#4-error-codes). */
-const DECLINED = -32006;
+/** The user declined an agent's write: socket-pty's server error, `data.reason: "declined"` (docs/protocol.md#4-error-codes). */
+const DECLINED = -32000;
 
 /** A window that answers: it records what it is told, and answers each request with `answer`. */
 class Window {

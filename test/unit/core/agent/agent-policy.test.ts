@@ -10,8 +10,8 @@ import { agentCalls } from '../../../helpers/agent-calls';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
-/** The user declined an agent's write (docs/protocol.md#4-error-codes). */
-const DECLINED = -32006;
+/** The user declined an agent's write: socket-pty's server error, `data.reason: "declined"` (docs/protocol.md#4-error-codes). */
+const DECLINED = -32000;
 
 // Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
 ensureNoDisposablesAreLeakedBySuite(clientsClosed);
@@ -40,6 +40,7 @@ describe('agent write approval (headless)', () => {
   test("deny: an agent may not type into the user's session; the user and scripts may", { timeout: 30_000 }, async () => {
     const id = await open('user');
     const err = await rejectsWith(agentRpc('pty/send', { session: id, text: 'echo agent-ran' }), DECLINED);
+    assert.equal((err.data as { reason: string }).reason, 'declined');
     assert.match(err.message, /user declined/);
     await rejectsWith(agentRpc('pty/write', { session: id, action: { text: 'x' } }), DECLINED);
     const script = await rpc('pty/send', { session: id, text: 'echo script-ran' });

@@ -16,8 +16,8 @@ import { BASH, connect, until, withTimeout, clientsClosed } from '../../../helpe
 import { mcpAgent, request, startHttpHost, wsOpen, type HttpHost, type WsClient } from '../../../helpers/http';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
-/** The user declined an agent's write (docs/protocol.md#4-error-codes). */
-const DECLINED = -32006;
+/** The user declined an agent's write: socket-pty's server error, `data.reason: "declined"` (docs/protocol.md#4-error-codes). */
+const DECLINED = -32000;
 
 type ToolResult = { isError?: boolean; content: Array<{ type: string; text?: string }> };
 const textOf = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('\n');
@@ -33,7 +33,11 @@ async function mcpWithToken(h: HttpHost, token: string, clients: Client[]): Prom
 
 /** One JSON-RPC call over an open /rpc WebSocket: its result or its error. */
 let nextId = 1;
-async function wsRpc(c: WsClient, method: string, params: Record<string, unknown>): Promise<{ result?: any; error?: { code: number; message: string } }> {
+async function wsRpc(
+  c: WsClient,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<{ result?: any; error?: { code: number; message: string; data?: any } }> {
   const id = nextId++;
   c.send({ jsonrpc: '2.0', id, method, params });
   return c.next((m) => m && m.id === id, `${method} answer`);
@@ -72,12 +76,13 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
     const agent = await mcpWithToken(h, token, clients);
     const refused = (await agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['e', 'c', 'h', 'o'] } })) as ToolResult;
     assert.equal(refused.isError, true, textOf(refused));
-    assert.match(textOf(refused), /^Error -32006: .*declined/);
+    assert.match(textOf(refused), /^Error -32000: .*declined/);
 
     const viaRest = await request(h.port, 'POST', `/sessions/${id}/write`, { token, body: { data: 'echo via-rest' } });
     assert.equal(viaRest.status, 403, viaRest.text);
     assert.equal(viaRest.json.error.code, 'FORBIDDEN');
     assert.equal(viaRest.json.error.rpcCode, DECLINED);
+    assert.equal(viaRest.json.error.data.reason, 'declined');
     assert.match(viaRest.json.error.message, /declined/);
 
     const stream = await wsOpen(h.port, `/sessions/${id}/stream`, { token });
@@ -94,6 +99,7 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
     // Saying it is the user changes nothing: the token is an agent's.
     const viaRpc = await wsRpc(rpc, 'pty/write', { session: id, action: { text: 'echo via-rpc\r' }, client: { origin: 'user' } });
     assert.equal(viaRpc.error?.code, DECLINED, JSON.stringify(viaRpc));
+    assert.equal(viaRpc.error?.data?.reason, 'declined');
     assert.match(viaRpc.error!.message, /declined/);
 
     assert.doesNotMatch(await screen(id), /via-|echo/);
@@ -170,6 +176,7 @@ describe("an agent's token for every session (host/agentToken, what the editor g
       const viaRest = await request(h.port, 'POST', `/sessions/${user.id}/write`, { token, body: { data: 'echo via-rest' } });
       assert.equal(viaRest.status, 403, viaRest.text);
       assert.equal(viaRest.json.error.rpcCode, DECLINED);
+      assert.equal(viaRest.json.error.data.reason, 'declined');
       const rpc = await wsOpen(h.port, '/rpc', { token });
       sockets.push(rpc);
       const viaRpc = await wsRpc(rpc, 'pty/write', { session: user.id, action: { text: 'echo via-rpc\r' }, client: { origin: 'user' } });

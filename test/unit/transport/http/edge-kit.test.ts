@@ -18,10 +18,8 @@ import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-track
 const SRC = path.join(__dirname, '..', '..', '..', '..', 'src');
 const DOCS = path.join(__dirname, '..', '..', '..', '..', 'docs');
 const FORBIDDEN = -32004;
-const SESSION_EXITED = -32003;
-/** socket-pty's "server error": what a per-session socket answers for the codes added since (docs/protocol.md#4-error-codes). */
+/** socket-pty's "server error": what every surface answers for an exited session, a limit, a refusal, a host gone, with `data.reason` (docs/protocol.md#4-error-codes). */
 const SERVER_ERROR = -32000;
-const DECLINED = -32006;
 const AGENT = { origin: 'agent', transport: 'mcp-stdio' } as const;
 
 let h: HttpHost;
@@ -143,36 +141,45 @@ describe('one reach rule for every surface', { timeout: 60_000 }, () => {
 });
 
 describe('each distinct code on each surface', { timeout: 60_000 }, () => {
-  test('an exited session: -32003 on the control socket, /rpc, /mcp and REST (400 with rpcCode); -32000 on its own socket, as socket-pty answers', async () => {
+  test('an exited session: -32000 with reason session_exited on its own socket, the control socket, /rpc, /mcp and REST (400 with rpcCode)', async () => {
     const gone = (await ctl.call('session/create', { command: 'true' })) as SessionInfo;
     const own = await connect(gone.address);
     await until(async () => !((await ctl.call('pty/status', { session: gone.id })) as { running: boolean }).running, 10_000, 'the program to end');
     const onOwn = await rejectsWith(own.request('pty/write', { action: { text: 'x' } }), SERVER_ERROR);
-    assert.deepEqual(onOwn.data, { session: gone.id });
+    assert.deepEqual(onOwn.data, { session: gone.id, reason: 'session_exited' });
     own.close();
-    const onControl = await rejectsWith(ctl.call('pty/write', { session: gone.id, action: { text: 'x' } }), SESSION_EXITED);
-    assert.deepEqual(onControl.data, { session: gone.id });
+    const onControl = await rejectsWith(ctl.call('pty/write', { session: gone.id, action: { text: 'x' } }), SERVER_ERROR);
+    assert.deepEqual(onControl.data, { session: gone.id, reason: 'session_exited' });
     const rpc = await wsOpen(h.port, '/rpc', { token: h.token });
     sockets.push(rpc);
-    assert.equal((await wsRpc(rpc, 'pty/resize', { session: gone.id, cols: 90, rows: 30 })).error?.code, SESSION_EXITED);
+    assert.deepEqual((await wsRpc(rpc, 'pty/resize', { session: gone.id, cols: 90, rows: 30 })).error, {
+      code: SERVER_ERROR,
+      message: 'The session has exited',
+      data: { session: gone.id, reason: 'session_exited' },
+    });
     const rest = await request(h.port, 'POST', `/sessions/${gone.id}/write`, { token: h.token, body: { data: 'x' } });
     assert.equal(rest.status, REST_STATUS.BAD_REQUEST, rest.text);
-    assert.deepEqual(rest.json.error, { code: 'BAD_REQUEST', message: 'The session has exited', rpcCode: SESSION_EXITED, data: { session: gone.id } });
+    assert.deepEqual(rest.json.error, {
+      code: 'BAD_REQUEST',
+      message: 'The session has exited',
+      rpcCode: SERVER_ERROR,
+      data: { session: gone.id, reason: 'session_exited' },
+    });
     const tool = (await (await mcp(h.token)).callTool({ name: 'signal', arguments: { session: gone.id, signal: 'SIGINT' } })) as ToolResult;
-    assert.equal(textOf(tool), `Error ${SESSION_EXITED}: The session has exited`);
+    assert.equal(textOf(tool), `Error ${SERVER_ERROR}: The session has exited`);
   });
 
-  test("declined: -32006 on the control socket; -32000 with the same data on the session's own socket", async () => {
+  test("declined: -32000 with reason declined, on the control socket and on the session's own socket", async () => {
     const mine = (await ctl.call('session/create', { ...BASH, name: 'users-own', origin: 'user' })) as SessionInfo;
     await ctl.call('host/agentPolicy', { approval: 'deny' });
     // An agent's own connection: a connection that says it is an agent stays one.
     const agent = await connect(h.host.controlAddress);
     try {
-      const onControl = await rejectsWith(agent.request('pty/write', { session: mine.id, action: { text: 'x' }, client: AGENT }), DECLINED);
-      assert.deepEqual(onControl.data, { session: mine.id, denied: true });
+      const onControl = await rejectsWith(agent.request('pty/write', { session: mine.id, action: { text: 'x' }, client: AGENT }), SERVER_ERROR);
+      assert.deepEqual(onControl.data, { session: mine.id, denied: true, reason: 'declined' });
       const own = await connect(mine.address);
       const onOwn = await rejectsWith(own.request('pty/write', { action: { text: 'x' }, client: AGENT }), SERVER_ERROR);
-      assert.deepEqual(onOwn.data, { session: mine.id, denied: true });
+      assert.deepEqual(onOwn.data, { session: mine.id, denied: true, reason: 'declined' });
       own.close();
     } finally {
       agent.close();
@@ -187,10 +194,12 @@ describe('each distinct code on each surface', { timeout: 60_000 }, () => {
     const table = protocol.slice(protocol.indexOf('## 4. Error codes'), protocol.indexOf('## 5. HTTP and WebSocket'));
     const guarantees = fs.readFileSync(path.join(DOCS, 'guarantees.md'), 'utf8');
     for (const e of ERROR_CODES) {
-      const row = table.split('\n').find((l) => l.startsWith(`| ${e.code} |`));
-      assert.ok(row, `docs/protocol.md's error table lists ${e.code}`);
+      // A kind the host answers as -32000 is listed by its reason.
+      const answered = e.reason === undefined ? `${e.code}` : `-32000, \`reason: "${e.reason}"\``;
+      const row = table.split('\n').find((l) => l.startsWith(`| ${answered} |`));
+      assert.ok(row, `docs/protocol.md's error table lists ${answered}`);
       assert.ok(row.includes(`${REST_STATUS[e.rest]}`), `its HTTP status ${REST_STATUS[e.rest]}: ${row}`);
-      assert.ok(guarantees.includes(`${e.code}`), `docs/guarantees.md names ${e.code}`);
+      assert.ok(guarantees.includes(e.reason === undefined ? `${e.code}` : `reason: "${e.reason}"`), `docs/guarantees.md names ${answered}`);
     }
   });
 });

@@ -13,10 +13,8 @@ import { request, startHttpHost, wsConnect, wsOpen } from '../../../helpers/http
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 const TEST_TIMEOUT = 30_000;
-/** socket-pty's "server error": what a per-session socket answers for a limit reached (docs/protocol.md#4-error-codes). */
-const SERVER_ERROR = -32000;
-/** One of the host's limits reached, on every other surface. */
-const LIMIT_REACHED = -32005;
+/** socket-pty's "server error": what every surface answers for a limit reached, with `reason` (docs/protocol.md#4-error-codes). */
+const LIMIT_REACHED = -32000;
 
 interface SessionInfo {
   id: string;
@@ -51,7 +49,7 @@ async function openClients(address: string, n: number): Promise<RpcClient[]> {
 
 describe('sessions per host', () => {
   test(
-    'session/create past the limit is -32005 naming the limit on JSON-RPC, 429 on REST, an error on MCP; closing one makes room',
+    'session/create past the limit is -32000 naming the limit on JSON-RPC, 429 on REST, an error on MCP; closing one makes room',
     { timeout: TEST_TIMEOUT },
     async () => {
       const h = await startHttpHost([], { maxSessions: 2 });
@@ -63,6 +61,7 @@ describe('sessions per host', () => {
 
       const e = await rejectsWith(c.request('session/create', { command: 'cat' }), LIMIT_REACHED);
       assert.match(e.message, /Too many sessions.*the limit is 2/);
+      assert.deepEqual(e.data, { limit: 'sessions', max: 2, reason: 'limit_reached' });
       assert.equal(h.host.registry.size, 2);
 
       const rest = await request(h.port, 'POST', '/sessions', { token: h.token, body: { command: 'cat' } });
@@ -106,7 +105,8 @@ describe('connections per socket (the real defaults)', () => {
       assert.equal(lines.length, 1, refused);
       const answer = JSON.parse(lines[0]);
       assert.equal(answer.id, null);
-      assert.equal(answer.error.code, SERVER_ERROR);
+      assert.equal(answer.error.code, LIMIT_REACHED);
+      assert.equal(answer.error.data.reason, 'limit_reached');
       assert.match(answer.error.message, new RegExp(`Too many connections.*the limit is ${MAX_CONNECTIONS_PER_SESSION_SOCKET}`));
 
       const status = await clients[0].request<{ running: boolean }>('pty/status');
@@ -120,7 +120,7 @@ describe('connections per socket (the real defaults)', () => {
     },
   );
 
-  test(`the control socket serves ${MAX_CONTROL_CONNECTIONS} clients; one more gets one -32005 line and is closed`, { timeout: TEST_TIMEOUT }, async () => {
+  test(`the control socket serves ${MAX_CONTROL_CONNECTIONS} clients; one more gets one -32000 line and is closed`, { timeout: TEST_TIMEOUT }, async () => {
     const h = await startHost();
     cleanups.push(() => h.close());
     const address = h.host.controlAddress;
@@ -136,7 +136,7 @@ describe('connections per socket (the real defaults)', () => {
 
 describe('requests in flight per connection', () => {
   test(
-    'past the limit a request is answered at once with -32005; the connection and a bystander go on, and room comes back as calls end',
+    'past the limit a request is answered at once with -32000; the connection and a bystander go on, and room comes back as calls end',
     { timeout: TEST_TIMEOUT },
     async () => {
       const h = await startHost({ maxInFlightRequests: 3 });
@@ -164,7 +164,7 @@ describe('requests in flight per connection', () => {
 
 describe('requests in flight on the WebSocket /rpc (the real default)', () => {
   test(
-    `${MAX_IN_FLIGHT_REQUESTS} waiting calls are taken; the next is answered at once with -32005 and the socket goes on`,
+    `${MAX_IN_FLIGHT_REQUESTS} waiting calls are taken; the next is answered at once with -32000 and the socket goes on`,
     { timeout: TEST_TIMEOUT },
     async () => {
       const h = await startHttpHost();
@@ -244,7 +244,7 @@ function mcpWaitWithProgress(port: number, token: string, id: number, args: Reco
 
 describe('requests in flight per token over HTTP (/mcp, REST)', () => {
   test(
-    'past the limit /mcp answers 429 with a -32005 JSON-RPC error and REST 429 TOO_MANY_REQUESTS; another token is served; room comes back as calls end',
+    'past the limit /mcp answers 429 with a -32000 JSON-RPC error and REST 429 TOO_MANY_REQUESTS; another token is served; room comes back as calls end',
     { timeout: TEST_TIMEOUT },
     async () => {
       const h = await startHttpHost([], { maxInFlightRequests: 2 });
@@ -258,7 +258,7 @@ describe('requests in flight per token over HTTP (/mcp, REST)', () => {
       assert.equal(over.json.jsonrpc, '2.0');
       assert.equal(over.json.error.code, LIMIT_REACHED);
       assert.match(over.json.error.message, /Too many requests in flight with this token.*the limit is 2/);
-      assert.deepEqual(over.json.error.data, { limit: 'inFlightRequests', max: 2 });
+      assert.deepEqual(over.json.error.data, { limit: 'inFlightRequests', max: 2, reason: 'limit_reached' });
       const rest = await request(h.port, 'GET', '/sessions', { token: h.token });
       assert.equal(rest.status, 429, rest.text);
       assert.equal(rest.json.error.code, 'TOO_MANY_REQUESTS');
@@ -335,7 +335,7 @@ describe('HTTP connections at once', () => {
       const mcp = await mcpCall(h.port, h.token, 1, 'list_sessions', {});
       assert.equal(mcp.status, 429, mcp.text);
       assert.equal(mcp.json.error.code, LIMIT_REACHED);
-      assert.deepEqual(mcp.json.error.data, { limit: 'connections', max: 2 });
+      assert.deepEqual(mcp.json.error.data, { limit: 'connections', max: 2, reason: 'limit_reached' });
       const refused = await wsConnect(h.port, '/rpc', { token: h.token });
       assert.deepEqual(refused, { kind: 'refused', status: 429 });
 

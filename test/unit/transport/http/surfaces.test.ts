@@ -114,7 +114,8 @@ const NEEDS_SECRET_PROMPT = new Set(['pty/secretPage']);
 /** Methods whose example ends or changes the session for good: they get a session of their own. */
 const ENDS_SESSION = new Set(['pty/kill', 'session/keep']);
 /** A write, signal or resize to a session whose program has ended (docs/protocol.md#4-error-codes). */
-const SESSION_EXITED = -32003;
+/** What every surface answers for an exited session: socket-pty's server error, `data.reason` saying which. */
+const SESSION_EXITED = -32000;
 
 type ToolResult = { content: Array<{ type: string; text?: string }>; structuredContent?: any; isError?: boolean };
 type JsonSchema = Record<string, any>;
@@ -403,27 +404,32 @@ describe('every surface agrees with the method table', () => {
     },
   );
 
-  test('writing to, signalling or resizing an exited session is -32003 on every surface (REST: 400 with rpcCode -32003)', { timeout: 60_000 }, async () => {
-    const info = await rpc('session/create', { command: 'true' });
-    await until(async () => !(await rpc('pty/status', { session: info.id })).running, 10_000, 'the program to end');
-    const needsRunning = TABLE.filter((m) => m.needsRunning);
-    assert.deepEqual(needsRunning.map((m) => m.name).sort(), ['pty/appInput', 'pty/resize', 'pty/secretPage', 'pty/signal', 'pty/write']);
-    for (const spec of needsRunning) {
-      assert.equal(await rpcCode(spec.name, { ...EXAMPLES[spec.name], session: info.id }), SESSION_EXITED, spec.name);
-      // A method no tool projects (pty/secretPage: the tools offer it only inside a refusal) is checked over JSON-RPC.
-      const def = TOOLS.find((t) => t.method === spec);
-      if (def) assert.equal(await toolCode(def.name, { session: info.id, ...toolArgs(def, EXAMPLES[spec.name]) }), SESSION_EXITED, def.name);
-      const route = REST_ROUTES.find((r) => r.method === spec);
-      if (route) {
-        const a = await restCall(route, info.id, route.rest.input ? { data: 'x' } : EXAMPLES[spec.name]);
-        assert.equal(a.status, 400, `${route.rest.path}: ${a.text}`);
-        assert.equal(a.json.error.code, 'BAD_REQUEST');
-        assert.equal(a.json.error.rpcCode, SESSION_EXITED);
-        assert.match(a.json.error.message, /exited/);
+  test(
+    'writing to, signalling or resizing an exited session is -32000 (reason session_exited) on every surface (REST: 400 with rpcCode -32000)',
+    { timeout: 60_000 },
+    async () => {
+      const info = await rpc('session/create', { command: 'true' });
+      await until(async () => !(await rpc('pty/status', { session: info.id })).running, 10_000, 'the program to end');
+      const needsRunning = TABLE.filter((m) => m.needsRunning);
+      assert.deepEqual(needsRunning.map((m) => m.name).sort(), ['pty/appInput', 'pty/resize', 'pty/secretPage', 'pty/signal', 'pty/write']);
+      for (const spec of needsRunning) {
+        assert.equal(await rpcCode(spec.name, { ...EXAMPLES[spec.name], session: info.id }), SESSION_EXITED, spec.name);
+        // A method no tool projects (pty/secretPage: the tools offer it only inside a refusal) is checked over JSON-RPC.
+        const def = TOOLS.find((t) => t.method === spec);
+        if (def) assert.equal(await toolCode(def.name, { session: info.id, ...toolArgs(def, EXAMPLES[spec.name]) }), SESSION_EXITED, def.name);
+        const route = REST_ROUTES.find((r) => r.method === spec);
+        if (route) {
+          const a = await restCall(route, info.id, route.rest.input ? { data: 'x' } : EXAMPLES[spec.name]);
+          assert.equal(a.status, 400, `${route.rest.path}: ${a.text}`);
+          assert.equal(a.json.error.code, 'BAD_REQUEST');
+          assert.equal(a.json.error.rpcCode, SESSION_EXITED);
+          assert.equal(a.json.error.data.reason, 'session_exited');
+          assert.match(a.json.error.message, /exited/);
+        }
       }
-    }
-    await rpc('pty/kill', { session: info.id });
-  });
+      await rpc('pty/kill', { session: info.id });
+    },
+  );
 
   test("docs/protocol.md's method, REST and tool tables are the table's (npm run docs rewrites them)", () => {
     const doc = fs.readFileSync(PROTOCOL_DOC, 'utf8');

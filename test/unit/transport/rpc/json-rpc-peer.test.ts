@@ -199,7 +199,7 @@ for (const transport of TRANSPORTS) {
     );
 
     test(
-      `past ${MAX_IN_FLIGHT} waits in flight one more is answered with the limit code -32005 (before any wait), a notification gets nothing; room comes back as calls end`,
+      `past ${MAX_IN_FLIGHT} waits in flight one more is answered with -32000 and the limit (before any wait), a notification gets nothing; room comes back as calls end`,
       { timeout: TEST_TIMEOUT },
       on(
         () => limited,
@@ -215,9 +215,9 @@ for (const transport of TRANSPORTS) {
               jsonrpc: '2.0',
               id: 'over',
               error: {
-                code: -32005,
+                code: -32000,
                 message: `Too many requests in flight on this connection: the limit is ${MAX_IN_FLIGHT}; wait for some answers`,
-                data: { limit: 'inFlightRequests', max: MAX_IN_FLIGHT },
+                data: { limit: 'inFlightRequests', max: MAX_IN_FLIGHT, reason: 'limit_reached' },
               },
             });
             cat.write(`${marker}\n`, TEST_WRITER);

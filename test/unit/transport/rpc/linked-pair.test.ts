@@ -152,7 +152,7 @@ describe('the waits leave nothing behind (no listener, timer or subscription), h
       assert.equal((await write).written, 12);
       // Nobody answers this one: the send's timeout ends the question, and a late answer does not count.
       const unanswered = agent.b.request('pty/send', { session: mine.id, text: 'never-typed', timeout: 1, client: asAgent });
-      await assert.rejects(unanswered, { code: -32006 });
+      await assert.rejects(unanswered, { code: -32000, data: { session: mine.id, denied: true, approval: 'unanswered', reason: 'declined' } });
       await until(() => questions.length === 2, 10_000, 'the second question');
       assert.deepEqual(await editor.b.request('host/approve', { id: questions[1].params.id, decision: 'once' }), { decided: false });
       await editor.b.request('pty/kill', { session: mine.id });

@@ -52,7 +52,7 @@ describe('regex time per connection and per token', () => {
     sockets.push(rpc);
     const answers = await Promise.all(Array.from({ length: 40 }, () => call(rpc, 'pty/wait', { session: id, regex: CATASTROPHIC, timeout: 60_000 })));
     const costly = answers.filter((a) => a.error?.code === -32602);
-    const spent = answers.filter((a) => a.error?.code === -32005 && a.error.data?.limit === 'regexTime');
+    const spent = answers.filter((a) => a.error?.code === -32000 && a.error.data?.limit === 'regexTime' && a.error.data?.reason === 'limit_reached');
     assert.equal(
       costly.length + spent.length,
       40,
@@ -135,7 +135,8 @@ describe('a deny rule that backtracks', () => {
     const calls = agentCalls(ctl, agentCtl);
     const id = await calls.open('agent');
     // 30 a's and a b: about 40 s of backtracking for that one rule.
-    const err = await rejectsWith(calls.agentRpc('pty/send', { session: id, text: 'a'.repeat(30) + 'b', timeout: 5000 }), -32006);
+    const err = await rejectsWith(calls.agentRpc('pty/send', { session: id, text: 'a'.repeat(30) + 'b', timeout: 5000 }), -32000);
+    assert.equal((err.data as { reason: string }).reason, 'declined');
     assert.match(err.message, /deny rules took more than \d+ ms/);
     assert.match(err.message, /nothing was written/);
     assert.doesNotMatch((await ctl.call('pty/read', { session: id })).screen, /aaaab/);

@@ -374,8 +374,9 @@ describe('clients that vanish mid-call', () => {
     // A later send does not hang, and writes are refused with a clear error.
     const again = await control.request<{ waitReason: string }>('pty/send', { session: s.id, text: 'echo nobody', timeout: 5000 });
     assert.equal(again.waitReason, 'session_exit');
-    const e = await rejectsWith(control.request('pty/write', { session: s.id, action: { text: 'x' } }), -32003);
+    const e = await rejectsWith(control.request('pty/write', { session: s.id, action: { text: 'x' } }), -32000);
     assert.match(e.message, /exit/i);
+    assert.equal((e.data as { reason: string }).reason, 'session_exited');
     await control.request('pty/kill', { session: s.id });
     await until(async () => !(await control.request<{ sessions: SessionInfo[] }>('session/list')).sessions.some((x) => x.id === s.id), 5000, 'session removed');
     await hostStillServes();

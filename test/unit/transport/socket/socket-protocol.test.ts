@@ -275,6 +275,11 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     assert.ok(res2.result.screen.includes('hello-42'));
     assert.deepEqual(res2.result.size, { cols: 100, rows: 30 });
     assert.ok(res2.result.waitedMs >= 90, `waited the timeout (${res2.result.waitedMs} ms)`);
+    // Milliseconds, not only whole ones: a client sends what is left of its deadline.
+    const left = await c.call('pty/wait', { match: 'absent', timeout: 120.75 }, 11);
+    assert.equal(left.error, undefined, JSON.stringify(left.error));
+    assert.equal(left.result.matched, false);
+    assert.ok(left.result.waitedMs >= 110, `waited the timeout (${left.result.waitedMs} ms)`);
 
     // Without match it simply waits the timeout.
     const t0 = Date.now();
