@@ -1,5 +1,5 @@
 // Regex time as a token bucket (docs/protocol.md "Limits"): a client spends it, regains it at a
-// fixed rate, and once it is spent a test is refused at once with -32005 `limit: "regexTime"`.
+// fixed rate, and once it is spent a test is refused at once: the limit error (answered -32000, `reason: "limit_reached"`) with `limit: "regexTime"`.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RegexBudget } from '../../../../src/core/io/regex-budget';
