@@ -110,9 +110,16 @@ export function detailedTask(run: ToolRun): Record<string, unknown> {
   return task;
 }
 
-/** The task as the 2025-11-25 revision shows it (`ttl`: the one granted, and `pollInterval`; no questions in it). */
+/**
+ * The task as the 2025-11-25 revision shows it (`ttl`: the one granted, and `pollInterval`; no
+ * questions in it). That revision counts a tool call whose result has `isError` as `failed` (its
+ * result, the tool error, is still what tasks/result answers); 2026-07-28 counts it `completed`.
+ */
 export function legacyTask(run: ToolRun): Record<string, unknown> {
-  return { ...runFields(run), ttl: run.ttlMs, pollInterval: POLL_INTERVAL_MS };
+  const fields = { ...runFields(run), ttl: run.ttlMs, pollInterval: POLL_INTERVAL_MS };
+  if (run.status !== 'completed' || run.result?.isError !== true) return fields;
+  const text = (run.result.content as Array<{ type?: string; text?: string }> | undefined)?.find((c) => c.type === 'text')?.text;
+  return { ...fields, status: 'failed', ...(text ? { statusMessage: text } : {}) };
 }
 
 /** What a 2025-11-25 client that initialized its connection declared it can answer (none known: nothing). */

@@ -243,6 +243,16 @@ for (const via of ['stdio', 'http'] as const) {
         await assert.rejects(a.request('tasks/get', { taskId: 'no-such-task' }), (e: any) => e.code === -32602, 'an unknown task');
       });
 
+      test('a task whose tool call fails is failed (this revision), and tasks/result answers the tool error', { timeout: TEST_TIMEOUT }, async () => {
+        const taskId = await startTask(a, 'send', { session: 'nosuch', text: 'x' });
+        const seen = await statusesUntil(a, taskId, ['completed', 'failed', 'cancelled']);
+        assert.equal(seen.at(-1), 'failed', seen.join(' → '));
+        assert.match((await a.request('tasks/get', { taskId })).statusMessage, /Unknown session: nosuch/);
+        const result = (await a.request('tasks/result', { taskId })) as ToolResult;
+        assert.equal(result.isError, true);
+        assert.match(textOf(result), /Unknown session: nosuch/);
+      });
+
       test('tasks/list pages: every task once, nextCursor while there are more; a cursor it did not give is -32602', { timeout: TEST_TIMEOUT }, async () => {
         const session = await shell();
         // More tasks than a page holds (50), each over at once: the prompt is on the screen already.
