@@ -91,7 +91,7 @@ export interface OutcomeOptions {
 export async function send(session: Session, opts: SendOptions, from: InputSource, signal?: AbortSignal): Promise<SendResult> {
   const since = opts.since ?? Date.now();
   return oneSendAtATime(session, signal, async () => {
-    await waitForFirstPrompt(session, signal);
+    await waitForFirstPrompt(session, since + (opts.timeout ?? DEFAULT_SEND_TIMEOUT_MS), signal);
     const typed = opts.text + (opts.submit === false ? '' : '\r');
     return outcomeOf(session, () => session.running && session.write(typed, from), { ...opts, since, typed: opts.text }, from, signal);
   });
@@ -283,14 +283,26 @@ function asksForSecret(session: Session): Promise<boolean> {
   return session.secretJudge.asksNow();
 }
 
-/** For a session that just started: waits (bounded) until its program first waits for input. */
-async function waitForFirstPrompt(session: Session, signal?: AbortSignal): Promise<void> {
-  const deadline = session.createdAt.getTime() + SendTuning.StartupGraceMs;
+/** Sessions whose program a send has seen wait for input (or could not tell): their first prompt is behind them. */
+const pastFirstPrompt = new WeakSet<Session>();
+
+/**
+ * For a session that just started: waits until its program first waits for input, at most until
+ * the session is StartupGraceMs old and never past the call's own deadline. Once seen, never
+ * again: a command the user started meanwhile (a `sleep 30`) is not a first prompt to wait for.
+ */
+async function waitForFirstPrompt(session: Session, callDeadline: number, signal?: AbortSignal): Promise<void> {
+  if (pastFirstPrompt.has(session)) return;
+  const deadline = Math.min(session.createdAt.getTime() + SendTuning.StartupGraceMs, callDeadline);
   while (Date.now() < deadline && session.running && !signal?.aborted) {
     const state = readinessOf(session.pid);
-    if (state !== 'busy') return; // ready, or we cannot tell: type now
+    if (state !== 'busy') {
+      pastFirstPrompt.add(session); // ready, or we cannot tell: type now
+      return;
+    }
     await new Promise((r) => setTimeout(r, SendTuning.PollMs));
   }
+  if (Date.now() >= session.createdAt.getTime() + SendTuning.StartupGraceMs) pastFirstPrompt.add(session);
 }
 
 /**
