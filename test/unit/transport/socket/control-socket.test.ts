@@ -667,17 +667,21 @@ describe('host control socket', () => {
     await s.call('pty/kill');
   });
 
-  test("pty/send in a young session: a command running is not its first prompt to wait for, and the wait keeps within the call's timeout", { timeout: TEST_TIMEOUT }, async () => {
-    const s = await bash();
-    // The session is under a second old: a send waits for its first prompt, which is already there.
-    const sleeping = await s.call('pty/send', { text: 'sleep 30', timeout: 100 });
-    assert.equal(sleeping.waitReason, 'timeout');
-    // While sleep runs, a send is typed ahead and times out after its own 100 ms, not when the session is 3 s old.
-    const ahead = await s.call('pty/send', { text: 'echo ahead', timeout: 100 });
-    assert.equal(ahead.waitReason, 'timeout');
-    assert.ok(ahead.waitedMs < 1000, `waited ${ahead.waitedMs} ms of a 100 ms timeout`);
-    await s.call('pty/kill');
-  });
+  test(
+    "pty/send in a young session: a command running is not its first prompt to wait for, and the wait keeps within the call's timeout",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const s = await bash();
+      // The session is under a second old: a send waits for its first prompt, which is already there.
+      const sleeping = await s.call('pty/send', { text: 'sleep 30', timeout: 100 });
+      assert.equal(sleeping.waitReason, 'timeout');
+      // While sleep runs, a send is typed ahead and times out after its own 100 ms, not when the session is 3 s old.
+      const ahead = await s.call('pty/send', { text: 'echo ahead', timeout: 100 });
+      assert.equal(ahead.waitReason, 'timeout');
+      assert.ok(ahead.waitedMs < 1000, `waited ${ahead.waitedMs} ms of a 100 ms timeout`);
+      await s.call('pty/kill');
+    },
+  );
 
   test('pty/wait extended: regex, since (escapes removed), idleMs → idle, session_exit', { timeout: TEST_TIMEOUT }, async () => {
     const s = await bash();
