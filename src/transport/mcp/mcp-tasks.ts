@@ -9,6 +9,8 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { ErrorCode, mcpErrorText, RpcError } from '../../core/base/errors';
+import { DEFAULT_MAX_CHARS } from '../../core/io/output-budget';
+import { sendMethod } from '../../core/methods/input-methods';
 import type { PersonPrompt } from './mcp-elicit';
 import { offerSecretPage } from './secret-offer';
 import { type RunPrompt, type RunStore, type ToolCallResult, type ToolRun } from './tool-run';
@@ -202,13 +204,15 @@ async function followProgram(
   if (!['send', 'send_keys', 'signal'].includes(name) || typeof session !== 'string') return r;
   const timeout = typeof args.timeout === 'number' ? args.timeout : undefined;
   // Waiting on types nothing: its answer says what the program did meanwhile.
+  const maxChars = typeof args.maxChars === 'number' ? args.maxChars : undefined;
   const goOn = async () =>
     withCommand(
       tools,
       session,
-      await tools.call('send', { session, text: '', submit: false, ...(timeout ? { timeout } : {}) }, prompt, signal),
+      await tools.call('send', { session, text: '', submit: false, ...(timeout ? { timeout } : {}), ...(maxChars ? { maxChars } : {}) }, prompt, signal),
       commandId,
       signal,
+      maxChars,
     );
   let commandId: number | undefined;
   for (;;) {
@@ -222,40 +226,90 @@ async function followProgram(
       );
       if (line === undefined) return r;
       r = await tools.call('send', { session, text: line, ...(timeout ? { timeout } : {}) }, prompt, signal);
-    } else if (data.waitReason === 'secret_input' && prompt.openUrl) {
-      const offer = await offerSecretPage({ call: (m, p) => tools.method(m, p, signal) }, prompt, session, asked(data.output) || undefined);
-      if (!/and opened it/.test(offer)) return { ...r, content: [{ type: 'text', text: `${r.content.map((c) => c.text).join('')}${offer}` }] };
-      if (!(await secretTyped(tools, session, signal))) return r;
-      r = await goOn();
     } else if (data.waitReason === 'timeout') {
+      // (A password prompt was offered to the person by the call itself: throughSecretPage.)
       r = await goOn();
     } else return r;
   }
 }
 
-/** Most bytes of a command's output a task's result carries (as a send returns at most). */
-const MAX_RESULT_BYTES = 65536;
+/** The tools whose calls type and wait as send does: they may end at a password prompt. */
+const FOLLOWS_PROGRAM: ReadonlySet<string> = new Set(['send', 'send_keys', 'signal']);
+
+/**
+ * A call that ended at a password prompt (`secret_input`), for a client that can open a URL
+ * (docs/protocol.md#secret-pages): the person is asked to open the one-time secret page; once they
+ * have typed the secret there, the call waits on as it began and answers what the program did
+ * next (the command's record, exit code and output once it ended; a prompt that asks again is
+ * offered again). Not opened: the answer says so. Any other result is returned as it is.
+ */
+export async function throughSecretPage(
+  tools: TaskTools,
+  name: string,
+  args: Record<string, unknown>,
+  r: ToolCallResult,
+  prompt: PersonPrompt,
+  signal: AbortSignal,
+): Promise<ToolCallResult> {
+  const data = r.structuredContent;
+  const session = args.session;
+  if (!FOLLOWS_PROGRAM.has(name) || !prompt.openUrl || r.isError || data?.waitReason !== 'secret_input' || typeof session !== 'string') return r;
+  const offer = await offerSecretPage({ call: (m, p) => tools.method(m, p, signal) }, prompt, session, asked(data.output) || undefined);
+  if (!/and opened it/.test(offer)) return { ...r, content: [{ type: 'text', text: `${r.content.map((c) => c.text).join('')}${offer}` }] };
+  if (!(await secretTyped(tools, session, signal))) return r;
+  const timeout = typeof args.timeout === 'number' ? args.timeout : undefined;
+  const maxChars = typeof args.maxChars === 'number' ? args.maxChars : undefined;
+  // Waiting on types nothing: its answer says what the program did once the secret was typed.
+  const on = await tools.call('send', { session, text: '', submit: false, ...(timeout ? { timeout } : {}), ...(maxChars ? { maxChars } : {}) }, prompt, signal);
+  return withCommand(tools, session, on, (data.command as { id?: number } | undefined)?.id, signal, maxChars);
+}
 
 /**
  * A wait that typed nothing sees no command start or end of its own: when the command the task
  * ran has ended meanwhile, the result is that command's, with its record, exit code and output
- * (from its log; with echo off the secret was never in it).
+ * (from its log, within the budget as send keeps it: head, tail, exact counts; with echo off the
+ * secret was never in it).
  */
-async function withCommand(tools: TaskTools, session: string, r: ToolCallResult, commandId: number | undefined, signal: AbortSignal): Promise<ToolCallResult> {
+async function withCommand(
+  tools: TaskTools,
+  session: string,
+  r: ToolCallResult,
+  commandId: number | undefined,
+  signal: AbortSignal,
+  maxChars: number | undefined,
+): Promise<ToolCallResult> {
   const data = r.structuredContent;
   if (commandId === undefined || !data || data.command !== undefined) return r;
   try {
     const { commands } = (await tools.method('pty/commands', { session }, signal)) as {
-      commands: Array<{ id: number; exitCode: number | null; endCursor: number | null }>;
+      commands: Array<{ id: number; exitCode: number | null; startCursor: number; endCursor: number | null }>;
     };
     const command = commands.find((c) => c.id === commandId);
     if (!command || command.endCursor === null) return r;
-    const page = (await tools.method('pty/commandOutput', { session, id: commandId, strip: true, maxBytes: MAX_RESULT_BYTES }, signal)) as { data: string };
-    const output = page.data.trimEnd(); // (not /\s+$/: it backtracks on a long run of spaces)
+    // The rows of the wait are not the command's output: its whole output is budgeted, as send does.
+    const whole = await sendMethod.mcp!.budget!.whole!(
+      { output: '', truncated: true, command, since: command.startCursor, cursor: command.endCursor } as never,
+      { session },
+      (m, p) => tools.method(m, p, signal),
+      maxChars ?? DEFAULT_MAX_CHARS,
+    );
+    if (!whole) return r;
+    const output = whole.text.trimEnd(); // (not /\s+$/: it backtracks on a long run of spaces)
     const exit = command.exitCode === null ? '' : `; exit code ${command.exitCode}`;
     return {
       content: [{ type: 'text', text: `${output}\n[waitReason: command_done${exit}; the command's output, from its log]` }],
-      structuredContent: { ...data, output, waitReason: 'command_done', command, exitCode: command.exitCode },
+      structuredContent: {
+        ...data,
+        ...whole.fields,
+        output,
+        waitReason: 'command_done',
+        command,
+        exitCode: command.exitCode,
+        totalChars: whole.totalChars,
+        elidedChars: whole.elidedChars,
+        since: command.startCursor,
+        cursor: command.endCursor,
+      },
     };
   } catch {
     return r; // the session or its log went away: what the wait saw is what there is

@@ -32,6 +32,7 @@ import {
   TASK_TOOLS,
   TASKS_EXTENSION_ID,
   taskWork,
+  throughSecretPage,
   within,
   type TaskTools,
 } from './mcp-tasks';
@@ -269,12 +270,20 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
   });
   registerTerminalApp(server);
   if (runs) registerTasks(server, runs, owner);
-  /** One tool call as tools/call answers it: failures as tool errors; a refused secret offers the page. */
+  /**
+   * One tool call as tools/call answers it: failures as tool errors; a password prompt (met, or
+   * refusing a write) offers the person the secret page.
+   */
   const callTool = async (name: string, args: Record<string, unknown>, prompt: PersonPrompt, signal?: AbortSignal): Promise<ToolCallResult> => {
     const tool = TOOLS.find((t) => t.name === name)!;
     try {
+      const started = Date.now();
       const { data, text } = await tool.run(backend, args, { prompt, signal });
-      return { content: [{ type: 'text' as const, text }], structuredContent: data };
+      const r: ToolCallResult = { content: [{ type: 'text' as const, text }], structuredContent: data };
+      const followed = await throughSecretPage(taskTools, name, args, r, prompt, signal ?? new AbortController().signal);
+      if (followed === r || typeof followed.structuredContent?.waitedMs !== 'number') return followed;
+      // The person's time on the page is part of the call's wait.
+      return { ...followed, structuredContent: { ...followed.structuredContent, waitedMs: Date.now() - started } };
     } catch (e) {
       const err = namedForTool(toRpcError(e), name);
       const why = err.data as { secretInput?: unknown; session?: unknown } | undefined;

@@ -4,16 +4,18 @@
 // a form, and the one-time secret page as a URL. A client without elicitation is served as before,
 // with no session. The official SDK client over Streamable HTTP, a real host, real bash.
 import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { answerElicitations, type Elicitations } from '../../../helpers/elicitations';
 import { BASH, connect, until, withTimeout, clientsClosed } from '../../../helpers/host';
 import { request, startHttpHost, type HttpHost } from '../../../helpers/http';
+import { promptedShell } from '../../../helpers/shell-home';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
-type ToolResult = { content: Array<{ type: string; text?: string }>; isError?: boolean };
+type ToolResult = { content: Array<{ type: string; text?: string }>; isError?: boolean; structuredContent?: any };
 const textOf = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('');
 const TEST_TIMEOUT = 60_000;
 
@@ -114,6 +116,48 @@ describe('elicitation over /mcp (2025-11-25): a session for a client that declar
     await until(async () => /^len=7$/m.test(await screen(session)), 10_000, 'the secret typed, one line');
     assert.doesNotMatch(await screen(session), /injected-6/);
   });
+
+  test(
+    "an agent's send that meets a password prompt offers the secret page at once; once the person typed there, it goes on to the command's end",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const asking = await httpAgent(h, true, clients);
+      const { home, ...how } = promptedShell('bash');
+      try {
+        const info = await rpc('session/create', { ...how, cols: 80, rows: 24, origin: 'user' });
+        await until(async () => (await screen(info.id)).includes('my>'), 10_000, 'a prompt');
+        asking.answer.next = { action: 'accept', content: { answer: 'session' } };
+        await send(asking.client, info.id, 'true');
+        asking.questions.length = 0;
+        asking.answer.next = { action: 'accept' };
+        // The person: opens the page the client was asked to open, and types the secret there.
+        const person = (async () => {
+          const url = await until(() => asking.questions.find((q) => q.mode === 'url'), 15_000, 'a URL elicitation during the send');
+          const typed = await request(h.port, 'POST', new URL(url.url).pathname, {
+            origin: h.http.url,
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: 'secret=hunter2',
+          });
+          assert.equal(typed.status, 200, typed.text);
+        })();
+        const r = await send(asking.client, info.id, `read -s -p 'Password: ' pw; echo; echo "got=\${#pw}"; seq 1 3`);
+        await person;
+        assert.notEqual(r.isError, true, textOf(r));
+        const data = r.structuredContent;
+        assert.equal(data.waitReason, 'command_done', textOf(r));
+        assert.equal(data.exitCode, 0);
+        assert.match(data.output, /^got=7\n1\n2\n3$/m);
+        assert.doesNotMatch(JSON.stringify(r), /hunter2/, 'the secret is in no result');
+        // The counts and cursors are the command's own output's, as send gives them.
+        const log = await rpc('pty/commandOutput', { session: info.id, id: data.command.id, strip: true });
+        assert.equal(data.totalChars, log.data.length);
+        assert.equal(data.elidedChars, 0);
+        assert.deepEqual([data.since, data.cursor], [data.command.startCursor, data.command.endCursor]);
+      } finally {
+        fs.rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
 
   test(
     'a client without elicitation gets no session and the headless policy (ask acts as allow); an unknown session id is 404; DELETE ends one',

@@ -311,11 +311,22 @@ for (const via of ['http', 'stdio'] as const) {
       assert.ok(!(await screen()).includes('never-written'));
     });
 
-    test('a refused write at a password prompt offers the page as a URL round', { timeout: TEST_TIMEOUT }, async () => {
+    test('a send that meets a password prompt, and a refused write there, offer the page as a URL round', { timeout: TEST_TIMEOUT }, async () => {
       const session = await shell();
-      await plain.client.callTool({ name: 'send', arguments: { session, text: 'read -s -p "Passphrase: " pw; echo; echo "len-${#pw}"', timeout: 10_000 } });
       plain.person.asked.length = 0;
       plain.person.answer = async () => ({ action: 'decline' });
+      const met = (await plain.client.callTool({
+        name: 'send',
+        arguments: { session, text: 'read -s -p "Passphrase: " pw; echo; echo "len-${#pw}"', timeout: 10_000 },
+      })) as ToolResult;
+      assert.equal((met as any).structuredContent?.waitReason, 'secret_input', textOf(met));
+      assert.deepEqual(
+        plain.person.asked.map((q) => q.mode),
+        ['url'],
+        'the page offered as the send met the prompt',
+      );
+      assert.match(textOf(met), /did not open it/);
+      plain.person.asked.length = 0;
       const refused = (await plain.client.callTool({ name: 'send', arguments: { session, text: 'not-the-secret' } })) as ToolResult;
       assert.equal(refused.isError, true);
       assert.equal(plain.person.asked.length, 1);
