@@ -47,7 +47,7 @@ export class CommandLog {
   constructor(
     readonly id: number,
     readonly path: string,
-    /** Asked before the file is made or removed: false when its folder is no longer safe to write in. */
+    /** Asked before the file is made, written or removed: false when its folder is no longer safe to write in. */
     private readonly _canWrite: () => boolean = () => true,
   ) {}
 
@@ -138,6 +138,9 @@ export class CommandLog {
       if (this._finished) this._closeFd();
       return;
     }
+    // The folder is checked before every write, appends included: a runtime directory taken over
+    // while a command prints gets not one byte more (docs/protocol.md, "Runtime directory").
+    if (!this._canWrite()) return this._fail(new Error('the folder of the command logs is no longer safe to write in'));
     const batch = this._pending;
     this._pending = [];
     const bytes = batch.reduce((n, b) => n + b.length, 0);

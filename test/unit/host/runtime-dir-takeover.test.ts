@@ -218,3 +218,37 @@ test('after a takeover, commands still run in a session opened before, and no co
     fs.rmSync(h.dir, { recursive: true, force: true });
   }
 });
+
+test('a takeover while a command prints: its log gets not one byte more, and the host says so', { timeout: TEST_TIMEOUT }, async () => {
+  const h = await startHost();
+  const c = await connect(h.host.controlAddress);
+  const write = process.stderr.write.bind(process.stderr);
+  const said: string[] = [];
+  const home = fs.mkdtempSync(path.join(base, 'home-'));
+  try {
+    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='my> '\nHISTFILE=/dev/null\n");
+    const info = await c.request<{ id: string }>('session/create', { command: 'bash', cwd: home, env: { HOME: home } });
+    await until(async () => (await c.request<{ screen: string }>('pty/read', { session: info.id })).screen.trimEnd().endsWith('>'), 15_000, 'the first prompt');
+    await c.request('pty/send', { session: info.id, text: 'for i in $(seq 1 100); do echo line-$i; sleep 0.05; done', timeout: 100 });
+    const logs = path.join(h.host.hostDir, 'logs', info.id);
+    const size = () => (fs.existsSync(logs) ? fs.readdirSync(logs).reduce((n, f) => n + fs.statSync(path.join(logs, f)).size, 0) : 0);
+    await until(() => size() > 0, 10_000, 'the command log written');
+
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      said.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
+    fs.chmodSync(h.dir, 0o777);
+    await until(() => h.host.runtimeDirLost !== undefined, 10_000, "the takeover found by the log's next write, with no other write");
+    const atLoss = size();
+    await until(async () => (await c.request<{ screen: string }>('pty/read', { session: info.id })).screen.includes('line-100'), 20_000, 'the command to end');
+    assert.equal(size(), atLoss, 'nothing more in the log');
+    assert.equal(said.length, 1, said.join(''));
+    assert.match(said[0], /runtime directory was taken over/);
+  } finally {
+    process.stderr.write = write;
+    c.close();
+    await h.host.close();
+    fs.rmSync(h.dir, { recursive: true, force: true });
+  }
+});
