@@ -13,9 +13,9 @@ import { FlowPatience } from './flow-window';
 export type TokenScope = 'view' | 'input' | 'control';
 
 /**
- * Whoever holds one scoped token, as the host has come to know them: guards bind this principal,
- * not the transport it comes through (docs/protocol.md "Agent guards"). Every connection and
- * request made with the token shares it.
+ * Whoever holds one token (a scoped token, or the host's own over HTTP), as the host has come to
+ * know them: guards bind this principal, not the transport it comes through (docs/protocol.md
+ * "Agent guards"). Every connection and request made with the token shares it.
  */
 export class TokenHolder {
   /**
@@ -29,7 +29,11 @@ export class TokenHolder {
   /** How long its flow-controlled subscriptions held the session's PTY without acknowledging (flow-window.ts). */
   readonly flowPatience = new FlowPatience();
 
-  constructor(readonly tokenId: string) {}
+  constructor(
+    readonly tokenId: string,
+    /** The host's own token: its holder is the user until the token is used on `/mcp`; it reaches everything. */
+    readonly hostToken = false,
+  ) {}
 
   get agent(): boolean {
     return this._agent;
@@ -53,7 +57,7 @@ export interface Grant {
   readonly everySession?: true;
   /** An agent's token a chat host holds (`host/agentToken` with `chat`): its terminal view's keys are the person's. */
   readonly chatView?: true;
-  /** For a scoped token: its holder (undefined for the host's token and sockets). */
+  /** For a token: its holder (undefined for the host's sockets). */
   readonly holder?: TokenHolder;
   /**
    * For the host's own token over HTTP: the regex time its requests share (one per host token,

@@ -148,7 +148,7 @@ export class ClientLink extends Disposable implements Caller, NotificationSink {
    * subscription nor a new connection gives a client that acknowledges nothing new patience.
    */
   private _patienceOn(sessionId: string): FlowPatience {
-    if (this.holder) return this.holder.flowPatience;
+    if (this.holder && !this.holder.hostToken) return this.holder.flowPatience;
     let p = this._patience.get(sessionId);
     if (!p) this._patience.set(sessionId, (p = new FlowPatience()));
     return p;

@@ -43,14 +43,14 @@ export function dispatch(message: unknown, opts: DispatchOptions): DispatchAnswe
     if (!isPromise(result)) return call.answer(id, result);
     return result.then(
       (value) => call.answer(id, value),
-      (err: unknown) => failedCall(id, err, opts),
+      (err: unknown) => failedCall(id, err),
     );
   } catch (err) {
-    return failedCall(id, err, opts);
+    return failedCall(id, err);
   }
 }
 
-function failedCall(id: JsonRpcId, err: unknown, opts: DispatchOptions): DispatchAnswer {
+function failedCall(id: JsonRpcId, err: unknown): DispatchAnswer {
   return { response: errorResponse(id, err), afterSend: [] };
 }
 

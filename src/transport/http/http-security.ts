@@ -5,7 +5,7 @@ import type { Access, PageTarget, Refused } from '../base/access';
 
 export type { PageTarget } from '../base/access';
 import { safeEqual } from '../base/tokens';
-import { RegexBudget } from '../../core/io/regex-budget';
+import { TokenHolder } from '../../core/io/caller';
 import type { ScopedGrant, ScopedTokens, TokenTarget } from './scoped-tokens';
 import type { PageCookie, PageSessions } from './page-sessions';
 
@@ -38,8 +38,13 @@ export interface Refusal {
  */
 export class HttpGuard {
   private readonly _allowedOrigins: Set<string>;
-  /** What the host's own token allows: everything, with one regex budget its requests share (caller.ts Grant). */
-  private readonly _hostAccess: Access = { scope: 'control', regexBudget: new RegexBudget() };
+  /**
+   * What the host's own token allows: everything, with one holder its requests share (caller.ts
+   * Grant): the user's scripts, until the token is used on `/mcp`; from then on an agent holds it,
+   * and its writes on every surface meet the agent guards (docs/protocol.md "Agent guards").
+   */
+  private readonly _hostHolder = new TokenHolder('host', true);
+  private readonly _hostAccess: Access = { scope: 'control', holder: this._hostHolder, regexBudget: this._hostHolder.regexBudget };
 
   constructor(
     readonly token: string,

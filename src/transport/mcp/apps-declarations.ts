@@ -34,7 +34,7 @@ export class AppsDeclarations {
  * token (a session's, an agent's) may be an agent's own.
  */
 export function personKeysTrusted(grant: Grant): boolean {
-  return grant.holder === undefined || grant.chatView === true;
+  return grant.holder === undefined || grant.holder.hostToken || grant.chatView === true;
 }
 
 function isInitialize(m: unknown): boolean {

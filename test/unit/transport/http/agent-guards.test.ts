@@ -140,6 +140,56 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
   });
 });
 
+describe("the host's own token: the user's scripts' until it is used on /mcp, an agent's on every surface from then on", () => {
+  let h: HttpHost;
+  let ctl: RpcClient;
+  const clients: Client[] = [];
+  const sockets: WsClient[] = [];
+  before(async () => {
+    h = await startHttpHost([], { agentApproval: 'deny' });
+    ctl = await connect(h.host.controlAddress);
+  });
+  after(async () => {
+    for (const s of sockets) await s.close();
+    for (const c of clients) await c.close().catch(() => undefined);
+    ctl?.close();
+    await h?.close();
+  });
+
+  test('what MCP refused with the host token, REST, the stream WebSocket and /rpc refuse with it too', { timeout: 60_000 }, async () => {
+    const info = await ctl.call('session/create', { ...BASH, cols: 80, rows: 24, origin: 'user' });
+    const id = info.id as string;
+    await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes('$'), 10_000, 'a prompt');
+    // Before any /mcp call the token is a script's: its REST write goes in, credited to a script.
+    const before = await request(h.port, 'POST', `/sessions/${id}/write`, { token: h.token, body: { data: 'echo script-$((2+2))' } });
+    assert.equal(before.status, 200, before.text);
+    await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes('script-4'), 10_000, "the script's line");
+    assert.deepEqual([(await ctl.call('pty/info', { session: id })).lastInput.origin], ['script']);
+
+    const agent = await mcpWithToken(h, h.token, clients);
+    const refused = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo via-mcp' } })) as ToolResult;
+    assert.equal(refused.isError, true, textOf(refused));
+    assert.match(textOf(refused), /declined/);
+
+    const viaRest = await request(h.port, 'POST', `/sessions/${id}/write`, { token: h.token, body: { data: 'echo via-rest' } });
+    assert.equal(viaRest.status, 403, viaRest.text);
+    assert.equal(viaRest.json.error.data.reason, 'declined');
+    const rpc = await wsOpen(h.port, '/rpc', { token: h.token });
+    sockets.push(rpc);
+    const viaRpc = await wsRpc(rpc, 'pty/send', { session: id, text: 'echo via-rpc', client: { origin: 'user' } });
+    assert.equal(viaRpc.error?.data?.reason, 'declined', JSON.stringify(viaRpc));
+    const stream = await wsOpen(h.port, `/sessions/${id}/stream`, { token: h.token });
+    sockets.push(stream);
+    stream.send({ type: 'write', data: 'echo via-stream', submit: true });
+    assert.match((await stream.next((m) => m && m.type === 'error', 'the stream write refused')).message, /declined/);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.doesNotMatch(await ctl.call('pty/read', { session: id }).then((r: any) => r.screen), /via-/, 'nothing of theirs typed');
+    // The host's sockets stay the user's and the scripts'.
+    await ctl.call('pty/write', { session: id, action: { text: 'echo socket-$((3+3))\r' } });
+    await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes('socket-6'), 10_000, 'the socket write');
+  });
+});
+
 describe("an agent's token for every session (host/agentToken, what the editor gives its chat)", () => {
   let h: HttpHost;
   let ctl: RpcClient;

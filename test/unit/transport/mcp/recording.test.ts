@@ -101,8 +101,10 @@ describe('recording a session (pty/record) and who typed (pty/info.lastInput)', 
       const agentInput = (await rpc('pty/info', { session })).lastInput;
       assert.deepEqual([agentInput.origin, agentInput.transport], ['agent', 'mcp-http']);
 
-      // The user types in the browser view (the stream WebSocket).
-      const ws = await wsConnect(h.port, `/sessions/${session}/stream`, { token: h.token });
+      // The user types in the browser view (the stream WebSocket), with the view's own token (the
+      // host's is the agent's here: it used /mcp with it).
+      const { token: viewToken } = await rpc('session/share', { session, scope: 'input', reusable: true });
+      const ws = await wsConnect(h.port, `/sessions/${session}/stream`, { token: viewToken });
       assert.equal(ws.kind, 'open');
       if (ws.kind !== 'open') return;
       ws.client.send({ type: 'write', data: 'echo user-$((8*8))\r' });

@@ -88,8 +88,9 @@ describe('typing arbitration', () => {
   test('a line the user started and a script cleared (Ctrl+U) holds the agent no longer', { timeout: 60_000 }, async () => {
     const id = await openBash();
     await userTypes(id, 'echo half-typed');
-    // A script clears it over REST: the shell's line is empty again.
-    const cleared = await request(h.port, 'POST', `/sessions/${id}/write`, { token: h.token, body: { data: '\x15', submit: false } });
+    // A script clears it over REST, with a token of its own (the host's is the agent's here: it used /mcp with it).
+    const { token } = await rpc('session/share', { session: id, scope: 'input', reusable: true });
+    const cleared = await request(h.port, 'POST', `/sessions/${id}/write`, { token, body: { data: '\x15', submit: false } });
     assert.equal(cleared.status, 200, cleared.text);
     await until(async () => !(await screen(id)).includes('half-typed'), 10_000, 'the line cleared');
     // The user's pause still counts; then the agent's send goes through.
