@@ -1,7 +1,7 @@
 // The command line's parsing, shared by every command; the flags only a host takes are in
 // host-flags.ts, so a client command loads nothing of the engine (docs/architecture.md#the-cli).
 
-import { MAX_SESSION_NAME_CHARS } from '../core/base/limits';
+import { MAX_SESSION_NAME_CHARS, SESSION_NAME_CONTROL } from '../core/base/limits';
 
 /** A bad command line: printed as one line, exit status 2. */
 export class UsageError extends Error {}
@@ -87,12 +87,13 @@ export function listFlag(args: ParsedArgs, name: string): string[] {
   return args.lists.get(name) ?? [];
 }
 
-/** `--name`'s value, checked as the host will check it (1 to MAX_SESSION_NAME_CHARS characters), or undefined when absent. */
+/** `--name`'s value, checked as the host will check it (1 to MAX_SESSION_NAME_CHARS characters, no control character), or undefined when absent. */
 export function nameFlag(args: ParsedArgs): string | undefined {
   const v = strFlag(args, '--name');
   if (v !== undefined && (v.length === 0 || v.length > MAX_SESSION_NAME_CHARS)) {
     throw new UsageError(`--name needs a name of 1 to ${MAX_SESSION_NAME_CHARS} characters, got ${v.length === 0 ? 'an empty one' : `${v.length}`}`);
   }
+  if (v !== undefined && SESSION_NAME_CONTROL.test(v)) throw new UsageError('--name may not hold control characters (an escape, a newline, a tab)');
   return v;
 }
 

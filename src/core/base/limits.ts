@@ -41,6 +41,13 @@ export const MAX_TOKEN_SECONDS = 30 * 24 * 3600;
 /** Longest session name (`session/create`'s `name`, the CLI's `--name`): a label, not a document. */
 export const MAX_SESSION_NAME_CHARS = 200;
 
+/**
+ * What a session name may not hold: control characters (C0, DEL, C1). A name is printed as it is
+ * (`shared-pty list`, the editor's tabs): an escape sequence in it would be run by the terminal of
+ * whoever lists the sessions, and an agent may name the sessions it opens.
+ */
+export const SESSION_NAME_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
 /** The overridable limits of one host. */
 export interface HostLimits {
   maxSessions?: number;

@@ -1,5 +1,5 @@
 import { inSize } from '../base/param-limits';
-import { MAX_SESSION_NAME_CHARS } from '../base/limits';
+import { MAX_SESSION_NAME_CHARS, SESSION_NAME_CONTROL } from '../base/limits';
 import { z } from 'zod';
 import { checkAgentCommand } from '../agent/agent-policy';
 import { DEFAULT_COLS, DEFAULT_ROWS } from '../session/session';
@@ -54,7 +54,16 @@ export const createMethod = method({
     env: byDefaultSays("the host's environment", z.record(z.string(), z.string()).optional()),
     cols: byDefault(DEFAULT_COLS, cols().optional()),
     rows: byDefault(DEFAULT_ROWS, rows().optional()),
-    name: byDefaultSays('`<basename of command>-<n>`', z.string().min(1).max(MAX_SESSION_NAME_CHARS).optional().describe('A name to find the session by.')),
+    name: byDefaultSays(
+      '`<basename of command>-<n>`',
+      z
+        .string()
+        .min(1)
+        .max(MAX_SESSION_NAME_CHARS)
+        .refine((n) => !SESSION_NAME_CONTROL.test(n), 'a session name may not hold control characters (an escape, a newline, a tab)')
+        .optional()
+        .describe('A name to find the session by (no control characters).'),
+    ),
     origin: byDefault('script', origin.optional().describe('Who opens it: user (an editor terminal), agent or script.')),
     leaseSeconds: byDefaultSays('none', leaseSeconds().optional().describe('End the session after this long without a client (editor terminals).')),
     workspace: byDefaultSays("the host's workspace", z.string().min(1).optional().describe('The workspace folder the session belongs to.')),

@@ -8,7 +8,7 @@ import { selectOrThrow } from './selector';
 import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from './session';
 import { EventLog } from './events/event-log';
 import { spawnProblem } from './pty/spawn-check';
-import { MAX_SESSIONS } from '../base/limits';
+import { MAX_SESSIONS, SESSION_NAME_CONTROL } from '../base/limits';
 import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../base/param-limits';
 
 /** How long an exited session stays listed and readable when nobody closes it (docs/guarantees.md#exited-sessions). */
@@ -124,6 +124,8 @@ export class SessionRegistry extends Disposable {
     }
     const id = this._newId();
     const name = params.name || this._defaultName(command);
+    if (params.name && SESSION_NAME_CONTROL.test(params.name))
+      throw invalidParams('A session name may not hold control characters (an escape, a newline, a tab)');
     if (params.name && this.list().some((s) => s.name === params.name)) {
       throw invalidParams(`A session named "${params.name}" already exists`);
     }
@@ -231,7 +233,8 @@ export class SessionRegistry extends Disposable {
   }
 
   private _defaultName(command: string): string {
-    const base = path.basename(command) || 'session';
+    // A command's name may hold anything; the session's name holds no control character (SESSION_NAME_CONTROL).
+    const base = path.basename(command).replace(new RegExp(SESSION_NAME_CONTROL.source, 'g'), '?') || 'session';
     for (;;) {
       const name = `${base}-${++this._counter}`;
       if (!this.list().some((s) => s.name === name)) return name;

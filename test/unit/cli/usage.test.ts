@@ -93,18 +93,24 @@ describe('numeric flags', () => {
     assert.doesNotMatch(screen.stdout, /nope/);
   });
 
-  test("--name empty or too long is refused by the CLI naming the flag, never in the host's words", { timeout: TEST_TIMEOUT }, async () => {
-    const cases = [
-      ['open', '--name', ''],
-      ['open', '--name', 'n'.repeat(MAX_SESSION_NAME_CHARS + 1)],
-      ['serve', '--no-http', '--name', ''],
-    ];
-    const results = await runEach(cases, env);
-    cases.forEach((args, i) => {
-      usageError(results[i], args.join(' ').slice(0, 40), new RegExp(`^shared-pty: --name needs a name of 1 to ${MAX_SESSION_NAME_CHARS} characters`));
-      assert.doesNotMatch(results[i].stderr, /Too small|Too big|^shared-pty: name:/m);
-    });
-  });
+  test(
+    "--name empty, too long or with a control character is refused by the CLI naming the flag, never in the host's words",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const cases = [
+        ['open', '--name', ''],
+        ['open', '--name', 'n'.repeat(MAX_SESSION_NAME_CHARS + 1)],
+        ['serve', '--no-http', '--name', ''],
+      ];
+      const results = await runEach(cases, env);
+      cases.forEach((args, i) => {
+        usageError(results[i], args.join(' ').slice(0, 40), new RegExp(`^shared-pty: --name needs a name of 1 to ${MAX_SESSION_NAME_CHARS} characters`));
+        assert.doesNotMatch(results[i].stderr, /Too small|Too big|^shared-pty: name:/m);
+      });
+      const escaped = await runEach([['open', '--name', 'x\x1b]0;pwn\x07y', '--', 'true']], env);
+      usageError(escaped[0], 'open --name <an escape>', /^shared-pty: --name may not hold control characters/);
+    },
+  );
 });
 
 describe('help', () => {

@@ -233,7 +233,11 @@ describe('host control socket', () => {
     assert.deepEqual((await s.call('pty/read')).size, { cols: 90, rows: 20 });
     // Names are unique within a host: a second "alpha" is refused.
     await assert.rejects(c.request('session/create', { ...BASH, name: 'alpha' }), RpcCallError);
-    // Invalid params are -32602.
+    // Invalid params are -32602; a name with a control character too (`list` prints names as they are).
+    for (const name of ['x\x1b]52;c;cHdu\x07y', 'a\nb', 'tab\there', 'c1\u009b2J']) {
+      const e = await rejectsWith(c.request('session/create', { ...BASH, name }), -32602);
+      assert.match(e.message, /control characters/);
+    }
     await rejectsWith(c.request('session/create', { cols: 0 }), -32602);
     await rejectsWith(c.request('session/create', { args: 'not-a-list' }), -32602);
   });
