@@ -369,7 +369,9 @@ function restTable(): string {
 function toolsTable(): string {
   const rows = TOOLS.map((t) => {
     const input = Object.keys(t.input).length ? `\`${fieldNames(t.input).join(', ')}\`` : '—';
-    const hints = [t.annotations.readOnlyHint ? 'read-only' : '', t.annotations.destructiveHint ? 'destructive' : ''].filter(Boolean).join(', ');
+    const hints = [t.annotations.readOnlyHint ? 'read-only' : '', t.annotations.destructiveHint ? 'destructive' : '', t.annotations.openWorldHint ? 'open world' : '']
+      .filter(Boolean)
+      .join(', ');
     const mcp = t.method.mcp!;
     const notes = [
       ...Object.entries(mcp.fixed ?? {}).map(([k, v]) => `\`${k}: ${JSON.stringify(v)}\``),

@@ -48,6 +48,9 @@ export const appInputMethod = method({
   },
   mcp: {
     tool: 'app_input',
+    // It types into a shell, or starts a program: anything may follow.
+    destructive: true,
+    openWorld: true,
     title: "The person's keys (terminal view)",
     description:
       "Only for the terminal view of MCP Apps, hidden from the model: what the person types in the view, written into the session as the user's keys. Agents type with send and send_keys.",

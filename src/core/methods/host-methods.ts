@@ -80,6 +80,9 @@ export const createMethod = method({
   },
   mcp: {
     tool: 'open_session',
+    // It types into a shell, or starts a program: anything may follow.
+    destructive: true,
+    openWorld: true,
     title: 'Open a terminal session',
     description:
       "Start a program (default: the user's shell) in a new shared terminal. The user sees it as an editor terminal and can type into it too. Returns the session; use its id with the other tools.",

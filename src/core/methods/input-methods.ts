@@ -235,6 +235,9 @@ export const writeMethod = method({
   },
   mcp: {
     tool: 'send_keys',
+    // It types into a shell, or starts a program: anything may follow.
+    destructive: true,
+    openWorld: true,
     title: 'Press keys',
     description:
       'Press named keys in order: Enter, Tab, Escape, Backspace, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, F1..F12, combinations such as Ctrl+C, Ctrl+D, Alt+X, Shift+Tab, or any single character such as "q" or ":" (for pagers, editors and TUIs). By default it does not wait: then use read_screen or wait_for to see the effect. wait:true waits as send does (until the program is ready for input again, the command finished, or timeout) and returns the output, waitReason and exitCode as send does. Refused while the program asks for a password (secret_input): only the user types that.',
@@ -331,6 +334,9 @@ export const sendMethod = method({
   },
   mcp: {
     tool: 'send',
+    // It types into a shell, or starts a program: anything may follow.
+    destructive: true,
+    openWorld: true,
     title: 'Run a command',
     app: 'shows',
     description:

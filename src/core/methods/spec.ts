@@ -59,8 +59,14 @@ export interface McpProjection<S extends z.ZodObject = z.ZodObject, R extends z.
     /** The field may be absent (a call that did not wait): then nothing is budgeted or counted. */
     optional?: boolean;
   };
-  /** Ends things for good (closing a session, SIGKILL): MCP's destructiveHint. */
+  /**
+   * May change or end things for good (closing a session, SIGKILL, anything typed into a shell,
+   * which may be `rm -rf`): MCP's destructiveHint. Its default there is true: a tool that writes
+   * says false only when it cannot.
+   */
   destructive?: boolean;
+  /** Reaches beyond the host (a command typed into a shell may reach any machine): MCP's openWorldHint. */
+  openWorld?: boolean;
   /**
    * The tool's part in the terminal view of MCP Apps (docs/guarantees.md#the-terminal-in-the-agents-chat): `shows`, a host that renders
    * MCP Apps shows the session live beside the result (its structured result names the session);

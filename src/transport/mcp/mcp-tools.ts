@@ -65,7 +65,7 @@ export interface ToolDef {
   /** `input` as one schema, as tools/list shows it and tools/call checks it. */
   inputSchema: z.ZodObject;
   output: z.ZodObject;
-  annotations: { readOnlyHint: boolean; destructiveHint: boolean; openWorldHint: false };
+  annotations: { readOnlyHint: boolean; destructiveHint: boolean; openWorldHint: boolean };
   /** The tool's `_meta`: where MCP Apps hosts find the terminal view (docs/guarantees.md#the-terminal-in-the-agents-chat). */
   meta?: Record<string, unknown>;
   run(backend: ToolBackend, args: Record<string, unknown>, via?: CallVia): Promise<{ data: Record<string, unknown>; text: string }>;
@@ -98,7 +98,7 @@ export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
     input,
     inputSchema: z.object(input),
     output: withSession(mcp.budget ? output.extend(mcp.budget.optional ? OPTIONAL_BUDGET_OUTPUT : BUDGET_OUTPUT) : output, shows),
-    annotations: { readOnlyHint: spec.scope === 'read', destructiveHint: mcp.destructive === true, openWorldHint: false },
+    annotations: { readOnlyHint: spec.scope === 'read', destructiveHint: mcp.destructive === true, openWorldHint: mcp.openWorld === true },
     meta: mcp.app ? appMeta(mcp.app) : undefined,
     async run(backend, args, via) {
       const { session, maxChars, ...rest } = args;

@@ -317,6 +317,10 @@ describe('every surface agrees with the method table', () => {
         `${served.name}: outputSchema is ${spec.name}'s result${spec.mcp?.app === 'shows' ? ' and session' : ''}`,
       );
       assert.equal(served.annotations?.readOnlyHint, spec.scope === 'read', `${served.name}: readOnlyHint follows scope ${spec.scope}`);
+      // A tool that types into a shell or starts a program may do anything (MCP's default for a write is destructive).
+      if (['send', 'send_keys', 'open_session', 'app_input'].includes(served.name)) {
+        assert.deepEqual([served.annotations?.destructiveHint, served.annotations?.openWorldHint], [true, true], `${served.name}: destructive, open world`);
+      }
     }
   });
 
