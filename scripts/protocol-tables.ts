@@ -369,7 +369,11 @@ function restTable(): string {
 function toolsTable(): string {
   const rows = TOOLS.map((t) => {
     const input = Object.keys(t.input).length ? `\`${fieldNames(t.input).join(', ')}\`` : '—';
-    const hints = [t.annotations.readOnlyHint ? 'read-only' : '', t.annotations.destructiveHint ? 'destructive' : '', t.annotations.openWorldHint ? 'open world' : '']
+    const hints = [
+      t.annotations.readOnlyHint ? 'read-only' : '',
+      t.annotations.destructiveHint ? 'destructive' : '',
+      t.annotations.openWorldHint ? 'open world' : '',
+    ]
       .filter(Boolean)
       .join(', ');
     const mcp = t.method.mcp!;
