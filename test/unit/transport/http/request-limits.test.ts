@@ -103,6 +103,39 @@ describe('HTTP body limit (1 MiB)', () => {
     assert.deepEqual(await size(), { cols: 81, rows: 24 });
   });
 
+  test(
+    'REST with `Expect: 100-continue` (as curl sends a large body): over the limit, 413 before any of the body is asked for; within it, 100 Continue',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      // Resolves with whether the host asked for the body (100 Continue) and the final status.
+      const expecting = (length: number) =>
+        new Promise<{ continued: boolean; status: number }>((resolve, reject) => {
+          let continued = false;
+          const req = http.request({
+            host: '127.0.0.1',
+            port: h.port,
+            method: 'POST',
+            path: `/sessions/${sessionId}/resize`,
+            headers: { authorization: `Bearer ${h.token}`, 'content-type': 'application/json', 'content-length': length, expect: '100-continue' },
+          });
+          const body = JSON.stringify({ cols: 83, rows: 24 }).padEnd(length, ' ');
+          req.on('continue', () => {
+            continued = true;
+            req.end(body);
+          });
+          req.on('response', (res) => {
+            res.resume();
+            res.on('end', () => resolve({ continued, status: res.statusCode ?? 0 }));
+            req.destroy();
+          });
+          req.on('error', reject);
+        });
+      assert.deepEqual(await expecting(3 * MAX_BODY_BYTES), { continued: false, status: 413 });
+      assert.deepEqual(await expecting(2048), { continued: true, status: 200 });
+      assert.deepEqual(await size(), { cols: 83, rows: 24 });
+    },
+  );
+
   test('/mcp: a body over the limit is 413 with a JSON-RPC Invalid Request error', { timeout: TEST_TIMEOUT }, async () => {
     const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
     const body = call.slice(0, -1) + ' '.repeat(MAX_BODY_BYTES) + '}';
