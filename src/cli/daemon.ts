@@ -9,7 +9,7 @@ import { compileBaselineCodeFromNowOn } from '../host/baseline-code';
 import { markInheritedCloseOnExec } from '../core/process/close-on-exec';
 import { ensureRuntimeDir } from '../host/runtime-dir';
 import { VERSION } from '../version';
-import { intFlag, parseArgs } from './args';
+import { intFlag, parseArgs, UsageError } from './args';
 import { agentFlags, commandLogFlag, httpFlags } from './host-flags';
 import { COMMAND_FLAGS } from './command-flags';
 
@@ -23,6 +23,7 @@ export async function daemonCommand(argv: string[]): Promise<number> {
   // Every flag is checked before anything starts: a bad one must not leave a host or its lock behind.
   const { httpPort, allowedOrigins } = httpFlags(args);
   const scrollbackLines = intFlag(args, '--scrollback', 100, 1000000);
+  if (args.flags.has('--stay') && args.flags.has('--idle-exit-ms')) throw new UsageError('--idle-exit-ms and --stay cannot be given together');
   const idleMs = idleExitMs(intFlag(args, '--idle-exit-ms', 0), args.flags.has('--stay'));
   const hostFlags = { ...commandLogFlag(args), ...agentFlags(args) };
   const dir = ensureRuntimeDir();

@@ -126,9 +126,10 @@ export async function main(argv: string[]): Promise<number> {
   }
   const [name, ...rest] = argv;
   if (argv.length === 0) {
-    // Not what was asked for: the usage goes where errors go, and the status says so.
-    process.stderr.write(HELP);
-    return 2;
+    // A usage error, said in one line as every failure is (docs/cli.md); the usage itself is
+    // output, for the person who typed the bare command to read.
+    process.stdout.write(HELP);
+    return fail('no command given (the commands are listed above; shared-pty --help lists them too)', 2);
   }
   if (name === '--help' || name === '-h' || name === 'help') {
     if (rest.length) return fail(surplusAfter(name, rest[0]), 2);

@@ -168,11 +168,11 @@ describe('usage', () => {
     assert.match(ok(await cli('send', '--help'), 'send --help'), /124/);
   });
 
-  test('no arguments: the usage on stderr, exit 2', { timeout: TEST_TIMEOUT }, async () => {
+  test('no arguments: a usage error in one line on stderr, exit 2; the usage on stdout', { timeout: TEST_TIMEOUT }, async () => {
     const r = await runCli([], env);
     assert.equal(r.code, 2);
-    assert.equal(r.stdout, '');
-    assert.match(r.stderr, /Usage:\n  shared-pty list/);
+    assert.match(r.stdout, /Usage:\n  shared-pty list/);
+    assert.equal(r.stderr, 'shared-pty: no command given (the commands are listed above; shared-pty --help lists them too)\n');
   });
 
   test('extra arguments are a usage error, before anything is done', { timeout: MANY_RUNS_TIMEOUT }, async () => {

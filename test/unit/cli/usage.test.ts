@@ -168,6 +168,13 @@ describe('words the CLI itself takes', () => {
 });
 
 describe('--host before the command', () => {
+  test('daemon: --idle-exit-ms and --stay together is a usage error, before any host starts', { timeout: TEST_TIMEOUT }, async () => {
+    const dir = privateDir();
+    const [r] = await runEach([['daemon', '--idle-exit-ms', '5000', '--stay']], bashEnv({ SHARED_PTY_DIR: dir }));
+    usageError(r, 'daemon --idle-exit-ms 5000 --stay', /^shared-pty: --idle-exit-ms and --stay cannot be given together \(see shared-pty daemon --help\)$/m);
+    assert.deepEqual(fs.readdirSync(dir), [], 'no host started');
+  });
+
   test('--host with no command after it, or with no name, says so, never "unknown command"', { timeout: TEST_TIMEOUT }, async () => {
     const empty = bashEnv({ SHARED_PTY_DIR: privateDir() });
     const needsCommand =
