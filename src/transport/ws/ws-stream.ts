@@ -108,7 +108,9 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
     }
     // The size is pty/resize's to check (its message names the param), as for every other client.
     if (msg.type === 'resize') return void call('pty/resize', { cols: msg.cols, rows: msg.rows });
-    send(streamErrorFrame(invalidParams(`unknown message type: ${msg.type}`)));
+    // A write whose fields are wrong says which, rather than that `write` is unknown.
+    const why = write?.error.issues.map((i) => `${i.path.join('.') || 'message'}: ${i.message}`).join('; ');
+    send(streamErrorFrame(invalidParams(why ? `invalid write message: ${why}` : `unknown message type: ${msg.type}`)));
   });
   ws.on('close', () => {
     abort.abort();

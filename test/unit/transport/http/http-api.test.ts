@@ -764,6 +764,13 @@ describe('WebSocket /sessions/:id/stream', () => {
     c.send({ type: 'write', data: 'stty size\r' });
     await c.streamUntil((t) => t.includes('33 91'), 'stty size');
     for (const m of c.received) assert.equal(m.type, 'data', `only data so far: ${JSON.stringify(m)}`);
+    // A write without its data says what is wrong with it; an unknown type says that.
+    c.send({ type: 'write' });
+    const wrong = await c.next((m) => m.type === 'error', 'the error of a write without data');
+    assert.equal(wrong.code, -32602);
+    assert.match(wrong.message, /^invalid write message: data: /);
+    c.send({ type: 'paste', data: 'x' });
+    assert.match((await c.next((m) => m.type === 'error' && m !== wrong, 'the error of an unknown type')).message, /^unknown message type: paste$/);
     await c.close();
     await deleteSession(s.id);
   });
