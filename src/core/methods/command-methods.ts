@@ -110,7 +110,7 @@ export const commandOutputMethod = method({
   async handler(ctx, p) {
     const session = requireSession(ctx);
     const record = session.commands.get(p.id);
-    if (!record) throw invalidParams(`No command ${p.id} in this session (see pty/commands)`, { id: p.id });
+    if (!record) throw invalidParams(`No command ${p.id} in this session (the session's list of commands gives their ids)`, { id: p.id });
     const log = session.commandLogs?.get(p.id);
     if (!log) {
       if (!session.commandLogs) throw serverError('This session keeps no command logs', { id: p.id });
