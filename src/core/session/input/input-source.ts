@@ -13,12 +13,13 @@ export type { ApprovalDecision, Transport } from './input-kinds';
 const MCP_TRANSPORTS: ReadonlySet<Transport> = new Set<Transport>(['mcp-http', 'mcp-stdio']);
 
 /**
- * True for an agent's call: an MCP tool, over `/mcp` or relayed by `shared-pty mcp`, or any call
- * made with a scoped token an agent holds (used on `/mcp`), whatever the surface: the guards bind
- * the principal, not the transport.
+ * True for an agent's call: an MCP tool, over `/mcp` or relayed by `shared-pty mcp`, any call made
+ * with a token an agent holds (used on `/mcp`), whatever the surface, and any caller that says it
+ * is an agent (`client: {origin: "agent"}`): the guards bind the principal, not the transport, and
+ * a write credited to an agent meets the agent's guards.
  */
 export function isAgentCall(from: InputSource): boolean {
-  return MCP_TRANSPORTS.has(from.transport) || from.agentToken === true;
+  return MCP_TRANSPORTS.has(from.transport) || from.agentToken === true || from.origin === 'agent';
 }
 
 /** Who a write comes from: the kind of caller (the human's views, an agent, a script) and how it came. */

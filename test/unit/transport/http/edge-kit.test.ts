@@ -169,7 +169,7 @@ describe('each distinct code on each surface', { timeout: 60_000 }, () => {
     assert.equal(textOf(tool), `Error ${SERVER_ERROR}: The session has exited`);
   });
 
-  test("declined: -32000 with reason declined, on the control socket and on the session's own socket", async () => {
+  test("declined: -32000 with reason declined, on the control socket and on the session's own socket, for an MCP relay and for any caller that says it is an agent", async () => {
     const mine = (await ctl.call('session/create', { ...BASH, name: 'users-own', origin: 'user' })) as SessionInfo;
     await ctl.call('host/agentPolicy', { approval: 'deny' });
     // An agent's own connection: a connection that says it is an agent stays one.
@@ -181,6 +181,14 @@ describe('each distinct code on each surface', { timeout: 60_000 }, () => {
       const onOwn = await rejectsWith(own.request('pty/write', { action: { text: 'x' }, client: AGENT }), SERVER_ERROR);
       assert.deepEqual(onOwn.data, { session: mine.id, denied: true, reason: 'declined' });
       own.close();
+      // A caller that says it is an agent, on any transport, meets an agent's guards: its write would be credited to an agent.
+      const saysAgent = await connect(h.host.controlAddress);
+      try {
+        const e = await rejectsWith(saysAgent.request('pty/write', { session: mine.id, action: { text: 'x' }, client: { origin: 'agent' } }), SERVER_ERROR);
+        assert.deepEqual(e.data, { session: mine.id, denied: true, reason: 'declined' });
+      } finally {
+        saysAgent.close();
+      }
     } finally {
       agent.close();
       await ctl.call('host/agentPolicy', { approval: 'allow' });

@@ -167,7 +167,9 @@ describe('what a recording keeps of input, and raw-mode password prompts', () =>
       await until(async () => (await rpc('pty/read', { session })).screen.includes('script-42'), 10_000, "the script's command");
       const viaMcp = (await agent.callTool({ name: 'send', arguments: { session, text: 'echo agent-$((7*7))' } })) as any;
       assert.notEqual(viaMcp.isError, true, toolText(viaMcp));
-      const ws = await wsConnect(h.port, `/sessions/${session}/stream`, { token: h.token });
+      // The user's browser view, with its own token (the host's is the agent's here: it used /mcp with it).
+      const { token: viewToken } = await rpc('session/share', { session, scope: 'input', reusable: true });
+      const ws = await wsConnect(h.port, `/sessions/${session}/stream`, { token: viewToken });
       assert.equal(ws.kind, 'open');
       if (ws.kind !== 'open') return;
       for (const key of 'echo user-$((8*8))\r') ws.client.send({ type: 'write', data: key });
