@@ -176,6 +176,18 @@ export async function handleMcp(
   }
   const ac = new AbortController();
   res.on('close', () => ac.abort());
+  if (!session) {
+    // With no session, a client's cancellation comes in a POST of its own: the call it names
+    // stops, and its request is answered with nothing (the client no longer waits for it).
+    const cancelled = cancelledRequest(body);
+    if (cancelled !== undefined) sessions.stateless.cancel(owner, cancelled);
+    const id = requestId(body);
+    if (id !== undefined)
+      res.on(
+        'close',
+        sessions.stateless.add(owner, id, () => res.destroy()),
+      );
+  }
   // A session's scoped token's app_input is never the person's (mcp-tools.ts): only the editor's chat's is asked about.
   const editorChat = personKeysTrusted(grant);
   const appsDeclared = editorChat ? () => apps.declared(owner) : undefined;
@@ -230,4 +242,20 @@ async function openSession(server: McpServer, sessions: McpSessions<McpSession>,
   };
   await server.connect(transport);
   return transport.handleRequest(request, { parsedBody: body });
+}
+
+/** The id of a JSON-RPC request (undefined for a notification or anything else). */
+function requestId(body: unknown): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const m = body as { id?: unknown; method?: unknown };
+  return typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number') ? m.id : undefined;
+}
+
+/** The request a `notifications/cancelled` names (undefined for any other message). */
+function cancelledRequest(body: unknown): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const m = body as { method?: unknown; id?: unknown; params?: { requestId?: unknown } };
+  if (m.method !== 'notifications/cancelled' || m.id !== undefined) return undefined;
+  const id = m.params?.requestId;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }

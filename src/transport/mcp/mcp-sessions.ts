@@ -1,3 +1,5 @@
+import { StatelessCalls } from './stateless-calls';
+
 /**
  * The `/mcp` sessions (`Mcp-Session-Id`) of 2025-11-25 clients that declared elicitation: the
  * server asks such a client in the middle of a tool call (an approval, the secret page:
@@ -9,6 +11,8 @@
  * of the SDK's, so the HTTP server keeps the store without loading the SDK.
  */
 export class McpSessions<T extends { close(): Promise<void> }> {
+  /** The requests served with no session, in flight: a cancellation posted apart names one of them. */
+  readonly stateless = new StatelessCalls();
   /** Id → the session, oldest first (a Map keeps insertion order). */
   private readonly _sessions = new Map<string, { owner: object; session: T }>();
   private _disposed = false;

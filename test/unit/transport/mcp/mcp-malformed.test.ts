@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CLI } from '../../../helpers/protocol';
 import { request, startHttpHost, type HttpHost } from '../../../helpers/http';
+import { BASH, until } from '../../../helpers/host';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 let h: HttpHost;
@@ -130,4 +131,24 @@ test('/mcp: a batch or a JSON string is -32600; a body that is not JSON is -3270
   assert.equal(text.json?.error?.code, -32600, text.text);
   const broken = await mcp('{"jsonrpc":"2.0",');
   assert.equal(broken.json?.error?.code, -32700, broken.text);
+});
+
+test('/mcp with no session: a notifications/cancelled posted apart stops the call it names, which is answered with nothing', { timeout: 60_000 }, async () => {
+  const s = await h.host.createSession({ ...BASH, cols: 80, rows: 24 });
+  try {
+    await until(() => s.mirror.screen().then((x) => x.rows.join('\n').includes('$')), 10_000, 'a prompt');
+    const call = (id: string, text: string, timeout: number) =>
+      mcp({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'send', arguments: { session: s.id, text, timeout } } });
+    const long = call('long-1', 'sleep 30', 60_000);
+    long.catch(() => undefined);
+    await until(() => s.mirror.screen().then((x) => x.rows.join('\n').includes('sleep 30')), 10_000, 'the command typed');
+    const cancel = await mcp({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'long-1', reason: 'the user pressed Esc' } });
+    assert.equal(cancel.status, 202, cancel.text);
+    // The session's one send is free again: the next one is not refused as busy.
+    const next = await call('next-1', '', 300);
+    assert.notEqual(next.json?.result?.isError, true, next.text);
+    await assert.rejects(long, 'the cancelled request is answered with nothing: its connection closes');
+  } finally {
+    h.host.registry.remove(s.id);
+  }
 });
