@@ -469,6 +469,9 @@ const REQUEST_SCHEMAS: ReadonlyMap<string, RequestSchema> = new Map(
   }),
 );
 
+/** The lists the server answers whole, in one page (tasks/list pages, and checks its own cursors). */
+const ONE_PAGE_LISTS: ReadonlySet<string> = new Set(['tools/list', 'resources/list', 'resources/templates/list', 'prompts/list']);
+
 /**
  * The -32602 Invalid params answer to a request whose params do not fit its method (`tools/call`
  * with `arguments: 0`) of the 2025-11-25 revision, one line naming where; undefined for anything
@@ -480,6 +483,10 @@ export function misfitParams(message: unknown): JSONRPCMessage | undefined {
   // A 2026-07-28 request (its revision in _meta) is the SDK's to judge: that revision answers a
   // method it removed (initialize) -32601, and a misfit its own way, in one line.
   if (m.params?._meta?.[PROTOCOL_VERSION_META_KEY] !== undefined) return undefined;
+  // These lists have one page: any cursor is one the server never gave (the specification: -32602).
+  if (typeof m.method === 'string' && ONE_PAGE_LISTS.has(m.method) && (m.params as { cursor?: unknown } | undefined)?.cursor !== undefined) {
+    return { jsonrpc: '2.0', id: m.id, error: { code: -32602, message: `Invalid params for ${m.method}: cursor: no such cursor (the list has one page)` } };
+  }
   const schema = typeof m.method === 'string' ? REQUEST_SCHEMAS.get(m.method) : undefined;
   const checked = schema?.['~standard'].validate(message);
   const issue = checked && !(checked instanceof Promise) ? checked.issues?.[0] : undefined;

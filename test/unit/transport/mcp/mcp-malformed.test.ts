@@ -152,3 +152,13 @@ test('/mcp with no session: a notifications/cancelled posted apart stops the cal
     h.host.registry.remove(s.id);
   }
 });
+
+test('tools/list and resources/list have one page: a cursor the server never gave is -32602', { timeout: 30_000 }, async () => {
+  for (const method of ['tools/list', 'resources/list']) {
+    const r = await mcp({ jsonrpc: '2.0', id: 7, method, params: { cursor: 'bogus' } });
+    assert.equal(r.json?.error?.code, -32602, r.text);
+    assert.match(r.json.error.message, /cursor/);
+    const whole = await mcp({ jsonrpc: '2.0', id: 8, method, params: {} });
+    assert.equal(whole.json?.error, undefined, whole.text);
+  }
+});
