@@ -153,7 +153,11 @@ export class CommandLog {
       this._written += bytes;
       this._wake();
       if (this._closed) return this._closeFd();
-      if (this._pending.length > 0 || this._finished) this._flushSoon();
+      // What came meanwhile is gathered as any output is (FlushBytes or FlushDelayMs), not written
+      // a PTY read at a time: a flood makes a few hundred writes, not one per read (and one check
+      // of the folder each); a reader waiting, or the command's end, has it written at once.
+      if (this._finished || this._waiters.length > 0) this._flushSoon();
+      else if (this._pending.length > 0) this._schedule();
     });
   }
 
