@@ -428,8 +428,9 @@ export class Session extends Disposable {
    * and recordings of docs/protocol.md#ptyrecord build on it).
    */
   write(data: string, from: InputSource): number {
-    if (from.origin === 'user') {
-      // A view answered a query by itself: the host has answered it already (ViewAnswers).
+    // A view (the user's, or a stream WebSocket whoever holds it: its terminal answers by itself)
+    // answered a query by itself: the host has answered it already (ViewAnswers).
+    if (from.origin === 'user' || from.transport === 'ws-stream') {
       const view = this._viewAnswers.take(data);
       if (view.colors) this.mirror.setColors(view.colors);
       data = view.text;

@@ -188,6 +188,25 @@ describe("the host's own token: the user's scripts' until it is used on /mcp, an
     await ctl.call('pty/write', { session: id, action: { text: 'echo socket-$((3+3))\r' } });
     await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes('socket-6'), 10_000, 'the socket write');
   });
+  test(
+    "a stream view with that token still has its terminal's own answers taken out: one answer per query reaches the program",
+    { timeout: 60_000 },
+    async () => {
+      const info = await ctl.call('session/create', { ...BASH, cols: 80, rows: 24 });
+      const id = info.id as string;
+      await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes('$'), 10_000, 'a prompt');
+      const stream = await wsOpen(h.port, `/sessions/${id}/stream`, { token: h.token });
+      sockets.push(stream);
+      await ctl.call('pty/write', { session: id, action: { text: "printf '\\033[6n'; read -rs -d R x; echo got-answer; cat -v\r" } });
+      await stream.streamUntil((t) => t.includes('\x1b[6n'), 'the query in the stream');
+      // As xterm.js does: the view answers the query it was shown.
+      stream.send({ type: 'write', data: '\x1b[55;55R' });
+      await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes('got-answer'), 10_000, "the host's answer read");
+      await new Promise((r) => setTimeout(r, 500));
+      assert.doesNotMatch((await ctl.call('pty/read', { session: id })).screen, /55R/, "the view's answer never reached the program");
+      await ctl.call('pty/kill', { session: id });
+    },
+  );
 });
 
 describe("an agent's token for every session (host/agentToken, what the editor gives its chat)", () => {
