@@ -14,6 +14,13 @@ export const enum InputWatchTuning {
    * costs at most ~1% of a CPU.
    */
   MinIntervalMs = 250,
+  /**
+   * A job seen busy is probed again, with nothing printed, after MinIntervalMs, then twice as late
+   * each time up to this: a program that starts to read without printing a prompt (`sleep 1; cat`)
+   * is seen waiting within about the time it was busy, and a long silent command costs one probe
+   * (~1 ms) every 8 s. A job seen waiting is not probed again until something happens.
+   */
+  MaxBusyRecheckMs = 8000,
 }
 
 /** What the foreground job was last seen waiting for: nothing (busy, unknown), input, or a secret. */
@@ -21,8 +28,9 @@ export type WaitState = 'none' | 'input' | 'secret';
 
 /**
  * Follows whether a session's foreground job waits for input, and whether that input is a secret
- * (docs/protocol.md#secret-input, docs/protocol.md#events-ptyevents-and-ptywaitevent), without polling: the job is probed only after output or a submitted line
- * has gone quiet, so an idle session costs nothing. A wait is new once the job has been seen busy
+ * (docs/protocol.md#secret-input, docs/protocol.md#events-ptyevents-and-ptywaitevent), without steady polling: the job is probed after output or a submitted line
+ * has gone quiet, and a job seen busy again later each time (it may start to read without a
+ * prompt), so a session waiting for input costs nothing. A wait is new once the job has been seen busy
  * or has been given a line since the last one: typing into a prompt is not a new wait, Enter is.
  */
 export class InputWatch extends Disposable {
@@ -36,6 +44,8 @@ export class InputWatch extends Disposable {
   private _stopped = false;
   /** Output is waiting to be read (the parser is behind): the job is not quiet, whatever the clock says. */
   private _held = false;
+  /** How long after a probe that saw the job busy to look again with nothing printed (doubles each time). */
+  private _busyRecheckMs: number = InputWatchTuning.MinIntervalMs;
   private readonly _onDidChange = this._register(new Emitter<WaitState>());
   /** The state changed (to `input` or `secret`: a new wait). */
   readonly onDidChange = this._onDidChange.event;
@@ -68,6 +78,7 @@ export class InputWatch extends Disposable {
   /** Output arrived (called per PTY read, so it only notes the time and arms one timer). */
   activity(): void {
     this._lastActivity = Date.now();
+    this._busyRecheckMs = InputWatchTuning.MinIntervalMs;
     if (!this._timer.value && !this._probing && !this._stopped) this._arm(InputWatchTuning.QuietMs);
   }
 
@@ -139,14 +150,21 @@ export class InputWatch extends Disposable {
     this._probing = true;
     const started = Date.now();
     this._lastProbe = started;
+    let wait: InputWait | undefined;
     try {
-      await this.probeNow();
+      wait = await this.probeNow();
     } catch {
       // A probe never throws by design; should one, the next activity probes again.
     } finally {
       this._probing = false;
     }
+    if (this._stopped || this.isDisposed) return;
     // Output or a line during the probe: look again once that is quiet too.
-    if (this._lastActivity >= started && !this._stopped && !this.isDisposed) this._arm(InputWatchTuning.QuietMs);
+    if (this._lastActivity >= started) return this._arm(InputWatchTuning.QuietMs);
+    // Busy and silent: it may start to read without a word (see MaxBusyRecheckMs).
+    if (wait === 'busy' && !this._timer.value) {
+      this._arm(this._busyRecheckMs);
+      this._busyRecheckMs = Math.min(this._busyRecheckMs * 2, InputWatchTuning.MaxBusyRecheckMs);
+    }
   }
 }

@@ -90,6 +90,23 @@ describe('events', () => {
     });
   });
 
+  test(
+    'input_wait for a program that starts to read after a silent while, printing no prompt (sleep 0.6; cat)',
+    { timeout: 30_000, skip: !linux },
+    async () => {
+      const info = await openBash();
+      const own = await listener(info.address);
+      await own.client.request('pty/events', {});
+        await new Promise((r) => setTimeout(r, 300)); // the prompt's own input_wait is told before the command
+      own.events.length = 0;
+      await own.client.request('pty/write', { action: { text: 'sleep 0.6; cat\r' } });
+      // Nothing is printed after the command line: only the job's state says cat reads.
+      await waitFor(own, (e) => e.type === 'input_wait', 'input_wait while cat reads');
+      assert.match((await rpc('pty/read', { session: info.id })).screen, /\$ sleep 0\.6; cat\n?$/, 'cat runs: no prompt came back');
+      await own.client.request('pty/signal', { signal: 'SIGINT' });
+    },
+  );
+
   test('titles and bells printed in one burst: each title, in output order with the bells', { timeout: 30_000 }, async () => {
     const info = await openBash();
     const own = await listener(info.address);

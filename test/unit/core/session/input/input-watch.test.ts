@@ -48,7 +48,7 @@ test(
     let probes = 0;
     const watch = new InputWatch(async () => {
       probes++;
-      return 'busy';
+      return 'input_wait'; // a job found waiting: nothing more to look at
     });
     try {
       watch.hold(true);
@@ -76,7 +76,7 @@ test(
     const watch = new InputWatch(
       async () => {
         probes++;
-        return 'busy';
+        return 'input_wait'; // a job found waiting: nothing more to look at
       },
       true,
       () => {
@@ -92,6 +92,31 @@ test(
       assert.equal(watch.quiet, false, 'a further look is scheduled');
       printing = false;
       await until(() => probes === 1 && watch.quiet, 10_000, 'the probe once the output was read');
+    } finally {
+      watch.dispose();
+    }
+  },
+);
+
+test(
+  'a job seen busy with nothing printed is looked at again, later each time (it may start to read without a prompt); a job seen waiting is not',
+  { skip: !linux && 'needs Linux /proc', timeout: 30_000 },
+  async () => {
+    const { InputWatch } = await import('../../../../../src/core/session/input/input-watch');
+    const at: number[] = [];
+    let answer: 'busy' | 'input_wait' = 'busy';
+    const watch = new InputWatch(async () => {
+      at.push(Date.now());
+      return answer;
+    });
+    try {
+      watch.activity();
+      await until(() => at.length === 4, 10_000, 'four looks at a silent busy job');
+      const gaps = at.slice(1).map((t, i) => t - at[i]);
+      // Timers never fire early: each look at least twice as late as the one before (250, 500, 1000 ms).
+      [250, 500, 1000].forEach((least, i) => assert.ok(gaps[i] >= least - 5, `look ${i + 2} after ${gaps[i]} ms, at least ${least}: ${gaps.join(', ')}`));
+      answer = 'input_wait';
+      await until(() => watch.state === 'input' && watch.quiet, 10_000, 'the job found waiting, nothing more scheduled');
     } finally {
       watch.dispose();
     }
