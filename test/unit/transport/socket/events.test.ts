@@ -97,7 +97,7 @@ describe('events', () => {
       const info = await openBash();
       const own = await listener(info.address);
       await own.client.request('pty/events', {});
-        await new Promise((r) => setTimeout(r, 300)); // the prompt's own input_wait is told before the command
+      await new Promise((r) => setTimeout(r, 300)); // the prompt's own input_wait is told before the command
       own.events.length = 0;
       await own.client.request('pty/write', { action: { text: 'sleep 0.6; cat\r' } });
       // Nothing is printed after the command line: only the job's state says cat reads.
