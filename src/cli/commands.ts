@@ -62,9 +62,12 @@ export async function listCommand(argv: string[]): Promise<number> {
   const remoteLists = await Promise.all(
     names.map(async (name) => {
       try {
-        const client = await remoteHosts().connect(name);
-        const [info, list] = await Promise.all([client.call('host/info', {}), client.call('session/list', {})]);
-        return list.sessions.map((s) => ({ ...s, hostId: info.hostId, host: name }));
+        const sessions = await remoteHosts().listSessions<SessionInfo & { hostId: string }>(name, async (c) => {
+          const [info, list] = await Promise.all([c.call('host/info', {}), c.call('session/list', {})]);
+          const listed = (list as { sessions?: unknown } | null)?.sessions;
+          return { sessions: Array.isArray(listed) ? listed.map((s: SessionInfo) => ({ ...s, hostId: info?.hostId })) : listed };
+        });
+        return sessions.map((s) => ({ ...s, host: name }));
       } catch (e) {
         failed = true;
         const message = e instanceof ConnectionClosedError ? await remoteHosts().dropMessage(name) : (e as Error).message;

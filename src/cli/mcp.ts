@@ -284,9 +284,10 @@ export class DiscoveryBackend implements ToolBackend {
    */
   private async _remoteSessions(name: string, must: boolean): Promise<SessionInfo[]> {
     try {
-      const r = (await this._onRemote(name, 'session/list', {})) as { sessions: SessionInfo[] };
+      // Each host within its time: one that stops answering does not hold up the others' sessions.
+      const sessions = await this._remotes.listSessions<SessionInfo>(name, () => this._onRemote(name, 'session/list', {}));
       this._unreachable.delete(name);
-      return r.sessions.map((s) => ({ ...s, host: name }));
+      return sessions.map((s) => ({ ...s, host: name }));
     } catch (e) {
       if (must) throw e;
       if (!this._unreachable.has(name)) {
@@ -356,6 +357,9 @@ export class DiscoveryBackend implements ToolBackend {
   }
 }
 
+/** How long `shared-pty mcp` lets its cleanup run once its client has closed its input. */
+const MCP_EXIT_GRACE_MS = 1000;
+
 /** What a cancelled call answers: the relay no longer waits (a task's program goes on in the terminal). */
 function cancelled(): RpcError {
   return new RpcError(ErrorCode.ServerError, 'Cancelled: no longer waiting for the host');
@@ -388,6 +392,8 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       runs.dispose();
       backend.dispose();
       resolve(0);
+      // Its client is gone: calls still waiting on a host that does not answer keep nothing alive.
+      setTimeout(() => process.exit(0), MCP_EXIT_GRACE_MS).unref();
     });
   });
 }

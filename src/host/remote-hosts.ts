@@ -10,6 +10,11 @@ import { signalTree } from '../core/process/proc/process-tree';
  * passphrase at ssh's prompt, short enough that a command that never speaks does not hang us.
  */
 const CONNECT_TIMEOUT_MS = 30_000;
+/**
+ * How long a listing across hosts waits for a remote host that answered its first call: a host
+ * that stops answering must not hold up the others' sessions (`list`, `shared-pty mcp`).
+ */
+export const REMOTE_LIST_WAIT_MS = 10_000;
 /** How much of a bridge command's stderr is kept for an error message: its last few lines. */
 const STDERR_TAIL_BYTES = 2048;
 /** How long to wait, after a bridge's output ended, for its process to exit and say why. */
@@ -63,6 +68,28 @@ export class RemoteHosts implements IDisposable {
     const command = this.config.hosts.get(name);
     if (command === undefined) throw unknownHostError(this.config, name);
     return command;
+  }
+
+  /**
+   * `name`'s sessions, as its host lists them, within REMOTE_LIST_WAIT_MS once connected (the
+   * connection has its own CONNECT_TIMEOUT_MS); an answer that is not a session list is an error.
+   */
+  async listSessions<S>(name: string, call: (client: RpcClient) => Promise<unknown>): Promise<S[]> {
+    const client = await this.connect(name);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new RemoteHostError(`host "${name}" did not list its sessions within ${REMOTE_LIST_WAIT_MS / 1000} s (${this.config.hosts.get(name)})`, name)),
+          REMOTE_LIST_WAIT_MS,
+        );
+      });
+      const answer = (await Promise.race([call(client), late])) as { sessions?: unknown } | null;
+      if (!Array.isArray(answer?.sessions)) throw new RemoteHostError(`host "${name}" answered something that is not a list of sessions`, name);
+      return answer.sessions as S[];
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** The connection to `name`'s bridge: the running one, or a new one. */

@@ -273,6 +273,39 @@ describe('remote hosts through ssh and exec', () => {
     }
   });
 
+  test(
+    'a host that stops answering once connected, or answers no list, costs list its wait and one line; the others are listed',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      // A bridge that answers its first call and then nothing (stall), or no list of sessions (garbled).
+      const fake = (mode: string) =>
+        `${JSON.stringify(process.execPath)} -e 'require("readline").createInterface({input: process.stdin}).on("line", (l) => { const m = JSON.parse(l); ` +
+        `if (m.method === "host/info") process.stdout.write(JSON.stringify({jsonrpc: "2.0", id: m.id, result: {hostId: "fake"}}) + "\\n"); ` +
+        `else if (${JSON.stringify(mode)} === "garbled") process.stdout.write(JSON.stringify({jsonrpc: "2.0", id: m.id, result: {sessions: "nope"}}) + "\\n"); })'`;
+      const config = dir();
+      fs.mkdirSync(path.join(config, 'shared-pty'));
+      fs.writeFileSync(
+        path.join(config, 'shared-pty', 'hosts.json'),
+        JSON.stringify({ hosts: { stall: fake('stall'), garbled: fake('garbled'), web: `sh -c '${farSide(execSide, dir())}'` } }),
+      );
+      const web = ok(
+        await runCli(['open', '--name', 'still-listed', '--', 'cat'], { ...env, XDG_CONFIG_HOME: config, SHARED_PTY_HOST: 'web' }),
+        'open on web',
+      ).trim();
+      try {
+        const listed = await runCli(['list'], { ...env, XDG_CONFIG_HOME: config });
+        assert.equal(listed.code, 1, listed.stderr);
+        assert.match(listed.stdout, /still-listed/, 'the host that answers is listed');
+        const lines = listed.stderr.trim().split('\n').sort();
+        assert.equal(lines.length, 2, listed.stderr);
+        assert.match(lines[0], /^shared-pty: host "garbled" answered something that is not a list of sessions$/);
+        assert.match(lines[1], /^shared-pty: host "stall" did not list its sessions within 10 s/);
+      } finally {
+        ok(await runCli(['kill', web], { ...env, XDG_CONFIG_HOME: config }), 'kill on web');
+      }
+    },
+  );
+
   test('a wrong host name, or a command that fails, is one line naming the host and what the command said', { timeout: TEST_TIMEOUT }, async () => {
     assert.match(
       oneLineError(await cli('read', 'nowhere:bash-1'), 'unknown host in a selector'),
