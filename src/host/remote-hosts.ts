@@ -80,7 +80,10 @@ export class RemoteHosts implements IDisposable {
     try {
       const late = new Promise<never>((_, reject) => {
         timer = setTimeout(
-          () => reject(new RemoteHostError(`host "${name}" did not list its sessions within ${REMOTE_LIST_WAIT_MS / 1000} s (${this.config.hosts.get(name)})`, name)),
+          () =>
+            reject(
+              new RemoteHostError(`host "${name}" did not list its sessions within ${REMOTE_LIST_WAIT_MS / 1000} s (${this.config.hosts.get(name)})`, name),
+            ),
           REMOTE_LIST_WAIT_MS,
         );
       });
