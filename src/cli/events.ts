@@ -52,6 +52,8 @@ export async function eventsCommand(argv: string[]): Promise<number> {
   const followed = remote !== undefined ? [await followRemote(remote)] : await followLocal(target?.local);
   await Promise.all(followed.map((f) => subscribe(f, target?.session.id, since, (e) => print(f, e))));
   let stopping = false;
+  // A host that went away is a failure told in one line (exit 1); Ctrl+C or a closed reader is not.
+  let lost = false;
   await new Promise<void>((resolve) => {
     void interrupt.then(resolve);
     let open = followed.length;
@@ -60,7 +62,10 @@ export async function eventsCommand(argv: string[]): Promise<number> {
         // A host that ends (stopped, killed) says so in one line; the others are still followed.
         if (stopping) return void (--open === 0 && resolve());
         void f.gone().then((message) => {
-          if (!stopping) process.stderr.write(`shared-pty: ${message}\n`);
+          if (!stopping) {
+            lost = true;
+            process.stderr.write(`shared-pty: ${message}\n`);
+          }
           if (--open === 0) resolve();
         });
       }),
@@ -68,7 +73,7 @@ export async function eventsCommand(argv: string[]): Promise<number> {
   });
   stopping = true;
   for (const f of followed) f.client.close();
-  return 0;
+  return lost ? 1 : 0;
 
   function print(f: Followed, e: HostEvent): void {
     if (stdoutClosed()) return;

@@ -110,6 +110,7 @@ describe('a host killed with SIGKILL', () => {
       assert.match(w.stderr, new RegExp(`^shared-pty: ${gone.source}\\n$`), 'one line on stderr, nothing else');
 
       const e = await events.result;
+      assert.equal(e.code, 1, 'events exits 1, as every failure does');
       assert.match(e.stderr, gone, 'events says the host is gone');
       assert.doesNotMatch(e.stderr, STACK);
 
