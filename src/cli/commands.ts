@@ -93,6 +93,9 @@ export async function listCommand(argv: string[]): Promise<number> {
     [s.command, ...s.args].join(' '),
     s.address,
   ]);
+  // A name or a command line may hold control characters (a remote host of another version, the
+  // arguments an agent gave): shown, never run by the terminal of whoever lists.
+  for (const r of rows) r.forEach((c, i) => (r[i] = c.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?')));
   const header = ['ID', 'NAME', 'STATE', 'SIZE', 'CLIENTS', 'ORIGIN', 'COMMAND', 'ADDRESS'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   for (const r of [header, ...rows]) process.stdout.write(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ') + '\n');

@@ -158,6 +158,19 @@ describe('list', () => {
     assert.ok(s.address.startsWith(`unix:${dir}/`), 'sockets live in the runtime directory');
   });
 
+  test("control characters in a session's command line are shown as ?, never sent to the terminal of whoever lists", { timeout: TEST_TIMEOUT }, async () => {
+    const own = bashEnv({ SHARED_PTY_DIR: privateDir() });
+    const host = await startServeHost(['--cmd', 'sh', '--no-http', '--', '-c', 'sleep 60 # \x1b]0;pwned\x07\x1b[31m'], own);
+    try {
+      sessionPids.add(host.record.sessions[0].pid);
+      const table = ok(await runCli(['list'], own), 'list');
+      assert.doesNotMatch(table, /[\x00-\x09\x0b-\x1f\x7f]/, `no control character but newlines: ${JSON.stringify(table)}`);
+      assert.match(table, /sleep 60 # \?\]0;pwned\?\?\[31m/);
+    } finally {
+      await host.stop();
+    }
+  });
+
   test('no host running: list prints nothing and exits 0; --json prints []', { timeout: TEST_TIMEOUT }, async () => {
     assert.equal(ok(await runCli(['list'], emptyEnv), 'list (no host)'), '');
     assert.equal(ok(await runCli(['list', '--json'], emptyEnv), 'list --json (no host)').trim(), '[]');
