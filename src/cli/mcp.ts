@@ -185,6 +185,8 @@ export class DiscoveryBackend implements ToolBackend {
     } catch (e) {
       if (e instanceof RequestCancelledError) throw cancelled();
       if (e instanceof ConnectionClosedError) throw hostGone(await this._remotes.dropMessage(name), name);
+      // Gone meanwhile on its host: said with the host, as the agent named it.
+      if (e instanceof RpcCallError && e.code === ErrorCode.UnknownSession && typeof params.session === 'string') throw unknownOrAmbiguous(`${name}:${params.session}`, []);
       throw e;
     }
   }
@@ -215,13 +217,15 @@ export class DiscoveryBackend implements ToolBackend {
     const split = splitHostSelector(this._remotes.config, selector);
     if (split.host !== undefined && split.host !== LOCAL_HOST) {
       const sessions = await this._remoteSessions(split.host, true);
-      const s = selectOrThrow(
+      const found = resolveSelector(
         sessions,
         split.selector,
         (x) => x.id,
         (x) => x.name,
       );
-      return { s, remote: split.host };
+      if (found.kind === 'found') return { s: found.item, remote: split.host };
+      // The message names the host, as the CLI's does, and the sessions a selector could mean.
+      throw unknownOrAmbiguous(selector, found.kind === 'ambiguous' ? found.candidates.map((x) => `${split.host}:${x.id}`) : []);
     }
     if (split.host === LOCAL_HOST) return this._findLocal(split.selector);
     const all = await this._allSessions();
@@ -235,12 +239,14 @@ export class DiscoveryBackend implements ToolBackend {
       ).kind === 'unknown'
     )
       return this._findLocal(selector);
-    return selectOrThrow(
+    const found = resolveSelector(
       all,
       selector,
       (f) => f.s.id,
       (f) => f.s.name,
     );
+    if (found.kind === 'found') return found.item;
+    throw unknownOrAmbiguous(selector, found.kind === 'ambiguous' ? found.candidates.map((f) => (f.remote ? `${f.remote}:${f.s.id}` : f.s.id)) : []);
   }
 
   private async _findLocal(selector: string): Promise<Found> {
@@ -359,6 +365,14 @@ export class DiscoveryBackend implements ToolBackend {
 
 /** How long `shared-pty mcp` lets its cleanup run once its client has closed its input. */
 const MCP_EXIT_GRACE_MS = 1000;
+
+/** -32001 for a selector that names no session, or several (`candidates`, each as it can be given instead). */
+function unknownOrAmbiguous(selector: string, candidates: string[]): RpcError {
+  if (candidates.length === 0) return new RpcError(ErrorCode.UnknownSession, `Unknown session: ${selector}`, { session: selector });
+  return new RpcError(ErrorCode.UnknownSession, `Session selector is ambiguous: ${selector} names ${candidates.join(', ')}; give one of those`, {
+    session: selector,
+  });
+}
 
 /** What a cancelled call answers: the relay no longer waits (a task's program goes on in the terminal). */
 function cancelled(): RpcError {

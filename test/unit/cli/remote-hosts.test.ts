@@ -439,6 +439,15 @@ describe('shared-pty mcp across hosts', () => {
     const screen = await call('read_screen', { session });
     assert.match(text(screen), new RegExp(`len=${SECRET.length}`));
     for (const r of results) assert.ok(!JSON.stringify(r).includes(SECRET), 'the secret shows in no result');
+    // A name on two hosts is ambiguous, and the error says how to name each; an unknown one names its host.
+    const twin = await call('open_session', { host: 'box', command: 'cat', name: 'agent-far' });
+    assert.ok(!twin.isError, text(twin));
+    const ambiguous = await call('read_screen', { session: 'agent-far' });
+    assert.equal(ambiguous.isError, true, text(ambiguous));
+    assert.match(text(ambiguous), new RegExp(`ambiguous: agent-far names .*box:${twin.structuredContent.id}`));
+    const unknown = await call('read_screen', { session: 'web:no-such-session' });
+    assert.match(text(unknown), /^Error -32001: Unknown session: web:no-such-session$/);
+    await call('close_session', { session: `box:${twin.structuredContent.id}` });
     await call('close_session', { session });
   });
 
