@@ -186,7 +186,8 @@ export class DiscoveryBackend implements ToolBackend {
       if (e instanceof RequestCancelledError) throw cancelled();
       if (e instanceof ConnectionClosedError) throw hostGone(await this._remotes.dropMessage(name), name);
       // Gone meanwhile on its host: said with the host, as the agent named it.
-      if (e instanceof RpcCallError && e.code === ErrorCode.UnknownSession && typeof params.session === 'string') throw unknownOrAmbiguous(`${name}:${params.session}`, []);
+      if (e instanceof RpcCallError && e.code === ErrorCode.UnknownSession && typeof params.session === 'string')
+        throw unknownOrAmbiguous(`${name}:${params.session}`, []);
       throw e;
     }
   }
