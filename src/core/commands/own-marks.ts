@@ -42,6 +42,15 @@ const SEMICOLON = 0x3b;
  */
 const MAX_SEQUENCE_BYTES = 64 * 1024;
 
+/** What the nonce is replaced with wherever the output shows it (`set` prints the shell's variables). */
+const NONCE_MASK = 0x2a; // '*'
+/**
+ * The shortest beginning of the nonce held back at a chunk's end until the next shows whether the
+ * nonce goes on there. Shorter ones pass (at most 28 of its 128 bits): ordinary output, and a typed
+ * key's echo, never waits; 8 hex digits of the nonce end a chunk by chance once in 4 billion.
+ */
+const MIN_HELD_NONCE = 8;
+
 /**
  * Picks the shell integration's own marks out of a program's output, chunk by chunk (docs/architecture.md,
  * "Command marks"). The integration the session injected ends each of its OSC 633 marks with
@@ -56,11 +65,17 @@ const MAX_SEQUENCE_BYTES = 64 * 1024;
  */
 export class OwnMarkFilter {
   private readonly _suffix: Buffer;
+  private readonly _nonce: Buffer;
   /** The start of a sequence (or of its prefix) whose end has not arrived yet. */
   private _pending: Buffer | undefined;
+  /** The output's last bytes, a long beginning of the nonce, until the next chunk shows whether it goes on. */
+  private _heldNonce: Buffer | undefined;
+  /** How many of the nonce's first bytes ended the output passed on (and, when held, came before the held ones). */
+  private _passedNonce = 0;
 
   constructor(nonce: string) {
     this._suffix = Buffer.from(`;${nonce}`, 'latin1');
+    this._nonce = Buffer.from(nonce, 'latin1');
   }
 
   /** Filters one chunk of output (whole UTF-8 characters). */
@@ -105,14 +120,62 @@ export class OwnMarkFilter {
       marks.push({ payload: buf.toString('utf8', start + PREFIX.length, cut), start: markStart, end: passed + (end.next - from) });
     }
     const output = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
-    return { output, marks };
+    return this._masked(output, marks);
   }
 
   /** The output ended: bytes held for a sequence that never ended are output like any other. */
   release(): Buffer {
-    const held = this._pending ?? Buffer.alloc(0);
+    const held = Buffer.concat([this._heldNonce ?? Buffer.alloc(0), this._pending ?? Buffer.alloc(0)]);
     this._pending = undefined;
+    this._heldNonce = undefined;
+    this._passedNonce = 0;
     return held;
+  }
+
+  /**
+   * The nonce masked wherever the output shows it (`set`, zsh's `PROMPT_EOL_MARK`, fish's `set`
+   * print the scripts' variables), whole or cut across reads: no copy of the output ever holds it,
+   * so nothing read from one can forge a mark. A beginning of it at a read's end passes when short
+   * (a typed key's echo never waits), and is held for the next read from MIN_HELD_NONCE on.
+   */
+  private _masked(output: Buffer, marks: OwnMark[]): FilteredOutput {
+    let out = output;
+    const held = this._heldNonce;
+    if (held) {
+      this._heldNonce = undefined;
+      out = Buffer.concat([held, out]);
+      for (const m of marks) {
+        m.start += held.length;
+        m.end += held.length;
+      }
+    }
+    const n = this._nonce.length;
+    const writable = () => (out === output ? (out = Buffer.from(out)) : out); // the caller's bytes stay as they were
+    // The last read ended with a short beginning of the nonce, passed on: does this one finish it?
+    const k = this._passedNonce;
+    this._passedNonce = 0;
+    if (k > 0) {
+      let m = 0;
+      while (m < out.length && k + m < n && out[m] === this._nonce[k + m]) m++;
+      if (k + m === n) writable().fill(NONCE_MASK, 0, m);
+      else if (m === out.length) {
+        // All of it goes on with the nonce, not to its end yet: held from MIN_HELD_NONCE on.
+        if (k + m >= MIN_HELD_NONCE) {
+          this._heldNonce = Buffer.from(out);
+          this._passedNonce = k;
+          return { output: Buffer.alloc(0), marks };
+        }
+        this._passedNonce = k + m;
+        return { output: out, marks };
+      }
+    }
+    for (let at = out.indexOf(this._nonce); at >= 0; at = out.indexOf(this._nonce, at + n)) writable().fill(NONCE_MASK, at, at + n);
+    const begun = nonceBeginningAtEnd(out, this._nonce);
+    if (begun >= MIN_HELD_NONCE) {
+      this._heldNonce = Buffer.from(out.subarray(out.length - begun));
+      out = out.subarray(0, out.length - begun);
+    } else this._passedNonce = begun;
+    return { output: out, marks };
   }
 
   /** Whether the payload `buf[from, to)` ends with `;<nonce>`. */
@@ -121,6 +184,14 @@ export class OwnMarkFilter {
     if (to - from < n || buf[to - n] !== SEMICOLON) return false;
     return timingSafeEqual(buf.subarray(to - n, to), this._suffix);
   }
+}
+
+/** How many bytes at the end of `buf` are a beginning of `nonce` (its longest; 0: none). */
+function nonceBeginningAtEnd(buf: Buffer, nonce: Buffer): number {
+  for (let n = Math.min(nonce.length - 1, buf.length); n > 0; n--) {
+    if (buf[buf.length - n] === nonce[0] && buf.subarray(buf.length - n).equals(nonce.subarray(0, n))) return n;
+  }
+  return 0;
 }
 
 /** How many bytes at the end of `buf` (after `from`) are the beginning of a prefix (`ESC ]6`). */

@@ -51,7 +51,8 @@ test('our marks are found at their exact positions and passed on without the non
       for (const p of pieces) {
         const shown = Buffer.from(p.kind === 'text' ? p.text : `\x1b]633;${p.text}${st}`);
         printed.push(p.kind === 'ours' ? Buffer.from(`\x1b]633;${p.text};${NONCE}${st}`) : shown);
-        expected.push(shown);
+        // The nonce printed anywhere but at a mark's end (a forged mark that holds it) is masked.
+        expected.push(Buffer.from(shown.toString('latin1').split(NONCE).join('*'.repeat(NONCE.length)), 'latin1'));
         if (p.kind === 'ours') marks.push({ payload: p.text, start: at, end: at + shown.length });
         at += shown.length;
       }
@@ -68,6 +69,35 @@ test('our marks are found at their exact positions and passed on without the non
   );
 });
 
+test('the nonce is masked wherever the output shows it (`set` prints it), however the reads cut it; a short beginning of it never waits', () => {
+  fc.assert(
+    fc.property(fc.string({ maxLength: 40 }), fc.string({ maxLength: 40 }), fc.array(fc.nat(200), { maxLength: 6 }), (before, after, cuts) => {
+      const text = `${before.replace(/\x1b/g, '')}__spty_nonce=${NONCE}\n${after.replace(/\x1b/g, '')}`;
+      const output = Buffer.from(text, 'latin1');
+      const r = filterInChunks(
+        output,
+        cuts.map((c) => c % (output.length + 1)),
+      );
+      const passed = r.passed.toString('latin1');
+      assert.ok(!passed.includes(NONCE), 'no copy of the output holds the nonce');
+      // What differs is the nonce's, masked; of it at most its first 7 characters pass (a read cut after them).
+      const at = text.indexOf(NONCE);
+      assert.equal(passed.length, text.length);
+      for (let i = 0; i < text.length; i++) {
+        if (passed[i] !== text[i]) assert.ok(passed[i] === '*' && i >= at && i < at + NONCE.length, `only the nonce is masked: ${JSON.stringify(passed)}`);
+      }
+      assert.ok(passed.slice(at + 7, at + NONCE.length) === '*'.repeat(NONCE.length - 7), `masked past its first 7: ${JSON.stringify(passed)}`);
+    }),
+    { numRuns: 400 },
+  );
+  // A typed key that happens to begin the nonce is passed on at once (its echo does not wait).
+  const filter = new OwnMarkFilter(NONCE);
+  assert.equal(filter.filter(Buffer.from(NONCE.slice(0, 7))).output.toString(), NONCE.slice(0, 7));
+  // Eight or more: held until the next read says whether the nonce goes on (here it does not).
+  assert.equal(filter.filter(Buffer.from(NONCE.slice(0, 9))).output.toString(), '');
+  assert.equal(filter.filter(Buffer.from('zz')).output.toString(), `${NONCE.slice(0, 9)}zz`);
+});
+
 test('other escape sequences, an OSC of another number, and an OSC cut short by ESC, CAN or SUB are not marks', () => {
   const mark = (m: string) => `\x1b]633;${m};${NONCE}\x07`;
   const text = `\x1b[31mred\x1b]0;title\x07${mark('C').slice(0, 9)}\x1b[0m\x1b]6330;X\x07\x1b]633;D;1;${NONCE}\x18x${mark('D;2')}`;
@@ -76,7 +106,8 @@ test('other escape sequences, an OSC of another number, and an OSC cut short by 
     r.marks.map((m) => m.payload),
     ['D;2'],
   );
-  assert.equal(r.passed.toString(), text.replace(`;${NONCE}\x07`, '\x07'));
+  // Not marks, passed on as printed, but that the nonce in one (cut short by CAN) is masked.
+  assert.equal(r.passed.toString(), text.replace(`;${NONCE}\x07`, '\x07').replace(NONCE, '*'.repeat(NONCE.length)));
 });
 
 test('the beginning of a mark is held back until it ends; at the end of the output it is output after all', () => {

@@ -231,6 +231,10 @@ describe('host control socket', () => {
     assert.ok(lines.includes('[foo value]'), r.output);
     assert.ok(lines.includes(fs.realpathSync(cwdDir)) || lines.includes(cwdDir), r.output);
     assert.deepEqual((await s.call('pty/read')).size, { cols: 90, rows: 20 });
+    // The integration's secret, printed by the shell (as `set` prints it), is masked in every copy of the output.
+    const secret = await s.call('pty/send', { text: 'echo "[${__spty_nonce}]"' });
+    assert.match(secret.output, /^\[\*{32}\]$/m, secret.output);
+    assert.doesNotMatch((await c.request<{ data: string }>('pty/output', { session: info.id, since: 0 })).data, /\[[0-9a-f]{32}\]/);
     // Names are unique within a host: a second "alpha" is refused.
     await assert.rejects(c.request('session/create', { ...BASH, name: 'alpha' }), RpcCallError);
     // Invalid params are -32602; a name with a control character too (`list` prints names as they are).
