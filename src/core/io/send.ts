@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { foregroundStateOf, readinessOf, shellHasEnded } from '../process/proc-state';
 import type { Session, SessionStatus } from '../session/session';
 import { isAgentCall, type InputSource } from '../session/input/input-source';
-import { sessionBusy } from '../base/errors';
+import { serverError, sessionBusy } from '../base/errors';
 import { DisposableStore, disposableTimeout, Emitter, MutableDisposable, type Event } from '../base/lifecycle';
 import { anyEvent, mapEvent, whenFirst } from '../base/when-first';
 import type { CommandRecord } from '../commands/command-tracker';
@@ -92,6 +92,9 @@ export async function send(session: Session, opts: SendOptions, from: InputSourc
   const since = opts.since ?? Date.now();
   return oneSendAtATime(session, signal, async () => {
     await waitForFirstPrompt(session, since + (opts.timeout ?? DEFAULT_SEND_TIMEOUT_MS), signal);
+    // A caller gone meanwhile types nothing: the session is already free for the next send, and
+    // text typed now would land after whatever came since (a person's Ctrl+C).
+    if (signal?.aborted) throw serverError('Cancelled before the text was typed: the caller went away');
     const typed = opts.text + (opts.submit === false ? '' : '\r');
     return outcomeOf(session, () => session.running && session.write(typed, from), { ...opts, since, typed: opts.text }, from, signal);
   });

@@ -132,7 +132,22 @@ describe('the waits leave nothing behind (no listener, timer or subscription), h
     for (const call of calls) await assert.rejects(call, { code: 'CONNECTION_CLOSED' });
     // The send the drop cut short leaves the session free for the next one.
     await until(() => !bash.sendInProgress, 10_000, 'the send lock released');
-    bash.write('\x03', TEST_WRITER);
+    // Ctrl+C until the prompt is back: one that came before bash started the sleep reached bash,
+    // and a job left running is looked at again and again (InputWatch), which is not a leak of the calls'.
+    await until(
+      async () => {
+        bash.write('\x03', TEST_WRITER);
+        await new Promise((r) => setTimeout(r, 100));
+        return (
+          (await bash.mirror.screen()).rows
+            .filter((r) => r.trim() !== '')
+            .at(-1)
+            ?.trim() === '$'
+        );
+      },
+      10_000,
+      'the prompt back',
+    );
   });
 
   test('an agent\'s write under "ask": answered by the watching window, or unanswered when its time runs out', { timeout: TEST_TIMEOUT }, async () => {
