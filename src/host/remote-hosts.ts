@@ -15,6 +15,12 @@ const CONNECT_TIMEOUT_MS = 30_000;
  * that stops answering must not hold up the others' sessions (`list`, `shared-pty mcp`).
  */
 export const REMOTE_LIST_WAIT_MS = 10_000;
+/**
+ * How long a host that gave no answer within CONNECT_TIMEOUT_MS is not tried again: each try costs
+ * a caller that long, and `shared-pty mcp` looks across hosts at every listing and every selector
+ * without a host name. A host whose command fails at once is tried again at once (it costs nothing).
+ */
+const SILENT_RETRY_MS = 60_000;
 /** How much of a bridge command's stderr is kept for an error message: its last few lines. */
 const STDERR_TAIL_BYTES = 2048;
 /** How long to wait, after a bridge's output ended, for its process to exit and say why. */
@@ -50,6 +56,8 @@ export class RemoteHosts implements IDisposable {
   private readonly _links = new Map<string, Promise<Link>>();
   /** The last drop of each host, as a line. */
   private readonly _drops = new Map<string, Promise<string>>();
+  /** Hosts that gave no answer in time: their error, and until when it stands (SILENT_RETRY_MS). */
+  private readonly _silent = new Map<string, { error: RemoteHostError; until: number }>();
   private _disposed = false;
 
   /** `onDrop` hears, once per drop, one line saying that a host's connection ended. */
@@ -99,6 +107,8 @@ export class RemoteHosts implements IDisposable {
   async connect(name: string): Promise<RpcClient> {
     const command = this.commandOf(name);
     if (this._disposed) throw new RemoteHostError(`host "${name}": the connection is being closed`, name);
+    const silent = this._silent.get(name);
+    if (silent && Date.now() < silent.until) throw silent.error;
     let link = this._links.get(name);
     if (!link) {
       link = this._start(name, command);
@@ -157,10 +167,16 @@ export class RemoteHosts implements IDisposable {
       const why = silent ? `no answer within ${CONNECT_TIMEOUT_MS / 1000} s` : await ended();
       // A command that never answered (an ssh stuck in its handshake) is not waited for.
       this._stop(link, silent);
-      throw new RemoteHostError(`cannot reach host "${name}" with: ${command} (${why})`, name);
+      const error = new RemoteHostError(`cannot reach host "${name}" with: ${command} (${why})`, name);
+      if (silent) {
+        const until = Date.now() + SILENT_RETRY_MS;
+        this._silent.set(name, { error: new RemoteHostError(`${error.message}; tried again after ${new Date(until).toLocaleTimeString()}`, name), until });
+      }
+      throw error;
     } finally {
       clearTimeout(timer);
     }
+    this._silent.delete(name);
     const mine = this._links.get(name);
     client.onClose(() => {
       if (this._disposed) return;

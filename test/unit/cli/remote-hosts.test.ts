@@ -398,6 +398,36 @@ describe('remote hosts through ssh and exec', () => {
   });
 });
 
+test('shared-pty mcp: a host that gave no answer in time costs its 30 s once, not at every listing', { timeout: 120_000 }, async () => {
+  const config = dir();
+  fs.mkdirSync(path.join(config, 'shared-pty'));
+  fs.writeFileSync(path.join(config, 'shared-pty', 'hosts.json'), JSON.stringify({ hosts: { hang: 'exec sleep 1000' } }));
+  const hung = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'mcp'],
+    env: { ...env, XDG_CONFIG_HOME: config } as Record<string, string>,
+    cwd: REPO_ROOT,
+    stderr: 'pipe',
+  });
+  const agent = new Client({ name: 'hang-test', version: '0.0.0' });
+  try {
+    await withTimeout(agent.connect(hung), 30_000, 'MCP stdio connect');
+    const first = (await agent.callTool({ name: 'list_sessions', arguments: {} }, undefined, { timeout: 90_000 })) as { isError?: boolean };
+    assert.notEqual(first.isError, true, 'the hosts that answer are listed; the silent one is left out');
+    // The next listing does not wait for it again (it would take another 30 s).
+    const again = (await withTimeout(agent.callTool({ name: 'list_sessions', arguments: {} }), 15_000, 'the second listing, at once')) as { isError?: boolean };
+    assert.notEqual(again.isError, true);
+    const named = (await withTimeout(agent.callTool({ name: 'read_screen', arguments: { session: 'hang:x' } }), 15_000, 'a call naming it, at once')) as {
+      isError?: boolean;
+      content: Array<{ text?: string }>;
+    };
+    assert.equal(named.isError, true);
+    assert.match(named.content.map((c) => c.text ?? '').join(''), /cannot reach host "hang" .*no answer within 30 s.*tried again after/);
+  } finally {
+    await agent.close().catch(() => undefined);
+  }
+});
+
 describe('shared-pty mcp across hosts', () => {
   let client: Client;
   let transport: StdioClientTransport;
