@@ -1,9 +1,9 @@
 import * as path from 'node:path';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { McpServer } from '@modelcontextprotocol/server';
-import { ErrorCode, hostGone, RpcError } from '../core/base/errors';
+import { ErrorCode, hostGone, RpcError, unknownSession } from '../core/base/errors';
 import type { SessionInfo } from '../core/methods/types';
-import { resolveSelector, selectOrThrow } from '../core/session/selector';
+import { resolveSelector, selectionError, selectOrThrow } from '../core/session/selector';
 import { ensureDaemon } from '../host/daemon';
 import { hostOfFolder, isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
 import { ConnectionClosedError, RequestCancelledError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
@@ -187,7 +187,7 @@ export class DiscoveryBackend implements ToolBackend {
       if (e instanceof ConnectionClosedError) throw hostGone(await this._remotes.dropMessage(name), name);
       // Gone meanwhile on its host: said with the host, as the agent named it.
       if (e instanceof RpcCallError && e.code === ErrorCode.UnknownSession && typeof params.session === 'string')
-        throw unknownOrAmbiguous(`${name}:${params.session}`, []);
+        throw unknownSession(`${name}:${params.session}`);
       throw e;
     }
   }
@@ -226,28 +226,20 @@ export class DiscoveryBackend implements ToolBackend {
       );
       if (found.kind === 'found') return { s: found.item, remote: split.host };
       // The message names the host, as the CLI's does, and the sessions a selector could mean.
-      throw unknownOrAmbiguous(selector, found.kind === 'ambiguous' ? found.candidates.map((x) => `${split.host}:${x.id}`) : []);
+      throw selectionError(selector, found, (x) => `${split.host}:${x.id}`);
     }
     if (split.host === LOCAL_HOST) return this._findLocal(split.selector);
     const all = await this._allSessions();
-    // Unknown everywhere: _findLocal says so, or that the host it was on has died since.
-    if (
-      resolveSelector(
-        all,
-        selector,
-        (f) => f.s.id,
-        (f) => f.s.name,
-      ).kind === 'unknown'
-    )
-      return this._findLocal(selector);
     const found = resolveSelector(
       all,
       selector,
       (f) => f.s.id,
       (f) => f.s.name,
     );
+    // Unknown everywhere: _findLocal says so, or that the host it was on has died since.
+    if (found.kind === 'unknown') return this._findLocal(selector);
     if (found.kind === 'found') return found.item;
-    throw unknownOrAmbiguous(selector, found.kind === 'ambiguous' ? found.candidates.map((f) => (f.remote ? `${f.remote}:${f.s.id}` : f.s.id)) : []);
+    throw selectionError(selector, found, (f) => (f.remote ? `${f.remote}:${f.s.id}` : f.s.id));
   }
 
   private async _findLocal(selector: string): Promise<Found> {
@@ -366,14 +358,6 @@ export class DiscoveryBackend implements ToolBackend {
 
 /** How long `shared-pty mcp` lets its cleanup run once its client has closed its input. */
 const MCP_EXIT_GRACE_MS = 1000;
-
-/** -32001 for a selector that names no session, or several (`candidates`, each as it can be given instead). */
-function unknownOrAmbiguous(selector: string, candidates: string[]): RpcError {
-  if (candidates.length === 0) return new RpcError(ErrorCode.UnknownSession, `Unknown session: ${selector}`, { session: selector });
-  return new RpcError(ErrorCode.UnknownSession, `Session selector is ambiguous: ${selector} names ${candidates.join(', ')}; give one of those`, {
-    session: selector,
-  });
-}
 
 /** What a cancelled call answers: the relay no longer waits (a task's program goes on in the terminal). */
 function cancelled(): RpcError {

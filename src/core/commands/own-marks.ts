@@ -150,15 +150,16 @@ export class OwnMarkFilter {
       }
     }
     const n = this._nonce.length;
-    const writable = () => (out === output ? (out = Buffer.from(out)) : out); // the caller's bytes stay as they were
     // The last read ended with a short beginning of the nonce, passed on: does this one finish it?
     const k = this._passedNonce;
     this._passedNonce = 0;
     if (k > 0) {
       let m = 0;
       while (m < out.length && k + m < n && out[m] === this._nonce[k + m]) m++;
-      if (k + m === n) writable().fill(NONCE_MASK, 0, m);
-      else if (m === out.length) {
+      if (k + m === n) {
+        if (out === output) out = Buffer.from(out); // the caller's bytes stay as they were
+        out.fill(NONCE_MASK, 0, m);
+      } else if (m === out.length) {
         // All of it goes on with the nonce, not to its end yet: held from MIN_HELD_NONCE on.
         if (k + m >= MIN_HELD_NONCE) {
           this._heldNonce = Buffer.from(out);
@@ -169,7 +170,9 @@ export class OwnMarkFilter {
         return { output: out, marks };
       }
     }
-    for (let at = out.indexOf(this._nonce); at >= 0; at = out.indexOf(this._nonce, at + n)) writable().fill(NONCE_MASK, at, at + n);
+    let at = out.indexOf(this._nonce);
+    if (at >= 0 && out === output) out = Buffer.from(out);
+    for (; at >= 0; at = out.indexOf(this._nonce, at + n)) out.fill(NONCE_MASK, at, at + n);
     const begun = nonceBeginningAtEnd(out, this._nonce);
     if (begun >= MIN_HELD_NONCE) {
       this._heldNonce = Buffer.from(out.subarray(out.length - begun));

@@ -27,6 +27,15 @@ export function resolveSelector<T>(items: readonly T[], selector: string, idOf: 
 export function selectOrThrow<T>(items: readonly T[], selector: string, idOf: (item: T) => string, nameOf: (item: T) => string): T {
   const r = resolveSelector(items, selector, idOf, nameOf);
   if (r.kind === 'found') return r.item;
-  if (r.kind === 'ambiguous') throw new RpcError(ErrorCode.UnknownSession, `Session selector is ambiguous: ${selector}`, { session: selector });
-  throw unknownSession(selector);
+  throw selectionError(selector, r);
+}
+
+/**
+ * -32001 with `data: { session }` for a selector that named nothing, or several items; `given`, when
+ * there is one, says how each candidate can be named instead, and the message lists them.
+ */
+export function selectionError<T>(selector: string, r: Exclude<Selection<T>, { kind: 'found' }>, given?: (item: T) => string): RpcError {
+  if (r.kind === 'unknown') return unknownSession(selector);
+  const which = given ? ` names ${r.candidates.map(given).join(', ')}; give one of those` : '';
+  return new RpcError(ErrorCode.UnknownSession, `Session selector is ambiguous: ${selector}${which}`, { session: selector });
 }

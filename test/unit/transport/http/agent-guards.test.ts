@@ -46,47 +46,53 @@ async function wsRpc(
 // Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
 ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
-describe('agent guards bind the principal (a scoped token used on /mcp)', () => {
-  let h: HttpHost;
-  let ctl: RpcClient;
-  const clients: Client[] = [];
-  const sockets: WsClient[] = [];
+/**
+ * A headless host whose policy is `deny` (an agent may not type into a session the user opened), for
+ * one describe's tests, with a control connection; the MCP clients and WebSockets they open (kept in
+ * `clients` and `sockets`) are closed with it.
+ */
+function hostDenyingAgents(): { h: HttpHost; ctl: RpcClient; clients: Client[]; sockets: WsClient[] } {
+  const t = { h: undefined as unknown as HttpHost, ctl: undefined as unknown as RpcClient, clients: [] as Client[], sockets: [] as WsClient[] };
   before(async () => {
-    // Headless, `deny`: an agent may not type into a session the user opened.
-    h = await startHttpHost([], { agentApproval: 'deny' });
-    ctl = await connect(h.host.controlAddress);
+    t.h = await startHttpHost([], { agentApproval: 'deny' });
+    t.ctl = await connect(t.h.host.controlAddress);
   });
   after(async () => {
-    for (const s of sockets) await s.close();
-    for (const c of clients) await c.close().catch(() => undefined);
-    ctl?.close();
-    await h?.close();
+    for (const s of t.sockets) await s.close();
+    for (const c of t.clients) await c.close().catch(() => undefined);
+    t.ctl?.close();
+    await t.h?.close();
   });
+  return t;
+}
+
+describe('agent guards bind the principal (a scoped token used on /mcp)', () => {
+  const t = hostDenyingAgents();
 
   async function userSession(): Promise<string> {
-    const info = await ctl.call('session/create', { ...BASH, cols: 80, rows: 24, origin: 'user' });
-    await until(async () => (await ctl.call('pty/read', { session: info.id })).screen.includes('$'), 10_000, 'a prompt');
+    const info = await t.ctl.call('session/create', { ...BASH, cols: 80, rows: 24, origin: 'user' });
+    await until(async () => (await t.ctl.call('pty/read', { session: info.id })).screen.includes('$'), 10_000, 'a prompt');
     return info.id;
   }
-  const screen = async (id: string) => (await ctl.call('pty/read', { session: id })).screen;
+  const screen = async (id: string) => (await t.ctl.call('pty/read', { session: id })).screen;
 
   test('the input token MCP refused writes nothing through REST, the stream WebSocket or /rpc either', { timeout: 60_000 }, async () => {
     const id = await userSession();
-    const { token } = (await ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string };
-    const agent = await mcpWithToken(h, token, clients);
+    const { token } = (await t.ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string };
+    const agent = await mcpWithToken(t.h, token, t.clients);
     const refused = (await agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['e', 'c', 'h', 'o'] } })) as ToolResult;
     assert.equal(refused.isError, true, textOf(refused));
     assert.match(textOf(refused), /^Error -32000: .*declined/);
 
-    const viaRest = await request(h.port, 'POST', `/sessions/${id}/write`, { token, body: { data: 'echo via-rest' } });
+    const viaRest = await request(t.h.port, 'POST', `/sessions/${id}/write`, { token, body: { data: 'echo via-rest' } });
     assert.equal(viaRest.status, 403, viaRest.text);
     assert.equal(viaRest.json.error.code, 'FORBIDDEN');
     assert.equal(viaRest.json.error.rpcCode, DECLINED);
     assert.equal(viaRest.json.error.data.reason, 'declined');
     assert.match(viaRest.json.error.message, /declined/);
 
-    const stream = await wsOpen(h.port, `/sessions/${id}/stream`, { token });
-    sockets.push(stream);
+    const stream = await wsOpen(t.h.port, `/sessions/${id}/stream`, { token });
+    t.sockets.push(stream);
     stream.send({ type: 'write', data: 'echo via-stream', submit: true });
     const streamError = await stream.next((m) => m && m.type === 'error', 'the stream refusing the write');
     assert.equal(streamError.code, DECLINED, JSON.stringify(streamError));
@@ -94,8 +100,8 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
     stream.send('echo via-raw-stream\r');
     assert.match((await stream.next((m) => m && m.type === 'error', 'the raw write refused')).message, /declined/);
 
-    const rpc = await wsOpen(h.port, '/rpc', { token });
-    sockets.push(rpc);
+    const rpc = await wsOpen(t.h.port, '/rpc', { token });
+    t.sockets.push(rpc);
     // Saying it is the user changes nothing: the token is an agent's.
     const viaRpc = await wsRpc(rpc, 'pty/write', { session: id, action: { text: 'echo via-rpc\r' }, client: { origin: 'user' } });
     assert.equal(viaRpc.error?.code, DECLINED, JSON.stringify(viaRpc));
@@ -104,107 +110,94 @@ describe('agent guards bind the principal (a scoped token used on /mcp)', () => 
 
     assert.doesNotMatch(await screen(id), /via-|echo/);
     // Each refusal is the agent's, on the surface it came through (never "user via ws-stream").
-    const last = (await ctl.call('pty/info', { session: id })).lastInput!;
+    const last = (await t.ctl.call('pty/info', { session: id })).lastInput!;
     assert.deepEqual(
       { origin: last.origin, transport: last.transport, approval: last.approval },
       { origin: 'agent', transport: 'ws-rpc', approval: 'policy_deny' },
     );
-    await ctl.call('pty/kill', { session: id });
+    await t.ctl.call('pty/kill', { session: id });
   });
 
   test("what a token an agent holds writes elsewhere is credited to the agent; a guest's token still types as the human", { timeout: 60_000 }, async () => {
     const id = await userSession();
-    await ctl.call('host/agentPolicy', { approval: 'allow' });
+    await t.ctl.call('host/agentPolicy', { approval: 'allow' });
     try {
-      const agentToken = ((await ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string }).token;
-      const guestToken = ((await ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string }).token;
-      await mcpWithToken(h, agentToken, clients); // connecting is using /mcp: the token is an agent's now
+      const agentToken = ((await t.ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string }).token;
+      const guestToken = ((await t.ctl.call('session/share', { session: id, scope: 'input', reusable: true })) as { token: string }).token;
+      await mcpWithToken(t.h, agentToken, t.clients); // connecting is using /mcp: the token is an agent's now
 
-      const agentStream = await wsOpen(h.port, `/sessions/${id}/stream`, { token: agentToken });
-      sockets.push(agentStream);
+      const agentStream = await wsOpen(t.h.port, `/sessions/${id}/stream`, { token: agentToken });
+      t.sockets.push(agentStream);
       agentStream.send({ type: 'write', data: 'echo agent-wrote', submit: true });
       await until(async () => /agent-wrote\r?\n/.test(await screen(id)), 10_000, "the agent's line");
-      const last = (await ctl.call('pty/info', { session: id })).lastInput!;
+      const last = (await t.ctl.call('pty/info', { session: id })).lastInput!;
       assert.equal(last.origin, 'agent', JSON.stringify(last));
       assert.equal(last.transport, 'ws-stream');
 
-      const guestStream = await wsOpen(h.port, `/sessions/${id}/stream`, { token: guestToken });
-      sockets.push(guestStream);
+      const guestStream = await wsOpen(t.h.port, `/sessions/${id}/stream`, { token: guestToken });
+      t.sockets.push(guestStream);
       guestStream.send({ type: 'write', data: 'echo guest-wrote', submit: true });
       await until(async () => /guest-wrote\r?\n/.test(await screen(id)), 10_000, "the guest's line");
-      assert.equal((await ctl.call('pty/info', { session: id })).lastInput?.origin, 'user');
+      assert.equal((await t.ctl.call('pty/info', { session: id })).lastInput?.origin, 'user');
     } finally {
-      await ctl.call('host/agentPolicy', { approval: 'deny' });
-      await ctl.call('pty/kill', { session: id });
+      await t.ctl.call('host/agentPolicy', { approval: 'deny' });
+      await t.ctl.call('pty/kill', { session: id });
     }
   });
 });
 
 describe("the host's own token: the user's scripts' until it is used on /mcp, an agent's on every surface from then on", () => {
-  let h: HttpHost;
-  let ctl: RpcClient;
-  const clients: Client[] = [];
-  const sockets: WsClient[] = [];
-  before(async () => {
-    h = await startHttpHost([], { agentApproval: 'deny' });
-    ctl = await connect(h.host.controlAddress);
-  });
-  after(async () => {
-    for (const s of sockets) await s.close();
-    for (const c of clients) await c.close().catch(() => undefined);
-    ctl?.close();
-    await h?.close();
-  });
+  const t = hostDenyingAgents();
 
   test('what MCP refused with the host token, REST, the stream WebSocket and /rpc refuse with it too', { timeout: 60_000 }, async () => {
-    const info = await ctl.call('session/create', { ...BASH, cols: 80, rows: 24, origin: 'user' });
+    const info = await t.ctl.call('session/create', { ...BASH, cols: 80, rows: 24, origin: 'user' });
     const id = info.id as string;
-    await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes('$'), 10_000, 'a prompt');
+    await until(async () => (await t.ctl.call('pty/read', { session: id })).screen.includes('$'), 10_000, 'a prompt');
     // Before any /mcp call the token is a script's: its REST write goes in, credited to a script.
-    const before = await request(h.port, 'POST', `/sessions/${id}/write`, { token: h.token, body: { data: 'echo script-$((2+2))' } });
+    const before = await request(t.h.port, 'POST', `/sessions/${id}/write`, { token: t.h.token, body: { data: 'echo script-$((2+2))' } });
     assert.equal(before.status, 200, before.text);
-    await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes('script-4'), 10_000, "the script's line");
-    assert.equal(((await ctl.call('pty/info', { session: id })) as { lastInput: { origin: string } }).lastInput.origin, 'script');
+    await until(async () => (await t.ctl.call('pty/read', { session: id })).screen.includes('script-4'), 10_000, "the script's line");
+    assert.equal(((await t.ctl.call('pty/info', { session: id })) as { lastInput: { origin: string } }).lastInput.origin, 'script');
 
-    const agent = await mcpWithToken(h, h.token, clients);
+    const agent = await mcpWithToken(t.h, t.h.token, t.clients);
     const refused = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo via-mcp' } })) as ToolResult;
     assert.equal(refused.isError, true, textOf(refused));
     assert.match(textOf(refused), /declined/);
 
-    const viaRest = await request(h.port, 'POST', `/sessions/${id}/write`, { token: h.token, body: { data: 'echo via-rest' } });
+    const viaRest = await request(t.h.port, 'POST', `/sessions/${id}/write`, { token: t.h.token, body: { data: 'echo via-rest' } });
     assert.equal(viaRest.status, 403, viaRest.text);
     assert.equal(viaRest.json.error.data.reason, 'declined');
-    const rpc = await wsOpen(h.port, '/rpc', { token: h.token });
-    sockets.push(rpc);
+    const rpc = await wsOpen(t.h.port, '/rpc', { token: t.h.token });
+    t.sockets.push(rpc);
     const viaRpc = await wsRpc(rpc, 'pty/send', { session: id, text: 'echo via-rpc', client: { origin: 'user' } });
     assert.equal(viaRpc.error?.data?.reason, 'declined', JSON.stringify(viaRpc));
-    const stream = await wsOpen(h.port, `/sessions/${id}/stream`, { token: h.token });
-    sockets.push(stream);
+    const stream = await wsOpen(t.h.port, `/sessions/${id}/stream`, { token: t.h.token });
+    t.sockets.push(stream);
     stream.send({ type: 'write', data: 'echo via-stream', submit: true });
     assert.match((await stream.next((m) => m && m.type === 'error', 'the stream write refused')).message, /declined/);
     await new Promise((r) => setTimeout(r, 300));
-    assert.doesNotMatch(await ctl.call('pty/read', { session: id }).then((r: any) => r.screen), /via-/, 'nothing of theirs typed');
-    // The host's sockets stay the user's and the scripts'.
-    await ctl.call('pty/write', { session: id, action: { text: 'echo socket-$((3+3))\r' } });
-    await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes('socket-6'), 10_000, 'the socket write');
+    assert.doesNotMatch(await t.ctl.call('pty/read', { session: id }).then((r: any) => r.screen), /via-/, 'nothing of theirs typed');
+    // The host's t.sockets stay the user's and the scripts'.
+    await t.ctl.call('pty/write', { session: id, action: { text: 'echo socket-$((3+3))\r' } });
+    await until(async () => (await t.ctl.call('pty/read', { session: id })).screen.includes('socket-6'), 10_000, 'the socket write');
   });
   test(
     "a stream view with that token still has its terminal's own answers taken out: one answer per query reaches the program",
     { timeout: 60_000 },
     async () => {
-      const info = await ctl.call('session/create', { ...BASH, cols: 80, rows: 24 });
+      const info = await t.ctl.call('session/create', { ...BASH, cols: 80, rows: 24 });
       const id = info.id as string;
-      await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes('$'), 10_000, 'a prompt');
-      const stream = await wsOpen(h.port, `/sessions/${id}/stream`, { token: h.token });
-      sockets.push(stream);
-      await ctl.call('pty/write', { session: id, action: { text: "printf '\\033[6n'; read -rs -d R x; echo got-answer; cat -v\r" } });
+      await until(async () => (await t.ctl.call('pty/read', { session: id })).screen.includes('$'), 10_000, 'a prompt');
+      const stream = await wsOpen(t.h.port, `/sessions/${id}/stream`, { token: t.h.token });
+      t.sockets.push(stream);
+      await t.ctl.call('pty/write', { session: id, action: { text: "printf '\\033[6n'; read -rs -d R x; echo got-answer; cat -v\r" } });
       await stream.streamUntil((t) => t.includes('\x1b[6n'), 'the query in the stream');
       // As xterm.js does: the view answers the query it was shown.
       stream.send({ type: 'write', data: '\x1b[55;55R' });
-      await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes('got-answer'), 10_000, "the host's answer read");
+      await until(async () => (await t.ctl.call('pty/read', { session: id })).screen.includes('got-answer'), 10_000, "the host's answer read");
       await new Promise((r) => setTimeout(r, 500));
-      assert.doesNotMatch((await ctl.call('pty/read', { session: id })).screen, /55R/, "the view's answer never reached the program");
-      await ctl.call('pty/kill', { session: id });
+      assert.doesNotMatch((await t.ctl.call('pty/read', { session: id })).screen, /55R/, "the view's answer never reached the program");
+      await t.ctl.call('pty/kill', { session: id });
     },
   );
 });
