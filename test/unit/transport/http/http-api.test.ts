@@ -640,6 +640,8 @@ describe('REST (the documented shapes)', () => {
 
   test("DELETE /sessions/:id → ok, the program got SIGTERM (the seed's default), and the session is gone", { timeout: TEST_TIMEOUT }, async () => {
     const s = await createBash();
+    // At its prompt: a bash still starting up has not yet set itself to ignore SIGTERM.
+    await outputUntil(s.id, (t) => t.includes('$ '), 'the prompt');
     const r = await api('DELETE', `/sessions/${s.id}`);
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.ok, true);
