@@ -36,6 +36,13 @@ export function findSession(selector: string, command?: string): FoundSession {
       `${command ? `shared-pty ${command}` : 'this command'} works on this machine's sessions; "${selector}" is on host "${remote}" (run it there)`,
     );
   }
+  // SHARED_PTY_HOST points the CLI at another machine: a bare name here could be the wrong session.
+  const chosen = process.env.SHARED_PTY_HOST;
+  if (!remote && chosen && chosen !== 'local') {
+    throw new CliError(
+      `${command ? `shared-pty ${command}` : 'this command'} works on this machine's sessions, and SHARED_PTY_HOST names host "${chosen}": say local:${selector} for this machine's, or run it on "${chosen}"`,
+    );
+  }
   return findLocalSession(config && remote === 'local' ? splitHostSelector(config, selector).selector : selector, config);
 }
 

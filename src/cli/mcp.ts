@@ -259,6 +259,9 @@ export class DiscoveryBackend implements ToolBackend {
         (f) => f.s.name,
       );
       if (before.kind === 'found' && !isAlive(before.item.host.pid)) throw await this._gone(before.item.host);
+      // `far:bash-1` while hosts.json cannot be read: the file is why, not the name.
+      const broken = this._remotes.config.broken;
+      if (broken && selector.indexOf(':') > 0) throw new RpcError(ErrorCode.UnknownSession, `Unknown session: ${selector} (${broken})`, { session: selector });
     }
     return selectOrThrow(
       live,

@@ -58,7 +58,7 @@ export function hostsConfigForLocal(broken: (message: string) => void = () => un
   } catch (e) {
     if (!(e instanceof CliError)) throw e;
     broken(e.message);
-    return { file: hostsConfigPath(), hosts: new Map() };
+    return { file: hostsConfigPath(), hosts: new Map(), broken: e.message };
   }
 }
 

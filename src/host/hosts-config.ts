@@ -19,6 +19,8 @@ export interface HostsConfig {
   /** Where it was read from (shown in errors). */
   file: string;
   hosts: ReadonlyMap<string, string>;
+  /** Why the file could not be used, when a caller chose to go on with this machine alone. */
+  broken?: string;
 }
 
 /** `$XDG_CONFIG_HOME/shared-pty/hosts.json`, else `~/.config/shared-pty/hosts.json`. */
@@ -64,6 +66,8 @@ export function readHostsConfig(env: NodeJS.ProcessEnv = process.env): HostsConf
 
 /** The error for a host name hosts.json does not have, listing those it has. */
 export function unknownHostError(config: HostsConfig, name: string): HostsConfigError {
+  // A broken file is the reason, not the name: say what to fix.
+  if (config.broken) return new HostsConfigError(`no host "${name}": ${config.broken}`);
   const known = [...config.hosts.keys()];
   const have = known.length ? `it names ${known.join(', ')}` : 'it names no host';
   return new HostsConfigError(`no host named "${name}" in ${config.file} (${have}; "${LOCAL_HOST}" is this machine)`);

@@ -1,3 +1,4 @@
+import * as os from 'node:os';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { IDisposable } from '../core/base/lifecycle';
 import { RpcClient } from '../transport/client/rpc-client';
@@ -134,7 +135,7 @@ export class RemoteHosts implements IDisposable {
     let exit: string | undefined;
     const exited = new Promise<string>((resolve) => {
       child.once('error', (e) => resolve((exit = `it could not start: ${e.message}`)));
-      child.once('close', (code, signal) => resolve((exit = signal ? `it was ended by ${signal}` : `it exited with status ${code}`)));
+      child.once('close', (code, signal) => resolve((exit = signal ? `it was ended by ${signal}` : `it exited with status ${code}${killedBy(code)}`)));
     });
     const stderr = () => tail.trim().split('\n').filter(Boolean).slice(-3).join(' / ');
     const ended = async () => {
@@ -219,4 +220,11 @@ export class RemoteHosts implements IDisposable {
       );
     this._links.clear();
   }
+}
+
+/** The shell that ran a bridge's command says 128+N when the command died of signal N: name it. */
+function killedBy(code: number | null): string {
+  const n = code === null ? 0 : code - 128;
+  const name = Object.entries(os.constants.signals).find(([, v]) => v === n)?.[0];
+  return name ? ` (ended by ${name})` : '';
 }

@@ -256,6 +256,14 @@ describe('remote hosts through ssh and exec', () => {
     assert.match(web, /^web:/);
     assert.equal(readLiveRecords(execSide).length, 1);
     await farScreenShows(execSide, web.slice(4), 'in-the-container');
+    // A command of this machine only (a link opens here) does not quietly take a session of this machine for it.
+    for (const command of ['view', 'share']) {
+      const refused = oneLineError(await runCli([command, web.slice(4)], { ...env, SHARED_PTY_HOST: 'web' }), `${command} with SHARED_PTY_HOST`);
+      assert.match(
+        refused,
+        new RegExp(`shared-pty ${command} works on this machine's sessions, and SHARED_PTY_HOST names host "web": say local:${web.slice(4)}`),
+      );
+    }
     ok(await runCli(['kill', web.slice(4)], { ...env, SHARED_PTY_HOST: 'web' }), 'kill by its id alone on SHARED_PTY_HOST');
     const left = JSON.parse(ok(await cli('list', '--host', 'web', '--json'), 'list web')) as SessionInfo[];
     assert.equal(left.length, 0, 'killed on its host');
@@ -427,6 +435,38 @@ test('shared-pty mcp: a host that gave no answer in time costs its 30 s once, no
     await agent.close().catch(() => undefined);
   }
 });
+
+test(
+  "shared-pty mcp with a broken hosts.json: this machine's sessions still listed; a host named anywhere is told the file is why",
+  { timeout: 60_000 },
+  async () => {
+    const config = dir();
+    fs.mkdirSync(path.join(config, 'shared-pty'));
+    fs.writeFileSync(path.join(config, 'shared-pty', 'hosts.json'), '{ "hosts": { "far": "ssh far shared-pty bridge", } }');
+    const broken = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp'],
+      env: { ...env, XDG_CONFIG_HOME: config } as Record<string, string>,
+      cwd: REPO_ROOT,
+      stderr: 'pipe',
+    });
+    const agent = new Client({ name: 'broken-config-test', version: '0.0.0' });
+    const said = (r: unknown) => (r as { content: Array<{ text?: string }> }).content.map((c) => c.text ?? '').join('');
+    try {
+      await withTimeout(agent.connect(broken), 30_000, 'MCP stdio connect');
+      const listed = (await agent.callTool({ name: 'list_sessions', arguments: {} })) as { isError?: boolean };
+      assert.notEqual(listed.isError, true, said(listed));
+      const opened = (await agent.callTool({ name: 'open_session', arguments: { host: 'far', command: 'sh' } })) as { isError?: boolean };
+      assert.equal(opened.isError, true);
+      assert.match(said(opened), /no host "far": .*hosts\.json is not JSON/);
+      const read = (await agent.callTool({ name: 'read_screen', arguments: { session: 'far:bash-1' } })) as { isError?: boolean };
+      assert.equal(read.isError, true);
+      assert.match(said(read), /Unknown session: far:bash-1 \(.*hosts\.json is not JSON/);
+    } finally {
+      await agent.close().catch(() => undefined);
+    }
+  },
+);
 
 describe('shared-pty mcp across hosts', () => {
   let client: Client;
