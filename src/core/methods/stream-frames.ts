@@ -48,7 +48,7 @@ export const exitFrame = frame({
 export const errorFrame = frame({
   from: 'host',
   type: 'error',
-  summary: 'A refused or failed input message; the stream stays open.',
+  summary: 'A refused or failed input message; the stream stays open, except after a message over 1 MiB (-32600, then 1009).',
   schema: z.object({
     type: z.literal('error'),
     code: z.number().describe('The JSON-RPC code of [Error codes](#4-error-codes) (read-only: -32004; an unknown message type: -32602).'),
@@ -109,7 +109,7 @@ export interface StreamCloseSpec {
  */
 export const STREAM_CLOSE = {
   exited: { code: 1000, meaning: 'the session exited (after the `exit` message)' },
-  tooBig: { code: 1009, meaning: 'a message over 1 MiB' },
+  tooBig: { code: 1009, meaning: 'a message over 1 MiB (after an `error` message saying so: -32600)' },
   unknownSession: { code: 4004, meaning: 'unknown session' },
   tokenEnded: {
     code: 4401,

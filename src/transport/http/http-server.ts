@@ -286,6 +286,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
           serveStream(services, ws, selector, {
             grant: { ...c.access, scope },
             resync: c.url.searchParams.get('resync') === '1',
+            maxMessageBytes: HttpLimits.MaxStreamPayload,
           });
         });
       },

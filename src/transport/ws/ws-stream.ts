@@ -1,4 +1,6 @@
 import type WebSocket from 'ws';
+import { beforeMessageTooLong } from '../base/internals/ws';
+import { tooLongError } from '../base/line-reader';
 import { ErrorCode, invalidParams, RpcError, streamErrorFrame, toRpcError } from '../../core/base/errors';
 import { reachSession } from '../../core/methods/access';
 import { invoke } from '../../core/methods/dispatch';
@@ -28,6 +30,8 @@ export interface StreamOptions {
    * instead of closing with 4008. Clients of docs/protocol.md#websocket-get-sessionsidstream never ask, so never see it.
    */
   resync: boolean;
+  /** The server's `maxPayload`: a longer message is answered with an `error` frame, then ws closes with 1009. */
+  maxMessageBytes: number;
 }
 
 /**
@@ -42,6 +46,8 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   // socket closes; without a listener the 'error' event would be thrown and end the whole host.
   ws.on('error', () => {});
   const send = (frame: StreamServerFrame) => ws.send(JSON.stringify(frame));
+  // Said before ws's close frame, as /rpc says it: a client learns why its stream ended.
+  beforeMessageTooLong(ws, () => send(streamErrorFrame(tooLongError(options.maxMessageBytes, 'message'))));
   let session: Session;
   try {
     // The upgrade was refused (403) for a session out of the token's reach: what is left is unknown.
