@@ -72,6 +72,11 @@ export class StrippedText {
     return this._out ? Buffer.from(this._out.buffer, this._out.byteOffset, length).toString('utf8') : '';
   }
 
+  /** The next line start outside any sequence is a checkpoint, however near the last one. */
+  checkpointSoon(): void {
+    if (this._checkpointBytes > 0) this._lastCheckpoint = -this._checkpointBytes;
+  }
+
   /** Reads `data`, the next bytes of the output. */
   feed(data: Uint8Array): void {
     const base = this.bytes;

@@ -49,15 +49,23 @@ export async function budgetOfLog(log: CommandLog, maxChars: number): Promise<Lo
   const size = log.size;
   const total = { chars: log.text.chars, newlines: log.text.newlines, lineChars: log.text.lineChars };
   const totalLines = total.newlines + (total.lineChars > 0 ? 1 : 0);
-  const checkpoints = log.text.checkpoints.filter((c) => c.offset <= size);
   const base = { totalChars: total.chars, totalLines, totalBytes: size };
+  const file: Source = { size, read: (offset, length) => log.read(offset, length) };
 
   const headRoom = total.chars <= maxChars ? maxChars : Math.ceil(maxChars / 2);
-  const head = await readHead(log, size, headRoom);
+  const head = await readHead(file, headRoom, log.totalBytes === size);
   if (head.chars === total.chars) return { head: head.text, tail: '', ...base };
 
   const tailRoom = Math.max(0, Math.min(maxChars - head.chars, total.chars - head.chars));
-  const tail = await readTail(log, size, tailRoom, head, checkpoints);
+  const tail =
+    log.totalBytes > size
+      ? await keptEndTail(log, tailRoom, head)
+      : await readTail(
+          file,
+          tailRoom,
+          head,
+          log.text.checkpoints.filter((c) => c.offset <= size),
+        );
   const elidedChars = total.chars - head.chars - tail.chars;
   if (elidedChars <= 0) return { head: head.text + tail.text, tail: '', ...base };
   const firstLine = head.newlines;
@@ -66,8 +74,30 @@ export async function budgetOfLog(log: CommandLog, maxChars: number): Promise<Lo
     head: head.text,
     tail: tail.text,
     ...base,
-    elided: { chars: elidedChars, lines: lastLine - firstLine + 1, firstLine, lastLine, offset: head.end, end: tail.start },
+    // Past the bound the log ends before what was left out does: it holds [offset, size) of it.
+    elided: { chars: elidedChars, lines: lastLine - firstLine + 1, firstLine, lastLine, offset: head.end, end: Math.min(tail.start, size) },
   };
+}
+
+/** Where a budget reads bytes from: the log's file, or the end it keeps in memory past the bound. */
+interface Source {
+  /** Where its bytes end (in the whole output's offsets). */
+  size: number;
+  read(offset: number, length: number): Promise<Buffer>;
+}
+
+/**
+ * The tail of a command whose output went past the session's bound: from the end the log keeps,
+ * stripped from a checkpoint inside it (a line start outside any sequence, whose counts are exact).
+ */
+async function keptEndTail(log: CommandLog, room: number, head: Head): Promise<Tail> {
+  const end = log.keptEnd();
+  const size = end.offset + end.bytes.length;
+  const kept: Source = { size, read: async (offset, length) => end.bytes.subarray(offset - end.offset, offset - end.offset + length) };
+  const starts = log.text.checkpoints.filter((c) => c.offset >= end.offset && c.offset <= size);
+  // No line started in it outside a sequence (one line longer than it): no tail, the counts still exact.
+  if (starts.length === 0) starts.push({ offset: size, chars: log.text.chars, newlines: log.text.newlines });
+  return readTail(kept, room, head, starts, false);
 }
 
 /** The head: whole lines from the start, at most `room` characters (part of a line when the first is longer). */
@@ -83,15 +113,15 @@ interface Head {
 
 /** The log's text from byte `from`, read while `more` says so and the log lasts; and the byte where reading stopped. */
 async function stripFrom(
-  log: CommandLog,
+  source: Source,
   from: number,
-  size: number,
   more: (s: StrippedText, offset: number) => boolean = () => true,
 ): Promise<{ s: StrippedText; offset: number }> {
   const s = new StrippedText(0, true);
+  const size = source.size;
   let offset = from;
   while (offset < size && more(s, offset)) {
-    const bytes = await log.read(offset, Math.min(LogBudgetTuning.ReadBytes, size - offset));
+    const bytes = await source.read(offset, Math.min(LogBudgetTuning.ReadBytes, size - offset));
     if (bytes.length === 0) break;
     s.feed(bytes);
     offset += bytes.length;
@@ -99,10 +129,12 @@ async function stripFrom(
   return { s, offset };
 }
 
-async function readHead(log: CommandLog, size: number, room: number): Promise<Head> {
-  const { s, offset } = await stripFrom(log, 0, size, (t, at) => t.chars <= room && at < LogBudgetTuning.MaxScanBytes);
+/** The head read from `source`; `whole`: the source holds the whole output (else its last line goes on past it). */
+async function readHead(source: Source, room: number, whole: boolean): Promise<Head> {
+  const size = source.size;
+  const { s, offset } = await stripFrom(source, 0, (t, at) => t.chars <= room && at < LogBudgetTuning.MaxScanBytes);
   const text = s.text();
-  if (s.chars <= room && offset >= size)
+  if (s.chars <= room && offset >= size && whole)
     return { text, chars: s.chars, newlines: s.newlines, end: size, floor: { offset: size, chars: s.chars, newlines: s.newlines } };
   // The last whole line that fits.
   let fit = -1;
@@ -133,14 +165,16 @@ interface Tail {
   atLineStart: boolean;
 }
 
-async function readTail(log: CommandLog, size: number, room: number, head: Head, checkpoints: Checkpoint[]): Promise<Tail> {
-  const starts = [...checkpoints.filter((c) => c.offset >= head.floor.offset), head.floor].sort((a, b) => a.offset - b.offset);
+/** The tail read from `source`, stripped from one of `checkpoints` (and from the head's floor when `afterHead`: the two are in one stretch). */
+async function readTail(source: Source, room: number, head: Head, checkpoints: Checkpoint[], afterHead = true): Promise<Tail> {
+  const size = source.size;
+  const starts = afterHead ? [...checkpoints.filter((c) => c.offset >= head.floor.offset), head.floor].sort((a, b) => a.offset - b.offset) : checkpoints;
   // The latest place from which at least `room` bytes remain (a character is at least a byte).
   let at = starts.length - 1;
   while (at > 0 && size - starts[at].offset < room) at--;
   for (;;) {
     const from = starts[at];
-    const { s } = await stripFrom(log, from.offset, size);
+    const { s } = await stripFrom(source, from.offset);
     const scanned = size - from.offset;
     if (s.chars >= room || at === 0 || scanned >= LogBudgetTuning.MaxScanBytes) return tailFrom(s, from, room, head, size);
     // The checkpoints count the characters before them: straight to the latest one that leaves

@@ -14,6 +14,11 @@ export const enum CommandLogTuning {
    * reads at most this much more than it shows; a 64 MiB log keeps ~1000 of them (24 KB).
    */
   CheckpointBytes = 64 * 1024,
+  /**
+   * Past the session's bound, the output's last bytes kept in memory (a budget's tail is the
+   * command's end, however long it ran; the file keeps its start). One ring's worth.
+   */
+  KeptEndBytes = 1024 * 1024,
 }
 
 /**
@@ -37,6 +42,10 @@ export class CommandLog {
   private _waiters: Array<{ bytes: number; resolve: () => void }> = [];
   /** The log stopped growing: the session's budget was spent (it keeps the command's first bytes). */
   truncated = false;
+  /** Bytes of output past the bound: counted in `text`, never written; the last of them in `_end`. */
+  private _beyond = 0;
+  private _end: Buffer[] = [];
+  private _endBytes = 0;
   /**
    * The log's text, counted as it is appended: characters and lines with escape sequences removed
    * (an output budget's exact totals, docs/protocol.md "Output budget"), and checkpoints to strip a
@@ -67,6 +76,34 @@ export class CommandLog {
     this._size += data.length;
     this.text.feed(data);
     this._schedule();
+  }
+
+  /** Bytes of the command's whole output: the file's, and those past the bound. */
+  get totalBytes(): number {
+    return this._size + this._beyond;
+  }
+
+  /**
+   * Output past the session's bound: not written, but counted as the rest is (a budget's totals
+   * stay exact) and its last `KeptEndBytes` kept, for a budget's tail.
+   */
+  appendBeyond(data: Uint8Array): void {
+    if (this._closed || this._finished || data.length === 0) return;
+    // The first line that starts past the bound is a place its tail may be stripped from.
+    if (this._beyond === 0) this.text.checkpointSoon();
+    this.truncated = true;
+    this._beyond += data.length;
+    this.text.feed(data);
+    this._end.push(Buffer.from(data));
+    this._endBytes += data.length;
+    while (this._endBytes - this._end[0].length >= CommandLogTuning.KeptEndBytes) this._endBytes -= this._end.shift()!.length;
+  }
+
+  /** The last bytes kept of output past the bound, and where they start in the whole output. */
+  keptEnd(): { offset: number; bytes: Buffer } {
+    const bytes = this._end.length === 1 ? this._end[0] : Buffer.concat(this._end);
+    if (this._end.length > 1) this._end = [bytes];
+    return { offset: this.totalBytes - bytes.length, bytes };
   }
 
   /** No more output comes: what is gathered is written, then the file is closed. */
@@ -109,6 +146,8 @@ export class CommandLog {
   close(): void {
     this._closed = true;
     this._pending = [];
+    this._end = [];
+    this._endBytes = 0;
     clearTimeout(this._timer);
     this._closeFd();
     for (const w of this._waiters.splice(0)) w.resolve();

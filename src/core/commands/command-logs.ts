@@ -11,7 +11,7 @@ export const DEFAULT_COMMAND_LOG_BYTES = 64 * 1024 * 1024;
 /**
  * Each command's whole output in a log of its own (docs/protocol.md#ptycommandoutput): files 0600 in a folder 0700 of
  * the session, bounded over all of them (the oldest commands' logs go first; a single command
- * larger than the bound keeps its first bytes) and removed with the session.
+ * larger than the bound keeps its first bytes in the file, and its last in memory) and removed with the session.
  *
  * Fed by the session with every chunk of output right after the tracker has read it, so the
  * commands the chunk starts and ends are known, and each log gets exactly the bytes between its
@@ -111,15 +111,12 @@ export class CommandLogs extends Disposable {
   private _write(log: CommandLog, bytes: Uint8Array): void {
     // Room is made by dropping the oldest finished logs; the running one keeps its first bytes.
     while (this._total + bytes.length > this.budget && this._logs[0] !== log && this._logs[0]) this._drop(this._logs[0]);
-    const room = this.budget - this._total;
-    if (room <= 0) {
-      log.truncated = true;
-      return;
-    }
+    const room = Math.max(0, this.budget - this._total);
     const part = bytes.length > room ? bytes.subarray(0, room) : bytes;
-    if (part.length < bytes.length) log.truncated = true;
     log.append(part);
     this._total += part.length;
+    // Past the bound: counted, and its end kept, so a budget still shows how the command ended.
+    if (part.length < bytes.length) log.appendBeyond(bytes.subarray(part.length));
   }
 
   private _drop(log: CommandLog): void {

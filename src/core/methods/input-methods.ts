@@ -87,7 +87,12 @@ function outcomeFields() {
     output: z.string().optional().describe('With wait: what appeared after it, as rendered (as pty/send).'),
     waitReason: sendWaitReason.optional(),
     status: sessionStatus.optional(),
-    truncated: z.boolean().optional(),
+    truncated: z
+      .boolean()
+      .optional()
+      .describe(
+        'True when output was cut at maxBytes, its end kept. (Over MCP, what maxChars leaves out is counted by elidedChars; truncated stays false when nothing was cut before that budget.)',
+      ),
     waitedMs: z.number().optional(),
     exitCode: z.number().nullable().optional().describe('With wait and shell integration, once the command ended: its exit code.'),
     command: commandRecord.optional().describe('With wait and shell integration: the command that ended, or runs.'),
@@ -310,7 +315,11 @@ export const sendMethod = method({
     output: z.string(),
     waitReason: sendWaitReason,
     status: sessionStatus,
-    truncated: z.boolean(),
+    truncated: z
+      .boolean()
+      .describe(
+        'True when output was cut at maxBytes, its end kept. (Over MCP, what maxChars leaves out is counted by elidedChars; truncated stays false when nothing was cut before that budget.)',
+      ),
     waitedMs: z.number(),
     exitCode: z.number().nullable().optional().describe('With shell integration, once the command finished: its exit code.'),
     command: commandRecord.optional().describe('With shell integration: the (last) command the send ran, finished or still running.'),
@@ -391,8 +400,11 @@ async function commandLogBudget(r: WaitedOutput, a: Record<string, unknown>, cal
   const how = (offset: number, end: number, inRing: boolean) =>
     `read them with read_command_output id=${command.id} offset=${offset} (they end at offset ${end})` +
     (inRing ? `, or read_output since=${command.startCursor + offset} maxBytes=${end - offset} strip=true` : '');
+  // Past the session's log bound the log holds only the start of what was left out (or none of it).
+  const notKept = (offset: number, end: number) =>
+    `${offset < end ? `the log holds its start: read_command_output id=${command.id} offset=${offset} (up to offset ${end}); ` : ''}the rest was not kept (the session's command log bound)`;
   const big = 9_999_999_999;
-  const room = roomBeside(maxChars, noteRoom(how(big, big, true)));
+  const room = roomBeside(maxChars, Math.max(noteRoom(how(big, big, true)), noteRoom(notKept(0, big))));
   let b: CommandOutputBudget;
   try {
     b = (await call('pty/commandOutput', { session: a.session, id: command.id, maxChars: room })) as CommandOutputBudget;
@@ -403,8 +415,9 @@ async function commandLogBudget(r: WaitedOutput, a: Record<string, unknown>, cal
   const fields = { truncated: b.truncated };
   if (!b.elided) return { text: b.data + b.tail, totalChars: b.totalChars, elidedChars: 0, fields };
   const { offset, end } = b.elided;
+  if (b.truncated) return { ...joinBudget(b.data, b.tail, b.totalChars, b.elided, notKept(offset, end)), fields };
   const ring = (await call('pty/output', { session: a.session, since: command.startCursor + offset, maxBytes: 1 })) as { dropped: number };
-  return { ...joinBudget(b.data, b.tail, b.totalChars, b.elided, how(offset, end, ring.dropped === 0 && !b.truncated)), fields };
+  return { ...joinBudget(b.data, b.tail, b.totalChars, b.elided, how(offset, end, ring.dropped === 0)), fields };
 }
 
 /**

@@ -73,3 +73,41 @@ for (const [name, output] of Object.entries(OUTPUTS)) {
     assert.equal(all.elided, undefined);
   });
 }
+
+// A command longer than the session's bound: the file keeps its start, the log its end in memory
+// (as CommandLogs feeds it), and the budget is still its first lines, its last lines and exact counts.
+for (const name of ['numbers', 'colours', 'progress', 'one long line']) {
+  test(`${name}, past the session's bound: the tail is still the output's end, and the counts are of all of it`, async () => {
+    const bytes = Buffer.from(OUTPUTS[name], 'utf8');
+    const bound = Math.min(100_000, Math.floor(bytes.length / 3));
+    const log = new CommandLog(next, path.join(dir, `${next++}.log`));
+    for (let i = 0; i < bytes.length; i += 4093) {
+      const chunk = bytes.subarray(i, i + 4093);
+      const room = Math.max(0, bound - log.size);
+      log.append(chunk.subarray(0, room));
+      if (chunk.length > room) log.appendBeyond(chunk.subarray(room));
+    }
+    log.finish();
+    assert.equal(log.size, bound);
+    assert.equal(log.totalBytes, bytes.length);
+    assert.equal(log.truncated, true);
+    const whole = textOf(bytes);
+    for (const maxChars of [200, 5000]) {
+      const b = await budgetOfLog(log, maxChars);
+      assert.equal(b.totalChars, whole.length, `${maxChars}: counted past the bound`);
+      assert.equal(b.totalLines, textOf(bytes).split('\n').length - (whole.endsWith('\n') ? 1 : 0));
+      assert.ok(b.head.length + b.tail.length <= maxChars);
+      assert.ok(whole.startsWith(b.head), `${maxChars}: the head is the start`);
+      assert.ok(whole.endsWith(b.tail), `${maxChars}: the tail is the end: ${JSON.stringify(b.tail.slice(-60))}`);
+      if (name !== 'one long line') assert.ok(b.tail.length > Math.min(maxChars / 4, 500), `${maxChars}: a tail of whole lines (${b.tail.length})`);
+      const e = b.elided!;
+      assert.equal(e.chars, whole.length - b.head.length - b.tail.length, `${maxChars}: elided counted exactly`);
+      assert.ok(e.end <= bound && e.offset <= e.end, `${maxChars}: what the log holds of the part left out: [${e.offset}, ${e.end})`);
+      // The lines named are those between: counted from the whole output, past the bound too.
+      const tailAt = whole.length - b.tail.length;
+      const before = whole.slice(0, tailAt).split('\n').length - 1;
+      assert.equal(e.lastLine, whole[tailAt - 1] === '\n' ? before - 1 : before, `${maxChars}: the last line left out`);
+      assert.equal(e.lines, e.lastLine - e.firstLine + 1);
+    }
+  });
+}

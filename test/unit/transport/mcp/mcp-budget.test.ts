@@ -342,3 +342,54 @@ async function readLog(session: string, id: number, offset: number, end: number)
   }
   return text;
 }
+
+describe("a command longer than the session's command log bound", () => {
+  let small: HttpHost;
+  let far: Client;
+  before(async () => {
+    small = await startHttpHost([], { commandLogBytes: 200_000 });
+    far = new Client({ name: 'budget-bound-test', version: '0.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${small.http.url}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${small.token}` } },
+    });
+    await withTimeout(far.connect(transport), 20_000, 'MCP connect');
+    await far.listTools();
+  });
+  after(async () => {
+    await far?.close().catch(() => {});
+    await small?.close();
+  });
+
+  test('send: the head is its start and the tail its end, counted whole; the line says what the log kept', { timeout: 120_000 }, async () => {
+    const use = async (name: string, args: Record<string, unknown>) => {
+      const r = (await far.callTool({ name, arguments: args }, undefined, { timeout: 100_000 })) as any;
+      assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
+      return r.structuredContent;
+    };
+    const { home, ...how } = promptedShell('bash');
+    homes.push(home);
+    const session = (await use('open_session', how)).id;
+    await until(async () => (await use('read_screen', { session })).screen.includes('my>'), 20_000, 'a bash prompt');
+    const n = 300_000; // 2.3 MB of output against a bound of 200 KB
+    const sent = await use('send', { session, text: `seq 1 ${n}`, maxChars: 2000, timeout: 90_000 });
+    assert.equal(sent.waitReason, 'command_done');
+    assert.equal(sent.totalChars, numbersLength(n), 'every character, past the bound too');
+    const parts = split(sent.output);
+    const headLines = parts.head.split('\n').slice(0, -1);
+    assert.deepEqual(headLines.slice(0, 3), ['1', '2', '3']);
+    const tailLines = parts.tail.split('\n').slice(0, -1);
+    assert.ok(tailLines.length > 10, parts.tail);
+    const first = n - tailLines.length + 1;
+    assert.deepEqual(
+      tailLines,
+      tailLines.map((_, i) => String(first + i)),
+      'the tail: whole lines up to the last',
+    );
+    assert.equal(parts.lines, first - 1 - headLines.length, 'the lines left out');
+    assert.equal(sent.elidedChars, numbersLength(n) - parts.head.length - parts.tail.length);
+    assert.match(parts.how, /the log holds its start: read_command_output id=\d+ offset=\d+ \(up to offset 200000\); the rest was not kept/);
+    const page = await use('read_command_output', { session, id: sent.command.id, offset: arg(parts.how, 'offset'), maxBytes: 64 });
+    assert.ok(page.data.startsWith(`${headLines.length + 1}\n`), page.data);
+    assert.equal(page.truncated, true);
+  });
+});
