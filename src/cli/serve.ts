@@ -5,6 +5,7 @@ import { compileBaselineCodeFromNowOn } from '../host/baseline-code';
 import { markInheritedCloseOnExec } from '../core/process/close-on-exec';
 import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../core/base/param-limits';
 import type { Endpoint } from '../transport/socket/socket-server';
+import { parseAddress } from '../transport/base/address';
 import { intFlag, nameFlag, parseArgs, strFlag, UsageError } from './args';
 import { agentFlags, commandLogFlag, httpFlags, limitFlags } from './host-flags';
 import { COMMAND_FLAGS } from './command-flags';
@@ -96,8 +97,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
       // socket-pty's single-session server: its session going away (pty/kill, or its removal after
       // it exited) ends the process, once the session's clients were answered and told of its exit. Another session opened through the host's control socket ends alone.
       host.registry.onDidRemove((removed) => removed === session && void stop(0));
-      log(`[shared-pty] session started, command: ${[command, ...info.args].join(' ')}`);
-      log(`[shared-pty] address: ${info.address}`);
+      // socket-pty's own two lines, word for word: a launcher that waits for them works unchanged.
+      const ep = parseAddress(info.address);
+      log(`[socket-pty] 会话已启动，命令: ${[command, ...info.args].join(' ')}`);
+      log(`[socket-pty] 连接地址: ${ep.type === 'tcp' ? `${ep.host}:${ep.port}` : ep.path}`);
     } else {
       log(`[shared-pty] host ${host.hostId} serving (pid ${process.pid}); control socket: ${host.controlAddress}`);
       log(`[shared-pty] session ${info.id} (${info.name}): ${[command, ...info.args].join(' ')} at ${info.address}`);

@@ -18,6 +18,8 @@ export const DEFAULT_WAIT_TIMEOUT_MS = 10000;
  * per parsed batch slowed the program 2x (bench/README.md).
  */
 const CHECK_INTERVAL_MS = 10;
+/** How far past its timeout a wait whose first look at the screen never ends is ended anyway. */
+const FIRST_LOOK_GRACE_MS = 5000;
 /**
  * And no more often than this many times the last look took: a look at a long output (a regex over
  * a megabyte) then takes at most a fifth of the host's thread while the output flows.
@@ -103,7 +105,10 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
   // the exit or the quiet found (or the error a look ran into).
   const watch = new DisposableStore();
   const found = watch.add(new Emitter<{ reason: WaitReason } | { error: unknown }>());
-  const first = whenFirst(found.event, Math.min(timeout, MAX_WAIT_MS), signal);
+  const limit = Math.min(timeout, MAX_WAIT_MS);
+  // The time starts to run out once the first look is done (below): text already on screen is
+  // found however short the timeout, even 0. This one ends a first look that never does.
+  const first = whenFirst(found.event, limit + FIRST_LOOK_GRACE_MS, signal);
   let checking = false;
   let recheck = false;
   let lastCheckAt = 0;
@@ -161,7 +166,9 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
     };
     armIdle();
   }
-  void check();
+  void check().then(() => {
+    if (!watch.isDisposed) watch.add(disposableTimeout(() => found.fire({ reason: 'timeout' }), Math.max(0, limit - (Date.now() - started))));
+  });
   let outcome: First<{ reason: WaitReason } | { error: unknown }>;
   try {
     outcome = await first;

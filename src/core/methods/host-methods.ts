@@ -8,6 +8,8 @@ import { method } from './spec';
 
 /** REST's `POST /sessions` without a size opens 80x24, as pty-session-mcp does (its clients expect it). */
 const REST_DEFAULT_SIZE = { cols: 80, rows: 24 };
+/** The locale of a session opened over REST. */
+const REST_LOCALE = { LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', LC_CTYPE: 'C.UTF-8' };
 
 export const listMethod = method({
   name: 'session/list',
@@ -91,7 +93,15 @@ export const createMethod = method({
     fixed: { origin: 'agent' },
     text: (s) => `Opened session ${s.host ? `${s.host}:${s.id}` : s.id} (${s.name}): ${[s.command, ...s.args].join(' ')} in ${s.cwd}, ${s.cols}x${s.rows}.`,
   },
-  rest: { verb: 'POST', path: '/sessions', from: 'body', defaults: { origin: 'script', ...REST_DEFAULT_SIZE } },
+  rest: {
+    verb: 'POST',
+    path: '/sessions',
+    from: 'body',
+    defaults: { origin: 'script', ...REST_DEFAULT_SIZE },
+    // pty-session-mcp's sessions always run in C.UTF-8, whatever `env` says: its clients read
+    // what they print as UTF-8 (docs/protocol.md#rest).
+    pinned: (p) => ({ env: { ...(p.env as Record<string, string> | undefined), ...REST_LOCALE } }),
+  },
 });
 
 export const hostInfoMethod = method({

@@ -97,6 +97,8 @@ export interface RestProjection<S extends z.ZodObject = z.ZodObject, R extends z
   input?: { schema: z.ZodObject; toParams(input: Record<string, unknown>): Record<string, unknown> };
   /** Params the route sets when the request did not (`POST /sessions` opens with `origin: "script"`). */
   defaults?: Partial<z.infer<S>>;
+  /** Params the route sets whatever the request said (`POST /sessions` pins the locale), given the params it makes. */
+  pinned?(params: Record<string, unknown>): Record<string, unknown>;
   /** Runs before the method (`DELETE ?signal=` signals first). */
   before?(route: RestCall): Promise<void>;
   /** The envelope's `data` (default: the result itself). */

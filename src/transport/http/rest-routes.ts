@@ -45,7 +45,8 @@ export async function serveRest(
     const raw = route.rest.from === 'query' ? queryParams(url, route.input) : await readJsonBody(req);
     const what = `Invalid ${route.rest.from === 'query' ? 'query' : 'body'} for ${route.rest.verb} ${route.rest.path}`;
     const input = route.rest.input ? (parseWith(route.input, raw, what) as Record<string, unknown>) : raw;
-    const own = route.rest.input ? route.rest.input.toParams(input) : { ...route.rest.defaults, ...input };
+    const given = route.rest.input ? route.rest.input.toParams(input) : { ...route.rest.defaults, ...input };
+    const own = route.rest.pinned ? { ...given, ...route.rest.pinned(given) } : given;
     const session = matched.id === undefined ? undefined : reachSession(services.registry, grant, matched.id);
     const sessionId = session?.id ?? '';
     const params = session ? { session: sessionId, ...own } : own;

@@ -27,15 +27,15 @@ export function firstByteFitsJsonRpc(chunk: Uint8Array): boolean | undefined {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Whether a line is a JSON-RPC message: valid UTF-8 JSON, an object, with a `jsonrpc` member. */
-export function isJsonRpcLine(line: Uint8Array): boolean {
+/** What a first line is: a JSON-RPC message (valid UTF-8 JSON, an object, with a `jsonrpc` member), other JSON, or not JSON. */
+export function firstLineKind(line: Uint8Array): 'json-rpc' | 'json' | 'not-json' {
   let value: unknown;
   try {
     value = JSON.parse(utf8.decode(line));
   } catch {
-    return false;
+    return 'not-json';
   }
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.prototype.hasOwnProperty.call(value, 'jsonrpc');
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.prototype.hasOwnProperty.call(value, 'jsonrpc') ? 'json-rpc' : 'json';
 }
 
 /** Whether a line has nothing in it but whitespace (skipped, as between messages). */
@@ -43,6 +43,11 @@ export function isBlankLine(line: Uint8Array): boolean {
   return firstByteFitsJsonRpc(line) === undefined;
 }
 
-/** The refusal's message (one JSON-RPC error line, id null, then the connection is closed). */
-export const NOT_JSON_RPC_MESSAGE =
-  'Invalid Request: this port speaks JSON-RPC only (one message per line) and the first line was not a JSON-RPC message (an HTTP request?); closing the connection';
+/**
+ * The refusal's message (one JSON-RPC error line, id null, then the connection is closed), after
+ * its code's name: "Parse error" for a line that is not JSON (-32700, as socket-pty answers
+ * invalid JSON), "Invalid Request" for JSON that is not a JSON-RPC message (-32600).
+ */
+export function notJsonRpcMessage(json: boolean): string {
+  return `${json ? 'Invalid Request' : 'Parse error'}: this port speaks JSON-RPC only (one message per line) and the first line was not a JSON-RPC message (an HTTP request?); closing the connection`;
+}

@@ -7,7 +7,7 @@ import type { ClientLink } from '../../core/io/client-link';
 import { TablePeer } from '../rpc/table-peer';
 import { LineWire } from '../rpc/line-wire';
 import { DEFAULT_MAX_LINE_BYTES, LineReader, tooLongError } from '../base/line-reader';
-import { firstByteFitsJsonRpc, isBlankLine, isJsonRpcLine, NOT_JSON_RPC_MESSAGE } from './first-line';
+import { firstByteFitsJsonRpc, firstLineKind, isBlankLine, notJsonRpcMessage } from './first-line';
 
 // The limits are the peer's, on every transport; tests and older imports find them here too.
 export { CLIENT_HIGH_WATER_BYTES, REQUEST_HIGH_WATER_BYTES, requestId, tooManyInFlight } from '../rpc/json-rpc-peer';
@@ -82,7 +82,8 @@ export class RpcConnection extends Disposable {
       // An HTTP request line is refused at its first byte: no need to wait for the line's end.
       if (this._unproven && !this._firstByteSeen) {
         const fits = firstByteFitsJsonRpc(chunk);
-        if (fits === false) return this._refuseNotJsonRpc();
+        // Not even the start of a JSON object (an HTTP request line): refused at its first byte.
+        if (fits === false) return this._refuseNotJsonRpc(false);
         this._firstByteSeen = fits === true;
       }
       reader.push(chunk);
@@ -132,7 +133,8 @@ export class RpcConnection extends Disposable {
     if (this._refused) return;
     if (this._unproven) {
       if (isBlankLine(line)) return;
-      if (!isJsonRpcLine(line)) return this._refuseNotJsonRpc();
+      const kind = firstLineKind(line);
+      if (kind !== 'json-rpc') return this._refuseNotJsonRpc(kind === 'json');
       this._unproven = false;
     }
     if (line.length > 0 && line[line.length - 1] === CR) line = line.subarray(0, -1); // tolerate CRLF
@@ -150,10 +152,10 @@ export class RpcConnection extends Disposable {
    * The first line is not JSON-RPC (an HTTP request a web page made the browser send): one error
    * line, then the connection closes. Nothing it sent is read any further, let alone run.
    */
-  private _refuseNotJsonRpc(): void {
+  private _refuseNotJsonRpc(json: boolean): void {
     this._refused = true;
     this._socket.pause();
-    this._closeWith(new RpcError(ErrorCode.InvalidRequest, NOT_JSON_RPC_MESSAGE));
+    this._closeWith(new RpcError(json ? ErrorCode.InvalidRequest : ErrorCode.ParseError, notJsonRpcMessage(json)));
   }
 
   private _rejectOversizedLine(): void {

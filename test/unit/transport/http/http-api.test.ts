@@ -493,6 +493,23 @@ describe('REST (the documented shapes)', () => {
     await deleteSession(s.id);
   });
 
+  test(
+    'POST /sessions runs its program in C.UTF-8 whatever env says, as pty-session-mcp does; other env passes through',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const r = await api('POST', '/sessions', {
+        command: 'sh',
+        args: ['-c', 'echo "locale=$LANG/$LC_ALL/$LC_CTYPE mine=$MINE"; exec cat'],
+        cwd: workDir,
+        env: { LANG: 'fr_FR.UTF-8', LC_ALL: 'C', MINE: 'kept' },
+      });
+      assert.equal(r.status, 200, r.text);
+      const s = r.json.data;
+      await outputUntil(s.id, (t) => plain(t).includes('locale=C.UTF-8/C.UTF-8/C.UTF-8 mine=kept'), 'the locale the program sees');
+      await deleteSession(s.id);
+    },
+  );
+
   test('GET /sessions → data is a SessionInfo[]', { timeout: TEST_TIMEOUT }, async () => {
     const a = await createBash({ name: 'list-a' });
     const b = await createBash({ name: 'list-b' });

@@ -17,6 +17,8 @@ import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-track
 
 const TEST_TIMEOUT = 60_000;
 const INVALID_REQUEST = -32600;
+/** What a first line that is not JSON at all gets, as socket-pty answers invalid JSON. */
+const PARSE_ERROR = -32700;
 
 let h: Awaited<ReturnType<typeof startHost>>;
 let port: number;
@@ -80,8 +82,8 @@ describe('the per-session TCP port runs JSON-RPC only', () => {
     assert.equal(lines.length, 1, answer);
     const error = JSON.parse(lines[0]);
     assert.equal(error.id, null);
-    assert.equal(error.error.code, INVALID_REQUEST);
-    assert.match(error.error.message, /first line was not a JSON-RPC message/);
+    assert.equal(error.error.code, PARSE_ERROR);
+    assert.match(error.error.message, /^Parse error: .*first line was not a JSON-RPC message/);
     assert.doesNotMatch(await screenAfterProbe('after-post'), /PWNED-42/, 'nothing of the request was typed');
   });
 
@@ -100,13 +102,23 @@ describe('the per-session TCP port runs JSON-RPC only', () => {
   );
 
   test(
-    'a first line that is a Host: header, or any text that is not a JSON-RPC object, is refused before anything after it runs',
+    'a first line that is a Host: header, or any text that is not a JSON-RPC object, is refused before anything after it runs (-32700 when it is not JSON, -32600 when it is)',
     { timeout: TEST_TIMEOUT },
     async () => {
-      const firsts = [`Host: 127.0.0.1:${port}`, 'GET / HTTP/1.1', '["jsonrpc"]', '{"method":"pty/write"}', '"jsonrpc"', 'null', '{"jsonrpc":"2.0"', '\u0000'];
-      for (const [i, first] of firsts.entries()) {
+      const firsts: Array<[string, number]> = [
+        [`Host: 127.0.0.1:${port}`, PARSE_ERROR],
+        ['GET / HTTP/1.1', PARSE_ERROR],
+        ['not json', PARSE_ERROR],
+        ['["jsonrpc"]', PARSE_ERROR], // refused at its first byte, before the line is whole
+        ['{"method":"pty/write"}', INVALID_REQUEST],
+        ['"jsonrpc"', PARSE_ERROR],
+        ['null', PARSE_ERROR],
+        ['{"jsonrpc":"2.0"', PARSE_ERROR],
+        ['\u0000', PARSE_ERROR],
+      ];
+      for (const [i, [first, code]] of firsts.entries()) {
         const answer = await sendRaw(`${first}\r\n${attackLine(10 + i, `FIRST${i}`)}\n`);
-        assert.equal(JSON.parse(answer.trim()).error.code, INVALID_REQUEST, `${JSON.stringify(first)}: ${answer}`);
+        assert.equal(JSON.parse(answer.trim()).error.code, code, `${JSON.stringify(first)}: ${answer}`);
       }
       const screen = await screenAfterProbe('after-firsts');
       assert.doesNotMatch(screen, /FIRST\d-42/);
@@ -127,7 +139,7 @@ describe('the per-session TCP port runs JSON-RPC only', () => {
         socket.on('error', reject);
         socket.write(`POST / HTTP/1.1\r\nHost: 127.0.0.1:${compatPort}\r\n\r\n${attackLine(11, 'COMPAT')}\n`);
       });
-      assert.equal(JSON.parse(answer.trim()).error.code, INVALID_REQUEST);
+      assert.equal(JSON.parse(answer.trim()).error.code, PARSE_ERROR);
       assert.equal(compat.running, true);
     } finally {
       h.host.registry.remove(compat.id);

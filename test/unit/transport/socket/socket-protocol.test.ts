@@ -108,7 +108,8 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     if (dirs) fs.rmSync(dirs.base, { recursive: true, force: true });
   });
 
-  test('the socket file is a Unix socket, mode 0600', () => {
+  test("the socket file is a Unix socket, mode 0600; the start-up lines are socket-pty's", () => {
+    assert.deepEqual(serve!.output().split('\n').slice(0, 2), [`[socket-pty] 会话已启动，命令: ${BASH_CMD}`, `[socket-pty] 连接地址: ${sockPath}`]);
     const st = fs.lstatSync(sockPath);
     assert.ok(st.isSocket());
     assert.equal(st.mode & 0o777, 0o600);
@@ -287,8 +288,17 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     assert.equal(res3.matched, false);
     assert.ok(Date.now() - t0 >= 280 && res3.waitedMs >= 280);
 
-    // A wait that finds the text already on screen answers at once with matched true.
+    // A wait that finds the text already on screen answers at once with matched true, however
+    // short its timeout (a client asking "is it there now?" with 0).
     assert.equal((await c.result('pty/wait', { match: 'hello-42', timeout: 5000 })).matched, true);
+    for (let i = 0; i < 10; i++) {
+      for (const timeout of [0, 1]) {
+        const now = await c.result('pty/wait', { match: 'hello-42', timeout });
+        assert.deepEqual([now.matched, now.reason], [true, 'matched'], `timeout ${timeout}, try ${i}`);
+        const re = await c.result('pty/wait', { regex: 'hello-\\d+', timeout });
+        assert.equal(re.matched, true, `regex, timeout ${timeout}, try ${i}`);
+      }
+    }
     // socket-pty sets no most a wait may last: a week is a wait (of a day at most here), not an error.
     assert.equal((await c.result('pty/wait', { match: 'hello-42', timeout: 7 * 24 * 3600_000 })).matched, true);
   });
@@ -554,6 +564,11 @@ describe('serve --port: the same protocol over TCP on 127.0.0.1', () => {
   });
 
   test('status, write, wait, read, resize, errors and kill over TCP', { timeout: TEST_TIMEOUT }, async () => {
+    // socket-pty's two start-up lines, word for word (a launcher waits for the address line).
+    assert.deepEqual(serve!.output().split('\n').slice(0, 2), [
+      `[socket-pty] 会话已启动，命令: ${BASH_CMD}`,
+      `[socket-pty] 连接地址: 127.0.0.1:${(target as { port: number }).port}`,
+    ]);
     c = await LineClient.connect(target);
     const status = await c.call('pty/status', {}, 1);
     assert.equal(status.result.running, true);
