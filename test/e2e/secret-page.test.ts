@@ -15,6 +15,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { BASH, connect, startHost, until, withTimeout } from '../helpers/host';
 import { request } from '../helpers/http';
 import { bashEnv, buildCli, CLI, REPO_ROOT } from '../helpers/protocol';
+import { webSocketWire } from '../helpers/fuzz-wire';
 import { chromiumSkip, launchChromium } from '../helpers/chromium';
 import { startHttpServer, type HttpServer } from '../../src/transport/http/http-server';
 import type { Host } from '../../src/host/host';
@@ -155,16 +156,33 @@ describe('secret pages (real host, bash read -s, Chromium, the SDK client)', () 
     assert.equal(again.status, 410, again.text);
   });
 
-  it('a client without elicitation gets the link in the refusal, for the person', { skip }, async () => {
-    const session = await asking();
-    const refused = (await httpAgent.callTool({ name: 'send_keys', arguments: { session, keys: ['x', 'Enter'] } })) as ToolResult;
-    results.push(refused);
-    assert.equal(refused.isError, true);
-    const url = /(http:\/\/127\.0\.0\.1:\d+\/secret\/[A-Za-z0-9_-]+)/.exec(textOf(refused))?.[1];
-    assert.ok(url, textOf(refused));
-    assert.equal(await typeOnPage(url), 'Typed');
-    await until(async () => (await screenOf(session)).includes(`len=${SECRET.length}`), Wait.Screen, 'the shell read the secret');
-  });
+  it(
+    'a client without URL elicitation gets no link (the model reads its results, and could type on it): it is told to ask the person, and its token makes no page on /rpc',
+    { skip },
+    async () => {
+      const session = await asking();
+      const refused = (await httpAgent.callTool({ name: 'send_keys', arguments: { session, keys: ['x', 'Enter'] } })) as ToolResult;
+      results.push(refused);
+      assert.equal(refused.isError, true);
+      assert.doesNotMatch(textOf(refused), /\/secret\//);
+      assert.match(textOf(refused), /Ask the person to type it in the terminal themselves/);
+      // The same token, an agent's since it was used on /mcp, asks for a page itself over /rpc.
+      const wire = await webSocketWire(`ws://127.0.0.1:${h.http.port}/rpc`, h.http.token);
+      try {
+        wire.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'pty/secretPage', params: { session } }));
+        const answer = (await wire.nextResponse(10_000, 'the answer to pty/secretPage')) as { error?: { code: number; message: string }; result?: unknown };
+        assert.equal(answer.result, undefined, JSON.stringify(answer));
+        assert.equal(answer.error?.code, -32004);
+        assert.match(answer.error!.message, /a secret page is for the person, not an agent/);
+      } finally {
+        wire.close();
+      }
+      assert.equal((await rpc('pty/info', { session })).secretInput, true, 'the program still asks');
+      // The person types it in the terminal.
+      await rpc('pty/write', { session, action: { text: `${SECRET}\r` } });
+      await until(async () => (await screenOf(session)).includes(`len=${SECRET.length}`), Wait.Screen, 'the shell read the secret');
+    },
+  );
 
   it('refuses a POST from another origin (even one allowed for the API), and the link still works after', { skip }, async () => {
     const session = await asking();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { serverError } from '../base/errors';
+import { forbidden, serverError } from '../base/errors';
+import { isAgentCall, isMcpCall } from '../session/input/input-source';
 import { requireSession } from './context';
 import { method } from './spec';
 
@@ -17,6 +18,11 @@ export const secretPageMethod = method({
   needsRunning: true,
   async handler(ctx) {
     const session = requireSession(ctx);
+    // The page is the person's: an MCP server offers it to them through its client (URL-mode
+    // elicitation), never to the model. An agent asking on another surface, with its token, would
+    // get a link to type the secret itself.
+    if (isAgentCall(ctx.caller) && !isMcpCall(ctx.caller))
+      throw forbidden('a secret page is for the person, not an agent: ask the user to type the secret in the terminal');
     const pages = ctx.services.secretPages;
     if (!pages)
       throw serverError('This host serves no HTTP (started with --no-http): it has no secret page; the user must type the secret in the terminal', {

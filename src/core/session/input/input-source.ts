@@ -18,6 +18,11 @@ const MCP_TRANSPORTS: ReadonlySet<Transport> = new Set<Transport>(['mcp-http', '
  * is an agent (`client: {origin: "agent"}`): the guards bind the principal, not the transport, and
  * a write credited to an agent meets the agent's guards.
  */
+/** Whether a call comes through an MCP server (its own results go to the model; what it asks the client does not). */
+export function isMcpCall(from: InputSource): boolean {
+  return MCP_TRANSPORTS.has(from.transport);
+}
+
 export function isAgentCall(from: InputSource): boolean {
   return MCP_TRANSPORTS.has(from.transport) || from.agentToken === true || from.origin === 'agent';
 }
