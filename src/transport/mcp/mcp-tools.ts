@@ -345,6 +345,14 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
             const run = runs.get(state, owner);
             if (!run)
               return toolError(invalidParams('The requestState of this retry names no call in progress (unknown, or over): call the tool again without it'));
+            // A round's state answers the call it came from, retried as it was: not another tool
+            // (a read-only one would run the pending write), nor the same one with other arguments.
+            if (roundCalls.get(run) !== callKey(tool.name, args ?? {}))
+              return toolError(
+                invalidParams(
+                  'The requestState of this retry was issued for another call: retry that call with the same tool and arguments, or call this one without it',
+                ),
+              );
             run.answer(ctx.mcpReq.inputResponses);
             return lastRound(runs, run, ctx.mcpReq.signal);
           }
@@ -352,6 +360,7 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
           const a = args ?? {};
           const progress = reportProgress(ctx);
           const run = runs.add(new ToolRun((prompt, signal) => callTool(tool.name, a, within(prompt, can), signal)), owner);
+          roundCalls.set(run, callKey(tool.name, a));
           try {
             return await lastRound(runs, run, ctx.mcpReq.signal);
           } finally {
@@ -392,11 +401,43 @@ async function writeAsCaller(backend: ToolBackend, args: Record<string, unknown>
   }
 }
 
+/** The call each 2026-07-28 round's run came from: its tool and arguments, as `callKey` writes them. */
+const roundCalls = new WeakMap<ToolRun, string>();
+
+/** A tool call as one string: its name and its arguments, keys in order at every depth. */
+function callKey(name: string, args: Record<string, unknown>): string {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return JSON.stringify([name, sorted(args)]);
+}
+
 /** A round of a call; once the client has the call's result, the run is dropped (a task's is kept: it is fetched again). */
 async function lastRound(runs: RunStore, run: ToolRun, signal: AbortSignal): Promise<Awaited<ReturnType<typeof roundOf>>> {
-  const answer = await roundOf(run, signal);
-  if (run.terminal) runs.delete(run);
-  return answer;
+  // The request ended before its round was answered (notifications/cancelled, or the client closed
+  // its stream, which 2026-07-28 counts as a cancel): the call stops, as a 2025-11-25 one does, and
+  // its session takes the next send at once. A round answered (input_required) keeps its run.
+  const cancel = () => {
+    if (run.terminal) return;
+    run.cancel();
+    runs.delete(run);
+  };
+  if (signal.aborted) cancel();
+  signal.addEventListener('abort', cancel, { once: true });
+  try {
+    const answer = await roundOf(run, signal);
+    if (run.terminal) runs.delete(run);
+    return answer;
+  } finally {
+    signal.removeEventListener('abort', cancel);
+  }
 }
 
 /** What `tools/call` is handed by the SDK: the validated request, and the handler's context. */

@@ -251,6 +251,30 @@ for (const via of ['http', 'stdio'] as const) {
       },
     );
 
+    test('a send the client gives up on (it cancels the request) stops: the session takes the next send at once', { timeout: TEST_TIMEOUT }, async () => {
+      const session = await shell();
+      const ac = new AbortController();
+      const call = plain.client.callTool({ name: 'send', arguments: { session, text: 'sleep 600', timeout: 60_000 } }, { signal: ac.signal }).catch((e) => e);
+      const commands = async () => textOf((await plain.client.callTool({ name: 'list_commands', arguments: { session } })) as ToolResult);
+      await until(async () => /sleep 600/.test(await commands()), 20_000, 'the command to start');
+      ac.abort();
+      await call;
+      // The call's timeout is a minute: a send still waiting would refuse the next one as busy until then.
+      const tries: string[] = [];
+      await until(
+        async () => {
+          const r = (await plain.client.callTool({ name: 'send', arguments: { session, text: '', submit: false, timeout: 100 } })) as ToolResult;
+          tries.push(textOf(r).slice(0, 80));
+          return r.isError !== true;
+        },
+        10_000,
+        'the session free for the next send',
+      );
+      assert.ok(!tries.some((t) => /gone|exited/.test(t)), tries.join(' | '));
+      const keys = (await plain.client.callTool({ name: 'send_keys', arguments: { session, keys: ['Ctrl+C'], wait: true, timeout: 30_000 } })) as ToolResult;
+      assert.equal(keys.structuredContent?.exitCode, 130, textOf(keys));
+    });
+
     test(
       "a password prompt in a task: input_required with the secret page's URL; the person types it there, the task completes",
       { timeout: TEST_TIMEOUT },
@@ -363,3 +387,40 @@ test("over /mcp a task is its token's: another token's tasks/get, tasks/update a
   await mine({ method: 'tasks/cancel', params: { taskId, _meta: meta } });
   await ctl.request('pty/signal', { session, signal: 'SIGINT' });
 });
+
+test(
+  "a round's requestState answers only the call it came from: not a read-only tool, not the same tool with other arguments",
+  { timeout: TEST_TIMEOUT },
+  async () => {
+    const session = await shell('user'); // the user's: an agent's write asks the person (policy ask)
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': REVISION,
+      'io.modelcontextprotocol/clientInfo': { name: 'rounds', version: '0' },
+      'io.modelcontextprotocol/clientCapabilities': ELICITATION,
+    };
+    const raw = rawDispatchOf('http', undefined);
+    const args = { session, text: 'echo FOR-$((6*7))', timeout: 20_000 };
+    const asked = await raw({ method: 'tools/call', params: { name: 'send', arguments: args, _meta: meta } });
+    assert.equal(asked.result?.resultType, 'input_required', JSON.stringify(asked));
+    const requestState = asked.result.requestState as string;
+    const [key] = Object.keys(asked.result.inputRequests);
+    const allow = { [key]: { action: 'accept', content: { answer: 'once' } } };
+    const retry = (name: string, a: Record<string, unknown>) =>
+      raw({ method: 'tools/call', params: { name, arguments: a, requestState, inputResponses: allow, _meta: meta } });
+    for (const [name, a] of [
+      ['read_screen', { session }],
+      ['send', { ...args, text: 'echo OTHER-$((6*7))' }],
+    ] as const) {
+      const r = await retry(name, a);
+      assert.equal(r.result?.isError, true, `${name}: ${JSON.stringify(r)}`);
+      assert.match(JSON.stringify(r.result.content), /issued for another call/);
+    }
+    const screen = async () => (await ctl.request<{ screen: string }>('pty/read', { session })).screen;
+    assert.doesNotMatch(await screen(), /FOR-42|OTHER-42/, 'nothing was typed');
+    // The call it came from, retried as it was, is answered.
+    const done = await retry('send', args);
+    assert.notEqual(done.result?.isError, true, JSON.stringify(done));
+    await until(async () => /^FOR-42$/m.test(await screen()), 10_000, 'the allowed write');
+    assert.doesNotMatch(await screen(), /OTHER-42/);
+  },
+);
