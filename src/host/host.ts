@@ -15,6 +15,7 @@ import { ensureRuntimeDir, runtimeDirWriteError, UnsafeRuntimeDirError } from '.
 import { RuntimeDirGuard } from './runtime-guard';
 import { agentPolicy, type AgentApproval, type AgentPolicy } from '../core/agent/agent-policy';
 import { ApprovalBroker } from '../core/agent/approval';
+import { socketsRegexBudget } from '../core/io/regex-budget';
 
 /** A transport the host can add later (the HTTP server) and how it shows in the record and SessionInfo. */
 export interface HttpAttachment extends IDisposable {
@@ -66,6 +67,7 @@ export class Host extends Disposable implements HostServices {
   /** What agents' writes may do; `host/agentPolicy` changes it (the editor follows its settings). */
   agentPolicy: AgentPolicy;
   readonly approvals = new ApprovalBroker();
+  readonly socketRegexBudget = socketsRegexBudget();
   readonly startedAt = new Date().toISOString();
   readonly runtimeDir: string;
   readonly hostDir: string;

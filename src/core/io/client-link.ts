@@ -31,7 +31,7 @@ export interface ClientLinkOptions {
   everySession?: true;
   /** The holder of the client's scoped token (undefined: the host's token or a socket). */
   holder?: TokenHolder;
-  /** With the host's own token over HTTP: the regex time every request and connection with it shares (caller.ts Grant). */
+  /** With the host's own token over HTTP: the regex time every request and connection with it shares (caller.ts Grant); on the host's sockets, theirs. */
   regexBudget?: RegexBudget;
   /** Where notifications go: the transport's framing and back-pressure. */
   sink: NotificationSink;

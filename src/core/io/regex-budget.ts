@@ -20,6 +20,18 @@ export const enum RegexBudgetTuning {
    * (one test per 10 ms at most, 0.6 ms each) spends 60 ms a second: within it.
    */
   RefillMsPerSecond = 100,
+  /**
+   * What all connections to the host's sockets share (they hold no token, so opening more of
+   * them must not buy more time): a second at once, a quarter of the thread regained per second,
+   * room for a few clients waiting on regexes during floods side by side.
+   */
+  SocketsCapacityMs = 1000,
+  SocketsRefillMsPerSecond = 250,
+}
+
+/** The regex time every connection to one host's sockets shares. */
+export function socketsRegexBudget(): RegexBudget {
+  return new RegexBudget(RegexBudgetTuning.SocketsCapacityMs, RegexBudgetTuning.SocketsRefillMsPerSecond);
 }
 
 /**
@@ -32,7 +44,7 @@ export class RegexBudget {
 
   constructor(
     readonly capacityMs: number = RegexBudgetTuning.CapacityMs,
-    private readonly _refillPerSecond: number = RegexBudgetTuning.RefillMsPerSecond,
+    readonly refillPerSecond: number = RegexBudgetTuning.RefillMsPerSecond,
     private readonly _now: () => number = () => performance.now(),
   ) {
     this._left = capacityMs;
@@ -42,7 +54,7 @@ export class RegexBudget {
   /** Milliseconds of regex time left now. */
   available(): number {
     const now = this._now();
-    this._left = Math.min(this.capacityMs, this._left + ((now - this._at) / 1000) * this._refillPerSecond);
+    this._left = Math.min(this.capacityMs, this._left + ((now - this._at) / 1000) * this.refillPerSecond);
     this._at = now;
     return this._left;
   }
@@ -55,15 +67,15 @@ export class RegexBudget {
 
   /** How long until `ms` of regex time is available again. */
   secondsUntil(ms: number): number {
-    return Math.max(0, Math.ceil((ms - this.available()) / this._refillPerSecond));
+    return Math.max(0, Math.ceil((ms - this.available()) / this.refillPerSecond));
   }
 }
 
 /** The refusal of a test when the caller's regex time is spent (-32000 with `limit: "regexTime"`: REST 429). */
 export function regexBudgetSpent(budget: RegexBudget, minimumMs: number): RpcError {
   return limitReached(
-    `Regex time spent: this connection or token ran regexes for ${budget.capacityMs} ms lately, the most it may; ` +
-      `it regains ${RegexBudgetTuning.RefillMsPerSecond} ms per second (try again in about ${budget.secondsUntil(minimumMs)} s), or use a simpler regex or match`,
+    `Regex time spent: this connection, its token or the host's sockets together ran regexes for ${budget.capacityMs} ms lately, the most they may; ` +
+      `they regain ${budget.refillPerSecond} ms per second (try again in about ${budget.secondsUntil(minimumMs)} s), or use a simpler regex or match`,
     'regexTime',
     budget.capacityMs,
   );

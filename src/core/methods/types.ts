@@ -7,6 +7,7 @@ import type { SessionRegistry, CreateSessionParams } from '../session/registry';
 import type { Session } from '../session/session';
 import type { Caller, TokenScope } from '../io/caller';
 import type { ClientLink } from '../io/client-link';
+import type { RegexBudget } from '../io/regex-budget';
 
 export type { SessionInfo } from './shapes';
 
@@ -91,6 +92,8 @@ export interface HostServices {
   agentPolicy?: AgentPolicy;
   /** Where the host asks the user about agents' writes and tells who watches that an agent types. */
   readonly approvals?: ApprovalBroker;
+  /** The regex time every connection to the host's sockets shares, beside its own (regex-budget.ts). */
+  readonly socketRegexBudget?: RegexBudget;
 }
 
 /** Everything a method handler may use for one call. */

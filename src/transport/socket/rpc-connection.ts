@@ -69,7 +69,13 @@ export class RpcConnection extends Disposable {
         mode,
         services: _options.services,
         maxInFlightRequests: _options.maxInFlightRequests,
-        link: { origin: 'script', transport: mode.kind === 'session' ? 'socket' : 'control', home: mode.kind === 'session' ? mode.session : undefined },
+        link: {
+          origin: 'script',
+          transport: mode.kind === 'session' ? 'socket' : 'control',
+          home: mode.kind === 'session' ? mode.session : undefined,
+          // No token tells socket clients apart: more connections must not buy more regex time.
+          regexBudget: _options.services.socketRegexBudget,
+        },
       }),
     );
     const reader = new LineReader(

@@ -116,6 +116,48 @@ describe('regex time per connection and per token', () => {
   );
 });
 
+describe("the host's sockets share one regex budget beside each connection's", () => {
+  let h: HttpHost;
+  const clients: RpcClient[] = [];
+  after(async () => {
+    for (const c of clients) c.close();
+    await h?.close();
+  });
+
+  test(
+    'costly pty/waits from 30 socket connections run out together (more connections buy no more time); HTTP clients are served meanwhile',
+    { timeout: 120_000 },
+    async () => {
+      h = await startHttpHost();
+      const ctl = await connect(h.host.controlAddress);
+      clients.push(ctl);
+      const id = (await ctl.call('session/create', { ...BASH, cols: 80, rows: 24 })).id;
+      await ctl.call('pty/write', { session: id, action: { text: `echo ${A_LINE}\r` } });
+      await until(async () => (await ctl.call('pty/read', { session: id })).screen.includes(`${A_LINE}\n$`), 10_000, "the line of a's");
+      for (let i = 0; i < 30; i++) clients.push(await connect(h.host.controlAddress));
+      const answers = await Promise.all(
+        clients.slice(1).flatMap((c) =>
+          [1, 2].map(() =>
+            c.call('pty/wait', { session: id, regex: CATASTROPHIC, timeout: 60_000 }).then(
+              () => ({ code: 0, limit: undefined }),
+              (e: { code?: number; data?: { limit?: string } }) => ({ code: e.code, limit: e.data?.limit }),
+            ),
+          ),
+        ),
+      );
+      // Each connection alone could run two tests at the per-test cap (60 in all); together they
+      // share a second, and what it regains meanwhile.
+      const costly = answers.filter((a) => a.code === -32602).length;
+      const spent = answers.filter((a) => a.limit === 'regexTime').length;
+      assert.equal(costly + spent, answers.length, JSON.stringify(answers.find((a) => a.code !== -32602 && a.limit !== 'regexTime')));
+      assert.ok(costly <= 12, `${costly} tests ran to the per-test cap; ${spent} were refused`);
+      // A client over HTTP has its own token's budget: served as before.
+      const health = await fetch(`${h.http.url}/health`, { headers: { authorization: `Bearer ${h.token}` } });
+      assert.equal(health.status, 200);
+    },
+  );
+});
+
 describe('a deny rule that backtracks', () => {
   let h: HttpHost;
   let ctl: RpcClient;
