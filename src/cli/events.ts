@@ -4,9 +4,8 @@ import { paramsOf } from '../core/methods/notifications';
 import { RpcClient, type Notification } from '../transport/client/rpc-client';
 import { intFlag, parseArgs, UsageError } from './args';
 import { COMMAND_FLAGS } from './command-flags';
-import type { SessionInfo } from '../core/methods/types';
 import { CliError, hostGoneMessage } from './find-session';
-import { chosenHost, connectRemote, findTarget, remoteHosts, remoteName } from './remote';
+import { chosenHost, connectRemote, findTarget, remoteHosts, remoteName, remoteSessions } from './remote';
 import { stdoutClosed, whenStdoutCloses } from './stdout-closed';
 
 export const EVENTS_USAGE = 'shared-pty events [<session>] [--since SEQ] [--json] [--host NAME]';
@@ -110,7 +109,7 @@ async function followRemote(name: string): Promise<Followed> {
   const client = await connectRemote(name);
   const names = new Map<string, string>();
   const list = async () => {
-    for (const s of ((await client.call('session/list', {})) as { sessions: SessionInfo[] }).sessions) names.set(s.id, s.name);
+    for (const s of await remoteSessions(name)) names.set(s.id, s.name);
   };
   await list();
   return { host: name, client, names, gone: () => remoteHosts().dropMessage(name), refreshNames: () => void list().catch(() => undefined) };

@@ -292,7 +292,8 @@ export class DiscoveryBackend implements ToolBackend {
       return sessions.map((s) => ({ ...s, host: name }));
     } catch (e) {
       if (must) throw e;
-      if (!this._unreachable.has(name)) {
+      // The relay is ending (its client closed stdin): a listing cut short is no failure to report.
+      if (!this._unreachable.has(name) && !this._remotes.closing) {
         this._unreachable.add(name);
         process.stderr.write(`shared-pty mcp: ${(e as Error).message}\n`);
       }

@@ -2,7 +2,7 @@ import { HostsConfigError, hostsConfigPath, LOCAL_HOST, readHostsConfig, splitHo
 import { RemoteHosts } from '../host/remote-hosts';
 import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector } from '../core/session/selector';
-import { RpcClient } from '../transport/client/rpc-client';
+import { ConnectionClosedError, RpcClient } from '../transport/client/rpc-client';
 import { CliError, connectHost, findLocalSession, hostGoneMessage, type FoundSession } from './find-session';
 
 /** `--host NAME` as given on this command line (it wins over SHARED_PTY_HOST). */
@@ -104,8 +104,7 @@ export async function findTarget(selector: string): Promise<SessionTarget> {
   const split = splitHostSelector(config, selector);
   const remote = remoteName(split.host ?? chosenHost());
   if (remote === undefined) return localTarget(findLocalSession(split.selector, config));
-  const client = await connectRemote(remote);
-  const { sessions } = await client.call('session/list', {});
+  const sessions = await remoteSessions(remote);
   const r = resolveSelector(
     sessions,
     split.selector,
@@ -115,6 +114,19 @@ export async function findTarget(selector: string): Promise<SessionTarget> {
   if (r.kind === 'ambiguous') throw new CliError(`session "${selector}" is ambiguous on host "${remote}"; use its id`);
   if (r.kind === 'unknown') throw new CliError(`unknown session on host "${remote}": ${split.selector}`);
   return remoteTarget(remote, r.item);
+}
+
+/**
+ * `remote`'s sessions, as every command that names one of them finds it: within the listing's
+ * time, checked to be a list of sessions, a failure a one-line CLI error naming the host.
+ */
+export async function remoteSessions(remote: string): Promise<SessionInfo[]> {
+  try {
+    return await remoteHosts().listSessions<SessionInfo>(remote, (c) => c.call('session/list', {}));
+  } catch (e) {
+    if (e instanceof ConnectionClosedError) throw new CliError(await remoteHosts().dropMessage(remote));
+    throw new CliError((e as Error).message);
+  }
 }
 
 /** The bridge of `remote`, its failure as a one-line CLI error. */

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { ensureDaemon } from '../host/daemon';
 import { readLiveRecords } from '../host/discovery';
+import { isSessionLike } from '../host/remote-hosts';
 import type { CommandRecord } from '../core/commands/command-tracker';
 import { ErrorCode } from '../core/base/errors';
 import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
@@ -50,6 +51,8 @@ export async function openCommand(argv: string[]): Promise<number> {
       ...(name !== undefined ? { name } : {}),
       origin: 'user',
     });
+    // A far end of another kind (or version) that answers something else is said so, never printed as an id.
+    if (remote !== undefined && !isSessionLike(info)) throw new CliError(`host "${remote}" answered something that is not a session`);
     // On a remote host its selector names the host too, so the printed id works in the next command.
     const shown = remote === undefined ? info : { ...info, host: remote };
     process.stdout.write(args.flags.has('--json') ? JSON.stringify(shown, null, 2) + '\n' : (remote === undefined ? info.id : `${remote}:${info.id}`) + '\n');

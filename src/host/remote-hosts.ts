@@ -67,6 +67,11 @@ export class RemoteHosts implements IDisposable {
     private readonly _onDrop?: (message: string, host: string) => void,
   ) {}
 
+  /** Its connections are being closed (the client process is ending): what fails now is not news. */
+  get closing(): boolean {
+    return this._disposed;
+  }
+
   /** The configured host names. */
   get names(): string[] {
     return [...this.config.hosts.keys()];
@@ -97,7 +102,8 @@ export class RemoteHosts implements IDisposable {
         );
       });
       const answer = (await Promise.race([call(client), late])) as { sessions?: unknown } | null;
-      if (!Array.isArray(answer?.sessions)) throw new RemoteHostError(`host "${name}" answered something that is not a list of sessions`, name);
+      if (!Array.isArray(answer?.sessions) || !answer.sessions.every(isSessionLike))
+        throw new RemoteHostError(`host "${name}" answered something that is not a list of sessions`, name);
       return answer.sessions as S[];
     } finally {
       clearTimeout(timer);
@@ -227,4 +233,10 @@ function killedBy(code: number | null): string {
   const n = code === null ? 0 : code - 128;
   const name = Object.entries(os.constants.signals).find(([, v]) => v === n)?.[0];
   return name ? ` (ended by ${name})` : '';
+}
+
+/** What every use of a remote host's SessionInfo needs of it: an id and a name to find and show it by. */
+export function isSessionLike(s: unknown): boolean {
+  const o = s as { id?: unknown; name?: unknown } | null;
+  return typeof o === 'object' && o !== null && typeof o.id === 'string' && o.id !== '' && typeof o.name === 'string';
 }

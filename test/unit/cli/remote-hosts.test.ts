@@ -308,6 +308,20 @@ describe('remote hosts through ssh and exec', () => {
         assert.equal(lines.length, 2, listed.stderr);
         assert.match(lines[0], /^shared-pty: host "garbled" answered something that is not a list of sessions$/);
         assert.match(lines[1], /^shared-pty: host "stall" did not list its sessions within 10 s/);
+        // A command naming a session there finds it by the same listing: the same one line, in the same time.
+        const cfg = { ...env, XDG_CONFIG_HOME: config };
+        assert.match(
+          oneLineError(await runCli(['read', 'garbled:x'], cfg), 'read on garbled'),
+          /^shared-pty: host "garbled" answered something that is not a list of sessions\n$/,
+        );
+        assert.match(
+          oneLineError(await runCli(['send', 'stall:x', 'hi'], cfg), 'send on stall'),
+          /^shared-pty: host "stall" did not list its sessions within 10 s/,
+        );
+        // Nor is an answer that is no session printed as one.
+        const opened = await runCli(['open', '--host', 'garbled'], cfg);
+        assert.equal(opened.stdout, '', 'no id printed');
+        assert.match(oneLineError(opened, 'open on garbled'), /^shared-pty: host "garbled" answered something that is not a session\n$/);
       } finally {
         ok(await runCli(['kill', web], { ...env, XDG_CONFIG_HOME: config }), 'kill on web');
       }
