@@ -34,7 +34,8 @@ export const MIRROR_QUERIES = {
     const { from, truncated } = m.endRowWatch(watch, startRow);
     const snap = m.screen();
     if (snap.alternate) return { rows: snap.rows, truncated: false, alternate: true };
-    return { rows: m.rowsBetween(from, m.endRow), truncated, alternate: false };
+    // A long line the terminal wrapped is one line of the answer, as the program printed it.
+    return { rows: m.rowsBetween(from, m.endRow, true), truncated, alternate: false };
   },
 
   /**

@@ -1,4 +1,4 @@
-import { Terminal, type IBufferNamespace } from '@xterm/headless';
+import { Terminal, type IBuffer, type IBufferNamespace } from '@xterm/headless';
 import { Disposable, toDisposable, type Event } from '../base/lifecycle';
 import { rowText } from './row-text';
 import { keepEmptyRowMaps, printStateOf, syncWriteOf, touchedRowsOf, type PrintState, type TouchedRows } from '../base/internals/xterm';
@@ -53,6 +53,26 @@ export type { CursorPos, ScreenSize, ScreenSnapshot } from './screen';
  * Rows are numbered absolutely over the session's life: row numbers only grow, so a send can
  * remember "the output starts at row N" and still find it after thousands of rows scrolled by.
  */
+/**
+ * Spaces the program wrote at the end of row `y` (rowText leaves them out): a line that wrapped
+ * there goes on after them. Cells never written (a wide character that did not fit) are no spaces.
+ */
+function writtenSpacesAtEnd(buf: IBuffer, y: number): number {
+  const line = buf.getLine(y);
+  if (!line) return 0;
+  let x = line.length - 1;
+  while (x >= 0 && line.getCell(x)?.getChars() === '') x--;
+  let n = 0;
+  while (x >= 0 && line.getCell(x)?.getChars() === ' ') {
+    n++;
+    x--;
+  }
+  return n;
+}
+
+/** Text of one byte a character (a row of it takes a cell a character). */
+const ASCII_ONLY = /^[\x20-\x7e]*$/;
+
 export class Mirror extends Disposable {
   private readonly _term: Terminal;
   /** `_term.buffer`, fetched once: the getter checks an option through a proxy on every call. */
@@ -403,7 +423,7 @@ export class Mirror extends Disposable {
   }
 
   /** Rows [from, to) in absolute numbering, clamped to what is retained. */
-  rowsBetween(from: number, to: number): string[] {
+  rowsBetween(from: number, to: number, joinWrapped = false): string[] {
     const out: string[] = [];
     const start = Math.max(from, this.firstRetainedRow);
     const end = Math.min(to, this.endRow);
@@ -412,10 +432,30 @@ export class Mirror extends Disposable {
     const boundary = this._boundaryLine();
     const screenTop = this._screenTopAbsolute();
     const active = this._buffers.active;
+    const cols = this._term.cols;
+    /** The row before, whole: its spaces at the right edge are part of the line it wrapped. */
+    let full: () => string = () => out[out.length - 1];
     for (let r = start; r < end; r++) {
-      if (r < storeEnd) out.push(this._store.get(r - this._store.firstAbsolute));
-      else if (r < screenTop) out.push(rowText(normal, boundary + (r - storeEnd)));
-      else out.push(rowText(active, active.baseY + (r - screenTop)));
+      let text: string;
+      let wrapped: boolean;
+      if (r < storeEnd) {
+        const i = r - this._store.firstAbsolute;
+        text = this._store.get(i);
+        wrapped = joinWrapped && this._store.wrapped(i);
+        if (wrapped && out.length > 0) out[out.length - 1] = full();
+        // Kept without its trailing spaces: put back up to the width, where a cell is a character.
+        const kept = text;
+        if (joinWrapped) full = () => (ASCII_ONLY.test(kept) ? out[out.length - 1] + ' '.repeat(Math.max(0, cols - kept.length)) : out[out.length - 1]);
+      } else {
+        const [buf, y] = r < screenTop ? [normal, boundary + (r - storeEnd)] : [active, active.baseY + (r - screenTop)];
+        text = rowText(buf, y);
+        wrapped = joinWrapped && buf.getLine(y)?.isWrapped === true;
+        if (wrapped && out.length > 0) out[out.length - 1] = full();
+        if (joinWrapped) full = () => out[out.length - 1] + ' '.repeat(writtenSpacesAtEnd(buf, y));
+      }
+      // With joinWrapped, a row the terminal wrapped onto goes back onto its line, as the program wrote it.
+      if (wrapped && out.length > 0) out[out.length - 1] += text;
+      else out.push(text);
     }
     return out;
   }
@@ -492,7 +532,7 @@ export class Mirror extends Disposable {
     const cols = this._term.cols;
     const cursorLine = this._buffers.normal.baseY + this._term.rows - 1;
     this._moveRows(this._boundaryLine(), cursorLine);
-    this._runs.pushRows(data, run, cols, (bytes, start, end) => this._store.pushAscii(bytes, start, end));
+    this._runs.pushRows(data, run, cols, (bytes, start, end, wrapped) => this._store.pushAscii(bytes, start, end, wrapped));
     this._boundary.place(cursorLine);
     this._scrolledSinceCheck = (this._scrolledSinceCheck + run.skippedRows) % MirrorTuning.HarvestBatch;
     this._plainRowsSkipped += run.skippedRows;

@@ -154,16 +154,17 @@ export class PlainRunFinder {
    * Hands each row the run's lines before its tail make to `push`, oldest first: a line's
    * cols-wide pieces, each without its trailing spaces (as rows read from xterm are, row-text.ts).
    */
-  pushRows(data: Uint8Array, run: PlainRun, cols: number, push: (data: Uint8Array, start: number, end: number) => void): void {
+  pushRows(data: Uint8Array, run: PlainRun, cols: number, push: (data: Uint8Array, start: number, end: number, wrapped: boolean) => void): void {
     const ends = sharedEnds;
     let lineStart = run.start;
     for (let k = 0; k < run.skippedLines; k++) {
       const lineEnd = ends[k] - 2;
-      if (lineEnd === lineStart) push(data, lineStart, lineStart);
+      if (lineEnd === lineStart) push(data, lineStart, lineStart, false);
       for (let p = lineStart; p < lineEnd; p += cols) {
         let q = Math.min(p + cols, lineEnd);
         while (q > p && data[q - 1] === SPACE) q--;
-        push(data, p, q);
+        // A row after a line's first continues it, as xterm marks a wrapped row.
+        push(data, p, q, p > lineStart);
       }
       lineStart = ends[k];
     }

@@ -64,6 +64,13 @@ export class ScrollbackStore {
   private _length = 0;
   /** Rows ever dropped from the front (for absolute row numbering). */
   private _dropped = 0;
+  /**
+   * Which rows continue the row before them (a long line the terminal wrapped): a bit per row, by
+   * absolute number, in a ring larger than the rows held. Made at the first such row: a session
+   * whose lines all fit holds none.
+   */
+  private _wraps: Uint8Array | undefined;
+  private _wrapMask = 0;
 
   constructor(private _capacity: number) {}
 
@@ -76,19 +83,50 @@ export class ScrollbackStore {
     return this._dropped;
   }
 
-  push(row: string): void {
+  /** Adds a row; `wrapped`: it continues the row before (one line the terminal wrapped). */
+  push(row: string, wrapped = false): void {
     const at = this._tailBytes();
     this._room(at, Buffer.byteLength(row, 'utf8') + 1);
-    this._added(at + this._tail.write(row, at, 'utf8'));
+    this._added(at + this._tail.write(row, at, 'utf8'), wrapped);
   }
 
   /** Adds xterm's row `y` of `buf` (its text, trailing spaces removed). */
   pushRow(buf: IBuffer, y: number, cols: number): void {
     const at = this._tailBytes();
     this._room(at, cols * MAX_CELL_BYTES + 1);
+    const wrapped = buf.getLine(y)?.isWrapped === true;
     const end = rowBytes(buf, y, this._tail, at);
-    if (end < 0) this.push(rowText(buf, y));
-    else this._added(end);
+    if (end < 0) this.push(rowText(buf, y), wrapped);
+    else this._added(end, wrapped);
+  }
+
+  /** Whether row `i` (counted from the oldest held) continues the row before it. */
+  wrapped(i: number): boolean {
+    if (!this._wraps || i < 0 || i >= this._length) return false;
+    const a = (this._dropped + i) & this._wrapMask;
+    return ((this._wraps[a >> 3] >> (a & 7)) & 1) === 1;
+  }
+
+  /** Sets the newest row's wrap bit (the ring is made at the first wrapped row, grown with the capacity). */
+  private _markNewest(wrapped: boolean): void {
+    if (!wrapped && !this._wraps) return;
+    let bits = 1024;
+    while (bits < this._capacity + 2 * BLOCK_ROWS) bits *= 2;
+    if (!this._wraps || bits > this._wrapMask + 1) {
+      const old = this._wraps;
+      const oldMask = this._wrapMask;
+      this._wraps = new Uint8Array(bits >> 3);
+      this._wrapMask = bits - 1;
+      // The rows held keep their bits (the newest one's is set below).
+      if (old) for (let a = this._dropped; a < this._dropped + this._length - 1; a++) this._setWrap(a, ((old[(a & oldMask) >> 3] >> (a & 7)) & 1) === 1);
+    }
+    this._setWrap(this._dropped + this._length - 1, wrapped);
+  }
+
+  private _setWrap(abs: number, on: boolean): void {
+    const a = abs & this._wrapMask;
+    if (on) this._wraps![a >> 3] |= 1 << (a & 7);
+    else this._wraps![a >> 3] &= ~(1 << (a & 7));
   }
 
   /**
@@ -96,12 +134,12 @@ export class ScrollbackStore {
    * character, so already UTF-8), trailing spaces already removed. Rows of plain text that never
    * reached xterm come this way (plain-run.ts).
    */
-  pushAscii(data: Uint8Array, start: number, end: number): void {
+  pushAscii(data: Uint8Array, start: number, end: number, wrapped = false): void {
     const at = this._tailBytes();
     const n = end - start;
     this._room(at, n + 1);
     this._tail.set(data.subarray(start, end), at);
-    this._added(at + n);
+    this._added(at + n, wrapped);
   }
 
   /** Row `i` counted from the oldest held row. */
@@ -204,12 +242,13 @@ export class ScrollbackStore {
   }
 
   /** The row written into the tail ends at `end`; its ROW_END goes after it (sealed-blocks.ts). */
-  private _added(end: number): void {
+  private _added(end: number, wrapped: boolean): void {
     this._tail[end++] = ROW_END;
     this._tailEnds[this._tailRows++] = end;
     this._length++;
     if (this._tailRows >= BLOCK_ROWS) this._seal();
     this._trim();
+    if (this._length > 0) this._markNewest(wrapped);
   }
 
   /**

@@ -365,6 +365,30 @@ describe('Mirror: synthetic output in chunks of every size', () => {
     m.dispose();
   });
 
+  test("joined, the rows a long line wrapped onto are that line again, spaces at the edge too, in xterm's rows and in the store", async () => {
+    for (const plainRuns of [true, false]) {
+      const m = new Mirror(COLS, ROWS, 10000, { plainRuns });
+      const lines: string[] = [];
+      for (let i = 1; i <= 3000; i++) {
+        // A space falls on the last column of a wrapped row every few lines (the line goes on after it).
+        const edge = i % 4 === 0 ? 'e'.repeat(COLS - String(i).length - 2) + ' ' + 'tail' : '';
+        lines.push(`${i}:` + (edge || (i % 3 === 0 ? '中'.repeat(45) : 'x'.repeat(i % 170))));
+      }
+      await feed(m, Buffer.from(lines.join('\r\n') + '\r\n'), [4096, 17, 65536]);
+      const joined = m.rowsBetween(m.firstRetainedRow, m.endRow, true);
+      assert.equal(joined.at(-1), '', 'the cursor row');
+      const whole = joined.slice(0, -1);
+      // The oldest retained line may have lost its first rows: compare from the first whole one.
+      const first = whole.findIndex((l) => /^\d+:/.test(l) && lines[Number(l.split(':')[0]) - 1] === l);
+      assert.ok(first >= 0 && first < 3, `${plainRuns}: a whole line near the start (${whole.slice(0, 3).join(' | ').slice(0, 200)})`);
+      const n = Number(whole[first].split(':')[0]);
+      assert.deepEqual(whole.slice(first), lines.slice(n - 1), `plain runs ${plainRuns}`);
+      // Unjoined, the same rows are the screen's rows, as before.
+      assert.ok(m.rowsBetween(m.firstRetainedRow, m.endRow).length > joined.length);
+      m.dispose();
+    }
+  });
+
   test('a scroll region (as vim and less use on the normal screen) adds nothing to the scrollback', async () => {
     const m = new Mirror(COLS, ROWS, 10000);
     await feed(m, numbers(1, 100), [4096]);

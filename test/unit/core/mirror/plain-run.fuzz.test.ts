@@ -229,6 +229,8 @@ function view(m: Mirror, all: boolean) {
     firstRetainedRow: m.firstRetainedRow,
     endRow: m.endRow,
     rows: m.rowsBetween(all ? 0 : Math.max(0, m.endRow - STEP_ROWS), m.endRow),
+    // The same rows with the wrapped ones joined: which rows continue a line, as xterm marks them.
+    joined: m.rowsBetween(all ? 0 : Math.max(0, m.endRow - STEP_ROWS), m.endRow, true),
     serialized: all ? m.serialize(100000) : '',
     serializedShort: m.serialize(5),
   };

@@ -577,6 +577,13 @@ describe('host control socket', () => {
     assert.ok(Date.now() - t0 >= 900, `returned after ${Date.now() - t0} ms`);
     assert.ok(slept.waitedMs >= 900);
     assert.deepEqual(slept.status, { kind: 'running' });
+
+    // A line longer than the terminal is wide comes back as the one line it is, not as its rows
+    // (a space on the right edge included).
+    const long = await s.call('pty/send', { text: `printf '%s %s\\n' "$(printf 'y%.0s' $(seq 1 $(($(tput cols) - 1))))" "$(printf 'z%.0s' $(seq 1 150))"` });
+    const line = long.output.split('\n').find((l: string) => l.startsWith('yyy'));
+    assert.ok(line, long.output);
+    assert.match(line, /^y+ z{150}$/);
     await s.call('pty/kill');
   });
 
