@@ -109,18 +109,22 @@ export class ScrollbackStore {
 
   /** Sets the newest row's wrap bit (the ring is made at the first wrapped row, grown with the capacity). */
   private _markNewest(wrapped: boolean): void {
-    if (!wrapped && !this._wraps) return;
+    if (!this._wraps) {
+      if (!wrapped) return;
+      this._growWraps();
+    } else if (this._wrapMask + 1 < this._capacity + 2 * BLOCK_ROWS) this._growWraps();
+    this._setWrap(this._dropped + this._length - 1, wrapped);
+  }
+
+  /** A ring of bits that outlasts the rows held (the capacity and a block), the held rows' bits kept. */
+  private _growWraps(): void {
     let bits = 1024;
     while (bits < this._capacity + 2 * BLOCK_ROWS) bits *= 2;
-    if (!this._wraps || bits > this._wrapMask + 1) {
-      const old = this._wraps;
-      const oldMask = this._wrapMask;
-      this._wraps = new Uint8Array(bits >> 3);
-      this._wrapMask = bits - 1;
-      // The rows held keep their bits (the newest one's is set below).
-      if (old) for (let a = this._dropped; a < this._dropped + this._length - 1; a++) this._setWrap(a, ((old[(a & oldMask) >> 3] >> (a & 7)) & 1) === 1);
-    }
-    this._setWrap(this._dropped + this._length - 1, wrapped);
+    const old = this._wraps;
+    const oldMask = this._wrapMask;
+    this._wraps = new Uint8Array(bits >> 3);
+    this._wrapMask = bits - 1;
+    if (old) for (let a = this._dropped; a < this._dropped + this._length; a++) this._setWrap(a, ((old[(a & oldMask) >> 3] >> (a & 7)) & 1) === 1);
   }
 
   private _setWrap(abs: number, on: boolean): void {
