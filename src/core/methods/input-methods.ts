@@ -325,6 +325,9 @@ export const sendMethod = method({
     command: commandRecord.optional().describe('With shell integration: the (last) command the send ran, finished or still running.'),
     ...outputCursorFields(),
   }),
+  // Nothing can be typed into an exited session: refused as pty/write is (a program that ends
+  // during the send is its session_exit).
+  needsRunning: true,
   async handler(ctx, p) {
     // The call's whole wait (the user's answer, their pause, the outcome) is within its timeout and in waitedMs.
     const since = Date.now();

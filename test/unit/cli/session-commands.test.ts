@@ -109,6 +109,24 @@ describe('open, send, commands, kill', () => {
     await until(async () => (await cli('send', id, 'true', '--timeout', '10000')).code === 0, 20_000, 'the shell is back');
   });
 
+  test('send and keys to a session whose program has ended: one line, exit 1, nothing typed (so && stops)', { timeout: TEST_TIMEOUT }, async () => {
+    const ended = ok(await cli('open', '--name', 'ended', '--', 'sh', '-c', 'exit 7'), 'open').trim();
+    await until(
+      async () => (JSON.parse(ok(await cli('list', '--json'), 'list')) as Array<{ id: string; running: boolean }>).some((s) => s.id === ended && !s.running),
+      10_000,
+      'the program to end',
+    );
+    for (const args of [
+      ['send', ended, 'echo never'],
+      ['keys', ended, 'Enter'],
+    ]) {
+      const r = await cli(...args);
+      assert.equal(r.code, 1, `${args[0]}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, /^shared-pty: [^\n]*exited[^\n]*\n$/, args[0]);
+    }
+    ok(await cli('kill', ended), 'kill');
+  });
+
   test('commands lists what the shell ran: id, exit code, cwd, command line; --json the records', { timeout: TEST_TIMEOUT }, async () => {
     const rows = ok(await cli('commands', id), 'commands');
     assert.match(rows, /^\d+\texit 3 \d+ ms\t[^\t]+\t\(exit 3\)$/m, rows);

@@ -409,13 +409,13 @@ describe('every surface agrees with the method table', () => {
   );
 
   test(
-    'writing to, signalling or resizing an exited session is -32000 (reason session_exited) on every surface (REST: 400 with rpcCode -32000)',
+    'writing or sending to, signalling or resizing an exited session is -32000 (reason session_exited) on every surface (REST: 400 with rpcCode -32000)',
     { timeout: 60_000 },
     async () => {
       const info = await rpc('session/create', { command: 'true' });
       await until(async () => !(await rpc('pty/status', { session: info.id })).running, 10_000, 'the program to end');
       const needsRunning = TABLE.filter((m) => m.needsRunning);
-      assert.deepEqual(needsRunning.map((m) => m.name).sort(), ['pty/appInput', 'pty/resize', 'pty/secretPage', 'pty/signal', 'pty/write']);
+      assert.deepEqual(needsRunning.map((m) => m.name).sort(), ['pty/appInput', 'pty/resize', 'pty/secretPage', 'pty/send', 'pty/signal', 'pty/write']);
       for (const spec of needsRunning) {
         assert.equal(await rpcCode(spec.name, { ...EXAMPLES[spec.name], session: info.id }), SESSION_EXITED, spec.name);
         // A method no tool projects (pty/secretPage: the tools offer it only inside a refusal) is checked over JSON-RPC.
