@@ -233,12 +233,27 @@ function isJsonRpcMessage(line: Buffer): boolean {
   }
 }
 
+/**
+ * The code a first line that is not JSON-RPC gets: -32600 for a JSON object (it is JSON, just not
+ * JSON-RPC), -32700 for anything else, a first byte that cannot begin an object refused at once.
+ */
+function refusalCode(line: Buffer): number {
+  const first = line.find((b) => b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== 0x0a);
+  if (first !== 0x7b) return -32700;
+  try {
+    const v = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(line));
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? -32600 : -32700;
+  } catch {
+    return -32700;
+  }
+}
+
 let caseNumber = 0;
 
 /**
  * One connection to the target's TCP port: `first`, then a `pty/write` of a marker. A first line
  * that is JSON-RPC: the connection is served (the marker's write is answered). Any other: one
- * error line (-32600, id null), the connection closed, and the marker never typed.
+ * error line (refusalCode's, id null), the connection closed, and the marker never typed.
  */
 async function runFirstLine(first: Buffer): Promise<void> {
   await fh.restore({ fresh: true });
@@ -266,7 +281,7 @@ async function runFirstLine(first: Buffer): Promise<void> {
     assert.equal(lines.length, 1, `${what}: ${text.slice(0, 300)}`);
     const answer = JSON.parse(lines[0]);
     assert.equal(answer.id, null, what);
-    assert.equal(answer.error.code, -32600, what);
+    assert.equal(answer.error.code, refusalCode(first), what);
     // Input is taken in order: a probe typed after it shows whether the marker ever was.
     const probe = await LineClient.connect({ port });
     try {

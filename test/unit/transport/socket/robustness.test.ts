@@ -371,12 +371,15 @@ describe('clients that vanish mid-call', () => {
     const st = await control.request<{ running: boolean; exitCode: number }>('pty/status', { session: s.id });
     assert.equal(st.running, false);
     assert.equal(st.exitCode, 7);
-    // A later send does not hang, and writes are refused with a clear error.
-    const again = await control.request<{ waitReason: string }>('pty/send', { session: s.id, text: 'echo nobody', timeout: 5000 });
-    assert.equal(again.waitReason, 'session_exit');
-    const e = await rejectsWith(control.request('pty/write', { session: s.id, action: { text: 'x' } }), -32000);
-    assert.match(e.message, /exit/i);
-    assert.equal((e.data as { reason: string }).reason, 'session_exited');
+    // A later send or write does not hang: each is refused with a clear error, nothing typed.
+    for (const [method, params] of [
+      ['pty/send', { text: 'echo nobody', timeout: 5000 }],
+      ['pty/write', { action: { text: 'x' } }],
+    ] as const) {
+      const e = await rejectsWith(control.request(method, { session: s.id, ...params }), -32000);
+      assert.match(e.message, /exit/i, method);
+      assert.equal((e.data as { reason: string }).reason, 'session_exited', method);
+    }
     await control.request('pty/kill', { session: s.id });
     await until(async () => !(await control.request<{ sessions: SessionInfo[] }>('session/list')).sessions.some((x) => x.id === s.id), 5000, 'session removed');
     await hostStillServes();
