@@ -420,20 +420,26 @@ describe('remote hosts through ssh and exec', () => {
   });
 });
 
-test('shared-pty mcp: a host that gave no answer in time costs its 30 s once, not at every listing', { timeout: 120_000 }, async () => {
+/** `shared-pty mcp` with a hosts.json of its own holding `hostsJson`, connected: the SDK's client. */
+async function mcpWithHostsFile(hostsJson: string, name: string): Promise<Client> {
   const config = dir();
   fs.mkdirSync(path.join(config, 'shared-pty'));
-  fs.writeFileSync(path.join(config, 'shared-pty', 'hosts.json'), JSON.stringify({ hosts: { hang: 'exec sleep 1000' } }));
-  const hung = new StdioClientTransport({
+  fs.writeFileSync(path.join(config, 'shared-pty', 'hosts.json'), hostsJson);
+  const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, 'mcp'],
     env: { ...env, XDG_CONFIG_HOME: config } as Record<string, string>,
     cwd: REPO_ROOT,
     stderr: 'pipe',
   });
-  const agent = new Client({ name: 'hang-test', version: '0.0.0' });
+  const agent = new Client({ name, version: '0.0.0' });
+  await withTimeout(agent.connect(transport), 30_000, 'MCP stdio connect');
+  return agent;
+}
+
+test('shared-pty mcp: a host that gave no answer in time costs its 30 s once, not at every listing', { timeout: 120_000 }, async () => {
+  const agent = await mcpWithHostsFile(JSON.stringify({ hosts: { hang: 'exec sleep 1000' } }), 'hang-test');
   try {
-    await withTimeout(agent.connect(hung), 30_000, 'MCP stdio connect');
     const first = (await agent.callTool({ name: 'list_sessions', arguments: {} }, undefined, { timeout: 90_000 })) as { isError?: boolean };
     assert.notEqual(first.isError, true, 'the hosts that answer are listed; the silent one is left out');
     // The next listing does not wait for it again (it would take another 30 s).
@@ -454,20 +460,9 @@ test(
   "shared-pty mcp with a broken hosts.json: this machine's sessions still listed; a host named anywhere is told the file is why",
   { timeout: 60_000 },
   async () => {
-    const config = dir();
-    fs.mkdirSync(path.join(config, 'shared-pty'));
-    fs.writeFileSync(path.join(config, 'shared-pty', 'hosts.json'), '{ "hosts": { "far": "ssh far shared-pty bridge", } }');
-    const broken = new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, 'mcp'],
-      env: { ...env, XDG_CONFIG_HOME: config } as Record<string, string>,
-      cwd: REPO_ROOT,
-      stderr: 'pipe',
-    });
-    const agent = new Client({ name: 'broken-config-test', version: '0.0.0' });
+    const agent = await mcpWithHostsFile('{ "hosts": { "far": "ssh far shared-pty bridge", } }', 'broken-config-test');
     const said = (r: unknown) => (r as { content: Array<{ text?: string }> }).content.map((c) => c.text ?? '').join('');
     try {
-      await withTimeout(agent.connect(broken), 30_000, 'MCP stdio connect');
       const listed = (await agent.callTool({ name: 'list_sessions', arguments: {} })) as { isError?: boolean };
       assert.notEqual(listed.isError, true, said(listed));
       const opened = (await agent.callTool({ name: 'open_session', arguments: { host: 'far', command: 'sh' } })) as { isError?: boolean };
