@@ -107,16 +107,22 @@ export class TerminalManager implements vscode.Disposable {
 
   /** Shows a session in this window: its terminal if there is one, else a new attached terminal. */
   attach(s: HostedSession, preserveFocus: boolean): vscode.Terminal {
+    // A terminal opened beside the user's work (an agent's, a reload's) is revealed only when no
+    // terminal is in front: one the user types in stays in front, its keys with it.
+    const inFront = vscode.window.activeTerminal;
+    const reveal = (t: vscode.Terminal) => {
+      if (!preserveFocus || !inFront || inFront === t) t.show(preserveFocus);
+    };
     const existing = this.terminalFor(s.hostId, s.info.id);
     if (existing) {
-      existing.show(preserveFocus);
+      reveal(existing);
       return existing;
     }
     const pty = new SharedPseudoterminal({ kind: 'attach', hostId: s.hostId, session: s.info }, this._hooks);
     const entry: Entry = { pty };
     this._entries.add(entry);
     entry.terminal = vscode.window.createTerminal({ name: terminalName(s.info.origin, s.info.name, false, s.info.host), pty, iconPath: TERMINAL_ICON });
-    entry.terminal.show(preserveFocus);
+    reveal(entry.terminal);
     return entry.terminal;
   }
 

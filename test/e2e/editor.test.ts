@@ -761,7 +761,12 @@ describe('the extension in a real editor (code-server)', () => {
 
     await step('5. a session an agent opens appears as an editor terminal; its password prompt is told to the user', async () => {
       // 5. A session an agent opens appears as an editor terminal named with its origin, without
-      //    taking focus; its exit code shows; a key then closes it.
+      //    taking focus; its exit code shows; a key then closes it. The user types in their own
+      //    terminal meanwhile: it stays in front, and their keys reach it.
+      // The user's terminal (the only one yet) in front, focused, a line half typed.
+      await runCommand(page, 'Terminal: Focus Terminal', 'Focus Terminal');
+      await page.keyboard.type('echo still-');
+      await waitTerminalLine(page, (l) => l.endsWith('echo still-'), "the user's half-typed line");
       const agent = await client.request<SessionInfo>('session/create', {
         command: '/bin/bash',
         args: ['--norc', '--noprofile'],
@@ -780,6 +785,9 @@ describe('the extension in a real editor (code-server)', () => {
       );
       const focused = await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '');
       assert.ok(!focused.includes('agent-e2e'), `the agent terminal did not take focus (focus is on "${focused}")`);
+      await page.keyboard.type('mine-$((2*3))');
+      await page.keyboard.press('Enter');
+      await waitTerminalLine(page, (l) => l.trim() === 'still-mine-6', "the user's keys, before and after, in the user's terminal still in front");
       // 5b. The secret-input notice: while the user looks at their own terminal, the agent's asks
       //     for a password (`read -s`): a notification names it, and "Show terminal" brings it up.
       //     (An opened agent terminal is the panel's active one; the notice is not for that one.)
