@@ -106,8 +106,10 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
   const watch = new DisposableStore();
   const found = watch.add(new Emitter<{ reason: WaitReason } | { error: unknown }>());
   const limit = Math.min(timeout, MAX_WAIT_MS);
-  // The time starts to run out once the first look is done (below): text already on screen is
-  // found however short the timeout, even 0. This one ends a first look that never does.
+  // The time runs out at the timeout, but never before the first look at the screen is done
+  // (below): text already on screen is found however short the timeout, even 0, and a slow first
+  // look (a parser behind a flood) does not add the timeout after it. This one ends a first look
+  // that never ends.
   const first = whenFirst(found.event, limit + FIRST_LOOK_GRACE_MS, signal);
   let checking = false;
   let recheck = false;
@@ -166,9 +168,18 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
     };
     armIdle();
   }
+  let firstLookDone = false;
+  let timeUp = false;
   void check().then(() => {
-    if (!watch.isDisposed) watch.add(disposableTimeout(() => found.fire({ reason: 'timeout' }), Math.max(0, limit - (Date.now() - started))));
+    firstLookDone = true;
+    if (timeUp) found.fire({ reason: 'timeout' });
   });
+  watch.add(
+    disposableTimeout(() => {
+      timeUp = true;
+      if (firstLookDone) found.fire({ reason: 'timeout' });
+    }, limit),
+  );
   let outcome: First<{ reason: WaitReason } | { error: unknown }>;
   try {
     outcome = await first;

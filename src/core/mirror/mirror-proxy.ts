@@ -35,6 +35,13 @@ const enum Backlog {
   ReadingMinBytes = 8 * 1024,
   /** A read keeps the backlog short for this long: a client reading back to back, or polling, keeps it short throughout. */
   ReadingHoldMs = 1000,
+  /**
+   * The floors above (MinBytes, ReadingMinBytes) are bytes, right for text; output that costs much
+   * per byte (a clear of a large screen in a loop, as `watch -n0` does: 15 bytes redraw 12,000
+   * cells) is kept to this much parsing at most instead: 32 KiB of it took seconds.
+   */
+  FloorMs = 20,
+  ReadingFloorMs = 5,
 }
 
 /** What the program signalled in a stretch of output (MirrorProxy.onSignalled). */
@@ -165,10 +172,13 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
    * client reads the screen (Backlog.ReadingTargetMs), since every read waits for them.
    */
   get backlogLimit(): number {
+    const rate = this._rate;
     if (performance.now() - this._readAt < Backlog.ReadingHoldMs) {
-      return Math.min(Backlog.MaxBytes, Math.max(Backlog.ReadingMinBytes, this._rate * Backlog.ReadingTargetMs));
+      const floor = Math.min(Backlog.ReadingMinBytes, rate * Backlog.ReadingFloorMs);
+      return Math.min(Backlog.MaxBytes, Math.max(floor, rate * Backlog.ReadingTargetMs));
     }
-    return Math.min(Backlog.MaxBytes, Math.max(Backlog.MinBytes, this._rate * Backlog.TargetMs));
+    const floor = Math.min(Backlog.MinBytes, rate * Backlog.FloorMs);
+    return Math.min(Backlog.MaxBytes, Math.max(floor, rate * Backlog.TargetMs));
   }
 
   /** True while the backlog is kept short because a client read the screen lately. */

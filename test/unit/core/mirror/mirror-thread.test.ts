@@ -181,6 +181,28 @@ describe('the mirror thread', () => {
     }
   });
 
+  test('output that costs much per byte (a large screen cleared in a loop) may keep fewer bytes waiting than text may', { timeout: 60_000 }, async () => {
+    // 15 bytes redraw 48,000 cells: 32 KiB of it (text's floor) was seconds of parsing.
+    const s = await host.host.createSession({
+      command: 'bash',
+      args: ['--norc', '--noprofile', '-c', 'while :; do printf "\\e[2J\\e[H%s\\n" $RANDOM; done'],
+      cols: 400,
+      rows: 120,
+    });
+    try {
+      await until(() => s.cursor > 256 * 1024, 30_000, 'the redraws');
+      assert.equal(s.mirror.reading, false);
+      // Text's floor is 32 KiB (Backlog.MinBytes): this output's limit is what the parser clears in 20 ms…
+      await until(() => s.mirror.backlogLimit < 32 * 1024, 10_000, "a backlog limit below text's floor");
+      // …and while a client reads the screen, 8 KiB (ReadingMinBytes) is more than it clears in 5 ms.
+      await s.mirror.queryAt('screen');
+      assert.equal(s.mirror.reading, true);
+      await until(() => s.mirror.backlogLimit < 8 * 1024, 10_000, "a reading backlog limit below text's floor");
+    } finally {
+      host.host.registry.remove(s.id);
+    }
+  });
+
   test(
     'while a client reads the screen during a flood the backlog is kept short; a wait watching the screen does not shorten it',
     { timeout: 60_000 },
