@@ -27,7 +27,11 @@ export function firstByteFitsJsonRpc(chunk: Uint8Array): boolean | undefined {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** What a first line is: a JSON-RPC message (valid UTF-8 JSON, an object, with a `jsonrpc` member), other JSON, or not JSON. */
+/**
+ * What a first line is: a JSON-RPC 2.0 request or notification (valid UTF-8 JSON, an object with
+ * `jsonrpc: "2.0"` and a string `method`), other JSON, or not JSON. Anything but the first keeps
+ * the connection from being served, an invalid request included.
+ */
 export function firstLineKind(line: Uint8Array): 'json-rpc' | 'json' | 'not-json' {
   let value: unknown;
   try {
@@ -35,7 +39,8 @@ export function firstLineKind(line: Uint8Array): 'json-rpc' | 'json' | 'not-json
   } catch {
     return 'not-json';
   }
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.prototype.hasOwnProperty.call(value, 'jsonrpc') ? 'json-rpc' : 'json';
+  const m = value as { jsonrpc?: unknown; method?: unknown } | null;
+  return typeof m === 'object' && m !== null && !Array.isArray(m) && m.jsonrpc === '2.0' && typeof m.method === 'string' ? 'json-rpc' : 'json';
 }
 
 /** Whether a line has nothing in it but whitespace (skipped, as between messages). */

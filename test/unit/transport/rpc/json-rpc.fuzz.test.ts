@@ -227,7 +227,8 @@ const tcpFirstLine: fc.Arbitrary<Buffer> = fc
 function isJsonRpcMessage(line: Buffer): boolean {
   try {
     const v = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(line));
-    return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.prototype.hasOwnProperty.call(v, 'jsonrpc');
+    // A request or a notification of JSON-RPC 2.0: an invalid one is not served either.
+    return typeof v === 'object' && v !== null && !Array.isArray(v) && v.jsonrpc === '2.0' && typeof v.method === 'string';
   } catch {
     return false;
   }

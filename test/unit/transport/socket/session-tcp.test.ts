@@ -111,6 +111,9 @@ describe('the per-session TCP port runs JSON-RPC only', () => {
         ['not json', PARSE_ERROR],
         ['["jsonrpc"]', PARSE_ERROR], // refused at its first byte, before the line is whole
         ['{"method":"pty/write"}', INVALID_REQUEST],
+        // JSON-RPC's shape, but no request: not served either.
+        ['{"jsonrpc":"2.0","id":5,"params":{}}', INVALID_REQUEST],
+        ['{"jsonrpc":"1.0","id":1,"method":"pty/status"}', INVALID_REQUEST],
         ['"jsonrpc"', PARSE_ERROR],
         ['null', PARSE_ERROR],
         ['{"jsonrpc":"2.0"', PARSE_ERROR],
