@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { ensureDaemon } from '../host/daemon';
 import { readLiveRecords } from '../host/discovery';
-import { isSessionLike } from '../host/remote-hosts';
+import { isSessionLike, REMOTE_OPEN_WAIT_MS, RemoteHostError } from '../host/remote-hosts';
 import type { CommandRecord } from '../core/commands/command-tracker';
 import { ErrorCode } from '../core/base/errors';
 import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
@@ -43,7 +43,7 @@ export async function openCommand(argv: string[]): Promise<number> {
   const name = nameFlag(args);
   const client = remote === undefined ? await connectLocalDaemon() : await connectRemote(remote);
   try {
-    const info = await client.call('session/create', {
+    const create = client.call('session/create', {
       ...(command ? { command, args: commandArgs } : {}),
       ...(cwd !== undefined ? { cwd } : {}),
       ...(cols !== undefined ? { cols } : {}),
@@ -51,6 +51,8 @@ export async function openCommand(argv: string[]): Promise<number> {
       ...(name !== undefined ? { name } : {}),
       origin: 'user',
     });
+    // A far host that answered once and then stalls is given its time, then named, as a listing is.
+    const info = remote === undefined ? await create : await remoteHosts().within(remote, create, REMOTE_OPEN_WAIT_MS, 'open the session');
     // A far end of another kind (or version) that answers something else is said so, never printed as an id.
     if (remote !== undefined && !isSessionLike(info)) throw new CliError(`host "${remote}" answered something that is not a session`);
     // On a remote host its selector names the host too, so the printed id works in the next command.
@@ -60,6 +62,7 @@ export async function openCommand(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof RpcCallError) throw new CliError(e.message, e.code === ErrorCode.InvalidParams ? 2 : 1);
     if (e instanceof ConnectionClosedError && remote !== undefined) throw new CliError(await remoteHosts().dropMessage(remote));
+    if (e instanceof RemoteHostError) throw new CliError(e.message);
     throw e;
   } finally {
     if (remote === undefined) client.close();

@@ -16,6 +16,8 @@ const CONNECT_TIMEOUT_MS = 30_000;
  * that stops answering must not hold up the others' sessions (`list`, `shared-pty mcp`).
  */
 export const REMOTE_LIST_WAIT_MS = 10_000;
+/** How long a remote host may take to open a session (a program starts there in well under a second). */
+export const REMOTE_OPEN_WAIT_MS = 15_000;
 /**
  * How long a host that gave no answer within CONNECT_TIMEOUT_MS is not tried again: each try costs
  * a caller that long, and `shared-pty mcp` looks across hosts at every listing and every selector
@@ -90,21 +92,20 @@ export class RemoteHosts implements IDisposable {
    */
   async listSessions<S>(name: string, call: (client: RpcClient) => Promise<unknown>): Promise<S[]> {
     const client = await this.connect(name);
+    const answer = (await this.within(name, call(client), REMOTE_LIST_WAIT_MS, 'list its sessions')) as { sessions?: unknown } | null;
+    if (!Array.isArray(answer?.sessions) || !answer.sessions.every(isSessionLike))
+      throw new RemoteHostError(`host "${name}" answered something that is not a list of sessions`, name);
+    return answer.sessions as S[];
+  }
+
+  /** `call`'s answer, or an error naming the host when it has none within `ms` (`doing`: what it was asked, as "list its sessions"). */
+  async within<T>(name: string, call: Promise<T>, ms: number, doing: string): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RemoteHostError(`host "${name}" did not ${doing} within ${ms / 1000} s (${this.config.hosts.get(name)})`, name)), ms);
+    });
     try {
-      const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(
-              new RemoteHostError(`host "${name}" did not list its sessions within ${REMOTE_LIST_WAIT_MS / 1000} s (${this.config.hosts.get(name)})`, name),
-            ),
-          REMOTE_LIST_WAIT_MS,
-        );
-      });
-      const answer = (await Promise.race([call(client), late])) as { sessions?: unknown } | null;
-      if (!Array.isArray(answer?.sessions) || !answer.sessions.every(isSessionLike))
-        throw new RemoteHostError(`host "${name}" answered something that is not a list of sessions`, name);
-      return answer.sessions as S[];
+      return await Promise.race([call, late]);
     } finally {
       clearTimeout(timer);
     }

@@ -318,6 +318,10 @@ describe('remote hosts through ssh and exec', () => {
           oneLineError(await runCli(['send', 'stall:x', 'hi'], cfg), 'send on stall'),
           /^shared-pty: host "stall" did not list its sessions within 10 s/,
         );
+        // Nor does open wait for ever on it (it gives a program 15 s to start there).
+        const stalled = await runCli(['open', '--host', 'stall'], cfg);
+        assert.equal(stalled.stdout, '', 'no id printed');
+        assert.match(oneLineError(stalled, 'open on stall'), /^shared-pty: host "stall" did not open the session within 15 s/);
         // Nor is an answer that is no session printed as one.
         const opened = await runCli(['open', '--host', 'garbled'], cfg);
         assert.equal(opened.stdout, '', 'no id printed');
