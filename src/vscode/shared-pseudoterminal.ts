@@ -291,7 +291,8 @@ export class SharedPseudoterminal implements vscode.Pseudoterminal {
   private _finish(): void {
     this._release();
     this._hooks.finished(this);
-    this._onDidClose.fire(this._exitCode);
+    // No code: the terminal showed it, and the user closed it; with one VS Code says it again, as an error.
+    this._onDidClose.fire();
   }
 
   /** Stops following the session; the connection itself is shared and stays open. */

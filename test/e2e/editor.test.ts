@@ -765,6 +765,12 @@ describe('the extension in a real editor (code-server)', () => {
       //    terminal meanwhile: it stays in front, and their keys reach it.
       // The user's terminal (the only one yet) in front, focused, a line half typed.
       await runCommand(page, 'Terminal: Focus Terminal', 'Focus Terminal');
+      await page.locator('.terminal-wrapper.active').click();
+      await until(
+        () => page.evaluate(() => document.activeElement?.classList.contains('xterm-helper-textarea') === true),
+        Wait.Ui,
+        "the user's terminal to have the keyboard",
+      );
       await page.keyboard.type('echo still-');
       await waitTerminalLine(page, (l) => l.endsWith('echo still-'), "the user's half-typed line");
       const agent = await client.request<SessionInfo>('session/create', {
@@ -819,6 +825,10 @@ describe('the extension in a real editor (code-server)', () => {
       );
       await until(async () => !(await terminalTabs(page)).some((n) => n.includes('agent-e2e')), Wait.Ui, 'the agent terminal to close');
       await waitStatus(page, 1);
+      // The exit code was shown in the terminal, and the user closed it: no error toast says it again.
+      await new Promise((r) => setTimeout(r, 1000));
+      const toasts = await page.locator('.notification-toast').allInnerTexts();
+      assert.ok(!toasts.some((t) => /terminated with exit code/.test(t)), `no exit-code toast: ${JSON.stringify(toasts)}`);
     });
 
     await step('6. a reload keeps the shell and restores its screen', async () => {
