@@ -1,6 +1,6 @@
 import { Terminal, type IBuffer, type IBufferNamespace } from '@xterm/headless';
 import { Disposable, toDisposable, type Event } from '../base/lifecycle';
-import { rowText } from './row-text';
+import { rowIsWrapped, rowText } from './row-text';
 import { keepEmptyRowMaps, printStateOf, syncWriteOf, touchedRowsOf, type PrintState, type TouchedRows } from '../base/internals/xterm';
 import { RowWatches } from './row-watches';
 import { PlainRunFinder, type PlainRun } from './plain-run';
@@ -48,12 +48,6 @@ export interface MirrorOptions {
 export type { CursorPos, ScreenSize, ScreenSnapshot } from './screen';
 
 /**
- * The headless terminal that mirrors one session's screen, plus the compact store of old rows.
- *
- * Rows are numbered absolutely over the session's life: row numbers only grow, so a send can
- * remember "the output starts at row N" and still find it after thousands of rows scrolled by.
- */
-/**
  * Spaces the program wrote at the end of row `y` (rowText leaves them out): a line that wrapped
  * there goes on after them. Cells never written (a wide character that did not fit) are no spaces.
  */
@@ -73,6 +67,12 @@ function writtenSpacesAtEnd(buf: IBuffer, y: number): number {
 /** Text of one byte a character (a row of it takes a cell a character). */
 const ASCII_ONLY = /^[\x20-\x7e]*$/;
 
+/**
+ * The headless terminal that mirrors one session's screen, plus the compact store of old rows.
+ *
+ * Rows are numbered absolutely over the session's life: row numbers only grow, so a send can
+ * remember "the output starts at row N" and still find it after thousands of rows scrolled by.
+ */
 export class Mirror extends Disposable {
   private readonly _term: Terminal;
   /** `_term.buffer`, fetched once: the getter checks an option through a proxy on every call. */
@@ -433,29 +433,32 @@ export class Mirror extends Disposable {
     const screenTop = this._screenTopAbsolute();
     const active = this._buffers.active;
     const cols = this._term.cols;
-    /** The row before, whole: its spaces at the right edge are part of the line it wrapped. */
-    let full: () => string = () => out[out.length - 1];
+    /** The spaces at the right edge of the row before, which its text leaves out: part of a line that wrapped there. */
+    let prevEdge = (): number => 0;
     for (let r = start; r < end; r++) {
       let text: string;
-      let wrapped: boolean;
+      let wrapped = false;
+      let edge = prevEdge;
       if (r < storeEnd) {
         const i = r - this._store.firstAbsolute;
-        text = this._store.get(i);
-        wrapped = joinWrapped && this._store.wrapped(i);
-        if (wrapped && out.length > 0) out[out.length - 1] = full();
-        // Kept without its trailing spaces: put back up to the width, where a cell is a character.
-        const kept = text;
-        if (joinWrapped) full = () => (ASCII_ONLY.test(kept) ? out[out.length - 1] + ' '.repeat(Math.max(0, cols - kept.length)) : out[out.length - 1]);
+        const kept = (text = this._store.get(i));
+        if (joinWrapped) {
+          wrapped = this._store.wrapped(i);
+          // Kept without its trailing spaces: a row a line wrapped from was full, a cell a character.
+          edge = () => (ASCII_ONLY.test(kept) ? Math.max(0, cols - kept.length) : 0);
+        }
       } else {
         const [buf, y] = r < screenTop ? [normal, boundary + (r - storeEnd)] : [active, active.baseY + (r - screenTop)];
         text = rowText(buf, y);
-        wrapped = joinWrapped && buf.getLine(y)?.isWrapped === true;
-        if (wrapped && out.length > 0) out[out.length - 1] = full();
-        if (joinWrapped) full = () => out[out.length - 1] + ' '.repeat(writtenSpacesAtEnd(buf, y));
+        if (joinWrapped) {
+          wrapped = rowIsWrapped(buf, y);
+          edge = () => writtenSpacesAtEnd(buf, y);
+        }
       }
       // With joinWrapped, a row the terminal wrapped onto goes back onto its line, as the program wrote it.
-      if (wrapped && out.length > 0) out[out.length - 1] += text;
+      if (wrapped && out.length > 0) out[out.length - 1] += ' '.repeat(prevEdge()) + text;
       else out.push(text);
+      prevEdge = edge;
     }
     return out;
   }

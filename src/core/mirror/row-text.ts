@@ -100,6 +100,12 @@ function cellRow(buf: IBuffer, y: number): CellRow | undefined {
   return row && row._data instanceof Uint32Array && typeof row.length === 'number' && row._data.length >= row.length * Cell.Words ? row : undefined;
 }
 
+/** Whether row `y` continues the row before (a line that wrapped), read as the row's cells are: no wrapper object per row. */
+export function rowIsWrapped(buf: IBuffer, y: number): boolean {
+  const row = rowListOf(buf)?.get(y);
+  return typeof row?.isWrapped === 'boolean' ? row.isWrapped : buf.getLine(y)?.isWrapped === true;
+}
+
 /** True when rows are read from xterm's cells directly (the layout is as expected); for tests. */
 export function readsCellsDirectly(buf: IBuffer): boolean {
   const line = buf.getLine(0);

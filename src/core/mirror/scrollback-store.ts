@@ -1,5 +1,5 @@
 import type { IBuffer } from '@xterm/headless';
-import { rowBytes, rowText } from './row-text';
+import { rowBytes, rowIsWrapped, rowText } from './row-text';
 import { BLOCK_ROWS, blockRow, ROW_END, sealBlock, type SealedBlock } from './sealed-blocks';
 
 /** Most bytes a cell's character takes in UTF-8 (rowBytes writes at most this much per cell). */
@@ -94,7 +94,7 @@ export class ScrollbackStore {
   pushRow(buf: IBuffer, y: number, cols: number): void {
     const at = this._tailBytes();
     this._room(at, cols * MAX_CELL_BYTES + 1);
-    const wrapped = buf.getLine(y)?.isWrapped === true;
+    const wrapped = rowIsWrapped(buf, y);
     const end = rowBytes(buf, y, this._tail, at);
     if (end < 0) this.push(rowText(buf, y), wrapped);
     else this._added(end, wrapped);

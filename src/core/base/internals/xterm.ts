@@ -13,6 +13,8 @@ import type { IBuffer, IBufferLine, Terminal } from '@xterm/headless';
 export interface CellRow {
   _data: Uint32Array;
   length: number;
+  /** The row continues the one before (xterm's BufferLine has it, as the public line does). */
+  isWrapped?: boolean;
 }
 
 /** The row of cells behind a public line (`_line`). */

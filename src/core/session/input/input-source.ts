@@ -12,19 +12,19 @@ export type { ApprovalDecision, Transport } from './input-kinds';
 /** How an agent's MCP tool calls arrive: over `/mcp`, or relayed by `shared-pty mcp`. */
 const MCP_TRANSPORTS: ReadonlySet<Transport> = new Set<Transport>(['mcp-http', 'mcp-stdio']);
 
+/** Whether a call comes through an MCP server (its own results go to the model; what it asks the client does not). */
+export function isMcpCall(from: InputSource): boolean {
+  return MCP_TRANSPORTS.has(from.transport);
+}
+
 /**
  * True for an agent's call: an MCP tool, over `/mcp` or relayed by `shared-pty mcp`, any call made
  * with a token an agent holds (used on `/mcp`), whatever the surface, and any caller that says it
  * is an agent (`client: {origin: "agent"}`): the guards bind the principal, not the transport, and
  * a write credited to an agent meets the agent's guards.
  */
-/** Whether a call comes through an MCP server (its own results go to the model; what it asks the client does not). */
-export function isMcpCall(from: InputSource): boolean {
-  return MCP_TRANSPORTS.has(from.transport);
-}
-
 export function isAgentCall(from: InputSource): boolean {
-  return MCP_TRANSPORTS.has(from.transport) || from.agentToken === true || from.origin === 'agent';
+  return isMcpCall(from) || from.agentToken === true || from.origin === 'agent';
 }
 
 /** Who a write comes from: the kind of caller (the human's views, an agent, a script) and how it came. */
