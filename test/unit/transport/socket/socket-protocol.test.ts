@@ -108,7 +108,9 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     if (dirs) fs.rmSync(dirs.base, { recursive: true, force: true });
   });
 
-  test("the socket file is a Unix socket, mode 0600; the start-up lines are socket-pty's", () => {
+  test("the socket file is a Unix socket, mode 0600; the start-up lines are socket-pty's", async () => {
+    // Printed once listening (a launcher connects on the address line): the port may answer just before.
+    await until(() => serve!.output().split('\n').length > 2, 'the start-up lines');
     assert.deepEqual(serve!.output().split('\n').slice(0, 2), [`[socket-pty] 会话已启动，命令: ${BASH_CMD}`, `[socket-pty] 连接地址: ${sockPath}`]);
     const st = fs.lstatSync(sockPath);
     assert.ok(st.isSocket());
@@ -565,6 +567,7 @@ describe('serve --port: the same protocol over TCP on 127.0.0.1', () => {
 
   test('status, write, wait, read, resize, errors and kill over TCP', { timeout: TEST_TIMEOUT }, async () => {
     // socket-pty's two start-up lines, word for word (a launcher waits for the address line).
+    await until(() => serve!.output().split('\n').length > 2, 'the start-up lines');
     assert.deepEqual(serve!.output().split('\n').slice(0, 2), [
       `[socket-pty] 会话已启动，命令: ${BASH_CMD}`,
       `[socket-pty] 连接地址: 127.0.0.1:${(target as { port: number }).port}`,
