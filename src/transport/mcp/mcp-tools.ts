@@ -251,7 +251,9 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
   const owner: object = grant.holder ?? grant;
   // A long call of a client that speaks the Tasks extension becomes a task (answered before the
   // SDK's tool seam, which would hold a task to the tool's output schema).
-  checkCalls(server, grant, (tool, args, ctx, task) => {
+  // The arguments each listed tool takes, as this server lists it (checkCalls refuses any other).
+  const accepted = new Map<string, ToolArguments>();
+  checkCalls(server, grant, accepted, (tool, args, ctx, task) => {
     // 2025-11-25: a call with `params.task` becomes a task, its questions asked through tasks/result.
     if (runs && !isModern(ctx) && task !== undefined) {
       if (!TASK_TOOLS.has(tool.name))
@@ -298,17 +300,19 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
   const taskTools: TaskTools = { call: callTool, method: (m, p, signal) => backend.call(m, p, { signal }) };
   for (const tool of TOOLS) {
     if (refusal(grant, tool.method)) continue;
+    const inputSchema =
+      tool.name === OPEN_TOOL && options.remoteHosts !== undefined
+        ? tool.inputSchema.extend(hostInput(options.remoteHosts))
+        : isPersonsKeys(tool.method)
+          ? tool.inputSchema.extend(APP_KEY_INPUT)
+          : tool.inputSchema;
+    accepted.set(tool.name, toolArguments(tool, inputSchema));
     const registered = server.registerTool(
       tool.name,
       {
         title: tool.title,
         description: tool.description,
-        inputSchema:
-          tool.name === OPEN_TOOL && options.remoteHosts !== undefined
-            ? tool.inputSchema.extend(hostInput(options.remoteHosts))
-            : isPersonsKeys(tool.method)
-              ? tool.inputSchema.extend(APP_KEY_INPUT)
-              : tool.inputSchema,
+        inputSchema,
         outputSchema: tool.output,
         annotations: tool.annotations,
         ...(tool.meta ? { _meta: tool.meta } : {}),
@@ -469,6 +473,7 @@ function toolError(err: unknown, more = ''): { isError: true; content: Array<{ t
 function checkCalls(
   server: McpServer,
   grant: Grant,
+  accepted: ReadonlyMap<string, ToolArguments>,
   answer: (tool: ToolDef, args: Record<string, unknown>, ctx: ServerContext, task: object | undefined) => unknown,
 ): void {
   const low = server.server;
@@ -486,6 +491,8 @@ function checkCalls(
       if (!tool) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(request.params.name)}`);
       const refused = refusal(grant, tool.method);
       if (refused) return toolError(refused);
+      const unknown = unknownArgument(tool.name, request.params.arguments, accepted.get(tool.name));
+      if (unknown) return toolError(unknown);
       const parsed = tool.inputSchema.safeParse(request.params.arguments ?? {});
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
@@ -495,6 +502,29 @@ function checkCalls(
       return answer(tool, parsed.data as Record<string, unknown>, ctx, request.params.task) ?? handler(request, ctx);
     });
   };
+}
+
+/**
+ * What a tool takes: `listed`, its input as tools/list shows it, and `set`, the method's own params
+ * the tool sets itself (`send`'s cursors, `open_session`'s origin), ignored as before. Any other
+ * argument is misspelt or invented, and would otherwise be dropped unseen: `wait_for { text }`
+ * waited its whole timeout for nothing.
+ */
+interface ToolArguments {
+  listed: readonly string[];
+  set: ReadonlySet<string>;
+}
+
+function toolArguments(tool: ToolDef, listed: z.ZodObject): ToolArguments {
+  return { listed: Object.keys(listed.shape), set: new Set(Object.keys(tool.method.params.shape)) };
+}
+
+/** The -32602 error for the first argument the tool does not take, naming those it does; undefined if none. */
+function unknownArgument(name: string, args: Record<string, unknown> | undefined, takes: ToolArguments | undefined): RpcError | undefined {
+  if (!args || !takes) return undefined;
+  const key = Object.keys(args).find((k) => !takes.listed.includes(k) && !takes.set.has(k));
+  if (key === undefined) return undefined;
+  return invalidParams(`Invalid arguments for ${name}: unknown argument ${JSON.stringify(key)}; it takes ${takes.listed.join(', ')}`);
 }
 
 /** The schema of a request of the protocol, by method (both revisions' requests, as the SDK parses them). */

@@ -70,6 +70,35 @@ test('a tool that does not exist is the JSON-RPC error -32602; arguments that do
   await mcp({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'close_session', arguments: { session } } });
 });
 
+// An argument a tool does not take (a misspelt or invented name) is refused, naming what the tool
+// takes: it was dropped unseen, so `wait_for { text }` waited its whole timeout for nothing. The
+// method's own params that the tool sets itself are still accepted (and still set by the tool).
+test('an argument a tool does not take is a tool error naming the ones it does; the params a tool sets itself are ignored', { timeout: 30_000 }, async () => {
+  const opened = await mcp({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'open_session', arguments: { command: 'cat', origin: 'user' } } });
+  const session = opened.json?.result?.structuredContent?.id as string;
+  assert.ok(session, opened.text);
+  assert.equal(opened.json.result.structuredContent.origin, 'agent', opened.text);
+  const started = Date.now();
+  const text = await mcp({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'wait_for', arguments: { session, text: 'ready', timeout: 20_000 } } });
+  assert.ok(Date.now() - started < 15_000, 'refused at once, not after the wait');
+  assert.equal(text.json?.result?.isError, true, text.text);
+  assert.equal(
+    text.json.result.content[0].text,
+    'Error -32602: Invalid arguments for wait_for: unknown argument "text"; it takes session, match, regex, since, timeout, idleMs',
+  );
+  const keys = await mcp({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'send_keys', arguments: { session, key: 'Enter' } } });
+  assert.match(
+    keys.json?.result?.content?.[0]?.text,
+    /^Error -32602: Invalid arguments for send_keys: unknown argument "key"; it takes session, keys, wait, timeout/,
+  );
+  // Nothing was typed by the refused call: the cat's screen is still empty.
+  const screen = await mcp({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'read_screen', arguments: { session } } });
+  assert.equal(screen.json?.result?.structuredContent?.screen?.trim(), '', screen.text);
+  const fine = await mcp({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'wait_for', arguments: { session, idleMs: 50, timeout: 5000 } } });
+  assert.equal(fine.json?.result?.isError, undefined, fine.text);
+  await mcp({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'close_session', arguments: { session } } });
+});
+
 // Over stdio (`shared-pty mcp`) a line that is not JSON, or JSON that is not a JSON-RPC message,
 // is answered as /mcp answers it; the SDK's stdio transport left both unanswered, so the client
 // waited for ever. Valid messages after them are served as before.
