@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { invalidParams, serverError, sessionExited } from '../base/errors';
+import { forbidden, invalidParams, serverError, sessionExited } from '../base/errors';
+import { isAgentCall } from '../session/input/input-source';
 import { CastFormatError, readCastFile } from '../session/recording/cast-file';
 import { Recorder } from '../session/recording/recorder';
 import { defaultRecordingPath } from '../session/recording/recording-path';
@@ -63,6 +64,12 @@ export const recordMethod = method({
         path: current.path,
       });
     if (!s.running) throw sessionExited(s.id, 'The session has exited: there is nothing left to record');
+    // A path of the caller's choosing is for the host's user alone (the host's own token, the
+    // sockets). A session's token, given to someone to type into that session, or an agent past
+    // its guards, would otherwise create a file anywhere the host may write: a ~/.bash_profile
+    // whose recorded output runs at the next login.
+    if (p.path !== undefined && (ctx.caller.onlySession !== undefined || ctx.caller.everySession === true || isAgentCall(ctx.caller)))
+      throw forbidden(`a recording's path is chosen only with the host's own token or sockets; leave path out to record into the recordings folder`);
     let file = p.path === undefined ? undefined : path.resolve(s.cwd, p.path);
     let recorder: Recorder;
     try {

@@ -6,6 +6,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { SessionInfo } from '../../../../src/core/methods/types';
@@ -155,6 +158,34 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
       ['pty/signal', { session: b.id, signal: 'SIGCONT' }],
     ] as const) {
       assert.equal((await rpc(control, method, params)).error?.code, -32004, `${method} refused to a control token for one session`);
+    }
+  });
+
+  // A recording's path is the host's user's choice: a session's token, or an agent, would
+  // otherwise create files anywhere the host may write (a ~/.bash_profile that runs what was shown).
+  test('pty/record with a path: refused to a control token and to an agent (no file made); without one it records into the recordings folder', async () => {
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'spt-rec-path-')));
+    const saved = process.env.XDG_DATA_HOME;
+    process.env.XDG_DATA_HOME = dir;
+    const agent = await connect(h.host.controlAddress);
+    try {
+      const target = path.join(dir, 'planted.cast');
+      const control = await ws('/rpc', (await share(a.id, 'control')).token);
+      const refused = await rpc(control, 'pty/record', { session: a.id, path: target });
+      assert.equal(refused.error?.code, -32004, JSON.stringify(refused));
+      assert.match(refused.error!.message, /host's own token or sockets; leave path out/);
+      const asAgent = await rejectsWith(agent.request('pty/record', { session: a.id, path: target, client: { origin: 'agent' } }), -32004);
+      assert.match(asAgent.message, /leave path out/);
+      assert.equal(fs.existsSync(target), false, 'no file was made');
+      const started = await rpc(control, 'pty/record', { session: a.id });
+      assert.equal(started.result?.recording, true, JSON.stringify(started));
+      assert.equal(path.dirname(started.result.path), path.join(dir, 'shared-pty', 'recordings'));
+      assert.equal((await rpc(control, 'pty/record', { session: a.id, stop: true })).result?.path, started.result.path);
+    } finally {
+      agent.close();
+      if (saved === undefined) delete process.env.XDG_DATA_HOME;
+      else process.env.XDG_DATA_HOME = saved;
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
