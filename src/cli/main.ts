@@ -119,6 +119,7 @@ export async function main(argv: string[]): Promise<number> {
     if (!host || host.startsWith('-')) {
       return fail('--host needs a host name, as in: shared-pty --host NAME list (see hosts.json in docs/hosts.md#remote-hosts)', 2);
     }
+    if (argv[n] === '--host' || argv[n]?.startsWith('--host=')) return fail('--host is given twice; give it once', 2);
     if (argv.length <= n || argv[n].startsWith('-')) {
       return fail(`--host ${host} needs a command after it (${[...HOST_COMMANDS].join(', ')}), as in: shared-pty --host ${host} list`, 2);
     }

@@ -190,6 +190,8 @@ describe('--host before the command', () => {
       // Given twice, as any other flag: a usage error, not the last one silently taken.
       [['list', '--host', 'box', '--host', 'local'], /^shared-pty: --host is given twice; give it once$/m],
       [['--host', 'box', 'list', '--host=local'], /^shared-pty: --host is given twice; give it once$/m],
+      [['--host', 'box', '--host', 'local', 'list'], /^shared-pty: --host is given twice; give it once$/m],
+      [['--host=box', '--host=local', 'list'], /^shared-pty: --host is given twice; give it once$/m],
     ];
     const results = await runEach(
       cases.map(([args]) => args),
