@@ -377,7 +377,9 @@ export class Mirror extends Disposable {
     for (let y = 0; y < this._term.rows; y++) rows.push(rowText(buf, buf.baseY + y));
     return {
       rows,
-      cursor: { row: buf.cursorY + 1, col: buf.cursorX + 1 },
+      // A full row's cursor is one past the edge while a wrap is pending, as tmux reports it; with
+      // autowrap off nothing is pending, and the cursor stays on the last column (xterm.js keeps it past).
+      cursor: { row: buf.cursorY + 1, col: (this._term.modes.wraparoundMode ? buf.cursorX : Math.min(buf.cursorX, this._term.cols - 1)) + 1 },
       size: this.size,
       alternate: buf.type === 'alternate',
     };

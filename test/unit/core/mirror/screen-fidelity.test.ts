@@ -235,6 +235,17 @@ describe('screen fidelity against tmux (80x24)', () => {
     await p.close();
   });
 
+  // A full row leaves the cursor one past the edge while a wrap is pending (tmux's cursor_x is the
+  // width); writing past the edge with autowrap off leaves it on the last column (xterm.js kept it past).
+  test('a full row, with autowrap on and off: the cursor where tmux has it', { skip: noTmux }, async () => {
+    const p = await pair();
+    await p.step('80 columns, waiting', "clear; printf '%080d' 0; read x", { ready: (r) => /^0{80}$/m.test(r) });
+    await p.step('end the read', '', { ready: (r) => /\$\s*$/.test(r) });
+    await p.step('autowrap off, 90 columns, waiting', "clear; printf '\\e[?7l%090d' 1; read x", { ready: (r) => /^0{79}1$/m.test(r) });
+    await p.step('autowrap back on', "printf '\\e[?7h'", { ready: (r) => /\$\s*$/.test(r) });
+    await p.close();
+  });
+
   test('colours and attributes are not text', { skip: noTmux }, async () => {
     const p = await pair();
     await p.step('sgr', "printf '\\e[31mred\\e[0m \\e[1;32mbold green\\e[0m \\e[7minverse\\e[0m \\e[38;5;208mc256\\e[0m \\e[38;2;1;2;3mtrue\\e[0m\\n'", {
