@@ -2,7 +2,8 @@
  * Does the line at the cursor ask for a secret? A program that reads keys with echo off (raw or
  * cbreak mode: `npm login`, inquirer's and prompts' password questions, getpass in raw mode) cannot
  * be told from readline or a REPL by its terminal's mode alone, only by what it asks: its prompt
- * ends in password, passphrase, passcode, PIN, token or secret, perhaps with "for <whom>", a hint
+ * ends in password, passphrase, passcode, PIN, token, secret, credentials, an API (access, private,
+ * unseal…) key or a one-time (2FA, verification…) code, perhaps with "for <whom>", a hint
  * in brackets, a `:`/`?`/`›`/`>` and the mask characters it shows for each key. Checked against the
  * prompts of the real programs in test/unit/core/process/secret-prompt.test.ts.
  */
@@ -26,7 +27,7 @@ const READ_CHARS = 1024;
  * the word is followed by more words does not ask.
  */
 const ASKS =
-  /\b(?:password|passwd|passphrase|passcode|pin|token|secret)\b(?:\s+(?:for|of|to)\s(?:'[^']{0,160}'|"[^"]{0,160}"|[^:?›>»'"]){0,160})?\s*[:?›>»]?$/iu;
+  /\b(?:password|passwd|passphrase|passcode|pw|pin|token|secret|credentials?|(?:api|access|secret|private|unseal|encryption|recovery|master|license|auth)[ _-]?key|(?:2fa|mfa|otp|totp|verification|one[ -]time|authentication|auth|security|sms|login)\s+code|otp|totp|2fa|mfa)\b(?:\s+(?:for|of|to)\s(?:'[^']{0,160}'|"[^"]{0,160}"|[^:?›>»'"]){0,160})?\s*[:?›>»]?$/iu;
 
 /** True when `textBeforeCursor` (the cursor's row, left of the cursor) asks for a secret. */
 export function asksForSecret(textBeforeCursor: string): boolean {

@@ -27,6 +27,16 @@ test('password prompts of real programs, before and after keys were typed', () =
     'API token? ',
     "Password for 'https://alice@git.example.com': ", // git's credential prompt (a quoted URL, with its own colon)
     'Password for "alice@example.org": ',
+    // Secrets by other names (found by an outside audit: each was typed into by an agent's send).
+    'pw: ',
+    '? Enter your API key: ',
+    'API key: ',
+    'AWS access key: ',
+    '2FA code: ',
+    'Verification code: ',
+    'Enter OTP: ',
+    'Vault unseal key: ',
+    'Credentials: ',
   ]) {
     assert.equal(asksForSecret(line), true, JSON.stringify(line));
   }
@@ -42,6 +52,10 @@ test('lines that are not a question for a secret', () => {
     '>>> password_file = ', // part of a longer word
     '? Email (this IS public) ', // inquirer's other questions
     'Passwordless login enabled. Continue? [y/N] ',
+    'Press any key to continue: ', // a key, not a secret one
+    'Enter the code: ', // a code of any kind
+    'Country code? ',
+    'alice@host:~/api_key$ ', // a folder, then the prompt's own mark
   ]) {
     assert.equal(asksForSecret(line), false, JSON.stringify(line));
   }
