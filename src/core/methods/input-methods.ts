@@ -355,8 +355,9 @@ export const sendMethod = method({
       "Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); user_input = the user typed into the terminal meanwhile (look at read_screen before going on); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. Output longer than maxChars (default 20000) keeps its head and tail; the line between says where the rest is (read_scrollback, read_output, or read_command_output for a command's whole output). For keys like Ctrl+C, arrows or q use send_keys instead.",
     // Nothing is cut before the budget: the rows are returned up to the most a send returns, and
     // where what it saw is in the ring (cursors), for output whose rows lost their start.
+    // maxChars is the agent's size of the answer (the budget); maxBytes is not an argument.
     defaults: { maxBytes: MCP_OUTPUT_BYTES },
-    omit: ['cursors'],
+    omit: ['cursors', 'maxBytes'],
     fixed: { cursors: true },
     budget: waitedOutputBudget,
     text: (r) => outcomeText(r),
@@ -519,7 +520,7 @@ export const signalMethod = method({
     description:
       'Send a signal to the program in the foreground of the terminal: SIGINT is Ctrl+C (stop a running command), SIGTSTP suspends, SIGCONT resumes, SIGTERM/SIGKILL end it. Works even when the program ignores the Ctrl+C key. Then waits as send does (up to timeout, default 5000 ms) until the interrupted command has finished, the program waits for input, or the session exits, and returns the outcome as send does: output (what appeared after the signal), waitReason, exitCode (130 for SIGINT in bash) and the command.',
     destructive: true,
-    omit: ['wait'],
+    omit: ['wait', 'maxBytes'],
     fixed: { wait: true },
     defaults: { maxBytes: MCP_OUTPUT_BYTES },
     budget: { field: 'output', locate: scrollbackPointer },

@@ -516,7 +516,10 @@ interface ToolArguments {
 }
 
 function toolArguments(tool: ToolDef, listed: z.ZodObject): ToolArguments {
-  return { listed: Object.keys(listed.shape), set: new Set(Object.keys(tool.method.params.shape)) };
+  // A tool with an output budget is sized by maxChars alone: the method's maxBytes, unlisted, would
+  // be dropped unseen (an agent asking for 100 bytes got 9 KB), so it is refused as unknown.
+  const replaced = tool.method.mcp?.budget ? ['maxBytes'] : [];
+  return { listed: Object.keys(listed.shape), set: new Set(Object.keys(tool.method.params.shape).filter((k) => !replaced.includes(k))) };
 }
 
 /** The -32602 error for the first argument the tool does not take, naming those it does; undefined if none. */

@@ -91,7 +91,10 @@ test('an argument a tool does not take is a tool error naming the ones it does; 
     keys.json?.result?.content?.[0]?.text,
     /^Error -32602: Invalid arguments for send_keys: unknown argument "key"; it takes session, keys, wait, timeout/,
   );
-  // Nothing was typed by the refused call: the cat's screen is still empty.
+  // send is sized by maxChars: the method's maxBytes is not one of its arguments (it was dropped unseen).
+  const sized = await mcp({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'send', arguments: { session, text: 'x', maxBytes: 100 } } });
+  assert.match(sized.json?.result?.content?.[0]?.text, /^Error -32602: Invalid arguments for send: unknown argument "maxBytes"; it takes .*maxChars/);
+  // Nothing was typed by the refused calls: the cat's screen is still empty.
   const screen = await mcp({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'read_screen', arguments: { session } } });
   assert.equal(screen.json?.result?.structuredContent?.screen?.trim(), '', screen.text);
   const fine = await mcp({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'wait_for', arguments: { session, idleMs: 50, timeout: 5000 } } });

@@ -249,12 +249,13 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
   });
 
   test(
-    "a tool's inputs state the defaults the tool uses: send and signal return up to 1 MiB of rows (the JSON-RPC methods 64 KiB)",
+    'send and signal are sized by maxChars alone (their budget): their inputs list no maxBytes, which nothing would apply',
     { timeout: TEST_TIMEOUT },
     () => {
       for (const name of ['send', 'signal']) {
-        const described = agent.tools.find((t) => t.name === name)?.inputSchema?.properties?.maxBytes?.description as string;
-        assert.match(described, /\(default 1048576;/, `${name}: ${described}`);
+        const properties = agent.tools.find((t) => t.name === name)?.inputSchema?.properties ?? {};
+        assert.equal(properties.maxBytes, undefined, `${name}: ${JSON.stringify(properties.maxBytes)}`);
+        assert.match(properties.maxChars?.description as string, /\(default 20000\)/, name);
       }
     },
   );
