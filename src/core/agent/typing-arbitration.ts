@@ -1,4 +1,4 @@
-import { serverError } from '../base/errors';
+import { serverError, sessionExited } from '../base/errors';
 import type { Session } from '../session/session';
 import { isAgentCall, type InputSource } from '../session/input/input-source';
 
@@ -23,7 +23,8 @@ export async function waitForHumanPause(session: Session, from: InputSource, tim
     const quietFor = Date.now() - human.lastAt;
     if (!human.lineStarted && quietFor >= HUMAN_PAUSE_MS) return Date.now() - started;
     const left = started + timeoutMs - Date.now();
-    if (left <= 0 || signal?.aborted || !session.running) {
+    if (!session.running) throw sessionExited(session.id, `Session ${session.name} ended while the user was typing; nothing was written.`);
+    if (left <= 0 || signal?.aborted) {
       throw serverError(
         `The user is typing in session ${session.name}${human.lineStarted ? ' (a line they have not submitted yet)' : ''}; nothing was written. Wait for them to finish, or ask them, then try again.`,
         { session: session.id, userTyping: true },
@@ -31,5 +32,42 @@ export async function waitForHumanPause(session: Session, from: InputSource, tim
     }
     const wait = human.lineStarted ? LINE_POLL_MS : HUMAN_PAUSE_MS - quietFor;
     await new Promise((r) => setTimeout(r, Math.max(1, Math.min(wait, left))));
+  }
+}
+
+/** True when an agent's write would now type over the human: a key of theirs within the pause, or their line not submitted. */
+export function humanTypingNow(session: Session, from: InputSource): boolean {
+  if (!isAgentCall(from)) return false;
+  const human = session.humanInput;
+  return human.lineStarted || Date.now() - human.lastAt < HUMAN_PAUSE_MS;
+}
+
+/** Thrown by `writeGuard` when the human typed after the admission: nothing was written. */
+class HumanTypedMeanwhile extends Error {}
+
+/**
+ * Runs `attempt`, an agent's write that waits for its outcome, so that its keys never land in a
+ * line the human started after the write was admitted: between the admission and the write the
+ * call waits (for the shell's first prompt, for the screen mirror), and the human may type then.
+ * `attempt` calls `guard()` in the same turn as its write, before it; when the human typed, nothing
+ * is written, the call waits for their pause again (until `deadline`) and runs `attempt` afresh.
+ */
+export async function whenHumanPaused<T>(
+  session: Session,
+  from: InputSource,
+  deadline: number,
+  signal: AbortSignal | undefined,
+  attempt: (guard: () => void) => Promise<T>,
+): Promise<T> {
+  const guard = () => {
+    if (humanTypingNow(session, from)) throw new HumanTypedMeanwhile();
+  };
+  for (;;) {
+    try {
+      return await attempt(guard);
+    } catch (e) {
+      if (!(e instanceof HumanTypedMeanwhile)) throw e;
+    }
+    await waitForHumanPause(session, from, Math.max(0, deadline - Date.now()), signal);
   }
 }

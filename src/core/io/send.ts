@@ -40,6 +40,11 @@ export const DEFAULT_SEND_MAX_BYTES = 65536;
 export interface SendOptions extends OutcomeOptions {
   text: string;
   submit?: boolean;
+  /**
+   * Called in the same turn as the write, just before it; it may throw, and nothing is written
+   * (typing arbitration: the human started a line while the send waited for the first prompt).
+   */
+  beforeWrite?: () => void;
 }
 
 /** Why a send returned: docs/protocol.md#ptysend lists each reason. */
@@ -96,7 +101,11 @@ export async function send(session: Session, opts: SendOptions, from: InputSourc
     // text typed now would land after whatever came since (a person's Ctrl+C).
     if (signal?.aborted) throw serverError('Cancelled before the text was typed: the caller went away');
     const typed = opts.text + (opts.submit === false ? '' : '\r');
-    return outcomeOf(session, () => session.running && session.write(typed, from), { ...opts, since, typed: opts.text }, from, signal);
+    const act = () => {
+      opts.beforeWrite?.();
+      return session.running && session.write(typed, from);
+    };
+    return outcomeOf(session, act, { ...opts, since, typed: opts.text }, from, signal);
   });
 }
 

@@ -17,7 +17,7 @@ import { MAX_OUTPUT_READ_BYTES } from './output-methods';
 import { inSize, MAX_WAIT_MS } from '../base/param-limits';
 import { signalForegroundGroup } from '../process/proc-state';
 import { admitWrite, agentCall, DEFAULT_APPROVAL_WAIT_MS } from '../agent/agent-write';
-import { DEFAULT_ARBITRATION_WAIT_MS } from '../agent/typing-arbitration';
+import { DEFAULT_ARBITRATION_WAIT_MS, whenHumanPaused } from '../agent/typing-arbitration';
 import { byDefault, cols, commandRecord, int, millis, rows, sessionStatus, signalName } from './schemas';
 import { method, type TableCall, type WholeBudget } from './spec';
 import type { CommandRecord } from '../commands/command-tracker';
@@ -188,8 +188,20 @@ async function writeWhenAdmitted(
   if (!p.wait) return writeNow(ctx, session, bytes, from);
   const timeout = p.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
   let written = 0;
+  // The screen is looked at before the keys go: the human may start a line meanwhile, never typed into.
   const outcome = await oneSendAtATime(session, ctx.signal, () =>
-    outcomeOf(session, () => (written = session.write(bytes, from)), { timeout, idleMs: p.idleMs, maxBytes: p.maxBytes, since }, from, ctx.signal),
+    whenHumanPaused(session, from, since + timeout, ctx.signal, (guard) =>
+      outcomeOf(
+        session,
+        () => {
+          guard();
+          written = session.write(bytes, from);
+        },
+        { timeout, idleMs: p.idleMs, maxBytes: p.maxBytes, since },
+        from,
+        ctx.signal,
+      ),
+    ),
   );
   return { written, ...withCursorsIf(outcome, p.cursors) };
 }
@@ -339,7 +351,11 @@ export const sendMethod = method({
       // What the user approves is what will be typed, Enter included.
       const typed = p.text + (p.submit === false ? '' : '\r');
       const { from } = await admitWrite(ctx.services, session, ctx.caller, typed, { askMs: timeout, pauseMs: timeout }, ctx);
-      return withCursorsIf(await send(session, { ...p, timeout, since }, from, ctx.signal), p.cursors);
+      // The send waits (for the first prompt, for the screen) before it types: the human may start a line meanwhile, never typed into.
+      const sent = await whenHumanPaused(session, from, since + timeout, ctx.signal, (guard) =>
+        send(session, { ...p, timeout, since, beforeWrite: guard }, from, ctx.signal),
+      );
+      return withCursorsIf(sent, p.cursors);
     } finally {
       typing.dispose();
     }

@@ -6,6 +6,9 @@
 // (`client: { origin: "user" }`), the agent calls over `/mcp` with the official SDK client.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { request, startHttpHost, type HttpHost, mcpAgent } from '../../../helpers/http';
 import { BASH, connect, until, clientsClosed } from '../../../helpers/host';
@@ -130,6 +133,41 @@ describe('typing arbitration', () => {
       }
     },
   );
+
+  // The send waits for the shell's first prompt before it types, and the user may start a line
+  // meanwhile: their keys wait in the terminal, and the agent's text would have followed them and
+  // its Enter run both as one command (found by an outside audit: "echo HUMAN_HALFecho AGENT").
+  test('a line the user starts while the send waits for the first prompt holds the agent too: nothing is typed into it', { timeout: 60_000 }, async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-arb-'));
+    try {
+      fs.writeFileSync(path.join(home, 'slow-rc'), 'sleep 2\n');
+      const info = await rpc('session/create', { ...BASH, args: ['--rcfile', path.join(home, 'slow-rc'), '--noprofile', '-i'], cols: 80, rows: 24 });
+      const sending = agent.callTool({ name: 'send', arguments: { session: info.id, text: 'echo agent-ran', timeout: 5000 } }) as Promise<any>;
+      await new Promise((r) => setTimeout(r, 500));
+      await userTypes(info.id, 'echo user-half');
+      const held = await sending;
+      assert.equal(held.isError, true, toolText(held));
+      assert.match(toolText(held), /user is typing/);
+      await until(async () => /[$#] echo user-half/.test(await screen(info.id)), 10_000, "the user's line at the prompt").catch(async (e) => {
+        throw new Error(`${e.message}: ${JSON.stringify(await screen(info.id))}`);
+      });
+      assert.doesNotMatch(await screen(info.id), /agent-ran/, 'nothing the agent sent was written');
+      await rpc('pty/kill', { session: info.id });
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test('a session that ends while the agent waits for the user is told as its end, not as the user typing', { timeout: 60_000 }, async () => {
+    const id = await openBash();
+    await userTypes(id, 'echo user-line');
+    const held = agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['x'] } }) as Promise<any>;
+    await new Promise((r) => setTimeout(r, 300));
+    await rpc('pty/kill', { session: id, signal: 'SIGKILL' });
+    const r = await held;
+    assert.equal(r.isError, true, toolText(r));
+    assert.match(toolText(r), /^Error -32000: Session .* ended while the user was typing; nothing was written/);
+  });
 
   test("the user typing during an agent's send ends it with waitReason user_input", { timeout: 60_000 }, async () => {
     const id = await openBash();
