@@ -25,11 +25,15 @@ export async function waitForEvent(
   signal: AbortSignal,
 ): Promise<WaitEventResult> {
   if (!session.running) return { event: null, reason: 'session_exit' };
+  const began = Date.now();
   const wanted = types ? new Set<string>(types) : undefined;
   /** The session's events as this wait's answers: a wanted one, or its exit when that is not wanted. */
   const answers: Event<WaitEventResult> = (listener) =>
     log.onEvent((e) => {
       if (e.session !== session.id) return;
+      // A wait seen only now may have begun before the call (the prompt a finished command left,
+      // seen by a later probe): not something that happened after the call.
+      if (e.type === 'input_wait' && session.inputWatch.waitBegan < began) return;
       if (!wanted || wanted.has(e.type)) listener({ event: e, reason: 'matched' });
       else if (e.type === 'exit') listener({ event: null, reason: 'session_exit' });
     });

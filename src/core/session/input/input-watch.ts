@@ -46,6 +46,12 @@ export class InputWatch extends Disposable {
   private _held = false;
   /** How long after a probe that saw the job busy to look again with nothing printed (doubles each time). */
   private _busyRecheckMs: number = InputWatchTuning.MinIntervalMs;
+  /** When the armed timer fires (`Date.now()` ms). */
+  private _dueAt = 0;
+  /** When a probe last saw the job busy (it started to wait after that). */
+  private _busySeenAt = 0;
+  /** When the current wait began at the earliest: its last output or line, or the last busy probe (0: no wait). */
+  private _waitBegan = 0;
   private readonly _onDidChange = this._register(new Emitter<WaitState>());
   /** The state changed (to `input` or `secret`: a new wait). */
   readonly onDidChange = this._onDidChange.event;
@@ -70,6 +76,15 @@ export class InputWatch extends Disposable {
     return this._state;
   }
 
+  /**
+   * For a wait (`input` or `secret`): the earliest it can have begun, in `Date.now()` ms. A probe
+   * sees a wait some time after it began (up to seconds, for a job seen busy before); `wait_event`
+   * counts only a wait that began after its call did (docs/protocol.md#events-ptyevents-and-ptywaitevent).
+   */
+  get waitBegan(): number {
+    return this._waitBegan;
+  }
+
   /** True when no probe is due or running: what an idle session is (no timer, no work). */
   get quiet(): boolean {
     return !this._timer.value && !this._probing;
@@ -77,9 +92,13 @@ export class InputWatch extends Disposable {
 
   /** Output arrived (called per PTY read, so it only notes the time and arms one timer). */
   activity(): void {
-    this._lastActivity = Date.now();
+    const now = Date.now();
+    this._lastActivity = now;
     this._busyRecheckMs = InputWatchTuning.MinIntervalMs;
-    if (!this._timer.value && !this._probing && !this._stopped) this._arm(InputWatchTuning.QuietMs);
+    if (this._probing || this._stopped) return;
+    // A busy job's late recheck (up to 8 s off) is brought forward: the output may be its prompt,
+    // and a wait seen late is reported late (wait_event's input_wait came ~0.9 s after a prompt).
+    if (!this._timer.value || this._dueAt > now + InputWatchTuning.QuietMs) this._arm(InputWatchTuning.QuietMs);
   }
 
   /**
@@ -111,7 +130,9 @@ export class InputWatch extends Disposable {
   /** Probes now (an agent's write must know; a send polls) and takes the answer as the state. */
   async probeNow(): Promise<InputWait> {
     const generation = this._generation;
+    const started = Date.now();
     const wait = await this._probe();
+    if (wait === 'busy') this._busySeenAt = Math.max(this._busySeenAt, started);
     if (generation === this._generation) this.observe(wait);
     return wait;
   }
@@ -124,11 +145,13 @@ export class InputWatch extends Disposable {
 
   private _set(state: WaitState): void {
     if (state === this._state || this.isDisposed) return;
+    this._waitBegan = state === 'none' ? 0 : Math.max(this._lastActivity, this._busySeenAt);
     this._state = state;
     this._onDidChange.fire(state);
   }
 
   private _arm(ms: number): void {
+    this._dueAt = Date.now() + ms;
     this._timer.value = disposableTimeout(() => this._onTimer(), Math.max(1, ms), { unref: true });
   }
 

@@ -215,6 +215,33 @@ describe('events', () => {
     }
   });
 
+  // A wait is seen by a probe some time after it began: the prompt a finished command left was
+  // seen ~0.9 s later and matched a wait_event called after the send had returned (found by an
+  // outside audit). Only a wait that begins after the call counts; one that does is still seen.
+  test('wait_event input_wait: the prompt a finished send left does not count; a wait that begins after the call does', { timeout: 30_000 }, async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-events-home-'));
+    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='ev> '\nHISTFILE=/dev/null\n");
+    const info = await rpc('session/create', { command: 'bash', args: [], cwd: home, env: { HOME: home }, cols: 80, rows: 24 });
+    try {
+      assert.equal(info.integration, true, 'an interactive bash is integrated');
+      for (const round of [1, 2]) {
+        const sent = await rpc('pty/send', { session: info.id, text: 'sleep 1.2; echo slept' });
+        assert.equal(sent.waitReason, 'command_done', `round ${round}`);
+        const stale = await rpc('pty/waitEvent', { session: info.id, types: ['input_wait'], timeoutMs: 2500 });
+        assert.deepEqual(stale, { event: null, reason: 'timeout' }, `round ${round}: the prompt was there before the call`);
+      }
+      const waiting = rpc('pty/waitEvent', { session: info.id, types: ['input_wait'], timeoutMs: 10_000 });
+      await until(() => h.host.registry.get(info.id)!.callsInProgress > 0, 10_000, 'the wait to begin');
+      await rpc('pty/write', { session: info.id, action: { text: 'sleep 1.2; read -p "name? " x\r' } });
+      const fresh = await waiting;
+      assert.equal(fresh.reason, 'matched', JSON.stringify(fresh));
+      assert.equal(fresh.event.type, 'input_wait');
+    } finally {
+      await rpc('pty/kill', { session: info.id });
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   test('with shell integration, each command a send runs is a command_started and a command_finished with its exit code', { timeout: 30_000 }, async () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-events-home-'));
     fs.writeFileSync(path.join(home, '.bashrc'), "PS1='ev> '\nHISTFILE=/dev/null\n");
