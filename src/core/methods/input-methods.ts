@@ -394,7 +394,9 @@ function outcomeText(r: SendResult): string {
   tail.push(r.status.kind === 'exited' ? `session exited with ${r.status.exitCode}` : 'running');
   if (r.truncated) {
     const log = r.command?.log ? `; the command's whole output: read_command_output id=${r.command.id}` : '';
-    tail.push(`output truncated: earlier lines are in read_scrollback${log}`);
+    // Its start may be past the scrollback's bound too: the output since the act is where the host keeps most.
+    const where = r.since !== undefined ? `read_output since=${r.since} has what the host still holds of it` : 'earlier lines may be in read_scrollback';
+    tail.push(`output truncated, its start left out: ${where}${log}`);
   }
   if (r.waitReason === 'secret_input') tail.push('the program asks for a secret: ask the user to type it in the terminal');
   if (r.waitReason === 'user_input') tail.push('the user typed into the terminal meanwhile: read the screen before going on');

@@ -137,6 +137,32 @@ describe('MCP tools that return output keep within maxChars', () => {
     assert.equal(sb.head + bottomRows.screen + sb.tail, (await call('read_screen', { session, bottom: 60 })).screen);
   });
 
+  // Without a command log (sh), rows past the scrollback's bound are gone: the answer said they
+  // were in read_scrollback, whose oldest row was the head's (found by an outside audit).
+  test(
+    'send without shell integration whose rows lost their start: the answer points at the output since the act, not the scrollback',
+    { timeout: 120_000 },
+    async () => {
+      const info = await ctl.request<any>('session/create', { command: 'sh', args: [], env: { PS1: '$ ' }, cols: 80, rows: 24 });
+      await until(async () => (await ctl.request<any>('pty/read', { session: info.id })).screen.includes('$'), 10_000, 'a prompt');
+      const r = (await agent.callTool({ name: 'send', arguments: { session: info.id, text: 'seq 1 300000', maxChars: 1000, timeout: 60_000 } }, undefined, {
+        timeout: 80_000,
+      })) as any;
+      assert.notEqual(r.isError, true, JSON.stringify(r.content));
+      assert.equal(r.structuredContent.truncated, true, JSON.stringify({ ...r.structuredContent, output: r.structuredContent.output.slice(0, 200) }));
+      const text = r.content[0].text as string;
+      assert.doesNotMatch(text, /earlier lines are in read_scrollback/);
+      assert.match(
+        text,
+        new RegExp(`output truncated, its start left out: read_output since=${r.structuredContent.since} has what the host still holds of it`),
+      );
+      const held = await call('read_output', { session: info.id, since: r.structuredContent.since, maxBytes: 64, strip: true });
+      // 2 MB: the ring's 1 MiB holds the later half, and says how much of the start it dropped.
+    assert.ok(held.dropped > 0 && /^\d+\n/m.test(held.data), JSON.stringify(held));
+      await ctl.request('pty/kill', { session: info.id });
+    },
+  );
+
   test(
     "send with shell integration whose rows fit: they are returned as rendered, and totalChars counts the command's own output",
     { timeout: TEST_TIMEOUT },
