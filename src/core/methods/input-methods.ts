@@ -451,10 +451,15 @@ async function commandLogBudget(r: WaitedOutput, a: Record<string, unknown>, cal
  */
 async function outputBudget(r: WaitedOutput, a: Record<string, unknown>, call: TableCall, maxChars: number): Promise<WholeBudget | undefined> {
   if (r.since === undefined || r.cursor === undefined || r.cursor <= r.since) return undefined;
-  if ((r.output ?? '').length <= maxChars && !r.truncated) return undefined;
+  // A command begun before the call that ended during it (the program a send answered, keys
+  // ended): what the call counts ends where that command's output does, not with the next prompt.
+  const ended = r.command?.endCursor;
+  const end = ended != null && r.command!.startCursor < r.since && ended > r.since && ended < r.cursor ? ended : r.cursor;
+  const fits = (r.output ?? '').length <= maxChars && !r.truncated;
+  if (fits && end === r.cursor) return undefined;
   const stripper = new AnsiStripper();
-  for (let at = r.since; at < r.cursor;) {
-    const page = (await call('pty/output', { session: a.session, since: at, maxBytes: Math.min(r.cursor - at, MAX_OUTPUT_READ_BYTES) })) as {
+  for (let at = r.since; at < end;) {
+    const page = (await call('pty/output', { session: a.session, since: at, maxBytes: Math.min(end - at, MAX_OUTPUT_READ_BYTES) })) as {
       data: string;
       cursor: number;
       dropped: number;
@@ -465,10 +470,12 @@ async function outputBudget(r: WaitedOutput, a: Record<string, unknown>, call: T
     at = page.cursor;
   }
   const text = stripper.text();
+  // The rows, as rendered, when they fit: counted as that output.
+  if (fits) return { text: r.output ?? '', totalChars: text.length, elidedChars: 0, fields: {} };
   const b = applyBudget(
     text,
     maxChars,
-    (e) => `read them with read_output since=${r.since} maxBytes=${r.cursor! - r.since!} strip=true (lines ${e.firstLine + 1}–${e.lastLine + 1})`,
+    (e) => `read them with read_output since=${r.since} maxBytes=${end - r.since!} strip=true (lines ${e.firstLine + 1}–${e.lastLine + 1})`,
   );
   // Nothing was cut before the budget: the rows' `truncated` no longer holds.
   return { ...b, fields: { truncated: false } };

@@ -158,7 +158,7 @@ describe('MCP tools that return output keep within maxChars', () => {
       );
       const held = await call('read_output', { session: info.id, since: r.structuredContent.since, maxBytes: 64, strip: true });
       // 2 MB: the ring's 1 MiB holds the later half, and says how much of the start it dropped.
-    assert.ok(held.dropped > 0 && /^\d+\n/m.test(held.data), JSON.stringify(held));
+      assert.ok(held.dropped > 0 && /^\d+\n/m.test(held.data), JSON.stringify(held));
       await ctl.request('pty/kill', { session: info.id });
     },
   );
@@ -333,6 +333,28 @@ describe('MCP tools that return output keep within maxChars', () => {
     assert.ok(!ended.output.includes('2999'), `the output is what appeared after the keys: ${JSON.stringify(ended.output)}`);
     assert.equal(ended.elidedChars, 0);
     assert.ok(ended.totalChars <= ended.output.length, `the counts are those of that output (${ended.totalChars}), not of the 3,000 numbers before`);
+    await call('close_session', { session });
+  });
+});
+
+// A send that answers a command's question (begun before it) counts what appeared after it up to
+// that command's end: the shell's next prompt is not the command's (found by an outside audit:
+// the tail ended with the prompt, and totalChars counted it).
+describe('a send that answers a running command', () => {
+  test("long output: the tail is the command's end and the counts stop there; short output: counted the same way", { timeout: 120_000 }, async () => {
+    const session = await openShell('bash');
+    const asked = await call('send', { session, text: 'read -p "Go? " x; seq 1 3000', timeout: 30_000 });
+    assert.equal(asked.waitReason, 'stdin_read');
+    const long = await call('send', { session, text: 'y', maxChars: 1000, timeout: 30_000 });
+    assert.equal(long.waitReason, 'command_done');
+    assert.match(long.output, /\n3000\n?$/, `the tail ends with the command's last line: ${JSON.stringify(long.output.slice(-40))}`);
+    assert.equal(long.totalChars, 'y\n'.length + numbersLength(3000), 'the answer echoed, then the numbers: not the next prompt');
+    const again = await call('send', { session, text: 'read -p "Name? " x; echo "got=$x"', timeout: 30_000 });
+    assert.equal(again.waitReason, 'stdin_read');
+    const short = await call('send', { session, text: 'Ada', timeout: 30_000 });
+    assert.equal(short.waitReason, 'command_done');
+    assert.match(short.output, /got=Ada/);
+    assert.equal(short.totalChars, 'Ada\ngot=Ada\n'.length, JSON.stringify(short.output));
     await call('close_session', { session });
   });
 });
