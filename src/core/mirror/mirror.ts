@@ -95,6 +95,8 @@ export class Mirror extends Disposable {
   private readonly _rowWatches = new RowWatches();
   /** The rows xterm's parse touched, when this xterm shows them (base/internals/xterm.ts). */
   private readonly _touched: TouchedRows | undefined;
+  /** In a watched parse begun on the alternate screen: false until the normal screen is back (its rows count from then). */
+  private _rowsCountFromHere = true;
   /** Rows above this one were erased by the program (ED 3, RIS), not lost to the scrollback's bound. */
   private _erasedBelow = 0;
 
@@ -152,6 +154,17 @@ export class Mirror extends Disposable {
     // What a scroll moved is not what the output changed: a send's rows start again after it.
     const touched = this._touched;
     if (touched) this._register(touched.afterScroll(() => this._rowWatches.active && touched.restart()));
+    // Back from the alternate screen, xterm marks every row changed; only what follows the switch
+    // is output, resuming at the normal screen's cursor (a send that closed vim answered the rows
+    // the normal screen had before it).
+    this._register(
+      this._buffers.onBufferChange((buf) => {
+        if (!this._rowWatches.active || buf.type !== 'normal') return;
+        this._rowsCountFromHere = true;
+        touched?.restart();
+        this._rowWatches.touched(this._screenTopAbsolute() + buf.cursorY);
+      }),
+    );
     const savedCursor = this._register(new SavedCursorAsScreenRow(this._term));
     this._register(new EraseAboveAtLastColumn(this._term));
     this._register(
@@ -235,7 +248,8 @@ export class Mirror extends Disposable {
    * returns the watch and the cursor's row.
    */
   watchRows(): { watch: number; row: number } {
-    const row = this.cursorRow;
+    // On the alternate screen, output the send looks for resumes on the normal one, at its cursor.
+    const row = this._buffers.active.type === 'normal' ? this.cursorRow : this._screenTopAbsolute() + this._buffers.normal.cursorY;
     return { watch: this._rowWatches.start(row), row };
   }
 
@@ -256,11 +270,14 @@ export class Mirror extends Disposable {
    */
   private readonly _parseWatched = (data: Uint8Array): void => {
     const wasNormal = this._buffers.active.type === 'normal';
+    this._rowsCountFromHere = wasNormal;
     this._parseNow!(data);
+    this._rowsCountFromHere = true;
     if (this._buffers.active.type !== 'normal') return;
     // The rows touched since the last scroll (_scrolledWatched) count from the screen's top now.
-    if (wasNormal && this._touched) this._rowWatches.touched(this._screenTopAbsolute() + this._touched.top());
-    else this._rowWatches.touched(this.cursorRow);
+    // From the alternate screen, the rows count from the switch back (onBufferChange restarted them).
+    if (this._touched) this._rowWatches.touched(this._screenTopAbsolute() + this._touched.top());
+    if (!wasNormal || !this._touched) this._rowWatches.touched(this.cursorRow);
   };
 
   /**
@@ -269,6 +286,9 @@ export class Mirror extends Disposable {
    * the region it scrolled: the constructor's afterScroll.)
    */
   private _scrolledWatched(): void {
+    // xterm also fires a scroll as it switches back to the normal screen, before the switch is told
+    // (onBufferChange): nothing the output changed yet, and the rows marked are the switch's.
+    if (!this._rowsCountFromHere) return;
     if (this._touched && this._buffers.active.type === 'normal') this._rowWatches.touched(this._screenTopAbsolute() - 1 + this._touched.top());
   }
 

@@ -117,6 +117,29 @@ describe('signal and send_keys return the outcome', () => {
     },
   );
 
+  // Leaving a full-screen program brings the normal screen back, and xterm marks every row of it
+  // changed: the rows it had before vim were answered as if the keys had printed them (found by
+  // an outside audit). What the keys made appear is what follows: the next prompt.
+  test(
+    'send_keys with wait that closes vim: the output is what followed on the normal screen, not the rows it had before',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const session = await openShell('bash');
+      await call(agent, 'send', { session, text: 'for i in $(seq 1 40); do echo old-line-$i; done', timeout: 30_000 });
+      const file = fs.mkdtempSync('/tmp/spt-vim-');
+      homes.push(file);
+      const started = await call(agent, 'send', { session, text: `vim -u NONE -i NONE ${file}/f.txt`, timeout: 1500 });
+      assert.ok(['timeout', 'stdin_read'].includes(started.waitReason), started.waitReason);
+      await until(async () => /^~/m.test((await ctl.request<{ screen: string }>('pty/read', { session })).screen), 20_000, 'vim on the alternate screen');
+      const closed = await call(agent, 'send_keys', { session, keys: [':', 'q', '!', 'Enter'], wait: true, timeout: 30_000 });
+      assert.equal(closed.waitReason, 'command_done', closed.text);
+      assert.equal(closed.exitCode, 0);
+      assert.doesNotMatch(closed.output, /old-line/, `the rows from before vim are not its output: ${JSON.stringify(closed.output)}`);
+      assert.equal(lastLine(closed.output), 'my>');
+      await call(agent, 'close_session', { session });
+    },
+  );
+
   test('JSON-RPC pty/signal without wait answers as before: the signal and the process group, at once', { timeout: TEST_TIMEOUT }, async () => {
     const session = await openShell('bash');
     await ctl.request('pty/send', { session, text: 'sleep 30', timeout: 300 });
