@@ -104,7 +104,7 @@ async function approve(
     // or `ask` with nobody to ask), a decision said as the others are; one an agent or a script
     // opened is not the user's to decide about.
     if (session.options.origin !== 'user') return undefined;
-    session.noteAgentDecision(from, 'policy_allow', text);
+    // Said when the write is made (Session.write): until then it may still be refused (the user typing).
     return 'policy_allow';
   }
   const answer = await broker.ask(session, from, text, waitMs, signal, own);

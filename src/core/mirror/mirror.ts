@@ -10,6 +10,7 @@ import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { DEFAULT_SCROLLBACK_LINES, type ScreenSize, type ScreenSnapshot } from './screen';
 import { SavedCursorAsScreenRow } from './saved-cursor';
 import { EraseAboveAtLastColumn } from './erase-above';
+import { AutowrapResumed } from './autowrap-resumed';
 import { QueryAnswers, type ReportedColors } from './query-answers';
 import { boundaryOf, type Boundary } from './boundary';
 
@@ -167,6 +168,7 @@ export class Mirror extends Disposable {
     );
     const savedCursor = this._register(new SavedCursorAsScreenRow(this._term));
     this._register(new EraseAboveAtLastColumn(this._term));
+    this._register(new AutowrapResumed(this._term));
     this._register(
       this._term.parser.registerEscHandler({ final: 'c' }, () => {
         this._dropScrollback(true);

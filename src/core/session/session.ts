@@ -451,6 +451,11 @@ export class Session extends Disposable {
     // A key the command reads is no shell line, as a secret is not.
     this.typedLine.observe(data, secret || programsKey, this.kernelEdits(data));
     if (this.typedLine.empty) this.humanInput.lineEmptied();
+    // A key of the human's that leaves something on the line is a line they started, whatever it
+    // was: a line recalled from history (ArrowUp, Ctrl+P, Ctrl+R), a literal ^U (Ctrl+V Ctrl+U).
+    else if (from.origin === 'user' && !secret && !programsKey) this.humanInput.lineStarted = true;
+    // Nobody was asked about it: the policy's decision is said with the write itself.
+    if (from.approval === 'policy_allow') this._onAgentDecision.fire({ from, decision: 'policy_allow', text: data });
     this._onInput.fire(input);
     // A line reaches the program: what it waited for (a prompt, a password) is answered.
     if (data.includes('\r') || data.includes('\n')) this.inputWatch.submitted();

@@ -50,6 +50,21 @@ export function savedCursorRowOf(term: Terminal): { set(absoluteRow: number): vo
   };
 }
 
+/**
+ * The active buffer's cursor column as xterm keeps it (`cols` while a wrap is pending, and after
+ * text written past the edge with autowrap off). Undefined when this version keeps it elsewhere.
+ */
+export function cursorColumnOf(term: Terminal): { get(): number; set(x: number): void } | undefined {
+  const buffers = (term as unknown as { _core?: { buffers?: { active?: { x?: unknown } } } })._core?.buffers;
+  if (!buffers || typeof buffers.active?.x !== 'number') return undefined;
+  return {
+    get: () => buffers.active!.x as number,
+    set: (x) => {
+      buffers.active!.x = x;
+    },
+  };
+}
+
 /** xterm's own steps of an erase in display, on the active buffer (what erase-above.ts needs). */
 export interface EraseSteps {
   /** The cursor as xterm keeps it: `x` may be `cols` while a wrap is pending; `y` counts from the screen's top. */

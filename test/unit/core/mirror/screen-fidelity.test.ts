@@ -243,6 +243,9 @@ describe('screen fidelity against tmux (80x24)', () => {
     await p.step('end the read', '', { ready: (r) => /\$\s*$/.test(r) });
     await p.step('autowrap off, 90 columns, waiting', "clear; printf '\\e[?7l%090d' 1; read x", { ready: (r) => /^0{79}1$/m.test(r) });
     await p.step('autowrap back on', "printf '\\e[?7h'", { ready: (r) => /\$\s*$/.test(r) });
+    // Autowrap back on after writing past the edge: no wrap is pending, the next character takes the last column.
+    await p.step('autowrap off, past the edge, on again, then Q', "clear; printf '\\e[?7l%090d\\e[?7hQ' 2; read x", { ready: (r) => /^0{79}Q$/m.test(r) });
+    await p.step('end the last read', '', { ready: (r) => /\$\s*$/.test(r) });
     await p.close();
   });
 

@@ -37,6 +37,12 @@ test('password prompts of real programs, before and after keys were typed', () =
     'Enter OTP: ',
     'Vault unseal key: ',
     'Credentials: ',
+    'Password for https://alice@github.com: ', // git's credential prompt, unquoted
+    'Passphrase for ssh://git@host: ',
+    'Password for a:b: ',
+    'Two-factor code: ',
+    'Authenticator code: ',
+    'Recovery code: ',
   ]) {
     assert.equal(asksForSecret(line), true, JSON.stringify(line));
   }
@@ -56,6 +62,11 @@ test('lines that are not a question for a secret', () => {
     'Enter the code: ', // a code of any kind
     'Country code? ',
     'alice@host:~/api_key$ ', // a folder, then the prompt's own mark
+    'Password for alice: hunter2', // a colon then more words: a line of text, not a question
+    '> o = {password: ', // node's REPL, a line being typed (raw mode, echo off)
+    '> login(token: ',
+    '> const pw = ',
+    '>>> d = dict(secret: ',
   ]) {
     assert.equal(asksForSecret(line), false, JSON.stringify(line));
   }

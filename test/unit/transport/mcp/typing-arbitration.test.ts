@@ -158,6 +158,30 @@ describe('typing arbitration', () => {
     }
   });
 
+  // A line recalled from history is a line on the prompt as much as one typed (found by an outside
+  // audit: ArrowUp, then the agent's send, and bash ran "echo firstecho agent-ran").
+  test('a line the user recalls from history (ArrowUp, Ctrl+R) holds the agent; a refused write is not credited to it', { timeout: 60_000 }, async () => {
+    const info = await rpc('session/create', { ...BASH, cols: 80, rows: 24, origin: 'user' });
+    const id = info.id;
+    await until(async () => (await screen(id)).includes('$'), 10_000, 'a prompt');
+    await userTypes(id, 'echo first\r');
+    await until(async () => (await screen(id)).includes('\nfirst'), 10_000, 'the first line to run');
+    for (const recall of ['\x1b[A', '\x12first']) {
+      await userTypes(id, recall);
+      await new Promise((r) => setTimeout(r, 1600)); // past the pause: only the line holds the agent
+      const held = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo agent-ran', timeout: 1000 } })) as any;
+      assert.equal(held.isError, true, `${JSON.stringify(recall)}: ${toolText(held)}`);
+      assert.match(toolText(held), /user is typing/);
+      assert.doesNotMatch(await screen(id), /agent-ran/, 'nothing the agent sent was written');
+      // Nothing was written: the last input is still the user's, not a decision about the agent's.
+      const last = (await rpc('pty/info', { session: id })).lastInput;
+      assert.equal(last.origin, 'user', JSON.stringify(last));
+      await userTypes(id, '\x03'); // Ctrl+C: the line is abandoned
+      await until(async () => !/first\s*$/.test(await screen(id)), 10_000, 'the recalled line abandoned');
+    }
+    await rpc('pty/kill', { session: id });
+  });
+
   test('a session that ends while the agent waits for the user is told as its end, not as the user typing', { timeout: 60_000 }, async () => {
     const id = await openBash();
     await userTypes(id, 'echo user-line');

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { Terminal } from '@xterm/headless';
 import {
   cellsOfLine,
+  cursorColumnOf,
   keepEmptyRowMaps,
   eraseStepsOf,
   touchedRowsOf,
@@ -70,6 +71,22 @@ test("xterm keeps the saved cursor's row counted from the top of the scrollback 
   write(Buffer.from('\x1b8'));
   assert.equal(term.buffer.active.cursorY, 1, 'setting savedY moves where DECRC returns');
   term.dispose();
+});
+
+test('xterm keeps the cursor one past the edge after text written there with autowrap off (x), which autowrap-resumed.ts moves back', () => {
+  const term = new Terminal({ cols: 5, rows: 3, allowProposedApi: true, logLevel: 'off' });
+  try {
+    const write = syncWriteOf(term)!;
+    write(Buffer.from('\x1b[?7labcdefgh'));
+    const column = cursorColumnOf(term);
+    assert.ok(column, 'the active buffer has a numeric x');
+    assert.equal(column.get(), 5, 'one past the last column');
+    column.set(4);
+    write(Buffer.from('\x1b[?7hX'));
+    assert.equal(term.buffer.active.getLine(0)!.translateToString(true), 'abcdX', 'from the last column, X takes its place');
+  } finally {
+    term.dispose();
+  }
 });
 
 test("xterm's erase steps and cursor are on its input handler, as erase-above.ts uses them", () => {
