@@ -91,7 +91,7 @@ function outcomeFields() {
       .boolean()
       .optional()
       .describe(
-        'True when output was cut at maxBytes, its end kept. (Over MCP, what maxChars leaves out is counted by elidedChars; truncated stays false when nothing was cut before that budget.)',
+        'True when output lost its start: cut at maxBytes (its end kept), or its first rows had left the scrollback. (Over MCP, what maxChars leaves out is counted by elidedChars; truncated stays false when nothing was cut before that budget.)',
       ),
     waitedMs: z.number().optional(),
     exitCode: z.number().nullable().optional().describe('With wait and shell integration, once the command ended: its exit code.'),
@@ -330,7 +330,7 @@ export const sendMethod = method({
     truncated: z
       .boolean()
       .describe(
-        'True when output was cut at maxBytes, its end kept. (Over MCP, what maxChars leaves out is counted by elidedChars; truncated stays false when nothing was cut before that budget.)',
+        'True when output lost its start: cut at maxBytes (its end kept), or its first rows had left the scrollback. (Over MCP, what maxChars leaves out is counted by elidedChars; truncated stays false when nothing was cut before that budget.)',
       ),
     waitedMs: z.number(),
     exitCode: z.number().nullable().optional().describe('With shell integration, once the command finished: its exit code.'),

@@ -527,7 +527,8 @@ function unknownArgument(name: string, args: Record<string, unknown> | undefined
   if (!args || !takes) return undefined;
   const key = Object.keys(args).find((k) => !takes.listed.includes(k) && !takes.set.has(k));
   if (key === undefined) return undefined;
-  return invalidParams(`Invalid arguments for ${name}: unknown argument ${JSON.stringify(key)}; it takes ${takes.listed.join(', ')}`);
+  const which = takes.listed.length ? `it takes ${takes.listed.join(', ')}` : 'it takes no arguments';
+  return invalidParams(`Invalid arguments for ${name}: unknown argument ${JSON.stringify(key)}; ${which}`);
 }
 
 /** The schema of a request of the protocol, by method (both revisions' requests, as the SDK parses them). */

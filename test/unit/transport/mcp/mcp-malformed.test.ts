@@ -94,6 +94,8 @@ test('an argument a tool does not take is a tool error naming the ones it does; 
   // send is sized by maxChars: the method's maxBytes is not one of its arguments (it was dropped unseen).
   const sized = await mcp({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'send', arguments: { session, text: 'x', maxBytes: 100 } } });
   assert.match(sized.json?.result?.content?.[0]?.text, /^Error -32602: Invalid arguments for send: unknown argument "maxBytes"; it takes .*maxChars/);
+  const none = await mcp({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'list_sessions', arguments: { foo: 1 } } });
+  assert.equal(none.json?.result?.content?.[0]?.text, 'Error -32602: Invalid arguments for list_sessions: unknown argument "foo"; it takes no arguments');
   // Nothing was typed by the refused calls: the cat's screen is still empty.
   const screen = await mcp({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'read_screen', arguments: { session } } });
   assert.equal(screen.json?.result?.structuredContent?.screen?.trim(), '', screen.text);
