@@ -15,6 +15,12 @@ export const ANSWER_AGENT_COMMAND = 'sharedPty.answerAgent';
 /** Most characters of the agent's text the question shows (the rest is cut, and it says so). */
 const SHOWN_CHARS = 300;
 
+/**
+ * The button of a question whose text was cut: the whole text, in a dialog that answers. A cut
+ * question offers no Allow: an agent could pad a harmless start to hide what follows.
+ */
+const SHOW_ALL = 'Show All…';
+
 interface Question {
   request: ApprovalRequest;
   hostId: string;
@@ -65,9 +71,25 @@ export class ApprovalQuestions implements vscode.Disposable {
   private async _notify(id: string): Promise<void> {
     const q = this._waiting.get(id);
     if (!q) return;
-    const picked = await vscode.window.showWarningMessage(questionText(q.request), ...APPROVAL_CHOICES.map((c) => c.label));
+    const cut = q.request.text.length > SHOWN_CHARS;
+    const labels = cut ? [SHOW_ALL, 'Deny'] : APPROVAL_CHOICES.map((c) => c.label);
+    const picked = await vscode.window.showWarningMessage(questionText(q.request), ...labels);
+    if (picked === SHOW_ALL) return this._askWhole(id);
     // Closing the question denies: the agent hears at once instead of waiting out its timeout.
     // A notification answered after the status bar (or another window) did changes nothing.
+    await this._answer(id, APPROVAL_CHOICES.find((c) => c.label === picked)?.answer ?? 'deny', picked !== undefined);
+  }
+
+  /** The question with the agent's whole text, in a dialog (a long text is read there before it is allowed). */
+  private async _askWhole(id: string): Promise<void> {
+    const q = this._waiting.get(id);
+    if (!q) return;
+    const r = q.request;
+    const picked = await vscode.window.showWarningMessage(
+      `An agent (${via(r)}) wants to type ${r.text.length} characters into the terminal "${r.name}":`,
+      { modal: true, detail: readable(r.text, Infinity) },
+      ...APPROVAL_CHOICES.map((c) => c.label),
+    );
     await this._answer(id, APPROVAL_CHOICES.find((c) => c.label === picked)?.answer ?? 'deny', picked !== undefined);
   }
 
@@ -83,6 +105,7 @@ export class ApprovalQuestions implements vscode.Disposable {
       q = pick?.q;
     }
     if (!q) return;
+    if (q.request.text.length > SHOWN_CHARS) return this._askWhole(q.request.id);
     const choice = await vscode.window.showQuickPick(
       APPROVAL_CHOICES.map((c) => ({ label: c.label, answer: c.answer })),
       { title: questionText(q.request), placeHolder: `What the agent would type into "${q.request.name}": ${readable(q.request.text)}` },
@@ -126,13 +149,18 @@ export class ApprovalQuestions implements vscode.Disposable {
 
 /** The question: who asks, which terminal, and exactly what it would type. */
 function questionText(r: ApprovalRequest): string {
-  const via = r.transport === 'mcp-http' ? 'MCP over HTTP' : r.transport === 'mcp-stdio' ? 'MCP' : r.transport;
-  return `An agent (${via}) wants to type into the terminal "${r.name}": ${readable(r.text)}`;
+  const more = r.text.length > SHOWN_CHARS ? ' Show All to read it before allowing it.' : '';
+  return `An agent (${via(r)}) wants to type into the terminal "${r.name}": ${readable(r.text)}${more}`;
 }
 
-/** The agent's text as the user reads it: Enter as ⏎, other control characters as ^X, long text cut. */
-export function readable(text: string): string {
-  const shown = text.length > SHOWN_CHARS ? text.slice(0, SHOWN_CHARS) : text;
+/** How the agent reaches the host, as the question names it. */
+function via(r: ApprovalRequest): string {
+  return r.transport === 'mcp-http' ? 'MCP over HTTP' : r.transport === 'mcp-stdio' ? 'MCP' : r.transport;
+}
+
+/** The agent's text as the user reads it: Enter as ⏎, other control characters as ^X, text past `max` cut. */
+export function readable(text: string, max = SHOWN_CHARS): string {
+  const shown = text.length > max ? text.slice(0, max) : text;
   const visible = shown.replace(/\r\n|\r|\n/g, '⏎').replace(/[\x00-\x1f\x7f]/g, (c) => (c === '\x7f' ? '^?' : `^${String.fromCharCode(c.charCodeAt(0) + 64)}`));
-  return `"${visible}"${text.length > SHOWN_CHARS ? ` (and ${text.length - SHOWN_CHARS} more characters)` : ''}`;
+  return `"${visible}"${text.length > max ? ` (and ${text.length - max} more characters)` : ''}`;
 }

@@ -421,6 +421,25 @@ describe('the extension in a real editor (code-server)', () => {
       assert.match(await denied, /user declined/);
       await until(async () => !(await terminalTabs(page)).some((n) => n.includes('agent typing')), Wait.Ui, '"agent typing" to go once the call ended');
       assert.doesNotMatch((await client.request<{ screen: string }>('pty/read', { session: user.id })).screen, /agent-denied/);
+      // A long text is cut in the notification, which then offers no Allow: an agent could pad a
+      // harmless start to hide what follows (found by an outside audit). Show All puts the whole
+      // text in a dialog that answers.
+      const long = `echo ${'x'.repeat(400)} ; echo agent-hidden-tail`;
+      const padded = agentCtl.request('pty/send', { session: user.id, text: long, client: AGENT }).then(
+        () => 'written',
+        (e: Error) => e.message,
+      );
+      const cut = await waitNotification(page, '(and ');
+      assert.doesNotMatch(cut, /agent-hidden-tail/, 'the notification shows the start only');
+      const toast = page.locator('.notification-toast', { hasText: '(and ' }).first();
+      assert.equal(await toast.locator('.monaco-button', { hasText: 'Allow' }).count(), 0, 'no Allow on a cut text');
+      await notificationButton(page, '(and ', 'Show All').click();
+      const dialog = page.locator('.monaco-dialog-box').first();
+      await dialog.waitFor({ timeout: Wait.Ui });
+      assert.match((await dialog.textContent()) ?? '', /agent-hidden-tail/, 'the dialog shows the whole text');
+      await dialog.locator('.monaco-button', { hasText: 'Deny' }).first().click();
+      assert.match(await padded, /user declined/);
+      assert.doesNotMatch((await client.request<{ screen: string }>('pty/read', { session: user.id })).screen, /agent-hidden-tail/);
       // A notification slides into the notification centre after a while; the status bar keeps the
       // question until it is answered, and answers it too.
       const allowed = agentCtl.request<{ output: string }>('pty/send', { session: user.id, text: 'echo agent-allowed', client: AGENT });
