@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { HostRecord } from '../host/discovery';
+import { runtimeDirPath } from '../host/runtime-dir';
 import { launcherPath, launcherState } from './cli-launcher';
 
 /** The MCP endpoint of a host's HTTP server. */
@@ -31,9 +32,10 @@ export function stdioLaunch(extensionPath: string, home?: string): StdioLaunch &
  * clients' configuration files (often kept in a repository), and nothing copied may hold it
  * (README "Security"); HTTP clients read the token from the host's 0600 record (docs/protocol.md#6-mcp).
  */
-export function mcpConfigSnippet(stdio: StdioLaunch): string {
-  const servers: Record<string, unknown> = {
-    'shared-pty': { command: stdio.command, args: stdio.args, ...(stdio.env ? { env: stdio.env } : {}) },
-  };
+export function mcpConfigSnippet(stdio: StdioLaunch, runtimeDir = runtimeDirPath()): string {
+  // The runtime directory this editor's hosts use, named: an agent started without the session's
+  // XDG_RUNTIME_DIR (by a service, over ssh) would look elsewhere and find no host.
+  const env = { ...stdio.env, SHARED_PTY_DIR: runtimeDir };
+  const servers: Record<string, unknown> = { 'shared-pty': { command: stdio.command, args: stdio.args, env } };
   return JSON.stringify({ mcpServers: servers }, null, 2);
 }

@@ -967,9 +967,15 @@ describe('the extension in a real editor (code-server)', () => {
         Wait.Ui,
         'the MCP configuration on the clipboard',
       );
-      assert.deepEqual(config.mcpServers['shared-pty'], { command: launcher, args: ['mcp'] });
+      assert.deepEqual(config.mcpServers['shared-pty'], { command: launcher, args: ['mcp'], env: { SHARED_PTY_DIR: runtimeDir } });
       const mcp = new Client({ name: 'editor-e2e', version: '1.0.0' });
-      await mcp.connect(new StdioClientTransport({ ...config.mcpServers['shared-pty'], env: userEnv, cwd: userCwd, stderr: 'pipe' }));
+      // An agent whose own environment names no runtime directory (started by a service): the
+      // configuration's env does, as an MCP client passes it.
+      const { SHARED_PTY_DIR: _own, ...agentEnv } = userEnv;
+      const entry = config.mcpServers['shared-pty'] as { command: string; args: string[]; env: Record<string, string> };
+      await mcp.connect(
+        new StdioClientTransport({ command: entry.command, args: entry.args, env: { ...agentEnv, ...entry.env }, cwd: userCwd, stderr: 'pipe' }),
+      );
       try {
         const tools = (await mcp.callTool({ name: 'list_sessions', arguments: {} })) as { content: Array<{ text: string }> };
         assert.match(tools.content[0].text, /\bvia-launcher\b/, 'the MCP configuration reaches the host');

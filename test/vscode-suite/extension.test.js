@@ -399,6 +399,8 @@ suite('Shared PTY in the editor', () => {
       stdio.args.slice(0, -1).every((a) => require('node:path').isAbsolute(a)),
       JSON.stringify(stdio.args),
     );
+    // It names the runtime directory, for an agent whose environment does not (started by a service).
+    assert.equal(stdio.env.SHARED_PTY_DIR, process.env.SHARED_PTY_DIR);
     // Nothing copied holds the host's own token (README "Security"): the stdio server needs none.
     assert.deepEqual(Object.keys(config.mcpServers), ['shared-pty']);
     const dir = process.env.SHARED_PTY_DIR;
