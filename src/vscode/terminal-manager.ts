@@ -373,7 +373,13 @@ export class TerminalManager implements vscode.Disposable {
   private _adopt(terminal: vscode.Terminal): void {
     const opts = terminal.creationOptions as vscode.ExtensionTerminalOptions;
     if (!opts || !('pty' in opts)) return;
-    for (const e of this._entries) if (e.pty === opts.pty) e.terminal ??= terminal;
+    for (const e of this._entries) {
+      if (e.pty !== opts.pty || e.terminal) continue;
+      e.terminal = terminal;
+      // Opened from the terminal's profile menu (Create New Terminal (With Profile)): the workbench
+      // left the focus on the terminal before, so what the user typed next went there.
+      if (e.pty.target.kind === 'create') terminal.show(false);
+    }
   }
 
   private _entryOf(pty: SharedPseudoterminal): Entry | undefined {

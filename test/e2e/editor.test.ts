@@ -370,6 +370,38 @@ describe('the extension in a real editor (code-server)', () => {
       await waitStatus(page, 1);
     });
 
+    await step('2b. a terminal opened from the profile menu takes the keys: Create New Terminal (With Profile), Shared PTY', async () => {
+      // 2b. The profile's terminal gets the focus: the keys typed next go to it, not to the terminal
+      //     before it (found by an outside audit: "echo profile-two" ran in the other terminal).
+      const probe = await RpcClient.connect((await daemonRecord(runtimeDir)).control);
+      cleanups.push(() => probe.close());
+      const [first] = await listSessions(probe);
+      const screenOf = async (id: string) => (await probe.request<{ screen: string }>('pty/read', { session: id })).screen;
+      await runCommand(page, 'Terminal: Create New Terminal (With Profile)', 'Create New Terminal (With Profile)');
+      const picker = page.locator('.quick-input-widget');
+      await picker.locator('.monaco-list-row', { hasText: 'Shared PTY' }).first().waitFor({ timeout: Wait.Ui });
+      await picker.locator('.monaco-list-row', { hasText: 'Shared PTY' }).first().click();
+      await waitStatus(page, 2);
+      const second = (await listSessions(probe)).find((s) => s.id !== first.id)!;
+      await until(async () => /[$#]\s*$/.test(await screenOf(second.id)), Wait.Screen, "the profile terminal's prompt");
+      await page.keyboard.type('echo profile-$((40+2))');
+      await page.keyboard.press('Enter');
+      await until(
+        async () => /^profile-42$/m.test(await screenOf(second.id)) || /^profile-42$/m.test(await screenOf(first.id)),
+        Wait.Screen,
+        'the keys to run somewhere',
+      );
+      assert.doesNotMatch(await screenOf(first.id), /profile-42/, 'the keys went to the terminal before it');
+      assert.match(await screenOf(second.id), /^profile-42$/m, 'the keys ran in the profile terminal');
+      await runCommand(page, 'Terminal: Kill the Active Terminal Instance', 'Kill the Active Terminal Instance');
+      await waitStatus(page, 1, Wait.SessionEnd);
+      assert.deepEqual(
+        (await listSessions(probe)).map((s) => s.id),
+        [first.id],
+        'the profile terminal was the active one',
+      );
+    });
+
     await step('3. an outside client finds the session through discovery, reads it and writes to it', async () => {
       // 3. An outside client finds the session through discovery, reads and writes it.
       record = await daemonRecord(runtimeDir);
