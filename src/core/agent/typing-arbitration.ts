@@ -19,9 +19,9 @@ export async function waitForHumanPause(session: Session, from: InputSource, tim
   if (!isAgentCall(from)) return 0;
   const started = Date.now();
   for (;;) {
+    if (!humanTypingNow(session, from)) return Date.now() - started;
     const human = session.humanInput;
     const quietFor = Date.now() - human.lastAt;
-    if (!human.lineStarted && quietFor >= HUMAN_PAUSE_MS) return Date.now() - started;
     const left = started + timeoutMs - Date.now();
     if (!session.running) throw sessionExited(session.id, `Session ${session.name} ended while the user was typing; nothing was written.`);
     if (left <= 0 || signal?.aborted) {
@@ -42,7 +42,7 @@ export function humanTypingNow(session: Session, from: InputSource): boolean {
   return human.lineStarted || Date.now() - human.lastAt < HUMAN_PAUSE_MS;
 }
 
-/** Thrown by `writeGuard` when the human typed after the admission: nothing was written. */
+/** Thrown by whenHumanPaused's guard when the human typed after the admission: nothing was written. */
 class HumanTypedMeanwhile extends Error {}
 
 /**

@@ -15,7 +15,8 @@ export class AutowrapResumed extends Disposable {
     const column = cursorColumnOf(term);
     if (!column) return; // another xterm: its own behaviour (test/unit/core/base/internals/xterm.test.ts says so)
     const resume = (params: (number | number[])[]): boolean => {
-      if (!term.modes.wraparoundMode && params.includes(7) && column.get() >= term.cols) column.set(term.cols - 1);
+      // The modes last: `term.modes` makes an object each call, and `CSI ? h` is common (?25h, ?2004h).
+      if (params.includes(7) && column.get() >= term.cols && !term.modes.wraparoundMode) column.set(term.cols - 1);
       return false; // xterm sets the mode
     };
     const d = term.parser.registerCsiHandler({ prefix: '?', final: 'h' }, resume);

@@ -399,12 +399,20 @@ export class Mirror extends Disposable {
     for (let y = 0; y < this._term.rows; y++) rows.push(rowText(buf, buf.baseY + y));
     return {
       rows,
-      // A full row's cursor is one past the edge while a wrap is pending, as tmux reports it; with
-      // autowrap off nothing is pending, and the cursor stays on the last column (xterm.js keeps it past).
-      cursor: { row: buf.cursorY + 1, col: (this._term.modes.wraparoundMode ? buf.cursorX : Math.min(buf.cursorX, this._term.cols - 1)) + 1 },
+      cursor: { row: buf.cursorY + 1, col: this._cursorColumn(buf.cursorX) + 1 },
       size: this.size,
       alternate: buf.type === 'alternate',
     };
+  }
+
+  /**
+   * The cursor's column as a terminal shows it: one past the edge while a wrap is pending, as tmux
+   * reports it; with autowrap off nothing is pending, and it stays on the last column (xterm.js
+   * keeps it past). The modes are read only at the edge (`term.modes` makes an object each call).
+   */
+  private _cursorColumn(x: number): number {
+    const cols = this._term.cols;
+    return x < cols || this._term.modes.wraparoundMode ? x : cols - 1;
   }
 
   /** The cursor's row left of the cursor (a prompt's question), and whether a full-screen program has the screen. */

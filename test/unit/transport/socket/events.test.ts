@@ -13,6 +13,7 @@ import { startHttpHost, wsOpen, type HttpHost } from '../../../helpers/http';
 import { BASH, connect, until, withTimeout, clientsClosed } from '../../../helpers/host';
 import type { Notification, RpcClient } from '../../../../src/transport/client/rpc-client';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
+import { promptedShell } from '../../../helpers/shell-home';
 
 const linux = process.platform === 'linux';
 
@@ -219,9 +220,8 @@ describe('events', () => {
   // seen ~0.9 s later and matched a wait_event called after the send had returned (found by an
   // outside audit). Only a wait that begins after the call counts; one that does is still seen.
   test('wait_event input_wait: the prompt a finished send left does not count; a wait that begins after the call does', { timeout: 30_000 }, async () => {
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-events-home-'));
-    fs.writeFileSync(path.join(home, '.bashrc'), "PS1='ev> '\nHISTFILE=/dev/null\n");
-    const info = await rpc('session/create', { command: 'bash', args: [], cwd: home, env: { HOME: home }, cols: 80, rows: 24 });
+    const { home, ...how } = promptedShell('bash');
+    const info = await rpc('session/create', { ...how, args: [], cols: 80, rows: 24 });
     try {
       assert.equal(info.integration, true, 'an interactive bash is integrated');
       for (const round of [1, 2]) {
