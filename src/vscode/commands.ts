@@ -14,6 +14,8 @@ export const Ids = {
   statusBar: 'sharedPty.status',
   /** workspaceState key: the sessions this window shows, re-opened after a reload. */
   rememberedSessions: 'sharedPty.sessions',
+  /** workspaceState key: which of them was the terminal in front, put in front again after a reload. */
+  frontSession: 'sharedPty.frontSession',
 } as const;
 
 /** The MCP server's label in the editor (docs/editor.md#mcp-registration). */

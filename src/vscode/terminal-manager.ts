@@ -76,6 +76,7 @@ export class TerminalManager implements vscode.Disposable {
     this._known = new Set(_deps.watcher.snapshot.sessions.map((s) => sessionKey(s.hostId, s.info.id)));
     this._disposables.push(
       vscode.window.onDidOpenTerminal((t) => this._adopt(t)),
+      vscode.window.onDidChangeActiveTerminal((t) => this._noteFront(t)),
       _deps.watcher.onDidPoll((s) => this._onSnapshot(s)),
       // What a remote host runs when its bridge comes up was opened while this window did not
       // watch it: only what an agent opens there afterwards pops up (docs/editor.md#remote-hosts).
@@ -105,13 +106,18 @@ export class TerminalManager implements vscode.Disposable {
     return terminal;
   }
 
-  /** Shows a session in this window: its terminal if there is one, else a new attached terminal. */
-  attach(s: HostedSession, preserveFocus: boolean): vscode.Terminal {
+  /**
+   * Shows a session in this window: its terminal if there is one, else a new attached terminal.
+   * `wasInFront`: a reload's terminal that was in front before it, put there again over a terminal
+   * nobody typed in yet (the editor opens its default shell in a terminal panel it restores empty).
+   */
+  attach(s: HostedSession, preserveFocus: boolean, wasInFront = false): vscode.Terminal {
     // A terminal opened beside the user's work (an agent's, a reload's) is revealed only when no
     // terminal is in front: one the user types in stays in front, its keys with it.
     const inFront = vscode.window.activeTerminal;
     const reveal = (t: vscode.Terminal) => {
-      if (!preserveFocus || !inFront || inFront === t) t.show(preserveFocus);
+      const untouched = !inFront || inFront === t || (wasInFront && !inFront.state.isInteractedWith);
+      if (!preserveFocus || untouched) t.show(preserveFocus);
     };
     const existing = this.terminalFor(s.hostId, s.info.id);
     if (existing) {
@@ -164,6 +170,7 @@ export class TerminalManager implements vscode.Disposable {
     const remembered = this._remembered();
     if (remembered.length === 0) return;
     const snapshot = this._deps.watcher.refresh();
+    const front = this._deps.state.get<Remembered>(Ids.frontSession);
     const keep: Remembered[] = [];
     const remote = new Map<string, Remembered[]>();
     for (const r of remembered) {
@@ -174,11 +181,11 @@ export class TerminalManager implements vscode.Disposable {
       const s = snapshot.sessions.find((x) => x.hostId === r.hostId && x.info.id === r.id);
       if (!s || !s.info.running) continue;
       keep.push(r);
-      this._reattach(s);
+      this._reattach(s, front?.hostId === r.hostId && front.id === r.id);
     }
     // Until their hosts answer, remote entries stay remembered (a reload meanwhile still restores them).
     await this._deps.state.update(Ids.rememberedSessions, [...keep, ...[...remote.values()].flat()]);
-    await Promise.all([...remote].map(([host, list]) => this._restoreRemote(host, list)));
+    await Promise.all([...remote].map(([host, list]) => this._restoreRemote(host, list, front)));
   }
 
   /** The window is going away: from now on a closing terminal never ends its session. */
@@ -192,7 +199,7 @@ export class TerminalManager implements vscode.Disposable {
   }
 
   /** Re-opens the remembered terminals of one remote host through its bridge (made again now). */
-  private async _restoreRemote(host: string, list: Remembered[]): Promise<void> {
+  private async _restoreRemote(host: string, list: Remembered[], front: Remembered | undefined): Promise<void> {
     let gone = list;
     try {
       const { hostId } = await this._deps.hosts.remotes.connect(host);
@@ -200,7 +207,7 @@ export class TerminalManager implements vscode.Disposable {
       gone = [];
       for (const r of list) {
         const s = r.hostId === hostId ? snapshot.sessions.find((x) => x.hostId === hostId && x.info.id === r.id) : undefined;
-        if (s?.info.running) this._reattach(s);
+        if (s?.info.running) this._reattach(s, front?.hostId === r.hostId && front.id === r.id);
         else gone.push(r);
       }
     } catch (e) {
@@ -212,11 +219,22 @@ export class TerminalManager implements vscode.Disposable {
     await this._deps.state.update(Ids.rememberedSessions, next);
   }
 
-  private _reattach(s: HostedSession): void {
+  private _reattach(s: HostedSession, wasInFront: boolean): void {
     if (this.terminalFor(s.hostId, s.info.id)) return;
     const name = s.remote ? `${s.remote}:${s.info.name}` : s.info.name;
-    this._deps.log.info(`re-attaching ${name} (${s.info.id}, pid ${s.info.pid})`);
-    this.attach(s, true);
+    this._deps.log.info(`re-attaching ${name} (${s.info.id}, pid ${s.info.pid})${wasInFront ? ', the terminal in front' : ''}`);
+    this.attach(s, true, wasInFront);
+  }
+
+  /**
+   * Remembers which shared terminal is in front, or that another one is. No terminal in front is
+   * not remembered: a reload closes the terminals one by one before it, and each close says so.
+   */
+  private _noteFront(t: vscode.Terminal | undefined): void {
+    if (!t || this._shuttingDown) return;
+    const shown = [...this._entries].find((e) => e.terminal === t)?.pty;
+    const front = shown?.hostId && shown.session ? { hostId: shown.hostId, id: shown.session.id } : undefined;
+    void this._deps.state.update(Ids.frontSession, front);
   }
 
   // ---- hooks of the pseudoterminals
@@ -251,6 +269,9 @@ export class TerminalManager implements vscode.Disposable {
     list.push(host ? { hostId: pty.hostId, id: pty.session.id, host } : { hostId: pty.hostId, id: pty.session.id });
     void this._deps.state.update(Ids.rememberedSessions, list);
     this._known.add(sessionKey(pty.hostId, pty.session.id));
+    // A terminal comes in front before its session is known (a new one is bound after it opens).
+    const terminal = this._entryOf(pty)?.terminal;
+    if (terminal && terminal === vscode.window.activeTerminal) this._noteFront(terminal);
     pty.setAgentTyping(this._agentTyping.has(sessionKey(pty.hostId, pty.session.id)));
     const shown = host ? `${host}:${pty.session.name}` : pty.session.name;
     this._deps.log.info(`terminal shows ${shown} (${pty.session.id}, pid ${pty.session.pid}, origin ${pty.session.origin})`);
