@@ -16,8 +16,11 @@ export interface ScopedGrant extends Grant {
   readonly replayId?: string;
 }
 
-/** Why a token's open connections are being ended. */
-export type TokenEnd = 'token revoked' | 'token expired';
+/**
+ * Why a token's open connections are being ended: it was revoked or expired, or its link was
+ * opened in a browser (what was opened with the printed token before ends with it).
+ */
+export type TokenEnd = 'token revoked' | 'token expired' | 'link opened';
 
 /** A secret's grant, or why it has none. */
 export type TokenMatch = { grant: ScopedGrant } | { refused: TokenRefusal };
@@ -125,6 +128,10 @@ export class ScopedTokens extends Disposable implements TokenService {
     if ('agent' in found.target || !fits(found.target)) return { refused: 'elsewhere' };
     if (spentLink(found.info)) return { refused: 'used' };
     found.info.openedAt ??= new Date().toISOString();
+    // A link is spent now: what someone opened with its token before (off a shared screen, before
+    // the browser it was for) ends, so the printed token keeps nothing open. The browser's own
+    // connections (its page cookie's) come after, and are tracked from then on.
+    if (!found.info.reusable) this._endConnections(found, 'link opened');
     return { grant: this._use(found) };
   }
 
@@ -234,6 +241,10 @@ export class ScopedTokens extends Disposable implements TokenService {
     this._ended.set(e.info.id, { hash: e.hash, why: why === 'token expired' ? 'expired' : 'revoked' });
     while (this._ended.size > TokenLimits.MaxEndedKept) this._ended.delete(this._ended.keys().next().value as string);
     e.timer.dispose();
+    this._endConnections(e, why);
+  }
+
+  private _endConnections(e: Entry, why: TokenEnd): void {
     const ends = [...e.connections];
     e.connections.clear();
     for (const end of ends) end(why);

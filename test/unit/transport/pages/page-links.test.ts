@@ -151,6 +151,33 @@ describe('links and page cookies', { timeout: 60_000 }, () => {
     if (o.kind === 'open') await o.client.close();
   });
 
+  test("what was opened with a link's token before its page was opened ends when it is: /rpc (a wait in flight with it) and the stream close with 4401 `link opened`; the browser's own stream stays", async () => {
+    const link = await share(a.id, { scope: 'input' });
+    const early = async (p: string) => {
+      const o = await wsConnect(h.port, p, { token: link.token });
+      assert.equal(o.kind, 'open', `${p} opens with the link's token before the link is opened`);
+      return (o as { client: import('../../../helpers/http').WsClient }).client;
+    };
+    const rpc = await early('/rpc');
+    const stream = await early(`/sessions/${a.id}/stream`);
+    // A wait that nothing will satisfy, in flight over /rpc when the browser trades the link.
+    rpc.send({ jsonrpc: '2.0', id: 1, method: 'pty/wait', params: { session: a.id, match: 'never-printed-9f3c', timeout: 30_000 } });
+    await new Promise((r) => setTimeout(r, 200));
+    const cookie = cookieOf(await open(link.url));
+    for (const [what, ws] of [
+      ['/rpc', rpc],
+      ['the stream', stream],
+    ] as const)
+      assert.deepEqual(await withTimeout(ws.closed, 10_000, `${what} opened with the link's token closes`), { code: TOKEN_ENDED_CLOSE, reason: 'link opened' });
+    assert.ok(!rpc.received.some((m) => m?.id === 1), 'the wait answered nothing: it was cut with its connection');
+    const own = await wsConnect(h.port, `/sessions/${a.id}/stream`, { cookie });
+    assert.equal(own.kind, 'open', "the browser's stream opens with its page cookie");
+    const browser = (own as { client: import('../../../helpers/http').WsClient }).client;
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(browser.ws.readyState, browser.ws.OPEN, "the browser's stream is not ended by its own trade");
+    await browser.close();
+  });
+
   test("tokens lists links and reusable tokens (opened or not); revoke ends a link's page cookie and its stream, and the page says so in words", async () => {
     const link = await viewLink(a.id, { input: true, expiresIn: 600 });
     assert.equal(link.info.scope, 'input');
