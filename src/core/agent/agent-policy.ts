@@ -118,14 +118,23 @@ export const NOBODY_TO_ASK =
 
 /**
  * Refuses an agent's `open_session` whose command line a deny rule matches (`{command: "/bin/sh",
- * args: ["-c", "rm -rf …"]}` is `rm -rf …` to the rules), before anything is started.
+ * args: ["-c", "rm -rf …"]}` is `rm -rf …` to the rules), before anything is started. Each value of
+ * its `env` is judged as a line too: the agent wrote them in the same call, and a shell runs some
+ * (`PROMPT_COMMAND`, a `BASH_ENV` file's name, `$X` in `sh -c '$X'`).
  */
-export function checkAgentCommand(policy: AgentPolicy | undefined, from: InputSource, argv: readonly string[]): void {
-  if (!policy || policy.denyCommands.length === 0 || !isAgentCall(from) || argv.length === 0) return;
+export function checkAgentCommand(
+  policy: AgentPolicy | undefined,
+  from: InputSource,
+  argv: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+): void {
+  if (!policy || policy.denyCommands.length === 0 || !isAgentCall(from)) return;
+  const texts = [...(argv.length > 0 ? argvToJudge(argv) : []), ...Object.values(env).flatMap((v) => commandsToJudge(v))];
+  if (texts.length === 0) return;
   const refuse = (why: string): never => {
     throw declined(`${why}; no session was opened. Ask the user to run it themselves if it is needed.`, {});
   };
-  const rule = firstDenyRule(policy, argvToJudge(argv), from, refuse);
+  const rule = firstDenyRule(policy, texts, from, refuse);
   if (rule) refuse(`The user does not allow agents to run this in a terminal (deny rule ${rule.source})`);
 }
 

@@ -74,8 +74,8 @@ export const createMethod = method({
   // An agent's token opens sessions (open_session), as the agent's.
   agentToken: 'allowed',
   async handler(ctx, p) {
-    // An agent's command line meets the user's deny rules before anything starts.
-    if (p.command !== undefined) checkAgentCommand(ctx.services.agentPolicy, ctx.caller, [p.command, ...(p.args ?? [])]);
+    // An agent's command line (and the environment it gives it) meets the user's deny rules before anything starts.
+    checkAgentCommand(ctx.services.agentPolicy, ctx.caller, p.command !== undefined ? [p.command, ...(p.args ?? [])] : [], p.env);
     // Whatever it says of itself: an agent's token, on any surface, opens the agent's sessions.
     const origin = ctx.caller.agentToken ? 'agent' : p.origin;
     return ctx.services.describe(await ctx.services.createSession(inSize({ ...p, origin })));

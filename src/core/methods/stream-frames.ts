@@ -114,7 +114,7 @@ export const STREAM_CLOSE = {
   tokenEnded: {
     code: 4401,
     meaning:
-      'the scoped token (or link) the stream was opened with was revoked or expired (reason `token revoked` or `token expired`; see [Scoped tokens](#scoped-tokens))',
+      'the scoped token (or link) the stream was opened with was revoked or expired, or its link was opened in a browser (reason `token revoked`, `token expired` or `link opened`; see [Scoped tokens](#scoped-tokens) and [Links and page cookies](#links-and-page-cookies))',
   },
   tooSlow: {
     code: 4008,

@@ -543,4 +543,19 @@ describe('deny rules see the line as the shell will run it', () => {
     assert.equal((await ctl.call('session/list', {})).sessions.length, before, 'no session was opened');
     assert.ok(fs.existsSync(path.join(target, 'keep')), 'the directory is still there');
   });
+
+  test("open_session's env: a denied line in PROMPT_COMMAND, or in a variable `sh -c '$X'` runs, opens nothing", { timeout: 60_000 }, async () => {
+    const before = (await ctl.call('session/list', {})).sessions.length;
+    for (const [what, args] of [
+      ['PROMPT_COMMAND of the default shell', { env: { PROMPT_COMMAND: `rm -rf ${victim('prompt-command')}` } }],
+      ["$X of sh -c '$X'", { command: '/bin/sh', args: ['-c', '$X'], env: { X: `rm -rf ${victim('env-x')}` } }],
+    ] as const) {
+      const r = (await agent.callTool({ name: 'open_session', arguments: args })) as ToolResult;
+      assert.equal(r.isError, true, `${what}: ${textOf(r)}`);
+      assert.match(textOf(r), /deny rule \^rm -rf.*no session was opened/, what);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal((await ctl.call('session/list', {})).sessions.length, before, 'no session was opened');
+    for (const name of ['prompt-command', 'env-x']) assert.ok(fs.existsSync(path.join(dir, name, 'keep')), `${name}: the directory is still there`);
+  });
 });
