@@ -24,8 +24,8 @@ export function pageCookieName(port: number): string {
 
 /** Refusal of a request, with its HTTP status. */
 export interface Refusal {
-  status: 401 | 403;
-  code: 'UNAUTHORIZED' | 'FORBIDDEN';
+  status: 400 | 401 | 403;
+  code: 'BAD_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN';
   message: string;
 }
 
@@ -94,6 +94,9 @@ export class HttpGuard {
    * (same host and port as the Host). Anything else under a foreign Host is DNS rebinding's 403.
    */
   checkSource(req: IncomingMessage, page?: 'link' | 'cookie'): Refusal | undefined {
+    // One Host, and a path for the target: a second Host or an absolute URL (`GET http://x/…`)
+    // names another host, which a proxy in between may read instead of the one checked here.
+    if ((req.headersDistinct.host?.length ?? 0) > 1 || !(req.url ?? '/').startsWith('/')) return AMBIGUOUS_HOST;
     const host = hostOf(req);
     const proxied = !isOwnHost(host, this._port);
     if (proxied && !(page === 'link' || (page === 'cookie' && this._hasPageSession(req, host)))) return PROXY_REFUSAL;
@@ -188,6 +191,9 @@ export class HttpGuard {
 
 /** The answer to a request under a foreign Host that is not for the browser's pages (DNS rebinding, or a script through a proxy). */
 export const PROXY_REFUSAL: Refusal = { status: 403, code: 'FORBIDDEN', message: 'Forbidden: unexpected Host header' };
+
+/** The answer to a request with two Host headers, or a target that is not a path. */
+const AMBIGUOUS_HOST: Refusal = { status: 400, code: 'BAD_REQUEST', message: 'Bad Request: one Host header and a path as the request target are expected' };
 
 /** A request's Host header, lower case ('' when missing). */
 function hostOf(req: IncomingMessage): string {

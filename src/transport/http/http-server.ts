@@ -354,7 +354,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const page = matched?.route.page?.(matched.params);
     // Through a proxy, only the view's stream (with its page cookie); never /rpc.
     const refusal = guard.checkSource(req, page ? 'cookie' : undefined);
-    if (refusal) return reject(403, 'Forbidden');
+    if (refusal) return refusal.status === 400 ? reject(400, 'Bad Request') : reject(403, 'Forbidden');
     // The view page's stream may use its page cookie (a browser's WebSocket sends no header); /rpc may not.
     const access = guard.access(req, u, 'upgrade', page?.target);
     if (!access || (access.viewOnly && !page)) return reject(401, 'Unauthorized');

@@ -5,6 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bashEnv, buildCli, startServeOnFreePort, type ServeProcess } from '../../../helpers/protocol';
@@ -170,6 +171,39 @@ describe('security (Host, then Origin, then token)', () => {
       assert.deepEqual(await wsConnect(h.port, '/rpc', { queryToken: h.token, host }), { kind: 'refused', status: 403 }, host);
     }
   });
+
+  test(
+    'two Host headers, or an absolute URL as the target (`GET http://evil.com/…`) → 400, even with a valid token: a proxy in between may read the other host',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      /** The status line of the answer to a request written as is. */
+      const raw = (text: string) =>
+        withTimeout(
+          new Promise<string>((resolve, reject) => {
+            const socket = net.connect(h.port, '127.0.0.1', () => socket.write(text));
+            let got = '';
+            socket.on('data', (d) => (got += d.toString('latin1')));
+            socket.on('close', () => resolve(got.split('\r\n')[0]));
+            socket.on('error', reject);
+          }),
+          10_000,
+          'the answer',
+        );
+      const own = `127.0.0.1:${h.port}`;
+      const auth = `Authorization: Bearer ${h.token}\r\nConnection: close\r\n`;
+      assert.match(await raw(`GET /health HTTP/1.1\r\nHost: ${own}\r\n${auth}\r\n`), /^HTTP\/1\.1 200 /, 'the same request, well formed');
+      for (const [what, text] of [
+        ['a second Host after the own one', `GET /health HTTP/1.1\r\nHost: ${own}\r\nHost: evil.com\r\n${auth}\r\n`],
+        ['an absolute URL naming another host', `GET http://evil.com/health HTTP/1.1\r\nHost: ${own}\r\n${auth}\r\n`],
+        ['an absolute URL naming the own host', `GET http://${own}/health HTTP/1.1\r\nHost: ${own}\r\n${auth}\r\n`],
+        [
+          'a WebSocket upgrade with a second Host',
+          `GET /rpc HTTP/1.1\r\nHost: ${own}\r\nHost: evil.com\r\n${auth}Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+        ],
+      ] as const)
+        assert.match(await raw(text), /^HTTP\/1\.1 400 /, what);
+    },
+  );
 
   test('the Host check comes before the token: no token + a foreign Host → 403, not 401', { timeout: TEST_TIMEOUT }, async () => {
     assertRestError(await request(h.port, 'GET', '/health', { host: `evil.com:${h.port}` }), 403, 'FORBIDDEN');
