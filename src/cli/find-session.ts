@@ -84,7 +84,12 @@ export async function connectHost(found: FoundSession): Promise<RpcClient> {
  * sockets are removed on the way, so the next command does not meet them.
  */
 export async function hostGoneMessage(host: HostRecord): Promise<string> {
-  if (!(await hostEnded(host.pid))) return `the connection to the Shared PTY host ${host.hostId} closed`;
+  return (await whyHostClosed(host)).message;
+}
+
+/** hostGoneMessage, and whether the host is gone (not only the connection). */
+export async function whyHostClosed(host: HostRecord): Promise<{ gone: boolean; message: string }> {
+  if (!(await hostEnded(host.pid))) return { gone: false, message: `the connection to the Shared PTY host ${host.hostId} closed` };
   readLiveRecords(); // removes the records (and socket folders) of hosts that are gone
-  return `the Shared PTY host ${host.hostId} is gone (process ${host.pid} ended); its sessions ended with it`;
+  return { gone: true, message: `the Shared PTY host ${host.hostId} is gone (process ${host.pid} ended); its sessions ended with it` };
 }

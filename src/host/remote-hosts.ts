@@ -29,6 +29,12 @@ const STDERR_TAIL_BYTES = 2048;
 /** How long to wait, after a bridge's output ended, for its process to exit and say why. */
 const EXIT_WAIT_MS = 2000;
 
+/**
+ * The exit status of `shared-pty bridge` when the host it joined is gone (killed, crashed), its
+ * sessions with it; 1 is a connection that only closed. ssh, `docker exec` and `kubectl exec` pass it on.
+ */
+export const BRIDGE_HOST_GONE_STATUS = 3;
+
 /** A remote host could not be reached, or its connection dropped: the message names the host and the command. */
 export class RemoteHostError extends Error {
   constructor(
@@ -140,9 +146,13 @@ export class RemoteHosts implements IDisposable {
     let tail = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (tail = (tail + d).slice(-STDERR_TAIL_BYTES)));
     let exit: string | undefined;
+    let exitCode: number | null = null;
     const exited = new Promise<string>((resolve) => {
       child.once('error', (e) => resolve((exit = `it could not start: ${e.message}`)));
-      child.once('close', (code, signal) => resolve((exit = signal ? `it was ended by ${signal}` : `it exited with status ${code}${killedBy(code)}`)));
+      child.once('close', (code, signal) => {
+        exitCode = code;
+        resolve((exit = signal ? `it was ended by ${signal}` : `it exited with status ${code}${killedBy(code)}`));
+      });
     });
     const stderr = () => tail.trim().split('\n').filter(Boolean).slice(-3).join(' / ');
     const ended = async () => {
@@ -189,7 +199,12 @@ export class RemoteHosts implements IDisposable {
     client.onClose(() => {
       if (this._disposed) return;
       if (this._links.get(name) === mine) this._links.delete(name);
-      const line = ended().then((why) => `the connection to host "${name}" (${command}) dropped: ${why}; it is made again on the next use`);
+      const line = ended().then((why) =>
+        // The bridge said the host there is gone: its sessions ended with it; a new host starts at the next use.
+        exitCode === BRIDGE_HOST_GONE_STATUS
+          ? `host "${name}": ${bridgeLine(stderr()) ?? 'the Shared PTY host there is gone; its sessions ended with it'} (the next use starts a new host there)`
+          : `the connection to host "${name}" (${command}) dropped: ${why}; it is made again on the next use`,
+      );
       this._drops.set(name, line);
       void line.then((m) => this._onDrop?.(m, name));
     });
@@ -240,4 +255,13 @@ function killedBy(code: number | null): string {
 export function isSessionLike(s: unknown): boolean {
   const o = s as { id?: unknown; name?: unknown } | null;
   return typeof o === 'object' && o !== null && typeof o.id === 'string' && o.id !== '' && typeof o.name === 'string';
+}
+
+/** What the bridge said last on stderr, without its `shared-pty bridge: ` opening. */
+function bridgeLine(stderr: string): string | undefined {
+  const last = stderr
+    .split(' / ')
+    .reverse()
+    .find((l) => l.startsWith('shared-pty bridge: '));
+  return last?.slice('shared-pty bridge: '.length);
 }

@@ -58,6 +58,8 @@ let sshd: ChildProcess | undefined;
 let sshLog = '';
 /** The command that reaches the box through ssh (the transport a test kills). */
 let sshCommand: string;
+/** The far side's home (its .bashrc sets the prompt `far> `). */
+let farHome: string;
 
 function dir(): string {
   const d = tempRuntimeDir();
@@ -179,7 +181,7 @@ before(async () => {
   const base = dir();
   sshSide = dir();
   execSide = dir();
-  const home = dir();
+  const home = (farHome = dir());
   // The shell's rc file is read (integration is injected beside it): a known prompt to wait for.
   fs.writeFileSync(path.join(home, '.bashrc'), "PS1='far> '\nHISTFILE=/dev/null\n");
   const { key, port } = await startSshd(base);
@@ -422,6 +424,31 @@ describe('remote hosts through ssh and exec', () => {
     assert.match(ok(await cli('read', id), 'the next command'), /far> sleep 41/);
     await onFarSide(sshSide, (far) => far.request('pty/write', { session, action: { key: 'Ctrl+C' } }));
   });
+});
+
+test('the far host killed under a call: one line saying it is gone and its sessions with it, never that they run on', { timeout: TEST_TIMEOUT }, async () => {
+  const doomedSide = dir();
+  const config = dir();
+  fs.mkdirSync(path.join(config, 'shared-pty'));
+  fs.writeFileSync(path.join(config, 'shared-pty', 'hosts.json'), JSON.stringify({ hosts: { doomed: `sh -c '${farSide(doomedSide, farHome)}'` } }));
+  const doomedEnv = { ...env, XDG_CONFIG_HOME: config };
+  const opened = ok(await runCli(['open', '--host', 'doomed', '--name', 'victim'], doomedEnv), 'open on doomed').trim();
+  assert.match(opened, /^doomed:/);
+  const [far] = readLiveRecords(doomedSide);
+  assert.ok(far, 'a host runs on the far side');
+  const waiting = startCli(['send', 'doomed:victim', 'sleep 41', '--timeout', '90000'], doomedEnv);
+  await farScreenShows(doomedSide, opened.slice('doomed:'.length), 'far> sleep 41');
+  process.kill(far.pid, 'SIGKILL');
+  const r = await waiting.result;
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `^shared-pty: host "doomed": the Shared PTY host ${far.hostId} is gone \\(process ${far.pid} ended\\); its sessions ended with it \\(the next use starts a new host there\\)\n$`,
+    ),
+  );
+  assert.doesNotMatch(r.stderr, /made again|run on/, 'nothing says the session is still there');
+  for (const rec of readLiveRecords(doomedSide)) await stopPid(rec.pid);
 });
 
 /** `shared-pty mcp` with a hosts.json of its own holding `hostsJson`, connected: the SDK's client. */
