@@ -155,3 +155,32 @@ describe('a host killed with SIGKILL', () => {
     await next.stop();
   });
 });
+
+describe('a host that stops answering (stopped, or a link to it that stalled)', () => {
+  test('wait and send say so in one line, 15 s past their own wait, instead of hanging', { timeout: TEST_TIMEOUT }, async () => {
+    const h = await startHost();
+    const id = h.record.sessions[0].id;
+    killPid(h.pid, 'SIGSTOP');
+    try {
+      // Each is ended after 60 s if it hangs (its exit status then is not 1).
+      const [wait, send] = await Promise.all([
+        runCli(['wait', id, 'never-shown', '--timeout', '1000'], env, 60_000),
+        runCli(['send', id, 'true', '--timeout', '2000'], env, 60_000),
+      ]);
+      for (const [r, asked] of [
+        [wait, 1],
+        [send, 2],
+      ] as const) {
+        assert.equal(r.code, 1, r.stderr);
+        assert.equal(
+          r.stderr,
+          `shared-pty: no answer from the Shared PTY host ${h.record.hostId} within ${asked + 15} s (the wait's ${asked} s and 15 s more): it, or the way to it, is stalled\n`,
+        );
+        assert.doesNotMatch(r.stderr, STACK);
+      }
+    } finally {
+      killPid(h.pid, 'SIGCONT');
+    }
+    await h.stop();
+  });
+});
