@@ -99,6 +99,11 @@ function webRequest(req: IncomingMessage, body: unknown, signal: AbortSignal): R
 
 /** Writes the SDK's answer (one JSON body, or an event stream that ends with the result). */
 async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
+  if (res.writableEnded || res.destroyed) {
+    // Answered already (a cancelled request: with nothing) or gone: what came after is dropped.
+    await response.body?.cancel().catch(() => undefined);
+    return;
+  }
   const headers: Record<string, string> = {};
   // The connection is this server's to manage: Node says how long it keeps an idle one
   // (Keep-Alive: timeout=…), so a client never reuses one just as it closes.
@@ -109,9 +114,29 @@ async function writeResponse(res: ServerResponse, response: Response): Promise<v
     return;
   }
   const stream = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream);
+  piped.set(res, stream);
   res.on('close', () => stream.destroy());
   stream.on('error', () => res.destroy());
   stream.pipe(res);
+}
+
+/** The body each response is being written from (writeResponse), so that a cancelled request can end it. */
+const piped = new WeakMap<ServerResponse, Readable>();
+
+/**
+ * Answers a request its client cancelled with nothing, as the specification asks: an event stream
+ * with no message, or the end of the one that was under way (never a dropped connection, which a
+ * client reads as a failure of the transport).
+ */
+function endWithoutAnswer(res: ServerResponse): void {
+  if (res.writableEnded || res.destroyed) return;
+  const stream = piped.get(res);
+  if (stream) {
+    stream.unpipe(res);
+    stream.destroy();
+  }
+  if (!res.headersSent) res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.end();
 }
 
 /**
@@ -185,7 +210,10 @@ export async function handleMcp(
     if (id !== undefined)
       res.on(
         'close',
-        sessions.stateless.add(owner, id, () => res.destroy()),
+        sessions.stateless.add(owner, id, () => {
+          ac.abort();
+          endWithoutAnswer(res);
+        }),
       );
   }
   // A session's scoped token's app_input is never the person's (mcp-tools.ts): only the editor's chat's is asked about.
