@@ -2,7 +2,7 @@ import { hostEnded, isAlive, readLiveRecords, type HostRecord } from '../host/di
 import { RpcClient } from '../transport/client/rpc-client';
 import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector } from '../core/session/selector';
-import { readHostsConfig, splitHostSelector, type HostsConfig } from '../host/hosts-config';
+import { readHostsConfig, splitHostSelector, unknownHostHint, type HostsConfig } from '../host/hosts-config';
 
 /** A CLI failure with its one-line message and exit status. */
 export class CliError extends Error {
@@ -59,11 +59,8 @@ export function findLocalSession(selector: string, config?: HostsConfig): FoundS
   if (r.kind === 'found') return r.item;
   if (r.kind === 'ambiguous') throw new CliError(`session "${selector}" is ambiguous; use its id`);
   // `typo:bash-1`: the user meant a remote host that hosts.json does not name.
-  const prefix = /^([A-Za-z0-9][A-Za-z0-9._-]*):./.exec(selector)?.[1];
-  if (prefix && config) {
-    const names = [...config.hosts.keys()];
-    throw new CliError(`unknown session: ${selector} (no host named "${prefix}" in ${config.file}${names.length ? `; it names ${names.join(', ')}` : ''})`);
-  }
+  const hint = config && unknownHostHint(config, selector);
+  if (hint) throw new CliError(`unknown session: ${selector} (${hint})`);
   if (hosts.length === 0) throw new CliError('no Shared PTY host is running (start one with: shared-pty serve)');
   throw new CliError(`unknown session: ${selector}`);
 }

@@ -17,7 +17,7 @@ import { paramsOf } from '../core/methods/notifications';
 import type { Notification } from '../transport/client/rpc-client';
 import { parseArgs } from './args';
 import { COMMAND_FLAGS } from './command-flags';
-import { HostsConfigError, LOCAL_HOST, splitHostSelector, unknownHostError, type HostsConfig } from '../host/hosts-config';
+import { HostsConfigError, LOCAL_HOST, splitHostSelector, unknownHostError, unknownHostHint, type HostsConfig } from '../host/hosts-config';
 import { hostsConfigForLocal } from './remote';
 import { RemoteHostError, RemoteHosts } from '../host/remote-hosts';
 import { hostGoneMessage } from './find-session';
@@ -262,6 +262,9 @@ export class DiscoveryBackend implements ToolBackend {
       // `far:bash-1` while hosts.json cannot be read: the file is why, not the name.
       const broken = this._remotes.config.broken;
       if (broken && selector.indexOf(':') > 0) throw new RpcError(ErrorCode.UnknownSession, `Unknown session: ${selector} (${broken})`, { session: selector });
+      // `typo:bash-1`: a host hosts.json does not name, as the CLI says it.
+      const hint = unknownHostHint(this._remotes.config, selector);
+      if (hint) throw new RpcError(ErrorCode.UnknownSession, `Unknown session: ${selector} (${hint})`, { session: selector });
     }
     return selectOrThrow(
       live,

@@ -74,6 +74,17 @@ export function unknownHostError(config: HostsConfig, name: string): HostsConfig
 }
 
 /**
+ * Why a selector such as `typo:bash-1` found nothing, when its opening looks like a host's name
+ * that hosts.json does not have: `no host named "typo" in <file>; it names build, web`.
+ */
+export function unknownHostHint(config: HostsConfig, selector: string): string | undefined {
+  const prefix = /^([A-Za-z0-9][A-Za-z0-9._-]*):./.exec(selector)?.[1];
+  if (!prefix || config.hosts.has(prefix) || prefix === LOCAL_HOST) return undefined;
+  const names = [...config.hosts.keys()];
+  return `no host named "${prefix}" in ${config.file}${names.length ? `; it names ${names.join(', ')}` : ''}`;
+}
+
+/**
  * Splits `NAME:SELECTOR` when NAME is a configured host (or `local`); anything else is a selector
  * of this machine as it stands, so a local session whose name has a colon is still found.
  */

@@ -340,6 +340,8 @@ describe('remote hosts through ssh and exec', () => {
       /no host named "nowhere" in .*hosts\.json; it names box, web, off/,
     );
     assert.match(oneLineError(await cli('list', '--host', 'nowhere'), 'unknown --host'), /no host named "nowhere"/);
+    // `local:` then a configured host's name: a selector of this machine, not a host hosts.json lacks.
+    assert.doesNotMatch(oneLineError(await cli('read', 'local:box:x1'), 'local: before a host name'), /no host named/);
     const off = oneLineError(await cli('read', 'off:bash-1'), 'a host whose ssh fails');
     assert.match(off, /cannot reach host "off" with: ssh .* \(it exited with status 255: .*Connection refused/);
   });
@@ -557,6 +559,9 @@ describe('shared-pty mcp across hosts', () => {
     assert.match(text(ambiguous), new RegExp(`ambiguous: agent-far names .*box:${twin.structuredContent.id}`));
     const unknown = await call('read_screen', { session: 'web:no-such-session' });
     assert.match(text(unknown), /^Error -32001: Unknown session: web:no-such-session$/);
+    // A host hosts.json does not name is said, as the CLI says it.
+    const typo = await call('read_screen', { session: 'nowhere:no-such-session' });
+    assert.match(text(typo), /^Error -32001: Unknown session: nowhere:no-such-session \(no host named "nowhere" in .*hosts\.json; it names box, web, off\)$/);
     await call('close_session', { session: `box:${twin.structuredContent.id}` });
     await call('close_session', { session });
   });
