@@ -9,9 +9,7 @@ import { CliError, findSession } from './find-session';
 import type { SessionInfo } from '../core/methods/types';
 import { chosenHost, findTarget, hostsConfigForLocal, localTarget, remoteHosts, remoteName, type SessionTarget } from './remote';
 import { oneLine } from './one-line';
-import { MAX_SCROLLBACK_PAGE, MAX_WAIT_MS } from '../core/base/param-limits';
-import { DEFAULT_WAIT_TIMEOUT_MS } from '../core/io/wait';
-import { DEFAULT_SEND_TIMEOUT_MS } from '../core/io/send';
+import { DEFAULT_SEND_TIMEOUT_MS, DEFAULT_WAIT_TIMEOUT_MS, MAX_SCROLLBACK_PAGE, MAX_WAIT_MS } from '../core/base/param-limits';
 
 /**
  * Calls one method on the session's host (this machine's, or a remote one through its bridge);

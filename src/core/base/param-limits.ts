@@ -6,6 +6,10 @@
 /** Longest wait a client may ask for (`timeout`, `idleMs`): a day; longer is a mistake, not a plan. */
 export const MAX_WAIT_MS = 24 * 60 * 60 * 1000;
 
+/** The wait of `pty/wait` and of `pty/send` when the call names none (docs/protocol.md#ptywait). */
+export const DEFAULT_WAIT_TIMEOUT_MS = 10000;
+export const DEFAULT_SEND_TIMEOUT_MS = 30000;
+
 /**
  * The terminal sizes a session takes. The methods take any positive size and bring it within
  * these, as socket-pty clamps what is out of range (`inSize`); the CLI's flags are checked

@@ -3,6 +3,7 @@ import { foregroundStateOf, readinessOf, shellHasEnded } from '../process/proc-s
 import type { Session, SessionStatus } from '../session/session';
 import { isAgentCall, type InputSource } from '../session/input/input-source';
 import { serverError, sessionBusy } from '../base/errors';
+import { DEFAULT_SEND_TIMEOUT_MS } from '../base/param-limits';
 import { DisposableStore, disposableTimeout, Emitter, MutableDisposable, type Event } from '../base/lifecycle';
 import { anyEvent, mapEvent, whenFirst } from '../base/when-first';
 import type { CommandRecord } from '../commands/command-tracker';
@@ -32,7 +33,7 @@ export const enum SendTuning {
   HiddenModeCheckMs = 250,
 }
 
-export const DEFAULT_SEND_TIMEOUT_MS = 30000;
+export { DEFAULT_SEND_TIMEOUT_MS };
 export const DEFAULT_SEND_IDLE_MS = 500;
 /** Most text a send returns (docs/guarantees.md#send-output-limit); the end is kept, the rest stays in the scrollback. */
 export const DEFAULT_SEND_MAX_BYTES = 65536;

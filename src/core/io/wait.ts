@@ -4,14 +4,14 @@ import { boundedRegexTest } from './bounded-regex';
 import type { RegexBudget } from './regex-budget';
 import { DisposableStore, disposableTimeout, Emitter, MutableDisposable } from '../base/lifecycle';
 import { whenFirst, type First } from '../base/when-first';
-import { MAX_WAIT_MS } from '../base/param-limits';
+import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_MS } from '../base/param-limits';
 import type { CursorPos, ScreenSize } from '../mirror/screen';
 import { AnsiStripper } from '../base/ansi';
 import { screenText } from '../mirror/screen-text';
 import type { Session } from '../session/session';
 
-/** Default `pty/wait` timeout (docs/protocol.md#ptywait). */
-export const DEFAULT_WAIT_TIMEOUT_MS = 10000;
+/** Default `pty/wait` timeout (docs/protocol.md#ptywait), beside the other bounds the CLI reads. */
+export { DEFAULT_WAIT_TIMEOUT_MS };
 /**
  * While output keeps coming, the screen (or the output since a cursor) is looked at no more often
  * than this: each look waits for the parser and reads the text again, and during a flood one look
