@@ -192,6 +192,7 @@ for (const via of ['stdio', 'http'] as const) {
             assert.equal((await a.request('tasks/get', { taskId })).status, 'completed');
             const told = a.statuses.filter((t) => t.taskId === taskId).map((t) => t.status);
             assert.ok(told.includes('working') && told.at(-1) === 'completed', `notifications/tasks/status: ${told.join(' → ')}`);
+            assert.ok(told.includes('input_required'), `the wait for input is told too: ${told.join(' → ')}`);
           },
         );
       }
