@@ -130,7 +130,12 @@ export class DiscoveryBackend implements ToolBackend {
 
   private async _call(method: string, params: Record<string, unknown>, prompt: PersonPrompt | undefined, signal?: AbortSignal): Promise<unknown> {
     try {
-      if (method === 'session/list') return { sessions: (await this._allSessions()).map((f) => f.s) };
+      if (method === 'session/list') {
+        // Hosts left out are said with the list: an agent sees no stderr, and "none there" is not "not reached".
+        const unreachable: Array<{ host: string; reason: string }> = [];
+        const sessions = (await this._allSessions(unreachable)).map((f) => f.s);
+        return unreachable.length ? { sessions, unreachable } : { sessions };
+      }
       if (method === 'session/create') return await this._create(params);
       const selector = String(params.session ?? '');
       const found = await this._find(selector);
@@ -275,19 +280,22 @@ export class DiscoveryBackend implements ToolBackend {
   }
 
   /** Every session of this machine and of every remote host that answers, remote ones with `host`. */
-  private async _allSessions(): Promise<Found[]> {
+  private async _allSessions(unreachable?: Array<{ host: string; reason: string }>): Promise<Found[]> {
     const [local, ...remote] = await Promise.all([
       this._liveSessions(),
-      ...this._remotes.names.map(async (name) => (await this._remoteSessions(name, false)).map((s) => ({ s, remote: name }) as Found)),
+      ...this._remotes.names.map(async (name) =>
+        (await this._remoteSessions(name, false, (reason) => unreachable?.push({ host: name, reason }))).map((s) => ({ s, remote: name }) as Found),
+      ),
     ]);
     return [...local, ...remote.flat()];
   }
 
   /**
    * A remote host's sessions, each with `host`. Unreachable: an error when `must`, else none (said
-   * once on stderr until it answers again, so one box that is off does not hide the others).
+   * once on stderr until it answers again, so one box that is off does not hide the others; and
+   * to `leftOut`, for the listing to say).
    */
-  private async _remoteSessions(name: string, must: boolean): Promise<SessionInfo[]> {
+  private async _remoteSessions(name: string, must: boolean, leftOut?: (reason: string) => void): Promise<SessionInfo[]> {
     try {
       // Each host within its time: one that stops answering does not hold up the others' sessions.
       const sessions = await this._remotes.listSessions<SessionInfo>(name, () => this._onRemote(name, 'session/list', {}));
@@ -296,6 +304,7 @@ export class DiscoveryBackend implements ToolBackend {
     } catch (e) {
       if (must) throw e;
       // The relay is ending (its client closed stdin): a listing cut short is no failure to report.
+      if (!this._remotes.closing) leftOut?.((e as Error).message);
       if (!this._unreachable.has(name) && !this._remotes.closing) {
         this._unreachable.add(name);
         process.stderr.write(`shared-pty mcp: ${(e as Error).message}\n`);

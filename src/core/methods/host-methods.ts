@@ -17,7 +17,13 @@ export const listMethod = method({
   scope: 'read',
   summary: 'Every session of this host.',
   params: z.object({}),
-  result: z.object({ sessions: z.array(sessionInfo) }),
+  result: z.object({
+    sessions: z.array(sessionInfo),
+    unreachable: z
+      .array(z.object({ host: z.string(), reason: z.string() }))
+      .optional()
+      .describe('`shared-pty mcp` only: remote hosts of hosts.json left out of this list because they could not be reached, and why.'),
+  }),
   // A scoped token sees only its own session here (docs/protocol.md#scoped-tokens).
   scopedToken: 'filtered',
   handler(ctx) {
@@ -35,7 +41,10 @@ export const listMethod = method({
         (s) =>
           `${s.host ? `${s.host}:${s.id}` : s.id}  ${s.name}  ${s.running ? (s.secretInput ? 'running secret-input' : 'running') : `exited(${s.exitCode})`}  ${s.cols}x${s.rows}  ${s.origin}  ${[s.command, ...s.args].join(' ')}  cwd=${s.cwd}`,
       );
-      return lines.length ? lines.join('\n') : 'No sessions. Open one with open_session.';
+      const out = lines.length ? lines.join('\n') : 'No sessions. Open one with open_session.';
+      // A host left out is not a host with no sessions: its sessions may run, unseen from here.
+      const leftOut = (r.unreachable ?? []).map((u) => `Not listed: host "${u.host}" could not be reached (${u.reason}); its sessions may still run.`);
+      return [out, ...leftOut].join('\n');
     },
   },
   rest: { verb: 'GET', path: '/sessions', from: 'query', respond: (r) => r.sessions },

@@ -473,11 +473,27 @@ async function mcpWithHostsFile(hostsJson: string, name: string): Promise<Client
 test('shared-pty mcp: a host that gave no answer in time costs its 30 s once, not at every listing', { timeout: 120_000 }, async () => {
   const agent = await mcpWithHostsFile(JSON.stringify({ hosts: { hang: 'exec sleep 1000' } }), 'hang-test');
   try {
-    const first = (await agent.callTool({ name: 'list_sessions', arguments: {} }, undefined, { timeout: 90_000 })) as { isError?: boolean };
+    type Listing = { isError?: boolean; content: Array<{ text?: string }>; structuredContent: { unreachable?: Array<{ host: string; reason: string }> } };
+    const first = (await agent.callTool({ name: 'list_sessions', arguments: {} }, undefined, { timeout: 90_000 })) as Listing;
     assert.notEqual(first.isError, true, 'the hosts that answer are listed; the silent one is left out');
+    // …and the agent is told so, at every listing (it sees no stderr): "none there" is not "not reached".
+    const leftOut = (r: Listing, what: string) => {
+      assert.deepEqual(
+        r.structuredContent.unreachable?.map((u) => u.host),
+        ['hang'],
+        `${what}: ${JSON.stringify(r.structuredContent)}`,
+      );
+      assert.match(
+        r.content.map((c) => c.text ?? '').join(''),
+        /Not listed: host "hang" could not be reached \(cannot reach host "hang" .*no answer within 30 s.*\); its sessions may still run\./,
+        what,
+      );
+    };
+    leftOut(first, 'the first listing');
     // The next listing does not wait for it again (it would take another 30 s).
-    const again = (await withTimeout(agent.callTool({ name: 'list_sessions', arguments: {} }), 15_000, 'the second listing, at once')) as { isError?: boolean };
+    const again = (await withTimeout(agent.callTool({ name: 'list_sessions', arguments: {} }), 15_000, 'the second listing, at once')) as Listing;
     assert.notEqual(again.isError, true);
+    leftOut(again, 'the second listing');
     const named = (await withTimeout(agent.callTool({ name: 'read_screen', arguments: { session: 'hang:x' } }), 15_000, 'a call naming it, at once')) as {
       isError?: boolean;
       content: Array<{ text?: string }>;
