@@ -175,6 +175,9 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
   if (waitReason === 'session_exit') await session.exited;
   // What the send saw is the session's state too (SessionInfo.secretInput, the input_wait event).
   if (waitReason === 'secret_input' || waitReason === 'stdin_read') session.inputWatch.observe(waitReason === 'secret_input' ? 'secret_input' : 'input_wait');
+  // The command is over and the shell reads its prompt: a secret the command asked for is asked no
+  // more (the watch's next look would say so only a probe later, and refuse the agent meanwhile).
+  else if (waitReason === 'command_done' && session.inputWatch.state === 'secret') session.inputWatch.observe('input_wait');
   const { output, truncated } = await renderedSince(session, start, maxBytes);
   const result: SendResult = {
     output,

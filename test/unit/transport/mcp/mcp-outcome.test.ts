@@ -94,6 +94,23 @@ describe('signal and send_keys return the outcome', () => {
   }
 
   test(
+    "SIGINT at a password prompt: once signal says the command is done, the session no longer says it asks for a secret, and the agent's next send goes in",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const session = await openShell('bash');
+      const asked = await call(agent, 'send', { session, text: "read -s -p 'Password: ' pw", timeout: 30_000 });
+      assert.equal(asked.waitReason, 'secret_input');
+      const sig = await call(agent, 'signal', { session, signal: 'SIGINT', timeout: 30_000 });
+      assert.equal(sig.waitReason, 'command_done', sig.text);
+      // Right away, as an agent goes on: no probe's delay between what signal said and what the session says.
+      const listed = await call(agent, 'list_sessions', {});
+      assert.equal(listed.sessions.find((s: { id: string }) => s.id === session).secretInput, false, 'secretInput once the command is done');
+      assert.equal((await call(agent, 'send', { session, text: 'echo after-secret', timeout: 30_000 })).waitReason, 'command_done');
+      await call(agent, 'close_session', { session });
+    },
+  );
+
+  test(
     'send_keys with wait: Ctrl+C during sleep answers with its exit code; keys that run a command answer with its output',
     { timeout: TEST_TIMEOUT },
     async () => {
