@@ -221,7 +221,13 @@ export class RemoteHosts implements IDisposable {
     link.client.close();
     const pid = link.child.pid;
     if (pid !== undefined && link.child.exitCode === null && link.child.signalCode === null) {
-      const end = () => signalTree(pid, 'SIGTERM');
+      // SIGTERM first; a command that ignores it (a `trap '' TERM`, inherited by what it runs) is
+      // killed a moment later, so nothing it started outlives the client.
+      const end = () => {
+        signalTree(pid, 'SIGTERM');
+        const t = setTimeout(() => signalTree(pid, 'SIGKILL'), EXIT_WAIT_MS);
+        link.child.once('close', () => clearTimeout(t));
+      };
       if (now) end();
       else {
         const t = setTimeout(end, EXIT_WAIT_MS);

@@ -200,7 +200,8 @@ before(async () => {
   // A command that goes on after its bridge ended (as an ssh stuck on a dead link does), in a hosts.json of its own.
   const stubbornConfig = dir();
   fs.mkdirSync(path.join(stubbornConfig, 'shared-pty'));
-  const stubborn = `sh -c '${farSide(execSide, home)}'; sleep ${STUBBORN_SLEEP}`;
+  // Once its bridge ended it ignores SIGTERM too, and so does its sleep (an ignored signal is inherited).
+  const stubborn = `sh -c '${farSide(execSide, home)}'; trap '' TERM HUP INT; sleep ${STUBBORN_SLEEP}`;
   fs.writeFileSync(path.join(stubbornConfig, 'shared-pty', 'hosts.json'), JSON.stringify({ hosts: { stubborn } }));
   stubbornEnv = { ...env, XDG_CONFIG_HOME: stubbornConfig };
 });
