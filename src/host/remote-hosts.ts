@@ -182,7 +182,9 @@ export class RemoteHosts implements IDisposable {
     } catch (e) {
       // Why first: its stderr is read to the end before the process is let go.
       const silent = (e as Error).message === 'timeout';
-      const why = silent ? `no answer within ${CONNECT_TIMEOUT_MS / 1000} s` : await ended();
+      // Silent, its stderr may still say why (a banner, a password prompt it could not show).
+      const said = silent ? stderr() : '';
+      const why = silent ? `no answer within ${CONNECT_TIMEOUT_MS / 1000} s${said ? `; it said on stderr: ${said}` : ''}` : await ended();
       // A command that never answered (an ssh stuck in its handshake) is not waited for.
       this._stop(link, silent);
       const error = new RemoteHostError(`cannot reach host "${name}" with: ${command} (${why})`, name);

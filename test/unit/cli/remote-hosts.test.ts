@@ -472,7 +472,8 @@ async function mcpWithHostsFile(hostsJson: string, name: string): Promise<Client
 }
 
 test('shared-pty mcp: a host that gave no answer in time costs its 30 s once, not at every listing', { timeout: 120_000 }, async () => {
-  const agent = await mcpWithHostsFile(JSON.stringify({ hosts: { hang: 'exec sleep 1000' } }), 'hang-test');
+  // Silent on stdout; what it says on stderr (a banner, a prompt it cannot show) is passed on.
+  const agent = await mcpWithHostsFile(JSON.stringify({ hosts: { hang: 'echo "Enter passphrase for key" >&2; exec sleep 1000' } }), 'hang-test');
   try {
     type Listing = { isError?: boolean; content: Array<{ text?: string }>; structuredContent: { unreachable?: Array<{ host: string; reason: string }> } };
     const first = (await agent.callTool({ name: 'list_sessions', arguments: {} }, undefined, { timeout: 90_000 })) as Listing;
@@ -500,7 +501,10 @@ test('shared-pty mcp: a host that gave no answer in time costs its 30 s once, no
       content: Array<{ text?: string }>;
     };
     assert.equal(named.isError, true);
-    assert.match(named.content.map((c) => c.text ?? '').join(''), /cannot reach host "hang" .*no answer within 30 s.*tried again after/);
+    assert.match(
+      named.content.map((c) => c.text ?? '').join(''),
+      /cannot reach host "hang" .*no answer within 30 s; it said on stderr: Enter passphrase for key\).*tried again after/,
+    );
   } finally {
     await agent.close().catch(() => undefined);
   }
