@@ -159,6 +159,8 @@ export async function startHttpServer(services: HostServices, options: HttpServe
   const secretPages = new SecretLinks((id) => `${url}/secret/${id}`, options.secretPageLifetimeMs);
   // The MCP tasks and 2026-07-28 rounds of `/mcp` outlive each request; they end with this server.
   const mcpRuns = new RunStore();
+  // A task started with a token ends with the token's uses (revoked, expired, its link opened): it would type later.
+  const runsEnd = tokens.onDidEndUses(({ holder }) => mcpRuns.cancelOwnedBy(holder));
   // What the host token's 2025-11-25 client (the editor's chat) said it renders, from its initialize (each request is served on its own).
   const mcpApps = new AppsDeclarations();
   // The sessions of 2025-11-25 clients that declared elicitation (asked in the middle of a call); they end with this server.
@@ -450,6 +452,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
       const serverClosed = new Promise<void>((r) => server.close(() => r()));
       const answersClosed = [...answering].map((res) => new Promise<void>((r) => res.once('close', () => r())));
       sessionGone.dispose();
+      runsEnd.dispose();
       mcpRuns.dispose();
       mcpSessions.dispose();
       tokens.dispose();

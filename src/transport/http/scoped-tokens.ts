@@ -1,5 +1,5 @@
 import * as crypto from 'node:crypto';
-import { Disposable, disposableTimeout, toDisposable, type IDisposable } from '../../core/base/lifecycle';
+import { Disposable, disposableTimeout, Emitter, toDisposable, type IDisposable } from '../../core/base/lifecycle';
 import { TokenHolder, type Grant, type TokenScope } from '../../core/io/caller';
 import type { TokenInfo, TokenService } from '../../core/methods/types';
 import type { Session } from '../../core/session/session';
@@ -75,6 +75,12 @@ interface Ended {
 export class ScopedTokens extends Disposable implements TokenService {
   private readonly _entries = new Map<string, Entry>();
   private readonly _ended = new Map<string, Ended>();
+  private readonly _onDidEndUses = this._register(new Emitter<{ holder: TokenHolder; why: TokenEnd }>());
+  /**
+   * What was started with a token must end: it was revoked or expired, or its link was opened.
+   * Besides its connections (`track`), what outlives them hears it here: MCP tasks (RunStore).
+   */
+  readonly onDidEndUses = this._onDidEndUses.event;
 
   /** `viewUrl` makes the browser link of a session opened with a given token. */
   constructor(private readonly _viewUrl: (sessionId: string, token: string) => string) {
@@ -248,6 +254,7 @@ export class ScopedTokens extends Disposable implements TokenService {
     const ends = [...e.connections];
     e.connections.clear();
     for (const end of ends) end(why);
+    this._onDidEndUses.fire({ holder: e.holder, why });
   }
 
   private _endAll(): void {

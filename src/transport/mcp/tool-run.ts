@@ -312,6 +312,11 @@ export class RunStore implements IDisposable {
     return { runs };
   }
 
+  /** Ends `owner`'s runs (its token ended: what was started with it must not act later). */
+  cancelOwnedBy(owner: object): void {
+    for (const { run, owner: o } of this._runs.values()) if (o === owner) run.cancel();
+  }
+
   /** Ends every run (their waits stop; the programs go on) and the timer. */
   dispose(): void {
     if (this._disposed) return;

@@ -178,6 +178,36 @@ describe('links and page cookies', { timeout: 60_000 }, () => {
     await browser.close();
   });
 
+  test("an MCP task started with a link's token ends when the link is opened: what it waited to type is never typed", async () => {
+    const u = (await ctl.call('session/create', { ...BASH, name: 'task-victim', origin: 'user' })) as SessionInfo;
+    try {
+      await ctl.request('pty/wait', { session: u.id, match: '$', timeout: 10_000 });
+      // The person has started a line: an agent's send waits for their pause (typing arbitration).
+      const userTypes = (action: Record<string, unknown>) => ctl.request('pty/write', { session: u.id, action, client: { origin: 'user' } });
+      await userTypes({ text: 'echo person-started' });
+      await ctl.request('pty/wait', { session: u.id, match: 'person-started', timeout: 10_000 });
+      const link = await share(u.id, { scope: 'control' });
+      const task = await request(h.port, 'POST', '/mcp', {
+        token: link.token,
+        headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        body: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'send', arguments: { session: u.id, text: 'echo INJECTED-BY-TASK', timeout: 30_000 }, task: { ttl: 60_000 } },
+        },
+      });
+      assert.equal(task.json?.result?.task?.status, 'working', task.text);
+      assert.equal((await open(link.url)).status, 303, 'the browser opens the link');
+      // The person clears their line and pauses: a task still alive would type now.
+      await userTypes({ key: 'Ctrl+U' });
+      const typed = (await ctl.request('pty/wait', { session: u.id, match: 'INJECTED-BY-TASK', timeout: 5000 })) as { matched: boolean };
+      assert.equal(typed.matched, false, "the task made with the link's token typed after the link was opened");
+    } finally {
+      await ctl.call('pty/kill', { session: u.id });
+    }
+  });
+
   test("tokens lists links and reusable tokens (opened or not); revoke ends a link's page cookie and its stream, and the page says so in words", async () => {
     const link = await viewLink(a.id, { input: true, expiresIn: 600 });
     assert.equal(link.info.scope, 'input');
