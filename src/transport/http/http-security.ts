@@ -94,9 +94,11 @@ export class HttpGuard {
    * (same host and port as the Host). Anything else under a foreign Host is DNS rebinding's 403.
    */
   checkSource(req: IncomingMessage, page?: 'link' | 'cookie'): Refusal | undefined {
-    // One Host, and a path for the target: a second Host or an absolute URL (`GET http://x/…`)
-    // names another host, which a proxy in between may read instead of the one checked here.
-    if ((req.headersDistinct.host?.length ?? 0) > 1 || !(req.url ?? '/').startsWith('/')) return AMBIGUOUS_HOST;
+    // One Host, and a path for the target: a second Host, an absolute URL (`GET http://x/…`) or a
+    // scheme-relative one (`GET //x/…`, which URL parsing reads as a host) names another host,
+    // which a proxy in between may read instead of the one checked here.
+    const target = req.url ?? '/';
+    if ((req.headersDistinct.host?.length ?? 0) > 1 || !target.startsWith('/') || target.startsWith('//')) return AMBIGUOUS_HOST;
     const host = hostOf(req);
     const proxied = !isOwnHost(host, this._port);
     if (proxied && !(page === 'link' || (page === 'cookie' && this._hasPageSession(req, host)))) return PROXY_REFUSAL;

@@ -196,6 +196,7 @@ describe('security (Host, then Origin, then token)', () => {
         ['a second Host after the own one', `GET /health HTTP/1.1\r\nHost: ${own}\r\nHost: evil.com\r\n${auth}\r\n`],
         ['an absolute URL naming another host', `GET http://evil.com/health HTTP/1.1\r\nHost: ${own}\r\n${auth}\r\n`],
         ['an absolute URL naming the own host', `GET http://${own}/health HTTP/1.1\r\nHost: ${own}\r\n${auth}\r\n`],
+        ['a scheme-relative target, which URL parsing reads as a host', `GET //evil.com/health HTTP/1.1\r\nHost: ${own}\r\n${auth}\r\n`],
         [
           'a WebSocket upgrade with a second Host',
           `GET /rpc HTTP/1.1\r\nHost: ${own}\r\nHost: evil.com\r\n${auth}Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
