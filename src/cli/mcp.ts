@@ -230,18 +230,38 @@ export class DiscoveryBackend implements ToolBackend {
         (x) => x.name,
       );
       if (found.kind === 'found') return { s: found.item, remote: split.host };
+      // The host over there died since (between calls): its sessions ended with it, not a wrong name.
+      const gone = this._remotes.goneLine(split.host);
+      if (found.kind === 'unknown' && gone) throw new RpcError(ErrorCode.UnknownSession, `Unknown session: ${selector} (${gone})`, { session: selector });
       // The message names the host, as the CLI's does, and the sessions a selector could mean.
       throw selectionError(selector, found, (x) => `${split.host}:${x.id}`);
     }
     if (split.host === LOCAL_HOST) return this._findLocal(split.selector);
-    const all = await this._allSessions();
+    const unreachable: Array<{ host: string; reason: string }> = [];
+    const all = await this._allSessions(unreachable);
     const found = resolveSelector(
       all,
       selector,
       (f) => f.s.id,
       (f) => f.s.name,
     );
-    // Unknown everywhere: _findLocal says so, or that the host it was on has died since.
+    // Unknown everywhere: _findLocal says so, or that the host it was on has died since; a host
+    // that could not be asked may have it (an agent sees no stderr).
+    if (found.kind === 'unknown' && unreachable.length > 0 && !unknownHostHint(this._remotes.config, selector)) {
+      const notAsked = unreachable.map((u) => `"${u.host}"`).join(', ');
+      return this._findLocal(selector).catch((e: unknown) => {
+        if (e instanceof RpcError && e.code === ErrorCode.UnknownSession) {
+          throw new RpcError(
+            ErrorCode.UnknownSession,
+            `${e.message} (not looked for on host ${notAsked}, which could not be reached; name it as HOST:SESSION to try again)`,
+            {
+              session: selector,
+            },
+          );
+        }
+        throw e;
+      });
+    }
     if (found.kind === 'unknown') return this._findLocal(selector);
     if (found.kind === 'found') return found.item;
     throw selectionError(selector, found, (f) => (f.remote ? `${f.remote}:${f.s.id}` : f.s.id));

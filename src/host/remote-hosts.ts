@@ -65,6 +65,8 @@ export class RemoteHosts implements IDisposable {
   private readonly _links = new Map<string, Promise<Link>>();
   /** The last drop of each host, as a line. */
   private readonly _drops = new Map<string, Promise<string>>();
+  /** For each host whose host over there was gone at a drop: the line that said so. */
+  private readonly _goneLines = new Map<string, string>();
   /** Hosts that gave no answer in time: their error, and until when it stands (SILENT_RETRY_MS). */
   private readonly _silent = new Map<string, { error: RemoteHostError; until: number }>();
   private _disposed = false;
@@ -130,6 +132,11 @@ export class RemoteHosts implements IDisposable {
       link.catch(() => this._links.delete(name));
     }
     return (await link).client;
+  }
+
+  /** The line that said `name`'s host over there was gone at its last drop, if it was (its sessions ended with it). */
+  goneLine(name: string): string | undefined {
+    return this._goneLines.get(name);
   }
 
   /**
@@ -201,12 +208,13 @@ export class RemoteHosts implements IDisposable {
     client.onClose(() => {
       if (this._disposed) return;
       if (this._links.get(name) === mine) this._links.delete(name);
-      const line = ended().then((why) =>
+      const line = ended().then((why) => {
+        if (exitCode !== BRIDGE_HOST_GONE_STATUS) return `the connection to host "${name}" (${command}) dropped: ${why}; it is made again on the next use`;
         // The bridge said the host there is gone: its sessions ended with it; a new host starts at the next use.
-        exitCode === BRIDGE_HOST_GONE_STATUS
-          ? `host "${name}": ${bridgeLine(stderr()) ?? 'the Shared PTY host there is gone; its sessions ended with it'} (the next use starts a new host there)`
-          : `the connection to host "${name}" (${command}) dropped: ${why}; it is made again on the next use`,
-      );
+        const gone = `host "${name}": ${bridgeLine(stderr()) ?? 'the Shared PTY host there is gone; its sessions ended with it'}`;
+        this._goneLines.set(name, gone);
+        return `${gone} (the next use starts a new host there)`;
+      });
       this._drops.set(name, line);
       void line.then((m) => this._onDrop?.(m, name));
     });

@@ -471,6 +471,45 @@ async function mcpWithHostsFile(hostsJson: string, name: string): Promise<Client
   return agent;
 }
 
+test(
+  'shared-pty mcp: a session whose host died between calls is said to have ended with it; a name not found while a host could not be asked says so',
+  { timeout: TEST_TIMEOUT },
+  async () => {
+    const doomedSide = dir();
+    const agent = await mcpWithHostsFile(
+      JSON.stringify({ hosts: { doomed: `sh -c '${farSide(doomedSide, farHome)}'`, bad: 'echo nope-from-bad >&2; exit 5' } }),
+      'gone-test',
+    );
+    type Answer = { isError?: boolean; content: Array<{ text?: string }>; structuredContent?: any };
+    const said = (r: Answer) => r.content.map((c) => c.text ?? '').join('');
+    try {
+      const opened = (await agent.callTool({ name: 'open_session', arguments: { host: 'doomed', command: 'cat', name: 'victim' } })) as Answer;
+      assert.notEqual(opened.isError, true, said(opened));
+      const [far] = readLiveRecords(doomedSide);
+      assert.ok(far, 'a host runs on the far side');
+      process.kill(far.pid, 'SIGKILL');
+      // Between calls: the bridge sees its host go and ends; the next call names the session there.
+      await until(() => !pidAlive(far.pid), 10_000, 'the far host to be gone');
+      await new Promise((r) => setTimeout(r, 500));
+      const read = (await agent.callTool({ name: 'read_screen', arguments: { session: `doomed:${opened.structuredContent.id}` } })) as Answer;
+      assert.equal(read.isError, true, said(read));
+      assert.match(
+        said(read),
+        new RegExp(
+          `Unknown session: doomed:${opened.structuredContent.id} \\(host "doomed": the Shared PTY host ${far.hostId} is gone \\(process ${far.pid} ended\\); its sessions ended with it\\)`,
+        ),
+      );
+      // A bare name not found here, while host "bad" could not be asked: it may be there.
+      const bare = (await agent.callTool({ name: 'read_screen', arguments: { session: 'no-such-name' } })) as Answer;
+      assert.equal(bare.isError, true, said(bare));
+      assert.match(said(bare), /Unknown session: no-such-name.*not looked for on host "bad", which could not be reached; name it as HOST:SESSION to try again/);
+    } finally {
+      await agent.close().catch(() => undefined);
+      for (const rec of readLiveRecords(doomedSide)) await stopPid(rec.pid);
+    }
+  },
+);
+
 test('shared-pty mcp: a host that gave no answer in time costs its 30 s once, not at every listing', { timeout: 120_000 }, async () => {
   // Silent on stdout; what it says on stderr (a banner, a prompt it cannot show) is passed on.
   const agent = await mcpWithHostsFile(JSON.stringify({ hosts: { hang: 'echo "Enter passphrase for key" >&2; exec sleep 1000' } }), 'hang-test');
