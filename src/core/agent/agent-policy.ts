@@ -129,13 +129,16 @@ export function checkAgentCommand(
   env: Readonly<Record<string, string>> = {},
 ): void {
   if (!policy || policy.denyCommands.length === 0 || !isAgentCall(from)) return;
-  const texts = [...(argv.length > 0 ? argvToJudge(argv) : []), ...Object.values(env).flatMap((v) => commandsToJudge(v))];
-  if (texts.length === 0) return;
   const refuse = (why: string): never => {
     throw declined(`${why}; no session was opened. Ask the user to run it themselves if it is needed.`, {});
   };
-  const rule = firstDenyRule(policy, texts, from, refuse);
-  if (rule) refuse(`The user does not allow agents to run this in a terminal (deny rule ${rule.source})`);
+  const denied = (texts: string[], where: string) => {
+    const rule = texts.length > 0 ? firstDenyRule(policy, texts, from, refuse) : undefined;
+    if (rule) refuse(`The user does not allow agents to run this in a terminal (deny rule ${rule.source}${where})`);
+  };
+  if (argv.length > 0) denied(argvToJudge(argv), '');
+  // Each variable on its own, so the refusal says which one held the command.
+  for (const [name, value] of Object.entries(env)) denied(commandsToJudge(value), `, in the value of ${name}`);
 }
 
 /**
