@@ -96,6 +96,11 @@ export function request(port: number, method: string, path: string, opts: Reques
   });
 }
 
+/** A raw JSON-RPC request to `/mcp` as a 2025-11-25 client sends one without the SDK: its token, both Accept types, the revision's header. */
+export function mcpPost(port: number, token: string, body: unknown): Promise<HttpAnswer> {
+  return request(port, 'POST', '/mcp', { token, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' }, body });
+}
+
 /** A WebSocket client that queues every message (JSON parsed when it parses) and records how it closed. */
 export class WsClient {
   private readonly _inbox = new Inbox<any>();

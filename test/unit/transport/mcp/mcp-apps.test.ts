@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BASH, connect, until, withTimeout } from '../../../helpers/host';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
-import { request, startHttpHost, type HttpHost } from '../../../helpers/http';
+import { mcpPost, startHttpHost, type HttpHost } from '../../../helpers/http';
 import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../../helpers/protocol';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
@@ -217,15 +217,11 @@ describe("the person's keys over /mcp, whose 2025-11-25 requests carry no capabi
 
       // A scoped token never used to initialize: nothing known of its client, so the keys are its own.
       const shared = await rpc('session/share', { session: user.id, scope: 'control', reusable: true });
-      const raw = await request(h.port, 'POST', '/mcp', {
-        token: shared.token,
-        headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
-        body: {
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name: 'app_input', arguments: { session: user.id, data: 'echo past-the-guards\r', appKey } },
-        },
+      const raw = await mcpPost(h.port, shared.token, {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'app_input', arguments: { session: user.id, data: 'echo past-the-guards\r', appKey } },
       });
       assert.equal(raw.json?.result?.isError, true, raw.text);
       assert.match(raw.text, /agents may not type into session/);

@@ -11,7 +11,7 @@ import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { pageCookieName } from '../../../../src/transport/http/http-security';
 import { TOKEN_ENDED_CLOSE } from '../../../../src/transport/http/http-server';
 import { BASH, connect, withTimeout } from '../../../helpers/host';
-import { request, startHttpHost, wsConnect, type HttpAnswer, type HttpHost } from '../../../helpers/http';
+import { mcpPost, request, startHttpHost, wsConnect, type HttpAnswer, type HttpHost } from '../../../helpers/http';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 interface Link {
@@ -187,15 +187,11 @@ describe('links and page cookies', { timeout: 60_000 }, () => {
       await userTypes({ text: 'echo person-started' });
       await ctl.request('pty/wait', { session: u.id, match: 'person-started', timeout: 10_000 });
       const link = await share(u.id, { scope: 'control' });
-      const task = await request(h.port, 'POST', '/mcp', {
-        token: link.token,
-        headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
-        body: {
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name: 'send', arguments: { session: u.id, text: 'echo INJECTED-BY-TASK', timeout: 30_000 }, task: { ttl: 60_000 } },
-        },
+      const task = await mcpPost(h.port, link.token, {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'send', arguments: { session: u.id, text: 'echo INJECTED-BY-TASK', timeout: 30_000 }, task: { ttl: 60_000 } },
       });
       assert.equal(task.json?.result?.task?.status, 'working', task.text);
       assert.equal((await open(link.url)).status, 303, 'the browser opens the link');
