@@ -471,104 +471,110 @@ async function mcpWithHostsFile(hostsJson: string, name: string): Promise<Client
   return agent;
 }
 
-test(
-  'shared-pty mcp: a session whose host died between calls is said to have ended with it; a name not found while a host could not be asked says so',
-  { timeout: TEST_TIMEOUT },
-  async () => {
-    const doomedSide = dir();
-    const agent = await mcpWithHostsFile(
-      JSON.stringify({ hosts: { doomed: `sh -c '${farSide(doomedSide, farHome)}'`, bad: 'echo nope-from-bad >&2; exit 5' } }),
-      'gone-test',
-    );
-    type Answer = { isError?: boolean; content: Array<{ text?: string }>; structuredContent?: any };
-    const said = (r: Answer) => r.content.map((c) => c.text ?? '').join('');
-    try {
-      const opened = (await agent.callTool({ name: 'open_session', arguments: { host: 'doomed', command: 'cat', name: 'victim' } })) as Answer;
-      assert.notEqual(opened.isError, true, said(opened));
-      const [far] = readLiveRecords(doomedSide);
-      assert.ok(far, 'a host runs on the far side');
-      process.kill(far.pid, 'SIGKILL');
-      // Between calls: the bridge sees its host go and ends; the next call names the session there.
-      await until(() => !pidAlive(far.pid), 10_000, 'the far host to be gone');
-      await new Promise((r) => setTimeout(r, 500));
-      const read = (await agent.callTool({ name: 'read_screen', arguments: { session: `doomed:${opened.structuredContent.id}` } })) as Answer;
-      assert.equal(read.isError, true, said(read));
-      assert.match(
-        said(read),
-        new RegExp(
-          `Unknown session: doomed:${opened.structuredContent.id} \\(host "doomed": the Shared PTY host ${far.hostId} is gone \\(process ${far.pid} ended\\); its sessions ended with it\\)`,
-        ),
+// Each with a hosts.json and far side of its own: side by side, the 30 s one waits while the others run.
+describe('shared-pty mcp, hosts of its own', { concurrency: true }, () => {
+  test(
+    'shared-pty mcp: a session whose host died between calls is said to have ended with it; a name not found while a host could not be asked says so',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const doomedSide = dir();
+      const agent = await mcpWithHostsFile(
+        JSON.stringify({ hosts: { doomed: `sh -c '${farSide(doomedSide, farHome)}'`, bad: 'echo nope-from-bad >&2; exit 5' } }),
+        'gone-test',
       );
-      // A bare name not found here, while host "bad" could not be asked: it may be there.
-      const bare = (await agent.callTool({ name: 'read_screen', arguments: { session: 'no-such-name' } })) as Answer;
-      assert.equal(bare.isError, true, said(bare));
-      assert.match(said(bare), /Unknown session: no-such-name.*not looked for on host "bad", which could not be reached; name it as HOST:SESSION to try again/);
+      type Answer = { isError?: boolean; content: Array<{ text?: string }>; structuredContent?: any };
+      const said = (r: Answer) => r.content.map((c) => c.text ?? '').join('');
+      try {
+        const opened = (await agent.callTool({ name: 'open_session', arguments: { host: 'doomed', command: 'cat', name: 'victim' } })) as Answer;
+        assert.notEqual(opened.isError, true, said(opened));
+        const [far] = readLiveRecords(doomedSide);
+        assert.ok(far, 'a host runs on the far side');
+        process.kill(far.pid, 'SIGKILL');
+        // Between calls: the bridge sees its host go and ends; the next call names the session there.
+        await until(() => !pidAlive(far.pid), 10_000, 'the far host to be gone');
+        await new Promise((r) => setTimeout(r, 500));
+        const read = (await agent.callTool({ name: 'read_screen', arguments: { session: `doomed:${opened.structuredContent.id}` } })) as Answer;
+        assert.equal(read.isError, true, said(read));
+        assert.match(
+          said(read),
+          new RegExp(
+            `Unknown session: doomed:${opened.structuredContent.id} \\(host "doomed": the Shared PTY host ${far.hostId} is gone \\(process ${far.pid} ended\\); its sessions ended with it\\)`,
+          ),
+        );
+        // A bare name not found here, while host "bad" could not be asked: it may be there.
+        const bare = (await agent.callTool({ name: 'read_screen', arguments: { session: 'no-such-name' } })) as Answer;
+        assert.equal(bare.isError, true, said(bare));
+        assert.match(
+          said(bare),
+          /Unknown session: no-such-name.*not looked for on host "bad", which could not be reached; name it as HOST:SESSION to try again/,
+        );
+      } finally {
+        await agent.close().catch(() => undefined);
+        for (const rec of readLiveRecords(doomedSide)) await stopPid(rec.pid);
+      }
+    },
+  );
+
+  test('shared-pty mcp: a host that gave no answer in time costs its 30 s once, not at every listing', { timeout: 120_000 }, async () => {
+    // Silent on stdout; what it says on stderr (a banner, a prompt it cannot show) is passed on.
+    const agent = await mcpWithHostsFile(JSON.stringify({ hosts: { hang: 'echo "Enter passphrase for key" >&2; exec sleep 1000' } }), 'hang-test');
+    try {
+      type Listing = { isError?: boolean; content: Array<{ text?: string }>; structuredContent: { unreachable?: Array<{ host: string; reason: string }> } };
+      const first = (await agent.callTool({ name: 'list_sessions', arguments: {} }, undefined, { timeout: 90_000 })) as Listing;
+      assert.notEqual(first.isError, true, 'the hosts that answer are listed; the silent one is left out');
+      // …and the agent is told so, at every listing (it sees no stderr): "none there" is not "not reached".
+      const leftOut = (r: Listing, what: string) => {
+        assert.deepEqual(
+          r.structuredContent.unreachable?.map((u) => u.host),
+          ['hang'],
+          `${what}: ${JSON.stringify(r.structuredContent)}`,
+        );
+        assert.match(
+          r.content.map((c) => c.text ?? '').join(''),
+          /Not listed: host "hang" could not be reached \(cannot reach host "hang" .*no answer within 30 s.*\); its sessions may still run\./,
+          what,
+        );
+      };
+      leftOut(first, 'the first listing');
+      // The next listing does not wait for it again (it would take another 30 s).
+      const again = (await withTimeout(agent.callTool({ name: 'list_sessions', arguments: {} }), 15_000, 'the second listing, at once')) as Listing;
+      assert.notEqual(again.isError, true);
+      leftOut(again, 'the second listing');
+      const named = (await withTimeout(agent.callTool({ name: 'read_screen', arguments: { session: 'hang:x' } }), 15_000, 'a call naming it, at once')) as {
+        isError?: boolean;
+        content: Array<{ text?: string }>;
+      };
+      assert.equal(named.isError, true);
+      assert.match(
+        named.content.map((c) => c.text ?? '').join(''),
+        /cannot reach host "hang" .*no answer within 30 s; it said on stderr: Enter passphrase for key\).*tried again after/,
+      );
     } finally {
       await agent.close().catch(() => undefined);
-      for (const rec of readLiveRecords(doomedSide)) await stopPid(rec.pid);
     }
-  },
-);
+  });
 
-test('shared-pty mcp: a host that gave no answer in time costs its 30 s once, not at every listing', { timeout: 120_000 }, async () => {
-  // Silent on stdout; what it says on stderr (a banner, a prompt it cannot show) is passed on.
-  const agent = await mcpWithHostsFile(JSON.stringify({ hosts: { hang: 'echo "Enter passphrase for key" >&2; exec sleep 1000' } }), 'hang-test');
-  try {
-    type Listing = { isError?: boolean; content: Array<{ text?: string }>; structuredContent: { unreachable?: Array<{ host: string; reason: string }> } };
-    const first = (await agent.callTool({ name: 'list_sessions', arguments: {} }, undefined, { timeout: 90_000 })) as Listing;
-    assert.notEqual(first.isError, true, 'the hosts that answer are listed; the silent one is left out');
-    // …and the agent is told so, at every listing (it sees no stderr): "none there" is not "not reached".
-    const leftOut = (r: Listing, what: string) => {
-      assert.deepEqual(
-        r.structuredContent.unreachable?.map((u) => u.host),
-        ['hang'],
-        `${what}: ${JSON.stringify(r.structuredContent)}`,
-      );
-      assert.match(
-        r.content.map((c) => c.text ?? '').join(''),
-        /Not listed: host "hang" could not be reached \(cannot reach host "hang" .*no answer within 30 s.*\); its sessions may still run\./,
-        what,
-      );
-    };
-    leftOut(first, 'the first listing');
-    // The next listing does not wait for it again (it would take another 30 s).
-    const again = (await withTimeout(agent.callTool({ name: 'list_sessions', arguments: {} }), 15_000, 'the second listing, at once')) as Listing;
-    assert.notEqual(again.isError, true);
-    leftOut(again, 'the second listing');
-    const named = (await withTimeout(agent.callTool({ name: 'read_screen', arguments: { session: 'hang:x' } }), 15_000, 'a call naming it, at once')) as {
-      isError?: boolean;
-      content: Array<{ text?: string }>;
-    };
-    assert.equal(named.isError, true);
-    assert.match(
-      named.content.map((c) => c.text ?? '').join(''),
-      /cannot reach host "hang" .*no answer within 30 s; it said on stderr: Enter passphrase for key\).*tried again after/,
-    );
-  } finally {
-    await agent.close().catch(() => undefined);
-  }
+  test(
+    "shared-pty mcp with a broken hosts.json: this machine's sessions still listed; a host named anywhere is told the file is why",
+    { timeout: 60_000 },
+    async () => {
+      const agent = await mcpWithHostsFile('{ "hosts": { "far": "ssh far shared-pty bridge", } }', 'broken-config-test');
+      const said = (r: unknown) => (r as { content: Array<{ text?: string }> }).content.map((c) => c.text ?? '').join('');
+      try {
+        const listed = (await agent.callTool({ name: 'list_sessions', arguments: {} })) as { isError?: boolean };
+        assert.notEqual(listed.isError, true, said(listed));
+        const opened = (await agent.callTool({ name: 'open_session', arguments: { host: 'far', command: 'sh' } })) as { isError?: boolean };
+        assert.equal(opened.isError, true);
+        assert.match(said(opened), /no host "far": .*hosts\.json is not JSON/);
+        const read = (await agent.callTool({ name: 'read_screen', arguments: { session: 'far:bash-1' } })) as { isError?: boolean };
+        assert.equal(read.isError, true);
+        assert.match(said(read), /Unknown session: far:bash-1 \(.*hosts\.json is not JSON/);
+      } finally {
+        await agent.close().catch(() => undefined);
+      }
+    },
+  );
 });
-
-test(
-  "shared-pty mcp with a broken hosts.json: this machine's sessions still listed; a host named anywhere is told the file is why",
-  { timeout: 60_000 },
-  async () => {
-    const agent = await mcpWithHostsFile('{ "hosts": { "far": "ssh far shared-pty bridge", } }', 'broken-config-test');
-    const said = (r: unknown) => (r as { content: Array<{ text?: string }> }).content.map((c) => c.text ?? '').join('');
-    try {
-      const listed = (await agent.callTool({ name: 'list_sessions', arguments: {} })) as { isError?: boolean };
-      assert.notEqual(listed.isError, true, said(listed));
-      const opened = (await agent.callTool({ name: 'open_session', arguments: { host: 'far', command: 'sh' } })) as { isError?: boolean };
-      assert.equal(opened.isError, true);
-      assert.match(said(opened), /no host "far": .*hosts\.json is not JSON/);
-      const read = (await agent.callTool({ name: 'read_screen', arguments: { session: 'far:bash-1' } })) as { isError?: boolean };
-      assert.equal(read.isError, true);
-      assert.match(said(read), /Unknown session: far:bash-1 \(.*hosts\.json is not JSON/);
-    } finally {
-      await agent.close().catch(() => undefined);
-    }
-  },
-);
 
 describe('shared-pty mcp across hosts', () => {
   let client: Client;
