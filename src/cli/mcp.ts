@@ -46,6 +46,9 @@ interface Found {
   remote?: string;
 }
 
+/** A remote host left out of a listing, and why (`session/list`'s `unreachable`). */
+type LeftOut = { host: string; reason: string };
+
 /**
  * The stdio MCP backend: reaches every live host of the user through discovery and every remote
  * host of hosts.json through its bridge (docs/hosts.md#remote-hosts), routes each session's calls
@@ -132,7 +135,7 @@ export class DiscoveryBackend implements ToolBackend {
     try {
       if (method === 'session/list') {
         // Hosts left out are said with the list: an agent sees no stderr, and "none there" is not "not reached".
-        const unreachable: Array<{ host: string; reason: string }> = [];
+        const unreachable: LeftOut[] = [];
         const sessions = (await this._allSessions(unreachable)).map((f) => f.s);
         return unreachable.length ? { sessions, unreachable } : { sessions };
       }
@@ -237,7 +240,7 @@ export class DiscoveryBackend implements ToolBackend {
       throw selectionError(selector, found, (x) => `${split.host}:${x.id}`);
     }
     if (split.host === LOCAL_HOST) return this._findLocal(split.selector);
-    const unreachable: Array<{ host: string; reason: string }> = [];
+    const unreachable: LeftOut[] = [];
     const all = await this._allSessions(unreachable);
     const found = resolveSelector(
       all,
@@ -247,22 +250,15 @@ export class DiscoveryBackend implements ToolBackend {
     );
     // Unknown everywhere: _findLocal says so, or that the host it was on has died since; a host
     // that could not be asked may have it (an agent sees no stderr).
-    if (found.kind === 'unknown' && unreachable.length > 0 && !unknownHostHint(this._remotes.config, selector)) {
+    if (found.kind === 'unknown') {
+      if (unreachable.length === 0 || unknownHostHint(this._remotes.config, selector)) return this._findLocal(selector);
       const notAsked = unreachable.map((u) => `"${u.host}"`).join(', ');
       return this._findLocal(selector).catch((e: unknown) => {
-        if (e instanceof RpcError && e.code === ErrorCode.UnknownSession) {
-          throw new RpcError(
-            ErrorCode.UnknownSession,
-            `${e.message} (not looked for on host ${notAsked}, which could not be reached; name it as HOST:SESSION to try again)`,
-            {
-              session: selector,
-            },
-          );
-        }
-        throw e;
+        if (!(e instanceof RpcError) || e.code !== ErrorCode.UnknownSession) throw e;
+        const why = `not looked for on host ${notAsked}, which could not be reached; name it as HOST:SESSION to try again`;
+        throw new RpcError(ErrorCode.UnknownSession, `${e.message} (${why})`, { session: selector });
       });
     }
-    if (found.kind === 'unknown') return this._findLocal(selector);
     if (found.kind === 'found') return found.item;
     throw selectionError(selector, found, (f) => (f.remote ? `${f.remote}:${f.s.id}` : f.s.id));
   }
@@ -300,7 +296,7 @@ export class DiscoveryBackend implements ToolBackend {
   }
 
   /** Every session of this machine and of every remote host that answers, remote ones with `host`. */
-  private async _allSessions(unreachable?: Array<{ host: string; reason: string }>): Promise<Found[]> {
+  private async _allSessions(unreachable?: LeftOut[]): Promise<Found[]> {
     const [local, ...remote] = await Promise.all([
       this._liveSessions(),
       ...this._remotes.names.map(async (name) =>

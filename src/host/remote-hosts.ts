@@ -211,7 +211,7 @@ export class RemoteHosts implements IDisposable {
       const line = ended().then((why) => {
         if (exitCode !== BRIDGE_HOST_GONE_STATUS) return `the connection to host "${name}" (${command}) dropped: ${why}; it is made again on the next use`;
         // The bridge said the host there is gone: its sessions ended with it; a new host starts at the next use.
-        const gone = `host "${name}": ${bridgeLine(stderr()) ?? 'the Shared PTY host there is gone; its sessions ended with it'}`;
+        const gone = `host "${name}": ${bridgeLine(tail) ?? 'the Shared PTY host there is gone; its sessions ended with it'}`;
         this._goneLines.set(name, gone);
         return `${gone} (the next use starts a new host there)`;
       });
@@ -275,9 +275,10 @@ export function isSessionLike(s: unknown): boolean {
 
 /** What the bridge said last on stderr, without its `shared-pty bridge: ` opening. */
 function bridgeLine(stderr: string): string | undefined {
+  const said = 'shared-pty bridge: ';
   const last = stderr
-    .split(' / ')
+    .split('\n')
     .reverse()
-    .find((l) => l.startsWith('shared-pty bridge: '));
-  return last?.slice('shared-pty bridge: '.length);
+    .find((l) => l.startsWith(said));
+  return last?.slice(said.length).trim();
 }
