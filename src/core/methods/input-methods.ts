@@ -352,9 +352,13 @@ export const sendMethod = method({
       const typed = p.text + (p.submit === false ? '' : '\r');
       const { from } = await admitWrite(ctx.services, session, ctx.caller, typed, { askMs: timeout, pauseMs: timeout }, ctx);
       // The send waits (for the first prompt, for the screen) before it types: the human may start a line meanwhile, never typed into.
-      const sent = await whenHumanPaused(session, from, since + timeout, ctx.signal, (guard) =>
-        send(session, { ...p, timeout, since, beforeWrite: guard }, from, ctx.signal),
-      );
+      // A send that types nothing (it only waits on: a task waiting for the person) types over no one: it is not held.
+      const sent =
+        typed === ''
+          ? await send(session, { ...p, timeout, since }, from, ctx.signal)
+          : await whenHumanPaused(session, from, since + timeout, ctx.signal, (guard) =>
+              send(session, { ...p, timeout, since, beforeWrite: guard }, from, ctx.signal),
+            );
       return withCursorsIf(sent, p.cursors);
     } finally {
       typing.dispose();

@@ -77,12 +77,16 @@ export function declaredBy(ctx: ServerContext): Declared {
   };
 }
 
+/** What a task's work can ask of its client (what it declared), and how it says it waits for input given elsewhere. */
+export type TaskPrompt = PersonPrompt & { askText?: RunPrompt['askText']; awaitInput?: RunPrompt['awaitInput'] };
+
 /** The run's prompt cut to what the client can answer: a question it cannot take is not put. */
-export function within(prompt: RunPrompt, can: Declared): PersonPrompt & { askText?: RunPrompt['askText'] } {
+export function within(prompt: RunPrompt, can: Declared): TaskPrompt {
   return {
     openUrl: can.url ? prompt.openUrl : undefined,
     choose: can.form ? prompt.choose : undefined,
     askText: can.form ? prompt.askText : undefined,
+    awaitInput: prompt.awaitInput,
   };
 }
 
@@ -179,7 +183,7 @@ export async function taskWork(
   tools: TaskTools,
   name: string,
   args: Record<string, unknown>,
-  prompt: PersonPrompt & { askText?: RunPrompt['askText'] },
+  prompt: TaskPrompt,
   signal: AbortSignal,
 ): Promise<ToolCallResult> {
   const started = Date.now();
@@ -191,13 +195,7 @@ export async function taskWork(
 }
 
 /** The tool's call, then each step the program needs (see taskWork); the last step's result. */
-async function followProgram(
-  tools: TaskTools,
-  name: string,
-  args: Record<string, unknown>,
-  prompt: PersonPrompt & { askText?: RunPrompt['askText'] },
-  signal: AbortSignal,
-): Promise<ToolCallResult> {
+async function followProgram(tools: TaskTools, name: string, args: Record<string, unknown>, prompt: TaskPrompt, signal: AbortSignal): Promise<ToolCallResult> {
   let r = await tools.call(name, args, prompt, signal);
   const session = args.session;
   // Only the tools that type and wait as send does have a program to follow.
@@ -215,17 +213,38 @@ async function followProgram(
       maxChars,
     );
   let commandId: number | undefined;
+  // Whether the command the task ran still runs: its result says so, or a wait that typed nothing
+  // (which sees no command of its own) did not find it ended (withCommand).
+  const stillRuns = (data: Record<string, unknown>) =>
+    commandRuns(data) || (data.command === undefined && commandId !== undefined && (data.status as { kind?: unknown } | undefined)?.kind === 'running');
   for (;;) {
     const data = r.structuredContent;
     if (signal.aborted || r.isError || !data) return r;
     commandId ??= (data.command as { id?: number } | undefined)?.id;
-    if (data.waitReason === 'stdin_read' && commandRuns(data) && prompt.askText) {
+    const reading = data.waitReason === 'stdin_read' && stillRuns(data);
+    if (reading && prompt.askText) {
       const line = await prompt.askText(
         `The program in the terminal waits for input: ${asked(data.output) || '(no prompt shown)'}\nWhat should be typed? (Enter is pressed after it.)`,
         signal,
       );
       if (line === undefined) return r;
       r = await tools.call('send', { session, text: line, ...(timeout ? { timeout } : {}) }, prompt, signal);
+    } else if (reading && prompt.awaitInput && typeof data.cursor === 'number') {
+      // A client that cannot be asked: the answer is typed by the agent's next call or the person.
+      const prompted = asked(data.output) || '(no prompt shown)';
+      await givenElsewhere(tools, session, data.cursor, prompt.awaitInput, typeElsewhere(session, prompted), signal);
+      r = await goOnWhenFree(goOn, signal);
+      // The person typing the answer in the terminal is the input awaited: the task waits on.
+      while (!signal.aborted && !r.isError && r.structuredContent?.waitReason === 'user_input') r = await goOnWhenFree(goOn, signal);
+    } else if (data.waitReason === 'secret_input' && !prompt.openUrl && prompt.awaitInput) {
+      // No page to offer: only the person types a secret, in the terminal; the task waits for it.
+      const release = prompt.awaitInput(secretElsewhere(asked(data.output)));
+      try {
+        if (!(await secretTyped(tools, session, signal, Infinity))) return r;
+      } finally {
+        release();
+      }
+      r = await goOnWhenFree(goOn, signal);
     } else if (data.waitReason === 'timeout') {
       // (A password prompt was offered to the person by the call itself: throughSecretPage.)
       r = await goOn();
@@ -265,10 +284,10 @@ export async function throughSecretPage(
 }
 
 /**
- * A wait that typed nothing sees no command start or end of its own: when the command the task
- * ran has ended meanwhile, the result is that command's, with its record, exit code and output
- * (from its log, within the budget as send keeps it: head, tail, exact counts; with echo off the
- * secret was never in it).
+ * A wait that typed nothing sees no command start of its own, and of an end only what came after
+ * it began: when the command the task ran has ended, before or during it, the result is that
+ * command's, with its record, exit code and whole output (from its log, within the budget as send
+ * keeps it: head, tail, exact counts; with echo off the secret was never in it).
  */
 async function withCommand(
   tools: TaskTools,
@@ -279,7 +298,7 @@ async function withCommand(
   maxChars: number | undefined,
 ): Promise<ToolCallResult> {
   const data = r.structuredContent;
-  if (commandId === undefined || !data || data.command !== undefined) return r;
+  if (commandId === undefined || !data || !sawOnlyTail(data, commandId)) return r;
   try {
     const { commands } = (await tools.method('pty/commands', { session }, signal)) as {
       commands: Array<{ id: number; exitCode: number | null; startCursor: number; endCursor: number | null }>;
@@ -316,15 +335,86 @@ async function withCommand(
   }
 }
 
-/** Waits until the program no longer asks for the secret (the person typed it), the session ended or the page expired. */
-async function secretTyped(tools: TaskTools, session: string, signal: AbortSignal): Promise<boolean> {
-  const until = Date.now() + SECRET_WAIT_MS;
+/** Whether a wait's result lacks the start of the task's command: it names none, or saw it end after it began. */
+function sawOnlyTail(data: Record<string, unknown>, commandId: number): boolean {
+  const seen = data.command as { id?: unknown; startCursor?: unknown } | undefined;
+  if (seen === undefined) return true;
+  return seen.id === commandId && typeof data.since === 'number' && typeof seen.startCursor === 'number' && data.since > seen.startCursor;
+}
+
+/** Waits until the program no longer asks for the secret (the person typed it), the session ended or `forMs` passed (the page's life). */
+async function secretTyped(tools: TaskTools, session: string, signal: AbortSignal, forMs = SECRET_WAIT_MS): Promise<boolean> {
+  const until = Date.now() + forMs;
   while (!signal.aborted && Date.now() < until) {
     const info = (await tools.method('pty/info', { session }, signal)) as { running?: boolean; secretInput?: boolean };
     if (!info.running || !info.secretInput) return true;
     await new Promise((resolve) => setTimeout(resolve, SECRET_CHECK_MS));
   }
   return false;
+}
+
+/** How long one look for output waits while a task waits for input given elsewhere (then it looks whether the session still runs). */
+const ELSEWHERE_LOOK_MS = 5000;
+/** How long a task waits before it looks again when another call's send holds the session (one send at a time). */
+const BUSY_RETRY_MS = 250;
+
+/** The task's status message while a line is awaited from the agent's next call or the person. */
+function typeElsewhere(session: string, prompted: string): string {
+  return (
+    `The program in the terminal waits for input: ${prompted}\n` +
+    `Type the answer into session ${session} (send, or send_keys), or the person types it in the terminal; the task goes on once the program has it.`
+  );
+}
+
+/** The task's status message while the person is to type a secret in the terminal. */
+function secretElsewhere(prompted: string): string {
+  return (
+    `The program in the terminal asks for a secret${prompted ? `: ${prompted}` : ''}\n` +
+    'Only the person types it, in the terminal (an agent never handles a secret); the task goes on once it is typed.'
+  );
+}
+
+/**
+ * Says the task waits for input (`input_required`, `message`) until the program's output moves on
+ * from where the wait that met the prompt ended (the answer's echo, what the program did next) or
+ * the session ends. It holds no send: the agent's `send` of the answer is not refused as busy.
+ */
+async function givenElsewhere(
+  tools: TaskTools,
+  session: string,
+  since: number,
+  awaitInput: RunPrompt['awaitInput'],
+  message: string,
+  signal: AbortSignal,
+): Promise<void> {
+  const release = awaitInput(message);
+  try {
+    let from = since;
+    while (!signal.aborted) {
+      const out = (await tools.method('pty/output', { session, since: from, waitMs: ELSEWHERE_LOOK_MS, maxBytes: 1 }, signal)) as {
+        cursor: number;
+        running: boolean;
+      };
+      if (out.cursor > from || !out.running) return;
+      from = out.cursor;
+    }
+  } finally {
+    release();
+  }
+}
+
+/** The task's next wait, once no other call's send holds the session (the agent's answer may be one). */
+async function goOnWhenFree(goOn: () => Promise<ToolCallResult>, signal: AbortSignal): Promise<ToolCallResult> {
+  for (;;) {
+    const r = await goOn();
+    if (!r.isError || signal.aborted || !isBusy(r)) return r;
+    await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+  }
+}
+
+/** Whether a tool error is the session's one send being taken. */
+function isBusy(r: ToolCallResult): boolean {
+  return r.content.some((c) => c.text.startsWith(`Error ${ErrorCode.SessionBusy}:`));
 }
 
 /** `-32602` for a task id that is unknown or dropped, as the specification says. */

@@ -31,6 +31,12 @@ export interface ToolCallResult {
 export interface RunPrompt extends Required<PersonPrompt> {
   /** A line of text for the program (form mode, one text field); undefined when declined or dismissed. */
   askText(message: string, signal?: AbortSignal): Promise<string | undefined>;
+  /**
+   * Says the run waits for input that is given elsewhere (typed into the terminal by the agent's
+   * next call or the person), not asked of the client: `input_required` with `message` and no
+   * question, until the returned function is called.
+   */
+  awaitInput(message: string): () => void;
 }
 
 /** The field of the form that asks for a line of input. */
@@ -82,6 +88,8 @@ export class ToolRun {
   private readonly _pending = new Map<string, { request: InputRequest; answer: (response: Record<string, unknown>) => void }>();
   private _seq = 0;
   private _listeners = new Set<() => void>();
+  /** Waits for input given elsewhere (awaitInput): input_required with no question, until it is given. */
+  private _awaiting = false;
 
   /**
    * `work` runs at once, asking through the prompt it is handed. The run is kept `ttlMs` after it
@@ -118,7 +126,7 @@ export class ToolRun {
       this._pending.delete(key);
       p.answer(response as Record<string, unknown>);
     }
-    if (this._pending.size === 0 && this.status === 'input_required') this._set('working', undefined);
+    this._backToWork();
   }
 
   /** Stops waiting for the program (it goes on running in the terminal) and ends the run as cancelled. */
@@ -174,6 +182,11 @@ export class ToolRun {
     this._set(status, message);
   }
 
+  /** `working` again once nothing is asked and no input is awaited. */
+  private _backToWork(): void {
+    if (this._pending.size === 0 && !this._awaiting && this.status === 'input_required') this._set('working', undefined);
+  }
+
   private _set(status: RunStatus, message: string | undefined): void {
     this.status = status;
     this.statusMessage = message;
@@ -188,7 +201,7 @@ export class ToolRun {
     return new Promise((resolve) => {
       const gone = () => {
         if (this._pending.delete(key)) resolve({ action: 'cancel' });
-        if (this._pending.size === 0 && this.status === 'input_required') this._set('working', undefined);
+        this._backToWork();
       };
       signal?.addEventListener('abort', gone, { once: true });
       this.abort.signal.addEventListener('abort', gone, { once: true });
@@ -225,6 +238,16 @@ export class ToolRun {
         const r = await this._ask('input', { mode: 'form', message, requestedSchema }, signal);
         const value = r.action === 'accept' ? (r.content as Record<string, unknown> | undefined)?.[INPUT_FIELD] : undefined;
         return typeof value === 'string' ? value : undefined;
+      },
+      awaitInput: (message) => {
+        if (this.terminal) return () => undefined;
+        this._awaiting = true;
+        this._set('input_required', message);
+        return () => {
+          if (!this._awaiting) return;
+          this._awaiting = false;
+          this._backToWork();
+        };
       },
     };
   }

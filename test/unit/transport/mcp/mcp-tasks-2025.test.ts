@@ -196,30 +196,36 @@ for (const via of ['stdio', 'http'] as const) {
           },
         );
       }
-      if (via === 'http') {
-        test(
-          "a send as a task over /mcp from a client without elicitation: it completes at read's prompt, saying so; the agent answers with send",
-          { timeout: TEST_TIMEOUT },
-          async () => {
-            // Its stateless requests cannot carry a question to the client: the prompt is the task's outcome.
-            const plain = await agent(sdk, via, false);
-            try {
-              const session = await shell();
-              const taskId = await startTask(plain, 'send', { session, text: READ, timeout: 30_000 });
-              const seen = await statusesUntil(plain, taskId, ['completed', 'failed', 'cancelled']);
-              assert.deepEqual([seen[0], seen.at(-1)], ['working', 'completed'], seen.join(' → '));
-              const result = (await plain.request('tasks/result', { taskId })) as ToolResult;
-              assert.equal(result.structuredContent.waitReason, 'stdin_read');
-              assert.match(result.structuredContent.output, /Name\? *$/);
-              const answered = await plain.callTool('send', { session, text: 'Ada', timeout: 30_000 });
-              assert.equal(answered.structuredContent.exitCode, 3, textOf(answered));
-              assert.match(answered.structuredContent.output, /hello-Ada/);
-            } finally {
-              await plain.close();
-            }
-          },
-        );
-      }
+      test(
+        `a send as a task from a client without elicitation (${via === 'http' ? 'stateless /mcp' : 'stdio'}): input_required at read's prompt, saying how to answer; the agent answers with send, the task completes`,
+        { timeout: TEST_TIMEOUT },
+        async () => {
+          // Nothing can be asked of this client: the task says it waits for input, and the answer is typed by the agent's next call.
+          const plain = await agent(sdk, via, false);
+          try {
+            const session = await shell();
+            const taskId = await startTask(plain, 'send', { session, text: READ, timeout: 30_000 });
+            const seen = await statusesUntil(plain, taskId, ['input_required', 'completed', 'failed', 'cancelled']);
+            assert.deepEqual([seen[0], seen.at(-1)], ['working', 'input_required'], seen.join(' → '));
+            const waiting = await plain.request('tasks/get', { taskId });
+            assert.match(waiting.statusMessage, /Name\?/, 'the status says what the program asks');
+            assert.match(waiting.statusMessage, new RegExp(`session ${session}.*send`), 'and how the answer is typed');
+            // The task holds no send while it waits: the agent's own send of the answer is taken.
+            const answered = await plain.callTool('send', { session, text: 'Ada', timeout: 30_000 });
+            assert.notEqual(answered.isError, true, textOf(answered));
+            assert.equal(answered.structuredContent.exitCode, 3, textOf(answered));
+            assert.match(answered.structuredContent.output, /hello-Ada/);
+            await statusesUntil(plain, taskId, ['completed', 'failed', 'cancelled'], seen);
+            assert.equal(seen.at(-1), 'completed', seen.join(' → '));
+            const result = (await plain.request('tasks/result', { taskId })) as ToolResult;
+            assert.equal(result.structuredContent.waitReason, 'command_done', textOf(result));
+            assert.equal(result.structuredContent.exitCode, 3, "the command's exit code");
+            assert.match(result.structuredContent.output, /^hello-Ada$/m, 'its output, from its log');
+          } finally {
+            await plain.close();
+          }
+        },
+      );
 
       test('tasks/cancel: cancelled, the program is left running; a second cancel is refused; tasks/list lists it', { timeout: TEST_TIMEOUT }, async () => {
         const session = await shell();

@@ -226,6 +226,19 @@ for (const via of ['http', 'stdio'] as const) {
       },
     );
 
+    test("a prompt that comes after the send's own timeout is asked too: the task waits on, then asks, then completes", { timeout: TEST_TIMEOUT }, async () => {
+      const session = await shell();
+      a.person.asked.length = 0;
+      a.person.answer = async () => ({ action: 'accept', content: { input: 'Bo' } });
+      const run = await asTask(a, 'send', { session, text: 'sleep 1.5; read -p "Later? " n; echo "late-$n"; (exit 6)', timeout: 300 });
+      assert.equal(a.person.asked.length, 1, 'asked once, for the line');
+      assert.match(a.person.asked[0].message, /Later\?/);
+      assert.equal(run.outcome.status, 'completed', run.statuses.join(' → '));
+      const result = run.outcome.result as ToolResult;
+      assert.equal(result.structuredContent.exitCode, 6, textOf(result));
+      assert.match(result.structuredContent.output, /^late-Bo$/m);
+    });
+
     test(
       'tasks/cancel: the task ends cancelled, the program is left running, and the session takes the next send at once',
       { timeout: TEST_TIMEOUT },
@@ -387,6 +400,128 @@ test("over /mcp a task is its token's: another token's tasks/get, tasks/update a
   await mine({ method: 'tasks/cancel', params: { taskId, _meta: meta } });
   await ctl.request('pty/signal', { session, signal: 'SIGINT' });
 });
+
+/** A 2026-07-28 client over /mcp that speaks the Tasks extension but declared no elicitation: nothing can be asked of it. */
+function unaskable(name: string) {
+  const meta = (capabilities: object) => ({
+    'io.modelcontextprotocol/protocolVersion': REVISION,
+    'io.modelcontextprotocol/clientInfo': { name, version: '0' },
+    'io.modelcontextprotocol/clientCapabilities': capabilities,
+  });
+  const raw = rawDispatchOf('http', undefined);
+  const tasksOnly = meta({ extensions: { 'io.modelcontextprotocol/tasks': {} } });
+  const getTask = async (taskId: string) => (await raw({ method: 'tasks/get', params: { taskId, _meta: tasksOnly } })).result;
+  return {
+    start: async (args: Record<string, unknown>) => {
+      const created = await raw({ method: 'tools/call', params: { name: 'send', arguments: args, _meta: tasksOnly } });
+      assert.equal(created.result?.resultType, 'task', JSON.stringify(created));
+      return created.result.taskId as string;
+    },
+    get: getTask,
+    /** Polls the task until it waits for input or is over; the task then (`seen`: every status on the way). */
+    waiting: (taskId: string, seen: string[]) => untilStatus(() => getTask(taskId), ['input_required', ...OVER], seen),
+    /** Polls the task until it is over; it then must be completed, and its result is returned. */
+    completed: async (taskId: string, seen: string[]) => {
+      const done = await untilStatus(() => getTask(taskId), OVER, seen);
+      assert.equal(done.status, 'completed', seen.join(' → '));
+      return done.result.structuredContent;
+    },
+    /** A plain call (no task): the agent's next call. */
+    call: async (tool: string, args: Record<string, unknown>) =>
+      (await raw({ method: 'tools/call', params: { name: tool, arguments: args, _meta: meta({}) } })).result,
+  };
+}
+
+/** The statuses of a task that is over. */
+const OVER = ['completed', 'failed', 'cancelled'];
+
+/** Polls tasks/get until the status is one of `wanted`; the task then, and every status seen. */
+async function untilStatus(get: () => Promise<any>, wanted: string[], seen: string[]): Promise<any> {
+  let task: any;
+  await until(
+    async () => {
+      task = await get();
+      if (seen.at(-1) !== task.status) seen.push(task.status);
+      return wanted.includes(task.status);
+    },
+    40_000,
+    `task status ${wanted.join(' or ')}`,
+  );
+  return task;
+}
+
+test(
+  "a task whose client cannot be asked: input_required at read's prompt with no question, saying how to answer; the agent's send answers, the task completes",
+  { timeout: TEST_TIMEOUT },
+  async () => {
+    const session = await shell();
+    const agentOf = unaskable('no-elicitation');
+    const taskId = await agentOf.start({ session, text: 'read -p "Name? " n; echo "hello-$n"; (exit 3)', timeout: 30_000 });
+    const seen: string[] = [];
+    const waiting = await agentOf.waiting(taskId, seen);
+    assert.deepEqual([seen[0], seen.at(-1)], ['working', 'input_required'], seen.join(' → '));
+    assert.deepEqual(waiting.inputRequests, {}, 'no question the client could not answer');
+    assert.match(waiting.statusMessage, /Name\?/, 'the status says what the program asks');
+    assert.match(waiting.statusMessage, new RegExp(`session ${session}.*send`), 'and how the answer is typed');
+    // The task holds no send while it waits: the agent's own send of the answer is taken.
+    const answered = await agentOf.call('send', { session, text: 'Ada', timeout: 30_000 });
+    assert.notEqual(answered?.isError, true, JSON.stringify(answered));
+    assert.equal(answered.structuredContent.exitCode, 3, JSON.stringify(answered));
+    const result = await agentOf.completed(taskId, seen);
+    assert.equal(result.waitReason, 'command_done');
+    assert.equal(result.exitCode, 3, "the command's exit code");
+    assert.match(result.output, /^hello-Ada$/m);
+  },
+);
+
+test(
+  "a task whose client cannot be asked, at read's prompt: the person answers in the terminal, key by key, and the task completes",
+  { timeout: TEST_TIMEOUT },
+  async () => {
+    const session = await shell();
+    const agentOf = unaskable('person-answers');
+    const taskId = await agentOf.start({ session, text: 'read -p "Colour? " c; echo "picked-$c"; (exit 5)', timeout: 30_000 });
+    const seen: string[] = [];
+    await agentOf.waiting(taskId, seen);
+    assert.equal(seen.at(-1), 'input_required', seen.join(' → '));
+    // Each key's echo wakes the task; it waits on while the program still reads.
+    for (const key of ['b', 'l', 'u', 'e']) {
+      await ctl.request('pty/write', { session, action: { text: key }, client: { origin: 'user' } });
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    await until(async () => (await agentOf.get(taskId)).status === 'input_required', 10_000, 'still waiting while the person types');
+    await ctl.request('pty/write', { session, action: { text: '\r' }, client: { origin: 'user' } });
+    const result = await agentOf.completed(taskId, seen);
+    assert.equal(result.exitCode, 5, JSON.stringify(result));
+    assert.match(result.output, /^picked-blue$/m);
+  },
+);
+
+test(
+  'a task whose client cannot open the secret page: input_required at a password prompt until the person types it in the terminal, then completed',
+  { timeout: TEST_TIMEOUT },
+  async () => {
+    const session = await shell();
+    const agentOf = unaskable('no-url');
+    const taskId = await agentOf.start({ session, text: 'read -s -p "Password: " pw; echo; echo "got-${#pw}-chars"; (exit 4)', timeout: 30_000 });
+    const seen: string[] = [];
+    const waiting = await agentOf.waiting(taskId, seen);
+    assert.equal(waiting.status, 'input_required', seen.join(' → '));
+    assert.deepEqual(waiting.inputRequests, {});
+    assert.match(waiting.statusMessage, /secret: Password:/);
+    assert.match(waiting.statusMessage, /Only the person types it, in the terminal/);
+    // The agent cannot type it: its write is refused while the program asks for a secret.
+    const refused = await agentOf.call('send_keys', { session, keys: ['h', 'i', 'Enter'] });
+    assert.equal(refused?.isError, true, JSON.stringify(refused));
+    assert.equal((await agentOf.get(taskId)).status, 'input_required', 'still waiting for the person');
+    // The person types it in the terminal.
+    await ctl.request('pty/write', { session, action: { text: 'hunter2\r' }, client: { origin: 'user' } });
+    const result = await agentOf.completed(taskId, seen);
+    assert.equal(result.exitCode, 4, JSON.stringify(result));
+    assert.match(result.output, /got-7-chars/);
+    assert.doesNotMatch(JSON.stringify(result), /hunter2/, 'the secret is in no result');
+  },
+);
 
 test(
   "a round's requestState answers only the call it came from: not a read-only tool, not the same tool with other arguments",

@@ -64,6 +64,11 @@ describe('typing arbitration', () => {
       assert.equal(keys.isError, true, toolText(keys));
       assert.match(toolText(keys), /user is typing/);
       assert.doesNotMatch(await screen(id), /agent-ran|user-linex/, 'nothing the agent sent was written');
+      // A send that types nothing only waits on (a task waiting for the person's answer): it types over no one, and is not held.
+      const waitOnly = (await agent.callTool({ name: 'send', arguments: { session: id, text: '', submit: false, timeout: 1000 } })) as any;
+      assert.notEqual(waitOnly.isError, true, toolText(waitOnly));
+      assert.equal(waitOnly.structuredContent.waitReason, 'stdin_read', toolText(waitOnly));
+      assert.match(await screen(id), /\$ echo user-line$/m, "the user's line as they left it");
       // A script is never held.
       await rpc('pty/write', { session: id, action: { text: '-and-script' } });
       await userTypes(id, '\r');
