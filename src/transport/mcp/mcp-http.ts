@@ -1,11 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpServer } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  ProtocolErrorCode,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  WebStandardStreamableHTTPServerTransport,
+  type McpServer,
+} from '@modelcontextprotocol/server';
 import { invoke } from '../../core/methods/dispatch';
 import { FULL_GRANT, oneShotCaller, type Caller, type Grant, type PersonAsker } from '../../core/io/caller';
 import type { HostServices } from '../../core/methods/types';
-import { invalidParams, REST_STATUS, serverError } from '../../core/base/errors';
+import { invalidParams, REST_STATUS, RpcError, serverError } from '../../core/base/errors';
 import { BodyTooLargeError, readJsonBody, sendJson, sendJsonRpcError } from '../base/http-util';
 import { personKeysTrusted, type AppsDeclarations } from './apps-declarations';
 import { createMcpServer, misfitParams, type ToolBackend } from './mcp-tools';
@@ -18,6 +25,25 @@ import type { McpSessions } from './mcp-sessions';
 export interface McpSession {
   handle(request: Request, body: unknown): Promise<Response>;
   close(): Promise<void>;
+}
+
+/** The revision a request names without `initialize` (its `_meta`, docs/protocol.md#protocol-revisions). */
+const MODERN_REVISION = '2026-07-28';
+
+/**
+ * The refusal of a request of the revisions agreed at `initialize` whose `MCP-Protocol-Version`
+ * header names one this server does not speak (400, as the transport says), naming every revision
+ * it does speak: the SDK's own refusal leaves out 2026-07-28. Undefined for a header it speaks, or none.
+ */
+function unsupportedRevision(req: IncomingMessage): RpcError | undefined {
+  const asked = req.headers['mcp-protocol-version'];
+  if (typeof asked !== 'string' || asked === MODERN_REVISION || SUPPORTED_PROTOCOL_VERSIONS.includes(asked)) return undefined;
+  const supported = [MODERN_REVISION, ...SUPPORTED_PROTOCOL_VERSIONS];
+  return new RpcError(
+    ProtocolErrorCode.UnsupportedProtocolVersion,
+    `Unsupported protocol version: ${asked} (this server speaks ${MODERN_REVISION}, and after initialize ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+    { supported, requested: asked },
+  );
 }
 
 /** Whether `body` is a 2025-11-25 `initialize` whose client declared elicitation (the one kind of client given a session). */
@@ -223,11 +249,17 @@ export async function handleMcp(
   const serverFor = (signal?: AbortSignal) => createMcpServer(localBackend(services, signal, grant), grant, { runs, appsDeclared });
   const factory = () => serverFor(ac.signal);
   const request = webRequest(req, body, ac.signal);
+  const legacy = session !== undefined || (await isLegacyRequest(request, body));
+  const unsupported = legacy ? unsupportedRevision(req) : undefined;
+  if (unsupported) {
+    sendJsonRpcError(res, REST_STATUS.BAD_REQUEST, unsupported, (requestId(body) as string | number | undefined) ?? null);
+    return;
+  }
   if (session) {
     await writeResponse(res, await session.handle(request, body));
     return;
   }
-  if (await isLegacyRequest(request, body)) {
+  if (legacy) {
     if (editorChat) apps.noteInitialize(owner, body);
     if (initializeWithElicitation(body)) {
       await writeResponse(res, await openSession(serverFor(), sessions, owner, request, body));

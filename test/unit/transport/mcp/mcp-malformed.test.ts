@@ -204,3 +204,25 @@ test('tools/list and resources/list have one page: a cursor the server never gav
     assert.equal(whole.json?.error, undefined, whole.text);
   }
 });
+
+// The transport answers a protocol revision it does not speak with 400; the refusal names every
+// revision this server speaks (the SDK's own left out 2026-07-28 and said -32000).
+test('/mcp: an MCP-Protocol-Version the server does not speak is 400 -32022, naming every revision it speaks', { timeout: 30_000 }, async () => {
+  const asked = (version: string) =>
+    request(h.port, 'POST', '/mcp', {
+      token: h.token,
+      body: { jsonrpc: '2.0', id: 5, method: 'tools/list', params: {} },
+      headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': version },
+    });
+  const refused = await asked('1999-01-01');
+  assert.equal(refused.status, 400, refused.text);
+  assert.equal(refused.json?.id, 5, refused.text);
+  assert.equal(refused.json.error?.code, -32022, refused.text);
+  assert.match(refused.json.error.message, /^Unsupported protocol version: 1999-01-01 \(this server speaks 2026-07-28, and after initialize 2025-11-25, /);
+  assert.deepEqual(refused.json.error.data?.requested, '1999-01-01');
+  assert.deepEqual(refused.json.error.data?.supported.slice(0, 2), ['2026-07-28', '2025-11-25']);
+  // A revision it speaks is served.
+  const served = await asked('2025-11-25');
+  assert.equal(served.status, 200, served.text);
+  assert.ok(Array.isArray(served.json?.result?.tools), served.text);
+});
