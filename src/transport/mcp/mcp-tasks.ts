@@ -453,8 +453,8 @@ async function legacyResult(run: ToolRun, ctx: ServerContext): Promise<unknown> 
   const signal = ctx.mcpReq.signal;
   const status = () => void ctx.mcpReq.notify({ method: 'notifications/tasks/status', params: legacyTask(run) } as never).catch(() => undefined);
   const stop = run.onChange(status);
-  // Where the task stands now first (it may be waiting for input since before this request), then each change.
-  if (!run.terminal) status();
+  // Where the task stands now first (it may be waiting for input since before this request, or be over), then each change.
+  status();
   try {
     while (!run.terminal && !signal.aborted) {
       for (const [key, request] of Object.entries(run.inputRequests)) {

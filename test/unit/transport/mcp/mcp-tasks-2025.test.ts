@@ -258,6 +258,8 @@ for (const via of ['stdio', 'http'] as const) {
         const result = (await a.request('tasks/result', { taskId })) as ToolResult;
         assert.equal(result.isError, true);
         assert.match(textOf(result), /Unknown session: nosuch/);
+        // tasks/result says the task's status as it begins, a task already over too.
+        await until(async () => a.statuses.some((t) => t.taskId === taskId && t.status === 'failed'), 5000, 'notifications/tasks/status: failed');
       });
 
       test('tasks/list pages: every task once, nextCursor while there are more; a cursor it did not give is -32602', { timeout: TEST_TIMEOUT }, async () => {
