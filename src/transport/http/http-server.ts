@@ -346,6 +346,14 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     return matched.route.handle({ req, res, url: u, params: matched.params, access });
   }
 
+  // CONNECT asks for a tunnel, as of a proxy: this server is none. Node drops such a connection
+  // unanswered when nobody listens; it is told why instead (its target names another host, like an
+  // absolute-form one: docs/protocol.md#access-checks).
+  server.on('connect', (_req: http.IncomingMessage, socket: Socket) => {
+    socket.on('error', () => socket.destroy());
+    socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  });
+
   server.on('upgrade', (req, socket, head) => {
     const reject = (status: number, text: string) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);

@@ -173,7 +173,7 @@ describe('security (Host, then Origin, then token)', () => {
   });
 
   test(
-    'two Host headers, or an absolute URL as the target (`GET http://evil.com/…`) → 400, even with a valid token: a proxy in between may read the other host',
+    'two Host headers, an absolute URL as the target (`GET http://evil.com/…`), or CONNECT → 400, even with a valid token: a proxy in between may read the other host',
     { timeout: TEST_TIMEOUT },
     async () => {
       /** The status line of the answer to a request written as is. */
@@ -197,6 +197,7 @@ describe('security (Host, then Origin, then token)', () => {
         ['an absolute URL naming another host', `GET http://evil.com/health HTTP/1.1\r\nHost: ${own}\r\n${auth}\r\n`],
         ['an absolute URL naming the own host', `GET http://${own}/health HTTP/1.1\r\nHost: ${own}\r\n${auth}\r\n`],
         ['a scheme-relative target, which URL parsing reads as a host', `GET //evil.com/health HTTP/1.1\r\nHost: ${own}\r\n${auth}\r\n`],
+        ["CONNECT, a proxy's method (this server is none): answered, not dropped", `CONNECT evil.com:443 HTTP/1.1\r\nHost: evil.com:443\r\n${auth}\r\n`],
         [
           'a WebSocket upgrade with a second Host',
           `GET /rpc HTTP/1.1\r\nHost: ${own}\r\nHost: evil.com\r\n${auth}Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
