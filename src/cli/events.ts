@@ -13,6 +13,8 @@ export const EVENTS_USAGE = 'shared-pty events [<session>] [--since SEQ] [--json
 /** A host whose events are followed: how its events name it (`--json`'s `host`), and its sessions' names. */
 interface Followed {
   host: string;
+  /** Before a session's name in a line: `NAME:` for a remote host, as its sessions are selected; none for this machine's. */
+  prefix: string;
   client: RpcClient;
   names: Map<string, string>;
   /** What to say when its connection ends. */
@@ -79,7 +81,7 @@ export async function eventsCommand(argv: string[]): Promise<number> {
     if (json) return void process.stdout.write(JSON.stringify({ host: f.host, ...e }) + '\n');
     if (!f.names.has(e.session)) f.refreshNames();
     const time = e.at.slice(11, 19);
-    process.stdout.write(`${e.seq}\t${time}\t${f.names.get(e.session) ?? e.session}\t${describe(e)}\n`);
+    process.stdout.write(`${e.seq}\t${time}\t${f.prefix}${f.names.get(e.session) ?? e.session}\t${describe(e)}\n`);
   }
 }
 
@@ -99,7 +101,7 @@ async function followLocal(only: HostRecord | undefined): Promise<Followed[]> {
       } catch (e) {
         throw new CliError(`cannot reach host ${h.hostId}: ${(e as Error).message}`);
       }
-      return { host: h.hostId, client, names, gone: () => hostGoneMessage(h), refreshNames };
+      return { host: h.hostId, prefix: '', client, names, gone: () => hostGoneMessage(h), refreshNames };
     }),
   );
 }
@@ -112,7 +114,14 @@ async function followRemote(name: string): Promise<Followed> {
     for (const s of await remoteSessions(name)) names.set(s.id, s.name);
   };
   await list();
-  return { host: name, client, names, gone: () => remoteHosts().dropMessage(name), refreshNames: () => void list().catch(() => undefined) };
+  return {
+    host: name,
+    prefix: `${name}:`,
+    client,
+    names,
+    gone: () => remoteHosts().dropMessage(name),
+    refreshNames: () => void list().catch(() => undefined),
+  };
 }
 
 /** Subscribes to a host's events (of one session, or all of them). */

@@ -348,7 +348,7 @@ describe('remote hosts through ssh and exec', () => {
   });
 
   test(
-    'events of a far session through ssh, by name with --host and as HOST:ID: each as it happens, with host; SIGINT ends it with 0',
+    'events of a far session through ssh, by name with --host and as HOST:ID: each as it happens, with host (a line names HOST:NAME); SIGINT ends it with 0',
     { timeout: TEST_TIMEOUT },
     async () => {
       assert.ok(id, 'the far session of the first test');
@@ -357,6 +357,7 @@ describe('remote hosts through ssh and exec', () => {
         for (const args of [
           ['events', 'far-1', '--host', 'box', '--json'],
           ['events', id, '--json'],
+          ['events', '--host', 'box'],
         ]) {
           const run = startCli(args, env, TEST_TIMEOUT);
           let out = '';
@@ -366,11 +367,18 @@ describe('remote hosts through ssh and exec', () => {
             async () => {
               await far.request('pty/resize', { session: id.slice('box:'.length), cols: 91, rows: 30 });
               await far.request('pty/resize', { session: id.slice('box:'.length), cols: 100, rows: 30 });
-              return out.includes('"resize"');
+              return /resize/.test(out);
             },
             30_000,
             `a resize event on stdout (${args.join(' ')})`,
           );
+          if (!args.includes('--json')) {
+            // A line names the session as the other commands take it: its host, then its name.
+            process.kill(run.pid, 'SIGINT');
+            assert.equal((await run.result).code, 0);
+            assert.match(out, /^\d+\t[\d:]+\tbox:far-1\tresize 91x30$/m);
+            continue;
+          }
           const events = await interruptedEvents(run);
           assert.ok(events.some((e) => e.type === 'resize'));
           assert.ok(
