@@ -195,13 +195,7 @@ function methodBlock(name: string): string {
       : m.target === 'session-or-host'
         ? 'Any socket; on a control endpoint `session` is optional'
         : 'Any socket (on a control endpoint, with `session`)';
-  return [
-    `*${where}; scope \`${m.scope}\`${m.needsRunning ? '; refused once the session has exited ([error codes](#4-error-codes))' : ''}.*`,
-    '',
-    paramsTable(m),
-    '',
-    resultText(m),
-  ].join('\n');
+  return [`*${where}; scope \`${m.scope}\`${exitedNote(m.needsRunning)}.*`, '', paramsTable(m), '', resultText(m)].join('\n');
 }
 
 // ---- The tables of the whole protocol.
@@ -456,4 +450,11 @@ if (require.main === module) {
     );
     process.exitCode = 1;
   }
+}
+
+/** What a method's page says of an exited session: refused, or refused but for the calls the method lets through. */
+function exitedNote(needsRunning: unknown): string {
+  if (!needsRunning) return '';
+  const refused = '; refused once the session has exited ([error codes](#4-error-codes))';
+  return typeof needsRunning === 'function' ? `${refused}, but for a call that types nothing (below)` : refused;
 }

@@ -197,7 +197,8 @@ function invokeNow(method: string, rawParams: Record<string, unknown>, opts: Inv
   let result: unknown;
   try {
     const valid = parseParams(spec, params);
-    if (spec.needsRunning && !session?.running) throw sessionExited(session?.id ?? '');
+    const needsRunning = typeof spec.needsRunning === 'function' ? spec.needsRunning(valid as never) : spec.needsRunning;
+    if (needsRunning && !session?.running) throw sessionExited(session?.id ?? '');
     result = spec.handler(ctx, valid as never);
   } catch (err) {
     call?.dispose();

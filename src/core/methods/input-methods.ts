@@ -338,8 +338,9 @@ export const sendMethod = method({
     ...outputCursorFields(),
   }),
   // Nothing can be typed into an exited session: refused as pty/write is (a program that ends
-  // during the send is its session_exit).
-  needsRunning: true,
+  // during the send is its session_exit). A send that types nothing only waits on: on an ended
+  // session it answers at once that the session ended (a task that waited for the person).
+  needsRunning: (p) => !(p.text === '' && p.submit === false),
   async handler(ctx, p) {
     // The call's whole wait (the user's answer, their pause, the outcome) is within its timeout and in waitedMs.
     const since = Date.now();
@@ -525,7 +526,7 @@ export const signalMethod = method({
   scope: 'control',
   summary:
     "Send a signal to the terminal's foreground process group (Ctrl+C even when the program ignores the key); with wait, then wait as pty/send does and answer with the outcome too (the interrupted command's exit code, the screen after it).",
-  params: z.object({ signal: signalName, ...waitParams(DEFAULT_SIGNAL_TIMEOUT_MS) }),
+  params: z.object({ signal: signalName, ...waitParams(DEFAULT_SIGNAL_TIMEOUT_MS), ...cursorsParam }),
   result: z.object({ signal: z.string(), pgid: z.number(), ...outcomeFields() }),
   needsRunning: true,
   async handler(ctx, p) {
@@ -541,7 +542,7 @@ export const signalMethod = method({
       ctx.caller,
       ctx.signal,
     );
-    return { signal: p.signal, pgid, ...withCursorsIf(outcome, false) };
+    return { signal: p.signal, pgid, ...withCursorsIf(outcome, p.cursors) };
   },
   mcp: {
     tool: 'signal',
@@ -549,8 +550,9 @@ export const signalMethod = method({
     description:
       'Send a signal to the program in the foreground of the terminal: SIGINT is Ctrl+C (stop a running command), SIGTSTP suspends, SIGCONT resumes, SIGTERM/SIGKILL end it. Works even when the program ignores the Ctrl+C key. Then waits as send does (up to timeout, default 5000 ms) until the interrupted command has finished, the program waits for input, or the session exits, and returns the outcome as send does: output (what appeared after the signal), waitReason, exitCode (130 for SIGINT in bash) and the command.',
     destructive: true,
-    omit: ['wait', 'maxBytes'],
-    fixed: { wait: true },
+    omit: ['wait', 'maxBytes', 'cursors'],
+    // With the output cursors, as send's: where what it saw is in the ring.
+    fixed: { wait: true, cursors: true },
     defaults: { maxBytes: MCP_OUTPUT_BYTES },
     budget: { field: 'output', locate: scrollbackPointer },
     text: (r) => `Sent ${r.signal} to process group ${r.pgid}.\n${outcomeText(r as SendResult)}`,

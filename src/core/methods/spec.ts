@@ -149,8 +149,11 @@ export interface MethodSpec<
    * tools need (`session/create`). Other host methods (tokens, the agent policy) are the user's.
    */
   agentToken?: 'allowed';
-  /** Refused with -32000 "The session has exited" once the program has ended (writes, signals, resizes). */
-  needsRunning?: boolean;
+  /**
+   * Refused with -32000 "The session has exited" once the program has ended (writes, signals,
+   * resizes); a function says it for the call's params.
+   */
+  needsRunning?: boolean | ((params: z.infer<S>) => boolean);
   handler(ctx: MethodContext, params: z.infer<S>): z.infer<R> | Promise<z.infer<R>>;
   mcp?: McpProjection<S, R>;
   rest?: RestProjection<S, R>;

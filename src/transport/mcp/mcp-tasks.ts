@@ -228,12 +228,12 @@ async function followProgram(tools: TaskTools, name: string, args: Record<string
         signal,
       );
       if (line === undefined) return r;
-      r = await tools.call('send', { session, text: line, ...(timeout ? { timeout } : {}) }, prompt, signal);
-    } else if (reading && prompt.awaitInput && typeof data.cursor === 'number') {
+      // Its answer's wait sees the command's end, not its start: the result is the command's whole output.
+      const answered = await tools.call('send', { session, text: line, ...(timeout ? { timeout } : {}), ...(maxChars ? { maxChars } : {}) }, prompt, signal);
+      r = await withCommand(tools, session, answered, commandId, signal, maxChars);
+    } else if (reading && prompt.awaitInput && typeof data.cursor === 'number' && commandId !== undefined) {
       // A client that cannot be asked: the answer is typed by the agent's next call or the person.
-      const prompted = asked(data.output) || '(no prompt shown)';
-      await givenElsewhere(tools, session, data.cursor, prompt.awaitInput, typeElsewhere(session, prompted), signal);
-      r = await goOnWhenFree(goOn, signal);
+      r = await answeredElsewhere(tools, session, r, commandId, prompt.awaitInput, goOn, maxChars, signal);
       // The person typing the answer in the terminal is the input awaited: the task waits on.
       while (!signal.aborted && !r.isError && r.structuredContent?.waitReason === 'user_input') r = await goOnWhenFree(goOn, signal);
     } else if (data.waitReason === 'secret_input' && !prompt.openUrl && prompt.awaitInput) {
@@ -275,7 +275,15 @@ export async function throughSecretPage(
   if (!FOLLOWS_PROGRAM.has(name) || !prompt.openUrl || r.isError || data?.waitReason !== 'secret_input' || typeof session !== 'string') return r;
   const offer = await offerSecretPage({ call: (m, p) => tools.method(m, p, signal) }, prompt, session, asked(data.output) || undefined);
   if (!/and opened it/.test(offer)) return { ...r, content: [{ type: 'text', text: `${r.content.map((c) => c.text).join('')}${offer}` }] };
-  if (!(await secretTyped(tools, session, signal))) return r;
+  // A task still waits for input while the person types the secret on the page.
+  const release = (prompt as TaskPrompt).awaitInput?.(
+    `The person opened the secret page; the program asks for the secret${asked(data.output) ? `: ${asked(data.output)}` : ''}. The task goes on once it is typed.`,
+  );
+  try {
+    if (!(await secretTyped(tools, session, signal))) return r;
+  } finally {
+    release?.();
+  }
   const timeout = typeof args.timeout === 'number' ? args.timeout : undefined;
   const maxChars = typeof args.maxChars === 'number' ? args.maxChars : undefined;
   // Waiting on types nothing: its answer says what the program did once the secret was typed.
@@ -304,7 +312,9 @@ async function withCommand(
       commands: Array<{ id: number; exitCode: number | null; startCursor: number; endCursor: number | null }>;
     };
     const command = commands.find((c) => c.id === commandId);
-    if (!command || command.endCursor === null) return r;
+    if (!command) return r;
+    // Still running: the result names it, as a send's names the command it ran.
+    if (command.endCursor === null) return data.command === undefined ? { ...r, structuredContent: { ...data, command } } : r;
     // The rows of the wait are not the command's output: its whole output is budgeted, as send does.
     const whole = await sendMethod.mcp!.budget!.whole!(
       { output: '', truncated: true, command, since: command.startCursor, cursor: command.endCursor } as never,
@@ -362,7 +372,7 @@ const BUSY_RETRY_MS = 250;
 function typeElsewhere(session: string, prompted: string): string {
   return (
     `The program in the terminal waits for input: ${prompted}\n` +
-    `Type the answer into session ${session} (send, or send_keys), or the person types it in the terminal; the task goes on once the program has it.`
+    `Type the answer into session ${session} (send, or send_keys), or the person types it in the terminal (an agent's write waits while they type); the task goes on once the program has it.`
   );
 }
 
@@ -401,6 +411,65 @@ async function givenElsewhere(
   } finally {
     release();
   }
+}
+
+/** How long a task that saw the program's output move on waits to be told its state by an event before it looks as a send does. */
+const STATE_TOLD_MS = 1000;
+
+/**
+ * A prompt whose answer is typed elsewhere (the agent's next call, or the person): the task says
+ * it waits for input until the program's output moves on, then follows the program by its events,
+ * holding no send, so the agent's send of the answer, or of its next command, is never refused as
+ * busy. At the next prompt it waits again; once the command has ended, the result is the
+ * command's. Any other state (a password prompt, the session's end, nothing told within a second)
+ * is looked at as a send does (`goOn`).
+ */
+async function answeredElsewhere(
+  tools: TaskTools,
+  session: string,
+  r: ToolCallResult,
+  commandId: number,
+  awaitInput: RunPrompt['awaitInput'],
+  goOn: () => Promise<ToolCallResult>,
+  maxChars: number | undefined,
+  signal: AbortSignal,
+): Promise<ToolCallResult> {
+  const data = r.structuredContent!;
+  let cursor = data.cursor as number;
+  let prompted = asked(data.output);
+  for (;;) {
+    await givenElsewhere(tools, session, cursor, awaitInput, typeElsewhere(session, prompted || '(no prompt shown)'), signal);
+    if (signal.aborted) return r;
+    const types = ['input_wait', 'secret_input', 'command_finished', 'exit'];
+    const { event } = (await tools.method('pty/waitEvent', { session, types, timeoutMs: STATE_TOLD_MS }, signal)) as { event: { type: string } | null };
+    if (event?.type === 'input_wait' || event?.type === 'command_finished') {
+      // A wait that saw nothing: the command's result from its log, once it has ended.
+      const ended = await withCommand(tools, session, { content: [], structuredContent: { ...data, command: undefined } }, commandId, signal, maxChars);
+      if (ended.structuredContent?.waitReason === 'command_done') return ended;
+      if (event.type === 'input_wait') {
+        // The command still runs and reads again: the next prompt.
+        const next = await outputAfter(tools, session, cursor, signal);
+        cursor = next.cursor;
+        prompted = asked(`${prompted}${next.text}`) || prompted;
+        continue;
+      }
+    }
+    return goOnWhenFree(goOn, signal);
+  }
+}
+
+/** The output after `since` (escape sequences removed) and the cursor at its end. */
+async function outputAfter(tools: TaskTools, session: string, since: number, signal: AbortSignal): Promise<{ text: string; cursor: number }> {
+  let text = '';
+  let cursor = since;
+  // A few reads at most: a program that waits for input again has printed little since.
+  for (let i = 0; i < 8; i++) {
+    const out = (await tools.method('pty/output', { session, since: cursor, strip: true }, signal)) as { data: string; cursor: number };
+    if (out.cursor <= cursor) break;
+    text = (text + out.data).slice(-4096);
+    cursor = out.cursor;
+  }
+  return { text, cursor };
 }
 
 /** The task's next wait, once no other call's send holds the session (the agent's answer may be one). */

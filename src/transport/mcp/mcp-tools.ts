@@ -83,9 +83,24 @@ function describedDefaults(shape: z.ZodRawShape, defaults: Record<string, unknow
   return out;
 }
 
+/**
+ * `shape` without the condition "With wait: " in its descriptions where the tool always waits (its
+ * `wait` fixed true and not an argument): the model reads what each argument does, unconditionally.
+ */
+function describedFixed(shape: z.ZodRawShape, fixed: Record<string, unknown> | undefined): z.ZodRawShape {
+  if (fixed?.wait !== true || 'wait' in shape) return shape;
+  const out = { ...shape } as Record<string, z.ZodType>;
+  for (const [key, field] of Object.entries(out)) {
+    const text = field.description;
+    if (text?.startsWith('With wait: ')) out[key] = field.describe(text.charAt(11).toUpperCase() + text.slice(12));
+  }
+  return out;
+}
+
 /** The tool a method projects to (docs/protocol.md#6-mcp): its input, output and text all come from the entry. */
 export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
-  const own = { ...(mcp.input?.shape ?? describedDefaults(omit(spec.params.shape, mcp.omit ?? []), mcp.defaults)), ...(mcp.budget ? BUDGET_INPUT : {}) };
+  const described = describedFixed(describedDefaults(omit(spec.params.shape, mcp.omit ?? []), mcp.defaults), mcp.fixed);
+  const own = { ...(mcp.input?.shape ?? described), ...(mcp.budget ? BUDGET_INPUT : {}) };
   const input: z.ZodRawShape =
     spec.target === 'session' ? { session: selector, ...own } : spec.target === 'session-or-host' ? { session: selector.optional(), ...own } : own;
   const output = mcp.output?.schema ?? (spec.result as z.ZodObject);

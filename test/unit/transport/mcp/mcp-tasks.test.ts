@@ -240,6 +240,39 @@ for (const via of ['http', 'stdio'] as const) {
     });
 
     test(
+      'after the secret page, a later prompt of the same command is asked too; the task completes with its exit code',
+      { timeout: TEST_TIMEOUT },
+      async () => {
+        const session = await shell();
+        a.person.asked.length = 0;
+        a.person.answer = async (params) => {
+          if (params.mode !== 'url') return { action: 'accept', content: { input: 'Cy' } };
+          const typed = await request(h.http.port, 'POST', new URL(params.url).pathname, {
+            origin: h.http.url,
+            body: 'secret=pw42',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          });
+          assert.ok(typed.status < 400, typed.text);
+          return { action: 'accept' };
+        };
+        const run = await asTask(a, 'send', {
+          session,
+          text: 'read -s -p "Password: " p; echo; echo "len-${#p}"; read -p "Name? " n; echo "hi-$n"; (exit 2)',
+          timeout: 30_000,
+        });
+        assert.deepEqual(
+          a.person.asked.map((q) => q.mode),
+          ['url', 'form'],
+          'the page, then the line',
+        );
+        assert.match(a.person.asked[1].message, /Name\?/);
+        const result = run.outcome.result as ToolResult;
+        assert.equal(result.structuredContent.exitCode, 2, textOf(result));
+        assert.match(result.structuredContent.output, /len-4[\s\S]*hi-Cy/);
+      },
+    );
+
+    test(
       'tasks/cancel: the task ends cancelled, the program is left running, and the session takes the next send at once',
       { timeout: TEST_TIMEOUT },
       async () => {
@@ -494,6 +527,75 @@ test(
     const result = await agentOf.completed(taskId, seen);
     assert.equal(result.exitCode, 5, JSON.stringify(result));
     assert.match(result.output, /^picked-blue$/m);
+  },
+);
+
+test(
+  'a task whose client cannot be asked, at two prompts: the agent answers each with send and is never refused as busy; a session that ends is the result',
+  { timeout: TEST_TIMEOUT },
+  async () => {
+    const session = await shell();
+    const agentOf = unaskable('two-prompts');
+    const taskId = await agentOf.start({ session, text: 'read -p "A? " a; read -p "B? " b; echo "got-$a-$b"; (exit 7)', timeout: 30_000 });
+    const seen: string[] = [];
+    await agentOf.waiting(taskId, seen);
+    const first = await agentOf.call('send', { session, text: 'one', timeout: 30_000 });
+    assert.equal(first?.structuredContent?.waitReason, 'stdin_read', JSON.stringify(first));
+    // The agent answers the next prompt at once, and a moment later (the task follows the program
+    // by its events: it never takes the session's one send from the agent).
+    await new Promise((r) => setTimeout(r, 230));
+    const second = await agentOf.call('send', { session, text: 'two', timeout: 30_000 });
+    assert.notEqual(second?.isError, true, JSON.stringify(second));
+    assert.equal(second.structuredContent.exitCode, 7, JSON.stringify(second));
+    const result = await agentOf.completed(taskId, seen);
+    assert.equal(result.exitCode, 7, JSON.stringify(result));
+    assert.match(result.output, /A\? one\nB\? two\ngot-one-two/, 'the whole output, from the log');
+    // A session that ends while a task waits for input is the task's result, not an error.
+    const other = await shell();
+    const ending = await agentOf.start({ session: other, text: 'read -p "Last? " l', timeout: 30_000 });
+    const seenEnding: string[] = [];
+    assert.equal((await agentOf.waiting(ending, seenEnding)).status, 'input_required', seenEnding.join(' → '));
+    await ctl.request('pty/signal', { session: other, signal: 'SIGKILL' });
+    const last = await agentOf.completed(ending, seenEnding);
+    assert.deepEqual(last.status, { kind: 'exited', exitCode: 137, signal: 'SIGKILL' }, JSON.stringify(last));
+    assert.equal(last.exitCode, 137, 'the command ended with its session');
+  },
+);
+
+test(
+  'a signal task whose client cannot be asked: input_required when the interrupted program asks, completed once answered',
+  { timeout: TEST_TIMEOUT },
+  async () => {
+    const session = await shell();
+    const agentOf = unaskable('signal');
+    const started = await agentOf.call('send', {
+      session,
+      text: 'bash -c \'trap "read -p \\"Sure? \\" s; echo sure-\\$s; exit 4" INT; sleep 30\'',
+      timeout: 500,
+    });
+    assert.equal(started?.structuredContent?.waitReason, 'timeout', JSON.stringify(started));
+    const raw = rawDispatchOf('http', undefined);
+    const created = await raw({
+      method: 'tools/call',
+      params: {
+        name: 'signal',
+        arguments: { session, signal: 'SIGINT', timeout: 30_000 },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': REVISION,
+          'io.modelcontextprotocol/clientInfo': { name: 'signal', version: '0' },
+          'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+        },
+      },
+    });
+    const taskId = created.result?.taskId as string;
+    assert.equal(typeof taskId, 'string', JSON.stringify(created));
+    const seen: string[] = [];
+    const waiting = await agentOf.waiting(taskId, seen);
+    assert.equal(waiting.status, 'input_required', seen.join(' → '));
+    assert.match(waiting.statusMessage, /Sure\?/);
+    await agentOf.call('send_keys', { session, keys: ['y', 'Enter'] });
+    const result = await agentOf.completed(taskId, seen);
+    assert.equal(result.exitCode, 4, JSON.stringify(result));
   },
 );
 

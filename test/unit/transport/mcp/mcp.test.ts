@@ -249,7 +249,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
   });
 
   test(
-    'send and signal are sized by maxChars alone (their budget): their inputs list no maxBytes, which nothing would apply',
+    'send and signal are sized by maxChars alone (their budget): their inputs list no maxBytes, which nothing would apply; signal, which always waits, says no "with wait"',
     { timeout: TEST_TIMEOUT },
     () => {
       for (const name of ['send', 'signal']) {
@@ -257,6 +257,11 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
         assert.equal(properties.maxBytes, undefined, `${name}: ${JSON.stringify(properties.maxBytes)}`);
         assert.match(properties.maxChars?.description as string, /\(default 20000\)/, name);
       }
+      // signal always waits (it takes no wait): nothing of its input is said to hold only "with wait".
+      const signal = agent.tools.find((t) => t.name === 'signal')?.inputSchema?.properties ?? {};
+      assert.equal(signal.wait, undefined);
+      for (const [key, field] of Object.entries(signal)) assert.doesNotMatch(String((field as any).description), /with wait/i, `signal.${key}`);
+      assert.match(String((signal.timeout as any)?.description), /^Milliseconds to wait at most/);
     },
   );
 
