@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { invalidParams } from '../base/errors';
+import { invalidParams, serverError } from '../base/errors';
 import { boundedRegexTest } from './bounded-regex';
 import type { RegexBudget } from './regex-budget';
 import { DisposableStore, disposableTimeout, Emitter, MutableDisposable } from '../base/lifecycle';
@@ -187,6 +187,9 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
     watch.dispose();
   }
   if (outcome.kind === 'event' && 'error' in outcome.value) throw outcome.value.error;
+  // A caller that has gone reads no screen: thousands of waits of clients that closed at once each
+  // asked the mirror for one.
+  if (signal?.aborted) throw serverError('The wait ended: its caller went away');
   const reason = outcome.kind === 'event' && 'reason' in outcome.value ? outcome.value.reason : 'timeout';
 
   const snap = await session.mirror.watchScreen();

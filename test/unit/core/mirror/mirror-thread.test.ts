@@ -57,6 +57,26 @@ describe('the mirror thread', () => {
 
   const exited = (s: Session) => s.exited;
 
+  test('a wait whose caller has gone ends without reading the screen: it rejects, saying so', { timeout: 30_000 }, async () => {
+    const s = await host.host.createSession({ command: 'cat', args: [], cols: 80, rows: 24 });
+    try {
+      const ac = new AbortController();
+      let looks = 0;
+      const watch = s.mirror.watchScreen.bind(s.mirror);
+      s.mirror.watchScreen = () => (looks++, watch());
+      const waiting = waitFor(s, { match: 'never printed', timeout: 60_000 }, ac.signal);
+      await until(() => looks > 0, 10_000, 'the first look');
+      const before = looks;
+      ac.abort();
+      await assert.rejects(waiting, /caller went away/);
+      assert.equal(looks, before, 'no screen read for a caller that has gone');
+    } finally {
+      s.kill();
+      await exited(s);
+      host.host.registry.remove(s.id);
+    }
+  });
+
   test('a session that has printed nothing holds no terminal; its size and colours set meanwhile hold once it prints', { timeout: 30_000 }, async () => {
     // First in this file: no other session opens or closes its mirror meanwhile.
     const terminals = async () => (await MirrorThread.shared().stats()).terminals;
