@@ -1,7 +1,7 @@
 // The command line's parsing, shared by every command; the flags only a host takes are in
 // host-flags.ts, so a client command loads nothing of the engine (docs/architecture.md#the-cli).
 
-import { MAX_SESSION_NAME_CHARS, SESSION_NAME_CONTROL } from '../core/base/limits';
+import { MAX_SESSION_NAME_CHARS, SESSION_NAME_CONTROL, SESSION_NAME_RULE } from '../core/base/limits';
 
 /** A bad command line: printed as one line, exit status 2. */
 export class UsageError extends Error {}
@@ -93,7 +93,7 @@ export function nameFlag(args: ParsedArgs): string | undefined {
   if (v !== undefined && (v.length === 0 || v.length > MAX_SESSION_NAME_CHARS)) {
     throw new UsageError(`--name needs a name of 1 to ${MAX_SESSION_NAME_CHARS} characters, got ${v.length === 0 ? 'an empty one' : `${v.length}`}`);
   }
-  if (v !== undefined && SESSION_NAME_CONTROL.test(v)) throw new UsageError('--name may not hold control characters (an escape, a newline, a tab)');
+  if (v !== undefined && SESSION_NAME_CONTROL.test(v)) throw new UsageError(`--name: ${SESSION_NAME_RULE}`);
   return v;
 }
 

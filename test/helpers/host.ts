@@ -103,5 +103,5 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
  */
 export function outputListeners(session: object): number {
   // The emitter makes its list at the first subscription (lifecycle.ts).
-  return (session as unknown as { _onOutput: { _listeners?: unknown[] } })._onOutput._listeners?.length ?? 0;
+  return (session as unknown as { _onOutput: { _subscriptions?: Set<unknown> } })._onOutput._subscriptions?.size ?? 0;
 }

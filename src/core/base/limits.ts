@@ -42,11 +42,16 @@ export const MAX_TOKEN_SECONDS = 30 * 24 * 3600;
 export const MAX_SESSION_NAME_CHARS = 200;
 
 /**
- * What a session name may not hold: control characters (C0, DEL, C1). A name is printed as it is
- * (`shared-pty list`, the editor's tabs): an escape sequence in it would be run by the terminal of
- * whoever lists the sessions, and an agent may name the sessions it opens.
+ * What a session name may not hold: control characters (C0, DEL, C1), and the invisible ones that
+ * reorder or hide text (bidirectional overrides and isolates, zero-width spaces and joiners, the
+ * byte-order mark). A name is printed as it is (`shared-pty list`, the editor's tabs): an escape
+ * sequence in it would be run by the terminal of whoever lists the sessions, and an override would
+ * show another name than the one selected; an agent may name the sessions it opens.
  */
-export const SESSION_NAME_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+export const SESSION_NAME_CONTROL = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+/** What a refused session name is told (SESSION_NAME_CONTROL). */
+export const SESSION_NAME_RULE =
+  'a session name may not hold control characters (an escape, a newline, a tab) nor invisible ones (a bidirectional override, a zero-width space)';
 
 /** The overridable limits of one host. */
 export interface HostLimits {

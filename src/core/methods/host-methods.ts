@@ -1,5 +1,5 @@
 import { inSize } from '../base/param-limits';
-import { MAX_SESSION_NAME_CHARS, SESSION_NAME_CONTROL } from '../base/limits';
+import { MAX_SESSION_NAME_CHARS, SESSION_NAME_CONTROL, SESSION_NAME_RULE } from '../base/limits';
 import { z } from 'zod';
 import { checkAgentCommand } from '../agent/agent-policy';
 import { DEFAULT_COLS, DEFAULT_ROWS } from '../session/session';
@@ -62,7 +62,17 @@ export const createMethod = method({
       "the host's default directory (`serve`: `--cwd` or its current directory; otherwise home)",
       z.string().min(1).optional().describe('Working directory; default the workspace or home.'),
     ),
-    env: byDefaultSays("the host's environment", z.record(z.string(), z.string()).optional()),
+    env: byDefaultSays(
+      "the host's environment",
+      z
+        .record(z.string(), z.string())
+        // A name with "=" would set another variable than it says (`X=Y` as `X`), and an empty one none.
+        .refine(
+          (env) => Object.keys(env).every((name) => /^[^=\0]+$/.test(name)),
+          'an environment variable name is not empty and holds no "=" (nor a NUL byte)',
+        )
+        .optional(),
+    ),
     cols: byDefault(DEFAULT_COLS, cols().optional()),
     rows: byDefault(DEFAULT_ROWS, rows().optional()),
     name: byDefaultSays(
@@ -71,9 +81,10 @@ export const createMethod = method({
         .string()
         .min(1)
         .max(MAX_SESSION_NAME_CHARS)
-        .refine((n) => !SESSION_NAME_CONTROL.test(n), 'a session name may not hold control characters (an escape, a newline, a tab)')
+        .refine((n) => !SESSION_NAME_CONTROL.test(n), SESSION_NAME_RULE)
+        .refine((n) => n.trim() !== '', 'a session name may not be only spaces')
         .optional()
-        .describe('A name to find the session by (no control characters).'),
+        .describe("A name to find the session by (no control or invisible characters; not another session's id)."),
     ),
     origin: byDefault('script', origin.optional().describe('Who opens it: user (an editor terminal), agent or script.')),
     leaseSeconds: byDefaultSays('none', leaseSeconds().optional().describe('End the session after this long without a client (editor terminals).')),

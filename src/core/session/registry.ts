@@ -8,7 +8,7 @@ import { selectOrThrow } from './selector';
 import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from './session';
 import { EventLog } from './events/event-log';
 import { spawnProblem } from './pty/spawn-check';
-import { MAX_SESSIONS, SESSION_NAME_CONTROL } from '../base/limits';
+import { MAX_SESSIONS, SESSION_NAME_CONTROL, SESSION_NAME_RULE } from '../base/limits';
 import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../base/param-limits';
 
 /** How long an exited session stays listed and readable when nobody closes it (docs/guarantees.md#exited-sessions). */
@@ -124,10 +124,13 @@ export class SessionRegistry extends Disposable {
     }
     const id = this._newId();
     const name = params.name || this._defaultName(command);
-    if (params.name && SESSION_NAME_CONTROL.test(params.name))
-      throw invalidParams('A session name may not hold control characters (an escape, a newline, a tab)');
+    if (params.name && SESSION_NAME_CONTROL.test(params.name)) throw invalidParams(`${SESSION_NAME_RULE[0].toUpperCase()}${SESSION_NAME_RULE.slice(1)}`);
     if (params.name && this.list().some((s) => s.name === params.name)) {
       throw invalidParams(`A session named "${params.name}" already exists`);
+    }
+    // A selector names an id before a name: a name that is another session's id could never be selected by.
+    if (params.name && this._sessions.has(params.name)) {
+      throw invalidParams(`"${params.name}" is the id of another session: a name may not be another session's id`);
     }
     let session: Session;
     try {
@@ -228,7 +231,8 @@ export class SessionRegistry extends Disposable {
     // 6 base-36 characters: short enough for socket paths, 2 billion values against collisions.
     for (;;) {
       const id = crypto.randomBytes(5).readUInt32BE(0).toString(36).padStart(6, '0').slice(-6);
-      if (!this._sessions.has(id) && /^[a-z]/.test(id)) return id;
+      // Nor a session's name: its selector would then name the new session instead.
+      if (!this._sessions.has(id) && /^[a-z]/.test(id) && !this.list().some((s) => s.name === id)) return id;
     }
   }
 

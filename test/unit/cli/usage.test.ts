@@ -108,7 +108,7 @@ describe('numeric flags', () => {
         assert.doesNotMatch(results[i].stderr, /Too small|Too big|^shared-pty: name:/m);
       });
       const escaped = await runEach([['open', '--name', 'x\x1b]0;pwn\x07y', '--', 'true']], env);
-      usageError(escaped[0], 'open --name <an escape>', /^shared-pty: --name may not hold control characters/);
+      usageError(escaped[0], 'open --name <an escape>', /^shared-pty: --name: a session name may not hold control characters/);
     },
   );
 });

@@ -242,6 +242,19 @@ describe('host control socket', () => {
       const e = await rejectsWith(c.request('session/create', { ...BASH, name }), -32602);
       assert.match(e.message, /control characters/);
     }
+    // Nor one that shows another name than it is (a bidirectional override, a zero-width space), nor spaces alone.
+    for (const name of ['evil\u202egnp.exe', 'al\u200bpha', '\u2066x\u2069', '\ufeffbom', ' ']) {
+      const e = await rejectsWith(c.request('session/create', { ...BASH, name }), -32602);
+      assert.match(e.message, /invisible ones|only spaces/, JSON.stringify(name));
+    }
+    // Nor another session's id: a selector names the id first, so that name could never be selected.
+    const e = await rejectsWith(c.request('session/create', { ...BASH, name: info.id }), -32602);
+    assert.match(e.message, /is the id of another session/);
+    // An environment variable's name holds no "=" (the program would see another variable) and is not empty.
+    for (const env of [{ 'X=Y': 'z' }, { '': 'x' }]) {
+      const bad = await rejectsWith(c.request('session/create', { ...BASH, env }), -32602);
+      assert.match(bad.message, /environment variable name/, JSON.stringify(env));
+    }
     await rejectsWith(c.request('session/create', { cols: 0 }), -32602);
     await rejectsWith(c.request('session/create', { args: 'not-a-list' }), -32602);
   });
