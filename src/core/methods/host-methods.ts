@@ -71,7 +71,8 @@ export const createMethod = method({
           (env) => Object.keys(env).every((name) => /^[^=\0]+$/.test(name)),
           'an environment variable name is not empty and holds no "=" (nor a NUL byte)',
         )
-        .optional(),
+        .optional()
+        .describe('Environment variables to set for the program (a name is not empty and holds no "=").'),
     ),
     cols: byDefault(DEFAULT_COLS, cols().optional()),
     rows: byDefault(DEFAULT_ROWS, rows().optional()),
