@@ -88,22 +88,23 @@ export async function eventsCommand(argv: string[]): Promise<number> {
 /** This machine's hosts (or the one of `only`), each on a connection of its own. */
 async function followLocal(only: HostRecord | undefined): Promise<Followed[]> {
   const hosts = only ? [only] : readLiveRecords();
-  if (hosts.length === 0) throw new CliError('no Shared PTY host is running (start one with: shared-pty serve)');
+  if (hosts.length === 0) throw new CliError('no Shared PTY host is running (start one with: shared-pty open, or shared-pty serve)');
   const names = new Map(hosts.flatMap((h) => h.sessions.map((s) => [s.id, s.name] as const)));
   const refreshNames = () => {
     for (const s of readLiveRecords().flatMap((h) => h.sessions)) names.set(s.id, s.name);
   };
-  return Promise.all(
-    hosts.map(async (h): Promise<Followed> => {
-      let client: RpcClient;
-      try {
-        client = await RpcClient.connect(h.control);
-      } catch (e) {
-        throw new CliError(`cannot reach host ${h.hostId}: ${(e as Error).message}`);
-      }
-      return { host: h.hostId, prefix: '', client, names, gone: () => hostGoneMessage(h), refreshNames };
-    }),
-  );
+  const reached = await Promise.allSettled(hosts.map((h) => RpcClient.connect(h.control)));
+  const followed: Followed[] = [];
+  const unreached: string[] = [];
+  reached.forEach((r, i) => {
+    const h = hosts[i];
+    if (r.status === 'fulfilled') followed.push({ host: h.hostId, prefix: '', client: r.value, names, gone: () => hostGoneMessage(h), refreshNames });
+    else unreached.push(`cannot reach host ${h.hostId}: ${(r.reason as Error).message}`);
+  });
+  if (followed.length === 0) throw new CliError(unreached.join('; '));
+  // One that cannot be reached (a stale record) is said, and the others are followed.
+  for (const line of unreached) process.stderr.write(`shared-pty: ${line}\n`);
+  return followed;
 }
 
 /** The remote host `name`, through its bridge (docs/hosts.md#remote-hosts). */

@@ -61,7 +61,7 @@ export function findLocalSession(selector: string, config?: HostsConfig): FoundS
   // `typo:bash-1`: the user meant a remote host that hosts.json does not name.
   const hint = config && unknownHostHint(config, selector);
   if (hint) throw new CliError(`unknown session: ${selector} (${hint})`);
-  if (hosts.length === 0) throw new CliError('no Shared PTY host is running (start one with: shared-pty serve)');
+  if (hosts.length === 0) throw new CliError('no Shared PTY host is running (start one with: shared-pty open, or shared-pty serve)');
   throw new CliError(`unknown session: ${selector}`);
 }
 

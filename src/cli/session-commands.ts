@@ -38,6 +38,7 @@ export async function openCommand(argv: string[]): Promise<number> {
   if (args.rest.length > 0 && !command) throw new UsageError(`an empty command after --; usage: ${OPEN_USAGE}`);
   const remote = remoteName(chosenHost());
   const cwdFlag = strFlag(args, '--cwd');
+  if (cwdFlag === '') throw new UsageError(`--cwd needs a folder; usage: ${OPEN_USAGE}`);
   // On a remote host a folder of this machine means nothing: its own default (home) unless --cwd says.
   const cwd = remote === undefined ? path.resolve(cwdFlag ?? process.cwd()) : cwdFlag;
   const name = nameFlag(args);

@@ -1,6 +1,5 @@
 import * as path from 'node:path';
 import type { HostRecord } from '../host/discovery';
-import { runtimeDirPath } from '../host/runtime-dir';
 import { launcherPath, launcherState } from './cli-launcher';
 
 /** The MCP endpoint of a host's HTTP server. */
@@ -32,7 +31,7 @@ export function stdioLaunch(extensionPath: string, home?: string): StdioLaunch &
  * clients' configuration files (often kept in a repository), and nothing copied may hold it
  * (README "Security"); HTTP clients read the token from the host's 0600 record (docs/protocol.md#6-mcp).
  */
-export function mcpConfigSnippet(stdio: StdioLaunch, runtimeDir = runtimeDirPath()): string {
+export function mcpConfigSnippet(stdio: StdioLaunch, runtimeDir: string): string {
   // The runtime directory this editor's hosts use, named: an agent started without the session's
   // XDG_RUNTIME_DIR (by a service, over ssh) would look elsewhere and find no host.
   const env = { ...stdio.env, SHARED_PTY_DIR: runtimeDir };

@@ -243,7 +243,8 @@ async function sessionTarget(deps: SessionListDeps, s: HostedSession): Promise<S
 async function copyMcpConfig(deps: SessionListDeps): Promise<void> {
   try {
     const stdio = stdioLaunch(deps.extensionPath);
-    await vscode.env.clipboard.writeText(mcpConfigSnippet(stdio));
+    // The runtime directory this window's hosts use (sharedPty.runtimeDirectory may name another than the default).
+    await vscode.env.clipboard.writeText(mcpConfigSnippet(stdio, deps.hosts.runtimeDir()));
     const how = stdio.viaLauncher
       ? `"shared-pty" (stdio, through ${stdio.command}, which follows updates)`
       : '"shared-pty" (stdio, with this version\'s absolute paths: run "Shared PTY: Install \'shared-pty\' Command in PATH" for one that survives updates)';

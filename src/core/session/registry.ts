@@ -118,7 +118,8 @@ export class SessionRegistry extends Disposable {
     const problem = spawnProblem({ command, args: params.args ?? [], cwd, env: params.env });
     if (problem) throw invalidParams(`Cannot start the session: ${problem}`);
     // node-pty reports a missing program or folder only as an exit code 1 after the fact: check first.
-    if (!isDirectory(cwd)) throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}": no such directory: ${cwd}`, { cwd });
+    if (!isDirectory(cwd))
+      throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}": ${fs.existsSync(cwd) ? 'not a directory' : 'no such directory'}: ${cwd}`, { cwd });
     if (!findExecutable(command, params.env?.PATH ?? process.env.PATH ?? '', cwd)) {
       throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}": command not found or not executable`, { command });
     }

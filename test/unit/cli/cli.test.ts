@@ -3,6 +3,7 @@
 // `attach` inside a private tmux server.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SessionInfo } from '../../../src/core/methods/types';
@@ -771,6 +772,46 @@ describe('events', () => {
       );
       assert.ok(events.every((e) => e.session === sid));
       failsWithOneLine(await cli('events', '--since', '3'), 'events --since without a session', /needs a <session>/);
+    },
+  );
+});
+
+describe('events', () => {
+  test(
+    'events of every host: a record whose host cannot be reached (a live pid, no socket) is said in one line, and the others are followed; SIGINT ends it with 0',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      // A process that is alive but no host: its pid makes the record look live.
+      const alive = spawn('sleep', ['60'], { stdio: 'ignore' });
+      const record = path.join(dir, 'hghost.json');
+      try {
+        const ghost = { ...serve.record, hostId: 'hghost', pid: alive.pid, control: `unix:${dir}/hghost/control.sock`, sessions: [] };
+        fs.writeFileSync(record, JSON.stringify(ghost), { mode: 0o600 });
+        const run = startCli(['events', '--json'], env);
+        let out = '';
+        run.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+        const control = await connect(serve.record.control);
+        try {
+          await until(
+            async () => {
+              await control.request('pty/resize', { session: sid, cols: 92, rows: 30 });
+              await control.request('pty/resize', { session: sid, cols: 100, rows: 30 });
+              return out.includes('"resize"');
+            },
+            10_000,
+            'a resize event of the reachable host',
+          );
+        } finally {
+          control.close();
+        }
+        process.kill(run.pid, 'SIGINT');
+        const r = await run.result;
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stderr, /^shared-pty: cannot reach host hghost: [^\n]*\n$/);
+      } finally {
+        fs.rmSync(record, { force: true });
+        alive.kill();
+      }
     },
   );
 });

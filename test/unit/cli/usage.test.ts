@@ -109,6 +109,9 @@ describe('numeric flags', () => {
       });
       const escaped = await runEach([['open', '--name', 'x\x1b]0;pwn\x07y', '--', 'true']], env);
       usageError(escaped[0], 'open --name <an escape>', /^shared-pty: --name: a session name may not hold control characters/);
+      // An empty --cwd is no folder (it opened in the current one, unasked).
+      const noFolder = await runEach([['open', '--cwd', '', '--', 'true']], env);
+      usageError(noFolder[0], 'open --cwd ""', /^shared-pty: --cwd needs a folder/);
     },
   );
 });

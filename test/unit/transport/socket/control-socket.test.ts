@@ -250,6 +250,9 @@ describe('host control socket', () => {
     // Nor another session's id: a selector names the id first, so that name could never be selected.
     const e = await rejectsWith(c.request('session/create', { ...BASH, name: info.id }), -32602);
     assert.match(e.message, /is the id of another session/);
+    // A working directory that is a file is said to be one, not missing.
+    const file = await rejectsWith(c.request('session/create', { ...BASH, cwd: '/etc/passwd' }), -32000);
+    assert.match(file.message, /not a directory: \/etc\/passwd/);
     // An environment variable's name holds no "=" (the program would see another variable) and is not empty.
     for (const env of [{ 'X=Y': 'z' }, { '': 'x' }]) {
       const bad = await rejectsWith(c.request('session/create', { ...BASH, env }), -32602);
