@@ -66,11 +66,11 @@ export function decodeSegment(segment: string): string | undefined {
 const BODY_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Reads a JSON object body (empty means `{}`), bounded to MAX_BODY_BYTES: a larger one (by its
+ * Reads a JSON object body (empty means `{}`, or with `emptyIsJson: false` a parse error), bounded to MAX_BODY_BYTES: a larger one (by its
  * Content-Length, or as it arrives) rejects with BodyTooLargeError and the rest is not kept. The
  * connection is marked to close after the answer, so a client that keeps sending cannot hold it.
  */
-export function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+export function readJsonBody(req: IncomingMessage, options: { emptyIsJson?: boolean } = {}): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;
@@ -94,7 +94,8 @@ export function readJsonBody(req: IncomingMessage): Promise<Record<string, unkno
       } catch {
         return reject(new RpcError(ErrorCode.ParseError, 'Parse error: the body is not valid UTF-8'));
       }
-      if (!text) return resolve({});
+      // REST reads an empty body as `{}` (no params); a JSON-RPC body must be a message (-32700).
+      if (!text) return options.emptyIsJson === false ? reject(new RpcError(ErrorCode.ParseError, 'Parse error: the body is empty')) : resolve({});
       let v: unknown;
       try {
         v = JSON.parse(text);

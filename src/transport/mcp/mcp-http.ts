@@ -204,7 +204,7 @@ export async function handleMcp(
   }
   let body: unknown;
   try {
-    body = await readJsonBody(req);
+    body = await readJsonBody(req, { emptyIsJson: false });
   } catch (e) {
     // A body over the limit is 413 with an Invalid Request error; one that is not JSON, a parse error.
     if (e instanceof BodyTooLargeError) sendJsonRpcError(res, REST_STATUS.PAYLOAD_TOO_LARGE, e, null, { connection: 'close' });

@@ -158,13 +158,17 @@ test('shared-pty mcp over stdio answers a line that is not JSON -32700 and one t
 });
 
 // A body that is JSON but not one object (a batch, a string) is a request of the wrong shape (-32600), not a parse error.
-test('/mcp: a batch or a JSON string is -32600; a body that is not JSON is -32700', { timeout: 30_000 }, async () => {
+test('/mcp: a batch or a JSON string is -32600; a body that is not JSON, or empty, is -32700', { timeout: 30_000 }, async () => {
   const batch = await mcp([{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
   assert.equal(batch.json?.error?.code, -32600, batch.text);
   const text = await mcp('"ping"');
   assert.equal(text.json?.error?.code, -32600, text.text);
   const broken = await mcp('{"jsonrpc":"2.0",');
   assert.equal(broken.json?.error?.code, -32700, broken.text);
+  // An empty body is no JSON either (REST reads one as `{}`: no params).
+  const empty = await mcp('');
+  assert.equal(empty.json?.error?.code, -32700, empty.text);
+  assert.match(empty.json.error.message, /body is empty/);
 });
 
 test(
