@@ -59,7 +59,7 @@ export async function attachCommand(argv: string[]): Promise<number> {
     follower.dispose();
     target.release(client);
     if (e instanceof RpcCallError) throw new CliError(e.message);
-    if (e instanceof ConnectionClosedError) throw new CliError(await target.goneMessage());
+    if (e instanceof ConnectionClosedError) throw new CliError(await target.goneMessage(e));
     throw e;
   }
   const resize = () => {

@@ -40,7 +40,7 @@ export async function callOnTarget<M extends MethodName>(target: SessionTarget, 
   } catch (e) {
     // Params the host refuses (an invalid regex, an unknown key name) are the user's usage error: 2.
     if (e instanceof RpcCallError) throw new CliError(e.message, e.code === ErrorCode.InvalidParams ? 2 : 1);
-    if (e instanceof ConnectionClosedError) throw new CliError(await target.goneMessage());
+    if (e instanceof ConnectionClosedError) throw new CliError(await target.goneMessage(e));
     throw e;
   } finally {
     clearTimeout(timer);

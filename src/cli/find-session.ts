@@ -1,5 +1,5 @@
 import { hostEnded, isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
-import { RpcClient } from '../transport/client/rpc-client';
+import { ConnectionClosedError, RpcClient } from '../transport/client/rpc-client';
 import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector } from '../core/session/selector';
 import { readHostsConfig, splitHostSelector, unknownHostHint, type HostsConfig } from '../host/hosts-config';
@@ -80,13 +80,22 @@ export async function connectHost(found: FoundSession): Promise<RpcClient> {
  * crashed) and its sessions with it, or only the connection dropped. A dead host's record and
  * sockets are removed on the way, so the next command does not meet them.
  */
-export async function hostGoneMessage(host: HostRecord): Promise<string> {
-  return (await whyHostClosed(host)).message;
+export async function hostGoneMessage(host: HostRecord, closed?: unknown): Promise<string> {
+  return (await whyHostClosed(host, closed)).message;
 }
 
-/** hostGoneMessage, and whether the host is gone (not only the connection). */
-export async function whyHostClosed(host: HostRecord): Promise<{ gone: boolean; message: string }> {
-  if (!(await hostEnded(host.pid))) return { gone: false, message: `the connection to the Shared PTY host ${host.hostId} closed` };
+/**
+ * hostGoneMessage, and whether the host is gone (not only the connection). `closed`: the error
+ * the call failed with; a connection the host refused (a limit reached) is told in the host's words.
+ */
+export async function whyHostClosed(host: HostRecord, closed?: unknown): Promise<{ gone: boolean; message: string }> {
+  const refusal = closed instanceof ConnectionClosedError ? closed.refusal : undefined;
+  if (!(await hostEnded(host.pid))) {
+    const message = refusal
+      ? `the Shared PTY host ${host.hostId} refused the connection: ${refusal}`
+      : `the connection to the Shared PTY host ${host.hostId} closed`;
+    return { gone: false, message };
+  }
   readLiveRecords(); // removes the records (and socket folders) of hosts that are gone
   return { gone: true, message: `the Shared PTY host ${host.hostId} is gone (process ${host.pid} ended); its sessions ended with it` };
 }

@@ -91,8 +91,8 @@ export interface SessionTarget {
   connect(): Promise<RpcClient>;
   /** Lets go of a client from connect() (the shared bridge stays open). */
   release(client: RpcClient): void;
-  /** What to say when the connection closed under a call. */
-  goneMessage(): Promise<string>;
+  /** What to tell the user when the connection closed under a call (`closed`: the error it failed with). */
+  goneMessage(closed?: unknown): Promise<string>;
   /** The local host's record (this machine only). */
   local?: FoundSession['host'];
 }
@@ -157,7 +157,7 @@ export function localTarget(found: FoundSession): SessionTarget {
     label: found.session.id,
     connect: () => connectHost(found),
     release: (client) => client.close(),
-    goneMessage: () => hostGoneMessage(found.host),
+    goneMessage: (closed) => hostGoneMessage(found.host, closed),
     local: found.host,
   };
 }

@@ -212,7 +212,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
         for (const call of this._running.keys()) call.abort();
         this._running.clear();
         const reason = this._lostBecause ?? (this._refusal && `the other end answered "${this._refusal}"`);
-        for (const p of this._pending.values()) p.reject(new ConnectionClosedError(reason));
+        for (const p of this._pending.values()) p.reject(new ConnectionClosedError(reason, this._refusal));
         this._pending.clear();
       }),
     );

@@ -18,7 +18,14 @@ export class RpcCallError extends Error {
  */
 export class ConnectionClosedError extends Error {
   readonly code = 'CONNECTION_CLOSED';
-  constructor(reason?: string) {
+  /**
+   * `refusal`: what the other end said, with id null, before it closed (a limit reached: "Too
+   * many connections"), for a client to tell its user rather than only that it closed.
+   */
+  constructor(
+    reason?: string,
+    readonly refusal?: string,
+  ) {
     super(reason ? `Connection closed: ${reason}` : 'Connection closed');
     this.name = 'ConnectionClosedError';
   }

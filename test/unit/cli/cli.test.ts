@@ -509,6 +509,25 @@ describe('send, keys and wait', () => {
   });
 
   test(
+    "a command the host refuses for its connection limit says so in the host's words, not only that the connection closed",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const dirOf = privateDir();
+      const limited = await startServeHost(['--cmd', 'cat', '--no-http', '--max-control-connections', '1'], bashEnv({ SHARED_PTY_DIR: dirOf }));
+      const holder = await connect(limited.record.control);
+      try {
+        sessionPids.add(limited.record.sessions[0].pid);
+        await holder.request('session/list');
+        const r = await runCli(['read', limited.record.sessions[0].id], bashEnv({ SHARED_PTY_DIR: dirOf }));
+        failsWithOneLine(r, 'read over the connection limit', /refused the connection: Too many connections.*the limit is 1/);
+      } finally {
+        holder.close();
+        await limited.stop();
+      }
+    },
+  );
+
+  test(
     "a session's program holds its own terminal and nothing else of the host's: not what the host was started with, not another session's terminal",
     { timeout: TEST_TIMEOUT },
     async () => {
