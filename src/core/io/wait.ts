@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { invalidParams, serverError } from '../base/errors';
+import { CALLER_GONE } from '../base/call-end';
 import { boundedRegexTest } from './bounded-regex';
 import type { RegexBudget } from './regex-budget';
 import { DisposableStore, disposableTimeout, Emitter, MutableDisposable } from '../base/lifecycle';
@@ -31,6 +32,14 @@ const CHECK_COST_FACTOR = 4;
  * read it back from the ring.
  */
 const SINCE_TEXT_MAX_UNITS = 1 << 20;
+
+/** The text of a screen look, made once however many waits test it (looks are shared: MirrorProxy.watchScreen). */
+const lookTexts = new WeakMap<object, string>();
+function lookText(snap: Parameters<typeof screenText>[0]): string {
+  let text = lookTexts.get(snap);
+  if (text === undefined) lookTexts.set(snap, (text = screenText(snap)));
+  return text;
+}
 
 /** The output after a cursor, escapes removed, read from the ring a piece at a time as it comes. */
 class OutputSince {
@@ -98,7 +107,7 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
     if (!hasPattern) return false;
     if (since) return test(since.text());
     // A look, not a read a client waits on: it leaves the backlog bound as it is (MirrorProxy.watchScreen).
-    return test(screenText(await session.mirror.watchScreen()));
+    return test(lookText(await session.mirror.watchScreen()));
   };
 
   // Every way the wait can end but the timeout and the caller leaving: what a look at the screen,
@@ -189,7 +198,7 @@ export async function waitFor(session: Session, opts: WaitOptions, signal?: Abor
   if (outcome.kind === 'event' && 'error' in outcome.value) throw outcome.value.error;
   // A caller that has gone reads no screen: thousands of waits of clients that closed at once each
   // asked the mirror for one.
-  if (signal?.aborted) throw serverError('The wait ended: its caller went away');
+  if (signal?.reason === CALLER_GONE) throw serverError('The wait ended: its caller went away');
   const reason = outcome.kind === 'event' && 'reason' in outcome.value ? outcome.value.reason : 'timeout';
 
   const snap = await session.mirror.watchScreen();

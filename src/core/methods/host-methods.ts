@@ -83,7 +83,7 @@ export const createMethod = method({
         .min(1)
         .max(MAX_SESSION_NAME_CHARS)
         .refine((n) => !SESSION_NAME_CONTROL.test(n), SESSION_NAME_RULE)
-        .refine((n) => n.trim() !== '', 'a session name may not be only spaces')
+        .refine((n) => n.trim() === n, 'a session name may not begin or end with a space (nor be spaces alone)')
         .optional()
         .describe("A name to find the session by (no control or invisible characters; not another session's id)."),
     ),

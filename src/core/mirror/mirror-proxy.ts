@@ -106,6 +106,8 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   private _readAt = -Infinity;
 
   private readonly _onParsed = this._register(new Emitter<void>());
+  /** The screen look on its way, and how much output had been handed over when it was asked (watchScreen). */
+  private _watching: { written: number; screen: Promise<ScreenSnapshot> } | undefined;
   /** More output has been parsed into the screen. */
   readonly onParsed = this._onParsed.event;
   private readonly _onSignals = this._register(new Emitter<MirrorSignals>());
@@ -306,8 +308,20 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
    * like any read, but it leaves the backlog bound as it is, so a program watched during a flood
    * runs at full speed.
    */
-  async watchScreen(): Promise<ScreenSnapshot> {
-    return (await this._request('screen', [])).value;
+  watchScreen(): Promise<ScreenSnapshot> {
+    // Looks asked for while one is on its way, with no output handed over since, share its answer:
+    // it shows all of that output. Thousands of waits on one session looked one by one, each a
+    // round trip to the thread, and held the host's thread for a second at each batch of output.
+    const shared = this._watching;
+    if (shared && shared.written === this._written) return shared.screen;
+    const screen = this._request('screen', []).then((r) => r.value);
+    const entry = { written: this._written, screen };
+    this._watching = entry;
+    const done = () => {
+      if (this._watching === entry) this._watching = undefined;
+    };
+    screen.then(done, done);
+    return screen;
   }
 
   /** `query` for a look that no client waits on (see `watchScreen`). */

@@ -239,7 +239,7 @@ export class SessionRegistry extends Disposable {
 
   private _defaultName(command: string): string {
     // A command's name may hold anything; the session's name holds no control character (SESSION_NAME_CONTROL).
-    const base = path.basename(command).replace(new RegExp(SESSION_NAME_CONTROL.source, 'g'), '?') || 'session';
+    const base = path.basename(command).replace(new RegExp(SESSION_NAME_CONTROL.source, 'gu'), '?') || 'session';
     for (;;) {
       const name = `${base}-${++this._counter}`;
       if (!this.list().some((s) => s.name === name)) return name;

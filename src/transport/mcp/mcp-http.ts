@@ -4,12 +4,14 @@ import { Readable } from 'node:stream';
 import {
   createMcpHandler,
   isLegacyRequest,
+  PROTOCOL_VERSION_META_KEY,
   ProtocolErrorCode,
   SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
   type McpServer,
 } from '@modelcontextprotocol/server';
 import { invoke } from '../../core/methods/dispatch';
+import { CALLER_GONE } from '../../core/base/call-end';
 import { FULL_GRANT, oneShotCaller, type Caller, type Grant, type PersonAsker } from '../../core/io/caller';
 import type { HostServices } from '../../core/methods/types';
 import { invalidParams, REST_STATUS, RpcError, serverError } from '../../core/base/errors';
@@ -44,6 +46,12 @@ function unsupportedRevision(req: IncomingMessage): RpcError | undefined {
     `Unsupported protocol version: ${asked} (this server speaks ${MODERN_REVISION}, and after initialize ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
     { supported, requested: asked },
   );
+}
+
+/** Whether a request names its revision in its `_meta`, as a 2026-07-28 request does. */
+function carriesRevision(body: unknown): boolean {
+  const meta = (body as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
+  return typeof meta === 'object' && meta !== null && meta[PROTOCOL_VERSION_META_KEY] !== undefined;
 }
 
 /** Whether `body` is a 2025-11-25 `initialize` whose client declared elicitation (the one kind of client given a session). */
@@ -226,7 +234,7 @@ export async function handleMcp(
     return;
   }
   const ac = new AbortController();
-  res.on('close', () => ac.abort());
+  res.on('close', () => ac.abort(CALLER_GONE));
   if (!session) {
     // With no session, a client's cancellation comes in a POST of its own: the call it names
     // stops, and its request is answered with nothing (the client no longer waits for it).
@@ -250,7 +258,8 @@ export async function handleMcp(
   const factory = () => serverFor(ac.signal);
   const request = webRequest(req, body, ac.signal);
   const legacy = session !== undefined || (await isLegacyRequest(request, body));
-  const unsupported = legacy ? unsupportedRevision(req) : undefined;
+  // A request without the 2026-07-28 envelope is of the revisions agreed at initialize, whatever its header says.
+  const unsupported = legacy || !carriesRevision(body) ? unsupportedRevision(req) : undefined;
   if (unsupported) {
     sendJsonRpcError(res, REST_STATUS.BAD_REQUEST, unsupported, (requestId(body) as string | number | undefined) ?? null);
     return;

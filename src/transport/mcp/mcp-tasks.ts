@@ -10,6 +10,7 @@ import {
 import { z } from 'zod';
 import { ErrorCode, mcpErrorText, RpcError } from '../../core/base/errors';
 import { DEFAULT_MAX_CHARS } from '../../core/io/output-budget';
+import { MAX_WAIT_MS } from '../../core/base/param-limits';
 import { sendMethod } from '../../core/methods/input-methods';
 import type { PersonPrompt } from './mcp-elicit';
 import { offerSecretPage } from './secret-offer';
@@ -324,6 +325,7 @@ async function withCommand(
     );
     if (!whole) return r;
     const output = whole.text.trimEnd(); // (not /\s+$/: it backtracks on a long run of spaces)
+    const status = await statusNow(tools, session, data.status, signal);
     const exit = command.exitCode === null ? '' : `; exit code ${command.exitCode}`;
     return {
       content: [{ type: 'text', text: `${output}\n[waitReason: command_done${exit}; the command's output, from its log]` }],
@@ -332,6 +334,7 @@ async function withCommand(
         ...whole.fields,
         output,
         waitReason: 'command_done',
+        status,
         command,
         exitCode: command.exitCode,
         totalChars: whole.totalChars,
@@ -343,6 +346,19 @@ async function withCommand(
   } catch {
     return r; // the session or its log went away: what the wait saw is what there is
   }
+}
+
+/**
+ * The session's status now, for a result built from the log, which would otherwise say what an
+ * older wait saw (a command that ended the shell: `exit 7`).
+ */
+async function statusNow(tools: TaskTools, session: string, seen: unknown, signal: AbortSignal): Promise<unknown> {
+  if ((seen as { kind?: unknown } | undefined)?.kind !== 'running') return seen;
+  const now = (await tools.method('pty/status', { session }, signal)) as { running: boolean };
+  if (now.running) return seen;
+  // An exited session's send that types nothing answers at once, with how it ended (its signal too).
+  const ended = await tools.call('send', { session, text: '', submit: false }, {}, signal);
+  return ended.structuredContent?.status ?? seen;
 }
 
 /** Whether a wait's result lacks the start of the task's command: it names none, or saw it end after it began. */
@@ -396,8 +412,17 @@ async function givenElsewhere(
   awaitInput: RunPrompt['awaitInput'],
   message: string,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<ExitEvent | undefined> {
   const release = awaitInput(message);
+  // The session's end as its exit event tells it (exit code and signal): a session closed meanwhile
+  // is gone before anything else could be asked of it.
+  const stop = new AbortController();
+  const stopIt = () => stop.abort();
+  signal.addEventListener('abort', stopIt, { once: true });
+  const exit = tools.method('pty/waitEvent', { session, types: ['exit'], timeoutMs: MAX_WAIT_MS }, stop.signal).then(
+    (r) => (r as { event: ExitEvent | null }).event ?? undefined,
+    () => undefined,
+  );
   try {
     let from = since;
     while (!signal.aborted) {
@@ -405,12 +430,41 @@ async function givenElsewhere(
         cursor: number;
         running: boolean;
       };
-      if (out.cursor > from || !out.running) return;
+      if (!out.running) return await Promise.race([exit, new Promise<undefined>((resolve) => setTimeout(resolve, EXIT_TOLD_MS))]);
+      if (out.cursor > from) return undefined;
       from = out.cursor;
     }
+    return undefined;
   } finally {
+    signal.removeEventListener('abort', stopIt);
+    stopIt();
     release();
   }
+}
+
+/** A session's exit event: its exit code and the signal that ended it. */
+interface ExitEvent {
+  type: 'exit';
+  exitCode: number | null;
+  signal?: string | null;
+}
+
+/** How long a task waits for the exit event of a session it saw end. */
+const EXIT_TOLD_MS = 2000;
+
+/**
+ * The result of a task whose session ended while it waited for input, when the session is gone
+ * too (closed: nothing more can be asked of it): the last output, and how it ended.
+ */
+function endedWhileWaiting(data: Record<string, unknown>, exit: ExitEvent): ToolCallResult {
+  const status = { kind: 'exited', exitCode: exit.exitCode, signal: exit.signal ?? null };
+  const output = String(data.output ?? '');
+  return {
+    content: [
+      { type: 'text', text: `${output}\n[waitReason: session_exit; session exited with ${exit.exitCode}; it was closed while the task waited for input]` },
+    ],
+    structuredContent: { ...data, waitReason: 'session_exit', status, command: undefined, exitCode: undefined },
+  };
 }
 
 /** How long a task that saw the program's output move on waits to be told its state by an event before it looks as a send does. */
@@ -438,8 +492,13 @@ async function answeredElsewhere(
   let cursor = data.cursor as number;
   let prompted = asked(data.output);
   for (;;) {
-    await givenElsewhere(tools, session, cursor, awaitInput, typeElsewhere(session, prompted || '(no prompt shown)'), signal);
+    const exited = await givenElsewhere(tools, session, cursor, awaitInput, typeElsewhere(session, prompted || '(no prompt shown)'), signal);
     if (signal.aborted) return r;
+    if (exited) {
+      // An exited session stays to be read (its send answers session_exit); a closed one is gone.
+      const last = await goOnWhenFree(goOn, signal);
+      return last.isError ? endedWhileWaiting(data, exited) : last;
+    }
     const types = ['input_wait', 'secret_input', 'command_finished', 'exit'];
     const { event } = (await tools.method('pty/waitEvent', { session, types, timeoutMs: STATE_TOLD_MS }, signal)) as { event: { type: string } | null };
     if (event?.type === 'input_wait' || event?.type === 'command_finished') {

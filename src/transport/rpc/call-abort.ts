@@ -8,6 +8,7 @@
 export class CallAbort {
   private _controller: AbortController | undefined;
   private _aborted = false;
+  private _reason: unknown;
   /** The request's id as its client wrote it, when the number lost digits in parsing (raw-id.ts). */
   rawId: string | undefined;
 
@@ -15,13 +16,15 @@ export class CallAbort {
   get signal(): AbortSignal {
     if (!this._controller) {
       this._controller = new AbortController();
-      if (this._aborted) this._controller.abort();
+      if (this._aborted) this._controller.abort(this._reason);
     }
     return this._controller.signal;
   }
 
-  abort(): void {
+  /** `reason`: CALLER_GONE when the connection is gone (nobody reads an answer), else a cancel. */
+  abort(reason?: unknown): void {
     this._aborted = true;
-    this._controller?.abort();
+    this._reason = reason;
+    this._controller?.abort(reason);
   }
 }

@@ -1,6 +1,7 @@
 import { idMayHaveLostDigits, RAW_ID, rawIdText, stringifyMessage, type WithRawId } from './raw-id';
 import type { JsonRpcResponse } from '../../core/base/errors';
 import { ErrorCode, errorResponse, limitReached, RpcError } from '../../core/base/errors';
+import { CALLER_GONE } from '../../core/base/call-end';
 import { Disposable, disposableTimeout, Emitter, MutableDisposable, toDisposable, type IDisposable } from '../../core/base/lifecycle';
 import type { NotificationSink } from '../../core/io/subscription';
 import { MAX_IN_FLIGHT_REQUESTS } from '../../core/base/limits';
@@ -209,7 +210,7 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
         clearImmediate(this._turnWait);
         clearTimeout(this._heldTimer);
         this._held.length = 0;
-        for (const call of this._running.keys()) call.abort();
+        for (const call of this._running.keys()) call.abort(CALLER_GONE);
         this._running.clear();
         const reason = this._lostBecause ?? (this._refusal && `the other end answered "${this._refusal}"`);
         for (const p of this._pending.values()) p.reject(new ConnectionClosedError(reason, this._refusal));

@@ -144,7 +144,7 @@ describe('a host killed with SIGKILL', () => {
     assert.deepEqual(leftovers(h.record.hostId), { record: false, sockets: false });
     const read = await runCli(['read', h.record.sessions[0].id], env);
     assert.equal(read.code, 1);
-    assert.equal(read.stderr, 'shared-pty: no Shared PTY host is running (start one with: shared-pty serve)\n');
+    assert.equal(read.stderr, 'shared-pty: no Shared PTY host is running (start one with: shared-pty open, or shared-pty serve)\n');
   });
 
   test('the next host that starts removes them too', { timeout: TEST_TIMEOUT }, async () => {

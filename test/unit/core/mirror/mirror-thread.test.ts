@@ -9,6 +9,7 @@ import { MirrorThread } from '../../../../src/core/mirror/mirror-thread';
 import { MirrorProxy, type MirrorSignals } from '../../../../src/core/mirror/mirror-proxy';
 import { BASH } from '../../../helpers/host';
 import { waitFor } from '../../../../src/core/io/wait';
+import { CALLER_GONE } from '../../../../src/core/base/call-end';
 
 /** Screen reads made one after another during the flood. */
 const FLOOD_READS = 30;
@@ -67,9 +68,14 @@ describe('the mirror thread', () => {
       const waiting = waitFor(s, { match: 'never printed', timeout: 60_000 }, ac.signal);
       await until(() => looks > 0, 10_000, 'the first look');
       const before = looks;
-      ac.abort();
+      ac.abort(CALLER_GONE);
       await assert.rejects(waiting, /caller went away/);
       assert.equal(looks, before, 'no screen read for a caller that has gone');
+      // A cancel ($/cancelRequest) is answered still: as its timeout would be, with the screen.
+      const cancel = new AbortController();
+      const cancelled = waitFor(s, { match: 'never printed', timeout: 60_000 }, cancel.signal);
+      cancel.abort();
+      assert.equal((await cancelled).reason, 'timeout');
     } finally {
       s.kill();
       await exited(s);

@@ -218,6 +218,12 @@ test('/mcp: an MCP-Protocol-Version the server does not speak is 400 -32022, nam
       body: { jsonrpc: '2.0', id: 5, method: 'tools/list', params: {} },
       headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': version },
     });
+  // Whatever the header says, a request without the 2026-07-28 envelope is refused the same way.
+  for (const version of ['2099-01-01', 'garbage']) {
+    const other = await asked(version);
+    assert.equal(other.status, 400, other.text);
+    assert.equal(other.json?.error?.code, -32022, `${version}: ${other.text}`);
+  }
   const refused = await asked('1999-01-01');
   assert.equal(refused.status, 400, refused.text);
   assert.equal(refused.json?.id, 5, refused.text);

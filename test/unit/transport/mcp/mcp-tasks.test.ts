@@ -559,6 +559,24 @@ test(
     const last = await agentOf.completed(ending, seenEnding);
     assert.deepEqual(last.status, { kind: 'exited', exitCode: 137, signal: 'SIGKILL' }, JSON.stringify(last));
     assert.equal(last.exitCode, 137, 'the command ended with its session');
+    // A session closed (close_session, pty/kill) while a task waits for input: gone, but how it ended is the result.
+    const closing = await shell();
+    const closed = await agentOf.start({ session: closing, text: 'read -p "Never? " n', timeout: 30_000 });
+    const seenClosed: string[] = [];
+    assert.equal((await agentOf.waiting(closed, seenClosed)).status, 'input_required', seenClosed.join(' → '));
+    await ctl.request('pty/kill', { session: closing });
+    const gone = await agentOf.completed(closed, seenClosed);
+    assert.equal(gone.waitReason, 'session_exit', JSON.stringify(gone));
+    assert.deepEqual(gone.status, { kind: 'exited', exitCode: 129, signal: 'SIGHUP' }, JSON.stringify(gone));
+    // A command that ends the shell: the result says the session has exited, not that it runs.
+    const ending2 = await shell();
+    const quits = await agentOf.start({ session: ending2, text: 'read -p "Bye? " b; exit 7', timeout: 30_000 });
+    const seenQuits: string[] = [];
+    await agentOf.waiting(quits, seenQuits);
+    await agentOf.call('send', { session: ending2, text: 'bye', timeout: 30_000 });
+    const quit = await agentOf.completed(quits, seenQuits);
+    assert.equal(quit.status.kind, 'exited', JSON.stringify(quit));
+    assert.equal(quit.status.exitCode, 7, JSON.stringify(quit));
   },
 );
 

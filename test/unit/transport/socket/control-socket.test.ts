@@ -243,9 +243,20 @@ describe('host control socket', () => {
       assert.match(e.message, /control characters/);
     }
     // Nor one that shows another name than it is (a bidirectional override, a zero-width space), nor spaces alone.
-    for (const name of ['evil\u202egnp.exe', 'al\u200bpha', '\u2066x\u2069', '\ufeffbom', ' ']) {
+    for (const name of [
+      'evil\u202egnp.exe',
+      'al\u200bpha',
+      '\u2066x\u2069',
+      '\ufeffbom',
+      'a\u061cb',
+      'soft\u00adhyphen',
+      'tag\u{e0041}',
+      ' ',
+      ' lead',
+      'trail ',
+    ]) {
       const e = await rejectsWith(c.request('session/create', { ...BASH, name }), -32602);
-      assert.match(e.message, /invisible ones|only spaces/, JSON.stringify(name));
+      assert.match(e.message, /invisible ones|with a space/, JSON.stringify(name));
     }
     // Nor another session's id: a selector names the id first, so that name could never be selected.
     const e = await rejectsWith(c.request('session/create', { ...BASH, name: info.id }), -32602);
