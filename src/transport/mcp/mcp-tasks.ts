@@ -239,12 +239,8 @@ async function followProgram(tools: TaskTools, name: string, args: Record<string
       while (!signal.aborted && !r.isError && r.structuredContent?.waitReason === 'user_input') r = await goOnWhenFree(goOn, signal);
     } else if (data.waitReason === 'secret_input' && !prompt.openUrl && prompt.awaitInput) {
       // No page to offer: only the person types a secret, in the terminal; the task waits for it.
-      const release = prompt.awaitInput(secretElsewhere(asked(data.output)));
-      try {
-        if (!(await secretTyped(tools, session, signal, Infinity))) return r;
-      } finally {
-        release();
-      }
+      const typed = await awaitingInput(prompt.awaitInput, secretElsewhere(asked(data.output)), () => secretTyped(tools, session, signal, Infinity));
+      if (!typed) return r;
       r = await goOnWhenFree(goOn, signal);
     } else if (data.waitReason === 'timeout') {
       // (A password prompt was offered to the person by the call itself: throughSecretPage.)
@@ -277,14 +273,8 @@ export async function throughSecretPage(
   const offer = await offerSecretPage({ call: (m, p) => tools.method(m, p, signal) }, prompt, session, asked(data.output) || undefined);
   if (!/and opened it/.test(offer)) return { ...r, content: [{ type: 'text', text: `${r.content.map((c) => c.text).join('')}${offer}` }] };
   // A task still waits for input while the person types the secret on the page.
-  const release = (prompt as TaskPrompt).awaitInput?.(
-    `The person opened the secret page; the program asks for the secret${asked(data.output) ? `: ${asked(data.output)}` : ''}. The task goes on once it is typed.`,
-  );
-  try {
-    if (!(await secretTyped(tools, session, signal))) return r;
-  } finally {
-    release?.();
-  }
+  const onPage = `The person opened the secret page; the program asks for the secret${asked(data.output) ? `: ${asked(data.output)}` : ''}. The task goes on once it is typed.`;
+  if (!(await awaitingInput((prompt as TaskPrompt).awaitInput, onPage, () => secretTyped(tools, session, signal)))) return r;
   const timeout = typeof args.timeout === 'number' ? args.timeout : undefined;
   const maxChars = typeof args.maxChars === 'number' ? args.maxChars : undefined;
   // Waiting on types nothing: its answer says what the program did once the secret was typed.
@@ -400,20 +390,22 @@ function secretElsewhere(prompted: string): string {
   );
 }
 
+/** Runs `work` while the task says it waits for input (`input_required`, `message`); a call that is no task runs it as it is. */
+async function awaitingInput<T>(awaitInput: RunPrompt['awaitInput'] | undefined, message: string, work: () => Promise<T>): Promise<T> {
+  const release = awaitInput?.(message);
+  try {
+    return await work();
+  } finally {
+    release?.();
+  }
+}
+
 /**
- * Says the task waits for input (`input_required`, `message`) until the program's output moves on
- * from where the wait that met the prompt ended (the answer's echo, what the program did next) or
- * the session ends. It holds no send: the agent's `send` of the answer is not refused as busy.
+ * Waits until the program's output moves on from `since`, where the wait that met the prompt ended
+ * (the answer's echo, what the program did next), or the session ends (then: its exit event). It
+ * holds no send: the agent's `send` of the answer is not refused as busy.
  */
-async function givenElsewhere(
-  tools: TaskTools,
-  session: string,
-  since: number,
-  awaitInput: RunPrompt['awaitInput'],
-  message: string,
-  signal: AbortSignal,
-): Promise<ExitEvent | undefined> {
-  const release = awaitInput(message);
+async function outputMovesOn(tools: TaskTools, session: string, since: number, signal: AbortSignal): Promise<ExitEvent | undefined> {
   // The session's end as its exit event tells it (exit code and signal): a session closed meanwhile
   // is gone before anything else could be asked of it.
   const stop = new AbortController();
@@ -438,7 +430,6 @@ async function givenElsewhere(
   } finally {
     signal.removeEventListener('abort', stopIt);
     stopIt();
-    release();
   }
 }
 
@@ -492,7 +483,8 @@ async function answeredElsewhere(
   let cursor = data.cursor as number;
   let prompted = asked(data.output);
   for (;;) {
-    const exited = await givenElsewhere(tools, session, cursor, awaitInput, typeElsewhere(session, prompted || '(no prompt shown)'), signal);
+    const waiting = typeElsewhere(session, prompted || '(no prompt shown)');
+    const exited = await awaitingInput(awaitInput, waiting, () => outputMovesOn(tools, session, cursor, signal));
     if (signal.aborted) return r;
     if (exited) {
       // An exited session stays to be read (its send answers session_exit); a closed one is gone.

@@ -760,29 +760,36 @@ describe('attach', () => {
   });
 });
 
+/**
+ * Resizes the test's session back and forth until `events --json` (`run`) prints a resize: the
+ * command is listening once the host counts its call, and then a resize is an event.
+ */
+async function resizeUntilPrinted(run: ReturnType<typeof startCli>, what: string): Promise<void> {
+  let out = '';
+  run.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const control = await connect(serve.record.control);
+  try {
+    await until(
+      async () => {
+        await control.request('pty/resize', { session: sid, cols: 91, rows: 30 });
+        await control.request('pty/resize', { session: sid, cols: 100, rows: 30 });
+        return out.includes('"resize"');
+      },
+      10_000,
+      what,
+    );
+  } finally {
+    control.close();
+  }
+}
+
 describe('events', () => {
   test(
     'events <session> prints each event as it happens (--json: one object a line); SIGINT ends it with 0; --since needs a session',
     { timeout: TEST_TIMEOUT },
     async () => {
       const run = startCli(['events', sname, '--json'], env);
-      let out = '';
-      run.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-      const control = await connect(serve.record.control);
-      try {
-        // The command is listening once the host counts its call; then a resize is an event.
-        await until(
-          async () => {
-            await control.request('pty/resize', { session: sid, cols: 91, rows: 30 });
-            await control.request('pty/resize', { session: sid, cols: 100, rows: 30 });
-            return out.includes('"resize"');
-          },
-          10_000,
-          'a resize event on stdout',
-        );
-      } finally {
-        control.close();
-      }
+      await resizeUntilPrinted(run, 'a resize event on stdout');
       const events = await interruptedEvents(run);
       const resize = events.find((e) => e.type === 'resize')!;
       assert.deepEqual(
@@ -807,22 +814,7 @@ describe('events', () => {
         const ghost = { ...serve.record, hostId: 'hghost', pid: alive.pid, control: `unix:${dir}/hghost/control.sock`, sessions: [] };
         fs.writeFileSync(record, JSON.stringify(ghost), { mode: 0o600 });
         const run = startCli(['events', '--json'], env);
-        let out = '';
-        run.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-        const control = await connect(serve.record.control);
-        try {
-          await until(
-            async () => {
-              await control.request('pty/resize', { session: sid, cols: 92, rows: 30 });
-              await control.request('pty/resize', { session: sid, cols: 100, rows: 30 });
-              return out.includes('"resize"');
-            },
-            10_000,
-            'a resize event of the reachable host',
-          );
-        } finally {
-          control.close();
-        }
+        await resizeUntilPrinted(run, 'a resize event of the reachable host');
         process.kill(run.pid, 'SIGINT');
         const r = await run.result;
         assert.equal(r.code, 0, r.stderr);
