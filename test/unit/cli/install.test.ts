@@ -1,7 +1,7 @@
 // Installed as a user installs it (README "Install", docs/editor.md#install-the-command-in-path), then used from /tmp with a
 // fresh HOME and only the packed artifacts, never the clone:
-// - the tarball (`npm pack`), installed with `npm install -g --prefix <tmp>` (node-pty compiles from
-//   the registry's source), gives `shared-pty` on PATH;
+// - the tarball (`npm pack`), installed with the README's `npm install -g --allow-scripts=…` (and
+//   `--prefix <tmp>`; node-pty compiles from the registry's source), gives `shared-pty` on PATH;
 // - the VSIX (`vsce package`), unpacked where an editor puts extensions, with the launcher written
 //   by the extension's installer (src/vscode/cli-launcher.ts, run here in plain Node as the editor
 //   command runs it), which keeps working when an update replaces the extension's folder.
@@ -31,6 +31,9 @@ const enum Bound {
   Run = 60_000,
   Suite = 900_000,
 }
+
+/** The flag README's "Without an editor" puts on `npm install -g`: the dependencies whose install scripts run. */
+const README_ALLOW_SCRIPTS = ['--allow-scripts=node-pty,koffi'];
 
 const temps: string[] = [];
 function tempDir(prefix: string): string {
@@ -163,6 +166,20 @@ async function useAsAUser(
   }
 }
 
+describe('install scripts: which dependencies may run one is decided in the checkout, not left to npm', () => {
+  test("package.json's allowScripts reviews every installed dependency's install script, and the README installs with the same flags", async () => {
+    // Pending entries are what npm 12 skips without asking: node-pty would be left uncompiled.
+    const pending = await run('npm', ['install-scripts', 'ls', '--json'], { env: process.env, cwd: REPO_ROOT });
+    assert.equal(pending.code, 0, pending.stderr);
+    assert.deepEqual((JSON.parse(pending.stdout) as { allowScripts: unknown[] }).allowScripts, [], 'no install script left unreviewed');
+    const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> };
+    const allowed = Object.keys(pkg.allowScripts).filter((name) => pkg.allowScripts[name]);
+    assert.ok(allowed.includes('node-pty') && allowed.includes('koffi'), `node-pty and koffi run their scripts: ${allowed.join(', ')}`);
+    const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    assert.ok(readme.includes(`npm install -g ${README_ALLOW_SCRIPTS.join(' ')} ./shared-pty-0.1.0.tgz`), 'the README installs the tarball with these flags');
+  });
+});
+
 describe('installed from the packed artifacts, used from /tmp with a fresh HOME', { timeout: Bound.Suite }, () => {
   let artifacts: string;
   let tarball: string;
@@ -207,7 +224,12 @@ describe('installed from the packed artifacts, used from /tmp with a fresh HOME'
       const prefix = path.join(home, 'prefix');
       const cwd = tempDir('spt-cwd-');
       const env = { ...userEnv(home, tempDir('spt-run-'), [path.join(prefix, 'bin')]) };
-      const install = await run('npm', ['install', '-g', '--prefix', prefix, tarball], {
+      // npm 12 skips every install script package.json's allowScripts (or, for -g, --allow-scripts)
+      // does not name; --strict-allow-scripts makes today's npm refuse them instead, so a list that
+      // misses node-pty fails here rather than leave it uncompiled. (npm's check lstats
+      // <prefix>/lib/node_modules, which an ordinary global prefix has; a fresh one needs it made.)
+      fs.mkdirSync(path.join(prefix, 'lib', 'node_modules'), { recursive: true });
+      const install = await run('npm', ['install', '-g', ...README_ALLOW_SCRIPTS, '--strict-allow-scripts', '--prefix', prefix, tarball], {
         env: { ...env, ...machineNpmConfig() },
         cwd,
         timeoutMs: Bound.Install,
