@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { makeFolders } from '../core/base/private-files';
 
 /** The runtime directory (docs/hosts.md#runtime-directory): $SHARED_PTY_DIR, else $XDG_RUNTIME_DIR/shared-pty, else <tmp>/shared-pty-<uid>. */
 export function runtimeDirPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -29,29 +30,22 @@ const WRITE_HINTS: Record<string, string> = {
   ENOTDIR: 'a file stands where a directory should be; set SHARED_PTY_DIR to a directory of your own',
 };
 
+/** Making the directory also fails where a file stands, or where a parent makes no directories. */
+const MKDIR_HINTS: Record<string, string> = {
+  ...WRITE_HINTS,
+  EEXIST: WRITE_HINTS.ENOTDIR,
+  ENOENT: 'no directory can be made there (a file system such as /proc); set SHARED_PTY_DIR to a directory of your own',
+};
+
 /**
  * The error for a write into the runtime directory that failed: a RuntimeDirWriteError with one
  * clear line when the cause is one a user can fix, else the error itself.
  */
-export function runtimeDirWriteError(dir: string, e: unknown): Error {
+export function runtimeDirWriteError(dir: string, e: unknown, hints = WRITE_HINTS): Error {
   const code = (e as NodeJS.ErrnoException).code;
-  const hint = code ? WRITE_HINTS[code] : undefined;
+  const hint = code ? hints[code] : undefined;
   if (!hint) return e as Error;
   return new RuntimeDirWriteError(`Cannot write in the runtime directory ${dir} (${code}): ${hint}`);
-}
-
-/**
- * Node's recursive mkdir says ENOENT for a directory it could not make on a read-only disk: a
- * plain mkdir of the same path tells the real cause (undefined: it worked this time).
- */
-function realMkdirError(dir: string, e: unknown): unknown {
-  if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !fs.existsSync(path.dirname(dir))) return e;
-  try {
-    fs.mkdirSync(dir, { mode: 0o700 });
-    return undefined; // made after all
-  } catch (plain) {
-    return plain;
-  }
 }
 
 /**
@@ -62,10 +56,9 @@ function realMkdirError(dir: string, e: unknown): unknown {
  */
 export function ensureRuntimeDir(dir = runtimeDirPath()): string {
   try {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeFolders(dir, 0o700);
   } catch (e) {
-    const cause = (e as NodeJS.ErrnoException).code === 'EEXIST' ? undefined : realMkdirError(dir, e);
-    if (cause) throw runtimeDirWriteError(dir, cause);
+    throw runtimeDirWriteError(dir, e, MKDIR_HINTS);
   }
   checkRuntimeDir(dir, 'write');
   return dir;

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { makeFolders } from '../core/base/private-files';
 import { Disposable, Emitter } from '../core/base/lifecycle';
 import { dirProblem } from './runtime-dir';
 
@@ -61,7 +62,7 @@ export class RuntimeDirGuard extends Disposable {
   restore(): boolean {
     if (this._lost !== undefined) return false;
     try {
-      fs.mkdirSync(this.runtimeDir, { recursive: true, mode: 0o700 });
+      makeFolders(this.runtimeDir, 0o700);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') return false; // cannot be made now (a read-only disk): later
     }

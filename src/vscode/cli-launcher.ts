@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { makeFolders } from '../core/base/private-files';
 import { shellQuote } from '../core/base/shell-words';
 
 /**
@@ -126,7 +127,7 @@ export function installLauncher(t: LauncherTarget, opts: { file?: string; pathEn
   const text = launcherScript(t);
   const onPath = (opts.pathEnv ?? process.env.PATH ?? '').split(path.delimiter).some((p) => p && path.resolve(p) === path.resolve(dir));
   if (state === 'ours' && fs.readFileSync(file, 'utf8') === text) return { path: file, changed: false, onPath };
-  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  makeFolders(dir, 0o755);
   const tmp = path.join(dir, `.shared-pty-${process.pid}-${Date.now()}`);
   fs.writeFileSync(tmp, text, { mode: 0o755, flag: 'wx' });
   try {

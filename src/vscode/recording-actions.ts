@@ -1,5 +1,5 @@
-import * as fs from 'node:fs';
 import * as vscode from 'vscode';
+import { makeFolders } from '../core/base/private-files';
 import { defaultRecordingDir } from '../core/session/recording/recording-path';
 import type { HostRecord } from '../host/discovery';
 import type { RpcClient } from '../transport/client/rpc-client';
@@ -120,7 +120,7 @@ async function replayRecording(deps: ReplayCommandDeps): Promise<void> {
 function recordingsFolder(): string {
   const dir = defaultRecordingDir();
   try {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeFolders(dir, 0o700);
   } catch {
     // The dialog then starts where the editor chooses.
   }

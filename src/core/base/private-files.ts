@@ -1,5 +1,6 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
 
@@ -43,5 +44,32 @@ export function writeFileAtomically(file: string, data: string | Uint8Array): vo
     if (fd !== undefined) fs.closeSync(fd);
     fs.rmSync(tmp, { force: true }); // a full disk must not be left fuller by a half-written file
     throw e;
+  }
+}
+
+/**
+ * `mkdir -p` with `mode` for each folder it makes; an existing folder is fine. Not Node's
+ * `recursive: true`, which loops forever where mkdir answers ENOENT under a parent that exists
+ * (in /proc and /sys): here that ENOENT is the answer.
+ */
+export function makeFolders(dir: string, mode: number): void {
+  const folder = path.resolve(dir);
+  try {
+    fs.mkdirSync(folder, { mode });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' && isFolder(folder)) return;
+    const parent = path.dirname(folder);
+    if (code !== 'ENOENT' || parent === folder || fs.existsSync(parent)) throw e;
+    makeFolders(parent, mode);
+    makeFolders(folder, mode);
+  }
+}
+
+function isFolder(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
   }
 }

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Disposable } from '../base/lifecycle';
+import { makeFolders } from '../base/private-files';
 import { CommandLog } from './command-log';
 import type { CommandRecord, CommandTracker } from './command-tracker';
 import { MAX_COMMAND_RECORDS } from '../base/param-limits';
@@ -88,7 +89,7 @@ export class CommandLogs extends Disposable {
     if (this.isDisposed || !this._canWrite()) return; // no log for this command; the command still works
     if (!this._folderMade) {
       try {
-        fs.mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+        makeFolders(this.folder, 0o700);
       } catch {
         return; // no logs for this session (the runtime folder went away); commands still work
       }

@@ -78,6 +78,31 @@ test('a runtime directory that cannot be created is refused in one line that say
   );
 });
 
+test('a runtime directory that is a file, or under a file system that makes no directories (/proc), is refused in one line, never a hang', () => {
+  const file = path.join(base, 'a-plain-file');
+  fs.writeFileSync(file, '');
+  assert.throws(
+    () => ensureRuntimeDir(file),
+    (e: Error) => e instanceof RuntimeDirWriteError && /\(EEXIST\): a file stands where a directory should be/.test(e.message),
+  );
+  if (!fs.existsSync('/proc/self')) return;
+  // Node's own recursive mkdir loops forever there; the CLI would hang before saying anything.
+  const cli = path.join(__dirname, '..', '..', '..', 'bin', 'shared-pty.js');
+  for (const command of ['serve', 'open']) {
+    const r = spawnSync(process.execPath, [cli, command], {
+      env: { ...process.env, SHARED_PTY_DIR: '/proc/shared-pty-none/run' },
+      encoding: 'utf8',
+      timeout: 20000,
+    });
+    assert.equal(r.status, 1, `${command}: ${r.error?.message ?? r.stderr}`);
+    assert.match(
+      r.stderr,
+      /^shared-pty: Cannot write in the runtime directory \/proc\/shared-pty-none\/run \(ENOENT\): no directory can be made there .*set SHARED_PTY_DIR/,
+    );
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  }
+});
+
 /** Mounts a small tmpfs at `dir` (root with mount rights only); false when that is not possible here. */
 function mountTmpfs(dir: string, options: string): boolean {
   fs.mkdirSync(dir, { recursive: true });

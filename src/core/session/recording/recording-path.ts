@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { makeFolders } from '../../base/private-files';
 
 /**
  * Where recordings go when the caller names no file: `$XDG_DATA_HOME/shared-pty/recordings`, else
@@ -21,7 +22,7 @@ const MAX_NAME_TRIES = 100;
  */
 export function defaultRecordingPath(name: string, now = new Date(), env: NodeJS.ProcessEnv = process.env): string {
   const dir = defaultRecordingDir(env);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeFolders(dir, 0o700);
   const stamp = now
     .toISOString()
     .replace(/\.\d+Z$/, 'Z')
