@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { VERSION } from '../version';
-import { isAlive, readLiveRecords, type HostRecord } from './discovery';
+import { forgetHost, isAlive, readLiveRecords, type HostRecord } from './discovery';
 import { ensureRuntimeDir } from './runtime-dir';
 import { openNewFile } from '../core/base/private-files';
 
@@ -63,13 +64,49 @@ export interface EnsureDaemonOptions {
  */
 export async function ensureDaemon(opts: EnsureDaemonOptions): Promise<HostRecord> {
   const dir = ensureRuntimeDir(opts.runtimeDir);
-  const current = findDaemon(dir) ?? (await startDaemon(dir, opts));
+  const current = (await answeringDaemon(dir)) ?? (await startDaemon(dir, opts));
   for (const old of findOutdatedDaemons(dir)) {
     if (old.sessions.length === 0 || toldOutdated.has(old.hostId)) continue;
     toldOutdated.add(old.hostId);
     opts.onOutdatedHost?.(outdatedNotice(old, current));
   }
   return current;
+}
+
+/** How long a per-user host may take to accept a connection before it is taken as busy, not gone. */
+const PROBE_TIMEOUT_MS = 2000;
+
+/**
+ * The per-user host of this version, if one runs and listens. A record whose pid lives on in
+ * another process (the host was killed, the pid reused) has a control socket nobody listens on:
+ * that host is forgotten, record, folder and lock, and a new one can start.
+ */
+async function answeringDaemon(dir: string): Promise<HostRecord | undefined> {
+  for (let found = findDaemon(dir); found; found = findDaemon(dir)) {
+    if (!(await nobodyListens(found.control))) return found;
+    forgetHost(dir, found);
+    if (readLockPid(daemonLockFile(dir)) === found.pid) fs.rmSync(daemonLockFile(dir), { force: true });
+  }
+  return undefined;
+}
+
+/**
+ * True only when the socket is there and refuses the connection (ECONNREFUSED: no process
+ * listens on it, which a running host always does); false when it answers, is busy, or is missing.
+ */
+function nobodyListens(control: string): Promise<boolean> {
+  if (!control.startsWith('unix:')) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const socket = net.createConnection(control.slice('unix:'.length));
+    const done = (refused: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(refused);
+    };
+    const timer = setTimeout(() => done(false), PROBE_TIMEOUT_MS);
+    socket.once('connect', () => done(false));
+    socket.once('error', (e: NodeJS.ErrnoException) => done(e.code === 'ECONNREFUSED'));
+  });
 }
 
 /** Starts the per-user host of this version, detached, and waits for its record. */
@@ -166,7 +203,7 @@ function tailOf(file: string): string {
  * host killed with SIGKILL) is taken over. Returns the release, or undefined when another host holds it.
  */
 export function claimDaemonLock(dir: string): (() => void) | undefined {
-  const file = path.join(dir, `daemon-${VERSION.replace(/[^\w.-]/g, '_')}.pid`);
+  const file = daemonLockFile(dir);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openNewFile(file); // exclusive: the first one wins, and a planted link is not followed
@@ -188,6 +225,11 @@ export function claimDaemonLock(dir: string): (() => void) | undefined {
     if (holder !== undefined) fs.rmSync(file, { force: true });
   }
   return undefined;
+}
+
+/** The lock of this version's per-user host (see claimDaemonLock). */
+function daemonLockFile(dir: string): string {
+  return path.join(dir, `daemon-${VERSION.replace(/[^\w.-]/g, '_')}.pid`);
 }
 
 function readLockPid(file: string): number | undefined {

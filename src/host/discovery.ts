@@ -77,6 +77,12 @@ function isInside(child: string, parent: string): boolean {
   return rel === '' || (!rel.startsWith('..' + path.sep) && rel !== '..' && !path.isAbsolute(rel));
 }
 
+/** Removes a gone host's record and its socket folder (its hostId names nothing outside the folder). */
+export function forgetHost(dir: string, rec: HostRecord): void {
+  removeRecord(dir, rec.hostId);
+  if (/^[a-z0-9]+$/.test(rec.hostId)) fs.rmSync(path.join(dir, rec.hostId), { recursive: true, force: true });
+}
+
 /** How long a host whose connection closed by itself may take to be seen gone (its exit is under way). */
 const EXIT_SEEN_WITHIN_MS = 1000;
 
@@ -118,8 +124,7 @@ export function readLiveRecords(dir = runtimeDirPath()): HostRecord[] {
     }
     if (typeof rec?.pid !== 'number' || typeof rec.hostId !== 'string') continue;
     if (!isAlive(rec.pid)) {
-      fs.rmSync(file, { force: true });
-      if (/^[a-z0-9]+$/.test(rec.hostId)) fs.rmSync(path.join(dir, rec.hostId), { recursive: true, force: true });
+      forgetHost(dir, rec);
       continue;
     }
     out.push(rec);

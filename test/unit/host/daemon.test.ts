@@ -1,6 +1,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DAEMON_LOG, ensureDaemon, findDaemon } from '../../../src/host/daemon';
@@ -290,3 +291,54 @@ test('two clients that need the per-user host at the same moment both get the on
     fs.rmSync(own, { recursive: true, force: true });
   }
 });
+
+/** Whether a Unix socket address (`unix:PATH`) refuses a connection: nobody listens there. */
+function connectionRefused(control: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.createConnection(control.slice('unix:'.length));
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'ECONNREFUSED'));
+  });
+}
+
+test(
+  "a per-user host's record whose pid now belongs to another process (killed, pid reused) is forgotten: a new host starts",
+  { timeout: 60_000 },
+  async () => {
+    const own = tempRuntimeDir();
+    // Stands for the process that got the dead host's pid: alive, and listening on nothing.
+    const stranger = spawn('sleep', ['60'], { stdio: 'ignore' });
+    const started: number[] = [];
+    try {
+      const dead = await ensureDaemon({ cliPath: CLI_PATH, runtimeDir: own, args: ['--no-http'] });
+      started.push(dead.pid);
+      process.kill(dead.pid, 'SIGKILL');
+      // Its threads close its sockets a moment after its main thread is seen ended.
+      await until(async () => (await connectionRefused(dead.control)) && !isAlive(dead.pid), 10_000, 'the host to die');
+      // What the killed host left (its record, the lock naming its pid), with the pid now another's.
+      const reused = { ...dead, pid: stranger.pid! };
+      fs.writeFileSync(path.join(own, `${dead.hostId}.json`), JSON.stringify(reused));
+      fs.writeFileSync(path.join(own, `daemon-${VERSION}.pid`), String(stranger.pid));
+      assert.equal(findDaemon(own)?.hostId, dead.hostId, 'the record looks alive by its pid');
+
+      const fresh = await ensureDaemon({ cliPath: CLI_PATH, runtimeDir: own, args: ['--no-http'] });
+      started.push(fresh.pid);
+      assert.notEqual(fresh.hostId, dead.hostId);
+      assert.deepEqual(
+        readLiveRecords(own).map((r) => r.hostId),
+        [fresh.hostId],
+        'the dead host is forgotten',
+      );
+      assert.ok(!fs.existsSync(path.join(own, dead.hostId)), 'its socket folder is removed');
+      assert.ok(isAlive(stranger.pid!), 'the process that has the pid now is left alone');
+    } finally {
+      stranger.kill();
+      for (const pid of started) if (isAlive(pid)) process.kill(pid, 'SIGTERM');
+      await until(() => readLiveRecords(own).length === 0, 10000, 'the host to stop');
+      fs.rmSync(own, { recursive: true, force: true });
+    }
+  },
+);
