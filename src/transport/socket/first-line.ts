@@ -9,18 +9,22 @@
 
 /** Bytes a JSON text may begin with before its first value (JSON's whitespace). */
 const WHITESPACE = new Set([0x20, 0x09, 0x0d, 0x0a]);
-/** `{`: the only first byte a JSON-RPC request (an object; batches are not taken) can have. */
-const OPEN_BRACE = 0x7b;
+/**
+ * The bytes a JSON value can begin with (`{`, `[`, `"`, `-`, a digit, `t`, `f`, `n`). Only `{` can
+ * begin a request; any other JSON (a batch, `null`) is refused once its line has ended, as Invalid
+ * Request like on later lines, not as a Parse error. No HTTP request line begins with one of them.
+ */
+const JSON_STARTS = new Set([...'{["-0123456789tfn'].map((c) => c.charCodeAt(0)));
 
 /**
- * The first byte of `chunk` that is not whitespace: whether it can begin a JSON-RPC message
- * (`true`/`false`), or undefined when the chunk holds only whitespace. Lets a port refuse an HTTP
- * request line at its first byte, without waiting for the line to end.
+ * The first byte of `chunk` that is not whitespace: whether it can begin JSON (`true`/`false`), or
+ * undefined when the chunk holds only whitespace. Lets a port refuse an HTTP request line at its
+ * first byte, without waiting for the line to end.
  */
 export function firstByteFitsJsonRpc(chunk: Uint8Array): boolean | undefined {
   for (const b of chunk) {
     if (WHITESPACE.has(b)) continue;
-    return b === OPEN_BRACE;
+    return JSON_STARTS.has(b);
   }
   return undefined;
 }

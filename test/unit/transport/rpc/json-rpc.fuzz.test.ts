@@ -235,15 +235,13 @@ function isJsonRpcMessage(line: Buffer): boolean {
 }
 
 /**
- * The code a first line that is not JSON-RPC gets: -32600 for a JSON object (it is JSON, just not
- * JSON-RPC), -32700 for anything else, a first byte that cannot begin an object refused at once.
+ * The code a first line that is not JSON-RPC gets, as on later lines: -32600 for JSON (a batch,
+ * `null`, an object without `method`: JSON, just not a request), -32700 for anything else.
  */
 function refusalCode(line: Buffer): number {
-  const first = line.find((b) => b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== 0x0a);
-  if (first !== 0x7b) return -32700;
   try {
-    const v = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(line));
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? -32600 : -32700;
+    JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(line));
+    return -32600;
   } catch {
     return -32700;
   }

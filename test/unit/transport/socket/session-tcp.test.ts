@@ -102,20 +102,24 @@ describe('the per-session TCP port runs JSON-RPC only', () => {
   );
 
   test(
-    'a first line that is a Host: header, or any text that is not a JSON-RPC object, is refused before anything after it runs (-32700 when it is not JSON, -32600 when it is)',
+    'a first line that is a Host: header, a batch, or any text that is not a JSON-RPC object, is refused before anything after it runs (-32700 when it is not JSON, -32600 when it is)',
     { timeout: TEST_TIMEOUT },
     async () => {
       const firsts: Array<[string, number]> = [
         [`Host: 127.0.0.1:${port}`, PARSE_ERROR],
         ['GET / HTTP/1.1', PARSE_ERROR],
         ['not json', PARSE_ERROR],
-        ['["jsonrpc"]', PARSE_ERROR], // refused at its first byte, before the line is whole
+        // Other JSON is refused as on later lines, once its line is whole: a batch is not taken.
+        ['[{"jsonrpc":"2.0","id":1,"method":"pty/status"}]', INVALID_REQUEST],
+        ['["jsonrpc"]', INVALID_REQUEST],
+        ['[not json', PARSE_ERROR],
         ['{"method":"pty/write"}', INVALID_REQUEST],
         // JSON-RPC's shape, but no request: not served either.
         ['{"jsonrpc":"2.0","id":5,"params":{}}', INVALID_REQUEST],
         ['{"jsonrpc":"1.0","id":1,"method":"pty/status"}', INVALID_REQUEST],
-        ['"jsonrpc"', PARSE_ERROR],
-        ['null', PARSE_ERROR],
+        ['"jsonrpc"', INVALID_REQUEST],
+        ['null', INVALID_REQUEST],
+        ['nothing', PARSE_ERROR],
         ['{"jsonrpc":"2.0"', PARSE_ERROR],
         ['\u0000', PARSE_ERROR],
       ];
