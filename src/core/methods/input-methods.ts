@@ -554,7 +554,9 @@ export const signalMethod = method({
     // With the output cursors, as send's: where what it saw is in the ring.
     fixed: { wait: true, cursors: true },
     defaults: { maxBytes: MCP_OUTPUT_BYTES },
-    budget: { field: 'output', locate: scrollbackPointer },
+    // As send_keys' with wait: what appeared after the signal, counted from the ring (the command
+    // it interrupts began before the call), not the screen rows, which may start before it.
+    budget: waitedOutputBudget,
     text: (r) => `Sent ${r.signal} to process group ${r.pgid}.\n${outcomeText(r as SendResult)}`,
   },
 });

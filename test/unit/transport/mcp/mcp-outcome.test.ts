@@ -80,7 +80,9 @@ describe('signal and send_keys return the outcome', () => {
         assert.equal(sig.exitCode, 130);
         assert.equal(sig.command.command, 'yes');
         assert.equal(sig.command.exitCode, 130);
-        assert.equal(lastLine(sig.output), 'my>', `the prompt ends the output: …${sig.output.slice(-80)}`);
+        // Rows as rendered that fit end with the prompt; rows that do not (they began before the
+        // signal, in the flood) give way to what yes printed after it, from the ring, up to its end.
+        assert.ok(['my>', 'y'].includes(lastLine(sig.output)!), `the prompt or yes's last line ends the output: …${sig.output.slice(-80)}`);
         assert.match(sig.text, /^Sent SIGINT to process group \d+\.\n[\s\S]*\[waitReason: command_done; exit code 130; running/);
         assert.equal(typeof sig.totalChars, 'number', 'within the output budget');
         // Nothing left to race: the next calls see the command ended and the prompt.
@@ -92,6 +94,23 @@ describe('signal and send_keys return the outcome', () => {
       },
     );
   }
+
+  test(
+    'signal during a flood: its output and counts are what appeared after the signal (the ring from since to cursor), not earlier rows',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const session = await openShell('bash');
+      assert.equal((await call(agent, 'send', { session, text: "awk 'BEGIN{for(i=0;;i++)print i}'", timeout: 300 })).waitReason, 'timeout');
+      const sig = await call(agent, 'signal', { session, signal: 'SIGINT', maxChars: 400, timeout: 30_000 });
+      assert.equal(sig.waitReason, 'command_done', sig.text);
+      const after = (await ctl.request<{ data: string }>('pty/output', { session, since: sig.since, maxBytes: sig.cursor - sig.since, strip: true })).data;
+      // The head is the start of what came after the signal; the counts cover no more than that.
+      const head = sig.output.split('\n').slice(0, 3).join('\n');
+      assert.ok(after.startsWith(head), `the output begins where the signal's output does: ${JSON.stringify(head)} vs ${JSON.stringify(after.slice(0, 40))}`);
+      assert.ok(sig.totalChars <= after.length, `totalChars ${sig.totalChars} counts only what appeared after the signal (${after.length})`);
+      await call(agent, 'close_session', { session });
+    },
+  );
 
   test(
     "SIGINT at a password prompt: once signal says the command is done, the session no longer says it asks for a secret, and the agent's next send goes in",
