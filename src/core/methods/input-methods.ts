@@ -419,7 +419,7 @@ async function commandLogBudget(r: WaitedOutput, a: Record<string, unknown>, cal
   // A command that began before the call (a REPL the send's `exit()` ended, the program keys or a
   // signal answered) is not the call's own: what the call returns and counts is what appeared after it.
   const begunBefore = command !== undefined && r.since !== undefined && command.startCursor < r.since;
-  if (!command?.log || begunBefore) return outputBudget(r, a, call, maxChars);
+  if (!command?.log || begunBefore || (await ranSeveral(r, a, call))) return outputBudget(r, a, call, maxChars);
   // The rows fit: they are returned as rendered (the command line and the next prompt too), and
   // the counts are still those of the command's own output, as they are when it does not fit.
   if ((r.output ?? '').length <= maxChars && !r.truncated) return ownCount(r, command.id, a, call);
@@ -445,6 +445,21 @@ async function commandLogBudget(r: WaitedOutput, a: Record<string, unknown>, cal
   if (b.truncated) return { ...joinBudget(b.data, b.tail, b.totalChars, b.elided, notKept(offset, end)), fields };
   const ring = (await call('pty/output', { session: a.session, since: command.startCursor + offset, maxBytes: 1 })) as { dropped: number };
   return { ...joinBudget(b.data, b.tail, b.totalChars, b.elided, how(offset, end, ring.dropped === 0)), fields };
+}
+
+/** Commands a call's record may be the last of: what text of several lines typed at most. */
+const SEVERAL_COMMANDS_LOOKED_AT = 100;
+
+/**
+ * Whether the call ran commands before its last one (text of several lines, `a; b` typed as two
+ * lines): the last one's log is then not the call's output, which begins with the first one's.
+ */
+async function ranSeveral(r: WaitedOutput, a: Record<string, unknown>, call: TableCall): Promise<boolean> {
+  if (r.command === undefined || r.since === undefined) return false;
+  const { id } = r.command;
+  const since = r.since;
+  const listed = (await call('pty/commands', { session: a.session, limit: SEVERAL_COMMANDS_LOOKED_AT })) as { commands: CommandRecord[] };
+  return listed.commands.some((c) => c.id < id && c.startCursor >= since);
 }
 
 /**

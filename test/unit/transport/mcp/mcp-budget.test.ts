@@ -322,6 +322,25 @@ describe('MCP tools that return output keep within maxChars', () => {
     },
   );
 
+  test('a send of several lines runs several commands: its output and counts are all of them, not only the last', { timeout: 120_000 }, async () => {
+    const session = await openShell('bash');
+    // Too long for the budget: the head is the first command's start, the tail the last one's end.
+    const long = await call('send', { session, text: 'seq 1 5000\necho second', maxChars: 2000, timeout: 60_000 });
+    assert.equal(long.waitReason, 'command_done');
+    assert.equal(long.command.command, 'echo second', 'the record is the last command');
+    const parts = split(long.output);
+    assert.match(parts.head, /seq 1 5000\n1\n2\n3\n/, 'the head: the first command and its first lines');
+    assert.match(parts.tail, /\n5000\n[\s\S]*echo second\nsecond\n/, "the tail: the first command's end, then the second");
+    assert.ok(long.totalChars > numbersLength(5000), `totalChars ${long.totalChars} counts the first command's output too`);
+    assert.equal(long.elidedChars, long.totalChars - parts.head.length - parts.tail.length);
+    // Short enough: the rows as rendered, counted as they are.
+    const short = await call('send', { session, text: 'seq 1 20\necho third', timeout: 60_000 });
+    assert.equal(short.elidedChars, 0);
+    assert.match(short.output, /\n1\n2\n[\s\S]*\n20\n[\s\S]*\nthird\n/);
+    assert.ok(short.totalChars >= numbersLength(20), `totalChars ${short.totalChars} counts both commands' output`);
+    await call('close_session', { session });
+  });
+
   test('keys that end a command begun before them count what appeared after them, not the whole command', { timeout: 120_000 }, async () => {
     const session = await openShell('bash');
     // One command: 3,000 numbers, then cat waits for input (the send returns at stdin_read).
