@@ -50,6 +50,17 @@ export const listMethod = method({
   rest: { verb: 'GET', path: '/sessions', from: 'query', respond: (r) => r.sessions },
 });
 
+/** pty-session-mcp's `uid`/`gid`: a number of an account on the machine (2^32 - 1 means "none"). */
+function accountId(what: 'user' | 'group') {
+  return z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 32 - 2)
+    .optional()
+    .describe(`The ${what} id the program runs as when the host runs as root (pty-session-mcp's; a host that is not root runs it as itself).`);
+}
+
 export const createMethod = method({
   name: 'session/create',
   target: 'host',
@@ -90,6 +101,8 @@ export const createMethod = method({
     origin: byDefault('script', origin.optional().describe('Who opens it: user (an editor terminal), agent or script.')),
     leaseSeconds: byDefaultSays('none', leaseSeconds().optional().describe('End the session after this long without a client (editor terminals).')),
     workspace: byDefaultSays("the host's workspace", z.string().min(1).optional().describe('The workspace folder the session belongs to.')),
+    uid: byDefaultSays("the host's own", accountId('user')),
+    gid: byDefaultSays("the host's own", accountId('group')),
   }),
   result: sessionInfo,
   // An agent's token opens sessions (open_session), as the agent's.
@@ -109,7 +122,7 @@ export const createMethod = method({
     title: 'Open a terminal session',
     description:
       "Start a program (default: the user's shell) in a new shared terminal. The user sees it as an editor terminal and can type into it too. Returns the session; use its id with the other tools.",
-    omit: ['origin', 'leaseSeconds', 'workspace'],
+    omit: ['origin', 'leaseSeconds', 'workspace', 'uid', 'gid'],
     app: 'shows',
     fixed: { origin: 'agent' },
     text: (s) => `Opened session ${s.host ? `${s.host}:${s.id}` : s.id} (${s.name}): ${[s.command, ...s.args].join(' ')} in ${s.cwd}, ${s.cols}x${s.rows}.`,

@@ -8,6 +8,7 @@ import { selectOrThrow } from './selector';
 import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from './session';
 import { EventLog } from './events/event-log';
 import { spawnProblem } from './pty/spawn-check';
+import { runAsOf, SWITCHER } from './pty/run-as';
 import { MAX_SESSIONS, SESSION_NAME_CONTROL, SESSION_NAME_RULE } from '../base/limits';
 import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../base/param-limits';
 
@@ -25,6 +26,9 @@ export interface CreateSessionParams {
   origin?: Origin;
   workspace?: string | null;
   leaseSeconds?: number;
+  /** pty-session-mcp's: the user and group the program runs as, when the host runs as root (else ignored). */
+  uid?: number;
+  gid?: number;
 }
 
 export interface RegistryOptions {
@@ -123,6 +127,10 @@ export class SessionRegistry extends Disposable {
     if (!findExecutable(command, params.env?.PATH ?? process.env.PATH ?? '', cwd)) {
       throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}": command not found or not executable`, { command });
     }
+    const runAs = runAsOf(params.uid, params.gid);
+    if (runAs && !findExecutable(SWITCHER, process.env.PATH ?? '', cwd)) {
+      throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}" as uid ${runAs.uid}: ${SWITCHER} (util-linux) is not installed`, { command });
+    }
     const id = this._newId();
     const name = params.name || this._defaultName(command);
     if (params.name && SESSION_NAME_CONTROL.test(params.name)) throw invalidParams(`${SESSION_NAME_RULE[0].toUpperCase()}${SESSION_NAME_RULE.slice(1)}`);
@@ -153,6 +161,7 @@ export class SessionRegistry extends Disposable {
         commandLogBytes: this._options.commandLogBytes,
         commandLogWritable: this._options.commandLogWritable,
         handoverDir: this._options.handoverDir,
+        runAs,
       });
     } catch (e) {
       if (e instanceof RpcError) throw e;

@@ -23,6 +23,7 @@ export const enum SessionTuning {
 import type { Origin } from './input/input-kinds';
 
 export type { Origin } from './input/input-kinds';
+import type { RunAs } from './pty/run-as';
 
 export interface SessionOptions {
   id: string;
@@ -47,6 +48,11 @@ export interface SessionOptions {
   commandLogBytes?: number;
   /** Asked before each command log file or folder is made or removed (see CommandLogs). */
   commandLogWritable?: () => boolean;
+  /**
+   * The user the program runs as, for a host running as root (pty-session-mcp's uid/gid; see
+   * pty/run-as.ts). Such a session has no shell integration: its files are the host's own.
+   */
+  runAs?: RunAs;
 }
 
 /** How the top-level process ended. */

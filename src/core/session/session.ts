@@ -34,6 +34,7 @@ import { exitInfoOf } from './pty/exit-status';
 import { killGroup, killLeftover } from './pty/kill';
 import { buildEnv } from './pty/spawn-env';
 import { spawnProblem } from './pty/spawn-check';
+import { runAsLaunch } from './pty/run-as';
 import { invalidParams } from '../base/errors';
 import { Utf8Joiner } from './pty/utf8-joiner';
 import { FlowHolders, ReadPauses } from './flow/read-pauses';
@@ -165,9 +166,11 @@ export class Session extends Disposable {
     this._exitedPromise = new Promise((r) => (this._resolveExited = r));
     const pty = loadNodePty();
     this.leaseSeconds = options.leaseSeconds;
-    const env = buildEnv(options.env);
+    const runAs = options.runAs && runAsLaunch(options.runAs, options.command, options.args);
+    const env = buildEnv(runAs ? { ...runAs.names, ...options.env } : options.env);
     this.typedLine = new TypedLine(lineEditorOf(options.command), !isUtf8Locale(env));
-    const integration = shellIntegrationLaunch(options.command, options.args, env);
+    // Another user could not read the integration's files, which the host keeps to itself.
+    const integration = runAs ? undefined : shellIntegrationLaunch(options.command, options.args, env);
     const handover = integration && nonceHandover(integration.nonce, options.handoverDir, options.commandLogWritable);
     // The shell reads and removes it at once; one that never did (its start failed) leaves it to us.
     if (handover?.file) this._register(toDisposable(() => fs.rmSync(handover.file!, { force: true })));
@@ -190,7 +193,7 @@ export class Session extends Disposable {
     );
     // What was typed while the command ran may reach the shell's line: deny rules no longer know it.
     this._register(this.commands.onDidFinishCommand(() => this.typedLine.commandEnded()));
-    this._pty = pty.spawn(options.command, integration?.args ?? options.args, {
+    this._pty = pty.spawn(runAs?.command ?? options.command, runAs?.args ?? integration?.args ?? options.args, {
       name: 'xterm-256color',
       cols: options.cols,
       rows: options.rows,

@@ -491,6 +491,34 @@ describe('GET /health', () => {
 });
 
 describe('REST (the documented shapes)', () => {
+  test(
+    "POST /sessions {uid, gid} (pty-session-mcp's): a host running as root starts the program as that user, with that user's groups only",
+    { timeout: TEST_TIMEOUT, skip: process.getuid!() !== 0 && 'needs a host running as root' },
+    async () => {
+      const r = await api('POST', '/sessions', {
+        command: 'sh',
+        args: ['-c', 'echo "ids $(id -u) $(id -g) [$(id -G)] $USER"; sleep 30'],
+        cwd: '/tmp',
+        uid: 65534,
+        gid: 65534,
+      });
+      assert.equal(r.status, 200, r.text);
+      const s = r.json.data;
+      assert.equal(s.command, 'sh', 'the session is the program asked for');
+      // node-pty's own uid/gid would have kept root's groups (0) beside the new ids.
+      const { text } = await outputUntil(s.id, (t) => /ids .*\n/.test(plain(t)), 'the ids');
+      assert.match(plain(text), /ids 65534 65534 \[65534\] nobody\n/, text);
+      await deleteSession(s.id);
+      // Asked for root, or for nothing: the host's own user.
+      const same = await api('POST', '/sessions', { command: 'sh', args: ['-c', 'echo "ids $(id -u)"; sleep 30'], uid: 0, gid: 0 });
+      assert.match(plain((await outputUntil(same.json.data.id, (t) => /ids \d+\r?\n/.test(t), 'the ids')).text), /ids 0\n/);
+      await deleteSession(same.json.data.id);
+      for (const bad of [{ uid: 'nobody' }, { gid: -1 }, { uid: 1.5 }, { uid: 2 ** 32 - 1 }]) {
+        assertRestError(await api('POST', '/sessions', { command: 'sh', ...bad }), 400, 'BAD_REQUEST');
+      }
+    },
+  );
+
   test('POST /sessions {command,args,cwd,cols,rows,name} → {ok:true, data: SessionInfo}', { timeout: TEST_TIMEOUT }, async () => {
     const r = await api('POST', '/sessions', { ...BASH, cwd: workDir, cols: 100, rows: 30, name: 'rest-create' });
     assert.equal(r.status, 200, r.text);

@@ -1,0 +1,46 @@
+import { spawnSync } from 'node:child_process';
+
+/**
+ * pty-session-mcp's `uid`/`gid` (docs/protocol.md#rest): the user a session's program runs as when
+ * the host runs as root. node-pty's own uid/gid would keep root's supplementary groups (it calls
+ * setgid and setuid, never setgroups), so the program is started through util-linux's `setpriv`,
+ * which sets the groups too: that user's, or none for a uid no account has.
+ */
+export interface RunAs {
+  uid: number;
+  gid: number;
+}
+
+/** The program that switches: util-linux's, on every Linux that has a shell. */
+export const SWITCHER = 'setpriv';
+
+/**
+ * Whom the program runs as, from what the caller asked: only a host running as root switches (as
+ * pty-session-mcp does; any other host runs it as itself), and root asking for root is no switch.
+ */
+export function runAsOf(uid: number | undefined, gid: number | undefined, hostUid = process.getuid?.()): RunAs | undefined {
+  if (hostUid !== 0 || (uid === undefined && gid === undefined)) return undefined;
+  const target = { uid: uid ?? 0, gid: gid ?? 0 };
+  return target.uid === 0 && target.gid === 0 ? undefined : target;
+}
+
+/** The account of a uid (`getent passwd`, so directory users count too); undefined when none has it. */
+function accountOf(uid: number): { name: string; home: string; shell: string } | undefined {
+  const r = spawnSync('getent', ['passwd', String(uid)], { encoding: 'utf8', timeout: 5000 });
+  const fields = r.status === 0 ? r.stdout.split('\n')[0].split(':') : [];
+  return fields.length >= 7 ? { name: fields[0], home: fields[5], shell: fields[6] } : undefined;
+}
+
+/**
+ * The command line that starts `command args` as `runAs`, and the variables that name that user
+ * (HOME, USER, LOGNAME, as a login sets them; under the caller's own `env`, over the host's).
+ */
+export function runAsLaunch(runAs: RunAs, command: string, args: readonly string[]): { command: string; args: string[]; names: Record<string, string> } {
+  const account = accountOf(runAs.uid);
+  const groups = account ? '--init-groups' : '--clear-groups';
+  return {
+    command: SWITCHER,
+    args: [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, groups, '--', command, ...args],
+    names: account ? { HOME: account.home, USER: account.name, LOGNAME: account.name } : {},
+  };
+}
