@@ -13,12 +13,19 @@ export interface WithRawId {
   [RAW_ID]?: string;
 }
 
-/** Whether a parsed id lost digits: an integer beyond what a double holds exactly. */
+/**
+ * Whether a parsed id may not be what its client wrote: an integer beyond what a double holds
+ * exactly (`9007199254740993`, `9007199254740993.0`, `12345678901234567890e0`), or a zero that was
+ * a number too small for a double (`1e-400`). Other ids print as written; their text is not looked for.
+ */
 export function idMayHaveLostDigits(id: unknown): id is number {
-  return typeof id === 'number' && Number.isFinite(id) && !Number.isSafeInteger(id) && Number.isInteger(id);
+  return typeof id === 'number' && Number.isFinite(id) && Number.isInteger(id) && (!Number.isSafeInteger(id) || id === 0);
 }
 
-/** The text of the message's top-level `"id"` member when it is an integer literal; undefined otherwise. */
+/** A JSON number literal, up to what follows it in an object. */
+const NUMBER_LITERAL = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?=[\s,}])/;
+
+/** The text of the message's top-level `"id"` member when it is a number literal; undefined otherwise. */
 export function rawIdText(text: string): string | undefined {
   let depth = 0;
   let i = 0;
@@ -33,7 +40,7 @@ export function rawIdText(text: string): string | undefined {
       if (text[i] !== ':') continue; // "id" as a value, not a key
       i++;
       while (/\s/.test(text[i] ?? '')) i++;
-      return /^-?\d+(?=[\s,}])/.exec(text.slice(i, i + 400))?.[0];
+      return NUMBER_LITERAL.exec(text.slice(i, i + 400))?.[0];
     }
     if (c === '{' || c === '[') depth++;
     else if (c === '}' || c === ']') depth--;

@@ -40,6 +40,14 @@ test('the answer is written with the id as its client wrote it, the rest as JSON
 });
 
 test('ids that lose nothing are left alone: safe integers, fractions, strings; an infinite one is refused elsewhere', () => {
-  for (const id of [0, 1, -5, 2 ** 53 - 1, 2.5, 'x', null, Infinity]) assert.equal(idMayHaveLostDigits(id), false, String(id));
+  for (const id of [1, -5, 2 ** 53 - 1, 2.5, 'x', null, Infinity]) assert.equal(idMayHaveLostDigits(id), false, String(id));
   assert.equal(rawIdText('{"jsonrpc":"2.0","id":"9007199254740993"}'), undefined, 'a string id is no number');
+});
+
+test('a number written with a fraction or an exponent that a double changes is found as written too (found by an outside audit)', () => {
+  for (const id of ['9007199254740993.0', '12345678901234567890e0', '1e-400', '-1.5E+30', '0']) {
+    const line = `{"jsonrpc":"2.0","id":${id},"method":"pty/status"}`;
+    assert.equal(idMayHaveLostDigits(JSON.parse(line).id), true, id);
+    assert.equal(rawIdText(line), id);
+  }
 });
