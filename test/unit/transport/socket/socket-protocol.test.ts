@@ -424,7 +424,15 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     let text = '';
     sock.setEncoding('utf8');
     sock.on('data', (d: string) => (text += d));
-    const ids = ['9007199254740993', '12345678901234567890', '-9223372036854775807', '18446744073709551615', '9007199254740993.0', '12345678901234567890e0', '1e-400'];
+    const ids = [
+      '9007199254740993',
+      '12345678901234567890',
+      '-9223372036854775807',
+      '18446744073709551615',
+      '9007199254740993.0',
+      '12345678901234567890e0',
+      '1e-400',
+    ];
     for (const id of ids) sock.write(`{"jsonrpc":"2.0","method":"pty/status","params":{"id":1},"id":${id}}\n`);
     sock.write('{"jsonrpc":"2.0","id":9007199254740995,"method":"pty/no-such-method"}\n');
     await until(() => text.split('\n').length > ids.length + 1, 'every answer');
