@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { splitShellWords } from '../core/base/shell-words';
 import { keepYoungGenerationSmall } from '../host/young-generation';
@@ -9,6 +10,7 @@ import { parseAddress } from '../transport/base/address';
 import { intFlag, nameFlag, parseArgs, strFlag, UsageError } from './args';
 import { agentFlags, commandLogFlag, httpFlags, limitFlags } from './host-flags';
 import { COMMAND_FLAGS } from './command-flags';
+import { CliError } from './find-session';
 
 const USAGE =
   'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX] [--max-sessions N] [--max-session-connections N] [--max-control-connections N] [--max-http-connections N] [--max-in-flight N] [--max-line-bytes N]';
@@ -42,6 +44,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const cwd = path.resolve(strFlag(args, '--cwd') ?? process.cwd());
   const compat: Endpoint | undefined =
     socketPath !== undefined ? { type: 'unix', path: path.resolve(socketPath) } : port !== undefined ? { type: 'tcp', host: '127.0.0.1', port } : undefined;
+  if (compat?.type === 'unix') checkSocketFolder(compat.path);
   const log = (line: string) => {
     if (!args.flags.has('--quiet')) process.stdout.write(line + '\n');
   };
@@ -113,4 +116,19 @@ export async function serveCommand(argv: string[]): Promise<number> {
     throw e;
   }
   return new Promise<number>(() => {}); // runs until a signal or pty/kill
+}
+
+/**
+ * The folder a `--socket` goes in must be there: listen() would say EACCES for one that is missing,
+ * which sends the user looking at permissions.
+ */
+function checkSocketFolder(socket: string): void {
+  const folder = path.dirname(socket);
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(folder);
+  } catch {
+    throw new CliError(`cannot listen on ${socket}: no such directory: ${folder}`);
+  }
+  if (!stat.isDirectory()) throw new CliError(`cannot listen on ${socket}: not a directory: ${folder}`);
 }

@@ -331,6 +331,9 @@ describe('errors: non-zero exit status and one line on stderr', () => {
       [['--no-http', '--max-http-connections', '8'], /--max-http-connections and --no-http are mutually exclusive/],
       [['--no-http', '--cols', '80', '--cols', '100'], /--cols is given twice; give it once/],
       [['--no-http', '--agent-deny', '^ok', '--agent-deny', '(unclosed'], /--agent-deny: Invalid regular expression/],
+      // listen() says EACCES for a folder that is not there: the user would look at permissions.
+      [['--no-http', '--socket', path.join(sockPath, 'no-folder', 'x.sock')], /cannot listen on .*: no such directory: .*no-folder$/m],
+      [['--no-http', '--socket', path.join(process.execPath, 'x.sock')], /cannot listen on .*: not a directory: /],
     ];
     const results = await runEach(
       cases.map(([args]) => ['serve', ...args]),
