@@ -3,6 +3,8 @@ import { ErrorCode, RpcError } from '../../core/base/errors';
 /** Default longest JSON-RPC line a host accepts (docs/protocol.md#2-framing: 1 MiB). */
 export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
 
+const CR = 0x0d;
+
 /**
  * The answer to a JSON-RPC line (sockets) or message (`/rpc`, one per frame) over the host's limit,
  * sent with `id: null` before the connection closes (docs/protocol.md#2-framing).
@@ -34,7 +36,8 @@ export class LineReader {
       const nl = chunk.indexOf(0x0a, start);
       if (nl === -1) break;
       const piece = chunk.subarray(start, nl);
-      if (this._partBytes + piece.length > this._maxBytes) return this._overflow();
+      const last = piece.length > 0 ? piece[piece.length - 1] : this._lastByte();
+      if (this._partBytes + piece.length > this._limitEndingWith(last)) return this._overflow();
       const line = this._parts.length ? Buffer.concat([...this._parts, piece]) : piece;
       this._parts = [];
       this._partBytes = 0;
@@ -44,7 +47,8 @@ export class LineReader {
     }
     const rest = chunk.subarray(start);
     if (rest.length === 0) return;
-    if (this._partBytes + rest.length > this._maxBytes) return this._overflow();
+    // One byte more may be the `\r` of a CRLF line whose `\n` has not come yet.
+    if (this._partBytes + rest.length > this._maxBytes + 1) return this._overflow();
     this._parts.push(Buffer.from(rest));
     this._partBytes += rest.length;
   }
@@ -55,10 +59,22 @@ export class LineReader {
    */
   end(): void {
     if (this._overflowed || this._partBytes === 0) return;
+    if (this._partBytes > this._limitEndingWith(this._lastByte())) return this._overflow();
     const line = Buffer.concat(this._parts);
     this._parts = [];
     this._partBytes = 0;
     this._onLine(line);
+  }
+
+  /** A line's longest, its `\n` left out: a trailing `\r` (CRLF, tolerated) is not counted either. */
+  private _limitEndingWith(lastByte: number | undefined): number {
+    return lastByte === CR ? this._maxBytes + 1 : this._maxBytes;
+  }
+
+  /** The last byte of the unfinished line held so far. */
+  private _lastByte(): number | undefined {
+    const part = this._parts.at(-1);
+    return part?.[part.length - 1];
   }
 
   private _overflow(): void {
