@@ -47,8 +47,8 @@ export class LineReader {
     }
     const rest = chunk.subarray(start);
     if (rest.length === 0) return;
-    // One byte more may be the `\r` of a CRLF line whose `\n` has not come yet.
-    if (this._partBytes + rest.length > this._maxBytes + 1) return this._overflow();
+    // One byte more may be the `\r` of a CRLF line whose `\n` has not come yet; any other is over.
+    if (this._partBytes + rest.length > this._limitEndingWith(rest[rest.length - 1])) return this._overflow();
     this._parts.push(Buffer.from(rest));
     this._partBytes += rest.length;
   }

@@ -206,26 +206,33 @@ describe('bad input gets a clear JSON-RPC error and the connection keeps working
     controlBystander.close();
   });
 
-  test('a line of exactly the limit is served, ended by \\n or by \\r\\n (the \\r is not counted); one byte more is refused', { timeout: TEST_TIMEOUT }, async () => {
-    /** A pty/status request of exactly `bytes` bytes. */
-    const requestOf = (id: number, bytes: number) => {
-      const shape = (pad: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'pty/status', params: { pad } });
-      return shape('p'.repeat(bytes - shape('').length));
-    };
-    for (const [ending, id] of [['\n', 1], ['\r\n', 2]] as const) {
-      const c = await lineClient(shell.address);
-      const line = requestOf(id, MAX_LINE);
-      assert.equal(Buffer.byteLength(line), MAX_LINE);
-      c.raw(line + ending);
-      const answer = await c.next((m) => m.id === id || m.id === null, undefined, `the answer to a line of the limit ended by ${JSON.stringify(ending)}`);
-      assert.equal(answer.result?.running, true, JSON.stringify(answer.error));
-      c.close();
-    }
-    const over = await lineClient(shell.address);
-    over.raw(requestOf(3, MAX_LINE + 1) + '\r\n');
-    assert.equal((await over.next((m) => 'error' in m, undefined, 'the oversized-line error')).error.code, -32600);
-    await over.closed;
-  });
+  test(
+    'a line of exactly the limit is served, ended by \\n or by \\r\\n (the \\r is not counted); one byte more is refused',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      /** A pty/status request of exactly `bytes` bytes. */
+      const requestOf = (id: number, bytes: number) => {
+        const shape = (pad: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'pty/status', params: { pad } });
+        return shape('p'.repeat(bytes - shape('').length));
+      };
+      for (const [ending, id] of [
+        ['\n', 1],
+        ['\r\n', 2],
+      ] as const) {
+        const c = await lineClient(shell.address);
+        const line = requestOf(id, MAX_LINE);
+        assert.equal(Buffer.byteLength(line), MAX_LINE);
+        c.raw(line + ending);
+        const answer = await c.next((m) => m.id === id || m.id === null, undefined, `the answer to a line of the limit ended by ${JSON.stringify(ending)}`);
+        assert.equal(answer.result?.running, true, JSON.stringify(answer.error));
+        c.close();
+      }
+      const over = await lineClient(shell.address);
+      over.raw(requestOf(3, MAX_LINE + 1) + '\r\n');
+      assert.equal((await over.next((m) => 'error' in m, undefined, 'the oversized-line error')).error.code, -32600);
+      await over.closed;
+    },
+  );
 
   test('invalid envelopes: -32600, with the id echoed when there is one', { timeout: TEST_TIMEOUT }, async () => {
     const c = await lineClient(shell.address);
