@@ -484,7 +484,7 @@ async function memoryPart() {
     `  target: Shared PTY <= tmux per session: marginal RSS ${slope('rss') <= tSlope ? 'MET' : 'NOT MET'}, heap + external ${held <= tSlope ? 'MET' : 'NOT MET'}, first-${SESSIONS} average RSS ${avg('rss') <= tAvg ? 'MET' : 'NOT MET'}`,
   );
 
-  console.log(`\n(c) idle CPU: ${SESSIONS} sessions at their prompt for ${fmt(IDLE_MS / 1000, 0)} s, from 10 s after their last output`);
+  console.log(`\n(c) idle CPU: ${SESSIONS} sessions at their prompt for ${fmt(IDLE_MS / 1000, 0)} s, from 20 s after their last output`);
   const idle = mem.idle;
   const idleShared = idle.userMs + idle.systemMs;
   console.log(
