@@ -9,12 +9,15 @@
 
 /** Bytes a JSON text may begin with before its first value (JSON's whitespace). */
 const WHITESPACE = new Set([0x20, 0x09, 0x0d, 0x0a]);
+/** A line may begin with UTF-8's byte order mark, which the decoder drops (as on a Unix socket). */
+const UTF8_BOM_START = 0xef;
+
 /**
  * The bytes a JSON value can begin with (`{`, `[`, `"`, `-`, a digit, `t`, `f`, `n`). Only `{` can
  * begin a request; any other JSON (a batch, `null`) is refused once its line has ended, as Invalid
  * Request like on later lines, not as a Parse error. No HTTP request line begins with one of them.
  */
-const JSON_STARTS = new Set([...'{["-0123456789tfn'].map((c) => c.charCodeAt(0)));
+const JSON_STARTS = new Set([...'{["-0123456789tfn'].map((c) => c.charCodeAt(0)).concat(UTF8_BOM_START));
 
 /**
  * The first byte of `chunk` that is not whitespace: whether it can begin JSON (`true`/`false`), or

@@ -154,7 +154,7 @@ describe('the per-session TCP port runs JSON-RPC only', () => {
   });
 
   test(
-    'a JSON-RPC client over TCP works as before: blank lines first, CRLF, a message split over writes, several per write',
+    'a JSON-RPC client over TCP works as before: blank lines first, CRLF, a message split over writes, several per write, a byte order mark',
     { timeout: TEST_TIMEOUT },
     async () => {
       const c = await LineClient.connect({ port });
@@ -176,6 +176,15 @@ describe('the per-session TCP port runs JSON-RPC only', () => {
         assert.equal(c.isClosed, false);
       } finally {
         c.close();
+      }
+      // A first line that begins with UTF-8's byte order mark is served, as on a Unix socket.
+      const bom = await LineClient.connect({ port });
+      try {
+        const answer = bom.next((m) => m.id === 'bom', undefined, 'the answer to a line with a BOM');
+        bom.raw('\ufeff{"jsonrpc":"2.0","id":"bom","method":"pty/status"}\n');
+        assert.equal((await answer).result.running, true);
+      } finally {
+        bom.close();
       }
     },
   );
