@@ -2,6 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runAsLaunch, runAsOf } from '../../../../../src/core/session/pty/run-as';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../../helpers/leak-tracker';
+
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test('uid/gid: only a root host switches, and root asking for root (or nothing) is no switch', () => {
   assert.deepEqual(runAsOf(65534, 65534, 0), { uid: 65534, gid: 65534 });
