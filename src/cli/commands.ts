@@ -9,7 +9,8 @@ import { CliError, findSession } from './find-session';
 import type { SessionInfo } from '../core/methods/types';
 import { chosenHost, findTarget, hostsConfigForLocal, localTarget, remoteHosts, remoteName, type SessionTarget } from './remote';
 import { oneLine } from './one-line';
-import { DEFAULT_SEND_TIMEOUT_MS, DEFAULT_WAIT_TIMEOUT_MS, MAX_SCROLLBACK_PAGE, MAX_WAIT_MS } from '../core/base/param-limits';
+import { MAX_SCROLLBACK_PAGE, MAX_WAIT_MS } from '../core/base/param-limits';
+import { answerWithin, stalledMessage } from './answer-bound';
 
 /**
  * Calls one method on the session's host (this machine's, or a remote one through its bridge);
@@ -22,41 +23,26 @@ export async function callOn<M extends MethodName>(selector: string, method: M, 
 /** callOn for a session already found. */
 export async function callOnTarget<M extends MethodName>(target: SessionTarget, method: M, params: Omit<ControlParamsOf<M>, 'session'>): Promise<ResultOf<M>> {
   const client = await target.connect();
-  let timer: NodeJS.Timeout | undefined;
   try {
     // A host (or a link to one) that stalls never answers, and nothing closes: the call's own wait,
     // and a margin, is as long as the command waits (docs/cli.md#errors).
-    const given = (params as { timeout?: unknown }).timeout;
-    const asked = typeof given === 'number' ? given : (CALL_DEFAULT_WAIT_MS[method] ?? 0);
-    const stalled = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const who = target.remote !== undefined ? `host "${target.remote}"` : `the Shared PTY host ${target.local?.hostId ?? ''}`.trimEnd();
-        const within = asked > 0 ? ` (the wait's ${asked / 1000} s and ${ANSWER_MARGIN_MS / 1000} s more)` : '';
-        reject(new CliError(`no answer from ${who} within ${(asked + ANSWER_MARGIN_MS) / 1000} s${within}: it, or the way to it, is stalled`));
-      }, asked + ANSWER_MARGIN_MS);
-    });
+    const who = target.remote !== undefined ? `host "${target.remote}"` : `the Shared PTY host ${target.local?.hostId ?? ''}`.trimEnd();
     // TypeScript cannot see that a generic Omit plus the field it omitted is the whole again.
-    return await Promise.race([client.call(method, { session: target.session.id, ...params } as unknown as CallParams<M>), stalled]);
+    return await answerWithin(
+      method,
+      params as Record<string, unknown>,
+      client.call(method, { session: target.session.id, ...params } as unknown as CallParams<M>),
+      (ms, own) => new CliError(stalledMessage(who, ms, own)),
+    );
   } catch (e) {
     // Params the host refuses (an invalid regex, an unknown key name) are the user's usage error: 2.
     if (e instanceof RpcCallError) throw new CliError(e.message, e.code === ErrorCode.InvalidParams ? 2 : 1);
     if (e instanceof ConnectionClosedError) throw new CliError(await target.goneMessage(e));
     throw e;
   } finally {
-    clearTimeout(timer);
     target.release(client);
   }
 }
-
-/**
- * How long past its own wait a call's answer may take before the host (or the link to it) is said
- * to be stalled: a loaded machine answers within a second or two; ssh without keep-alives never
- * notices a peer that stopped.
- */
-const ANSWER_MARGIN_MS = 15_000;
-
-/** The host's wait for the calls that wait when the command gives no `--timeout`. */
-const CALL_DEFAULT_WAIT_MS: Partial<Record<MethodName, number>> = { 'pty/wait': DEFAULT_WAIT_TIMEOUT_MS, 'pty/send': DEFAULT_SEND_TIMEOUT_MS };
 
 /** The <session> argument, or a usage error that shows the usage line. */
 export function needSession(positional: string[], usage: string): string {

@@ -7,6 +7,7 @@ import { COMMAND_FLAGS } from './command-flags';
 import { CliError, hostGoneMessage } from './find-session';
 import { chosenHost, connectRemote, findTarget, remoteHosts, remoteName, remoteSessions } from './remote';
 import { stdoutClosed, whenStdoutCloses } from './stdout-closed';
+import { answerWithin, stalledMessage } from './answer-bound';
 
 export const EVENTS_USAGE = 'shared-pty events [<session>] [--since SEQ] [--json] [--host NAME]';
 
@@ -44,14 +45,23 @@ export async function eventsCommand(argv: string[]): Promise<number> {
   const remote = target ? target.remote : remoteName(chosenHost());
 
   // Ctrl+C ends it with 0 from the first event on: listened for before anything is printed; so
-  // does a reader of stdout that has gone (`| head`).
+  // does a reader of stdout that has gone (`| head`). Before it follows anything (a host or a link
+  // that takes its time), the process just ends: nothing of it needs closing.
   let interrupted: () => void = () => undefined;
   const interrupt = new Promise<void>((resolve) => (interrupted = resolve));
-  process.once('SIGINT', () => interrupted());
-  process.once('SIGTERM', () => interrupted());
+  let following = false;
+  const onSignal = () => (following ? interrupted() : process.exit(0));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   void whenStdoutCloses().then(() => interrupted());
-  const followed = remote !== undefined ? [await followRemote(remote)] : await followLocal(target?.local);
-  await Promise.all(followed.map((f) => subscribe(f, target?.session.id, since, (e) => print(f, e))));
+  const reached = remote !== undefined ? [await followRemote(remote)] : await followLocal(target?.local);
+  const stalled = await Promise.all(reached.map((f) => subscribeWithin(f, target?.session.id, since, (e) => print(f, e))));
+  const followed = reached.filter((_, i) => stalled[i] === undefined);
+  const said = stalled.filter((m) => m !== undefined);
+  // A host that gave no answer is said, and the others are followed; with none left, that is the error.
+  if (followed.length === 0) throw new CliError(said.join('; '));
+  for (const line of said) process.stderr.write(`shared-pty: ${line}\n`);
+  following = true;
   let stopping = false;
   // A host that went away is a failure told in one line (exit 1); Ctrl+C or a closed reader is not.
   let lost = false;
@@ -123,6 +133,27 @@ async function followRemote(name: string): Promise<Followed> {
     gone: () => remoteHosts().dropMessage(name),
     refreshNames: () => void list().catch(() => undefined),
   };
+}
+
+/**
+ * Subscribes to a host's events, within ANSWER_MARGIN_MS past an answer's due: a host that does not
+ * answer (stopped, or a link to it that stalled) is not followed, and the line that says so is returned.
+ */
+async function subscribeWithin(
+  f: Followed,
+  session: string | undefined,
+  since: number | undefined,
+  onEvent: (e: HostEvent) => void,
+): Promise<string | undefined> {
+  const who = f.prefix === '' ? `the Shared PTY host ${f.host}` : `host "${f.host}"`;
+  try {
+    await answerWithin('pty/events', {}, subscribe(f, session, since, onEvent), (ms, own) => new CliError(stalledMessage(who, ms, own)));
+    return undefined;
+  } catch (e) {
+    if (!(e instanceof CliError)) throw e;
+    f.client.close();
+    return e.message;
+  }
 }
 
 /** Subscribes to a host's events (of one session, or all of them). */

@@ -3,6 +3,7 @@ import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/s
 import type { McpServer } from '@modelcontextprotocol/server';
 import { ErrorCode, hostGone, RpcError, unknownSession } from '../core/base/errors';
 import type { SessionInfo } from '../core/methods/types';
+import { sessionInfo } from '../core/methods/shapes';
 import { resolveSelector, selectionError, selectOrThrow } from '../core/session/selector';
 import { ensureDaemon } from '../host/daemon';
 import { hostOfFolder, isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
@@ -21,6 +22,7 @@ import { HostsConfigError, LOCAL_HOST, splitHostSelector, unknownHostError, unkn
 import { hostsConfigForLocal } from './remote';
 import { RemoteHostError, RemoteHosts } from '../host/remote-hosts';
 import { hostGoneMessage } from './find-session';
+import { answerWithin, stalledMessage } from './answer-bound';
 
 /**
  * Every call names its caller (the `client` param, see src/core/io/caller.ts): the host sees a
@@ -64,6 +66,8 @@ export class DiscoveryBackend implements ToolBackend {
   /** Remote hosts already reported unreachable on stderr, until they answer again. */
   private readonly _unreachable = new Set<string>();
   private readonly _remotes: RemoteHosts;
+  /** Connections dropped because they stalled, with the error that said so (see _answer). */
+  private readonly _stalled = new WeakMap<RpcClient, RpcError>();
 
   /** Questions to the person in progress (host/approve answers them), by request id: ended early when the host says so. */
   private readonly _asking = new Map<string, AbortController>();
@@ -152,7 +156,9 @@ export class DiscoveryBackend implements ToolBackend {
       signal?.addEventListener('abort', closeOwn, { once: true });
       try {
         const client = own ? await this._ownClient(host, own.signal) : await this._client(host);
-        return await client.request(method, { ...params, session: found.s.id, client: this._declaration(prompt) });
+        const asked = client.request(method, { ...params, session: found.s.id, client: this._declaration(prompt) });
+        // A stopped host never answers: said as the CLI says it, and its connection made again next time.
+        return await this._answer(client, method, params, asked, host.hostId, `the Shared PTY host ${host.hostId}`, () => this._dropClient(host, client));
       } catch (e) {
         // Cancelled: the call's own connection was closed on purpose, the host is fine.
         if (signal?.aborted) throw cancelled();
@@ -189,7 +195,9 @@ export class DiscoveryBackend implements ToolBackend {
   private async _onRemote(name: string, method: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
     const client = await this._remotes.connect(name);
     try {
-      return await client.request(method, { ...params, client: AGENT_OVER_STDIO }, signal);
+      const asked = client.request(method, { ...params, client: AGENT_OVER_STDIO }, signal);
+      // A link that stalls (an ssh whose peer stopped) never closes by itself: dropped, made again next time.
+      return await this._answer(client, method, params, asked, name, `host "${name}"`, () => this._remotes.drop(name));
     } catch (e) {
       if (e instanceof RequestCancelledError) throw cancelled();
       if (e instanceof ConnectionClosedError) throw hostGone(await this._remotes.dropMessage(name), name);
@@ -215,7 +223,9 @@ export class DiscoveryBackend implements ToolBackend {
     const host =
       hostOfFolder(readLiveRecords(), cwd) ??
       (await ensureDaemon({ cliPath: this._cliPath, onOutdatedHost: (message) => process.stderr.write(`shared-pty mcp: ${message}\n`) }));
-    return (await this._client(host)).request('session/create', { ...params, cwd, client: this._declaration() });
+    const client = await this._client(host);
+    const asked = client.request('session/create', { ...params, cwd, client: this._declaration() });
+    return this._answer(client, 'session/create', params, asked, host.hostId, `the Shared PTY host ${host.hostId}`, () => this._dropClient(host, client));
   }
 
   /**
@@ -316,7 +326,7 @@ export class DiscoveryBackend implements ToolBackend {
       // Each host within its time: one that stops answering does not hold up the others' sessions.
       const sessions = await this._remotes.listSessions<SessionInfo>(name, () => this._onRemote(name, 'session/list', {}));
       this._unreachable.delete(name);
-      return sessions.map((s) => ({ ...s, host: name }));
+      return sessions.map((s) => ({ ...describedFully(s), host: name }));
     } catch (e) {
       if (must) throw e;
       // The relay is ending (its client closed stdin): a listing cut short is no failure to report.
@@ -378,6 +388,41 @@ export class DiscoveryBackend implements ToolBackend {
     return c;
   }
 
+  /**
+   * `asked`'s answer, or, past the call's own wait and ANSWER_MARGIN_MS, a tool error saying the host
+   * (`who`) is stalled; its connection is then dropped (`drop`), and every other call on it ends
+   * with the same words, not with "the connection closed".
+   */
+  private async _answer<T>(
+    client: RpcClient,
+    method: string,
+    params: Record<string, unknown>,
+    asked: Promise<T>,
+    host: string,
+    who: string,
+    drop: () => void,
+  ): Promise<T> {
+    try {
+      return await answerWithin(method, params, asked, (ms, waited) => {
+        const error = hostGone(`${stalledMessage(who, ms, waited)}; the connection is made again on the next use`, host);
+        this._stalled.set(client, error);
+        drop();
+        return error;
+      });
+    } catch (e) {
+      throw (e instanceof ConnectionClosedError && this._stalled.get(client)) || e;
+    }
+  }
+
+  /** Closes the shared connection to `host` if it is `client` (it stalled): the next call makes a new one. */
+  private _dropClient(host: HostRecord, client: RpcClient): void {
+    void this._clients.get(host.hostId)?.then((shared) => {
+      if (shared !== client) return;
+      this._clients.delete(host.hostId);
+      client.close();
+    });
+  }
+
   dispose(): void {
     for (const c of this._clients.values())
       void c.then(
@@ -427,4 +472,39 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       setTimeout(() => process.exit(0), MCP_EXIT_GRACE_MS).unref();
     });
   });
+}
+
+/**
+ * What a remote host of an older version leaves out of a SessionInfo (fields are only ever added:
+ * docs/hosts.md), filled in as "not known there": a listing must not fail for every host because one
+ * describes its sessions with fewer fields.
+ */
+const NOT_KNOWN_THERE = {
+  pid: 0,
+  command: '',
+  args: [],
+  cwd: '',
+  workspace: null,
+  cols: 0,
+  rows: 0,
+  createdAt: '',
+  running: true,
+  exitCode: null,
+  origin: 'script',
+  address: '',
+  clients: 0,
+  secretInput: false,
+  integration: false,
+} satisfies Omit<SessionInfo, 'id' | 'name'>;
+
+/** A remote session with every field a SessionInfo has: what the host gave where it is valid, else NOT_KNOWN_THERE's. */
+function describedFully(s: SessionInfo): SessionInfo {
+  const info: Record<string, unknown> = { ...NOT_KNOWN_THERE, ...s };
+  const checked = sessionInfo.safeParse(info);
+  if (checked.success) return info as SessionInfo;
+  for (const issue of checked.error.issues) {
+    const key = issue.path[0];
+    if (typeof key === 'string' && key in NOT_KNOWN_THERE) info[key] = NOT_KNOWN_THERE[key as keyof typeof NOT_KNOWN_THERE];
+  }
+  return info as SessionInfo;
 }

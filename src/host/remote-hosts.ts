@@ -134,6 +134,17 @@ export class RemoteHosts implements IDisposable {
     return (await link).client;
   }
 
+  /** Ends `name`'s connection now (one that stalled: nothing came back on it); the next use makes a new one. */
+  drop(name: string): void {
+    const link = this._links.get(name);
+    if (!link) return;
+    this._links.delete(name);
+    void link.then(
+      (l) => this._stop(l, true),
+      () => undefined,
+    );
+  }
+
   /** The line that said `name`'s host over there was gone at its last drop, if it was (its sessions ended with it). */
   goneLine(name: string): string | undefined {
     return this._goneLines.get(name);

@@ -9,6 +9,9 @@ export const MAX_WAIT_MS = 24 * 60 * 60 * 1000;
 /** The wait of `pty/wait` and of `pty/send` when the call names none (docs/protocol.md#ptywait). */
 export const DEFAULT_WAIT_TIMEOUT_MS = 10000;
 export const DEFAULT_SEND_TIMEOUT_MS = 30000;
+/** The wait of `pty/signal` with `wait` (MCP `signal`) and of `pty/waitEvent` when the call names none. */
+export const DEFAULT_SIGNAL_TIMEOUT_MS = 5000;
+export const DEFAULT_WAIT_EVENT_TIMEOUT_MS = 30000;
 
 /**
  * The terminal sizes a session takes. The methods take any positive size and bring it within

@@ -4,10 +4,10 @@ import { waitForEvent } from '../io/wait-event';
 import { EVENT_TYPES, hostEvent } from '../session/events/session-events';
 import { byDefault, byDefaultSays, nonNegInt, waitMs } from './schemas';
 import { method } from './spec';
+import { DEFAULT_WAIT_EVENT_TIMEOUT_MS } from '../base/param-limits';
 import { requireSession } from './context';
 
 /** How long `wait_event` waits by default: as long as a send (an agent waits for a command or the user). */
-export const DEFAULT_WAIT_EVENT_TIMEOUT_MS = 30000;
 
 export const eventsMethod = method({
   name: 'pty/events',

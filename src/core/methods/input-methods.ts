@@ -14,7 +14,7 @@ import {
 import { applyBudget, joinBudget, noteRoom, roomBeside } from '../io/output-budget';
 import { AnsiStripper } from '../base/ansi';
 import { MAX_OUTPUT_READ_BYTES } from './output-methods';
-import { inSize, MAX_WAIT_MS } from '../base/param-limits';
+import { DEFAULT_SIGNAL_TIMEOUT_MS, inSize, MAX_WAIT_MS } from '../base/param-limits';
 import { signalForegroundGroup } from '../process/proc-state';
 import { admitWrite, agentCall, DEFAULT_APPROVAL_WAIT_MS } from '../agent/agent-write';
 import { DEFAULT_ARBITRATION_WAIT_MS, whenHumanPaused } from '../agent/typing-arbitration';
@@ -50,9 +50,6 @@ function actionProblem(action: WriteAction | WriteAction[]): { message: string; 
 
 /** Output bytes an agent's call that waits asks for: as many as a send returns, so the budget sees it all. */
 const MCP_OUTPUT_BYTES = 16 * DEFAULT_SEND_MAX_BYTES;
-
-/** How long `pty/signal` with `wait` waits by default: a signalled program ends (or not) at once. */
-export const DEFAULT_SIGNAL_TIMEOUT_MS = 5000;
 
 /** The params of a call that may wait for the outcome of what it did, as `pty/send` does. */
 function waitParams(defaultTimeout: number) {

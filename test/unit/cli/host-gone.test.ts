@@ -183,4 +183,51 @@ describe('a host that stops answering (stopped, or a link to it that stalled)', 
     }
     await h.stop();
   });
+
+  test("shared-pty mcp's tools and events say so as well; events ends at once on SIGTERM while it waits", { timeout: TEST_TIMEOUT }, async () => {
+    const h = await startHost();
+    const id = h.record.sessions[0].id;
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp'],
+      env: env as Record<string, string>,
+      cwd: REPO_ROOT,
+      stderr: 'pipe',
+    });
+    const mcp = new Client({ name: 'host-stalled-test', version: '0.0.0' });
+    await withTimeout(mcp.connect(transport), 30_000, 'MCP stdio connect');
+    try {
+      assert.notEqual(((await mcp.callTool({ name: 'read_screen', arguments: { session: id } })) as { isError?: boolean }).isError, true);
+      killPid(h.pid, 'SIGSTOP');
+      const events = startCli(['events', id], env, 60_000);
+      const interrupted = startCli(['events'], env, 60_000);
+      // Well inside the 15 s events waits for the host's answer, once it has started.
+      const terminated = sleep(5_000).then(() => killPid(interrupted.pid, 'SIGTERM'));
+      const [tool, followed, ended] = await Promise.all([
+        mcp.callTool({ name: 'send', arguments: { session: id, text: 'true', timeout: 2000 } }, undefined, { timeout: 60_000 }) as Promise<{
+          isError?: boolean;
+          content: Array<{ text?: string }>;
+        }>,
+        events.result,
+        interrupted.result,
+        terminated,
+      ]);
+      assert.equal(tool.isError, true, 'a tool error, not a call that never returns');
+      assert.match(
+        tool.content.map((c) => c.text ?? '').join(''),
+        new RegExp(`no answer from the Shared PTY host ${h.record.hostId} within 17 s \\(the wait's 2 s and 15 s more\\): it, or the way to it, is stalled`),
+      );
+      assert.equal(followed.code, 1, followed.stderr);
+      assert.equal(followed.stderr, `shared-pty: no answer from the Shared PTY host ${h.record.hostId} within 15 s: it, or the way to it, is stalled\n`);
+      assert.deepEqual(
+        { code: ended.code, signal: ended.signal, stderr: ended.stderr },
+        { code: 0, signal: null, stderr: '' },
+        'SIGTERM ends it with 0, as Ctrl+C does',
+      );
+    } finally {
+      killPid(h.pid, 'SIGCONT');
+      await mcp.close().catch(() => {});
+    }
+    await h.stop();
+  });
 });

@@ -563,6 +563,46 @@ describe('shared-pty mcp, hosts of its own', { concurrency: true }, () => {
   });
 
   test(
+    'shared-pty mcp: a host that stops answering once it listed its sessions fails the call 15 s past its wait; one that lists fewer fields is listed all the same',
+    { timeout: 90_000 },
+    async () => {
+      // Bridges that answer host/info and session/list, and then nothing (stall); or an older host's
+      // sessions, with no secretInput nor integration (old).
+      const fake = (sessions: object[]) =>
+        `${JSON.stringify(process.execPath)} -e 'require("readline").createInterface({input: process.stdin}).on("line", (l) => { const m = JSON.parse(l); ` +
+        `const result = m.method === "host/info" ? {hostId: "fake"} : m.method === "session/list" ? {sessions: ${JSON.stringify(sessions)}} : undefined; ` +
+        `if (result) process.stdout.write(JSON.stringify({jsonrpc: "2.0", id: m.id, result}) + "\\n"); })'`;
+      const agent = await mcpWithHostsFile(
+        JSON.stringify({
+          hosts: { stall: fake([{ id: 's1', name: 'stuck' }]), old: fake([{ id: 'o1', name: 'older', pid: 7, running: true, command: 'bash' }]) },
+        }),
+        'stalled-remote-test',
+      );
+      type Answer = { isError?: boolean; content: Array<{ text?: string }>; structuredContent?: any };
+      const said = (r: Answer) => r.content.map((c) => c.text ?? '').join('');
+      try {
+        const listed = (await agent.callTool({ name: 'list_sessions', arguments: {} })) as Answer;
+        assert.notEqual(listed.isError, true, said(listed));
+        const older = listed.structuredContent.sessions.find((x: { host?: string }) => x.host === 'old');
+        assert.deepEqual([older.id, older.name, older.pid, older.command], ['o1', 'older', 7, 'bash'], 'what the old host says is kept');
+        assert.deepEqual([older.secretInput, older.integration], [false, false], 'what it does not say is filled in as not known there');
+        const send = (await agent.callTool({ name: 'send', arguments: { session: 'stall:stuck', text: 'true', timeout: 2000 } }, undefined, {
+          timeout: 55_000,
+        })) as Answer;
+        assert.equal(send.isError, true, said(send));
+        // (Its first call there, a look at the session before the send, is the one that stalls: 15 s.)
+        assert.match(said(send), /no answer from host "stall" within 1[57] s.*: it, or the way to it, is stalled/);
+        // The link was dropped: the next call makes a new one, which stalls the same way.
+        const open = (await agent.callTool({ name: 'open_session', arguments: { host: 'stall' } }, undefined, { timeout: 55_000 })) as Answer;
+        assert.equal(open.isError, true, said(open));
+        assert.match(said(open), /no answer from host "stall" within 15 s: it, or the way to it, is stalled/);
+      } finally {
+        await agent.close().catch(() => undefined);
+      }
+    },
+  );
+
+  test(
     "shared-pty mcp with a broken hosts.json: this machine's sessions still listed; a host named anywhere is told the file is why",
     { timeout: 60_000 },
     async () => {
