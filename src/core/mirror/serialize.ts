@@ -1,6 +1,6 @@
 import { SerializeAddon } from '@xterm/addon-serialize';
 import type { IBuffer, IBufferCell, IBufferLine, Terminal } from '@xterm/headless';
-import { hiddenModesOf } from '../base/internals/xterm';
+import { hiddenModesOf, savedCursorOf } from '../base/internals/xterm';
 
 /*
  * xterm's SerializeAddon, shown a terminal where a wrapped row that begins with an empty cell
@@ -31,10 +31,57 @@ export function serializeTerminal(term: Terminal, scrollback: number): string {
   // (Terminal.loadAddon gives it the same object).
   serializer.activate(withSpaceOpenedWraps(term) as unknown as Parameters<SerializeAddon['activate']>[0]);
   try {
-    return serializer.serialize({ scrollback }).replace(MOVE_BY_ZERO, '') + blankRowsWithColour(term) + modesLeftOut(term);
+    const { text, pen } = penResetAtNewlines(serializer.serialize({ scrollback }).replace(MOVE_BY_ZERO, ''));
+    return text + blankRowsWithColour(term) + savedCursorLeftOut(term, pen) + modesLeftOut(term);
   } finally {
     serializer.dispose();
   }
+}
+
+/** The start of an SGR's parameters that resets the pen (`ESC[m`, `ESC[0m`, `ESC[0;…m`). */
+const RESETS = /^0?(;|$)/;
+
+/**
+ * The addon's text with the pen reset before each line break and set again after it. The addon
+ * ends a row with the pen of its last cells (a row erased in blue ends `ESC[44m ESC[76X`) and
+ * breaks the line with that pen on: where the break scrolls, the terminal fills the new row with
+ * the pen's background (as any terminal does), and the row below came out blue after its text
+ * (found by an outside audit). A line break with the default pen fills nothing.
+ */
+function penResetAtNewlines(text: string): { text: string; pen: string } {
+  let pen = '';
+  let out = '';
+  let at = 0;
+  const marks = /\x1b\[[0-9;:]*m|\r\n/g;
+  for (let m = marks.exec(text); m; m = marks.exec(text)) {
+    if (m[0] === '\r\n') {
+      out += text.slice(at, m.index) + (pen === '' ? '\r\n' : `\x1b[0m\r\n${pen}`);
+    } else {
+      // The pen since its last reset: the SGRs that set it, in order.
+      const params = m[0].slice(2, -1);
+      const after = params.replace(RESETS, '');
+      if (!RESETS.test(params)) pen += m[0];
+      else pen = after === '' ? '' : `\x1b[0;${after}m`;
+      out += text.slice(at, m.index + m[0].length);
+    }
+    at = m.index + m[0].length;
+  }
+  return { text: out + text.slice(at), pen };
+}
+
+/**
+ * The cursor a program saved (DECSC), which the addon does not write: saved again at its place
+ * (its pen the default one), then the cursor and the pen put back. A program that saved it to draw
+ * elsewhere (a status line, apt's progress bar) comes back to the right place after DECRC.
+ */
+function savedCursorLeftOut(term: Terminal, pen: string): string {
+  const saved = savedCursorOf(term);
+  // Never saved (or saved at the top left of a screen that never scrolled): a fresh terminal's own.
+  if (!saved || (saved.x === 0 && saved.row === 0)) return '';
+  const b = term.buffer.active;
+  const row = Math.max(0, Math.min(term.rows - 1, saved.row - b.baseY));
+  const col = Math.min(saved.x, term.cols - 1);
+  return `\x1b[0m\x1b[${row + 1};${col + 1}H\x1b7\x1b[${b.cursorY + 1};${Math.min(b.cursorX, term.cols - 1) + 1}H\x1b[0m${pen}`;
 }
 
 /**

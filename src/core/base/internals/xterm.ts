@@ -51,6 +51,16 @@ export function savedCursorRowOf(term: Terminal): { set(absoluteRow: number): vo
 }
 
 /**
+ * The active buffer's saved cursor (DECSC) as xterm keeps it: its column, and its row counted from
+ * the top of the scrollback (see savedCursorRowOf). Undefined when this version keeps it elsewhere.
+ */
+export function savedCursorOf(term: Terminal): { x: number; row: number } | undefined {
+  const active = (term as unknown as { _core?: { buffers?: { active?: { savedX?: unknown; savedY?: unknown } } } })._core?.buffers?.active;
+  if (!active || typeof active.savedX !== 'number' || typeof active.savedY !== 'number') return undefined;
+  return { x: active.savedX, row: active.savedY };
+}
+
+/**
  * The active buffer's cursor column as xterm keeps it (`cols` while a wrap is pending, and after
  * text written past the edge with autowrap off). Undefined when this version keeps it elsewhere.
  */

@@ -162,21 +162,21 @@ test('a row erased whole in a colour, with a wrapped row after it, is redrawn bl
  * screen the background a terminal sent `output` itself has, the cursor, and `after` (written to
  * both) drawn with the same pen.
  */
-async function assertBackgroundsKept(output: string, after: string): Promise<void> {
+async function assertBackgroundsKept(output: string, after: string, scrollback = 0, cols = 40, rows = 8): Promise<void> {
   const { host } = await hostP;
-  const s = await host.createSession({ command: '/bin/sh', args: ['-c', `stty -echo; printf '${output}'; exec cat >/dev/null`], cols: 40, rows: 8 });
+  const s = await host.createSession({ command: '/bin/sh', args: ['-c', `stty -echo; printf '${output}'; exec cat >/dev/null`], cols, rows });
   const client = await connect(host.controlAddress);
-  const want = new Terminal({ cols: 40, rows: 8, allowProposedApi: true });
+  const want = new Terminal({ cols, rows, allowProposedApi: true });
   try {
     await settle(client, s.id, 'end-');
     await new Promise<void>((r) => want.write(output + after, r));
-    const snap = await client.request<Snapshot>('pty/snapshot', { session: s.id, scrollback: 0 });
+    const snap = await client.request<Snapshot>('pty/snapshot', { session: s.id, scrollback });
     const drawn = await redraw(snap, after);
     const cells = (t: Terminal) => {
       const b = t.buffer.active;
       const out: string[] = [];
-      for (let y = 0; y < 8; y++) {
-        for (let x = 0; x < 40; x++) {
+      for (let y = 0; y < rows; y++) {
+        for (let x = 0; x < cols; x++) {
           const c = b.getLine(b.baseY + y)!.getCell(x)!;
           out.push(`${y + 1}:${x + 1} ${c.getChars() || ' '} fg${c.getFgColorMode()}/${c.getFgColor()} bg${c.getBgColorMode()}/${c.getBgColor()}`);
         }
@@ -204,6 +204,16 @@ test('rows painted in a colour and left blank keep it: a screen erased in blue, 
   await assertBackgroundsKept('\x1b[44m\x1b[2J\x1b[H\x1b[0mend-blue', 'after');
   await assertBackgroundsKept('\x1b[?1049h\x1b[44m\x1b[2J\x1b[Hend-alt\x1b[0m', 'after');
   await assertBackgroundsKept('end-parts\x1b[5;10H\x1b[48;5;196m\x1b[5X\x1b[7;1H\x1b[48;2;10;20;30m\x1b[K\x1b[0m\x1b[2;3H\x1b[31m', 'red');
+});
+
+test('with scrollback, a row erased in a colour does not paint the row below: the line break after it scrolls with the pen reset', async () => {
+  // The addon ended the blue row with the blue pen on and broke the line: drawn with rows above
+  // the screen, that break scrolls, and the new row below came out blue after its text (found by
+  // an outside audit, pty/snapshot with scrollback:1000).
+  const lines = Array.from({ length: 60 }, (_, i) => `line ${i} end\r\n`).join('');
+  await assertBackgroundsKept(`${lines}\x1b[44m\x1b[15;1H\x1b[2K\x1b[0mABCD\x1b[24;1Hend-bleed`, 'after', 1000, 80, 24);
+  // A row whose last cells are coloured text, not an erase: the same pen crosses the break.
+  await assertBackgroundsKept(`${lines}\x1b[4;1H\x1b[41mred to the end \x1b[K\x1b[0m\x1b[24;1Hend-text`, 'after', 1000, 80, 24);
 });
 
 /**
@@ -256,6 +266,14 @@ test('a snapshot keeps the character set a program drew lines with, and the colo
   // DEC line drawing as G0 (ESC ( 0): the next `qqx` draws `──│`; and as G1 shifted in (SO).
   await assertModesKept('end-of-it\\033[31;1m\\033(0', 'qqx');
   await assertModesKept('end-of-it\\033)0\\016', 'qqx');
+});
+
+test('a snapshot keeps the cursor a program saved (DECSC): what it writes after restoring it (DECRC) lands where it would have', async () => {
+  // A status line drawn away from the saved place, as apt's progress bar does; then back to it
+  // (found by an outside audit: DECRC went to the top left). The pen after it is the one set last.
+  await assertModesKept('top\\033[5;10H\\0337\\033[8;1H\\033[32mstatus end-of-it', '\x1b8X');
+  // On a screen that scrolled since, and with a scroll region: the saved place as xterm keeps it.
+  await assertModesKept('a\\nb\\nc\\nd\\n\\033[3;4H\\0337\\033[8;1H\\n\\n\\033[2;7rend-of-it', '\x1b8Y\x1b[1mZ');
 });
 
 test('scrollback 0 gives only the screen; bad params are -32602', async () => {

@@ -13,6 +13,7 @@ import {
   normalRowListOf,
   printStateOf,
   rowListOf,
+  savedCursorOf,
   savedCursorRowOf,
   syncWriteOf,
 } from '../../../../../src/core/base/internals/xterm';
@@ -70,6 +71,14 @@ test("xterm keeps the saved cursor's row counted from the top of the scrollback 
   saved.set(buf.baseY + 1);
   write(Buffer.from('\x1b8'));
   assert.equal(term.buffer.active.cursorY, 1, 'setting savedY moves where DECRC returns');
+  term.dispose();
+});
+
+test("xterm keeps the saved cursor's column and row (savedX, savedY from the scrollback's top)", () => {
+  const term = terminal();
+  const write = syncWriteOf(term)!;
+  write(Buffer.from('\r\n\r\n\r\n\r\n\r\n\r\n\x1b[3;7H\x1b7\x1b[5;1H'));
+  assert.deepEqual(savedCursorOf(term), { x: 6, row: term.buffer.active.baseY + 2 });
   term.dispose();
 });
 
