@@ -52,6 +52,9 @@ export function readHostsConfig(env: NodeJS.ProcessEnv = process.env): HostsConf
   if (typeof hosts !== 'object' || hosts === null || Array.isArray(hosts)) {
     throw new HostsConfigError(`${file} needs { "hosts": { "NAME": "COMMAND" } }, e.g. { "hosts": { "build": "ssh build-box shared-pty bridge" } }`);
   }
+  // JSON.parse keeps the last of two entries with one name, and says nothing.
+  const twice = hostNamedTwice(text);
+  if (twice !== undefined) throw new HostsConfigError(`${file}: host "${twice}" is named twice (only the last would count); give each host one entry`);
   const out = new Map<string, string>();
   for (const [name, command] of Object.entries(hosts)) {
     if (!HOST_NAME.test(name) || name === LOCAL_HOST) {
@@ -62,6 +65,38 @@ export function readHostsConfig(env: NodeJS.ProcessEnv = process.env): HostsConf
     out.set(name, command);
   }
   return { file, hosts: out };
+}
+
+/**
+ * A name that the `hosts` object of hosts.json's text (valid JSON) gives twice, if one does: a walk
+ * over its strings and brackets, each object's keys kept while it is open.
+ */
+function hostNamedTwice(text: string): string | undefined {
+  const open: Array<{ keys?: Set<string>; isHosts: boolean }> = [];
+  let lastKey: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      let after = end + 1;
+      while (/\s/.test(text[after] ?? '')) after++;
+      const inside = open[open.length - 1];
+      if (text[after] === ':' && inside?.keys) {
+        const key = JSON.parse(text.slice(i, end + 1)) as string;
+        if (inside.isHosts && inside.keys.has(key)) return key;
+        inside.keys.add(key);
+        lastKey = key;
+      }
+      i = end;
+    } else if (c === '{' || c === '[') {
+      open.push({ keys: c === '{' ? new Set() : undefined, isHosts: c === '{' && open.length === 1 && lastKey === 'hosts' });
+      lastKey = undefined;
+    } else if (c === '}' || c === ']') {
+      open.pop();
+    }
+  }
+  return undefined;
 }
 
 /** The error for a host name hosts.json does not have, listing those it has. */

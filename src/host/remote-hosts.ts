@@ -173,6 +173,19 @@ export class RemoteHosts implements IDisposable {
       });
     });
     const stderr = () => tail.trim().split('\n').filter(Boolean).slice(-3).join(' / ');
+    // What it printed that is not JSON-RPC (a banner, an rc file's echo, the wrong program), said if no answer comes.
+    let stray: string | undefined;
+    let head = '';
+    const lookForStray = (d: Buffer) => {
+      head = (head + d.toString('utf8')).slice(0, STDERR_TAIL_BYTES);
+      stray = head
+        .split('\n')
+        .find((l) => l.trim() !== '' && !l.trimStart().startsWith('{'))
+        ?.trim()
+        .slice(0, 200);
+      if (stray !== undefined || head.length >= STDERR_TAIL_BYTES) child.stdout.off('data', lookForStray);
+    };
+    child.stdout.on('data', lookForStray);
     const ended = async () => {
       await Promise.race([exited, new Promise((r) => setTimeout(r, EXIT_WAIT_MS).unref())]);
       const err = stderr();
@@ -202,7 +215,8 @@ export class RemoteHosts implements IDisposable {
       const silent = (e as Error).message === 'timeout';
       // Silent, its stderr may still say why (a banner, a password prompt it could not show).
       const said = silent ? stderr() : '';
-      const why = silent ? `no answer within ${CONNECT_TIMEOUT_MS / 1000} s${said ? `; it said on stderr: ${said}` : ''}` : await ended();
+      const printed = silent && stray !== undefined ? `; it printed what is not JSON-RPC: ${JSON.stringify(stray)}` : '';
+      const why = silent ? `no answer within ${CONNECT_TIMEOUT_MS / 1000} s${printed}${said ? `; it said on stderr: ${said}` : ''}` : await ended();
       // A command that never answered (an ssh stuck in its handshake) is not waited for.
       this._stop(link, silent);
       const error = new RemoteHostError(`cannot reach host "${name}" with: ${command} (${why})`, name);
@@ -213,6 +227,7 @@ export class RemoteHosts implements IDisposable {
       throw error;
     } finally {
       clearTimeout(timer);
+      child.stdout.off('data', lookForStray);
     }
     this._silent.delete(name);
     const mine = this._links.get(name);

@@ -524,8 +524,12 @@ describe('shared-pty mcp, hosts of its own', { concurrency: true }, () => {
   );
 
   test('shared-pty mcp: a host that gave no answer in time costs its 30 s once, not at every listing', { timeout: 120_000 }, async () => {
-    // Silent on stdout; what it says on stderr (a banner, a prompt it cannot show) is passed on.
-    const agent = await mcpWithHostsFile(JSON.stringify({ hosts: { hang: 'echo "Enter passphrase for key" >&2; exec sleep 1000' } }), 'hang-test');
+    // No answer on stdout, only a line that is not JSON-RPC (an rc file's echo); what it says on
+    // stderr (a banner, a prompt it cannot show) is passed on, and so is that line.
+    const agent = await mcpWithHostsFile(
+      JSON.stringify({ hosts: { hang: 'echo "Welcome to the box"; echo "Enter passphrase for key" >&2; exec sleep 1000' } }),
+      'hang-test',
+    );
     try {
       type Listing = { isError?: boolean; content: Array<{ text?: string }>; structuredContent: { unreachable?: Array<{ host: string; reason: string }> } };
       const first = (await agent.callTool({ name: 'list_sessions', arguments: {} }, undefined, { timeout: 90_000 })) as Listing;
@@ -555,7 +559,7 @@ describe('shared-pty mcp, hosts of its own', { concurrency: true }, () => {
       assert.equal(named.isError, true);
       assert.match(
         named.content.map((c) => c.text ?? '').join(''),
-        /cannot reach host "hang" .*no answer within 30 s; it said on stderr: Enter passphrase for key\).*tried again after/,
+        /cannot reach host "hang" .*no answer within 30 s; it printed what is not JSON-RPC: "Welcome to the box"; it said on stderr: Enter passphrase for key\).*tried again after/,
       );
     } finally {
       await agent.close().catch(() => undefined);

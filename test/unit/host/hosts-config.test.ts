@@ -41,6 +41,9 @@ test('a file that cannot be used is an error naming the file and what is wrong',
     ['{"hosts": {"build": "  "}}', /host "build" needs a command/],
     ['{"hosts": {"local": "ssh b shared-pty bridge"}}', /"local" cannot name a host/],
     ['{"hosts": {"a:b": "ssh b shared-pty bridge"}}', /"a:b" cannot name a host/],
+    // JSON.parse would keep the last one and say nothing (found by an outside audit).
+    ['{"hosts": {"build": "ssh b shared-pty bridge", "web": "x", "build": "false"}}', /host "build" is named twice/],
+    ['{ "hosts" : { "b\\u0075ild": "x", "build": "y" } }', /host "build" is named twice/],
   ];
   for (const [text, message] of cases) {
     const env = withFile(text);
@@ -50,6 +53,11 @@ test('a file that cannot be used is an error naming the file and what is wrong',
       text,
     );
   }
+});
+
+test('the same name in other objects, or as a value, is no host named twice', () => {
+  const env = withFile('{"note": {"build": 1, "x": {"build": 2}}, "hosts": {"build": "ssh build", "web": "build"}, "more": [{"build": 3}, {"build": 4}]}');
+  assert.deepEqual([...readHostsConfig(env).hosts.keys()], ['build', 'web']);
 });
 
 test('NAME:SELECTOR splits only on a configured host or "local"; an unknown name lists the known ones', () => {
