@@ -43,6 +43,21 @@ async function startHost(): Promise<ServeHost> {
   return h;
 }
 
+/** `shared-pty mcp` over stdio, as an agent starts it, connected with the SDK's client; `stderr` hears its log. */
+async function connectMcp(name: string, stderr?: (d: string) => void): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'mcp'],
+    env: env as Record<string, string>,
+    cwd: REPO_ROOT,
+    stderr: 'pipe',
+  });
+  if (stderr) transport.stderr?.on('data', (d) => stderr(String(d)));
+  const mcp = new Client({ name, version: '0.0.0' });
+  await withTimeout(mcp.connect(transport), 30_000, 'MCP stdio connect');
+  return mcp;
+}
+
 async function sigkill(h: ServeHost): Promise<void> {
   killPid(h.pid, 'SIGKILL');
   await h.exited; // reaped: its pid no longer counts as alive
@@ -84,17 +99,8 @@ describe('a host killed with SIGKILL', () => {
     control.close();
 
     // shared-pty mcp, connected to the host through a first call.
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, 'mcp'],
-      env: env as Record<string, string>,
-      cwd: REPO_ROOT,
-      stderr: 'pipe',
-    });
     let mcpStderr = '';
-    transport.stderr?.on('data', (d) => (mcpStderr += d));
-    const mcp = new Client({ name: 'host-gone-test', version: '0.0.0' });
-    await withTimeout(mcp.connect(transport), 30_000, 'MCP stdio connect');
+    const mcp = await connectMcp('host-gone-test', (d) => (mcpStderr += d));
     try {
       const first = (await mcp.callTool({ name: 'read_screen', arguments: { session: id } })) as { isError?: boolean };
       assert.notEqual(first.isError, true, 'read_screen works while the host runs');
@@ -187,15 +193,7 @@ describe('a host that stops answering (stopped, or a link to it that stalled)', 
   test("shared-pty mcp's tools and events say so as well; events ends at once on SIGTERM while it waits", { timeout: TEST_TIMEOUT }, async () => {
     const h = await startHost();
     const id = h.record.sessions[0].id;
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, 'mcp'],
-      env: env as Record<string, string>,
-      cwd: REPO_ROOT,
-      stderr: 'pipe',
-    });
-    const mcp = new Client({ name: 'host-stalled-test', version: '0.0.0' });
-    await withTimeout(mcp.connect(transport), 30_000, 'MCP stdio connect');
+    const mcp = await connectMcp('host-stalled-test');
     try {
       assert.notEqual(((await mcp.callTool({ name: 'read_screen', arguments: { session: id } })) as { isError?: boolean }).isError, true);
       killPid(h.pid, 'SIGSTOP');
