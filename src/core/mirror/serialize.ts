@@ -31,8 +31,8 @@ export function serializeTerminal(term: Terminal, scrollback: number): string {
   // (Terminal.loadAddon gives it the same object).
   serializer.activate(withSpaceOpenedWraps(term) as unknown as Parameters<SerializeAddon['activate']>[0]);
   try {
-    const { text, pen } = penResetAtNewlines(serializer.serialize({ scrollback }).replace(MOVE_BY_ZERO, ''));
-    return text + blankRowsWithColour(term) + savedCursorLeftOut(term, pen) + modesLeftOut(term);
+    const text = serializer.serialize({ scrollback }).replace(MOVE_BY_ZERO, '');
+    return text + blankRowsWithColour(term) + savedCursorLeftOut(term, penAtEnd(text)) + modesLeftOut(term);
   } finally {
     serializer.dispose();
   }
@@ -42,31 +42,18 @@ export function serializeTerminal(term: Terminal, scrollback: number): string {
 const RESETS = /^0?(;|$)/;
 
 /**
- * The addon's text with the pen reset before each line break and set again after it. The addon
- * ends a row with the pen of its last cells (a row erased in blue ends `ESC[44m ESC[76X`) and
- * breaks the line with that pen on: where the break scrolls, the terminal fills the new row with
- * the pen's background (as any terminal does), and the row below came out blue after its text
- * (found by an outside audit). A line break with the default pen fills nothing.
+ * The pen the addon's text leaves on at its end: the SGRs since the last reset, in order (the
+ * addon sets the pen of each run of cells it writes, and ends a row with the pen its line break
+ * scrolls in with: xterm fills a scrolled-in row with the pen's background, which the addon uses).
  */
-function penResetAtNewlines(text: string): { text: string; pen: string } {
+function penAtEnd(text: string): string {
   let pen = '';
-  let out = '';
-  let at = 0;
-  const marks = /\x1b\[[0-9;:]*m|\r\n/g;
-  for (let m = marks.exec(text); m; m = marks.exec(text)) {
-    if (m[0] === '\r\n') {
-      out += text.slice(at, m.index) + (pen === '' ? '\r\n' : `\x1b[0m\r\n${pen}`);
-    } else {
-      // The pen since its last reset: the SGRs that set it, in order.
-      const params = m[0].slice(2, -1);
-      const after = params.replace(RESETS, '');
-      if (!RESETS.test(params)) pen += m[0];
-      else pen = after === '' ? '' : `\x1b[0;${after}m`;
-      out += text.slice(at, m.index + m[0].length);
-    }
-    at = m.index + m[0].length;
+  for (const m of text.matchAll(/\x1b\[([0-9;:]*)m/g)) {
+    const after = m[1].replace(RESETS, '');
+    if (!RESETS.test(m[1])) pen += m[0];
+    else pen = after === '' ? '' : `\x1b[0;${after}m`;
   }
-  return { text: out + text.slice(at), pen };
+  return pen;
 }
 
 /**
