@@ -534,7 +534,11 @@ function toolArguments(tool: ToolDef, listed: z.ZodObject): ToolArguments {
   // A tool with an output budget is sized by maxChars alone: the method's maxBytes, unlisted, would
   // be dropped unseen (an agent asking for 100 bytes got 9 KB), so it is refused as unknown.
   const replaced = tool.method.mcp?.budget ? ['maxBytes'] : [];
-  return { listed: Object.keys(listed.shape), set: new Set(Object.keys(tool.method.params.shape).filter((k) => !replaced.includes(k))) };
+  // Only what the tool sets itself (open_session's origin, send's cursors) is taken and ignored; a
+  // param of the method it leaves out (open_session's uid) would be dropped unseen: refused too.
+  const mcp = tool.method.mcp;
+  const setByTool = new Set([...Object.keys(mcp?.fixed ?? {}), ...Object.keys(mcp?.defaults ?? {})]);
+  return { listed: Object.keys(listed.shape), set: new Set([...setByTool].filter((k) => !replaced.includes(k))) };
 }
 
 /** The -32602 error for the first argument the tool does not take, naming those it does; undefined if none. */

@@ -94,6 +94,15 @@ test('an argument a tool does not take is a tool error naming the ones it does; 
   // send is sized by maxChars: the method's maxBytes is not one of its arguments (it was dropped unseen).
   const sized = await mcp({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'send', arguments: { session, text: 'x', maxBytes: 100 } } });
   assert.match(sized.json?.result?.content?.[0]?.text, /^Error -32602: Invalid arguments for send: unknown argument "maxBytes"; it takes .*maxChars/);
+  // A param of the method that the tool leaves out and does not set is no argument of it either:
+  // open_session's uid was dropped unseen, and the agent's shell ran as the host's user (an audit).
+  const asUser = await mcp({
+    jsonrpc: '2.0',
+    id: 9,
+    method: 'tools/call',
+    params: { name: 'open_session', arguments: { command: 'cat', uid: 1000, gid: 1000 } },
+  });
+  assert.match(asUser.json?.result?.content?.[0]?.text, /^Error -32602: Invalid arguments for open_session: unknown argument "uid"; it takes /);
   const none = await mcp({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'list_sessions', arguments: { foo: 1 } } });
   assert.equal(none.json?.result?.content?.[0]?.text, 'Error -32602: Invalid arguments for list_sessions: unknown argument "foo"; it takes no arguments');
   // Nothing was typed by the refused calls: the cat's screen is still empty.
