@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process';
  */
 export interface RunAs {
   uid: number;
-  gid: number;
+  /** Undefined: that user's own group (its account's), else the group of the same number. */
+  gid?: number;
 }
 
 /** The program that switches: util-linux's, on every Linux that has a shell. */
@@ -20,15 +21,16 @@ export const SWITCHER = 'setpriv';
  */
 export function runAsOf(uid: number | undefined, gid: number | undefined, hostUid = process.getuid?.()): RunAs | undefined {
   if (hostUid !== 0 || (uid === undefined && gid === undefined)) return undefined;
-  const target = { uid: uid ?? 0, gid: gid ?? 0 };
+  // A user without a group is in its own, as `sudo -u` puts it: never in root's by default.
+  const target = { uid: uid ?? 0, gid: gid ?? (uid === undefined ? 0 : undefined) };
   return target.uid === 0 && target.gid === 0 ? undefined : target;
 }
 
 /** The account of a uid (`getent passwd`, so directory users count too); undefined when none has it. */
-function accountOf(uid: number): { name: string; home: string; shell: string } | undefined {
+function accountOf(uid: number): { name: string; gid: number; home: string } | undefined {
   const r = spawnSync('getent', ['passwd', String(uid)], { encoding: 'utf8', timeout: 5000 });
   const fields = r.status === 0 ? r.stdout.split('\n')[0].split(':') : [];
-  return fields.length >= 7 ? { name: fields[0], home: fields[5], shell: fields[6] } : undefined;
+  return fields.length >= 7 ? { name: fields[0], gid: Number(fields[3]), home: fields[5] } : undefined;
 }
 
 /**
@@ -38,9 +40,10 @@ function accountOf(uid: number): { name: string; home: string; shell: string } |
 export function runAsLaunch(runAs: RunAs, command: string, args: readonly string[]): { command: string; args: string[]; names: Record<string, string> } {
   const account = accountOf(runAs.uid);
   const groups = account ? '--init-groups' : '--clear-groups';
-  return {
-    command: SWITCHER,
-    args: [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, groups, '--', command, ...args],
-    names: account ? { HOME: account.home, USER: account.name, LOGNAME: account.name } : {},
-  };
+  const gid = runAs.gid ?? account?.gid ?? runAs.uid;
+  // A uid no account has: no home of its own (the host's is not its to write), its number as its name.
+  const names = account
+    ? { HOME: account.home, USER: account.name, LOGNAME: account.name }
+    : { HOME: '/', USER: String(runAs.uid), LOGNAME: String(runAs.uid) };
+  return { command: SWITCHER, args: [`--reuid=${runAs.uid}`, `--regid=${gid}`, groups, '--', command, ...args], names };
 }

@@ -509,6 +509,15 @@ describe('REST (the documented shapes)', () => {
       const { text } = await outputUntil(s.id, (t) => /ids .*\n/.test(plain(t)), 'the ids');
       assert.match(plain(text), /ids 65534 65534 \[65534\] nobody\n/, text);
       await deleteSession(s.id);
+      // A uid alone: that user's own group, never root's (found by a checking audit).
+      const alone = await api('POST', '/sessions', {
+        command: 'sh',
+        args: ['-c', 'echo "ids $(id -u) $(id -g) [$(id -G)]"; sleep 30'],
+        cwd: '/tmp',
+        uid: 65534,
+      });
+      assert.match(plain((await outputUntil(alone.json.data.id, (t) => /ids .*\n/.test(plain(t)), 'the ids')).text), /ids 65534 65534 \[65534\]\n/);
+      await deleteSession(alone.json.data.id);
       // Asked for root, or for nothing: the host's own user.
       const same = await api('POST', '/sessions', { command: 'sh', args: ['-c', 'echo "ids $(id -u)"; sleep 30'], uid: 0, gid: 0 });
       assert.match(plain((await outputUntil(same.json.data.id, (t) => /ids \d+\r?\n/.test(t), 'the ids')).text), /ids 0\n/);

@@ -8,7 +8,9 @@ ensureNoDisposablesAreLeakedInTestSuite();
 
 test('uid/gid: only a root host switches, and root asking for root (or nothing) is no switch', () => {
   assert.deepEqual(runAsOf(65534, 65534, 0), { uid: 65534, gid: 65534 });
-  assert.deepEqual(runAsOf(1000, undefined, 0), { uid: 1000, gid: 0 }, "pty-session-mcp's default for the other one is 0");
+  // A uid alone runs in that user's own group, never in root's (found by a checking audit); a gid alone is root's user.
+  assert.deepEqual(runAsOf(1000, undefined, 0), { uid: 1000, gid: undefined });
+  assert.deepEqual(runAsOf(undefined, 1000, 0), { uid: 0, gid: 1000 });
   assert.equal(runAsOf(0, 0, 0), undefined);
   assert.equal(runAsOf(undefined, undefined, 0), undefined);
   // A host that is not root runs the program as itself, as pty-session-mcp does.
@@ -21,7 +23,8 @@ test("the launch: setpriv with the ids and the account's groups (none for a uid 
   assert.deepEqual(nobody.args, ['--reuid=65534', '--regid=65534', '--init-groups', '--', 'sh', '-c', 'id']);
   assert.equal(nobody.command, 'setpriv');
   assert.deepEqual(nobody.names, { HOME: '/nonexistent', USER: 'nobody', LOGNAME: 'nobody' });
-  const unknown = runAsLaunch({ uid: 4_000_000_000, gid: 4_000_000_000 }, 'sh', []);
-  assert.equal(unknown.args[2], '--clear-groups');
-  assert.deepEqual(unknown.names, {});
+  assert.equal(runAsLaunch({ uid: 65534 }, 'sh', []).args[1], '--regid=65534', "nobody's own group, from its account");
+  const unknown = runAsLaunch({ uid: 4_000_000_000 }, 'sh', []);
+  assert.deepEqual(unknown.args.slice(0, 3), ['--reuid=4000000000', '--regid=4000000000', '--clear-groups']);
+  assert.deepEqual(unknown.names, { HOME: '/', USER: '4000000000', LOGNAME: '4000000000' });
 });
