@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { ensureDaemon } from '../host/daemon';
-import { readLiveRecords } from '../host/discovery';
+import { readLiveRecords, type HostRecord } from '../host/discovery';
 import { isSessionLike, REMOTE_OPEN_WAIT_MS, RemoteHostError } from '../host/remote-hosts';
 import type { CommandRecord } from '../core/commands/command-tracker';
 import { ErrorCode } from '../core/base/errors';
@@ -9,6 +9,7 @@ import { intFlag, nameFlag, parseArgs, strFlag, UsageError } from './args';
 import { COMMAND_FLAGS } from './command-flags';
 import { callOn, callOnTarget, needSession } from './commands';
 import { CliError } from './find-session';
+import { answerWithin, stalledMessage } from './answer-bound';
 import { MAX_COLS, MAX_COMMAND_RECORDS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../core/base/param-limits';
 import { chosenHost, connectRemote, findTarget, remoteHosts, remoteName } from './remote';
 
@@ -42,7 +43,8 @@ export async function openCommand(argv: string[]): Promise<number> {
   // On a remote host a folder of this machine means nothing: its own default (home) unless --cwd says.
   const cwd = remote === undefined ? path.resolve(cwdFlag ?? process.cwd()) : cwdFlag;
   const name = nameFlag(args);
-  const client = remote === undefined ? await connectLocalDaemon() : await connectRemote(remote);
+  const local = remote === undefined ? await localDaemon() : undefined;
+  const client = local ? await connectTo(local) : await connectRemote(remote!);
   try {
     const create = client.call('session/create', {
       ...(command ? { command, args: commandArgs } : {}),
@@ -53,7 +55,11 @@ export async function openCommand(argv: string[]): Promise<number> {
       origin: 'user',
     });
     // A far host that answered once and then stalls is given its time, then named, as a listing is.
-    const info = remote === undefined ? await create : await remoteHosts().within(remote, create, REMOTE_OPEN_WAIT_MS, 'open the session');
+    // This machine's host, stopped (SIGSTOP), never answers: said as a stalled call is (docs/cli.md#errors).
+    const info =
+      remote === undefined
+        ? await answerWithin('session/create', {}, create, (ms, own) => new CliError(stalledMessage(`the Shared PTY host ${local!.hostId}`, ms, own)))
+        : await remoteHosts().within(remote, create, REMOTE_OPEN_WAIT_MS, 'open the session');
     // A far end of another kind (or version) that answers something else is said so, never printed as an id.
     if (remote !== undefined && !isSessionLike(info)) throw new CliError(`host "${remote}" answered something that is not a session`);
     // On a remote host its selector names the host too, so the printed id works in the next command.
@@ -71,10 +77,14 @@ export async function openCommand(argv: string[]): Promise<number> {
 }
 
 /** The per-user host of this machine (started, detached, when none runs). */
-async function connectLocalDaemon(): Promise<RpcClient> {
+function localDaemon(): Promise<HostRecord> {
   // The host to start is this very CLI (`daemon`), with the Node that runs us.
   const cliPath = require.main?.filename ?? process.argv[1];
-  const host = await ensureDaemon({ cliPath, onOutdatedHost: (message) => process.stderr.write(`shared-pty: ${message}\n`) });
+  return ensureDaemon({ cliPath, onOutdatedHost: (message) => process.stderr.write(`shared-pty: ${message}\n`) });
+}
+
+/** A connection to `host`'s control socket, or the one line that says why there is none. */
+async function connectTo(host: HostRecord): Promise<RpcClient> {
   try {
     return await RpcClient.connect(host.control);
   } catch (e) {

@@ -11,7 +11,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { loadNodePty } from '../../../src/core/session/pty-loader';
 import { RpcClient } from '../../../src/transport/client/rpc-client';
-import { runCli, startCli, startServeHost, startedPids, killPid, type ServeHost } from '../../helpers/cli';
+import { runCli, startCli, startServeHost, startedPids, killPid, stopPid, type ServeHost } from '../../helpers/cli';
+import { readLiveRecords } from '../../../src/host/discovery';
 import { tempRuntimeDir, until, withTimeout } from '../../helpers/host';
 import { bashEnv, buildCli, CLI, REPO_ROOT, sleep } from '../../helpers/protocol';
 
@@ -163,16 +164,24 @@ describe('a host killed with SIGKILL', () => {
 });
 
 describe('a host that stops answering (stopped, or a link to it that stalled)', () => {
-  test('wait and send say so in one line, 15 s past their own wait, instead of hanging', { timeout: TEST_TIMEOUT }, async () => {
+  test('wait, send and open say so in one line, 15 s past their own wait, instead of hanging', { timeout: TEST_TIMEOUT }, async () => {
     const h = await startHost();
     const id = h.record.sessions[0].id;
+    // The per-user host that `open` uses, started by a first open.
+    assert.equal((await runCli(['open', '--', 'cat'], env)).code, 0);
+    const daemon = readLiveRecords(dir).find((r) => r.kind === 'daemon')!;
     killPid(h.pid, 'SIGSTOP');
+    killPid(daemon.pid, 'SIGSTOP');
     try {
       // Each is ended after 60 s if it hangs (its exit status then is not 1).
-      const [wait, send] = await Promise.all([
+      const [wait, send, open] = await Promise.all([
         runCli(['wait', id, 'never-shown', '--timeout', '1000'], env, 60_000),
         runCli(['send', id, 'true', '--timeout', '2000'], env, 60_000),
+        runCli(['open', '--', 'cat'], env, 60_000),
       ]);
+      // The host to open in accepts the connection (the kernel does, for a stopped process) and never answers (found by a checking audit).
+      assert.equal(open.code, 1, open.stderr);
+      assert.equal(open.stderr, `shared-pty: no answer from the Shared PTY host ${daemon.hostId} within 15 s: it, or the way to it, is stalled\n`);
       for (const [r, asked] of [
         [wait, 1],
         [send, 2],
@@ -186,8 +195,10 @@ describe('a host that stops answering (stopped, or a link to it that stalled)', 
       }
     } finally {
       killPid(h.pid, 'SIGCONT');
+      killPid(daemon.pid, 'SIGCONT');
     }
     await h.stop();
+    await stopPid(daemon.pid);
   });
 
   test("shared-pty mcp's tools and events say so as well; events ends at once on SIGTERM while it waits", { timeout: TEST_TIMEOUT }, async () => {
