@@ -22,6 +22,7 @@ import { HostsConfigError, LOCAL_HOST, splitHostSelector, unknownHostError, unkn
 import { hostsConfigForLocal } from './remote';
 import { RemoteHostError, RemoteHosts } from '../host/remote-hosts';
 import { hostGoneMessage } from './find-session';
+import { RuntimeDirWriteError, UnsafeRuntimeDirError } from '../host/runtime-dir';
 import { answerWithin, stalledMessage } from './answer-bound';
 
 /**
@@ -174,6 +175,9 @@ export class DiscoveryBackend implements ToolBackend {
       if (e instanceof RpcCallError) throw new RpcError(e.code, e.message, e.data);
       if (e instanceof RemoteHostError) throw hostGone(e.message, e.host);
       if (e instanceof HostsConfigError) throw new RpcError(ErrorCode.ServerError, e.message);
+      // A runtime directory the host cannot use (SHARED_PTY_DIR=/proc/x, a folder others can write):
+      // the user's to fix, said in its one line, not an internal error.
+      if (e instanceof RuntimeDirWriteError || e instanceof UnsafeRuntimeDirError) throw new RpcError(ErrorCode.ServerError, e.message);
       throw e;
     }
   }

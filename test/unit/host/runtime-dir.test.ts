@@ -8,6 +8,8 @@ import { ensureRuntimeDir, runtimeDirPath, RuntimeDirWriteError, UnsafeRuntimeDi
 import { Host } from '../../../src/host/host';
 import { readLiveRecords } from '../../../src/host/discovery';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../helpers/leak-tracker';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 // docs/hosts.md#runtime-directory: where the runtime directory is, its mode, and the directories a host refuses.
 
@@ -78,7 +80,7 @@ test('a runtime directory that cannot be created is refused in one line that say
   );
 });
 
-test('a runtime directory that is a file, or under a file system that makes no directories (/proc), is refused in one line, never a hang', () => {
+test('a runtime directory that is a file, or under a file system that makes no directories (/proc), is refused in one line, never a hang', async () => {
   const file = path.join(base, 'a-plain-file');
   fs.writeFileSync(file, '');
   assert.throws(
@@ -100,6 +102,25 @@ test('a runtime directory that is a file, or under a file system that makes no d
       /^shared-pty: Cannot write in the runtime directory \/proc\/shared-pty-none\/run \(ENOENT\): no directory can be made there .*set SHARED_PTY_DIR/,
     );
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  }
+  // An agent's open_session is told the same, as a server error, not an internal one (a checking audit).
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [cli, 'mcp'],
+    env: { ...process.env, SHARED_PTY_DIR: '/proc/shared-pty-none/run' } as Record<string, string>,
+    stderr: 'pipe',
+  });
+  const agent = new Client({ name: 'runtime-dir-test', version: '0.0.0' });
+  await agent.connect(transport);
+  try {
+    const opened = (await agent.callTool({ name: 'open_session', arguments: { command: 'cat' } })) as { isError?: boolean; content: Array<{ text?: string }> };
+    assert.equal(opened.isError, true);
+    assert.match(
+      opened.content[0].text ?? '',
+      /^Error -32000: Cannot write in the runtime directory \/proc\/shared-pty-none\/run \(ENOENT\): no directory can be made there/,
+    );
+  } finally {
+    await agent.close();
   }
 });
 
