@@ -136,7 +136,9 @@ export function hostView(data: string | Buffer, fatalUtf8: boolean): unknown {
 export function expectedId(request: unknown): unknown {
   if (!request || typeof request !== 'object' || Array.isArray(request)) return null;
   const id = (request as Msg).id;
-  return typeof id === 'string' || typeof id === 'number' ? JSON.parse(JSON.stringify(id)) : null;
+  // Echoed as written: `-0` comes back `-0` (a number a double cannot hold, `1e400`, is refused: null).
+  if (typeof id === 'number') return Number.isFinite(id) ? id : null;
+  return typeof id === 'string' ? id : null;
 }
 
 /** Asserts `res` is a well-formed answer to `request` (as the host read it); returns it. */

@@ -315,7 +315,7 @@ async function withCommand(
     );
     if (!whole) return r;
     const output = whole.text.trimEnd(); // (not /\s+$/: it backtracks on a long run of spaces)
-    const status = await statusNow(tools, session, data.status, signal);
+    const status = await statusNow(tools, session, data.status, signal, command.endCursor);
     const exit = command.exitCode === null ? '' : `; exit code ${command.exitCode}`;
     return {
       content: [{ type: 'text', text: `${output}\n[waitReason: command_done${exit}; the command's output, from its log]` }],
@@ -342,14 +342,26 @@ async function withCommand(
  * The session's status now, for a result built from the log, which would otherwise say what an
  * older wait saw (a command that ended the shell: `exit 7`).
  */
-async function statusNow(tools: TaskTools, session: string, seen: unknown, signal: AbortSignal): Promise<unknown> {
+async function statusNow(tools: TaskTools, session: string, seen: unknown, signal: AbortSignal, commandEnd: number | null): Promise<unknown> {
   if ((seen as { kind?: unknown } | undefined)?.kind !== 'running') return seen;
-  const now = (await tools.method('pty/status', { session }, signal)) as { running: boolean };
-  if (now.running) return seen;
+  // The shell reports the command's end a moment before it exits (`exit 7`): until it prints
+  // anything after the command (its next prompt), it may be on its way out.
+  for (const until = Date.now() + SHELL_EXIT_SEEN_WITHIN_MS; ;) {
+    const now = (await tools.method('pty/status', { session }, signal)) as { running: boolean };
+    if (!now.running) break;
+    if (commandEnd === null || Date.now() >= until) return seen;
+    const after = (await tools.method('pty/output', { session, since: commandEnd, maxBytes: 1 }, signal)) as { cursor: number };
+    if (after.cursor > commandEnd) return seen;
+    await new Promise((resolve) => setTimeout(resolve, SHELL_EXIT_CHECK_MS));
+  }
   // An exited session's send that types nothing answers at once, with how it ended (its signal too).
   const ended = await tools.call('send', { session, text: '', submit: false }, {}, signal);
   return ended.structuredContent?.status ?? seen;
 }
+
+/** How long a shell that printed nothing after its command's end may take to be seen exited, and how often it is looked at. */
+const SHELL_EXIT_SEEN_WITHIN_MS = 1000;
+const SHELL_EXIT_CHECK_MS = 25;
 
 /** Whether a wait's result lacks the start of the task's command: it names none, or saw it end after it began. */
 function sawOnlyTail(data: Record<string, unknown>, commandId: number): boolean {
