@@ -1,4 +1,5 @@
 import { DEFAULT_SEND_TIMEOUT_MS, DEFAULT_SIGNAL_TIMEOUT_MS, DEFAULT_WAIT_EVENT_TIMEOUT_MS, DEFAULT_WAIT_TIMEOUT_MS } from '../core/base/param-limits';
+import { within } from '../core/base/when-first';
 
 /**
  * How long past its own wait a call's answer may take before the host (or the link to it) is said
@@ -27,22 +28,9 @@ export function ownWaitMs(method: string, params: Record<string, unknown>): numb
  * `call` raced against its bound: `stalled(ms)` is thrown when no answer came within the call's
  * own wait and ANSWER_MARGIN_MS more.
  */
-export async function answerWithin<T>(
-  method: string,
-  params: Record<string, unknown>,
-  call: Promise<T>,
-  stalled: (ms: number, own: number) => Error,
-): Promise<T> {
+export function answerWithin<T>(method: string, params: Record<string, unknown>, call: Promise<T>, stalled: (ms: number, own: number) => Error): Promise<T> {
   const own = ownWaitMs(method, params);
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(stalled(own + ANSWER_MARGIN_MS, own)), own + ANSWER_MARGIN_MS);
-  });
-  try {
-    return await Promise.race([call, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return within(call, own + ANSWER_MARGIN_MS, () => stalled(own + ANSWER_MARGIN_MS, own));
 }
 
 /** The words for a stalled host, `who` being `host "NAME"` or `the Shared PTY host ID`. */

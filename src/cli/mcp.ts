@@ -159,7 +159,7 @@ export class DiscoveryBackend implements ToolBackend {
         const client = own ? await this._ownClient(host, own.signal) : await this._client(host);
         const asked = client.request(method, { ...params, session: found.s.id, client: this._declaration(prompt) });
         // A stopped host never answers: said as the CLI says it, and its connection made again next time.
-        return await this._answer(client, method, params, asked, host.hostId, `the Shared PTY host ${host.hostId}`, () => this._dropClient(host, client));
+        return await this._answerLocal(host, client, method, params, asked);
       } catch (e) {
         // Cancelled: the call's own connection was closed on purpose, the host is fine.
         if (signal?.aborted) throw cancelled();
@@ -229,7 +229,7 @@ export class DiscoveryBackend implements ToolBackend {
       (await ensureDaemon({ cliPath: this._cliPath, onOutdatedHost: (message) => process.stderr.write(`shared-pty mcp: ${message}\n`) }));
     const client = await this._client(host);
     const asked = client.request('session/create', { ...params, cwd, client: this._declaration() });
-    return this._answer(client, 'session/create', params, asked, host.hostId, `the Shared PTY host ${host.hostId}`, () => this._dropClient(host, client));
+    return this._answerLocal(host, client, 'session/create', params, asked);
   }
 
   /**
@@ -416,6 +416,11 @@ export class DiscoveryBackend implements ToolBackend {
     } catch (e) {
       throw (e instanceof ConnectionClosedError && this._stalled.get(client)) || e;
     }
+  }
+
+  /** _answer for a host of this machine: the shared connection to it is the one dropped. */
+  private _answerLocal<T>(host: HostRecord, client: RpcClient, method: string, params: Record<string, unknown>, asked: Promise<T>): Promise<T> {
+    return this._answer(client, method, params, asked, host.hostId, `the Shared PTY host ${host.hostId}`, () => this._dropClient(host, client));
   }
 
   /** Closes the shared connection to `host` if it is `client` (it stalled): the next call makes a new one. */

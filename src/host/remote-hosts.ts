@@ -1,6 +1,7 @@
 import * as os from 'node:os';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { IDisposable } from '../core/base/lifecycle';
+import { within } from '../core/base/when-first';
 import { RpcClient } from '../transport/client/rpc-client';
 import { type HostsConfig, unknownHostError } from './hosts-config';
 import { signalTree } from '../core/process/proc/process-tree';
@@ -107,16 +108,8 @@ export class RemoteHosts implements IDisposable {
   }
 
   /** `call`'s answer, or an error naming the host when it has none within `ms` (`doing`: what it was asked, as "list its sessions"). */
-  async within<T>(name: string, call: Promise<T>, ms: number, doing: string): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new RemoteHostError(`host "${name}" did not ${doing} within ${ms / 1000} s (${this.config.hosts.get(name)})`, name)), ms);
-    });
-    try {
-      return await Promise.race([call, late]);
-    } finally {
-      clearTimeout(timer);
-    }
+  within<T>(name: string, call: Promise<T>, ms: number, doing: string): Promise<T> {
+    return within(call, ms, () => new RemoteHostError(`host "${name}" did not ${doing} within ${ms / 1000} s (${this.config.hosts.get(name)})`, name));
   }
 
   /** The connection to `name`'s bridge: the running one, or a new one. */

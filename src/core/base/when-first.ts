@@ -43,3 +43,16 @@ export function anyEvent<T>(...events: Array<Event<T>>): Event<T> {
 export function mapEvent<T, U>(event: Event<T>, map: (value: T) => U): Event<U> {
   return (listener) => event((value) => listener(map(value)));
 }
+
+/** `call`'s outcome, or `late()` thrown when it has none within `ms`; the timer is cleared either way. */
+export async function within<T>(call: Promise<T>, ms: number, late: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), ms);
+  });
+  try {
+    return await Promise.race([call, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -453,6 +453,8 @@ const SEVERAL_COMMANDS_LOOKED_AT = 100;
  */
 async function ranSeveral(r: WaitedOutput, a: Record<string, unknown>, call: TableCall): Promise<boolean> {
   if (r.command === undefined || r.since === undefined) return false;
+  // One line of text is one command, whatever it holds (`a; b` too): the shell reports it once.
+  if (typeof a.text === 'string' && !a.text.trimEnd().includes('\n')) return false;
   const { id } = r.command;
   const since = r.since;
   const listed = (await call('pty/commands', { session: a.session, limit: SEVERAL_COMMANDS_LOOKED_AT })) as { commands: CommandRecord[] };
