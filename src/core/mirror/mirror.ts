@@ -78,6 +78,7 @@ export class Mirror extends Disposable {
   private readonly _term: Terminal;
   /** `_term.buffer`, fetched once: the getter checks an option through a proxy on every call. */
   private readonly _buffers: IBufferNamespace;
+  private readonly _savedCursor: SavedCursorAsScreenRow;
   private readonly _store: ScrollbackStore;
   /** First xterm buffer row not yet moved into the store (normal buffer). */
   private readonly _boundary: Boundary;
@@ -166,7 +167,7 @@ export class Mirror extends Disposable {
         this._rowWatches.touched(this._screenTopAbsolute() + buf.cursorY);
       }),
     );
-    const savedCursor = this._register(new SavedCursorAsScreenRow(this._term));
+    const savedCursor = (this._savedCursor = this._register(new SavedCursorAsScreenRow(this._term)));
     this._register(new EraseAboveAtLastColumn(this._term));
     this._register(new AutowrapResumed(this._term));
     this._register(
@@ -388,8 +389,12 @@ export class Mirror extends Disposable {
     const fromStore = Math.min(retainedInStore, this._store.length, scrollbackRows - fromXterm);
     let out = '';
     for (let i = this._store.length - fromStore; i < this._store.length; i++) out += this._store.get(i) + '\r\n';
+    // The addon's text is made for a fresh screen, its cursor at the top left (it counts which of
+    // its line breaks scroll, and so paint a row with the pen): the store's rows are scrolled up
+    // into the scrollback whole, leaving a blank screen.
+    if (out !== '') out += '\r\n'.repeat(this._term.rows - 1) + '\x1b[H';
     // Made only for the call: an idle session pays nothing for it.
-    return out + serializeTerminal(this._term, fromXterm);
+    return out + serializeTerminal(this._term, fromXterm, (buffer) => this._savedCursor.rowOf(buffer));
   }
 
   /** The visible screen now (call whenParsed() first for an up-to-date view). */

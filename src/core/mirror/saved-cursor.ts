@@ -37,6 +37,11 @@ export class SavedCursorAsScreenRow extends Disposable {
     }
   }
 
+  /** The screen row a save on this buffer recorded (undefined: none since the last reset). */
+  rowOf(buffer: 'normal' | 'alternate'): number | undefined {
+    return this._rows.get(buffer);
+  }
+
   /** A reset (RIS) forgets what was saved, as xterm does. */
   forget(): void {
     this._rows.clear();

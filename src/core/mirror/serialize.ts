@@ -22,20 +22,57 @@ import { hiddenModesOf, savedCursorOf } from '../base/internals/xterm';
 const MOVE_BY_ZERO = /\x1b\[0[CD]/g;
 
 /**
+ * Where the addon turns to the alternate screen, after the normal one: it writes that screen as if
+ * onto a blank one with the default pen, but switches with the pen it left on (the program's pen
+ * now), which fills the new screen (xterm's erase colour) and colours the first characters that
+ * have the default pen (htop's rows, drawn while its pen was cyan). The screen is cleared with the
+ * default pen after the switch, which keeps the pen the switch saves for the way back. The normal
+ * screen's blank coloured rows are written before the switch (blankRowsWithColour).
+ */
+const TO_ALTERNATE = '\x1b[?1049h\x1b[H';
+const ALTERNATE_BLANK = '\x1b[?1049h\x1b[0m\x1b[2J\x1b[H';
+
+/** The screen row a program's save of the cursor recorded on a buffer, when the caller keeps it (saved-cursor.ts). */
+export type SavedScreenRow = (buffer: 'normal' | 'alternate') => number | undefined;
+
+/**
  * The addon's text for `term` with up to `scrollback` rows above the screen (its `serialize`), and
  * the modes it leaves out (modesLeftOut).
  */
-export function serializeTerminal(term: Terminal, scrollback: number): string {
+export function serializeTerminal(term: Terminal, scrollback: number, savedScreenRow?: SavedScreenRow): string {
   const serializer = new SerializeAddon();
+  const scrolls = scrollback > 0 && term.buffer.normal.length > term.rows;
   // The addon is typed for the browser's Terminal; it reads only what the headless one has too
   // (Terminal.loadAddon gives it the same object).
-  serializer.activate(withSpaceOpenedWraps(term) as unknown as Parameters<SerializeAddon['activate']>[0]);
+  serializer.activate(addonView(term, scrolls) as unknown as Parameters<SerializeAddon['activate']>[0]);
   try {
-    const text = serializer.serialize({ scrollback }).replace(MOVE_BY_ZERO, '');
-    return text + blankRowsWithColour(term) + savedCursorLeftOut(term, penAtEnd(text)) + modesLeftOut(term);
+    // Shown a screen a row shorter, the addon serves one row of scrollback less (see addonView).
+    const text = serializer.serialize({ scrollback: scrolls ? scrollback + 1 : scrollback }).replace(MOVE_BY_ZERO, '');
+    const at = text.indexOf(TO_ALTERNATE);
+    const normal = at < 0 ? text : text.slice(0, at);
+    let out = normal + cursorPlaced(term, term.buffer.normal) + blankRowsWithColour(term, term.buffer.normal, penAtEnd(normal));
+    let last = normal;
+    if (at >= 0) {
+      last = text.slice(at + TO_ALTERNATE.length);
+      out += ALTERNATE_BLANK + last + cursorPlaced(term, term.buffer.alternate) + blankRowsWithColour(term, term.buffer.alternate, penAtEnd(last));
+    }
+    return out + savedCursorLeftOut(term, penAtEnd(last), savedScreenRow) + modesLeftOut(term);
   } finally {
     serializer.dispose();
   }
+}
+
+/**
+ * The cursor put at its place on `buffer`'s screen. The addon moves it there from the last cell it
+ * wrote, by rows and columns: from a wrap pending at the right edge (a row written to its last
+ * column) a move up or down first takes it back into the row, and the columns then counted from
+ * the edge left it one short. The screen's rows are the buffer's screen's by then (the addon's text
+ * scrolls the rows above it away, or starts at the top and has no more rows than the screen). A
+ * cursor whose wrap is pending itself is left where the addon put it (only the last cell written
+ * leaves a wrap pending).
+ */
+function cursorPlaced(term: Terminal, buffer: IBuffer): string {
+  return buffer.cursorX >= term.cols ? '' : `\x1b[${buffer.cursorY + 1};${buffer.cursorX + 1}H`;
 }
 
 /** The start of an SGR's parameters that resets the pen (`ESC[m`, `ESC[0m`, `ESC[0;…m`). */
@@ -61,24 +98,25 @@ function penAtEnd(text: string): string {
  * (its pen the default one), then the cursor and the pen put back. A program that saved it to draw
  * elsewhere (a status line, apt's progress bar) comes back to the right place after DECRC.
  */
-function savedCursorLeftOut(term: Terminal, pen: string): string {
+function savedCursorLeftOut(term: Terminal, pen: string, savedScreenRow: SavedScreenRow | undefined): string {
   const saved = savedCursorOf(term);
   // Never saved (or saved at the top left of a screen that never scrolled): a fresh terminal's own.
   if (!saved || (saved.x === 0 && saved.row === 0)) return '';
   const b = term.buffer.active;
-  const row = Math.max(0, Math.min(term.rows - 1, saved.row - b.baseY));
+  // A screen row when the caller keeps it so (as tmux does), else xterm's row from the scrollback's top.
+  const row = Math.max(0, Math.min(term.rows - 1, savedScreenRow?.(b.type) ?? saved.row - b.baseY));
   const col = Math.min(saved.x, term.cols - 1);
   return `\x1b[0m\x1b[${row + 1};${col + 1}H\x1b7\x1b[${b.cursorY + 1};${Math.min(b.cursorX, term.cols - 1) + 1}H\x1b[0m${pen}`;
 }
 
 /**
- * The screen's rows that hold no character but a background colour (`ESC[44m ESC[2J` paints them),
- * which the addon leaves out below its last row with text: each run of one colour erased with it
- * (ECH takes the pen's background). Written between a save and a restore of the cursor (DECSC,
- * DECRC), which put back its place and the pen the addon left.
+ * The rows of `buffer`'s screen that hold no character but a background colour (`ESC[44m ESC[2J`
+ * paints them), which the addon leaves out below its last row with text: each run of one colour erased with it
+ * (ECH takes the pen's background). Then the cursor and `pen` are put back by moving there, not by
+ * a save and restore (DECSC, DECRC): a program that never saved a cursor would have its DECRC go
+ * to the snapshot's end instead of the top left.
  */
-function blankRowsWithColour(term: Terminal): string {
-  const buffer = term.buffer.active;
+function blankRowsWithColour(term: Terminal, buffer: IBuffer, pen: string): string {
   const cell = buffer.getNullCell();
   let out = '';
   for (let y = 0; y < term.rows; y++) {
@@ -96,7 +134,8 @@ function blankRowsWithColour(term: Terminal): string {
       x = end;
     }
   }
-  return out === '' ? '' : `\x1b7${out}\x1b8`;
+  if (out === '') return '';
+  return `${out}\x1b[${buffer.cursorY + 1};${Math.min(buffer.cursorX, term.cols - 1) + 1}H\x1b[0m${pen}`;
 }
 
 /** The SGR parameters of a cell's background when it has one (undefined: the default). */
@@ -156,8 +195,16 @@ function modesLeftOut(term: Terminal): string {
   return out;
 }
 
-/** `term` as the addon reads it, its buffers' wrapped rows that begin empty beginning with a space. */
-function withSpaceOpenedWraps(term: Terminal): Terminal {
+/**
+ * `term` as the addon reads it: its buffers' wrapped rows that begin empty begin with a space
+ * (above), and, when the text scrolls (`scrolls`), its screen a row shorter. The addon expects the
+ * pen's background to fill each row a line break scrolls in (xterm's erase colour), but counts the
+ * first such line break one row late: the row after a row ending in a coloured erase came back
+ * painted after its text. A row shorter, it counts them where they are (served one more row of
+ * scrollback, it starts at the same row). Its other use of the height, whether to trim the rows
+ * after the last text, only applies to a text that never scrolls.
+ */
+function addonView(term: Terminal, scrolls: boolean): Terminal {
   const views = new Map<IBuffer, IBuffer>();
   const view = (buffer: IBuffer): IBuffer => {
     let v = views.get(buffer);
@@ -175,7 +222,8 @@ function withSpaceOpenedWraps(term: Terminal): Terminal {
       return view(term.buffer.alternate);
     },
   };
-  return new Proxy(term, { get: (target, key) => (key === 'buffer' ? buffers : bound(target, key)) });
+  const rows = scrolls ? term.rows - 1 : term.rows;
+  return new Proxy(term, { get: (target, key) => (key === 'buffer' ? buffers : key === 'rows' ? rows : bound(target, key)) });
 }
 
 function bufferView(buffer: IBuffer): IBuffer {

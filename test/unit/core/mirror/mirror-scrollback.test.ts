@@ -564,6 +564,26 @@ describe('Mirror: synthetic output in chunks of every size', () => {
     }
   });
 
+  /** `text` drawn in a fresh terminal: each screen cell's character and colours, then the cursor. */
+  function drawn(text: string, cols: number, rows: number): string[] {
+    const t = new Terminal({ cols, rows, allowProposedApi: true });
+    try {
+      syncWriteOf(t)!(Buffer.from(text));
+      const b = t.buffer.active;
+      const cells: string[] = [];
+      for (let y = 0; y < rows; y++) {
+        const line = b.getLine(b.baseY + y)!;
+        for (let x = 0; x < cols; x++) {
+          const c = line.getCell(x)!;
+          cells.push(`${y}:${x} ${c.getChars()} ${c.getFgColorMode()}/${c.getFgColor()} ${c.getBgColorMode()}/${c.getBgColor()}`);
+        }
+      }
+      return [...cells, `cursor ${b.cursorY}:${b.cursorX}`];
+    } finally {
+      t.dispose();
+    }
+  }
+
   test('a taller or wider screen pulls rows back down from the scrollback, with their colours, as xterm itself does', async () => {
     // What the user's own terminal shows after the resize: the mirror's screen must be the same.
     const plain = numbers(1, 150);
@@ -595,7 +615,8 @@ describe('Mirror: synthetic output in chunks of every size', () => {
         assert.deepEqual(got.cursor, { row: buf.cursorY + 1, col: buf.cursorX + 1 }, `${label}: the cursor`);
         const serializer = new SerializeAddon();
         bare.loadAddon(serializer);
-        assert.equal(m.serialize(0), serializer.serialize({ scrollback: 0 }), `${label}: the screen's colours`);
+        // The same screen drawn: each cell's character and colours, and the cursor.
+        assert.deepEqual(drawn(m.serialize(0), cols, rows), drawn(serializer.serialize({ scrollback: 0 }), cols, rows), `${label}: the screen's colours`);
         serializer.dispose();
         assert.deepEqual(retained(m), everyRow, `${label}: every row once, in order`);
       }

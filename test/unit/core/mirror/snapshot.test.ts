@@ -4,6 +4,7 @@ import { Terminal } from '@xterm/headless';
 import { BASH, connect, startHost } from '../../../helpers/host';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { hiddenModesOf } from '../../../../src/core/base/internals/xterm';
+import { SavedCursorAsScreenRow } from '../../../../src/core/mirror/saved-cursor';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
 
 // pty/snapshot redraws a session in a fresh terminal (what a re-attaching editor terminal does):
@@ -162,7 +163,7 @@ test('a row erased whole in a colour, with a wrapped row after it, is redrawn bl
  * screen the background a terminal sent `output` itself has, the cursor, and `after` (written to
  * both) drawn with the same pen.
  */
-async function assertBackgroundsKept(output: string, after: string): Promise<void> {
+async function assertBackgroundsKept(output: string, after: string, scrollback = 0): Promise<void> {
   const { host } = await hostP;
   const s = await host.createSession({ command: '/bin/sh', args: ['-c', `stty -echo; printf '${output}'; exec cat >/dev/null`], cols: 40, rows: 8 });
   const client = await connect(host.controlAddress);
@@ -170,7 +171,7 @@ async function assertBackgroundsKept(output: string, after: string): Promise<voi
   try {
     await settle(client, s.id, 'end-');
     await new Promise<void>((r) => want.write(output + after, r));
-    const snap = await client.request<Snapshot>('pty/snapshot', { session: s.id, scrollback: 0 });
+    const snap = await client.request<Snapshot>('pty/snapshot', { session: s.id, scrollback });
     const drawn = await redraw(snap, after);
     const cells = (t: Terminal) => {
       const b = t.buffer.active;
@@ -206,6 +207,21 @@ test('rows painted in a colour and left blank keep it: a screen erased in blue, 
   await assertBackgroundsKept('end-parts\x1b[5;10H\x1b[48;5;196m\x1b[5X\x1b[7;1H\x1b[48;2;10;20;30m\x1b[K\x1b[0m\x1b[2;3H\x1b[31m', 'red');
 });
 
+test('a full-screen program drawn while its pen is coloured: its default-pen text comes back uncoloured', async () => {
+  // The addon switched to the alternate screen with the program's pen on (htop's, cyan for its
+  // bar), which filled that screen and coloured the text it then wrote with no pen of its own.
+  await assertBackgroundsKept('\x1b[?1049h\x1b[46m\x1b[2J\x1b[H\x1b[0mtop row\x1b[8;1H\x1b[46mend-bar', 'x');
+  await assertBackgroundsKept('\x1b[46m\x1b[?1049h\x1b[0mtop row\x1b[8;1H\x1b[46mend-bar', 'x');
+});
+
+test('with scrollback, a row after a row erased in a colour is not painted by the line break between them', async () => {
+  // Every other row ends in a blue erase. The addon fills each row a line break scrolls in with the
+  // pen's background, but counted the first such line break one row late: the row after came back
+  // blue after its text (found by an outside audit).
+  const rows = Array.from({ length: 20 }, (_, i) => (i % 2 ? `x${i}\r\n` : `r${i}\x1b[44m\x1b[K\x1b[0m\r\n`)).join('');
+  for (const scrollback of [1, 2, 5, 6]) await assertBackgroundsKept(`${rows}end-rows`, '', scrollback);
+});
+
 /**
  * Prints `output` in a session; its snapshot, drawn in a fresh terminal, has the modes a terminal
  * that was sent `output` itself has, and both draw `probe` (output after the snapshot) alike.
@@ -215,6 +231,8 @@ async function assertModesKept(output: string, probe: string): Promise<void> {
   const s = await host.createSession({ command: '/bin/sh', args: ['-c', `stty -echo; printf '${output}'; exec cat >/dev/null`], cols: 40, rows: 8 });
   const client = await connect(host.controlAddress);
   const want = new Terminal({ cols: 40, rows: 8, allowProposedApi: true });
+  // A saved cursor kept as a screen row, as tmux and the host's own screen keep it (saved-cursor.ts).
+  const saved = new SavedCursorAsScreenRow(want);
   let drawn: Awaited<ReturnType<typeof redraw>> | undefined;
   try {
     await settle(client, s.id, 'end-of-it');
@@ -237,6 +255,7 @@ async function assertModesKept(output: string, probe: string): Promise<void> {
     };
     assert.deepEqual(pen(term), pen(want), 'the last character printed after it: its colour and boldness');
   } finally {
+    saved.dispose();
     want.dispose();
     drawn?.term.dispose();
     client.close();
@@ -262,7 +281,8 @@ test('a snapshot keeps the cursor a program saved (DECSC): what it writes after 
   // A status line drawn away from the saved place, as apt's progress bar does; then back to it
   // (found by an outside audit: DECRC went to the top left). The pen after it is the one set last.
   await assertModesKept('top\\033[5;10H\\0337\\033[8;1H\\033[32mstatus end-of-it', '\x1b8X');
-  // On a screen that scrolled since, and with a scroll region: the saved place as xterm keeps it.
+  // On a screen that scrolled since, and with a scroll region: the saved place on the screen, as
+  // tmux and the host's own screen (pty/read) keep it, not xterm.js's row counted from the scrollback.
   await assertModesKept('a\\nb\\nc\\nd\\n\\033[3;4H\\0337\\033[8;1H\\n\\n\\033[2;7rend-of-it', '\x1b8Y\x1b[1mZ');
 });
 
