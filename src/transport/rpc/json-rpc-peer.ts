@@ -273,12 +273,17 @@ export class JsonRpcPeer extends Disposable implements NotificationSink {
   }
 
   /**
-   * Answers with one error (id null), sends it now and ends our side: what the framing does with
-   * input it will not read on (a line over the limit, an HTTP request on a JSON-RPC port).
+   * Answers with one error, sends it now and ends our side: what the framing does with input it
+   * will not read on (a line over the limit, an HTTP request on a JSON-RPC port). Its id is null,
+   * or `to`'s: the message refused, when it could be read and named one.
    */
-  refuse(error: RpcError): void {
+  refuse(error: RpcError, to?: { id: string | number | null; text: string }): void {
     this._sendHeld();
-    this._write(errorResponse(null, error));
+    const response = errorResponse(to?.id ?? null, error);
+    // An id written as the client wrote it, as a served call's (raw-id.ts).
+    const raw = to && idMayHaveLostDigits(to.id) ? rawIdText(to.text) : undefined;
+    if (raw !== undefined) (response as WithRawId)[RAW_ID] = raw;
+    this._write(response);
     this._endTurn();
     this._wire.end();
   }

@@ -1,3 +1,4 @@
+import { requestId } from '../rpc/json-rpc-peer';
 /**
  * What a per-session TCP port accepts first (docs/protocol.md, "Per-session TCP"): a JSON-RPC
  * message. Any web page can make the browser open a connection to a loopback port and send an
@@ -39,15 +40,19 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * `jsonrpc: "2.0"` and a string `method`), other JSON, or not JSON. Anything but the first keeps
  * the connection from being served, an invalid request included.
  */
-export function firstLineKind(line: Uint8Array): 'json-rpc' | 'json' | 'not-json' {
+export function firstLineKind(line: Uint8Array): { kind: 'json-rpc' | 'not-json' } | { kind: 'json'; id: string | number | null; text: string } {
   let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(utf8.decode(line));
+    text = utf8.decode(line);
+    value = JSON.parse(text);
   } catch {
-    return 'not-json';
+    return { kind: 'not-json' };
   }
   const m = value as { jsonrpc?: unknown; method?: unknown } | null;
-  return typeof m === 'object' && m !== null && !Array.isArray(m) && m.jsonrpc === '2.0' && typeof m.method === 'string' ? 'json-rpc' : 'json';
+  if (typeof m === 'object' && m !== null && !Array.isArray(m) && m.jsonrpc === '2.0' && typeof m.method === 'string') return { kind: 'json-rpc' };
+  // Its id is echoed when it has one of a request's kinds, as a socket's later lines are answered.
+  return { kind: 'json', id: requestId(value) ?? null, text };
 }
 
 /** Whether a line has nothing in it but whitespace (skipped, as between messages). */
@@ -56,7 +61,7 @@ export function isBlankLine(line: Uint8Array): boolean {
 }
 
 /**
- * The refusal's message (one JSON-RPC error line, id null, then the connection is closed), after
+ * The refusal's message (one JSON-RPC error line, its id the line's when it has one, then the connection is closed), after
  * its code's name: "Parse error" for a line that is not JSON (-32700, as socket-pty answers
  * invalid JSON), "Invalid Request" for JSON that is not a JSON-RPC message (-32600).
  */

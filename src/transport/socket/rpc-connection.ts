@@ -89,7 +89,7 @@ export class RpcConnection extends Disposable {
       if (this._unproven && !this._firstByteSeen) {
         const fits = firstByteFitsJsonRpc(chunk);
         // Not even the start of a JSON object (an HTTP request line): refused at its first byte.
-        if (fits === false) return this._refuseNotJsonRpc(false);
+        if (fits === false) return this._refuseNotJsonRpc(undefined);
         this._firstByteSeen = fits === true;
       }
       reader.push(chunk);
@@ -139,8 +139,8 @@ export class RpcConnection extends Disposable {
     if (this._refused) return;
     if (this._unproven) {
       if (isBlankLine(line)) return;
-      const kind = firstLineKind(line);
-      if (kind !== 'json-rpc') return this._refuseNotJsonRpc(kind === 'json');
+      const first = firstLineKind(line);
+      if (first.kind !== 'json-rpc') return this._refuseNotJsonRpc(first.kind === 'json' ? first : undefined);
       this._unproven = false;
     }
     if (line.length > 0 && line[line.length - 1] === CR) line = line.subarray(0, -1); // tolerate CRLF
@@ -158,10 +158,10 @@ export class RpcConnection extends Disposable {
    * The first line is not JSON-RPC (an HTTP request a web page made the browser send): one error
    * line, then the connection closes. Nothing it sent is read any further, let alone run.
    */
-  private _refuseNotJsonRpc(json: boolean): void {
+  private _refuseNotJsonRpc(json: { id: string | number | null; text: string } | undefined): void {
     this._refused = true;
     this._socket.pause();
-    this._closeWith(new RpcError(json ? ErrorCode.InvalidRequest : ErrorCode.ParseError, notJsonRpcMessage(json)));
+    this._closeWith(new RpcError(json ? ErrorCode.InvalidRequest : ErrorCode.ParseError, notJsonRpcMessage(json !== undefined)), json);
   }
 
   private _rejectOversizedLine(): void {
@@ -170,8 +170,8 @@ export class RpcConnection extends Disposable {
   }
 
   /** One error line, then our side ends; a client that never reads its end (or keeps sending) is cut soon after. */
-  private _closeWith(error: RpcError): void {
-    this.peer.refuse(error);
+  private _closeWith(error: RpcError, to?: { id: string | number | null; text: string }): void {
+    this.peer.refuse(error, to);
     this._register(disposableTimeout(() => this._socket.destroy(), REFUSED_LINGER_MS, { unref: true }));
   }
 }

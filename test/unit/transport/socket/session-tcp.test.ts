@@ -105,7 +105,9 @@ describe('the per-session TCP port runs JSON-RPC only', () => {
     'a first line that is a Host: header, a batch, or any text that is not a JSON-RPC object, is refused before anything after it runs (-32700 when it is not JSON, -32600 when it is)',
     { timeout: TEST_TIMEOUT },
     async () => {
-      const firsts: Array<[string, number]> = [
+      // Each with the id its answer carries: the line's own when it has a request's kind of id, as
+      // on a Unix socket (id null when it cannot be read).
+      const firsts: Array<[string, number, (string | number | null)?]> = [
         [`Host: 127.0.0.1:${port}`, PARSE_ERROR],
         ['GET / HTTP/1.1', PARSE_ERROR],
         ['not json', PARSE_ERROR],
@@ -115,20 +117,25 @@ describe('the per-session TCP port runs JSON-RPC only', () => {
         ['[not json', PARSE_ERROR],
         ['{"method":"pty/write"}', INVALID_REQUEST],
         // JSON-RPC's shape, but no request: not served either.
-        ['{"jsonrpc":"2.0","id":5,"params":{}}', INVALID_REQUEST],
-        ['{"jsonrpc":"1.0","id":1,"method":"pty/status"}', INVALID_REQUEST],
+        ['{"jsonrpc":"2.0","id":5,"params":{}}', INVALID_REQUEST, 5],
+        ['{"jsonrpc":"1.0","id":1,"method":"pty/status"}', INVALID_REQUEST, 1],
+        ['{"jsonrpc":"2.0","id":"s","method":5}', INVALID_REQUEST, 's'],
         ['"jsonrpc"', INVALID_REQUEST],
         ['null', INVALID_REQUEST],
         ['nothing', PARSE_ERROR],
         ['{"jsonrpc":"2.0"', PARSE_ERROR],
         ['\u0000', PARSE_ERROR],
       ];
-      for (const [i, [first, code]] of firsts.entries()) {
+      for (const [i, [first, code, id = null]] of firsts.entries()) {
         const answer = await sendRaw(`${first}\r\n${attackLine(10 + i, `FIRST${i}`)}\n`);
         assert.equal(JSON.parse(answer.trim()).error.code, code, `${JSON.stringify(first)}: ${answer}`);
+        assert.equal(JSON.parse(answer.trim()).id, id, `${JSON.stringify(first)}: its id, ${answer}`);
       }
+      // An id past what a double holds comes back as written.
+      const big = await sendRaw(`{"jsonrpc":"1.0","id":9007199254740993,"method":"pty/status"}\n${attackLine(40, 'FIRSTBIG')}\n`);
+      assert.match(big, /"id":9007199254740993[,}]/);
       const screen = await screenAfterProbe('after-firsts');
-      assert.doesNotMatch(screen, /FIRST\d-42/);
+      assert.doesNotMatch(screen, /FIRST(\d+|BIG)-42/);
     },
   );
 
