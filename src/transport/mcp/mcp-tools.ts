@@ -563,20 +563,33 @@ const REQUEST_SCHEMAS: ReadonlyMap<string, RequestSchema> = new Map(
   }),
 );
 
+/** Requests of both revisions, of the same shape in each, whose params are checked here. */
+const CHECKED_IN_BOTH: ReadonlySet<string> = new Set([
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'prompts/list',
+  'prompts/get',
+]);
+
 /** The lists the server answers whole, in one page (tasks/list pages, and checks its own cursors). */
 const ONE_PAGE_LISTS: ReadonlySet<string> = new Set(['tools/list', 'resources/list', 'resources/templates/list', 'prompts/list']);
 
 /**
  * The -32602 Invalid params answer to a request whose params do not fit its method (`tools/call`
- * with `arguments: 0`) of the 2025-11-25 revision, one line naming where; undefined for anything
- * else. The SDK would answer such a request with its whole validation report.
+ * with `arguments: 0`), one line naming where; undefined for anything else. The SDK would answer
+ * such a request with its whole validation report.
  */
 export function misfitParams(message: unknown): JSONRPCMessage | undefined {
   const m = message as { id?: unknown; method?: unknown; params?: { _meta?: Record<string, unknown> } } | null;
   if (typeof m?.id !== 'string' && typeof m?.id !== 'number') return undefined;
-  // A 2026-07-28 request (its revision in _meta) is the SDK's to judge: that revision answers a
-  // method it removed (initialize) -32601, and a misfit its own way, in one line.
-  if (m.params?._meta?.[PROTOCOL_VERSION_META_KEY] !== undefined) return undefined;
+  // A 2026-07-28 request (its revision in _meta) of a method that revision dropped (initialize) is
+  // the SDK's to answer (-32601); those it kept are checked as the older revision's are (the SDK
+  // answered their misfits -32603 with its whole validation report).
+  const modern = m.params?._meta?.[PROTOCOL_VERSION_META_KEY] !== undefined;
+  if (modern && !(typeof m.method === 'string' && CHECKED_IN_BOTH.has(m.method))) return undefined;
   // These lists have one page: any cursor is one the server never gave (the specification: -32602).
   if (typeof m.method === 'string' && ONE_PAGE_LISTS.has(m.method) && (m.params as { cursor?: unknown } | undefined)?.cursor !== undefined) {
     return { jsonrpc: '2.0', id: m.id, error: { code: -32602, message: `Invalid params for ${m.method}: cursor: no such cursor (the list has one page)` } };

@@ -218,6 +218,50 @@ test('tools/list and resources/list have one page: a cursor the server never gav
   }
 });
 
+/** A request of the 2026-07-28 revision: no initialize, its revision and client in `_meta`. */
+function mcp2026(id: number, method: string, params: Record<string, unknown>) {
+  const _meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'malformed-test', version: '1' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  return request(h.port, 'POST', '/mcp', {
+    token: h.token,
+    body: { jsonrpc: '2.0', id, method, params: { ...params, _meta } },
+    headers: {
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
+    },
+  });
+}
+
+test('on the 2026-07-28 revision too, params of the wrong type and cursors the server never gave are -32602 in one line', { timeout: 30_000 }, async () => {
+  // The SDK alone answered these -32603 Internal error with its whole validation report, and took
+  // a made-up cursor (found by an outside audit).
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['tools/list', { cursor: 5 }, /^Invalid params for tools\/list: /],
+    ['resources/list', { cursor: 5 }, /^Invalid params for resources\/list: /],
+    ['resources/read', { uri: 5 }, /^Invalid params for resources\/read: params\.uri: /],
+    ['tools/call', { name: 'list_sessions', arguments: 0 }, /^Invalid params for tools\/call: params\.arguments: /],
+    ['tools/list', { cursor: 'x' }, /cursor: no such cursor/],
+  ];
+  for (const [i, [method, params, message]] of cases.entries()) {
+    const r = await mcp2026(i + 1, method, params);
+    assert.equal(r.json?.id, i + 1, r.text);
+    assert.equal(r.json?.error?.code, -32602, `${method} ${JSON.stringify(params)}: ${r.text}`);
+    assert.match(r.json.error.message, message);
+    assert.doesNotMatch(r.json.error.message, /\n/);
+  }
+  // Well-formed requests of that revision are served as before.
+  const ok = await mcp2026(9, 'tools/call', { name: 'list_sessions', arguments: {} });
+  assert.equal(ok.json?.error, undefined, ok.text);
+  assert.ok(Array.isArray(ok.json?.result?.structuredContent?.sessions), ok.text);
+  const listed = await mcp2026(10, 'tools/list', {});
+  assert.ok(Array.isArray(listed.json?.result?.tools), listed.text);
+});
+
 // The transport answers a protocol revision it does not speak with 400; the refusal names every
 // revision this server speaks (the SDK's own left out 2026-07-28 and said -32000).
 test('/mcp: an MCP-Protocol-Version the server does not speak is 400 -32022, naming every revision it speaks', { timeout: 30_000 }, async () => {
