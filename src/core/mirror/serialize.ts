@@ -1,6 +1,6 @@
 import { SerializeAddon } from '@xterm/addon-serialize';
 import type { IBuffer, IBufferCell, IBufferLine, Terminal } from '@xterm/headless';
-import { hiddenModesOf, savedCursorOf } from '../base/internals/xterm';
+import { currentPenOf, hiddenModesOf, savedCursorOf, savedPenOf, scrollRegionOfBuffer } from '../base/internals/xterm';
 
 /*
  * xterm's SerializeAddon, shown a terminal where a wrapped row that begins with an empty cell
@@ -49,30 +49,161 @@ export function serializeTerminal(term: Terminal, scrollback: number, savedScree
     // Shown a screen a row shorter, the addon serves one row of scrollback less (see addonView).
     const text = serializer.serialize({ scrollback: scrolls ? scrollback + 1 : scrollback }).replace(MOVE_BY_ZERO, '');
     const at = text.indexOf(TO_ALTERNATE);
-    const normal = at < 0 ? text : text.slice(0, at);
-    let out = normal + cursorPlaced(term, term.buffer.normal) + blankRowsWithColour(term, term.buffer.normal, penAtEnd(normal));
+    const normal = boldAndDimKept(at < 0 ? text : text.slice(0, at));
+    // The normal screen's scroll region, when the alternate one is shown: it is the normal one's
+    // again once the program leaves it (apt's progress bar under a dialog).
+    const region = at < 0 ? '' : scrollRegionOf(term, 'normal');
+    // Entering the alternate screen saves the pen with the cursor (for the way back): the one the
+    // program had when it entered, which xterm keeps, not the one it has now.
+    const saved = at < 0 ? undefined : savedPenOf(term, 'normal');
+    const normalPen = saved ? `\x1b[0${cellSgr(saved)}m` : penAtEnd(normal);
+    let out =
+      normal + blankRowsWithColour(term, term.buffer.normal) + region + cursorAndPen(term, term.buffer.normal, at < 0 ? penNow(term, normal) : normalPen);
     let last = normal;
     if (at >= 0) {
-      last = text.slice(at + TO_ALTERNATE.length);
-      out += ALTERNATE_BLANK + last + cursorPlaced(term, term.buffer.alternate) + blankRowsWithColour(term, term.buffer.alternate, penAtEnd(last));
+      last = boldAndDimKept(text.slice(at + TO_ALTERNATE.length));
+      out += ALTERNATE_BLANK + last + blankRowsWithColour(term, term.buffer.alternate) + cursorAndPen(term, term.buffer.alternate, penNow(term, last));
     }
-    return out + savedCursorLeftOut(term, penAtEnd(last), savedScreenRow) + modesLeftOut(term);
+    const pen = penNow(term, last);
+    return out + savedCursorLeftOut(term, pen, savedScreenRow) + modesLeftOut(term, pen);
   } finally {
     serializer.dispose();
   }
 }
 
 /**
- * The cursor put at its place on `buffer`'s screen. The addon moves it there from the last cell it
- * wrote, by rows and columns: from a wrap pending at the right edge (a row written to its last
- * column) a move up or down first takes it back into the row, and the columns then counted from
- * the edge left it one short. The screen's rows are the buffer's screen's by then (the addon's text
- * scrolls the rows above it away, or starts at the top and has no more rows than the screen). A
- * cursor whose wrap is pending itself is left where the addon put it (only the last cell written
- * leaves a wrap pending).
+ * The cursor put at its place on `buffer`'s screen, then the pen. The addon moves it there from
+ * the last cell it wrote, by rows and columns: from a wrap pending at the right edge (a row written
+ * to its last column) a move up or down first takes it back into the row, and the columns then
+ * counted from the edge left it one short. The screen's rows are the buffer's screen's by then (the
+ * addon's text scrolls the rows above it away, or starts at the top and has no more rows than the
+ * screen). A cursor whose wrap is pending is put on the row's last cell, and that cell written
+ * again (with its own colours), which leaves the wrap pending as it was: the next character goes
+ * to the next row. The pen is then put back.
  */
-function cursorPlaced(term: Terminal, buffer: IBuffer): string {
-  return buffer.cursorX >= term.cols ? '' : `\x1b[${buffer.cursorY + 1};${buffer.cursorX + 1}H`;
+function cursorAndPen(term: Terminal, buffer: IBuffer, pen: string, top = 0): string {
+  // In origin mode rows count from the scroll region's top (`top`).
+  const row = buffer.cursorY + 1 - top;
+  if (buffer.cursorX < term.cols) return `\x1b[${row};${buffer.cursorX + 1}H\x1b[0m${pen}`;
+  const line = buffer.getLine(buffer.baseY + buffer.cursorY);
+  let x = term.cols - 1;
+  let cell = line?.getCell(x);
+  // The second half of a wide character: the whole character is written again, from its first half.
+  if (cell && cell.getWidth() === 0 && x > 0) cell = line?.getCell(--x);
+  const char = cell?.getChars() || ' ';
+  return `\x1b[${row};${x + 1}H\x1b[0${cell ? cellSgr(cell) : ''}m${char}\x1b[0m${pen}`;
+}
+
+/** The SGR parameters (each after a `;`) that give a cell's colours and attributes after a reset. */
+function cellSgr(cell: IBufferCell): string {
+  let sgr = '';
+  if (!cell.isFgDefault()) {
+    const c = cell.getFgColor();
+    sgr += cell.isFgRGB() ? `;38;2;${(c >> 16) & 0xff};${(c >> 8) & 0xff};${c & 0xff}` : c < 8 ? `;${30 + c}` : c < 16 ? `;${90 + c - 8}` : `;38;5;${c}`;
+  }
+  const bg = backgroundSgr(cell);
+  if (bg !== undefined) sgr += `;${bg}`;
+  const flags: Array<[boolean | number, number]> = [
+    [cell.isBold(), 1],
+    [cell.isDim(), 2],
+    [cell.isItalic(), 3],
+    [cell.isUnderline(), 4],
+    [cell.isBlink(), 5],
+    [cell.isInverse(), 7],
+    [cell.isInvisible(), 8],
+    [cell.isStrikethrough(), 9],
+    [cell.isOverline(), 53],
+  ];
+  for (const [on, code] of flags) if (on) sgr += `;${code}`;
+  return sgr;
+}
+
+/**
+ * The scroll region of `which` buffer (DECSTBM), with the cursor put back after it (setting it
+ * homes the cursor); '' for a region that is the whole screen.
+ */
+function scrollRegionOf(term: Terminal, which: 'normal' | 'alternate'): string {
+  const region = scrollRegionOfBuffer(term, which);
+  if (!region || (region.top === 0 && region.bottom === term.rows - 1)) return '';
+  return `\x1b[${region.top + 1};${region.bottom + 1}r`;
+}
+
+/**
+ * `text` (the addon's, for one screen) with bold and dim kept where a pen turns one off and the
+ * other on. Both are turned off by the same SGR 22, and the addon writes each attribute's change in
+ * turn: from dim to bold it wrote `1;22` (bold on, then both off: the text came back plain), from
+ * bold and dim to dim `22` alone (dim lost too). Each SGR with a 22 is written again as what the
+ * addon meant: its other parameters, then 22, then bold and dim for each that is on after it.
+ */
+function boldAndDimKept(text: string): string {
+  let bold = false;
+  let dim = false;
+  return text.replace(SGR, (whole, params: string) => {
+    const codes = sgrCodes(params);
+    if (codes.length === 0 || (codes.length === 1 && codes[0] === '0')) {
+      bold = dim = false;
+      return whole;
+    }
+    const turnsBold = codes.includes('1');
+    const turnsDim = codes.includes('2');
+    const offs = codes.filter((c) => c === '22').length;
+    if (offs === 0) {
+      bold ||= turnsBold;
+      dim ||= turnsDim;
+      return whole;
+    }
+    // Which of the two a lone 22 turned off: the one not turned on, or the one that alone was on;
+    // with both on, the one its place in the addon's order names (bold's comes before italic's 3/23, dim's after).
+    let boldAfter = turnsBold;
+    let dimAfter = turnsDim;
+    if (!turnsBold && !turnsDim) {
+      if (offs >= 2 || !(bold && dim)) boldAfter = dimAfter = false;
+      else if (boldOffByPlace(codes)) dimAfter = true;
+      else boldAfter = true;
+    }
+    // Else the 22 is the other one's: turned off.
+    bold = boldAfter;
+    dim = dimAfter;
+    const rest = codes.filter((c) => c !== '22' && c !== '1' && c !== '2');
+    return `\x1b[${[...rest, '22', ...(boldAfter ? ['1'] : []), ...(dimAfter ? ['2'] : [])].join(';')}m`;
+  });
+}
+
+/** An SGR sequence and its parameters. */
+const SGR = /\x1b\[([0-9;:]*)m/g;
+
+/** An SGR's parameters, each colour (`38;5;N`, `48;2;R;G;B`) one item. */
+function sgrCodes(params: string): string[] {
+  const parts = params === '' ? [] : params.split(';');
+  const out: string[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i];
+    if ((p === '38' || p === '48' || p === '58') && (parts[i + 1] === '5' || parts[i + 1] === '2')) {
+      const n = parts[i + 1] === '5' ? 3 : 5;
+      out.push(parts.slice(i, i + n).join(';'));
+      i += n - 1;
+    } else out.push(p);
+  }
+  return out;
+}
+
+/** The attributes the addon writes after bold's and before dim's, in its order (underline, overline, blink, invisible, italic). */
+const BETWEEN_BOLD_AND_DIM = new Set(['4', '24', '53', '55', '5', '25', '8', '28', '3', '23']);
+
+/** Whether the lone 22 in `codes` is bold's: an attribute written between bold's and dim's follows it. */
+function boldOffByPlace(codes: string[]): boolean {
+  const at = codes.indexOf('22');
+  return codes.slice(at + 1).some((c) => BETWEEN_BOLD_AND_DIM.has(c)) || !codes.slice(0, at).some((c) => BETWEEN_BOLD_AND_DIM.has(c));
+}
+
+/**
+ * The pen the program writes with now, as one SGR after a reset; else the one `text` leaves on (the
+ * addon ends with the pen's changes since its last cell, which for bold and dim can be unclear:
+ * boldAndDimKept).
+ */
+function penNow(term: Terminal, text: string): string {
+  const pen = currentPenOf(term);
+  return pen ? `\x1b[0${cellSgr(pen)}m` : penAtEnd(text);
 }
 
 /** The start of an SGR's parameters that resets the pen (`ESC[m`, `ESC[0m`, `ESC[0;…m`). */
@@ -106,17 +237,17 @@ function savedCursorLeftOut(term: Terminal, pen: string, savedScreenRow: SavedSc
   // A screen row when the caller keeps it so (as tmux does), else xterm's row from the scrollback's top.
   const row = Math.max(0, Math.min(term.rows - 1, savedScreenRow?.(b.type) ?? saved.row - b.baseY));
   const col = Math.min(saved.x, term.cols - 1);
-  return `\x1b[0m\x1b[${row + 1};${col + 1}H\x1b7\x1b[${b.cursorY + 1};${Math.min(b.cursorX, term.cols - 1) + 1}H\x1b[0m${pen}`;
+  return `\x1b[0m\x1b[${row + 1};${col + 1}H\x1b7${cursorAndPen(term, b, pen)}`;
 }
 
 /**
  * The rows of `buffer`'s screen that hold no character but a background colour (`ESC[44m ESC[2J`
  * paints them), which the addon leaves out below its last row with text: each run of one colour erased with it
- * (ECH takes the pen's background). Then the cursor and `pen` are put back by moving there, not by
- * a save and restore (DECSC, DECRC): a program that never saved a cursor would have its DECRC go
- * to the snapshot's end instead of the top left.
+ * (ECH takes the pen's background). The cursor and the pen are put back after it (cursorAndPen),
+ * by moving there, not by a save and restore (DECSC, DECRC): a program that never saved a cursor
+ * would have its DECRC go to the snapshot's end instead of the top left.
  */
-function blankRowsWithColour(term: Terminal, buffer: IBuffer, pen: string): string {
+function blankRowsWithColour(term: Terminal, buffer: IBuffer): string {
   const cell = buffer.getNullCell();
   let out = '';
   for (let y = 0; y < term.rows; y++) {
@@ -134,8 +265,7 @@ function blankRowsWithColour(term: Terminal, buffer: IBuffer, pen: string): stri
       x = end;
     }
   }
-  if (out === '') return '';
-  return `${out}\x1b[${buffer.cursorY + 1};${Math.min(buffer.cursorX, term.cols - 1) + 1}H\x1b[0m${pen}`;
+  return out;
 }
 
 /** The SGR parameters of a cell's background when it has one (undefined: the default). */
@@ -173,13 +303,13 @@ const CURSOR_SHAPE: Readonly<Record<string, number>> = { block: 2, underline: 4,
  * region's top), a hidden cursor, the mouse reports' encoding, the cursor's shape, the character
  * sets (line drawing) designated and the one in use.
  */
-function modesLeftOut(term: Terminal): string {
+function modesLeftOut(term: Terminal, pen: string): string {
   const m = hiddenModesOf(term);
   if (!m) return '';
   let out = '';
   if (m.scrollTop !== 0 || m.scrollBottom !== term.rows - 1) {
-    const row = m.cursor.y - (term.modes.originMode ? m.scrollTop : 0) + 1;
-    out += `\x1b[${m.scrollTop + 1};${m.scrollBottom + 1}r\x1b[${row};${Math.min(m.cursor.x, term.cols - 1) + 1}H`;
+    const top = term.modes.originMode ? m.scrollTop : 0;
+    out += `\x1b[${m.scrollTop + 1};${m.scrollBottom + 1}r${cursorAndPen(term, term.buffer.active, pen, top)}`;
   }
   if (m.cursorHidden) out += '\x1b[?25l';
   if (m.mouseEncoding === 'SGR') out += '\x1b[?1006h';

@@ -1,4 +1,4 @@
-import type { IBuffer, IBufferLine, Terminal } from '@xterm/headless';
+import type { IBuffer, IBufferCell, IBufferLine, Terminal } from '@xterm/headless';
 
 /*
  * What @xterm/headless (6.0) keeps private and the mirror reads for speed (row-text.ts, mirror.ts):
@@ -296,6 +296,49 @@ export function touchedRowsOf(term: Terminal): TouchedRows | undefined {
     // The core's own listener (which marks the region) subscribed when the terminal was made: this one runs after it.
     afterScroll: (listener) => scrolled.call(core!._bufferService, listener),
   };
+}
+
+/** The scroll region (DECSTBM) of the normal or the alternate buffer, rows from 0; undefined when this version keeps it elsewhere. */
+export function scrollRegionOfBuffer(term: Terminal, which: 'normal' | 'alternate'): { top: number; bottom: number } | undefined {
+  const b = (term as unknown as { _core?: { buffers?: Record<string, { scrollTop?: unknown; scrollBottom?: unknown } | undefined> } })._core?.buffers?.[which];
+  if (typeof b?.scrollTop !== 'number' || typeof b.scrollBottom !== 'number') return undefined;
+  return { top: b.scrollTop, bottom: b.scrollBottom };
+}
+
+/**
+ * The pen a buffer's saved cursor holds (xterm's `savedCurAttrData`: what DECSC, or entering the
+ * alternate screen, saved with it), read as a cell's colours and attributes are; undefined when
+ * this version keeps it elsewhere.
+ */
+export function savedPenOf(term: Terminal, which: 'normal' | 'alternate'): IBufferCell | undefined {
+  const pen = (term as unknown as { _core?: { buffers?: Record<string, { savedCurAttrData?: Partial<IBufferCell> } | undefined> } })._core?.buffers?.[which]
+    ?.savedCurAttrData;
+  return pen && PEN_METHODS.every((m) => typeof pen[m] === 'function') ? (pen as IBufferCell) : undefined;
+}
+
+/** What a pen is read through (xterm's AttributeData has a cell's colour and attribute methods). */
+const PEN_METHODS: ReadonlyArray<keyof IBufferCell> = [
+  'isFgDefault',
+  'getFgColor',
+  'isFgRGB',
+  'isBgDefault',
+  'getBgColor',
+  'isBgRGB',
+  'isBold',
+  'isDim',
+  'isItalic',
+  'isUnderline',
+  'isBlink',
+  'isInverse',
+  'isInvisible',
+  'isStrikethrough',
+  'isOverline',
+];
+
+/** The pen the next characters are written with (xterm's `_curAttrData`), read as a cell's colours and attributes are. */
+export function currentPenOf(term: Terminal): IBufferCell | undefined {
+  const pen = (term as unknown as { _core?: { _inputHandler?: { _curAttrData?: Partial<IBufferCell> } } })._core?._inputHandler?._curAttrData;
+  return pen && PEN_METHODS.every((m) => typeof pen[m] === 'function') ? (pen as IBufferCell) : undefined;
 }
 
 /** What the terminal's modes hold that `term.modes` (and so the serialize addon) does not show. */

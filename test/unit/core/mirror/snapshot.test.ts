@@ -179,7 +179,8 @@ async function assertBackgroundsKept(output: string, after: string, scrollback =
       for (let y = 0; y < 8; y++) {
         for (let x = 0; x < 40; x++) {
           const c = b.getLine(b.baseY + y)!.getCell(x)!;
-          out.push(`${y + 1}:${x + 1} ${c.getChars() || ' '} fg${c.getFgColorMode()}/${c.getFgColor()} bg${c.getBgColorMode()}/${c.getBgColor()}`);
+          const attributes = `${c.isBold() ? ' bold' : ''}${c.isDim() ? ' dim' : ''}`;
+          out.push(`${y + 1}:${x + 1} ${c.getChars() || ' '} fg${c.getFgColorMode()}/${c.getFgColor()} bg${c.getBgColorMode()}/${c.getBgColor()}${attributes}`);
         }
       }
       return [...out, `cursor ${b.cursorY + 1}:${b.cursorX + 1}`];
@@ -212,6 +213,21 @@ test('a full-screen program drawn while its pen is coloured: its default-pen tex
   // bar), which filled that screen and coloured the text it then wrote with no pen of its own.
   await assertBackgroundsKept('\x1b[?1049h\x1b[46m\x1b[2J\x1b[H\x1b[0mtop row\x1b[8;1H\x1b[46mend-bar', 'x');
   await assertBackgroundsKept('\x1b[46m\x1b[?1049h\x1b[0mtop row\x1b[8;1H\x1b[46mend-bar', 'x');
+});
+
+test("what follows a snapshot lands where it would have: after a row written to its last column, in the normal screen's scroll region; bold after dim stays bold", async () => {
+  // Found by an outside audit. A row written to its last column leaves the next character's wrap
+  // pending: it came back with the cursor on that column, and the next character overwrote it.
+  await assertBackgroundsKept(`\x1b[43m${'0123456789'.repeat(4)}\x1b[0mend-wrap`, 'X');
+  await assertBackgroundsKept(`\x1b[2;1Hbelow end-below\x1b[1;1H\x1b[44m${'w'.repeat(40)}`, 'X');
+  // A scroll region on the normal screen under a full-screen program's (apt's progress bar under a
+  // dialog) was lost: leaving the dialog, the output scrolled the whole screen over the bar.
+  await assertBackgroundsKept(
+    'line1\r\nline2\r\nline3\x1b[1;5r\x1b[5;1Hprogress\x1b[8;1H[bar]\x1b[5;1H\x1b[?1049h\x1b[H\x1b[2Jdialog end-alt',
+    '\x1b[?1049lA\r\nB\r\nC\r\nD\r\n',
+  );
+  // SGR 22 ends both bold and dim: the addon wrote `1;22` from dim to bold, and the bold was lost.
+  await assertBackgroundsKept('\x1b[2mdim\x1b[22;1mBOLD\x1b[22;2mdim\x1b[0m end-attrs', 'x');
 });
 
 test('with scrollback, a row after a row erased in a colour is not painted by the line break between them', async () => {
