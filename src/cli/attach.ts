@@ -12,6 +12,28 @@ const DETACH_NAME = 'Ctrl+]';
 const SCROLLBACK_ROWS = 200;
 
 /**
+ * What the outer terminal is put back to on leaving: the modes a program in the session may have
+ * set in it (and a snapshot sets again): its own screen back from the alternate one, the cursor
+ * and keypad keys, mouse reports and their encodings, bracketed paste, focus reports, the cursor
+ * shown in its default shape, the whole screen scrolling, no insert or origin mode, wrapping on,
+ * the default pen and character set. As tmux does on a detach, so the shell is not left reading
+ * mouse reports or drawn over a program's picture.
+ */
+const OUTER_TERMINAL_BACK =
+  '\x1b[?1049l\x1b[?1l\x1b>' +
+  '\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l' +
+  '\x1b[?2004l\x1b[?1004l\x1b[?25h\x1b[0 q\x1b[r\x1b[4l\x1b[?6l\x1b[?7h\x1b[0m\x1b(B\x0f';
+
+/**
+ * The attach notice, then a blank screen for the picture: the notice and the screen above it are
+ * scrolled up into the outer terminal's scrollback (the picture is drawn on a fresh screen from
+ * its top left: written at the cursor, the notice shifted every row of it).
+ */
+function noticeThenBlankScreen(notice: string, rows: number | undefined): string {
+  return `${notice}\r\n${'\r\n'.repeat(Math.max(0, (rows ?? 24) - 1))}\x1b[H\x1b[2J`;
+}
+
+/**
  * `attach <session>`: an interactive terminal on a shared session from any terminal. The screen is
  * drawn first, then output streams live; keys go to the program; the session follows our size.
  */
@@ -34,7 +56,7 @@ export async function attachCommand(argv: string[]): Promise<number> {
     finished = true;
     if (stdin.isTTY) stdin.setRawMode(false);
     stdin.pause();
-    stdout.write(`\r\n[shared-pty] ${message}\r\n`);
+    stdout.write(`${stdout.isTTY ? OUTER_TERMINAL_BACK : ''}\r\n[shared-pty] ${message}\r\n`);
     follower.dispose();
     target.release(client);
     resolveDone(code);
@@ -42,8 +64,15 @@ export async function attachCommand(argv: string[]): Promise<number> {
 
   // The picture as everyone sees it (colours, scrollback, a full-screen program), then the
   // output from exactly that point: nothing missed, nothing twice.
+  const notice = `[shared-pty] attached to ${target.session.name} (${target.label}); detach with ${DETACH_NAME}`;
+  let noticeDue = true;
   const follower = new SessionFollower(client, session, {
-    snapshot: (data) => stdout.write('\x1b[H\x1b[2J' + data),
+    // The first picture comes after the notice (a resync's alone: the notice was said).
+    snapshot: (data) => {
+      const before = noticeDue ? noticeThenBlankScreen(notice, stdout.rows) : '\x1b[H\x1b[2J';
+      noticeDue = false;
+      stdout.write(before + data);
+    },
     // Acknowledged once the outer terminal has taken it: a slow terminal slows the program, as with ssh.
     output: (data) => new Promise<void>((resolve) => stdout.write(data, () => resolve())),
     exit: (exit) => finish(`process exited with code ${exit.exitCode}`, 0),
@@ -69,7 +98,6 @@ export async function attachCommand(argv: string[]): Promise<number> {
   };
   resize();
   stdout.on('resize', resize);
-  process.stderr.write(`[shared-pty] attached to ${target.session.name} (${target.label}); detach with ${DETACH_NAME}\r\n`);
 
   if (stdin.isTTY) stdin.setRawMode(true);
   stdin.on('data', (chunk: Buffer) => {

@@ -719,9 +719,13 @@ describe('attach', () => {
     const paneShell = tmux.panePid('att');
     startedPids.add(paneShell);
 
-    // The session's screen is drawn, and the detach key is named.
+    // The session's screen is drawn, and the detach key is named (in the scrollback above the
+    // picture: written at the cursor, the notice shifted the picture a row; an outside audit).
     await shown(/^before-attach-16$/m, 'the session screen in the pane');
-    await shown(/detach with Ctrl\+\]/, 'the detach hint');
+    const history = () => tmux!.run('capture-pane', '-p', '-S', '-', '-t', 'att');
+    await until(() => /detach with Ctrl\+\]/.test(history()), 15_000, 'the detach hint');
+    const trimmed = (text: string) => text.replace(/\s+$/, '');
+    await until(async () => trimmed(capture()) === trimmed(await screen()), 15_000, `the pane shows the session's screen, row for row; pane:\n${capture()}`);
     const attachProc = childrenOf(paneShell).find((c) => c.comm === 'node' || c.comm.startsWith('MainThread'));
     assert.ok(attachProc, `the attach process runs under the pane: ${JSON.stringify(childrenOf(paneShell))}`);
 
@@ -735,10 +739,20 @@ describe('attach', () => {
     assert.match(await send('echo via-send-$((6*7))'), /^via-send-42$/m);
     await shown(/^via-send-42$/m, 'the send output in the pane');
 
-    // Ctrl+] detaches: the attach process exits 0, the session keeps running.
+    // A program on the alternate screen with mouse reports on, in the outer terminal too.
+    await send("printf '\\033[?1049h\\033[?1000h\\033[?1006hfull-screen-%s' $((2*3)); cat");
+    await shown(/full-screen-6/, 'the program in the pane');
+    const modes = () => tmux!.run('display-message', '-p', '-t', 'att', '#{alternate_on} #{mouse_any_flag} #{mouse_sgr_flag}').trim();
+    assert.equal(modes(), '1 1 1');
+
+    // Ctrl+] detaches: the attach process exits 0, the session keeps running; the outer terminal
+    // has its own screen and no mouse reports again.
     tmux.run('send-keys', '-t', 'att', 'C-]');
     await shown(/\[attach-exit=0\]/, 'the attach process exited with 0');
     assert.match(capture(), /detached/i);
+    assert.equal(modes(), '0 0 0');
+    ok(await cli('keys', sid, 'Ctrl+C'), 'keys Ctrl+C');
+    await send("printf '\\033[?1049l\\033[?1000l\\033[?1006l'");
     await until(() => !pidAlive(attachProc.pid), 5000, 'the attach process is gone');
     const after = await listJson();
     assert.equal(after.length, 1);
