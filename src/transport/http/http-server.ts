@@ -328,7 +328,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     const access = guard.access(req, u, place, page?.target);
     // A page cookie's grant opens the host's pages only, never REST, /rpc or /mcp.
     if (!access || (access.viewOnly && !page)) {
-      if (page) return sendRefusal(req, res, guard.refused(req, u, place, page.target));
+      if (page) return sendRefusal(req, res, guard.refused(req, u, place, page.target), guard.isProxied(req));
       return sendError(res, 'UNAUTHORIZED', refusalMessage(guard.refused(req, u, place)));
     }
     // From here the connection is this credential's (until then it was on the clock, counted apart).
@@ -398,7 +398,7 @@ export async function startHttpServer(services: HostServices, options: HttpServe
    */
   function exchangeLink(req: http.IncomingMessage, res: http.ServerResponse, u: URL, secret: string, target: PageTarget, prefix: string): void {
     const r = guard.exchange(req, secret, target);
-    if ('refused' in r) return sendRefusal(req, res, r.refused);
+    if ('refused' in r) return sendRefusal(req, res, r.refused, guard.isProxied(req));
     u.searchParams.delete('token');
     const { name, value, maxAgeSeconds } = r.cookie;
     const cookiePath = !guard.isProxied(req) ? '; Path=/' : prefix ? `; Path=${prefix}/` : '';

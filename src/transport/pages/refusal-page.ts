@@ -65,9 +65,12 @@ export function refusalMessage(why: Refused): string {
  * Refuses a request for one of the host's pages: a page that says why in words for a browser, the
  * JSON envelope for everything else: 401, or 403 for a page the browser's links do not reach.
  */
-export function sendRefusal(req: IncomingMessage, res: ServerResponse, why: Refused): void {
-  const status = why === 'elsewhere' || why === 'no-grant' ? 403 : 401;
+export function sendRefusal(req: IncomingMessage, res: ServerResponse, why: Refused, foreignHost = false): void {
+  // Under a Host not the host's own (a proxy, or a DNS-rebinding page), whatever fails is 403, as
+  // every request there that opens nothing (docs/protocol.md#pages-behind-an-editors-proxy).
+  const status = foreignHost || why === 'elsewhere' || why === 'no-grant' ? 403 : 401;
   if (!wantsHtml(req)) {
+    if (foreignHost) return sendError(res, 'FORBIDDEN', `Forbidden: unexpected Host header (${refusalMessage(why)})`);
     if (why === 'elsewhere') return sendError(res, 'FORBIDDEN', 'Forbidden: this link is for another page');
     if (why === 'no-grant') return sendError(res, 'FORBIDDEN', 'Forbidden: the links opened in this browser do not reach this page');
     return sendError(res, 'UNAUTHORIZED', refusalMessage(why));

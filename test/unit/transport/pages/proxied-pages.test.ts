@@ -83,8 +83,11 @@ describe("pages behind an editor's port proxy", { timeout: 60_000 }, () => {
     // link (which a browser is told in words); only a link or a page cookie traded there counts.
     assert.equal((await viaProxy('GET', `/sessions/${s.id}/view`, {}, h.token)).status, 403);
     const hostLink = await viaProxy('GET', `/sessions/${s.id}/view?token=${h.token}`);
-    assert.equal(hostLink.status, 401);
+    // 403, as every request under a Host not the host's own that opens nothing (docs/protocol.md#5-http-and-websocket; it
+    // was 401), with the words a browser shows.
+    assert.equal(hostLink.status, 403);
     assert.match(hostLink.text, /<h1>/);
+    assert.equal((await viaProxy('GET', `/sessions/${s.id}/view?token=garbage`)).status, 403);
     assert.equal(hostLink.headers['set-cookie'], undefined);
     const o = await wsConnect(h.port, `/sessions/${s.id}/stream`, { queryToken: h.token, host: PROXY_HOST, origin: PROXY_ORIGIN });
     assert.deepEqual(o.kind === 'refused' ? o.status : 'open', 403, "the stream with the host's token through the proxy");
