@@ -35,8 +35,9 @@ const SECRET_PAGE_HEADERS: Readonly<Record<string, string>> = {
 
 /** Why the page does nothing, in words: each refusal's status, title and text. */
 const REFUSALS: Readonly<Record<SecretLinkRefused | 'not-asking' | 'origin' | 'form', { status: number; title: string; text: string }>> = {
+  // 401, as any request without a credential: the page's id is the only one it takes.
   unknown: {
-    status: 404,
+    status: 401,
     title: 'This page opens nothing',
     text: 'It is not a secret page of this Shared PTY host (the host may have restarted since). Ask your agent again.',
   },

@@ -141,6 +141,10 @@ describe('security (Host, then Origin, then token)', () => {
     assertRestError(await request(h.port, 'GET', '/sessions'), 401, 'UNAUTHORIZED');
     assertRestError(await request(h.port, 'POST', '/sessions', { body: BASH }), 401, 'UNAUTHORIZED');
     assert.equal(h.host.registry.size, 1, 'the refused POST created nothing');
+    // A secret page's id is its credential: one that opens nothing is 401 too (it was 404).
+    assert.equal((await request(h.port, 'GET', '/secret/made-up-id')).status, 401);
+    const own = { origin: `http://127.0.0.1:${h.port}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+    assert.equal((await request(h.port, 'POST', '/secret/made-up-id', { ...own, body: 'secret=x' })).status, 401);
   });
 
   test('wrong token → 401 UNAUTHORIZED', { timeout: TEST_TIMEOUT }, async () => {
