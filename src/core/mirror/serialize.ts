@@ -1,6 +1,6 @@
 import { SerializeAddon } from '@xterm/addon-serialize';
 import type { IBuffer, IBufferCell, IBufferLine, Terminal } from '@xterm/headless';
-import { currentPenOf, hiddenModesOf, savedCursorOf, savedPenOf, scrollRegionOfBuffer } from '../base/internals/xterm';
+import { currentPenOf, hiddenModesOf, savedCursorOf, savedPenOf, scrollRegionOfBuffer, tabStopsOf } from '../base/internals/xterm';
 
 /*
  * xterm's SerializeAddon, shown a terminal where a wrapped row that begins with an empty cell
@@ -50,9 +50,9 @@ export function serializeTerminal(term: Terminal, scrollback: number, savedScree
     const text = serializer.serialize({ scrollback: scrolls ? scrollback + 1 : scrollback }).replace(MOVE_BY_ZERO, '');
     const at = text.indexOf(TO_ALTERNATE);
     const normal = boldAndDimKept(at < 0 ? text : text.slice(0, at));
-    // The normal screen's scroll region, when the alternate one is shown: it is the normal one's
-    // again once the program leaves it (apt's progress bar under a dialog).
-    const region = at < 0 ? '' : scrollRegionOf(term, 'normal');
+    // The normal screen's tab stops and scroll region, when the alternate one is shown: they are the
+    // normal one's again once the program leaves it (apt's progress bar under a dialog).
+    const region = at < 0 ? '' : tabStopsLeftOut(term, 'normal') + scrollRegionOf(term, 'normal');
     // Entering the alternate screen saves the pen with the cursor (for the way back): the one the
     // program had when it entered, which xterm keeps, not the one it has now.
     const saved = at < 0 ? undefined : savedPenOf(term, 'normal');
@@ -300,13 +300,14 @@ const CURSOR_SHAPE: Readonly<Record<string, number>> = { block: 2, underline: 4,
  * The modes the addon does not write (0.14 writes the cursor keys', keypad, paste, insert, origin,
  * wrap, focus and mouse tracking modes), so that a snapshot reproduces them too: the scroll region
  * (DECSTBM, which homes the cursor, so the cursor is put back; with origin mode on, counted from the
- * region's top), a hidden cursor, the mouse reports' encoding, the cursor's shape, the character
- * sets (line drawing) designated and the one in use.
+ * region's top), the tab stops a program set, a hidden cursor, the mouse reports' encoding, the
+ * cursor's shape, the character sets (line drawing) designated and the one in use.
  */
 function modesLeftOut(term: Terminal, pen: string): string {
   const m = hiddenModesOf(term);
   if (!m) return '';
-  let out = '';
+  let out = tabStopsLeftOut(term, term.buffer.active.type);
+  if (out !== '') out += cursorAndPen(term, term.buffer.active, pen);
   if (m.scrollTop !== 0 || m.scrollBottom !== term.rows - 1) {
     const top = term.modes.originMode ? m.scrollTop : 0;
     out += `\x1b[${m.scrollTop + 1};${m.scrollBottom + 1}r${cursorAndPen(term, term.buffer.active, pen, top)}`;
@@ -323,6 +324,20 @@ function modesLeftOut(term: Terminal, pen: string): string {
   });
   out += SHIFT[m.glevel] ?? '';
   return out;
+}
+
+/** Columns between tab stops, as a terminal sets them at first (and after a reset). */
+const TAB_WIDTH = 8;
+
+/**
+ * The tab stops, when a program set others than every 8 columns (`tabs -4`): all cleared (TBC),
+ * then each set (HTS) where it is; '' for the usual ones. The cursor is moved for it.
+ */
+function tabStopsLeftOut(term: Terminal, which: 'normal' | 'alternate'): string {
+  const stops = tabStopsOf(term, which);
+  if (!stops) return '';
+  const usual = stops.length === Math.ceil(term.cols / TAB_WIDTH) && stops.every((x, i) => x === i * TAB_WIDTH);
+  return usual ? '' : '\x1b[3g' + stops.map((x) => `\x1b[1;${x + 1}H\x1bH`).join('');
 }
 
 /**

@@ -298,9 +298,14 @@ export function touchedRowsOf(term: Terminal): TouchedRows | undefined {
   };
 }
 
+/** The core's name for each buffer (its BufferSet has `normal` and `alt`). */
+const CORE_BUFFER = { normal: 'normal', alternate: 'alt' } as const;
+
 /** The scroll region (DECSTBM) of the normal or the alternate buffer, rows from 0; undefined when this version keeps it elsewhere. */
 export function scrollRegionOfBuffer(term: Terminal, which: 'normal' | 'alternate'): { top: number; bottom: number } | undefined {
-  const b = (term as unknown as { _core?: { buffers?: Record<string, { scrollTop?: unknown; scrollBottom?: unknown } | undefined> } })._core?.buffers?.[which];
+  const b = (term as unknown as { _core?: { buffers?: Record<string, { scrollTop?: unknown; scrollBottom?: unknown } | undefined> } })._core?.buffers?.[
+    CORE_BUFFER[which]
+  ];
   if (typeof b?.scrollTop !== 'number' || typeof b.scrollBottom !== 'number') return undefined;
   return { top: b.scrollTop, bottom: b.scrollBottom };
 }
@@ -311,8 +316,9 @@ export function scrollRegionOfBuffer(term: Terminal, which: 'normal' | 'alternat
  * this version keeps it elsewhere.
  */
 export function savedPenOf(term: Terminal, which: 'normal' | 'alternate'): IBufferCell | undefined {
-  const pen = (term as unknown as { _core?: { buffers?: Record<string, { savedCurAttrData?: Partial<IBufferCell> } | undefined> } })._core?.buffers?.[which]
-    ?.savedCurAttrData;
+  const pen = (term as unknown as { _core?: { buffers?: Record<string, { savedCurAttrData?: Partial<IBufferCell> } | undefined> } })._core?.buffers?.[
+    CORE_BUFFER[which]
+  ]?.savedCurAttrData;
   return pen && PEN_METHODS.every((m) => typeof pen[m] === 'function') ? (pen as IBufferCell) : undefined;
 }
 
@@ -339,6 +345,17 @@ const PEN_METHODS: ReadonlyArray<keyof IBufferCell> = [
 export function currentPenOf(term: Terminal): IBufferCell | undefined {
   const pen = (term as unknown as { _core?: { _inputHandler?: { _curAttrData?: Partial<IBufferCell> } } })._core?._inputHandler?._curAttrData;
   return pen && PEN_METHODS.every((m) => typeof pen[m] === 'function') ? (pen as IBufferCell) : undefined;
+}
+
+/** A buffer's tab stops (columns from 0, in order); undefined when this version keeps them elsewhere. */
+export function tabStopsOf(term: Terminal, which: 'normal' | 'alternate'): number[] | undefined {
+  const tabs = (term as unknown as { _core?: { buffers?: Record<string, { tabs?: unknown } | undefined> } })._core?.buffers?.[CORE_BUFFER[which]]?.tabs;
+  if (typeof tabs !== 'object' || tabs === null) return undefined;
+  return Object.entries(tabs as Record<string, unknown>)
+    .filter(([, on]) => on === true)
+    .map(([x]) => Number(x))
+    .filter((x) => Number.isInteger(x))
+    .sort((a, b) => a - b);
 }
 
 /** What the terminal's modes hold that `term.modes` (and so the serialize addon) does not show. */

@@ -59,9 +59,10 @@ const ENDS = [
   '\x1b[1;2r',
   '\x1b[r',
   '\x1b[2;1H',
+  '\x1b[3g\x1b[1;3H\x1bH',
 ];
 /** What output after the snapshot may hold: where it lands shows the cursor, a pending wrap, the scroll regions. */
-const AFTER = ['Z', 'YX', '\r\n', '\x1b[?1049l', '\x1b[?1049h', '\x1b[0m', '\x1b[H'];
+const AFTER = ['Z', 'YX', '\r\n', '\x1b[?1049l', '\x1b[?1049h', '\x1b[0m', '\x1b[H', '\t'];
 
 const piece = fc.record({
   pen: fc.constantFrom(...PENS),

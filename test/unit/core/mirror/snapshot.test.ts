@@ -287,6 +287,11 @@ test('a snapshot keeps the modes a program set: hidden cursor, mouse encoding, c
   await assertModesKept('one\\ntwo\\n\\033[3;7r\\033[?6h\\033[2;4Hend-of-it', '\nA\nB\nC\nD\nE\nF');
 });
 
+test('a snapshot keeps the tab stops a program set (`tabs -4`)', async () => {
+  // They were left out: text after a tab went to the next multiple of 8 (found by an outside audit).
+  await assertModesKept('\\033[3g\\033[1;5H\\033H\\033[1;9H\\033H\\033[1;13H\\033H\\033[1;1Hend-of-it', '\r\na\tb\tc\td');
+});
+
 test('a snapshot keeps the character set a program drew lines with, and the colour it set for the next text', async () => {
   // DEC line drawing as G0 (ESC ( 0): the next `qqx` draws `──│`; and as G1 shifted in (SO).
   await assertModesKept('end-of-it\\033[31;1m\\033(0', 'qqx');
