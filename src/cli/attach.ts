@@ -87,7 +87,7 @@ export async function attachCommand(argv: string[]): Promise<number> {
   } catch (e) {
     follower.dispose();
     target.release(client);
-    if (e instanceof RpcCallError) throw new CliError(e.message);
+    if (e instanceof RpcCallError) throw target.refused(e);
     if (e instanceof ConnectionClosedError) throw new CliError(await target.goneMessage(e));
     throw e;
   }

@@ -7,7 +7,9 @@ import { COMMAND_FLAGS } from './command-flags';
 import { linkNote, parseDuration } from './token-commands';
 import { CliError, findSession } from './find-session';
 import type { SessionInfo } from '../core/methods/types';
-import { chosenHost, findTarget, hostsConfigForLocal, localTarget, remoteHosts, remoteName, type SessionTarget } from './remote';
+import { chosenHost, findTarget, hostsConfigForLocal, localTarget, remoteHosts, remoteName, remoteRefusal, type SessionTarget } from './remote';
+import { describedFully } from './remote-session-info';
+import { cliMessage } from './host-error';
 import { oneLine } from './one-line';
 import { MAX_SCROLLBACK_PAGE, MAX_WAIT_MS } from '../core/base/param-limits';
 import { answerWithin, stalledMessage } from './answer-bound';
@@ -35,8 +37,9 @@ export async function callOnTarget<M extends MethodName>(target: SessionTarget, 
       (ms, own) => new CliError(stalledMessage(who, ms, own)),
     );
   } catch (e) {
-    // Params the host refuses (an invalid regex, an unknown key name) are the user's usage error: 2.
-    if (e instanceof RpcCallError) throw new CliError(e.message, e.code === ErrorCode.InvalidParams ? 2 : 1);
+    // Params the host refuses (an invalid regex, an unknown key name) are the user's usage error: 2;
+    // a method a remote host does not know (an older version there) is said with its name.
+    if (e instanceof RpcCallError) throw target.refused(e);
     if (e instanceof ConnectionClosedError) throw new CliError(await target.goneMessage(e));
     throw e;
   } finally {
@@ -76,11 +79,11 @@ export async function listCommand(argv: string[]): Promise<number> {
           const listed = (list as { sessions?: unknown } | null)?.sessions;
           return { sessions: Array.isArray(listed) ? listed.map((s: SessionInfo) => ({ ...s, hostId: info?.hostId })) : listed };
         });
-        return sessions.map((s) => ({ ...s, host: name }));
+        // A host of an older version lists fewer fields: what it does not say is not known there.
+        return sessions.map((s) => ({ ...describedFully(s), host: name }));
       } catch (e) {
         failed = true;
-        const message = e instanceof ConnectionClosedError ? await remoteHosts().dropMessage(name) : (e as Error).message;
-        process.stderr.write(`shared-pty: ${oneLine(message)}\n`);
+        process.stderr.write(`shared-pty: ${oneLine(await listFailure(name, e))}\n`);
         return [];
       }
     }),
@@ -99,7 +102,8 @@ export async function listCommand(argv: string[]): Promise<number> {
     `${s.cols}x${s.rows}`,
     String(s.clients),
     s.origin,
-    [s.command, ...s.args].join(' '),
+    // (No command: a remote host of an older version did not say it.)
+    (s.command ? [s.command, ...s.args] : s.args).join(' '),
     s.address,
   ]);
   // A name or a command line may hold control characters (a remote host of another version, the
@@ -109,6 +113,14 @@ export async function listCommand(argv: string[]): Promise<number> {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   for (const r of [header, ...rows]) process.stdout.write(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ') + '\n');
   return status;
+}
+
+/** The one line that says why remote host `name` is not listed: it names the host, never a JSON-RPC method. */
+async function listFailure(name: string, e: unknown): Promise<string> {
+  if (e instanceof ConnectionClosedError) return remoteHosts().dropMessage(name);
+  if (!(e instanceof RpcCallError)) return (e as Error).message;
+  if (e.code === ErrorCode.MethodNotFound) return remoteRefusal(name, e).message;
+  return `host "${name}": ${cliMessage(e.message)}`;
 }
 
 const READ_USAGE = 'shared-pty read <session> [--top N | --bottom N | --start A --end B | --scrollback [--offset N] [--lines N]] [--json]';
@@ -237,14 +249,13 @@ export async function waitCommand(argv: string[]): Promise<number> {
 export async function viewCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, COMMAND_FLAGS.view);
   const selector = needSession(args.positional, VIEW_USAGE);
-  // A link opens on the machine of the session's host: this one only.
-  const target = localTarget(findSession(selector, 'view'));
+  // Every flag is checked before a host is looked for, as share does: a bad flag is the first thing to fix.
   if (args.flags.has('--read-only') && args.flags.has('--input')) throw new UsageError(`--read-only and --input exclude each other; usage: ${VIEW_USAGE}`);
   const expires = strFlag(args, '--expires');
-  const r = await callOnTarget(target, 'session/viewUrl', {
-    input: args.flags.has('--input'),
-    expiresIn: expires === undefined ? undefined : parseDuration(expires),
-  });
+  const expiresIn = expires === undefined ? undefined : parseDuration(expires);
+  // A link opens on the machine of the session's host: this one only.
+  const target = localTarget(findSession(selector, 'view'));
+  const r = await callOnTarget(target, 'session/viewUrl', { input: args.flags.has('--input'), expiresIn });
   process.stdout.write(r.url + '\n');
   process.stderr.write(`(${linkNote(r.info)})\n`);
   return 0;

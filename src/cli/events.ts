@@ -1,11 +1,11 @@
 import { readLiveRecords, type HostRecord } from '../host/discovery';
 import type { HostEvent } from '../core/session/events/session-events';
 import { paramsOf } from '../core/methods/notifications';
-import { RpcClient, type Notification } from '../transport/client/rpc-client';
+import { RpcCallError, RpcClient, type Notification } from '../transport/client/rpc-client';
 import { intFlag, parseArgs, UsageError } from './args';
 import { COMMAND_FLAGS } from './command-flags';
 import { CliError, hostGoneMessage } from './find-session';
-import { chosenHost, connectRemote, findTarget, remoteHosts, remoteName, remoteSessions } from './remote';
+import { chosenHost, connectRemote, findTarget, remoteHosts, remoteName, remoteRefusal, remoteSessions } from './remote';
 import { stdoutClosed, whenStdoutCloses } from './stdout-closed';
 import { answerWithin, stalledMessage } from './answer-bound';
 
@@ -150,6 +150,8 @@ async function subscribeWithin(
     await answerWithin('pty/events', {}, subscribe(f, session, since, onEvent), (ms, own) => new CliError(stalledMessage(who, ms, own)));
     return undefined;
   } catch (e) {
+    // A remote host that does not know the call (an older version there) is named, as other commands name it.
+    if (e instanceof RpcCallError && f.prefix !== '') throw remoteRefusal(f.host, e);
     if (!(e instanceof CliError)) throw e;
     f.client.close();
     return e.message;

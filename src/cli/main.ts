@@ -6,6 +6,7 @@ import { CliError } from './find-session';
 import { cliMessage } from './host-error';
 import { oneLine } from './one-line';
 import { closeRemoteHosts, takeHostFlag } from './remote';
+import { endBridgesOnSignal } from './end-on-signal';
 import { watchStdout } from './stdout-closed';
 import { VERSION } from '../version';
 
@@ -152,6 +153,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(commandHelp(name));
     return 0;
   }
+  // Here, in the bundle that runs the command: a signal ends the bridges it starts before it ends it.
+  endBridgesOnSignal();
   try {
     const command = await load();
     return await command(HOST_COMMANDS.has(name) ? takeHostFlag(rest) : rest);

@@ -2,8 +2,10 @@ import { HostsConfigError, hostsConfigPath, LOCAL_HOST, readHostsConfig, splitHo
 import { RemoteHosts } from '../host/remote-hosts';
 import type { SessionInfo } from '../core/methods/types';
 import { resolveSelector } from '../core/session/selector';
-import { ConnectionClosedError, RpcClient } from '../transport/client/rpc-client';
+import { ErrorCode } from '../core/base/errors';
+import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
 import { CliError, connectHost, findLocalSession, hostGoneMessage, type FoundSession } from './find-session';
+import { describedFully } from './remote-session-info';
 
 /** `--host NAME` as given on this command line (it wins over SHARED_PTY_HOST). */
 let hostFlag: string | undefined;
@@ -93,6 +95,8 @@ export interface SessionTarget {
   release(client: RpcClient): void;
   /** What to tell the user when the connection closed under a call (`closed`: the error it failed with). */
   goneMessage(closed?: unknown): Promise<string>;
+  /** The host's refusal of a call, as a CLI error: a remote one names the host, none names a JSON-RPC method. */
+  refused(e: RpcCallError): CliError;
   /** The local host's record (this machine only). */
   local?: FoundSession['host'];
 }
@@ -122,11 +126,27 @@ export async function findTarget(selector: string): Promise<SessionTarget> {
  */
 export async function remoteSessions(remote: string): Promise<SessionInfo[]> {
   try {
-    return await remoteHosts().listSessions<SessionInfo>(remote, (c) => c.call('session/list', {}));
+    return (await remoteHosts().listSessions<SessionInfo>(remote, (c) => c.call('session/list', {}))).map(describedFully);
   } catch (e) {
     if (e instanceof ConnectionClosedError) throw new CliError(await remoteHosts().dropMessage(remote));
+    if (e instanceof RpcCallError) throw remoteRefusal(remote, e);
     throw new CliError((e as Error).message);
   }
+}
+
+/**
+ * A remote host's refusal of a call, as one CLI line: a method the host does not know (an older
+ * version there) is said with the host's name and no JSON-RPC method (docs/cli.md#errors); params
+ * it rejects are the user's usage error (2).
+ */
+export function remoteRefusal(remote: string, e: RpcCallError): CliError {
+  if (e.code === ErrorCode.MethodNotFound) return new CliError(`host "${remote}" does not know this command (an older version of Shared PTY there?)`);
+  return new CliError(e.message, e.code === ErrorCode.InvalidParams ? 2 : 1);
+}
+
+/** This machine's host's refusal of a call, as a CLI error: params it rejects are the user's usage error (2). */
+function localRefusal(e: RpcCallError): CliError {
+  return new CliError(e.message, e.code === ErrorCode.InvalidParams ? 2 : 1);
 }
 
 /** The bridge of `remote`, its failure as a one-line CLI error. */
@@ -146,6 +166,7 @@ export function remoteTarget(remote: string, session: SessionInfo): SessionTarge
     connect: () => connectRemote(remote),
     release: () => undefined,
     goneMessage: () => remoteHosts().dropMessage(remote),
+    refused: (e) => remoteRefusal(remote, e),
   };
 }
 
@@ -158,6 +179,7 @@ export function localTarget(found: FoundSession): SessionTarget {
     connect: () => connectHost(found),
     release: (client) => client.close(),
     goneMessage: (closed) => hostGoneMessage(found.host, closed),
+    refused: localRefusal,
     local: found.host,
   };
 }

@@ -10,8 +10,9 @@ import { COMMAND_FLAGS } from './command-flags';
 import { callOn, callOnTarget, needSession } from './commands';
 import { CliError } from './find-session';
 import { answerWithin, stalledMessage } from './answer-bound';
+import { describedFully } from './remote-session-info';
 import { MAX_COLS, MAX_COMMAND_RECORDS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../core/base/param-limits';
-import { chosenHost, connectRemote, findTarget, remoteHosts, remoteName } from './remote';
+import { chosenHost, connectRemote, findTarget, remoteHosts, remoteName, remoteRefusal } from './remote';
 
 export const OPEN_USAGE = 'shared-pty open [--name N] [--cwd DIR] [--cols C] [--rows R] [--json] [-- COMMAND ARGS…]';
 export const KILL_USAGE = 'shared-pty kill <session>';
@@ -63,11 +64,11 @@ export async function openCommand(argv: string[]): Promise<number> {
     // A far end of another kind (or version) that answers something else is said so, never printed as an id.
     if (remote !== undefined && !isSessionLike(info)) throw new CliError(`host "${remote}" answered something that is not a session`);
     // On a remote host its selector names the host too, so the printed id works in the next command.
-    const shown = remote === undefined ? info : { ...info, host: remote };
+    const shown = remote === undefined ? info : { ...describedFully(info), host: remote };
     process.stdout.write(args.flags.has('--json') ? JSON.stringify(shown, null, 2) + '\n' : (remote === undefined ? info.id : `${remote}:${info.id}`) + '\n');
     return 0;
   } catch (e) {
-    if (e instanceof RpcCallError) throw new CliError(e.message, e.code === ErrorCode.InvalidParams ? 2 : 1);
+    if (e instanceof RpcCallError) throw remote !== undefined ? remoteRefusal(remote, e) : new CliError(e.message, e.code === ErrorCode.InvalidParams ? 2 : 1);
     if (e instanceof ConnectionClosedError && remote !== undefined) throw new CliError(await remoteHosts().dropMessage(remote));
     if (e instanceof RemoteHostError) throw new CliError(e.message);
     throw e;
@@ -106,7 +107,12 @@ export async function killCommand(argv: string[]): Promise<number> {
   const listed = async () => {
     if (target.local) return readLiveRecords().some((h) => h.hostId === target.local!.hostId && h.sessions.some((s) => s.id === id));
     const client = await target.connect();
-    return (await client.call('session/list', {})).sessions.some((s) => s.id === id);
+    try {
+      return (await client.call('session/list', {})).sessions.some((s) => s.id === id);
+    } catch (e) {
+      if (e instanceof RpcCallError) throw target.refused(e);
+      throw e;
+    }
   };
   while ((await listed()) && Date.now() < end) await new Promise((r) => setTimeout(r, KILL_POLL_MS));
   return 0;

@@ -4,7 +4,8 @@ import type { IDisposable } from '../core/base/lifecycle';
 import { within } from '../core/base/when-first';
 import { RpcClient } from '../transport/client/rpc-client';
 import { type HostsConfig, unknownHostError } from './hosts-config';
-import { signalTree } from '../core/process/proc/process-tree';
+import { isAlive } from './discovery';
+import { descendantsOf } from '../core/process/proc/process-tree';
 
 /**
  * How long a bridge may take to answer its first call: an ssh handshake to a far machine, a
@@ -29,6 +30,8 @@ const SILENT_RETRY_MS = 60_000;
 const STDERR_TAIL_BYTES = 2048;
 /** How long to wait, after a bridge's output ended, for its process to exit and say why. */
 const EXIT_WAIT_MS = 2000;
+/** How often to look, once a bridge command has exited, whether what it started has exited too. */
+const GONE_POLL_MS = 50;
 
 /**
  * The exit status of `shared-pty bridge` when the host it joined is gone (killed, crashed), its
@@ -55,6 +58,88 @@ interface Link {
   stderr(): string;
   /** Resolves once the process has exited (or EXIT_WAIT_MS has passed), with how it ended. */
   ended(): Promise<string>;
+  /** Its first call was answered: it is in use, and may be let go gently (its stdin closed first). */
+  connected: boolean;
+  /** It is being let go (_stop). */
+  stopping: boolean;
+  /** The processes signalled when it was ended (`terminate`): the command and what it started. */
+  tree?: number[];
+  /** Resolves once the command and what it started have all exited. */
+  gone: Promise<void>;
+}
+
+/**
+ * Every bridge command this process started and that has not ended yet, whichever RemoteHosts
+ * started it: what must not outlive the process (docs/hosts.md#remote-hosts). endEveryBridge ends
+ * them on a signal; a process that exits before they end (`process.exit`) kills them as it goes.
+ */
+const unfinished = new Set<Link>();
+/** Set by endEveryBridge: the process is ending by a signal, and no bridge is to be used or reported any more. */
+let ending = false;
+
+/**
+ * What waits on a bridge while the process ends by a signal: nothing, ever. The process ends
+ * before it would settle, so a bridge ended on purpose is never reported as a failure.
+ */
+function never<T>(): Promise<T> {
+  return new Promise<T>(() => undefined);
+}
+
+/** Sends `signal` to each process of `pids` that is still there. */
+function signalEach(pids: readonly number[], signal: NodeJS.Signals): void {
+  for (const p of pids) {
+    try {
+      if (isAlive(p)) process.kill(p, signal);
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+}
+
+/**
+ * The command's own process and what it started, the youngest first, with those signalled before.
+ * Once the command has exited (and Node has reaped it) its pid may be another process's: left out.
+ */
+function treeOf(link: Link): number[] {
+  const { pid, exitCode, signalCode } = link.child;
+  const exited = pid === undefined || exitCode !== null || signalCode !== null;
+  const now = exited ? [] : [...descendantsOf(pid).reverse(), pid];
+  return [...new Set([...now, ...(link.tree ?? [])])].filter((p) => !exited || p !== pid);
+}
+
+/**
+ * Ends a bridge command with what it started: SIGTERM now to the shell that runs it and to the ssh
+ * or sleep under that shell, by their pids (read before any is signalled: once the shell ends, what
+ * it started belongs to init), and SIGKILL EXIT_WAIT_MS later to whatever of them is left (a `trap
+ * '' TERM`, which what it runs inherits). The wait keeps a CLI command alive until then.
+ */
+function terminate(link: Link): void {
+  if (link.tree) return;
+  link.tree = treeOf(link);
+  signalEach(link.tree, 'SIGTERM');
+  const kill = setTimeout(() => signalEach(treeOf(link), 'SIGKILL'), EXIT_WAIT_MS);
+  void link.gone.then(() => clearTimeout(kill));
+}
+
+/** A process that exits at once (`process.exit`) kills the bridges still running: nothing of them outlives it. */
+function killUnfinished(): void {
+  for (const link of unfinished) signalEach(treeOf(link), 'SIGKILL');
+}
+
+/**
+ * Ends every bridge command of this process now, with what each started (SIGTERM, then SIGKILL
+ * EXIT_WAIT_MS later), for a process ending by a signal: resolves once they are gone. From then on
+ * no bridge is started, and nothing that waits on one settles (the process ends first).
+ */
+export async function endEveryBridge(): Promise<void> {
+  ending = true;
+  const links = [...unfinished];
+  for (const link of links) {
+    link.client.close();
+    terminate(link);
+  }
+  // SIGKILL ends the last of them at EXIT_WAIT_MS; a moment more for their exits to be seen.
+  await within(Promise.all(links.map((l) => l.gone)), EXIT_WAIT_MS + 1000, () => new Error('late')).catch(() => undefined);
 }
 
 /**
@@ -70,6 +155,8 @@ export class RemoteHosts implements IDisposable {
   private readonly _goneLines = new Map<string, string>();
   /** Hosts that gave no answer in time: their error, and until when it stands (SILENT_RETRY_MS). */
   private readonly _silent = new Map<string, { error: RemoteHostError; until: number }>();
+  /** Every bridge command it started that has not exited yet, connected or still connecting. */
+  private readonly _running = new Set<Link>();
   private _disposed = false;
 
   /** `onDrop` hears, once per drop, one line saying that a host's connection ended. */
@@ -80,7 +167,7 @@ export class RemoteHosts implements IDisposable {
 
   /** Its connections are being closed (the client process is ending): what fails now is not news. */
   get closing(): boolean {
-    return this._disposed;
+    return this._disposed || ending;
   }
 
   /** The configured host names. */
@@ -115,6 +202,7 @@ export class RemoteHosts implements IDisposable {
   /** The connection to `name`'s bridge: the running one, or a new one. */
   async connect(name: string): Promise<RpcClient> {
     const command = this.commandOf(name);
+    if (ending) return never();
     if (this._disposed) throw new RemoteHostError(`host "${name}": the connection is being closed`, name);
     const silent = this._silent.get(name);
     if (silent && Date.now() < silent.until) throw silent.error;
@@ -148,12 +236,24 @@ export class RemoteHosts implements IDisposable {
    * end of its stderr), once the drop is known.
    */
   async dropMessage(name: string): Promise<string> {
+    // A drop of the process's own making (a signal ends it) is no news.
+    if (ending) return never();
     return (await this._drops.get(name)) ?? `the connection to host "${name}" (${this.config.hosts.get(name)}) closed; it is made again on the next use`;
   }
 
   private async _start(name: string, command: string): Promise<Link> {
     // Through the shell, as ssh's ProxyCommand is: the command may quote, set variables, use ~.
     const child = spawn('/bin/sh', ['-c', command], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const gone = new Promise<void>((resolve) => {
+      child.once('error', () => resolve());
+      // The command's exit, then that of what it was seen to start (a sleep is reaped a moment
+      // later), looked for until SIGKILL has had its time; never a wait that keeps us alive.
+      child.once('close', () => {
+        const until = Date.now() + 2 * EXIT_WAIT_MS;
+        const check = () => (treeOf(link).some(isAlive) && Date.now() < until ? setTimeout(check, GONE_POLL_MS).unref() : resolve());
+        check();
+      });
+    });
     let tail = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (tail = (tail + d).slice(-STDERR_TAIL_BYTES)));
     let exit: string | undefined;
@@ -194,7 +294,14 @@ export class RemoteHosts implements IDisposable {
         child.stdout.destroy();
       },
     });
-    const link: Link = { child, client, stderr, ended };
+    const link: Link = { child, client, stderr, ended, connected: false, stopping: false, gone };
+    if (!process.listeners('exit').includes(killUnfinished)) process.on('exit', killUnfinished);
+    unfinished.add(link);
+    this._running.add(link);
+    void gone.then(() => {
+      unfinished.delete(link);
+      this._running.delete(link);
+    });
     let timer: NodeJS.Timeout | undefined;
     try {
       // The first answer proves the whole way works: the transport, the bridge, the host behind it.
@@ -204,6 +311,12 @@ export class RemoteHosts implements IDisposable {
         new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), CONNECT_TIMEOUT_MS))),
       ]);
     } catch (e) {
+      // Ended on purpose (the client is done, or ends by a signal) while it connected: no failure to tell.
+      if (ending) return never();
+      if (this._disposed) {
+        this._stop(link, true);
+        throw new RemoteHostError(`host "${name}": the connection is being closed`, name);
+      }
       // Why first: its stderr is read to the end before the process is let go.
       const silent = (e as Error).message === 'timeout';
       // Silent, its stderr may still say why (a banner, a password prompt it could not show).
@@ -223,9 +336,10 @@ export class RemoteHosts implements IDisposable {
       child.stdout.off('data', lookForStray);
     }
     this._silent.delete(name);
+    link.connected = true;
     const mine = this._links.get(name);
     client.onClose(() => {
-      if (this._disposed) return;
+      if (this._disposed || ending) return;
       if (this._links.get(name) === mine) this._links.delete(name);
       const line = ended().then((why) => {
         if (exitCode !== BRIDGE_HOST_GONE_STATUS) return `the connection to host "${name}" (${command}) dropped: ${why}; it is made again on the next use`;
@@ -242,24 +356,21 @@ export class RemoteHosts implements IDisposable {
 
   /**
    * Lets a bridge command go. The bridge ends when its stdin does; a command that ignores that (or,
-   * `now`, one that never answered) is ended with what it started: the shell that runs it, and the
-   * ssh or sleep under that shell, by their pids. The wait for it keeps a CLI command alive until
-   * then: an unanswered `ssh` used to outlive the command that started it.
+   * `now`, one that never answered) is ended with what it started (`terminate`). The wait for it
+   * keeps a CLI command alive until then: an unanswered `ssh` used to outlive the command that
+   * started it.
    */
   private _stop(link: Link, now = false): void {
+    if (link.stopping) {
+      if (now) terminate(link);
+      return;
+    }
+    link.stopping = true;
     link.client.close();
-    const pid = link.child.pid;
-    if (pid !== undefined && link.child.exitCode === null && link.child.signalCode === null) {
-      // SIGTERM first; a command that ignores it (a `trap '' TERM`, inherited by what it runs) is
-      // killed a moment later, so nothing it started outlives the client.
-      const end = () => {
-        signalTree(pid, 'SIGTERM');
-        const t = setTimeout(() => signalTree(pid, 'SIGKILL'), EXIT_WAIT_MS);
-        link.child.once('close', () => clearTimeout(t));
-      };
-      if (now) end();
+    if (link.child.exitCode === null && link.child.signalCode === null) {
+      if (now) terminate(link);
       else {
-        const t = setTimeout(end, EXIT_WAIT_MS);
+        const t = setTimeout(() => terminate(link), EXIT_WAIT_MS);
         link.child.once('close', () => clearTimeout(t));
       }
     }
@@ -267,14 +378,14 @@ export class RemoteHosts implements IDisposable {
     link.child.stderr.destroy();
   }
 
-  /** Closes every bridge (each ends when its stdin closes). */
+  /**
+   * Closes every bridge: one in use ends when its stdin closes (else it is ended, EXIT_WAIT_MS
+   * later); one still connecting is ended at once, with what it started, so nothing of it outlives
+   * the client that is done with it.
+   */
   dispose(): void {
     this._disposed = true;
-    for (const link of this._links.values())
-      void link.then(
-        (l) => this._stop(l),
-        () => undefined,
-      );
+    for (const link of this._running) this._stop(link, !link.connected);
     this._links.clear();
   }
 }

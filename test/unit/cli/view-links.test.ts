@@ -124,6 +124,33 @@ describe('links the CLI prints', { timeout: 120_000 }, () => {
     assert.match(after.text, /This link was revoked/);
   });
 
+  test("view's bad flags are usage errors (2) found before any host is asked: with no host running, and for a session no host has", async () => {
+    // docs/cli.md#flags: as `share --expires 0s` is; never "no host is running" nor "unknown session".
+    const noHost = { ...env, SHARED_PTY_DIR: tempRuntimeDir() };
+    const bad: Array<[string[], RegExp]> = [
+      [['--expires', 'abc'], /^shared-pty: --expires needs a duration from 1s to 30d \(like 90s, 15m, 1h, 2d\), got "abc"/],
+      [['--expires', '31d'], /^shared-pty: --expires needs a duration from 1s to 30d .*got "31d"/],
+      [['--expires', '0'], /^shared-pty: --expires needs a duration from 1s to 30d .*got "0"/],
+      [['--input', '--read-only'], /^shared-pty: --read-only and --input exclude each other/],
+    ];
+    try {
+      for (const [flags, said] of bad) {
+        for (const [where, e, session] of [
+          ['no host running', noHost, 'x'],
+          ['a session no host has', env, 'nosuch'],
+          ['a session of the host', env, sessionId],
+        ] as const) {
+          const r = await runCli(['view', session, ...flags], e);
+          assert.equal(r.code, 2, `view ${session} ${flags.join(' ')} (${where}): exit 2; stderr: ${r.stderr}`);
+          assert.match(r.stderr, said, `view ${session} ${flags.join(' ')} (${where})`);
+          assert.equal(r.stdout, '');
+        }
+      }
+    } finally {
+      fs.rmSync(noHost.SHARED_PTY_DIR, { recursive: true, force: true });
+    }
+  });
+
   test('a view-only guest reading the shared screen after `view` ran there finds no usable token', async () => {
     // The guest: a reusable view token, reading the session's output as any script would.
     const ctl = await connect(serve.record.control);
