@@ -1,13 +1,14 @@
+import { describedFully } from './remote-session-info';
 import * as path from 'node:path';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { ErrorCode, hostGone, RpcError, unknownSession } from '../core/base/errors';
 import type { SessionInfo } from '../core/methods/types';
-import { sessionInfo } from '../core/methods/shapes';
 import { resolveSelector, selectionError, selectOrThrow } from '../core/session/selector';
 import { ensureDaemon } from '../host/daemon';
 import { hostOfFolder, isAlive, readLiveRecords, type HostRecord } from '../host/discovery';
 import { ConnectionClosedError, RequestCancelledError, RpcCallError, RpcClient } from '../transport/client/rpc-client';
+import { DEFAULT_MAX_LINE_BYTES } from '../transport/base/line-reader';
 import { createMcpServer, guardParams, TOOLS, type CallVia, type ToolBackend } from '../transport/mcp/mcp-tools';
 import { TASK_TOOLS } from '../transport/mcp/mcp-tasks';
 import { StdinScreen } from '../transport/mcp/stdio-screen';
@@ -148,16 +149,23 @@ export class DiscoveryBackend implements ToolBackend {
       const selector = String(params.session ?? '');
       const found = await this._find(selector);
       // A remote host's calls share its one bridge: a cancelled one is cancelled on that host by its id.
-      if (found.remote !== undefined) return await this._onRemote(found.remote, method, { ...params, session: found.s.id }, signal);
+      if (found.remote !== undefined) {
+        // (Its one bridge would be subscribed to the session's events for good: see _eventsOf.)
+        if (method === 'pty/events') throw new RpcError(ErrorCode.MethodNotFound, `pty/events is not relayed to a remote host's session (${selector})`);
+        return await this._onRemote(found.remote, method, { ...params, session: found.s.id }, signal);
+      }
       const host = found.host!;
+      if (method === 'pty/events') return await this._eventsOf(host, found.s.id, params.since);
       if (prompt) this._callPrompts.set(found.s.id, prompt);
       // A call that may wait long, apart from its request: on a connection of its own, closed on cancel.
       const own = signal && WAITING_METHODS.has(method) ? new AbortController() : undefined;
       const closeOwn = () => own?.abort();
       signal?.addEventListener('abort', closeOwn, { once: true });
       try {
+        const sent = { ...params, session: found.s.id, client: this._declaration(prompt) };
+        withinLineLimit(method, sent, `the Shared PTY host ${host.hostId}`);
         const client = own ? await this._ownClient(host, own.signal) : await this._client(host);
-        const asked = client.request(method, { ...params, session: found.s.id, client: this._declaration(prompt) });
+        const asked = client.request(method, sent);
         // A stopped host never answers: said as the CLI says it, and its connection made again next time.
         return await this._answerLocal(host, client, method, params, asked);
       } catch (e) {
@@ -183,6 +191,31 @@ export class DiscoveryBackend implements ToolBackend {
   }
 
   /**
+   * `pty/events` as a one-shot caller gets it: `{ seq, events }`, the session's retained events
+   * after `since` (none without it), for a task that follows the session's input waits
+   * (mcp-tasks.ts). On the shared connection the call would subscribe it to the session's events
+   * for good and answer only `{ seq }`: here a connection of its own subscribes, takes the replay
+   * (sent just after the answer, so before the answer to the unsubscribe that follows) and closes.
+   */
+  private async _eventsOf(host: HostRecord, session: string, since: unknown): Promise<{ seq: number; events: unknown[] }> {
+    const client = await RpcClient.connect(host.control);
+    try {
+      const events: Array<{ seq: number }> = [];
+      client.onNotification((n) => {
+        const e = paramsOf(n, 'pty/event');
+        if (e?.session === session) events.push(e);
+      });
+      const asked = { session, client: AGENT_OVER_STDIO, ...(typeof since === 'number' ? { since } : {}) };
+      const { seq } = await client.request<{ seq: number }>('pty/events', asked);
+      if (typeof since !== 'number') return { seq, events: [] };
+      await client.request('pty/unsubscribe', { events: true, client: AGENT_OVER_STDIO });
+      return { seq, events: events.filter((e) => e.seq <= seq) };
+    } finally {
+      client.close();
+    }
+  }
+
+  /**
    * A connection to `host` for one call, closed once `closed` aborts (after the call, or when it is
    * cancelled: the host then stops the call). The host's questions about the call's writes come on
    * it, as on a shared one.
@@ -197,9 +230,11 @@ export class DiscoveryBackend implements ToolBackend {
 
   /** One call on a remote host's bridge; a drop under it is said in one line (and the next call reconnects). */
   private async _onRemote(name: string, method: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
+    const sent = { ...params, client: AGENT_OVER_STDIO };
+    withinLineLimit(method, sent, `host "${name}"`);
     const client = await this._remotes.connect(name);
     try {
-      const asked = client.request(method, { ...params, client: AGENT_OVER_STDIO }, signal);
+      const asked = client.request(method, sent, signal);
       // A link that stalls (an ssh whose peer stopped) never closes by itself: dropped, made again next time.
       return await this._answer(client, method, params, asked, name, `host "${name}"`, () => this._remotes.drop(name));
     } catch (e) {
@@ -227,8 +262,10 @@ export class DiscoveryBackend implements ToolBackend {
     const host =
       hostOfFolder(readLiveRecords(), cwd) ??
       (await ensureDaemon({ cliPath: this._cliPath, onOutdatedHost: (message) => process.stderr.write(`shared-pty mcp: ${message}\n`) }));
+    const sent = { ...params, cwd, client: this._declaration() };
+    withinLineLimit('session/create', sent, `the Shared PTY host ${host.hostId}`);
     const client = await this._client(host);
-    const asked = client.request('session/create', { ...params, cwd, client: this._declaration() });
+    const asked = client.request('session/create', sent);
     return this._answerLocal(host, client, 'session/create', params, asked);
   }
 
@@ -442,6 +479,23 @@ export class DiscoveryBackend implements ToolBackend {
   }
 }
 
+/**
+ * Refuses a call that would make a line longer than a host reads (`DEFAULT_MAX_LINE_BYTES`, 1 MiB,
+ * as `/mcp` takes a body), with -32600 naming the limit, and sends nothing. The stdio side takes
+ * lines of up to 10 MiB; a line over the limit made the host close the connection, and every call
+ * on it ended "the connection to the host closed" (a `send` of a 1.2 MB text). A host started with
+ * `serve --max-line-bytes` may take more: the relay keeps to the default all the same.
+ */
+function withinLineLimit(method: string, params: Record<string, unknown>, to: string): void {
+  // The line as the client writes it, with the longest id it gives: the check never passes one the host refuses.
+  const bytes = Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', id: Number.MAX_SAFE_INTEGER, method, params })) + 1;
+  if (bytes <= DEFAULT_MAX_LINE_BYTES) return;
+  throw new RpcError(
+    ErrorCode.InvalidRequest,
+    `Invalid Request: the call is too large: ${bytes} bytes as a JSON-RPC line to ${to}, which reads lines of at most ${DEFAULT_MAX_LINE_BYTES} bytes (1 MiB); nothing was sent: send the text in parts under 1 MiB`,
+  );
+}
+
 /** How long `shared-pty mcp` lets its cleanup run once its client has closed its input. */
 const MCP_EXIT_GRACE_MS = 1000;
 
@@ -481,39 +535,4 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       setTimeout(() => process.exit(0), MCP_EXIT_GRACE_MS).unref();
     });
   });
-}
-
-/**
- * What a remote host of an older version leaves out of a SessionInfo (fields are only ever added:
- * docs/hosts.md), filled in as "not known there": a listing must not fail for every host because one
- * describes its sessions with fewer fields.
- */
-const NOT_KNOWN_THERE = {
-  pid: 0,
-  command: '',
-  args: [],
-  cwd: '',
-  workspace: null,
-  cols: 0,
-  rows: 0,
-  createdAt: '',
-  running: true,
-  exitCode: null,
-  origin: 'script',
-  address: '',
-  clients: 0,
-  secretInput: false,
-  integration: false,
-} satisfies Omit<SessionInfo, 'id' | 'name'>;
-
-/** A remote session with every field a SessionInfo has: what the host gave where it is valid, else NOT_KNOWN_THERE's. */
-function describedFully(s: SessionInfo): SessionInfo {
-  const info: Record<string, unknown> = { ...NOT_KNOWN_THERE, ...s };
-  const checked = sessionInfo.safeParse(info);
-  if (checked.success) return info as SessionInfo;
-  for (const issue of checked.error.issues) {
-    const key = issue.path[0];
-    if (typeof key === 'string' && key in NOT_KNOWN_THERE) info[key] = NOT_KNOWN_THERE[key as keyof typeof NOT_KNOWN_THERE];
-  }
-  return info as SessionInfo;
 }

@@ -197,6 +197,8 @@ export async function taskWork(
 
 /** The tool's call, then each step the program needs (see taskWork); the last step's result. */
 async function followProgram(tools: TaskTools, name: string, args: Record<string, unknown>, prompt: TaskPrompt, signal: AbortSignal): Promise<ToolCallResult> {
+  if (WAITS_ONLY.has(name) && typeof args.session === 'string' && prompt.awaitInput)
+    return whileWaiting(tools, args.session, prompt.awaitInput, () => tools.call(name, args, prompt, signal), signal);
   let r = await tools.call(name, args, prompt, signal);
   const session = args.session;
   // Only the tools that type and wait as send does have a program to follow.
@@ -247,6 +249,151 @@ async function followProgram(tools: TaskTools, name: string, args: Record<string
       r = await goOn();
     } else return r;
   }
+}
+
+/** The tools that only wait (they type nothing): while one runs as a task, the task follows the session's input waits. */
+const WAITS_ONLY: ReadonlySet<string> = new Set(['wait_for', 'wait_event']);
+
+/**
+ * How often a task whose call only waits looks at the session's input waits when nothing woke it:
+ * the host sees a wait 100 ms after the output goes quiet, and tells a wait that began before a
+ * pty/waitEvent only to a look at its events (below); clients poll a task every second.
+ */
+const INPUT_LOOK_MS = 500;
+/** How many of the host's latest events a task looks back over for a wait already up when it starts. */
+const EVENTS_LOOKBACK = 256;
+/** The events that say whether the program waits for input: the last of them is where it stands. */
+const WAIT_EVENTS: ReadonlySet<string> = new Set(['input_wait', 'secret_input', 'command_started', 'command_finished']);
+
+/** An event of the session, as pty/events and pty/waitEvent give it (the fields read here). */
+interface SeenEvent {
+  seq: number;
+  at: string;
+  type: string;
+}
+
+/** What pty/info says that a task following input waits reads. */
+interface InfoNow {
+  running: boolean;
+  secretInput: boolean;
+  integration: boolean;
+  lastInput: { at: string } | null;
+}
+
+/**
+ * A call that only waits (`wait_for`, `wait_event`), run as it is, its result unchanged. While it
+ * runs, the task is `input_required` (awaitInput) whenever the program in the session waits for
+ * input (with shell integration: a command that runs; without: any wait) or asks for a secret,
+ * and `working` again once its output moves on (or the secret is typed). Nothing is typed and no
+ * send is held: the agent types the answer with send or send_keys, or the person in the terminal.
+ */
+async function whileWaiting(
+  tools: TaskTools,
+  session: string,
+  awaitInput: RunPrompt['awaitInput'],
+  call: () => Promise<ToolCallResult>,
+  signal: AbortSignal,
+): Promise<ToolCallResult> {
+  const over = new AbortController();
+  const stop = () => over.abort();
+  signal.addEventListener('abort', stop, { once: true });
+  const following = followInputWaits(tools, session, awaitInput, over.signal);
+  try {
+    return await call();
+  } finally {
+    signal.removeEventListener('abort', stop);
+    stop();
+    await following;
+  }
+}
+
+/**
+ * Says the task waits for input (awaitInput) while the program in `session` does, until `signal`
+ * aborts. Where it stands is read from the session's events (pty/events: the last of WAIT_EVENTS;
+ * a wait that began before the look is in them too, which pty/waitEvent leaves out), pty/info (a
+ * secret prompt: `secretInput`; who typed last) and pty/commands (with integration: does a command
+ * run?). A wait holds from its `input_wait` until someone types or the output moves on from where
+ * it was when the wait was seen. Between looks it sleeps on pty/waitEvent (woken by a new wait) or,
+ * while a wait holds, on pty/output (woken by the output moving on).
+ */
+async function followInputWaits(tools: TaskTools, session: string, awaitInput: RunPrompt['awaitInput'], signal: AbortSignal): Promise<void> {
+  const ask = (m: string, p: Record<string, unknown> = {}) => tools.method(m, { session, ...p }, signal);
+  let said: { key: string; release: () => void } | undefined;
+  const say = (key: string, message: () => Promise<string>) =>
+    said?.key === key
+      ? Promise.resolve()
+      : message().then((m) => {
+          said?.release();
+          said = signal.aborted ? undefined : { key, release: awaitInput(m) };
+        });
+  const unsay = () => {
+    said?.release();
+    said = undefined;
+  };
+  const promptLine = async () => asked(((await ask('pty/read')) as { screen: string }).screen);
+  try {
+    // The events from a little before the call began, so a wait already up is seen.
+    let since = Math.max(0, ((await ask('pty/events')) as { seq: number }).seq - EVENTS_LOOKBACK);
+    let last: SeenEvent | undefined;
+    // The input wait seen and the output cursor then; a wait the output has moved on from (its seq).
+    let seen: { seq: number; cursor: number } | undefined;
+    let passed = -1;
+    while (!signal.aborted) {
+      const info = (await ask('pty/info')) as InfoNow;
+      if (!info.running) return;
+      const told = (await ask('pty/events', { since })) as { seq: number; events?: SeenEvent[] };
+      for (const e of told.events ?? []) if (WAIT_EVENTS.has(e.type)) last = e;
+      since = told.seq;
+      if (info.secretInput) {
+        await say('secret', async () => secretElsewhere(await promptLine()));
+        await sleep(SECRET_CHECK_MS, signal);
+        continue;
+      }
+      const wait = last?.type === 'input_wait' && last.seq !== passed ? last : undefined;
+      // Someone typed since the wait was seen (the answer, or its first keys), or the shell waits
+      // at its prompt with no command running: no wait of a command's holds.
+      const holds =
+        wait !== undefined && !(info.lastInput && Date.parse(info.lastInput.at) > Date.parse(wait.at)) && (!info.integration || (await commandRunning(ask)));
+      if (!holds) {
+        if (wait) passed = wait.seq;
+        unsay();
+        await ask('pty/waitEvent', { types: ['input_wait', 'secret_input'], timeoutMs: INPUT_LOOK_MS });
+        continue;
+      }
+      if (seen?.seq !== wait.seq) seen = { seq: wait.seq, cursor: await endCursor(ask) };
+      await say(`input-${wait.seq}`, async () => typeElsewhere(session, (await promptLine()) || '(no prompt shown)'));
+      const out = (await ask('pty/output', { since: seen.cursor, waitMs: INPUT_LOOK_MS, maxBytes: 1 })) as { cursor: number };
+      if (out.cursor > seen.cursor) passed = wait.seq;
+    }
+  } catch {
+    // The session is gone, or the call is over: nothing more to follow.
+  } finally {
+    unsay();
+  }
+}
+
+/** Whether the newest command of the shell (shell integration) still runs. */
+async function commandRunning(ask: (m: string, p?: Record<string, unknown>) => Promise<unknown>): Promise<boolean> {
+  const { commands } = (await ask('pty/commands', { limit: 1 })) as { commands: Array<{ endCursor: number | null }> };
+  return commands.length > 0 && commands[0].endCursor === null;
+}
+
+/** The session's output cursor now (a cursor past the end is answered with the end). */
+async function endCursor(ask: (m: string, p?: Record<string, unknown>) => Promise<unknown>): Promise<number> {
+  return ((await ask('pty/output', { since: Number.MAX_SAFE_INTEGER, maxBytes: 0 })) as { cursor: number }).cursor;
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** The tools whose calls type and wait as send does: they may end at a password prompt. */
@@ -592,8 +739,9 @@ async function legacyResult(run: ToolRun, ctx: ServerContext): Promise<unknown> 
       for (const [key, request] of Object.entries(run.inputRequests)) {
         if (asked.has(key)) continue;
         asked.add(key);
-        // URL mode of this revision names its elicitation; the question's key is unique to the run.
-        const params = { ...request.params, ...(request.params.mode === 'url' ? { elicitationId: key } : {}), _meta: related };
+        // URL mode names its elicitation by an id unique within the server: the question brings a
+        // random one (ToolRun), never its key, which is unique only within its run.
+        const params = { ...request.params, _meta: related };
         ctx.mcpReq.elicitInput(params as never, { signal, relatedRequestId: ctx.mcpReq.id }).then(
           (answer) => run.answer({ [key]: answer }),
           () => run.answer({ [key]: { action: 'cancel' } }),

@@ -20,6 +20,7 @@ import { personKeysTrusted } from './apps-declarations';
 import { reportProgress } from './mcp-progress';
 import { clientDeclaresApps, personPrompt, type PersonPrompt } from './mcp-elicit';
 import { offerSecretPage } from './secret-offer';
+import { shortQuote, withShortEchoes } from './short-echo';
 import {
   createTaskResult,
   declaredAtInitialize,
@@ -471,9 +472,12 @@ function namedForTool(err: RpcError, tool: string): RpcError {
   return new RpcError(err.code, err.message.replace(METHOD_PARAMS, `Invalid arguments for ${tool}: `), err.data);
 }
 
-/** A tool error result, its text starting with the error's code as every tool error's does (mcpErrorText); `more` follows it. */
+/**
+ * A tool error result, its text starting with the error's code as every tool error's does
+ * (mcpErrorText), a value of the caller it repeats shortened (withShortEchoes); `more` follows it.
+ */
 function toolError(err: unknown, more = ''): { isError: true; content: Array<{ type: 'text'; text: string }> } {
-  return { isError: true, content: [{ type: 'text', text: mcpErrorText(err) + more }] };
+  return { isError: true, content: [{ type: 'text', text: mcpErrorText(withShortEchoes(err)) + more }] };
 }
 
 /**
@@ -503,7 +507,7 @@ function checkCalls(
       // A tool that does not exist is a protocol error on every revision (the MCP specification's
       // tools, "Error Handling"); arguments that do not fit a tool are a tool error the model can
       // correct (2025-11-25, SEP-1303), and so is a tool the token may not call (docs/protocol.md).
-      if (!tool) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(request.params.name)}`);
+      if (!tool) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool ${shortQuote(request.params.name)}`);
       const refused = refusal(grant, tool.method);
       if (refused) return toolError(refused);
       const unknown = unknownArgument(tool.name, request.params.arguments, accepted.get(tool.name));
@@ -547,7 +551,7 @@ function unknownArgument(name: string, args: Record<string, unknown> | undefined
   const key = Object.keys(args).find((k) => !takes.listed.includes(k) && !takes.set.has(k));
   if (key === undefined) return undefined;
   const which = takes.listed.length ? `it takes ${takes.listed.join(', ')}` : 'it takes no arguments';
-  return invalidParams(`Invalid arguments for ${name}: unknown argument ${JSON.stringify(key)}; ${which}`);
+  return invalidParams(`Invalid arguments for ${name}: unknown argument ${shortQuote(key)}; ${which}`);
 }
 
 /** The schema of a request of the protocol, by method (both revisions' requests, as the SDK parses them). */
@@ -589,6 +593,9 @@ export function misfitParams(message: unknown): JSONRPCMessage | undefined {
   // the SDK's to answer (-32601); those it kept are checked as the older revision's are (the SDK
   // answered their misfits -32603 with its whole validation report).
   const modern = m.params?._meta?.[PROTOCOL_VERSION_META_KEY] !== undefined;
+  // The SDK lifts inputResponses out of the params and keeps only the entries that are objects, so
+  // `inputResponses: 5` reached the handler as none: checked here, as the extension's schema has it.
+  if (modern && m.method === 'tasks/update') return misfitOf(m.id, m.method, UPDATE_TASK_REQUEST.safeParse(message).error?.issues[0]);
   if (modern && !(typeof m.method === 'string' && CHECKED_IN_BOTH.has(m.method))) return undefined;
   // These lists have one page: any cursor is one the server never gave (the specification: -32602).
   if (typeof m.method === 'string' && ONE_PAGE_LISTS.has(m.method) && (m.params as { cursor?: unknown } | undefined)?.cursor !== undefined) {
@@ -596,12 +603,30 @@ export function misfitParams(message: unknown): JSONRPCMessage | undefined {
   }
   const schema = typeof m.method === 'string' ? REQUEST_SCHEMAS.get(m.method) : undefined;
   const checked = schema?.['~standard'].validate(message);
-  const issue = checked && !(checked instanceof Promise) ? checked.issues?.[0] : undefined;
+  return misfitOf(m.id, m.method, checked && !(checked instanceof Promise) ? checked.issues?.[0] : undefined);
+}
+
+/** One issue a schema found in a request, where it is in the message (`params.arguments`). */
+interface RequestIssue {
+  path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>;
+  message: string;
+}
+
+/** The -32602 answer to request `id` of `method` for `issue`, in one line naming where; undefined for no issue. */
+function misfitOf(id: string | number, method: unknown, issue: RequestIssue | undefined): JSONRPCMessage | undefined {
   if (!issue) return undefined;
   const path = (issue.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p));
   const where = path.length ? `${path.join('.')}: ` : '';
-  return { jsonrpc: '2.0', id: m.id, error: { code: -32602, message: `Invalid params for ${String(m.method)}: ${where}${issue.message}` } };
+  return { jsonrpc: '2.0', id, error: { code: -32602, message: `Invalid params for ${String(method)}: ${where}${issue.message}` } };
 }
+
+/**
+ * The Tasks extension's `tasks/update` (2026-07-28) as its `UpdateTaskRequest` has it: the task,
+ * and `inputResponses`, a record of answers, each an object (an elicitation's `{ action, content? }`).
+ */
+const UPDATE_TASK_REQUEST = z.object({
+  params: z.object({ taskId: z.string(), inputResponses: z.record(z.string(), z.object({}).passthrough()) }).passthrough(),
+});
 
 /**
  * The transport with requests whose params do not fit their method answered -32602 by

@@ -218,7 +218,8 @@ export class ToolRun {
 
   private _prompt(): RunPrompt {
     return {
-      openUrl: async (message, url) => actionOf(await this._ask('secret', { mode: 'url', message, url })),
+      // The question carries its elicitationId (random: unique within the server, as URL mode requires).
+      openUrl: async (message, url, elicitationId) => actionOf(await this._ask('secret', { mode: 'url', message, url, elicitationId })),
       choose: async <T extends string>(message: string, choices: readonly Choice<T>[], signal?: AbortSignal) => {
         const requestedSchema = {
           type: 'object',

@@ -289,3 +289,122 @@ test('/mcp: an MCP-Protocol-Version the server does not speak is 400 -32022, nam
   assert.equal(served.status, 200, served.text);
   assert.ok(Array.isArray(served.json?.result?.tools), served.text);
 });
+
+// A tool error repeats the session selector or key name it was given: a made-up one of 500 000
+// characters came back whole into the model's context (an outside audit). It is quoted short.
+test('an unknown session or key name far too long is quoted short in the tool error, saying how long it was', { timeout: 30_000 }, async () => {
+  const selector = 'x'.repeat(500_000);
+  const unknown = await mcp({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_screen', arguments: { session: selector } } });
+  const text = unknown.json?.result?.content?.[0]?.text as string;
+  assert.equal(unknown.json?.result?.isError, true, unknown.text.slice(0, 300));
+  assert.match(text, /^Error -32001: Unknown session: "x{80}…" \(500000 characters\)$/);
+  const opened = await mcp({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'open_session', arguments: { command: 'cat' } } });
+  const session = opened.json?.result?.structuredContent?.id as string;
+  assert.ok(session, opened.text);
+  try {
+    const key = 'K'.repeat(200_000);
+    const badKey = await mcp({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'send_keys', arguments: { session, keys: [key] } } });
+    const keyText = badKey.json?.result?.content?.[0]?.text as string;
+    assert.equal(badKey.json?.result?.isError, true, badKey.text.slice(0, 300));
+    assert.match(keyText, /^Error -32602: Invalid arguments for send_keys: .*Unknown key name: "K{80}…" \(200000 characters\)/);
+    assert.ok(keyText.length < 400, `${keyText.length} characters`);
+    // Short ones are quoted whole, as before.
+    const short = await mcp({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'read_screen', arguments: { session: 'nosuch' } } });
+    assert.equal(short.json?.result?.content?.[0]?.text, 'Error -32001: Unknown session: nosuch');
+  } finally {
+    await mcp({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'close_session', arguments: { session } } });
+  }
+});
+
+// The Tasks extension's tasks/update takes inputResponses, a record of answers: anything else was
+// answered with success and ignored (an outside audit).
+test('2026-07-28 tasks/update with inputResponses missing or not a record of objects is -32602 in one line', { timeout: 30_000 }, async () => {
+  const s = await h.host.createSession({ ...BASH, cols: 80, rows: 24 });
+  try {
+    const _meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'malformed-test', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+    };
+    const post = (id: number, method: string, params: Record<string, unknown>) =>
+      request(h.port, 'POST', '/mcp', {
+        token: h.token,
+        body: { jsonrpc: '2.0', id, method, params: { ...params, _meta } },
+        headers: {
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': method,
+          'mcp-name': String(params.name ?? params.taskId),
+        },
+      });
+    const created = await post(1, 'tools/call', { name: 'wait_for', arguments: { session: s.id, match: 'NEVER-SHOWN', timeout: 20_000 } });
+    const taskId = created.json?.result?.taskId as string;
+    assert.equal(typeof taskId, 'string', created.text);
+    const cases: Array<[unknown, RegExp]> = [
+      [5, /^Invalid params for tasks\/update: params\.inputResponses: /],
+      ['x', /^Invalid params for tasks\/update: params\.inputResponses: /],
+      [[1], /^Invalid params for tasks\/update: params\.inputResponses: /],
+      [undefined, /^Invalid params for tasks\/update: params\.inputResponses: /],
+      [{ k: 5 }, /^Invalid params for tasks\/update: params\.inputResponses\.k: /],
+    ];
+    for (const [i, [inputResponses, message]] of cases.entries()) {
+      const r = await post(10 + i, 'tasks/update', { taskId, ...(inputResponses === undefined ? {} : { inputResponses }) });
+      assert.equal(r.json?.id, 10 + i, r.text);
+      assert.equal(r.json?.error?.code, -32602, `${JSON.stringify(inputResponses)}: ${r.text}`);
+      assert.match(r.json.error.message, message);
+      assert.doesNotMatch(r.json.error.message, /\n/);
+    }
+    // A record of answers (none here) is taken.
+    const ok = await post(20, 'tasks/update', { taskId, inputResponses: {} });
+    assert.equal(ok.json?.error, undefined, ok.text);
+    await post(21, 'tasks/cancel', { taskId });
+  } finally {
+    h.host.registry.remove(s.id);
+  }
+});
+
+// Over stdio a line may be 10 MiB, but the relay sends each call to a host as one line of at most
+// 1 MiB: a longer one made the host close the relay's connection, and the call (with every other
+// on it) ended "the connection to the Shared PTY host closed" (an outside audit).
+test('shared-pty mcp: a call too large for the host is a tool error naming the limit, and the connection to the host stays', { timeout: 60_000 }, async () => {
+  const s = await h.host.createSession({ ...BASH, cols: 80, rows: 24 });
+  const child = spawn(process.execPath, [CLI, 'mcp'], { env: { ...process.env, SHARED_PTY_DIR: h.dir }, stdio: ['pipe', 'pipe', 'pipe'] });
+  try {
+    await until(() => s.mirror.screen().then((x) => x.rows.join('\n').includes('$')), 10_000, 'a prompt');
+    const answers = new Map<number, any>();
+    let buffered = '';
+    child.stdout.on('data', (d: Buffer) => {
+      buffered += d.toString('utf8');
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const m = JSON.parse(buffered.slice(0, nl));
+        buffered = buffered.slice(nl + 1);
+        if (typeof m.id === 'number') answers.set(m.id, m);
+      }
+    });
+    const send = (m: unknown) => child.stdin.write(JSON.stringify(m) + '\n');
+    const answer = (id: number) => until(() => answers.get(id), 30_000, `the answer to ${id}`);
+    const call = (id: number, name: string, args: Record<string, unknown>) =>
+      send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    await answer(1);
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    // A call that waits on the relay's connection to the host meanwhile.
+    call(2, 'wait_for', { session: s.id, match: 'AFTER-42', timeout: 30_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    call(3, 'send', { session: s.id, text: 'y'.repeat(1_200_000), submit: false });
+    const big = await answer(3);
+    assert.equal(big.result?.isError, true, JSON.stringify(big).slice(0, 300));
+    assert.match(big.result.content[0].text, /^Error -32600: Invalid Request: the call is too large: \d+ bytes .*at most 1048576 bytes/);
+    assert.doesNotMatch((await s.mirror.screen()).rows.join('\n'), /yyyy/, 'nothing was typed');
+    call(4, 'send', { session: s.id, text: 'echo AFTER-$((6*7))', timeout: 20_000 });
+    assert.notEqual((await answer(4)).result?.isError, true, JSON.stringify(answers.get(4)).slice(0, 300));
+    const waited = await answer(2);
+    assert.notEqual(waited.result?.isError, true, JSON.stringify(waited).slice(0, 300));
+    assert.equal(waited.result.structuredContent.matched, true, 'the wait on the same connection was not cut');
+    child.stdin.end();
+    assert.equal(await new Promise((resolve) => child.once('exit', resolve)), 0);
+  } finally {
+    child.kill('SIGKILL');
+    h.host.registry.remove(s.id);
+  }
+});

@@ -61,9 +61,10 @@ after(async () => {
 // Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
 ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
-async function agent(sdk: Sdk, via: Via, elicitation = true): Promise<Agent> {
+/** `elicitation`: the modes the client declares (true: form only; false: none). */
+async function agent(sdk: Sdk, via: Via, elicitation: boolean | { form?: Record<string, never>; url?: Record<string, never> } = true): Promise<Agent> {
   const info = { name: `tasks-2025-${sdk}-${via}`, version: '0.0.0' };
-  const capabilities = elicitation ? { elicitation: { form: {} } } : {};
+  const capabilities = elicitation === true ? { elicitation: { form: {} } } : elicitation ? { elicitation } : {};
   const url = new URL(`${h.http.url}/mcp`);
   const requestInit = { headers: { Authorization: `Bearer ${h.token}` } };
   const stdio = {
@@ -371,3 +372,26 @@ for (const via of ['stdio', 'http'] as const) {
     });
   }
 }
+
+// MCP 2025-11-25: a URL elicitation's elicitationId "must be unique within the context of the
+// server". A task's questions were keyed within the task alone, so the secret pages of two tasks
+// went out as "secret-1" both (an outside audit); the call that is no task used a UUID already.
+test('the URL elicitations of two tasks at password prompts carry elicitationIds of their own (random UUIDs)', { timeout: TEST_TIMEOUT }, async () => {
+  const a = await agent('v2', 'stdio', { form: {}, url: {} });
+  const sessions = [await shell(), await shell()];
+  try {
+    a.answer = () => ({ action: 'decline' });
+    const tasks: string[] = [];
+    for (const session of sessions) tasks.push(await startTask(a, 'send', { session, text: 'read -s -p "Password: " pw; echo "len-${#pw}"', timeout: 30_000 }));
+    const results = (await Promise.all(tasks.map((taskId) => a.request('tasks/result', { taskId })))) as ToolResult[];
+    for (const r of results) assert.equal(r.structuredContent?.waitReason, 'secret_input', textOf(r));
+    const pages = a.asked.filter((q) => q.mode === 'url');
+    assert.equal(pages.length, 2, JSON.stringify(a.asked));
+    assert.notEqual(pages[0].url, pages[1].url, 'a page for each prompt');
+    assert.notEqual(pages[0].elicitationId, pages[1].elicitationId, 'unique within the server');
+    for (const q of pages) assert.match(q.elicitationId, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  } finally {
+    await a.close();
+    for (const session of sessions) await ctl.request('pty/signal', { session, signal: 'SIGINT' });
+  }
+});

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { ApplicationInputRequest, TaskEnabledSession, TaskView } from '@modelcontextprotocol/ext-tasks/client';
-import { connect as connectRpc, until, withTimeout, clientsClosed } from '../../../helpers/host';
+import { BASH, connect as connectRpc, until, withTimeout, clientsClosed } from '../../../helpers/host';
 import { request, startHttpHost, type HttpHost } from '../../../helpers/http';
 import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../../helpers/protocol';
 import { promptedShell } from '../../../helpers/shell-home';
@@ -352,6 +352,48 @@ for (const via of ['http', 'stdio'] as const) {
       },
     );
 
+    // docs/protocol.md#tasks-and-input-rounds: a task is input_required while the program waits for input or asks
+    // for a secret; wait_for and wait_event tasks stayed working throughout (an outside audit).
+    test(
+      'a wait_for task is input_required while the command asks for a secret, then for a line; working again once answered; its result is the wait’s',
+      { timeout: TEST_TIMEOUT },
+      async () => {
+        const session = await shell();
+        // The command is typed first: its password prompt is up before the task starts.
+        const command = 'read -s -p "Password: " pw; echo; read -p "Name? " n; sleep 3; echo "DONE-$((40+2))-$n"';
+        await ctl.request('pty/write', { session, action: { text: `${command}\r` } });
+        await until(async () => (await ctl.request<any>('pty/info', { session })).secretInput, 20_000, 'the password prompt');
+        const execution = await a.tasks.callTool('wait_for', { session, match: 'DONE-42', timeout: 60_000 } as never, { task: { preference: 'require' } });
+        assert.equal(execution.kind, 'task');
+        const id = execution.handle!.taskId;
+        const when = (what: string, ok: (t: TaskView) => boolean) =>
+          until(
+            async () => {
+              const t = await a.tasks.task(id).snapshot();
+              return ok(t) && t;
+            },
+            20_000,
+            what,
+          );
+        const secret = await when('input_required at the password prompt', (t) => t.status === 'input_required');
+        assert.match(secret.statusMessage ?? '', /secret: Password:/);
+        await ctl.request('pty/write', { session, action: { text: 'hunter2\r' }, client: { origin: 'user' } });
+        const line = await when('input_required at the read prompt', (t) => t.status === 'input_required' && /Name\?/.test(t.statusMessage ?? ''));
+        assert.match(line.statusMessage ?? '', new RegExp(`session ${session}.*send`), 'how the answer is typed');
+        // The task holds no send: the agent's keys go in, and the program is busy again (sleep 3).
+        const keys = (await plain.client.callTool({ name: 'send_keys', arguments: { session, keys: ['A', 'd', 'a', 'Enter'] } })) as ToolResult;
+        assert.notEqual(keys.isError, true, textOf(keys));
+        await when('working again once the output moved on', (t) => t.status === 'working');
+        const { outcome } = await execution.settle();
+        assert.equal(outcome.status, 'completed');
+        const result = (outcome as { result: ToolResult }).result;
+        assert.equal(result.structuredContent.matched, true, textOf(result));
+        assert.equal(result.structuredContent.reason, 'matched', textOf(result));
+        assert.match(result.structuredContent.screen, /DONE-42-Ada/);
+        assert.doesNotMatch(JSON.stringify(result), /hunter2/);
+      },
+    );
+
     test('approvals through input_required rounds: Allow once, Allow for this session, Deny', { timeout: TEST_TIMEOUT }, async () => {
       const session = await shell('user');
       const send = (text: string) => plain.client.callTool({ name: 'send', arguments: { session, text, timeout: 20_000 } }) as Promise<ToolResult>;
@@ -677,5 +719,49 @@ test(
     assert.notEqual(done.result?.isError, true, JSON.stringify(done));
     await until(async () => /^FOR-42$/m.test(await screen()), 10_000, 'the allowed write');
     assert.doesNotMatch(await screen(), /OTHER-42/);
+  },
+);
+
+test(
+  'a wait_event task: working while the shell waits at its prompt (integration), input_required while a command reads; without integration any wait of the shell counts',
+  { timeout: TEST_TIMEOUT },
+  async () => {
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': REVISION,
+      'io.modelcontextprotocol/clientInfo': { name: 'waits', version: '0' },
+      'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+    };
+    const raw = rawDispatchOf('http', undefined);
+    const start = async (name: string, args: Record<string, unknown>) => {
+      const created = await raw({ method: 'tools/call', params: { name, arguments: args, _meta: meta } });
+      assert.equal(created.result?.resultType, 'task', JSON.stringify(created));
+      return created.result.taskId as string;
+    };
+    const get = async (taskId: string) => (await raw({ method: 'tasks/get', params: { taskId, _meta: meta } })).result;
+    const session = await shell();
+    const taskId = await start('wait_event', { session, types: ['command_finished'], timeoutMs: 60_000 });
+    // The shell idle at its prompt waits for input, but no command does.
+    for (let look = 0; look < 6; look++) {
+      assert.equal((await get(taskId)).status, 'working', 'the shell at its prompt is no command waiting');
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await ctl.request('pty/write', { session, action: { text: 'read -p "Again? " x\r' } });
+    const seen: string[] = [];
+    const waiting = await untilStatus(() => get(taskId), ['input_required', ...OVER], seen);
+    assert.equal(waiting.status, 'input_required', seen.join(' → '));
+    assert.match(waiting.statusMessage, /Again\?/);
+    assert.deepEqual(waiting.inputRequests, {});
+    await ctl.request('pty/write', { session, action: { text: 'yes\r' }, client: { origin: 'user' } });
+    const done = await untilStatus(() => get(taskId), OVER, seen);
+    assert.equal(done.status, 'completed', seen.join(' → '));
+    assert.equal(done.result.structuredContent.event?.type, 'command_finished', JSON.stringify(done.result));
+    // Without shell integration every wait of the program counts: the shell's own prompt too.
+    const bare = await ctl.request<any>('session/create', { ...BASH, cols: 80, rows: 24 });
+    await until(async () => (await ctl.request<{ screen: string }>('pty/read', { session: bare.id })).screen.includes('$'), 20_000, 'a prompt');
+    const other = await start('wait_for', { session: bare.id, match: 'NEVER-SHOWN', timeout: 60_000 });
+    const seenBare: string[] = [];
+    assert.equal((await untilStatus(() => get(other), ['input_required', ...OVER], seenBare)).status, 'input_required', seenBare.join(' → '));
+    await raw({ method: 'tasks/cancel', params: { taskId: other, _meta: meta } });
+    await ctl.request('pty/kill', { session: bare.id });
   },
 );
