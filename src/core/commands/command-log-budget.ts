@@ -1,5 +1,4 @@
 import { StrippedText, type Checkpoint } from '../base/stripped-text';
-import type { CommandLog } from './command-log';
 
 /** How much of a log a budget reads: only its two ends, whatever its size. */
 export const enum LogBudgetTuning {
@@ -40,11 +39,27 @@ export interface LogBudget {
 }
 
 /**
+ * What a budget reads of a log: its bytes, and its text counted as it was written (characters,
+ * lines, checkpoints). A CommandLog is one; so is a part of one read through `pty/commandOutput`
+ * and counted by its reader (what a command printed after a signal, docs/protocol.md "Output budget").
+ */
+export interface LogSource {
+  /** Bytes readable (a CommandLog's file). */
+  readonly size: number;
+  /** Bytes of the whole output: more than `size` past the session's bound. */
+  readonly totalBytes: number;
+  readonly text: Pick<StrippedText, 'chars' | 'newlines' | 'lineChars' | 'checkpoints'>;
+  read(offset: number, length: number): Promise<Buffer>;
+  /** Past the bound (`totalBytes > size`): the last bytes kept, and where they start. */
+  keptEnd(): { offset: number; bytes: Buffer };
+}
+
+/**
  * The text of `log` within `maxChars` characters: whole lines from its start (about half) and from
  * its end, and the exact count of what lies between, from the counts the log keeps as it is
  * written. Reads only the two ends of the file, never the whole.
  */
-export async function budgetOfLog(log: CommandLog, maxChars: number): Promise<LogBudget> {
+export async function budgetOfLog(log: LogSource, maxChars: number): Promise<LogBudget> {
   // One moment's view: the log may still grow while it is read.
   const size = log.size;
   const total = { chars: log.text.chars, newlines: log.text.newlines, lineChars: log.text.lineChars };
@@ -90,7 +105,7 @@ interface Source {
  * The tail of a command whose output went past the session's bound: from the end the log keeps,
  * stripped from a checkpoint inside it (a line start outside any sequence, whose counts are exact).
  */
-async function keptEndTail(log: CommandLog, room: number, head: Head): Promise<Tail> {
+async function keptEndTail(log: LogSource, room: number, head: Head): Promise<Tail> {
   const end = log.keptEnd();
   const size = end.offset + end.bytes.length;
   const kept: Source = { size, read: async (offset, length) => end.bytes.subarray(offset - end.offset, offset - end.offset + length) };

@@ -11,16 +11,13 @@ import {
   sendWaitReason,
   type SendResult,
 } from '../io/send';
-import { applyBudget, joinBudget, noteRoom, roomBeside } from '../io/output-budget';
-import { AnsiStripper } from '../base/ansi';
-import { MAX_OUTPUT_READ_BYTES } from './output-methods';
 import { DEFAULT_SIGNAL_TIMEOUT_MS, inSize, MAX_WAIT_MS } from '../base/param-limits';
 import { signalForegroundGroup } from '../process/proc-state';
 import { admitWrite, agentCall, DEFAULT_APPROVAL_WAIT_MS } from '../agent/agent-write';
 import { DEFAULT_ARBITRATION_WAIT_MS, whenHumanPaused } from '../agent/typing-arbitration';
 import { byDefault, cols, commandRecord, int, millis, rows, sessionStatus, signalName } from './schemas';
-import { method, type TableCall, type WholeBudget } from './spec';
-import type { CommandRecord } from '../commands/command-tracker';
+import { method, type TableCall } from './spec';
+import { truncationNote, waitedOutputBudget } from './waited-output-budget';
 import { requireSession } from './context';
 import type { MethodContext } from './types';
 import type { Session } from '../session/session';
@@ -203,22 +200,6 @@ async function writeWhenAdmitted(
   return { written, ...withCursorsIf(outcome, p.cursors) };
 }
 
-/** What the budget reads of a call's result that typed and waited (a write that did not wait has no output: it is left alone). */
-type WaitedOutput = Pick<Partial<SendResult>, 'output' | 'truncated' | 'command' | 'since' | 'cursor'>;
-
-/**
- * The budget of a call that typed and waited (`send`, `send_keys` with wait): the rows it returned,
- * or with shell integration the command's whole output from its log, and where the rest is.
- */
-const waitedOutputBudget = {
-  field: 'output',
-  async locate(r: WaitedOutput, a: Record<string, unknown>, call: TableCall) {
-    const whole = await commandOutputPointer(r.command, a.session, call);
-    return (e: { lastLine: number; lines: number }) => `${scrollbackPointer(r)(e)}${whole}`;
-  },
-  whole: commandLogBudget,
-} as const;
-
 export const writeMethod = method({
   name: 'pty/write',
   target: 'session',
@@ -269,9 +250,9 @@ export const writeMethod = method({
     },
     // With wait, as send's: the command's whole output when its rows lost their start.
     budget: { ...waitedOutputBudget, optional: true },
-    text: (r, a) => {
+    text: async (r, a, call) => {
       const pressed = `Pressed ${(a.keys as string[]).join(' ')} (${r.written} bytes).`;
-      return r.waitReason === undefined ? pressed : `${pressed}\n${outcomeText(r as SendResult)}`;
+      return r.waitReason === undefined ? pressed : `${pressed}\n${await outcomeText(r as SendResult, a, call)}`;
     },
   },
   rest: {
@@ -370,7 +351,7 @@ export const sendMethod = method({
     title: 'Run a command',
     app: 'shows',
     description:
-      "Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); user_input = the user typed into the terminal meanwhile (look at read_screen before going on); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, read_scrollback has the rest. Output longer than maxChars (default 20000) keeps its head and tail; the line between says where the rest is (read_scrollback, read_output, or read_command_output for a command's whole output). For keys like Ctrl+C, arrows or q use send_keys instead.",
+      "Type text into the terminal and press Enter (submit:false to type without Enter), then wait until the program is ready for input again, and return what it printed as rendered on screen. Use this for shell commands and REPL lines. waitReason says why it returned: command_done = the shell reports the command finished (exitCode has its exit status; shells with integration); stdin_read = the program waits for input (done, or a command asks for input); secret_input = it asks for a password or passphrase, which only the user may type (ask them; do not send it); user_input = the user typed into the terminal meanwhile (look at read_screen before going on); inferred_idle = no output for idleMs (state unknown); timeout = still running (use read_screen / wait_for later, or signal SIGINT); session_exit = the program ended. If truncated, the line after the output says what was not kept and where the rest is. Output longer than maxChars (default 20000) keeps its head and tail; the line between says where the rest is (read_scrollback, read_output, or read_command_output for a command's whole output). For keys like Ctrl+C, arrows or q use send_keys instead.",
     // Nothing is cut before the budget: the rows are returned up to the most a send returns, and
     // where what it saw is in the ring (cursors), for output whose rows lost their start.
     // maxChars is the agent's size of the answer (the budget); maxBytes is not an argument.
@@ -378,160 +359,19 @@ export const sendMethod = method({
     omit: ['cursors', 'maxBytes'],
     fixed: { cursors: true },
     budget: waitedOutputBudget,
-    text: (r) => outcomeText(r),
+    text: (r, a, call) => outcomeText(r, a, call),
   },
 });
 
-/** Where rows a waiting call's output left out are: its rows end at the newest retained row. */
-function scrollbackPointer(r: { output?: string }) {
-  // Output line i is the retained row n-1-i back from the newest.
-  const n = (r.output ?? '').split('\n').length;
-  return (e: { lastLine: number; lines: number }) => `read them with read_scrollback offset=${n - 1 - e.lastLine} lines=${e.lines}`;
-}
-
 /** The line after a waiting call's output that says why it returned, and what to do next. */
-function outcomeText(r: SendResult): string {
+async function outcomeText(r: SendResult, a: Record<string, unknown>, call: TableCall): Promise<string> {
   const tail = [`[waitReason: ${r.waitReason}`];
   if (r.exitCode !== undefined && r.exitCode !== null) tail.push(`exit code ${r.exitCode}`);
   tail.push(r.status.kind === 'exited' ? `session exited with ${r.status.exitCode}` : 'running');
-  if (r.truncated) {
-    const log = r.command?.log ? `; the command's whole output: read_command_output id=${r.command.id}` : '';
-    // Its start may be past the scrollback's bound too: the output since the act is where the host keeps most.
-    const where = r.since !== undefined ? `read_output since=${r.since} has what the host still holds of it` : 'earlier lines may be in read_scrollback';
-    tail.push(`output truncated, its start left out: ${where}${log}`);
-  }
+  if (r.truncated) tail.push(await truncationNote(r, a, call));
   if (r.waitReason === 'secret_input') tail.push('the program asks for a secret: ask the user to type it in the terminal');
   if (r.waitReason === 'user_input') tail.push('the user typed into the terminal meanwhile: read the screen before going on');
   return `${r.output}\n${tail.join('; ')}]`;
-}
-
-/**
- * A send's output within the budget from the command's own log (docs/protocol.md "Output
- * budget"): when the rows it returned do not fit, or lost their start, and the send ran a command
- * with shell integration, the head is the start of that command's output and the tail its end,
- * escape sequences removed, and the counts are those of its whole output.
- */
-async function commandLogBudget(r: WaitedOutput, a: Record<string, unknown>, call: TableCall, maxChars: number): Promise<WholeBudget | undefined> {
-  const command = r.command;
-  // A command that began before the call (a REPL the send's `exit()` ended, the program keys or a
-  // signal answered) is not the call's own: what the call returns and counts is what appeared after it.
-  const begunBefore = command !== undefined && r.since !== undefined && command.startCursor < r.since;
-  if (!command?.log || begunBefore || (await ranSeveral(r, a, call))) return outputBudget(r, a, call, maxChars);
-  // The rows fit: they are returned as rendered (the command line and the next prompt too), and
-  // the counts are still those of the command's own output, as they are when it does not fit.
-  if ((r.output ?? '').length <= maxChars && !r.truncated) return ownCount(r, command.id, a, call);
-  // The log's bytes are the output's between the command's cursors: the ring may hold them too.
-  const how = (offset: number, end: number, inRing: boolean) =>
-    `read them with read_command_output id=${command.id} offset=${offset} (they end at offset ${end})` +
-    (inRing ? `, or read_output since=${command.startCursor + offset} maxBytes=${end - offset} strip=true` : '');
-  // Past the session's log bound the log holds only the start of what was left out (or none of it).
-  const notKept = (offset: number, end: number) =>
-    `${offset < end ? `the log holds its start: read_command_output id=${command.id} offset=${offset} (up to offset ${end}); ` : ''}the rest was not kept (the session's command log bound)`;
-  const big = 9_999_999_999;
-  const room = roomBeside(maxChars, Math.max(noteRoom(how(big, big, true)), noteRoom(notKept(0, big))));
-  let b: CommandOutputBudget;
-  try {
-    b = (await call('pty/commandOutput', { session: a.session, id: command.id, maxChars: room })) as CommandOutputBudget;
-  } catch {
-    return undefined; // the log was dropped meanwhile: the rows are what there is
-  }
-  // Nothing of the command's output was cut before the budget (unless its log stopped at the session's bound).
-  const fields = { truncated: b.truncated };
-  if (!b.elided) return { text: b.data + b.tail, totalChars: b.totalChars, elidedChars: 0, fields };
-  const { offset, end } = b.elided;
-  if (b.truncated) return { ...joinBudget(b.data, b.tail, b.totalChars, b.elided, notKept(offset, end)), fields };
-  const ring = (await call('pty/output', { session: a.session, since: command.startCursor + offset, maxBytes: 1 })) as { dropped: number };
-  return { ...joinBudget(b.data, b.tail, b.totalChars, b.elided, how(offset, end, ring.dropped === 0)), fields };
-}
-
-/** Commands a call's record may be the last of: what text of several lines typed at most. */
-const SEVERAL_COMMANDS_LOOKED_AT = 100;
-
-/**
- * Whether the call ran commands before its last one (text of several lines, `a; b` typed as two
- * lines): the last one's log is then not the call's output, which begins with the first one's.
- */
-async function ranSeveral(r: WaitedOutput, a: Record<string, unknown>, call: TableCall): Promise<boolean> {
-  if (r.command === undefined || r.since === undefined) return false;
-  // One line of text is one command, whatever it holds (`a; b` too): the shell reports it once.
-  if (typeof a.text === 'string' && !a.text.trimEnd().includes('\n')) return false;
-  const { id } = r.command;
-  const since = r.since;
-  const listed = (await call('pty/commands', { session: a.session, limit: SEVERAL_COMMANDS_LOOKED_AT })) as { commands: CommandRecord[] };
-  return listed.commands.some((c) => c.id < id && c.startCursor >= since);
-}
-
-/**
- * With no command log (no shell integration, or what a program inside the shell printed: a REPL's
- * line): when the rows do not fit, or lost their start to the scrollback, the budget is applied to
- * everything the call saw, from the ring (escape sequences removed), so the head is its start and
- * the counts are exact, as a command's log gives them. Undefined (the rows, as before) when the
- * ring no longer holds its start.
- */
-async function outputBudget(r: WaitedOutput, a: Record<string, unknown>, call: TableCall, maxChars: number): Promise<WholeBudget | undefined> {
-  if (r.since === undefined || r.cursor === undefined || r.cursor <= r.since) return undefined;
-  // A command begun before the call that ended during it (the program a send answered, keys
-  // ended): what the call counts ends where that command's output does, not with the next prompt.
-  const ended = r.command?.endCursor;
-  const end = ended != null && r.command!.startCursor < r.since && ended > r.since && ended < r.cursor ? ended : r.cursor;
-  const fits = (r.output ?? '').length <= maxChars && !r.truncated;
-  if (fits && end === r.cursor) return undefined;
-  const stripper = new AnsiStripper();
-  for (let at = r.since; at < end;) {
-    const page = (await call('pty/output', { session: a.session, since: at, maxBytes: Math.min(end - at, MAX_OUTPUT_READ_BYTES) })) as {
-      data: string;
-      cursor: number;
-      dropped: number;
-    };
-    if (page.dropped > 0) return undefined;
-    if (page.cursor <= at) break;
-    stripper.feed(page.data);
-    at = page.cursor;
-  }
-  const text = stripper.text();
-  // The rows, as rendered, when they fit: counted as that output.
-  if (fits) return { text: r.output ?? '', totalChars: text.length, elidedChars: 0, fields: {} };
-  const b = applyBudget(
-    text,
-    maxChars,
-    (e) => `read them with read_output since=${r.since} maxBytes=${end - r.since!} strip=true (lines ${e.firstLine + 1}–${e.lastLine + 1})`,
-  );
-  // Nothing was cut before the budget: the rows' `truncated` no longer holds.
-  return { ...b, fields: { truncated: false } };
-}
-
-/** `r`'s rows unchanged, counted as the command's own output (its log, escape sequences removed). */
-async function ownCount(r: WaitedOutput, id: number, a: Record<string, unknown>, call: TableCall): Promise<WholeBudget | undefined> {
-  try {
-    const b = (await call('pty/commandOutput', { session: a.session, id, maxChars: 1 })) as CommandOutputBudget;
-    return { text: r.output ?? '', totalChars: b.totalChars, elidedChars: 0, fields: {} };
-  } catch {
-    return undefined; // the log was dropped meanwhile: the rows are what there is
-  }
-}
-
-/** What `pty/commandOutput` with `maxChars` answers. */
-interface CommandOutputBudget {
-  data: string;
-  truncated: boolean;
-  tail: string;
-  totalChars: number;
-  elided?: { chars: number; lines: number; firstLine: number; lastLine: number; offset: number; end: number };
-}
-
-/**
- * With shell integration, where the whole output of the command a send ran can be read: the ring
- * while it still holds its start, else the command's log (docs/guarantees.md#output-budget-for-agents); '' when neither.
- */
-async function commandOutputPointer(command: CommandRecord | undefined, session: unknown, call: TableCall): Promise<string> {
-  if (!command) return '';
-  const held = ((await call('pty/output', { session, since: command.startCursor, maxBytes: 1 })) as { dropped: number }).dropped === 0;
-  if (held) {
-    const bytes = command.endCursor === null ? '' : ` maxBytes=${command.endCursor - command.startCursor}`;
-    return `; the command's whole output: read_output since=${command.startCursor}${bytes} strip=true`;
-  }
-  if (command.log) return `; the command's whole output: read_command_output id=${command.id}`;
-  return '';
 }
 
 export const signalMethod = method({
@@ -571,7 +411,7 @@ export const signalMethod = method({
     // As send_keys' with wait: what appeared after the signal, counted from the ring (the command
     // it interrupts began before the call), not the screen rows, which may start before it.
     budget: waitedOutputBudget,
-    text: (r) => `Sent ${r.signal} to process group ${r.pgid}.\n${outcomeText(r as SendResult)}`,
+    text: async (r, a, call) => `Sent ${r.signal} to process group ${r.pgid}.\n${await outcomeText(r as SendResult, a, call)}`,
   },
 });
 
