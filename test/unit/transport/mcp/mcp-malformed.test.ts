@@ -218,12 +218,12 @@ test('tools/list and resources/list have one page: a cursor the server never gav
   }
 });
 
-/** A request of the 2026-07-28 revision: no initialize, its revision and client in `_meta`. */
-function mcp2026(id: number, method: string, params: Record<string, unknown>) {
+/** A request of the 2026-07-28 revision: no initialize, its revision, client and capabilities in `_meta`. */
+function mcp2026(id: number, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = {}) {
   const _meta = {
     'io.modelcontextprotocol/protocolVersion': '2026-07-28',
     'io.modelcontextprotocol/clientInfo': { name: 'malformed-test', version: '1' },
-    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientCapabilities': capabilities,
   };
   return request(h.port, 'POST', '/mcp', {
     token: h.token,
@@ -232,7 +232,7 @@ function mcp2026(id: number, method: string, params: Record<string, unknown>) {
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': '2026-07-28',
       'mcp-method': method,
-      ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
+      ...(typeof (params.name ?? params.taskId) === 'string' ? { 'mcp-name': String(params.name ?? params.taskId) } : {}),
     },
   });
 }
@@ -321,22 +321,8 @@ test('an unknown session or key name far too long is quoted short in the tool er
 test('2026-07-28 tasks/update with inputResponses missing or not a record of objects is -32602 in one line', { timeout: 30_000 }, async () => {
   const s = await h.host.createSession({ ...BASH, cols: 80, rows: 24 });
   try {
-    const _meta = {
-      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientInfo': { name: 'malformed-test', version: '1' },
-      'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
-    };
     const post = (id: number, method: string, params: Record<string, unknown>) =>
-      request(h.port, 'POST', '/mcp', {
-        token: h.token,
-        body: { jsonrpc: '2.0', id, method, params: { ...params, _meta } },
-        headers: {
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': method,
-          'mcp-name': String(params.name ?? params.taskId),
-        },
-      });
+      mcp2026(id, method, params, { extensions: { 'io.modelcontextprotocol/tasks': {} } });
     const created = await post(1, 'tools/call', { name: 'wait_for', arguments: { session: s.id, match: 'NEVER-SHOWN', timeout: 20_000 } });
     const taskId = created.json?.result?.taskId as string;
     assert.equal(typeof taskId, 'string', created.text);
