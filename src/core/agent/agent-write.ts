@@ -32,6 +32,9 @@ export interface WriteWait {
 /** How long an agent's write with no timeout of its own (send_keys, a raw write) waits for the user's answer. */
 export const DEFAULT_APPROVAL_WAIT_MS = 60_000;
 
+/** The key that abandons the line at a prompt (or interrupts the program): `send_keys ["Ctrl+C"]`. */
+const CTRL_C = '\x03';
+
 /**
  * Marks an agent's write call in progress on `session` (the editor shows "agent typing" on that
  * terminal while it writes or waits, docs/guarantees.md#sharing-with-control) until the handle is disposed.
@@ -44,7 +47,7 @@ export function agentCall(guards: WriteGuards, session: Session, from: InputSour
  * What a write goes through before it reaches the program, in order: deny rules and the `deny`
  * policy, secret input (both refuse at once, nothing written), the user's approval under `ask`
  * (waits up to `wait.askMs` for an answer), then typing arbitration (waits for the user to pause,
- * within what is left). Each applies to agents' (MCP) calls only; a write of nothing passes the
+ * within what is left; for their line too, unless the write is Ctrl+C alone: InputSource.abandonsLine). Each applies to agents' (MCP) calls only; a write of nothing passes the
  * deny rules only. `call.signal` (the call's abort) is read only for an agent's write.
  */
 export function admitWrite(
@@ -80,6 +83,9 @@ async function admitAgentWrite(
   const started = Date.now();
   const approval = await approve(guards, session, from, text, wait.askMs, signal);
   if (approval) from = { origin: from.origin, transport: from.transport, approval, agentToken: from.agentToken };
+  // Ctrl+C alone clears the user's line instead of typing into it: the way to clear a line they
+  // left (the deny rules' refusal says to send it). It still waits for their pause.
+  if (text === CTRL_C) from = { origin: from.origin, transport: from.transport, approval: from.approval, agentToken: from.agentToken, abandonsLine: true };
   const asked = Date.now() - started;
   await waitForHumanPause(session, from, Math.max(0, Math.min(wait.pauseMs, wait.askMs - asked)), signal);
   return { from };

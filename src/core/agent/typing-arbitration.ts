@@ -11,8 +11,9 @@ const LINE_POLL_MS = 250;
 
 /**
  * Typing arbitration (docs/protocol.md#typing-arbitration): an agent's (MCP) write waits while the human is typing in
- * that session (a key from their views in the last 1.5 s, or a line started and not submitted),
- * up to `timeoutMs`, then fails with text that says the user is typing; nothing is written.
+ * that session (a key from their views in the last 1.5 s, or a line started and not submitted:
+ * not for an agent's Ctrl+C alone, `from.abandonsLine`, which clears that line), up to
+ * `timeoutMs`, then fails with text that says the user is typing; nothing is written.
  * Scripts and the human's own views are never held. Resolves with the milliseconds waited.
  */
 export async function waitForHumanPause(session: Session, from: InputSource, timeoutMs: number, signal?: AbortSignal): Promise<number> {
@@ -24,13 +25,16 @@ export async function waitForHumanPause(session: Session, from: InputSource, tim
     const quietFor = Date.now() - human.lastAt;
     const left = started + timeoutMs - Date.now();
     if (!session.running) throw sessionExited(session.id, `Session ${session.name} ended while the user was typing; nothing was written.`);
+    const line = lineHolds(session, from);
     if (left <= 0 || signal?.aborted) {
       throw serverError(
-        `The user is typing in session ${session.name}${human.lineStarted ? ' (a line they have not submitted yet)' : ''}; nothing was written. Wait for them to finish, or ask them, then try again.`,
+        line
+          ? `The user is typing in session ${session.name} (a line they have not submitted yet); nothing was written. Wait for them to finish, or ask them, then try again; a line they left is cleared by send_keys Ctrl+C, which waits only for their pause.`
+          : `The user is typing in session ${session.name}; nothing was written. Wait for them to finish, or ask them, then try again.`,
         { session: session.id, userTyping: true },
       );
     }
-    const wait = human.lineStarted ? LINE_POLL_MS : HUMAN_PAUSE_MS - quietFor;
+    const wait = line ? LINE_POLL_MS : HUMAN_PAUSE_MS - quietFor;
     await new Promise((r) => setTimeout(r, Math.max(1, Math.min(wait, left))));
   }
 }
@@ -38,8 +42,12 @@ export async function waitForHumanPause(session: Session, from: InputSource, tim
 /** True when an agent's write would now type over the human: a key of theirs within the pause, or their line not submitted. */
 export function humanTypingNow(session: Session, from: InputSource): boolean {
   if (!isAgentCall(from)) return false;
-  const human = session.humanInput;
-  return human.lineStarted || Date.now() - human.lastAt < HUMAN_PAUSE_MS;
+  return lineHolds(session, from) || Date.now() - session.humanInput.lastAt < HUMAN_PAUSE_MS;
+}
+
+/** The human's line not submitted holds this write: any but Ctrl+C alone, which abandons the line (InputSource.abandonsLine). */
+function lineHolds(session: Session, from: InputSource): boolean {
+  return session.humanInput.lineStarted && from.abandonsLine !== true;
 }
 
 /** Thrown by whenHumanPaused's guard when the human typed after the admission: nothing was written. */

@@ -100,7 +100,7 @@ export const EVENT_MEANINGS: Record<EventType, string> = {
   command_started: 'the shell started a command line (shell integration)',
   command_finished: 'that command finished (`exitCode` null when the shell did not say)',
   input_wait:
-    'the foreground process waits for terminal input: a prompt came back, a REPL or `read` waits (once per wait: a new one after Enter or after the program was seen busy)',
+    'the foreground process waits for terminal input: a prompt came back, a REPL or `read` waits (once per wait: a new one after Enter, after the program was seen busy, or when another process group waits: a prompt back after Ctrl+C, Ctrl+D or `q`)',
   secret_input: 'it waits for a secret ([Secret input](#secret-input))',
   bell: 'the program rang the bell (bells within 250 ms make one event)',
   title:

@@ -261,6 +261,8 @@ export class Session extends Disposable {
         undefined,
         // Only while the host reads: output held back for a flow-controlled view may end in a prompt.
         () => !this._pauses.any && !this._hungUp && (unreadOutputOf(masterFdOf(this._pty)) ?? 0) > 0,
+        // Which job waits: the prompt back after a program that read was left with Ctrl+C or `q` is a new wait.
+        () => foregroundProcessGroup(this.pid) ?? undefined,
       ),
     );
     this._register(

@@ -35,6 +35,12 @@ export interface InputSource {
   readonly approval?: ApprovalDecision;
   /** Made with a scoped token an agent holds (it was used on `/mcp`), through whichever surface. */
   readonly agentToken?: boolean;
+  /**
+   * An agent's admitted write that is Ctrl+C alone (agent-write.ts): it abandons the line at the
+   * prompt rather than typing into it, so typing arbitration holds it for the user's pause only,
+   * not for a line they have not submitted (docs/protocol.md#typing-arbitration).
+   */
+  readonly abandonsLine?: boolean;
 }
 
 /** The last write into a session and when it happened (`pty/info`'s `lastInput`, docs/protocol.md#ptyinfo). */

@@ -31,7 +31,10 @@ export type WaitState = 'none' | 'input' | 'secret';
  * (docs/protocol.md#secret-input, docs/protocol.md#events-ptyevents-and-ptywaitevent), without steady polling: the job is probed after output or a submitted line
  * has gone quiet, and a job seen busy again later each time (it may start to read without a
  * prompt), so a session waiting for input costs nothing. A wait is new once the job has been seen busy
- * or has been given a line since the last one: typing into a prompt is not a new wait, Enter is.
+ * or has been given a line since the last one, or when another job waits than the one that waited
+ * last: typing into a prompt is not a new wait, Enter is, and so is the shell's prompt coming back
+ * after a program that read was left with a key (Ctrl+C on `cat`, Ctrl+D in a REPL, `q` in `less`),
+ * which no probe sees busy in between.
  */
 export class InputWatch extends Disposable {
   private _state: WaitState = 'none';
@@ -52,8 +55,12 @@ export class InputWatch extends Disposable {
   private _busySeenAt = 0;
   /** When the current wait began at the earliest: its last output or line, or the last busy probe (0: no wait). */
   private _waitBegan = 0;
+  /** The foreground process group of the current wait (undefined: no wait, or not known). */
+  private _waitedBy: number | undefined;
+  /** The foreground group changed while the last probe looked: `_run` looks again instead of resting. */
+  private _groupChanged = false;
   private readonly _onDidChange = this._register(new Emitter<WaitState>());
-  /** The state changed (to `input` or `secret`: a new wait). */
+  /** A new wait began (`input` or `secret`: the state changed, or another job waits now), or the wait ended (`none`). */
   readonly onDidChange = this._onDidChange.event;
 
   /**
@@ -62,11 +69,16 @@ export class InputWatch extends Disposable {
    * the probe waits until that output has been read and has gone quiet. Without it a host whose
    * event loop is slower than `QuietMs` (100 flooding sessions on a loaded machine) sees every
    * flooding session as quiet and scans /proc for each (bench/README.md, issue 25: scale).
+   *
+   * `waiter`: the terminal's foreground process group now (one /proc read, ~20 µs), undefined when
+   * it cannot be read. A wait by another group than the last wait's is a new wait: the shell's
+   * prompt back after `cat` was interrupted. Without it, a wait is new only after Enter or a busy spell.
    */
   constructor(
     private readonly _probe: () => Promise<InputWait>,
     enabled = process.platform === 'linux',
     private readonly _printing: () => boolean = () => false,
+    private readonly _waiter: () => number | undefined = () => undefined,
   ) {
     super();
     this._stopped = !enabled;
@@ -127,24 +139,39 @@ export class InputWatch extends Disposable {
     this._set('none');
   }
 
-  /** Probes now (an agent's write must know; a send polls) and takes the answer as the state. */
+  /**
+   * Probes now (an agent's write must know; a send polls) and takes the answer as the state, unless
+   * a line was submitted meanwhile, or the foreground group changed (a program ended, or started):
+   * then the answer may be either job's, and the next probe tells.
+   */
   async probeNow(): Promise<InputWait> {
     const generation = this._generation;
     const started = Date.now();
+    const group = this._waiter();
     const wait = await this._probe();
     if (wait === 'busy') this._busySeenAt = Math.max(this._busySeenAt, started);
-    if (generation === this._generation) this.observe(wait);
+    if (this._waiter() !== group) this._groupChanged = true;
+    else if (generation === this._generation) this._take(wait, group);
     return wait;
   }
 
   /** Takes a probe's answer as the state (a `pty/send` polling on its own reports what it saw). */
   observe(wait: InputWait): void {
-    if (this._stopped || this.isDisposed) return;
-    this._set(wait === 'secret_input' ? 'secret' : wait === 'input_wait' ? 'input' : 'none');
+    this._take(wait, wait === 'busy' || wait === 'unknown' ? undefined : this._waiter());
   }
 
-  private _set(state: WaitState): void {
-    if (state === this._state || this.isDisposed) return;
+  private _take(wait: InputWait, group: number | undefined): void {
+    if (this._stopped || this.isDisposed) return;
+    this._set(wait === 'secret_input' ? 'secret' : wait === 'input_wait' ? 'input' : 'none', group);
+  }
+
+  private _set(state: WaitState, group?: number): void {
+    if (this.isDisposed) return;
+    // The same wait, still (keys typed into a prompt); a group first known now is this wait's.
+    const another = this._waitedBy !== undefined && group !== undefined && group !== this._waitedBy;
+    if (state !== 'none' && (this._waitedBy === undefined || another)) this._waitedBy = group;
+    if (state === this._state && !(state !== 'none' && another)) return;
+    if (state === 'none') this._waitedBy = undefined;
     this._waitBegan = state === 'none' ? 0 : Math.max(this._lastActivity, this._busySeenAt);
     this._state = state;
     this._onDidChange.fire(state);
@@ -174,6 +201,7 @@ export class InputWatch extends Disposable {
     const started = Date.now();
     this._lastProbe = started;
     let wait: InputWait | undefined;
+    this._groupChanged = false;
     try {
       wait = await this.probeNow();
     } catch {
@@ -182,8 +210,8 @@ export class InputWatch extends Disposable {
       this._probing = false;
     }
     if (this._stopped || this.isDisposed) return;
-    // Output or a line during the probe: look again once that is quiet too.
-    if (this._lastActivity >= started) return this._arm(InputWatchTuning.QuietMs);
+    // Output or a line during the probe, or another job in the foreground: look again once that is quiet too.
+    if (this._lastActivity >= started || this._groupChanged) return this._arm(InputWatchTuning.QuietMs);
     // Busy and silent: it may start to read without a word (see MaxBusyRecheckMs).
     if (wait === 'busy' && !this._timer.value) {
       this._arm(this._busyRecheckMs);

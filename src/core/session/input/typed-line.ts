@@ -13,6 +13,15 @@ import { lineEdit, type EditorState, type LineEditorKind } from './line-editor';
  */
 export class TypedLine {
   private _state: EditorState = { line: '', cursor: 0, overflow: false, killed: '', lastWasKill: false };
+  /** Since the line began, every key was a character or an erasing one at its end (APPEND_ONLY). */
+  private _appendOnly = true;
+  /**
+   * The line is `unknown` only because it was typed ahead of a command that ended (commandEnded)
+   * with `_appendOnly` keys: the command may have read its start, so the shell's line is an end
+   * of it (or nothing), its cursor at the end as this one's. The same keys at the end shorten both
+   * alike: once this one is erased to nothing, so is the shell's, and the line is known again.
+   */
+  private _aheadTail = false;
 
   /**
    * @param _editor whose keys they are: readline's (bash's, the default), zsh's or fish's.
@@ -56,6 +65,7 @@ export class TypedLine {
   observe(data: string, secret: boolean, canonical = false): void {
     const r = lineEdit(this._state, data, { secret, editor: this._editor, canonical, metaBytes: this._metaBytes });
     this._state = r.state;
+    this._followEnd(data, secret, r.unfollowed);
     // A locale set in the shell may no longer be UTF-8: its bytes beyond ASCII may be Meta keys.
     if (r.submitted.some((line) => LOCALE_VARIABLE.test(line))) this._metaBytes = true;
   }
@@ -81,9 +91,49 @@ export class TypedLine {
    */
   commandEnded(): void {
     const s = this._state;
-    if (s.line !== '' || s.continued || s.escape || s.quoteNext) this._state = { ...s, unknown: true };
+    if (!(s.line !== '' || s.continued || s.escape || s.quoteNext)) return;
+    // A line already unknown keeps what it was: typed ahead (of an earlier command), or not followed.
+    if (!s.unknown) this._aheadTail = this._appendOnly && !s.continued && !s.escape && !s.quoteNext && !s.overflow && s.cursor === s.line.length;
+    this._state = { ...s, unknown: true };
+  }
+
+  /**
+   * Keeps `_appendOnly` and `_aheadTail` for a write just applied: a line end starts a new line;
+   * keys kept on the line (not a secret's) that are not APPEND_ONLY, or not followed, end both; and
+   * a line typed ahead and erased to nothing with such keys is known empty (an agent's next write is
+   * judged, the human's line is no longer started: docs/protocol.md#typing-arbitration).
+   */
+  private _followEnd(data: string, secret: boolean, unfollowed: boolean): void {
+    let tail = data;
+    for (const m of data.matchAll(LINE_ENDS)) tail = data.slice(m.index! + 1);
+    if (tail !== data) {
+      this._appendOnly = true;
+      this._aheadTail = false;
+    }
+    // Keys at a secret prompt are not kept (an Enter ends the secret; Ctrl+C does not).
+    const kept = !secret || /[\r\n\x0f]/.test(data);
+    if (unfollowed || (kept && !APPEND_ONLY.test(tail))) {
+      this._appendOnly = false;
+      this._aheadTail = false;
+    }
+    const s = this._state;
+    if (this._aheadTail && s.line === '' && s.unknown && !s.continued && !s.escape && !s.quoteNext) {
+      this._state = { ...s, unknown: false };
+      this._aheadTail = false;
+    }
   }
 }
+
+/** Keys that end a line, or abandon it: Enter, Ctrl+O (accept and fetch the next), Ctrl+C. */
+const LINE_ENDS = /[\r\n\x0f\x03]/g;
+
+/**
+ * Characters, Backspace (DEL) and Ctrl+U: keys that act at the line's end only, and alike on any
+ * end of it (readline's, zle's, fish's and the kernel's), so what a command did not read of a
+ * line made of them is an end of the line kept. (^H is a character to the kernel, an erase to
+ * readline: not one of them.)
+ */
+const APPEND_ONLY = /^[^\x00-\x14\x16-\x1f]*$/;
 
 export { MAX_TYPED_LINE_CHARS } from './line-editor';
 

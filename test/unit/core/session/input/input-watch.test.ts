@@ -1,6 +1,6 @@
 // A session follows what its program waits for without polling (docs/protocol.md#secret-input, docs/protocol.md#events-ptyevents-and-ptywaitevent): after its
 // output or a submitted line has been looked at, an idle session has no timer and does no work;
-// a new wait is an Enter (or a busy spell) away, not a keystroke. Real bash in a real host.
+// a new wait is an Enter, a busy spell or another job waiting away, not a keystroke. Real bash in a real host.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASH, startHost, TEST_WRITER, until } from '../../../../helpers/host';
@@ -119,6 +119,66 @@ test(
       await until(() => watch.state === 'input' && watch.quiet, 10_000, 'the job found waiting, nothing more scheduled');
     } finally {
       watch.dispose();
+    }
+  },
+);
+
+// Found by an outside audit: after `cat` and Ctrl+C, `python3 -q` and Ctrl+D, `less` and `q`, the
+// shell's prompt came back with no input_wait: none of those keys is Enter, and a program that
+// reads is never seen busy. The wait that follows is another job's (the terminal's foreground
+// process group changed), so it is a new one. The watch here is given the session's own probe and
+// foreground group, and follows its output and lines as the session's does.
+test(
+  'a prompt that comes back after a program that read was left with a key (Ctrl+C, Ctrl+D, q) is a new wait; keys typed into it are not',
+  { skip: !linux && 'needs Linux /proc', timeout: 30_000 },
+  async () => {
+    const { InputWatch } = await import('../../../../../src/core/session/input/input-watch');
+    const { probeInputWait } = await import('../../../../../src/core/process/input-wait');
+    const { foregroundProcessGroup } = await import('../../../../../src/core/process/proc-state');
+    const { host } = await hostP;
+    const s = await host.createSession({ ...BASH, cols: 80, rows: 24 });
+    const watch = new InputWatch(
+      () => probeInputWait(s.pid, () => s.secretJudge.asksNow()),
+      true,
+      undefined,
+      () => foregroundProcessGroup(s.pid) ?? undefined,
+    );
+    let waits = 0;
+    const subs = [
+      watch.onDidChange((state) => state === 'input' && waits++),
+      s.onOutput(() => watch.activity()),
+      s.onInput((input) => /[\r\n]/.test(input.data) && watch.submitted()),
+    ];
+    const screen = async () => (await s.mirror.screen()).rows.join('\n').trimEnd();
+    try {
+      await until(() => waits === 1 && watch.quiet, 10_000, 'the first prompt, looked at');
+      for (const [command, key, shows] of [
+        ['cat', '\x03', /\$ cat$/],
+        ['python3 -q', '\x04', /^>>>$/m],
+        ['less /etc/passwd', 'q', /^root:/m],
+      ] as const) {
+        const before = waits;
+        s.write(`${command}\r`, TEST_WRITER);
+        await until(async () => waits === before + 1 && watch.quiet && shows.test(await screen()), 10_000, `${command} to wait for input`);
+        s.write(key, TEST_WRITER);
+        await until(
+          async () => waits === before + 2 && (await screen()).endsWith('$'),
+          10_000,
+          `a new wait at the prompt after ${command} and ${JSON.stringify(key)}`,
+        );
+        await until(() => watch.quiet, 10_000, 'settled');
+        assert.equal(waits, before + 2, `one new wait for the prompt after ${command}`);
+      }
+      // Keys typed into the prompt: the same job waits for the same line.
+      const before = waits;
+      s.write('echo typed', TEST_WRITER);
+      await until(async () => (await screen()).endsWith('$ echo typed'), 10_000, 'the echo');
+      await until(() => watch.quiet, 10_000, 'the look after the echo');
+      assert.equal(waits, before, 'no new wait for keystrokes');
+    } finally {
+      subs.forEach((d) => d.dispose());
+      watch.dispose();
+      host.registry.remove(s.id);
     }
   },
 );

@@ -150,6 +150,52 @@ describe('TypedLine', () => {
     assert.equal(clean.unknown, false, 'a line ended by Enter went to whoever read it');
   });
 
+  // Found by an outside audit: the user typed `x` while `sleep 2` ran, erased it at the prompt, and
+  // the line stayed unknown, a line the user had started, for good: every agent write was refused
+  // as typing over it. What a command did not read of characters typed ahead is an end of the
+  // line kept; Backspace and Ctrl+U at the end take both to nothing alike.
+  test('a line typed ahead of a command and erased again (Backspace, Ctrl+U) is known empty; after other keys it stays unknown', () => {
+    const typedAhead = (keys: string) => {
+      const t = new TypedLine();
+      t.observe('sleep 2\r', false);
+      t.observe(keys, false, true); // while the command runs: the terminal is canonical
+      t.commandEnded();
+      assert.equal(t.unknown, true, `${JSON.stringify(keys)}: the command may have read it, or not`);
+      return t;
+    };
+    const erased = typedAhead('xy\x7fz');
+    erased.observe('w', false);
+    erased.observe('\x7f\x7f', false);
+    assert.deepEqual([erased.pending, erased.empty], ['x', false], 'some of it is left');
+    erased.observe('\x7f', false);
+    assert.equal(erased.empty, true, 'erased to nothing: nothing is left at the shell either');
+    assert.deepEqual(erased.preview('ls\r'), { lines: ['ls'], overflow: false, unknown: false, unfollowed: false }, 'the next line is known');
+    const killed = typedAhead('rm x');
+    killed.observe('\x15', false);
+    assert.equal(killed.empty, true, 'Ctrl+U at the end takes the line');
+    // Keys that do not act at the end alike: the shell's line may be another end than this one's.
+    for (const [ahead, atPrompt] of [
+      ['ab\x1b[D', '\x7f\x7f\x7f\x7f\x7f'],
+      ['ab', '\x1b[D\x7f\x7f'],
+      ['ab cd', '\x17\x7f\x7f\x7f'],
+      ['a\tb', '\x7f\x7f\x7f\x7f\x7f'],
+    ]) {
+      const t = typedAhead(ahead);
+      t.observe(atPrompt, false);
+      assert.equal(t.unknown, true, `${JSON.stringify(ahead)} then ${JSON.stringify(atPrompt)}`);
+    }
+    // A line already unknown before the command ended (recalled from history) stays so.
+    const recalled = new TypedLine();
+    recalled.observe('\x1b[Ax', false);
+    recalled.commandEnded();
+    recalled.observe('\x7f\x7f', false);
+    assert.equal(recalled.unknown, true, 'a recalled line');
+    // Ctrl+C and Enter end it as before.
+    const ended = typedAhead('ab\x1b[D');
+    ended.observe('\x03', false);
+    assert.equal(ended.empty, true, 'Ctrl+C');
+  });
+
   test("zsh's and fish's own keys, and bytes that are Meta keys outside UTF-8, leave the line unknown", () => {
     const unfollowed = (t: TypedLine, keys: string) => t.preview(keys).unfollowed;
     for (const editor of ['zle', 'fish'] as const) {
