@@ -15,14 +15,17 @@ const SCROLLBACK_ROWS = 200;
  * What the outer terminal is put back to on leaving: the modes a program in the session may have
  * set in it (and a snapshot sets again): its own screen back from the alternate one, the cursor
  * and keypad keys, mouse reports and their encodings, bracketed paste, focus reports, the cursor
- * shown in its default shape, the whole screen scrolling, no insert or origin mode, wrapping on,
- * the default pen and character set. As tmux does on a detach, so the shell is not left reading
- * mouse reports or drawn over a program's picture.
+ * shown in its default shape, the whole screen scrolling (and as any origin mode's region), no
+ * insert mode, wrapping on, the default pen and character set. As tmux does on a detach, so the
+ * shell is not left reading mouse reports or drawn over a program's picture.
  */
 const OUTER_TERMINAL_BACK =
   '\x1b[?1049l\x1b[?1l\x1b>' +
   '\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l' +
-  '\x1b[?2004l\x1b[?1004l\x1b[?25h\x1b[0 q\x1b[r\x1b[4l\x1b[?6l\x1b[?7h\x1b[0m\x1b(B\x0f';
+  // (Resetting the scroll region and origin mode homes the cursor: a save and a restore around
+  // them keep it below the picture. The restore brings back origin mode as it was, harmless with
+  // the whole screen as the region.)
+  '\x1b[?2004l\x1b[?1004l\x1b[?25h\x1b[0 q\x1b7\x1b[r\x1b[?6l\x1b8\x1b[4l\x1b[?7h\x1b[0m\x1b(B\x0f';
 
 /**
  * The attach notice, then a blank screen for the picture: the notice and the screen above it are
@@ -82,22 +85,27 @@ export async function attachCommand(argv: string[]): Promise<number> {
     if (!finished) void target.goneMessage().then((message) => finish(message, 1));
   });
 
+  // The session takes this terminal's size first: the picture is drawn for the size it is shown at
+  // (drawn for the old size, the cursor and what was typed landed on other rows).
+  const resize = () => {
+    if (!args.flags.has('--no-resize') && stdout.columns && stdout.rows) {
+      return call('pty/resize', { cols: stdout.columns, rows: stdout.rows }).catch(() => {});
+    }
+  };
   try {
+    await resize();
     await follower.start({ snapshotScrollback: SCROLLBACK_ROWS });
   } catch (e) {
+    // Said once, as the command's error: the connection's close that follows adds nothing.
+    finished = true;
     follower.dispose();
     target.release(client);
     if (e instanceof RpcCallError) throw target.refused(e);
     if (e instanceof ConnectionClosedError) throw new CliError(await target.goneMessage(e));
     throw e;
   }
-  const resize = () => {
-    if (!args.flags.has('--no-resize') && stdout.columns && stdout.rows) {
-      call('pty/resize', { cols: stdout.columns, rows: stdout.rows }).catch(() => {});
-    }
-  };
-  resize();
-  stdout.on('resize', resize);
+  const onResize = () => void resize();
+  stdout.on('resize', onResize);
 
   if (stdin.isTTY) stdin.setRawMode(true);
   stdin.on('data', (chunk: Buffer) => {
@@ -109,6 +117,6 @@ export async function attachCommand(argv: string[]): Promise<number> {
   stdin.on('end', () => finish('input closed; detached', 0));
   stdin.resume();
   const code = await done;
-  stdout.off('resize', resize);
+  stdout.off('resize', onResize);
   return code;
 }

@@ -1,4 +1,4 @@
-import { describedFully } from './remote-session-info';
+import { describedFully, olderHostMessage } from './remote-session-info';
 import * as path from 'node:path';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { McpServer } from '@modelcontextprotocol/server';
@@ -243,6 +243,8 @@ export class DiscoveryBackend implements ToolBackend {
       // Gone meanwhile on its host: said with the host, as the agent named it.
       if (e instanceof RpcCallError && e.code === ErrorCode.UnknownSession && typeof params.session === 'string')
         throw unknownSession(`${name}:${params.session}`);
+      // An older version there: the host named, never the method it lacks.
+      if (e instanceof RpcCallError && e.code === ErrorCode.MethodNotFound) throw new RpcError(ErrorCode.MethodNotFound, olderHostMessage(name));
       throw e;
     }
   }

@@ -67,3 +67,8 @@ export function describedFully<S extends SessionInfo>(s: S): S {
   for (const key of OPTIONAL_STRINGS) if (key in info && !isString(info[key])) delete info[key];
   return info as S;
 }
+
+/** What a remote host that does not know a call (an older version there) is said as: named, never the method (docs/hosts.md). */
+export function olderHostMessage(host: string): string {
+  return `host "${host}" does not know this command (an older version of Shared PTY there?)`;
+}

@@ -1,3 +1,4 @@
+import { olderHostMessage } from './remote-session-info';
 import { HostsConfigError, hostsConfigPath, LOCAL_HOST, readHostsConfig, splitHostSelector, unknownHostError, type HostsConfig } from '../host/hosts-config';
 import { RemoteHosts } from '../host/remote-hosts';
 import type { SessionInfo } from '../core/methods/types';
@@ -140,7 +141,7 @@ export async function remoteSessions(remote: string): Promise<SessionInfo[]> {
  * it rejects are the user's usage error (2).
  */
 export function remoteRefusal(remote: string, e: RpcCallError): CliError {
-  if (e.code === ErrorCode.MethodNotFound) return new CliError(`host "${remote}" does not know this command (an older version of Shared PTY there?)`);
+  if (e.code === ErrorCode.MethodNotFound) return new CliError(olderHostMessage(remote));
   return new CliError(e.message, e.code === ErrorCode.InvalidParams ? 2 : 1);
 }
 

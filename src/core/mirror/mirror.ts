@@ -394,7 +394,7 @@ export class Mirror extends Disposable {
     // into the scrollback whole, leaving a blank screen.
     if (out !== '') out += '\r\n'.repeat(this._term.rows - 1) + '\x1b[H';
     // Made only for the call: an idle session pays nothing for it.
-    return out + serializeTerminal(this._term, fromXterm, (buffer) => this._savedCursor.rowOf(buffer));
+    return out + serializeTerminal(this._term, fromXterm, (buffer) => this._savedCursor.savedOf(buffer));
   }
 
   /** The visible screen now (call whenParsed() first for an up-to-date view). */

@@ -10,20 +10,24 @@ import { savedCursorRowOf } from '../base/internals/xterm';
  * screen row; the restore points xterm's saved row at it before xterm's own handler runs.
  */
 export class SavedCursorAsScreenRow extends Disposable {
-  /** The screen row saved per buffer (the normal and the alternate screen each keep their own). */
-  private readonly _rows = new Map<string, number>();
+  /**
+   * The screen row and column saved per buffer (the normal and the alternate screen each keep
+   * their own). The column too: entering the alternate screen saves the cursor in xterm's same
+   * place, and a DECRC after it went to that column (tmux keeps the two apart).
+   */
+  private readonly _rows = new Map<string, { row: number; x: number }>();
 
   constructor(private readonly _term: Terminal) {
     super();
     const save = (): boolean => {
       const buf = this._term.buffer.active;
-      this._rows.set(buf.type, buf.cursorY);
+      this._rows.set(buf.type, { row: buf.cursorY, x: buf.cursorX });
       return false; // xterm saves the rest (column, attributes, charset)
     };
     const restore = (): boolean => {
       const buf = this._term.buffer.active;
-      const row = this._rows.get(buf.type);
-      if (row !== undefined) savedCursorRowOf(this._term)?.set(buf.baseY + row);
+      const saved = this._rows.get(buf.type);
+      if (saved !== undefined) savedCursorRowOf(this._term)?.set(buf.baseY + saved.row, saved.x);
       return false; // xterm restores, from the corrected row
     };
     const parser = _term.parser;
@@ -37,8 +41,8 @@ export class SavedCursorAsScreenRow extends Disposable {
     }
   }
 
-  /** The screen row a save on this buffer recorded (undefined: none since the last reset). */
-  rowOf(buffer: 'normal' | 'alternate'): number | undefined {
+  /** The screen row and column a save on this buffer recorded (undefined: none since the last reset). */
+  savedOf(buffer: 'normal' | 'alternate'): { row: number; x: number } | undefined {
     return this._rows.get(buffer);
   }
 

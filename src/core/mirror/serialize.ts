@@ -32,8 +32,8 @@ const MOVE_BY_ZERO = /\x1b\[0[CD]/g;
 const TO_ALTERNATE = '\x1b[?1049h\x1b[H';
 const ALTERNATE_BLANK = '\x1b[?1049h\x1b[0m\x1b[2J\x1b[H';
 
-/** The screen row a program's save of the cursor recorded on a buffer, when the caller keeps it (saved-cursor.ts). */
-export type SavedScreenRow = (buffer: 'normal' | 'alternate') => number | undefined;
+/** The screen row and column a program's save of the cursor recorded on a buffer, when the caller keeps them (saved-cursor.ts). */
+export type SavedScreenRow = (buffer: 'normal' | 'alternate') => { row: number; x: number } | undefined;
 
 /**
  * The addon's text for `term` with up to `scrollback` rows above the screen (its `serialize`), and
@@ -234,9 +234,11 @@ function savedCursorLeftOut(term: Terminal, pen: string, savedScreenRow: SavedSc
   // Never saved (or saved at the top left of a screen that never scrolled): a fresh terminal's own.
   if (!saved || (saved.x === 0 && saved.row === 0)) return '';
   const b = term.buffer.active;
-  // A screen row when the caller keeps it so (as tmux does), else xterm's row from the scrollback's top.
-  const row = Math.max(0, Math.min(term.rows - 1, savedScreenRow?.(b.type) ?? saved.row - b.baseY));
-  const col = Math.min(saved.x, term.cols - 1);
+  // A screen row and column when the caller keeps them so (as tmux does), else xterm's, its row
+  // counted from the scrollback's top.
+  const kept = savedScreenRow?.(b.type);
+  const row = Math.max(0, Math.min(term.rows - 1, kept?.row ?? saved.row - b.baseY));
+  const col = Math.min(kept?.x ?? saved.x, term.cols - 1);
   return `\x1b[0m\x1b[${row + 1};${col + 1}H\x1b7${cursorAndPen(term, b, pen)}`;
 }
 

@@ -708,7 +708,13 @@ describe('send, keys and wait', () => {
 describe('attach', () => {
   test('an interactive terminal in tmux: screen, hint, typing, live output, Ctrl+] detaches', { timeout: 90_000 }, async () => {
     await clearScreen();
+    // Rows above the screen: a taller screen pulls them back down.
+    await send('seq 1 40');
     await send('echo before-attach-$((4*4))');
+    // The session is smaller than the pane: attach sizes it to the pane before the picture is drawn
+    // (drawn for the old size, the cursor and what was typed landed on other rows; an outside audit).
+    const sizer = await connect(serve.record.control);
+    await sizer.request('pty/resize', { session: sid, cols: 80, rows: 24 }).finally(() => sizer.close());
     const tdir = privateDir();
     tmux = new Tmux(tdir, { env });
     const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -746,11 +752,19 @@ describe('attach', () => {
     assert.equal(modes(), '1 1 1');
 
     // Ctrl+] detaches: the attach process exits 0, the session keeps running; the outer terminal
-    // has its own screen and no mouse reports again.
+    // has its own screen and no mouse reports again, and the shell goes on below the picture (the
+    // scroll region's reset had put it at the top, over the picture).
     tmux.run('send-keys', '-t', 'att', 'C-]');
     await shown(/\[attach-exit=0\]/, 'the attach process exited with 0');
     assert.match(capture(), /detached/i);
     assert.equal(modes(), '0 0 0');
+    // (The picture fills the pane's 30 rows: the detach line is at its foot, not at its top.)
+    assert.ok(
+      capture()
+        .split('\n')
+        .findIndex((r) => /detached/.test(r)) >= 20,
+      `the detach line below the picture:\n${capture()}`,
+    );
     ok(await cli('keys', sid, 'Ctrl+C'), 'keys Ctrl+C');
     await send("printf '\\033[?1049l\\033[?1000l\\033[?1006l'");
     await until(() => !pidAlive(attachProc.pid), 5000, 'the attach process is gone');

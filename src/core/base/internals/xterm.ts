@@ -40,12 +40,13 @@ export function syncWriteOf(term: Terminal): ((data: Uint8Array) => void) | unde
  * Where the active buffer's saved cursor (DECSC) returns to, as xterm keeps it: `savedY` counts from
  * the top of the scrollback, not of the screen. Undefined when this version keeps it elsewhere.
  */
-export function savedCursorRowOf(term: Terminal): { set(absoluteRow: number): void } | undefined {
-  const active = (term as unknown as { _core?: { buffers?: { active?: { savedY?: unknown } } } })._core?.buffers?.active;
+export function savedCursorRowOf(term: Terminal): { set(absoluteRow: number, column?: number): void } | undefined {
+  const active = (term as unknown as { _core?: { buffers?: { active?: { savedY?: unknown; savedX?: unknown } } } })._core?.buffers?.active;
   if (!active || typeof active.savedY !== 'number') return undefined;
   return {
-    set: (absoluteRow) => {
+    set: (absoluteRow, column) => {
       active.savedY = absoluteRow;
+      if (column !== undefined && typeof active.savedX === 'number') active.savedX = column;
     },
   };
 }

@@ -477,6 +477,12 @@ describe('Mirror: synthetic output in chunks of every size', () => {
       assert.deepEqual(shot.cursor, { row: 2, col: 10 }, `${JSON.stringify(save)}: the cursor after X`);
       m.dispose();
     }
+    // Entering the alternate screen saves the cursor apart from ESC 7's, as tmux keeps it: a DECRC
+    // after it went to the row ESC 7 saved but the column the entry saved (an outside audit).
+    const m = new Mirror(COLS, ROWS, 1000);
+    await feed(m, Buffer.from('\x1b[3;5H\x1b7\x1b[10;20H\x1b[?1049h\x1b[?1049l\x1b[20;1H\x1b8X'), [4096]);
+    assert.equal(m.screen().rows[2], `${' '.repeat(4)}X`, 'X where ESC 7 saved the cursor: row 3, column 5');
+    m.dispose();
   });
 
   /**
