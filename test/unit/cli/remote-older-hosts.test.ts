@@ -11,7 +11,9 @@ import * as path from 'node:path';
 import type { SessionInfo } from '../../../src/core/methods/types';
 import { runCli, startServeHost, startedPids, stopPid, type CliResult, type ServeHost } from '../../helpers/cli';
 import { tempRuntimeDir } from '../../helpers/host';
-import { bashEnv, buildCli } from '../../helpers/protocol';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { bashEnv, buildCli, CLI } from '../../helpers/protocol';
 
 /** What an older host lists: a bare session, one without its command, one without its client count. */
 const OLD_SESSIONS = [
@@ -131,6 +133,22 @@ describe('a remote host of an older version', { timeout: 60_000 }, () => {
     for (const [args, host] of cases) {
       const line = oneLineError(await runCli(args, env), args.join(' '));
       assert.equal(line, refusal(host), args.join(' '));
+    }
+    // shared-pty mcp's tools say it the same way (they named the method: an outside audit).
+    const agent = new Client({ name: 'older-hosts', version: '0.0.0' });
+    await agent.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp'], env: env as Record<string, string>, stderr: 'pipe' }));
+    try {
+      for (const [tool, args] of [
+        ['read_screen', { session: 'old:oldsess' }],
+        ['send', { session: 'old:nocmd', text: 'true', timeout: 2000 }],
+      ] as const) {
+        const r = (await agent.callTool({ name: tool, arguments: args })) as { isError?: boolean; content: Array<{ text: string }> };
+        assert.equal(r.isError, true, tool);
+        assert.match(r.content[0].text, /host "old" does not know this command \(an older version of Shared PTY there\?\)/, tool);
+        assert.doesNotMatch(r.content[0].text, /pty\//, `${tool}: no JSON-RPC method named`);
+      }
+    } finally {
+      await agent.close();
     }
   });
 });
