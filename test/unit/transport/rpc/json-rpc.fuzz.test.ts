@@ -247,12 +247,23 @@ function refusalCode(line: Buffer): number {
   }
 }
 
+/** The id a refusal carries: the line's own when it is a JSON object with a string or number id, else null. */
+function refusalId(line: Buffer): unknown {
+  try {
+    const v: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(line));
+    const id = typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as { id?: unknown }).id : undefined;
+    return typeof id === 'string' || typeof id === 'number' ? id : null;
+  } catch {
+    return null;
+  }
+}
+
 let caseNumber = 0;
 
 /**
  * One connection to the target's TCP port: `first`, then a `pty/write` of a marker. A first line
  * that is JSON-RPC: the connection is served (the marker's write is answered). Any other: one
- * error line (refusalCode's, id null), the connection closed, and the marker never typed.
+ * error line (refusalCode's, with refusalId's id), the connection closed, and the marker never typed.
  */
 async function runFirstLine(first: Buffer): Promise<void> {
   await fh.restore({ fresh: true });
@@ -279,7 +290,7 @@ async function runFirstLine(first: Buffer): Promise<void> {
     const lines = text.split('\n').filter((l) => l.trim() !== '');
     assert.equal(lines.length, 1, `${what}: ${text.slice(0, 300)}`);
     const answer = JSON.parse(lines[0]);
-    assert.equal(answer.id, null, what);
+    assert.equal(answer.id, refusalId(first), what);
     assert.equal(answer.error.code, refusalCode(first), what);
     // Input is taken in order: a probe typed after it shows whether the marker ever was.
     const probe = await LineClient.connect({ port });
