@@ -5,7 +5,7 @@ import { within } from '../core/base/when-first';
 import { RpcClient } from '../transport/client/rpc-client';
 import { type HostsConfig, unknownHostError } from './hosts-config';
 import { isAlive } from './discovery';
-import { descendantsOf } from '../core/process/proc/process-tree';
+import { processTree } from '../core/process/proc/process-tree';
 
 /**
  * How long a bridge may take to answer its first call: an ssh handshake to a far machine, a
@@ -103,7 +103,7 @@ function signalEach(pids: readonly number[], signal: NodeJS.Signals): void {
 function treeOf(link: Link): number[] {
   const { pid, exitCode, signalCode } = link.child;
   const exited = pid === undefined || exitCode !== null || signalCode !== null;
-  const now = exited ? [] : [...descendantsOf(pid).reverse(), pid];
+  const now = exited ? [] : processTree(pid);
   return [...new Set([...now, ...(link.tree ?? [])])].filter((p) => !exited || p !== pid);
 }
 

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   PROTOCOL_VERSION_META_KEY,
@@ -346,7 +347,8 @@ async function followInputWaits(tools: TaskTools, session: string, awaitInput: R
       since = told.seq;
       if (info.secretInput) {
         await say('secret', async () => secretElsewhere(await promptLine()));
-        await sleep(SECRET_CHECK_MS, signal);
+        // (Aborted, it throws: the follow is over.)
+        await delay(SECRET_CHECK_MS, undefined, { signal });
         continue;
       }
       const wait = last?.type === 'input_wait' && last.seq !== passed ? last : undefined;
@@ -381,19 +383,6 @@ async function commandRunning(ask: (m: string, p?: Record<string, unknown>) => P
 /** The session's output cursor now (a cursor past the end is answered with the end). */
 async function endCursor(ask: (m: string, p?: Record<string, unknown>) => Promise<unknown>): Promise<number> {
   return ((await ask('pty/output', { since: Number.MAX_SAFE_INTEGER, maxBytes: 0 })) as { cursor: number }).cursor;
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** The tools whose calls type and wait as send does: they may end at a password prompt. */

@@ -34,13 +34,7 @@ export function descendantsOf(pid: number): number[] {
   return found;
 }
 
-/** Sends `signal` to `pid` and every process it started (descendantsOf), the youngest first; gone ones are skipped. */
-export function signalTree(pid: number, signal: NodeJS.Signals): void {
-  for (const p of [...descendantsOf(pid).reverse(), pid]) {
-    try {
-      process.kill(p, signal);
-    } catch {
-      // Exited meanwhile.
-    }
-  }
+/** `pid` and every process it started (descendantsOf), the youngest first: the order to signal them in. */
+export function processTree(pid: number): number[] {
+  return [...descendantsOf(pid).reverse(), pid];
 }

@@ -5,10 +5,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { connect, until, withTimeout, clientsClosed } from '../../../helpers/host';
-import { startHttpHost, type HttpHost } from '../../../helpers/http';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { connect, until, clientsClosed } from '../../../helpers/host';
+import { mcpAgent, startHttpHost, type HttpHost } from '../../../helpers/http';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { promptedShell } from '../../../helpers/shell-home';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
@@ -38,11 +37,7 @@ after(async () => {
 ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
 async function mcpClient(host: HttpHost): Promise<Client> {
-  const client = new Client({ name: 'budget-commands-test', version: '0.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(`${host.http.url}/mcp`), {
-    requestInit: { headers: { Authorization: `Bearer ${host.token}` } },
-  });
-  await withTimeout(client.connect(transport), 20_000, 'MCP connect');
+  const client = await mcpAgent(host, 'budget-commands-test');
   await client.listTools(); // the client checks structured results against the output schemas from now on
   return client;
 }
