@@ -299,8 +299,10 @@ export function boundWaits(v: Wild, defaults: Record<string, number> = {}, noMax
   }
   if (!(v instanceof Entries)) return v;
   const entries = v.entries.map(([k, x]) => {
-    if (TIMING_KEYS.has(k) && typeof x === 'number' && Number.isInteger(x) && x > FUZZ_WAIT_MS && (x <= 86_400_000 || noMaximum.includes(k)))
-      return [k, (x % FUZZ_WAIT_MS) + 1] as const;
+    // A number written as text (`123456789012345678901234567890`) is the same wait once parsed.
+    const ms = x instanceof RawJson ? Number(x.text) : x;
+    if (TIMING_KEYS.has(k) && typeof ms === 'number' && Number.isFinite(ms) && ms > FUZZ_WAIT_MS && (ms <= 86_400_000 || noMaximum.includes(k)))
+      return [k, Number.isInteger(ms) ? (ms % FUZZ_WAIT_MS) + 1 : FUZZ_WAIT_MS] as const;
     return [k, x] as const;
   });
   for (const [k, ms] of Object.entries(defaults)) if (!entries.some(([key]) => key === k)) entries.push([k, ms]);
