@@ -4,6 +4,7 @@
 // FUZZ_SEED it prints. FUZZ_SEED (and FUZZ_PATH, from a failure's report) replay a failure:
 // FUZZ_SEED=123 FUZZ_PATH="4:1" npm run fuzz -- <file>, or FUZZ_SEED=123 node scripts/test.mjs <file>.
 import { randomInt } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 
 /** Cases per property asked for by `npm run fuzz` (0: the short runs of `npm test`). */
@@ -12,6 +13,9 @@ export const FUZZ_RUNS = Math.max(0, Math.floor(Number(process.env.FUZZ_RUNS ?? 
 export const FUZZ_SEED = process.env.FUZZ_SEED !== undefined && process.env.FUZZ_SEED !== '' ? Number(process.env.FUZZ_SEED) : randomInt(2 ** 31);
 const FUZZ_PATH = process.env.FUZZ_PATH || undefined;
 
+/** The bound on one case when the property names none. */
+const DEFAULT_CASE_MS = 30_000;
+
 /** True in a long run (`npm run fuzz`). */
 export const LONG_FUZZ = FUZZ_RUNS > 0;
 
@@ -19,7 +23,7 @@ export const LONG_FUZZ = FUZZ_RUNS > 0;
  * fast-check's parameters for a property that runs `short` cases in `npm test`: the seed, the
  * count (FUZZ_RUNS in a long run), and a bound on each case, so a hang fails the property.
  */
-export function fuzzParams<T>(short: number, caseTimeoutMs = 30_000): fc.Parameters<T> {
+export function fuzzParams<T>(short: number, caseTimeoutMs = DEFAULT_CASE_MS): fc.Parameters<T> {
   return {
     seed: FUZZ_SEED,
     path: FUZZ_PATH,
@@ -39,8 +43,21 @@ export async function fuzz<Ts extends [unknown, ...unknown[]]>(
   short: number,
   caseTimeoutMs?: number,
 ): Promise<void> {
-  const prop = fc.asyncProperty(...(arbs as unknown as [fc.Arbitrary<Ts[0]>]), run as unknown as (a: Ts[0]) => Promise<void>);
+  // A case over its time is failed, not stopped: it runs on. It is waited for (a while) before the
+  // property answers, so it cannot act on a shared host under the next test's cases.
+  const running = new Set<Promise<void>>();
+  const tracked = (...args: Ts) => {
+    const p = run(...args);
+    running.add(p);
+    void p.then(
+      () => running.delete(p),
+      () => running.delete(p),
+    );
+    return p;
+  };
+  const prop = fc.asyncProperty(...(arbs as unknown as [fc.Arbitrary<Ts[0]>]), tracked as unknown as (a: Ts[0]) => Promise<void>);
   const details = await fc.check(prop, fuzzParams(short, caseTimeoutMs));
+  if (running.size > 0) await Promise.race([Promise.allSettled([...running]), sleep(caseTimeoutMs ?? DEFAULT_CASE_MS, undefined, { ref: false })]);
   if (details.failed) throw new Error(report(details));
 }
 
