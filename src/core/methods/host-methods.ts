@@ -112,7 +112,9 @@ export const createMethod = method({
     checkAgentCommand(ctx.services.agentPolicy, ctx.caller, p.command !== undefined ? [p.command, ...(p.args ?? [])] : [], p.env);
     // Whatever it says of itself: an agent's token, on any surface, opens the agent's sessions.
     const origin = ctx.caller.agentToken ? 'agent' : p.origin;
-    return ctx.services.describe(await ctx.services.createSession(inSize({ ...p, origin })));
+    // pty-session-mcp's sessions are named by their id unless they are given a name.
+    const namedById = ctx.caller.transport === 'rest';
+    return ctx.services.describe(await ctx.services.createSession(inSize({ ...p, origin, namedById })));
   },
   mcp: {
     tool: 'open_session',

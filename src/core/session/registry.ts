@@ -29,6 +29,8 @@ export interface CreateSessionParams {
   /** pty-session-mcp's: the user and group the program runs as, when the host runs as root (else ignored). */
   uid?: number;
   gid?: number;
+  /** With no `name`, the session is named by its id (pty-session-mcp's REST), not `<command>-<n>`. */
+  namedById?: boolean;
 }
 
 export interface RegistryOptions {
@@ -132,7 +134,7 @@ export class SessionRegistry extends Disposable {
       throw new RpcError(ErrorCode.ServerError, `Cannot start "${command}" as uid ${runAs.uid}: ${SWITCHER} (util-linux) is not installed`, { command });
     }
     const id = this._newId();
-    const name = params.name || this._defaultName(command);
+    const name = params.name || (params.namedById ? id : this._defaultName(command));
     if (params.name && SESSION_NAME_CONTROL.test(params.name)) throw invalidParams(`${SESSION_NAME_RULE[0].toUpperCase()}${SESSION_NAME_RULE.slice(1)}`);
     if (params.name && this.list().some((s) => s.name === params.name)) {
       throw invalidParams(`A session named "${params.name}" already exists`);

@@ -34,7 +34,7 @@ import { exitInfoOf } from './pty/exit-status';
 import { killGroup, killLeftover } from './pty/kill';
 import { buildEnv } from './pty/spawn-env';
 import { spawnProblem } from './pty/spawn-check';
-import { runAsLaunch } from './pty/run-as';
+import { rootNames, runAsLaunch } from './pty/run-as';
 import { invalidParams } from '../base/errors';
 import { Utf8Joiner } from './pty/utf8-joiner';
 import { FlowHolders, ReadPauses } from './flow/read-pauses';
@@ -167,7 +167,7 @@ export class Session extends Disposable {
     const pty = loadNodePty();
     this.leaseSeconds = options.leaseSeconds;
     const runAs = options.runAs && runAsLaunch(options.runAs, options.command, options.args);
-    const env = buildEnv(runAs ? { ...runAs.names, ...options.env } : options.env);
+    const env = buildEnv({ ...(runAs ? runAs.names : rootNames()), ...options.env });
     this.typedLine = new TypedLine(lineEditorOf(options.command), !isUtf8Locale(env));
     // Another user could not read the integration's files, which the host keeps to itself.
     const integration = runAs ? undefined : shellIntegrationLaunch(options.command, options.args, env);

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import * as os from 'node:os';
 
 /**
  * pty-session-mcp's `uid`/`gid` (docs/protocol.md#rest): the user a session's program runs as when
@@ -46,4 +47,22 @@ export function runAsLaunch(runAs: RunAs, command: string, args: readonly string
     ? { HOME: account.home, USER: account.name, LOGNAME: account.name }
     : { HOME: '/', USER: String(runAs.uid), LOGNAME: String(runAs.uid) };
   return { command: SWITCHER, args: [`--reuid=${runAs.uid}`, `--regid=${gid}`, groups, '--', command, ...args], names };
+}
+
+/**
+ * The variables that name root to a program a root host starts as itself (pty-session-mcp's: a
+ * container's root daemon often has no `USER` at all): `USER` and `LOGNAME` root's name, as `sudo`
+ * sets them, and `HOME` root's home when the host has none (a `HOME` the host was given is kept).
+ * Under the caller's own `env`, over the host's; undefined for any other host.
+ */
+export function rootNames(hostUid = process.getuid?.(), hostEnv: NodeJS.ProcessEnv = process.env): Record<string, string> | undefined {
+  if (hostUid !== 0) return undefined;
+  let me: { username: string; homedir: string } | undefined;
+  try {
+    me = os.userInfo(); // throws when no account has the uid
+  } catch {
+    me = undefined;
+  }
+  const name = me?.username || 'root';
+  return { ...(hostEnv.HOME ? {} : { HOME: me?.homedir || '/root' }), USER: name, LOGNAME: name };
 }

@@ -522,9 +522,15 @@ describe('REST (the documented shapes)', () => {
       });
       assert.match(plain((await outputUntil(alone.json.data.id, (t) => /ids .*\n/.test(plain(t)), 'the ids')).text), /ids 65534 65534 \[65534\]\n/);
       await deleteSession(alone.json.data.id);
-      // Asked for root, or for nothing: the host's own user.
-      const same = await api('POST', '/sessions', { command: 'sh', args: ['-c', 'echo "ids $(id -u)"; sleep 30'], uid: 0, gid: 0 });
-      assert.match(plain((await outputUntil(same.json.data.id, (t) => /ids \d+\r?\n/.test(t), 'the ids')).text), /ids 0\n/);
+      // Asked for root, or for nothing: the host's own user, named root even where the host's
+      // environment names nobody (a container's root daemon has no USER), as pty-session-mcp's.
+      const names = { USER: process.env.USER, LOGNAME: process.env.LOGNAME };
+      delete process.env.USER;
+      delete process.env.LOGNAME;
+      const same = await api('POST', '/sessions', { command: 'sh', args: ['-c', 'echo "ids $(id -u) $USER $LOGNAME $HOME"; sleep 30'], uid: 0, gid: 0 });
+      for (const [k, v] of Object.entries(names)) if (v !== undefined) process.env[k] = v;
+      const home = process.env.HOME;
+      assert.match(plain((await outputUntil(same.json.data.id, (t) => /ids .*\r?\n/.test(t), 'the ids')).text), new RegExp(`ids 0 root root ${home}\n`));
       await deleteSession(same.json.data.id);
       for (const bad of [{ uid: 'nobody' }, { gid: -1 }, { uid: 1.5 }, { uid: 2 ** 32 - 1 }]) {
         assertRestError(await api('POST', '/sessions', { command: 'sh', ...bad }), 400, 'BAD_REQUEST');
@@ -565,6 +571,7 @@ describe('REST (the documented shapes)', () => {
     assert.equal(r.status, 200, r.text);
     const s = r.json.data;
     assert.deepEqual([s.cols, s.rows], [80, 24]);
+    assert.equal(s.name, s.id, "a session given no name is named by its id, as pty-session-mcp's are");
     await api('POST', `/sessions/${s.id}/write`, { data: 'stty size' });
     await outputUntil(s.id, (t) => plain(t).includes('\n24 80\n'), 'stty size');
     await deleteSession(s.id);

@@ -1,7 +1,7 @@
 // docs/protocol.md#sessioncreate: pty-session-mcp's uid/gid switch users only for a host running as root.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runAsLaunch, runAsOf } from '../../../../../src/core/session/pty/run-as';
+import { rootNames, runAsLaunch, runAsOf } from '../../../../../src/core/session/pty/run-as';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../../helpers/leak-tracker';
 
 ensureNoDisposablesAreLeakedInTestSuite();
@@ -28,3 +28,13 @@ test("the launch: setpriv with the ids and the account's groups (none for a uid 
   assert.deepEqual(unknown.args.slice(0, 3), ['--reuid=4000000000', '--regid=4000000000', '--clear-groups']);
   assert.deepEqual(unknown.names, { HOME: '/', USER: '4000000000', LOGNAME: '4000000000' });
 });
+
+test(
+  'a root host running the program as itself names root: USER and LOGNAME always, HOME only when the host has none',
+  { skip: process.getuid!() !== 0 && "needs root (root's account is read from the running user)" },
+  () => {
+    assert.deepEqual(rootNames(0, {}), { HOME: '/root', USER: 'root', LOGNAME: 'root' });
+    assert.deepEqual(rootNames(0, { HOME: '/srv/home', USER: 'someone' }), { USER: 'root', LOGNAME: 'root' });
+    assert.equal(rootNames(1000, {}), undefined, 'any other host leaves its environment as it is');
+  },
+);
