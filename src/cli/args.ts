@@ -60,6 +60,8 @@ export function parseArgs(argv: string[], spec: FlagSpec): ParsedArgs {
       } else if (values.has(name)) {
         const v = eq !== -1 ? a.slice(eq + 1) : argv[++i];
         if (v === undefined) throw new UsageError(`${name} needs a value`);
+        // `--socket --no-http` lost its value, not named a socket "--no-http" (and dropped the flag).
+        if (eq === -1 && isFlagOf(v, values, booleans)) throw new UsageError(`${name} needs a value before ${v}`);
         if (repeatable.has(name)) out.lists.set(name, [...(out.lists.get(name) ?? []), v]);
         // Only one value is kept: a second one would silently replace the first.
         else if (out.flags.has(name)) throw new UsageError(`${name} is given twice; give it once`);
@@ -71,6 +73,13 @@ export function parseArgs(argv: string[], spec: FlagSpec): ParsedArgs {
     throw new UsageError(`unexpected argument "${out.positional[spec.maxPositional]}"`);
   }
   return out;
+}
+
+/** Whether `word` is one of the command's own flags (`--flag` or `--flag=value`), or the `--` that ends them. */
+function isFlagOf(word: string, values: ReadonlySet<string>, booleans: ReadonlySet<string>): boolean {
+  if (word === '--') return true;
+  const name = word.includes('=') ? word.slice(0, word.indexOf('=')) : word;
+  return word.startsWith('-') && (values.has(name) || booleans.has(name));
 }
 
 /** A flag's value as a non-negative integer (or undefined when absent). */

@@ -104,6 +104,9 @@ export async function attachCommand(argv: string[]): Promise<number> {
     if (e instanceof ConnectionClosedError) throw new CliError(await target.goneMessage(e));
     throw e;
   }
+  // The session had ended (its exit came with the picture), or the host went away meanwhile: done,
+  // before the terminal goes raw and stdin flows (which would keep the process, raw, for good).
+  if (finished) return done;
   const onResize = () => void resize();
   stdout.on('resize', onResize);
 

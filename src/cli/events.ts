@@ -20,8 +20,10 @@ interface Followed {
   names: Map<string, string>;
   /** What to say when its connection ends. */
   gone(): Promise<string>;
-  /** Fills in the names of sessions opened since (a local host's record has them). */
-  refreshNames(): void;
+  /** Fills in the names of sessions opened since (a local host's record has them; a remote host is asked). */
+  refreshNames(): Promise<void>;
+  /** Its lines, in the order its events came: one that names a session not known yet waits for the names. */
+  lines: Promise<void>;
 }
 
 /**
@@ -89,9 +91,15 @@ export async function eventsCommand(argv: string[]): Promise<number> {
   function print(f: Followed, e: HostEvent): void {
     if (stdoutClosed()) return;
     if (json) return void process.stdout.write(JSON.stringify({ host: f.host, ...e }) + '\n');
-    if (!f.names.has(e.session)) f.refreshNames();
-    const time = e.at.slice(11, 19);
-    process.stdout.write(`${e.seq}\t${time}\t${f.prefix}${f.names.get(e.session) ?? e.session}\t${describe(e)}\n`);
+    const line = () => {
+      if (stdoutClosed()) return;
+      const time = e.at.slice(11, 19);
+      process.stdout.write(`${e.seq}\t${time}\t${f.prefix}${f.names.get(e.session) ?? e.session}\t${describe(e)}\n`);
+    };
+    f.lines = f.lines.then(async () => {
+      if (!f.names.has(e.session)) await f.refreshNames();
+      line();
+    });
   }
 }
 
@@ -100,7 +108,7 @@ async function followLocal(only: HostRecord | undefined): Promise<Followed[]> {
   const hosts = only ? [only] : readLiveRecords();
   if (hosts.length === 0) throw new CliError('no Shared PTY host is running (start one with: shared-pty open, or shared-pty serve)');
   const names = new Map(hosts.flatMap((h) => h.sessions.map((s) => [s.id, s.name] as const)));
-  const refreshNames = () => {
+  const refreshNames = async () => {
     for (const s of readLiveRecords().flatMap((h) => h.sessions)) names.set(s.id, s.name);
   };
   const reached = await Promise.allSettled(hosts.map((h) => RpcClient.connect(h.control)));
@@ -108,7 +116,8 @@ async function followLocal(only: HostRecord | undefined): Promise<Followed[]> {
   const unreached: string[] = [];
   reached.forEach((r, i) => {
     const h = hosts[i];
-    if (r.status === 'fulfilled') followed.push({ host: h.hostId, prefix: '', client: r.value, names, gone: () => hostGoneMessage(h), refreshNames });
+    if (r.status === 'fulfilled')
+      followed.push({ host: h.hostId, prefix: '', client: r.value, names, gone: () => hostGoneMessage(h), refreshNames, lines: Promise.resolve() });
     else unreached.push(`cannot reach host ${h.hostId}: ${(r.reason as Error).message}`);
   });
   if (followed.length === 0) throw new CliError(unreached.join('; '));
@@ -131,7 +140,8 @@ async function followRemote(name: string): Promise<Followed> {
     client,
     names,
     gone: () => remoteHosts().dropMessage(name),
-    refreshNames: () => void list().catch(() => undefined),
+    refreshNames: () => list().catch(() => undefined),
+    lines: Promise.resolve(),
   };
 }
 

@@ -113,6 +113,8 @@ async function approve(
     // Said when the write is made (Session.write): until then it may still be refused (the user typing).
     return 'policy_allow';
   }
+  // Who was asked, so the refusal points the agent at the right place: an editor window, or its own client.
+  const askedWhere = broker.canAsk ? 'the Shared PTY prompt in their editor' : 'the question your MCP client showed them';
   const answer = await broker.ask(session, from, text, waitMs, signal, own);
   if (answer === 'session') session.agentsAllowed = true;
   const decision: ApprovalDecision =
@@ -127,7 +129,7 @@ async function approve(
   throw declined(
     answer === 'deny'
       ? `The user declined: they did not allow the agent to type into session ${session.name}; nothing was written. Ask the user, or open a session of your own with open_session.`
-      : `The user declined: nobody allowed the agent to type into session ${session.name} within the call's timeout; nothing was written. Ask the user to answer the Shared PTY prompt in their editor, or open a session of your own with open_session.`,
+      : `The user declined: nobody allowed the agent to type into session ${session.name} within the call's timeout; nothing was written. Ask the user to answer ${askedWhere}, or open a session of your own with open_session.`,
     { session: session.id, approval: decision },
   );
 }

@@ -46,7 +46,7 @@ export const REST_STATUS: Readonly<Record<RestErrorCode, number>> = {
  */
 export const REST_MEANINGS: Readonly<Partial<Record<RestErrorCode, string>>> = {
   UNAUTHORIZED: 'missing or wrong token, or a link or page cookie that is not (or no longer) valid',
-  BAD_REQUEST: 'a session in the path whose percent-encoding is malformed (`/sessions/%zz`)',
+  BAD_REQUEST: 'a session in the path whose percent-encoding is malformed (`/sessions/%zz`); a WebSocket endpoint (`/rpc`, a stream) asked without the upgrade',
   NOT_FOUND: 'unknown route, replay link or view asset',
   FORBIDDEN: '`Host` or `Origin` refused; a link or page cookie for another page',
   PAYLOAD_TOO_LARGE: 'a body over 1 MiB (the connection then closes)',

@@ -75,7 +75,7 @@ export class RegexBudget {
 export function regexBudgetSpent(budget: RegexBudget, minimumMs: number): RpcError {
   return limitReached(
     `Regex time spent: this connection, its token or the host's sockets together ran regexes for ${budget.capacityMs} ms lately, the most they may; ` +
-      `they regain ${budget.refillPerSecond} ms per second (try again in about ${budget.secondsUntil(minimumMs)} s), or use a simpler regex or match`,
+      `they regain ${budget.refillPerSecond} ms per second (try again in about ${Math.max(1, budget.secondsUntil(minimumMs))} s), or use a simpler regex or match`,
     'regexTime',
     budget.capacityMs,
   );

@@ -188,7 +188,10 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
     since: startCursor,
     cursor: session.cursor,
   };
-  const command = session.commands.latestSince(firstCommand) ?? lastFinished ?? (runningAtAct === undefined ? undefined : session.commands.get(runningAtAct));
+  // The command the keys or the signal acted on, once it ended, is the one they answer about, not
+  // a line typed ahead that the shell ran after it (SIGINT to `sleep 30` with `echo next` queued).
+  const acted = runningAtAct === undefined ? undefined : session.commands.get(runningAtAct);
+  const command = (acted && acted.endCursor !== null ? acted : undefined) ?? session.commands.latestSince(firstCommand) ?? lastFinished ?? acted;
   if (command) {
     result.command = command;
     if (command.endCursor !== null) result.exitCode = command.exitCode;

@@ -236,6 +236,9 @@ function checkEnvelope(message: unknown): { method: string; params: Record<strin
   if (m.jsonrpc !== '2.0') throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: jsonrpc must be "2.0"');
   if (typeof m.method !== 'string') throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: method must be a string');
   if (typeof m.id !== 'string' && typeof m.id !== 'number') {
+    // The one notification a host takes, without the id of the request it cancels.
+    if (m.method === '$/cancelRequest' && m.id === undefined)
+      throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: $/cancelRequest needs params.id, the id (string or number) of the request to cancel');
     throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: id (string or number) is required; notifications are not accepted');
   }
   // 1e400 parses to Infinity, which JSON writes back as null: an answer its caller could not match.

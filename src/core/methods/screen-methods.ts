@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { screenText } from '../mirror/screen-text';
 import { DEFAULT_WAIT_TIMEOUT_MS, waitFor, waitReason } from '../io/wait';
 import { MAX_SCROLLBACK_PAGE, MAX_WAIT_MS } from '../base/param-limits';
-import { invalidParams } from '../base/errors';
 import { byDefault, cursorPos, int, millis, nonNegInt, screenSize, snapshotResult } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
@@ -77,17 +76,21 @@ export const waitMethod = method({
   target: 'session',
   scope: 'read',
   summary: 'Wait until the screen (or output since a cursor) shows a text or regex, goes idle, or the program exits.',
-  params: z.object({
-    match: z.string().optional().describe('Text to wait for.'),
-    regex: z.string().optional().describe('JavaScript regular expression source (instead of match).'),
-    since: nonNegInt().optional().describe('Match the output after this byte cursor (escapes removed) instead of the screen.'),
-    // socket-pty sets no maximum: a longer wait is a day's (the caller asks again), not an error.
-    timeout: byDefault(
-      DEFAULT_WAIT_TIMEOUT_MS,
-      millis().optional().describe(`Milliseconds (default ${DEFAULT_WAIT_TIMEOUT_MS}; more than a day waits a day).`),
-    ),
-    idleMs: millis().min(1).max(MAX_WAIT_MS).optional().describe('Return once the output has been quiet this long.'),
-  }),
+  params: z
+    .object({
+      match: z.string().optional().describe('Text to wait for.'),
+      regex: z.string().optional().describe('JavaScript regular expression source (instead of match).'),
+      since: nonNegInt().optional().describe('Match the output after this byte cursor (escapes removed) instead of the screen.'),
+      // socket-pty sets no maximum: a longer wait is a day's (the caller asks again), not an error.
+      timeout: byDefault(
+        DEFAULT_WAIT_TIMEOUT_MS,
+        millis().optional().describe(`Milliseconds (default ${DEFAULT_WAIT_TIMEOUT_MS}; more than a day waits a day).`),
+      ),
+      idleMs: millis().min(1).max(MAX_WAIT_MS).optional().describe('Return once the output has been quiet this long.'),
+    })
+    .superRefine((p, ctx) => {
+      if (p.match !== undefined && p.regex !== undefined) ctx.addIssue({ code: 'custom', message: 'match and regex are mutually exclusive' });
+    }),
   result: z.object({
     matched: z.boolean(),
     screen: z.string(),
@@ -97,7 +100,6 @@ export const waitMethod = method({
     reason: waitReason,
   }),
   handler(ctx, p) {
-    if (p.match !== undefined && p.regex !== undefined) throw invalidParams('match and regex are mutually exclusive');
     const timeout = Math.min(p.timeout ?? DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_MS);
     return waitFor(requireSession(ctx), { ...p, timeout }, ctx.signal, ctx.caller.regexBudgets);
   },

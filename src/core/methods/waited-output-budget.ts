@@ -77,7 +77,7 @@ async function commandLogBudget(r: WaitedOutput, a: Record<string, unknown>, cal
   // The rows fit: they are returned as rendered (the command line and the next prompt too), and
   // the counts are still those of the command's own output, as they are when it does not fit.
   if ((r.output ?? '').length <= maxChars && !r.truncated) return ownCount(r, command.id, a, call);
-  const room = roomBeside(maxChars, Math.max(noteRoom(logPointer(command, BIG, BIG, true)), noteRoom(notKeptPointer(command, 0, BIG))));
+  const room = roomBeside(maxChars, Math.max(noteRoom(logPointer(command, BIG, BIG, true, true)), noteRoom(notKeptPointer(command, 0, BIG))));
   let b: CommandOutputBudget;
   try {
     b = (await call('pty/commandOutput', { session: a.session, id: command.id, maxChars: room })) as CommandOutputBudget;
@@ -90,15 +90,25 @@ async function commandLogBudget(r: WaitedOutput, a: Record<string, unknown>, cal
   const { offset, end } = b.elided;
   if (b.truncated) return { ...joinBudget(b.data, b.tail, b.totalChars, b.elided, notKeptPointer(command, offset, end)), fields };
   const held = await ringHolds(command.startCursor + offset, a.session, call);
-  return { ...joinBudget(b.data, b.tail, b.totalChars, b.elided, logPointer(command, offset, end, held)), fields };
+  return { ...joinBudget(b.data, b.tail, b.totalChars, b.elided, logPointer(command, offset, end, held, endsInLine(b.data))), fields };
 }
 
-/** How to read the log's bytes [offset, end) of `command`, which the ring may hold too (the log's bytes are the output's between its cursors). */
-function logPointer(command: CommandRecord, offset: number, end: number, inRing: boolean): string {
+/**
+ * How to read the log's bytes [offset, end) of `command`, which the ring may hold too (the log's
+ * bytes are the output's between its cursors). `lineCut`: the head shown ends inside a line, whose
+ * start `offset` is (where in its bytes the cut falls is not known): reading from there shows that part again.
+ */
+function logPointer(command: CommandRecord, offset: number, end: number, inRing: boolean, lineCut = false): string {
+  const from = lineCut ? `where their line starts, the part shown included; they end at offset ${end}` : `they end at offset ${end}`;
   return (
-    `read them with read_command_output id=${command.id} offset=${offset} (they end at offset ${end})` +
+    `read them with read_command_output id=${command.id} offset=${offset} (${from})` +
     (inRing ? `, or read_output since=${command.startCursor + offset} maxBytes=${end - offset} strip=true` : '')
   );
+}
+
+/** Whether a head shown ends inside a line (its first line alone was longer than the room). */
+function endsInLine(head: string): boolean {
+  return head !== '' && !head.endsWith('\n');
 }
 
 /** Past the session's log bound the log holds only the start of what was left out (or none of it). */
@@ -293,7 +303,7 @@ async function joinParts(parts: Part[], session: unknown, call: TableCall): Prom
   const { offset, end } = only.left!;
   if (only.log.truncated) return joinBudget(head, tail, totalChars, elision, notKeptPointer(only.command, offset, end));
   const held = await ringHolds(only.command.startCursor + offset, session, call);
-  return joinBudget(head, tail, totalChars, elision, logPointer(only.command, offset, end, held));
+  return joinBudget(head, tail, totalChars, elision, logPointer(only.command, offset, end, held, endsInLine(only.head)));
 }
 
 /** Where a part left out is: a command's log bytes [offset, end), all of it (`whole`), past the bound or not. */
@@ -363,7 +373,7 @@ async function afterActBudget(
   // Nothing of it was cut before the budget.
   const fields = { truncated: false };
   if ((r.output ?? '').length <= maxChars && !r.truncated) return { text: r.output ?? '', totalChars: part.text.chars, elidedChars: 0, fields };
-  const room = roomBeside(maxChars, noteRoom(logPointer(command, BIG, BIG, true)));
+  const room = roomBeside(maxChars, noteRoom(logPointer(command, BIG, BIG, true, true)));
   let b;
   try {
     b = await budgetOfLog(part, room);
@@ -374,7 +384,7 @@ async function afterActBudget(
   const offset = part.from + b.elided.offset;
   const end = part.from + b.elided.end;
   const held = await ringHolds(command.startCursor + offset, a.session, call);
-  return { ...joinBudget(b.head, b.tail, b.totalChars, b.elided, logPointer(command, offset, end, held)), fields };
+  return { ...joinBudget(b.head, b.tail, b.totalChars, b.elided, logPointer(command, offset, end, held, endsInLine(b.head))), fields };
 }
 
 /** Bytes between checkpoints of a part of a log counted by its reader: as the log's own. */

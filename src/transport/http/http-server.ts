@@ -342,7 +342,12 @@ export async function startHttpServer(services: HostServices, options: HttpServe
     // A request in flight (a long wait) with a token that is revoked meanwhile is cut.
     const tracked = endsWithToken(access, () => res.destroy());
     res.on('close', () => tracked?.dispose());
-    if (!matched) return sendError(res, 'NOT_FOUND', `No route for ${req.method} ${u.pathname}`);
+    if (!matched) {
+      // A WebSocket's path asked without the upgrade: said so, not "No route" (the route exists).
+      if (matchRoute(upgrades, 'GET', u.pathname))
+        return sendError(res, 'BAD_REQUEST', `${u.pathname} is a WebSocket endpoint: connect with a WebSocket (GET with Upgrade: websocket)`);
+      return sendError(res, 'NOT_FOUND', `No route for ${req.method} ${u.pathname}`);
+    }
     return matched.route.handle({ req, res, url: u, params: matched.params, access });
   }
 

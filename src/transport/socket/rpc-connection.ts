@@ -144,7 +144,8 @@ export class RpcConnection extends Disposable {
       this._unproven = false;
     }
     if (line.length > 0 && line[line.length - 1] === CR) line = line.subarray(0, -1); // tolerate CRLF
-    if (line.length === 0) return; // empty lines are ignored between messages
+    // Blank lines are ignored between messages: spaces alone too (a keep-alive, as the host's own to a half-closed client).
+    if (line.length === 0 || isBlankLine(line)) return;
     this.peer.receive(line);
   }
 

@@ -52,8 +52,9 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   try {
     // The upgrade was refused (403) for a session out of the token's reach: what is left is unknown.
     session = reachSession(services.registry, grant, selector);
-  } catch {
-    ws.close(STREAM_CLOSE.unknownSession.code, 'unknown session');
+  } catch (e) {
+    // Its own words (an ambiguous prefix is not an unknown session), as REST and /rpc say them.
+    ws.close(STREAM_CLOSE.unknownSession.code, closeReason(toRpcError(e).message));
     return;
   }
   const abort = new AbortController();
@@ -140,7 +141,7 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   // The replay and the live output come from pty/subscribe, through the method table as any client's.
   subscribe({ since: 0 }).then(
     ({ starts }) => starts.forEach((start) => start()),
-    (e: unknown) => ws.readyState === ws.OPEN && ws.close(STREAM_CLOSE.unknownSession.code, toRpcError(e).message.slice(0, MAX_CLOSE_REASON_CHARS)),
+    (e: unknown) => ws.readyState === ws.OPEN && ws.close(STREAM_CLOSE.unknownSession.code, closeReason(toRpcError(e).message)),
   );
 
   /** Subscribes the link through the table; resolves with its answer and what starts the notifications (after the answer). */
@@ -152,5 +153,13 @@ export function serveStream(services: HostServices, ws: WebSocket, selector: str
   }
 }
 
-/** A WebSocket close reason is at most 123 bytes: a longer message is cut. */
-const MAX_CLOSE_REASON_CHARS = 100;
+/** A WebSocket close reason is at most 123 bytes (ws throws on more): a longer message is cut, never inside a character. */
+const MAX_CLOSE_REASON_BYTES = 123;
+
+function closeReason(message: string): string {
+  const bytes = Buffer.from(message);
+  if (bytes.length <= MAX_CLOSE_REASON_BYTES) return message;
+  let end = MAX_CLOSE_REASON_BYTES - 3; // room for "..."
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--; // back to a character's first byte
+  return `${bytes.subarray(0, end).toString('utf8')}...`;
+}

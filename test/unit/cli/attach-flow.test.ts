@@ -45,6 +45,39 @@ async function newSession(): Promise<SessionInfo> {
   return info;
 }
 
+describe('attach to a session that has ended', () => {
+  test('shows its screen and its exit, and ends (exit 0), never left running with the terminal raw', { timeout: TEST_TIMEOUT }, async () => {
+    const info = (await control.request('session/create', { command: 'sh', args: ['-c', 'echo gone-$((2+3)); exit 5'], cols: 80, rows: 24 })) as SessionInfo;
+    await until(
+      async () => ((await control.request('session/list', {})) as { sessions: SessionInfo[] }).sessions.find((s) => s.id === info.id)?.running === false,
+      15_000,
+      'the session ended',
+    );
+    // A few times: the exit came with the picture, and whether before the terminal went raw was a race.
+    for (let i = 0; i < 12; i++) {
+      const outer: IPty = loadNodePty().spawn(process.execPath, [CLI, 'attach', info.id], {
+        name: 'xterm-256color',
+        cols: 80,
+        rows: 24,
+        cwd: host.dir,
+        env: { ...process.env, SHARED_PTY_DIR: host.dir } as Record<string, string>,
+      });
+      let shown = '';
+      outer.onData((d) => (shown += d));
+      const exited = new Promise<number>((r) => outer.onExit((e) => r(e.exitCode)));
+      try {
+        const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 30 s'), 30_000))]);
+        assert.equal(code, 0, shown.slice(-300));
+        assert.match(shown, /gone-5/);
+        assert.match(shown, /process exited with code 5/);
+      } finally {
+        if (pidAlive(outer.pid)) outer.kill();
+      }
+    }
+    await control.request('pty/kill', { session: info.id }).catch(() => undefined);
+  });
+});
+
 describe('attach and SessionFollower never lose output', () => {
   test('shared-pty attach in a PTY shows every byte of a 64 MiB flood while its terminal reads slowly', { timeout: TEST_TIMEOUT }, async () => {
     const info = await newSession();

@@ -373,6 +373,11 @@ describe('remote hosts through ssh and exec', () => {
             `a resize event on stdout (${args.join(' ')})`,
           );
           if (!args.includes('--json')) {
+            // A session opened meanwhile is named from its first line on (the names are asked of the
+            // far host before that line, not after it; an outside audit saw its id).
+            const late = await far.request<{ id: string }>('session/create', { command: 'sh', args: ['-c', "printf '\\a'; sleep 5"], name: 'late-bell' });
+            await until(async () => /\tbox:late-bell\tbell$/m.test(out), 30_000, `the new session's bell, by name; got:\n${out}`);
+            assert.doesNotMatch(out, new RegExp(`box:${late.id}\t`), 'never by its id');
             // A line names the session as the other commands take it: its host, then its name.
             process.kill(run.pid, 'SIGINT');
             assert.equal((await run.result).code, 0);

@@ -171,6 +171,27 @@ describe('words the CLI itself takes', () => {
 });
 
 describe('--host before the command', () => {
+  test('a flag whose value is left out before another flag says so, and nothing starts (no socket named "--no-http")', { timeout: TEST_TIMEOUT }, async () => {
+    const dir = privateDir();
+    const socket = path.join(privateDir(), 'x.sock');
+    const runs = await runEach(
+      [
+        // (--port too: the old parser then stopped at "mutually exclusive" before making the socket.)
+        ['serve', '--cmd', 'bash', '--socket', '--no-http', '--port', '1'],
+        ['serve', '--cmd', '--socket', socket],
+        ['serve', '--cols', '--rows', '5'],
+        ['open', '--name', '--json'],
+      ],
+      bashEnv({ SHARED_PTY_DIR: dir }),
+    );
+    usageError(runs[0], 'serve --socket --no-http', /^shared-pty: --socket needs a value before --no-http/m);
+    usageError(runs[1], 'serve --cmd --socket PATH', /^shared-pty: --cmd needs a value before --socket/m);
+    usageError(runs[2], 'serve --cols --rows 5', /^shared-pty: --cols needs a value before --rows/m);
+    usageError(runs[3], 'open --name --json', /^shared-pty: --name needs a value before --json/m);
+    assert.ok(!fs.existsSync(socket), 'no socket made');
+    assert.deepEqual(fs.readdirSync(dir), [], 'no host started');
+  });
+
   test('daemon: --idle-exit-ms and --stay together is a usage error, before any host starts', { timeout: TEST_TIMEOUT }, async () => {
     const dir = privateDir();
     const [r] = await runEach([['daemon', '--idle-exit-ms', '5000', '--stay']], bashEnv({ SHARED_PTY_DIR: dir }));

@@ -2,7 +2,7 @@
 // fixed rate, and once it is spent a test is refused at once: the limit error (answered -32000, `reason: "limit_reached"`) with `limit: "regexTime"`.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RegexBudget } from '../../../../src/core/io/regex-budget';
+import { RegexBudget, regexBudgetSpent } from '../../../../src/core/io/regex-budget';
 import { boundedFirstMatch, boundedRegexTest, RegexTimeoutError } from '../../../../src/core/io/bounded-regex';
 import { RpcError } from '../../../../src/core/base/errors';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
@@ -23,6 +23,12 @@ describe('RegexBudget', () => {
     b.charge(5000);
     assert.equal(b.available(), 0);
     assert.equal(b.secondsUntil(100), 1);
+  });
+
+  test('a refusal never says to try again in about 0 s (a test cut short by its cap may leave time it could not use)', () => {
+    const b = new RegexBudget(1000, 100, () => 0);
+    b.charge(995);
+    assert.match(regexBudgetSpent(b, 1).message, /try again in about 1 s/);
   });
 
   test('a spent budget refuses the next test before it runs', () => {

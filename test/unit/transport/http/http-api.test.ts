@@ -577,6 +577,15 @@ describe('REST (the documented shapes)', () => {
     await deleteSession(s.id);
   });
 
+  test("POST /sessions with a relative cwd: from the host's default directory (not its process's), reported whole", { timeout: TEST_TIMEOUT }, async () => {
+    const plain = (await api('POST', '/sessions', { ...BASH })).json.data;
+    const here = (await api('POST', '/sessions', { ...BASH, cwd: '.' })).json.data;
+    assert.ok(path.isAbsolute(here.cwd), here.cwd);
+    assert.equal(here.cwd, plain.cwd);
+    await deleteSession(plain.id);
+    await deleteSession(here.id);
+  });
+
   test(
     'POST /sessions runs its program in C.UTF-8 whatever env says, as pty-session-mcp does; other env passes through',
     { timeout: TEST_TIMEOUT },
@@ -803,6 +812,16 @@ describe('REST (the documented shapes)', () => {
     assertRestError(await api('GET', '/no/such/route'), 404, 'NOT_FOUND');
   });
 
+  test('a WebSocket endpoint asked without the upgrade → 400 saying what it is, not "No route"', { timeout: TEST_TIMEOUT }, async () => {
+    const s = await createBash();
+    for (const p of ['/rpc', `/sessions/${s.id}/stream`]) {
+      const r = await api('GET', p);
+      assertRestError(r, 400, 'BAD_REQUEST');
+      assert.match(r.json.error.message, /is a WebSocket endpoint: connect with a WebSocket/, p);
+    }
+    await deleteSession(s.id);
+  });
+
   test('a bad body → 400 BAD_REQUEST', { timeout: TEST_TIMEOUT }, async () => {
     const s = await createBash();
     const count = h.host.registry.size;
@@ -903,10 +922,16 @@ describe('WebSocket /sessions/:id/stream', () => {
     assert.equal(closed.code, 1000);
   });
 
-  test('an unknown session → close code 4004', { timeout: TEST_TIMEOUT }, async () => {
+  test('an unknown session → close code 4004, the reason in the words REST and /rpc use', { timeout: TEST_TIMEOUT }, async () => {
     const c = await wsOpen(h.port, '/sessions/nosuch/stream', { queryToken: h.token });
     const closed = await withTimeout(c.closed, 10_000, 'the close');
     assert.equal(closed.code, 4004);
+    assert.match(closed.reason, /nosuch/);
+    // A selector of 200 characters not ASCII: the reason is cut within a close frame's 123 bytes, not thrown on.
+    const long = await wsOpen(h.port, `/sessions/${encodeURIComponent('é'.repeat(200))}/stream`, { queryToken: h.token });
+    const cut = await withTimeout(long.closed, 10_000, 'the close');
+    assert.equal(cut.code, 4004);
+    assert.ok(Buffer.byteLength(cut.reason) <= 123 && cut.reason.endsWith('...'), cut.reason);
   });
 
   test(

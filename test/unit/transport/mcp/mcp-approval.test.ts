@@ -21,7 +21,7 @@ const textOf = (r: ToolResult) => r.content.map((c) => c.text ?? '').join('');
 const TEST_TIMEOUT = 60_000;
 
 /** An agent over `shared-pty mcp` whose client answers each question as `answer` says, and keeps them. */
-async function agentClient(dir: string, elicitation: boolean, apps = false): Promise<{ client: Client; questions: any[]; answer: { next: ElicitResult } }> {
+async function agentClient(dir: string, elicitation: boolean, apps = false): Promise<{ client: Client; questions: any[]; answer: Elicitations['answer'] }> {
   const capabilities = {
     ...(elicitation ? { elicitation: { form: {} } } : {}),
     ...(apps ? { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } } : {}),
@@ -113,6 +113,14 @@ describe("approvals through the agent's own client (agent approval ask, no edito
       assert.match(textOf(r), /The user declined/);
     }
     assert.ok(!(await screen(session)).includes('never-written'));
+    // Nobody answers: the agent is pointed at the question its own client showed, there being no editor.
+    asking.answer.next = 'never';
+    const r = (await asking.client.callTool({ name: 'send', arguments: { session, text: 'echo never-answered', timeout: 1500 } })) as ToolResult;
+    asking.answer.next = { action: 'cancel' };
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /within the call's timeout; nothing was written\. Ask the user to answer the question your MCP client showed them/);
+    assert.doesNotMatch(textOf(r), /editor/);
+    assert.ok(!(await screen(session)).includes('never-answered'));
   });
 
   test('a client without elicitation gets the headless policy, as before (ask acts as allow)', { timeout: TEST_TIMEOUT }, async () => {

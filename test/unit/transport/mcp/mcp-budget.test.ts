@@ -217,6 +217,18 @@ describe('MCP tools that return output keep within maxChars', () => {
         assert.equal(few.head.length + tiny.elidedChars + few.tail.length, tiny.totalChars);
       }
 
+      // A first line longer than the room: part of it is shown, and the pointer says it reads from
+      // that line's start, the part shown included (where in its bytes the cut fell is not known).
+      const long = await call('send', { session, text: "head -c 50000 /dev/zero | tr '\\0' a; echo; echo END", maxChars: 500 });
+      const cut = split(long.output);
+      assert.ok(/^a+\n$/.test(cut.head), `part of the line: ${JSON.stringify(cut.head.slice(0, 40))}`);
+      assert.match(cut.how, /offset=0 \(where their line starts, the part shown included; they end at offset \d+\)/);
+      const again = await readLog(session, long.command.id, arg(cut.how, 'offset'), Number(/they end at offset (\d+)/.exec(cut.how)![1]));
+      assert.ok(
+        again.startsWith(cut.head.slice(0, -1)) && again.length >= cut.head.length - 1 + cut.chars,
+        'the log from there holds the part shown and what was left out',
+      );
+
       // A short output is the rows as they were, nothing left out.
       const small = await call('send', { session, text: 'seq 1 3', maxChars: 3000 });
       assert.equal(small.elidedChars, 0);

@@ -176,6 +176,26 @@ describe('signal and send_keys return the outcome', () => {
     },
   );
 
+  test(
+    'a line typed ahead runs after the command the signal interrupted: the answer names the interrupted one and its 130',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const session = await openShell('bash');
+      assert.equal((await call(agent, 'send', { session, text: 'sleep 30', timeout: 300 })).waitReason, 'timeout');
+      await ctl.request('pty/write', { session, action: [{ text: 'echo next-$((1+1))' }, { key: 'Enter' }] });
+      const sig = await call(agent, 'signal', { session, signal: 'SIGINT', timeout: 30_000 });
+      assert.equal(sig.waitReason, 'command_done', sig.text.slice(-300));
+      assert.equal(sig.command.command, 'sleep 30', JSON.stringify(sig.command));
+      assert.equal(sig.exitCode, 130);
+      await until(
+        async () => (await ctl.request<any>('pty/commands', { session })).commands.at(-1).command === 'echo next-$((1+1))',
+        10_000,
+        'the line typed ahead ran',
+      );
+      await call(agent, 'close_session', { session });
+    },
+  );
+
   test('JSON-RPC pty/signal without wait answers as before: the signal and the process group, at once', { timeout: TEST_TIMEOUT }, async () => {
     const session = await openShell('bash');
     await ctl.request('pty/send', { session, text: 'sleep 30', timeout: 300 });

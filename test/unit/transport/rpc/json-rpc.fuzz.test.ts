@@ -159,6 +159,8 @@ async function runBatch(door: Door, batch: Array<string | Buffer>): Promise<void
       if (params && typeof params === 'object' && fh.namesBystander(params.session)) continue;
       if (wire.closed) wire = await open(door);
       wire.send(data);
+      // A blank line on a socket is skipped, unanswered: an answer to it would come before the next one's.
+      if (door !== 'rpc' && isBlank(data)) continue;
       const what = `${door}: ${String(data).slice(0, 300)}`;
       const res = await wire.nextResponse(ANSWER_MS, what);
       assertAnswer(request, res, what);
@@ -173,6 +175,11 @@ async function runBatch(door: Door, batch: Array<string | Buffer>): Promise<void
     wire.close();
   }
   await fh.afterBatch({ fresh: true });
+}
+
+/** Spaces, tabs and carriage returns alone: a blank line between messages on a socket. */
+function isBlank(data: string | Buffer): boolean {
+  return [...Buffer.from(data)].every((b) => b === 0x20 || b === 0x09 || b === 0x0d);
 }
 
 describe('fuzz: JSON-RPC', () => {

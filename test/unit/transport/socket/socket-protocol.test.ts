@@ -357,6 +357,15 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     assert.equal((await c.result('pty/status')).running, true);
   });
 
+  test('blank lines between messages are ignored: empty, CRLF, spaces and tabs alone (a keep-alive) get no answer', { timeout: TEST_TIMEOUT }, async () => {
+    // An error for a blank line would be sent at once, before the request's answer: the first message is the answer.
+    const first = c.next((m) => m.id === null || m.id === 'after-blank', 10_000, 'the first answer after the blank lines');
+    c.raw('\n\r\n   \n\t \t\r\n' + JSON.stringify({ jsonrpc: '2.0', method: 'pty/status', id: 'after-blank' }) + '\n');
+    const m = await first;
+    assert.equal(m.id, 'after-blank', JSON.stringify(m));
+    assert.equal(m.result.running, true);
+  });
+
   test('errors: a request without id, a legacy {op} request, a wrong envelope → -32600', { timeout: TEST_TIMEOUT }, async () => {
     const noId = c.next((m) => m.id === null && m.error?.code === -32600, 10_000, 'missing-id error');
     c.sendJson({ jsonrpc: '2.0', method: 'pty/status', params: {} });
@@ -379,6 +388,16 @@ describe('serve --socket: socket-pty compatible single-session server', () => {
     const hugeId = c.next((m) => m.id === null && ('result' in m || m.error?.code === -32600), 10_000, 'the huge id error');
     c.raw('{"jsonrpc":"2.0","method":"pty/status","params":{},"id":1e400}\n');
     assertError(await hugeId, -32600, null);
+
+    // The one notification a host takes, without what it needs: said so, not "notifications are not accepted".
+    const badCancel = c.next((m) => m.id === null && m.error?.code === -32600, 10_000, 'the cancel error');
+    c.sendJson({ jsonrpc: '2.0', method: '$/cancelRequest' });
+    assert.match((await badCancel).error.message, /\$\/cancelRequest needs params\.id/);
+
+    // Two ways to match at once: an invalid param, said as every other is.
+    const both = await c.call('pty/wait', { match: 'a', regex: 'a', timeout: 100 }, 'both');
+    assert.equal(both.error?.code, -32602, JSON.stringify(both));
+    assert.match(both.error.message, /^Invalid params for pty\/wait: .*match and regex are mutually exclusive/);
 
     const notObject = c.next((m) => m.id === null && m.error?.code === -32600, 10_000, 'array error');
     c.sendJson([1, 2, 3]);
