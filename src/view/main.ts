@@ -128,9 +128,14 @@ function start(): void {
     if (exited) return;
     term.options.disableStdin = true;
     if (ev.code === CLOSED.unknownSession) setStatus('unknown session', 'error');
-    // The link's token was revoked or expired (reason says which).
+    // The link's token was revoked or expired, or its session ended (reason says which).
     else if (ev.code === CLOSED.tokenEnded)
-      setStatus(`closed: this link's ${ev.reason === 'token expired' ? 'access has expired' : 'access was revoked'}`, 'error');
+      setStatus(
+        ev.reason === 'session ended'
+          ? 'closed: the session has ended'
+          : `closed: this link's ${ev.reason === 'token expired' ? 'access has expired' : 'access was revoked'}`,
+        'error',
+      );
     else if (ev.code === CLOSED.tooSlow) setStatus('disconnected: the view fell too far behind; reload the page', 'error');
     // No close frame (1006) or "going away" (1001): the host was killed or stopped.
     else if (ev.code === 1006 || ev.code === 1001)

@@ -114,7 +114,7 @@ export const STREAM_CLOSE = {
   tokenEnded: {
     code: 4401,
     meaning:
-      'the scoped token (or link) the stream was opened with was revoked or expired, or its link was opened in a browser (reason `token revoked`, `token expired` or `link opened`; see [Scoped tokens](#scoped-tokens) and [Links and page cookies](#links-and-page-cookies))',
+      'the scoped token (or link) the stream was opened with was revoked or expired, ended with its session, or its link was opened in a browser (reason `token revoked`, `token expired`, `session ended` or `link opened`; see [Scoped tokens](#scoped-tokens) and [Links and page cookies](#links-and-page-cookies))',
   },
   tooSlow: {
     code: 4008,

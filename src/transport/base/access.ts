@@ -14,7 +14,7 @@ export interface Access extends Grant {
  * Why a secret opens nothing, as the refusal page puts it in words: a one-time link already traded
  * (`used`, also as a Bearer token then), a replay link offered as a Bearer token (`link-only`), one that ended, or none of ours.
  */
-export type TokenRefusal = 'used' | 'link-only' | 'revoked' | 'expired' | 'unknown';
+export type TokenRefusal = 'used' | 'link-only' | 'revoked' | 'expired' | 'session-ended' | 'unknown';
 
 /** Why a browser's request opens nothing, as the refusal page says it (docs/protocol.md, Links and page cookies). */
 export type Refused = TokenRefusal | 'elsewhere' | 'host-token' | 'no-grant' | 'none';

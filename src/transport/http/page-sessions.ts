@@ -1,5 +1,5 @@
 import * as crypto from 'node:crypto';
-import type { ScopedGrant, ScopedTokens } from './scoped-tokens';
+import type { ScopedGrant, ScopedTokens, TokenGone } from './scoped-tokens';
 import { newToken } from '../base/tokens';
 
 /** Bounds of the page sessions a host keeps; each says why. */
@@ -18,7 +18,7 @@ interface Page {
   /** The scoped tokens whose grants this browser holds, oldest first. */
   tokenIds: string[];
   /** Why the last of its grants ended, for the words of a refusal. */
-  ended?: 'revoked' | 'expired';
+  ended?: TokenGone;
   /** The Host its links were opened under: '' for the host's own addresses, else a proxy's (HttpGuard). */
   host: string;
 }
@@ -91,7 +91,7 @@ export class PageSessions {
   }
 
   /** Why the page session `secret` names holds nothing any more (its last grant was revoked or expired), if it once did. */
-  ended(secret: string): 'revoked' | 'expired' | undefined {
+  ended(secret: string): TokenGone | undefined {
     return this._pages.get(keyOf(secret))?.ended;
   }
 

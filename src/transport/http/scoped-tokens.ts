@@ -20,7 +20,10 @@ export interface ScopedGrant extends Grant {
  * Why a token's open connections are being ended: it was revoked or expired, or its link was
  * opened in a browser (what was opened with the printed token before ends with it).
  */
-export type TokenEnd = 'token revoked' | 'token expired' | 'link opened';
+/** Why a token that once worked opens nothing now: revoked, expired, or its session ended (closed with it). */
+export type TokenGone = 'revoked' | 'expired' | 'session-ended';
+
+export type TokenEnd = 'token revoked' | 'token expired' | 'session ended' | 'link opened';
 
 /** A secret's grant, or why it has none. */
 export type TokenMatch = { grant: ScopedGrant } | { refused: TokenRefusal };
@@ -58,7 +61,7 @@ interface Entry {
 
 interface Ended {
   hash: Buffer;
-  why: 'revoked' | 'expired';
+  why: TokenGone;
 }
 
 /**
@@ -142,7 +145,7 @@ export class ScopedTokens extends Disposable implements TokenService {
   }
 
   /** The grant of a token by its id while it lives (a page cookie's grants), or why it ended. */
-  grantOf(tokenId: string): { grant: ScopedGrant; expiresAtMs: number } | { refused: 'revoked' | 'expired' } {
+  grantOf(tokenId: string): { grant: ScopedGrant; expiresAtMs: number } | { refused: TokenGone } {
     const e = this._entries.get(tokenId);
     if (e && Date.now() >= e.expiresAtMs) this._end(e, 'token expired');
     const live = this._entries.get(tokenId);
@@ -170,7 +173,7 @@ export class ScopedTokens extends Disposable implements TokenService {
 
   /** A session has gone: its tokens can open nothing any more. */
   dropSession(sessionId: string): void {
-    for (const e of [...this._entries.values()]) if ('session' in e.target && e.target.session === sessionId) this._end(e, 'token revoked');
+    for (const e of [...this._entries.values()]) if ('session' in e.target && e.target.session === sessionId) this._end(e, 'session ended');
   }
 
   /**
@@ -244,7 +247,7 @@ export class ScopedTokens extends Disposable implements TokenService {
   private _end(e: Entry, why: TokenEnd): void {
     if (this._entries.get(e.info.id) !== e) return;
     this._entries.delete(e.info.id);
-    this._ended.set(e.info.id, { hash: e.hash, why: why === 'token expired' ? 'expired' : 'revoked' });
+    this._ended.set(e.info.id, { hash: e.hash, why: why === 'token expired' ? 'expired' : why === 'session ended' ? 'session-ended' : 'revoked' });
     while (this._ended.size > TokenLimits.MaxEndedKept) this._ended.delete(this._ended.keys().next().value as string);
     e.timer.dispose();
     this._endConnections(e, why);

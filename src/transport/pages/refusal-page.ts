@@ -27,6 +27,7 @@ const WORDS: Readonly<Record<Refused, Words>> = {
   },
   revoked: { title: 'This link was revoked', text: `The person who shared it ended it: it opens nothing any more. ${ASK}` },
   expired: { title: 'This link has expired', text: `It was shared for a limited time, which is over. ${ASK}` },
+  'session-ended': { title: 'This session has ended', text: `The terminal this link was for has closed, and the link with it. ${ASK}` },
   unknown: {
     title: 'This link opens nothing',
     text: `It is not a link of this Shared PTY host: it may be cut short, or the host has restarted since (links end with their host). ${ASK}`,
@@ -58,6 +59,7 @@ export function refusalMessage(why: Refused): string {
   }
   if (why === 'link-only') return 'Unauthorized: this token is a replay link for a browser (it opens that page only)';
   if (why === 'revoked' || why === 'expired') return `Unauthorized: this token was ${why === 'revoked' ? 'revoked' : 'valid until it expired'}`;
+  if (why === 'session-ended') return "Unauthorized: this token's session has ended (a session's token ends with it)";
   return 'Unauthorized: send Authorization: Bearer <token>';
 }
 

@@ -282,6 +282,17 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
     await rejectsWith(ctl.call('host/revoke', { id: shared.info.id }), -32000);
   });
 
+  test('a token ends with its session: its WebSockets close saying so, and its requests get 401 saying so (not "revoked")', async () => {
+    const c = (await ctl.call('session/create', { ...BASH, name: 'ends-with-token' })) as SessionInfo;
+    const shared = await share(c.id, 'input');
+    const rpcSocket = await ws('/rpc', shared.token);
+    await ctl.call('pty/kill', { session: c.id });
+    assert.deepEqual(await withTimeout(rpcSocket.closed, 10_000, '/rpc closes'), { code: TOKEN_ENDED_CLOSE, reason: 'session ended' });
+    const after = await rest('GET', '/sessions', shared.token);
+    assert.equal(after.status, 401);
+    assert.match(after.json.error.message, /session has ended/);
+  });
+
   test('a token expires: its open WebSocket closes and it opens nothing more', async () => {
     const shared = await share(a.id, 'view', 1);
     const stream = await ws(`/sessions/${a.id}/stream`, shared.token);
