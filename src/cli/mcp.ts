@@ -1,5 +1,6 @@
 import { describedFully, olderHostMessage } from './remote-session-info';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { ErrorCode, hostGone, RpcError, unknownSession } from '../core/base/errors';
@@ -21,7 +22,7 @@ import { parseArgs } from './args';
 import { COMMAND_FLAGS } from './command-flags';
 import { HostsConfigError, LOCAL_HOST, splitHostSelector, unknownHostError, unknownHostHint, type HostsConfig } from '../host/hosts-config';
 import { hostsConfigForLocal } from './remote';
-import { RemoteHostError, RemoteHosts } from '../host/remote-hosts';
+import { endEveryBridge, RemoteHostError, RemoteHosts } from '../host/remote-hosts';
 import { hostGoneMessage } from './find-session';
 import { RuntimeDirWriteError, UnsafeRuntimeDirError } from '../host/runtime-dir';
 import { answerWithin, stalledMessage } from './answer-bound';
@@ -533,8 +534,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       runs.dispose();
       backend.dispose();
       resolve(0);
-      // Its client is gone: calls still waiting on a host that does not answer keep nothing alive.
-      setTimeout(() => process.exit(0), MCP_EXIT_GRACE_MS).unref();
+      // Its client is gone: calls still waiting on a host that does not answer keep nothing alive,
+      // once the bridges have had their SIGTERM's grace (a far shell's own cleanup), not cut short by the exit.
+      void Promise.all([endEveryBridge(), sleep(MCP_EXIT_GRACE_MS, undefined, { ref: false })]).then(() => process.exit(0));
     });
   });
 }

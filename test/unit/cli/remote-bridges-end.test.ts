@@ -19,6 +19,9 @@ const MARK = `7${process.pid % 1000}.${Date.now() % 100_000}`;
 const HANG = `${MARK}1`;
 const STUBBORN = `${MARK}2`;
 const STALL = `${MARK}3`;
+const GRACEFUL = `${MARK}4`;
+/** Where the host that cleans up on SIGTERM says it was let finish. */
+let cleanedUp = '';
 
 const dirs: string[] = [];
 let env: NodeJS.ProcessEnv;
@@ -56,7 +59,10 @@ before(() => {
   const stall =
     `${JSON.stringify(process.execPath)} -e 'require("readline").createInterface({input: process.stdin}).on("line", (l) => { const m = JSON.parse(l); ` +
     `if (m.method === "host/info") process.stdout.write(JSON.stringify({jsonrpc: "2.0", id: m.id, result: {hostId: "stall"}}) + "\\n"); }); setInterval(() => {}, 1000)' ${STALL}`;
-  const hosts = { hang: `sleep ${HANG}`, stubborn: `trap '' TERM; sleep ${STUBBORN}`, stall };
+  cleanedUp = path.join(runtime, 'cleaned-up');
+  // One that cleans up for a second and a half on SIGTERM (within the 2 s before SIGKILL).
+  const graceful = `trap 'sleep 1.5; touch ${cleanedUp}; exit 0' TERM; sleep ${GRACEFUL} & wait`;
+  const hosts = { hang: `sleep ${HANG}`, stubborn: `trap '' TERM; sleep ${STUBBORN}`, stall, graceful };
   fs.mkdirSync(path.join(config, 'shared-pty'));
   fs.writeFileSync(path.join(config, 'shared-pty', 'hosts.json'), JSON.stringify({ hosts }));
   env = bashEnv({ SHARED_PTY_DIR: runtime, XDG_CONFIG_HOME: config });
@@ -80,11 +86,13 @@ describe('bridge commands end with the CLI', { timeout: 60_000 }, () => {
     send({ method: 'notifications/initialized' });
     // The listing starts every host's command, and waits for their first answers (up to 30 s).
     send({ id: 2, method: 'tools/call', params: { name: 'list_sessions', arguments: {} } });
-    await until(() => holding(HANG).length > 0 && holding(STUBBORN).length > 0, 20_000, "the hosts' commands started");
+    await until(() => holding(HANG).length > 0 && holding(STUBBORN).length > 0 && holding(GRACEFUL).length > 0, 20_000, "the hosts' commands started");
     mcp.stdin.end();
     assert.equal(await withTimeout(exited, 10_000, 'shared-pty mcp exits once its input ends'), 0);
     // Nothing of them was left to run on, re-parented to init: not even the one that ignores SIGTERM.
     await noneLeft(3000, 'after shared-pty mcp');
+    // One that ends of SIGTERM had its time to: not killed at the relay's own exit, a second in.
+    assert.ok(fs.existsSync(cleanedUp), 'the host command that cleans up on SIGTERM was let finish');
   });
 
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
