@@ -344,7 +344,8 @@ export class Host extends Disposable implements HostServices {
    * as soon as the file system says they went (inotify: nothing runs while nothing changes).
    */
   private _watchFiles(): void {
-    const own = new Set([this.hostId, `${this.hostId}.json`]);
+    // Ours in it, and the folder itself: a chmod, chown or move of it is reported under its own name.
+    const own = new Set([this.hostId, `${this.hostId}.json`, path.basename(this.runtimeDir)]);
     this._runtimeDirWatch.value = watchDir(this.runtimeDir, (name) => (name === null || own.has(name)) && this._scheduleRepair());
     this._watchHostDir();
   }

@@ -122,7 +122,7 @@ export class CommandLog {
     const to = Math.min(this._size, from + length);
     if (to <= from) return Buffer.alloc(0);
     await this._writtenUpTo(to);
-    const fh = await fs.promises.open(this.path, 'r');
+    const fh = await fs.promises.open(this.path, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0)); // a link put in its place is not read through
     try {
       const buf = Buffer.allocUnsafe(to - from);
       const { bytesRead } = await fh.read(buf, 0, buf.length, from);

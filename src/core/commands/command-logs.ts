@@ -93,6 +93,8 @@ export class CommandLogs extends Disposable {
       } catch {
         return; // no logs for this session (the runtime folder went away); commands still work
       }
+      // A folder there already that is a link (to anywhere), or not ours: never written through.
+      if (!isOwnRealFolder(this.folder) || !isOwnRealFolder(path.dirname(this.folder))) return;
       this._folderMade = true;
     }
     const log = new CommandLog(record.id, path.join(this.folder, `${record.id}.log`), this._canWrite);
@@ -137,5 +139,15 @@ export class CommandLogs extends Disposable {
     this._growing = [];
     if (this._folderMade && this._canWrite()) fs.rmSync(this.folder, { recursive: true, force: true });
     super.dispose();
+  }
+}
+
+/** Whether `dir` is a folder itself (not a symbolic link to one) of this process's user. */
+function isOwnRealFolder(dir: string): boolean {
+  try {
+    const st = fs.lstatSync(dir);
+    return st.isDirectory() && (process.getuid === undefined || st.uid === process.getuid());
+  } catch {
+    return false;
   }
 }

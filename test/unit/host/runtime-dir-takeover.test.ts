@@ -252,3 +252,24 @@ test('a takeover while a command prints: its log gets not one byte more, and the
     fs.rmSync(h.dir, { recursive: true, force: true });
   }
 });
+
+test('the runtime directory chmod-ed while the host is idle: found at once (its own watch), not at the next write', { timeout: TEST_TIMEOUT }, async () => {
+  const h = await startHost();
+  const write = process.stderr.write.bind(process.stderr);
+  const said: string[] = [];
+  try {
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      said.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
+    fs.chmodSync(h.dir, 0o777);
+    // Nothing writes meanwhile: no session, no client, no request.
+    await until(() => h.host.runtimeDirLost !== undefined, 10_000, 'the takeover found with no write to find it');
+    assert.equal(said.length, 1, said.join(''));
+    assert.match(said[0], /runtime directory was taken over: .*mode 777/);
+  } finally {
+    process.stderr.write = write;
+    await h.host.close();
+    fs.rmSync(h.dir, { recursive: true, force: true });
+  }
+});

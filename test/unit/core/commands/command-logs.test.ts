@@ -174,6 +174,35 @@ describe("with shell integration, each command's whole output is kept in a log o
     }
   });
 
+  test('a link planted where a session keeps its logs (its folder, or a log) is never written nor read through', { timeout: TEST_TIMEOUT }, async () => {
+    const victim = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-victim-'));
+    try {
+      // The folder: planted before the session's first command.
+      const s = await openBash(c);
+      fs.mkdirSync(path.join(h.host.hostDir, 'logs'), { recursive: true, mode: 0o700 });
+      fs.symlinkSync(victim, path.join(h.host.hostDir, 'logs', s.session));
+      const sent = await s.send('echo into-the-link');
+      assert.match(sent.output, /into-the-link/, 'the command still runs');
+      assert.deepEqual(fs.readdirSync(victim), [], 'nothing written through the link');
+      assert.equal(sent.command?.log ?? null, null, 'the command has no log');
+      await c.request('pty/kill', { session: s.session });
+      // A finished log swapped for a link: read as nothing of the link's target.
+      const t = await openBash(c);
+      const { command } = await t.send('echo mine');
+      fs.writeFileSync(path.join(victim, 'secret'), 'SECRET-BYTES\n');
+      fs.rmSync(command!.log!);
+      fs.symlinkSync(path.join(victim, 'secret'), command!.log!);
+      const read = await t.page(command!.id).then(
+        (p) => p.data,
+        (e: Error) => e.message,
+      );
+      assert.doesNotMatch(read, /SECRET-BYTES/);
+      await c.request('pty/kill', { session: t.session });
+    } finally {
+      fs.rmSync(victim, { recursive: true, force: true });
+    }
+  });
+
   test('the logs go with the session', { timeout: TEST_TIMEOUT }, async () => {
     const s = await openBash(c);
     const { command } = await s.send('echo bye');
