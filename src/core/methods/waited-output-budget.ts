@@ -84,6 +84,15 @@ async function commandLogBudget(r: WaitedOutput, a: Record<string, unknown>, cal
   } catch {
     return undefined; // the log was dropped meanwhile: the rows are what there is
   }
+  // The command's own output fits the budget though its rows did not (the command line, the
+  // prompt): it is returned whole, with no line saying what was left out.
+  if (b.elided && !b.truncated && b.totalChars <= maxChars) {
+    try {
+      b = (await call('pty/commandOutput', { session: a.session, id: command.id, maxChars })) as CommandOutputBudget;
+    } catch {
+      return undefined;
+    }
+  }
   // Nothing of the command's output was cut before the budget (unless its log stopped at the session's bound).
   const fields = { truncated: b.truncated };
   if (!b.elided) return { text: b.data + b.tail, totalChars: b.totalChars, elidedChars: 0, fields };
@@ -173,7 +182,8 @@ async function severalBudget(
     if ((r.output ?? '').length <= maxChars && !r.truncated)
       return { text: r.output ?? '', totalChars: sum(logs.map((l) => l.totalChars)), elidedChars: 0, fields: {} };
     // Sized for two commands cut (the first and the last), with counts as large as they come; the parts shrink if it is longer.
-    let room = roomBeside(maxChars, noteRoom(severalPointer([BIG_LEFT, BIG_LEFT])));
+    // Their own output fits whole: no line is needed, nor room kept for one.
+    let room = sum(logs.map((l) => l.totalChars)) <= maxChars ? maxChars : roomBeside(maxChars, noteRoom(severalPointer([BIG_LEFT, BIG_LEFT])));
     // What fit with the room the line was sized for, while a larger room is tried (the line is shorter than that).
     let fit: WholeBudget | undefined;
     for (let tries = 1; ;) {
@@ -373,7 +383,8 @@ async function afterActBudget(
   // Nothing of it was cut before the budget.
   const fields = { truncated: false };
   if ((r.output ?? '').length <= maxChars && !r.truncated) return { text: r.output ?? '', totalChars: part.text.chars, elidedChars: 0, fields };
-  const room = roomBeside(maxChars, noteRoom(logPointer(command, BIG, BIG, true, true)));
+  // What appeared after the act fits whole: no line is needed, nor room kept for one.
+  const room = part.text.chars <= maxChars ? maxChars : roomBeside(maxChars, noteRoom(logPointer(command, BIG, BIG, true, true)));
   let b;
   try {
     b = await budgetOfLog(part, room);

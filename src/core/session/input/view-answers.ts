@@ -70,11 +70,15 @@ export class ViewAnswers {
    * query's rare end, and nothing is allocated unless a chunk ends within a query's length of an ESC.
    */
   sawOutput(data: Buffer): void {
-    const cutQuery = this._tail !== undefined && asksCursor(Buffer.concat([this._tail, data.subarray(0, QUERY_TAIL)]));
+    const joined = this._tail === undefined ? undefined : Buffer.concat([this._tail, data.subarray(0, QUERY_TAIL)]);
+    const cutQuery = joined !== undefined && asksCursor(joined);
     if (cutQuery || (data.includes(ESC) && asksCursor(data))) this._cursorAskedAt = Date.now();
-    // A query cut between two reads begins with an ESC among the chunk's last bytes.
-    const cut = data.indexOf(ESC, Math.max(0, data.length - QUERY_TAIL));
-    this._tail = cut < 0 ? undefined : Buffer.from(data.subarray(cut));
+    // A query cut between reads begins with an ESC among the output's last bytes: those of this
+    // read, or, after a read shorter than a query (`ESC`, `[`, `6`, `n` written one by one), of
+    // the reads before it too.
+    const recent = joined !== undefined && data.length < QUERY_TAIL ? joined : data;
+    const cut = recent.indexOf(ESC, Math.max(0, recent.length - QUERY_TAIL));
+    this._tail = cut < 0 ? undefined : Buffer.from(recent.subarray(cut));
   }
 
   /**

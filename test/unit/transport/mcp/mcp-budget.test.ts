@@ -229,6 +229,23 @@ describe('MCP tools that return output keep within maxChars', () => {
         'the log from there holds the part shown and what was left out',
       );
 
+      // The rows do not fit (the command line, the prompt) but the command's own output does: it
+      // comes back whole, with no line saying what was left out (an outside audit saw 78 of 156 cut).
+      // (seq 1 55 prints 156 characters, its rows with "my> seq 1 55" and the prompt 172; seq 1 30, 81 and 97.)
+      for (const [n, maxChars] of [
+        [55, 160],
+        [30, 85],
+      ]) {
+        const fits = await call('send', { session, text: `seq 1 ${n}`, maxChars });
+        assert.equal(fits.elidedChars, 0, `seq 1 ${n} in ${maxChars}: ${JSON.stringify(fits.output)}`);
+        assert.equal(fits.output, numbers(n));
+        assert.ok(fits.output.length <= maxChars);
+      }
+      // So too for two commands in one send.
+      const both = await call('send', { session, text: 'seq 1 25\nseq 1 25', maxChars: 140 });
+      assert.equal(both.elidedChars, 0, JSON.stringify(both.output));
+      assert.equal(both.output, numbers(25) + numbers(25));
+
       // A short output is the rows as they were, nothing left out.
       const small = await call('send', { session, text: 'seq 1 3', maxChars: 3000 });
       assert.equal(small.elidedChars, 0);

@@ -151,6 +151,21 @@ describe('what a view writes: its own answers out, keys in', () => {
     for (let i = 0; i < 3; i++) v.sawOutput(Buffer.from(coloured));
     assert.equal(v.take('\x1b[1;5R').text, '\x1b[1;5R', 'no query: Ctrl+F3 stays a key');
   });
+
+  test('a cursor query written a byte or two at a time (three reads or more) is noticed too', () => {
+    for (const query of ['\x1b[6n', '\x1b[?6n']) {
+      for (const step of [1, 2]) {
+        const v = new ViewAnswers();
+        v.sawOutput(Buffer.from('before '));
+        for (let i = 0; i < query.length; i += step) v.sawOutput(Buffer.from(query.slice(i, i + step)));
+        assert.equal(v.take('\x1b[7;9R').text, '', `${JSON.stringify(query)} in reads of ${step} byte(s): the view's report is its answer`);
+      }
+    }
+    // Bytes of one read each that make no query: a key stays a key.
+    const v = new ViewAnswers();
+    for (const b of ['\x1b', '[', '6', 'x', 'n']) v.sawOutput(Buffer.from(b));
+    assert.equal(v.take('\x1b[1;5R').text, '\x1b[1;5R');
+  });
 });
 
 const noPython = !hasPython && `${PYTHON} is not installed`;
