@@ -25,8 +25,21 @@ export function loadNodePty(): NodePtyModule {
           // try the next one; the bundled copy's error is the one worth reporting
         }
       }
-      if (!loaded) throw e;
+      if (!loaded) throw noNativeModule(e);
     }
   }
   return loaded;
+}
+
+/**
+ * The bundled node-pty would not load: said in one line, with what to do. Its own message is a
+ * require stack of several lines; without a native module (an install whose scripts did not run)
+ * no session can start here.
+ */
+export function noNativeModule(e: unknown): Error {
+  const first = (e instanceof Error ? e.message : String(e)).split('\n')[0];
+  if (!/native module|pty\.node|Cannot find module/.test(first)) return e instanceof Error ? e : new Error(first);
+  return new Error(
+    `node-pty has no native module for this machine (${first.slice(0, 120)}); reinstall with its install script allowed (npm install -g --allow-scripts=node-pty,koffi …) or run npm rebuild node-pty`,
+  );
 }
