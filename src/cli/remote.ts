@@ -21,6 +21,8 @@ export function takeHostFlag(argv: string[]): string[] {
     if (a === '--host' || a.startsWith('--host=')) {
       const v = a === '--host' ? argv[++i] : a.slice('--host='.length);
       if (!v) throw new CliError('--host needs a host name (see hosts.json in docs/hosts.md#remote-hosts)', 2);
+      // `--host --json` lost its name, as any flag's value followed by a flag (args.ts).
+      if (a === '--host' && v.startsWith('--')) throw new CliError(`--host needs a host name before ${v}`, 2);
       // As every other flag: given twice is a mistake, never one of the two silently dropped.
       if (given) throw new CliError('--host is given twice; give it once', 2);
       given = true;

@@ -30,6 +30,8 @@ const SILENT_RETRY_MS = 60_000;
 const STDERR_TAIL_BYTES = 2048;
 /** How long to wait, after a bridge's output ended, for its process to exit and say why. */
 const EXIT_WAIT_MS = 2000;
+/** How long a process that let its bridges go waits for them at most: SIGKILL comes at EXIT_WAIT_MS, a moment more to see them end. */
+export const BRIDGES_END_WAIT_MS = EXIT_WAIT_MS * 2 + 1000;
 /** How often to look, once a bridge command has exited, whether what it started has exited too. */
 const GONE_POLL_MS = 50;
 
@@ -140,6 +142,15 @@ export async function endEveryBridge(): Promise<void> {
   }
   // SIGKILL ends the last of them at EXIT_WAIT_MS; a moment more for their exits to be seen.
   await within(Promise.all(links.map((l) => l.gone)), EXIT_WAIT_MS + 1000, () => new Error('late')).catch(() => undefined);
+}
+
+/**
+ * Resolves once every bridge command of this process has ended, or `ms` has passed: for a process
+ * about to exit after letting them go (RemoteHosts.dispose), so their SIGTERM cleanup is not cut short.
+ */
+export async function whenBridgesGone(ms: number): Promise<void> {
+  const links = [...unfinished];
+  await within(Promise.all(links.map((l) => l.gone)), ms, () => new Error('late')).catch(() => undefined);
 }
 
 /**
@@ -375,7 +386,15 @@ export class RemoteHosts implements IDisposable {
       }
     }
     link.child.unref();
-    link.child.stderr.destroy();
+    // Read on and dropped while the command ends: its cleanup may write there (bash's job report,
+    // ssh's "Killed by signal 15"), which a pipe closed under it would end with SIGPIPE. Closed once
+    // the command has exited, so what it started that still holds the pipe keeps nothing alive.
+    const stderr = link.child.stderr;
+    if (link.child.exitCode !== null || link.child.signalCode !== null) stderr.destroy();
+    else {
+      stderr.resume();
+      link.child.once('exit', () => stderr.destroy());
+    }
   }
 
   /**

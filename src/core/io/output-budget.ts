@@ -4,7 +4,7 @@ export const DEFAULT_MAX_CHARS = 20000;
 export const MIN_MAX_CHARS = 1;
 /**
  * Characters of output kept however small the budget: the line that says what was left out takes
- * ~180 itself, so a budget too small for it and this much output is exceeded, rather than keep no
+ * ~180-230 itself, so a budget too small for it and this much output is exceeded, rather than keep no
  * tail (or no head) at all.
  */
 export const MIN_KEPT_CHARS = 80;

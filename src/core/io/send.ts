@@ -85,6 +85,11 @@ export interface OutcomeOptions {
    * send's own early (while the shell still runs its prompt hooks) only if it is that text's.
    */
   typed?: string;
+  /**
+   * The act types nothing, only acts on what runs (a signal): the command running then is the one
+   * the outcome is about once it ended, not a line typed ahead that the shell ran after it.
+   */
+  actsOnRunning?: boolean;
 }
 
 /**
@@ -188,10 +193,12 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
     since: startCursor,
     cursor: session.cursor,
   };
-  // The command the keys or the signal acted on, once it ended, is the one they answer about, not
-  // a line typed ahead that the shell ran after it (SIGINT to `sleep 30` with `echo next` queued).
+  // A signal's outcome is the command it acted on, once that ended, not a line typed ahead that the
+  // shell ran after it (SIGINT to `sleep 30` with `echo next` queued). Keys may type a line of their
+  // own: the command they started, if any, is theirs.
   const acted = runningAtAct === undefined ? undefined : session.commands.get(runningAtAct);
-  const command = (acted && acted.endCursor !== null ? acted : undefined) ?? session.commands.latestSince(firstCommand) ?? lastFinished ?? acted;
+  const endedActed = opts.actsOnRunning && acted && acted.endCursor !== null ? acted : undefined;
+  const command = endedActed ?? session.commands.latestSince(firstCommand) ?? lastFinished ?? acted;
   if (command) {
     result.command = command;
     if (command.endCursor !== null) result.exitCode = command.exitCode;

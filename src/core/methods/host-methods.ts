@@ -71,7 +71,7 @@ export const createMethod = method({
     args: byDefault([], z.array(z.string()).optional()),
     cwd: byDefaultSays(
       "the host's default directory (`serve`: `--cwd` or its current directory; otherwise home)",
-      z.string().min(1).optional().describe('Working directory (a relative one is from the default); default the workspace or home.'),
+      z.string().min(1).optional().describe('Working directory (a relative one is from the default; `~` is not expanded); default the workspace or home.'),
     ),
     env: byDefaultSays(
       "the host's environment",

@@ -392,7 +392,7 @@ export const signalMethod = method({
     const outcome = await outcomeOf(
       session,
       act,
-      { timeout: p.timeout ?? DEFAULT_SIGNAL_TIMEOUT_MS, idleMs: p.idleMs, maxBytes: p.maxBytes },
+      { timeout: p.timeout ?? DEFAULT_SIGNAL_TIMEOUT_MS, idleMs: p.idleMs, maxBytes: p.maxBytes, actsOnRunning: true },
       ctx.caller,
       ctx.signal,
     );

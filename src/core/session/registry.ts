@@ -120,9 +120,9 @@ export class SessionRegistry extends Disposable {
     if (!Number.isInteger(cols) || cols < MIN_COLS || cols > MAX_COLS) throw invalidParams(`cols must be an integer from ${MIN_COLS} to ${MAX_COLS}`);
     if (!Number.isInteger(rows) || rows < MIN_ROWS || rows > MAX_ROWS) throw invalidParams(`rows must be an integer from ${MIN_ROWS} to ${MAX_ROWS}`);
     // A relative cwd is from the host's default directory (what a far host's caller can know of),
-    // never from wherever the host process happened to start.
+    // never from wherever the host process happened to start; an absolute one is kept as given.
     const home = this._options.defaultCwd || os.homedir();
-    const cwd = params.cwd ? path.resolve(home, params.cwd) : home;
+    const cwd = !params.cwd ? home : path.isAbsolute(params.cwd) ? params.cwd : path.resolve(home, params.cwd);
     // What node-pty would take without a check (it dies on an argument that is no string): before any look at the disk.
     const problem = spawnProblem({ command, args: params.args ?? [], cwd, env: params.env });
     if (problem) throw invalidParams(`Cannot start the session: ${problem}`);

@@ -55,13 +55,17 @@ before(() => {
   const runtime = tempRuntimeDir();
   const config = tempRuntimeDir();
   dirs.push(runtime, config);
-  // A bridge that answers its first call (it is connected) and then nothing.
-  const stall =
-    `${JSON.stringify(process.execPath)} -e 'require("readline").createInterface({input: process.stdin}).on("line", (l) => { const m = JSON.parse(l); ` +
-    `if (m.method === "host/info") process.stdout.write(JSON.stringify({jsonrpc: "2.0", id: m.id, result: {hostId: "stall"}}) + "\\n"); }); setInterval(() => {}, 1000)' ${STALL}`;
   cleanedUp = path.join(runtime, 'cleaned-up');
-  // One that cleans up for a second and a half on SIGTERM (within the 2 s before SIGKILL).
-  const graceful = `trap 'sleep 1.5; touch ${cleanedUp}; exit 0' TERM; sleep ${GRACEFUL} & wait`;
+  // A bridge that answers its first call (it is connected) and then nothing.
+  const answerer = (mark: string) =>
+    `${JSON.stringify(process.execPath)} -e 'require("readline").createInterface({input: process.stdin}).on("line", (l) => { const m = JSON.parse(l); ` +
+    `if (m.method === "host/info") process.stdout.write(JSON.stringify({jsonrpc: "2.0", id: m.id, result: {hostId: "stall"}}) + "\\n"); }); setInterval(() => {}, 1000)' ${mark}`;
+  const stall = answerer(STALL);
+  // A connected one that cleans up for a second and a half on SIGTERM (within the 2 s before
+  // SIGKILL), and says so on stderr first, as ssh and bash do: a pipe closed under it ended it with
+  // SIGPIPE, and the relay's exit SIGKILLed it a second in. (In the background with its input
+  // kept: a shell gives a background command /dev/null.)
+  const graceful = `trap 'echo cleaning up >&2; sleep 1.5; touch ${cleanedUp}; exit 0' TERM; ${answerer(GRACEFUL)} <&0 & wait`;
   const hosts = { hang: `sleep ${HANG}`, stubborn: `trap '' TERM; sleep ${STUBBORN}`, stall, graceful };
   fs.mkdirSync(path.join(config, 'shared-pty'));
   fs.writeFileSync(path.join(config, 'shared-pty', 'hosts.json'), JSON.stringify({ hosts }));

@@ -181,6 +181,7 @@ describe('--host before the command', () => {
         ['serve', '--cmd', '--socket', socket],
         ['serve', '--cols', '--rows', '5'],
         ['open', '--name', '--json'],
+        ['list', '--host', '--json'],
       ],
       bashEnv({ SHARED_PTY_DIR: dir }),
     );
@@ -188,6 +189,7 @@ describe('--host before the command', () => {
     usageError(runs[1], 'serve --cmd --socket PATH', /^shared-pty: --cmd needs a value before --socket/m);
     usageError(runs[2], 'serve --cols --rows 5', /^shared-pty: --cols needs a value before --rows/m);
     usageError(runs[3], 'open --name --json', /^shared-pty: --name needs a value before --json/m);
+    usageError(runs[4], 'list --host --json', /^shared-pty: --host needs a host name before --json/m);
     assert.ok(!fs.existsSync(socket), 'no socket made');
     assert.deepEqual(fs.readdirSync(dir), [], 'no host started');
   });

@@ -192,6 +192,21 @@ describe('signal and send_keys return the outcome', () => {
         10_000,
         'the line typed ahead ran',
       );
+      // Keys that type a line of their own while a command runs answer about that line, not the
+      // command running when they came (a checking audit: `sleep 2; false` and its 1 were named).
+      await ctl.request('pty/write', { session, action: [{ text: 'sleep 2; false' }, { key: 'Enter' }] });
+      await until(
+        async () => {
+          const last = (await ctl.request<any>('pty/commands', { session })).commands.at(-1);
+          return last.command === 'sleep 2; false' && last.exitCode === null;
+        },
+        10_000,
+        'the command running when the keys come',
+      );
+      const keys = await call(agent, 'send_keys', { session, keys: [...'echo ok-$((2*3))', 'Enter'], wait: true, timeout: 30_000 });
+      assert.equal(keys.waitReason, 'command_done', keys.text.slice(-300));
+      assert.equal(keys.command.command, 'echo ok-$((2*3))', JSON.stringify(keys.command));
+      assert.equal(keys.exitCode, 0);
       await call(agent, 'close_session', { session });
     },
   );
