@@ -3,6 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { noNativeModule } from '../../../../../src/core/session/pty-loader';
+import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../../helpers/leak-tracker';
+
+ensureNoDisposablesAreLeakedInTestSuite();
 
 test('node-pty without its native module: one line naming it and what to do, not the require stack', () => {
   const raw = new Error(
