@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { foregroundStateOf, readinessOf, shellHasEnded } from '../process/proc-state';
 import type { Session, SessionStatus } from '../session/session';
@@ -31,6 +32,8 @@ export const enum SendTuning {
    * for a password.
    */
   HiddenModeCheckMs = 250,
+  /** A shell that let its terminal go as its command ended (`exit 7`) is given this long to exit. */
+  ShellExitGraceMs = 500,
 }
 
 export { DEFAULT_SEND_TIMEOUT_MS };
@@ -176,6 +179,12 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
       : 'session_exit';
   } finally {
     finishedSub.dispose();
+  }
+  // The shell said the command ended and has let its terminal go (no foreground group): a command
+  // that ended the shell (`exit 7`), which goes a moment later. Its end is the answer, not "running".
+  if (waitReason === 'command_done' && process.platform === 'linux' && session.running && foregroundStateOf(session.pid) === 'unknown') {
+    const ended = await Promise.race([session.exited.then(() => true), sleep(SendTuning.ShellExitGraceMs, undefined, { ref: false }).then(() => false)]);
+    if (ended) waitReason = 'session_exit';
   }
   if (waitReason === 'session_exit') await session.exited;
   // What the send saw is the session's state too (SessionInfo.secretInput, the input_wait event).
