@@ -22,7 +22,7 @@ import { parseArgs } from './args';
 import { COMMAND_FLAGS } from './command-flags';
 import { HostsConfigError, LOCAL_HOST, splitHostSelector, unknownHostError, unknownHostHint, type HostsConfig } from '../host/hosts-config';
 import { hostsConfigForLocal } from './remote';
-import { BRIDGES_END_WAIT_MS, RemoteHostError, RemoteHosts, whenBridgesGone } from '../host/remote-hosts';
+import { RemoteHostError, RemoteHosts, whenBridgesGone } from '../host/remote-hosts';
 import { hostGoneMessage } from './find-session';
 import { RuntimeDirWriteError, UnsafeRuntimeDirError } from '../host/runtime-dir';
 import { answerWithin, stalledMessage } from './answer-bound';
@@ -536,7 +536,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       resolve(0);
       // Its client is gone: calls still waiting on a host that does not answer keep nothing alive,
       // once the bridges have had their SIGTERM's grace (a far shell's own cleanup), not cut short by the exit.
-      void Promise.all([whenBridgesGone(BRIDGES_END_WAIT_MS), sleep(MCP_EXIT_GRACE_MS, undefined, { ref: false })]).then(() => process.exit(0));
+      void Promise.all([whenBridgesGone(), sleep(MCP_EXIT_GRACE_MS, undefined, { ref: false })]).then(() => process.exit(0));
     });
   });
 }

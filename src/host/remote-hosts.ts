@@ -30,8 +30,11 @@ const SILENT_RETRY_MS = 60_000;
 const STDERR_TAIL_BYTES = 2048;
 /** How long to wait, after a bridge's output ended, for its process to exit and say why. */
 const EXIT_WAIT_MS = 2000;
-/** How long a process that let its bridges go waits for them at most: SIGKILL comes at EXIT_WAIT_MS, a moment more to see them end. */
-export const BRIDGES_END_WAIT_MS = EXIT_WAIT_MS * 2 + 1000;
+/**
+ * How long a process that let its bridges go waits for them at most: one in use gets EXIT_WAIT_MS
+ * to end by its input, then SIGTERM and EXIT_WAIT_MS more before SIGKILL; a moment to see them end.
+ */
+const BRIDGES_END_WAIT_MS = EXIT_WAIT_MS * 2 + 1000;
 /** How often to look, once a bridge command has exited, whether what it started has exited too. */
 const GONE_POLL_MS = 50;
 
@@ -141,14 +144,14 @@ export async function endEveryBridge(): Promise<void> {
     terminate(link);
   }
   // SIGKILL ends the last of them at EXIT_WAIT_MS; a moment more for their exits to be seen.
-  await within(Promise.all(links.map((l) => l.gone)), EXIT_WAIT_MS + 1000, () => new Error('late')).catch(() => undefined);
+  await whenBridgesGone(EXIT_WAIT_MS + 1000);
 }
 
 /**
  * Resolves once every bridge command of this process has ended, or `ms` has passed: for a process
  * about to exit after letting them go (RemoteHosts.dispose), so their SIGTERM cleanup is not cut short.
  */
-export async function whenBridgesGone(ms: number): Promise<void> {
+export async function whenBridgesGone(ms = BRIDGES_END_WAIT_MS): Promise<void> {
   const links = [...unfinished];
   await within(Promise.all(links.map((l) => l.gone)), ms, () => new Error('late')).catch(() => undefined);
 }
