@@ -23,6 +23,7 @@ const MAX_NAME_TRIES = 100;
 export function defaultRecordingPath(name: string, now = new Date(), env: NodeJS.ProcessEnv = process.env): string {
   const dir = defaultRecordingDir(env);
   makeFolders(dir, 0o700);
+  refuseUnsafeFolder(dir);
   const stamp = now
     .toISOString()
     .replace(/\.\d+Z$/, 'Z')
@@ -33,4 +34,25 @@ export function defaultRecordingPath(name: string, now = new Date(), env: NodeJS
     if (!fs.existsSync(file)) return file;
   }
   throw new Error(`no free recording name in ${dir}`);
+}
+
+/**
+ * The default folder was there already: it must be this user's and writable by nobody else, and,
+ * when it is a link, a link this user made. Else another user (with `XDG_DATA_HOME` in a shared
+ * place) could have made it first and move, replace or plant the files a recording makes there.
+ */
+function refuseUnsafeFolder(dir: string): void {
+  const uid = process.getuid?.();
+  if (uid === undefined) return;
+  const link = fs.lstatSync(dir);
+  const folder = fs.statSync(dir);
+  const why =
+    link.isSymbolicLink() && link.uid !== uid
+      ? 'a link another user made'
+      : folder.uid !== uid
+        ? "another user's folder"
+        : (folder.mode & 0o022) !== 0
+          ? `writable by others (mode ${(folder.mode & 0o777).toString(8)})`
+          : undefined;
+  if (why) throw new Error(`${dir} is ${why}: make it yours alone (chmod 700) or remove it`);
 }

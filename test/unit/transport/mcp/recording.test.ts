@@ -220,4 +220,47 @@ describe('recording a session (pty/record) and who typed (pty/info.lastInput)', 
       }
     },
   );
+
+  test(
+    "a recordings folder that was there already is used only when it is yours alone: writable by others, another user's, or another user's link is refused",
+    { timeout: 30_000, skip: process.getuid?.() !== 0 && 'needs root to hand a folder to another user' },
+    async () => {
+      const data = tempDir();
+      const saved = process.env.XDG_DATA_HOME;
+      process.env.XDG_DATA_HOME = data;
+      const dir = path.join(data, 'shared-pty', 'recordings');
+      const NOBODY = 65534;
+      try {
+        const session = (await rpc('session/create', { ...BASH, cols: 80, rows: 24 })).id;
+        const refused = async (why: RegExp) => {
+          const e = await rejectsWith(rpc('pty/record', { session }), -32000);
+          assert.match(e.message, why);
+          assert.deepEqual(fs.readdirSync(dir), [], 'nothing was written there');
+        };
+        fs.mkdirSync(dir, { recursive: true });
+        fs.chmodSync(dir, 0o777);
+        await refused(/recordings is writable by others \(mode 777\)/);
+        fs.chmodSync(dir, 0o700);
+        fs.chownSync(dir, NOBODY, NOBODY);
+        await refused(/recordings is another user's folder/);
+        // A link to a folder of one's own, but planted by someone else.
+        const own = path.join(data, 'own');
+        fs.mkdirSync(own, { mode: 0o700 });
+        fs.rmSync(dir, { recursive: true });
+        fs.symlinkSync(own, dir);
+        fs.lchownSync(dir, NOBODY, NOBODY);
+        await refused(/recordings is a link another user made/);
+        // The same link made by the user is theirs to make: it is used.
+        fs.lchownSync(dir, 0, 0);
+        const r = await rpc('pty/record', { session });
+        assert.equal(path.dirname(r.path), dir);
+        await rpc('pty/record', { session, stop: true });
+        assert.equal(fs.readdirSync(own).length, 1, 'the recording is in the folder the link names');
+        await rpc('pty/kill', { session });
+      } finally {
+        if (saved === undefined) delete process.env.XDG_DATA_HOME;
+        else process.env.XDG_DATA_HOME = saved;
+      }
+    },
+  );
 });
