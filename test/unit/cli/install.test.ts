@@ -271,6 +271,11 @@ describe('installed from the packed artifacts, used from /tmp with a fresh HOME'
       assert.ok(fs.existsSync(shared), 'npm put shared-pty in <prefix>/bin');
       const which = await run('sh', ['-c', 'command -v shared-pty'], { env, cwd });
       assert.equal(which.stdout.trim(), shared, 'shared-pty is found on PATH');
+      assert.match(
+        fs.readFileSync(path.join(prefix, 'lib', 'node_modules', 'shared-pty', 'LICENSE'), 'utf8'),
+        /^MIT License/,
+        'the license ships with it (vsce names it LICENSE.txt)',
+      );
       // The README's MCP configuration for an npm install: the command by name, from any folder.
       await useAsAUser('shared-pty', env, cwd, path.join(prefix, 'lib', 'node_modules', 'shared-pty'), { command: 'shared-pty', args: ['mcp'] });
     },
@@ -288,6 +293,7 @@ describe('installed from the packed artifacts, used from /tmp with a fresh HOME'
     const v1 = path.join(extensions, 'shared-pty.shared-pty-0.1.0');
     fs.mkdirSync(extensions, { recursive: true });
     fs.renameSync(path.join(unpacked, 'extension'), v1);
+    assert.match(fs.readFileSync(path.join(v1, 'LICENSE.txt'), 'utf8'), /^MIT License/, 'the license ships with it (vsce names it LICENSE.txt)');
 
     // What the editor command does, with the Node that runs the extension host.
     const file = launcherPath(home);
