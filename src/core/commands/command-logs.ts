@@ -24,6 +24,8 @@ export class CommandLogs extends Disposable {
   /** The logs whose command has not ended (one, but for a chunk that ends one and starts the next). */
   private _growing: CommandLog[] = [];
   private readonly _records = new Map<number, CommandRecord>();
+  /** Commands that got no log, and why (as many as there are records); a dropped log is not here. */
+  private readonly _unlogged = new Map<number, string>();
   private _total = 0;
   /** The output cursor up to which output has gone to the logs. */
   private _cursor = 0;
@@ -85,16 +87,28 @@ export class CommandLogs extends Disposable {
     if (this._growing.some((l) => l.finished)) this._growing = this._growing.filter((l) => !l.finished);
   }
 
+  /** Why command `id` has no log, when it never had one (undefined for a log dropped to make room, or one it has). */
+  whyUnlogged(id: number): string | undefined {
+    return this._unlogged.get(id);
+  }
+
   private _begin(record: CommandRecord): void {
-    if (this.isDisposed || !this._canWrite()) return; // no log for this command; the command still works
+    if (this.isDisposed) return;
+    // No log for this command (the command still works); what the caller is told when it asks for one.
+    const unlogged = (why: string) => {
+      this._unlogged.set(record.id, why);
+      if (this._unlogged.size > MAX_COMMAND_RECORDS) this._unlogged.delete(this._unlogged.keys().next().value!);
+    };
+    if (!this._canWrite()) return unlogged("the host's runtime folder is not safe to write in");
     if (!this._folderMade) {
       try {
         makeFolders(this.folder, 0o700);
-      } catch {
-        return; // no logs for this session (the runtime folder went away); commands still work
+      } catch (e) {
+        return unlogged(`its folder ${this.folder} cannot be made (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
       }
       // A folder there already that is a link (to anywhere), or not ours: never written through.
-      if (!isOwnRealFolder(this.folder) || !isOwnRealFolder(path.dirname(this.folder))) return;
+      if (!isOwnRealFolder(this.folder) || !isOwnRealFolder(path.dirname(this.folder)))
+        return unlogged(`its folder ${this.folder} is a link or not the host user's, and is never written through`);
       this._folderMade = true;
     }
     const log = new CommandLog(record.id, path.join(this.folder, `${record.id}.log`), this._canWrite);

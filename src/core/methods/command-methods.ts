@@ -116,8 +116,11 @@ export const commandOutputMethod = method({
       if (!session.commandLogs) throw serverError('This session keeps no command logs', { id: p.id });
       const ring =
         record.endCursor === null ? '' : ` pty/output since=${record.startCursor} maxBytes=${record.endCursor - record.startCursor} may still hold its end.`;
+      const why = session.commandLogs.whyUnlogged(p.id);
       throw serverError(
-        `The log of command ${p.id} was dropped: the session keeps ${session.commandLogs.budget} bytes of command logs, the newest first.${ring}`,
+        why
+          ? `Command ${p.id} has no log: ${why}.${ring}`
+          : `The log of command ${p.id} was dropped: the session keeps ${session.commandLogs.budget} bytes of command logs, the newest first.${ring}`,
         { id: p.id },
       );
     }

@@ -185,6 +185,12 @@ describe("with shell integration, each command's whole output is kept in a log o
       assert.match(sent.output, /into-the-link/, 'the command still runs');
       assert.deepEqual(fs.readdirSync(victim), [], 'nothing written through the link');
       assert.equal(sent.command?.log ?? null, null, 'the command has no log');
+      // Asked for, it says why: not the words of a log dropped to make room.
+      const asked = await s.page(sent.command!.id).then(
+        () => '',
+        (e: Error) => e.message,
+      );
+      assert.match(asked, /^Command \d+ has no log: its folder \S+ is a link or not the host user's/);
       await c.request('pty/kill', { session: s.session });
       // A finished log swapped for a link: read as nothing of the link's target.
       const t = await openBash(c);
