@@ -199,7 +199,7 @@ describe('secret pages (real host, bash read -s, Chromium, the SDK client)', () 
     await until(async () => (await screenOf(session)).includes(`len=${SECRET.length}`), Wait.Screen, 'the shell read the secret');
   });
 
-  it('refuses when the session no longer asks for a secret, and types nothing', { skip }, async () => {
+  it('refuses when the session no longer asks for a secret and types nothing; the page works when it asks again', { skip }, async () => {
     const session = await asking();
     const { url } = await rpc('pty/secretPage', { session });
     await page.goto(url); // the person opens it, but answers in the terminal meanwhile
@@ -215,6 +215,11 @@ describe('secret pages (real host, bash read -s, Chromium, the SDK client)', () 
     assert.ok(!(await screenOf(session)).includes(SECRET), 'the secret was not typed');
     // And no link is made for a session that does not ask.
     await assert.rejects(rpc('pty/secretPage', { session }), /does not ask for a secret/);
+    // Nothing was typed, so the page was not spent: when the program asks again, it types.
+    await rpc('pty/write', { session, action: { text: 'read -s x; echo "again=${#x}"\r' } });
+    await until(async () => (await rpc('pty/info', { session })).secretInput, Wait.Screen, 'the shell asks again');
+    assert.equal(await typeOnPage(url), 'Typed');
+    await until(async () => (await screenOf(session)).includes(`again=${SECRET.length}`), Wait.Screen, 'the shell read the secret from the same page');
   });
 
   it('refuses a link past its lifetime (a host started with a short one), and types nothing', { skip }, async () => {

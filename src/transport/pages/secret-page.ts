@@ -54,7 +54,7 @@ const REFUSALS: Readonly<Record<SecretLinkRefused | 'not-asking' | 'origin' | 'f
   'not-asking': {
     status: 409,
     title: 'The program no longer asks for a secret',
-    text: 'Nothing was typed: the terminal is not waiting for a password or passphrase now.',
+    text: 'Nothing was typed: the terminal is not waiting for a password or passphrase now. The page still works: send it again when the program asks.',
   },
   origin: { status: 403, title: 'Refused', text: 'A secret is taken only from this page itself.' },
   form: {
@@ -66,8 +66,8 @@ const REFUSALS: Readonly<Record<SecretLinkRefused | 'not-asking' | 'origin' | 'f
 
 /**
  * `GET /secret/<id>`: the form, while the link works and its session asks for a secret.
- * `POST /secret/<id>` (the form, from this host's own origin): uses the link, then writes the
- * secret and Enter into the session, if it still asks for one.
+ * `POST /secret/<id>` (the form, from this host's own origin): if the session still asks for a
+ * secret, uses the link and writes the secret and Enter into it; else the link keeps working.
  */
 export async function handleSecretPage(services: HostServices, links: SecretLinks, req: IncomingMessage, res: ServerResponse, id: string): Promise<void> {
   if (req.method === 'GET' || req.method === 'HEAD') {
@@ -88,10 +88,14 @@ export async function handleSecretPage(services: HostServices, links: SecretLink
   // One line and no control key: the page types a secret and its Enter, never a line after it
   // (a secret with Enter and a command in it would run that command as the person).
   if (secret === null || secret === undefined || CONTROL_KEY.test(secret)) return refuse(req, res, 'form');
-  const link = links.take(id);
+  const link = links.peek(id);
   if ('refused' in link) return refuse(req, res, link.refused);
   const session = await askingSession(services, link.session);
+  // Nothing typed, so the link is not spent: the person may send it again when the program asks again.
   if (!session) return refuse(req, res, 'not-asking');
+  // Taken in the same turn as the write: of two forms sent at once, one types and the other is refused.
+  const taken = links.take(id);
+  if ('refused' in taken) return refuse(req, res, taken.refused);
   session.write(secret + '\r', PERSON_AT_THE_PAGE);
   return page(req, res, 200, 'Typed', `<p>Typed into the terminal of ${escapeHtml(session.name)}, followed by Enter. You can close this page.</p>`);
 }
