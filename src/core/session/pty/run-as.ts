@@ -24,7 +24,8 @@ export function runAsOf(uid: number | undefined, gid: number | undefined, hostUi
   if (hostUid !== 0 || (uid === undefined && gid === undefined)) return undefined;
   // A user without a group is in its own, as `sudo -u` puts it: never in root's by default.
   const target = { uid: uid ?? 0, gid: gid ?? (uid === undefined ? 0 : undefined) };
-  return target.uid === 0 && target.gid === 0 ? undefined : target;
+  // Root in its own group (named, or by default) is the host itself: started as the host starts any program.
+  return target.uid === 0 && (target.gid ?? 0) === 0 ? undefined : target;
 }
 
 /** The account of a uid (`getent passwd`, so directory users count too); undefined when none has it. */

@@ -527,11 +527,21 @@ describe('REST (the documented shapes)', () => {
       const names = { USER: process.env.USER, LOGNAME: process.env.LOGNAME };
       delete process.env.USER;
       delete process.env.LOGNAME;
-      const same = await api('POST', '/sessions', { command: 'sh', args: ['-c', 'echo "ids $(id -u) $USER $LOGNAME $HOME"; sleep 30'], uid: 0, gid: 0 });
-      for (const [k, v] of Object.entries(names)) if (v !== undefined) process.env[k] = v;
-      const home = process.env.HOME;
-      assert.match(plain((await outputUntil(same.json.data.id, (t) => /ids .*\r?\n/.test(t), 'the ids')).text), new RegExp(`ids 0 root root ${home}\n`));
-      await deleteSession(same.json.data.id);
+      // Root asking for root, with its group or without one (root's own), is no switch: the host's
+      // HOME stays (one that is not root's account's, so a switch would show).
+      const savedHome = process.env.HOME;
+      const home = (process.env.HOME = workDir);
+      try {
+        for (const ids of [{ uid: 0, gid: 0 }, { uid: 0 }]) {
+          const same = await api('POST', '/sessions', { command: 'sh', args: ['-c', 'echo "ids $(id -u) $USER $LOGNAME $HOME"; sleep 30'], ...ids });
+          const seen = plain((await outputUntil(same.json.data.id, (t) => /ids .*\r?\n/.test(t), 'the ids')).text);
+          assert.match(seen, new RegExp(`ids 0 root root ${home}\n`), JSON.stringify(ids));
+          await deleteSession(same.json.data.id);
+        }
+      } finally {
+        process.env.HOME = savedHome;
+        for (const [k, v] of Object.entries(names)) if (v !== undefined) process.env[k] = v;
+      }
       for (const bad of [{ uid: 'nobody' }, { gid: -1 }, { uid: 1.5 }, { uid: 2 ** 32 - 1 }]) {
         assertRestError(await api('POST', '/sessions', { command: 'sh', ...bad }), 400, 'BAD_REQUEST');
       }

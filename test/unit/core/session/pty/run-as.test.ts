@@ -12,6 +12,7 @@ test('uid/gid: only a root host switches, and root asking for root (or nothing) 
   assert.deepEqual(runAsOf(1000, undefined, 0), { uid: 1000, gid: undefined });
   assert.deepEqual(runAsOf(undefined, 1000, 0), { uid: 0, gid: 1000 });
   assert.equal(runAsOf(0, 0, 0), undefined);
+  assert.equal(runAsOf(0, undefined, 0), undefined, "root without a group is in root's own: no switch either");
   assert.equal(runAsOf(undefined, undefined, 0), undefined);
   // A host that is not root runs the program as itself, as pty-session-mcp does.
   assert.equal(runAsOf(65534, 65534, 1000), undefined);
