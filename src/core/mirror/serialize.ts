@@ -374,32 +374,54 @@ function addonView(term: Terminal, scrolls: boolean): Terminal {
 }
 
 function bufferView(buffer: IBuffer): IBuffer {
+  const probe = buffer.getNullCell(); // one cell to read into, for every row
   const getLine = (y: number): IBufferLine | undefined => {
     const line = buffer.getLine(y);
-    if (!line?.isWrapped) return line;
-    const first = line.getCell(0, buffer.getNullCell());
-    return first && first.getChars() === '' && first.getWidth() === 1 ? lineView(line, buffer) : line;
+    if (!line) return line;
+    const first = line.isWrapped ? line.getCell(0, probe) : undefined;
+    const spaceFirst = first !== undefined && first.getChars() === '' && first.getWidth() === 1;
+    const trailShown = lastCellOverWideTrail(line, probe);
+    return spaceFirst || trailShown ? lineView(line, buffer, spaceFirst, trailShown) : line;
   };
   return new Proxy(buffer, { get: (target, key) => (key === 'getLine' ? getLine : bound(target, key)) });
 }
 
-/** `line`, its first cell a space with that cell's colours and attributes. */
-function lineView(line: IBufferLine, buffer: IBuffer): IBufferLine {
+/**
+ * With autowrap off, xterm prints what comes after a wide character in the last two columns onto
+ * the last column, the character's second half, and leaves the wide character whole: its text
+ * (and the screen's) shows the wide character, while the addon wrote both, and the second, past
+ * the row's end, wrapped onto the next row of the snapshot (autowrap is turned off only after the
+ * rows). The addon is shown the second half, as a row that shows the wide character has it.
+ */
+function lastCellOverWideTrail(line: IBufferLine, probe: IBufferCell): boolean {
+  const last = line.length - 1;
+  if (last < 1 || line.getCell(last - 1, probe)?.getWidth() !== 2) return false;
+  return line.getCell(last, probe)?.getWidth() !== 0;
+}
+
+/**
+ * `line`, its first cell a space with that cell's colours and attributes (`spaceFirst`), and its
+ * last cell the empty second half of the wide character before it (`trailHidden`).
+ */
+function lineView(line: IBufferLine, buffer: IBuffer, spaceFirst: boolean, trailHidden: boolean): IBufferLine {
+  const last = line.length - 1;
   const getCell = (x: number, cell?: IBufferCell): IBufferCell | undefined => {
-    if (x !== 0) return line.getCell(x, cell);
+    const replaced = (x === 0 && spaceFirst) || (x === last && trailHidden);
+    if (!replaced) return line.getCell(x, cell);
     // The cell passed is filled as xterm fills it (the addon reads some it passes, for their
-    // colours, without looking at what comes back); the space is a cell of its own, since the
+    // colours, without looking at what comes back); the stand-in is a cell of its own, since the
     // addon passes the same cells again for the next ones while keeping the last one returned.
-    if (cell) line.getCell(0, cell);
-    const own = line.getCell(0, buffer.getNullCell());
-    return own && spaceWithStyleOf(own);
+    if (cell) line.getCell(x, cell);
+    const own = line.getCell(x, buffer.getNullCell());
+    return own && (x === 0 && spaceFirst ? cellShowing(own, ' ', 0x20, 1) : cellShowing(own, '', 0, 0));
   };
   return new Proxy(line, { get: (target, key) => (key === 'getCell' ? getCell : bound(target, key)) });
 }
 
-function spaceWithStyleOf(cell: IBufferCell): IBufferCell {
-  const space: Partial<Record<keyof IBufferCell, () => unknown>> = { getChars: () => ' ', getCode: () => 0x20, getWidth: () => 1 };
-  return new Proxy(cell, { get: (target, key) => space[key as keyof IBufferCell] ?? bound(target, key) });
+/** `cell` with its colours and attributes, holding `chars` (code `code`, `width` columns). */
+function cellShowing(cell: IBufferCell, chars: string, code: number, width: number): IBufferCell {
+  const shown: Partial<Record<keyof IBufferCell, () => unknown>> = { getChars: () => chars, getCode: () => code, getWidth: () => width };
+  return new Proxy(cell, { get: (target, key) => shown[key as keyof IBufferCell] ?? bound(target, key) });
 }
 
 /** `target[key]`, a method bound to `target` (the proxies pass everything else through). */

@@ -287,6 +287,14 @@ test('a snapshot keeps the modes a program set: hidden cursor, mouse encoding, c
   await assertModesKept('one\\ntwo\\n\\033[3;7r\\033[?6h\\033[2;4Hend-of-it', '\nA\nB\nC\nD\nE\nF');
 });
 
+test('with autowrap off, a character printed over the second half of a wide one in the last columns is redrawn in its row, not on the next', async () => {
+  // The wide character stays whole on the screen (xterm's), and the character after it, printed
+  // onto its second half, was written past the row's end by the snapshot: it came back at the
+  // start of the next row, and every later row one lower (found by an outside audit).
+  await assertModesKept('\\033[?7l\\033[1;39H中X\\033[2;1Hend-of-it', '\x1b[3;1Hnext');
+  await assertModesKept('\\033[?7l\\033[3;39H中XYZ\\033[1;1Hend-of-it', '\x1b[4;1Hnext');
+});
+
 test('a snapshot keeps the tab stops a program set (`tabs -4`)', async () => {
   // They were left out: text after a tab went to the next multiple of 8 (found by an outside audit).
   await assertModesKept('\\033[3g\\033[1;5H\\033H\\033[1;9H\\033H\\033[1;13H\\033H\\033[1;1Hend-of-it', '\r\na\tb\tc\td');
