@@ -151,8 +151,7 @@ export class DiscoveryBackend implements ToolBackend {
       const found = await this._find(selector);
       // A remote host's calls share its one bridge: a cancelled one is cancelled on that host by its id.
       if (found.remote !== undefined) {
-        // (Its one bridge would be subscribed to the session's events for good: see _eventsOf.)
-        if (method === 'pty/events') throw new RpcError(ErrorCode.MethodNotFound, `pty/events is not relayed to a remote host's session (${selector})`);
+        if (method === 'pty/events') return await this._remoteEventsOf(found.remote, found.s.id, params.since, signal);
         return await this._onRemote(found.remote, method, { ...params, session: found.s.id }, signal);
       }
       const host = found.host!;
@@ -213,6 +212,29 @@ export class DiscoveryBackend implements ToolBackend {
       return { seq, events: events.filter((e) => e.seq <= seq) };
     } finally {
       client.close();
+    }
+  }
+
+  /**
+   * `pty/events` on a remote host's session, answered as `_eventsOf` answers it. The host's one
+   * bridge is shared by every call, so the subscription is taken back at once (`pty/unsubscribe`):
+   * the replay comes just after the answer, before the answer to the unsubscribe, and nothing of
+   * this server subscribes that bridge to events otherwise.
+   */
+  private async _remoteEventsOf(name: string, session: string, since: unknown, signal?: AbortSignal): Promise<{ seq: number; events: unknown[] }> {
+    const client = await this._remotes.connect(name);
+    const events: Array<{ seq: number }> = [];
+    const listening = client.onNotification((n) => {
+      const e = paramsOf(n, 'pty/event');
+      if (e?.session === session) events.push(e);
+    });
+    try {
+      const asked = { session, ...(typeof since === 'number' ? { since } : {}) };
+      const { seq } = (await this._onRemote(name, 'pty/events', asked, signal)) as { seq: number };
+      await this._onRemote(name, 'pty/unsubscribe', { session, events: true }, signal);
+      return { seq, events: typeof since === 'number' ? events.filter((e) => e.seq > since && e.seq <= seq) : [] };
+    } finally {
+      listening.dispose();
     }
   }
 

@@ -15,6 +15,7 @@ import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../../helpers/protocol';
 import { promptedShell } from '../../../helpers/shell-home';
 import type { RpcClient } from '../../../../src/transport/client/rpc-client';
 import { ensureNoDisposablesAreLeakedBySuite } from '../../../helpers/leak-tracker';
+import { rawAnswer, stdioRawDispatch } from '../../../helpers/tasks-client';
 
 const TEST_TIMEOUT = 90_000;
 const REVISION = '2026-07-28';
@@ -66,10 +67,8 @@ ensureNoDisposablesAreLeakedBySuite(clientsClosed);
  * specification asks for; over stdio the client's own transport, its answers picked out by id.
  */
 function rawDispatchOf(via: Via, transport: any, token = h.token): (req: any) => Promise<any> {
-  let n = 0;
-  // The requester hands a request without id; its answer goes back as { kind, result | error }.
-  const answer = (m: any) => (m?.error ? { kind: 'error', error: m.error } : { kind: 'result', result: m?.result });
   if (via === 'http') {
+    let n = 0;
     return async (req) => {
       const id = `raw-${++n}`;
       const name = req.params?.taskId ?? req.params?.name;
@@ -94,24 +93,11 @@ function rawDispatchOf(via: Via, transport: any, token = h.token): (req: any) =>
             .filter((l) => l.startsWith('data:'))
             .map((l) => JSON.parse(l.slice(5)))
         : [JSON.parse(text)];
-      return answer(bodies.find((b) => b.id === id));
+      // The requester hands a request without id; its answer goes back as { kind, result | error }.
+      return rawAnswer(bodies.find((b) => b.id === id));
     };
   }
-  const pending = new Map<string, (m: any) => void>();
-  const inner = transport.onmessage;
-  transport.onmessage = (m: any, extra: unknown) => {
-    const back = typeof m?.id === 'string' ? pending.get(m.id) : undefined;
-    if (back && ('result' in m || 'error' in m)) {
-      pending.delete(m.id);
-      back(m);
-    } else inner(m, extra);
-  };
-  return (req) =>
-    new Promise((resolve) => {
-      const id = `raw-${++n}`;
-      pending.set(id, (m) => resolve(answer(m)));
-      void transport.send({ jsonrpc: '2.0', ...req, id });
-    });
+  return stdioRawDispatch(transport);
 }
 
 async function agent(via: Via, name: string, speaksTasks: boolean): Promise<Agent> {
