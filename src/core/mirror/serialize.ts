@@ -1,6 +1,6 @@
 import { SerializeAddon } from '@xterm/addon-serialize';
 import type { IBuffer, IBufferCell, IBufferLine, Terminal } from '@xterm/headless';
-import { currentPenOf, hiddenModesOf, savedCursorOf, savedPenOf, scrollRegionOfBuffer, tabStopsOf } from '../base/internals/xterm';
+import { cellsOfLine, currentPenOf, hiddenModesOf, savedCursorOf, savedPenOf, scrollRegionOfBuffer, tabStopsOf } from '../base/internals/xterm';
 
 /*
  * xterm's SerializeAddon, shown a terminal where a wrapped row that begins with an empty cell
@@ -88,8 +88,9 @@ function cursorAndPen(term: Terminal, buffer: IBuffer, pen: string, top = 0): st
   const line = buffer.getLine(buffer.baseY + buffer.cursorY);
   let x = term.cols - 1;
   let cell = line?.getCell(x);
-  // The second half of a wide character: the whole character is written again, from its first half.
-  if (cell && cell.getWidth() === 0 && x > 0) cell = line?.getCell(--x);
+  // The second half of a wide character (or a cell it hides: hiddenAfterWide): the whole character
+  // is written again, from its first half.
+  if (cell && x > 0 && line?.getCell(x - 1)?.getWidth() === 2) cell = line.getCell(--x);
   const char = cell?.getChars() || ' ';
   return `\x1b[${row};${x + 1}H\x1b[0${cell ? cellSgr(cell) : ''}m${char}\x1b[0m${pen}`;
 }
@@ -380,40 +381,60 @@ function bufferView(buffer: IBuffer): IBuffer {
     if (!line) return line;
     const first = line.isWrapped ? line.getCell(0, probe) : undefined;
     const spaceFirst = first !== undefined && first.getChars() === '' && first.getWidth() === 1;
-    const trailShown = lastCellOverWideTrail(line, probe);
-    return spaceFirst || trailShown ? lineView(line, buffer, spaceFirst, trailShown) : line;
+    const hidden = hiddenAfterWide(line, probe);
+    return spaceFirst || hidden.length > 0 ? lineView(line, buffer, spaceFirst, hidden) : line;
   };
   return new Proxy(buffer, { get: (target, key) => (key === 'getLine' ? getLine : bound(target, key)) });
 }
 
+/** A cell's width in xterm's own row (bits 22–23 of its content word). */
+const WIDTH_SHIFT = 22;
+
 /**
- * With autowrap off, xterm prints what comes after a wide character in the last two columns onto
- * the last column, the character's second half, and leaves the wide character whole: its text
- * (and the screen's) shows the wide character, while the addon wrote both, and the second, past
- * the row's end, wrapped onto the next row of the snapshot (autowrap is turned off only after the
- * rows). The addon is shown the second half, as a row that shows the wide character has it.
+ * The columns of `line` whose cell xterm keeps but does not show: the cell after a wide character,
+ * where its second half belongs, holding a character of its own. With autowrap off, xterm prints
+ * what comes after a wide character in the last two columns there, and leaves the wide character
+ * whole (a resize may then move the pair inside the row). Its text (and the screen's, `pty/read`)
+ * shows the wide character, while the addon wrote both: the second past the row's end, onto the
+ * next row of the snapshot, or after the wide character. The addon is shown an empty second half
+ * there, as a row that shows the wide character has. Read as xterm reads a row for its text: after
+ * a wide character, the next cell is passed over.
  */
-function lastCellOverWideTrail(line: IBufferLine, probe: IBufferCell): boolean {
-  const last = line.length - 1;
-  if (last < 1 || line.getCell(last - 1, probe)?.getWidth() !== 2) return false;
-  return line.getCell(last, probe)?.getWidth() !== 0;
+function hiddenAfterWide(line: IBufferLine, probe: IBufferCell): number[] {
+  const hidden: number[] = [];
+  const n = line.length;
+  const cells = cellsOfLine(line);
+  const data = cells?._data;
+  if (data instanceof Uint32Array && cells!.length === n && data.length >= n * 3) {
+    for (let x = 0; x + 1 < n; x++) {
+      if (((data[x * 3] >>> WIDTH_SHIFT) & 3) !== 2) continue;
+      x++;
+      if (((data[x * 3] >>> WIDTH_SHIFT) & 3) !== 0) hidden.push(x);
+    }
+    return hidden;
+  }
+  for (let x = 0; x + 1 < n; x++) {
+    if (line.getCell(x, probe)?.getWidth() !== 2) continue;
+    x++;
+    if (line.getCell(x, probe)?.getWidth() !== 0) hidden.push(x);
+  }
+  return hidden;
 }
 
 /**
- * `line`, its first cell a space with that cell's colours and attributes (`spaceFirst`), and its
- * last cell the empty second half of the wide character before it (`trailHidden`).
+ * `line`, its first cell a space with that cell's colours and attributes (`spaceFirst`), and the
+ * cells at `hidden` empty second halves of the wide characters before them.
  */
-function lineView(line: IBufferLine, buffer: IBuffer, spaceFirst: boolean, trailHidden: boolean): IBufferLine {
-  const last = line.length - 1;
+function lineView(line: IBufferLine, buffer: IBuffer, spaceFirst: boolean, hidden: readonly number[]): IBufferLine {
   const getCell = (x: number, cell?: IBufferCell): IBufferCell | undefined => {
-    const replaced = (x === 0 && spaceFirst) || (x === last && trailHidden);
-    if (!replaced) return line.getCell(x, cell);
+    const space = x === 0 && spaceFirst;
+    if (!space && !hidden.includes(x)) return line.getCell(x, cell);
     // The cell passed is filled as xterm fills it (the addon reads some it passes, for their
     // colours, without looking at what comes back); the stand-in is a cell of its own, since the
     // addon passes the same cells again for the next ones while keeping the last one returned.
     if (cell) line.getCell(x, cell);
     const own = line.getCell(x, buffer.getNullCell());
-    return own && (x === 0 && spaceFirst ? cellShowing(own, ' ', 0x20, 1) : cellShowing(own, '', 0, 0));
+    return own && (space ? cellShowing(own, ' ', 0x20, 1) : cellShowing(own, '', 0, 0));
   };
   return new Proxy(line, { get: (target, key) => (key === 'getCell' ? getCell : bound(target, key)) });
 }

@@ -293,7 +293,45 @@ test('with autowrap off, a character printed over the second half of a wide one 
   // start of the next row, and every later row one lower (found by an outside audit).
   await assertModesKept('\\033[?7l\\033[1;39H中X\\033[2;1Hend-of-it', '\x1b[3;1Hnext');
   await assertModesKept('\\033[?7l\\033[3;39H中XYZ\\033[1;1Hend-of-it', '\x1b[4;1Hnext');
+  // The cursor left on that row, its wrap pending: the cell put back under it is the wide character (an audit of the fix).
+  await assertShownAsRead('\\033[3;1Hend-of-it\\033[?7l\\033[1;39H中X');
+  await assertShownAsRead('\\033[?1049h\\033[3;1Hend-of-it\\033[?7l\\033[2;39H中X');
+  // Widened or narrowed after: the pair inside the row, or cut by the new width.
+  await assertShownAsRead('\\033[?7l\\033[1;39H中X\\033[3;1Hend-of-it', 44);
+  await assertShownAsRead('\\033[3;1Hend-of-it\\033[?7l\\033[1;39H中X', 44);
+  await assertShownAsRead('\\033[?7l\\033[1;39H中X\\033[3;1Hend-of-it', 39);
 });
+
+/**
+ * Prints `output` (printf's format: it ends in, or holds, `end-of-it`) in a 40x8 session, resized
+ * to `cols` after if given, and asserts its snapshot, drawn in a fresh terminal, shows the rows and
+ * the cursor `pty/read` shows.
+ */
+async function assertShownAsRead(output: string, cols?: number): Promise<void> {
+  const { host } = await hostP;
+  const s = await host.createSession({ command: '/bin/sh', args: ['-c', `stty -echo; printf '${output}'; exec cat >/dev/null`], cols: 40, rows: 8 });
+  const client = await connect(host.controlAddress);
+  try {
+    await settle(client, s.id, 'end-of-it');
+    if (cols) await client.request('pty/resize', { session: s.id, cols, rows: 8 });
+    const snap = await client.request<Snapshot>('pty/snapshot', { session: s.id, scrollback: 0 });
+    const read = await client.request<{ screen: string; cursor: { row: number; col: number } }>('pty/read', { session: s.id });
+    const drawn = await redraw(snap);
+    // (A read leaves out the blank rows at the bottom.)
+    const rows = drawn.screen.slice(0, read.screen.split('\n').length);
+    assert.deepEqual(rows, read.screen.split('\n'), `${output} at ${snap.cols} columns: ${JSON.stringify(snap.data)}`);
+    assert.ok(
+      drawn.screen.slice(rows.length).every((r) => r === ''),
+      `nothing drawn below: ${JSON.stringify(drawn.screen)}`,
+    );
+    // With autowrap off the cursor stays on the last column (a read says so; xterm counts one past it).
+    const col = drawn.term.modes.wraparoundMode ? drawn.cursor.col : Math.min(drawn.cursor.col, snap.cols);
+    assert.deepEqual({ ...drawn.cursor, col }, read.cursor, output);
+  } finally {
+    client.close();
+    host.registry.remove(s.id);
+  }
+}
 
 test('a snapshot keeps the tab stops a program set (`tabs -4`)', async () => {
   // They were left out: text after a tab went to the next multiple of 8 (found by an outside audit).
