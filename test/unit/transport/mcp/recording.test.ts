@@ -256,6 +256,26 @@ describe('recording a session (pty/record) and who typed (pty/info.lastInput)', 
         assert.equal(path.dirname(r.path), dir);
         await rpc('pty/record', { session, stop: true });
         assert.equal(fs.readdirSync(own).length, 1, 'the recording is in the folder the link names');
+        // A folder above it that another user has (they could move the recordings away), or that
+        // others may write (not sticky): refused, named (found by an audit of the first fix).
+        fs.rmSync(dir);
+        fs.mkdirSync(dir, { mode: 0o700 });
+        const parent = path.dirname(dir);
+        fs.chownSync(parent, NOBODY, NOBODY);
+        await refused(/shared-pty is another user's folder/);
+        fs.chownSync(parent, 0, 0);
+        fs.chmodSync(parent, 0o777);
+        await refused(/shared-pty is writable by others \(mode 777\)/);
+        fs.chmodSync(parent, 0o700);
+        // Something that is no folder in its place: said as what it is, not as a recording that exists.
+        fs.rmSync(dir, { recursive: true });
+        fs.writeFileSync(dir, '');
+        const file = await rejectsWith(rpc('pty/record', { session }), -32000);
+        assert.match(file.message, /recordings is not a folder/);
+        fs.rmSync(dir);
+        fs.symlinkSync(path.join(data, 'nowhere'), dir);
+        const dangling = await rejectsWith(rpc('pty/record', { session }), -32000);
+        assert.match(dangling.message, /recordings is not a folder \(a link to nothing\)/);
         await rpc('pty/kill', { session });
       } finally {
         if (saved === undefined) delete process.env.XDG_DATA_HOME;
