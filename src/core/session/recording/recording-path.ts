@@ -27,7 +27,7 @@ export function defaultRecordingPath(name: string, now = new Date(), env: NodeJS
   } catch (e) {
     // Something in the way (a file, a link to nothing, another user's folder): said as what it is.
     refuseUnsafeFolder(dir);
-    throw new Error(`${dir} cannot be made (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new Error(`${dir} cannot be made (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { cause: e });
   }
   refuseUnsafeFolder(dir);
   const stamp = now
