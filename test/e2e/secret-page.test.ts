@@ -222,6 +222,23 @@ describe('secret pages (real host, bash read -s, Chromium, the SDK client)', () 
     await until(async () => (await screenOf(session)).includes(`again=${SECRET.length}`), Wait.Screen, 'the shell read the secret from the same page');
   });
 
+  it('a page whose session has ended says so (410), and types nothing', { skip }, async () => {
+    const session = await asking();
+    const { url } = await rpc('pty/secretPage', { session });
+    await rpc('pty/kill', { session });
+    await until(
+      async () => !(await rpc('session/list', {})).sessions.some((s: { id: string; running: boolean }) => s.id === session && s.running),
+      Wait.Screen,
+      'the session to end',
+    );
+    const form = { origin: h.http.url, body: `secret=${SECRET}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+    const posted = await request(h.http.port, 'POST', new URL(url).pathname, form);
+    assert.equal(posted.status, 410, posted.text);
+    assert.match(posted.text, /The session has ended/);
+    assert.doesNotMatch(posted.text, /still works/);
+    assert.equal((await request(h.http.port, 'GET', new URL(url).pathname)).status, 410);
+  });
+
   it('refuses a link past its lifetime (a host started with a short one), and types nothing', { skip }, async () => {
     const session = await asking(shortCtl);
     const { url, expiresAt } = await shortCtl.request<any>('pty/secretPage', { session });

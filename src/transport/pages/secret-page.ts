@@ -34,7 +34,7 @@ const SECRET_PAGE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** Why the page does nothing, in words: each refusal's status, title and text. */
-const REFUSALS: Readonly<Record<SecretLinkRefused | 'not-asking' | 'origin' | 'form', { status: number; title: string; text: string }>> = {
+const REFUSALS: Readonly<Record<SecretLinkRefused | 'not-asking' | 'ended' | 'origin' | 'form', { status: number; title: string; text: string }>> = {
   // 401, as any request without a credential: the page's id is the only one it takes.
   unknown: {
     status: 401,
@@ -56,6 +56,12 @@ const REFUSALS: Readonly<Record<SecretLinkRefused | 'not-asking' | 'origin' | 'f
     title: 'The program no longer asks for a secret',
     text: 'Nothing was typed: the terminal is not waiting for a password or passphrase now. The page still works: send it again when the program asks.',
   },
+  // Gone for good, as a used or expired page: the program that asked will not ask again.
+  ended: {
+    status: 410,
+    title: 'The session has ended',
+    text: "Nothing was typed: the terminal's program has exited, so this page has nothing more to type into.",
+  },
   origin: { status: 403, title: 'Refused', text: 'A secret is taken only from this page itself.' },
   form: {
     status: 400,
@@ -74,7 +80,7 @@ export async function handleSecretPage(services: HostServices, links: SecretLink
     const link = links.peek(id);
     if ('refused' in link) return refuse(req, res, link.refused);
     const session = await askingSession(services, link.session);
-    if (!session) return refuse(req, res, 'not-asking');
+    if (typeof session === 'string') return refuse(req, res, session);
     return page(req, res, 200, `A password for ${session.name}`, form(session));
   }
   if (req.method !== 'POST') {
@@ -92,7 +98,7 @@ export async function handleSecretPage(services: HostServices, links: SecretLink
   if ('refused' in link) return refuse(req, res, link.refused);
   const session = await askingSession(services, link.session);
   // Nothing typed, so the link is not spent: the person may send it again when the program asks again.
-  if (!session) return refuse(req, res, 'not-asking');
+  if (typeof session === 'string') return refuse(req, res, session);
   // Taken in the same turn as the write: of two forms sent at once, one types and the other is refused.
   const taken = links.take(id);
   if ('refused' in taken) return refuse(req, res, taken.refused);
@@ -100,11 +106,13 @@ export async function handleSecretPage(services: HostServices, links: SecretLink
   return page(req, res, 200, 'Typed', `<p>Typed into the terminal of ${escapeHtml(session.name)}, followed by Enter. You can close this page.</p>`);
 }
 
-/** The session of a link, if it is running and its program asks for a secret right now. */
-async function askingSession(services: HostServices, id: string): Promise<Session | undefined> {
+/** The session of a link, if its program asks for a secret right now; else why not: it does not ask now, or it has ended. */
+async function askingSession(services: HostServices, id: string): Promise<Session | 'not-asking' | 'ended'> {
   const session = services.registry.get(id);
-  if (!session?.running) return undefined;
-  return (await session.inputWatch.probeNow()) === 'secret_input' ? session : undefined;
+  if (!session?.running) return 'ended';
+  if ((await session.inputWatch.probeNow()) !== 'secret_input') return 'not-asking';
+  // It may have ended while the probe ran.
+  return session.running ? session : 'ended';
 }
 
 function form(session: Session): string {
