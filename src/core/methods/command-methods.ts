@@ -8,6 +8,7 @@ import { budgetOfLog } from '../commands/command-log-budget';
 import { byDefault, commandRecord, int, nonNegInt } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
+import { isMcpCall } from '../session/input/input-source';
 
 /** Commands `pty/commands` returns when the caller does not say (docs/protocol.md#ptycommands). */
 export const DEFAULT_COMMANDS_LIMIT = 20;
@@ -115,7 +116,9 @@ export const commandOutputMethod = method({
     if (!log) {
       if (!session.commandLogs) throw serverError('This session keeps no command logs', { id: p.id });
       const ring =
-        record.endCursor === null ? '' : ` pty/output since=${record.startCursor} maxBytes=${record.endCursor - record.startCursor} may still hold its end.`;
+        record.endCursor === null
+          ? ''
+          : ` ${isMcpCall(ctx.caller) ? 'read_output' : 'pty/output'} since=${record.startCursor} maxBytes=${record.endCursor - record.startCursor} may still hold its end.`;
       const why = session.commandLogs.whyUnlogged(p.id);
       throw serverError(
         why

@@ -5,6 +5,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { connect, until, clientsClosed } from '../../../helpers/host';
 import { mcpAgent, startHttpHost, type HttpHost } from '../../../helpers/http';
@@ -225,5 +227,28 @@ describe("a command longer than the session's command log bound", () => {
     assert.match(two.output, /^1\n2\n[\s\S]*\n60000\n$/);
     assert.match(two.text, new RegExp(`the log of command ${two.command.id - 1} holds the first 200000 bytes of its output`));
     assert.doesNotMatch(two.text, /its start left out/);
+  });
+});
+
+describe('a command without a log', () => {
+  test('read_command_output says why it has none, and names the tool that may still read its end', { timeout: TEST_TIMEOUT }, async () => {
+    const { home, ...how } = promptedShell('bash');
+    homes.push(home);
+    const session = (await ctl.request<{ id: string }>('session/create', how)).id;
+    await until(async () => (await call('read_screen', { session })).screen.includes('my>'), 20_000, 'a bash prompt');
+    // A link planted where the session's logs go, before its first command: never written through.
+    const victim = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-victim-'));
+    homes.push(victim);
+    fs.mkdirSync(path.join(h.host.hostDir, 'logs'), { recursive: true, mode: 0o700 });
+    fs.symlinkSync(victim, path.join(h.host.hostDir, 'logs', session));
+    const sent = await call('send', { session, text: 'echo no-log-here', timeout: 30_000 });
+    assert.equal(sent.command?.log ?? null, null, 'the command has no log');
+    const r = (await agent.callTool({ name: 'read_command_output', arguments: { session, id: sent.command.id } })) as any;
+    assert.equal(r.isError, true);
+    // Its own words (not those of a log dropped for the budget), and the tool an agent reads with: not a JSON-RPC method.
+    assert.match(r.content[0].text, /Command \d+ has no log: its folder \S+ is a link or not the host user's/);
+    assert.match(r.content[0].text, /read_output since=\d+ maxBytes=\d+ may still hold its end/);
+    assert.doesNotMatch(r.content[0].text, /pty\/output/);
+    await ctl.request('pty/kill', { session });
   });
 });
