@@ -36,6 +36,24 @@ const SUB = 0x1a;
 const SEMICOLON = 0x3b;
 
 /**
+ * The kinds of mark the integration ends with the nonce (a command line, its start and end, the
+ * cwd and other properties). One printed without it is passed on with its number made `63X`: no
+ * terminal acts on it (xterm.js and tmux drop an OSC whose number is not one), so the editor's
+ * terminal (VS Code's own shell integration reads OSC 633) never takes it for a command, an exit
+ * code or a cwd. The prompt marks `A` and `B` carry no nonce (they live in the prompt string) and
+ * pass on as printed, for the editor's prompt decorations.
+ */
+const COUNTED_KINDS = new Set([0x43, 0x44, 0x45, 0x50]); // C D E P
+/** Where in `ESC ] 633 ;` the byte that is changed is (the last `3`), and what it becomes. */
+const NEUTRAL_AT = 4;
+const NEUTRAL = 0x58; // 'X'
+
+/** Whether the payload `buf[from, to)` is a mark of a counted kind: its letter, alone or before a `;`. */
+function isCountedKind(buf: Buffer, from: number, to: number): boolean {
+  return to > from && COUNTED_KINDS.has(buf[from]) && (to === from + 1 || buf[from + 1] === SEMICOLON);
+}
+
+/**
  * Longest sequence held while waiting for its terminator. A command line (`E;…`) may be long, but
  * a sequence never ended (a program printed the prefix and then text) must not grow for ever;
  * longer ones are passed on as they are (they are not ours).
@@ -58,7 +76,8 @@ const MIN_HELD_NONCE = 8;
  * The nonce is taken out before the output goes anywhere (ring, views, mirror, recordings), so the
  * editor receives VS Code's OSC 633 as before and no copy of the output can forge a mark later.
  * Marks without the nonce (a `cat` of a file holding marks, a recording played back, a nested
- * shell's own integration) pass on unchanged, as ordinary output.
+ * shell's own integration) are ordinary output: they make nothing here, and those of the kinds the
+ * nonce ends pass on with their number changed (COUNTED_KINDS), so no terminal acts on them.
  *
  * A sequence that begins an OSC 633 is held back until it ends: only then is it known whether it
  * is ours. Held bytes are inside an OSC string, which a terminal shows nothing of until it ends.
@@ -111,7 +130,15 @@ export class OwnMarkFilter {
         break;
       }
       search = end.next;
-      if (end.aborted || !this._isOurs(buf, start + PREFIX.length, end.payloadEnd)) continue;
+      if (end.aborted) continue; // abandoned: a terminal acts on none of it
+      if (!this._isOurs(buf, start + PREFIX.length, end.payloadEnd)) {
+        if (isCountedKind(buf, start + PREFIX.length, end.payloadEnd)) {
+          // The caller's bytes stay as they were: the pieces before this one are of them too, unchanged.
+          if (buf === data) buf = Buffer.from(buf);
+          buf[start + NEUTRAL_AT] = NEUTRAL;
+        }
+        continue;
+      }
       const cut = end.payloadEnd - this._suffix.length;
       const markStart = passed + (start - from);
       pieces.push(buf.subarray(from, cut));

@@ -1,6 +1,7 @@
 // The shell integration's own marks are told from a program's output by the session's nonce, at
 // exact positions however the PTY cuts the output into reads; the nonce never goes further, and
-// marks without it pass on as the program printed them.
+// marks without it are ordinary output: the kinds the nonce ends pass on with their number made
+// `63X` (no terminal, the editor's included, acts on them), the prompt marks as printed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -32,14 +33,16 @@ function filterInChunks(output: Buffer, cuts: number[], nonce = NONCE): { passed
   return { passed: Buffer.concat(parts), marks };
 }
 
-test('our marks are found at their exact positions and passed on without the nonce; forged ones pass on as they are, whatever the cuts', () => {
+test('our marks are found at their exact positions and passed on without the nonce; forged ones pass on acted on by no terminal, whatever the cuts', () => {
   const piece = fc.oneof(
     fc.string({ maxLength: 12 }).map((t) => ({ text: t.replace(/\x1b/g, ''), kind: 'text' as const })),
     fc.constantFrom('C', 'D', 'D;0', 'D;127', 'E;ls -l\\x3b echo ä', 'P;Cwd=/tmp/x y').map((m) => ({ text: m, kind: 'ours' as const })),
     // What a program may print: marks with no nonce, a wrong one, or ours cut short.
     fc
-      .constantFrom('D;0', 'E;git push --force', `D;0;${NONCE.slice(1)}`, `P;Cwd=/etc;${'f'.repeat(32)}`, `D;0;${NONCE}x`)
+      .constantFrom('D;0', 'D', 'C', 'E;git push --force', `D;0;${NONCE.slice(1)}`, `P;Cwd=/etc;${'f'.repeat(32)}`, `D;0;${NONCE}x`)
       .map((m) => ({ text: m, kind: 'forged' as const })),
+    // The prompt marks, which carry no nonce, and kinds the integration does not send.
+    fc.constantFrom('A', 'B', 'Dx', 'F').map((m) => ({ text: m, kind: 'prompt' as const })),
   );
   fc.assert(
     fc.property(fc.array(piece, { maxLength: 12 }), fc.boolean(), fc.array(fc.nat(600), { maxLength: 8 }), (pieces, useSt, cuts) => {
@@ -49,8 +52,11 @@ test('our marks are found at their exact positions and passed on without the non
       const marks: OwnMark[] = [];
       let at = 0;
       for (const p of pieces) {
-        const shown = Buffer.from(p.kind === 'text' ? p.text : `\x1b]633;${p.text}${st}`);
-        printed.push(p.kind === 'ours' ? Buffer.from(`\x1b]633;${p.text};${NONCE}${st}`) : shown);
+        // A forged mark of a kind the nonce ends is passed on as OSC `63X`, which no terminal acts on.
+        const shown = Buffer.from(p.kind === 'text' ? p.text : `\x1b]${p.kind === 'forged' ? '63X' : '633'};${p.text}${st}`);
+        printed.push(
+          p.kind === 'ours' ? Buffer.from(`\x1b]633;${p.text};${NONCE}${st}`) : p.kind === 'forged' ? Buffer.from(`\x1b]633;${p.text}${st}`) : shown,
+        );
         // The nonce printed anywhere but at a mark's end (a forged mark that holds it) is masked.
         expected.push(Buffer.from(shown.toString('latin1').split(NONCE).join('*'.repeat(NONCE.length)), 'latin1'));
         if (p.kind === 'ours') marks.push({ payload: p.text, start: at, end: at + shown.length });

@@ -850,6 +850,10 @@ describe('only the injected integration makes commands: what a program prints is
         const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since: 0 })).data;
         assert.ok(raw.includes('\x1b]633;D;1\x07') && raw.includes('\x1b]633;E;cat marks.txt\x07'), JSON.stringify(raw));
         assert.doesNotMatch(raw, WITH_NONCE);
+        // The forged ones reach it as OSC 63X, which no terminal acts on: the editor's terminal
+        // (VS Code's shell integration reads OSC 633) takes none of them for a command, an exit code or a cwd.
+        assert.ok(raw.includes(FORGED.replaceAll('\x1b]633;', '\x1b]63X;')), 'the file of marks, each made OSC 63X');
+        assert.ok(!raw.includes('\x1b]633;E;git push') && !raw.includes('\x1b]633;P;Cwd=/etc'), JSON.stringify(raw));
       },
     );
   }
