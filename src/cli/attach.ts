@@ -4,6 +4,7 @@ import { parseArgs, UsageError } from './args';
 import { COMMAND_FLAGS } from './command-flags';
 import { CliError } from './find-session';
 import { findTarget } from './remote';
+import { endBySignal } from './end-on-signal';
 
 /** Ctrl+] detaches, as in telnet: rarely needed by programs, easy to type. */
 const DETACH_BYTE = 0x1d;
@@ -54,12 +55,16 @@ export async function attachCommand(argv: string[]): Promise<number> {
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((r) => (resolveDone = r));
   let finished = false;
+  /** The outer terminal is gone (a read or write of it failed): nothing more is written to it. */
+  let terminalGone = false;
   const finish = (message: string, code: number) => {
     if (finished) return;
     finished = true;
-    if (stdin.isTTY) stdin.setRawMode(false);
+    // A terminal that went away (its window closed, its ssh link dropped) has no mode to restore:
+    // setRawMode then fails with EIO, as an 'error' event (heard below).
+    if (stdin.isTTY && !terminalGone) stdin.setRawMode(false);
     stdin.pause();
-    stdout.write(`${stdout.isTTY ? OUTER_TERMINAL_BACK : ''}\r\n[shared-pty] ${message}\r\n`);
+    if (!terminalGone) stdout.write(`${stdout.isTTY ? OUTER_TERMINAL_BACK : ''}\r\n[shared-pty] ${message}\r\n`);
     follower.dispose();
     target.release(client);
     resolveDone(code);
@@ -118,8 +123,18 @@ export async function attachCommand(argv: string[]): Promise<number> {
     if (i !== -1) finish('detached; the session keeps running', 0);
   });
   stdin.on('end', () => finish('input closed; detached', 0));
+  // The terminal hung up under us (EIO): the session is left as a detach leaves it, and the command
+  // ends as a hang-up ends it (below), not with an unhandled error.
+  const hungUp = () => {
+    terminalGone = true;
+    finish('terminal closed; detached', 0);
+  };
+  stdin.on('error', hungUp);
+  stdout.on('error', hungUp);
   stdin.resume();
   const code = await done;
   stdout.off('resize', onResize);
+  // As a hang-up ends a command (status 129), and without Node's restore of a terminal that is gone.
+  if (terminalGone) return endBySignal('SIGHUP');
   return code;
 }

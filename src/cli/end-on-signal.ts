@@ -27,11 +27,22 @@ export function endBridgesOnSignal(): void {
 function onSignal(signal: EndingSignal): void {
   // The command's own listener is there too: it decides.
   if (process.listenerCount(signal) > 1) return;
-  void endEveryBridge().then(() => {
+  void endBySignal(signal);
+}
+
+/**
+ * Ends the command by `signal`, as it ends without a listener (a shell reports 128 + its number),
+ * once the bridges it started have ended. Also for a command whose terminal hung up before the
+ * signal came (`attach`): ended by the signal, the process skips Node's exit-time restore of the
+ * terminal's mode, which aborts when the terminal is gone.
+ */
+export function endBySignal(signal: EndingSignal): Promise<never> {
+  return endEveryBridge().then(() => {
     // Ended by the signal itself, as without a listener; the status stands should it not come.
     process.exitCode = 128 + os.constants.signals[signal];
     for (const s of ENDING_SIGNALS) process.removeListener(s, listeners[s]);
     process.removeAllListeners(signal);
     process.kill(process.pid, signal);
+    return new Promise<never>(() => {});
   });
 }

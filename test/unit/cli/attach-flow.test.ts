@@ -7,6 +7,7 @@ import { Terminal } from '@xterm/headless';
 import type { IPty } from 'node-pty';
 import type { SessionInfo } from '../../../src/core/methods/types';
 import { loadNodePty } from '../../../src/core/session/pty-loader';
+import { destroyPty } from '../../../src/core/base/internals/node-pty';
 import { SessionFollower } from '../../../src/transport/client/session-follower';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
 import { BASH, connect, startHost, until, clientsClosed } from '../../helpers/host';
@@ -75,6 +76,41 @@ describe('attach to a session that has ended', () => {
       }
     }
     await control.request('pty/kill', { session: info.id }).catch(() => undefined);
+  });
+});
+
+describe('attach whose terminal goes away', () => {
+  test('ends as a hang-up ends it (SIGHUP), never aborting; the session runs on with its client gone', { timeout: TEST_TIMEOUT }, async () => {
+    const info = await newSession();
+    // A terminal window closed, an ssh link dropped: its master closes under the attached client.
+    for (let i = 0; i < 3; i++) {
+      const outer: IPty = loadNodePty().spawn(process.execPath, [CLI, 'attach', info.id], {
+        name: 'xterm-256color',
+        cols: 100,
+        rows: 30,
+        cwd: host.dir,
+        env: { ...process.env, SHARED_PTY_DIR: host.dir } as Record<string, string>,
+      });
+      let shown = '';
+      outer.onData((d) => (shown += d));
+      const exited = new Promise<{ exitCode: number; signal?: number }>((r) => outer.onExit(r));
+      try {
+        await until(() => /attached to/.test(shown), 30_000, 'attach to draw the session');
+        destroyPty(outer);
+        const end = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 30 s'), 30_000))]);
+        // Node's own restore of a terminal that is gone aborted it (SIGABRT) after an unhandled EIO.
+        assert.deepEqual(end, { exitCode: 0, signal: 1 }, 'ended by SIGHUP');
+      } finally {
+        if (pidAlive(outer.pid)) outer.kill();
+      }
+      await until(
+        async () => ((await control.request('session/list', {})) as { sessions: SessionInfo[] }).sessions.find((s) => s.id === info.id)?.clients === 0,
+        15_000,
+        "the attached client's connection to close",
+      );
+    }
+    assert.equal(((await control.request('session/list', {})) as { sessions: SessionInfo[] }).sessions.find((s) => s.id === info.id)?.running, true);
+    await control.request('pty/kill', { session: info.id });
   });
 });
 
