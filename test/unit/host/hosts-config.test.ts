@@ -55,6 +55,37 @@ test('a file that cannot be used is an error naming the file and what is wrong',
   }
 });
 
+test('a hosts.json another user could change is not used: the file or a folder above it writable by others, or theirs', () => {
+  const good = JSON.stringify({ hosts: { build: 'ssh build-box shared-pty bridge' } });
+  const refused = (env: NodeJS.ProcessEnv, message: RegExp) =>
+    assert.throws(
+      () => readHostsConfig(env),
+      (e: Error) => e instanceof HostsConfigError && message.test(e.message) && /its commands would run as you/.test(e.message),
+      String(message),
+    );
+  const file = (env: NodeJS.ProcessEnv) => hostsConfigPath(env);
+  let env = withFile(good);
+  fs.chmodSync(file(env), 0o666);
+  refused(env, /hosts\.json is writable by others \(mode 666\)/);
+  fs.chmodSync(file(env), 0o644);
+  assert.equal(readHostsConfig(env).hosts.size, 1, 'mode 644 is the usual one');
+  fs.chmodSync(path.dirname(file(env)), 0o777);
+  refused(env, /shared-pty is writable by others \(mode 777\)/);
+  if (process.getuid?.() === 0) {
+    // Another user's file, or a link another user made in the folder (root alone can hand them over here).
+    env = withFile(good);
+    fs.chownSync(file(env), 65534, 65534);
+    refused(env, /hosts\.json is another user's file/);
+    env = withFile(undefined);
+    const real = path.join(base, `theirs-${Date.now()}.json`);
+    fs.writeFileSync(real, good);
+    fs.mkdirSync(path.dirname(file(env)));
+    fs.symlinkSync(real, file(env));
+    fs.lchownSync(file(env), 65534, 65534);
+    refused(env, /hosts\.json is a link another user made/);
+  }
+});
+
 test('the same name in other objects, or as a value, is no host named twice', () => {
   const env = withFile('{"note": {"build": 1, "x": {"build": 2}}, "hosts": {"build": "ssh build", "web": "build"}, "more": [{"build": 3}, {"build": 4}]}');
   assert.deepEqual([...readHostsConfig(env).hosts.keys()], ['build', 'web']);
