@@ -122,13 +122,34 @@ function terminate(link: Link): void {
   if (link.tree) return;
   link.tree = treeOf(link);
   signalEach(link.tree, 'SIGTERM');
-  const kill = setTimeout(() => signalEach(treeOf(link), 'SIGKILL'), EXIT_WAIT_MS);
+  const kill = setTimeout(() => killTree(link), EXIT_WAIT_MS);
   void link.gone.then(() => clearTimeout(kill));
 }
 
 /** A process that exits at once (`process.exit`) kills the bridges still running: nothing of them outlives it. */
 function killUnfinished(): void {
-  for (const link of unfinished) signalEach(treeOf(link), 'SIGKILL');
+  for (const link of unfinished) killTree(link);
+}
+
+/** Rounds of reading the tree again for processes started while it was being stopped. */
+const STOP_ROUNDS = 4;
+
+/**
+ * SIGKILL to the command and what it started. Each is stopped first, parents before their
+ * children, and the tree read again until no new process shows: killed youngest first and
+ * running, a shell that ignores SIGTERM started the next command of its line (`sleep 1000; sleep
+ * 1000`) between its child's SIGKILL and its own, and that one was in no list (an outside audit
+ * found it outliving the CLI command). A stopped process starts nothing.
+ */
+function killTree(link: Link): void {
+  const known = new Set<number>();
+  for (let round = 0; round < STOP_ROUNDS; round++) {
+    const found = treeOf(link).filter((p) => !known.has(p));
+    if (found.length === 0) break;
+    signalEach([...found].reverse(), 'SIGSTOP');
+    for (const p of found) known.add(p);
+  }
+  signalEach([...known], 'SIGKILL');
 }
 
 /**

@@ -202,7 +202,10 @@ before(async () => {
   fs.mkdirSync(path.join(stubbornConfig, 'shared-pty'));
   // Once its bridge ended it ignores SIGTERM too, and so does its sleep (an ignored signal is inherited).
   const stubborn = `sh -c '${farSide(execSide, home)}'; trap '' TERM HUP INT; sleep ${STUBBORN_SLEEP}`;
-  fs.writeFileSync(path.join(stubbornConfig, 'shared-pty', 'hosts.json'), JSON.stringify({ hosts: { stubborn } }));
+  // One that never answers and ignores SIGTERM, with a line of commands: killed youngest first, its
+  // shell started the next sleep between its child's SIGKILL and its own (found by an outside audit).
+  const hangtrap = `trap '' TERM HUP INT; sleep ${STUBBORN_SLEEP}; sleep ${STUBBORN_SLEEP}`;
+  fs.writeFileSync(path.join(stubbornConfig, 'shared-pty', 'hosts.json'), JSON.stringify({ hosts: { stubborn, hangtrap } }));
   stubbornEnv = { ...env, XDG_CONFIG_HOME: stubbornConfig };
 });
 
@@ -279,6 +282,23 @@ describe('remote hosts through ssh and exec', () => {
       // Time for the bridge to see its stdin close and the command to go on to its sleep, were it still there.
       await new Promise((r) => setTimeout(r, 1500));
       assert.deepEqual(stubbornSleeps(), [], 'no sleep of its command outlives `list`');
+    } finally {
+      for (const pid of stubbornSleeps()) process.kill(pid, 'SIGKILL');
+    }
+  });
+
+  test('a command that ignores SIGTERM and runs a line of commands is ended whole when the CLI command is interrupted', { timeout: TEST_TIMEOUT }, async () => {
+    try {
+      for (let i = 0; i < 3; i++) {
+        const run = startCli(['read', 'hangtrap:x'], stubbornEnv, 60_000);
+        await until(() => stubbornSleeps().length > 0, 20_000, 'the host command to run its first sleep');
+        process.kill(run.pid, 'SIGINT');
+        const ended = await run.result;
+        assert.equal(ended.signal, 'SIGINT', `ended by the signal: ${ended.code} ${ended.stderr}`);
+        // Time for a shell left behind to go on to its next sleep.
+        await new Promise((r) => setTimeout(r, 1000));
+        assert.deepEqual(stubbornSleeps(), [], 'no sleep of its command outlives the CLI command');
+      }
     } finally {
       for (const pid of stubbornSleeps()) process.kill(pid, 'SIGKILL');
     }
