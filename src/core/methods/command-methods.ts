@@ -153,8 +153,9 @@ export const commandOutputMethod = method({
     let offset = Math.min(p.offset ?? 0, log.size);
     let bytes: Buffer;
     try {
-      // A few bytes more than the page, to end it on a character boundary.
-      bytes = await log.read(offset, maxBytes + 3);
+      // A few bytes more than the page: up to 3 of a character the offset fell inside (skipped
+      // below), and up to 3 to end the page on a character boundary.
+      bytes = await log.read(offset, maxBytes + 6);
     } catch (e) {
       throw serverError(`The log of command ${p.id} cannot be read: ${(e as Error).message}`, { id: p.id });
     }

@@ -135,6 +135,11 @@ describe("with shell integration, each command's whole output is kept in a log o
       // Bad ids are clear errors.
       await rejectsWith(s.page(99), -32602);
       await rejectsWith(s.page(0), -32602);
+      // A page of one byte whose offset falls inside a character of three bytes before another:
+      // the next character whole (found by an outside audit: two bytes of a €).
+      const euros = (await s.send("printf '€€€\\n'")).command!;
+      const inside = await s.page(euros.id, { offset: 1, maxBytes: 1 });
+      assert.deepEqual([inside.offset, inside.nextOffset, inside.data], [3, 6, '€']);
     },
   );
 
