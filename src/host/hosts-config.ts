@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { unsafePathReason } from '../core/base/safe-path';
+import { unsafePath, unsafePathAdvice } from '../core/base/safe-path';
 
 /**
  * The name that always means this machine's own hosts (`local:bash-1`): hosts.json cannot take it,
@@ -38,8 +38,8 @@ export function readHostsConfig(env: NodeJS.ProcessEnv = process.env): HostsConf
   const file = hostsConfigPath(env);
   // Its commands run as the user: a file (or a folder above it) another user can change is not
   // taken, as ssh takes no such ~/.ssh/config.
-  const unsafe = unsafePathReason(file, 'file', 'user-or-root');
-  if (unsafe) throw new HostsConfigError(`${file} is not used: ${unsafe}, and its commands would run as you; make it writable by you alone (chmod go-w)`);
+  const unsafe = unsafePath(file, 'file', 'user-or-root');
+  if (unsafe) throw new HostsConfigError(`${file} is not used, as its commands would run as you: ${unsafe.text} (${unsafePathAdvice(unsafe)})`);
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');

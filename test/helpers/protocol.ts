@@ -11,6 +11,11 @@ export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 /** The built CLI entry, as users run it. */
 export const CLI = path.join(REPO_ROOT, 'bin', 'shared-pty.js');
 
+/** How an agent's client starts `shared-pty mcp` over stdio (the SDKs' StdioClientTransport options), with `env`. */
+export function mcpStdio(env: NodeJS.ProcessEnv): { command: string; args: string[]; env: Record<string, string>; cwd: string; stderr: 'pipe' } {
+  return { command: process.execPath, args: [CLI, 'mcp'], env: env as Record<string, string>, cwd: REPO_ROOT, stderr: 'pipe' };
+}
+
 /** Bounds on how long the helpers wait; generous, because the test machine is noisy. */
 export const enum HelperTimeouts {
   Build = 120_000,

@@ -40,6 +40,17 @@ after(async () => {
 // Once the shared host is closed, nothing the suite made is left (docs/testing.md#leaks).
 ensureNoDisposablesAreLeakedBySuite(clientsClosed);
 
+/** `shared-pty attach <id>` in a PTY of `cols` x `rows`, as a person runs it in a terminal. */
+function attachInPty(id: string, cols: number, rows: number): IPty {
+  return loadNodePty().spawn(process.execPath, [CLI, 'attach', id], {
+    name: 'xterm-256color',
+    cols,
+    rows,
+    cwd: host.dir,
+    env: { ...process.env, SHARED_PTY_DIR: host.dir } as Record<string, string>,
+  });
+}
+
 async function newSession(): Promise<SessionInfo> {
   const info = (await control.request('session/create', { ...BASH, cols: 100, rows: 30 })) as SessionInfo;
   await control.request('pty/wait', { session: info.id, match: '$', timeout: 15_000 });
@@ -56,13 +67,7 @@ describe('attach to a session that has ended', () => {
     );
     // A few times: the exit came with the picture, and whether before the terminal went raw was a race.
     for (let i = 0; i < 12; i++) {
-      const outer: IPty = loadNodePty().spawn(process.execPath, [CLI, 'attach', info.id], {
-        name: 'xterm-256color',
-        cols: 80,
-        rows: 24,
-        cwd: host.dir,
-        env: { ...process.env, SHARED_PTY_DIR: host.dir } as Record<string, string>,
-      });
+      const outer: IPty = attachInPty(info.id, 80, 24);
       let shown = '';
       outer.onData((d) => (shown += d));
       const exited = new Promise<number>((r) => outer.onExit((e) => r(e.exitCode)));
@@ -84,13 +89,7 @@ describe('attach whose terminal goes away', () => {
     const info = await newSession();
     // A terminal window closed, an ssh link dropped: its master closes under the attached client.
     for (let i = 0; i < 3; i++) {
-      const outer: IPty = loadNodePty().spawn(process.execPath, [CLI, 'attach', info.id], {
-        name: 'xterm-256color',
-        cols: 100,
-        rows: 30,
-        cwd: host.dir,
-        env: { ...process.env, SHARED_PTY_DIR: host.dir } as Record<string, string>,
-      });
+      const outer: IPty = attachInPty(info.id, 100, 30);
       let shown = '';
       outer.onData((d) => (shown += d));
       const exited = new Promise<{ exitCode: number; signal?: number }>((r) => outer.onExit(r));
@@ -118,13 +117,7 @@ describe('attach and SessionFollower never lose output', () => {
   test('shared-pty attach in a PTY shows every byte of a 64 MiB flood while its terminal reads slowly', { timeout: TEST_TIMEOUT }, async () => {
     const info = await newSession();
     // attach runs in a PTY of its own, as in a user's terminal; this test is that terminal, and a slow one.
-    const outer: IPty = loadNodePty().spawn(process.execPath, [CLI, 'attach', info.id], {
-      name: 'xterm-256color',
-      cols: 100,
-      rows: 30,
-      cwd: host.dir,
-      env: { ...process.env, SHARED_PTY_DIR: host.dir } as Record<string, string>,
-    });
+    const outer: IPty = attachInPty(info.id, 100, 30);
     const check = new FloodCheck(true); // the outer PTY adds a \r before each \n: compare without \r
     let sinceStop = 0;
     outer.onData((d) => {

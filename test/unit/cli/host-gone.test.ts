@@ -14,7 +14,7 @@ import { RpcClient } from '../../../src/transport/client/rpc-client';
 import { runCli, startCli, startServeHost, startedPids, killPid, stopPid, type ServeHost } from '../../helpers/cli';
 import { readLiveRecords } from '../../../src/host/discovery';
 import { tempRuntimeDir, until, withTimeout } from '../../helpers/host';
-import { bashEnv, buildCli, CLI, REPO_ROOT, sleep } from '../../helpers/protocol';
+import { bashEnv, buildCli, CLI, mcpStdio, sleep } from '../../helpers/protocol';
 
 const TEST_TIMEOUT = 90_000;
 const SHELL = ['--cmd', 'bash --norc --noprofile -i', '--no-http'];
@@ -46,13 +46,7 @@ async function startHost(): Promise<ServeHost> {
 
 /** `shared-pty mcp` over stdio, as an agent starts it, connected with the SDK's client; `stderr` hears its log. */
 async function connectMcp(name: string, stderr?: (d: string) => void): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [CLI, 'mcp'],
-    env: env as Record<string, string>,
-    cwd: REPO_ROOT,
-    stderr: 'pipe',
-  });
+  const transport = new StdioClientTransport(mcpStdio(env));
   if (stderr) transport.stderr?.on('data', (d) => stderr(String(d)));
   const mcp = new Client({ name, version: '0.0.0' });
   await withTimeout(mcp.connect(transport), 30_000, 'MCP stdio connect');

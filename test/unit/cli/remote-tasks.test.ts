@@ -13,7 +13,7 @@ import type { TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client'
 import { readLiveRecords } from '../../../src/host/discovery';
 import { stopPid } from '../../helpers/cli';
 import { tempRuntimeDir, until, withTimeout } from '../../helpers/host';
-import { bashEnv, buildCli, CLI, REPO_ROOT } from '../../helpers/protocol';
+import { bashEnv, buildCli, CLI, mcpStdio } from '../../helpers/protocol';
 import { stdioRawDispatch } from '../../helpers/tasks-client';
 
 const TEST_TIMEOUT = 90_000;
@@ -33,13 +33,7 @@ let tasks: TaskEnabledSession;
 
 async function mcpClient(env: NodeJS.ProcessEnv, name: string, capabilities: object): Promise<{ client: Client; transport: StdioClientTransport }> {
   const client = new Client({ name, version: '0.0.0' }, { capabilities, versionNegotiation: { mode: { pin: REVISION } } });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [CLI, 'mcp'],
-    env: env as Record<string, string>,
-    cwd: REPO_ROOT,
-    stderr: 'pipe',
-  });
+  const transport = new StdioClientTransport(mcpStdio(env));
   await withTimeout(client.connect(transport), 30_000, `${name}: connect`);
   return { client, transport };
 }

@@ -11,7 +11,7 @@ import type { SessionInfo } from '../../../src/core/methods/types';
 import { readLiveRecords } from '../../../src/host/discovery';
 import { runCli, runEach, startedPids, startServeHost, stopPid, type CliResult } from '../../helpers/cli';
 import { connect, tempRuntimeDir, until } from '../../helpers/host';
-import { bashEnv, buildCli, CLI, pidAlive, REPO_ROOT } from '../../helpers/protocol';
+import { bashEnv, buildCli, mcpStdio, pidAlive } from '../../helpers/protocol';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
@@ -290,13 +290,7 @@ describe('a broken hosts.json', () => {
       assert.match(listed.stderr, /^shared-pty: .*hosts\.json is not JSON/m);
       assert.match(ok(await run('read', 'badcfg'), 'read'), /opened-here/);
       // The relay serves this machine's sessions, and says why no remote one, on stderr.
-      const relay = new StdioClientTransport({
-        command: process.execPath,
-        args: [CLI, 'mcp'],
-        env: broken as Record<string, string>,
-        cwd: REPO_ROOT,
-        stderr: 'pipe',
-      });
+      const relay = new StdioClientTransport(mcpStdio(broken));
       let relayErr = '';
       relay.stderr?.on('data', (d: Buffer) => (relayErr += d.toString()));
       const agent = new Client({ name: 'broken-hosts', version: '0' });

@@ -3,6 +3,7 @@
 // NAME is one (a local session whose name has a colon is still found).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -70,7 +71,23 @@ test('a hosts.json another user could change is not used: the file or a folder a
   fs.chmodSync(file(env), 0o644);
   assert.equal(readHostsConfig(env).hosts.size, 1, 'mode 644 is the usual one');
   fs.chmodSync(path.dirname(file(env)), 0o777);
-  refused(env, /shared-pty is writable by others \(mode 777\)/);
+  refused(env, /shared-pty is writable by others \(mode 777\) \(chmod go-w \S+shared-pty\)/);
+  fs.chmodSync(path.dirname(file(env)), 0o755);
+  // Writable by the user's private group (umask 002, as Debian and Ubuntu make a login's files) is the user's alone.
+  const gid = process.getgid?.() ?? 0;
+  fs.chownSync(file(env), process.getuid?.() ?? 0, gid);
+  fs.chmodSync(file(env), 0o664);
+  if (privateGroup(gid)) assert.equal(readHostsConfig(env).hosts.size, 1, "664 with the user's own group");
+  if (process.getuid?.() === 0) {
+    fs.chownSync(file(env), 0, 65534); // a group with other users in it (nogroup)
+    refused(env, /hosts\.json is writable by others \(mode 664\)/);
+    fs.chownSync(file(env), 0, gid);
+  }
+  // A path that cannot be examined (a link to itself) is one clear line, not a raw error.
+  env = withFile(undefined);
+  fs.mkdirSync(path.dirname(file(env)));
+  fs.symlinkSync(file(env), file(env));
+  refused(env, /hosts\.json cannot be examined \(ELOOP\)/);
   if (process.getuid?.() === 0) {
     // Another user's file, or a link another user made in the folder (root alone can hand them over here).
     env = withFile(good);
@@ -85,6 +102,13 @@ test('a hosts.json another user could change is not used: the file or a folder a
     refused(env, /hosts\.json is a link another user made/);
   }
 });
+
+/** Whether `gid` is a group of one: named as the user, no other member listed (`getent group`). */
+function privateGroup(gid: number): boolean {
+  const r = spawnSync('getent', ['group', String(gid)], { encoding: 'utf8' });
+  const [name, , , members = ''] = r.status === 0 ? r.stdout.trim().split(':') : [];
+  return name === os.userInfo().username && members.split(',').every((m) => m === '' || m === name);
+}
 
 test('the same name in other objects, or as a value, is no host named twice', () => {
   const env = withFile('{"note": {"build": 1, "x": {"build": 2}}, "hosts": {"build": "ssh build", "web": "build"}, "more": [{"build": 3}, {"build": 4}]}');

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { makeFolders } from '../../base/private-files';
-import { unsafePathReason } from '../../base/safe-path';
+import { unsafePath, unsafePathAdvice } from '../../base/safe-path';
 
 /**
  * Where recordings go when the caller names no file: `$XDG_DATA_HOME/shared-pty/recordings`, else
@@ -45,6 +45,6 @@ export function defaultRecordingPath(name: string, now = new Date(), env: NodeJS
 
 /** The recordings folder, and the folders above it, safe from other users (safe-path.ts); else an error naming why. */
 function refuseUnsafeFolder(dir: string): void {
-  const why = unsafePathReason(dir, 'folder');
-  if (why) throw new Error(`${why}: make it yours alone (chmod 700) or remove it`);
+  const unsafe = unsafePath(dir, 'folder');
+  if (unsafe) throw new Error(`${unsafe.text} (${unsafePathAdvice(unsafe)})`);
 }
