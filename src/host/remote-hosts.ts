@@ -144,7 +144,10 @@ const STOP_ROUNDS = 4;
 function killTree(link: Link): void {
   const known = new Set<number>();
   for (let round = 0; round < STOP_ROUNDS; round++) {
-    const found = treeOf(link).filter((p) => !known.has(p));
+    // From each process known and still there too: once the command's own shell has ended (the
+    // SIGTERM), what it started is no longer found from it, and what those start neither.
+    const roots = [...known].filter((p) => isAlive(p));
+    const found = [...new Set([...treeOf(link), ...roots.flatMap((p) => processTree(p))])].filter((p) => !known.has(p));
     if (found.length === 0) break;
     signalEach([...found].reverse(), 'SIGSTOP');
     for (const p of found) known.add(p);

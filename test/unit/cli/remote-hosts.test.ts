@@ -205,7 +205,12 @@ before(async () => {
   // One that never answers and ignores SIGTERM, with a line of commands: killed youngest first, its
   // shell started the next sleep between its child's SIGKILL and its own (found by an outside audit).
   const hangtrap = `trap '' TERM HUP INT; sleep ${STUBBORN_SLEEP}; sleep ${STUBBORN_SLEEP}`;
-  fs.writeFileSync(path.join(stubbornConfig, 'shared-pty', 'hosts.json'), JSON.stringify({ hosts: { stubborn, hangtrap } }));
+  // One whose shell ignores SIGTERM around the bridge: the command's own shell dies of the SIGTERM,
+  // this one starts its sleep after it (found by an audit of the fix above).
+  const innertrap = `sh -c 'trap "" TERM; ${farSide(execSide, home)
+    .replace(/^SHARED_PTY_DIR/, 'env SHARED_PTY_DIR')
+    .replace(' exec ', ' ')}; sleep ${STUBBORN_SLEEP}; sleep ${STUBBORN_SLEEP}'`;
+  fs.writeFileSync(path.join(stubbornConfig, 'shared-pty', 'hosts.json'), JSON.stringify({ hosts: { stubborn, hangtrap, innertrap } }));
   stubbornEnv = { ...env, XDG_CONFIG_HOME: stubbornConfig };
 });
 
@@ -299,6 +304,25 @@ describe('remote hosts through ssh and exec', () => {
         await new Promise((r) => setTimeout(r, 1000));
         assert.deepEqual(stubbornSleeps(), [], 'no sleep of its command outlives the CLI command');
       }
+    } finally {
+      for (const pid of stubbornSleeps()) process.kill(pid, 'SIGKILL');
+    }
+  });
+
+  test('a command whose inner shell ignores SIGTERM is ended whole when the CLI command ends by a signal mid-call', { timeout: TEST_TIMEOUT }, async () => {
+    try {
+      const opened = await runCli(['open', '--host', 'innertrap', '--', 'sleep', '600'], stubbornEnv);
+      assert.equal(opened.code, 0, opened.stderr);
+      const run = startCli(['wait', opened.stdout.trim(), 'never-there', '--timeout', '60000'], stubbornEnv, 60_000);
+      await until(async () => (await runCli(['list', '--host', 'innertrap'], stubbornEnv)).stdout.includes('sleep 600'), 20_000, 'the far session listed');
+      await new Promise((r) => setTimeout(r, 500));
+      process.kill(run.pid, 'SIGTERM');
+      const ended = await run.result;
+      assert.equal(ended.signal, 'SIGTERM', `ended by the signal: ${ended.code} ${ended.stderr}`);
+      // Time for a shell left behind to go on to its next sleep.
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.deepEqual(stubbornSleeps(), [], 'no sleep of its command outlives the CLI command');
+      await runCli(['kill', opened.stdout.trim()], stubbornEnv);
     } finally {
       for (const pid of stubbornSleeps()) process.kill(pid, 'SIGKILL');
     }
