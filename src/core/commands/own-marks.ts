@@ -26,6 +26,8 @@ const PREFIX = Buffer.from('\x1b]633;', 'latin1');
  * from each of them cost the main thread several ms per MB of coloured output (bench/README.md).
  */
 const PREFIX_TAIL = PREFIX.subarray(2);
+/** The same with the 8-bit OSC introducer (U+009D as UTF-8), which xterm.js takes too. */
+const C1_PREFIX = Buffer.from([0xc2, 0x9d, ...PREFIX_TAIL]);
 const BEL = 0x07;
 const ESC = 0x1b;
 const RIGHT_BRACKET = 0x5d;
@@ -34,6 +36,10 @@ const BACKSLASH = 0x5c;
 const CAN = 0x18;
 const SUB = 0x1a;
 const SEMICOLON = 0x3b;
+/** The UTF-8 lead byte of the C1 controls, and the second bytes of OSC (U+009D) and ST (U+009C). */
+const C1_LEAD = 0xc2;
+const C1_OSC = 0x9d;
+const C1_ST = 0x9c;
 
 /**
  * The kinds of mark the integration ends with the nonce (a command line, its start and end, the
@@ -122,21 +128,26 @@ export class OwnMarkFilter {
         break;
       }
       const end = terminatorOf(buf, Math.max(start + PREFIX.length, start === 0 ? resume : 0));
+      /** A mark not ours, of a kind the nonce ends: passed on with its number changed (COUNTED_KINDS). */
+      const neutralize = (payloadEnd: number) => {
+        if (!isCountedKind(buf, start + PREFIX.length, payloadEnd)) return;
+        // The caller's bytes stay as they were: the pieces before this one are of them too, unchanged.
+        if (buf === data) buf = Buffer.from(buf);
+        buf[start + NEUTRAL_AT] = NEUTRAL;
+      };
       if (end === 'incomplete') {
         // Copied: the chunk's bytes move to the mirror thread once passed on.
         const held = buf.length - start <= MAX_SEQUENCE_BYTES;
         if (held) this._pending = Buffer.from(buf.subarray(start));
+        // Too long to be ours, passed on as it comes: a terminal still acts on it when it ends.
+        else neutralize(buf.length);
         pieces.push(buf.subarray(from, held ? start : buf.length));
         break;
       }
       search = end.next;
-      if (end.aborted) continue; // abandoned: a terminal acts on none of it
-      if (!this._isOurs(buf, start + PREFIX.length, end.payloadEnd)) {
-        if (isCountedKind(buf, start + PREFIX.length, end.payloadEnd)) {
-          // The caller's bytes stay as they were: the pieces before this one are of them too, unchanged.
-          if (buf === data) buf = Buffer.from(buf);
-          buf[start + NEUTRAL_AT] = NEUTRAL;
-        }
+      // Not ours (an ESC that ends it early ends it for xterm.js, which acts on it: changed too).
+      if (end.aborted || !this._isOurs(buf, start + PREFIX.length, end.payloadEnd)) {
+        neutralize(end.payloadEnd);
         continue;
       }
       const cut = end.payloadEnd - this._suffix.length;
@@ -224,33 +235,46 @@ function nonceBeginningAtEnd(buf: Buffer, nonce: Buffer): number {
   return 0;
 }
 
-/** How many bytes at the end of `buf` (after `from`) are the beginning of a prefix (`ESC ]6`). */
+/** How many bytes at the end of `buf` (after `from`) are the beginning of a prefix (`ESC ]6`, `C2 9D 6`). */
 function partialPrefixAtEnd(buf: Buffer, from: number): number {
   const longest = Math.min(PREFIX.length - 1, buf.length - from);
-  // Most chunks end with no ESC among their last bytes: no prefix begins there.
-  if (longest <= 0 || buf.indexOf(ESC, buf.length - longest) < 0) return 0;
+  // Most chunks end with no ESC (nor C1 lead) among their last bytes: no prefix begins there.
+  if (longest <= 0) return 0;
+  const esc = buf.indexOf(ESC, buf.length - longest) >= 0;
+  if (!esc && buf.indexOf(C1_LEAD, buf.length - longest) < 0) return 0;
   for (let n = longest; n > 0; n--) {
-    if (buf.subarray(buf.length - n).equals(PREFIX.subarray(0, n))) return n;
+    const tail = buf.subarray(buf.length - n);
+    if (tail.equals(PREFIX.subarray(0, n)) || tail.equals(C1_PREFIX.subarray(0, n))) return n;
   }
   return 0;
 }
 
-/** Where the first `ESC ] 633 ;` at or after `from` starts, or -1. */
+/**
+ * Where the first `ESC ] 633 ;` (or its 8-bit form, C1 OSC as UTF-8: `C2 9D 633;`, which xterm.js
+ * takes too) at or after `from` starts, or -1. Both introducers are two bytes long.
+ */
 function findPrefix(buf: Buffer, from: number): number {
   const esc = buf.indexOf(ESC, from);
-  if (esc < 0) return -1; // plain text: one scan for the byte
-  for (let i = buf.indexOf(PREFIX_TAIL, esc + 2); i >= 0; i = buf.indexOf(PREFIX_TAIL, i + 1)) {
-    if (buf[i - 1] === RIGHT_BRACKET && buf[i - 2] === ESC) return i - 2;
+  const c1 = buf.indexOf(C1_LEAD, from);
+  if (esc < 0 && c1 < 0) return -1; // plain text: a scan for each byte
+  const first = esc < 0 ? c1 : c1 < 0 ? esc : Math.min(esc, c1);
+  for (let i = buf.indexOf(PREFIX_TAIL, first + 2); i >= 0; i = buf.indexOf(PREFIX_TAIL, i + 1)) {
+    if ((buf[i - 1] === RIGHT_BRACKET && buf[i - 2] === ESC) || (buf[i - 1] === C1_OSC && buf[i - 2] === C1_LEAD)) return i - 2;
   }
   return -1;
 }
 
-/** Where the OSC whose payload starts at `from` ends: BEL, or ST (`ESC \`); another ESC, CAN or SUB aborts it. */
+/** Where the OSC whose payload starts at `from` ends: BEL, or ST (`ESC \`, or C1 ST as UTF-8); another ESC, CAN or SUB aborts it. */
 function terminatorOf(buf: Buffer, from: number): { payloadEnd: number; next: number; aborted: boolean } | 'incomplete' {
   for (let i = from; i < buf.length; i++) {
     const b = buf[i];
     if (b === BEL) return { payloadEnd: i, next: i + 1, aborted: false };
     if (b === CAN || b === SUB) return { payloadEnd: i, next: i + 1, aborted: true };
+    if (b === C1_LEAD) {
+      if (i + 1 >= buf.length) return 'incomplete';
+      if (buf[i + 1] === C1_ST) return { payloadEnd: i, next: i + 2, aborted: false };
+      continue;
+    }
     if (b !== ESC) continue;
     if (i + 1 >= buf.length) return 'incomplete';
     if (buf[i + 1] === BACKSLASH) return { payloadEnd: i, next: i + 2, aborted: false };

@@ -39,8 +39,14 @@ test('our marks are found at their exact positions and passed on without the non
     fc.constantFrom('C', 'D', 'D;0', 'D;127', 'E;ls -l\\x3b echo ä', 'P;Cwd=/tmp/x y').map((m) => ({ text: m, kind: 'ours' as const })),
     // What a program may print: marks with no nonce, a wrong one, or ours cut short.
     fc
-      .constantFrom('D;0', 'D', 'C', 'E;git push --force', `D;0;${NONCE.slice(1)}`, `P;Cwd=/etc;${'f'.repeat(32)}`, `D;0;${NONCE}x`)
-      .map((m) => ({ text: m, kind: 'forged' as const })),
+      .tuple(
+        fc.constantFrom('D;0', 'D', 'C', 'E;git push --force', `D;0;${NONCE.slice(1)}`, `P;Cwd=/etc;${'f'.repeat(32)}`, `D;0;${NONCE}x`),
+        // However it is introduced and ended, as xterm.js takes it: 8-bit OSC and ST (as UTF-8), and
+        // an ESC that ends it early (xterm.js acts on what came before it).
+        fc.constantFrom('\x1b]', '\u009d'),
+        fc.constantFrom('', '\u009c', '\x1b[0m'),
+      )
+      .map(([m, intro, end]) => ({ text: m, kind: 'forged' as const, intro, end })),
     // The prompt marks, which carry no nonce, and kinds the integration does not send.
     fc.constantFrom('A', 'B', 'Dx', 'F').map((m) => ({ text: m, kind: 'prompt' as const })),
   );
@@ -53,9 +59,11 @@ test('our marks are found at their exact positions and passed on without the non
       let at = 0;
       for (const p of pieces) {
         // A forged mark of a kind the nonce ends is passed on as OSC `63X`, which no terminal acts on.
-        const shown = Buffer.from(p.kind === 'text' ? p.text : `\x1b]${p.kind === 'forged' ? '63X' : '633'};${p.text}${st}`);
+        const forgedEnd = p.kind === 'forged' ? p.end || st : st;
+        const intro = p.kind === 'forged' ? p.intro : '\x1b]';
+        const shown = Buffer.from(p.kind === 'text' ? p.text : `${intro}${p.kind === 'forged' ? '63X' : '633'};${p.text}${forgedEnd}`);
         printed.push(
-          p.kind === 'ours' ? Buffer.from(`\x1b]633;${p.text};${NONCE}${st}`) : p.kind === 'forged' ? Buffer.from(`\x1b]633;${p.text}${st}`) : shown,
+          p.kind === 'ours' ? Buffer.from(`\x1b]633;${p.text};${NONCE}${st}`) : p.kind === 'forged' ? Buffer.from(`${intro}633;${p.text}${forgedEnd}`) : shown,
         );
         // The nonce printed anywhere but at a mark's end (a forged mark that holds it) is masked.
         expected.push(Buffer.from(shown.toString('latin1').split(NONCE).join('*'.repeat(NONCE.length)), 'latin1'));
@@ -104,7 +112,7 @@ test('the nonce is masked wherever the output shows it (`set` prints it), howeve
   assert.equal(filter.filter(Buffer.from('zz')).output.toString(), `${NONCE.slice(0, 9)}zz`);
 });
 
-test('other escape sequences, an OSC of another number, and an OSC cut short by ESC, CAN or SUB are not marks', () => {
+test('other escape sequences, an OSC of another number, and an OSC cut short by ESC, CAN or SUB are not marks (the cut-short ones of counted kinds pass as OSC 63X)', () => {
   const mark = (m: string) => `\x1b]633;${m};${NONCE}\x07`;
   const text = `\x1b[31mred\x1b]0;title\x07${mark('C').slice(0, 9)}\x1b[0m\x1b]6330;X\x07\x1b]633;D;1;${NONCE}\x18x${mark('D;2')}`;
   const r = filterInChunks(Buffer.from(text), [5, 17, 18, 19, 60]);
@@ -112,8 +120,14 @@ test('other escape sequences, an OSC of another number, and an OSC cut short by 
     r.marks.map((m) => m.payload),
     ['D;2'],
   );
-  // Not marks, passed on as printed, but that the nonce in one (cut short by CAN) is masked.
-  assert.equal(r.passed.toString(), text.replace(`;${NONCE}\x07`, '\x07').replace(NONCE, '*'.repeat(NONCE.length)));
+  // Not marks, passed on as printed, but that the nonce in one (cut short by CAN) is masked, and
+  // the two cut short, of kinds the nonce ends, as OSC 63X (xterm.js acts on one an ESC ends).
+  const expected = text
+    .replace(`;${NONCE}\x07`, '\x07')
+    .replace(NONCE, '*'.repeat(NONCE.length))
+    .replace('\x1b]633;C;0\x1b[0m', '\x1b]63X;C;0\x1b[0m')
+    .replace('\x1b]633;D;1;', '\x1b]63X;D;1;');
+  assert.equal(r.passed.toString(), expected);
 });
 
 test('the beginning of a mark is held back until it ends; at the end of the output it is output after all', () => {
@@ -127,6 +141,8 @@ test('the beginning of a mark is held back until it ends; at the end of the outp
   // A sequence longer than any mark is passed on rather than held for ever.
   const long = filter.filter(Buffer.from(`\x1b]633;E;${'x'.repeat(70_000)}`));
   assert.equal(long.output.length, 70_008);
+  // …as OSC 63X: a terminal still acts on it once it ends (found by an audit).
+  assert.equal(long.output.subarray(0, 6).toString(), '\x1b]63X;');
   assert.equal(filter.release().length, 0);
 });
 
