@@ -356,7 +356,7 @@ function addonView(term: Terminal, scrolls: boolean): Terminal {
   const views = new Map<IBuffer, IBuffer>();
   const view = (buffer: IBuffer): IBuffer => {
     let v = views.get(buffer);
-    if (!v) views.set(buffer, (v = bufferView(buffer)));
+    if (!v) views.set(buffer, (v = bufferView(buffer, term.cols)));
     return v;
   };
   const buffers = {
@@ -374,15 +374,21 @@ function addonView(term: Terminal, scrolls: boolean): Terminal {
   return new Proxy(term, { get: (target, key) => (key === 'buffer' ? buffers : key === 'rows' ? rows : bound(target, key)) });
 }
 
-function bufferView(buffer: IBuffer): IBuffer {
+function bufferView(buffer: IBuffer, cols: number): IBuffer {
   const probe = buffer.getNullCell(); // one cell to read into, for every row
   const getLine = (y: number): IBufferLine | undefined => {
     const line = buffer.getLine(y);
     if (!line) return line;
     const first = line.isWrapped ? line.getCell(0, probe) : undefined;
     const spaceFirst = first !== undefined && first.getChars() === '' && first.getWidth() === 1;
+    // A row kept longer than the screen (narrowed, where xterm does not re-wrap: the alternate
+    // screen, autowrap off) may end the screen with a wide character's first half: the addon
+    // wrote it at the last column, where it does not fit, so it went to the next row and every
+    // row after it one lower. A space there keeps the rows in place (found by an audit).
+    const spaceLast = line.length > cols && cols > 0 && line.getCell(cols - 1, probe)?.getWidth() === 2;
     const hidden = hiddenAfterWide(line, probe);
-    return spaceFirst || hidden.length > 0 ? lineView(line, buffer, spaceFirst, hidden) : line;
+    if (spaceLast) hidden.push(cols - 1);
+    return spaceFirst || hidden.length > 0 ? lineView(line, buffer, spaceFirst, hidden, spaceLast ? cols - 1 : -1) : line;
   };
   return new Proxy(buffer, { get: (target, key) => (key === 'getLine' ? getLine : bound(target, key)) });
 }
@@ -422,12 +428,13 @@ function hiddenAfterWide(line: IBufferLine, probe: IBufferCell): number[] {
 }
 
 /**
- * `line`, its first cell a space with that cell's colours and attributes (`spaceFirst`), and the
- * cells at `hidden` empty second halves of the wide characters before them.
+ * `line`, its first cell a space with that cell's colours and attributes (`spaceFirst`), as is
+ * the cell at `spaceAt`, and the other cells at `hidden` empty second halves of the wide
+ * characters before them.
  */
-function lineView(line: IBufferLine, buffer: IBuffer, spaceFirst: boolean, hidden: readonly number[]): IBufferLine {
+function lineView(line: IBufferLine, buffer: IBuffer, spaceFirst: boolean, hidden: readonly number[], spaceAt = -1): IBufferLine {
   const getCell = (x: number, cell?: IBufferCell): IBufferCell | undefined => {
-    const space = x === 0 && spaceFirst;
+    const space = (x === 0 && spaceFirst) || x === spaceAt;
     if (!space && !hidden.includes(x)) return line.getCell(x, cell);
     // The cell passed is filled as xterm fills it (the addon reads some it passes, for their
     // colours, without looking at what comes back); the stand-in is a cell of its own, since the

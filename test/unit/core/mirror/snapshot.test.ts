@@ -302,6 +302,32 @@ test('with autowrap off, a character printed over the second half of a wide one 
   await assertShownAsRead('\\033[?7l\\033[1;39H中X\\033[3;1Hend-of-it', 39);
 });
 
+test('a screen narrowed under a wide character at its new right edge is redrawn with every row in place', async () => {
+  // The alternate screen is not re-wrapped: the row keeps the wide character past the new edge.
+  const { host } = await hostP;
+  const s = await host.createSession({
+    command: '/bin/sh',
+    args: ['-c', "stty raw -echo; printf '\\033[?1049habcdefgh中\\r\\nline2\\r\\nline3\\r\\nend-of-it'; exec cat"],
+    cols: 10,
+    rows: 5,
+  });
+  const client = await connect(host.controlAddress);
+  try {
+    await settle(client, s.id, 'end-of-it');
+    await client.request('pty/resize', { session: s.id, cols: 9, rows: 5 });
+    const snap = await client.request<Snapshot>('pty/snapshot', { session: s.id, scrollback: 0 });
+    const read = await client.request<{ screen: string }>('pty/read', { session: s.id });
+    const drawn = await redraw(snap);
+    const rows = read.screen.split('\n');
+    // The row itself ends in a blank where the character does not fit (a read still shows it).
+    assert.match(drawn.screen[0], /^abcdefgh ?$/, JSON.stringify(snap.data));
+    assert.deepEqual(drawn.screen.slice(1, 4), rows.slice(1, 4), `the rows below stay where they are: ${JSON.stringify(snap.data)}`);
+  } finally {
+    client.close();
+    host.registry.remove(s.id);
+  }
+});
+
 /**
  * Prints `output` (printf's format: it ends in, or holds, `end-of-it`) in a 40x8 session, resized
  * to `cols` after if given, and asserts its snapshot, drawn in a fresh terminal, shows the rows and
