@@ -191,51 +191,25 @@ export class DiscoveryBackend implements ToolBackend {
   }
 
   /**
-   * `pty/events` as a one-shot caller gets it: `{ seq, events }`, the session's retained events
-   * after `since` (none without it), for a task that follows the session's input waits
-   * (mcp-tasks.ts). On the shared connection the call would subscribe it to the session's events
-   * for good and answer only `{ seq }`: here a connection of its own subscribes, takes the replay
-   * (sent just after the answer, so before the answer to the unsubscribe that follows) and closes.
+   * `pty/events` as a one-shot caller gets it (retainedEvents), for a task that follows the
+   * session's input waits (mcp-tasks.ts): on a connection of its own, closed after.
    */
   private async _eventsOf(host: HostRecord, session: string, since: unknown): Promise<{ seq: number; events: unknown[] }> {
     const client = await RpcClient.connect(host.control);
     try {
-      const events: Array<{ seq: number }> = [];
-      client.onNotification((n) => {
-        const e = paramsOf(n, 'pty/event');
-        if (e?.session === session) events.push(e);
-      });
-      const asked = { session, client: AGENT_OVER_STDIO, ...(typeof since === 'number' ? { since } : {}) };
-      const { seq } = await client.request<{ seq: number }>('pty/events', asked);
-      if (typeof since !== 'number') return { seq, events: [] };
-      await client.request('pty/unsubscribe', { events: true, client: AGENT_OVER_STDIO });
-      return { seq, events: events.filter((e) => e.seq <= seq) };
+      return await retainedEvents(client, session, since, (method, params) => client.request(method, { ...params, client: AGENT_OVER_STDIO }));
     } finally {
       client.close();
     }
   }
 
   /**
-   * `pty/events` on a remote host's session, answered as `_eventsOf` answers it. The host's one
-   * bridge is shared by every call, so the subscription is taken back at once (`pty/unsubscribe`):
-   * the replay comes just after the answer, before the answer to the unsubscribe, and nothing of
-   * this server subscribes that bridge to events otherwise.
+   * `pty/events` on a remote host's session, as `_eventsOf` answers it, on the host's one bridge,
+   * which every call shares (nothing of this server subscribes it to events otherwise).
    */
   private async _remoteEventsOf(name: string, session: string, since: unknown, signal?: AbortSignal): Promise<{ seq: number; events: unknown[] }> {
     const client = await this._remotes.connect(name);
-    const events: Array<{ seq: number }> = [];
-    const listening = client.onNotification((n) => {
-      const e = paramsOf(n, 'pty/event');
-      if (e?.session === session) events.push(e);
-    });
-    try {
-      const asked = { session, ...(typeof since === 'number' ? { since } : {}) };
-      const { seq } = (await this._onRemote(name, 'pty/events', asked, signal)) as { seq: number };
-      await this._onRemote(name, 'pty/unsubscribe', { session, events: true }, signal);
-      return { seq, events: typeof since === 'number' ? events.filter((e) => e.seq > since && e.seq <= seq) : [] };
-    } finally {
-      listening.dispose();
-    }
+    return retainedEvents(client, session, since, (method, params) => this._onRemote(name, method, params, signal));
   }
 
   /**
@@ -511,6 +485,32 @@ export class DiscoveryBackend implements ToolBackend {
  * on it ended "the connection to the host closed" (a `send` of a 1.2 MB text). A host started with
  * `serve --max-line-bytes` may take more: the relay keeps to the default all the same.
  */
+/**
+ * `pty/events` as a one-shot caller gets it: `{ seq, events }`, the session's retained events after
+ * `since` (none without it). The call subscribes `client`'s connection to the session's events;
+ * the subscription is taken back at once (`pty/unsubscribe`), and the replay, sent just after the
+ * answer, has come before the unsubscribe's answer. `call` sends a request on that connection.
+ */
+async function retainedEvents(
+  client: RpcClient,
+  session: string,
+  since: unknown,
+  call: (method: string, params: Record<string, unknown>) => Promise<unknown>,
+): Promise<{ seq: number; events: unknown[] }> {
+  const events: Array<{ seq: number }> = [];
+  const listening = client.onNotification((n) => {
+    const e = paramsOf(n, 'pty/event');
+    if (e?.session === session) events.push(e);
+  });
+  try {
+    const { seq } = (await call('pty/events', { session, ...(typeof since === 'number' ? { since } : {}) })) as { seq: number };
+    await call('pty/unsubscribe', { session, events: true });
+    return { seq, events: typeof since === 'number' ? events.filter((e) => e.seq > since && e.seq <= seq) : [] };
+  } finally {
+    listening.dispose();
+  }
+}
+
 function withinLineLimit(method: string, params: Record<string, unknown>, to: string): void {
   // The line as the client writes it, with the longest id it gives: the check never passes one the host refuses.
   const bytes = Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', id: Number.MAX_SAFE_INTEGER, method, params })) + 1;

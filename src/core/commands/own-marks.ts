@@ -239,9 +239,7 @@ function nonceBeginningAtEnd(buf: Buffer, nonce: Buffer): number {
 function partialPrefixAtEnd(buf: Buffer, from: number): number {
   const longest = Math.min(PREFIX.length - 1, buf.length - from);
   // Most chunks end with no ESC (nor C1 lead) among their last bytes: no prefix begins there.
-  if (longest <= 0) return 0;
-  const esc = buf.indexOf(ESC, buf.length - longest) >= 0;
-  if (!esc && buf.indexOf(C1_LEAD, buf.length - longest) < 0) return 0;
+  if (longest <= 0 || (buf.indexOf(ESC, buf.length - longest) < 0 && buf.indexOf(C1_LEAD, buf.length - longest) < 0)) return 0;
   for (let n = longest; n > 0; n--) {
     const tail = buf.subarray(buf.length - n);
     if (tail.equals(PREFIX.subarray(0, n)) || tail.equals(C1_PREFIX.subarray(0, n))) return n;
@@ -254,11 +252,10 @@ function partialPrefixAtEnd(buf: Buffer, from: number): number {
  * takes too) at or after `from` starts, or -1. Both introducers are two bytes long.
  */
 function findPrefix(buf: Buffer, from: number): number {
-  const esc = buf.indexOf(ESC, from);
-  const c1 = buf.indexOf(C1_LEAD, from);
-  if (esc < 0 && c1 < 0) return -1; // plain text: a scan for each byte
-  const first = esc < 0 ? c1 : c1 < 0 ? esc : Math.min(esc, c1);
-  for (let i = buf.indexOf(PREFIX_TAIL, first + 2); i >= 0; i = buf.indexOf(PREFIX_TAIL, i + 1)) {
+  // Plain text: a scan for each introducer's first byte (the second only when there is no ESC:
+  // coloured output has one early, and needs no scan of all of it for a byte it rarely holds).
+  if (buf.indexOf(ESC, from) < 0 && buf.indexOf(C1_LEAD, from) < 0) return -1;
+  for (let i = buf.indexOf(PREFIX_TAIL, from + 2); i >= 0; i = buf.indexOf(PREFIX_TAIL, i + 1)) {
     if ((buf[i - 1] === RIGHT_BRACKET && buf[i - 2] === ESC) || (buf[i - 1] === C1_OSC && buf[i - 2] === C1_LEAD)) return i - 2;
   }
   return -1;
