@@ -122,13 +122,15 @@ export async function attachCommand(argv: string[]): Promise<number> {
     if (data.length) call('pty/write', { action: { text: data.toString('utf8') } }).catch(() => {});
     if (i !== -1) finish('detached; the session keeps running', 0);
   });
-  stdin.on('end', () => finish('input closed; detached', 0));
   // The terminal hung up under us (EIO): the session is left as a detach leaves it, and the command
   // ends as a hang-up ends it (below), not with an unhandled error.
   const hungUp = () => {
     terminalGone = true;
     finish('terminal closed; detached', 0);
   };
+  // A terminal in raw mode has no end of input but its hang-up (Ctrl+D is a key then); a pipe's end
+  // is the input's. Said at the end itself, not at the failed restore that may or may not follow.
+  stdin.on('end', () => (stdin.isTTY ? hungUp() : finish('input closed; detached', 0)));
   stdin.on('error', hungUp);
   stdout.on('error', hungUp);
   stdin.resume();
