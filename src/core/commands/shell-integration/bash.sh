@@ -121,6 +121,7 @@ __spty_executed() {
 # history did not take (HISTCONTROL=ignoredups or ignorespace, history off): a repeat of the last
 # entry, else what bash runs. Without PS0 (bash < 4.4) it marks the start of the line too.
 __spty_debug() {
+	if (( __spty_spaced )) && [[ $BASH_COMMAND != __spty_* ]]; then __spty_put_spaced_out; fi
 	if (( __spty_phase == 2 || (__spty_phase == 0 && ! __spty_has_ps0) )) && [[ $BASH_COMMAND != __spty_* ]]; then
 		builtin local line
 		line=$(__spty_history_line)
@@ -139,6 +140,40 @@ __spty_return() {
 	builtin return "$1"
 }
 
+# HISTCONTROL=ignorespace (or ignoreboth, Debian's default) keeps a line that starts with a space
+# out of the history, and with it the line's text: the DEBUG trap would only see its first simple
+# command. So while bash reads a line at the prompt, HISTCONTROL takes such a line after all
+# (ignoreboth becomes ignoredups), and PS0 finds its text there; before anything of the line runs
+# (the DEBUG trap, or the next prompt for a line that is only a subshell), the user's value is back
+# and the entry is deleted, so the history holds what it always would have. bash-preexec, where
+# loaded, does the same itself (and keeps HISTCONTROL so): left to it.
+__spty_spaced=0
+__spty_histcontrol=
+__spty_let_spaced_in() {
+	builtin local v=":${HISTCONTROL-}:"
+	(( __spty_has_ps0 )) && [[ -z "${bash_preexec_imported-}${__bp_imported-}" ]] || builtin return 0
+	[[ $v == *:ignorespace:* || $v == *:ignoreboth:* ]] || builtin return 0
+	__spty_histcontrol=$HISTCONTROL
+	while [[ $v == *:ignorespace:* ]]; do v=${v/:ignorespace:/:}; done
+	while [[ $v == *:ignoreboth:* ]]; do v=${v/:ignoreboth:/:ignoredups:}; done
+	v=${v#:}
+	HISTCONTROL=${v%:}
+	__spty_spaced=1
+}
+__spty_put_spaced_out() {
+	__spty_spaced=0
+	HISTCONTROL=$__spty_histcontrol
+	# Phase 1: PS0 saw the line go into the history.
+	(( __spty_phase == 1 )) || builtin return 0
+	# `history 1` prints the entry's number, a space or `*`, a space, then the line as typed.
+	builtin local entry number
+	entry=$(HISTTIMEFORMAT= builtin history 1)
+	entry=${entry#"${entry%%[![:space:]]*}"}
+	number=${entry%%[!0-9]*}
+	entry=${entry#"$number"}
+	[[ -n $number && ${entry:2:1} == [[:blank:]] ]] && builtin history -d "$number"
+}
+
 # The working directory (__spty_cwd: the one reported last).
 __spty_cwd=
 __spty_report_cwd() {
@@ -153,6 +188,7 @@ __spty_report_cwd() {
 # next, may take their time.
 __spty_prompt_start() {
 	builtin local __spty_status=$?
+	if (( __spty_spaced )); then __spty_put_spaced_out; fi
 	__spty_report_cwd
 	if (( __spty_phase == 1 || __spty_phase == 2 )); then
 		builtin printf '\e]633;D;%s;%s\a' "$__spty_status" "$__spty_nonce"
@@ -177,6 +213,7 @@ __spty_prompt_end() {
 		PS0=${PS0-}$__spty_ps0
 	fi
 	__spty_histcmd=${HISTCMD:-0}
+	__spty_let_spaced_in
 	__spty_phase=0
 	__spty_last_hook
 	__spty_return "$__spty_status"

@@ -369,16 +369,32 @@ describe('bash, zsh and fish, side by side', { concurrency: SHELL_CASES.length }
         },
       );
 
-      test('lines the history skips (a repeat, a line that starts with a space) still have their text', { skip, timeout: TEST_TIMEOUT }, async () => {
-        const s = await open(sh.historySkips);
-        await s.send('echo same; echo twice');
-        await s.send('echo same; echo twice');
-        await s.send(' echo not-in-history');
-        assert.deepEqual(
-          (await s.commands()).map((r) => r.command),
-          ['echo same; echo twice', 'echo same; echo twice', 'echo not-in-history'],
-        );
-      });
+      test(
+        'lines the history skips (a repeat, a line that starts with a space) still have their text, and stay out of it',
+        { skip, timeout: TEST_TIMEOUT },
+        async () => {
+          const s = await open(sh.historySkips);
+          await s.send('echo same; echo twice');
+          await s.send('echo same; echo twice');
+          await s.send(' echo not-in-history');
+          // The whole line, not its first command: its exit code is the last one's.
+          const spaced = await s.send(` echo hidden-too; ${sh.exit3}`);
+          assert.equal(spaced.exitCode, 3);
+          assert.deepEqual(
+            (await s.commands()).map((r) => r.command),
+            ['echo same; echo twice', 'echo same; echo twice', 'echo not-in-history', `echo hidden-too; ${sh.exit3}`],
+          );
+          assert.equal((await s.send('exit')).waitReason, 'session_exit');
+          const file = path.join(s.home, sh.history.file);
+          const lines = await until(() => fs.existsSync(file) && sh.history.lines(fs.readFileSync(file, 'utf8')), 10_000, `${sh.shell}'s history file`);
+          assert.ok(lines.includes('echo same; echo twice'), lines.join('\n'));
+          assert.deepEqual(
+            lines.filter((l) => /not-in-history|hidden-too/.test(l)),
+            [],
+            'the lines that start with a space stay out of the history, as without the integration',
+          );
+        },
+      );
 
       test("the history holds the user's command lines and nothing of the integration", { skip, timeout: TEST_TIMEOUT }, async () => {
         const s = await open();
