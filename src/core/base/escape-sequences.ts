@@ -70,3 +70,42 @@ export function inSequence(state: Seq): boolean {
 export function opensSequence(c: number, next: Seq): boolean {
   return next === Seq.Esc || (next === Seq.Csi && c === 0x9b);
 }
+
+/** What a byte of a character beyond ASCII reads as inside a sequence: neither ESC, BEL, nor any byte a sequence is made of. */
+export const NOT_ASCII = 0x80;
+
+/**
+ * A scan of UTF-8 output for the end of the sequence that opens at its first byte, over as many
+ * pieces as it takes: `end` is the offset just past the sequence in the bytes fed so far (or where a
+ * byte broke it off), undefined while it is still open. A reader that pages through output skips a
+ * sequence longer than its page this way, instead of showing the sequence's second half as text.
+ */
+export class SequenceEnd {
+  private _state = Seq.Outside;
+  private _fed = 0;
+  /** A 0xC2 ended the last piece: with 0x9B it is the 8-bit CSI. */
+  private _c2 = false;
+  end: number | undefined;
+
+  feed(bytes: Uint8Array): void {
+    for (let i = 0; i < bytes.length && this.end === undefined; i++) {
+      const b = bytes[i];
+      if (this._fed === 0 && i === 0 && b === 0xc2) {
+        this._c2 = true;
+        continue;
+      }
+      let next: Seq;
+      if (this._c2) {
+        this._c2 = false;
+        next = b === 0x9b ? Seq.Csi : Seq.Outside;
+      } else next = escapeStep(this._state, b < 0x80 ? b : NOT_ASCII);
+      if (next === Seq.Ended) this.end = this._fed + i + 1;
+      else if (next === Seq.Outside || (next === Seq.Esc && this._state !== Seq.Outside && this._state !== Seq.StringEsc)) {
+        // Broken off (or a new sequence opened): the sequence ended before this byte.
+        this.end = this._fed + i;
+      }
+      this._state = next;
+    }
+    this._fed += bytes.length;
+  }
+}

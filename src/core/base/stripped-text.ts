@@ -1,4 +1,4 @@
-import { escapeStep, Seq } from './escape-sequences';
+import { escapeStep, NOT_ASCII, Seq } from './escape-sequences';
 
 /**
  * The text a person reads in raw terminal output, worked out byte by byte across chunks, the way
@@ -224,5 +224,3 @@ export interface Checkpoint {
 
 /** StrippedText's own place beyond the shared ones: just after a byte 0xC2 outside any sequence. */
 const AFTER_C2 = -1;
-/** What a byte of a character beyond ASCII reads as inside a sequence: neither ESC, BEL, nor any byte a sequence is made of. */
-const NOT_ASCII = 0x80;

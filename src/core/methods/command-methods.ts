@@ -2,9 +2,10 @@ import { z } from 'zod';
 import type { CommandRecord } from '../commands/command-tracker';
 import { MAX_COMMAND_RECORDS } from '../base/param-limits';
 import { invalidParams, serverError } from '../base/errors';
-import { stripAnsi, wholeSequences } from '../base/ansi';
+import { stripAnsi, unfinishedEscapeAt, wholeSequences } from '../base/ansi';
+import { SequenceEnd } from '../base/escape-sequences';
 import { leadingContinuationBytes, utf8ReadEnd } from '../base/utf8';
-import { budgetOfLog } from '../commands/command-log-budget';
+import { budgetOfLog, LogBudgetTuning } from '../commands/command-log-budget';
 import { byDefault, commandRecord, int, nonNegInt } from './schemas';
 import { method } from './spec';
 import { requireSession } from './context';
@@ -166,9 +167,22 @@ export const commandOutputMethod = method({
     const cut = utf8ReadEnd(bytes, maxBytes);
     const running = !log.finished;
     // Stripped, a page ends before an escape sequence it would cut in two (ansi.ts wholeSequences).
-    const whole = p.strip ? wholeSequences(bytes.subarray(0, cut).toString('utf8'), offset + cut < log.size || !running) : undefined;
-    const page = whole ? whole.text : bytes.subarray(0, cut).toString('utf8');
-    const nextOffset = offset + cut - (whole?.heldBytes ?? 0);
+    const text = bytes.subarray(0, cut).toString('utf8');
+    const settled = offset + cut < log.size || !running;
+    const whole = p.strip ? wholeSequences(text, settled) : undefined;
+    const page = whole ? whole.text : text;
+    let nextOffset = offset + cut - (whole?.heldBytes ?? 0);
+    // A sequence longer than the page (an inline image's OSC) is skipped whole, so its second half
+    // never reads as text on the next page.
+    // One that runs to the end of the log is held while the command runs (the rest may come), and
+    // skipped once it has ended (it was never text).
+    if (p.strip && settled && unfinishedEscapeAt(text) === 0) {
+      const seq = await sequenceEndInLog(log, offset).catch((e: Error) => {
+        throw serverError(`The log of command ${p.id} cannot be read: ${e.message}`, { id: p.id });
+      });
+      if (seq.end !== undefined) nextOffset = seq.end;
+      else if (seq.toEnd) nextOffset = running ? offset : seq.toEnd;
+    }
     return {
       id: p.id,
       data: p.strip ? stripAnsi(page) : page,
@@ -207,4 +221,27 @@ function commandLine(c: CommandRecord): string {
   const took = c.durationMs === null ? '' : ` ${c.durationMs}ms`;
   const cursors = `output ${c.startCursor}..${c.endCursor ?? ''}`;
   return `#${c.id} [${status}${took}] ${c.cwd}$ ${c.command.replace(/\n/g, '\n    ')}  (${cursors})`;
+}
+
+/**
+ * Where the escape sequence that opens at `offset` of a command's log ends (`end`, the offset past
+ * it), read ahead a piece at a time up to LogBudgetTuning.MaxScanBytes; `toEnd` (the log's size)
+ * when it is still open where the log ends.
+ */
+async function sequenceEndInLog(
+  log: { size: number; read(offset: number, length: number): Promise<Buffer> },
+  offset: number,
+): Promise<{ end?: number; toEnd?: number }> {
+  const scan = new SequenceEnd();
+  const size = log.size;
+  const limit = Math.min(size, offset + LogBudgetTuning.MaxScanBytes);
+  let at = offset;
+  while (at < limit && scan.end === undefined) {
+    const piece = await log.read(at, Math.min(LogBudgetTuning.ReadBytes, limit - at));
+    if (piece.length === 0) break;
+    scan.feed(piece);
+    at += piece.length;
+  }
+  if (scan.end !== undefined) return { end: offset + scan.end };
+  return at >= size ? { toEnd: size } : {};
 }

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { AnsiStripper, stripAnsi, wholeSequences } from '../../../../src/core/base/ansi';
 import { StrippedText } from '../../../../src/core/base/stripped-text';
+import { SequenceEnd } from '../../../../src/core/base/escape-sequences';
 import { fuzzSync } from '../../../helpers/fuzz';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
 
@@ -87,6 +88,26 @@ describe('fuzz: escape sequence bounds', () => {
           s.feed(bytes.subarray(cut));
           assert.equal(s.text(), expected, `cut at byte ${cut} of ${JSON.stringify(whole)}`);
           assert.equal(s.chars, expected.length, `chars, cut at byte ${cut} of ${JSON.stringify(whole)}`);
+        }
+      },
+      2000,
+    );
+  });
+
+  test('SequenceEnd, fed a sequence and what follows in two chunks cut at any byte, skips exactly that sequence: the rest strips to what the whole does', () => {
+    const sequence = fc.oneof(csi, osc, dcs, shortEscape, broken);
+    fuzzSync(
+      [sequence, output],
+      (first, rest) => {
+        const whole = first + rest;
+        const bytes = Buffer.from(whole, 'utf8');
+        for (let cut = 0; cut <= bytes.length; cut++) {
+          const scan = new SequenceEnd();
+          scan.feed(bytes.subarray(0, cut));
+          scan.feed(bytes.subarray(cut));
+          const end = scan.end;
+          assert.ok(end !== undefined && end > 0, `an end, past the start: ${JSON.stringify(whole)} cut at ${cut}`);
+          assert.equal(stripAnsi(bytes.subarray(end).toString('utf8')), stripAnsi(whole), `${JSON.stringify(whole)} cut at byte ${cut}: end ${end}`);
         }
       },
       2000,

@@ -124,13 +124,18 @@ describe("with shell integration, each command's whole output is kept in a log o
       assert.equal((await s.page(record.id, { strip: true })).data, 'red\n' + [1, 2, 3].map((i) => `zeile-${i} äöü €\n`).join(''));
       // Stripped pages too small for a sequence's two halves end before it, so none shows as text.
       assert.equal(await readAll(s.page, record.id, 5, true), 'red\n' + [1, 2, 3].map((i) => `zeile-${i} äöü €\n`).join(''));
+      // A sequence longer than a page (an inline image's OSC, 3 KB of base64) is skipped whole:
+      // its second half never reads as text on the next page (found by an outside audit).
+      const image = (await s.send(`printf 'before\\n\\033]1337;File=inline=1:%s\\a\\nafter\\n' "$(head -c 2400 /dev/zero | base64 -w0)"`)).command!;
+      assert.equal((await s.page(image.id)).data.length > 3000, true, 'the log holds the whole sequence');
+      for (const size of [512, 1024, 4000]) assert.equal(await readAll(s.page, image.id, size, true), 'before\n\nafter\n', `pages of ${size} bytes`);
       // The records list names the log too, and each command has its own.
       const second = await s.send('echo second');
       assert.notEqual(second.command!.log, log);
       assert.equal((await s.page(second.command!.id)).data, 'second\r\n');
       assert.deepEqual(
         (await s.commands()).map((r) => r.log),
-        [log, second.command!.log],
+        [log, image.log, second.command!.log],
       );
       // Bad ids are clear errors.
       await rejectsWith(s.page(99), -32602);
