@@ -144,7 +144,9 @@ export class DiscoveryBackend implements ToolBackend {
         // Hosts left out are said with the list: an agent sees no stderr, and "none there" is not "not reached".
         const unreachable: LeftOut[] = [];
         const sessions = (await this._allSessions(unreachable)).map((f) => f.s);
-        return unreachable.length ? { sessions, unreachable } : { sessions };
+        // So is a hosts.json not used: with it, every remote host's sessions are missing.
+        const broken = this._remotes.config.broken;
+        return { sessions, ...(unreachable.length ? { unreachable } : {}), ...(broken ? { hostsFile: broken } : {}) };
       }
       if (method === 'session/create') return await this._create(params);
       const selector = String(params.session ?? '');

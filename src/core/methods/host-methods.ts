@@ -23,6 +23,10 @@ export const listMethod = method({
       .array(z.object({ host: z.string(), reason: z.string() }))
       .optional()
       .describe('`shared-pty mcp` only: remote hosts of hosts.json left out of this list because they could not be reached, and why.'),
+    hostsFile: z
+      .string()
+      .optional()
+      .describe("`shared-pty mcp` only: why hosts.json is not used (not JSON, another user could change it, …): no remote host's sessions are in this list."),
   }),
   // A scoped token sees only its own session here (docs/protocol.md#scoped-tokens).
   scopedToken: 'filtered',
@@ -44,7 +48,8 @@ export const listMethod = method({
       const out = lines.length ? lines.join('\n') : 'No sessions. Open one with open_session.';
       // A host left out is not a host with no sessions: its sessions may run, unseen from here.
       const leftOut = (r.unreachable ?? []).map((u) => `Not listed: host "${u.host}" could not be reached (${u.reason}); its sessions may still run.`);
-      return [out, ...leftOut].join('\n');
+      const unused = r.hostsFile ? [`Not listed: no remote host's sessions, as ${r.hostsFile}.`] : [];
+      return [out, ...leftOut, ...unused].join('\n');
     },
   },
   rest: { verb: 'GET', path: '/sessions', from: 'query', respond: (r) => r.sessions },

@@ -662,8 +662,11 @@ describe('shared-pty mcp, hosts of its own', { concurrency: true }, () => {
       const agent = await mcpWithHostsFile('{ "hosts": { "far": "ssh far shared-pty bridge", } }', 'broken-config-test');
       const said = (r: unknown) => (r as { content: Array<{ text?: string }> }).content.map((c) => c.text ?? '').join('');
       try {
-        const listed = (await agent.callTool({ name: 'list_sessions', arguments: {} })) as { isError?: boolean };
+        const listed = (await agent.callTool({ name: 'list_sessions', arguments: {} })) as { isError?: boolean; structuredContent?: { hostsFile?: string } };
         assert.notEqual(listed.isError, true, said(listed));
+        // The agent, who sees no stderr, is told why no remote host is listed.
+        assert.match(listed.structuredContent?.hostsFile ?? '', /hosts\.json is not JSON/);
+        assert.match(said(listed), /Not listed: no remote host's sessions, as .*hosts\.json is not JSON/);
         const opened = (await agent.callTool({ name: 'open_session', arguments: { host: 'far', command: 'sh' } })) as { isError?: boolean };
         assert.equal(opened.isError, true);
         assert.match(said(opened), /no host "far": .*hosts\.json is not JSON/);
