@@ -55,14 +55,23 @@ export async function attachCommand(argv: string[]): Promise<number> {
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((r) => (resolveDone = r));
   let finished = false;
+  /** Sets the terminal's raw mode; false when the terminal hung up (EIO). */
+  const rawMode = (on: boolean): boolean => {
+    try {
+      stdin.setRawMode(on);
+      return true;
+    } catch {
+      return false;
+    }
+  };
   /** The outer terminal is gone (a read or write of it failed): nothing more is written to it. */
   let terminalGone = false;
   const finish = (message: string, code: number) => {
     if (finished) return;
     finished = true;
     // A terminal that went away (its window closed, its ssh link dropped) has no mode to restore:
-    // setRawMode then fails with EIO, as an 'error' event (heard below).
-    if (stdin.isTTY && !terminalGone) stdin.setRawMode(false);
+    // setRawMode then fails with EIO.
+    if (stdin.isTTY && !terminalGone && !rawMode(false)) terminalGone = true;
     stdin.pause();
     if (!terminalGone) stdout.write(`${stdout.isTTY ? OUTER_TERMINAL_BACK : ''}\r\n[shared-pty] ${message}\r\n`);
     follower.dispose();
@@ -115,7 +124,13 @@ export async function attachCommand(argv: string[]): Promise<number> {
   const onResize = () => void resize();
   stdout.on('resize', onResize);
 
-  if (stdin.isTTY) stdin.setRawMode(true);
+  // The terminal may have hung up already (closed as the picture was drawn): a hang-up, as below.
+  if (stdin.isTTY && !rawMode(true)) {
+    terminalGone = true;
+    finish('terminal closed; detached', 0);
+    stdout.off('resize', onResize);
+    return endBySignal('SIGHUP');
+  }
   stdin.on('data', (chunk: Buffer) => {
     const i = chunk.indexOf(DETACH_BYTE);
     const data = i === -1 ? chunk : chunk.subarray(0, i);

@@ -6,7 +6,8 @@ import { CliError } from './find-session';
 import { cliMessage } from './host-error';
 import { oneLine } from './one-line';
 import { closeRemoteHosts, takeHostFlag } from './remote';
-import { endBridgesOnSignal } from './end-on-signal';
+import { endBridgesOnSignal, endBySignal } from './end-on-signal';
+import { terminalHungUp } from './terminal-hangup';
 import { watchStdout } from './stdout-closed';
 import { VERSION } from '../version';
 
@@ -198,9 +199,14 @@ function fail(message: string, code: number): number {
 if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => {
+      if (terminalHungUp()) return void endBySignal('SIGHUP');
       process.exitCode = code;
     },
     (e) => {
+      // Its terminal hung up under the command (`attach` as a window closes): ended as a hang-up
+      // ends a command, with no word to a terminal that is gone and without Node's exit-time
+      // restore of its mode, which aborts there.
+      if (terminalHungUp()) return void endBySignal('SIGHUP');
       process.stderr.write(`shared-pty: ${oneLine((e as Error).message)}\n`);
       process.exitCode = 1;
     },
