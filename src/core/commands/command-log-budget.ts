@@ -60,27 +60,30 @@ export interface LogSource {
  * written. Reads only the two ends of the file, never the whole.
  */
 export async function budgetOfLog(log: LogSource, maxChars: number): Promise<LogBudget> {
-  // One moment's view: the log may still grow while it is read.
+  // One moment's view: the log may still grow while it is read (a command still printing).
   const size = log.size;
+  // Past the session's bound then: its tail is the end kept in memory. Known now, not after the
+  // head's read, when a log that only grew would look past the bound (an empty tail).
+  const pastBound = log.totalBytes > size;
+  const keptEnd = pastBound ? log.keptEnd() : undefined;
   const total = { chars: log.text.chars, newlines: log.text.newlines, lineChars: log.text.lineChars };
   const totalLines = total.newlines + (total.lineChars > 0 ? 1 : 0);
   const base = { totalChars: total.chars, totalLines, totalBytes: size };
   const file: Source = { size, read: (offset, length) => log.read(offset, length) };
 
   const headRoom = total.chars <= maxChars ? maxChars : Math.ceil(maxChars / 2);
-  const head = await readHead(file, headRoom, log.totalBytes === size);
+  const head = await readHead(file, headRoom, !pastBound);
   if (head.chars === total.chars) return { head: head.text, tail: '', ...base };
 
   const tailRoom = Math.max(0, Math.min(maxChars - head.chars, total.chars - head.chars));
-  const tail =
-    log.totalBytes > size
-      ? await keptEndTail(log, tailRoom, head)
-      : await readTail(
-          file,
-          tailRoom,
-          head,
-          log.text.checkpoints.filter((c) => c.offset <= size),
-        );
+  const tail = keptEnd
+    ? await keptEndTail(keptEnd, log.text.checkpoints, total, tailRoom, head)
+    : await readTail(
+        file,
+        tailRoom,
+        head,
+        log.text.checkpoints.filter((c) => c.offset <= size),
+      );
   const elidedChars = total.chars - head.chars - tail.chars;
   if (elidedChars <= 0) return { head: head.text + tail.text, tail: '', ...base };
   const firstLine = head.newlines;
@@ -102,16 +105,22 @@ interface Source {
 }
 
 /**
- * The tail of a command whose output went past the session's bound: from the end the log keeps,
- * stripped from a checkpoint inside it (a line start outside any sequence, whose counts are exact).
+ * The tail of a command whose output went past the session's bound: from the end the log kept
+ * when the budget began, stripped from a checkpoint inside it (a line start outside any sequence,
+ * whose counts are exact).
  */
-async function keptEndTail(log: LogSource, room: number, head: Head): Promise<Tail> {
-  const end = log.keptEnd();
+async function keptEndTail(
+  end: { offset: number; bytes: Buffer },
+  checkpoints: readonly Checkpoint[],
+  total: { chars: number; newlines: number },
+  room: number,
+  head: Head,
+): Promise<Tail> {
   const size = end.offset + end.bytes.length;
   const kept: Source = { size, read: async (offset, length) => end.bytes.subarray(offset - end.offset, offset - end.offset + length) };
-  const starts = log.text.checkpoints.filter((c) => c.offset >= end.offset && c.offset <= size);
+  const starts = checkpoints.filter((c) => c.offset >= end.offset && c.offset <= size);
   // No line started in it outside a sequence (one line longer than it): no tail, the counts still exact.
-  if (starts.length === 0) starts.push({ offset: size, chars: log.text.chars, newlines: log.text.newlines });
+  if (starts.length === 0) starts.push({ offset: size, chars: total.chars, newlines: total.newlines });
   return readTail(kept, room, head, starts, false);
 }
 

@@ -148,6 +148,34 @@ describe("with shell integration, each command's whole output is kept in a log o
     },
   );
 
+  test('a budget of a command still printing has its newest lines as the tail, and counts that add up', { timeout: TEST_TIMEOUT }, async () => {
+    const s = await openBash(c);
+    const sent = await c.request<SendResult>('pty/send', {
+      session: s.session,
+      text: 'i=0; while :; do i=$((i+1)); echo line $i; sleep 0.001; done',
+      timeout: 1000,
+    });
+    assert.equal(sent.waitReason, 'timeout');
+    const id = sent.command!.id;
+    try {
+      // The log grows while each budget reads it: the tail was empty, and "left out" ran to the
+      // log's end, whenever it grew during the read of the head (found by an outside audit).
+      for (let k = 0; k < 40; k++) {
+        const b = await c.request<Page & { tail: string; totalChars: number; elided?: { chars: number; end: number } }>('pty/commandOutput', {
+          session: s.session,
+          id,
+          maxChars: 200,
+        });
+        assert.ok(b.elided, 'the output is longer than the budget');
+        assert.match(b.tail, /^(line \d+\n)+(line \d*)?$/, `the tail is the newest lines (budget ${k}): ${JSON.stringify(b)}`);
+        assert.equal(b.data.length + b.elided.chars + b.tail.length, b.totalChars, `the counts add up (budget ${k})`);
+        assert.ok(b.elided.end < b.totalBytes, 'what was left out ends before the tail');
+      }
+    } finally {
+      await c.request('pty/signal', { session: s.session, signal: 'SIGINT' });
+    }
+  });
+
   test('a 26 MB output stays readable page by page: a page from the middle is exact', { timeout: TEST_TIMEOUT }, async () => {
     const s = await openBash(c);
     const sent = await s.send('seq 1 3000000');
