@@ -76,7 +76,7 @@ export function parseArgs(argv: string[], spec: FlagSpec): ParsedArgs {
 }
 
 /** Whether `word` is one of the command's own flags (`--flag` or `--flag=value`), or the `--` that ends them. */
-function isFlagOf(word: string, values: ReadonlySet<string>, booleans: ReadonlySet<string>): boolean {
+export function isFlagOf(word: string, values: ReadonlySet<string>, booleans: ReadonlySet<string>): boolean {
   if (word === '--') return true;
   const name = word.includes('=') ? word.slice(0, word.indexOf('=')) : word;
   return word.startsWith('-') && (values.has(name) || booleans.has(name));

@@ -33,7 +33,7 @@ Usage:
   shared-pty record <session> [file] [--input] [--detach | --stop]   (an asciicast v3 recording; Ctrl+C stops)
   shared-pty play <file> [--speed N] [--idle-limit SECONDS]   (replays a recording here)
   shared-pty play <file> --browser              (prints a link that replays it in the browser, in asciinema-player)
-  shared-pty serve [--cmd CMD [-- ARGS...]] [--socket PATH | --port N] [--name NAME] [--cols N] [--rows N] [--cwd DIR] [--quiet]
+  shared-pty serve [--cmd CMD [ARGS...]] [--socket PATH | --port N] [--name NAME] [--cols N] [--rows N] [--cwd DIR] [--quiet]
       [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN...]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX]
       limits (README "Reliability"; defaults shown): [--max-sessions 256] [--max-session-connections 64]
       [--max-control-connections 256] [--max-http-connections 256] [--max-in-flight 1024] [--max-line-bytes 1048576]

@@ -7,20 +7,21 @@ import { markInheritedCloseOnExec } from '../core/process/close-on-exec';
 import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../core/base/param-limits';
 import type { Endpoint } from '../transport/socket/socket-server';
 import { parseAddress } from '../transport/base/address';
-import { intFlag, nameFlag, parseArgs, strFlag, UsageError } from './args';
+import { intFlag, isFlagOf, nameFlag, parseArgs, strFlag, UsageError } from './args';
 import { agentFlags, commandLogFlag, httpFlags, limitFlags } from './host-flags';
 import { COMMAND_FLAGS } from './command-flags';
 import { CliError } from './find-session';
 
 const USAGE =
-  'shared-pty serve [--cmd CMD [-- ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX] [--max-sessions N] [--max-session-connections N] [--max-control-connections N] [--max-http-connections N] [--max-in-flight N] [--max-line-bytes N]';
+  'shared-pty serve [--cmd CMD [ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX] [--max-sessions N] [--max-session-connections N] [--max-control-connections N] [--max-http-connections N] [--max-in-flight N] [--max-line-bytes N]';
 
 /**
  * `serve`: with --socket/--port, socket-pty's single-session server (pty/kill ends it);
  * otherwise a full host in the foreground with one session of --cmd (default: your shell).
  */
 export async function serveCommand(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, COMMAND_FLAGS.serve);
+  const { own, commandArgs } = splitCommandArgs(argv);
+  const args = parseArgs(own, COMMAND_FLAGS.serve);
   if (args.positional.length) throw new UsageError(`unexpected argument "${args.positional[0]}"; usage: ${USAGE}`);
   const socketPath = strFlag(args, '--socket');
   const port = intFlag(args, '--port', 1, 65535);
@@ -41,6 +42,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     throw new UsageError(`--cmd: ${(e as Error).message}`);
   }
   if (words?.length === 0) throw new UsageError('--cmd needs a command');
+  if (words) words.push(...commandArgs);
   const cwd = path.resolve(strFlag(args, '--cwd') ?? process.cwd());
   const compat: Endpoint | undefined =
     socketPath !== undefined ? { type: 'unix', path: path.resolve(socketPath) } : port !== undefined ? { type: 'tcp', host: '127.0.0.1', port } : undefined;
@@ -131,4 +133,23 @@ function checkSocketFolder(socket: string): void {
     throw new CliError(`cannot listen on ${socket}: no such directory: ${folder}`);
   }
   if (!stat.isDirectory()) throw new CliError(`cannot listen on ${socket}: not a directory: ${folder}`);
+}
+
+/**
+ * `serve --cmd CMD ARGS…` as socket-pty's users write it (`--cmd python3 -i --port 5174`): the words
+ * after `--cmd`'s value, up to the next flag of serve's own (or `--`), are the command's arguments.
+ * `--cmd "python3 -i"` (one line, split as a shell would) and `-- ARGS…` still work; an argument
+ * that is one of serve's flags goes after `--`.
+ */
+function splitCommandArgs(argv: string[]): { own: string[]; commandArgs: string[] } {
+  const spec = COMMAND_FLAGS.serve;
+  const values = new Set<string>(spec.values);
+  const booleans = new Set<string>(spec.booleans);
+  const at = argv.findIndex((a) => a === '--cmd' || a.startsWith('--cmd='));
+  const dashes = argv.indexOf('--');
+  if (at === -1 || (dashes !== -1 && dashes < at)) return { own: argv, commandArgs: [] };
+  let end = at + (argv[at] === '--cmd' ? 2 : 1);
+  const from = end;
+  while (end < argv.length && !isFlagOf(argv[end], values, booleans)) end++;
+  return { own: [...argv.slice(0, from), ...argv.slice(end)], commandArgs: argv.slice(from, end) };
 }

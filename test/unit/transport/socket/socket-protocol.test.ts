@@ -650,6 +650,30 @@ describe('serve --port: the same protocol over TCP on 127.0.0.1', () => {
   });
 });
 
+test(
+  'serve --cmd CMD ARGS…: the words after the command, up to the next flag of serve, are its arguments (as socket-pty users write them)',
+  { timeout: TEST_TIMEOUT },
+  async () => {
+    const dirs = makeBase();
+    const sockPath = path.join(dirs.base, 'args.sock');
+    const serve = await startServe(
+      ['--cmd', 'sh', '-c', 'echo "args:$0:$1:$2"; exec cat', 'zero', '--one', '--socket', sockPath, '--no-http', '--', 'two'],
+      bashEnv({ SHARED_PTY_DIR: dirs.runDir }),
+      { path: sockPath },
+    );
+    const c = await LineClient.connect({ path: sockPath });
+    try {
+      const w = await c.call('pty/wait', { match: 'args:', timeout: 10_000 }, 1);
+      assert.equal(w.result.matched, true, JSON.stringify(w));
+      assert.match((await c.result('pty/read', {})).screen, /^args:zero:--one:two$/m);
+    } finally {
+      c.close();
+      await serve.stop();
+      fs.rmSync(dirs.base, { recursive: true, force: true });
+    }
+  },
+);
+
 test('serve --socket on a path that holds a file (or a symlink) refuses with one line and leaves it as it was', { timeout: TEST_TIMEOUT }, () => {
   const dirs = makeBase();
   try {
