@@ -19,9 +19,9 @@ const USAGE =
  * `serve`: with --socket/--port, socket-pty's single-session server (pty/kill ends it);
  * otherwise a full host in the foreground with one session of --cmd (default: your shell).
  */
-export async function serveCommand(argv: string[]): Promise<number> {
-  const { own, commandArgs } = splitCommandArgs(argv);
-  const args = parseArgs(own, COMMAND_FLAGS.serve);
+export async function serveCommand(commandLine: string[]): Promise<number> {
+  const { own: argv, commandArgs } = splitCommandArgs(commandLine);
+  const args = parseArgs(argv, COMMAND_FLAGS.serve);
   if (args.positional.length) throw new UsageError(`unexpected argument "${args.positional[0]}"; usage: ${USAGE}`);
   const socketPath = strFlag(args, '--socket');
   const port = intFlag(args, '--port', 1, 65535);
