@@ -8,7 +8,7 @@ import { ConnectionClosedError, RpcCallError, RpcClient } from '../transport/cli
 import { intFlag, nameFlag, parseArgs, strFlag, UsageError } from './args';
 import { COMMAND_FLAGS } from './command-flags';
 import { callOn, callOnTarget, needSession } from './commands';
-import { CliError } from './find-session';
+import { CliError, hostGoneMessage } from './find-session';
 import { answerWithin, stalledMessage } from './answer-bound';
 import { describedFully } from './remote-session-info';
 import { MAX_COLS, MAX_COMMAND_RECORDS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../core/base/param-limits';
@@ -70,6 +70,8 @@ export async function openCommand(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof RpcCallError) throw remote !== undefined ? remoteRefusal(remote, e) : new CliError(e.message, e.code === ErrorCode.InvalidParams ? 2 : 1);
     if (e instanceof ConnectionClosedError && remote !== undefined) throw new CliError(await remoteHosts().dropMessage(remote));
+    // This machine's host closed on us (gone, or refusing: a limit, a runtime directory it gave up): in its words.
+    if (e instanceof ConnectionClosedError) throw new CliError(await hostGoneMessage(local!, e));
     if (e instanceof RemoteHostError) throw new CliError(e.message);
     throw e;
   } finally {

@@ -318,8 +318,6 @@ export class Host extends Disposable implements HostServices {
     this._runtimeDirWatch.clear();
     this._hostDirWatch.clear();
     this._recordTimer.clear();
-    const inFolder = (s: RpcServer) => s.endpoint.type === 'unix' && s.endpoint.path.startsWith(this.hostDir + path.sep);
-    for (const s of [this._control, ...[...this._sessionServers.values()].flat()]) if (s && inFolder(s)) s.abandon();
     const n = this.registry?.size ?? 0;
     const sessions =
       n === 0
@@ -327,6 +325,11 @@ export class Host extends Disposable implements HostServices {
         : n === 1
           ? 'its 1 session goes on for the clients already connected'
           : `its ${n} sessions go on for the clients already connected`;
+    // Whoever connects after is told why, and what brings a host back there (this one stays away:
+    // what was put in the folder meanwhile is not trusted).
+    const toClients = `it stopped serving in its runtime directory, as ${why} (${sessions}; end it, kill ${process.pid}, for a new host to start there)`;
+    const inFolder = (s: RpcServer) => s.endpoint.type === 'unix' && s.endpoint.path.startsWith(this.hostDir + path.sep);
+    for (const s of [this._control, ...[...this._sessionServers.values()].flat()]) if (s && inFolder(s)) s.abandon(toClients);
     process.stderr.write(`shared-pty: ${why}; host ${this.hostId} stopped listening there and writes nothing more in it (${sessions})\n`);
   }
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import type { DispatchMode } from '../../core/methods/dispatch';
-import { errorResponse, limitReached } from '../../core/base/errors';
+import { errorResponse, limitReached, serverError, type RpcError } from '../../core/base/errors';
 import type { HostServices } from '../../core/methods/types';
 import { formatAddress, type Endpoint } from '../base/address';
 import { RpcConnection } from './rpc-connection';
@@ -37,7 +37,7 @@ export interface RpcServer {
    * The listener itself stays open, unreferenced, for the life of the process: closing it would
    * unlink whatever sits at its path now, a path someone else controls. Open connections go on.
    */
-  abandon(): void;
+  abandon(why: string): void;
   /**
    * Takes no more connections from now on (the Unix socket's file goes at once); open connections
    * go on until `close`. A killed session's endpoint is gone before the kill is answered, as
@@ -56,10 +56,11 @@ const CLOSE_GRACE_MS = 2000;
 /** Listens for JSON-RPC clients; Unix sockets get mode 0600 and a stale file is replaced. */
 export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
   const sockets = new Map<net.Socket, RpcConnection>();
-  let abandoned = false;
+  /** Why the runtime directory was given up (set once abandoned): said to whoever still connects. */
+  let abandoned: string | undefined;
   let stopped = false;
   const onConnection = (socket: net.Socket) => {
-    if (abandoned) return void socket.destroy();
+    if (abandoned !== undefined) return refuseWithError(socket, serverError(abandoned));
     if (sockets.size >= options.maxConnections) return refuseConnection(socket, sockets.size, options.maxConnections);
     // Each connection is one ClientLink (in RpcConnection); on a session socket it counts as the session's client.
     socket.on('close', () => sockets.delete(socket));
@@ -87,7 +88,7 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
       return sockets.size;
     },
     async restoreSocketFile() {
-      if (!unixPath || closing || abandoned || stopped || fs.existsSync(unixPath)) return false;
+      if (!unixPath || closing || abandoned !== undefined || stopped || fs.existsSync(unixPath)) return false;
       // The old listener answers no one now (its file is gone); connections made through it go on.
       // Closed first: closing a Unix listener unlinks its path, which would take the new file.
       server.close();
@@ -96,14 +97,14 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
       return !closing;
     },
     stopListening() {
-      if (stopped || abandoned || closing) return;
+      if (stopped || abandoned !== undefined || closing) return;
       stopped = true;
       server.close();
       if (unixPath) fs.rmSync(unixPath, { force: true });
     },
-    abandon() {
-      if (!unixPath || abandoned) return;
-      abandoned = true;
+    abandon(why) {
+      if (!unixPath || abandoned !== undefined) return;
+      abandoned = why;
       server.unref();
     },
     close() {
@@ -131,8 +132,12 @@ export async function listenRpc(options: RpcServerOptions): Promise<RpcServer> {
  * and not read; destroyed soon in case the client never reads its end.
  */
 function refuseConnection(socket: net.Socket, open: number, max: number): void {
+  refuseWithError(socket, limitReached(`Too many connections: ${open} open on this socket, the limit is ${max}; closing this one`, 'connections', max));
+}
+
+/** Answers a connection with one error (id null), read by none of its requests, and closes it. */
+function refuseWithError(socket: net.Socket, error: RpcError): void {
   socket.on('error', () => socket.destroy());
-  const error = limitReached(`Too many connections: ${open} open on this socket, the limit is ${max}; closing this one`, 'connections', max);
   socket.end(JSON.stringify(errorResponse(null, error)) + '\n');
   setTimeout(() => socket.destroy(), 1000).unref();
 }

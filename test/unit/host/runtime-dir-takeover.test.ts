@@ -15,6 +15,7 @@ import { readLiveRecords, type HostRecord } from '../../../src/host/discovery';
 import { connect, rejectsWith, startHost, until, clientsClosed } from '../../helpers/host';
 import { startHttpHost } from '../../helpers/http';
 import { buildCli, CLI } from '../../helpers/protocol';
+import { runCli } from '../../helpers/cli';
 import { LocalUser, localUserSkip as secondUserSkip } from '../../helpers/local-user';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../helpers/leak-tracker';
 
@@ -169,16 +170,40 @@ describe('writes after start-up', () => {
         assert.equal(h.host.runtimeDirLost !== undefined, true);
         assert.equal(fs.readFileSync(recordFile, 'utf8'), recordBefore, 'the record was not rewritten');
 
-        // New clients are refused at the control socket; the one connected before is served.
-        const closedAtOnce = await new Promise<boolean>((resolve) => {
+        // New clients are refused at the control socket, told why in one error and nothing served;
+        // the one connected before is served.
+        const told = await new Promise<string>((resolve) => {
+          let got = '';
           const s = net.connect(h.host.controlAddress.replace(/^unix:/, ''));
-          s.on('error', () => resolve(true));
-          s.on('close', () => resolve(true));
-          s.on('data', () => resolve(false));
+          s.on('error', () => resolve(got));
+          s.on('close', () => resolve(got));
+          s.on('data', (d) => (got += d.toString('utf8')));
           s.write('{"jsonrpc":"2.0","id":1,"method":"session/list"}\n');
         });
-        assert.equal(closedAtOnce, true);
+        const lines = told.split('\n').filter(Boolean);
+        assert.equal(lines.length, 1, told);
+        const refusal = JSON.parse(lines[0]) as { id: unknown; error?: { code: number; message: string } };
+        assert.equal(refusal.id, null);
+        assert.equal(refusal.error?.code, SERVER_ERROR);
+        assert.match(
+          refusal.error!.message,
+          new RegExp(
+            `^it stopped serving in its runtime directory, as the runtime directory was taken over: .* \\(mode 777\\).* \\(its 1 session goes on for the clients already connected; end it, kill ${process.pid}, for a new host to start there\\)$`,
+          ),
+        );
         assert.ok(Array.isArray((await open.request<{ sessions: unknown[] }>('session/list', {})).sessions));
+
+        // The directory put right (chmod 700, as said), a CLI command there is told the same in one line
+        // (it was "Connection closed" or "the connection to the Shared PTY host … closed", no more).
+        fs.chmodSync(h.dir, 0o700);
+        const read = await runCli(['read', h.host.registry.list()[0]!.id], { ...process.env, SHARED_PTY_DIR: h.dir });
+        assert.equal(read.code, 1, read.stderr);
+        assert.match(
+          read.stderr,
+          new RegExp(
+            `^shared-pty: the Shared PTY host ${h.host.hostId} refused the connection: it stopped serving in its runtime directory, as the runtime directory was taken over: .*; end it, kill ${process.pid}, for a new host to start there\\)\n$`,
+          ),
+        );
       } finally {
         process.stderr.write = write;
         open.close();
