@@ -6,6 +6,7 @@ import { MirrorThread, type BatchPace, type MirrorEndpoint } from './mirror-thre
 import { SealedPages, type ScrollbackPage } from './scrollback-page';
 import type { ProgramSignal, ToMirrorThread } from './mirror-protocol';
 import { OutputQueue } from './output-queue';
+import { ErrorCode, RpcError } from '../base/errors';
 
 /** How much output may wait for the parser, and how the parser's speed is estimated. */
 const enum Backlog {
@@ -285,7 +286,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
    * rebuild. Otherwise the thread answers, and tells its sealed rows again when it is caught up.
    */
   async scrollbackPage(offset: number, lines: number): Promise<ScrollbackPage> {
-    if (this.isDisposed) throw new Error('The session has closed');
+    if (this.isDisposed) throw closed();
     const known = this._sealed;
     if (known && known.cursor === this._written && known.shape === this._shape) {
       const page = known.pages.page(offset, lines);
@@ -330,7 +331,7 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
   }
 
   private async _request<K extends QueryName>(op: K, args: QueryArgs<K>): Promise<{ value: QueryResult<K>; cursor: number }> {
-    if (this.isDisposed) throw new Error('The session has closed');
+    if (this.isDisposed) throw closed();
     this.flush();
     const r = await this._thread.request({ t: 'query', id: this._id, op, args });
     // The answer reflects exactly the output up to its cursor: that much is parsed, whether or
@@ -463,4 +464,12 @@ export class MirrorProxy extends Disposable implements MirrorEndpoint {
     this._thread.unregister(this._id);
     this._releaseWaiters();
   }
+}
+
+/**
+ * A read of a session whose screen is gone (killed, or its host ending) while a call waited: said
+ * as an ended session is, not as an internal error.
+ */
+function closed(): RpcError {
+  return new RpcError(ErrorCode.SessionExited, 'The session has closed: it was killed, or its host is ending');
 }
