@@ -70,7 +70,7 @@ export function parseArgs(argv: string[], spec: FlagSpec): ParsedArgs {
     } else out.positional.push(a);
   }
   if (spec.maxPositional !== undefined && out.positional.length > spec.maxPositional) {
-    throw new UsageError(`unexpected argument "${out.positional[spec.maxPositional]}"`);
+    throw new UsageError(`unexpected argument "${quotedWord(out.positional[spec.maxPositional])}"`);
   }
   return out;
 }
@@ -109,4 +109,9 @@ export function nameFlag(args: ParsedArgs): string | undefined {
 export function strFlag(args: ParsedArgs, name: string): string | undefined {
   const v = args.flags.get(name);
   return typeof v === 'string' ? v : undefined;
+}
+
+/** A word of the command line as a message shows it: a long one (a text of 100 KB) cut to its start. */
+export function quotedWord(word: string): string {
+  return word.length > 60 ? `${word.slice(0, 60)}…` : word;
 }

@@ -91,9 +91,12 @@ export async function hostGoneMessage(host: HostRecord, closed?: unknown): Promi
 export async function whyHostClosed(host: HostRecord, closed?: unknown): Promise<{ gone: boolean; message: string }> {
   const refusal = closed instanceof ConnectionClosedError ? closed.refusal : undefined;
   if (!(await hostEnded(host.pid))) {
-    const message = refusal
-      ? `the Shared PTY host ${host.hostId} refused the connection: ${refusal}`
-      : `the connection to the Shared PTY host ${host.hostId} closed`;
+    const tooLong = refusal && /line longer than (\d+) bytes/.exec(refusal);
+    const message = tooLong
+      ? `the Shared PTY host ${host.hostId} takes requests of at most ${tooLong[1]} bytes, and this one is longer (its command line or text): send less at a time`
+      : refusal
+        ? `the Shared PTY host ${host.hostId} refused the connection: ${refusal}`
+        : `the connection to the Shared PTY host ${host.hostId} closed`;
     return { gone: false, message };
   }
   readLiveRecords(); // removes the records (and socket folders) of hosts that are gone

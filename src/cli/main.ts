@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { RpcCallError } from '../transport/client/rpc-client';
-import { UsageError } from './args';
+import { quotedWord, UsageError } from './args';
 import { HOST_COMMANDS } from './command-flags';
 import { CliError } from './find-session';
 import { cliMessage } from './host-error';
@@ -174,7 +174,7 @@ export async function main(argv: string[]): Promise<number> {
 function surplusAfter(option: string, word: string): string {
   // `shared-pty help send`: the user wants that command's usage, so say how to get it.
   const hint = HELP.includes(`\n  shared-pty ${word} `) ? `; for its usage: shared-pty ${word} --help` : ' (see shared-pty --help)';
-  return `unexpected argument "${word}" after ${option}${hint}`;
+  return `unexpected argument "${quotedWord(word)}" after ${option}${hint}`;
 }
 
 /** The usage lines of one command, with their indented continuations (every command has some in HELP). */

@@ -481,13 +481,6 @@ export class DiscoveryBackend implements ToolBackend {
 }
 
 /**
- * Refuses a call that would make a line longer than a host reads (`DEFAULT_MAX_LINE_BYTES`, 1 MiB,
- * as `/mcp` takes a body), with -32600 naming the limit, and sends nothing. The stdio side takes
- * lines of up to 10 MiB; a line over the limit made the host close the connection, and every call
- * on it ended "the connection to the host closed" (a `send` of a 1.2 MB text). A host started with
- * `serve --max-line-bytes` may take more: the relay keeps to the default all the same.
- */
-/**
  * `pty/events` as a one-shot caller gets it: `{ seq, events }`, the session's retained events after
  * `since` (none without it). The call subscribes `client`'s connection to the session's events;
  * the subscription is taken back at once (`pty/unsubscribe`), and the replay, sent just after the
@@ -513,6 +506,13 @@ async function retainedEvents(
   }
 }
 
+/**
+ * Refuses a call that would make a line longer than a host reads (`DEFAULT_MAX_LINE_BYTES`, 1 MiB,
+ * as `/mcp` takes a body), with -32600 naming the limit, and sends nothing. The stdio side takes
+ * lines of up to 10 MiB; a line over the limit made the host close the connection, and every call
+ * on it ended "the connection to the host closed" (a `send` of a 1.2 MB text). A host started with
+ * `serve --max-line-bytes` may take more: the relay keeps to the default all the same.
+ */
 function withinLineLimit(method: string, params: Record<string, unknown>, to: string): void {
   // The line as the client writes it, with the longest id it gives: the check never passes one the host refuses.
   const bytes = Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', id: Number.MAX_SAFE_INTEGER, method, params })) + 1;

@@ -7,7 +7,7 @@ import { markInheritedCloseOnExec } from '../core/process/close-on-exec';
 import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from '../core/base/param-limits';
 import type { Endpoint } from '../transport/socket/socket-server';
 import { parseAddress } from '../transport/base/address';
-import { intFlag, isFlagOf, nameFlag, parseArgs, strFlag, UsageError } from './args';
+import { intFlag, isFlagOf, nameFlag, parseArgs, quotedWord, strFlag, UsageError } from './args';
 import { agentFlags, commandLogFlag, httpFlags, limitFlags } from './host-flags';
 import { COMMAND_FLAGS } from './command-flags';
 import { CliError } from './find-session';
@@ -22,7 +22,7 @@ const USAGE =
 export async function serveCommand(commandLine: string[]): Promise<number> {
   const { own: argv, commandArgs } = splitCommandArgs(commandLine);
   const args = parseArgs(argv, COMMAND_FLAGS.serve);
-  if (args.positional.length) throw new UsageError(`unexpected argument "${args.positional[0]}"; usage: ${USAGE}`);
+  if (args.positional.length) throw new UsageError(`unexpected argument "${quotedWord(args.positional[0])}"; usage: ${USAGE}`);
   const socketPath = strFlag(args, '--socket');
   const port = intFlag(args, '--port', 1, 65535);
   if (socketPath !== undefined && port !== undefined) throw new UsageError('--socket and --port are mutually exclusive');

@@ -140,6 +140,22 @@ describe('open, send, commands, kill', () => {
     usageError(await cli('commands', id, '--limit', '0'), 'commands --limit 0', /--limit/);
   });
 
+  test("a command line too long for the host, or a long surplus word, is one short line in the CLI's words", { timeout: TEST_TIMEOUT }, async () => {
+    // 1.2 MB of arguments: over the 1 MiB a host reads in one request (found by an outside audit:
+    // `Connection closed: the other end answered "Invalid Request: line longer than …"`).
+    const long = await cli('open', '--', 'echo', ...Array.from({ length: 10 }, () => 'x'.repeat(120_000)));
+    assert.equal(long.code, 1, long.stderr);
+    assert.match(
+      long.stderr,
+      /^shared-pty: the Shared PTY host \w+ takes requests of at most 1048576 bytes, and this one is longer \(its command line or text\): send less at a time\n$/,
+    );
+    // A word of 100 KB the command does not take is named by its start, not printed whole.
+    const surplus = await cli('send', id, 'echo x', 'y'.repeat(100_000));
+    assert.equal(surplus.code, 2);
+    assert.match(surplus.stderr, /^shared-pty: unexpected argument "y{60}…"/);
+    assert.ok(surplus.stderr.length < 300, surplus.stderr.slice(0, 300));
+  });
+
   test('kill ends the session; a second kill says it is unknown', { timeout: TEST_TIMEOUT }, async () => {
     ok(await cli('kill', 'work'), 'kill work');
     const again = await cli('kill', id);
