@@ -36,5 +36,6 @@ export function answerWithin<T>(method: string, params: Record<string, unknown>,
 /** The words for a stalled host, `who` being `host "NAME"` or `the Shared PTY host ID`. */
 export function stalledMessage(who: string, ms: number, own: number): string {
   const within = own > 0 ? ` (the wait's ${own / 1000} s and ${ANSWER_MARGIN_MS / 1000} s more)` : '';
-  return `no answer from ${who} within ${ms / 1000} s${within}: it, or the way to it, is stalled`;
+  // A call it had already read is still carried out if it recovers (an `open`, a `kill`): a retry may find it done.
+  return `no answer from ${who} within ${ms / 1000} s${within}: it, or the way to it, is stalled (what was asked may still be done if it recovers)`;
 }

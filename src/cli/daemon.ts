@@ -12,6 +12,7 @@ import { VERSION } from '../version';
 import { intFlag, parseArgs, UsageError } from './args';
 import { agentFlags, commandLogFlag, httpFlags } from './host-flags';
 import { COMMAND_FLAGS } from './command-flags';
+import { oneLine } from './one-line';
 
 /**
  * `daemon` (internal): the per-user host the editor and `shared-pty mcp` start detached. Like a
@@ -62,7 +63,12 @@ export async function daemonCommand(argv: string[]): Promise<number> {
   }
   compileBaselineCodeFromNowOn();
   const stop = async () => {
-    await host.close();
+    try {
+      await host.close();
+    } catch (e) {
+      // Its files are gone all the same (Host.close); the failure is said, not left unhandled.
+      process.stderr.write(`shared-pty: while ending: ${oneLine((e as Error).message)}\n`);
+    }
     // A clean stop leaves nothing behind; after a crash the log stays for the next start to report.
     // A runtime directory taken over is not ours: nothing in it is touched.
     if (host.runtimeDirLost === undefined) {

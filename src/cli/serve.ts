@@ -11,6 +11,7 @@ import { intFlag, isFlagOf, nameFlag, parseArgs, quotedWord, strFlag, UsageError
 import { agentFlags, commandLogFlag, httpFlags, limitFlags } from './host-flags';
 import { COMMAND_FLAGS } from './command-flags';
 import { CliError } from './find-session';
+import { oneLine } from './one-line';
 
 const USAGE =
   'shared-pty serve [--cmd CMD [ARGS…]] [--socket PATH | --port N] [--cols N] [--rows N] [--cwd DIR] [--http-port N | --no-http] [--allow-origin ORIGIN[,ORIGIN…]] [--session-tcp] [--command-log-mb N] [--agent-approval allow|ask|deny] [--agent-deny REGEX] [--max-sessions N] [--max-session-connections N] [--max-control-connections N] [--max-http-connections N] [--max-in-flight N] [--max-line-bytes N]';
@@ -76,7 +77,12 @@ export async function serveCommand(commandLine: string[]): Promise<number> {
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
-    await host.close();
+    try {
+      await host.close();
+    } catch (e) {
+      // Its files are gone all the same (Host.close); the failure is said, not left unhandled.
+      process.stderr.write(`shared-pty: while ending: ${oneLine((e as Error).message)}\n`);
+    }
     process.exit(code);
   };
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop(0));

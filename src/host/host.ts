@@ -404,11 +404,20 @@ export class Host extends Disposable implements HostServices {
     const servers = [...this._sessionServers.values()].flat();
     this._sessionServers.clear();
     this._closed = true;
-    this.dispose();
-    await Promise.all([...servers.map((s) => s.close()), this._control?.close(), this._http?.close()]);
-    if (this._files.lost !== undefined) return; // not ours any more: nothing there is removed
-    removeRecord(this.runtimeDir, this.hostId);
-    fs.rmSync(this.hostDir, { recursive: true, force: true });
+    // Whatever fails on the way (a session's or a server's close), the host's files go: a record
+    // left behind names sessions that ended with the host.
+    try {
+      this.dispose();
+    } finally {
+      const closed = await Promise.allSettled([...servers.map((s) => s.close()), this._control?.close(), this._http?.close()]);
+      // Not ours any more: nothing there is removed.
+      if (this._files.lost === undefined) {
+        removeRecord(this.runtimeDir, this.hostId);
+        fs.rmSync(this.hostDir, { recursive: true, force: true });
+      }
+      const failed = closed.find((c): c is PromiseRejectedResult => c.status === 'rejected');
+      if (failed) throw failed.reason;
+    }
   }
 }
 

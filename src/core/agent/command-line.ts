@@ -112,8 +112,15 @@ const WRAPPERS: Readonly<Record<string, { withValue?: ReadonlySet<string> }>> = 
   coproc: {},
   nohup: {},
   nice: { withValue: new Set(['-n', '--adjustment']) },
+  ionice: { withValue: new Set(['-c', '-n', '--class', '--classdata']) },
+  setsid: {},
+  watch: { withValue: new Set(['-n', '--interval', '-d', '-q']) },
+  unbuffer: {},
+  busybox: {},
   time: {},
   timeout: {},
+  chrt: {},
+  taskset: {},
   stdbuf: {},
   xargs: {},
   '!': {},
@@ -128,7 +135,11 @@ const WRAPPERS: Readonly<Record<string, { withValue?: ReadonlySet<string> }>> = 
 };
 
 /** Programs whose `-c <script>` is a line of its own. */
-const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'busybox']);
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish']);
+/** Wrappers whose first word after their options is a number of theirs (a duration, a priority, a CPU mask). */
+const NUMBER_FIRST = new Set(['timeout', 'chrt', 'taskset']);
+/** Programs that run `-c <script>` (`--command`) in the user's shell, wherever it comes: `su root -c 'rm …'`. */
+const SWITCH_USER = new Set(['su', 'runuser']);
 
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
@@ -144,7 +155,7 @@ function addArgv(argv: readonly string[], out: Set<string>, depth: number): void
     if (!wrapper) break;
     i++;
     // Its options (and their values); `timeout 5 cmd` takes a duration first.
-    while (i < argv.length && (argv[i]!.startsWith('-') || (basename(word) === 'timeout' && /^\d/.test(argv[i]!)))) {
+    while (i < argv.length && (argv[i]!.startsWith('-') || (NUMBER_FIRST.has(basename(word)) && /^\d/.test(argv[i]!)))) {
       const opt = argv[i]!;
       i++;
       if (opt === '--') break;
@@ -159,6 +170,13 @@ function addArgv(argv: readonly string[], out: Set<string>, depth: number): void
   out.add([name, ...rest.slice(1)].join(' '));
   if (depth >= MAX_NESTING) return;
   if (name === 'eval') return addLine(rest.slice(1).join(' '), out, depth + 1);
+  if (SWITCH_USER.has(name)) {
+    for (let k = 1; k < rest.length; k++) {
+      const w = rest[k]!;
+      if (w.startsWith('--command=')) return addLine(w.slice('--command='.length), out, depth + 1);
+      if ((w === '-c' || w === '--command') && rest[k + 1] !== undefined) return addLine(rest[k + 1]!, out, depth + 1);
+    }
+  }
   if (SHELLS.has(name)) {
     // `bash -c 'script'`, `sh -ec 'script'`, `bash -l -c 'script'`, `bash -O extglob -c -- 'script'`:
     // the script is the word after the options (and a `--`).

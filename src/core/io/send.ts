@@ -169,13 +169,24 @@ export async function outcomeOf(session: Session, act: () => unknown, opts: Outc
   // Keys and a signal act on what runs: a command running when they come is the one they answer
   // about, still running when the wait ends without its end (a program that ignores SIGINT).
   const runningAtAct = opts.typed === undefined && session.commands.running ? session.commands.latestSince(0)?.id : undefined;
+  // …and once it has ended, that is their outcome, even while something else of the shell's still
+  // runs in the foreground (fish's first run generating completions): no text of theirs is queued.
+  const actedOnDone = () => runningAtAct !== undefined && commandsDone() && lastFinished!.id >= runningAtAct;
   let waitReason: SendWaitReason;
   // Readiness is judged from the moment of the act; the timeout counts from the call's start.
   const actedAt = Date.now();
   try {
     act();
     waitReason = session.running
-      ? await readyAfterAct(session, from, signal, { started, actedAt, startCursor, timeout, idleMs, commandsDone, ownCommandsDone })
+      ? await readyAfterAct(session, from, signal, {
+          started,
+          actedAt,
+          startCursor,
+          timeout,
+          idleMs,
+          commandsDone,
+          ownCommandsDone: () => ownCommandsDone() || actedOnDone(),
+        })
       : 'session_exit';
   } finally {
     finishedSub.dispose();
@@ -237,7 +248,10 @@ interface ReadinessWatch {
   idleMs: number;
   /** Whether the shell has reported the commands the act started finished (shell integration). */
   commandsDone(): boolean;
-  /** The same, for a command the act started (not one that ran before it and ended meanwhile). */
+  /**
+   * The same, for a command the act started (not one that ran before it and ended meanwhile), or
+   * for the command a signal or keys acted on.
+   */
   ownCommandsDone(): boolean;
 }
 

@@ -67,6 +67,21 @@ describe('commands of a line, as deny rules see them', () => {
       "bash -o pipefail -c 'rm -rf /tmp/x'",
       "sh -c -- 'rm -rf /tmp/x'",
       '{rm,-rf,/tmp/x}',
+      // Found by an outside audit: more programs that run the command they are given.
+      'setsid rm -rf /tmp/x',
+      'setsid -f rm -rf /tmp/x',
+      'watch rm -rf /tmp/x',
+      'watch -n 1 rm -rf /tmp/x',
+      'busybox rm -rf /tmp/x',
+      "busybox sh -c 'rm -rf /tmp/x'",
+      "su -c 'rm -rf /tmp/x'",
+      "su root -c 'rm -rf /tmp/x'",
+      "su - root --command='rm -rf /tmp/x'",
+      "runuser -u nobody -c 'rm -rf /tmp/x'",
+      'ionice -c 3 rm -rf /tmp/x',
+      'chrt 10 rm -rf /tmp/x',
+      'taskset 0x1 rm -rf /tmp/x',
+      'unbuffer rm -rf /tmp/x',
     ]) {
       assert.ok(caught(commandsToJudge(line)), `${line}: ${JSON.stringify(commandsToJudge(line))}`);
     }

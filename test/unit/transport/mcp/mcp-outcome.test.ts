@@ -113,6 +113,27 @@ describe('signal and send_keys return the outcome', () => {
   );
 
   test(
+    "SIGINT answers once the interrupted command has ended, even while something else of the shell's runs in its foreground (fish's first run making completions)",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const session = await openShell('bash');
+      // Job control off: a background loop stays in the shell's process group, which never looks
+      // all asleep (as fish's completion generator does). Found by an outside audit: 5 s, "timeout".
+      assert.equal((await call(agent, 'send', { session, text: 'set +m; (while :; do :; done) & busy=$!', timeout: 30_000 })).waitReason, 'command_done');
+      try {
+        assert.equal((await call(agent, 'send', { session, text: 'sleep 30', timeout: 500 })).waitReason, 'timeout');
+        const sig = await call(agent, 'signal', { session, signal: 'SIGINT', timeout: 20_000 });
+        assert.equal(sig.waitReason, 'command_done', sig.text);
+        assert.equal(sig.exitCode, 130);
+        assert.equal(sig.command.command, 'sleep 30');
+      } finally {
+        await ctl.request('pty/write', { session, action: { text: 'kill $busy\r' } });
+      }
+      await call(agent, 'close_session', { session });
+    },
+  );
+
+  test(
     "SIGINT at a password prompt: once signal says the command is done, the session no longer says it asks for a secret, and the agent's next send goes in",
     { timeout: TEST_TIMEOUT },
     async () => {
