@@ -405,19 +405,21 @@ export class Host extends Disposable implements HostServices {
     this._sessionServers.clear();
     this._closed = true;
     // Whatever fails on the way (a session's or a server's close), the host's files go: a record
-    // left behind names sessions that ended with the host.
+    // left behind names sessions that ended with the host. The first failure is thrown after.
+    const failures: unknown[] = [];
     try {
       this.dispose();
-    } finally {
-      const closed = await Promise.allSettled([...servers.map((s) => s.close()), this._control?.close(), this._http?.close()]);
-      // Not ours any more: nothing there is removed.
-      if (this._files.lost === undefined) {
-        removeRecord(this.runtimeDir, this.hostId);
-        fs.rmSync(this.hostDir, { recursive: true, force: true });
-      }
-      const failed = closed.find((c): c is PromiseRejectedResult => c.status === 'rejected');
-      if (failed) throw failed.reason;
+    } catch (e) {
+      failures.push(e);
     }
+    const closed = await Promise.allSettled([...servers.map((s) => s.close()), this._control?.close(), this._http?.close()]);
+    for (const c of closed) if (c.status === 'rejected') failures.push(c.reason);
+    // Not ours any more: nothing there is removed.
+    if (this._files.lost === undefined) {
+      removeRecord(this.runtimeDir, this.hostId);
+      fs.rmSync(this.hostDir, { recursive: true, force: true });
+    }
+    if (failures.length > 0) throw failures[0];
   }
 }
 
