@@ -171,7 +171,8 @@ __spty_put_spaced_out() {
 	entry=${entry#"${entry%%[![:space:]]*}"}
 	number=${entry%%[!0-9]*}
 	entry=${entry#"$number"}
-	[[ -n $number && ${entry:2:1} == [[:blank:]] ]] && builtin history -d "$number"
+	# (An `if`, not `&&`: a false test must not fail the function under the user's `set -e`.)
+	if [[ -n $number && ${entry:2:1} == [[:blank:]] ]]; then builtin history -d "$number"; fi
 }
 
 # The working directory (__spty_cwd: the one reported last).

@@ -747,6 +747,22 @@ describe("a user's strict options in their rc file leave integration working", (
       },
     );
   }
+
+  test(
+    "bash with `set -e` (a failing command ends the shell) and Debian's HISTCONTROL=ignoreboth: the integration's own tests fail nothing",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      // Found in review: the check that deletes a spaced line again ended in a false `&&`, which
+      // ended the shell after its first command.
+      const s = await openShell('bash', { '.bashrc': "PS1='my> '\nHISTCONTROL=ignoreboth\nset -e\n" });
+      for (const line of ['echo one', ' echo two; true', 'echo three']) {
+        const r = await s.send(line);
+        assert.equal(r.waitReason, 'command_done', `${line}: ${r.output}`);
+        assert.equal(r.command?.command, line.trim());
+      }
+      assert.equal((await c.request<{ running: boolean }>('pty/status', { session: s.session })).running, true);
+    },
+  );
 });
 
 describe("zsh reads the user's files where zsh would have", () => {
