@@ -217,7 +217,8 @@ export const writeMethod = method({
     let admitted: ReturnType<typeof admitWrite>;
     try {
       const timeout = p.timeout ?? DEFAULT_SEND_TIMEOUT_MS;
-      const wait = p.wait ? { askMs: timeout, pauseMs: timeout } : { askMs: DEFAULT_APPROVAL_WAIT_MS, pauseMs: DEFAULT_ARBITRATION_WAIT_MS };
+      // Without wait, a timeout the caller gives still bounds the wait for the human's pause (the call's timeout).
+      const wait = p.wait ? { askMs: timeout, pauseMs: timeout } : { askMs: DEFAULT_APPROVAL_WAIT_MS, pauseMs: p.timeout ?? DEFAULT_ARBITRATION_WAIT_MS };
       admitted = admitWrite(ctx.services, session, ctx.caller, bytes, wait, ctx);
     } catch (err) {
       typing.dispose();
@@ -240,7 +241,13 @@ export const writeMethod = method({
       shape: {
         keys: z.array(z.string()).min(1).describe('Key names, case-sensitive.'),
         wait: z.boolean().optional().describe('Wait as send does and return the outcome (default false).'),
-        timeout: millis().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${DEFAULT_SEND_TIMEOUT_MS}).`),
+        timeout: millis()
+          .min(1)
+          .max(MAX_WAIT_MS)
+          .optional()
+          .describe(
+            `With wait: milliseconds to wait at most (default ${DEFAULT_SEND_TIMEOUT_MS}). Without: how long to wait for the user to pause typing at most (default ${DEFAULT_ARBITRATION_WAIT_MS}).`,
+          ),
       },
       toParams: (a) => ({
         action: (a.keys as string[]).map((key) => ({ key })),

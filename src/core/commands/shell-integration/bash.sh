@@ -152,6 +152,8 @@ __spty_histcontrol=
 __spty_let_spaced_in() {
 	builtin local v=":${HISTCONTROL-}:"
 	(( __spty_has_ps0 )) && [[ -z "${bash_preexec_imported-}${__bp_imported-}" ]] || builtin return 0
+	# A HISTCONTROL the user made read-only is left as it is.
+	[[ ${HISTCONTROL@a} != *r* ]] || builtin return 0
 	[[ $v == *:ignorespace:* || $v == *:ignoreboth:* ]] || builtin return 0
 	__spty_histcontrol=$HISTCONTROL
 	while [[ $v == *:ignorespace:* ]]; do v=${v/:ignorespace:/:}; done
@@ -163,8 +165,9 @@ __spty_let_spaced_in() {
 __spty_put_spaced_out() {
 	__spty_spaced=0
 	HISTCONTROL=$__spty_histcontrol
-	# Phase 1: PS0 saw the line go into the history.
-	(( __spty_phase == 1 )) || builtin return 0
+	# The line went into the history: PS0 saw it (phase 1), or, at the next prompt, the history
+	# grew (a line that never ran: a comment, a syntax error, a continuation cut by Ctrl+C).
+	(( __spty_phase == 1 || (${1-0} && ${HISTCMD:-0} > __spty_histcmd) )) || builtin return 0
 	# `history 1` prints the entry's number, a space or `*`, a space, then the line as typed.
 	builtin local entry number
 	entry=$(HISTTIMEFORMAT= builtin history 1)
@@ -189,7 +192,7 @@ __spty_report_cwd() {
 # next, may take their time.
 __spty_prompt_start() {
 	builtin local __spty_status=$?
-	if (( __spty_spaced )); then __spty_put_spaced_out; fi
+	if (( __spty_spaced )); then __spty_put_spaced_out 1; fi
 	__spty_report_cwd
 	if (( __spty_phase == 1 || __spty_phase == 2 )); then
 		builtin printf '\e]633;D;%s;%s\a' "$__spty_status" "$__spty_nonce"

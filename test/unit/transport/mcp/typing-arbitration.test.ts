@@ -58,9 +58,11 @@ describe('typing arbitration', () => {
       const held = (await agent.callTool({ name: 'send', arguments: { session: id, text: 'echo agent-ran', timeout: 1000 } })) as any;
       assert.equal(held.isError, true, toolText(held));
       assert.match(toolText(held), /user is typing/);
-      // send_keys waits up to its own bound (15 s) for the line: this one is refused too, as a tool
-      // error that says why (a thrown error, a lost connection or a timeout, is not that refusal).
-      const keys = (await agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['x'] } })) as any;
+      // send_keys waits for the line up to the timeout it is given (15 s without one): this one is
+      // refused too, as a tool error that says why (a thrown error, a lost connection or a timeout,
+      // is not that refusal). It waited 15 s whatever its timeout (found by an outside audit): the
+      // client's own bound, ten times the call's, would have ended it first.
+      const keys = (await agent.callTool({ name: 'send_keys', arguments: { session: id, keys: ['x'], timeout: 1000 } }, undefined, { timeout: 10_000 })) as any;
       assert.equal(keys.isError, true, toolText(keys));
       assert.match(toolText(keys), /user is typing/);
       assert.doesNotMatch(await screen(id), /agent-ran|user-linex/, 'nothing the agent sent was written');
