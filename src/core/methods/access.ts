@@ -22,16 +22,18 @@ export function scopeNeeded(spec: MethodSpec): TokenScope {
  * an agent's token for every session reaches those and the ones its tools need (`agentToken: 'allowed'`).
  */
 export function refusal(grant: Grant, spec: MethodSpec): RpcError | undefined {
+  // A method only the host's own token reaches says so first: naming a scope would suggest a
+  // token of that scope could call it.
+  const scoped = grant.onlySession !== undefined || grant.everySession === true;
+  const hostMethodOpen = spec.scopedToken === 'filtered' || (grant.everySession === true && spec.agentToken === 'allowed');
+  if (scoped && (spec.scopedToken === 'never' || (spec.target === 'host' && !hostMethodOpen))) {
+    const reach = grant.everySession ? "an agent's token reaches the sessions only" : `this token reaches only session ${grant.onlySession}`;
+    return forbidden(`${spec.name} needs the host's own token; ${reach}`);
+  }
   if (!ALLOWS[grant.scope].includes(spec.scope)) {
     return forbidden(`${spec.name} needs the "${scopeNeeded(spec)}" scope; this token has "${grant.scope}"`);
   }
   // The host's own token and the sockets: every method.
-  if (grant.onlySession === undefined && !grant.everySession) return undefined;
-  const hostMethodOpen = spec.scopedToken === 'filtered' || (grant.everySession === true && spec.agentToken === 'allowed');
-  if (spec.scopedToken === 'never' || (spec.target === 'host' && !hostMethodOpen)) {
-    const reach = grant.everySession ? "an agent's token reaches the sessions only" : `this token reaches only session ${grant.onlySession}`;
-    return forbidden(`${spec.name} needs the host's own token; ${reach}`);
-  }
   return undefined;
 }
 

@@ -355,7 +355,11 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
           // can declare anything. The host's token and the agent's token the editor mints for its
           // chat are held by the editor alone (personKeysTrusted).
           const declared = clientDeclaresApps(server, ctx, APPS_EXTENSION_ID) ?? options.appsDeclared?.();
-          if (declared !== true || !personKeysTrusted(grant)) return writeAsCaller(backend, args, ctx.mcpReq.signal);
+          if (!personKeysTrusted(grant)) {
+            const why = grant.everySession ? "an agent's token writes as the agent" : "a session's scoped token writes as an agent";
+            return writeAsCaller(backend, args, ctx.mcpReq.signal, why);
+          }
+          if (declared !== true) return writeAsCaller(backend, args, ctx.mcpReq.signal, 'it has not declared MCP Apps');
         }
         // 2026-07-28: the call runs apart from its request, so the client can be asked in the
         // middle (input_required rounds), or it becomes a task (docs/protocol.md#tasks-and-input-rounds).
@@ -404,16 +408,17 @@ export function createMcpServer(backend: ToolBackend, grant: Grant = FULL_GRANT,
 }
 
 /**
- * `app_input` from a client that has not declared MCP Apps: nothing vouches that a person at the
- * view typed the keys, so they go in as the caller's own write, through the agent guards (deny
- * rules, the approval policy, secret input, typing arbitration), as send_keys's would.
+ * `app_input` from a client that has not declared MCP Apps, or with a session's scoped token
+ * (`why` says which): nothing vouches that a person at the view typed the keys, so they go in as
+ * the caller's own write, through the agent guards (deny rules, the approval policy, secret input,
+ * typing arbitration), as send_keys's would.
  */
-async function writeAsCaller(backend: ToolBackend, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolCallResult> {
+async function writeAsCaller(backend: ToolBackend, args: Record<string, unknown>, signal: AbortSignal, why: string): Promise<ToolCallResult> {
   try {
     const { written } = (await backend.call('pty/write', { session: args.session, action: { text: args.data } }, { signal })) as { written: number };
     // Refused during secret input, so none was asked for when the keys went in.
     return {
-      content: [{ type: 'text', text: `Typed ${written} bytes as this client's own write (it has not declared MCP Apps).` }],
+      content: [{ type: 'text', text: `Typed ${written} bytes as this client's own write (${why}).` }],
       structuredContent: { written, secretInput: false },
     };
   } catch (e) {

@@ -115,6 +115,13 @@ describe('scoped tokens', { timeout: 60_000 }, () => {
     assert.equal((await rest('GET', '/sessions/nosuch', input.token)).status, 403);
     const control = await share(a.id, 'control');
     assert.equal((await rest('POST', '/sessions', control.token, BASH)).status, 403);
+    // What no scoped token may call says so, whatever its scope: "needs the control scope" told a
+    // view token's holder that a control token would do (found by an outside audit).
+    for (const t of [view, input, control]) {
+      const opened = await rest('POST', '/sessions', t.token, BASH);
+      assert.equal(opened.status, 403);
+      assert.match(opened.json.error.message, /session\/create needs the host's own token; this token reaches only session /);
+    }
     assert.equal((await rest('GET', `/sessions/${b.id}`, control.token)).status, 403);
     const list = await rest('GET', '/sessions', view.token);
     assert.deepEqual(

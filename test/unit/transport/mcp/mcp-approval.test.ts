@@ -147,6 +147,7 @@ describe("approvals through the agent's own client (agent approval ask, no edito
       // A client that declared no MCP Apps: the keys are its own (ask acts as allow for it: no elicitation).
       const own = (await plain.client.callTool({ name: 'app_input', arguments: { session, data: 'echo not-the-person\r', appKey } })) as ToolResult;
       assert.notEqual(own.isError, true, textOf(own));
+      assert.match(textOf(own), /own write \(it has not declared MCP Apps\)/);
       await until(async () => /^not-the-person$/m.test(await screen(session)), 10_000, "the client's line ran");
       const agent = (await rpc('pty/info', { session })).lastInput;
       assert.deepEqual([agent.origin, agent.transport], ['agent', 'mcp-stdio'], 'credited to the agent, never to the user');

@@ -237,6 +237,19 @@ describe("the person's keys over /mcp, whose 2025-11-25 requests carry no capabi
       } finally {
         await scopedApps.close();
       }
+      // In an agent's own session the write goes in, and says why it counts as the agent's (it said
+      // "it has not declared MCP Apps", which this client had: found by an outside audit).
+      const mine = await rpc('session/create', { ...BASH, cols: 80, rows: 24, origin: 'agent' });
+      const mineToken = (await rpc('session/share', { session: mine.id, scope: 'input', reusable: true })).token as string;
+      const mineApps = await clientDeclaring(true, mineToken);
+      try {
+        const own = (await mineApps.callTool({ name: 'app_input', arguments: { session: mine.id, data: 'echo mine\r', appKey } })) as ToolResult;
+        assert.notEqual(own.isError, true, text(own));
+        assert.match(text(own), /^Typed \d+ bytes as this client's own write \(a session's scoped token writes as an agent\)\.$/);
+      } finally {
+        await mineApps.close();
+        await rpc('pty/kill', { session: mine.id });
+      }
 
       // A chat host that renders MCP Apps (and so hides app_input from its model): the person's keys.
       const apps = await clientDeclaring(true);
