@@ -152,9 +152,9 @@ __spty_histcontrol=
 __spty_let_spaced_in() {
 	builtin local v=":${HISTCONTROL-}:"
 	(( __spty_has_ps0 )) && [[ -z "${bash_preexec_imported-}${__bp_imported-}" ]] || builtin return 0
-	# A HISTCONTROL the user made read-only is left as it is.
-	[[ ${HISTCONTROL@a} != *r* ]] || builtin return 0
 	[[ $v == *:ignorespace:* || $v == *:ignoreboth:* ]] || builtin return 0
+	# A HISTCONTROL the user made read-only is left as it is (set, as the test above found).
+	[[ ${HISTCONTROL@a} != *r* ]] || builtin return 0
 	__spty_histcontrol=$HISTCONTROL
 	while [[ $v == *:ignorespace:* ]]; do v=${v/:ignorespace:/:}; done
 	while [[ $v == *:ignoreboth:* ]]; do v=${v/:ignoreboth:/:ignoredups:}; done

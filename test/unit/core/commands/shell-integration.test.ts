@@ -384,12 +384,22 @@ describe('bash, zsh and fish, side by side', { concurrency: SHELL_CASES.length }
             (await s.commands()).map((r) => r.command),
             ['echo same; echo twice', 'echo same; echo twice', 'echo not-in-history', `echo hidden-too; ${sh.exit3}`],
           );
+          // Spaced lines that never run: a syntax error, a quote left open and abandoned with Ctrl+C
+          // (found by an outside audit: they stayed in bash's history and its file). fish edits an
+          // open quote in place and keeps no such line of its own accord.
+          if (sh.shell !== 'fish') {
+            // Each once the shell waits again (a Ctrl+C typed at once would interrupt its prompt's hooks).
+            assert.equal((await s.send(' echo ) never-a')).waitReason, 'stdin_read');
+            assert.equal((await s.send(' echo "never-b')).waitReason, 'stdin_read', 'the shell waits for the rest of the quote');
+            await c.request('pty/write', { session: s.session, action: { key: 'Ctrl+C' } });
+            assert.equal((await s.send('echo after-them')).waitReason, 'command_done');
+          }
           assert.equal((await s.send('exit')).waitReason, 'session_exit');
           const file = path.join(s.home, sh.history.file);
           const lines = await until(() => fs.existsSync(file) && sh.history.lines(fs.readFileSync(file, 'utf8')), 10_000, `${sh.shell}'s history file`);
           assert.ok(lines.includes('echo same; echo twice'), lines.join('\n'));
           assert.deepEqual(
-            lines.filter((l) => /not-in-history|hidden-too/.test(l)),
+            lines.filter((l) => /not-in-history|hidden-too|never-a|never-b/.test(l)),
             [],
             'the lines that start with a space stay out of the history, as without the integration',
           );
@@ -747,6 +757,15 @@ describe("a user's strict options in their rc file leave integration working", (
       },
     );
   }
+
+  test('bash with a read-only HISTCONTROL: no error after each command', { timeout: TEST_TIMEOUT }, async () => {
+    // Found by an outside audit: "bash: HISTCONTROL: readonly variable" after every command.
+    const s = await openShell('bash', { '.bashrc': "PS1='my> '\nreadonly HISTCONTROL=ignoreboth\n" });
+    assert.equal((await s.send('echo one')).command?.command, 'echo one');
+    assert.equal((await s.send(' echo two')).waitReason, 'command_done');
+    const screen = (await c.request<{ screen: string }>('pty/read', { session: s.session })).screen;
+    assert.doesNotMatch(screen, /readonly variable/, screen);
+  });
 
   test(
     "bash with `set -e` (a failing command ends the shell) and Debian's HISTCONTROL=ignoreboth: the integration's own tests fail nothing",
