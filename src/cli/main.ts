@@ -7,7 +7,7 @@ import { cliMessage } from './host-error';
 import { oneLine } from './one-line';
 import { closeRemoteHosts, takeHostFlag } from './remote';
 import { endBridgesOnSignal, endBySignal } from './end-on-signal';
-import { terminalHungUp } from './terminal-hangup';
+import { endByHangUpWhenTerminalGone, terminalHungUp } from './terminal-hangup';
 import { watchStdout } from './stdout-closed';
 import { VERSION } from '../version';
 
@@ -113,6 +113,8 @@ function inWholeCli(argv: string[]): Promise<number> {
 export async function main(argv: string[]): Promise<number> {
   // A reader that goes away (`| head`) ends the output, not the command with a stack trace.
   watchStdout();
+  // A terminal that hangs up ends the command by SIGHUP, whichever way it exits after.
+  endByHangUpWhenTerminalGone();
   // `shared-pty --host build list` as well as `shared-pty list --host build`.
   if (argv[0] === '--host' || argv[0]?.startsWith('--host=')) {
     const n = argv[0] === '--host' ? 2 : 1;

@@ -23,3 +23,20 @@ export function terminalHungUp(): boolean {
     }
   });
 }
+
+/**
+ * However the command ends (its own `process.exit`, as `serve`, `record` and `mcp` end on a
+ * signal, or an empty event loop), a terminal that hung up makes it end by SIGHUP instead, before
+ * Node's exit-time restore of the terminal's mode, which aborts there. Installed once, at start.
+ */
+export function endByHangUpWhenTerminalGone(): void {
+  if (startedOnTerminal.length === 0 || process.listeners('exit').includes(onExit)) return;
+  process.on('exit', onExit);
+}
+
+function onExit(): void {
+  if (!terminalHungUp()) return;
+  // The default action (end) from here on: a listener would only be run after the exit.
+  process.removeAllListeners('SIGHUP');
+  process.kill(process.pid, 'SIGHUP');
+}

@@ -3,6 +3,9 @@
 // they resync with a fresh picture instead of showing bytes after it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Terminal } from '@xterm/headless';
 import type { IPty } from 'node-pty';
 import type { SessionInfo } from '../../../src/core/methods/types';
@@ -81,6 +84,42 @@ describe('attach to a session that has ended', () => {
       }
     }
     await control.request('pty/kill', { session: info.id }).catch(() => undefined);
+  });
+});
+
+describe('commands that end by their own exit, whose terminal goes away', () => {
+  test('serve and mcp end by SIGHUP as their terminal hangs up, never by SIGABRT; serve leaves no file', { timeout: TEST_TIMEOUT }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-hup-'));
+    try {
+      // serve ends on SIGHUP by its own process.exit, mcp as its input ends: both went on to Node's
+      // restore of the gone terminal, which aborts (found by an outside audit).
+      for (const args of [['serve', '--no-http', '--cmd', 'sleep', '100'], ['mcp']]) {
+        const outer = loadNodePty().spawn(process.execPath, [CLI, ...args], {
+          name: 'xterm-256color',
+          cols: 100,
+          rows: 30,
+          cwd: dir,
+          env: { ...process.env, SHARED_PTY_DIR: path.join(dir, 'rt') } as Record<string, string>,
+        });
+        let shown = '';
+        outer.onData((d) => (shown += d));
+        const exited = new Promise<{ exitCode: number; signal?: number }>((r) => outer.onExit(r));
+        try {
+          // serve says where it serves; mcp says nothing, so it is given a moment to start reading.
+          if (args[0] === 'serve') await until(() => /serving/.test(shown), 30_000, 'serve to start');
+          else await new Promise((r) => setTimeout(r, 1500));
+          destroyPty(outer);
+          const end = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running after 30 s'), 30_000))]);
+          assert.deepEqual(end, { exitCode: 0, signal: 1 }, `${args[0]} ended by SIGHUP`);
+        } finally {
+          if (pidAlive(outer.pid)) outer.kill();
+        }
+      }
+      const left = fs.existsSync(path.join(dir, 'rt')) ? fs.readdirSync(path.join(dir, 'rt')) : [];
+      assert.deepEqual(left, [], "serve's record and sockets are gone");
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
