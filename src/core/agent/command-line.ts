@@ -114,14 +114,33 @@ const WRAPPERS: Readonly<Record<string, { withValue?: ReadonlySet<string> }>> = 
   nice: { withValue: new Set(['-n', '--adjustment']) },
   ionice: { withValue: new Set(['-c', '-n', '--class', '--classdata']) },
   setsid: {},
-  watch: { withValue: new Set(['-n', '--interval', '-d', '-q']) },
+  setpriv: {
+    withValue: new Set([
+      '--reuid',
+      '--regid',
+      '--ruid',
+      '--rgid',
+      '--euid',
+      '--egid',
+      '--groups',
+      '--inh-caps',
+      '--ambient-caps',
+      '--bounding-set',
+      '--securebits',
+      '--pdeathsig',
+    ]),
+  },
+  runuser: { withValue: new Set(['-u', '-g', '-G', '-s', '-w', '--user', '--group', '--supp-group', '--shell', '--whitelist-environment']) },
+  watch: { withValue: new Set(['-n', '--interval']) },
   unbuffer: {},
   busybox: {},
   time: {},
-  timeout: {},
+  timeout: { withValue: new Set(['-s', '-k', '--signal', '--kill-after']) },
   chrt: {},
   taskset: {},
-  stdbuf: {},
+  chroot: {},
+  flock: { withValue: new Set(['-w', '-E', '--timeout', '--conflict-exit-code']) },
+  stdbuf: { withValue: new Set(['-i', '-o', '-e', '--input', '--output', '--error']) },
   xargs: {},
   '!': {},
   '{': {},
@@ -138,8 +157,13 @@ const WRAPPERS: Readonly<Record<string, { withValue?: ReadonlySet<string> }>> = 
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish']);
 /** Wrappers whose first word after their options is a number of theirs (a duration, a priority, a CPU mask). */
 const NUMBER_FIRST = new Set(['timeout', 'chrt', 'taskset']);
-/** Programs that run `-c <script>` (`--command`) in the user's shell, wherever it comes: `su root -c 'rm …'`. */
-const SWITCH_USER = new Set(['su', 'runuser']);
+/** Wrappers whose first word after their options is a path of theirs (the new root, the lock file). */
+const PATH_FIRST = new Set(['chroot', 'flock']);
+/**
+ * Programs that run `-c <script>` (`--command`, `-lc`: a `c` ending a group of letters) in a shell,
+ * wherever it comes among their words: `su root -c 'rm …'`, `flock /tmp/l -c 'rm …'`, `script -qc 'rm …'`.
+ */
+const DASH_C_RUNNERS = new Set(['su', 'runuser', 'flock', 'script']);
 
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
@@ -151,12 +175,20 @@ function addArgv(argv: readonly string[], out: Set<string>, depth: number): void
     if (argv[i] === 'function') i += argv[i + 2] === '()' ? 3 : 2;
     const word = argv[i];
     if (word === undefined) return;
-    const wrapper = WRAPPERS[basename(word)];
+    const name = basename(word);
+    if (DASH_C_RUNNERS.has(name) && depth < MAX_NESTING) {
+      const script = dashCScript(argv.slice(i + 1));
+      if (script !== undefined) return addLine(script, out, depth + 1);
+    }
+    const wrapper = WRAPPERS[name];
     if (!wrapper) break;
     i++;
-    // Its options (and their values); `timeout 5 cmd` takes a duration first.
-    while (i < argv.length && (argv[i]!.startsWith('-') || (NUMBER_FIRST.has(basename(word)) && /^\d/.test(argv[i]!)))) {
+    // Its options (and their values); `timeout 5 cmd` takes a duration first, `chroot / cmd` a path.
+    let pathTaken = false;
+    while (i < argv.length) {
       const opt = argv[i]!;
+      if (!opt.startsWith('-') && !(NUMBER_FIRST.has(name) && /^\d/.test(opt)) && !(PATH_FIRST.has(name) && !pathTaken)) break;
+      if (!opt.startsWith('-')) pathTaken = PATH_FIRST.has(name);
       i++;
       if (opt === '--') break;
       if (wrapper.withValue?.has(opt)) i++;
@@ -170,13 +202,6 @@ function addArgv(argv: readonly string[], out: Set<string>, depth: number): void
   out.add([name, ...rest.slice(1)].join(' '));
   if (depth >= MAX_NESTING) return;
   if (name === 'eval') return addLine(rest.slice(1).join(' '), out, depth + 1);
-  if (SWITCH_USER.has(name)) {
-    for (let k = 1; k < rest.length; k++) {
-      const w = rest[k]!;
-      if (w.startsWith('--command=')) return addLine(w.slice('--command='.length), out, depth + 1);
-      if ((w === '-c' || w === '--command') && rest[k + 1] !== undefined) return addLine(rest[k + 1]!, out, depth + 1);
-    }
-  }
   if (SHELLS.has(name)) {
     // `bash -c 'script'`, `sh -ec 'script'`, `bash -l -c 'script'`, `bash -O extglob -c -- 'script'`:
     // the script is the word after the options (and a `--`).
@@ -195,6 +220,17 @@ function addArgv(argv: readonly string[], out: Set<string>, depth: number): void
       }
     }
   }
+}
+
+/** The script of `-c SCRIPT`, `--command SCRIPT`, `--command=SCRIPT` or `-lc SCRIPT` among `words` (before a `--`). */
+function dashCScript(words: readonly string[]): string | undefined {
+  for (let k = 0; k < words.length; k++) {
+    const w = words[k]!;
+    if (w === '--') return undefined;
+    if (w.startsWith('--command=')) return w.slice('--command='.length);
+    if ((w === '--command' || /^-[A-Za-z]*c$/.test(w)) && words[k + 1] !== undefined) return words[k + 1];
+  }
+  return undefined;
 }
 
 function basename(word: string): string {

@@ -82,6 +82,23 @@ describe('commands of a line, as deny rules see them', () => {
       'chrt 10 rm -rf /tmp/x',
       'taskset 0x1 rm -rf /tmp/x',
       'unbuffer rm -rf /tmp/x',
+      // …and the forms a checking audit found they still missed.
+      'runuser -u root -- rm -rf /tmp/x',
+      'runuser -u root rm -rf /tmp/x',
+      'runuser --user=root -- rm -rf /tmp/x',
+      "su -lc 'rm -rf /tmp/x'",
+      "su -pc 'rm -rf /tmp/x'",
+      "su root -lc 'rm -rf /tmp/x'",
+      'watch -d rm -rf /tmp/x',
+      'timeout -s KILL 5 rm -rf /tmp/x',
+      'timeout -k 2 5 rm -rf /tmp/x',
+      'stdbuf -o L rm -rf /tmp/x',
+      'stdbuf -oL rm -rf /tmp/x',
+      'setpriv --reuid=0 rm -rf /tmp/x',
+      'chroot / rm -rf /tmp/x',
+      "script -qc 'rm -rf /tmp/x' /dev/null",
+      'flock /tmp/lock rm -rf /tmp/x',
+      "flock -w 5 /tmp/lock -c 'rm -rf /tmp/x'",
     ]) {
       assert.ok(caught(commandsToJudge(line)), `${line}: ${JSON.stringify(commandsToJudge(line))}`);
     }
