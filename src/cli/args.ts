@@ -1,6 +1,7 @@
 // The command line's parsing, shared by every command; the flags only a host takes are in
 // host-flags.ts, so a client command loads nothing of the engine (docs/architecture.md#the-cli).
 
+import { cutAt } from './one-line';
 import { MAX_SESSION_NAME_CHARS, SESSION_NAME_CONTROL, SESSION_NAME_RULE } from '../core/base/limits';
 
 /** A bad command line: printed as one line, exit status 2. */
@@ -113,5 +114,5 @@ export function strFlag(args: ParsedArgs, name: string): string | undefined {
 
 /** A word of the command line as a message shows it: a long one (a text of 100 KB) cut to its start. */
 export function quotedWord(word: string): string {
-  return word.length > 60 ? `${word.slice(0, 60)}…` : word;
+  return word.length > 60 ? `${cutAt(word, 60)}…` : word;
 }

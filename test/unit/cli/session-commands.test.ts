@@ -154,6 +154,13 @@ describe('open, send, commands, kill', () => {
     assert.equal(surplus.code, 2);
     assert.match(surplus.stderr, /^shared-pty: unexpected argument "y{60}…"/);
     assert.ok(surplus.stderr.length < 300, surplus.stderr.slice(0, 300));
+    // So in every message that names one: an unknown session, a text not seen before the timeout.
+    const unknown = await cli('read', 'z'.repeat(100_000));
+    assert.match(unknown.stderr, /z{60}…/);
+    assert.ok(unknown.stderr.length < 300, unknown.stderr.slice(0, 300));
+    const unseen = await cli('wait', id, 'w'.repeat(100_000), '--timeout', '100');
+    assert.equal(unseen.code, 1);
+    assert.match(unseen.stderr, /^shared-pty: not seen before the timeout: w{60}…\n$/);
   });
 
   test('kill ends the session; a second kill says it is unknown', { timeout: TEST_TIMEOUT }, async () => {
