@@ -1,4 +1,11 @@
-import { DEFAULT_SEND_TIMEOUT_MS, DEFAULT_SIGNAL_TIMEOUT_MS, DEFAULT_WAIT_EVENT_TIMEOUT_MS, DEFAULT_WAIT_TIMEOUT_MS } from '../core/base/param-limits';
+import {
+  DEFAULT_APPROVAL_WAIT_MS,
+  DEFAULT_ARBITRATION_WAIT_MS,
+  DEFAULT_SEND_TIMEOUT_MS,
+  DEFAULT_SIGNAL_TIMEOUT_MS,
+  DEFAULT_WAIT_EVENT_TIMEOUT_MS,
+  DEFAULT_WAIT_TIMEOUT_MS,
+} from '../core/base/param-limits';
 import { within } from '../core/base/when-first';
 
 /**
@@ -17,6 +24,11 @@ const DEFAULT_WAIT_MS: Readonly<Record<string, number>> = {
 
 /** How long a call of `method` with `params` waits on the host by its own account (0: it answers at once). */
 export function ownWaitMs(method: string, params: Record<string, unknown>): number {
+  // An agent's write that does not wait for the outcome may still wait for the person: their answer
+  // (the policy asks) or their pause in typing (its timeout, else the default).
+  if ((method === 'pty/write' || method === 'pty/appInput') && params.wait !== true) {
+    return Math.max(DEFAULT_APPROVAL_WAIT_MS, typeof params.timeout === 'number' ? params.timeout : DEFAULT_ARBITRATION_WAIT_MS);
+  }
   const named = [params.timeout, params.timeoutMs, params.waitMs].filter((n): n is number => typeof n === 'number');
   if (named.length > 0) return Math.max(...named);
   // A write or a signal that waits, waits as a send does (or as a signal does).

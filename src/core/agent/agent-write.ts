@@ -29,9 +29,6 @@ export interface WriteWait {
   pauseMs: number;
 }
 
-/** How long an agent's write with no timeout of its own (send_keys, a raw write) waits for the user's answer. */
-export const DEFAULT_APPROVAL_WAIT_MS = 60_000;
-
 /** The key that abandons the line at a prompt (or interrupts the program): `send_keys ["Ctrl+C"]`. */
 const CTRL_C = '\x03';
 

@@ -4,8 +4,6 @@ import { isAgentCall, type InputSource } from '../session/input/input-source';
 
 /** The human counts as typing for this long after their last key (docs/protocol.md#typing-arbitration). */
 export const HUMAN_PAUSE_MS = 1500;
-/** How long an agent's write without a timeout of its own (send_keys, a raw write) waits for the human. */
-export const DEFAULT_ARBITRATION_WAIT_MS = 15_000;
 /** While the human has a line started, how often the wait looks again (only during an agent's call). */
 const LINE_POLL_MS = 250;
 

@@ -36,3 +36,8 @@ export const MAX_COMMAND_RECORDS = 1000;
 
 /** Most lines one `pty/scrollback` page returns (docs/protocol.md#ptyscrollback). */
 export const MAX_SCROLLBACK_PAGE = 10000;
+
+/** How long an agent's write waits for the user's answer when the policy asks and the call names no wait of its own (docs/protocol.md#agent-write-approval). */
+export const DEFAULT_APPROVAL_WAIT_MS = 60_000;
+/** How long an agent's write without a timeout of its own (send_keys, a raw write) waits for the human to pause typing. */
+export const DEFAULT_ARBITRATION_WAIT_MS = 15_000;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { admitWrite, DEFAULT_APPROVAL_WAIT_MS } from '../agent/agent-write';
-import { DEFAULT_ARBITRATION_WAIT_MS } from '../agent/typing-arbitration';
+import { admitWrite } from '../agent/agent-write';
+import { DEFAULT_APPROVAL_WAIT_MS, DEFAULT_ARBITRATION_WAIT_MS } from '../base/param-limits';
 import type { InputSource } from '../session/input/input-source';
 import { requireSession } from './context';
 import { method } from './spec';

@@ -13,8 +13,9 @@ import {
 } from '../io/send';
 import { DEFAULT_SIGNAL_TIMEOUT_MS, inSize, MAX_WAIT_MS } from '../base/param-limits';
 import { signalForegroundGroup } from '../process/proc-state';
-import { admitWrite, agentCall, DEFAULT_APPROVAL_WAIT_MS } from '../agent/agent-write';
-import { DEFAULT_ARBITRATION_WAIT_MS, whenHumanPaused } from '../agent/typing-arbitration';
+import { admitWrite, agentCall } from '../agent/agent-write';
+import { whenHumanPaused } from '../agent/typing-arbitration';
+import { DEFAULT_APPROVAL_WAIT_MS, DEFAULT_ARBITRATION_WAIT_MS } from '../base/param-limits';
 import { byDefault, cols, commandRecord, int, millis, rows, sessionStatus, signalName } from './schemas';
 import { method, type TableCall } from './spec';
 import { truncationNote, waitedOutputBudget } from './waited-output-budget';
