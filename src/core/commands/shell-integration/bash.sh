@@ -140,6 +140,13 @@ __spty_return() {
 	builtin return "$1"
 }
 
+# The command's status back in $? for what runs next in PROMPT_COMMAND (the user's hooks, PS1's
+# \$?), as it would have been; not under the user's `set -e`, where a prompt hook that returns
+# non-zero ends the shell (a Ctrl+C at the prompt would).
+__spty_status_back() {
+	if [[ $- != *e* ]]; then __spty_return "$__spty_status"; fi
+}
+
 # HISTCONTROL=ignorespace (or ignoreboth, Debian's default) keeps a line that starts with a space
 # out of the history, and with it the line's text: the DEBUG trap would only see its first simple
 # command. So while bash reads a line at the prompt, HISTCONTROL takes such a line after all
@@ -149,22 +156,24 @@ __spty_return() {
 # loaded, does the same itself (and keeps HISTCONTROL so): left to it.
 __spty_spaced=0
 __spty_histcontrol=
+__spty_histsize=
 __spty_let_spaced_in() {
 	builtin local v=":${HISTCONTROL-}:"
 	(( __spty_has_ps0 )) && [[ -z "${bash_preexec_imported-}${__bp_imported-}" ]] || builtin return 0
 	[[ $v == *:ignorespace:* || $v == *:ignoreboth:* ]] || builtin return 0
-	# A HISTCONTROL the user made read-only is left as it is (set, as the test above found).
+	# A HISTCONTROL the user made read-only (set: it names ignorespace) is left as it is.
 	[[ ${HISTCONTROL@a} != *r* ]] || builtin return 0
 	__spty_histcontrol=$HISTCONTROL
 	while [[ $v == *:ignorespace:* ]]; do v=${v/:ignorespace:/:}; done
 	while [[ $v == *:ignoreboth:* ]]; do v=${v/:ignoreboth:/:ignoredups:}; done
 	v=${v#:}
 	HISTCONTROL=${v%:}
+	# Room for the line a moment: at a full history it would push the oldest entry out for good.
+	__spty_histsize=${HISTSIZE-}
+	if [[ $__spty_histsize =~ ^[1-9][0-9]*$ ]]; then HISTSIZE=$((__spty_histsize + 1)); fi
 	__spty_spaced=1
 }
-__spty_put_spaced_out() {
-	__spty_spaced=0
-	HISTCONTROL=$__spty_histcontrol
+__spty_drop_spaced_entry() {
 	# The line went into the history: PS0 saw it (phase 1), or, at the next prompt, the history
 	# grew (a line that never ran: a comment, a syntax error, a continuation cut by Ctrl+C).
 	(( __spty_phase == 1 || (${1-0} && ${HISTCMD:-0} > __spty_histcmd) )) || builtin return 0
@@ -174,8 +183,16 @@ __spty_put_spaced_out() {
 	entry=${entry#"${entry%%[![:space:]]*}"}
 	number=${entry%%[!0-9]*}
 	entry=${entry#"$number"}
-	# (An `if`, not `&&`: a false test must not fail the function under the user's `set -e`.)
-	if [[ -n $number && ${entry:2:1} == [[:blank:]] ]]; then builtin history -d "$number"; fi
+	# A space, as ignorespace has it (a tab does not count). (An `if`, not `&&`: a false test must
+	# not fail the function under the user's `set -e`.)
+	if [[ -n $number && ${entry:2:1} == ' ' ]]; then builtin history -d "$number"; fi
+}
+__spty_put_spaced_out() {
+	__spty_spaced=0
+	HISTCONTROL=$__spty_histcontrol
+	__spty_drop_spaced_entry "$@"
+	# The size back once the entry is gone (set back before, it would cut the oldest one).
+	if [[ $__spty_histsize =~ ^[1-9][0-9]*$ ]]; then HISTSIZE=$__spty_histsize; fi
 }
 
 # The working directory (__spty_cwd: the one reported last).
@@ -201,7 +218,7 @@ __spty_prompt_start() {
 		builtin printf '\e]633;D;%s\a' "$__spty_nonce"
 	fi
 	__spty_phase=3
-	__spty_return "$__spty_status"
+	__spty_status_back
 }
 
 # Last in PROMPT_COMMAND, after the user's own prompt commands (which may cd, or make a new
@@ -220,7 +237,7 @@ __spty_prompt_end() {
 	__spty_let_spaced_in
 	__spty_phase=0
 	__spty_last_hook
-	__spty_return "$__spty_status"
+	__spty_status_back
 }
 
 # With bash-preexec, hooks added after ours (its own `precmd`, at its first prompt) would come

@@ -779,6 +779,11 @@ describe("a user's strict options in their rc file leave integration working", (
         assert.equal(r.waitReason, 'command_done', `${line}: ${r.output}`);
         assert.equal(r.command?.command, line.trim());
       }
+      // Ctrl+C at the prompt (a line abandoned): the prompt's hooks gave $? back as 130, and under
+      // `set -e` that ended the shell (found by an outside audit); plain bash goes on.
+      await c.request('pty/write', { session: s.session, action: [{ text: 'partial' }, { key: 'Ctrl+C' }] });
+      const after = await s.send('echo after-ctrl-c');
+      assert.equal(after.waitReason, 'command_done', after.output);
       assert.equal((await c.request<{ running: boolean }>('pty/status', { session: s.session })).running, true);
     },
   );
