@@ -134,14 +134,33 @@ const WRAPPERS: Readonly<Record<string, { withValue?: ReadonlySet<string> }>> = 
   watch: { withValue: new Set(['-n', '--interval']) },
   unbuffer: {},
   busybox: {},
-  time: {},
+  time: { withValue: new Set(['-f', '-o', '--format', '--output']) },
   timeout: { withValue: new Set(['-s', '-k', '--signal', '--kill-after']) },
   chrt: {},
   taskset: {},
-  chroot: {},
+  chroot: { withValue: new Set(['--userspec', '--groups']) },
   flock: { withValue: new Set(['-w', '-E', '--timeout', '--conflict-exit-code']) },
   stdbuf: { withValue: new Set(['-i', '-o', '-e', '--input', '--output', '--error']) },
-  xargs: {},
+  xargs: {
+    withValue: new Set([
+      '-n',
+      '-I',
+      '-P',
+      '-L',
+      '-s',
+      '-d',
+      '-E',
+      '-a',
+      '--max-args',
+      '--replace',
+      '--max-procs',
+      '--max-lines',
+      '--max-chars',
+      '--delimiter',
+      '--eof',
+      '--arg-file',
+    ]),
+  },
   '!': {},
   '{': {},
   '(': {},
@@ -152,6 +171,11 @@ const WRAPPERS: Readonly<Record<string, { withValue?: ReadonlySet<string> }>> = 
   while: {},
   until: {},
 };
+
+/** Options after which a wrapper runs nothing: it only says what it would run (`command -v rm`, `sudo -l rm`). */
+const ONLY_TELLS: Readonly<Record<string, ReadonlySet<string>>> = { command: new Set(['-v', '-V']), sudo: new Set(['-l', '--list']) };
+/** Options whose value is itself a command line: `env -S 'rm -rf x'`. */
+const LINE_VALUE: Readonly<Record<string, ReadonlySet<string>>> = { env: new Set(['-S', '--split-string']) };
 
 /** Programs whose `-c <script>` is a line of its own. */
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish']);
@@ -187,11 +211,23 @@ function addArgv(argv: readonly string[], out: Set<string>, depth: number): void
     let pathTaken = false;
     while (i < argv.length) {
       const opt = argv[i]!;
-      if (!opt.startsWith('-') && !(NUMBER_FIRST.has(name) && /^\d/.test(opt)) && !(PATH_FIRST.has(name) && !pathTaken)) break;
+      if (!opt.startsWith('-') && !(NUMBER_FIRST.has(name) && /^\.?\d/.test(opt)) && !(PATH_FIRST.has(name) && !pathTaken)) break;
       if (!opt.startsWith('-')) pathTaken = PATH_FIRST.has(name);
       i++;
       if (opt === '--') break;
-      if (wrapper.withValue?.has(opt)) i++;
+      if (ONLY_TELLS[name]?.has(opt)) return;
+      // `--opt=value`, `--opt value`, `-o value`, and a group of letters that ends in one (`-Hu root`).
+      const [flag, inline] = opt.startsWith('--') && opt.includes('=') ? [opt.slice(0, opt.indexOf('=')), opt.slice(opt.indexOf('=') + 1)] : [opt, undefined];
+      const valueFlag = wrapper.withValue?.has(flag)
+        ? flag
+        : /^-[A-Za-z]{2,}$/.test(opt) && wrapper.withValue?.has(`-${opt.at(-1)}`)
+          ? `-${opt.at(-1)}`
+          : undefined;
+      if (LINE_VALUE[name]?.has(valueFlag ?? flag) && depth < MAX_NESTING) {
+        const line = inline ?? argv[i];
+        if (line !== undefined) addLine(line, out, depth + 1);
+      }
+      if (valueFlag !== undefined && inline === undefined) i++;
     }
   }
   const rest = argv.slice(i);
@@ -208,6 +244,9 @@ function addArgv(argv: readonly string[], out: Set<string>, depth: number): void
     for (let k = 1; k < rest.length; k++) {
       const w = rest[k]!;
       if (w === '--' || !/^[-+]/.test(w)) break;
+      // fish's long form: `fish --command 'script'`, `--command=script`.
+      if (w.startsWith('--command=')) return addLine(w.slice('--command='.length), out, depth + 1);
+      if (w === '--command' && rest[k + 1] !== undefined) return addLine(rest[k + 1]!, out, depth + 1);
       // Options that take a value: the shell's `-o`/`+o` option names, bash's `-O`/`+O` shopt names.
       if (/^[-+][oO]$/.test(w)) {
         k++;

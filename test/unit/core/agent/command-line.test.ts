@@ -99,6 +99,19 @@ describe('commands of a line, as deny rules see them', () => {
       "script -qc 'rm -rf /tmp/x' /dev/null",
       'flock /tmp/lock rm -rf /tmp/x',
       "flock -w 5 /tmp/lock -c 'rm -rf /tmp/x'",
+      // …and those a second checking audit found (one of them ran: `sudo -Hu root rm -rf …`).
+      'sudo -Hu root rm -rf /tmp/x',
+      'sudo -iu root rm -rf /tmp/x',
+      "env -S 'rm -rf /tmp/x'",
+      "env --split-string='rm -rf /tmp/x'",
+      'env -iu HOME rm -rf /tmp/x',
+      'chroot --userspec root:root / rm -rf /tmp/x',
+      'xargs -n 1 rm -rf /tmp/x',
+      'xargs -I {} rm -rf {}',
+      'xargs -P 4 rm -rf /tmp/x',
+      'timeout .5 rm -rf /tmp/x',
+      '/usr/bin/time -f %e rm -rf /tmp/x',
+      "fish --command 'rm -rf /tmp/x'",
     ]) {
       assert.ok(caught(commandsToJudge(line)), `${line}: ${JSON.stringify(commandsToJudge(line))}`);
     }
@@ -118,6 +131,12 @@ describe('commands of a line, as deny rules see them', () => {
       'echo "a; rm -rf x"',
       "echo $'rm -rf x'",
       'echo {rm,-rf,x} > out',
+      // Only saying what would run (found by a checking audit: refused).
+      'command -v rm -rf',
+      'command -V rm',
+      'sudo -l rm -rf /tmp/x',
+      'tar -czf x.tgz dir',
+      'grep -c rm file',
     ]) {
       assert.ok(!caught(commandsToJudge(line)), `${line}: ${JSON.stringify(commandsToJudge(line))}`);
     }
