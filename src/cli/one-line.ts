@@ -2,6 +2,8 @@
 const LONGEST_WORD = 200;
 /** How much of such a word is shown: its start, then `…`. */
 const WORD_SHOWN = 60;
+/** Longest message shown whole. */
+const LONGEST_LINE = 1000;
 
 /**
  * A message as one line of stderr: control characters a user's argument may carry (a newline in
@@ -10,7 +12,9 @@ const WORD_SHOWN = 60;
  */
 export function oneLine(message: string): string {
   const escaped = message.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
-  return escaped.replace(new RegExp(`[^\\s]{${LONGEST_WORD + 1},}`, 'g'), (word) => `${cutAt(word, WORD_SHOWN)}…`);
+  const short = escaped.replace(new RegExp(`[^\\s]{${LONGEST_WORD + 1},}`, 'g'), (word) => `${cutAt(word, WORD_SHOWN)}…`);
+  // A long text with spaces in it (a 6 KB line to wait for): its start and its end, which says why.
+  return short.length > LONGEST_LINE ? `${cutAt(short, LONGEST_LINE - 200)}…${short.slice(-150)}` : short;
 }
 
 /** `word`'s first `n` UTF-16 units, one fewer where that would split a surrogate pair. */

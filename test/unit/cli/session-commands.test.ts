@@ -161,6 +161,10 @@ describe('open, send, commands, kill', () => {
     const unseen = await cli('wait', id, 'w'.repeat(100_000), '--timeout', '100');
     assert.equal(unseen.code, 1);
     assert.match(unseen.stderr, /^shared-pty: not seen before the timeout: w{60}…\n$/);
+    // A long text with spaces in it: its start and its end, a line of about 1000 characters.
+    const spaced = await cli('wait', id, 'ab '.repeat(2000), '--timeout', '100');
+    assert.match(spaced.stderr, /^shared-pty: not seen before the timeout: (ab )+[^\n]*…[^\n]*\n$/);
+    assert.ok(spaced.stderr.length < 1100, `${spaced.stderr.length} characters`);
   });
 
   test('kill ends the session; a second kill says it is unknown', { timeout: TEST_TIMEOUT }, async () => {
