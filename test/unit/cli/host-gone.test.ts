@@ -209,9 +209,10 @@ describe('a host that stops answering (stopped, or a link to it that stalled)', 
     } finally {
       killPid(h.pid, 'SIGCONT');
       killPid(daemon.pid, 'SIGCONT');
+      // Stopped whatever the assertions said: a failed run left this per-user host running.
+      await h.stop();
+      await stopPid(daemon.pid);
     }
-    await h.stop();
-    await stopPid(daemon.pid);
   });
 
   test("shared-pty mcp's tools and events say so as well; events ends at once on SIGTERM while it waits", { timeout: TEST_TIMEOUT }, async () => {
