@@ -173,9 +173,8 @@ export const commandOutputMethod = method({
     const page = whole ? whole.text : text;
     let nextOffset = offset + cut - (whole?.heldBytes ?? 0);
     // A sequence longer than the page (an inline image's OSC) is skipped whole, so its second half
-    // never reads as text on the next page.
-    // One that runs to the end of the log is held while the command runs (the rest may come), and
-    // skipped once it has ended (it was never text).
+    // never reads as text on the next page; one still open where the log ends is held while the
+    // command runs (the rest may come), and skipped once it has ended (it was never text).
     if (p.strip && settled && unfinishedEscapeAt(text) === 0) {
       const seq = await sequenceEndInLog(log, offset).catch((e: Error) => {
         throw serverError(`The log of command ${p.id} cannot be read: ${e.message}`, { id: p.id });
