@@ -12,7 +12,11 @@ const LONGEST_LINE = 1000;
  */
 export function oneLine(message: string): string {
   const escaped = message.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
-  const short = escaped.replace(new RegExp(`[^\\s]{${LONGEST_WORD + 1},}`, 'g'), (word) => `${cutAt(word, WORD_SHOWN)}…`);
+  // The punctuation that ends such a word stays: `Cannot record to /tmp/aaa…: why`.
+  const short = escaped.replace(
+    new RegExp(`([^\\s]{${LONGEST_WORD + 1},}?)([:,;.)'"]*)(?=\\s|$)`, 'g'),
+    (_, word: string, end: string) => `${cutAt(word, WORD_SHOWN)}…${end}`,
+  );
   // A long text with spaces in it (a 6 KB line to wait for): its start and its end, which says why.
   return short.length > LONGEST_LINE ? `${cutAt(short, LONGEST_LINE - 200)}…${short.slice(-150)}` : short;
 }

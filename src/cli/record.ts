@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { ErrorCode } from '../core/base/errors';
+import { MAX_PATH_CHARS } from '../core/base/param-limits';
 import { paramsOf } from '../core/methods/notifications';
 import { RpcCallError, type Notification } from '../transport/client/rpc-client';
 import { parseArgs, UsageError } from './args';
@@ -19,12 +20,17 @@ export const RECORD_USAGE = 'shared-pty record <session> [file] [--input] [--det
  */
 export async function recordCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, COMMAND_FLAGS.record);
-  const [selector, file, ...extra] = args.positional;
+  const [selector, fileArg, ...extra] = args.positional;
   if (!selector) throw new UsageError(`missing <session>; usage: ${RECORD_USAGE}`);
   if (extra.length > 0) throw new UsageError(`too many arguments; usage: ${RECORD_USAGE}`);
   const stop = args.flags.has('--stop');
-  if (stop && (file !== undefined || args.flags.has('--detach') || args.flags.has('--input')))
+  if (stop && (fileArg !== undefined || args.flags.has('--detach') || args.flags.has('--input')))
     throw new UsageError(`--stop takes only <session>; usage: ${RECORD_USAGE}`);
+
+  // The host takes a path up to PATH_MAX; said here in the command's words, not the method's.
+  const file = fileArg === undefined ? undefined : path.resolve(fileArg);
+  if (file !== undefined && file.length > MAX_PATH_CHARS)
+    throw new UsageError(`Cannot record to ${file}: the path is longer than ${MAX_PATH_CHARS} characters`);
 
   const found = findSession(selector, 'record');
   const client = await connectHost(found);
@@ -54,7 +60,7 @@ export async function recordCommand(argv: string[]): Promise<number> {
     });
     await client.call('pty/events', { session });
     const input = args.flags.has('--input') ? { input: true } : {};
-    const started = await call(file === undefined ? input : { path: path.resolve(file), ...input });
+    const started = await call(file === undefined ? input : { path: file, ...input });
     process.stdout.write(started.path + '\n');
     if (args.flags.has('--detach')) return 0;
     process.stderr.write(`Recording ${found.session.name}; Ctrl+C stops.\n`);

@@ -41,3 +41,6 @@ export const MAX_SCROLLBACK_PAGE = 10000;
 export const DEFAULT_APPROVAL_WAIT_MS = 60_000;
 /** How long an agent's write without a timeout of its own (send_keys, a raw write) waits for the human to pause typing. */
 export const DEFAULT_ARBITRATION_WAIT_MS = 15_000;
+
+/** Longest file path a method takes (`pty/record`, `host/replay`): Linux's PATH_MAX. */
+export const MAX_PATH_CHARS = 4096;

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { forbidden, invalidParams, serverError, sessionExited } from '../base/errors';
+import { MAX_PATH_CHARS } from '../base/param-limits';
 import { isAgentCall } from '../session/input/input-source';
 import { CastFormatError, readCastFile } from '../session/recording/cast-file';
 import { Recorder } from '../session/recording/recorder';
@@ -23,7 +24,7 @@ export const recordMethod = method({
       z
         .string()
         .min(1)
-        .max(4096)
+        .max(MAX_PATH_CHARS)
         .optional()
         .describe(
           "The file to create (never overwritten; relative paths are from the session's cwd). Default: a new file in $XDG_DATA_HOME/shared-pty/recordings (~/.local/share/shared-pty/recordings).",
@@ -77,9 +78,7 @@ export const recordMethod = method({
       recorder = Recorder.start(s, file, { input: p.input === true });
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
-      const why =
-        err.code === 'EEXIST' ? 'the file exists (a recording never overwrites one)' : err.code === 'ENOENT' ? 'its folder does not exist' : err.message;
-      throw serverError(`Cannot record to ${file ?? 'the recordings folder'}: ${why}`, { path: file ?? null });
+      throw serverError(`Cannot record to ${file ?? 'the recordings folder'}: ${whyNotCreated(err)}`, { path: file ?? null });
     }
     s.recording.value = recorder;
     return { recording: true, path: recorder.path, cursor: recorder.startCursor, input: recorder.keepsInput };
@@ -94,7 +93,7 @@ export const replayMethod = method({
   summary:
     "A browser link that replays a recording (an asciicast v3 file on the host's machine) in asciinema-player: play, pause, speed, seeking, markers. The link opens that file only, and expires.",
   params: z.object({
-    path: z.string().min(1).max(4096).describe('Absolute path of the recording (a .cast file, as pty/record writes).'),
+    path: z.string().min(1).max(MAX_PATH_CHARS).describe('Absolute path of the recording (a .cast file, as pty/record writes).'),
   }),
   result: z.object({
     id: z.string().describe("The link's id: it is part of the URL and opens nothing else."),
@@ -123,3 +122,24 @@ export const replayMethod = method({
     return replays.open(real);
   },
 });
+
+/** Why a recording's file could not be made, in words (the system's own message past the common cases). */
+function whyNotCreated(err: NodeJS.ErrnoException): string {
+  switch (err.code) {
+    case 'EEXIST':
+      return 'the file exists (a recording never overwrites one)';
+    case 'ENOENT':
+      return 'its folder does not exist';
+    case 'ENOTDIR':
+      return 'a part of its path is not a folder';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'ENAMETOOLONG':
+      return 'a name in its path is too long';
+    case 'EISDIR':
+      return 'it is a folder';
+    default:
+      return err.message;
+  }
+}

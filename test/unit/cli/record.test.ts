@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { killPid, runCli, startCli, startedPids, stopPid } from '../../helpers/cli';
+import { killPid, runCli, runEach, startCli, startedPids, stopPid } from '../../helpers/cli';
 import { BASH, connect, startHost, until, clientsClosed } from '../../helpers/host';
 import { buildCli } from '../../helpers/protocol';
 import type { RpcClient } from '../../../src/transport/client/rpc-client';
@@ -111,6 +111,21 @@ describe('shared-pty record', () => {
     assert.match(exists.stderr, /file exists/);
     const usage = await runCli(['record', session, file, '--stop'], env);
     assert.equal(usage.code, 2);
+    // Paths the system cannot take are told in the command's words, the path shown by its start.
+    const [tooLong, longName, notFolder] = await runEach(
+      [
+        ['record', session, path.join(out, 'x'.repeat(5000)), '--detach'],
+        ['record', session, path.join(out, 'y'.repeat(300)), '--detach'],
+        ['record', session, path.join(file, 'inside.cast'), '--detach'],
+      ],
+      env,
+    );
+    assert.equal(tooLong.code, 2);
+    assert.match(tooLong.stderr, /^shared-pty: Cannot record to \S+…: the path is longer than 4096 characters/);
+    assert.equal(longName.code, 1);
+    assert.match(longName.stderr, /^shared-pty: Cannot record to \S+…: a name in its path is too long\n$/);
+    assert.equal(notFolder.code, 1);
+    assert.match(notFolder.stderr, /^shared-pty: Cannot record to \S+: a part of its path is not a folder\n$/);
     await rpc('pty/kill', { session });
   });
 
