@@ -177,8 +177,19 @@ function invokeNow(method: string, rawParams: Record<string, unknown>, opts: Inv
   }
   let session: Session | undefined;
   if (spec.target !== 'host') {
-    if (opts.mode.kind === 'session') session = opts.mode.session;
-    else {
+    if (opts.mode.kind === 'session') {
+      session = opts.mode.session;
+      const { session: selector, ...rest } = params;
+      params = rest;
+      // The socket implies its session; one named in params must be that one, or a call copied
+      // from the control socket would act on this session instead of the one it names.
+      if (selector !== undefined && !namesSession(selector, session))
+        throw new RpcError(
+          ErrorCode.InvalidParams,
+          `Invalid params for ${method}: this socket serves session ${session.name} (${session.id}) only, not ${JSON.stringify(selector)}; other sessions are reached through the control socket`,
+          { session: selector },
+        );
+    } else {
       const { session: selector, ...rest } = params;
       params = rest;
       if (typeof selector === 'string' && selector !== '') session = reachSession(opts.services.registry, opts.caller, selector);
@@ -249,4 +260,9 @@ function checkEnvelope(message: unknown): { method: string; params: Record<strin
     throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: params must be an object');
   }
   return { method: m.method, params: params as Record<string, unknown> };
+}
+
+/** Whether a `session` param on a session's own socket names that session (its id, a prefix of it, or its name). */
+function namesSession(selector: unknown, session: Session): boolean {
+  return typeof selector === 'string' && selector !== '' && (session.id.startsWith(selector) || session.name === selector);
 }

@@ -434,6 +434,19 @@ describe('host control socket', () => {
     await rejectsWith(direct.request('session/list'), -32601);
     await rejectsWith(direct.request('session/create'), -32601);
     await rejectsWith(direct.request('host/info'), -32601);
+    // A session named in params must be this one (a call copied from the control socket must not
+    // act here on another): its id, a prefix of it or its name pass; another is refused, nothing done.
+    assert.equal((await direct.request<any>('pty/status', { session: ctl.info.id })).running, true);
+    assert.equal((await direct.request<any>('pty/status', { session: ctl.info.id.slice(0, 3) })).running, true);
+    assert.equal((await direct.request<any>('pty/status', { session: 'persock' })).running, true);
+    const other = await bash({ name: 'persock-other' });
+    const refused = await rejectsWith(direct.request('pty/kill', { session: other.info.id }), -32602);
+    assert.deepEqual(refused.data, { session: other.info.id });
+    assert.match(refused.message, /serves session persock .* only/);
+    await rejectsWith(direct.request('pty/status', { session: 7 }), -32602);
+    assert.equal((await s.call<any>('pty/status')).running, true);
+    assert.equal((await other.call<any>('pty/status')).running, true);
+    await other.call('pty/kill');
     direct.close();
     await until(async () => (await ctl.call<SessionInfo>('pty/info')).clients === 0, 5000, 'clients to drop');
     await ctl.call('pty/kill');
