@@ -153,8 +153,7 @@ export function keyToBytes(name: string, applicationCursor = false): string {
   const plain = entry(PLAIN_KEYS, base);
   if (plain !== undefined) {
     const shifted = mods.has('Shift') ? plain.shift : undefined;
-    if (shifted !== undefined) return shifted;
-    const out = (mods.has('Ctrl') ? plain.ctrl : undefined) ?? plain.plain;
+    const out = shifted ?? (mods.has('Ctrl') ? plain.ctrl : undefined) ?? plain.plain;
     return mods.has('Alt') ? ESC + out : out;
   }
   const ch = entry(CHAR_KEYS, base) ?? (isSingleChar(base) ? base : undefined);

@@ -109,6 +109,7 @@ test('modifiers on Enter, Tab, Backspace, Escape', () => {
     'Ctrl+Enter': '\r',
     'Shift+Enter': '\r',
     'Shift+Tab': '\x1b[Z',
+    'Alt+Shift+Tab': '\x1b\x1b[Z',
     'Ctrl+Tab': '\t',
     'Alt+Tab': '\x1b\t',
     'Ctrl+Backspace': '\x08',
