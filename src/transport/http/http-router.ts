@@ -46,7 +46,8 @@ export function matchRoute<H>(routes: readonly HttpRoute<H>[], verb: string, pat
   // Empty segments (`//`, a trailing `/`) are not counted: `/sessions/` is `/sessions`, as REST always took it.
   const segments = pathname.split('/').filter(Boolean);
   for (const route of routes) {
-    if (route.verbs !== '*' && !route.verbs.includes(verb)) continue;
+    // HEAD is GET without the body (Node's response leaves the body out by itself).
+    if (route.verbs !== '*' && !route.verbs.includes(verb) && !(verb === 'HEAD' && route.verbs.includes('GET'))) continue;
     const params = matchPattern(route.pattern, segments);
     if (params) return { route, params };
   }

@@ -217,6 +217,18 @@ describe('security (Host, then Origin, then token)', () => {
     assert.deepEqual(await wsConnect(h.port, '/rpc', { host: `evil.com:${h.port}` }), { kind: 'refused', status: 403 });
   });
 
+  test('HEAD is GET without the body (a `curl -I` health check); it passes the same checks', { timeout: TEST_TIMEOUT }, async () => {
+    for (const p of ['/health', '/sessions', `/sessions/${sessionId}`]) {
+      const r = await request(h.port, 'HEAD', p, { token: h.token });
+      assert.equal(r.status, 200, `HEAD ${p}: ${r.status}`);
+      assert.equal(r.text, '', `HEAD ${p} has no body`);
+      assert.match(String(r.headers['content-type']), /application\/json/);
+    }
+    assert.equal((await request(h.port, 'HEAD', '/health')).status, 401);
+    assert.equal((await request(h.port, 'HEAD', '/health', { token: h.token, host: `evil.com:${h.port}` })).status, 403);
+    assert.equal((await request(h.port, 'HEAD', '/nowhere', { token: h.token })).status, 404);
+  });
+
   test('the loopback names of the host are accepted as Host: 127.0.0.1:PORT, localhost:PORT, [::1]:PORT', { timeout: TEST_TIMEOUT }, async () => {
     for (const host of [`127.0.0.1:${h.port}`, `localhost:${h.port}`, `[::1]:${h.port}`, `LOCALHOST:${h.port}`]) {
       const r = await request(h.port, 'GET', '/health', { token: h.token, host });
