@@ -76,12 +76,14 @@ export class HttpGuard {
   }
 
   /**
-   * A CORS preflight: an `OPTIONS` with an `Origin` and `Access-Control-Request-Method`. It carries
-   * no token (browsers never send one), so it is answered before the token check — only once
+   * A CORS preflight: an `OPTIONS` with an `Origin` (a browser's also names the method it asks
+   * for; one without that is answered the same, as the contract's "a preflight (`OPTIONS`) whose
+   * `Origin` is on the allow-list" reads, and it does nothing either way). It carries no token
+   * (browsers never send one), so it is answered before the token check — only once
    * `checkSource` has let its Origin through.
    */
   isPreflight(req: IncomingMessage): boolean {
-    return req.method === 'OPTIONS' && req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined;
+    return req.method === 'OPTIONS' && req.headers.origin !== undefined;
   }
 
   /**
