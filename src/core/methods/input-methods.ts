@@ -55,7 +55,7 @@ function waitParams(defaultTimeout: number) {
     wait: byDefault(false, z.boolean().optional().describe('Then wait as pty/send does, and answer with the outcome (default false: answer at once).')),
     timeout: byDefault(
       defaultTimeout,
-      millis().min(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${defaultTimeout}).`),
+      millis(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${defaultTimeout}).`),
     ),
     idleMs: byDefault(
       DEFAULT_SEND_IDLE_MS,
@@ -289,7 +289,7 @@ export const sendMethod = method({
     submit: byDefault(true, z.boolean().optional().describe('Press Enter after the text (default true).')),
     timeout: byDefault(
       DEFAULT_SEND_TIMEOUT_MS,
-      millis().min(1).max(MAX_WAIT_MS).optional().describe(`Milliseconds to wait at most (default ${DEFAULT_SEND_TIMEOUT_MS}).`),
+      millis(1).max(MAX_WAIT_MS).optional().describe(`Milliseconds to wait at most (default ${DEFAULT_SEND_TIMEOUT_MS}).`),
     ),
     idleMs: byDefault(
       DEFAULT_SEND_IDLE_MS,

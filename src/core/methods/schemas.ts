@@ -12,7 +12,7 @@ export const nonNegInt = () => int().min(0);
  * Milliseconds of a wait: any number, not only an integer (socket-pty's `timeout` is "milliseconds",
  * and a client that computes what is left of a deadline sends a fraction); timers take fractions.
  */
-export const millis = () => z.number().min(0);
+export const millis = (min = 0) => z.number().min(min);
 /** A wait in milliseconds: at most a day (a client that wants longer asks again). */
 export const waitMs = () => millis().max(MAX_WAIT_MS);
 // Any positive size; the handlers bring it within MIN/MAX (inSize), as socket-pty clamps.

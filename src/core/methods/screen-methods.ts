@@ -86,7 +86,7 @@ export const waitMethod = method({
         DEFAULT_WAIT_TIMEOUT_MS,
         millis().optional().describe(`Milliseconds (default ${DEFAULT_WAIT_TIMEOUT_MS}; more than a day waits a day).`),
       ),
-      idleMs: millis().min(1).max(MAX_WAIT_MS).optional().describe('Return once the output has been quiet this long.'),
+      idleMs: millis(1).max(MAX_WAIT_MS).optional().describe('Return once the output has been quiet this long.'),
     })
     .superRefine((p, ctx) => {
       if (p.match !== undefined && p.regex !== undefined) ctx.addIssue({ code: 'custom', message: 'match and regex are mutually exclusive' });

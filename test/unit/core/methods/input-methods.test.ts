@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeMethod } from '../../../../src/core/methods/input-methods';
-import { parseParams } from '../../../../src/core/methods/table';
+import { METHOD_INDEX, parseParams } from '../../../../src/core/methods/table';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
 
 ensureNoDisposablesAreLeakedInTestSuite();
@@ -40,4 +40,22 @@ test('anything else goes to the schema: its defaults, its checks and its errors 
   for (const raw of others) assert.equal(quick(raw), undefined, `left to the schema: ${JSON.stringify(raw)}`);
   assert.throws(() => parseParams(writeMethod, { action: { text: 'a', key: 'Enter' } }), /text or key, not both/);
   assert.throws(() => parseParams(writeMethod, { action: { text: 1 } }), /Invalid params for pty\/write/);
+});
+
+test('a wait that must be at least 1 ms says so for any value below it, a negative one too', () => {
+  for (const [method, params] of [
+    ['pty/send', { text: 'x' }],
+    ['pty/signal', { signal: 'SIGINT', wait: true }],
+    ['pty/wait', {}],
+  ] as const) {
+    const spec = METHOD_INDEX.get(method)!;
+    const field = method === 'pty/wait' ? 'idleMs' : 'timeout';
+    for (const below of [-1, 0, 0.5]) {
+      assert.throws(
+        () => parseParams(spec, { ...params, [field]: below }),
+        new RegExp(`${field}: Too small: expected number to be >=1`),
+        `${method} ${field}: ${below}`,
+      );
+    }
+  }
 });
