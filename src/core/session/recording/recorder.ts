@@ -203,8 +203,8 @@ export class Recorder extends Disposable {
 
   private _input(i: SessionInput): void {
     if (!this.keepsInput) {
-      // Known to be a secret already: not even its size.
-      this._add('m', i.secret ? withheldLabel(i.from) : writeLabel(i.from, i.bytes));
+      // Who typed, how and how many bytes, for every write, a secret's too (never what: no text is kept).
+      this._add('m', writeLabel(i.from, i.bytes));
       return;
     }
     const key = `${i.from.origin}/${i.from.transport}`;
