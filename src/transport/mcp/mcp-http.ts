@@ -5,8 +5,6 @@ import {
   createMcpHandler,
   isLegacyRequest,
   PROTOCOL_VERSION_META_KEY,
-  ProtocolErrorCode,
-  SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
   type McpServer,
 } from '@modelcontextprotocol/server';
@@ -17,7 +15,7 @@ import type { HostServices } from '../../core/methods/types';
 import { invalidParams, REST_STATUS, RpcError, serverError } from '../../core/base/errors';
 import { BodyTooLargeError, readJsonBody, sendJson, sendJsonRpcError } from '../base/http-util';
 import { personKeysTrusted, type AppsDeclarations } from './apps-declarations';
-import { createMcpServer, misfitParams, type ToolBackend } from './mcp-tools';
+import { createMcpServer, misfitParams, unsupportedRevision, type ToolBackend } from './mcp-tools';
 import { askPersonToApprove } from './approval-question';
 import type { PersonPrompt } from './mcp-elicit';
 import type { RunStore } from './tool-run';
@@ -29,23 +27,13 @@ export interface McpSession {
   close(): Promise<void>;
 }
 
-/** The revision a request names without `initialize` (its `_meta`, docs/protocol.md#protocol-revisions). */
-const MODERN_REVISION = '2026-07-28';
-
 /**
  * The refusal of a request of the revisions agreed at `initialize` whose `MCP-Protocol-Version`
- * header names one this server does not speak (400, as the transport says), naming every revision
- * it does speak: the SDK's own refusal leaves out 2026-07-28. Undefined for a header it speaks, or none.
+ * header names one this server does not speak (400, as the transport says). Undefined for a
+ * header it speaks, or none.
  */
-function unsupportedRevision(req: IncomingMessage): RpcError | undefined {
-  const asked = req.headers['mcp-protocol-version'];
-  if (typeof asked !== 'string' || asked === MODERN_REVISION || SUPPORTED_PROTOCOL_VERSIONS.includes(asked)) return undefined;
-  const supported = [MODERN_REVISION, ...SUPPORTED_PROTOCOL_VERSIONS];
-  return new RpcError(
-    ProtocolErrorCode.UnsupportedProtocolVersion,
-    `Unsupported protocol version: ${asked} (this server speaks ${MODERN_REVISION}, and after initialize ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
-    { supported, requested: asked },
-  );
+function unsupportedHeader(req: IncomingMessage): RpcError | undefined {
+  return unsupportedRevision(req.headers['mcp-protocol-version']);
 }
 
 /** Whether a request names its revision in its `_meta`, as a 2026-07-28 request does. */
@@ -259,7 +247,7 @@ export async function handleMcp(
   const request = webRequest(req, body, ac.signal);
   const legacy = session !== undefined || (await isLegacyRequest(request, body));
   // A request without the 2026-07-28 envelope is of the revisions agreed at initialize, whatever its header says.
-  const unsupported = legacy || !carriesRevision(body) ? unsupportedRevision(req) : undefined;
+  const unsupported = legacy || !carriesRevision(body) ? unsupportedHeader(req) : undefined;
   if (unsupported) {
     sendJsonRpcError(res, REST_STATUS.BAD_REQUEST, unsupported, (requestId(body) as string | number | undefined) ?? null);
     return;

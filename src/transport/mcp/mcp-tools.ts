@@ -2,6 +2,8 @@ import {
   McpServer,
   PROTOCOL_VERSION_META_KEY,
   ProtocolError,
+  ProtocolErrorCode,
+  SUPPORTED_PROTOCOL_VERSIONS,
   specTypeSchemas,
   type JSONRPCMessage,
   type ServerContext,
@@ -633,9 +635,50 @@ const UPDATE_TASK_REQUEST = z.object({
   params: z.object({ taskId: z.string(), inputResponses: z.record(z.string(), z.object({}).passthrough()) }).passthrough(),
 });
 
+/** The revision a request names without `initialize` (its `_meta`, docs/protocol.md#protocol-revisions). */
+export const MODERN_REVISION = '2026-07-28';
+
+/**
+ * The -32022 refusal of a request naming a revision this server does not speak (in its
+ * `MCP-Protocol-Version` header, or its `_meta`), naming every revision it does; undefined for one
+ * it speaks. The SDK's own refusal leaves out 2026-07-28.
+ */
+export function unsupportedRevision(asked: unknown): RpcError | undefined {
+  if (typeof asked !== 'string' || asked === MODERN_REVISION || SUPPORTED_PROTOCOL_VERSIONS.includes(asked)) return undefined;
+  const supported = [MODERN_REVISION, ...SUPPORTED_PROTOCOL_VERSIONS];
+  return new RpcError(
+    ProtocolErrorCode.UnsupportedProtocolVersion,
+    `Unsupported protocol version: ${asked} (this server speaks ${MODERN_REVISION}, and after initialize ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+    { supported, requested: asked },
+  );
+}
+
+/**
+ * A request whose `_meta` names a revision other than 2026-07-28 (the one revision a request names
+ * there), answered -32022 as `/mcp` answers it; undefined for anything else. Over stdio the SDK
+ * checks only the connection's first message, and served later ones naming any revision.
+ */
+function unsupportedInMeta(message: unknown): JSONRPCMessage | undefined {
+  const m = message as { id?: unknown; params?: { _meta?: Record<string, unknown> } } | null;
+  if (typeof m?.id !== 'string' && typeof m?.id !== 'number') return undefined;
+  const asked = m.params?._meta?.[PROTOCOL_VERSION_META_KEY];
+  if (asked === undefined || asked === MODERN_REVISION) return undefined;
+  const requested = typeof asked === 'string' ? asked : JSON.stringify(asked);
+  return {
+    jsonrpc: '2.0',
+    id: m.id,
+    error: {
+      code: ProtocolErrorCode.UnsupportedProtocolVersion,
+      message: `Unsupported protocol version: ${requested}`,
+      data: { supported: [MODERN_REVISION], requested },
+    },
+  };
+}
+
 /**
  * The transport with requests whose params do not fit their method answered -32602 by
- * `misfitParams`, before the SDK sees them; everything else passes through.
+ * `misfitParams`, and those naming a revision not spoken -32022, before the SDK sees them;
+ * everything else passes through.
  */
 export function guardParams(inner: Transport): Transport {
   const outer: Transport = {
@@ -643,7 +686,7 @@ export function guardParams(inner: Transport): Transport {
       inner.onclose = () => outer.onclose?.();
       inner.onerror = (e) => outer.onerror?.(e);
       inner.onmessage = (message, extra) => {
-        const misfit = misfitParams(message);
+        const misfit = unsupportedInMeta(message) ?? misfitParams(message);
         if (misfit) void inner.send(misfit).catch((e: Error) => outer.onerror?.(e));
         else outer.onmessage?.(message, extra);
       };

@@ -219,6 +219,57 @@ test('tools/list and resources/list have one page: a cursor the server never gav
 });
 
 /** A request of the 2026-07-28 revision: no initialize, its revision, client and capabilities in `_meta`. */
+// Every 2026-07-28 request names its revision; over stdio the SDK looked at the first one only,
+// and served a later request naming a revision this server does not speak (an outside audit).
+test('shared-pty mcp over stdio: each 2026-07-28 request naming a revision it does not speak is -32022, not only the first', { timeout: 30_000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-mcp-stdio-'));
+  fs.chmodSync(dir, 0o700);
+  const child = spawn(process.execPath, [CLI, 'mcp'], { env: { ...process.env, SHARED_PTY_DIR: dir }, stdio: ['pipe', 'pipe', 'pipe'] });
+  try {
+    const answers = new Map<number, any>();
+    let buffered = '';
+    child.stdout.on('data', (d: Buffer) => {
+      buffered += d.toString('utf8');
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const m = JSON.parse(buffered.slice(0, nl));
+        buffered = buffered.slice(nl + 1);
+        if (m.id !== undefined) answers.set(m.id, m);
+      }
+    });
+    const ask = async (id: number, version: string) => {
+      const _meta = {
+        'io.modelcontextprotocol/protocolVersion': version,
+        'io.modelcontextprotocol/clientInfo': { name: 'stdio-revisions', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      };
+      child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params: { _meta } }) + '\n');
+      const deadline = Date.now() + 10_000;
+      while (!answers.has(id)) {
+        if (Date.now() > deadline) throw new Error(`no answer to ${id}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return answers.get(id);
+    };
+    assert.ok(Array.isArray((await ask(1, '2026-07-28')).result?.tools), 'the first request, of a revision it speaks, is served');
+    for (const [id, version] of [
+      [2, '2099-01-01'],
+      [3, 'garbage'],
+      [5, '2025-11-25'],
+    ] as const) {
+      const refused = await ask(id, version);
+      assert.equal(refused.error?.code, -32022, JSON.stringify(refused));
+      assert.equal(refused.error.data?.requested, version);
+      assert.deepEqual(refused.error.data?.supported, ['2026-07-28'], 'as /mcp answers a 2026-07-28 request');
+    }
+    assert.ok(Array.isArray((await ask(4, '2026-07-28')).result?.tools), 'and the connection goes on');
+    child.stdin.end();
+    assert.equal(await new Promise((resolve) => child.once('exit', resolve)), 0);
+  } finally {
+    child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 function mcp2026(id: number, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = {}) {
   const _meta = {
     'io.modelcontextprotocol/protocolVersion': '2026-07-28',
