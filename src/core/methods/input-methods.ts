@@ -53,10 +53,7 @@ const MCP_OUTPUT_BYTES = 16 * DEFAULT_SEND_MAX_BYTES;
 function waitParams(defaultTimeout: number) {
   return {
     wait: byDefault(false, z.boolean().optional().describe('Then wait as pty/send does, and answer with the outcome (default false: answer at once).')),
-    timeout: byDefault(
-      defaultTimeout,
-      millis(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${defaultTimeout}).`),
-    ),
+    timeout: byDefault(defaultTimeout, millis(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${defaultTimeout}).`)),
     idleMs: byDefault(
       DEFAULT_SEND_IDLE_MS,
       millis()
