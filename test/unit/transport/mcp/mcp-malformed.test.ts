@@ -3,7 +3,7 @@
 // error with its whole validation report (found by the MCP fuzzer).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -219,6 +219,21 @@ test('tools/list and resources/list have one page: a cursor the server never gav
 });
 
 /** A request of the 2026-07-28 revision: no initialize, its revision, client and capabilities in `_meta`. */
+/** The answers `shared-pty mcp` writes on its stdout, by id, as they come. */
+function answersOf(child: ChildProcessWithoutNullStreams): Map<number, any> {
+  const answers = new Map<number, any>();
+  let buffered = '';
+  child.stdout.on('data', (d: Buffer) => {
+    buffered += d.toString('utf8');
+    for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+      const m = JSON.parse(buffered.slice(0, nl));
+      buffered = buffered.slice(nl + 1);
+      if (typeof m.id === 'number') answers.set(m.id, m);
+    }
+  });
+  return answers;
+}
+
 // Every 2026-07-28 request names its revision; over stdio the SDK looked at the first one only,
 // and served a later request naming a revision this server does not speak (an outside audit).
 test('shared-pty mcp over stdio: each 2026-07-28 request naming a revision it does not speak is -32022, not only the first', { timeout: 30_000 }, async () => {
@@ -226,16 +241,7 @@ test('shared-pty mcp over stdio: each 2026-07-28 request naming a revision it do
   fs.chmodSync(dir, 0o700);
   const child = spawn(process.execPath, [CLI, 'mcp'], { env: { ...process.env, SHARED_PTY_DIR: dir }, stdio: ['pipe', 'pipe', 'pipe'] });
   try {
-    const answers = new Map<number, any>();
-    let buffered = '';
-    child.stdout.on('data', (d: Buffer) => {
-      buffered += d.toString('utf8');
-      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-        const m = JSON.parse(buffered.slice(0, nl));
-        buffered = buffered.slice(nl + 1);
-        if (m.id !== undefined) answers.set(m.id, m);
-      }
-    });
+    const answers = answersOf(child);
     const ask = async (id: number, version: string) => {
       const _meta = {
         'io.modelcontextprotocol/protocolVersion': version,
@@ -408,16 +414,7 @@ test('shared-pty mcp: a call too large for the host is a tool error naming the l
   const child = spawn(process.execPath, [CLI, 'mcp'], { env: { ...process.env, SHARED_PTY_DIR: h.dir }, stdio: ['pipe', 'pipe', 'pipe'] });
   try {
     await until(() => s.mirror.screen().then((x) => x.rows.join('\n').includes('$')), 10_000, 'a prompt');
-    const answers = new Map<number, any>();
-    let buffered = '';
-    child.stdout.on('data', (d: Buffer) => {
-      buffered += d.toString('utf8');
-      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-        const m = JSON.parse(buffered.slice(0, nl));
-        buffered = buffered.slice(nl + 1);
-        if (typeof m.id === 'number') answers.set(m.id, m);
-      }
-    });
+    const answers = answersOf(child);
     const send = (m: unknown) => child.stdin.write(JSON.stringify(m) + '\n');
     const answer = (id: number) => until(() => answers.get(id), 30_000, `the answer to ${id}`);
     const call = (id: number, name: string, args: Record<string, unknown>) =>
