@@ -179,16 +179,19 @@ function invokeNow(method: string, rawParams: Record<string, unknown>, opts: Inv
   if (spec.target !== 'host') {
     if (opts.mode.kind === 'session') {
       session = opts.mode.session;
-      const { session: selector, ...rest } = params;
-      params = rest;
       // The socket implies its session; one named in params must be that one, or a call copied
-      // from the control socket would act on this session instead of the one it names.
-      if (selector !== undefined && !namesSession(selector, session))
-        throw new RpcError(
-          ErrorCode.InvalidParams,
-          `Invalid params for ${method}: this socket serves session ${session.name} (${session.id}) only, not ${JSON.stringify(selector)}; other sessions are reached through the control socket`,
-          { session: selector },
-        );
+      // from the control socket would act on this session instead of the one it names. (Checked
+      // only when present: a socket-pty client's key costs no copy of its params.)
+      if ('session' in params) {
+        const { session: selector, ...rest } = params;
+        params = rest;
+        if (!namesSession(selector, session))
+          throw new RpcError(
+            ErrorCode.InvalidParams,
+            `Invalid params for ${method}: this socket serves session ${session.name} (${session.id}) only, not ${JSON.stringify(selector)}; other sessions are reached through the control socket`,
+            { session: selector },
+          );
+      }
     } else {
       const { session: selector, ...rest } = params;
       params = rest;
