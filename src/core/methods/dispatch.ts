@@ -1,6 +1,7 @@
 import { ErrorCode, errorResponse, RpcError, sessionExited, type JsonRpcId, type JsonRpcResponse } from '../base/errors';
 import { METHOD_INDEX, parseParams } from './table';
 import type { Session } from '../session/session';
+import type { SessionRegistry } from '../session/registry';
 import { parseClientDeclaration, type Caller } from '../io/caller';
 import { ClientLink } from '../io/client-link';
 import type { HostServices, MethodContext } from './types';
@@ -185,7 +186,7 @@ function invokeNow(method: string, rawParams: Record<string, unknown>, opts: Inv
       if ('session' in params) {
         const { session: selector, ...rest } = params;
         params = rest;
-        if (!namesSession(selector, session))
+        if (!namesSession(selector, session, opts.services.registry))
           throw new RpcError(
             ErrorCode.InvalidParams,
             `Invalid params for ${method}: this socket serves session ${session.name} (${session.id}) only, not ${JSON.stringify(selector)}; other sessions are reached through the control socket`,
@@ -265,7 +266,16 @@ function checkEnvelope(message: unknown): { method: string; params: Record<strin
   return { method: m.method, params: params as Record<string, unknown> };
 }
 
-/** Whether a `session` param on a session's own socket names that session (its id, a prefix of it, or its name). */
-function namesSession(selector: unknown, session: Session): boolean {
-  return typeof selector === 'string' && selector !== '' && (session.id.startsWith(selector) || session.name === selector);
+/**
+ * Whether a `session` param on a session's own socket names that session, as the control socket
+ * would resolve it (an exact name first: a prefix of this id that is another session's name names
+ * that one); its own id or name when the host no longer lists it.
+ */
+function namesSession(selector: unknown, session: Session, registry: SessionRegistry): boolean {
+  if (typeof selector !== 'string' || selector === '') return false;
+  try {
+    return registry.resolve(selector).id === session.id;
+  } catch {
+    return selector === session.id || selector === session.name;
+  }
 }

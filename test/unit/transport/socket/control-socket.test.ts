@@ -444,6 +444,10 @@ describe('host control socket', () => {
     assert.deepEqual(refused.data, { session: other.info.id });
     assert.match(refused.message, /serves session persock .* only/);
     await rejectsWith(direct.request('pty/status', { session: 7 }), -32602);
+    // A prefix of this id that is another session's name names that one, as on the control socket.
+    const named = await bash({ name: ctl.info.id.slice(0, 2) });
+    await rejectsWith(direct.request('pty/kill', { session: ctl.info.id.slice(0, 2) }), -32602);
+    await named.call('pty/kill');
     assert.equal((await s.call<any>('pty/status')).running, true);
     assert.equal((await other.call<any>('pty/status')).running, true);
     await other.call('pty/kill');
