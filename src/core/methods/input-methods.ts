@@ -56,8 +56,7 @@ function waitParams(defaultTimeout: number) {
     timeout: byDefault(defaultTimeout, millis(1).max(MAX_WAIT_MS).optional().describe(`With wait: milliseconds to wait at most (default ${defaultTimeout}).`)),
     idleMs: byDefault(
       DEFAULT_SEND_IDLE_MS,
-      millis()
-        .min(1)
+      millis(1)
         .max(MAX_WAIT_MS)
         .optional()
         .describe(`With wait: silence that counts as ready where the program state cannot be read (default ${DEFAULT_SEND_IDLE_MS}).`),
@@ -239,8 +238,7 @@ export const writeMethod = method({
       shape: {
         keys: z.array(z.string()).min(1).describe('Key names, case-sensitive.'),
         wait: z.boolean().optional().describe('Wait as send does and return the outcome (default false).'),
-        timeout: millis()
-          .min(1)
+        timeout: millis(1)
           .max(MAX_WAIT_MS)
           .optional()
           .describe(
@@ -290,11 +288,7 @@ export const sendMethod = method({
     ),
     idleMs: byDefault(
       DEFAULT_SEND_IDLE_MS,
-      millis()
-        .min(1)
-        .max(MAX_WAIT_MS)
-        .optional()
-        .describe(`Silence that counts as ready where the program state cannot be read (default ${DEFAULT_SEND_IDLE_MS}).`),
+      millis(1).max(MAX_WAIT_MS).optional().describe(`Silence that counts as ready where the program state cannot be read (default ${DEFAULT_SEND_IDLE_MS}).`),
     ),
     maxBytes: byDefault(
       DEFAULT_SEND_MAX_BYTES,

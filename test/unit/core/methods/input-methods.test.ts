@@ -3,6 +3,7 @@
 // exactly what the schema makes of them, and anything else must still go to the schema.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { z } from 'zod';
 import { writeMethod } from '../../../../src/core/methods/input-methods';
 import { METHOD_INDEX, parseParams } from '../../../../src/core/methods/table';
 import { ensureNoDisposablesAreLeakedInTestSuite } from '../../../helpers/leak-tracker';
@@ -43,13 +44,16 @@ test('anything else goes to the schema: its defaults, its checks and its errors 
 });
 
 test('a wait that must be at least 1 ms says so for any value below it, a negative one too', () => {
-  for (const [method, params] of [
-    ['pty/send', { text: 'x' }],
-    ['pty/signal', { signal: 'SIGINT', wait: true }],
-    ['pty/wait', {}],
+  for (const [method, params, field] of [
+    ['pty/send', { text: 'x' }, 'timeout'],
+    ['pty/send', { text: 'x' }, 'idleMs'],
+    ['pty/write', { action: { text: 'x' }, wait: true }, 'timeout'],
+    ['pty/write', { action: { text: 'x' }, wait: true }, 'idleMs'],
+    ['pty/signal', { signal: 'SIGINT', wait: true }, 'timeout'],
+    ['pty/signal', { signal: 'SIGINT', wait: true }, 'idleMs'],
+    ['pty/wait', {}, 'idleMs'],
   ] as const) {
     const spec = METHOD_INDEX.get(method)!;
-    const field = method === 'pty/wait' ? 'idleMs' : 'timeout';
     for (const below of [-1, 0, 0.5]) {
       assert.throws(
         () => parseParams(spec, { ...params, [field]: below }),
@@ -57,5 +61,11 @@ test('a wait that must be at least 1 ms says so for any value below it, a negati
         `${method} ${field}: ${below}`,
       );
     }
+  }
+  // MCP send_keys' own timeout, as its tool's schema has it.
+  const keysTimeout = z.object(writeMethod.mcp!.input!.shape!);
+  for (const below of [-1, 0]) {
+    const issue = keysTimeout.safeParse({ keys: ['a'], timeout: below }).error?.issues[0];
+    assert.match(String(issue?.message), /expected number to be >=1/, `send_keys timeout: ${below}`);
   }
 });
