@@ -27,10 +27,11 @@ export async function recordCommand(argv: string[]): Promise<number> {
   if (stop && (fileArg !== undefined || args.flags.has('--detach') || args.flags.has('--input')))
     throw new UsageError(`--stop takes only <session>; usage: ${RECORD_USAGE}`);
 
-  // The host takes a path up to PATH_MAX; said here in the command's words, not the method's.
+  // A path the system takes is shorter than PATH_MAX (which counts the closing NUL); said here in
+  // the command's words, not the method's.
   const file = fileArg === undefined ? undefined : path.resolve(fileArg);
-  if (file !== undefined && file.length > MAX_PATH_CHARS)
-    throw new UsageError(`Cannot record to ${file}: the path is longer than ${MAX_PATH_CHARS} characters`);
+  if (file !== undefined && file.length >= MAX_PATH_CHARS)
+    throw new UsageError(`Cannot record to ${file}: the path is longer than ${MAX_PATH_CHARS - 1} characters`);
 
   const found = findSession(selector, 'record');
   const client = await connectHost(found);

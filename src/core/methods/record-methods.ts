@@ -78,7 +78,7 @@ export const recordMethod = method({
       recorder = Recorder.start(s, file, { input: p.input === true });
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
-      throw serverError(`Cannot record to ${file ?? 'the recordings folder'}: ${whyNotCreated(err)}`, { path: file ?? null });
+      throw serverError(`Cannot record to ${file ?? 'the recordings folder'}: ${whyNotCreated(err, file)}`, { path: file ?? null });
     }
     s.recording.value = recorder;
     return { recording: true, path: recorder.path, cursor: recorder.startCursor, input: recorder.keepsInput };
@@ -124,10 +124,11 @@ export const replayMethod = method({
 });
 
 /** Why a recording's file could not be made, in words (the system's own message past the common cases). */
-function whyNotCreated(err: NodeJS.ErrnoException): string {
+function whyNotCreated(err: NodeJS.ErrnoException, file: string | undefined): string {
   switch (err.code) {
     case 'EEXIST':
-      return 'the file exists (a recording never overwrites one)';
+      // Made with O_EXCL, a folder there is told as "exists" before it could be told as a folder.
+      return file !== undefined && isFolder(file) ? 'it is a folder' : 'the file exists (a recording never overwrites one)';
     case 'ENOENT':
       return 'its folder does not exist';
     case 'ENOTDIR':
@@ -136,10 +137,18 @@ function whyNotCreated(err: NodeJS.ErrnoException): string {
     case 'EPERM':
       return 'permission denied';
     case 'ENAMETOOLONG':
-      return 'a name in its path is too long';
+      return 'its path, or a name in it, is too long';
     case 'EISDIR':
       return 'it is a folder';
     default:
       return err.message;
+  }
+}
+
+function isFolder(file: string): boolean {
+  try {
+    return fs.lstatSync(file).isDirectory();
+  } catch {
+    return false;
   }
 }

@@ -112,18 +112,21 @@ describe('shared-pty record', () => {
     const usage = await runCli(['record', session, file, '--stop'], env);
     assert.equal(usage.code, 2);
     // Paths the system cannot take are told in the command's words, the path shown by its start.
-    const [tooLong, longName, notFolder] = await runEach(
+    const [tooLong, longName, notFolder, folder] = await runEach(
       [
         ['record', session, path.join(out, 'x'.repeat(5000)), '--detach'],
         ['record', session, path.join(out, 'y'.repeat(300)), '--detach'],
         ['record', session, path.join(file, 'inside.cast'), '--detach'],
+        ['record', session, out, '--detach'],
       ],
       env,
     );
+    assert.equal(folder.code, 1);
+    assert.match(folder.stderr, /^shared-pty: Cannot record to \S+: it is a folder\n$/);
     assert.equal(tooLong.code, 2);
-    assert.match(tooLong.stderr, /^shared-pty: Cannot record to \S+…: the path is longer than 4096 characters/);
+    assert.match(tooLong.stderr, /^shared-pty: Cannot record to \S+…: the path is longer than 4095 characters/);
     assert.equal(longName.code, 1);
-    assert.match(longName.stderr, /^shared-pty: Cannot record to \S+…: a name in its path is too long\n$/);
+    assert.match(longName.stderr, /^shared-pty: Cannot record to \S+…: its path, or a name in it, is too long\n$/);
     assert.equal(notFolder.code, 1);
     assert.match(notFolder.stderr, /^shared-pty: Cannot record to \S+: a part of its path is not a folder\n$/);
     await rpc('pty/kill', { session });
