@@ -659,8 +659,9 @@ export function unsupportedRevision(asked: unknown): RpcError | undefined {
  * checks only the connection's first message, and served later ones naming any revision.
  */
 function unsupportedInMeta(message: unknown): JSONRPCMessage | undefined {
-  const m = message as { id?: unknown; params?: { _meta?: Record<string, unknown> } } | null;
-  if (typeof m?.id !== 'string' && typeof m?.id !== 'number') return undefined;
+  const m = message as { id?: unknown; method?: unknown; params?: { _meta?: Record<string, unknown> } } | null;
+  // `initialize` agrees on a revision by its own params (as `/mcp` takes it), whatever its `_meta` says.
+  if ((typeof m?.id !== 'string' && typeof m?.id !== 'number') || m.method === 'initialize') return undefined;
   const asked = m.params?._meta?.[PROTOCOL_VERSION_META_KEY];
   if (asked === undefined || asked === MODERN_REVISION) return undefined;
   const requested = typeof asked === 'string' ? asked : JSON.stringify(asked);

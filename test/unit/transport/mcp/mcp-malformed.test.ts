@@ -142,7 +142,13 @@ test('shared-pty mcp over stdio answers a line that is not JSON -32700 and one t
       jsonrpc: '2.0',
       id: 1,
       method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      // A _meta naming its revision too: initialize agrees on it by its params, as /mcp takes it.
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 't', version: '1' },
+        _meta: { 'io.modelcontextprotocol/protocolVersion': '2025-11-25' },
+      },
     };
     child.stdin.write(JSON.stringify(initialize) + '\n');
     assert.equal((await next('initialize')).result?.protocolVersion, '2025-11-25');
