@@ -55,6 +55,20 @@ export function reachSession(registry: SessionRegistry, grant: Grant, selector: 
   return session;
 }
 
+/**
+ * Whether a `session` param on a session's own socket names that session, as the control socket
+ * would resolve it (an exact name first: a prefix of this id that is another session's name names
+ * that one); its own id or name when the host no longer lists it.
+ */
+export function namesSession(selector: unknown, session: Session, registry: SessionRegistry): boolean {
+  if (typeof selector !== 'string' || selector === '') return false;
+  try {
+    return registry.resolve(selector).id === session.id;
+  } catch {
+    return selector === session.id || selector === session.name;
+  }
+}
+
 /** How many sessions `grant` reaches: all of them, or for a token bound to one session its own (1, or 0 once it ended). */
 export function sessionsInReach(registry: SessionRegistry, grant: Grant): number {
   if (grant.onlySession === undefined) return registry.size;

@@ -1,11 +1,10 @@
 import { ErrorCode, errorResponse, RpcError, sessionExited, type JsonRpcId, type JsonRpcResponse } from '../base/errors';
 import { METHOD_INDEX, parseParams } from './table';
 import type { Session } from '../session/session';
-import type { SessionRegistry } from '../session/registry';
 import { parseClientDeclaration, type Caller } from '../io/caller';
 import { ClientLink } from '../io/client-link';
 import type { HostServices, MethodContext } from './types';
-import { checkReach, reachSession, refusal } from './access';
+import { checkReach, namesSession, reachSession, refusal } from './access';
 import type { IDisposable } from '../base/lifecycle';
 
 /** Where a call arrives: a per-session socket (session implied) or a host control endpoint. */
@@ -264,18 +263,4 @@ function checkEnvelope(message: unknown): { method: string; params: Record<strin
     throw new RpcError(ErrorCode.InvalidRequest, 'Invalid Request: params must be an object');
   }
   return { method: m.method, params: params as Record<string, unknown> };
-}
-
-/**
- * Whether a `session` param on a session's own socket names that session, as the control socket
- * would resolve it (an exact name first: a prefix of this id that is another session's name names
- * that one); its own id or name when the host no longer lists it.
- */
-function namesSession(selector: unknown, session: Session, registry: SessionRegistry): boolean {
-  if (typeof selector !== 'string' || selector === '') return false;
-  try {
-    return registry.resolve(selector).id === session.id;
-  } catch {
-    return selector === session.id || selector === session.name;
-  }
 }
