@@ -636,7 +636,7 @@ const UPDATE_TASK_REQUEST = z.object({
 });
 
 /** The revision a request names without `initialize` (its `_meta`, docs/protocol.md#protocol-revisions). */
-export const MODERN_REVISION = '2026-07-28';
+const MODERN_REVISION = '2026-07-28';
 
 /**
  * The -32022 refusal of a request naming a revision this server does not speak (in its
