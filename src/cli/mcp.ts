@@ -13,6 +13,7 @@ import { DEFAULT_MAX_LINE_BYTES } from '../transport/base/line-reader';
 import { createMcpServer, guardParams, TOOLS, type CallVia, type ToolBackend } from '../transport/mcp/mcp-tools';
 import { TASK_TOOLS } from '../transport/mcp/mcp-tasks';
 import { StdinScreen } from '../transport/mcp/stdio-screen';
+import { AnswersOwed } from '../transport/mcp/answers-owed';
 import { RunStore } from '../transport/mcp/tool-run';
 import { personPrompt, type PersonPrompt } from '../transport/mcp/mcp-elicit';
 import { askPersonToApprove } from '../transport/mcp/approval-question';
@@ -547,18 +548,29 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   const backend = new DiscoveryBackend(cliPath, hosts, () => (server ? personPrompt(server) : {}));
   // Tasks and 2026-07-28 rounds outlive the request that started them: kept for the connection's life.
   const runs = new RunStore();
+  // When the client closes its end, the calls it made are answered before the SDK sees the end
+  // (which would drop them): a script may pipe its requests in. Each is bounded by its own wait.
+  const owed = new AnswersOwed();
+  const input = process.stdin.pipe(
+    new StdinScreen(
+      (line) => process.stdout.write(line),
+      undefined,
+      () => owed.allAnswered(),
+    ),
+  );
+  const stdio = new StdioServerTransport(input, process.stdout);
   const handle = serveStdio(() => (server = createMcpServer(backend, undefined, { remoteHosts: backend.remoteHosts, runs })), {
     // Lines that are not JSON-RPC messages are answered here; the SDK would leave them unanswered.
-    transport: guardParams(new StdioServerTransport(process.stdin.pipe(new StdinScreen((line) => process.stdout.write(line))), process.stdout)),
+    transport: guardParams(owed.wrap(stdio)),
     onerror: (e) => process.stderr.write(`shared-pty mcp: ${e.message}\n`),
   });
   return new Promise<number>((resolve) => {
-    process.stdin.on('end', () => {
+    input.on('end', () => {
       void handle.close();
       runs.dispose();
       backend.dispose();
       resolve(0);
-      // Its client is gone: calls still waiting on a host that does not answer keep nothing alive,
+      // Its client is gone: calls it cancelled, still waiting on a host that does not answer, keep nothing alive,
       // once the bridges have had their SIGTERM's grace (a far shell's own cleanup), not cut short by the exit.
       void Promise.all([whenBridgesGone(), sleep(MCP_EXIT_GRACE_MS, undefined, { ref: false })]).then(() => process.exit(0));
     });

@@ -17,9 +17,14 @@ export class StdinScreen extends Transform {
   /** Inside a line too long to keep: its bytes are dropped up to its end. */
   private _skipping = false;
 
+  /**
+   * `_beforeEnd`: what the end of the input waits for before it reaches the SDK, whose transport
+   * closes at that end and drops the calls still in flight (cli/mcp.ts: their answers).
+   */
   constructor(
     private readonly _answer: (line: string) => void,
     private readonly _maxLineBytes = STDIO_DEFAULT_MAX_BUFFER_SIZE,
+    private readonly _beforeEnd: () => Promise<void> = () => Promise.resolve(),
   ) {
     super();
   }
@@ -38,7 +43,12 @@ export class StdinScreen extends Transform {
   override _flush(done: TransformCallback): void {
     // A last message without its newline is not one the SDK would read either: dropped, as there.
     this._partial = [];
-    done();
+    // The lines pushed last are read (and counted by what `_beforeEnd` waits on) before it is asked.
+    const whenRead = (): void => {
+      if (this.readableLength > 0) setImmediate(whenRead);
+      else void this._beforeEnd().then(() => done());
+    };
+    setImmediate(whenRead);
   }
 
   private _take(bytes: Buffer): void {

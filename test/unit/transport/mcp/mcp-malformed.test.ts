@@ -448,3 +448,41 @@ test('shared-pty mcp: a call too large for the host is a tool error naming the l
     h.host.registry.remove(s.id);
   }
 });
+
+// A script may pipe its requests in and close its end (`printf … | shared-pty mcp`): the SDK's
+// stdio transport closed at that end and dropped the calls still running, so only `initialize`
+// was answered (an outside audit). Each call is answered before the relay exits; one the client
+// cancelled is owed no answer and does not hold the exit for its whole wait.
+test('shared-pty mcp: requests piped in before the input closes are all answered, then it exits', { timeout: 60_000 }, async () => {
+  const s = await h.host.createSession({ ...BASH, cols: 80, rows: 24 });
+  const child = spawn(process.execPath, [CLI, 'mcp'], { env: { ...process.env, SHARED_PTY_DIR: h.dir }, stdio: ['pipe', 'pipe', 'pipe'] });
+  try {
+    await until(() => s.mirror.screen().then((x) => x.rows.join('\n').includes('$')), 10_000, 'a prompt');
+    const answers = answersOf(child);
+    const call = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+    const piped = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      call(2, 'list_sessions', {}),
+      call(3, 'send', { session: s.id, text: 'sleep 1; echo PIPED-$((6*7))', timeout: 20_000 }),
+      call(4, 'wait_for', { session: s.id, match: 'never-printed', timeout: 1500 }),
+      call(5, 'wait_for', { session: s.id, match: 'never-printed-either', timeout: 600_000 }),
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5 } },
+    ];
+    child.stdin.end(piped.map((m) => JSON.stringify(m) + '\n').join(''));
+    assert.equal(await new Promise((resolve) => child.once('exit', resolve)), 0);
+    assert.deepEqual([...answers.keys()].sort(), [1, 2, 3, 4], 'every call but the cancelled one answered');
+    assert.match(
+      answers
+        .get(2)
+        .result?.structuredContent?.sessions?.map((x: { id: string }) => x.id)
+        .join(' '),
+      new RegExp(s.id),
+    );
+    assert.match(answers.get(3).result?.structuredContent?.output ?? '', /^PIPED-42$/m, JSON.stringify(answers.get(3)).slice(0, 300));
+    assert.equal(answers.get(4).result?.structuredContent?.matched, false, JSON.stringify(answers.get(4)).slice(0, 300));
+  } finally {
+    child.kill('SIGKILL');
+    h.host.registry.remove(s.id);
+  }
+});
