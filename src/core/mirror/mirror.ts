@@ -13,6 +13,7 @@ import { EraseAboveAtLastColumn } from './erase-above';
 import { AutowrapResumed } from './autowrap-resumed';
 import { QueryAnswers, type ReportedColors } from './query-answers';
 import { boundaryOf, type Boundary } from './boundary';
+import { StringSequenceCap } from './string-sequence-cap';
 
 /** Tuning of the headless mirror. Each number is a trade-off measured on real sessions. */
 const enum MirrorTuning {
@@ -92,6 +93,8 @@ export class Mirror extends Disposable {
   /** What the plain-line fast path checks, when it is on and this xterm shows it (base/internals/xterm.ts). */
   private readonly _print: PrintState | undefined;
   private readonly _runs = new PlainRunFinder();
+  /** Long OSC and DCS strings cut before xterm holds them (string-sequence-cap.ts). */
+  private readonly _strings = new StringSequenceCap();
   private _plainRowsSkipped = 0;
   /** The sends under way: the topmost row the output changed since each began (row-watches.ts). */
   private readonly _rowWatches = new RowWatches();
@@ -229,8 +232,9 @@ export class Mirror extends Disposable {
    * right after this chunk is parsed, before the next one: the screen is then exactly "everything
    * up to this chunk".
    */
-  write(data: Uint8Array, onParsed?: () => void): void {
+  write(chunk: Uint8Array, onParsed?: () => void): void {
     if (this.isDisposed) return;
+    const data = this._strings.filter(chunk);
     if (this._parseNow) {
       const parse = this._rowWatches.active ? this._parseWatched : this._parseNow;
       if (this._print) this._writeRuns(parse, data);

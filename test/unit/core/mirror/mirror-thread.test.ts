@@ -302,6 +302,26 @@ describe('the mirror thread', () => {
     host.host.registry.remove(s.id);
   });
 
+  // A program that opens a title and sends megabytes before ending it (or never does) had the
+  // mirror thread keep the string whole, and grow by hundreds of MiB a session (an outside audit).
+  test('a title of megabytes is dropped as xterm drops an over-long one; the output after it and a later title are taken', { timeout: 30_000 }, async () => {
+    const s = await host.host.createSession({ ...BASH, cols: 80, rows: 24 });
+    const screen = async () => (await s.mirror.screen()).rows.join('\n');
+    await until(async () => (await screen()).includes('$'), 10000, 'the prompt');
+    const titles: string[] = [];
+    const listener = s.mirror.onSignalled((told) => told.signals.forEach((x) => 'title' in x && titles.push(x.title)));
+    s.write("printf '\\e]0;'; head -c 3000000 /dev/zero | tr '\\0' y; printf '\\a\\e]0;short\\a'; echo done-$((6*7))\r", TEST_WRITER);
+    await until(async () => (await screen()).includes('done-42'), 20000, 'the output after the title');
+    await until(() => titles.length > 0, 5000, 'the short title');
+    assert.deepEqual(
+      titles.map((t) => (t.length > 20 ? `${t.length} characters` : t)),
+      ['short'],
+    );
+    assert.doesNotMatch(await screen(), /yyy/, 'nothing of the string reached the screen');
+    listener.dispose();
+    host.host.registry.remove(s.id);
+  });
+
   test('a crash in the middle of a flood: the flood goes on and every read is exact from the rebuild on', { timeout: 60_000 }, async () => {
     const n = 1_000_000; // ~6.9 MB, far more than the ring (1 MiB) holds
     const total = bytesBefore(n + 1);
