@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { Transform, type TransformCallback } from 'node:stream';
 import { parseJSONRPCMessage, STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/server';
 import { ErrorCode, errorResponse, RpcError } from '../../core/base/errors';
@@ -7,7 +8,7 @@ import { ErrorCode, errorResponse, RpcError } from '../../core/base/errors';
  * message per line. The SDK drops a line that is not JSON and reports one that is not JSON-RPC
  * only to its own error hook, so a client that sent either would wait for an answer that never
  * comes. Here such a line is answered as `/mcp` and our sockets answer it (docs/protocol.md,
- * "Errors"): -32700 for what is not JSON, -32600 for JSON that is not a message (with its `id`
+ * "Errors"): -32700 for what is not JSON (or not UTF-8), -32600 for JSON that is not a message (with its `id`
  * when it has one); only valid messages go on. A line longer than the SDK would buffer is
  * answered -32600 and skipped, so memory stays bounded.
  */
@@ -41,8 +42,8 @@ export class StdinScreen extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
-    // A last message without its newline is not one the SDK would read either: dropped, as there.
-    this._partial = [];
+    // A last message without its newline is read as the sockets read one at a half-close.
+    if (this._partial.length > 0 || this._skipping) this._endLine();
     // The lines pushed last are read (and counted by what `_beforeEnd` waits on) before it is asked.
     const whenRead = (): void => {
       if (this.readableLength > 0) setImmediate(whenRead);
@@ -65,13 +66,19 @@ export class StdinScreen extends Transform {
   }
 
   private _endLine(): void {
-    const line = Buffer.concat(this._partial).toString('utf8').replace(/\r$/, '');
+    const bytes = Buffer.concat(this._partial);
     this._partial = [];
     this._partialBytes = 0;
     if (this._skipping) {
       this._skipping = false;
       return;
     }
+    // Read as the sockets read a line: bytes that are not UTF-8 are a parse error, not U+FFFD in an id.
+    if (!isUtf8(bytes)) {
+      this._answer(errorLine(ErrorCode.ParseError, 'Parse error: invalid UTF-8', null));
+      return;
+    }
+    const line = bytes.toString('utf8').replace(/\r$/, '');
     if (line.trim() === '') return;
     const refusal = refusalOf(line);
     if (refusal) this._answer(refusal);

@@ -161,6 +161,9 @@ test('shared-pty mcp over stdio answers a line that is not JSON -32700 and one t
     child.stdin.write('[{"jsonrpc":"2.0","id":9,"method":"ping"}]\n');
     const batch = await next('a batch');
     assert.deepEqual([batch.id, batch.error?.code], [null, -32600], JSON.stringify(batch));
+    // Bytes that are not UTF-8 are a parse error, as on the sockets (they were read as U+FFFD, an id the client never sent).
+    child.stdin.write(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","method":"ping"}\n')]));
+    assert.deepEqual(await next('invalid UTF-8'), { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: invalid UTF-8' } });
     child.stdin.write('{"jsonrpc":"2.0","id":10,"method":"ping"}\n');
     assert.deepEqual(await next('ping'), { jsonrpc: '2.0', id: 10, result: {} });
     child.stdin.end();
@@ -469,9 +472,10 @@ test('shared-pty mcp: requests piped in before the input closes are all answered
       call(5, 'wait_for', { session: s.id, match: 'never-printed-either', timeout: 600_000 }),
       { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5 } },
     ];
-    child.stdin.end(piped.map((m) => JSON.stringify(m) + '\n').join(''));
+    // The last without its newline, as `printf` leaves it: read at the end, as the sockets read one.
+    child.stdin.end(piped.map((m) => JSON.stringify(m) + '\n').join('') + JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'ping' }));
     assert.equal(await new Promise((resolve) => child.once('exit', resolve)), 0);
-    assert.deepEqual([...answers.keys()].sort(), [1, 2, 3, 4], 'every call but the cancelled one answered');
+    assert.deepEqual([...answers.keys()].sort(), [1, 2, 3, 4, 6], 'every call but the cancelled one answered');
     assert.match(
       answers
         .get(2)
