@@ -23,8 +23,7 @@ export const commandsMethod = method({
   params: z.object({
     limit: byDefault(
       DEFAULT_COMMANDS_LIMIT,
-      int()
-        .min(1)
+      int(1)
         .max(MAX_COMMAND_RECORDS)
         .optional()
         .describe(`The newest this many commands (default ${DEFAULT_COMMANDS_LIMIT}; the session keeps ${MAX_COMMAND_RECORDS}).`),
@@ -65,20 +64,15 @@ export const commandOutputMethod = method({
   summary:
     "A page of one command's whole output, from its log (shell integration): pass nextOffset back as offset for the next page; eof once the command has ended and all is read.",
   params: z.object({
-    id: int().min(1).describe("The command's id (CommandRecord.id, from pty/commands or pty/send)."),
+    id: int(1).describe("The command's id (CommandRecord.id, from pty/commands or pty/send)."),
     offset: byDefault(0, nonNegInt().optional().describe('Byte offset in the log to read from (default 0).')),
     maxBytes: byDefault(
       DEFAULT_COMMAND_PAGE_BYTES,
-      int()
-        .min(1)
-        .max(MAX_COMMAND_PAGE_BYTES)
-        .optional()
-        .describe(`Most bytes in the page (default ${DEFAULT_COMMAND_PAGE_BYTES}); a character is never split.`),
+      int(1).max(MAX_COMMAND_PAGE_BYTES).optional().describe(`Most bytes in the page (default ${DEFAULT_COMMAND_PAGE_BYTES}); a character is never split.`),
     ),
     strip: byDefault(false, z.boolean().optional().describe('Remove escape sequences from the page.')),
     // Any size: MCP's send asks for what is left of its own budget once its note line is counted.
-    maxChars: int()
-      .min(1)
+    maxChars: int(1)
       .optional()
       .describe(
         'Instead of a page: the whole output within this many characters, escape sequences removed: data holds its first lines, tail its last lines, elided what lies between (counted exactly, and where in the log it is); offset and maxBytes are not taken.',

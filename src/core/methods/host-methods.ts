@@ -59,8 +59,8 @@ export const listMethod = method({
 function accountId(what: 'user' | 'group') {
   return z
     .number()
-    .int()
     .min(0)
+    .int()
     .max(2 ** 32 - 2)
     .optional()
     .describe(`The ${what} id the program runs as when the host runs as root (pty-session-mcp's; a host that is not root runs it as itself).`);

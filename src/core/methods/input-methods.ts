@@ -63,8 +63,7 @@ function waitParams(defaultTimeout: number) {
     ),
     maxBytes: byDefault(
       DEFAULT_SEND_MAX_BYTES,
-      int()
-        .min(1)
+      int(1)
         .max(16 * DEFAULT_SEND_MAX_BYTES)
         .optional()
         .describe(`With wait: most output bytes returned (default ${DEFAULT_SEND_MAX_BYTES}; the end is kept).`),
@@ -292,8 +291,7 @@ export const sendMethod = method({
     ),
     maxBytes: byDefault(
       DEFAULT_SEND_MAX_BYTES,
-      int()
-        .min(1)
+      int(1)
         .max(16 * DEFAULT_SEND_MAX_BYTES)
         .optional()
         .describe(`Most output bytes returned (default ${DEFAULT_SEND_MAX_BYTES}; the end is kept).`),

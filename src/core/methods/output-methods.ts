@@ -89,8 +89,7 @@ export const subscribeMethod = method({
     window: byDefault(
       FlowTuning.DefaultWindowBytes,
       // A larger window than the ring is the ring's (FlowWindow; socket-pty clamps what is out of range).
-      int()
-        .min(1)
+      int(1)
         .optional()
         .describe(
           `With flow: most unacknowledged bytes before the PTY waits (default ${FlowTuning.DefaultWindowBytes}; more than the ring size, ${DEFAULT_RING_BYTES}, is the ring size).`,

@@ -6,8 +6,12 @@ export * from './shapes';
 // The pieces the method table's params and results are built from; every surface (JSON-RPC,
 // REST, MCP, the docs, the typed client) reads them through the table.
 
-export const int = () => z.number().int();
-export const nonNegInt = () => int().min(0);
+/**
+ * An integer, at least `min` when given: the bound is checked before integrality, so a value far
+ * below it is told the bound (`>=0`), not the safe-integer range an integer check names first.
+ */
+export const int = (min?: number) => (min === undefined ? z.number().int() : z.number().min(min).int());
+export const nonNegInt = () => int(0);
 /**
  * Milliseconds of a wait: any number, not only an integer (socket-pty's `timeout` is "milliseconds",
  * and a client that computes what is left of a deadline sends a fraction); timers take fractions.
@@ -16,8 +20,8 @@ export const millis = (min = 0) => z.number().min(min);
 /** A wait in milliseconds: at most a day (a client that wants longer asks again). */
 export const waitMs = () => millis().max(MAX_WAIT_MS);
 // Any positive size; the handlers bring it within MIN/MAX (inSize), as socket-pty clamps.
-export const cols = () => int().min(1).describe(`Columns (${MIN_COLS}…${MAX_COLS}; a size outside is brought within).`);
-export const rows = () => int().min(1).describe(`Rows (${MIN_ROWS}…${MAX_ROWS}; a size outside is brought within).`);
+export const cols = () => int(1).describe(`Columns (${MIN_COLS}…${MAX_COLS}; a size outside is brought within).`);
+export const rows = () => int(1).describe(`Rows (${MIN_ROWS}…${MAX_ROWS}; a size outside is brought within).`);
 /** How long a session may stay without a client before it ends (a week at most). */
 export const leaseSeconds = () =>
   z

@@ -120,10 +120,7 @@ export const scrollbackMethod = method({
   summary: 'A page of the retained rows (scrollback then screen), counted back from the newest.',
   params: z.object({
     offset: byDefault(0, nonNegInt().optional().describe('Rows back from the newest (default 0).')),
-    lines: byDefault(
-      DEFAULT_SCROLLBACK_PAGE,
-      int().min(1).max(MAX_SCROLLBACK_PAGE).optional().describe(`Rows in the page (default ${DEFAULT_SCROLLBACK_PAGE}).`),
-    ),
+    lines: byDefault(DEFAULT_SCROLLBACK_PAGE, int(1).max(MAX_SCROLLBACK_PAGE).optional().describe(`Rows in the page (default ${DEFAULT_SCROLLBACK_PAGE}).`)),
   }),
   result: z.object({ text: z.string(), firstLine: z.number(), lastLine: z.number(), totalLines: z.number() }),
   async handler(ctx, p) {

@@ -33,7 +33,7 @@ export const shareMethod = method({
     ),
     expiresIn: byDefault(
       DEFAULT_TOKEN_SECONDS,
-      z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_TOKEN_SECONDS}).`),
+      z.number().min(1).int().max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_TOKEN_SECONDS}).`),
     ),
     reusable: byDefault(
       false,
@@ -73,7 +73,7 @@ export const viewUrlMethod = method({
     input: byDefault(false, z.boolean().optional().describe('A link that also types and resizes (an input-scope token).')),
     expiresIn: byDefault(
       DEFAULT_VIEW_LINK_SECONDS,
-      z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_VIEW_LINK_SECONDS}).`),
+      z.number().min(1).int().max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${DEFAULT_VIEW_LINK_SECONDS}).`),
     ),
   }),
   result: z.object({ url: z.string(), readOnly: z.boolean(), info: tokenInfo }),
@@ -119,7 +119,7 @@ export const agentTokenMethod = method({
     ),
     expiresIn: byDefault(
       MAX_TOKEN_SECONDS,
-      z.number().int().min(1).max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${MAX_TOKEN_SECONDS}: 30 days).`),
+      z.number().min(1).int().max(MAX_TOKEN_SECONDS).optional().describe(`Seconds until it stops working (default ${MAX_TOKEN_SECONDS}: 30 days).`),
     ),
   }),
   result: z.object({

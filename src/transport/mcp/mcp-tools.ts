@@ -139,8 +139,8 @@ export function toolOf(spec: MethodSpec, mcp: McpProjection): ToolDef {
 const BUDGET_INPUT: z.ZodRawShape = {
   maxChars: z
     .number()
-    .int()
     .min(MIN_MAX_CHARS)
+    .int()
     .optional()
     .describe(
       `Most characters of output returned (default ${DEFAULT_MAX_CHARS}); longer output keeps its head and tail, and one line between says what was left out and how to read it.`,

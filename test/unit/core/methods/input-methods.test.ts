@@ -43,6 +43,30 @@ test('anything else goes to the schema: its defaults, its checks and its errors 
   assert.throws(() => parseParams(writeMethod, { action: { text: 1 } }), /Invalid params for pty\/write/);
 });
 
+// An integer far below its bound was told the safe-integer range (`>=-9007199254740991`), the
+// first check zod makes of an integer, instead of the bound (an outside audit).
+test('an integer param far below its bound is told the bound, not the safe-integer range', () => {
+  for (const [method, params, field, bound] of [
+    ['pty/output', {}, 'since', 0],
+    ['pty/scrollback', {}, 'offset', 0],
+    ['pty/scrollback', {}, 'lines', 1],
+    ['pty/resize', { rows: 24 }, 'cols', 1],
+    ['pty/commandOutput', { id: 1 }, 'maxBytes', 1],
+    ['pty/send', { text: 'x' }, 'maxBytes', 1],
+  ] as const) {
+    const spec = METHOD_INDEX.get(method)!;
+    for (const below of [-1, -1e308, -(2 ** 60)]) {
+      assert.throws(
+        () => parseParams(spec, { ...params, [field]: below }),
+        (e: Error) => e.message.includes(`${field}: Too small: expected number to be >=${bound}`) && !e.message.includes('9007199254740991'),
+        `${method} ${field}: ${below}`,
+      );
+    }
+    // A fraction within the bound is still not an integer.
+    assert.throws(() => parseParams(spec, { ...params, [field]: bound + 1.5 }), new RegExp(`${field}: .*expected int`), `${method} ${field}: ${bound + 1.5}`);
+  }
+});
+
 test('a wait that must be at least 1 ms says so for any value below it, a negative one too', () => {
   for (const [method, params, field] of [
     ['pty/send', { text: 'x' }, 'timeout'],
