@@ -524,6 +524,9 @@ function withinLineLimit(method: string, params: Record<string, unknown>, to: st
   );
 }
 
+/** How long `shared-pty mcp` waits for the answers to the calls it read, once its input has ended. */
+const MCP_ANSWER_AT_END_MS = 3000;
+
 /** How long `shared-pty mcp` lets its cleanup run once its client has closed its input. */
 const MCP_EXIT_GRACE_MS = 1000;
 
@@ -549,15 +552,11 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   // Tasks and 2026-07-28 rounds outlive the request that started them: kept for the connection's life.
   const runs = new RunStore();
   // When the client closes its end, the calls it made are answered before the SDK sees the end
-  // (which would drop them): a script may pipe its requests in. Each is bounded by its own wait.
+  // (which would drop them): a script may pipe its requests in. A client that closes its end to
+  // stop the server (MCP's stdio shutdown) waits for the exit: the answers get MCP_ANSWER_AT_END_MS.
   const owed = new AnswersOwed();
-  const input = process.stdin.pipe(
-    new StdinScreen(
-      (line) => process.stdout.write(line),
-      undefined,
-      () => owed.allAnswered(),
-    ),
-  );
+  const answered = () => Promise.race([owed.allAnswered(), sleep(MCP_ANSWER_AT_END_MS, undefined, { ref: false })]);
+  const input = process.stdin.pipe(new StdinScreen((line) => process.stdout.write(line), undefined, answered));
   const stdio = new StdioServerTransport(input, process.stdout);
   const handle = serveStdio(() => (server = createMcpServer(backend, undefined, { remoteHosts: backend.remoteHosts, runs })), {
     // Lines that are not JSON-RPC messages are answered here; the SDK would leave them unanswered.

@@ -1,11 +1,10 @@
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 
 /**
- * The requests a transport has read and not yet answered. `shared-pty mcp` waits for them when
- * its input ends, so a script that pipes its requests in and closes stdin gets an answer to each
- * (MCP's stdio shutdown: the client closes the server's input, then waits for it to exit). A
- * request the client cancelled (`notifications/cancelled`) is owed nothing: MCP's receiver does
- * not answer it. Each call is bounded by its own wait (cli/answer-bound.ts), so this ends.
+ * The requests a transport has read and not yet answered. `shared-pty mcp` waits for them (a few
+ * seconds at most) when its input ends, so a script that pipes its requests in and closes stdin
+ * gets an answer to each. A request the client cancelled (`notifications/cancelled`) is owed
+ * nothing: MCP's receiver does not answer it.
  */
 export class AnswersOwed {
   private readonly _owed = new Map<string, number>();
