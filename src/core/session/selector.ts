@@ -17,9 +17,11 @@ export function resolveSelector<T>(items: readonly T[], selector: string, idOf: 
   if (byId.length > 1) return { kind: 'ambiguous', candidates: byId };
   const byName = items.filter((item) => nameOf(item) === selector);
   if (byName.length === 1) return { kind: 'found', item: byName[0] };
+  // A name two hosts have is ambiguous: an id prefix, a weaker rule, may not stand in for it.
+  if (byName.length > 1) return { kind: 'ambiguous', candidates: byName };
   const byPrefix = selector.length > 0 ? items.filter((item) => idOf(item).startsWith(selector)) : [];
   if (byPrefix.length === 1) return { kind: 'found', item: byPrefix[0] };
-  if (byName.length > 1 || byPrefix.length > 1) return { kind: 'ambiguous', candidates: [...new Set([...byName, ...byPrefix])] };
+  if (byPrefix.length > 1) return { kind: 'ambiguous', candidates: byPrefix };
   return { kind: 'unknown' };
 }
 

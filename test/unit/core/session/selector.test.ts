@@ -67,6 +67,21 @@ test('several items of one name, or several ids of one prefix, are ambiguous, wi
   assert.equal((twice as { candidates: Item[] }).candidates.length, 2);
 });
 
+// Names are unique on one host, not across hosts: `kill r2` with a session named r2 on each of two
+// hosts killed a third session whose id began "r2" (an outside audit).
+test('a name two items have is ambiguous even when one other id has it as its prefix', () => {
+  const list = [
+    { id: 'vpt5v3', name: 'r2' },
+    { id: 'k2nh8t', name: 'r2' },
+    { id: 'r2s3d5', name: 'other' },
+  ];
+  const r2 = pick('r2', list);
+  assert.equal(r2.kind, 'ambiguous', JSON.stringify(r2));
+  assert.deepEqual((r2 as { candidates: Item[] }).candidates.map((i) => i.id).sort(), ['k2nh8t', 'vpt5v3']);
+  // With one of them gone the name is one session's again, and the prefix still not looked at.
+  assert.equal(idOf(pick('r2', list.slice(1))), 'k2nh8t');
+});
+
 test('an empty selector matches nothing, not every id as a prefix; no match is unknown', () => {
   assert.deepEqual(pick(''), { kind: 'unknown' });
   assert.deepEqual(pick('', [items[0]]), { kind: 'unknown' });
