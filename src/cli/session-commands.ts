@@ -63,8 +63,9 @@ export async function openCommand(argv: string[]): Promise<number> {
         : await remoteHosts().within(remote, create, REMOTE_OPEN_WAIT_MS, 'open the session');
     // A far end of another kind (or version) that answers something else is said so, never printed as an id.
     if (remote !== undefined && !isSessionLike(info)) throw new CliError(`host "${remote}" answered something that is not a session`);
-    // On a remote host its selector names the host too, so the printed id works in the next command.
-    const shown = remote === undefined ? info : { ...describedFully(info), host: remote };
+    // With the host it is on, as `list --json` shows each session: this machine's by its hostId; a
+    // remote one's selector names the host too, so the printed id works in the next command.
+    const shown = remote === undefined ? { ...info, hostId: local!.hostId } : { ...describedFully(info), host: remote };
     process.stdout.write(args.flags.has('--json') ? JSON.stringify(shown, null, 2) + '\n' : (remote === undefined ? info.id : `${remote}:${info.id}`) + '\n');
     return 0;
   } catch (e) {

@@ -88,6 +88,8 @@ describe('open, send, commands, kill', () => {
     assert.deepEqual(info.args, ['-c', 'echo opened-$((2+3)); exec cat']);
     assert.equal(info.cwd, cwd);
     assert.equal(readLiveRecords(runtimeDir).length, 1, 'the same host, not a second one');
+    // Its host named as `list --json` names it.
+    assert.equal((info as SessionInfo & { hostId?: string }).hostId, readLiveRecords(runtimeDir)[0].hostId);
     ok(await cli('wait', info.id, 'opened-5', '--timeout', '10000'), 'the command ran');
     ok(await cli('kill', info.id), 'kill');
     const after = JSON.parse(ok(await cli('list', '--json'), 'list --json')) as SessionInfo[];
