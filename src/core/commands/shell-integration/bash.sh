@@ -121,6 +121,7 @@ __spty_executed() {
 # history did not take (HISTCONTROL=ignoredups or ignorespace, history off): a repeat of the last
 # entry, else what bash runs. Without PS0 (bash < 4.4) it marks the start of the line too.
 __spty_debug() {
+	[[ ${PROMPT_COMMAND-} == "$__spty_pc" ]] || __spty_keep_hooks
 	if (( __spty_spaced )) && [[ $BASH_COMMAND != __spty_* ]]; then __spty_put_spaced_out; fi
 	if (( __spty_phase == 2 || (__spty_phase == 0 && ! __spty_has_ps0) )) && [[ $BASH_COMMAND != __spty_* ]]; then
 		builtin local line
@@ -251,6 +252,46 @@ __spty_last_hook() {
 	precmd_functions=("${hooks[@]}" __spty_prompt_end)
 }
 
+# Ours first and last in PROMPT_COMMAND, however the user sets it after start-up: assigned anew
+# (`source ~/.bashrc`, whose `PROMPT_COMMAND='history -a'` dropped ours: no prompt reported its
+# command's end or the directory) or put before ours (`PROMPT_COMMAND="history -a; $PROMPT_COMMAND"`,
+# whose commands took the status before ours read it: every exit code read 0). Checked before each
+# simple command (the DEBUG trap: one comparison with the value set last, __spty_pc, as a loop at
+# the prompt runs it at each turn), so the next prompt has them; one of ours found elsewhere (a
+# wrapper that runs the saved value) is left as a command that keeps the status and "$_".
+__spty_start_hook='__spty_prompt_start "$_"'
+__spty_end_hook='__spty_prompt_end "$_"'
+__spty_pc=
+__spty_keep_hooks() {
+	# With bash-preexec ours are its hooks; one the user made read-only stays as it is.
+	__spty_pc=${PROMPT_COMMAND-}
+	[[ -z "${bash_preexec_imported-}${__bp_imported-}" ]] || builtin return 0
+	builtin local attributes=
+	if (( __spty_has_ps0 )) && [[ -n ${PROMPT_COMMAND+set} ]]; then attributes=${PROMPT_COMMAND@a}; fi
+	[[ $attributes != *r* ]] || builtin return 0
+	if [[ $attributes == *a* ]]; then
+		if [[ ${PROMPT_COMMAND[0]} == "$__spty_start_hook" && ${PROMPT_COMMAND[${#PROMPT_COMMAND[@]} - 1]} == "$__spty_end_hook" ]]; then builtin return 0; fi
+		local hooks=() hook
+		for hook in "${PROMPT_COMMAND[@]}"; do
+			[[ $hook == "$__spty_start_hook" || $hook == "$__spty_end_hook" ]] || hooks+=("$hook")
+		done
+		PROMPT_COMMAND=("$__spty_start_hook" "${hooks[@]}" "$__spty_end_hook")
+	else
+		if [[ ${PROMPT_COMMAND-} == "$__spty_start_hook"$'\n'* && $PROMPT_COMMAND == *$'\n'"$__spty_end_hook" ]]; then builtin return 0; fi
+		builtin local hooks="${PROMPT_COMMAND-}"
+		hooks=${hooks//"$__spty_start_hook"/__spty_pass \"\$_\"}
+		hooks=${hooks//"$__spty_end_hook"/__spty_pass \"\$_\"}
+		PROMPT_COMMAND=$__spty_start_hook$'\n'${hooks:+$hooks$'\n'}$__spty_end_hook
+	fi
+	builtin export -n PROMPT_COMMAND
+	__spty_pc=${PROMPT_COMMAND-}
+}
+
+# Keeps the status (and "$_") for what runs after it.
+__spty_pass() {
+	builtin return $?
+}
+
 # The user's PROMPT_COMMAND (a string, or since bash 5.1 possibly an array) runs between ours, as
 # it would have: at the top level, seeing the command's status and its "$_". With bash-preexec,
 # which owns PROMPT_COMMAND, ours are its first and last prompt hooks instead (it gives each one
@@ -258,13 +299,14 @@ __spty_last_hook() {
 if [[ -n "${bash_preexec_imported-}${__bp_imported-}" ]]; then
 	precmd_functions=(__spty_prompt_start "${precmd_functions[@]}" __spty_prompt_end)
 elif [[ $(builtin declare -p PROMPT_COMMAND 2>/dev/null) == "declare -a"* ]]; then
-	PROMPT_COMMAND=('__spty_prompt_start "$_"' "${PROMPT_COMMAND[@]}" '__spty_prompt_end "$_"')
+	PROMPT_COMMAND=("$__spty_start_hook" "${PROMPT_COMMAND[@]}" "$__spty_end_hook")
 else
-	PROMPT_COMMAND='__spty_prompt_start "$_"'$'\n'${PROMPT_COMMAND:+$PROMPT_COMMAND$'\n'}'__spty_prompt_end "$_"'
+	PROMPT_COMMAND=$__spty_start_hook$'\n'${PROMPT_COMMAND:+$PROMPT_COMMAND$'\n'}$__spty_end_hook
 fi
 # Ours is for this shell only: a bash it starts would find no such functions (an exported
 # PROMPT_COMMAND, from the environment, would carry them there).
 builtin export -n PROMPT_COMMAND
+__spty_pc=${PROMPT_COMMAND-}
 
 # A DEBUG trap the user's files set keeps running, after ours ("$_" keeps its value for it).
 __spty_trap=()

@@ -789,6 +789,41 @@ describe("a user's strict options in their rc file leave integration working", (
   );
 });
 
+// Found by an outside audit: a PROMPT_COMMAND set after start-up (`source ~/.bashrc` holding
+// `PROMPT_COMMAND='history -a'`) dropped the integration's prompt hooks, so no later command was
+// told finished and the directory stayed the old one; one put before them
+// (`PROMPT_COMMAND="history -a; $PROMPT_COMMAND"`) made every exit code read 0.
+describe('bash keeps reporting commands when the user sets PROMPT_COMMAND after start-up', () => {
+  for (const [how, line] of [
+    ['assigned anew, by a sourced file', 'source ~/.prompt-again'],
+    ["put before the integration's", 'PROMPT_COMMAND="history -a; $PROMPT_COMMAND"'],
+    ['as an array', "PROMPT_COMMAND=('history -a')"],
+  ] as const) {
+    test(`${how}: exit codes and the directory stay true`, { timeout: TEST_TIMEOUT }, async () => {
+      const s = await openShell('bash', { '.bashrc': "PS1='my> '\n", '.prompt-again': "PROMPT_COMMAND='history -a'\n" });
+      assert.equal((await s.send('false')).exitCode, 1);
+      // The line that sets it may end without its own report (its prompt runs the new value).
+      await s.send(line, 3000);
+      for (const [text, code] of [
+        ['false', 1],
+        ['(exit 3)', 3],
+        ['true', 0],
+      ] as const) {
+        const r = await s.send(text);
+        assert.equal(r.waitReason, 'command_done', `${text}: ${r.output}`);
+        assert.equal(r.exitCode, code, `${text}: ${r.output}`);
+      }
+      const moved = await s.send('cd /usr');
+      assert.equal(moved.waitReason, 'command_done', moved.output);
+      assert.equal((await c.request<SessionInfo>('pty/info', { session: s.session })).cwd, '/usr');
+      const last = (await s.commands()).at(-1)!;
+      assert.deepEqual([last.command, last.exitCode], ['cd /usr', 0]);
+      // The user's own hook still runs: history -a wrote the history file.
+      assert.match(fs.readFileSync(path.join(s.home, '.bash_history'), 'utf8'), /\(exit 3\)/);
+    });
+  }
+});
+
 describe("zsh reads the user's files where zsh would have", () => {
   test(
     ".zshenv and .zshrc from home, or from the user's ZDOTDIR; once started, ZDOTDIR is theirs again",
