@@ -20,6 +20,13 @@ import { cellsOfLine, currentPenOf, hiddenModesOf, savedCursorOf, savedPenOf, sc
 
 /** A cursor move by 0 columns, which the addon means as none. */
 const MOVE_BY_ZERO = /\x1b\[0[CD]/g;
+/**
+ * The addon brings application keypad mode back as `CSI ? 66 h`, which only xterm.js reads: a
+ * snapshot drawn in tmux or another terminal (`attach` from inside tmux) lost it (an outside
+ * audit). DECKPAM (`ESC =`) after it sets the same mode everywhere.
+ */
+const KEYPAD_ON_XTERM_JS = '\x1b[?66h';
+const KEYPAD_ON_EVERYWHERE = '\x1b[?66h\x1b=';
 
 /**
  * Where the addon turns to the alternate screen, after the normal one: it writes that screen as if
@@ -47,7 +54,10 @@ export function serializeTerminal(term: Terminal, scrollback: number, savedScree
   serializer.activate(addonView(term, scrolls) as unknown as Parameters<SerializeAddon['activate']>[0]);
   try {
     // Shown a screen a row shorter, the addon serves one row of scrollback less (see addonView).
-    const text = serializer.serialize({ scrollback: scrolls ? scrollback + 1 : scrollback }).replace(MOVE_BY_ZERO, '');
+    const text = serializer
+      .serialize({ scrollback: scrolls ? scrollback + 1 : scrollback })
+      .replace(MOVE_BY_ZERO, '')
+      .replace(KEYPAD_ON_XTERM_JS, KEYPAD_ON_EVERYWHERE);
     const at = text.indexOf(TO_ALTERNATE);
     const normal = boldAndDimKept(at < 0 ? text : text.slice(0, at));
     // The normal screen's tab stops and scroll region, when the alternate one is shown: they are the

@@ -287,6 +287,31 @@ test('a snapshot keeps the modes a program set: hidden cursor, mouse encoding, c
   await assertModesKept('one\\ntwo\\n\\033[3;7r\\033[?6h\\033[2;4Hend-of-it', '\nA\nB\nC\nD\nE\nF');
 });
 
+// The addon writes keypad mode as `CSI ? 66 h`, which only xterm.js reads: drawn in tmux, the
+// snapshot of vim or less (`smkx`) left the keypad in numeric mode (an outside audit).
+test('a snapshot brings application keypad mode back as DECKPAM (ESC =) too, which every terminal reads', async () => {
+  const { host } = await hostP;
+  const s = await host.createSession({
+    command: '/bin/sh',
+    args: ['-c', "stty -echo; printf '\\033[?1h\\033=keypad-on'; exec cat >/dev/null"],
+    cols: 40,
+    rows: 8,
+  });
+  const client = await connect(host.controlAddress);
+  try {
+    await settle(client, s.id, 'keypad-on');
+    const snap = await client.request<Snapshot>('pty/snapshot', { session: s.id });
+    assert.ok(snap.data.includes('\x1b='), JSON.stringify(snap.data.slice(-80)));
+    const drawn = await redraw(snap);
+    assert.equal(drawn.term.modes.applicationKeypadMode, true);
+    assert.equal(drawn.term.modes.applicationCursorKeysMode, true);
+    drawn.term.dispose();
+  } finally {
+    client.close();
+    host.registry.remove(s.id);
+  }
+});
+
 test('with autowrap off, a character printed over the second half of a wide one in the last columns is redrawn in its row, not on the next', async () => {
   // The wide character stays whole on the screen (xterm's), and the character after it, printed
   // onto its second half, was written past the row's end by the snapshot: it came back at the
