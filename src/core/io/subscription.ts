@@ -73,7 +73,7 @@ export class OutputSubscription implements IDisposable {
     this._cursor = since === undefined ? _session.cursor : Math.min(since, _session.cursor);
     this._joinedAt = _session.cursor;
     this._extra = options.extra ?? {};
-    this._subs = [_session.onOutput(() => this._schedulePump()), _session.onExit(() => this.pump())];
+    this._subs = [_session.onOutput(() => this._schedulePump()), _session.onExit(() => this._exited())];
     // A subscriber is a connected client of the session (SessionInfo.clients, editor leases).
     if (options.countAsClient ?? true) this._subs.push(_session.addClient());
     if (options.window !== undefined) {
@@ -86,6 +86,18 @@ export class OutputSubscription implements IDisposable {
         this._schedulePump();
       });
     }
+  }
+
+  /**
+   * The program ended: with nothing left to hold back, the window no longer applies (not a
+   * demotion: the subscriber did nothing wrong). The rest goes now, then `pty/exit`, before the
+   * session's socket closes with it (found by an outside audit: a subscriber that had stopped
+   * acknowledging was cut off with neither).
+   */
+  private _exited(): void {
+    this._flow?.dispose();
+    this._flow = undefined;
+    this.pump();
   }
 
   /** True while the subscription is flow-controlled (not yet demoted, and asked for with a window). */

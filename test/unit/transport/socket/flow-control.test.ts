@@ -162,6 +162,38 @@ describe('flow-controlled subscribers', { concurrency: true }, () => {
     }),
   );
 
+  // Found by an outside audit: the session's socket closed with the session, and a subscriber that
+  // had stopped acknowledging was cut off with the window's bytes only, and no pty/exit.
+  test('a subscriber that stopped acknowledging on the session socket gets the rest and pty/exit when the session is killed', { timeout: TEST_TIMEOUT }, () =>
+    withSession(async ({ info, control, onSessionSocket }) => {
+      const t = await onSessionSocket();
+      const seen: Notification[] = [];
+      t.client.onNotification((n) => seen.push(n));
+      const closed = new Promise<void>((resolve) => t.client.onClose(() => resolve()));
+      await t.client.request('pty/subscribe', { flow: true, window: 16384 });
+      await control.request('pty/write', { session: info.id, action: { text: `seq 1 100000; echo DONE-$((6*7))\r` } });
+      // Held at the window: the program waits for an acknowledgement that does not come.
+      await until(() => seen.some((n) => n.method === 'pty/output'), 30_000, 'the first output');
+      await new Promise((r) => setTimeout(r, 300));
+      assert.ok(!seen.some((n) => n.method === 'pty/flow'), 'not demoted yet');
+      await control.request('pty/kill', { session: info.id });
+      await closed;
+      const exit = seen.find((n) => n.method === 'pty/exit');
+      assert.ok(exit, `pty/exit before the close; got ${seen.map((n) => n.method).join(' ')}`);
+      // Everything the session had, in order, before its pty/exit.
+      const output = seen.filter((n) => n.method === 'pty/output');
+      const last = output.at(-1)!.params as { cursor: number; data: string };
+      const total = output.reduce((sum, n) => sum + Buffer.byteLength(n.params.data as string), 0);
+      assert.ok(seen.indexOf(exit) > seen.indexOf(output.at(-1)!));
+      assert.ok(total > 16384, `more than the window: ${total} bytes`);
+      assert.equal(
+        last.cursor,
+        total + (output[0].params as { cursor: number }).cursor - Buffer.byteLength((output[0].params as { data: string }).data),
+        'no gap',
+      );
+    }),
+  );
+
   test('a window larger than the ring is the ring: taken, not refused, and the program is held within the ring', { timeout: TEST_TIMEOUT }, () =>
     withSession(async ({ info, control, onSessionSocket }) => {
       const t = await onSessionSocket();
