@@ -91,13 +91,22 @@ async function answeringDaemon(dir: string): Promise<HostRecord | undefined> {
 }
 
 /**
- * True only when the socket is there and refuses the connection (ECONNREFUSED: no process
- * listens on it, which a running host always does); false when it answers, is busy, or is missing.
+ * How long a missing control socket is given to come back: a running host puts back its files as
+ * soon as they go (a tmp cleaner's `rm`), so one still missing after this has nobody behind it.
+ */
+const MISSING_SOCKET_GRACE_MS = 1000;
+
+/**
+ * True when the socket is there and refuses the connection (ECONNREFUSED: no process listens on
+ * it, which a running host always does), or is missing and stays missing: a record whose pid went
+ * to another process after its host's folder was cleaned away (an outside audit: every `open`
+ * failed on it). False when it answers, is busy, or comes back.
  */
 function nobodyListens(control: string): Promise<boolean> {
   if (!control.startsWith('unix:')) return Promise.resolve(false);
+  const socketPath = control.slice('unix:'.length);
   return new Promise((resolve) => {
-    const socket = net.createConnection(control.slice('unix:'.length));
+    const socket = net.createConnection(socketPath);
     const done = (refused: boolean) => {
       clearTimeout(timer);
       socket.destroy();
@@ -105,7 +114,12 @@ function nobodyListens(control: string): Promise<boolean> {
     };
     const timer = setTimeout(() => done(false), PROBE_TIMEOUT_MS);
     socket.once('connect', () => done(false));
-    socket.once('error', (e: NodeJS.ErrnoException) => done(e.code === 'ECONNREFUSED'));
+    socket.once('error', (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'ENOENT') return done(e.code === 'ECONNREFUSED');
+      clearTimeout(timer);
+      socket.destroy();
+      setTimeout(() => resolve(!fs.existsSync(socketPath)), MISSING_SOCKET_GRACE_MS);
+    });
   });
 }
 

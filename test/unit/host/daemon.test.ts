@@ -304,41 +304,45 @@ function connectionRefused(control: string): Promise<boolean> {
   });
 }
 
-test(
-  "a per-user host's record whose pid now belongs to another process (killed, pid reused) is forgotten: a new host starts",
-  { timeout: 60_000 },
-  async () => {
-    const own = tempRuntimeDir();
-    // Stands for the process that got the dead host's pid: alive, and listening on nothing.
-    const stranger = spawn('sleep', ['60'], { stdio: 'ignore' });
-    const started: number[] = [];
-    try {
-      const dead = await ensureDaemon({ cliPath: CLI_PATH, runtimeDir: own, args: ['--no-http'] });
-      started.push(dead.pid);
-      process.kill(dead.pid, 'SIGKILL');
-      // Its threads close its sockets a moment after its main thread is seen ended.
-      await until(async () => (await connectionRefused(dead.control)) && !isAlive(dead.pid), 10_000, 'the host to die');
-      // What the killed host left (its record, the lock naming its pid), with the pid now another's.
-      const reused = { ...dead, pid: stranger.pid! };
-      fs.writeFileSync(path.join(own, `${dead.hostId}.json`), JSON.stringify(reused));
-      fs.writeFileSync(path.join(own, `daemon-${VERSION}.pid`), String(stranger.pid));
-      assert.equal(findDaemon(own)?.hostId, dead.hostId, 'the record looks alive by its pid');
+// Its socket gone too (a tmp cleaner emptied its folder): every `open` failed on the record with
+// "cannot reach host" (an outside audit).
+for (const cleaned of [false, true])
+  test(
+    `a per-user host's record whose pid now belongs to another process (killed, pid reused) is forgotten: a new host starts${cleaned ? ' (its socket removed too)' : ''}`,
+    { timeout: 60_000 },
+    async () => {
+      const own = tempRuntimeDir();
+      // Stands for the process that got the dead host's pid: alive, and listening on nothing.
+      const stranger = spawn('sleep', ['60'], { stdio: 'ignore' });
+      const started: number[] = [];
+      try {
+        const dead = await ensureDaemon({ cliPath: CLI_PATH, runtimeDir: own, args: ['--no-http'] });
+        started.push(dead.pid);
+        process.kill(dead.pid, 'SIGKILL');
+        // Its threads close its sockets a moment after its main thread is seen ended.
+        await until(async () => (await connectionRefused(dead.control)) && !isAlive(dead.pid), 10_000, 'the host to die');
+        // What the killed host left (its record, the lock naming its pid), with the pid now another's.
+        const reused = { ...dead, pid: stranger.pid! };
+        fs.writeFileSync(path.join(own, `${dead.hostId}.json`), JSON.stringify(reused));
+        fs.writeFileSync(path.join(own, `daemon-${VERSION}.pid`), String(stranger.pid));
+        if (cleaned) fs.rmSync(path.join(own, dead.hostId, 'control.sock'), { force: true });
+        assert.equal(findDaemon(own)?.hostId, dead.hostId, 'the record looks alive by its pid');
 
-      const fresh = await ensureDaemon({ cliPath: CLI_PATH, runtimeDir: own, args: ['--no-http'] });
-      started.push(fresh.pid);
-      assert.notEqual(fresh.hostId, dead.hostId);
-      assert.deepEqual(
-        readLiveRecords(own).map((r) => r.hostId),
-        [fresh.hostId],
-        'the dead host is forgotten',
-      );
-      assert.ok(!fs.existsSync(path.join(own, dead.hostId)), 'its socket folder is removed');
-      assert.ok(isAlive(stranger.pid!), 'the process that has the pid now is left alone');
-    } finally {
-      stranger.kill();
-      for (const pid of started) if (isAlive(pid)) process.kill(pid, 'SIGTERM');
-      await until(() => readLiveRecords(own).length === 0, 10000, 'the host to stop');
-      fs.rmSync(own, { recursive: true, force: true });
-    }
-  },
-);
+        const fresh = await ensureDaemon({ cliPath: CLI_PATH, runtimeDir: own, args: ['--no-http'] });
+        started.push(fresh.pid);
+        assert.notEqual(fresh.hostId, dead.hostId);
+        assert.deepEqual(
+          readLiveRecords(own).map((r) => r.hostId),
+          [fresh.hostId],
+          'the dead host is forgotten',
+        );
+        assert.ok(!fs.existsSync(path.join(own, dead.hostId)), 'its socket folder is removed');
+        assert.ok(isAlive(stranger.pid!), 'the process that has the pid now is left alone');
+      } finally {
+        stranger.kill();
+        for (const pid of started) if (isAlive(pid)) process.kill(pid, 'SIGTERM');
+        await until(() => readLiveRecords(own).length === 0, 10000, 'the host to stop');
+        fs.rmSync(own, { recursive: true, force: true });
+      }
+    },
+  );
