@@ -6,6 +6,7 @@ import { ErrorCode, RpcError } from '../core/base/errors';
 import { MAX_CONNECTIONS_PER_SESSION_SOCKET, MAX_CONTROL_CONNECTIONS, type HostLimits } from '../core/base/limits';
 import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/session/registry';
 import type { Session } from '../core/session/session';
+import { SessionTuning } from '../core/session/session-types';
 import { MirrorThread } from '../core/mirror/mirror-thread';
 import type { HostInfo, HostServices, ReplayService, SecretPageService, SessionInfo, TokenService } from '../core/methods/types';
 import { listenRpc, type Endpoint, type RpcServer } from '../transport/socket/socket-server';
@@ -396,9 +397,31 @@ export class Host extends Disposable implements HostServices {
     }
   }
 
+  /**
+   * Each session ended as `pty/kill` ends one, before the sockets close: what clients wait for is
+   * answered as at a kill (`pty/send` and `pty/wait` with `session_exit`, a subscription's
+   * `pty/exit`). On SIGTERM a send got an error, and a wait and a subscription nothing (an outside
+   * audit). Bounded: a program that ignores the hang-up is killed, and the host goes on after that.
+   */
+  private async _endSessions(): Promise<void> {
+    const ending = this.registry.list();
+    for (const s of ending) this.registry.remove(s.id);
+    if (ending.length === 0) return;
+    await Promise.race([Promise.allSettled(ending.map((s) => s.exited)), new Promise((r) => setTimeout(r, SESSIONS_END_GRACE_MS).unref())]);
+    // The answers and notifications the exits bring leave on the next turns.
+    await new Promise((r) => setImmediate(r));
+  }
+
   /** Ends every session, closes every socket and removes the host's files. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    return (this._closing ??= this._close());
+  }
+
+  private _closing: Promise<void> | undefined;
+
+  private async _close(): Promise<void> {
     if (this._closed) return;
+    await this._endSessions();
     // Checked once more: a takeover found now still keeps us from touching anything there.
     this._files.check();
     const servers = [...this._sessionServers.values()].flat();
@@ -422,6 +445,9 @@ export class Host extends Disposable implements HostServices {
     if (failures.length > 0) throw failures[0];
   }
 }
+
+/** How long a stopping host waits for its sessions' programs to end (hung up, then killed after KillGraceMs). */
+const SESSIONS_END_GRACE_MS = SessionTuning.KillGraceMs + 500;
 
 /** Calls `onChange` with the name of each entry of `dir` that changes; undefined where the folder cannot be watched. */
 function watchDir(dir: string, onChange: (name: string | null) => void): IDisposable | undefined {
