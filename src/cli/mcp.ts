@@ -569,7 +569,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       runs.dispose();
       backend.dispose();
       resolve(0);
-      // Its client is gone: calls it cancelled, still waiting on a host that does not answer, keep nothing alive,
+      // Its client is gone: calls still waiting on a host that does not answer keep nothing alive,
       // once the bridges have had their SIGTERM's grace (a far shell's own cleanup), not cut short by the exit.
       void Promise.all([whenBridgesGone(), sleep(MCP_EXIT_GRACE_MS, undefined, { ref: false })]).then(() => process.exit(0));
     });

@@ -107,20 +107,20 @@ function nobodyListens(control: string): Promise<boolean> {
   const socketPath = control.slice('unix:'.length);
   return new Promise((resolve) => {
     const socket = net.createConnection(socketPath);
-    const done = (refused: boolean) => {
+    const done = (refused: boolean | Promise<boolean>) => {
       clearTimeout(timer);
       socket.destroy();
       resolve(refused);
     };
     const timer = setTimeout(() => done(false), PROBE_TIMEOUT_MS);
     socket.once('connect', () => done(false));
-    socket.once('error', (e: NodeJS.ErrnoException) => {
-      if (e.code !== 'ENOENT') return done(e.code === 'ECONNREFUSED');
-      clearTimeout(timer);
-      socket.destroy();
-      setTimeout(() => resolve(!fs.existsSync(socketPath)), MISSING_SOCKET_GRACE_MS);
-    });
+    socket.once('error', (e: NodeJS.ErrnoException) => done(e.code === 'ENOENT' ? staysMissing(socketPath) : e.code === 'ECONNREFUSED'));
   });
+}
+
+/** Whether `file` is still missing MISSING_SOCKET_GRACE_MS from now. */
+function staysMissing(file: string): Promise<boolean> {
+  return new Promise((resolve) => setTimeout(() => resolve(!fs.existsSync(file)), MISSING_SOCKET_GRACE_MS));
 }
 
 /** Starts the per-user host of this version, detached, and waits for its record. */

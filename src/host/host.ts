@@ -1,6 +1,7 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 import { Disposable, disposableTimeout, MutableDisposable, toDisposable, type Event, type IDisposable } from '../core/base/lifecycle';
 import { ErrorCode, RpcError } from '../core/base/errors';
 import { MAX_CONNECTIONS_PER_SESSION_SOCKET, MAX_CONTROL_CONNECTIONS, type HostLimits } from '../core/base/limits';
@@ -78,6 +79,7 @@ export class Host extends Disposable implements HostServices {
   /** The coalesced rewrite of the discovery record (see `_scheduleRecord`). */
   private readonly _recordTimer = this._register(new MutableDisposable());
   private _closed = false;
+  private _closing: Promise<void> | undefined;
   /** Checks, before every write, that the runtime directory and our folder in it are still ours. */
   private readonly _files: RuntimeDirGuard;
   /**
@@ -407,17 +409,15 @@ export class Host extends Disposable implements HostServices {
     const ending = this.registry.list();
     for (const s of ending) this.registry.remove(s.id);
     if (ending.length === 0) return;
-    await Promise.race([Promise.allSettled(ending.map((s) => s.exited)), new Promise((r) => setTimeout(r, SESSIONS_END_GRACE_MS).unref())]);
+    await Promise.race([Promise.allSettled(ending.map((s) => s.exited)), sleep(SESSIONS_END_GRACE_MS, undefined, { ref: false })]);
     // The answers and notifications the exits bring leave on the next turns.
-    await new Promise((r) => setImmediate(r));
+    await setImmediate();
   }
 
   /** Ends every session, closes every socket and removes the host's files. */
   close(): Promise<void> {
     return (this._closing ??= this._close());
   }
-
-  private _closing: Promise<void> | undefined;
 
   private async _close(): Promise<void> {
     if (this._closed) return;

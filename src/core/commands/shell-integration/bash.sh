@@ -298,15 +298,12 @@ __spty_pass() {
 # the command's status; anything after its own entry in PROMPT_COMMAND would confuse it).
 if [[ -n "${bash_preexec_imported-}${__bp_imported-}" ]]; then
 	precmd_functions=(__spty_prompt_start "${precmd_functions[@]}" __spty_prompt_end)
-elif [[ $(builtin declare -p PROMPT_COMMAND 2>/dev/null) == "declare -a"* ]]; then
-	PROMPT_COMMAND=("$__spty_start_hook" "${PROMPT_COMMAND[@]}" "$__spty_end_hook")
-else
-	PROMPT_COMMAND=$__spty_start_hook$'\n'${PROMPT_COMMAND:+$PROMPT_COMMAND$'\n'}$__spty_end_hook
 fi
+# Put in as they are put back later (a string, or an array: both around the user's).
+__spty_keep_hooks
 # Ours is for this shell only: a bash it starts would find no such functions (an exported
 # PROMPT_COMMAND, from the environment, would carry them there).
 builtin export -n PROMPT_COMMAND
-__spty_pc=${PROMPT_COMMAND-}
 
 # A DEBUG trap the user's files set keeps running, after ours ("$_" keeps its value for it).
 __spty_trap=()
