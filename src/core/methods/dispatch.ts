@@ -6,6 +6,7 @@ import { ClientLink } from '../io/client-link';
 import type { HostServices, MethodContext } from './types';
 import { checkReach, namesSession, reachSession, refusal } from './access';
 import type { IDisposable } from '../base/lifecycle';
+import { MAX_NESTING, nestsDeeperThan } from '../base/nesting';
 
 /** Where a call arrives: a per-session socket (session implied) or a host control endpoint. */
 export type DispatchMode = { kind: 'session'; session: Session } | { kind: 'control' };
@@ -164,6 +165,7 @@ function invokeNow(method: string, rawParams: Record<string, unknown>, opts: Inv
   // The caller's token first (docs/protocol.md#scoped-tokens): a refused call learns nothing, not even about its params.
   const refused = refusal(opts.caller, spec);
   if (refused) throw refused;
+  if (nestsDeeperThan(rawParams)) throw new RpcError(ErrorCode.InvalidParams, `Invalid params for ${method}: params nest deeper than ${MAX_NESTING} levels`);
   // `client` says who calls (an optional addition any call may carry, see caller.ts); a link
   // adopts it, a one-shot caller's identity is fixed by its endpoint. No method sees the field.
   let params = rawParams;

@@ -13,6 +13,7 @@ import { CALLER_GONE } from '../../core/base/call-end';
 import { FULL_GRANT, oneShotCaller, type Caller, type Grant, type PersonAsker } from '../../core/io/caller';
 import type { HostServices } from '../../core/methods/types';
 import { invalidParams, REST_STATUS, RpcError, serverError } from '../../core/base/errors';
+import { MAX_NESTING, nestsDeeperThan } from '../../core/base/nesting';
 import { BodyTooLargeError, readJsonBody, sendJson, sendJsonRpcError } from '../base/http-util';
 import { personKeysTrusted, type AppsDeclarations } from './apps-declarations';
 import { createMcpServer, misfitParams, unsupportedRevision, type ToolBackend } from './mcp-tools';
@@ -85,25 +86,6 @@ export function wantsProgress(body: unknown): boolean {
     const meta = (m as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta;
     return typeof meta === 'object' && meta !== null && meta.progressToken !== undefined;
   });
-}
-
-/**
- * How deeply a request body may nest. JSON.parse takes thousands of levels, but re-serialising or
- * walking such a value (to hand it to the SDK, to count a tool's input) overflows the stack; no
- * tool's input nests beyond a few levels.
- */
-const MAX_BODY_DEPTH = 256;
-
-/** Whether `value` nests deeper than `max` (walked without recursion, so any depth is safe to ask about). */
-export function nestsDeeperThan(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth >= max) return true;
-    for (const child of Object.values(v)) stack.push([child, depth + 1]);
-  }
-  return false;
 }
 
 /** Headers that describe the Node request's own framing, not the message handed on. */
@@ -210,9 +192,9 @@ export async function handleMcp(
   // Whoever calls here is an agent: a scoped token used here is an agent's from now on, on every
   // surface (REST, the stream WebSocket, /rpc), so what MCP refuses it cannot write elsewhere.
   grant.holder?.markAgent();
-  if (nestsDeeperThan(body, MAX_BODY_DEPTH)) {
+  if (nestsDeeperThan(body)) {
     const id = (body as { id?: unknown }).id;
-    const message = `Invalid params: the request nests deeper than ${MAX_BODY_DEPTH} levels`;
+    const message = `Invalid params: the request nests deeper than ${MAX_NESTING} levels`;
     sendJsonRpcError(res, 200, invalidParams(message), typeof id === 'string' || typeof id === 'number' ? id : null);
     return;
   }

@@ -339,6 +339,35 @@ describe('bad input gets a clear JSON-RPC error and the connection keeps working
     s.close();
     c.close();
   });
+  test(
+    'params nesting thousands of levels deep: -32602 with the id, in a selector or any param; the host keeps serving',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      // 10,000 levels fit in a line under the limit; an error that quoted such a selector overflowed the stack (-32603).
+      const deep = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000);
+      const deepArray = '['.repeat(10_000) + ']'.repeat(10_000);
+      const s = await lineClient(shell.address);
+      const c = await lineClient(h.host.controlAddress);
+      const cases: Array<[LineClient, string]> = [
+        [s, `{"jsonrpc":"2.0","id":"d1","method":"pty/subscribe","params":{"session":${deep}}}`],
+        [s, `{"jsonrpc":"2.0","id":"d2","method":"pty/write","params":{"action":${deepArray}}}`],
+        [c, `{"jsonrpc":"2.0","id":"d3","method":"pty/read","params":{"session":${deep}}}`],
+        [c, `{"jsonrpc":"2.0","id":"d4","method":"pty/wait","params":{"session":"${shell.id}","match":${deepArray}}}`],
+      ];
+      for (const [client, line] of cases) {
+        assert.ok(line.length < MAX_LINE, 'under the line limit');
+        client.raw(line + '\n');
+        const id = /"id":"(d\d)"/.exec(line)![1];
+        const res = await client.next((m) => m.id === id, undefined, `answer to ${id}`);
+        assert.equal(res.error?.code, -32602, `${id}: ${JSON.stringify(res).slice(0, 300)}`);
+        assert.match(res.error.message, /nest deeper than 256 levels/);
+      }
+      assert.equal((await s.result('pty/status')).running, true);
+      s.close();
+      c.close();
+      await hostStillServes();
+    },
+  );
 });
 
 describe('clients that vanish mid-call', () => {
