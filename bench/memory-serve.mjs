@@ -4,7 +4,9 @@
 // RSS growth per session from SESSIONS to 2 x SESSIONS sessions (the marginal cost, free of
 // one-time costs), Shared PTY / tmux, target <= 1.0. BENCH_HOST_ARGS passes node flags to the host
 // (e.g. `--heap-prof --heap-prof-dir=/tmp/prof`: the profile is written when the host ends).
-// Run alone: `npm run build && node bench/memory-serve.mjs` (BENCH_REPS, BENCH_SESSIONS, BENCH_LINES).
+// (c) Idle CPU, in the last round: each server's CPU time (all threads, from /proc) over `idleMs`
+// with those sessions at their prompt, from IDLE_SETTLE_MS after their last output.
+// Run alone: `npm run build && node bench/memory-serve.mjs` (BENCH_REPS, BENCH_SESSIONS, BENCH_LINES, BENCH_IDLE_MS).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -23,6 +25,33 @@ const TMUX_BASH = "env 'PS1=$ ' HISTFILE=/dev/null bash --norc --noprofile -i";
 /** A shell command printing `n` coloured rows, `#i i` (the same as bench/run.mjs's). */
 const colouredLines = (n) => `awk 'BEGIN{for(i=1;i<=${n};i++) printf "\\033[3%dm#%d\\033[0m %d\\n", i%8, i, i}'`;
 
+/**
+ * Quiet before idle CPU is read. After a burst V8 finishes its own work on its helper threads
+ * (concurrent sweeping; the memory reducer's collections some seconds after the last full one):
+ * per thread, a host's last ticks fell 5-10 s after the last output (bench/README.md, "idle CPU").
+ */
+const IDLE_SETTLE_MS = 20_000;
+
+/** CPU ms of a process (all its threads) and of its main thread alone, from /proc (10 ms ticks). */
+function cpuOf(pid) {
+  const ticks = (file) => {
+    const stat = fs.readFileSync(file, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]); // utime, stime
+  };
+  return { allMs: ticks(`/proc/${pid}/stat`) * 10, mainMs: ticks(`/proc/${pid}/task/${pid}/stat`) * 10 }; // USER_HZ is 100 on Linux
+}
+
+/** A server's CPU over `idleMs` of quiet, after IDLE_SETTLE_MS of quiet. */
+async function idleCpu(pid, idleMs) {
+  await sleep(IDLE_SETTLE_MS);
+  const c0 = cpuOf(pid);
+  const t0 = performance.now();
+  await sleep(idleMs);
+  const c = cpuOf(pid);
+  return { allMs: c.allMs - c0.allMs, mainMs: c.mainMs - c0.mainMs, wallMs: performance.now() - t0 };
+}
+
 function rssKb(pid) {
   const m = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+) kB/);
   return m ? Number(m[1]) : NaN;
@@ -36,7 +65,7 @@ async function until(what, ms, fn) {
   }
 }
 
-async function sharedRun(dir, sessions, lines) {
+async function sharedRun(dir, sessions, lines, idleMs) {
   const host = await serve({ ...process.env, SHARED_PTY_DIR: dir }, 'cat');
   const control = await rpc(path.join(path.dirname(host.socket), 'control.sock'));
   const screen = async (id) => (await control.call('pty/read', { session: id })).screen.replace(/\n+$/, '');
@@ -66,7 +95,8 @@ async function sharedRun(dir, sessions, lines) {
     const first = (await reader.call('pty/scrollback', { session: ids[0], offset: total - OLDEST_ROWS, lines: OLDEST_ROWS })).firstLine;
     if (first !== 1) throw new Error(`the oldest page starts at line ${first}, not 1`);
     reader.close();
-    return { mid, after, oldest, first };
+    const idle = idleMs ? await idleCpu(host.pid, idleMs) : undefined;
+    return { mid, after, oldest, first, idle };
   } finally {
     control.close();
     await host.stop();
@@ -88,7 +118,7 @@ async function timeReads(read) {
   return ms.sort((a, b) => a - b)[Math.floor(ms.length / 2)];
 }
 
-async function tmuxRun(dir, sessions, lines) {
+async function tmuxRun(dir, sessions, lines, idleMs) {
   const t = new TmuxServer(dir);
   let made = 0;
   const batch = async (n, rows) => {
@@ -120,20 +150,22 @@ async function tmuxRun(dir, sessions, lines) {
     const c = await t.control(names[0]);
     const oldest = await timeReads(() => c.ask(`capture-pane -p -t ${names[0]} -S -${history} -E -${history - OLDEST_ROWS + 1}`));
     c.close();
-    return { mid, after, oldest, first: history };
+    const idle = idleMs ? await idleCpu(t.pid, idleMs) : undefined;
+    return { mid, after, oldest, first: history, idle };
   } finally {
     t.stop();
   }
 }
 
 /** (i): alternating runs; the marginal RSS per session of each and the ratio. */
-export async function memoryServe({ dir, reps = 3, sessions = 10, lines = 10_000, log = () => {} }) {
+export async function memoryServe({ dir, reps = 3, sessions = 10, lines = 10_000, idleMs = 5000, log = () => {} }) {
   const shared = [];
   const tmux = [];
   for (let i = 0; i < reps; i++) {
     log(`memory round ${i + 1}/${reps}`);
-    shared.push(await sharedRun(dir, sessions, lines));
-    tmux.push(await tmuxRun(dir, sessions, lines));
+    const idle = i === reps - 1 ? idleMs : 0;
+    shared.push(await sharedRun(dir, sessions, lines, idle));
+    tmux.push(await tmuxRun(dir, sessions, lines, idle));
   }
   const per = (r) => (r.after - r.mid) / sessions;
   const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -157,7 +189,20 @@ export async function memoryServe({ dir, reps = 3, sessions = 10, lines = 10_000
       .loadavg()
       .map((x) => x.toFixed(1))
       .join(' ')}`,
+    ...idleLines(shared.at(-1).idle, tmux.at(-1).idle, sessions),
   ].join('\n');
+}
+
+/** (c) from the last round: CPU % of a CPU and the target (under 1 %, all threads). */
+function idleLines(s, t, sessions) {
+  if (!s || !t) return [];
+  const pct = (ms, wall) => ((ms / wall) * 100).toFixed(3);
+  return [
+    '',
+    `(c) idle CPU: ${sessions * 2} sessions at their prompt for ${(s.wallMs / 1000).toFixed(0)} s, from ${IDLE_SETTLE_MS / 1000} s after their last output, servers as users start them (last round above)`,
+    `  Shared PTY host: ${s.allMs} ms all threads (${pct(s.allMs, s.wallMs)} %), ${s.mainMs} ms main thread; tmux server: ${t.allMs} ms (${pct(t.allMs, t.wallMs)} %) (/proc, 10 ms ticks)`,
+    `  target: ~0 (under 1% of a CPU, all threads): ${s.allMs < s.wallMs / 100 ? 'MET' : 'NOT MET'}`,
+  ];
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -170,6 +215,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
         reps: Number(process.env.BENCH_REPS ?? 3),
         sessions: Number(process.env.BENCH_SESSIONS ?? 10),
         lines: Number(process.env.BENCH_LINES ?? 10_000),
+        idleMs: Number(process.env.BENCH_IDLE_MS ?? 5000),
         log: (m) => process.stderr.write(`[bench] ${m}\n`),
       }),
     );

@@ -6,7 +6,7 @@
 //                  byte was read and when the mirror had parsed everything; the parent is a
 //                  socket subscriber and times the notifications itself
 //   memory <n> <lines>  n bash sessions each run `seq 1 <lines>`; reports RSS/heap before and
-//                  after, then the host's CPU time over an idle window
+//                  after (idle CPU is measured on `shared-pty serve`: bench/memory-serve.mjs)
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -22,8 +22,6 @@ const send = (msg: unknown) => process.send!(msg);
 const BENCH = { origin: 'script', transport: 'control' } as const;
 const next = () => new Promise<any>((resolve) => process.once('message', resolve));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** Quiet time before the idle CPU is measured (see memory()). */
-const IDLE_SETTLE_MS = 20_000;
 
 const BASH = { command: 'bash', args: ['--norc', '--noprofile', '-i'], env: { PS1: '$ ', HISTFILE: '/dev/null', LANG: 'C.UTF-8' } };
 
@@ -117,7 +115,7 @@ async function warmUp(host: Host, prompt: (s: Session, re: RegExp) => Promise<vo
 /** A shell command printing `n` coloured rows, `#i i` (the issue measured coloured scrollback); same in run.mjs. */
 const colouredLines = (n: number) => `awk 'BEGIN{for(i=1;i<=${n};i++) printf "\\033[3%dm#%d\\033[0m %d\\n", i%8, i, i}'`;
 
-async function memory(n: number, lines: number, idleMs: number): Promise<void> {
+async function memory(n: number, lines: number): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spt-bench-'));
   fs.chmodSync(dir, 0o700);
   const host = await Host.start({ kind: 'serve', runtimeDir: dir });
@@ -156,19 +154,6 @@ async function memory(n: number, lines: number, idleMs: number): Promise<void> {
   const before = await snap();
   await batch();
   const mid = await snap();
-  // Idle: n sessions sit at their prompt; the host should do nothing at all. First V8 finishes
-  // its work after the burst: concurrent sweeping, and the memory reducer, which shrinks each
-  // isolate's heap (the main thread's and the mirror thread's) with two or three GCs some seconds
-  // after the last full GC. --trace-gc: the mirror threads' at 4–5 s, the main thread's at 12 s
-  // after the snapshot's gc() (bench/README.md, "idle CPU"): 10 s of quiet had the window catch it.
-  await sleep(IDLE_SETTLE_MS);
-  const c0 = process.cpuUsage();
-  const m0 = mainThreadCpuMs();
-  const w0 = now();
-  await sleep(idleMs);
-  const c = process.cpuUsage(c0);
-  const mainMs = mainThreadCpuMs() - m0;
-  const wall = now() - w0;
   // n more: the slope from n to 2n sessions is the cost of one more session, free of one-time costs.
   await batch();
   const after = await snap();
@@ -178,7 +163,7 @@ async function memory(n: number, lines: number, idleMs: number): Promise<void> {
       return e.endRow - e.firstRetainedRow;
     }),
   );
-  send({ before, mid, after, n, retainedRows: totals, idle: { userMs: c.user / 1000, systemMs: c.system / 1000, mainMs, wallMs: wall } });
+  send({ before, mid, after, n, retainedRows: totals });
   await host.close();
   fs.rmSync(dir, { recursive: true, force: true });
 }
@@ -187,7 +172,7 @@ const [mode, ...args] = process.argv.slice(2);
 try {
   if (mode === 'raw') await raw(args[0]);
   else if (mode === 'shared') await shared(args[0]);
-  else if (mode === 'memory') await memory(Number(args[0]), Number(args[1]), Number(args[2]));
+  else if (mode === 'memory') await memory(Number(args[0]), Number(args[1]));
   else throw new Error(`unknown mode ${mode}`);
   process.disconnect?.();
   setTimeout(() => process.exit(0), 50).unref();
