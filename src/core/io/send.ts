@@ -34,6 +34,13 @@ export const enum SendTuning {
   HiddenModeCheckMs = 250,
   /** A shell that let its terminal go as its command ended (`exit 7`) is given this long to exit. */
   ShellExitGraceMs = 500,
+  /**
+   * A send within this long of a Ctrl+C waits (at most until then) for the program to have
+   * handled it: to read again with nothing new on the screen between two looks.
+   */
+  InterruptSettleMs = 1000,
+  /** ...and never types sooner than this after the Ctrl+C (the signal may not have been delivered yet). */
+  InterruptMinMs = 50,
 }
 
 export { DEFAULT_SEND_TIMEOUT_MS };
@@ -105,7 +112,9 @@ export interface OutcomeOptions {
 export async function send(session: Session, opts: SendOptions, from: InputSource, signal?: AbortSignal): Promise<SendResult> {
   const since = opts.since ?? Date.now();
   return oneSendAtATime(session, signal, async () => {
-    await waitForFirstPrompt(session, since + (opts.timeout ?? DEFAULT_SEND_TIMEOUT_MS), signal);
+    const callDeadline = since + (opts.timeout ?? DEFAULT_SEND_TIMEOUT_MS);
+    await waitForFirstPrompt(session, callDeadline, signal);
+    await settleAfterInterrupt(session, callDeadline, signal);
     // A caller gone meanwhile types nothing: the session is already free for the next send, and
     // text typed now would land after whatever came since (a person's Ctrl+C).
     if (signal?.aborted) throw serverError('Cancelled before the text was typed: the caller went away');
@@ -352,6 +361,26 @@ async function waitForFirstPrompt(session: Session, callDeadline: number, signal
     await new Promise((r) => setTimeout(r, SendTuning.PollMs));
   }
   if (Date.now() >= session.createdAt.getTime() + SendTuning.StartupGraceMs) pastFirstPrompt.add(session);
+}
+
+/**
+ * Right after a Ctrl+C (Session.interruptedAt): waits until the program reads again with the
+ * output unchanged between two looks, at most InterruptSettleMs after the Ctrl+C and never past
+ * the call's deadline. A shell at its prompt throws away what it has read of the next line when it
+ * handles the interrupt, so text typed in that moment lost its first characters (`echo` ran as
+ * `cho`: under `set -e` that ended the shell).
+ */
+async function settleAfterInterrupt(session: Session, callDeadline: number, signal?: AbortSignal): Promise<void> {
+  const at = session.interruptedAt;
+  const end = Math.min(at + SendTuning.InterruptSettleMs, callDeadline);
+  let seen: number | undefined; // the output cursor at the last look that found the program reading
+  while (Date.now() < end && session.running && !signal?.aborted) {
+    const cursor = session.cursor;
+    const reading = readinessOf(session.pid) !== 'busy';
+    if (reading && seen === cursor && Date.now() >= at + SendTuning.InterruptMinMs) return;
+    seen = reading ? cursor : undefined;
+    await sleep(SendTuning.PollMs);
+  }
 }
 
 /**

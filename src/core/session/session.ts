@@ -113,6 +113,8 @@ export class Session extends Disposable {
   /** Whether the program turned on application cursor keys: how the arrows a client names are sent. */
   private readonly _cursorKeys = new CursorKeysMode();
   private _lastInput: LastInput | undefined;
+  /** When the interrupt character (Ctrl+C) was last written, in Date.now() ms (see interruptedAt). */
+  private _interruptedAt = Number.NEGATIVE_INFINITY;
   /** The user chose "Allow for this session" for agents' writes here (docs/protocol.md#agent-write-approval). */
   agentsAllowed = false;
 
@@ -428,6 +430,14 @@ export class Session extends Disposable {
   }
 
   /**
+   * When a Ctrl+C was last written (Date.now() ms; -Infinity: never): a send right after it waits
+   * for the program to have handled it (send.ts, settleAfterInterrupt).
+   */
+  get interruptedAt(): number {
+    return this._interruptedAt;
+  }
+
+  /**
    * Writes text (UTF-8) to the program on behalf of `from`; returns the bytes written. Every
    * write names its caller, so the session knows who typed last (typing arbitration, approval
    * and recordings of docs/protocol.md#ptyrecord build on it).
@@ -450,6 +460,7 @@ export class Session extends Disposable {
     const atOnce = this._writeInput(data);
     const bytes = Buffer.byteLength(data, 'utf8');
     this._lastInput = { origin: from.origin, transport: from.transport, at: Date.now(), approval: from.approval };
+    if (data.includes('\x03')) this._interruptedAt = this._lastInput.at;
     const judged = verdict === undefined ? undefined : judgement(data, verdict, atOnce);
     const input: SessionInput = { data: secret ? '' : data, from, secret, bytes, judged };
     this.humanInput.observe(input);
