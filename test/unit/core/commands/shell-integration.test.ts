@@ -824,6 +824,50 @@ describe('bash keeps reporting commands when the user sets PROMPT_COMMAND after 
   }
 });
 
+// Found by an outside audit: `precmd_functions=()` (or an rc sourced again that sets the list
+// anew) dropped the integration's prompt hooks, so no later command was told finished.
+describe('zsh keeps reporting commands when the user sets precmd_functions after start-up', () => {
+  for (const [how, line] of [
+    ['emptied', 'precmd_functions=()'],
+    ['set anew, by a sourced file', 'source ~/.hooks-again'],
+  ] as const) {
+    test(
+      `${how}: exit codes and the directory stay true`,
+      { skip: !hasShell('zsh') && 'zsh is not installed (apt-get install zsh)', timeout: TEST_TIMEOUT },
+      async () => {
+        const s = await openShell('zsh', {
+          '.zshrc': "PS1='z> '\nmine() { return 0; }\n",
+          '.hooks-again': 'precmd_functions=(mine)\n',
+        });
+        assert.equal((await s.send('false')).exitCode, 1);
+        // The line that sets it is reported as the next one starts (its own prompt ran without our hooks).
+        await s.send(line, 3000);
+        for (const [text, code] of [
+          ['false', 1],
+          ['(exit 3)', 3],
+          ['true', 0],
+        ] as const) {
+          const r = await s.send(text);
+          assert.equal(r.waitReason, 'command_done', `${text}: ${r.output}`);
+          assert.equal(r.exitCode, code, `${text}: ${r.output}`);
+        }
+        const moved = await s.send('cd /usr');
+        assert.equal(moved.waitReason, 'command_done', moved.output);
+        assert.equal((await c.request<SessionInfo>('pty/info', { session: s.session })).cwd, '/usr');
+        const records = (await s.commands()).map((r) => [r.command, r.exitCode]);
+        assert.deepEqual(records, [
+          ['false', 1],
+          [line, 0],
+          ['false', 1],
+          ['(exit 3)', 3],
+          ['true', 0],
+          ['cd /usr', 0],
+        ]);
+      },
+    );
+  }
+});
+
 describe("zsh reads the user's files where zsh would have", () => {
   test(
     ".zshenv and .zshrc from home, or from the user's ZDOTDIR; once started, ZDOTDIR is theirs again",

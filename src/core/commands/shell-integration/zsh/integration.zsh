@@ -29,7 +29,18 @@ __spty_escape() {
 
 # Before a command line runs: its text (as typed, several lines for a loop), then "executed".
 __spty_preexec() {
+  local status_=$?
   builtin emulate -L zsh
+  # Our prompt hooks gone or moved (`precmd_functions=()`, an rc sourced again that sets the list
+  # anew, a hook put before ours): the line before this one ended unreported. Report it now, with
+  # the status it left (still $? here), and put the hooks back, first and last, for this line.
+  if [[ ${precmd_functions[1]} != __spty_precmd || ${precmd_functions[-1]} != __spty_precmd_last ]]; then
+    if (( __spty_phase == 1 )); then
+      __spty_escape "$PWD"
+      builtin printf '\e]633;P;Cwd=%s;%s\a\e]633;D;%s;%s\a' "$__spty_v" "$__spty_nonce" $status_ "$__spty_nonce"
+    fi
+    precmd_functions=(__spty_precmd ${precmd_functions:#__spty_precmd(|_last)} __spty_precmd_last)
+  fi
   __spty_phase=1
   __spty_escape "${1:-$3}"
   builtin printf '\e]633;E;%s;%s\a\e]633;C;%s\a' "$__spty_v" "$__spty_nonce" "$__spty_nonce"
