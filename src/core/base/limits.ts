@@ -44,17 +44,17 @@ export const MAX_SESSION_NAME_CHARS = 200;
 /**
  * What a session name may not hold: control characters (C0, DEL, C1), and the invisible ones that
  * reorder or hide text (bidirectional overrides and isolates, zero-width spaces and joiners, the
- * byte-order mark). A name is printed as it is (`shared-pty list`, the editor's tabs): an escape
+ * byte-order mark), and half of a UTF-16 pair (no character: JSON that jq refuses). A name is printed as it is (`shared-pty list`, the editor's tabs): an escape
  * sequence in it would be run by the terminal of whoever lists the sessions, and an override would
  * show another name than the one selected; an agent may name the sessions it opens.
  */
 export const SESSION_NAME_CONTROL =
   // Variation selectors are in the class on purpose, each alone: they are what it looks for.
   // eslint-disable-next-line no-misleading-character-class
-  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufe00-\ufe0f\ufeff\u{e0000}-\u{e007f}]/u;
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufe00-\ufe0f\ufeff\u{e0000}-\u{e007f}\ud800-\udfff]/u;
 /** What a refused session name is told (SESSION_NAME_CONTROL). */
 export const SESSION_NAME_RULE =
-  'a session name may not hold control characters (an escape, a newline, a tab) nor invisible ones (a bidirectional override, a zero-width space)';
+  'a session name may not hold control characters (an escape, a newline, a tab), invisible ones (a bidirectional override, a zero-width space) nor half of a UTF-16 pair';
 
 /** The overridable limits of one host. */
 export interface HostLimits {

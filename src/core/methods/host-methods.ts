@@ -3,7 +3,7 @@ import { MAX_SESSION_NAME_CHARS, SESSION_NAME_CONTROL, SESSION_NAME_RULE } from 
 import { z } from 'zod';
 import { checkAgentCommand } from '../agent/agent-policy';
 import { DEFAULT_COLS, DEFAULT_ROWS } from '../session/session';
-import { byDefault, byDefaultSays, cols, hostInfo, leaseSeconds, origin, rows, sessionInfo } from './schemas';
+import { byDefault, byDefaultSays, cols, hostInfo, leaseSeconds, origin, rows, sessionInfo, isWholeText, wholeText } from './schemas';
 import { method } from './spec';
 
 /** REST's `POST /sessions` without a size opens 80x24, as pty-session-mcp does (its clients expect it). */
@@ -72,20 +72,20 @@ export const createMethod = method({
   scope: 'control',
   summary: "Start a program in a new session (default: the user's shell).",
   params: z.object({
-    command: byDefaultSays("the user's shell (`$SHELL`, else `/bin/sh`)", z.string().min(1).optional().describe("Program to run; default the user's shell.")),
-    args: byDefault([], z.array(z.string()).optional()),
+    command: byDefaultSays("the user's shell (`$SHELL`, else `/bin/sh`)", wholeText(1).optional().describe("Program to run; default the user's shell.")),
+    args: byDefault([], z.array(wholeText()).optional()),
     cwd: byDefaultSays(
       "the host's default directory (`serve`: `--cwd` or its current directory; otherwise home)",
-      z.string().min(1).optional().describe('Working directory (a relative one is from the default; `~` is not expanded); default the workspace or home.'),
+      wholeText(1).optional().describe('Working directory (a relative one is from the default; `~` is not expanded); default the workspace or home.'),
     ),
     env: byDefaultSays(
       "the host's environment",
       z
-        .record(z.string(), z.string())
+        .record(z.string(), wholeText())
         // A name with "=" would set another variable than it says (`X=Y` as `X`), and an empty one none.
         .refine(
-          (env) => Object.keys(env).every((name) => /^[^=\0]+$/.test(name)),
-          'an environment variable name is not empty and holds no "=" (nor a NUL byte)',
+          (env) => Object.keys(env).every((name) => /^[^=\0]+$/.test(name) && isWholeText(name)),
+          'an environment variable name is not empty and holds no "=" (nor a NUL byte, nor a lone UTF-16 surrogate)',
         )
         .optional()
         .describe('Environment variables to set for the program (a name is not empty and holds no "=").'),

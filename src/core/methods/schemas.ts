@@ -31,6 +31,18 @@ export const leaseSeconds = () =>
 
 export const signalName = z.enum(['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGHUP', 'SIGQUIT', 'SIGTSTP', 'SIGCONT']);
 
+/** A lone UTF-16 surrogate: half of a pair, no character (JSON's `"\\ud800"`; a pair is one astral code point here). */
+const LONE_SURROGATE = /[\ud800-\udfff]/u;
+/** Whether `s` is whole characters (no lone surrogate): see wholeText. */
+export const isWholeText = (s: string): boolean => !LONE_SURROGATE.test(s);
+/**
+ * A string the host keeps and tells again (a command, its args, a directory, a variable): whole
+ * characters only. A lone surrogate reached the program as U+FFFD while the session's info said
+ * the escape, and made the discovery record JSON that jq refuses.
+ */
+export const wholeText = (min?: number) =>
+  (min === undefined ? z.string() : z.string().min(min)).refine(isWholeText, 'holds a lone UTF-16 surrogate (half of a pair), which is no character');
+
 /** The selector every session method takes on a control endpoint (docs/hosts.md#session-selectors). */
 export const selector = z.string().min(1).describe('Session selector: its id, exact name, or a unique id prefix (see list_sessions).');
 

@@ -258,6 +258,26 @@ describe('host control socket', () => {
       const e = await rejectsWith(c.request('session/create', { ...BASH, name }), -32602);
       assert.match(e.message, /invisible ones|with a space/, JSON.stringify(name));
     }
+    // Nor half of a UTF-16 pair, in a name or in anything else the host keeps and tells again (found by an
+    // outside audit: the program ran with U+FFFD, the info said the escape, and jq refused the record).
+    for (const name of ['b\ud800', '\udc00x']) {
+      const e = await rejectsWith(c.request('session/create', { ...BASH, name }), -32602);
+      assert.match(e.message, /half of a UTF-16 pair/, JSON.stringify(name));
+    }
+    for (const params of [
+      { command: '/bin/b\ud800' },
+      { args: ['-c', 'sleep 1 #\ud800'] },
+      { cwd: '/tmp/\udfff' },
+      { env: { X: 'a\ud800' } },
+      { env: { ['X\ud800']: 'a' } },
+    ]) {
+      const e = await rejectsWith(c.request('session/create', { ...BASH, ...params }), -32602);
+      assert.match(e.message, /lone UTF-16 surrogate/, JSON.stringify(params));
+    }
+    // A pair is one character, and welcome.
+    const paired = await c.request<SessionInfo>('session/create', { ...BASH, name: 'pair-\ud83d\ude00', args: [...BASH.args, '#\ud83d\ude00'] });
+    assert.equal(paired.name, 'pair-😀');
+    await c.request('pty/kill', { session: paired.id });
     // Nor another session's id: a selector names the id first, so that name could never be selected.
     const e = await rejectsWith(c.request('session/create', { ...BASH, name: info.id }), -32602);
     assert.match(e.message, /is the id of another session/);
