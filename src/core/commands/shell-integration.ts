@@ -106,8 +106,12 @@ export function shellIntegrationLaunch(command: string, args: readonly string[],
       const script = path.join(dir, 'fish.fish');
       if (!fishArgs(args) || !fs.existsSync(script)) return undefined;
       // Set while fish reads its configuration, so VS Code's own integration loaded there stands back.
+      // Our folder first in XDG_DATA_DIRS: its vendor snippet takes the secret before config.fish
+      // runs, and gives the variable back (empty: it was unset; fish's default follows ours).
+      const dataDirs = env.XDG_DATA_DIRS || '/usr/local/share:/usr/share';
+      const early = { XDG_DATA_DIRS: `${path.join(dir, 'fish-data')}:${dataDirs}`, SHARED_PTY_FISH_DATA_DIRS: env.XDG_DATA_DIRS ?? '' };
       // After the user's own --init-command, if any: fish runs them in order.
-      return { shell, args: [...args, '--init-command', `source ${fishQuote(script)}`], env: { VSCODE_SHELL_INTEGRATION: '1' }, nonce };
+      return { shell, args: [...args, '--init-command', `source ${fishQuote(script)}`], env: { VSCODE_SHELL_INTEGRATION: '1', ...early }, nonce };
     }
   }
 }

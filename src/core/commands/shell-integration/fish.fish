@@ -6,18 +6,12 @@
 # start, E;<command line>, C executed, D;<status> finished, P;Cwd=<dir>. The session turns them
 # into command records. E, C, D and P end with `;<nonce>`, the session's secret: only marks with
 # it make records, and the session takes it out before the output goes anywhere. It arrives in a
-# file named by SHARED_PTY_NONCE_FILE, read and removed here (or, where the session had no folder
-# for it, in SHARED_PTY_NONCE), so that the programs fish starts from now on cannot find it, not
-# even in /proc/<fish>/environ.
+# file named by SHARED_PTY_NONCE_FILE (or, where the session had no folder for it, in
+# SHARED_PTY_NONCE), which fish-data/fish/vendor_conf.d/00-shared-pty.fish read and removed before
+# the user's config.fish ran, so that the programs fish starts cannot find it, not even in
+# /proc/<fish>/environ. Where fish read no configuration (-N), that snippet runs now.
 
-if set -q SHARED_PTY_NONCE_FILE
-    read -g __spty_nonce <$SHARED_PTY_NONCE_FILE
-    command rm -f -- $SHARED_PTY_NONCE_FILE
-else if set -q SHARED_PTY_NONCE
-    set -g __spty_nonce $SHARED_PTY_NONCE
-end
-set -e SHARED_PTY_NONCE
-set -e SHARED_PTY_NONCE_FILE
+source (string replace -r '[^/]*$' '' -- (status filename))fish-data/fish/vendor_conf.d/00-shared-pty.fish
 
 # The session set VSCODE_SHELL_INTEGRATION for fish's configuration (VS Code's own integration,
 # should it be loaded there, stands back); it is not for the programs fish starts.

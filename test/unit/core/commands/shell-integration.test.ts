@@ -993,6 +993,39 @@ describe('only the injected integration makes commands: what a program prints is
     );
   }
 
+  // Found by an outside audit: fish took the nonce only after its configuration, so a program
+  // config.fish started (an `exec tmux`, anything in the background) could read the file and forge
+  // records for the whole session.
+  test(
+    "fish: what config.fish starts finds no nonce (variable or file), and XDG_DATA_DIRS is the user's again",
+    { timeout: TEST_TIMEOUT, skip: !hasShell('fish') && 'fish is not installed' },
+    async () => {
+      const config = [
+        'function fish_prompt; printf "f> "; end',
+        'set -g fish_greeting',
+        // The file named where fish started (its /proc environ, which anything it starts can read) is gone by then.
+        'sh -c \'echo "file=[${SHARED_PTY_NONCE_FILE-}] nonce=[${SHARED_PTY_NONCE-}]"; f=$(tr "\\0" "\\n" </proc/$PPID/environ | sed -n "s/^SHARED_PTY_NONCE_FILE=//p"); if [ -n "$f" ] && [ -e "$f" ]; then echo "file still there"; else echo gone; fi\' >~/seen.txt',
+        '',
+      ].join('\n');
+      for (const [what, env] of [
+        ['XDG_DATA_DIRS unset', {}],
+        ['XDG_DATA_DIRS set', { XDG_DATA_DIRS: '/opt/share:/usr/share' }],
+      ] as const) {
+        const s = await openShell('fish', { ...FISH_HOME, '.config/fish/config.fish': config }, env);
+        assert.equal(s.info.integration, true);
+        assert.equal((await s.send('false')).exitCode, 1, what);
+        const seen = fs.readFileSync(path.join(s.home, 'seen.txt'), 'utf8');
+        assert.deepEqual(seen.split('\n').slice(0, 2), ['file=[] nonce=[]', 'gone'], `${what}: ${seen}`);
+        const dirs = await s.send(`sh -c 'echo "dirs=[\${XDG_DATA_DIRS-unset}] early=[\${SHARED_PTY_FISH_DATA_DIRS-unset}]"'`);
+        assert.match(
+          dirs.output,
+          new RegExp(`dirs=\\[${(env as { XDG_DATA_DIRS?: string }).XDG_DATA_DIRS ?? 'unset'}\\] early=\\[unset\\]`),
+          `${what}: ${dirs.output}`,
+        );
+      }
+    },
+  );
+
   test('`shared-pty play` of a recording inside a session adds no command to it', { timeout: TEST_TIMEOUT }, async () => {
     const s = await openShell('bash', { '.bashrc': BASHRC });
     const cast = path.join(s.home, 'demo.cast');
