@@ -94,6 +94,8 @@ export class Session extends Disposable {
   private _resolveExited!: (e: ExitInfo) => void;
   /** SIGKILL for a process group that ignored the SIGHUP of `kill()`. */
   private readonly _killTimer = this._register(new MutableDisposable());
+  /** A look, a second after output without marks, at whether the shell was exec'd away. */
+  private readonly _shellCheck = this._register(new MutableDisposable());
   /** `kill()` closed the PTY master: nothing is written to or read from its descriptor any more. */
   private _hungUp = false;
   /** The send that holds the session (one at a time, docs/guarantees.md#error-codes-beyond-json-rpc); undefined when none does. */
@@ -205,7 +207,7 @@ export class Session extends Disposable {
     });
     // Before anything else is started: no later program may inherit this session's terminal.
     closeMasterOnExec(this._pty);
-    this._shellImage = integration ? new ShellImage(this._pty.pid) : undefined;
+    this._shellImage = integration ? new ShellImage(this._pty.pid, integration.shell) : undefined;
     this._pauses = new ReadPauses(
       this._pty,
       () => this.running,
@@ -361,7 +363,14 @@ export class Session extends Disposable {
    * with a program that does not (SessionInfo.integration, pty/commands).
    */
   get integration(): boolean {
+    if (this._shellImage?.justReplaced()) queueMicrotask(() => this.isDisposed || this._onDidChange.fire());
     return this.commands.integration && !this._shellImage?.replaced();
+  }
+
+  /** Tells the session's watchers (the discovery record) once the shell is found replaced. */
+  private _noteShellReplaced(): void {
+    this._shellCheck.clear();
+    if (this._shellImage?.justReplaced()) this._onDidChange.fire();
   }
   get running(): boolean {
     return this._exit === undefined;
@@ -624,6 +633,11 @@ export class Session extends Disposable {
     this._cursorKeys.sawOutput(data);
     this.commands.apply(marks, this.ring.end - data.length);
     if (marks.length > 0) this._shellImage?.noteIntegrationSpoke();
+    // Output without our marks may be that of a program that replaced the shell (`exec tmux` in
+    // .zshrc, `exec bash` typed): looked at a second later, and the discovery record told if so.
+    else if (this._shellImage && !this._shellImage.foundReplaced && !this._shellCheck.value) {
+      this._shellCheck.value = disposableTimeout(() => this._noteShellReplaced(), SHELL_RECHECK_MS, { unref: true });
+    }
     this.commandLogs?.append(data, this.ring.end);
     this._onOutput.fire({ data, cursor: this.ring.end });
     if (this._fencesDue.length === 0) this.mirror.write(data, this.ring.end);
@@ -703,4 +717,7 @@ export class Session extends Disposable {
 }
 
 /** Keys the kernel's line editing and the shell's read otherwise (all but text, Enter and Ctrl+C). */
+/** How long after output before its integration spoke the shell's program is looked at (ShellImage looks at most once a second). */
+const SHELL_RECHECK_MS = 1000;
+
 const EDITING_KEYS = /[\x00-\x02\x04-\x09\x0b\x0c\x0e-\x1f\x7f]/;

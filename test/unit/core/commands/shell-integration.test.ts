@@ -614,11 +614,41 @@ describe('a shell replaced by exec no longer reports commands, and says so', () 
         10_000,
         'the new bash',
       );
+      // The discovery record says so without anyone asking first (found by an outside audit: it said true until another change).
+      const record = () => JSON.parse(fs.readFileSync(path.join(h.dir, `${h.host.hostId}.json`), 'utf8')) as { sessions: SessionInfo[] };
+      await until(async () => record().sessions.find((x) => x.id === s.session)?.integration === false, 5_000, 'the record to say integration false');
       await until(async () => !(await integration()), 5_000, 'pty/info to say the shell no longer reports commands');
       assert.equal((await c.request<{ integration: boolean }>('pty/commands', { session: s.session })).integration, false);
       assert.equal((await s.send('echo after-exec')).waitReason, 'stdin_read');
     },
   );
+});
+
+// Found by an outside audit: a start-up file that exec'd another program (`exec tmux` in .zshrc)
+// left `integration` true for good, though no command could ever be reported.
+describe("a shell whose start-up file exec'd another program says it reports no commands", () => {
+  for (const [shell, files] of [
+    ['bash', { '.bashrc': "exec env PS1='sh$ ' sh\n" }],
+    ['zsh', { '.zshrc': "exec env PS1='sh$ ' sh\n" }],
+    ['fish', { ...FISH_HOME, '.config/fish/config.fish': "exec env PS1='sh$ ' sh\n" }],
+  ] as const) {
+    test(
+      `${shell}: pty/info, pty/commands and the discovery record say integration false`,
+      { skip: !hasShell(shell) && `${shell} is not installed`, timeout: TEST_TIMEOUT },
+      async () => {
+        const s = await openShell(shell, files, {}, [], '$');
+        const info = async () => c.request<SessionInfo>('pty/info', { session: s.session });
+        await until(async () => !(await info()).integration, 5_000, 'pty/info to say the shell reports no commands');
+        assert.equal((await c.request<{ integration: boolean }>('pty/commands', { session: s.session })).integration, false);
+        assert.match((await info()).command, new RegExp(shell));
+        // The record too, without anyone asking first: the output after the exec (sh's prompt) tells.
+        const s2 = await openShell(shell, files, {}, [], '$');
+        const record = () => JSON.parse(fs.readFileSync(path.join(h.dir, `${h.host.hostId}.json`), 'utf8')) as { sessions: SessionInfo[] };
+        await c.request('pty/write', { session: s2.session, action: { text: 'echo one more line\r' } });
+        await until(async () => record().sessions.find((x) => x.id === s2.session)?.integration === false, 5_000, 'the record to say integration false');
+      },
+    );
+  }
 });
 
 describe('bash with --norc or --noprofile is still integrated, and skips the files they name', () => {
