@@ -3,6 +3,8 @@ import { ErrorCode, jsonRpcErrorOf, REST_STATUS, restErrorOf, RpcError, type Res
 
 /** Largest JSON body a REST or `/mcp` request may send: a JSON-RPC line's limit (docs/protocol.md#2-framing). */
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** Most of a body over the limit read (and dropped) before the 413, so the client is not cut off mid-send; beyond, the connection is closed. */
+const MAX_DRAINED_BYTES = 64 * 1024 * 1024;
 
 /** A request body over MAX_BODY_BYTES: answered 413, and the connection is closed after the answer. */
 export class BodyTooLargeError extends RpcError {
@@ -76,8 +78,21 @@ export function readJsonBody(req: IncomingMessage, options: { emptyIsJson?: bool
     let size = 0;
     const tooLarge = () => {
       req.removeAllListeners('data');
-      req.resume(); // discard what still comes until the answer closes the connection
-      reject(new BodyTooLargeError());
+      // Answered once the body has come (discarded, up to MAX_DRAINED_BYTES): a connection closed
+      // while the client still sends is reset, and a client that sends before it reads (Node's
+      // fetch) got EPIPE, never the 413. A client that waits for `100 Continue` sent none of it.
+      const sendsNothing = /100-continue/i.test(req.headers.expect ?? '');
+      if (sendsNothing || req.complete) return reject(new BodyTooLargeError());
+      let drained = size;
+      req.on('data', (c: Buffer) => {
+        drained += c.length;
+        if (drained > MAX_DRAINED_BYTES) {
+          req.removeAllListeners('data');
+          reject(new BodyTooLargeError());
+        }
+      });
+      req.on('end', () => reject(new BodyTooLargeError()));
+      req.resume();
     };
     if (Number(req.headers['content-length']) > MAX_BODY_BYTES) return tooLarge();
     req.on('data', (c: Buffer) => {

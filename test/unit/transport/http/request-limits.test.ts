@@ -7,6 +7,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { MAX_BODY_BYTES } from '../../../../src/transport/base/http-util';
 import { request, startHttpHost, wsOpen, type HttpAnswer, type HttpHost } from '../../../helpers/http';
 import { BASH, withTimeout } from '../../../helpers/host';
@@ -135,6 +137,28 @@ describe('HTTP body limit (1 MiB)', () => {
       assert.deepEqual(await size(), { cols: 83, rows: 24 });
     },
   );
+
+  // Found by an outside audit: Node's fetch sending 8 MiB got EPIPE, not the answer: the host
+  // closed the connection while the body was still coming.
+  test('REST and /mcp: a client that sends a whole 8 MiB body before it reads gets the 413, every time', { timeout: TEST_TIMEOUT }, async () => {
+    // As Node's own fetch sends it (in a process of its own, as a client is): the whole body, then it reads the answer.
+    const client = `
+      const [port, token, path, bytes] = process.argv.slice(1);
+      fetch('http://127.0.0.1:' + port + path, {
+        method: 'POST',
+        headers: { authorization: 'Bearer ' + token, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: Buffer.alloc(Number(bytes), 0x20),
+      }).then((r) => console.log(r.status), (e) => console.log(String(e.cause ?? e)));
+    `;
+    const sendWhole = async (path: string, bytes: number) =>
+      (await promisify(execFile)(process.execPath, ['-e', client, String(h.port), h.token, path, String(bytes)], { timeout: 20_000 })).stdout.trim();
+    for (let i = 0; i < 3; i++) {
+      assert.equal(await sendWhole(`/sessions/${sessionId}/resize`, 8 * MAX_BODY_BYTES), '413');
+      assert.equal(await sendWhole('/mcp', 8 * MAX_BODY_BYTES), '413');
+    }
+    const r = await request(h.port, 'GET', '/sessions', { token: h.token });
+    assert.equal(r.status, 200, 'the host serves on');
+  });
 
   test('/mcp: a body over the limit is 413 with a JSON-RPC Invalid Request error', { timeout: TEST_TIMEOUT }, async () => {
     const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
