@@ -127,7 +127,9 @@ interface UpgradeCall {
 /** One HTTP server per host on 127.0.0.1: REST, the WebSocket stream and `/rpc`, `/mcp`, and the browser view. */
 export async function startHttpServer(services: HostServices, options: HttpServerOptions): Promise<HttpServer> {
   const token = options.token ?? newToken();
-  const server = http.createServer();
+  // A request without Host is refused by the Host check (403, with the envelope), as one naming
+  // another host is; Node's own refusal was a 400 with an empty body.
+  const server = http.createServer({ requireHostHeader: false });
   // `Expect: 100-continue` (curl's, for a body over 1 KiB): a body over the limit is not asked
   // for, so the client reads its 413 rather than a connection closed under its upload.
   server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { Transform, type TransformCallback } from 'node:stream';
 import { parseJSONRPCMessage, STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/server';
 import { ErrorCode, errorResponse, RpcError } from '../../core/base/errors';
+import { MAX_NESTING, nestsDeeperThan } from '../../core/base/nesting';
 
 /**
  * What `shared-pty mcp` reads from stdin before the SDK's stdio transport sees it: one JSON-RPC
@@ -96,17 +97,23 @@ function refusalOf(line: string): string | undefined {
   }
   try {
     parseJSONRPCMessage(value);
+    // As `/mcp` answers it (and every other transport, in dispatch): a protocol error, not a tool's.
+    if (nestsDeeperThan(value)) return errorLine(ErrorCode.InvalidParams, `Invalid params: the request nests deeper than ${MAX_NESTING} levels`, idOf(value));
     return undefined;
   } catch {
     if (Array.isArray(value)) return errorLine(ErrorCode.InvalidRequest, 'Invalid Request: one message per line (batches are not supported)', null);
-    const id = value && typeof value === 'object' ? (value as { id?: unknown }).id : undefined;
-    const known = typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
     return errorLine(
       ErrorCode.InvalidRequest,
       'Invalid Request: not a JSON-RPC 2.0 message (jsonrpc "2.0", a string method, an id that is a string or a number)',
-      known,
+      idOf(value),
     );
   }
+}
+
+/** The id a message carries, when it is one a client could have sent (else null). */
+function idOf(value: unknown): string | number | null {
+  const id = value && typeof value === 'object' ? (value as { id?: unknown }).id : undefined;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
 }
 
 function errorLine(code: ErrorCode, message: string, id: string | number | null): string {

@@ -211,6 +211,27 @@ describe('security (Host, then Origin, then token)', () => {
     },
   );
 
+  // Found by an outside audit: HTTP/1.1 without Host got Node's own 400 with an empty body.
+  test('no Host header at all → 403 FORBIDDEN with the envelope, as a foreign Host, on HTTP/1.1 and 1.0', { timeout: TEST_TIMEOUT }, async () => {
+    const raw = (text: string) =>
+      withTimeout(
+        new Promise<string>((resolve, reject) => {
+          const socket = net.connect(h.port, '127.0.0.1', () => socket.write(text));
+          let got = '';
+          socket.on('data', (d) => (got += d.toString('latin1')));
+          socket.on('close', () => resolve(got));
+          socket.on('error', reject);
+        }),
+        10_000,
+        'the answer',
+      );
+    for (const version of ['1.1', '1.0']) {
+      const answer = await raw(`GET /health HTTP/${version}\r\nAuthorization: Bearer ${h.token}\r\nConnection: close\r\n\r\n`);
+      assert.match(answer, /^HTTP\/1\.1 403 /, `HTTP/${version}: ${answer}`);
+      assert.match(answer, /\{"ok":false,"error":\{"code":"FORBIDDEN"/, `HTTP/${version}: ${answer}`);
+    }
+  });
+
   test('the Host check comes before the token: no token + a foreign Host → 403, not 401', { timeout: TEST_TIMEOUT }, async () => {
     assertRestError(await request(h.port, 'GET', '/health', { host: `evil.com:${h.port}` }), 403, 'FORBIDDEN');
     assertRestError(await request(h.port, 'GET', '/health', { host: `evil.com:${h.port}`, token: 'wrong' }), 403, 'FORBIDDEN');

@@ -164,6 +164,14 @@ test('shared-pty mcp over stdio answers a line that is not JSON -32700 and one t
     // Bytes that are not UTF-8 are a parse error, as on the sockets (they were read as U+FFFD, an id the client never sent).
     child.stdin.write(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","method":"ping"}\n')]));
     assert.deepEqual(await next('invalid UTF-8'), { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: invalid UTF-8' } });
+    // Params nesting thousands of levels deep: -32602, the protocol error /mcp and the sockets answer (it was a tool's error here).
+    const deep = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000);
+    child.stdin.write(`{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"read_screen","arguments":{"session":${deep}}}}\n`);
+    assert.deepEqual(await next('deep params'), {
+      jsonrpc: '2.0',
+      id: 'deep',
+      error: { code: -32602, message: 'Invalid params: the request nests deeper than 256 levels' },
+    });
     child.stdin.write('{"jsonrpc":"2.0","id":10,"method":"ping"}\n');
     assert.deepEqual(await next('ping'), { jsonrpc: '2.0', id: 10, result: {} });
     child.stdin.end();
