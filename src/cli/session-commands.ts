@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ensureDaemon } from '../host/daemon';
 import { readLiveRecords, type HostRecord } from '../host/discovery';
@@ -43,6 +44,8 @@ export async function openCommand(argv: string[]): Promise<number> {
   if (cwdFlag === '') throw new UsageError(`--cwd needs a folder; usage: ${OPEN_USAGE}`);
   // On a remote host a folder of this machine means nothing: its own default (home) unless --cwd says.
   const cwd = remote === undefined ? path.resolve(cwdFlag ?? process.cwd()) : cwdFlag;
+  // A folder of this machine is checked here, before a host is started for it.
+  if (remote === undefined && cwdFlag !== undefined) checkFolder(cwd!);
   const name = nameFlag(args);
   const local = remote === undefined ? await localDaemon() : undefined;
   const client = local ? await connectTo(local) : await connectRemote(remote!);
@@ -137,6 +140,17 @@ export async function commandsCommand(argv: string[]): Promise<number> {
   }
   for (const c of r.commands) process.stdout.write(commandRow(c) + '\n');
   return 0;
+}
+
+/** `--cwd`'s folder exists and is one: else a usage error (the host would say so only once started). */
+function checkFolder(dir: string): void {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(dir);
+  } catch {
+    throw new UsageError(`--cwd: no such folder: ${dir}; usage: ${OPEN_USAGE}`);
+  }
+  if (!stat.isDirectory()) throw new UsageError(`--cwd: not a folder: ${dir}; usage: ${OPEN_USAGE}`);
 }
 
 /** One command as a row: id, status, duration, cwd and the command line (its later lines indented). */

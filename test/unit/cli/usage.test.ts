@@ -112,6 +112,20 @@ describe('numeric flags', () => {
       // An empty --cwd is no folder (it opened in the current one, unasked).
       const noFolder = await runEach([['open', '--cwd', '', '--', 'true']], env);
       usageError(noFolder[0], 'open --cwd ""', /^shared-pty: --cwd needs a folder/);
+      // A folder that is not there, or a file, is the CLI's usage error too, found before any host is
+      // started (found by an outside audit: exit 1 in the host's words, and a per-user host left idle).
+      const records = () => fs.readdirSync(env.SHARED_PTY_DIR!).filter((f) => f.endsWith('.json')).length;
+      const before = records();
+      const [missing, file] = await runEach(
+        [
+          ['open', '--cwd', '/nonexistent/dir', '--', 'true'],
+          ['open', '--cwd', '/etc/passwd', '--', 'true'],
+        ],
+        env,
+      );
+      usageError(missing, 'open --cwd /nonexistent/dir', /^shared-pty: --cwd: no such folder: \/nonexistent\/dir/);
+      usageError(file, 'open --cwd /etc/passwd', /^shared-pty: --cwd: not a folder: \/etc\/passwd/);
+      assert.equal(records(), before, 'no host started');
     },
   );
 });
