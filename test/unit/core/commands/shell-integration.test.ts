@@ -788,6 +788,28 @@ describe("a user's strict options in their rc file leave integration working", (
     );
   }
 
+  test(
+    'zsh without PROMPT_PERCENT (`emulate sh` users): the prompt is as the user set it, no `%{%}` around it; set again, it is marked again',
+    { skip: !hasShell('zsh') && 'zsh is not installed', timeout: TEST_TIMEOUT },
+    async () => {
+      // Found by an outside audit: `%{%}zz$ %{%}` on every prompt, in every send's output.
+      const s = await openShell('zsh', { '.zshrc': "unsetopt PROMPT_PERCENT\nPS1='zz> '\n" });
+      const hi = await s.send('echo hi');
+      assert.deepEqual([hi.waitReason, hi.exitCode], ['command_done', 0]);
+      assert.doesNotMatch(hi.output, /%\{|%\}/, hi.output);
+      const screen = async () => (await c.request<{ screen: string }>('pty/read', { session: s.session })).screen;
+      assert.match(await screen(), /^zz> echo hi$/m);
+      const prompts = async () => (await c.request<{ data: string }>('pty/output', { session: s.session, since: 0 })).data.split('\x1b]633;A\x07').length - 1;
+      const before = await prompts();
+      await s.send('setopt PROMPT_PERCENT');
+      assert.equal((await s.send('(exit 3)')).exitCode, 3);
+      assert.ok((await prompts()) > before, 'marked again once the option is back');
+      await s.send('unsetopt PROMPT_PERCENT');
+      assert.equal((await s.send('false')).exitCode, 1);
+      assert.doesNotMatch(await screen(), /%\{|%\}/);
+    },
+  );
+
   test('bash with a read-only HISTCONTROL: no error after each command', { timeout: TEST_TIMEOUT }, async () => {
     // Found by an outside audit: "bash: HISTCONTROL: readonly variable" after every command.
     const s = await openShell('bash', { '.bashrc': "PS1='my> '\nreadonly HISTCONTROL=ignoreboth\n" });

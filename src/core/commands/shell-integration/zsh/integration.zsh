@@ -9,7 +9,7 @@ if (( ${+__spty_loaded} )); then builtin return 0; fi
 typeset -g __spty_loaded=1
 # 0 at the prompt; 1 a command line runs; 2 the prompt is being made.
 typeset -gi __spty_phase=2
-typeset -g __spty_v='' __spty_ps1=''
+typeset -g __spty_v='' __spty_ps1='' __spty_user_ps1=''
 
 # Escapes $1 for an OSC 633 value into __spty_v: `\` doubled, `;` and control characters as \xNN.
 __spty_escape() {
@@ -82,11 +82,19 @@ __spty_mark_eol() {
   PROMPT_EOL_MARK=$__spty_eol
 }
 
-# The last precmd hook, after any theme has made its prompt: mark where it starts and ends.
+# The last precmd hook, after any theme has made its prompt: mark where it starts and ends. The
+# marks are zero-width only through `%{ %}`: without PROMPT_PERCENT (`emulate sh`, or unset) zsh
+# would print those as they are, so the prompt is left unmarked (and given back, if it was marked).
 __spty_precmd_last() {
+  local percent=0
+  [[ -o promptpercent ]] && percent=1
   builtin emulate -L zsh
   __spty_mark_eol
-  if [[ $PS1 != "$__spty_ps1" ]]; then
+  if (( ! percent )); then
+    [[ -n $__spty_ps1 && $PS1 == "$__spty_ps1" ]] && PS1=$__spty_user_ps1
+    __spty_ps1=''
+  elif [[ $PS1 != "$__spty_ps1" ]]; then
+    __spty_user_ps1=$PS1
     __spty_ps1="%{"$'\e]633;A\a'"%}$PS1%{"$'\e]633;B\a'"%}"
     PS1=$__spty_ps1
   fi
