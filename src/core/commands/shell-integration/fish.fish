@@ -64,6 +64,8 @@ function __spty_postexec --on-event fish_postexec
 end
 
 function __spty_prompt_event --on-event fish_prompt
+    # A prompt defined anew since is wrapped again (the event comes before the prompt is drawn).
+    string match --quiet '*__spty_user_prompt*' (functions fish_prompt 2>/dev/null | string collect); or __spty_wrap_prompt
     # No command ran (an empty line, Ctrl+C): an empty "finished", as VS Code's terminal expects.
     if test $__spty_ran = 0
         __spty_report_cwd
@@ -75,17 +77,22 @@ function __spty_prompt_event --on-event fish_prompt
     set -g __spty_ran 0
 end
 
-# The user's prompt (their own, or fish's default), between the prompt marks.
-if functions --query fish_prompt
-    functions --copy fish_prompt __spty_user_prompt
-else
-    function __spty_user_prompt
-        printf '%s> ' (prompt_pwd)
+# The user's prompt (their own, or fish's default), between the prompt marks; again whenever
+# they define it anew (`function fish_prompt`, `fish_config prompt choose`, `functions -e`).
+function __spty_wrap_prompt
+    functions --erase __spty_user_prompt
+    if functions --query fish_prompt
+        functions --copy fish_prompt __spty_user_prompt
+    else
+        function __spty_user_prompt
+            printf '%s> ' (prompt_pwd)
+        end
+    end
+    # The user's prompt runs first, so its $status and $pipestatus are the command's (a prompt
+    # that shows a failed status shows it); its output goes between the marks unchanged.
+    function fish_prompt
+        set -l prompt (__spty_user_prompt | string collect --no-trim-newlines)
+        printf '\e]633;A\a%s\e]633;B\a' "$prompt"
     end
 end
-# The user's prompt runs first, so its $status and $pipestatus are the command's (a prompt
-# that shows a failed status shows it); its output goes between the marks unchanged.
-function fish_prompt
-    set -l prompt (__spty_user_prompt | string collect --no-trim-newlines)
-    printf '\e]633;A\a%s\e]633;B\a' "$prompt"
-end
+__spty_wrap_prompt

@@ -920,6 +920,31 @@ describe('zsh keeps reporting commands when the user sets precmd_functions after
   }
 });
 
+// Found by an outside audit: a fish prompt defined anew after start-up lost the prompt marks (A, B)
+// the editor's terminal draws its decorations by, for good.
+describe('fish marks a prompt the user defines anew', () => {
+  for (const [how, line, shown] of [
+    ['a function of their own', 'function fish_prompt; printf "NEW> "; end', /^NEW> $/],
+    ["erased (fish's default then)", 'functions -e fish_prompt', /[>#] $/],
+  ] as const) {
+    test(
+      `${how}: the prompt is drawn as they made it, between the marks; commands still reported`,
+      { skip: !hasShell('fish') && 'fish is not installed', timeout: TEST_TIMEOUT },
+      async () => {
+        const s = await openShell('fish', { ...FISH_HOME, '.config/fish/config.fish': `function fish_prompt; printf 'f> '; end\nset -g fish_greeting\n` });
+        await s.send(line, 3000);
+        const since = (await c.request<{ cursor: number }>('pty/output', { session: s.session, since: 0 })).cursor;
+        const r = await s.send('false');
+        assert.deepEqual([r.waitReason, r.exitCode], ['command_done', 1]);
+        const raw = (await c.request<{ data: string }>('pty/output', { session: s.session, since })).data;
+        const marked = [...raw.matchAll(/\x1b\]633;A\x07([^\x1b]*)\x1b\]633;B\x07/g)].map((m) => m[1]);
+        assert.ok(marked.length > 0, `a prompt between the marks: ${JSON.stringify(raw)}`);
+        assert.match(marked.at(-1)!, shown);
+      },
+    );
+  }
+});
+
 describe("zsh reads the user's files where zsh would have", () => {
   test(
     ".zshenv and .zshrc from home, or from the user's ZDOTDIR; once started, ZDOTDIR is theirs again",
