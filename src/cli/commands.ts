@@ -62,7 +62,11 @@ export async function listCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, COMMAND_FLAGS.list);
   const only = chosenHost();
   const remote = remoteName(only);
-  const local = only === undefined || remote === undefined ? readLiveRecords().flatMap((h) => h.sessions.map((s) => ({ ...s, hostId: h.hostId }))) : [];
+  // A record another version (or a hand) wrote may say less: what it does not say is not known.
+  const local =
+    only === undefined || remote === undefined
+      ? readLiveRecords().flatMap((h) => (Array.isArray(h.sessions) ? h.sessions : []).map((s) => ({ ...describedFully(s), hostId: h.hostId })))
+      : [];
   let failed = false;
   // A broken hosts.json is said like an unreachable host: this machine's sessions are listed all the same.
   const configured = () =>

@@ -199,6 +199,14 @@ describe('list', () => {
     assert.equal(ok(await runCli(['list'], staleEnv), 'list (stale record)'), '');
     assert.equal(ok(await runCli(['list', '--json'], staleEnv), 'list --json (stale record)').trim(), '[]');
     failsWithOneLine(await runCli(['read', 'ghost'], staleEnv), 'read on a dead host', /no .*host/i);
+
+    // A live host's record whose sessions lack fields (another version's, or made by hand) is
+    // listed with what it says (found by an outside audit: a JavaScript TypeError).
+    const partialDir = privateDir();
+    fs.writeFileSync(path.join(partialDir, 'hpart1.json'), JSON.stringify({ ...stale, hostId: 'hpart1', pid: process.pid }), { mode: 0o600 });
+    const partialEnv = bashEnv({ SHARED_PTY_DIR: partialDir });
+    assert.match(ok(await runCli(['list'], partialEnv), 'list (partial record)'), /^abcdef\s+ghost\s/m);
+    assert.equal(JSON.parse(ok(await runCli(['list', '--json'], partialEnv), 'list --json (partial record)'))[0].name, 'ghost');
   });
 });
 
