@@ -6,13 +6,19 @@ export type Selection<T> = { kind: 'found'; item: T } | { kind: 'unknown' } | { 
 /**
  * Resolves a session selector (docs/hosts.md#session-selectors: an id, an exact name, or a unique id prefix): the one
  * rule of every surface (the host's registry, the CLI, stdio MCP), so a selector means the same
- * thing wherever it is typed. An exact id first (ambiguous if two hosts both have it); then an
+ * thing wherever it is typed. An exact id first (ambiguous if two hosts both have it, or another
+ * host has a session of that name); then an
  * exact name only one item has; then an id prefix only one item has. Several items of that name
  * or prefix make it ambiguous; an empty selector is nobody's prefix.
  */
 export function resolveSelector<T>(items: readonly T[], selector: string, idOf: (item: T) => string, nameOf: (item: T) => string): Selection<T> {
   const byId = items.filter((item) => idOf(item) === selector);
-  if (byId.length === 1) return { kind: 'found', item: byId[0] };
+  if (byId.length === 1) {
+    // Another host's session of that name (a host refuses such a name only among its own): either
+    // may be meant, and a kill must not guess.
+    const named = items.filter((item) => item !== byId[0] && nameOf(item) === selector);
+    return named.length === 0 ? { kind: 'found', item: byId[0] } : { kind: 'ambiguous', candidates: [byId[0], ...named] };
+  }
   // One id on two hosts (ids are random per host): no name or prefix may stand in for it.
   if (byId.length > 1) return { kind: 'ambiguous', candidates: byId };
   const byName = items.filter((item) => nameOf(item) === selector);

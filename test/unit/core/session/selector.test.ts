@@ -18,7 +18,7 @@ const items: Item[] = [
   { id: 'abc123', name: 'build' },
   { id: 'abd456', name: 'dup' },
   { id: 'xyz789', name: 'dup' },
-  // A name that is another item's id: the exact id wins.
+  // A name that is another item's id (possible only across hosts): either may be meant.
   { id: 'qqq000', name: 'abc123' },
   // A name that is a prefix of other ids: the exact name wins.
   { id: 'www111', name: 'ab' },
@@ -38,9 +38,18 @@ function idOf(s: Selection<Item>): string {
   return (s as { item: Item }).item.id;
 }
 
-test('an exact id comes first, even when another item has that name', () => {
-  assert.equal(idOf(pick('abc123')), 'abc123');
+test('an exact id comes first, before any name or prefix', () => {
   assert.equal(idOf(pick('qqq000')), 'qqq000');
+  assert.equal(idOf(pick('abd456')), 'abd456');
+});
+
+// Found by an outside audit: `shared-pty kill t3nzal`, meant for the session named so on one host,
+// killed the session with that id on another.
+test("an id that is another item's name is ambiguous, with both candidates; a session named by its own id is found", () => {
+  const r = pick('abc123');
+  assert.equal(r.kind, 'ambiguous');
+  assert.deepEqual((r as { candidates: Item[] }).candidates.map((i) => i.id).sort(), ['abc123', 'qqq000']);
+  assert.equal(idOf(pick('self01', [...items, { id: 'self01', name: 'self01' }])), 'self01');
 });
 
 test('then an exact name that only one item has, even when it is a prefix of several ids', () => {
