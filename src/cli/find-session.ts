@@ -57,7 +57,11 @@ export function findLocalSession(selector: string, config?: HostsConfig): FoundS
     (f) => f.session.name,
   );
   if (r.kind === 'found') return r.item;
-  if (r.kind === 'ambiguous') throw new CliError(`session "${selector}" is ambiguous; use its id`);
+  if (r.kind === 'ambiguous') {
+    // Each candidate by its id and name: one's id may be the very selector (another's name), so "use its id" would not do.
+    const which = r.candidates.map((f) => `${f.session.id} (named ${f.session.name})`).join(', ');
+    throw new CliError(`session "${selector}" is ambiguous: it may be ${which}; give an id, or an id prefix only one of them has`);
+  }
   // `typo:bash-1`: the user meant a remote host that hosts.json does not name.
   const hint = config && unknownHostHint(config, selector);
   if (hint) throw new CliError(`unknown session: ${selector} (${hint})`);

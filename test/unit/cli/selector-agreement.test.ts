@@ -65,7 +65,7 @@ function viaCli(selector: string): Outcome {
     return findSession(selector).session.id;
   } catch (e) {
     assert.ok(e instanceof CliError, String(e));
-    if (/is ambiguous; use its id$/.test(e.message)) return 'ambiguous';
+    if (/ is ambiguous: it may be .*; give an id, or an id prefix only one of them has$/.test(e.message)) return 'ambiguous';
     assert.match(e.message, /^unknown session: /);
     return 'unknown';
   }
