@@ -69,7 +69,9 @@ export const writeFrame = frame({
       .boolean()
       .optional()
       .catch(undefined)
-      .describe('Default false here (REST\'s write defaults to true): with true, a "\\n" is appended unless data ends in "\\r" or "\\n".'),
+      .describe(
+        'Default false here (REST\'s write defaults to true): with true, a "\\n" is appended unless data ends in "\\r" or "\\n". Any value but true counts as false, never an error (the input is still written).',
+      ),
   }),
 });
 
