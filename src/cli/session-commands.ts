@@ -134,11 +134,15 @@ export async function commandsCommand(argv: string[]): Promise<number> {
     process.stdout.write(JSON.stringify(r, null, 2) + '\n');
     return 0;
   }
-  if (!r.integration) {
-    process.stderr.write('shared-pty: this session has no shell integration (bash, zsh or fish started by Shared PTY): its commands are not known\n');
-    return 0;
-  }
+  // The records the shell made before an `exec` replaced it are still its history: shown, then why no more come.
   for (const c of r.commands) process.stdout.write(commandRow(c) + '\n');
+  if (!r.integration) {
+    const why =
+      r.commands.length > 0
+        ? 'the shell that reported these commands was replaced (exec): later commands are not known'
+        : 'this session has no shell integration (bash, zsh or fish started by Shared PTY): its commands are not known';
+    process.stderr.write(`shared-pty: ${why}\n`);
+  }
   return 0;
 }
 

@@ -142,6 +142,20 @@ describe('open, send, commands, kill', () => {
     usageError(await cli('commands', id, '--limit', '0'), 'commands --limit 0', /--limit/);
   });
 
+  // Found by an outside audit: after `exec`, `commands` printed only "no shell integration" and hid
+  // the records the shell had made (which --json still returned).
+  test('commands after the shell was replaced by exec: the records it made, then why no more come', { timeout: TEST_TIMEOUT }, async () => {
+    const replaced = ok(await cli('open', '--name', 'to-replace'), 'open').trim();
+    ok(await cli('send', replaced, 'echo before-exec'), 'send');
+    await cli('send', replaced, 'exec env PS1=plain$ sh', '--timeout', '5000');
+    await until(async () => /replaced \(exec\)/.test((await cli('commands', replaced)).stderr), 10_000, 'commands to say the shell was replaced');
+    const r = await cli('commands', replaced);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /^\d+\texit 0 \d+ ms\t[^\t]+\techo before-exec$/m, r.stdout);
+    assert.equal(r.stderr, 'shared-pty: the shell that reported these commands was replaced (exec): later commands are not known\n');
+    ok(await cli('kill', replaced), 'kill');
+  });
+
   test("a command line too long for the host, or a long surplus word, is one short line in the CLI's words", { timeout: TEST_TIMEOUT }, async () => {
     // 1.2 MB of arguments: over the 1 MiB a host reads in one request (found by an outside audit:
     // `Connection closed: the other end answered "Invalid Request: line longer than …"`).
