@@ -716,8 +716,8 @@ export class Session extends Disposable {
   }
 }
 
-/** Keys the kernel's line editing and the shell's read otherwise (all but text, Enter and Ctrl+C). */
-/** How long after output before its integration spoke the shell's program is looked at (ShellImage looks at most once a second). */
+/** How long after output without marks the shell's program is looked at (ShellImage looks at most once a second). */
 const SHELL_RECHECK_MS = 1000;
 
+/** Keys the kernel's line editing and the shell's read otherwise (all but text, Enter and Ctrl+C). */
 const EDITING_KEYS = /[\x00-\x02\x04-\x09\x0b\x0c\x0e-\x1f\x7f]/;

@@ -82,7 +82,10 @@ export function readJsonBody(req: IncomingMessage, options: { emptyIsJson?: bool
       // while the client still sends is reset, and a client that sends before it reads (Node's
       // fetch) got EPIPE, never the 413. A client that waits for `100 Continue` sent none of it.
       const sendsNothing = /100-continue/i.test(req.headers.expect ?? '');
-      if (sendsNothing || req.complete) return reject(new BodyTooLargeError());
+      if (sendsNothing || req.complete) {
+        req.resume(); // whatever still comes is dropped until the answer closes the connection
+        return reject(new BodyTooLargeError());
+      }
       let drained = size;
       req.on('data', (c: Buffer) => {
         drained += c.length;
