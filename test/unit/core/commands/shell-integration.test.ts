@@ -841,6 +841,22 @@ describe("a user's strict options in their rc file leave integration working", (
   );
 });
 
+/** The shell still reports each command's end, its exit code, and where `cd` went: false, (exit 3), true, cd /usr. */
+async function stillReports(s: Awaited<ReturnType<typeof openShell>>): Promise<void> {
+  for (const [text, code] of [
+    ['false', 1],
+    ['(exit 3)', 3],
+    ['true', 0],
+  ] as const) {
+    const r = await s.send(text);
+    assert.equal(r.waitReason, 'command_done', `${text}: ${r.output}`);
+    assert.equal(r.exitCode, code, `${text}: ${r.output}`);
+  }
+  const moved = await s.send('cd /usr');
+  assert.equal(moved.waitReason, 'command_done', moved.output);
+  assert.equal((await c.request<SessionInfo>('pty/info', { session: s.session })).cwd, '/usr');
+}
+
 // Found by an outside audit: a PROMPT_COMMAND set after start-up (`source ~/.bashrc` holding
 // `PROMPT_COMMAND='history -a'`) dropped the integration's prompt hooks, so no later command was
 // told finished and the directory stayed the old one; one put before them
@@ -856,18 +872,7 @@ describe('bash keeps reporting commands when the user sets PROMPT_COMMAND after 
       assert.equal((await s.send('false')).exitCode, 1);
       // The line that sets it may end without its own report (its prompt runs the new value).
       await s.send(line, 3000);
-      for (const [text, code] of [
-        ['false', 1],
-        ['(exit 3)', 3],
-        ['true', 0],
-      ] as const) {
-        const r = await s.send(text);
-        assert.equal(r.waitReason, 'command_done', `${text}: ${r.output}`);
-        assert.equal(r.exitCode, code, `${text}: ${r.output}`);
-      }
-      const moved = await s.send('cd /usr');
-      assert.equal(moved.waitReason, 'command_done', moved.output);
-      assert.equal((await c.request<SessionInfo>('pty/info', { session: s.session })).cwd, '/usr');
+      await stillReports(s);
       const last = (await s.commands()).at(-1)!;
       assert.deepEqual([last.command, last.exitCode], ['cd /usr', 0]);
       // The user's own hook still runs: history -a wrote the history file.
@@ -894,18 +899,7 @@ describe('zsh keeps reporting commands when the user sets precmd_functions after
         assert.equal((await s.send('false')).exitCode, 1);
         // The line that sets it is reported as the next one starts (its own prompt ran without our hooks).
         await s.send(line, 3000);
-        for (const [text, code] of [
-          ['false', 1],
-          ['(exit 3)', 3],
-          ['true', 0],
-        ] as const) {
-          const r = await s.send(text);
-          assert.equal(r.waitReason, 'command_done', `${text}: ${r.output}`);
-          assert.equal(r.exitCode, code, `${text}: ${r.output}`);
-        }
-        const moved = await s.send('cd /usr');
-        assert.equal(moved.waitReason, 'command_done', moved.output);
-        assert.equal((await c.request<SessionInfo>('pty/info', { session: s.session })).cwd, '/usr');
+        await stillReports(s);
         const records = (await s.commands()).map((r) => [r.command, r.exitCode]);
         assert.deepEqual(records, [
           ['false', 1],

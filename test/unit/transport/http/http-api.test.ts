@@ -128,6 +128,21 @@ function listeningAddresses(port: number): string[] {
   return out;
 }
 
+/** The whole answer (as latin1 text) to a request written on a socket as is, read until the host closes. */
+function rawAnswer(text: string): Promise<string> {
+  return withTimeout(
+    new Promise<string>((resolve, reject) => {
+      const socket = net.connect(h.port, '127.0.0.1', () => socket.write(text));
+      let got = '';
+      socket.on('data', (d) => (got += d.toString('latin1')));
+      socket.on('close', () => resolve(got));
+      socket.on('error', reject);
+    }),
+    10_000,
+    'the answer',
+  );
+}
+
 describe('security (Host, then Origin, then token)', () => {
   let sessionId: string;
 
@@ -181,18 +196,7 @@ describe('security (Host, then Origin, then token)', () => {
     { timeout: TEST_TIMEOUT },
     async () => {
       /** The status line of the answer to a request written as is. */
-      const raw = (text: string) =>
-        withTimeout(
-          new Promise<string>((resolve, reject) => {
-            const socket = net.connect(h.port, '127.0.0.1', () => socket.write(text));
-            let got = '';
-            socket.on('data', (d) => (got += d.toString('latin1')));
-            socket.on('close', () => resolve(got.split('\r\n')[0]));
-            socket.on('error', reject);
-          }),
-          10_000,
-          'the answer',
-        );
+      const raw = async (text: string) => (await rawAnswer(text)).split('\r\n')[0];
       const own = `127.0.0.1:${h.port}`;
       const auth = `Authorization: Bearer ${h.token}\r\nConnection: close\r\n`;
       assert.match(await raw(`GET /health HTTP/1.1\r\nHost: ${own}\r\n${auth}\r\n`), /^HTTP\/1\.1 200 /, 'the same request, well formed');
@@ -213,20 +217,8 @@ describe('security (Host, then Origin, then token)', () => {
 
   // Found by an outside audit: HTTP/1.1 without Host got Node's own 400 with an empty body.
   test('no Host header at all → 403 FORBIDDEN with the envelope, as a foreign Host, on HTTP/1.1 and 1.0', { timeout: TEST_TIMEOUT }, async () => {
-    const raw = (text: string) =>
-      withTimeout(
-        new Promise<string>((resolve, reject) => {
-          const socket = net.connect(h.port, '127.0.0.1', () => socket.write(text));
-          let got = '';
-          socket.on('data', (d) => (got += d.toString('latin1')));
-          socket.on('close', () => resolve(got));
-          socket.on('error', reject);
-        }),
-        10_000,
-        'the answer',
-      );
     for (const version of ['1.1', '1.0']) {
-      const answer = await raw(`GET /health HTTP/${version}\r\nAuthorization: Bearer ${h.token}\r\nConnection: close\r\n\r\n`);
+      const answer = await rawAnswer(`GET /health HTTP/${version}\r\nAuthorization: Bearer ${h.token}\r\nConnection: close\r\n\r\n`);
       assert.match(answer, /^HTTP\/1\.1 403 /, `HTTP/${version}: ${answer}`);
       assert.match(answer, /\{"ok":false,"error":\{"code":"FORBIDDEN"/, `HTTP/${version}: ${answer}`);
     }
