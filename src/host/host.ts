@@ -1,10 +1,9 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate } from 'node:timers/promises';
 import { Disposable, disposableTimeout, MutableDisposable, toDisposable, type Event, type IDisposable } from '../core/base/lifecycle';
 import { ErrorCode, RpcError } from '../core/base/errors';
-import { whenFirst } from '../core/base/when-first';
 import { MAX_CONNECTIONS_PER_SESSION_SOCKET, MAX_CONTROL_CONNECTIONS, type HostLimits } from '../core/base/limits';
 import { SessionRegistry, type CreateSessionParams, type RegistryOptions } from '../core/session/registry';
 import type { Session } from '../core/session/session';
@@ -410,10 +409,9 @@ export class Host extends Disposable implements HostServices {
     const ending = this.registry.list();
     for (const s of ending) this.registry.remove(s.id);
     if (ending.length === 0) return;
-    await Promise.race([Promise.allSettled(ending.map((s) => s.exited)), sleep(SESSIONS_END_GRACE_MS, undefined, { ref: false })]);
-    // Calls the exits answer may still read the screen they ended with (a send's output, in the
-    // mirror thread, slower under load): they finish before the screens go with the sessions.
-    await Promise.all(ending.map((s) => (s.callsInProgress === 0 ? undefined : whenFirst(s.onCallsDone, CALLS_END_GRACE_MS))));
+    // As at a kill: each is let go once it has ended and the calls it answers are done (a send
+    // still reads the screen it ended with, in the mirror thread, slower under load).
+    await this.registry.whenAllLeft(SESSIONS_END_GRACE_MS);
     // The answers and notifications the exits bring leave on the next turns.
     await setImmediate();
   }
@@ -450,10 +448,8 @@ export class Host extends Disposable implements HostServices {
   }
 }
 
-/** How long a stopping host waits, once its sessions have ended, for the calls they answer to be done. */
-const CALLS_END_GRACE_MS = 2000;
-/** How long a stopping host waits for its sessions' programs to end (hung up, then killed after KillGraceMs). */
-const SESSIONS_END_GRACE_MS = SessionTuning.KillGraceMs + 500;
+/** How long a stopping host waits for its sessions to end (hung up, then killed after KillGraceMs) and their calls to answer. */
+const SESSIONS_END_GRACE_MS = SessionTuning.KillGraceMs + 2500;
 
 /** Calls `onChange` with the name of each entry of `dir` that changes; undefined where the folder cannot be watched. */
 function watchDir(dir: string, onChange: (name: string | null) => void): IDisposable | undefined {

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { RpcError, ErrorCode, invalidParams, limitReached } from '../base/errors';
 import { Disposable, disposableTimeout, DisposableStore, Emitter, MutableDisposable } from '../base/lifecycle';
 import { selectOrThrow } from './selector';
+import { whenFirst } from '../base/when-first';
 import { DEFAULT_COLS, DEFAULT_ROWS, Session, SessionTuning, type Origin } from './session';
 import { EventLog } from './events/event-log';
 import { spawnProblem } from './pty/spawn-check';
@@ -222,6 +223,19 @@ export class SessionRegistry extends Disposable {
     leaving.add(session.onExit(() => setImmediate(letGo)));
     leaving.add(session.onCallsDone(() => setImmediate(letGo)));
     letGo();
+  }
+
+  /**
+   * Resolves once every removed session has been let go (its end reached everyone and its calls
+   * answered, as `remove` waits for), or after `ms`: a stopping host waits for this before its
+   * sockets close.
+   */
+  async whenAllLeft(ms: number): Promise<void> {
+    const end = Date.now() + ms;
+    while (this._leaving.size > 0) {
+      const left = end - Date.now();
+      if (left <= 0 || (await whenFirst(this.onDidRemove, left)).kind === 'timeout') return;
+    }
   }
 
   private _forget(session: Session): void {
